@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+// Guildhall: guild/channel messaging server, client SDK and CLI.
+// Swift 6 language mode throughout (tools version 6.0 implies it).
+import PackageDescription
+
+let package = Package(
+    name: "Guildhall",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "guildhall", targets: ["guildhall"]),
+        .library(name: "GuildhallClient", targets: ["GuildhallClient"]),
+        .library(name: "GuildhallServer", targets: ["GuildhallServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // C libraries from Debian packages.
+        .systemLibrary(name: "CLibUV", path: "Sources/CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        // Pure domain: no I/O.
+        .target(name: "GuildhallCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // Generated protobuf types and the frame codec.
+        .target(name: "GuildhallWire", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        // A thin Swift face over libuv; knows nothing of chat.
+        .target(name: "GuildhallLoop", dependencies: ["CLibUV"]),
+        // SQLite schema, migrations, writer and reader threads.
+        .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"]),
+        // Sessions, dispatch, interest index, fan-out, configuration.
+        .target(name: "GuildhallServer", dependencies: ["GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore"]),
+        // The client SDK.
+        .target(name: "GuildhallClient", dependencies: ["GuildhallWire"]),
+        .executableTarget(name: "guildhall", dependencies: [
+            "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "GuildhallCoreTests", dependencies: ["GuildhallCore"]),
+        .testTarget(name: "GuildhallWireTests", dependencies: ["GuildhallWire"]),
+        .testTarget(name: "GuildhallStoreTests", dependencies: ["GuildhallStore", "GuildhallCore"]),
+        .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire"]),
+    ]
+)

@@ -1,0 +1,128 @@
+// One connected session of the SDK, on the connection thread: log in, then
+// read frames until the connection ends, sending heartbeats and failing
+// requests whose deadline passed. Returns why it ended.
+
+import GuildhallWire
+import SwiftProtobuf
+
+final class ConnectionSession {
+    private let client: GuildhallClient
+    private let socket: ClientSocket
+    private var decoder = FrameDecoder(maxFrameBytes: 16 << 20)
+    private(set) var loggedIn = false
+    private var heartbeatMs: UInt64 = 30_000
+    private var lastSent = GuildhallClient.nowMillis()
+    private var closedBy: (GHCloseReason, String)?
+    private let loginID: UInt64 = 0
+
+    init(client: GuildhallClient, socket: ClientSocket) {
+        self.client = client
+        self.socket = socket
+    }
+
+    func run() -> ClientError {
+        var login = GHLogin()
+        login.token = client.options.token()
+        login.autoSubscribe = client.options.autoSubscribe
+        login.clientVersion = client.options.clientVersion
+        var frame = GHFrame()
+        frame.request.id = loginID
+        frame.request.login = login
+        guard client.send(FrameEncoding.framed(frame), on: socket) else { return .disconnected("cannot send login") }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            guard let n = socket.receive(timeoutMs: 100, into: &buffer) else {
+                if let (reason, message) = closedBy { return .sessionClosed(reason, message) }
+                return .disconnected("connection closed by the server")
+            }
+            if n > 0 {
+                decoder.feed(Array(buffer[0..<n]))
+                do {
+                    while let payload = try decoder.next() { handle(payload) }
+                } catch {
+                    return .disconnected("unreadable stream from the server")
+                }
+            }
+            tick()
+        }
+    }
+
+    private func handle(_ payload: [UInt8]) {
+        guard let frame = try? GHFrame(serializedBytes: payload) else { return }
+        switch frame.kind {
+        case .response(let r)?:
+            if r.id == loginID && !loggedIn { loginAnswered(r); return }
+            let p = client.state.withLock { $0.pending.removeValue(forKey: r.id) }
+            guard let p else { return }
+            if case .error(let e)? = r.result {
+                p.continuation.resume(throwing: GuildhallError(e))
+            } else if let result = r.result {
+                p.continuation.resume(returning: result)
+            } else {
+                p.continuation.resume(throwing: GuildhallError(code: .internal, message: "empty response"))
+            }
+        case .event(let e)?:
+            client.state.withLock { $0.lastEventSeq = e.seq }
+            dispatch(e)
+        default:
+            break
+        }
+    }
+
+    private func loginAnswered(_ r: GHResponse) {
+        let waiters: [CheckedContinuation<GHLoginResult, any Error>]
+        switch r.result {
+        case .login(let result)?:
+            loggedIn = true
+            heartbeatMs = UInt64(max(100, result.heartbeatIntervalMs))
+            waiters = client.state.withLock { s in
+                s.loggedIn = true
+                s.login = result
+                let w = s.connectWaiters
+                s.connectWaiters = []
+                return w
+            }
+            for w in waiters { w.resume(returning: result) }
+            client.notify { $0.onConnectionStatus(.connected(result)) }
+        case .error(let e)?:
+            let error = GuildhallError(e)
+            waiters = client.state.withLock { s in
+                s.fatal = error
+                let w = s.connectWaiters
+                s.connectWaiters = []
+                return w
+            }
+            for w in waiters { w.resume(throwing: error) }
+        default:
+            break
+        }
+    }
+
+    private func dispatch(_ e: GHEvent) {
+        switch e.body {
+        case .message(let m)?: client.notify { $0.onMessage(m) }
+        case .notification(let n)?: client.notify { $0.onSystemNotification(n) }
+        case .closed(let c)?:
+            closedBy = (c.reason, c.message)
+            client.notify { $0.onSessionClosed(c.reason, message: c.message) }
+        case nil: break
+        }
+    }
+
+    /// Heartbeats and request deadlines, about every 100 ms.
+    private func tick() {
+        let now = GuildhallClient.nowMillis()
+        if loggedIn && now - lastSent >= heartbeatMs / 2 {
+            lastSent = now
+            var frame = GHFrame()
+            frame.request.id = UInt64.max
+            frame.request.heartbeat = GHHeartbeat()
+            _ = client.send(FrameEncoding.framed(frame), on: socket)
+        }
+        let expired = client.state.withLock { s -> [GuildhallClient.Pending] in
+            let ids = s.pending.filter { $0.value.deadline <= now }.map(\.key)
+            return ids.compactMap { s.pending.removeValue(forKey: $0) }
+        }
+        for p in expired { p.continuation.resume(throwing: ClientError.timeout) }
+    }
+}

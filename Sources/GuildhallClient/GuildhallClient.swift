@@ -1,0 +1,209 @@
+// The client SDK's connection: one thread per client that connects, logs
+// in, reads frames, sends heartbeats, times out requests and reconnects with
+// backoff. Requests are async calls from any task; events go to listeners on
+// the connection thread.
+//
+// Reconnect policy: after a drop the client reconnects with exponential
+// backoff (100 ms doubling to 5 s, with jitter) and logs in again. It stops
+// for good when the user calls `close()`, when the session was replaced by
+// another login on the same device, or when the login itself is refused.
+
+import Foundation
+import GuildhallWire
+import Synchronization
+
+public struct ClientOptions: Sendable {
+    /// Mints or fetches a token for each (re)connect.
+    public var token: @Sendable () -> String
+    public var autoSubscribe = false
+    public var autoReconnect = true
+    /// How long a request waits for its answer.
+    public var requestTimeoutMs = 10_000
+    public var connectTimeoutMs: Int32 = 5_000
+    public var clientVersion = "guildhall-swift/0.1"
+
+    public init(token: @escaping @Sendable () -> String) { self.token = token }
+    public init(token: String) { self.token = { token } }
+}
+
+public final class GuildhallClient: Sendable {
+    public let host: String
+    public let port: Int
+    public let options: ClientOptions
+
+    struct Pending {
+        let continuation: CheckedContinuation<GHResponse.OneOf_Result, any Error>
+        let deadline: UInt64
+    }
+
+    struct State: ~Copyable {
+        var socket: ClientSocket?
+        var loggedIn = false
+        var login: GHLoginResult?
+        var closed = false
+        var started = false
+        var nextID: UInt64 = 1
+        var pending: [UInt64: Pending] = [:]
+        var connectWaiters: [CheckedContinuation<GHLoginResult, any Error>] = []
+        var fatal: (any Error)?
+        var listeners: [any GuildhallListener] = []
+        var lastEventSeq: UInt64 = 0
+    }
+
+    let state = Mutex(State())
+    private let writeLock = Mutex(())
+    private let stopped = DispatchSemaphore(value: 0)
+    private let wake = DispatchSemaphore(value: 0)
+
+    public init(host: String = "127.0.0.1", port: Int, options: ClientOptions) {
+        self.host = host
+        self.port = port
+        self.options = options
+    }
+
+    public convenience init(host: String = "127.0.0.1", port: Int, token: String) {
+        self.init(host: host, port: port, options: ClientOptions(token: token))
+    }
+
+    deinit { close() }
+
+    public func addListener(_ listener: any GuildhallListener) {
+        state.withLock { $0.listeners.append(listener) }
+    }
+
+    /// The sequence of the last event received in the current session.
+    public var lastEventSeq: UInt64 { state.withLock { $0.lastEventSeq } }
+
+    /// Whether the client is logged in right now.
+    public var isConnected: Bool { state.withLock { $0.loggedIn } }
+
+    /// Connects and logs in; returns when logged in, or throws why not
+    /// (a `GuildhallError` from the server, or a `ClientError`).
+    @discardableResult
+    public func connect() async throws -> GHLoginResult {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<GHLoginResult, any Error>) in
+            let action: () -> Void = state.withLock { s in
+                if let login = s.login, s.loggedIn { return { c.resume(returning: login) } }
+                if let fatal = s.fatal { return { c.resume(throwing: fatal) } }
+                if s.closed { return { c.resume(throwing: ClientError.closed) } }
+                s.connectWaiters.append(c)
+                if s.started { return {} }
+                s.started = true
+                return { [self] in self.startThread() }
+            }
+            action()
+        }
+    }
+
+    /// Closes the connection for good and waits for the connection thread to end.
+    public func close() {
+        let (socket, wasStarted) = state.withLock { s -> (ClientSocket?, Bool) in
+            let already = s.closed
+            s.closed = true
+            return (s.socket, s.started && !already)
+        }
+        socket?.shutdown()
+        wake.signal()
+        if wasStarted { stopped.wait() }
+    }
+
+    /// Sends one request and waits for its result; throws `GuildhallError` for a wire error.
+    public func call(_ body: GHRequest.OneOf_Body) async throws -> GHResponse.OneOf_Result {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<GHResponse.OneOf_Result, any Error>) in
+            let prepared: (ClientSocket, [UInt8])? = state.withLock { s in
+                guard let socket = s.socket, s.loggedIn else { return nil }
+                let id = s.nextID
+                s.nextID += 1
+                s.pending[id] = Pending(continuation: c, deadline: Self.nowMillis() + UInt64(options.requestTimeoutMs))
+                var frame = GHFrame()
+                frame.request.id = id
+                frame.request.body = body
+                return (socket, FrameEncoding.framed(frame))
+            }
+            guard let (socket, bytes) = prepared else {
+                c.resume(throwing: ClientError.notConnected)
+                return
+            }
+            // A failed send surfaces when the reader sees the connection end.
+            _ = writeLock.withLock { _ in socket.sendAll(bytes) }
+        }
+    }
+
+    // MARK: Connection thread
+
+    private func startThread() {
+        let thread = Thread { [self] in
+            self.runConnection()
+            self.stopped.signal()
+        }
+        thread.name = "guildhall-client"
+        thread.start()
+    }
+
+    private func runConnection() {
+        var backoffMs = 100
+        while !state.withLock({ $0.closed }) {
+            notify { $0.onConnectionStatus(.connecting) }
+            var endReason: ClientError = .disconnected("connection lost")
+            do {
+                let socket = try ClientSocket.connect(host: host, port: port, timeoutMs: options.connectTimeoutMs)
+                let installed = state.withLock { s -> Bool in
+                    if s.closed { return false }
+                    s.socket = socket
+                    s.lastEventSeq = 0
+                    return true
+                }
+                if !installed { socket.close(); break }
+                let session = ConnectionSession(client: self, socket: socket)
+                endReason = session.run()
+                if session.loggedIn { backoffMs = 100 }
+                state.withLock { $0.socket = nil; $0.loggedIn = false }
+                socket.close()
+            } catch {
+                endReason = .disconnected(error.description)
+            }
+            failPending(endReason)
+            notify { $0.onConnectionStatus(.disconnected(endReason)) }
+            let stop = state.withLock { s -> Bool in
+                if s.closed || !options.autoReconnect { return true }
+                if case .sessionClosed(let reason, _) = endReason, reason == .replaced || reason == .authFailed { return true }
+                return s.fatal != nil
+            }
+            if stop { break }
+            let jitter = Int.random(in: 0...(backoffMs / 4 + 1))
+            _ = wake.wait(timeout: .now() + .milliseconds(backoffMs + jitter))
+            backoffMs = min(backoffMs * 2, 5_000)
+        }
+        let waiters = state.withLock { s -> ([CheckedContinuation<GHLoginResult, any Error>], any Error) in
+            s.closed = true
+            let w = s.connectWaiters
+            s.connectWaiters = []
+            return (w, s.fatal ?? ClientError.closed)
+        }
+        for c in waiters.0 { c.resume(throwing: waiters.1) }
+        notify { $0.onConnectionStatus(.closed) }
+    }
+
+    func failPending(_ error: ClientError) {
+        let pending = state.withLock { s in
+            let p = s.pending
+            s.pending = [:]
+            return p
+        }
+        for p in pending.values { p.continuation.resume(throwing: error) }
+    }
+
+    func notify(_ body: (any GuildhallListener) -> Void) {
+        for l in state.withLock({ $0.listeners }) { body(l) }
+    }
+
+    func send(_ bytes: [UInt8], on socket: ClientSocket) -> Bool {
+        writeLock.withLock { _ in socket.sendAll(bytes) }
+    }
+
+    static func nowMillis() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
+    }
+}

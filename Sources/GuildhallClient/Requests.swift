@@ -1,0 +1,181 @@
+// The typed calls of the SDK, one per request of Proto/. Each returns the
+// answer's payload or throws the server's error.
+
+import GuildhallWire
+
+extension GuildhallClient {
+    private func expect<T>(_ body: GHRequest.OneOf_Body, _ pick: (GHResponse.OneOf_Result) -> T?) async throws -> T {
+        let result = try await call(body)
+        guard let value = pick(result) else {
+            throw GuildhallError(code: .internal, message: "unexpected answer \(result) to \(body)")
+        }
+        return value
+    }
+
+    private func expectOK(_ body: GHRequest.OneOf_Body) async throws {
+        _ = try await expect(body) { if case .ok = $0 { return () } else { return nil } }
+    }
+
+    private func server(_ body: GHRequest.OneOf_Body) async throws -> GHServerInfo {
+        try await expect(body) { if case .server(let s) = $0 { s } else { nil } }
+    }
+
+    private func member(_ body: GHRequest.OneOf_Body) async throws -> GHMember {
+        try await expect(body) { if case .member(let m) = $0 { m } else { nil } }
+    }
+
+    private func channel(_ body: GHRequest.OneOf_Body) async throws -> GHChannelInfo {
+        try await expect(body) { if case .channel(let c) = $0 { c } else { nil } }
+    }
+
+    // MARK: Servers
+
+    public func createServer(name: String, icon: String = "", custom: String = "", openJoin: Bool = true) async throws -> GHServerInfo {
+        var r = GHCreateServer()
+        r.name = name; r.icon = icon; r.custom = custom; r.openJoin = openJoin
+        return try await server(.createServer(r))
+    }
+
+    public func updateServer(_ id: UInt64, name: String? = nil, icon: String? = nil, custom: String? = nil, openJoin: Bool? = nil) async throws -> GHServerInfo {
+        var r = GHUpdateServer()
+        r.serverID = id
+        if let name { r.name = name }
+        if let icon { r.icon = icon }
+        if let custom { r.custom = custom }
+        if let openJoin { r.openJoin = openJoin }
+        return try await server(.updateServer(r))
+    }
+
+    public func deleteServer(_ id: UInt64) async throws {
+        var r = GHDeleteServer()
+        r.serverID = id
+        try await expectOK(.deleteServer(r))
+    }
+
+    public func servers(_ ids: [UInt64]) async throws -> [GHServerInfo] {
+        var r = GHGetServers()
+        r.serverIds = ids
+        return try await expect(.getServers(r)) { if case .servers(let l) = $0 { l.servers } else { nil } }
+    }
+
+    public func myServers() async throws -> [GHServerInfo] {
+        try await expect(.listMyServers(GHListMyServers())) { if case .servers(let l) = $0 { l.servers } else { nil } }
+    }
+
+    // MARK: Members
+
+    public func joinServer(_ id: UInt64) async throws -> GHMember {
+        var r = GHJoinServer()
+        r.serverID = id
+        return try await member(.joinServer(r))
+    }
+
+    public func invite(_ user: String, to server: UInt64) async throws {
+        var r = GHInviteMember()
+        r.serverID = server; r.userID = user
+        try await expectOK(.inviteMember(r))
+    }
+
+    public func acceptInvite(_ server: UInt64) async throws -> GHMember {
+        var r = GHAcceptInvite()
+        r.serverID = server
+        return try await member(.acceptInvite(r))
+    }
+
+    public func leaveServer(_ id: UInt64) async throws {
+        var r = GHLeaveServer()
+        r.serverID = id
+        try await expectOK(.leaveServer(r))
+    }
+
+    public func kick(_ user: String, from server: UInt64) async throws {
+        var r = GHKickMember()
+        r.serverID = server; r.userID = user
+        try await expectOK(.kickMember(r))
+    }
+
+    public func setRole(_ role: GHRole, of user: String, in server: UInt64) async throws -> GHMember {
+        var r = GHSetMemberRole()
+        r.serverID = server; r.userID = user; r.role = role
+        return try await member(.setMemberRole(r))
+    }
+
+    public func members(of server: UInt64) async throws -> [GHMember] {
+        var r = GHListMembers()
+        r.serverID = server
+        return try await expect(.listMembers(r)) { if case .members(let l) = $0 { l.members } else { nil } }
+    }
+
+    // MARK: Channels
+
+    public func createChannel(in server: UInt64, name: String, topic: String = "", custom: String = "") async throws -> GHChannelInfo {
+        var r = GHCreateChannel()
+        r.serverID = server; r.name = name; r.topic = topic; r.custom = custom
+        return try await channel(.createChannel(r))
+    }
+
+    public func updateChannel(_ id: UInt64, name: String? = nil, topic: String? = nil, custom: String? = nil) async throws -> GHChannelInfo {
+        var r = GHUpdateChannel()
+        r.channelID = id
+        if let name { r.name = name }
+        if let topic { r.topic = topic }
+        if let custom { r.custom = custom }
+        return try await channel(.updateChannel(r))
+    }
+
+    public func deleteChannel(_ id: UInt64) async throws {
+        var r = GHDeleteChannel()
+        r.channelID = id
+        try await expectOK(.deleteChannel(r))
+    }
+
+    public func channels(of server: UInt64) async throws -> [GHChannelInfo] {
+        var r = GHListChannels()
+        r.serverID = server
+        return try await expect(.listChannels(r)) { if case .channels(let l) = $0 { l.channels } else { nil } }
+    }
+
+    // MARK: Messages
+
+    /// Sends text; returns the stored message (UID, seq, sentTime assigned by the server).
+    public func send(_ text: String, to channel: UInt64, mentions: [String] = [], mentionAll: Bool = false,
+                     needReceipt: Bool = false, clientID: String = "") async throws -> GHChannelMessage {
+        var body = GHMessageBody()
+        body.text = text
+        return try await send(body, to: channel, mentions: mentions, mentionAll: mentionAll, needReceipt: needReceipt, clientID: clientID)
+    }
+
+    public func send(_ body: GHMessageBody, to channel: UInt64, mentions: [String] = [], mentionAll: Bool = false,
+                     needReceipt: Bool = false, clientID: String = "") async throws -> GHChannelMessage {
+        var r = GHSendMessage()
+        r.channelID = channel; r.body = body; r.mentions = mentions; r.mentionAll = mentionAll
+        r.needReceipt = needReceipt; r.clientID = clientID
+        return try await expect(.sendMessage(r)) { if case .message(let m) = $0 { m } else { nil } }
+    }
+
+    /// A page of history: messages older than `before` (0 = newest), in ascending seq order.
+    public func history(of channel: UInt64, before seq: UInt64 = 0, limit: UInt32 = 50) async throws -> GHMessagePage {
+        try await history(of: channel, seq: seq, direction: .before, limit: limit)
+    }
+
+    /// A page of history: messages newer than `after` (0 = oldest), in ascending seq order.
+    public func history(of channel: UInt64, after seq: UInt64, limit: UInt32 = 50) async throws -> GHMessagePage {
+        try await history(of: channel, seq: seq, direction: .after, limit: limit)
+    }
+
+    private func history(of channel: UInt64, seq: UInt64, direction: GHHistoryDirection, limit: UInt32) async throws -> GHMessagePage {
+        var r = GHGetHistory()
+        r.channelID = channel; r.seq = seq; r.direction = direction; r.limit = limit
+        return try await expect(.getHistory(r)) { if case .messages(let p) = $0 { p } else { nil } }
+    }
+
+    public func messages(_ uids: [UInt64]) async throws -> [GHChannelMessage] {
+        var r = GHGetMessages()
+        r.uids = uids
+        return try await expect(.getMessages(r)) { if case .messages(let p) = $0 { p.messages } else { nil } }
+    }
+
+    public func heartbeat() async throws -> UInt64 {
+        try await expect(.heartbeat(GHHeartbeat())) { if case .pong(let p) = $0 { p.serverTime } else { nil } }
+    }
+}

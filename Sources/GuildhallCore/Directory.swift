@@ -1,0 +1,249 @@
+// The live state of servers, channels, members and invitations, and the
+// rules of MISSION §2 (without guests and permission bits) as pure functions.
+//
+// Owned by the loop thread. Each operation checks the rules, applies the
+// change in memory and returns the `DirectoryChange`s the store must write;
+// the caller acknowledges only after they committed. A non-member asking
+// about a server gets 404, exactly as for a server that does not exist, so
+// existence does not leak.
+
+public struct Directory: Sendable {
+    struct ServerState: Sendable {
+        var record: ServerRecord
+        var members: [UserID: MemberRecord] = [:]
+        var invites: [UserID: InviteRecord] = [:]
+        var channels: Set<ChannelID> = []
+    }
+
+    private var servers: [ServerID: ServerState] = [:]
+    private var channels: [ChannelID: ChannelRecord] = [:]
+    private var memberships: [UserID: Set<ServerID>] = [:]
+
+    public init() {}
+
+    // MARK: Loading
+
+    /// Rebuilds state from stored rows at startup.
+    public mutating func load(servers: [ServerRecord], members: [MemberRecord], invites: [InviteRecord], channels: [ChannelRecord]) {
+        for s in servers { self.servers[s.id] = ServerState(record: s) }
+        for m in members where self.servers[m.serverID] != nil {
+            self.servers[m.serverID]!.members[m.userID] = m
+            memberships[m.userID, default: []].insert(m.serverID)
+        }
+        for i in invites where self.servers[i.serverID] != nil { self.servers[i.serverID]!.invites[i.userID] = i }
+        for c in channels where self.servers[c.serverID] != nil {
+            self.channels[c.id] = c
+            self.servers[c.serverID]!.channels.insert(c.id)
+        }
+    }
+
+    // MARK: Queries
+
+    public func server(_ id: ServerID) -> ServerRecord? { servers[id]?.record }
+    public func channel(_ id: ChannelID) -> ChannelRecord? { channels[id] }
+    public func memberCount(_ id: ServerID) -> Int { servers[id]?.members.count ?? 0 }
+    public func role(of user: UserID, in server: ServerID) -> Role? { servers[server]?.members[user]?.role }
+    public func serverIDs(of user: UserID) -> Set<ServerID> { memberships[user] ?? [] }
+    public func memberIDs(of server: ServerID) -> Dictionary<UserID, MemberRecord>.Keys? { servers[server]?.members.keys }
+    public var serverCount: Int { servers.count }
+    public var channelCount: Int { channels.count }
+
+    /// The server, if `user` is a member; 404 otherwise.
+    public func visibleServer(_ id: ServerID, to user: UserID) throws(Failure) -> ServerRecord {
+        guard let s = servers[id], s.members[user] != nil else { throw Self.serverNotFound(id) }
+        return s.record
+    }
+
+    public func members(of server: ServerID, askedBy user: UserID) throws(Failure) -> [MemberRecord] {
+        _ = try visibleServer(server, to: user)
+        return servers[server]!.members.values.sorted { $0.userID < $1.userID }
+    }
+
+    public func channels(of server: ServerID, askedBy user: UserID) throws(Failure) -> [ChannelRecord] {
+        _ = try visibleServer(server, to: user)
+        return servers[server]!.channels.compactMap { channels[$0] }.sorted { $0.id < $1.id }
+    }
+
+    /// The channel, if `user` is a member of its server; 404 otherwise.
+    public func readableChannel(_ id: ChannelID, by user: UserID) throws(Failure) -> ChannelRecord {
+        guard let c = channels[id], servers[c.serverID]?.members[user] != nil else {
+            throw Failure.notFound("channel \(id) not found")
+        }
+        return c
+    }
+
+    // MARK: Servers
+
+    public mutating func createServer(_ record: ServerRecord) throws(Failure) -> [DirectoryChange] {
+        try Self.validate(name: record.name, icon: record.icon, custom: record.custom, iconField: "icon")
+        let owner = MemberRecord(serverID: record.id, userID: record.owner, role: .owner, joinedAt: record.createdAt)
+        servers[record.id] = ServerState(record: record, members: [record.owner: owner])
+        memberships[record.owner, default: []].insert(record.id)
+        return [.serverSaved(record), .memberSaved(owner)]
+    }
+
+    public mutating func updateServer(_ id: ServerID, by actor: UserID, name: String?, icon: String?, custom: String?, openJoin: Bool?)
+        throws(Failure) -> ServerRecord
+    {
+        try requireManager(actor, of: id)
+        var r = servers[id]!.record
+        if let name { r.name = name }
+        if let icon { r.icon = icon }
+        if let custom { r.custom = custom }
+        if let openJoin { r.openJoin = openJoin }
+        try Self.validate(name: r.name, icon: r.icon, custom: r.custom, iconField: "icon")
+        servers[id]!.record = r
+        return r
+    }
+
+    /// Deletes the server; returns the members it had, who are told.
+    public mutating func deleteServer(_ id: ServerID, by actor: UserID) throws(Failure) -> (ServerRecord, [UserID]) {
+        let s = try visibleServer(id, to: actor)
+        guard s.owner == actor else { throw Failure.forbidden("only the owner may delete server \(id)") }
+        let state = servers.removeValue(forKey: id)!
+        for user in state.members.keys { memberships[user]?.remove(id) }
+        for c in state.channels { channels.removeValue(forKey: c) }
+        return (s, Array(state.members.keys))
+    }
+
+    // MARK: Members
+
+    public mutating func join(_ id: ServerID, user: UserID, now: UInt64) throws(Failure) -> [DirectoryChange] {
+        guard let s = servers[id] else { throw Self.serverNotFound(id) }
+        if s.members[user] != nil { throw Failure.conflict("already a member of server \(id)") }
+        let invited = s.invites[user] != nil
+        guard s.record.openJoin || invited else {
+            throw Failure.forbidden("server \(id) is invite-only; ask an owner or admin for an invitation")
+        }
+        return admit(user, to: id, now: now, consumedInvite: invited)
+    }
+
+    public mutating func invite(_ user: UserID, to id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> InviteRecord {
+        try requireManager(actor, of: id)
+        if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("invitee: \(problem)") }
+        if servers[id]!.members[user] != nil { throw Failure.conflict("\(user) is already a member of server \(id)") }
+        if servers[id]!.invites[user] != nil { throw Failure.conflict("\(user) is already invited to server \(id)") }
+        let invite = InviteRecord(serverID: id, userID: user, inviter: actor, createdAt: now)
+        servers[id]!.invites[user] = invite
+        return invite
+    }
+
+    public mutating func acceptInvite(_ id: ServerID, user: UserID, now: UInt64) throws(Failure) -> [DirectoryChange] {
+        guard let s = servers[id], s.invites[user] != nil else {
+            throw Failure.notFound("no invitation to server \(id) for \(user)")
+        }
+        if s.members[user] != nil { throw Failure.conflict("already a member of server \(id)") }
+        return admit(user, to: id, now: now, consumedInvite: true)
+    }
+
+    public mutating func leave(_ id: ServerID, user: UserID) throws(Failure) -> MemberRecord {
+        let s = try visibleServer(id, to: user)
+        if s.owner == user { throw Failure.forbidden("the owner cannot leave server \(id); delete it instead") }
+        return remove(user, from: id)
+    }
+
+    public mutating func kick(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) -> MemberRecord {
+        _ = try visibleServer(id, to: actor)
+        guard let target = servers[id]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(id)") }
+        let actorRole = servers[id]!.members[actor]!.role
+        guard actorRole.mayKick(target.role) else {
+            throw Failure.forbidden("a \(actorRole) may not remove a \(target.role) of server \(id)")
+        }
+        return remove(user, from: id)
+    }
+
+    public mutating func setRole(_ role: Role, of user: UserID, in id: ServerID, by actor: UserID) throws(Failure) -> MemberRecord {
+        let s = try visibleServer(id, to: actor)
+        guard s.owner == actor else { throw Failure.forbidden("only the owner may change roles in server \(id)") }
+        guard role != .owner else { throw Failure.badRequest("the owner role cannot be assigned; choose admin or member") }
+        guard var m = servers[id]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(id)") }
+        guard m.role != .owner else { throw Failure.forbidden("the owner's role cannot change") }
+        m.role = role
+        servers[id]!.members[user] = m
+        return m
+    }
+
+    // MARK: Channels
+
+    public mutating func createChannel(_ record: ChannelRecord, by actor: UserID) throws(Failure) -> ChannelRecord {
+        try requireManager(actor, of: record.serverID)
+        try Self.validate(name: record.name, icon: record.topic, custom: record.custom, iconField: "topic")
+        channels[record.id] = record
+        servers[record.serverID]!.channels.insert(record.id)
+        return record
+    }
+
+    public mutating func updateChannel(_ id: ChannelID, by actor: UserID, name: String?, topic: String?, custom: String?)
+        throws(Failure) -> ChannelRecord
+    {
+        var c = try readableChannel(id, by: actor)
+        try requireManager(actor, of: c.serverID)
+        if let name { c.name = name }
+        if let topic { c.topic = topic }
+        if let custom { c.custom = custom }
+        try Self.validate(name: c.name, icon: c.topic, custom: c.custom, iconField: "topic")
+        channels[id] = c
+        return c
+    }
+
+    public mutating func deleteChannel(_ id: ChannelID, by actor: UserID) throws(Failure) -> ChannelRecord {
+        let c = try readableChannel(id, by: actor)
+        try requireManager(actor, of: c.serverID)
+        channels.removeValue(forKey: id)
+        servers[c.serverID]?.channels.remove(id)
+        return c
+    }
+
+    /// Takes the next seq of a channel for a message sent by `user` at `now`;
+    /// sent times never go backwards within a channel.
+    public mutating func appendMessage(to id: ChannelID, by user: UserID, now: UInt64) throws(Failure) -> (ChannelRecord, seq: UInt64, time: UInt64) {
+        let c = try readableChannel(id, by: user)
+        let seq = c.lastSeq + 1
+        let time = max(now, c.lastMessageTime)
+        channels[id]!.lastSeq = seq
+        channels[id]!.lastMessageTime = time
+        return (c, seq, time)
+    }
+
+    /// Records the newest stored message of a channel at startup.
+    public mutating func restoreChannelTail(_ id: ChannelID, lastSeq: UInt64, lastMessageTime: UInt64) {
+        channels[id]?.lastSeq = lastSeq
+        channels[id]?.lastMessageTime = lastMessageTime
+    }
+
+    // MARK: Helpers
+
+    private mutating func admit(_ user: UserID, to id: ServerID, now: UInt64, consumedInvite: Bool) -> [DirectoryChange] {
+        let m = MemberRecord(serverID: id, userID: user, role: .member, joinedAt: now)
+        servers[id]!.members[user] = m
+        memberships[user, default: []].insert(id)
+        var changes: [DirectoryChange] = [.memberSaved(m)]
+        if consumedInvite {
+            servers[id]!.invites.removeValue(forKey: user)
+            changes.append(.inviteRemoved(id, user))
+        }
+        return changes
+    }
+
+    private mutating func remove(_ user: UserID, from id: ServerID) -> MemberRecord {
+        let m = servers[id]!.members.removeValue(forKey: user)!
+        memberships[user]?.remove(id)
+        if memberships[user]?.isEmpty == true { memberships.removeValue(forKey: user) }
+        return m
+    }
+
+    private func requireManager(_ actor: UserID, of id: ServerID) throws(Failure) {
+        _ = try visibleServer(id, to: actor)
+        guard servers[id]!.members[actor]!.role.managesServer else {
+            throw Failure.forbidden("only the owner or an admin may do this in server \(id)")
+        }
+    }
+
+    private static func serverNotFound(_ id: ServerID) -> Failure { .notFound("server \(id) not found") }
+
+    private static func validate(name: String, icon: String, custom: String, iconField: String) throws(Failure) {
+        try Validation.name(name, field: "name")
+        try Validation.text(icon, field: iconField, maxCharacters: Limits.maxIconLength)
+        try Validation.custom(custom, field: "custom")
+    }
+}

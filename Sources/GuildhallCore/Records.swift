@@ -1,0 +1,105 @@
+// The stored shape of servers, channels, members, invitations and messages.
+// Plain Sendable values: the loop keeps them in the Directory, the store
+// writes and reads them, the server maps them onto the wire.
+
+public struct ServerRecord: Sendable, Equatable {
+    public var id: ServerID
+    public var name: String
+    public var icon: String
+    public var custom: String
+    public var owner: UserID
+    public var openJoin: Bool
+    public var createdAt: UInt64
+
+    public init(id: ServerID, name: String, icon: String, custom: String, owner: UserID, openJoin: Bool, createdAt: UInt64) {
+        self.id = id; self.name = name; self.icon = icon; self.custom = custom
+        self.owner = owner; self.openJoin = openJoin; self.createdAt = createdAt
+    }
+}
+
+public struct ChannelRecord: Sendable, Equatable {
+    public var id: ChannelID
+    public var serverID: ServerID
+    public var name: String
+    public var topic: String
+    public var custom: String
+    public var createdAt: UInt64
+    /// Seq of the newest message; derived from the messages on load, never stored here.
+    public var lastSeq: UInt64 = 0
+    /// Sent time of the newest message.
+    public var lastMessageTime: UInt64 = 0
+
+    public init(id: ChannelID, serverID: ServerID, name: String, topic: String, custom: String, createdAt: UInt64) {
+        self.id = id; self.serverID = serverID; self.name = name; self.topic = topic
+        self.custom = custom; self.createdAt = createdAt
+    }
+}
+
+public struct MemberRecord: Sendable, Equatable {
+    public var serverID: ServerID
+    public var userID: UserID
+    public var role: Role
+    public var joinedAt: UInt64
+
+    public init(serverID: ServerID, userID: UserID, role: Role, joinedAt: UInt64) {
+        self.serverID = serverID; self.userID = userID; self.role = role; self.joinedAt = joinedAt
+    }
+}
+
+public struct InviteRecord: Sendable, Equatable {
+    public var serverID: ServerID
+    public var userID: UserID
+    public var inviter: UserID
+    public var createdAt: UInt64
+
+    public init(serverID: ServerID, userID: UserID, inviter: UserID, createdAt: UInt64) {
+        self.serverID = serverID; self.userID = userID; self.inviter = inviter; self.createdAt = createdAt
+    }
+}
+
+/// What a message holds: text, or an application-defined type with opaque bytes.
+public enum MessageContent: Sendable, Equatable {
+    case text(String)
+    case custom(type: String, data: [UInt8])
+
+    /// Bytes counted against the body limit.
+    public var size: Int {
+        switch self {
+        case .text(let t): t.utf8.count
+        case .custom(let type, let data): type.utf8.count + data.count
+        }
+    }
+}
+
+public struct MessageRecord: Sendable, Equatable {
+    public var uid: MessageUID
+    public var serverID: ServerID
+    public var channelID: ChannelID
+    public var seq: UInt64
+    public var sender: UserID
+    public var sentTime: UInt64
+    public var content: MessageContent
+    public var mentions: [UserID]
+    public var mentionAll: Bool
+    public var needReceipt: Bool
+    public var clientID: String
+
+    public init(uid: MessageUID, serverID: ServerID, channelID: ChannelID, seq: UInt64, sender: UserID, sentTime: UInt64,
+                content: MessageContent, mentions: [UserID], mentionAll: Bool, needReceipt: Bool, clientID: String) {
+        self.uid = uid; self.serverID = serverID; self.channelID = channelID; self.seq = seq
+        self.sender = sender; self.sentTime = sentTime; self.content = content; self.mentions = mentions
+        self.mentionAll = mentionAll; self.needReceipt = needReceipt; self.clientID = clientID
+    }
+}
+
+/// One durable change to the directory, in the order it must be written.
+public enum DirectoryChange: Sendable, Equatable {
+    case serverSaved(ServerRecord)
+    case serverDeleted(ServerID)
+    case memberSaved(MemberRecord)
+    case memberRemoved(ServerID, UserID)
+    case inviteSaved(InviteRecord)
+    case inviteRemoved(ServerID, UserID)
+    case channelSaved(ChannelRecord)
+    case channelDeleted(ChannelID)
+}

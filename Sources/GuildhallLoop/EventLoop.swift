@@ -1,0 +1,86 @@
+// A libuv loop of our own (not uv_default_loop, so that tests can run several
+// servers in one process, each on its own thread), and the casts libuv's C
+// "inheritance" needs. Every type in this module is confined to the thread
+// that runs its loop, except `LoopWaker`, which exists to cross threads.
+
+import CLibUV
+
+/// One libuv loop. Confined to the thread that created it.
+public final class EventLoop {
+    public let raw: UnsafeMutablePointer<uv_loop_t>
+    /// One read buffer for every connection of the loop: libuv calls alloc
+    /// and read back to back for one stream at a time, and readers copy out
+    /// what they keep, so idle connections hold no read buffer of their own.
+    static let readBufferSize = 64 * 1024
+    let readBuffer: UnsafeMutableRawPointer
+
+    public init() {
+        raw = .allocate(capacity: 1)
+        readBuffer = .allocate(byteCount: Self.readBufferSize, alignment: 16)
+        let rc = uv_loop_init(raw)
+        precondition(rc == 0, "uv_loop_init failed: \(UVError.text(rc))")
+        raw.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit {
+        raw.deallocate()
+        readBuffer.deallocate()
+    }
+
+    /// Runs until no active handle remains or `stop()` is called.
+    public func run() { uv_run(raw, UV_RUN_DEFAULT) }
+
+    /// Runs callbacks that are ready without blocking.
+    public func runOnce() { uv_run(raw, UV_RUN_NOWAIT) }
+
+    public func stop() { uv_stop(raw) }
+
+    /// Closes the loop; returns 0, or UV_EBUSY when a handle is still open (a leak).
+    @discardableResult
+    public func close() -> Int32 {
+        // Let pending close callbacks run first.
+        uv_run(raw, UV_RUN_DEFAULT)
+        return uv_loop_close(raw)
+    }
+
+    /// The loop's cached clock in milliseconds, updated once per iteration.
+    public var nowMillis: UInt64 { uv_now(raw) }
+
+    /// Monotonic nanoseconds, exact.
+    public static var hrtime: UInt64 { uv_hrtime() }
+}
+
+/// libuv error codes as text.
+public enum UVError {
+    public static func text(_ code: Int32) -> String {
+        String(cString: uv_strerror(code))
+    }
+}
+
+@inline(__always)
+func asHandle<T>(_ p: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<uv_handle_t> {
+    UnsafeMutableRawPointer(p).assumingMemoryBound(to: uv_handle_t.self)
+}
+
+@inline(__always)
+func asStream<T>(_ p: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<uv_stream_t> {
+    UnsafeMutableRawPointer(p).assumingMemoryBound(to: uv_stream_t.self)
+}
+
+/// Closes a handle and frees its memory in the close callback, the only
+/// place where libuv allows it.
+func closeAndFree<T>(_ p: UnsafeMutablePointer<T>) {
+    let h = asHandle(p)
+    if uv_is_closing(h) != 0 { return }
+    uv_close(h) { h in
+        guard let h else { return }
+        UnsafeMutableRawPointer(h).deallocate()
+    }
+}
+
+/// Allocates zeroed memory for a libuv handle type.
+func allocateHandle<T>(_: T.Type) -> UnsafeMutablePointer<T> {
+    let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<T>.size, alignment: MemoryLayout<T>.alignment)
+    raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<T>.size)
+    return raw.assumingMemoryBound(to: T.self)
+}

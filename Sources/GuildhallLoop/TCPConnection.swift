@@ -1,0 +1,275 @@
+// One accepted TCP connection: reads into the loop's shared read buffer, and
+// writes in batches. Loop thread only.
+//
+// Writes are queued as pieces, never sent one by one: `flush()` hands every
+// queued piece to libuv in a single uv_write (writev). Shared pieces
+// (`SharedBytes`, one encoding fanned out to many connections) are retained,
+// not copied; small per-connection bytes (length prefixes, trailers,
+// responses) go into a scratch buffer that the write takes along. A flush
+// therefore costs a couple of allocations, whatever the number of frames.
+
+import CLibUV
+
+/// Immutable bytes shared by many connections' write queues; freed when the
+/// last write holding them completes.
+public final class SharedBytes {
+    public let base: UnsafeMutableRawPointer
+    public let count: Int
+
+    public init(_ bytes: [UInt8]) {
+        count = bytes.count
+        base = .allocate(byteCount: max(count, 1), alignment: 8)
+        bytes.withUnsafeBytes { if count > 0 { base.copyMemory(from: $0.baseAddress!, byteCount: count) } }
+    }
+
+    deinit { base.deallocate() }
+}
+
+/// A growable byte buffer that a write takes with it.
+final class ScratchBuffer {
+    private(set) var base: UnsafeMutableRawPointer
+    private(set) var capacity: Int
+    var count = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        base = .allocate(byteCount: capacity, alignment: 8)
+    }
+
+    deinit { base.deallocate() }
+
+    /// Reserves `n` bytes at the end and returns their offset.
+    func reserve(_ n: Int) -> Int {
+        if count + n > capacity {
+            var newCapacity = capacity * 2
+            while newCapacity < count + n { newCapacity *= 2 }
+            let newBase = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+            newBase.copyMemory(from: base, byteCount: count)
+            base.deallocate()
+            base = newBase
+            capacity = newCapacity
+        }
+        let offset = count
+        count += n
+        return offset
+    }
+}
+
+public final class TCPConnection {
+    enum Piece {
+        case scratch(offset: Int, count: Int)
+        case shared(SharedBytes)
+    }
+
+    final class WriteContext {
+        let connection: TCPConnection
+        let shared: [SharedBytes]
+        let scratch: ScratchBuffer?
+        let bytes: Int
+        init(connection: TCPConnection, shared: [SharedBytes], scratch: ScratchBuffer?, bytes: Int) {
+            self.connection = connection; self.shared = shared; self.scratch = scratch; self.bytes = bytes
+        }
+    }
+
+    let handle: UnsafeMutablePointer<uv_tcp_t>
+    private var pieces: [Piece] = []
+    private var pendingShared: [SharedBytes] = []
+    private var scratch: ScratchBuffer?
+    private var pendingBytes = 0
+    private var isClosing = false
+    private var isReading = false
+    /// Set in the close callback: the handle's memory is gone.
+    private var isClosed = false
+
+    /// Bytes queued here plus bytes handed to libuv and not yet written.
+    public private(set) var queuedBytes = 0
+    /// Called with each chunk read. The bytes are valid only during the call.
+    public var onRead: ((UnsafeRawBufferPointer) -> Void)?
+    /// Called once when the peer closes or the connection fails (libuv error code).
+    public var onEnd: ((Int32) -> Void)?
+    /// Called after a write completes, with the bytes still queued.
+    public var onWritten: ((Int) -> Void)?
+    /// Called once libuv has released the connection, after `close` or `abort`.
+    public var onReleased: (() -> Void)?
+
+    init(loop: UnsafeMutablePointer<uv_loop_t>) {
+        handle = allocateHandle(uv_tcp_t.self)
+        uv_tcp_init(loop, handle)
+        handle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Whether bytes wait for the next flush.
+    public var hasUnflushed: Bool { !pieces.isEmpty }
+
+    /// The peer's address as "host:port", for logs.
+    public var peer: String {
+        var storage = sockaddr_storage()
+        var len = Int32(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_getpeername(handle, $0, &len) }
+        }
+        return rc == 0 ? SocketAddress.describe(&storage) : "?"
+    }
+
+    public func startReading() {
+        guard !isReading, !isClosing else { return }
+        isReading = true
+        uv_read_start(asStream(handle), { h, suggested, buf in
+            guard let h, let buf, let loopData = h.pointee.loop.pointee.data else { return }
+            let loop = Unmanaged<EventLoop>.fromOpaque(loopData).takeUnretainedValue()
+            buf.pointee = uv_buf_init(loop.readBuffer.assumingMemoryBound(to: CChar.self), UInt32(EventLoop.readBufferSize))
+        }, { s, n, buf in
+            guard let s, let data = s.pointee.data else { return }
+            let conn = Unmanaged<TCPConnection>.fromOpaque(data).takeUnretainedValue()
+            if n > 0, let base = buf?.pointee.base {
+                conn.onRead?(UnsafeRawBufferPointer(start: base, count: n))
+            } else if n < 0 {
+                conn.stopReading()
+                conn.onEnd?(Int32(n))
+            }
+        })
+    }
+
+    public func stopReading() {
+        guard isReading else { return }
+        isReading = false
+        if !isClosing { uv_read_stop(asStream(handle)) }
+    }
+
+    public var readingPaused: Bool { !isReading }
+
+    /// Queues bytes to send; they are copied.
+    public func enqueue(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            enqueueScratch(raw.count) { p in
+                if raw.count > 0 { p.copyMemory(from: raw.baseAddress!, byteCount: raw.count) }
+                return raw.count
+            }
+        }
+    }
+
+    /// Queues up to `maxBytes` written by `write`, which returns how many it wrote.
+    public func enqueueScratch(_ maxBytes: Int, _ write: (UnsafeMutableRawPointer) -> Int) {
+        guard !isClosing else { return }
+        if scratch == nil { scratch = ScratchBuffer(capacity: max(256, maxBytes)) }
+        let s = scratch!
+        let offset = s.reserve(maxBytes)
+        let written = write(s.base + offset)
+        s.count = offset + written
+        if case .scratch(let o, let c)? = pieces.last, o + c == offset {
+            pieces[pieces.count - 1] = .scratch(offset: o, count: c + written)
+        } else {
+            pieces.append(.scratch(offset: offset, count: written))
+        }
+        pendingBytes += written
+        queuedBytes += written
+    }
+
+    /// Queues shared bytes without copying them.
+    public func enqueue(shared: SharedBytes) {
+        guard !isClosing else { return }
+        pieces.append(.shared(shared))
+        pendingShared.append(shared)
+        pendingBytes += shared.count
+        queuedBytes += shared.count
+    }
+
+    /// Sends everything queued in one uv_write.
+    public func flush() {
+        guard !pieces.isEmpty, !isClosing else { return }
+        let bufs = UnsafeMutablePointer<uv_buf_t>.allocate(capacity: pieces.count)
+        let scratchBase = scratch?.base
+        for (i, piece) in pieces.enumerated() {
+            switch piece {
+            case .scratch(let offset, let count):
+                bufs[i] = uv_buf_init((scratchBase! + offset).assumingMemoryBound(to: CChar.self), UInt32(count))
+            case .shared(let bytes):
+                bufs[i] = uv_buf_init(bytes.base.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
+            }
+        }
+        let context = WriteContext(connection: self, shared: pendingShared, scratch: scratch, bytes: pendingBytes)
+        let req = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
+        req.pointee.data = Unmanaged.passRetained(context).toOpaque()
+        let count = UInt32(pieces.count)
+        pieces.removeAll(keepingCapacity: true)
+        pendingShared.removeAll(keepingCapacity: true)
+        scratch = nil
+        pendingBytes = 0
+        let rc = uv_write(req, asStream(handle), bufs, count) { req, status in
+            guard let req else { return }
+            let context = Unmanaged<WriteContext>.fromOpaque(req.pointee.data).takeRetainedValue()
+            req.deallocate()
+            context.connection.writeCompleted(bytes: context.bytes, status: status)
+        }
+        // libuv copies the buf array into the request, so it can go now.
+        bufs.deallocate()
+        if rc != 0 {
+            Unmanaged<WriteContext>.fromOpaque(req.pointee.data).release()
+            req.deallocate()
+            writeCompleted(bytes: context.bytes, status: rc)
+        }
+    }
+
+    private func writeCompleted(bytes: Int, status: Int32) {
+        queuedBytes -= bytes
+        if status < 0 && status != Int32(UV_ECANCELED.rawValue) && !isClosing {
+            stopReading()
+            onEnd?(status)
+            return
+        }
+        onWritten?(queuedBytes)
+    }
+
+    /// Flushes what is queued, then closes. Callbacks stop at once.
+    public func close() {
+        guard !isClosing else { return }
+        flush()
+        isClosing = true
+        isReading = false
+        onRead = nil
+        onEnd = nil
+        onWritten = nil
+        // Keep self alive until libuv is done with the handle; pending writes
+        // complete (or are cancelled) before the close callback runs.
+        handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
+        let shutdownReq = UnsafeMutablePointer<uv_shutdown_t>.allocate(capacity: 1)
+        shutdownReq.pointee.data = nil
+        if uv_shutdown(shutdownReq, asStream(handle), { req, _ in
+            guard let req else { return }
+            let h = req.pointee.handle!
+            req.deallocate()
+            TCPConnection.finishClose(h)
+        }) != 0 {
+            shutdownReq.deallocate()
+            TCPConnection.finishClose(asStream(handle))
+        }
+    }
+
+    /// Closes at once, dropping whatever is not yet written (slow consumers, shutdown deadline).
+    public func abort() {
+        if isClosed { return }
+        if !isClosing { close() }
+        TCPConnection.finishClose(asStream(handle))
+    }
+
+    /// Whether libuv has released the connection.
+    public var closed: Bool { isClosed }
+
+    private static func finishClose(_ stream: UnsafeMutablePointer<uv_stream_t>) {
+        let h = UnsafeMutableRawPointer(stream).assumingMemoryBound(to: uv_handle_t.self)
+        if uv_is_closing(h) != 0 { return }
+        uv_close(h) { h in
+            guard let h else { return }
+            if let data = h.pointee.data {
+                let conn = Unmanaged<TCPConnection>.fromOpaque(data)
+                let c = conn.takeUnretainedValue()
+                c.isClosed = true
+                let released = c.onReleased
+                c.onReleased = nil
+                released?()
+                conn.release()
+            }
+            UnsafeMutableRawPointer(h).deallocate()
+        }
+    }
+}

@@ -1,0 +1,194 @@
+// Requests on servers, members and channels. Each checks and applies the
+// change in the Directory, commits it, then answers and notifies. Loop
+// thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+extension GuildhallService {
+    func info(_ r: ServerRecord) -> GHServerInfo { GHServerInfo(r, memberCount: directory.memberCount(r.id)) }
+
+    /// Runs `body`, answering its Failure as an error.
+    func attempt(_ id: UInt64, _ s: Session, _ body: () throws(Failure) -> Void) {
+        do { try body() } catch { s.fail(id, error) }
+    }
+
+    // MARK: Servers
+
+    func createServer(_ r: GHCreateServer, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let now = now()
+            let record = ServerRecord(id: ids.next(nowMillis: now), name: r.name, icon: r.icon, custom: r.custom,
+                                      owner: s.user, openJoin: r.openJoin, createdAt: now)
+            let changes = try directory.createServer(record)
+            registry.joined(s.user, server: record.id)
+            persist(changes.map(StoreWrite.directory), id: id, for: s, result: { .server(self.info(record)) })
+        }
+    }
+
+    func updateServer(_ r: GHUpdateServer, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let record = try directory.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
+                                                    custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil)
+            persist([.directory(.serverSaved(record))], id: id, for: s, result: { .server(self.info(record)) }) {
+                self.notify(.serverUpdated, server: record.id, actor: s.user) { $0.server = self.info(record) }
+            }
+        }
+    }
+
+    func deleteServer(_ r: GHDeleteServer, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            // Members are told before the index forgets them.
+            let online = registry.onlineMembers(of: r.serverID)
+            let (record, _) = try directory.deleteServer(r.serverID, by: s.user)
+            registry.serverDeleted(record.id)
+            persist([.directory(.serverDeleted(record.id))], id: id, for: s, result: { .ok(GHOk()) }) {
+                var n = GHSystemNotification()
+                n.kind = .serverDeleted
+                n.serverID = record.id
+                n.actorID = s.user
+                n.time = self.now()
+                n.server = GHServerInfo(record, memberCount: 0)
+                let payload = GHEvent.OneOf_Body.notification(n).sharedPayload
+                for session in online.values { session.push(event: payload) }
+            }
+        }
+    }
+
+    func getServers(_ r: GHGetServers, id: UInt64, from s: Session) {
+        guard r.serverIds.count <= Limits.maxIdsPerRequest else {
+            s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) server ids per request"))
+            return
+        }
+        var list = GHServerList()
+        list.servers = r.serverIds.compactMap { try? directory.visibleServer($0, to: s.user) }.map(info)
+        s.respond(id, .servers(list))
+    }
+
+    func listMyServers(id: UInt64, from s: Session) {
+        var list = GHServerList()
+        list.servers = directory.serverIDs(of: s.user).sorted().compactMap { directory.server($0) }.map(info)
+        s.respond(id, .servers(list))
+    }
+
+    // MARK: Members
+
+    func joinServer(_ r: GHJoinServer, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let changes = try directory.join(r.serverID, user: s.user, now: now())
+            admitted(changes, server: r.serverID, id: id, from: s)
+        }
+    }
+
+    func acceptInvite(_ r: GHAcceptInvite, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let changes = try directory.acceptInvite(r.serverID, user: s.user, now: now())
+            admitted(changes, server: r.serverID, id: id, from: s)
+        }
+    }
+
+    private func admitted(_ changes: [DirectoryChange], server: ServerID, id: UInt64, from s: Session) {
+        guard case .memberSaved(let member)? = changes.first else { return }
+        registry.joined(s.user, server: server)
+        persist(changes.map(StoreWrite.directory), id: id, for: s, result: { .member(GHMember(member)) }) {
+            self.notify(.memberJoined, server: server, actor: s.user) { $0.member = GHMember(member) }
+        }
+    }
+
+    func inviteMember(_ r: GHInviteMember, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let invite = try directory.invite(r.userID, to: r.serverID, by: s.user, now: now())
+            persist([.directory(.inviteSaved(invite))], id: id, for: s, result: { .ok(GHOk()) }) {
+                self.notify(.memberInvited, server: r.serverID, actor: s.user, alsoUsers: [r.userID]) { n in
+                    n.member.serverID = r.serverID
+                    n.member.userID = r.userID
+                    if let server = self.directory.server(r.serverID) { n.server = self.info(server) }
+                }
+            }
+        }
+    }
+
+    func leaveServer(_ r: GHLeaveServer, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let member = try directory.leave(r.serverID, user: s.user)
+            registry.left(s.user, server: r.serverID)
+            persist([.directory(.memberRemoved(r.serverID, s.user))], id: id, for: s, result: { .ok(GHOk()) }) {
+                self.notify(.memberLeft, server: r.serverID, actor: s.user, alsoUsers: [s.user]) { $0.member = GHMember(member) }
+            }
+        }
+    }
+
+    func kickMember(_ r: GHKickMember, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let member = try directory.kick(r.userID, from: r.serverID, by: s.user)
+            registry.left(r.userID, server: r.serverID)
+            persist([.directory(.memberRemoved(r.serverID, r.userID))], id: id, for: s, result: { .ok(GHOk()) }) {
+                self.notify(.memberKicked, server: r.serverID, actor: s.user, alsoUsers: [r.userID]) { $0.member = GHMember(member) }
+            }
+        }
+    }
+
+    func setMemberRole(_ r: GHSetMemberRole, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            guard let role = r.role.domain else { throw Failure.badRequest("role must be ADMIN or MEMBER") }
+            let member = try directory.setRole(role, of: r.userID, in: r.serverID, by: s.user)
+            persist([.directory(.memberSaved(member))], id: id, for: s, result: { .member(GHMember(member)) }) {
+                self.notify(.memberRoleChanged, server: r.serverID, actor: s.user) { $0.member = GHMember(member) }
+            }
+        }
+    }
+
+    func listMembers(_ r: GHListMembers, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            var list = GHMemberList()
+            list.members = try directory.members(of: r.serverID, askedBy: s.user).map(GHMember.init)
+            s.respond(id, .members(list))
+        }
+    }
+
+    // MARK: Channels
+
+    func createChannel(_ r: GHCreateChannel, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let now = now()
+            let record = try directory.createChannel(
+                ChannelRecord(id: ids.next(nowMillis: now), serverID: r.serverID, name: r.name, topic: r.topic, custom: r.custom, createdAt: now),
+                by: s.user)
+            channelChanged(.channelCreated, record, change: .channelSaved(record), id: id, from: s)
+        }
+    }
+
+    func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let record = try directory.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
+                                                     topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil)
+            channelChanged(.channelUpdated, record, change: .channelSaved(record), id: id, from: s)
+        }
+    }
+
+    func deleteChannel(_ r: GHDeleteChannel, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let record = try directory.deleteChannel(r.channelID, by: s.user)
+            channelChanged(.channelDeleted, record, change: .channelDeleted(record.id), id: id, from: s, answerOK: true)
+        }
+    }
+
+    private func channelChanged(_ kind: GHNotificationKind, _ record: ChannelRecord, change: DirectoryChange, id: UInt64,
+                                from s: Session, answerOK: Bool = false) {
+        persist([.directory(change)], id: id, for: s, result: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(record)) }) {
+            self.notify(kind, server: record.serverID, actor: s.user) { n in
+                n.channelID = record.id
+                n.channel = GHChannelInfo(record)
+            }
+        }
+    }
+
+    func listChannels(_ r: GHListChannels, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            var list = GHChannelList()
+            list.channels = try directory.channels(of: r.serverID, askedBy: s.user).map(GHChannelInfo.init)
+            s.respond(id, .channels(list))
+        }
+    }
+}

@@ -1,0 +1,264 @@
+// The running server: one libuv loop that owns every piece of live state
+// (sessions, directory, interest index), the store's threads beside it, and
+// the listener. Built, run and torn down on one thread (DESIGN §1).
+//
+// Lifecycle: init opens the store, loads the snapshot and binds the
+// listener; `run()` turns the loop until shutdown. Shutdown (SIGTERM, SIGINT
+// or `ServiceHandle.stop()`) stops accepting and reading, lets pending
+// commits finish and answer, tells every session why it closes, flushes,
+// stops the store threads and closes every handle.
+
+import Foundation
+import GuildhallCore
+import GuildhallLoop
+import GuildhallStore
+import GuildhallWire
+
+/// Values that reach the loop from other threads.
+enum LoopMessage: Sendable {
+    case committed([WriteOutcome])
+    case read([ReadResult])
+    case shutdown
+}
+
+final class GuildhallService {
+    let settings: Settings
+    let log: ServerLog
+    let secret: [UInt8]
+    let clock: @Sendable () -> UInt64
+    let loop = EventLoop()
+    let store: Store
+    let inbox = LoopInbox<LoopMessage>()
+    var receiver: InboxReceiver<LoopMessage>!
+    var listener: TCPListener?
+    var sweepTimer: LoopTimer!
+    var flushCheck: LoopCheck!
+    var signals: [SignalWatcher] = []
+    let flushList = FlushList()
+
+    var directory = Directory()
+    var ids: UIDGenerator
+    let registry = SessionRegistry()
+    var nextSessionKey: UInt64 = 0
+    var recentSends = RecentSends()
+
+    var nextTicket: UInt64 = 0
+    var pendingWrites: [UInt64: (StoreError?) -> Void] = [:]
+    var pendingReads: [UInt64: (ReadResult) -> Void] = [:]
+    /// Sessions not read while the store queue is full.
+    var pausedForStorage: [Session] = []
+    var shuttingDown = false
+    /// Connections closing gracefully, until libuv releases them.
+    var lingering: [ObjectIdentifier: TCPConnection] = [:]
+    var lingerTimer: LoopTimer?
+
+    /// The port the listener bound.
+    var port: Int { listener?.port ?? 0 }
+
+    init(settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64) throws {
+        self.settings = settings
+        self.log = ServerLog(level: settings.logLevel)
+        self.secret = secret
+        self.clock = clock
+        self.ids = UIDGenerator(node: UInt64(settings.nodeID))
+        let inbox = self.inbox
+        store = try Store(StoreOptions(folder: settings.data, synchronous: settings.synchronous, maxBatch: settings.writeBatch),
+                          onCommitted: { inbox.post(.committed($0)) },
+                          onRead: { inbox.post(.read($0)) })
+        let windowStart = clock() - UInt64(settings.dedupWindowSeconds) * 1000
+        let snapshot: StoreSnapshot
+        do {
+            snapshot = try store.loadSnapshot(clientIDFloorUID: UIDGenerator.floor(atMillis: windowStart))
+        } catch {
+            store.close()
+            throw error
+        }
+        directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels)
+        ids.resume(after: snapshot.highestID)
+        for m in snapshot.recentClientMessages { recentSends.remember(m, committed: true) }
+
+        receiver = InboxReceiver(loop: loop, inbox: inbox) { [unowned self] in self.received($0) }
+        flushCheck = LoopCheck(loop: loop) { [unowned self] in self.flushAll() }
+        sweepTimer = LoopTimer(loop: loop)
+        let sweepEvery = UInt64(max(50, min(1000, min(settings.loginDeadlineMs, settings.idleTimeoutMs) / 4)))
+        sweepTimer.start(afterMillis: sweepEvery, repeatMillis: sweepEvery) { [unowned self] in self.sweep() }
+        guard let (host, port) = SocketAddress.split(settings.listen) else {
+            throw SettingsError(description: "listen must be HOST:PORT, not \(settings.listen)")
+        }
+        do {
+            listener = try TCPListener(loop: loop, host: host, port: port) { [unowned self] in self.accepted($0) }
+        } catch {
+            teardownHandles()
+            store.close()
+            loop.close()
+            throw error
+        }
+        log.info("loaded", ["servers": directory.serverCount, "channels": directory.channelCount, "data": settings.data])
+    }
+
+    /// Watches SIGTERM and SIGINT (graceful shutdown); for `guildhall serve`.
+    func watchSignals() {
+        for sig in [SIGTERM, SIGINT] {
+            signals.append(SignalWatcher(loop: loop, signal: sig) { [unowned self] signum in
+                self.log.info("signal received, shutting down", ["signal": signum])
+                self.beginShutdown()
+            })
+        }
+    }
+
+    /// Turns the loop until shutdown completes; returns uv_loop_close's result (0 when nothing leaked).
+    func run() -> Int32 {
+        loop.run()
+        return loop.close()
+    }
+
+    /// Posts a shutdown from any thread.
+    var shutdownTrigger: @Sendable () -> Void {
+        let inbox = self.inbox
+        return { inbox.post(.shutdown) }
+    }
+
+    func now() -> UInt64 { clock() }
+
+    // MARK: Cross-thread messages
+
+    private func received(_ messages: [LoopMessage]) {
+        for message in messages {
+            switch message {
+            case .committed(let outcomes):
+                for o in outcomes {
+                    if let error = o.error { log.error("commit failed", ["ticket": o.ticket, "error": error.description]) }
+                    pendingWrites.removeValue(forKey: o.ticket)?(o.error)
+                }
+                resumeReadersIfDrained()
+                if shuttingDown && pendingWrites.isEmpty { finishShutdown() }
+            case .read(let results):
+                for r in results { pendingReads.removeValue(forKey: r.ticket)?(r) }
+            case .shutdown:
+                beginShutdown()
+            }
+        }
+    }
+
+    // MARK: Storage
+
+    /// Commits `writes`; `then` runs on the loop after the commit returned.
+    func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {
+        nextTicket += 1
+        pendingWrites[nextTicket] = then
+        store.writer.submit(WriteJob(ticket: nextTicket, writes: writes))
+        if let session, pendingWrites.count >= settings.storeQueueMax, !session.connection.readingPaused {
+            session.connection.stopReading()
+            pausedForStorage.append(session)
+        }
+    }
+
+    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) {
+        nextTicket += 1
+        pendingReads[nextTicket] = then
+        store.reader.submit(ticket: nextTicket, request)
+    }
+
+    private func resumeReadersIfDrained() {
+        guard !pausedForStorage.isEmpty, pendingWrites.count < settings.storeQueueMax / 2, !shuttingDown else { return }
+        for s in pausedForStorage where s.isOpen { s.connection.startReading() }
+        pausedForStorage.removeAll()
+    }
+
+    // MARK: Flushing and liveness
+
+    /// Once per loop turn: one write per session with bytes queued.
+    private func flushAll() {
+        let sessions = flushList.sessions
+        flushList.sessions.removeAll(keepingCapacity: true)
+        for s in sessions {
+            s.isDirty = false
+            if s.overflowed {
+                close(s, .slowConsumer, "more than \(settings.outboundHardCapBytes) bytes queued", abort: true)
+                continue
+            }
+            s.connection.flush()
+        }
+    }
+
+    private func sweep() {
+        let now = loop.nowMillis
+        for s in registry.all.values {
+            switch s.liveness.verdict(at: now) {
+            case .loginTimeout?: close(s, .loginTimeout, "no login within \(settings.loginDeadlineMs) ms")
+            case .idleTimeout?: close(s, .heartbeatTimeout, "nothing received for \(settings.idleTimeoutMs) ms")
+            case nil: break
+            }
+        }
+    }
+
+    // MARK: Shutdown
+
+    func beginShutdown() {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        listener?.close()
+        listener = nil
+        for s in registry.all.values { s.connection.stopReading() }
+        log.info("shutting down", ["sessions": registry.count, "pending_commits": pendingWrites.count])
+        if pendingWrites.isEmpty {
+            finishShutdown()
+        } else {
+            // Commits normally finish in milliseconds; the grace period only
+            // bounds a stuck disk.
+            let deadline = LoopTimer(loop: loop)
+            deadline.start(afterMillis: UInt64(settings.shutdownGraceMs), repeatMillis: 0) { [unowned self] in
+                deadline.close()
+                self.finishShutdown()
+            }
+        }
+    }
+
+    var finished = false
+
+    /// Tracks a closing connection until libuv releases it.
+    func linger(_ c: TCPConnection) {
+        let id = ObjectIdentifier(c)
+        lingering[id] = c
+        c.onReleased = { [unowned self] in
+            self.lingering.removeValue(forKey: id)
+            if self.finished && self.lingering.isEmpty {
+                self.lingerTimer?.close()
+                self.lingerTimer = nil
+            }
+        }
+    }
+
+    private func finishShutdown() {
+        guard !finished else { return }
+        finished = true
+        for s in Array(registry.all.values) { close(s, .shuttingDown, "the server is shutting down; reconnect later") }
+        flushAll()
+        store.close()
+        receiver.deliver()
+        teardownHandles()
+        // Peers that do not read their last bytes are cut off after the grace period.
+        if !lingering.isEmpty {
+            let linger = LoopTimer(loop: loop)
+            lingerTimer = linger
+            linger.start(afterMillis: UInt64(max(100, settings.shutdownGraceMs)), repeatMillis: 0) { [unowned self] in
+                for c in Array(self.lingering.values) { c.abort() }
+            }
+        }
+        log.info("shutdown complete")
+    }
+
+    private func teardownHandles() {
+        receiver?.close()
+        flushCheck?.close()
+        sweepTimer?.close()
+        for s in signals { s.close() }
+        signals.removeAll()
+        listener?.close()
+        listener = nil
+    }
+}
+
+extension GuildhallService {
+    typealias CloseReason = GHCloseReason
+}

@@ -1,0 +1,51 @@
+// Which handler serves which request. Loop thread only; the session is logged in.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+extension GuildhallService {
+    func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session) {
+        switch body {
+        case .login:
+            s.fail(id, Failure(.conflict, "already logged in as \(s.user)"))
+        case .heartbeat:
+            var pong = GHPong()
+            pong.serverTime = now()
+            s.respond(id, .pong(pong))
+        case .createServer(let r): createServer(r, id: id, from: s)
+        case .updateServer(let r): updateServer(r, id: id, from: s)
+        case .deleteServer(let r): deleteServer(r, id: id, from: s)
+        case .getServers(let r): getServers(r, id: id, from: s)
+        case .listMyServers: listMyServers(id: id, from: s)
+        case .joinServer(let r): joinServer(r, id: id, from: s)
+        case .inviteMember(let r): inviteMember(r, id: id, from: s)
+        case .acceptInvite(let r): acceptInvite(r, id: id, from: s)
+        case .leaveServer(let r): leaveServer(r, id: id, from: s)
+        case .kickMember(let r): kickMember(r, id: id, from: s)
+        case .setMemberRole(let r): setMemberRole(r, id: id, from: s)
+        case .listMembers(let r): listMembers(r, id: id, from: s)
+        case .createChannel(let r): createChannel(r, id: id, from: s)
+        case .updateChannel(let r): updateChannel(r, id: id, from: s)
+        case .deleteChannel(let r): deleteChannel(r, id: id, from: s)
+        case .listChannels(let r): listChannels(r, id: id, from: s)
+        case .sendMessage(let r): sendMessage(r, id: id, from: s)
+        case .getHistory(let r): getHistory(r, id: id, from: s)
+        case .getMessages(let r): getMessages(r, id: id, from: s)
+        }
+    }
+
+    /// Commits `writes`, then answers `id` with `result()` and runs `after`;
+    /// when the commit fails, answers 503 and runs nothing else.
+    func persist(_ writes: [StoreWrite], id: UInt64, for s: Session,
+                 result: @escaping () -> GHResponse.OneOf_Result, after: @escaping () -> Void = {}) {
+        commit(writes, from: s) { error in
+            if error != nil {
+                s.fail(id, Failure(.unavailable, "storage is unavailable; the change was not saved, retry later"))
+                return
+            }
+            s.respond(id, result())
+            after()
+        }
+    }
+}

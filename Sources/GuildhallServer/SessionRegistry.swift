@@ -1,0 +1,51 @@
+// Who is online, and the interest index of this stage: server -> online
+// member sessions, user -> sessions. Loop thread only.
+//
+// Fan-out reads these maps; it never scans members, so a send costs what it
+// delivers (DESIGN §4). Membership changes update the index in step with the
+// Directory.
+
+import GuildhallCore
+
+final class SessionRegistry {
+    private(set) var all: [UInt64: Session] = [:]
+    private var byUser: [UserID: [UInt64: Session]] = [:]
+    private var onlineByServer: [ServerID: [UInt64: Session]] = [:]
+
+    var count: Int { all.count }
+
+    func add(_ s: Session) { all[s.key] = s }
+
+    func sessions(of user: UserID) -> [UInt64: Session] { byUser[user] ?? [:] }
+
+    func onlineMembers(of server: ServerID) -> [UInt64: Session] { onlineByServer[server] ?? [:] }
+
+    /// Registers a logged-in session under its user and the user's servers.
+    func loggedIn(_ s: Session, servers: Set<ServerID>) {
+        byUser[s.user, default: [:]][s.key] = s
+        for id in servers { onlineByServer[id, default: [:]][s.key] = s }
+    }
+
+    /// Forgets a session; `servers` are its user's servers.
+    func remove(_ s: Session, servers: Set<ServerID>) {
+        all.removeValue(forKey: s.key)
+        guard !s.user.isEmpty, byUser[s.user]?[s.key] != nil else { return }
+        byUser[s.user]![s.key] = nil
+        if byUser[s.user]!.isEmpty { byUser.removeValue(forKey: s.user) }
+        for id in servers {
+            onlineByServer[id]?[s.key] = nil
+            if onlineByServer[id]?.isEmpty == true { onlineByServer.removeValue(forKey: id) }
+        }
+    }
+
+    func joined(_ user: UserID, server: ServerID) {
+        for (key, s) in sessions(of: user) { onlineByServer[server, default: [:]][key] = s }
+    }
+
+    func left(_ user: UserID, server: ServerID) {
+        for key in sessions(of: user).keys { onlineByServer[server]?[key] = nil }
+        if onlineByServer[server]?.isEmpty == true { onlineByServer.removeValue(forKey: server) }
+    }
+
+    func serverDeleted(_ server: ServerID) { onlineByServer.removeValue(forKey: server) }
+}

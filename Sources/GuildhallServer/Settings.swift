@@ -1,0 +1,157 @@
+// Every setting an operator can change, with its default and meaning, in one
+// table. The same table parses the configuration file, the environment and
+// `--set` flags (flags beat environment beat file), prints the annotated
+// configuration (`guildhall serve --print-config`) and feeds the README.
+
+import Foundation
+import GuildhallCore
+
+public struct Settings: Sendable, Equatable {
+    public var listen = "127.0.0.1:7400"
+    public var data = "./data"
+    public var secret = ""
+    public var nodeID = 0
+    public var logLevel = "info"
+    public var synchronous = "NORMAL"
+    public var writeBatch = 512
+    public var storeQueueMax = 8192
+    public var maxFrameBytes = Limits.maxFrameBytes
+    public var loginDeadlineMs = 5_000
+    public var heartbeatIntervalMs = 30_000
+    public var idleTimeoutMs = 75_000
+    public var maxSessionsPerUser = 10
+    public var maxBodyBytes = Limits.maxBodyBytes
+    public var maxMentions = Limits.maxMentions
+    public var dedupWindowSeconds = 300
+    public var outboundHardCapBytes = 4 * 1024 * 1024
+    public var shutdownGraceMs = 5_000
+
+    public init() {}
+}
+
+/// One row of the settings table.
+public struct SettingSpec: Sendable {
+    public let key: String
+    public let doc: String
+    let get: @Sendable (Settings) -> String
+    let set: @Sendable (inout Settings, String) throws(SettingsError) -> Void
+
+    /// The environment variable: GUILDHALL_ + key in upper case with underscores.
+    public var environmentName: String { "GUILDHALL_" + key.uppercased().replacingOccurrences(of: "-", with: "_") }
+}
+
+public struct SettingsError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+}
+
+extension Settings {
+    public static let specs: [SettingSpec] = [
+        text("listen", "Address of the client listener, HOST:PORT (port 0 picks a free one).", \.listen) { v throws(SettingsError) in
+            if SocketAddressText.isValid(v) { return }
+            throw SettingsError(description: "listen must be HOST:PORT, not \(v)")
+        },
+        text("data", "Folder for the database and the generated secret.", \.data),
+        text("secret", "HMAC secret for login tokens. Empty: generated once into <data>/secret.", \.secret),
+        int("node-id", "This node's id (0-1023), part of every message UID.", \.nodeID, 0...1023),
+        choice("log-level", "Least severe log level written: debug, info, warn, error.", \.logLevel, ["debug", "info", "warn", "error"]),
+        choice("synchronous", "SQLite durability: NORMAL survives a process crash, FULL also a power loss.", \.synchronous, ["NORMAL", "FULL"]),
+        int("write-batch", "Most operations committed in one transaction.", \.writeBatch, 1...100_000),
+        int("store-queue-max", "Operations waiting for commit before publishers stop being read.", \.storeQueueMax, 1...10_000_000),
+        int("max-frame-bytes", "Largest frame a logged-in client may send.", \.maxFrameBytes, 1024...(16 << 20)),
+        int("login-deadline-ms", "Time a new connection has to log in.", \.loginDeadlineMs, 100...600_000),
+        int("heartbeat-interval-ms", "Heartbeat interval the server asks clients for.", \.heartbeatIntervalMs, 100...3_600_000),
+        int("idle-timeout-ms", "A session silent this long is closed.", \.idleTimeoutMs, 200...7_200_000),
+        int("max-sessions-per-user", "Sessions (devices) one user may have online at once.", \.maxSessionsPerUser, 1...1000),
+        int("max-body-bytes", "Largest message body.", \.maxBodyBytes, 1...(1 << 20)),
+        int("max-mentions", "Most user ids one message may mention.", \.maxMentions, 0...10_000),
+        int("dedup-window-seconds", "How long a client-side message id de-duplicates resends.", \.dedupWindowSeconds, 0...86_400),
+        int("outbound-hard-cap-bytes", "Bytes queued to one session before it is closed as a slow consumer.", \.outboundHardCapBytes, 65_536...(1 << 30)),
+        int("shutdown-grace-ms", "On SIGTERM, time allowed for pending commits and writes before closing.", \.shutdownGraceMs, 0...600_000),
+    ]
+
+    public static func spec(_ key: String) -> SettingSpec? { specs.first { $0.key == key } }
+
+    public mutating func set(_ key: String, _ value: String) throws(SettingsError) {
+        guard let spec = Self.spec(key) else {
+            throw SettingsError(description: "unknown setting \"\(key)\"; `guildhall serve --print-config` lists them")
+        }
+        try spec.set(&self, value)
+    }
+
+    public func value(_ key: String) -> String? { Self.spec(key)?.get(self) }
+
+    /// Reads a configuration file: `key = value` lines, `#` starts a comment.
+    public mutating func apply(configFile text: String) throws(SettingsError) {
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty { continue }
+            guard let eq = trimmed.firstIndex(of: "=") else {
+                throw SettingsError(description: "config line \(number + 1): expected key = value")
+            }
+            let key = trimmed[..<eq].trimmingCharacters(in: .whitespaces)
+            var value = trimmed[trimmed.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            do { try set(key, value) } catch {
+                throw SettingsError(description: "config line \(number + 1): \(error.description)")
+            }
+        }
+    }
+
+    /// Applies GUILDHALL_* variables from `environment`.
+    public mutating func apply(environment: [String: String]) throws(SettingsError) {
+        for spec in Self.specs {
+            if let value = environment[spec.environmentName] {
+                do { try spec.set(&self, value) } catch {
+                    throw SettingsError(description: "\(spec.environmentName): \(error.description)")
+                }
+            }
+        }
+    }
+
+    /// The annotated configuration file for these values.
+    public func annotatedConfig() -> String {
+        var out = "# Guildhall configuration. Every setting, its meaning and its current value.\n"
+        out += "# Precedence: command-line flags, then GUILDHALL_* environment variables, then this file.\n\n"
+        for spec in Self.specs {
+            out += "# \(spec.doc) (env \(spec.environmentName))\n\(spec.key) = \(spec.get(self))\n\n"
+        }
+        return out
+    }
+
+    // MARK: Table helpers
+
+    private static func text(_ key: String, _ doc: String, _ path: WritableKeyPath<Settings, String> & Sendable,
+                             check: @escaping @Sendable (String) throws(SettingsError) -> Void = { _ throws(SettingsError) in }) -> SettingSpec {
+        SettingSpec(key: key, doc: doc, get: { $0[keyPath: path] }, set: { s, v throws(SettingsError) in
+            try check(v)
+            s[keyPath: path] = v
+        })
+    }
+
+    private static func int(_ key: String, _ doc: String, _ path: WritableKeyPath<Settings, Int> & Sendable, _ range: ClosedRange<Int>) -> SettingSpec {
+        SettingSpec(key: key, doc: doc + " Range \(range.lowerBound)-\(range.upperBound).", get: { String($0[keyPath: path]) }, set: { s, v throws(SettingsError) in
+            guard let n = Int(v.replacingOccurrences(of: "_", with: "")), range.contains(n) else {
+                throw SettingsError(description: "\(key) must be an integer in \(range.lowerBound)...\(range.upperBound), not \"\(v)\"")
+            }
+            s[keyPath: path] = n
+        })
+    }
+
+    private static func choice(_ key: String, _ doc: String, _ path: WritableKeyPath<Settings, String> & Sendable, _ options: [String]) -> SettingSpec {
+        SettingSpec(key: key, doc: doc, get: { $0[keyPath: path] }, set: { s, v throws(SettingsError) in
+            guard let match = options.first(where: { $0.caseInsensitiveCompare(v) == .orderedSame }) else {
+                throw SettingsError(description: "\(key) must be one of \(options.joined(separator: ", ")), not \"\(v)\"")
+            }
+            s[keyPath: path] = match
+        })
+    }
+}
+
+/// Checks "HOST:PORT" text without touching sockets.
+enum SocketAddressText {
+    static func isValid(_ text: String) -> Bool {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else { return false }
+        return (0...65535).contains(port)
+    }
+}

@@ -1,0 +1,86 @@
+// Domain records to wire messages and back. The only place that knows both.
+
+import GuildhallCore
+import GuildhallWire
+
+extension GHServerInfo {
+    init(_ r: ServerRecord, memberCount: Int) {
+        self.init()
+        serverID = r.id; name = r.name; icon = r.icon; custom = r.custom
+        ownerID = r.owner; openJoin = r.openJoin; self.memberCount = UInt32(memberCount); createdAt = r.createdAt
+    }
+}
+
+extension GHChannelInfo {
+    init(_ r: ChannelRecord) {
+        self.init()
+        channelID = r.id; serverID = r.serverID; name = r.name; topic = r.topic; custom = r.custom
+        lastSeq = r.lastSeq; lastMessageTime = r.lastMessageTime; createdAt = r.createdAt
+    }
+}
+
+extension GHMember {
+    init(_ r: MemberRecord) {
+        self.init()
+        serverID = r.serverID; userID = r.userID; role = GHRole(r.role); joinedAt = r.joinedAt
+    }
+}
+
+extension GHRole {
+    init(_ r: Role) {
+        switch r {
+        case .member: self = .member
+        case .admin: self = .admin
+        case .owner: self = .owner
+        }
+    }
+
+    var domain: Role? {
+        switch self {
+        case .member: .member
+        case .admin: .admin
+        case .owner: .owner
+        default: nil
+        }
+    }
+}
+
+extension GHChannelMessage {
+    init(_ r: MessageRecord) {
+        self.init()
+        uid = r.uid; serverID = r.serverID; channelID = r.channelID; seq = r.seq; senderID = r.sender
+        sentTime = r.sentTime; body = GHMessageBody(r.content); mentions = r.mentions; mentionAll = r.mentionAll
+        needReceipt = r.needReceipt; clientID = r.clientID
+    }
+}
+
+extension GHMessageBody {
+    init(_ c: MessageContent) {
+        self.init()
+        switch c {
+        case .text(let t): text = t
+        case .custom(let type, let data):
+            var custom = GHCustomBody()
+            custom.type = type
+            custom.data = .init(data)
+            self.custom = custom
+        }
+    }
+
+    /// The domain content, or a 400 when no content is set.
+    func domain() throws(Failure) -> MessageContent {
+        switch content {
+        case .text(let t): return .text(t)
+        case .custom(let c): return .custom(type: c.type, data: Array(c.data))
+        case nil: throw Failure.badRequest("message body must hold text or custom content")
+        }
+    }
+}
+
+extension GHError {
+    init(_ f: Failure) {
+        self.init()
+        code = GHErrorCode(rawValue: f.code.rawValue) ?? .internal
+        message = f.message
+    }
+}

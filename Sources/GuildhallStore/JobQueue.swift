@@ -1,0 +1,39 @@
+// A blocking multi-producer queue feeding one store thread: producers push,
+// the thread takes everything queued at once (so it can group the work).
+
+import Dispatch
+import Synchronization
+
+final class JobQueue<Job: Sendable>: Sendable {
+    private struct State: ~Copyable {
+        var jobs: [Job] = []
+        var stopping = false
+    }
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    func push(_ job: Job) {
+        state.withLock { $0.jobs.append(job) }
+        wake.signal()
+    }
+
+    func stop() {
+        state.withLock { $0.stopping = true }
+        wake.signal()
+    }
+
+    /// Waits for work; returns everything queued, and whether to stop once it is done.
+    func takeAll() -> (jobs: [Job], stopping: Bool) {
+        while true {
+            wake.wait()
+            let taken = state.withLock { s in
+                let jobs = s.jobs
+                s.jobs = []
+                return (jobs, s.stopping)
+            }
+            if !taken.0.isEmpty || taken.1 { return taken }
+        }
+    }
+
+    var isEmpty: Bool { state.withLock { $0.jobs.isEmpty } }
+}

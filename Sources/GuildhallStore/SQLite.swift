@@ -1,0 +1,122 @@
+// A minimal face over SQLite's C API: a connection, prepared statements,
+// binds and columns. Each `SQLiteConnection` is confined to the one thread
+// that uses it (opened with SQLITE_OPEN_NOMUTEX).
+
+import CSQLite
+
+/// A failed SQLite call. `message` is for logs only: it may hold SQL and
+/// paths, so the server never sends it to a client.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+    public var description: String { "sqlite \(code): \(message)" }
+}
+
+/// SQLite's "transient" destructor: SQLite copies the bytes before bind returns.
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+final class SQLiteConnection {
+    let db: OpaquePointer
+
+    init(path: String, readOnly: Bool = false) throws(StoreError) {
+        var handle: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(handle)
+            throw StoreError(code: rc, message: "\(message) (\(path))")
+        }
+        db = handle
+        sqlite3_busy_timeout(db, 5000)
+    }
+
+    deinit { sqlite3_close_v2(db) }
+
+    func execute(_ sql: String) throws(StoreError) {
+        var error: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &error)
+        if rc != SQLITE_OK {
+            let message = error.map { String(cString: $0) } ?? "error"
+            sqlite3_free(error)
+            throw StoreError(code: rc, message: message)
+        }
+    }
+
+    func prepare(_ sql: String, persistent: Bool = true) throws(StoreError) -> Statement {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw lastError(rc) }
+        return Statement(stmt, connection: self)
+    }
+
+    func lastError(_ rc: Int32) -> StoreError {
+        StoreError(code: rc, message: String(cString: sqlite3_errmsg(db)))
+    }
+
+    /// Runs `sql` and returns the first column of the first row as an integer.
+    func scalar(_ sql: String) throws(StoreError) -> Int64 {
+        let s = try prepare(sql, persistent: false)
+        return try s.step() ? s.int(0) : 0
+    }
+}
+
+final class Statement {
+    let stmt: OpaquePointer
+    unowned let connection: SQLiteConnection
+
+    init(_ stmt: OpaquePointer, connection: SQLiteConnection) {
+        self.stmt = stmt
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(stmt) }
+
+    /// Clears bindings and state so the statement can run again.
+    @discardableResult
+    func reset() -> Statement {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+        return self
+    }
+
+    func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(stmt, index, value) }
+    func bind(_ index: Int32, _ value: UInt64) { sqlite3_bind_int64(stmt, index, Int64(bitPattern: value)) }
+    func bind(_ index: Int32, _ value: Bool) { sqlite3_bind_int64(stmt, index, value ? 1 : 0) }
+    func bind(_ index: Int32, _ value: String) { sqlite3_bind_text(stmt, index, value, -1, transient) }
+    func bind(_ index: Int32, _ value: [UInt8]) {
+        _ = value.withUnsafeBytes { sqlite3_bind_blob(stmt, index, $0.baseAddress, Int32($0.count), transient) }
+    }
+
+    /// Steps once: true when a row is ready, false when done.
+    func step() throws(StoreError) -> Bool {
+        let rc = sqlite3_step(stmt)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.lastError(rc)
+            sqlite3_reset(stmt)
+            throw error
+        }
+    }
+
+    /// Steps to completion, for statements that return no rows.
+    func run() throws(StoreError) {
+        while try step() {}
+        sqlite3_reset(stmt)
+    }
+
+    func int(_ column: Int32) -> Int64 { sqlite3_column_int64(stmt, column) }
+    func uint(_ column: Int32) -> UInt64 { UInt64(bitPattern: sqlite3_column_int64(stmt, column)) }
+    func bool(_ column: Int32) -> Bool { sqlite3_column_int64(stmt, column) != 0 }
+    func text(_ column: Int32) -> String {
+        guard let p = sqlite3_column_text(stmt, column) else { return "" }
+        return String(cString: p)
+    }
+    func blob(_ column: Int32) -> [UInt8] {
+        let n = Int(sqlite3_column_bytes(stmt, column))
+        guard n > 0, let p = sqlite3_column_blob(stmt, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: n))
+    }
+}

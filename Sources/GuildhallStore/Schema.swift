@@ -1,0 +1,73 @@
+// The database schema, as numbered migrations. `PRAGMA user_version` holds
+// the number of migrations applied; a new migration is appended, never edited.
+//
+// Channel tails (last seq and time) are not stored: they are derived from
+// messages at startup, which saves a row update per message.
+
+enum Schema {
+    static let migrations: [String] = [
+        // 1: servers, members, invitations, channels, channel messages.
+        """
+        CREATE TABLE servers(
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            icon TEXT NOT NULL,
+            custom TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            open_join INTEGER NOT NULL,
+            created_at INTEGER NOT NULL);
+        CREATE TABLE members(
+            server_id INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            role INTEGER NOT NULL,
+            joined_at INTEGER NOT NULL,
+            PRIMARY KEY(server_id, user_id)) WITHOUT ROWID;
+        CREATE TABLE invites(
+            server_id INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            inviter TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY(server_id, user_id)) WITHOUT ROWID;
+        CREATE TABLE channels(
+            id INTEGER PRIMARY KEY,
+            server_id INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            topic TEXT NOT NULL,
+            custom TEXT NOT NULL,
+            created_at INTEGER NOT NULL);
+        CREATE INDEX channels_by_server ON channels(server_id);
+        CREATE TABLE messages(
+            uid INTEGER PRIMARY KEY,
+            server_id INTEGER NOT NULL,
+            channel_id INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            sender TEXT NOT NULL,
+            sent_time INTEGER NOT NULL,
+            kind INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            custom_type TEXT NOT NULL,
+            payload BLOB,
+            mentions TEXT NOT NULL,
+            mention_all INTEGER NOT NULL,
+            need_receipt INTEGER NOT NULL,
+            client_id TEXT NOT NULL);
+        CREATE UNIQUE INDEX messages_by_channel_seq ON messages(channel_id, seq);
+        """,
+    ]
+
+    static func migrate(_ db: SQLiteConnection) throws(StoreError) {
+        let applied = Int(try db.scalar("PRAGMA user_version"))
+        guard applied < migrations.count else { return }
+        try db.execute("BEGIN IMMEDIATE")
+        do {
+            for (index, sql) in migrations.enumerated() where index >= applied {
+                try db.execute(sql)
+            }
+            try db.execute("PRAGMA user_version = \(migrations.count)")
+            try db.execute("COMMIT")
+        } catch {
+            try? db.execute("ROLLBACK")
+            throw error
+        }
+    }
+}

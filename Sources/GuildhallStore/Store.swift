@@ -1,0 +1,105 @@
+// The store's front door: opens the database folder, migrates it, loads the
+// snapshot the loop starts from, and starts the writer and reader threads.
+//
+// Files: <folder>/guildhall.db (+ -wal, -shm). WAL mode; `synchronous` is
+// NORMAL (survives a process crash) or FULL (survives power loss).
+
+import Foundation
+import GuildhallCore
+
+/// Everything the loop needs in memory at startup.
+public struct StoreSnapshot: Sendable {
+    public var servers: [ServerRecord] = []
+    public var members: [MemberRecord] = []
+    public var invites: [InviteRecord] = []
+    /// Channels with their `lastSeq` and `lastMessageTime` filled in.
+    public var channels: [ChannelRecord] = []
+    /// The highest id ever issued (messages, servers, channels), so ids never repeat.
+    public var highestID: UInt64 = 0
+    /// Messages with a client id sent since the de-duplication window began.
+    public var recentClientMessages: [MessageRecord] = []
+}
+
+public struct StoreOptions: Sendable {
+    public var folder: String
+    /// "NORMAL" or "FULL".
+    public var synchronous: String
+    /// Most jobs per transaction.
+    public var maxBatch: Int
+    /// Messages with client ids newer than this UID are loaded for de-duplication.
+    public var clientIDFloorUID: UInt64
+
+    public init(folder: String, synchronous: String = "NORMAL", maxBatch: Int = 512, clientIDFloorUID: UInt64 = 0) {
+        self.folder = folder; self.synchronous = synchronous; self.maxBatch = maxBatch; self.clientIDFloorUID = clientIDFloorUID
+    }
+}
+
+public final class Store: Sendable {
+    public let writer: StoreWriter
+    public let reader: StoreReader
+    public let path: String
+
+    /// Opens (creating if needed) the database; outcomes and results are
+    /// delivered on the store threads through the two callbacks.
+    public init(_ options: StoreOptions,
+                onCommitted: @escaping @Sendable ([WriteOutcome]) -> Void,
+                onRead: @escaping @Sendable ([ReadResult]) -> Void) throws(StoreError) {
+        do {
+            try FileManager.default.createDirectory(atPath: options.folder, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(code: -1, message: "cannot create data folder \(options.folder): \(error)")
+        }
+        let sync = options.synchronous.uppercased()
+        guard sync == "NORMAL" || sync == "FULL" else {
+            throw StoreError(code: -1, message: "synchronous must be NORMAL or FULL, not \(options.synchronous)")
+        }
+        path = (options.folder as NSString).appendingPathComponent("guildhall.db")
+        writer = try StoreWriter(path: path, synchronous: sync, maxBatch: options.maxBatch, onCommitted: onCommitted)
+        reader = try StoreReader(path: path, onResult: onRead)
+    }
+
+    /// Reads the startup snapshot on the calling thread with a connection of its own.
+    public func loadSnapshot(clientIDFloorUID: UInt64) throws(StoreError) -> StoreSnapshot {
+        let db = try SQLiteConnection(path: path, readOnly: true)
+        var snap = StoreSnapshot()
+        var s = try db.prepare("SELECT id, name, icon, custom, owner, open_join, created_at FROM servers", persistent: false)
+        while try s.step() {
+            snap.servers.append(ServerRecord(id: s.uint(0), name: s.text(1), icon: s.text(2), custom: s.text(3),
+                                             owner: s.text(4), openJoin: s.bool(5), createdAt: s.uint(6)))
+        }
+        s = try db.prepare("SELECT server_id, user_id, role, joined_at FROM members", persistent: false)
+        while try s.step() {
+            snap.members.append(MemberRecord(serverID: s.uint(0), userID: s.text(1), role: Role(rawValue: Int(s.int(2))) ?? .member,
+                                             joinedAt: s.uint(3)))
+        }
+        s = try db.prepare("SELECT server_id, user_id, inviter, created_at FROM invites", persistent: false)
+        while try s.step() {
+            snap.invites.append(InviteRecord(serverID: s.uint(0), userID: s.text(1), inviter: s.text(2), createdAt: s.uint(3)))
+        }
+        s = try db.prepare("SELECT id, server_id, name, topic, custom, created_at FROM channels", persistent: false)
+        let tail = try db.prepare("SELECT seq, sent_time FROM messages WHERE channel_id = ? ORDER BY seq DESC LIMIT 1", persistent: false)
+        while try s.step() {
+            var c = ChannelRecord(id: s.uint(0), serverID: s.uint(1), name: s.text(2), topic: s.text(3), custom: s.text(4), createdAt: s.uint(5))
+            tail.reset().bind(1, c.id)
+            if try tail.step() {
+                c.lastSeq = tail.uint(0)
+                c.lastMessageTime = tail.uint(1)
+            }
+            tail.reset()
+            snap.channels.append(c)
+        }
+        snap.highestID = max(UInt64(try db.scalar("SELECT IFNULL(MAX(uid), 0) FROM messages")),
+                             UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM servers")),
+                             UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM channels")))
+        s = try db.prepare("SELECT \(MessageRows.columns) FROM messages WHERE uid >= ? AND client_id != '' ORDER BY uid", persistent: false)
+        s.bind(1, clientIDFloorUID)
+        while try s.step() { snap.recentClientMessages.append(MessageRows.read(s)) }
+        return snap
+    }
+
+    /// Commits what is queued and stops both threads.
+    public func close() {
+        writer.stop()
+        reader.stop()
+    }
+}

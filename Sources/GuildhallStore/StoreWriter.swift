@@ -1,0 +1,131 @@
+// The writer thread: owns the write connection and commits in groups.
+//
+// The loop submits jobs (a ticket plus the rows one operation changes). The
+// writer wakes, takes everything queued, and commits it in transactions of
+// at most `maxBatch` jobs: one fsync serves many sends. If a transaction
+// fails, it is rolled back and its jobs are retried one per transaction, so
+// one bad job fails alone and the jobs after it still commit. Each job's
+// outcome goes back through `onCommitted`, in submission order, only after
+// its COMMIT returned (DESIGN §2: durable before acknowledged).
+
+import Dispatch
+import Foundation
+import GuildhallCore
+
+/// One row change.
+public enum StoreWrite: Sendable, Equatable {
+    case directory(DirectoryChange)
+    case message(MessageRecord)
+}
+
+/// One operation's writes, committed together or not at all.
+public struct WriteJob: Sendable {
+    public let ticket: UInt64
+    public let writes: [StoreWrite]
+    public init(ticket: UInt64, writes: [StoreWrite]) { self.ticket = ticket; self.writes = writes }
+}
+
+/// What became of a job. `error` is for logs, never for clients.
+public struct WriteOutcome: Sendable {
+    public let ticket: UInt64
+    public let error: StoreError?
+    /// Microseconds from submission to commit.
+    public let latencyMicros: UInt64
+}
+
+public final class StoreWriter: Sendable {
+    private let queue = JobQueue<(WriteJob, UInt64)>()
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Opens the write connection on the calling thread, then hands it to
+    /// the writer thread, which alone uses it from then on.
+    init(path: String, synchronous: String, maxBatch: Int,
+         onCommitted: @escaping @Sendable ([WriteOutcome]) -> Void) throws(StoreError) {
+        let connection = ConnectionHandOver(try WriterConnection.open(path: path, synchronous: synchronous))
+        let thread = Thread { [queue, done] in
+            StoreWriter.run(connection.take(), queue: queue, maxBatch: max(1, maxBatch), onCommitted: onCommitted)
+            done.signal()
+        }
+        thread.name = "guildhall-writer"
+        thread.start()
+    }
+
+    /// Queues a job; its outcome arrives through `onCommitted`.
+    public func submit(_ job: WriteJob) {
+        queue.push((job, DispatchTime.now().uptimeNanoseconds))
+    }
+
+    /// Commits everything queued, then stops the thread and closes the connection.
+    public func stop() {
+        queue.stop()
+        done.wait()
+    }
+
+    private static func run(_ db: SQLiteConnection, queue: JobQueue<(WriteJob, UInt64)>, maxBatch: Int,
+                            onCommitted: @Sendable ([WriteOutcome]) -> Void) {
+        let statements: WriterStatements
+        do { statements = try WriterStatements(db) } catch { fatalError("cannot prepare writer statements: \(error)") }
+        while true {
+            let (jobs, stopping) = queue.takeAll()
+            var index = 0
+            while index < jobs.count {
+                let end = min(index + maxBatch, jobs.count)
+                let batch = jobs[index..<end]
+                let failed = commit(batch.map(\.0), statements: statements)
+                let now = DispatchTime.now().uptimeNanoseconds
+                onCommitted(batch.map { job, submitted in
+                    WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- submitted) / 1000)
+                })
+                index = end
+            }
+            if stopping && queue.isEmpty { return }
+        }
+    }
+
+    /// Commits `jobs` in one transaction; when that fails, one transaction
+    /// per job. Returns the failed tickets with their errors.
+    private static func commit(_ jobs: [WriteJob], statements: WriterStatements) -> [UInt64: StoreError] {
+        guard let error = attempt(jobs, statements: statements) else { return [:] }
+        if jobs.count == 1 { return [jobs[0].ticket: error] }
+        var failed: [UInt64: StoreError] = [:]
+        for job in jobs {
+            if let error = attempt([job], statements: statements) { failed[job.ticket] = error }
+        }
+        return failed
+    }
+
+    /// Runs `jobs` in one transaction; returns the error, or nil when it committed.
+    private static func attempt(_ jobs: [WriteJob], statements: WriterStatements) -> StoreError? {
+        do {
+            try statements.begin.run()
+            for job in jobs { try statements.apply(job.writes) }
+            try statements.commit.run()
+            return nil
+        } catch {
+            try? statements.rollback.run()
+            return error
+        }
+    }
+}
+
+enum WriterConnection {
+    static func open(path: String, synchronous: String) throws(StoreError) -> SQLiteConnection {
+        let c = try SQLiteConnection(path: path)
+        try c.execute("PRAGMA journal_mode=WAL")
+        try c.execute("PRAGMA synchronous=\(synchronous)")
+        try Schema.migrate(c)
+        return c
+    }
+}
+
+/// Moves a freshly opened connection into its thread exactly once. The
+/// opening thread never touches it after the hand-over, so no two threads
+/// ever use it: that is why the unchecked conformance is safe.
+final class ConnectionHandOver: @unchecked Sendable {
+    private var connection: SQLiteConnection?
+    init(_ connection: SQLiteConnection) { self.connection = connection }
+    func take() -> SQLiteConnection {
+        defer { connection = nil }
+        return connection!
+    }
+}

@@ -1,0 +1,104 @@
+// `guildhall client`: a terminal client. Interactive by default (one command
+// a line, events printed as they come); with --json, one JSON command a line
+// on stdin and one JSON object a line on stdout, for scripts and tests.
+
+import ArgumentParser
+import Foundation
+import GuildhallClient
+import GuildhallServer
+import GuildhallWire
+
+struct Client: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Connect to a Guildhall server and run commands.",
+        discussion: """
+        Log in with --token, or with --user (and --device), minting a token from the server's \
+        secret found through the usual settings (--data, --config). Type `help` for commands.
+
+        JSON mode: each input line is an object such as {"cmd":"send","channel":123,"text":"hi"}; \
+        each output line is {"cmd":...,"ok":true,"result":...}, {"cmd":...,"ok":false,"error":{"code":...,"message":...}} \
+        or {"event":"message"|"notification"|"closed"|"status","data":...}.
+        """)
+
+    @OptionGroup var settingsOptions: SettingsOptions
+
+    @Option(name: .long, help: "Server address, HOST:PORT.")
+    var server = "127.0.0.1:7400"
+
+    @Option(name: .long, help: "Login token (from `guildhall token`).")
+    var token: String?
+
+    @Option(name: .long, help: "User id, to mint a token locally instead of --token.")
+    var user: String?
+
+    @Option(name: .long, help: "Device id when minting a token.")
+    var device = "cli"
+
+    @Flag(name: .long, help: "Read JSON commands, write JSON lines.")
+    var json = false
+
+    func run() async throws {
+        guard let colon = server.lastIndex(of: ":"), let port = Int(server[server.index(after: colon)...]) else {
+            throw ValidationError("--server must be HOST:PORT")
+        }
+        let host = String(server[..<colon])
+        let loginToken: String
+        if let token {
+            loginToken = token
+        } else if let user {
+            loginToken = try Token.mint(user: user, device: device, ttl: 86_400, settings: settingsOptions.resolve())
+        } else {
+            throw ValidationError("give --token or --user")
+        }
+        let output = Output(json: json)
+        let client = GuildhallClient(host: host, port: port, token: loginToken)
+        client.addListener(EventPrinter(output: output))
+        do {
+            let login = try await client.connect()
+            output.status("logged in as \(login.userID) on \(login.deviceID) (session \(login.sessionID))", login)
+        } catch {
+            output.failure(cmd: "login", error)
+            throw ExitCode(1)
+        }
+        let commands = CommandTable(client: client)
+        if !json { output.line("type `help` for commands") }
+        while let line = readLine() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty { continue }
+            let parsed: ParsedCommand
+            do {
+                parsed = try json ? ParsedCommand(json: trimmed) : ParsedCommand(words: trimmed, table: commands)
+            } catch {
+                output.failure(cmd: "parse", error)
+                continue
+            }
+            if parsed.name == "quit" || parsed.name == "exit" { break }
+            if parsed.name == "help" {
+                output.line(commands.help)
+                continue
+            }
+            do {
+                let result = try await commands.run(parsed)
+                output.success(cmd: parsed.name, result)
+            } catch {
+                output.failure(cmd: parsed.name, error)
+            }
+        }
+        client.close()
+    }
+}
+
+/// Prints events as they arrive.
+final class EventPrinter: GuildhallListener {
+    let output: Output
+    init(output: Output) { self.output = output }
+
+    func onMessage(_ message: GHChannelMessage) { output.event("message", message) }
+    func onSystemNotification(_ notification: GHSystemNotification) { output.event("notification", notification) }
+    func onSessionClosed(_ reason: GHCloseReason, message: String) {
+        var closed = GHSessionClosed()
+        closed.reason = reason
+        closed.message = message
+        output.event("closed", closed)
+    }
+}

@@ -1,0 +1,11 @@
+// The `guildhall` executable: one binary, one subcommand per job.
+
+import ArgumentParser
+
+@main
+struct Guildhall: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "guildhall",
+        abstract: "Guildhall: guild/channel messaging server, token minting and a client.",
+        subcommands: [Serve.self, Token.self, Client.self])
+}
