@@ -1,0 +1,40 @@
+# Guildhall: `make run` starts the server, `make test` runs every test.
+# Both install the Debian packages they need when missing (as root), and
+# find the Swift toolchain even when `swift` is not on PATH (scripts/swift-env).
+
+SHELL := /bin/bash
+SWIFT := . scripts/swift-env && swift
+DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev
+ARGS ?=
+
+.PHONY: run test build release deps proto clean
+
+run: deps build
+	.build/debug/guildhall serve $(ARGS)
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+# Installs what is missing; does nothing when everything is there.
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@. scripts/swift-env && command -v swift >/dev/null || { echo "Swift 6.3 toolchain not found (looked on PATH and in /opt/swift/usr/bin)"; exit 1; }
+
+# Regenerates Sources/GuildhallWire/Generated from Proto/ (needs protobuf-compiler).
+proto:
+	@dpkg -s protobuf-compiler >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq protobuf-compiler)
+	scripts/gen-proto
+
+clean:
+	rm -rf .build

@@ -1,0 +1,147 @@
+// The rules of MISSION §2 on servers, members and channels, without I/O.
+
+import Testing
+@testable import GuildhallCore
+
+@Suite struct DirectoryTests {
+    func server(_ id: ServerID = 1, owner: UserID = "alice", open: Bool = true) -> ServerRecord {
+        ServerRecord(id: id, name: "Guild", icon: "", custom: "", owner: owner, openJoin: open, createdAt: 0)
+    }
+
+    func channel(_ id: ChannelID = 10, server: ServerID = 1) -> ChannelRecord {
+        ChannelRecord(id: id, serverID: server, name: "general", topic: "", custom: "", createdAt: 0)
+    }
+
+    func code(_ body: () throws -> Void) -> FailureCode? {
+        do { try body(); return nil } catch { return (error as? Failure)?.code }
+    }
+
+    @Test func theCreatorBecomesOwnerAndTheOnlyMember() throws {
+        var d = Directory()
+        let changes = try d.createServer(server())
+        #expect(changes.count == 2)
+        #expect(d.role(of: "alice", in: 1) == .owner)
+        #expect(d.memberCount(1) == 1)
+        #expect(d.serverIDs(of: "alice") == [1])
+    }
+
+    @Test func anEmptyOrOverlongNameIsRefused() {
+        var d = Directory()
+        var r = server()
+        r.name = "  "
+        #expect(code { _ = try d.createServer(r) } == .badRequest)
+        r.name = String(repeating: "x", count: 101)
+        #expect(code { _ = try d.createServer(r) } == .tooLarge)
+    }
+
+    @Test func anyoneMayJoinAnOpenServerOnce() throws {
+        var d = Directory()
+        _ = try d.createServer(server())
+        _ = try d.join(1, user: "bob", now: 5)
+        #expect(d.role(of: "bob", in: 1) == .member)
+        #expect(d.memberCount(1) == 2)
+        #expect(code { _ = try d.join(1, user: "bob", now: 6) } == .conflict)
+    }
+
+    @Test func anInviteOnlyServerNeedsAnInvitation() throws {
+        var d = Directory()
+        _ = try d.createServer(server(open: false))
+        #expect(code { _ = try d.join(1, user: "bob", now: 1) } == .forbidden)
+        _ = try d.invite("bob", to: 1, by: "alice", now: 2)
+        let changes = try d.acceptInvite(1, user: "bob", now: 3)
+        #expect(changes.contains(.inviteRemoved(1, "bob")))
+        #expect(d.role(of: "bob", in: 1) == .member)
+        #expect(code { _ = try d.acceptInvite(1, user: "bob", now: 4) } == .notFound)
+    }
+
+    @Test func plainMembersCannotInviteOrManageChannels() throws {
+        var d = Directory()
+        _ = try d.createServer(server())
+        _ = try d.join(1, user: "bob", now: 1)
+        #expect(code { _ = try d.invite("carol", to: 1, by: "bob", now: 2) } == .forbidden)
+        #expect(code { _ = try d.createChannel(channel(), by: "bob") } == .forbidden)
+        _ = try d.setRole(.admin, of: "bob", in: 1, by: "alice")
+        _ = try d.createChannel(channel(), by: "bob")
+        #expect(d.channel(10) != nil)
+    }
+
+    @Test func aNonMemberSeesNotFoundExactlyAsForAMissingServer() throws {
+        var d = Directory()
+        _ = try d.createServer(server())
+        _ = try d.createChannel(channel(), by: "alice")
+        #expect(code { _ = try d.visibleServer(1, to: "eve") } == .notFound)
+        #expect(code { _ = try d.visibleServer(99, to: "eve") } == .notFound)
+        #expect(code { _ = try d.readableChannel(10, by: "eve") } == .notFound)
+        #expect(code { _ = try d.appendMessage(to: 10, by: "eve", now: 1) } == .notFound)
+    }
+
+    @Test func theOwnerCannotLeaveButMembersCan() throws {
+        var d = Directory()
+        _ = try d.createServer(server())
+        _ = try d.join(1, user: "bob", now: 1)
+        #expect(code { _ = try d.leave(1, user: "alice") } == .forbidden)
+        _ = try d.leave(1, user: "bob")
+        #expect(d.role(of: "bob", in: 1) == nil)
+        #expect(d.serverIDs(of: "bob").isEmpty)
+    }
+
+    @Test func adminsKickMembersButNotAdminsOrTheOwner() throws {
+        var d = Directory()
+        _ = try d.createServer(server())
+        for u in ["bob", "carol", "dave"] { _ = try d.join(1, user: u, now: 1) }
+        _ = try d.setRole(.admin, of: "bob", in: 1, by: "alice")
+        _ = try d.setRole(.admin, of: "carol", in: 1, by: "alice")
+        #expect(code { _ = try d.kick("carol", from: 1, by: "bob") } == .forbidden)
+        #expect(code { _ = try d.kick("alice", from: 1, by: "bob") } == .forbidden)
+        _ = try d.kick("dave", from: 1, by: "bob")
+        #expect(d.role(of: "dave", in: 1) == nil)
+        _ = try d.kick("carol", from: 1, by: "alice")
+        #expect(code { _ = try d.kick("dave", from: 1, by: "dave") } == .notFound)
+    }
+
+    @Test func onlyTheOwnerChangesRolesAndTheOwnerRoleIsNotAssignable() throws {
+        var d = Directory()
+        _ = try d.createServer(server())
+        _ = try d.join(1, user: "bob", now: 1)
+        #expect(code { _ = try d.setRole(.owner, of: "bob", in: 1, by: "alice") } == .badRequest)
+        _ = try d.setRole(.admin, of: "bob", in: 1, by: "alice")
+        #expect(code { _ = try d.setRole(.member, of: "alice", in: 1, by: "bob") } == .forbidden)
+    }
+
+    @Test func deletingAServerRemovesItsChannelsAndMemberships() throws {
+        var d = Directory()
+        _ = try d.createServer(server())
+        _ = try d.join(1, user: "bob", now: 1)
+        _ = try d.createChannel(channel(), by: "alice")
+        #expect(code { _ = try d.deleteServer(1, by: "bob") } == .forbidden)
+        let (_, members) = try d.deleteServer(1, by: "alice")
+        #expect(Set(members) == ["alice", "bob"])
+        #expect(d.server(1) == nil)
+        #expect(d.channel(10) == nil)
+        #expect(d.serverIDs(of: "bob").isEmpty)
+    }
+
+    @Test func messagesTakeConsecutiveSeqsAndTimeNeverGoesBack() throws {
+        var d = Directory()
+        _ = try d.createServer(server())
+        _ = try d.createChannel(channel(), by: "alice")
+        let a = try d.appendMessage(to: 10, by: "alice", now: 1_000)
+        let b = try d.appendMessage(to: 10, by: "alice", now: 900)
+        #expect(a.seq == 1 && b.seq == 2)
+        #expect(b.time == 1_000)
+        #expect(d.channel(10)?.lastSeq == 2)
+    }
+
+    @Test func loadingRebuildsMembershipsAndChannels() throws {
+        var d = Directory()
+        d.load(servers: [server()],
+               members: [MemberRecord(serverID: 1, userID: "alice", role: .owner, joinedAt: 0),
+                         MemberRecord(serverID: 1, userID: "bob", role: .member, joinedAt: 0)],
+               invites: [InviteRecord(serverID: 1, userID: "carol", inviter: "alice", createdAt: 0)],
+               channels: [channel()])
+        #expect(d.memberCount(1) == 2)
+        #expect(d.serverIDs(of: "bob") == [1])
+        _ = try d.acceptInvite(1, user: "carol", now: 1)
+        #expect(try d.channels(of: 1, askedBy: "bob").map(\.id) == [10])
+    }
+}

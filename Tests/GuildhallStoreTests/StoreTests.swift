@@ -1,0 +1,160 @@
+// The store on a temporary database: acknowledged writes survive a reopen,
+// a failed batch does not take the next one down, history pages correctly.
+
+import Foundation
+import Synchronization
+import Testing
+@testable import GuildhallCore
+@testable import GuildhallStore
+
+/// Collects what the store threads report, for tests to wait on with a deadline.
+final class Reports: Sendable {
+    let outcomes = Mutex<[WriteOutcome]>([])
+    let reads = Mutex<[ReadResult]>([])
+
+    func waitOutcomes(_ n: Int, timeout: Double = 10) -> [WriteOutcome] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let got = outcomes.withLock { $0 }
+            if got.count >= n { return got }
+            usleep(2_000)
+        }
+        return outcomes.withLock { $0 }
+    }
+
+    func waitRead(ticket: UInt64, timeout: Double = 10) -> ReadResult? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let r = reads.withLock({ $0.first { $0.ticket == ticket } }) { return r }
+            usleep(2_000)
+        }
+        return nil
+    }
+}
+
+func temporaryFolder() -> String {
+    let path = NSTemporaryDirectory() + "guildhall-store-\(UUID().uuidString)"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func openStore(_ folder: String, _ reports: Reports) throws -> Store {
+    try Store(StoreOptions(folder: folder), onCommitted: { o in reports.outcomes.withLock { $0 += o } },
+              onRead: { r in reports.reads.withLock { $0 += r } })
+}
+
+func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: String = "m") -> MessageRecord {
+    MessageRecord(uid: uid ?? (1_000 + seq), serverID: 1, channelID: channel, seq: seq, sender: "alice", sentTime: 5_000 + seq,
+                  content: .text(text), mentions: ["bob"], mentionAll: false, needReceipt: false, clientID: "c\(seq)")
+}
+
+@Suite struct StoreTests {
+    let server = ServerRecord(id: 1, name: "Guild", icon: "", custom: "{}", owner: "alice", openJoin: true, createdAt: 1)
+    let channel = ChannelRecord(id: 10, serverID: 1, name: "general", topic: "", custom: "", createdAt: 2)
+
+    @Test func everyAcknowledgedMessageIsThereAfterReopening() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openStore(folder, reports)
+        store.writer.submit(WriteJob(ticket: 0, writes: [.directory(.serverSaved(server)), .directory(.channelSaved(channel)),
+                                                          .directory(.memberSaved(MemberRecord(serverID: 1, userID: "alice", role: .owner, joinedAt: 1)))]))
+        for seq in 1...500 { store.writer.submit(WriteJob(ticket: UInt64(seq), writes: [.message(message(seq: UInt64(seq)))])) }
+        let outcomes = reports.waitOutcomes(501)
+        let acknowledged = outcomes.filter { $0.error == nil }.map(\.ticket)
+        #expect(acknowledged.count == 501)
+        store.close()
+
+        let reopened = try openStore(folder, Reports())
+        defer { reopened.close() }
+        let snapshot = try reopened.loadSnapshot(clientIDFloorUID: 0)
+        #expect(snapshot.servers == [server])
+        #expect(snapshot.members.count == 1)
+        #expect(snapshot.channels.first?.lastSeq == 500)
+        #expect(snapshot.channels.first?.lastMessageTime == 5_500)
+        #expect(snapshot.highestID == 1_500)
+        #expect(snapshot.recentClientMessages.count == 500)
+        #expect(snapshot.recentClientMessages.first == message(seq: 1))
+    }
+
+    @Test func aBatchFollowingAFailedOneStillCommits() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openStore(folder, reports)
+        defer { store.close() }
+        store.writer.submit(WriteJob(ticket: 1, writes: [.message(message(seq: 1))]))
+        _ = reports.waitOutcomes(1)
+        // Ticket 2 repeats (channel, seq) 1 and must fail; 3 and 4 come right after it.
+        store.writer.submit(WriteJob(ticket: 2, writes: [.message(message(seq: 1, uid: 9_999))]))
+        store.writer.submit(WriteJob(ticket: 3, writes: [.message(message(seq: 2))]))
+        store.writer.submit(WriteJob(ticket: 4, writes: [.message(message(seq: 3))]))
+        let outcomes = reports.waitOutcomes(4)
+        #expect(outcomes.first { $0.ticket == 2 }?.error != nil)
+        #expect(outcomes.filter { $0.ticket != 2 }.allSatisfy { $0.error == nil })
+        // And a later batch commits as well.
+        store.writer.submit(WriteJob(ticket: 5, writes: [.message(message(seq: 4))]))
+        #expect(reports.waitOutcomes(5).first { $0.ticket == 5 }?.error == nil)
+        store.reader.submit(ticket: 1, .history(channel: 10, anchor: 0, after: true, limit: 10))
+        #expect(reports.waitRead(ticket: 1)?.messages.map(\.seq) == [1, 2, 3, 4])
+    }
+
+    @Test func aJobIsAtomic() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openStore(folder, reports)
+        store.writer.submit(WriteJob(ticket: 1, writes: [.message(message(seq: 1))]))
+        // The second write of this job conflicts, so its first write must not stay either.
+        store.writer.submit(WriteJob(ticket: 2, writes: [.message(message(seq: 2)), .message(message(seq: 1, uid: 7))]))
+        let outcomes = reports.waitOutcomes(2)
+        #expect(outcomes.first { $0.ticket == 2 }?.error != nil)
+        store.close()
+        let snapshot = try openStore(folder, Reports()).loadSnapshot(clientIDFloorUID: 0)
+        #expect(snapshot.highestID == 1_001)
+    }
+
+    @Test func historyPagesBeforeAndAfterASeq() throws {
+        let reports = Reports()
+        let store = try openStore(temporaryFolder(), reports)
+        defer { store.close() }
+        for seq in 1...25 { store.writer.submit(WriteJob(ticket: UInt64(seq), writes: [.message(message(seq: UInt64(seq)))])) }
+        store.writer.submit(WriteJob(ticket: 99, writes: [.message(message(seq: 1, channel: 11, uid: 5_000))]))
+        _ = reports.waitOutcomes(26)
+        store.reader.submit(ticket: 1, .history(channel: 10, anchor: 0, after: false, limit: 10))
+        store.reader.submit(ticket: 2, .history(channel: 10, anchor: 16, after: false, limit: 10))
+        store.reader.submit(ticket: 3, .history(channel: 10, anchor: 20, after: true, limit: 10))
+        store.reader.submit(ticket: 4, .messages(uids: [1_003, 42, 1_001]))
+        let newest = try #require(reports.waitRead(ticket: 1))
+        #expect(newest.messages.map(\.seq) == Array(16...25))
+        #expect(newest.hasMore)
+        let older = try #require(reports.waitRead(ticket: 2))
+        #expect(older.messages.map(\.seq) == Array(6...15))
+        let newer = try #require(reports.waitRead(ticket: 3))
+        #expect(newer.messages.map(\.seq) == Array(21...25))
+        #expect(!newer.hasMore)
+        #expect(reports.waitRead(ticket: 4)?.messages.map(\.uid) == [1_003, 1_001])
+    }
+
+    @Test func migrationsRunOnceAndReopeningIsIdempotent() throws {
+        let folder = temporaryFolder()
+        try openStore(folder, Reports()).close()
+        let store = try openStore(folder, Reports())
+        defer { store.close() }
+        let db = try SQLiteConnection(path: store.path, readOnly: true)
+        #expect(try db.scalar("PRAGMA user_version") == Int64(Schema.migrations.count))
+        let mode = try db.prepare("PRAGMA journal_mode", persistent: false)
+        #expect(try mode.step() && mode.text(0) == "wal")
+    }
+
+    @Test func customBodiesAndMentionsRoundTrip() throws {
+        let reports = Reports()
+        let store = try openStore(temporaryFolder(), reports)
+        defer { store.close() }
+        var m = message(seq: 1)
+        m.content = .custom(type: "image", data: [0, 1, 2, 255])
+        m.mentions = ["bob", "carol"]
+        m.mentionAll = true
+        store.writer.submit(WriteJob(ticket: 1, writes: [.message(m)]))
+        _ = reports.waitOutcomes(1)
+        store.reader.submit(ticket: 7, .messages(uids: [m.uid]))
+        #expect(reports.waitRead(ticket: 7)?.messages == [m])
+    }
+}
