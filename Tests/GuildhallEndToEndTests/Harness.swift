@@ -1,0 +1,148 @@
+// What the end-to-end tests share: a real server on 127.0.0.1:0 with a
+// temporary data folder, SDK clients logged in to it, a listener that
+// records events, and waits with deadlines (never bare sleeps).
+
+import Foundation
+import GuildhallClient
+import GuildhallCore
+@testable import GuildhallServer
+import GuildhallWire
+import Synchronization
+import Testing
+
+let testSecret = "e2e-secret"
+
+struct WaitTimeout: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Polls `check` until it returns a value or `timeout` passes.
+func waitFor<T>(_ what: String, timeout: Double = 10, _ check: () throws -> T?) async throws -> T {
+    let deadline = Date().addingTimeInterval(timeout)
+    while true {
+        if let value = try check() { return value }
+        if Date() > deadline { throw WaitTimeout(what: what) }
+        try await Task.sleep(nanoseconds: 5_000_000)
+    }
+}
+
+final class TestServer: Sendable {
+    let folder: String
+    let settings: Settings
+    private let handle: Locked<ServiceHandle?>
+
+    init(_ tweak: (inout Settings) throws -> Void = { _ in }, folder: String? = nil) throws {
+        self.folder = folder ?? NSTemporaryDirectory() + "guildhall-e2e-\(UUID().uuidString)"
+        var s = Settings()
+        s.listen = "127.0.0.1:0"
+        s.data = self.folder
+        s.secret = testSecret
+        s.logLevel = "warn"
+        try tweak(&s)
+        settings = s
+        handle = Locked(try ServiceHandle(settings: s))
+    }
+
+    var port: Int { handle.withLock { $0!.port } }
+
+    /// Stops gracefully; returns uv_loop_close's result (0: no leaked handle).
+    @discardableResult
+    func stop() -> Int32 {
+        let h = handle.withLock { h in
+            let old = h
+            h = nil
+            return old
+        }
+        return h?.stop() ?? 0
+    }
+
+    /// Stops, then starts again on the same data folder and the same port.
+    func restart() throws {
+        let port = self.port
+        stop()
+        var s = settings
+        s.listen = "127.0.0.1:\(port)"
+        let started = try ServiceHandle(settings: s)
+        handle.withLock { $0 = started }
+    }
+
+    func token(_ user: String, device: String = "d1", ttl: Int64 = 3600) -> String {
+        let expiry = UInt64(Int64(systemClock() / 1000) + ttl)
+        return AccessToken(user: user, device: device, expiry: expiry).signed(with: Array(testSecret.utf8))
+    }
+
+    /// A logged-in client with a recorder attached.
+    func client(_ user: String, device: String = "d1") async throws -> (GuildhallClient, Recorder) {
+        let c = GuildhallClient(port: port, token: token(user, device: device))
+        let r = Recorder()
+        c.addListener(r)
+        try await c.connect()
+        return (c, r)
+    }
+}
+
+/// Records every callback, in order.
+final class Recorder: GuildhallListener {
+    enum Event: Sendable {
+        case message(GHChannelMessage)
+        case notification(GHSystemNotification)
+        case closed(GHCloseReason, String)
+        case status(ConnectionStatus)
+    }
+
+    let events = Mutex<[Event]>([])
+
+    func onMessage(_ message: GHChannelMessage) { events.withLock { $0.append(.message(message)) } }
+    func onSystemNotification(_ n: GHSystemNotification) { events.withLock { $0.append(.notification(n)) } }
+    func onSessionClosed(_ reason: GHCloseReason, message: String) { events.withLock { $0.append(.closed(reason, message)) } }
+    func onConnectionStatus(_ status: ConnectionStatus) { events.withLock { $0.append(.status(status)) } }
+
+    var messages: [GHChannelMessage] {
+        events.withLock { $0.compactMap { if case .message(let m) = $0 { m } else { nil } } }
+    }
+
+    var notifications: [GHSystemNotification] {
+        events.withLock { $0.compactMap { if case .notification(let n) = $0 { n } else { nil } } }
+    }
+
+    var closes: [GHCloseReason] {
+        events.withLock { $0.compactMap { if case .closed(let r, _) = $0 { r } else { nil } } }
+    }
+
+    var connectedCount: Int {
+        events.withLock { $0.filter { if case .status(.connected) = $0 { true } else { false } }.count }
+    }
+
+    func message(_ what: String = "a message", timeout: Double = 10, where match: @escaping (GHChannelMessage) -> Bool) async throws -> GHChannelMessage {
+        try await waitFor(what, timeout: timeout) { self.messages.first(where: match) }
+    }
+
+    func notification(_ kind: GHNotificationKind, timeout: Double = 10) async throws -> GHSystemNotification {
+        try await waitFor("notification \(kind)", timeout: timeout) { self.notifications.first { $0.kind == kind } }
+    }
+
+    func closed(timeout: Double = 10) async throws -> GHCloseReason {
+        try await waitFor("a close event", timeout: timeout) { self.closes.first }
+    }
+}
+
+/// Expects `body` to throw a wire error with `code`.
+func expectError(_ code: GHErrorCode, _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async {
+    do {
+        try await body()
+        Issue.record("expected error \(code.rawValue), got success", sourceLocation: sourceLocation)
+    } catch let e as GuildhallError {
+        #expect(e.code == code, "\(e.message)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected error \(code.rawValue), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+/// A server with one channel that `owner` created and `members` joined.
+func guild(_ server: TestServer, owner: GuildhallClient, members: [GuildhallClient]) async throws -> (GHServerInfo, GHChannelInfo) {
+    let s = try await owner.createServer(name: "Guild")
+    for m in members { _ = try await m.joinServer(s.serverID) }
+    let c = try await owner.createChannel(in: s.serverID, name: "general")
+    return (s, c)
+}

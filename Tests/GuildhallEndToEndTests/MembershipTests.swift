@@ -1,0 +1,110 @@
+// Joining, invitations, leaving, kicks, roles and the notifications each
+// sends to the server's online members.
+
+import Foundation
+import GuildhallClient
+import GuildhallWire
+import Testing
+
+@Suite struct MembershipTests {
+    @Test func anInviteOnlyServerAdmitsOnlyInvitedUsers() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceEvents) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let g = try await alice.createServer(name: "Private", openJoin: false)
+        await expectError(.forbidden) { _ = try await bob.joinServer(g.serverID) }
+        await expectError(.notFound) { _ = try await bob.acceptInvite(g.serverID) }
+        try await alice.invite("bob", to: g.serverID)
+        let invited = try await bobEvents.notification(.memberInvited)
+        #expect(invited.serverID == g.serverID)
+        #expect(invited.member.userID == "bob")
+        #expect(invited.actorID == "alice")
+        await expectError(.conflict) { try await alice.invite("bob", to: g.serverID) }
+        let member = try await bob.acceptInvite(g.serverID)
+        #expect(member.role == .member)
+        let joined = try await aliceEvents.notification(.memberJoined)
+        #expect(joined.member.userID == "bob")
+        await expectError(.conflict) { _ = try await bob.joinServer(g.serverID) }
+    }
+
+    @Test func aKickedMemberIsToldAndStopsReceivingMessages() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (carol, carolEvents) = try await server.client("carol")
+        let (g, channel) = try await guild(server, owner: alice, members: [bob, carol])
+        await expectError(.forbidden) { try await bob.kick("carol", from: g.serverID) }
+        try await alice.kick("bob", from: g.serverID)
+        let kicked = try await bobEvents.notification(.memberKicked)
+        #expect(kicked.member.userID == "bob")
+        _ = try await carolEvents.notification(.memberKicked)
+        let after = try await alice.send("bob is gone", to: channel.channelID)
+        _ = try await carolEvents.message { $0.uid == after.uid }
+        #expect(!bobEvents.messages.contains { $0.uid == after.uid })
+        await expectError(.notFound) { _ = try await bob.send("let me in", to: channel.channelID) }
+        await expectError(.notFound) { _ = try await bob.history(of: channel.channelID) }
+        #expect(try await bob.myServers().isEmpty)
+    }
+
+    @Test func leavingAndRolesFollowTheRules() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceEvents) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (g, _) = try await guild(server, owner: alice, members: [bob])
+        await expectError(.forbidden) { try await alice.leaveServer(g.serverID) }
+        await expectError(.forbidden) { _ = try await bob.createChannel(in: g.serverID, name: "nope") }
+        let admin = try await alice.setRole(.admin, of: "bob", in: g.serverID)
+        #expect(admin.role == .admin)
+        #expect(try await aliceEvents.notification(.memberRoleChanged).member.role == .admin)
+        let c = try await bob.createChannel(in: g.serverID, name: "bobs")
+        #expect(c.name == "bobs")
+        await expectError(.forbidden) { _ = try await bob.setRole(.member, of: "alice", in: g.serverID) }
+        try await bob.leaveServer(g.serverID)
+        #expect(try await aliceEvents.notification(.memberLeft).member.userID == "bob")
+        #expect(try await alice.members(of: g.serverID).map(\.userID) == ["alice"])
+    }
+
+    @Test func nonMembersSeeNotFoundForEverything() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (eve, _) = try await server.client("eve")
+        let (g, channel) = try await guild(server, owner: alice, members: [])
+        let sent = try await alice.send("secret", to: channel.channelID)
+        await expectError(.notFound) { _ = try await eve.channels(of: g.serverID) }
+        await expectError(.notFound) { _ = try await eve.members(of: g.serverID) }
+        await expectError(.notFound) { _ = try await eve.send("hi", to: channel.channelID) }
+        await expectError(.notFound) { _ = try await eve.history(of: channel.channelID) }
+        await expectError(.notFound) { _ = try await eve.updateServer(g.serverID, name: "mine") }
+        await expectError(.notFound) { try await eve.deleteServer(g.serverID) }
+        await expectError(.notFound) { try await eve.kick("alice", from: g.serverID) }
+        await expectError(.notFound) { _ = try await eve.joinServer(424242) }
+        #expect(try await eve.servers([g.serverID]).isEmpty)
+        #expect(try await eve.messages([sent.uid]).isEmpty)
+    }
+
+    @Test func serverAndChannelChangesAreNotifiedToOnlineMembers() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (g, channel) = try await guild(server, owner: alice, members: [bob])
+        #expect(try await bobEvents.notification(.channelCreated).channel.channelID == channel.channelID)
+        let renamed = try await alice.updateServer(g.serverID, name: "Renamed", custom: "{\"x\":1}")
+        #expect(renamed.name == "Renamed" && renamed.memberCount == 2)
+        #expect(try await bobEvents.notification(.serverUpdated).server.name == "Renamed")
+        let topic = try await alice.updateChannel(channel.channelID, topic: "news")
+        #expect(topic.topic == "news" && topic.name == "general")
+        #expect(try await bobEvents.notification(.channelUpdated).channel.topic == "news")
+        try await alice.deleteChannel(channel.channelID)
+        #expect(try await bobEvents.notification(.channelDeleted).channelID == channel.channelID)
+        #expect(try await bob.channels(of: g.serverID).isEmpty)
+        try await alice.deleteServer(g.serverID)
+        #expect(try await bobEvents.notification(.serverDeleted).serverID == g.serverID)
+        #expect(try await bob.myServers().isEmpty)
+        await expectError(.notFound) { _ = try await bob.members(of: g.serverID) }
+    }
+}

@@ -1,0 +1,135 @@
+// The whole path through the SDK against the real server: servers, members,
+// channels, messages, history, notifications, restart.
+
+import Foundation
+import GuildhallClient
+import GuildhallWire
+import Testing
+
+@Suite struct ServerFlowTests {
+    @Test func aliceAndBobChatInAServer() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (g, channel) = try await guild(server, owner: alice, members: [bob])
+        #expect(g.memberCount == 1)
+        #expect(try await alice.servers([g.serverID]).first?.memberCount == 2)
+
+        let sent = try await alice.send("hello bob", to: channel.channelID, mentions: ["bob"])
+        #expect(sent.seq == 1)
+        #expect(sent.senderID == "alice")
+        #expect(sent.uid != 0 && sent.sentTime != 0)
+        let received = try await bobEvents.message { $0.uid == sent.uid }
+        #expect(received == sent)
+        #expect(received.body.text == "hello bob")
+        #expect(received.mentions == ["bob"])
+
+        let reply = try await bob.send("hi alice", to: channel.channelID)
+        #expect(reply.seq == 2)
+        let page = try await bob.history(of: channel.channelID)
+        #expect(page.messages.map(\.uid) == [sent.uid, reply.uid])
+        #expect(try await alice.messages([reply.uid, sent.uid]).map(\.seq) == [2, 1])
+        alice.close()
+        bob.close()
+    }
+
+    @Test func theSendingSessionGetsTheAnswerAndTheSendersOtherDevicesGetTheEvent() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (phone, phoneEvents) = try await server.client("alice", device: "phone")
+        let (laptop, laptopEvents) = try await server.client("alice", device: "laptop")
+        let (_, channel) = try await guild(server, owner: phone, members: [])
+        let sent = try await phone.send("from my phone", to: channel.channelID)
+        _ = try await laptopEvents.message { $0.uid == sent.uid }
+        // A later message reaches the phone too, so the phone would have seen the first by now.
+        let later = try await laptop.send("from my laptop", to: channel.channelID)
+        _ = try await phoneEvents.message { $0.uid == later.uid }
+        #expect(!phoneEvents.messages.contains { $0.uid == sent.uid })
+    }
+
+    @Test func historyPagesBackwardAndForwardAtMost100AtATime() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (_, channel) = try await guild(server, owner: alice, members: [])
+        for i in 1...120 { _ = try await alice.send("m\(i)", to: channel.channelID) }
+        let newest = try await alice.history(of: channel.channelID, limit: 100)
+        #expect(newest.messages.map(\.seq) == Array(21...120))
+        #expect(newest.moreAvailable)
+        let older = try await alice.history(of: channel.channelID, before: 21, limit: 100)
+        #expect(older.messages.map(\.seq) == Array(1...20))
+        #expect(!older.moreAvailable)
+        let after = try await alice.history(of: channel.channelID, after: 115, limit: 10)
+        #expect(after.messages.map(\.seq) == Array(116...120))
+        await expectError(.limitReached) { _ = try await alice.history(of: channel.channelID, limit: 101) }
+    }
+
+    @Test func everythingIsStillThereAfterARestart() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (g, channel) = try await guild(server, owner: alice, members: [bob])
+        let first = try await alice.send("before restart", to: channel.channelID)
+        alice.close()
+        bob.close()
+        try server.restart()
+        (alice, _) = try await server.client("alice")
+        #expect(try await alice.myServers().map(\.serverID) == [g.serverID])
+        #expect(try await alice.members(of: g.serverID).map(\.userID) == ["alice", "bob"])
+        let channels = try await alice.channels(of: g.serverID)
+        #expect(channels.map(\.channelID) == [channel.channelID])
+        #expect(channels.first?.lastSeq == 1)
+        #expect(try await alice.history(of: channel.channelID).messages.map(\.uid) == [first.uid])
+        let second = try await alice.send("after restart", to: channel.channelID)
+        #expect(second.seq == 2)
+        #expect(second.uid > first.uid)
+    }
+
+    @Test func aResendWithTheSameClientIDReturnsTheOriginal() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (_, channel) = try await guild(server, owner: alice, members: [])
+        async let a = alice.send("once", to: channel.channelID, clientID: "c-1")
+        async let b = alice.send("once", to: channel.channelID, clientID: "c-1")
+        let (x, y) = try await (a, b)
+        #expect(x.uid == y.uid)
+        let again = try await alice.send("once", to: channel.channelID, clientID: "c-1")
+        #expect(again.uid == x.uid)
+        try server.restart()
+        let (fresh, _) = try await server.client("alice", device: "d2")
+        #expect(try await fresh.send("once", to: channel.channelID, clientID: "c-1").uid == x.uid)
+        #expect(try await fresh.history(of: channel.channelID).messages.count == 1)
+        #expect(try await fresh.send("other", to: channel.channelID, clientID: "c-2").seq == 2)
+    }
+
+    @Test func customBodiesKeepTheirTypeAndBytes() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (_, channel) = try await guild(server, owner: alice, members: [])
+        var body = GHMessageBody()
+        body.custom.type = "sticker"
+        body.custom.data = Data([0, 1, 2, 250])
+        let sent = try await alice.send(body, to: channel.channelID)
+        let stored = try await alice.messages([sent.uid])
+        #expect(stored.first?.body.custom.type == "sticker")
+        #expect(stored.first?.body.custom.data == Data([0, 1, 2, 250]))
+    }
+
+    @Test func messageLimitsAreEnforced() async throws {
+        let server = try TestServer { try $0.set("max-body-bytes", "10") }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (_, channel) = try await guild(server, owner: alice, members: [])
+        _ = try await alice.send(String(repeating: "a", count: 10), to: channel.channelID)
+        await expectError(.tooLarge) { _ = try await alice.send(String(repeating: "a", count: 11), to: channel.channelID) }
+        await expectError(.tooLarge) {
+            _ = try await alice.send("hi", to: channel.channelID, mentions: (0...100).map { "u\($0)" })
+        }
+        await expectError(.badRequest) { _ = try await alice.send(GHMessageBody(), to: channel.channelID) }
+        #expect(try await alice.history(of: channel.channelID).messages.count == 1)
+    }
+}
