@@ -13,6 +13,7 @@ run: deps build
 	.build/debug/guildhall serve $(ARGS)
 
 test: deps
+	$(SWIFT) build
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

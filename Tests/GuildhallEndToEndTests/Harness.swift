@@ -4,7 +4,7 @@
 
 import Foundation
 import GuildhallClient
-import GuildhallCore
+@testable import GuildhallCore
 @testable import GuildhallServer
 import GuildhallWire
 import Synchronization

@@ -1,0 +1,75 @@
+// The `guildhall` binary's subcommands: token minting, configuration
+// precedence, and the scriptable JSON client against a real server.
+
+import Foundation
+import Testing
+@testable import GuildhallCore
+@testable import GuildhallServer
+
+@Suite struct CommandLineTests {
+    @Test func tokenMintsATokenTheServerAccepts() throws {
+        let (rc, out) = try Binary.run(["token", "--user", "alice", "--device", "cli", "--ttl", "60", "--set", "secret=\(testSecret)"])
+        #expect(rc == 0)
+        let token = out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let verified = try AccessToken.verify(token, secret: Array(testSecret.utf8), nowSeconds: systemClock() / 1000)
+        #expect(verified.user == "alice" && verified.device == "cli")
+        #expect(verified.expiry <= systemClock() / 1000 + 60)
+    }
+
+    @Test func flagsBeatEnvironmentWhichBeatsTheConfigFile() throws {
+        let file = NSTemporaryDirectory() + "guildhall-\(UUID().uuidString).conf"
+        try "# test\nwrite-batch = 3\nmax-mentions = 4\nheartbeat-interval-ms = 1000\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let (rc, out) = try Binary.run(["serve", "--config", file, "--set", "write-batch=7", "--listen", "0.0.0.0:9", "--print-config"],
+                                       environment: ["GUILDHALL_WRITE_BATCH": "5", "GUILDHALL_MAX_MENTIONS": "6"])
+        #expect(rc == 0)
+        #expect(out.contains("\nwrite-batch = 7\n"))
+        #expect(out.contains("\nmax-mentions = 6\n"))
+        #expect(out.contains("\nheartbeat-interval-ms = 1000\n"))
+        #expect(out.contains("\nlisten = 0.0.0.0:9\n"))
+        #expect(out.contains("\ndata = ./data\n"))
+    }
+
+    @Test func aBadSettingIsRefusedWithItsName() throws {
+        let (rc, _) = try Binary.run(["serve", "--set", "write-batch=zero", "--print-config"])
+        #expect(rc != 0)
+        var s = Settings()
+        #expect(throws: SettingsError.self) { try s.apply(configFile: "no-such-setting = 1") }
+        #expect(throws: SettingsError.self) { try s.apply(configFile: "listen = nowhere") }
+        #expect(throws: SettingsError.self) { try s.apply(environment: ["GUILDHALL_SYNCHRONOUS": "sometimes"]) }
+        try s.apply(configFile: "synchronous = full # durable\n\nnode-id = \"12\"")
+        #expect(s.synchronous == "FULL" && s.nodeID == 12)
+    }
+
+    @Test func theJSONClientRunsOneCommandALine() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (bob, bobEvents) = try await server.client("bob")
+        let token = server.token("alice", device: "cli")
+        let owned = try await waitForJSON(server: server, token: token, lines: [#"{"cmd":"create-server","name":"From CLI"}"#])
+        let serverID = try #require(owned.first { $0["cmd"] as? String == "create-server" }?["result"] as? [String: Any])["serverId"] as! String
+        _ = try await bob.joinServer(UInt64(serverID)!)
+        let lines = try await waitForJSON(server: server, token: token, lines: [
+            #"{"cmd":"create-channel","server":\#(serverID),"name":"cli"}"#,
+            #"{"cmd":"nonsense"}"#,
+            #"{"cmd":"servers"}"#,
+        ])
+        let channel = try #require(lines.first { $0["cmd"] as? String == "create-channel" }?["result"] as? [String: Any])
+        #expect(channel["name"] as? String == "cli")
+        let bad = try #require(lines.first { $0["cmd"] as? String == "nonsense" })
+        #expect(bad["ok"] as? Bool == false)
+        let channelID = channel["channelId"] as! String
+        let sent = try await waitForJSON(server: server, token: token, lines: [#"{"cmd":"send","channel":"\#(channelID)","text":"hi from the cli"}"#])
+        #expect(sent.first { $0["cmd"] as? String == "send" }?["ok"] as? Bool == true)
+        _ = try await bobEvents.message { $0.body.text == "hi from the cli" }
+    }
+
+    /// Runs `guildhall client --json` with `lines` on stdin; returns every JSON object it printed.
+    func waitForJSON(server: TestServer, token: String, lines: [String]) async throws -> [[String: Any]] {
+        let (rc, out) = try Binary.run(["client", "--server", "127.0.0.1:\(server.port)", "--token", token, "--json"],
+                                       input: lines.joined(separator: "\n") + "\n")
+        #expect(rc == 0)
+        return out.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+}

@@ -1,0 +1,95 @@
+// Durability through kill -9, and graceful SIGTERM, on the real binary.
+
+import Foundation
+import GuildhallClient
+import GuildhallWire
+import Synchronization
+import Testing
+@testable import GuildhallServer
+import GuildhallCore
+
+@Suite(.serialized) struct CrashAndSignalTests {
+    /// Three rounds of: stream sends from 8 pipelining senders, kill -9 at a
+    /// random point, restart. Every acknowledged message must be stored exactly
+    /// once at its acknowledged seq, and seqs must stay strictly increasing.
+    @Test func everyAcknowledgedMessageSurvivesKillMinus9DuringAStreamOfSends() async throws {
+        let folder = NSTemporaryDirectory() + "guildhall-crash-\(UUID().uuidString)"
+        var server = try await ServerProcess(folder: folder)
+        let setup = GuildhallClient(port: server.port, token: TestServer.token("alice", device: "setup"))
+        try await setup.connect()
+        let g = try await setup.createServer(name: "Crash")
+        let channel = try await setup.createChannel(in: g.serverID, name: "stream")
+        setup.close()
+        let acked = Locked<[(uid: UInt64, seq: UInt64)]>([])
+        for round in 0..<3 {
+            let writer = GuildhallClient(port: server.port, token: TestServer.token("alice", device: "writer"))
+            try await writer.connect()
+            let target = acked.withLock { $0.count } + Int.random(in: 100...400)
+            let senders = (0..<8).map { worker in
+                Task {
+                    var i = 0
+                    while true {
+                        do {
+                            let id = "r\(round)-w\(worker)-\(i)"
+                            let m = try await writer.send(id, to: channel.channelID, clientID: id)
+                            acked.withLock { $0.append((m.uid, m.seq)) }
+                            i += 1
+                        } catch { return }
+                    }
+                }
+            }
+            _ = try await waitFor("\(target) acknowledged sends", timeout: 60) { acked.withLock { $0.count } >= target ? true : nil }
+            server.signal(SIGKILL)
+            #expect(server.wait() != 0)
+            writer.close()
+            for s in senders { await s.value }
+            server = try await ServerProcess(folder: folder)
+        }
+        defer { server.signal(SIGTERM); _ = server.wait() }
+        let acknowledged = acked.withLock { $0 }
+
+        let reader = GuildhallClient(port: server.port, token: TestServer.token("alice", device: "reader"))
+        try await reader.connect()
+        var stored: [GHChannelMessage] = []
+        while true {
+            let page = try await reader.history(of: channel.channelID, after: stored.last?.seq ?? 0, limit: 100)
+            stored += page.messages
+            if !page.moreAvailable { break }
+        }
+        let bySeq = Dictionary(stored.map { ($0.uid, $0.seq) }, uniquingKeysWith: { a, _ in a })
+        #expect(bySeq.count == stored.count, "no message is stored twice")
+        #expect(Set(stored.map(\.clientID)).count == stored.count, "no client id is stored twice")
+        for a in acknowledged { #expect(bySeq[a.uid] == a.seq, "acknowledged \(a.uid) at seq \(a.seq)") }
+        #expect(zip(stored, stored.dropFirst()).allSatisfy { $0.seq < $1.seq })
+        // The store takes writes again after the crash.
+        let next = try await reader.send("after the crash", to: channel.channelID)
+        #expect(next.seq == (stored.last?.seq ?? 0) + 1)
+        reader.close()
+    }
+
+    @Test func sigtermClosesSessionsWithAReasonAndExitsCleanly() async throws {
+        let folder = NSTemporaryDirectory() + "guildhall-term-\(UUID().uuidString)"
+        let server = try await ServerProcess(folder: folder)
+        let client = GuildhallClient(port: server.port, token: TestServer.token("alice"))
+        let events = Recorder()
+        client.addListener(events)
+        try await client.connect()
+        let g = try await client.createServer(name: "Term")
+        server.signal(SIGTERM)
+        #expect(try await events.closed() == .shuttingDown)
+        #expect(server.wait() == 0)
+        client.close()
+        let again = try await ServerProcess(folder: folder)
+        defer { again.signal(SIGTERM); _ = again.wait() }
+        let back = GuildhallClient(port: again.port, token: TestServer.token("alice"))
+        try await back.connect()
+        #expect(try await back.myServers().map(\.serverID) == [g.serverID])
+        back.close()
+    }
+}
+
+extension TestServer {
+    static func token(_ user: String, device: String = "d1") -> String {
+        AccessToken(user: user, device: device, expiry: systemClock() / 1000 + 3600).signed(with: Array(testSecret.utf8))
+    }
+}

@@ -1,0 +1,75 @@
+// A bare TCP connection for bad-input tests: send any bytes, read frames
+// back with a deadline, see whether the server closed the connection.
+
+import Foundation
+import GuildhallWire
+
+final class RawConnection {
+    let fd: Int32
+    private var decoder = FrameDecoder(maxFrameBytes: 1 << 20)
+    private(set) var peerClosed = false
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else { throw WaitTimeout(what: "connect") }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    func send(_ frame: GHFrame) { send(FrameEncoding.framed(frame)) }
+
+    func send(_ request: GHRequest) {
+        var f = GHFrame()
+        f.request = request
+        send(f)
+    }
+
+    func login(_ token: String, id: UInt64 = 1) {
+        var r = GHRequest()
+        r.id = id
+        r.login.token = token
+        send(r)
+    }
+
+    /// The next frame, or nil when the connection closed or `timeout` passed.
+    func nextFrame(timeout: Double = 5) -> GHFrame? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let payload = try? decoder.next() { return try? GHFrame(serializedBytes: payload) }
+            if peerClosed { return nil }
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 { return nil }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&p, 1, Int32(left * 1000) + 1) <= 0 { continue }
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { peerClosed = true } else { decoder.feed(Array(buffer[0..<n])) }
+        }
+    }
+
+    /// Reads until the server closes the connection; returns every frame seen.
+    func framesUntilClosed(timeout: Double = 5) -> [GHFrame] {
+        var frames: [GHFrame] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while !peerClosed, Date() < deadline {
+            if let f = nextFrame(timeout: deadline.timeIntervalSinceNow) { frames.append(f) }
+        }
+        return frames
+    }
+}
+
+extension Array where Element == GHFrame {
+    var errors: [GHError] { compactMap { if case .error(let e)? = $0.response.result { e } else { nil } } }
+    var closeReasons: [GHCloseReason] { compactMap { if case .closed(let c)? = $0.event.body { c.reason } else { nil } } }
+}
