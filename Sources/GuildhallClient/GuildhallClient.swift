@@ -142,6 +142,7 @@ public final class GuildhallClient: Sendable {
 
     private func runConnection() {
         var backoffMs = 100
+        var lastEnd: ClientError = .closed
         while !state.withLock({ $0.closed }) {
             notify { $0.onConnectionStatus(.connecting) }
             var endReason: ClientError = .disconnected("connection lost")
@@ -162,6 +163,7 @@ public final class GuildhallClient: Sendable {
             } catch {
                 endReason = .disconnected(error.description)
             }
+            lastEnd = endReason
             failPending(endReason)
             notify { $0.onConnectionStatus(.disconnected(endReason)) }
             let stop = state.withLock { s -> Bool in
@@ -178,7 +180,7 @@ public final class GuildhallClient: Sendable {
             s.closed = true
             let w = s.connectWaiters
             s.connectWaiters = []
-            return (w, s.fatal ?? ClientError.closed)
+            return (w, s.fatal ?? lastEnd)
         }
         for c in waiters.0 { c.resume(throwing: waiters.1) }
         notify { $0.onConnectionStatus(.closed) }

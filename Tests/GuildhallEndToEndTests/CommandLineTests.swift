@@ -40,6 +40,17 @@ import Testing
         #expect(s.synchronous == "FULL" && s.nodeID == 12)
     }
 
+    @Test func healthSaysWhetherAServerAnswers() throws {
+        let server = try TestServer()
+        let port = server.port
+        let (healthy, _) = try Binary.run(["health", "--server", "127.0.0.1:\(port)"])
+        #expect(healthy == 0)
+        server.stop()
+        let (unhealthy, out) = try Binary.run(["health", "--server", "127.0.0.1:\(port)"])
+        #expect(unhealthy != 0)
+        #expect(out.contains("cannot connect"))
+    }
+
     @Test func theJSONClientRunsOneCommandALine() async throws {
         let server = try TestServer()
         defer { server.stop() }
