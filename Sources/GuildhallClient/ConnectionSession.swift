@@ -23,7 +23,7 @@ final class ConnectionSession {
     func run() -> ClientError {
         var login = GHLogin()
         login.token = client.options.token()
-        login.autoSubscribe = client.options.autoSubscribe
+        login.autoSubscribe = client.state.withLock { $0.autoSubscribe }
         login.clientVersion = client.options.clientVersion
         var frame = GHFrame()
         frame.request.id = loginID
@@ -75,15 +75,25 @@ final class ConnectionSession {
         case .login(let result)?:
             loggedIn = true
             heartbeatMs = UInt64(max(100, result.heartbeatIntervalMs))
-            waiters = client.state.withLock { s in
+            let (w, reconnected) = client.state.withLock { s in
                 s.loggedIn = true
                 s.login = result
+                s.logins += 1
                 let w = s.connectWaiters
                 s.connectWaiters = []
-                return w
+                return (w, s.logins > 1)
             }
+            waiters = w
             for w in waiters { w.resume(returning: result) }
-            client.notify { $0.onConnectionStatus(.connected(result)) }
+            if reconnected {
+                let client = self.client
+                Task {
+                    await client.replayLedger()
+                    client.notify { $0.onConnectionStatus(.connected(result)) }
+                }
+            } else {
+                client.notify { $0.onConnectionStatus(.connected(result)) }
+            }
         case .error(let e)?:
             let error = GuildhallError(e)
             waiters = client.state.withLock { s in
@@ -100,7 +110,12 @@ final class ConnectionSession {
 
     private func dispatch(_ e: GHEvent) {
         switch e.body {
-        case .message(let m)?: client.notify { $0.onMessage(m) }
+        case .message(let m)?:
+            let unread: GHUnreadInfo? = e.hasUnread ? e.unread : nil
+            client.notify { $0.onMessage(m, unread: unread) }
+        case .unreadChanged(let u)?: client.notify { $0.onUnreadChanged(u) }
+        case .unreadStatus(let u)?: client.notify { $0.onUnreadStatus(u) }
+        case .typing(let t)?: client.notify { $0.onTyping(t) }
         case .notification(let n)?: client.notify { $0.onSystemNotification(n) }
         case .closed(let c)?:
             closedBy = (c.reason, c.message)

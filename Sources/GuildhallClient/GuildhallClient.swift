@@ -48,6 +48,9 @@ public final class GuildhallClient: Sendable {
         var fatal: (any Error)?
         var listeners: [any GuildhallListener] = []
         var lastEventSeq: UInt64 = 0
+        var ledger = SubscriptionLedger()
+        var autoSubscribe = false
+        var logins = 0
     }
 
     let state = Mutex(State())
@@ -59,6 +62,7 @@ public final class GuildhallClient: Sendable {
         self.host = host
         self.port = port
         self.options = options
+        state.withLock { $0.autoSubscribe = options.autoSubscribe }
     }
 
     public convenience init(host: String = "127.0.0.1", port: Int, token: String) {

@@ -15,6 +15,15 @@ public enum ConnectionStatus: Sendable, Equatable {
 public protocol GuildhallListener: AnyObject, Sendable {
     /// A new message in a channel this session receives.
     func onMessage(_ message: GHChannelMessage)
+    /// The same, with the recipient's own unread info for the channel after
+    /// the message (nil for guests). By default calls `onMessage(_:)`.
+    func onMessage(_ message: GHChannelMessage, unread: GHUnreadInfo?)
+    /// A channel's unread info changed (CHANNEL_UNREAD_COUNT, or the user read on another device).
+    func onUnreadChanged(_ info: GHUnreadInfo)
+    /// A channel went from read to unread or back (CHANNEL_UNREAD_STATUS).
+    func onUnreadStatus(_ status: GHUnreadStatus)
+    /// Who is typing in a channel now (CHANNEL_TYPING).
+    func onTyping(_ typing: GHTypingEvent)
     /// A change to a server, channel or membership.
     func onSystemNotification(_ notification: GHSystemNotification)
     /// The server closed the session and said why.
@@ -25,6 +34,10 @@ public protocol GuildhallListener: AnyObject, Sendable {
 
 extension GuildhallListener {
     public func onMessage(_ message: GHChannelMessage) {}
+    public func onMessage(_ message: GHChannelMessage, unread: GHUnreadInfo?) { onMessage(message) }
+    public func onUnreadChanged(_ info: GHUnreadInfo) {}
+    public func onUnreadStatus(_ status: GHUnreadStatus) {}
+    public func onTyping(_ typing: GHTypingEvent) {}
     public func onSystemNotification(_ notification: GHSystemNotification) {}
     public func onSessionClosed(_ reason: GHCloseReason, message: String) {}
     public func onConnectionStatus(_ status: ConnectionStatus) {}

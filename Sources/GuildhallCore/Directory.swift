@@ -12,19 +12,25 @@ public struct Directory: Sendable {
         var record: ServerRecord
         var members: [UserID: MemberRecord] = [:]
         var invites: [UserID: InviteRecord] = [:]
+        var bans: [UserID: BanRecord] = [:]
         var channels: Set<ChannelID> = []
     }
 
     private var servers: [ServerID: ServerState] = [:]
     private var channels: [ChannelID: ChannelRecord] = [:]
     private var memberships: [UserID: Set<ServerID>] = [:]
+    /// The seq the next message of a channel takes. A channel's record shows
+    /// only committed messages (`lastSeq`), so nothing uncommitted is visible.
+    private var nextSeq: [ChannelID: UInt64] = [:]
 
     public init() {}
 
     // MARK: Loading
 
     /// Rebuilds state from stored rows at startup.
-    public mutating func load(servers: [ServerRecord], members: [MemberRecord], invites: [InviteRecord], channels: [ChannelRecord]) {
+    public mutating func load(servers: [ServerRecord], members: [MemberRecord], invites: [InviteRecord], channels: [ChannelRecord],
+                              bans: [BanRecord] = []) {
+        defer { for b in bans where self.servers[b.serverID] != nil { self.servers[b.serverID]!.bans[b.userID] = b } }
         for s in servers { self.servers[s.id] = ServerState(record: s) }
         for m in members where self.servers[m.serverID] != nil {
             self.servers[m.serverID]!.members[m.userID] = m
@@ -46,6 +52,17 @@ public struct Directory: Sendable {
     public func serverIDs(of user: UserID) -> Set<ServerID> { memberships[user] ?? [] }
     public func memberIDs(of server: ServerID) -> Dictionary<UserID, MemberRecord>.Keys? { servers[server]?.members.keys }
     public var serverCount: Int { servers.count }
+    public func isBanned(_ user: UserID, from server: ServerID) -> Bool { servers[server]?.bans[user] != nil }
+    public func joinedAt(_ user: UserID, in server: ServerID) -> UInt64? { servers[server]?.members[user]?.joinedAt }
+
+    /// Whether guests see a channel: the server allows guests and the channel is not hidden from them.
+    public func guestVisible(_ channel: ChannelRecord) -> Bool {
+        guard servers[channel.serverID]?.record.allowGuests == true else { return false }
+        return channel.guestVisibility != .invisible
+    }
+
+    /// Channels of a server, unsorted, for internal walks.
+    public func channelIDs(of server: ServerID) -> Set<ChannelID> { servers[server]?.channels ?? [] }
     public var channelCount: Int { channels.count }
 
     /// The server, if `user` is a member; 404 otherwise.
@@ -82,8 +99,8 @@ public struct Directory: Sendable {
         return [.serverSaved(record), .memberSaved(owner)]
     }
 
-    public mutating func updateServer(_ id: ServerID, by actor: UserID, name: String?, icon: String?, custom: String?, openJoin: Bool?)
-        throws(Failure) -> ServerRecord
+    public mutating func updateServer(_ id: ServerID, by actor: UserID, name: String?, icon: String?, custom: String?, openJoin: Bool?,
+                                      allowGuests: Bool? = nil) throws(Failure) -> ServerRecord
     {
         try requireManager(actor, of: id)
         var r = servers[id]!.record
@@ -91,6 +108,7 @@ public struct Directory: Sendable {
         if let icon { r.icon = icon }
         if let custom { r.custom = custom }
         if let openJoin { r.openJoin = openJoin }
+        if let allowGuests { r.allowGuests = allowGuests }
         try Self.validate(name: r.name, icon: r.icon, custom: r.custom, iconField: "icon")
         servers[id]!.record = r
         return r
@@ -111,6 +129,7 @@ public struct Directory: Sendable {
     public mutating func join(_ id: ServerID, user: UserID, now: UInt64) throws(Failure) -> [DirectoryChange] {
         guard let s = servers[id] else { throw Self.serverNotFound(id) }
         if s.members[user] != nil { throw Failure.conflict("already a member of server \(id)") }
+        if s.bans[user] != nil { throw Failure.forbidden("you are banned from server \(id)") }
         let invited = s.invites[user] != nil
         guard s.record.openJoin || invited else {
             throw Failure.forbidden("server \(id) is invite-only; ask an owner or admin for an invitation")
@@ -123,6 +142,7 @@ public struct Directory: Sendable {
         if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("invitee: \(problem)") }
         if servers[id]!.members[user] != nil { throw Failure.conflict("\(user) is already a member of server \(id)") }
         if servers[id]!.invites[user] != nil { throw Failure.conflict("\(user) is already invited to server \(id)") }
+        if servers[id]!.bans[user] != nil { throw Failure.forbidden("\(user) is banned from server \(id); unban first") }
         let invite = InviteRecord(serverID: id, userID: user, inviter: actor, createdAt: now)
         servers[id]!.invites[user] = invite
         return invite
@@ -133,6 +153,7 @@ public struct Directory: Sendable {
             throw Failure.notFound("no invitation to server \(id) for \(user)")
         }
         if s.members[user] != nil { throw Failure.conflict("already a member of server \(id)") }
+        if s.bans[user] != nil { throw Failure.forbidden("you are banned from server \(id)") }
         return admit(user, to: id, now: now, consumedInvite: true)
     }
 
@@ -173,14 +194,15 @@ public struct Directory: Sendable {
         return record
     }
 
-    public mutating func updateChannel(_ id: ChannelID, by actor: UserID, name: String?, topic: String?, custom: String?)
-        throws(Failure) -> ChannelRecord
+    public mutating func updateChannel(_ id: ChannelID, by actor: UserID, name: String?, topic: String?, custom: String?,
+                                       guestVisibility: GuestVisibility? = nil) throws(Failure) -> ChannelRecord
     {
         var c = try readableChannel(id, by: actor)
         try requireManager(actor, of: c.serverID)
         if let name { c.name = name }
         if let topic { c.topic = topic }
         if let custom { c.custom = custom }
+        if let guestVisibility { c.guestVisibility = guestVisibility }
         try Self.validate(name: c.name, icon: c.topic, custom: c.custom, iconField: "topic")
         channels[id] = c
         return c
@@ -190,25 +212,66 @@ public struct Directory: Sendable {
         let c = try readableChannel(id, by: actor)
         try requireManager(actor, of: c.serverID)
         channels.removeValue(forKey: id)
+        nextSeq.removeValue(forKey: id)
         servers[c.serverID]?.channels.remove(id)
         return c
+    }
+
+    // MARK: Guests and bans
+
+    /// Checks that `user` may enter `id` as a guest.
+    public func guestEntry(_ id: ServerID, user: UserID) throws(Failure) -> ServerRecord {
+        guard let s = servers[id] else { throw Self.serverNotFound(id) }
+        if s.members[user] != nil { throw Failure.conflict("members do not enter server \(id) as guests") }
+        if s.bans[user] != nil { throw Failure.forbidden("you are banned from server \(id)") }
+        guard s.record.allowGuests else { throw Failure.forbidden("server \(id) does not allow guests") }
+        return s.record
+    }
+
+    /// The channel, if guests see it; 404 otherwise.
+    public func guestChannel(_ id: ChannelID) throws(Failure) -> ChannelRecord {
+        guard let c = channels[id], guestVisible(c) else { throw Failure.notFound("channel \(id) not found") }
+        return c
+    }
+
+    /// Bans `user`; a member is removed first. Returns the ban and the removed membership.
+    public mutating func ban(_ user: UserID, from id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> (BanRecord, MemberRecord?) {
+        try requireManager(actor, of: id)
+        if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("user: \(problem)") }
+        if servers[id]!.bans[user] != nil { throw Failure.conflict("\(user) is already banned from server \(id)") }
+        var removed: MemberRecord?
+        if let target = servers[id]!.members[user] {
+            let actorRole = servers[id]!.members[actor]!.role
+            guard actorRole.mayKick(target.role) else {
+                throw Failure.forbidden("a \(actorRole) may not ban a \(target.role) of server \(id)")
+            }
+            removed = remove(user, from: id)
+        }
+        servers[id]!.invites.removeValue(forKey: user)
+        let ban = BanRecord(serverID: id, userID: user, actor: actor, createdAt: now)
+        servers[id]!.bans[user] = ban
+        return (ban, removed)
+    }
+
+    public mutating func unban(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) {
+        try requireManager(actor, of: id)
+        guard servers[id]!.bans.removeValue(forKey: user) != nil else { throw Failure.notFound("\(user) is not banned from server \(id)") }
     }
 
     /// Takes the next seq of a channel for a message sent by `user` at `now`;
     /// sent times never go backwards within a channel.
     public mutating func appendMessage(to id: ChannelID, by user: UserID, now: UInt64) throws(Failure) -> (ChannelRecord, seq: UInt64, time: UInt64) {
         let c = try readableChannel(id, by: user)
-        let seq = c.lastSeq + 1
-        let time = max(now, c.lastMessageTime)
-        channels[id]!.lastSeq = seq
-        channels[id]!.lastMessageTime = time
-        return (c, seq, time)
+        let seq = max(nextSeq[id] ?? 0, c.lastSeq) + 1
+        nextSeq[id] = seq
+        return (c, seq, max(now, c.lastMessageTime))
     }
 
-    /// Records the newest stored message of a channel at startup.
-    public mutating func restoreChannelTail(_ id: ChannelID, lastSeq: UInt64, lastMessageTime: UInt64) {
-        channels[id]?.lastSeq = lastSeq
-        channels[id]?.lastMessageTime = lastMessageTime
+    /// Makes a committed message visible in its channel's tail.
+    public mutating func messageCommitted(_ id: ChannelID, seq: UInt64, time: UInt64) {
+        guard let c = channels[id] else { return }
+        if seq > c.lastSeq { channels[id]!.lastSeq = seq }
+        if time > c.lastMessageTime { channels[id]!.lastMessageTime = time }
     }
 
     // MARK: Helpers

@@ -10,11 +10,22 @@ public struct ServerRecord: Sendable, Equatable {
     public var owner: UserID
     public var openJoin: Bool
     public var createdAt: UInt64
+    /// Whether non-members may enter as guests.
+    public var allowGuests: Bool
 
-    public init(id: ServerID, name: String, icon: String, custom: String, owner: UserID, openJoin: Bool, createdAt: UInt64) {
+    public init(id: ServerID, name: String, icon: String, custom: String, owner: UserID, openJoin: Bool, createdAt: UInt64,
+                allowGuests: Bool = false) {
         self.id = id; self.name = name; self.icon = icon; self.custom = custom
-        self.owner = owner; self.openJoin = openJoin; self.createdAt = createdAt
+        self.owner = owner; self.openJoin = openJoin; self.createdAt = createdAt; self.allowGuests = allowGuests
     }
+}
+
+/// Whether guests see a channel.
+public enum GuestVisibility: Int, Sendable, Equatable {
+    /// Visible exactly when the server allows guests.
+    case followServer = 0
+    case visible = 1
+    case invisible = 2
 }
 
 public struct ChannelRecord: Sendable, Equatable {
@@ -24,14 +35,16 @@ public struct ChannelRecord: Sendable, Equatable {
     public var topic: String
     public var custom: String
     public var createdAt: UInt64
+    public var guestVisibility: GuestVisibility
     /// Seq of the newest message; derived from the messages on load, never stored here.
     public var lastSeq: UInt64 = 0
     /// Sent time of the newest message.
     public var lastMessageTime: UInt64 = 0
 
-    public init(id: ChannelID, serverID: ServerID, name: String, topic: String, custom: String, createdAt: UInt64) {
+    public init(id: ChannelID, serverID: ServerID, name: String, topic: String, custom: String, createdAt: UInt64,
+                guestVisibility: GuestVisibility = .followServer) {
         self.id = id; self.serverID = serverID; self.name = name; self.topic = topic
-        self.custom = custom; self.createdAt = createdAt
+        self.custom = custom; self.createdAt = createdAt; self.guestVisibility = guestVisibility
     }
 }
 
@@ -54,6 +67,17 @@ public struct InviteRecord: Sendable, Equatable {
 
     public init(serverID: ServerID, userID: UserID, inviter: UserID, createdAt: UInt64) {
         self.serverID = serverID; self.userID = userID; self.inviter = inviter; self.createdAt = createdAt
+    }
+}
+
+public struct BanRecord: Sendable, Equatable {
+    public var serverID: ServerID
+    public var userID: UserID
+    public var actor: UserID
+    public var createdAt: UInt64
+
+    public init(serverID: ServerID, userID: UserID, actor: UserID, createdAt: UInt64) {
+        self.serverID = serverID; self.userID = userID; self.actor = actor; self.createdAt = createdAt
     }
 }
 
@@ -102,4 +126,6 @@ public enum DirectoryChange: Sendable, Equatable {
     case inviteRemoved(ServerID, UserID)
     case channelSaved(ChannelRecord)
     case channelDeleted(ChannelID)
+    case banSaved(BanRecord)
+    case banRemoved(ServerID, UserID)
 }

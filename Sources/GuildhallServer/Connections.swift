@@ -105,6 +105,7 @@ extension GuildhallService {
         session.liveness.loggedIn(at: loop.nowMillis)
         session.decoder.maxFrameBytes = settings.maxFrameBytes
         registry.loggedIn(session, servers: directory.serverIDs(of: token.user))
+        book.open(session.key, user: token.user)
         var result = GHLoginResult()
         result.userID = token.user
         result.deviceID = token.device
@@ -112,6 +113,7 @@ extension GuildhallService {
         result.heartbeatIntervalMs = UInt32(settings.heartbeatIntervalMs)
         result.serverTime = now()
         session.respond(id, .login(result))
+        if login.autoSubscribe { enableAutoMode(session) }
         log.info("login", ["user": token.user, "device": token.device, "peer": session.peer, "session": session.sessionID])
     }
 
@@ -128,6 +130,9 @@ extension GuildhallService {
         if let reason { log.info("session closed", ["peer": session.peer, "user": session.user, "reason": reason, "detail": message]) }
         session.phase = .closed
         registry.remove(session, servers: session.user.isEmpty ? [] : directory.serverIDs(of: session.user))
+        book.close(session.key)
+        typingOwed.remove(session.key)
+        if session.autoSubscribe && !hasAutoSessions(session.user) { ladders.removeValue(forKey: session.user) }
         linger(session.connection)
         if abort { session.connection.abort() } else { session.connection.close() }
     }

@@ -20,38 +20,41 @@ extension GuildhallService {
         attempt(id, s) { () throws(Failure) in
             let now = now()
             let record = ServerRecord(id: ids.next(nowMillis: now), name: r.name, icon: r.icon, custom: r.custom,
-                                      owner: s.user, openJoin: r.openJoin, createdAt: now)
+                                      owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests)
             let changes = try directory.createServer(record)
             registry.joined(s.user, server: record.id)
-            persist(changes.map(StoreWrite.directory), id: id, for: s, result: { .server(self.info(record)) })
+            persist(changes.map(StoreWrite.directory), id: id, for: s, result: { .server(self.info(record)) }) {
+                self.memberJoined(s.user, server: record.id)
+            }
         }
     }
 
     func updateServer(_ r: GHUpdateServer, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
             let record = try directory.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
-                                                    custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil)
+                                                    custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
+                                                    allowGuests: r.hasAllowGuests ? r.allowGuests : nil)
             persist([.directory(.serverSaved(record))], id: id, for: s, result: { .server(self.info(record)) }) {
-                self.notify(.serverUpdated, server: record.id, actor: s.user) { $0.server = self.info(record) }
+                self.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
+                self.guestsRecheck(record.id)
             }
         }
     }
 
     func deleteServer(_ r: GHDeleteServer, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            // Members are told before the index forgets them.
-            let online = registry.onlineMembers(of: r.serverID)
-            let (record, _) = try directory.deleteServer(r.serverID, by: s.user)
+            let guests = registry.guests(of: r.serverID).values.map(\.user)
+            let channels = directory.channelIDs(of: r.serverID)
+            let (record, members) = try directory.deleteServer(r.serverID, by: s.user)
+            for session in registry.guests(of: record.id).values { guestLeft(session, server: record.id, notifyMembers: false) }
+            for c in channels { book.dropChannel(c); typing.dropChannel(c) }
             registry.serverDeleted(record.id)
+            for m in members { memberRemoved(m, server: record.id) }
             persist([.directory(.serverDeleted(record.id))], id: id, for: s, result: { .ok(GHOk()) }) {
-                var n = GHSystemNotification()
-                n.kind = .serverDeleted
-                n.serverID = record.id
-                n.actorID = s.user
-                n.time = self.now()
-                n.server = GHServerInfo(record, memberCount: 0)
-                let payload = GHEvent.OneOf_Body.notification(n).sharedPayload
-                for session in online.values { session.push(event: payload) }
+                self.notify(.serverDeleted, .nobody, actor: s.user, targeted: members + guests) { n in
+                    n.serverID = record.id
+                    n.server = GHServerInfo(record, memberCount: 0)
+                }
             }
         }
     }
@@ -91,8 +94,20 @@ extension GuildhallService {
     private func admitted(_ changes: [DirectoryChange], server: ServerID, id: UInt64, from s: Session) {
         guard case .memberSaved(let member)? = changes.first else { return }
         registry.joined(s.user, server: server)
-        persist(changes.map(StoreWrite.directory), id: id, for: s, result: { .member(GHMember(member)) }) {
-            self.notify(.memberJoined, server: server, actor: s.user) { $0.member = GHMember(member) }
+        for guest in registry.sessions(of: s.user).values where guest.guestOf.contains(server) {
+            guestLeft(guest, server: server, notifyMembers: false)
+        }
+        // A new member starts with everything already in the server read.
+        let now = now()
+        var writes = changes.map(StoreWrite.directory)
+        for channel in directory.channelIDs(of: server) {
+            guard let c = directory.channel(channel) else { continue }
+            positions.markRead(s.user, channel, upTo: c.lastSeq, now: now)
+            writes.append(.readPosition(s.user, channel, positions.position(s.user, channel)))
+        }
+        persist(writes, id: id, for: s, result: { .member(GHMember(member)) }) {
+            self.memberJoined(s.user, server: server)
+            self.notify(.memberJoined, .server(server, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
         }
     }
 
@@ -100,7 +115,7 @@ extension GuildhallService {
         attempt(id, s) { () throws(Failure) in
             let invite = try directory.invite(r.userID, to: r.serverID, by: s.user, now: now())
             persist([.directory(.inviteSaved(invite))], id: id, for: s, result: { .ok(GHOk()) }) {
-                self.notify(.memberInvited, server: r.serverID, actor: s.user, alsoUsers: [r.userID]) { n in
+                self.notify(.memberInvited, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { n in
                     n.member.serverID = r.serverID
                     n.member.userID = r.userID
                     if let server = self.directory.server(r.serverID) { n.server = self.info(server) }
@@ -113,8 +128,9 @@ extension GuildhallService {
         attempt(id, s) { () throws(Failure) in
             let member = try directory.leave(r.serverID, user: s.user)
             registry.left(s.user, server: r.serverID)
+            memberRemoved(s.user, server: r.serverID)
             persist([.directory(.memberRemoved(r.serverID, s.user))], id: id, for: s, result: { .ok(GHOk()) }) {
-                self.notify(.memberLeft, server: r.serverID, actor: s.user, alsoUsers: [s.user]) { $0.member = GHMember(member) }
+                self.notify(.memberLeft, .server(r.serverID, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
             }
         }
     }
@@ -123,8 +139,9 @@ extension GuildhallService {
         attempt(id, s) { () throws(Failure) in
             let member = try directory.kick(r.userID, from: r.serverID, by: s.user)
             registry.left(r.userID, server: r.serverID)
+            memberRemoved(r.userID, server: r.serverID)
             persist([.directory(.memberRemoved(r.serverID, r.userID))], id: id, for: s, result: { .ok(GHOk()) }) {
-                self.notify(.memberKicked, server: r.serverID, actor: s.user, alsoUsers: [r.userID]) { $0.member = GHMember(member) }
+                self.notify(.memberKicked, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = GHMember(member) }
             }
         }
     }
@@ -134,7 +151,7 @@ extension GuildhallService {
             guard let role = r.role.domain else { throw Failure.badRequest("role must be ADMIN or MEMBER") }
             let member = try directory.setRole(role, of: r.userID, in: r.serverID, by: s.user)
             persist([.directory(.memberSaved(member))], id: id, for: s, result: { .member(GHMember(member)) }) {
-                self.notify(.memberRoleChanged, server: r.serverID, actor: s.user) { $0.member = GHMember(member) }
+                self.notify(.memberRoleChanged, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = GHMember(member) }
             }
         }
     }
@@ -153,7 +170,8 @@ extension GuildhallService {
         attempt(id, s) { () throws(Failure) in
             let now = now()
             let record = try directory.createChannel(
-                ChannelRecord(id: ids.next(nowMillis: now), serverID: r.serverID, name: r.name, topic: r.topic, custom: r.custom, createdAt: now),
+                ChannelRecord(id: ids.next(nowMillis: now), serverID: r.serverID, name: r.name, topic: r.topic, custom: r.custom, createdAt: now,
+                              guestVisibility: GuestVisibility(rawValue: r.guestVisibility.rawValue) ?? .followServer),
                 by: s.user)
             channelChanged(.channelCreated, record, change: .channelSaved(record), id: id, from: s)
         }
@@ -162,7 +180,8 @@ extension GuildhallService {
     func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
             let record = try directory.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
-                                                     topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil)
+                                                     topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil,
+                                                     guestVisibility: r.hasGuestVisibility ? GuestVisibility(rawValue: r.guestVisibility.rawValue) : nil)
             channelChanged(.channelUpdated, record, change: .channelSaved(record), id: id, from: s)
         }
     }
@@ -170,6 +189,7 @@ extension GuildhallService {
     func deleteChannel(_ r: GHDeleteChannel, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
             let record = try directory.deleteChannel(r.channelID, by: s.user)
+            typing.dropChannel(record.id)
             channelChanged(.channelDeleted, record, change: .channelDeleted(record.id), id: id, from: s, answerOK: true)
         }
     }
@@ -177,10 +197,11 @@ extension GuildhallService {
     private func channelChanged(_ kind: GHNotificationKind, _ record: ChannelRecord, change: DirectoryChange, id: UInt64,
                                 from s: Session, answerOK: Bool = false) {
         persist([.directory(change)], id: id, for: s, result: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(record)) }) {
-            self.notify(kind, server: record.serverID, actor: s.user) { n in
-                n.channelID = record.id
-                n.channel = GHChannelInfo(record)
-            }
+            // Subscribers hear of a deleted channel before their subscriptions go.
+            self.notify(kind, .channel(record, isPublic: true), actor: s.user)
+            if kind == .channelDeleted { self.book.dropChannel(record.id) }
+            if kind != .channelUpdated { self.channelsChanged(in: record.serverID) }
+            self.guestsRecheck(record.serverID)
         }
     }
 

@@ -19,10 +19,12 @@ enum LoopMessage: Sendable {
     case committed([WriteOutcome])
     case read([ReadResult])
     case shutdown
+    /// New settings (SIGHUP or the handle); only live ones apply.
+    case settings(Settings)
 }
 
 final class GuildhallService {
-    let settings: Settings
+    var settings: Settings
     let log: ServerLog
     let secret: [UInt8]
     let clock: @Sendable () -> UInt64
@@ -41,6 +43,15 @@ final class GuildhallService {
     let registry = SessionRegistry()
     var nextSessionKey: UInt64 = 0
     var recentSends = RecentSends()
+    var book = SubscriptionBook()
+    var positions = ReadPositions()
+    var typing = TypingBoard()
+    /// Auto-subscribe levels per user with at least one auto session online.
+    var ladders: [UserID: AutoLadder] = [:]
+    /// Sessions owed a typing frame that had to wait for its interval.
+    var typingOwed: Set<SessionKey> = []
+    var positionTimer: LoopTimer!
+    var typingTimer: LoopTimer!
 
     var nextTicket: UInt64 = 0
     var pendingWrites: [UInt64: (StoreError?) -> Void] = [:]
@@ -66,14 +77,20 @@ final class GuildhallService {
                           onCommitted: { inbox.post(.committed($0)) },
                           onRead: { inbox.post(.read($0)) })
         let windowStart = clock() - UInt64(settings.dedupWindowSeconds) * 1000
+        let mentionStart = clock() - UInt64(settings.mentionWindowSeconds) * 1000
         let snapshot: StoreSnapshot
         do {
-            snapshot = try store.loadSnapshot(clientIDFloorUID: UIDGenerator.floor(atMillis: windowStart))
+            snapshot = try store.loadSnapshot(clientIDFloorUID: UIDGenerator.floor(atMillis: windowStart),
+                                              mentionFloorUID: UIDGenerator.floor(atMillis: mentionStart))
         } catch {
             store.close()
             throw error
         }
-        directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels)
+        directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels,
+                       bans: snapshot.bans)
+        for (user, channel, p) in snapshot.readPositions { positions.load(user, channel, p) }
+        for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
+        typing = TypingBoard(throttleMs: UInt64(settings.typingThrottleMs), expiryMs: UInt64(settings.typingExpiryMs))
         ids.resume(after: snapshot.highestID)
         for m in snapshot.recentClientMessages { recentSends.remember(m, committed: true) }
 
@@ -82,6 +99,12 @@ final class GuildhallService {
         sweepTimer = LoopTimer(loop: loop)
         let sweepEvery = UInt64(max(50, min(1000, min(settings.loginDeadlineMs, settings.idleTimeoutMs) / 4)))
         sweepTimer.start(afterMillis: sweepEvery, repeatMillis: sweepEvery) { [unowned self] in self.sweep() }
+        positionTimer = LoopTimer(loop: loop)
+        let flushEvery = UInt64(settings.positionFlushMs)
+        positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in self.flushPositions() }
+        typingTimer = LoopTimer(loop: loop)
+        let typingEvery = UInt64(max(20, min(250, settings.typingFrameIntervalMs / 4)))
+        typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.retryTyping() }
         guard let (host, port) = SocketAddress.split(settings.listen) else {
             throw SettingsError(description: "listen must be HOST:PORT, not \(settings.listen)")
         }
@@ -136,6 +159,8 @@ final class GuildhallService {
                 for r in results { pendingReads.removeValue(forKey: r.ticket)?(r) }
             case .shutdown:
                 beginShutdown()
+            case .settings(let newer):
+                applyLive(newer)
             }
         }
     }
@@ -173,6 +198,8 @@ final class GuildhallService {
         flushList.sessions.removeAll(keepingCapacity: true)
         for s in sessions {
             s.isDirty = false
+            emitUnread(s)
+            emitTyping(s)
             if s.overflowed {
                 close(s, .slowConsumer, "more than \(settings.outboundHardCapBytes) bytes queued", abort: true)
                 continue
@@ -234,6 +261,7 @@ final class GuildhallService {
         finished = true
         for s in Array(registry.all.values) { close(s, .shuttingDown, "the server is shutting down; reconnect later") }
         flushAll()
+        flushPositions()
         store.close()
         receiver.deliver()
         teardownHandles()
@@ -252,6 +280,8 @@ final class GuildhallService {
         receiver?.close()
         flushCheck?.close()
         sweepTimer?.close()
+        positionTimer?.close()
+        typingTimer?.close()
         for s in signals { s.close() }
         signals.removeAll()
         listener?.close()
@@ -260,5 +290,19 @@ final class GuildhallService {
 }
 
 extension GuildhallService {
-    typealias CloseReason = GHCloseReason
+    /// Applies the live settings of `newer`; the others wait for a restart.
+    func applyLive(_ newer: Settings) {
+        let (applied, restart) = settings.applyingLive(newer)
+        if !restart.isEmpty { log.warn("settings changed that need a restart; ignored until then", ["keys": restart.joined(separator: ",")]) }
+        settings = applied
+        typing.throttleMs = UInt64(settings.typingThrottleMs)
+        typing.expiryMs = UInt64(settings.typingExpiryMs)
+        log.info("live settings applied", ["small_server_threshold": settings.smallServerThreshold])
+    }
+
+    /// Posts new settings from any thread.
+    var settingsTrigger: @Sendable (Settings) -> Void {
+        let inbox = self.inbox
+        return { inbox.post(.settings($0)) }
+    }
 }

@@ -20,6 +20,7 @@ extension GuildhallService {
                 return
             }
             let now = now()
+            _ = try sendableChannel(r.channelID, for: s)
             let (channel, seq, time) = try directory.appendMessage(to: r.channelID, by: s.user, now: now)
             let record = MessageRecord(uid: ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
@@ -39,16 +40,33 @@ extension GuildhallService {
             for (w, wid) in waiters { w.fail(wid, failure) }
             return
         }
+        directory.messageCommitted(record.channelID, seq: record.seq, time: record.sentTime)
+        let now = now()
+        // The sender has read up to its own message; a mention counts for the mentioned.
+        let before = positions.position(record.sender, record.channelID).readSeq
+        positions.markRead(record.sender, record.channelID, upTo: record.seq, now: now)
+        touchActivity(record.sender, record.channelID, now: now, alreadyRecorded: true)
+        if before + 1 < record.seq { readMoved(record.sender, record.channelID, except: s) }
+        for user in Set(record.mentions) where user != record.sender {
+            positions.addMention(user, record.channelID, seq: record.seq, time: record.sentTime)
+        }
+        if typing.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typersChanged(c) }
         let message = GHChannelMessage(record)
         s.respond(id, .message(message))
         for (w, wid) in waiters { w.respond(wid, .message(message)) }
-        deliver(.message(message), toServer: record.serverID, except: s)
-        recentSends.expire(before: now() - UInt64(settings.dedupWindowSeconds) * 1000)
+        fanOut(record, from: s)
+        recentSends.expire(before: now - UInt64(settings.dedupWindowSeconds) * 1000)
+    }
+
+    /// The channel, if the session may read it: as a member, or as a guest of its server when guests see it.
+    func readableChannel(_ id: ChannelID, for s: Session) throws(Failure) -> ChannelRecord {
+        if let c = directory.channel(id), s.guestOf.contains(c.serverID) { return try directory.guestChannel(id) }
+        return try directory.readableChannel(id, by: s.user)
     }
 
     func getHistory(_ r: GHGetHistory, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            _ = try directory.readableChannel(r.channelID, by: s.user)
+            _ = try readableChannel(r.channelID, for: s)
             let limit = r.limit == 0 ? Limits.defaultPageSize : Int(r.limit)
             guard limit <= Limits.maxPageSize else {
                 throw Failure(.limitReached, "page size \(limit) is over the limit of \(Limits.maxPageSize)")
@@ -76,7 +94,7 @@ extension GuildhallService {
         }
         var page = GHMessagePage()
         page.messages = result.messages
-            .filter { (try? directory.readableChannel($0.channelID, by: s.user)) != nil }
+            .filter { (try? readableChannel($0.channelID, for: s)) != nil }
             .map(GHChannelMessage.init)
         page.moreAvailable = result.hasMore
         s.respond(id, .messages(page))

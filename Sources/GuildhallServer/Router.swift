@@ -32,6 +32,15 @@ extension GuildhallService {
         case .sendMessage(let r): sendMessage(r, id: id, from: s)
         case .getHistory(let r): getHistory(r, id: id, from: s)
         case .getMessages(let r): getMessages(r, id: id, from: s)
+        case .subscribe(let r): subscribe(r, id: id, from: s)
+        case .setSubscribeMode(let r): setSubscribeMode(r, id: id, from: s)
+        case .markRead(let r): markRead(r, id: id, from: s)
+        case .getUnread(let r): getUnread(r, id: id, from: s)
+        case .sendTyping(let r): sendTyping(r, id: id, from: s)
+        case .enterAsGuest(let r): enterAsGuest(r, id: id, from: s)
+        case .leaveAsGuest(let r): leaveAsGuest(r, id: id, from: s)
+        case .banMember(let r): banMember(r, id: id, from: s)
+        case .unbanMember(let r): unbanMember(r, id: id, from: s)
         }
     }
 

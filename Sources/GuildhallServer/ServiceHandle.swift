@@ -4,6 +4,7 @@
 
 import Foundation
 import GuildhallCore
+import GuildhallLoop
 import Synchronization
 
 /// The wall clock in Unix milliseconds.
@@ -36,6 +37,7 @@ public final class ServiceHandle: Sendable {
     /// The port the listener bound.
     public let port: Int
     private let trigger: @Sendable () -> Void
+    private let settingsTrigger: @Sendable (Settings) -> Void
     private let finished = DispatchSemaphore(value: 0)
     private let result = Locked<Int32?>(nil)
 
@@ -43,7 +45,7 @@ public final class ServiceHandle: Sendable {
     public init(settings: Settings, clock: @escaping @Sendable () -> UInt64 = systemClock) throws {
         let secret = try ServerSecret.resolve(settings)
         let started = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<(Int, @Sendable () -> Void), any Error>?>(nil)
+        let outcome = Locked<Result<(Int, @Sendable () -> Void, @Sendable (Settings) -> Void), any Error>?>(nil)
         let finished = self.finished
         let result = self.result
         let thread = Thread {
@@ -56,7 +58,7 @@ public final class ServiceHandle: Sendable {
                 finished.signal()
                 return
             }
-            outcome.withLock { $0 = .success((service.port, service.shutdownTrigger)) }
+            outcome.withLock { $0 = .success((service.port, service.shutdownTrigger, service.settingsTrigger)) }
             started.signal()
             let rc = service.run()
             result.withLock { $0 = rc }
@@ -66,13 +68,17 @@ public final class ServiceHandle: Sendable {
         thread.start()
         started.wait()
         switch outcome.withLock({ $0 })! {
-        case .success(let (port, trigger)):
+        case .success(let (port, trigger, settingsTrigger)):
             self.port = port
             self.trigger = trigger
+            self.settingsTrigger = settingsTrigger
         case .failure(let error):
             throw error
         }
     }
+
+    /// Applies the live settings of `settings` (as SIGHUP does for `serve`).
+    public func update(_ settings: Settings) { settingsTrigger(settings) }
 
     /// Shuts down gracefully and waits until the loop has closed. Returns
     /// uv_loop_close's result: 0 when no handle leaked.
@@ -87,11 +93,19 @@ public final class ServiceHandle: Sendable {
 
 /// Runs a server on the calling thread until SIGTERM or SIGINT; for `guildhall serve`.
 public enum ServeMain {
-    public static func run(settings: Settings, onListening: (Int) -> Void) throws -> Int32 {
+    /// `reload` re-reads the configuration on SIGHUP; its live settings apply at once.
+    public static func run(settings: Settings, reload: @escaping () throws -> Settings, onListening: (Int) -> Void) throws -> Int32 {
         signal(SIGPIPE, SIG_IGN)
         let secret = try ServerSecret.resolve(settings)
         let service = try GuildhallService(settings: settings, secret: secret, clock: systemClock)
         service.watchSignals()
+        service.signals.append(SignalWatcher(loop: service.loop, signal: SIGHUP) { [unowned service] _ in
+            do {
+                service.applyLive(try reload())
+            } catch {
+                service.log.error("configuration not reloaded", ["error": String(describing: error)])
+            }
+        })
         service.log.info("listening", ["addr": settings.listen, "port": service.port, "node": settings.nodeID])
         onListening(service.port)
         return service.run()

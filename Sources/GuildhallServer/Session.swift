@@ -27,6 +27,18 @@ final class Session {
     var isDirty = false
     /// Closed as a slow consumer at the next flush.
     var overflowed = false
+    /// Auto-subscribe mode (MISSION §4.2).
+    var autoSubscribe = false
+    /// Servers this session entered as a guest.
+    var guestOf: Set<ServerID> = []
+    /// Unread notices to send at the next flush, coalesced per channel.
+    var pendingUnread: [ChannelID: UnreadNotice] = [:]
+    /// The unread status last sent per channel, for edge-only status events.
+    var sentUnreadStatus: [ChannelID: Bool] = [:]
+    /// Channels whose typer list changed since the last typing frame.
+    var pendingTyping: Set<ChannelID> = []
+    /// When the last typing frame per channel went out (loop clock).
+    var lastTypingFrame: [ChannelID: UInt64] = [:]
     /// Queued bytes past which the session is closed as a slow consumer.
     let outboundCap: Int
     private unowned let flushList: FlushList
@@ -55,19 +67,20 @@ final class Session {
     func fail(_ id: UInt64, _ failure: Failure) { respond(id, .error(GHError(failure))) }
 
     /// Queues an event whose payload (Frame{event{body}}, no seq) was encoded
-    /// once for every recipient; this session's seq goes in a trailer.
-    func push(event payload: SharedBytes) {
+    /// once for every recipient; this session's seq, and its own unread
+    /// numbers for a message, go in a trailer that merges into the payload.
+    func push(event payload: SharedBytes, unread: FrameEncoding.RecipientUnread? = nil) {
         guard isOpen else { return }
         eventSeq += 1
         let seq = eventSeq
-        let trailer = FrameEncoding.eventSeqTrailerLength(seq)
+        let trailer = FrameEncoding.eventTrailerLength(seq: seq, unread: unread)
         connection.enqueueScratch(4) { p in
             let n = UInt32(payload.count + trailer)
             p.storeBytes(of: n.bigEndian, as: UInt32.self)
             return 4
         }
         connection.enqueue(shared: payload)
-        connection.enqueueScratch(FrameEncoding.maxTrailerBytes) { p in FrameEncoding.eventSeqTrailer(seq, into: p) }
+        connection.enqueueScratch(FrameEncoding.maxTrailerBytes) { p in FrameEncoding.eventTrailer(seq: seq, unread: unread, into: p) }
         if connection.queuedBytes > outboundCap { overflowed = true }
         markDirty()
     }
@@ -78,6 +91,14 @@ final class Session {
             flushList.sessions.append(self)
         }
     }
+}
+
+/// Which unread event a session owes for a channel.
+enum UnreadNotice {
+    /// The full unread info (unread-count subscribers, and the user's own read changes).
+    case info
+    /// Only the read/unread edge (unread-status subscribers).
+    case status
 }
 
 /// Sessions with bytes queued this loop turn.

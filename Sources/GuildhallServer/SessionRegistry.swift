@@ -11,6 +11,7 @@ final class SessionRegistry {
     private(set) var all: [UInt64: Session] = [:]
     private var byUser: [UserID: [UInt64: Session]] = [:]
     private var onlineByServer: [ServerID: [UInt64: Session]] = [:]
+    private var guestsByServer: [ServerID: [UInt64: Session]] = [:]
 
     var count: Int { all.count }
 
@@ -26,9 +27,23 @@ final class SessionRegistry {
         for id in servers { onlineByServer[id, default: [:]][s.key] = s }
     }
 
+    func guests(of server: ServerID) -> [UInt64: Session] { guestsByServer[server] ?? [:] }
+
+    func guestEntered(_ s: Session, server: ServerID) {
+        s.guestOf.insert(server)
+        guestsByServer[server, default: [:]][s.key] = s
+    }
+
+    func guestLeft(_ s: Session, server: ServerID) {
+        s.guestOf.remove(server)
+        guestsByServer[server]?[s.key] = nil
+        if guestsByServer[server]?.isEmpty == true { guestsByServer.removeValue(forKey: server) }
+    }
+
     /// Forgets a session; `servers` are its user's servers.
     func remove(_ s: Session, servers: Set<ServerID>) {
         all.removeValue(forKey: s.key)
+        for server in s.guestOf { guestLeft(s, server: server) }
         guard !s.user.isEmpty, byUser[s.user]?[s.key] != nil else { return }
         byUser[s.user]![s.key] = nil
         if byUser[s.user]!.isEmpty { byUser.removeValue(forKey: s.user) }

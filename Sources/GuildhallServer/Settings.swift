@@ -25,14 +25,44 @@ public struct Settings: Sendable, Equatable {
     public var dedupWindowSeconds = 300
     public var outboundHardCapBytes = 4 * 1024 * 1024
     public var shutdownGraceMs = 5_000
+    public var smallServerThreshold = 2_000
+    public var unreadDisplayCap = 99
+    public var mentionWindowSeconds = 7 * 86_400
+    public var typingThrottleMs = 3_000
+    public var typingExpiryMs = 10_000
+    public var typingFrameIntervalMs = 1_000
+    public var limitChannelMessages = 100
+    public var limitChannelUnreadCount = 500
+    public var limitChannelUnreadStatus = 1_000
+    public var limitServerNotifications = 2_000
+    public var limitChannelTyping = 100
+    public var limitGuestChannel = 100
+    public var limitGuestServer = 100
+    public var autoSubscribeMaxChannels = 10_000
+    public var positionFlushMs = 250
 
     public init() {}
+
+    public var subscriptionLimits: SubscriptionLimits {
+        var l = SubscriptionLimits()
+        l.channelMessages = limitChannelMessages
+        l.channelUnreadCount = limitChannelUnreadCount
+        l.channelUnreadStatus = limitChannelUnreadStatus
+        l.serverNotifications = limitServerNotifications
+        l.channelTyping = limitChannelTyping
+        l.guestChannel = limitGuestChannel
+        l.guestServer = limitGuestServer
+        l.autoChannels = autoSubscribeMaxChannels
+        return l
+    }
 }
 
 /// One row of the settings table.
 public struct SettingSpec: Sendable {
     public let key: String
     public let doc: String
+    /// Changes apply at once on SIGHUP (or the admin endpoint), without a restart.
+    public var live = false
     let get: @Sendable (Settings) -> String
     let set: @Sendable (inout Settings, String) throws(SettingsError) -> Void
 
@@ -67,7 +97,41 @@ extension Settings {
         int("dedup-window-seconds", "How long a client-side message id de-duplicates resends.", \.dedupWindowSeconds, 0...86_400),
         int("outbound-hard-cap-bytes", "Bytes queued to one session before it is closed as a slow consumer.", \.outboundHardCapBytes, 65_536...(1 << 30)),
         int("shutdown-grace-ms", "On SIGTERM, time allowed for pending commits and writes before closing.", \.shutdownGraceMs, 0...600_000),
+        live(int("small-server-threshold", "Servers with fewer members deliver everything to every online member without subscriptions.",
+                 \.smallServerThreshold, 0...100_000_000)),
+        live(int("unread-display-cap", "The display cap sent with unread counts (clients show 99+); counts stay exact.", \.unreadDisplayCap, 1...1_000_000)),
+        live(int("mention-window-seconds", "How long a mention counts towards the mention count.", \.mentionWindowSeconds, 0...31_536_000)),
+        live(int("typing-throttle-ms", "At most one typing event per user per channel is fanned out in this time.", \.typingThrottleMs, 0...60_000)),
+        live(int("typing-expiry-ms", "A typing state expires this long after the user last typed.", \.typingExpiryMs, 100...600_000)),
+        live(int("typing-frame-interval-ms", "At most one typing frame per channel per subscriber in this time.", \.typingFrameIntervalMs, 0...60_000)),
+        live(int("limit-channel-msg", "Per-user CHANNEL_MSG subscriptions.", \.limitChannelMessages, 0...1_000_000)),
+        live(int("limit-channel-unread-count", "Per-user CHANNEL_UNREAD_COUNT subscriptions.", \.limitChannelUnreadCount, 0...1_000_000)),
+        live(int("limit-channel-unread-status", "Per-user CHANNEL_UNREAD_STATUS subscriptions (manual mode).", \.limitChannelUnreadStatus, 0...1_000_000)),
+        live(int("limit-server-msg", "Per-user SERVER_MSG subscriptions.", \.limitServerNotifications, 0...1_000_000)),
+        live(int("limit-channel-typing", "Per-user CHANNEL_TYPING subscriptions.", \.limitChannelTyping, 0...1_000_000)),
+        live(int("limit-guest-channel", "Per-user GUEST_CHANNEL subscriptions.", \.limitGuestChannel, 0...1_000_000)),
+        live(int("limit-guest-server", "Per-user GUEST_SERVER subscriptions.", \.limitGuestServer, 0...1_000_000)),
+        int("auto-subscribe-max-channels", "Most channels auto-subscribe mode covers for one user.", \.autoSubscribeMaxChannels, 0...1_000_000),
+        int("position-flush-ms", "How often moved read positions of senders are written (explicit mark-read is written at once).",
+            \.positionFlushMs, 10...60_000),
     ]
+
+    private static func live(_ spec: SettingSpec) -> SettingSpec {
+        var s = spec
+        s.live = true
+        return s
+    }
+
+    /// These settings with the live ones taken from `newer`; also returns the
+    /// keys that changed but need a restart.
+    public func applyingLive(_ newer: Settings) -> (Settings, restartNeeded: [String]) {
+        var out = self
+        var restart: [String] = []
+        for spec in Self.specs where spec.get(self) != spec.get(newer) {
+            if spec.live { try? spec.set(&out, spec.get(newer)) } else { restart.append(spec.key) }
+        }
+        return (out, restart)
+    }
 
     public static func spec(_ key: String) -> SettingSpec? { specs.first { $0.key == key } }
 
@@ -114,7 +178,7 @@ extension Settings {
         var out = "# Guildhall configuration. Every setting, its meaning and its current value.\n"
         out += "# Precedence: command-line flags, then GUILDHALL_* environment variables, then this file.\n\n"
         for spec in Self.specs {
-            out += "# \(spec.doc) (env \(spec.environmentName))\n\(spec.key) = \(spec.get(self))\n\n"
+            out += "# \(spec.doc)\(spec.live ? " Live: SIGHUP applies it." : "") (env \(spec.environmentName))\n\(spec.key) = \(spec.get(self))\n\n"
         }
         return out
     }

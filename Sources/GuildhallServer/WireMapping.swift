@@ -8,6 +8,7 @@ extension GHServerInfo {
         self.init()
         serverID = r.id; name = r.name; icon = r.icon; custom = r.custom
         ownerID = r.owner; openJoin = r.openJoin; self.memberCount = UInt32(memberCount); createdAt = r.createdAt
+        allowGuests = r.allowGuests
     }
 }
 
@@ -16,6 +17,7 @@ extension GHChannelInfo {
         self.init()
         channelID = r.id; serverID = r.serverID; name = r.name; topic = r.topic; custom = r.custom
         lastSeq = r.lastSeq; lastMessageTime = r.lastMessageTime; createdAt = r.createdAt
+        guestVisibility = GHGuestVisibility(rawValue: r.guestVisibility.rawValue) ?? .followServer
     }
 }
 

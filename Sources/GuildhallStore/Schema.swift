@@ -53,6 +53,24 @@ enum Schema {
             client_id TEXT NOT NULL);
         CREATE UNIQUE INDEX messages_by_channel_seq ON messages(channel_id, seq);
         """,
+        // 2: guests, bans, read positions.
+        """
+        ALTER TABLE servers ADD COLUMN allow_guests INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE channels ADD COLUMN guest_visibility INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE bans(
+            server_id INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY(server_id, user_id)) WITHOUT ROWID;
+        CREATE TABLE read_positions(
+            user_id TEXT NOT NULL,
+            channel_id INTEGER NOT NULL,
+            read_seq INTEGER NOT NULL,
+            ack_time INTEGER NOT NULL,
+            activity INTEGER NOT NULL,
+            PRIMARY KEY(user_id, channel_id)) WITHOUT ROWID;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

@@ -18,6 +18,10 @@ public struct StoreSnapshot: Sendable {
     public var highestID: UInt64 = 0
     /// Messages with a client id sent since the de-duplication window began.
     public var recentClientMessages: [MessageRecord] = []
+    public var bans: [BanRecord] = []
+    public var readPositions: [(UserID, ChannelID, ReadPosition)] = []
+    /// Mentions by id since the mention window began: (user, channel, seq, time).
+    public var recentMentions: [(UserID, ChannelID, UInt64, UInt64)] = []
 }
 
 public struct StoreOptions: Sendable {
@@ -59,13 +63,26 @@ public final class Store: Sendable {
     }
 
     /// Reads the startup snapshot on the calling thread with a connection of its own.
-    public func loadSnapshot(clientIDFloorUID: UInt64) throws(StoreError) -> StoreSnapshot {
+    public func loadSnapshot(clientIDFloorUID: UInt64, mentionFloorUID: UInt64 = UInt64.max) throws(StoreError) -> StoreSnapshot {
         let db = try SQLiteConnection(path: path, readOnly: true)
         var snap = StoreSnapshot()
-        var s = try db.prepare("SELECT id, name, icon, custom, owner, open_join, created_at FROM servers", persistent: false)
+        var s = try db.prepare("SELECT id, name, icon, custom, owner, open_join, created_at, allow_guests FROM servers", persistent: false)
         while try s.step() {
             snap.servers.append(ServerRecord(id: s.uint(0), name: s.text(1), icon: s.text(2), custom: s.text(3),
-                                             owner: s.text(4), openJoin: s.bool(5), createdAt: s.uint(6)))
+                                             owner: s.text(4), openJoin: s.bool(5), createdAt: s.uint(6), allowGuests: s.bool(7)))
+        }
+        s = try db.prepare("SELECT server_id, user_id, actor, created_at FROM bans", persistent: false)
+        while try s.step() {
+            snap.bans.append(BanRecord(serverID: s.uint(0), userID: s.text(1), actor: s.text(2), createdAt: s.uint(3)))
+        }
+        s = try db.prepare("SELECT user_id, channel_id, read_seq, ack_time, activity FROM read_positions", persistent: false)
+        while try s.step() {
+            snap.readPositions.append((s.text(0), s.uint(1), ReadPosition(readSeq: s.uint(2), ackTime: s.uint(3), activity: s.uint(4))))
+        }
+        s = try db.prepare("SELECT channel_id, seq, sent_time, mentions FROM messages WHERE uid >= ? AND mentions != ''", persistent: false)
+        s.bind(1, mentionFloorUID)
+        while try s.step() {
+            for user in s.text(3).split(separator: "\n") { snap.recentMentions.append((String(user), s.uint(0), s.uint(1), s.uint(2))) }
         }
         s = try db.prepare("SELECT server_id, user_id, role, joined_at FROM members", persistent: false)
         while try s.step() {
@@ -76,10 +93,11 @@ public final class Store: Sendable {
         while try s.step() {
             snap.invites.append(InviteRecord(serverID: s.uint(0), userID: s.text(1), inviter: s.text(2), createdAt: s.uint(3)))
         }
-        s = try db.prepare("SELECT id, server_id, name, topic, custom, created_at FROM channels", persistent: false)
+        s = try db.prepare("SELECT id, server_id, name, topic, custom, created_at, guest_visibility FROM channels", persistent: false)
         let tail = try db.prepare("SELECT seq, sent_time FROM messages WHERE channel_id = ? ORDER BY seq DESC LIMIT 1", persistent: false)
         while try s.step() {
-            var c = ChannelRecord(id: s.uint(0), serverID: s.uint(1), name: s.text(2), topic: s.text(3), custom: s.text(4), createdAt: s.uint(5))
+            var c = ChannelRecord(id: s.uint(0), serverID: s.uint(1), name: s.text(2), topic: s.text(3), custom: s.text(4), createdAt: s.uint(5),
+                                  guestVisibility: GuestVisibility(rawValue: Int(s.int(6))) ?? .followServer)
             tail.reset().bind(1, c.id)
             if try tail.step() {
                 c.lastSeq = tail.uint(0)

@@ -16,6 +16,7 @@ import GuildhallCore
 public enum StoreWrite: Sendable, Equatable {
     case directory(DirectoryChange)
     case message(MessageRecord)
+    case readPosition(UserID, ChannelID, ReadPosition)
 }
 
 /// One operation's writes, committed together or not at all.

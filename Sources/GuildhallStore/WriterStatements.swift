@@ -7,13 +7,14 @@ final class WriterStatements {
     let begin, commit, rollback: Statement
     private let insertMessage, saveServer, deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels: Statement
     private let saveMember, removeMember, saveInvite, removeInvite, saveChannel, deleteChannel: Statement
+    private let saveBan, removeBan, deleteServerBans, savePosition, deleteChannelPositions: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
         commit = try db.prepare("COMMIT")
         rollback = try db.prepare("ROLLBACK")
         insertMessage = try db.prepare(MessageRows.insertSQL)
-        saveServer = try db.prepare("INSERT OR REPLACE INTO servers(id, name, icon, custom, owner, open_join, created_at) VALUES(?,?,?,?,?,?,?)")
+        saveServer = try db.prepare("INSERT OR REPLACE INTO servers(id, name, icon, custom, owner, open_join, created_at, allow_guests) VALUES(?,?,?,?,?,?,?,?)")
         deleteServer = try db.prepare("DELETE FROM servers WHERE id = ?")
         deleteServerMembers = try db.prepare("DELETE FROM members WHERE server_id = ?")
         deleteServerInvites = try db.prepare("DELETE FROM invites WHERE server_id = ?")
@@ -22,8 +23,13 @@ final class WriterStatements {
         removeMember = try db.prepare("DELETE FROM members WHERE server_id = ? AND user_id = ?")
         saveInvite = try db.prepare("INSERT OR REPLACE INTO invites(server_id, user_id, inviter, created_at) VALUES(?,?,?,?)")
         removeInvite = try db.prepare("DELETE FROM invites WHERE server_id = ? AND user_id = ?")
-        saveChannel = try db.prepare("INSERT OR REPLACE INTO channels(id, server_id, name, topic, custom, created_at) VALUES(?,?,?,?,?,?)")
+        saveChannel = try db.prepare("INSERT OR REPLACE INTO channels(id, server_id, name, topic, custom, created_at, guest_visibility) VALUES(?,?,?,?,?,?,?)")
         deleteChannel = try db.prepare("DELETE FROM channels WHERE id = ?")
+        saveBan = try db.prepare("INSERT OR REPLACE INTO bans(server_id, user_id, actor, created_at) VALUES(?,?,?,?)")
+        removeBan = try db.prepare("DELETE FROM bans WHERE server_id = ? AND user_id = ?")
+        deleteServerBans = try db.prepare("DELETE FROM bans WHERE server_id = ?")
+        savePosition = try db.prepare("INSERT OR REPLACE INTO read_positions(user_id, channel_id, read_seq, ack_time, activity) VALUES(?,?,?,?,?)")
+        deleteChannelPositions = try db.prepare("DELETE FROM read_positions WHERE channel_id = ?")
     }
 
     func apply(_ writes: [StoreWrite]) throws(StoreError) {
@@ -37,6 +43,10 @@ final class WriterStatements {
             try insertMessage.run()
         case .directory(let change):
             try apply(change)
+        case .readPosition(let user, let channel, let p):
+            let s = savePosition.reset()
+            s.bind(1, user); s.bind(2, channel); s.bind(3, p.readSeq); s.bind(4, p.ackTime); s.bind(5, p.activity)
+            try s.run()
         }
     }
 
@@ -45,10 +55,10 @@ final class WriterStatements {
         case .serverSaved(let r):
             let s = saveServer.reset()
             s.bind(1, r.id); s.bind(2, r.name); s.bind(3, r.icon); s.bind(4, r.custom)
-            s.bind(5, r.owner); s.bind(6, r.openJoin); s.bind(7, r.createdAt)
+            s.bind(5, r.owner); s.bind(6, r.openJoin); s.bind(7, r.createdAt); s.bind(8, r.allowGuests)
             try s.run()
         case .serverDeleted(let id):
-            for s in [deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels] {
+            for s in [deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels, deleteServerBans] {
                 s.reset().bind(1, id)
                 try s.run()
             }
@@ -71,10 +81,21 @@ final class WriterStatements {
         case .channelSaved(let c):
             let s = saveChannel.reset()
             s.bind(1, c.id); s.bind(2, c.serverID); s.bind(3, c.name); s.bind(4, c.topic); s.bind(5, c.custom); s.bind(6, c.createdAt)
+            s.bind(7, Int64(c.guestVisibility.rawValue))
             try s.run()
         case .channelDeleted(let id):
-            deleteChannel.reset().bind(1, id)
-            try deleteChannel.run()
+            for s in [deleteChannel, deleteChannelPositions] {
+                s.reset().bind(1, id)
+                try s.run()
+            }
+        case .banSaved(let b):
+            let s = saveBan.reset()
+            s.bind(1, b.serverID); s.bind(2, b.userID); s.bind(3, b.actor); s.bind(4, b.createdAt)
+            try s.run()
+        case .banRemoved(let server, let user):
+            let s = removeBan.reset()
+            s.bind(1, server); s.bind(2, user)
+            try s.run()
         }
     }
 }

@@ -34,33 +34,73 @@ public enum FrameEncoding {
         out.append(UInt8(truncatingIfNeeded: n))
     }
 
-    /// Largest trailer `eventSeqTrailer` writes.
-    public static let maxTrailerBytes = 13
+    /// Largest trailer `eventTrailer` writes.
+    public static let maxTrailerBytes = 64
 
-    /// Bytes `eventSeqTrailer` writes for `seq`.
-    public static func eventSeqTrailerLength(_ seq: UInt64) -> Int {
-        var n = 1
-        var v = seq >> 7
-        while v != 0 { n += 1; v >>= 7 }
-        return 3 + n
+    /// The recipient's own unread numbers, merged into a shared event's `unread`.
+    public struct RecipientUnread: Sendable, Equatable {
+        public var unreadCount: UInt64
+        public var mentionedCount: UInt64
+        public var ackTimestamp: UInt64
+        public var readSeq: UInt64
+        public init(unreadCount: UInt64, mentionedCount: UInt64, ackTimestamp: UInt64, readSeq: UInt64) {
+            self.unreadCount = unreadCount; self.mentionedCount = mentionedCount
+            self.ackTimestamp = ackTimestamp; self.readSeq = readSeq
+        }
     }
 
-    /// Writes the encoding of Frame{event{seq}} into `into` (at least
-    /// `maxTrailerBytes` long) and returns its length.
-    /// Frame.event is field 3 (length-delimited, tag 0x1A); Event.seq is field 1 (varint, tag 0x08).
-    public static func eventSeqTrailer(_ seq: UInt64, into: UnsafeMutableRawPointer) -> Int {
+    /// Bytes `eventTrailer` writes.
+    public static func eventTrailerLength(seq: UInt64, unread: RecipientUnread?) -> Int {
+        let inner = innerLength(seq: seq, unread: unread)
+        return 1 + varintLength(UInt64(inner)) + inner
+    }
+
+    /// Writes Frame{event{seq, unread{unread_count, mentioned_count, ack_timestamp, read_seq}}}
+    /// into `into` (at least `maxTrailerBytes` long); returns its length.
+    /// Tags: Frame.event = field 3 (0x1A); Event.seq = 1 (0x08); Event.unread = 2 (0x12);
+    /// UnreadInfo.unread_count = 3 (0x18), mentioned_count = 5 (0x28), ack_timestamp = 6 (0x30), read_seq = 9 (0x48).
+    public static func eventTrailer(seq: UInt64, unread: RecipientUnread?, into p: UnsafeMutableRawPointer) -> Int {
         var n = 0
-        var v = seq
-        repeat {
-            var byte = UInt8(v & 0x7F)
-            v >>= 7
-            if v != 0 { byte |= 0x80 }
-            into.storeBytes(of: byte, toByteOffset: 3 + n, as: UInt8.self)
-            n += 1
-        } while v != 0
-        into.storeBytes(of: 0x1A, toByteOffset: 0, as: UInt8.self)
-        into.storeBytes(of: UInt8(1 + n), toByteOffset: 1, as: UInt8.self)
-        into.storeBytes(of: 0x08, toByteOffset: 2, as: UInt8.self)
-        return 3 + n
+        func byte(_ b: UInt8) { p.storeBytes(of: b, toByteOffset: n, as: UInt8.self); n += 1 }
+        func varint(_ value: UInt64) {
+            var v = value
+            while v >= 0x80 { byte(UInt8(v & 0x7F) | 0x80); v >>= 7 }
+            byte(UInt8(v))
+        }
+        byte(0x1A)
+        varint(UInt64(innerLength(seq: seq, unread: unread)))
+        byte(0x08)
+        varint(seq)
+        if let u = unread {
+            byte(0x12)
+            varint(UInt64(unreadLength(u)))
+            if u.unreadCount != 0 { byte(0x18); varint(u.unreadCount) }
+            if u.mentionedCount != 0 { byte(0x28); varint(u.mentionedCount) }
+            if u.ackTimestamp != 0 { byte(0x30); varint(u.ackTimestamp) }
+            if u.readSeq != 0 { byte(0x48); varint(u.readSeq) }
+        }
+        return n
+    }
+
+    private static func innerLength(seq: UInt64, unread: RecipientUnread?) -> Int {
+        var n = 1 + varintLength(seq)
+        if let u = unread {
+            let len = unreadLength(u)
+            n += 1 + varintLength(UInt64(len)) + len
+        }
+        return n
+    }
+
+    private static func unreadLength(_ u: RecipientUnread) -> Int {
+        var n = 0
+        for v in [u.unreadCount, u.mentionedCount, u.ackTimestamp, u.readSeq] where v != 0 { n += 1 + varintLength(v) }
+        return n
+    }
+
+    static func varintLength(_ value: UInt64) -> Int {
+        var n = 1
+        var v = value >> 7
+        while v != 0 { n += 1; v >>= 7 }
+        return n
     }
 }

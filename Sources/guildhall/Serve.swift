@@ -27,7 +27,7 @@ struct Serve: ParsableCommand {
             print(settings.annotatedConfig(), terminator: "")
             return
         }
-        let rc = try ServeMain.run(settings: settings) { port in
+        let rc = try ServeMain.run(settings: settings, reload: { try settingsOptions.resolve(listen: listen) }) { port in
             let host = settings.listen.split(separator: ":").dropLast().joined(separator: ":")
             print("guildhall listening on \(host):\(port)")
             fflush(nil)

@@ -126,9 +126,12 @@ import Testing
         _ = try d.createServer(server())
         _ = try d.createChannel(channel(), by: "alice")
         let a = try d.appendMessage(to: 10, by: "alice", now: 1_000)
+        #expect(d.channel(10)?.lastSeq == 0, "nothing is visible before its commit")
+        d.messageCommitted(10, seq: a.seq, time: a.time)
         let b = try d.appendMessage(to: 10, by: "alice", now: 900)
         #expect(a.seq == 1 && b.seq == 2)
         #expect(b.time == 1_000)
+        d.messageCommitted(10, seq: b.seq, time: b.time)
         #expect(d.channel(10)?.lastSeq == 2)
     }
 

@@ -14,11 +14,35 @@ import Testing
         frame.event.message = message
         var bytes = FrameEncoding.payload(frame)
         var trailer = [UInt8](repeating: 0, count: FrameEncoding.maxTrailerBytes)
-        let n = trailer.withUnsafeMutableBytes { FrameEncoding.eventSeqTrailer(seq, into: $0.baseAddress!) }
-        #expect(n == FrameEncoding.eventSeqTrailerLength(seq))
+        let n = trailer.withUnsafeMutableBytes { FrameEncoding.eventTrailer(seq: seq, unread: nil, into: $0.baseAddress!) }
+        #expect(n == FrameEncoding.eventTrailerLength(seq: seq, unread: nil))
         bytes += trailer[..<n]
         let decoded = try GHFrame(serializedBytes: bytes)
         #expect(decoded.event.seq == seq)
         #expect(decoded.event.message == message)
+        #expect(!decoded.event.hasUnread)
+    }
+
+    @Test(arguments: [
+        FrameEncoding.RecipientUnread(unreadCount: 0, mentionedCount: 0, ackTimestamp: 0, readSeq: 0),
+        FrameEncoding.RecipientUnread(unreadCount: 5, mentionedCount: 1, ackTimestamp: 1_800_000_000_000, readSeq: 12),
+        FrameEncoding.RecipientUnread(unreadCount: .max, mentionedCount: .max, ackTimestamp: .max, readSeq: .max),
+    ])
+    func theTrailerMergesTheRecipientsUnreadIntoTheSharedUnread(unread: FrameEncoding.RecipientUnread) throws {
+        var frame = GHFrame()
+        frame.event.message.uid = 7
+        frame.event.unread.channelID = 99
+        frame.event.unread.maxCount = 99
+        frame.event.unread.lastSeq = 17
+        var bytes = FrameEncoding.payload(frame)
+        var trailer = [UInt8](repeating: 0, count: FrameEncoding.maxTrailerBytes)
+        let n = trailer.withUnsafeMutableBytes { FrameEncoding.eventTrailer(seq: 300, unread: unread, into: $0.baseAddress!) }
+        #expect(n == FrameEncoding.eventTrailerLength(seq: 300, unread: unread))
+        bytes += trailer[..<n]
+        let e = try GHFrame(serializedBytes: bytes).event
+        #expect(e.seq == 300 && e.message.uid == 7)
+        #expect(e.unread.channelID == 99 && e.unread.maxCount == 99 && e.unread.lastSeq == 17)
+        #expect(e.unread.unreadCount == unread.unreadCount && e.unread.mentionedCount == unread.mentionedCount)
+        #expect(e.unread.ackTimestamp == unread.ackTimestamp && e.unread.readSeq == unread.readSeq)
     }
 }

@@ -227,6 +227,51 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
 
 }
 
+/// Whether guests see a channel.
+public nonisolated enum GHGuestVisibility: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// Visible exactly when the server allows guests. The default.
+  case followServer // = 0
+
+  /// Visible to guests (when the server allows guests at all).
+  case visible // = 1
+
+  /// Never visible to guests.
+  case invisible // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .followServer
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .followServer
+    case 1: self = .visible
+    case 2: self = .invisible
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .followServer: return 0
+    case .visible: return 1
+    case .invisible: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [GHGuestVisibility] = [
+    .followServer,
+    .visible,
+    .invisible,
+  ]
+
+}
+
 /// Which way a history page goes from its anchor.
 public nonisolated enum GHHistoryDirection: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
@@ -262,6 +307,171 @@ public nonisolated enum GHHistoryDirection: SwiftProtobuf.Enum, Swift.CaseIterab
   public static let allCases: [GHHistoryDirection] = [
     .before,
     .after,
+  ]
+
+}
+
+/// The subscription types, numbered as QChat numbers them.
+public nonisolated enum GHSubscriptionType: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// Never sent; the protobuf default.
+  case unspecified // = 0
+
+  /// A channel's messages and channel notifications.
+  case channelMsg // = 1
+
+  /// A channel's unread info (count, mention count, last message time) and channel notifications, not the messages.
+  case channelUnreadCount // = 2
+
+  /// Only whether a channel has unread messages (on the 0 <-> more-than-0 edge), and channel notifications.
+  case channelUnreadStatus // = 3
+
+  /// A server's system notifications.
+  case serverMsg // = 4
+
+  /// "Is typing" events of a channel. Never implied by any other rule.
+  case channelTyping // = 5
+
+  /// (Guests) a guest-visible channel's messages and public channel notifications.
+  case guestChannel // = 6
+
+  /// (Guests) a server's public notifications.
+  case guestServer // = 7
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .channelMsg
+    case 2: self = .channelUnreadCount
+    case 3: self = .channelUnreadStatus
+    case 4: self = .serverMsg
+    case 5: self = .channelTyping
+    case 6: self = .guestChannel
+    case 7: self = .guestServer
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .channelMsg: return 1
+    case .channelUnreadCount: return 2
+    case .channelUnreadStatus: return 3
+    case .serverMsg: return 4
+    case .channelTyping: return 5
+    case .guestChannel: return 6
+    case .guestServer: return 7
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [GHSubscriptionType] = [
+    .unspecified,
+    .channelMsg,
+    .channelUnreadCount,
+    .channelUnreadStatus,
+    .serverMsg,
+    .channelTyping,
+    .guestChannel,
+    .guestServer,
+  ]
+
+}
+
+/// Subscribe or unsubscribe.
+public nonisolated enum GHSubscribeOperation: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// Add the targets.
+  case subscribe // = 0
+
+  /// Remove the targets.
+  case unsubscribe // = 1
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .subscribe
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .subscribe
+    case 1: self = .unsubscribe
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .subscribe: return 0
+    case .unsubscribe: return 1
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [GHSubscribeOperation] = [
+    .subscribe,
+    .unsubscribe,
+  ]
+
+}
+
+/// The outcome for one target.
+public nonisolated enum GHTargetStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// Done.
+  case targetOk // = 0
+
+  /// The caller is not a member of the server (or, for guest types, has not entered it as a guest).
+  case targetNotMember // = 1
+
+  /// The server or channel does not exist (or is not visible to guests).
+  case targetNotFound // = 2
+
+  /// The per-user limit for this type is reached.
+  case targetLimitReached // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .targetOk
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .targetOk
+    case 1: self = .targetNotMember
+    case 2: self = .targetNotFound
+    case 3: self = .targetLimitReached
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .targetOk: return 0
+    case .targetNotMember: return 1
+    case .targetNotFound: return 2
+    case .targetLimitReached: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [GHTargetStatus] = [
+    .targetOk,
+    .targetNotMember,
+    .targetNotFound,
+    .targetLimitReached,
   ]
 
 }
@@ -353,6 +563,21 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// A channel was deleted; `channel` holds its last info.
   case channelDeleted // = 10
+
+  /// A guest entered the server; `member.user_id` holds them (role ROLE_NONE).
+  case guestEntered // = 11
+
+  /// A guest left the server.
+  case guestLeft // = 12
+
+  /// A user was banned by `actor_id`; `member.user_id` holds them.
+  case memberBanned // = 13
+
+  /// A ban was lifted.
+  case memberUnbanned // = 14
+
+  /// Auto-subscribe mode changed this session's subscriptions; `subscriptions` lists the new state of each changed target (type SUBSCRIPTION_TYPE_UNSPECIFIED: no longer subscribed).
+  case subscriptionChanged // = 15
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -372,6 +597,11 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case 8: self = .channelCreated
     case 9: self = .channelUpdated
     case 10: self = .channelDeleted
+    case 11: self = .guestEntered
+    case 12: self = .guestLeft
+    case 13: self = .memberBanned
+    case 14: self = .memberUnbanned
+    case 15: self = .subscriptionChanged
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -389,6 +619,11 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case .channelCreated: return 8
     case .channelUpdated: return 9
     case .channelDeleted: return 10
+    case .guestEntered: return 11
+    case .guestLeft: return 12
+    case .memberBanned: return 13
+    case .memberUnbanned: return 14
+    case .subscriptionChanged: return 15
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -406,6 +641,11 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     .channelCreated,
     .channelUpdated,
     .channelDeleted,
+    .guestEntered,
+    .guestLeft,
+    .memberBanned,
+    .memberUnbanned,
+    .subscriptionChanged,
   ]
 
 }
@@ -679,6 +919,87 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getMessages(newValue)}
   }
 
+  /// Subscribe to or unsubscribe from servers or channels. Answer: `SubscribeResult`.
+  public var subscribe: GHSubscribe {
+    get {
+      if case .subscribe(let v)? = body {return v}
+      return GHSubscribe()
+    }
+    set {body = .subscribe(newValue)}
+  }
+
+  /// Switch this session between auto-subscribe and manual mode. Answer: `Ok`.
+  public var setSubscribeMode: GHSetSubscribeMode {
+    get {
+      if case .setSubscribeMode(let v)? = body {return v}
+      return GHSetSubscribeMode()
+    }
+    set {body = .setSubscribeMode(newValue)}
+  }
+
+  /// Move the caller's read position in a channel. Answer: `UnreadInfo`.
+  public var markRead: GHMarkRead {
+    get {
+      if case .markRead(let v)? = body {return v}
+      return GHMarkRead()
+    }
+    set {body = .markRead(newValue)}
+  }
+
+  /// Unread info for a list of channels. Answer: `UnreadList`.
+  public var getUnread: GHGetUnread {
+    get {
+      if case .getUnread(let v)? = body {return v}
+      return GHGetUnread()
+    }
+    set {body = .getUnread(newValue)}
+  }
+
+  /// Tell a channel's typing subscribers that the caller is typing. Answer: `Ok`.
+  public var sendTyping: GHSendTyping {
+    get {
+      if case .sendTyping(let v)? = body {return v}
+      return GHSendTyping()
+    }
+    set {body = .sendTyping(newValue)}
+  }
+
+  /// Enter a server as a guest (not a member). Answer: `ServerInfo`.
+  public var enterAsGuest: GHEnterAsGuest {
+    get {
+      if case .enterAsGuest(let v)? = body {return v}
+      return GHEnterAsGuest()
+    }
+    set {body = .enterAsGuest(newValue)}
+  }
+
+  /// Leave a server entered as a guest; drops the guest subscriptions. Answer: `Ok`.
+  public var leaveAsGuest: GHLeaveAsGuest {
+    get {
+      if case .leaveAsGuest(let v)? = body {return v}
+      return GHLeaveAsGuest()
+    }
+    set {body = .leaveAsGuest(newValue)}
+  }
+
+  /// Ban a user from a server (owner/admin); a member is removed. Answer: `Ok`.
+  public var banMember: GHBanMember {
+    get {
+      if case .banMember(let v)? = body {return v}
+      return GHBanMember()
+    }
+    set {body = .banMember(newValue)}
+  }
+
+  /// Lift a ban (owner/admin). Answer: `Ok`.
+  public var unbanMember: GHUnbanMember {
+    get {
+      if case .unbanMember(let v)? = body {return v}
+      return GHUnbanMember()
+    }
+    set {body = .unbanMember(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -724,6 +1045,24 @@ public nonisolated struct GHRequest: Sendable {
     case getHistory(GHGetHistory)
     /// Get messages by UID (members of their servers only). Answer: `MessagePage`.
     case getMessages(GHGetMessages)
+    /// Subscribe to or unsubscribe from servers or channels. Answer: `SubscribeResult`.
+    case subscribe(GHSubscribe)
+    /// Switch this session between auto-subscribe and manual mode. Answer: `Ok`.
+    case setSubscribeMode(GHSetSubscribeMode)
+    /// Move the caller's read position in a channel. Answer: `UnreadInfo`.
+    case markRead(GHMarkRead)
+    /// Unread info for a list of channels. Answer: `UnreadList`.
+    case getUnread(GHGetUnread)
+    /// Tell a channel's typing subscribers that the caller is typing. Answer: `Ok`.
+    case sendTyping(GHSendTyping)
+    /// Enter a server as a guest (not a member). Answer: `ServerInfo`.
+    case enterAsGuest(GHEnterAsGuest)
+    /// Leave a server entered as a guest; drops the guest subscriptions. Answer: `Ok`.
+    case leaveAsGuest(GHLeaveAsGuest)
+    /// Ban a user from a server (owner/admin); a member is removed. Answer: `Ok`.
+    case banMember(GHBanMember)
+    /// Lift a ban (owner/admin). Answer: `Ok`.
+    case unbanMember(GHUnbanMember)
 
   }
 
@@ -741,7 +1080,9 @@ public nonisolated struct GHLogin: Sendable {
   /// the HMAC being over "v1\n<user>\n<device>\n<expiry>" with the server's secret.
   public var token: String = String()
 
-  /// Reserved for the subscription model: whether subscriptions follow membership.
+  /// Auto-subscribe mode: the server subscribes the session to the user's
+  /// servers and channels and keeps that in step with membership and activity
+  /// (see `SetSubscribeMode`). Off: the client subscribes explicitly.
   public var autoSubscribe: Bool = false
 
   /// Free text naming the client and its version, for logs.
@@ -780,6 +1121,9 @@ public nonisolated struct GHCreateServer: Sendable {
 
   /// Whether any user may join without an invitation.
   public var openJoin: Bool = false
+
+  /// Whether non-members may enter as guests (read-only).
+  public var allowGuests: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -835,6 +1179,16 @@ public nonisolated struct GHUpdateServer: Sendable {
   /// Clears the value of `openJoin`. Subsequent reads from it will return its default value.
   public mutating func clearOpenJoin() {self._openJoin = nil}
 
+  /// New guest policy.
+  public var allowGuests: Bool {
+    get {_allowGuests ?? false}
+    set {_allowGuests = newValue}
+  }
+  /// Returns true if `allowGuests` has been explicitly set.
+  public var hasAllowGuests: Bool {self._allowGuests != nil}
+  /// Clears the value of `allowGuests`. Subsequent reads from it will return its default value.
+  public mutating func clearAllowGuests() {self._allowGuests = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -843,6 +1197,7 @@ public nonisolated struct GHUpdateServer: Sendable {
   fileprivate var _icon: String? = nil
   fileprivate var _custom: String? = nil
   fileprivate var _openJoin: Bool? = nil
+  fileprivate var _allowGuests: Bool? = nil
 }
 
 /// Delete a server.
@@ -1012,6 +1367,9 @@ public nonisolated struct GHCreateChannel: Sendable {
   /// Opaque application data, at most 4096 bytes.
   public var custom: String = String()
 
+  /// Whether guests see the channel.
+  public var guestVisibility: GHGuestVisibility = .followServer
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1056,6 +1414,16 @@ public nonisolated struct GHUpdateChannel: Sendable {
   /// Clears the value of `custom`. Subsequent reads from it will return its default value.
   public mutating func clearCustom() {self._custom = nil}
 
+  /// New guest visibility.
+  public var guestVisibility: GHGuestVisibility {
+    get {_guestVisibility ?? .followServer}
+    set {_guestVisibility = newValue}
+  }
+  /// Returns true if `guestVisibility` has been explicitly set.
+  public var hasGuestVisibility: Bool {self._guestVisibility != nil}
+  /// Clears the value of `guestVisibility`. Subsequent reads from it will return its default value.
+  public mutating func clearGuestVisibility() {self._guestVisibility = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1063,6 +1431,7 @@ public nonisolated struct GHUpdateChannel: Sendable {
   fileprivate var _name: String? = nil
   fileprivate var _topic: String? = nil
   fileprivate var _custom: String? = nil
+  fileprivate var _guestVisibility: GHGuestVisibility? = nil
 }
 
 /// Delete a channel.
@@ -1164,6 +1533,214 @@ public nonisolated struct GHGetMessages: Sendable {
 
   /// At most 100 UIDs. Unknown UIDs, and messages of channels the caller cannot read, are left out.
   public var uids: [UInt64] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A server, or a channel of a server.
+public nonisolated struct GHSubscriptionTarget: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// The channel, for channel types; 0 for server types.
+  public var channelID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Subscribe to or unsubscribe from targets of one type. Subscriptions belong
+/// to this session; limits count per user across the user's sessions (a
+/// target several sessions hold counts once). Among CHANNEL_MSG,
+/// CHANNEL_UNREAD_COUNT and CHANNEL_UNREAD_STATUS a session holds at most one
+/// per channel: the last subscribed replaces the others.
+public nonisolated struct GHSubscribe: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// What to receive.
+  public var type: GHSubscriptionType = .unspecified
+
+  /// Add or remove.
+  public var operation: GHSubscribeOperation = .subscribe
+
+  /// At most 100 targets.
+  public var targets: [GHSubscriptionTarget] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The outcome of a subscribe request, one entry per target, in request order.
+public nonisolated struct GHSubscribeResult: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// One per target.
+  public var results: [GHTargetResult] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The outcome for one target.
+public nonisolated struct GHTargetResult: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The target.
+  public var target: GHSubscriptionTarget {
+    get {_target ?? GHSubscriptionTarget()}
+    set {_target = newValue}
+  }
+  /// Returns true if `target` has been explicitly set.
+  public var hasTarget: Bool {self._target != nil}
+  /// Clears the value of `target`. Subsequent reads from it will return its default value.
+  public mutating func clearTarget() {self._target = nil}
+
+  /// What happened.
+  public var status: GHTargetStatus = .targetOk
+
+  /// Why, when not TARGET_OK.
+  public var message: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _target: GHSubscriptionTarget? = nil
+}
+
+/// Switch subscription mode. Turning auto on replaces this session's member
+/// subscriptions (not CHANNEL_TYPING, not guest ones) with the automatic
+/// ones; turning it off keeps the current subscriptions as manual ones.
+public nonisolated struct GHSetSubscribeMode: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Auto-subscribe on or off.
+  public var autoSubscribe: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Move the caller's read position in a channel (never backwards).
+public nonisolated struct GHMarkRead: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The channel.
+  public var channelID: UInt64 = 0
+
+  /// Read up to and including this seq; 0 means everything up to now.
+  public var seq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Ask for unread info.
+public nonisolated struct GHGetUnread: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// At most 100 channels; channels the caller cannot read are left out.
+  public var channelIds: [UInt64] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Say the caller is typing in a channel (needs the send right). At most one
+/// event per user per channel per 3 s is fanned out; extra ones are dropped quietly.
+public nonisolated struct GHSendTyping: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The channel.
+  public var channelID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Enter a server as a guest.
+public nonisolated struct GHEnterAsGuest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server; it must allow guests, and the caller must not be banned from it.
+  public var serverID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Leave a server entered as a guest.
+public nonisolated struct GHLeaveAsGuest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Ban a user from a server.
+public nonisolated struct GHBanMember: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// The user to ban; removed if a member. A banned user cannot join, be invited or enter as a guest.
+  public var userID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Lift a ban.
+public nonisolated struct GHUnbanMember: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// The user.
+  public var userID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1289,6 +1866,33 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .messages(newValue)}
   }
 
+  /// Answer to `subscribe`.
+  public var subscribe: GHSubscribeResult {
+    get {
+      if case .subscribe(let v)? = result {return v}
+      return GHSubscribeResult()
+    }
+    set {result = .subscribe(newValue)}
+  }
+
+  /// One channel's unread info.
+  public var unread: GHUnreadInfo {
+    get {
+      if case .unread(let v)? = result {return v}
+      return GHUnreadInfo()
+    }
+    set {result = .unread(newValue)}
+  }
+
+  /// Several channels' unread info.
+  public var unreads: GHUnreadList {
+    get {
+      if case .unreads(let v)? = result {return v}
+      return GHUnreadList()
+    }
+    set {result = .unreads(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -1316,8 +1920,67 @@ public nonisolated struct GHResponse: Sendable {
     case message(GHChannelMessage)
     /// Several messages.
     case messages(GHMessagePage)
+    /// Answer to `subscribe`.
+    case subscribe(GHSubscribeResult)
+    /// One channel's unread info.
+    case unread(GHUnreadInfo)
+    /// Several channels' unread info.
+    case unreads(GHUnreadList)
 
   }
+
+  public init() {}
+}
+
+/// A member's unread state of one channel. Counts are exact; `max_count` is
+/// only the display cap (show "99+").
+public nonisolated struct GHUnreadInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// The channel.
+  public var channelID: UInt64 = 0
+
+  /// Messages after the read position, exact.
+  public var unreadCount: UInt64 = 0
+
+  /// The display cap (a setting, 99 by default).
+  public var maxCount: UInt64 = 0
+
+  /// Messages after the read position that mention the user by id (within the mention window).
+  public var mentionedCount: UInt64 = 0
+
+  /// When the read position last moved.
+  public var ackTimestamp: UInt64 = 0
+
+  /// Sent time of the channel's newest message.
+  public var lastMsgTime: UInt64 = 0
+
+  /// Seq of the channel's newest message.
+  public var lastSeq: UInt64 = 0
+
+  /// The read position: the last seq read.
+  public var readSeq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Several channels' unread info.
+public nonisolated struct GHUnreadList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// In the order asked.
+  public var unreads: [GHUnreadInfo] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -1402,6 +2065,9 @@ public nonisolated struct GHServerInfo: Sendable {
 
   /// Creation time.
   public var createdAt: UInt64 = 0
+
+  /// Whether non-members may enter as guests.
+  public var allowGuests: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1488,6 +2154,9 @@ public nonisolated struct GHChannelInfo: Sendable {
 
   /// Creation time.
   public var createdAt: UInt64 = 0
+
+  /// Whether guests see it.
+  public var guestVisibility: GHGuestVisibility = .followServer
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1635,42 +2304,86 @@ public nonisolated struct GHMessagePage: Sendable {
 }
 
 /// Something the server pushes to a session.
-public nonisolated struct GHEvent: Sendable {
+public nonisolated struct GHEvent: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// The session's event sequence: 1 for the first event after login, then +1
   /// for each event. A client remembers the highest it has seen to resume.
-  public var seq: UInt64 = 0
+  public var seq: UInt64 {
+    get {_storage._seq}
+    set {_uniqueStorage()._seq = newValue}
+  }
 
-  public var body: GHEvent.OneOf_Body? = nil
+  /// With `message`: the recipient's own unread info for that channel after
+  /// the message, so a client never has to fetch it. Absent for guests.
+  public var unread: GHUnreadInfo {
+    get {_storage._unread ?? GHUnreadInfo()}
+    set {_uniqueStorage()._unread = newValue}
+  }
+  /// Returns true if `unread` has been explicitly set.
+  public var hasUnread: Bool {_storage._unread != nil}
+  /// Clears the value of `unread`. Subsequent reads from it will return its default value.
+  public mutating func clearUnread() {_uniqueStorage()._unread = nil}
+
+  public var body: OneOf_Body? {
+    get {return _storage._body}
+    set {_uniqueStorage()._body = newValue}
+  }
 
   /// A new message in a channel the session receives.
   public var message: GHChannelMessage {
     get {
-      if case .message(let v)? = body {return v}
+      if case .message(let v)? = _storage._body {return v}
       return GHChannelMessage()
     }
-    set {body = .message(newValue)}
+    set {_uniqueStorage()._body = .message(newValue)}
   }
 
   /// A change to a server, channel or membership.
   public var notification: GHSystemNotification {
     get {
-      if case .notification(let v)? = body {return v}
+      if case .notification(let v)? = _storage._body {return v}
       return GHSystemNotification()
     }
-    set {body = .notification(newValue)}
+    set {_uniqueStorage()._body = .notification(newValue)}
   }
 
   /// The server is about to close the session, and why.
   public var closed: GHSessionClosed {
     get {
-      if case .closed(let v)? = body {return v}
+      if case .closed(let v)? = _storage._body {return v}
       return GHSessionClosed()
     }
-    set {body = .closed(newValue)}
+    set {_uniqueStorage()._body = .closed(newValue)}
+  }
+
+  /// (CHANNEL_UNREAD_COUNT subscribers, and the user's own read changes) a channel's unread info changed; coalesced, the latest value.
+  public var unreadChanged: GHUnreadInfo {
+    get {
+      if case .unreadChanged(let v)? = _storage._body {return v}
+      return GHUnreadInfo()
+    }
+    set {_uniqueStorage()._body = .unreadChanged(newValue)}
+  }
+
+  /// (CHANNEL_UNREAD_STATUS subscribers) a channel went from read to unread or back.
+  public var unreadStatus: GHUnreadStatus {
+    get {
+      if case .unreadStatus(let v)? = _storage._body {return v}
+      return GHUnreadStatus()
+    }
+    set {_uniqueStorage()._body = .unreadStatus(newValue)}
+  }
+
+  /// (CHANNEL_TYPING subscribers) who is typing in a channel now; at most one a second per channel.
+  public var typing: GHTypingEvent {
+    get {
+      if case .typing(let v)? = _storage._body {return v}
+      return GHTypingEvent()
+    }
+    set {_uniqueStorage()._body = .typing(newValue)}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1682,8 +2395,73 @@ public nonisolated struct GHEvent: Sendable {
     case notification(GHSystemNotification)
     /// The server is about to close the session, and why.
     case closed(GHSessionClosed)
+    /// (CHANNEL_UNREAD_COUNT subscribers, and the user's own read changes) a channel's unread info changed; coalesced, the latest value.
+    case unreadChanged(GHUnreadInfo)
+    /// (CHANNEL_UNREAD_STATUS subscribers) a channel went from read to unread or back.
+    case unreadStatus(GHUnreadStatus)
+    /// (CHANNEL_TYPING subscribers) who is typing in a channel now; at most one a second per channel.
+    case typing(GHTypingEvent)
 
   }
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// Whether a channel has unread messages.
+public nonisolated struct GHUnreadStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// The channel.
+  public var channelID: UInt64 = 0
+
+  /// True when the unread count is above 0.
+  public var unread: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Who is typing in a channel.
+public nonisolated struct GHTypingEvent: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// The channel.
+  public var channelID: UInt64 = 0
+
+  /// The users typing now (the recipient's own user never appears).
+  public var typers: [GHTyper] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One user typing.
+public nonisolated struct GHTyper: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The user.
+  public var userID: String = String()
+
+  /// When the user last said it was typing; the state expires 10 s later (a setting).
+  public var time: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -1754,11 +2532,43 @@ public nonisolated struct GHSystemNotification: @unchecked Sendable {
   /// Clears the value of `channel`. Subsequent reads from it will return its default value.
   public mutating func clearChannel() {_uniqueStorage()._channel = nil}
 
+  /// For SUBSCRIPTION_CHANGED: each changed target with the type it now has.
+  public var subscriptions: [GHSubscriptionEntry] {
+    get {_storage._subscriptions}
+    set {_uniqueStorage()._subscriptions = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// A target and the type a session holds for it.
+public nonisolated struct GHSubscriptionEntry: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The type; SUBSCRIPTION_TYPE_UNSPECIFIED when the target was dropped.
+  public var type: GHSubscriptionType = .unspecified
+
+  /// The target.
+  public var target: GHSubscriptionTarget {
+    get {_target ?? GHSubscriptionTarget()}
+    set {_target = newValue}
+  }
+  /// Returns true if `target` has been explicitly set.
+  public var hasTarget: Bool {self._target != nil}
+  /// Clears the value of `target`. Subsequent reads from it will return its default value.
+  public mutating func clearTarget() {self._target = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _target: GHSubscriptionTarget? = nil
 }
 
 /// The server is closing the session.
@@ -1790,8 +2600,24 @@ nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CLOSE_REASON_UNSPECIFIED\0\u{1}REPLACED\0\u{1}LOGIN_TIMEOUT\0\u{1}HEARTBEAT_TIMEOUT\0\u{1}PROTOCOL_ERROR\0\u{1}FRAME_TOO_LARGE\0\u{1}AUTH_FAILED\0\u{1}SHUTTING_DOWN\0\u{1}SLOW_CONSUMER\0")
 }
 
+nonisolated extension GHGuestVisibility: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FOLLOW_SERVER\0\u{1}VISIBLE\0\u{1}INVISIBLE\0")
+}
+
 nonisolated extension GHHistoryDirection: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0BEFORE\0\u{1}AFTER\0")
+}
+
+nonisolated extension GHSubscriptionType: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SUBSCRIPTION_TYPE_UNSPECIFIED\0\u{1}CHANNEL_MSG\0\u{1}CHANNEL_UNREAD_COUNT\0\u{1}CHANNEL_UNREAD_STATUS\0\u{1}SERVER_MSG\0\u{1}CHANNEL_TYPING\0\u{1}GUEST_CHANNEL\0\u{1}GUEST_SERVER\0")
+}
+
+nonisolated extension GHSubscribeOperation: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SUBSCRIBE\0\u{1}UNSUBSCRIBE\0")
+}
+
+nonisolated extension GHTargetStatus: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0TARGET_OK\0\u{1}TARGET_NOT_MEMBER\0\u{1}TARGET_NOT_FOUND\0\u{1}TARGET_LIMIT_REACHED\0")
 }
 
 nonisolated extension GHRole: SwiftProtobuf._ProtoNameProviding {
@@ -1799,7 +2625,7 @@ nonisolated extension GHRole: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHNotificationKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0")
 }
 
 nonisolated extension GHFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -1923,7 +2749,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{4}\u{9}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{4}\u{9}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{2}\u{8}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2205,6 +3031,123 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .getMessages(v)
         }
       }()
+      case 60: try {
+        var v: GHSubscribe?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .subscribe(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .subscribe(v)
+        }
+      }()
+      case 61: try {
+        var v: GHSetSubscribeMode?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .setSubscribeMode(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .setSubscribeMode(v)
+        }
+      }()
+      case 62: try {
+        var v: GHMarkRead?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .markRead(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .markRead(v)
+        }
+      }()
+      case 63: try {
+        var v: GHGetUnread?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .getUnread(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .getUnread(v)
+        }
+      }()
+      case 64: try {
+        var v: GHSendTyping?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .sendTyping(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .sendTyping(v)
+        }
+      }()
+      case 70: try {
+        var v: GHEnterAsGuest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .enterAsGuest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .enterAsGuest(v)
+        }
+      }()
+      case 71: try {
+        var v: GHLeaveAsGuest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .leaveAsGuest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .leaveAsGuest(v)
+        }
+      }()
+      case 72: try {
+        var v: GHBanMember?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .banMember(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .banMember(v)
+        }
+      }()
+      case 73: try {
+        var v: GHUnbanMember?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .unbanMember(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .unbanMember(v)
+        }
+      }()
       default: break
       }
     }
@@ -2303,6 +3246,42 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
       guard case .getMessages(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 52)
     }()
+    case .subscribe?: try {
+      guard case .subscribe(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 60)
+    }()
+    case .setSubscribeMode?: try {
+      guard case .setSubscribeMode(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 61)
+    }()
+    case .markRead?: try {
+      guard case .markRead(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 62)
+    }()
+    case .getUnread?: try {
+      guard case .getUnread(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 63)
+    }()
+    case .sendTyping?: try {
+      guard case .sendTyping(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 64)
+    }()
+    case .enterAsGuest?: try {
+      guard case .enterAsGuest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 70)
+    }()
+    case .leaveAsGuest?: try {
+      guard case .leaveAsGuest(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 71)
+    }()
+    case .banMember?: try {
+      guard case .banMember(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 72)
+    }()
+    case .unbanMember?: try {
+      guard case .unbanMember(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 73)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2377,7 +3356,7 @@ nonisolated extension GHHeartbeat: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension GHCreateServer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateServer"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0\u{3}allow_guests\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2389,6 +3368,7 @@ nonisolated extension GHCreateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 2: try { try decoder.decodeSingularStringField(value: &self.icon) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.custom) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.openJoin) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.allowGuests) }()
       default: break
       }
     }
@@ -2407,6 +3387,9 @@ nonisolated extension GHCreateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.openJoin != false {
       try visitor.visitSingularBoolField(value: self.openJoin, fieldNumber: 4)
     }
+    if self.allowGuests != false {
+      try visitor.visitSingularBoolField(value: self.allowGuests, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2415,6 +3398,7 @@ nonisolated extension GHCreateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.icon != rhs.icon {return false}
     if lhs.custom != rhs.custom {return false}
     if lhs.openJoin != rhs.openJoin {return false}
+    if lhs.allowGuests != rhs.allowGuests {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2422,7 +3406,7 @@ nonisolated extension GHCreateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UpdateServer"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0\u{3}allow_guests\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2435,6 +3419,7 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 3: try { try decoder.decodeSingularStringField(value: &self._icon) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self._custom) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self._openJoin) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self._allowGuests) }()
       default: break
       }
     }
@@ -2460,6 +3445,9 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     try { if let v = self._openJoin {
       try visitor.visitSingularBoolField(value: v, fieldNumber: 5)
     } }()
+    try { if let v = self._allowGuests {
+      try visitor.visitSingularBoolField(value: v, fieldNumber: 6)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2469,6 +3457,7 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs._icon != rhs._icon {return false}
     if lhs._custom != rhs._custom {return false}
     if lhs._openJoin != rhs._openJoin {return false}
+    if lhs._allowGuests != rhs._allowGuests {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2785,7 +3774,7 @@ nonisolated extension GHListMembers: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHCreateChannel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateChannel"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}guest_visibility\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2797,6 +3786,7 @@ nonisolated extension GHCreateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.topic) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.custom) }()
+      case 5: try { try decoder.decodeSingularEnumField(value: &self.guestVisibility) }()
       default: break
       }
     }
@@ -2815,6 +3805,9 @@ nonisolated extension GHCreateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if !self.custom.isEmpty {
       try visitor.visitSingularStringField(value: self.custom, fieldNumber: 4)
     }
+    if self.guestVisibility != .followServer {
+      try visitor.visitSingularEnumField(value: self.guestVisibility, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2823,6 +3816,7 @@ nonisolated extension GHCreateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.name != rhs.name {return false}
     if lhs.topic != rhs.topic {return false}
     if lhs.custom != rhs.custom {return false}
+    if lhs.guestVisibility != rhs.guestVisibility {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2830,7 +3824,7 @@ nonisolated extension GHCreateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UpdateChannel"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}guest_visibility\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2842,6 +3836,7 @@ nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 2: try { try decoder.decodeSingularStringField(value: &self._name) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self._topic) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self._custom) }()
+      case 5: try { try decoder.decodeSingularEnumField(value: &self._guestVisibility) }()
       default: break
       }
     }
@@ -2864,6 +3859,9 @@ nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
     try { if let v = self._custom {
       try visitor.visitSingularStringField(value: v, fieldNumber: 4)
     } }()
+    try { if let v = self._guestVisibility {
+      try visitor.visitSingularEnumField(value: v, fieldNumber: 5)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2872,6 +3870,7 @@ nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs._name != rhs._name {return false}
     if lhs._topic != rhs._topic {return false}
     if lhs._custom != rhs._custom {return false}
+    if lhs._guestVisibility != rhs._guestVisibility {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3071,9 +4070,413 @@ nonisolated extension GHGetMessages: SwiftProtobuf.Message, SwiftProtobuf._Messa
   }
 }
 
+nonisolated extension GHSubscriptionTarget: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubscriptionTarget"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSubscriptionTarget, rhs: GHSubscriptionTarget) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSubscribe: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Subscribe"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}type\0\u{1}operation\0\u{1}targets\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.type) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.operation) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.targets) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.type != .unspecified {
+      try visitor.visitSingularEnumField(value: self.type, fieldNumber: 1)
+    }
+    if self.operation != .subscribe {
+      try visitor.visitSingularEnumField(value: self.operation, fieldNumber: 2)
+    }
+    if !self.targets.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.targets, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSubscribe, rhs: GHSubscribe) -> Bool {
+    if lhs.type != rhs.type {return false}
+    if lhs.operation != rhs.operation {return false}
+    if lhs.targets != rhs.targets {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSubscribeResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubscribeResult"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.results) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.results.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.results, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSubscribeResult, rhs: GHSubscribeResult) -> Bool {
+    if lhs.results != rhs.results {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHTargetResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TargetResult"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}target\0\u{1}status\0\u{1}message\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._target) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.status) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._target {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if self.status != .targetOk {
+      try visitor.visitSingularEnumField(value: self.status, fieldNumber: 2)
+    }
+    if !self.message.isEmpty {
+      try visitor.visitSingularStringField(value: self.message, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHTargetResult, rhs: GHTargetResult) -> Bool {
+    if lhs._target != rhs._target {return false}
+    if lhs.status != rhs.status {return false}
+    if lhs.message != rhs.message {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSetSubscribeMode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SetSubscribeMode"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}auto_subscribe\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.autoSubscribe) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.autoSubscribe != false {
+      try visitor.visitSingularBoolField(value: self.autoSubscribe, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSetSubscribeMode, rhs: GHSetSubscribeMode) -> Bool {
+    if lhs.autoSubscribe != rhs.autoSubscribe {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHMarkRead: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MarkRead"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHMarkRead, rhs: GHMarkRead) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.seq != rhs.seq {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHGetUnread: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetUnread"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedUInt64Field(value: &self.channelIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channelIds.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.channelIds, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHGetUnread, rhs: GHGetUnread) -> Bool {
+    if lhs.channelIds != rhs.channelIds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSendTyping: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SendTyping"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSendTyping, rhs: GHSendTyping) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHEnterAsGuest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".EnterAsGuest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHEnterAsGuest, rhs: GHEnterAsGuest) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLeaveAsGuest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LeaveAsGuest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLeaveAsGuest, rhs: GHLeaveAsGuest) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHBanMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BanMember"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHBanMember, rhs: GHBanMember) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.userID != rhs.userID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UnbanMember"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHUnbanMember, rhs: GHUnbanMember) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.userID != rhs.userID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3238,6 +4641,45 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .messages(v)
         }
       }()
+      case 60: try {
+        var v: GHSubscribeResult?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .subscribe(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .subscribe(v)
+        }
+      }()
+      case 61: try {
+        var v: GHUnreadInfo?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .unread(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .unread(v)
+        }
+      }()
+      case 62: try {
+        var v: GHUnreadList?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .unreads(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .unreads(v)
+        }
+      }()
       default: break
       }
     }
@@ -3300,6 +4742,18 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       guard case .messages(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 51)
     }()
+    case .subscribe?: try {
+      guard case .subscribe(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 60)
+    }()
+    case .unread?: try {
+      guard case .unread(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 61)
+    }()
+    case .unreads?: try {
+      guard case .unreads(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 62)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -3308,6 +4762,106 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
   public static func ==(lhs: GHResponse, rhs: GHResponse) -> Bool {
     if lhs.id != rhs.id {return false}
     if lhs.result != rhs.result {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHUnreadInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UnreadInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{3}unread_count\0\u{3}max_count\0\u{3}mentioned_count\0\u{3}ack_timestamp\0\u{3}last_msg_time\0\u{3}last_seq\0\u{3}read_seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.unreadCount) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.maxCount) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.mentionedCount) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.ackTimestamp) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.lastMsgTime) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.readSeq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    if self.unreadCount != 0 {
+      try visitor.visitSingularUInt64Field(value: self.unreadCount, fieldNumber: 3)
+    }
+    if self.maxCount != 0 {
+      try visitor.visitSingularUInt64Field(value: self.maxCount, fieldNumber: 4)
+    }
+    if self.mentionedCount != 0 {
+      try visitor.visitSingularUInt64Field(value: self.mentionedCount, fieldNumber: 5)
+    }
+    if self.ackTimestamp != 0 {
+      try visitor.visitSingularUInt64Field(value: self.ackTimestamp, fieldNumber: 6)
+    }
+    if self.lastMsgTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastMsgTime, fieldNumber: 7)
+    }
+    if self.lastSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSeq, fieldNumber: 8)
+    }
+    if self.readSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.readSeq, fieldNumber: 9)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHUnreadInfo, rhs: GHUnreadInfo) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.unreadCount != rhs.unreadCount {return false}
+    if lhs.maxCount != rhs.maxCount {return false}
+    if lhs.mentionedCount != rhs.mentionedCount {return false}
+    if lhs.ackTimestamp != rhs.ackTimestamp {return false}
+    if lhs.lastMsgTime != rhs.lastMsgTime {return false}
+    if lhs.lastSeq != rhs.lastSeq {return false}
+    if lhs.readSeq != rhs.readSeq {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHUnreadList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UnreadList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}unreads\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.unreads) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.unreads.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.unreads, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHUnreadList, rhs: GHUnreadList) -> Bool {
+    if lhs.unreads != rhs.unreads {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3414,7 +4968,7 @@ nonisolated extension GHPong: SwiftProtobuf.Message, SwiftProtobuf._MessageImple
 
 nonisolated extension GHServerInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ServerInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}owner_id\0\u{3}open_join\0\u{3}member_count\0\u{3}created_at\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}owner_id\0\u{3}open_join\0\u{3}member_count\0\u{3}created_at\0\u{3}allow_guests\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3430,6 +4984,7 @@ nonisolated extension GHServerInfo: SwiftProtobuf.Message, SwiftProtobuf._Messag
       case 6: try { try decoder.decodeSingularBoolField(value: &self.openJoin) }()
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.memberCount) }()
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      case 9: try { try decoder.decodeSingularBoolField(value: &self.allowGuests) }()
       default: break
       }
     }
@@ -3460,6 +5015,9 @@ nonisolated extension GHServerInfo: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if self.createdAt != 0 {
       try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 8)
     }
+    if self.allowGuests != false {
+      try visitor.visitSingularBoolField(value: self.allowGuests, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3472,6 +5030,7 @@ nonisolated extension GHServerInfo: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if lhs.openJoin != rhs.openJoin {return false}
     if lhs.memberCount != rhs.memberCount {return false}
     if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.allowGuests != rhs.allowGuests {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3584,7 +5143,7 @@ nonisolated extension GHMemberList: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHChannelInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}server_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}last_seq\0\u{3}last_message_time\0\u{3}created_at\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}server_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}last_seq\0\u{3}last_message_time\0\u{3}created_at\0\u{3}guest_visibility\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3600,6 +5159,7 @@ nonisolated extension GHChannelInfo: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.lastMessageTime) }()
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      case 9: try { try decoder.decodeSingularEnumField(value: &self.guestVisibility) }()
       default: break
       }
     }
@@ -3630,6 +5190,9 @@ nonisolated extension GHChannelInfo: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.createdAt != 0 {
       try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 8)
     }
+    if self.guestVisibility != .followServer {
+      try visitor.visitSingularEnumField(value: self.guestVisibility, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3642,6 +5205,7 @@ nonisolated extension GHChannelInfo: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.lastSeq != rhs.lastSeq {return false}
     if lhs.lastMessageTime != rhs.lastMessageTime {return false}
     if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.guestVisibility != rhs.guestVisibility {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3895,7 +5459,192 @@ nonisolated extension GHMessagePage: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Event"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{2}\u{9}message\0\u{1}notification\0\u{1}closed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}unread\0\u{2}\u{8}message\0\u{1}notification\0\u{1}closed\0\u{3}unread_changed\0\u{3}unread_status\0\u{1}typing\0")
+
+  fileprivate class _StorageClass {
+    var _seq: UInt64 = 0
+    var _unread: GHUnreadInfo? = nil
+    var _body: GHEvent.OneOf_Body?
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _seq = source._seq
+      _unread = source._unread
+      _body = source._body
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._seq) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._unread) }()
+        case 10: try {
+          var v: GHChannelMessage?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .message(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .message(v)
+          }
+        }()
+        case 11: try {
+          var v: GHSystemNotification?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .notification(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .notification(v)
+          }
+        }()
+        case 12: try {
+          var v: GHSessionClosed?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .closed(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .closed(v)
+          }
+        }()
+        case 13: try {
+          var v: GHUnreadInfo?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .unreadChanged(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .unreadChanged(v)
+          }
+        }()
+        case 14: try {
+          var v: GHUnreadStatus?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .unreadStatus(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .unreadStatus(v)
+          }
+        }()
+        case 15: try {
+          var v: GHTypingEvent?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .typing(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .typing(v)
+          }
+        }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._seq != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._seq, fieldNumber: 1)
+      }
+      try { if let v = _storage._unread {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      switch _storage._body {
+      case .message?: try {
+        guard case .message(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+      }()
+      case .notification?: try {
+        guard case .notification(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+      }()
+      case .closed?: try {
+        guard case .closed(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+      }()
+      case .unreadChanged?: try {
+        guard case .unreadChanged(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+      }()
+      case .unreadStatus?: try {
+        guard case .unreadStatus(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+      }()
+      case .typing?: try {
+        guard case .typing(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+      }()
+      case nil: break
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHEvent, rhs: GHEvent) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._seq != rhs_storage._seq {return false}
+        if _storage._unread != rhs_storage._unread {return false}
+        if _storage._body != rhs_storage._body {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHUnreadStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UnreadStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{1}unread\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3903,80 +5652,106 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
-      case 10: try {
-        var v: GHChannelMessage?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .message(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .message(v)
-        }
-      }()
-      case 11: try {
-        var v: GHSystemNotification?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .notification(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .notification(v)
-        }
-      }()
-      case 12: try {
-        var v: GHSessionClosed?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .closed(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .closed(v)
-        }
-      }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.unread) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.seq != 0 {
-      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 1)
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
     }
-    switch self.body {
-    case .message?: try {
-      guard case .message(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-    }()
-    case .notification?: try {
-      guard case .notification(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-    }()
-    case .closed?: try {
-      guard case .closed(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
-    }()
-    case nil: break
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    if self.unread != false {
+      try visitor.visitSingularBoolField(value: self.unread, fieldNumber: 3)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: GHEvent, rhs: GHEvent) -> Bool {
-    if lhs.seq != rhs.seq {return false}
-    if lhs.body != rhs.body {return false}
+  public static func ==(lhs: GHUnreadStatus, rhs: GHUnreadStatus) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.unread != rhs.unread {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHTypingEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TypingEvent"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{1}typers\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.typers) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    if !self.typers.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.typers, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHTypingEvent, rhs: GHTypingEvent) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.typers != rhs.typers {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHTyper: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Typer"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{1}time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 1)
+    }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHTyper, rhs: GHTyper) -> Bool {
+    if lhs.userID != rhs.userID {return false}
+    if lhs.time != rhs.time {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3984,7 +5759,7 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SystemNotification"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0\u{1}subscriptions\0")
 
   fileprivate class _StorageClass {
     var _kind: GHNotificationKind = .unspecified
@@ -3995,6 +5770,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
     var _server: GHServerInfo? = nil
     var _member: GHMember? = nil
     var _channel: GHChannelInfo? = nil
+    var _subscriptions: [GHSubscriptionEntry] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -4013,6 +5789,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       _server = source._server
       _member = source._member
       _channel = source._channel
+      _subscriptions = source._subscriptions
     }
   }
 
@@ -4039,6 +5816,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         case 6: try { try decoder.decodeSingularMessageField(value: &_storage._server) }()
         case 7: try { try decoder.decodeSingularMessageField(value: &_storage._member) }()
         case 8: try { try decoder.decodeSingularMessageField(value: &_storage._channel) }()
+        case 9: try { try decoder.decodeRepeatedMessageField(value: &_storage._subscriptions) }()
         default: break
         }
       }
@@ -4075,6 +5853,9 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       try { if let v = _storage._channel {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
       } }()
+      if !_storage._subscriptions.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._subscriptions, fieldNumber: 9)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -4092,10 +5873,50 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         if _storage._server != rhs_storage._server {return false}
         if _storage._member != rhs_storage._member {return false}
         if _storage._channel != rhs_storage._channel {return false}
+        if _storage._subscriptions != rhs_storage._subscriptions {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSubscriptionEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubscriptionEntry"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}type\0\u{1}target\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.type) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._target) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.type != .unspecified {
+      try visitor.visitSingularEnumField(value: self.type, fieldNumber: 1)
+    }
+    try { if let v = self._target {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSubscriptionEntry, rhs: GHSubscriptionEntry) -> Bool {
+    if lhs.type != rhs.type {return false}
+    if lhs._target != rhs._target {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,172 @@
+// Subscriptions, unread, typing, guests and bans in the SDK, with parameter
+// values shaped like QChat's (type, operation, targets). The client keeps a
+// ledger of what it subscribed and which servers it entered as a guest, and
+// replays both after a reconnect, so an application subscribes once.
+
+import GuildhallWire
+
+/// Subscribe or unsubscribe servers (SERVER_MSG, GUEST_SERVER).
+public struct SubscribeServerParam: Sendable {
+    public var subscribeType: GHSubscriptionType
+    public var operationType: GHSubscribeOperation
+    public var targets: [UInt64]
+
+    public init(subscribeType: GHSubscriptionType, operationType: GHSubscribeOperation = .subscribe, targets: [UInt64]) {
+        self.subscribeType = subscribeType; self.operationType = operationType; self.targets = targets
+    }
+}
+
+/// A channel of a server.
+public struct ChannelTarget: Sendable, Hashable {
+    public var serverID: UInt64
+    public var channelID: UInt64
+    public init(serverID: UInt64, channelID: UInt64) { self.serverID = serverID; self.channelID = channelID }
+}
+
+/// Subscribe or unsubscribe channels (CHANNEL_MSG, CHANNEL_UNREAD_COUNT, CHANNEL_UNREAD_STATUS, CHANNEL_TYPING, GUEST_CHANNEL).
+public struct SubscribeChannelParam: Sendable {
+    public var subscribeType: GHSubscriptionType
+    public var operationType: GHSubscribeOperation
+    public var targets: [ChannelTarget]
+
+    public init(subscribeType: GHSubscriptionType, operationType: GHSubscribeOperation = .subscribe, targets: [ChannelTarget]) {
+        self.subscribeType = subscribeType; self.operationType = operationType; self.targets = targets
+    }
+}
+
+/// What the client asked for and must ask again after a reconnect.
+struct SubscriptionLedger: Sendable {
+    var guestServers: Set<UInt64> = []
+    var held: [GHSubscriptionType: Set<ChannelTarget>] = [:]
+
+    static let levels: [GHSubscriptionType] = [.channelMsg, .channelUnreadCount, .channelUnreadStatus]
+
+    mutating func record(_ type: GHSubscriptionType, _ operation: GHSubscribeOperation, _ ok: [ChannelTarget]) {
+        for t in ok {
+            if operation == .unsubscribe {
+                held[type]?.remove(t)
+                continue
+            }
+            if Self.levels.contains(type) { for other in Self.levels where other != type { held[other]?.remove(t) } }
+            held[type, default: []].insert(t)
+        }
+    }
+
+    mutating func forgetGuest(_ server: UInt64) {
+        guestServers.remove(server)
+        for type in [GHSubscriptionType.guestServer, .guestChannel] { held[type] = held[type]?.filter { $0.serverID != server } }
+    }
+}
+
+extension GuildhallClient {
+    public func subscribeServer(_ p: SubscribeServerParam) async throws -> [GHTargetResult] {
+        try await subscribe(p.subscribeType, p.operationType, p.targets.map { ChannelTarget(serverID: $0, channelID: 0) })
+    }
+
+    public func subscribeChannel(_ p: SubscribeChannelParam) async throws -> [GHTargetResult] {
+        try await subscribe(p.subscribeType, p.operationType, p.targets)
+    }
+
+    func subscribe(_ type: GHSubscriptionType, _ operation: GHSubscribeOperation, _ targets: [ChannelTarget]) async throws -> [GHTargetResult] {
+        var r = GHSubscribe()
+        r.type = type
+        r.operation = operation
+        r.targets = targets.map {
+            var t = GHSubscriptionTarget()
+            t.serverID = $0.serverID
+            t.channelID = $0.channelID
+            return t
+        }
+        let result = try await call(.subscribe(r))
+        guard case .subscribe(let answer) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
+        let ok = answer.results.filter { $0.status == .targetOk }.map { ChannelTarget(serverID: $0.target.serverID, channelID: $0.target.channelID) }
+        state.withLock { $0.ledger.record(type, operation, ok) }
+        return answer.results
+    }
+
+    /// Switches between auto-subscribe and manual mode for this session (and later reconnects).
+    public func setAutoSubscribe(_ on: Bool) async throws {
+        var r = GHSetSubscribeMode()
+        r.autoSubscribe = on
+        _ = try await call(.setSubscribeMode(r))
+        state.withLock { $0.autoSubscribe = on }
+    }
+
+    /// Marks a channel read up to `seq` (0: everything); returns the new unread info.
+    public func markRead(_ channel: UInt64, upTo seq: UInt64 = 0) async throws -> GHUnreadInfo {
+        var r = GHMarkRead()
+        r.channelID = channel
+        r.seq = seq
+        let result = try await call(.markRead(r))
+        guard case .unread(let info) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
+        return info
+    }
+
+    /// Unread info for channels, in the order asked (unreadable ones left out).
+    public func unread(_ channels: [UInt64]) async throws -> [GHUnreadInfo] {
+        var r = GHGetUnread()
+        r.channelIds = channels
+        let result = try await call(.getUnread(r))
+        guard case .unreads(let list) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
+        return list.unreads
+    }
+
+    /// Says "typing" in a channel; the server throttles and fans it out.
+    public func sendTyping(_ channel: UInt64) async throws {
+        var r = GHSendTyping()
+        r.channelID = channel
+        _ = try await call(.sendTyping(r))
+    }
+
+    /// Enters a server as a guest; re-entered automatically after a reconnect.
+    @discardableResult
+    public func enterAsGuest(_ server: UInt64) async throws -> GHServerInfo {
+        var r = GHEnterAsGuest()
+        r.serverID = server
+        let result = try await call(.enterAsGuest(r))
+        guard case .server(let info) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
+        state.withLock { _ = $0.ledger.guestServers.insert(server) }
+        return info
+    }
+
+    public func leaveAsGuest(_ server: UInt64) async throws {
+        var r = GHLeaveAsGuest()
+        r.serverID = server
+        _ = try await call(.leaveAsGuest(r))
+        state.withLock { $0.ledger.forgetGuest(server) }
+    }
+
+    public func ban(_ user: String, from server: UInt64) async throws {
+        var r = GHBanMember()
+        r.serverID = server
+        r.userID = user
+        _ = try await call(.banMember(r))
+    }
+
+    public func unban(_ user: String, from server: UInt64) async throws {
+        var r = GHUnbanMember()
+        r.serverID = server
+        r.userID = user
+        _ = try await call(.unbanMember(r))
+    }
+
+    /// After a reconnect: enter guest servers again and repeat every subscription.
+    func replayLedger() async {
+        let ledger = state.withLock { $0.ledger }
+        for server in ledger.guestServers.sorted() {
+            var r = GHEnterAsGuest()
+            r.serverID = server
+            _ = try? await call(.enterAsGuest(r))
+        }
+        let order: [GHSubscriptionType] = [.serverMsg, .guestServer, .channelMsg, .channelUnreadCount, .channelUnreadStatus, .channelTyping, .guestChannel]
+        for type in order {
+            let targets = Array(ledger.held[type] ?? [])
+            var start = 0
+            while start < targets.count {
+                let chunk = Array(targets[start..<min(start + 100, targets.count)])
+                _ = try? await subscribe(type, .subscribe, chunk)
+                start += 100
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+// Read positions and mentions, and unread info as arithmetic (DESIGN §5):
+// unread = lastSeq - readSeq, exact; the mention count is the number of
+// mentions of the user after the read position within the mention window.
+// Nothing here is written per member per message. Pure; owned by the loop.
+
+/// Where a user stands in a channel.
+public struct ReadPosition: Sendable, Equatable {
+    /// The last seq read.
+    public var readSeq: UInt64
+    /// When the position last moved.
+    public var ackTime: UInt64
+    /// The user's last activity in the channel (sending, reading, typing, joining), for auto mode's ordering.
+    public var activity: UInt64
+
+    public init(readSeq: UInt64 = 0, ackTime: UInt64 = 0, activity: UInt64 = 0) {
+        self.readSeq = readSeq; self.ackTime = ackTime; self.activity = activity
+    }
+}
+
+/// A user's unread state of one channel, as the wire's UnreadInfo.
+public struct UnreadState: Sendable, Equatable {
+    public var serverID: ServerID
+    public var channelID: ChannelID
+    public var unreadCount: UInt64
+    public var maxCount: UInt64
+    public var mentionedCount: UInt64
+    public var ackTimestamp: UInt64
+    public var lastMsgTime: UInt64
+    public var lastSeq: UInt64
+    public var readSeq: UInt64
+
+    public var hasUnread: Bool { unreadCount > 0 }
+}
+
+public struct ReadPositions: Sendable {
+    public struct Key: Hashable, Sendable {
+        public let user: UserID
+        public let channel: ChannelID
+        public init(_ user: UserID, _ channel: ChannelID) { self.user = user; self.channel = channel }
+    }
+
+    private(set) var positions: [Key: ReadPosition] = [:]
+    /// Mentions by id, per (user, channel): (seq, time) in ascending seq.
+    private var mentions: [Key: [(seq: UInt64, time: UInt64)]] = [:]
+    /// Positions changed since the last `takeDirty()`, to persist in groups.
+    private var dirty: Set<Key> = []
+
+    public init() {}
+
+    public func position(_ user: UserID, _ channel: ChannelID) -> ReadPosition {
+        positions[Key(user, channel)] ?? ReadPosition()
+    }
+
+    public mutating func load(_ user: UserID, _ channel: ChannelID, _ p: ReadPosition) {
+        positions[Key(user, channel)] = p
+    }
+
+    /// Moves the read position forward to `seq` (never back); returns whether it moved.
+    @discardableResult
+    public mutating func markRead(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64) -> Bool {
+        let key = Key(user, channel)
+        var p = positions[key] ?? ReadPosition()
+        p.activity = max(p.activity, now)
+        let moved = seq > p.readSeq
+        if moved {
+            p.readSeq = seq
+            p.ackTime = now
+            pruneMentions(key, through: seq)
+        }
+        positions[key] = p
+        dirty.insert(key)
+        return moved
+    }
+
+    /// Records activity without moving the read position.
+    public mutating func touch(_ user: UserID, _ channel: ChannelID, now: UInt64) {
+        let key = Key(user, channel)
+        var p = positions[key] ?? ReadPosition()
+        p.activity = max(p.activity, now)
+        positions[key] = p
+        dirty.insert(key)
+    }
+
+    public mutating func addMention(_ user: UserID, _ channel: ChannelID, seq: UInt64, time: UInt64) {
+        let key = Key(user, channel)
+        guard seq > (positions[key]?.readSeq ?? 0) else { return }
+        mentions[key, default: []].append((seq, time))
+    }
+
+    /// Forgets a user's state in a channel (left the server, channel deleted).
+    public mutating func forget(_ user: UserID, _ channel: ChannelID) {
+        positions.removeValue(forKey: Key(user, channel))
+        mentions.removeValue(forKey: Key(user, channel))
+    }
+
+    public func unread(_ user: UserID, channel: ChannelRecord, now: UInt64, displayCap: UInt64, mentionWindowMs: UInt64) -> UnreadState {
+        let key = Key(user, channel.id)
+        let p = positions[key] ?? ReadPosition()
+        let floor = now > mentionWindowMs ? now - mentionWindowMs : 0
+        let mentioned = mentions[key]?.reduce(0) { $0 + ($1.seq > p.readSeq && $1.time >= floor ? 1 : 0) } ?? 0
+        return UnreadState(serverID: channel.serverID, channelID: channel.id,
+                           unreadCount: channel.lastSeq > p.readSeq ? channel.lastSeq - p.readSeq : 0,
+                           maxCount: displayCap, mentionedCount: UInt64(mentioned), ackTimestamp: p.ackTime,
+                           lastMsgTime: channel.lastMessageTime, lastSeq: channel.lastSeq, readSeq: p.readSeq)
+    }
+
+    /// The positions changed since the last call, to write in one job.
+    public mutating func takeDirty() -> [(Key, ReadPosition)] {
+        defer { dirty.removeAll() }
+        return dirty.compactMap { k in positions[k].map { (k, $0) } }
+    }
+
+    private mutating func pruneMentions(_ key: Key, through seq: UInt64) {
+        guard var list = mentions[key] else { return }
+        list.removeAll { $0.seq <= seq }
+        mentions[key] = list.isEmpty ? nil : list
+    }
+}

@@ -1,0 +1,256 @@
+// The subscription model of MISSION §4 as values: the seven kinds, their
+// per-user limits, and the book that records who holds what.
+//
+// Subscriptions belong to sessions; limits count per user across the user's
+// sessions, a target held by several sessions of one user counting once.
+// Among the three channel levels (messages, unread count, unread status) a
+// session holds at most one per channel: the last subscribed wins. Typing is
+// independent of them. The book also keeps the reverse index (target ->
+// sessions) that fan-out reads. Pure; owned by the loop thread.
+
+/// A session's identity within one server process.
+public typealias SessionKey = UInt64
+
+/// QChat's subscription types, with QChat's numbers.
+public enum SubscriptionKind: Int, Sendable, CaseIterable, Hashable {
+    case channelMessages = 1
+    case channelUnreadCount = 2
+    case channelUnreadStatus = 3
+    case serverNotifications = 4
+    case channelTyping = 5
+    case guestChannel = 6
+    case guestServer = 7
+
+    public var targetsChannel: Bool {
+        switch self {
+        case .serverNotifications, .guestServer: false
+        default: true
+        }
+    }
+
+    public var isGuestKind: Bool { self == .guestChannel || self == .guestServer }
+
+    /// The channel level this kind sets, for the three that replace each other.
+    public var channelLevel: ChannelLevel? {
+        switch self {
+        case .channelMessages: .messages
+        case .channelUnreadCount: .unreadCount
+        case .channelUnreadStatus: .unreadStatus
+        default: nil
+        }
+    }
+}
+
+/// How much of a channel a member session receives; richer is greater.
+public enum ChannelLevel: Int, Sendable, Comparable, CaseIterable {
+    case unreadStatus = 1
+    case unreadCount = 2
+    case messages = 3
+
+    public static func < (a: ChannelLevel, b: ChannelLevel) -> Bool { a.rawValue < b.rawValue }
+
+    public var kind: SubscriptionKind {
+        switch self {
+        case .messages: .channelMessages
+        case .unreadCount: .channelUnreadCount
+        case .unreadStatus: .channelUnreadStatus
+        }
+    }
+}
+
+/// A server, or a channel of a server.
+public struct SubscriptionTarget: Hashable, Sendable {
+    public let server: ServerID
+    public let channel: ChannelID
+
+    public init(server: ServerID, channel: ChannelID = 0) {
+        self.server = server
+        self.channel = channel
+    }
+}
+
+/// Per-user limits (settings).
+public struct SubscriptionLimits: Sendable, Equatable {
+    public var channelMessages = 100
+    public var channelUnreadCount = 500
+    public var channelUnreadStatus = 1000
+    public var serverNotifications = 2000
+    public var channelTyping = 100
+    public var guestChannel = 100
+    public var guestServer = 100
+    /// The most channels auto-subscribe mode covers; the unread-status limit stretches to it in auto mode.
+    public var autoChannels = 10_000
+
+    public init() {}
+
+    public func limit(_ kind: SubscriptionKind) -> Int {
+        switch kind {
+        case .channelMessages: channelMessages
+        case .channelUnreadCount: channelUnreadCount
+        case .channelUnreadStatus: channelUnreadStatus
+        case .serverNotifications: serverNotifications
+        case .channelTyping: channelTyping
+        case .guestChannel: guestChannel
+        case .guestServer: guestServer
+        }
+    }
+}
+
+/// One session's subscriptions.
+public struct SessionSubscriptions: Sendable, Equatable {
+    public let user: UserID
+    public var channels: [ChannelID: (server: ServerID, level: ChannelLevel)] = [:]
+    public var typing: [ChannelID: ServerID] = [:]
+    public var servers: Set<ServerID> = []
+    public var guestChannels: [ChannelID: ServerID] = [:]
+    public var guestServers: Set<ServerID> = []
+
+    public init(user: UserID) { self.user = user }
+
+    public func holds(_ kind: SubscriptionKind, _ t: SubscriptionTarget) -> Bool {
+        switch kind {
+        case .channelMessages, .channelUnreadCount, .channelUnreadStatus: channels[t.channel]?.level == kind.channelLevel
+        case .channelTyping: typing[t.channel] != nil
+        case .serverNotifications: servers.contains(t.server)
+        case .guestChannel: guestChannels[t.channel] != nil
+        case .guestServer: guestServers.contains(t.server)
+        }
+    }
+
+    /// Every (kind, target) held, for teardown.
+    public var all: [(SubscriptionKind, SubscriptionTarget)] {
+        var out: [(SubscriptionKind, SubscriptionTarget)] = []
+        for (c, v) in channels { out.append((v.level.kind, SubscriptionTarget(server: v.server, channel: c))) }
+        for (c, s) in typing { out.append((.channelTyping, SubscriptionTarget(server: s, channel: c))) }
+        for s in servers { out.append((.serverNotifications, SubscriptionTarget(server: s))) }
+        for (c, s) in guestChannels { out.append((.guestChannel, SubscriptionTarget(server: s, channel: c))) }
+        for s in guestServers { out.append((.guestServer, SubscriptionTarget(server: s))) }
+        return out
+    }
+
+    public static func == (a: SessionSubscriptions, b: SessionSubscriptions) -> Bool {
+        a.user == b.user && a.typing == b.typing && a.servers == b.servers && a.guestChannels == b.guestChannels
+            && a.guestServers == b.guestServers && a.channels.count == b.channels.count
+            && a.channels.allSatisfy { b.channels[$0.key]?.level == $0.value.level && b.channels[$0.key]?.server == $0.value.server }
+    }
+}
+
+/// Every session's subscriptions, the per-user tallies the limits count, and
+/// the reverse index fan-out reads.
+public struct SubscriptionBook: Sendable {
+    public private(set) var sessions: [SessionKey: SessionSubscriptions] = [:]
+    /// user -> kind -> target -> number of the user's sessions holding it.
+    private var tallies: [UserID: [SubscriptionKind: [SubscriptionTarget: Int]]] = [:]
+    /// kind -> target -> sessions holding it. Channel kinds key by channel only (server 0).
+    private var index: [SubscriptionKind: [SubscriptionTarget: Set<SessionKey>]] = [:]
+
+    public init() {}
+
+    public enum Outcome: Sendable, Equatable {
+        case ok
+        case limitReached(Int)
+    }
+
+    public mutating func open(_ session: SessionKey, user: UserID) {
+        sessions[session] = SessionSubscriptions(user: user)
+    }
+
+    /// Drops every subscription of a session.
+    public mutating func close(_ session: SessionKey) {
+        guard let s = sessions[session] else { return }
+        for (kind, target) in s.all { remove(session, kind, target) }
+        sessions.removeValue(forKey: session)
+    }
+
+    /// Distinct targets of `kind` the user holds across sessions.
+    public func count(_ user: UserID, _ kind: SubscriptionKind) -> Int { tallies[user]?[kind]?.count ?? 0 }
+
+    /// Sessions holding `kind` on `target` (for channel kinds, only the channel counts).
+    public func holders(_ kind: SubscriptionKind, _ target: SubscriptionTarget) -> Set<SessionKey> {
+        index[kind]?[Self.indexKey(kind, target)] ?? []
+    }
+
+    public func subscriptions(of session: SessionKey) -> SessionSubscriptions? { sessions[session] }
+
+    /// Adds a subscription, replacing another channel level of the same
+    /// channel in this session. `limit` is the per-user limit for `kind`.
+    public mutating func subscribe(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget, limit: Int) -> Outcome {
+        guard let s = sessions[session] else { return .ok }
+        if s.holds(kind, target) { return .ok }
+        let alreadyCounted = (tallies[s.user]?[kind]?[target] ?? 0) > 0
+        if !alreadyCounted && count(s.user, kind) >= limit { return .limitReached(limit) }
+        if kind.channelLevel != nil, let current = s.channels[target.channel] {
+            remove(session, current.level.kind, SubscriptionTarget(server: current.server, channel: target.channel))
+        }
+        add(session, kind, target)
+        return .ok
+    }
+
+    public mutating func unsubscribe(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget) {
+        guard let s = sessions[session], s.holds(kind, target) else { return }
+        remove(session, kind, target)
+    }
+
+    /// Drops everything a session holds in `server` (left, kicked, deleted,
+    /// or left as a guest); `kinds` limits which.
+    public mutating func drop(_ session: SessionKey, server: ServerID, kinds: Set<SubscriptionKind> = Set(SubscriptionKind.allCases)) {
+        guard let s = sessions[session] else { return }
+        for (kind, target) in s.all where target.server == server && kinds.contains(kind) { remove(session, kind, target) }
+    }
+
+    /// Drops a deleted channel from every session.
+    public mutating func dropChannel(_ channel: ChannelID) {
+        for kind in SubscriptionKind.allCases where kind.targetsChannel {
+            for session in holders(kind, SubscriptionTarget(server: 0, channel: channel)) {
+                guard let s = sessions[session] else { continue }
+                let server = s.channels[channel]?.server ?? s.typing[channel] ?? s.guestChannels[channel] ?? 0
+                remove(session, kind, SubscriptionTarget(server: server, channel: channel))
+            }
+        }
+    }
+
+    // MARK: Internals
+
+    private static func indexKey(_ kind: SubscriptionKind, _ t: SubscriptionTarget) -> SubscriptionTarget {
+        kind.targetsChannel ? SubscriptionTarget(server: 0, channel: t.channel) : SubscriptionTarget(server: t.server)
+    }
+
+    private static func tallyKey(_ kind: SubscriptionKind, _ t: SubscriptionTarget) -> SubscriptionTarget {
+        kind.targetsChannel ? t : SubscriptionTarget(server: t.server)
+    }
+
+    private mutating func add(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget) {
+        let user = sessions[session]!.user
+        switch kind {
+        case .channelMessages, .channelUnreadCount, .channelUnreadStatus:
+            sessions[session]!.channels[target.channel] = (target.server, kind.channelLevel!)
+        case .channelTyping: sessions[session]!.typing[target.channel] = target.server
+        case .serverNotifications: sessions[session]!.servers.insert(target.server)
+        case .guestChannel: sessions[session]!.guestChannels[target.channel] = target.server
+        case .guestServer: sessions[session]!.guestServers.insert(target.server)
+        }
+        tallies[user, default: [:]][kind, default: [:]][Self.tallyKey(kind, target), default: 0] += 1
+        index[kind, default: [:]][Self.indexKey(kind, target), default: []].insert(session)
+    }
+
+    private mutating func remove(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget) {
+        let user = sessions[session]!.user
+        switch kind {
+        case .channelMessages, .channelUnreadCount, .channelUnreadStatus:
+            sessions[session]!.channels.removeValue(forKey: target.channel)
+        case .channelTyping: sessions[session]!.typing.removeValue(forKey: target.channel)
+        case .serverNotifications: sessions[session]!.servers.remove(target.server)
+        case .guestChannel: sessions[session]!.guestChannels.removeValue(forKey: target.channel)
+        case .guestServer: sessions[session]!.guestServers.remove(target.server)
+        }
+        let tk = Self.tallyKey(kind, target)
+        if let n = tallies[user]?[kind]?[tk] {
+            if n <= 1 { tallies[user]![kind]!.removeValue(forKey: tk) } else { tallies[user]![kind]![tk] = n - 1 }
+            if tallies[user]![kind]!.isEmpty { tallies[user]!.removeValue(forKey: kind) }
+            if tallies[user]!.isEmpty { tallies.removeValue(forKey: user) }
+        }
+        let ik = Self.indexKey(kind, target)
+        index[kind]?[ik]?.remove(session)
+        if index[kind]?[ik]?.isEmpty == true { index[kind]!.removeValue(forKey: ik) }
+    }
+}

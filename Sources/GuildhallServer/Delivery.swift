@@ -1,0 +1,148 @@
+// Who receives what (MISSION §4.3, §5): messages and notifications routed by
+// subscriptions, the small-server exemption, mentions and targeted users.
+// Each event is encoded once and queued on each recipient session once.
+// Recipients come from the interest index (the subscription book, online
+// members, user sessions, guests), so a send costs O(recipients). Loop thread only.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallWire
+
+extension GuildhallService {
+    func isSmall(_ server: ServerID) -> Bool { directory.memberCount(server) < settings.smallServerThreshold }
+
+    func session(_ key: SessionKey) -> Session? { registry.all[key] }
+
+    // MARK: Messages
+
+    /// Fans a committed message out. Member recipients get their own unread
+    /// numbers in the event's trailer; unread subscribers get coalesced
+    /// unread events instead of the message.
+    func fanOut(_ record: MessageRecord, from sender: Session?) {
+        guard let channel = directory.channel(record.channelID) else { return }
+        let message = GHChannelMessage(record)
+        var body = GHEvent()
+        body.message = message
+        body.unread.serverID = channel.serverID
+        body.unread.channelID = channel.id
+        body.unread.maxCount = UInt64(settings.unreadDisplayCap)
+        body.unread.lastMsgTime = channel.lastMessageTime
+        body.unread.lastSeq = channel.lastSeq
+        let payload = SharedBytes(FrameEncoding.payload(Self.frame(body)))
+        var reached: Set<SessionKey> = []
+        if let sender { reached.insert(sender.key) }
+        let now = now()
+
+        func deliver(_ s: Session) {
+            guard reached.insert(s.key).inserted else { return }
+            let u = positions.unread(s.user, channel: channel, now: now, displayCap: UInt64(settings.unreadDisplayCap),
+                                     mentionWindowMs: UInt64(settings.mentionWindowSeconds) * 1000)
+            s.push(event: payload, unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
+                                                                         ackTimestamp: u.ackTimestamp, readSeq: u.readSeq))
+        }
+
+        if isSmall(channel.serverID) {
+            for s in registry.onlineMembers(of: channel.serverID).values { deliver(s) }
+        } else {
+            let target = SubscriptionTarget(server: channel.serverID, channel: channel.id)
+            for key in book.holders(.channelMessages, target) { if let s = session(key) { deliver(s) } }
+            for user in record.mentions where directory.role(of: user, in: channel.serverID) != nil {
+                for s in registry.sessions(of: user).values { deliver(s) }
+            }
+            for key in book.holders(.channelUnreadCount, target) where !reached.contains(key) {
+                if let s = session(key), s.user != record.sender { owe(.info, channel.id, to: s) }
+            }
+            for key in book.holders(.channelUnreadStatus, target) where !reached.contains(key) {
+                if let s = session(key), s.user != record.sender { owe(.status, channel.id, to: s) }
+            }
+        }
+        if directory.guestVisible(channel) {
+            let guests = book.holders(.guestChannel, SubscriptionTarget(server: channel.serverID, channel: channel.id))
+            if !guests.isEmpty {
+                var plain = GHEvent()
+                plain.message = message
+                let guestPayload = SharedBytes(FrameEncoding.payload(Self.frame(plain)))
+                for key in guests where reached.insert(key).inserted { session(key)?.push(event: guestPayload) }
+            }
+        }
+    }
+
+    /// Queues an unread notice for the next flush (coalesced per channel).
+    func owe(_ notice: UnreadNotice, _ channel: ChannelID, to s: Session) {
+        if s.pendingUnread[channel] != .info { s.pendingUnread[channel] = notice }
+        s.markDirty()
+    }
+
+    static func frame(_ event: GHEvent) -> GHFrame {
+        var f = GHFrame()
+        f.event = event
+        return f
+    }
+
+    // MARK: Notifications
+
+    /// Who a notification reaches, besides targeted users.
+    enum Audience {
+        /// Server-level: SERVER_MSG subscribers (and GUEST_SERVER ones when public).
+        case server(ServerID, isPublic: Bool)
+        /// Channel-level: the server's audience plus the channel's subscribers
+        /// at any level (and GUEST_CHANNEL ones when public and guest-visible).
+        case channel(ChannelRecord, isPublic: Bool)
+        /// Only the targeted users.
+        case nobody
+    }
+
+    /// Sends a system notification to its audience, the small-server
+    /// exemption, and every session of `targeted`; each session once.
+    func notify(_ kind: GHNotificationKind, _ audience: Audience, actor: UserID, targeted: [UserID] = [],
+                fill: (inout GHSystemNotification) -> Void = { _ in }) {
+        var n = GHSystemNotification()
+        n.kind = kind
+        n.actorID = actor
+        n.time = now()
+        switch audience {
+        case .server(let id, _): n.serverID = id
+        case .channel(let c, _):
+            n.serverID = c.serverID
+            n.channelID = c.id
+            n.channel = GHChannelInfo(c)
+        case .nobody: break
+        }
+        fill(&n)
+        let payload = GHEvent.OneOf_Body.notification(n).sharedPayload
+        var reached: Set<SessionKey> = []
+        func deliver(_ s: Session) { if reached.insert(s.key).inserted { s.push(event: payload) } }
+        func deliver(_ keys: Set<SessionKey>) { for k in keys { if let s = session(k) { deliver(s) } } }
+
+        let server: ServerID? = switch audience {
+        case .server(let id, _): id
+        case .channel(let c, _): c.serverID
+        case .nobody: nil
+        }
+        if let server {
+            if isSmall(server) {
+                for s in registry.onlineMembers(of: server).values { deliver(s) }
+            }
+            deliver(book.holders(.serverNotifications, SubscriptionTarget(server: server)))
+        }
+        switch audience {
+        case .server(let id, let isPublic):
+            if isPublic { deliver(book.holders(.guestServer, SubscriptionTarget(server: id))) }
+        case .channel(let c, let isPublic):
+            let t = SubscriptionTarget(server: c.serverID, channel: c.id)
+            for kind in [SubscriptionKind.channelMessages, .channelUnreadCount, .channelUnreadStatus] { deliver(book.holders(kind, t)) }
+            if isPublic {
+                deliver(book.holders(.guestServer, SubscriptionTarget(server: c.serverID)))
+                if directory.guestVisible(c) { deliver(book.holders(.guestChannel, t)) }
+            }
+        case .nobody: break
+        }
+        for user in targeted { for s in registry.sessions(of: user).values { deliver(s) } }
+    }
+
+    /// A notification to exactly these sessions (auto-mode subscription changes).
+    func notify(_ n: GHSystemNotification, to sessions: [Session]) {
+        let payload = GHEvent.OneOf_Body.notification(n).sharedPayload
+        for s in sessions { s.push(event: payload) }
+    }
+}

@@ -1,0 +1,84 @@
+// Guests and bans (MISSION §2, §4.6): entering and leaving a server as a
+// guest, banning and unbanning. Guest state belongs to the session and is
+// not stored; the SDK enters again after a reconnect. Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+extension GuildhallService {
+    func enterAsGuest(_ r: GHEnterAsGuest, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let server = try directory.guestEntry(r.serverID, user: s.user)
+            if !s.guestOf.contains(server.id) {
+                registry.guestEntered(s, server: server.id)
+                notify(.guestEntered, .server(server.id, isPublic: false), actor: s.user) { $0.member.userID = s.user }
+            }
+            s.respond(id, .server(info(server)))
+        }
+    }
+
+    func leaveAsGuest(_ r: GHLeaveAsGuest, id: UInt64, from s: Session) {
+        guard s.guestOf.contains(r.serverID) else {
+            s.fail(id, .notFound("not a guest of server \(r.serverID)"))
+            return
+        }
+        guestLeft(s, server: r.serverID)
+        s.respond(id, .ok(GHOk()))
+    }
+
+    /// Ends a session's guest visit: its guest subscriptions go with it.
+    func guestLeft(_ s: Session, server: ServerID, notifyMembers: Bool = true) {
+        book.drop(s.key, server: server, kinds: [.guestChannel, .guestServer])
+        registry.guestLeft(s, server: server)
+        if notifyMembers { notify(.guestLeft, .server(server, isPublic: false), actor: s.user) { $0.member.userID = s.user } }
+    }
+
+    /// Guests of a server lose what they may no longer see.
+    func guestsRecheck(_ server: ServerID) {
+        guard let record = directory.server(server) else { return }
+        for s in registry.guests(of: server).values {
+            if !record.allowGuests {
+                guestLeft(s, server: server, notifyMembers: false)
+                continue
+            }
+            for (channel, _) in book.subscriptions(of: s.key)?.guestChannels ?? [:] {
+                if let c = directory.channel(channel), directory.guestVisible(c) { continue }
+                book.unsubscribe(s.key, .guestChannel, SubscriptionTarget(server: server, channel: channel))
+            }
+        }
+    }
+
+    func banMember(_ r: GHBanMember, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let (ban, removed) = try directory.ban(r.userID, from: r.serverID, by: s.user, now: now())
+            var writes: [StoreWrite] = [.directory(.banSaved(ban)), .directory(.inviteRemoved(r.serverID, r.userID))]
+            if removed != nil {
+                registry.left(r.userID, server: r.serverID)
+                memberRemoved(r.userID, server: r.serverID)
+                writes.insert(.directory(.memberRemoved(r.serverID, r.userID)), at: 0)
+            }
+            for guest in registry.sessions(of: r.userID).values where guest.guestOf.contains(r.serverID) {
+                guestLeft(guest, server: r.serverID, notifyMembers: false)
+            }
+            persist(writes, id: id, for: s, result: { .ok(GHOk()) }) {
+                self.notify(.memberBanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
+                    $0.member.serverID = r.serverID
+                    $0.member.userID = r.userID
+                }
+            }
+        }
+    }
+
+    func unbanMember(_ r: GHUnbanMember, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            try directory.unban(r.userID, from: r.serverID, by: s.user)
+            persist([.directory(.banRemoved(r.serverID, r.userID))], id: id, for: s, result: { .ok(GHOk()) }) {
+                self.notify(.memberUnbanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
+                    $0.member.serverID = r.serverID
+                    $0.member.userID = r.userID
+                }
+            }
+        }
+    }
+}

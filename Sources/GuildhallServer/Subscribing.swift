@@ -1,0 +1,226 @@
+// Subscribe requests, auto-subscribe mode and keeping subscriptions in step
+// with membership (MISSION §4.1, §4.2, §4.6). Loop thread only.
+
+import GuildhallCore
+import GuildhallWire
+
+extension GuildhallService {
+    /// The exact refusal MISSION §4.2 prescribes.
+    static let autoModeRefusal = "manual subscribe is not allowed in auto subscribe mode"
+    static let memberKinds: Set<SubscriptionKind> = [.channelMessages, .channelUnreadCount, .channelUnreadStatus, .serverNotifications, .channelTyping]
+    static let maxTargetsPerRequest = 100
+
+    // MARK: Requests
+
+    func subscribe(_ r: GHSubscribe, id: UInt64, from s: Session) {
+        guard let kind = SubscriptionKind(rawValue: r.type.rawValue) else {
+            s.fail(id, .badRequest("subscription type \(r.type.rawValue) is not one of 1-7"))
+            return
+        }
+        guard r.targets.count <= Self.maxTargetsPerRequest else {
+            s.fail(id, Failure(.limitReached, "at most \(Self.maxTargetsPerRequest) targets per request"))
+            return
+        }
+        if s.autoSubscribe && Self.memberKinds.contains(kind) && kind != .channelTyping {
+            s.fail(id, .forbidden(Self.autoModeRefusal))
+            return
+        }
+        var result = GHSubscribeResult()
+        let now = now()
+        for t in r.targets {
+            let target = SubscriptionTarget(server: t.serverID, channel: kind.targetsChannel ? t.channelID : 0)
+            var entry = GHTargetResult()
+            entry.target = t
+            if r.operation == .unsubscribe {
+                book.unsubscribe(s.key, kind, target)
+            } else if let (status, message) = subscriptionProblem(kind, target, for: s) {
+                entry.status = status
+                entry.message = message
+            } else if case .limitReached(let limit) = book.subscribe(s.key, kind, target, limit: settings.subscriptionLimits.limit(kind)) {
+                entry.status = .targetLimitReached
+                entry.message = "limit reached: at most \(limit) \(GHSubscriptionType(rawValue: kind.rawValue) ?? .unspecified) subscriptions per user"
+            } else {
+                subscribed(kind, target, session: s, now: now)
+            }
+            result.results.append(entry)
+        }
+        s.respond(id, .subscribe(result))
+    }
+
+    func setSubscribeMode(_ r: GHSetSubscribeMode, id: UInt64, from s: Session) {
+        if r.autoSubscribe && !s.autoSubscribe {
+            enableAutoMode(s)
+        } else if !r.autoSubscribe && s.autoSubscribe {
+            s.autoSubscribe = false
+            if !hasAutoSessions(s.user) { ladders.removeValue(forKey: s.user) }
+        }
+        s.respond(id, .ok(GHOk()))
+    }
+
+    /// Why `s` may not subscribe `kind` on `target`, or nil.
+    private func subscriptionProblem(_ kind: SubscriptionKind, _ t: SubscriptionTarget, for s: Session) -> (GHTargetStatus, String)? {
+        guard directory.server(t.server) != nil else { return (.targetNotFound, "server \(t.server) not found") }
+        if kind.isGuestKind {
+            guard s.guestOf.contains(t.server) else { return (.targetNotMember, "enter server \(t.server) as a guest first") }
+            if kind == .guestChannel {
+                guard let c = directory.channel(t.channel), c.serverID == t.server, directory.guestVisible(c) else {
+                    return (.targetNotFound, "channel \(t.channel) not found")
+                }
+            }
+            return nil
+        }
+        if kind.targetsChannel {
+            guard let c = directory.channel(t.channel), c.serverID == t.server else {
+                return (.targetNotFound, "channel \(t.channel) not found in server \(t.server)")
+            }
+        }
+        guard directory.role(of: s.user, in: t.server) != nil else { return (.targetNotMember, "not a member of server \(t.server)") }
+        return nil
+    }
+
+    /// Bookkeeping after a successful subscribe.
+    private func subscribed(_ kind: SubscriptionKind, _ t: SubscriptionTarget, session s: Session, now: UInt64) {
+        switch kind {
+        case .channelUnreadStatus:
+            if let c = directory.channel(t.channel) { s.sentUnreadStatus[c.id] = unread(s.user, c, now: now).hasUnread }
+        case .channelTyping:
+            touchActivity(s.user, t.channel, now: now)
+        default:
+            break
+        }
+    }
+
+    // MARK: Auto mode
+
+    func hasAutoSessions(_ user: UserID) -> Bool { registry.sessions(of: user).values.contains { $0.autoSubscribe } }
+
+    func autoSessions(_ user: UserID) -> [Session] { registry.sessions(of: user).values.filter(\.autoSubscribe) }
+
+    /// Replaces the session's member subscriptions (not typing) with the automatic ones.
+    func enableAutoMode(_ s: Session) {
+        s.autoSubscribe = true
+        if let held = book.subscriptions(of: s.key) {
+            for (kind, target) in held.all where kind != .channelTyping && !kind.isGuestKind { book.unsubscribe(s.key, kind, target) }
+        }
+        var entries: [GHSubscriptionEntry] = []
+        for server in directory.serverIDs(of: s.user).sorted() {
+            _ = book.subscribe(s.key, .serverNotifications, SubscriptionTarget(server: server), limit: .max)
+            entries.append(Self.entry(.serverNotifications, SubscriptionTarget(server: server)))
+        }
+        let levels = ladder(for: s.user).levels
+        let now = now()
+        for (channel, level) in levels.sorted(by: { $0.key < $1.key }) {
+            guard let c = directory.channel(channel) else { continue }
+            let t = SubscriptionTarget(server: c.serverID, channel: channel)
+            _ = book.subscribe(s.key, level.kind, t, limit: .max)
+            if level == .unreadStatus { s.sentUnreadStatus[channel] = unread(s.user, c, now: now).hasUnread }
+            entries.append(Self.entry(level.kind, t))
+        }
+        tellSubscriptionChanges(entries, to: [s])
+    }
+
+    /// The user's ladder, assigned from the channels of the user's servers on first use.
+    func ladder(for user: UserID) -> AutoLadder {
+        if let l = ladders[user] { return l }
+        var l = AutoLadder(limits: settings.subscriptionLimits)
+        _ = l.assign(channelActivity(user))
+        ladders[user] = l
+        return l
+    }
+
+    /// Every channel of the user's servers with its last activity: the user's
+    /// own, or else when the user joined the server or the channel was created.
+    private func channelActivity(_ user: UserID) -> [(id: ChannelID, activity: UInt64)] {
+        var out: [(id: ChannelID, activity: UInt64)] = []
+        for server in directory.serverIDs(of: user) {
+            let joined = directory.joinedAt(user, in: server) ?? 0
+            for id in directory.channelIDs(of: server) {
+                let created = directory.channel(id)?.createdAt ?? 0
+                out.append((id, max(positions.position(user, id).activity, joined, created)))
+            }
+        }
+        return out
+    }
+
+    /// Reassigns the user's auto levels from scratch (membership or channels changed).
+    func reassignAuto(_ user: UserID) {
+        guard ladders[user] != nil else { return }
+        let changes = ladders[user]!.assign(channelActivity(user))
+        applyAuto(user, changes)
+    }
+
+    /// Records activity in a channel; in auto mode it climbs the ladder.
+    func touchActivity(_ user: UserID, _ channel: ChannelID, now: UInt64, alreadyRecorded: Bool = false) {
+        if !alreadyRecorded { positions.touch(user, channel, now: now) }
+        guard ladders[user] != nil, directory.channel(channel) != nil else { return }
+        let changes = ladders[user]!.touch(channel) { self.positions.position(user, $0).activity }
+        applyAuto(user, changes)
+    }
+
+    /// Applies ladder changes to every auto session of the user and tells them.
+    private func applyAuto(_ user: UserID, _ changes: [ChannelID: ChannelLevel?]) {
+        guard !changes.isEmpty else { return }
+        let sessions = autoSessions(user)
+        let now = now()
+        var entries: [GHSubscriptionEntry] = []
+        for (channel, level) in changes.sorted(by: { $0.key < $1.key }) {
+            let server = directory.channel(channel)?.serverID ?? 0
+            let t = SubscriptionTarget(server: server, channel: channel)
+            for s in sessions {
+                if let level {
+                    _ = book.subscribe(s.key, level.kind, t, limit: .max)
+                    if level == .unreadStatus, let c = directory.channel(channel) {
+                        s.sentUnreadStatus[channel] = unread(user, c, now: now).hasUnread
+                    }
+                } else if let held = book.subscriptions(of: s.key)?.channels[channel] {
+                    book.unsubscribe(s.key, held.level.kind, t)
+                }
+            }
+            entries.append(level.map { Self.entry($0.kind, t) } ?? Self.entry(nil, t))
+        }
+        tellSubscriptionChanges(entries, to: sessions)
+    }
+
+    private func tellSubscriptionChanges(_ entries: [GHSubscriptionEntry], to sessions: [Session]) {
+        guard !entries.isEmpty, !sessions.isEmpty else { return }
+        var n = GHSystemNotification()
+        n.kind = .subscriptionChanged
+        n.time = now()
+        n.subscriptions = entries
+        notify(n, to: sessions)
+    }
+
+    static func entry(_ kind: SubscriptionKind?, _ t: SubscriptionTarget) -> GHSubscriptionEntry {
+        var e = GHSubscriptionEntry()
+        e.type = kind.flatMap { GHSubscriptionType(rawValue: $0.rawValue) } ?? .unspecified
+        e.target.serverID = t.server
+        e.target.channelID = t.channel
+        return e
+    }
+
+    // MARK: Membership
+
+    /// A user became a member: auto sessions follow.
+    func memberJoined(_ user: UserID, server: ServerID) {
+        let sessions = autoSessions(user)
+        guard !sessions.isEmpty else { return }
+        for s in sessions { _ = book.subscribe(s.key, .serverNotifications, SubscriptionTarget(server: server), limit: .max) }
+        tellSubscriptionChanges([Self.entry(.serverNotifications, SubscriptionTarget(server: server))], to: sessions)
+        reassignAuto(user)
+    }
+
+    /// A user stopped being a member (left, kicked, banned, server deleted).
+    func memberRemoved(_ user: UserID, server: ServerID) {
+        for s in registry.sessions(of: user).values {
+            book.drop(s.key, server: server, kinds: Self.memberKinds)
+        }
+        reassignAuto(user)
+    }
+
+    /// Channels were added to or removed from a server: auto users reassign.
+    func channelsChanged(in server: ServerID) {
+        var users: Set<UserID> = []
+        for s in registry.onlineMembers(of: server).values where s.autoSubscribe { users.insert(s.user) }
+        for u in users { reassignAuto(u) }
+    }
+}

@@ -1,0 +1,99 @@
+// Read positions and unread info (MISSION §4.4): mark read, unread queries,
+// and the coalesced unread events sent once per session per loop turn.
+// Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+extension GuildhallService {
+    func unread(_ user: UserID, _ c: ChannelRecord, now: UInt64) -> UnreadState {
+        positions.unread(user, channel: c, now: now, displayCap: UInt64(settings.unreadDisplayCap),
+                         mentionWindowMs: UInt64(settings.mentionWindowSeconds) * 1000)
+    }
+
+    func info(_ u: UnreadState) -> GHUnreadInfo {
+        var i = GHUnreadInfo()
+        i.serverID = u.serverID
+        i.channelID = u.channelID
+        i.unreadCount = u.unreadCount
+        i.maxCount = u.maxCount
+        i.mentionedCount = u.mentionedCount
+        i.ackTimestamp = u.ackTimestamp
+        i.lastMsgTime = u.lastMsgTime
+        i.lastSeq = u.lastSeq
+        i.readSeq = u.readSeq
+        return i
+    }
+
+    func markRead(_ r: GHMarkRead, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            if s.guestOf.contains(directory.channel(r.channelID)?.serverID ?? 0) {
+                throw Failure.forbidden("guests have no read positions")
+            }
+            let c = try directory.readableChannel(r.channelID, by: s.user)
+            let now = now()
+            let seq = r.seq == 0 ? c.lastSeq : min(r.seq, c.lastSeq)
+            positions.markRead(s.user, c.id, upTo: seq, now: now)
+            let position = positions.position(s.user, c.id)
+            touchActivity(s.user, c.id, now: now, alreadyRecorded: true)
+            // Read-your-writes: the new count is in memory now; the answer waits for the commit.
+            persist([.readPosition(s.user, c.id, position)], id: id, for: s, result: { .unread(self.info(self.unread(s.user, c, now: now))) }) {
+                self.readMoved(s.user, c.id, except: s)
+            }
+        }
+    }
+
+    /// Tells the user's other sessions that a read position moved.
+    func readMoved(_ user: UserID, _ channel: ChannelID, except: Session?) {
+        for other in registry.sessions(of: user).values where other.key != except?.key {
+            let level = book.subscriptions(of: other.key)?.channels[channel]?.level
+            owe(level == .unreadStatus ? .status : .info, channel, to: other)
+        }
+    }
+
+    func getUnread(_ r: GHGetUnread, id: UInt64, from s: Session) {
+        guard r.channelIds.count <= Limits.maxIdsPerRequest else {
+            s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) channels per request"))
+            return
+        }
+        let now = now()
+        var list = GHUnreadList()
+        list.unreads = r.channelIds.compactMap { try? directory.readableChannel($0, by: s.user) }.map { info(unread(s.user, $0, now: now)) }
+        s.respond(id, .unreads(list))
+    }
+
+    /// Turns a session's owed unread notices into events (at flush time, so
+    /// several messages in one turn make one event with the latest value).
+    func emitUnread(_ s: Session) {
+        guard !s.pendingUnread.isEmpty else { return }
+        let owed = s.pendingUnread
+        s.pendingUnread.removeAll()
+        let now = now()
+        for (channel, notice) in owed.sorted(by: { $0.key < $1.key }) {
+            guard let c = directory.channel(channel), directory.role(of: s.user, in: c.serverID) != nil else { continue }
+            let u = unread(s.user, c, now: now)
+            switch notice {
+            case .info:
+                s.push(event: GHEvent.OneOf_Body.unreadChanged(info(u)).sharedPayload)
+            case .status:
+                guard s.sentUnreadStatus[channel] != u.hasUnread else { continue }
+                s.sentUnreadStatus[channel] = u.hasUnread
+                var status = GHUnreadStatus()
+                status.serverID = c.serverID
+                status.channelID = c.id
+                status.unread = u.hasUnread
+                s.push(event: GHEvent.OneOf_Body.unreadStatus(status).sharedPayload)
+            }
+        }
+    }
+
+    /// Writes read positions moved implicitly (senders), in one job.
+    func flushPositions() {
+        let moved = positions.takeDirty()
+        guard !moved.isEmpty else { return }
+        commit(moved.map { .readPosition($0.0.user, $0.0.channel, $0.1) }, from: nil) { error in
+            if let error { self.log.error("read positions not saved", ["count": moved.count, "error": error.description]) }
+        }
+    }
+}
