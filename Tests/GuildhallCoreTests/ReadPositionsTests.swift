@@ -1,0 +1,50 @@
+// Unread info is arithmetic over the read position; mentions count within their window.
+
+import Testing
+@testable import GuildhallCore
+
+@Suite struct ReadPositionsTests {
+    var channel: ChannelRecord {
+        var c = ChannelRecord(id: 10, serverID: 1, name: "c", topic: "", custom: "", createdAt: 0)
+        c.lastSeq = 10_000
+        c.lastMessageTime = 5_000
+        return c
+    }
+
+    @Test func unreadIsExactAt10000AndTheCapIsOnlyForDisplay() {
+        let p = ReadPositions()
+        let u = p.unread("bob", channel: channel, now: 6_000, displayCap: 99, mentionWindowMs: 1_000_000)
+        #expect(u.unreadCount == 10_000)
+        #expect(u.maxCount == 99)
+        #expect(u.hasUnread)
+    }
+
+    @Test func markingReadMovesForwardOnly() {
+        var p = ReadPositions()
+        let forward = p.markRead("bob", 10, upTo: 9_000, now: 1)
+        let backward = p.markRead("bob", 10, upTo: 5, now: 2)
+        #expect(forward && !backward)
+        let u = p.unread("bob", channel: channel, now: 6_000, displayCap: 99, mentionWindowMs: 1_000_000)
+        #expect(u.unreadCount == 1_000 && u.readSeq == 9_000 && u.ackTimestamp == 1)
+    }
+
+    @Test func mentionsCountAfterTheReadPositionAndWithinTheWindow() {
+        var p = ReadPositions()
+        p.addMention("bob", 10, seq: 5, time: 100)
+        p.addMention("bob", 10, seq: 9_990, time: 4_900)
+        p.addMention("bob", 10, seq: 9_995, time: 4_950)
+        var u = p.unread("bob", channel: channel, now: 5_000, displayCap: 99, mentionWindowMs: 1_000)
+        #expect(u.mentionedCount == 2, "the mention at seq 5 is outside the window")
+        p.markRead("bob", 10, upTo: 9_992, now: 5_000)
+        u = p.unread("bob", channel: channel, now: 5_000, displayCap: 99, mentionWindowMs: 1_000)
+        #expect(u.mentionedCount == 1)
+    }
+
+    @Test func dirtyPositionsAreTakenOnce() {
+        var p = ReadPositions()
+        p.markRead("bob", 10, upTo: 3, now: 1)
+        p.touch("carol", 11, now: 2)
+        let first = p.takeDirty(), second = p.takeDirty()
+        #expect(first.count == 2 && second.isEmpty)
+    }
+}
