@@ -19,8 +19,9 @@ enum LoopMessage: Sendable {
     case committed([WriteOutcome])
     case read([ReadResult])
     case shutdown
-    /// New settings (SIGHUP or the handle); only live ones apply.
-    case settings(Settings)
+    /// New settings (SIGHUP or the handle); only live ones apply. The
+    /// semaphore, if any, is signalled once they have.
+    case settings(Settings, DispatchSemaphore?)
 }
 
 final class GuildhallService {
@@ -159,8 +160,9 @@ final class GuildhallService {
                 for r in results { pendingReads.removeValue(forKey: r.ticket)?(r) }
             case .shutdown:
                 beginShutdown()
-            case .settings(let newer):
+            case .settings(let newer, let applied):
                 applyLive(newer)
+                applied?.signal()
             }
         }
     }
@@ -300,9 +302,12 @@ extension GuildhallService {
         log.info("live settings applied", ["small_server_threshold": settings.smallServerThreshold])
     }
 
-    /// Posts new settings from any thread.
+    /// Posts new settings from any thread and waits until they apply.
     var settingsTrigger: @Sendable (Settings) -> Void {
         let inbox = self.inbox
-        return { inbox.post(.settings($0)) }
+        return { settings in
+            let applied = DispatchSemaphore(value: 0)
+            if inbox.post(.settings(settings, applied)) { applied.wait() }
+        }
     }
 }

@@ -77,7 +77,8 @@ public final class ServiceHandle: Sendable {
         }
     }
 
-    /// Applies the live settings of `settings` (as SIGHUP does for `serve`).
+    /// Applies the live settings of `settings` (as SIGHUP does for `serve`);
+    /// returns once they apply.
     public func update(_ settings: Settings) { settingsTrigger(settings) }
 
     /// Shuts down gracefully and waits until the loop has closed. Returns

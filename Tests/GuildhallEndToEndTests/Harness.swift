@@ -27,10 +27,28 @@ func waitFor<T>(_ what: String, timeout: Double = 10, _ check: () throws -> T?) 
     }
 }
 
+/// A wall clock a test can move forward.
+final class TestClock: Sendable {
+    let offset = Locked<UInt64>(0)
+    func advance(ms: UInt64) { offset.withLock { $0 += ms } }
+    var now: @Sendable () -> UInt64 { { [offset] in systemClock() + offset.withLock { $0 } } }
+}
+
 final class TestServer: Sendable {
     let folder: String
-    let settings: Settings
+    let clock = TestClock()
+    private let current: Locked<Settings>
     private let handle: Locked<ServiceHandle?>
+
+    var settings: Settings { current.withLock { $0 } }
+
+    /// Applies live settings, as SIGHUP does.
+    func update(_ tweak: (inout Settings) throws -> Void) rethrows {
+        var s = settings
+        try tweak(&s)
+        current.withLock { $0 = s }
+        handle.withLock { $0?.update(s) }
+    }
 
     init(_ tweak: (inout Settings) throws -> Void = { _ in }, folder: String? = nil) throws {
         self.folder = folder ?? NSTemporaryDirectory() + "guildhall-e2e-\(UUID().uuidString)"
@@ -40,8 +58,8 @@ final class TestServer: Sendable {
         s.secret = testSecret
         s.logLevel = "warn"
         try tweak(&s)
-        settings = s
-        handle = Locked(try ServiceHandle(settings: s))
+        current = Locked(s)
+        handle = Locked(try ServiceHandle(settings: s, clock: clock.now))
     }
 
     var port: Int { handle.withLock { $0!.port } }
@@ -63,7 +81,7 @@ final class TestServer: Sendable {
         stop()
         var s = settings
         s.listen = "127.0.0.1:\(port)"
-        let started = try ServiceHandle(settings: s)
+        let started = try ServiceHandle(settings: s, clock: clock.now)
         handle.withLock { $0 = started }
     }
 
@@ -73,8 +91,10 @@ final class TestServer: Sendable {
     }
 
     /// A logged-in client with a recorder attached.
-    func client(_ user: String, device: String = "d1") async throws -> (GuildhallClient, Recorder) {
-        let c = GuildhallClient(port: port, token: token(user, device: device))
+    func client(_ user: String, device: String = "d1", auto: Bool = false) async throws -> (GuildhallClient, Recorder) {
+        var options = ClientOptions(token: token(user, device: device))
+        options.autoSubscribe = auto
+        let c = GuildhallClient(port: port, options: options)
         let r = Recorder()
         c.addListener(r)
         try await c.connect()
@@ -89,11 +109,22 @@ final class Recorder: GuildhallListener {
         case notification(GHSystemNotification)
         case closed(GHCloseReason, String)
         case status(ConnectionStatus)
+        case unread(GHUnreadInfo)
+        case unreadStatus(GHUnreadStatus)
+        case typing(GHTypingEvent)
     }
 
     let events = Mutex<[Event]>([])
+    /// The unread info that came with each message, by message UID.
+    let messageUnread = Mutex<[UInt64: GHUnreadInfo]>([:])
 
-    func onMessage(_ message: GHChannelMessage) { events.withLock { $0.append(.message(message)) } }
+    func onMessage(_ message: GHChannelMessage, unread: GHUnreadInfo?) {
+        if let unread { messageUnread.withLock { $0[message.uid] = unread } }
+        events.withLock { $0.append(.message(message)) }
+    }
+    func onUnreadChanged(_ info: GHUnreadInfo) { events.withLock { $0.append(.unread(info)) } }
+    func onUnreadStatus(_ status: GHUnreadStatus) { events.withLock { $0.append(.unreadStatus(status)) } }
+    func onTyping(_ typing: GHTypingEvent) { events.withLock { $0.append(.typing(typing)) } }
     func onSystemNotification(_ n: GHSystemNotification) { events.withLock { $0.append(.notification(n)) } }
     func onSessionClosed(_ reason: GHCloseReason, message: String) { events.withLock { $0.append(.closed(reason, message)) } }
     func onConnectionStatus(_ status: ConnectionStatus) { events.withLock { $0.append(.status(status)) } }
@@ -104,6 +135,18 @@ final class Recorder: GuildhallListener {
 
     var notifications: [GHSystemNotification] {
         events.withLock { $0.compactMap { if case .notification(let n) = $0 { n } else { nil } } }
+    }
+
+    var unreads: [GHUnreadInfo] {
+        events.withLock { $0.compactMap { if case .unread(let u) = $0 { u } else { nil } } }
+    }
+
+    var statuses: [GHUnreadStatus] {
+        events.withLock { $0.compactMap { if case .unreadStatus(let u) = $0 { u } else { nil } } }
+    }
+
+    var typings: [GHTypingEvent] {
+        events.withLock { $0.compactMap { if case .typing(let t) = $0 { t } else { nil } } }
     }
 
     var closes: [GHCloseReason] {
@@ -145,4 +188,13 @@ func guild(_ server: TestServer, owner: GuildhallClient, members: [GuildhallClie
     for m in members { _ = try await m.joinServer(s.serverID) }
     let c = try await owner.createChannel(in: s.serverID, name: "general")
     return (s, c)
+}
+
+extension GuildhallClient {
+    /// Subscribes channels of one server; returns the statuses in order.
+    @discardableResult
+    func sub(_ type: GHSubscriptionType, _ server: UInt64, _ channels: [UInt64], _ op: GHSubscribeOperation = .subscribe) async throws -> [GHTargetStatus] {
+        try await subscribeChannel(SubscribeChannelParam(subscribeType: type, operationType: op,
+                                                         targets: channels.map { ChannelTarget(serverID: server, channelID: $0) })).map(\.status)
+    }
 }

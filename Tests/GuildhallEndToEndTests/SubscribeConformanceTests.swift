@@ -1,0 +1,179 @@
+// MISSION §4.1 and §4.2, one test per rule: per-target results, limits
+// across sessions, last wins, typing independence, auto mode.
+
+import Foundation
+import GuildhallClient
+import GuildhallWire
+import Testing
+@testable import GuildhallServer
+
+/// A server that counts as large from 2 members on, so subscriptions decide delivery.
+func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) throws -> TestServer {
+    try TestServer {
+        try $0.set("small-server-threshold", "2")
+        try tweak(&$0)
+    }
+}
+
+@Suite struct SubscribeConformanceTests {
+    @Test func subscribeAnswersEachTargetWithSuccessNotMemberNotFoundOrLimitReached() async throws {
+        let server = try largeServer { try $0.set("limit-channel-msg", "1") }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (g, c1) = try await guild(server, owner: alice, members: [bob])
+        let c2 = try await alice.createChannel(in: g.serverID, name: "second")
+        let other = try await alice.createServer(name: "Other")
+        let otherChannel = try await alice.createChannel(in: other.serverID, name: "x")
+        let statuses = try await bob.subscribeChannel(SubscribeChannelParam(subscribeType: .channelMsg, targets: [
+            ChannelTarget(serverID: g.serverID, channelID: c1.channelID),
+            ChannelTarget(serverID: other.serverID, channelID: otherChannel.channelID),
+            ChannelTarget(serverID: g.serverID, channelID: 999),
+            ChannelTarget(serverID: g.serverID, channelID: c2.channelID),
+        ]))
+        #expect(statuses.map(\.status) == [.targetOk, .targetNotMember, .targetNotFound, .targetLimitReached])
+        #expect(statuses[3].message.contains("limit"))
+        #expect(statuses[0].target.channelID == c1.channelID)
+        let servers = try await bob.subscribeServer(SubscribeServerParam(subscribeType: .serverMsg, targets: [g.serverID, other.serverID, 5]))
+        #expect(servers.map(\.status) == [.targetOk, .targetNotMember, .targetNotFound])
+    }
+
+    @Test func theLimitIsExactlyReachedThenOneMoreFailsCountingAllOfTheUsersSessions() async throws {
+        let server = try largeServer { try $0.set("limit-channel-msg", "3") }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (phone, _) = try await server.client("bob", device: "phone")
+        let (laptop, _) = try await server.client("bob", device: "laptop")
+        let g = try await alice.createServer(name: "G")
+        _ = try await phone.joinServer(g.serverID)
+        var channels: [UInt64] = []
+        for i in 0..<4 { channels.append(try await alice.createChannel(in: g.serverID, name: "c\(i)").channelID) }
+        #expect(try await phone.sub(.channelMsg, g.serverID, [channels[0], channels[1]]) == [.targetOk, .targetOk])
+        #expect(try await laptop.sub(.channelMsg, g.serverID, [channels[2]]) == [.targetOk])
+        #expect(try await laptop.sub(.channelMsg, g.serverID, [channels[3]]) == [.targetLimitReached])
+        #expect(try await phone.sub(.channelMsg, g.serverID, [channels[3]]) == [.targetLimitReached])
+        // A channel the user already holds on another session counts once.
+        #expect(try await laptop.sub(.channelMsg, g.serverID, [channels[0]]) == [.targetOk])
+        // Unsubscribing frees a place.
+        #expect(try await phone.sub(.channelMsg, g.serverID, [channels[1]], .unsubscribe) == [.targetOk])
+        #expect(try await laptop.sub(.channelMsg, g.serverID, [channels[3]]) == [.targetOk])
+    }
+
+    @Test func theLastOfTheThreeChannelLevelsWins() async throws {
+        let server = try largeServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (g, c) = try await guild(server, owner: alice, members: [bob])
+        try await bob.sub(.channelMsg, g.serverID, [c.channelID])
+        try await bob.sub(.channelUnreadCount, g.serverID, [c.channelID])
+        let m = try await alice.send("counted, not delivered", to: c.channelID)
+        let changed = try await waitFor("an unread change") { bobEvents.unreads.first { $0.lastSeq == m.seq } }
+        #expect(changed.unreadCount == 1)
+        #expect(!bobEvents.messages.contains { $0.uid == m.uid })
+        try await bob.sub(.channelMsg, g.serverID, [c.channelID])
+        let next = try await alice.send("delivered again", to: c.channelID)
+        _ = try await bobEvents.message { $0.uid == next.uid }
+    }
+
+    @Test func typingIsIndependentOfTheChannelLevel() async throws {
+        let server = try largeServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (g, c) = try await guild(server, owner: alice, members: [bob])
+        try await bob.sub(.channelTyping, g.serverID, [c.channelID])
+        try await bob.sub(.channelUnreadStatus, g.serverID, [c.channelID])
+        try await bob.sub(.channelMsg, g.serverID, [c.channelID])
+        try await alice.sendTyping(c.channelID)
+        let t = try await waitFor("typing") { bobEvents.typings.first }
+        #expect(t.typers.map(\.userID) == ["alice"])
+    }
+
+    @Test func manualSubscribeInAutoModeFailsWith403AndTheExactMessageExceptTyping() async throws {
+        let server = try largeServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (g, c) = try await guild(server, owner: alice, members: [])
+        let (auto, _) = try await server.client("alice", device: "auto", auto: true)
+        do {
+            try await auto.sub(.channelMsg, g.serverID, [c.channelID])
+            Issue.record("manual subscribe allowed in auto mode")
+        } catch let e as GuildhallError {
+            #expect(e.code == .forbidden)
+            #expect(e.message == "manual subscribe is not allowed in auto subscribe mode")
+        }
+        await expectError(.forbidden) { _ = try await auto.subscribeServer(SubscribeServerParam(subscribeType: .serverMsg, operationType: .unsubscribe, targets: [g.serverID])) }
+        #expect(try await auto.sub(.channelTyping, g.serverID, [c.channelID]) == [.targetOk])
+        try await auto.setAutoSubscribe(false)
+        #expect(try await auto.sub(.channelMsg, g.serverID, [c.channelID]) == [.targetOk])
+    }
+
+    @Test func autoModeFollowsMembershipAndTellsTheSessionEachType() async throws {
+        let server = try largeServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (g, c) = try await guild(server, owner: alice, members: [])
+        let (bob, bobEvents) = try await server.client("bob", auto: true)
+        _ = try await bob.joinServer(g.serverID)
+        let changed = try await waitFor("auto subscriptions for the joined server") {
+            bobEvents.notifications.filter { $0.kind == .subscriptionChanged }.flatMap(\.subscriptions).first { $0.target.channelID == c.channelID }
+        }
+        #expect(changed.type == .channelMsg)
+        #expect(bobEvents.notifications.flatMap(\.subscriptions).contains { $0.type == .serverMsg && $0.target.serverID == g.serverID })
+        let m = try await alice.send("auto delivered", to: c.channelID)
+        _ = try await bobEvents.message { $0.uid == m.uid }
+        try await bob.leaveServer(g.serverID)
+        let dropped = try await waitFor("the channel dropped") {
+            bobEvents.notifications.flatMap(\.subscriptions).first { $0.target.channelID == c.channelID && $0.type == .unspecified }
+        }
+        #expect(dropped.target.serverID == g.serverID)
+    }
+
+    @Test func autoModeGivesTheRichestTypeThatFitsByRecencyAndPromotesOnActivity() async throws {
+        let server = try largeServer {
+            try $0.set("limit-channel-msg", "1")
+            try $0.set("limit-channel-unread-count", "1")
+        }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let g = try await alice.createServer(name: "G")
+        var channels: [GHChannelInfo] = []
+        for i in 0..<3 { channels.append(try await alice.createChannel(in: g.serverID, name: "c\(i)")) }
+        let (auto, events) = try await server.client("alice", device: "auto", auto: true)
+        let first = try await waitFor("the initial assignment") {
+            events.notifications.first { $0.kind == .subscriptionChanged }
+        }
+        func type(_ n: GHSystemNotification, _ c: GHChannelInfo) -> GHSubscriptionType? {
+            n.subscriptions.first { $0.target.channelID == c.channelID }?.type
+        }
+        // Newest channel first: c2 messages, c1 unread count, c0 unread status.
+        #expect(type(first, channels[2]) == .channelMsg)
+        #expect(type(first, channels[1]) == .channelUnreadCount)
+        #expect(type(first, channels[0]) == .channelUnreadStatus)
+        _ = try await auto.send("activity in c0", to: channels[0].channelID)
+        let promoted = try await waitFor("a promotion") {
+            events.notifications.filter { $0.kind == .subscriptionChanged }.dropFirst().first
+        }
+        #expect(type(promoted, channels[0]) == .channelMsg)
+        #expect(type(promoted, channels[2]) == .channelUnreadCount)
+        #expect(type(promoted, channels[1]) == .channelUnreadStatus)
+    }
+
+    @Test func autoModeNeverIncludesTyping() async throws {
+        let server = try largeServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (g, c) = try await guild(server, owner: alice, members: [])
+        let (auto, events) = try await server.client("alice", device: "auto", auto: true)
+        let assigned = try await waitFor("assignment") { events.notifications.first { $0.kind == .subscriptionChanged } }
+        #expect(!assigned.subscriptions.contains { $0.type == .channelTyping })
+        let (carol, _) = try await server.client("carol")
+        _ = try await carol.joinServer(g.serverID)
+        try await carol.sendTyping(c.channelID)
+        let sentinel = try await alice.send("after the typing", to: c.channelID)
+        _ = try await events.message { $0.uid == sentinel.uid }
+        #expect(events.typings.isEmpty)
+        _ = auto
+    }
+}
