@@ -30,15 +30,18 @@ extension GuildhallClient {
 
     // MARK: Servers
 
-    public func createServer(name: String, icon: String = "", custom: String = "", openJoin: Bool = true) async throws -> GHServerInfo {
+    public func createServer(name: String, icon: String = "", custom: String = "", openJoin: Bool = true,
+                             allowGuests: Bool = false) async throws -> GHServerInfo {
         var r = GHCreateServer()
-        r.name = name; r.icon = icon; r.custom = custom; r.openJoin = openJoin
+        r.name = name; r.icon = icon; r.custom = custom; r.openJoin = openJoin; r.allowGuests = allowGuests
         return try await server(.createServer(r))
     }
 
-    public func updateServer(_ id: UInt64, name: String? = nil, icon: String? = nil, custom: String? = nil, openJoin: Bool? = nil) async throws -> GHServerInfo {
+    public func updateServer(_ id: UInt64, name: String? = nil, icon: String? = nil, custom: String? = nil, openJoin: Bool? = nil,
+                             allowGuests: Bool? = nil) async throws -> GHServerInfo {
         var r = GHUpdateServer()
         r.serverID = id
+        if let allowGuests { r.allowGuests = allowGuests }
         if let name { r.name = name }
         if let icon { r.icon = icon }
         if let custom { r.custom = custom }
@@ -108,15 +111,18 @@ extension GuildhallClient {
 
     // MARK: Channels
 
-    public func createChannel(in server: UInt64, name: String, topic: String = "", custom: String = "") async throws -> GHChannelInfo {
+    public func createChannel(in server: UInt64, name: String, topic: String = "", custom: String = "",
+                              guestVisibility: GHGuestVisibility = .followServer) async throws -> GHChannelInfo {
         var r = GHCreateChannel()
-        r.serverID = server; r.name = name; r.topic = topic; r.custom = custom
+        r.serverID = server; r.name = name; r.topic = topic; r.custom = custom; r.guestVisibility = guestVisibility
         return try await channel(.createChannel(r))
     }
 
-    public func updateChannel(_ id: UInt64, name: String? = nil, topic: String? = nil, custom: String? = nil) async throws -> GHChannelInfo {
+    public func updateChannel(_ id: UInt64, name: String? = nil, topic: String? = nil, custom: String? = nil,
+                              guestVisibility: GHGuestVisibility? = nil) async throws -> GHChannelInfo {
         var r = GHUpdateChannel()
         r.channelID = id
+        if let guestVisibility { r.guestVisibility = guestVisibility }
         if let name { r.name = name }
         if let topic { r.topic = topic }
         if let custom { r.custom = custom }
