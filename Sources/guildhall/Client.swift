@@ -17,7 +17,7 @@ struct Client: AsyncParsableCommand {
 
         JSON mode: each input line is an object such as {"cmd":"send","channel":123,"text":"hi"}; \
         each output line is {"cmd":...,"ok":true,"result":...}, {"cmd":...,"ok":false,"error":{"code":...,"message":...}} \
-        or {"event":"message"|"notification"|"closed"|"status","data":...}.
+        or {"event":"message"|"notification"|"unread"|"unread_status"|"typing"|"closed"|"status","data":...}.
         """)
 
     @OptionGroup var settingsOptions: SettingsOptions
@@ -37,6 +37,9 @@ struct Client: AsyncParsableCommand {
     @Flag(name: .long, help: "Read JSON commands, write JSON lines.")
     var json = false
 
+    @Flag(name: .long, help: "Log in with auto-subscribe mode on.")
+    var auto = false
+
     func run() async throws {
         guard let colon = server.lastIndex(of: ":"), let port = Int(server[server.index(after: colon)...]) else {
             throw ValidationError("--server must be HOST:PORT")
@@ -51,7 +54,9 @@ struct Client: AsyncParsableCommand {
             throw ValidationError("give --token or --user")
         }
         let output = Output(json: json)
-        let client = GuildhallClient(host: host, port: port, token: loginToken)
+        var options = ClientOptions(token: loginToken)
+        options.autoSubscribe = auto
+        let client = GuildhallClient(host: host, port: port, options: options)
         client.addListener(EventPrinter(output: output))
         do {
             let login = try await client.connect()
@@ -94,6 +99,9 @@ final class EventPrinter: GuildhallListener {
     init(output: Output) { self.output = output }
 
     func onMessage(_ message: GHChannelMessage) { output.event("message", message) }
+    func onUnreadChanged(_ info: GHUnreadInfo) { output.event("unread", info) }
+    func onUnreadStatus(_ status: GHUnreadStatus) { output.event("unread_status", status) }
+    func onTyping(_ typing: GHTypingEvent) { output.event("typing", typing) }
     func onSystemNotification(_ notification: GHSystemNotification) { output.event("notification", notification) }
     func onSessionClosed(_ reason: GHCloseReason, message: String) {
         var closed = GHSessionClosed()

@@ -45,13 +45,13 @@ struct CommandTable {
             CommandSpec(params: params, options: options, restIsText: text, help: help, run: run)
         }
         let table: [(String, CommandSpec)] = [
-            ("create-server", spec(["name"], opts: ["icon", "custom", "open_join"], text: true, "create a server you own") { a in
+            ("create-server", spec(["name"], opts: ["icon", "custom", "open_join", "allow_guests"], text: true, "create a server you own") { a in
                 try await c.createServer(name: a.string("name"), icon: a.optional("icon") ?? "", custom: a.optional("custom") ?? "",
-                                         openJoin: a.bool("open_join") ?? true)
+                                         openJoin: a.bool("open_join") ?? true, allowGuests: a.bool("allow_guests") ?? false)
             }),
-            ("update-server", spec(["server"], opts: ["name", "icon", "custom", "open_join"], "change a server") { a in
+            ("update-server", spec(["server"], opts: ["name", "icon", "custom", "open_join", "allow_guests"], "change a server") { a in
                 try await c.updateServer(a.id("server"), name: a.optional("name"), icon: a.optional("icon"),
-                                         custom: a.optional("custom"), openJoin: a.bool("open_join"))
+                                         custom: a.optional("custom"), openJoin: a.bool("open_join"), allowGuests: a.bool("allow_guests"))
             }),
             ("delete-server", spec(["server"], "delete a server you own") { a in try await c.deleteServer(a.id("server")); return nil }),
             ("servers", spec([], "list your servers") { _ in
@@ -80,8 +80,15 @@ struct CommandTable {
                 try await c.createChannel(in: a.id("server"), name: a.string("name"), topic: a.optional("topic") ?? "",
                                           custom: a.optional("custom") ?? "")
             }),
-            ("update-channel", spec(["channel"], opts: ["name", "topic", "custom"], "change a channel") { a in
-                try await c.updateChannel(a.id("channel"), name: a.optional("name"), topic: a.optional("topic"), custom: a.optional("custom"))
+            ("update-channel", spec(["channel"], opts: ["name", "topic", "custom", "guests"], "change a channel (guests=visible|invisible|follow)") { a in
+                let guests: GHGuestVisibility? = switch a.optional("guests") {
+                case "visible": .visible
+                case "invisible": .invisible
+                case "follow": .followServer
+                default: nil
+                }
+                return try await c.updateChannel(a.id("channel"), name: a.optional("name"), topic: a.optional("topic"),
+                                                 custom: a.optional("custom"), guestVisibility: guests)
             }),
             ("delete-channel", spec(["channel"], "delete a channel") { a in try await c.deleteChannel(a.id("channel")); return nil }),
             ("channels", spec(["server"], "list a server's channels") { a in
@@ -101,6 +108,34 @@ struct CommandTable {
             ("get", spec(["uids"], "get messages by UID (comma or space separated)") { a in
                 var p = GHMessagePage(); p.messages = try await c.messages(a.list("uids").compactMap(UInt64.init)); return p
             }),
+            ("subscribe", spec(["type", "server", "channels"], opts: ["op"],
+                               "subscribe (op=unsubscribe to remove): type server_msg|channel_msg|unread_count|unread_status|typing|guest_channel|guest_server or 1-7, a server, channels (comma separated) for channel types") { a in
+                guard let type = CommandTable.subscriptionType(try a.string("type")) else { throw ValidationError("unknown subscription type") }
+                let op: GHSubscribeOperation = a.optional("op") == "unsubscribe" ? .unsubscribe : .subscribe
+                let server = try a.id("server")
+                var result = GHSubscribeResult()
+                if type == .serverMsg || type == .guestServer {
+                    result.results = try await c.subscribeServer(SubscribeServerParam(subscribeType: type, operationType: op, targets: [server]))
+                } else {
+                    let targets = a.list("channels").compactMap(UInt64.init).map { ChannelTarget(serverID: server, channelID: $0) }
+                    result.results = try await c.subscribeChannel(SubscribeChannelParam(subscribeType: type, operationType: op, targets: targets))
+                }
+                return result
+            }),
+            ("mode", spec(["mode"], "subscription mode: auto or manual") { a in
+                try await c.setAutoSubscribe(try a.string("mode") == "auto"); return nil
+            }),
+            ("read", spec(["channel"], opts: ["seq"], "mark a channel read (seq=N: up to N; default: everything)") { a in
+                try await c.markRead(a.id("channel"), upTo: a.optional("seq").flatMap(UInt64.init) ?? 0)
+            }),
+            ("unread", spec(["channels"], "unread info for channels (comma separated)") { a in
+                var l = GHUnreadList(); l.unreads = try await c.unread(a.list("channels").compactMap(UInt64.init)); return l
+            }),
+            ("typing", spec(["channel"], "say you are typing in a channel") { a in try await c.sendTyping(a.id("channel")); return nil }),
+            ("guest-enter", spec(["server"], "enter a server as a guest") { a in try await c.enterAsGuest(a.id("server")) }),
+            ("guest-leave", spec(["server"], "leave a server entered as a guest") { a in try await c.leaveAsGuest(a.id("server")); return nil }),
+            ("ban", spec(["server", "user"], "ban a user from a server") { a in try await c.ban(a.string("user"), from: a.id("server")); return nil }),
+            ("unban", spec(["server", "user"], "lift a ban") { a in try await c.unban(a.string("user"), from: a.id("server")); return nil }),
             ("ping", spec([], "heartbeat; shows the server's clock") { _ in
                 var p = GHPong(); p.serverTime = try await c.heartbeat(); return p
             }),
@@ -110,6 +145,20 @@ struct CommandTable {
             let params = s.params.map { "<\($0)>" } + s.options.map { "[\($0)=…]" }
             return "  \(name) \(params.joined(separator: " "))\n      \(s.help)"
         } + ["  help", "  quit"]).joined(separator: "\n")
+    }
+
+    static func subscriptionType(_ text: String) -> GHSubscriptionType? {
+        if let n = Int(text) { return GHSubscriptionType(rawValue: n) }
+        switch text.lowercased() {
+        case "server_msg": return .serverMsg
+        case "channel_msg": return .channelMsg
+        case "unread_count": return .channelUnreadCount
+        case "unread_status": return .channelUnreadStatus
+        case "typing": return .channelTyping
+        case "guest_channel": return .guestChannel
+        case "guest_server": return .guestServer
+        default: return nil
+        }
     }
 
     func run(_ command: ParsedCommand) async throws -> (any SwiftProtobuf.Message)? {

@@ -60,6 +60,12 @@ final class Output: Sendable {
             line("* \(n.kind) by \(n.actorID): \(detail)")
         case let c as GHSessionClosed:
             line("* session closed (\(c.reason)): \(c.message)")
+        case let u as GHUnreadInfo:
+            line("* unread channel \(u.channelID): \(u.unreadCount) (\(u.mentionedCount) mentions)")
+        case let u as GHUnreadStatus:
+            line("* channel \(u.channelID) \(u.unread ? "has unread messages" : "is read")")
+        case let t as GHTypingEvent:
+            line("* typing in channel \(t.channelID): \(t.typers.map(\.userID).joined(separator: ", "))")
         default:
             line("* \(kind): \(data.textFormatString())")
         }

@@ -2,6 +2,7 @@
 // precedence, and the scriptable JSON client against a real server.
 
 import Foundation
+import GuildhallClient
 import Testing
 @testable import GuildhallCore
 @testable import GuildhallServer
@@ -72,6 +73,32 @@ import Testing
         let sent = try await waitForJSON(server: server, token: token, lines: [#"{"cmd":"send","channel":"\#(channelID)","text":"hi from the cli"}"#])
         #expect(sent.first { $0["cmd"] as? String == "send" }?["ok"] as? Bool == true)
         _ = try await bobEvents.message { $0.body.text == "hi from the cli" }
+    }
+
+    @Test func theClientSubscribesReadsAndTypesFromTheCommandLine() async throws {
+        let server = try TestServer { try $0.set("small-server-threshold", "2") }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (g, c) = try await guild(server, owner: alice, members: [])
+        _ = try await alice.send("one", to: c.channelID)
+        let token = server.token("bob", device: "cli")
+        let bob = GuildhallClient(port: server.port, token: server.token("bob"))
+        try await bob.connect()
+        _ = try await bob.joinServer(g.serverID)
+        _ = try await alice.send("two", to: c.channelID)
+        let lines = try await waitForJSON(server: server, token: token, lines: [
+            #"{"cmd":"subscribe","type":"channel_msg","server":"\#(g.serverID)","channels":["\#(c.channelID)"]}"#,
+            #"{"cmd":"unread","channels":["\#(c.channelID)"]}"#,
+            #"{"cmd":"read","channel":"\#(c.channelID)"}"#,
+            #"{"cmd":"typing","channel":"\#(c.channelID)"}"#,
+            #"{"cmd":"subscribe","type":"typing","server":"\#(g.serverID)","channels":["\#(c.channelID)"],"op":"unsubscribe"}"#,
+        ])
+        let results = lines.filter { $0["ok"] as? Bool == true }
+        #expect(results.count == 5, "\(lines)")
+        let unread = (lines.first { $0["cmd"] as? String == "unread" }?["result"] as? [String: Any])?["unreads"] as? [[String: Any]]
+        #expect(unread?.first?["unreadCount"] as? String == "1")
+        #expect(try await bob.unread([c.channelID]).first?.unreadCount == 0, "the CLI's read reached the server")
+        bob.close()
     }
 
     /// Runs `guildhall client --json` with `lines` on stdin; returns every JSON object it printed.

@@ -88,6 +88,40 @@ import GuildhallCore
     }
 }
 
+extension CrashAndSignalTests {
+    @Test func sighupRereadsTheConfigurationAndAppliesTheLiveThreshold() async throws {
+        let folder = NSTemporaryDirectory() + "guildhall-hup-\(UUID().uuidString)"
+        let config = folder + ".conf"
+        try "small-server-threshold = 2000\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let server = try await ServerProcess(folder: folder, arguments: ["--config", config])
+        defer { server.signal(SIGTERM); _ = server.wait() }
+        let alice = GuildhallClient(port: server.port, token: TestServer.token("alice"))
+        let bob = GuildhallClient(port: server.port, token: TestServer.token("bob"))
+        let bobEvents = Recorder()
+        bob.addListener(bobEvents)
+        try await alice.connect()
+        try await bob.connect()
+        let g = try await alice.createServer(name: "Hup")
+        _ = try await bob.joinServer(g.serverID)
+        let c = try await alice.createChannel(in: g.serverID, name: "c")
+        let small = try await alice.send("small", to: c.channelID)
+        _ = try await bobEvents.message { $0.uid == small.uid }
+        try "small-server-threshold = 2\n".write(toFile: config, atomically: true, encoding: .utf8)
+        server.signal(SIGHUP)
+        // The signal is handled asynchronously: send until a message stops reaching bob (bounded).
+        var applied = false
+        for i in 0..<100 where !applied {
+            let m = try await alice.send("probe \(i)", to: c.channelID)
+            let sentinel = try await alice.send("@bob \(i)", to: c.channelID, mentions: ["bob"])
+            _ = try await bobEvents.message { $0.uid == sentinel.uid }
+            applied = !bobEvents.messages.contains { $0.uid == m.uid }
+        }
+        #expect(applied, "after SIGHUP the server counts as large and bob, unsubscribed, no longer receives")
+        alice.close()
+        bob.close()
+    }
+}
+
 extension TestServer {
     static func token(_ user: String, device: String = "d1") -> String {
         AccessToken(user: user, device: device, expiry: systemClock() / 1000 + 3600).signed(with: Array(testSecret.utf8))

@@ -38,10 +38,10 @@ final class ServerProcess: Sendable {
     let port: Int
 
     /// Starts `guildhall serve` on 127.0.0.1:0 over `folder` and waits until it listens.
-    init(folder: String) async throws {
+    init(folder: String, arguments: [String] = []) async throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Binary.path)
-        p.arguments = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(testSecret)", "--set", "log-level=warn"]
+        p.arguments = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(testSecret)", "--set", "log-level=warn"] + arguments
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
