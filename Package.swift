@@ -34,7 +34,7 @@ let package = Package(
         // The client SDK.
         .target(name: "GuildhallClient", dependencies: ["GuildhallWire"]),
         .executableTarget(name: "guildhall", dependencies: [
-            "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire",
+            "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallStore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

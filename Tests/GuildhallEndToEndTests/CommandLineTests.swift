@@ -101,6 +101,15 @@ import Testing
         bob.close()
     }
 
+    @Test func theFanoutBenchmarkRunsAndReportsEverySize() throws {
+        let (rc, out) = try Binary.run(["bench", "fanout", "--members", "20,200", "--subscribers", "3", "--messages", "20", "--runs", "1", "--json"])
+        #expect(rc == 0)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
+        let results = try #require(report["results"] as? [[String: Any]])
+        #expect(results.compactMap { $0["members"] as? Int } == [20, 200])
+        #expect(results.allSatisfy { ($0["deliveries_per_s"] as? Double ?? 0) > 0 })
+    }
+
     /// Runs `guildhall client --json` with `lines` on stdin; returns every JSON object it printed.
     func waitForJSON(server: TestServer, token: String, lines: [String]) async throws -> [[String: Any]] {
         let (rc, out) = try Binary.run(["client", "--server", "127.0.0.1:\(server.port)", "--token", token, "--json"],
