@@ -130,6 +130,19 @@ import Testing
         #expect(try await eve.messages([staff.uid]).isEmpty)
     }
 
+    @Test func membersAreToldWhenGuestsEnterAndLeave() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, g, _, _) = try await setUp(server)
+        let events = Recorder()
+        alice.addListener(events)
+        let (eve, _) = try await server.client("eve")
+        try await eve.enterAsGuest(g.serverID)
+        #expect(try await events.notification(.guestEntered).member.userID == "eve")
+        try await eve.leaveAsGuest(g.serverID)
+        #expect(try await events.notification(.guestLeft).member.userID == "eve")
+    }
+
     @Test func leavingAsAGuestDropsTheGuestSubscriptions() async throws {
         let server = try TestServer()
         defer { server.stop() }
