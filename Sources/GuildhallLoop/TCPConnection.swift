@@ -92,6 +92,45 @@ public final class TCPConnection {
     /// Called once libuv has released the connection, after `close` or `abort`.
     public var onReleased: (() -> Void)?
 
+    /// Connects to host:port; `done` gets the connection, or nil and the libuv error.
+    public static func connect(loop: EventLoop, host: String, port: Int, _ done: @escaping (TCPConnection?, Int32) -> Void) {
+        let conn = TCPConnection(loop: loop.raw)
+        guard var address = SocketAddress.make(host: host, port: port) else {
+            conn.abort()
+            done(nil, Int32(UV_EINVAL.rawValue))
+            return
+        }
+        final class Pending {
+            let conn: TCPConnection
+            let done: (TCPConnection?, Int32) -> Void
+            init(_ conn: TCPConnection, _ done: @escaping (TCPConnection?, Int32) -> Void) { self.conn = conn; self.done = done }
+        }
+        let req = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
+        req.pointee.data = Unmanaged.passRetained(Pending(conn, done)).toOpaque()
+        let rc = withUnsafePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { a in
+                uv_tcp_connect(req, conn.handle, a) { req, status in
+                    guard let req else { return }
+                    let pending = Unmanaged<Pending>.fromOpaque(req.pointee.data).takeRetainedValue()
+                    req.deallocate()
+                    if status == 0 {
+                        uv_tcp_nodelay(pending.conn.handle, 1)
+                        pending.done(pending.conn, 0)
+                    } else {
+                        pending.conn.abort()
+                        pending.done(nil, status)
+                    }
+                }
+            }
+        }
+        if rc != 0 {
+            Unmanaged<Pending>.fromOpaque(req.pointee.data).release()
+            req.deallocate()
+            conn.abort()
+            done(nil, rc)
+        }
+    }
+
     init(loop: UnsafeMutablePointer<uv_loop_t>) {
         handle = allocateHandle(uv_tcp_t.self)
         uv_tcp_init(loop, handle)

@@ -1,4 +1,4 @@
-// `guildhall bench fanout`: the cost of a send with S CHANNEL_MSG
+// `guildhall bench members`: the cost of a send with S CHANNEL_MSG
 // subscribers, in servers of different member counts. Fan-out costs
 // O(recipients), so the member count must not change the figures.
 //
@@ -17,9 +17,9 @@ import GuildhallStore
 import GuildhallWire
 import Synchronization
 
-struct FanoutBench: AsyncParsableCommand {
+struct MembersBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "fanout",
+        commandName: "members",
         abstract: "Cost of a send with S subscribers in servers of several sizes.")
 
     @Option(help: "Member counts to compare, comma separated.")
@@ -47,7 +47,7 @@ struct FanoutBench: AsyncParsableCommand {
         let sizes = members.split(separator: ",").compactMap { Int($0) }
         guard !sizes.isEmpty, subscribers >= 1, messages >= 1 else { throw ValidationError("nothing to measure") }
         if !json {
-            print("bench fanout: \(subscribers) subscribers, \(messages) messages of \(bytes) bytes, \(window) in flight, \(runs) runs per size")
+            print("bench members: \(subscribers) subscribers, \(messages) messages of \(bytes) bytes, \(window) in flight, \(runs) runs per size")
             print("servers count as large (small-server-threshold = 10), so only subscriptions select recipients")
         }
         var fixtures: [FanoutFixture] = []
@@ -69,7 +69,7 @@ struct FanoutBench: AsyncParsableCommand {
             let items = rows.map { size, secs in
                 "{\"members\":\(size),\"seconds\":\(secs),\"us_per_send\":\(secs * 1e6 / Double(messages)),\"deliveries_per_s\":\(Double(messages * subscribers) / secs)}"
             }
-            print("{\"bench\":\"fanout\",\"subscribers\":\(subscribers),\"messages\":\(messages),\"bytes\":\(bytes),\"results\":[\(items.joined(separator: ","))]}")
+            print("{\"bench\":\"members\",\"subscribers\":\(subscribers),\"messages\":\(messages),\"bytes\":\(bytes),\"results\":[\(items.joined(separator: ","))]}")
         } else {
             print("members     µs/send   deliveries/s   vs first")
             for (size, secs) in rows {

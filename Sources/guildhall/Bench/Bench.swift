@@ -1,0 +1,85 @@
+// `guildhall bench`: benchmarks that print their parameters and figures
+// (JSON with --json). The load generator is this process, on libuv; the
+// server under test is a child process on a free loopback port.
+
+import ArgumentParser
+import Foundation
+
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a benchmark and print its figures.",
+        subcommands: [FanoutBench.self, ConnectionsBench.self, StoreBench.self, MembersBench.self, MatrixBench.self, SinkServer.self])
+}
+
+/// Options shared by the load-generating benchmarks.
+struct LoadOptions: ParsableArguments {
+    @Option(help: "Subscribers.") var subscribers = 1000
+    @Option(help: "Publishers.") var publishers = 1
+    @Option(help: "Messages per publisher.") var messages = 10_000
+    @Option(help: "Body bytes (at least 28).") var bytes = 100
+    @Option(help: "Total publishes per second; 0 = as fast as acknowledgements allow.") var rate = 0
+    @Option(help: "Unacknowledged publishes per publisher.") var window = 64
+    @Option(help: "Members of Guildhall's server (at least subscribers + publishers + 1).") var members = 0
+    @Option(help: "Runs per target, alternating; the median run (by deliveries/s) is reported.") var runs = 1
+    @Flag(help: "Print JSON.") var json = false
+
+    var shape: LoadShape {
+        var s = LoadShape()
+        s.subscribers = subscribers
+        s.publishers = publishers
+        s.messages = messages
+        s.bytes = max(bytes, BenchRecord.headerSize)
+        s.rate = rate
+        s.window = window
+        return s
+    }
+}
+
+/// One measured run against one target.
+struct BenchRun {
+    let target: BenchTargetKind
+    let result: LoadResult
+    var serverRSS = 0
+
+    func json(extra: String = "") -> String {
+        let r = result
+        return "{\"target\":\"\(target.rawValue)\",\"deliveries\":\(r.deliveries),\"expected\":\(r.expected),\"lost\":\(r.lost),"
+            + "\"out_of_order\":\(r.outOfOrder),\"seconds\":\(r.seconds),\"deliveries_per_s\":\(r.deliveriesPerSecond),"
+            + "\"published\":\(r.published),\"p50_us\":\(Double(r.latency.quantile(0.5)) / 1000),\"p99_us\":\(Double(r.latency.quantile(0.99)) / 1000),"
+            + "\"p999_us\":\(Double(r.latency.quantile(0.999)) / 1000),\"max_us\":\(Double(r.latency.max) / 1000)"
+            + (r.failure.map { ",\"failure\":\"\($0)\"" } ?? "") + extra + "}"
+    }
+}
+
+enum BenchRunner {
+    /// Runs `shape` against a fresh `target`; the server is stopped afterwards.
+    static func run(_ target: BenchTargetKind, shape: LoadShape, members: Int = 0, settings: [String] = []) throws -> BenchRun {
+        let server = try BenchTargets.start(target, members: max(members, shape.subscribers + shape.publishers + 1),
+                                            subscribers: shape.subscribers, publishers: shape.publishers,
+                                            sinkRecords: shape.sinkRecords, extraSettings: settings)
+        defer { server.stop() }
+        if ProcessInfo.processInfo.environment["GUILDHALL_BENCH_DEBUG"] != nil {
+            FileHandle.standardError.write(Data("started \(target) on port \(server.port)\n".utf8))
+        }
+        let generator = LoadGenerator(wire: server.wire, shape: shape, port: server.port)
+        let result = generator.run()
+        return BenchRun(target: target, result: result, serverRSS: server.residentBytes)
+    }
+
+    /// Median run by deliveries/s.
+    static func median(_ runs: [BenchRun]) -> BenchRun {
+        runs.sorted { $0.result.deliveriesPerSecond < $1.result.deliveriesPerSecond }[runs.count / 2]
+    }
+
+    static func micros(_ nanos: UInt64) -> String {
+        nanos >= 10_000_000 ? String(format: "%.1f ms", Double(nanos) / 1e6) : String(format: "%.0f µs", Double(nanos) / 1e3)
+    }
+
+    static func describe(_ run: BenchRun) -> String {
+        let r = run.result
+        if let f = r.failure { return "\(run.target.rawValue): FAILED: \(f)" }
+        return String(format: "%-9@ %12.0f deliveries/s  p50 %@  p99 %@  p99.9 %@  max %@  lost %llu  out-of-order %llu  (%.2f s)",
+                      run.target.rawValue, r.deliveriesPerSecond, micros(r.latency.quantile(0.5)), micros(r.latency.quantile(0.99)),
+                      micros(r.latency.quantile(0.999)), micros(r.latency.max), r.lost, r.outOfOrder, r.seconds)
+    }
+}

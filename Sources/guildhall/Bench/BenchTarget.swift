@@ -1,0 +1,193 @@
+// The servers a benchmark runs against, each started as a child process on
+// a free loopback port and stopped (by its own PID) afterwards: Guildhall
+// (this binary's `serve`, on a data folder filled with one server), Debian's
+// redis-server and nats-server, and the trivial sink.
+
+import Foundation
+import GuildhallCore
+import GuildhallServer
+import GuildhallStore
+import Synchronization
+
+enum BenchTargetKind: String, CaseIterable {
+    case guildhall, redis, nats, sink
+}
+
+final class RunningTarget {
+    let kind: BenchTargetKind
+    let process: Process
+    let port: Int
+    let folder: String?
+    let wire: BenchWire
+
+    init(kind: BenchTargetKind, process: Process, port: Int, folder: String?, wire: BenchWire) {
+        self.kind = kind; self.process = process; self.port = port; self.folder = folder; self.wire = wire
+    }
+
+    /// Resident memory of the server process, in bytes.
+    var residentBytes: Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kb = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kb * 1024
+    }
+
+    func stop() {
+        if process.isRunning {
+            // redis-server and nats-server inherit this process's blocked
+            // signal mask and so ignore SIGTERM; they hold nothing to keep.
+            kill(process.processIdentifier, kind == .guildhall ? SIGTERM : SIGKILL)
+            // Foundation's waitUntilExit can miss the exit of a child whose
+            // output goes to /dev/null; waitpid is exact.
+            var status: Int32 = 0
+            waitpid(process.processIdentifier, &status, 0)
+        }
+        if let folder { try? FileManager.default.removeItem(atPath: folder) }
+    }
+}
+
+enum BenchTargets {
+    static let secret = "bench-secret"
+    static let serverID: UInt64 = 1
+    static let channelID: UInt64 = 2
+
+    /// This executable, to start `serve` and the sink from.
+    static var selfPath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// Starts `kind`; `members` fills Guildhall's server, `sinkRecords` sizes the sink's streams.
+    static func start(_ kind: BenchTargetKind, members: Int = 0, subscribers: Int = 0, publishers: Int = 0,
+                      sinkRecords: Int = 0, extraSettings: [String] = []) throws -> RunningTarget {
+        switch kind {
+        case .guildhall:
+            let folder = NSTemporaryDirectory() + "guildhall-bench-\(UUID().uuidString)"
+            try populate(folder: folder, members: members, subscribers: subscribers, publishers: publishers)
+            var args = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(secret)",
+                        "--set", "log-level=warn", "--set", "small-server-threshold=10"]
+            for s in extraSettings { args += ["--set", s] }
+            let (process, port) = try launch(selfPath, args, portFrom: "listening on 127.0.0.1:")
+            return RunningTarget(kind: kind, process: process, port: port, folder: folder,
+                                 wire: GuildhallWire(secret: Array(secret.utf8), server: serverID, channel: channelID))
+        case .redis:
+            let port = try freePort()
+            let process = try launch(find("redis-server"), ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                                                             "--protected-mode", "no", "--maxclients", "20000"], waitPort: port)
+            return RunningTarget(kind: kind, process: process, port: port, folder: nil, wire: RedisWire())
+        case .nats:
+            let port = try freePort()
+            let process = try launch(find("nats-server"), ["-a", "127.0.0.1", "-p", "\(port)"], waitPort: port)
+            return RunningTarget(kind: kind, process: process, port: port, folder: nil, wire: NatsWire())
+        case .sink:
+            let (process, port) = try launch(selfPath, ["bench", "sink-server"], portFrom: "sink listening on 127.0.0.1:")
+            return RunningTarget(kind: kind, process: process, port: port, folder: nil, wire: SinkWire(recordsPerSubscriber: sinkRecords))
+        }
+    }
+
+    /// Writes a server with `members` members (including the bench's subscribers m0... and publishers p0...) and one channel.
+    static func populate(folder: String, members: Int, subscribers: Int, publishers: Int) throws {
+        let done = DispatchSemaphore(value: 0)
+        let failure = Mutex<String?>(nil)
+        let store = try Store(StoreOptions(folder: folder), onCommitted: { outcomes in
+            if let e = outcomes.first(where: { $0.error != nil })?.error { failure.withLock { $0 = e.description } }
+            done.signal()
+        }, onRead: { _ in })
+        let now = systemClock()
+        var writes: [StoreWrite] = [
+            .directory(.serverSaved(ServerRecord(id: serverID, name: "bench", icon: "", custom: "", owner: "owner", openJoin: true, createdAt: now))),
+            .directory(.channelSaved(ChannelRecord(id: channelID, serverID: serverID, name: "general", topic: "", custom: "", createdAt: now))),
+            .directory(.memberSaved(MemberRecord(serverID: serverID, userID: "owner", role: .owner, joinedAt: now))),
+        ]
+        for i in 0..<publishers {
+            writes.append(.directory(.memberSaved(MemberRecord(serverID: serverID, userID: "p\(i)", role: .member, joinedAt: now))))
+        }
+        for i in 0..<max(subscribers, members - publishers - 1) {
+            writes.append(.directory(.memberSaved(MemberRecord(serverID: serverID, userID: "m\(i)", role: .member, joinedAt: now))))
+        }
+        store.writer.submit(WriteJob(ticket: 1, writes: writes))
+        done.wait()
+        store.close()
+        if let f = failure.withLock({ $0 }) { throw BenchError("populating the bench data failed: \(f)") }
+    }
+
+    static func find(_ name: String) throws -> String {
+        for dir in ["/usr/bin", "/usr/sbin", "/usr/local/bin"] where FileManager.default.isExecutableFile(atPath: "\(dir)/\(name)") {
+            return "\(dir)/\(name)"
+        }
+        throw BenchError("\(name) not found: apt-get install -y \(name) (make bench installs it)")
+    }
+
+    /// Starts a process and reads the port it prints after `marker`.
+    static func launch(_ path: String, _ args: [String], portFrom marker: String) throws -> (Process, Int) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = args
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.standardError
+        let text = Mutex("")
+        let found = DispatchSemaphore(value: 0)
+        out.fileHandleForReading.readabilityHandler = { h in
+            let chunk = String(decoding: h.availableData, as: UTF8.self)
+            if text.withLock({ $0 += chunk; return $0.contains(marker) }) { found.signal() }
+            if chunk.isEmpty { h.readabilityHandler = nil }
+        }
+        try p.run()
+        guard found.wait(timeout: .now() + 60) == .success else {
+            p.terminate()
+            throw BenchError("\(path) did not start listening within 60 s")
+        }
+        out.fileHandleForReading.readabilityHandler = nil
+        let t = text.withLock { $0 }
+        let after = t[t.range(of: marker)!.upperBound...]
+        return (p, Int(after.prefix { $0.isNumber })!)
+    }
+
+    /// Starts a process and waits until `port` accepts connections.
+    static func launch(_ path: String, _ args: [String], waitPort port: Int) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = args
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if canConnect(port) { return p }
+            usleep(20_000)
+        }
+        p.terminate()
+        throw BenchError("\(path) did not listen on \(port) within 30 s")
+    }
+
+    static func canConnect(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = in_port_t(UInt16(port).bigEndian)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &a) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &a) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard ok else { throw BenchError("no free port") }
+        return Int(UInt16(bigEndian: a.sin_port))
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}

@@ -1,0 +1,111 @@
+// `guildhall bench fanout`: S subscribers and P publishers, M messages of B
+// bytes at full speed or a fixed rate; deliveries/s, latency percentiles
+// (from the send time inside each message), loss and order. With --vs the
+// same shape runs against redis-server or nats-server too, alternating, and
+// the ratio is printed.
+
+import ArgumentParser
+import Foundation
+
+struct FanoutBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "fanout", abstract: "Fan-out throughput and latency, optionally beside redis/nats.")
+
+    @OptionGroup var load: LoadOptions
+    @Option(help: "Also run against: redis, nats (repeatable).") var vs: [String] = []
+    @Option(help: "Target: guildhall or sink.") var target = "guildhall"
+    @Option(help: "Guildhall settings for the server, KEY=VALUE (repeatable).") var set: [String] = []
+
+    func run() throws {
+        var targets = [BenchTargetKind(rawValue: target) ?? .guildhall]
+        for v in vs {
+            guard let k = BenchTargetKind(rawValue: v), k == .redis || k == .nats else { throw ValidationError("--vs takes redis or nats") }
+            targets.append(k)
+        }
+        var shape = load.shape
+        if targets.first == .sink {
+            shape.sinkRecords = load.messages
+            shape.publishers = 0
+            shape.measureRecords = false
+        }
+        if !load.json {
+            print("bench fanout: \(shape.subscribers) subscribers, \(shape.publishers) publishers, \(shape.sinkRecords > 0 ? shape.sinkRecords : shape.messages) messages each, "
+                  + "\(shape.bytes) bytes, \(shape.rate == 0 ? "max rate" : "\(shape.rate) msg/s"), window \(shape.window), \(load.runs) run(s)")
+        }
+        var runs: [BenchTargetKind: [BenchRun]] = [:]
+        for _ in 0..<load.runs {
+            for t in targets { runs[t, default: []].append(try BenchRunner.run(t, shape: shape, members: load.members, settings: set)) }
+        }
+        let medians = targets.map { BenchRunner.median(runs[$0]!) }
+        if load.json {
+            print("{\"bench\":\"fanout\",\"runs\":[\(medians.map { $0.json() }.joined(separator: ","))]}")
+            return
+        }
+        for m in medians { print(BenchRunner.describe(m)) }
+        if medians.count > 1 {
+            let ours = medians[0].result.deliveriesPerSecond
+            for other in medians.dropFirst() {
+                print(String(format: "ratio %@/%@: %.2f× deliveries/s, p99 %.2f×", targets[0].rawValue, other.target.rawValue,
+                             ours / max(other.result.deliveriesPerSecond, 1),
+                             Double(medians[0].result.latency.quantile(0.99)) / Double(max(other.result.latency.quantile(0.99), 1))))
+            }
+        }
+    }
+}
+
+struct ConnectionsBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "connections", abstract: "N idle authenticated sessions: RSS per session and login rate.")
+
+    @Option(help: "Sessions.") var sessions = 10_000
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        var shape = LoadShape()
+        shape.subscribers = 0
+        shape.publishers = sessions
+        shape.messages = 0
+        let server = try BenchTargets.start(.guildhall, members: sessions + 1, subscribers: 0, publishers: sessions)
+        defer { server.stop() }
+        let before = server.residentBytes
+        var after = 0
+        let generator = LoadGenerator(wire: server.wire, shape: shape, port: server.port)
+        generator.onReady = { after = server.residentBytes }
+        let result = generator.run()
+        if let f = result.failure { throw BenchError(f) }
+        let perSession = Double(after - before) / Double(sessions)
+        let rate = Double(sessions) / result.connectSeconds
+        if json {
+            print("{\"bench\":\"connections\",\"sessions\":\(sessions),\"rss_before\":\(before),\"rss_after\":\(after),\"rss_per_session\":\(perSession),\"logins_per_s\":\(rate)}")
+        } else {
+            print("bench connections: \(sessions) idle authenticated sessions")
+            print(String(format: "server RSS %.1f MiB idle, %.1f MiB with sessions: %.0f bytes (%.1f KiB) per session; %.0f logins/s",
+                         Double(before) / 1_048_576, Double(after) / 1_048_576, perSession, perSession / 1024, rate))
+        }
+    }
+}
+
+struct StoreBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "store", abstract: "Acknowledged (committed) sends/s with pipelining publishers and no subscribers.")
+
+    @Option(help: "Publishers.") var publishers = 100
+    @Option(help: "Messages per publisher.") var messages = 2_000
+    @Option(help: "Unacknowledged sends per publisher.") var window = 64
+    @Option(help: "Guildhall settings, KEY=VALUE (repeatable).") var set: [String] = []
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        var shape = LoadShape()
+        shape.subscribers = 0
+        shape.publishers = publishers
+        shape.messages = messages
+        shape.window = window
+        let run = try BenchRunner.run(.guildhall, shape: shape, settings: set)
+        if let f = run.result.failure { throw BenchError(f) }
+        let rate = Double(run.result.published) / run.result.seconds
+        if json {
+            print("{\"bench\":\"store\",\"publishers\":\(publishers),\"sends\":\(run.result.published),\"seconds\":\(run.result.seconds),\"acked_per_s\":\(rate)}")
+        } else {
+            print("bench store: \(publishers) publishers × \(messages) sends, window \(window), synchronous=NORMAL")
+            print(String(format: "%.0f acknowledged sends/s (%d sends in %.2f s)", rate, run.result.published, run.result.seconds))
+        }
+    }
+}

@@ -1,0 +1,274 @@
+// The load generator: one libuv loop in the bench process driving S
+// subscriber and P publisher connections against a server on loopback.
+// Publishers send M messages each, at full speed with a window of W
+// unacknowledged publishes, or at a fixed total rate. Subscribers find
+// records in their byte streams and measure latency from the timestamp in
+// each record, loss (expected minus received) and order per publisher.
+
+import Foundation
+import GuildhallLoop
+
+struct LoadShape {
+    var subscribers = 1000
+    var publishers = 1
+    var messages = 10_000
+    var bytes = 100
+    /// Total publishes per second across publishers; 0 = as fast as acknowledgements allow.
+    var rate = 0
+    var window = 64
+    /// Whether records carry meaningful timestamps and per-publisher order (not for the sink).
+    var measureRecords = true
+    var connectTimeout = 60.0
+    var drainTimeout = 10.0
+    /// Sink only: records each subscriber asks the sink for.
+    var sinkRecords = 0
+    /// Connections being opened at once; more wait, so the listener's backlog never overflows.
+    var maxConnecting = 256
+
+    var expected: UInt64 {
+        sinkRecords > 0 ? UInt64(subscribers) * UInt64(sinkRecords) : UInt64(subscribers) * UInt64(publishers) * UInt64(messages)
+    }
+}
+
+struct LoadResult {
+    var deliveries: UInt64 = 0
+    var expected: UInt64 = 0
+    var outOfOrder: UInt64 = 0
+    var seconds = 0.0
+    var sendSeconds = 0.0
+    var published = 0
+    var latency = LatencyHistogram()
+    var connectSeconds = 0.0
+    var failure: String?
+
+    var deliveriesPerSecond: Double { seconds > 0 ? Double(deliveries) / seconds : 0 }
+    var lost: UInt64 { expected > deliveries ? expected - deliveries : 0 }
+}
+
+final class LoadGenerator {
+    final class Peer {
+        let index: Int
+        var connection: TCPConnection?
+        var acks: AckCounter
+        var readyAcks = 0
+        var ready = false
+        // Publisher state.
+        var sent = 0
+        var acked = 0
+        var sinceBatchEnd = 0
+        // Subscriber state.
+        var scanner = RecordScanner()
+        var nextSeq: [UInt64]
+        var received: UInt64 = 0
+
+        init(index: Int, acks: AckCounter, publishers: Int) {
+            self.index = index
+            self.acks = acks
+            self.nextSeq = [UInt64](repeating: 0, count: max(publishers, 1))
+        }
+    }
+
+    let loop = EventLoop()
+    let wire: BenchWire
+    let shape: LoadShape
+    let host: String
+    let port: Int
+    var subscribers: [Peer] = []
+    var publishers: [Peer] = []
+    var result = LoadResult()
+    var startNanos: UInt64 = 0
+    var lastDelivery: UInt64 = 0
+    var phase = 0  // 0 connecting, 1 running, 2 done
+    var timer: LoopTimer!
+    var payload: [UInt8] = []
+    var out: [UInt8] = []
+    /// Peers waiting to connect, and how many are connecting now.
+    var waiting: [(Peer, Bool)] = []
+    var connecting = 0
+    /// Called once every connection is ready, before any publish (to sample the server).
+    var onReady: (() -> Void)?
+    let debug = ProcessInfo.processInfo.environment["GUILDHALL_BENCH_DEBUG"] != nil
+    var lastReport: UInt64 = 0
+
+    init(wire: BenchWire, shape: LoadShape, host: String = "127.0.0.1", port: Int) {
+        self.wire = wire
+        self.shape = shape
+        self.host = host
+        self.port = port
+    }
+
+    /// Runs the whole load; returns when done or failed.
+    func run() -> LoadResult {
+        result.expected = shape.expected
+        let connectStart = BenchRecord.monotonicNanos()
+        for i in 0..<shape.subscribers {
+            let p = Peer(index: i, acks: wire.makeAckCounter(), publishers: shape.publishers)
+            subscribers.append(p)
+            waiting.append((p, true))
+        }
+        for i in 0..<shape.publishers {
+            let p = Peer(index: i, acks: wire.makeAckCounter(), publishers: shape.publishers)
+            publishers.append(p)
+            waiting.append((p, false))
+        }
+        waiting.reverse()
+        openMore()
+        timer = LoopTimer(loop: loop)
+        timer.start(afterMillis: 1, repeatMillis: 1) { [unowned self] in self.tick(connectStart: connectStart) }
+        loop.run()
+        _ = loop.close()
+        return result
+    }
+
+    private func openMore() {
+        while connecting < shape.maxConnecting, let (peer, subscriber) = waiting.popLast() {
+            connecting += 1
+            open(peer, subscriber: subscriber)
+        }
+    }
+
+    private func becameReady(_ peer: Peer) {
+        peer.ready = true
+        connecting -= 1
+        openMore()
+    }
+
+    private func open(_ peer: Peer, subscriber: Bool) {
+        TCPConnection.connect(loop: loop, host: host, port: port) { [unowned self] conn, status in
+            guard let conn else {
+                self.fail("connect failed: \(UVError.text(status))")
+                return
+            }
+            peer.connection = conn
+            conn.onRead = { [unowned self] bytes in self.read(bytes, peer: peer, subscriber: subscriber) }
+            conn.onEnd = { [unowned self] status in
+                if self.phase < 2 { self.fail("the server closed a connection: \(UVError.text(status))") }
+            }
+            conn.startReading()
+            conn.enqueue(subscriber ? self.wire.subscriberHello(peer.index) : self.wire.publisherHello(peer.index))
+            conn.flush()
+            if (subscriber ? self.wire.subscriberReadyAcks : self.wire.publisherReadyAcks) == 0 { self.becameReady(peer) }
+        }
+    }
+
+    private func read(_ bytes: UnsafeRawBufferPointer, peer: Peer, subscriber: Bool) {
+        if subscriber {
+            if !peer.ready {
+                peer.readyAcks += peer.acks.count(bytes)
+                if peer.readyAcks >= wire.subscriberReadyAcks { becameReady(peer) }
+            }
+            let now = BenchRecord.monotonicNanos()
+            var got: UInt64 = 0
+            peer.scanner.scan(bytes) { publisher, seq, sent in
+                got += 1
+                guard shape.measureRecords else { return }
+                result.latency.record(now > sent ? now - sent : 0)
+                let p = Int(publisher)
+                if p < peer.nextSeq.count {
+                    if seq != peer.nextSeq[p] { result.outOfOrder += 1 }
+                    peer.nextSeq[p] = seq + 1
+                }
+            }
+            if got > 0 {
+                peer.received += got
+                result.deliveries += got
+                lastDelivery = now
+                if result.deliveries >= result.expected && phase == 1 { finish() }
+            }
+        } else {
+            let acks = peer.acks.count(bytes)
+            if !peer.ready {
+                peer.readyAcks += acks
+                if peer.readyAcks >= wire.publisherReadyAcks { becameReady(peer) }
+                return
+            }
+            peer.acked += acks * wire.publishesPerAck
+            if phase == 1 && shape.subscribers == 0 && publishers.allSatisfy({ $0.acked >= shape.messages }) {
+                lastDelivery = BenchRecord.monotonicNanos()
+                finish()
+                return
+            }
+            if phase == 1 && shape.rate == 0 { pump(peer) }
+        }
+    }
+
+    /// Sends what the window (and, at a fixed rate, the schedule) allows.
+    private func pump(_ peer: Peer, allowance: Int = .max) {
+        guard let conn = peer.connection else { return }
+        var budget = allowance
+        while peer.sent < shape.messages && peer.sent - peer.acked < shape.window && budget > 0 {
+            BenchRecord.make(size: shape.bytes, publisher: UInt32(peer.index), seq: UInt64(peer.sent),
+                             sentNanos: BenchRecord.monotonicNanos(), into: &payload)
+            out.removeAll(keepingCapacity: true)
+            wire.appendPublish(payload, to: &out)
+            peer.sent += 1
+            peer.sinceBatchEnd += 1
+            budget -= 1
+            if peer.sinceBatchEnd == wire.publishesPerAck || peer.sent == shape.messages && wire.publishesPerAck > 1 {
+                wire.appendBatchEnd(to: &out)
+                peer.sinceBatchEnd = 0
+            }
+            conn.enqueue(out)
+        }
+        conn.flush()
+        if peer.sent == shape.messages && result.sendSeconds == 0 && publishers.allSatisfy({ $0.sent == shape.messages }) {
+            result.sendSeconds = Double(BenchRecord.monotonicNanos() - startNanos) / 1e9
+        }
+    }
+
+    private func tick(connectStart: UInt64) {
+        let now = BenchRecord.monotonicNanos()
+        switch phase {
+        case 0:
+            if waiting.isEmpty && subscribers.allSatisfy(\.ready) && publishers.allSatisfy(\.ready) {
+                result.connectSeconds = Double(now - connectStart) / 1e9
+                onReady?()
+                phase = 1
+                startNanos = BenchRecord.monotonicNanos()
+                lastDelivery = startNanos
+                if shape.expected == 0 && (shape.publishers == 0 || shape.messages == 0) { finish(); return }
+                if shape.rate == 0 { for p in publishers { pump(p) } }
+            } else if Double(now - connectStart) / 1e9 > shape.connectTimeout {
+                let ready = subscribers.filter(\.ready).count + publishers.filter(\.ready).count
+                fail("only \(ready) of \(subscribers.count + publishers.count) connections ready after \(shape.connectTimeout) s")
+            }
+        case 1:
+            if debug && now - lastReport > 1_000_000_000 {
+                lastReport = now
+                let sent = publishers.reduce(0) { $0 + $1.sent }, acked = publishers.reduce(0) { $0 + $1.acked }
+                FileHandle.standardError.write(Data("sent \(sent) acked \(acked) delivered \(result.deliveries)/\(result.expected)\n".utf8))
+            }
+            if shape.rate > 0 {
+                // The schedule: publishes due by now, spread over the publishers.
+                let due = Int(Double(now - startNanos) / 1e9 * Double(shape.rate))
+                let sent = publishers.reduce(0) { $0 + $1.sent }
+                var owed = due - sent
+                for p in publishers where owed > 0 {
+                    let share = (owed + publishers.count - 1) / publishers.count
+                    let before = p.sent
+                    pump(p, allowance: share)
+                    owed -= p.sent - before
+                }
+            }
+            let allSent = shape.sinkRecords > 0 || publishers.allSatisfy { $0.sent == shape.messages }
+            if allSent && Double(now - lastDelivery) / 1e9 > shape.drainTimeout { finish() }
+        default:
+            break
+        }
+    }
+
+    private func finish() {
+        guard phase != 2 else { return }
+        phase = 2
+        result.seconds = Double(lastDelivery - startNanos) / 1e9
+        result.published = publishers.reduce(0) { $0 + $1.sent }
+        timer.close()
+        for p in subscribers + publishers { p.connection?.abort() }
+    }
+
+    private func fail(_ why: String) {
+        guard phase != 2 else { return }
+        result.failure = why
+        finish()
+    }
+}
