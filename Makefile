@@ -7,7 +7,7 @@ SWIFT := . scripts/swift-env && swift
 DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev
 ARGS ?=
 
-.PHONY: run test build release deps proto clean
+.PHONY: run test build release deps proto clean bench
 
 run: deps build
 	.build/debug/guildhall serve $(ARGS)
@@ -31,6 +31,12 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 	@. scripts/swift-env && command -v swift >/dev/null || { echo "Swift 6.3 toolchain not found (looked on PATH and in /opt/swift/usr/bin)"; exit 1; }
+
+# The benchmark matrix beside redis and nats (release build; takes a few minutes).
+bench: deps
+	@for p in redis-server nats-server; do dpkg -s $$p >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$p); done
+	$(SWIFT) build -c release
+	.build/release/guildhall bench matrix
 
 # Regenerates Sources/GuildhallWire/Generated from Proto/ (needs protobuf-compiler).
 proto:

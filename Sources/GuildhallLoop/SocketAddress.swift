@@ -30,13 +30,17 @@ public enum SocketAddress {
         if Int32(storage.pointee.ss_family) == AF_INET6 {
             return storage.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { a in
                 uv_ip6_name(a, &text, text.count)
-                return "[\(String(cString: text))]:\(UInt16(bigEndian: a.pointee.sin6_port))"
+                return "[\(Self.string(text))]:\(UInt16(bigEndian: a.pointee.sin6_port))"
             }
         }
         return storage.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { a in
             uv_ip4_name(a, &text, text.count)
-            return "\(String(cString: text)):\(UInt16(bigEndian: a.pointee.sin_port))"
+            return "\(Self.string(text)):\(UInt16(bigEndian: a.pointee.sin_port))"
         }
+    }
+
+    private static func string(_ chars: [CChar]) -> String {
+        String(decoding: chars.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func port(_ storage: UnsafePointer<sockaddr_storage>) -> Int {

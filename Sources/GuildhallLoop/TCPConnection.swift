@@ -189,11 +189,24 @@ public final class TCPConnection {
 
     /// Queues up to `maxBytes` written by `write`, which returns how many it wrote.
     public func enqueueScratch(_ maxBytes: Int, _ write: (UnsafeMutableRawPointer) -> Int) {
-        guard !isClosing else { return }
-        if scratch == nil { scratch = ScratchBuffer(capacity: max(256, maxBytes)) }
+        guard let p = reserveScratch(maxBytes) else { return }
+        commitScratch(write(p), reserved: maxBytes)
+    }
+
+    /// The hot-path form of `enqueueScratch` without a closure: reserve room
+    /// for at most `maxBytes`, write there, then `commitScratch` what was
+    /// written. Nil when the connection is closing.
+    public func reserveScratch(_ maxBytes: Int) -> UnsafeMutableRawPointer? {
+        guard !isClosing else { return nil }
+        if scratch == nil { scratch = ScratchBuffer(capacity: max(4096, maxBytes)) }
         let s = scratch!
         let offset = s.reserve(maxBytes)
-        let written = write(s.base + offset)
+        return s.base + offset
+    }
+
+    public func commitScratch(_ written: Int, reserved: Int) {
+        let s = scratch!
+        let offset = s.count - reserved
         s.count = offset + written
         if case .scratch(let o, let c)? = pieces.last, o + c == offset {
             pieces[pieces.count - 1] = .scratch(offset: o, count: c + written)

@@ -29,12 +29,13 @@ extension GuildhallService {
         body.unread.lastMsgTime = channel.lastMessageTime
         body.unread.lastSeq = channel.lastSeq
         let payload = SharedBytes(FrameEncoding.payload(Self.frame(body)))
-        var reached: Set<SessionKey> = []
-        if let sender { reached.insert(sender.key) }
+        let mark = nextDeliveryMark()
+        sender?.deliveryMark = mark
         let now = now()
 
         func deliver(_ s: Session) {
-            guard reached.insert(s.key).inserted else { return }
+            guard s.deliveryMark != mark else { return }
+            s.deliveryMark = mark
             let u = positions.unread(s.user, channel: channel, now: now, displayCap: UInt64(settings.unreadDisplayCap),
                                      mentionWindowMs: UInt64(settings.mentionWindowSeconds) * 1000)
             s.push(event: payload, unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
@@ -49,11 +50,11 @@ extension GuildhallService {
             for user in record.mentions where directory.role(of: user, in: channel.serverID) != nil {
                 for s in registry.sessions(of: user).values { deliver(s) }
             }
-            for key in book.holders(.channelUnreadCount, target) where !reached.contains(key) {
-                if let s = session(key), s.user != record.sender { owe(.info, channel.id, to: s) }
+            for key in book.holders(.channelUnreadCount, target) {
+                if let s = session(key), s.deliveryMark != mark, s.user != record.sender { owe(.info, channel.id, to: s) }
             }
-            for key in book.holders(.channelUnreadStatus, target) where !reached.contains(key) {
-                if let s = session(key), s.user != record.sender { owe(.status, channel.id, to: s) }
+            for key in book.holders(.channelUnreadStatus, target) {
+                if let s = session(key), s.deliveryMark != mark, s.user != record.sender { owe(.status, channel.id, to: s) }
             }
         }
         if directory.guestVisible(channel) {
@@ -62,9 +63,19 @@ extension GuildhallService {
                 var plain = GHEvent()
                 plain.message = message
                 let guestPayload = SharedBytes(FrameEncoding.payload(Self.frame(plain)))
-                for key in guests where reached.insert(key).inserted { session(key)?.push(event: guestPayload) }
+                for key in guests {
+                    guard let s = session(key), s.deliveryMark != mark else { continue }
+                    s.deliveryMark = mark
+                    s.push(event: guestPayload)
+                }
             }
         }
+    }
+
+    /// A fresh mark for one fan-out (see `Session.deliveryMark`).
+    func nextDeliveryMark() -> UInt64 {
+        deliveryMarks += 1
+        return deliveryMarks
     }
 
     /// Queues an unread notice for the next flush (coalesced per channel).
@@ -110,8 +121,12 @@ extension GuildhallService {
         }
         fill(&n)
         let payload = GHEvent.OneOf_Body.notification(n).sharedPayload
-        var reached: Set<SessionKey> = []
-        func deliver(_ s: Session) { if reached.insert(s.key).inserted { s.push(event: payload) } }
+        let mark = nextDeliveryMark()
+        func deliver(_ s: Session) {
+            guard s.deliveryMark != mark else { return }
+            s.deliveryMark = mark
+            s.push(event: payload)
+        }
         func deliver(_ keys: Set<SessionKey>) { for k in keys { if let s = session(k) { deliver(s) } } }
 
         let server: ServerID? = switch audience {

@@ -51,6 +51,7 @@ final class GuildhallService {
     var ladders: [UserID: AutoLadder] = [:]
     /// Sessions owed a typing frame that had to wait for its interval.
     var typingOwed: Set<SessionKey> = []
+    var deliveryMarks: UInt64 = 0
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
 

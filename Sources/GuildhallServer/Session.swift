@@ -25,6 +25,8 @@ final class Session {
     private(set) var eventSeq: UInt64 = 0
     /// On the flush list already this turn.
     var isDirty = false
+    /// The last fan-out that reached this session: one delivery per event without a set of keys.
+    var deliveryMark: UInt64 = 0
     /// Closed as a slow consumer at the next flush.
     var overflowed = false
     /// Auto-subscribe mode (MISSION §4.2).
@@ -74,13 +76,13 @@ final class Session {
         eventSeq += 1
         let seq = eventSeq
         let trailer = FrameEncoding.eventTrailerLength(seq: seq, unread: unread)
-        connection.enqueueScratch(4) { p in
-            let n = UInt32(payload.count + trailer)
-            p.storeBytes(of: n.bigEndian, as: UInt32.self)
-            return 4
-        }
+        guard let prefix = connection.reserveScratch(4) else { return }
+        prefix.storeBytes(of: UInt32(payload.count + trailer).bigEndian, as: UInt32.self)
+        connection.commitScratch(4, reserved: 4)
         connection.enqueue(shared: payload)
-        connection.enqueueScratch(FrameEncoding.maxTrailerBytes) { p in FrameEncoding.eventTrailer(seq: seq, unread: unread, into: p) }
+        if let p = connection.reserveScratch(FrameEncoding.maxTrailerBytes) {
+            connection.commitScratch(FrameEncoding.eventTrailer(seq: seq, unread: unread, into: p), reserved: FrameEncoding.maxTrailerBytes)
+        }
         if connection.queuedBytes > outboundCap { overflowed = true }
         markDirty()
     }

@@ -102,12 +102,36 @@ import Testing
     }
 
     @Test func theFanoutBenchmarkRunsAndReportsEverySize() throws {
-        let (rc, out) = try Binary.run(["bench", "fanout", "--members", "20,200", "--subscribers", "3", "--messages", "20", "--runs", "1", "--json"])
+        let (rc, out) = try Binary.run(["bench", "members", "--members", "20,200", "--subscribers", "3", "--messages", "20", "--runs", "1", "--json"])
         #expect(rc == 0)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         let results = try #require(report["results"] as? [[String: Any]])
         #expect(results.compactMap { $0["members"] as? Int } == [20, 200])
         #expect(results.allSatisfy { ($0["deliveries_per_s"] as? Double ?? 0) > 0 })
+    }
+
+    @Test func theLoadGeneratorDeliversEveryMessageInOrderWithNothingLost() throws {
+        let (rc, out) = try Binary.run(["bench", "fanout", "--subscribers", "5", "--publishers", "2", "--messages", "200", "--json"])
+        #expect(rc == 0)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
+        let run = try #require((report["runs"] as? [[String: Any]])?.first)
+        #expect(run["target"] as? String == "guildhall")
+        #expect(run["deliveries"] as? Int == 2_000)
+        #expect(run["lost"] as? Int == 0)
+        #expect(run["out_of_order"] as? Int == 0)
+        #expect(run["failure"] == nil)
+    }
+
+    @Test func theStoreAndConnectionsBenchmarksReport() throws {
+        let (rc, out) = try Binary.run(["bench", "store", "--publishers", "3", "--messages", "50", "--json"])
+        #expect(rc == 0)
+        let store = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
+        #expect(store["sends"] as? Int == 150)
+        let (rc2, out2) = try Binary.run(["bench", "connections", "--sessions", "20", "--json"])
+        #expect(rc2 == 0)
+        let conns = try #require(try JSONSerialization.jsonObject(with: Data(out2.utf8)) as? [String: Any])
+        #expect(conns["sessions"] as? Int == 20)
+        #expect((conns["logins_per_s"] as? Double ?? 0) > 0)
     }
 
     /// Runs `guildhall client --json` with `lines` on stdin; returns every JSON object it printed.
