@@ -57,6 +57,9 @@ final class GuildhallService {
 
     var nextTicket: UInt64 = 0
     var pendingWrites: [UInt64: (StoreError?) -> Void] = [:]
+    /// Jobs of this loop turn, handed to the writer together at the end of
+    /// the turn: one wake-up and larger commit groups (DESIGN §2).
+    var turnJobs: [WriteJob] = []
     var pendingReads: [UInt64: (ReadResult) -> Void] = [:]
     /// Sessions not read while the store queue is full.
     var pausedForStorage: [Session] = []
@@ -174,7 +177,7 @@ final class GuildhallService {
     func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {
         nextTicket += 1
         pendingWrites[nextTicket] = then
-        store.writer.submit(WriteJob(ticket: nextTicket, writes: writes))
+        turnJobs.append(WriteJob(ticket: nextTicket, writes: writes))
         if let session, pendingWrites.count >= settings.storeQueueMax, !session.connection.readingPaused {
             session.connection.stopReading()
             pausedForStorage.append(session)
@@ -196,7 +199,15 @@ final class GuildhallService {
     // MARK: Flushing and liveness
 
     /// Once per loop turn: one write per session with bytes queued.
+    func submitTurnJobs() {
+        if !turnJobs.isEmpty {
+            store.writer.submit(turnJobs)
+            turnJobs.removeAll(keepingCapacity: true)
+        }
+    }
+
     private func flushAll() {
+        submitTurnJobs()
         let sessions = flushList.sessions
         flushList.sessions.removeAll(keepingCapacity: true)
         for s in sessions {
@@ -263,8 +274,8 @@ final class GuildhallService {
         guard !finished else { return }
         finished = true
         for s in Array(registry.all.values) { close(s, .shuttingDown, "the server is shutting down; reconnect later") }
-        flushAll()
         flushPositions()
+        flushAll()
         store.close()
         receiver.deliver()
         teardownHandles()

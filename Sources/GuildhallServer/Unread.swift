@@ -95,5 +95,8 @@ extension GuildhallService {
         commit(moved.map { .readPosition($0.0.user, $0.0.channel, $0.1) }, from: nil) { error in
             if let error { self.log.error("read positions not saved", ["count": moved.count, "error": error.description]) }
         }
+        // Called from a timer: the loop may block in poll before its check
+        // phase, so hand the job over now.
+        submitTurnJobs()
     }
 }

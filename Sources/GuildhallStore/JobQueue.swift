@@ -17,6 +17,12 @@ final class JobQueue<Job: Sendable>: Sendable {
         wake.signal()
     }
 
+    func push(contentsOf jobs: [Job]) {
+        guard !jobs.isEmpty else { return }
+        state.withLock { $0.jobs.append(contentsOf: jobs) }
+        wake.signal()
+    }
+
     func stop() {
         state.withLock { $0.stopping = true }
         wake.signal()

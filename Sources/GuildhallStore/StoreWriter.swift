@@ -56,6 +56,12 @@ public final class StoreWriter: Sendable {
         queue.push((job, DispatchTime.now().uptimeNanoseconds))
     }
 
+    /// Queues several jobs with one wake-up of the writer, so they can share a commit.
+    public func submit(_ jobs: [WriteJob]) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        queue.push(contentsOf: jobs.map { ($0, now) })
+    }
+
     /// Commits everything queued, then stops the thread and closes the connection.
     public func stop() {
         queue.stop()
