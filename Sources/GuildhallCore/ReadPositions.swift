@@ -93,6 +93,13 @@ public struct ReadPositions: Sendable {
         mentions.removeValue(forKey: Key(user, channel))
     }
 
+    /// Forgets every user's state in a deleted channel (rare: a walk over all positions).
+    public mutating func forgetChannel(_ channel: ChannelID) {
+        positions = positions.filter { $0.key.channel != channel }
+        mentions = mentions.filter { $0.key.channel != channel }
+        dirty = dirty.filter { $0.channel != channel }
+    }
+
     public func unread(_ user: UserID, channel: ChannelRecord, now: UInt64, displayCap: UInt64, mentionWindowMs: UInt64) -> UnreadState {
         let key = Key(user, channel.id)
         let p = positions[key] ?? ReadPosition()

@@ -40,6 +40,18 @@ import Testing
         #expect(u.mentionedCount == 1)
     }
 
+    @Test func aDeletedChannelIsForgottenForEveryone() {
+        var p = ReadPositions()
+        p.markRead("bob", 10, upTo: 3, now: 1)
+        p.markRead("carol", 10, upTo: 4, now: 1)
+        p.markRead("bob", 11, upTo: 5, now: 1)
+        p.forgetChannel(10)
+        let dirty = p.takeDirty()
+        #expect(p.position("bob", 10) == ReadPosition() && p.position("carol", 10) == ReadPosition())
+        #expect(p.position("bob", 11).readSeq == 5)
+        #expect(dirty.map(\.0.channel) == [11])
+    }
+
     @Test func dirtyPositionsAreTakenOnce() {
         var p = ReadPositions()
         p.markRead("bob", 10, upTo: 3, now: 1)

@@ -13,7 +13,6 @@ import Foundation
 import GuildhallClient
 import GuildhallCore
 import GuildhallServer
-import GuildhallStore
 import GuildhallWire
 import Synchronization
 
@@ -90,12 +89,12 @@ final class FanoutFixture: @unchecked Sendable {
     let subscribers: [GuildhallClient]
     let counter: DeliveryCounter
     let channel: UInt64
-    static let secret = "bench-secret"
+    static let secret = BenchTargets.secret
 
     init(members: Int, subscribers count: Int) async throws {
         self.members = members
         folder = NSTemporaryDirectory() + "guildhall-bench-\(UUID().uuidString)"
-        let (serverID, channelID) = try Self.populate(folder: folder, members: members)
+        let (serverID, channelID) = try Self.populate(folder: folder, members: members, subscribers: count)
         channel = channelID
         var settings = Settings()
         settings.listen = "127.0.0.1:0"
@@ -126,28 +125,9 @@ final class FanoutFixture: @unchecked Sendable {
     }
 
     /// Writes a server with `members` members and one channel straight into a new store.
-    static func populate(folder: String, members: Int) throws -> (UInt64, UInt64) {
-        let done = DispatchSemaphore(value: 0)
-        let failure = Mutex<String?>(nil)
-        let store = try Store(StoreOptions(folder: folder), onCommitted: { outcomes in
-            if let e = outcomes.first(where: { $0.error != nil })?.error { failure.withLock { $0 = e.description } }
-            done.signal()
-        }, onRead: { _ in })
-        let now = systemClock()
-        let serverID: UInt64 = 1, channelID: UInt64 = 2
-        var writes: [StoreWrite] = [
-            .directory(.serverSaved(ServerRecord(id: serverID, name: "bench", icon: "", custom: "", owner: "owner", openJoin: true, createdAt: now))),
-            .directory(.channelSaved(ChannelRecord(id: channelID, serverID: serverID, name: "general", topic: "", custom: "", createdAt: now))),
-            .directory(.memberSaved(MemberRecord(serverID: serverID, userID: "owner", role: .owner, joinedAt: now))),
-        ]
-        for i in 0..<(members - 1) {
-            writes.append(.directory(.memberSaved(MemberRecord(serverID: serverID, userID: "m\(i)", role: .member, joinedAt: now))))
-        }
-        store.writer.submit(WriteJob(ticket: 1, writes: writes))
-        done.wait()
-        store.close()
-        if let f = failure.withLock({ $0 }) { throw ValidationError("populating failed: \(f)") }
-        return (serverID, channelID)
+    static func populate(folder: String, members: Int, subscribers: Int = 0) throws -> (UInt64, UInt64) {
+        try BenchTargets.populate(folder: folder, members: members, subscribers: subscribers, publishers: 0)
+        return (BenchTargets.serverID, BenchTargets.channelID)
     }
 
     /// Seconds from the first send until every subscriber has every message.
