@@ -104,7 +104,8 @@ public struct ReadPositions: Sendable {
         let key = Key(user, channel.id)
         let p = positions[key] ?? ReadPosition()
         let floor = now > mentionWindowMs ? now - mentionWindowMs : 0
-        let mentioned = mentions[key]?.reduce(0) { $0 + ($1.seq > p.readSeq && $1.time >= floor ? 1 : 0) } ?? 0
+        // Most channels have no pending mentions at all: skip the second lookup then.
+        let mentioned = mentions.isEmpty ? 0 : mentions[key]?.reduce(0) { $0 + ($1.seq > p.readSeq && $1.time >= floor ? 1 : 0) } ?? 0
         return UnreadState(serverID: channel.serverID, channelID: channel.id,
                            unreadCount: channel.lastSeq > p.readSeq ? channel.lastSeq - p.readSeq : 0,
                            maxCount: displayCap, mentionedCount: UInt64(mentioned), ackTimestamp: p.ackTime,
