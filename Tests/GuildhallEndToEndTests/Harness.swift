@@ -64,6 +64,11 @@ final class TestServer: Sendable {
 
     var port: Int { handle.withLock { $0!.port } }
 
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
     /// Stops gracefully; returns uv_loop_close's result (0: no leaked handle).
     @discardableResult
     func stop() -> Int32 {
