@@ -18,9 +18,9 @@ extension GuildhallService {
     /// Fans a committed message out. Member recipients get their own unread
     /// numbers in the event's trailer; unread subscribers get coalesced
     /// unread events instead of the message.
-    func fanOut(_ record: MessageRecord, from sender: Session?) {
+    /// `message` is `record` already mapped for the sender's answer, so it is built once.
+    func fanOut(_ record: MessageRecord, as message: GHChannelMessage, from sender: Session?) {
         guard let channel = directory.channel(record.channelID) else { return }
-        let message = GHChannelMessage(record)
         var body = GHEvent()
         body.message = message
         body.unread.serverID = channel.serverID

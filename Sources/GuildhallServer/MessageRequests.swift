@@ -54,7 +54,7 @@ extension GuildhallService {
         let message = GHChannelMessage(record)
         s.respond(id, .message(message))
         for (w, wid) in waiters { w.respond(wid, .message(message)) }
-        fanOut(record, from: s)
+        fanOut(record, as: message, from: s)
         recentSends.expire(before: now - UInt64(settings.dedupWindowSeconds) * 1000)
     }
 
