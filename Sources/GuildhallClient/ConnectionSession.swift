@@ -1,6 +1,7 @@
-// One connected session of the SDK, on the connection thread: log in, then
-// read frames until the connection ends, sending heartbeats and failing
-// requests whose deadline passed. Returns why it ended.
+// One connection of the SDK, on the connection thread: log in (or resume
+// the dropped session), then read frames until the connection ends, sending
+// heartbeats and acknowledgements and failing requests whose deadline
+// passed. Returns why it ended.
 
 import GuildhallWire
 import SwiftProtobuf
@@ -14,6 +15,7 @@ final class ConnectionSession {
     private var lastSent = GuildhallClient.nowMillis()
     private var closedBy: (GHCloseReason, String)?
     private let loginID: UInt64 = 0
+    private var lastAck = GuildhallClient.nowMillis()
 
     init(client: GuildhallClient, socket: ClientSocket) {
         self.client = client
@@ -21,13 +23,24 @@ final class ConnectionSession {
     }
 
     func run() -> ClientError {
-        var login = GHLogin()
-        login.token = client.options.token()
-        login.autoSubscribe = client.state.withLock { $0.autoSubscribe }
-        login.clientVersion = client.options.clientVersion
+        let (auto, sessionID, lastSeq) = client.state.withLock { ($0.autoSubscribe, $0.sessionID, $0.lastEventSeq) }
         var frame = GHFrame()
         frame.request.id = loginID
-        frame.request.login = login
+        if client.options.resume && !sessionID.isEmpty {
+            var resume = GHResume()
+            resume.token = client.options.token()
+            resume.sessionID = sessionID
+            resume.lastEventSeq = lastSeq
+            resume.autoSubscribe = auto
+            resume.clientVersion = client.options.clientVersion
+            frame.request.resume = resume
+        } else {
+            var login = GHLogin()
+            login.token = client.options.token()
+            login.autoSubscribe = auto
+            login.clientVersion = client.options.clientVersion
+            frame.request.login = login
+        }
         guard client.send(FrameEncoding.framed(frame), on: socket) else { return .disconnected("cannot send login") }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -62,8 +75,16 @@ final class ConnectionSession {
                 p.continuation.resume(throwing: GuildhallError(code: .internal, message: "empty response"))
             }
         case .event(let e)?:
-            client.state.withLock { $0.lastEventSeq = e.seq }
-            dispatch(e)
+            let (fresh, ackNow) = client.state.withLock { s -> (Bool, Bool) in
+                if e.seq != 0 { s.lastEventSeq = e.seq }
+                if e.cursor != 0 {
+                    if e.cursor <= s.cursorSeen { return (false, e.offline && e.left == 0) }
+                    s.cursorSeen = e.cursor
+                }
+                return (true, (e.offline && e.left == 0) || s.lastEventSeq >= s.ackedSeq + UInt64(client.options.ackEvery))
+            }
+            if fresh { dispatch(e) }
+            if ackNow { acknowledge() }
         default:
             break
         }
@@ -79,9 +100,15 @@ final class ConnectionSession {
                 s.loggedIn = true
                 s.login = result
                 s.logins += 1
+                if !result.resumed {
+                    // A new session: its events count from 1 again.
+                    s.lastEventSeq = 0
+                    s.ackedSeq = 0
+                }
+                s.sessionID = result.sessionID
                 let w = s.connectWaiters
                 s.connectWaiters = []
-                return (w, s.logins > 1)
+                return (w, s.logins > 1 && !result.resumed)
             }
             waiters = w
             for w in waiters { w.resume(returning: result) }
@@ -112,11 +139,17 @@ final class ConnectionSession {
         switch e.body {
         case .message(let m)?:
             let unread: GHUnreadInfo? = e.hasUnread ? e.unread : nil
-            client.notify { $0.onMessage(m, unread: unread) }
+            client.notify {
+                $0.onMessage(m, unread: unread)
+                $0.onMessage(m, left: Int(e.left), offline: e.offline, hasPackage: e.morePackages)
+            }
         case .unreadChanged(let u)?: client.notify { $0.onUnreadChanged(u) }
         case .unreadStatus(let u)?: client.notify { $0.onUnreadStatus(u) }
         case .typing(let t)?: client.notify { $0.onTyping(t) }
         case .notification(let n)?: client.notify { $0.onSystemNotification(n) }
+        case .receivedStatus(let list)?: client.notify { $0.onReceivedStatusChanged(list.statuses) }
+        case .syncCompleted?: client.notify { $0.onOfflineMessageSyncCompleted() }
+        case .resumed(let r)?: client.notify { $0.onResumed(replayed: Int(r.replayed)) }
         case .closed(let c)?:
             closedBy = (c.reason, c.message)
             client.notify { $0.onSessionClosed(c.reason, message: c.message) }
@@ -124,9 +157,25 @@ final class ConnectionSession {
         }
     }
 
+    /// Acknowledges every event received so far.
+    private func acknowledge() {
+        let seq = client.state.withLock { s -> UInt64? in
+            guard s.lastEventSeq > s.ackedSeq else { return nil }
+            s.ackedSeq = s.lastEventSeq
+            return s.lastEventSeq
+        }
+        guard let seq else { return }
+        lastAck = GuildhallClient.nowMillis()
+        var frame = GHFrame()
+        frame.request.id = UInt64.max - 1
+        frame.request.ack.eventSeq = seq
+        _ = client.send(FrameEncoding.framed(frame), on: socket)
+    }
+
     /// Heartbeats and request deadlines, about every 100 ms.
     private func tick() {
         let now = GuildhallClient.nowMillis()
+        if loggedIn && now - lastAck >= 1000 { acknowledge() }
         if loggedIn && now - lastSent >= heartbeatMs / 2 {
             lastSent = now
             var frame = GHFrame()

@@ -4,9 +4,12 @@
 // the connection thread.
 //
 // Reconnect policy: after a drop the client reconnects with exponential
-// backoff (100 ms doubling to 5 s, with jitter) and logs in again. It stops
-// for good when the user calls `close()`, when the session was replaced by
-// another login on the same device, or when the login itself is refused.
+// backoff (100 ms doubling to 5 s, with jitter) and resumes its session: the
+// server replays the events it missed and keeps its subscriptions. When the
+// server can no longer resume it, the client is logged in afresh, offline
+// sync runs, and the SDK subscribes again. It stops for good when the user
+// calls `close()`, when the session was replaced by another login on the
+// same device, or when the login itself is refused.
 
 import Foundation
 import GuildhallWire
@@ -21,6 +24,10 @@ public struct ClientOptions: Sendable {
     public var requestTimeoutMs = 10_000
     public var connectTimeoutMs: Int32 = 5_000
     public var clientVersion = "guildhall-swift/0.1"
+    /// Resume a dropped session instead of logging in afresh.
+    public var resume = true
+    /// Acknowledge live events after this many, or after 1 s.
+    public var ackEvery = 256
 
     public init(token: @escaping @Sendable () -> String) { self.token = token }
     public init(token: String) { self.token = { token } }
@@ -48,6 +55,12 @@ public final class GuildhallClient: Sendable {
         var fatal: (any Error)?
         var listeners: [any GuildhallListener] = []
         var lastEventSeq: UInt64 = 0
+        var ackedSeq: UInt64 = 0
+        /// The highest inbox cursor delivered: items at or below it are duplicates.
+        var cursorSeen: UInt64 = 0
+        /// The session to resume after a drop.
+        var sessionID = ""
+        var loggedOut = false
         var ledger = SubscriptionLedger()
         var autoSubscribe = false
         var logins = 0
@@ -75,7 +88,7 @@ public final class GuildhallClient: Sendable {
         state.withLock { $0.listeners.append(listener) }
     }
 
-    /// The sequence of the last event received in the current session.
+    /// The sequence of the last event received in the current session (kept across a resume).
     public var lastEventSeq: UInt64 { state.withLock { $0.lastEventSeq } }
 
     /// Whether the client is logged in right now.
@@ -101,10 +114,17 @@ public final class GuildhallClient: Sendable {
 
     /// Closes the connection for good and waits for the connection thread to end.
     public func close() {
-        let (socket, wasStarted) = state.withLock { s -> (ClientSocket?, Bool) in
+        let (socket, wasStarted, loggedIn) = state.withLock { s -> (ClientSocket?, Bool, Bool) in
             let already = s.closed
             s.closed = true
-            return (s.socket, s.started && !already)
+            return (s.socket, s.started && !already, s.loggedIn)
+        }
+        if let socket, loggedIn {
+            // Ends the session on the server now rather than after the resume window.
+            var frame = GHFrame()
+            frame.request.id = UInt64.max - 2
+            frame.request.logout = GHLogout()
+            _ = send(FrameEncoding.framed(frame), on: socket)
         }
         socket?.shutdown()
         wake.signal()
@@ -155,7 +175,6 @@ public final class GuildhallClient: Sendable {
                 let installed = state.withLock { s -> Bool in
                     if s.closed { return false }
                     s.socket = socket
-                    s.lastEventSeq = 0
                     return true
                 }
                 if !installed { socket.close(); break }
@@ -172,7 +191,7 @@ public final class GuildhallClient: Sendable {
             notify { $0.onConnectionStatus(.disconnected(endReason)) }
             let stop = state.withLock { s -> Bool in
                 if s.closed || !options.autoReconnect { return true }
-                if case .sessionClosed(let reason, _) = endReason, reason == .replaced || reason == .authFailed { return true }
+                if case .sessionClosed(let reason, _) = endReason, reason == .replaced || reason == .authFailed || reason == .loggedOut { return true }
                 return s.fatal != nil
             }
             if stop { break }

@@ -18,6 +18,17 @@ public protocol GuildhallListener: AnyObject, Sendable {
     /// The same, with the recipient's own unread info for the channel after
     /// the message (nil for guests). By default calls `onMessage(_:)`.
     func onMessage(_ message: GHChannelMessage, unread: GHUnreadInfo?)
+    /// Every message, in the seed's shape: `offline` for an item of offline
+    /// sync, `left` items still to come in its package, `hasPackage` when
+    /// more packages remain. Called after `onMessage(_:unread:)`; implement
+    /// whichever shape you need.
+    func onMessage(_ message: GHChannelMessage, left: Int, offline: Bool, hasPackage: Bool)
+    /// Offline sync is over: later events are live. Comes once per login, at once when nothing was waiting.
+    func onOfflineMessageSyncCompleted()
+    /// A dropped session was resumed and the events it missed were replayed (before this call).
+    func onResumed(replayed: Int)
+    /// Received status set on another of the user's devices (flags turned on).
+    func onReceivedStatusChanged(_ statuses: [GHReceivedStatus])
     /// A channel's unread info changed (CHANNEL_UNREAD_COUNT, or the user read on another device).
     func onUnreadChanged(_ info: GHUnreadInfo)
     /// A channel went from read to unread or back (CHANNEL_UNREAD_STATUS).
@@ -35,6 +46,10 @@ public protocol GuildhallListener: AnyObject, Sendable {
 extension GuildhallListener {
     public func onMessage(_ message: GHChannelMessage) {}
     public func onMessage(_ message: GHChannelMessage, unread: GHUnreadInfo?) { onMessage(message) }
+    public func onMessage(_ message: GHChannelMessage, left: Int, offline: Bool, hasPackage: Bool) {}
+    public func onOfflineMessageSyncCompleted() {}
+    public func onResumed(replayed: Int) {}
+    public func onReceivedStatusChanged(_ statuses: [GHReceivedStatus]) {}
     public func onUnreadChanged(_ info: GHUnreadInfo) {}
     public func onUnreadStatus(_ status: GHUnreadStatus) {}
     public func onTyping(_ typing: GHTypingEvent) {}

@@ -185,3 +185,28 @@ extension GuildhallClient {
         try await expect(.heartbeat(GHHeartbeat())) { if case .pong(let p) = $0 { p.serverTime } else { nil } }
     }
 }
+
+// MARK: Received status (MISSION §7)
+
+extension GuildhallClient {
+    /// Turns on received-status flags of messages for this user on every device.
+    @discardableResult
+    public func setReceivedStatus(_ uids: [UInt64], read: Bool = false, listened: Bool = false, downloaded: Bool = false,
+                                  retrieved: Bool = false) async throws -> [GHReceivedStatus] {
+        var r = GHSetReceivedStatus()
+        r.messageUids = uids
+        r.isRead = read; r.isListened = listened; r.isDownloaded = downloaded; r.isRetrieved = retrieved
+        let result = try await call(.setReceivedStatus(r))
+        guard case .receivedStatuses(let list) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
+        return list.statuses
+    }
+
+    /// This user's received status of messages, in the order asked.
+    public func receivedStatus(_ uids: [UInt64]) async throws -> [GHReceivedStatus] {
+        var r = GHGetReceivedStatus()
+        r.messageUids = uids
+        let result = try await call(.getReceivedStatus(r))
+        guard case .receivedStatuses(let list) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
+        return list.statuses
+    }
+}

@@ -1,6 +1,7 @@
 // Connections from accept to close: reading frames, the login gate, and the
 // one violation pattern (log with numbers, tell the peer in one frame, close
-// with a typed reason). Loop thread only.
+// with a typed reason). Ending a session for good is `close`; losing only its
+// connection is `drop` (Resumption.swift). Loop thread only.
 
 import Foundation
 import GuildhallCore
@@ -16,18 +17,28 @@ extension GuildhallService {
                                        idleTimeoutMs: UInt64(settings.idleTimeoutMs))
         let session = Session(key: nextSessionKey, connection: connection, liveness: liveness,
                               maxFrameBytes: Limits.maxFrameBytesBeforeLogin, outboundCap: settings.outboundHardCapBytes,
-                              flushList: flushList)
+                              replayCapacity: settings.resumeEvents, flushList: flushList)
         registry.add(session)
-        connection.onRead = { [unowned self, unowned session] bytes in self.received(bytes, on: session) }
-        connection.onEnd = { [unowned self, unowned session] _ in self.close(session, nil, "peer closed") }
+        bind(connection, to: session)
         connection.startReading()
         log.debug("connection accepted", ["peer": session.peer, "session": session.key])
+    }
+
+    /// Routes a connection's bytes and end to `session` (again after a resume).
+    func bind(_ connection: TCPConnection, to session: Session) {
+        connection.onRead = { [unowned self, unowned session] bytes in self.received(bytes, on: session) }
+        connection.onEnd = { [unowned self, unowned session] _ in self.drop(session, nil, "peer closed") }
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer, on session: Session) {
         session.liveness.heard(at: loop.nowMillis)
         session.decoder.feed(bytes)
-        while session.isOpen {
+        drainFrames(session)
+    }
+
+    /// Handles every whole frame the session's decoder holds.
+    func drainFrames(_ session: Session) {
+        while session.isOpen && session.phase != .detached {
             let payload: [UInt8]?
             do {
                 payload = try session.decoder.next()
@@ -60,12 +71,13 @@ extension GuildhallService {
             return
         }
         if session.phase == .awaitingLogin {
-            guard case .login(let login) = body else {
-                session.fail(request.id, Failure(.unauthenticated, "log in first: the first request must be login"))
+            switch body {
+            case .login(let login): self.login(login, id: request.id, on: session)
+            case .resume(let resume): self.resume(resume, id: request.id, on: session)
+            default:
+                session.fail(request.id, Failure(.unauthenticated, "log in first: the first request must be login or resume"))
                 close(session, .authFailed, "request before login")
-                return
             }
-            self.login(login, id: request.id, on: session)
             return
         }
         route(body, id: request.id, from: session)
@@ -80,30 +92,49 @@ extension GuildhallService {
     }
 
     private func login(_ login: GHLogin, id: UInt64, on session: Session) {
-        let token: AccessToken
+        guard let token = verifiedToken(login.token, id: id, on: session) else { return }
+        admit(session, token, autoSubscribe: login.autoSubscribe, id: id)
+    }
+
+    /// The token's identity, or nil after answering and closing.
+    func verifiedToken(_ text: String, id: UInt64, on session: Session) -> AccessToken? {
         do {
-            token = try AccessToken.verify(login.token, secret: secret, nowSeconds: now() / 1000)
+            return try AccessToken.verify(text, secret: secret, nowSeconds: now() / 1000)
         } catch {
             log.info("login refused", ["peer": session.peer, "reason": error.message])
             session.fail(id, error)
             close(session, .authFailed, error.message)
-            return
+            return nil
         }
+    }
+
+    /// Logs a connection in as a new session of `token`'s user and device,
+    /// then runs offline sync. `resumeFailure`: why a resume became a login.
+    func admit(_ session: Session, _ token: AccessToken, autoSubscribe: Bool, id: UInt64, resumeFailure: String = "") {
         let existing = registry.sessions(of: token.user)
-        let replaced = existing.values.first { $0.device == token.device }
-        if replaced == nil && existing.count >= settings.maxSessionsPerUser {
-            let failure = Failure(.limitReached, "\(token.user) already has \(existing.count) sessions online; the limit is \(settings.maxSessionsPerUser)")
-            session.fail(id, failure)
-            close(session, .authFailed, failure.message)
-            return
+        if let replaced = existing.values.first(where: { $0.device == token.device }) {
+            close(replaced, .replaced, "replaced by a new login on device \(token.device)")
         }
-        if let replaced { close(replaced, .replaced, "replaced by a new login on device \(token.device)") }
+        let others = registry.sessions(of: token.user).values
+        if others.count >= settings.maxSessionsPerUser {
+            // A dropped session waiting for its resume yields to a live login.
+            if let oldest = others.filter({ $0.phase == .detached }).min(by: { $0.detachedAt < $1.detachedAt }) {
+                close(oldest, nil, "made room for a new login")
+            } else {
+                let failure = Failure(.limitReached, "\(token.user) already has \(others.count) sessions online; the limit is \(settings.maxSessionsPerUser)")
+                session.fail(id, failure)
+                close(session, .authFailed, failure.message)
+                return
+            }
+        }
         session.user = token.user
         session.device = token.device
         session.sessionID = "\(settings.nodeID)-\(session.key)-\(UInt32.random(in: 0...UInt32.max))"
         session.phase = .active
         session.liveness.loggedIn(at: loop.nowMillis)
         session.decoder.maxFrameBytes = settings.maxFrameBytes
+        // Live events wait until sync is done; items up to here come from the inbox.
+        session.sync = OfflineSync(horizon: inboxFanned)
         registry.loggedIn(session, servers: directory.serverIDs(of: token.user))
         book.open(session.key, user: token.user)
         var result = GHLoginResult()
@@ -112,28 +143,32 @@ extension GuildhallService {
         result.sessionID = session.sessionID
         result.heartbeatIntervalMs = UInt32(settings.heartbeatIntervalMs)
         result.serverTime = now()
+        result.resumeFailure = resumeFailure
         session.respond(id, .login(result))
-        if login.autoSubscribe { enableAutoMode(session) }
+        if autoSubscribe { enableAutoMode(session) }
         log.info("login", ["user": token.user, "device": token.device, "peer": session.peer, "session": session.sessionID])
+        beginSync(session)
     }
 
-    /// Ends a session: tells the peer why (when there is a reason), flushes,
-    /// and closes. `abort` drops unsent bytes (slow consumers).
+    /// Ends a session for good: tells the peer why (when there is a reason
+    /// and a connection), saves how far its device synced, flushes, and
+    /// closes. `abort` drops unsent bytes (slow consumers).
     func close(_ session: Session, _ reason: GHCloseReason?, _ message: String, abort: Bool = false) {
         guard session.isOpen else { return }
-        if let reason, !abort {
-            var closed = GHSessionClosed()
-            closed.reason = reason
-            closed.message = message
-            session.push(event: GHEvent.OneOf_Body.closed(closed).sharedPayload)
-        }
+        if let reason, !abort { session.sendClosed(reason, message) }
         if let reason { log.info("session closed", ["peer": session.peer, "user": session.user, "reason": reason, "detail": message]) }
+        let wasLoggedIn = session.isLoggedIn
         session.phase = .closed
         registry.remove(session, servers: session.user.isEmpty ? [] : directory.serverIDs(of: session.user))
         book.close(session.key)
         typingOwed.remove(session.key)
-        if session.autoSubscribe && !hasAutoSessions(session.user) { ladders.removeValue(forKey: session.user) }
-        linger(session.connection)
-        if abort { session.connection.abort() } else { session.connection.close() }
+        if wasLoggedIn {
+            saveCursor(of: session)
+            if session.autoSubscribe && !hasAutoSessions(session.user) { ladders.removeValue(forKey: session.user) }
+        }
+        if let c = session.handOver() {
+            linger(c)
+            if abort { c.abort() } else { c.close() }
+        }
     }
 }

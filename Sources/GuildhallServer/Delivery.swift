@@ -19,7 +19,8 @@ extension GuildhallService {
     /// numbers in the event's trailer; unread subscribers get coalesced
     /// unread events instead of the message.
     /// `message` is `record` already mapped for the sender's answer, so it is built once.
-    func fanOut(_ record: MessageRecord, as message: GHChannelMessage, from sender: Session?) {
+    /// `mentionOrds`: the inbox ord of each mentioned member's copy.
+    func fanOut(_ record: MessageRecord, as message: GHChannelMessage, from sender: Session?, mentionOrds: [UserID: UInt64] = [:]) {
         guard let channel = directory.channel(record.channelID) else { return }
         var body = GHEvent()
         body.message = message
@@ -39,7 +40,8 @@ extension GuildhallService {
             let u = positions.unread(s.user, channel: channel, now: now, displayCap: UInt64(settings.unreadDisplayCap),
                                      mentionWindowMs: UInt64(settings.mentionWindowSeconds) * 1000)
             s.push(event: payload, unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
-                                                                         ackTimestamp: u.ackTimestamp, readSeq: u.readSeq))
+                                                                         ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
+                   cursor: mentionOrds.isEmpty ? 0 : mentionOrds[s.user] ?? 0)
         }
 
         if isSmall(channel.serverID) {
@@ -105,6 +107,8 @@ extension GuildhallService {
 
     /// Sends a system notification to its audience, the small-server
     /// exemption, and every session of `targeted`; each session once.
+    /// Targeted users' copies go to their inboxes first (offline sync) and
+    /// reach their sessions once committed.
     func notify(_ kind: GHNotificationKind, _ audience: Audience, actor: UserID, targeted: [UserID] = [],
                 fill: (inout GHSystemNotification) -> Void = { _ in }) {
         var n = GHSystemNotification()
@@ -122,6 +126,12 @@ extension GuildhallService {
         fill(&n)
         let payload = GHEvent.OneOf_Body.notification(n).sharedPayload
         let mark = nextDeliveryMark()
+        var targets: [UserID] = []
+        var seen = Set<UserID>()
+        for user in targeted where seen.insert(user).inserted {
+            targets.append(user)
+            for s in registry.sessions(of: user).values { s.deliveryMark = mark }
+        }
         func deliver(_ s: Session) {
             guard s.deliveryMark != mark else { return }
             s.deliveryMark = mark
@@ -152,7 +162,15 @@ extension GuildhallService {
             }
         case .nobody: break
         }
-        for user in targeted { for s in registry.sessions(of: user).values { deliver(s) } }
+        guard !targets.isEmpty else { return }
+        let rows = targets.map { inboxRow(for: $0, .notification(n), at: n.time) }
+        commit(rows.map { .inbox($0) }, from: nil) { error in
+            if let error { self.log.error("targeted notification not kept for offline sync", ["error": error.description]) }
+            if error == nil, let last = rows.last { self.inboxDelivered(upTo: last.ord) }
+            for row in rows {
+                for s in self.registry.sessions(of: row.user).values { s.push(event: payload, cursor: error == nil ? row.ord : 0) }
+            }
+        }
     }
 
     /// A notification to exactly these sessions (auto-mode subscription changes).

@@ -52,6 +52,11 @@ final class GuildhallService {
     /// Sessions owed a typing frame that had to wait for its interval.
     var typingOwed: Set<SessionKey> = []
     var deliveryMarks: UInt64 = 0
+    /// The last inbox ord handed out, and the last one committed and delivered live.
+    var lastInboxOrd: UInt64 = 0
+    var inboxFanned: UInt64 = 0
+    /// Sessions whose acknowledged sync cursor moved and is not written yet.
+    var cursorOwed: Set<SessionKey> = []
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
 
@@ -97,6 +102,9 @@ final class GuildhallService {
         for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
         typing = TypingBoard(throttleMs: UInt64(settings.typingThrottleMs), expiryMs: UInt64(settings.typingExpiryMs))
         ids.resume(after: snapshot.highestID)
+        lastInboxOrd = snapshot.highestInboxOrd
+        inboxFanned = snapshot.highestInboxOrd
+        store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         for m in snapshot.recentClientMessages { recentSends.remember(m, committed: true) }
 
         receiver = InboxReceiver(loop: loop, inbox: inbox) { [unowned self] in self.received($0) }
@@ -178,8 +186,8 @@ final class GuildhallService {
         nextTicket += 1
         pendingWrites[nextTicket] = then
         turnJobs.append(WriteJob(ticket: nextTicket, writes: writes))
-        if let session, pendingWrites.count >= settings.storeQueueMax, !session.connection.readingPaused {
-            session.connection.stopReading()
+        if let session, let c = session.connection, pendingWrites.count >= settings.storeQueueMax, !c.readingPaused {
+            c.stopReading()
             pausedForStorage.append(session)
         }
     }
@@ -192,7 +200,7 @@ final class GuildhallService {
 
     private func resumeReadersIfDrained() {
         guard !pausedForStorage.isEmpty, pendingWrites.count < settings.storeQueueMax / 2, !shuttingDown else { return }
-        for s in pausedForStorage where s.isOpen { s.connection.startReading() }
+        for s in pausedForStorage where s.isOpen { s.connection?.startReading() }
         pausedForStorage.removeAll()
     }
 
@@ -212,25 +220,48 @@ final class GuildhallService {
         flushList.sessions.removeAll(keepingCapacity: true)
         for s in sessions {
             s.isDirty = false
-            emitUnread(s)
-            emitTyping(s)
+            // Backpressure (MISSION §10): a session behind on its writes gets
+            // no typing, and its unread updates wait, collapsed to the latest.
+            let queued = s.connection?.queuedBytes ?? 0
+            if queued <= settings.outboundShedBytes {
+                emitUnread(s)
+                emitTyping(s)
+            } else if !s.pendingTyping.isEmpty {
+                s.pendingTyping.removeAll()
+                typingOwed.remove(s.key)
+            }
             if s.overflowed {
-                close(s, .slowConsumer, "more than \(settings.outboundHardCapBytes) bytes queued", abort: true)
+                drop(s, .slowConsumer, "more than \(settings.outboundHardCapBytes) bytes queued", abort: true)
                 continue
             }
-            s.connection.flush()
+            s.connection?.flush()
         }
     }
 
     private func sweep() {
         let now = loop.nowMillis
-        for s in registry.all.values {
+        for s in Array(registry.all.values) {
+            if s.phase == .detached { continue }
             switch s.liveness.verdict(at: now) {
-            case .loginTimeout?: close(s, .loginTimeout, "no login within \(settings.loginDeadlineMs) ms")
-            case .idleTimeout?: close(s, .heartbeatTimeout, "nothing received for \(settings.idleTimeoutMs) ms")
+            case .loginTimeout?: close(s, .loginTimeout, "no login within \(settings.loginDeadlineMs) ms"); continue
+            case .idleTimeout?: drop(s, .heartbeatTimeout, "nothing received for \(settings.idleTimeoutMs) ms"); continue
             case nil: break
             }
+            guard let c = s.connection else { continue }
+            if c.queuedBytes > settings.outboundSoftCapBytes {
+                let since = s.overSoftCapSince ?? now
+                s.overSoftCapSince = since
+                if now >= since + UInt64(settings.outboundSoftCapMs) {
+                    drop(s, .slowConsumer, "more than \(settings.outboundSoftCapBytes) bytes queued for \(settings.outboundSoftCapMs) ms", abort: true)
+                    continue
+                }
+            } else {
+                s.overSoftCapSince = nil
+            }
+            // Unread updates that waited for the queue to drain.
+            if !s.pendingUnread.isEmpty && c.queuedBytes <= settings.outboundShedBytes { s.markDirty() }
         }
+        expireDetached(now: now)
     }
 
     // MARK: Shutdown
@@ -240,7 +271,7 @@ final class GuildhallService {
         shuttingDown = true
         listener?.close()
         listener = nil
-        for s in registry.all.values { s.connection.stopReading() }
+        for s in registry.all.values { s.connection?.stopReading() }
         log.info("shutting down", ["sessions": registry.count, "pending_commits": pendingWrites.count])
         if pendingWrites.isEmpty {
             finishShutdown()

@@ -26,13 +26,21 @@ extension GuildhallService {
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
                                        mentionAll: r.mentionAll, needReceipt: r.needReceipt, clientID: r.clientID)
             if !r.clientID.isEmpty { recentSends.remember(record, committed: false) }
-            commit([.message(record)], from: s) { error in
-                self.messageCommitted(record, ok: error == nil, id: id, from: s)
+            // A mention by id is addressed to the member: it goes to their inbox too (offline sync).
+            var writes: [StoreWrite] = [.message(record)]
+            var mentionOrds: [UserID: UInt64] = [:]
+            for user in r.mentions where user != s.user && mentionOrds[user] == nil && directory.role(of: user, in: channel.serverID) != nil {
+                let row = InboxRow(ord: nextInboxOrd(), user: user, at: now, messageUID: record.uid)
+                mentionOrds[user] = row.ord
+                writes.append(.inbox(row))
+            }
+            commit(writes, from: s) { error in
+                self.messageCommitted(record, ok: error == nil, id: id, from: s, mentionOrds: mentionOrds)
             }
         }
     }
 
-    private func messageCommitted(_ record: MessageRecord, ok: Bool, id: UInt64, from s: Session) {
+    private func messageCommitted(_ record: MessageRecord, ok: Bool, id: UInt64, from s: Session, mentionOrds: [UserID: UInt64]) {
         let waiters = record.clientID.isEmpty ? [] : recentSends.settle(record, committed: ok)
         guard ok else {
             let failure = Failure(.unavailable, "storage is unavailable; the message was not sent, retry later")
@@ -54,7 +62,8 @@ extension GuildhallService {
         let message = GHChannelMessage(record)
         s.respond(id, .message(message))
         for (w, wid) in waiters { w.respond(wid, .message(message)) }
-        fanOut(record, as: message, from: s)
+        if let last = mentionOrds.values.max() { inboxDelivered(upTo: last) }
+        fanOut(record, as: message, from: s, mentionOrds: mentionOrds)
         recentSends.expire(before: now - UInt64(settings.dedupWindowSeconds) * 1000)
     }
 

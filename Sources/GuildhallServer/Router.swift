@@ -7,12 +7,21 @@ import GuildhallWire
 extension GuildhallService {
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session) {
         switch body {
-        case .login:
+        case .login, .resume:
             s.fail(id, Failure(.conflict, "already logged in as \(s.user)"))
-        case .heartbeat:
+        case .heartbeat(let h):
+            if h.lastEventSeq != 0 { acknowledge(h.lastEventSeq, from: s) }
             var pong = GHPong()
             pong.serverTime = now()
             s.respond(id, .pong(pong))
+        case .ack(let a):
+            acknowledge(a.eventSeq, from: s)
+            s.respond(id, .ok(GHOk()))
+        case .logout:
+            s.respond(id, .ok(GHOk()))
+            close(s, .loggedOut, "logged out")
+        case .setReceivedStatus(let r): setReceivedStatus(r, id: id, from: s)
+        case .getReceivedStatus(let r): getReceivedStatus(r, id: id, from: s)
         case .createServer(let r): createServer(r, id: id, from: s)
         case .updateServer(let r): updateServer(r, id: id, from: s)
         case .deleteServer(let r): deleteServer(r, id: id, from: s)

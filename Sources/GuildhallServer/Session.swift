@@ -10,11 +10,14 @@ import GuildhallLoop
 import GuildhallWire
 
 final class Session {
-    enum Phase { case awaitingLogin, active, closed }
+    /// `detached`: logged in, but its connection dropped; it keeps its
+    /// subscriptions and collects events until resumed or the window ends.
+    enum Phase { case awaitingLogin, active, detached, closed }
 
     let key: UInt64
-    let connection: TCPConnection
-    let peer: String
+    /// The current connection; nil while detached.
+    private(set) var connection: TCPConnection?
+    private(set) var peer: String
     var decoder: FrameDecoder
     var liveness: SessionLiveness
     var phase = Phase.awaitingLogin
@@ -23,6 +26,20 @@ final class Session {
     var sessionID = ""
     /// Sequence of the last event sent; the next event gets +1.
     private(set) var eventSeq: UInt64 = 0
+    /// Events not yet acknowledged, for a resume (MISSION §1).
+    private(set) var replay: ReplayRing<ReplayEntry>
+    /// While offline sync runs: its progress; live events wait in `held`.
+    var sync: OfflineSync?
+    private(set) var held: [ReplayEntry] = []
+    /// Highest inbox ord queued to this session, and highest acknowledged
+    /// (the device's sync cursor), and the one last written.
+    private(set) var queuedOrd: UInt64 = 0
+    private(set) var ackedOrd: UInt64 = 0
+    var writtenOrd: UInt64 = 0
+    /// Loop time the session was detached.
+    var detachedAt: UInt64 = 0
+    /// Loop time the outbound queue went over the soft cap, while it stays over.
+    var overSoftCapSince: UInt64?
     /// On the flush list already this turn.
     var isDirty = false
     /// The last fan-out that reached this session: one delivery per event without a set of keys.
@@ -42,23 +59,27 @@ final class Session {
     /// When the last typing frame per channel went out (loop clock).
     var lastTypingFrame: [ChannelID: UInt64] = [:]
     /// Queued bytes past which the session is closed as a slow consumer.
-    let outboundCap: Int
+    var outboundCap: Int
     private unowned let flushList: FlushList
 
-    init(key: UInt64, connection: TCPConnection, liveness: SessionLiveness, maxFrameBytes: Int, outboundCap: Int, flushList: FlushList) {
+    init(key: UInt64, connection: TCPConnection, liveness: SessionLiveness, maxFrameBytes: Int, outboundCap: Int,
+         replayCapacity: Int, flushList: FlushList) {
         self.outboundCap = outboundCap
         self.key = key
         self.connection = connection
         self.peer = connection.peer
         self.liveness = liveness
         self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
+        self.replay = ReplayRing(capacity: replayCapacity)
         self.flushList = flushList
     }
 
     var isOpen: Bool { phase != .closed }
+    /// Logged in, attached or not.
+    var isLoggedIn: Bool { phase == .active || phase == .detached }
 
     func respond(_ id: UInt64, _ result: GHResponse.OneOf_Result) {
-        guard isOpen else { return }
+        guard isOpen, let connection else { return }
         var frame = GHFrame()
         frame.response.id = id
         frame.response.result = result
@@ -69,22 +90,127 @@ final class Session {
     func fail(_ id: UInt64, _ failure: Failure) { respond(id, .error(GHError(failure))) }
 
     /// Queues an event whose payload (Frame{event{body}}, no seq) was encoded
-    /// once for every recipient; this session's seq, and its own unread
-    /// numbers for a message, go in a trailer that merges into the payload.
-    func push(event payload: SharedBytes, unread: FrameEncoding.RecipientUnread? = nil) {
-        guard isOpen else { return }
-        eventSeq += 1
-        let seq = eventSeq
-        let trailer = FrameEncoding.eventTrailerLength(seq: seq, unread: unread)
-        guard let prefix = connection.reserveScratch(4) else { return }
-        prefix.storeBytes(of: UInt32(payload.count + trailer).bigEndian, as: UInt32.self)
-        connection.commitScratch(4, reserved: 4)
-        connection.enqueue(shared: payload)
-        if let p = connection.reserveScratch(FrameEncoding.maxTrailerBytes) {
-            connection.commitScratch(FrameEncoding.eventTrailer(seq: seq, unread: unread, into: p), reserved: FrameEncoding.maxTrailerBytes)
+    /// once for every recipient; this session's seq, its own unread numbers
+    /// for a message and the inbox `cursor` of an item addressed to the user
+    /// go in a trailer that merges into the payload. During offline sync the
+    /// event waits until sync completes.
+    func push(event payload: SharedBytes, unread: FrameEncoding.RecipientUnread? = nil, cursor: UInt64 = 0) {
+        guard isLoggedIn else { return }
+        if cursor > queuedOrd { queuedOrd = cursor }
+        let entry = ReplayEntry(payload: payload, unread: unread, cursor: cursor, ord: queuedOrd)
+        if sync != nil {
+            held.append(entry)
+            return
         }
-        if connection.queuedBytes > outboundCap { overflowed = true }
+        send(entry)
+    }
+
+    /// Sends an event now, even during sync (sync's own items).
+    func send(_ entry: ReplayEntry) {
+        eventSeq += 1
+        replay.append(entry)
+        if let connection { write(entry, seq: eventSeq, to: connection, checkCap: true) }
+    }
+
+    private func write(_ e: ReplayEntry, seq: UInt64, to connection: TCPConnection, checkCap: Bool) {
+        let trailer = FrameEncoding.eventTrailerLength(seq: seq, unread: e.unread, cursor: e.cursor)
+        guard let prefix = connection.reserveScratch(4) else { return }
+        prefix.storeBytes(of: UInt32(e.payload.count + trailer).bigEndian, as: UInt32.self)
+        connection.commitScratch(4, reserved: 4)
+        connection.enqueue(shared: e.payload)
+        if let p = connection.reserveScratch(FrameEncoding.maxTrailerBytes) {
+            connection.commitScratch(FrameEncoding.eventTrailer(seq: seq, unread: e.unread, cursor: e.cursor, into: p),
+                                     reserved: FrameEncoding.maxTrailerBytes)
+        }
+        if checkCap && connection.queuedBytes > outboundCap { overflowed = true }
         markDirty()
+    }
+
+    /// Sends an offline item (inbox `ord`) now.
+    func sendOffline(_ payload: SharedBytes, ord: UInt64) {
+        if ord > queuedOrd { queuedOrd = ord }
+        send(ReplayEntry(payload: payload, unread: nil, cursor: 0, ord: ord))
+    }
+
+    /// The device's stored cursor: items up to it were synced before.
+    func syncedFrom(_ cursor: UInt64) {
+        if cursor > ackedOrd { ackedOrd = cursor; writtenOrd = cursor }
+        if cursor > queuedOrd { queuedOrd = cursor }
+    }
+
+    /// An inbox item this session needs no event for (its own change) or
+    /// learns of another way; acknowledging later events covers it.
+    func noteInboxItem(_ ord: UInt64) {
+        if ord > queuedOrd { queuedOrd = ord }
+    }
+
+    /// Ends offline sync: the held live events go out, in order.
+    func finishSync() {
+        sync = nil
+        let waiting = held
+        held = []
+        for e in waiting { send(e) }
+    }
+
+    /// Live events waiting for sync to complete.
+    var heldCount: Int { held.count }
+
+    /// The client has every event up to `seq`: forget them, and move the
+    /// acknowledged inbox position. Returns whether that position moved.
+    @discardableResult
+    func acknowledge(upTo seq: UInt64) -> Bool {
+        let before = ackedOrd
+        replay.acknowledge(upTo: min(seq, eventSeq)) { e in if e.ord > ackedOrd { ackedOrd = e.ord } }
+        return ackedOrd > before
+    }
+
+    /// Drops the connection but keeps the session (see `Phase.detached`).
+    func detach(at now: UInt64) -> TCPConnection? {
+        let old = connection
+        connection = nil
+        phase = .detached
+        detachedAt = now
+        overSoftCapSince = nil
+        overflowed = false
+        return old
+    }
+
+    /// Takes over `newConnection`: `answer` queues the resume's answer, then
+    /// the events after `seq` follow. Returns how many were replayed.
+    func attach(_ newConnection: TCPConnection, replayingAfter seq: UInt64, answer: () -> Void) -> Int {
+        connection = newConnection
+        peer = newConnection.peer
+        phase = .active
+        answer()
+        acknowledge(upTo: seq)
+        let missed = replay.events(after: seq)
+        var n = seq
+        for e in missed {
+            n += 1
+            write(e, seq: n, to: newConnection, checkCap: false)
+        }
+        return missed.count
+    }
+
+    /// Tells the peer why the session ends, outside the event sequence (seq 0):
+    /// it is never replayed.
+    func sendClosed(_ reason: GHCloseReason, _ message: String) {
+        guard let connection else { return }
+        var closed = GHSessionClosed()
+        closed.reason = reason
+        closed.message = message
+        var frame = GHFrame()
+        frame.event.closed = closed
+        connection.enqueue(FrameEncoding.framed(frame))
+        markDirty()
+    }
+
+    /// Gives up the connection (the session ends, or another takes it over).
+    func handOver() -> TCPConnection? {
+        let c = connection
+        connection = nil
+        phase = .closed
+        return c
     }
 
     func markDirty() {
@@ -93,6 +219,31 @@ final class Session {
             flushList.sessions.append(self)
         }
     }
+}
+
+/// One event as a session sent it, kept for replay.
+struct ReplayEntry {
+    let payload: SharedBytes
+    let unread: FrameEncoding.RecipientUnread?
+    /// The item's inbox ord when it is addressed to the user, else 0.
+    let cursor: UInt64
+    /// The session's `queuedOrd` when it was pushed: acknowledging this
+    /// event acknowledges every inbox item up to it.
+    let ord: UInt64
+}
+
+/// Progress of one offline sync (MISSION §7).
+struct OfflineSync {
+    /// Inbox items up to this ord are synced; later ones arrive live.
+    let horizon: UInt64
+    /// The ord the next package starts after (nil before the device cursor is read).
+    var after: UInt64?
+    /// Seq of the last item of the package in flight, awaiting its acknowledgement.
+    var awaitingSeq: UInt64 = 0
+    /// More packages remain after the one in flight.
+    var more = false
+    /// Offline items sent.
+    var items = 0
 }
 
 /// Which unread event a session owes for a channel.

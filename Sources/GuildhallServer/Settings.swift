@@ -40,6 +40,13 @@ public struct Settings: Sendable, Equatable {
     public var limitGuestServer = 100
     public var autoSubscribeMaxChannels = 10_000
     public var positionFlushMs = 250
+    public var resumeWindowMs = 60_000
+    public var resumeEvents = 10_000
+    public var syncPackageSize = 200
+    public var offlineRetentionDays = 7
+    public var outboundShedBytes = 256 * 1024
+    public var outboundSoftCapBytes = 1024 * 1024
+    public var outboundSoftCapMs = 10_000
 
     public init() {}
 
@@ -95,7 +102,7 @@ extension Settings {
         int("max-body-bytes", "Largest message body.", \.maxBodyBytes, 1...(1 << 20)),
         int("max-mentions", "Most user ids one message may mention.", \.maxMentions, 0...10_000),
         int("dedup-window-seconds", "How long a client-side message id de-duplicates resends.", \.dedupWindowSeconds, 0...86_400),
-        int("outbound-hard-cap-bytes", "Bytes queued to one session before it is closed as a slow consumer.", \.outboundHardCapBytes, 65_536...(1 << 30)),
+        live(int("outbound-hard-cap-bytes", "Bytes queued to one session before it is closed at once as a slow consumer (it may resume).", \.outboundHardCapBytes, 4096...(1 << 30))),
         int("shutdown-grace-ms", "On SIGTERM, time allowed for pending commits and writes before closing.", \.shutdownGraceMs, 0...600_000),
         live(int("small-server-threshold", "Servers with fewer members deliver everything to every online member without subscriptions.",
                  \.smallServerThreshold, 0...100_000_000)),
@@ -114,6 +121,17 @@ extension Settings {
         int("auto-subscribe-max-channels", "Most channels auto-subscribe mode covers for one user.", \.autoSubscribeMaxChannels, 0...1_000_000),
         int("position-flush-ms", "How often moved read positions of senders are written (explicit mark-read is written at once).",
             \.positionFlushMs, 10...60_000),
+        int("resume-window-ms", "How long a dropped session waits to be resumed, keeping its subscriptions and the events it misses.",
+            \.resumeWindowMs, 0...3_600_000),
+        int("resume-events", "Most events a session keeps for a resume; past it, the oldest go and a resume falls back to offline sync.",
+            \.resumeEvents, 0...1_000_000),
+        live(int("sync-package-size", "Offline items per sync package.", \.syncPackageSize, 1...10_000)),
+        int("offline-retention-days", "Offline items older than this are deleted at startup.", \.offlineRetentionDays, 1...3650),
+        live(int("outbound-shed-bytes", "Above this many bytes queued, a session gets no typing frames and unread updates wait, collapsed to the latest.",
+                 \.outboundShedBytes, 0...(1 << 30))),
+        live(int("outbound-soft-cap-bytes", "A session queued above this for outbound-soft-cap-ms is closed as a slow consumer.",
+                 \.outboundSoftCapBytes, 0...(1 << 30))),
+        live(int("outbound-soft-cap-ms", "See outbound-soft-cap-bytes.", \.outboundSoftCapMs, 0...3_600_000)),
     ]
 
     private static func live(_ spec: SettingSpec) -> SettingSpec {

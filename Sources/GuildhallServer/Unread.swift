@@ -38,7 +38,17 @@ extension GuildhallService {
             let position = positions.position(s.user, c.id)
             touchActivity(s.user, c.id, now: now, alreadyRecorded: true)
             // Read-your-writes: the new count is in memory now; the answer waits for the commit.
-            persist([.readPosition(s.user, c.id, position)], id: id, for: s, result: { .unread(self.info(self.unread(s.user, c, now: now))) }) {
+            // The inbox row carries the move to the user's devices that are offline (MISSION §7).
+            var moved = GHUnreadInfo()
+            moved.serverID = c.serverID
+            moved.channelID = c.id
+            moved.readSeq = position.readSeq
+            moved.ackTimestamp = position.ackTime
+            let row = inboxRow(for: s.user, .unreadChanged(moved), at: now)
+            persist([.readPosition(s.user, c.id, position), .inbox(row)], id: id, for: s,
+                    result: { .unread(self.info(self.unread(s.user, c, now: now))) }) {
+                self.inboxDelivered(upTo: row.ord)
+                for other in self.registry.sessions(of: s.user).values { other.noteInboxItem(row.ord) }
                 self.readMoved(s.user, c.id, except: s)
             }
         }
@@ -90,8 +100,9 @@ extension GuildhallService {
 
     /// Writes read positions moved implicitly (senders), in one job.
     func flushPositions() {
+        flushCursors()
         let moved = positions.takeDirty()
-        guard !moved.isEmpty else { return }
+        guard !moved.isEmpty else { submitTurnJobs(); return }
         commit(moved.map { .readPosition($0.0.user, $0.0.channel, $0.1) }, from: nil) { error in
             if let error { self.log.error("read positions not saved", ["count": moved.count, "error": error.description]) }
         }

@@ -71,6 +71,27 @@ enum Schema {
             activity INTEGER NOT NULL,
             PRIMARY KEY(user_id, channel_id)) WITHOUT ROWID;
         """,
+        // 3: offline sync: the per-user inbox, device cursors, received status.
+        """
+        CREATE TABLE inbox(
+            ord INTEGER PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            message_uid INTEGER NOT NULL,
+            event BLOB NOT NULL);
+        CREATE INDEX inbox_by_user ON inbox(user_id, ord);
+        CREATE INDEX inbox_by_time ON inbox(at);
+        CREATE TABLE sync_cursors(
+            user_id TEXT NOT NULL,
+            device_id TEXT NOT NULL,
+            ord INTEGER NOT NULL,
+            PRIMARY KEY(user_id, device_id)) WITHOUT ROWID;
+        CREATE TABLE received_status(
+            user_id TEXT NOT NULL,
+            message_uid INTEGER NOT NULL,
+            flags INTEGER NOT NULL,
+            PRIMARY KEY(user_id, message_uid)) WITHOUT ROWID;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

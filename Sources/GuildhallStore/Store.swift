@@ -22,6 +22,8 @@ public struct StoreSnapshot: Sendable {
     public var readPositions: [(UserID, ChannelID, ReadPosition)] = []
     /// Mentions by id since the mention window began: (user, channel, seq, time).
     public var recentMentions: [(UserID, ChannelID, UInt64, UInt64)] = []
+    /// The highest inbox ord ever written, so ords keep increasing.
+    public var highestInboxOrd: UInt64 = 0
 }
 
 public struct StoreOptions: Sendable {
@@ -106,6 +108,7 @@ public final class Store: Sendable {
             tail.reset()
             snap.channels.append(c)
         }
+        snap.highestInboxOrd = UInt64(try db.scalar("SELECT IFNULL(MAX(ord), 0) FROM inbox"))
         snap.highestID = max(UInt64(try db.scalar("SELECT IFNULL(MAX(uid), 0) FROM messages")),
                              UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM servers")),
                              UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM channels")))

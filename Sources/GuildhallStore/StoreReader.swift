@@ -12,14 +12,27 @@ public enum ReadRequest: Sendable, Equatable {
     case history(channel: ChannelID, anchor: UInt64, after: Bool, limit: Int)
     /// Messages by UID, in the order asked; unknown UIDs are left out.
     case messages(uids: [MessageUID])
+    /// A sync package: a user's inbox items with `after < ord <= upTo`, at
+    /// most `limit`. With `after` nil, the device's cursor is read first
+    /// (0 for a device never synced) and returned in `cursor`.
+    case inbox(user: UserID, device: DeviceID, after: UInt64?, upTo: UInt64, limit: Int)
+    /// A user's received status of messages, in the order asked.
+    case receivedStatus(user: UserID, uids: [MessageUID])
 }
 
 public struct ReadResult: Sendable {
     public let ticket: UInt64
     /// Ascending seq for history; the order asked for lookups.
-    public let messages: [MessageRecord]
-    public let hasMore: Bool
-    public let error: StoreError?
+    public var messages: [MessageRecord] = []
+    public var hasMore = false
+    public var error: StoreError?
+    /// For `inbox`: the items, by ord; `cursor` is where the package started.
+    public var inbox: [InboxItem] = []
+    public var cursor: UInt64 = 0
+    /// For `receivedStatus`.
+    public var statuses: [ReceivedFlags] = []
+
+    init(ticket: UInt64) { self.ticket = ticket }
 }
 
 public final class StoreReader: Sendable {
@@ -50,12 +63,14 @@ public final class StoreReader: Sendable {
         while true {
             let (jobs, stopping) = queue.takeAll()
             onResult(jobs.map { ticket, request -> ReadResult in
+                var result = ReadResult(ticket: ticket)
                 do throws(StoreError) {
-                    let (messages, more) = try queries.run(request)
-                    return ReadResult(ticket: ticket, messages: messages, hasMore: more, error: nil)
+                    try queries.run(request, into: &result)
                 } catch {
-                    return ReadResult(ticket: ticket, messages: [], hasMore: false, error: error)
+                    result = ReadResult(ticket: ticket)
+                    result.error = error
                 }
+                return result
             })
             if stopping && queue.isEmpty { return }
         }
@@ -63,16 +78,61 @@ public final class StoreReader: Sendable {
 }
 
 final class ReaderQueries {
-    private let before, after, byUID: Statement
+    private let before, after, byUID, cursor, inbox, received: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         let cols = MessageRows.columns
         before = try db.prepare("SELECT \(cols) FROM messages WHERE channel_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?")
         after = try db.prepare("SELECT \(cols) FROM messages WHERE channel_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?")
         byUID = try db.prepare("SELECT \(cols) FROM messages WHERE uid = ?")
+        cursor = try db.prepare("SELECT ord FROM sync_cursors WHERE user_id = ? AND device_id = ?")
+        inbox = try db.prepare("SELECT ord, message_uid, event FROM inbox WHERE user_id = ? AND ord > ? AND ord <= ? ORDER BY ord LIMIT ?")
+        received = try db.prepare("SELECT flags FROM received_status WHERE user_id = ? AND message_uid = ?")
     }
 
-    func run(_ request: ReadRequest) throws(StoreError) -> ([MessageRecord], Bool) {
+    func run(_ request: ReadRequest, into result: inout ReadResult) throws(StoreError) {
+        switch request {
+        case .inbox(let user, let device, let start, let upTo, let limit):
+            var from = start ?? 0
+            if start == nil {
+                let s = cursor.reset()
+                s.bind(1, user); s.bind(2, device)
+                if try s.step() { from = s.uint(0) }
+                s.reset()
+            }
+            result.cursor = from
+            let s = inbox.reset()
+            s.bind(1, user); s.bind(2, from); s.bind(3, upTo); s.bind(4, Int64(limit + 1))
+            var rows: [(UInt64, UInt64, [UInt8])] = []
+            while try s.step() { rows.append((s.uint(0), s.uint(1), s.blob(2))) }
+            s.reset()
+            result.hasMore = rows.count > limit
+            if result.hasMore { rows.removeLast() }
+            for (ord, uid, event) in rows {
+                var message: MessageRecord?
+                if uid != 0 { message = try lookup(uid) }
+                result.inbox.append(InboxItem(ord: ord, message: message, event: event))
+            }
+        case .receivedStatus(let user, let uids):
+            for uid in uids {
+                let s = received.reset()
+                s.bind(1, user); s.bind(2, uid)
+                result.statuses.append(try s.step() ? ReceivedFlags(rawValue: UInt32(truncatingIfNeeded: s.uint(0))) : [])
+                s.reset()
+            }
+        case .history, .messages:
+            (result.messages, result.hasMore) = try messages(request)
+        }
+    }
+
+    private func lookup(_ uid: MessageUID) throws(StoreError) -> MessageRecord? {
+        let s = byUID.reset()
+        s.bind(1, uid)
+        defer { s.reset() }
+        return try s.step() ? MessageRows.read(s) : nil
+    }
+
+    private func messages(_ request: ReadRequest) throws(StoreError) -> ([MessageRecord], Bool) {
         switch request {
         case .history(let channel, let anchor, let isAfter, let limit):
             let s = (isAfter ? after : before).reset()
@@ -88,13 +148,10 @@ final class ReaderQueries {
             return (rows, more)
         case .messages(let uids):
             var rows: [MessageRecord] = []
-            for uid in uids {
-                let s = byUID.reset()
-                s.bind(1, uid)
-                if try s.step() { rows.append(MessageRows.read(s)) }
-                s.reset()
-            }
+            for uid in uids { if let m = try lookup(uid) { rows.append(m) } }
             return (rows, false)
+        default:
+            return ([], false)
         }
     }
 }

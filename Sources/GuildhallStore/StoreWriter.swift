@@ -17,6 +17,14 @@ public enum StoreWrite: Sendable, Equatable {
     case directory(DirectoryChange)
     case message(MessageRecord)
     case readPosition(UserID, ChannelID, ReadPosition)
+    /// An item for a user's offline sync.
+    case inbox(InboxRow)
+    /// How far a device has synced.
+    case syncCursor(UserID, DeviceID, UInt64)
+    /// Turns on received-status flags (never off).
+    case receivedStatus(UserID, MessageUID, ReceivedFlags)
+    /// Deletes inbox items written before this time (retention).
+    case pruneInbox(before: UInt64)
 }
 
 /// One operation's writes, committed together or not at all.

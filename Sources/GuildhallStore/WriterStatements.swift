@@ -8,6 +8,7 @@ final class WriterStatements {
     private let insertMessage, saveServer, deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels: Statement
     private let saveMember, removeMember, saveInvite, removeInvite, saveChannel, deleteChannel: Statement
     private let saveBan, removeBan, deleteServerBans, savePosition, deleteChannelPositions: Statement
+    private let insertInbox, saveCursor, saveReceived, pruneInbox: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
@@ -30,6 +31,12 @@ final class WriterStatements {
         deleteServerBans = try db.prepare("DELETE FROM bans WHERE server_id = ?")
         savePosition = try db.prepare("INSERT OR REPLACE INTO read_positions(user_id, channel_id, read_seq, ack_time, activity) VALUES(?,?,?,?,?)")
         deleteChannelPositions = try db.prepare("DELETE FROM read_positions WHERE channel_id = ?")
+        insertInbox = try db.prepare("INSERT INTO inbox(ord, user_id, at, message_uid, event) VALUES(?,?,?,?,?)")
+        saveCursor = try db.prepare("INSERT INTO sync_cursors(user_id, device_id, ord) VALUES(?,?,?) "
+                                    + "ON CONFLICT(user_id, device_id) DO UPDATE SET ord = MAX(ord, excluded.ord)")
+        saveReceived = try db.prepare("INSERT INTO received_status(user_id, message_uid, flags) VALUES(?,?,?) "
+                                      + "ON CONFLICT(user_id, message_uid) DO UPDATE SET flags = flags | excluded.flags")
+        pruneInbox = try db.prepare("DELETE FROM inbox WHERE at < ?")
     }
 
     func apply(_ writes: [StoreWrite]) throws(StoreError) {
@@ -46,6 +53,22 @@ final class WriterStatements {
         case .readPosition(let user, let channel, let p):
             let s = savePosition.reset()
             s.bind(1, user); s.bind(2, channel); s.bind(3, p.readSeq); s.bind(4, p.ackTime); s.bind(5, p.activity)
+            try s.run()
+        case .inbox(let row):
+            let s = insertInbox.reset()
+            s.bind(1, row.ord); s.bind(2, row.user); s.bind(3, row.at); s.bind(4, row.messageUID); s.bind(5, row.event)
+            try s.run()
+        case .syncCursor(let user, let device, let ord):
+            let s = saveCursor.reset()
+            s.bind(1, user); s.bind(2, device); s.bind(3, ord)
+            try s.run()
+        case .receivedStatus(let user, let uid, let flags):
+            let s = saveReceived.reset()
+            s.bind(1, user); s.bind(2, uid); s.bind(3, UInt64(flags.rawValue))
+            try s.run()
+        case .pruneInbox(let before):
+            let s = pruneInbox.reset()
+            s.bind(1, before)
             try s.run()
         }
     }

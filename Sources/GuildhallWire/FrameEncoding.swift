@@ -35,7 +35,7 @@ public enum FrameEncoding {
     }
 
     /// Largest trailer `eventTrailer` writes.
-    public static let maxTrailerBytes = 64
+    public static let maxTrailerBytes = 80
 
     /// The recipient's own unread numbers, merged into a shared event's `unread`.
     public struct RecipientUnread: Sendable, Equatable {
@@ -50,16 +50,16 @@ public enum FrameEncoding {
     }
 
     /// Bytes `eventTrailer` writes.
-    public static func eventTrailerLength(seq: UInt64, unread: RecipientUnread?) -> Int {
-        let inner = innerLength(seq: seq, unread: unread)
+    public static func eventTrailerLength(seq: UInt64, unread: RecipientUnread?, cursor: UInt64 = 0) -> Int {
+        let inner = innerLength(seq: seq, unread: unread, cursor: cursor)
         return 1 + varintLength(UInt64(inner)) + inner
     }
 
-    /// Writes Frame{event{seq, unread{unread_count, mentioned_count, ack_timestamp, read_seq}}}
+    /// Writes Frame{event{seq, unread{unread_count, mentioned_count, ack_timestamp, read_seq}, cursor}}
     /// into `into` (at least `maxTrailerBytes` long); returns its length.
-    /// Tags: Frame.event = field 3 (0x1A); Event.seq = 1 (0x08); Event.unread = 2 (0x12);
+    /// Tags: Frame.event = field 3 (0x1A); Event.seq = 1 (0x08); Event.unread = 2 (0x12); Event.cursor = 6 (0x30);
     /// UnreadInfo.unread_count = 3 (0x18), mentioned_count = 5 (0x28), ack_timestamp = 6 (0x30), read_seq = 9 (0x48).
-    public static func eventTrailer(seq: UInt64, unread: RecipientUnread?, into p: UnsafeMutableRawPointer) -> Int {
+    public static func eventTrailer(seq: UInt64, unread: RecipientUnread?, cursor: UInt64 = 0, into p: UnsafeMutableRawPointer) -> Int {
         var n = 0
         func byte(_ b: UInt8) { p.storeBytes(of: b, toByteOffset: n, as: UInt8.self); n += 1 }
         func varint(_ value: UInt64) {
@@ -68,7 +68,7 @@ public enum FrameEncoding {
             byte(UInt8(v))
         }
         byte(0x1A)
-        varint(UInt64(innerLength(seq: seq, unread: unread)))
+        varint(UInt64(innerLength(seq: seq, unread: unread, cursor: cursor)))
         byte(0x08)
         varint(seq)
         if let u = unread {
@@ -79,11 +79,13 @@ public enum FrameEncoding {
             if u.ackTimestamp != 0 { byte(0x30); varint(u.ackTimestamp) }
             if u.readSeq != 0 { byte(0x48); varint(u.readSeq) }
         }
+        if cursor != 0 { byte(0x30); varint(cursor) }
         return n
     }
 
-    private static func innerLength(seq: UInt64, unread: RecipientUnread?) -> Int {
+    private static func innerLength(seq: UInt64, unread: RecipientUnread?, cursor: UInt64) -> Int {
         var n = 1 + varintLength(seq)
+        if cursor != 0 { n += 1 + varintLength(cursor) }
         if let u = unread {
             let len = unreadLength(u)
             n += 1 + varintLength(UInt64(len)) + len

@@ -42,8 +42,7 @@ import Testing
         let server = try TestServer { try $0.set("max-frame-bytes", "2048") }
         defer { server.stop() }
         let raw = try RawConnection(port: server.port)
-        raw.login(server.token("alice"))
-        _ = raw.nextFrame()
+        raw.loginAndSync(server.token("alice"))
         var r = GHRequest()
         r.id = 7
         r.createServer.name = "x"
@@ -69,8 +68,7 @@ import Testing
         let server = try TestServer()
         defer { server.stop() }
         let raw = try RawConnection(port: server.port)
-        raw.login(server.token("alice"))
-        _ = raw.nextFrame()
+        raw.loginAndSync(server.token("alice"))
         raw.send([0, 0, 0, 3, 0xFF, 0xFF, 0xFF])
         let error = raw.nextFrame()?.response.error
         #expect(error?.code == .badRequest)
@@ -86,8 +84,7 @@ import Testing
         let server = try TestServer()
         defer { server.stop() }
         let raw = try RawConnection(port: server.port)
-        raw.login(server.token("alice"))
-        _ = raw.nextFrame()
+        raw.loginAndSync(server.token("alice"))
         // Field 999 of Request: a request kind this server does not know.
         var unknown = GHRequest()
         unknown.id = 5

@@ -42,6 +42,15 @@ final class RawConnection {
         send(r)
     }
 
+    /// Logs in and reads the answer and the end of offline sync (nothing waits offline).
+    @discardableResult
+    func loginAndSync(_ token: String, id: UInt64 = 1) -> GHLoginResult? {
+        login(token, id: id)
+        let answer = nextFrame()?.response.login
+        guard case .syncCompleted? = nextFrame()?.event.body else { return nil }
+        return answer
+    }
+
     /// The next frame, or nil when the connection closed or `timeout` passed.
     func nextFrame(timeout: Double = 5) -> GHFrame? {
         let deadline = Date().addingTimeInterval(timeout)

@@ -174,8 +174,11 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
   /// The server is shutting down. Reconnect with backoff.
   case shuttingDown // = 7
 
-  /// The session did not read its events fast enough. Reconnect; offline sync delivers what was missed.
+  /// The session did not read its events fast enough. Resume it: the missed events are replayed.
   case slowConsumer // = 8
+
+  /// The client logged out.
+  case loggedOut // = 9
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -193,6 +196,7 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 6: self = .authFailed
     case 7: self = .shuttingDown
     case 8: self = .slowConsumer
+    case 9: self = .loggedOut
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -208,6 +212,7 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .authFailed: return 6
     case .shuttingDown: return 7
     case .slowConsumer: return 8
+    case .loggedOut: return 9
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -223,6 +228,7 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
     .authFailed,
     .shuttingDown,
     .slowConsumer,
+    .loggedOut,
   ]
 
 }
@@ -748,6 +754,38 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .heartbeat(newValue)}
   }
 
+  /// Instead of `login` on a new connection: take over a dropped session,
+  /// keeping its subscriptions, and receive the events it missed. Answer:
+  /// `LoginResult` with `resumed` telling whether it worked; when it did not,
+  /// the connection is logged in afresh and offline sync runs.
+  public var resume: GHResume {
+    get {
+      if case .resume(let v)? = body {return v}
+      return GHResume()
+    }
+    set {body = .resume(newValue)}
+  }
+
+  /// Acknowledge events up to a seq: the server forgets them (replay buffer)
+  /// and moves this device's sync cursor. Required after each offline sync
+  /// package (`left` = 0). Answer: `Ok`.
+  public var ack: GHAck {
+    get {
+      if case .ack(let v)? = body {return v}
+      return GHAck()
+    }
+    set {body = .ack(newValue)}
+  }
+
+  /// End the session now instead of letting it wait for a resume. Answer: `Ok`, then the server closes.
+  public var logout: GHLogout {
+    get {
+      if case .logout(let v)? = body {return v}
+      return GHLogout()
+    }
+    set {body = .logout(newValue)}
+  }
+
   /// Create a server; the caller becomes its owner. Answer: `ServerInfo`.
   public var createServer: GHCreateServer {
     get {
@@ -919,6 +957,25 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getMessages(newValue)}
   }
 
+  /// Set received-status flags on messages for the caller (flags only turn on); the
+  /// caller's other devices get `received_status`. Answer: `ReceivedStatusList`.
+  public var setReceivedStatus: GHSetReceivedStatus {
+    get {
+      if case .setReceivedStatus(let v)? = body {return v}
+      return GHSetReceivedStatus()
+    }
+    set {body = .setReceivedStatus(newValue)}
+  }
+
+  /// The caller's received status of messages. Answer: `ReceivedStatusList`.
+  public var getReceivedStatus: GHGetReceivedStatus {
+    get {
+      if case .getReceivedStatus(let v)? = body {return v}
+      return GHGetReceivedStatus()
+    }
+    set {body = .getReceivedStatus(newValue)}
+  }
+
   /// Subscribe to or unsubscribe from servers or channels. Answer: `SubscribeResult`.
   public var subscribe: GHSubscribe {
     get {
@@ -1007,6 +1064,17 @@ public nonisolated struct GHRequest: Sendable {
     case login(GHLogin)
     /// Keep the session alive; answered with `Pong`.
     case heartbeat(GHHeartbeat)
+    /// Instead of `login` on a new connection: take over a dropped session,
+    /// keeping its subscriptions, and receive the events it missed. Answer:
+    /// `LoginResult` with `resumed` telling whether it worked; when it did not,
+    /// the connection is logged in afresh and offline sync runs.
+    case resume(GHResume)
+    /// Acknowledge events up to a seq: the server forgets them (replay buffer)
+    /// and moves this device's sync cursor. Required after each offline sync
+    /// package (`left` = 0). Answer: `Ok`.
+    case ack(GHAck)
+    /// End the session now instead of letting it wait for a resume. Answer: `Ok`, then the server closes.
+    case logout(GHLogout)
     /// Create a server; the caller becomes its owner. Answer: `ServerInfo`.
     case createServer(GHCreateServer)
     /// Change a server's name, icon, custom data or join policy (owner/admin). Answer: `ServerInfo`.
@@ -1045,6 +1113,11 @@ public nonisolated struct GHRequest: Sendable {
     case getHistory(GHGetHistory)
     /// Get messages by UID (members of their servers only). Answer: `MessagePage`.
     case getMessages(GHGetMessages)
+    /// Set received-status flags on messages for the caller (flags only turn on); the
+    /// caller's other devices get `received_status`. Answer: `ReceivedStatusList`.
+    case setReceivedStatus(GHSetReceivedStatus)
+    /// The caller's received status of messages. Answer: `ReceivedStatusList`.
+    case getReceivedStatus(GHGetReceivedStatus)
     /// Subscribe to or unsubscribe from servers or channels. Answer: `SubscribeResult`.
     case subscribe(GHSubscribe)
     /// Switch this session between auto-subscribe and manual mode. Answer: `Ok`.
@@ -1098,6 +1171,100 @@ public nonisolated struct GHHeartbeat: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  /// Optional: the highest event seq received, acknowledged as by `Ack`.
+  public var lastEventSeq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Take over a dropped session (see `Request.resume`).
+public nonisolated struct GHResume: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// A valid token of the same user and device as the dropped session.
+  public var token: String = String()
+
+  /// `LoginResult.session_id` of the dropped session.
+  public var sessionID: String = String()
+
+  /// The highest event seq the client received in that session.
+  public var lastEventSeq: UInt64 = 0
+
+  /// Used only when the resume fails and the connection logs in afresh.
+  public var autoSubscribe: Bool = false
+
+  /// Free text naming the client and its version, for logs.
+  public var clientVersion: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Acknowledge events.
+public nonisolated struct GHAck: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The highest event seq received; every event up to it is acknowledged.
+  public var eventSeq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// End the session.
+public nonisolated struct GHLogout: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Received-status flags to turn on for some messages.
+public nonisolated struct GHSetReceivedStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The messages (at most 100).
+  public var messageUids: [UInt64] = []
+
+  /// Read on some device.
+  public var isRead: Bool = false
+
+  /// A voice message was played.
+  public var isListened: Bool = false
+
+  /// A media message was downloaded.
+  public var isDownloaded: Bool = false
+
+  /// Another device of the user already received the message.
+  public var isRetrieved: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Ask for received status.
+public nonisolated struct GHGetReceivedStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The messages (at most 100).
+  public var messageUids: [UInt64] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1893,6 +2060,15 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .unreads(newValue)}
   }
 
+  /// Received status of messages.
+  public var receivedStatuses: GHReceivedStatusList {
+    get {
+      if case .receivedStatuses(let v)? = result {return v}
+      return GHReceivedStatusList()
+    }
+    set {result = .receivedStatuses(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -1926,8 +2102,50 @@ public nonisolated struct GHResponse: Sendable {
     case unread(GHUnreadInfo)
     /// Several channels' unread info.
     case unreads(GHUnreadList)
+    /// Received status of messages.
+    case receivedStatuses(GHReceivedStatusList)
 
   }
+
+  public init() {}
+}
+
+/// The received status of one message for one user, the same on all of the user's devices.
+public nonisolated struct GHReceivedStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The message.
+  public var messageUid: UInt64 = 0
+
+  /// Read on some device.
+  public var isRead: Bool = false
+
+  /// A voice message was played.
+  public var isListened: Bool = false
+
+  /// A media message was downloaded.
+  public var isDownloaded: Bool = false
+
+  /// Another device of the user already received the message.
+  public var isRetrieved: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Received status of several messages.
+public nonisolated struct GHReceivedStatusList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// One per message asked (all flags false for a message never set).
+  public var statuses: [GHReceivedStatus] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -2016,6 +2234,14 @@ public nonisolated struct GHLoginResult: Sendable {
 
   /// The server's clock at login.
   public var serverTime: UInt64 = 0
+
+  /// Answer to `resume`: true when the dropped session was taken over (its
+  /// missed events follow, then `resumed`); false when the connection was
+  /// logged in afresh instead (offline sync follows, then `sync_completed`).
+  public var resumed: Bool = false
+
+  /// When `resumed` is false after a resume: why (unknown or expired session, events no longer held).
+  public var resumeFailure: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2327,6 +2553,34 @@ public nonisolated struct GHEvent: @unchecked Sendable {
   /// Clears the value of `unread`. Subsequent reads from it will return its default value.
   public mutating func clearUnread() {_uniqueStorage()._unread = nil}
 
+  /// True for an item of offline sync: something addressed to the user
+  /// (a mention, a targeted notification, a read position or received status
+  /// set on another device) that arrived since this device last synced.
+  public var offline: Bool {
+    get {_storage._offline}
+    set {_uniqueStorage()._offline = newValue}
+  }
+
+  /// Offline items: items still to come in this package after this one (0 = last of the package; acknowledge it).
+  public var left: UInt32 {
+    get {_storage._left}
+    set {_uniqueStorage()._left = newValue}
+  }
+
+  /// Offline items: more packages remain on the server (the seed's `hasPackage`).
+  public var morePackages: Bool {
+    get {_storage._morePackages}
+    set {_uniqueStorage()._morePackages = newValue}
+  }
+
+  /// Items addressed to the user (offline or live) carry their place in the
+  /// user's durable inbox, increasing; a client that saw a cursor already
+  /// may drop the item as a duplicate.
+  public var cursor: UInt64 {
+    get {_storage._cursor}
+    set {_uniqueStorage()._cursor = newValue}
+  }
+
   public var body: OneOf_Body? {
     get {return _storage._body}
     set {_uniqueStorage()._body = newValue}
@@ -2386,6 +2640,33 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     set {_uniqueStorage()._body = .typing(newValue)}
   }
 
+  /// Offline sync is over: every earlier item was offline, every later one is live.
+  public var syncCompleted: GHSyncCompleted {
+    get {
+      if case .syncCompleted(let v)? = _storage._body {return v}
+      return GHSyncCompleted()
+    }
+    set {_uniqueStorage()._body = .syncCompleted(newValue)}
+  }
+
+  /// A resume replayed the missed events; live events follow.
+  public var resumed: GHResumed {
+    get {
+      if case .resumed(let v)? = _storage._body {return v}
+      return GHResumed()
+    }
+    set {_uniqueStorage()._body = .resumed(newValue)}
+  }
+
+  /// Received status set on another of the user's devices.
+  public var receivedStatus: GHReceivedStatusList {
+    get {
+      if case .receivedStatus(let v)? = _storage._body {return v}
+      return GHReceivedStatusList()
+    }
+    set {_uniqueStorage()._body = .receivedStatus(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -2401,12 +2682,46 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     case unreadStatus(GHUnreadStatus)
     /// (CHANNEL_TYPING subscribers) who is typing in a channel now; at most one a second per channel.
     case typing(GHTypingEvent)
+    /// Offline sync is over: every earlier item was offline, every later one is live.
+    case syncCompleted(GHSyncCompleted)
+    /// A resume replayed the missed events; live events follow.
+    case resumed(GHResumed)
+    /// Received status set on another of the user's devices.
+    case receivedStatus(GHReceivedStatusList)
 
   }
 
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// The end of offline sync.
+public nonisolated struct GHSyncCompleted: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Offline items sent in this sync.
+  public var items: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The end of a resume's replay.
+public nonisolated struct GHResumed: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Events replayed.
+  public var replayed: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 /// Whether a channel has unread messages.
@@ -2597,7 +2912,7 @@ nonisolated extension GHErrorCode: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CLOSE_REASON_UNSPECIFIED\0\u{1}REPLACED\0\u{1}LOGIN_TIMEOUT\0\u{1}HEARTBEAT_TIMEOUT\0\u{1}PROTOCOL_ERROR\0\u{1}FRAME_TOO_LARGE\0\u{1}AUTH_FAILED\0\u{1}SHUTTING_DOWN\0\u{1}SLOW_CONSUMER\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CLOSE_REASON_UNSPECIFIED\0\u{1}REPLACED\0\u{1}LOGIN_TIMEOUT\0\u{1}HEARTBEAT_TIMEOUT\0\u{1}PROTOCOL_ERROR\0\u{1}FRAME_TOO_LARGE\0\u{1}AUTH_FAILED\0\u{1}SHUTTING_DOWN\0\u{1}SLOW_CONSUMER\0\u{1}LOGGED_OUT\0")
 }
 
 nonisolated extension GHGuestVisibility: SwiftProtobuf._ProtoNameProviding {
@@ -2749,7 +3064,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{4}\u{9}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{2}\u{8}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{2}\u{6}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2782,6 +3097,45 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
           self.body = .heartbeat(v)
+        }
+      }()
+      case 12: try {
+        var v: GHResume?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .resume(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .resume(v)
+        }
+      }()
+      case 13: try {
+        var v: GHAck?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .ack(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .ack(v)
+        }
+      }()
+      case 14: try {
+        var v: GHLogout?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .logout(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .logout(v)
         }
       }()
       case 20: try {
@@ -3031,6 +3385,32 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .getMessages(v)
         }
       }()
+      case 53: try {
+        var v: GHSetReceivedStatus?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .setReceivedStatus(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .setReceivedStatus(v)
+        }
+      }()
+      case 54: try {
+        var v: GHGetReceivedStatus?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .getReceivedStatus(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .getReceivedStatus(v)
+        }
+      }()
       case 60: try {
         var v: GHSubscribe?
         var hadOneofValue = false
@@ -3170,6 +3550,18 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
       guard case .heartbeat(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
     }()
+    case .resume?: try {
+      guard case .resume(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .ack?: try {
+      guard case .ack(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
+    case .logout?: try {
+      guard case .logout(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
     case .createServer?: try {
       guard case .createServer(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
@@ -3245,6 +3637,14 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .getMessages?: try {
       guard case .getMessages(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 52)
+    }()
+    case .setReceivedStatus?: try {
+      guard case .setReceivedStatus(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 53)
+    }()
+    case .getReceivedStatus?: try {
+      guard case .getReceivedStatus(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 54)
     }()
     case .subscribe?: try {
       guard case .subscribe(let v)? = self.body else { preconditionFailure() }
@@ -3337,6 +3737,116 @@ nonisolated extension GHLogin: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHHeartbeat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Heartbeat"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}last_event_seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.lastEventSeq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.lastEventSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastEventSeq, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHHeartbeat, rhs: GHHeartbeat) -> Bool {
+    if lhs.lastEventSeq != rhs.lastEventSeq {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHResume: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Resume"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{3}session_id\0\u{3}last_event_seq\0\u{3}auto_subscribe\0\u{3}client_version\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.lastEventSeq) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.autoSubscribe) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.clientVersion) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 1)
+    }
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 2)
+    }
+    if self.lastEventSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastEventSeq, fieldNumber: 3)
+    }
+    if self.autoSubscribe != false {
+      try visitor.visitSingularBoolField(value: self.autoSubscribe, fieldNumber: 4)
+    }
+    if !self.clientVersion.isEmpty {
+      try visitor.visitSingularStringField(value: self.clientVersion, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHResume, rhs: GHResume) -> Bool {
+    if lhs.token != rhs.token {return false}
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.lastEventSeq != rhs.lastEventSeq {return false}
+    if lhs.autoSubscribe != rhs.autoSubscribe {return false}
+    if lhs.clientVersion != rhs.clientVersion {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Ack"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}event_seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.eventSeq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.eventSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.eventSeq, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHAck, rhs: GHAck) -> Bool {
+    if lhs.eventSeq != rhs.eventSeq {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogout: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Logout"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
@@ -3348,7 +3858,87 @@ nonisolated extension GHHeartbeat: SwiftProtobuf.Message, SwiftProtobuf._Message
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: GHHeartbeat, rhs: GHHeartbeat) -> Bool {
+  public static func ==(lhs: GHLogout, rhs: GHLogout) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSetReceivedStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SetReceivedStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uids\0\u{3}is_read\0\u{3}is_listened\0\u{3}is_downloaded\0\u{3}is_retrieved\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedUInt64Field(value: &self.messageUids) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.isRead) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.isListened) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.isDownloaded) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.isRetrieved) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.messageUids.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.messageUids, fieldNumber: 1)
+    }
+    if self.isRead != false {
+      try visitor.visitSingularBoolField(value: self.isRead, fieldNumber: 2)
+    }
+    if self.isListened != false {
+      try visitor.visitSingularBoolField(value: self.isListened, fieldNumber: 3)
+    }
+    if self.isDownloaded != false {
+      try visitor.visitSingularBoolField(value: self.isDownloaded, fieldNumber: 4)
+    }
+    if self.isRetrieved != false {
+      try visitor.visitSingularBoolField(value: self.isRetrieved, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSetReceivedStatus, rhs: GHSetReceivedStatus) -> Bool {
+    if lhs.messageUids != rhs.messageUids {return false}
+    if lhs.isRead != rhs.isRead {return false}
+    if lhs.isListened != rhs.isListened {return false}
+    if lhs.isDownloaded != rhs.isDownloaded {return false}
+    if lhs.isRetrieved != rhs.isRetrieved {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHGetReceivedStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetReceivedStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedUInt64Field(value: &self.messageUids) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.messageUids.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.messageUids, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHGetReceivedStatus, rhs: GHGetReceivedStatus) -> Bool {
+    if lhs.messageUids != rhs.messageUids {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4476,7 +5066,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4680,6 +5270,19 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .unreads(v)
         }
       }()
+      case 63: try {
+        var v: GHReceivedStatusList?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .receivedStatuses(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .receivedStatuses(v)
+        }
+      }()
       default: break
       }
     }
@@ -4754,6 +5357,10 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       guard case .unreads(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 62)
     }()
+    case .receivedStatuses?: try {
+      guard case .receivedStatuses(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 63)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -4762,6 +5369,86 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
   public static func ==(lhs: GHResponse, rhs: GHResponse) -> Bool {
     if lhs.id != rhs.id {return false}
     if lhs.result != rhs.result {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReceivedStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceivedStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0\u{3}is_read\0\u{3}is_listened\0\u{3}is_downloaded\0\u{3}is_retrieved\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.isRead) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.isListened) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.isDownloaded) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.isRetrieved) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 1)
+    }
+    if self.isRead != false {
+      try visitor.visitSingularBoolField(value: self.isRead, fieldNumber: 2)
+    }
+    if self.isListened != false {
+      try visitor.visitSingularBoolField(value: self.isListened, fieldNumber: 3)
+    }
+    if self.isDownloaded != false {
+      try visitor.visitSingularBoolField(value: self.isDownloaded, fieldNumber: 4)
+    }
+    if self.isRetrieved != false {
+      try visitor.visitSingularBoolField(value: self.isRetrieved, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReceivedStatus, rhs: GHReceivedStatus) -> Bool {
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.isRead != rhs.isRead {return false}
+    if lhs.isListened != rhs.isListened {return false}
+    if lhs.isDownloaded != rhs.isDownloaded {return false}
+    if lhs.isRetrieved != rhs.isRetrieved {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReceivedStatusList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceivedStatusList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}statuses\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.statuses) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.statuses.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.statuses, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReceivedStatusList, rhs: GHReceivedStatusList) -> Bool {
+    if lhs.statuses != rhs.statuses {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4888,7 +5575,7 @@ nonisolated extension GHOk: SwiftProtobuf.Message, SwiftProtobuf._MessageImpleme
 
 nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LoginResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}device_id\0\u{3}session_id\0\u{3}heartbeat_interval_ms\0\u{3}server_time\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}device_id\0\u{3}session_id\0\u{3}heartbeat_interval_ms\0\u{3}server_time\0\u{1}resumed\0\u{3}resume_failure\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4901,6 +5588,8 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 3: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.heartbeatIntervalMs) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.serverTime) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.resumed) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.resumeFailure) }()
       default: break
       }
     }
@@ -4922,6 +5611,12 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.serverTime != 0 {
       try visitor.visitSingularUInt64Field(value: self.serverTime, fieldNumber: 5)
     }
+    if self.resumed != false {
+      try visitor.visitSingularBoolField(value: self.resumed, fieldNumber: 6)
+    }
+    if !self.resumeFailure.isEmpty {
+      try visitor.visitSingularStringField(value: self.resumeFailure, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4931,6 +5626,8 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.heartbeatIntervalMs != rhs.heartbeatIntervalMs {return false}
     if lhs.serverTime != rhs.serverTime {return false}
+    if lhs.resumed != rhs.resumed {return false}
+    if lhs.resumeFailure != rhs.resumeFailure {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5459,11 +6156,15 @@ nonisolated extension GHMessagePage: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Event"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}unread\0\u{2}\u{8}message\0\u{1}notification\0\u{1}closed\0\u{3}unread_changed\0\u{3}unread_status\0\u{1}typing\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}unread\0\u{1}offline\0\u{1}left\0\u{3}more_packages\0\u{1}cursor\0\u{2}\u{4}message\0\u{1}notification\0\u{1}closed\0\u{3}unread_changed\0\u{3}unread_status\0\u{1}typing\0\u{3}sync_completed\0\u{1}resumed\0\u{3}received_status\0")
 
   fileprivate class _StorageClass {
     var _seq: UInt64 = 0
     var _unread: GHUnreadInfo? = nil
+    var _offline: Bool = false
+    var _left: UInt32 = 0
+    var _morePackages: Bool = false
+    var _cursor: UInt64 = 0
     var _body: GHEvent.OneOf_Body?
 
       // This property is used as the initial default value for new instances of the type.
@@ -5477,6 +6178,10 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     init(copying source: _StorageClass) {
       _seq = source._seq
       _unread = source._unread
+      _offline = source._offline
+      _left = source._left
+      _morePackages = source._morePackages
+      _cursor = source._cursor
       _body = source._body
     }
   }
@@ -5498,6 +6203,10 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
         switch fieldNumber {
         case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._seq) }()
         case 2: try { try decoder.decodeSingularMessageField(value: &_storage._unread) }()
+        case 3: try { try decoder.decodeSingularBoolField(value: &_storage._offline) }()
+        case 4: try { try decoder.decodeSingularUInt32Field(value: &_storage._left) }()
+        case 5: try { try decoder.decodeSingularBoolField(value: &_storage._morePackages) }()
+        case 6: try { try decoder.decodeSingularUInt64Field(value: &_storage._cursor) }()
         case 10: try {
           var v: GHChannelMessage?
           var hadOneofValue = false
@@ -5576,6 +6285,45 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
             _storage._body = .typing(v)
           }
         }()
+        case 16: try {
+          var v: GHSyncCompleted?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .syncCompleted(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .syncCompleted(v)
+          }
+        }()
+        case 17: try {
+          var v: GHResumed?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .resumed(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .resumed(v)
+          }
+        }()
+        case 18: try {
+          var v: GHReceivedStatusList?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .receivedStatus(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .receivedStatus(v)
+          }
+        }()
         default: break
         }
       }
@@ -5594,6 +6342,18 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       try { if let v = _storage._unread {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
       } }()
+      if _storage._offline != false {
+        try visitor.visitSingularBoolField(value: _storage._offline, fieldNumber: 3)
+      }
+      if _storage._left != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._left, fieldNumber: 4)
+      }
+      if _storage._morePackages != false {
+        try visitor.visitSingularBoolField(value: _storage._morePackages, fieldNumber: 5)
+      }
+      if _storage._cursor != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._cursor, fieldNumber: 6)
+      }
       switch _storage._body {
       case .message?: try {
         guard case .message(let v)? = _storage._body else { preconditionFailure() }
@@ -5619,6 +6379,18 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
         guard case .typing(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
       }()
+      case .syncCompleted?: try {
+        guard case .syncCompleted(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+      }()
+      case .resumed?: try {
+        guard case .resumed(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+      }()
+      case .receivedStatus?: try {
+        guard case .receivedStatus(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+      }()
       case nil: break
       }
     }
@@ -5632,11 +6404,75 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
         let rhs_storage = _args.1
         if _storage._seq != rhs_storage._seq {return false}
         if _storage._unread != rhs_storage._unread {return false}
+        if _storage._offline != rhs_storage._offline {return false}
+        if _storage._left != rhs_storage._left {return false}
+        if _storage._morePackages != rhs_storage._morePackages {return false}
+        if _storage._cursor != rhs_storage._cursor {return false}
         if _storage._body != rhs_storage._body {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSyncCompleted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SyncCompleted"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}items\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.items) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.items != 0 {
+      try visitor.visitSingularUInt32Field(value: self.items, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSyncCompleted, rhs: GHSyncCompleted) -> Bool {
+    if lhs.items != rhs.items {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHResumed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Resumed"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}replayed\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.replayed) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.replayed != 0 {
+      try visitor.visitSingularUInt32Field(value: self.replayed, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHResumed, rhs: GHResumed) -> Bool {
+    if lhs.replayed != rhs.replayed {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

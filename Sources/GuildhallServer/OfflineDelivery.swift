@@ -1,0 +1,147 @@
+// Offline sync (MISSION §7): on login the session gets what was addressed to
+// its user since its device last synced, in packages the client
+// acknowledges, then "sync completed"; live events wait until then. Also the
+// inbox those items come from: mentions, targeted notifications, read
+// positions and received status, each written durably before it is
+// delivered live, with an ord that orders the user's items. Loop thread only.
+//
+// Why the horizon: a session logging in gets items with ord up to the last
+// one already delivered live (`inboxFanned`) from the store, and every later
+// one live (held until sync completes), so none is missed or doubled.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallStore
+import GuildhallWire
+
+extension GuildhallService {
+    /// The next inbox ord (increasing, never reused).
+    func nextInboxOrd() -> UInt64 {
+        lastInboxOrd += 1
+        return lastInboxOrd
+    }
+
+    /// Inbox items up to `ord` committed and delivered live.
+    func inboxDelivered(upTo ord: UInt64) {
+        if ord > inboxFanned { inboxFanned = ord }
+    }
+
+    /// An inbox row holding an event body.
+    func inboxRow(for user: UserID, _ body: GHEvent.OneOf_Body, at time: UInt64) -> InboxRow {
+        var e = GHEvent()
+        e.body = body
+        return InboxRow(ord: nextInboxOrd(), user: user, at: time, event: (try? e.serializedBytes()) ?? [])
+    }
+
+    // MARK: Sync
+
+    func beginSync(_ s: Session) {
+        // An empty commit after every earlier write: the device cursor of a
+        // session that just ended is in the store before it is read.
+        commit([], from: nil) { [weak s] _ in
+            guard let s, s.isLoggedIn, s.sync != nil else { return }
+            self.fetchPackage(for: s)
+        }
+    }
+
+    private func fetchPackage(for s: Session) {
+        guard let sync = s.sync else { return }
+        read(.inbox(user: s.user, device: s.device, after: sync.after, upTo: sync.horizon, limit: settings.syncPackageSize)) { [weak s] result in
+            guard let s, s.isLoggedIn, s.sync != nil else { return }
+            if let error = result.error {
+                self.log.error("offline sync read failed; completing without it", ["user": s.user, "error": error.description])
+                self.completeSync(s)
+                return
+            }
+            self.deliverPackage(result, to: s)
+        }
+    }
+
+    private func deliverPackage(_ result: ReadResult, to s: Session) {
+        guard var sync = s.sync else { return }
+        if sync.after == nil { s.syncedFrom(result.cursor) }
+        sync.after = result.inbox.last?.ord ?? sync.after ?? result.cursor
+        let now = now()
+        let events: [(UInt64, GHEvent)] = result.inbox.compactMap { item in
+            guard var e = offlineEvent(item, for: s.user, now: now) else { return nil }
+            e.cursor = item.ord
+            return (item.ord, e)
+        }
+        sync.more = result.hasMore
+        if events.isEmpty {
+            s.sync = sync
+            if result.hasMore { fetchPackage(for: s) } else { completeSync(s) }
+            return
+        }
+        for (i, (ord, var e)) in events.enumerated() {
+            e.offline = true
+            e.left = UInt32(events.count - 1 - i)
+            e.morePackages = result.hasMore
+            s.sendOffline(SharedBytes(FrameEncoding.payload(Self.frame(e))), ord: ord)
+        }
+        sync.items += events.count
+        sync.awaitingSeq = s.eventSeq
+        s.sync = sync
+    }
+
+    /// The event an inbox item becomes, or nil when it no longer applies.
+    private func offlineEvent(_ item: InboxItem, for user: UserID, now: UInt64) -> GHEvent? {
+        var e = GHEvent()
+        if let m = item.message {
+            guard directory.role(of: user, in: m.serverID) != nil else { return nil }
+            e.message = GHChannelMessage(m)
+            return e
+        }
+        guard let stored = try? GHEvent(serializedBytes: item.event), stored.body != nil else { return nil }
+        e.body = stored.body
+        if case .unreadChanged(let old)? = stored.body {
+            // A read position moved on another device: send the channel's unread info as it is now.
+            guard let c = try? directory.readableChannel(old.channelID, by: user) else { return nil }
+            e.unreadChanged = info(unread(user, c, now: now))
+        }
+        return e
+    }
+
+    private func completeSync(_ s: Session) {
+        var done = GHSyncCompleted()
+        done.items = UInt32(s.sync?.items ?? 0)
+        s.send(ReplayEntry(payload: GHEvent.OneOf_Body.syncCompleted(done).sharedPayload, unread: nil, cursor: 0, ord: 0))
+        s.finishSync()
+    }
+
+    // MARK: Acknowledgements and cursors
+
+    /// The client has every event up to `seq`.
+    func acknowledge(_ seq: UInt64, from s: Session) {
+        if s.acknowledge(upTo: seq) { cursorOwed.insert(s.key) }
+        guard var sync = s.sync, sync.awaitingSeq != 0, seq >= sync.awaitingSeq else { return }
+        sync.awaitingSeq = 0
+        s.sync = sync
+        // The package is the client's: its cursor is durable before the next one goes.
+        let write = cursorWrite(of: s)
+        commit(write.map { [$0] } ?? [], from: nil) { [weak s] _ in
+            guard let s, s.isLoggedIn, let sync = s.sync else { return }
+            if sync.more { self.fetchPackage(for: s) } else { self.completeSync(s) }
+        }
+    }
+
+    private func cursorWrite(of s: Session) -> StoreWrite? {
+        guard s.ackedOrd > s.writtenOrd else { return nil }
+        s.writtenOrd = s.ackedOrd
+        cursorOwed.remove(s.key)
+        return .syncCursor(s.user, s.device, s.ackedOrd)
+    }
+
+    /// Writes the session's cursor if it moved (when it ends).
+    func saveCursor(of s: Session) {
+        if let w = cursorWrite(of: s) { commit([w], from: nil) { _ in } }
+    }
+
+    /// Writes moved cursors (with the position timer).
+    func flushCursors() {
+        guard !cursorOwed.isEmpty else { return }
+        let writes = cursorOwed.compactMap { session($0) }.compactMap { cursorWrite(of: $0) }
+        cursorOwed.removeAll()
+        if !writes.isEmpty { commit(writes, from: nil) { _ in } }
+    }
+}

@@ -1,0 +1,93 @@
+// Sessions that outlive their connection (MISSION §1, §10): a dropped
+// session is detached, keeps its subscriptions and collects events in its
+// replay buffer for the resume window; a resume on a new connection takes it
+// over and replays exactly what the client missed, then says "resumed". When
+// that is no longer possible the resume becomes a fresh login with offline
+// sync, never an error with events lost. Loop thread only.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallWire
+
+extension GuildhallService {
+    /// The connection is gone (or must go); the session waits for a resume
+    /// when it is logged in and resuming is on, else it ends.
+    func drop(_ s: Session, _ reason: GHCloseReason?, _ message: String, abort: Bool = false) {
+        guard s.phase == .active, settings.resumeWindowMs > 0, !shuttingDown else {
+            close(s, reason, message, abort: abort)
+            return
+        }
+        if let reason, !abort { s.sendClosed(reason, message) }
+        log.info("session dropped; it may resume", ["user": s.user, "session": s.sessionID, "reason": reason.map { "\($0)" } ?? message,
+                                                   "seq": s.eventSeq])
+        typingOwed.remove(s.key)
+        s.pendingTyping.removeAll()
+        if let c = s.detach(at: loop.nowMillis) {
+            linger(c)
+            if abort { c.abort() } else { c.close() }
+        }
+    }
+
+    func resume(_ r: GHResume, id: UInt64, on fresh: Session) {
+        guard let token = verifiedToken(r.token, id: id, on: fresh) else { return }
+        let failure: String
+        if let old = resumable(r.sessionID), old.user == token.user, old.device == token.device {
+            if r.lastEventSeq <= old.eventSeq && old.replay.canReplay(after: r.lastEventSeq) {
+                takeOver(old, from: fresh, after: r.lastEventSeq, id: id)
+                return
+            }
+            failure = "events after seq \(r.lastEventSeq) are no longer held (session at \(old.eventSeq), oldest held \(old.replay.firstSeq))"
+            close(old, .replaced, "resumed too late; logged in afresh")
+        } else {
+            failure = "no session \(r.sessionID) of this user and device is waiting to resume"
+        }
+        log.info("resume fell back to login and sync", ["user": token.user, "reason": failure])
+        admit(fresh, token, autoSubscribe: r.autoSubscribe, id: id, resumeFailure: failure)
+    }
+
+    /// The logged-in session a session id names, if it is still here.
+    private func resumable(_ sessionID: String) -> Session? {
+        let parts = sessionID.split(separator: "-")
+        guard parts.count == 3, let key = UInt64(parts[1]), let s = registry.all[key], s.sessionID == sessionID, s.isLoggedIn else { return nil }
+        return s
+    }
+
+    private func takeOver(_ old: Session, from fresh: Session, after seq: UInt64, id: UInt64) {
+        if old.phase == .active, let stale = old.detach(at: loop.nowMillis) {
+            // The old connection has not noticed it is dead; this one replaces it.
+            linger(stale)
+            stale.abort()
+        }
+        registry.remove(fresh, servers: [])
+        guard let connection = fresh.handOver() else { return }
+        old.decoder = fresh.decoder
+        old.decoder.maxFrameBytes = settings.maxFrameBytes
+        old.liveness = SessionLiveness(now: loop.nowMillis, loginDeadlineMs: UInt64(settings.loginDeadlineMs),
+                                       idleTimeoutMs: UInt64(settings.idleTimeoutMs))
+        old.liveness.loggedIn(at: loop.nowMillis)
+        old.outboundCap = settings.outboundHardCapBytes
+        bind(connection, to: old)
+        var result = GHLoginResult()
+        result.userID = old.user
+        result.deviceID = old.device
+        result.sessionID = old.sessionID
+        result.heartbeatIntervalMs = UInt32(settings.heartbeatIntervalMs)
+        result.serverTime = now()
+        result.resumed = true
+        let replayed = old.attach(connection, replayingAfter: seq) { old.respond(id, .login(result)) }
+        var resumed = GHResumed()
+        resumed.replayed = UInt32(replayed)
+        old.send(ReplayEntry(payload: GHEvent.OneOf_Body.resumed(resumed).sharedPayload, unread: nil, cursor: 0, ord: 0))
+        if !old.pendingTyping.isEmpty || !old.pendingUnread.isEmpty { old.markDirty() }
+        log.info("session resumed", ["user": old.user, "session": old.sessionID, "replayed": replayed, "peer": old.peer])
+        drainFrames(old)
+    }
+
+    /// Ends detached sessions whose resume window has passed.
+    func expireDetached(now: UInt64) {
+        for s in Array(registry.all.values) where s.phase == .detached && now >= s.detachedAt + UInt64(settings.resumeWindowMs) {
+            log.info("resume window passed", ["user": s.user, "session": s.sessionID])
+            close(s, nil, "resume window passed")
+        }
+    }
+}
