@@ -120,15 +120,25 @@ public final class GuildhallClient: Sendable {
             return (s.socket, s.started && !already, s.loggedIn)
         }
         if let socket, loggedIn {
-            // Ends the session on the server now rather than after the resume window.
-            var frame = GHFrame()
-            frame.request.id = UInt64.max - 2
-            frame.request.logout = GHLogout()
-            _ = send(FrameEncoding.framed(frame), on: socket)
+            // Acknowledges what arrived (the device's sync cursor moves past
+            // it), then ends the session now rather than after the resume window.
+            var ack = GHFrame()
+            ack.request.id = UInt64.max - 1
+            ack.request.ack.eventSeq = lastEventSeq
+            var logout = GHFrame()
+            logout.request.id = UInt64.max - 2
+            logout.request.logout = GHLogout()
+            _ = send(FrameEncoding.framed(ack) + FrameEncoding.framed(logout), on: socket)
         }
         socket?.shutdown()
         wake.signal()
         if wasStarted { stopped.wait() }
+    }
+
+    /// Cuts the connection as a network failure would (for tests of resume);
+    /// the client reconnects and resumes as after any drop.
+    func simulateNetworkDrop() {
+        state.withLock { $0.socket }?.shutdown()
     }
 
     /// Sends one request and waits for its result; throws `GuildhallError` for a wire error.

@@ -279,14 +279,17 @@ final class GuildhallService {
             // Commits normally finish in milliseconds; the grace period only
             // bounds a stuck disk.
             let deadline = LoopTimer(loop: loop)
+            commitDeadline = deadline
             deadline.start(afterMillis: UInt64(settings.shutdownGraceMs), repeatMillis: 0) { [unowned self] in
-                deadline.close()
+                self.log.warn("commits still pending at the shutdown deadline; closing without them", ["pending": self.pendingWrites.count])
                 self.finishShutdown()
             }
         }
     }
 
     var finished = false
+    /// Bounds the wait for pending commits at shutdown; closed when they are done.
+    var commitDeadline: LoopTimer?
 
     /// Tracks a closing connection until libuv releases it.
     func linger(_ c: TCPConnection) {
@@ -304,6 +307,8 @@ final class GuildhallService {
     private func finishShutdown() {
         guard !finished else { return }
         finished = true
+        commitDeadline?.close()
+        commitDeadline = nil
         for s in Array(registry.all.values) { close(s, .shuttingDown, "the server is shutting down; reconnect later") }
         flushPositions()
         flushAll()

@@ -60,6 +60,8 @@ final class Session {
     var lastTypingFrame: [ChannelID: UInt64] = [:]
     /// Queued bytes past which the session is closed as a slow consumer.
     var outboundCap: Int
+    /// Bytes a resume replayed at once, allowed above the cap until the queue drains.
+    private var capSlack = 0
     private unowned let flushList: FlushList
 
     init(key: UInt64, connection: TCPConnection, liveness: SessionLiveness, maxFrameBytes: Int, outboundCap: Int,
@@ -122,7 +124,11 @@ final class Session {
             connection.commitScratch(FrameEncoding.eventTrailer(seq: seq, unread: e.unread, cursor: e.cursor, into: p),
                                      reserved: FrameEncoding.maxTrailerBytes)
         }
-        if checkCap && connection.queuedBytes > outboundCap { overflowed = true }
+        if checkCap && connection.queuedBytes > outboundCap {
+            if connection.queuedBytes > outboundCap + capSlack { overflowed = true }
+        } else {
+            capSlack = 0
+        }
         markDirty()
     }
 
@@ -189,6 +195,7 @@ final class Session {
             n += 1
             write(e, seq: n, to: newConnection, checkCap: false)
         }
+        capSlack = newConnection.queuedBytes
         return missed.count
     }
 

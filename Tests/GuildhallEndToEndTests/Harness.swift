@@ -117,7 +117,19 @@ final class Recorder: GuildhallListener {
         case unread(GHUnreadInfo)
         case unreadStatus(GHUnreadStatus)
         case typing(GHTypingEvent)
+        case syncCompleted
+        case resumed(Int)
+        case receivedStatus([GHReceivedStatus])
     }
+
+    /// The seed's message shape, for every message: (uid, left, offline, hasPackage).
+    struct ItemShape: Sendable, Equatable {
+        let uid: UInt64
+        let left: Int
+        let offline: Bool
+        let hasPackage: Bool
+    }
+    let shapes = Mutex<[ItemShape]>([])
 
     let events = Mutex<[Event]>([])
     /// The unread info that came with each message, by message UID.
@@ -127,6 +139,12 @@ final class Recorder: GuildhallListener {
         if let unread { messageUnread.withLock { $0[message.uid] = unread } }
         events.withLock { $0.append(.message(message)) }
     }
+    func onMessage(_ message: GHChannelMessage, left: Int, offline: Bool, hasPackage: Bool) {
+        shapes.withLock { $0.append(ItemShape(uid: message.uid, left: left, offline: offline, hasPackage: hasPackage)) }
+    }
+    func onOfflineMessageSyncCompleted() { events.withLock { $0.append(.syncCompleted) } }
+    func onResumed(replayed: Int) { events.withLock { $0.append(.resumed(replayed)) } }
+    func onReceivedStatusChanged(_ statuses: [GHReceivedStatus]) { events.withLock { $0.append(.receivedStatus(statuses)) } }
     func onUnreadChanged(_ info: GHUnreadInfo) { events.withLock { $0.append(.unread(info)) } }
     func onUnreadStatus(_ status: GHUnreadStatus) { events.withLock { $0.append(.unreadStatus(status)) } }
     func onTyping(_ typing: GHTypingEvent) { events.withLock { $0.append(.typing(typing)) } }
@@ -156,6 +174,18 @@ final class Recorder: GuildhallListener {
 
     var closes: [GHCloseReason] {
         events.withLock { $0.compactMap { if case .closed(let r, _) = $0 { r } else { nil } } }
+    }
+
+    var syncCompletions: Int {
+        events.withLock { $0.filter { if case .syncCompleted = $0 { true } else { false } }.count }
+    }
+
+    var resumes: [Int] {
+        events.withLock { $0.compactMap { if case .resumed(let n) = $0 { n } else { nil } } }
+    }
+
+    var receivedStatuses: [GHReceivedStatus] {
+        events.withLock { $0.flatMap { e -> [GHReceivedStatus] in if case .receivedStatus(let l) = e { l } else { [] } } }
     }
 
     var connectedCount: Int {

@@ -9,8 +9,10 @@ final class RawConnection {
     private var decoder = FrameDecoder(maxFrameBytes: 1 << 20)
     private(set) var peerClosed = false
 
-    init(port: Int) throws {
+    /// `receiveBuffer`: a small kernel receive buffer, so that a reader that stops reading backs up the server quickly.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -41,6 +43,25 @@ final class RawConnection {
         r.login.token = token
         send(r)
     }
+
+    func resume(_ token: String, sessionID: String, lastEventSeq: UInt64, id: UInt64 = 1) {
+        var r = GHRequest()
+        r.id = id
+        r.resume.token = token
+        r.resume.sessionID = sessionID
+        r.resume.lastEventSeq = lastEventSeq
+        send(r)
+    }
+
+    func ack(_ seq: UInt64, id: UInt64 = 99) {
+        var r = GHRequest()
+        r.id = id
+        r.ack.eventSeq = seq
+        send(r)
+    }
+
+    /// Drops the connection without a word, as a network failure would.
+    func cut() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
 
     /// Logs in and reads the answer and the end of offline sync (nothing waits offline).
     @discardableResult

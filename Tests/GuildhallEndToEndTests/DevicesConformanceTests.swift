@@ -1,0 +1,70 @@
+// State across a user's devices (MISSION §4.4, §7, §10): read positions and
+// received status set on one device reach the others at once when online and
+// after sync when offline, and an unread query right after marking read sees
+// the new count on every device.
+
+import Foundation
+import GuildhallClient
+import GuildhallWire
+import Testing
+
+@Suite struct DevicesConformanceTests {
+    @Test func readOnDeviceAReachesDeviceBWithoutPolling() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (phone, _) = try await server.client("bob", device: "phone")
+        let (laptop, laptopEvents) = try await server.client("bob", device: "laptop")
+        let (_, c) = try await guild(server, owner: alice, members: [phone])
+        var last: GHChannelMessage?
+        for i in 0..<3 { last = try await alice.send("m\(i)", to: c.channelID) }
+        _ = try await laptopEvents.message { $0.uid == last!.uid }
+        #expect(laptopEvents.messageUnread.withLock { $0[last!.uid]?.unreadCount } == 3)
+        _ = try await phone.markRead(c.channelID)
+        // Read-your-writes on the other device, at once.
+        #expect(try await laptop.unread([c.channelID]).first?.unreadCount == 0)
+        let pushed = try await waitFor("laptop's unread event") { laptopEvents.unreads.last { $0.channelID == c.channelID && $0.unreadCount == 0 } }
+        #expect(pushed.readSeq == last!.seq)
+        try await phone.setReceivedStatus([last!.uid], read: true, listened: true)
+        let status = try await waitFor("laptop's received status") { laptopEvents.receivedStatuses.first { $0.messageUid == last!.uid } }
+        #expect(status.isRead && status.isListened && !status.isDownloaded && !status.isRetrieved)
+        #expect(try await laptop.receivedStatus([last!.uid]).first?.isRead == true)
+    }
+
+    @Test func anOfflineDeviceGetsReadPositionsAndReceivedStatusInItsSync() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (phone, phoneEvents) = try await server.client("bob", device: "phone")
+        let (_, c) = try await guild(server, owner: alice, members: [phone])
+        // The tablet was in step once (joined notification synced and acknowledged), then went away.
+        let (tablet, tabletEvents) = try await server.client("bob", device: "tablet")
+        _ = try await waitFor("tablet synced") { tabletEvents.syncCompletions == 1 ? true : nil }
+        tablet.close()
+        let m = try await alice.send("while the tablet sleeps", to: c.channelID)
+        _ = try await phoneEvents.message { $0.uid == m.uid }
+        _ = try await phone.markRead(c.channelID)
+        try await phone.setReceivedStatus([m.uid], downloaded: true)
+        let (_, later) = try await server.client("bob", device: "tablet")
+        _ = try await waitFor("tablet synced again") { later.syncCompletions == 1 ? true : nil }
+        let order = later.events.withLock { $0 }
+        let completed = order.firstIndex { if case .syncCompleted = $0 { true } else { false } }!
+        let read = order.firstIndex { if case .unread(let u) = $0 { u.channelID == c.channelID && u.unreadCount == 0 && u.readSeq == m.seq } else { false } }
+        let status = order.firstIndex { if case .receivedStatus(let l) = $0 { l.contains { $0.messageUid == m.uid && $0.isDownloaded } } else { false } }
+        #expect(read != nil && read! < completed, "the read position arrives in the sync")
+        #expect(status != nil && status! < completed, "the received status arrives in the sync")
+    }
+
+    @Test func receivedStatusFlagsOnlyTurnOnAndAreCheckedAtTheDoor() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (bob, _) = try await server.client("bob")
+        try await bob.setReceivedStatus([42], read: true)
+        try await bob.setReceivedStatus([42], retrieved: true)
+        let s = try await bob.receivedStatus([42, 43])
+        #expect(s.map(\.isRead) == [true, false])
+        #expect(s.map(\.isRetrieved) == [true, false])
+        await expectError(.badRequest) { _ = try await bob.setReceivedStatus([42]) }
+        await expectError(.limitReached) { _ = try await bob.setReceivedStatus(Array(1...101), read: true) }
+    }
+}

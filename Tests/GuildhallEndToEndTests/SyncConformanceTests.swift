@@ -1,0 +1,303 @@
+// Offline sync in packages and resume without gaps (MISSION §1, §7, §10),
+// one test per rule, through the SDK or, where the test must control exactly
+// when a connection drops or stops reading, through a raw connection.
+
+import Foundation
+@testable import GuildhallClient
+import GuildhallWire
+import Testing
+
+@Suite struct SyncConformanceTests {
+    /// alice owns a server that bob joined; bob's joining session has
+    /// acknowledged everything and logged out, so bob's device is in step.
+    private func setUp(_ server: TestServer) async throws -> (GuildhallClient, UInt64, UInt64) {
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (s, c) = try await guild(server, owner: alice, members: [bob])
+        _ = try await bobEvents.notification(.memberJoined)
+        bob.close()
+        return (alice, s.serverID, c.channelID)
+    }
+
+    /// Sends `n` messages, 50 in flight at a time; returns their UIDs in channel order.
+    private func send(_ alice: GuildhallClient, _ n: Int, to channel: UInt64, text: String = "hey",
+                      mentioning user: String? = nil) async throws -> [UInt64] {
+        var sent: [GHChannelMessage] = []
+        for start in stride(from: 0, to: n, by: 50) {
+            sent += try await withThrowingTaskGroup(of: GHChannelMessage.self) { group in
+                for i in start..<min(n, start + 50) {
+                    group.addTask { try await alice.send("\(text) \(i)", to: channel, mentions: user.map { [$0] } ?? []) }
+                }
+                var out: [GHChannelMessage] = []
+                for try await m in group { out.append(m) }
+                return out
+            }
+        }
+        return sent.sorted { $0.seq < $1.seq }.map(\.uid)
+    }
+
+    private func sendMentions(_ alice: GuildhallClient, _ n: Int, to channel: UInt64, mentioning user: String) async throws -> [UInt64] {
+        try await send(alice, n, to: channel, mentioning: user)
+    }
+
+    @Test func aThousandOfflineItemsArriveAsFivePackagesThenCompleted() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _, channel) = try await setUp(server)
+        let sent = try await sendMentions(alice, 1000, to: channel, mentioning: "bob")
+        let (_, bob) = try await server.client("bob")
+        _ = try await waitFor("sync completed") { bob.syncCompletions == 1 ? true : nil }
+        let shapes = bob.shapes.withLock { $0 }
+        #expect(shapes.count == 1000)
+        #expect(Set(shapes.map(\.uid)) == Set(sent))
+        for (i, shape) in shapes.enumerated() {
+            let package = i / 200
+            #expect(shape.offline)
+            #expect(shape.left == 199 - i % 200, "item \(i)")
+            #expect(shape.hasPackage == (package < 4), "item \(i)")
+        }
+        // "Completed" comes after the last item, and only once.
+        let order = bob.events.withLock { $0 }
+        let lastMessage = order.lastIndex { if case .message = $0 { true } else { false } }
+        let completed = order.firstIndex { if case .syncCompleted = $0 { true } else { false } }
+        #expect(lastMessage! < completed!)
+    }
+
+    @Test func withNothingOfflineSyncCompletesAtOnce() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (_, events) = try await server.client("carol")
+        _ = try await waitFor("sync completed") { events.syncCompletions == 1 ? true : nil }
+        let first = events.events.withLock { $0.first { if case .status = $0 { false } else { true } } }
+        guard case .syncCompleted? = first else {
+            Issue.record("the first event was \(String(describing: first)), not sync completed")
+            return
+        }
+    }
+
+    @Test func aDeviceThatSyncedGetsOnlyWhatCameAfter() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _, channel) = try await setUp(server)
+        _ = try await sendMentions(alice, 3, to: channel, mentioning: "bob")
+        let (first, firstEvents) = try await server.client("bob")
+        _ = try await waitFor("sync completed") { firstEvents.syncCompletions == 1 ? true : nil }
+        #expect(firstEvents.shapes.withLock { $0.count } == 3)
+        first.close()
+        let later = try await sendMentions(alice, 2, to: channel, mentioning: "bob")
+        let (_, second) = try await server.client("bob")
+        _ = try await waitFor("sync completed") { second.syncCompletions == 1 ? true : nil }
+        #expect(second.shapes.withLock { $0.map(\.uid) } == later)
+    }
+
+    @Test func noLiveEventReachesTheSessionBeforeSyncCompleted() async throws {
+        let server = try TestServer { try $0.set("sync-package-size", "10") }
+        defer { server.stop() }
+        let (alice, _, channel) = try await setUp(server)
+        _ = try await sendMentions(alice, 25, to: channel, mentioning: "bob")
+        let raw = try RawConnection(port: server.port)
+        raw.login(server.token("bob"))
+        #expect(raw.nextFrame()?.response.login.userID == "bob")
+        var offline = 0
+        var firstPackageEnd: UInt64 = 0
+        while offline < 10, let f = raw.nextFrame() {
+            if f.event.offline { offline += 1 }
+            if f.event.offline && f.event.left == 0 { firstPackageEnd = f.event.seq }
+        }
+        // The first package is not acknowledged yet: a live message must wait.
+        let live = try await alice.send("live while bob syncs", to: channel)
+        var ping = GHRequest()
+        ping.id = 5
+        ping.heartbeat = GHHeartbeat()
+        raw.send(ping)
+        while let f = raw.nextFrame(), f.response.id != 5 {
+            #expect(f.event.message.uid != live.uid, "a live message came before sync completed")
+        }
+        raw.ack(firstPackageEnd)
+        var frames: [GHFrame] = []
+        var acked = firstPackageEnd
+        while let f = raw.nextFrame(timeout: 5) {
+            frames.append(f)
+            if f.event.offline && f.event.left == 0 && f.event.seq > acked {
+                acked = f.event.seq
+                raw.ack(acked)
+            }
+            if f.event.message.uid == live.uid { break }
+        }
+        let completed = frames.firstIndex { if case .syncCompleted? = $0.event.body { true } else { false } }
+        let liveAt = frames.firstIndex { $0.event.message.uid == live.uid }
+        #expect(frames.filter(\.event.offline).count == 15)
+        guard let completed, let liveAt else { Issue.record("no completed or no live message"); return }
+        #expect(completed < liveAt)
+        #expect(!frames[liveAt].event.offline)
+    }
+
+    @Test func droppingTheSocketMidSyncAtRandomPointsLosesAndDoublesNothing() async throws {
+        let server = try TestServer { try $0.set("sync-package-size", "20") }
+        defer { server.stop() }
+        let (alice, _, channel) = try await setUp(server)
+        let sent = try await sendMentions(alice, 150, to: channel, mentioning: "bob")
+        var rng = SeededGenerator(seed: 0x5EED)
+        var received: [UInt64] = []  // message UIDs as an SDK would deliver them (cursor de-duplication)
+        var highestCursor: UInt64 = 0
+        var ackedCursor: UInt64 = 0
+        var attempts = 0
+        var done = false
+        while !done && attempts < 40 {
+            attempts += 1
+            let raw = try RawConnection(port: server.port)
+            raw.login(server.token("bob"))
+            guard raw.nextFrame()?.response.login.userID == "bob" else { Issue.record("login failed"); return }
+            let cutAfter = Int.random(in: 1...45, using: &rng)
+            var seen = 0
+            var lastCursorOfPackage: UInt64 = 0
+            while let f = raw.nextFrame(timeout: 5) {
+                if case .syncCompleted? = f.event.body { done = true; break }
+                guard f.event.offline else { continue }
+                // The server starts again right after the last acknowledged package.
+                if seen == 0 { #expect(f.event.cursor > ackedCursor, "attempt \(attempts) repeated an acknowledged package") }
+                seen += 1
+                if f.event.cursor > highestCursor {
+                    highestCursor = f.event.cursor
+                    received.append(f.event.message.uid)
+                }
+                lastCursorOfPackage = f.event.cursor
+                if f.event.left == 0 {
+                    // Without an acknowledgement the server waits: cut here.
+                    guard Bool.random(using: &rng) else { break }
+                    raw.ack(f.event.seq)
+                    ackedCursor = lastCursorOfPackage
+                    // Wait for the answer so the acknowledgement surely counted before a cut.
+                    while let a = raw.nextFrame(), a.response.id != 99 { if a.event.offline, a.event.cursor > highestCursor { highestCursor = a.event.cursor; received.append(a.event.message.uid) } }
+                }
+                if seen >= cutAfter { break }
+            }
+            raw.cut()
+        }
+        #expect(done, "sync never completed in \(attempts) attempts")
+        #expect(received == sent, "gaps or duplicates: \(received.count) delivered of \(sent.count)")
+    }
+
+    @Test func aResumeReplaysExactlyWhatWasMissedInOrder() async throws {
+        let server = try TestServer { try $0.set("small-server-threshold", "100") }
+        defer { server.stop() }
+        let (alice, _, channel) = try await setUp(server)
+        let raw = try RawConnection(port: server.port)
+        guard let login = raw.loginAndSync(server.token("bob")) else { Issue.record("login failed"); return }
+        let before = try await alice.send("seen", to: channel)
+        guard let seen = raw.nextFrame(), seen.event.message.uid == before.uid else { Issue.record("first message missing"); return }
+        raw.cut()
+        var missed: [UInt64] = []
+        for i in 0..<5 { missed.append(try await alice.send("missed \(i)", to: channel).uid) }
+        let again = try RawConnection(port: server.port)
+        again.resume(server.token("bob"), sessionID: login.sessionID, lastEventSeq: seen.event.seq)
+        let answer = again.nextFrame()?.response.login
+        #expect(answer?.resumed == true)
+        var replayed: [GHFrame] = []
+        while let f = again.nextFrame() {
+            if case .resumed(let r)? = f.event.body {
+                #expect(r.replayed == 5)
+                break
+            }
+            replayed.append(f)
+        }
+        #expect(replayed.map(\.event.message.uid) == missed)
+        #expect(replayed.map(\.event.seq) == Array((seen.event.seq + 1)...(seen.event.seq + 5)))
+        // Live again, on the same session.
+        let after = try await alice.send("live", to: channel)
+        #expect(again.nextFrame()?.event.message.uid == after.uid)
+    }
+
+    @Test func theSDKResumesByItselfAndKeepsItsSubscriptions() async throws {
+        // A large server: bob receives only because of his subscription.
+        let server = try TestServer { try $0.set("small-server-threshold", "1") }
+        defer { server.stop() }
+        let (alice, _, channel) = try await setUp(server)
+        let (bob, events) = try await server.client("bob")
+        let serverID = try await alice.myServers()[0].serverID
+        let statuses = try await bob.sub(.channelMsg, serverID, [channel])
+        #expect(statuses == [.targetOk])
+        _ = try await alice.send("before", to: channel)
+        _ = try await events.message { $0.body.text == "before" }
+        bob.simulateNetworkDrop()
+        var sent: [UInt64] = []
+        for i in 0..<10 { sent.append(try await alice.send("during \(i)", to: channel).uid) }
+        _ = try await waitFor("a resume") { events.resumes.isEmpty ? nil : true }
+        let after = try await alice.send("after", to: channel)
+        _ = try await events.message { $0.uid == after.uid }
+        let uids = events.messages.map(\.uid)
+        #expect(uids.filter { sent.contains($0) } == sent, "each missed message once, in order")
+        #expect(Set(uids).count == uids.count)
+        #expect(events.syncCompletions == 1, "a resume is not a new login")
+    }
+
+    @Test func overflowingTheReplayBufferFallsBackToSyncWithNothingLost() async throws {
+        let server = try TestServer { try $0.set("resume-events", "5") }
+        defer { server.stop() }
+        let (alice, _, channel) = try await setUp(server)
+        let raw = try RawConnection(port: server.port)
+        guard let login = raw.loginAndSync(server.token("bob")) else { Issue.record("login failed"); return }
+        raw.cut()
+        let sent = try await sendMentions(alice, 12, to: channel, mentioning: "bob")
+        let again = try RawConnection(port: server.port)
+        again.resume(server.token("bob"), sessionID: login.sessionID, lastEventSeq: 1)
+        let answer = again.nextFrame()?.response.login
+        #expect(answer?.resumed == false)
+        #expect(answer?.resumeFailure.contains("no longer held") == true)
+        #expect(answer?.sessionID != login.sessionID)
+        var offline: [UInt64] = []
+        while let f = again.nextFrame() {
+            if case .syncCompleted? = f.event.body { break }
+            if f.event.offline {
+                offline.append(f.event.message.uid)
+                if f.event.left == 0 { again.ack(f.event.seq) }
+            }
+        }
+        #expect(offline == sent)
+    }
+
+    @Test func aSlowConsumerIsClosedAtTheCapAndResumesWhileAHealthySessionKeepsReceiving() async throws {
+        let server = try TestServer {
+            try $0.set("small-server-threshold", "100")
+            try $0.set("outbound-hard-cap-bytes", "65536")
+        }
+        defer { server.stop() }
+        let (alice, _, channel) = try await setUp(server)
+        let (carol, carolEvents) = try await server.client("carol")
+        _ = try await carol.joinServer(try await alice.myServers()[0].serverID)
+        let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
+        guard let login = slow.loginAndSync(server.token("bob")) else { Issue.record("login failed"); return }
+        // bob stops reading; alice sends more than the kernel buffers and the cap hold.
+        let sent = try await send(alice, 300, to: channel, text: String(repeating: "x", count: 4_000))
+        // The healthy session got everything.
+        _ = try await waitFor("carol to receive all", timeout: 20) { carolEvents.messages.count >= sent.count ? true : nil }
+        #expect(Set(carolEvents.messages.map(\.uid)) == Set(sent))
+        // bob's connection was cut; resuming replays everything after the last event he read.
+        let frames = slow.framesUntilClosed(timeout: 10)
+        #expect(slow.peerClosed, "the slow consumer was not closed")
+        let lastSeq = frames.map(\.event.seq).max() ?? 1
+        let again = try RawConnection(port: server.port)
+        again.resume(server.token("bob"), sessionID: login.sessionID, lastEventSeq: lastSeq)
+        #expect(again.nextFrame()?.response.login.resumed == true)
+        var replayed = frames.compactMap { f -> UInt64? in if case .message(let m)? = f.event.body { m.uid } else { nil } }
+        while let f = again.nextFrame(timeout: 10) {
+            if case .resumed? = f.event.body { break }
+            if case .message(let m)? = f.event.body { replayed.append(m.uid) }
+        }
+        #expect(replayed.count == sent.count, "\(frames.count) frames before the cut, last seq \(lastSeq), \(replayed.count) of \(sent.count) in all")
+        #expect(replayed == sent)
+    }
+}
+
+/// A small deterministic generator, so random drop points repeat run to run.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
