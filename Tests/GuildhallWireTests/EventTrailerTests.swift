@@ -45,4 +45,19 @@ import Testing
         #expect(e.unread.unreadCount == unread.unreadCount && e.unread.mentionedCount == unread.mentionedCount)
         #expect(e.unread.ackTimestamp == unread.ackTimestamp && e.unread.readSeq == unread.readSeq)
     }
+
+    @Test(arguments: [UInt64(0), 1, 1 << 40, UInt64.max])
+    func theTrailerCarriesTheInboxCursorWithTheLargestUnreadWithinItsBound(cursor: UInt64) throws {
+        var frame = GHFrame()
+        frame.event.message.uid = 7
+        var bytes = FrameEncoding.payload(frame)
+        let unread = FrameEncoding.RecipientUnread(unreadCount: .max, mentionedCount: .max, ackTimestamp: .max, readSeq: .max)
+        var trailer = [UInt8](repeating: 0, count: FrameEncoding.maxTrailerBytes)
+        let n = trailer.withUnsafeMutableBytes { FrameEncoding.eventTrailer(seq: .max, unread: unread, cursor: cursor, into: $0.baseAddress!) }
+        #expect(n == FrameEncoding.eventTrailerLength(seq: .max, unread: unread, cursor: cursor))
+        #expect(n <= FrameEncoding.maxTrailerBytes)
+        bytes += trailer[..<n]
+        let e = try GHFrame(serializedBytes: bytes).event
+        #expect(e.seq == .max && e.cursor == cursor && e.unread.readSeq == .max && e.message.uid == 7)
+    }
 }
