@@ -5,6 +5,10 @@
 // positions and received status, each written durably before it is
 // delivered live, with an ord that orders the user's items. Loop thread only.
 //
+// Callbacks hold their session strongly (a weak reference would move every
+// session's reference count to a side table and slow every fan-out retain);
+// they check that it is still logged in.
+//
 // Why the horizon: a session logging in gets items with ord up to the last
 // one already delivered live (`inboxFanned`) from the store, and every later
 // one live (held until sync completes), so none is missed or doubled.
@@ -38,16 +42,16 @@ extension GuildhallService {
     func beginSync(_ s: Session) {
         // An empty commit after every earlier write: the device cursor of a
         // session that just ended is in the store before it is read.
-        commit([], from: nil) { [weak s] _ in
-            guard let s, s.isLoggedIn, s.sync != nil else { return }
+        commit([], from: nil) { _ in
+            guard s.isLoggedIn, s.sync != nil else { return }
             self.fetchPackage(for: s)
         }
     }
 
     private func fetchPackage(for s: Session) {
         guard let sync = s.sync else { return }
-        read(.inbox(user: s.user, device: s.device, after: sync.after, upTo: sync.horizon, limit: settings.syncPackageSize)) { [weak s] result in
-            guard let s, s.isLoggedIn, s.sync != nil else { return }
+        read(.inbox(user: s.user, device: s.device, after: sync.after, upTo: sync.horizon, limit: settings.syncPackageSize)) { result in
+            guard s.isLoggedIn, s.sync != nil else { return }
             if let error = result.error {
                 self.log.error("offline sync read failed; completing without it", ["user": s.user, "error": error.description])
                 self.completeSync(s)
@@ -119,8 +123,8 @@ extension GuildhallService {
         s.sync = sync
         // The package is the client's: its cursor is durable before the next one goes.
         let write = cursorWrite(of: s)
-        commit(write.map { [$0] } ?? [], from: nil) { [weak s] _ in
-            guard let s, s.isLoggedIn, let sync = s.sync else { return }
+        commit(write.map { [$0] } ?? [], from: nil) { _ in
+            guard s.isLoggedIn, let sync = s.sync else { return }
             if sync.more { self.fetchPackage(for: s) } else { self.completeSync(s) }
         }
     }

@@ -27,7 +27,7 @@ final class Session {
     /// Sequence of the last event sent; the next event gets +1.
     private(set) var eventSeq: UInt64 = 0
     /// Events not yet acknowledged, for a resume (MISSION §1).
-    private(set) var replay: ReplayRing<ReplayEntry>
+    let replay: ReplayRing<ReplayEntry>
     /// While offline sync runs: its progress; live events wait in `held`.
     var sync: OfflineSync?
     private(set) var held: [ReplayEntry] = []
@@ -108,10 +108,11 @@ final class Session {
     }
 
     /// Sends an event now, even during sync (sync's own items).
-    func send(_ entry: ReplayEntry) {
+    /// Consuming, so the entry moves into the replay buffer without another retain of its payload.
+    func send(_ entry: consuming ReplayEntry) {
         eventSeq += 1
-        replay.append(entry)
         if let connection { write(entry, seq: eventSeq, to: connection, checkCap: true) }
+        replay.append(entry)
     }
 
     private func write(_ e: ReplayEntry, seq: UInt64, to connection: TCPConnection, checkCap: Bool) {

@@ -98,7 +98,20 @@ final class EventPrinter: GuildhallListener {
     let output: Output
     init(output: Output) { self.output = output }
 
-    func onMessage(_ message: GHChannelMessage) { output.event("message", message) }
+    func onMessage(_ message: GHChannelMessage, left: Int, offline: Bool, hasPackage: Bool) {
+        output.event(offline ? "offline_message" : "message", message)
+    }
+    func onOfflineMessageSyncCompleted() { output.event("sync_completed", GHSyncCompleted()) }
+    func onResumed(replayed: Int) {
+        var r = GHResumed()
+        r.replayed = UInt32(replayed)
+        output.event("resumed", r)
+    }
+    func onReceivedStatusChanged(_ statuses: [GHReceivedStatus]) {
+        var l = GHReceivedStatusList()
+        l.statuses = statuses
+        output.event("received_status", l)
+    }
     func onUnreadChanged(_ info: GHUnreadInfo) { output.event("unread", info) }
     func onUnreadStatus(_ status: GHUnreadStatus) { output.event("unread_status", status) }
     func onTyping(_ typing: GHTypingEvent) { output.event("typing", typing) }

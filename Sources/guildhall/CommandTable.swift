@@ -131,6 +131,17 @@ struct CommandTable {
             ("unread", spec(["channels"], "unread info for channels (comma separated)") { a in
                 var l = GHUnreadList(); l.unreads = try await c.unread(a.list("channels").compactMap(UInt64.init)); return l
             }),
+            ("set-status", spec(["uids"], opts: ["read", "listened", "downloaded", "retrieved"],
+                                "turn on received-status flags of messages (comma separated UIDs) on all your devices, e.g. read=true") { a in
+                var l = GHReceivedStatusList()
+                l.statuses = try await c.setReceivedStatus(a.list("uids").compactMap(UInt64.init), read: a.bool("read") ?? false,
+                                                           listened: a.bool("listened") ?? false, downloaded: a.bool("downloaded") ?? false,
+                                                           retrieved: a.bool("retrieved") ?? false)
+                return l
+            }),
+            ("status", spec(["uids"], "your received status of messages (comma separated UIDs)") { a in
+                var l = GHReceivedStatusList(); l.statuses = try await c.receivedStatus(a.list("uids").compactMap(UInt64.init)); return l
+            }),
             ("typing", spec(["channel"], "say you are typing in a channel") { a in try await c.sendTyping(a.id("channel")); return nil }),
             ("guest-enter", spec(["server"], "enter a server as a guest") { a in try await c.enterAsGuest(a.id("server")) }),
             ("guest-leave", spec(["server"], "leave a server entered as a guest") { a in try await c.leaveAsGuest(a.id("server")); return nil }),

@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct ReplayRingTests {
     @Test func eventsAfterASeqComeBackInOrder() {
-        var ring = ReplayRing<String>(capacity: 100)
+        let ring = ReplayRing<String>(capacity: 100)
         for i in 1...30 { ring.append("e\(i)") }
         #expect(ring.firstSeq == 1 && ring.lastSeq == 30)
         #expect(ring.canReplay(after: 25))
@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func acknowledgedEventsGoAndReportWhatLeft() {
-        var ring = ReplayRing<Int>(capacity: 100)
+        let ring = ReplayRing<Int>(capacity: 100)
         for i in 1...10 { ring.append(i) }
         var dropped: [Int] = []
         ring.acknowledge(upTo: 4) { dropped.append($0) }
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func pastTheCapacityTheOldestGoAndAResumeFromBeforeThemFails() {
-        var ring = ReplayRing<Int>(capacity: 5)
+        let ring = ReplayRing<Int>(capacity: 5)
         var evicted: [Int] = []
         for i in 1...8 { if let old = ring.append(i) { evicted.append(old) } }
         #expect(evicted == [1, 2, 3])
@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func withNoCapacityOnlyTheLatestSeqCanResume() {
-        var ring = ReplayRing<Int>(capacity: 0)
+        let ring = ReplayRing<Int>(capacity: 0)
         for i in 1...3 { ring.append(i) }
         #expect(ring.lastSeq == 3)
         #expect(ring.canReplay(after: 3))

@@ -24,11 +24,15 @@ protocol BenchWire {
     /// Appends what closes a batch of `publishesPerAck` publishes (NATS: PING).
     func appendBatchEnd(to out: inout [UInt8])
     func makeAckCounter() -> AckCounter
+    /// Appends what a subscriber sends after receiving `received` records
+    /// (Guildhall: an acknowledgement, so the server's replay buffer stays small).
+    func appendSubscriberAck(received: UInt64, to out: inout [UInt8])
 }
 
 extension BenchWire {
     var publishesPerAck: Int { 1 }
     func appendBatchEnd(to out: inout [UInt8]) {}
+    func appendSubscriberAck(received: UInt64, to out: inout [UInt8]) {}
 }
 
 /// Counts acknowledgements in a connection's byte stream.
@@ -87,6 +91,15 @@ struct GuildhallWire: BenchWire {
     }
 
     func makeAckCounter() -> AckCounter { ResponseCounter() }
+
+    /// The session's events are "sync completed" then one per record, so
+    /// `received` is at most the seq of the last event received.
+    func appendSubscriberAck(received: UInt64, to out: inout [UInt8]) {
+        var r = GHRequest()
+        r.id = 4
+        r.ack.eventSeq = received
+        out.append(contentsOf: framed(r))
+    }
 
     /// Counts response frames (Frame field 2, tag 0x12) by walking length prefixes.
     struct ResponseCounter: AckCounter {

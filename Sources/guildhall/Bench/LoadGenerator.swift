@@ -170,6 +170,14 @@ final class LoadGenerator {
                 }
             }
             if got > 0 {
+                if (peer.received + got) / 256 != peer.received / 256, let conn = peer.connection {
+                    var ack: [UInt8] = []
+                    wire.appendSubscriberAck(received: peer.received + got, to: &ack)
+                    if !ack.isEmpty {
+                        conn.enqueue(ack)
+                        conn.flush()
+                    }
+                }
                 peer.received += got
                 result.deliveries += got
                 lastDelivery = now
