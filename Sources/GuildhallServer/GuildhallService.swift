@@ -77,6 +77,10 @@ final class GuildhallService {
     var port: Int { listener?.port ?? 0 }
 
     init(settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64) throws {
+        // libuv writes with writev, which raises SIGPIPE on a connection the
+        // peer already reset; that must cost the one connection, not the process
+        // (also when the server runs inside another program, as in the tests).
+        signal(SIGPIPE, SIG_IGN)
         self.settings = settings
         self.log = ServerLog(level: settings.logLevel)
         self.secret = secret

@@ -96,7 +96,6 @@ public final class ServiceHandle: Sendable {
 public enum ServeMain {
     /// `reload` re-reads the configuration on SIGHUP; its live settings apply at once.
     public static func run(settings: Settings, reload: @escaping () throws -> Settings, onListening: (Int) -> Void) throws -> Int32 {
-        signal(SIGPIPE, SIG_IGN)
         let secret = try ServerSecret.resolve(settings)
         let service = try GuildhallService(settings: settings, secret: secret, clock: systemClock)
         service.watchSignals()

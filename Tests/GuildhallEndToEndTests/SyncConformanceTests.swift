@@ -20,13 +20,23 @@ import Testing
     }
 
     /// Sends `n` messages, 50 in flight at a time; returns their UIDs in channel order.
-    private func send(_ alice: GuildhallClient, _ n: Int, to channel: UInt64, text: String = "hey",
+    /// `blob`: custom bodies of that many bytes instead of text (the debug
+    /// build validates large text slowly).
+    private func send(_ alice: GuildhallClient, _ n: Int, to channel: UInt64, blob: Int = 0,
                       mentioning user: String? = nil) async throws -> [UInt64] {
         var sent: [GHChannelMessage] = []
         for start in stride(from: 0, to: n, by: 50) {
             sent += try await withThrowingTaskGroup(of: GHChannelMessage.self) { group in
                 for i in start..<min(n, start + 50) {
-                    group.addTask { try await alice.send("\(text) \(i)", to: channel, mentions: user.map { [$0] } ?? []) }
+                    group.addTask {
+                        if blob > 0 {
+                            var b = GHMessageBody()
+                            b.custom.type = "blob"
+                            b.custom.data = Data(repeating: UInt8(i % 256), count: blob)
+                            return try await alice.send(b, to: channel)
+                        }
+                        return try await alice.send("hey \(i)", to: channel, mentions: user.map { [$0] } ?? [])
+                    }
                 }
                 var out: [GHChannelMessage] = []
                 for try await m in group { out.append(m) }
@@ -268,7 +278,7 @@ import Testing
         let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
         guard let login = slow.loginAndSync(server.token("bob")) else { Issue.record("login failed"); return }
         // bob stops reading; alice sends more than the kernel buffers and the cap hold.
-        let sent = try await send(alice, 300, to: channel, text: String(repeating: "x", count: 4_000))
+        let sent = try await send(alice, 300, to: channel, blob: 8_000)
         // The healthy session got everything.
         _ = try await waitFor("carol to receive all", timeout: 20) { carolEvents.messages.count >= sent.count ? true : nil }
         #expect(Set(carolEvents.messages.map(\.uid)) == Set(sent))
@@ -299,5 +309,78 @@ struct SeededGenerator: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+@Suite struct BackpressureConformanceTests {
+    @Test func aSessionBehindOnItsWritesShedsTypingAndCollapsesUnreadButKeepsEveryMessage() async throws {
+        let server = try TestServer {
+            try $0.set("outbound-shed-bytes", "16384")
+            try $0.set("typing-throttle-ms", "0")
+            try $0.set("small-server-threshold", "1")
+            try $0.set("outbound-hard-cap-bytes", "67108864")
+            try $0.set("outbound-soft-cap-bytes", "67108864")
+        }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (carol, _) = try await server.client("carol")
+        let (bobJoin, bobJoinEvents) = try await server.client("bob")
+        let (g, c) = try await guild(server, owner: alice, members: [bobJoin, carol])
+        let quiet = try await alice.createChannel(in: g.serverID, name: "quiet")
+        _ = try await bobJoinEvents.notification(.memberJoined)
+        bobJoin.close()
+        let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
+        guard slow.loginAndSync(server.token("bob")) != nil else { Issue.record("login failed"); return }
+        var sub = GHRequest()
+        sub.id = 2
+        sub.subscribe.type = .channelMsg
+        sub.subscribe.targets = [{ var t = GHSubscriptionTarget(); t.serverID = g.serverID; t.channelID = c.channelID; return t }()]
+        slow.send(sub)
+        sub.id = 3
+        sub.subscribe.type = .channelTyping
+        slow.send(sub)
+        sub.id = 4
+        sub.subscribe.type = .channelUnreadCount
+        sub.subscribe.targets[0].channelID = quiet.channelID
+        slow.send(sub)
+        var answered = 0
+        while answered < 3, let f = slow.nextFrame() { if f.response.id >= 2 { answered += 1 } }
+        // bob stops reading while alice fills his queue past the shedding mark.
+        // Custom bodies: bytes, so the debug build does not spend its time validating UTF-8.
+        let body: GHMessageBody = {
+            var b = GHMessageBody()
+            b.custom.type = "blob"
+            b.custom.data = Data(repeating: 7, count: 16_000)
+            return b
+        }()
+        var sent: [GHChannelMessage] = []
+        for start in stride(from: 0, to: 400, by: 50) {
+            sent += try await withThrowingTaskGroup(of: GHChannelMessage.self) { group in
+                for _ in 0..<50 { group.addTask { try await alice.send(body, to: c.channelID) } }
+                var out: [GHChannelMessage] = []
+                for try await m in group { out.append(m) }
+                return out
+            }
+        }
+        let sentUIDs = sent.sorted { $0.seq < $1.seq }.map(\.uid)
+        try await carol.sendTyping(c.channelID)
+        for i in 0..<5 { _ = try await carol.send("quiet \(i)", to: quiet.channelID) }
+        // Now bob reads everything (heartbeats keep him alive while the queue drains).
+        var frames: [GHFrame] = []
+        var ping = GHRequest()
+        ping.heartbeat = GHHeartbeat()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            slow.send(ping)
+            guard let f = slow.nextFrame(timeout: 0.2) else { continue }
+            frames.append(f)
+            let unreadEvents = frames.filter { if case .unreadChanged? = $0.event.body { true } else { false } }
+            if frames.filter({ if case .message? = $0.event.body { true } else { false } }).count == sentUIDs.count && !unreadEvents.isEmpty { break }
+        }
+        let messages = frames.compactMap { f -> UInt64? in if case .message(let m)? = f.event.body { m.uid } else { nil } }
+        #expect(messages == sentUIDs, "every message, in order")
+        #expect(!frames.contains { if case .typing? = $0.event.body { true } else { false } }, "typing was shed")
+        let unread = frames.compactMap { f -> GHUnreadInfo? in if case .unreadChanged(let u)? = f.event.body { u } else { nil } }
+        #expect(unread.map(\.unreadCount) == [5], "unread updates waited and collapsed to the latest")
     }
 }
