@@ -229,15 +229,46 @@ final class Session {
     }
 }
 
-/// One event as a session sent it, kept for replay.
+/// One event as a session sent it, kept for replay. Compact (48 bytes):
+/// one is written per delivery per recipient, and the rings of a thousand
+/// sessions do not fit in cache, so its size is memory traffic on the
+/// fan-out path.
 struct ReplayEntry {
     let payload: SharedBytes
-    let unread: FrameEncoding.RecipientUnread?
-    /// The item's inbox ord when it is addressed to the user, else 0.
-    let cursor: UInt64
     /// The session's `queuedOrd` when it was pushed: acknowledging this
-    /// event acknowledges every inbox item up to it.
+    /// event acknowledges every inbox item up to it. For an item addressed
+    /// to the user it is the item's own inbox ord, which the trailer carries.
     let ord: UInt64
+    private let readSeq: UInt64
+    private let ackTimestamp: UInt64
+    private let unreadCount: UInt32
+    private let mentionedCount: UInt32
+    private let flags: UInt8
+
+    private static let hasUnread: UInt8 = 1
+    private static let carriesCursor: UInt8 = 2
+
+    /// `cursor`: the item's inbox ord when it is addressed to the user, else
+    /// 0; `ord` is then at least the cursor, and the entry keeps the cursor
+    /// (a lower ord only acknowledges less).
+    init(payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, ord: UInt64) {
+        self.payload = payload
+        self.ord = cursor != 0 ? cursor : ord
+        readSeq = unread?.readSeq ?? 0
+        ackTimestamp = unread?.ackTimestamp ?? 0
+        // Saturating: four billion unread messages in one channel is beyond any display.
+        unreadCount = UInt32(clamping: unread?.unreadCount ?? 0)
+        mentionedCount = UInt32(clamping: unread?.mentionedCount ?? 0)
+        flags = (unread != nil ? Self.hasUnread : 0) | (cursor != 0 ? Self.carriesCursor : 0)
+    }
+
+    var unread: FrameEncoding.RecipientUnread? {
+        guard flags & Self.hasUnread != 0 else { return nil }
+        return FrameEncoding.RecipientUnread(unreadCount: UInt64(unreadCount), mentionedCount: UInt64(mentionedCount),
+                                             ackTimestamp: ackTimestamp, readSeq: readSeq)
+    }
+
+    var cursor: UInt64 { flags & Self.carriesCursor != 0 ? ord : 0 }
 }
 
 /// Progress of one offline sync (MISSION §7).
