@@ -137,17 +137,23 @@ extension GuildhallService {
         session.sync = OfflineSync(horizon: inboxFanned)
         registry.loggedIn(session, servers: directory.serverIDs(of: token.user))
         book.open(session.key, user: token.user)
-        var result = GHLoginResult()
-        result.userID = token.user
-        result.deviceID = token.device
-        result.sessionID = session.sessionID
-        result.heartbeatIntervalMs = UInt32(settings.heartbeatIntervalMs)
-        result.serverTime = now()
+        var result = loginResult(for: session)
         result.resumeFailure = resumeFailure
         session.respond(id, .login(result))
         if autoSubscribe { enableAutoMode(session) }
         log.info("login", ["user": token.user, "device": token.device, "peer": session.peer, "session": session.sessionID])
         beginSync(session)
+    }
+
+    /// The answer to a login or a resume of `session`.
+    func loginResult(for session: Session) -> GHLoginResult {
+        var result = GHLoginResult()
+        result.userID = session.user
+        result.deviceID = session.device
+        result.sessionID = session.sessionID
+        result.heartbeatIntervalMs = UInt32(settings.heartbeatIntervalMs)
+        result.serverTime = now()
+        return result
     }
 
     /// Ends a session for good: tells the peer why (when there is a reason

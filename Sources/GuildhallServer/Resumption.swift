@@ -67,12 +67,7 @@ extension GuildhallService {
         old.liveness.loggedIn(at: loop.nowMillis)
         old.outboundCap = settings.outboundHardCapBytes
         bind(connection, to: old)
-        var result = GHLoginResult()
-        result.userID = old.user
-        result.deviceID = old.device
-        result.sessionID = old.sessionID
-        result.heartbeatIntervalMs = UInt32(settings.heartbeatIntervalMs)
-        result.serverTime = now()
+        var result = loginResult(for: old)
         result.resumed = true
         let replayed = old.attach(connection, replayingAfter: seq) { old.respond(id, .login(result)) }
         var resumed = GHResumed()

@@ -86,12 +86,6 @@ enum BenchTargets {
 
     /// Writes a server with `members` members (including the bench's subscribers m0... and publishers p0...) and one channel.
     static func populate(folder: String, members: Int, subscribers: Int, publishers: Int) throws {
-        let done = DispatchSemaphore(value: 0)
-        let failure = Mutex<String?>(nil)
-        let store = try Store(StoreOptions(folder: folder), onCommitted: { outcomes in
-            if let e = outcomes.first(where: { $0.error != nil })?.error { failure.withLock { $0 = e.description } }
-            done.signal()
-        }, onRead: { _ in })
         let now = systemClock()
         var writes: [StoreWrite] = [
             .directory(.serverSaved(ServerRecord(id: serverID, name: "bench", icon: "", custom: "", owner: "owner", openJoin: true, createdAt: now))),
@@ -104,8 +98,21 @@ enum BenchTargets {
         for i in 0..<max(subscribers, members - publishers - 1) {
             writes.append(.directory(.memberSaved(MemberRecord(serverID: serverID, userID: "m\(i)", role: .member, joinedAt: now))))
         }
-        store.writer.submit(WriteJob(ticket: 1, writes: writes))
-        done.wait()
+        try write(folder: folder, [writes])
+    }
+
+    /// Commits each batch of writes straight into the store in `folder`, one transaction each.
+    static func write(folder: String, _ batches: [[StoreWrite]]) throws {
+        let done = DispatchSemaphore(value: 0)
+        let failure = Mutex<String?>(nil)
+        let store = try Store(StoreOptions(folder: folder), onCommitted: { outcomes in
+            if let e = outcomes.first(where: { $0.error != nil })?.error { failure.withLock { $0 = e.description } }
+            done.signal()
+        }, onRead: { _ in })
+        for (i, writes) in batches.enumerated() {
+            store.writer.submit(WriteJob(ticket: UInt64(i + 1), writes: writes))
+            done.wait()
+        }
         store.close()
         if let f = failure.withLock({ $0 }) { throw BenchError("populating the bench data failed: \(f)") }
     }

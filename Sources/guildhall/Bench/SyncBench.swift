@@ -87,16 +87,10 @@ struct SyncBench: AsyncParsableCommand {
 
     /// Writes `items` messages mentioning `user`, each with its inbox row.
     static func fillInbox(folder: String, user: UserID, items: Int, bytes: Int) throws {
-        let done = DispatchSemaphore(value: 0)
-        let failure = Mutex<String?>(nil)
-        let store = try Store(StoreOptions(folder: folder), onCommitted: { outcomes in
-            if let e = outcomes.first(where: { $0.error != nil })?.error { failure.withLock { $0 = e.description } }
-            done.signal()
-        }, onRead: { _ in })
         let now = systemClock()
         var ids = UIDGenerator(node: 0)
         let text = String(repeating: "x", count: bytes)
-        var ord: UInt64 = 0
+        var batches: [[StoreWrite]] = []
         for start in stride(from: 0, to: items, by: 1000) {
             var writes: [StoreWrite] = []
             for i in start..<min(items, start + 1000) {
@@ -104,14 +98,11 @@ struct SyncBench: AsyncParsableCommand {
                 writes.append(.message(MessageRecord(uid: uid, serverID: BenchTargets.serverID, channelID: BenchTargets.channelID,
                                                      seq: UInt64(i + 1), sender: "owner", sentTime: now, content: .text(text),
                                                      mentions: [user], mentionAll: false, needReceipt: false, clientID: "")))
-                ord += 1
-                writes.append(.inbox(InboxRow(ord: ord, user: user, at: now, messageUID: uid)))
+                writes.append(.inbox(InboxRow(ord: UInt64(i + 1), user: user, at: now, messageUID: uid)))
             }
-            store.writer.submit(WriteJob(ticket: UInt64(start + 1), writes: writes))
-            done.wait()
+            batches.append(writes)
         }
-        store.close()
-        if let f = failure.withLock({ $0 }) { throw BenchError("filling the inbox failed: \(f)") }
+        try BenchTargets.write(folder: folder, batches)
     }
 }
 
