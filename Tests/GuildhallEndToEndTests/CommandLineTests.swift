@@ -122,6 +122,14 @@ import Testing
         #expect(run["failure"] == nil)
     }
 
+    @Test func theSyncBenchmarkSyncsEveryItemToAFreshDevice() throws {
+        let (rc, out) = try Binary.run(["bench", "sync", "--items", "450", "--package-size", "100", "--runs", "2", "--json"])
+        #expect(rc == 0)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
+        #expect(report["items"] as? Int == 450)
+        #expect((report["median_ms"] as? Double ?? 0) > 0)
+    }
+
     @Test func theStoreAndConnectionsBenchmarksReport() throws {
         let (rc, out) = try Binary.run(["bench", "store", "--publishers", "3", "--messages", "50", "--json"])
         #expect(rc == 0)
