@@ -276,14 +276,7 @@ public final class TCPConnection {
     public func close() {
         guard !isClosing else { return }
         flush()
-        isClosing = true
-        isReading = false
-        onRead = nil
-        onEnd = nil
-        onWritten = nil
-        // Keep self alive until libuv is done with the handle; pending writes
-        // complete (or are cancelled) before the close callback runs.
-        handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
+        beginClosing()
         let shutdownReq = UnsafeMutablePointer<uv_shutdown_t>.allocate(capacity: 1)
         shutdownReq.pointee.data = nil
         if uv_shutdown(shutdownReq, asStream(handle), { req, _ in
@@ -297,11 +290,29 @@ public final class TCPConnection {
         }
     }
 
-    /// Closes at once, dropping whatever is not yet written (slow consumers, shutdown deadline).
+    /// Stops callbacks and keeps self alive until libuv is done with the
+    /// handle; pending writes complete (or are cancelled) before the close callback runs.
+    private func beginClosing() {
+        isClosing = true
+        isReading = false
+        onRead = nil
+        onEnd = nil
+        onWritten = nil
+        handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
+    }
+
+    /// Closes at once, dropping whatever is not yet written (slow consumers,
+    /// shutdown deadline): a reset, so neither the kernel keeps trying to
+    /// deliver the backlog nor the peer reads it before noticing.
     public func abort() {
         if isClosed { return }
-        if !isClosing { close() }
-        TCPConnection.finishClose(asStream(handle))
+        if isClosing {
+            // A graceful close is under way; libuv does not allow a reset after a shutdown.
+            TCPConnection.finishClose(asStream(handle))
+            return
+        }
+        beginClosing()
+        if uv_tcp_close_reset(handle, TCPConnection.released) != 0 { TCPConnection.finishClose(asStream(handle)) }
     }
 
     /// Whether libuv has released the connection.
@@ -310,18 +321,21 @@ public final class TCPConnection {
     private static func finishClose(_ stream: UnsafeMutablePointer<uv_stream_t>) {
         let h = UnsafeMutableRawPointer(stream).assumingMemoryBound(to: uv_handle_t.self)
         if uv_is_closing(h) != 0 { return }
-        uv_close(h) { h in
-            guard let h else { return }
-            if let data = h.pointee.data {
-                let conn = Unmanaged<TCPConnection>.fromOpaque(data)
-                let c = conn.takeUnretainedValue()
-                c.isClosed = true
-                let released = c.onReleased
-                c.onReleased = nil
-                released?()
-                conn.release()
-            }
-            UnsafeMutableRawPointer(h).deallocate()
+        uv_close(h, released)
+    }
+
+    /// libuv is done with the handle: tell the owner and free it.
+    private static let released: uv_close_cb = { h in
+        guard let h else { return }
+        if let data = h.pointee.data {
+            let conn = Unmanaged<TCPConnection>.fromOpaque(data)
+            let c = conn.takeUnretainedValue()
+            c.isClosed = true
+            let released = c.onReleased
+            c.onReleased = nil
+            released?()
+            conn.release()
         }
+        UnsafeMutableRawPointer(h).deallocate()
     }
 }

@@ -266,6 +266,24 @@ final class GuildhallService {
             if !s.pendingUnread.isEmpty && c.queuedBytes <= settings.outboundShedBytes { s.markDirty() }
         }
         expireDetached(now: now)
+        enforceTotalOutboundCap()
+    }
+
+    /// Past the cap on all queued bytes, cuts the sessions with the most
+    /// queued first (they resume), so memory stays bounded whatever the clients do.
+    private func enforceTotalOutboundCap() {
+        var total = 0
+        var queued: [(Int, Session)] = []
+        for s in registry.all.values {
+            guard let c = s.connection, c.queuedBytes > 0 else { continue }
+            total += c.queuedBytes
+            queued.append((c.queuedBytes, s))
+        }
+        guard total > settings.outboundTotalCapBytes else { return }
+        for (bytes, s) in queued.sorted(by: { $0.0 > $1.0 }) where total > settings.outboundTotalCapBytes {
+            total -= bytes
+            drop(s, .slowConsumer, "all sessions together queue more than \(settings.outboundTotalCapBytes) bytes; this one the most (\(bytes))", abort: true)
+        }
     }
 
     // MARK: Shutdown

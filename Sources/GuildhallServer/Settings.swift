@@ -47,6 +47,7 @@ public struct Settings: Sendable, Equatable {
     public var outboundShedBytes = 256 * 1024
     public var outboundSoftCapBytes = 1024 * 1024
     public var outboundSoftCapMs = 10_000
+    public var outboundTotalCapBytes = 512 * 1024 * 1024
 
     public init() {}
 
@@ -132,6 +133,8 @@ extension Settings {
         live(int("outbound-soft-cap-bytes", "A session queued above this for outbound-soft-cap-ms is closed as a slow consumer.",
                  \.outboundSoftCapBytes, 0...(1 << 30))),
         live(int("outbound-soft-cap-ms", "See outbound-soft-cap-bytes.", \.outboundSoftCapMs, 0...3_600_000)),
+        live(int("outbound-total-cap-bytes", "Bytes queued to all sessions together; past it the sessions with the most queued are cut first.",
+                 \.outboundTotalCapBytes, 65_536...(1 << 40))),
     ]
 
     private static func live(_ spec: SettingSpec) -> SettingSpec {

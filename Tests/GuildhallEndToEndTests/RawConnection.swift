@@ -60,6 +60,13 @@ final class RawConnection {
         send(r)
     }
 
+    /// Whether the server cut the connection (reset or hung up), seen without reading what is queued.
+    var wasCut: Bool {
+        var p = pollfd(fd: fd, events: 0, revents: 0)
+        _ = poll(&p, 1, 0)
+        return p.revents & Int16(POLLHUP | POLLERR) != 0
+    }
+
     /// Drops the connection without a word, as a network failure would.
     func cut() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
 

@@ -384,3 +384,41 @@ struct SeededGenerator: RandomNumberGenerator {
         #expect(unread.map(\.unreadCount) == [5], "unread updates waited and collapsed to the latest")
     }
 }
+
+extension BackpressureConformanceTests {
+    @Test func pastTheCapOnAllQueuedBytesTheLargestQueueIsCutFirst() async throws {
+        let server = try TestServer {
+            try $0.set("small-server-threshold", "100")
+            try $0.set("outbound-hard-cap-bytes", "67108864")
+            try $0.set("outbound-soft-cap-bytes", "67108864")
+            try $0.set("outbound-total-cap-bytes", "2097152")
+        }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bobJoin, bobEvents) = try await server.client("bob")
+        let (carol, carolEvents) = try await server.client("carol")
+        let (_, c) = try await guild(server, owner: alice, members: [bobJoin, carol])
+        _ = try await bobEvents.notification(.memberJoined)
+        bobJoin.close()
+        let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
+        guard slow.loginAndSync(server.token("bob")) != nil else { Issue.record("login failed"); return }
+        let body: GHMessageBody = {
+            var b = GHMessageBody()
+            b.custom.type = "blob"
+            b.custom.data = Data(repeating: 1, count: 16_000)
+            return b
+        }()
+        var sent = 0
+        for _ in 0..<8 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<50 { group.addTask { _ = try await alice.send(body, to: c.channelID) } }
+                try await group.waitForAll()
+            }
+            sent += 50
+        }
+        // bob's queue is by far the largest: the next sweep cuts it; carol, who reads, is untouched.
+        _ = try await waitFor("bob's connection to be cut") { slow.wasCut ? true : nil }
+        _ = try await waitFor("carol to receive all") { carolEvents.messages.count >= sent ? true : nil }
+        #expect(carol.isConnected)
+    }
+}
