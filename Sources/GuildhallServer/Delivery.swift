@@ -22,14 +22,21 @@ extension GuildhallService {
     /// `mentionOrds`: the inbox ord of each mentioned member's copy.
     func fanOut(_ record: MessageRecord, as message: GHChannelMessage, from sender: Session?, mentionOrds: [UserID: UInt64] = [:]) {
         guard let channel = directory.channel(record.channelID) else { return }
-        var body = GHEvent()
-        body.message = message
-        body.unread.serverID = channel.serverID
-        body.unread.channelID = channel.id
-        body.unread.maxCount = UInt64(settings.unreadDisplayCap)
-        body.unread.lastMsgTime = channel.lastMessageTime
-        body.unread.lastSeq = channel.lastSeq
-        let payload = SharedBytes(FrameEncoding.payload(Self.frame(body)))
+        // Encoded once, at the first recipient: a message nobody receives live costs no encoding.
+        var encoded: SharedBytes?
+        func payload() -> SharedBytes {
+            if let encoded { return encoded }
+            var body = GHEvent()
+            body.message = message
+            body.unread.serverID = channel.serverID
+            body.unread.channelID = channel.id
+            body.unread.maxCount = UInt64(settings.unreadDisplayCap)
+            body.unread.lastMsgTime = channel.lastMessageTime
+            body.unread.lastSeq = channel.lastSeq
+            let bytes = SharedBytes(FrameEncoding.payload(Self.frame(body)))
+            encoded = bytes
+            return bytes
+        }
         let mark = nextDeliveryMark()
         sender?.deliveryMark = mark
         let now = now()
@@ -39,7 +46,7 @@ extension GuildhallService {
             s.deliveryMark = mark
             let u = positions.unread(s.user, channel: channel, now: now, displayCap: UInt64(settings.unreadDisplayCap),
                                      mentionWindowMs: UInt64(settings.mentionWindowSeconds) * 1000)
-            s.push(event: payload, unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
+            s.push(event: payload(), unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
                                                                          ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
                    cursor: mentionOrds.isEmpty ? 0 : mentionOrds[s.user] ?? 0)
         }

@@ -191,6 +191,8 @@ final class LoadGenerator {
                 return
             }
             peer.acked += acks * wire.publishesPerAck
+            // Acknowledgements are progress too: without subscribers they are the only sign of it.
+            if acks > 0 && shape.subscribers == 0 { lastDelivery = BenchRecord.monotonicNanos() }
             if phase == 1 && shape.subscribers == 0 && publishers.allSatisfy({ $0.acked >= shape.messages }) {
                 lastDelivery = BenchRecord.monotonicNanos()
                 finish()
