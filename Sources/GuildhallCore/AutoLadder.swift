@@ -19,7 +19,8 @@ public struct AutoLadder: Sendable, Equatable {
 
     /// Assigns every level from scratch; returns the changes (nil level: no longer covered).
     public mutating func assign(_ channels: [(id: ChannelID, activity: UInt64)]) -> [ChannelID: ChannelLevel?] {
-        let ordered = channels.sorted { ($0.activity, $1.id) > ($1.activity, $0.id) }
+        // Ties (same millisecond) go to the newer channel: ids grow with time.
+        let ordered = channels.sorted { ($0.activity, $0.id) > ($1.activity, $1.id) }
         var fresh: [ChannelID: ChannelLevel] = [:]
         for (rank, c) in ordered.prefix(cap).enumerated() { fresh[c.id] = level(forRank: rank) }
         var changes: [ChannelID: ChannelLevel?] = [:]

@@ -130,6 +130,15 @@ import Testing
         #expect((report["median_ms"] as? Double ?? 0) > 0)
     }
 
+    @Test func theReceiptsBenchmarkCountsReadersAndStoresOneRowPerAdvance() throws {
+        let (rc, out) = try Binary.run(["bench", "receipts", "--members", "500", "--messages", "300", "--advances", "2", "--queries", "50", "--json"])
+        #expect(rc == 0)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
+        let rows = try #require(report["rows"] as? Int)
+        #expect(rows > 0 && rows <= 1_000, "at most one row per member per advance")
+        #expect((report["page_us_p50"] as? Double ?? -1) >= 0)
+    }
+
     @Test func theStoreAndConnectionsBenchmarksReport() throws {
         let (rc, out) = try Binary.run(["bench", "store", "--publishers", "3", "--messages", "50", "--json"])
         #expect(rc == 0)
