@@ -188,6 +188,34 @@ import Testing
         #expect(received == sent, "gaps or duplicates: \(received.count) delivered of \(sent.count)")
     }
 
+    @Test func aSessionDroppedMidSyncResumesAndFinishesTheSync() async throws {
+        let server = try TestServer { try $0.set("sync-package-size", "10") }
+        defer { server.stop() }
+        let (alice, _, channel) = try await setUp(server)
+        let sent = try await sendMentions(alice, 25, to: channel, mentioning: "bob")
+        let raw = try RawConnection(port: server.port)
+        raw.login(server.token("bob"))
+        guard let login = raw.nextFrame()?.response.login else { Issue.record("login failed"); return }
+        var got: [UInt64] = []
+        var lastSeq: UInt64 = 0
+        while got.count < 4, let f = raw.nextFrame() {
+            if f.event.offline { got.append(f.event.message.uid); lastSeq = f.event.seq }
+        }
+        raw.cut()
+        let again = try RawConnection(port: server.port)
+        again.resume(server.token("bob"), sessionID: login.sessionID, lastEventSeq: lastSeq)
+        #expect(again.nextFrame()?.response.login.resumed == true)
+        var completed = false
+        while let f = again.nextFrame() {
+            if case .syncCompleted? = f.event.body { completed = true; break }
+            guard f.event.offline else { continue }
+            got.append(f.event.message.uid)
+            if f.event.left == 0 { again.ack(f.event.seq) }
+        }
+        #expect(completed)
+        #expect(got == sent, "the rest of the first package was replayed, then the sync went on")
+    }
+
     @Test func aResumeReplaysExactlyWhatWasMissedInOrder() async throws {
         let server = try TestServer { try $0.set("small-server-threshold", "100") }
         defer { server.stop() }
