@@ -21,6 +21,7 @@ struct LoadOptions: ParsableArguments {
     @Option(help: "Unacknowledged publishes per publisher.") var window = 64
     @Option(help: "Members of Guildhall's server (at least subscribers + publishers + 1).") var members = 0
     @Option(help: "Runs per target, alternating; the median run (by deliveries/s) is reported.") var runs = 1
+    @Option(help: "Extra subscribers that stop reading once subscribed (slow consumers, not measured).") var stalled = 0
     @Flag(help: "Print JSON.") var json = false
 
     var shape: LoadShape {
@@ -31,6 +32,7 @@ struct LoadOptions: ParsableArguments {
         s.bytes = max(bytes, BenchRecord.headerSize)
         s.rate = rate
         s.window = window
+        s.stalled = stalled
         return s
     }
 }
@@ -54,8 +56,8 @@ struct BenchRun {
 enum BenchRunner {
     /// Runs `shape` against a fresh `target`; the server is stopped afterwards.
     static func run(_ target: BenchTargetKind, shape: LoadShape, members: Int = 0, settings: [String] = []) throws -> BenchRun {
-        let server = try BenchTargets.start(target, members: max(members, shape.subscribers + shape.publishers + 1),
-                                            subscribers: shape.subscribers, publishers: shape.publishers,
+        let server = try BenchTargets.start(target, members: max(members, shape.subscribers + shape.stalled + shape.publishers + 1),
+                                            subscribers: shape.subscribers + shape.stalled, publishers: shape.publishers,
                                             sinkRecords: shape.sinkRecords, extraSettings: settings)
         defer { server.stop() }
         if ProcessInfo.processInfo.environment["GUILDHALL_BENCH_DEBUG"] != nil {

@@ -24,6 +24,8 @@ struct LoadShape {
     var sinkRecords = 0
     /// Connections being opened at once; more wait, so the listener's backlog never overflows.
     var maxConnecting = 256
+    /// Extra subscribers that stop reading once subscribed (slow consumers); not measured.
+    var stalled = 0
 
     var expected: UInt64 {
         sinkRecords > 0 ? UInt64(subscribers) * UInt64(sinkRecords) : UInt64(subscribers) * UInt64(publishers) * UInt64(messages)
@@ -60,6 +62,8 @@ final class LoadGenerator {
         var scanner = RecordScanner()
         var nextSeq: [UInt64]
         var received: UInt64 = 0
+        /// Stops reading once ready (a slow consumer).
+        var stalls = false
 
         init(index: Int, acks: AckCounter, publishers: Int) {
             self.index = index
@@ -75,6 +79,7 @@ final class LoadGenerator {
     let port: Int
     var subscribers: [Peer] = []
     var publishers: [Peer] = []
+    var stalledPeers: [Peer] = []
     var result = LoadResult()
     var startNanos: UInt64 = 0
     var lastDelivery: UInt64 = 0
@@ -111,6 +116,12 @@ final class LoadGenerator {
             publishers.append(p)
             waiting.append((p, false))
         }
+        for i in 0..<shape.stalled {
+            let p = Peer(index: shape.subscribers + i, acks: wire.makeAckCounter(), publishers: shape.publishers)
+            p.stalls = true
+            stalledPeers.append(p)
+            waiting.append((p, true))
+        }
         waiting.reverse()
         openMore()
         timer = LoopTimer(loop: loop)
@@ -129,6 +140,7 @@ final class LoadGenerator {
 
     private func becameReady(_ peer: Peer) {
         peer.ready = true
+        if peer.stalls { peer.connection?.stopReading() }
         connecting -= 1
         openMore()
     }
@@ -142,7 +154,8 @@ final class LoadGenerator {
             peer.connection = conn
             conn.onRead = { [unowned self] bytes in self.read(bytes, peer: peer, subscriber: subscriber) }
             conn.onEnd = { [unowned self] status in
-                if self.phase < 2 { self.fail("the server closed a connection: \(UVError.text(status))") }
+                // A stalled subscriber may be cut as a slow consumer: that is the point of it.
+                if self.phase < 2 && !peer.stalls { self.fail("the server closed a connection: \(UVError.text(status))") }
             }
             conn.startReading()
             conn.enqueue(subscriber ? self.wire.subscriberHello(peer.index) : self.wire.publisherHello(peer.index))
@@ -157,6 +170,7 @@ final class LoadGenerator {
                 peer.readyAcks += peer.acks.count(bytes)
                 if peer.readyAcks >= wire.subscriberReadyAcks { becameReady(peer) }
             }
+            if peer.stalls { return }
             let now = BenchRecord.monotonicNanos()
             var got: UInt64 = 0
             peer.scanner.scan(bytes) { publisher, seq, sent in
@@ -230,7 +244,7 @@ final class LoadGenerator {
         let now = BenchRecord.monotonicNanos()
         switch phase {
         case 0:
-            if waiting.isEmpty && subscribers.allSatisfy(\.ready) && publishers.allSatisfy(\.ready) {
+            if waiting.isEmpty && subscribers.allSatisfy(\.ready) && publishers.allSatisfy(\.ready) && stalledPeers.allSatisfy(\.ready) {
                 result.connectSeconds = Double(now - connectStart) / 1e9
                 onReady?()
                 phase = 1
@@ -273,7 +287,7 @@ final class LoadGenerator {
         result.seconds = Double(lastDelivery - startNanos) / 1e9
         result.published = publishers.reduce(0) { $0 + $1.sent }
         timer.close()
-        for p in subscribers + publishers { p.connection?.abort() }
+        for p in subscribers + publishers + stalledPeers { p.connection?.abort() }
     }
 
     private func fail(_ why: String) {
