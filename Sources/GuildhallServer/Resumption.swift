@@ -22,6 +22,7 @@ extension GuildhallService {
                                                    "seq": s.eventSeq])
         typingOwed.remove(s.key)
         s.pendingTyping.removeAll()
+        s.dropReason = reason
         if let c = s.detach(at: loop.nowMillis) {
             linger(c)
             if abort { c.abort() } else { c.close() }
@@ -69,6 +70,8 @@ extension GuildhallService {
         bind(connection, to: old)
         var result = loginResult(for: old)
         result.resumed = true
+        if let reason = old.dropReason { result.previousCloseReason = reason }
+        old.dropReason = nil
         let replayed = old.attach(connection, replayingAfter: seq) { old.respond(id, .login(result)) }
         var resumed = GHResumed()
         resumed.replayed = UInt32(replayed)

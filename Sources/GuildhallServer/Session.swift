@@ -36,8 +36,9 @@ final class Session {
     private(set) var queuedOrd: UInt64 = 0
     private(set) var ackedOrd: UInt64 = 0
     var writtenOrd: UInt64 = 0
-    /// Loop time the session was detached.
+    /// Loop time the session was detached, and why the server cut the connection (if it did).
     var detachedAt: UInt64 = 0
+    var dropReason: GHCloseReason?
     /// Loop time the outbound queue went over the soft cap, while it stays over.
     var overSoftCapSince: UInt64?
     /// On the flush list already this turn.

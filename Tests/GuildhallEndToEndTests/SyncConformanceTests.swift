@@ -316,7 +316,9 @@ import Testing
         let lastSeq = frames.map(\.event.seq).max() ?? 1
         let again = try RawConnection(port: server.port)
         again.resume(server.token("bob"), sessionID: login.sessionID, lastEventSeq: lastSeq)
-        #expect(again.nextFrame()?.response.login.resumed == true)
+        let answer = again.nextFrame()?.response.login
+        #expect(answer?.resumed == true)
+        #expect(answer?.previousCloseReason == .slowConsumer, "the reason the reset connection could not carry")
         var replayed = frames.compactMap { f -> UInt64? in if case .message(let m)? = f.event.body { m.uid } else { nil } }
         while let f = again.nextFrame(timeout: 10) {
             if case .resumed? = f.event.body { break }

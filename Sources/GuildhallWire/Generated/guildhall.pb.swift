@@ -2243,6 +2243,11 @@ public nonisolated struct GHLoginResult: Sendable {
   /// When `resumed` is false after a resume: why (unknown or expired session, events no longer held).
   public var resumeFailure: String = String()
 
+  /// When `resumed` is true: why the server ended the previous connection, if
+  /// it did (SLOW_CONSUMER, HEARTBEAT_TIMEOUT; unset when the network dropped it).
+  /// A slow consumer's connection is reset, so this is where its reason arrives.
+  public var previousCloseReason: GHCloseReason = .unspecified
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -5575,7 +5580,7 @@ nonisolated extension GHOk: SwiftProtobuf.Message, SwiftProtobuf._MessageImpleme
 
 nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LoginResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}device_id\0\u{3}session_id\0\u{3}heartbeat_interval_ms\0\u{3}server_time\0\u{1}resumed\0\u{3}resume_failure\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}device_id\0\u{3}session_id\0\u{3}heartbeat_interval_ms\0\u{3}server_time\0\u{1}resumed\0\u{3}resume_failure\0\u{3}previous_close_reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5590,6 +5595,7 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.serverTime) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.resumed) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self.resumeFailure) }()
+      case 8: try { try decoder.decodeSingularEnumField(value: &self.previousCloseReason) }()
       default: break
       }
     }
@@ -5617,6 +5623,9 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if !self.resumeFailure.isEmpty {
       try visitor.visitSingularStringField(value: self.resumeFailure, fieldNumber: 7)
     }
+    if self.previousCloseReason != .unspecified {
+      try visitor.visitSingularEnumField(value: self.previousCloseReason, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5628,6 +5637,7 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.serverTime != rhs.serverTime {return false}
     if lhs.resumed != rhs.resumed {return false}
     if lhs.resumeFailure != rhs.resumeFailure {return false}
+    if lhs.previousCloseReason != rhs.previousCloseReason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
