@@ -58,7 +58,9 @@ final class ScratchBuffer {
 public final class TCPConnection {
     enum Piece {
         case scratch(offset: Int, count: Int)
-        case shared(SharedBytes)
+        /// Bytes of a `SharedBytes` that `pendingShared` keeps alive: a plain
+        /// pointer, so queuing costs no reference count beyond that one.
+        case shared(base: UnsafeMutableRawPointer, count: Int)
     }
 
     final class WriteContext {
@@ -199,13 +201,14 @@ public final class TCPConnection {
     public func reserveScratch(_ maxBytes: Int) -> UnsafeMutableRawPointer? {
         guard !isClosing else { return nil }
         if scratch == nil { scratch = ScratchBuffer(capacity: max(4096, maxBytes)) }
-        let s = scratch!
+        // `scratch` holds it; no reference count traffic on the per-delivery path.
+        unowned(unsafe) let s = scratch!
         let offset = s.reserve(maxBytes)
         return s.base + offset
     }
 
     public func commitScratch(_ written: Int, reserved: Int) {
-        let s = scratch!
+        unowned(unsafe) let s = scratch!
         let offset = s.count - reserved
         s.count = offset + written
         if case .scratch(let o, let c)? = pieces.last, o + c == offset {
@@ -220,7 +223,7 @@ public final class TCPConnection {
     /// Queues shared bytes without copying them.
     public func enqueue(shared: SharedBytes) {
         guard !isClosing else { return }
-        pieces.append(.shared(shared))
+        pieces.append(.shared(base: shared.base, count: shared.count))
         pendingShared.append(shared)
         pendingBytes += shared.count
         queuedBytes += shared.count
@@ -235,8 +238,8 @@ public final class TCPConnection {
             switch piece {
             case .scratch(let offset, let count):
                 bufs[i] = uv_buf_init((scratchBase! + offset).assumingMemoryBound(to: CChar.self), UInt32(count))
-            case .shared(let bytes):
-                bufs[i] = uv_buf_init(bytes.base.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
+            case .shared(let base, let count):
+                bufs[i] = uv_buf_init(base.assumingMemoryBound(to: CChar.self), UInt32(count))
             }
         }
         let context = WriteContext(connection: self, shared: pendingShared, scratch: scratch, bytes: pendingBytes)
