@@ -216,6 +216,38 @@ import Testing
         #expect(got == sent, "the rest of the first package was replayed, then the sync went on")
     }
 
+    @Test func acknowledgedEventsAreForgottenAndALoggedOutSessionCannotBeResumed() async throws {
+        let server = try TestServer { try $0.set("small-server-threshold", "100") }
+        defer { server.stop() }
+        let (alice, _, channel) = try await setUp(server)
+        let raw = try RawConnection(port: server.port)
+        guard let login = raw.loginAndSync(server.token("bob")) else { Issue.record("login failed"); return }
+        for i in 0..<3 { _ = try await alice.send("m\(i)", to: channel) }
+        var last: UInt64 = 0
+        while last < 4, let f = raw.nextFrame() { last = max(last, f.event.seq) }
+        // A heartbeat can carry the acknowledgement: events up to 4 are forgotten.
+        var beat = GHRequest()
+        beat.id = 7
+        beat.heartbeat.lastEventSeq = last
+        raw.send(beat)
+        #expect(raw.nextFrame()?.response.id == 7)
+        raw.cut()
+        let early = try RawConnection(port: server.port)
+        early.resume(server.token("bob"), sessionID: login.sessionID, lastEventSeq: 2)
+        let answer = early.nextFrame()?.response.login
+        #expect(answer?.resumed == false, "events 3 and 4 were acknowledged, so a resume from 2 cannot be exact")
+        // The fallback session logs out: it ends at once and cannot be resumed.
+        var logout = GHRequest()
+        logout.id = 8
+        logout.logout = GHLogout()
+        early.send(logout)
+        let frames = early.framesUntilClosed(timeout: 5)
+        #expect(frames.closeReasons == [.loggedOut])
+        let after = try RawConnection(port: server.port)
+        after.resume(server.token("bob"), sessionID: answer?.sessionID ?? "", lastEventSeq: 0)
+        #expect(after.nextFrame()?.response.login.resumed == false)
+    }
+
     @Test func aResumeReplaysExactlyWhatWasMissedInOrder() async throws {
         let server = try TestServer { try $0.set("small-server-threshold", "100") }
         defer { server.stop() }
