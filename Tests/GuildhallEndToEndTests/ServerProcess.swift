@@ -61,6 +61,16 @@ final class ServerProcess: Sendable {
 
     var pid: Int32 { process.withLock { $0.processIdentifier } }
 
+    /// A test that ends early (a failed expectation, a thrown error) must not
+    /// leave its server running: kill the child it started, by its PID.
+    deinit {
+        let p = process.withLock { $0 }
+        if p.isRunning {
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+        }
+    }
+
     func signal(_ sig: Int32) { kill(pid, sig) }
 
     /// Waits for exit; returns the exit status.
