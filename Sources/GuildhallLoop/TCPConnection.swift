@@ -91,6 +91,12 @@ public final class TCPConnection {
     public var onEnd: ((Int32) -> Void)?
     /// Called after a write completes, with the bytes still queued.
     public var onWritten: ((Int) -> Void)?
+    /// Writes completed so far: unchanged while bytes are queued means the peer stopped reading.
+    public private(set) var writesCompleted: UInt64 = 0
+
+    /// Bytes libuv still has to hand to the kernel; falling between two looks
+    /// means a long write is making progress.
+    public var unwrittenBytes: Int { isClosing ? 0 : uv_stream_get_write_queue_size(asStream(handle)) }
     /// Called once libuv has released the connection, after `close` or `abort`.
     public var onReleased: (() -> Void)?
 
@@ -267,6 +273,7 @@ public final class TCPConnection {
 
     private func writeCompleted(bytes: Int, status: Int32) {
         queuedBytes -= bytes
+        writesCompleted &+= 1
         if status < 0 && status != Int32(UV_ECANCELED.rawValue) && !isClosing {
             stopReading()
             onEnd?(status)

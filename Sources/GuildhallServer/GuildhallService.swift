@@ -274,6 +274,19 @@ final class GuildhallService {
             } else {
                 s.overSoftCapSince = nil
             }
+            let unwritten = c.unwrittenBytes
+            if c.queuedBytes > 0 && c.writesCompleted == s.writesSeen && unwritten >= s.unwrittenSeen {
+                let since = s.stalledSince ?? now
+                s.stalledSince = since
+                if now >= since + UInt64(settings.writeStallMs) {
+                    drop(s, .slowConsumer, "no write completed for \(settings.writeStallMs) ms with \(c.queuedBytes) bytes queued", abort: true)
+                    continue
+                }
+            } else {
+                s.stalledSince = nil
+                s.writesSeen = c.writesCompleted
+            }
+            s.unwrittenSeen = unwritten
             // Unread updates that waited for the queue to drain.
             if !s.pendingUnread.isEmpty && c.queuedBytes <= settings.outboundShedBytes { s.markDirty() }
         }

@@ -41,6 +41,10 @@ final class Session {
     var dropReason: GHCloseReason?
     /// Loop time the outbound queue went over the soft cap, while it stays over.
     var overSoftCapSince: UInt64?
+    /// Write progress seen by the last sweep, and since when none was made with bytes queued.
+    var writesSeen: UInt64 = 0
+    var unwrittenSeen = 0
+    var stalledSince: UInt64?
     /// On the flush list already this turn.
     var isDirty = false
     /// The last fan-out that reached this session: one delivery per event without a set of keys.

@@ -484,3 +484,42 @@ extension BackpressureConformanceTests {
         #expect(carol.isConnected)
     }
 }
+
+extension BackpressureConformanceTests {
+    @Test func aSessionWhoseWritesStallIsCutEvenBelowTheCaps() async throws {
+        let server = try TestServer {
+            try $0.set("small-server-threshold", "100")
+            try $0.set("outbound-hard-cap-bytes", "67108864")
+            try $0.set("outbound-soft-cap-bytes", "67108864")
+            try $0.set("write-stall-ms", "300")
+            try $0.set("login-deadline-ms", "1000")
+        }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bobJoin, bobEvents) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bobJoin])
+        _ = try await bobEvents.notification(.memberJoined)
+        bobJoin.close()
+        let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
+        guard let login = slow.loginAndSync(server.token("bob")) else { Issue.record("login failed"); return }
+        let body: GHMessageBody = {
+            var b = GHMessageBody()
+            b.custom.type = "blob"
+            b.custom.data = Data(repeating: 2, count: 16_000)
+            return b
+        }()
+        // Enough to fill the kernel's buffers and leave bytes queued, far below the caps.
+        for _ in 0..<4 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<50 { group.addTask { _ = try await alice.send(body, to: c.channelID) } }
+                try await group.waitForAll()
+            }
+        }
+        _ = try await waitFor("bob's stalled connection to be cut") { slow.wasCut ? true : nil }
+        let again = try RawConnection(port: server.port)
+        again.resume(server.token("bob"), sessionID: login.sessionID, lastEventSeq: 1)
+        let answer = again.nextFrame()?.response.login
+        #expect(answer?.resumed == true)
+        #expect(answer?.previousCloseReason == .slowConsumer)
+    }
+}
