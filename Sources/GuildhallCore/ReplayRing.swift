@@ -97,9 +97,4 @@ public final class ReplayRing<Element> {
         let skip = Int(max(seq + 1, first) - first)
         return (skip..<held).map { (slots + ((head + $0) & (size - 1))).pointee }
     }
-
-    @inlinable
-    public func removeAll() {
-        acknowledge(upTo: lastSeq)
-    }
 }

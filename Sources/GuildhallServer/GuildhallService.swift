@@ -240,6 +240,10 @@ final class GuildhallService {
                 s.pendingTyping.removeAll()
                 typingOwed.remove(s.key)
             }
+            if s.heldOverflow {
+                close(s, .slowConsumer, "live events waiting for an unacknowledged offline sync passed the limit", abort: true)
+                continue
+            }
             if s.overflowed {
                 if cuts < 1 {
                     cuts += 1

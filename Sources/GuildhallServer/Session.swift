@@ -51,6 +51,8 @@ final class Session {
     var deliveryMark: UInt64 = 0
     /// Closed as a slow consumer at the next flush.
     var overflowed = false
+    /// Too many live events waited for sync: ended at the next flush.
+    var heldOverflow = false
     /// Auto-subscribe mode (MISSION §4.2).
     var autoSubscribe = false
     /// Servers this session entered as a guest.
@@ -106,6 +108,10 @@ final class Session {
         if cursor > queuedOrd { queuedOrd = cursor }
         let entry = ReplayEntry(payload: payload, unread: unread, cursor: cursor, ord: queuedOrd)
         if sync != nil {
+            // A client that never acknowledges its sync must not make the
+            // server hold live events without bound: past the replay buffer's
+            // size the session ends (its addressed items stay in the inbox).
+            if held.count >= (replay.capacity > 0 ? replay.capacity : 10_000) { heldOverflow = true; markDirty(); return }
             held.append(entry)
             return
         }
@@ -163,9 +169,6 @@ final class Session {
         held = []
         for e in waiting { send(e) }
     }
-
-    /// Live events waiting for sync to complete.
-    var heldCount: Int { held.count }
 
     /// The client has every event up to `seq`: forget them, and move the
     /// acknowledged inbox position. Returns whether that position moved.

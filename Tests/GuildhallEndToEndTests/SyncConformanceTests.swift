@@ -22,19 +22,14 @@ import Testing
     /// Sends `n` messages, 50 in flight at a time; returns their UIDs in channel order.
     /// `blob`: custom bodies of that many bytes instead of text (the debug
     /// build validates large text slowly).
-    private func send(_ alice: GuildhallClient, _ n: Int, to channel: UInt64, blob: Int = 0,
+    private func send(_ alice: GuildhallClient, _ n: Int, to channel: UInt64, blob blobBytes: Int = 0,
                       mentioning user: String? = nil) async throws -> [UInt64] {
         var sent: [GHChannelMessage] = []
         for start in stride(from: 0, to: n, by: 50) {
             sent += try await withThrowingTaskGroup(of: GHChannelMessage.self) { group in
                 for i in start..<min(n, start + 50) {
                     group.addTask {
-                        if blob > 0 {
-                            var b = GHMessageBody()
-                            b.custom.type = "blob"
-                            b.custom.data = Data(repeating: UInt8(i % 256), count: blob)
-                            return try await alice.send(b, to: channel)
-                        }
+                        if blobBytes > 0 { return try await alice.send(blob(blobBytes, byte: UInt8(i % 256)), to: channel) }
                         return try await alice.send("hey \(i)", to: channel, mentions: user.map { [$0] } ?? [])
                     }
                 }
@@ -140,6 +135,28 @@ import Testing
         guard let completed, let liveAt else { Issue.record("no completed or no live message"); return }
         #expect(completed < liveAt)
         #expect(!frames[liveAt].event.offline)
+    }
+
+    @Test func aClientThatNeverAcknowledgesItsSyncCannotMakeTheServerHoldLiveEventsForever() async throws {
+        let server = try TestServer {
+            try $0.set("sync-package-size", "10")
+            try $0.set("resume-events", "5")
+        }
+        defer { server.stop() }
+        let (alice, _, channel) = try await setUp(server)
+        _ = try await sendMentions(alice, 12, to: channel, mentioning: "bob")
+        let raw = try RawConnection(port: server.port)
+        raw.login(server.token("bob"))
+        #expect(raw.nextFrame()?.response.login.userID == "bob")
+        // bob reads the first package and never acknowledges it; live messages pile up behind the sync.
+        for i in 0..<8 { _ = try await alice.send("live \(i)", to: channel) }
+        let frames = raw.framesUntilClosed(timeout: 10)
+        #expect(raw.peerClosed, "the session was not ended")
+        let live = frames.filter { f in
+            if case .message? = f.event.body { return !f.event.offline }
+            return false
+        }
+        #expect(live.isEmpty, "no live event before sync completed")
     }
 
     @Test func droppingTheSocketMidSyncAtRandomPointsLosesAndDoublesNothing() async throws {
@@ -361,6 +378,14 @@ import Testing
     }
 }
 
+/// A custom body of `count` bytes: bytes, so the debug build does not spend its time validating UTF-8.
+func blob(_ count: Int, byte: UInt8) -> GHMessageBody {
+    var b = GHMessageBody()
+    b.custom.type = "blob"
+    b.custom.data = Data(repeating: byte, count: count)
+    return b
+}
+
 /// A small deterministic generator, so random drop points repeat run to run.
 struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
@@ -408,13 +433,7 @@ struct SeededGenerator: RandomNumberGenerator {
         var answered = 0
         while answered < 3, let f = slow.nextFrame() { if f.response.id >= 2 { answered += 1 } }
         // bob stops reading while alice fills his queue past the shedding mark.
-        // Custom bodies: bytes, so the debug build does not spend its time validating UTF-8.
-        let body: GHMessageBody = {
-            var b = GHMessageBody()
-            b.custom.type = "blob"
-            b.custom.data = Data(repeating: 7, count: 16_000)
-            return b
-        }()
+        let body = blob(16_000, byte: 7)
         var sent: [GHChannelMessage] = []
         for _ in 0..<8 {
             sent += try await withThrowingTaskGroup(of: GHChannelMessage.self) { group in
@@ -464,12 +483,7 @@ extension BackpressureConformanceTests {
         bobJoin.close()
         let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
         guard slow.loginAndSync(server.token("bob")) != nil else { Issue.record("login failed"); return }
-        let body: GHMessageBody = {
-            var b = GHMessageBody()
-            b.custom.type = "blob"
-            b.custom.data = Data(repeating: 1, count: 16_000)
-            return b
-        }()
+        let body = blob(16_000, byte: 1)
         var sent = 0
         for _ in 0..<8 {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -502,12 +516,7 @@ extension BackpressureConformanceTests {
         bobJoin.close()
         let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
         guard let login = slow.loginAndSync(server.token("bob")) else { Issue.record("login failed"); return }
-        let body: GHMessageBody = {
-            var b = GHMessageBody()
-            b.custom.type = "blob"
-            b.custom.data = Data(repeating: 2, count: 16_000)
-            return b
-        }()
+        let body = blob(16_000, byte: 2)
         // Enough to fill the kernel's buffers and leave bytes queued, far below the caps.
         for _ in 0..<4 {
             try await withThrowingTaskGroup(of: Void.self) { group in
