@@ -148,12 +148,38 @@ final class ConnectionSession {
         case .typing(let t)?: client.notify { $0.onTyping(t) }
         case .notification(let n)?: client.notify { $0.onSystemNotification(n) }
         case .receivedStatus(let list)?: client.notify { $0.onReceivedStatusChanged(list.statuses) }
+        case .receiptRequest(let r)?:
+            client.notify { $0.onMessageReceiptRequest(conversationType: r.conversationType, targetID: r.channelID, messageUID: r.messageUid) }
+        case .receiptResponse(let list)?:
+            for r in list.responses {
+                client.notify {
+                    $0.onMessageReceiptResponse(conversationType: r.conversationType, targetID: r.channelID, messageUID: r.messageUid, readers: r.readers)
+                    $0.onGroupMessageRead(r)
+                }
+            }
+        case .directReceipt(let d)?: dispatchDirectReceipt(d)
         case .syncCompleted?: client.notify { $0.onOfflineMessageSyncCompleted() }
         case .resumed(let r)?: client.notify { $0.onResumed(replayed: Int(r.replayed)) }
         case .closed(let c)?:
             closedBy = (c.reason, c.message)
             client.notify { $0.onSessionClosed(c.reason, message: c.message) }
         case nil: break
+        }
+    }
+
+    private func dispatchDirectReceipt(_ d: GHDirectReceipt) {
+        switch d.status {
+        case .delivered:
+            client.notify { $0.onMessagesDelivered(d.messageUids, conversationID: d.conversationID, by: d.readerID) }
+        case .read where !d.messageUids.isEmpty:
+            client.notify { $0.onMessagesRead(d.messageUids, conversationID: d.conversationID, by: d.readerID) }
+        case .read:
+            client.notify {
+                $0.onReadReceiptReceived(conversationType: d.conversationType, targetID: d.readerID, readerID: d.readerID, readTime: d.readTime)
+                if d.conversationRead { $0.onConversationRead(from: d.readerID, conversationID: d.conversationID) }
+            }
+        default:
+            break
         }
     }
 

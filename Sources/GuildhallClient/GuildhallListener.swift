@@ -35,6 +35,24 @@ public protocol GuildhallListener: AnyObject, Sendable {
     func onUnreadStatus(_ status: GHUnreadStatus)
     /// Who is typing in a channel now (CHANNEL_TYPING).
     func onTyping(_ typing: GHTypingEvent)
+    /// (RongCloud `onMessageReceiptRequest`) a member asks for a read receipt
+    /// on a message of a channel this user can read: respond with
+    /// `respondReceipts` once the message is shown.
+    func onMessageReceiptRequest(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64)
+    /// (RongCloud `onMessageReceiptResponse`; requester only) new readers of a
+    /// message this user asked receipts for: user id -> read time.
+    func onMessageReceiptResponse(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64, readers: [String: UInt64])
+    /// (Agora `groupMessageDidRead`; requester only) the same response with the message's reader count now.
+    func onGroupMessageRead(_ response: GHReceiptResponse)
+    /// (Agora `messagesDidDeliver`) a session of the peer received these direct messages of mine.
+    func onMessagesDelivered(_ messageUIDs: [UInt64], conversationID: UInt64, by peer: String)
+    /// (Agora `messagesDidRead`) the peer read these direct messages of mine.
+    func onMessagesRead(_ messageUIDs: [UInt64], conversationID: UInt64, by peer: String)
+    /// (RongCloud read receipt notification) the peer read everything I sent
+    /// in the conversation at or before `readTime`.
+    func onReadReceiptReceived(conversationType: GHConversationType, targetID: String, readerID: String, readTime: UInt64)
+    /// (Agora `onConversationRead`) the peer marked the whole conversation read.
+    func onConversationRead(from peer: String, conversationID: UInt64)
     /// A change to a server, channel or membership.
     func onSystemNotification(_ notification: GHSystemNotification)
     /// The server closed the session and said why.
@@ -53,6 +71,13 @@ extension GuildhallListener {
     public func onUnreadChanged(_ info: GHUnreadInfo) {}
     public func onUnreadStatus(_ status: GHUnreadStatus) {}
     public func onTyping(_ typing: GHTypingEvent) {}
+    public func onMessageReceiptRequest(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64) {}
+    public func onMessageReceiptResponse(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64, readers: [String: UInt64]) {}
+    public func onGroupMessageRead(_ response: GHReceiptResponse) {}
+    public func onMessagesDelivered(_ messageUIDs: [UInt64], conversationID: UInt64, by peer: String) {}
+    public func onMessagesRead(_ messageUIDs: [UInt64], conversationID: UInt64, by peer: String) {}
+    public func onReadReceiptReceived(conversationType: GHConversationType, targetID: String, readerID: String, readTime: UInt64) {}
+    public func onConversationRead(from peer: String, conversationID: UInt64) {}
     public func onSystemNotification(_ notification: GHSystemNotification) {}
     public func onSessionClosed(_ reason: GHCloseReason, message: String) {}
     public func onConnectionStatus(_ status: ConnectionStatus) {}

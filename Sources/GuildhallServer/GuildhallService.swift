@@ -57,6 +57,10 @@ final class GuildhallService {
     var inboxFanned: UInt64 = 0
     /// Sessions whose acknowledged sync cursor moved and is not written yet.
     var cursorOwed: Set<SessionKey> = []
+    /// Group read receipts, requests being committed, and new readers owed to requesters this turn.
+    var receipts = ReceiptBook()
+    var receiptRequestsInFlight: Set<MessageUID> = []
+    var owedResponses: [UserID: OwedResponses] = [:]
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
 
@@ -107,6 +111,8 @@ final class GuildhallService {
         typing = TypingBoard(throttleMs: UInt64(settings.typingThrottleMs), expiryMs: UInt64(settings.typingExpiryMs))
         ids.resume(after: snapshot.highestID)
         lastInboxOrd = snapshot.highestInboxOrd
+        for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { receipts.addRequest(r, in: channel) }
+        for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { receipts.load(a, in: channel) }
         inboxFanned = snapshot.highestInboxOrd
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         for m in snapshot.recentClientMessages { recentSends.remember(m, committed: true) }
@@ -219,6 +225,7 @@ final class GuildhallService {
     }
 
     private func flushAll() {
+        sendOwedResponses()
         submitTurnJobs()
         let sessions = flushList.sessions
         flushList.sessions.removeAll(keepingCapacity: true)

@@ -20,7 +20,8 @@ extension GuildhallService {
                 return
             }
             let now = now()
-            _ = try sendableChannel(r.channelID, for: s)
+            let sendable = try sendableChannel(r.channelID, for: s)
+            if r.needReceipt { try checkReceiptsAllowed(in: sendable.serverID, by: s.user) }
             let (channel, seq, time) = try directory.appendMessage(to: r.channelID, by: s.user, now: now)
             let record = MessageRecord(uid: ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
@@ -34,8 +35,12 @@ extension GuildhallService {
                 mentionOrds[user] = row.ord
                 writes.append(.inbox(row))
             }
+            // Asking for receipts at send: the request and its inbox rows commit with the message.
+            let receiptPlan = r.needReceipt ? receiptRequestPlan(record, at: now) : nil
+            if let receiptPlan { writes += receiptPlan.writes }
             commit(writes, from: s) { error in
                 self.messageCommitted(record, ok: error == nil, id: id, from: s, mentionOrds: mentionOrds)
+                if error == nil, let receiptPlan { self.receiptRequested(receiptPlan) }
             }
         }
     }
@@ -102,9 +107,9 @@ extension GuildhallService {
             return
         }
         var page = GHMessagePage()
-        page.messages = result.messages
+        page.messages = withReceipts(result.messages
             .filter { (try? readableChannel($0.channelID, for: s)) != nil }
-            .map(GHChannelMessage.init)
+            .map(GHChannelMessage.init), for: s.user)
         page.moreAvailable = result.hasMore
         s.respond(id, .messages(page))
     }

@@ -93,7 +93,7 @@ extension GuildhallService {
         var e = GHEvent()
         if let m = item.message {
             guard directory.role(of: user, in: m.serverID) != nil else { return nil }
-            e.message = GHChannelMessage(m)
+            e.message = withReceipts([GHChannelMessage(m)], for: user)[0]
             return e
         }
         guard let stored = try? GHEvent(serializedBytes: item.event), stored.body != nil else { return nil }

@@ -22,6 +22,13 @@ extension GuildhallService {
             close(s, .loggedOut, "logged out")
         case .setReceivedStatus(let r): setReceivedStatus(r, id: id, from: s)
         case .getReceivedStatus(let r): getReceivedStatus(r, id: id, from: s)
+        case .requestReceipt(let r): requestReceipt(r, id: id, from: s)
+        case .respondReceipts(let r): respondReceipts(r, id: id, from: s)
+        case .getReceiptReaders(let r): getReceiptReaders(r, id: id, from: s)
+        case .getReceiptInfo(let r): getReceiptInfo(r, id: id, from: s)
+        case .openConversation, .listConversations, .sendDirectMessage, .markDelivered, .sendReadReceipt, .ackMessageRead,
+             .ackConversationRead, .getSentStatus:
+            s.fail(id, Failure.badRequest("direct conversations are not available yet"))
         case .createServer(let r): createServer(r, id: id, from: s)
         case .updateServer(let r): updateServer(r, id: id, from: s)
         case .deleteServer(let r): deleteServer(r, id: id, from: s)

@@ -49,6 +49,11 @@ public struct Settings: Sendable, Equatable {
     public var outboundSoftCapMs = 10_000
     public var outboundTotalCapBytes = 512 * 1024 * 1024
     public var writeStallMs = 10_000
+    public var receiptMaxMembers = 200
+    public var receiptWindowSeconds = 3 * 86_400
+    public var receiptRequesters = "all"
+    public var receiptCountVisibility = "sender"
+    public var deliveryReceipts = "on"
 
     public init() {}
 
@@ -138,6 +143,16 @@ extension Settings {
                  \.writeStallMs, 100...3_600_000)),
         live(int("outbound-total-cap-bytes", "Bytes queued to all sessions together; past it the sessions with the most queued are cut first.",
                  \.outboundTotalCapBytes, 65_536...(1 << 40))),
+        live(int("receipt-max-members", "Group read receipts only in servers with at most this many members (larger: the request fails).",
+                 \.receiptMaxMembers, 0...100_000_000)),
+        live(int("receipt-window-seconds", "A message older than this accepts no more receipt responses, and no receipt request.",
+                 \.receiptWindowSeconds, 1...31_536_000)),
+        live(choice("receipt-requesters", "Who may ask for group read receipts: all (members) or admins (owner and admins).",
+                    \.receiptRequesters, ["all", "admins"])),
+        live(choice("receipt-count-visibility", "Who sees a message's reader count: sender (only) or all (members).",
+                    \.receiptCountVisibility, ["sender", "all"])),
+        live(choice("delivery-receipts", "Whether senders of direct messages learn that a session of the recipient received them: on or off.",
+                    \.deliveryReceipts, ["on", "off"])),
     ]
 
     private static func live(_ spec: SettingSpec) -> SettingSpec {

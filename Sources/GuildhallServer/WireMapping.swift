@@ -53,6 +53,10 @@ extension GHChannelMessage {
         uid = r.uid; serverID = r.serverID; channelID = r.channelID; seq = r.seq; senderID = r.sender
         sentTime = r.sentTime; body = GHMessageBody(r.content); mentions = r.mentions; mentionAll = r.mentionAll
         needReceipt = r.needReceipt; clientID = r.clientID
+        if r.needReceipt {
+            receipt.messageUid = r.uid
+            receipt.requested = true
+        }
     }
 }
 

@@ -92,6 +92,24 @@ enum Schema {
             flags INTEGER NOT NULL,
             PRIMARY KEY(user_id, message_uid)) WITHOUT ROWID;
         """,
+        // 4: group read receipts: requested messages, and members' cursor
+        // advances (one row per advance, in rowid order).
+        """
+        CREATE TABLE receipt_requests(
+            message_uid INTEGER PRIMARY KEY,
+            channel_id INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            requester TEXT NOT NULL,
+            sent_time INTEGER NOT NULL);
+        CREATE INDEX receipt_requests_by_channel ON receipt_requests(channel_id);
+        CREATE TABLE receipt_advances(
+            channel_id INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            from_seq INTEGER NOT NULL,
+            to_seq INTEGER NOT NULL,
+            time INTEGER NOT NULL);
+        CREATE INDEX receipt_advances_by_channel ON receipt_advances(channel_id);
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

@@ -24,6 +24,9 @@ public struct StoreSnapshot: Sendable {
     public var recentMentions: [(UserID, ChannelID, UInt64, UInt64)] = []
     /// The highest inbox ord ever written, so ords keep increasing.
     public var highestInboxOrd: UInt64 = 0
+    /// Group read receipts: requested messages, and cursor advances in the order they were made.
+    public var receiptRequests: [(ChannelID, ChannelReceipts.Request)] = []
+    public var receiptAdvances: [(ChannelID, ChannelReceipts.Advance)] = []
 }
 
 public struct StoreOptions: Sendable {
@@ -107,6 +110,14 @@ public final class Store: Sendable {
             }
             tail.reset()
             snap.channels.append(c)
+        }
+        s = try db.prepare("SELECT message_uid, channel_id, seq, requester, sent_time FROM receipt_requests", persistent: false)
+        while try s.step() {
+            snap.receiptRequests.append((s.uint(1), ChannelReceipts.Request(uid: s.uint(0), seq: s.uint(2), requester: s.text(3), sentTime: s.uint(4))))
+        }
+        s = try db.prepare("SELECT channel_id, user_id, from_seq, to_seq, time FROM receipt_advances ORDER BY rowid", persistent: false)
+        while try s.step() {
+            snap.receiptAdvances.append((s.uint(0), ChannelReceipts.Advance(user: s.text(1), from: s.uint(2), to: s.uint(3), time: s.uint(4))))
         }
         snap.highestInboxOrd = UInt64(try db.scalar("SELECT IFNULL(MAX(ord), 0) FROM inbox"))
         snap.highestID = max(UInt64(try db.scalar("SELECT IFNULL(MAX(uid), 0) FROM messages")),

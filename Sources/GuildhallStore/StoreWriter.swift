@@ -25,6 +25,10 @@ public enum StoreWrite: Sendable, Equatable {
     case receivedStatus(UserID, MessageUID, ReceivedFlags)
     /// Deletes inbox items written before this time (retention).
     case pruneInbox(before: UInt64)
+    /// A message's sender asked for group read receipts.
+    case receiptRequest(ChannelID, ChannelReceipts.Request)
+    /// A member's receipt cursor moved.
+    case receiptAdvance(ChannelID, ChannelReceipts.Advance)
 }
 
 /// One operation's writes, committed together or not at all.

@@ -9,6 +9,7 @@ final class WriterStatements {
     private let saveMember, removeMember, saveInvite, removeInvite, saveChannel, deleteChannel: Statement
     private let saveBan, removeBan, deleteServerBans, savePosition, deleteChannelPositions: Statement
     private let insertInbox, saveCursor, saveReceived, pruneInbox: Statement
+    private let saveReceiptRequest, insertAdvance, deleteChannelRequests, deleteChannelAdvances: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
@@ -37,6 +38,10 @@ final class WriterStatements {
         saveReceived = try db.prepare("INSERT INTO received_status(user_id, message_uid, flags) VALUES(?,?,?) "
                                       + "ON CONFLICT(user_id, message_uid) DO UPDATE SET flags = flags | excluded.flags")
         pruneInbox = try db.prepare("DELETE FROM inbox WHERE at < ?")
+        saveReceiptRequest = try db.prepare("INSERT OR IGNORE INTO receipt_requests(message_uid, channel_id, seq, requester, sent_time) VALUES(?,?,?,?,?)")
+        insertAdvance = try db.prepare("INSERT INTO receipt_advances(channel_id, user_id, from_seq, to_seq, time) VALUES(?,?,?,?,?)")
+        deleteChannelRequests = try db.prepare("DELETE FROM receipt_requests WHERE channel_id = ?")
+        deleteChannelAdvances = try db.prepare("DELETE FROM receipt_advances WHERE channel_id = ?")
     }
 
     func apply(_ writes: [StoreWrite]) throws(StoreError) {
@@ -69,6 +74,14 @@ final class WriterStatements {
         case .pruneInbox(let before):
             let s = pruneInbox.reset()
             s.bind(1, before)
+            try s.run()
+        case .receiptRequest(let channel, let r):
+            let s = saveReceiptRequest.reset()
+            s.bind(1, r.uid); s.bind(2, channel); s.bind(3, r.seq); s.bind(4, r.requester); s.bind(5, r.sentTime)
+            try s.run()
+        case .receiptAdvance(let channel, let a):
+            let s = insertAdvance.reset()
+            s.bind(1, channel); s.bind(2, a.user); s.bind(3, a.from); s.bind(4, a.to); s.bind(5, a.time)
             try s.run()
         }
     }
@@ -107,7 +120,7 @@ final class WriterStatements {
             s.bind(7, Int64(c.guestVisibility.rawValue))
             try s.run()
         case .channelDeleted(let id):
-            for s in [deleteChannel, deleteChannelPositions] {
+            for s in [deleteChannel, deleteChannelPositions, deleteChannelRequests, deleteChannelAdvances] {
                 s.reset().bind(1, id)
                 try s.run()
             }

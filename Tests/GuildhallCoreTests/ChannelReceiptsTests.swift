@@ -79,4 +79,35 @@ import Testing
         #expect(r.readerCount(of: 70_000) == 1)
         #expect(r.readerCount(of: 70_001) == 0)
     }
+
+    @Test func aJumpPastClosedMessagesDoesNotMakeAReaderOfThem() {
+        var r = ChannelReceipts()
+        r.respond("ann", upTo: 2, at: 10)
+        // Messages up to 6 are closed to responses; ann's cursor jumps to 9.
+        let a = r.respond("ann", upTo: 9, floor: 6, at: 20)
+        #expect(a?.from == 6 && a?.to == 9)
+        #expect(r.hasRead("ann", 2) && !r.hasRead("ann", 4) && r.hasRead("ann", 7))
+        #expect(r.readerCount(of: 2) == 1 && r.readerCount(of: 5) == 0 && r.readerCount(of: 9) == 1)
+        #expect(r.readers(of: 5, limit: 10).0.isEmpty)
+        #expect(r.respond("bob", upTo: 4, floor: 6, at: 30) == nil, "a response to closed messages only records nothing")
+        var copy = ChannelReceipts()
+        for adv in r.advances { copy.load(adv) }
+        #expect(copy.readerCount(of: 5) == 0 && copy.hasRead("ann", 7))
+    }
+
+    @Test func requestsAreKeptInSeqOrderOnceEach() {
+        var r = ChannelReceipts()
+        let first = r.addRequest(.init(uid: 30, seq: 3, requester: "ann", sentTime: 300))
+        let second = r.addRequest(.init(uid: 10, seq: 1, requester: "bob", sentTime: 100))
+        let third = r.addRequest(.init(uid: 70, seq: 7, requester: "ann", sentTime: 700))
+        let again = r.addRequest(.init(uid: 30, seq: 3, requester: "ann", sentTime: 300))
+        #expect(first && second && third && !again)
+        #expect(r.requests.map(\.seq) == [1, 3, 7])
+        #expect(r.requests(after: 1, through: 7).map(\.uid) == [30, 70])
+        #expect(r.requests(after: 0, through: 2).map(\.uid) == [10])
+        #expect(r.request(at: 7)?.requester == "ann" && r.request(at: 4) == nil)
+        #expect(r.closedSeq(sentBefore: 50) == 0)
+        #expect(r.closedSeq(sentBefore: 301) == 3)
+        #expect(r.closedSeq(sentBefore: 10_000) == 7)
+    }
 }

@@ -120,6 +120,13 @@ final class Recorder: GuildhallListener {
         case syncCompleted
         case resumed(Int)
         case receivedStatus([GHReceivedStatus])
+        case receiptRequest(channel: UInt64, uid: UInt64)
+        case receiptResponse(channel: UInt64, uid: UInt64, readers: [String: UInt64])
+        case groupRead(GHReceiptResponse)
+        case delivered([UInt64], conversation: UInt64, peer: String)
+        case read([UInt64], conversation: UInt64, peer: String)
+        case readReceipt(GHConversationType, target: String, reader: String, time: UInt64)
+        case conversationRead(peer: String, conversation: UInt64)
     }
 
     /// The seed's message shape, for every message: (uid, left, offline, hasPackage).
@@ -146,6 +153,25 @@ final class Recorder: GuildhallListener {
     func onResumed(replayed: Int) { events.withLock { $0.append(.resumed(replayed)) } }
     func onReceivedStatusChanged(_ statuses: [GHReceivedStatus]) { events.withLock { $0.append(.receivedStatus(statuses)) } }
     func onUnreadChanged(_ info: GHUnreadInfo) { events.withLock { $0.append(.unread(info)) } }
+    func onMessageReceiptRequest(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64) {
+        events.withLock { $0.append(.receiptRequest(channel: targetID, uid: messageUID)) }
+    }
+    func onMessageReceiptResponse(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64, readers: [String: UInt64]) {
+        events.withLock { $0.append(.receiptResponse(channel: targetID, uid: messageUID, readers: readers)) }
+    }
+    func onGroupMessageRead(_ response: GHReceiptResponse) { events.withLock { $0.append(.groupRead(response)) } }
+    func onMessagesDelivered(_ messageUIDs: [UInt64], conversationID: UInt64, by peer: String) {
+        events.withLock { $0.append(.delivered(messageUIDs, conversation: conversationID, peer: peer)) }
+    }
+    func onMessagesRead(_ messageUIDs: [UInt64], conversationID: UInt64, by peer: String) {
+        events.withLock { $0.append(.read(messageUIDs, conversation: conversationID, peer: peer)) }
+    }
+    func onReadReceiptReceived(conversationType: GHConversationType, targetID: String, readerID: String, readTime: UInt64) {
+        events.withLock { $0.append(.readReceipt(conversationType, target: targetID, reader: readerID, time: readTime)) }
+    }
+    func onConversationRead(from peer: String, conversationID: UInt64) {
+        events.withLock { $0.append(.conversationRead(peer: peer, conversation: conversationID)) }
+    }
     func onUnreadStatus(_ status: GHUnreadStatus) { events.withLock { $0.append(.unreadStatus(status)) } }
     func onTyping(_ typing: GHTypingEvent) { events.withLock { $0.append(.typing(typing)) } }
     func onSystemNotification(_ n: GHSystemNotification) { events.withLock { $0.append(.notification(n)) } }
@@ -186,6 +212,21 @@ final class Recorder: GuildhallListener {
 
     var receivedStatuses: [GHReceivedStatus] {
         events.withLock { $0.flatMap { e -> [GHReceivedStatus] in if case .receivedStatus(let l) = e { l } else { [] } } }
+    }
+
+    /// Receipt requests heard: message UIDs, in order.
+    var receiptRequests: [UInt64] {
+        events.withLock { $0.compactMap { if case .receiptRequest(_, let uid) = $0 { uid } else { nil } } }
+    }
+
+    /// Receipt responses heard: (message UID, reader, read time), in order.
+    var receiptResponses: [(uid: UInt64, reader: String, time: UInt64)] {
+        events.withLock {
+            $0.flatMap { e -> [(uid: UInt64, reader: String, time: UInt64)] in
+                guard case .receiptResponse(_, let uid, let readers) = e else { return [] }
+                return readers.sorted { $0.key < $1.key }.map { (uid, $0.key, $0.value) }
+            }
+        }
     }
 
     var connectedCount: Int {

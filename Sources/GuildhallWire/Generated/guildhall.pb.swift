@@ -482,6 +482,108 @@ public nonisolated enum GHTargetStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
 
 }
 
+/// What a conversation is.
+public nonisolated enum GHConversationType: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// Never sent; the protobuf default.
+  case unspecified // = 0
+
+  /// A channel of a server.
+  case channel // = 1
+
+  /// A direct (one-to-one) conversation.
+  case direct // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .channel
+    case 2: self = .direct
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .channel: return 1
+    case .direct: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [GHConversationType] = [
+    .unspecified,
+    .channel,
+    .direct,
+  ]
+
+}
+
+/// Where one of my direct messages is.
+public nonisolated enum GHSentStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// Not one of the caller's direct messages.
+  case unspecified // = 0
+
+  /// On its way (client side only; the server never reports it).
+  case sending // = 1
+
+  /// Stored by the server.
+  case sent // = 2
+
+  /// Some session of the recipient received it.
+  case delivered // = 3
+
+  /// The recipient read it.
+  case read // = 4
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .sending
+    case 2: self = .sent
+    case 3: self = .delivered
+    case 4: self = .read
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .sending: return 1
+    case .sent: return 2
+    case .delivered: return 3
+    case .read: return 4
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [GHSentStatus] = [
+    .unspecified,
+    .sending,
+    .sent,
+    .delivered,
+    .read,
+  ]
+
+}
+
 /// A member's role in a server.
 public nonisolated enum GHRole: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
@@ -976,6 +1078,45 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getReceivedStatus(newValue)}
   }
 
+  /// Ask the channel's members for read receipts on one of the caller's own
+  /// messages (same rules as `need_receipt` at send). A second request is a
+  /// no-op. Answer: `ReceiptInfoList` with that message.
+  public var requestReceipt: GHRequestReceipt {
+    get {
+      if case .requestReceipt(let v)? = body {return v}
+      return GHRequestReceipt()
+    }
+    set {body = .requestReceipt(newValue)}
+  }
+
+  /// Say the caller has read messages of one channel that asked for
+  /// receipts. Answer: `ReceiptInfoList`, one per UID asked.
+  public var respondReceipts: GHRespondReceipts {
+    get {
+      if case .respondReceipts(let v)? = body {return v}
+      return GHRespondReceipts()
+    }
+    set {body = .respondReceipts(newValue)}
+  }
+
+  /// Page through the readers of a message (its requester only). Answer: `ReceiptReaders`.
+  public var getReceiptReaders: GHGetReceiptReaders {
+    get {
+      if case .getReceiptReaders(let v)? = body {return v}
+      return GHGetReceiptReaders()
+    }
+    set {body = .getReceiptReaders(newValue)}
+  }
+
+  /// Receipt info of messages, for the caller. Answer: `ReceiptInfoList`.
+  public var getReceiptInfo: GHGetReceiptInfo {
+    get {
+      if case .getReceiptInfo(let v)? = body {return v}
+      return GHGetReceiptInfo()
+    }
+    set {body = .getReceiptInfo(newValue)}
+  }
+
   /// Subscribe to or unsubscribe from servers or channels. Answer: `SubscribeResult`.
   public var subscribe: GHSubscribe {
     get {
@@ -1057,6 +1198,82 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .unbanMember(newValue)}
   }
 
+  /// Open (or get) the direct conversation with another user. Answer: `Conversation`.
+  public var openConversation: GHOpenConversation {
+    get {
+      if case .openConversation(let v)? = body {return v}
+      return GHOpenConversation()
+    }
+    set {body = .openConversation(newValue)}
+  }
+
+  /// The caller's direct conversations, newest activity first. Answer: `ConversationList`.
+  public var listConversations: GHListConversations {
+    get {
+      if case .listConversations(let v)? = body {return v}
+      return GHListConversations()
+    }
+    set {body = .listConversations(newValue)}
+  }
+
+  /// Send a direct message. Answer: `ChannelMessage` (server_id 0, channel_id
+  /// the conversation, recipient_id set), after it is stored durably.
+  public var sendDirectMessage: GHSendDirectMessage {
+    get {
+      if case .sendDirectMessage(let v)? = body {return v}
+      return GHSendDirectMessage()
+    }
+    set {body = .sendDirectMessage(newValue)}
+  }
+
+  /// Say direct messages reached this device (the SDK sends it on receipt
+  /// when delivery receipts are on). Answer: `Ok`.
+  public var markDelivered: GHMarkDelivered {
+    get {
+      if case .markDelivered(let v)? = body {return v}
+      return GHMarkDelivered()
+    }
+    set {body = .markDelivered(newValue)}
+  }
+
+  /// Read receipt by time (RongCloud): the peer's messages sent at or before
+  /// `time` are read. Answer: `Conversation`.
+  public var sendReadReceipt: GHSendReadReceipt {
+    get {
+      if case .sendReadReceipt(let v)? = body {return v}
+      return GHSendReadReceipt()
+    }
+    set {body = .sendReadReceipt(newValue)}
+  }
+
+  /// Read receipt for one message (Agora `sendMessageReadAck`). Answer: `Ok`.
+  public var ackMessageRead: GHAckMessageRead {
+    get {
+      if case .ackMessageRead(let v)? = body {return v}
+      return GHAckMessageRead()
+    }
+    set {body = .ackMessageRead(newValue)}
+  }
+
+  /// The whole conversation is read (Agora `ackConversationRead`): unread
+  /// goes to 0. Answer: `Conversation`.
+  public var ackConversationRead: GHAckConversationRead {
+    get {
+      if case .ackConversationRead(let v)? = body {return v}
+      return GHAckConversationRead()
+    }
+    set {body = .ackConversationRead(newValue)}
+  }
+
+  /// The sent status of the caller's direct messages. Answer: `SentStatusList`.
+  public var getSentStatus: GHGetSentStatus {
+    get {
+      if case .getSentStatus(let v)? = body {return v}
+      return GHGetSentStatus()
+    }
+    set {body = .getSentStatus(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -1118,6 +1335,17 @@ public nonisolated struct GHRequest: Sendable {
     case setReceivedStatus(GHSetReceivedStatus)
     /// The caller's received status of messages. Answer: `ReceivedStatusList`.
     case getReceivedStatus(GHGetReceivedStatus)
+    /// Ask the channel's members for read receipts on one of the caller's own
+    /// messages (same rules as `need_receipt` at send). A second request is a
+    /// no-op. Answer: `ReceiptInfoList` with that message.
+    case requestReceipt(GHRequestReceipt)
+    /// Say the caller has read messages of one channel that asked for
+    /// receipts. Answer: `ReceiptInfoList`, one per UID asked.
+    case respondReceipts(GHRespondReceipts)
+    /// Page through the readers of a message (its requester only). Answer: `ReceiptReaders`.
+    case getReceiptReaders(GHGetReceiptReaders)
+    /// Receipt info of messages, for the caller. Answer: `ReceiptInfoList`.
+    case getReceiptInfo(GHGetReceiptInfo)
     /// Subscribe to or unsubscribe from servers or channels. Answer: `SubscribeResult`.
     case subscribe(GHSubscribe)
     /// Switch this session between auto-subscribe and manual mode. Answer: `Ok`.
@@ -1136,6 +1364,26 @@ public nonisolated struct GHRequest: Sendable {
     case banMember(GHBanMember)
     /// Lift a ban (owner/admin). Answer: `Ok`.
     case unbanMember(GHUnbanMember)
+    /// Open (or get) the direct conversation with another user. Answer: `Conversation`.
+    case openConversation(GHOpenConversation)
+    /// The caller's direct conversations, newest activity first. Answer: `ConversationList`.
+    case listConversations(GHListConversations)
+    /// Send a direct message. Answer: `ChannelMessage` (server_id 0, channel_id
+    /// the conversation, recipient_id set), after it is stored durably.
+    case sendDirectMessage(GHSendDirectMessage)
+    /// Say direct messages reached this device (the SDK sends it on receipt
+    /// when delivery receipts are on). Answer: `Ok`.
+    case markDelivered(GHMarkDelivered)
+    /// Read receipt by time (RongCloud): the peer's messages sent at or before
+    /// `time` are read. Answer: `Conversation`.
+    case sendReadReceipt(GHSendReadReceipt)
+    /// Read receipt for one message (Agora `sendMessageReadAck`). Answer: `Ok`.
+    case ackMessageRead(GHAckMessageRead)
+    /// The whole conversation is read (Agora `ackConversationRead`): unread
+    /// goes to 0. Answer: `Conversation`.
+    case ackConversationRead(GHAckConversationRead)
+    /// The sent status of the caller's direct messages. Answer: `SentStatusList`.
+    case getSentStatus(GHGetSentStatus)
 
   }
 
@@ -1264,6 +1512,201 @@ public nonisolated struct GHGetReceivedStatus: Sendable {
   // methods supported on all messages.
 
   /// The messages (at most 100).
+  public var messageUids: [UInt64] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Ask for read receipts on a message.
+public nonisolated struct GHRequestReceipt: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The caller's own message, in a server of at most `receipt-max-members`
+  /// members and within the response window.
+  public var messageUid: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Respond to receipt requests.
+public nonisolated struct GHRespondReceipts: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The channel all the messages belong to.
+  public var channelID: UInt64 = 0
+
+  /// 1 to 100 messages of that channel (another channel's message: 400).
+  /// Responding to a message covers every earlier message of the channel:
+  /// a response moves the caller's read cursor there.
+  public var messageUids: [UInt64] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Page through a message's readers.
+public nonisolated struct GHGetReceiptReaders: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// A message the caller requested receipts for.
+  public var messageUid: UInt64 = 0
+
+  /// From the previous page's `next_cursor`; 0 for the first page.
+  public var cursor: UInt64 = 0
+
+  /// Page size, 1 to 100; 0 means 100.
+  public var limit: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Ask for receipt info.
+public nonisolated struct GHGetReceiptInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// At most 100 messages.
+  public var messageUids: [UInt64] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Open a direct conversation.
+public nonisolated struct GHOpenConversation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The other user.
+  public var peerID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// List direct conversations.
+public nonisolated struct GHListConversations: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Send a direct message.
+public nonisolated struct GHSendDirectMessage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The recipient.
+  public var peerID: String = String()
+
+  /// The content.
+  public var body: GHMessageBody {
+    get {_body ?? GHMessageBody()}
+    set {_body = newValue}
+  }
+  /// Returns true if `body` has been explicitly set.
+  public var hasBody: Bool {self._body != nil}
+  /// Clears the value of `body`. Subsequent reads from it will return its default value.
+  public mutating func clearBody() {self._body = nil}
+
+  /// Client-side id for de-duplication, as for `SendMessage`.
+  public var clientID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _body: GHMessageBody? = nil
+}
+
+/// Direct messages received.
+public nonisolated struct GHMarkDelivered: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// At most 100 direct messages sent to the caller.
+  public var messageUids: [UInt64] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A read receipt by time.
+public nonisolated struct GHSendReadReceipt: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The conversation.
+  public var conversationID: UInt64 = 0
+
+  /// The peer's messages sent at or before this time (ms) are read; 0 means now.
+  public var time: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A read receipt for one message.
+public nonisolated struct GHAckMessageRead: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// A direct message sent to the caller.
+  public var messageUid: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Mark a whole conversation read.
+public nonisolated struct GHAckConversationRead: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The conversation.
+  public var conversationID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Ask for sent status.
+public nonisolated struct GHGetSentStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// At most 100 of the caller's own direct messages.
   public var messageUids: [UInt64] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -2069,6 +2512,51 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .receivedStatuses(newValue)}
   }
 
+  /// Receipt info of messages.
+  public var receipts: GHReceiptInfoList {
+    get {
+      if case .receipts(let v)? = result {return v}
+      return GHReceiptInfoList()
+    }
+    set {result = .receipts(newValue)}
+  }
+
+  /// A page of a message's readers.
+  public var readers: GHReceiptReaders {
+    get {
+      if case .readers(let v)? = result {return v}
+      return GHReceiptReaders()
+    }
+    set {result = .readers(newValue)}
+  }
+
+  /// One direct conversation.
+  public var conversation: GHConversation {
+    get {
+      if case .conversation(let v)? = result {return v}
+      return GHConversation()
+    }
+    set {result = .conversation(newValue)}
+  }
+
+  /// Several direct conversations.
+  public var conversations: GHConversationList {
+    get {
+      if case .conversations(let v)? = result {return v}
+      return GHConversationList()
+    }
+    set {result = .conversations(newValue)}
+  }
+
+  /// Sent status of direct messages.
+  public var sentStatuses: GHSentStatusList {
+    get {
+      if case .sentStatuses(let v)? = result {return v}
+      return GHSentStatusList()
+    }
+    set {result = .sentStatuses(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -2104,8 +2592,181 @@ public nonisolated struct GHResponse: Sendable {
     case unreads(GHUnreadList)
     /// Received status of messages.
     case receivedStatuses(GHReceivedStatusList)
+    /// Receipt info of messages.
+    case receipts(GHReceiptInfoList)
+    /// A page of a message's readers.
+    case readers(GHReceiptReaders)
+    /// One direct conversation.
+    case conversation(GHConversation)
+    /// Several direct conversations.
+    case conversations(GHConversationList)
+    /// Sent status of direct messages.
+    case sentStatuses(GHSentStatusList)
 
   }
+
+  public init() {}
+}
+
+/// A message's group read receipt state, as the caller sees it.
+public nonisolated struct GHReceiptInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The message.
+  public var messageUid: UInt64 = 0
+
+  /// Whether its sender asked for receipts.
+  public var requested: Bool = false
+
+  /// Members who have read it (0 when `count_hidden`).
+  public var readerCount: UInt32 = 0
+
+  /// Whether the caller has responded to it.
+  public var responded: Bool = false
+
+  /// The response window has passed: no more responses are recorded.
+  public var closed: Bool = false
+
+  /// The count is visible to the sender only (a setting) and the caller is not the sender.
+  public var countHidden: Bool = false
+
+  /// The server's members now, for "read by k of N".
+  public var memberCount: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Receipt info of several messages.
+public nonisolated struct GHReceiptInfoList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// In the order asked.
+  public var receipts: [GHReceiptInfo] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One reader of a message.
+public nonisolated struct GHReader: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The member.
+  public var userID: String = String()
+
+  /// When the member's response covered the message.
+  public var readTime: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A page of a message's readers, newest first.
+public nonisolated struct GHReceiptReaders: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The message.
+  public var messageUid: UInt64 = 0
+
+  /// Readers on this page.
+  public var readers: [GHReader] = []
+
+  /// Readers in all.
+  public var total: UInt32 = 0
+
+  /// Pass as `cursor` for the next page; 0 when this is the last.
+  public var nextCursor: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A direct conversation, as one of its two users sees it.
+public nonisolated struct GHConversation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Its id (never equal to a channel id); use it as `channel_id` in `GetHistory`.
+  public var conversationID: UInt64 = 0
+
+  /// The other user.
+  public var peerID: String = String()
+
+  /// The peer's messages the caller has not read.
+  public var unreadCount: UInt64 = 0
+
+  /// Seq of the newest message; 0 when none.
+  public var lastSeq: UInt64 = 0
+
+  /// Sent time of the newest message.
+  public var lastMessageTime: UInt64 = 0
+
+  /// When it was opened.
+  public var createdAt: UInt64 = 0
+
+  /// The caller has read the peer's messages sent at or before this time.
+  public var readTime: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Several direct conversations.
+public nonisolated struct GHConversationList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Newest activity first.
+  public var conversations: [GHConversation] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The sent status of one message.
+public nonisolated struct GHMessageSentStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The message.
+  public var messageUid: UInt64 = 0
+
+  /// Its status.
+  public var status: GHSentStatus = .unspecified
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Sent status of several messages.
+public nonisolated struct GHSentStatusList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// In the order asked.
+  public var statuses: [GHMessageSentStatus] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -2465,56 +3126,110 @@ public nonisolated struct GHCustomBody: Sendable {
 }
 
 /// A message of a channel, as stored.
-public nonisolated struct GHChannelMessage: Sendable {
+public nonisolated struct GHChannelMessage: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Globally unique, time-sortable id.
-  public var uid: UInt64 = 0
+  public var uid: UInt64 {
+    get {_storage._uid}
+    set {_uniqueStorage()._uid = newValue}
+  }
 
   /// The server.
-  public var serverID: UInt64 = 0
+  public var serverID: UInt64 {
+    get {_storage._serverID}
+    set {_uniqueStorage()._serverID = newValue}
+  }
 
   /// The channel.
-  public var channelID: UInt64 = 0
+  public var channelID: UInt64 {
+    get {_storage._channelID}
+    set {_uniqueStorage()._channelID = newValue}
+  }
 
   /// Position in the channel: 1, 2, 3... without gaps except where a send failed to store.
-  public var seq: UInt64 = 0
+  public var seq: UInt64 {
+    get {_storage._seq}
+    set {_uniqueStorage()._seq = newValue}
+  }
 
   /// The sender's user id.
-  public var senderID: String = String()
+  public var senderID: String {
+    get {_storage._senderID}
+    set {_uniqueStorage()._senderID = newValue}
+  }
 
   /// When the server accepted it.
-  public var sentTime: UInt64 = 0
+  public var sentTime: UInt64 {
+    get {_storage._sentTime}
+    set {_uniqueStorage()._sentTime = newValue}
+  }
 
   /// The content.
   public var body: GHMessageBody {
-    get {_body ?? GHMessageBody()}
-    set {_body = newValue}
+    get {_storage._body ?? GHMessageBody()}
+    set {_uniqueStorage()._body = newValue}
   }
   /// Returns true if `body` has been explicitly set.
-  public var hasBody: Bool {self._body != nil}
+  public var hasBody: Bool {_storage._body != nil}
   /// Clears the value of `body`. Subsequent reads from it will return its default value.
-  public mutating func clearBody() {self._body = nil}
+  public mutating func clearBody() {_uniqueStorage()._body = nil}
 
   /// Mentioned user ids.
-  public var mentions: [String] = []
+  public var mentions: [String] {
+    get {_storage._mentions}
+    set {_uniqueStorage()._mentions = newValue}
+  }
 
   /// Whether everyone was mentioned.
-  public var mentionAll: Bool = false
+  public var mentionAll: Bool {
+    get {_storage._mentionAll}
+    set {_uniqueStorage()._mentionAll = newValue}
+  }
 
   /// Whether the sender asked for read receipts.
-  public var needReceipt: Bool = false
+  public var needReceipt: Bool {
+    get {_storage._needReceipt}
+    set {_uniqueStorage()._needReceipt = newValue}
+  }
 
   /// The sender's client-side id, if any.
-  public var clientID: String = String()
+  public var clientID: String {
+    get {_storage._clientID}
+    set {_uniqueStorage()._clientID = newValue}
+  }
+
+  /// Group read receipt state for the recipient (in answers; live events
+  /// carry `requested` only).
+  public var receipt: GHReceiptInfo {
+    get {_storage._receipt ?? GHReceiptInfo()}
+    set {_uniqueStorage()._receipt = newValue}
+  }
+  /// Returns true if `receipt` has been explicitly set.
+  public var hasReceipt: Bool {_storage._receipt != nil}
+  /// Clears the value of `receipt`. Subsequent reads from it will return its default value.
+  public mutating func clearReceipt() {_uniqueStorage()._receipt = nil}
+
+  /// For a direct message: the recipient. `server_id` is then 0 and
+  /// `channel_id` is the conversation.
+  public var recipientID: String {
+    get {_storage._recipientID}
+    set {_uniqueStorage()._recipientID = newValue}
+  }
+
+  /// For the caller's own direct messages in answers: where the message is.
+  public var sentStatus: GHSentStatus {
+    get {_storage._sentStatus}
+    set {_uniqueStorage()._sentStatus = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _body: GHMessageBody? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// A page of messages.
@@ -2672,6 +3387,33 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     set {_uniqueStorage()._body = .receivedStatus(newValue)}
   }
 
+  /// A member asked for read receipts on a message of a channel the user can read.
+  public var receiptRequest: GHReceiptRequest {
+    get {
+      if case .receiptRequest(let v)? = _storage._body {return v}
+      return GHReceiptRequest()
+    }
+    set {_uniqueStorage()._body = .receiptRequest(newValue)}
+  }
+
+  /// (The requester only) members read messages it requested receipts for.
+  public var receiptResponse: GHReceiptResponses {
+    get {
+      if case .receiptResponse(let v)? = _storage._body {return v}
+      return GHReceiptResponses()
+    }
+    set {_uniqueStorage()._body = .receiptResponse(newValue)}
+  }
+
+  /// (The sender of direct messages) the peer received or read them.
+  public var directReceipt: GHDirectReceipt {
+    get {
+      if case .directReceipt(let v)? = _storage._body {return v}
+      return GHDirectReceipt()
+    }
+    set {_uniqueStorage()._body = .directReceipt(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -2693,12 +3435,123 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     case resumed(GHResumed)
     /// Received status set on another of the user's devices.
     case receivedStatus(GHReceivedStatusList)
+    /// A member asked for read receipts on a message of a channel the user can read.
+    case receiptRequest(GHReceiptRequest)
+    /// (The requester only) members read messages it requested receipts for.
+    case receiptResponse(GHReceiptResponses)
+    /// (The sender of direct messages) the peer received or read them.
+    case directReceipt(GHDirectReceipt)
 
   }
 
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// Someone asks for read receipts.
+public nonisolated struct GHReceiptRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Always CHANNEL.
+  public var conversationType: GHConversationType = .unspecified
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// The channel.
+  public var channelID: UInt64 = 0
+
+  /// The message to respond to (with `RespondReceipts`).
+  public var messageUid: UInt64 = 0
+
+  /// Its seq in the channel.
+  public var seq: UInt64 = 0
+
+  /// Who asks: the message's sender.
+  public var requesterID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Readers of some requested messages, coalesced.
+public nonisolated struct GHReceiptResponses: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// One per message.
+  public var responses: [GHReceiptResponse] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// New readers of one message.
+public nonisolated struct GHReceiptResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Always CHANNEL.
+  public var conversationType: GHConversationType = .unspecified
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// The channel.
+  public var channelID: UInt64 = 0
+
+  /// The message.
+  public var messageUid: UInt64 = 0
+
+  /// The new readers: user id -> read time.
+  public var readers: Dictionary<String,UInt64> = [:]
+
+  /// Readers in all, now.
+  public var readerCount: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Delivery or read receipts of direct messages, to their sender.
+public nonisolated struct GHDirectReceipt: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Always DIRECT.
+  public var conversationType: GHConversationType = .unspecified
+
+  /// The conversation.
+  public var conversationID: UInt64 = 0
+
+  /// The peer who received or read (the conversation's target for the sender).
+  public var readerID: String = String()
+
+  /// DELIVERED or READ.
+  public var status: GHSentStatus = .unspecified
+
+  /// The messages concerned (delivery, and read per message).
+  public var messageUids: [UInt64] = []
+
+  /// For a read by time or of the whole conversation: every message the
+  /// sender sent at or before this time is READ.
+  public var readTime: UInt64 = 0
+
+  /// The whole conversation was marked read.
+  public var conversationRead: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 /// The end of offline sync.
@@ -2940,6 +3793,14 @@ nonisolated extension GHTargetStatus: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0TARGET_OK\0\u{1}TARGET_NOT_MEMBER\0\u{1}TARGET_NOT_FOUND\0\u{1}TARGET_LIMIT_REACHED\0")
 }
 
+nonisolated extension GHConversationType: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CONVERSATION_TYPE_UNSPECIFIED\0\u{1}CHANNEL\0\u{1}DIRECT\0")
+}
+
+nonisolated extension GHSentStatus: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SENT_STATUS_UNSPECIFIED\0\u{1}SENDING\0\u{1}SENT\0\u{1}DELIVERED\0\u{1}READ\0")
+}
+
 nonisolated extension GHRole: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROLE_NONE\0\u{1}MEMBER\0\u{1}ADMIN\0\u{1}OWNER\0")
 }
@@ -3069,7 +3930,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{2}\u{6}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3416,6 +4277,58 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .getReceivedStatus(v)
         }
       }()
+      case 55: try {
+        var v: GHRequestReceipt?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .requestReceipt(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .requestReceipt(v)
+        }
+      }()
+      case 56: try {
+        var v: GHRespondReceipts?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .respondReceipts(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .respondReceipts(v)
+        }
+      }()
+      case 57: try {
+        var v: GHGetReceiptReaders?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .getReceiptReaders(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .getReceiptReaders(v)
+        }
+      }()
+      case 58: try {
+        var v: GHGetReceiptInfo?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .getReceiptInfo(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .getReceiptInfo(v)
+        }
+      }()
       case 60: try {
         var v: GHSubscribe?
         var hadOneofValue = false
@@ -3531,6 +4444,110 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
         if let v = v {
           if hadOneofValue {try decoder.handleConflictingOneOf()}
           self.body = .unbanMember(v)
+        }
+      }()
+      case 80: try {
+        var v: GHOpenConversation?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .openConversation(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .openConversation(v)
+        }
+      }()
+      case 81: try {
+        var v: GHListConversations?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .listConversations(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .listConversations(v)
+        }
+      }()
+      case 82: try {
+        var v: GHSendDirectMessage?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .sendDirectMessage(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .sendDirectMessage(v)
+        }
+      }()
+      case 83: try {
+        var v: GHMarkDelivered?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .markDelivered(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .markDelivered(v)
+        }
+      }()
+      case 84: try {
+        var v: GHSendReadReceipt?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .sendReadReceipt(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .sendReadReceipt(v)
+        }
+      }()
+      case 85: try {
+        var v: GHAckMessageRead?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .ackMessageRead(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .ackMessageRead(v)
+        }
+      }()
+      case 86: try {
+        var v: GHAckConversationRead?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .ackConversationRead(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .ackConversationRead(v)
+        }
+      }()
+      case 87: try {
+        var v: GHGetSentStatus?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .getSentStatus(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .getSentStatus(v)
         }
       }()
       default: break
@@ -3651,6 +4668,22 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
       guard case .getReceivedStatus(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 54)
     }()
+    case .requestReceipt?: try {
+      guard case .requestReceipt(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 55)
+    }()
+    case .respondReceipts?: try {
+      guard case .respondReceipts(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 56)
+    }()
+    case .getReceiptReaders?: try {
+      guard case .getReceiptReaders(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 57)
+    }()
+    case .getReceiptInfo?: try {
+      guard case .getReceiptInfo(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 58)
+    }()
     case .subscribe?: try {
       guard case .subscribe(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 60)
@@ -3686,6 +4719,38 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .unbanMember?: try {
       guard case .unbanMember(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 73)
+    }()
+    case .openConversation?: try {
+      guard case .openConversation(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 80)
+    }()
+    case .listConversations?: try {
+      guard case .listConversations(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 81)
+    }()
+    case .sendDirectMessage?: try {
+      guard case .sendDirectMessage(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 82)
+    }()
+    case .markDelivered?: try {
+      guard case .markDelivered(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 83)
+    }()
+    case .sendReadReceipt?: try {
+      guard case .sendReadReceipt(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 84)
+    }()
+    case .ackMessageRead?: try {
+      guard case .ackMessageRead(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 85)
+    }()
+    case .ackConversationRead?: try {
+      guard case .ackConversationRead(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 86)
+    }()
+    case .getSentStatus?: try {
+      guard case .getSentStatus(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 87)
     }()
     case nil: break
     }
@@ -3943,6 +5008,389 @@ nonisolated extension GHGetReceivedStatus: SwiftProtobuf.Message, SwiftProtobuf.
   }
 
   public static func ==(lhs: GHGetReceivedStatus, rhs: GHGetReceivedStatus) -> Bool {
+    if lhs.messageUids != rhs.messageUids {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHRequestReceipt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RequestReceipt"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHRequestReceipt, rhs: GHRequestReceipt) -> Bool {
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHRespondReceipts: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RespondReceipts"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeRepeatedUInt64Field(value: &self.messageUids) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if !self.messageUids.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.messageUids, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHRespondReceipts, rhs: GHRespondReceipts) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUids != rhs.messageUids {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHGetReceiptReaders: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetReceiptReaders"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0\u{1}cursor\0\u{1}limit\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.cursor) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 1)
+    }
+    if self.cursor != 0 {
+      try visitor.visitSingularUInt64Field(value: self.cursor, fieldNumber: 2)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHGetReceiptReaders, rhs: GHGetReceiptReaders) -> Bool {
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.cursor != rhs.cursor {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHGetReceiptInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetReceiptInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedUInt64Field(value: &self.messageUids) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.messageUids.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.messageUids, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHGetReceiptInfo, rhs: GHGetReceiptInfo) -> Bool {
+    if lhs.messageUids != rhs.messageUids {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHOpenConversation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".OpenConversation"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}peer_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.peerID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.peerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.peerID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHOpenConversation, rhs: GHOpenConversation) -> Bool {
+    if lhs.peerID != rhs.peerID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHListConversations: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ListConversations"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHListConversations, rhs: GHListConversations) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SendDirectMessage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}peer_id\0\u{1}body\0\u{3}client_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.peerID) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._body) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.clientID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.peerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.peerID, fieldNumber: 1)
+    }
+    try { if let v = self._body {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if !self.clientID.isEmpty {
+      try visitor.visitSingularStringField(value: self.clientID, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSendDirectMessage, rhs: GHSendDirectMessage) -> Bool {
+    if lhs.peerID != rhs.peerID {return false}
+    if lhs._body != rhs._body {return false}
+    if lhs.clientID != rhs.clientID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHMarkDelivered: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MarkDelivered"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedUInt64Field(value: &self.messageUids) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.messageUids.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.messageUids, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHMarkDelivered, rhs: GHMarkDelivered) -> Bool {
+    if lhs.messageUids != rhs.messageUids {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSendReadReceipt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SendReadReceipt"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_id\0\u{1}time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 1)
+    }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSendReadReceipt, rhs: GHSendReadReceipt) -> Bool {
+    if lhs.conversationID != rhs.conversationID {return false}
+    if lhs.time != rhs.time {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHAckMessageRead: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AckMessageRead"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHAckMessageRead, rhs: GHAckMessageRead) -> Bool {
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHAckConversationRead: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AckConversationRead"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHAckConversationRead, rhs: GHAckConversationRead) -> Bool {
+    if lhs.conversationID != rhs.conversationID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHGetSentStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetSentStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedUInt64Field(value: &self.messageUids) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.messageUids.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.messageUids, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHGetSentStatus, rhs: GHGetSentStatus) -> Bool {
     if lhs.messageUids != rhs.messageUids {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -5071,7 +6519,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5288,6 +6736,71 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .receivedStatuses(v)
         }
       }()
+      case 64: try {
+        var v: GHReceiptInfoList?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .receipts(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .receipts(v)
+        }
+      }()
+      case 65: try {
+        var v: GHReceiptReaders?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .readers(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .readers(v)
+        }
+      }()
+      case 70: try {
+        var v: GHConversation?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .conversation(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .conversation(v)
+        }
+      }()
+      case 71: try {
+        var v: GHConversationList?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .conversations(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .conversations(v)
+        }
+      }()
+      case 72: try {
+        var v: GHSentStatusList?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .sentStatuses(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .sentStatuses(v)
+        }
+      }()
       default: break
       }
     }
@@ -5366,6 +6879,26 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       guard case .receivedStatuses(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 63)
     }()
+    case .receipts?: try {
+      guard case .receipts(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 64)
+    }()
+    case .readers?: try {
+      guard case .readers(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 65)
+    }()
+    case .conversation?: try {
+      guard case .conversation(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 70)
+    }()
+    case .conversations?: try {
+      guard case .conversations(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 71)
+    }()
+    case .sentStatuses?: try {
+      guard case .sentStatuses(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 72)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -5374,6 +6907,331 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
   public static func ==(lhs: GHResponse, rhs: GHResponse) -> Bool {
     if lhs.id != rhs.id {return false}
     if lhs.result != rhs.result {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReceiptInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceiptInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0\u{1}requested\0\u{3}reader_count\0\u{1}responded\0\u{1}closed\0\u{3}count_hidden\0\u{3}member_count\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.requested) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.readerCount) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.responded) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.closed) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.countHidden) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.memberCount) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 1)
+    }
+    if self.requested != false {
+      try visitor.visitSingularBoolField(value: self.requested, fieldNumber: 2)
+    }
+    if self.readerCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.readerCount, fieldNumber: 3)
+    }
+    if self.responded != false {
+      try visitor.visitSingularBoolField(value: self.responded, fieldNumber: 4)
+    }
+    if self.closed != false {
+      try visitor.visitSingularBoolField(value: self.closed, fieldNumber: 5)
+    }
+    if self.countHidden != false {
+      try visitor.visitSingularBoolField(value: self.countHidden, fieldNumber: 6)
+    }
+    if self.memberCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.memberCount, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReceiptInfo, rhs: GHReceiptInfo) -> Bool {
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.requested != rhs.requested {return false}
+    if lhs.readerCount != rhs.readerCount {return false}
+    if lhs.responded != rhs.responded {return false}
+    if lhs.closed != rhs.closed {return false}
+    if lhs.countHidden != rhs.countHidden {return false}
+    if lhs.memberCount != rhs.memberCount {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReceiptInfoList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceiptInfoList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}receipts\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.receipts) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.receipts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.receipts, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReceiptInfoList, rhs: GHReceiptInfoList) -> Bool {
+    if lhs.receipts != rhs.receipts {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReader: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Reader"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}read_time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.readTime) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 1)
+    }
+    if self.readTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.readTime, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReader, rhs: GHReader) -> Bool {
+    if lhs.userID != rhs.userID {return false}
+    if lhs.readTime != rhs.readTime {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReceiptReaders: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceiptReaders"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0\u{1}readers\0\u{1}total\0\u{3}next_cursor\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.readers) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.total) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.nextCursor) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 1)
+    }
+    if !self.readers.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.readers, fieldNumber: 2)
+    }
+    if self.total != 0 {
+      try visitor.visitSingularUInt32Field(value: self.total, fieldNumber: 3)
+    }
+    if self.nextCursor != 0 {
+      try visitor.visitSingularUInt64Field(value: self.nextCursor, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReceiptReaders, rhs: GHReceiptReaders) -> Bool {
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.readers != rhs.readers {return false}
+    if lhs.total != rhs.total {return false}
+    if lhs.nextCursor != rhs.nextCursor {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHConversation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Conversation"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_id\0\u{3}peer_id\0\u{3}unread_count\0\u{3}last_seq\0\u{3}last_message_time\0\u{3}created_at\0\u{3}read_time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.peerID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.unreadCount) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.lastMessageTime) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.readTime) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 1)
+    }
+    if !self.peerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.peerID, fieldNumber: 2)
+    }
+    if self.unreadCount != 0 {
+      try visitor.visitSingularUInt64Field(value: self.unreadCount, fieldNumber: 3)
+    }
+    if self.lastSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSeq, fieldNumber: 4)
+    }
+    if self.lastMessageTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastMessageTime, fieldNumber: 5)
+    }
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 6)
+    }
+    if self.readTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.readTime, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHConversation, rhs: GHConversation) -> Bool {
+    if lhs.conversationID != rhs.conversationID {return false}
+    if lhs.peerID != rhs.peerID {return false}
+    if lhs.unreadCount != rhs.unreadCount {return false}
+    if lhs.lastSeq != rhs.lastSeq {return false}
+    if lhs.lastMessageTime != rhs.lastMessageTime {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.readTime != rhs.readTime {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHConversationList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ConversationList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}conversations\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.conversations) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.conversations.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.conversations, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHConversationList, rhs: GHConversationList) -> Bool {
+    if lhs.conversations != rhs.conversations {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHMessageSentStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MessageSentStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0\u{1}status\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.status) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 1)
+    }
+    if self.status != .unspecified {
+      try visitor.visitSingularEnumField(value: self.status, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHMessageSentStatus, rhs: GHMessageSentStatus) -> Bool {
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.status != rhs.status {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSentStatusList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SentStatusList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}statuses\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.statuses) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.statuses.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.statuses, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSentStatusList, rhs: GHSentStatusList) -> Bool {
+    if lhs.statuses != rhs.statuses {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6047,83 +7905,160 @@ nonisolated extension GHCustomBody: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{3}sender_id\0\u{3}sent_time\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{3}sender_id\0\u{3}sent_time\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}receipt\0\u{3}recipient_id\0\u{3}sent_status\0")
+
+  fileprivate class _StorageClass {
+    var _uid: UInt64 = 0
+    var _serverID: UInt64 = 0
+    var _channelID: UInt64 = 0
+    var _seq: UInt64 = 0
+    var _senderID: String = String()
+    var _sentTime: UInt64 = 0
+    var _body: GHMessageBody? = nil
+    var _mentions: [String] = []
+    var _mentionAll: Bool = false
+    var _needReceipt: Bool = false
+    var _clientID: String = String()
+    var _receipt: GHReceiptInfo? = nil
+    var _recipientID: String = String()
+    var _sentStatus: GHSentStatus = .unspecified
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _uid = source._uid
+      _serverID = source._serverID
+      _channelID = source._channelID
+      _seq = source._seq
+      _senderID = source._senderID
+      _sentTime = source._sentTime
+      _body = source._body
+      _mentions = source._mentions
+      _mentionAll = source._mentionAll
+      _needReceipt = source._needReceipt
+      _clientID = source._clientID
+      _receipt = source._receipt
+      _recipientID = source._recipientID
+      _sentStatus = source._sentStatus
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.uid) }()
-      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
-      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
-      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
-      case 5: try { try decoder.decodeSingularStringField(value: &self.senderID) }()
-      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.sentTime) }()
-      case 7: try { try decoder.decodeSingularMessageField(value: &self._body) }()
-      case 8: try { try decoder.decodeRepeatedStringField(value: &self.mentions) }()
-      case 9: try { try decoder.decodeSingularBoolField(value: &self.mentionAll) }()
-      case 10: try { try decoder.decodeSingularBoolField(value: &self.needReceipt) }()
-      case 11: try { try decoder.decodeSingularStringField(value: &self.clientID) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._uid) }()
+        case 2: try { try decoder.decodeSingularUInt64Field(value: &_storage._serverID) }()
+        case 3: try { try decoder.decodeSingularUInt64Field(value: &_storage._channelID) }()
+        case 4: try { try decoder.decodeSingularUInt64Field(value: &_storage._seq) }()
+        case 5: try { try decoder.decodeSingularStringField(value: &_storage._senderID) }()
+        case 6: try { try decoder.decodeSingularUInt64Field(value: &_storage._sentTime) }()
+        case 7: try { try decoder.decodeSingularMessageField(value: &_storage._body) }()
+        case 8: try { try decoder.decodeRepeatedStringField(value: &_storage._mentions) }()
+        case 9: try { try decoder.decodeSingularBoolField(value: &_storage._mentionAll) }()
+        case 10: try { try decoder.decodeSingularBoolField(value: &_storage._needReceipt) }()
+        case 11: try { try decoder.decodeSingularStringField(value: &_storage._clientID) }()
+        case 12: try { try decoder.decodeSingularMessageField(value: &_storage._receipt) }()
+        case 13: try { try decoder.decodeSingularStringField(value: &_storage._recipientID) }()
+        case 14: try { try decoder.decodeSingularEnumField(value: &_storage._sentStatus) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.uid != 0 {
-      try visitor.visitSingularUInt64Field(value: self.uid, fieldNumber: 1)
-    }
-    if self.serverID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
-    }
-    if self.channelID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 3)
-    }
-    if self.seq != 0 {
-      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 4)
-    }
-    if !self.senderID.isEmpty {
-      try visitor.visitSingularStringField(value: self.senderID, fieldNumber: 5)
-    }
-    if self.sentTime != 0 {
-      try visitor.visitSingularUInt64Field(value: self.sentTime, fieldNumber: 6)
-    }
-    try { if let v = self._body {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
-    } }()
-    if !self.mentions.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.mentions, fieldNumber: 8)
-    }
-    if self.mentionAll != false {
-      try visitor.visitSingularBoolField(value: self.mentionAll, fieldNumber: 9)
-    }
-    if self.needReceipt != false {
-      try visitor.visitSingularBoolField(value: self.needReceipt, fieldNumber: 10)
-    }
-    if !self.clientID.isEmpty {
-      try visitor.visitSingularStringField(value: self.clientID, fieldNumber: 11)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._uid != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._uid, fieldNumber: 1)
+      }
+      if _storage._serverID != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._serverID, fieldNumber: 2)
+      }
+      if _storage._channelID != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._channelID, fieldNumber: 3)
+      }
+      if _storage._seq != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._seq, fieldNumber: 4)
+      }
+      if !_storage._senderID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._senderID, fieldNumber: 5)
+      }
+      if _storage._sentTime != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._sentTime, fieldNumber: 6)
+      }
+      try { if let v = _storage._body {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+      } }()
+      if !_storage._mentions.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._mentions, fieldNumber: 8)
+      }
+      if _storage._mentionAll != false {
+        try visitor.visitSingularBoolField(value: _storage._mentionAll, fieldNumber: 9)
+      }
+      if _storage._needReceipt != false {
+        try visitor.visitSingularBoolField(value: _storage._needReceipt, fieldNumber: 10)
+      }
+      if !_storage._clientID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._clientID, fieldNumber: 11)
+      }
+      try { if let v = _storage._receipt {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+      } }()
+      if !_storage._recipientID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._recipientID, fieldNumber: 13)
+      }
+      if _storage._sentStatus != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._sentStatus, fieldNumber: 14)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHChannelMessage, rhs: GHChannelMessage) -> Bool {
-    if lhs.uid != rhs.uid {return false}
-    if lhs.serverID != rhs.serverID {return false}
-    if lhs.channelID != rhs.channelID {return false}
-    if lhs.seq != rhs.seq {return false}
-    if lhs.senderID != rhs.senderID {return false}
-    if lhs.sentTime != rhs.sentTime {return false}
-    if lhs._body != rhs._body {return false}
-    if lhs.mentions != rhs.mentions {return false}
-    if lhs.mentionAll != rhs.mentionAll {return false}
-    if lhs.needReceipt != rhs.needReceipt {return false}
-    if lhs.clientID != rhs.clientID {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._uid != rhs_storage._uid {return false}
+        if _storage._serverID != rhs_storage._serverID {return false}
+        if _storage._channelID != rhs_storage._channelID {return false}
+        if _storage._seq != rhs_storage._seq {return false}
+        if _storage._senderID != rhs_storage._senderID {return false}
+        if _storage._sentTime != rhs_storage._sentTime {return false}
+        if _storage._body != rhs_storage._body {return false}
+        if _storage._mentions != rhs_storage._mentions {return false}
+        if _storage._mentionAll != rhs_storage._mentionAll {return false}
+        if _storage._needReceipt != rhs_storage._needReceipt {return false}
+        if _storage._clientID != rhs_storage._clientID {return false}
+        if _storage._receipt != rhs_storage._receipt {return false}
+        if _storage._recipientID != rhs_storage._recipientID {return false}
+        if _storage._sentStatus != rhs_storage._sentStatus {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6166,7 +8101,7 @@ nonisolated extension GHMessagePage: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Event"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}unread\0\u{1}offline\0\u{1}left\0\u{3}more_packages\0\u{1}cursor\0\u{2}\u{4}message\0\u{1}notification\0\u{1}closed\0\u{3}unread_changed\0\u{3}unread_status\0\u{1}typing\0\u{3}sync_completed\0\u{1}resumed\0\u{3}received_status\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}unread\0\u{1}offline\0\u{1}left\0\u{3}more_packages\0\u{1}cursor\0\u{2}\u{4}message\0\u{1}notification\0\u{1}closed\0\u{3}unread_changed\0\u{3}unread_status\0\u{1}typing\0\u{3}sync_completed\0\u{1}resumed\0\u{3}received_status\0\u{3}receipt_request\0\u{3}receipt_response\0\u{3}direct_receipt\0")
 
   fileprivate class _StorageClass {
     var _seq: UInt64 = 0
@@ -6334,6 +8269,45 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
             _storage._body = .receivedStatus(v)
           }
         }()
+        case 19: try {
+          var v: GHReceiptRequest?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .receiptRequest(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .receiptRequest(v)
+          }
+        }()
+        case 20: try {
+          var v: GHReceiptResponses?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .receiptResponse(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .receiptResponse(v)
+          }
+        }()
+        case 21: try {
+          var v: GHDirectReceipt?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .directReceipt(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .directReceipt(v)
+          }
+        }()
         default: break
         }
       }
@@ -6401,6 +8375,18 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
         guard case .receivedStatus(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
       }()
+      case .receiptRequest?: try {
+        guard case .receiptRequest(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+      }()
+      case .receiptResponse?: try {
+        guard case .receiptResponse(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+      }()
+      case .directReceipt?: try {
+        guard case .directReceipt(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+      }()
       case nil: break
       }
     }
@@ -6423,6 +8409,206 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReceiptRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceiptRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_type\0\u{3}server_id\0\u{3}channel_id\0\u{3}message_uid\0\u{1}seq\0\u{3}requester_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.conversationType) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.requesterID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.conversationType != .unspecified {
+      try visitor.visitSingularEnumField(value: self.conversationType, fieldNumber: 1)
+    }
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 3)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 4)
+    }
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 5)
+    }
+    if !self.requesterID.isEmpty {
+      try visitor.visitSingularStringField(value: self.requesterID, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReceiptRequest, rhs: GHReceiptRequest) -> Bool {
+    if lhs.conversationType != rhs.conversationType {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.seq != rhs.seq {return false}
+    if lhs.requesterID != rhs.requesterID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReceiptResponses: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceiptResponses"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}responses\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.responses) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.responses.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.responses, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReceiptResponses, rhs: GHReceiptResponses) -> Bool {
+    if lhs.responses != rhs.responses {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReceiptResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceiptResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_type\0\u{3}server_id\0\u{3}channel_id\0\u{3}message_uid\0\u{1}readers\0\u{3}reader_count\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.conversationType) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 5: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: &self.readers) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.readerCount) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.conversationType != .unspecified {
+      try visitor.visitSingularEnumField(value: self.conversationType, fieldNumber: 1)
+    }
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 3)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 4)
+    }
+    if !self.readers.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: self.readers, fieldNumber: 5)
+    }
+    if self.readerCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.readerCount, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReceiptResponse, rhs: GHReceiptResponse) -> Bool {
+    if lhs.conversationType != rhs.conversationType {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.readers != rhs.readers {return false}
+    if lhs.readerCount != rhs.readerCount {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHDirectReceipt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DirectReceipt"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_type\0\u{3}conversation_id\0\u{3}reader_id\0\u{1}status\0\u{3}message_uids\0\u{3}read_time\0\u{3}conversation_read\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.conversationType) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.readerID) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.status) }()
+      case 5: try { try decoder.decodeRepeatedUInt64Field(value: &self.messageUids) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.readTime) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.conversationRead) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.conversationType != .unspecified {
+      try visitor.visitSingularEnumField(value: self.conversationType, fieldNumber: 1)
+    }
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 2)
+    }
+    if !self.readerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.readerID, fieldNumber: 3)
+    }
+    if self.status != .unspecified {
+      try visitor.visitSingularEnumField(value: self.status, fieldNumber: 4)
+    }
+    if !self.messageUids.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.messageUids, fieldNumber: 5)
+    }
+    if self.readTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.readTime, fieldNumber: 6)
+    }
+    if self.conversationRead != false {
+      try visitor.visitSingularBoolField(value: self.conversationRead, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHDirectReceipt, rhs: GHDirectReceipt) -> Bool {
+    if lhs.conversationType != rhs.conversationType {return false}
+    if lhs.conversationID != rhs.conversationID {return false}
+    if lhs.readerID != rhs.readerID {return false}
+    if lhs.status != rhs.status {return false}
+    if lhs.messageUids != rhs.messageUids {return false}
+    if lhs.readTime != rhs.readTime {return false}
+    if lhs.conversationRead != rhs.conversationRead {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,292 @@
+// Group read receipts on channel messages (MISSION §6.1): requests (at send
+// or later, by the sender only), responses that move a member's receipt
+// cursor, coalesced responses to the requester, reader pages and the
+// receipt info each message carries. Requests and responses are items
+// addressed to users: written to their inboxes with the change, so offline
+// devices get them in their sync. Loop thread only.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallStore
+import GuildhallWire
+
+/// New readers owed to one requester, sent once per loop turn.
+struct OwedResponses {
+    var byMessage: [MessageUID: GHReceiptResponse] = [:]
+    /// The highest inbox ord among the rows these came from.
+    var ord: UInt64 = 0
+}
+
+/// A receipt request ready to commit with its inbox rows, delivered after the commit.
+struct ReceiptRequestPlan {
+    let channel: ChannelID
+    let request: ChannelReceipts.Request
+    let rows: [InboxRow]
+    let payload: SharedBytes
+
+    var writes: [StoreWrite] { [.receiptRequest(channel, request)] + rows.map { .inbox($0) } }
+}
+
+extension GuildhallService {
+    var receiptWindowMs: UInt64 { UInt64(settings.receiptWindowSeconds) * 1000 }
+
+    /// Whether `user` may ask for receipts in `server` now; throws why not.
+    func checkReceiptsAllowed(in server: ServerID, by user: UserID) throws(Failure) {
+        let members = directory.memberCount(server)
+        guard members <= settings.receiptMaxMembers else {
+            throw Failure(.limitReached, "read receipts are only available in servers of at most \(settings.receiptMaxMembers) members; this one has \(members)")
+        }
+        if settings.receiptRequesters == "admins", let role = directory.role(of: user, in: server), role == .member {
+            throw Failure.forbidden("only the owner and admins may ask for read receipts in this deployment")
+        }
+    }
+
+    /// The writes and event of a new request: one inbox row per member who can read the channel, except the requester.
+    func receiptRequestPlan(_ m: MessageRecord, at now: UInt64) -> ReceiptRequestPlan {
+        var event = GHReceiptRequest()
+        event.conversationType = .channel
+        event.serverID = m.serverID
+        event.channelID = m.channelID
+        event.messageUid = m.uid
+        event.seq = m.seq
+        event.requesterID = m.sender
+        let body = GHEvent.OneOf_Body.receiptRequest(event)
+        var stored = GHEvent()
+        stored.body = body
+        let bytes = (try? stored.serializedBytes()) ?? []
+        var rows: [InboxRow] = []
+        if let members = directory.memberIDs(of: m.serverID) {
+            for user in members where user != m.sender { rows.append(InboxRow(ord: nextInboxOrd(), user: user, at: now, event: bytes)) }
+        }
+        return ReceiptRequestPlan(channel: m.channelID,
+                                  request: ChannelReceipts.Request(uid: m.uid, seq: m.seq, requester: m.sender, sentTime: m.sentTime),
+                                  rows: rows, payload: body.sharedPayload)
+    }
+
+    /// After the plan committed: the request counts, and members online hear of it.
+    func receiptRequested(_ plan: ReceiptRequestPlan) {
+        receipts.addRequest(plan.request, in: plan.channel)
+        if let last = plan.rows.last { inboxDelivered(upTo: last.ord) }
+        for row in plan.rows {
+            for s in registry.sessions(of: row.user).values { s.push(event: plan.payload, cursor: row.ord) }
+        }
+    }
+
+    // MARK: Requests
+
+    func requestReceipt(_ r: GHRequestReceipt, id: UInt64, from s: Session) {
+        if receipts.isRequested(r.messageUid) || receiptRequestsInFlight.contains(r.messageUid) {
+            answerReceipts([r.messageUid], id: id, to: s)
+            return
+        }
+        read(.messages(uids: [r.messageUid])) { [self] result in
+            self.attempt(id, s) { () throws(Failure) in
+                guard result.error == nil else { throw Failure(.unavailable, "storage is unavailable; retry later") }
+                guard let m = result.messages.first, m.serverID != 0, directory.role(of: s.user, in: m.serverID) != nil else {
+                    throw Failure.notFound("message \(r.messageUid) not found")
+                }
+                guard m.sender == s.user else { throw Failure.forbidden("only the sender of message \(m.uid) may ask for read receipts on it") }
+                if receipts.isRequested(m.uid) || receiptRequestsInFlight.contains(m.uid) {
+                    answerReceipts([m.uid], id: id, to: s)
+                    return
+                }
+                try checkReceiptsAllowed(in: m.serverID, by: s.user)
+                let now = now()
+                guard m.sentTime + receiptWindowMs >= now else {
+                    throw Failure.forbidden("message \(m.uid) is older than the receipt window (\(settings.receiptWindowSeconds) s)")
+                }
+                let plan = receiptRequestPlan(m, at: now)
+                receiptRequestsInFlight.insert(m.uid)
+                commit(plan.writes, from: s) { error in
+                    self.receiptRequestsInFlight.remove(m.uid)
+                    guard error == nil else {
+                        s.fail(id, Failure(.unavailable, "storage is unavailable; the request was not saved, retry later"))
+                        return
+                    }
+                    self.receiptRequested(plan)
+                    self.answerReceipts([m.uid], id: id, to: s)
+                }
+            }
+        }
+    }
+
+    // MARK: Responses
+
+    func respondReceipts(_ r: GHRespondReceipts, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            guard !r.messageUids.isEmpty, r.messageUids.count <= Limits.maxIdsPerRequest else {
+                throw Failure(.limitReached, "between 1 and \(Limits.maxIdsPerRequest) message UIDs per response")
+            }
+            let channel = try respondingChannel(r.channelID, for: s)
+            read(.messages(uids: r.messageUids)) { [self] result in
+                self.attempt(id, s) { () throws(Failure) in
+                    guard result.error == nil else { throw Failure(.unavailable, "storage is unavailable; retry later") }
+                    _ = try respondingChannel(channel.id, for: s)
+                    try recordResponse(result.messages, asked: r.messageUids, in: channel, id: id, from: s)
+                }
+            }
+        }
+    }
+
+    /// The channel, if the session's user may respond to receipts in it.
+    private func respondingChannel(_ id: ChannelID, for s: Session) throws(Failure) -> ChannelRecord {
+        guard let c = directory.channel(id) else { throw Failure.notFound("channel \(id) not found") }
+        guard directory.role(of: s.user, in: c.serverID) != nil else {
+            if s.guestOf.contains(c.serverID) { throw Failure.forbidden("guests cannot respond to read receipts") }
+            throw Failure.forbidden("only members of server \(c.serverID) can respond to read receipts in channel \(id)")
+        }
+        return c
+    }
+
+    private func recordResponse(_ found: [MessageRecord], asked: [MessageUID], in channel: ChannelRecord, id: UInt64,
+                                from s: Session) throws(Failure) {
+        var byUID: [MessageUID: MessageRecord] = [:]
+        for m in found { byUID[m.uid] = m }
+        for uid in asked {
+            guard let m = byUID[uid] else { throw Failure.notFound("message \(uid) not found") }
+            guard m.channelID == channel.id else {
+                throw Failure.badRequest("message \(uid) belongs to channel \(m.channelID), not \(channel.id): one response holds messages of one channel")
+            }
+        }
+        let now = now()
+        let cutoff = now >= receiptWindowMs ? now - receiptWindowMs : 0
+        let floor = receipts.channel(channel.id)?.closedSeq(sentBefore: cutoff) ?? 0
+        let target = found.filter { $0.sentTime >= cutoff }.map(\.seq).max() ?? 0
+        guard let advance = receipts.respond(s.user, in: channel.id, upTo: target, floor: floor, at: now) else {
+            answerReceipts(asked, id: id, to: s)  // nothing new: a no-op
+            return
+        }
+        // Each requester of a covered message gets the new reader.
+        let book = receipts.channel(channel.id)!
+        var perRequester: [UserID: [GHReceiptResponse]] = [:]
+        for req in book.requests(after: advance.from, through: advance.to) where req.requester != s.user {
+            var response = GHReceiptResponse()
+            response.conversationType = .channel
+            response.serverID = channel.serverID
+            response.channelID = channel.id
+            response.messageUid = req.uid
+            response.readers = [s.user: now]
+            response.readerCount = UInt32(book.readerCount(of: req.seq))
+            perRequester[req.requester, default: []].append(response)
+        }
+        var rows: [InboxRow] = []
+        var owed: [(UserID, [GHReceiptResponse], UInt64)] = []
+        for (requester, responses) in perRequester {
+            var list = GHReceiptResponses()
+            list.responses = responses
+            let row = inboxRow(for: requester, .receiptResponse(list), at: now)
+            rows.append(row)
+            owed.append((requester, responses, row.ord))
+        }
+        commit([.receiptAdvance(channel.id, advance)] + rows.map { .inbox($0) }, from: s) { error in
+            guard error == nil else {
+                s.fail(id, Failure(.unavailable, "storage is unavailable; the response was not saved, retry later"))
+                return
+            }
+            for (requester, responses, ord) in owed { self.owe(responses, to: requester, ord: ord) }
+            self.answerReceipts(asked, id: id, to: s)
+        }
+    }
+
+    /// Queues new readers for the requester's sessions; `sendOwedResponses` merges them once per turn.
+    private func owe(_ responses: [GHReceiptResponse], to requester: UserID, ord: UInt64) {
+        var o = owedResponses[requester] ?? OwedResponses()
+        for r in responses {
+            if var merged = o.byMessage[r.messageUid] {
+                merged.readers.merge(r.readers) { old, _ in old }
+                merged.readerCount = max(merged.readerCount, r.readerCount)
+                o.byMessage[r.messageUid] = merged
+            } else {
+                o.byMessage[r.messageUid] = r
+            }
+        }
+        o.ord = max(o.ord, ord)
+        owedResponses[requester] = o
+    }
+
+    /// Once per loop turn: one coalesced response event per requester. The
+    /// event carries no inbox cursor (it merges several rows); its inbox
+    /// position is noted so acknowledging it moves the device's cursor past them.
+    func sendOwedResponses() {
+        guard !owedResponses.isEmpty else { return }
+        let owed = owedResponses
+        owedResponses.removeAll()
+        for (requester, o) in owed {
+            inboxDelivered(upTo: o.ord)
+            var list = GHReceiptResponses()
+            list.responses = o.byMessage.values.sorted { $0.messageUid < $1.messageUid }
+            let payload = GHEvent.OneOf_Body.receiptResponse(list).sharedPayload
+            for s in registry.sessions(of: requester).values {
+                s.noteInboxItem(o.ord)
+                s.push(event: payload)
+            }
+        }
+    }
+
+    // MARK: Readers and info
+
+    func getReceiptReaders(_ r: GHGetReceiptReaders, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            guard let place = receipts.place(of: r.messageUid), let book = receipts.channel(place.channel),
+                  let request = book.request(at: place.seq), directory.channel(place.channel) != nil else {
+                throw Failure.notFound("no read receipt was requested for message \(r.messageUid)")
+            }
+            guard request.requester == s.user else { throw Failure.forbidden("only the requester can list the readers of message \(r.messageUid)") }
+            let limit = r.limit == 0 ? Limits.maxPageSize : Int(r.limit)
+            guard limit <= Limits.maxPageSize else { throw Failure(.limitReached, "page size \(limit) is over the limit of \(Limits.maxPageSize)") }
+            let (page, next) = book.readers(of: place.seq, after: r.cursor == 0 ? nil : r.cursor, limit: limit)
+            var out = GHReceiptReaders()
+            out.messageUid = r.messageUid
+            out.readers = page.map { reader in
+                var g = GHReader()
+                g.userID = reader.user
+                g.readTime = reader.time
+                return g
+            }
+            out.total = UInt32(book.readerCount(of: place.seq))
+            out.nextCursor = next ?? 0
+            s.respond(id, .readers(out))
+        }
+    }
+
+    func getReceiptInfo(_ r: GHGetReceiptInfo, id: UInt64, from s: Session) {
+        guard r.messageUids.count <= Limits.maxIdsPerRequest else {
+            s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) message UIDs per request"))
+            return
+        }
+        answerReceipts(r.messageUids, id: id, to: s)
+    }
+
+    private func answerReceipts(_ uids: [MessageUID], id: UInt64, to s: Session) {
+        var list = GHReceiptInfoList()
+        list.receipts = uids.map { receiptInfo($0, for: s.user) }
+        s.respond(id, .receipts(list))
+    }
+
+    /// A message's receipt info as `user` sees it (requested = false for a
+    /// message without a request, or in a channel the user cannot read).
+    func receiptInfo(_ uid: MessageUID, for user: UserID) -> GHReceiptInfo {
+        var info = GHReceiptInfo()
+        info.messageUid = uid
+        guard let place = receipts.place(of: uid), let book = receipts.channel(place.channel), let request = book.request(at: place.seq),
+              let channel = directory.channel(place.channel), directory.role(of: user, in: channel.serverID) != nil else { return info }
+        info.requested = true
+        let visible = settings.receiptCountVisibility == "all" || request.requester == user
+        info.readerCount = visible ? UInt32(book.readerCount(of: place.seq)) : 0
+        info.countHidden = !visible
+        info.responded = book.hasRead(user, place.seq)
+        info.closed = request.sentTime + receiptWindowMs < now()
+        info.memberCount = UInt32(directory.memberCount(channel.serverID))
+        return info
+    }
+
+    /// Messages of an answer with their receipt info for `user`.
+    func withReceipts(_ messages: [GHChannelMessage], for user: UserID) -> [GHChannelMessage] {
+        messages.map { m in
+            guard m.needReceipt || receipts.isRequested(m.uid) else { return m }
+            var out = m
+            out.receipt = receiptInfo(m.uid, for: user)
+            return out
+        }
+    }
+}
