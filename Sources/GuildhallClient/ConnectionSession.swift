@@ -138,6 +138,9 @@ final class ConnectionSession {
     private func dispatch(_ e: GHEvent) {
         switch e.body {
         case .message(let m)?:
+            if m.serverID == 0 && client.options.deliveryReceipts && m.recipientID == client.state.withLock({ $0.login?.userID }) {
+                acknowledgeDelivery(m.uid)
+            }
             let unread: GHUnreadInfo? = e.hasUnread ? e.unread : nil
             client.notify {
                 $0.onMessage(m, unread: unread)
@@ -181,6 +184,14 @@ final class ConnectionSession {
         default:
             break
         }
+    }
+
+    /// Tells the server a direct message reached this device (its sender gets "delivered").
+    private func acknowledgeDelivery(_ uid: UInt64) {
+        var frame = GHFrame()
+        frame.request.id = UInt64.max - 3
+        frame.request.markDelivered.messageUids = [uid]
+        _ = client.send(FrameEncoding.framed(frame), on: socket)
     }
 
     /// Acknowledges every event received so far.

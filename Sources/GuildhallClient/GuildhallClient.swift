@@ -28,6 +28,8 @@ public struct ClientOptions: Sendable {
     public var resume = true
     /// Acknowledge live events after this many, or after 1 s.
     public var ackEvery = 256
+    /// Tell senders of direct messages that this device received them (Agora `enableDeliveryAck`).
+    public var deliveryReceipts = true
 
     public init(token: @escaping @Sendable () -> String) { self.token = token }
     public init(token: String) { self.token = { token } }

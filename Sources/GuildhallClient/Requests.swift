@@ -256,3 +256,75 @@ extension GuildhallClient {
         return try await receipts(.getReceiptInfo(r))
     }
 }
+
+// MARK: Direct conversations (MISSION §6.2)
+
+extension GuildhallClient {
+    private func conversation(_ body: GHRequest.OneOf_Body) async throws -> GHConversation {
+        let result = try await call(body)
+        guard case .conversation(let c) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
+        return c
+    }
+
+    /// Opens (or gets) the direct conversation with `peer`.
+    public func openConversation(with peer: String) async throws -> GHConversation {
+        var r = GHOpenConversation()
+        r.peerID = peer
+        return try await conversation(.openConversation(r))
+    }
+
+    /// My direct conversations, newest activity first.
+    public func conversations() async throws -> [GHConversation] {
+        let result = try await call(.listConversations(GHListConversations()))
+        guard case .conversations(let list) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
+        return list.conversations
+    }
+
+    /// Sends a direct message; returns it as stored (status SENT).
+    public func sendDirect(_ text: String, to peer: String, clientID: String = "") async throws -> GHChannelMessage {
+        var body = GHMessageBody()
+        body.text = text
+        return try await sendDirect(body, to: peer, clientID: clientID)
+    }
+
+    public func sendDirect(_ body: GHMessageBody, to peer: String, clientID: String = "") async throws -> GHChannelMessage {
+        var r = GHSendDirectMessage()
+        r.peerID = peer; r.body = body; r.clientID = clientID
+        let result = try await call(.sendDirectMessage(r))
+        guard case .message(let m) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
+        return m
+    }
+
+    /// (RongCloud `sendReadReceiptMessage`) I read the peer's messages sent at or before `time` (0: now).
+    @discardableResult
+    public func sendReadReceipt(conversation: UInt64, time: UInt64 = 0) async throws -> GHConversation {
+        var r = GHSendReadReceipt()
+        r.conversationID = conversation; r.time = time
+        return try await self.conversation(.sendReadReceipt(r))
+    }
+
+    /// (Agora `sendMessageReadAck`) I read this one direct message.
+    public func ackMessageRead(_ messageUID: UInt64) async throws {
+        var r = GHAckMessageRead()
+        r.messageUid = messageUID
+        let result = try await call(.ackMessageRead(r))
+        guard case .ok = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
+    }
+
+    /// (Agora `ackConversationRead`) I read the whole conversation: its unread count goes to 0.
+    @discardableResult
+    public func ackConversationRead(_ conversation: UInt64) async throws -> GHConversation {
+        var r = GHAckConversationRead()
+        r.conversationID = conversation
+        return try await self.conversation(.ackConversationRead(r))
+    }
+
+    /// Where my direct messages are (SENT, DELIVERED, READ), in the order asked.
+    public func sentStatus(_ messageUIDs: [UInt64]) async throws -> [GHSentStatus] {
+        var r = GHGetSentStatus()
+        r.messageUids = messageUIDs
+        let result = try await call(.getSentStatus(r))
+        guard case .sentStatuses(let list) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
+        return list.statuses.map(\.status)
+    }
+}

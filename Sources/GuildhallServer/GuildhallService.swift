@@ -61,6 +61,8 @@ final class GuildhallService {
     var receipts = ReceiptBook()
     var receiptRequestsInFlight: Set<MessageUID> = []
     var owedResponses: [UserID: OwedResponses] = [:]
+    /// Direct conversations.
+    var directs = DirectConversations()
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
 
@@ -113,6 +115,7 @@ final class GuildhallService {
         lastInboxOrd = snapshot.highestInboxOrd
         for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { receipts.addRequest(r, in: channel) }
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { receipts.load(a, in: channel) }
+        for c in snapshot.conversations { directs.add(c) }
         inboxFanned = snapshot.highestInboxOrd
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         for m in snapshot.recentClientMessages { recentSends.remember(m, committed: true) }

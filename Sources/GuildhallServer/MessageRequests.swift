@@ -80,7 +80,11 @@ extension GuildhallService {
 
     func getHistory(_ r: GHGetHistory, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            _ = try readableChannel(r.channelID, for: s)
+            if let c = directs[r.channelID] {
+                guard c.includes(s.user) else { throw Failure.notFound("conversation \(r.channelID) not found") }
+            } else {
+                _ = try readableChannel(r.channelID, for: s)
+            }
             let limit = r.limit == 0 ? Limits.defaultPageSize : Int(r.limit)
             guard limit <= Limits.maxPageSize else {
                 throw Failure(.limitReached, "page size \(limit) is over the limit of \(Limits.maxPageSize)")
@@ -107,9 +111,11 @@ extension GuildhallService {
             return
         }
         var page = GHMessagePage()
-        page.messages = withReceipts(result.messages
-            .filter { (try? readableChannel($0.channelID, for: s)) != nil }
-            .map(GHChannelMessage.init), for: s.user)
+        page.messages = result.messages.compactMap { m in
+            if m.serverID == 0 { return canSeeDirect(m, s.user) ? directMessage(m, for: s.user) : nil }
+            guard (try? readableChannel(m.channelID, for: s)) != nil else { return nil }
+            return withReceipts([GHChannelMessage(m)], for: s.user)[0]
+        }
         page.moreAvailable = result.hasMore
         s.respond(id, .messages(page))
     }

@@ -91,6 +91,11 @@ extension GuildhallService {
     /// The event an inbox item becomes, or nil when it no longer applies.
     private func offlineEvent(_ item: InboxItem, for user: UserID, now: UInt64) -> GHEvent? {
         var e = GHEvent()
+        if let m = item.message, m.serverID == 0 {
+            guard canSeeDirect(m, user) else { return nil }
+            e.message = directMessage(m, for: user)
+            return e
+        }
         if let m = item.message {
             guard directory.role(of: user, in: m.serverID) != nil else { return nil }
             e.message = withReceipts([GHChannelMessage(m)], for: user)[0]

@@ -26,9 +26,14 @@ extension GuildhallService {
         case .respondReceipts(let r): respondReceipts(r, id: id, from: s)
         case .getReceiptReaders(let r): getReceiptReaders(r, id: id, from: s)
         case .getReceiptInfo(let r): getReceiptInfo(r, id: id, from: s)
-        case .openConversation, .listConversations, .sendDirectMessage, .markDelivered, .sendReadReceipt, .ackMessageRead,
-             .ackConversationRead, .getSentStatus:
-            s.fail(id, Failure.badRequest("direct conversations are not available yet"))
+        case .openConversation(let r): openConversation(r, id: id, from: s)
+        case .listConversations: listConversations(id: id, from: s)
+        case .sendDirectMessage(let r): sendDirectMessage(r, id: id, from: s)
+        case .markDelivered(let r): markDelivered(r, id: id, from: s)
+        case .sendReadReceipt(let r): sendReadReceipt(r, id: id, from: s)
+        case .ackMessageRead(let r): ackMessageRead(r, id: id, from: s)
+        case .ackConversationRead(let r): ackConversationRead(r, id: id, from: s)
+        case .getSentStatus(let r): getSentStatus(r, id: id, from: s)
         case .createServer(let r): createServer(r, id: id, from: s)
         case .updateServer(let r): updateServer(r, id: id, from: s)
         case .deleteServer(let r): deleteServer(r, id: id, from: s)

@@ -110,6 +110,29 @@ enum Schema {
             time INTEGER NOT NULL);
         CREATE INDEX receipt_advances_by_channel ON receipt_advances(channel_id);
         """,
+        // 5: direct conversations. Their messages live in `messages` with
+        // server_id 0 and channel_id the conversation; each side's receipt
+        // state is a row; messages read one by one are rows too.
+        """
+        CREATE TABLE conversations(
+            id INTEGER PRIMARY KEY,
+            user_a TEXT NOT NULL,
+            user_b TEXT NOT NULL,
+            created_at INTEGER NOT NULL);
+        CREATE TABLE direct_sides(
+            conversation_id INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            delivered_seq INTEGER NOT NULL,
+            read_time INTEGER NOT NULL,
+            read_count INTEGER NOT NULL,
+            PRIMARY KEY(conversation_id, user_id)) WITHOUT ROWID;
+        CREATE TABLE direct_reads(
+            message_uid INTEGER PRIMARY KEY,
+            conversation_id INTEGER NOT NULL,
+            reader TEXT NOT NULL,
+            sent_time INTEGER NOT NULL);
+        CREATE INDEX messages_direct ON messages(channel_id, sender, sent_time) WHERE server_id = 0;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

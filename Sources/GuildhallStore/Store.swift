@@ -27,6 +27,8 @@ public struct StoreSnapshot: Sendable {
     /// Group read receipts: requested messages, and cursor advances in the order they were made.
     public var receiptRequests: [(ChannelID, ChannelReceipts.Request)] = []
     public var receiptAdvances: [(ChannelID, ChannelReceipts.Advance)] = []
+    /// Direct conversations with their sides, message tails and single reads applied.
+    public var conversations: [DirectConversation] = []
 }
 
 public struct StoreOptions: Sendable {
@@ -119,14 +121,38 @@ public final class Store: Sendable {
         while try s.step() {
             snap.receiptAdvances.append((s.uint(0), ChannelReceipts.Advance(user: s.text(1), from: s.uint(2), to: s.uint(3), time: s.uint(4))))
         }
+        snap.conversations = try loadConversations(db)
         snap.highestInboxOrd = UInt64(try db.scalar("SELECT IFNULL(MAX(ord), 0) FROM inbox"))
         snap.highestID = max(UInt64(try db.scalar("SELECT IFNULL(MAX(uid), 0) FROM messages")),
                              UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM servers")),
-                             UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM channels")))
+                             UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM channels")),
+                             UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM conversations")))
         s = try db.prepare("SELECT \(MessageRows.columns) FROM messages WHERE uid >= ? AND client_id != '' ORDER BY uid", persistent: false)
         s.bind(1, clientIDFloorUID)
         while try s.step() { snap.recentClientMessages.append(MessageRows.read(s)) }
         return snap
+    }
+
+    private func loadConversations(_ db: SQLiteConnection) throws(StoreError) -> [DirectConversation] {
+        var byID: [UInt64: DirectConversation] = [:]
+        var s = try db.prepare("SELECT id, user_a, user_b, created_at FROM conversations", persistent: false)
+        while try s.step() { byID[s.uint(0)] = DirectConversation(id: s.uint(0), users: (s.text(1), s.text(2)), createdAt: s.uint(3)) }
+        s = try db.prepare("SELECT channel_id, sender, COUNT(*), MAX(seq), MAX(sent_time) FROM messages WHERE server_id = 0 GROUP BY channel_id, sender",
+                           persistent: false)
+        while try s.step() {
+            byID[s.uint(0)]?.loadTail(sender: s.text(1), count: s.uint(2), lastSeq: s.uint(3), lastTime: s.uint(4))
+        }
+        s = try db.prepare("SELECT conversation_id, user_id, delivered_seq, read_time, read_count FROM direct_sides", persistent: false)
+        while try s.step() {
+            var side = DirectConversation.Side(user: s.text(1))
+            side.deliveredSeq = s.uint(2); side.readTime = s.uint(3); side.readCount = s.uint(4)
+            if byID[s.uint(0)]?.includes(side.user) == true { byID[s.uint(0)]!.load(side) }
+        }
+        s = try db.prepare("SELECT conversation_id, reader, message_uid, sent_time FROM direct_reads", persistent: false)
+        while try s.step() {
+            if byID[s.uint(0)]?.includes(s.text(1)) == true { _ = byID[s.uint(0)]!.readOne(by: s.text(1), uid: s.uint(2), sentTime: s.uint(3)) }
+        }
+        return Array(byID.values)
     }
 
     /// Commits what is queued and stops both threads.

@@ -18,6 +18,8 @@ public enum ReadRequest: Sendable, Equatable {
     case inbox(user: UserID, device: DeviceID, after: UInt64?, upTo: UInt64, limit: Int)
     /// A user's received status of messages, in the order asked.
     case receivedStatus(user: UserID, uids: [MessageUID])
+    /// How many messages `sender` sent in a direct conversation at or before `upTo` (ms), in `count`.
+    case directSentCount(conversation: UInt64, sender: UserID, upTo: UInt64)
 }
 
 public struct ReadResult: Sendable {
@@ -31,6 +33,8 @@ public struct ReadResult: Sendable {
     public var cursor: UInt64 = 0
     /// For `receivedStatus`.
     public var statuses: [ReceivedFlags] = []
+    /// For `directSentCount`.
+    public var count: UInt64 = 0
 
     init(ticket: UInt64) { self.ticket = ticket }
 }
@@ -78,7 +82,7 @@ public final class StoreReader: Sendable {
 }
 
 final class ReaderQueries {
-    private let before, after, byUID, cursor, inbox, received: Statement
+    private let before, after, byUID, cursor, inbox, received, directCount: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         let cols = MessageRows.columns
@@ -88,6 +92,7 @@ final class ReaderQueries {
         cursor = try db.prepare("SELECT ord FROM sync_cursors WHERE user_id = ? AND device_id = ?")
         inbox = try db.prepare("SELECT ord, message_uid, event FROM inbox WHERE user_id = ? AND ord > ? AND ord <= ? ORDER BY ord LIMIT ?")
         received = try db.prepare("SELECT flags FROM received_status WHERE user_id = ? AND message_uid = ?")
+        directCount = try db.prepare("SELECT COUNT(*) FROM messages WHERE server_id = 0 AND channel_id = ? AND sender = ? AND sent_time <= ?")
     }
 
     func run(_ request: ReadRequest, into result: inout ReadResult) throws(StoreError) {
@@ -120,6 +125,11 @@ final class ReaderQueries {
                 result.statuses.append(try s.step() ? ReceivedFlags(rawValue: UInt32(truncatingIfNeeded: s.uint(0))) : [])
                 s.reset()
             }
+        case .directSentCount(let conversation, let sender, let upTo):
+            let s = directCount.reset()
+            s.bind(1, conversation); s.bind(2, sender); s.bind(3, upTo)
+            if try s.step() { result.count = s.uint(0) }
+            s.reset()
         case .history, .messages:
             (result.messages, result.hasMore) = try messages(request)
         }

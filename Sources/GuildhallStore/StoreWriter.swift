@@ -29,6 +29,12 @@ public enum StoreWrite: Sendable, Equatable {
     case receiptRequest(ChannelID, ChannelReceipts.Request)
     /// A member's receipt cursor moved.
     case receiptAdvance(ChannelID, ChannelReceipts.Advance)
+    /// A direct conversation was opened.
+    case conversation(id: UInt64, users: [UserID], createdAt: UInt64)
+    /// One side of a direct conversation: what it received and read.
+    case directSide(conversation: UInt64, DirectConversation.Side)
+    /// A direct message read on its own (Agora's per-message read).
+    case directRead(conversation: UInt64, reader: UserID, uid: MessageUID, sentTime: UInt64)
 }
 
 /// One operation's writes, committed together or not at all.

@@ -10,6 +10,7 @@ final class WriterStatements {
     private let saveBan, removeBan, deleteServerBans, savePosition, deleteChannelPositions: Statement
     private let insertInbox, saveCursor, saveReceived, pruneInbox: Statement
     private let saveReceiptRequest, insertAdvance, deleteChannelRequests, deleteChannelAdvances: Statement
+    private let saveConversation, saveDirectSide, saveDirectRead: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
@@ -42,6 +43,9 @@ final class WriterStatements {
         insertAdvance = try db.prepare("INSERT INTO receipt_advances(channel_id, user_id, from_seq, to_seq, time) VALUES(?,?,?,?,?)")
         deleteChannelRequests = try db.prepare("DELETE FROM receipt_requests WHERE channel_id = ?")
         deleteChannelAdvances = try db.prepare("DELETE FROM receipt_advances WHERE channel_id = ?")
+        saveConversation = try db.prepare("INSERT OR IGNORE INTO conversations(id, user_a, user_b, created_at) VALUES(?,?,?,?)")
+        saveDirectSide = try db.prepare("INSERT OR REPLACE INTO direct_sides(conversation_id, user_id, delivered_seq, read_time, read_count) VALUES(?,?,?,?,?)")
+        saveDirectRead = try db.prepare("INSERT OR IGNORE INTO direct_reads(message_uid, conversation_id, reader, sent_time) VALUES(?,?,?,?)")
     }
 
     func apply(_ writes: [StoreWrite]) throws(StoreError) {
@@ -82,6 +86,18 @@ final class WriterStatements {
         case .receiptAdvance(let channel, let a):
             let s = insertAdvance.reset()
             s.bind(1, channel); s.bind(2, a.user); s.bind(3, a.from); s.bind(4, a.to); s.bind(5, a.time)
+            try s.run()
+        case .conversation(let id, let users, let createdAt):
+            let s = saveConversation.reset()
+            s.bind(1, id); s.bind(2, users[0]); s.bind(3, users[1]); s.bind(4, createdAt)
+            try s.run()
+        case .directSide(let conversation, let side):
+            let s = saveDirectSide.reset()
+            s.bind(1, conversation); s.bind(2, side.user); s.bind(3, side.deliveredSeq); s.bind(4, side.readTime); s.bind(5, side.readCount)
+            try s.run()
+        case .directRead(let conversation, let reader, let uid, let sentTime):
+            let s = saveDirectRead.reset()
+            s.bind(1, uid); s.bind(2, conversation); s.bind(3, reader); s.bind(4, sentTime)
             try s.run()
         }
     }

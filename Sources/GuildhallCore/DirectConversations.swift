@@ -1,0 +1,171 @@
+// Direct (one-to-one) conversations (MISSION §6.2): one per pair of users,
+// its message tail, and per side the receipt state that decides the sent
+// status of the other side's messages, by arithmetic (DESIGN §5, §6):
+// - delivered: the highest seq of the peer's messages a session of mine received;
+// - read by time: the peer's messages sent at or before `readTime` are read,
+//   and `readCount` of them are, for the unread count;
+// - read one by one (Agora): messages above the read time acknowledged singly.
+// Pure value; no I/O.
+
+public struct DirectConversation: Sendable, Equatable {
+    /// What one user has received and read of the other's messages.
+    public struct Side: Sendable, Equatable {
+        public var user: UserID
+        /// Messages this user sent.
+        public var sentCount: UInt64 = 0
+        /// Highest seq of the peer's messages a session of this user received.
+        public var deliveredSeq: UInt64 = 0
+        /// The peer's messages sent at or before this time are read.
+        public var readTime: UInt64 = 0
+        /// How many of the peer's messages are read (for the unread count).
+        public var readCount: UInt64 = 0
+        /// The peer's messages read one by one above `readTime`: UID -> sent time.
+        public var readSingly: [MessageUID: UInt64] = [:]
+
+        public init(user: UserID) { self.user = user }
+    }
+
+    public let id: UInt64
+    public let createdAt: UInt64
+    /// The two sides, the lower user id first.
+    public var sides: [Side]
+    /// Seq and sent time of the newest message committed.
+    public var lastSeq: UInt64 = 0
+    public var lastMessageTime: UInt64 = 0
+    /// Seq handed to the last send (committed or not).
+    var nextSeq: UInt64 = 0
+
+    public init(id: UInt64, users: (UserID, UserID), createdAt: UInt64) {
+        self.id = id
+        self.createdAt = createdAt
+        let (a, b) = users.0 < users.1 ? users : (users.1, users.0)
+        sides = [Side(user: a), Side(user: b)]
+    }
+
+    public var users: (UserID, UserID) { (sides[0].user, sides[1].user) }
+
+    public func includes(_ user: UserID) -> Bool { sides[0].user == user || sides[1].user == user }
+
+    public func peer(of user: UserID) -> UserID { sides[0].user == user ? sides[1].user : sides[0].user }
+
+    /// The side of `user` (who must be in the conversation).
+    public func side(_ user: UserID) -> Side { sides[index(user)] }
+
+    func index(_ user: UserID) -> Int { sides[0].user == user ? 0 : 1 }
+
+    /// The peer's messages `user` has not read.
+    public func unread(for user: UserID) -> UInt64 {
+        let me = side(user), peer = side(peer(of: user))
+        return peer.sentCount > me.readCount ? peer.sentCount - me.readCount : 0
+    }
+
+    /// Where a message of `sender` is, as its sender sees it.
+    public func status(ofMessageBy sender: UserID, uid: MessageUID, seq: UInt64, sentTime: UInt64) -> SentStatus {
+        let recipient = side(peer(of: sender))
+        if sentTime <= recipient.readTime || recipient.readSingly[uid] != nil { return .read }
+        if seq <= recipient.deliveredSeq { return .delivered }
+        return .sent
+    }
+
+    // MARK: Changes
+
+    /// Seq and time for a new message (the time never goes back in a conversation).
+    public mutating func append(now: UInt64) -> (seq: UInt64, time: UInt64) {
+        nextSeq = max(nextSeq, lastSeq) + 1
+        return (nextSeq, max(now, lastMessageTime))
+    }
+
+    /// A message of `sender` is stored.
+    public mutating func committed(by sender: UserID, seq: UInt64, time: UInt64) {
+        sides[index(sender)].sentCount += 1
+        lastSeq = max(lastSeq, seq)
+        lastMessageTime = max(lastMessageTime, time)
+    }
+
+    /// `user` received the peer's messages up to `seq`; false when nothing moved.
+    public mutating func delivered(to user: UserID, upTo seq: UInt64) -> Bool {
+        let i = index(user)
+        guard seq > sides[i].deliveredSeq else { return false }
+        sides[i].deliveredSeq = seq
+        return true
+    }
+
+    /// `user` read the peer's messages sent at or before `time`, `count` of
+    /// them; false when the read time does not move.
+    public mutating func read(by user: UserID, upTo time: UInt64, count: UInt64) -> Bool {
+        let i = index(user)
+        guard time > sides[i].readTime else { return false }
+        sides[i].readTime = time
+        sides[i].readCount = max(sides[i].readCount, count)
+        sides[i].readSingly = sides[i].readSingly.filter { $0.value > time }
+        return true
+    }
+
+    /// `user` read everything the peer sent up to `now`.
+    public mutating func readAll(by user: UserID, now: UInt64) -> Bool {
+        let peerSent = side(peer(of: user)).sentCount
+        let moved = read(by: user, upTo: max(now, lastMessageTime), count: peerSent)
+        sides[index(user)].readCount = peerSent
+        return moved
+    }
+
+    /// `user` read one message of the peer; false when it counted as read already.
+    public mutating func readOne(by user: UserID, uid: MessageUID, sentTime: UInt64) -> Bool {
+        let i = index(user)
+        guard sentTime > sides[i].readTime, sides[i].readSingly[uid] == nil else { return false }
+        sides[i].readSingly[uid] = sentTime
+        return true
+    }
+
+    /// Restores a stored side (startup).
+    public mutating func load(_ side: Side) {
+        let i = index(side.user)
+        let sent = sides[i].sentCount
+        sides[i] = side
+        sides[i].sentCount = sent
+    }
+
+    public mutating func loadTail(sender: UserID, count: UInt64, lastSeq: UInt64, lastTime: UInt64) {
+        sides[index(sender)].sentCount = count
+        self.lastSeq = max(self.lastSeq, lastSeq)
+        lastMessageTime = max(lastMessageTime, lastTime)
+    }
+}
+
+/// Where a direct message is, as its sender sees it.
+public enum SentStatus: Int, Sendable {
+    case sent = 2, delivered = 3, read = 4
+}
+
+/// Every direct conversation, by id and by user.
+public struct DirectConversations: Sendable {
+    public private(set) var byID: [UInt64: DirectConversation] = [:]
+    private var byPair: [String: UInt64] = [:]
+    private var byUser: [UserID: Set<UInt64>] = [:]
+
+    public init() {}
+
+    public subscript(id: UInt64) -> DirectConversation? {
+        get { byID[id] }
+        set { byID[id] = newValue }
+    }
+
+    /// The conversation of two users, if opened.
+    public func between(_ a: UserID, _ b: UserID) -> DirectConversation? {
+        byPair[Self.pairKey(a, b)].flatMap { byID[$0] }
+    }
+
+    public func conversations(of user: UserID) -> [DirectConversation] {
+        (byUser[user] ?? []).compactMap { byID[$0] }
+    }
+
+    public mutating func add(_ c: DirectConversation) {
+        byID[c.id] = c
+        byPair[Self.pairKey(c.users.0, c.users.1)] = c.id
+        byUser[c.users.0, default: []].insert(c.id)
+        byUser[c.users.1, default: []].insert(c.id)
+    }
+
+    /// A key no two pairs share (user ids hold no control characters).
+    static func pairKey(_ a: UserID, _ b: UserID) -> String { a < b ? a + "\u{0}" + b : b + "\u{0}" + a }
+}

@@ -1,0 +1,278 @@
+// Direct (one-to-one) conversations (MISSION §6.2): open and list them,
+// send (durable before acknowledged; the recipient's copy is an inbox item,
+// so offline devices get it in their sync), delivery receipts, read
+// receipts by time, per message and for the whole conversation, and the
+// sent status of the caller's messages. Receipts reach the sender's sessions
+// and inbox. Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+extension GuildhallService {
+    // MARK: Conversations
+
+    /// The conversation of `user` with `peer`, opened if new; the row write
+    /// (a no-op when it exists) goes with the caller's writes, so a failed
+    /// first commit cannot leave it only in memory.
+    private func conversation(with peer: UserID, for user: UserID, now: UInt64) throws(Failure) -> (DirectConversation, StoreWrite) {
+        if let problem = Validation.userIDProblem(peer) { throw Failure.badRequest("peer_id: \(problem)") }
+        guard peer != user else { throw Failure.badRequest("a direct conversation needs two different users") }
+        let c = directs.between(user, peer) ?? DirectConversation(id: ids.next(nowMillis: now), users: (user, peer), createdAt: now)
+        if directs[c.id] == nil { directs.add(c) }
+        return (c, .conversation(id: c.id, users: [c.users.0, c.users.1], createdAt: c.createdAt))
+    }
+
+    /// A conversation the session's user is in.
+    private func ownConversation(_ id: UInt64, for s: Session) throws(Failure) -> DirectConversation {
+        guard let c = directs[id], c.includes(s.user) else { throw Failure.notFound("conversation \(id) not found") }
+        return c
+    }
+
+    func conversationInfo(_ c: DirectConversation, for user: UserID) -> GHConversation {
+        var g = GHConversation()
+        g.conversationID = c.id
+        g.peerID = c.peer(of: user)
+        g.unreadCount = c.unread(for: user)
+        g.lastSeq = c.lastSeq
+        g.lastMessageTime = c.lastMessageTime
+        g.createdAt = c.createdAt
+        g.readTime = c.side(user).readTime
+        return g
+    }
+
+    func openConversation(_ r: GHOpenConversation, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let (c, write) = try conversation(with: r.peerID, for: s.user, now: now())
+            persist([write], id: id, for: s, result: { .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user)) })
+        }
+    }
+
+    func listConversations(id: UInt64, from s: Session) {
+        var list = GHConversationList()
+        list.conversations = directs.conversations(of: s.user)
+            .sorted { ($0.lastMessageTime, $0.id) > ($1.lastMessageTime, $1.id) }
+            .map { conversationInfo($0, for: s.user) }
+        s.respond(id, .conversations(list))
+    }
+
+    /// A direct message as `viewer` sees it: with its recipient, and its sent status when the viewer sent it.
+    func directMessage(_ m: MessageRecord, for viewer: UserID) -> GHChannelMessage {
+        var g = GHChannelMessage(m)
+        guard let c = directs[m.channelID] else { return g }
+        g.recipientID = c.peer(of: m.sender)
+        if m.sender == viewer, let status = GHSentStatus(rawValue: c.status(ofMessageBy: m.sender, uid: m.uid, seq: m.seq, sentTime: m.sentTime).rawValue) {
+            g.sentStatus = status
+        }
+        return g
+    }
+
+    /// Whether `user` may see the direct message `m`.
+    func canSeeDirect(_ m: MessageRecord, _ user: UserID) -> Bool { directs[m.channelID]?.includes(user) == true }
+
+    // MARK: Sending
+
+    func sendDirectMessage(_ r: GHSendDirectMessage, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let content = try r.body.domain()
+            try Validation.message(content: content, mentions: [], clientID: r.clientID,
+                                   maxBodyBytes: settings.maxBodyBytes, maxMentions: settings.maxMentions)
+            if !r.clientID.isEmpty, let original = recentSends.lookup(sender: s.user, clientID: r.clientID) {
+                if original.committed {
+                    s.respond(id, .message(directMessage(original.message, for: s.user)))
+                } else {
+                    recentSends.wait(sender: s.user, clientID: r.clientID, session: s, id: id)
+                }
+                return
+            }
+            let now = now()
+            var (c, conversationWrite) = try conversation(with: r.peerID, for: s.user, now: now)
+            let (seq, time) = c.append(now: now)
+            directs[c.id] = c
+            let record = MessageRecord(uid: ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
+                                       content: content, mentions: [], mentionAll: false, needReceipt: false, clientID: r.clientID)
+            if !r.clientID.isEmpty { recentSends.remember(record, committed: false) }
+            let peer = c.peer(of: s.user)
+            let row = InboxRow(ord: nextInboxOrd(), user: peer, at: now, messageUID: record.uid)
+            commit([conversationWrite, .message(record), .inbox(row)], from: s) { error in
+                self.directCommitted(record, ok: error == nil, to: peer, ord: row.ord, id: id, from: s)
+            }
+        }
+    }
+
+    private func directCommitted(_ record: MessageRecord, ok: Bool, to peer: UserID, ord: UInt64, id: UInt64, from s: Session) {
+        let waiters = record.clientID.isEmpty ? [] : recentSends.settle(record, committed: ok)
+        guard ok else {
+            let failure = Failure(.unavailable, "storage is unavailable; the message was not sent, retry later")
+            s.fail(id, failure)
+            for (w, wid) in waiters { w.fail(wid, failure) }
+            return
+        }
+        directs[record.channelID]?.committed(by: record.sender, seq: record.seq, time: record.sentTime)
+        let mine = directMessage(record, for: record.sender)
+        s.respond(id, .message(mine))
+        for (w, wid) in waiters { w.respond(wid, .message(mine)) }
+        inboxDelivered(upTo: ord)
+        let payload = GHEvent.OneOf_Body.message(directMessage(record, for: peer)).sharedPayload
+        for other in registry.sessions(of: peer).values { other.push(event: payload, cursor: ord) }
+        // The sender's other devices see what it sent.
+        for other in registry.sessions(of: record.sender).values where other.key != s.key { other.push(event: payload) }
+        recentSends.expire(before: now() - UInt64(settings.dedupWindowSeconds) * 1000)
+    }
+
+    // MARK: Receipts
+
+    /// Commits `writes` with each receipt as an item in its sender's inbox,
+    /// answers, then tells the senders' sessions.
+    private func sendDirectReceipts(_ receipts: [(GHDirectReceipt, to: UserID)], with writes: [StoreWrite], id: UInt64, from s: Session,
+                                    result: @escaping () -> GHResponse.OneOf_Result) {
+        let now = now()
+        let items = receipts.map { d, sender in (GHEvent.OneOf_Body.directReceipt(d), sender) }
+        let rows = items.map { body, sender in inboxRow(for: sender, body, at: now) }
+        persist(writes + rows.map { .inbox($0) }, id: id, for: s, result: result) {
+            if let last = rows.last { self.inboxDelivered(upTo: last.ord) }
+            for ((body, sender), row) in zip(items, rows) {
+                let payload = body.sharedPayload
+                for other in self.registry.sessions(of: sender).values { other.push(event: payload, cursor: row.ord) }
+            }
+        }
+    }
+
+    private func sendDirectReceipt(_ receipt: GHDirectReceipt, to sender: UserID, with writes: [StoreWrite], id: UInt64, from s: Session,
+                                   result: @escaping () -> GHResponse.OneOf_Result) {
+        sendDirectReceipts([(receipt, sender)], with: writes, id: id, from: s, result: result)
+    }
+
+    private func receipt(_ c: DirectConversation, reader: UserID, _ status: GHSentStatus) -> GHDirectReceipt {
+        var d = GHDirectReceipt()
+        d.conversationType = .direct
+        d.conversationID = c.id
+        d.readerID = reader
+        d.status = status
+        return d
+    }
+
+    /// Looks up direct messages sent to the session's user, grouped by conversation.
+    private func receivedDirect(_ uids: [MessageUID], id: UInt64, from s: Session,
+                                then: @escaping ([UInt64: [MessageRecord]]) throws(Failure) -> Void) {
+        guard uids.count <= Limits.maxIdsPerRequest else {
+            s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) message UIDs per request"))
+            return
+        }
+        read(.messages(uids: uids)) { [self] result in
+            attempt(id, s) { () throws(Failure) in
+                guard result.error == nil else { throw Failure(.unavailable, "storage is unavailable; retry later") }
+                var byConversation: [UInt64: [MessageRecord]] = [:]
+                for m in result.messages where m.serverID == 0 && m.sender != s.user && canSeeDirect(m, s.user) {
+                    byConversation[m.channelID, default: []].append(m)
+                }
+                try then(byConversation)
+            }
+        }
+    }
+
+    func markDelivered(_ r: GHMarkDelivered, id: UInt64, from s: Session) {
+        guard settings.deliveryReceipts == "on" else {
+            s.respond(id, .ok(GHOk()))
+            return
+        }
+        receivedDirect(r.messageUids, id: id, from: s) { [self] byConversation throws(Failure) in
+            var receipts: [(GHDirectReceipt, to: UserID)] = []
+            var writes: [StoreWrite] = []
+            for (cid, messages) in byConversation {
+                guard var c = directs[cid] else { continue }
+                let before = c.side(s.user).deliveredSeq
+                let fresh = messages.filter { $0.seq > before }.sorted { $0.seq < $1.seq }
+                guard let top = fresh.last, c.delivered(to: s.user, upTo: top.seq) else { continue }
+                directs[cid] = c
+                var d = receipt(c, reader: s.user, .delivered)
+                d.messageUids = fresh.map(\.uid)
+                receipts.append((d, c.peer(of: s.user)))
+                writes.append(.directSide(conversation: cid, c.side(s.user)))
+            }
+            guard !receipts.isEmpty else { s.respond(id, .ok(GHOk())); return }
+            sendDirectReceipts(receipts, with: writes, id: id, from: s) { .ok(GHOk()) }
+        }
+    }
+
+    func sendReadReceipt(_ r: GHSendReadReceipt, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            let c = try ownConversation(r.conversationID, for: s)
+            let now = now()
+            let time = r.time == 0 ? now : min(r.time, now)
+            let peer = c.peer(of: s.user)
+            read(.directSentCount(conversation: c.id, sender: peer, upTo: time)) { [self] result in
+                guard result.error == nil else {
+                    s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
+                    return
+                }
+                guard var c = directs[r.conversationID], c.read(by: s.user, upTo: time, count: result.count) else {
+                    s.respond(id, .conversation(conversationInfo(directs[r.conversationID] ?? c, for: s.user)))
+                    return
+                }
+                directs[c.id] = c
+                var d = receipt(c, reader: s.user, .read)
+                d.readTime = time
+                sendDirectReceipt(d, to: peer, with: [.directSide(conversation: c.id, c.side(s.user))], id: id, from: s) {
+                    .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user))
+                }
+            }
+        }
+    }
+
+    func ackMessageRead(_ r: GHAckMessageRead, id: UInt64, from s: Session) {
+        receivedDirect([r.messageUid], id: id, from: s) { [self] byConversation throws(Failure) in
+            guard let m = byConversation.values.first?.first, var c = directs[m.channelID] else {
+                throw Failure.notFound("no direct message \(r.messageUid) was sent to you")
+            }
+            guard c.readOne(by: s.user, uid: m.uid, sentTime: m.sentTime) else { s.respond(id, .ok(GHOk())); return }
+            directs[c.id] = c
+            var d = receipt(c, reader: s.user, .read)
+            d.messageUids = [m.uid]
+            sendDirectReceipt(d, to: m.sender, with: [.directRead(conversation: c.id, reader: s.user, uid: m.uid, sentTime: m.sentTime)],
+                              id: id, from: s) { .ok(GHOk()) }
+        }
+    }
+
+    func ackConversationRead(_ r: GHAckConversationRead, id: UInt64, from s: Session) {
+        attempt(id, s) { () throws(Failure) in
+            var c = try ownConversation(r.conversationID, for: s)
+            let now = now()
+            guard c.readAll(by: s.user, now: now) else {
+                directs[c.id] = c
+                s.respond(id, .conversation(conversationInfo(c, for: s.user)))
+                return
+            }
+            directs[c.id] = c
+            var d = receipt(c, reader: s.user, .read)
+            d.readTime = c.side(s.user).readTime
+            d.conversationRead = true
+            sendDirectReceipt(d, to: c.peer(of: s.user), with: [.directSide(conversation: c.id, c.side(s.user))], id: id, from: s) {
+                .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user))
+            }
+        }
+    }
+
+    func getSentStatus(_ r: GHGetSentStatus, id: UInt64, from s: Session) {
+        guard r.messageUids.count <= Limits.maxIdsPerRequest else {
+            s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) message UIDs per request"))
+            return
+        }
+        read(.messages(uids: r.messageUids)) { [self] result in
+            guard result.error == nil else {
+                s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
+                return
+            }
+            var found: [MessageUID: MessageRecord] = [:]
+            for m in result.messages { found[m.uid] = m }
+            var list = GHSentStatusList()
+            list.statuses = r.messageUids.map { uid in
+                var st = GHMessageSentStatus()
+                st.messageUid = uid
+                if let m = found[uid], m.serverID == 0, m.sender == s.user { st.status = directMessage(m, for: s.user).sentStatus }
+                return st
+            }
+            s.respond(id, .sentStatuses(list))
+        }
+    }
+}

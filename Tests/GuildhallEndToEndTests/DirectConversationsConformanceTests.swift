@@ -1,0 +1,182 @@
+// Direct (one-to-one) conversations (MISSION §6.2), one test per rule, end
+// to end through the SDK against the real server: open and list, messages
+// shaped like channel messages, delivery receipts (and the setting), read
+// receipts by time, per message and for the whole conversation, sent status
+// after a reconnect and a restart, and offline sync of messages and receipts.
+
+import Foundation
+import GuildhallClient
+@testable import GuildhallServer
+import GuildhallWire
+import Testing
+
+@Suite struct DirectConversationsConformanceTests {
+    @Test func conversationsOpenOncePerPairAndListNewestFirst() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let withBob = try await alice.openConversation(with: "bob")
+        #expect(withBob.peerID == "bob" && withBob.unreadCount == 0)
+        #expect(try await alice.openConversation(with: "bob").conversationID == withBob.conversationID)
+        #expect(try await bob.openConversation(with: "alice").conversationID == withBob.conversationID)
+        let withCarol = try await alice.openConversation(with: "carol")
+        _ = try await alice.sendDirect("hi bob", to: "bob")
+        #expect(try await alice.conversations().map(\.conversationID) == [withBob.conversationID, withCarol.conversationID])
+        #expect(try await bob.conversations().map(\.peerID) == ["alice"])
+        await expectError(.badRequest) { _ = try await alice.openConversation(with: "alice") }
+        await expectError(.badRequest) { _ = try await alice.openConversation(with: "") }
+    }
+
+    @Test func directMessagesHaveTheShapeOfChannelMessagesAndStayBetweenTheTwo() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (carol, _) = try await server.client("carol")
+        let sent = try await alice.sendDirect("just us", to: "bob", clientID: "c-1")
+        #expect(sent.serverID == 0 && sent.recipientID == "bob" && sent.senderID == "alice" && sent.seq == 1 && sent.uid != 0)
+        #expect(sent.sentStatus == .sent || sent.sentStatus == .delivered)
+        let got = try await bobEvents.message { $0.uid == sent.uid }
+        #expect(got.channelID == sent.channelID && got.body.text == "just us" && got.recipientID == "bob")
+        #expect(try await alice.sendDirect("just us", to: "bob", clientID: "c-1").uid == sent.uid, "a resend with the same client id is the same message")
+        let history = try await bob.history(of: sent.channelID)
+        #expect(history.messages.map(\.uid) == [sent.uid])
+        await expectError(.notFound) { _ = try await carol.history(of: sent.channelID) }
+        #expect(try await carol.messages([sent.uid]).isEmpty)
+    }
+
+    @Test func aSessionOfTheRecipientReceivingItMakesItDelivered() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceEvents) = try await server.client("alice")
+        let (_, bobEvents) = try await server.client("bob")
+        let m = try await alice.sendDirect("are you there?", to: "bob")
+        _ = try await bobEvents.message { $0.uid == m.uid }
+        let delivered = try await waitFor("alice hears delivered") {
+            aliceEvents.events.withLock { $0.compactMap { if case .delivered(let uids, let conv, let peer) = $0 { (uids, conv, peer) } else { nil } }.first }
+        }
+        #expect(delivered.0 == [m.uid] && delivered.1 == m.channelID && delivered.2 == "bob")
+        #expect(try await alice.sentStatus([m.uid]) == [.delivered])
+    }
+
+    @Test func deliveryReceiptsAreASetting() async throws {
+        let server = try TestServer { $0.deliveryReceipts = "off" }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let m = try await alice.sendDirect("no receipts here", to: "bob")
+        _ = try await bobEvents.message { $0.uid == m.uid }
+        _ = try await bob.conversations()  // after bob's delivery acknowledgement on the same connection
+        #expect(try await alice.sentStatus([m.uid]) == [.sent])
+    }
+
+    @Test func aReadReceiptByTimeReadsEverythingSentAtOrBeforeIt() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceEvents) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        var sent: [GHChannelMessage] = []
+        for i in 0..<3 {
+            server.clock.advance(ms: 5)
+            sent.append(try await alice.sendDirect("m\(i)", to: "bob"))
+        }
+        _ = try await bobEvents.message { $0.uid == sent[2].uid }
+        let conversation = try await bob.sendReadReceipt(conversation: sent[0].channelID, time: sent[1].sentTime)
+        #expect(conversation.unreadCount == 1 && conversation.readTime == sent[1].sentTime)
+        let notice = try await waitFor("alice's read receipt notification") {
+            aliceEvents.events.withLock { $0.compactMap { if case .readReceipt(let t, let target, let reader, let time) = $0 { (t, target, reader, time) } else { nil } }.first }
+        }
+        #expect(notice.0 == .direct && notice.1 == "bob" && notice.2 == "bob" && notice.3 == sent[1].sentTime)
+        #expect(try await alice.sentStatus(sent.map(\.uid)) == [.read, .read, .delivered])
+    }
+
+    @Test func aReadReceiptPerMessageReadsThatMessageOnly() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceEvents) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let first = try await alice.sendDirect("one", to: "bob")
+        let second = try await alice.sendDirect("two", to: "bob")
+        _ = try await bobEvents.message { $0.uid == second.uid }
+        try await bob.ackMessageRead(second.uid)
+        let read = try await waitFor("alice hears read") {
+            aliceEvents.events.withLock { $0.compactMap { if case .read(let uids, _, let peer) = $0 { (uids, peer) } else { nil } }.first }
+        }
+        #expect(read.0 == [second.uid] && read.1 == "bob")
+        #expect(try await alice.sentStatus([first.uid, second.uid]) == [.delivered, .read])
+        await expectError(.notFound) { try await alice.ackMessageRead(second.uid) }  // not sent to alice
+    }
+
+    @Test func readingTheWholeConversationZeroesUnreadAndReadsEverything() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceEvents) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        var sent: [GHChannelMessage] = []
+        for i in 0..<4 { sent.append(try await alice.sendDirect("m\(i)", to: "bob")) }
+        _ = try await bobEvents.message { $0.uid == sent[3].uid }
+        #expect(try await bob.conversations().first?.unreadCount == 4)
+        let after = try await bob.ackConversationRead(sent[0].channelID)
+        #expect(after.unreadCount == 0)
+        let who = try await waitFor("alice hears the conversation was read") {
+            aliceEvents.events.withLock { $0.compactMap { if case .conversationRead(let peer, let conv) = $0 { (peer, conv) } else { nil } }.first }
+        }
+        #expect(who.0 == "bob" && who.1 == sent[0].channelID)
+        #expect(try await alice.sentStatus(sent.map(\.uid)) == [.read, .read, .read, .read])
+        #expect(try await bob.conversations().first?.unreadCount == 0)
+    }
+
+    @Test func sentStatusIsRightAfterAReconnectAndARestart() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceEvents) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let read = try await alice.sendDirect("read it", to: "bob")
+        let delivered = try await alice.sendDirect("got it", to: "bob")
+        _ = try await bobEvents.message { $0.uid == delivered.uid }
+        try await bob.ackMessageRead(read.uid)
+        _ = try await waitFor("delivered") {
+            aliceEvents.events.withLock { $0.contains { if case .delivered(let uids, _, _) = $0 { uids.contains(delivered.uid) } else { false } } } ? true : nil
+        }
+        _ = try await waitFor("read") {
+            aliceEvents.events.withLock { $0.contains { if case .read(let uids, _, _) = $0 { uids.contains(read.uid) } else { false } } } ? true : nil
+        }
+        alice.close()
+        let (again, _) = try await server.client("alice", device: "laptop")
+        #expect(try await again.sentStatus([read.uid, delivered.uid]) == [.read, .delivered])
+        try server.restart()
+        let (afterRestart, _) = try await server.client("alice", device: "tablet")
+        #expect(try await afterRestart.sentStatus([read.uid, delivered.uid]) == [.read, .delivered])
+        let history = try await afterRestart.history(of: read.channelID)
+        #expect(history.messages.map(\.sentStatus) == [.read, .delivered])
+        #expect(try await afterRestart.conversations().first?.lastSeq == 2)
+    }
+
+    @Test func directMessagesAndReceiptsGoThroughOfflineSync() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceEvents) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        _ = try await waitFor("bob synced") { bobEvents.syncCompletions == 1 ? true : nil }
+        bob.close()
+        let m = try await alice.sendDirect("while you were out", to: "bob")
+        #expect(try await alice.sentStatus([m.uid]) == [.sent])
+        _ = try await waitFor("alice synced") { aliceEvents.syncCompletions == 1 ? true : nil }
+        alice.close()
+        let (bobLater, later) = try await server.client("bob")
+        _ = try await waitFor("bob's sync") { later.syncCompletions == 1 ? true : nil }
+        let shape = try #require(later.shapes.withLock { $0.first { $0.uid == m.uid } })
+        #expect(shape.offline)
+        // Bob's device acknowledged delivery on receipt and reads the conversation; alice was offline for both.
+        try await bobLater.ackConversationRead(m.channelID)
+        let (_, aliceLater) = try await server.client("alice")
+        _ = try await waitFor("alice's sync") { aliceLater.syncCompletions == 1 ? true : nil }
+        let order = aliceLater.events.withLock { $0 }
+        let done = order.firstIndex { if case .syncCompleted = $0 { true } else { false } }!
+        let delivered = order.firstIndex { if case .delivered(let uids, _, _) = $0 { uids == [m.uid] } else { false } }
+        let read = order.firstIndex { if case .conversationRead = $0 { true } else { false } }
+        #expect(delivered != nil && delivered! < done, "delivered arrives in alice's sync")
+        #expect(read != nil && read! < done, "read arrives in alice's sync")
+    }
+}
