@@ -112,6 +112,39 @@ final class EventPrinter: GuildhallListener {
         l.statuses = statuses
         output.event("received_status", l)
     }
+    func onMessageReceiptRequest(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64) {
+        var r = GHReceiptRequest()
+        r.conversationType = conversationType
+        r.channelID = targetID
+        r.messageUid = messageUID
+        output.event("receipt_request", r)
+    }
+    func onGroupMessageRead(_ response: GHReceiptResponse) { output.event("receipt_response", response) }
+    func onMessagesDelivered(_ messageUIDs: [UInt64], conversationID: UInt64, by peer: String) {
+        output.event("delivered", Self.direct(.delivered, conversationID, peer, uids: messageUIDs))
+    }
+    func onMessagesRead(_ messageUIDs: [UInt64], conversationID: UInt64, by peer: String) {
+        output.event("read", Self.direct(.read, conversationID, peer, uids: messageUIDs))
+    }
+    func onReadReceiptReceived(conversationType: GHConversationType, targetID: String, readerID: String, readTime: UInt64) {
+        var d = Self.direct(.read, 0, readerID)
+        d.readTime = readTime
+        output.event("read_receipt", d)
+    }
+    func onConversationRead(from peer: String, conversationID: UInt64) {
+        var d = Self.direct(.read, conversationID, peer)
+        d.conversationRead = true
+        output.event("conversation_read", d)
+    }
+    private static func direct(_ status: GHSentStatus, _ conversation: UInt64, _ reader: String, uids: [UInt64] = []) -> GHDirectReceipt {
+        var d = GHDirectReceipt()
+        d.conversationType = .direct
+        d.conversationID = conversation
+        d.readerID = reader
+        d.status = status
+        d.messageUids = uids
+        return d
+    }
     func onUnreadChanged(_ info: GHUnreadInfo) { output.event("unread", info) }
     func onUnreadStatus(_ status: GHUnreadStatus) { output.event("unread_status", status) }
     func onTyping(_ typing: GHTypingEvent) { output.event("typing", typing) }

@@ -142,6 +142,43 @@ struct CommandTable {
             ("status", spec(["uids"], "your received status of messages (comma separated UIDs)") { a in
                 var l = GHReceivedStatusList(); l.statuses = try await c.receivedStatus(a.list("uids").compactMap(UInt64.init)); return l
             }),
+            ("request-receipt", spec(["uid"], "ask the channel's members for read receipts on your message") { a in
+                try await c.requestReceipt(a.id("uid"))
+            }),
+            ("respond-receipts", spec(["channel", "uids"], "say you read messages of one channel (comma separated UIDs)") { a in
+                var l = GHReceiptInfoList()
+                l.receipts = try await c.respondReceipts(channel: a.id("channel"), a.list("uids").compactMap(UInt64.init))
+                return l
+            }),
+            ("readers", spec(["uid"], opts: ["cursor", "limit"], "readers of your message, newest first (cursor=next_cursor for more)") { a in
+                try await c.receiptReaders(of: a.id("uid"), cursor: a.optional("cursor").flatMap(UInt64.init) ?? 0,
+                                           limit: a.optional("limit").flatMap(UInt32.init) ?? 100)
+            }),
+            ("receipts", spec(["uids"], "receipt info of messages (comma separated UIDs)") { a in
+                var l = GHReceiptInfoList(); l.receipts = try await c.receiptInfo(a.list("uids").compactMap(UInt64.init)); return l
+            }),
+            ("dm-open", spec(["user"], "open the direct conversation with a user") { a in try await c.openConversation(with: a.string("user")) }),
+            ("dms", spec([], "list your direct conversations") { _ in
+                var l = GHConversationList(); l.conversations = try await c.conversations(); return l
+            }),
+            ("dm", spec(["user", "text"], opts: ["client_id"], text: true, "send a direct message") { a in
+                try await c.sendDirect(a.string("text"), to: a.string("user"), clientID: a.optional("client_id") ?? "")
+            }),
+            ("dm-read", spec(["conversation"], opts: ["time"], "read receipt by time: the peer's messages up to time=MS (default now) are read") { a in
+                try await c.sendReadReceipt(conversation: a.id("conversation"), time: a.optional("time").flatMap(UInt64.init) ?? 0)
+            }),
+            ("dm-ack", spec(["uid"], "read receipt for one direct message") { a in try await c.ackMessageRead(a.id("uid")); return nil }),
+            ("dm-read-all", spec(["conversation"], "mark a whole direct conversation read") { a in
+                try await c.ackConversationRead(a.id("conversation"))
+            }),
+            ("sent-status", spec(["uids"], "where your direct messages are: SENT, DELIVERED, READ (comma separated UIDs)") { a in
+                let uids = a.list("uids").compactMap(UInt64.init)
+                var l = GHSentStatusList()
+                l.statuses = zip(uids, try await c.sentStatus(uids)).map { uid, status in
+                    var st = GHMessageSentStatus(); st.messageUid = uid; st.status = status; return st
+                }
+                return l
+            }),
             ("typing", spec(["channel"], "say you are typing in a channel") { a in try await c.sendTyping(a.id("channel")); return nil }),
             ("guest-enter", spec(["server"], "enter a server as a guest") { a in try await c.enterAsGuest(a.id("server")) }),
             ("guest-leave", spec(["server"], "leave a server entered as a guest") { a in try await c.leaveAsGuest(a.id("server")); return nil }),

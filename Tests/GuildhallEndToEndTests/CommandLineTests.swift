@@ -101,6 +101,34 @@ import Testing
         bob.close()
     }
 
+    @Test func theClientRespondsToReceiptsAndSendsDirectMessagesFromTheCommandLine() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceEvents) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bob])
+        let m = try await alice.send("read me", to: c.channelID, needReceipt: true)
+        let lines = try await waitForJSON(server: server, token: server.token("bob", device: "cli"), lines: [
+            #"{"cmd":"respond-receipts","channel":"\#(c.channelID)","uids":["\#(m.uid)"]}"#,
+            #"{"cmd":"receipts","uids":["\#(m.uid)"]}"#,
+            #"{"cmd":"dm","user":"alice","text":"psst"}"#,
+            #"{"cmd":"dms"}"#,
+        ])
+        #expect(lines.filter { $0["ok"] as? Bool == true }.count == 4, "\(lines)")
+        let info = ((lines.first { $0["cmd"] as? String == "receipts" }?["result"] as? [String: Any])?["receipts"] as? [[String: Any]])?.first
+        #expect(info?["responded"] as? Bool == true)
+        let receiptRequest = lines.first { $0["event"] as? String == "receipt_request" }
+        #expect(receiptRequest != nil, "the CLI prints the receipt request it synced")
+        #expect(try await alice.receiptInfo([m.uid]).first?.readerCount == 1)
+        let dm = try await aliceEvents.message { $0.body.text == "psst" }
+        #expect(dm.senderID == "bob" && dm.recipientID == "alice")
+        let status = try await waitForJSON(server: server, token: server.token("bob", device: "cli"), lines: [
+            #"{"cmd":"sent-status","uids":["\#(dm.uid)"]}"#,
+        ])
+        let statuses = (status.first { $0["cmd"] as? String == "sent-status" }?["result"] as? [String: Any])?["statuses"] as? [[String: Any]]
+        #expect(statuses?.first?["status"] as? String == "DELIVERED")
+    }
+
     @Test func theFanoutBenchmarkRunsAndReportsEverySize() throws {
         let (rc, out) = try Binary.run(["bench", "members", "--members", "20,200", "--subscribers", "3", "--messages", "20", "--runs", "1", "--json"])
         #expect(rc == 0)

@@ -1,0 +1,61 @@
+// The direct conversation state: sent status by arithmetic (delivered seq,
+// read time, single reads), unread counts, and the pair index.
+
+import Testing
+@testable import GuildhallCore
+
+@Suite struct DirectConversationsTests {
+    func conversation(sentByAnn times: [UInt64]) -> DirectConversation {
+        var c = DirectConversation(id: 9, users: ("bob", "ann"), createdAt: 1)
+        for t in times {
+            let (seq, time) = c.append(now: t)
+            c.committed(by: "ann", seq: seq, time: time)
+        }
+        return c
+    }
+
+    @Test func statusMovesFromSentToDeliveredToRead() {
+        var c = conversation(sentByAnn: [100, 200, 300])
+        #expect(c.status(ofMessageBy: "ann", uid: 1, seq: 1, sentTime: 100) == .sent)
+        let deliveredUpTo2 = c.delivered(to: "bob", upTo: 2)
+        #expect(deliveredUpTo2)
+        let deliveredBack = c.delivered(to: "bob", upTo: 1)
+        #expect(!deliveredBack, "delivery never goes back")
+        #expect(c.status(ofMessageBy: "ann", uid: 2, seq: 2, sentTime: 200) == .delivered)
+        #expect(c.status(ofMessageBy: "ann", uid: 3, seq: 3, sentTime: 300) == .sent)
+        let readTo200 = c.read(by: "bob", upTo: 200, count: 2)
+        #expect(readTo200)
+        #expect(c.status(ofMessageBy: "ann", uid: 1, seq: 1, sentTime: 100) == .read)
+        #expect(c.status(ofMessageBy: "ann", uid: 2, seq: 2, sentTime: 200) == .read)
+        #expect(c.unread(for: "bob") == 1 && c.unread(for: "ann") == 0)
+    }
+
+    @Test func singleReadsCountUntilAReadByTimeCoversThem() {
+        var c = conversation(sentByAnn: [100, 200, 300])
+        let readThird = c.readOne(by: "bob", uid: 3, sentTime: 300)
+        #expect(readThird)
+        let readThirdAgain = c.readOne(by: "bob", uid: 3, sentTime: 300)
+        #expect(!readThirdAgain, "a second read of one message is a no-op")
+        #expect(c.status(ofMessageBy: "ann", uid: 3, seq: 3, sentTime: 300) == .read)
+        #expect(c.status(ofMessageBy: "ann", uid: 2, seq: 2, sentTime: 200) == .sent)
+        let readAll = c.readAll(by: "bob", now: 400)
+        #expect(readAll)
+        #expect(c.side("bob").readSingly.isEmpty && c.unread(for: "bob") == 0)
+        let readSecondLate = c.readOne(by: "bob", uid: 2, sentTime: 200)
+        #expect(!readSecondLate)
+        let readBack = c.read(by: "bob", upTo: 150, count: 1)
+        #expect(!readBack, "a read time never goes back")
+    }
+
+    @Test func timesNeverGoBackAndThePairFindsItsConversation() {
+        var c = conversation(sentByAnn: [500])
+        let (seq, time) = c.append(now: 400)
+        #expect(seq == 2 && time == 500)
+        var all = DirectConversations()
+        all.add(c)
+        #expect(all.between("ann", "bob")?.id == 9 && all.between("bob", "ann")?.id == 9)
+        #expect(all.between("ann", "cid") == nil)
+        #expect(all.conversations(of: "bob").map(\.id) == [9] && c.peer(of: "bob") == "ann")
+        #expect(c.users == ("ann", "bob"))
+    }
+}
