@@ -51,7 +51,13 @@ final class ConnectionSession {
             if n > 0 {
                 decoder.feed(Array(buffer[0..<n]))
                 do {
-                    while let payload = try decoder.next() { handle(payload) }
+                    var frames: [GHFrame] = []
+                    while let payload = try decoder.next() {
+                        if let frame = try? GHFrame(serializedBytes: payload) { frames.append(frame) }
+                    }
+                    // Direct messages are reported delivered before the application hears of them.
+                    reportDeliveries(in: frames)
+                    for frame in frames { handle(frame) }
                 } catch {
                     return .disconnected("unreadable stream from the server")
                 }
@@ -60,8 +66,7 @@ final class ConnectionSession {
         }
     }
 
-    private func handle(_ payload: [UInt8]) {
-        guard let frame = try? GHFrame(serializedBytes: payload) else { return }
+    private func handle(_ frame: GHFrame) {
         switch frame.kind {
         case .response(let r)?:
             if r.id == loginID && !loggedIn { loginAnswered(r); return }
@@ -138,9 +143,6 @@ final class ConnectionSession {
     private func dispatch(_ e: GHEvent) {
         switch e.body {
         case .message(let m)?:
-            if m.serverID == 0 && client.options.deliveryReceipts && m.recipientID == client.state.withLock({ $0.login?.userID }) {
-                acknowledgeDelivery(m.uid)
-            }
             let unread: GHUnreadInfo? = e.hasUnread ? e.unread : nil
             client.notify {
                 $0.onMessage(m, unread: unread)
@@ -186,12 +188,23 @@ final class ConnectionSession {
         }
     }
 
-    /// Tells the server a direct message reached this device (its sender gets "delivered").
-    private func acknowledgeDelivery(_ uid: UInt64) {
-        var frame = GHFrame()
-        frame.request.id = UInt64.max - 3
-        frame.request.markDelivered.messageUids = [uid]
-        _ = client.send(FrameEncoding.framed(frame), on: socket)
+    /// Tells the server direct messages reached this device (their senders get "delivered").
+    /// One request per 100 received, per read from the socket.
+    private func reportDeliveries(in frames: [GHFrame]) {
+        guard client.options.deliveryReceipts, let me = client.state.withLock({ $0.login?.userID }) else { return }
+        let received = frames.compactMap { f -> UInt64? in
+            guard case .event(let e)? = f.kind, case .message(let m)? = e.body, m.serverID == 0, m.recipientID == me else { return nil }
+            return m.uid
+        }
+        guard !received.isEmpty else { return }
+        var bytes: [UInt8] = []
+        for start in stride(from: 0, to: received.count, by: 100) {
+            var frame = GHFrame()
+            frame.request.id = UInt64.max - 3
+            frame.request.markDelivered.messageUids = Array(received[start..<min(start + 100, received.count)])
+            bytes += FrameEncoding.framed(frame)
+        }
+        _ = client.send(bytes, on: socket)
     }
 
     /// Acknowledges every event received so far.
