@@ -25,36 +25,6 @@ public final class SharedBytes {
     deinit { base.deallocate() }
 }
 
-/// A growable byte buffer that a write takes with it.
-final class ScratchBuffer {
-    private(set) var base: UnsafeMutableRawPointer
-    private(set) var capacity: Int
-    var count = 0
-
-    init(capacity: Int) {
-        self.capacity = capacity
-        base = .allocate(byteCount: capacity, alignment: 8)
-    }
-
-    deinit { base.deallocate() }
-
-    /// Reserves `n` bytes at the end and returns their offset.
-    func reserve(_ n: Int) -> Int {
-        if count + n > capacity {
-            var newCapacity = capacity * 2
-            while newCapacity < count + n { newCapacity *= 2 }
-            let newBase = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
-            newBase.copyMemory(from: base, byteCount: count)
-            base.deallocate()
-            base = newBase
-            capacity = newCapacity
-        }
-        let offset = count
-        count += n
-        return offset
-    }
-}
-
 public final class TCPConnection {
     enum Piece {
         case scratch(offset: Int, count: Int)
@@ -66,17 +36,24 @@ public final class TCPConnection {
     final class WriteContext {
         let connection: TCPConnection
         let shared: [SharedBytes]
-        let scratch: ScratchBuffer?
+        /// The scratch bytes this write took; freed when it completes.
+        let scratch: UnsafeMutableRawPointer?
         let bytes: Int
-        init(connection: TCPConnection, shared: [SharedBytes], scratch: ScratchBuffer?, bytes: Int) {
+        init(connection: TCPConnection, shared: [SharedBytes], scratch: UnsafeMutableRawPointer?, bytes: Int) {
             self.connection = connection; self.shared = shared; self.scratch = scratch; self.bytes = bytes
         }
+        deinit { scratch?.deallocate() }
     }
 
     let handle: UnsafeMutablePointer<uv_tcp_t>
     private var pieces: [Piece] = []
     private var pendingShared: [SharedBytes] = []
-    private var scratch: ScratchBuffer?
+    /// Per-connection bytes of the next write (prefixes, trailers, small
+    /// payloads, responses), plain memory: the per-delivery path touches no
+    /// reference count (a class here cost a retain and release per event).
+    private var scratch: UnsafeMutableRawPointer?
+    private var scratchCapacity = 0
+    private var scratchCount = 0
     private var pendingBytes = 0
     private var isClosing = false
     private var isReading = false
@@ -206,17 +183,27 @@ public final class TCPConnection {
     /// written. Nil when the connection is closing.
     public func reserveScratch(_ maxBytes: Int) -> UnsafeMutableRawPointer? {
         guard !isClosing else { return nil }
-        if scratch == nil { scratch = ScratchBuffer(capacity: max(4096, maxBytes)) }
-        // `scratch` holds it; no reference count traffic on the per-delivery path.
-        unowned(unsafe) let s = scratch!
-        let offset = s.reserve(maxBytes)
-        return s.base + offset
+        if scratchCount + maxBytes > scratchCapacity { growScratch(to: scratchCount + maxBytes) }
+        let offset = scratchCount
+        scratchCount += maxBytes
+        return scratch! + offset
+    }
+
+    private func growScratch(to needed: Int) {
+        var capacity = max(4096, scratchCapacity * 2)
+        while capacity < needed { capacity *= 2 }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        if let old = scratch {
+            grown.copyMemory(from: old, byteCount: scratchCount)
+            old.deallocate()
+        }
+        scratch = grown
+        scratchCapacity = capacity
     }
 
     public func commitScratch(_ written: Int, reserved: Int) {
-        unowned(unsafe) let s = scratch!
-        let offset = s.count - reserved
-        s.count = offset + written
+        let offset = scratchCount - reserved
+        scratchCount = offset + written
         if case .scratch(let o, let c)? = pieces.last, o + c == offset {
             pieces[pieces.count - 1] = .scratch(offset: o, count: c + written)
         } else {
@@ -239,7 +226,7 @@ public final class TCPConnection {
     public func flush() {
         guard !pieces.isEmpty, !isClosing else { return }
         let bufs = UnsafeMutablePointer<uv_buf_t>.allocate(capacity: pieces.count)
-        let scratchBase = scratch?.base
+        let scratchBase = scratch
         for (i, piece) in pieces.enumerated() {
             switch piece {
             case .scratch(let offset, let count):
@@ -255,6 +242,8 @@ public final class TCPConnection {
         pieces.removeAll(keepingCapacity: true)
         pendingShared.removeAll(keepingCapacity: true)
         scratch = nil
+        scratchCapacity = 0
+        scratchCount = 0
         pendingBytes = 0
         let rc = uv_write(req, asStream(handle), bufs, count) { req, status in
             guard let req else { return }
@@ -283,6 +272,8 @@ public final class TCPConnection {
     }
 
     /// Flushes what is queued, then closes. Callbacks stop at once.
+    deinit { scratch?.deallocate() }
+
     public func close() {
         guard !isClosing else { return }
         flush()

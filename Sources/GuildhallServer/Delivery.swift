@@ -41,23 +41,33 @@ extension GuildhallService {
         sender?.deliveryMark = mark
         let now = now()
 
-        func deliver(_ s: Session) {
+        // The payload is taken once per recipient list and lent to each
+        // delivery: no reference count operation per recipient beyond the replay entry's own.
+        func deliver(_ s: Session, _ payload: SharedBytes) {
             guard s.deliveryMark != mark else { return }
             s.deliveryMark = mark
             let u = positions.unread(s.user, channel: channel, now: now, displayCap: UInt64(settings.unreadDisplayCap),
                                      mentionWindowMs: UInt64(settings.mentionWindowSeconds) * 1000)
-            s.push(event: payload(), unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
+            s.push(event: payload, unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
                                                                          ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
                    cursor: mentionOrds.isEmpty ? 0 : mentionOrds[s.user] ?? 0)
         }
 
         if isSmall(channel.serverID) {
-            for s in registry.onlineMembers(of: channel.serverID).values { deliver(s) }
+            let members = registry.onlineMembers(of: channel.serverID)
+            if !members.isEmpty {
+                let p = payload()
+                for s in members.values { deliver(s, p) }
+            }
         } else {
             let target = SubscriptionTarget(server: channel.serverID, channel: channel.id)
-            for key in book.holders(.channelMessages, target) { if let s = session(key) { deliver(s) } }
+            let holders = book.holders(.channelMessages, target)
+            if !holders.isEmpty {
+                let p = payload()
+                for key in holders { if let s = session(key) { deliver(s, p) } }
+            }
             for user in record.mentions where directory.role(of: user, in: channel.serverID) != nil {
-                for s in registry.sessions(of: user).values { deliver(s) }
+                for s in registry.sessions(of: user).values { deliver(s, payload()) }
             }
             for key in book.holders(.channelUnreadCount, target) {
                 if let s = session(key), s.deliveryMark != mark, s.user != record.sender { owe(.info, channel.id, to: s) }
