@@ -64,7 +64,7 @@ extension GuildhallService {
             let holders = book.holders(.channelMessages, target)
             if !holders.isEmpty {
                 let p = payload()
-                for key in holders { if let s = session(key) { deliver(s, p) } }
+                for key in holders { registry.lent[key]?._withUnsafeGuaranteedRef { deliver($0, p) } }
             }
             for user in record.mentions where directory.role(of: user, in: channel.serverID) != nil {
                 for s in registry.sessions(of: user).values { deliver(s, payload()) }

@@ -9,13 +9,19 @@ import GuildhallCore
 
 final class SessionRegistry {
     private(set) var all: [UInt64: Session] = [:]
+    /// The same sessions, lent: fan-out borrows each recipient through this
+    /// without a retain and release per delivery (`all` keeps them alive).
+    private(set) var lent: [UInt64: Unmanaged<Session>] = [:]
     private var byUser: [UserID: [UInt64: Session]] = [:]
     private var onlineByServer: [ServerID: [UInt64: Session]] = [:]
     private var guestsByServer: [ServerID: [UInt64: Session]] = [:]
 
     var count: Int { all.count }
 
-    func add(_ s: Session) { all[s.key] = s }
+    func add(_ s: Session) {
+        all[s.key] = s
+        lent[s.key] = Unmanaged.passUnretained(s)
+    }
 
     func sessions(of user: UserID) -> [UInt64: Session] { byUser[user] ?? [:] }
 
@@ -43,6 +49,7 @@ final class SessionRegistry {
     /// Forgets a session; `servers` are its user's servers.
     func remove(_ s: Session, servers: Set<ServerID>) {
         all.removeValue(forKey: s.key)
+        lent.removeValue(forKey: s.key)
         for server in s.guestOf { guestLeft(s, server: server) }
         guard !s.user.isEmpty, byUser[s.user]?[s.key] != nil else { return }
         byUser[s.user]![s.key] = nil
