@@ -3,9 +3,11 @@
 // Swift 6 language mode throughout (tools version 6.0 implies it).
 import PackageDescription
 
-// The loop's state is confined to one thread by design (DESIGN §1), so the
-// run-time exclusivity checks on class properties buy nothing there and cost
-// about 4% of a fan-out (perf, bench fanout shape A). Debug builds keep them.
+// The loop's state is confined to one thread by design (DESIGN §1), each store
+// connection to its thread, and wire messages are values: the run-time
+// exclusivity checks on class properties buy nothing there and cost about 4%
+// of a fan-out (perf, bench fanout shape A) and 3.5% of the store shape
+// (swift_beginAccess in the generated messages' storage). Debug builds keep them.
 let hotPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
 let package = Package(
@@ -29,11 +31,11 @@ let package = Package(
         // Pure domain: no I/O.
         .target(name: "GuildhallCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: hotPath),
         // Generated protobuf types and the frame codec.
-        .target(name: "GuildhallWire", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]),
+        .target(name: "GuildhallWire", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")], swiftSettings: hotPath),
         // A thin Swift face over libuv; knows nothing of chat.
         .target(name: "GuildhallLoop", dependencies: ["CLibUV"], swiftSettings: hotPath),
         // SQLite schema, migrations, writer and reader threads.
-        .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"]),
+        .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"], swiftSettings: hotPath),
         // Sessions, dispatch, interest index, fan-out, configuration.
         .target(name: "GuildhallServer", dependencies: ["GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore"],
                 swiftSettings: hotPath),

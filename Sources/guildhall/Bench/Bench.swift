@@ -22,6 +22,7 @@ struct LoadOptions: ParsableArguments {
     @Option(help: "Members of Guildhall's server (at least subscribers + publishers + 1).") var members = 0
     @Option(help: "Runs per target, alternating; the median run (by deliveries/s) is reported.") var runs = 1
     @Option(help: "Extra subscribers that stop reading once subscribed (slow consumers, not measured).") var stalled = 0
+    @Option(help: "Guildhall subscribers acknowledge events after this many (the SDK's default is 256).") var ackEvery = 256
     @Flag(help: "Print JSON.") var json = false
 
     var shape: LoadShape {
@@ -33,6 +34,7 @@ struct LoadOptions: ParsableArguments {
         s.rate = rate
         s.window = window
         s.stalled = stalled
+        s.ackEvery = max(1, ackEvery)
         return s
     }
 }

@@ -26,6 +26,8 @@ struct LoadShape {
     var maxConnecting = 256
     /// Extra subscribers that stop reading once subscribed (slow consumers); not measured.
     var stalled = 0
+    /// Subscribers acknowledge events after this many (frees the server's replay buffer).
+    var ackEvery = 256
 
     var expected: UInt64 {
         sinkRecords > 0 ? UInt64(subscribers) * UInt64(sinkRecords) : UInt64(subscribers) * UInt64(publishers) * UInt64(messages)
@@ -184,7 +186,8 @@ final class LoadGenerator {
                 }
             }
             if got > 0 {
-                if (peer.received + got) / 256 != peer.received / 256, let conn = peer.connection {
+                let every = UInt64(shape.ackEvery)
+                if (peer.received + got) / every != peer.received / every, let conn = peer.connection {
                     var ack: [UInt8] = []
                     wire.appendSubscriberAck(received: peer.received + got, to: &ack)
                     if !ack.isEmpty {
