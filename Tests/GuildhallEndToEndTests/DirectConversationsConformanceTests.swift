@@ -179,4 +179,26 @@ import Testing
         #expect(delivered != nil && delivered! < done, "delivered arrives in alice's sync")
         #expect(read != nil && read! < done, "read arrives in alice's sync")
     }
+
+    @Test func badInputGetsAClearErrorAndChangesNothing() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (carol, _) = try await server.client("carol")
+        let m = try await alice.sendDirect("hello", to: "bob")
+        await expectError(.badRequest) { _ = try await alice.sendDirect("", to: "bob") }
+        await expectError(.badRequest) { _ = try await alice.sendDirect("hi", to: String(repeating: "x", count: 200)) }
+        await expectError(.limitReached) { _ = try await alice.sentStatus(Array(1...101)) }
+        await expectError(.limitReached) { _ = try await alice.receiptInfo(Array(1...101)) }
+        await expectError(.limitReached) { _ = try await alice.respondReceipts(channel: 1, Array(1...101)) }
+        await expectError(.notFound) { _ = try await carol.sendReadReceipt(conversation: m.channelID) }
+        await expectError(.notFound) { _ = try await carol.ackConversationRead(m.channelID) }
+        await expectError(.notFound) { _ = try await alice.sendReadReceipt(conversation: 424_242) }
+        await expectError(.notFound) { try await carol.ackMessageRead(m.uid) }
+        var tooMany = GHMarkDelivered()
+        tooMany.messageUids = Array(1...101)
+        await expectError(.limitReached) { _ = try await carol.call(.markDelivered(tooMany)) }
+        #expect(try await alice.sentStatus([m.uid]) == [.sent], "nothing above changed the message")
+        #expect(try await alice.conversations().map(\.peerID) == ["bob"])
+    }
 }
