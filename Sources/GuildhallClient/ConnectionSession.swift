@@ -191,7 +191,11 @@ final class ConnectionSession {
     /// Tells the server direct messages reached this device (their senders get "delivered").
     /// One request per 100 received, per read from the socket.
     private func reportDeliveries(in frames: [GHFrame]) {
-        guard client.options.deliveryReceipts, let me = client.state.withLock({ $0.login?.userID }) else { return }
+        // The login answer may come in the same read as the first offline items.
+        let answered = frames.lazy.compactMap { f -> String? in
+            if case .response(let r)? = f.kind, case .login(let l)? = r.result { l.userID } else { nil }
+        }.first
+        guard client.options.deliveryReceipts, let me = answered ?? client.state.withLock({ $0.login?.userID }) else { return }
         let received = frames.compactMap { f -> UInt64? in
             guard case .event(let e)? = f.kind, case .message(let m)? = e.body, m.serverID == 0, m.recipientID == me else { return nil }
             return m.uid

@@ -168,7 +168,16 @@ import Testing
         _ = try await waitFor("bob's sync") { later.syncCompletions == 1 ? true : nil }
         let shape = try #require(later.shapes.withLock { $0.first { $0.uid == m.uid } })
         #expect(shape.offline)
-        // Bob's device acknowledged delivery on receipt and reads the conversation; alice was offline for both.
+        // Bob's device acknowledged delivery on receipt (asynchronously: wait until the server
+        // has it, asking from another device of alice's, whose sync cursor is its own).
+        let (probe, _) = try await server.client("alice", device: "probe")
+        let deadline = Date().addingTimeInterval(10)
+        while try await probe.sentStatus([m.uid]) != [.delivered] {
+            guard Date() < deadline else { throw WaitTimeout(what: "delivered recorded") }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        probe.close()
+        // Then bob reads the conversation; alice's first device was offline for both.
         try await bobLater.ackConversationRead(m.channelID)
         let (_, aliceLater) = try await server.client("alice")
         _ = try await waitFor("alice's sync") { aliceLater.syncCompletions == 1 ? true : nil }

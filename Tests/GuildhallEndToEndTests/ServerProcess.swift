@@ -5,6 +5,15 @@ import Foundation
 import Synchronization
 @testable import GuildhallServer
 
+/// Foundation's `Process.run()` on Linux is not safe to call from two threads
+/// at once (seen: a crash in its memcpy while tests ran in parallel), so every
+/// launch in the tests goes through this lock.
+private let launching = Mutex(())
+
+func launch(_ p: Process) throws {
+    try launching.withLock { _ in try p.run() }
+}
+
 enum Binary {
     /// .build/debug/guildhall of this package, built by `swift build` (and so by `make test`).
     static var path: String {
@@ -24,7 +33,7 @@ enum Binary {
         p.standardInput = stdin
         p.standardOutput = stdout
         p.standardError = FileHandle.nullDevice
-        try p.run()
+        try launch(p)
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
         let out = stdout.fileHandleForReading.readDataToEndOfFile()
@@ -50,7 +59,7 @@ final class ServerProcess: Sendable {
             let chunk = String(decoding: h.availableData, as: UTF8.self)
             text.withLock { $0 += chunk }
         }
-        try p.run()
+        try launch(p)
         process = Locked(p)
         port = try await waitFor("the server to listen") {
             let t = text.withLock { $0 }
