@@ -5,13 +5,119 @@ import Foundation
 import Synchronization
 @testable import GuildhallServer
 
-/// Foundation's `Process.run()` on Linux is not safe to call from two threads
-/// at once (seen: a crash in its memcpy while tests ran in parallel), so every
-/// launch in the tests goes through this lock.
-private let launching = Mutex(())
+/// A child process started with posix_spawn. Foundation's `Process.run()`
+/// crashed the test process now and then (a memcpy fault inside it, with or
+/// without other launches at the same moment), so the tests do not use it.
+final class Child: Sendable {
+    let pid: pid_t
+    /// Write end of the child's stdin, read end of its stdout.
+    let stdinFD: Int32
+    let stdoutFD: Int32
+    private let status = Mutex<Int32?>(nil)
+    private let inputOpen = Mutex(true)
 
-func launch(_ p: Process) throws {
-    try launching.withLock { _ in try p.run() }
+    struct SpawnError: Error, CustomStringConvertible { let description: String }
+
+    /// Spawns are serialized so that no child inherits another's pipe ends
+    /// between `pipe` and marking them close-on-exec.
+    private static let spawning = Mutex(())
+
+    convenience init(_ path: String, _ arguments: [String], environment: [String: String]) throws {
+        let (pid, input, output) = try Self.spawning.withLock { _ in try Self.spawn(path, arguments, environment) }
+        self.init(pid: pid, stdinFD: input, stdoutFD: output)
+    }
+
+    private init(pid: pid_t, stdinFD: Int32, stdoutFD: Int32) {
+        self.pid = pid; self.stdinFD = stdinFD; self.stdoutFD = stdoutFD
+    }
+
+    private static func spawn(_ path: String, _ arguments: [String], _ environment: [String: String]) throws -> (pid_t, Int32, Int32) {
+        // Writing to a child that already ended must fail, not kill the tests.
+        signal(SIGPIPE, SIG_IGN)
+        var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
+        guard pipe(&input) == 0 else { throw SpawnError(description: "pipe failed") }
+        guard pipe(&output) == 0 else {
+            close(input[0]); close(input[1])
+            throw SpawnError(description: "pipe failed")
+        }
+        for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for a in argv { free(a) }
+            for e in envp { free(e) }
+        }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, path, &actions, nil, argv, envp)
+        close(input[0])
+        close(output[1])
+        guard rc == 0 else {
+            close(input[1]); close(output[0])
+            throw SpawnError(description: "posix_spawn \(path) failed: \(rc)")
+        }
+        return (child, input[1], output[0])
+    }
+
+    deinit {
+        closeInput()
+        close(stdoutFD)
+    }
+
+    func write(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { Glibc.write(stdinFD, $0.baseAddress, $0.count) }
+            if n <= 0 { return }
+            bytes = bytes.dropFirst(n)
+        }
+    }
+
+    /// Closes the child's stdin (once).
+    func closeInput() {
+        inputOpen.withLock { open in
+            if open { close(stdinFD) }
+            open = false
+        }
+    }
+
+    /// Reads stdout until the child closes it.
+    func readAll() -> String {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(stdoutFD, $0.baseAddress, $0.count) }
+            if n > 0 { out += buffer[0..<n] } else if n < 0 && errno == EINTR { continue } else { break }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Waits for the child to end; the exit code, or 128 + the signal that ended it.
+    func wait() -> Int32 {
+        status.withLock { done in
+            if let done { return done }
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+            let code = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+            done = code
+            return code
+        }
+    }
+
+    var hasExited: Bool {
+        status.withLock { done in
+            if done != nil { return true }
+            var raw: Int32 = 0
+            guard waitpid(pid, &raw, WNOHANG) == pid else { return false }
+            done = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+            return true
+        }
+    }
 }
 
 enum Binary {
@@ -23,69 +129,51 @@ enum Binary {
 
     /// Runs the binary to completion with `input` on stdin; returns (exit code, stdout).
     static func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> (Int32, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
-        p.environment = env
-        let stdin = Pipe(), stdout = Pipe()
-        p.standardInput = stdin
-        p.standardOutput = stdout
-        p.standardError = FileHandle.nullDevice
-        try launch(p)
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: out, as: UTF8.self))
+        let child = try Child(path, arguments, environment: env)
+        child.write(input)
+        child.closeInput()
+        let out = child.readAll()
+        return (child.wait(), out)
     }
 }
 
 final class ServerProcess: Sendable {
-    let process: Locked<Process>
+    let child: Child
     let port: Int
 
     /// Starts `guildhall serve` on 127.0.0.1:0 over `folder` and waits until it listens.
     init(folder: String, arguments: [String] = []) async throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Binary.path)
-        p.arguments = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(testSecret)", "--set", "log-level=warn"] + arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        let text = Locked("")
-        out.fileHandleForReading.readabilityHandler = { h in
-            let chunk = String(decoding: h.availableData, as: UTF8.self)
-            text.withLock { $0 += chunk }
-        }
-        try launch(p)
-        process = Locked(p)
+        let child = try Child(Binary.path, ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(testSecret)",
+                                            "--set", "log-level=warn"] + arguments,
+                              environment: ProcessInfo.processInfo.environment)
+        self.child = child
+        _ = fcntl(child.stdoutFD, F_SETFL, fcntl(child.stdoutFD, F_GETFL) | O_NONBLOCK)
+        var text = ""
+        var buffer = [UInt8](repeating: 0, count: 4096)
         port = try await waitFor("the server to listen") {
-            let t = text.withLock { $0 }
-            guard let range = t.range(of: "listening on 127.0.0.1:") else { return nil }
-            return Int(t[range.upperBound...].prefix { $0.isNumber })
+            let n = buffer.withUnsafeMutableBytes { read(child.stdoutFD, $0.baseAddress, $0.count) }
+            if n > 0 { text += String(decoding: buffer[0..<n], as: UTF8.self) }
+            guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }
+            let digits = text[range.upperBound...].prefix { $0.isNumber }
+            return digits.count < text[range.upperBound...].count ? Int(digits) : nil
         }
     }
 
-    var pid: Int32 { process.withLock { $0.processIdentifier } }
+    var pid: Int32 { child.pid }
 
     /// A test that ends early (a failed expectation, a thrown error) must not
     /// leave its server running: kill the child it started, by its PID.
     deinit {
-        let p = process.withLock { $0 }
-        if p.isRunning {
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+        if !child.hasExited {
+            kill(child.pid, SIGKILL)
+            _ = child.wait()
         }
     }
 
     func signal(_ sig: Int32) { kill(pid, sig) }
 
     /// Waits for exit; returns the exit status.
-    func wait() -> Int32 {
-        let p = process.withLock { $0 }
-        p.waitUntilExit()
-        return p.terminationStatus
-    }
+    func wait() -> Int32 { child.wait() }
 }
