@@ -77,14 +77,7 @@ extension GuildhallService {
             let content = try r.body.domain()
             try Validation.message(content: content, mentions: [], clientID: r.clientID,
                                    maxBodyBytes: settings.maxBodyBytes, maxMentions: settings.maxMentions)
-            if !r.clientID.isEmpty, let original = recentSends.lookup(sender: s.user, clientID: r.clientID) {
-                if original.committed {
-                    s.respond(id, .message(directMessage(original.message, for: s.user)))
-                } else {
-                    recentSends.wait(sender: s.user, clientID: r.clientID, session: s, id: id)
-                }
-                return
-            }
+            if answeredAsResend(r.clientID, id: id, from: s, as: { directMessage($0, for: s.user) }) { return }
             let now = now()
             var (c, conversationWrite) = try conversation(with: r.peerID, for: s.user, now: now)
             let (seq, time) = c.append(now: now)
@@ -101,13 +94,7 @@ extension GuildhallService {
     }
 
     private func directCommitted(_ record: MessageRecord, ok: Bool, to peer: UserID, ord: UInt64, id: UInt64, from s: Session) {
-        let waiters = record.clientID.isEmpty ? [] : recentSends.settle(record, committed: ok)
-        guard ok else {
-            let failure = Failure(.unavailable, "storage is unavailable; the message was not sent, retry later")
-            s.fail(id, failure)
-            for (w, wid) in waiters { w.fail(wid, failure) }
-            return
-        }
+        guard let waiters = settleSend(record, ok: ok, id: id, from: s) else { return }
         directs[record.channelID]?.committed(by: record.sender, seq: record.seq, time: record.sentTime)
         let mine = directMessage(record, for: record.sender)
         s.respond(id, .message(mine))

@@ -11,14 +11,7 @@ extension GuildhallService {
             let content = try r.body.domain()
             try Validation.message(content: content, mentions: r.mentions, clientID: r.clientID,
                                    maxBodyBytes: settings.maxBodyBytes, maxMentions: settings.maxMentions)
-            if !r.clientID.isEmpty, let original = recentSends.lookup(sender: s.user, clientID: r.clientID) {
-                if original.committed {
-                    s.respond(id, .message(GHChannelMessage(original.message)))
-                } else {
-                    recentSends.wait(sender: s.user, clientID: r.clientID, session: s, id: id)
-                }
-                return
-            }
+            if answeredAsResend(r.clientID, id: id, from: s, as: GHChannelMessage.init) { return }
             let now = now()
             let sendable = try sendableChannel(r.channelID, for: s)
             if r.needReceipt { try checkReceiptsAllowed(in: sendable.serverID, by: s.user) }
@@ -45,14 +38,33 @@ extension GuildhallService {
         }
     }
 
-    private func messageCommitted(_ record: MessageRecord, ok: Bool, id: UInt64, from s: Session, mentionOrds: [UserID: UInt64]) {
+    /// A resend with a client id seen within the de-duplication window: answers
+    /// it with the original (or waits for the original's commit) and returns true.
+    func answeredAsResend(_ clientID: String, id: UInt64, from s: Session, as shape: (MessageRecord) -> GHChannelMessage) -> Bool {
+        guard !clientID.isEmpty, let original = recentSends.lookup(sender: s.user, clientID: clientID) else { return false }
+        if original.committed {
+            s.respond(id, .message(shape(original.message)))
+        } else {
+            recentSends.wait(sender: s.user, clientID: clientID, session: s, id: id)
+        }
+        return true
+    }
+
+    /// Settles a send's commit: the resends that waited for it, or nil when
+    /// it failed (the sender and those resends are answered 503).
+    func settleSend(_ record: MessageRecord, ok: Bool, id: UInt64, from s: Session) -> [(Session, UInt64)]? {
         let waiters = record.clientID.isEmpty ? [] : recentSends.settle(record, committed: ok)
         guard ok else {
             let failure = Failure(.unavailable, "storage is unavailable; the message was not sent, retry later")
             s.fail(id, failure)
             for (w, wid) in waiters { w.fail(wid, failure) }
-            return
+            return nil
         }
+        return waiters
+    }
+
+    private func messageCommitted(_ record: MessageRecord, ok: Bool, id: UInt64, from s: Session, mentionOrds: [UserID: UInt64]) {
+        guard let waiters = settleSend(record, ok: ok, id: id, from: s) else { return }
         directory.messageCommitted(record.channelID, seq: record.seq, time: record.sentTime)
         let now = now()
         // The sender has read up to its own message; a mention counts for the mentioned.

@@ -126,10 +126,9 @@ import Testing
         for i in 0..<5 { members.append(try await server.client("m\(i)").0) }
         let (_, c) = try await guild(server, owner: alice, members: members)
         let m = try await alice.send("roll call", to: c.channelID, needReceipt: true)
-        for (i, member) in members.enumerated() {
+        for member in members {
             server.clock.advance(ms: 10)  // distinct read times
             try await member.respondReceipts(channel: c.channelID, [m.uid])
-            _ = i
         }
         var seen: [GHReader] = []
         var cursor: UInt64 = 0
