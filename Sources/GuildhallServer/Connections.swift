@@ -54,6 +54,10 @@ extension GuildhallService {
     }
 
     private func handle(payload: [UInt8], on session: Session) {
+        if session.phase != .awaitingLogin, let (id, send) = SendRequest.read(payload) {
+            sendMessage(send, id: id, from: session)
+            return
+        }
         let request: GHRequest
         do {
             let frame = try GHFrame(serializedBytes: payload)

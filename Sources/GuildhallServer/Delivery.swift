@@ -18,22 +18,18 @@ extension GuildhallService {
     /// Fans a committed message out. Member recipients get their own unread
     /// numbers in the event's trailer; unread subscribers get coalesced
     /// unread events instead of the message.
-    /// `message` is `record` already mapped for the sender's answer, so it is built once.
+    /// `message` is `record`'s ChannelMessage bytes, already encoded for the sender's answer.
     /// `mentionOrds`: the inbox ord of each mentioned member's copy.
-    func fanOut(_ record: MessageRecord, as message: GHChannelMessage, from sender: Session?, mentionOrds: [UserID: UInt64] = [:]) {
+    func fanOut(_ record: MessageRecord, encoded message: [UInt8], from sender: Session?, mentionOrds: [UserID: UInt64] = [:]) {
         guard let channel = directory.channel(record.channelID) else { return }
-        // Encoded once, at the first recipient: a message nobody receives live costs no encoding.
+        // Framed once, at the first recipient: a message nobody receives live costs nothing more.
         var encoded: SharedBytes?
         func payload() -> SharedBytes {
             if let encoded { return encoded }
-            var body = GHEvent()
-            body.message = message
-            body.unread.serverID = channel.serverID
-            body.unread.channelID = channel.id
-            body.unread.maxCount = UInt64(settings.unreadDisplayCap)
-            body.unread.lastMsgTime = channel.lastMessageTime
-            body.unread.lastSeq = channel.lastSeq
-            let bytes = SharedBytes(FrameEncoding.payload(Self.frame(body)))
+            let header = MessageFrames.UnreadHeader(serverID: channel.serverID, channelID: channel.id,
+                                                    maxCount: UInt64(settings.unreadDisplayCap),
+                                                    lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
+            let bytes = SharedBytes(MessageFrames.event(message: message, unread: header))
             encoded = bytes
             return bytes
         }
@@ -79,9 +75,9 @@ extension GuildhallService {
         if directory.guestVisible(channel) {
             let guests = book.holders(.guestChannel, SubscriptionTarget(server: channel.serverID, channel: channel.id))
             if !guests.isEmpty {
-                var plain = GHEvent()
-                plain.message = message
-                let guestPayload = SharedBytes(FrameEncoding.payload(Self.frame(plain)))
+                var plain = ProtoWriter(capacity: message.count + 8)
+                plain.message(3) { $0.embedded(10, message) }
+                let guestPayload = SharedBytes(plain.bytes)
                 for key in guests {
                     guard let s = session(key), s.deliveryMark != mark else { continue }
                     s.deliveryMark = mark

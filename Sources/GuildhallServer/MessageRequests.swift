@@ -6,9 +6,9 @@ import GuildhallStore
 import GuildhallWire
 
 extension GuildhallService {
-    func sendMessage(_ r: GHSendMessage, id: UInt64, from s: Session) {
+    func sendMessage(_ r: SendRequest, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let content = try r.body.domain()
+            guard let content = r.content else { throw Failure.badRequest("message body must hold text or custom content") }
             try Validation.message(content: content, mentions: r.mentions, clientID: r.clientID,
                                    maxBodyBytes: settings.maxBodyBytes, maxMentions: settings.maxMentions)
             if answeredAsResend(r.clientID, id: id, from: s, as: GHChannelMessage.init) { return }
@@ -76,11 +76,12 @@ extension GuildhallService {
             positions.addMention(user, record.channelID, seq: record.seq, time: record.sentTime)
         }
         if typing.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typersChanged(c) }
-        let message = GHChannelMessage(record)
-        s.respond(id, .message(message))
-        for (w, wid) in waiters { w.respond(wid, .message(message)) }
+        // Encoded once for the answer, the waiting resends and the live event.
+        let message = MessageFrames.channelMessage(record)
+        s.respond(framed: MessageFrames.answer(id: id, message: message))
+        for (w, wid) in waiters { w.respond(framed: MessageFrames.answer(id: wid, message: message)) }
         if let last = mentionOrds.values.max() { inboxDelivered(upTo: last) }
-        fanOut(record, as: message, from: s, mentionOrds: mentionOrds)
+        fanOut(record, encoded: message, from: s, mentionOrds: mentionOrds)
         recentSends.expire(before: now - UInt64(settings.dedupWindowSeconds) * 1000)
     }
 

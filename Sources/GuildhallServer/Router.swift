@@ -50,7 +50,7 @@ extension GuildhallService {
         case .updateChannel(let r): updateChannel(r, id: id, from: s)
         case .deleteChannel(let r): deleteChannel(r, id: id, from: s)
         case .listChannels(let r): listChannels(r, id: id, from: s)
-        case .sendMessage(let r): sendMessage(r, id: id, from: s)
+        case .sendMessage(let r): sendMessage(SendRequest(r), id: id, from: s)
         case .getHistory(let r): getHistory(r, id: id, from: s)
         case .getMessages(let r): getMessages(r, id: id, from: s)
         case .subscribe(let r): subscribe(r, id: id, from: s)

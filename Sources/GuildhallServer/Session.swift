@@ -103,6 +103,13 @@ final class Session {
         markDirty()
     }
 
+    /// Queues an answer already encoded with its length prefix.
+    func respond(framed bytes: [UInt8]) {
+        guard isOpen, let connection else { return }
+        connection.enqueue(bytes)
+        markDirty()
+    }
+
     func fail(_ id: UInt64, _ failure: Failure) { respond(id, .error(GHError(failure))) }
 
     /// Queues an event whose payload (Frame{event{body}}, no seq) was encoded
