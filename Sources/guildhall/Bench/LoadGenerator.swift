@@ -278,7 +278,12 @@ final class LoadGenerator {
                 }
             }
             let allSent = shape.sinkRecords > 0 || publishers.allSatisfy { $0.sent == shape.messages }
-            if allSent && Double(now - lastDelivery) / 1e9 > shape.drainTimeout { finish() }
+            if Double(now - lastDelivery) / 1e9 > shape.drainTimeout {
+                if allSent { finish(); return }
+                // Publishers wait for acknowledgements that do not come (failed sends are not counted as acknowledged).
+                let sent = publishers.reduce(0) { $0 + $1.sent }, acked = publishers.reduce(0) { $0 + $1.acked }
+                fail("no progress for \(shape.drainTimeout) s: \(sent) sent, \(acked) acknowledged, \(result.deliveries) delivered")
+            }
         default:
             break
         }
