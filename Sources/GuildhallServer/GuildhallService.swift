@@ -93,7 +93,8 @@ final class GuildhallService {
         self.clock = clock
         self.ids = UIDGenerator(node: UInt64(settings.nodeID))
         let inbox = self.inbox
-        store = try Store(StoreOptions(folder: settings.data, synchronous: settings.synchronous, maxBatch: settings.writeBatch),
+        store = try Store(StoreOptions(folder: settings.data, synchronous: settings.synchronous, maxBatch: settings.writeBatch,
+                                       checkpointMillis: settings.checkpointIntervalMs),
                           onCommitted: { inbox.post(.committed($0)) },
                           onRead: { inbox.post(.read($0)) })
         let windowStart = clock() - UInt64(settings.dedupWindowSeconds) * 1000
@@ -175,12 +176,7 @@ final class GuildhallService {
         for message in messages {
             switch message {
             case .committed(let outcomes):
-                for o in outcomes {
-                    if let error = o.error { log.error("commit failed", ["ticket": o.ticket, "error": error.description]) }
-                    pendingWrites.removeValue(forKey: o.ticket)?(o.error)
-                }
-                resumeReadersIfDrained()
-                if shuttingDown && pendingWrites.isEmpty { finishShutdown() }
+                settle(outcomes)
             case .read(let results):
                 for r in results { pendingReads.removeValue(forKey: r.ticket)?(r) }
             case .shutdown:
@@ -193,6 +189,16 @@ final class GuildhallService {
     }
 
     // MARK: Storage
+
+    /// Runs what waited for each committed job.
+    private func settle(_ outcomes: [WriteOutcome]) {
+        for o in outcomes {
+            if let error = o.error { log.error("commit failed", ["ticket": o.ticket, "error": error.description]) }
+            pendingWrites.removeValue(forKey: o.ticket)?(o.error)
+        }
+        resumeReadersIfDrained()
+        if shuttingDown && pendingWrites.isEmpty { finishShutdown() }
+    }
 
     /// Commits `writes`; `then` runs on the loop after the commit returned.
     func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {
@@ -219,17 +225,29 @@ final class GuildhallService {
 
     // MARK: Flushing and liveness
 
-    /// Once per loop turn: one write per session with bytes queued.
-    func submitTurnJobs() {
-        if !turnJobs.isEmpty {
-            store.writer.submit(turnJobs)
+    /// Hands this turn's jobs to the writer. With `inline`, a few jobs and
+    /// nothing else outstanding, they are committed right here when the
+    /// writer is idle (no wake-up of the writer and of the loop, the most of
+    /// a quiet server's send latency), and what waited for them runs now;
+    /// jobs that creates go the same way.
+    func submitTurnJobs(inline: Bool = false) {
+        while !turnJobs.isEmpty {
+            let jobs = turnJobs
             turnJobs.removeAll(keepingCapacity: true)
+            if inline, jobs.count <= settings.inlineCommitMax, pendingWrites.count == jobs.count,
+               let outcomes = store.writer.commitIfIdle(jobs) {
+                settle(outcomes)
+                continue
+            }
+            store.writer.submit(jobs)
+            return
         }
     }
 
+    /// Once per loop turn: this turn's commits, then one write per session with bytes queued.
     private func flushAll() {
+        submitTurnJobs(inline: true)
         sendOwedResponses()
-        submitTurnJobs()
         let sessions = flushList.sessions
         flushList.sessions.removeAll(keepingCapacity: true)
         // Cutting a connection cancels its queued writes, thousands for a full

@@ -14,6 +14,8 @@ public struct Settings: Sendable, Equatable {
     public var logLevel = "info"
     public var synchronous = "NORMAL"
     public var writeBatch = 512
+    public var inlineCommitMax = 4
+    public var checkpointIntervalMs = 200
     public var storeQueueMax = 8192
     public var maxFrameBytes = Limits.maxFrameBytes
     public var loginDeadlineMs = 5_000
@@ -100,6 +102,10 @@ extension Settings {
         choice("log-level", "Least severe log level written: debug, info, warn, error.", \.logLevel, ["debug", "info", "warn", "error"]),
         choice("synchronous", "SQLite durability: NORMAL survives a process crash, FULL also a power loss.", \.synchronous, ["NORMAL", "FULL"]),
         int("write-batch", "Most operations committed in one transaction.", \.writeBatch, 1...100_000),
+        int("checkpoint-interval-ms", "How often a thread of its own copies committed WAL pages into the database file (no commit waits for it).",
+            \.checkpointIntervalMs, 10...60_000),
+        live(int("inline-commit-max", "A loop turn with at most this many operations commits them itself when the writer is idle (lower latency); 0: always the writer.",
+                 \.inlineCommitMax, 0...512)),
         int("store-queue-max", "Operations waiting for commit before publishers stop being read.", \.storeQueueMax, 1...10_000_000),
         int("max-frame-bytes", "Largest frame a logged-in client may send.", \.maxFrameBytes, 1024...(16 << 20)),
         int("login-deadline-ms", "Time a new connection has to log in.", \.loginDeadlineMs, 100...600_000),

@@ -28,16 +28,24 @@ final class JobQueue<Job: Sendable>: Sendable {
         wake.signal()
     }
 
+    /// Waits until something was pushed (or stop was asked); `take` then says what.
+    func waitForWork() { wake.wait() }
+
+    /// Everything queued now, and whether to stop once it is done.
+    func take() -> (jobs: [Job], stopping: Bool) {
+        state.withLock { s in
+            let jobs = s.jobs
+            s.jobs = []
+            return (jobs, s.stopping)
+        }
+    }
+
     /// Waits for work; returns everything queued, and whether to stop once it is done.
     func takeAll() -> (jobs: [Job], stopping: Bool) {
         while true {
-            wake.wait()
-            let taken = state.withLock { s in
-                let jobs = s.jobs
-                s.jobs = []
-                return (jobs, s.stopping)
-            }
-            if !taken.0.isEmpty || taken.1 { return taken }
+            waitForWork()
+            let taken = take()
+            if !taken.jobs.isEmpty || taken.stopping { return taken }
         }
     }
 

@@ -1,5 +1,5 @@
 // The store's front door: opens the database folder, migrates it, loads the
-// snapshot the loop starts from, and starts the writer and reader threads.
+// snapshot the loop starts from, and starts the writer, reader and checkpoint threads.
 //
 // Files: <folder>/guildhall.db (+ -wal, -shm). WAL mode; `synchronous` is
 // NORMAL (survives a process crash) or FULL (survives power loss).
@@ -37,17 +37,21 @@ public struct StoreOptions: Sendable {
     public var synchronous: String
     /// Most jobs per transaction.
     public var maxBatch: Int
+    /// How often committed WAL frames are copied into the database file.
+    public var checkpointMillis: Int
     /// Messages with client ids newer than this UID are loaded for de-duplication.
     public var clientIDFloorUID: UInt64
 
-    public init(folder: String, synchronous: String = "NORMAL", maxBatch: Int = 512, clientIDFloorUID: UInt64 = 0) {
-        self.folder = folder; self.synchronous = synchronous; self.maxBatch = maxBatch; self.clientIDFloorUID = clientIDFloorUID
+    public init(folder: String, synchronous: String = "NORMAL", maxBatch: Int = 512, checkpointMillis: Int = 200, clientIDFloorUID: UInt64 = 0) {
+        self.folder = folder; self.synchronous = synchronous; self.maxBatch = maxBatch; self.checkpointMillis = checkpointMillis
+        self.clientIDFloorUID = clientIDFloorUID
     }
 }
 
 public final class Store: Sendable {
     public let writer: StoreWriter
     public let reader: StoreReader
+    private let checkpointer: Checkpointer
     public let path: String
 
     /// Opens (creating if needed) the database; outcomes and results are
@@ -67,6 +71,7 @@ public final class Store: Sendable {
         path = (options.folder as NSString).appendingPathComponent("guildhall.db")
         writer = try StoreWriter(path: path, synchronous: sync, maxBatch: options.maxBatch, onCommitted: onCommitted)
         reader = try StoreReader(path: path, onResult: onRead)
+        checkpointer = try Checkpointer(path: path, everyMillis: max(10, options.checkpointMillis))
     }
 
     /// Reads the startup snapshot on the calling thread with a connection of its own.
@@ -159,5 +164,6 @@ public final class Store: Sendable {
     public func close() {
         writer.stop()
         reader.stop()
+        checkpointer.stop()
     }
 }

@@ -165,3 +165,15 @@ final class ReaderQueries {
         }
     }
 }
+
+/// Moves a freshly opened connection into its thread exactly once. The
+/// opening thread never touches it after the hand-over, so no two threads
+/// ever use it: that is why the unchecked conformance is safe.
+final class ConnectionHandOver: @unchecked Sendable {
+    private var connection: SQLiteConnection?
+    init(_ connection: SQLiteConnection) { self.connection = connection }
+    func take() -> SQLiteConnection {
+        defer { connection = nil }
+        return connection!
+    }
+}

@@ -7,6 +7,13 @@
 // one bad job fails alone and the jobs after it still commit. Each job's
 // outcome goes back through `onCommitted`, in submission order, only after
 // its COMMIT returned (DESIGN §2: durable before acknowledged).
+//
+// When the writer is idle, the loop may commit a few jobs itself
+// (`commitIfIdle`): a lone send then costs no hand-over to this thread and
+// back, two wake-ups that were most of a quiet server's send latency. The
+// connection sits in a seat that only one thread holds at a time, and the
+// writer takes jobs from its queue only while holding it, so a job committed
+// by the loop can never pass one the writer has taken.
 
 import Dispatch
 import Foundation
@@ -55,18 +62,45 @@ public struct WriteOutcome: Sendable {
 public final class StoreWriter: Sendable {
     private let queue = JobQueue<(WriteJob, UInt64)>()
     private let done = DispatchSemaphore(value: 0)
+    private let seat: WriterSeat
+    private let maxBatch: Int
 
-    /// Opens the write connection on the calling thread, then hands it to
-    /// the writer thread, which alone uses it from then on.
+    /// Opens the write connection and prepares its statements on the calling
+    /// thread, then starts the writer thread.
     init(path: String, synchronous: String, maxBatch: Int,
          onCommitted: @escaping @Sendable ([WriteOutcome]) -> Void) throws(StoreError) {
-        let connection = ConnectionHandOver(try WriterConnection.open(path: path, synchronous: synchronous))
-        let thread = Thread { [queue, done] in
-            StoreWriter.run(connection.take(), queue: queue, maxBatch: max(1, maxBatch), onCommitted: onCommitted)
+        seat = try WriterSeat(try WriterConnection.open(path: path, synchronous: synchronous))
+        self.maxBatch = max(1, maxBatch)
+        let thread = Thread { [queue, done, seat, maxBatch = self.maxBatch] in
+            StoreWriter.run(seat, queue: queue, maxBatch: maxBatch, onCommitted: onCommitted)
+            seat.close()
             done.signal()
         }
         thread.name = "guildhall-writer"
         thread.start()
+    }
+
+    /// Commits `jobs` on the calling thread and returns their outcomes, if
+    /// the writer is idle with nothing queued; nil otherwise (submit them).
+    /// The caller must have no earlier job whose outcome it has not handled,
+    /// or outcomes would reach it out of order.
+    public func commitIfIdle(_ jobs: [WriteJob]) -> [WriteOutcome]? {
+        seat.ifFree { statements -> [WriteOutcome]? in
+            guard queue.isEmpty else { return nil }
+            let start = DispatchTime.now().uptimeNanoseconds
+            var outcomes: [WriteOutcome] = []
+            var index = 0
+            while index < jobs.count {
+                let end = min(index + maxBatch, jobs.count)
+                let failed = StoreWriter.commit(Array(jobs[index..<end]), statements: statements)
+                let now = DispatchTime.now().uptimeNanoseconds
+                for job in jobs[index..<end] {
+                    outcomes.append(WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- start) / 1000))
+                }
+                index = end
+            }
+            return outcomes
+        } ?? nil
     }
 
     /// Queues a job; its outcome arrives through `onCommitted`.
@@ -86,23 +120,25 @@ public final class StoreWriter: Sendable {
         done.wait()
     }
 
-    private static func run(_ db: SQLiteConnection, queue: JobQueue<(WriteJob, UInt64)>, maxBatch: Int,
+    private static func run(_ seat: WriterSeat, queue: JobQueue<(WriteJob, UInt64)>, maxBatch: Int,
                             onCommitted: @Sendable ([WriteOutcome]) -> Void) {
-        let statements: WriterStatements
-        do { statements = try WriterStatements(db) } catch { fatalError("cannot prepare writer statements: \(error)") }
         while true {
-            let (jobs, stopping) = queue.takeAll()
-            var index = 0
-            while index < jobs.count {
-                let end = min(index + maxBatch, jobs.count)
-                let batch = jobs[index..<end]
-                let failed = commit(batch.map(\.0), statements: statements)
-                let now = DispatchTime.now().uptimeNanoseconds
-                onCommitted(batch.map { job, submitted in
-                    WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- submitted) / 1000)
-                })
-                index = end
-            }
+            queue.waitForWork()
+            let stopping = seat.whenFree { statements in
+                let (jobs, stopping) = queue.take()
+                var index = 0
+                while index < jobs.count {
+                    let end = min(index + maxBatch, jobs.count)
+                    let batch = jobs[index..<end]
+                    let failed = commit(batch.map(\.0), statements: statements)
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    onCommitted(batch.map { job, submitted in
+                        WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- submitted) / 1000)
+                    })
+                    index = end
+                }
+                return stopping
+            } ?? true
             if stopping && queue.isEmpty { return }
         }
     }
@@ -138,19 +174,46 @@ enum WriterConnection {
         let c = try SQLiteConnection(path: path)
         try c.execute("PRAGMA journal_mode=WAL")
         try c.execute("PRAGMA synchronous=\(synchronous)")
+        // The checkpointer thread keeps the WAL short; this is only the
+        // backstop should it fall behind (40 MB of 4 KiB pages).
+        try c.execute("PRAGMA wal_autocheckpoint=10000")
         try Schema.migrate(c)
         return c
     }
 }
 
-/// Moves a freshly opened connection into its thread exactly once. The
-/// opening thread never touches it after the hand-over, so no two threads
-/// ever use it: that is why the unchecked conformance is safe.
-final class ConnectionHandOver: @unchecked Sendable {
+/// The write connection and its statements behind a lock: whoever holds it
+/// is the only thread using the connection (opened NOMUTEX), which is why the
+/// unchecked conformance is safe.
+final class WriterSeat: @unchecked Sendable {
+    private let lock = NSLock()
     private var connection: SQLiteConnection?
-    init(_ connection: SQLiteConnection) { self.connection = connection }
-    func take() -> SQLiteConnection {
-        defer { connection = nil }
-        return connection!
+    private var statements: WriterStatements?
+
+    init(_ connection: SQLiteConnection) throws(StoreError) {
+        self.connection = connection
+        statements = try WriterStatements(connection)
+    }
+
+    /// Runs `body` with the statements, waiting for the seat if needed; nil once closed.
+    func whenFree<T>(_ body: (WriterStatements) -> T) -> T? {
+        lock.lock()
+        defer { lock.unlock() }
+        return statements.map(body)
+    }
+
+    /// Runs `body` with the statements if the seat is free now; nil otherwise.
+    func ifFree<T>(_ body: (WriterStatements) -> T) -> T? {
+        guard lock.try() else { return nil }
+        defer { lock.unlock() }
+        return statements.map(body)
+    }
+
+    /// Finalizes the statements and closes the connection.
+    func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        statements = nil
+        connection = nil
     }
 }

@@ -97,6 +97,71 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
         #expect(reports.waitRead(ticket: 1)?.messages.map(\.seq) == [1, 2, 3, 4])
     }
 
+    /// Waits (with a deadline) for the writer to be idle and commits `jobs` on this thread.
+    func commitWhenIdle(_ store: Store, _ jobs: [WriteJob]) -> [WriteOutcome]? {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if let outcomes = store.writer.commitIfIdle(jobs) { return outcomes }
+            usleep(1_000)
+        }
+        return nil
+    }
+
+    /// The loop's own commits (writer idle) and the writer's, mixed: every
+    /// job commits once and a failing one fails alone, inline too.
+    @Test func commitsOnTheCallersThreadMixWithTheWritersAndLoseNothing() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openStore(folder, reports)
+        defer { store.close() }
+        func job(_ seq: Int) -> WriteJob { WriteJob(ticket: UInt64(seq), writes: [.message(message(seq: UInt64(seq)))]) }
+        for seq in 1...100 { store.writer.submit(job(seq)) }
+        #expect(reports.waitOutcomes(100).count == 100)
+        for seq in 101...150 {
+            let outcomes = try #require(commitWhenIdle(store, [job(seq)]))
+            #expect(outcomes.map(\.ticket) == [UInt64(seq)] && outcomes[0].error == nil)
+        }
+        // Mixed: whichever way each goes, it commits once.
+        var submitted = 100
+        for seq in 151...300 {
+            if seq % 2 == 0, let outcomes = store.writer.commitIfIdle([job(seq)]) {
+                #expect(outcomes[0].error == nil)
+            } else {
+                store.writer.submit(job(seq))
+                submitted += 1
+            }
+        }
+        #expect(reports.waitOutcomes(submitted).count == submitted)
+        let failing = WriteJob(ticket: 1_000, writes: [.message(message(seq: 1, uid: 9_999))])  // (channel, seq) taken
+        let outcomes = try #require(commitWhenIdle(store, [failing, job(301)]))
+        #expect(outcomes.map(\.ticket) == [1_000, 301])
+        #expect(outcomes[0].error != nil && outcomes[1].error == nil)
+        store.reader.submit(ticket: 1, .history(channel: 10, anchor: 0, after: true, limit: 400))
+        #expect(reports.waitRead(ticket: 1)?.messages.map(\.seq) == Array(1...301))
+    }
+
+    /// Commits land in the WAL; the checkpoint thread copies them into the
+    /// database file while the store is open (SQLite's own checkpoint waits
+    /// for 10,000 pages, far more than this test writes).
+    @Test func theCheckpointThreadCopiesCommittedPagesIntoTheDatabaseFile() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try Store(StoreOptions(folder: folder, checkpointMillis: 20), onCommitted: { o in reports.outcomes.withLock { $0 += o } },
+                              onRead: { _ in })
+        defer { store.close() }
+        func size(_ name: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name))?[.size] as? NSNumber)?.intValue ?? 0
+        }
+        let before = size("guildhall.db")
+        for seq in 1...300 {
+            store.writer.submit(WriteJob(ticket: UInt64(seq), writes: [.message(message(seq: UInt64(seq), text: String(repeating: "x", count: 500)))]))
+        }
+        #expect(reports.waitOutcomes(300).count == 300)
+        let deadline = Date().addingTimeInterval(10)
+        while size("guildhall.db") < before + 150_000 && Date() < deadline { usleep(5_000) }
+        #expect(size("guildhall.db") >= before + 150_000, "database file \(size("guildhall.db")) bytes, was \(before)")
+    }
+
     @Test func aJobIsAtomic() throws {
         let folder = temporaryFolder()
         let reports = Reports()
