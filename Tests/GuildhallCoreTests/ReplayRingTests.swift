@@ -1,54 +1,67 @@
 // The replay buffer of a session: numbered by event seq, trimmed by
 // acknowledgements, bounded by a count, and honest about what it can replay.
+// (Values are read into locals first: the ring is noncopyable, and
+// #expect's expansion would copy it.)
 
 import Testing
 @testable import GuildhallCore
 
 @Suite struct ReplayRingTests {
     @Test func eventsAfterASeqComeBackInOrder() {
-        let ring = ReplayRing<String>(capacity: 100)
+        var ring = ReplayRing<String>(capacity: 100)
         for i in 1...30 { ring.append("e\(i)") }
-        #expect(ring.firstSeq == 1 && ring.lastSeq == 30)
-        #expect(ring.canReplay(after: 25))
-        #expect(ring.events(after: 25) == ["e26", "e27", "e28", "e29", "e30"])
-        #expect(ring.events(after: 30).isEmpty)
-        #expect(ring.canReplay(after: 30), "nothing missed is a valid resume point")
-        #expect(!ring.canReplay(after: 31), "a seq the session never sent")
+        let (first, last) = (ring.firstSeq, ring.lastSeq)
+        #expect(first == 1 && last == 30)
+        let (from25, after25, after30) = (ring.canReplay(after: 25), ring.events(after: 25), ring.events(after: 30))
+        #expect(from25)
+        #expect(after25 == ["e26", "e27", "e28", "e29", "e30"])
+        #expect(after30.isEmpty)
+        let (from30, from31) = (ring.canReplay(after: 30), ring.canReplay(after: 31))
+        #expect(from30, "nothing missed is a valid resume point")
+        #expect(!from31, "a seq the session never sent")
     }
 
     @Test func acknowledgedEventsGoAndReportWhatLeft() {
-        let ring = ReplayRing<Int>(capacity: 100)
+        var ring = ReplayRing<Int>(capacity: 100)
         for i in 1...10 { ring.append(i) }
         var dropped: [Int] = []
         ring.acknowledge(upTo: 4) { dropped.append($0) }
         #expect(dropped == [1, 2, 3, 4])
-        #expect(ring.firstSeq == 5 && ring.count == 6)
-        #expect(ring.canReplay(after: 4))
-        #expect(!ring.canReplay(after: 3), "acknowledged events are not kept")
+        let (first, count) = (ring.firstSeq, ring.count)
+        #expect(first == 5 && count == 6)
+        let (from4, from3) = (ring.canReplay(after: 4), ring.canReplay(after: 3))
+        #expect(from4)
+        #expect(!from3, "acknowledged events are not kept")
         for i in 11...40 { ring.append(i) }
-        #expect(ring.events(after: 38) == [39, 40])
+        let after38 = ring.events(after: 38)
+        #expect(after38 == [39, 40])
         ring.acknowledge(upTo: 40)
-        #expect(ring.count == 0 && ring.canReplay(after: 40))
+        let (emptied, from40) = (ring.count == 0, ring.canReplay(after: 40))
+        #expect(emptied && from40)
         ring.append(41)
-        #expect(ring.firstSeq == 41 && ring.events(after: 40) == [41])
+        let (first41, after40) = (ring.firstSeq, ring.events(after: 40))
+        #expect(first41 == 41 && after40 == [41])
     }
 
     @Test func pastTheCapacityTheOldestGoAndAResumeFromBeforeThemFails() {
-        let ring = ReplayRing<Int>(capacity: 5)
+        var ring = ReplayRing<Int>(capacity: 5)
         var evicted: [Int] = []
         for i in 1...8 { if let old = ring.append(i) { evicted.append(old) } }
         #expect(evicted == [1, 2, 3])
-        #expect(ring.firstSeq == 4 && ring.lastSeq == 8)
-        #expect(!ring.canReplay(after: 2))
-        #expect(ring.canReplay(after: 3))
-        #expect(ring.events(after: 3) == [4, 5, 6, 7, 8])
+        let (first, last) = (ring.firstSeq, ring.lastSeq)
+        #expect(first == 4 && last == 8)
+        let (from2, from3, after3) = (ring.canReplay(after: 2), ring.canReplay(after: 3), ring.events(after: 3))
+        #expect(!from2)
+        #expect(from3)
+        #expect(after3 == [4, 5, 6, 7, 8])
     }
 
     @Test func withNoCapacityOnlyTheLatestSeqCanResume() {
-        let ring = ReplayRing<Int>(capacity: 0)
+        var ring = ReplayRing<Int>(capacity: 0)
         for i in 1...3 { ring.append(i) }
-        #expect(ring.lastSeq == 3)
-        #expect(ring.canReplay(after: 3))
-        #expect(!ring.canReplay(after: 2))
+        let (last, from3, from2) = (ring.lastSeq, ring.canReplay(after: 3), ring.canReplay(after: 2))
+        #expect(last == 3)
+        #expect(from3)
+        #expect(!from2)
     }
 }
