@@ -39,8 +39,7 @@ extension GuildhallService {
 
         // The payload is taken once per recipient list and lent to each
         // delivery, and the read positions are taken once here: reading them
-        // through `self` per recipient retained their storage each time
-        // (perf, shape A: a quarter of the loop in swift_retain called from here).
+        // through `self` per recipient retained and released their storage each time.
         let positions = self.positions
         let displayCap = UInt64(settings.unreadDisplayCap), mentionWindowMs = UInt64(settings.mentionWindowSeconds) * 1000
         func deliver(_ s: Session, _ payload: SharedBytes) {

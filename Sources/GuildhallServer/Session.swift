@@ -30,8 +30,6 @@ final class Session {
     var phase = Phase.awaitingLogin
     /// On the flush list already this turn.
     var isDirty = false
-    /// Whether offline sync runs (`sync` holds its progress).
-    private(set) var syncing = false
     /// Events not yet acknowledged, for a resume (MISSION §1).
     private(set) var replay: ReplayRing<ReplayEntry>
     var user: UserID = ""
@@ -49,9 +47,7 @@ final class Session {
     var device: DeviceID = ""
     var sessionID = ""
     /// While offline sync runs: its progress; live events wait in `held`.
-    var sync: OfflineSync? {
-        didSet { syncing = sync != nil }
-    }
+    var sync: OfflineSync?
     private(set) var held: [ReplayEntry] = []
     /// Highest inbox ord acknowledged (the device's sync cursor), and the one last written.
     private(set) var ackedOrd: UInt64 = 0
@@ -127,7 +123,7 @@ final class Session {
         guard isLoggedIn else { return }
         if cursor > queuedOrd { queuedOrd = cursor }
         let entry = ReplayEntry(payload: payload, unread: unread, cursor: cursor, ord: queuedOrd)
-        if syncing {
+        if sync != nil {
             // A client that never acknowledges its sync must not make the
             // server hold live events without bound: past the replay buffer's
             // size the session ends (its addressed items stay in the inbox).

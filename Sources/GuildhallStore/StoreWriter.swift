@@ -89,16 +89,7 @@ public final class StoreWriter: Sendable {
             guard queue.isEmpty else { return nil }
             let start = DispatchTime.now().uptimeNanoseconds
             var outcomes: [WriteOutcome] = []
-            var index = 0
-            while index < jobs.count {
-                let end = min(index + maxBatch, jobs.count)
-                let failed = StoreWriter.commit(Array(jobs[index..<end]), statements: statements)
-                let now = DispatchTime.now().uptimeNanoseconds
-                for job in jobs[index..<end] {
-                    outcomes.append(WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- start) / 1000))
-                }
-                index = end
-            }
+            StoreWriter.commitInBatches(jobs.map { ($0, start) }, statements: statements, maxBatch: maxBatch) { outcomes += $0 }
             return outcomes
         } ?? nil
     }
@@ -126,20 +117,27 @@ public final class StoreWriter: Sendable {
             queue.waitForWork()
             let stopping = seat.whenFree { statements in
                 let (jobs, stopping) = queue.take()
-                var index = 0
-                while index < jobs.count {
-                    let end = min(index + maxBatch, jobs.count)
-                    let batch = jobs[index..<end]
-                    let failed = commit(batch.map(\.0), statements: statements)
-                    let now = DispatchTime.now().uptimeNanoseconds
-                    onCommitted(batch.map { job, submitted in
-                        WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- submitted) / 1000)
-                    })
-                    index = end
-                }
+                commitInBatches(jobs, statements: statements, maxBatch: maxBatch, report: onCommitted)
                 return stopping
             } ?? true
             if stopping && queue.isEmpty { return }
+        }
+    }
+
+    /// Commits `jobs` (each with its submission time) in transactions of at
+    /// most `maxBatch`, reporting each transaction's outcomes in order.
+    private static func commitInBatches(_ jobs: [(WriteJob, UInt64)], statements: WriterStatements, maxBatch: Int,
+                                        report: ([WriteOutcome]) -> Void) {
+        var index = 0
+        while index < jobs.count {
+            let end = min(index + maxBatch, jobs.count)
+            let batch = jobs[index..<end]
+            let failed = commit(batch.map(\.0), statements: statements)
+            let now = DispatchTime.now().uptimeNanoseconds
+            report(batch.map { job, submitted in
+                WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- submitted) / 1000)
+            })
+            index = end
         }
     }
 
