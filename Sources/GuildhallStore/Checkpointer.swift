@@ -21,15 +21,20 @@ final class Checkpointer: Sendable {
         try c.execute("PRAGMA journal_mode=WAL")
         let connection = ConnectionHandOver(c)
         let thread = Thread { [stopping, done] in
-            let db = connection.take()
-            while stopping.wait(timeout: .now() + .milliseconds(everyMillis)) == .timedOut {
-                // Busy (another checkpoint) or nothing to copy: the next round tries again.
-                _ = sqlite3_wal_checkpoint_v2(db.db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            }
+            Checkpointer.run(connection.take(), every: everyMillis, until: stopping)
+            // The connection is closed by now: `stop()` returns with the
+            // database closed (the last connection to close removes the WAL).
             done.signal()
         }
         thread.name = "guildhall-checkpoint"
         thread.start()
+    }
+
+    private static func run(_ db: SQLiteConnection, every millis: Int, until stopping: DispatchSemaphore) {
+        while stopping.wait(timeout: .now() + .milliseconds(millis)) == .timedOut {
+            // Busy (another checkpoint) or nothing to copy: the next round tries again.
+            _ = sqlite3_wal_checkpoint_v2(db.db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        }
     }
 
     func stop() {

@@ -162,6 +162,21 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
         #expect(size("guildhall.db") >= before + 150_000, "database file \(size("guildhall.db")) bytes, was \(before)")
     }
 
+    /// `close()` returns with every connection closed: the last one to close
+    /// folds the WAL into the database and removes it, so a backup taken
+    /// right after sees one complete file.
+    @Test func closingLeavesTheDatabaseClosed() throws {
+        for round in 1...5 {
+            let folder = temporaryFolder()
+            let reports = Reports()
+            let store = try openStore(folder, reports)
+            store.writer.submit(WriteJob(ticket: 1, writes: [.message(message(seq: UInt64(round)))]))
+            #expect(reports.waitOutcomes(1).count == 1)
+            store.close()
+            #expect(!FileManager.default.fileExists(atPath: folder + "/guildhall.db-wal"), "round \(round)")
+        }
+    }
+
     @Test func aJobIsAtomic() throws {
         let folder = temporaryFolder()
         let reports = Reports()
