@@ -26,10 +26,10 @@ extension GuildhallService {
         var encoded: SharedBytes?
         func payload() -> SharedBytes {
             if let encoded { return encoded }
-            let header = MessageFrames.UnreadHeader(serverID: channel.serverID, channelID: channel.id,
+            let header = MessageWire.UnreadHeader(serverID: channel.serverID, channelID: channel.id,
                                                     maxCount: UInt64(settings.unreadDisplayCap),
                                                     lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
-            let bytes = SharedBytes(MessageFrames.event(message: message, unread: header))
+            let bytes = SharedBytes(MessageWire.event(message: message, unread: header))
             encoded = bytes
             return bytes
         }
@@ -77,9 +77,7 @@ extension GuildhallService {
         if directory.guestVisible(channel) {
             let guests = book.holders(.guestChannel, SubscriptionTarget(server: channel.serverID, channel: channel.id))
             if !guests.isEmpty {
-                var plain = ProtoWriter(capacity: message.count + 8)
-                plain.message(3) { $0.embedded(10, message) }
-                let guestPayload = SharedBytes(plain.bytes)
+                let guestPayload = SharedBytes(MessageWire.event(message: message))
                 for key in guests {
                     guard let s = session(key), s.deliveryMark != mark else { continue }
                     s.deliveryMark = mark

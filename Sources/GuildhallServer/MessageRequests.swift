@@ -77,9 +77,9 @@ extension GuildhallService {
         }
         if typing.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typersChanged(c) }
         // Encoded once for the answer, the waiting resends and the live event.
-        let message = MessageFrames.channelMessage(record)
-        s.respond(framed: MessageFrames.answer(id: id, message: message))
-        for (w, wid) in waiters { w.respond(framed: MessageFrames.answer(id: wid, message: message)) }
+        let message = record.encoded
+        s.respond(framed: MessageWire.answer(id: id, message: message))
+        for (w, wid) in waiters { w.respond(framed: MessageWire.answer(id: wid, message: message)) }
         if let last = mentionOrds.values.max() { inboxDelivered(upTo: last) }
         fanOut(record, encoded: message, from: s, mentionOrds: mentionOrds)
         recentSends.expire(before: now - UInt64(settings.dedupWindowSeconds) * 1000)

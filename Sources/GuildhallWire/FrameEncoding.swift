@@ -57,8 +57,6 @@ public enum FrameEncoding {
 
     /// Writes Frame{event{seq, unread{unread_count, mentioned_count, ack_timestamp, read_seq}, cursor}}
     /// into `into` (at least `maxTrailerBytes` long); returns its length.
-    /// Tags: Frame.event = field 3 (0x1A); Event.seq = 1 (0x08); Event.unread = 2 (0x12); Event.cursor = 6 (0x30);
-    /// UnreadInfo.unread_count = 3 (0x18), mentioned_count = 5 (0x28), ack_timestamp = 6 (0x30), read_seq = 9 (0x48).
     public static func eventTrailer(seq: UInt64, unread: RecipientUnread?, cursor: UInt64 = 0, into p: UnsafeMutableRawPointer) -> Int {
         var n = 0
         func byte(_ b: UInt8) { p.storeBytes(of: b, toByteOffset: n, as: UInt8.self); n += 1 }
@@ -67,21 +65,26 @@ public enum FrameEncoding {
             while v >= 0x80 { byte(UInt8(v & 0x7F) | 0x80); v >>= 7 }
             byte(UInt8(v))
         }
-        byte(0x1A)
+        typealias F = WireField
+        byte(tag(F.Frame.event, lengthDelimited: true))
         varint(UInt64(innerLength(seq: seq, unread: unread, cursor: cursor)))
-        byte(0x08)
+        byte(tag(F.Event.seq))
         varint(seq)
         if let u = unread {
-            byte(0x12)
+            byte(tag(F.Event.unread, lengthDelimited: true))
             varint(UInt64(unreadLength(u)))
-            if u.unreadCount != 0 { byte(0x18); varint(u.unreadCount) }
-            if u.mentionedCount != 0 { byte(0x28); varint(u.mentionedCount) }
-            if u.ackTimestamp != 0 { byte(0x30); varint(u.ackTimestamp) }
-            if u.readSeq != 0 { byte(0x48); varint(u.readSeq) }
+            if u.unreadCount != 0 { byte(tag(F.UnreadInfo.unreadCount)); varint(u.unreadCount) }
+            if u.mentionedCount != 0 { byte(tag(F.UnreadInfo.mentionedCount)); varint(u.mentionedCount) }
+            if u.ackTimestamp != 0 { byte(tag(F.UnreadInfo.ackTimestamp)); varint(u.ackTimestamp) }
+            if u.readSeq != 0 { byte(tag(F.UnreadInfo.readSeq)); varint(u.readSeq) }
         }
-        if cursor != 0 { byte(0x30); varint(cursor) }
+        if cursor != 0 { byte(tag(F.Event.cursor)); varint(cursor) }
         return n
     }
+
+    /// A one-byte tag (fields 1-15): varint, or length-delimited.
+    @inline(__always)
+    private static func tag(_ field: Int, lengthDelimited: Bool = false) -> UInt8 { UInt8(field << 3 | (lengthDelimited ? 2 : 0)) }
 
     private static func innerLength(seq: UInt64, unread: RecipientUnread?, cursor: UInt64) -> Int {
         var n = 1 + varintLength(seq)

@@ -23,17 +23,17 @@ import Testing
 
     @Test(arguments: records)
     func theMessageAndItsAnswerAreTheGeneratedEncodersBytes(record: MessageRecord) throws {
-        let message = MessageFrames.channelMessage(record)
+        let message = record.encoded
         #expect(message == (try GHChannelMessage(record).serializedBytes()))
         var frame = GHFrame()
         frame.response.id = 77
         frame.response.message = GHChannelMessage(record)
-        #expect(MessageFrames.answer(id: 77, message: message) == FrameEncoding.framed(frame))
+        #expect(MessageWire.answer(id: 77, message: message) == FrameEncoding.framed(frame))
     }
 
     @Test(arguments: records)
     func theLiveEventIsTheGeneratedEncodersBytes(record: MessageRecord) throws {
-        let header = MessageFrames.UnreadHeader(serverID: record.serverID, channelID: record.channelID, maxCount: 99,
+        let header = MessageWire.UnreadHeader(serverID: record.serverID, channelID: record.channelID, maxCount: 99,
                                                 lastMessageTime: record.sentTime, lastSeq: record.seq)
         var event = GHEvent()
         event.message = GHChannelMessage(record)
@@ -44,7 +44,14 @@ import Testing
         event.unread.lastSeq = record.seq
         var frame = GHFrame()
         frame.event = event
-        #expect(MessageFrames.event(message: MessageFrames.channelMessage(record), unread: header) == FrameEncoding.payload(frame))
+        #expect(MessageWire.event(message: record.encoded, unread: header) == FrameEncoding.payload(frame))
+    }
+
+    @Test(arguments: records)
+    func theGuestEventIsTheGeneratedEncodersBytes(record: MessageRecord) throws {
+        var frame = GHFrame()
+        frame.event.message = GHChannelMessage(record)
+        #expect(MessageWire.event(message: record.encoded) == FrameEncoding.payload(frame))
     }
 
     static func sendFrame(_ record: MessageRecord, id: UInt64) -> GHFrame {
