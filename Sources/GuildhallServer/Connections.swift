@@ -138,7 +138,7 @@ extension GuildhallService {
         session.liveness.loggedIn(at: loop.nowMillis)
         session.decoder.maxFrameBytes = settings.maxFrameBytes
         // Live events wait until sync is done; items up to here come from the inbox.
-        session.sync = OfflineSync(horizon: inboxFanned)
+        session.sync = OfflineSync(horizon: runner.inboxFanned)
         registry.loggedIn(session, servers: directory.serverIDs(of: token.user))
         book.open(session.key, user: token.user)
         var result = loginResult(for: session)

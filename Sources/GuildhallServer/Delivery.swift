@@ -137,7 +137,8 @@ extension GuildhallService {
         case .nobody: break
         }
         fill(&n)
-        let payload = GHEvent.OneOf_Body.notification(n).sharedPayload
+        let copy = EventCopy(.notification(n))
+        let payload = copy.payload
         let mark = nextDeliveryMark()
         var targets: [UserID] = []
         var seen = Set<UserID>()
@@ -176,14 +177,13 @@ extension GuildhallService {
         case .nobody: break
         }
         guard !targets.isEmpty else { return }
-        let rows = targets.map { inboxRow(for: $0, .notification(n), at: n.time) }
-        commit(rows.map { .inbox($0) }, from: nil) { error in
-            if let error { self.log.error("targeted notification not kept for offline sync", ["error": error.description]) }
-            if error == nil, let last = rows.last { self.inboxDelivered(upTo: last.ord) }
-            for row in rows {
-                for s in self.registry.sessions(of: row.user).values { s.push(event: payload, cursor: error == nil ? row.ord : 0) }
-            }
+        var effects = Effects(addressed: targets.map { .event(copy, to: $0) })
+        // The change itself is durable already: the targeted users still hear of it live.
+        effects.failed = {
+            self.log.error("targeted notification not kept for offline sync", ["users": targets.count])
+            for user in targets { for s in self.registry.sessions(of: user).values { s.push(event: payload) } }
         }
+        runner.carryOut(effects)
     }
 
     /// A notification to exactly these sessions (auto-mode subscription changes).

@@ -85,44 +85,36 @@ extension GuildhallService {
             let record = MessageRecord(uid: ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
                                        content: content, mentions: [], mentionAll: false, needReceipt: false, clientID: r.clientID)
             if !r.clientID.isEmpty { recentSends.remember(record, committed: false) }
+            // The recipient's copy is the stored message, addressed to them.
             let peer = c.peer(of: s.user)
-            let row = InboxRow(ord: nextInboxOrd(), user: peer, at: now, messageUID: record.uid)
-            commit([conversationWrite, .message(record), .inbox(row)], from: s) { error in
-                self.directCommitted(record, ok: error == nil, to: peer, ord: row.ord, id: id, from: s)
+            let copy = EventCopy(.message(directMessage(record, for: peer)))
+            var effects = Effects(writes: [conversationWrite, .message(record)],
+                                  addressed: [AddressedItem(user: peer, stored: .message(record.uid), live: .push(copy))])
+            effects.apply = { _ in
+                guard let waiters = self.settleSend(record, ok: true, id: id, from: s) else { return }
+                self.directs[record.channelID]?.committed(by: record.sender, seq: record.seq, time: record.sentTime)
+                let mine = self.directMessage(record, for: record.sender)
+                s.respond(id, .message(mine))
+                for (w, wid) in waiters { w.respond(wid, .message(mine)) }
             }
+            effects.then = {
+                // The sender's other devices see what it sent.
+                for other in self.registry.sessions(of: record.sender).values where other.key != s.key { other.push(event: copy.payload) }
+                self.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000)
+            }
+            effects.failed = { _ = self.settleSend(record, ok: false, id: id, from: s) }
+            runner.carryOut(effects, answering: id, to: s)
         }
-    }
-
-    private func directCommitted(_ record: MessageRecord, ok: Bool, to peer: UserID, ord: UInt64, id: UInt64, from s: Session) {
-        guard let waiters = settleSend(record, ok: ok, id: id, from: s) else { return }
-        directs[record.channelID]?.committed(by: record.sender, seq: record.seq, time: record.sentTime)
-        let mine = directMessage(record, for: record.sender)
-        s.respond(id, .message(mine))
-        for (w, wid) in waiters { w.respond(wid, .message(mine)) }
-        inboxDelivered(upTo: ord)
-        let payload = GHEvent.OneOf_Body.message(directMessage(record, for: peer)).sharedPayload
-        for other in registry.sessions(of: peer).values { other.push(event: payload, cursor: ord) }
-        // The sender's other devices see what it sent.
-        for other in registry.sessions(of: record.sender).values where other.key != s.key { other.push(event: payload) }
-        recentSends.expire(before: now() - UInt64(settings.dedupWindowSeconds) * 1000)
     }
 
     // MARK: Receipts
 
-    /// Commits `writes` with each receipt as an item in its sender's inbox,
-    /// answers, then tells the senders' sessions.
+    /// Commits `writes` with each receipt as an item addressed to its
+    /// message's sender, answers, then tells the senders' sessions.
     private func sendDirectReceipts(_ receipts: [(GHDirectReceipt, to: UserID)], with writes: [StoreWrite], id: UInt64, from s: Session,
                                     result: @escaping () -> GHResponse.OneOf_Result) {
-        let now = now()
-        let items = receipts.map { d, sender in (GHEvent.OneOf_Body.directReceipt(d), sender) }
-        let rows = items.map { body, sender in inboxRow(for: sender, body, at: now) }
-        persist(writes + rows.map { .inbox($0) }, id: id, for: s, result: result) {
-            if let last = rows.last { self.inboxDelivered(upTo: last.ord) }
-            for ((body, sender), row) in zip(items, rows) {
-                let payload = body.sharedPayload
-                for other in self.registry.sessions(of: sender).values { other.push(event: payload, cursor: row.ord) }
-            }
-        }
+        let items = receipts.map { d, sender in AddressedItem.event(EventCopy(.directReceipt(d)), to: sender) }
+        runner.carryOut(Effects(writes: writes, addressed: items, reply: result), answering: id, to: s)
     }
 
     private func sendDirectReceipt(_ receipt: GHDirectReceipt, to sender: UserID, with writes: [StoreWrite], id: UInt64, from s: Session,

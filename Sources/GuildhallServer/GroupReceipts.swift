@@ -17,14 +17,13 @@ struct OwedResponses {
     var ord: UInt64 = 0
 }
 
-/// A receipt request ready to commit with its inbox rows, delivered after the commit.
+/// A receipt request ready to commit with the items addressed to members.
 struct ReceiptRequestPlan {
     let channel: ChannelID
     let request: ChannelReceipts.Request
-    let rows: [InboxRow]
-    let payload: SharedBytes
+    let addressed: [AddressedItem]
 
-    var writes: [StoreWrite] { [.receiptRequest(channel, request)] + rows.map { .inbox($0) } }
+    var write: StoreWrite { .receiptRequest(channel, request) }
 }
 
 extension GuildhallService {
@@ -41,8 +40,8 @@ extension GuildhallService {
         }
     }
 
-    /// The writes and event of a new request: one inbox row per member who can read the channel, except the requester.
-    func receiptRequestPlan(_ m: MessageRecord, at now: UInt64) -> ReceiptRequestPlan {
+    /// The write and items of a new request: one item addressed to each member except the requester.
+    func receiptRequestPlan(_ m: MessageRecord) -> ReceiptRequestPlan {
         var event = GHReceiptRequest()
         event.conversationType = .channel
         event.serverID = m.serverID
@@ -50,26 +49,11 @@ extension GuildhallService {
         event.messageUid = m.uid
         event.seq = m.seq
         event.requesterID = m.sender
-        let body = GHEvent.OneOf_Body.receiptRequest(event)
-        var stored = GHEvent()
-        stored.body = body
-        let bytes = (try? stored.serializedBytes()) ?? []
-        var rows: [InboxRow] = []
-        if let members = directory.memberIDs(of: m.serverID) {
-            for user in members where user != m.sender { rows.append(InboxRow(ord: nextInboxOrd(), user: user, at: now, event: bytes)) }
-        }
+        let copy = EventCopy(.receiptRequest(event))
+        let members: [UserID] = directory.memberIDs(of: m.serverID).map(Array.init) ?? []
         return ReceiptRequestPlan(channel: m.channelID,
                                   request: ChannelReceipts.Request(uid: m.uid, seq: m.seq, requester: m.sender, sentTime: m.sentTime),
-                                  rows: rows, payload: body.sharedPayload)
-    }
-
-    /// After the plan committed: the request counts, and members online hear of it.
-    func receiptRequested(_ plan: ReceiptRequestPlan) {
-        receipts.addRequest(plan.request, in: plan.channel)
-        if let last = plan.rows.last { inboxDelivered(upTo: last.ord) }
-        for row in plan.rows {
-            for s in registry.sessions(of: row.user).values { s.push(event: plan.payload, cursor: row.ord) }
-        }
+                                  addressed: members.filter { $0 != m.sender }.map { AddressedItem.event(copy, to: $0) })
     }
 
     // MARK: Requests
@@ -95,17 +79,20 @@ extension GuildhallService {
                 guard m.sentTime + receiptWindowMs >= now else {
                     throw Failure.forbidden("message \(m.uid) is older than the receipt window (\(settings.receiptWindowSeconds) s)")
                 }
-                let plan = receiptRequestPlan(m, at: now)
+                let plan = receiptRequestPlan(m)
                 receiptRequestsInFlight.insert(m.uid)
-                commit(plan.writes, from: s) { error in
+                var effects = Effects(writes: [plan.write], addressed: plan.addressed,
+                                      apply: { _ in
+                                          self.receiptRequestsInFlight.remove(m.uid)
+                                          self.receipts.addRequest(plan.request, in: plan.channel)
+                                      },
+                                      then: { self.answerReceipts([m.uid], id: id, to: s) })
+                effects.failure = "storage is unavailable; the request was not saved, retry later"
+                effects.failed = {
                     self.receiptRequestsInFlight.remove(m.uid)
-                    guard error == nil else {
-                        s.fail(id, Failure(.unavailable, "storage is unavailable; the request was not saved, retry later"))
-                        return
-                    }
-                    self.receiptRequested(plan)
-                    self.answerReceipts([m.uid], id: id, to: s)
+                    s.fail(id, Failure(.unavailable, "storage is unavailable; the request was not saved, retry later"))
                 }
+                runner.carryOut(effects, answering: id, to: s)
             }
         }
     }
@@ -169,23 +156,18 @@ extension GuildhallService {
             response.readerCount = UInt32(book.readerCount(of: req.seq))
             perRequester[req.requester, default: []].append(response)
         }
-        var rows: [InboxRow] = []
-        var owed: [(UserID, [GHReceiptResponse], UInt64)] = []
-        for (requester, responses) in perRequester {
+        // Live, they are coalesced per requester per turn (`sendOwedResponses`).
+        let owed = Array(perRequester)
+        let items = owed.map { requester, responses in
             var list = GHReceiptResponses()
             list.responses = responses
-            let row = inboxRow(for: requester, .receiptResponse(list), at: now)
-            rows.append(row)
-            owed.append((requester, responses, row.ord))
+            return AddressedItem(user: requester, stored: .event(EventCopy(.receiptResponse(list))), live: .elsewhere)
         }
-        commit([.receiptAdvance(channel.id, advance)] + rows.map { .inbox($0) }, from: s) { error in
-            guard error == nil else {
-                s.fail(id, Failure(.unavailable, "storage is unavailable; the response was not saved, retry later"))
-                return
-            }
-            for (requester, responses, ord) in owed { self.owe(responses, to: requester, ord: ord) }
-            self.answerReceipts(asked, id: id, to: s)
-        }
+        var effects = Effects(writes: [.receiptAdvance(channel.id, advance)], addressed: items,
+                              apply: { ords in for ((requester, responses), ord) in zip(owed, ords) { self.owe(responses, to: requester, ord: ord) } },
+                              then: { self.answerReceipts(asked, id: id, to: s) })
+        effects.failure = "storage is unavailable; the response was not saved, retry later"
+        runner.carryOut(effects, answering: id, to: s)
     }
 
     /// Queues new readers for the requester's sessions; `sendOwedResponses` merges them once per turn.
@@ -212,7 +194,7 @@ extension GuildhallService {
         let owed = owedResponses
         owedResponses.removeAll()
         for (requester, o) in owed {
-            inboxDelivered(upTo: o.ord)
+            runner.inboxDelivered(upTo: o.ord)
             var list = GHReceiptResponses()
             list.responses = o.byMessage.values.sorted { $0.messageUid < $1.messageUid }
             let payload = GHEvent.OneOf_Body.receiptResponse(list).sharedPayload

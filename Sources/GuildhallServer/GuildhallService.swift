@@ -52,9 +52,8 @@ final class GuildhallService {
     /// Sessions owed a typing frame that had to wait for its interval.
     var typingOwed: Set<SessionKey> = []
     var deliveryMarks: UInt64 = 0
-    /// The last inbox ord handed out, and the last one committed and delivered live.
-    var lastInboxOrd: UInt64 = 0
-    var inboxFanned: UInt64 = 0
+    /// Commits, reads, the inbox and the live copies of addressed items.
+    var runner: EffectRunner!
     /// Sessions whose acknowledged sync cursor moved and is not written yet.
     var cursorOwed: Set<SessionKey> = []
     /// Group read receipts, requests being committed, and new readers owed to requesters this turn.
@@ -66,14 +65,6 @@ final class GuildhallService {
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
 
-    var nextTicket: UInt64 = 0
-    var pendingWrites: [UInt64: (StoreError?) -> Void] = [:]
-    /// Jobs of this loop turn, handed to the writer together at the end of
-    /// the turn: one wake-up and larger commit groups (DESIGN §2).
-    var turnJobs: [WriteJob] = []
-    var pendingReads: [UInt64: (ReadResult) -> Void] = [:]
-    /// Sessions not read while the store queue is full.
-    var pausedForStorage: [Session] = []
     var shuttingDown = false
     /// Connections closing gracefully, until libuv releases them.
     var lingering: [ObjectIdentifier: TCPConnection] = [:]
@@ -113,14 +104,15 @@ final class GuildhallService {
         for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
         typing = TypingBoard(throttleMs: UInt64(settings.typingThrottleMs), expiryMs: UInt64(settings.typingExpiryMs))
         ids.resume(after: snapshot.highestID)
-        lastInboxOrd = snapshot.highestInboxOrd
+        runner = EffectRunner(store: store, registry: registry, log: log, clock: clock, settings: settings,
+                              highestInboxOrd: snapshot.highestInboxOrd)
         for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { receipts.addRequest(r, in: channel) }
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { receipts.load(a, in: channel) }
         for c in snapshot.conversations { directs.add(c) }
-        inboxFanned = snapshot.highestInboxOrd
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         for m in snapshot.recentClientMessages { recentSends.remember(m, committed: true) }
 
+        runner.onSettled = { [unowned self] in if self.shuttingDown && self.runner.pendingCommits == 0 { self.finishShutdown() } }
         receiver = InboxReceiver(loop: loop, inbox: inbox) { [unowned self] in self.received($0) }
         flushCheck = LoopCheck(loop: loop) { [unowned self] in self.flushAll() }
         sweepTimer = LoopTimer(loop: loop)
@@ -176,9 +168,9 @@ final class GuildhallService {
         for message in messages {
             switch message {
             case .committed(let outcomes):
-                settle(outcomes)
+                runner.settle(outcomes)
             case .read(let results):
-                for r in results { pendingReads.removeValue(forKey: r.ticket)?(r) }
+                runner.readsArrived(results)
             case .shutdown:
                 beginShutdown()
             case .settings(let newer, let applied):
@@ -190,63 +182,20 @@ final class GuildhallService {
 
     // MARK: Storage
 
-    /// Runs what waited for each committed job.
-    private func settle(_ outcomes: [WriteOutcome]) {
-        for o in outcomes {
-            if let error = o.error { log.error("commit failed", ["ticket": o.ticket, "error": error.description]) }
-            pendingWrites.removeValue(forKey: o.ticket)?(o.error)
-        }
-        resumeReadersIfDrained()
-        if shuttingDown && pendingWrites.isEmpty { finishShutdown() }
-    }
-
     /// Commits `writes`; `then` runs on the loop after the commit returned.
     func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {
-        nextTicket += 1
-        pendingWrites[nextTicket] = then
-        turnJobs.append(WriteJob(ticket: nextTicket, writes: writes))
-        if let session, let c = session.connection, pendingWrites.count >= settings.storeQueueMax, !c.readingPaused {
-            c.stopReading()
-            pausedForStorage.append(session)
-        }
+        runner.commit(writes, from: session, then: then)
     }
 
-    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) {
-        nextTicket += 1
-        pendingReads[nextTicket] = then
-        store.reader.submit(ticket: nextTicket, request)
-    }
+    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { runner.read(request, then: then) }
 
-    private func resumeReadersIfDrained() {
-        guard !pausedForStorage.isEmpty, pendingWrites.count < settings.storeQueueMax / 2, !shuttingDown else { return }
-        for s in pausedForStorage where s.isOpen { s.connection?.startReading() }
-        pausedForStorage.removeAll()
-    }
+    func submitTurnJobs() { runner.submitTurnJobs() }
 
     // MARK: Flushing and liveness
 
-    /// Hands this turn's jobs to the writer. With `inline`, a few jobs and
-    /// nothing else outstanding, they are committed right here when the
-    /// writer is idle (no wake-up of the writer and of the loop, the most of
-    /// a quiet server's send latency), and what waited for them runs now;
-    /// jobs that creates go the same way.
-    func submitTurnJobs(inline: Bool = false) {
-        while !turnJobs.isEmpty {
-            let jobs = turnJobs
-            turnJobs.removeAll(keepingCapacity: true)
-            if inline, jobs.count <= settings.inlineCommitMax, pendingWrites.count == jobs.count,
-               let outcomes = store.writer.commitIfIdle(jobs) {
-                settle(outcomes)
-                continue
-            }
-            store.writer.submit(jobs)
-            return
-        }
-    }
-
     /// Once per loop turn: this turn's commits, then one write per session with bytes queued.
     private func flushAll() {
-        submitTurnJobs(inline: true)
+        runner.submitTurnJobs(inline: true)
         sendOwedResponses()
         let sessions = flushList.sessions
         flushList.sessions.removeAll(keepingCapacity: true)
@@ -350,9 +299,10 @@ final class GuildhallService {
         shuttingDown = true
         listener?.close()
         listener = nil
+        runner.resumesReaders = false
         for s in registry.all.values { s.connection?.stopReading() }
-        log.info("shutting down", ["sessions": registry.count, "pending_commits": pendingWrites.count])
-        if pendingWrites.isEmpty {
+        log.info("shutting down", ["sessions": registry.count, "pending_commits": runner.pendingCommits])
+        if runner.pendingCommits == 0 {
             finishShutdown()
         } else {
             // Commits normally finish in milliseconds; the grace period only
@@ -360,7 +310,7 @@ final class GuildhallService {
             let deadline = LoopTimer(loop: loop)
             commitDeadline = deadline
             deadline.start(afterMillis: UInt64(settings.shutdownGraceMs), repeatMillis: 0) { [unowned self] in
-                self.log.warn("commits still pending at the shutdown deadline; closing without them", ["pending": self.pendingWrites.count])
+                self.log.warn("commits still pending at the shutdown deadline; closing without them", ["pending": self.runner.pendingCommits])
                 self.finishShutdown()
             }
         }
@@ -424,6 +374,8 @@ extension GuildhallService {
         let (applied, restart) = settings.applyingLive(newer)
         if !restart.isEmpty { log.warn("settings changed that need a restart; ignored until then", ["keys": restart.joined(separator: ",")]) }
         settings = applied
+        runner.storeQueueMax = settings.storeQueueMax
+        runner.inlineCommitMax = settings.inlineCommitMax
         typing.throttleMs = UInt64(settings.typingThrottleMs)
         typing.expiryMs = UInt64(settings.typingExpiryMs)
         log.info("live settings applied", ["small_server_threshold": settings.smallServerThreshold])

@@ -20,21 +20,28 @@ extension GuildhallService {
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
                                        mentionAll: r.mentionAll, needReceipt: r.needReceipt, clientID: r.clientID)
             if !r.clientID.isEmpty { recentSends.remember(record, committed: false) }
-            // A mention by id is addressed to the member: it goes to their inbox too (offline sync).
-            var writes: [StoreWrite] = [.message(record)]
-            var mentionOrds: [UserID: UInt64] = [:]
-            for user in r.mentions where user != s.user && mentionOrds[user] == nil && directory.role(of: user, in: channel.serverID) != nil {
-                let row = InboxRow(ord: nextInboxOrd(), user: user, at: now, messageUID: record.uid)
-                mentionOrds[user] = row.ord
-                writes.append(.inbox(row))
+            // A mention by id is addressed to the member: it goes to their
+            // inbox too (offline sync); live, the fan-out carries its cursor.
+            var effects = Effects(writes: [.message(record)])
+            var mentioned = Set<UserID>()
+            for user in r.mentions where user != s.user && directory.role(of: user, in: channel.serverID) != nil && mentioned.insert(user).inserted {
+                effects.addressed.append(AddressedItem(user: user, stored: .message(record.uid), live: .elsewhere))
             }
-            // Asking for receipts at send: the request and its inbox rows commit with the message.
-            let receiptPlan = r.needReceipt ? receiptRequestPlan(record, at: now) : nil
-            if let receiptPlan { writes += receiptPlan.writes }
-            commit(writes, from: s) { error in
-                self.messageCommitted(record, ok: error == nil, id: id, from: s, mentionOrds: mentionOrds)
-                if error == nil, let receiptPlan { self.receiptRequested(receiptPlan) }
+            let mentionedInOrder = effects.addressed.map(\.user)
+            // Asking for receipts at send: the request and its items commit with the message.
+            let receiptPlan = r.needReceipt ? receiptRequestPlan(record) : nil
+            if let receiptPlan {
+                effects.writes.append(receiptPlan.write)
+                effects.addressed += receiptPlan.addressed
             }
+            effects.apply = { ords in
+                var mentionOrds: [UserID: UInt64] = [:]
+                for (user, ord) in zip(mentionedInOrder, ords) { mentionOrds[user] = ord }
+                self.messageCommitted(record, id: id, from: s, mentionOrds: mentionOrds)
+                if let receiptPlan { self.receipts.addRequest(receiptPlan.request, in: receiptPlan.channel) }
+            }
+            effects.failed = { _ = self.settleSend(record, ok: false, id: id, from: s) }
+            runner.carryOut(effects, answering: id, to: s)
         }
     }
 
@@ -63,8 +70,8 @@ extension GuildhallService {
         return waiters
     }
 
-    private func messageCommitted(_ record: MessageRecord, ok: Bool, id: UInt64, from s: Session, mentionOrds: [UserID: UInt64]) {
-        guard let waiters = settleSend(record, ok: ok, id: id, from: s) else { return }
+    private func messageCommitted(_ record: MessageRecord, id: UInt64, from s: Session, mentionOrds: [UserID: UInt64]) {
+        guard let waiters = settleSend(record, ok: true, id: id, from: s) else { return }
         directory.messageCommitted(record.channelID, seq: record.seq, time: record.sentTime)
         let now = now()
         // The sender has read up to its own message; a mention counts for the mentioned.
@@ -80,7 +87,7 @@ extension GuildhallService {
         let message = record.encoded
         s.respond(framed: MessageWire.answer(id: id, message: message))
         for (w, wid) in waiters { w.respond(framed: MessageWire.answer(id: wid, message: message)) }
-        if let last = mentionOrds.values.max() { inboxDelivered(upTo: last) }
+        if let last = mentionOrds.values.max() { runner.inboxDelivered(upTo: last) }
         fanOut(record, encoded: message, from: s, mentionOrds: mentionOrds)
         recentSends.expire(before: now - UInt64(settings.dedupWindowSeconds) * 1000)
     }

@@ -10,7 +10,7 @@
 // they check that it is still logged in.
 //
 // Why the horizon: a session logging in gets items with ord up to the last
-// one already delivered live (`inboxFanned`) from the store, and every later
+// one already delivered live (`EffectRunner.inboxFanned`) from the store, and every later
 // one live (held until sync completes), so none is missed or doubled.
 
 import GuildhallCore
@@ -19,24 +19,6 @@ import GuildhallStore
 import GuildhallWire
 
 extension GuildhallService {
-    /// The next inbox ord (increasing, never reused).
-    func nextInboxOrd() -> UInt64 {
-        lastInboxOrd += 1
-        return lastInboxOrd
-    }
-
-    /// Inbox items up to `ord` committed and delivered live.
-    func inboxDelivered(upTo ord: UInt64) {
-        if ord > inboxFanned { inboxFanned = ord }
-    }
-
-    /// An inbox row holding an event body.
-    func inboxRow(for user: UserID, _ body: GHEvent.OneOf_Body, at time: UInt64) -> InboxRow {
-        var e = GHEvent()
-        e.body = body
-        return InboxRow(ord: nextInboxOrd(), user: user, at: time, event: (try? e.serializedBytes()) ?? [])
-    }
-
     // MARK: Sync
 
     func beginSync(_ s: Session) {
@@ -81,7 +63,7 @@ extension GuildhallService {
             e.offline = true
             e.left = UInt32(events.count - 1 - i)
             e.morePackages = result.hasMore
-            s.sendOffline(SharedBytes(FrameEncoding.payload(Self.frame(e))), ord: ord)
+            s.sendOffline(EventEncoding.shared(e), ord: ord)
         }
         sync.items += events.count
         sync.awaitingSeq = s.eventSeq

@@ -22,15 +22,11 @@ extension GuildhallService {
         let uids = r.messageUids.filter { seen.insert($0).inserted }
         var list = GHReceivedStatusList()
         list.statuses = uids.map { GHReceivedStatus(uid: $0, flags) }
-        let row = inboxRow(for: s.user, .receivedStatus(list), at: now())
-        let payload = GHEvent.OneOf_Body.receivedStatus(list).sharedPayload
-        persist(uids.map { .receivedStatus(s.user, $0, flags) } + [.inbox(row)], id: id, for: s,
-                result: { .receivedStatuses(list) }) {
-            self.inboxDelivered(upTo: row.ord)
-            for other in self.registry.sessions(of: s.user).values {
-                if other.key == s.key { other.noteInboxItem(row.ord) } else { other.push(event: payload, cursor: row.ord) }
-            }
-        }
+        let copy = EventCopy(.receivedStatus(list))
+        let item = AddressedItem(user: s.user, stored: .event(copy), live: .pushExceptOrigin(copy, origin: s.key))
+        runner.carryOut(Effects(writes: uids.map { .receivedStatus(s.user, $0, flags) }, addressed: [item],
+                                reply: { .receivedStatuses(list) }),
+                        answering: id, to: s)
     }
 
     func getReceivedStatus(_ r: GHGetReceivedStatus, id: UInt64, from s: Session) {

@@ -68,14 +68,7 @@ extension GuildhallService {
     /// Commits `writes`, then answers `id` with `result()` and runs `after`;
     /// when the commit fails, answers 503 and runs nothing else.
     func persist(_ writes: [StoreWrite], id: UInt64, for s: Session,
-                 result: @escaping () -> GHResponse.OneOf_Result, after: @escaping () -> Void = {}) {
-        commit(writes, from: s) { error in
-            if error != nil {
-                s.fail(id, Failure(.unavailable, "storage is unavailable; the change was not saved, retry later"))
-                return
-            }
-            s.respond(id, result())
-            after()
-        }
+                 result: @escaping () -> GHResponse.OneOf_Result, after: (() -> Void)? = nil) {
+        runner.carryOut(Effects(writes: writes, reply: result, then: after), answering: id, to: s)
     }
 }

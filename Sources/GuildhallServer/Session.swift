@@ -340,12 +340,3 @@ enum UnreadNotice {
 final class FlushList {
     var sessions: [Session] = []
 }
-
-extension GHEvent.OneOf_Body {
-    /// The shared payload of an event: Frame{event{body}} without a seq.
-    var sharedPayload: SharedBytes {
-        var frame = GHFrame()
-        frame.event.body = self
-        return SharedBytes(FrameEncoding.payload(frame))
-    }
-}

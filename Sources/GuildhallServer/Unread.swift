@@ -44,13 +44,12 @@ extension GuildhallService {
             moved.channelID = c.id
             moved.readSeq = position.readSeq
             moved.ackTimestamp = position.ackTime
-            let row = inboxRow(for: s.user, .unreadChanged(moved), at: now)
-            persist([.readPosition(s.user, c.id, position), .inbox(row)], id: id, for: s,
-                    result: { .unread(self.info(self.unread(s.user, c, now: now))) }) {
-                self.inboxDelivered(upTo: row.ord)
-                for other in self.registry.sessions(of: s.user).values { other.noteInboxItem(row.ord) }
-                self.readMoved(s.user, c.id, except: s)
-            }
+            // The other sessions get unread events instead (`readMoved`).
+            let item = AddressedItem(user: s.user, stored: .event(EventCopy(.unreadChanged(moved))), live: .noted)
+            runner.carryOut(Effects(writes: [.readPosition(s.user, c.id, position)], addressed: [item],
+                                    reply: { .unread(self.info(self.unread(s.user, c, now: now))) },
+                                    then: { self.readMoved(s.user, c.id, except: s) }),
+                            answering: id, to: s)
         }
     }
 

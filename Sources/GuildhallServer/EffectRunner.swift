@@ -1,0 +1,182 @@
+// The one runner that carries out handlers' effects (DESIGN §9): it owns the
+// store tickets, the commit of each loop turn, commit settlement, the 503
+// when a commit fails, the inbox (ords and the horizon offline sync reads
+// up to) and the live copies of addressed items. Loop thread only; it may
+// touch the store's queues, the session registry and sessions' write queues.
+//
+// Contract: `carryOut` commits the effects' writes and inbox rows as one job;
+// nothing of them is visible to anyone (answer, events, state) before that
+// job is durable, and if it fails the caller gets a 503 and nothing else happens.
+// Jobs commit in the order they were made, so inbox items become durable in
+// ord order and `inboxFanned` only moves forward.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+final class EffectRunner {
+    private let store: Store
+    private let registry: SessionRegistry
+    private let log: ServerLog
+    private let clock: @Sendable () -> UInt64
+    /// Pending commits past which publishers stop being read (`store-queue-max`, live).
+    var storeQueueMax: Int
+    /// A turn with at most this many jobs commits on the loop when the writer is idle (`inline-commit-max`, live).
+    var inlineCommitMax: Int
+    /// While false (shutting down), sessions paused for storage stay paused.
+    var resumesReaders = true
+    /// Runs after each batch of settled commits (shutdown waits on it).
+    var onSettled: (() -> Void)?
+
+    private var nextTicket: UInt64 = 0
+    private var pendingWrites: [UInt64: (StoreError?) -> Void] = [:]
+    /// Jobs of this loop turn, handed to the writer together at the end of
+    /// the turn: one wake-up and larger commit groups (DESIGN §2).
+    private var turnJobs: [WriteJob] = []
+    private var pendingReads: [UInt64: (ReadResult) -> Void] = [:]
+    /// Sessions not read while the store queue is full.
+    private var pausedForStorage: [Session] = []
+    /// The last inbox ord handed out, and the last one committed and delivered live.
+    private(set) var lastInboxOrd: UInt64
+    private(set) var inboxFanned: UInt64
+
+    init(store: Store, registry: SessionRegistry, log: ServerLog, clock: @escaping @Sendable () -> UInt64, settings: Settings,
+         highestInboxOrd: UInt64) {
+        self.store = store
+        self.registry = registry
+        self.log = log
+        self.clock = clock
+        storeQueueMax = settings.storeQueueMax
+        inlineCommitMax = settings.inlineCommitMax
+        lastInboxOrd = highestInboxOrd
+        inboxFanned = highestInboxOrd
+    }
+
+    var pendingCommits: Int { pendingWrites.count }
+
+    // MARK: Effects
+
+    /// Carries out a handler's effects; `id` and `session` are the request
+    /// being answered (nil for effects no request waits on).
+    func carryOut(_ e: Effects, answering id: UInt64? = nil, to session: Session? = nil) {
+        let now = clock()
+        var rows: [InboxRow] = []
+        rows.reserveCapacity(e.addressed.count)
+        for item in e.addressed {
+            switch item.stored {
+            case .event(let copy): rows.append(InboxRow(ord: nextInboxOrd(), user: item.user, at: now, event: copy.stored))
+            case .message(let uid): rows.append(InboxRow(ord: nextInboxOrd(), user: item.user, at: now, messageUID: uid))
+            }
+        }
+        let finish = { [self] (error: StoreError?) in
+            if error != nil {
+                if let failed = e.failed {
+                    failed()
+                } else if let session, let id {
+                    session.fail(id, Failure(.unavailable, e.failure))
+                }
+                return
+            }
+            let ords = rows.map(\.ord)
+            e.apply?(ords)
+            if let session, let id, let reply = e.reply { session.respond(id, reply()) }
+            if let last = ords.last { inboxDelivered(upTo: last) }
+            for (item, ord) in zip(e.addressed, ords) { deliverLive(item, ord: ord) }
+            e.then?()
+        }
+        if e.writes.isEmpty && rows.isEmpty {
+            finish(nil)
+        } else {
+            commit(e.writes + rows.map { .inbox($0) }, from: session, then: finish)
+        }
+    }
+
+    private func deliverLive(_ item: AddressedItem, ord: UInt64) {
+        switch item.live {
+        case .push(let copy):
+            let payload = copy.payload
+            for s in registry.sessions(of: item.user).values { s.push(event: payload, cursor: ord) }
+        case .pushExceptOrigin(let copy, let origin):
+            for s in registry.sessions(of: item.user).values {
+                if s.key == origin { s.noteInboxItem(ord) } else { s.push(event: copy.payload, cursor: ord) }
+            }
+        case .noted:
+            for s in registry.sessions(of: item.user).values { s.noteInboxItem(ord) }
+        case .elsewhere:
+            break
+        }
+    }
+
+    // MARK: The inbox
+
+    /// The next inbox ord (increasing, never reused).
+    private func nextInboxOrd() -> UInt64 {
+        lastInboxOrd += 1
+        return lastInboxOrd
+    }
+
+    /// Inbox items up to `ord` committed and delivered live: a session
+    /// logging in now syncs up to here from the store and gets later ones live.
+    func inboxDelivered(upTo ord: UInt64) {
+        if ord > inboxFanned { inboxFanned = ord }
+    }
+
+    // MARK: Storage
+
+    /// Commits `writes`; `then` runs on the loop after the commit returned.
+    /// A publisher (`from`) stops being read while too many commits wait.
+    func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {
+        nextTicket += 1
+        pendingWrites[nextTicket] = then
+        turnJobs.append(WriteJob(ticket: nextTicket, writes: writes))
+        if let session, let c = session.connection, pendingWrites.count >= storeQueueMax, !c.readingPaused {
+            c.stopReading()
+            pausedForStorage.append(session)
+        }
+    }
+
+    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) {
+        nextTicket += 1
+        pendingReads[nextTicket] = then
+        store.reader.submit(ticket: nextTicket, request)
+    }
+
+    /// Runs what waited for each committed job.
+    func settle(_ outcomes: [WriteOutcome]) {
+        for o in outcomes {
+            if let error = o.error { log.error("commit failed", ["ticket": o.ticket, "error": error.description]) }
+            pendingWrites.removeValue(forKey: o.ticket)?(o.error)
+        }
+        resumeReadersIfDrained()
+        onSettled?()
+    }
+
+    func readsArrived(_ results: [ReadResult]) {
+        for r in results { pendingReads.removeValue(forKey: r.ticket)?(r) }
+    }
+
+    private func resumeReadersIfDrained() {
+        guard !pausedForStorage.isEmpty, pendingWrites.count < storeQueueMax / 2, resumesReaders else { return }
+        for s in pausedForStorage where s.isOpen { s.connection?.startReading() }
+        pausedForStorage.removeAll()
+    }
+
+    /// Hands this turn's jobs to the writer. With `inline`, a few jobs and
+    /// nothing else outstanding, they are committed right here when the
+    /// writer is idle (no wake-up of the writer and of the loop, the most of
+    /// a quiet server's send latency), and what waited for them runs now;
+    /// jobs that creates go the same way.
+    func submitTurnJobs(inline: Bool = false) {
+        while !turnJobs.isEmpty {
+            let jobs = turnJobs
+            turnJobs.removeAll(keepingCapacity: true)
+            if inline, jobs.count <= inlineCommitMax, pendingWrites.count == jobs.count,
+               let outcomes = store.writer.commitIfIdle(jobs) {
+                settle(outcomes)
+                continue
+            }
+            store.writer.submit(jobs)
+            return
+        }
+    }
+}

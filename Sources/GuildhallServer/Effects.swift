@@ -1,0 +1,127 @@
+// What a request handler decided, as values the runner carries out
+// (DESIGN §9): the store writes, items addressed to users, the answer, and
+// what happens once the writes are durable. A handler checks and decides;
+// it never commits, answers after a commit, or touches the inbox itself.
+// Pure values plus closures over loop state; loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallLoop
+import GuildhallWire
+
+struct Effects {
+    /// Durable changes; everything below waits until they (and the
+    /// addressed items' inbox rows) have committed together.
+    var writes: [StoreWrite] = []
+    /// Items addressed to users (MISSION §7): each becomes a row in the
+    /// user's inbox, committed with `writes`, then reaches the user's online
+    /// sessions with its inbox cursor.
+    var addressed: [AddressedItem] = []
+    /// The answer, built once the commit succeeded (read-your-writes: it
+    /// sees the state `apply` left). Nil when `apply` answers itself.
+    var reply: (() -> GHResponse.OneOf_Result)?
+    /// State changes once durable, before the answer; gets the inbox ord of
+    /// each addressed item, in order.
+    var apply: (([UInt64]) -> Void)?
+    /// Deliveries after the answer and the addressed items' live copies.
+    var then: (() -> Void)?
+    /// When the commit failed: instead of the default 503 answer.
+    var failed: (() -> Void)?
+    /// The 503's message when the commit fails.
+    var failure = "storage is unavailable; the change was not saved, retry later"
+
+    init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: (() -> GHResponse.OneOf_Result)? = nil,
+         apply: (([UInt64]) -> Void)? = nil, then: (() -> Void)? = nil) {
+        self.writes = writes
+        self.addressed = addressed
+        self.reply = reply
+        self.apply = apply
+        self.then = then
+    }
+}
+
+/// One item addressed to one user.
+struct AddressedItem {
+    /// What the inbox keeps for offline sync.
+    enum Stored {
+        case event(EventCopy)
+        /// A stored message (mentions, direct messages), read back by UID.
+        case message(MessageUID)
+    }
+
+    /// How the user's online sessions hear of it once committed.
+    enum Live {
+        /// Every session gets the event with the item's cursor.
+        case push(EventCopy)
+        /// Every session but `origin` gets it; the origin caused it and only notes the ord.
+        case pushExceptOrigin(EventCopy, origin: SessionKey)
+        /// No event; the sessions note the ord (they learn of it another way, or need not).
+        case noted
+        /// Someone else sends it with the ord `apply` is given (a message's
+        /// fan-out, coalesced receipt responses).
+        case elsewhere
+    }
+
+    let user: UserID
+    let stored: Stored
+    let live: Live
+
+    /// An event addressed to `user` that all of the user's sessions get.
+    static func event(_ copy: EventCopy, to user: UserID) -> AddressedItem {
+        AddressedItem(user: user, stored: .event(copy), live: .push(copy))
+    }
+}
+
+/// One event body, encoded at most once for the inbox (a stored Event) and
+/// once for the wire (the shared payload every recipient's trailer merges
+/// into), however many users it is addressed to.
+final class EventCopy {
+    let body: GHEvent.OneOf_Body
+    private var storedBytes: [UInt8]?
+    private var shared: SharedBytes?
+
+    init(_ body: GHEvent.OneOf_Body) { self.body = body }
+
+    var stored: [UInt8] {
+        if let storedBytes { return storedBytes }
+        let bytes = EventEncoding.stored(body)
+        storedBytes = bytes
+        return bytes
+    }
+
+    var payload: SharedBytes {
+        if let shared { return shared }
+        let bytes = EventEncoding.shared(body)
+        shared = bytes
+        return bytes
+    }
+}
+
+/// The ways an event body becomes bytes; every event the server sends or keeps goes through here (or `MessageWire`).
+enum EventEncoding {
+    /// Frame{event{body}} without a seq: the payload every recipient shares.
+    static func shared(_ body: GHEvent.OneOf_Body) -> SharedBytes {
+        var frame = GHFrame()
+        frame.event.body = body
+        return SharedBytes(FrameEncoding.payload(frame))
+    }
+
+    /// Event{body} as the inbox keeps it.
+    static func stored(_ body: GHEvent.OneOf_Body) -> [UInt8] {
+        var e = GHEvent()
+        e.body = body
+        return (try? e.serializedBytes()) ?? []
+    }
+
+    /// Frame{event} of a whole event (offline sync items with their package fields).
+    static func shared(_ event: GHEvent) -> SharedBytes {
+        var frame = GHFrame()
+        frame.event = event
+        return SharedBytes(FrameEncoding.payload(frame))
+    }
+}
+
+extension GHEvent.OneOf_Body {
+    /// The shared payload of an event: Frame{event{body}} without a seq.
+    var sharedPayload: SharedBytes { EventEncoding.shared(self) }
+}
