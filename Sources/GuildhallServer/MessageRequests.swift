@@ -85,8 +85,8 @@ extension GuildhallService {
         if typing.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typersChanged(c) }
         // Encoded once for the answer, the waiting resends and the live event.
         let message = record.encoded
-        s.respond(framed: MessageWire.answer(id: id, message: message))
-        for (w, wid) in waiters { w.respond(framed: MessageWire.answer(id: wid, message: message)) }
+        s.respond(encoded: MessageWire.answer(id: id, message: message))
+        for (w, wid) in waiters { w.respond(encoded: MessageWire.answer(id: wid, message: message)) }
         if let last = mentionOrds.values.max() { runner.inboxDelivered(upTo: last) }
         fanOut(record, encoded: message, from: s, mentionOrds: mentionOrds)
         recentSends.expire(before: now - UInt64(settings.dedupWindowSeconds) * 1000)

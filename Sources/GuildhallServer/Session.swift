@@ -2,7 +2,8 @@
 // the frame decoder and the per-session event sequence. Loop thread only.
 //
 // Nothing is written to the socket here directly: responses and events are
-// queued on the connection and the session is put on the flush list, which
+// queued on the connection through the session's `FrameSink` (which frames
+// them for the transport) and the session is put on the flush list, which
 // the loop drains once per turn with one write per session (DESIGN §4).
 
 import GuildhallCore
@@ -42,6 +43,8 @@ final class Session {
         didSet { connectionRef = connection.map { Unmanaged.passUnretained($0) } }
     }
     private(set) var peer: String
+    /// The transport's framing of what this session queues.
+    let sink = FrameSink()
     var decoder: FrameDecoder
     var liveness: SessionLiveness
     var device: DeviceID = ""
@@ -101,14 +104,14 @@ final class Session {
         var frame = GHFrame()
         frame.response.id = id
         frame.response.result = result
-        connection.enqueue(FrameEncoding.framed(frame))
+        sink.send(frame, on: connection)
         markDirty()
     }
 
-    /// Queues an answer already encoded with its length prefix.
-    func respond(framed bytes: [UInt8]) {
+    /// Queues an answer already encoded (a Frame payload).
+    func respond(encoded payload: [UInt8]) {
         guard isOpen, let connection else { return }
-        connection.enqueue(bytes)
+        sink.send(payload, on: connection)
         markDirty()
     }
 
@@ -145,32 +148,8 @@ final class Session {
         replay.append(entry)
     }
 
-    /// Payloads up to this size are copied into the session's scratch bytes
-    /// instead of queued by reference: a flush then writes one contiguous run
-    /// instead of three pieces per event, and the kernel walks one iovec.
-    static let copyPayloadsUpTo = 1024
-
     private func write(_ e: ReplayEntry, seq: UInt64, to connection: TCPConnection, checkCap: Bool) {
-        let unread = e.unread
-        let trailer = FrameEncoding.eventTrailerLength(seq: seq, unread: unread, cursor: e.cursor)
-        let size = e.payload.count
-        if size <= Self.copyPayloadsUpTo {
-            let reserved = 4 + size + FrameEncoding.maxTrailerBytes
-            guard let p = connection.reserveScratch(reserved) else { return }
-            p.storeBytes(of: UInt32(size + trailer).bigEndian, as: UInt32.self)
-            (p + 4).copyMemory(from: e.payload.base, byteCount: size)
-            let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: e.cursor, into: p + 4 + size)
-            connection.commitScratch(4 + size + written, reserved: reserved)
-        } else {
-            guard let prefix = connection.reserveScratch(4) else { return }
-            prefix.storeBytes(of: UInt32(size + trailer).bigEndian, as: UInt32.self)
-            connection.commitScratch(4, reserved: 4)
-            connection.enqueue(shared: e.payload)
-            if let p = connection.reserveScratch(FrameEncoding.maxTrailerBytes) {
-                connection.commitScratch(FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: e.cursor, into: p),
-                                         reserved: FrameEncoding.maxTrailerBytes)
-            }
-        }
+        sink.sendEvent(e.payload, seq: seq, unread: e.unread, cursor: e.cursor, on: connection)
         if checkCap && connection.queuedBytes > outboundCap {
             if connection.queuedBytes > outboundCap + capSlack { overflowed = true }
         } else {
@@ -252,7 +231,7 @@ final class Session {
         closed.message = message
         var frame = GHFrame()
         frame.event.closed = closed
-        connection.enqueue(FrameEncoding.framed(frame))
+        sink.send(frame, on: connection)
         markDirty()
     }
 

@@ -83,14 +83,14 @@ public enum MessageWire {
         return w.bytes
     }
 
-    /// Frame{response{id, message}} with its length prefix, ready to queue.
+    /// Frame{response{id, message}}, without framing.
     public static func answer(id: UInt64, message: [UInt8]) -> [UInt8] {
-        var w = ProtoWriter.frame(capacity: message.count + 24)
+        var w = ProtoWriter(capacity: message.count + 24)
         w.message(F.Frame.response) { response in
             response.uint(F.Response.id, id)
             response.embedded(F.Response.message, message)
         }
-        return w.framed()
+        return w.bytes
     }
 
     /// The channel's numbers every recipient's unread info starts from.

@@ -28,7 +28,7 @@ import Testing
         var frame = GHFrame()
         frame.response.id = 77
         frame.response.message = GHChannelMessage(record)
-        #expect(MessageWire.answer(id: 77, message: message) == FrameEncoding.framed(frame))
+        #expect(MessageWire.answer(id: 77, message: message) == FrameEncoding.payload(frame))
     }
 
     @Test(arguments: records)

@@ -1,0 +1,71 @@
+// How a session's frames reach its peer: the transport's framing around each
+// protobuf `Frame` payload (DESIGN §3, §9). The session hands the sink
+// payloads and never frames bytes itself; TCP frames with a 4-byte
+// big-endian length today, and a WebSocket transport adds its own framing
+// here. Writes only into the connection's queue; loop thread only.
+
+import GuildhallLoop
+import GuildhallWire
+
+struct FrameSink {
+    enum Framing {
+        /// A 4-byte big-endian length, then the payload (guildhall's TCP protocol).
+        case lengthPrefixed
+    }
+
+    var framing = Framing.lengthPrefixed
+
+    /// Bytes of framing before a payload.
+    private var headerBytes: Int { 4 }
+
+    /// Shared payloads up to this size are copied next to their framing and
+    /// trailer instead of queued by reference: a flush then writes one
+    /// contiguous run instead of three pieces per event, and the kernel walks one iovec.
+    static let copyPayloadsUpTo = 1024
+
+    /// Queues one frame.
+    func send(_ frame: GHFrame, on c: TCPConnection) { send(FrameEncoding.payload(frame), on: c) }
+
+    /// Queues one frame from its payload.
+    func send(_ payload: [UInt8], on c: TCPConnection) {
+        payload.withUnsafeBytes { raw in
+            let n = raw.count
+            guard let p = c.reserveScratch(headerBytes + n) else { return }
+            writeHeader(n, at: p)
+            if n > 0 { (p + headerBytes).copyMemory(from: raw.baseAddress!, byteCount: n) }
+            c.commitScratch(headerBytes + n, reserved: headerBytes + n)
+        }
+    }
+
+    /// Queues one event: the payload every recipient shares (Frame{event{body}})
+    /// followed by this recipient's trailer (seq, own unread numbers, inbox
+    /// cursor), which protobuf merges into the event.
+    func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, on c: TCPConnection) {
+        let trailer = FrameEncoding.eventTrailerLength(seq: seq, unread: unread, cursor: cursor)
+        let size = payload.count
+        if size <= Self.copyPayloadsUpTo {
+            let reserved = headerBytes + size + FrameEncoding.maxTrailerBytes
+            guard let p = c.reserveScratch(reserved) else { return }
+            writeHeader(size + trailer, at: p)
+            (p + headerBytes).copyMemory(from: payload.base, byteCount: size)
+            let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: p + headerBytes + size)
+            c.commitScratch(headerBytes + size + written, reserved: reserved)
+        } else {
+            guard let header = c.reserveScratch(headerBytes) else { return }
+            writeHeader(size + trailer, at: header)
+            c.commitScratch(headerBytes, reserved: headerBytes)
+            c.enqueue(shared: payload)
+            if let p = c.reserveScratch(FrameEncoding.maxTrailerBytes) {
+                c.commitScratch(FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: p),
+                                reserved: FrameEncoding.maxTrailerBytes)
+            }
+        }
+    }
+
+    @inline(__always)
+    private func writeHeader(_ payloadBytes: Int, at p: UnsafeMutableRawPointer) {
+        switch framing {
+        case .lengthPrefixed: p.storeBytes(of: UInt32(payloadBytes).bigEndian, as: UInt32.self)
+        }
+    }
+}
