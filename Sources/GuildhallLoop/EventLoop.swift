@@ -13,10 +13,19 @@ public final class EventLoop {
     /// what they keep, so idle connections hold no read buffer of their own.
     static let readBufferSize = 64 * 1024
     let readBuffer: UnsafeMutableRawPointer
+    /// Bytes queued on all of the loop's connections and not yet taken by
+    /// the kernel; plain memory that every connection adds to without a
+    /// reference count (it changes on every write).
+    let outbound: UnsafeMutablePointer<Int>
+
+    /// Bytes queued on all of the loop's connections and not yet taken by the kernel.
+    public var outboundBytes: Int { outbound.pointee }
 
     public init() {
         raw = .allocate(capacity: 1)
         readBuffer = .allocate(byteCount: Self.readBufferSize, alignment: 16)
+        outbound = .allocate(capacity: 1)
+        outbound.initialize(to: 0)
         let rc = uv_loop_init(raw)
         precondition(rc == 0, "uv_loop_init failed: \(UVError.text(rc))")
         raw.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -25,6 +34,7 @@ public final class EventLoop {
     deinit {
         raw.deallocate()
         readBuffer.deallocate()
+        outbound.deallocate()
     }
 
     /// Runs until no active handle remains or `stop()` is called.

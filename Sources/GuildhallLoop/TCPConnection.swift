@@ -64,6 +64,8 @@ public final class TCPConnection {
 
     /// Bytes queued here plus bytes handed to libuv and not yet written.
     public private(set) var queuedBytes = 0
+    /// The loop's total of `queuedBytes` over its connections (`EventLoop.outboundBytes`).
+    private let loopOutbound: UnsafeMutablePointer<Int>
     /// Called with each chunk read. The bytes are valid only during the call.
     public var onRead: ((UnsafeRawBufferPointer) -> Void)?
     /// Called once when the peer closes or the connection fails (libuv error code).
@@ -121,7 +123,14 @@ public final class TCPConnection {
     init(loop: UnsafeMutablePointer<uv_loop_t>) {
         handle = allocateHandle(uv_tcp_t.self)
         uv_tcp_init(loop, handle)
+        loopOutbound = Unmanaged<EventLoop>.fromOpaque(loop.pointee.data!).takeUnretainedValue().outbound
         handle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    @inline(__always)
+    private func queued(_ delta: Int) {
+        queuedBytes += delta
+        loopOutbound.pointee += delta
     }
 
     /// Whether bytes wait for the next flush.
@@ -213,7 +222,7 @@ public final class TCPConnection {
             pieces.append(.scratch(offset: offset, count: written))
         }
         pendingBytes += written
-        queuedBytes += written
+        queued(written)
     }
 
     /// Queues shared bytes without copying them.
@@ -222,7 +231,7 @@ public final class TCPConnection {
         pieces.append(.shared(base: shared.base, count: shared.count))
         pendingShared.append(shared)
         pendingBytes += shared.count
-        queuedBytes += shared.count
+        queued(shared.count)
     }
 
     /// Sends everything queued in one writev. When no earlier write is
@@ -249,7 +258,7 @@ public final class TCPConnection {
             if writesInFlight == 0 && onWritten == nil {
                 let n = uv_try_write(asStream(handle), bufs.baseAddress, UInt32(pieces.count))
                 if n == Int32(pendingBytes) {
-                    queuedBytes -= pendingBytes
+                    queued(-pendingBytes)
                     writesCompleted &+= 1
                     pieces.removeAll(keepingCapacity: true)
                     pendingShared.removeAll(keepingCapacity: true)
@@ -300,7 +309,7 @@ public final class TCPConnection {
     }
 
     private func writeCompleted(bytes: Int, status: Int32) {
-        queuedBytes -= bytes
+        queued(-bytes)
         writesCompleted &+= 1
         if status < 0 && status != Int32(UV_ECANCELED.rawValue) && !isClosing {
             stopReading()
@@ -371,6 +380,8 @@ public final class TCPConnection {
             let conn = Unmanaged<TCPConnection>.fromOpaque(data)
             let c = conn.takeUnretainedValue()
             c.isClosed = true
+            // Bytes never handed to libuv (an abort) leave the loop's total too.
+            c.queued(-c.queuedBytes)
             let released = c.onReleased
             c.onReleased = nil
             released?()

@@ -129,8 +129,8 @@ final class EffectRunner {
         nextTicket += 1
         pendingWrites[nextTicket] = then
         turnJobs.append(WriteJob(ticket: nextTicket, writes: writes))
-        if let session, let c = session.connection, pendingWrites.count >= storeQueueMax, !c.readingPaused {
-            c.stopReading()
+        if let session, pendingWrites.count >= storeQueueMax, !session.readPauses.contains(.storage) {
+            session.pauseReading(.storage)
             pausedForStorage.append(session)
         }
     }
@@ -157,7 +157,7 @@ final class EffectRunner {
 
     private func resumeReadersIfDrained() {
         guard !pausedForStorage.isEmpty, pendingWrites.count < storeQueueMax / 2, resumesReaders else { return }
-        for s in pausedForStorage where s.isOpen { s.connection?.startReading() }
+        for s in pausedForStorage { s.resumeReading(.storage) }
         pausedForStorage.removeAll()
     }
 

@@ -65,6 +65,10 @@ final class GuildhallService {
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
 
+    /// Publishers not read while the loop's outbound bytes drain (PublisherPause.swift).
+    var pausedPublishers: [Session] = []
+    /// Bytes the fan-out of sends waiting for their commit will queue (PublisherPause.swift).
+    var pendingFanOutBytes = 0
     var shuttingDown = false
     /// Connections closing gracefully, until libuv releases them.
     var lingering: [ObjectIdentifier: TCPConnection] = [:]
@@ -233,6 +237,7 @@ final class GuildhallService {
             s.connection?.flush()
         }
         for s in cutLater { s.markDirty() }
+        resumePublishersIfDrained()
     }
 
     private func sweep() {

@@ -68,6 +68,8 @@ final class Session {
     var overflowed = false
     /// Too many live events waited for sync: ended at the next flush.
     var heldOverflow = false
+    /// Why the connection is not being read; it is read again when no reason is left.
+    private(set) var readPauses: ReadPauses = []
     /// Auto-subscribe mode (MISSION §4.2).
     var autoSubscribe = false
     /// Servers this session entered as a guest.
@@ -208,6 +210,7 @@ final class Session {
     /// the events after `seq` follow. Returns how many were replayed.
     func attach(_ newConnection: TCPConnection, replayingAfter seq: UInt64, answer: () -> Void) -> Int {
         connection = newConnection
+        readPauses = []
         peer = newConnection.peer
         phase = .active
         answer()
@@ -241,6 +244,19 @@ final class Session {
         connection = nil
         phase = .closed
         return c
+    }
+
+    /// Stops reading the connection for `reason` (its peer's requests wait in the kernel).
+    func pauseReading(_ reason: ReadPauses) {
+        if readPauses.isEmpty { connection?.stopReading() }
+        readPauses.insert(reason)
+    }
+
+    /// Drops `reason`; reading resumes once no reason is left.
+    func resumeReading(_ reason: ReadPauses) {
+        guard readPauses.contains(reason) else { return }
+        readPauses.remove(reason)
+        if readPauses.isEmpty && isOpen { connection?.startReading() }
     }
 
     func markDirty() {
@@ -305,6 +321,14 @@ struct OfflineSync {
     var more = false
     /// Offline items sent.
     var items = 0
+}
+
+/// Why a session's connection is not read (DESIGN §2, §4): its publishes
+/// would push the storage queue or the loop's outbound bytes past their bounds.
+struct ReadPauses: OptionSet {
+    let rawValue: UInt8
+    static let storage = ReadPauses(rawValue: 1)
+    static let outbound = ReadPauses(rawValue: 2)
 }
 
 /// Which unread event a session owes for a channel.

@@ -47,6 +47,7 @@ public struct Settings: Sendable, Equatable {
     public var syncPackageSize = 200
     public var offlineRetentionDays = 7
     public var outboundShedBytes = 256 * 1024
+    public var outboundPauseBytes = 16 * 1024 * 1024
     public var outboundSoftCapBytes = 1024 * 1024
     public var outboundSoftCapMs = 10_000
     public var outboundTotalCapBytes = 512 * 1024 * 1024
@@ -140,6 +141,8 @@ extension Settings {
             \.resumeEvents, 0...1_000_000),
         live(int("sync-package-size", "Offline items per sync package.", \.syncPackageSize, 1...10_000)),
         int("offline-retention-days", "Offline items older than this are deleted at startup.", \.offlineRetentionDays, 1...3650),
+        live(int("outbound-pause-bytes", "Bytes queued on all sessions of a loop past which publishers stop being read until they drain to half.",
+                 \.outboundPauseBytes, 0...(1 << 40))),
         live(int("outbound-shed-bytes", "Above this many bytes queued, a session gets no typing frames and unread updates wait, collapsed to the latest.",
                  \.outboundShedBytes, 0...(1 << 30))),
         live(int("outbound-soft-cap-bytes", "A session queued above this for outbound-soft-cap-ms is closed as a slow consumer.",

@@ -532,3 +532,65 @@ extension BackpressureConformanceTests {
         #expect(answer?.previousCloseReason == .slowConsumer)
     }
 }
+
+extension BackpressureConformanceTests {
+    /// DESIGN §4: a publisher stops being read while the loop's queued
+    /// outbound bytes are past `outbound-pause-bytes`, and goes on, losing
+    /// nothing, once they drain.
+    @Test func aPublisherWaitsWhileTheFanOutIsQueuedAndLosesNothing() async throws {
+        let server = try TestServer {
+            try $0.set("small-server-threshold", "100")
+            try $0.set("outbound-pause-bytes", "65536")
+            try $0.set("outbound-hard-cap-bytes", "67108864")
+            try $0.set("outbound-soft-cap-bytes", "67108864")
+            try $0.set("write-stall-ms", "60000")
+        }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bobJoin, bobEvents) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bobJoin])
+        _ = try await bobEvents.notification(.memberJoined)
+        bobJoin.close()
+        let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
+        guard slow.loginAndSync(server.token("bob")) != nil else { Issue.record("login failed"); return }
+        // bob does not read; alice publishes far more than the kernel's buffers hold.
+        let body = blob(16_000, byte: 3)
+        let total = 400
+        let done = Counter()
+        let publishing = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<total { group.addTask { _ = try await alice.send(body, to: c.channelID); done.add() } }
+                try await group.waitForAll()
+            }
+        }
+        // alice's sends stop being answered: her requests wait unread.
+        var last = -1, since = Date()
+        let stalled = try await waitFor("alice's sends to stall") { () -> Int? in
+            let now = done.value
+            if now != last { last = now; since = Date() }
+            return now > 0 && Date().timeIntervalSince(since) > 0.3 ? now : nil
+        }
+        #expect(stalled < total, "the publisher was paused")
+        // bob reads: the queues drain, alice goes on, and bob gets every message in order.
+        var uids: [UInt64] = []
+        var ping = GHRequest()
+        ping.heartbeat = GHHeartbeat()
+        let deadline = Date().addingTimeInterval(20)
+        while uids.count < total, Date() < deadline {
+            slow.send(ping)
+            guard let f = slow.nextFrame(timeout: 0.2) else { continue }
+            if case .message(let m)? = f.event.body { uids.append(m.seq) }
+        }
+        try await publishing.value
+        #expect(done.value == total)
+        #expect(uids == Array(1...UInt64(total)), "every message, in order")
+    }
+}
+
+/// A count several tasks add to.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func add() { lock.withLock { n += 1 } }
+    var value: Int { lock.withLock { n } }
+}

@@ -1,0 +1,46 @@
+// Publishers feel the fan-out (DESIGN §4). A send is read long before its
+// fan-out is queued (it waits for its commit first), so a pipelining
+// publisher can have thousands read before any recipient's queue grows: shape
+// A with no acknowledgement window took the server to 700 MB. So each send
+// accepted for commit counts the bytes its fan-out will queue (its size
+// times the sessions it reaches) until it commits, and while those plus the
+// bytes already queued on the loop's sessions (not yet taken by the kernel)
+// are above `outbound-pause-bytes`, a session that publishes stops being
+// read. It is read again once they drain below half. The frames a paused
+// publisher already sent wait in its socket. Loop thread only.
+
+import GuildhallCore
+
+extension GuildhallService {
+    /// Bytes queued and about to be queued on the loop's sessions.
+    var outboundPressure: Int { loop.outboundBytes + pendingFanOutBytes }
+
+    /// A send of `bytes` to `recipients` sessions was accepted by `s`: counts
+    /// its fan-out until `fanOutQueued`, and pauses `s` if that is past the bound.
+    func publishing(_ s: Session, bytes: Int, recipients: Int) -> Int {
+        let projected = (bytes + 64) * recipients
+        pendingFanOutBytes += projected
+        if outboundPressure > settings.outboundPauseBytes && !s.readPauses.contains(.outbound) {
+            s.pauseReading(.outbound)
+            pausedPublishers.append(s)
+        }
+        return projected
+    }
+
+    /// The send committed (or failed): its fan-out is queued now, or never will be.
+    func fanOutQueued(_ projected: Int) { pendingFanOutBytes -= projected }
+
+    /// Once per loop turn, after the flush: read paused publishers again once the queues drained.
+    func resumePublishersIfDrained() {
+        guard !pausedPublishers.isEmpty, outboundPressure <= settings.outboundPauseBytes / 2, !shuttingDown else { return }
+        let waiting = pausedPublishers
+        pausedPublishers.removeAll()
+        for s in waiting { s.resumeReading(.outbound) }
+    }
+
+    /// Sessions a message in `channel` reaches live at most (subscribers, or online members of a small server).
+    func audienceSize(_ channel: ChannelRecord) -> Int {
+        if isSmall(channel.serverID) { return registry.onlineMembers(of: channel.serverID).count }
+        return book.holders(.channelMessages, SubscriptionTarget(server: channel.serverID, channel: channel.id)).count
+    }
+}
