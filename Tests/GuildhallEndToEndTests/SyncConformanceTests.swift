@@ -509,13 +509,7 @@ extension BackpressureConformanceTests {
             try $0.set("login-deadline-ms", "1000")
         }
         defer { server.stop() }
-        let (alice, _) = try await server.client("alice")
-        let (bobJoin, bobEvents) = try await server.client("bob")
-        let (_, c) = try await guild(server, owner: alice, members: [bobJoin])
-        _ = try await bobEvents.notification(.memberJoined)
-        bobJoin.close()
-        let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
-        guard let login = slow.loginAndSync(server.token("bob")) else { Issue.record("login failed"); return }
+        let (alice, c, slow, login) = try await slowReader(server)
         let body = blob(16_000, byte: 2)
         // Enough to fill the kernel's buffers and leave bytes queued, far below the caps.
         for _ in 0..<4 {
@@ -546,13 +540,7 @@ extension BackpressureConformanceTests {
             try $0.set("write-stall-ms", "60000")
         }
         defer { server.stop() }
-        let (alice, _) = try await server.client("alice")
-        let (bobJoin, bobEvents) = try await server.client("bob")
-        let (_, c) = try await guild(server, owner: alice, members: [bobJoin])
-        _ = try await bobEvents.notification(.memberJoined)
-        bobJoin.close()
-        let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
-        guard slow.loginAndSync(server.token("bob")) != nil else { Issue.record("login failed"); return }
+        let (alice, c, slow, _) = try await slowReader(server)
         // bob does not read; alice publishes far more than the kernel's buffers hold.
         let body = blob(16_000, byte: 3)
         let total = 400
@@ -585,6 +573,19 @@ extension BackpressureConformanceTests {
         #expect(done.value == total)
         #expect(uids == Array(1...UInt64(total)), "every message, in order")
     }
+}
+
+/// alice owns a guild with bob, who is logged in on a raw connection with
+/// a small receive buffer and reads only when the test says so.
+func slowReader(_ server: TestServer) async throws -> (GuildhallClient, GHChannelInfo, RawConnection, GHLoginResult) {
+    let (alice, _) = try await server.client("alice")
+    let (bobJoin, bobEvents) = try await server.client("bob")
+    let (_, c) = try await guild(server, owner: alice, members: [bobJoin])
+    _ = try await bobEvents.notification(.memberJoined)
+    bobJoin.close()
+    let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
+    guard let login = slow.loginAndSync(server.token("bob")) else { throw WaitTimeout(what: "bob's login and sync") }
+    return (alice, c, slow, login)
 }
 
 /// A count several tasks add to.
