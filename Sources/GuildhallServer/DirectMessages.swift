@@ -72,19 +72,21 @@ extension GuildhallService {
 
     // MARK: Sending
 
-    func sendDirectMessage(_ r: GHSendDirectMessage, id: UInt64, from s: Session) {
+    /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
+    func sendDirectMessage(_ r: GHSendDirectMessage, id: UInt64, from s: Session, checkResend: Bool = true) {
         attempt(id, s) { () throws(Failure) in
             let content = try r.body.domain()
             try Validation.message(content: content, mentions: [], clientID: r.clientID,
                                    maxBodyBytes: settings.maxBodyBytes, maxMentions: settings.maxMentions)
-            if answeredAsResend(r.clientID, id: id, from: s, as: { directMessage($0, for: s.user) }) { return }
+            if checkResend, answeredAsResend(r.clientID, id: id, from: s, as: { self.directMessage($0, for: s.user) },
+                                             otherwise: { self.sendDirectMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
             var (c, conversationWrite) = try conversation(with: r.peerID, for: s.user, now: now)
             let (seq, time) = c.append(now: now)
             directs[c.id] = c
             let record = MessageRecord(uid: ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
                                        content: content, mentions: [], mentionAll: false, needReceipt: false, clientID: r.clientID)
-            if !r.clientID.isEmpty { recentSends.remember(record, committed: false) }
+            if !r.clientID.isEmpty { recentSends.sending(sender: s.user, clientID: r.clientID) }
             // The recipient's copy is the stored message, addressed to them.
             let peer = c.peer(of: s.user)
             let copy = EventCopy(.message(directMessage(record, for: peer)))

@@ -114,7 +114,7 @@ final class GuildhallService {
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { receipts.load(a, in: channel) }
         for c in snapshot.conversations { directs.add(c) }
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
-        for m in snapshot.recentClientMessages { recentSends.remember(m, committed: true) }
+        for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
 
         runner.onSettled = { [unowned self] in if self.shuttingDown && self.runner.pendingCommits == 0 { self.finishShutdown() } }
         receiver = InboxReceiver(loop: loop, inbox: inbox) { [unowned self] in self.received($0) }

@@ -6,12 +6,14 @@ import GuildhallStore
 import GuildhallWire
 
 extension GuildhallService {
-    func sendMessage(_ r: SendRequest, id: UInt64, from s: Session) {
+    /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
+    func sendMessage(_ r: SendRequest, id: UInt64, from s: Session, checkResend: Bool = true) {
         attempt(id, s) { () throws(Failure) in
             guard let content = r.content else { throw Failure.badRequest("message body must hold text or custom content") }
             try Validation.message(content: content, mentions: r.mentions, clientID: r.clientID,
                                    maxBodyBytes: settings.maxBodyBytes, maxMentions: settings.maxMentions)
-            if answeredAsResend(r.clientID, id: id, from: s, as: GHChannelMessage.init) { return }
+            if checkResend, answeredAsResend(r.clientID, id: id, from: s, as: GHChannelMessage.init,
+                                             otherwise: { self.sendMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
             let sendable = try sendableChannel(r.channelID, for: s)
             if r.needReceipt { try checkReceiptsAllowed(in: sendable.serverID, by: s.user) }
@@ -19,7 +21,7 @@ extension GuildhallService {
             let record = MessageRecord(uid: ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
                                        mentionAll: r.mentionAll, needReceipt: r.needReceipt, clientID: r.clientID)
-            if !r.clientID.isEmpty { recentSends.remember(record, committed: false) }
+            if !r.clientID.isEmpty { recentSends.sending(sender: s.user, clientID: r.clientID) }
             // A mention by id is addressed to the member: it goes to their
             // inbox too (offline sync); live, the fan-out carries its cursor.
             var effects = Effects(writes: [.message(record)])
@@ -50,14 +52,27 @@ extension GuildhallService {
         }
     }
 
-    /// A resend with a client id seen within the de-duplication window: answers
-    /// it with the original (or waits for the original's commit) and returns true.
-    func answeredAsResend(_ clientID: String, id: UInt64, from s: Session, as shape: (MessageRecord) -> GHChannelMessage) -> Bool {
+    /// A resend with a client id seen within the de-duplication window:
+    /// answers it with the original, read from the store (or waits for the
+    /// original's commit), and returns true. When the stored message is not
+    /// this sender's with this client id (the compact table's hash collided),
+    /// runs `otherwise`: the send is new.
+    func answeredAsResend(_ clientID: String, id: UInt64, from s: Session, as shape: @escaping (MessageRecord) -> GHChannelMessage,
+                          otherwise: @escaping () -> Void) -> Bool {
         guard !clientID.isEmpty, let original = recentSends.lookup(sender: s.user, clientID: clientID) else { return false }
-        if original.committed {
-            s.respond(id, .message(shape(original.message)))
-        } else {
+        switch original {
+        case .inFlight:
             recentSends.wait(sender: s.user, clientID: clientID, session: s, id: id)
+        case .committed(let uid):
+            read(.messages(uids: [uid])) { result in
+                if let m = result.messages.first, m.sender == s.user, m.clientID == clientID {
+                    s.respond(id, .message(shape(m)))
+                } else if result.error != nil {
+                    s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
+                } else {
+                    otherwise()
+                }
+            }
         }
         return true
     }

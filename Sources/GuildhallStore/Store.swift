@@ -17,7 +17,8 @@ public struct StoreSnapshot: Sendable {
     /// The highest id ever issued (messages, servers, channels), so ids never repeat.
     public var highestID: UInt64 = 0
     /// Messages with a client id sent since the de-duplication window began.
-    public var recentClientMessages: [MessageRecord] = []
+    /// Sends with a client id since the de-duplication window's floor: (uid, sender, client id), in UID order.
+    public var recentClientSends: [(uid: MessageUID, sender: UserID, clientID: String)] = []
     public var bans: [BanRecord] = []
     public var readPositions: [(UserID, ChannelID, ReadPosition)] = []
     /// Mentions by id since the mention window began: (user, channel, seq, time).
@@ -132,9 +133,9 @@ public final class Store: Sendable {
                              UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM servers")),
                              UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM channels")),
                              UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM conversations")))
-        s = try db.prepare("SELECT \(MessageRows.columns) FROM messages WHERE uid >= ? AND client_id != '' ORDER BY uid", persistent: false)
+        s = try db.prepare("SELECT uid, sender, client_id FROM messages WHERE uid >= ? AND client_id != '' ORDER BY uid", persistent: false)
         s.bind(1, clientIDFloorUID)
-        while try s.step() { snap.recentClientMessages.append(MessageRows.read(s)) }
+        while try s.step() { snap.recentClientSends.append((s.uint(0), s.text(1), s.text(2))) }
         return snap
     }
 
