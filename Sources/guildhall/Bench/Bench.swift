@@ -44,6 +44,9 @@ struct BenchRun {
     let target: BenchTargetKind
     let result: LoadResult
     var serverRSS = 0
+    var serverPeakRSS = 0
+    /// Cores the server used while the load ran.
+    var serverCores = 0.0
 
     func json(extra: String = "") -> String {
         let r = result
@@ -66,8 +69,12 @@ enum BenchRunner {
             FileHandle.standardError.write(Data("started \(target) on port \(server.port)\n".utf8))
         }
         let generator = LoadGenerator(wire: server.wire, shape: shape, port: server.port)
+        var cpuBefore = 0.0
+        generator.onReady = { cpuBefore = server.cpuSeconds }
         let result = generator.run()
-        return BenchRun(target: target, result: result, serverRSS: server.residentBytes)
+        let cores = result.seconds > 0 ? (server.cpuSeconds - cpuBefore) / result.seconds : 0
+        return BenchRun(target: target, result: result, serverRSS: server.residentBytes, serverPeakRSS: server.peakResidentBytes,
+                        serverCores: cores)
     }
 
     /// Median run by deliveries/s.

@@ -43,6 +43,8 @@ struct LoadResult {
     var published = 0
     var latency = LatencyHistogram()
     var connectSeconds = 0.0
+    /// CPU time the load generator itself used while running (user + system).
+    var generatorCPUSeconds = 0.0
     var failure: String?
 
     var deliveriesPerSecond: Double { seconds > 0 ? Double(deliveries) / seconds : 0 }
@@ -96,6 +98,9 @@ final class LoadGenerator {
     var onReady: (() -> Void)?
     let debug = ProcessInfo.processInfo.environment["GUILDHALL_BENCH_DEBUG"] != nil
     var lastReport: UInt64 = 0
+    /// Publishes made at a fixed rate so far: the next one's place in the schedule.
+    var scheduled = 0
+    var cpuAtStart = 0.0
 
     init(wire: BenchWire, shape: LoadShape, host: String = "127.0.0.1", port: Int) {
         self.wire = wire
@@ -224,8 +229,13 @@ final class LoadGenerator {
         guard let conn = peer.connection else { return }
         var budget = allowance
         while peer.sent < shape.messages && peer.sent - peer.acked < shape.window && budget > 0 {
+            // At a fixed rate a publish is stamped with its time in the schedule,
+            // not when a late tick got to it: otherwise the generator's own lag
+            // hides from the latency (coordinated omission).
+            let stamp = shape.rate > 0 ? startNanos + UInt64(Double(scheduled) * 1e9 / Double(shape.rate)) : BenchRecord.monotonicNanos()
+            scheduled += 1
             BenchRecord.make(size: shape.bytes, publisher: UInt32(peer.index), seq: UInt64(peer.sent),
-                             sentNanos: BenchRecord.monotonicNanos(), into: &payload)
+                             sentNanos: stamp, into: &payload)
             out.removeAll(keepingCapacity: true)
             wire.appendPublish(payload, to: &out)
             peer.sent += 1
@@ -251,6 +261,7 @@ final class LoadGenerator {
                 result.connectSeconds = Double(now - connectStart) / 1e9
                 onReady?()
                 phase = 1
+                cpuAtStart = Self.cpuSeconds()
                 startNanos = BenchRecord.monotonicNanos()
                 lastDelivery = startNanos
                 if shape.expected == 0 && (shape.publishers == 0 || shape.messages == 0) { finish(); return }
@@ -294,8 +305,16 @@ final class LoadGenerator {
         phase = 2
         result.seconds = Double(lastDelivery - startNanos) / 1e9
         result.published = publishers.reduce(0) { $0 + $1.sent }
+        if cpuAtStart > 0 { result.generatorCPUSeconds = Self.cpuSeconds() - cpuAtStart }
         timer.close()
         for p in subscribers + publishers + stalledPeers { p.connection?.abort() }
+    }
+
+    /// This process's CPU time so far (user + system), in seconds.
+    static func cpuSeconds() -> Double {
+        var u = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &u)
+        return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
     }
 
     private func fail(_ why: String) {
