@@ -74,17 +74,19 @@ extension GuildhallService {
             reject(session, id: request.id, .badRequest("unknown request: the body is empty or of a kind this server does not know"))
             return
         }
-        if session.phase == .awaitingLogin {
-            switch body {
-            case .login(let login): self.login(login, id: request.id, on: session)
-            case .resume(let resume): self.resume(resume, id: request.id, on: session)
-            default:
-                session.fail(request.id, Failure(.unauthenticated, "log in first: the first request must be login or resume"))
-                close(session, .authFailed, "request before login")
-            }
-            return
+        // The request table's phase check, once for every kind.
+        switch (session.phase == .awaitingLogin, body.rule.phase) {
+        case (true, .opensSession):
+            if case .login(let login) = body { self.login(login, id: request.id, on: session) }
+            if case .resume(let resume) = body { self.resume(resume, id: request.id, on: session) }
+        case (true, .loggedIn):
+            session.fail(request.id, Failure(.unauthenticated, "log in first: the first request must be login or resume"))
+            close(session, .authFailed, "request before login")
+        case (false, .opensSession):
+            session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
+        case (false, .loggedIn):
+            route(body, id: request.id, from: session)
         }
-        route(body, id: request.id, from: session)
     }
 
     /// A bad frame: before login the stream is not trusted and is closed;

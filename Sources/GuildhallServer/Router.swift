@@ -1,4 +1,5 @@
-// Which handler serves which request. Loop thread only; the session is logged in.
+// Which handler serves which request. Loop thread only; the session is
+// logged in and the request table's checks have passed.
 
 import GuildhallCore
 import GuildhallStore
@@ -8,7 +9,7 @@ extension GuildhallService {
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session) {
         switch body {
         case .login, .resume:
-            s.fail(id, Failure(.conflict, "already logged in as \(s.user)"))
+            break  // the request table sends these to login and resume (Connections.swift)
         case .heartbeat(let h):
             if h.lastEventSeq != 0 { acknowledge(h.lastEventSeq, from: s) }
             var pong = GHPong()

@@ -123,6 +123,25 @@ import Testing
         try await stillServes(server)
     }
 
+    @Test func loginOrResumeOnALoggedInSessionGets409AndTheSessionLivesOn() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let raw = try RawConnection(port: server.port)
+        guard let login = raw.loginAndSync(server.token("alice")) else { Issue.record("login failed"); return }
+        raw.login(server.token("bob"), id: 2)
+        raw.resume(server.token("alice"), sessionID: login.sessionID, lastEventSeq: 0, id: 3)
+        var ping = GHRequest()
+        ping.id = 4
+        ping.heartbeat = GHHeartbeat()
+        raw.send(ping)
+        var frames: [GHFrame] = []
+        while frames.count < 3, let f = raw.nextFrame() { frames.append(f) }
+        #expect(frames.map(\.response.id) == [2, 3, 4])
+        #expect(frames.errors.map(\.code) == [.conflict, .conflict])
+        #expect(frames.errors.first?.message == "already logged in as alice")
+        #expect(frames.last?.response.pong != nil)
+    }
+
     @Test func aBadTokenIsRefused() async throws {
         let server = try TestServer()
         defer { server.stop() }

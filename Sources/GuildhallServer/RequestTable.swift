@@ -1,0 +1,73 @@
+// The request table (DESIGN §9): for every request kind, where it runs, its
+// rate class, and when a session may send it. One exhaustive switch, so a
+// new request kind cannot be added without deciding all three. The checks
+// the table drives run once, before any handler (Connections.swift); the
+// permission each kind needs joins the table with roles (issue 13), and the
+// rate class with the request limiter. Pure.
+//
+// Where a request runs, and what finds its home, is the plan the loops
+// follow: a guild's requests go to the loop (and later node) that owns the
+// guild, found from the server or channel id the request names; per-user
+// requests to the caller's user home; the rest stay on the session's gateway.
+
+import GuildhallWire
+
+enum RequestPlace: Equatable {
+    /// The session's own loop: its connection, liveness, subscriptions and what it receives.
+    case gateway
+    /// The home of the guild the request names (by server or channel id).
+    case guildHome
+    /// The home of the caller's user: direct conversations, inbox, received status.
+    case userHome
+}
+
+/// How a request counts against a session's request budget.
+enum RateClass: Equatable {
+    /// Keeping the session alive: heartbeats, acknowledgements, logout.
+    case session
+    /// Reads: lists, history, lookups.
+    case query
+    /// Changes to the directory, subscriptions and read state.
+    case change
+    /// Messages and receipts other users receive.
+    case message
+    /// Typing, throttled on its own (MISSION §4.5).
+    case typing
+}
+
+/// When in a session's life a request is allowed.
+enum RequestPhase: Equatable {
+    /// Only as the first request: it logs the connection in.
+    case opensSession
+    /// Only once logged in.
+    case loggedIn
+}
+
+struct RequestRule: Equatable {
+    let place: RequestPlace
+    let rate: RateClass
+    let phase: RequestPhase
+}
+
+extension GHRequest.OneOf_Body {
+    var rule: RequestRule {
+        switch self {
+        case .login, .resume: RequestRule(place: .gateway, rate: .session, phase: .opensSession)
+        case .heartbeat, .ack, .logout: RequestRule(place: .gateway, rate: .session, phase: .loggedIn)
+        case .subscribe, .setSubscribeMode: RequestRule(place: .gateway, rate: .change, phase: .loggedIn)
+        case .enterAsGuest, .leaveAsGuest: RequestRule(place: .gateway, rate: .change, phase: .loggedIn)
+        case .listMyServers, .getServers, .listMembers, .listChannels, .getHistory, .getMessages, .getUnread,
+             .getReceiptReaders, .getReceiptInfo:
+            RequestRule(place: .guildHome, rate: .query, phase: .loggedIn)
+        case .createServer, .updateServer, .deleteServer, .joinServer, .inviteMember, .acceptInvite, .leaveServer, .kickMember,
+             .setMemberRole, .createChannel, .updateChannel, .deleteChannel, .banMember, .unbanMember, .markRead:
+            RequestRule(place: .guildHome, rate: .change, phase: .loggedIn)
+        case .sendMessage, .requestReceipt, .respondReceipts: RequestRule(place: .guildHome, rate: .message, phase: .loggedIn)
+        case .sendTyping: RequestRule(place: .guildHome, rate: .typing, phase: .loggedIn)
+        case .listConversations, .getSentStatus, .getReceivedStatus: RequestRule(place: .userHome, rate: .query, phase: .loggedIn)
+        case .openConversation, .setReceivedStatus, .markDelivered, .sendReadReceipt, .ackMessageRead, .ackConversationRead:
+            RequestRule(place: .userHome, rate: .change, phase: .loggedIn)
+        case .sendDirectMessage: RequestRule(place: .userHome, rate: .message, phase: .loggedIn)
+        }
+    }
+}
