@@ -38,7 +38,7 @@ extension GuildhallService {
 
     /// Handles every whole frame the session's decoder holds.
     func drainFrames(_ session: Session) {
-        while session.isOpen && session.phase != .detached {
+        while session.isOpen && session.detached == nil {
             let payload: [UInt8]?
             do {
                 payload = try session.decoder.next()
@@ -54,7 +54,7 @@ extension GuildhallService {
     }
 
     private func handle(payload: [UInt8], on session: Session) {
-        if session.phase != .awaitingLogin, let (id, send) = SendRequest.read(payload) {
+        if !session.isAwaitingLogin, let (id, send) = SendRequest.read(payload) {
             sendMessage(send, id: id, from: session)
             return
         }
@@ -75,7 +75,7 @@ extension GuildhallService {
             return
         }
         // The request table's phase check, once for every kind.
-        switch (session.phase == .awaitingLogin, body.rule.phase) {
+        switch (session.isAwaitingLogin, body.rule.phase) {
         case (true, .opensSession):
             if case .login(let login) = body { self.login(login, id: request.id, on: session) }
             if case .resume(let resume) = body { self.resume(resume, id: request.id, on: session) }
@@ -94,7 +94,7 @@ extension GuildhallService {
     private func reject(_ session: Session, id: UInt64, _ failure: Failure) {
         log.debug("bad frame", ["peer": session.peer, "error": failure.message])
         session.fail(id, failure)
-        if session.phase == .awaitingLogin { close(session, .protocolError, failure.message) }
+        if session.isAwaitingLogin { close(session, .protocolError, failure.message) }
     }
 
     private func login(_ login: GHLogin, id: UInt64, on session: Session) {
@@ -124,7 +124,7 @@ extension GuildhallService {
         let others = registry.sessions(of: token.user).values
         if others.count >= settings.maxSessionsPerUser {
             // A dropped session waiting for its resume yields to a live login.
-            if let oldest = others.filter({ $0.phase == .detached }).min(by: { $0.detachedAt < $1.detachedAt }) {
+            if let oldest = others.compactMap({ s in s.detached.map { (s, $0.since) } }).min(by: { $0.1 < $1.1 })?.0 {
                 close(oldest, nil, "made room for a new login")
             } else {
                 let failure = Failure(.limitReached, "\(token.user) already has \(others.count) sessions online; the limit is \(settings.maxSessionsPerUser)")
@@ -133,14 +133,11 @@ extension GuildhallService {
                 return
             }
         }
-        session.user = token.user
-        session.device = token.device
-        session.sessionID = "\(settings.nodeID)-\(session.key)-\(UInt32.random(in: 0...UInt32.max))"
-        session.phase = .active
+        // Live events wait until sync is done; items up to the horizon come from the inbox.
+        session.loggedIn(token.user, device: token.device, sessionID: "\(settings.nodeID)-\(session.key)-\(UInt32.random(in: 0...UInt32.max))",
+                         horizon: runner.inboxFanned)
         session.liveness.loggedIn(at: loop.nowMillis)
         session.decoder.maxFrameBytes = settings.maxFrameBytes
-        // Live events wait until sync is done; items up to here come from the inbox.
-        session.sync = OfflineSync(horizon: runner.inboxFanned)
         registry.loggedIn(session, servers: directory.serverIDs(of: token.user))
         book.open(session.key, user: token.user)
         var result = loginResult(for: session)
@@ -170,7 +167,7 @@ extension GuildhallService {
         if let reason, !abort { session.sendClosed(reason, message) }
         if let reason { log.info("session closed", ["peer": session.peer, "user": session.user, "reason": reason, "detail": message]) }
         let wasLoggedIn = session.isLoggedIn
-        session.phase = .closed
+        let connection = session.close(reason)
         registry.remove(session, servers: session.user.isEmpty ? [] : directory.serverIDs(of: session.user))
         book.close(session.key)
         typingOwed.remove(session.key)
@@ -178,7 +175,7 @@ extension GuildhallService {
             saveCursor(of: session)
             if session.autoSubscribe && !hasAutoSessions(session.user) { ladders.removeValue(forKey: session.user) }
         }
-        if let c = session.handOver() {
+        if let c = connection {
             linger(c)
             if abort { c.abort() } else { c.close() }
         }

@@ -243,7 +243,7 @@ final class GuildhallService {
     private func sweep() {
         let now = loop.nowMillis
         for s in Array(registry.all.values) {
-            if s.phase == .detached { continue }
+            if s.detached != nil { continue }
             switch s.liveness.verdict(at: now) {
             case .loginTimeout?: close(s, .loginTimeout, "no login within \(settings.loginDeadlineMs) ms"); continue
             case .idleTimeout?: drop(s, .heartbeatTimeout, "nothing received for \(settings.idleTimeoutMs) ms"); continue

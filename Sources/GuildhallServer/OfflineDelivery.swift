@@ -44,8 +44,9 @@ extension GuildhallService {
     }
 
     private func deliverPackage(_ result: ReadResult, to s: Session) {
-        guard var sync = s.sync else { return }
-        if sync.after == nil { s.syncedFrom(result.cursor) }
+        guard let before = s.sync else { return }
+        if before.after == nil { s.syncedFrom(result.cursor) }
+        var sync = before
         sync.after = result.inbox.last?.ord ?? sync.after ?? result.cursor
         let now = now()
         let events: [(UInt64, GHEvent)] = result.inbox.compactMap { item in
@@ -55,7 +56,7 @@ extension GuildhallService {
         }
         sync.more = result.hasMore
         if events.isEmpty {
-            s.sync = sync
+            s.updateSync { $0 = sync }
             if result.hasMore { fetchPackage(for: s) } else { completeSync(s) }
             return
         }
@@ -67,7 +68,7 @@ extension GuildhallService {
         }
         sync.items += events.count
         sync.awaitingSeq = s.eventSeq
-        s.sync = sync
+        s.updateSync { $0 = sync }
     }
 
     /// The event an inbox item becomes, or nil when it no longer applies.
@@ -96,7 +97,7 @@ extension GuildhallService {
     private func completeSync(_ s: Session) {
         var done = GHSyncCompleted()
         done.items = UInt32(s.sync?.items ?? 0)
-        s.send(ReplayEntry(payload: GHEvent.OneOf_Body.syncCompleted(done).sharedPayload, unread: nil, cursor: 0, ord: 0))
+        s.send(GHEvent.OneOf_Body.syncCompleted(done).sharedPayload)
         s.finishSync()
     }
 
@@ -105,9 +106,8 @@ extension GuildhallService {
     /// The client has every event up to `seq`.
     func acknowledge(_ seq: UInt64, from s: Session) {
         if s.acknowledge(upTo: seq) { cursorOwed.insert(s.key) }
-        guard var sync = s.sync, sync.awaitingSeq != 0, seq >= sync.awaitingSeq else { return }
-        sync.awaitingSeq = 0
-        s.sync = sync
+        guard let sync = s.sync, sync.awaitingSeq != 0, seq >= sync.awaitingSeq else { return }
+        s.updateSync { $0.awaitingSeq = 0 }
         // The package is the client's: its cursor is durable before the next one goes.
         let write = cursorWrite(of: s)
         commit(write.map { [$0] } ?? [], from: nil) { _ in
@@ -117,10 +117,9 @@ extension GuildhallService {
     }
 
     private func cursorWrite(of s: Session) -> StoreWrite? {
-        guard s.ackedOrd > s.writtenOrd else { return nil }
-        s.writtenOrd = s.ackedOrd
+        guard let cursor = s.unwrittenCursor() else { return nil }
         cursorOwed.remove(s.key)
-        return .syncCursor(s.user, s.device, s.ackedOrd)
+        return .syncCursor(s.user, s.device, cursor)
     }
 
     /// Writes the session's cursor if it moved (when it ends).

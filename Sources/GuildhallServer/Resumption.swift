@@ -13,7 +13,7 @@ extension GuildhallService {
     /// The connection is gone (or must go); the session waits for a resume
     /// when it is logged in and resuming is on, else it ends.
     func drop(_ s: Session, _ reason: GHCloseReason?, _ message: String, abort: Bool = false) {
-        guard s.phase == .active, settings.resumeWindowMs > 0, !shuttingDown else {
+        guard s.state.isAttached, settings.resumeWindowMs > 0, !shuttingDown else {
             close(s, reason, message, abort: abort)
             return
         }
@@ -22,8 +22,7 @@ extension GuildhallService {
                                                    "seq": s.eventSeq])
         typingOwed.remove(s.key)
         s.pendingTyping.removeAll()
-        s.dropReason = reason
-        if let c = s.detach(at: loop.nowMillis) {
+        if let c = s.detach(at: loop.nowMillis, why: reason) {
             linger(c)
             if abort { c.abort() } else { c.close() }
         }
@@ -33,11 +32,11 @@ extension GuildhallService {
         guard let token = verifiedToken(r.token, id: id, on: fresh) else { return }
         let failure: String
         if let old = resumable(r.sessionID), old.user == token.user, old.device == token.device {
-            if r.lastEventSeq <= old.eventSeq && old.replay.canReplay(after: r.lastEventSeq) {
+            if old.canResume(after: r.lastEventSeq) {
                 takeOver(old, from: fresh, after: r.lastEventSeq, id: id)
                 return
             }
-            failure = "events after seq \(r.lastEventSeq) are no longer held (session at \(old.eventSeq), oldest held \(old.replay.firstSeq))"
+            failure = "events after seq \(r.lastEventSeq) are no longer held (session at \(old.eventSeq), oldest held \(old.oldestReplayable))"
             close(old, .replaced, "resumed too late; logged in afresh")
         } else {
             failure = "no session \(r.sessionID) of this user and device is waiting to resume"
@@ -54,13 +53,13 @@ extension GuildhallService {
     }
 
     private func takeOver(_ old: Session, from fresh: Session, after seq: UInt64, id: UInt64) {
-        if old.phase == .active, let stale = old.detach(at: loop.nowMillis) {
+        if old.state.isAttached, let stale = old.detach(at: loop.nowMillis, why: nil) {
             // The old connection has not noticed it is dead; this one replaces it.
             linger(stale)
             stale.abort()
         }
         registry.remove(fresh, servers: [])
-        guard let connection = fresh.handOver() else { return }
+        guard let connection = fresh.close(nil) else { return }
         old.decoder = fresh.decoder
         old.decoder.maxFrameBytes = settings.maxFrameBytes
         old.liveness = SessionLiveness(now: loop.nowMillis, loginDeadlineMs: UInt64(settings.loginDeadlineMs),
@@ -70,12 +69,13 @@ extension GuildhallService {
         bind(connection, to: old)
         var result = loginResult(for: old)
         result.resumed = true
-        if let reason = old.dropReason { result.previousCloseReason = reason }
-        old.dropReason = nil
-        let replayed = old.attach(connection, replayingAfter: seq) { old.respond(id, .login(result)) }
+        let replayed = old.attach(connection, replayingAfter: seq) { why in
+            if let why { result.previousCloseReason = why }
+            old.respond(id, .login(result))
+        }
         var resumed = GHResumed()
         resumed.replayed = UInt32(replayed)
-        old.send(ReplayEntry(payload: GHEvent.OneOf_Body.resumed(resumed).sharedPayload, unread: nil, cursor: 0, ord: 0))
+        old.send(GHEvent.OneOf_Body.resumed(resumed).sharedPayload)
         if !old.pendingTyping.isEmpty || !old.pendingUnread.isEmpty { old.markDirty() }
         log.info("session resumed", ["user": old.user, "session": old.sessionID, "replayed": replayed, "peer": old.peer])
         drainFrames(old)
@@ -83,7 +83,8 @@ extension GuildhallService {
 
     /// Ends detached sessions whose resume window has passed.
     func expireDetached(now: UInt64) {
-        for s in Array(registry.all.values) where s.phase == .detached && now >= s.detachedAt + UInt64(settings.resumeWindowMs) {
+        for s in Array(registry.all.values) {
+            guard let d = s.detached, now >= d.since + UInt64(settings.resumeWindowMs) else { continue }
             log.info("resume window passed", ["user": s.user, "session": s.sessionID])
             close(s, nil, "resume window passed")
         }

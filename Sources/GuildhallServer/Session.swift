@@ -1,5 +1,8 @@
-// One client connection and, after login, its session: identity, liveness,
-// the frame decoder and the per-session event sequence. Loop thread only.
+// One client connection and, after login, its session: the shell around its
+// state machine (SessionState.swift), carrying out what the state decides
+// for each event, plus identity, liveness, the frame decoder and what the
+// loop tracks per session (backpressure, subscriptions' coalesced notices).
+// Loop thread only.
 //
 // Nothing is written to the socket here directly: responses and events are
 // queued on the connection through the session's `FrameSink` (which frames
@@ -11,10 +14,6 @@ import GuildhallLoop
 import GuildhallWire
 
 final class Session {
-    /// `detached`: logged in, but its connection dropped; it keeps its
-    /// subscriptions and collects events until resumed or the window ends.
-    enum Phase { case awaitingLogin, active, detached, closed }
-
     // The fields every delivery touches come first, so they share the
     // object's first cache lines (a thousand sessions per fan-out do not fit in cache).
     let key: UInt64
@@ -24,15 +23,10 @@ final class Session {
     /// costs no atomic reference count operation (measured: retains and
     /// releases were close to half of the loop's time on shape A; atomics are slow here).
     private var connectionRef: Unmanaged<TCPConnection>?
-    /// Sequence of the last event sent; the next event gets +1.
-    private(set) var eventSeq: UInt64 = 0
-    /// Highest inbox ord queued to this session (see also `ackedOrd`).
-    private(set) var queuedOrd: UInt64 = 0
-    var phase = Phase.awaitingLogin
+    /// The phase, event numbering, replay buffer and inbox cursor (SessionState.swift).
+    private(set) var state: SessionState
     /// On the flush list already this turn.
     var isDirty = false
-    /// Events not yet acknowledged, for a resume (MISSION §1).
-    private(set) var replay: ReplayRing<ReplayEntry>
     var user: UserID = ""
     /// Queued bytes past which the session is closed as a slow consumer.
     var outboundCap: Int
@@ -49,15 +43,6 @@ final class Session {
     var liveness: SessionLiveness
     var device: DeviceID = ""
     var sessionID = ""
-    /// While offline sync runs: its progress; live events wait in `held`.
-    var sync: OfflineSync?
-    private(set) var held: [ReplayEntry] = []
-    /// Highest inbox ord acknowledged (the device's sync cursor), and the one last written.
-    private(set) var ackedOrd: UInt64 = 0
-    var writtenOrd: UInt64 = 0
-    /// Loop time the session was detached, and why the server cut the connection (if it did).
-    var detachedAt: UInt64 = 0
-    var dropReason: GHCloseReason?
     /// Loop time the outbound queue went over the soft cap, while it stays over.
     var overSoftCapSince: UInt64?
     /// Write progress seen by the last sweep, and since when none was made with bytes queued.
@@ -93,13 +78,20 @@ final class Session {
         self.peer = connection.peer
         self.liveness = liveness
         self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
-        self.replay = ReplayRing(capacity: replayCapacity)
+        self.state = SessionState(replayCapacity: replayCapacity)
         self.flushList = flushList
     }
 
-    var isOpen: Bool { phase != .closed }
+    var isOpen: Bool { state.isOpen }
+    var isAwaitingLogin: Bool { state.isAwaitingLogin }
     /// Logged in, attached or not.
-    var isLoggedIn: Bool { phase == .active || phase == .detached }
+    var isLoggedIn: Bool { state.isLoggedIn }
+    /// Logged in and waiting for a resume.
+    var detached: SessionState.Detached? { state.detached }
+    var eventSeq: UInt64 { state.eventSeq }
+    var sync: OfflineSync? { state.sync }
+
+    func updateSync(_ change: (inout OfflineSync) -> Void) { state.updateSync(change) }
 
     func respond(_ id: UInt64, _ result: GHResponse.OneOf_Result) {
         guard isOpen, let connection else { return }
@@ -119,39 +111,44 @@ final class Session {
 
     func fail(_ id: UInt64, _ failure: Failure) { respond(id, .error(GHError(failure))) }
 
+    /// Logged in as `user` on `device`: offline sync starts; items up to `horizon` come from the inbox.
+    func loggedIn(_ user: UserID, device: DeviceID, sessionID: String, horizon: UInt64) {
+        self.user = user
+        self.device = device
+        self.sessionID = sessionID
+        state.loggedIn(horizon: horizon)
+    }
+
     /// Queues an event whose payload (Frame{event{body}}, no seq) was encoded
     /// once for every recipient; this session's seq, its own unread numbers
     /// for a message and the inbox `cursor` of an item addressed to the user
     /// go in a trailer that merges into the payload. During offline sync the
     /// event waits until sync completes.
     func push(event payload: SharedBytes, unread: FrameEncoding.RecipientUnread? = nil, cursor: UInt64 = 0) {
-        guard isLoggedIn else { return }
-        if cursor > queuedOrd { queuedOrd = cursor }
-        let entry = ReplayEntry(payload: payload, unread: unread, cursor: cursor, ord: queuedOrd)
-        if sync != nil {
-            // A client that never acknowledges its sync must not make the
-            // server hold live events without bound: past the replay buffer's
-            // size the session ends (its addressed items stay in the inbox).
-            if held.count >= (replay.capacity > 0 ? replay.capacity : 10_000) { heldOverflow = true; markDirty(); return }
-            held.append(entry)
-            return
+        let entry = ReplayEntry(payload: payload, unread: unread, cursor: cursor, ord: max(state.queuedOrd, cursor))
+        switch state.push(entry, heldLimit: state.replay.capacity > 0 ? state.replay.capacity : 10_000) {
+        case .write(let seq): write(payload, unread: unread, cursor: cursor, seq: seq)
+        case .heldOverflow:
+            heldOverflow = true
+            markDirty()
+        case .held, .dropped: break
         }
-        send(entry)
     }
 
-    /// Sends an event now, even during sync (sync's own items).
-    /// Consuming, so the entry moves into the replay buffer without another retain of its payload.
-    func send(_ entry: consuming ReplayEntry) {
-        eventSeq += 1
-        if let ref = connectionRef {
-            let seq = eventSeq
-            ref._withUnsafeGuaranteedRef { write(entry, seq: seq, to: $0, checkCap: true) }
-        }
-        replay.append(entry)
+    /// Sends an event now, even during sync (sync's own items, the sync and resume markers).
+    func send(_ payload: SharedBytes, ord: UInt64 = 0) {
+        let seq = state.send(ReplayEntry(payload: payload, unread: nil, cursor: 0, ord: ord))
+        write(payload, unread: nil, cursor: 0, seq: seq)
     }
 
-    private func write(_ e: ReplayEntry, seq: UInt64, to connection: TCPConnection, checkCap: Bool) {
-        sink.sendEvent(e.payload, seq: seq, unread: e.unread, cursor: e.cursor, on: connection)
+    private func write(_ payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, seq: UInt64) {
+        guard let ref = connectionRef else { return }
+        ref._withUnsafeGuaranteedRef { write(payload, unread: unread, cursor: cursor, seq: seq, to: $0, checkCap: true) }
+    }
+
+    private func write(_ payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, seq: UInt64,
+                       to connection: TCPConnection, checkCap: Bool) {
+        sink.sendEvent(payload, seq: seq, unread: unread, cursor: cursor, on: connection)
         if checkCap && connection.queuedBytes > outboundCap {
             if connection.queuedBytes > outboundCap + capSlack { overflowed = true }
         } else {
@@ -161,65 +158,61 @@ final class Session {
     }
 
     /// Sends an offline item (inbox `ord`) now.
-    func sendOffline(_ payload: SharedBytes, ord: UInt64) {
-        if ord > queuedOrd { queuedOrd = ord }
-        send(ReplayEntry(payload: payload, unread: nil, cursor: 0, ord: ord))
-    }
+    func sendOffline(_ payload: SharedBytes, ord: UInt64) { send(payload, ord: ord) }
 
     /// The device's stored cursor: items up to it were synced before.
-    func syncedFrom(_ cursor: UInt64) {
-        if cursor > ackedOrd { ackedOrd = cursor; writtenOrd = cursor }
-        if cursor > queuedOrd { queuedOrd = cursor }
-    }
+    func syncedFrom(_ cursor: UInt64) { state.syncedFrom(cursor) }
 
     /// An inbox item this session needs no event for (its own change) or
     /// learns of another way; acknowledging later events covers it.
-    func noteInboxItem(_ ord: UInt64) {
-        if ord > queuedOrd { queuedOrd = ord }
-    }
+    func noteInboxItem(_ ord: UInt64) { state.noteInboxItem(ord) }
 
     /// Ends offline sync: the held live events go out, in order.
     func finishSync() {
-        sync = nil
-        let waiting = held
-        held = []
-        for e in waiting { send(e) }
+        for (e, seq) in state.syncCompleted() { write(e.payload, unread: e.unread, cursor: e.cursor, seq: seq) }
     }
 
     /// The client has every event up to `seq`: forget them, and move the
     /// acknowledged inbox position. Returns whether that position moved.
     @discardableResult
-    func acknowledge(upTo seq: UInt64) -> Bool {
-        let before = ackedOrd
-        replay.acknowledge(upTo: min(seq, eventSeq)) { e in if e.ord > ackedOrd { ackedOrd = e.ord } }
-        return ackedOrd > before
+    func acknowledge(upTo seq: UInt64) -> Bool { state.acknowledge(upTo: seq) }
+
+    /// The acknowledged inbox position not yet written as the device's cursor, if any; marks it written.
+    func unwrittenCursor() -> UInt64? {
+        guard state.ackedOrd > state.writtenOrd else { return nil }
+        state.writtenOrd = state.ackedOrd
+        return state.ackedOrd
     }
 
-    /// Drops the connection but keeps the session (see `Phase.detached`).
-    func detach(at now: UInt64) -> TCPConnection? {
+    /// Whether a resume after `seq` can replay everything missed.
+    func canResume(after seq: UInt64) -> Bool { state.canResume(after: seq) }
+
+    /// The oldest event seq a resume could start from (for the log and the resume answer).
+    var oldestReplayable: UInt64 { state.replay.firstSeq }
+
+    /// Drops the connection but keeps the session (see `SessionState.Phase.detached`).
+    func detach(at now: UInt64, why: GHCloseReason?) -> TCPConnection? {
         let old = connection
         connection = nil
-        phase = .detached
-        detachedAt = now
+        state.detach(at: now, why: why)
         overSoftCapSince = nil
         overflowed = false
         return old
     }
 
-    /// Takes over `newConnection`: `answer` queues the resume's answer, then
-    /// the events after `seq` follow. Returns how many were replayed.
-    func attach(_ newConnection: TCPConnection, replayingAfter seq: UInt64, answer: () -> Void) -> Int {
+    /// Takes over `newConnection`: `answer` queues the resume's answer (given
+    /// why the old connection was cut), then the events after `seq` follow.
+    /// Returns how many were replayed.
+    func attach(_ newConnection: TCPConnection, replayingAfter seq: UInt64, answer: (GHCloseReason?) -> Void) -> Int {
         connection = newConnection
         readPauses = []
         peer = newConnection.peer
-        phase = .active
-        answer()
-        acknowledge(upTo: seq)
-        let missed = replay.events(after: seq)
+        let (why, missed) = state.attach(replayingAfter: seq)
+        answer(why)
         var n = seq
         for e in missed {
             n += 1
-            write(e, seq: n, to: newConnection, checkCap: false)
+            write(e.payload, unread: e.unread, cursor: e.cursor, seq: n, to: newConnection, checkCap: false)
         }
         capSlack = newConnection.queuedBytes
         return missed.count
@@ -238,11 +231,11 @@ final class Session {
         markDirty()
     }
 
-    /// Gives up the connection (the session ends, or another takes it over).
-    func handOver() -> TCPConnection? {
+    /// Ends the session and gives up its connection (if it has one).
+    func close(_ reason: GHCloseReason?) -> TCPConnection? {
         let c = connection
         connection = nil
-        phase = .closed
+        state.close(reason)
         return c
     }
 

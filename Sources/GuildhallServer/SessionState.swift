@@ -1,0 +1,216 @@
+// A session's life as a state machine (DESIGN §9): its phase carries what
+// only that phase has, and every event the session is given comes back as
+// an action for the shell (`Session`) to carry out. No I/O; tested directly.
+//
+//   awaitingLogin --login--> syncing --sync done--> live
+//        |                      |  ^                  |  ^
+//        |                      v  |                  v  |
+//        |               detached(since, why, sync) <-+--+  (drop / resume)
+//        +--------------------------+-----------------------> closed(reason)
+//
+// Events: each gets the next event seq and a place in the replay ring (so a
+// resume replays exactly what was missed) and is written, except while
+// offline sync runs, when live events wait in `held` (MISSION §7: live events
+// follow the sync) and go out in order once it completes. A detached session
+// keeps numbering and holding events for its resume.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallWire
+
+struct SessionState: ~Copyable {
+    enum Phase {
+        case awaitingLogin
+        /// Logged in, offline sync running; live events wait in `held`.
+        case syncing(OfflineSync)
+        case live
+        /// Logged in without a connection, waiting for a resume.
+        case detached(Detached)
+        case closed(GHCloseReason?)
+    }
+
+    struct Detached {
+        /// Loop time the connection was lost.
+        let since: UInt64
+        /// Why the server cut the connection, if it did (the resume answer tells the client).
+        let why: GHCloseReason?
+        /// Offline sync in progress when the connection was lost; it goes on after a resume.
+        let sync: OfflineSync?
+    }
+
+    /// What the shell does with one event.
+    enum Delivery {
+        /// Write it as event `seq` (when a connection is attached).
+        case write(seq: UInt64)
+        /// It waits for offline sync to complete.
+        case held
+        /// Too many live events waited for an unacknowledged sync: end the session.
+        case heldOverflow
+        /// The session is not logged in, or has closed.
+        case dropped
+    }
+
+    // The per-delivery fields come first (see `Session`).
+    /// Sequence of the last event numbered; the next event gets +1.
+    private(set) var eventSeq: UInt64 = 0
+    /// Highest inbox ord queued to this session (see also `ackedOrd`).
+    private(set) var queuedOrd: UInt64 = 0
+    /// Events not yet acknowledged, for a resume (MISSION §1).
+    private(set) var replay: ReplayRing<ReplayEntry>
+    private(set) var phase = Phase.awaitingLogin
+    /// Live events waiting for offline sync to complete.
+    private(set) var held: [ReplayEntry] = []
+    /// Highest inbox ord acknowledged (the device's sync cursor), and the one last written.
+    private(set) var ackedOrd: UInt64 = 0
+    var writtenOrd: UInt64 = 0
+
+    init(replayCapacity: Int) { replay = ReplayRing(capacity: replayCapacity) }
+
+    // MARK: Phase
+
+    var isOpen: Bool { if case .closed = phase { false } else { true } }
+    var isAwaitingLogin: Bool { if case .awaitingLogin = phase { true } else { false } }
+    /// Logged in, attached or not.
+    var isLoggedIn: Bool {
+        switch phase {
+        case .syncing, .live, .detached: true
+        case .awaitingLogin, .closed: false
+        }
+    }
+    var detached: Detached? { if case .detached(let d) = phase { d } else { nil } }
+    /// Logged in with a connection.
+    var isAttached: Bool {
+        switch phase {
+        case .syncing, .live: true
+        case .awaitingLogin, .detached, .closed: false
+        }
+    }
+
+    /// Offline sync's progress while it runs (attached or not).
+    var sync: OfflineSync? {
+        switch phase {
+        case .syncing(let s): s
+        case .detached(let d): d.sync
+        case .awaitingLogin, .live, .closed: nil
+        }
+    }
+
+    mutating func updateSync(_ change: (inout OfflineSync) -> Void) {
+        switch phase {
+        case .syncing(var s):
+            change(&s)
+            phase = .syncing(s)
+        case .detached(let d):
+            guard var s = d.sync else { return }
+            change(&s)
+            phase = .detached(Detached(since: d.since, why: d.why, sync: s))
+        case .awaitingLogin, .live, .closed:
+            break
+        }
+    }
+
+    /// Logged in: offline sync starts; items up to `horizon` come from the inbox.
+    mutating func loggedIn(horizon: UInt64) {
+        guard isAwaitingLogin else { return }
+        phase = .syncing(OfflineSync(horizon: horizon))
+    }
+
+    /// Sync completed: the held live events, in order, each with its seq, to write.
+    mutating func syncCompleted() -> [(ReplayEntry, seq: UInt64)] {
+        switch phase {
+        case .syncing: phase = .live
+        case .detached(let d) where d.sync != nil: phase = .detached(Detached(since: d.since, why: d.why, sync: nil))
+        default: return []
+        }
+        let waiting = held
+        held = []
+        return waiting.map { e in (e, number(e)) }
+    }
+
+    /// The connection is gone; the session waits for a resume.
+    mutating func detach(at now: UInt64, why: GHCloseReason?) {
+        guard isAttached else { return }
+        phase = .detached(Detached(since: now, why: why, sync: sync))
+    }
+
+    /// A new connection takes the session over; returns why the old one was
+    /// cut (for the resume answer) and the events after `seq` to write again.
+    mutating func attach(replayingAfter seq: UInt64) -> (why: GHCloseReason?, missed: [ReplayEntry]) {
+        guard let d = detached else { return (nil, []) }
+        phase = d.sync.map { .syncing($0) } ?? .live
+        acknowledge(upTo: seq)
+        return (d.why, replay.events(after: seq))
+    }
+
+    mutating func close(_ reason: GHCloseReason?) {
+        phase = .closed(reason)
+        held = []
+    }
+
+    // MARK: Events
+
+    /// A live event: numbered and written, or held during sync.
+    /// Consuming, so the entry moves into the replay buffer without another retain of its payload.
+    mutating func push(_ entry: consuming ReplayEntry, heldLimit: Int) -> Delivery {
+        if entry.ord > queuedOrd { queuedOrd = entry.ord }
+        switch phase {
+        case .live:
+            return .write(seq: number(entry))
+        case .syncing:
+            return hold(entry, limit: heldLimit)
+        case .detached(let d):
+            return d.sync == nil ? .write(seq: number(entry)) : hold(entry, limit: heldLimit)
+        case .awaitingLogin, .closed:
+            return .dropped
+        }
+    }
+
+    private mutating func hold(_ entry: consuming ReplayEntry, limit: Int) -> Delivery {
+        // A client that never acknowledges its sync must not make the server
+        // hold live events without bound: past the limit the session ends
+        // (its addressed items stay in the inbox).
+        if held.count >= limit { return .heldOverflow }
+        held.append(entry)
+        return .held
+    }
+
+    /// An event that goes out now whatever the phase (sync's own items, the sync and resume markers); its seq.
+    mutating func send(_ entry: consuming ReplayEntry) -> UInt64 {
+        if entry.ord > queuedOrd { queuedOrd = entry.ord }
+        return number(entry)
+    }
+
+    private mutating func number(_ entry: consuming ReplayEntry) -> UInt64 {
+        eventSeq += 1
+        replay.append(entry)
+        return eventSeq
+    }
+
+    // MARK: The inbox cursor
+
+    /// The device's stored cursor: items up to it were synced before.
+    mutating func syncedFrom(_ cursor: UInt64) {
+        if cursor > ackedOrd { ackedOrd = cursor; writtenOrd = cursor }
+        if cursor > queuedOrd { queuedOrd = cursor }
+    }
+
+    /// An inbox item this session needs no event for (its own change) or
+    /// learns of another way; acknowledging later events covers it.
+    mutating func noteInboxItem(_ ord: UInt64) {
+        if ord > queuedOrd { queuedOrd = ord }
+    }
+
+    /// The client has every event up to `seq`: forget them, and move the
+    /// acknowledged inbox position. Returns whether that position moved.
+    @discardableResult
+    mutating func acknowledge(upTo seq: UInt64) -> Bool {
+        let before = ackedOrd
+        var acked = ackedOrd
+        replay.acknowledge(upTo: min(seq, eventSeq)) { e in if e.ord > acked { acked = e.ord } }
+        ackedOrd = acked
+        return ackedOrd > before
+    }
+
+    /// Whether a resume after `seq` can replay everything missed.
+    func canResume(after seq: UInt64) -> Bool { seq <= eventSeq && replay.canReplay(after: seq) }
+}
