@@ -36,9 +36,12 @@ extension GuildhallService {
         drainFrames(session)
     }
 
-    /// Handles every whole frame the session's decoder holds.
+    /// Handles every whole frame the session's decoder holds; while the
+    /// session's reading is paused the rest wait there (a read of 64 KiB can
+    /// hold 500 sends, each fanned out to a thousand sessions), and
+    /// `readingResumed` goes on with them.
     func drainFrames(_ session: Session) {
-        while session.isOpen && session.detached == nil {
+        while session.isOpen && session.detached == nil && session.readPauses.isEmpty {
             let payload: [UInt8]?
             do {
                 payload = try session.decoder.next()

@@ -27,6 +27,8 @@ final class EffectRunner {
     var resumesReaders = true
     /// Runs after each batch of settled commits (shutdown waits on it).
     var onSettled: (() -> Void)?
+    /// Drops the storage reason not to read a session (and handles what it sent meanwhile).
+    var resumeReading: ((Session) -> Void)?
 
     private var nextTicket: UInt64 = 0
     private var pendingWrites: [UInt64: (StoreError?) -> Void] = [:]
@@ -157,7 +159,7 @@ final class EffectRunner {
 
     private func resumeReadersIfDrained() {
         guard !pausedForStorage.isEmpty, pendingWrites.count < storeQueueMax / 2, resumesReaders else { return }
-        for s in pausedForStorage { s.resumeReading(.storage) }
+        for s in pausedForStorage { resumeReading?(s) }
         pausedForStorage.removeAll()
     }
 

@@ -116,6 +116,7 @@ final class GuildhallService {
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
 
+        runner.resumeReading = { [unowned self] s in self.readingResumed(s, .storage) }
         runner.onSettled = { [unowned self] in if self.shuttingDown && self.runner.pendingCommits == 0 { self.finishShutdown() } }
         receiver = InboxReceiver(loop: loop, inbox: inbox) { [unowned self] in self.received($0) }
         flushCheck = LoopCheck(loop: loop) { [unowned self] in self.flushAll() }

@@ -35,7 +35,13 @@ extension GuildhallService {
         guard !pausedPublishers.isEmpty, outboundPressure <= settings.outboundPauseBytes / 2, !shuttingDown else { return }
         let waiting = pausedPublishers
         pausedPublishers.removeAll()
-        for s in waiting { s.resumeReading(.outbound) }
+        for s in waiting { readingResumed(s, .outbound) }
+    }
+
+    /// Drops a reason not to read `s`; once none is left, the frames it sent meanwhile are handled.
+    func readingResumed(_ s: Session, _ reason: ReadPauses) {
+        s.resumeReading(reason)
+        if s.readPauses.isEmpty { drainFrames(s) }
     }
 
     /// Sessions a message in `channel` reaches live at most (subscribers, or online members of a small server).

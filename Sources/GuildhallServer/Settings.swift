@@ -47,7 +47,7 @@ public struct Settings: Sendable, Equatable {
     public var syncPackageSize = 200
     public var offlineRetentionDays = 7
     public var outboundShedBytes = 256 * 1024
-    public var outboundPauseBytes = 16 * 1024 * 1024
+    public var outboundPauseBytes = 32 * 1024 * 1024
     public var outboundSoftCapBytes = 1024 * 1024
     public var outboundSoftCapMs = 10_000
     public var outboundTotalCapBytes = 512 * 1024 * 1024

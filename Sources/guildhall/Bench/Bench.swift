@@ -54,6 +54,7 @@ struct BenchRun {
             + "\"out_of_order\":\(r.outOfOrder),\"seconds\":\(r.seconds),\"deliveries_per_s\":\(r.deliveriesPerSecond),"
             + "\"published\":\(r.published),\"p50_us\":\(Double(r.latency.quantile(0.5)) / 1000),\"p99_us\":\(Double(r.latency.quantile(0.99)) / 1000),"
             + "\"p999_us\":\(Double(r.latency.quantile(0.999)) / 1000),\"max_us\":\(Double(r.latency.max) / 1000)"
+            + ",\"server_cores\":\(serverCores),\"server_peak_rss_mib\":\(Double(serverPeakRSS) / 1_048_576)"
             + (r.failure.map { ",\"failure\":\"\($0)\"" } ?? "") + extra + "}"
     }
 }
@@ -89,8 +90,9 @@ enum BenchRunner {
     static func describe(_ run: BenchRun) -> String {
         let r = run.result
         if let f = r.failure { return "\(run.target.rawValue): FAILED: \(f)" }
-        return String(format: "%-9@ %12.0f deliveries/s  p50 %@  p99 %@  p99.9 %@  max %@  lost %llu  out-of-order %llu  (%.2f s)",
+        return String(format: "%-9@ %12.0f deliveries/s  p50 %@  p99 %@  p99.9 %@  max %@  lost %llu  out-of-order %llu  (%.2f s, server %.2f cores, peak RSS %.0f MiB)",
                       run.target.rawValue, r.deliveriesPerSecond, micros(r.latency.quantile(0.5)), micros(r.latency.quantile(0.99)),
-                      micros(r.latency.quantile(0.999)), micros(r.latency.max), r.lost, r.outOfOrder, r.seconds)
+                      micros(r.latency.quantile(0.999)), micros(r.latency.max), r.lost, r.outOfOrder, r.seconds, run.serverCores,
+                      Double(run.serverPeakRSS) / 1_048_576)
     }
 }

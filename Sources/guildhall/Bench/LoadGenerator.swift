@@ -42,6 +42,9 @@ struct LoadResult {
     var sendSeconds = 0.0
     var published = 0
     var latency = LatencyHistogram()
+    /// At a fixed rate: how late each publish left against its place in the
+    /// schedule (the generator's own lag, part of every latency figure).
+    var scheduleLag = LatencyHistogram()
     var connectSeconds = 0.0
     /// CPU time the load generator itself used while running (user + system).
     var generatorCPUSeconds = 0.0
@@ -232,7 +235,12 @@ final class LoadGenerator {
             // At a fixed rate a publish is stamped with its time in the schedule,
             // not when a late tick got to it: otherwise the generator's own lag
             // hides from the latency (coordinated omission).
-            let stamp = shape.rate > 0 ? startNanos + UInt64(Double(scheduled) * 1e9 / Double(shape.rate)) : BenchRecord.monotonicNanos()
+            let now = BenchRecord.monotonicNanos()
+            var stamp = now
+            if shape.rate > 0 {
+                stamp = startNanos + UInt64(Double(scheduled) * 1e9 / Double(shape.rate))
+                result.scheduleLag.record(now > stamp ? now - stamp : 0)
+            }
             scheduled += 1
             BenchRecord.make(size: shape.bytes, publisher: UInt32(peer.index), seq: UInt64(peer.sent),
                              sentNanos: stamp, into: &payload)

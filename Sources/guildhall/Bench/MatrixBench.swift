@@ -152,9 +152,11 @@ struct MatrixBench: ParsableCommand {
         let ours = p99(.guildhall)
         let reference = against.compactMap(p99).min()
         let ratio = reference.map { Double(ours ?? .max) / Double(max($0, 1)) }
+        let lag = Self.median(Self.scoring(all[.guildhall], latency: true).map { $0.result.scheduleLag.quantile(0.99) })
         let who = against.count == 1 ? against[0].rawValue : "best"
         var row = Row(shape: name, measure: "p99", ours: ours.map(BenchRunner.micros) ?? "failed",
-                      others: Self.peers.map { "\($0.rawValue) \(p99($0).map(BenchRunner.micros) ?? "failed")" }.joined(separator: ", "),
+                      others: Self.peers.map { "\($0.rawValue) \(p99($0).map(BenchRunner.micros) ?? "failed")" }.joined(separator: ", ")
+                          + " (generator's own lag p99 \(lag.map(BenchRunner.micros) ?? "-"))",
                       target: ratio.map { String(format: "≤ %.1f× %@ (%.2f×)", factor, who, $0) } ?? "not measured",
                       met: ours != nil && ratio.map { $0 <= factor } == true, ratio: ratio)
         Self.guildhallFigures(all, into: &row)
