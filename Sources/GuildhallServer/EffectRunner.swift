@@ -159,8 +159,11 @@ final class EffectRunner {
 
     private func resumeReadersIfDrained() {
         guard !pausedForStorage.isEmpty, pendingWrites.count < storeQueueMax / 2, resumesReaders else { return }
-        for s in pausedForStorage { resumeReading?(s) }
+        // Taken first: a session read again handles the frames it sent
+        // meanwhile at once, and may be paused again (and listed again) here.
+        let waiting = pausedForStorage
         pausedForStorage.removeAll()
+        for s in waiting { resumeReading?(s) }
     }
 
     /// Hands this turn's jobs to the writer. With `inline`, a few jobs and

@@ -595,3 +595,25 @@ final class Counter: @unchecked Sendable {
     func add() { lock.withLock { n += 1 } }
     var value: Int { lock.withLock { n } }
 }
+
+extension BackpressureConformanceTests {
+    /// DESIGN §2: past `store-queue-max` pending commits publishers are not
+    /// read; once commits drain they are read again and every send they
+    /// made meanwhile is handled, whatever the pauses in between.
+    @Test func publishersPausedForTheStoreGoOnAndEverySendIsAnswered() async throws {
+        let server = try TestServer { try $0.set("store-queue-max", "4") }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bob])
+        let each = 300
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in [alice, bob] {
+                for i in 0..<each { group.addTask { _ = try await client.send("m\(i)", to: c.channelID) } }
+            }
+            try await group.waitForAll()
+        }
+        let page = try await alice.history(of: c.channelID, limit: 100)
+        #expect(page.messages.map(\.seq).max() == UInt64(2 * each))
+    }
+}

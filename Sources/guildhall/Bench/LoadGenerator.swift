@@ -298,7 +298,12 @@ final class LoadGenerator {
             }
             let allSent = shape.sinkRecords > 0 || publishers.allSatisfy { $0.sent == shape.messages }
             if Double(now - lastDelivery) / 1e9 > shape.drainTimeout {
-                if allSent { finish(); return }
+                if allSent && result.deliveries >= result.expected { finish(); return }
+                if allSent {
+                    // Deliveries stopped short: a lossy run must not score.
+                    fail("no delivery for \(shape.drainTimeout) s with \(result.deliveries) of \(result.expected) delivered")
+                    return
+                }
                 // Publishers wait for acknowledgements that do not come (failed sends are not counted as acknowledged).
                 let sent = publishers.reduce(0) { $0 + $1.sent }, acked = publishers.reduce(0) { $0 + $1.acked }
                 fail("no progress for \(shape.drainTimeout) s: \(sent) sent, \(acked) acknowledged, \(result.deliveries) delivered")
