@@ -1,7 +1,8 @@
-// Connections from accept to close: reading frames, the login gate, and the
-// one violation pattern (log with numbers, tell the peer in one frame, close
-// with a typed reason). Ending a session for good is `close`; losing only its
-// connection is `drop` (Resumption.swift). Loop thread only.
+// A gateway's connections from accept to close: reading frames, the login
+// gate (the request table's phase check, and tokens), and the one violation
+// pattern (log with numbers, tell the peer in one frame, close with a typed
+// reason). Ending a session for good is `close`; losing only its connection
+// is `drop` (Resumption.swift). Loop thread only.
 
 import Foundation
 import GuildhallCore
@@ -9,7 +10,7 @@ import GuildhallLoop
 import GuildhallWire
 import SwiftProtobuf
 
-extension GuildhallService {
+extension Gateway {
     func accepted(_ connection: TCPConnection) {
         guard !shuttingDown else { connection.abort(); return }
         nextSessionKey += 1
@@ -58,7 +59,7 @@ extension GuildhallService {
 
     private func handle(payload: [UInt8], on session: Session) {
         if !session.isAwaitingLogin, let (id, send) = SendRequest.read(payload) {
-            sendMessage(send, id: id, from: session)
+            home.sendMessage(send, id: id, from: session, checkResend: true)
             return
         }
         let request: GHRequest
@@ -88,7 +89,7 @@ extension GuildhallService {
         case (false, .opensSession):
             session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
         case (false, .loggedIn):
-            route(body, id: request.id, from: session)
+            home.route(body, id: request.id, from: session)
         }
     }
 
@@ -102,7 +103,7 @@ extension GuildhallService {
 
     private func login(_ login: GHLogin, id: UInt64, on session: Session) {
         guard let token = verifiedToken(login.token, id: id, on: session) else { return }
-        admit(session, token, autoSubscribe: login.autoSubscribe, id: id)
+        home.admit(session, token, autoSubscribe: login.autoSubscribe, id: id, resumeFailure: "")
     }
 
     /// The token's identity, or nil after answering and closing.
@@ -117,51 +118,6 @@ extension GuildhallService {
         }
     }
 
-    /// Logs a connection in as a new session of `token`'s user and device,
-    /// then runs offline sync. `resumeFailure`: why a resume became a login.
-    func admit(_ session: Session, _ token: AccessToken, autoSubscribe: Bool, id: UInt64, resumeFailure: String = "") {
-        let existing = registry.sessions(of: token.user)
-        if let replaced = existing.values.first(where: { $0.device == token.device }) {
-            close(replaced, .replaced, "replaced by a new login on device \(token.device)")
-        }
-        let others = registry.sessions(of: token.user).values
-        if others.count >= settings.maxSessionsPerUser {
-            // A dropped session waiting for its resume yields to a live login.
-            if let oldest = others.compactMap({ s in s.detached.map { (s, $0.since) } }).min(by: { $0.1 < $1.1 })?.0 {
-                close(oldest, nil, "made room for a new login")
-            } else {
-                let failure = Failure(.limitReached, "\(token.user) already has \(others.count) sessions online; the limit is \(settings.maxSessionsPerUser)")
-                session.fail(id, failure)
-                close(session, .authFailed, failure.message)
-                return
-            }
-        }
-        // Live events wait until sync is done; items up to the horizon come from the inbox.
-        session.loggedIn(token.user, device: token.device, sessionID: "\(settings.nodeID)-\(session.key)-\(UInt32.random(in: 0...UInt32.max))",
-                         horizon: runner.inboxFanned)
-        session.liveness.loggedIn(at: loop.nowMillis)
-        session.decoder.maxFrameBytes = settings.maxFrameBytes
-        registry.loggedIn(session, servers: directory.serverIDs(of: token.user))
-        book.open(session.key, user: token.user)
-        var result = loginResult(for: session)
-        result.resumeFailure = resumeFailure
-        session.respond(id, .login(result))
-        if autoSubscribe { enableAutoMode(session) }
-        log.info("login", ["user": token.user, "device": token.device, "peer": session.peer, "session": session.sessionID])
-        beginSync(session)
-    }
-
-    /// The answer to a login or a resume of `session`.
-    func loginResult(for session: Session) -> GHLoginResult {
-        var result = GHLoginResult()
-        result.userID = session.user
-        result.deviceID = session.device
-        result.sessionID = session.sessionID
-        result.heartbeatIntervalMs = UInt32(settings.heartbeatIntervalMs)
-        result.serverTime = now()
-        return result
-    }
-
     /// Ends a session for good: tells the peer why (when there is a reason
     /// and a connection), saves how far its device synced, flushes, and
     /// closes. `abort` drops unsent bytes (slow consumers).
@@ -171,13 +127,7 @@ extension GuildhallService {
         if let reason { log.info("session closed", ["peer": session.peer, "user": session.user, "reason": reason, "detail": message]) }
         let wasLoggedIn = session.isLoggedIn
         let connection = session.close(reason)
-        registry.remove(session, servers: session.user.isEmpty ? [] : directory.serverIDs(of: session.user))
-        book.close(session.key)
-        typingOwed.remove(session.key)
-        if wasLoggedIn {
-            saveCursor(of: session)
-            if session.autoSubscribe && !hasAutoSessions(session.user) { ladders.removeValue(forKey: session.user) }
-        }
+        home.sessionEnded(session, wasLoggedIn: wasLoggedIn)
         if let c = connection {
             linger(c)
             if abort { c.abort() } else { c.close() }

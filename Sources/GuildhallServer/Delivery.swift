@@ -191,4 +191,10 @@ extension GuildhallService {
         let payload = GHEvent.OneOf_Body.notification(n).sharedPayload
         for s in sessions { s.push(event: payload) }
     }
+
+    /// Sessions a message in `channel` reaches live at most (subscribers, or online members of a small server).
+    func audienceSize(_ channel: ChannelRecord) -> Int {
+        if isSmall(channel.serverID) { return registry.onlineMembers(of: channel.serverID).count }
+        return book.holders(.channelMessages, SubscriptionTarget(server: channel.serverID, channel: channel.id)).count
+    }
 }

@@ -1,6 +1,8 @@
 // The running server: one libuv loop that owns every piece of live state
-// (sessions, directory, interest index), the store's threads beside it, and
-// the listener. Built, run and torn down on one thread (DESIGN §1).
+// (the directory, the interest index, and through its gateway the
+// sessions), the store's threads beside it, and the listener. Built, run
+// and torn down on one thread (DESIGN §1). It is the home of every guild
+// and user; the gateway (Gateway.swift) holds the connections.
 //
 // Lifecycle: init opens the store, loads the snapshot and binds the
 // listener; `run()` turns the loop until shutdown. Shutdown (SIGTERM, SIGINT
@@ -24,7 +26,7 @@ enum LoopMessage: Sendable {
     case settings(Settings, DispatchSemaphore?)
 }
 
-final class GuildhallService {
+final class GuildhallService: GatewayHome {
     var settings: Settings
     let log: ServerLog
     let secret: [UInt8]
@@ -33,16 +35,13 @@ final class GuildhallService {
     let store: Store
     let inbox = LoopInbox<LoopMessage>()
     var receiver: InboxReceiver<LoopMessage>!
-    var listener: TCPListener?
-    var sweepTimer: LoopTimer!
-    var flushCheck: LoopCheck!
     var signals: [SignalWatcher] = []
-    let flushList = FlushList()
+    /// The loop's sessions and connections.
+    private(set) var gateway: Gateway!
 
     var directory = Directory()
     var ids: UIDGenerator
-    let registry = SessionRegistry()
-    var nextSessionKey: UInt64 = 0
+    var registry: SessionRegistry { gateway.registry }
     var recentSends = RecentSends()
     var book = SubscriptionBook()
     var positions = ReadPositions()
@@ -65,17 +64,10 @@ final class GuildhallService {
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
 
-    /// Publishers not read while the loop's outbound bytes drain (PublisherPause.swift).
-    var pausedPublishers: [Session] = []
-    /// Bytes the fan-out of sends waiting for their commit will queue (PublisherPause.swift).
-    var pendingFanOutBytes = 0
     var shuttingDown = false
-    /// Connections closing gracefully, until libuv releases them.
-    var lingering: [ObjectIdentifier: TCPConnection] = [:]
-    var lingerTimer: LoopTimer?
 
     /// The port the listener bound.
-    var port: Int { listener?.port ?? 0 }
+    var port: Int { gateway.port }
 
     init(settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64) throws {
         // libuv writes with writev, which raises SIGPIPE on a connection the
@@ -108,7 +100,8 @@ final class GuildhallService {
         for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
         typing = TypingBoard(throttleMs: UInt64(settings.typingThrottleMs), expiryMs: UInt64(settings.typingExpiryMs))
         ids.resume(after: snapshot.highestID)
-        runner = EffectRunner(store: store, registry: registry, log: log, clock: clock, settings: settings,
+        gateway = Gateway(loop: loop, settings: settings, log: log, secret: secret, clock: clock, home: self)
+        runner = EffectRunner(store: store, registry: gateway.registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
         for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { receipts.addRequest(r, in: channel) }
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { receipts.load(a, in: channel) }
@@ -116,24 +109,17 @@ final class GuildhallService {
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
 
-        runner.resumeReading = { [unowned self] s in self.readingResumed(s, .storage) }
+        runner.resumeReading = { [unowned self] s in self.gateway.readingResumed(s, .storage) }
         runner.onSettled = { [unowned self] in if self.shuttingDown && self.runner.pendingCommits == 0 { self.finishShutdown() } }
         receiver = InboxReceiver(loop: loop, inbox: inbox) { [unowned self] in self.received($0) }
-        flushCheck = LoopCheck(loop: loop) { [unowned self] in self.flushAll() }
-        sweepTimer = LoopTimer(loop: loop)
-        let sweepEvery = UInt64(max(50, min(1000, min(settings.loginDeadlineMs, settings.idleTimeoutMs) / 4)))
-        sweepTimer.start(afterMillis: sweepEvery, repeatMillis: sweepEvery) { [unowned self] in self.sweep() }
         positionTimer = LoopTimer(loop: loop)
         let flushEvery = UInt64(settings.positionFlushMs)
         positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in self.flushPositions() }
         typingTimer = LoopTimer(loop: loop)
         let typingEvery = UInt64(max(20, min(250, settings.typingFrameIntervalMs / 4)))
         typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.retryTyping() }
-        guard let (host, port) = SocketAddress.split(settings.listen) else {
-            throw SettingsError(description: "listen must be HOST:PORT, not \(settings.listen)")
-        }
         do {
-            listener = try TCPListener(loop: loop, host: host, port: port) { [unowned self] in self.accepted($0) }
+            try gateway.listen()
         } catch {
             teardownHandles()
             store.close()
@@ -196,106 +182,27 @@ final class GuildhallService {
 
     func submitTurnJobs() { runner.submitTurnJobs() }
 
-    // MARK: Flushing and liveness
+    // MARK: The gateway's questions (GatewayHome)
 
-    /// Once per loop turn: this turn's commits, then one write per session with bytes queued.
-    private func flushAll() {
+    func turnEnding() {
         runner.submitTurnJobs(inline: true)
         sendOwedResponses()
-        let sessions = flushList.sessions
-        flushList.sessions.removeAll(keepingCapacity: true)
-        // Cutting a connection cancels its queued writes, thousands for a full
-        // slow consumer; one cut per turn keeps that off other sessions' latency
-        // (measured: 20 stalled subscribers cut in one turn added ~30 ms to the
-        // healthy ones' p99.9; one per turn, within noise).
-        var cuts = 0
-        var cutLater: [Session] = []
-        for s in sessions {
-            s.isDirty = false
-            // Backpressure (MISSION §10): a session behind on its writes gets
-            // no typing, and its unread updates wait, collapsed to the latest.
-            let queued = s.connection?.queuedBytes ?? 0
-            if queued <= settings.outboundShedBytes {
-                emitUnread(s)
-                emitTyping(s)
-            } else if !s.pendingTyping.isEmpty {
-                s.pendingTyping.removeAll()
-                typingOwed.remove(s.key)
-            }
-            if s.heldOverflow {
-                close(s, .slowConsumer, "live events waiting for an unacknowledged offline sync passed the limit", abort: true)
-                continue
-            }
-            if s.overflowed {
-                if cuts < 1 {
-                    cuts += 1
-                    drop(s, .slowConsumer, "more than \(settings.outboundHardCapBytes) bytes queued", abort: true)
-                } else {
-                    cutLater.append(s)
-                }
-                continue
-            }
-            s.connection?.flush()
-        }
-        for s in cutLater { s.markDirty() }
-        resumePublishersIfDrained()
     }
 
-    private func sweep() {
-        let now = loop.nowMillis
-        for s in Array(registry.all.values) {
-            if s.detached != nil { continue }
-            switch s.liveness.verdict(at: now) {
-            case .loginTimeout?: close(s, .loginTimeout, "no login within \(settings.loginDeadlineMs) ms"); continue
-            case .idleTimeout?: drop(s, .heartbeatTimeout, "nothing received for \(settings.idleTimeoutMs) ms"); continue
-            case nil: break
-            }
-            guard let c = s.connection else { continue }
-            if c.queuedBytes > settings.outboundSoftCapBytes {
-                let since = s.overSoftCapSince ?? now
-                s.overSoftCapSince = since
-                if now >= since + UInt64(settings.outboundSoftCapMs) {
-                    drop(s, .slowConsumer, "more than \(settings.outboundSoftCapBytes) bytes queued for \(settings.outboundSoftCapMs) ms", abort: true)
-                    continue
-                }
-            } else {
-                s.overSoftCapSince = nil
-            }
-            let unwritten = c.unwrittenBytes
-            if c.queuedBytes > 0 && c.writesCompleted == s.writesSeen && unwritten >= s.unwrittenSeen {
-                let since = s.stalledSince ?? now
-                s.stalledSince = since
-                if now >= since + UInt64(settings.writeStallMs) {
-                    drop(s, .slowConsumer, "no write completed for \(settings.writeStallMs) ms with \(c.queuedBytes) bytes queued", abort: true)
-                    continue
-                }
-            } else {
-                s.stalledSince = nil
-                s.writesSeen = c.writesCompleted
-            }
-            s.unwrittenSeen = unwritten
-            // Unread updates that waited for the queue to drain.
-            if !s.pendingUnread.isEmpty && c.queuedBytes <= settings.outboundShedBytes { s.markDirty() }
-        }
-        expireDetached(now: now)
-        enforceTotalOutboundCap()
+    func owedEvents(_ s: Session) {
+        emitUnread(s)
+        emitTyping(s)
     }
 
-    /// Past the cap on all queued bytes, cuts the sessions with the most
-    /// queued first (they resume), so memory stays bounded whatever the clients do.
-    private func enforceTotalOutboundCap() {
-        var total = 0
-        var queued: [(Int, Session)] = []
-        for s in registry.all.values {
-            guard let c = s.connection, c.queuedBytes > 0 else { continue }
-            total += c.queuedBytes
-            queued.append((c.queuedBytes, s))
-        }
-        guard total > settings.outboundTotalCapBytes else { return }
-        for (bytes, s) in queued.sorted(by: { $0.0 > $1.0 }) where total > settings.outboundTotalCapBytes {
-            total -= bytes
-            drop(s, .slowConsumer, "all sessions together queue more than \(settings.outboundTotalCapBytes) bytes; this one the most (\(bytes))", abort: true)
-        }
+    func shedEvents(_ s: Session) {
+        guard !s.pendingTyping.isEmpty else { return }
+        s.pendingTyping.removeAll()
+        typingOwed.remove(s.key)
+    }
+
+    func sessionDetached(_ s: Session) {
+        typingOwed.remove(s.key)
+        s.pendingTyping.removeAll()
     }
 
     // MARK: Shutdown
@@ -303,10 +210,8 @@ final class GuildhallService {
     func beginShutdown() {
         guard !shuttingDown else { return }
         shuttingDown = true
-        listener?.close()
-        listener = nil
+        gateway.stopAccepting()
         runner.resumesReaders = false
-        for s in registry.all.values { s.connection?.stopReading() }
         log.info("shutting down", ["sessions": registry.count, "pending_commits": runner.pendingCommits])
         if runner.pendingCommits == 0 {
             finishShutdown()
@@ -326,51 +231,26 @@ final class GuildhallService {
     /// Bounds the wait for pending commits at shutdown; closed when they are done.
     var commitDeadline: LoopTimer?
 
-    /// Tracks a closing connection until libuv releases it.
-    func linger(_ c: TCPConnection) {
-        let id = ObjectIdentifier(c)
-        lingering[id] = c
-        c.onReleased = { [unowned self] in
-            self.lingering.removeValue(forKey: id)
-            if self.finished && self.lingering.isEmpty {
-                self.lingerTimer?.close()
-                self.lingerTimer = nil
-            }
-        }
-    }
-
     private func finishShutdown() {
         guard !finished else { return }
         finished = true
         commitDeadline?.close()
         commitDeadline = nil
-        for s in Array(registry.all.values) { close(s, .shuttingDown, "the server is shutting down; reconnect later") }
         flushPositions()
-        flushAll()
+        gateway.closeAll()
         store.close()
         receiver.deliver()
         teardownHandles()
-        // Peers that do not read their last bytes are cut off after the grace period.
-        if !lingering.isEmpty {
-            let linger = LoopTimer(loop: loop)
-            lingerTimer = linger
-            linger.start(afterMillis: UInt64(max(100, settings.shutdownGraceMs)), repeatMillis: 0) { [unowned self] in
-                for c in Array(self.lingering.values) { c.abort() }
-            }
-        }
         log.info("shutdown complete")
     }
 
     private func teardownHandles() {
         receiver?.close()
-        flushCheck?.close()
-        sweepTimer?.close()
+        gateway?.closeHandles()
         positionTimer?.close()
         typingTimer?.close()
         for s in signals { s.close() }
         signals.removeAll()
-        listener?.close()
-        listener = nil
     }
 }
 
@@ -380,6 +260,7 @@ extension GuildhallService {
         let (applied, restart) = settings.applyingLive(newer)
         if !restart.isEmpty { log.warn("settings changed that need a restart; ignored until then", ["keys": restart.joined(separator: ",")]) }
         settings = applied
+        gateway.settings = applied
         runner.storeQueueMax = settings.storeQueueMax
         runner.inlineCommitMax = settings.inlineCommitMax
         typing.throttleMs = UInt64(settings.typingThrottleMs)

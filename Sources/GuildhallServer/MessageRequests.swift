@@ -36,16 +36,16 @@ extension GuildhallService {
                 effects.writes.append(receiptPlan.write)
                 effects.addressed += receiptPlan.addressed
             }
-            let projected = publishing(s, bytes: content.size, recipients: audienceSize(channel))
+            let projected = gateway.publishing(s, bytes: content.size, recipients: audienceSize(channel))
             effects.apply = { ords in
-                self.fanOutQueued(projected)
+                self.gateway.fanOutQueued(projected)
                 var mentionOrds: [UserID: UInt64] = [:]
                 for (user, ord) in zip(mentionedInOrder, ords) { mentionOrds[user] = ord }
                 self.messageCommitted(record, id: id, from: s, mentionOrds: mentionOrds)
                 if let receiptPlan { self.receipts.addRequest(receiptPlan.request, in: receiptPlan.channel) }
             }
             effects.failed = {
-                self.fanOutQueued(projected)
+                self.gateway.fanOutQueued(projected)
                 _ = self.settleSend(record, ok: false, id: id, from: s)
             }
             runner.carryOut(effects, answering: id, to: s)

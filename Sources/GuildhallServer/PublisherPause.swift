@@ -11,7 +11,7 @@
 
 import GuildhallCore
 
-extension GuildhallService {
+extension Gateway {
     /// Bytes queued and about to be queued on the loop's sessions.
     var outboundPressure: Int { loop.outboundBytes + pendingFanOutBytes }
 
@@ -42,11 +42,5 @@ extension GuildhallService {
     func readingResumed(_ s: Session, _ reason: ReadPauses) {
         s.resumeReading(reason)
         if s.readPauses.isEmpty { drainFrames(s) }
-    }
-
-    /// Sessions a message in `channel` reaches live at most (subscribers, or online members of a small server).
-    func audienceSize(_ channel: ChannelRecord) -> Int {
-        if isSmall(channel.serverID) { return registry.onlineMembers(of: channel.serverID).count }
-        return book.holders(.channelMessages, SubscriptionTarget(server: channel.serverID, channel: channel.id)).count
     }
 }

@@ -9,7 +9,7 @@ import GuildhallCore
 import GuildhallLoop
 import GuildhallWire
 
-extension GuildhallService {
+extension Gateway {
     /// The connection is gone (or must go); the session waits for a resume
     /// when it is logged in and resuming is on, else it ends.
     func drop(_ s: Session, _ reason: GHCloseReason?, _ message: String, abort: Bool = false) {
@@ -20,8 +20,7 @@ extension GuildhallService {
         if let reason, !abort { s.sendClosed(reason, message) }
         log.info("session dropped; it may resume", ["user": s.user, "session": s.sessionID, "reason": reason.map { "\($0)" } ?? message,
                                                    "seq": s.eventSeq])
-        typingOwed.remove(s.key)
-        s.pendingTyping.removeAll()
+        home.sessionDetached(s)
         if let c = s.detach(at: loop.nowMillis, why: reason) {
             linger(c)
             if abort { c.abort() } else { c.close() }
@@ -42,7 +41,7 @@ extension GuildhallService {
             failure = "no session \(r.sessionID) of this user and device is waiting to resume"
         }
         log.info("resume fell back to login and sync", ["user": token.user, "reason": failure])
-        admit(fresh, token, autoSubscribe: r.autoSubscribe, id: id, resumeFailure: failure)
+        home.admit(fresh, token, autoSubscribe: r.autoSubscribe, id: id, resumeFailure: failure)
     }
 
     /// The logged-in session a session id names, if it is still here.
@@ -67,7 +66,7 @@ extension GuildhallService {
         old.liveness.loggedIn(at: loop.nowMillis)
         old.outboundCap = settings.outboundHardCapBytes
         bind(connection, to: old)
-        var result = loginResult(for: old)
+        var result = home.loginResult(for: old)
         result.resumed = true
         let replayed = old.attach(connection, replayingAfter: seq) { why in
             if let why { result.previousCloseReason = why }

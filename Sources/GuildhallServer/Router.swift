@@ -20,7 +20,7 @@ extension GuildhallService {
             s.respond(id, .ok(GHOk()))
         case .logout:
             s.respond(id, .ok(GHOk()))
-            close(s, .loggedOut, "logged out")
+            gateway.close(s, .loggedOut, "logged out")
         case .setReceivedStatus(let r): setReceivedStatus(r, id: id, from: s)
         case .getReceivedStatus(let r): getReceivedStatus(r, id: id, from: s)
         case .requestReceipt(let r): requestReceipt(r, id: id, from: s)
