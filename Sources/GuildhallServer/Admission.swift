@@ -37,7 +37,7 @@ extension GuildhallService {
         session.respond(id, .login(result))
         if autoSubscribe { enableAutoMode(session) }
         log.info("login", ["user": token.user, "device": token.device, "peer": session.peer, "session": session.sessionID])
-        beginSync(session)
+        userHome.beginSync(session)
     }
 
     /// The answer to a login or a resume of `session`.
@@ -60,7 +60,7 @@ extension GuildhallService {
         book.close(s.key)
         typingOwed.remove(s.key)
         if wasLoggedIn {
-            saveCursor(of: s)
+            userHome.saveCursor(of: s)
             if s.autoSubscribe && !hasAutoSessions(s.user) { ladders.removeValue(forKey: s.user) }
         }
     }

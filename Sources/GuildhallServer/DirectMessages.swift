@@ -4,12 +4,40 @@
 // receipts by time, per message and for the whole conversation, and the
 // sent status of the caller's messages. Receipts reach the sender's sessions
 // and inbox. Loop thread only.
+//
+// The user home (DESIGN §9: per-user state has a home chosen by user id):
+// this file and ReceivedStatus.swift and OfflineDelivery.swift are its
+// parts; it reaches the rest of the loop's state through `home`.
 
 import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension GuildhallService {
+final class UserHome {
+    unowned let home: GuildhallService
+    /// Direct conversations.
+    var directs = DirectConversations()
+    /// Sessions whose acknowledged sync cursor moved and is not written yet.
+    var cursorOwed: Set<SessionKey> = []
+
+    init(home: GuildhallService) { self.home = home }
+
+    var settings: Settings { home.settings }
+    var registry: SessionRegistry { home.registry }
+    var runner: EffectRunner { home.runner }
+    var log: ServerLog { home.log }
+    func now() -> UInt64 { home.now() }
+    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { home.read(request, then: then) }
+    func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {
+        home.commit(writes, from: session, then: then)
+    }
+    func attempt(_ id: UInt64, _ s: Session, _ body: () throws(Failure) -> Void) { home.attempt(id, s, body) }
+    func persist(_ writes: [StoreWrite], id: UInt64, for s: Session, result: @escaping () -> GHResponse.OneOf_Result, after: (() -> Void)? = nil) {
+        home.persist(writes, id: id, for: s, result: result, after: after)
+    }
+}
+
+extension UserHome {
     // MARK: Conversations
 
     /// The conversation of `user` with `peer`, opened if new; the row write
@@ -18,7 +46,7 @@ extension GuildhallService {
     private func conversation(with peer: UserID, for user: UserID, now: UInt64) throws(Failure) -> (DirectConversation, StoreWrite) {
         if let problem = Validation.userIDProblem(peer) { throw Failure.badRequest("peer_id: \(problem)") }
         guard peer != user else { throw Failure.badRequest("a direct conversation needs two different users") }
-        let c = directs.between(user, peer) ?? DirectConversation(id: ids.next(nowMillis: now), users: (user, peer), createdAt: now)
+        let c = directs.between(user, peer) ?? DirectConversation(id: home.ids.next(nowMillis: now), users: (user, peer), createdAt: now)
         if directs[c.id] == nil { directs.add(c) }
         return (c, .conversation(id: c.id, users: [c.users.0, c.users.1], createdAt: c.createdAt))
     }
@@ -78,22 +106,22 @@ extension GuildhallService {
             let content = try r.body.domain()
             try Validation.message(content: content, mentions: [], clientID: r.clientID,
                                    maxBodyBytes: settings.maxBodyBytes, maxMentions: settings.maxMentions)
-            if checkResend, answeredAsResend(r.clientID, id: id, from: s, as: { self.directMessage($0, for: s.user) },
+            if checkResend, home.answeredAsResend(r.clientID, id: id, from: s, as: { self.directMessage($0, for: s.user) },
                                              otherwise: { self.sendDirectMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
             var (c, conversationWrite) = try conversation(with: r.peerID, for: s.user, now: now)
             let (seq, time) = c.append(now: now)
             directs[c.id] = c
-            let record = MessageRecord(uid: ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
+            let record = MessageRecord(uid: home.ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
                                        content: content, mentions: [], mentionAll: false, needReceipt: false, clientID: r.clientID)
-            if !r.clientID.isEmpty { recentSends.sending(sender: s.user, clientID: r.clientID) }
+            if !r.clientID.isEmpty { home.recentSends.sending(sender: s.user, clientID: r.clientID) }
             // The recipient's copy is the stored message, addressed to them.
             let peer = c.peer(of: s.user)
             let copy = EventCopy(.message(directMessage(record, for: peer)))
             var effects = Effects(writes: [conversationWrite, .message(record)],
                                   addressed: [AddressedItem(user: peer, stored: .message(record.uid), live: .push(copy))])
             effects.apply = { _ in
-                guard let waiters = self.settleSend(record, ok: true, id: id, from: s) else { return }
+                guard let waiters = self.home.settleSend(record, ok: true, id: id, from: s) else { return }
                 self.directs[record.channelID]?.committed(by: record.sender, seq: record.seq, time: record.sentTime)
                 let mine = self.directMessage(record, for: record.sender)
                 s.respond(id, .message(mine))
@@ -102,9 +130,9 @@ extension GuildhallService {
             effects.then = {
                 // The sender's other devices see what it sent.
                 for other in self.registry.sessions(of: record.sender).values where other.key != s.key { other.push(event: copy.payload) }
-                self.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000)
+                self.home.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000)
             }
-            effects.failed = { _ = self.settleSend(record, ok: false, id: id, from: s) }
+            effects.failed = { _ = self.home.settleSend(record, ok: false, id: id, from: s) }
             runner.carryOut(effects, answering: id, to: s)
         }
     }

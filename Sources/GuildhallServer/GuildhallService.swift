@@ -53,14 +53,12 @@ final class GuildhallService: GatewayHome {
     var deliveryMarks: UInt64 = 0
     /// Commits, reads, the inbox and the live copies of addressed items.
     var runner: EffectRunner!
-    /// Sessions whose acknowledged sync cursor moved and is not written yet.
-    var cursorOwed: Set<SessionKey> = []
     /// Group read receipts, requests being committed, and new readers owed to requesters this turn.
     var receipts = ReceiptBook()
     var receiptRequestsInFlight: Set<MessageUID> = []
     var owedResponses: [UserID: OwedResponses] = [:]
-    /// Direct conversations.
-    var directs = DirectConversations()
+    /// Per-user state: direct conversations, received status, offline sync and cursors.
+    private(set) var userHome: UserHome!
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
 
@@ -105,7 +103,8 @@ final class GuildhallService: GatewayHome {
                               highestInboxOrd: snapshot.highestInboxOrd)
         for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { receipts.addRequest(r, in: channel) }
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { receipts.load(a, in: channel) }
-        for c in snapshot.conversations { directs.add(c) }
+        userHome = UserHome(home: self)
+        for c in snapshot.conversations { userHome.directs.add(c) }
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
 

@@ -120,7 +120,7 @@ extension GuildhallService {
 
     func getHistory(_ r: GHGetHistory, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            if let c = directs[r.channelID] {
+            if let c = userHome.directs[r.channelID] {
                 guard c.includes(s.user) else { throw Failure.notFound("conversation \(r.channelID) not found") }
             } else {
                 _ = try readableChannel(r.channelID, for: s)
@@ -152,7 +152,7 @@ extension GuildhallService {
         }
         var page = GHMessagePage()
         page.messages = result.messages.compactMap { m in
-            if m.serverID == 0 { return canSeeDirect(m, s.user) ? directMessage(m, for: s.user) : nil }
+            if m.serverID == 0 { return userHome.canSeeDirect(m, s.user) ? userHome.directMessage(m, for: s.user) : nil }
             guard (try? readableChannel(m.channelID, for: s)) != nil else { return nil }
             return withReceipts([GHChannelMessage(m)], for: s.user)[0]
         }

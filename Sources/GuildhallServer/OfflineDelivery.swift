@@ -18,7 +18,7 @@ import GuildhallLoop
 import GuildhallStore
 import GuildhallWire
 
-extension GuildhallService {
+extension UserHome {
     // MARK: Sync
 
     func beginSync(_ s: Session) {
@@ -80,16 +80,16 @@ extension GuildhallService {
             return e
         }
         if let m = item.message {
-            guard directory.role(of: user, in: m.serverID) != nil else { return nil }
-            e.message = withReceipts([GHChannelMessage(m)], for: user)[0]
+            guard home.directory.role(of: user, in: m.serverID) != nil else { return nil }
+            e.message = home.withReceipts([GHChannelMessage(m)], for: user)[0]
             return e
         }
         guard let stored = try? GHEvent(serializedBytes: item.event), stored.body != nil else { return nil }
         e.body = stored.body
         if case .unreadChanged(let old)? = stored.body {
             // A read position moved on another device: send the channel's unread info as it is now.
-            guard let c = try? directory.readableChannel(old.channelID, by: user) else { return nil }
-            e.unreadChanged = info(unread(user, c, now: now))
+            guard let c = try? home.directory.readableChannel(old.channelID, by: user) else { return nil }
+            e.unreadChanged = home.info(home.unread(user, c, now: now))
         }
         return e
     }
@@ -130,7 +130,7 @@ extension GuildhallService {
     /// Writes moved cursors (with the position timer).
     func flushCursors() {
         guard !cursorOwed.isEmpty else { return }
-        let writes = cursorOwed.compactMap { session($0) }.compactMap { cursorWrite(of: $0) }
+        let writes = cursorOwed.compactMap { registry.all[$0] }.compactMap { cursorWrite(of: $0) }
         cursorOwed.removeAll()
         if !writes.isEmpty { commit(writes, from: nil) { _ in } }
     }

@@ -7,7 +7,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension GuildhallService {
+extension UserHome {
     func setReceivedStatus(_ r: GHSetReceivedStatus, id: UInt64, from s: Session) {
         guard !r.messageUids.isEmpty, r.messageUids.count <= Limits.maxIdsPerRequest else {
             s.fail(id, Failure(.limitReached, "between 1 and \(Limits.maxIdsPerRequest) message UIDs per request"))

@@ -99,7 +99,7 @@ extension GuildhallService {
 
     /// Writes read positions moved implicitly (senders), in one job.
     func flushPositions() {
-        flushCursors()
+        userHome.flushCursors()
         let moved = positions.takeDirty()
         guard !moved.isEmpty else { submitTurnJobs(); return }
         commit(moved.map { .readPosition($0.0.user, $0.0.channel, $0.1) }, from: nil) { error in
