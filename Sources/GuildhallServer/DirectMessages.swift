@@ -13,7 +13,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class UserHome {
+final class UserHome: HomePart {
     unowned let home: GuildhallService
     /// Direct conversations.
     var directs = DirectConversations()
@@ -21,20 +21,6 @@ final class UserHome {
     var cursorOwed: Set<SessionKey> = []
 
     init(home: GuildhallService) { self.home = home }
-
-    var settings: Settings { home.settings }
-    var registry: SessionRegistry { home.registry }
-    var runner: EffectRunner { home.runner }
-    var log: ServerLog { home.log }
-    func now() -> UInt64 { home.now() }
-    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { home.read(request, then: then) }
-    func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {
-        home.commit(writes, from: session, then: then)
-    }
-    func attempt(_ id: UInt64, _ s: Session, _ body: () throws(Failure) -> Void) { home.attempt(id, s, body) }
-    func persist(_ writes: [StoreWrite], id: UInt64, for s: Session, result: @escaping () -> GHResponse.OneOf_Result, after: (() -> Void)? = nil) {
-        home.persist(writes, id: id, for: s, result: result, after: after)
-    }
 }
 
 extension UserHome {

@@ -191,7 +191,7 @@ extension GuildhallService {
             let record = try directory.deleteChannel(r.channelID, by: s.user)
             typing.dropChannel(record.id)
             positions.forgetChannel(record.id)
-            receipts.remove(channel: record.id)
+            groupReceipts.receipts.remove(channel: record.id)
             channelChanged(.channelDeleted, record, change: .channelDeleted(record.id), id: id, from: s, answerOK: true)
         }
     }

@@ -26,7 +26,18 @@ struct ReceiptRequestPlan {
     var write: StoreWrite { .receiptRequest(channel, request) }
 }
 
-extension GuildhallService {
+/// Group read receipts of the home's channels: requests, readers, and the responses owed to requesters this turn.
+final class GroupReceipts: HomePart {
+    unowned let home: GuildhallService
+    var receipts = ReceiptBook()
+    /// Requests being committed.
+    var requestsInFlight: Set<MessageUID> = []
+    var owedResponses: [UserID: OwedResponses] = [:]
+
+    init(home: GuildhallService) { self.home = home }
+}
+
+extension GroupReceipts {
     var receiptWindowMs: UInt64 { UInt64(settings.receiptWindowSeconds) * 1000 }
 
     /// Whether `user` may ask for receipts in `server` now; throws why not.
@@ -59,7 +70,7 @@ extension GuildhallService {
     // MARK: Requests
 
     func requestReceipt(_ r: GHRequestReceipt, id: UInt64, from s: Session) {
-        if receipts.isRequested(r.messageUid) || receiptRequestsInFlight.contains(r.messageUid) {
+        if receipts.isRequested(r.messageUid) || requestsInFlight.contains(r.messageUid) {
             answerReceipts([r.messageUid], id: id, to: s)
             return
         }
@@ -70,7 +81,7 @@ extension GuildhallService {
                     throw Failure.notFound("message \(r.messageUid) not found")
                 }
                 guard m.sender == s.user else { throw Failure.forbidden("only the sender of message \(m.uid) may ask for read receipts on it") }
-                if receipts.isRequested(m.uid) || receiptRequestsInFlight.contains(m.uid) {
+                if receipts.isRequested(m.uid) || requestsInFlight.contains(m.uid) {
                     answerReceipts([m.uid], id: id, to: s)
                     return
                 }
@@ -80,16 +91,16 @@ extension GuildhallService {
                     throw Failure.forbidden("message \(m.uid) is older than the receipt window (\(settings.receiptWindowSeconds) s)")
                 }
                 let plan = receiptRequestPlan(m)
-                receiptRequestsInFlight.insert(m.uid)
+                requestsInFlight.insert(m.uid)
                 var effects = Effects(writes: [plan.write], addressed: plan.addressed,
                                       apply: { _ in
-                                          self.receiptRequestsInFlight.remove(m.uid)
+                                          self.requestsInFlight.remove(m.uid)
                                           self.receipts.addRequest(plan.request, in: plan.channel)
                                       },
                                       then: { self.answerReceipts([m.uid], id: id, to: s) })
                 effects.failure = "storage is unavailable; the request was not saved, retry later"
                 effects.failed = {
-                    self.receiptRequestsInFlight.remove(m.uid)
+                    self.requestsInFlight.remove(m.uid)
                     s.fail(id, Failure(.unavailable, "storage is unavailable; the request was not saved, retry later"))
                 }
                 runner.carryOut(effects, answering: id, to: s)

@@ -53,10 +53,8 @@ final class GuildhallService: GatewayHome {
     var deliveryMarks: UInt64 = 0
     /// Commits, reads, the inbox and the live copies of addressed items.
     var runner: EffectRunner!
-    /// Group read receipts, requests being committed, and new readers owed to requesters this turn.
-    var receipts = ReceiptBook()
-    var receiptRequestsInFlight: Set<MessageUID> = []
-    var owedResponses: [UserID: OwedResponses] = [:]
+    /// Group read receipts of the loop's channels.
+    private(set) var groupReceipts: GroupReceipts!
     /// Per-user state: direct conversations, received status, offline sync and cursors.
     private(set) var userHome: UserHome!
     var positionTimer: LoopTimer!
@@ -101,8 +99,9 @@ final class GuildhallService: GatewayHome {
         gateway = Gateway(loop: loop, settings: settings, log: log, secret: secret, clock: clock, home: self)
         runner = EffectRunner(store: store, registry: gateway.registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
-        for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { receipts.addRequest(r, in: channel) }
-        for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { receipts.load(a, in: channel) }
+        groupReceipts = GroupReceipts(home: self)
+        for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { groupReceipts.receipts.addRequest(r, in: channel) }
+        for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { groupReceipts.receipts.load(a, in: channel) }
         userHome = UserHome(home: self)
         for c in snapshot.conversations { userHome.directs.add(c) }
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
@@ -185,7 +184,7 @@ final class GuildhallService: GatewayHome {
 
     func turnEnding() {
         runner.submitTurnJobs(inline: true)
-        sendOwedResponses()
+        groupReceipts.sendOwedResponses()
     }
 
     func owedEvents(_ s: Session) {

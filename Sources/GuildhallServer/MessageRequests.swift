@@ -16,7 +16,7 @@ extension GuildhallService {
                                              otherwise: { self.sendMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
             let sendable = try sendableChannel(r.channelID, for: s)
-            if r.needReceipt { try checkReceiptsAllowed(in: sendable.serverID, by: s.user) }
+            if r.needReceipt { try groupReceipts.checkReceiptsAllowed(in: sendable.serverID, by: s.user) }
             let (channel, seq, time) = try directory.appendMessage(to: r.channelID, by: s.user, now: now)
             let record = MessageRecord(uid: ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
@@ -31,7 +31,7 @@ extension GuildhallService {
             }
             let mentionedInOrder = effects.addressed.map(\.user)
             // Asking for receipts at send: the request and its items commit with the message.
-            let receiptPlan = r.needReceipt ? receiptRequestPlan(record) : nil
+            let receiptPlan = r.needReceipt ? groupReceipts.receiptRequestPlan(record) : nil
             if let receiptPlan {
                 effects.writes.append(receiptPlan.write)
                 effects.addressed += receiptPlan.addressed
@@ -42,7 +42,7 @@ extension GuildhallService {
                 var mentionOrds: [UserID: UInt64] = [:]
                 for (user, ord) in zip(mentionedInOrder, ords) { mentionOrds[user] = ord }
                 self.messageCommitted(record, id: id, from: s, mentionOrds: mentionOrds)
-                if let receiptPlan { self.receipts.addRequest(receiptPlan.request, in: receiptPlan.channel) }
+                if let receiptPlan { self.groupReceipts.receipts.addRequest(receiptPlan.request, in: receiptPlan.channel) }
             }
             effects.failed = {
                 self.gateway.fanOutQueued(projected)
@@ -154,7 +154,7 @@ extension GuildhallService {
         page.messages = result.messages.compactMap { m in
             if m.serverID == 0 { return userHome.canSeeDirect(m, s.user) ? userHome.directMessage(m, for: s.user) : nil }
             guard (try? readableChannel(m.channelID, for: s)) != nil else { return nil }
-            return withReceipts([GHChannelMessage(m)], for: s.user)[0]
+            return groupReceipts.withReceipts([GHChannelMessage(m)], for: s.user)[0]
         }
         page.moreAvailable = result.hasMore
         s.respond(id, .messages(page))

@@ -81,7 +81,7 @@ extension UserHome {
         }
         if let m = item.message {
             guard home.directory.role(of: user, in: m.serverID) != nil else { return nil }
-            e.message = home.withReceipts([GHChannelMessage(m)], for: user)[0]
+            e.message = home.groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0]
             return e
         }
         guard let stored = try? GHEvent(serializedBytes: item.event), stored.body != nil else { return nil }

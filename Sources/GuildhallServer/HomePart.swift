@@ -1,0 +1,30 @@
+// A part of the loop's home with state of its own (the user home, group
+// receipts, typing, subscriptions): it keeps its state and handlers, and
+// reaches the rest of the home's state and its runner through `home`.
+// Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+protocol HomePart: AnyObject {
+    var home: GuildhallService { get }
+}
+
+extension HomePart {
+    var settings: Settings { home.settings }
+    var registry: SessionRegistry { home.registry }
+    var runner: EffectRunner { home.runner }
+    var log: ServerLog { home.log }
+    var directory: Directory { home.directory }
+    func now() -> UInt64 { home.now() }
+    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { home.read(request, then: then) }
+    func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {
+        home.commit(writes, from: session, then: then)
+    }
+    func attempt(_ id: UInt64, _ s: Session, _ body: () throws(Failure) -> Void) { home.attempt(id, s, body) }
+    func persist(_ writes: [StoreWrite], id: UInt64, for s: Session, result: @escaping () -> GHResponse.OneOf_Result,
+                 after: (() -> Void)? = nil) {
+        home.persist(writes, id: id, for: s, result: result, after: after)
+    }
+}
