@@ -58,7 +58,7 @@ extension GuildhallService {
     func sessionEnded(_ s: Session, wasLoggedIn: Bool) {
         registry.remove(s, servers: s.user.isEmpty ? [] : directory.serverIDs(of: s.user))
         book.close(s.key)
-        typingOwed.remove(s.key)
+        typing.forget(s)
         if wasLoggedIn {
             userHome.saveCursor(of: s)
             if s.autoSubscribe && !hasAutoSessions(s.user) { ladders.removeValue(forKey: s.user) }

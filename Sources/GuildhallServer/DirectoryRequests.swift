@@ -47,7 +47,7 @@ extension GuildhallService {
             let channels = directory.channelIDs(of: r.serverID)
             let (record, members) = try directory.deleteServer(r.serverID, by: s.user)
             for session in registry.guests(of: record.id).values { guestLeft(session, server: record.id, notifyMembers: false) }
-            for c in channels { book.dropChannel(c); typing.dropChannel(c); positions.forgetChannel(c) }
+            for c in channels { book.dropChannel(c); typing.board.dropChannel(c); positions.forgetChannel(c) }
             registry.serverDeleted(record.id)
             for m in members { memberRemoved(m, server: record.id) }
             persist([.directory(.serverDeleted(record.id))], id: id, for: s, result: { .ok(GHOk()) }) {
@@ -189,7 +189,7 @@ extension GuildhallService {
     func deleteChannel(_ r: GHDeleteChannel, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
             let record = try directory.deleteChannel(r.channelID, by: s.user)
-            typing.dropChannel(record.id)
+            typing.board.dropChannel(record.id)
             positions.forgetChannel(record.id)
             groupReceipts.receipts.remove(channel: record.id)
             channelChanged(.channelDeleted, record, change: .channelDeleted(record.id), id: id, from: s, answerOK: true)

@@ -45,11 +45,10 @@ final class GuildhallService: GatewayHome {
     var recentSends = RecentSends()
     var book = SubscriptionBook()
     var positions = ReadPositions()
-    var typing = TypingBoard()
+    /// Typing in the loop's channels.
+    private(set) var typing: ChannelTyping!
     /// Auto-subscribe levels per user with at least one auto session online.
     var ladders: [UserID: AutoLadder] = [:]
-    /// Sessions owed a typing frame that had to wait for its interval.
-    var typingOwed: Set<SessionKey> = []
     var deliveryMarks: UInt64 = 0
     /// Commits, reads, the inbox and the live copies of addressed items.
     var runner: EffectRunner!
@@ -94,7 +93,7 @@ final class GuildhallService: GatewayHome {
                        bans: snapshot.bans)
         for (user, channel, p) in snapshot.readPositions { positions.load(user, channel, p) }
         for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
-        typing = TypingBoard(throttleMs: UInt64(settings.typingThrottleMs), expiryMs: UInt64(settings.typingExpiryMs))
+        typing = ChannelTyping(home: self, settings: settings)
         ids.resume(after: snapshot.highestID)
         gateway = Gateway(loop: loop, settings: settings, log: log, secret: secret, clock: clock, home: self)
         runner = EffectRunner(store: store, registry: gateway.registry, log: log, clock: clock, settings: settings,
@@ -115,7 +114,7 @@ final class GuildhallService: GatewayHome {
         positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in self.flushPositions() }
         typingTimer = LoopTimer(loop: loop)
         let typingEvery = UInt64(max(20, min(250, settings.typingFrameIntervalMs / 4)))
-        typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.retryTyping() }
+        typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.typing.retryTyping() }
         do {
             try gateway.listen()
         } catch {
@@ -189,19 +188,14 @@ final class GuildhallService: GatewayHome {
 
     func owedEvents(_ s: Session) {
         emitUnread(s)
-        emitTyping(s)
+        typing.emitTyping(s)
     }
 
     func shedEvents(_ s: Session) {
-        guard !s.pendingTyping.isEmpty else { return }
-        s.pendingTyping.removeAll()
-        typingOwed.remove(s.key)
+        if !s.pendingTyping.isEmpty { typing.forget(s) }
     }
 
-    func sessionDetached(_ s: Session) {
-        typingOwed.remove(s.key)
-        s.pendingTyping.removeAll()
-    }
+    func sessionDetached(_ s: Session) { typing.forget(s) }
 
     // MARK: Shutdown
 
@@ -261,8 +255,8 @@ extension GuildhallService {
         gateway.settings = applied
         runner.storeQueueMax = settings.storeQueueMax
         runner.inlineCommitMax = settings.inlineCommitMax
-        typing.throttleMs = UInt64(settings.typingThrottleMs)
-        typing.expiryMs = UInt64(settings.typingExpiryMs)
+        typing.board.throttleMs = UInt64(settings.typingThrottleMs)
+        typing.board.expiryMs = UInt64(settings.typingExpiryMs)
         log.info("live settings applied", ["small_server_threshold": settings.smallServerThreshold])
     }
 

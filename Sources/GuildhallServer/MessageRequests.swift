@@ -102,7 +102,7 @@ extension GuildhallService {
         for user in Set(record.mentions) where user != record.sender {
             positions.addMention(user, record.channelID, seq: record.seq, time: record.sentTime)
         }
-        if typing.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typersChanged(c) }
+        if typing.board.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typing.typersChanged(c) }
         // Encoded once for the answer, the waiting resends and the live event.
         let message = record.encoded
         s.respond(encoded: MessageWire.answer(id: id, message: message))
@@ -158,5 +158,13 @@ extension GuildhallService {
         }
         page.moreAvailable = result.hasMore
         s.respond(id, .messages(page))
+    }
+
+    /// The channel, if the session may send to it: a member (guests are read-only).
+    func sendableChannel(_ id: ChannelID, for s: Session) throws(Failure) -> ChannelRecord {
+        if let c = directory.channel(id), s.guestOf.contains(c.serverID) {
+            throw Failure.forbidden("guests are read-only in server \(c.serverID)")
+        }
+        return try directory.readableChannel(id, by: s.user)
     }
 }

@@ -58,7 +58,7 @@ extension GuildhallService {
         case .setSubscribeMode(let r): setSubscribeMode(r, id: id, from: s)
         case .markRead(let r): markRead(r, id: id, from: s)
         case .getUnread(let r): getUnread(r, id: id, from: s)
-        case .sendTyping(let r): sendTyping(r, id: id, from: s)
+        case .sendTyping(let r): typing.sendTyping(r, id: id, from: s)
         case .enterAsGuest(let r): enterAsGuest(r, id: id, from: s)
         case .leaveAsGuest(let r): leaveAsGuest(r, id: id, from: s)
         case .banMember(let r): banMember(r, id: id, from: s)

@@ -6,21 +6,40 @@
 import GuildhallCore
 import GuildhallWire
 
-extension GuildhallService {
+/// Who is typing where, and the typing frames sessions are owed.
+final class ChannelTyping: HomePart {
+    unowned let home: GuildhallService
+    var board: TypingBoard
+    /// Sessions owed a typing frame that had to wait for its interval.
+    var owed: Set<SessionKey> = []
+
+    init(home: GuildhallService, settings: Settings) {
+        self.home = home
+        board = TypingBoard(throttleMs: UInt64(settings.typingThrottleMs), expiryMs: UInt64(settings.typingExpiryMs))
+    }
+
+    /// The session ended or lost its connection: it is owed nothing more.
+    func forget(_ s: Session) {
+        owed.remove(s.key)
+        s.pendingTyping.removeAll()
+    }
+}
+
+extension ChannelTyping {
     func sendTyping(_ r: GHSendTyping, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let c = try sendableChannel(r.channelID, for: s)
-            if typing.typed(s.user, in: c.id, now: now()) { typersChanged(c) }
+            let c = try home.sendableChannel(r.channelID, for: s)
+            if board.typed(s.user, in: c.id, now: now()) { typersChanged(c) }
             s.respond(id, .ok(GHOk()))
         }
     }
 
     /// Marks the channel's typing subscribers (other users) as owed a frame.
     func typersChanged(_ c: ChannelRecord) {
-        for key in book.holders(.channelTyping, SubscriptionTarget(server: c.serverID, channel: c.id)) {
-            guard let s = session(key) else { continue }
+        for key in home.book.holders(.channelTyping, SubscriptionTarget(server: c.serverID, channel: c.id)) {
+            guard let s = registry.all[key] else { continue }
             s.pendingTyping.insert(c.id)
-            typingOwed.insert(key)
+            owed.insert(key)
             s.markDirty()
         }
     }
@@ -29,7 +48,7 @@ extension GuildhallService {
     /// the rest wait for the typing timer.
     func emitTyping(_ s: Session) {
         guard !s.pendingTyping.isEmpty else { return }
-        let loopNow = loop.nowMillis
+        let loopNow = home.loop.nowMillis
         let now = now()
         for channel in s.pendingTyping.sorted() {
             if let last = s.lastTypingFrame[channel], loopNow < last + UInt64(settings.typingFrameIntervalMs) { continue }
@@ -38,7 +57,7 @@ extension GuildhallService {
             var e = GHTypingEvent()
             e.serverID = c.serverID
             e.channelID = c.id
-            e.typers = typing.typers(in: c.id, now: now, excluding: s.user).map { t in
+            e.typers = board.typers(in: c.id, now: now, excluding: s.user).map { t in
                 var typer = GHTyper()
                 typer.userID = t.user
                 typer.time = t.time
@@ -47,21 +66,13 @@ extension GuildhallService {
             s.lastTypingFrame[channel] = loopNow
             s.push(event: GHEvent.OneOf_Body.typing(e).sharedPayload)
         }
-        if s.pendingTyping.isEmpty { typingOwed.remove(s.key) }
+        if s.pendingTyping.isEmpty { owed.remove(s.key) }
     }
 
     /// The typing timer: sessions still owed a frame try again.
     func retryTyping() {
-        for key in typingOwed {
-            if let s = session(key) { s.markDirty() } else { typingOwed.remove(key) }
+        for key in owed {
+            if let s = registry.all[key] { s.markDirty() } else { owed.remove(key) }
         }
-    }
-
-    /// The channel, if the session may send to it: a member (guests are read-only).
-    func sendableChannel(_ id: ChannelID, for s: Session) throws(Failure) -> ChannelRecord {
-        if let c = directory.channel(id), s.guestOf.contains(c.serverID) {
-            throw Failure.forbidden("guests are read-only in server \(c.serverID)")
-        }
-        return try directory.readableChannel(id, by: s.user)
     }
 }
