@@ -35,7 +35,7 @@ extension GuildhallService {
         var result = loginResult(for: session)
         result.resumeFailure = resumeFailure
         session.respond(id, .login(result))
-        if autoSubscribe { enableAutoMode(session) }
+        if autoSubscribe { subscriptions.enableAutoMode(session) }
         log.info("login", ["user": token.user, "device": token.device, "peer": session.peer, "session": session.sessionID])
         userHome.beginSync(session)
     }
@@ -61,7 +61,7 @@ extension GuildhallService {
         typing.forget(s)
         if wasLoggedIn {
             userHome.saveCursor(of: s)
-            if s.autoSubscribe && !hasAutoSessions(s.user) { ladders.removeValue(forKey: s.user) }
+            if s.autoSubscribe && !subscriptions.hasAutoSessions(s.user) { subscriptions.ladders.removeValue(forKey: s.user) }
         }
     }
 }

@@ -24,7 +24,7 @@ extension GuildhallService {
             let changes = try directory.createServer(record)
             registry.joined(s.user, server: record.id)
             persist(changes.map(StoreWrite.directory), id: id, for: s, result: { .server(self.info(record)) }) {
-                self.memberJoined(s.user, server: record.id)
+                self.subscriptions.memberJoined(s.user, server: record.id)
             }
         }
     }
@@ -49,7 +49,7 @@ extension GuildhallService {
             for session in registry.guests(of: record.id).values { guestLeft(session, server: record.id, notifyMembers: false) }
             for c in channels { book.dropChannel(c); typing.board.dropChannel(c); positions.forgetChannel(c) }
             registry.serverDeleted(record.id)
-            for m in members { memberRemoved(m, server: record.id) }
+            for m in members { subscriptions.memberRemoved(m, server: record.id) }
             persist([.directory(.serverDeleted(record.id))], id: id, for: s, result: { .ok(GHOk()) }) {
                 self.notify(.serverDeleted, .nobody, actor: s.user, targeted: members + guests) { n in
                     n.serverID = record.id
@@ -106,7 +106,7 @@ extension GuildhallService {
             writes.append(.readPosition(s.user, channel, positions.position(s.user, channel)))
         }
         persist(writes, id: id, for: s, result: { .member(GHMember(member)) }) {
-            self.memberJoined(s.user, server: server)
+            self.subscriptions.memberJoined(s.user, server: server)
             self.notify(.memberJoined, .server(server, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
         }
     }
@@ -128,7 +128,7 @@ extension GuildhallService {
         attempt(id, s) { () throws(Failure) in
             let member = try directory.leave(r.serverID, user: s.user)
             registry.left(s.user, server: r.serverID)
-            memberRemoved(s.user, server: r.serverID)
+            subscriptions.memberRemoved(s.user, server: r.serverID)
             persist([.directory(.memberRemoved(r.serverID, s.user))], id: id, for: s, result: { .ok(GHOk()) }) {
                 self.notify(.memberLeft, .server(r.serverID, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
             }
@@ -139,7 +139,7 @@ extension GuildhallService {
         attempt(id, s) { () throws(Failure) in
             let member = try directory.kick(r.userID, from: r.serverID, by: s.user)
             registry.left(r.userID, server: r.serverID)
-            memberRemoved(r.userID, server: r.serverID)
+            subscriptions.memberRemoved(r.userID, server: r.serverID)
             persist([.directory(.memberRemoved(r.serverID, r.userID))], id: id, for: s, result: { .ok(GHOk()) }) {
                 self.notify(.memberKicked, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = GHMember(member) }
             }
@@ -202,7 +202,7 @@ extension GuildhallService {
             // Subscribers hear of a deleted channel before their subscriptions go.
             self.notify(kind, .channel(record, isPublic: true), actor: s.user)
             if kind == .channelDeleted { self.book.dropChannel(record.id) }
-            if kind != .channelUpdated { self.channelsChanged(in: record.serverID) }
+            if kind != .channelUpdated { self.subscriptions.channelsChanged(in: record.serverID) }
             self.guestsRecheck(record.serverID)
         }
     }

@@ -55,7 +55,7 @@ extension GuildhallService {
             var writes: [StoreWrite] = [.directory(.banSaved(ban)), .directory(.inviteRemoved(r.serverID, r.userID))]
             if removed != nil {
                 registry.left(r.userID, server: r.serverID)
-                memberRemoved(r.userID, server: r.serverID)
+                subscriptions.memberRemoved(r.userID, server: r.serverID)
                 writes.insert(.directory(.memberRemoved(r.serverID, r.userID)), at: 0)
             }
             for guest in registry.sessions(of: r.userID).values where guest.guestOf.contains(r.serverID) {

@@ -47,8 +47,8 @@ final class GuildhallService: GatewayHome {
     var positions = ReadPositions()
     /// Typing in the loop's channels.
     private(set) var typing: ChannelTyping!
-    /// Auto-subscribe levels per user with at least one auto session online.
-    var ladders: [UserID: AutoLadder] = [:]
+    /// Subscribe requests and auto-subscribe mode.
+    private(set) var subscriptions: Subscriptions!
     var deliveryMarks: UInt64 = 0
     /// Commits, reads, the inbox and the live copies of addressed items.
     var runner: EffectRunner!
@@ -102,6 +102,7 @@ final class GuildhallService: GatewayHome {
         for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { groupReceipts.receipts.addRequest(r, in: channel) }
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { groupReceipts.receipts.load(a, in: channel) }
         userHome = UserHome(home: self)
+        subscriptions = Subscriptions(home: self)
         for c in snapshot.conversations { userHome.directs.add(c) }
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }

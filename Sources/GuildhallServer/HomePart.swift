@@ -16,7 +16,8 @@ extension HomePart {
     var registry: SessionRegistry { home.registry }
     var runner: EffectRunner { home.runner }
     var log: ServerLog { home.log }
-    var directory: Directory { home.directory }
+    /// Borrowed, not copied: parts read it in loops.
+    var directory: Directory { _read { yield home.directory } }
     func now() -> UInt64 { home.now() }
     func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { home.read(request, then: then) }
     func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {

@@ -97,7 +97,7 @@ extension GuildhallService {
         // The sender has read up to its own message; a mention counts for the mentioned.
         let before = positions.position(record.sender, record.channelID).readSeq
         positions.markRead(record.sender, record.channelID, upTo: record.seq, now: now)
-        touchActivity(record.sender, record.channelID, now: now, alreadyRecorded: true)
+        subscriptions.touchActivity(record.sender, record.channelID, now: now, alreadyRecorded: true)
         if before + 1 < record.seq { readMoved(record.sender, record.channelID, except: s) }
         for user in Set(record.mentions) where user != record.sender {
             positions.addMention(user, record.channelID, seq: record.seq, time: record.sentTime)

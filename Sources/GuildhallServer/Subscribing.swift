@@ -4,7 +4,17 @@
 import GuildhallCore
 import GuildhallWire
 
-extension GuildhallService {
+/// Subscribe requests and auto-subscribe mode; the subscriptions themselves
+/// are the home's interest index (`GuildhallService.book`).
+final class Subscriptions: HomePart {
+    unowned let home: GuildhallService
+    /// Auto-subscribe levels per user with at least one auto session online.
+    var ladders: [UserID: AutoLadder] = [:]
+
+    init(home: GuildhallService) { self.home = home }
+}
+
+extension Subscriptions {
     /// The exact refusal MISSION §4.2 prescribes.
     static let autoModeRefusal = "manual subscribe is not allowed in auto subscribe mode"
     static let memberKinds: Set<SubscriptionKind> = [.channelMessages, .channelUnreadCount, .channelUnreadStatus, .serverNotifications, .channelTyping]
@@ -32,11 +42,11 @@ extension GuildhallService {
             var entry = GHTargetResult()
             entry.target = t
             if r.operation == .unsubscribe {
-                book.unsubscribe(s.key, kind, target)
+                home.book.unsubscribe(s.key, kind, target)
             } else if let (status, message) = subscriptionProblem(kind, target, for: s) {
                 entry.status = status
                 entry.message = message
-            } else if case .limitReached(let limit) = book.subscribe(s.key, kind, target, limit: settings.subscriptionLimits.limit(kind)) {
+            } else if case .limitReached(let limit) = home.book.subscribe(s.key, kind, target, limit: settings.subscriptionLimits.limit(kind)) {
                 entry.status = .targetLimitReached
                 entry.message = "limit reached: at most \(limit) \(GHSubscriptionType(rawValue: kind.rawValue) ?? .unspecified) subscriptions per user"
             } else {
@@ -82,7 +92,7 @@ extension GuildhallService {
     private func subscribed(_ kind: SubscriptionKind, _ t: SubscriptionTarget, session s: Session, now: UInt64) {
         switch kind {
         case .channelUnreadStatus:
-            if let c = directory.channel(t.channel) { s.sentUnreadStatus[c.id] = unread(s.user, c, now: now).hasUnread }
+            if let c = directory.channel(t.channel) { s.sentUnreadStatus[c.id] = home.unread(s.user, c, now: now).hasUnread }
         case .channelTyping:
             touchActivity(s.user, t.channel, now: now)
         default:
@@ -99,12 +109,12 @@ extension GuildhallService {
     /// Replaces the session's member subscriptions (not typing) with the automatic ones.
     func enableAutoMode(_ s: Session) {
         s.autoSubscribe = true
-        if let held = book.subscriptions(of: s.key) {
-            for (kind, target) in held.all where kind != .channelTyping && !kind.isGuestKind { book.unsubscribe(s.key, kind, target) }
+        if let held = home.book.subscriptions(of: s.key) {
+            for (kind, target) in held.all where kind != .channelTyping && !kind.isGuestKind { home.book.unsubscribe(s.key, kind, target) }
         }
         var entries: [GHSubscriptionEntry] = []
         for server in directory.serverIDs(of: s.user).sorted() {
-            _ = book.subscribe(s.key, .serverNotifications, SubscriptionTarget(server: server), limit: .max)
+            _ = home.book.subscribe(s.key, .serverNotifications, SubscriptionTarget(server: server), limit: .max)
             entries.append(Self.entry(.serverNotifications, SubscriptionTarget(server: server)))
         }
         let levels = ladder(for: s.user).levels
@@ -112,8 +122,8 @@ extension GuildhallService {
         for (channel, level) in levels.sorted(by: { $0.key < $1.key }) {
             guard let c = directory.channel(channel) else { continue }
             let t = SubscriptionTarget(server: c.serverID, channel: channel)
-            _ = book.subscribe(s.key, level.kind, t, limit: .max)
-            if level == .unreadStatus { s.sentUnreadStatus[channel] = unread(s.user, c, now: now).hasUnread }
+            _ = home.book.subscribe(s.key, level.kind, t, limit: .max)
+            if level == .unreadStatus { s.sentUnreadStatus[channel] = home.unread(s.user, c, now: now).hasUnread }
             entries.append(Self.entry(level.kind, t))
         }
         tellSubscriptionChanges(entries, to: [s])
@@ -136,7 +146,7 @@ extension GuildhallService {
             let joined = directory.joinedAt(user, in: server) ?? 0
             for id in directory.channelIDs(of: server) {
                 let created = directory.channel(id)?.createdAt ?? 0
-                out.append((id, max(positions.position(user, id).activity, joined, created)))
+                out.append((id, max(home.positions.position(user, id).activity, joined, created)))
             }
         }
         return out
@@ -151,9 +161,9 @@ extension GuildhallService {
 
     /// Records activity in a channel; in auto mode it climbs the ladder.
     func touchActivity(_ user: UserID, _ channel: ChannelID, now: UInt64, alreadyRecorded: Bool = false) {
-        if !alreadyRecorded { positions.touch(user, channel, now: now) }
+        if !alreadyRecorded { home.positions.touch(user, channel, now: now) }
         guard ladders[user] != nil, directory.channel(channel) != nil else { return }
-        let changes = ladders[user]!.touch(channel) { self.positions.position(user, $0).activity }
+        let changes = ladders[user]!.touch(channel) { self.home.positions.position(user, $0).activity }
         applyAuto(user, changes)
     }
 
@@ -168,12 +178,12 @@ extension GuildhallService {
             let t = SubscriptionTarget(server: server, channel: channel)
             for s in sessions {
                 if let level {
-                    _ = book.subscribe(s.key, level.kind, t, limit: .max)
+                    _ = home.book.subscribe(s.key, level.kind, t, limit: .max)
                     if level == .unreadStatus, let c = directory.channel(channel) {
-                        s.sentUnreadStatus[channel] = unread(user, c, now: now).hasUnread
+                        s.sentUnreadStatus[channel] = home.unread(user, c, now: now).hasUnread
                     }
-                } else if let held = book.subscriptions(of: s.key)?.channels[channel] {
-                    book.unsubscribe(s.key, held.level.kind, t)
+                } else if let held = home.book.subscriptions(of: s.key)?.channels[channel] {
+                    home.book.unsubscribe(s.key, held.level.kind, t)
                 }
             }
             entries.append(level.map { Self.entry($0.kind, t) } ?? Self.entry(nil, t))
@@ -187,7 +197,7 @@ extension GuildhallService {
         n.kind = .subscriptionChanged
         n.time = now()
         n.subscriptions = entries
-        notify(n, to: sessions)
+        home.notify(n, to: sessions)
     }
 
     static func entry(_ kind: SubscriptionKind?, _ t: SubscriptionTarget) -> GHSubscriptionEntry {
@@ -204,7 +214,7 @@ extension GuildhallService {
     func memberJoined(_ user: UserID, server: ServerID) {
         let sessions = autoSessions(user)
         guard !sessions.isEmpty else { return }
-        for s in sessions { _ = book.subscribe(s.key, .serverNotifications, SubscriptionTarget(server: server), limit: .max) }
+        for s in sessions { _ = home.book.subscribe(s.key, .serverNotifications, SubscriptionTarget(server: server), limit: .max) }
         tellSubscriptionChanges([Self.entry(.serverNotifications, SubscriptionTarget(server: server))], to: sessions)
         reassignAuto(user)
     }
@@ -212,7 +222,7 @@ extension GuildhallService {
     /// A user stopped being a member (left, kicked, banned, server deleted).
     func memberRemoved(_ user: UserID, server: ServerID) {
         for s in registry.sessions(of: user).values {
-            book.drop(s.key, server: server, kinds: Self.memberKinds)
+            home.book.drop(s.key, server: server, kinds: Self.memberKinds)
         }
         reassignAuto(user)
     }

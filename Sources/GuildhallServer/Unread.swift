@@ -36,7 +36,7 @@ extension GuildhallService {
             let seq = r.seq == 0 ? c.lastSeq : min(r.seq, c.lastSeq)
             positions.markRead(s.user, c.id, upTo: seq, now: now)
             let position = positions.position(s.user, c.id)
-            touchActivity(s.user, c.id, now: now, alreadyRecorded: true)
+            subscriptions.touchActivity(s.user, c.id, now: now, alreadyRecorded: true)
             // Read-your-writes: the new count is in memory now; the answer waits for the commit.
             // The inbox row carries the move to the user's devices that are offline (MISSION §7).
             var moved = GHUnreadInfo()
