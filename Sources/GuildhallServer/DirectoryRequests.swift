@@ -7,35 +7,44 @@ import GuildhallStore
 import GuildhallWire
 
 extension GuildhallService {
-    func info(_ r: ServerRecord) -> GHServerInfo { GHServerInfo(r, memberCount: directory.memberCount(r.id)) }
-
     /// Runs `body`, answering its Failure as an error.
     func attempt(_ id: UInt64, _ s: Session, _ body: () throws(Failure) -> Void) {
         do { try body() } catch { s.fail(id, error) }
     }
+}
+
+/// The requests on servers, members and channels (and, in Guests.swift, guests and bans).
+final class DirectoryRequests: HomePart {
+    unowned let home: GuildhallService
+
+    init(home: GuildhallService) { self.home = home }
+}
+
+extension DirectoryRequests {
+    func info(_ r: ServerRecord) -> GHServerInfo { GHServerInfo(r, memberCount: directory.memberCount(r.id)) }
 
     // MARK: Servers
 
     func createServer(_ r: GHCreateServer, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
             let now = now()
-            let record = ServerRecord(id: ids.next(nowMillis: now), name: r.name, icon: r.icon, custom: r.custom,
+            let record = ServerRecord(id: home.ids.next(nowMillis: now), name: r.name, icon: r.icon, custom: r.custom,
                                       owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests)
-            let changes = try directory.createServer(record)
+            let changes = try home.directory.createServer(record)
             registry.joined(s.user, server: record.id)
             persist(changes.map(StoreWrite.directory), id: id, for: s, result: { .server(self.info(record)) }) {
-                self.subscriptions.memberJoined(s.user, server: record.id)
+                self.home.subscriptions.memberJoined(s.user, server: record.id)
             }
         }
     }
 
     func updateServer(_ r: GHUpdateServer, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let record = try directory.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
+            let record = try home.directory.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
                                                     custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
                                                     allowGuests: r.hasAllowGuests ? r.allowGuests : nil)
             persist([.directory(.serverSaved(record))], id: id, for: s, result: { .server(self.info(record)) }) {
-                self.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
+                self.home.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
                 self.guestsRecheck(record.id)
             }
         }
@@ -44,14 +53,14 @@ extension GuildhallService {
     func deleteServer(_ r: GHDeleteServer, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
             let guests = registry.guests(of: r.serverID).values.map(\.user)
-            let channels = directory.channelIDs(of: r.serverID)
-            let (record, members) = try directory.deleteServer(r.serverID, by: s.user)
+            let channels = home.directory.channelIDs(of: r.serverID)
+            let (record, members) = try home.directory.deleteServer(r.serverID, by: s.user)
             for session in registry.guests(of: record.id).values { guestLeft(session, server: record.id, notifyMembers: false) }
-            for c in channels { book.dropChannel(c); typing.board.dropChannel(c); positions.forgetChannel(c) }
+            for c in channels { home.book.dropChannel(c); home.typing.board.dropChannel(c); home.positions.forgetChannel(c) }
             registry.serverDeleted(record.id)
-            for m in members { subscriptions.memberRemoved(m, server: record.id) }
+            for m in members { home.subscriptions.memberRemoved(m, server: record.id) }
             persist([.directory(.serverDeleted(record.id))], id: id, for: s, result: { .ok(GHOk()) }) {
-                self.notify(.serverDeleted, .nobody, actor: s.user, targeted: members + guests) { n in
+                self.home.notify(.serverDeleted, .nobody, actor: s.user, targeted: members + guests) { n in
                     n.serverID = record.id
                     n.server = GHServerInfo(record, memberCount: 0)
                 }
@@ -65,13 +74,13 @@ extension GuildhallService {
             return
         }
         var list = GHServerList()
-        list.servers = r.serverIds.compactMap { try? directory.visibleServer($0, to: s.user) }.map(info)
+        list.servers = r.serverIds.compactMap { try? home.directory.visibleServer($0, to: s.user) }.map(info)
         s.respond(id, .servers(list))
     }
 
     func listMyServers(id: UInt64, from s: Session) {
         var list = GHServerList()
-        list.servers = directory.serverIDs(of: s.user).sorted().compactMap { directory.server($0) }.map(info)
+        list.servers = home.directory.serverIDs(of: s.user).sorted().compactMap { home.directory.server($0) }.map(info)
         s.respond(id, .servers(list))
     }
 
@@ -79,14 +88,14 @@ extension GuildhallService {
 
     func joinServer(_ r: GHJoinServer, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let changes = try directory.join(r.serverID, user: s.user, now: now())
+            let changes = try home.directory.join(r.serverID, user: s.user, now: now())
             admitted(changes, server: r.serverID, id: id, from: s)
         }
     }
 
     func acceptInvite(_ r: GHAcceptInvite, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let changes = try directory.acceptInvite(r.serverID, user: s.user, now: now())
+            let changes = try home.directory.acceptInvite(r.serverID, user: s.user, now: now())
             admitted(changes, server: r.serverID, id: id, from: s)
         }
     }
@@ -100,25 +109,25 @@ extension GuildhallService {
         // A new member starts with everything already in the server read.
         let now = now()
         var writes = changes.map(StoreWrite.directory)
-        for channel in directory.channelIDs(of: server) {
-            guard let c = directory.channel(channel) else { continue }
-            positions.markRead(s.user, channel, upTo: c.lastSeq, now: now)
-            writes.append(.readPosition(s.user, channel, positions.position(s.user, channel)))
+        for channel in home.directory.channelIDs(of: server) {
+            guard let c = home.directory.channel(channel) else { continue }
+            home.positions.markRead(s.user, channel, upTo: c.lastSeq, now: now)
+            writes.append(.readPosition(s.user, channel, home.positions.position(s.user, channel)))
         }
         persist(writes, id: id, for: s, result: { .member(GHMember(member)) }) {
-            self.subscriptions.memberJoined(s.user, server: server)
-            self.notify(.memberJoined, .server(server, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
+            self.home.subscriptions.memberJoined(s.user, server: server)
+            self.home.notify(.memberJoined, .server(server, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
         }
     }
 
     func inviteMember(_ r: GHInviteMember, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let invite = try directory.invite(r.userID, to: r.serverID, by: s.user, now: now())
+            let invite = try home.directory.invite(r.userID, to: r.serverID, by: s.user, now: now())
             persist([.directory(.inviteSaved(invite))], id: id, for: s, result: { .ok(GHOk()) }) {
-                self.notify(.memberInvited, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { n in
+                self.home.notify(.memberInvited, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { n in
                     n.member.serverID = r.serverID
                     n.member.userID = r.userID
-                    if let server = self.directory.server(r.serverID) { n.server = self.info(server) }
+                    if let server = self.home.directory.server(r.serverID) { n.server = self.info(server) }
                 }
             }
         }
@@ -126,22 +135,22 @@ extension GuildhallService {
 
     func leaveServer(_ r: GHLeaveServer, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let member = try directory.leave(r.serverID, user: s.user)
+            let member = try home.directory.leave(r.serverID, user: s.user)
             registry.left(s.user, server: r.serverID)
-            subscriptions.memberRemoved(s.user, server: r.serverID)
+            home.subscriptions.memberRemoved(s.user, server: r.serverID)
             persist([.directory(.memberRemoved(r.serverID, s.user))], id: id, for: s, result: { .ok(GHOk()) }) {
-                self.notify(.memberLeft, .server(r.serverID, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
+                self.home.notify(.memberLeft, .server(r.serverID, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
             }
         }
     }
 
     func kickMember(_ r: GHKickMember, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let member = try directory.kick(r.userID, from: r.serverID, by: s.user)
+            let member = try home.directory.kick(r.userID, from: r.serverID, by: s.user)
             registry.left(r.userID, server: r.serverID)
-            subscriptions.memberRemoved(r.userID, server: r.serverID)
+            home.subscriptions.memberRemoved(r.userID, server: r.serverID)
             persist([.directory(.memberRemoved(r.serverID, r.userID))], id: id, for: s, result: { .ok(GHOk()) }) {
-                self.notify(.memberKicked, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = GHMember(member) }
+                self.home.notify(.memberKicked, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = GHMember(member) }
             }
         }
     }
@@ -149,9 +158,9 @@ extension GuildhallService {
     func setMemberRole(_ r: GHSetMemberRole, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
             guard let role = r.role.domain else { throw Failure.badRequest("role must be ADMIN or MEMBER") }
-            let member = try directory.setRole(role, of: r.userID, in: r.serverID, by: s.user)
+            let member = try home.directory.setRole(role, of: r.userID, in: r.serverID, by: s.user)
             persist([.directory(.memberSaved(member))], id: id, for: s, result: { .member(GHMember(member)) }) {
-                self.notify(.memberRoleChanged, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = GHMember(member) }
+                self.home.notify(.memberRoleChanged, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = GHMember(member) }
             }
         }
     }
@@ -159,7 +168,7 @@ extension GuildhallService {
     func listMembers(_ r: GHListMembers, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
             var list = GHMemberList()
-            list.members = try directory.members(of: r.serverID, askedBy: s.user).map(GHMember.init)
+            list.members = try home.directory.members(of: r.serverID, askedBy: s.user).map(GHMember.init)
             s.respond(id, .members(list))
         }
     }
@@ -169,8 +178,8 @@ extension GuildhallService {
     func createChannel(_ r: GHCreateChannel, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
             let now = now()
-            let record = try directory.createChannel(
-                ChannelRecord(id: ids.next(nowMillis: now), serverID: r.serverID, name: r.name, topic: r.topic, custom: r.custom, createdAt: now,
+            let record = try home.directory.createChannel(
+                ChannelRecord(id: home.ids.next(nowMillis: now), serverID: r.serverID, name: r.name, topic: r.topic, custom: r.custom, createdAt: now,
                               guestVisibility: GuestVisibility(rawValue: r.guestVisibility.rawValue) ?? .followServer),
                 by: s.user)
             channelChanged(.channelCreated, record, change: .channelSaved(record), id: id, from: s)
@@ -179,7 +188,7 @@ extension GuildhallService {
 
     func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let record = try directory.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
+            let record = try home.directory.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
                                                      topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil,
                                                      guestVisibility: r.hasGuestVisibility ? GuestVisibility(rawValue: r.guestVisibility.rawValue) : nil)
             channelChanged(.channelUpdated, record, change: .channelSaved(record), id: id, from: s)
@@ -188,10 +197,10 @@ extension GuildhallService {
 
     func deleteChannel(_ r: GHDeleteChannel, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let record = try directory.deleteChannel(r.channelID, by: s.user)
-            typing.board.dropChannel(record.id)
-            positions.forgetChannel(record.id)
-            groupReceipts.receipts.remove(channel: record.id)
+            let record = try home.directory.deleteChannel(r.channelID, by: s.user)
+            home.typing.board.dropChannel(record.id)
+            home.positions.forgetChannel(record.id)
+            home.groupReceipts.receipts.remove(channel: record.id)
             channelChanged(.channelDeleted, record, change: .channelDeleted(record.id), id: id, from: s, answerOK: true)
         }
     }
@@ -200,9 +209,9 @@ extension GuildhallService {
                                 from s: Session, answerOK: Bool = false) {
         persist([.directory(change)], id: id, for: s, result: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(record)) }) {
             // Subscribers hear of a deleted channel before their subscriptions go.
-            self.notify(kind, .channel(record, isPublic: true), actor: s.user)
-            if kind == .channelDeleted { self.book.dropChannel(record.id) }
-            if kind != .channelUpdated { self.subscriptions.channelsChanged(in: record.serverID) }
+            self.home.notify(kind, .channel(record, isPublic: true), actor: s.user)
+            if kind == .channelDeleted { self.home.book.dropChannel(record.id) }
+            if kind != .channelUpdated { self.home.subscriptions.channelsChanged(in: record.serverID) }
             self.guestsRecheck(record.serverID)
         }
     }
@@ -210,7 +219,7 @@ extension GuildhallService {
     func listChannels(_ r: GHListChannels, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
             var list = GHChannelList()
-            list.channels = try directory.channels(of: r.serverID, askedBy: s.user).map(GHChannelInfo.init)
+            list.channels = try home.directory.channels(of: r.serverID, askedBy: s.user).map(GHChannelInfo.init)
             s.respond(id, .channels(list))
         }
     }

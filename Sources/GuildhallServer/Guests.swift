@@ -6,13 +6,13 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension GuildhallService {
+extension DirectoryRequests {
     func enterAsGuest(_ r: GHEnterAsGuest, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let server = try directory.guestEntry(r.serverID, user: s.user)
+            let server = try home.directory.guestEntry(r.serverID, user: s.user)
             if !s.guestOf.contains(server.id) {
                 registry.guestEntered(s, server: server.id)
-                notify(.guestEntered, .server(server.id, isPublic: false), actor: s.user) { $0.member.userID = s.user }
+                home.notify(.guestEntered, .server(server.id, isPublic: false), actor: s.user) { $0.member.userID = s.user }
             }
             s.respond(id, .server(info(server)))
         }
@@ -29,40 +29,40 @@ extension GuildhallService {
 
     /// Ends a session's guest visit: its guest subscriptions go with it.
     func guestLeft(_ s: Session, server: ServerID, notifyMembers: Bool = true) {
-        book.drop(s.key, server: server, kinds: [.guestChannel, .guestServer])
+        home.book.drop(s.key, server: server, kinds: [.guestChannel, .guestServer])
         registry.guestLeft(s, server: server)
-        if notifyMembers { notify(.guestLeft, .server(server, isPublic: false), actor: s.user) { $0.member.userID = s.user } }
+        if notifyMembers { home.notify(.guestLeft, .server(server, isPublic: false), actor: s.user) { $0.member.userID = s.user } }
     }
 
     /// Guests of a server lose what they may no longer see.
     func guestsRecheck(_ server: ServerID) {
-        guard let record = directory.server(server) else { return }
+        guard let record = home.directory.server(server) else { return }
         for s in registry.guests(of: server).values {
             if !record.allowGuests {
                 guestLeft(s, server: server, notifyMembers: false)
                 continue
             }
-            for (channel, _) in book.subscriptions(of: s.key)?.guestChannels ?? [:] {
-                if let c = directory.channel(channel), directory.guestVisible(c) { continue }
-                book.unsubscribe(s.key, .guestChannel, SubscriptionTarget(server: server, channel: channel))
+            for (channel, _) in home.book.subscriptions(of: s.key)?.guestChannels ?? [:] {
+                if let c = home.directory.channel(channel), home.directory.guestVisible(c) { continue }
+                home.book.unsubscribe(s.key, .guestChannel, SubscriptionTarget(server: server, channel: channel))
             }
         }
     }
 
     func banMember(_ r: GHBanMember, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            let (ban, removed) = try directory.ban(r.userID, from: r.serverID, by: s.user, now: now())
+            let (ban, removed) = try home.directory.ban(r.userID, from: r.serverID, by: s.user, now: now())
             var writes: [StoreWrite] = [.directory(.banSaved(ban)), .directory(.inviteRemoved(r.serverID, r.userID))]
             if removed != nil {
                 registry.left(r.userID, server: r.serverID)
-                subscriptions.memberRemoved(r.userID, server: r.serverID)
+                home.subscriptions.memberRemoved(r.userID, server: r.serverID)
                 writes.insert(.directory(.memberRemoved(r.serverID, r.userID)), at: 0)
             }
             for guest in registry.sessions(of: r.userID).values where guest.guestOf.contains(r.serverID) {
                 guestLeft(guest, server: r.serverID, notifyMembers: false)
             }
             persist(writes, id: id, for: s, result: { .ok(GHOk()) }) {
-                self.notify(.memberBanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
+                self.home.notify(.memberBanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
                     $0.member.serverID = r.serverID
                     $0.member.userID = r.userID
                 }
@@ -72,9 +72,9 @@ extension GuildhallService {
 
     func unbanMember(_ r: GHUnbanMember, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
-            try directory.unban(r.userID, from: r.serverID, by: s.user)
+            try home.directory.unban(r.userID, from: r.serverID, by: s.user)
             persist([.directory(.banRemoved(r.serverID, r.userID))], id: id, for: s, result: { .ok(GHOk()) }) {
-                self.notify(.memberUnbanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
+                self.home.notify(.memberUnbanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
                     $0.member.serverID = r.serverID
                     $0.member.userID = r.userID
                 }

@@ -49,6 +49,8 @@ final class GuildhallService: GatewayHome {
     private(set) var typing: ChannelTyping!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
+    /// Requests on servers, members, channels, guests and bans.
+    private(set) var directoryRequests: DirectoryRequests!
     var deliveryMarks: UInt64 = 0
     /// Commits, reads, the inbox and the live copies of addressed items.
     var runner: EffectRunner!
@@ -103,6 +105,7 @@ final class GuildhallService: GatewayHome {
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { groupReceipts.receipts.load(a, in: channel) }
         userHome = UserHome(home: self)
         subscriptions = Subscriptions(home: self)
+        directoryRequests = DirectoryRequests(home: self)
         for c in snapshot.conversations { userHome.directs.add(c) }
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
