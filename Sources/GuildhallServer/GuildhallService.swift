@@ -51,6 +51,8 @@ final class GuildhallService: GatewayHome {
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
     private(set) var directoryRequests: DirectoryRequests!
+    /// Mark-read, unread queries and events, moved read positions.
+    private(set) var reading: Reading!
     var deliveryMarks: UInt64 = 0
     /// Commits, reads, the inbox and the live copies of addressed items.
     var runner: EffectRunner!
@@ -106,6 +108,7 @@ final class GuildhallService: GatewayHome {
         userHome = UserHome(home: self)
         subscriptions = Subscriptions(home: self)
         directoryRequests = DirectoryRequests(home: self)
+        reading = Reading(home: self)
         for c in snapshot.conversations { userHome.directs.add(c) }
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
@@ -115,7 +118,7 @@ final class GuildhallService: GatewayHome {
         receiver = InboxReceiver(loop: loop, inbox: inbox) { [unowned self] in self.received($0) }
         positionTimer = LoopTimer(loop: loop)
         let flushEvery = UInt64(settings.positionFlushMs)
-        positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in self.flushPositions() }
+        positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in self.reading.flushPositions() }
         typingTimer = LoopTimer(loop: loop)
         let typingEvery = UInt64(max(20, min(250, settings.typingFrameIntervalMs / 4)))
         typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.typing.retryTyping() }
@@ -191,7 +194,7 @@ final class GuildhallService: GatewayHome {
     }
 
     func owedEvents(_ s: Session) {
-        emitUnread(s)
+        reading.emitUnread(s)
         typing.emitTyping(s)
     }
 
@@ -232,7 +235,7 @@ final class GuildhallService: GatewayHome {
         finished = true
         commitDeadline?.close()
         commitDeadline = nil
-        flushPositions()
+        reading.flushPositions()
         gateway.closeAll()
         store.close()
         receiver.deliver()

@@ -98,7 +98,7 @@ extension GuildhallService {
         let before = positions.position(record.sender, record.channelID).readSeq
         positions.markRead(record.sender, record.channelID, upTo: record.seq, now: now)
         subscriptions.touchActivity(record.sender, record.channelID, now: now, alreadyRecorded: true)
-        if before + 1 < record.seq { readMoved(record.sender, record.channelID, except: s) }
+        if before + 1 < record.seq { reading.readMoved(record.sender, record.channelID, except: s) }
         for user in Set(record.mentions) where user != record.sender {
             positions.addMention(user, record.channelID, seq: record.seq, time: record.sentTime)
         }

@@ -25,7 +25,16 @@ extension GuildhallService {
         i.readSeq = u.readSeq
         return i
     }
+}
 
+/// Reading: mark-read, unread queries, the coalesced unread events, and writing moved read positions.
+final class Reading: HomePart {
+    unowned let home: GuildhallService
+
+    init(home: GuildhallService) { self.home = home }
+}
+
+extension Reading {
     func markRead(_ r: GHMarkRead, id: UInt64, from s: Session) {
         attempt(id, s) { () throws(Failure) in
             if s.guestOf.contains(directory.channel(r.channelID)?.serverID ?? 0) {
@@ -34,9 +43,9 @@ extension GuildhallService {
             let c = try directory.readableChannel(r.channelID, by: s.user)
             let now = now()
             let seq = r.seq == 0 ? c.lastSeq : min(r.seq, c.lastSeq)
-            positions.markRead(s.user, c.id, upTo: seq, now: now)
-            let position = positions.position(s.user, c.id)
-            subscriptions.touchActivity(s.user, c.id, now: now, alreadyRecorded: true)
+            home.positions.markRead(s.user, c.id, upTo: seq, now: now)
+            let position = home.positions.position(s.user, c.id)
+            home.subscriptions.touchActivity(s.user, c.id, now: now, alreadyRecorded: true)
             // Read-your-writes: the new count is in memory now; the answer waits for the commit.
             // The inbox row carries the move to the user's devices that are offline (MISSION §7).
             var moved = GHUnreadInfo()
@@ -47,7 +56,7 @@ extension GuildhallService {
             // The other sessions get unread events instead (`readMoved`).
             let item = AddressedItem(user: s.user, stored: .event(EventCopy(.unreadChanged(moved))), live: .noted)
             runner.carryOut(Effects(writes: [.readPosition(s.user, c.id, position)], addressed: [item],
-                                    reply: { .unread(self.info(self.unread(s.user, c, now: now))) },
+                                    reply: { .unread(self.home.info(self.home.unread(s.user, c, now: now))) },
                                     then: { self.readMoved(s.user, c.id, except: s) }),
                             answering: id, to: s)
         }
@@ -56,8 +65,8 @@ extension GuildhallService {
     /// Tells the user's other sessions that a read position moved.
     func readMoved(_ user: UserID, _ channel: ChannelID, except: Session?) {
         for other in registry.sessions(of: user).values where other.key != except?.key {
-            let level = book.subscriptions(of: other.key)?.channels[channel]?.level
-            owe(level == .unreadStatus ? .status : .info, channel, to: other)
+            let level = home.book.subscriptions(of: other.key)?.channels[channel]?.level
+            home.owe(level == .unreadStatus ? .status : .info, channel, to: other)
         }
     }
 
@@ -68,7 +77,7 @@ extension GuildhallService {
         }
         let now = now()
         var list = GHUnreadList()
-        list.unreads = r.channelIds.compactMap { try? directory.readableChannel($0, by: s.user) }.map { info(unread(s.user, $0, now: now)) }
+        list.unreads = r.channelIds.compactMap { try? directory.readableChannel($0, by: s.user) }.map { home.info(home.unread(s.user, $0, now: now)) }
         s.respond(id, .unreads(list))
     }
 
@@ -81,10 +90,10 @@ extension GuildhallService {
         let now = now()
         for (channel, notice) in owed.sorted(by: { $0.key < $1.key }) {
             guard let c = directory.channel(channel), directory.role(of: s.user, in: c.serverID) != nil else { continue }
-            let u = unread(s.user, c, now: now)
+            let u = home.unread(s.user, c, now: now)
             switch notice {
             case .info:
-                s.push(event: GHEvent.OneOf_Body.unreadChanged(info(u)).sharedPayload)
+                s.push(event: GHEvent.OneOf_Body.unreadChanged(home.info(u)).sharedPayload)
             case .status:
                 guard s.sentUnreadStatus[channel] != u.hasUnread else { continue }
                 s.sentUnreadStatus[channel] = u.hasUnread
@@ -99,14 +108,14 @@ extension GuildhallService {
 
     /// Writes read positions moved implicitly (senders), in one job.
     func flushPositions() {
-        userHome.flushCursors()
-        let moved = positions.takeDirty()
-        guard !moved.isEmpty else { submitTurnJobs(); return }
+        home.userHome.flushCursors()
+        let moved = home.positions.takeDirty()
+        guard !moved.isEmpty else { home.submitTurnJobs(); return }
         commit(moved.map { .readPosition($0.0.user, $0.0.channel, $0.1) }, from: nil) { error in
             if let error { self.log.error("read positions not saved", ["count": moved.count, "error": error.description]) }
         }
         // Called from a timer: the loop may block in poll before its check
         // phase, so hand the job over now.
-        submitTurnJobs()
+        home.submitTurnJobs()
     }
 }
