@@ -41,23 +41,26 @@ struct FrameSink {
     /// followed by this recipient's trailer (seq, own unread numbers, inbox
     /// cursor), which protobuf merges into the event.
     func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, on c: TCPConnection) {
-        let trailer = FrameEncoding.eventTrailerLength(seq: seq, unread: unread, cursor: cursor)
         let size = payload.count
         if size <= Self.copyPayloadsUpTo {
+            // The trailer is written first, after the payload, and the
+            // header then knows the whole length: one pass over the trailer.
             let reserved = headerBytes + size + FrameEncoding.maxTrailerBytes
             guard let p = c.reserveScratch(reserved) else { return }
-            writeHeader(size + trailer, at: p)
             (p + headerBytes).copyMemory(from: payload.base, byteCount: size)
             let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: p + headerBytes + size)
+            writeHeader(size + written, at: p)
             c.commitScratch(headerBytes + size + written, reserved: reserved)
         } else {
-            guard let header = c.reserveScratch(headerBytes) else { return }
-            writeHeader(size + trailer, at: header)
-            c.commitScratch(headerBytes, reserved: headerBytes)
-            c.enqueue(shared: payload)
-            if let p = c.reserveScratch(FrameEncoding.maxTrailerBytes) {
-                c.commitScratch(FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: p),
-                                reserved: FrameEncoding.maxTrailerBytes)
+            withUnsafeTemporaryAllocation(byteCount: FrameEncoding.maxTrailerBytes, alignment: 1) { trailer in
+                let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: trailer.baseAddress!)
+                guard let header = c.reserveScratch(headerBytes) else { return }
+                writeHeader(size + written, at: header)
+                c.commitScratch(headerBytes, reserved: headerBytes)
+                c.enqueue(shared: payload)
+                guard let p = c.reserveScratch(written) else { return }
+                p.copyMemory(from: trailer.baseAddress!, byteCount: written)
+                c.commitScratch(written, reserved: written)
             }
         }
     }

@@ -57,29 +57,38 @@ public enum FrameEncoding {
 
     /// Writes Frame{event{seq, unread{unread_count, mentioned_count, ack_timestamp, read_seq}, cursor}}
     /// into `into` (at least `maxTrailerBytes` long); returns its length.
+    /// One pass, each length computed once: it runs once per delivery per recipient.
     public static func eventTrailer(seq: UInt64, unread: RecipientUnread?, cursor: UInt64 = 0, into p: UnsafeMutableRawPointer) -> Int {
-        var n = 0
-        func byte(_ b: UInt8) { p.storeBytes(of: b, toByteOffset: n, as: UInt8.self); n += 1 }
-        func varint(_ value: UInt64) {
+        typealias F = WireField
+        let unreadLen = unread.map(unreadLength) ?? 0
+        var inner = 1 + varintLength(seq)
+        if unread != nil { inner += 1 + varintLength(UInt64(unreadLen)) + unreadLen }
+        if cursor != 0 { inner += 1 + varintLength(cursor) }
+        let start = p.assumingMemoryBound(to: UInt8.self)
+        var q = start
+        @inline(__always) func byte(_ b: UInt8) {
+            q.pointee = b
+            q += 1
+        }
+        @inline(__always) func varint(_ value: UInt64) {
             var v = value
-            while v >= 0x80 { byte(UInt8(v & 0x7F) | 0x80); v >>= 7 }
+            while v >= 0x80 { byte(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
             byte(UInt8(v))
         }
-        typealias F = WireField
         byte(tag(F.Frame.event, lengthDelimited: true))
-        varint(UInt64(innerLength(seq: seq, unread: unread, cursor: cursor)))
+        varint(UInt64(inner))
         byte(tag(F.Event.seq))
         varint(seq)
         if let u = unread {
             byte(tag(F.Event.unread, lengthDelimited: true))
-            varint(UInt64(unreadLength(u)))
+            varint(UInt64(unreadLen))
             if u.unreadCount != 0 { byte(tag(F.UnreadInfo.unreadCount)); varint(u.unreadCount) }
             if u.mentionedCount != 0 { byte(tag(F.UnreadInfo.mentionedCount)); varint(u.mentionedCount) }
             if u.ackTimestamp != 0 { byte(tag(F.UnreadInfo.ackTimestamp)); varint(u.ackTimestamp) }
             if u.readSeq != 0 { byte(tag(F.UnreadInfo.readSeq)); varint(u.readSeq) }
         }
         if cursor != 0 { byte(tag(F.Event.cursor)); varint(cursor) }
-        return n
+        return q - start
     }
 
     /// A one-byte tag (fields 1-15): varint, or length-delimited.
@@ -96,12 +105,17 @@ public enum FrameEncoding {
         return n
     }
 
+    @inline(__always)
     private static func unreadLength(_ u: RecipientUnread) -> Int {
         var n = 0
-        for v in [u.unreadCount, u.mentionedCount, u.ackTimestamp, u.readSeq] where v != 0 { n += 1 + varintLength(v) }
+        if u.unreadCount != 0 { n += 1 + varintLength(u.unreadCount) }
+        if u.mentionedCount != 0 { n += 1 + varintLength(u.mentionedCount) }
+        if u.ackTimestamp != 0 { n += 1 + varintLength(u.ackTimestamp) }
+        if u.readSeq != 0 { n += 1 + varintLength(u.readSeq) }
         return n
     }
 
+    @inline(__always)
     static func varintLength(_ value: UInt64) -> Int {
         var n = 1
         var v = value >> 7
