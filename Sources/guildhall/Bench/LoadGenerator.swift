@@ -7,6 +7,7 @@
 
 import Foundation
 import GuildhallLoop
+import Synchronization
 
 struct LoadShape {
     var subscribers = 1000
@@ -104,6 +105,12 @@ final class LoadGenerator {
     /// Publishes made at a fixed rate so far: the next one's place in the schedule.
     var scheduled = 0
     var cpuAtStart = 0.0
+    /// At a fixed rate, a thread that wakes the loop at each publish's
+    /// scheduled time (libuv's timers have millisecond steps, and a 1 ms
+    /// timer was late by 2.4 ms at p99: that, not the servers, was shape F).
+    let pacerTicks = LoopInbox<Bool>()
+    var pacerReceiver: InboxReceiver<Bool>?
+    let pacerStop = PacerStop()
 
     init(wire: BenchWire, shape: LoadShape, host: String = "127.0.0.1", port: Int) {
         self.wire = wire
@@ -273,7 +280,7 @@ final class LoadGenerator {
                 startNanos = BenchRecord.monotonicNanos()
                 lastDelivery = startNanos
                 if shape.expected == 0 && (shape.publishers == 0 || shape.messages == 0) { finish(); return }
-                if shape.rate == 0 { for p in publishers { pump(p) } }
+                if shape.rate == 0 { for p in publishers { pump(p) } } else { startPacer(); publishDue() }
             } else if Double(now - connectStart) / 1e9 > shape.connectTimeout {
                 let ready = subscribers.filter(\.ready).count + publishers.filter(\.ready).count
                 fail("only \(ready) of \(subscribers.count + publishers.count) connections ready after \(shape.connectTimeout) s")
@@ -284,18 +291,7 @@ final class LoadGenerator {
                 let sent = publishers.reduce(0) { $0 + $1.sent }, acked = publishers.reduce(0) { $0 + $1.acked }
                 FileHandle.standardError.write(Data("sent \(sent) acked \(acked) delivered \(result.deliveries)/\(result.expected)\n".utf8))
             }
-            if shape.rate > 0 {
-                // The schedule: publishes due by now, spread over the publishers.
-                let due = Int(Double(now - startNanos) / 1e9 * Double(shape.rate))
-                let sent = publishers.reduce(0) { $0 + $1.sent }
-                var owed = due - sent
-                for p in publishers where owed > 0 {
-                    let share = (owed + publishers.count - 1) / publishers.count
-                    let before = p.sent
-                    pump(p, allowance: share)
-                    owed -= p.sent - before
-                }
-            }
+            if shape.rate > 0 { publishDue() }
             let allSent = shape.sinkRecords > 0 || publishers.allSatisfy { $0.sent == shape.messages }
             if Double(now - lastDelivery) / 1e9 > shape.drainTimeout {
                 if allSent && result.deliveries >= result.expected { finish(); return }
@@ -313,9 +309,43 @@ final class LoadGenerator {
         }
     }
 
+    /// At a fixed rate: the publishes due by now, spread over the publishers.
+    private func publishDue() {
+        guard phase == 1 else { return }
+        // Publish j (from 0) is scheduled at start + j/rate, the time its record carries.
+        let due = Int(Double(BenchRecord.monotonicNanos() - startNanos) / 1e9 * Double(shape.rate)) + 1
+        let sent = publishers.reduce(0) { $0 + $1.sent }
+        var owed = due - sent
+        for p in publishers where owed > 0 {
+            let share = (owed + publishers.count - 1) / publishers.count
+            let before = p.sent
+            pump(p, allowance: share)
+            owed -= p.sent - before
+        }
+    }
+
+    private func startPacer() {
+        pacerReceiver = InboxReceiver(loop: loop, inbox: pacerTicks) { [unowned self] _ in self.publishDue() }
+        let ticks = pacerTicks, stop = pacerStop, start = startNanos
+        let total = shape.messages * shape.publishers, period = 1e9 / Double(shape.rate)
+        let thread = Thread {
+            for k in 1..<max(total, 1) {
+                let at = start + UInt64(Double(k) * period)
+                var ts = timespec(tv_sec: Int(at / 1_000_000_000), tv_nsec: Int(at % 1_000_000_000))
+                while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+                if stop.flag.load(ordering: .relaxed) || !ticks.post(true) { return }
+            }
+        }
+        thread.name = "bench-pacer"
+        thread.start()
+    }
+
     private func finish() {
         guard phase != 2 else { return }
         phase = 2
+        pacerStop.flag.store(true, ordering: .relaxed)
+        pacerReceiver?.close()
+        pacerReceiver = nil
         result.seconds = Double(lastDelivery - startNanos) / 1e9
         result.published = publishers.reduce(0) { $0 + $1.sent }
         if cpuAtStart > 0 { result.generatorCPUSeconds = Self.cpuSeconds() - cpuAtStart }
@@ -335,4 +365,9 @@ final class LoadGenerator {
         result.failure = why
         finish()
     }
+}
+
+/// Tells the pacer thread to stop.
+final class PacerStop: Sendable {
+    let flag = Atomic<Bool>(false)
 }
