@@ -9,6 +9,7 @@
 // no allocation; one it cannot take hands the scratch to a queued write.
 
 import CLibUV
+import Glibc
 
 /// Immutable bytes shared by many connections' write queues; freed when the
 /// last write holding them completes.
@@ -131,6 +132,34 @@ public final class TCPConnection {
     private func queued(_ delta: Int) {
         queuedBytes += delta
         loopOutbound.pointee += delta
+    }
+
+    /// A connection on `loop` for a socket another loop gave up (`detachSocket`):
+    /// a session moves to the loop that should serve it without the peer noticing.
+    public static func adopt(loop: EventLoop, socket fd: Int32) -> TCPConnection? {
+        let conn = TCPConnection(loop: loop.raw)
+        guard uv_tcp_open(conn.handle, uv_os_sock_t(fd)) == 0 else {
+            conn.abort()
+            return nil
+        }
+        uv_tcp_nodelay(conn.handle, 1)
+        return conn
+    }
+
+    /// Gives up the socket to another loop: returns a descriptor of its own
+    /// (the caller owns it) and closes this connection's handle without
+    /// touching the peer. Only for a connection with nothing queued; nil when
+    /// it has bytes queued or the socket cannot be duplicated.
+    public func detachSocket() -> Int32? {
+        guard !isClosing, queuedBytes == 0, pieces.isEmpty else { return nil }
+        var fd: uv_os_fd_t = -1
+        guard uv_fileno(asHandle(handle), &fd) == 0 else { return nil }
+        let copy = dup(fd)
+        guard copy >= 0 else { return nil }
+        stopReading()
+        beginClosing()
+        TCPConnection.finishClose(asStream(handle))
+        return copy
     }
 
     /// Whether bytes wait for the next flush.

@@ -2,6 +2,7 @@
 // Loop thread only.
 
 import CLibUV
+import Glibc
 
 public struct ListenError: Error, CustomStringConvertible {
     public let description: String
@@ -14,7 +15,10 @@ public final class TCPListener {
     /// The port actually bound (useful after binding port 0).
     public private(set) var port = 0
 
-    public init(loop: EventLoop, host: String, port: Int, backlog: Int32 = 511,
+    /// `reusePort`: bind with SO_REUSEPORT, so that one listener per loop
+    /// can share the address and the kernel spreads connections over them
+    /// (libuv 1.44 has no flag for it: the socket is made here and handed to libuv).
+    public init(loop: EventLoop, host: String, port: Int, backlog: Int32 = 511, reusePort: Bool = false,
                 onConnection: @escaping (TCPConnection) -> Void) throws {
         self.loop = loop
         self.onConnection = onConnection
@@ -26,7 +30,7 @@ public final class TCPListener {
             throw ListenError(description: "cannot parse listen address \(host):\(port)")
         }
         var rc = withUnsafePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_bind(handle, $0, 0) }
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { reusePort ? Self.bindSharing(handle, $0) : uv_tcp_bind(handle, $0, 0) }
         }
         if rc == 0 {
             rc = uv_listen(asStream(handle), backlog) { server, status in
@@ -44,6 +48,25 @@ public final class TCPListener {
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_getsockname(handle, $0, &len) }
         }
         self.port = SocketAddress.port(&bound)
+    }
+
+    /// A socket bound with SO_REUSEADDR and SO_REUSEPORT, opened as `handle`; 0 or a libuv error.
+    private static func bindSharing(_ handle: UnsafeMutablePointer<uv_tcp_t>, _ address: UnsafePointer<sockaddr>) -> Int32 {
+        let family = Int32(address.pointee.sa_family)
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { return -errno }
+        var on: Int32 = 1
+        let size = socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        guard setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) == 0,
+              setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size)) == 0,
+              bind(fd, address, size) == 0 else {
+            let error = -errno
+            Glibc.close(fd)
+            return error
+        }
+        let rc = uv_tcp_open(handle, uv_os_sock_t(fd))
+        if rc != 0 { Glibc.close(fd) }
+        return rc
     }
 
     private func accept() {

@@ -95,6 +95,15 @@ final class RawConnection {
         }
     }
 
+    /// Bytes the peer sent that are here now, as text (raw, not frames).
+    func readAvailable() -> String {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&p, 1, 0) > 0 else { return "" }
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
+    }
+
     /// Reads until the server closes the connection; returns every frame seen.
     func framesUntilClosed(timeout: Double = 5) -> [GHFrame] {
         var frames: [GHFrame] = []
