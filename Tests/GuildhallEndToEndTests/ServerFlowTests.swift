@@ -5,6 +5,7 @@ import Foundation
 import GuildhallClient
 import GuildhallWire
 import Testing
+import CSQLite
 
 @Suite struct ServerFlowTests {
     @Test func aliceAndBobChatInAServer() async throws {
@@ -131,5 +132,42 @@ import Testing
         }
         await expectError(.badRequest) { _ = try await alice.send(GHMessageBody(), to: channel.channelID) }
         #expect(try await alice.history(of: channel.channelID).messages.count == 1)
+    }
+}
+
+/// The runner's contract (EffectRunner.swift): when a commit fails, the
+/// caller gets a 503 and nothing of the change is visible to anyone.
+@Suite struct CommitFailureTests {
+    /// Writes a message row into the server's database from outside, at
+    /// `seq` of `channel`: the server's own next send there then fails to commit.
+    static func occupy(seq: UInt64, of channel: UInt64, in folder: String) throws {
+        var db: OpaquePointer?
+        guard sqlite3_open("\(folder)/guildhall.db", &db) == SQLITE_OK else { throw WaitTimeout(what: "open the database") }
+        defer { sqlite3_close(db) }
+        sqlite3_busy_timeout(db, 5000)
+        let sql = """
+            INSERT INTO messages(uid, server_id, channel_id, seq, sender, sent_time, kind, text, custom_type, payload, mentions, mention_all, need_receipt, client_id)
+            SELECT 1, server_id, id, \(seq), 'intruder', 1, 0, 'x', '', NULL, '', 0, 0, '' FROM channels WHERE id = \(channel)
+            """
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+            throw WaitTimeout(what: "insert: \(String(cString: sqlite3_errmsg(db)))")
+        }
+    }
+
+    @Test func aSendWhoseCommitFailsIsAnswered503AndReachesNobody() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bob])
+        _ = try await alice.send("one", to: c.channelID)
+        _ = try await waitFor("bob to get the first message") { bobEvents.messages.count == 1 ? true : nil }
+        try Self.occupy(seq: 2, of: c.channelID, in: server.folder)
+        await expectError(.unavailable) { _ = try await alice.send("two", to: c.channelID, mentions: ["bob"]) }
+        // The next send works, and bob hears of it, not of the failed one.
+        let three = try await alice.send("three", to: c.channelID)
+        _ = try await waitFor("bob to get the next message") { bobEvents.messages.count == 2 ? true : nil }
+        #expect(bobEvents.messages.map(\.uid) == [bobEvents.messages[0].uid, three.uid])
+        #expect(!bobEvents.messages.contains { $0.senderID == "alice" && $0.body.text == "two" })
     }
 }
