@@ -68,10 +68,16 @@ public struct ReplayRing<Element>: ~Copyable {
     mutating func grow() {
         var newSize = max(16, size * 2)
         while newSize < min(capacity, size + 1) { newSize *= 2 }
-        let bigger = UnsafeMutablePointer<Element>.allocate(capacity: newSize)
-        for i in 0..<held { (bigger + i).moveInitialize(from: slots + ((head + i) & (size - 1)), count: 1) }
+        move(toSize: newSize)
+    }
+
+    /// Moves the held events into new storage of `newSize` slots, oldest first at index 0.
+    @usableFromInline
+    mutating func move(toSize newSize: Int) {
+        let fresh = UnsafeMutablePointer<Element>.allocate(capacity: newSize)
+        for i in 0..<held { (fresh + i).moveInitialize(from: slots + ((head + i) & (size - 1)), count: 1) }
         slots.deallocate()
-        slots = bigger
+        slots = fresh
         size = newSize
         head = 0
     }
@@ -99,12 +105,7 @@ public struct ReplayRing<Element>: ~Copyable {
         guard size > 64, held <= size / 8 else { return }
         var newSize = 16
         while newSize < held * 2 { newSize *= 2 }
-        let smaller = UnsafeMutablePointer<Element>.allocate(capacity: newSize)
-        for i in 0..<held { (smaller + i).moveInitialize(from: slots + ((head + i) & (size - 1)), count: 1) }
-        slots.deallocate()
-        slots = smaller
-        size = newSize
-        head = 0
+        move(toSize: newSize)
     }
 
     /// Whether every event after `seq` is still held, so a resume from `seq` replays without a gap.
