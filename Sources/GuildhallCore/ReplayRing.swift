@@ -68,16 +68,10 @@ public struct ReplayRing<Element>: ~Copyable {
     mutating func grow() {
         var newSize = max(16, size * 2)
         while newSize < min(capacity, size + 1) { newSize *= 2 }
-        move(toSize: newSize)
-    }
-
-    /// Moves the held events into new storage of `newSize` slots, oldest first at index 0.
-    @usableFromInline
-    mutating func move(toSize newSize: Int) {
-        let fresh = UnsafeMutablePointer<Element>.allocate(capacity: newSize)
-        for i in 0..<held { (fresh + i).moveInitialize(from: slots + ((head + i) & (size - 1)), count: 1) }
+        let bigger = UnsafeMutablePointer<Element>.allocate(capacity: newSize)
+        for i in 0..<held { (bigger + i).moveInitialize(from: slots + ((head + i) & (size - 1)), count: 1) }
         slots.deallocate()
-        slots = fresh
+        slots = bigger
         size = newSize
         head = 0
     }
@@ -105,7 +99,12 @@ public struct ReplayRing<Element>: ~Copyable {
         guard size > 64, held <= size / 8 else { return }
         var newSize = 16
         while newSize < held * 2 { newSize *= 2 }
-        move(toSize: newSize)
+        let smaller = UnsafeMutablePointer<Element>.allocate(capacity: newSize)
+        for i in 0..<held { (smaller + i).moveInitialize(from: slots + ((head + i) & (size - 1)), count: 1) }
+        slots.deallocate()
+        slots = smaller
+        size = newSize
+        head = 0
     }
 
     /// Whether every event after `seq` is still held, so a resume from `seq` replays without a gap.
