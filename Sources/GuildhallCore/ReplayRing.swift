@@ -79,7 +79,6 @@ public struct ReplayRing<Element>: ~Copyable {
     /// Forgets events up to and including `seq`; calls `dropped` for each, oldest first.
     @inlinable
     public mutating func acknowledge(upTo seq: UInt64, _ dropped: (Element) -> Void = { _ in }) {
-        let before = held
         while held > 0 && first <= seq {
             dropped((slots + head).move())
             head = (head + 1) & (size - 1)
@@ -87,24 +86,6 @@ public struct ReplayRing<Element>: ~Copyable {
             first += 1
         }
         if held == 0 && seq >= first { first = seq + 1 }
-        if held < before { shrinkIfSparse() }
-    }
-
-    /// Gives memory back once a burst has been acknowledged: a ring at most
-    /// an eighth full shrinks to twice what it holds (a thousand sessions
-    /// that each grew to thousands of entries during a burst kept them for
-    /// good, and an idle session is meant to cost a few KiB).
-    @usableFromInline
-    mutating func shrinkIfSparse() {
-        guard size > 64, held <= size / 8 else { return }
-        var newSize = 16
-        while newSize < held * 2 { newSize *= 2 }
-        let smaller = UnsafeMutablePointer<Element>.allocate(capacity: newSize)
-        for i in 0..<held { (smaller + i).moveInitialize(from: slots + ((head + i) & (size - 1)), count: 1) }
-        slots.deallocate()
-        slots = smaller
-        size = newSize
-        head = 0
     }
 
     /// Whether every event after `seq` is still held, so a resume from `seq` replays without a gap.

@@ -64,21 +64,4 @@ import Testing
         #expect(from3)
         #expect(!from2)
     }
-
-    @Test func aRingGivesMemoryBackOnceABurstIsAcknowledged() {
-        var ring = ReplayRing<Int>(capacity: 10_000)
-        for i in 1...4000 { ring.append(i) }
-        let grown = ring.size
-        #expect(grown >= 4000)
-        ring.acknowledge(upTo: 3990)
-        let (shrunk, first, count) = (ring.size, ring.firstSeq, ring.count)
-        #expect(shrunk <= 32, "ten events left of \(grown) slots")
-        #expect(first == 3991 && count == 10)
-        for i in 4001...4100 { ring.append(i) }
-        let after = ring.events(after: 3995)
-        #expect(after == Array(3996...4100), "order and numbering survive the move")
-        ring.acknowledge(upTo: 4100)
-        let empty = ring.size
-        #expect(empty <= 64)
-    }
 }
