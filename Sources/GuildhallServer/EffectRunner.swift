@@ -89,7 +89,7 @@ final class EffectRunner {
         if e.writes.isEmpty && rows.isEmpty {
             finish(nil)
         } else {
-            commit(e.writes + rows.map { .inbox($0) }, from: session, then: finish)
+            commit(rows.isEmpty ? e.writes : e.writes + rows.map { .inbox($0) }, from: session, then: finish)
         }
     }
 
