@@ -92,7 +92,7 @@ extension UserHome {
             let content = try r.body.domain()
             try Validation.message(content: content, mentions: [], clientID: r.clientID,
                                    maxBodyBytes: settings.maxBodyBytes, maxMentions: settings.maxMentions)
-            if checkResend, home.answeredAsResend(r.clientID, id: id, from: s, as: { self.directMessage($0, for: s.user) },
+            if checkResend, !r.clientID.isEmpty, home.answeredAsResend(r.clientID, id: id, from: s, as: { self.directMessage($0, for: s.user) },
                                              otherwise: { self.sendDirectMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
             var (c, conversationWrite) = try conversation(with: r.peerID, for: s.user, now: now)

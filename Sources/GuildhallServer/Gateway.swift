@@ -44,7 +44,7 @@ final class Gateway {
     let secret: [UInt8]
     let clock: @Sendable () -> UInt64
     unowned let home: any GatewayHome
-    let registry = SessionRegistry()
+    let registry: SessionRegistry
     let flushList = FlushList()
     private var flushCheck: LoopCheck!
     private var sweepTimer: LoopTimer!
@@ -62,8 +62,9 @@ final class Gateway {
     private var closedAll = false
 
     init(loop: EventLoop, settings: Settings, log: ServerLog, secret: [UInt8], clock: @escaping @Sendable () -> UInt64,
-         home: any GatewayHome) {
+         registry: SessionRegistry, home: any GatewayHome) {
         self.loop = loop
+        self.registry = registry
         self.settings = settings
         self.log = log
         self.secret = secret

@@ -41,7 +41,10 @@ final class GuildhallService: GatewayHome {
 
     var directory = Directory()
     var ids: UIDGenerator
-    var registry: SessionRegistry { gateway.registry }
+    /// The sessions and the interest index of who is online; shared with the
+    /// gateway, and stored here too: fan-out reads it once per recipient, and
+    /// reaching it through the gateway cost a retain and release each time.
+    let registry = SessionRegistry()
     var recentSends = RecentSends()
     var book = SubscriptionBook()
     var positions = ReadPositions()
@@ -99,8 +102,8 @@ final class GuildhallService: GatewayHome {
         for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
         typing = ChannelTyping(home: self, settings: settings)
         ids.resume(after: snapshot.highestID)
-        gateway = Gateway(loop: loop, settings: settings, log: log, secret: secret, clock: clock, home: self)
-        runner = EffectRunner(store: store, registry: gateway.registry, log: log, clock: clock, settings: settings,
+        gateway = Gateway(loop: loop, settings: settings, log: log, secret: secret, clock: clock, registry: registry, home: self)
+        runner = EffectRunner(store: store, registry: registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(home: self)
         for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { groupReceipts.receipts.addRequest(r, in: channel) }

@@ -12,7 +12,8 @@ extension GuildhallService {
             guard let content = r.content else { throw Failure.badRequest("message body must hold text or custom content") }
             try Validation.message(content: content, mentions: r.mentions, clientID: r.clientID,
                                    maxBodyBytes: settings.maxBodyBytes, maxMentions: settings.maxMentions)
-            if checkResend, answeredAsResend(r.clientID, id: id, from: s, as: GHChannelMessage.init,
+            // (The closure is only made for sends with a client id: it costs an allocation.)
+            if checkResend, !r.clientID.isEmpty, answeredAsResend(r.clientID, id: id, from: s, as: GHChannelMessage.init,
                                              otherwise: { self.sendMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
             let sendable = try sendableChannel(r.channelID, for: s)

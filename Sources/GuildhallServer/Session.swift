@@ -23,10 +23,10 @@ final class Session {
     /// costs no atomic reference count operation (measured: retains and
     /// releases were close to half of the loop's time on shape A; atomics are slow here).
     private var connectionRef: Unmanaged<TCPConnection>?
-    /// The phase, event numbering, replay buffer and inbox cursor (SessionState.swift).
-    private(set) var state: SessionState
     /// On the flush list already this turn.
     var isDirty = false
+    /// The phase, event numbering, replay buffer and inbox cursor (SessionState.swift).
+    private(set) var state: SessionState
     var user: UserID = ""
     /// Queued bytes past which the session is closed as a slow consumer.
     var outboundCap: Int
