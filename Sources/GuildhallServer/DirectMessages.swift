@@ -107,7 +107,7 @@ extension UserHome {
             var effects = Effects(writes: [conversationWrite, .message(record)],
                                   addressed: [AddressedItem(user: peer, stored: .message(record.uid), live: .push(copy))])
             effects.apply = { _ in
-                guard let waiters = self.home.settleSend(record, ok: true, id: id, from: s) else { return }
+                let waiters = self.home.resendsSettled(record, ok: true)
                 self.directs[record.channelID]?.committed(by: record.sender, seq: record.seq, time: record.sentTime)
                 let mine = self.directMessage(record, for: record.sender)
                 s.respond(id, .message(mine))
@@ -118,7 +118,8 @@ extension UserHome {
                 for other in self.registry.sessions(of: record.sender).values where other.key != s.key { other.push(event: copy.payload) }
                 self.home.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000)
             }
-            effects.failed = { _ = self.home.settleSend(record, ok: false, id: id, from: s) }
+            effects.failure = GuildhallService.sendFailure
+            effects.failed = { _ = self.home.resendsSettled(record, ok: false) }
             runner.carryOut(effects, answering: id, to: s)
         }
     }

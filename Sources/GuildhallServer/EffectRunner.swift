@@ -72,11 +72,8 @@ final class EffectRunner {
         }
         let finish = { [self] (error: StoreError?) in
             if error != nil {
-                if let failed = e.failed {
-                    failed()
-                } else if let session, let id {
-                    session.fail(id, Failure(.unavailable, e.failure))
-                }
+                if let session, let id { session.fail(id, Failure(.unavailable, e.failure)) }
+                e.failed?()
                 return
             }
             let ords = rows.map(\.ord)

@@ -25,7 +25,7 @@ struct Effects {
     var apply: (([UInt64]) -> Void)?
     /// Deliveries after the answer and the addressed items' live copies.
     var then: (() -> Void)?
-    /// When the commit failed: instead of the default 503 answer.
+    /// When the commit failed, after the 503 answer: undo what was reserved, tell others who waited.
     var failed: (() -> Void)?
     /// The 503's message when the commit fails.
     var failure = "storage is unavailable; the change was not saved, retry later"

@@ -99,10 +99,7 @@ extension GroupReceipts {
                                       },
                                       then: { self.answerReceipts([m.uid], id: id, to: s) })
                 effects.failure = "storage is unavailable; the request was not saved, retry later"
-                effects.failed = {
-                    self.requestsInFlight.remove(m.uid)
-                    s.fail(id, Failure(.unavailable, "storage is unavailable; the request was not saved, retry later"))
-                }
+                effects.failed = { self.requestsInFlight.remove(m.uid) }
                 runner.carryOut(effects, answering: id, to: s)
             }
         }

@@ -66,7 +66,6 @@ final class GuildhallService: GatewayHome {
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
 
-    var shuttingDown = false
 
     /// The port the listener bound.
     var port: Int { gateway.port }
@@ -117,7 +116,7 @@ final class GuildhallService: GatewayHome {
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
 
         runner.resumeReading = { [unowned self] s in self.gateway.readingResumed(s, .storage) }
-        runner.onSettled = { [unowned self] in if self.shuttingDown && self.runner.pendingCommits == 0 { self.finishShutdown() } }
+        runner.onSettled = { [unowned self] in if self.gateway.shuttingDown && self.runner.pendingCommits == 0 { self.finishShutdown() } }
         receiver = InboxReceiver(loop: loop, inbox: inbox) { [unowned self] in self.received($0) }
         positionTimer = LoopTimer(loop: loop)
         let flushEvery = UInt64(settings.positionFlushMs)
@@ -210,8 +209,7 @@ final class GuildhallService: GatewayHome {
     // MARK: Shutdown
 
     func beginShutdown() {
-        guard !shuttingDown else { return }
-        shuttingDown = true
+        guard !gateway.shuttingDown else { return }
         gateway.stopAccepting()
         runner.resumesReaders = false
         log.info("shutting down", ["sessions": registry.count, "pending_commits": runner.pendingCommits])

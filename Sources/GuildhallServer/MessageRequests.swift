@@ -45,9 +45,10 @@ extension GuildhallService {
                 self.messageCommitted(record, id: id, from: s, mentionOrds: mentionOrds)
                 if let receiptPlan { self.groupReceipts.receipts.addRequest(receiptPlan.request, in: receiptPlan.channel) }
             }
+            effects.failure = Self.sendFailure
             effects.failed = {
                 self.gateway.fanOutQueued(projected)
-                _ = self.settleSend(record, ok: false, id: id, from: s)
+                _ = self.resendsSettled(record, ok: false)
             }
             runner.carryOut(effects, answering: id, to: s)
         }
@@ -80,19 +81,22 @@ extension GuildhallService {
 
     /// Settles a send's commit: the resends that waited for it, or nil when
     /// it failed (the sender and those resends are answered 503).
-    func settleSend(_ record: MessageRecord, ok: Bool, id: UInt64, from s: Session) -> [(Session, UInt64)]? {
+    static let sendFailure = "storage is unavailable; the message was not sent, retry later"
+
+    /// Settles a send's commit for the resends that waited on it: returns
+    /// them when it committed; when it failed answers them as the runner
+    /// answers the sender (503) and returns none.
+    func resendsSettled(_ record: MessageRecord, ok: Bool) -> [(Session, UInt64)] {
         let waiters = record.clientID.isEmpty ? [] : recentSends.settle(record, committed: ok)
         guard ok else {
-            let failure = Failure(.unavailable, "storage is unavailable; the message was not sent, retry later")
-            s.fail(id, failure)
-            for (w, wid) in waiters { w.fail(wid, failure) }
-            return nil
+            for (w, wid) in waiters { w.fail(wid, Failure(.unavailable, Self.sendFailure)) }
+            return []
         }
         return waiters
     }
 
     private func messageCommitted(_ record: MessageRecord, id: UInt64, from s: Session, mentionOrds: [UserID: UInt64]) {
-        guard let waiters = settleSend(record, ok: true, id: id, from: s) else { return }
+        let waiters = resendsSettled(record, ok: true)
         directory.messageCommitted(record.channelID, seq: record.seq, time: record.sentTime)
         let now = now()
         // The sender has read up to its own message; a mention counts for the mentioned.

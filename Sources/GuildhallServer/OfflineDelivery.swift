@@ -64,7 +64,7 @@ extension UserHome {
             e.offline = true
             e.left = UInt32(events.count - 1 - i)
             e.morePackages = result.hasMore
-            s.sendOffline(EventEncoding.shared(e), ord: ord)
+            s.send(EventEncoding.shared(e), ord: ord)
         }
         sync.items += events.count
         sync.awaitingSeq = s.eventSeq

@@ -135,7 +135,7 @@ final class Session {
         }
     }
 
-    /// Sends an event now, even during sync (sync's own items, the sync and resume markers).
+    /// Sends an event now, even during sync: an offline item (with its inbox `ord`), the sync and resume markers.
     func send(_ payload: SharedBytes, ord: UInt64 = 0) {
         let seq = state.send(ReplayEntry(payload: payload, unread: nil, cursor: 0, ord: ord))
         write(payload, unread: nil, cursor: 0, seq: seq)
@@ -156,9 +156,6 @@ final class Session {
         }
         markDirty()
     }
-
-    /// Sends an offline item (inbox `ord`) now.
-    func sendOffline(_ payload: SharedBytes, ord: UInt64) { send(payload, ord: ord) }
 
     /// The device's stored cursor: items up to it were synced before.
     func syncedFrom(_ cursor: UInt64) { state.syncedFrom(cursor) }
