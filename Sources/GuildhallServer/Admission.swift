@@ -5,63 +5,93 @@
 import GuildhallCore
 import GuildhallWire
 
+/// A login the gateway verified, for the home to admit.
+struct Admission: Sendable {
+    /// The gateway's session (its key names its loop).
+    let key: UInt64
+    let token: AccessToken
+    let autoSubscribe: Bool
+    /// The login's request id, answered by the home.
+    let id: UInt64
+    /// Why a resume became this login ("" for a plain login).
+    let resumeFailure: String
+    let peer: String
+}
+
 extension GuildhallService {
-    /// Logs a connection in as a new session of `token`'s user and device,
-    /// then runs offline sync. `resumeFailure`: why a resume became a login.
-    func admit(_ session: Session, _ token: AccessToken, autoSubscribe: Bool, id: UInt64, resumeFailure: String) {
+    /// Logs a connection in as a new session of the token's user and device,
+    /// then runs offline sync.
+    func admit(_ a: Admission) {
+        guard let port = port(for: a.key) else { return }
+        let token = a.token
         let existing = registry.sessions(of: token.user)
         if let replaced = existing.values.first(where: { $0.device == token.device }) {
-            gateway.close(replaced, .replaced, "replaced by a new login on device \(token.device)")
+            end(replaced, .replaced, "replaced by a new login on device \(token.device)")
         }
         let others = registry.sessions(of: token.user).values
         if others.count >= settings.maxSessionsPerUser {
             // A dropped session waiting for its resume yields to a live login.
-            if let oldest = others.compactMap({ s in s.detached.map { (s, $0.since) } }).min(by: { $0.1 < $1.1 })?.0 {
-                gateway.close(oldest, nil, "made room for a new login")
+            if let oldest = others.compactMap({ s in s.detachedSince.map { (s, $0) } }).min(by: { $0.1 < $1.1 })?.0 {
+                end(oldest, nil, "made room for a new login")
             } else {
                 let failure = Failure(.limitReached, "\(token.user) already has \(others.count) sessions online; the limit is \(settings.maxSessionsPerUser)")
-                session.fail(id, failure)
-                gateway.close(session, .authFailed, failure.message)
+                var frame = GHFrame()
+                frame.response.id = a.id
+                frame.response.result = .error(GHError(failure))
+                port.respond(encoded: FrameEncoding.payload(frame))
+                port.end(.authFailed, failure.message)
                 return
             }
         }
+        let session = HomeSession(key: a.key, port: port, user: token.user, device: token.device,
+                                  sessionID: "\(settings.nodeID)-\(a.key)-\(UInt32.random(in: 0...UInt32.max))", peer: a.peer, owing: owing)
         // Live events wait until sync is done; items up to the horizon come from the inbox.
-        session.loggedIn(token.user, device: token.device, sessionID: "\(settings.nodeID)-\(session.key)-\(UInt32.random(in: 0...UInt32.max))",
-                         horizon: runner.inboxFanned)
-        session.liveness.loggedIn(at: loop.nowMillis)
-        session.decoder.maxFrameBytes = settings.maxFrameBytes
+        session.sync = OfflineSync(horizon: runner.inboxFanned)
+        port.admitted(user: token.user, device: token.device, sessionID: session.sessionID)
+        registry.add(session)
         registry.loggedIn(session, servers: directory.serverIDs(of: token.user))
         book.open(session.key, user: token.user)
-        var result = loginResult(for: session)
-        result.resumeFailure = resumeFailure
-        session.respond(id, .login(result))
-        if autoSubscribe { subscriptions.enableAutoMode(session) }
-        log.info("login", ["user": token.user, "device": token.device, "peer": session.peer, "session": session.sessionID])
+        var result = GHLoginResult(user: token.user, device: token.device, sessionID: session.sessionID,
+                                   heartbeatIntervalMs: settings.heartbeatIntervalMs, now: now())
+        result.resumeFailure = a.resumeFailure
+        session.respond(a.id, .login(result))
+        if a.autoSubscribe { subscriptions.enableAutoMode(session) }
+        log.info("login", ["user": token.user, "device": token.device, "peer": a.peer, "session": session.sessionID])
         userHome.beginSync(session)
     }
 
-    /// The answer to a login or a resume of `session`.
-    func loginResult(for session: Session) -> GHLoginResult {
-        var result = GHLoginResult()
-        result.userID = session.user
-        result.deviceID = session.device
-        result.sessionID = session.sessionID
-        result.heartbeatIntervalMs = UInt32(settings.heartbeatIntervalMs)
-        result.serverTime = now()
-        return result
+    /// Ends a session the home decided to end: it leaves the interest index at once, and its gateway closes it.
+    func end(_ s: HomeSession, _ reason: GHCloseReason?, _ message: String) {
+        forget(s)
+        s.port.end(reason, message)
     }
 
+    /// A session ended (GatewayHome), unless the home ended it already.
+    func sessionEnded(_ key: UInt64) {
+        if let s = registry.all[key] { forget(s) }
+    }
 
-    /// A session ended (GatewayHome): it leaves the interest index and its
-    /// subscriptions, its device's sync cursor is kept, and auto mode ends
-    /// with the user's last auto session.
-    func sessionEnded(_ s: Session, wasLoggedIn: Bool) {
-        registry.remove(s, servers: s.user.isEmpty ? [] : directory.serverIDs(of: s.user))
+    /// The session leaves the interest index and its subscriptions, its
+    /// device's sync cursor is kept, and auto mode ends with the user's last auto session.
+    private func forget(_ s: HomeSession) {
+        guard s.isLoggedIn else { return }
+        s.ended()
+        registry.remove(s, servers: directory.serverIDs(of: s.user))
         book.close(s.key)
         typing.forget(s)
-        if wasLoggedIn {
-            userHome.saveCursor(of: s)
-            if s.autoSubscribe && !subscriptions.hasAutoSessions(s.user) { subscriptions.ladders.removeValue(forKey: s.user) }
-        }
+        userHome.saveCursor(of: s)
+        if s.autoSubscribe && !subscriptions.hasAutoSessions(s.user) { subscriptions.ladders.removeValue(forKey: s.user) }
+    }
+}
+
+extension GHLoginResult {
+    /// The answer to a login or a resume.
+    init(user: UserID, device: DeviceID, sessionID: String, heartbeatIntervalMs: Int, now: UInt64) {
+        self.init()
+        userID = user
+        deviceID = device
+        self.sessionID = sessionID
+        self.heartbeatIntervalMs = UInt32(heartbeatIntervalMs)
+        serverTime = now
     }
 }

@@ -16,10 +16,11 @@ extension Gateway {
         nextSessionKey += 1
         let liveness = SessionLiveness(now: loop.nowMillis, loginDeadlineMs: UInt64(settings.loginDeadlineMs),
                                        idleTimeoutMs: UInt64(settings.idleTimeoutMs))
-        let session = Session(key: nextSessionKey, connection: connection, liveness: liveness,
+        // The key's low byte names this gateway, so a resume on another loop finds the session's.
+        let session = Session(key: nextSessionKey << 8 | UInt64(index), connection: connection, liveness: liveness,
                               maxFrameBytes: Limits.maxFrameBytesBeforeLogin, outboundCap: settings.outboundHardCapBytes,
-                              replayCapacity: settings.resumeEvents, flushList: flushList)
-        registry.add(session)
+                              replayCapacity: settings.resumeEvents, gateway: self)
+        add(session)
         bind(connection, to: session)
         connection.startReading()
         log.debug("connection accepted", ["peer": session.peer, "session": session.key])
@@ -42,6 +43,11 @@ extension Gateway {
     /// hold 500 sends, each fanned out to a thousand sessions), and
     /// `readingResumed` goes on with them.
     func drainFrames(_ session: Session) {
+        // Resuming reading from inside a handler (a login admitted at once)
+        // leaves the frames to the loop already running below.
+        guard !session.draining else { return }
+        session.draining = true
+        defer { session.draining = false }
         while session.isOpen && session.detached == nil && session.readPauses.isEmpty {
             let payload: [UInt8]?
             do {
@@ -59,7 +65,7 @@ extension Gateway {
 
     private func handle(payload: [UInt8], on session: Session) {
         if !session.isAwaitingLogin, let (id, send) = SendRequest.read(payload) {
-            home.sendMessage(send, id: id, from: session, checkResend: true)
+            home.sendMessage(send, id: id, session: session.key)
             return
         }
         let request: GHRequest
@@ -89,8 +95,37 @@ extension Gateway {
         case (false, .opensSession):
             session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
         case (false, .loggedIn):
-            home.route(body, id: request.id, from: session)
+            if body.rule.place == .gateway, answer(body, id: request.id, on: session) { return }
+            home.route(body, id: request.id, session: session.key)
         }
+    }
+
+    /// The requests about the session itself, which its gateway answers; false for the rest.
+    private func answer(_ body: GHRequest.OneOf_Body, id: UInt64, on s: Session) -> Bool {
+        switch body {
+        case .heartbeat(let h):
+            if h.lastEventSeq != 0 { acknowledge(h.lastEventSeq, on: s) }
+            var pong = GHPong()
+            pong.serverTime = now()
+            s.respond(id, .pong(pong))
+        case .ack(let a):
+            acknowledge(a.eventSeq, on: s)
+            s.respond(id, .ok(GHOk()))
+        case .logout:
+            s.respond(id, .ok(GHOk()))
+            close(s, .loggedOut, "logged out")
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// The client has every event up to `seq`; the home hears when its inbox position moved or an offline package is done.
+    private func acknowledge(_ seq: UInt64, on s: Session) {
+        let moved = s.acknowledge(upTo: seq)
+        let packageAcked = s.awaitingPackageSeq != 0 && seq >= s.awaitingPackageSeq
+        if packageAcked { s.awaitingPackageSeq = 0 }
+        if moved || packageAcked { home.acknowledged(session: s.key, ackedOrd: s.ackedOrd, packageAcked: packageAcked) }
     }
 
     /// A bad frame: before login the stream is not trusted and is closed;
@@ -103,7 +138,14 @@ extension Gateway {
 
     private func login(_ login: GHLogin, id: UInt64, on session: Session) {
         guard let token = verifiedToken(login.token, id: id, on: session) else { return }
-        home.admit(session, token, autoSubscribe: login.autoSubscribe, id: id, resumeFailure: "")
+        admit(session, token, autoSubscribe: login.autoSubscribe, id: id, resumeFailure: "")
+    }
+
+    /// Asks the home to log `session` in; its later frames wait for the answer.
+    func admit(_ session: Session, _ token: AccessToken, autoSubscribe: Bool, id: UInt64, resumeFailure: String) {
+        session.pauseReading(.admission)
+        home.admit(Admission(key: session.key, token: token, autoSubscribe: autoSubscribe, id: id, resumeFailure: resumeFailure,
+                             peer: session.peer))
     }
 
     /// The token's identity, or nil after answering and closing.
@@ -127,7 +169,8 @@ extension Gateway {
         if let reason { log.info("session closed", ["peer": session.peer, "user": session.user, "reason": reason, "detail": message]) }
         let wasLoggedIn = session.isLoggedIn
         let connection = session.close(reason)
-        home.sessionEnded(session, wasLoggedIn: wasLoggedIn)
+        remove(session)
+        if wasLoggedIn { home.sessionEnded(session.key) }
         if let c = connection {
             linger(c)
             if abort { c.abort() } else { c.close() }

@@ -11,7 +11,7 @@ import GuildhallWire
 extension GuildhallService {
     func isSmall(_ server: ServerID) -> Bool { directory.memberCount(server) < settings.smallServerThreshold }
 
-    func session(_ key: SessionKey) -> Session? { registry.all[key] }
+    func session(_ key: SessionKey) -> HomeSession? { registry.all[key] }
 
     // MARK: Messages
 
@@ -20,7 +20,7 @@ extension GuildhallService {
     /// unread events instead of the message.
     /// `message` is `record`'s ChannelMessage bytes, already encoded for the sender's answer.
     /// `mentionOrds`: the inbox ord of each mentioned member's copy.
-    func fanOut(_ record: MessageRecord, encoded message: [UInt8], from sender: Session?, mentionOrds: [UserID: UInt64] = [:]) {
+    func fanOut(_ record: MessageRecord, encoded message: [UInt8], from sender: HomeSession?, mentionOrds: [UserID: UInt64] = [:]) {
         guard let channel = directory.channel(record.channelID) else { return }
         // Framed once, at the first recipient: a message nobody receives live costs nothing more.
         var encoded: SharedBytes?
@@ -42,7 +42,7 @@ extension GuildhallService {
         // through `self` per recipient retained and released their storage each time.
         let positions = self.positions
         let displayCap = UInt64(settings.unreadDisplayCap), mentionWindowMs = UInt64(settings.mentionWindowSeconds) * 1000
-        func deliver(_ s: Session, _ payload: SharedBytes) {
+        func deliver(_ s: HomeSession, _ payload: SharedBytes) {
             guard s.deliveryMark != mark else { return }
             s.deliveryMark = mark
             let u = positions.unread(s.user, channel: channel, now: now, displayCap: displayCap, mentionWindowMs: mentionWindowMs)
@@ -94,9 +94,9 @@ extension GuildhallService {
     }
 
     /// Queues an unread notice for the next flush (coalesced per channel).
-    func owe(_ notice: UnreadNotice, _ channel: ChannelID, to s: Session) {
+    func owe(_ notice: UnreadNotice, _ channel: ChannelID, to s: HomeSession) {
         if s.pendingUnread[channel] != .info { s.pendingUnread[channel] = notice }
-        s.markDirty()
+        s.markOwing()
     }
 
     static func frame(_ event: GHEvent) -> GHFrame {
@@ -146,7 +146,7 @@ extension GuildhallService {
             targets.append(user)
             for s in registry.sessions(of: user).values { s.deliveryMark = mark }
         }
-        func deliver(_ s: Session) {
+        func deliver(_ s: HomeSession) {
             guard s.deliveryMark != mark else { return }
             s.deliveryMark = mark
             s.push(event: payload)
@@ -187,7 +187,7 @@ extension GuildhallService {
     }
 
     /// A notification to exactly these sessions (auto-mode subscription changes).
-    func notify(_ n: GHSystemNotification, to sessions: [Session]) {
+    func notify(_ n: GHSystemNotification, to sessions: [HomeSession]) {
         let payload = GHEvent.OneOf_Body.notification(n).sharedPayload
         for s in sessions { s.push(event: payload) }
     }

@@ -38,7 +38,7 @@ extension UserHome {
     }
 
     /// A conversation the session's user is in.
-    private func ownConversation(_ id: UInt64, for s: Session) throws(Failure) -> DirectConversation {
+    private func ownConversation(_ id: UInt64, for s: HomeSession) throws(Failure) -> DirectConversation {
         guard let c = directs[id], c.includes(s.user) else { throw Failure.notFound("conversation \(id) not found") }
         return c
     }
@@ -55,14 +55,14 @@ extension UserHome {
         return g
     }
 
-    func openConversation(_ r: GHOpenConversation, id: UInt64, from s: Session) {
+    func openConversation(_ r: GHOpenConversation, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let (c, write) = try conversation(with: r.peerID, for: s.user, now: now())
             persist([write], id: id, for: s, result: { .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user)) })
         }
     }
 
-    func listConversations(id: UInt64, from s: Session) {
+    func listConversations(id: UInt64, from s: HomeSession) {
         var list = GHConversationList()
         list.conversations = directs.conversations(of: s.user)
             .sorted { ($0.lastMessageTime, $0.id) > ($1.lastMessageTime, $1.id) }
@@ -87,7 +87,7 @@ extension UserHome {
     // MARK: Sending
 
     /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
-    func sendDirectMessage(_ r: GHSendDirectMessage, id: UInt64, from s: Session, checkResend: Bool = true) {
+    func sendDirectMessage(_ r: GHSendDirectMessage, id: UInt64, from s: HomeSession, checkResend: Bool = true) {
         attempt(id, s) { () throws(Failure) in
             let content = try r.body.domain()
             try Validation.message(content: content, mentions: [], clientID: r.clientID,
@@ -128,13 +128,13 @@ extension UserHome {
 
     /// Commits `writes` with each receipt as an item addressed to its
     /// message's sender, answers, then tells the senders' sessions.
-    private func sendDirectReceipts(_ receipts: [(GHDirectReceipt, to: UserID)], with writes: [StoreWrite], id: UInt64, from s: Session,
+    private func sendDirectReceipts(_ receipts: [(GHDirectReceipt, to: UserID)], with writes: [StoreWrite], id: UInt64, from s: HomeSession,
                                     result: @escaping () -> GHResponse.OneOf_Result) {
         let items = receipts.map { d, sender in AddressedItem.event(EventCopy(.directReceipt(d)), to: sender) }
         runner.carryOut(Effects(writes: writes, addressed: items, reply: result), answering: id, to: s)
     }
 
-    private func sendDirectReceipt(_ receipt: GHDirectReceipt, to sender: UserID, with writes: [StoreWrite], id: UInt64, from s: Session,
+    private func sendDirectReceipt(_ receipt: GHDirectReceipt, to sender: UserID, with writes: [StoreWrite], id: UInt64, from s: HomeSession,
                                    result: @escaping () -> GHResponse.OneOf_Result) {
         sendDirectReceipts([(receipt, sender)], with: writes, id: id, from: s, result: result)
     }
@@ -149,7 +149,7 @@ extension UserHome {
     }
 
     /// Looks up direct messages sent to the session's user, grouped by conversation.
-    private func receivedDirect(_ uids: [MessageUID], id: UInt64, from s: Session,
+    private func receivedDirect(_ uids: [MessageUID], id: UInt64, from s: HomeSession,
                                 then: @escaping ([UInt64: [MessageRecord]]) throws(Failure) -> Void) {
         guard uids.count <= Limits.maxIdsPerRequest else {
             s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) message UIDs per request"))
@@ -167,7 +167,7 @@ extension UserHome {
         }
     }
 
-    func markDelivered(_ r: GHMarkDelivered, id: UInt64, from s: Session) {
+    func markDelivered(_ r: GHMarkDelivered, id: UInt64, from s: HomeSession) {
         guard settings.deliveryReceipts == "on" else {
             s.respond(id, .ok(GHOk()))
             return
@@ -191,7 +191,7 @@ extension UserHome {
         }
     }
 
-    func sendReadReceipt(_ r: GHSendReadReceipt, id: UInt64, from s: Session) {
+    func sendReadReceipt(_ r: GHSendReadReceipt, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let c = try ownConversation(r.conversationID, for: s)
             let now = now()
@@ -216,7 +216,7 @@ extension UserHome {
         }
     }
 
-    func ackMessageRead(_ r: GHAckMessageRead, id: UInt64, from s: Session) {
+    func ackMessageRead(_ r: GHAckMessageRead, id: UInt64, from s: HomeSession) {
         receivedDirect([r.messageUid], id: id, from: s) { [self] byConversation throws(Failure) in
             guard let m = byConversation.values.first?.first, var c = directs[m.channelID] else {
                 throw Failure.notFound("no direct message \(r.messageUid) was sent to you")
@@ -230,7 +230,7 @@ extension UserHome {
         }
     }
 
-    func ackConversationRead(_ r: GHAckConversationRead, id: UInt64, from s: Session) {
+    func ackConversationRead(_ r: GHAckConversationRead, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             var c = try ownConversation(r.conversationID, for: s)
             let now = now()
@@ -249,7 +249,7 @@ extension UserHome {
         }
     }
 
-    func getSentStatus(_ r: GHGetSentStatus, id: UInt64, from s: Session) {
+    func getSentStatus(_ r: GHGetSentStatus, id: UInt64, from s: HomeSession) {
         guard r.messageUids.count <= Limits.maxIdsPerRequest else {
             s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) message UIDs per request"))
             return

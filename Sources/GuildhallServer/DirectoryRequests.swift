@@ -8,7 +8,7 @@ import GuildhallWire
 
 extension GuildhallService {
     /// Runs `body`, answering its Failure as an error.
-    func attempt(_ id: UInt64, _ s: Session, _ body: () throws(Failure) -> Void) {
+    func attempt(_ id: UInt64, _ s: HomeSession, _ body: () throws(Failure) -> Void) {
         do { try body() } catch { s.fail(id, error) }
     }
 }
@@ -25,7 +25,7 @@ extension DirectoryRequests {
 
     // MARK: Servers
 
-    func createServer(_ r: GHCreateServer, id: UInt64, from s: Session) {
+    func createServer(_ r: GHCreateServer, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let now = now()
             let record = ServerRecord(id: home.ids.next(nowMillis: now), name: r.name, icon: r.icon, custom: r.custom,
@@ -38,7 +38,7 @@ extension DirectoryRequests {
         }
     }
 
-    func updateServer(_ r: GHUpdateServer, id: UInt64, from s: Session) {
+    func updateServer(_ r: GHUpdateServer, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let record = try home.directory.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
                                                     custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
@@ -50,7 +50,7 @@ extension DirectoryRequests {
         }
     }
 
-    func deleteServer(_ r: GHDeleteServer, id: UInt64, from s: Session) {
+    func deleteServer(_ r: GHDeleteServer, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let guests = registry.guests(of: r.serverID).values.map(\.user)
             let channels = home.directory.channelIDs(of: r.serverID)
@@ -68,7 +68,7 @@ extension DirectoryRequests {
         }
     }
 
-    func getServers(_ r: GHGetServers, id: UInt64, from s: Session) {
+    func getServers(_ r: GHGetServers, id: UInt64, from s: HomeSession) {
         guard r.serverIds.count <= Limits.maxIdsPerRequest else {
             s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) server ids per request"))
             return
@@ -78,7 +78,7 @@ extension DirectoryRequests {
         s.respond(id, .servers(list))
     }
 
-    func listMyServers(id: UInt64, from s: Session) {
+    func listMyServers(id: UInt64, from s: HomeSession) {
         var list = GHServerList()
         list.servers = home.directory.serverIDs(of: s.user).sorted().compactMap { home.directory.server($0) }.map(info)
         s.respond(id, .servers(list))
@@ -86,21 +86,21 @@ extension DirectoryRequests {
 
     // MARK: Members
 
-    func joinServer(_ r: GHJoinServer, id: UInt64, from s: Session) {
+    func joinServer(_ r: GHJoinServer, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let changes = try home.directory.join(r.serverID, user: s.user, now: now())
             admitted(changes, server: r.serverID, id: id, from: s)
         }
     }
 
-    func acceptInvite(_ r: GHAcceptInvite, id: UInt64, from s: Session) {
+    func acceptInvite(_ r: GHAcceptInvite, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let changes = try home.directory.acceptInvite(r.serverID, user: s.user, now: now())
             admitted(changes, server: r.serverID, id: id, from: s)
         }
     }
 
-    private func admitted(_ changes: [DirectoryChange], server: ServerID, id: UInt64, from s: Session) {
+    private func admitted(_ changes: [DirectoryChange], server: ServerID, id: UInt64, from s: HomeSession) {
         guard case .memberSaved(let member)? = changes.first else { return }
         registry.joined(s.user, server: server)
         for guest in registry.sessions(of: s.user).values where guest.guestOf.contains(server) {
@@ -120,7 +120,7 @@ extension DirectoryRequests {
         }
     }
 
-    func inviteMember(_ r: GHInviteMember, id: UInt64, from s: Session) {
+    func inviteMember(_ r: GHInviteMember, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let invite = try home.directory.invite(r.userID, to: r.serverID, by: s.user, now: now())
             persist([.directory(.inviteSaved(invite))], id: id, for: s, result: { .ok(GHOk()) }) {
@@ -133,7 +133,7 @@ extension DirectoryRequests {
         }
     }
 
-    func leaveServer(_ r: GHLeaveServer, id: UInt64, from s: Session) {
+    func leaveServer(_ r: GHLeaveServer, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let member = try home.directory.leave(r.serverID, user: s.user)
             registry.left(s.user, server: r.serverID)
@@ -144,7 +144,7 @@ extension DirectoryRequests {
         }
     }
 
-    func kickMember(_ r: GHKickMember, id: UInt64, from s: Session) {
+    func kickMember(_ r: GHKickMember, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let member = try home.directory.kick(r.userID, from: r.serverID, by: s.user)
             registry.left(r.userID, server: r.serverID)
@@ -155,7 +155,7 @@ extension DirectoryRequests {
         }
     }
 
-    func setMemberRole(_ r: GHSetMemberRole, id: UInt64, from s: Session) {
+    func setMemberRole(_ r: GHSetMemberRole, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             guard let role = r.role.domain else { throw Failure.badRequest("role must be ADMIN or MEMBER") }
             let member = try home.directory.setRole(role, of: r.userID, in: r.serverID, by: s.user)
@@ -165,7 +165,7 @@ extension DirectoryRequests {
         }
     }
 
-    func listMembers(_ r: GHListMembers, id: UInt64, from s: Session) {
+    func listMembers(_ r: GHListMembers, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             var list = GHMemberList()
             list.members = try home.directory.members(of: r.serverID, askedBy: s.user).map(GHMember.init)
@@ -175,7 +175,7 @@ extension DirectoryRequests {
 
     // MARK: Channels
 
-    func createChannel(_ r: GHCreateChannel, id: UInt64, from s: Session) {
+    func createChannel(_ r: GHCreateChannel, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let now = now()
             let record = try home.directory.createChannel(
@@ -186,7 +186,7 @@ extension DirectoryRequests {
         }
     }
 
-    func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: Session) {
+    func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let record = try home.directory.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
                                                      topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil,
@@ -195,7 +195,7 @@ extension DirectoryRequests {
         }
     }
 
-    func deleteChannel(_ r: GHDeleteChannel, id: UInt64, from s: Session) {
+    func deleteChannel(_ r: GHDeleteChannel, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let record = try home.directory.deleteChannel(r.channelID, by: s.user)
             home.typing.board.dropChannel(record.id)
@@ -206,7 +206,7 @@ extension DirectoryRequests {
     }
 
     private func channelChanged(_ kind: GHNotificationKind, _ record: ChannelRecord, change: DirectoryChange, id: UInt64,
-                                from s: Session, answerOK: Bool = false) {
+                                from s: HomeSession, answerOK: Bool = false) {
         persist([.directory(change)], id: id, for: s, result: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(record)) }) {
             // Subscribers hear of a deleted channel before their subscriptions go.
             self.home.notify(kind, .channel(record, isPublic: true), actor: s.user)
@@ -216,7 +216,7 @@ extension DirectoryRequests {
         }
     }
 
-    func listChannels(_ r: GHListChannels, id: UInt64, from s: Session) {
+    func listChannels(_ r: GHListChannels, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             var list = GHChannelList()
             list.channels = try home.directory.channels(of: r.serverID, askedBy: s.user).map(GHChannelInfo.init)

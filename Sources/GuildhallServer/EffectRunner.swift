@@ -28,7 +28,7 @@ final class EffectRunner {
     /// Runs after each batch of settled commits (shutdown waits on it).
     var onSettled: (() -> Void)?
     /// Drops the storage reason not to read a session (and handles what it sent meanwhile).
-    var resumeReading: ((Session) -> Void)?
+    var resumeReading: ((HomeSession) -> Void)?
 
     private var nextTicket: UInt64 = 0
     private var pendingWrites: [UInt64: (StoreError?) -> Void] = [:]
@@ -37,7 +37,7 @@ final class EffectRunner {
     private var turnJobs: [WriteJob] = []
     private var pendingReads: [UInt64: (ReadResult) -> Void] = [:]
     /// Sessions not read while the store queue is full.
-    private var pausedForStorage: [Session] = []
+    private var pausedForStorage: [HomeSession] = []
     /// The last inbox ord handed out, and the last one committed and delivered live.
     private(set) var lastInboxOrd: UInt64
     private(set) var inboxFanned: UInt64
@@ -60,7 +60,7 @@ final class EffectRunner {
 
     /// Carries out a handler's effects; `id` and `session` are the request
     /// being answered (nil for effects no request waits on).
-    func carryOut(_ e: Effects, answering id: UInt64? = nil, to session: Session? = nil) {
+    func carryOut(_ e: Effects, answering id: UInt64? = nil, to session: HomeSession? = nil) {
         let now = clock()
         var rows: [InboxRow] = []
         rows.reserveCapacity(e.addressed.count)
@@ -124,7 +124,7 @@ final class EffectRunner {
 
     /// Commits `writes`; `then` runs on the loop after the commit returned.
     /// A publisher (`from`) stops being read while too many commits wait.
-    func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {
+    func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {
         nextTicket += 1
         pendingWrites[nextTicket] = then
         turnJobs.append(WriteJob(ticket: nextTicket, writes: writes))

@@ -14,26 +14,28 @@ import GuildhallCore
 import GuildhallLoop
 import GuildhallWire
 
-/// What a gateway asks of the homes behind it.
+/// What a gateway tells the homes behind it, by session key. The home
+/// behind a gateway on its own loop is called directly; one on another loop
+/// through a `RemoteHome`, which queues the calls as messages for that loop.
 protocol GatewayHome: AnyObject {
     /// A connection proved who it is: log it in as a new session (and run offline sync).
-    func admit(_ s: Session, _ token: AccessToken, autoSubscribe: Bool, id: UInt64, resumeFailure: String)
-    /// The answer to a login or a resume of `s`.
-    func loginResult(for s: Session) -> GHLoginResult
+    func admit(_ a: Admission)
     /// A logged-in session's request that passed the request table's checks.
-    func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session)
+    func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64)
     /// A send read straight from the frame (the hot path).
-    func sendMessage(_ r: SendRequest, id: UInt64, from s: Session, checkResend: Bool)
+    func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64)
+    /// The client acknowledged events: its acknowledged inbox position, and whether that finished the offline package in flight.
+    func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool)
     /// The session ended: forget it everywhere (interest, subscriptions, auto mode) and keep its device's cursor.
-    func sessionEnded(_ s: Session, wasLoggedIn: Bool)
-    /// The session lost its connection and may resume.
-    func sessionDetached(_ s: Session)
-    /// The loop turn ends, before sessions are flushed: commit the turn's jobs, send what is coalesced per turn.
+    func sessionEnded(_ key: UInt64)
+    /// The session lost its connection at loop time `since` and may resume.
+    func sessionDetached(_ key: UInt64, since: UInt64)
+    /// A resume took the session over on a new connection.
+    func sessionResumed(_ key: UInt64)
+    /// The session fell behind on its writes (or caught up): coalesced notices wait for it, typing is shed.
+    func sessionBehind(_ key: UInt64, _ behind: Bool)
+    /// The gateway's loop turn ends, before its sessions are flushed.
     func turnEnding()
-    /// At flush, a session not behind on its writes: the coalesced events it is owed.
-    func owedEvents(_ s: Session)
-    /// At flush, a session behind on its writes: drop what it is owed that may be shed.
-    func shedEvents(_ s: Session)
 }
 
 final class Gateway {
@@ -44,16 +46,15 @@ final class Gateway {
     let secret: [UInt8]
     let clock: @Sendable () -> UInt64
     unowned let home: any GatewayHome
-    let registry: SessionRegistry
+    /// This gateway's sessions, by key; a key's low byte is the gateway's index (`index`).
+    private(set) var sessions: [UInt64: Session] = [:]
+    /// Which loop this gateway is (0 for the home's own).
+    let index: Int
     let flushList = FlushList()
     private var flushCheck: LoopCheck!
     private var sweepTimer: LoopTimer!
     private var listener: TCPListener?
     var nextSessionKey: UInt64 = 0
-    /// Publishers not read while the loop's outbound bytes drain (PublisherPause.swift).
-    var pausedPublishers: [Session] = []
-    /// Bytes the fan-out of sends waiting for their commit will queue (PublisherPause.swift).
-    var pendingFanOutBytes = 0
     /// No more connections or requests: the server is shutting down.
     private(set) var shuttingDown = false
     /// Connections closing gracefully, until libuv releases them.
@@ -61,10 +62,10 @@ final class Gateway {
     private var lingerTimer: LoopTimer?
     private var closedAll = false
 
-    init(loop: EventLoop, settings: Settings, log: ServerLog, secret: [UInt8], clock: @escaping @Sendable () -> UInt64,
-         registry: SessionRegistry, home: any GatewayHome) {
+    init(index: Int, loop: EventLoop, settings: Settings, log: ServerLog, secret: [UInt8], clock: @escaping @Sendable () -> UInt64,
+         home: any GatewayHome) {
+        self.index = index
         self.loop = loop
-        self.registry = registry
         self.settings = settings
         self.log = log
         self.secret = secret
@@ -106,12 +107,7 @@ final class Gateway {
             s.isDirty = false
             // Backpressure (MISSION §10): a session behind on its writes gets
             // no typing, and its unread updates wait, collapsed to the latest.
-            let queued = s.connection?.queuedBytes ?? 0
-            if queued <= settings.outboundShedBytes {
-                home.owedEvents(s)
-            } else {
-                home.shedEvents(s)
-            }
+            reportBehind(s)
             if s.heldOverflow {
                 close(s, .slowConsumer, "live events waiting for an unacknowledged offline sync passed the limit", abort: true)
                 continue
@@ -128,12 +124,25 @@ final class Gateway {
             s.connection?.flush()
         }
         for s in cutLater { s.markDirty() }
-        resumePublishersIfDrained()
     }
+
+    /// Tells the home when a logged-in session falls behind on its writes or catches up.
+    func reportBehind(_ s: Session) {
+        guard s.isLoggedIn else { return }
+        let behind = (s.connection?.queuedBytes ?? 0) > settings.outboundShedBytes
+        if behind != s.reportedBehind {
+            s.reportedBehind = behind
+            home.sessionBehind(s.key, behind)
+        }
+    }
+
+    func add(_ s: Session) { sessions[s.key] = s }
+
+    func remove(_ s: Session) { sessions.removeValue(forKey: s.key) }
 
     private func sweep() {
         let now = loop.nowMillis
-        for s in Array(registry.all.values) {
+        for s in Array(sessions.values) {
             if s.detached != nil { continue }
             switch s.liveness.verdict(at: now) {
             case .loginTimeout?: close(s, .loginTimeout, "no login within \(settings.loginDeadlineMs) ms"); continue
@@ -165,7 +174,7 @@ final class Gateway {
             }
             s.unwrittenSeen = unwritten
             // Unread updates that waited for the queue to drain.
-            if !s.pendingUnread.isEmpty && c.queuedBytes <= settings.outboundShedBytes { s.markDirty() }
+            reportBehind(s)
         }
         expireDetached(now: now)
         enforceTotalOutboundCap()
@@ -176,7 +185,7 @@ final class Gateway {
     private func enforceTotalOutboundCap() {
         var total = 0
         var queued: [(Int, Session)] = []
-        for s in registry.all.values {
+        for s in sessions.values {
             guard let c = s.connection, c.queuedBytes > 0 else { continue }
             total += c.queuedBytes
             queued.append((c.queuedBytes, s))
@@ -196,7 +205,7 @@ final class Gateway {
         shuttingDown = true
         listener?.close()
         listener = nil
-        for s in registry.all.values { s.connection?.stopReading() }
+        for s in sessions.values { s.connection?.stopReading() }
     }
 
     /// Tells every session why it ends, flushes, and closes the gateway's handles;
@@ -204,7 +213,7 @@ final class Gateway {
     func closeAll() {
         guard !closedAll else { return }
         closedAll = true
-        for s in Array(registry.all.values) { close(s, .shuttingDown, "the server is shutting down; reconnect later") }
+        for s in Array(sessions.values) { close(s, .shuttingDown, "the server is shutting down; reconnect later") }
         flushAll()
         closeHandles()
         if !lingering.isEmpty {

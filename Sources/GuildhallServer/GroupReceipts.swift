@@ -69,7 +69,7 @@ extension GroupReceipts {
 
     // MARK: Requests
 
-    func requestReceipt(_ r: GHRequestReceipt, id: UInt64, from s: Session) {
+    func requestReceipt(_ r: GHRequestReceipt, id: UInt64, from s: HomeSession) {
         if receipts.isRequested(r.messageUid) || requestsInFlight.contains(r.messageUid) {
             answerReceipts([r.messageUid], id: id, to: s)
             return
@@ -107,7 +107,7 @@ extension GroupReceipts {
 
     // MARK: Responses
 
-    func respondReceipts(_ r: GHRespondReceipts, id: UInt64, from s: Session) {
+    func respondReceipts(_ r: GHRespondReceipts, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             guard !r.messageUids.isEmpty, r.messageUids.count <= Limits.maxIdsPerRequest else {
                 throw Failure(.limitReached, "between 1 and \(Limits.maxIdsPerRequest) message UIDs per response")
@@ -124,7 +124,7 @@ extension GroupReceipts {
     }
 
     /// The channel, if the session's user may respond to receipts in it.
-    private func respondingChannel(_ id: ChannelID, for s: Session) throws(Failure) -> ChannelRecord {
+    private func respondingChannel(_ id: ChannelID, for s: HomeSession) throws(Failure) -> ChannelRecord {
         guard let c = directory.channel(id) else { throw Failure.notFound("channel \(id) not found") }
         guard directory.role(of: s.user, in: c.serverID) != nil else {
             if s.guestOf.contains(c.serverID) { throw Failure.forbidden("guests cannot respond to read receipts") }
@@ -134,7 +134,7 @@ extension GroupReceipts {
     }
 
     private func recordResponse(_ found: [MessageRecord], asked: [MessageUID], in channel: ChannelRecord, id: UInt64,
-                                from s: Session) throws(Failure) {
+                                from s: HomeSession) throws(Failure) {
         var byUID: [MessageUID: MessageRecord] = [:]
         for m in found { byUID[m.uid] = m }
         for uid in asked {
@@ -215,7 +215,7 @@ extension GroupReceipts {
 
     // MARK: Readers and info
 
-    func getReceiptReaders(_ r: GHGetReceiptReaders, id: UInt64, from s: Session) {
+    func getReceiptReaders(_ r: GHGetReceiptReaders, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             guard let place = receipts.place(of: r.messageUid), let book = receipts.channel(place.channel),
                   let request = book.request(at: place.seq), directory.channel(place.channel) != nil else {
@@ -239,7 +239,7 @@ extension GroupReceipts {
         }
     }
 
-    func getReceiptInfo(_ r: GHGetReceiptInfo, id: UInt64, from s: Session) {
+    func getReceiptInfo(_ r: GHGetReceiptInfo, id: UInt64, from s: HomeSession) {
         guard r.messageUids.count <= Limits.maxIdsPerRequest else {
             s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) message UIDs per request"))
             return
@@ -247,7 +247,7 @@ extension GroupReceipts {
         answerReceipts(r.messageUids, id: id, to: s)
     }
 
-    private func answerReceipts(_ uids: [MessageUID], id: UInt64, to s: Session) {
+    private func answerReceipts(_ uids: [MessageUID], id: UInt64, to s: HomeSession) {
         var list = GHReceiptInfoList()
         list.receipts = uids.map { receiptInfo($0, for: s.user) }
         s.respond(id, .receipts(list))

@@ -7,7 +7,7 @@ import GuildhallStore
 import GuildhallWire
 
 extension DirectoryRequests {
-    func enterAsGuest(_ r: GHEnterAsGuest, id: UInt64, from s: Session) {
+    func enterAsGuest(_ r: GHEnterAsGuest, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let server = try home.directory.guestEntry(r.serverID, user: s.user)
             if !s.guestOf.contains(server.id) {
@@ -18,7 +18,7 @@ extension DirectoryRequests {
         }
     }
 
-    func leaveAsGuest(_ r: GHLeaveAsGuest, id: UInt64, from s: Session) {
+    func leaveAsGuest(_ r: GHLeaveAsGuest, id: UInt64, from s: HomeSession) {
         guard s.guestOf.contains(r.serverID) else {
             s.fail(id, .notFound("not a guest of server \(r.serverID)"))
             return
@@ -28,7 +28,7 @@ extension DirectoryRequests {
     }
 
     /// Ends a session's guest visit: its guest subscriptions go with it.
-    func guestLeft(_ s: Session, server: ServerID, notifyMembers: Bool = true) {
+    func guestLeft(_ s: HomeSession, server: ServerID, notifyMembers: Bool = true) {
         home.book.drop(s.key, server: server, kinds: [.guestChannel, .guestServer])
         registry.guestLeft(s, server: server)
         if notifyMembers { home.notify(.guestLeft, .server(server, isPublic: false), actor: s.user) { $0.member.userID = s.user } }
@@ -49,7 +49,7 @@ extension DirectoryRequests {
         }
     }
 
-    func banMember(_ r: GHBanMember, id: UInt64, from s: Session) {
+    func banMember(_ r: GHBanMember, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let (ban, removed) = try home.directory.ban(r.userID, from: r.serverID, by: s.user, now: now())
             var writes: [StoreWrite] = [.directory(.banSaved(ban)), .directory(.inviteRemoved(r.serverID, r.userID))]
@@ -70,7 +70,7 @@ extension DirectoryRequests {
         }
     }
 
-    func unbanMember(_ r: GHUnbanMember, id: UInt64, from s: Session) {
+    func unbanMember(_ r: GHUnbanMember, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             try home.directory.unban(r.userID, from: r.serverID, by: s.user)
             persist([.directory(.banRemoved(r.serverID, r.userID))], id: id, for: s, result: { .ok(GHOk()) }) {

@@ -65,7 +65,14 @@ final class GuildhallService: GatewayHome {
     private(set) var userHome: UserHome!
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
-
+    /// Sessions owed coalesced unread or typing notices, sent at the end of the turn.
+    let owing = OwingList()
+    /// Publishers not read while the outbound bytes drain (PublisherPause.swift).
+    var pausedPublishers: [HomeSession] = []
+    /// Bytes the fan-out of sends waiting for their commit will queue (PublisherPause.swift).
+    var pendingFanOutBytes = 0
+    /// Outbound bytes queued on the other loops' sessions, as they last reported.
+    var otherLoopsOutbound = 0
 
     /// The port the listener bound.
     var port: Int { gateway.port }
@@ -101,7 +108,7 @@ final class GuildhallService: GatewayHome {
         for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
         typing = ChannelTyping(home: self, settings: settings)
         ids.resume(after: snapshot.highestID)
-        gateway = Gateway(loop: loop, settings: settings, log: log, secret: secret, clock: clock, registry: registry, home: self)
+        gateway = Gateway(index: 0, loop: loop, settings: settings, log: log, secret: secret, clock: clock, home: self)
         runner = EffectRunner(store: store, registry: registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(home: self)
@@ -115,7 +122,7 @@ final class GuildhallService: GatewayHome {
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
 
-        runner.resumeReading = { [unowned self] s in self.gateway.readingResumed(s, .storage) }
+        runner.resumeReading = { s in s.resumeReading(.storage) }
         runner.onSettled = { [unowned self] in if self.gateway.shuttingDown && self.runner.pendingCommits == 0 { self.finishShutdown() } }
         receiver = InboxReceiver(loop: loop, inbox: inbox) { [unowned self] in self.received($0) }
         positionTimer = LoopTimer(loop: loop)
@@ -180,7 +187,7 @@ final class GuildhallService: GatewayHome {
     // MARK: Storage
 
     /// Commits `writes`; `then` runs on the loop after the commit returned.
-    func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {
+    func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {
         runner.commit(writes, from: session, then: then)
     }
 
@@ -188,23 +195,59 @@ final class GuildhallService: GatewayHome {
 
     func submitTurnJobs() { runner.submitTurnJobs() }
 
-    // MARK: The gateway's questions (GatewayHome)
+    // MARK: What gateways tell the home (GatewayHome)
+
+    /// The gateway side of session `key`.
+    func port(for key: UInt64) -> (any SessionPort)? { gateway.sessions[key] }
 
     func turnEnding() {
+        // First: the bytes the last turn queued are counted by now, the ones this turn will queue not yet.
+        resumePublishersIfDrained()
         runner.submitTurnJobs(inline: true)
         groupReceipts.sendOwedResponses()
+        sendOwedNotices()
     }
 
-    func owedEvents(_ s: Session) {
-        reading.emitUnread(s)
-        typing.emitTyping(s)
+    /// Coalesced unread and typing notices; a session behind on its writes
+    /// gets no typing, and its unread notices wait until it catches up.
+    private func sendOwedNotices() {
+        let sessions = owing.sessions
+        owing.sessions.removeAll(keepingCapacity: true)
+        for s in sessions {
+            s.isOwing = false
+            guard s.isLoggedIn else { continue }
+            if s.isBehind {
+                if !s.pendingTyping.isEmpty { typing.forget(s) }
+            } else {
+                reading.emitUnread(s)
+                typing.emitTyping(s)
+            }
+        }
     }
 
-    func shedEvents(_ s: Session) {
-        if !s.pendingTyping.isEmpty { typing.forget(s) }
+    func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {
+        guard let s = registry.all[key] else { return }
+        userHome.acknowledged(s, ackedOrd: ackedOrd, packageAcked: packageAcked)
     }
 
-    func sessionDetached(_ s: Session) { typing.forget(s) }
+    func sessionDetached(_ key: UInt64, since: UInt64) {
+        guard let s = registry.all[key] else { return }
+        s.detachedSince = since
+        typing.forget(s)
+    }
+
+    func sessionResumed(_ key: UInt64) {
+        guard let s = registry.all[key] else { return }
+        s.detachedSince = nil
+        s.isBehind = false
+        if !s.pendingTyping.isEmpty || !s.pendingUnread.isEmpty { s.markOwing() }
+    }
+
+    func sessionBehind(_ key: UInt64, _ behind: Bool) {
+        guard let s = registry.all[key] else { return }
+        s.isBehind = behind
+        if !behind && !s.pendingUnread.isEmpty { s.markOwing() }
+    }
 
     // MARK: Shutdown
 

@@ -20,11 +20,11 @@ extension HomePart {
     var directory: Directory { _read { yield home.directory } }
     func now() -> UInt64 { home.now() }
     func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { home.read(request, then: then) }
-    func commit(_ writes: [StoreWrite], from session: Session?, then: @escaping (StoreError?) -> Void) {
+    func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {
         home.commit(writes, from: session, then: then)
     }
-    func attempt(_ id: UInt64, _ s: Session, _ body: () throws(Failure) -> Void) { home.attempt(id, s, body) }
-    func persist(_ writes: [StoreWrite], id: UInt64, for s: Session, result: @escaping () -> GHResponse.OneOf_Result,
+    func attempt(_ id: UInt64, _ s: HomeSession, _ body: () throws(Failure) -> Void) { home.attempt(id, s, body) }
+    func persist(_ writes: [StoreWrite], id: UInt64, for s: HomeSession, result: @escaping () -> GHResponse.OneOf_Result,
                  after: (() -> Void)? = nil) {
         home.persist(writes, id: id, for: s, result: result, after: after)
     }

@@ -7,7 +7,7 @@ import GuildhallWire
 
 extension GuildhallService {
     /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
-    func sendMessage(_ r: SendRequest, id: UInt64, from s: Session, checkResend: Bool = true) {
+    func sendMessage(_ r: SendRequest, id: UInt64, from s: HomeSession, checkResend: Bool = true) {
         attempt(id, s) { () throws(Failure) in
             guard let content = r.content else { throw Failure.badRequest("message body must hold text or custom content") }
             try Validation.message(content: content, mentions: r.mentions, clientID: r.clientID,
@@ -37,9 +37,9 @@ extension GuildhallService {
                 effects.writes.append(receiptPlan.write)
                 effects.addressed += receiptPlan.addressed
             }
-            let projected = gateway.publishing(s, bytes: content.size, recipients: audienceSize(channel))
+            let projected = publishing(s, bytes: content.size, recipients: audienceSize(channel))
             effects.apply = { ords in
-                self.gateway.fanOutQueued(projected)
+                self.fanOutQueued(projected)
                 var mentionOrds: [UserID: UInt64] = [:]
                 for (user, ord) in zip(mentionedInOrder, ords) { mentionOrds[user] = ord }
                 self.messageCommitted(record, id: id, from: s, mentionOrds: mentionOrds)
@@ -47,7 +47,7 @@ extension GuildhallService {
             }
             effects.failure = Self.sendFailure
             effects.failed = {
-                self.gateway.fanOutQueued(projected)
+                self.fanOutQueued(projected)
                 _ = self.resendsSettled(record, ok: false)
             }
             runner.carryOut(effects, answering: id, to: s)
@@ -59,7 +59,7 @@ extension GuildhallService {
     /// original's commit), and returns true. When the stored message is not
     /// this sender's with this client id (the compact table's hash collided),
     /// runs `otherwise`: the send is new.
-    func answeredAsResend(_ clientID: String, id: UInt64, from s: Session, as shape: @escaping (MessageRecord) -> GHChannelMessage,
+    func answeredAsResend(_ clientID: String, id: UInt64, from s: HomeSession, as shape: @escaping (MessageRecord) -> GHChannelMessage,
                           otherwise: @escaping () -> Void) -> Bool {
         guard !clientID.isEmpty, let original = recentSends.lookup(sender: s.user, clientID: clientID) else { return false }
         switch original {
@@ -86,7 +86,7 @@ extension GuildhallService {
     /// Settles a send's commit for the resends that waited on it: returns
     /// them when it committed; when it failed answers them as the runner
     /// answers the sender (503) and returns none.
-    func resendsSettled(_ record: MessageRecord, ok: Bool) -> [(Session, UInt64)] {
+    func resendsSettled(_ record: MessageRecord, ok: Bool) -> [(HomeSession, UInt64)] {
         let waiters = record.clientID.isEmpty ? [] : recentSends.settle(record, committed: ok)
         guard ok else {
             for (w, wid) in waiters { w.fail(wid, Failure(.unavailable, Self.sendFailure)) }
@@ -95,7 +95,7 @@ extension GuildhallService {
         return waiters
     }
 
-    private func messageCommitted(_ record: MessageRecord, id: UInt64, from s: Session, mentionOrds: [UserID: UInt64]) {
+    private func messageCommitted(_ record: MessageRecord, id: UInt64, from s: HomeSession, mentionOrds: [UserID: UInt64]) {
         let waiters = resendsSettled(record, ok: true)
         directory.messageCommitted(record.channelID, seq: record.seq, time: record.sentTime)
         let now = now()
@@ -118,12 +118,12 @@ extension GuildhallService {
     }
 
     /// The channel, if the session may read it: as a member, or as a guest of its server when guests see it.
-    func readableChannel(_ id: ChannelID, for s: Session) throws(Failure) -> ChannelRecord {
+    func readableChannel(_ id: ChannelID, for s: HomeSession) throws(Failure) -> ChannelRecord {
         if let c = directory.channel(id), s.guestOf.contains(c.serverID) { return try directory.guestChannel(id) }
         return try directory.readableChannel(id, by: s.user)
     }
 
-    func getHistory(_ r: GHGetHistory, id: UInt64, from s: Session) {
+    func getHistory(_ r: GHGetHistory, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             if let c = userHome.directs[r.channelID] {
                 guard c.includes(s.user) else { throw Failure.notFound("conversation \(r.channelID) not found") }
@@ -140,7 +140,7 @@ extension GuildhallService {
         }
     }
 
-    func getMessages(_ r: GHGetMessages, id: UInt64, from s: Session) {
+    func getMessages(_ r: GHGetMessages, id: UInt64, from s: HomeSession) {
         guard r.uids.count <= Limits.maxIdsPerRequest else {
             s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) UIDs per request"))
             return
@@ -149,7 +149,7 @@ extension GuildhallService {
     }
 
     /// Answers a read, keeping only messages of channels the user can read now.
-    private func answer(_ result: ReadResult, id: UInt64, to s: Session) {
+    private func answer(_ result: ReadResult, id: UInt64, to s: HomeSession) {
         if let error = result.error {
             log.error("read failed", ["error": error.description])
             s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
@@ -166,7 +166,7 @@ extension GuildhallService {
     }
 
     /// The channel, if the session may send to it: a member (guests are read-only).
-    func sendableChannel(_ id: ChannelID, for s: Session) throws(Failure) -> ChannelRecord {
+    func sendableChannel(_ id: ChannelID, for s: HomeSession) throws(Failure) -> ChannelRecord {
         if let c = directory.channel(id), s.guestOf.contains(c.serverID) {
             throw Failure.forbidden("guests are read-only in server \(c.serverID)")
         }

@@ -21,7 +21,7 @@ import GuildhallWire
 extension UserHome {
     // MARK: Sync
 
-    func beginSync(_ s: Session) {
+    func beginSync(_ s: HomeSession) {
         // An empty commit after every earlier write: the device cursor of a
         // session that just ended is in the store before it is read.
         commit([], from: nil) { _ in
@@ -30,7 +30,7 @@ extension UserHome {
         }
     }
 
-    private func fetchPackage(for s: Session) {
+    private func fetchPackage(for s: HomeSession) {
         guard let sync = s.sync else { return }
         read(.inbox(user: s.user, device: s.device, after: sync.after, upTo: sync.horizon, limit: settings.syncPackageSize)) { result in
             guard s.isLoggedIn, s.sync != nil else { return }
@@ -43,7 +43,7 @@ extension UserHome {
         }
     }
 
-    private func deliverPackage(_ result: ReadResult, to s: Session) {
+    private func deliverPackage(_ result: ReadResult, to s: HomeSession) {
         guard let before = s.sync else { return }
         if before.after == nil { s.syncedFrom(result.cursor) }
         var sync = before
@@ -56,7 +56,7 @@ extension UserHome {
         }
         sync.more = result.hasMore
         if events.isEmpty {
-            s.updateSync { $0 = sync }
+            s.sync = sync
             if result.hasMore { fetchPackage(for: s) } else { completeSync(s) }
             return
         }
@@ -67,8 +67,9 @@ extension UserHome {
             s.send(EventEncoding.shared(e), ord: ord)
         }
         sync.items += events.count
-        sync.awaitingSeq = s.eventSeq
-        s.updateSync { $0 = sync }
+        sync.awaitingAck = true
+        s.sync = sync
+        s.port.packageSent()
     }
 
     /// The event an inbox item becomes, or nil when it no longer applies.
@@ -94,7 +95,7 @@ extension UserHome {
         return e
     }
 
-    private func completeSync(_ s: Session) {
+    private func completeSync(_ s: HomeSession) {
         var done = GHSyncCompleted()
         done.items = UInt32(s.sync?.items ?? 0)
         s.send(GHEvent.OneOf_Body.syncCompleted(done).sharedPayload)
@@ -103,11 +104,12 @@ extension UserHome {
 
     // MARK: Acknowledgements and cursors
 
-    /// The client has every event up to `seq`.
-    func acknowledge(_ seq: UInt64, from s: Session) {
-        if s.acknowledge(upTo: seq) { cursorOwed.insert(s.key) }
-        guard let sync = s.sync, sync.awaitingSeq != 0, seq >= sync.awaitingSeq else { return }
-        s.updateSync { $0.awaitingSeq = 0 }
+    /// The client acknowledged events (its gateway reports it): its inbox
+    /// position, and whether that completed the offline package in flight.
+    func acknowledged(_ s: HomeSession, ackedOrd: UInt64, packageAcked: Bool) {
+        if s.acknowledged(upTo: ackedOrd) { cursorOwed.insert(s.key) }
+        guard packageAcked, let sync = s.sync, sync.awaitingAck else { return }
+        s.sync?.awaitingAck = false
         // The package is the client's: its cursor is durable before the next one goes.
         let write = cursorWrite(of: s)
         commit(write.map { [$0] } ?? [], from: nil) { _ in
@@ -116,14 +118,14 @@ extension UserHome {
         }
     }
 
-    private func cursorWrite(of s: Session) -> StoreWrite? {
+    private func cursorWrite(of s: HomeSession) -> StoreWrite? {
         guard let cursor = s.unwrittenCursor() else { return nil }
         cursorOwed.remove(s.key)
         return .syncCursor(s.user, s.device, cursor)
     }
 
     /// Writes the session's cursor if it moved (when it ends).
-    func saveCursor(of s: Session) {
+    func saveCursor(of s: HomeSession) {
         if let w = cursorWrite(of: s) { commit([w], from: nil) { _ in } }
     }
 

@@ -7,17 +7,19 @@
 // bytes already queued on the loop's sessions (not yet taken by the kernel)
 // are above `outbound-pause-bytes`, a session that publishes stops being
 // read. It is read again once they drain below half. The frames a paused
-// publisher already sent wait in its socket. Loop thread only.
+// publisher already sent wait in its socket. The home decides this: it
+// knows what its sends will queue, and the bytes its gateways' loops hold
+// (the other loops report theirs: `otherLoopsOutbound`). Loop thread only.
 
 import GuildhallCore
 
-extension Gateway {
-    /// Bytes queued and about to be queued on the loop's sessions.
-    var outboundPressure: Int { loop.outboundBytes + pendingFanOutBytes }
+extension GuildhallService {
+    /// Bytes queued and about to be queued on the sessions of every loop.
+    var outboundPressure: Int { loop.outboundBytes + otherLoopsOutbound + pendingFanOutBytes }
 
     /// A send of `bytes` to `recipients` sessions was accepted by `s`: counts
     /// its fan-out until `fanOutQueued`, and pauses `s` if that is past the bound.
-    func publishing(_ s: Session, bytes: Int, recipients: Int) -> Int {
+    func publishing(_ s: HomeSession, bytes: Int, recipients: Int) -> Int {
         let projected = (bytes + 64) * recipients
         pendingFanOutBytes += projected
         if outboundPressure > settings.outboundPauseBytes && !s.readPauses.contains(.outbound) {
@@ -30,17 +32,19 @@ extension Gateway {
     /// The send committed (or failed): its fan-out is queued now, or never will be.
     func fanOutQueued(_ projected: Int) { pendingFanOutBytes -= projected }
 
-    /// Once per loop turn, after the flush: read paused publishers again once the queues drained.
+    /// Once per loop turn: read paused publishers again once the queues drained.
     func resumePublishersIfDrained() {
-        guard !pausedPublishers.isEmpty, outboundPressure <= settings.outboundPauseBytes / 2, !shuttingDown else { return }
+        guard !pausedPublishers.isEmpty, outboundPressure <= settings.outboundPauseBytes / 2, !gateway.shuttingDown else { return }
         let waiting = pausedPublishers
         pausedPublishers.removeAll()
-        for s in waiting { readingResumed(s, .outbound) }
+        for s in waiting where s.isLoggedIn { s.resumeReading(.outbound) }
     }
+}
 
+extension Gateway {
     /// Drops a reason not to read `s`; once none is left, the frames it sent meanwhile are handled.
     func readingResumed(_ s: Session, _ reason: ReadPauses) {
-        s.resumeReading(reason)
+        s.unpause(reason)
         if s.readPauses.isEmpty { drainFrames(s) }
     }
 }

@@ -8,7 +8,7 @@ import GuildhallStore
 import GuildhallWire
 
 extension UserHome {
-    func setReceivedStatus(_ r: GHSetReceivedStatus, id: UInt64, from s: Session) {
+    func setReceivedStatus(_ r: GHSetReceivedStatus, id: UInt64, from s: HomeSession) {
         guard !r.messageUids.isEmpty, r.messageUids.count <= Limits.maxIdsPerRequest else {
             s.fail(id, Failure(.limitReached, "between 1 and \(Limits.maxIdsPerRequest) message UIDs per request"))
             return
@@ -29,7 +29,7 @@ extension UserHome {
                         answering: id, to: s)
     }
 
-    func getReceivedStatus(_ r: GHGetReceivedStatus, id: UInt64, from s: Session) {
+    func getReceivedStatus(_ r: GHGetReceivedStatus, id: UInt64, from s: HomeSession) {
         guard r.messageUids.count <= Limits.maxIdsPerRequest else {
             s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) message UIDs per request"))
             return

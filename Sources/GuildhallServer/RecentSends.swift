@@ -34,7 +34,7 @@ struct RecentSends {
     private var order: [(hash: UInt64, uid: MessageUID)] = []
     private var head = 0
     /// Sends being committed: resends waiting for each, as (session, request id).
-    private var inFlight: [Key: [(Session, UInt64)]] = [:]
+    private var inFlight: [Key: [(HomeSession, UInt64)]] = [:]
 
     /// Entries held: committed, and being committed.
     var count: (committed: Int, inFlight: Int) { (committed.count, inFlight.count) }
@@ -65,13 +65,13 @@ struct RecentSends {
         order.append((h, uid))
     }
 
-    mutating func wait(sender: UserID, clientID: String, session: Session, id: UInt64) {
+    mutating func wait(sender: UserID, clientID: String, session: HomeSession, id: UInt64) {
         inFlight[Key(sender: sender, clientID: clientID)]?.append((session, id))
     }
 
     /// The original's commit finished: keeps it when it committed (forgets it
     /// when the commit failed) and returns the resends that waited.
-    mutating func settle(_ m: MessageRecord, committed ok: Bool) -> [(Session, UInt64)] {
+    mutating func settle(_ m: MessageRecord, committed ok: Bool) -> [(HomeSession, UInt64)] {
         let waiters = inFlight.removeValue(forKey: Key(sender: m.sender, clientID: m.clientID)) ?? []
         if ok { remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
         return waiters

@@ -20,7 +20,7 @@ extension Gateway {
         if let reason, !abort { s.sendClosed(reason, message) }
         log.info("session dropped; it may resume", ["user": s.user, "session": s.sessionID, "reason": reason.map { "\($0)" } ?? message,
                                                    "seq": s.eventSeq])
-        home.sessionDetached(s)
+        home.sessionDetached(s.key, since: loop.nowMillis)
         if let c = s.detach(at: loop.nowMillis, why: reason) {
             linger(c)
             if abort { c.abort() } else { c.close() }
@@ -41,13 +41,13 @@ extension Gateway {
             failure = "no session \(r.sessionID) of this user and device is waiting to resume"
         }
         log.info("resume fell back to login and sync", ["user": token.user, "reason": failure])
-        home.admit(fresh, token, autoSubscribe: r.autoSubscribe, id: id, resumeFailure: failure)
+        admit(fresh, token, autoSubscribe: r.autoSubscribe, id: id, resumeFailure: failure)
     }
 
     /// The logged-in session a session id names, if it is still here.
     private func resumable(_ sessionID: String) -> Session? {
         let parts = sessionID.split(separator: "-")
-        guard parts.count == 3, let key = UInt64(parts[1]), let s = registry.all[key], s.sessionID == sessionID, s.isLoggedIn else { return nil }
+        guard parts.count == 3, let key = UInt64(parts[1]), let s = sessions[key], s.sessionID == sessionID, s.isLoggedIn else { return nil }
         return s
     }
 
@@ -57,7 +57,7 @@ extension Gateway {
             linger(stale)
             stale.abort()
         }
-        registry.remove(fresh, servers: [])
+        remove(fresh)
         guard let connection = fresh.close(nil) else { return }
         old.decoder = fresh.decoder
         old.decoder.maxFrameBytes = settings.maxFrameBytes
@@ -66,7 +66,8 @@ extension Gateway {
         old.liveness.loggedIn(at: loop.nowMillis)
         old.outboundCap = settings.outboundHardCapBytes
         bind(connection, to: old)
-        var result = home.loginResult(for: old)
+        var result = GHLoginResult(user: old.user, device: old.device, sessionID: old.sessionID,
+                                   heartbeatIntervalMs: settings.heartbeatIntervalMs, now: now())
         result.resumed = true
         let replayed = old.attach(connection, replayingAfter: seq) { why in
             if let why { result.previousCloseReason = why }
@@ -75,14 +76,15 @@ extension Gateway {
         var resumed = GHResumed()
         resumed.replayed = UInt32(replayed)
         old.send(GHEvent.OneOf_Body.resumed(resumed).sharedPayload)
-        if !old.pendingTyping.isEmpty || !old.pendingUnread.isEmpty { old.markDirty() }
+        old.reportedBehind = false
+        home.sessionResumed(old.key)
         log.info("session resumed", ["user": old.user, "session": old.sessionID, "replayed": replayed, "peer": old.peer])
         drainFrames(old)
     }
 
     /// Ends detached sessions whose resume window has passed.
     func expireDetached(now: UInt64) {
-        for s in Array(registry.all.values) {
+        for s in Array(sessions.values) {
             guard let d = s.detached, now >= d.since + UInt64(settings.resumeWindowMs) else { continue }
             log.info("resume window passed", ["user": s.user, "session": s.sessionID])
             close(s, nil, "resume window passed")

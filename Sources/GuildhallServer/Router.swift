@@ -6,21 +6,20 @@ import GuildhallStore
 import GuildhallWire
 
 extension GuildhallService {
-    func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session) {
+    func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64) {
+        guard let s = registry.all[key] else { return }
+        route(body, id: id, from: s)
+    }
+
+    func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) {
+        guard let s = registry.all[key] else { return }
+        sendMessage(r, id: id, from: s)
+    }
+
+    func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: HomeSession) {
         switch body {
-        case .login, .resume:
-            break  // the request table sends these to login and resume (Connections.swift)
-        case .heartbeat(let h):
-            if h.lastEventSeq != 0 { userHome.acknowledge(h.lastEventSeq, from: s) }
-            var pong = GHPong()
-            pong.serverTime = now()
-            s.respond(id, .pong(pong))
-        case .ack(let a):
-            userHome.acknowledge(a.eventSeq, from: s)
-            s.respond(id, .ok(GHOk()))
-        case .logout:
-            s.respond(id, .ok(GHOk()))
-            gateway.close(s, .loggedOut, "logged out")
+        case .login, .resume, .heartbeat, .ack, .logout:
+            break  // the gateway answers these (Connections.swift)
         case .setReceivedStatus(let r): userHome.setReceivedStatus(r, id: id, from: s)
         case .getReceivedStatus(let r): userHome.getReceivedStatus(r, id: id, from: s)
         case .requestReceipt(let r): groupReceipts.requestReceipt(r, id: id, from: s)
@@ -68,7 +67,7 @@ extension GuildhallService {
 
     /// Commits `writes`, then answers `id` with `result()` and runs `after`;
     /// when the commit fails, answers 503 and runs nothing else.
-    func persist(_ writes: [StoreWrite], id: UInt64, for s: Session,
+    func persist(_ writes: [StoreWrite], id: UInt64, for s: HomeSession,
                  result: @escaping () -> GHResponse.OneOf_Result, after: (() -> Void)? = nil) {
         runner.carryOut(Effects(writes: writes, reply: result, then: after), answering: id, to: s)
     }

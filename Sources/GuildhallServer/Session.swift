@@ -1,8 +1,9 @@
-// One client connection and, after login, its session: the shell around its
-// state machine (SessionState.swift), carrying out what the state decides
-// for each event, plus identity, liveness, the frame decoder and what the
-// loop tracks per session (backpressure, subscriptions' coalesced notices).
-// Loop thread only.
+// One client connection and, after login, its session as its gateway keeps
+// it: the shell around its state machine (SessionState.swift), carrying out
+// what the state decides for each event, plus identity, liveness, the frame
+// decoder and backpressure. What the session receives and its interest are
+// the home's (`HomeSession`), which reaches this side through `SessionPort`.
+// Loop thread only (its gateway's loop).
 //
 // Nothing is written to the socket here directly: responses and events are
 // queued on the connection through the session's `FrameSink` (which frames
@@ -17,8 +18,6 @@ final class Session {
     // The fields every delivery touches come first, so they share the
     // object's first cache lines (a thousand sessions per fan-out do not fit in cache).
     let key: UInt64
-    /// The last fan-out that reached this session: one delivery per event without a set of keys.
-    var deliveryMark: UInt64 = 0
     /// The current connection, for the per-event path: borrowing through it
     /// costs no atomic reference count operation (measured: retains and
     /// releases were close to half of the loop's time on shape A; atomics are slow here).
@@ -55,22 +54,16 @@ final class Session {
     var heldOverflow = false
     /// Why the connection is not being read; it is read again when no reason is left.
     private(set) var readPauses: ReadPauses = []
-    /// Auto-subscribe mode (MISSION §4.2).
-    var autoSubscribe = false
-    /// Servers this session entered as a guest.
-    var guestOf: Set<ServerID> = []
-    /// Unread notices to send at the next flush, coalesced per channel.
-    var pendingUnread: [ChannelID: UnreadNotice] = [:]
-    /// The unread status last sent per channel, for edge-only status events.
-    var sentUnreadStatus: [ChannelID: Bool] = [:]
-    /// Channels whose typer list changed since the last typing frame.
-    var pendingTyping: Set<ChannelID> = []
-    /// When the last typing frame per channel went out (loop clock).
-    var lastTypingFrame: [ChannelID: UInt64] = [:]
-    private unowned let flushList: FlushList
+    /// Frames are being handled (`Gateway.drainFrames`): resuming reading must not handle them again inside.
+    var draining = false
+    /// The seq that ends the offline package in flight; its acknowledgement is reported to the home.
+    var awaitingPackageSeq: UInt64 = 0
+    /// The home was told this session is behind on its writes (and not since that it caught up).
+    var reportedBehind = false
+    unowned let gateway: Gateway
 
     init(key: UInt64, connection: TCPConnection, liveness: SessionLiveness, maxFrameBytes: Int, outboundCap: Int,
-         replayCapacity: Int, flushList: FlushList) {
+         replayCapacity: Int, gateway: Gateway) {
         self.outboundCap = outboundCap
         self.key = key
         self.connection = connection
@@ -79,7 +72,7 @@ final class Session {
         self.liveness = liveness
         self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
         self.state = SessionState(replayCapacity: replayCapacity)
-        self.flushList = flushList
+        self.gateway = gateway
     }
 
     var isOpen: Bool { state.isOpen }
@@ -89,9 +82,9 @@ final class Session {
     /// Logged in and waiting for a resume.
     var detached: SessionState.Detached? { state.detached }
     var eventSeq: UInt64 { state.eventSeq }
-    var sync: OfflineSync? { state.sync }
-
-    func updateSync(_ change: (inout OfflineSync) -> Void) { state.updateSync(change) }
+    var isSyncing: Bool { state.isSyncing }
+    /// Highest inbox ord the client acknowledged.
+    var ackedOrd: UInt64 { state.ackedOrd }
 
     func respond(_ id: UInt64, _ result: GHResponse.OneOf_Result) {
         guard isOpen, let connection else { return }
@@ -111,12 +104,12 @@ final class Session {
 
     func fail(_ id: UInt64, _ failure: Failure) { respond(id, .error(GHError(failure))) }
 
-    /// Logged in as `user` on `device`: offline sync starts; items up to `horizon` come from the inbox.
-    func loggedIn(_ user: UserID, device: DeviceID, sessionID: String, horizon: UInt64) {
+    /// Logged in as `user` on `device`: offline sync starts.
+    func loggedIn(_ user: UserID, device: DeviceID, sessionID: String) {
         self.user = user
         self.device = device
         self.sessionID = sessionID
-        state.loggedIn(horizon: horizon)
+        state.loggedIn()
     }
 
     /// Queues an event whose payload (Frame{event{body}}, no seq) was encoded
@@ -173,13 +166,6 @@ final class Session {
     /// acknowledged inbox position. Returns whether that position moved.
     @discardableResult
     func acknowledge(upTo seq: UInt64) -> Bool { state.acknowledge(upTo: seq) }
-
-    /// The acknowledged inbox position not yet written as the device's cursor, if any; marks it written.
-    func unwrittenCursor() -> UInt64? {
-        guard state.ackedOrd > state.writtenOrd else { return nil }
-        state.writtenOrd = state.ackedOrd
-        return state.ackedOrd
-    }
 
     /// Whether a resume after `seq` can replay everything missed.
     func canResume(after seq: UInt64) -> Bool { state.canResume(after: seq) }
@@ -242,8 +228,8 @@ final class Session {
         readPauses.insert(reason)
     }
 
-    /// Drops `reason`; reading resumes once no reason is left.
-    func resumeReading(_ reason: ReadPauses) {
+    /// Drops `reason`; reading resumes once no reason is left (`Gateway.readingResumed` then handles what waited).
+    func unpause(_ reason: ReadPauses) {
         guard readPauses.contains(reason) else { return }
         readPauses.remove(reason)
         if readPauses.isEmpty && isOpen { connection?.startReading() }
@@ -252,7 +238,7 @@ final class Session {
     func markDirty() {
         if !isDirty {
             isDirty = true
-            flushList.sessions.append(self)
+            gateway.flushList.sessions.append(self)
         }
     }
 }
@@ -299,14 +285,14 @@ struct ReplayEntry {
     var cursor: UInt64 { flags & Self.carriesCursor != 0 ? ord : 0 }
 }
 
-/// Progress of one offline sync (MISSION §7).
+/// Progress of one offline sync (MISSION §7), as the home drives it.
 struct OfflineSync {
     /// Inbox items up to this ord are synced; later ones arrive live.
     let horizon: UInt64
     /// The ord the next package starts after (nil before the device cursor is read).
     var after: UInt64?
-    /// Seq of the last item of the package in flight, awaiting its acknowledgement.
-    var awaitingSeq: UInt64 = 0
+    /// A package is out, awaiting its acknowledgement.
+    var awaitingAck = false
     /// More packages remain after the one in flight.
     var more = false
     /// Offline items sent.
@@ -319,6 +305,8 @@ struct ReadPauses: OptionSet {
     let rawValue: UInt8
     static let storage = ReadPauses(rawValue: 1)
     static let outbound = ReadPauses(rawValue: 2)
+    /// A login waits for the home's answer: requests after it wait too.
+    static let admission = ReadPauses(rawValue: 4)
 }
 
 /// Which unread event a session owes for a channel.

@@ -8,46 +8,46 @@
 import GuildhallCore
 
 final class SessionRegistry {
-    private(set) var all: [UInt64: Session] = [:]
+    private(set) var all: [UInt64: HomeSession] = [:]
     /// The same sessions, lent: fan-out borrows each recipient through this
     /// without a retain and release per delivery (`all` keeps them alive).
-    private(set) var lent: [UInt64: Unmanaged<Session>] = [:]
-    private var byUser: [UserID: [UInt64: Session]] = [:]
-    private var onlineByServer: [ServerID: [UInt64: Session]] = [:]
-    private var guestsByServer: [ServerID: [UInt64: Session]] = [:]
+    private(set) var lent: [UInt64: Unmanaged<HomeSession>] = [:]
+    private var byUser: [UserID: [UInt64: HomeSession]] = [:]
+    private var onlineByServer: [ServerID: [UInt64: HomeSession]] = [:]
+    private var guestsByServer: [ServerID: [UInt64: HomeSession]] = [:]
 
     var count: Int { all.count }
 
-    func add(_ s: Session) {
+    func add(_ s: HomeSession) {
         all[s.key] = s
         lent[s.key] = Unmanaged.passUnretained(s)
     }
 
-    func sessions(of user: UserID) -> [UInt64: Session] { byUser[user] ?? [:] }
+    func sessions(of user: UserID) -> [UInt64: HomeSession] { byUser[user] ?? [:] }
 
-    func onlineMembers(of server: ServerID) -> [UInt64: Session] { onlineByServer[server] ?? [:] }
+    func onlineMembers(of server: ServerID) -> [UInt64: HomeSession] { onlineByServer[server] ?? [:] }
 
     /// Registers a logged-in session under its user and the user's servers.
-    func loggedIn(_ s: Session, servers: Set<ServerID>) {
+    func loggedIn(_ s: HomeSession, servers: Set<ServerID>) {
         byUser[s.user, default: [:]][s.key] = s
         for id in servers { onlineByServer[id, default: [:]][s.key] = s }
     }
 
-    func guests(of server: ServerID) -> [UInt64: Session] { guestsByServer[server] ?? [:] }
+    func guests(of server: ServerID) -> [UInt64: HomeSession] { guestsByServer[server] ?? [:] }
 
-    func guestEntered(_ s: Session, server: ServerID) {
+    func guestEntered(_ s: HomeSession, server: ServerID) {
         s.guestOf.insert(server)
         guestsByServer[server, default: [:]][s.key] = s
     }
 
-    func guestLeft(_ s: Session, server: ServerID) {
+    func guestLeft(_ s: HomeSession, server: ServerID) {
         s.guestOf.remove(server)
         guestsByServer[server]?[s.key] = nil
         if guestsByServer[server]?.isEmpty == true { guestsByServer.removeValue(forKey: server) }
     }
 
     /// Forgets a session; `servers` are its user's servers.
-    func remove(_ s: Session, servers: Set<ServerID>) {
+    func remove(_ s: HomeSession, servers: Set<ServerID>) {
         all.removeValue(forKey: s.key)
         lent.removeValue(forKey: s.key)
         for server in s.guestOf { guestLeft(s, server: server) }

@@ -5,7 +5,7 @@
 //   awaitingLogin --login--> syncing --sync done--> live
 //        |                      |  ^                  |  ^
 //        |                      v  |                  v  |
-//        |               detached(since, why, sync) <-+--+  (drop / resume)
+//        |             detached(since, why, syncing) <-+--+  (drop / resume)
 //        +--------------------------+-----------------------> closed(reason)
 //
 // Events: each gets the next event seq and a place in the replay ring (so a
@@ -21,8 +21,8 @@ import GuildhallWire
 struct SessionState: ~Copyable {
     enum Phase {
         case awaitingLogin
-        /// Logged in, offline sync running; live events wait in `held`.
-        case syncing(OfflineSync)
+        /// Logged in, offline sync running (the home drives it); live events wait in `held`.
+        case syncing
         case live
         /// Logged in without a connection, waiting for a resume.
         case detached(Detached)
@@ -34,8 +34,8 @@ struct SessionState: ~Copyable {
         let since: UInt64
         /// Why the server cut the connection, if it did (the resume answer tells the client).
         let why: GHCloseReason?
-        /// Offline sync in progress when the connection was lost; it goes on after a resume.
-        let sync: OfflineSync?
+        /// Offline sync was in progress when the connection was lost; it goes on after a resume.
+        let syncing: Bool
     }
 
     /// What the shell does with one event.
@@ -68,16 +68,15 @@ struct SessionState: ~Copyable {
             switch phase {
             case .live: mode = .write
             case .syncing: mode = .hold
-            case .detached(let d): mode = d.sync == nil ? .write : .hold
+            case .detached(let d): mode = d.syncing ? .hold : .write
             case .awaitingLogin, .closed: mode = .drop
             }
         }
     }
     /// Live events waiting for offline sync to complete.
     private(set) var held: [ReplayEntry] = []
-    /// Highest inbox ord acknowledged (the device's sync cursor), and the one last written.
+    /// Highest inbox ord acknowledged (the device's sync cursor; the home writes it).
     private(set) var ackedOrd: UInt64 = 0
-    var writtenOrd: UInt64 = 0
 
     init(replayCapacity: Int) { replay = ReplayRing(capacity: replayCapacity) }
 
@@ -101,40 +100,26 @@ struct SessionState: ~Copyable {
         }
     }
 
-    /// Offline sync's progress while it runs (attached or not).
-    var sync: OfflineSync? {
+    /// Offline sync runs (attached or not): live events wait.
+    var isSyncing: Bool {
         switch phase {
-        case .syncing(let s): s
-        case .detached(let d): d.sync
-        case .awaitingLogin, .live, .closed: nil
+        case .syncing: true
+        case .detached(let d): d.syncing
+        case .awaitingLogin, .live, .closed: false
         }
     }
 
-    mutating func updateSync(_ change: (inout OfflineSync) -> Void) {
-        switch phase {
-        case .syncing(var s):
-            change(&s)
-            phase = .syncing(s)
-        case .detached(let d):
-            guard var s = d.sync else { return }
-            change(&s)
-            phase = .detached(Detached(since: d.since, why: d.why, sync: s))
-        case .awaitingLogin, .live, .closed:
-            break
-        }
-    }
-
-    /// Logged in: offline sync starts; items up to `horizon` come from the inbox.
-    mutating func loggedIn(horizon: UInt64) {
+    /// Logged in: offline sync starts.
+    mutating func loggedIn() {
         guard isAwaitingLogin else { return }
-        phase = .syncing(OfflineSync(horizon: horizon))
+        phase = .syncing
     }
 
     /// Sync completed: the held live events, in order, each with its seq, to write.
     mutating func syncCompleted() -> [(ReplayEntry, seq: UInt64)] {
         switch phase {
         case .syncing: phase = .live
-        case .detached(let d) where d.sync != nil: phase = .detached(Detached(since: d.since, why: d.why, sync: nil))
+        case .detached(let d) where d.syncing: phase = .detached(Detached(since: d.since, why: d.why, syncing: false))
         default: return []
         }
         let waiting = held
@@ -145,14 +130,14 @@ struct SessionState: ~Copyable {
     /// The connection is gone; the session waits for a resume.
     mutating func detach(at now: UInt64, why: GHCloseReason?) {
         guard isAttached else { return }
-        phase = .detached(Detached(since: now, why: why, sync: sync))
+        phase = .detached(Detached(since: now, why: why, syncing: isSyncing))
     }
 
     /// A new connection takes the session over; returns why the old one was
     /// cut (for the resume answer) and the events after `seq` to write again.
     mutating func attach(replayingAfter seq: UInt64) -> (why: GHCloseReason?, missed: [ReplayEntry]) {
         guard let d = detached else { return (nil, []) }
-        phase = d.sync.map { .syncing($0) } ?? .live
+        phase = d.syncing ? .syncing : .live
         acknowledge(upTo: seq)
         return (d.why, replay.events(after: seq))
     }
@@ -200,7 +185,7 @@ struct SessionState: ~Copyable {
 
     /// The device's stored cursor: items up to it were synced before.
     mutating func syncedFrom(_ cursor: UInt64) {
-        if cursor > ackedOrd { ackedOrd = cursor; writtenOrd = cursor }
+        if cursor > ackedOrd { ackedOrd = cursor }
         if cursor > queuedOrd { queuedOrd = cursor }
     }
 

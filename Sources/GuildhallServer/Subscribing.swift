@@ -22,7 +22,7 @@ extension Subscriptions {
 
     // MARK: Requests
 
-    func subscribe(_ r: GHSubscribe, id: UInt64, from s: Session) {
+    func subscribe(_ r: GHSubscribe, id: UInt64, from s: HomeSession) {
         guard let kind = SubscriptionKind(rawValue: r.type.rawValue) else {
             s.fail(id, .badRequest("subscription type \(r.type.rawValue) is not one of 1-7"))
             return
@@ -57,7 +57,7 @@ extension Subscriptions {
         s.respond(id, .subscribe(result))
     }
 
-    func setSubscribeMode(_ r: GHSetSubscribeMode, id: UInt64, from s: Session) {
+    func setSubscribeMode(_ r: GHSetSubscribeMode, id: UInt64, from s: HomeSession) {
         if r.autoSubscribe && !s.autoSubscribe {
             enableAutoMode(s)
         } else if !r.autoSubscribe && s.autoSubscribe {
@@ -68,7 +68,7 @@ extension Subscriptions {
     }
 
     /// Why `s` may not subscribe `kind` on `target`, or nil.
-    private func subscriptionProblem(_ kind: SubscriptionKind, _ t: SubscriptionTarget, for s: Session) -> (GHTargetStatus, String)? {
+    private func subscriptionProblem(_ kind: SubscriptionKind, _ t: SubscriptionTarget, for s: HomeSession) -> (GHTargetStatus, String)? {
         guard directory.server(t.server) != nil else { return (.targetNotFound, "server \(t.server) not found") }
         if kind.isGuestKind {
             guard s.guestOf.contains(t.server) else { return (.targetNotMember, "enter server \(t.server) as a guest first") }
@@ -89,7 +89,7 @@ extension Subscriptions {
     }
 
     /// Bookkeeping after a successful subscribe.
-    private func subscribed(_ kind: SubscriptionKind, _ t: SubscriptionTarget, session s: Session, now: UInt64) {
+    private func subscribed(_ kind: SubscriptionKind, _ t: SubscriptionTarget, session s: HomeSession, now: UInt64) {
         switch kind {
         case .channelUnreadStatus:
             if let c = directory.channel(t.channel) { s.sentUnreadStatus[c.id] = home.unread(s.user, c, now: now).hasUnread }
@@ -104,10 +104,10 @@ extension Subscriptions {
 
     func hasAutoSessions(_ user: UserID) -> Bool { registry.sessions(of: user).values.contains { $0.autoSubscribe } }
 
-    func autoSessions(_ user: UserID) -> [Session] { registry.sessions(of: user).values.filter(\.autoSubscribe) }
+    func autoSessions(_ user: UserID) -> [HomeSession] { registry.sessions(of: user).values.filter(\.autoSubscribe) }
 
     /// Replaces the session's member subscriptions (not typing) with the automatic ones.
-    func enableAutoMode(_ s: Session) {
+    func enableAutoMode(_ s: HomeSession) {
         s.autoSubscribe = true
         if let held = home.book.subscriptions(of: s.key) {
             for (kind, target) in held.all where kind != .channelTyping && !kind.isGuestKind { home.book.unsubscribe(s.key, kind, target) }
@@ -191,7 +191,7 @@ extension Subscriptions {
         tellSubscriptionChanges(entries, to: sessions)
     }
 
-    private func tellSubscriptionChanges(_ entries: [GHSubscriptionEntry], to sessions: [Session]) {
+    private func tellSubscriptionChanges(_ entries: [GHSubscriptionEntry], to sessions: [HomeSession]) {
         guard !entries.isEmpty, !sessions.isEmpty else { return }
         var n = GHSystemNotification()
         n.kind = .subscriptionChanged

@@ -19,14 +19,14 @@ final class ChannelTyping: HomePart {
     }
 
     /// The session ended or lost its connection: it is owed nothing more.
-    func forget(_ s: Session) {
+    func forget(_ s: HomeSession) {
         owed.remove(s.key)
         s.pendingTyping.removeAll()
     }
 }
 
 extension ChannelTyping {
-    func sendTyping(_ r: GHSendTyping, id: UInt64, from s: Session) {
+    func sendTyping(_ r: GHSendTyping, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let c = try home.sendableChannel(r.channelID, for: s)
             if board.typed(s.user, in: c.id, now: now()) { typersChanged(c) }
@@ -40,13 +40,13 @@ extension ChannelTyping {
             guard let s = registry.all[key] else { continue }
             s.pendingTyping.insert(c.id)
             owed.insert(key)
-            s.markDirty()
+            s.markOwing()
         }
     }
 
     /// At flush: a typing frame per owed channel whose interval has passed;
     /// the rest wait for the typing timer.
-    func emitTyping(_ s: Session) {
+    func emitTyping(_ s: HomeSession) {
         guard !s.pendingTyping.isEmpty else { return }
         let loopNow = home.loop.nowMillis
         let now = now()
@@ -72,7 +72,7 @@ extension ChannelTyping {
     /// The typing timer: sessions still owed a frame try again.
     func retryTyping() {
         for key in owed {
-            if let s = registry.all[key] { s.markDirty() } else { owed.remove(key) }
+            if let s = registry.all[key] { s.markOwing() } else { owed.remove(key) }
         }
     }
 }

@@ -35,7 +35,7 @@ final class Reading: HomePart {
 }
 
 extension Reading {
-    func markRead(_ r: GHMarkRead, id: UInt64, from s: Session) {
+    func markRead(_ r: GHMarkRead, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             if s.guestOf.contains(directory.channel(r.channelID)?.serverID ?? 0) {
                 throw Failure.forbidden("guests have no read positions")
@@ -63,14 +63,14 @@ extension Reading {
     }
 
     /// Tells the user's other sessions that a read position moved.
-    func readMoved(_ user: UserID, _ channel: ChannelID, except: Session?) {
+    func readMoved(_ user: UserID, _ channel: ChannelID, except: HomeSession?) {
         for other in registry.sessions(of: user).values where other.key != except?.key {
             let level = home.book.subscriptions(of: other.key)?.channels[channel]?.level
             home.owe(level == .unreadStatus ? .status : .info, channel, to: other)
         }
     }
 
-    func getUnread(_ r: GHGetUnread, id: UInt64, from s: Session) {
+    func getUnread(_ r: GHGetUnread, id: UInt64, from s: HomeSession) {
         guard r.channelIds.count <= Limits.maxIdsPerRequest else {
             s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) channels per request"))
             return
@@ -83,7 +83,7 @@ extension Reading {
 
     /// Turns a session's owed unread notices into events (at flush time, so
     /// several messages in one turn make one event with the latest value).
-    func emitUnread(_ s: Session) {
+    func emitUnread(_ s: HomeSession) {
         guard !s.pendingUnread.isEmpty else { return }
         let owed = s.pendingUnread
         s.pendingUnread.removeAll()

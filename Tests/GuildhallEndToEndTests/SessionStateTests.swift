@@ -17,7 +17,7 @@ import Testing
     @Test func beforeLoginAndAfterCloseEventsAreDropped() {
         var s = SessionState(replayCapacity: 10)
         guard case .dropped = s.push(Self.event(1), heldLimit: 10) else { Issue.record("delivered before login"); return }
-        s.loggedIn(horizon: 0)
+        s.loggedIn()
         _ = s.syncCompleted()
         s.close(.loggedOut)
         guard case .dropped = s.push(Self.event(2), heldLimit: 10) else { Issue.record("delivered after close"); return }
@@ -27,9 +27,9 @@ import Testing
 
     @Test func liveEventsWaitForSyncThenFollowItInOrder() {
         var s = SessionState(replayCapacity: 100)
-        s.loggedIn(horizon: 7)
-        let horizon = s.sync?.horizon
-        #expect(horizon == 7)
+        s.loggedIn()
+        let syncing = s.isSyncing
+        #expect(syncing)
         guard case .held = s.push(Self.event(10), heldLimit: 100), case .held = s.push(Self.event(11), heldLimit: 100) else {
             Issue.record("live events went out during sync"); return
         }
@@ -42,20 +42,20 @@ import Testing
         #expect(released.map(\.seq) == [3, 4])
         guard case .write(let seq) = s.push(Self.event(12), heldLimit: 100) else { Issue.record("live event held after sync"); return }
         #expect(seq == 5)
-        let live = s.sync == nil && s.isAttached
+        let live = !s.isSyncing && s.isAttached
         #expect(live)
     }
 
     @Test func aClientThatNeverFinishesSyncCannotMakeTheServerHoldWithoutBound() {
         var s = SessionState(replayCapacity: 100)
-        s.loggedIn(horizon: 0)
+        s.loggedIn()
         for i in 0..<3 { guard case .held = s.push(Self.event(UInt8(i)), heldLimit: 3) else { Issue.record("not held"); return } }
         guard case .heldOverflow = s.push(Self.event(9), heldLimit: 3) else { Issue.record("held past the limit"); return }
     }
 
     @Test func aDroppedSessionKeepsNumberingAndAResumeReplaysExactlyWhatWasMissed() {
         var s = SessionState(replayCapacity: 100)
-        s.loggedIn(horizon: 0)
+        s.loggedIn()
         _ = s.syncCompleted()
         for i in 1...3 { _ = s.push(Self.event(UInt8(i)), heldLimit: 100) }
         s.detach(at: 1_000, why: .heartbeatTimeout)
@@ -75,12 +75,12 @@ import Testing
 
     @Test func aSessionDroppedDuringSyncGoesOnSyncingAfterTheResume() {
         var s = SessionState(replayCapacity: 100)
-        s.loggedIn(horizon: 5)
+        s.loggedIn()
         _ = s.send(Self.event(1, ord: 5))
         s.detach(at: 10, why: nil)
         guard case .held = s.push(Self.event(2), heldLimit: 100) else { Issue.record("a live event jumped the sync"); return }
         _ = s.attach(replayingAfter: 0)
-        let stillSyncing = s.sync != nil
+        let stillSyncing = s.isSyncing
         #expect(stillSyncing)
         let released = Self.payloads(s.syncCompleted())
         #expect(released == [2])
@@ -88,7 +88,7 @@ import Testing
 
     @Test func acknowledgingEventsMovesTheInboxCursorAndPastTheRingNoResume() {
         var s = SessionState(replayCapacity: 2)
-        s.loggedIn(horizon: 0)
+        s.loggedIn()
         _ = s.syncCompleted()
         _ = s.push(Self.event(1, cursor: 4), heldLimit: 2)
         _ = s.push(Self.event(2), heldLimit: 2)

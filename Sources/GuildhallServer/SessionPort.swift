@@ -1,0 +1,50 @@
+// What a home asks of a session's gateway side (DESIGN §9): the home decides
+// what a session receives and when it ends; the gateway numbers, keeps for
+// resume, frames and writes. A session on the home's own loop is its own
+// port (direct calls, below); one on another loop is reached through a
+// `RemoteSession`, which turns each call into a command for that loop's
+// gateway, in order. Commands for a session that has already ended are
+// dropped on the gateway's side. Loop thread only.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallWire
+
+protocol SessionPort: AnyObject {
+    /// A live event: numbered, kept for resume and written, or held during sync (see `Session.push`).
+    func push(event payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64)
+    /// An event that goes out now, even during sync: offline items (with their inbox `ord`) and markers.
+    func send(_ payload: SharedBytes, ord: UInt64)
+    /// An answer, encoded (a Frame payload).
+    func respond(encoded payload: [UInt8])
+    /// The home admitted the login: the session is `user`'s on `device`, and offline sync begins.
+    func admitted(user: UserID, device: DeviceID, sessionID: String)
+    /// The device's stored cursor: items up to it were synced before.
+    func syncedFrom(_ cursor: UInt64)
+    /// An inbox item the session needs no event for; acknowledging later events covers it.
+    func noteInboxItem(_ ord: UInt64)
+    /// The events sent so far end an offline package: tell the home when the client acknowledges them.
+    func packageSent()
+    /// Offline sync is done: held live events go out, in order.
+    func finishSync()
+    func pauseReading(_ reason: ReadPauses)
+    func resumeReading(_ reason: ReadPauses)
+    /// The home ended the session: tell the peer why (when there is a reason) and close.
+    func end(_ reason: GHCloseReason?, _ message: String)
+}
+
+extension Session: SessionPort {
+    func admitted(user: UserID, device: DeviceID, sessionID: String) {
+        guard isAwaitingLogin else { return }
+        loggedIn(user, device: device, sessionID: sessionID)
+        liveness.loggedIn(at: gateway.loop.nowMillis)
+        decoder.maxFrameBytes = gateway.settings.maxFrameBytes
+        resumeReading(.admission)
+    }
+
+    func packageSent() { awaitingPackageSeq = eventSeq }
+
+    func resumeReading(_ reason: ReadPauses) { gateway.readingResumed(self, reason) }
+
+    func end(_ reason: GHCloseReason?, _ message: String) { gateway.close(self, reason, message) }
+}
