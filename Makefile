@@ -15,7 +15,10 @@ run: deps build
 test: deps
 	$(SWIFT) build
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	# Every test with one loop, then the end-to-end suite again with two
+	# (sessions on a loop other than their home's; see README "Loops").
+	GUILDHALL_LOOPS=1 $(SWIFT) test --skip-build
+	GUILDHALL_LOOPS=2 $(SWIFT) test --skip-build --filter GuildhallEndToEndTests
 
 build: deps
 	$(SWIFT) build

@@ -13,7 +13,7 @@ import Glibc
 
 /// Immutable bytes shared by many connections' write queues; freed when the
 /// last write holding them completes.
-public final class SharedBytes {
+public final class SharedBytes: @unchecked Sendable {  // immutable once made: loops pass one event to every gateway
     public let base: UnsafeMutableRawPointer
     public let count: Int
 

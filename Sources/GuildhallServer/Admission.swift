@@ -3,7 +3,14 @@
 // servers, auto-subscribe mode, then offline sync. Loop thread only.
 
 import GuildhallCore
+import GuildhallStore
 import GuildhallWire
+
+/// A session the home ended, until its gateway confirms.
+struct EndingSession {
+    let user: UserID
+    let device: DeviceID
+}
 
 /// A login the gateway verified, for the home to admit.
 struct Admission: Sendable {
@@ -57,18 +64,45 @@ extension GuildhallService {
         session.respond(a.id, .login(result))
         if a.autoSubscribe { subscriptions.enableAutoMode(session) }
         log.info("login", ["user": token.user, "device": token.device, "peer": a.peer, "session": session.sessionID])
-        userHome.beginSync(session)
+        // The device's cursor is read once the session this login replaced has
+        // given its last acknowledgements (on another loop they may still be on their way).
+        if ending.values.contains(where: { $0.user == token.user && $0.device == token.device }) {
+            syncsWaiting.append(session)
+        } else {
+            userHome.beginSync(session)
+        }
     }
 
-    /// Ends a session the home decided to end: it leaves the interest index at once, and its gateway closes it.
+    /// Ends a session the home decided to end: it leaves the interest index
+    /// at once, and its gateway closes it and confirms (`sessionEnded`).
     func end(_ s: HomeSession, _ reason: GHCloseReason?, _ message: String) {
         forget(s)
+        ending[s.key] = EndingSession(user: s.user, device: s.device)
         s.port.end(reason, message)
     }
 
-    /// A session ended (GatewayHome), unless the home ended it already.
-    func sessionEnded(_ key: UInt64) {
-        if let s = registry.all[key] { forget(s) }
+    /// A session ended (GatewayHome). One the home ended already is
+    /// confirmed: its last acknowledged position is kept, and logins of its
+    /// device waiting for that sync now.
+    func sessionEnded(_ key: UInt64, ackedOrd: UInt64) {
+        if let s = registry.all[key] {
+            _ = s.acknowledged(upTo: ackedOrd)
+            forget(s)
+            return
+        }
+        guard let e = ending.removeValue(forKey: key) else { return }
+        let waiting = syncsWaiting.filter { $0.user == e.user && $0.device == e.device }
+        let write: [StoreWrite] = ackedOrd > 0 ? [.syncCursor(e.user, e.device, ackedOrd)] : []
+        guard !waiting.isEmpty || !write.isEmpty else { return }
+        syncsWaiting.removeAll { $0.user == e.user && $0.device == e.device }
+        commit(write, from: nil) { _ in }
+        for s in waiting where s.isLoggedIn {
+            if self.ending.values.contains(where: { $0.user == s.user && $0.device == s.device }) {
+                self.syncsWaiting.append(s)
+            } else {
+                self.userHome.beginSync(s)
+            }
+        }
     }
 
     /// The session leaves the interest index and its subscriptions, its

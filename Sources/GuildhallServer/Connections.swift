@@ -11,8 +11,9 @@ import GuildhallWire
 import SwiftProtobuf
 
 extension Gateway {
-    func accepted(_ connection: TCPConnection) {
-        guard !shuttingDown else { connection.abort(); return }
+    @discardableResult
+    func accepted(_ connection: TCPConnection) -> Session? {
+        guard !shuttingDown else { connection.abort(); return nil }
         nextSessionKey += 1
         let liveness = SessionLiveness(now: loop.nowMillis, loginDeadlineMs: UInt64(settings.loginDeadlineMs),
                                        idleTimeoutMs: UInt64(settings.idleTimeoutMs))
@@ -24,6 +25,7 @@ extension Gateway {
         bind(connection, to: session)
         connection.startReading()
         log.debug("connection accepted", ["peer": session.peer, "session": session.key])
+        return session
     }
 
     /// Routes a connection's bytes and end to `session` (again after a resume).
@@ -65,6 +67,7 @@ extension Gateway {
 
     private func handle(payload: [UInt8], on session: Session) {
         if !session.isAwaitingLogin, let (id, send) = SendRequest.read(payload) {
+            forwarded(session)
             home.sendMessage(send, id: id, session: session.key)
             return
         }
@@ -96,8 +99,23 @@ extension Gateway {
             session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
         case (false, .loggedIn):
             if body.rule.place == .gateway, answer(body, id: request.id, on: session) { return }
+            forwarded(session)
             home.route(body, id: request.id, session: session.key)
         }
+    }
+
+    /// A request went to the home; one on another loop gets only so many at a time from a session.
+    private func forwarded(_ s: Session) {
+        guard homeIsRemote else { return }
+        s.requestsInFlight += 1
+        if s.requestsInFlight >= Self.remoteRequestsInFlight { s.pauseReading(.credit) }
+    }
+
+    /// The home answered one of the session's requests.
+    func answered(_ s: Session) {
+        guard s.requestsInFlight > 0 else { return }
+        s.requestsInFlight -= 1
+        if s.requestsInFlight <= Self.remoteRequestsInFlight / 2 && s.readPauses.contains(.credit) { readingResumed(s, .credit) }
     }
 
     /// The requests about the session itself, which its gateway answers; false for the rest.
@@ -170,7 +188,7 @@ extension Gateway {
         let wasLoggedIn = session.isLoggedIn
         let connection = session.close(reason)
         remove(session)
-        if wasLoggedIn { home.sessionEnded(session.key) }
+        if wasLoggedIn { home.sessionEnded(session.key, ackedOrd: session.ackedOrd) }
         if let c = connection {
             linger(c)
             if abort { c.abort() } else { c.close() }

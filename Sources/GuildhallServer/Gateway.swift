@@ -26,8 +26,9 @@ protocol GatewayHome: AnyObject {
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64)
     /// The client acknowledged events: its acknowledged inbox position, and whether that finished the offline package in flight.
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool)
-    /// The session ended: forget it everywhere (interest, subscriptions, auto mode) and keep its device's cursor.
-    func sessionEnded(_ key: UInt64)
+    /// The session ended: forget it everywhere (interest, subscriptions, auto mode) and keep its device's cursor
+    /// (`ackedOrd`: the inbox position its client acknowledged last).
+    func sessionEnded(_ key: UInt64, ackedOrd: UInt64)
     /// The session lost its connection at loop time `since` and may resume.
     func sessionDetached(_ key: UInt64, since: UInt64)
     /// A resume took the session over on a new connection.
@@ -36,6 +37,8 @@ protocol GatewayHome: AnyObject {
     func sessionBehind(_ key: UInt64, _ behind: Bool)
     /// The gateway's loop turn ends, before its sessions are flushed.
     func turnEnding()
+    /// The gateway flushed its sessions.
+    func turnEnded(_ gateway: Gateway)
 }
 
 final class Gateway {
@@ -51,6 +54,14 @@ final class Gateway {
     /// Which loop this gateway is (0 for the home's own).
     let index: Int
     let flushList = FlushList()
+    /// How to hand a connection to each gateway by index (a resume that arrived on the wrong loop).
+    var peers: [@Sendable (HandOff) -> Void] = []
+    /// Bytes of events a home on another loop sent here so far (`carryOut`), for its publisher pauses.
+    var appliedBytes = 0
+    /// The home is on another loop: its pauses arrive a turn late, so each
+    /// session may have only so many requests waiting for it (and is not read meanwhile).
+    var homeIsRemote = false
+    static let remoteRequestsInFlight = 128
     private var flushCheck: LoopCheck!
     private var sweepTimer: LoopTimer!
     private var listener: TCPListener?
@@ -77,12 +88,16 @@ final class Gateway {
         sweepTimer.start(afterMillis: sweepEvery, repeatMillis: sweepEvery) { [unowned self] in self.sweep() }
     }
 
-    /// Starts accepting connections on `settings.listen`.
-    func listen() throws {
+    /// Starts accepting connections on `settings.listen` (on `port` instead
+    /// of its port when given); `sharing`: beside other loops' listeners on
+    /// the same address (SO_REUSEPORT).
+    func listen(port override: Int? = nil, sharing: Bool) throws {
         guard let (host, port) = SocketAddress.split(settings.listen) else {
             throw SettingsError(description: "listen must be HOST:PORT, not \(settings.listen)")
         }
-        listener = try TCPListener(loop: loop, host: host, port: port) { [unowned self] in self.accepted($0) }
+        listener = try TCPListener(loop: loop, host: host, port: override ?? port, reusePort: sharing) { [unowned self] in
+            self.accepted($0)
+        }
     }
 
     /// The port the listener bound.
@@ -124,6 +139,7 @@ final class Gateway {
             s.connection?.flush()
         }
         for s in cutLater { s.markDirty() }
+        home.turnEnded(self)
     }
 
     /// Tells the home when a logged-in session falls behind on its writes or catches up.

@@ -1,8 +1,9 @@
-// The running server: one libuv loop that owns every piece of live state
-// (the directory, the interest index, and through its gateway the
-// sessions), the store's threads beside it, and the listener. Built, run
-// and torn down on one thread (DESIGN §1). It is the home of every guild
-// and user; the gateway (Gateway.swift) holds the connections.
+// The running server: the home loop, which owns every piece of live state
+// (the directory, the interest index, the sessions' home sides), the
+// store's threads beside it, its own gateway (Gateway.swift), and with
+// `loops` > 1 the other loops' gateways (GatewayLoop.swift), reached only by
+// messages. Built, run and torn down on one thread (DESIGN §1). It is the
+// home of every guild and user; the gateways hold the connections.
 //
 // Lifecycle: init opens the store, loads the snapshot and binds the
 // listener; `run()` turns the loop until shutdown. Shutdown (SIGTERM, SIGINT
@@ -24,6 +25,12 @@ enum LoopMessage: Sendable {
     /// New settings (SIGHUP or the handle); only live ones apply. The
     /// semaphore, if any, is signalled once they have.
     case settings(Settings, DispatchSemaphore?)
+    /// What a gateway on another loop told the home this turn.
+    case fromGateway(Int, [HomeCommand])
+    /// A gateway on another loop closed its sessions at shutdown.
+    case gatewayClosed(Int)
+    /// A connection for the home loop's own gateway (a resume that arrived on another loop).
+    case handOff(HandOff)
 }
 
 final class GuildhallService: GatewayHome {
@@ -65,14 +72,24 @@ final class GuildhallService: GatewayHome {
     private(set) var userHome: UserHome!
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
+    /// Sessions the home ended whose gateways have not yet confirmed (Admission.swift).
+    var ending: [UInt64: EndingSession] = [:]
+    /// Logins whose offline sync waits for such a confirmation.
+    var syncsWaiting: [HomeSession] = []
     /// Sessions owed coalesced unread or typing notices, sent at the end of the turn.
     let owing = OwingList()
     /// Publishers not read while the outbound bytes drain (PublisherPause.swift).
     var pausedPublishers: [HomeSession] = []
     /// Bytes the fan-out of sends waiting for their commit will queue (PublisherPause.swift).
     var pendingFanOutBytes = 0
-    /// Outbound bytes queued on the other loops' sessions, as they last reported.
-    var otherLoopsOutbound = 0
+    /// Per other loop, as it last reported: bytes queued on its sessions, and bytes of events it had applied.
+    var outboundByLoop: [Int]
+    var appliedByLoop: [Int]
+    /// The other loops' gateways: their threads, and their outboxes by gateway index (none for 0, the home's own).
+    private var gatewayThreads: [GatewayThread] = []
+    private(set) var outboxes: [GatewayOutbox?] = [nil]
+    /// Other loops' gateways that have not yet closed their sessions at shutdown.
+    private var gatewaysOpen = 0
 
     /// The port the listener bound.
     var port: Int { gateway.port }
@@ -87,6 +104,8 @@ final class GuildhallService: GatewayHome {
         self.secret = secret
         self.clock = clock
         self.ids = UIDGenerator(node: UInt64(settings.nodeID))
+        outboundByLoop = Array(repeating: 0, count: settings.loops)
+        appliedByLoop = outboundByLoop
         let inbox = self.inbox
         store = try Store(StoreOptions(folder: settings.data, synchronous: settings.synchronous, maxBatch: settings.writeBatch,
                                        checkpointMillis: settings.checkpointIntervalMs),
@@ -132,8 +151,10 @@ final class GuildhallService: GatewayHome {
         let typingEvery = UInt64(max(20, min(250, settings.typingFrameIntervalMs / 4)))
         typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.typing.retryTyping() }
         do {
-            try gateway.listen()
+            try gateway.listen(sharing: settings.loops > 1)
+            try startGatewayLoops()
         } catch {
+            stopGatewayLoops()
             teardownHandles()
             store.close()
             loop.close()
@@ -152,10 +173,37 @@ final class GuildhallService: GatewayHome {
         }
     }
 
-    /// Turns the loop until shutdown completes; returns uv_loop_close's result (0 when nothing leaked).
+    /// Turns the loop until shutdown completes, then waits for the other
+    /// loops; returns uv_loop_close's result (0 when nothing leaked).
     func run() -> Int32 {
         loop.run()
+        for t in gatewayThreads { t.join() }
         return loop.close()
+    }
+
+    /// Starts a gateway on a loop of its own for each loop past the first, on the first one's port.
+    private func startGatewayLoops() throws {
+        guard settings.loops > 1 else { return }
+        let inboxes = (0..<settings.loops).map { _ in LoopInbox<GatewayMessage>() }
+        let homeInbox = inbox
+        let peers: [@Sendable (HandOff) -> Void] = (0..<settings.loops).map { i in
+            if i == 0 { return { _ = homeInbox.post(.handOff($0)) } }
+            let target = inboxes[i]
+            return { _ = target.post(.handOff($0)) }
+        }
+        gateway.peers = peers
+        for i in 1..<settings.loops {
+            gatewayThreads.append(try GatewayLoop.start(index: i, settings: settings, port: gateway.port, secret: secret, clock: clock,
+                                                        inbox: inboxes[i], homeInbox: homeInbox, peers: peers))
+            outboxes.append(GatewayOutbox(inbox: inboxes[i]))
+        }
+    }
+
+    /// Stops the other loops' gateways (a start that failed).
+    private func stopGatewayLoops() {
+        for o in outboxes { o?.post(.closeAll) }
+        for t in gatewayThreads { t.join() }
+        gatewayThreads.removeAll()
     }
 
     /// Posts a shutdown from any thread.
@@ -180,6 +228,13 @@ final class GuildhallService: GatewayHome {
             case .settings(let newer, let applied):
                 applyLive(newer)
                 applied?.signal()
+            case .fromGateway(let index, let commands):
+                if !finished { carryOut(commands, from: index) }
+            case .gatewayClosed:
+                gatewaysOpen -= 1
+                if gatewaysOpen == 0 { finishLocally() }
+            case .handOff(let h):
+                gateway.adopt(h)
             }
         }
     }
@@ -197,8 +252,19 @@ final class GuildhallService: GatewayHome {
 
     // MARK: What gateways tell the home (GatewayHome)
 
-    /// The gateway side of session `key`.
-    func port(for key: UInt64) -> (any SessionPort)? { gateway.sessions[key] }
+    /// The gateway side of session `key`: the session itself on the home's
+    /// own loop, else a port that sends commands to its loop (the key's low byte).
+    func port(for key: UInt64) -> (any SessionPort)? {
+        let index = Int(key & 0xff)
+        if index == 0 { return gateway.sessions[key] }
+        guard index < outboxes.count, let outbox = outboxes[index] else { return nil }
+        return RemoteSession(key: key, outbox: outbox)
+    }
+
+    /// The home loop's gateway flushed: what this turn has for the other loops goes to them.
+    func turnEnded(_ gateway: Gateway) {
+        for o in outboxes { o?.post() }
+    }
 
     func turnEnding() {
         // First: the bytes the last turn queued are counted by now, the ones this turn will queue not yet.
@@ -254,6 +320,7 @@ final class GuildhallService: GatewayHome {
     func beginShutdown() {
         guard !gateway.shuttingDown else { return }
         gateway.stopAccepting()
+        for o in outboxes { o?.post(.stopAccepting) }
         runner.resumesReaders = false
         log.info("shutting down", ["sessions": registry.count, "pending_commits": runner.pendingCommits])
         if runner.pendingCommits == 0 {
@@ -274,7 +341,24 @@ final class GuildhallService: GatewayHome {
     /// Bounds the wait for pending commits at shutdown; closed when they are done.
     var commitDeadline: LoopTimer?
 
+    /// Closes every loop's sessions: the other loops' first (their ends, and
+    /// the cursors they save, reach the home before it stops), then its own.
     private func finishShutdown() {
+        guard !finished, gatewaysOpen == 0 else { return }
+        commitDeadline?.close()
+        commitDeadline = nil
+        gatewaysOpen = gatewayThreads.count
+        guard gatewaysOpen > 0 else { finishLocally(); return }
+        for o in outboxes { o?.post(.closeAll) }
+        let deadline = LoopTimer(loop: loop)
+        commitDeadline = deadline
+        deadline.start(afterMillis: UInt64(max(100, settings.shutdownGraceMs)), repeatMillis: 0) { [unowned self] in
+            self.log.warn("loops still closing their sessions at the shutdown deadline", ["loops": self.gatewaysOpen])
+            self.finishLocally()
+        }
+    }
+
+    private func finishLocally() {
         guard !finished else { return }
         finished = true
         commitDeadline?.close()
@@ -304,6 +388,7 @@ extension GuildhallService {
         if !restart.isEmpty { log.warn("settings changed that need a restart; ignored until then", ["keys": restart.joined(separator: ",")]) }
         settings = applied
         gateway.settings = applied
+        for o in outboxes { o?.post(.settings(applied)) }
         runner.storeQueueMax = settings.storeQueueMax
         runner.inlineCommitMax = settings.inlineCommitMax
         typing.board.throttleMs = UInt64(settings.typingThrottleMs)

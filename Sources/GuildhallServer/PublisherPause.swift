@@ -14,8 +14,17 @@
 import GuildhallCore
 
 extension GuildhallService {
-    /// Bytes queued and about to be queued on the sessions of every loop.
-    var outboundPressure: Int { loop.outboundBytes + otherLoopsOutbound + pendingFanOutBytes }
+    /// Bytes queued and about to be queued on the sessions of every loop:
+    /// on another loop, what it last reported queued plus what was sent to
+    /// it since it last reported.
+    var outboundPressure: Int {
+        var bytes = loop.outboundBytes + pendingFanOutBytes
+        for (i, o) in outboxes.enumerated() {
+            guard let o else { continue }
+            bytes += outboundByLoop[i] + (o.sentBytes &- appliedByLoop[i])
+        }
+        return bytes
+    }
 
     /// A send of `bytes` to `recipients` sessions was accepted by `s`: counts
     /// its fan-out until `fanOutQueued`, and pauses `s` if that is past the bound.

@@ -5,6 +5,7 @@
 // that is no longer possible the resume becomes a fresh login with offline
 // sync, never an error with events lost. Loop thread only.
 
+import Glibc
 import GuildhallCore
 import GuildhallLoop
 import GuildhallWire
@@ -29,6 +30,9 @@ extension Gateway {
 
     func resume(_ r: GHResume, id: UInt64, on fresh: Session) {
         guard let token = verifiedToken(r.token, id: id, on: fresh) else { return }
+        if let owner = Self.gatewayIndex(of: r.sessionID), owner != index, owner < peers.count, handOff(fresh, to: owner, r, id: id) {
+            return
+        }
         let failure: String
         if let old = resumable(r.sessionID), old.user == token.user, old.device == token.device {
             if old.canResume(after: r.lastEventSeq) {
@@ -46,9 +50,42 @@ extension Gateway {
 
     /// The logged-in session a session id names, if it is still here.
     private func resumable(_ sessionID: String) -> Session? {
-        let parts = sessionID.split(separator: "-")
-        guard parts.count == 3, let key = UInt64(parts[1]), let s = sessions[key], s.sessionID == sessionID, s.isLoggedIn else { return nil }
+        guard let key = Self.sessionKey(of: sessionID), let s = sessions[key], s.sessionID == sessionID, s.isLoggedIn else { return nil }
         return s
+    }
+
+    /// The session key in a session id ("node-key-random").
+    private static func sessionKey(of sessionID: String) -> UInt64? {
+        let parts = sessionID.split(separator: "-")
+        guard parts.count == 3 else { return nil }
+        return UInt64(parts[1])
+    }
+
+    /// The gateway that holds the session an id names: the key's low byte.
+    private static func gatewayIndex(of sessionID: String) -> Int? { sessionKey(of: sessionID).map { Int($0 & 0xff) } }
+
+    /// Moves a connection that asks to resume a session of another loop to
+    /// that loop's gateway, with what was read from it; false when the
+    /// socket cannot move (the resume then goes on here and becomes a login).
+    private func handOff(_ fresh: Session, to owner: Int, _ r: GHResume, id: UInt64) -> Bool {
+        guard let socket = fresh.connection?.detachSocket() else { return false }
+        log.debug("resume handed to the session's loop", ["from": index, "to": owner, "peer": fresh.peer])
+        remove(fresh)
+        _ = fresh.close(nil)
+        peers[owner](HandOff(socket: socket, decoder: fresh.decoder, resume: r, id: id))
+        return true
+    }
+
+    /// A connection another gateway moved here: its resume goes on as if it had arrived here.
+    func adopt(_ h: HandOff) {
+        guard !shuttingDown, let connection = TCPConnection.adopt(loop: loop, socket: h.socket) else {
+            Glibc.close(h.socket)
+            return
+        }
+        guard let session = accepted(connection) else { return }
+        session.decoder = h.decoder
+        resume(h.resume, id: h.id, on: session)
+        drainFrames(session)
     }
 
     private func takeOver(_ old: Session, from fresh: Session, after seq: UInt64, id: UInt64) {

@@ -11,6 +11,8 @@ public struct Settings: Sendable, Equatable {
     public var data = "./data"
     public var secret = ""
     public var nodeID = 0
+    /// One per core by default (DESIGN §1).
+    public var loops = max(1, min(64, ProcessInfo.processInfo.activeProcessorCount))
     public var logLevel = "info"
     public var synchronous = "NORMAL"
     public var writeBatch = 512
@@ -100,6 +102,8 @@ extension Settings {
         text("data", "Folder for the database and the generated secret.", \.data),
         text("secret", "HMAC secret for login tokens. Empty: generated once into <data>/secret.", \.secret),
         int("node-id", "This node's id (0-1023), part of every message UID.", \.nodeID, 0...1023),
+        int("loops", "Event loops, each on a thread of its own accepting client connections (default: one per core); the first is also every guild's and user's home.",
+            \.loops, 1...64),
         choice("log-level", "Least severe log level written: debug, info, warn, error.", \.logLevel, ["debug", "info", "warn", "error"]),
         choice("synchronous", "SQLite durability: NORMAL survives a process crash, FULL also a power loss.", \.synchronous, ["NORMAL", "FULL"]),
         int("write-batch", "Most operations committed in one transaction.", \.writeBatch, 1...100_000),

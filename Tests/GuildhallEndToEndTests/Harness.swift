@@ -12,6 +12,10 @@ import Testing
 
 let testSecret = "e2e-secret"
 
+/// The loops every test server runs with: `GUILDHALL_LOOPS` from the
+/// environment (`make test` runs the suite with 1 and with 2), else 1.
+let testLoops = ProcessInfo.processInfo.environment["GUILDHALL_LOOPS"].flatMap { Int($0) } ?? 1
+
 struct WaitTimeout: Error, CustomStringConvertible {
     let what: String
     var description: String { "timed out waiting for \(what)" }
@@ -57,6 +61,7 @@ final class TestServer: Sendable {
         s.data = self.folder
         s.secret = testSecret
         s.logLevel = "warn"
+        s.loops = testLoops
         try tweak(&s)
         current = Locked(s)
         handle = Locked(try ServiceHandle(settings: s, clock: clock.now))

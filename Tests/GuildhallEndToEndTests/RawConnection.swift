@@ -8,6 +8,8 @@ final class RawConnection {
     let fd: Int32
     private var decoder = FrameDecoder(maxFrameBytes: 1 << 20)
     private(set) var peerClosed = false
+    /// The seq of the last event read.
+    private(set) var lastEventSeq: UInt64 = 0
 
     /// `receiveBuffer`: a small kernel receive buffer, so that a reader that stops reading backs up the server quickly.
     init(port: Int, receiveBuffer: Int32? = nil) throws {
@@ -75,8 +77,16 @@ final class RawConnection {
     func loginAndSync(_ token: String, id: UInt64 = 1) -> GHLoginResult? {
         login(token, id: id)
         let answer = nextFrame()?.response.login
-        guard case .syncCompleted? = nextFrame()?.event.body else { return nil }
-        return answer
+        // Offline items are acknowledged package by package, as a client
+        // does: a device that logs in again while its last session's final
+        // acknowledgement is still on its way (on another loop) gets those items again.
+        while let f = nextFrame() {
+            if case .syncCompleted? = f.event.body { return answer }
+            if case .response? = f.kind { continue }
+            guard f.event.offline else { return nil }
+            if f.event.left == 0 { ack(f.event.seq) }
+        }
+        return nil
     }
 
     /// The next frame, or nil when the connection closed or `timeout` passed.
@@ -84,7 +94,11 @@ final class RawConnection {
         let deadline = Date().addingTimeInterval(timeout)
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            if let payload = try? decoder.next() { return try? GHFrame(serializedBytes: payload) }
+            if let payload = try? decoder.next() {
+                let frame = try? GHFrame(serializedBytes: payload)
+                if let seq = frame?.event.seq, seq != 0 { lastEventSeq = seq }
+                return frame
+            }
             if peerClosed { return nil }
             let left = deadline.timeIntervalSinceNow
             if left <= 0 { return nil }

@@ -33,7 +33,11 @@ import Testing
     }
 
     @Test func extraTypingWithinTheThrottleIsDroppedQuietlyAndFramesCarryTheCurrentTypers() async throws {
-        let server = try TestServer()
+        // A throttle no loaded machine outlasts between alice's five typings.
+        let server = try TestServer {
+            $0.typingThrottleMs = 60_000
+            $0.typingExpiryMs = 120_000
+        }
         defer { server.stop() }
         let (alice, _, dave, bobEvents, c) = try await setUp(server)
         for _ in 0..<5 { try await alice.sendTyping(c.channelID) }

@@ -1,0 +1,65 @@
+// The messages loops exchange (DESIGN §9, CLUSTER §1-2): no state is
+// shared between loops, so a home reaches a session on another loop, and a
+// gateway its home, only through these values, posted to the other loop's
+// inbox in batches (one per loop turn). Each loop's inbox keeps the order
+// in which one loop posted, so per-session and per-channel order hold.
+// Values only.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallWire
+
+/// A `SessionPort` call for a session on another loop, as a value.
+enum SessionCommand: Sendable {
+    case push(SharedBytes, FrameEncoding.RecipientUnread?, cursor: UInt64)
+    case send(SharedBytes, ord: UInt64)
+    case respond([UInt8])
+    case admitted(user: UserID, device: DeviceID, sessionID: String)
+    case syncedFrom(UInt64)
+    case noteInboxItem(UInt64)
+    case packageSent
+    case finishSync
+    case pause(ReadPauses)
+    case resume(ReadPauses)
+    case end(GHCloseReason?, String)
+}
+
+/// One command for one session.
+struct SessionOrder: Sendable {
+    let key: UInt64
+    let command: SessionCommand
+}
+
+/// A `GatewayHome` call from a gateway on another loop, as a value.
+enum HomeCommand: Sendable {
+    case admit(Admission)
+    case route(GHRequest.OneOf_Body, id: UInt64, key: UInt64)
+    case send(SendRequest, id: UInt64, key: UInt64)
+    case acknowledged(key: UInt64, ackedOrd: UInt64, packageAcked: Bool)
+    case ended(UInt64, ackedOrd: UInt64)
+    case detached(UInt64, since: UInt64)
+    case resumed(UInt64)
+    case behind(UInt64, Bool)
+    /// For publisher pauses: bytes queued on the gateway's sessions and not
+    /// yet taken by the kernel, and the bytes of events it has applied so far.
+    case outbound(queued: Int, applied: Int)
+}
+
+/// A connection moving to the gateway that holds the session it resumes:
+/// its socket, what was already read from it, and the resume to carry out there.
+struct HandOff: Sendable {
+    let socket: Int32
+    let decoder: FrameDecoder
+    let resume: GHResume
+    let id: UInt64
+}
+
+/// What reaches a gateway loop that is not the home's.
+enum GatewayMessage: Sendable {
+    case commands([SessionOrder])
+    case handOff(HandOff)
+    case settings(Settings)
+    case stopAccepting
+    /// Close every session (shutting down), report them ended, then stop the loop.
+    case closeAll
+}

@@ -1,0 +1,69 @@
+// The home as a gateway on another loop reaches it: each `GatewayHome` call
+// becomes a command, and the commands go to the home's loop once per
+// gateway turn, in order, with the bytes the gateway's sessions have queued
+// when that changed enough to matter to publisher pauses. Gateway loop only.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallWire
+
+final class RemoteHome: GatewayHome {
+    private let index: Int
+    private let inbox: LoopInbox<LoopMessage>
+    private var commands: [HomeCommand] = []
+    private var reportedOutbound = 0
+    private var reportedApplied = 0
+
+    init(index: Int, inbox: LoopInbox<LoopMessage>) {
+        self.index = index
+        self.inbox = inbox
+    }
+
+    func admit(_ a: Admission) { commands.append(.admit(a)) }
+    func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64) { commands.append(.route(body, id: id, key: key)) }
+    func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) { commands.append(.send(r, id: id, key: key)) }
+    func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {
+        commands.append(.acknowledged(key: key, ackedOrd: ackedOrd, packageAcked: packageAcked))
+    }
+    func sessionEnded(_ key: UInt64, ackedOrd: UInt64) { commands.append(.ended(key, ackedOrd: ackedOrd)) }
+    func sessionDetached(_ key: UInt64, since: UInt64) { commands.append(.detached(key, since: since)) }
+    func sessionResumed(_ key: UInt64) { commands.append(.resumed(key)) }
+    func sessionBehind(_ key: UInt64, _ behind: Bool) { commands.append(.behind(key, behind)) }
+    func turnEnding() {}
+
+    /// Sends what this turn gathered, with the gateway's outbound bytes when
+    /// they moved by an eighth of the pause bound (or drained).
+    func turnEnded(_ gateway: Gateway) {
+        let outbound = gateway.loop.outboundBytes, applied = gateway.appliedBytes
+        let step = min(256 * 1024, max(1024, gateway.settings.outboundPauseBytes / 8))
+        if abs(outbound - reportedOutbound) >= step || applied &- reportedApplied >= step || (outbound == 0 && reportedOutbound != 0) {
+            reportedOutbound = outbound
+            reportedApplied = applied
+            commands.append(.outbound(queued: outbound, applied: applied))
+        }
+        guard !commands.isEmpty else { return }
+        _ = inbox.post(.fromGateway(index, commands))
+        commands = []
+    }
+}
+
+extension GuildhallService {
+    /// Carries out what a gateway on another loop told the home.
+    func carryOut(_ commands: [HomeCommand], from gatewayIndex: Int) {
+        for c in commands {
+            switch c {
+            case .admit(let a): admit(a)
+            case .route(let body, let id, let key): route(body, id: id, session: key)
+            case .send(let r, let id, let key): sendMessage(r, id: id, session: key)
+            case .acknowledged(let key, let ord, let packageAcked): acknowledged(session: key, ackedOrd: ord, packageAcked: packageAcked)
+            case .ended(let key, let ackedOrd): sessionEnded(key, ackedOrd: ackedOrd)
+            case .detached(let key, let since): sessionDetached(key, since: since)
+            case .resumed(let key): sessionResumed(key)
+            case .behind(let key, let behind): sessionBehind(key, behind)
+            case .outbound(let queued, let applied):
+                outboundByLoop[gatewayIndex] = queued
+                appliedByLoop[gatewayIndex] = applied
+            }
+        }
+    }
+}
