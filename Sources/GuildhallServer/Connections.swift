@@ -178,6 +178,12 @@ extension Gateway {
         }
     }
 
+    /// Drops a reason not to read `s`; once none is left, the frames it sent meanwhile are handled.
+    func readingResumed(_ s: Session, _ reason: ReadPauses) {
+        s.unpause(reason)
+        if s.readPauses.isEmpty { drainFrames(s) }
+    }
+
     /// Ends a session for good: tells the peer why (when there is a reason
     /// and a connection), saves how far its device synced, flushes, and
     /// closes. `abort` drops unsent bytes (slow consumers).

@@ -33,7 +33,7 @@ enum LoopMessage: Sendable {
     case handOff(HandOff)
 }
 
-final class GuildhallService: GatewayHome {
+final class GuildhallService {
     var settings: Settings
     let log: ServerLog
     let secret: [UInt8]
@@ -72,24 +72,12 @@ final class GuildhallService: GatewayHome {
     private(set) var userHome: UserHome!
     var positionTimer: LoopTimer!
     var typingTimer: LoopTimer!
-    /// Sessions the home ended whose gateways have not yet confirmed (Admission.swift).
-    var ending: [UInt64: EndingSession] = [:]
-    /// Logins whose offline sync waits for such a confirmation.
-    var syncsWaiting: [HomeSession] = []
-    /// Sessions owed coalesced unread or typing notices, sent at the end of the turn.
-    let owing = OwingList()
-    /// Publishers not read while the outbound bytes drain (PublisherPause.swift).
-    var pausedPublishers: [HomeSession] = []
-    /// Bytes the fan-out of sends waiting for their commit will queue (PublisherPause.swift).
-    var pendingFanOutBytes = 0
-    /// Per other loop, as it last reported: bytes queued on its sessions, and bytes of events it had applied.
-    var outboundByLoop: [Int]
-    var appliedByLoop: [Int]
-    /// The other loops' gateways: their threads, and their outboxes by gateway index (none for 0, the home's own).
-    private var gatewayThreads: [GatewayThread] = []
-    private(set) var outboxes: [GatewayOutbox?] = [nil]
-    /// Other loops' gateways that have not yet closed their sessions at shutdown.
-    private var gatewaysOpen = 0
+    /// What gateways tell the home, and sessions' lives (Reception.swift).
+    private(set) var reception: Reception!
+    /// Publishers not read while the fan-out drains (PublisherPause.swift).
+    private(set) var publishers: PublisherPause!
+    /// The other loops (LoopLinks.swift).
+    let links = LoopLinks()
 
     /// The port the listener bound.
     var port: Int { gateway.port }
@@ -104,8 +92,6 @@ final class GuildhallService: GatewayHome {
         self.secret = secret
         self.clock = clock
         self.ids = UIDGenerator(node: UInt64(settings.nodeID))
-        outboundByLoop = Array(repeating: 0, count: settings.loops)
-        appliedByLoop = outboundByLoop
         let inbox = self.inbox
         store = try Store(StoreOptions(folder: settings.data, synchronous: settings.synchronous, maxBatch: settings.writeBatch,
                                        checkpointMillis: settings.checkpointIntervalMs),
@@ -127,7 +113,9 @@ final class GuildhallService: GatewayHome {
         for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
         typing = ChannelTyping(home: self, settings: settings)
         ids.resume(after: snapshot.highestID)
-        gateway = Gateway(index: 0, loop: loop, settings: settings, log: log, secret: secret, clock: clock, home: self)
+        reception = Reception(home: self)
+        publishers = PublisherPause(home: self)
+        gateway = Gateway(index: 0, loop: loop, settings: settings, log: log, secret: secret, clock: clock, home: reception)
         runner = EffectRunner(store: store, registry: registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(home: self)
@@ -152,9 +140,9 @@ final class GuildhallService: GatewayHome {
         typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.typing.retryTyping() }
         do {
             try gateway.listen(sharing: settings.loops > 1)
-            try startGatewayLoops()
+            try links.start(settings, beside: gateway, secret: secret, clock: clock, homeInbox: inbox)
         } catch {
-            stopGatewayLoops()
+            links.stop()
             teardownHandles()
             store.close()
             loop.close()
@@ -177,33 +165,8 @@ final class GuildhallService: GatewayHome {
     /// loops; returns uv_loop_close's result (0 when nothing leaked).
     func run() -> Int32 {
         loop.run()
-        for t in gatewayThreads { t.join() }
+        links.join()
         return loop.close()
-    }
-
-    /// Starts a gateway on a loop of its own for each loop past the first, on the first one's port.
-    private func startGatewayLoops() throws {
-        guard settings.loops > 1 else { return }
-        let inboxes = (0..<settings.loops).map { _ in LoopInbox<GatewayMessage>() }
-        let homeInbox = inbox
-        let peers: [@Sendable (HandOff) -> Void] = (0..<settings.loops).map { i in
-            if i == 0 { return { _ = homeInbox.post(.handOff($0)) } }
-            let target = inboxes[i]
-            return { _ = target.post(.handOff($0)) }
-        }
-        gateway.peers = peers
-        for i in 1..<settings.loops {
-            gatewayThreads.append(try GatewayLoop.start(index: i, settings: settings, port: gateway.port, secret: secret, clock: clock,
-                                                        inbox: inboxes[i], homeInbox: homeInbox, peers: peers))
-            outboxes.append(GatewayOutbox(inbox: inboxes[i]))
-        }
-    }
-
-    /// Stops the other loops' gateways (a start that failed).
-    private func stopGatewayLoops() {
-        for o in outboxes { o?.post(.closeAll) }
-        for t in gatewayThreads { t.join() }
-        gatewayThreads.removeAll()
     }
 
     /// Posts a shutdown from any thread.
@@ -229,10 +192,9 @@ final class GuildhallService: GatewayHome {
                 applyLive(newer)
                 applied?.signal()
             case .fromGateway(let index, let commands):
-                if !finished { carryOut(commands, from: index) }
+                if !finished { reception.carryOut(commands, from: index) }
             case .gatewayClosed:
-                gatewaysOpen -= 1
-                if gatewaysOpen == 0 { finishLocally() }
+                if links.closed() { finishLocally() }
             case .handOff(let h):
                 gateway.adopt(h)
             }
@@ -250,69 +212,21 @@ final class GuildhallService: GatewayHome {
 
     func submitTurnJobs() { runner.submitTurnJobs() }
 
-    // MARK: What gateways tell the home (GatewayHome)
+    // MARK: Sessions and turns
 
     /// The gateway side of session `key`: the session itself on the home's
-    /// own loop, else a port that sends commands to its loop (the key's low byte).
+    /// own loop, else a port that sends commands to its loop.
     func port(for key: UInt64) -> (any SessionPort)? {
-        let index = Int(key & 0xff)
-        if index == 0 { return gateway.sessions[key] }
-        guard index < outboxes.count, let outbox = outboxes[index] else { return nil }
-        return RemoteSession(key: key, outbox: outbox)
+        key & 0xff == 0 ? gateway.sessions[key] : links.port(for: key)
     }
 
-    /// The home loop's gateway flushed: what this turn has for the other loops goes to them.
-    func turnEnded(_ gateway: Gateway) {
-        for o in outboxes { o?.post() }
-    }
-
+    /// The home loop's turn ends (before its gateway flushes): paused
+    /// publishers, the turn's commits, coalesced receipt answers.
     func turnEnding() {
         // First: the bytes the last turn queued are counted by now, the ones this turn will queue not yet.
-        resumePublishersIfDrained()
+        publishers.resumeIfDrained()
         runner.submitTurnJobs(inline: true)
         groupReceipts.sendOwedResponses()
-        sendOwedNotices()
-    }
-
-    /// Coalesced unread and typing notices; a session behind on its writes
-    /// gets no typing, and its unread notices wait until it catches up.
-    private func sendOwedNotices() {
-        let sessions = owing.sessions
-        owing.sessions.removeAll(keepingCapacity: true)
-        for s in sessions {
-            s.isOwing = false
-            guard s.isLoggedIn else { continue }
-            if s.isBehind {
-                if !s.pendingTyping.isEmpty { typing.forget(s) }
-            } else {
-                reading.emitUnread(s)
-                typing.emitTyping(s)
-            }
-        }
-    }
-
-    func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {
-        guard let s = registry.all[key] else { return }
-        userHome.acknowledged(s, ackedOrd: ackedOrd, packageAcked: packageAcked)
-    }
-
-    func sessionDetached(_ key: UInt64, since: UInt64) {
-        guard let s = registry.all[key] else { return }
-        s.detachedSince = since
-        typing.forget(s)
-    }
-
-    func sessionResumed(_ key: UInt64) {
-        guard let s = registry.all[key] else { return }
-        s.detachedSince = nil
-        s.isBehind = false
-        if !s.pendingTyping.isEmpty || !s.pendingUnread.isEmpty { s.markOwing() }
-    }
-
-    func sessionBehind(_ key: UInt64, _ behind: Bool) {
-        guard let s = registry.all[key] else { return }
-        s.isBehind = behind
-        if !behind && !s.pendingUnread.isEmpty { s.markOwing() }
     }
 
     // MARK: Shutdown
@@ -320,7 +234,7 @@ final class GuildhallService: GatewayHome {
     func beginShutdown() {
         guard !gateway.shuttingDown else { return }
         gateway.stopAccepting()
-        for o in outboxes { o?.post(.stopAccepting) }
+        links.broadcast(.stopAccepting)
         runner.resumesReaders = false
         log.info("shutting down", ["sessions": registry.count, "pending_commits": runner.pendingCommits])
         if runner.pendingCommits == 0 {
@@ -338,22 +252,23 @@ final class GuildhallService: GatewayHome {
     }
 
     var finished = false
+    /// The other loops are closing their sessions (shutdown).
+    private var closingLoops = false
     /// Bounds the wait for pending commits at shutdown; closed when they are done.
     var commitDeadline: LoopTimer?
 
     /// Closes every loop's sessions: the other loops' first (their ends, and
     /// the cursors they save, reach the home before it stops), then its own.
     private func finishShutdown() {
-        guard !finished, gatewaysOpen == 0 else { return }
+        guard !finished, !closingLoops else { return }
         commitDeadline?.close()
         commitDeadline = nil
-        gatewaysOpen = gatewayThreads.count
-        guard gatewaysOpen > 0 else { finishLocally(); return }
-        for o in outboxes { o?.post(.closeAll) }
+        closingLoops = true
+        guard links.closeAll() else { finishLocally(); return }
         let deadline = LoopTimer(loop: loop)
         commitDeadline = deadline
         deadline.start(afterMillis: UInt64(max(100, settings.shutdownGraceMs)), repeatMillis: 0) { [unowned self] in
-            self.log.warn("loops still closing their sessions at the shutdown deadline", ["loops": self.gatewaysOpen])
+            self.log.warn("loops still closing their sessions at the shutdown deadline")
             self.finishLocally()
         }
     }
@@ -388,7 +303,7 @@ extension GuildhallService {
         if !restart.isEmpty { log.warn("settings changed that need a restart; ignored until then", ["keys": restart.joined(separator: ",")]) }
         settings = applied
         gateway.settings = applied
-        for o in outboxes { o?.post(.settings(applied)) }
+        links.broadcast(.settings(applied))
         runner.storeQueueMax = settings.storeQueueMax
         runner.inlineCommitMax = settings.inlineCommitMax
         typing.board.throttleMs = UInt64(settings.typingThrottleMs)

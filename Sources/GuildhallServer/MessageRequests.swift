@@ -37,9 +37,9 @@ extension GuildhallService {
                 effects.writes.append(receiptPlan.write)
                 effects.addressed += receiptPlan.addressed
             }
-            let projected = publishing(s, bytes: content.size, recipients: audienceSize(channel))
+            let projected = publishers.publishing(s, bytes: content.size, recipients: audienceSize(channel))
             effects.apply = { ords in
-                self.fanOutQueued(projected)
+                self.publishers.fanOutQueued(projected)
                 var mentionOrds: [UserID: UInt64] = [:]
                 for (user, ord) in zip(mentionedInOrder, ords) { mentionOrds[user] = ord }
                 self.messageCommitted(record, id: id, from: s, mentionOrds: mentionOrds)
@@ -47,7 +47,7 @@ extension GuildhallService {
             }
             effects.failure = Self.sendFailure
             effects.failed = {
-                self.fanOutQueued(projected)
+                self.publishers.fanOutQueued(projected)
                 _ = self.resendsSettled(record, ok: false)
             }
             runner.carryOut(effects, answering: id, to: s)

@@ -13,18 +13,17 @@
 
 import GuildhallCore
 
-extension GuildhallService {
-    /// Bytes queued and about to be queued on the sessions of every loop:
-    /// on another loop, what it last reported queued plus what was sent to
-    /// it since it last reported.
-    var outboundPressure: Int {
-        var bytes = loop.outboundBytes + pendingFanOutBytes
-        for (i, o) in outboxes.enumerated() {
-            guard let o else { continue }
-            bytes += outboundByLoop[i] + (o.sentBytes &- appliedByLoop[i])
-        }
-        return bytes
-    }
+final class PublisherPause: HomePart {
+    unowned let home: GuildhallService
+    /// Publishers not read until the outbound bytes drain.
+    private var paused: [HomeSession] = []
+    /// Bytes the fan-out of sends waiting for their commit will queue.
+    private var pendingFanOutBytes = 0
+
+    init(home: GuildhallService) { self.home = home }
+
+    /// Bytes queued and about to be queued on the sessions of every loop.
+    var outboundPressure: Int { home.loop.outboundBytes + home.links.outboundBytes + pendingFanOutBytes }
 
     /// A send of `bytes` to `recipients` sessions was accepted by `s`: counts
     /// its fan-out until `fanOutQueued`, and pauses `s` if that is past the bound.
@@ -33,7 +32,7 @@ extension GuildhallService {
         pendingFanOutBytes += projected
         if outboundPressure > settings.outboundPauseBytes && !s.readPauses.contains(.outbound) {
             s.pauseReading(.outbound)
-            pausedPublishers.append(s)
+            paused.append(s)
         }
         return projected
     }
@@ -42,18 +41,10 @@ extension GuildhallService {
     func fanOutQueued(_ projected: Int) { pendingFanOutBytes -= projected }
 
     /// Once per loop turn: read paused publishers again once the queues drained.
-    func resumePublishersIfDrained() {
-        guard !pausedPublishers.isEmpty, outboundPressure <= settings.outboundPauseBytes / 2, !gateway.shuttingDown else { return }
-        let waiting = pausedPublishers
-        pausedPublishers.removeAll()
+    func resumeIfDrained() {
+        guard !paused.isEmpty, outboundPressure <= settings.outboundPauseBytes / 2, !home.gateway.shuttingDown else { return }
+        let waiting = paused
+        paused.removeAll()
         for s in waiting where s.isLoggedIn { s.resumeReading(.outbound) }
-    }
-}
-
-extension Gateway {
-    /// Drops a reason not to read `s`; once none is left, the frames it sent meanwhile are handled.
-    func readingResumed(_ s: Session, _ reason: ReadPauses) {
-        s.unpause(reason)
-        if s.readPauses.isEmpty { drainFrames(s) }
     }
 }

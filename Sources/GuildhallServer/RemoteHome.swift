@@ -46,24 +46,3 @@ final class RemoteHome: GatewayHome {
         commands = []
     }
 }
-
-extension GuildhallService {
-    /// Carries out what a gateway on another loop told the home.
-    func carryOut(_ commands: [HomeCommand], from gatewayIndex: Int) {
-        for c in commands {
-            switch c {
-            case .admit(let a): admit(a)
-            case .route(let body, let id, let key): route(body, id: id, session: key)
-            case .send(let r, let id, let key): sendMessage(r, id: id, session: key)
-            case .acknowledged(let key, let ord, let packageAcked): acknowledged(session: key, ackedOrd: ord, packageAcked: packageAcked)
-            case .ended(let key, let ackedOrd): sessionEnded(key, ackedOrd: ackedOrd)
-            case .detached(let key, let since): sessionDetached(key, since: since)
-            case .resumed(let key): sessionResumed(key)
-            case .behind(let key, let behind): sessionBehind(key, behind)
-            case .outbound(let queued, let applied):
-                outboundByLoop[gatewayIndex] = queued
-                appliedByLoop[gatewayIndex] = applied
-            }
-        }
-    }
-}

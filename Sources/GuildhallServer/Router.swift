@@ -6,16 +6,6 @@ import GuildhallStore
 import GuildhallWire
 
 extension GuildhallService {
-    func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64) {
-        guard let s = registry.all[key] else { return }
-        route(body, id: id, from: s)
-    }
-
-    func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) {
-        guard let s = registry.all[key] else { return }
-        sendMessage(r, id: id, from: s)
-    }
-
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: HomeSession) {
         switch body {
         case .login, .resume, .heartbeat, .ack, .logout:

@@ -1,6 +1,11 @@
-// Admitting a session (the home's side of a login): one session per user
-// and device, the per-user session limit, the user's interest in its
-// servers, auto-subscribe mode, then offline sync. Loop thread only.
+// The home's side of its sessions (DESIGN §9): what gateways tell the home
+// about them (`GatewayHome`, by session key) and what the home decides about
+// a session's life. Admitting a login: one session per user and device, the
+// per-user session limit, the user's interest in its servers, auto-subscribe
+// mode, then offline sync. Ending one: it leaves the interest index at once;
+// its gateway closes it and confirms with its last acknowledged position.
+// Also the coalesced unread and typing notices owed at the end of each turn.
+// Home loop only.
 
 import GuildhallCore
 import GuildhallStore
@@ -25,11 +30,36 @@ struct Admission: Sendable {
     let peer: String
 }
 
-extension GuildhallService {
+/// The home's reception: every gateway's `GatewayHome`, on the home's loop
+/// directly, from other loops through `RemoteHome` and the home's inbox.
+final class Reception: HomePart, GatewayHome {
+    unowned let home: GuildhallService
+    /// Sessions the home ended whose gateways have not yet confirmed.
+    private var ending: [UInt64: EndingSession] = [:]
+    /// Logins whose offline sync waits for such a confirmation.
+    private var syncsWaiting: [HomeSession] = []
+    /// Sessions owed coalesced unread or typing notices, sent at the end of the turn.
+    let owing = OwingList()
+
+    init(home: GuildhallService) { self.home = home }
+
+    // MARK: Requests
+
+    func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64) {
+        guard let s = registry.all[key] else { return }
+        home.route(body, id: id, from: s)
+    }
+
+    func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) {
+        guard let s = registry.all[key] else { return }
+        home.sendMessage(r, id: id, from: s)
+    }
+
+    // MARK: A session's life
     /// Logs a connection in as a new session of the token's user and device,
     /// then runs offline sync.
     func admit(_ a: Admission) {
-        guard let port = port(for: a.key) else { return }
+        guard let port = home.port(for: a.key) else { return }
         let token = a.token
         let existing = registry.sessions(of: token.user)
         if let replaced = existing.values.first(where: { $0.device == token.device }) {
@@ -57,19 +87,19 @@ extension GuildhallService {
         port.admitted(user: token.user, device: token.device, sessionID: session.sessionID)
         registry.add(session)
         registry.loggedIn(session, servers: directory.serverIDs(of: token.user))
-        book.open(session.key, user: token.user)
+        home.book.open(session.key, user: token.user)
         var result = GHLoginResult(user: token.user, device: token.device, sessionID: session.sessionID,
                                    heartbeatIntervalMs: settings.heartbeatIntervalMs, now: now())
         result.resumeFailure = a.resumeFailure
         session.respond(a.id, .login(result))
-        if a.autoSubscribe { subscriptions.enableAutoMode(session) }
+        if a.autoSubscribe { home.subscriptions.enableAutoMode(session) }
         log.info("login", ["user": token.user, "device": token.device, "peer": a.peer, "session": session.sessionID])
         // The device's cursor is read once the session this login replaced has
         // given its last acknowledgements (on another loop they may still be on their way).
         if ending.values.contains(where: { $0.user == token.user && $0.device == token.device }) {
             syncsWaiting.append(session)
         } else {
-            userHome.beginSync(session)
+            home.userHome.beginSync(session)
         }
     }
 
@@ -100,7 +130,7 @@ extension GuildhallService {
             if self.ending.values.contains(where: { $0.user == s.user && $0.device == s.device }) {
                 self.syncsWaiting.append(s)
             } else {
-                self.userHome.beginSync(s)
+                self.home.userHome.beginSync(s)
             }
         }
     }
@@ -111,10 +141,79 @@ extension GuildhallService {
         guard s.isLoggedIn else { return }
         s.ended()
         registry.remove(s, servers: directory.serverIDs(of: s.user))
-        book.close(s.key)
-        typing.forget(s)
-        userHome.saveCursor(of: s)
+        home.book.close(s.key)
+        home.typing.forget(s)
+        home.userHome.saveCursor(of: s)
+        let subscriptions = home.subscriptions!
         if s.autoSubscribe && !subscriptions.hasAutoSessions(s.user) { subscriptions.ladders.removeValue(forKey: s.user) }
+    }
+
+    func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {
+        guard let s = registry.all[key] else { return }
+        home.userHome.acknowledged(s, ackedOrd: ackedOrd, packageAcked: packageAcked)
+    }
+
+    func sessionDetached(_ key: UInt64, since: UInt64) {
+        guard let s = registry.all[key] else { return }
+        s.detachedSince = since
+        home.typing.forget(s)
+    }
+
+    func sessionResumed(_ key: UInt64) {
+        guard let s = registry.all[key] else { return }
+        s.detachedSince = nil
+        s.isBehind = false
+        if !s.pendingTyping.isEmpty || !s.pendingUnread.isEmpty { s.markOwing() }
+    }
+
+    func sessionBehind(_ key: UInt64, _ behind: Bool) {
+        guard let s = registry.all[key] else { return }
+        s.isBehind = behind
+        if !behind && !s.pendingUnread.isEmpty { s.markOwing() }
+    }
+
+    // MARK: Turns
+
+    func turnEnding() {
+        home.turnEnding()
+        sendOwedNotices()
+    }
+
+    /// The home loop's gateway flushed: what this turn has for the other loops goes to them.
+    func turnEnded(_ gateway: Gateway) { home.links.postTurn() }
+
+    /// Coalesced unread and typing notices; a session behind on its writes
+    /// gets no typing, and its unread notices wait until it catches up.
+    private func sendOwedNotices() {
+        let sessions = owing.sessions
+        owing.sessions.removeAll(keepingCapacity: true)
+        for s in sessions {
+            s.isOwing = false
+            guard s.isLoggedIn else { continue }
+            if s.isBehind {
+                if !s.pendingTyping.isEmpty { home.typing.forget(s) }
+            } else {
+                home.reading.emitUnread(s)
+                home.typing.emitTyping(s)
+            }
+        }
+    }
+
+    /// Carries out what a gateway on another loop told the home.
+    func carryOut(_ commands: [HomeCommand], from gatewayIndex: Int) {
+        for c in commands {
+            switch c {
+            case .admit(let a): admit(a)
+            case .route(let body, let id, let key): route(body, id: id, session: key)
+            case .send(let r, let id, let key): sendMessage(r, id: id, session: key)
+            case .acknowledged(let key, let ord, let packageAcked): acknowledged(session: key, ackedOrd: ord, packageAcked: packageAcked)
+            case .ended(let key, let ackedOrd): sessionEnded(key, ackedOrd: ackedOrd)
+            case .detached(let key, let since): sessionDetached(key, since: since)
+            case .resumed(let key): sessionResumed(key)
+            case .behind(let key, let behind): sessionBehind(key, behind)
+            case .outbound(let queued, let applied): home.links.reported(queued: queued, applied: applied, from: gatewayIndex)
+            }
+        }
     }
 }
 
