@@ -220,11 +220,9 @@ final class GuildhallService {
         key & 0xff == 0 ? gateway.sessions[key] : links.port(for: key)
     }
 
-    /// The home loop's turn ends (before its gateway flushes): paused
-    /// publishers, the turn's commits, coalesced receipt answers.
+    /// The home loop's turn ends (before its gateway flushes): the turn's
+    /// commits, coalesced receipt answers.
     func turnEnding() {
-        // First: the bytes the last turn queued are counted by now, the ones this turn will queue not yet.
-        publishers.resumeIfDrained()
         runner.submitTurnJobs(inline: true)
         groupReceipts.sendOwedResponses()
     }

@@ -179,8 +179,13 @@ final class Reception: HomePart, GatewayHome {
         sendOwedNotices()
     }
 
-    /// The home loop's gateway flushed: what this turn has for the other loops goes to them.
-    func turnEnded(_ gateway: Gateway) { home.links.postTurn() }
+    /// The home loop's gateway flushed: paused publishers are read again if
+    /// what they fanned out has drained (the kernel has taken this turn's
+    /// bytes or they are counted now), and what this turn has for the other loops goes to them.
+    func turnEnded(_ gateway: Gateway) {
+        home.publishers.resumeIfDrained()
+        home.links.postTurn()
+    }
 
     /// Coalesced unread and typing notices; a session behind on its writes
     /// gets no typing, and its unread notices wait until it catches up.
