@@ -1,11 +1,21 @@
 // A blocking TCP socket for the SDK's connection thread: connect with a
 // timeout, send whole buffers, poll and receive. POSIX only; no event loop,
 // so an application embeds the SDK without running one.
+//
+// The descriptor is closed only when the last reference goes: callers on
+// other threads (requests, `close`) may still hold the socket when the
+// connection thread ends it, and a number closed under them could by then
+// belong to another socket of the process (an embedding server's, in tests).
+// Ending a connection is `shutdown`, which any thread may call.
 
 import Foundation
 
-struct ClientSocket: Sendable {
+final class ClientSocket: Sendable {
     let fd: Int32
+
+    private init(fd: Int32) { self.fd = fd }
+
+    deinit { Glibc.close(fd) }
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -79,6 +89,4 @@ struct ClientSocket: Sendable {
 
     /// Wakes a thread blocked in `receive` and ends the connection.
     func shutdown() { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-
-    func close() { Glibc.close(fd) }
 }

@@ -189,12 +189,12 @@ public final class GuildhallClient: Sendable {
                     s.socket = socket
                     return true
                 }
-                if !installed { socket.close(); break }
+                if !installed { break }
                 let session = ConnectionSession(client: self, socket: socket)
                 endReason = session.run()
                 if session.loggedIn { backoffMs = 100 }
                 state.withLock { $0.socket = nil; $0.loggedIn = false }
-                socket.close()
+                socket.shutdown()
             } catch {
                 endReason = .disconnected(error.description)
             }

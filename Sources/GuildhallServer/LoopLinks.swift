@@ -4,6 +4,7 @@
 // which they close at shutdown. Home loop only; the other loops are reached
 // only through their inboxes.
 
+import Glibc
 import GuildhallCore
 import GuildhallLoop
 
@@ -23,10 +24,11 @@ final class LoopLinks {
                homeInbox: LoopInbox<LoopMessage>) throws {
         guard settings.loops > 1 else { return }
         let inboxes = (0..<settings.loops).map { _ in LoopInbox<GatewayMessage>() }
+        // A socket whose loop no longer takes messages (shutting down) is closed here.
         let peers: [@Sendable (HandOff) -> Void] = (0..<settings.loops).map { i in
-            if i == 0 { return { _ = homeInbox.post(.handOff($0)) } }
+            if i == 0 { return { h in if !homeInbox.post(.handOff(h)) { Glibc.close(h.socket) } } }
             let target = inboxes[i]
-            return { _ = target.post(.handOff($0)) }
+            return { h in if !target.post(.handOff(h)) { Glibc.close(h.socket) } }
         }
         gateway.peers = peers
         for i in 1..<settings.loops {

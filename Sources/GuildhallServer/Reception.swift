@@ -184,6 +184,10 @@ final class Reception: HomePart, GatewayHome {
     /// bytes or they are counted now), and what this turn has for the other loops goes to them.
     func turnEnded(_ gateway: Gateway) {
         home.publishers.resumeIfDrained()
+        // Sends read from resumed publishers go to the writer now: this turn's
+        // commits are done, and nothing else need wake this loop (their
+        // recipients may all be on other loops).
+        home.runner.submitTurnJobs()
         home.links.postTurn()
     }
 

@@ -82,6 +82,7 @@ extension LoopListenerTests {
         let moved = Atomic<Bool>(false)
         let stop = LoopInbox<Bool>()
         let done = DispatchSemaphore(value: 0)
+        let ready = DispatchSemaphore(value: 0)
         // Loop B adopts sockets and echoes what it reads, prefixed with "B:".
         let b = Thread {
             let loop = EventLoop()
@@ -105,11 +106,14 @@ extension LoopListenerTests {
                 adoption?.close()
                 stopper?.close()
             }
+            // An inbox takes posts only once its receiver exists.
+            ready.signal()
             loop.run()
             _ = loop.close()
             done.signal()
         }
         b.start()
+        ready.wait()
         // Loop A accepts, reads the first bytes, and hands the socket to B.
         let a = try LoopListenerTests.AcceptingLoop(port: 0) { c in
             c.onRead = { [unowned c] _ in

@@ -540,7 +540,7 @@ extension BackpressureConformanceTests {
             try $0.set("write-stall-ms", "60000")
         }
         defer { server.stop() }
-        let (alice, c, slow, _) = try await slowReader(server)
+        let (alice, c, slow, bobLogin) = try await slowReader(server)
         // bob does not read; alice publishes far more than the kernel's buffers hold.
         let body = blob(16_000, byte: 3)
         let total = 400
@@ -571,7 +571,7 @@ extension BackpressureConformanceTests {
         }
         try await publishing.value
         #expect(done.value == total)
-        #expect(uids == Array(1...UInt64(total)), "every message, in order")
+        #expect(uids == Array(1...UInt64(total)), "every message, in order; bob \(bobLogin.sessionID) alice \(alice.state.withLock { $0.sessionID })")
     }
 }
 
