@@ -40,7 +40,7 @@ final class GatewayLoop {
     private func received(_ messages: [GatewayMessage]) {
         for m in messages {
             switch m {
-            case .commands(let orders): gateway.carryOut(orders)
+            case .steps(let steps): gateway.carryOut(steps)
             case .handOff(let h): gateway.adopt(h)
             case .settings(let applied): gateway.settings = applied
             case .stopAccepting: gateway.stopAccepting()

@@ -9,9 +9,9 @@ import GuildhallCore
 import GuildhallLoop
 import GuildhallWire
 
-/// A `SessionPort` call for a session on another loop, as a value.
+/// A `SessionPort` call for a session on another loop, as a value (live
+/// events go in `GatewayStep.event` runs instead).
 enum SessionCommand: Sendable {
-    case push(SharedBytes, FrameEncoding.RecipientUnread?, cursor: UInt64)
     case send(SharedBytes, ord: UInt64)
     case respond([UInt8])
     case admitted(user: UserID, device: DeviceID, sessionID: String)
@@ -28,6 +28,20 @@ enum SessionCommand: Sendable {
 struct SessionOrder: Sendable {
     let key: UInt64
     let command: SessionCommand
+}
+
+/// One live event's recipient on the gateway's loop, with its own trailer fields.
+struct EventRecipient: Sendable {
+    let key: UInt64
+    let unread: FrameEncoding.RecipientUnread?
+    let cursor: UInt64
+}
+
+/// What a home sends a gateway, in order: commands, and runs of one event
+/// to many of its sessions (a fan-out), the event's bytes referenced once per run.
+enum GatewayStep: Sendable {
+    case command(SessionOrder)
+    case event(SharedBytes, [EventRecipient])
 }
 
 /// A `GatewayHome` call from a gateway on another loop, as a value.
@@ -56,7 +70,7 @@ struct HandOff: Sendable {
 
 /// What reaches a gateway loop that is not the home's.
 enum GatewayMessage: Sendable {
-    case commands([SessionOrder])
+    case steps([GatewayStep])
     case handOff(HandOff)
     case settings(Settings)
     case stopAccepting

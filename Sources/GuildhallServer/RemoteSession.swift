@@ -8,23 +8,48 @@ import GuildhallCore
 import GuildhallLoop
 import GuildhallWire
 
-/// The commands for one other loop's gateway, gathered during a home turn.
+/// What one other loop's gateway gets from this home turn, in order.
 final class GatewayOutbox {
-    private var orders: [SessionOrder] = []
+    private var steps: [GatewayStep] = []
+    /// The run of one event being gathered: its bytes and recipients so far.
+    private var runPayload: SharedBytes?
+    private var runRecipients: [EventRecipient] = []
     private let inbox: LoopInbox<GatewayMessage>
     /// Bytes of events sent to that loop so far; what it has not yet reported applied counts toward publisher pauses.
     var sentBytes = 0
 
     init(inbox: LoopInbox<GatewayMessage>) { self.inbox = inbox }
 
+    /// A live event for session `key`: joins the run of the same event, or starts one.
     @inline(__always)
-    func add(_ key: UInt64, _ command: SessionCommand) { orders.append(SessionOrder(key: key, command: command)) }
+    func push(_ key: UInt64, _ payload: SharedBytes, _ unread: FrameEncoding.RecipientUnread?, cursor: UInt64) {
+        sentBytes &+= payload.count + Gateway.eventOverhead
+        if runPayload !== payload {
+            closeRun()
+            runPayload = payload
+        }
+        runRecipients.append(EventRecipient(key: key, unread: unread, cursor: cursor))
+    }
+
+    func add(_ key: UInt64, _ command: SessionCommand) {
+        closeRun()
+        if case .send(let payload, _) = command { sentBytes &+= payload.count + Gateway.eventOverhead }
+        steps.append(.command(SessionOrder(key: key, command: command)))
+    }
+
+    private func closeRun() {
+        guard let payload = runPayload else { return }
+        steps.append(.event(payload, runRecipients))
+        runPayload = nil
+        runRecipients = []
+    }
 
     /// Sends what this turn gathered.
     func post() {
-        guard !orders.isEmpty else { return }
-        _ = inbox.post(.commands(orders))
-        orders = []
+        closeRun()
+        guard !steps.isEmpty else { return }
+        _ = inbox.post(.steps(steps))
+        steps = []
     }
 
     /// A message of its own for that loop, after what was gathered.
@@ -44,13 +69,9 @@ final class RemoteSession: SessionPort {
     }
 
     func push(event payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64) {
-        outbox.sentBytes &+= payload.count + Gateway.eventOverhead
-        outbox.add(key, .push(payload, unread, cursor: cursor))
+        outbox.push(key, payload, unread, cursor: cursor)
     }
-    func send(_ payload: SharedBytes, ord: UInt64) {
-        outbox.sentBytes &+= payload.count + Gateway.eventOverhead
-        outbox.add(key, .send(payload, ord: ord))
-    }
+    func send(_ payload: SharedBytes, ord: UInt64) { outbox.add(key, .send(payload, ord: ord)) }
     func respond(encoded payload: [UInt8]) { outbox.add(key, .respond(payload)) }
     func admitted(user: UserID, device: DeviceID, sessionID: String) {
         outbox.add(key, .admitted(user: user, device: device, sessionID: sessionID))
@@ -68,38 +89,40 @@ extension Gateway {
     /// Bytes counted per event besides its payload (framing and trailer), on both sides alike.
     static let eventOverhead = 32
 
-    /// Carries out a home's commands for this gateway's sessions. A command
-    /// for a session that is gone is dropped; an admission for one tells the
-    /// home it ended, so the home forgets it.
-    func carryOut(_ orders: [SessionOrder]) {
-        for o in orders {
-            guard let s = sessions[o.key] else {
-                switch o.command {
-                case .admitted: home.sessionEnded(o.key, ackedOrd: 0)
-                case .push(let payload, _, _), .send(let payload, _): appliedBytes &+= payload.count + Self.eventOverhead
-                default: break
-                }
-                continue
+    /// Carries out what a home sent this gateway's sessions. A command for a
+    /// session that is gone is dropped; an admission for one tells the home
+    /// it ended, so the home forgets it.
+    func carryOut(_ steps: [GatewayStep]) {
+        for step in steps {
+            switch step {
+            case .event(let payload, let recipients):
+                appliedBytes &+= (payload.count + Self.eventOverhead) * recipients.count
+                for r in recipients { sessions[r.key]?.push(event: payload, unread: r.unread, cursor: r.cursor) }
+            case .command(let o):
+                carryOut(o)
             }
-            switch o.command {
-            case .push(let payload, let unread, let cursor):
-                appliedBytes &+= payload.count + Self.eventOverhead
-                s.push(event: payload, unread: unread, cursor: cursor)
-            case .send(let payload, let ord):
-                appliedBytes &+= payload.count + Self.eventOverhead
-                s.send(payload, ord: ord)
-            case .respond(let payload):
-                s.respond(encoded: payload)
-                answered(s)
-            case .admitted(let user, let device, let sessionID): s.admitted(user: user, device: device, sessionID: sessionID)
-            case .syncedFrom(let cursor): s.syncedFrom(cursor)
-            case .noteInboxItem(let ord): s.noteInboxItem(ord)
-            case .packageSent: s.packageSent()
-            case .finishSync: s.finishSync()
-            case .pause(let reason): s.pauseReading(reason)
-            case .resume(let reason): s.resumeReading(reason)
-            case .end(let reason, let message): s.end(reason, message)
-            }
+        }
+    }
+
+    private func carryOut(_ o: SessionOrder) {
+        if case .send(let payload, _) = o.command { appliedBytes &+= payload.count + Self.eventOverhead }
+        guard let s = sessions[o.key] else {
+            if case .admitted = o.command { home.sessionEnded(o.key, ackedOrd: 0) }
+            return
+        }
+        switch o.command {
+        case .send(let payload, let ord): s.send(payload, ord: ord)
+        case .respond(let payload):
+            s.respond(encoded: payload)
+            answered(s)
+        case .admitted(let user, let device, let sessionID): s.admitted(user: user, device: device, sessionID: sessionID)
+        case .syncedFrom(let cursor): s.syncedFrom(cursor)
+        case .noteInboxItem(let ord): s.noteInboxItem(ord)
+        case .packageSent: s.packageSent()
+        case .finishSync: s.finishSync()
+        case .pause(let reason): s.pauseReading(reason)
+        case .resume(let reason): s.resumeReading(reason)
+        case .end(let reason, let message): s.end(reason, message)
         }
     }
 }
