@@ -42,7 +42,9 @@ final class GatewayLoop {
             switch m {
             case .steps(let steps): gateway.carryOut(steps)
             case .handOff(let h): gateway.adopt(h)
-            case .settings(let applied): gateway.settings = applied
+            case .settings(let applied, let group):
+                gateway.settings = applied
+                group?.leave()
             case .stopAccepting: gateway.stopAccepting()
             case .closeAll:
                 // The sessions' ends reach the home before the word that this loop is done.

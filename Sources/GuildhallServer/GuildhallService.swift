@@ -22,9 +22,9 @@ enum LoopMessage: Sendable {
     case committed([WriteOutcome])
     case read([ReadResult])
     case shutdown
-    /// New settings (SIGHUP or the handle); only live ones apply. The
-    /// semaphore, if any, is signalled once they have.
-    case settings(Settings, DispatchSemaphore?)
+    /// New settings (SIGHUP or the handle); only live ones apply. The group,
+    /// if any, is left once they have, on every loop.
+    case settings(Settings, DispatchGroup?)
     /// What a gateway on another loop told the home this turn.
     case fromGateway(Int, [HomeCommand])
     /// A gateway on another loop closed its sessions at shutdown.
@@ -189,8 +189,7 @@ final class GuildhallService {
             case .shutdown:
                 beginShutdown()
             case .settings(let newer, let applied):
-                applyLive(newer)
-                applied?.signal()
+                applyLive(newer, applied)
             case .fromGateway(let index, let commands):
                 if !finished { reception.carryOut(commands, from: index) }
             case .gatewayClosed:
@@ -295,25 +294,29 @@ final class GuildhallService {
 }
 
 extension GuildhallService {
-    /// Applies the live settings of `newer`; the others wait for a restart.
-    func applyLive(_ newer: Settings) {
+    /// Applies the live settings of `newer` here and sends them to the other
+    /// loops; the others wait for a restart. `group` (entered once by the
+    /// caller) is left when every loop has applied them.
+    func applyLive(_ newer: Settings, _ group: DispatchGroup? = nil) {
         let (applied, restart) = settings.applyingLive(newer)
         if !restart.isEmpty { log.warn("settings changed that need a restart; ignored until then", ["keys": restart.joined(separator: ",")]) }
         settings = applied
         gateway.settings = applied
-        links.broadcast(.settings(applied))
+        links.apply(applied, group)
         runner.storeQueueMax = settings.storeQueueMax
         runner.inlineCommitMax = settings.inlineCommitMax
         typing.board.throttleMs = UInt64(settings.typingThrottleMs)
         typing.board.expiryMs = UInt64(settings.typingExpiryMs)
         log.info("live settings applied", ["small_server_threshold": settings.smallServerThreshold])
+        group?.leave()
     }
 
-    /// Posts new settings from any thread and waits until they apply.
+    /// Posts new settings from any thread and waits until every loop has applied them.
     var settingsTrigger: @Sendable (Settings) -> Void {
         let inbox = self.inbox
         return { settings in
-            let applied = DispatchSemaphore(value: 0)
+            let applied = DispatchGroup()
+            applied.enter()
             if inbox.post(.settings(settings, applied)) { applied.wait() }
         }
     }

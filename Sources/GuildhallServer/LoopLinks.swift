@@ -4,6 +4,7 @@
 // which they close at shutdown. Home loop only; the other loops are reached
 // only through their inboxes.
 
+import Dispatch
 import Glibc
 import GuildhallCore
 import GuildhallLoop
@@ -51,7 +52,17 @@ final class LoopLinks {
     func postTurn() { for o in outboxes { o?.post() } }
 
     /// Sends every other loop `message`, after what this turn has for it.
-    func broadcast(_ message: GatewayMessage) { for o in outboxes { o?.post(message) } }
+    func broadcast(_ message: GatewayMessage) { for o in outboxes { _ = o?.post(message) } }
+
+    /// Sends every other loop the live settings the home applied; each leaves
+    /// `group` once applied (at once for a loop that no longer takes messages).
+    func apply(_ settings: Settings, _ group: DispatchGroup?) {
+        for o in outboxes {
+            guard let o else { continue }
+            group?.enter()
+            if !o.post(.settings(settings, group)) { group?.leave() }
+        }
+    }
 
     // MARK: Publisher pauses
 

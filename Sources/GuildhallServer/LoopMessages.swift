@@ -5,6 +5,7 @@
 // in which one loop posted, so per-session and per-channel order hold.
 // Values only.
 
+import Dispatch
 import GuildhallCore
 import GuildhallLoop
 import GuildhallWire
@@ -72,7 +73,8 @@ struct HandOff: Sendable {
 enum GatewayMessage: Sendable {
     case steps([GatewayStep])
     case handOff(HandOff)
-    case settings(Settings)
+    /// Live settings the home applied; leave the group once applied here.
+    case settings(Settings, DispatchGroup?)
     case stopAccepting
     /// Close every session (shutting down), report them ended, then stop the loop.
     case closeAll

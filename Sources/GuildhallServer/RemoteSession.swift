@@ -52,10 +52,11 @@ final class GatewayOutbox {
         steps = []
     }
 
-    /// A message of its own for that loop, after what was gathered.
-    func post(_ message: GatewayMessage) {
+    /// A message of its own for that loop, after what was gathered; false when that loop no longer takes messages.
+    @discardableResult
+    func post(_ message: GatewayMessage) -> Bool {
         post()
-        _ = inbox.post(message)
+        return inbox.post(message)
     }
 }
 
