@@ -72,13 +72,12 @@ final class GatewayLoop {
             } catch {
                 failure.withLock { $0 = String(describing: error) }
                 started.signal()
-                running.finished()
+                running.finished(closing: 0)
                 return
             }
             started.signal()
             g.loop.run()
-            _ = g.loop.close()
-            running.finished()
+            running.finished(closing: g.loop.close())
         }
         thread.name = "guildhall-gateway-\(index)"
         thread.start()
@@ -91,12 +90,18 @@ final class GatewayLoop {
 /// A gateway loop's thread, to wait for at shutdown.
 final class GatewayThread: Sendable {
     private let done = DispatchSemaphore(value: 0)
+    private let closing = Locked<Int32>(0)
 
-    func finished() { done.signal() }
+    /// The loop ended; `rc`: uv_loop_close's result (0 when no handle leaked).
+    func finished(closing rc: Int32) {
+        closing.withLock { $0 = rc }
+        done.signal()
+    }
 
-    /// Returns once the thread's loop has closed.
-    func join() {
+    /// Returns once the thread's loop has closed, with uv_loop_close's result.
+    func join() -> Int32 {
         done.wait()
         done.signal()
+        return closing.withLock { $0 }
     }
 }

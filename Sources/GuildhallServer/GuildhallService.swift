@@ -162,11 +162,13 @@ final class GuildhallService {
     }
 
     /// Turns the loop until shutdown completes, then waits for the other
-    /// loops; returns uv_loop_close's result (0 when nothing leaked).
+    /// loops; returns uv_loop_close's result, the home loop's or another's
+    /// (0 when no loop leaked a handle).
     func run() -> Int32 {
         loop.run()
-        links.join()
-        return loop.close()
+        let others = links.join()
+        let rc = loop.close()
+        return rc != 0 ? rc : others
     }
 
     /// Posts a shutdown from any thread.

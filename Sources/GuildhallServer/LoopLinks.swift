@@ -98,15 +98,21 @@ final class LoopLinks {
         return open == 0
     }
 
-    /// Waits until every other loop's thread has ended (they end once their sessions have closed).
-    func join() {
-        for t in threads { t.join() }
+    /// Waits until every other loop's thread has ended (they end once their
+    /// sessions have closed); returns the first non-zero uv_loop_close result (a leaked handle), else 0.
+    func join() -> Int32 {
+        var rc: Int32 = 0
+        for t in threads {
+            let r = t.join()
+            if rc == 0 { rc = r }
+        }
         threads.removeAll()
+        return rc
     }
 
     /// Stops loops already started (a start that failed).
     func stop() {
         broadcast(.closeAll)
-        join()
+        _ = join()
     }
 }

@@ -80,4 +80,22 @@ import Testing
         }
         #expect(received == sent, "every message once, in order, across twelve resumes")
     }
+
+    /// Shutdown with sessions on both loops: the other loop closes its
+    /// sessions first, each with its reason, then the home's; nothing is left open.
+    @Test func shutdownTellsEverySessionOnEveryLoopWhyItEnds() async throws {
+        let server = try TestServer { $0.loops = 2 }
+        var sessions: [(RawConnection, String)] = []
+        for i in 0..<10 {
+            let raw = try RawConnection(port: server.port)
+            guard let login = raw.loginAndSync(server.token("user\(i)")) else { Issue.record("user\(i) did not log in"); return }
+            sessions.append((raw, login.sessionID))
+        }
+        #expect(Set(sessions.compactMap { Self.loop(ofSession: $0.1) }) == [0, 1], "10 connections all landed on one loop")
+        let rc = server.stop()
+        #expect(rc == 0, "a loop leaked a handle")
+        for (raw, id) in sessions {
+            #expect(raw.framesUntilClosed().closeReasons == [.shuttingDown], "session \(id)")
+        }
+    }
 }
