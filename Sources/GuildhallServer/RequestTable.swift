@@ -13,7 +13,7 @@
 import GuildhallWire
 
 enum RequestPlace: Equatable {
-    /// The session's own loop: its connection, liveness, subscriptions and what it receives.
+    /// The session's own loop, which answers it: its liveness, acknowledgements, logout.
     case gateway
     /// The home of the guild the request names (by server or channel id).
     case guildHome
@@ -54,8 +54,10 @@ extension GHRequest.OneOf_Body {
         switch self {
         case .login, .resume: RequestRule(place: .gateway, rate: .session, phase: .opensSession)
         case .heartbeat, .ack, .logout: RequestRule(place: .gateway, rate: .session, phase: .loggedIn)
-        case .subscribe, .setSubscribeMode: RequestRule(place: .gateway, rate: .change, phase: .loggedIn)
-        case .enterAsGuest, .leaveAsGuest: RequestRule(place: .gateway, rate: .change, phase: .loggedIn)
+        // The guild's home keeps who is interested in its channels until
+        // interest splits between homes and gateways (issue 12).
+        case .subscribe, .setSubscribeMode: RequestRule(place: .guildHome, rate: .change, phase: .loggedIn)
+        case .enterAsGuest, .leaveAsGuest: RequestRule(place: .guildHome, rate: .change, phase: .loggedIn)
         case .listMyServers, .getServers, .listMembers, .listChannels, .getHistory, .getMessages, .getUnread,
              .getReceiptReaders, .getReceiptInfo:
             RequestRule(place: .guildHome, rate: .query, phase: .loggedIn)
