@@ -67,7 +67,7 @@ extension Gateway {
 
     private func handle(payload: [UInt8], on session: Session) {
         if !session.isAwaitingLogin, let (id, send) = SendRequest.read(payload) {
-            forwarded(session)
+            forwarded(session, bytes: payload.count)
             home.sendMessage(send, id: id, session: session.key)
             return
         }
@@ -99,23 +99,32 @@ extension Gateway {
             session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
         case (false, .loggedIn):
             if body.rule.place == .gateway, answer(body, id: request.id, on: session) { return }
-            forwarded(session)
+            forwarded(session, bytes: payload.count)
             home.route(body, id: request.id, session: session.key)
         }
     }
 
     /// A request went to the home; one on another loop gets only so many at a time from a session.
-    private func forwarded(_ s: Session) {
+    private func forwarded(_ s: Session, bytes: Int) {
         guard homeIsRemote else { return }
         s.requestsInFlight += 1
-        if s.requestsInFlight >= Self.remoteRequestsInFlight { s.pauseReading(.credit) }
+        s.requestBytesInFlight += bytes
+        if s.requestsInFlight >= Self.remoteRequestsInFlight || s.requestBytesInFlight >= Self.remoteRequestBytesInFlight {
+            s.pauseReading(.credit)
+        }
     }
 
-    /// The home answered one of the session's requests.
+    /// The home answered one of the session's requests. Answers need not
+    /// come in order, so each takes back the average size in flight.
     func answered(_ s: Session) {
         guard s.requestsInFlight > 0 else { return }
+        s.requestBytesInFlight -= s.requestBytesInFlight / s.requestsInFlight
         s.requestsInFlight -= 1
-        if s.requestsInFlight <= Self.remoteRequestsInFlight / 2 && s.readPauses.contains(.credit) { readingResumed(s, .credit) }
+        if s.requestsInFlight == 0 { s.requestBytesInFlight = 0 }
+        if s.readPauses.contains(.credit) && s.requestsInFlight <= Self.remoteRequestsInFlight / 2
+            && s.requestBytesInFlight <= Self.remoteRequestBytesInFlight / 2 {
+            readingResumed(s, .credit)
+        }
     }
 
     /// The requests about the session itself, which its gateway answers; false for the rest.

@@ -51,6 +51,8 @@ final class Gateway {
     unowned let home: any GatewayHome
     /// This gateway's sessions, by key; a key's low byte is the gateway's index (`index`).
     private(set) var sessions: [UInt64: Session] = [:]
+    /// The same, lent, for the look-up per recipient of a home's events (`sessions` keeps them alive).
+    private(set) var lent = SessionTable<Unmanaged<Session>>()
     /// Which loop this gateway is (0 for the home's own).
     let index: Int
     let flushList = FlushList()
@@ -59,9 +61,13 @@ final class Gateway {
     /// Bytes of events a home on another loop sent here so far (`carryOut`), for its publisher pauses.
     var appliedBytes = 0
     /// The home is on another loop: its pauses arrive a turn late, so each
-    /// session may have only so many requests waiting for it (and is not read meanwhile).
+    /// session may have only so many requests, and request bytes, waiting for
+    /// it (and is not read meanwhile). The count is above any pipelining
+    /// window a client uses; the bytes bound what a publisher of large
+    /// messages gets in before a pause arrives.
     var homeIsRemote = false
-    static let remoteRequestsInFlight = 128
+    static let remoteRequestsInFlight = 4096
+    static let remoteRequestBytesInFlight = 1 << 20
     private var flushCheck: LoopCheck!
     private var sweepTimer: LoopTimer!
     private var listener: TCPListener?
@@ -152,9 +158,15 @@ final class Gateway {
         }
     }
 
-    func add(_ s: Session) { sessions[s.key] = s }
+    func add(_ s: Session) {
+        sessions[s.key] = s
+        lent[s.key] = Unmanaged.passUnretained(s)
+    }
 
-    func remove(_ s: Session) { sessions.removeValue(forKey: s.key) }
+    func remove(_ s: Session) {
+        sessions.removeValue(forKey: s.key)
+        lent[s.key] = nil
+    }
 
     private func sweep() {
         let now = loop.nowMillis

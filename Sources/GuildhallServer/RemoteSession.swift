@@ -98,7 +98,9 @@ extension Gateway {
             switch step {
             case .event(let payload, let recipients):
                 appliedBytes &+= (payload.count + Self.eventOverhead) * recipients.count
-                for r in recipients { sessions[r.key]?.push(event: payload, unread: r.unread, cursor: r.cursor) }
+                for r in recipients {
+                    lent[r.key]?._withUnsafeGuaranteedRef { $0.push(event: payload, unread: r.unread, cursor: r.cursor) }
+                }
             case .command(let o):
                 carryOut(o)
             }

@@ -60,8 +60,9 @@ final class Session {
     var awaitingPackageSeq: UInt64 = 0
     /// The home was told this session is behind on its writes (and not since that it caught up).
     var reportedBehind = false
-    /// Requests forwarded to a home on another loop and not yet answered.
+    /// Requests forwarded to a home on another loop and not yet answered, and their bytes.
     var requestsInFlight = 0
+    var requestBytesInFlight = 0
     unowned let gateway: Gateway
 
     init(key: UInt64, connection: TCPConnection, liveness: SessionLiveness, maxFrameBytes: Int, outboundCap: Int,
@@ -309,7 +310,7 @@ struct ReadPauses: OptionSet {
     static let outbound = ReadPauses(rawValue: 2)
     /// A login waits for the home's answer: requests after it wait too.
     static let admission = ReadPauses(rawValue: 4)
-    /// Too many requests wait for a home on another loop (`Gateway.remoteRequestsInFlight`).
+    /// Too many requests, or request bytes, wait for a home on another loop (`Gateway.remoteRequestsInFlight`).
     static let credit = ReadPauses(rawValue: 8)
 }
 

@@ -10,8 +10,9 @@ import GuildhallCore
 final class SessionRegistry {
     private(set) var all: [UInt64: HomeSession] = [:]
     /// The same sessions, lent: fan-out borrows each recipient through this
-    /// without a retain and release per delivery (`all` keeps them alive).
-    private(set) var lent: [UInt64: Unmanaged<HomeSession>] = [:]
+    /// without a retain and release per delivery (`all` keeps them alive),
+    /// and finds it without hashing the key (`SessionTable`).
+    private(set) var lent = SessionTable<Unmanaged<HomeSession>>()
     private var byUser: [UserID: [UInt64: HomeSession]] = [:]
     private var onlineByServer: [ServerID: [UInt64: HomeSession]] = [:]
     private var guestsByServer: [ServerID: [UInt64: HomeSession]] = [:]
@@ -49,7 +50,7 @@ final class SessionRegistry {
     /// Forgets a session; `servers` are its user's servers.
     func remove(_ s: HomeSession, servers: Set<ServerID>) {
         all.removeValue(forKey: s.key)
-        lent.removeValue(forKey: s.key)
+        lent[s.key] = nil
         for server in s.guestOf { guestLeft(s, server: server) }
         guard !s.user.isEmpty, byUser[s.user]?[s.key] != nil else { return }
         byUser[s.user]![s.key] = nil
