@@ -18,7 +18,6 @@ final class HomeSession {
     let user: UserID
     let device: DeviceID
     let sessionID: String
-    let peer: String
     /// False once the session ended: callbacks that waited on the store check it.
     private(set) var isLoggedIn = true
     /// Since when (loop time) the session has had no connection, waiting for a resume.
@@ -48,13 +47,12 @@ final class HomeSession {
     var isOwing = false
     private unowned let owing: OwingList
 
-    init(key: UInt64, port: any SessionPort, user: UserID, device: DeviceID, sessionID: String, peer: String, owing: OwingList) {
+    init(key: UInt64, port: any SessionPort, user: UserID, device: DeviceID, sessionID: String, owing: OwingList) {
         self.key = key
         self.port = port
         self.user = user
         self.device = device
         self.sessionID = sessionID
-        self.peer = peer
         self.owing = owing
     }
 

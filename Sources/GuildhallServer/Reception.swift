@@ -81,10 +81,9 @@ final class Reception: HomePart, GatewayHome {
             }
         }
         let session = HomeSession(key: a.key, port: port, user: token.user, device: token.device,
-                                  sessionID: "\(settings.nodeID)-\(a.key)-\(UInt32.random(in: 0...UInt32.max))", peer: a.peer, owing: owing)
+                                  sessionID: "\(settings.nodeID)-\(a.key)-\(UInt32.random(in: 0...UInt32.max))", owing: owing)
         // Live events wait until sync is done; items up to the horizon come from the inbox.
         session.sync = OfflineSync(horizon: runner.inboxFanned)
-        port.admitted(user: token.user, device: token.device, sessionID: session.sessionID)
         registry.add(session)
         registry.loggedIn(session, servers: directory.serverIDs(of: token.user))
         home.book.open(session.key, user: token.user)
@@ -92,6 +91,9 @@ final class Reception: HomePart, GatewayHome {
                                    heartbeatIntervalMs: settings.heartbeatIntervalMs, now: now())
         result.resumeFailure = a.resumeFailure
         session.respond(a.id, .login(result))
+        // After the answer: admitting lets the gateway read the requests that
+        // followed the login, and on this loop it may answer them at once.
+        port.admitted(user: token.user, device: token.device, sessionID: session.sessionID)
         if a.autoSubscribe { home.subscriptions.enableAutoMode(session) }
         log.info("login", ["user": token.user, "device": token.device, "peer": a.peer, "session": session.sessionID])
         // The device's cursor is read once the session this login replaced has

@@ -85,7 +85,6 @@ extension Gateway {
         guard let session = accepted(connection) else { return }
         session.decoder = h.decoder
         resume(h.resume, id: h.id, on: session)
-        drainFrames(session)
     }
 
     private func takeOver(_ old: Session, from fresh: Session, after seq: UInt64, id: UInt64) {
