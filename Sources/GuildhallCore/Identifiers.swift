@@ -23,20 +23,32 @@ public struct UIDGenerator: Sendable {
     public static let epoch: UInt64 = 1_704_067_200_000
     public static let maxNode: UInt64 = (1 << 10) - 1
     private let node: UInt64
+    /// Each loop of a node makes ids of its own lane: the counter's low
+    /// bits are the lane, so loops never issue the same id without sharing
+    /// anything. With one lane (one loop) the whole counter is the count.
+    private let lane: UInt64
+    private let laneBits: UInt64
+    private let counterLimit: UInt64
     private var lastMillis: UInt64 = 0
     private var counter: UInt64 = 0
 
-    public init(node: UInt64) {
+    public init(node: UInt64, lane: Int = 0, lanes: Int = 1) {
         precondition(node <= Self.maxNode, "node id must be at most \(Self.maxNode)")
+        precondition(lanes >= 1 && lanes <= 64 && lane >= 0 && lane < lanes, "lane \(lane) of \(lanes)")
         self.node = node
+        self.lane = UInt64(lane)
+        laneBits = lanes == 1 ? 0 : UInt64(64 - (lanes - 1).leadingZeroBitCount)
+        counterLimit = 0xFFF >> laneBits
     }
 
-    /// Continues after `uid`, so that a restarted node never reissues an id it already used.
+    /// Continues after `uid`, so that a restarted node never reissues an id
+    /// it already used, whatever lanes made it.
     public mutating func resume(after uid: UInt64) {
         let millis = uid >> 22
-        if millis > lastMillis || (millis == lastMillis && (uid & 0xFFF) >= counter) {
+        let next = ((uid & 0xFFF) >> laneBits) + 1
+        if millis > lastMillis || (millis == lastMillis && next > counter) {
             lastMillis = millis
-            counter = (uid & 0xFFF) + 1
+            counter = next
         }
     }
 
@@ -45,11 +57,11 @@ public struct UIDGenerator: Sendable {
         if now > lastMillis {
             lastMillis = now
             counter = 0
-        } else if counter > 0xFFF {
+        } else if counter > counterLimit {
             lastMillis += 1
             counter = 0
         }
-        let uid = (lastMillis << 22) | (node << 12) | counter
+        let uid = (lastMillis << 22) | (node << 12) | (counter << laneBits) | lane
         counter += 1
         return uid
     }

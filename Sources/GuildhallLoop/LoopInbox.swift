@@ -56,6 +56,7 @@ public final class InboxReceiver<Item: Sendable> {
     private let inbox: LoopInbox<Item>
     private var handler: (([Item]) -> Void)?
     private let target = AsyncTarget()
+    private var closed = false
 
     /// `keepsLoopAlive`: whether this handle alone keeps `uv_run` going.
     public init(loop: EventLoop, inbox: LoopInbox<Item>, keepsLoopAlive: Bool = false, _ handler: @escaping ([Item]) -> Void) {
@@ -78,7 +79,10 @@ public final class InboxReceiver<Item: Sendable> {
         if !items.isEmpty { handler?(items) }
     }
 
+    /// Closing again does nothing (the handle's memory is freed once libuv has closed it).
     public func close() {
+        guard !closed else { return }
+        closed = true
         inbox.state.withLock { $0.handle = nil }
         deliver()
         handler = nil

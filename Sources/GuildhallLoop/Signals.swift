@@ -5,6 +5,7 @@ import CLibUV
 public final class SignalWatcher {
     private let handle: UnsafeMutablePointer<uv_signal_t>
     private var action: ((Int32) -> Void)?
+    private var closed = false
 
     public init(loop: EventLoop, signal: Int32, _ action: @escaping (Int32) -> Void) {
         handle = allocateHandle(uv_signal_t.self)
@@ -18,7 +19,10 @@ public final class SignalWatcher {
         uv_unref(asHandle(handle))
     }
 
+    /// Closing again does nothing (the handle's memory is freed once libuv has closed it).
     public func close() {
+        guard !closed else { return }
+        closed = true
         action = nil
         handle.pointee.data = nil
         uv_signal_stop(handle)

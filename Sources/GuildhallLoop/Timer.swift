@@ -5,6 +5,8 @@ import CLibUV
 public final class LoopTimer {
     private let handle: UnsafeMutablePointer<uv_timer_t>
     private var action: (() -> Void)?
+    /// Closing twice must not touch the handle: its memory is freed once libuv has closed it.
+    private var closed = false
 
     public init(loop: EventLoop) {
         handle = allocateHandle(uv_timer_t.self)
@@ -21,10 +23,12 @@ public final class LoopTimer {
         }, afterMillis, repeatMillis)
     }
 
-    public func stop() { uv_timer_stop(handle) }
+    public func stop() { if !closed { uv_timer_stop(handle) } }
 
-    /// Stops and releases the handle; the timer is unusable afterwards.
+    /// Stops and releases the handle; the timer is unusable afterwards. Closing again does nothing.
     public func close() {
+        guard !closed else { return }
+        closed = true
         action = nil
         handle.pointee.data = nil
         closeAndFree(handle)
@@ -36,6 +40,7 @@ public final class LoopTimer {
 public final class LoopCheck {
     private let handle: UnsafeMutablePointer<uv_check_t>
     private var action: (() -> Void)?
+    private var closed = false
 
     public init(loop: EventLoop, _ action: @escaping () -> Void) {
         handle = allocateHandle(uv_check_t.self)
@@ -50,7 +55,10 @@ public final class LoopCheck {
         uv_unref(asHandle(handle))
     }
 
+    /// Closing again does nothing (the handle's memory is freed once libuv has closed it).
     public func close() {
+        guard !closed else { return }
+        closed = true
         action = nil
         handle.pointee.data = nil
         uv_check_stop(handle)

@@ -8,7 +8,7 @@ import GuildhallCore
 import GuildhallLoop
 import GuildhallWire
 
-extension GuildhallService {
+extension Home {
     func isSmall(_ server: ServerID) -> Bool { directory.memberCount(server) < settings.smallServerThreshold }
 
     func session(_ key: SessionKey) -> HomeSession? { registry.all[key] }

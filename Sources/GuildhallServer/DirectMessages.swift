@@ -14,13 +14,13 @@ import GuildhallStore
 import GuildhallWire
 
 final class UserHome: HomePart {
-    unowned let home: GuildhallService
+    unowned let home: Home
     /// Direct conversations.
     var directs = DirectConversations()
     /// Sessions whose acknowledged sync cursor moved and is not written yet.
     var cursorOwed: Set<SessionKey> = []
 
-    init(home: GuildhallService) { self.home = home }
+    init(home: Home) { self.home = home }
 }
 
 extension UserHome {
@@ -118,7 +118,7 @@ extension UserHome {
                 for other in self.registry.sessions(of: record.sender).values where other.key != s.key { other.push(event: copy.payload) }
                 self.home.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000)
             }
-            effects.failure = GuildhallService.sendFailure
+            effects.failure = Home.sendFailure
             effects.failed = { _ = self.home.resendsSettled(record, ok: false) }
             runner.carryOut(effects, answering: id, to: s)
         }

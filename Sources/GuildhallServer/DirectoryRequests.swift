@@ -6,7 +6,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension GuildhallService {
+extension Home {
     /// Runs `body`, answering its Failure as an error.
     func attempt(_ id: UInt64, _ s: HomeSession, _ body: () throws(Failure) -> Void) {
         do { try body() } catch { s.fail(id, error) }
@@ -15,9 +15,9 @@ extension GuildhallService {
 
 /// The requests on servers, members and channels (and, in Guests.swift, guests and bans).
 final class DirectoryRequests: HomePart {
-    unowned let home: GuildhallService
+    unowned let home: Home
 
-    init(home: GuildhallService) { self.home = home }
+    init(home: Home) { self.home = home }
 }
 
 extension DirectoryRequests {

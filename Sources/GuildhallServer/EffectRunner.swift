@@ -42,9 +42,13 @@ final class EffectRunner {
     private(set) var lastInboxOrd: UInt64
     private(set) var inboxFanned: UInt64
 
-    init(store: Store, registry: SessionRegistry, log: ServerLog, clock: @escaping @Sendable () -> UInt64, settings: Settings,
+    /// Tickets carry the home's loop in their low byte: the store's threads hand each outcome to the loop that asked.
+    private let lane: UInt64
+
+    init(store: Store, lane: Int, registry: SessionRegistry, log: ServerLog, clock: @escaping @Sendable () -> UInt64, settings: Settings,
          highestInboxOrd: UInt64) {
         self.store = store
+        self.lane = UInt64(lane)
         self.registry = registry
         self.log = log
         self.clock = clock
@@ -125,9 +129,9 @@ final class EffectRunner {
     /// Commits `writes`; `then` runs on the loop after the commit returned.
     /// A publisher (`from`) stops being read while too many commits wait.
     func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {
-        nextTicket += 1
-        pendingWrites[nextTicket] = then
-        turnJobs.append(WriteJob(ticket: nextTicket, writes: writes))
+        let ticket = nextTicketNumber()
+        pendingWrites[ticket] = then
+        turnJobs.append(WriteJob(ticket: ticket, writes: writes))
         if let session, pendingWrites.count >= storeQueueMax, !session.readPauses.contains(.storage) {
             session.pauseReading(.storage)
             pausedForStorage.append(session)
@@ -135,9 +139,14 @@ final class EffectRunner {
     }
 
     func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) {
+        let ticket = nextTicketNumber()
+        pendingReads[ticket] = then
+        store.reader.submit(ticket: ticket, request)
+    }
+
+    private func nextTicketNumber() -> UInt64 {
         nextTicket += 1
-        pendingReads[nextTicket] = then
-        store.reader.submit(ticket: nextTicket, request)
+        return nextTicket << 8 | lane
     }
 
     /// Runs what waited for each committed job.

@@ -28,13 +28,13 @@ struct ReceiptRequestPlan {
 
 /// Group read receipts of the home's channels: requests, readers, and the responses owed to requesters this turn.
 final class GroupReceipts: HomePart {
-    unowned let home: GuildhallService
+    unowned let home: Home
     var receipts = ReceiptBook()
     /// Requests being committed.
     var requestsInFlight: Set<MessageUID> = []
     var owedResponses: [UserID: OwedResponses] = [:]
 
-    init(home: GuildhallService) { self.home = home }
+    init(home: Home) { self.home = home }
 }
 
 extension GroupReceipts {

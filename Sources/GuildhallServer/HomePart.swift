@@ -8,7 +8,7 @@ import GuildhallStore
 import GuildhallWire
 
 protocol HomePart: AnyObject {
-    var home: GuildhallService { get }
+    var home: Home { get }
 }
 
 extension HomePart {

@@ -8,6 +8,7 @@
 import Dispatch
 import GuildhallCore
 import GuildhallLoop
+import GuildhallStore
 import GuildhallWire
 
 /// A `SessionPort` call for a session on another loop, as a value (live
@@ -69,13 +70,27 @@ struct HandOff: Sendable {
     let id: UInt64
 }
 
-/// What reaches a gateway loop that is not the home's.
-enum GatewayMessage: Sendable {
-    case steps([GatewayStep])
-    case handOff(HandOff)
-    /// Live settings the home applied; leave the group once applied here.
+/// Everything that reaches a loop from another thread, through its inbox:
+/// for its home, for its gateway, and the steps of the node's start and shutdown.
+enum LoopMessage: Sendable {
+    /// The store committed or read what this loop's home asked for.
+    case committed([WriteOutcome])
+    case read([ReadResult])
+    /// New settings (SIGHUP or the handle); only live ones apply. The group,
+    /// if any, is left once they have, here.
     case settings(Settings, DispatchGroup?)
+    /// What a gateway (on the loop the index names) told this loop's home.
+    case fromGateway(Int, [HomeCommand])
+    /// What a home (on the loop the index names) sends this loop's gateway's sessions.
+    case fromHome(Int, [GatewayStep])
+    /// A connection for this loop's gateway (a resume that arrived on another loop).
+    case handOff(HandOff)
+    /// Shutdown, in the order the first loop leads it (NodeShutdown.swift).
+    case shutdown
     case stopAccepting
-    /// Close every session (shutting down), report them ended, then stop the loop.
-    case closeAll
+    case quiet(Int)
+    case closeSessions
+    case gatewayClosed(Int)
+    case homeClosed(Int)
+    case stop
 }

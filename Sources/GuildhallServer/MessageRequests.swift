@@ -5,7 +5,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension GuildhallService {
+extension Home {
     /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
     func sendMessage(_ r: SendRequest, id: UInt64, from s: HomeSession, checkResend: Bool = true) {
         attempt(id, s) { () throws(Failure) in

@@ -14,13 +14,13 @@
 import GuildhallCore
 
 final class PublisherPause: HomePart {
-    unowned let home: GuildhallService
+    unowned let home: Home
     /// Publishers not read until the outbound bytes drain.
     private var paused: [HomeSession] = []
     /// Bytes the fan-out of sends waiting for their commit will queue.
     private var pendingFanOutBytes = 0
 
-    init(home: GuildhallService) { self.home = home }
+    init(home: Home) { self.home = home }
 
     /// Bytes queued and about to be queued on the sessions of every loop.
     var outboundPressure: Int { home.loop.outboundBytes + home.links.outboundBytes + pendingFanOutBytes }

@@ -33,7 +33,7 @@ struct Admission: Sendable {
 /// The home's reception: every gateway's `GatewayHome`, on the home's loop
 /// directly, from other loops through `RemoteHome` and the home's inbox.
 final class Reception: HomePart, GatewayHome {
-    unowned let home: GuildhallService
+    unowned let home: Home
     /// Sessions the home ended whose gateways have not yet confirmed.
     private var ending: [UInt64: EndingSession] = [:]
     /// Logins whose offline sync waits for such a confirmation.
@@ -41,7 +41,7 @@ final class Reception: HomePart, GatewayHome {
     /// Sessions owed coalesced unread or typing notices, sent at the end of the turn.
     let owing = OwingList()
 
-    init(home: GuildhallService) { self.home = home }
+    init(home: Home) { self.home = home }
 
     // MARK: Requests
 

@@ -8,6 +8,7 @@ import GuildhallLoop
 import GuildhallWire
 
 final class RemoteHome: GatewayHome {
+    /// The gateway's loop, and the home's loop's inbox.
     private let index: Int
     private let inbox: LoopInbox<LoopMessage>
     private var commands: [HomeCommand] = []

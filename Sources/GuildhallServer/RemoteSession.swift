@@ -14,11 +14,16 @@ final class GatewayOutbox {
     /// The run of one event being gathered: its bytes and recipients so far.
     private var runPayload: SharedBytes?
     private var runRecipients: [EventRecipient] = []
-    private let inbox: LoopInbox<GatewayMessage>
+    /// The sending home's loop, and the gateway's loop's inbox.
+    private let from: Int
+    private let inbox: LoopInbox<LoopMessage>
     /// Bytes of events sent to that loop so far; what it has not yet reported applied counts toward publisher pauses.
     var sentBytes = 0
 
-    init(inbox: LoopInbox<GatewayMessage>) { self.inbox = inbox }
+    init(from: Int, to inbox: LoopInbox<LoopMessage>) {
+        self.from = from
+        self.inbox = inbox
+    }
 
     /// A live event for session `key`: joins the run of the same event, or starts one.
     @inline(__always)
@@ -48,15 +53,8 @@ final class GatewayOutbox {
     func post() {
         closeRun()
         guard !steps.isEmpty else { return }
-        _ = inbox.post(.steps(steps))
+        _ = inbox.post(.fromHome(from, steps))
         steps = []
-    }
-
-    /// A message of its own for that loop, after what was gathered; false when that loop no longer takes messages.
-    @discardableResult
-    func post(_ message: GatewayMessage) -> Bool {
-        post()
-        return inbox.post(message)
     }
 }
 

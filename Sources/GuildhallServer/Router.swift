@@ -5,7 +5,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension GuildhallService {
+extension Home {
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: HomeSession) {
         switch body {
         case .login, .resume, .heartbeat, .ack, .logout:

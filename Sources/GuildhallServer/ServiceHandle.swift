@@ -49,9 +49,9 @@ public final class ServiceHandle: Sendable {
         let finished = self.finished
         let result = self.result
         let thread = Thread {
-            let service: GuildhallService
+            let service: Node
             do {
-                service = try GuildhallService(settings: settings, secret: secret, clock: clock)
+                service = try Node(settings: settings, secret: secret, clock: clock)
             } catch {
                 outcome.withLock { $0 = .failure(error) }
                 started.signal()
@@ -97,16 +97,9 @@ public enum ServeMain {
     /// `reload` re-reads the configuration on SIGHUP; its live settings apply at once.
     public static func run(settings: Settings, reload: @escaping () throws -> Settings, onListening: (Int) -> Void) throws -> Int32 {
         let secret = try ServerSecret.resolve(settings)
-        let service = try GuildhallService(settings: settings, secret: secret, clock: systemClock)
-        service.watchSignals()
-        service.signals.append(SignalWatcher(loop: service.loop, signal: SIGHUP) { [unowned service] _ in
-            do {
-                service.applyLive(try reload())
-            } catch {
-                service.log.error("configuration not reloaded", ["error": String(describing: error)])
-            }
-        })
-        service.log.info("listening", ["addr": settings.listen, "port": service.port, "node": settings.nodeID])
+        let service = try Node(settings: settings, secret: secret, clock: systemClock)
+        service.watchSignals(reload: reload)
+        service.first.log.info("listening", ["addr": settings.listen, "port": service.port, "node": settings.nodeID])
         onListening(service.port)
         return service.run()
     }

@@ -5,13 +5,13 @@ import GuildhallCore
 import GuildhallWire
 
 /// Subscribe requests and auto-subscribe mode; the subscriptions themselves
-/// are the home's interest index (`GuildhallService.book`).
+/// are the home's interest index (`Home.book`).
 final class Subscriptions: HomePart {
-    unowned let home: GuildhallService
+    unowned let home: Home
     /// Auto-subscribe levels per user with at least one auto session online.
     var ladders: [UserID: AutoLadder] = [:]
 
-    init(home: GuildhallService) { self.home = home }
+    init(home: Home) { self.home = home }
 }
 
 extension Subscriptions {

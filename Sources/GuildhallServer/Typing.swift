@@ -8,12 +8,12 @@ import GuildhallWire
 
 /// Who is typing where, and the typing frames sessions are owed.
 final class ChannelTyping: HomePart {
-    unowned let home: GuildhallService
+    unowned let home: Home
     var board: TypingBoard
     /// Sessions owed a typing frame that had to wait for its interval.
     var owed: Set<SessionKey> = []
 
-    init(home: GuildhallService, settings: Settings) {
+    init(home: Home, settings: Settings) {
         self.home = home
         board = TypingBoard(throttleMs: UInt64(settings.typingThrottleMs), expiryMs: UInt64(settings.typingExpiryMs))
     }

@@ -6,7 +6,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension GuildhallService {
+extension Home {
     func unread(_ user: UserID, _ c: ChannelRecord, now: UInt64) -> UnreadState {
         positions.unread(user, channel: c, now: now, displayCap: UInt64(settings.unreadDisplayCap),
                          mentionWindowMs: UInt64(settings.mentionWindowSeconds) * 1000)
@@ -29,9 +29,9 @@ extension GuildhallService {
 
 /// Reading: mark-read, unread queries, the coalesced unread events, and writing moved read positions.
 final class Reading: HomePart {
-    unowned let home: GuildhallService
+    unowned let home: Home
 
-    init(home: GuildhallService) { self.home = home }
+    init(home: Home) { self.home = home }
 }
 
 extension Reading {

@@ -30,6 +30,8 @@ public struct StoreSnapshot: Sendable {
     public var receiptAdvances: [(ChannelID, ChannelReceipts.Advance)] = []
     /// Direct conversations with their sides, message tails and single reads applied.
     public var conversations: [DirectConversation] = []
+
+    public init() {}
 }
 
 public struct StoreOptions: Sendable {

@@ -44,4 +44,35 @@ import Testing
         #expect(UIDGenerator.floor(atMillis: now) <= g.next(nowMillis: now))
         #expect(UIDGenerator.floor(atMillis: now + 1) > g.next(nowMillis: now))
     }
+
+    @Test func lanesNeverIssueTheSameIDAndEachStaysIncreasing() {
+        let now: UInt64 = 1_800_000_000_000
+        for lanes in [2, 3, 8, 64] {
+            var seen = Set<UInt64>()
+            for lane in 0..<lanes {
+                var g = UIDGenerator(node: 7, lane: lane, lanes: lanes)
+                var last: UInt64 = 0
+                for _ in 0..<5000 {  // past one millisecond's share of the counter
+                    let uid = g.next(nowMillis: now)
+                    #expect(uid > last)
+                    #expect(seen.insert(uid).inserted, "lanes \(lanes): \(uid) issued twice")
+                    #expect((uid >> 12) & 0x3FF == 7)
+                    last = uid
+                }
+            }
+        }
+    }
+
+    @Test func aLaneResumesPastIDsThatOtherLayoutsIssued() {
+        let now: UInt64 = 1_800_000_000_000
+        var single = UIDGenerator(node: 0)
+        let issued = (0..<3000).map { _ in single.next(nowMillis: now) }
+        for lanes in [2, 5, 64] {
+            for lane in 0..<lanes {
+                var g = UIDGenerator(node: 0, lane: lane, lanes: lanes)
+                g.resume(after: issued.last!)
+                #expect(g.next(nowMillis: now) > issued.last!)
+            }
+        }
+    }
 }

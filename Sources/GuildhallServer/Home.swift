@@ -1,0 +1,146 @@
+// A home (DESIGN §9, CLUSTER §1): one loop's share of the node's state.
+// It owns the guilds and users `HomeMap` places on its loop: their
+// directory entries, the interest index of who is online, read positions,
+// receipts, typing, direct conversations, the inbox and sync cursors, and
+// it validates, sequences and stores their messages. Gateways reach it
+// through `Reception` (by calls on its own loop, by messages from others);
+// it reaches their sessions through `SessionPort`s. It shares nothing with
+// the other homes. Built on its loop's thread and touched only there
+// (NodeLoop.swift runs the loop, Node.swift the process).
+
+import Foundation
+import GuildhallCore
+import GuildhallLoop
+import GuildhallStore
+import GuildhallWire
+
+final class Home {
+    /// Which loop this home is on.
+    let index: Int
+    var settings: Settings
+    let log: ServerLog
+    let clock: @Sendable () -> UInt64
+    let loop: EventLoop
+    /// The loop's own gateway: its sessions are ports without a message between.
+    unowned var gateway: Gateway!
+
+    var directory = Directory()
+    var ids: UIDGenerator
+    /// The sessions and the interest index of who is online; shared with the
+    /// gateway, and stored here too: fan-out reads it once per recipient, and
+    /// reaching it through the gateway cost a retain and release each time.
+    let registry = SessionRegistry()
+    var recentSends = RecentSends()
+    var book = SubscriptionBook()
+    var positions = ReadPositions()
+    /// Typing in the loop's channels.
+    private(set) var typing: ChannelTyping!
+    /// Subscribe requests and auto-subscribe mode.
+    private(set) var subscriptions: Subscriptions!
+    /// Requests on servers, members, channels, guests and bans.
+    private(set) var directoryRequests: DirectoryRequests!
+    /// Mark-read, unread queries and events, moved read positions.
+    private(set) var reading: Reading!
+    var deliveryMarks: UInt64 = 0
+    /// Commits, reads, the inbox and the live copies of addressed items.
+    var runner: EffectRunner!
+    /// Group read receipts of the loop's channels.
+    private(set) var groupReceipts: GroupReceipts!
+    /// Per-user state: direct conversations, received status, offline sync and cursors.
+    private(set) var userHome: UserHome!
+    var positionTimer: LoopTimer!
+    var typingTimer: LoopTimer!
+    /// What gateways tell the home, and sessions' lives (Reception.swift).
+    private(set) var reception: Reception!
+    /// Publishers not read while the fan-out drains (PublisherPause.swift).
+    private(set) var publishers: PublisherPause!
+    /// The other loops (LoopLinks.swift).
+    let links: LoopLinks
+
+    /// Builds the home on its loop from its share of the store's snapshot.
+    init(index: Int, loop: EventLoop, settings: Settings, log: ServerLog, clock: @escaping @Sendable () -> UInt64,
+         store: Store, share snapshot: StoreSnapshot, links: LoopLinks) {
+        self.index = index
+        self.loop = loop
+        self.settings = settings
+        self.log = log
+        self.clock = clock
+        self.links = links
+        self.ids = UIDGenerator(node: UInt64(settings.nodeID), lane: index, lanes: settings.loops)
+        directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels,
+                       bans: snapshot.bans)
+        for (user, channel, p) in snapshot.readPositions { positions.load(user, channel, p) }
+        for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
+        typing = ChannelTyping(home: self, settings: settings)
+        ids.resume(after: snapshot.highestID)
+        reception = Reception(home: self)
+        publishers = PublisherPause(home: self)
+        runner = EffectRunner(store: store, lane: index, registry: registry, log: log, clock: clock, settings: settings,
+                              highestInboxOrd: snapshot.highestInboxOrd)
+        groupReceipts = GroupReceipts(home: self)
+        for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { groupReceipts.receipts.addRequest(r, in: channel) }
+        for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { groupReceipts.receipts.load(a, in: channel) }
+        userHome = UserHome(home: self)
+        subscriptions = Subscriptions(home: self)
+        directoryRequests = DirectoryRequests(home: self)
+        reading = Reading(home: self)
+        for c in snapshot.conversations { userHome.directs.add(c) }
+        for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
+
+        runner.resumeReading = { s in s.resumeReading(.storage) }
+        positionTimer = LoopTimer(loop: loop)
+        let flushEvery = UInt64(settings.positionFlushMs)
+        positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in self.reading.flushPositions() }
+        typingTimer = LoopTimer(loop: loop)
+        let typingEvery = UInt64(max(20, min(250, settings.typingFrameIntervalMs / 4)))
+        typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.typing.retryTyping() }
+    }
+
+    func now() -> UInt64 { clock() }
+
+    // MARK: Storage
+
+    /// Commits `writes`; `then` runs on the loop after the commit returned.
+    func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {
+        runner.commit(writes, from: session, then: then)
+    }
+
+    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { runner.read(request, then: then) }
+
+    func submitTurnJobs() { runner.submitTurnJobs() }
+
+    // MARK: Sessions and turns
+
+    /// The gateway side of session `key`: the session itself on the home's
+    /// own loop, else a port that sends commands to its loop.
+    func port(for key: UInt64) -> (any SessionPort)? {
+        Int(key & 0xff) == index ? gateway.sessions[key] : links.port(for: key)
+    }
+
+    /// The home loop's turn ends (before its gateway flushes): the turn's
+    /// commits, coalesced receipt answers.
+    func turnEnding() {
+        runner.submitTurnJobs(inline: true)
+        groupReceipts.sendOwedResponses()
+    }
+
+    // MARK: Shutdown
+
+    /// Stops reading publishers paused for storage (shutting down).
+    func stopResumingReaders() { runner.resumesReaders = false }
+
+    /// Closes the home's timers (the last step of shutdown).
+    func closeHandles() {
+        positionTimer?.close()
+        typingTimer?.close()
+    }
+
+    /// Applies the live settings of `newer` on this loop.
+    func applyLive(_ newer: Settings) {
+        settings = settings.applyingLive(newer).0
+        runner.storeQueueMax = settings.storeQueueMax
+        runner.inlineCommitMax = settings.inlineCommitMax
+        typing.board.throttleMs = UInt64(settings.typingThrottleMs)
+        typing.board.expiryMs = UInt64(settings.typingExpiryMs)
+    }
+}

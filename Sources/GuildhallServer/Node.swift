@@ -1,0 +1,198 @@
+// The running server process (DESIGN §1, §9): the store and its threads,
+// and `loops` NodeLoops, each with its gateway and its home. The first loop
+// runs on the thread that calls `run()`; the others on threads of their
+// own. The node reads the store's snapshot once and gives each loop its
+// share; the store's threads hand each outcome to the loop that asked (a
+// ticket's low byte). Built and run on one thread; reached from others only
+// through the triggers, which post to the loops' inboxes.
+
+import Dispatch
+import Foundation
+import GuildhallCore
+import GuildhallLoop
+import GuildhallStore
+
+final class Node {
+    let settings: Settings
+    private let store: Store
+    private let inboxes: [LoopInbox<LoopMessage>]
+    /// The first loop, run on the calling thread.
+    let first: NodeLoop
+    private var threads: [LoopThread] = []
+
+    init(settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64) throws {
+        // libuv writes with writev, which raises SIGPIPE on a connection the
+        // peer already reset; that must cost the one connection, not the process
+        // (also when the server runs inside another program, as in the tests).
+        signal(SIGPIPE, SIG_IGN)
+        self.settings = settings
+        let inboxes = (0..<settings.loops).map { _ in LoopInbox<LoopMessage>() }
+        self.inboxes = inboxes
+        store = try Store(StoreOptions(folder: settings.data, synchronous: settings.synchronous, maxBatch: settings.writeBatch,
+                                       checkpointMillis: settings.checkpointIntervalMs),
+                          onCommitted: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .committed($0) } },
+                          onRead: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .read($0) } })
+        let snapshot: StoreSnapshot
+        do {
+            let windowStart = clock() - UInt64(settings.dedupWindowSeconds) * 1000
+            let mentionStart = clock() - UInt64(settings.mentionWindowSeconds) * 1000
+            snapshot = try store.loadSnapshot(clientIDFloorUID: UIDGenerator.floor(atMillis: windowStart),
+                                              mentionFloorUID: UIDGenerator.floor(atMillis: mentionStart))
+        } catch {
+            store.close()
+            throw error
+        }
+        let shares = snapshot.shares(loops: settings.loops)
+        do {
+            first = try NodeLoop(index: 0, settings: settings, secret: secret, clock: clock, store: store, share: shares[0],
+                                 inboxes: inboxes, port: nil)
+        } catch {
+            store.close()
+            throw error
+        }
+        let store = self.store
+        first.closeStore = { store.close() }
+        do {
+            for i in 1..<max(1, settings.loops) {
+                threads.append(try LoopThread.start(index: i, settings: settings, secret: secret, clock: clock, store: store,
+                                                    share: shares[i], inboxes: inboxes, port: first.port))
+            }
+        } catch {
+            for i in threads.indices { _ = inboxes[i + 1].post(.stop) }
+            for t in threads { _ = t.join() }
+            first.closeHandles()
+            first.loop.run()
+            _ = first.loop.close()
+            store.close()
+            throw error
+        }
+        store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
+        first.log.info("loaded", ["servers": snapshot.servers.count, "channels": snapshot.channels.count, "loops": settings.loops,
+                                  "data": settings.data])
+    }
+
+    /// Hands each outcome to the loop whose ticket it carries.
+    private static func deliver<T>(_ items: [T], to inboxes: [LoopInbox<LoopMessage>], ticket: KeyPath<T, UInt64>,
+                                   as message: ([T]) -> LoopMessage) {
+        if inboxes.count == 1 { _ = inboxes[0].post(message(items)); return }
+        var byLoop = Array(repeating: [T](), count: inboxes.count)
+        for item in items { byLoop[Int(item[keyPath: ticket] & 0xff) % inboxes.count].append(item) }
+        for (i, part) in byLoop.enumerated() where !part.isEmpty { _ = inboxes[i].post(message(part)) }
+    }
+
+    /// The port the listeners bound.
+    var port: Int { first.port }
+
+    /// Watches SIGTERM and SIGINT (graceful shutdown), and SIGHUP (`reload`
+    /// re-reads the configuration; its live settings apply on every loop); for `guildhall serve`.
+    func watchSignals(reload: @escaping () throws -> Settings) {
+        for sig in [SIGTERM, SIGINT] {
+            first.signals.append(SignalWatcher(loop: first.loop, signal: sig) { [unowned self] signum in
+                self.first.log.info("signal received, shutting down", ["signal": signum])
+                self.first.beginShutdown()
+            })
+        }
+        first.signals.append(SignalWatcher(loop: first.loop, signal: SIGHUP) { [unowned self] _ in
+            do {
+                let newer = try reload()
+                for inbox in self.inboxes { _ = inbox.post(.settings(newer, nil)) }
+            } catch {
+                self.first.log.error("configuration not reloaded", ["error": String(describing: error)])
+            }
+        })
+    }
+
+    /// Turns the first loop until shutdown completes, then waits for the
+    /// others; returns uv_loop_close's result, the first loop's or another's
+    /// (0 when no loop leaked a handle).
+    func run() -> Int32 {
+        first.loop.run()
+        var rc: Int32 = 0
+        for t in threads {
+            let r = t.join()
+            if rc == 0 { rc = r }
+        }
+        threads.removeAll()
+        let own = first.loop.close()
+        return own != 0 ? own : rc
+    }
+
+    /// Posts a shutdown from any thread.
+    var shutdownTrigger: @Sendable () -> Void {
+        let inbox = inboxes[0]
+        return { inbox.post(.shutdown) }
+    }
+
+    /// Posts new settings from any thread and waits until every loop has applied them.
+    var settingsTrigger: @Sendable (Settings) -> Void {
+        let inboxes = self.inboxes
+        return { settings in
+            let applied = DispatchGroup()
+            for inbox in inboxes {
+                applied.enter()
+                if !inbox.post(.settings(settings, applied)) { applied.leave() }
+            }
+            applied.wait()
+        }
+    }
+}
+
+extension StoreSnapshot {
+    /// Each loop's share: until homes spread by id, the first loop's home
+    /// holds everything; every share knows the highest id and inbox ord, so
+    /// no loop reissues one.
+    func shares(loops: Int) -> [StoreSnapshot] {
+        var empty = StoreSnapshot()
+        empty.highestID = highestID
+        empty.highestInboxOrd = highestInboxOrd
+        return [self] + Array(repeating: empty, count: max(0, loops - 1))
+    }
+}
+
+/// A loop past the first, on its thread, to wait for at shutdown.
+final class LoopThread: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let closing = Locked<Int32>(0)
+
+    /// Starts loop `index` on a thread of its own, listening on `port`
+    /// beside the first; returns once it listens (or throws why it could not).
+    static func start(index: Int, settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64, store: Store,
+                      share: StoreSnapshot, inboxes: [LoopInbox<LoopMessage>], port: Int) throws -> LoopThread {
+        let started = DispatchSemaphore(value: 0)
+        let failure = Locked<String?>(nil)
+        let running = LoopThread()
+        let thread = Thread {
+            let node: NodeLoop
+            do {
+                node = try NodeLoop(index: index, settings: settings, secret: secret, clock: clock, store: store, share: share,
+                                    inboxes: inboxes, port: port)
+            } catch {
+                failure.withLock { $0 = String(describing: error) }
+                started.signal()
+                running.finished(closing: 0)
+                return
+            }
+            started.signal()
+            node.loop.run()
+            running.finished(closing: node.loop.close())
+        }
+        thread.name = "guildhall-loop-\(index)"
+        thread.start()
+        started.wait()
+        if let failure = failure.withLock({ $0 }) { throw SettingsError(description: failure) }
+        return running
+    }
+
+    /// The loop ended; `rc`: uv_loop_close's result (0 when no handle leaked).
+    private func finished(closing rc: Int32) {
+        closing.withLock { $0 = rc }
+        done.signal()
+    }
+
+    /// Returns once the thread's loop has closed, with uv_loop_close's result.
+    func join() -> Int32 {
+        done.wait()
+        done.signal()
+        return closing.withLock { $0 }
+    }
+}

@@ -1,0 +1,114 @@
+// One loop of the node (DESIGN §1, §9): an event loop on a thread of its
+// own (the first on the thread that runs the node), its inbox, its gateway
+// (the sessions it accepted, on its own SO_REUSEPORT listener) and its home
+// (the guilds and users placed on it). Everything from other threads comes
+// through the inbox, and this file says where each message goes. Shutdown
+// steps are in NodeShutdown.swift. Built, run and torn down on its thread.
+
+import Dispatch
+import Foundation
+import GuildhallCore
+import GuildhallLoop
+import GuildhallStore
+
+final class NodeLoop {
+    let index: Int
+    let loop = EventLoop()
+    let log: ServerLog
+    let links: LoopLinks
+    private(set) var gateway: Gateway!
+    private(set) var home: Home!
+    /// The home the gateway reports to when it is on another loop (kept alive here).
+    private var remoteHome: RemoteHome?
+    private var receiver: InboxReceiver<LoopMessage>!
+    /// This loop's part of shutdown (NodeShutdown.swift); the first loop leads it.
+    var shutdown = ShutdownState()
+    /// Closes the store once every home is done (first loop only).
+    var closeStore: (() -> Void)?
+    /// Signals the process watches (first loop only), closed with the loop's handles.
+    var signals: [SignalWatcher] = []
+
+    /// Builds the loop's home from `share` and its gateway, and listens
+    /// (on `port` beside the first loop's listener, or on the configured
+    /// address when nil). On failure, closes what it made and throws.
+    init(index: Int, settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64, store: Store,
+         share: StoreSnapshot, inboxes: [LoopInbox<LoopMessage>], port: Int?) throws {
+        self.index = index
+        log = ServerLog(level: settings.logLevel)
+        links = LoopLinks(index: index, inboxes: inboxes)
+        home = Home(index: index, loop: loop, settings: settings, log: log, clock: clock, store: store, share: share, links: links)
+        // Every session's home is the first loop's until homes spread by id (HomeMap).
+        let gatewayHome: any GatewayHome
+        if index == 0 {
+            gatewayHome = home.reception
+        } else {
+            let remote = RemoteHome(index: index, inbox: inboxes[0])
+            remoteHome = remote
+            gatewayHome = remote
+        }
+        gateway = Gateway(index: index, loop: loop, settings: settings, log: log, secret: secret, clock: clock, home: gatewayHome)
+        gateway.peers = links.handOffs
+        gateway.homeIsRemote = index != 0
+        home.gateway = gateway
+        home.runner.onSettled = { [unowned self] in self.commitsSettled() }
+        receiver = InboxReceiver(loop: loop, inbox: inboxes[index]) { [unowned self] in self.received($0) }
+        do {
+            try gateway.listen(port: port, sharing: settings.loops > 1)
+        } catch {
+            closeHandles()
+            _ = loop.close()
+            throw error
+        }
+    }
+
+    /// The port the gateway's listener bound.
+    var port: Int { gateway.port }
+
+    private func received(_ messages: [LoopMessage]) {
+        for message in messages {
+            switch message {
+            case .committed(let outcomes): home.runner.settle(outcomes)
+            case .read(let results): home.runner.readsArrived(results)
+            case .settings(let newer, let group):
+                applyLive(newer)
+                group?.leave()
+            case .fromGateway(let from, let commands):
+                if !shutdown.homeClosed { home.reception.carryOut(commands, from: from) }
+            case .fromHome(_, let steps): gateway.carryOut(steps)
+            case .handOff(let h): gateway.adopt(h)
+            case .shutdown: beginShutdown()
+            case .stopAccepting: stopAccepting()
+            case .quiet: loopQuiet()
+            case .closeSessions: closeSessions()
+            case .gatewayClosed: gatewayClosed()
+            case .homeClosed: homeClosed()
+            case .stop:
+                stop()
+                return
+            }
+        }
+        afterMessages()
+    }
+
+    /// Applies the live settings of `newer` on this loop (the first loop says which wait for a restart).
+    func applyLive(_ newer: Settings) {
+        if index == 0 {
+            let restart = home.settings.applyingLive(newer).restartNeeded
+            if !restart.isEmpty { log.warn("settings changed that need a restart; ignored until then", ["keys": restart.joined(separator: ",")]) }
+        }
+        home.applyLive(newer)
+        gateway.settings = home.settings
+        if index == 0 { log.info("live settings applied", ["small_server_threshold": home.settings.smallServerThreshold]) }
+    }
+
+    /// Closes the loop's handles; its `run` returns once libuv has released them.
+    func closeHandles() {
+        receiver?.close()
+        gateway?.closeHandles()
+        home?.closeHandles()
+        shutdown.deadline?.close()
+        shutdown.deadline = nil
+        for s in signals { s.close() }
+        signals.removeAll()
+    }
+}

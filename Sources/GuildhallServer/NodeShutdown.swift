@@ -1,0 +1,149 @@
+// Graceful shutdown across the node's loops (SIGTERM, SIGINT or
+// `ServiceHandle.stop()`), led by the first loop, in steps every loop
+// takes when told:
+// 1. stop accepting connections and reading requests;
+// 2. once every loop's home has no commit pending (or the grace period
+//    passed), every gateway tells its sessions why they close, flushes, and
+//    tells every loop it closed (after the sessions' ends, in order);
+// 3. once a home has heard that from every gateway, it writes what it kept
+//    in memory (read positions; cursors went with the ends) and, once that
+//    committed, tells the first loop;
+// 4. the first loop closes the store, and every loop closes its handles.
+// Loop thread only.
+
+import GuildhallCore
+import GuildhallLoop
+
+/// Where one loop is in shutdown.
+struct ShutdownState {
+    /// First loop: shutdown began, and how many loops reported each step.
+    var begun = false
+    var quietLoops = 0
+    var closedHomes = 0
+    /// This loop stopped accepting, reported its home quiet, closed its sessions, and its home is closing or closed.
+    var stoppedAccepting = false
+    var reportedQuiet = false
+    var sessionsClosed = false
+    var closedGateways = 0
+    var homeClosing = false
+    var homeClosed = false
+    /// Bounds the wait for commits in the current step.
+    var deadline: LoopTimer?
+}
+
+extension NodeLoop {
+    /// Starts shutdown (first loop only; others forward it there).
+    func beginShutdown() {
+        guard index == 0 else { links.post(.shutdown, to: 0); return }
+        guard !shutdown.begun else { return }
+        shutdown.begun = true
+        log.info("shutting down", ["loops": links.count])
+        links.broadcast(.stopAccepting)
+    }
+
+    func stopAccepting() {
+        guard !shutdown.stoppedAccepting else { return }
+        shutdown.stoppedAccepting = true
+        gateway.stopAccepting()
+        home.stopResumingReaders()
+        log.info("stopped accepting", ["loop": index, "sessions": home.registry.count, "pending_commits": home.runner.pendingCommits])
+        if !reportQuietIfDone() {
+            // Commits normally finish in milliseconds; the grace period only bounds a stuck disk.
+            startDeadline { [unowned self] in
+                self.log.warn("commits still pending at the shutdown deadline; closing without them", ["pending": self.home.runner.pendingCommits])
+                self.reportQuiet()
+            }
+        }
+    }
+
+    /// A commit settled: the step waiting for commits may go on.
+    func commitsSettled() {
+        if shutdown.stoppedAccepting && !shutdown.reportedQuiet { _ = reportQuietIfDone() }
+        if shutdown.homeClosing && !shutdown.homeClosed { _ = reportHomeClosedIfDone() }
+    }
+
+    private func reportQuietIfDone() -> Bool {
+        guard home.runner.pendingCommits == 0 else { return false }
+        reportQuiet()
+        return true
+    }
+
+    private func reportQuiet() {
+        guard !shutdown.reportedQuiet else { return }
+        shutdown.reportedQuiet = true
+        clearDeadline()
+        links.post(.quiet(index), to: 0)
+    }
+
+    /// First loop: a loop's home has no commit pending.
+    func loopQuiet() {
+        shutdown.quietLoops += 1
+        if shutdown.quietLoops == links.count { links.broadcast(.closeSessions) }
+    }
+
+    func closeSessions() {
+        guard !shutdown.sessionsClosed else { return }
+        shutdown.sessionsClosed = true
+        gateway.closeAll()
+        // After the sessions' ends, which the gateway's turn just posted.
+        links.broadcast(.gatewayClosed(index))
+    }
+
+    /// A gateway closed its sessions; once all have, the home writes what it kept and closes.
+    func gatewayClosed() {
+        shutdown.closedGateways += 1
+        guard shutdown.closedGateways == links.count else { return }
+        shutdown.homeClosing = true
+        home.reading.flushPositions()
+        afterMessages()
+        if !reportHomeClosedIfDone() {
+            startDeadline { [unowned self] in
+                self.log.warn("final writes still pending at the shutdown deadline", ["pending": self.home.runner.pendingCommits])
+                self.reportHomeClosed()
+            }
+        }
+    }
+
+    /// What a drained inbox left once the gateway no longer turns the home's turns (its sessions closed).
+    func afterMessages() {
+        guard shutdown.sessionsClosed else { return }
+        home.runner.submitTurnJobs()
+        links.postTurn()
+    }
+
+    private func reportHomeClosedIfDone() -> Bool {
+        guard home.runner.pendingCommits == 0 else { return false }
+        reportHomeClosed()
+        return true
+    }
+
+    private func reportHomeClosed() {
+        guard !shutdown.homeClosed else { return }
+        shutdown.homeClosed = true
+        clearDeadline()
+        links.post(.homeClosed(index), to: 0)
+    }
+
+    /// First loop: a home closed; once all have, the store closes and every loop stops.
+    func homeClosed() {
+        shutdown.closedHomes += 1
+        guard shutdown.closedHomes == links.count else { return }
+        closeStore?()
+        log.info("shutdown complete")
+        links.broadcast(.stop)
+    }
+
+    func stop() { closeHandles() }
+
+    private func startDeadline(_ expired: @escaping () -> Void) {
+        clearDeadline()
+        let timer = LoopTimer(loop: loop)
+        shutdown.deadline = timer
+        timer.start(afterMillis: UInt64(max(100, home.settings.shutdownGraceMs)), repeatMillis: 0, expired)
+    }
+
+    private func clearDeadline() {
+        shutdown.deadline?.close()
+        shutdown.deadline = nil
+    }
+}
