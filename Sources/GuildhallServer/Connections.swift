@@ -67,8 +67,7 @@ extension Gateway {
 
     private func handle(payload: [UInt8], on session: Session) {
         if !session.isAwaitingLogin, let (id, send) = SendRequest.read(payload) {
-            forwarded(session, bytes: payload.count)
-            home.sendMessage(send, id: id, session: session.key)
+            routes.sendMessage(send, id: id, from: session, bytes: payload.count)
             return
         }
         let request: GHRequest
@@ -99,14 +98,12 @@ extension Gateway {
             session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
         case (false, .loggedIn):
             if body.rule.place == .gateway, answer(body, id: request.id, on: session) { return }
-            forwarded(session, bytes: payload.count)
-            home.route(body, id: request.id, session: session.key)
+            routes.route(body, id: request.id, from: session, bytes: payload.count)
         }
     }
 
-    /// A request went to the home; one on another loop gets only so many at a time from a session.
-    private func forwarded(_ s: Session, bytes: Int) {
-        guard homeIsRemote else { return }
+    /// A request went to a home on another loop, which gets only so many at a time from a session.
+    func forwarded(_ s: Session, bytes: Int) {
         s.requestsInFlight += 1
         s.requestBytesInFlight += bytes
         if s.requestsInFlight >= Self.remoteRequestsInFlight || s.requestBytesInFlight >= Self.remoteRequestBytesInFlight {
@@ -152,7 +149,7 @@ extension Gateway {
         let moved = s.acknowledge(upTo: seq)
         let packageAcked = s.awaitingPackageSeq != 0 && seq >= s.awaitingPackageSeq
         if packageAcked { s.awaitingPackageSeq = 0 }
-        if moved || packageAcked { home.acknowledged(session: s.key, ackedOrd: s.ackedOrd, packageAcked: packageAcked) }
+        if moved || packageAcked { routes.acknowledged(session: s.key, ackedOrd: s.ackedOrd, packageAcked: packageAcked) }
     }
 
     /// A bad frame: before login the stream is not trusted and is closed;
@@ -171,7 +168,8 @@ extension Gateway {
     /// Asks the home to log `session` in; its later frames wait for the answer.
     func admit(_ session: Session, _ token: AccessToken, autoSubscribe: Bool, id: UInt64, resumeFailure: String) {
         session.pauseReading(.admission)
-        home.admit(Admission(key: session.key, token: token, autoSubscribe: autoSubscribe, id: id, resumeFailure: resumeFailure,
+        session.autoSubscribeAtLogin = autoSubscribe
+        routes.admit(Admission(key: session.key, token: token, autoSubscribe: autoSubscribe, id: id, resumeFailure: resumeFailure,
                              peer: session.peer))
     }
 
@@ -203,7 +201,7 @@ extension Gateway {
         let wasLoggedIn = session.isLoggedIn
         let connection = session.close(reason)
         remove(session)
-        if wasLoggedIn { home.sessionEnded(session.key, ackedOrd: session.ackedOrd) }
+        if wasLoggedIn { routes.sessionEnded(session.key, ackedOrd: session.ackedOrd) }
         if let c = connection {
             linger(c)
             if abort { c.abort() } else { c.close() }

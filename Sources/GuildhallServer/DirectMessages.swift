@@ -19,6 +19,9 @@ final class UserHome: HomePart {
     var directs = DirectConversations()
     /// Sessions whose acknowledged sync cursor moved and is not written yet.
     var cursorOwed: Set<SessionKey> = []
+    /// Offline packages waiting for other homes to dress their items, by token, with the items each was asked.
+    var dressings: [UInt64: (PackageWaiting, [Int])] = [:]
+    var nextDressing: UInt64 = 0
 
     init(home: Home) { self.home = home }
 }

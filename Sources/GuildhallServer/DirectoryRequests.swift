@@ -28,7 +28,7 @@ extension DirectoryRequests {
     func createServer(_ r: GHCreateServer, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let now = now()
-            let record = ServerRecord(id: home.ids.next(nowMillis: now), name: r.name, icon: r.icon, custom: r.custom,
+            let record = ServerRecord(id: home.newGuildID(now: now), name: r.name, icon: r.icon, custom: r.custom,
                                       owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests)
             let changes = try home.directory.createServer(record)
             registry.joined(s.user, server: record.id)
@@ -182,6 +182,8 @@ extension DirectoryRequests {
                 ChannelRecord(id: home.ids.next(nowMillis: now), serverID: r.serverID, name: r.name, topic: r.topic, custom: r.custom, createdAt: now,
                               guestVisibility: GuestVisibility(rawValue: r.guestVisibility.rawValue) ?? .followServer),
                 by: s.user)
+            // Every gateway learns the channel's guild before anyone hears of the channel.
+            home.links.place(record.id, in: record.serverID, local: home.gateway.routes)
             channelChanged(.channelCreated, record, change: .channelSaved(record), id: id, from: s)
         }
     }

@@ -44,11 +44,21 @@ final class EffectRunner {
 
     /// Tickets carry the home's loop in their low byte: the store's threads hand each outcome to the loop that asked.
     private let lane: UInt64
+    private let lanes: UInt64
+    /// Which home holds each user's inbox; how to mail another home.
+    private let map: HomeMap
+    var post: ((Int, HomeMail) -> Void)?
+    /// Completions in commit order, each waiting for its items filed elsewhere, by filing token.
+    private var completions: [Completion] = []
+    private var filings: [UInt64: Completion] = [:]
+    private var nextFiling: UInt64 = 0
 
-    init(store: Store, lane: Int, registry: SessionRegistry, log: ServerLog, clock: @escaping @Sendable () -> UInt64, settings: Settings,
+    init(store: Store, lane: Int, lanes: Int, registry: SessionRegistry, log: ServerLog, clock: @escaping @Sendable () -> UInt64, settings: Settings,
          highestInboxOrd: UInt64) {
         self.store = store
         self.lane = UInt64(lane)
+        self.lanes = UInt64(lanes)
+        map = HomeMap(loops: lanes)
         self.registry = registry
         self.log = log
         self.clock = clock
@@ -58,7 +68,8 @@ final class EffectRunner {
         inboxFanned = highestInboxOrd
     }
 
-    var pendingCommits: Int { pendingWrites.count }
+    /// Commits not yet settled, and completions waiting for items filed elsewhere.
+    var pendingCommits: Int { pendingWrites.count + completions.count }
 
     // MARK: Effects
 
@@ -68,10 +79,21 @@ final class EffectRunner {
         let now = clock()
         var rows: [InboxRow] = []
         rows.reserveCapacity(e.addressed.count)
+        // Per item its ord here, 0 for one filed at the user's home elsewhere.
+        var ords: [UInt64] = []
+        var mail: [Int: [MailedItem]] = [:]
         for item in e.addressed {
+            let userHome = map.home(user: item.user)
+            guard userHome == Int(lane) else {
+                mail[userHome, default: []].append(MailedItem(item))
+                ords.append(0)
+                continue
+            }
+            let ord = nextInboxOrd()
+            ords.append(ord)
             switch item.stored {
-            case .event(let copy): rows.append(InboxRow(ord: nextInboxOrd(), user: item.user, at: now, event: copy.stored))
-            case .message(let uid): rows.append(InboxRow(ord: nextInboxOrd(), user: item.user, at: now, messageUID: uid))
+            case .event(let copy): rows.append(InboxRow(ord: ord, user: item.user, at: now, event: copy.stored))
+            case .message(let uid): rows.append(InboxRow(ord: ord, user: item.user, at: now, messageUID: uid))
             }
         }
         let finish = { [self] (error: StoreError?) in
@@ -80,17 +102,82 @@ final class EffectRunner {
                 e.failed?()
                 return
             }
-            let ords = rows.map(\.ord)
-            e.apply?(ords)
-            if let session, let id, let reply = e.reply { session.respond(id, reply()) }
-            if let last = ords.last { inboxDelivered(upTo: last) }
-            for (item, ord) in zip(e.addressed, ords) { deliverLive(item, ord: ord) }
-            e.then?()
+            let complete = { [self] in
+                e.apply?(ords)
+                if let session, let id, let reply = e.reply { session.respond(id, reply()) }
+                if let last = rows.last { inboxDelivered(upTo: last.ord) }
+                for (item, ord) in zip(e.addressed, ords) where ord != 0 { deliverLive(item, ord: ord) }
+                e.then?()
+            }
+            if mail.isEmpty && completions.isEmpty { complete() } else { completeInOrder(complete, filing: mail) }
         }
         if e.writes.isEmpty && rows.isEmpty {
             finish(nil)
         } else {
             commit(rows.isEmpty ? e.writes : e.writes + rows.map { .inbox($0) }, from: session, then: finish)
+        }
+    }
+
+    // MARK: Items filed at other homes
+
+    /// Runs `complete` once `mail` is filed at the users' homes, and after
+    /// every earlier completion that waits (a channel's fan-outs keep their order).
+    private func completeInOrder(_ complete: @escaping () -> Void, filing mail: [Int: [MailedItem]]) {
+        let c = Completion(waiting: mail.count, run: complete)
+        completions.append(c)
+        for (home, items) in mail.sorted(by: { $0.key < $1.key }) {
+            nextFiling += 1
+            filings[nextFiling] = c
+            post?(home, .file(items, token: nextFiling))
+        }
+        runReadyCompletions()
+    }
+
+    /// A home filed what this one mailed it.
+    func filed(_ token: UInt64) {
+        guard let c = filings.removeValue(forKey: token) else { return }
+        c.waiting -= 1
+        runReadyCompletions()
+        onSettled?()
+    }
+
+    private func runReadyCompletions() {
+        while let first = completions.first, first.waiting == 0 {
+            completions.removeFirst()
+            first.run()
+        }
+    }
+
+    /// Items another home committed for users of this one: into their
+    /// inboxes, live to their sessions, and `filed` back once durable.
+    func file(_ items: [MailedItem], token: UInt64, from home: Int) {
+        let now = clock()
+        let rows = items.map { item in
+            switch item.stored {
+            case .event(let bytes): InboxRow(ord: nextInboxOrd(), user: item.user, at: now, event: bytes)
+            case .message(let uid): InboxRow(ord: nextInboxOrd(), user: item.user, at: now, messageUID: uid)
+            }
+        }
+        commit(rows.map { .inbox($0) }, from: nil) { [self] error in
+            if let error {
+                log.error("items from another home not kept for offline sync", ["items": rows.count, "error": error.description])
+            } else {
+                if let last = rows.last { inboxDelivered(upTo: last.ord) }
+                for (item, row) in zip(items, rows) { deliverLive(item, ord: row.ord) }
+            }
+            post?(home, .filed(token: token))
+        }
+    }
+
+    private func deliverLive(_ item: MailedItem, ord: UInt64) {
+        let sessions = registry.sessions(of: item.user).values
+        switch item.live {
+        case .push(let payload):
+            for s in sessions { s.push(event: payload, cursor: ord) }
+        case .pushExceptOrigin(let payload, let origin):
+            for s in sessions { if s.key == origin { s.noteInboxItem(ord) } else { s.push(event: payload, cursor: ord) } }
+        case .noted:
+            for s in sessions { s.noteInboxItem(ord) }
         }
     }
 
@@ -112,9 +199,12 @@ final class EffectRunner {
 
     // MARK: The inbox
 
-    /// The next inbox ord (increasing, never reused).
+    /// The next inbox ord (increasing, never reused). With several loops each
+    /// home hands out the ords of its own residue class, so the homes of
+    /// different users never issue the same ord; a user's ords come from its home only.
     private func nextInboxOrd() -> UInt64 {
-        lastInboxOrd += 1
+        let next = lastInboxOrd + 1
+        lastInboxOrd = next + (lane + lanes - next % lanes) % lanes
         return lastInboxOrd
     }
 
@@ -189,5 +279,16 @@ final class EffectRunner {
             store.writer.submit(jobs)
             return
         }
+    }
+}
+
+/// What a commit's effects do once their items filed elsewhere are durable.
+private final class Completion {
+    var waiting: Int
+    let run: () -> Void
+
+    init(waiting: Int, run: @escaping () -> Void) {
+        self.waiting = waiting
+        self.run = run
     }
 }

@@ -14,14 +14,18 @@ import GuildhallCore
 import GuildhallLoop
 import GuildhallWire
 
-/// What a gateway tells the homes behind it, by session key. The home
-/// behind a gateway on its own loop is called directly; one on another loop
-/// through a `RemoteHome`, which queues the calls as messages for that loop.
+/// What a gateway tells a home, by session key. The home on the gateway's
+/// own loop is called directly; one on another loop through a `RemoteHome`,
+/// which queues the calls as messages for that loop. `HomeRoutes` says which
+/// home hears what.
 protocol GatewayHome: AnyObject {
-    /// A connection proved who it is: log it in as a new session (and run offline sync).
+    /// A connection proved who it is: log it in as a new session (and run offline sync). Its user's home only.
     func admit(_ a: Admission)
-    /// A logged-in session's request that passed the request table's checks.
-    func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64)
+    /// Its user's home admitted the session: the other homes deliver to it and answer it too.
+    func sessionOpened(_ o: OpenedSession)
+    /// A logged-in session's request that passed the request table's checks;
+    /// with `part`, every home answers what it holds and the gateway merges the parts.
+    func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64, part: Bool)
     /// A send read straight from the frame (the hot path).
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64)
     /// The client acknowledged events: its acknowledged inbox position, and whether that finished the offline package in flight.
@@ -48,7 +52,8 @@ final class Gateway {
     /// Verifies login tokens.
     let secret: [UInt8]
     let clock: @Sendable () -> UInt64
-    unowned let home: any GatewayHome
+    /// The way to the homes: which hears each request and report.
+    let routes: HomeRoutes
     /// This gateway's sessions, by key; a key's low byte is the gateway's index (`index`).
     private(set) var sessions: [UInt64: Session] = [:]
     /// The same, lent, for the look-up per recipient of a home's events (`sessions` keeps them alive).
@@ -58,14 +63,13 @@ final class Gateway {
     let flushList = FlushList()
     /// How to hand a connection to each gateway by index (a resume that arrived on the wrong loop).
     var peers: [@Sendable (HandOff) -> Void] = []
-    /// Bytes of events a home on another loop sent here so far (`carryOut`), for its publisher pauses.
-    var appliedBytes = 0
-    /// The home is on another loop: its pauses arrive a turn late, so each
-    /// session may have only so many requests, and request bytes, waiting for
-    /// it (and is not read meanwhile). The count is above any pipelining
+    /// Bytes of events each home on another loop sent here so far (`carryOut`), for its publisher pauses.
+    var appliedBytes: [Int]
+    /// A home on another loop hears of pauses a turn late, so each session
+    /// may have only so many requests, and request bytes, waiting for such
+    /// homes (and is not read meanwhile). The count is above any pipelining
     /// window a client uses; the bytes bound what a publisher of large
     /// messages gets in before a pause arrives.
-    var homeIsRemote = false
     static let remoteRequestsInFlight = 4096
     static let remoteRequestBytesInFlight = 1 << 20
     private var flushCheck: LoopCheck!
@@ -80,14 +84,15 @@ final class Gateway {
     private var closedAll = false
 
     init(index: Int, loop: EventLoop, settings: Settings, log: ServerLog, secret: [UInt8], clock: @escaping @Sendable () -> UInt64,
-         home: any GatewayHome) {
+         routes: HomeRoutes) {
         self.index = index
         self.loop = loop
         self.settings = settings
         self.log = log
         self.secret = secret
         self.clock = clock
-        self.home = home
+        self.routes = routes
+        appliedBytes = Array(repeating: 0, count: settings.loops)
         flushCheck = LoopCheck(loop: loop) { [unowned self] in self.flushAll() }
         sweepTimer = LoopTimer(loop: loop)
         let sweepEvery = UInt64(max(50, min(1000, min(settings.loginDeadlineMs, settings.idleTimeoutMs) / 4)))
@@ -115,7 +120,7 @@ final class Gateway {
 
     /// Once per loop turn: this turn's commits, then one write per session with bytes queued.
     func flushAll() {
-        home.turnEnding()
+        routes.turnEnding()
         let sessions = flushList.sessions
         flushList.sessions.removeAll(keepingCapacity: true)
         // Cutting a connection cancels its queued writes, thousands for a full
@@ -145,7 +150,7 @@ final class Gateway {
             s.connection?.flush()
         }
         for s in cutLater { s.markDirty() }
-        home.turnEnded(self)
+        routes.turnEnded(self)
     }
 
     /// Tells the home when a logged-in session falls behind on its writes or catches up.
@@ -154,7 +159,7 @@ final class Gateway {
         let behind = (s.connection?.queuedBytes ?? 0) > settings.outboundShedBytes
         if behind != s.reportedBehind {
             s.reportedBehind = behind
-            home.sessionBehind(s.key, behind)
+            routes.sessionBehind(s.key, behind)
         }
     }
 

@@ -56,6 +56,8 @@ final class Home {
     private(set) var publishers: PublisherPause!
     /// The other loops (LoopLinks.swift).
     let links: LoopLinks
+    /// Which home owns what.
+    let map: HomeMap
 
     /// Builds the home on its loop from its share of the store's snapshot.
     init(index: Int, loop: EventLoop, settings: Settings, log: ServerLog, clock: @escaping @Sendable () -> UInt64,
@@ -66,6 +68,7 @@ final class Home {
         self.log = log
         self.clock = clock
         self.links = links
+        map = HomeMap(loops: settings.loops)
         self.ids = UIDGenerator(node: UInt64(settings.nodeID), lane: index, lanes: settings.loops)
         directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels,
                        bans: snapshot.bans)
@@ -75,7 +78,7 @@ final class Home {
         ids.resume(after: snapshot.highestID)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
-        runner = EffectRunner(store: store, lane: index, registry: registry, log: log, clock: clock, settings: settings,
+        runner = EffectRunner(store: store, lane: index, lanes: settings.loops, registry: registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(home: self)
         for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { groupReceipts.receipts.addRequest(r, in: channel) }
@@ -88,6 +91,7 @@ final class Home {
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
 
         runner.resumeReading = { s in s.resumeReading(.storage) }
+        runner.post = { [links, index] home, mail in links.post(.mail(index, [mail]), to: home) }
         positionTimer = LoopTimer(loop: loop)
         let flushEvery = UInt64(settings.positionFlushMs)
         positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in self.reading.flushPositions() }
@@ -97,6 +101,14 @@ final class Home {
     }
 
     func now() -> UInt64 { clock() }
+
+    /// An id for a new guild, placed on this home (a guild is made where it is asked for).
+    func newGuildID(now: UInt64) -> ServerID {
+        while true {
+            let id = ids.next(nowMillis: now)
+            if map.home(guild: id) == index { return id }
+        }
+    }
 
     // MARK: Storage
 
@@ -122,6 +134,19 @@ final class Home {
     func turnEnding() {
         runner.submitTurnJobs(inline: true)
         groupReceipts.sendOwedResponses()
+    }
+
+    // MARK: Mail from other homes
+
+    func received(_ mail: [HomeMail], from other: Int) {
+        for m in mail {
+            switch m {
+            case .file(let items, let token): runner.file(items, token: token, from: other)
+            case .filed(let token): runner.filed(token)
+            case .dress(let user, let items, let token): userHome.dress(items, for: user, token: token, from: other)
+            case .dressed(let token, let events): userHome.dressed(token, events)
+            }
+        }
     }
 
     // MARK: Shutdown

@@ -45,6 +45,8 @@ final class HomeSession {
     private(set) var readPauses: ReadPauses = []
     /// On the home's list of sessions owed notices this turn.
     var isOwing = false
+    /// Requests every home answers in part (their gateway merges the parts), by id.
+    var partAnswers: Set<UInt64> = []
     private unowned let owing: OwingList
 
     init(key: UInt64, port: any SessionPort, user: UserID, device: DeviceID, sessionID: String, owing: OwingList) {
@@ -57,6 +59,10 @@ final class HomeSession {
     }
 
     func respond(_ id: UInt64, _ result: GHResponse.OneOf_Result) {
+        if !partAnswers.isEmpty, partAnswers.remove(id) != nil {
+            port.answerPart(id, result)
+            return
+        }
         var frame = GHFrame()
         frame.response.id = id
         frame.response.result = result

@@ -45,6 +45,13 @@ final class LoopLinks {
     /// Sends each loop what this home turn has for it.
     func postTurn() { for o in outboxes { o?.post() } }
 
+    /// Tells every gateway (this loop's `local` at once, the others after what
+    /// this turn already has for them) that `channel` is in `server`.
+    func place(_ channel: ChannelID, in server: ServerID, local: HomeRoutes) {
+        local.place(channel, in: server)
+        for o in outboxes { o?.place(channel, in: server) }
+    }
+
     /// Posts `message` to every loop (this one too), after what this turn has for them.
     func broadcast(_ message: LoopMessage) {
         postTurn()

@@ -16,6 +16,7 @@ import GuildhallWire
 enum SessionCommand: Sendable {
     case send(SharedBytes, ord: UInt64)
     case respond([UInt8])
+    case part(UInt64, GHResponse.OneOf_Result)
     case admitted(user: UserID, device: DeviceID, sessionID: String)
     case syncedFrom(UInt64)
     case noteInboxItem(UInt64)
@@ -24,6 +25,16 @@ enum SessionCommand: Sendable {
     case pause(ReadPauses)
     case resume(ReadPauses)
     case end(GHCloseReason?, String)
+}
+
+/// A session another home admitted, for a home that is not its user's:
+/// it delivers to it and answers its requests.
+struct OpenedSession: Sendable {
+    let key: UInt64
+    let user: UserID
+    let device: DeviceID
+    let sessionID: String
+    let autoSubscribe: Bool
 }
 
 /// One command for one session.
@@ -44,12 +55,16 @@ struct EventRecipient: Sendable {
 enum GatewayStep: Sendable {
     case command(SessionOrder)
     case event(SharedBytes, [EventRecipient])
+    /// A channel's guild (nil: the channel is gone), for routing requests that name it;
+    /// sent before anything that tells a session of it.
+    case place(ChannelID, ServerID?)
 }
 
 /// A `GatewayHome` call from a gateway on another loop, as a value.
 enum HomeCommand: Sendable {
     case admit(Admission)
-    case route(GHRequest.OneOf_Body, id: UInt64, key: UInt64)
+    case opened(OpenedSession)
+    case route(GHRequest.OneOf_Body, id: UInt64, key: UInt64, part: Bool)
     case send(SendRequest, id: UInt64, key: UInt64)
     case acknowledged(key: UInt64, ackedOrd: UInt64, packageAcked: Bool)
     case ended(UInt64, ackedOrd: UInt64)
@@ -83,6 +98,8 @@ enum LoopMessage: Sendable {
     case fromGateway(Int, [HomeCommand])
     /// What a home (on the loop the index names) sends this loop's gateway's sessions.
     case fromHome(Int, [GatewayStep])
+    /// What another loop's home sends this loop's home (HomeMail.swift).
+    case mail(Int, [HomeMail])
     /// A connection for this loop's gateway (a resume that arrived on another loop).
     case handOff(HandOff)
     /// Shutdown, in the order the first loop leads it (NodeShutdown.swift).

@@ -42,10 +42,12 @@ final class Node {
             store.close()
             throw error
         }
-        let shares = snapshot.shares(loops: settings.loops)
+        let shares = snapshot.shares(HomeMap(loops: settings.loops))
+        var placements: [ChannelID: ServerID] = [:]
+        if settings.loops > 1 { for c in snapshot.channels { placements[c.id] = c.serverID } }
         do {
             first = try NodeLoop(index: 0, settings: settings, secret: secret, clock: clock, store: store, share: shares[0],
-                                 inboxes: inboxes, port: nil)
+                                 placements: placements, inboxes: inboxes, port: nil)
         } catch {
             store.close()
             throw error
@@ -55,7 +57,7 @@ final class Node {
         do {
             for i in 1..<max(1, settings.loops) {
                 threads.append(try LoopThread.start(index: i, settings: settings, secret: secret, clock: clock, store: store,
-                                                    share: shares[i], inboxes: inboxes, port: first.port))
+                                                    share: shares[i], placements: placements, inboxes: inboxes, port: first.port))
             }
         } catch {
             for i in threads.indices { _ = inboxes[i + 1].post(.stop) }
@@ -137,18 +139,6 @@ final class Node {
     }
 }
 
-extension StoreSnapshot {
-    /// Each loop's share: until homes spread by id, the first loop's home
-    /// holds everything; every share knows the highest id and inbox ord, so
-    /// no loop reissues one.
-    func shares(loops: Int) -> [StoreSnapshot] {
-        var empty = StoreSnapshot()
-        empty.highestID = highestID
-        empty.highestInboxOrd = highestInboxOrd
-        return [self] + Array(repeating: empty, count: max(0, loops - 1))
-    }
-}
-
 /// A loop past the first, on its thread, to wait for at shutdown.
 final class LoopThread: Sendable {
     private let done = DispatchSemaphore(value: 0)
@@ -157,7 +147,8 @@ final class LoopThread: Sendable {
     /// Starts loop `index` on a thread of its own, listening on `port`
     /// beside the first; returns once it listens (or throws why it could not).
     static func start(index: Int, settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64, store: Store,
-                      share: StoreSnapshot, inboxes: [LoopInbox<LoopMessage>], port: Int) throws -> LoopThread {
+                      share: StoreSnapshot, placements: [ChannelID: ServerID], inboxes: [LoopInbox<LoopMessage>],
+                      port: Int) throws -> LoopThread {
         let started = DispatchSemaphore(value: 0)
         let failure = Locked<String?>(nil)
         let running = LoopThread()
@@ -165,7 +156,7 @@ final class LoopThread: Sendable {
             let node: NodeLoop
             do {
                 node = try NodeLoop(index: index, settings: settings, secret: secret, clock: clock, store: store, share: share,
-                                    inboxes: inboxes, port: port)
+                                    placements: placements, inboxes: inboxes, port: port)
             } catch {
                 failure.withLock { $0 = String(describing: error) }
                 started.signal()

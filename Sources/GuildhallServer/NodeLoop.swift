@@ -18,8 +18,8 @@ final class NodeLoop {
     let links: LoopLinks
     private(set) var gateway: Gateway!
     private(set) var home: Home!
-    /// The home the gateway reports to when it is on another loop (kept alive here).
-    private var remoteHome: RemoteHome?
+    /// How the gateway reaches the homes on the other loops (kept alive here).
+    private var remoteHomes: [RemoteHome] = []
     private var receiver: InboxReceiver<LoopMessage>!
     /// This loop's part of shutdown (NodeShutdown.swift); the first loop leads it.
     var shutdown = ShutdownState()
@@ -32,23 +32,26 @@ final class NodeLoop {
     /// (on `port` beside the first loop's listener, or on the configured
     /// address when nil). On failure, closes what it made and throws.
     init(index: Int, settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64, store: Store,
-         share: StoreSnapshot, inboxes: [LoopInbox<LoopMessage>], port: Int?) throws {
+         share: StoreSnapshot, placements: [ChannelID: ServerID], inboxes: [LoopInbox<LoopMessage>], port: Int?) throws {
         self.index = index
         log = ServerLog(level: settings.logLevel)
         links = LoopLinks(index: index, inboxes: inboxes)
         home = Home(index: index, loop: loop, settings: settings, log: log, clock: clock, store: store, share: share, links: links)
-        // Every session's home is the first loop's until homes spread by id (HomeMap).
-        let gatewayHome: any GatewayHome
-        if index == 0 {
-            gatewayHome = home.reception
-        } else {
-            let remote = RemoteHome(index: index, inbox: inboxes[0])
-            remoteHome = remote
-            gatewayHome = remote
+        let routes = HomeRoutes(map: home.map, index: index, channels: placements)
+        var homes: [any GatewayHome] = []
+        for i in inboxes.indices {
+            if i == index {
+                homes.append(home.reception)
+            } else {
+                let remote = RemoteHome(index: index, home: i, inbox: inboxes[i])
+                remoteHomes.append(remote)
+                homes.append(remote)
+            }
         }
-        gateway = Gateway(index: index, loop: loop, settings: settings, log: log, secret: secret, clock: clock, home: gatewayHome)
+        routes.connect(homes)
+        gateway = Gateway(index: index, loop: loop, settings: settings, log: log, secret: secret, clock: clock, routes: routes)
+        routes.gateway = gateway
         gateway.peers = links.handOffs
-        gateway.homeIsRemote = index != 0
         home.gateway = gateway
         home.runner.onSettled = { [unowned self] in self.commitsSettled() }
         receiver = InboxReceiver(loop: loop, inbox: inboxes[index]) { [unowned self] in self.received($0) }
@@ -74,7 +77,8 @@ final class NodeLoop {
                 group?.leave()
             case .fromGateway(let from, let commands):
                 if !shutdown.homeClosed { home.reception.carryOut(commands, from: from) }
-            case .fromHome(_, let steps): gateway.carryOut(steps)
+            case .fromHome(let from, let steps): gateway.carryOut(steps, from: from)
+            case .mail(let from, let mail): if !shutdown.homeClosed { home.received(mail, from: from) }
             case .handOff(let h): gateway.adopt(h)
             case .shutdown: beginShutdown()
             case .stopAccepting: stopAccepting()

@@ -44,26 +44,71 @@ extension UserHome {
     }
 
     private func deliverPackage(_ result: ReadResult, to s: HomeSession) {
-        guard let before = s.sync else { return }
-        if before.after == nil { s.syncedFrom(result.cursor) }
-        var sync = before
+        guard var sync = s.sync else { return }
+        if sync.after == nil { s.syncedFrom(result.cursor) }
         sync.after = result.inbox.last?.ord ?? sync.after ?? result.cursor
+        sync.more = result.hasMore
+        s.sync = sync
         let now = now()
-        let events: [(UInt64, GHEvent)] = result.inbox.compactMap { item in
-            guard var e = offlineEvent(item, for: s.user, now: now) else { return nil }
+        var package = OfflinePackage(items: result.inbox, session: s)
+        // Items of guilds homed elsewhere are dressed there (HomeMail.swift).
+        var elsewhere: [Int: [Int]] = [:]
+        for (i, item) in result.inbox.enumerated() {
+            if let h = guildHome(of: item), h != home.index {
+                elsewhere[h, default: []].append(i)
+            } else {
+                package.events[i] = offlineEvent(item, for: s.user, now: now)
+            }
+        }
+        guard !elsewhere.isEmpty else { return send(package) }
+        package.waiting = elsewhere.count
+        let waiting = PackageWaiting(package)
+        for (h, indices) in elsewhere.sorted(by: { $0.key < $1.key }) {
+            nextDressing += 1
+            dressings[nextDressing] = (waiting, indices)
+            home.links.post(.mail(home.index, [.dress(user: s.user, items: indices.map { result.inbox[$0] }, token: nextDressing)]), to: h)
+        }
+    }
+
+    /// The home of the guild an item needs, or nil when the user's home can dress it.
+    private func guildHome(of item: InboxItem) -> Int? {
+        if let m = item.message { return m.serverID == 0 ? nil : home.map.home(guild: m.serverID) }
+        guard let stored = try? GHEvent(serializedBytes: item.event), case .unreadChanged(let u)? = stored.body else { return nil }
+        return home.map.home(guild: u.serverID)
+    }
+
+    /// Another home asks how offline items of `user` look with its guild state.
+    func dress(_ items: [InboxItem], for user: UserID, token: UInt64, from other: Int) {
+        let now = now()
+        let events = items.map { offlineEvent($0, for: user, now: now) }
+        home.links.post(.mail(home.index, [.dressed(token: token, events: events)]), to: other)
+    }
+
+    /// A guild's home dressed some of a package's items.
+    func dressed(_ token: UInt64, _ events: [GHEvent?]) {
+        guard let (waiting, indices) = dressings.removeValue(forKey: token) else { return }
+        for (i, e) in zip(indices, events) { waiting.package.events[i] = e }
+        waiting.package.waiting -= 1
+        if waiting.package.waiting == 0 { send(waiting.package) }
+    }
+
+    /// Sends a package whose items are all dressed (or reads the next when none applies).
+    private func send(_ package: OfflinePackage) {
+        let s = package.session
+        guard s.isLoggedIn, var sync = s.sync else { return }
+        let events: [(UInt64, GHEvent)] = zip(package.items, package.events).compactMap { item, e in
+            guard var e else { return nil }
             e.cursor = item.ord
             return (item.ord, e)
         }
-        sync.more = result.hasMore
         if events.isEmpty {
-            s.sync = sync
-            if result.hasMore { fetchPackage(for: s) } else { completeSync(s) }
+            if sync.more { fetchPackage(for: s) } else { completeSync(s) }
             return
         }
         for (i, (ord, var e)) in events.enumerated() {
             e.offline = true
             e.left = UInt32(events.count - 1 - i)
-            e.morePackages = result.hasMore
+            e.morePackages = sync.more
             s.send(EventEncoding.shared(e), ord: ord)
         }
         sync.items += events.count
@@ -76,6 +121,12 @@ extension UserHome {
     private func offlineEvent(_ item: InboxItem, for user: UserID, now: UInt64) -> GHEvent? {
         var e = GHEvent()
         if let m = item.message, m.serverID == 0 {
+            if directs[m.channelID] == nil, m.sender != user {
+                // The conversation lives at the other user's home; the item was addressed to this user.
+                e.message = GHChannelMessage(m)
+                e.message.recipientID = user
+                return e
+            }
             guard canSeeDirect(m, user) else { return nil }
             e.message = directMessage(m, for: user)
             return e
@@ -136,4 +187,25 @@ extension UserHome {
         cursorOwed.removeAll()
         if !writes.isEmpty { commit(writes, from: nil) { _ in } }
     }
+}
+
+/// An offline package being dressed: its items, their events so far, and
+/// how many homes have yet to answer.
+struct OfflinePackage {
+    let items: [InboxItem]
+    var events: [GHEvent?]
+    var waiting = 0
+    let session: HomeSession
+
+    init(items: [InboxItem], session: HomeSession) {
+        self.items = items
+        events = Array(repeating: nil, count: items.count)
+        self.session = session
+    }
+}
+
+/// A package shared by the homes' answers.
+final class PackageWaiting {
+    var package: OfflinePackage
+    init(_ package: OfflinePackage) { self.package = package }
 }

@@ -45,8 +45,13 @@ final class Reception: HomePart, GatewayHome {
 
     // MARK: Requests
 
-    func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64) {
-        guard let s = registry.all[key] else { return }
+    func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64, part: Bool) {
+        guard let s = registry.all[key] else {
+            // A part must come back even from a home that never knew the session, or the merge would wait.
+            if part { home.port(for: key)?.answerPart(id, .error(GHError(Failure.notFound("not found")))) }
+            return
+        }
+        if part { s.partAnswers.insert(id) }
         home.route(body, id: id, from: s)
     }
 
@@ -84,9 +89,7 @@ final class Reception: HomePart, GatewayHome {
                                   sessionID: "\(settings.nodeID)-\(a.key)-\(UInt32.random(in: 0...UInt32.max))", owing: owing)
         // Live events wait until sync is done; items up to the horizon come from the inbox.
         session.sync = OfflineSync(horizon: runner.inboxFanned)
-        registry.add(session)
-        registry.loggedIn(session, servers: directory.serverIDs(of: token.user))
-        home.book.open(session.key, user: token.user)
+        open(session)
         var result = GHLoginResult(user: token.user, device: token.device, sessionID: session.sessionID,
                                    heartbeatIntervalMs: settings.heartbeatIntervalMs, now: now())
         result.resumeFailure = a.resumeFailure
@@ -103,6 +106,22 @@ final class Reception: HomePart, GatewayHome {
         } else {
             home.userHome.beginSync(session)
         }
+    }
+
+    /// Another home admitted a session of a user homed there (GatewayHome):
+    /// this home delivers to it and answers it too.
+    func sessionOpened(_ o: OpenedSession) {
+        guard registry.all[o.key] == nil, let port = home.port(for: o.key) else { return }
+        let session = HomeSession(key: o.key, port: port, user: o.user, device: o.device, sessionID: o.sessionID, owing: owing)
+        open(session)
+        if o.autoSubscribe { home.subscriptions.enableAutoMode(session) }
+    }
+
+    /// The session joins the interest index.
+    private func open(_ s: HomeSession) {
+        registry.add(s)
+        registry.loggedIn(s, servers: directory.serverIDs(of: s.user))
+        home.book.open(s.key, user: s.user)
     }
 
     /// Ends a session the home decided to end: it leaves the interest index
@@ -215,7 +234,8 @@ final class Reception: HomePart, GatewayHome {
         for c in commands {
             switch c {
             case .admit(let a): admit(a)
-            case .route(let body, let id, let key): route(body, id: id, session: key)
+            case .opened(let o): sessionOpened(o)
+            case .route(let body, let id, let key, let part): route(body, id: id, session: key, part: part)
             case .send(let r, let id, let key): sendMessage(r, id: id, session: key)
             case .acknowledged(let key, let ord, let packageAcked): acknowledged(session: key, ackedOrd: ord, packageAcked: packageAcked)
             case .ended(let key, let ackedOrd): sessionEnded(key, ackedOrd: ackedOrd)

@@ -8,20 +8,25 @@ import GuildhallLoop
 import GuildhallWire
 
 final class RemoteHome: GatewayHome {
-    /// The gateway's loop, and the home's loop's inbox.
+    /// The gateway's loop, the home's loop, and the home's loop's inbox.
     private let index: Int
+    private let homeIndex: Int
     private let inbox: LoopInbox<LoopMessage>
     private var commands: [HomeCommand] = []
     private var reportedOutbound = 0
     private var reportedApplied = 0
 
-    init(index: Int, inbox: LoopInbox<LoopMessage>) {
+    init(index: Int, home: Int, inbox: LoopInbox<LoopMessage>) {
         self.index = index
+        homeIndex = home
         self.inbox = inbox
     }
 
     func admit(_ a: Admission) { commands.append(.admit(a)) }
-    func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64) { commands.append(.route(body, id: id, key: key)) }
+    func sessionOpened(_ o: OpenedSession) { commands.append(.opened(o)) }
+    func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64, part: Bool) {
+        commands.append(.route(body, id: id, key: key, part: part))
+    }
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) { commands.append(.send(r, id: id, key: key)) }
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {
         commands.append(.acknowledged(key: key, ackedOrd: ackedOrd, packageAcked: packageAcked))
@@ -35,7 +40,7 @@ final class RemoteHome: GatewayHome {
     /// Sends what this turn gathered, with the gateway's outbound bytes when
     /// they moved by an eighth of the pause bound (or drained).
     func turnEnded(_ gateway: Gateway) {
-        let outbound = gateway.loop.outboundBytes, applied = gateway.appliedBytes
+        let outbound = gateway.loop.outboundBytes, applied = gateway.appliedBytes[homeIndex]
         let step = min(256 * 1024, max(1024, gateway.settings.outboundPauseBytes / 8))
         if abs(outbound - reportedOutbound) >= step || applied &- reportedApplied >= step || (outbound == 0 && reportedOutbound != 0) {
             reportedOutbound = outbound

@@ -42,6 +42,11 @@ final class GatewayOutbox {
         steps.append(.command(SessionOrder(key: key, command: command)))
     }
 
+    func place(_ channel: ChannelID, in server: ServerID) {
+        closeRun()
+        steps.append(.place(channel, server))
+    }
+
     private func closeRun() {
         guard let payload = runPayload else { return }
         steps.append(.event(payload, runRecipients))
@@ -72,6 +77,7 @@ final class RemoteSession: SessionPort {
     }
     func send(_ payload: SharedBytes, ord: UInt64) { outbox.add(key, .send(payload, ord: ord)) }
     func respond(encoded payload: [UInt8]) { outbox.add(key, .respond(payload)) }
+    func answerPart(_ id: UInt64, _ result: GHResponse.OneOf_Result) { outbox.add(key, .part(id, result)) }
     func admitted(user: UserID, device: DeviceID, sessionID: String) {
         outbox.add(key, .admitted(user: user, device: device, sessionID: sessionID))
     }
@@ -89,26 +95,28 @@ extension Gateway {
     static let eventOverhead = 32
 
     /// Carries out what a home sent this gateway's sessions. A command for a
-    /// session that is gone is dropped; an admission for one tells the home
-    /// it ended, so the home forgets it.
-    func carryOut(_ steps: [GatewayStep]) {
+    /// session that is gone is dropped; an admission for one tells the homes
+    /// it ended, so they forget it.
+    func carryOut(_ steps: [GatewayStep], from home: Int) {
         for step in steps {
             switch step {
             case .event(let payload, let recipients):
-                appliedBytes &+= (payload.count + Self.eventOverhead) * recipients.count
+                appliedBytes[home] &+= (payload.count + Self.eventOverhead) * recipients.count
                 for r in recipients {
                     lent[r.key]?._withUnsafeGuaranteedRef { $0.push(event: payload, unread: r.unread, cursor: r.cursor) }
                 }
             case .command(let o):
-                carryOut(o)
+                carryOut(o, from: home)
+            case .place(let channel, let server):
+                routes.place(channel, in: server)
             }
         }
     }
 
-    private func carryOut(_ o: SessionOrder) {
-        if case .send(let payload, _) = o.command { appliedBytes &+= payload.count + Self.eventOverhead }
+    private func carryOut(_ o: SessionOrder, from home: Int) {
+        if case .send(let payload, _) = o.command { appliedBytes[home] &+= payload.count + Self.eventOverhead }
         guard let s = sessions[o.key] else {
-            if case .admitted = o.command { home.sessionEnded(o.key, ackedOrd: 0) }
+            if case .admitted = o.command { routes.sessionEnded(o.key, ackedOrd: 0) }
             return
         }
         switch o.command {
@@ -116,6 +124,7 @@ extension Gateway {
         case .respond(let payload):
             s.respond(encoded: payload)
             answered(s)
+        case .part(let id, let result): routes.partArrived(id, result, for: s)
         case .admitted(let user, let device, let sessionID): s.admitted(user: user, device: device, sessionID: sessionID)
         case .syncedFrom(let cursor): s.syncedFrom(cursor)
         case .noteInboxItem(let ord): s.noteInboxItem(ord)

@@ -5,10 +5,12 @@
 // permission each kind needs joins the table with roles (issue 13), and the
 // rate class with the request limiter. Pure.
 //
-// Where a request runs, and what finds its home, is the plan the loops
-// follow: a guild's requests go to the loop (and later node) that owns the
+// Where a request runs is the plan the loops follow (`HomeRoutes` carries it
+// out): a guild's requests go to the loop (and later node) that owns the
 // guild, found from the server or channel id the request names; per-user
-// requests to the caller's user home; the rest stay on the session's gateway.
+// requests to the user's home (a direct conversation's to its lower user's);
+// requests whose ids do not name a home go to every home, which answer in
+// part; the rest stay on the session's gateway.
 
 import GuildhallWire
 
@@ -54,8 +56,7 @@ extension GHRequest.OneOf_Body {
         switch self {
         case .login, .resume: RequestRule(place: .gateway, rate: .session, phase: .opensSession)
         case .heartbeat, .ack, .logout: RequestRule(place: .gateway, rate: .session, phase: .loggedIn)
-        // The guild's home keeps who is interested in its channels until
-        // interest splits between homes and gateways (issue 12).
+        // The guild's home keeps who is interested in its channels.
         case .subscribe, .setSubscribeMode: RequestRule(place: .guildHome, rate: .change, phase: .loggedIn)
         case .enterAsGuest, .leaveAsGuest: RequestRule(place: .guildHome, rate: .change, phase: .loggedIn)
         case .listMyServers, .getServers, .listMembers, .listChannels, .getHistory, .getMessages, .getUnread,

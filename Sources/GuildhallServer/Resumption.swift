@@ -21,7 +21,7 @@ extension Gateway {
         if let reason, !abort { s.sendClosed(reason, message) }
         log.info("session dropped; it may resume", ["user": s.user, "session": s.sessionID, "reason": reason.map { "\($0)" } ?? message,
                                                    "seq": s.eventSeq])
-        home.sessionDetached(s.key, since: loop.nowMillis)
+        routes.sessionDetached(s.key, since: loop.nowMillis)
         if let c = s.detach(at: loop.nowMillis, why: reason) {
             linger(c)
             if abort { c.abort() } else { c.close() }
@@ -113,7 +113,7 @@ extension Gateway {
         resumed.replayed = UInt32(replayed)
         old.send(GHEvent.OneOf_Body.resumed(resumed).sharedPayload)
         old.reportedBehind = false
-        home.sessionResumed(old.key)
+        routes.sessionResumed(old.key)
         log.info("session resumed", ["user": old.user, "session": old.sessionID, "replayed": replayed, "peer": old.peer])
         drainFrames(old)
     }

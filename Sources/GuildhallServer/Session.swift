@@ -60,6 +60,8 @@ final class Session {
     var awaitingPackageSeq: UInt64 = 0
     /// The home was told this session is behind on its writes (and not since that it caught up).
     var reportedBehind = false
+    /// Whether its login asked for auto-subscribe mode (the homes that are not its user's hear it when it opens).
+    var autoSubscribeAtLogin = false
     /// Requests forwarded to a home on another loop and not yet answered, and their bytes.
     var requestsInFlight = 0
     var requestBytesInFlight = 0

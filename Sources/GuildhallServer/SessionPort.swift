@@ -17,6 +17,8 @@ protocol SessionPort: AnyObject {
     func send(_ payload: SharedBytes, ord: UInt64)
     /// An answer, encoded (a Frame payload).
     func respond(encoded payload: [UInt8])
+    /// This home's part of the answer to a request every home answers (`HomeRoutes` merges them).
+    func answerPart(_ id: UInt64, _ result: GHResponse.OneOf_Result)
     /// The home admitted the login: the session is `user`'s on `device`, and offline sync begins.
     func admitted(user: UserID, device: DeviceID, sessionID: String)
     /// The device's stored cursor: items up to it were synced before.
@@ -37,12 +39,16 @@ extension Session: SessionPort {
     func admitted(user: UserID, device: DeviceID, sessionID: String) {
         guard isAwaitingLogin else { return }
         loggedIn(user, device: device, sessionID: sessionID)
+        // The other homes hear of it before any request it sends next.
+        gateway.routes.opened(self)
         liveness.loggedIn(at: gateway.loop.nowMillis)
         decoder.maxFrameBytes = gateway.settings.maxFrameBytes
         resumeReading(.admission)
     }
 
     func packageSent() { awaitingPackageSeq = eventSeq }
+
+    func answerPart(_ id: UInt64, _ result: GHResponse.OneOf_Result) { gateway.routes.partArrived(id, result, for: self) }
 
     func resumeReading(_ reason: ReadPauses) { gateway.readingResumed(self, reason) }
 

@@ -85,11 +85,14 @@ final class TestServer: Sendable {
         return h?.stop() ?? 0
     }
 
-    /// Stops, then starts again on the same data folder and the same port.
-    func restart() throws {
+    /// Stops, then starts again on the same data folder and the same port
+    /// (with `tweak`'s changes, such as another number of loops).
+    func restart(_ tweak: (inout Settings) -> Void = { _ in }) throws {
         let port = self.port
         stop()
         var s = settings
+        tweak(&s)
+        current.withLock { $0 = s }
         s.listen = "127.0.0.1:\(port)"
         let started = try ServiceHandle(settings: s, clock: clock.now)
         handle.withLock { $0 = started }

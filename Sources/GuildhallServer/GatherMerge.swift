@@ -1,0 +1,124 @@
+// How the parts of a request every home answered become one answer
+// (`HomeRoutes`). Each home answers only for what it holds: a list of what
+// it found, an entry per asked id, or "not found" when the thing is not
+// its. The merge keeps request order where the request gave one, takes for
+// each asked id the entry of the home that holds it, and for a thing one
+// home holds takes that home's answer: a success, else an error other than
+// "not found" (the holder's), else "not found". An error in a part of a
+// list (a limit every home applies alike, a store that failed) is the
+// answer. Pure.
+
+import GuildhallCore
+import GuildhallWire
+
+enum GatherMerge {
+    /// Servers: in the order asked, or by id (the caller's own).
+    case servers(order: [ServerID]?)
+    case messages(order: [MessageUID])
+    case receipts
+    case unreads(order: [ChannelID])
+    /// One entry per target, in request order: the best of each.
+    case subscribe
+    case ok
+    case conversations
+    case sentStatuses
+    /// One home holds the thing asked about.
+    case firstFound
+
+    init(_ body: GHRequest.OneOf_Body) {
+        switch body {
+        case .listMyServers: self = .servers(order: nil)
+        case .getServers(let r): self = .servers(order: r.serverIds)
+        case .getMessages(let r): self = .messages(order: r.uids)
+        case .getReceiptInfo: self = .receipts
+        case .getUnread(let r): self = .unreads(order: r.channelIds)
+        case .subscribe: self = .subscribe
+        case .setSubscribeMode, .markDelivered: self = .ok
+        case .listConversations: self = .conversations
+        case .getSentStatus: self = .sentStatuses
+        default: self = .firstFound
+        }
+    }
+
+    func merged(_ parts: [GHResponse.OneOf_Result]) -> GHResponse.OneOf_Result {
+        if case .firstFound = self { return Self.firstFound(parts) }
+        if let error = parts.first(where: { if case .error = $0 { true } else { false } }) { return error }
+        switch self {
+        case .servers(let order):
+            var byID: [ServerID: GHServerInfo] = [:]
+            for case .servers(let l) in parts { for s in l.servers { byID[s.serverID] = s } }
+            var list = GHServerList()
+            list.servers = order.map { $0.compactMap { byID[$0] } } ?? byID.keys.sorted().compactMap { byID[$0] }
+            return .servers(list)
+        case .messages(let order):
+            var byUID: [MessageUID: GHChannelMessage] = [:]
+            for case .messages(let p) in parts { for m in p.messages { byUID[m.uid] = m } }
+            var page = GHMessagePage()
+            page.messages = order.compactMap { byUID[$0] }
+            return .messages(page)
+        case .receipts:
+            var merged: [GHReceiptInfo] = []
+            for case .receipts(let l) in parts {
+                if merged.isEmpty { merged = l.receipts; continue }
+                for (i, r) in l.receipts.enumerated() where i < merged.count && r.requested { merged[i] = r }
+            }
+            var list = GHReceiptInfoList()
+            list.receipts = merged
+            return .receipts(list)
+        case .unreads(let order):
+            var byChannel: [ChannelID: GHUnreadInfo] = [:]
+            for case .unreads(let l) in parts { for u in l.unreads { byChannel[u.channelID] = u } }
+            var list = GHUnreadList()
+            list.unreads = order.compactMap { byChannel[$0] }
+            return .unreads(list)
+        case .subscribe:
+            var merged: [GHTargetResult] = []
+            for case .subscribe(let r) in parts {
+                if merged.isEmpty { merged = r.results; continue }
+                for (i, t) in r.results.enumerated() where i < merged.count && Self.rank(t.status) < Self.rank(merged[i].status) {
+                    merged[i] = t
+                }
+            }
+            var result = GHSubscribeResult()
+            result.results = merged
+            return .subscribe(result)
+        case .ok:
+            return .ok(GHOk())
+        case .conversations:
+            var list = GHConversationList()
+            for case .conversations(let l) in parts { list.conversations += l.conversations }
+            list.conversations.sort { ($0.lastMessageTime, $0.conversationID) > ($1.lastMessageTime, $1.conversationID) }
+            return .conversations(list)
+        case .sentStatuses:
+            var merged: [GHMessageSentStatus] = []
+            for case .sentStatuses(let l) in parts {
+                if merged.isEmpty { merged = l.statuses; continue }
+                for (i, st) in l.statuses.enumerated() where i < merged.count && st.status != .unspecified { merged[i] = st }
+            }
+            var list = GHSentStatusList()
+            list.statuses = merged
+            return .sentStatuses(list)
+        case .firstFound:
+            return Self.firstFound(parts)
+        }
+    }
+
+    /// A target's status from the home that holds its server wins over "not found" from the others.
+    private static func rank(_ s: GHTargetStatus) -> Int {
+        switch s {
+        case .targetOk: 0
+        case .targetNotFound: 2
+        default: 1
+        }
+    }
+
+    private static func firstFound(_ parts: [GHResponse.OneOf_Result]) -> GHResponse.OneOf_Result {
+        var notFound: GHResponse.OneOf_Result?
+        var other: GHResponse.OneOf_Result?
+        for p in parts {
+            guard case .error(let e) = p else { return p }
+            if e.code == .notFound { notFound = notFound ?? p } else { other = other ?? p }
+        }
+        return other ?? notFound ?? .error(GHError(Failure.notFound("not found")))
+    }
+}

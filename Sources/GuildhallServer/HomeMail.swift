@@ -1,0 +1,62 @@
+// What one home sends another (DESIGN §9): no state is shared, so items
+// addressed to a user homed elsewhere, and offline-sync items that need a
+// guild's state, travel as these values between loops. Values only.
+//
+// Filing: a home that committed a change with items for users homed
+// elsewhere mails each such home the items; that home writes them to the
+// users' inboxes with its own ords (a user's ords come from one home, so
+// they only grow), delivers them live, and answers `filed` once durable.
+// The sender answers its request, and carries out everything after it in
+// order, only then: durable before acknowledged holds for the items too.
+// A mentioned user's live copy is the message's fan-out from the guild's
+// home, which knows no ord for it; the user home only notes the ord.
+//
+// Dressing: offline sync reads the user's inbox at the user's home, but
+// whether a message item still applies (is the user still a member?) and
+// how it looks (receipts, current unread numbers) is the guild home's to say.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallStore
+import GuildhallWire
+
+enum HomeMail: Sendable {
+    /// Items for users the receiving home holds; answer `filed(token)` once they are durable.
+    case file([MailedItem], token: UInt64)
+    case filed(token: UInt64)
+    /// Offline-sync items of `user` that need the receiving home's guild state.
+    case dress(user: UserID, items: [InboxItem], token: UInt64)
+    /// The events they become, in order (nil: the item no longer applies).
+    case dressed(token: UInt64, events: [GHEvent?])
+}
+
+/// An item addressed to a user homed at another loop.
+struct MailedItem: Sendable {
+    enum Stored: Sendable {
+        case event([UInt8])
+        case message(MessageUID)
+    }
+
+    enum Live: Sendable {
+        case push(SharedBytes)
+        case pushExceptOrigin(SharedBytes, origin: UInt64)
+        case noted
+    }
+
+    let user: UserID
+    let stored: Stored
+    let live: Live
+
+    init(_ item: AddressedItem) {
+        user = item.user
+        switch item.stored {
+        case .event(let copy): stored = .event(copy.stored)
+        case .message(let uid): stored = .message(uid)
+        }
+        switch item.live {
+        case .push(let copy): live = .push(copy.payload)
+        case .pushExceptOrigin(let copy, let origin): live = .pushExceptOrigin(copy.payload, origin: origin)
+        case .noted, .elsewhere: live = .noted
+        }
+    }
+}

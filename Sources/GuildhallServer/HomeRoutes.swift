@@ -1,0 +1,169 @@
+// A gateway's way to the homes (DESIGN §9, CLUSTER §1): which home hears
+// each request and each report about a session. A login goes to its user's
+// home, which admits it; the other homes then hear the session opened, so
+// each can deliver to it and answer it. A request goes where the request
+// table says and its ids lead (`HomeMap`): a guild's to the guild's home (a
+// channel's guild from the placements homes announce), a user's to the
+// user's home, a direct conversation's to its lower user's home. A request
+// whose home its ids do not tell (message UIDs, conversation ids, lists
+// across guilds) goes to every home: each answers what it holds, and the
+// parts merge into one answer (GatherMerge.swift). Reports of a session's
+// life go to every home; acknowledgements to its user's home. Gateway loop only.
+
+import GuildhallCore
+import GuildhallWire
+
+final class HomeRoutes {
+    let map: HomeMap
+    /// This gateway's loop.
+    let index: Int
+    /// Every home by loop: this loop's called directly, the others through `RemoteHome`s.
+    private var homes: [any GatewayHome] = []
+    /// Each channel's guild, as the homes announced them (for a channel id's home).
+    private var channels: [ChannelID: ServerID]
+    /// Requests every home answers, by the id the homes see, until all parts are in.
+    private var gathers: [UInt64: Gather] = [:]
+    private var nextGatherID: UInt64 = 0
+    unowned var gateway: Gateway!
+
+    init(map: HomeMap, index: Int, channels: [ChannelID: ServerID]) {
+        self.map = map
+        self.index = index
+        self.channels = channels
+    }
+
+    func connect(_ homes: [any GatewayHome]) { self.homes = homes }
+
+    // MARK: Sessions
+
+    func admit(_ a: Admission) { homes[map.home(user: a.token.user)].admit(a) }
+
+    /// Its user's home admitted `s`: the others hear of it before its next request.
+    func opened(_ s: Session) {
+        guard homes.count > 1 else { return }
+        let userHome = map.home(user: s.user)
+        let o = OpenedSession(key: s.key, user: s.user, device: s.device, sessionID: s.sessionID, autoSubscribe: s.autoSubscribeAtLogin)
+        for (i, h) in homes.enumerated() where i != userHome { h.sessionOpened(o) }
+    }
+
+    func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {
+        guard let s = gateway.sessions[key] else { return }
+        homes[map.home(user: s.user)].acknowledged(session: key, ackedOrd: ackedOrd, packageAcked: packageAcked)
+    }
+
+    func sessionEnded(_ key: UInt64, ackedOrd: UInt64) { for h in homes { h.sessionEnded(key, ackedOrd: ackedOrd) } }
+    func sessionDetached(_ key: UInt64, since: UInt64) { for h in homes { h.sessionDetached(key, since: since) } }
+    func sessionResumed(_ key: UInt64) { for h in homes { h.sessionResumed(key) } }
+    func sessionBehind(_ key: UInt64, _ behind: Bool) { for h in homes { h.sessionBehind(key, behind) } }
+    func turnEnding() { for h in homes { h.turnEnding() } }
+    func turnEnded(_ gateway: Gateway) { for h in homes { h.turnEnded(gateway) } }
+
+    // MARK: Requests
+
+    func sendMessage(_ r: SendRequest, id: UInt64, from s: Session, bytes: Int) {
+        let h = homes.count > 1 ? home(ofChannel: r.channelID, for: s) : 0
+        if h != index { gateway.forwarded(s, bytes: bytes) }
+        homes[h].sendMessage(r, id: id, session: s.key)
+    }
+
+    /// `bytes`: the request's size, counted while a home on another loop has it.
+    func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session, bytes: Int) {
+        guard homes.count > 1 else {
+            homes[0].route(body, id: id, session: s.key, part: false)
+            return
+        }
+        if let h = destination(body, for: s) {
+            if h != index { gateway.forwarded(s, bytes: bytes) }
+            homes[h].route(body, id: id, session: s.key, part: false)
+        } else {
+            gateway.forwarded(s, bytes: bytes)
+            gather(body, id: id, from: s, merge: GatherMerge(body))
+        }
+    }
+
+    private func gather(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session, merge: GatherMerge) {
+        nextGatherID += 1
+        let gid = nextGatherID
+        gathers[gid] = Gather(session: s.key, id: id, merge: merge, expected: homes.count)
+        for h in homes { h.route(body, id: gid, session: s.key, part: true) }
+    }
+
+    /// A home's part of a gathered answer; the last one completes it.
+    func partArrived(_ gid: UInt64, _ result: GHResponse.OneOf_Result, for s: Session) {
+        guard var g = gathers[gid] else { return }
+        g.parts.append(result)
+        guard g.parts.count == g.expected else { gathers[gid] = g; return }
+        gathers.removeValue(forKey: gid)
+        guard s.isOpen, s.key == g.session else { return }
+        s.respond(g.id, g.merge.merged(g.parts))
+        gateway.answered(s)
+    }
+
+    /// The home of a request that one home answers, or nil when every home must answer in part.
+    private func destination(_ body: GHRequest.OneOf_Body, for s: Session) -> Int? {
+        switch body {
+        case .login, .resume, .heartbeat, .ack, .logout: return map.home(user: s.user)
+        // A new guild is made where it is asked for, with an id placed there.
+        case .createServer: return index
+        case .updateServer(let r): return map.home(guild: r.serverID)
+        case .deleteServer(let r): return map.home(guild: r.serverID)
+        case .joinServer(let r): return map.home(guild: r.serverID)
+        case .inviteMember(let r): return map.home(guild: r.serverID)
+        case .acceptInvite(let r): return map.home(guild: r.serverID)
+        case .leaveServer(let r): return map.home(guild: r.serverID)
+        case .kickMember(let r): return map.home(guild: r.serverID)
+        case .setMemberRole(let r): return map.home(guild: r.serverID)
+        case .banMember(let r): return map.home(guild: r.serverID)
+        case .unbanMember(let r): return map.home(guild: r.serverID)
+        case .listMembers(let r): return map.home(guild: r.serverID)
+        case .createChannel(let r): return map.home(guild: r.serverID)
+        case .listChannels(let r): return map.home(guild: r.serverID)
+        case .enterAsGuest(let r): return map.home(guild: r.serverID)
+        case .leaveAsGuest(let r): return map.home(guild: r.serverID)
+        case .updateChannel(let r): return home(ofChannel: r.channelID, for: s)
+        case .deleteChannel(let r): return home(ofChannel: r.channelID, for: s)
+        case .markRead(let r): return home(ofChannel: r.channelID, for: s)
+        case .sendTyping(let r): return home(ofChannel: r.channelID, for: s)
+        case .respondReceipts(let r): return home(ofChannel: r.channelID, for: s)
+        case .sendMessage(let r): return home(ofChannel: r.channelID, for: s)
+        // A conversation's id is not a channel's: every home looks for it.
+        case .getHistory(let r): return channels[r.channelID].map { map.home(guild: $0) }
+        case .getUnread(let r): return oneHome(r.channelIds.map { channels[$0].map { map.home(guild: $0) } })
+        case .subscribe(let r): return oneHome(r.targets.map { map.home(guild: $0.serverID) })
+        case .openConversation(let r): return map.home(conversationOf: s.user, r.peerID)
+        case .sendDirectMessage(let r): return map.home(conversationOf: s.user, r.peerID)
+        case .setReceivedStatus, .getReceivedStatus: return map.home(user: s.user)
+        case .listMyServers, .getServers, .getMessages, .getReceiptInfo, .getReceiptReaders, .requestReceipt, .setSubscribeMode,
+             .listConversations, .getSentStatus, .markDelivered, .sendReadReceipt, .ackMessageRead, .ackConversationRead:
+            return nil
+        }
+    }
+
+    /// The home of a channel's guild; a channel no home announced is answered
+    /// (not found) by the caller's user home, as one that does not exist.
+    private func home(ofChannel id: ChannelID, for s: Session) -> Int {
+        if let server = channels[id] { return map.home(guild: server) }
+        return map.home(user: s.user)
+    }
+
+    /// The one home all of `homes` name, or nil when they name several or do not know.
+    private func oneHome(_ homes: [Int?]) -> Int? {
+        guard let first = homes.first ?? nil else { return nil }
+        return homes.allSatisfy { $0 == first } ? first : nil
+    }
+
+    // MARK: Placements
+
+    /// A home announced a channel (or that it is gone).
+    func place(_ channel: ChannelID, in server: ServerID?) { channels[channel] = server }
+}
+
+/// A request every home answers in part.
+struct Gather {
+    let session: UInt64
+    /// The client's id for the request.
+    let id: UInt64
+    let merge: GatherMerge
+    let expected: Int
+    var parts: [GHResponse.OneOf_Result] = []
+}

@@ -1,0 +1,42 @@
+// Each home's share of the store's startup snapshot (CLUSTER §1): the
+// guilds `HomeMap` places on it with everything in them (members, invites,
+// bans, channels, read positions and mentions in those channels, receipt
+// state), and the direct conversations it holds. Every share knows the
+// highest id and inbox ord, so no loop reissues one, and every share gets
+// the recent sends with client ids (a resend is checked where it is sent).
+// Pure.
+
+import GuildhallCore
+import GuildhallStore
+
+extension StoreSnapshot {
+    func shares(_ map: HomeMap) -> [StoreSnapshot] {
+        var shares = (0..<map.loops).map { _ in
+            var share = StoreSnapshot()
+            share.highestID = highestID
+            share.highestInboxOrd = highestInboxOrd
+            share.recentClientSends = recentClientSends
+            return share
+        }
+        guard map.loops > 1 else {
+            shares[0] = self
+            return shares
+        }
+        var channelHome: [ChannelID: Int] = [:]
+        for c in channels {
+            let h = map.home(guild: c.serverID)
+            channelHome[c.id] = h
+            shares[h].channels.append(c)
+        }
+        for s in servers { shares[map.home(guild: s.id)].servers.append(s) }
+        for m in members { shares[map.home(guild: m.serverID)].members.append(m) }
+        for i in invites { shares[map.home(guild: i.serverID)].invites.append(i) }
+        for b in bans { shares[map.home(guild: b.serverID)].bans.append(b) }
+        for p in readPositions { if let h = channelHome[p.1] { shares[h].readPositions.append(p) } }
+        for m in recentMentions { if let h = channelHome[m.1] { shares[h].recentMentions.append(m) } }
+        for r in receiptRequests { if let h = channelHome[r.0] { shares[h].receiptRequests.append(r) } }
+        for a in receiptAdvances { if let h = channelHome[a.0] { shares[h].receiptAdvances.append(a) } }
+        for c in conversations { shares[map.home(conversationOf: c.users.0, c.users.1)].conversations.append(c) }
+        return shares
+    }
+}

@@ -1,0 +1,120 @@
+// Homes spread by id (DESIGN §9, CLUSTER §1): with two loops, guilds and
+// users are homed on both, and everything still meets: a user homed on one
+// loop is a member of guilds homed on either, mentions and direct messages
+// reach the inbox at the user's home (offline sync dresses them at the
+// guild's home), lists across guilds gather from every home, and a restart
+// with another number of loops moves every home and loses nothing. These
+// tests run with two loops whatever GUILDHALL_LOOPS says.
+
+import Foundation
+@testable import GuildhallClient
+import GuildhallCore
+import GuildhallWire
+import Testing
+
+@Suite struct HomesTests {
+    static let map = HomeMap(loops: 2)
+
+    /// The first name with `prefix` that is homed on `home`.
+    static func user(_ prefix: String, on home: Int) -> String {
+        var i = 0
+        while map.home(user: "\(prefix)\(i)") != home { i += 1 }
+        return "\(prefix)\(i)"
+    }
+
+    /// A guild with a channel on each home: a guild is made on the loop its
+    /// creator's connection landed on, so `owner` connects until both are covered.
+    static func guildOnEachHome(_ server: TestServer, owner: String) async throws -> [(GHServerInfo, GHChannelInfo)] {
+        var byHome: [Int: (GHServerInfo, GHChannelInfo)] = [:]
+        for attempt in 0..<64 where byHome.count < 2 {
+            let (creator, _) = try await server.client(owner, device: "maker\(attempt)")
+            defer { creator.close() }
+            let g = try await creator.createServer(name: "guild \(attempt)")
+            let home = map.home(guild: g.serverID)
+            if byHome[home] == nil { byHome[home] = (g, try await creator.createChannel(in: g.serverID, name: "general")) }
+        }
+        #expect(byHome.count == 2, "64 connections all landed on one loop")
+        return byHome.keys.sorted().compactMap { byHome[$0] }
+    }
+
+    @Test func aUserHomedOnOneLoopMeetsGuildsAndPeersHomedOnTheOther() async throws {
+        let server = try TestServer {
+            $0.loops = 2
+            try $0.set("small-server-threshold", "100")
+        }
+        defer { server.stop() }
+        let aliceName = Self.user("alice", on: 0), bobName = Self.user("bob", on: 1)
+        let guilds = try await Self.guildOnEachHome(server, owner: aliceName)
+        guard guilds.count == 2 else { return }
+        let (alice, _) = try await server.client(aliceName)
+        var (bob, _) = try await server.client(bobName)
+        for (g, _) in guilds { _ = try await bob.joinServer(g.serverID) }
+        // A list across guilds gathers from both homes, in id order.
+        #expect(try await bob.myServers().map(\.serverID) == guilds.map(\.0.serverID).sorted())
+
+        // Offline: a mention in each guild and a direct message (the
+        // conversation lives at alice's home, bob's inbox at his).
+        bob.close()
+        var mentions: [UInt64] = []
+        for (_, c) in guilds { mentions.append(try await alice.send("hey @bob", to: c.channelID, mentions: [bobName]).uid) }
+        let direct = try await alice.sendDirect("psst", to: bobName)
+        let (phone, phoneEvents) = try await server.client(bobName, device: "phone")
+        defer { phone.close() }
+        for uid in mentions + [direct.uid] {
+            let m = try await phoneEvents.message("offline item \(uid)") { $0.uid == uid }
+            #expect(m.uid == uid)
+        }
+        #expect(phoneEvents.syncCompletions == 1)
+
+        // Live: a mention from the guild on the other home reaches bob once, in channel order.
+        let events: Recorder
+        (bob, events) = try await server.client(bobName)
+        defer { bob.close() }
+        let channel = guilds[0].1.channelID
+        let live = try await alice.send("now @bob", to: channel, mentions: [bobName])
+        let after = try await alice.send("and after", to: channel)
+        _ = try await events.message("the message after the mention") { $0.uid == after.uid }
+        let seen = events.messages.map(\.uid).filter { $0 == live.uid || $0 == after.uid }
+        #expect(seen == [live.uid, after.uid])
+
+        // Lookups by UID and by conversation gather from both homes.
+        let asked = [mentions[1], direct.uid, mentions[0]]
+        #expect(try await bob.messages(asked).map(\.uid) == asked)
+        #expect(try await bob.conversations().map(\.peerID) == [aliceName])
+        try await bob.ackMessageRead(direct.uid)
+        #expect(try await alice.sentStatus([direct.uid]) == [.read])
+        await expectError(.notFound) { try await bob.ackMessageRead(mentions[0] ^ 1) }
+    }
+
+    @Test func aRestartWithAnotherNumberOfLoopsMovesEveryHomeAndLosesNothing() async throws {
+        let server = try TestServer { $0.loops = 1 }
+        defer { server.stop() }
+        let aliceName = Self.user("alice", on: 0), bobName = Self.user("bob", on: 1)
+        var guilds: [(GHServerInfo, GHChannelInfo)] = []
+        var sent: [UInt64] = []
+        do {
+            let (alice, _) = try await server.client(aliceName)
+            let (bob, _) = try await server.client(bobName)
+            defer { alice.close(); bob.close() }
+            for i in 0..<6 {
+                let g = try await alice.createServer(name: "guild \(i)")
+                guilds.append((g, try await alice.createChannel(in: g.serverID, name: "general")))
+                _ = try await bob.joinServer(g.serverID)
+                sent.append(try await alice.send("before \(i)", to: guilds[i].1.channelID).uid)
+            }
+        }
+        #expect(Set(guilds.map { Self.map.home(guild: $0.0.serverID) }).count == 2, "six guilds all homed on one of two loops")
+        try server.restart { $0.loops = 2 }
+        let (alice, _) = try await server.client(aliceName)
+        let (bob, bobEvents) = try await server.client(bobName)
+        defer { alice.close(); bob.close() }
+        #expect(try await bob.myServers().map(\.serverID) == guilds.map(\.0.serverID).sorted())
+        #expect(try await bob.messages(sent).map(\.uid) == sent)
+        for (i, (_, c)) in guilds.enumerated() {
+            #expect(try await bob.history(of: c.channelID).messages.map(\.uid) == [sent[i]])
+            let m = try await alice.send("after \(i)", to: c.channelID)
+            #expect(m.seq == 2)
+            _ = try await bobEvents.message("after \(i)") { $0.uid == m.uid }
+        }
+    }
+}
