@@ -40,13 +40,23 @@ final class Reception: HomePart, GatewayHome {
     private var syncsWaiting: [HomeSession] = []
     /// Sessions owed coalesced unread or typing notices, sent at the end of the turn.
     let owing = OwingList()
+    /// Sessions of users homed elsewhere that this home does not serve yet.
+    private var roster = SessionRoster()
 
     init(home: Home) { self.home = home }
 
     // MARK: Requests
 
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64, part: Bool) {
-        guard let s = registry.all[key] else {
+        if part, registry.all[key] == nil, let listed = roster[key], let s = session(listed) {
+            // A part for a user this home does not serve: answered for the
+            // moment (it holds nothing of theirs), without serving them from now on.
+            s.partAnswers.insert(id)
+            home.route(body, id: id, from: s)
+            roster[key]?.autoSubscribe = s.autoSubscribe
+            return
+        }
+        guard let s = serving(key) else {
             // A part must come back even from a home that never knew the session, or the merge would wait.
             if part { home.port(for: key)?.answerPart(id, .error(GHError(Failure.notFound("not found")))) }
             return
@@ -56,8 +66,36 @@ final class Reception: HomePart, GatewayHome {
     }
 
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) {
-        guard let s = registry.all[key] else { return }
+        guard let s = serving(key) else { return }
         home.sendMessage(r, id: id, from: s)
+    }
+
+    /// The session `key`, served from now on if it was only listed.
+    private func serving(_ key: UInt64) -> HomeSession? {
+        if let s = registry.all[key] { return s }
+        guard let listed = roster[key] else { return nil }
+        serve(listed.opened.user)
+        return registry.all[key]
+    }
+
+    /// The home needs `user` (a request of theirs, or they joined one of its guilds): it serves all their sessions.
+    func serve(_ user: UserID) {
+        for e in roster.take(user) {
+            guard let s = session(e) else { continue }
+            s.detachedSince = e.detachedSince
+            s.isBehind = e.isBehind
+            open(s)
+            if e.autoSubscribe { home.subscriptions.enableAutoMode(s) }
+        }
+    }
+
+    /// A home side for a listed session (nil once its gateway side is gone).
+    private func session(_ e: SessionRoster.Entry) -> HomeSession? {
+        let o = e.opened
+        guard let port = home.port(for: o.key) else { return nil }
+        let s = HomeSession(key: o.key, port: port, user: o.user, device: o.device, sessionID: o.sessionID, owing: owing)
+        s.autoSubscribe = e.autoSubscribe
+        return s
     }
 
     // MARK: A session's life
@@ -111,10 +149,10 @@ final class Reception: HomePart, GatewayHome {
     /// Another home admitted a session of a user homed there (GatewayHome):
     /// this home delivers to it and answers it too.
     func sessionOpened(_ o: OpenedSession) {
-        guard registry.all[o.key] == nil, let port = home.port(for: o.key) else { return }
-        let session = HomeSession(key: o.key, port: port, user: o.user, device: o.device, sessionID: o.sessionID, owing: owing)
-        open(session)
-        if o.autoSubscribe { home.subscriptions.enableAutoMode(session) }
+        guard registry.all[o.key] == nil, roster[o.key] == nil else { return }
+        roster.list(o)
+        // A member of one of this home's guilds gets its fan-out from now on.
+        if !directory.serverIDs(of: o.user).isEmpty { serve(o.user) }
     }
 
     /// The session joins the interest index.
@@ -136,6 +174,7 @@ final class Reception: HomePart, GatewayHome {
     /// confirmed: its last acknowledged position is kept, and logins of its
     /// device waiting for that sync now.
     func sessionEnded(_ key: UInt64, ackedOrd: UInt64) {
+        roster.remove(key)
         if let s = registry.all[key] {
             _ = s.acknowledged(upTo: ackedOrd)
             forget(s)
@@ -175,12 +214,15 @@ final class Reception: HomePart, GatewayHome {
     }
 
     func sessionDetached(_ key: UInt64, since: UInt64) {
+        roster[key]?.detachedSince = since
         guard let s = registry.all[key] else { return }
         s.detachedSince = since
         home.typing.forget(s)
     }
 
     func sessionResumed(_ key: UInt64) {
+        roster[key]?.detachedSince = nil
+        roster[key]?.isBehind = false
         guard let s = registry.all[key] else { return }
         s.detachedSince = nil
         s.isBehind = false
@@ -188,6 +230,7 @@ final class Reception: HomePart, GatewayHome {
     }
 
     func sessionBehind(_ key: UInt64, _ behind: Bool) {
+        roster[key]?.isBehind = behind
         guard let s = registry.all[key] else { return }
         s.isBehind = behind
         if !behind && !s.pendingUnread.isEmpty { s.markOwing() }

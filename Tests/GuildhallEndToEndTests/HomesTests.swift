@@ -64,7 +64,7 @@ import Testing
             let m = try await phoneEvents.message("offline item \(uid)") { $0.uid == uid }
             #expect(m.uid == uid)
         }
-        #expect(phoneEvents.syncCompletions == 1)
+        _ = try await waitFor("sync completed") { phoneEvents.syncCompletions == 1 ? true : nil }
 
         // Live: a mention from the guild on the other home reaches bob once, in channel order.
         let events: Recorder
@@ -84,6 +84,27 @@ import Testing
         try await bob.ackMessageRead(direct.uid)
         #expect(try await alice.sentStatus([direct.uid]) == [.read])
         await expectError(.notFound) { try await bob.ackMessageRead(mentions[0] ^ 1) }
+    }
+
+    /// A home where a user is in no guild only lists the user's sessions;
+    /// once one of them joins a guild there, every session of the user is served.
+    @Test func aHomeServesEverySessionOfAUserOnceOneOfThemJoinsAGuildThere() async throws {
+        let server = try TestServer {
+            $0.loops = 2
+            try $0.set("small-server-threshold", "100")
+        }
+        defer { server.stop() }
+        let guilds = try await Self.guildOnEachHome(server, owner: "alice")
+        guard guilds.count == 2 else { return }
+        let (alice, _) = try await server.client("alice")
+        let (phone, phoneEvents) = try await server.client("carol", device: "phone")
+        let (desk, _) = try await server.client("carol", device: "desk")
+        defer { alice.close(); phone.close(); desk.close() }
+        for (g, c) in guilds {
+            _ = try await desk.joinServer(g.serverID)
+            let m = try await alice.send("welcome", to: c.channelID)
+            _ = try await phoneEvents.message("the guild's message on the phone") { $0.uid == m.uid }
+        }
     }
 
     @Test func aRestartWithAnotherNumberOfLoopsMovesEveryHomeAndLosesNothing() async throws {
