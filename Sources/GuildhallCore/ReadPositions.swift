@@ -17,6 +17,18 @@ public struct ReadPosition: Sendable, Equatable {
     }
 }
 
+/// A mention by id: its seq and time.
+public struct MentionMark: Sendable, Equatable {
+    public let seq: UInt64
+    public let time: UInt64
+}
+
+/// One user's read position and pending mentions in one channel.
+public struct PositionState: Sendable, Equatable {
+    public let position: ReadPosition
+    public let mentions: [MentionMark]
+}
+
 /// A user's unread state of one channel, as the wire's UnreadInfo.
 public struct UnreadState: Sendable, Equatable {
     public var serverID: ServerID
@@ -85,6 +97,20 @@ public struct ReadPositions: Sendable {
         let key = Key(user, channel)
         guard seq > (positions[key]?.readSeq ?? 0) else { return }
         mentions[key, default: []].append((seq, time))
+    }
+
+    /// Everything the unread numbers of `user` in `channel` depend on, for a
+    /// replica (a gateway's, of its sessions' users) to hold the same.
+    public func state(_ user: UserID, _ channel: ChannelID) -> PositionState {
+        let key = Key(user, channel)
+        return PositionState(position: positions[key] ?? ReadPosition(), mentions: (mentions[key] ?? []).map { MentionMark(seq: $0.seq, time: $0.time) })
+    }
+
+    /// Takes a replica's copy of `user`'s state in `channel` (never persisted from here).
+    public mutating func replace(_ user: UserID, _ channel: ChannelID, with state: PositionState) {
+        let key = Key(user, channel)
+        positions[key] = state.position
+        mentions[key] = state.mentions.isEmpty ? nil : state.mentions.map { (seq: $0.seq, time: $0.time) }
     }
 
     /// Forgets a user's state in a channel (left the server, channel deleted).

@@ -143,8 +143,18 @@ public struct SubscriptionBook: Sendable {
     private var tallies: [UserID: [SubscriptionKind: [SubscriptionTarget: Int]]] = [:]
     /// kind -> target -> sessions holding it. Channel kinds key by channel only (server 0).
     private var index: [SubscriptionKind: [SubscriptionTarget: Set<SessionKey>]] = [:]
+    /// Channel-message subscriptions taken (true) or dropped (false) since the
+    /// last `takeMessageChanges()`, in order: the interest gateways keep of their sessions.
+    private var messageChanges: [MessageInterestChange] = []
 
     public init() {}
+
+    /// The channel-message subscriptions taken and dropped since the last call, in order.
+    public mutating func takeMessageChanges() -> [MessageInterestChange] {
+        guard !messageChanges.isEmpty else { return [] }
+        defer { messageChanges.removeAll(keepingCapacity: true) }
+        return messageChanges
+    }
 
     public enum Outcome: Sendable, Equatable {
         case ok
@@ -231,6 +241,7 @@ public struct SubscriptionBook: Sendable {
         }
         tallies[user, default: [:]][kind, default: [:]][Self.tallyKey(kind, target), default: 0] += 1
         index[kind, default: [:]][Self.indexKey(kind, target), default: []].insert(session)
+        if kind == .channelMessages { messageChanges.append(MessageInterestChange(session: session, user: user, target: target, holds: true)) }
     }
 
     private mutating func remove(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget) {
@@ -252,5 +263,14 @@ public struct SubscriptionBook: Sendable {
         let ik = Self.indexKey(kind, target)
         index[kind]?[ik]?.remove(session)
         if index[kind]?[ik]?.isEmpty == true { index[kind]!.removeValue(forKey: ik) }
+        if kind == .channelMessages { messageChanges.append(MessageInterestChange(session: session, user: user, target: target, holds: false)) }
     }
+}
+
+/// A session took or dropped a channel-message subscription.
+public struct MessageInterestChange: Sendable, Equatable {
+    public let session: SessionKey
+    public let user: UserID
+    public let target: SubscriptionTarget
+    public let holds: Bool
 }

@@ -59,13 +59,18 @@ extension Home {
             }
         } else {
             let target = SubscriptionTarget(server: channel.serverID, channel: channel.id)
-            let holders = book.holders(.channelMessages, target)
-            if !holders.isEmpty {
-                let p = payload()
-                for key in holders { registry.lent[key]?._withUnsafeGuaranteedRef { deliver($0, p) } }
+            // Subscribers: one event to each gateway that has some, which
+            // finds them and writes their trailers (interest split in two).
+            interest.sync()
+            if interest.loops(holding: channel.id) != nil {
+                var cursors = mentionOrds
+                if !cursors.isEmpty { cursors = cursors.filter { $0.value != 0 } }
+                interest.deliver(ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, cursors: cursors))
             }
             for user in record.mentions where directory.role(of: user, in: channel.serverID) != nil {
-                for s in registry.sessions(of: user).values { deliver(s, payload()) }
+                for s in registry.sessions(of: user).values where book.subscriptions(of: s.key)?.channels[channel.id]?.level != .messages {
+                    deliver(s, payload())
+                }
             }
             for key in book.holders(.channelUnreadCount, target) {
                 if let s = session(key), s.deliveryMark != mark, s.user != record.sender { owe(.info, channel.id, to: s) }

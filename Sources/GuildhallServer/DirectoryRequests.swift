@@ -112,6 +112,7 @@ extension DirectoryRequests {
         for channel in home.directory.channelIDs(of: server) {
             guard let c = home.directory.channel(channel) else { continue }
             home.positions.markRead(s.user, channel, upTo: c.lastSeq, now: now)
+            home.interest.positionMoved(s.user, channel)
             writes.append(.readPosition(s.user, channel, home.positions.position(s.user, channel)))
         }
         persist(writes, id: id, for: s, result: { .member(GHMember(member)) }) {

@@ -54,6 +54,8 @@ final class Gateway {
     let clock: @Sendable () -> UInt64
     /// The way to the homes: which hears each request and report.
     let routes: HomeRoutes
+    /// Which of its sessions hold each channel, with their users' positions (the gateway's half of the interest).
+    let interest = GatewayInterest()
     /// This gateway's sessions, by key; a key's low byte is the gateway's index (`index`).
     private(set) var sessions: [UInt64: Session] = [:]
     /// The same, lent, for the look-up per recipient of a home's events (`sessions` keeps them alive).

@@ -54,6 +54,8 @@ final class Home {
     private(set) var reception: Reception!
     /// Publishers not read while the fan-out drains (PublisherPause.swift).
     private(set) var publishers: PublisherPause!
+    /// The home's half of the interest, and the feed of the gateways' halves.
+    private(set) var interest: InterestFeed!
     /// The other loops (LoopLinks.swift).
     let links: LoopLinks
     /// Which home owns what.
@@ -78,6 +80,7 @@ final class Home {
         ids.resume(after: snapshot.highestID)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
+        interest = InterestFeed(home: self)
         runner = EffectRunner(store: store, lane: index, lanes: settings.loops, registry: registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(home: self)
@@ -132,6 +135,7 @@ final class Home {
     /// The home loop's turn ends (before its gateway flushes): the turn's
     /// commits, coalesced receipt answers.
     func turnEnding() {
+        interest.sync()
         runner.submitTurnJobs(inline: true)
         groupReceipts.sendOwedResponses()
     }

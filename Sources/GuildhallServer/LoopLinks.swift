@@ -52,6 +52,16 @@ final class LoopLinks {
         for o in outboxes { o?.place(channel, in: server) }
     }
 
+    /// A change to gateway `loop`'s half of the interest: applied at once on this loop, else in order with this turn's events.
+    func interest(_ update: InterestUpdate, to loop: Int, local: Gateway) {
+        if loop == index { local.interest.apply(update) } else { outboxes[loop]?.interest(update) }
+    }
+
+    /// A channel message for gateway `loop`'s `holders` sessions that hold the channel.
+    func deliver(_ e: ChannelEvent, to loop: Int, holders: Int, local: Gateway) {
+        if loop == index { local.deliver(e, from: index) } else { outboxes[loop]?.deliver(e, holders: holders) }
+    }
+
     /// Posts `message` to every loop (this one too), after what this turn has for them.
     func broadcast(_ message: LoopMessage) {
         postTurn()

@@ -58,6 +58,10 @@ enum GatewayStep: Sendable {
     /// A channel's guild (nil: the channel is gone), for routing requests that name it;
     /// sent before anything that tells a session of it.
     case place(ChannelID, ServerID?)
+    /// The gateway's half of the interest changed (GatewayInterest.swift).
+    case interest(InterestUpdate)
+    /// A message for the gateway's sessions that hold its channel.
+    case channelEvent(ChannelEvent)
 }
 
 /// A `GatewayHome` call from a gateway on another loop, as a value.

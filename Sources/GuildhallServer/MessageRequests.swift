@@ -102,10 +102,12 @@ extension Home {
         // The sender has read up to its own message; a mention counts for the mentioned.
         let before = positions.position(record.sender, record.channelID).readSeq
         positions.markRead(record.sender, record.channelID, upTo: record.seq, now: now)
+        interest.positionMoved(record.sender, record.channelID)
         subscriptions.touchActivity(record.sender, record.channelID, now: now, alreadyRecorded: true)
         if before + 1 < record.seq { reading.readMoved(record.sender, record.channelID, except: s) }
         for user in Set(record.mentions) where user != record.sender {
             positions.addMention(user, record.channelID, seq: record.seq, time: record.sentTime)
+            interest.positionMoved(user, record.channelID)
         }
         if typing.board.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typing.typersChanged(c) }
         // Encoded once for the answer, the waiting resends and the live event.

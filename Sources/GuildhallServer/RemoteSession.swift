@@ -42,6 +42,17 @@ final class GatewayOutbox {
         steps.append(.command(SessionOrder(key: key, command: command)))
     }
 
+    func interest(_ update: InterestUpdate) {
+        closeRun()
+        steps.append(.interest(update))
+    }
+
+    func deliver(_ e: ChannelEvent, holders: Int) {
+        closeRun()
+        sentBytes &+= (e.payload.count + Gateway.eventOverhead) * holders
+        steps.append(.channelEvent(e))
+    }
+
     func place(_ channel: ChannelID, in server: ServerID) {
         closeRun()
         steps.append(.place(channel, server))
@@ -109,6 +120,10 @@ extension Gateway {
                 carryOut(o, from: home)
             case .place(let channel, let server):
                 routes.place(channel, in: server)
+            case .interest(let update):
+                interest.apply(update)
+            case .channelEvent(let e):
+                deliver(e, from: home)
             }
         }
     }

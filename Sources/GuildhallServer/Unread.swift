@@ -44,6 +44,7 @@ extension Reading {
             let now = now()
             let seq = r.seq == 0 ? c.lastSeq : min(r.seq, c.lastSeq)
             home.positions.markRead(s.user, c.id, upTo: seq, now: now)
+            home.interest.positionMoved(s.user, c.id)
             let position = home.positions.position(s.user, c.id)
             home.subscriptions.touchActivity(s.user, c.id, now: now, alreadyRecorded: true)
             // Read-your-writes: the new count is in memory now; the answer waits for the commit.

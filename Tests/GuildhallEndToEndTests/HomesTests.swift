@@ -107,6 +107,51 @@ import Testing
         }
     }
 
+    /// Interest split in two: in a large server a message reaches each
+    /// subscriber's gateway once, and each gateway writes every subscriber
+    /// its own unread numbers, a mention its cursor, and stops at an unsubscribe.
+    @Test func subscribersOnBothLoopsGetEachMessageOnceWithTheirOwnUnreadNumbers() async throws {
+        let server = try TestServer {
+            $0.loops = 2
+            try $0.set("small-server-threshold", "1")
+        }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let g = try await alice.createServer(name: "large")
+        let c = try await alice.createChannel(in: g.serverID, name: "general")
+        var readers: [(name: String, client: GuildhallClient, events: Recorder, loop: UInt64)] = []
+        for i in 0..<12 {
+            let name = "reader\(i)"
+            let (r, events) = try await server.client(name)
+            _ = try await r.joinServer(g.serverID)
+            #expect(try await r.sub(.channelMsg, g.serverID, [c.channelID]) == [.targetOk])
+            readers.append((name, r, events, LoopsTests.loop(ofSession: r.state.withLock { $0.sessionID }) ?? 99))
+        }
+        defer { for r in readers { r.client.close() } }
+        #expect(Set(readers.map(\.loop)) == [0, 1], "12 connections all landed on one loop")
+        var sent: [GHChannelMessage] = []
+        for i in 0..<3 { sent.append(try await alice.send("m\(i)", to: c.channelID)) }
+        // Readers with an even number read up to the first message: their trailers count from there.
+        for (i, r) in readers.enumerated() where i % 2 == 0 { _ = try await r.client.markRead(c.channelID, upTo: sent[0].seq) }
+        let mention = try await alice.send("@reader1", to: c.channelID, mentions: ["reader1"])
+        for (i, r) in readers.enumerated() {
+            let got = try await r.events.message("the mention on \(r.name)") { $0.uid == mention.uid }
+            #expect(got.uid == mention.uid)
+            let uids = r.events.messages.map(\.uid)
+            #expect(uids == sent.map(\.uid) + [mention.uid], "\(r.name) on loop \(r.loop)")
+            let unread = r.events.messageUnread.withLock { $0[mention.uid] }
+            #expect(unread?.unreadCount == (i % 2 == 0 ? mention.seq - sent[0].seq : mention.seq), "\(r.name)")
+            #expect(unread?.mentionedCount == (i == 1 ? 1 : 0), "\(r.name)")
+        }
+        // Unsubscribed, a reader gets no more; the others still do.
+        _ = try await readers[0].client.sub(.channelMsg, g.serverID, [c.channelID], .unsubscribe)
+        let last = try await alice.send("last", to: c.channelID)
+        _ = try await readers[1].events.message("the last message") { $0.uid == last.uid }
+        let check = try await alice.send("after last", to: c.channelID)
+        _ = try await readers[2].events.message("the check") { $0.uid == check.uid }
+        #expect(!readers[0].events.messages.contains { $0.uid == last.uid || $0.uid == check.uid })
+    }
+
     @Test func aRestartWithAnotherNumberOfLoopsMovesEveryHomeAndLosesNothing() async throws {
         let server = try TestServer { $0.loops = 1 }
         defer { server.stop() }

@@ -1,0 +1,52 @@
+// Interest split in two (DESIGN §9, CLUSTER §1), the home's half: per
+// channel, how many sessions on each loop hold its message subscription,
+// and the feed that keeps each gateway's half (`GatewayInterest`) in step:
+// the subscriptions taken and dropped (before every fan-out and at the end
+// of every turn), and the read positions and mentions of users whose
+// sessions there hold the channel, as they move. A message then costs the
+// home one `ChannelEvent` per interested gateway. Loop thread only.
+
+import GuildhallCore
+
+final class InterestFeed: HomePart {
+    unowned let home: Home
+    /// Per channel, sessions holding its message subscription on each loop.
+    private var counts: [ChannelID: [Int]] = [:]
+
+    init(home: Home) { self.home = home }
+
+    /// Tells the gateways the subscriptions taken and dropped since the last call.
+    func sync() {
+        for c in home.book.takeMessageChanges() {
+            let loop = Int(c.session & 0xff)
+            var perLoop = counts[c.target.channel] ?? Array(repeating: 0, count: home.links.count)
+            guard loop < perLoop.count else { continue }
+            perLoop[loop] += c.holds ? 1 : -1
+            counts[c.target.channel] = perLoop.allSatisfy { $0 <= 0 } ? nil : perLoop
+            let state = c.holds ? home.positions.state(c.user, c.target.channel) : nil
+            home.links.interest(.holds(key: c.session, user: c.user, channel: c.target.channel, state: state), to: loop, local: home.gateway)
+        }
+    }
+
+    /// Loops with sessions holding `channel`'s message subscription, and how many each.
+    func loops(holding channel: ChannelID) -> [Int]? { counts[channel] }
+
+    /// `user`'s read position or mentions in `channel` moved: each gateway
+    /// with a session of the user holding the channel gets the new state.
+    func positionMoved(_ user: UserID, _ channel: ChannelID) {
+        guard counts[channel] != nil else { return }
+        var told: UInt64 = 0
+        for s in registry.sessions(of: user).values {
+            let loop = Int(s.key & 0xff)
+            guard told & (1 << UInt64(loop)) == 0, home.book.subscriptions(of: s.key)?.channels[channel]?.level == .messages else { continue }
+            told |= 1 << UInt64(loop)
+            home.links.interest(.position(user: user, channel: channel, home.positions.state(user, channel)), to: loop, local: home.gateway)
+        }
+    }
+
+    /// Sends a channel message to every gateway whose sessions hold the channel's subscription.
+    func deliver(_ e: ChannelEvent) {
+        guard let perLoop = counts[e.channel.id] else { return }
+        for (loop, n) in perLoop.enumerated() where n > 0 { home.links.deliver(e, to: loop, holders: n, local: home.gateway) }
+    }
+}
