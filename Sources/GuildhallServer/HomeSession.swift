@@ -45,6 +45,8 @@ final class HomeSession {
     private(set) var readPauses: ReadPauses = []
     /// On the home's list of sessions owed notices this turn.
     var isOwing = false
+    /// Sends that arrived while the home had paused the session as a publisher, in order.
+    var heldSends: [(SendRequest, UInt64)] = []
     /// Requests every home answers in part (their gateway merges the parts), by id.
     var partAnswers: Set<UInt64> = []
     private unowned let owing: OwingList
@@ -110,13 +112,13 @@ final class HomeSession {
     func pauseReading(_ reason: ReadPauses) {
         guard !readPauses.contains(reason) else { return }
         readPauses.insert(reason)
-        port.pauseReading(reason)
+        port.homePauses(reason)
     }
 
     func resumeReading(_ reason: ReadPauses) {
         guard readPauses.contains(reason) else { return }
         readPauses.remove(reason)
-        port.resumeReading(reason)
+        port.homeResumes(reason)
     }
 
     /// Puts the session on the list of those owed unread or typing notices at the end of the turn.

@@ -45,6 +45,9 @@ final class PublisherPause: HomePart {
         guard !paused.isEmpty, outboundPressure <= settings.outboundPauseBytes / 2, !home.gateway.shuttingDown else { return }
         let waiting = paused
         paused.removeAll()
-        for s in waiting where s.isLoggedIn { s.resumeReading(.outbound) }
+        for s in waiting where s.isLoggedIn {
+            s.resumeReading(.outbound)
+            home.reception.releaseHeldSends(s)
+        }
     }
 }

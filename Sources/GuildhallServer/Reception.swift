@@ -67,7 +67,24 @@ final class Reception: HomePart, GatewayHome {
 
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) {
         guard let s = serving(key) else { return }
+        // A gateway on another loop hears of a publisher's pause a turn late,
+        // with thousands of sends on their way: they wait here, not in the fan-out.
+        if s.readPauses.contains(.outbound) {
+            s.heldSends.append((r, id))
+            return
+        }
         home.sendMessage(r, id: id, from: s)
+    }
+
+    /// The publisher is read again: the sends that waited go on, in order, until it is paused again.
+    func releaseHeldSends(_ s: HomeSession) {
+        var held = s.heldSends[...]
+        s.heldSends = []
+        while let (r, id) = held.first, !s.readPauses.contains(.outbound) {
+            held = held.dropFirst()
+            home.sendMessage(r, id: id, from: s)
+        }
+        s.heldSends = Array(held) + s.heldSends
     }
 
     /// The session `key`, served from now on if it was only listed.

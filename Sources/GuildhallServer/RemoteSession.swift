@@ -96,8 +96,8 @@ final class RemoteSession: SessionPort {
     func noteInboxItem(_ ord: UInt64) { outbox.add(key, .noteInboxItem(ord)) }
     func packageSent() { outbox.add(key, .packageSent) }
     func finishSync() { outbox.add(key, .finishSync) }
-    func pauseReading(_ reason: ReadPauses) { outbox.add(key, .pause(reason)) }
-    func resumeReading(_ reason: ReadPauses) { outbox.add(key, .resume(reason)) }
+    func homePauses(_ reason: ReadPauses) { outbox.add(key, .pause(reason)) }
+    func homeResumes(_ reason: ReadPauses) { outbox.add(key, .resume(reason)) }
     func end(_ reason: GHCloseReason?, _ message: String) { outbox.add(key, .end(reason, message)) }
 }
 
@@ -145,8 +145,8 @@ extension Gateway {
         case .noteInboxItem(let ord): s.noteInboxItem(ord)
         case .packageSent: s.packageSent()
         case .finishSync: s.finishSync()
-        case .pause(let reason): s.pauseReading(reason)
-        case .resume(let reason): s.resumeReading(reason)
+        case .pause(let reason): homePaused(s, reason, by: home)
+        case .resume(let reason): homeResumed(s, reason, by: home)
         case .end(let reason, let message): s.end(reason, message)
         }
     }

@@ -60,6 +60,8 @@ final class Session {
     var awaitingPackageSeq: UInt64 = 0
     /// The home was told this session is behind on its writes (and not since that it caught up).
     var reportedBehind = false
+    /// Per home-asked reason (storage, outbound), the homes (a bit per loop) that asked not to read it.
+    var pausingHomes = PausingHomes()
     /// Whether its login asked for auto-subscribe mode (the homes that are not its user's hear it when it opens).
     var autoSubscribeAtLogin = false
     /// Requests forwarded to a home on another loop and not yet answered, and their bytes.
@@ -310,6 +312,7 @@ struct ReadPauses: OptionSet {
     let rawValue: UInt8
     static let storage = ReadPauses(rawValue: 1)
     static let outbound = ReadPauses(rawValue: 2)
+
     /// A login waits for the home's answer: requests after it wait too.
     static let admission = ReadPauses(rawValue: 4)
     /// Too many requests, or request bytes, wait for a home on another loop (`Gateway.remoteRequestsInFlight`).
@@ -327,4 +330,15 @@ enum UnreadNotice {
 /// Sessions with bytes queued this loop turn.
 final class FlushList {
     var sessions: [Session] = []
+}
+
+/// The homes (a bit per loop) that asked not to read a session, per reason a home asks for.
+struct PausingHomes {
+    private var storage: UInt64 = 0
+    private var outbound: UInt64 = 0
+
+    subscript(reason: ReadPauses) -> UInt64 {
+        get { reason == .storage ? storage : outbound }
+        set { if reason == .storage { storage = newValue } else { outbound = newValue } }
+    }
 }

@@ -29,8 +29,9 @@ protocol SessionPort: AnyObject {
     func packageSent()
     /// Offline sync is done: held live events go out, in order.
     func finishSync()
-    func pauseReading(_ reason: ReadPauses)
-    func resumeReading(_ reason: ReadPauses)
+    /// The home asks the gateway not to read the session (storage, outbound bytes), or no longer.
+    func homePauses(_ reason: ReadPauses)
+    func homeResumes(_ reason: ReadPauses)
     /// The home ended the session: tell the peer why (when there is a reason) and close.
     func end(_ reason: GHCloseReason?, _ message: String)
 }
@@ -43,14 +44,16 @@ extension Session: SessionPort {
         gateway.routes.opened(self)
         liveness.loggedIn(at: gateway.loop.nowMillis)
         decoder.maxFrameBytes = gateway.settings.maxFrameBytes
-        resumeReading(.admission)
+        gateway.readingResumed(self, .admission)
     }
 
     func packageSent() { awaitingPackageSeq = eventSeq }
 
     func answerPart(_ id: UInt64, _ result: GHResponse.OneOf_Result) { gateway.routes.partArrived(id, result, for: self) }
 
-    func resumeReading(_ reason: ReadPauses) { gateway.readingResumed(self, reason) }
+    func homePauses(_ reason: ReadPauses) { gateway.homePaused(self, reason, by: gateway.index) }
+
+    func homeResumes(_ reason: ReadPauses) { gateway.homeResumed(self, reason, by: gateway.index) }
 
     func end(_ reason: GHCloseReason?, _ message: String) { gateway.close(self, reason, message) }
 }
