@@ -185,17 +185,6 @@ extension Gateway {
         }
     }
 
-    /// Home `home` asks not to read `s` for `reason`; several homes may, and each lifts only its own ask.
-    func homePaused(_ s: Session, _ reason: ReadPauses, by home: Int) {
-        s.pausingHomes[reason] |= 1 << UInt64(home)
-        s.pauseReading(reason)
-    }
-
-    func homeResumed(_ s: Session, _ reason: ReadPauses, by home: Int) {
-        s.pausingHomes[reason] &= ~(1 << UInt64(home))
-        if s.pausingHomes[reason] == 0 { readingResumed(s, reason) }
-    }
-
     /// Drops a reason not to read `s`; once none is left, the frames it sent meanwhile are handled.
     func readingResumed(_ s: Session, _ reason: ReadPauses) {
         s.unpause(reason)

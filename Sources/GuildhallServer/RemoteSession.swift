@@ -145,8 +145,8 @@ extension Gateway {
         case .noteInboxItem(let ord): s.noteInboxItem(ord)
         case .packageSent: s.packageSent()
         case .finishSync: s.finishSync()
-        case .pause(let reason): homePaused(s, reason, by: home)
-        case .resume(let reason): homeResumed(s, reason, by: home)
+        case .pause(let reason): s.homePaused(reason, by: home)
+        case .resume(let reason): s.homeResumed(reason, by: home)
         case .end(let reason, let message): s.end(reason, message)
         }
     }

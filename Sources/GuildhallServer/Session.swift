@@ -235,6 +235,17 @@ final class Session {
         readPauses.insert(reason)
     }
 
+    /// Home `home` asks not to read the session for `reason`; several homes may, and each lifts only its own ask.
+    func homePaused(_ reason: ReadPauses, by home: Int) {
+        pausingHomes[reason] |= 1 << UInt64(home)
+        pauseReading(reason)
+    }
+
+    func homeResumed(_ reason: ReadPauses, by home: Int) {
+        pausingHomes[reason] &= ~(1 << UInt64(home))
+        if pausingHomes[reason] == 0 { gateway.readingResumed(self, reason) }
+    }
+
     /// Drops `reason`; reading resumes once no reason is left (`Gateway.readingResumed` then handles what waited).
     func unpause(_ reason: ReadPauses) {
         guard readPauses.contains(reason) else { return }

@@ -51,9 +51,9 @@ extension Session: SessionPort {
 
     func answerPart(_ id: UInt64, _ result: GHResponse.OneOf_Result) { gateway.routes.partArrived(id, result, for: self) }
 
-    func homePauses(_ reason: ReadPauses) { gateway.homePaused(self, reason, by: gateway.index) }
+    func homePauses(_ reason: ReadPauses) { homePaused(reason, by: gateway.index) }
 
-    func homeResumes(_ reason: ReadPauses) { gateway.homeResumed(self, reason, by: gateway.index) }
+    func homeResumes(_ reason: ReadPauses) { homeResumed(reason, by: gateway.index) }
 
     func end(_ reason: GHCloseReason?, _ message: String) { gateway.close(self, reason, message) }
 }
