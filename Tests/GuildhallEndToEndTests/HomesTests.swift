@@ -120,7 +120,7 @@ import Testing
         let g = try await alice.createServer(name: "large")
         let c = try await alice.createChannel(in: g.serverID, name: "general")
         var readers: [(name: String, client: GuildhallClient, events: Recorder, loop: UInt64)] = []
-        for i in 0..<12 {
+        for i in 0..<16 {
             let name = "reader\(i)"
             let (r, events) = try await server.client(name)
             _ = try await r.joinServer(g.serverID)
@@ -128,7 +128,7 @@ import Testing
             readers.append((name, r, events, LoopsTests.loop(ofSession: r.state.withLock { $0.sessionID }) ?? 99))
         }
         defer { for r in readers { r.client.close() } }
-        #expect(Set(readers.map(\.loop)) == [0, 1], "12 connections all landed on one loop")
+        #expect(Set(readers.map(\.loop)) == [0, 1], "16 connections all landed on one loop")
         var sent: [GHChannelMessage] = []
         for i in 0..<3 { sent.append(try await alice.send("m\(i)", to: c.channelID)) }
         // Readers with an even number read up to the first message: their trailers count from there.
@@ -162,14 +162,15 @@ import Testing
             let (alice, _) = try await server.client(aliceName)
             let (bob, _) = try await server.client(bobName)
             defer { alice.close(); bob.close() }
-            for i in 0..<6 {
+            // Guilds until both of two loops' homes hold some (a guild's home is a hash of its id).
+            for i in 0..<64 where guilds.count < 4 || Set(guilds.map { Self.map.home(guild: $0.0.serverID) }).count < 2 {
                 let g = try await alice.createServer(name: "guild \(i)")
                 guilds.append((g, try await alice.createChannel(in: g.serverID, name: "general")))
                 _ = try await bob.joinServer(g.serverID)
                 sent.append(try await alice.send("before \(i)", to: guilds[i].1.channelID).uid)
             }
         }
-        #expect(Set(guilds.map { Self.map.home(guild: $0.0.serverID) }).count == 2, "six guilds all homed on one of two loops")
+        #expect(Set(guilds.map { Self.map.home(guild: $0.0.serverID) }).count == 2, "64 guilds all homed on one of two loops")
         try server.restart { $0.loops = 2 }
         let (alice, _) = try await server.client(aliceName)
         let (bob, bobEvents) = try await server.client(bobName)
