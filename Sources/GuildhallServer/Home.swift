@@ -149,6 +149,9 @@ final class Home {
             case .filed(let token): runner.filed(token)
             case .dress(let user, let items, let token): userHome.dress(items, for: user, token: token, from: other)
             case .dressed(let token, let events): userHome.dressed(token, events)
+            case .autoChannels(let user, let channels): subscriptions.autoChannels(user, channels, from: other)
+            case .autoTouch(let user, let channel, let activity): subscriptions.autoTouch(user, channel, activity: activity)
+            case .autoLevels(let user, let changes): subscriptions.applyAutoLevels(user, changes)
             }
         }
     }

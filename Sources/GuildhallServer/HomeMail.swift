@@ -28,6 +28,11 @@ enum HomeMail: Sendable {
     case dress(user: UserID, items: [InboxItem], token: UInt64)
     /// The events they become, in order (nil: the item no longer applies).
     case dressed(token: UInt64, events: [GHEvent?])
+    /// Auto-subscribe mode (AutoSubscribe.swift): a guild home's channels of
+    /// the user, activity in one, and the levels the user's home gives them.
+    case autoChannels(user: UserID, [AutoChannel])
+    case autoTouch(user: UserID, channel: ChannelID, activity: UInt64)
+    case autoLevels(user: UserID, [ChannelID: ChannelLevel?])
 }
 
 /// An item addressed to a user homed at another loop.

@@ -222,7 +222,8 @@ final class Reception: HomePart, GatewayHome {
         home.typing.forget(s)
         home.userHome.saveCursor(of: s)
         let subscriptions = home.subscriptions!
-        if s.autoSubscribe && !subscriptions.hasAutoSessions(s.user) { subscriptions.ladders.removeValue(forKey: s.user) }
+        subscriptions.autoStarting.removeValue(forKey: s.key)
+        if s.autoSubscribe { subscriptions.autoModeEnded(s.user) }
     }
 
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {

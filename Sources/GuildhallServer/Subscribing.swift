@@ -8,8 +8,12 @@ import GuildhallWire
 /// are the home's interest index (`Home.book`).
 final class Subscriptions: HomePart {
     unowned let home: Home
-    /// Auto-subscribe levels per user with at least one auto session online.
-    var ladders: [UserID: AutoLadder] = [:]
+    /// At a user's home: the auto-subscribe ladder over all the user's channels, whatever their homes (AutoSubscribe.swift).
+    var ladders: [UserID: AutoUser] = [:]
+    /// At a guild's home: the levels the users' homes gave its channels, per user with an auto session here.
+    var autoLevels: [UserID: [ChannelID: ChannelLevel]] = [:]
+    /// Auto sessions whose first levels come from the user's home on another loop: what they are told with them.
+    var autoStarting: [SessionKey: [GHSubscriptionEntry]] = [:]
 
     init(home: Home) { self.home = home }
 }
@@ -62,7 +66,7 @@ extension Subscriptions {
             enableAutoMode(s)
         } else if !r.autoSubscribe && s.autoSubscribe {
             s.autoSubscribe = false
-            if !hasAutoSessions(s.user) { ladders.removeValue(forKey: s.user) }
+            autoModeEnded(s.user)
         }
         s.respond(id, .ok(GHOk()))
     }
@@ -106,92 +110,7 @@ extension Subscriptions {
 
     func autoSessions(_ user: UserID) -> [HomeSession] { registry.sessions(of: user).values.filter(\.autoSubscribe) }
 
-    /// Replaces the session's member subscriptions (not typing) with the automatic ones.
-    func enableAutoMode(_ s: HomeSession) {
-        s.autoSubscribe = true
-        if let held = home.book.subscriptions(of: s.key) {
-            for (kind, target) in held.all where kind != .channelTyping && !kind.isGuestKind { home.book.unsubscribe(s.key, kind, target) }
-        }
-        var entries: [GHSubscriptionEntry] = []
-        for server in directory.serverIDs(of: s.user).sorted() {
-            _ = home.book.subscribe(s.key, .serverNotifications, SubscriptionTarget(server: server), limit: .max)
-            entries.append(Self.entry(.serverNotifications, SubscriptionTarget(server: server)))
-        }
-        let levels = ladder(for: s.user).levels
-        let now = now()
-        for (channel, level) in levels.sorted(by: { $0.key < $1.key }) {
-            guard let c = directory.channel(channel) else { continue }
-            let t = SubscriptionTarget(server: c.serverID, channel: channel)
-            _ = home.book.subscribe(s.key, level.kind, t, limit: .max)
-            if level == .unreadStatus { s.sentUnreadStatus[channel] = home.unread(s.user, c, now: now).hasUnread }
-            entries.append(Self.entry(level.kind, t))
-        }
-        tellSubscriptionChanges(entries, to: [s])
-    }
-
-    /// The user's ladder, assigned from the channels of the user's servers on first use.
-    func ladder(for user: UserID) -> AutoLadder {
-        if let l = ladders[user] { return l }
-        var l = AutoLadder(limits: settings.subscriptionLimits)
-        _ = l.assign(channelActivity(user))
-        ladders[user] = l
-        return l
-    }
-
-    /// Every channel of the user's servers with its last activity: the user's
-    /// own, or else when the user joined the server or the channel was created.
-    private func channelActivity(_ user: UserID) -> [(id: ChannelID, activity: UInt64)] {
-        var out: [(id: ChannelID, activity: UInt64)] = []
-        for server in directory.serverIDs(of: user) {
-            let joined = directory.joinedAt(user, in: server) ?? 0
-            for id in directory.channelIDs(of: server) {
-                let created = directory.channel(id)?.createdAt ?? 0
-                out.append((id, max(home.positions.position(user, id).activity, joined, created)))
-            }
-        }
-        return out
-    }
-
-    /// Reassigns the user's auto levels from scratch (membership or channels changed).
-    func reassignAuto(_ user: UserID) {
-        guard ladders[user] != nil else { return }
-        let changes = ladders[user]!.assign(channelActivity(user))
-        applyAuto(user, changes)
-    }
-
-    /// Records activity in a channel; in auto mode it climbs the ladder.
-    func touchActivity(_ user: UserID, _ channel: ChannelID, now: UInt64, alreadyRecorded: Bool = false) {
-        if !alreadyRecorded { home.positions.touch(user, channel, now: now) }
-        guard ladders[user] != nil, directory.channel(channel) != nil else { return }
-        let changes = ladders[user]!.touch(channel) { self.home.positions.position(user, $0).activity }
-        applyAuto(user, changes)
-    }
-
-    /// Applies ladder changes to every auto session of the user and tells them.
-    private func applyAuto(_ user: UserID, _ changes: [ChannelID: ChannelLevel?]) {
-        guard !changes.isEmpty else { return }
-        let sessions = autoSessions(user)
-        let now = now()
-        var entries: [GHSubscriptionEntry] = []
-        for (channel, level) in changes.sorted(by: { $0.key < $1.key }) {
-            let server = directory.channel(channel)?.serverID ?? 0
-            let t = SubscriptionTarget(server: server, channel: channel)
-            for s in sessions {
-                if let level {
-                    _ = home.book.subscribe(s.key, level.kind, t, limit: .max)
-                    if level == .unreadStatus, let c = directory.channel(channel) {
-                        s.sentUnreadStatus[channel] = home.unread(user, c, now: now).hasUnread
-                    }
-                } else if let held = home.book.subscriptions(of: s.key)?.channels[channel] {
-                    home.book.unsubscribe(s.key, held.level.kind, t)
-                }
-            }
-            entries.append(level.map { Self.entry($0.kind, t) } ?? Self.entry(nil, t))
-        }
-        tellSubscriptionChanges(entries, to: sessions)
-    }
-
-    private func tellSubscriptionChanges(_ entries: [GHSubscriptionEntry], to sessions: [HomeSession]) {
+    func tellSubscriptionChanges(_ entries: [GHSubscriptionEntry], to sessions: [HomeSession]) {
         guard !entries.isEmpty, !sessions.isEmpty else { return }
         var n = GHSystemNotification()
         n.kind = .subscriptionChanged

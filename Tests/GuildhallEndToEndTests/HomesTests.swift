@@ -152,6 +152,40 @@ import Testing
         #expect(!readers[0].events.messages.contains { $0.uid == last.uid || $0.uid == check.uid })
     }
 
+    /// Auto mode ranks all of a user's channels in one ladder, whatever home
+    /// holds them: with room for one channel at each rich level, two channels
+    /// on two homes get one each, and activity in the colder one swaps them.
+    @Test func autoModeKeepsOneLadderAcrossHomes() async throws {
+        let server = try TestServer {
+            $0.loops = 2
+            try $0.set("small-server-threshold", "1")
+            try $0.set("limit-channel-msg", "1")
+            try $0.set("limit-channel-unread-count", "1")
+        }
+        defer { server.stop() }
+        let guilds = try await Self.guildOnEachHome(server, owner: "alice")
+        guard guilds.count == 2 else { return }
+        let (auto, events) = try await server.client("alice", device: "auto", auto: true)
+        defer { auto.close() }
+        /// Each channel's type after every subscription change so far.
+        func types() -> [UInt64: GHSubscriptionType] {
+            var out: [UInt64: GHSubscriptionType] = [:]
+            for n in events.notifications where n.kind == .subscriptionChanged {
+                for e in n.subscriptions where e.target.channelID != 0 { out[e.target.channelID] = e.type }
+            }
+            return out
+        }
+        let channels = guilds.map(\.1)
+        // Ranked as the ladder ranks them: by activity (here creation), ties to the newer id.
+        let rank = { (c: GHChannelInfo) in (c.createdAt, c.channelID) }
+        let newer = channels.max { rank($0) < rank($1) }!, older = channels.min { rank($0) < rank($1) }!
+        let expected: [UInt64: GHSubscriptionType] = [newer.channelID: .channelMsg, older.channelID: .channelUnreadCount]
+        _ = try await waitFor("one ladder over both homes' channels") { types() == expected ? true : nil }
+        _ = try await auto.send("activity in the older channel", to: older.channelID)
+        let swapped: [UInt64: GHSubscriptionType] = [older.channelID: .channelMsg, newer.channelID: .channelUnreadCount]
+        _ = try await waitFor("the older channel promoted, the newer demoted") { types() == swapped ? true : nil }
+    }
+
     @Test func aRestartWithAnotherNumberOfLoopsMovesEveryHomeAndLosesNothing() async throws {
         let server = try TestServer { $0.loops = 1 }
         defer { server.stop() }
