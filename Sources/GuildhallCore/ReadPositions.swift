@@ -21,12 +21,36 @@ public struct ReadPosition: Sendable, Equatable {
 public struct MentionMark: Sendable, Equatable {
     public let seq: UInt64
     public let time: UInt64
+
+    public init(seq: UInt64, time: UInt64) {
+        self.seq = seq
+        self.time = time
+    }
 }
 
 /// One user's read position and pending mentions in one channel.
 public struct PositionState: Sendable, Equatable {
     public let position: ReadPosition
     public let mentions: [MentionMark]
+
+    public init(position: ReadPosition, mentions: [MentionMark]) {
+        self.position = position
+        self.mentions = mentions
+    }
+
+    /// The user's unread numbers in `channel`, as `ReadPositions.unread` counts them.
+    public func unread(in channel: ChannelRecord, now: UInt64, displayCap: UInt64, mentionWindowMs: UInt64) -> UnreadState {
+        let readSeq = position.readSeq
+        var mentioned: UInt64 = 0
+        if !mentions.isEmpty {
+            let floor = now > mentionWindowMs ? now - mentionWindowMs : 0
+            for m in mentions where m.seq > readSeq && m.time >= floor { mentioned += 1 }
+        }
+        return UnreadState(serverID: channel.serverID, channelID: channel.id,
+                           unreadCount: channel.lastSeq > readSeq ? channel.lastSeq - readSeq : 0,
+                           maxCount: displayCap, mentionedCount: mentioned, ackTimestamp: position.ackTime,
+                           lastMsgTime: channel.lastMessageTime, lastSeq: channel.lastSeq, readSeq: readSeq)
+    }
 }
 
 /// A user's unread state of one channel, as the wire's UnreadInfo.

@@ -1,7 +1,7 @@
 // Interest split in two (DESIGN §9, CLUSTER §1), the gateway's half: which
-// of this gateway's sessions hold each channel's message subscription, and
-// for their users the read positions and mentions the unread trailer needs,
-// as the channel's home sent them. A home sends one `ChannelEvent` per
+// of this gateway's sessions hold each channel's message subscription, each
+// with its user's read position and mentions there (what the unread trailer
+// needs), as the channel's home sent them. A home sends one `ChannelEvent` per
 // message to each gateway with such sessions (`InterestFeed`, its half);
 // the gateway finds them here and writes each its own trailer, so the
 // home's cost is per gateway and the per-recipient work runs on the loop
@@ -34,42 +34,30 @@ struct ChannelEvent: Sendable {
 }
 
 final class GatewayInterest {
-    private var holders: [ChannelID: Set<UInt64>] = [:]
-    private var positions = ReadPositions()
-    /// Per (user, channel): how many of the user's sessions here hold it (the position is kept while any does).
-    private var holdings: [ReadPositions.Key: Int] = [:]
+    /// Per channel, each holding session with its user's state there (kept
+    /// beside the key, so a delivery reads it without a look-up by user id).
+    private var holders: [ChannelID: [UInt64: PositionState]] = [:]
+    /// Per (user, channel), the user's sessions here that hold it (where a moved position goes).
+    private var sessionsOf: [ReadPositions.Key: [UInt64]] = [:]
 
     func apply(_ update: InterestUpdate) {
         switch update {
         case .holds(let key, let user, let channel, let state?):
-            guard holders[channel, default: []].insert(key).inserted else { return }
-            holdings[ReadPositions.Key(user, channel), default: 0] += 1
-            positions.replace(user, channel, with: state)
+            guard holders[channel, default: [:]].updateValue(state, forKey: key) == nil else { return }
+            sessionsOf[ReadPositions.Key(user, channel), default: []].append(key)
         case .holds(let key, let user, let channel, nil):
-            guard holders[channel]?.remove(key) != nil else { return }
+            guard holders[channel]?.removeValue(forKey: key) != nil else { return }
             if holders[channel]?.isEmpty == true { holders.removeValue(forKey: channel) }
             let k = ReadPositions.Key(user, channel)
-            let n = (holdings[k] ?? 1) - 1
-            if n <= 0 {
-                holdings.removeValue(forKey: k)
-                positions.forget(user, channel)
-            } else {
-                holdings[k] = n
-            }
+            sessionsOf[k]?.removeAll { $0 == key }
+            if sessionsOf[k]?.isEmpty == true { sessionsOf.removeValue(forKey: k) }
         case .position(let user, let channel, let state):
-            guard holdings[ReadPositions.Key(user, channel)] != nil else { return }
-            positions.replace(user, channel, with: state)
+            for key in sessionsOf[ReadPositions.Key(user, channel)] ?? [] { holders[channel]?[key] = state }
         }
     }
 
-    /// Sessions here holding `channel`'s message subscription.
-    func holders(of channel: ChannelID) -> Set<UInt64>? { holders[channel] }
-
-    func unread(_ user: UserID, _ e: ChannelEvent, now: UInt64, displayCap: UInt64, mentionWindowMs: UInt64) -> FrameEncoding.RecipientUnread {
-        let u = positions.unread(user, channel: e.channel, now: now, displayCap: displayCap, mentionWindowMs: mentionWindowMs)
-        return FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount, ackTimestamp: u.ackTimestamp,
-                                             readSeq: u.readSeq)
-    }
+    /// Sessions here holding `channel`'s message subscription, with their users' states.
+    func holders(of channel: ChannelID) -> [UInt64: PositionState]? { holders[channel] }
 }
 
 extension Gateway {
@@ -78,11 +66,13 @@ extension Gateway {
         guard let keys = interest.holders(of: e.channel.id) else { return }
         let now = clock()
         let displayCap = UInt64(settings.unreadDisplayCap), window = UInt64(settings.mentionWindowSeconds) * 1000
-        let interest = self.interest
-        for key in keys where key != e.except {
+        for (key, state) in keys where key != e.except {
             lent[key]?._withUnsafeGuaranteedRef { s in
-                let unread = interest.unread(s.user, e, now: now, displayCap: displayCap, mentionWindowMs: window)
-                s.push(event: e.payload, unread: unread, cursor: e.cursors.isEmpty ? 0 : e.cursors[s.user] ?? 0)
+                let u = state.unread(in: e.channel, now: now, displayCap: displayCap, mentionWindowMs: window)
+                s.push(event: e.payload,
+                       unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
+                                                             ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
+                       cursor: e.cursors.isEmpty ? 0 : e.cursors[s.user] ?? 0)
             }
         }
         if home != index { appliedBytes[home] &+= (e.payload.count + Self.eventOverhead) * keys.count }

@@ -59,4 +59,23 @@ import Testing
         let first = p.takeDirty(), second = p.takeDirty()
         #expect(first.count == 2 && second.isEmpty)
     }
+
+    /// A replica's copy of a user's state counts exactly what the positions count.
+    @Test func aReplicatedStateCountsTheSameUnreadNumbers() {
+        var positions = ReadPositions()
+        var c = ChannelRecord(id: 10, serverID: 1, name: "c", topic: "", custom: "", createdAt: 0)
+        c.lastSeq = 40
+        c.lastMessageTime = 5_000
+        positions.markRead("ann", 10, upTo: 12, now: 1_000)
+        for (seq, time) in [(5, UInt64(100)), (20, 900), (30, 4_000), (35, 4_500)] { positions.addMention("ann", 10, seq: UInt64(seq), time: time) }
+        let state = positions.state("ann", 10)
+        for now: UInt64 in [1_000, 4_200, 4_600, 9_000] {
+            let expected = positions.unread("ann", channel: c, now: now, displayCap: 99, mentionWindowMs: 1_000)
+            #expect(state.unread(in: c, now: now, displayCap: 99, mentionWindowMs: 1_000) == expected, "at \(now)")
+        }
+        var replica = ReadPositions()
+        replica.replace("ann", 10, with: state)
+        #expect(replica.unread("ann", channel: c, now: 4_600, displayCap: 99, mentionWindowMs: 1_000)
+            == positions.unread("ann", channel: c, now: 4_600, displayCap: 99, mentionWindowMs: 1_000))
+    }
 }
