@@ -52,10 +52,11 @@ extension Home {
         }
 
         if isSmall(channel.serverID) {
-            let members = registry.onlineMembers(of: channel.serverID)
-            if !members.isEmpty {
-                let p = payload()
-                for s in members.values { deliver(s, p) }
+            // Every online member: one event to each gateway that has some (interest split in two).
+            interest.sync()
+            if interest.hasMembersOnline(channel.serverID) {
+                interest.deliver(ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: true,
+                                              cursors: mentionOrds.isEmpty ? [:] : mentionOrds.filter { $0.value != 0 }))
             }
         } else {
             let target = SubscriptionTarget(server: channel.serverID, channel: channel.id)
@@ -65,7 +66,7 @@ extension Home {
             if interest.loops(holding: channel.id) != nil {
                 var cursors = mentionOrds
                 if !cursors.isEmpty { cursors = cursors.filter { $0.value != 0 } }
-                interest.deliver(ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, cursors: cursors))
+                interest.deliver(ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: false, cursors: cursors))
             }
             for user in record.mentions where directory.role(of: user, in: channel.serverID) != nil {
                 for s in registry.sessions(of: user).values where book.subscriptions(of: s.key)?.channels[channel.id]?.level != .messages {

@@ -18,8 +18,11 @@ enum InterestUpdate: Sendable {
     /// Session `key` of `user` took `channel`'s message subscription (with the
     /// user's state in the channel), or dropped it (nil).
     case holds(key: UInt64, user: UserID, channel: ChannelID, state: PositionState?)
-    /// `user`'s read position or mentions in `channel` moved.
-    case position(user: UserID, channel: ChannelID, PositionState)
+    /// Session `key` of `user` is an online member of `server` (with the
+    /// user's states in its channels, where not the starting state), or no longer (nil).
+    case member(key: UInt64, user: UserID, server: ServerID, states: [ChannelID: PositionState]?)
+    /// `user`'s read position or mentions in `channel` (of `server`) moved.
+    case position(user: UserID, channel: ChannelID, server: ServerID, PositionState)
 }
 
 /// One channel message for every session of a gateway that holds the channel's message subscription.
@@ -29,6 +32,8 @@ struct ChannelEvent: Sendable {
     let channel: ChannelRecord
     /// The sender's session, answered instead.
     let except: UInt64
+    /// For every online member of the channel's server (a small server), not only its subscribers.
+    let toMembers: Bool
     /// Inbox cursors of mentioned users whose items were filed at this home.
     let cursors: [UserID: UInt64]
 }
@@ -39,6 +44,10 @@ final class GatewayInterest {
     private var holders: [ChannelID: [UInt64: PositionState]] = [:]
     /// Per (user, channel), the user's sessions here that hold it (where a moved position goes).
     private var sessionsOf: [ReadPositions.Key: [UInt64]] = [:]
+    /// Per server, each session here of an online member with its user's states in the server's channels.
+    private var members: [ServerID: [UInt64: [ChannelID: PositionState]]] = [:]
+    /// Per (user, server), the user's sessions here that are online members of it.
+    private var memberSessionsOf: [ReadPositions.Key: [UInt64]] = [:]
 
     func apply(_ update: InterestUpdate) {
         switch update {
@@ -51,10 +60,23 @@ final class GatewayInterest {
             let k = ReadPositions.Key(user, channel)
             sessionsOf[k]?.removeAll { $0 == key }
             if sessionsOf[k]?.isEmpty == true { sessionsOf.removeValue(forKey: k) }
-        case .position(let user, let channel, let state):
+        case .member(let key, let user, let server, let states?):
+            guard members[server, default: [:]].updateValue(states, forKey: key) == nil else { return }
+            memberSessionsOf[ReadPositions.Key(user, server), default: []].append(key)
+        case .member(let key, let user, let server, nil):
+            guard members[server]?.removeValue(forKey: key) != nil else { return }
+            if members[server]?.isEmpty == true { members.removeValue(forKey: server) }
+            let k = ReadPositions.Key(user, server)
+            memberSessionsOf[k]?.removeAll { $0 == key }
+            if memberSessionsOf[k]?.isEmpty == true { memberSessionsOf.removeValue(forKey: k) }
+        case .position(let user, let channel, let server, let state):
             for key in sessionsOf[ReadPositions.Key(user, channel)] ?? [] { holders[channel]?[key] = state }
+            for key in memberSessionsOf[ReadPositions.Key(user, server)] ?? [] { members[server]?[key]?[channel] = state }
         }
     }
+
+    /// Sessions here of online members of `server`, with their users' states in its channels.
+    func members(of server: ServerID) -> [UInt64: [ChannelID: PositionState]]? { members[server] }
 
     /// Sessions here holding `channel`'s message subscription, with their users' states.
     func holders(of channel: ChannelID) -> [UInt64: PositionState]? { holders[channel] }
@@ -63,18 +85,38 @@ final class GatewayInterest {
 extension Gateway {
     /// A message for this gateway's holders of its channel's subscription, each with its own trailer.
     func deliver(_ e: ChannelEvent, from home: Int) {
+        if e.toMembers {
+            deliverToMembers(e, from: home)
+            return
+        }
         guard let keys = interest.holders(of: e.channel.id) else { return }
         let now = clock()
         let displayCap = UInt64(settings.unreadDisplayCap), window = UInt64(settings.mentionWindowSeconds) * 1000
-        for (key, state) in keys where key != e.except {
-            lent[key]?._withUnsafeGuaranteedRef { s in
-                let u = state.unread(in: e.channel, now: now, displayCap: displayCap, mentionWindowMs: window)
-                s.push(event: e.payload,
-                       unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
-                                                             ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
-                       cursor: e.cursors.isEmpty ? 0 : e.cursors[s.user] ?? 0)
-            }
-        }
+        for (key, state) in keys where key != e.except { push(e, to: key, state, now: now, displayCap: displayCap, window: window) }
         if home != index { appliedBytes[home] &+= (e.payload.count + Self.eventOverhead) * keys.count }
+    }
+
+    /// A message of a small server for this gateway's sessions of its online members.
+    private func deliverToMembers(_ e: ChannelEvent, from home: Int) {
+        guard let sessions = interest.members(of: e.channel.serverID) else { return }
+        let now = clock()
+        let displayCap = UInt64(settings.unreadDisplayCap), window = UInt64(settings.mentionWindowSeconds) * 1000
+        let start = PositionState(position: ReadPosition(), mentions: [])
+        for (key, states) in sessions where key != e.except {
+            push(e, to: key, states[e.channel.id] ?? start, now: now, displayCap: displayCap, window: window)
+        }
+        if home != index { appliedBytes[home] &+= (e.payload.count + Self.eventOverhead) * sessions.count }
+    }
+
+    /// One recipient's copy: the shared bytes with its own unread numbers (and cursor).
+    @inline(__always)
+    private func push(_ e: ChannelEvent, to key: UInt64, _ state: PositionState, now: UInt64, displayCap: UInt64, window: UInt64) {
+        lent[key]?._withUnsafeGuaranteedRef { s in
+            let u = state.unread(in: e.channel, now: now, displayCap: displayCap, mentionWindowMs: window)
+            s.push(event: e.payload,
+                   unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
+                                                         ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
+                   cursor: e.cursors.isEmpty ? 0 : e.cursors[s.user] ?? 0)
+        }
     }
 }

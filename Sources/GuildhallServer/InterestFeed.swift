@@ -12,11 +12,30 @@ final class InterestFeed: HomePart {
     unowned let home: Home
     /// Per channel, sessions holding its message subscription on each loop.
     private var counts: [ChannelID: [Int]] = [:]
+    /// Per server, sessions of online members on each loop (a small server's audience).
+    private var memberCounts: [ServerID: [Int]] = [:]
 
     init(home: Home) { self.home = home }
 
-    /// Tells the gateways the subscriptions taken and dropped since the last call.
+    /// Tells the gateways the subscriptions taken and dropped, and the online
+    /// members who came and went, since the last call.
     func sync() {
+        for c in registry.takeMemberChanges() {
+            let loop = Int(c.session & 0xff)
+            var perLoop = memberCounts[c.server] ?? Array(repeating: 0, count: home.links.count)
+            guard loop < perLoop.count else { continue }
+            perLoop[loop] += c.member ? 1 : -1
+            memberCounts[c.server] = perLoop.allSatisfy { $0 <= 0 } ? nil : perLoop
+            var states: [ChannelID: PositionState]?
+            if c.member {
+                states = [:]
+                for channel in directory.channelIDs(of: c.server) {
+                    let state = home.positions.state(c.user, channel)
+                    if state.position.readSeq != 0 || !state.mentions.isEmpty { states?[channel] = state }
+                }
+            }
+            home.links.interest(.member(key: c.session, user: c.user, server: c.server, states: states), to: loop, local: home.gateway)
+        }
         for c in home.book.takeMessageChanges() {
             let loop = Int(c.session & 0xff)
             var perLoop = counts[c.target.channel] ?? Array(repeating: 0, count: home.links.count)
@@ -34,19 +53,26 @@ final class InterestFeed: HomePart {
     /// `user`'s read position or mentions in `channel` moved: each gateway
     /// with a session of the user holding the channel gets the new state.
     func positionMoved(_ user: UserID, _ channel: ChannelID) {
-        guard counts[channel] != nil else { return }
+        guard let server = directory.channel(channel)?.serverID, counts[channel] != nil || memberCounts[server] != nil else { return }
+        let members = registry.onlineMembers(of: server)
         var told: UInt64 = 0
         for s in registry.sessions(of: user).values {
             let loop = Int(s.key & 0xff)
-            guard told & (1 << UInt64(loop)) == 0, home.book.subscriptions(of: s.key)?.channels[channel]?.level == .messages else { continue }
+            guard told & (1 << UInt64(loop)) == 0,
+                  members[s.key] != nil || home.book.subscriptions(of: s.key)?.channels[channel]?.level == .messages else { continue }
             told |= 1 << UInt64(loop)
-            home.links.interest(.position(user: user, channel: channel, home.positions.state(user, channel)), to: loop, local: home.gateway)
+            home.links.interest(.position(user: user, channel: channel, server: server, home.positions.state(user, channel)), to: loop,
+                                local: home.gateway)
         }
     }
 
-    /// Sends a channel message to every gateway whose sessions hold the channel's subscription.
+    /// Sends a channel message to every gateway whose sessions hold the
+    /// channel's subscription (or, for a small server, are its online members).
     func deliver(_ e: ChannelEvent) {
-        guard let perLoop = counts[e.channel.id] else { return }
+        guard let perLoop = e.toMembers ? memberCounts[e.channel.serverID] : counts[e.channel.id] else { return }
         for (loop, n) in perLoop.enumerated() where n > 0 { home.links.deliver(e, to: loop, holders: n, local: home.gateway) }
     }
+
+    /// Whether any loop has sessions of `server`'s online members.
+    func hasMembersOnline(_ server: ServerID) -> Bool { memberCounts[server] != nil }
 }

@@ -16,6 +16,19 @@ final class SessionRegistry {
     private var byUser: [UserID: [UInt64: HomeSession]] = [:]
     private var onlineByServer: [ServerID: [UInt64: HomeSession]] = [:]
     private var guestsByServer: [ServerID: [UInt64: HomeSession]] = [:]
+    /// Online members' sessions that joined or left a server's index since the last
+    /// `takeMemberChanges()`, in order: what the gateways' halves of the interest follow.
+    private var memberChanges: [MemberInterestChange] = []
+
+    func takeMemberChanges() -> [MemberInterestChange] {
+        guard !memberChanges.isEmpty else { return [] }
+        defer { memberChanges.removeAll(keepingCapacity: true) }
+        return memberChanges
+    }
+
+    private func changed(_ s: HomeSession, _ server: ServerID, member: Bool) {
+        memberChanges.append(MemberInterestChange(session: s.key, user: s.user, server: server, member: member))
+    }
 
     var count: Int { all.count }
 
@@ -31,7 +44,10 @@ final class SessionRegistry {
     /// Registers a logged-in session under its user and the user's servers.
     func loggedIn(_ s: HomeSession, servers: Set<ServerID>) {
         byUser[s.user, default: [:]][s.key] = s
-        for id in servers { onlineByServer[id, default: [:]][s.key] = s }
+        for id in servers {
+            onlineByServer[id, default: [:]][s.key] = s
+            changed(s, id, member: true)
+        }
     }
 
     func guests(of server: ServerID) -> [UInt64: HomeSession] { guestsByServer[server] ?? [:] }
@@ -55,20 +71,32 @@ final class SessionRegistry {
         guard !s.user.isEmpty, byUser[s.user]?[s.key] != nil else { return }
         byUser[s.user]![s.key] = nil
         if byUser[s.user]!.isEmpty { byUser.removeValue(forKey: s.user) }
-        for id in servers {
-            onlineByServer[id]?[s.key] = nil
+        for id in servers where onlineByServer[id]?.removeValue(forKey: s.key) != nil {
             if onlineByServer[id]?.isEmpty == true { onlineByServer.removeValue(forKey: id) }
+            changed(s, id, member: false)
         }
     }
 
     func joined(_ user: UserID, server: ServerID) {
-        for (key, s) in sessions(of: user) { onlineByServer[server, default: [:]][key] = s }
+        for (key, s) in sessions(of: user) where onlineByServer[server, default: [:]].updateValue(s, forKey: key) == nil {
+            changed(s, server, member: true)
+        }
     }
 
     func left(_ user: UserID, server: ServerID) {
-        for key in sessions(of: user).keys { onlineByServer[server]?[key] = nil }
+        for (key, s) in sessions(of: user) where onlineByServer[server]?.removeValue(forKey: key) != nil { changed(s, server, member: false) }
         if onlineByServer[server]?.isEmpty == true { onlineByServer.removeValue(forKey: server) }
     }
 
-    func serverDeleted(_ server: ServerID) { onlineByServer.removeValue(forKey: server) }
+    func serverDeleted(_ server: ServerID) {
+        for s in (onlineByServer.removeValue(forKey: server) ?? [:]).values { changed(s, server, member: false) }
+    }
+}
+
+/// An online member's session entered or left a server's part of the index.
+struct MemberInterestChange {
+    let session: UInt64
+    let user: UserID
+    let server: ServerID
+    let member: Bool
 }
