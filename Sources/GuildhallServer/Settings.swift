@@ -102,7 +102,7 @@ extension Settings {
         text("data", "Folder for the database and the generated secret.", \.data),
         text("secret", "HMAC secret for login tokens. Empty: generated once into <data>/secret.", \.secret),
         int("node-id", "This node's id (0-1023), part of every message UID.", \.nodeID, 0...1023),
-        int("loops", "Event loops, each on a thread of its own accepting client connections (default: one per core); the first is also every guild's and user's home.",
+        int("loops", "Event loops, each on a thread of its own accepting client connections and homing the guilds and users placed on it by id (default: one per core).",
             \.loops, 1...64),
         choice("log-level", "Least severe log level written: debug, info, warn, error.", \.logLevel, ["debug", "info", "warn", "error"]),
         choice("synchronous", "SQLite durability: NORMAL survives a process crash, FULL also a power loss.", \.synchronous, ["NORMAL", "FULL"]),
