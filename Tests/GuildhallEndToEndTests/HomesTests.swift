@@ -192,6 +192,7 @@ import Testing
         _ = try await waitFor("the older channel promoted, the newer demoted") { types() == swapped ? true : nil }
     }
 
+    /// One loop, then two, then one again: every home moves (and merges) at a restart, and nothing is lost.
     @Test func aRestartWithAnotherNumberOfLoopsMovesEveryHomeAndLosesNothing() async throws {
         let server = try TestServer { $0.loops = 1 }
         defer { server.stop() }
@@ -212,16 +213,33 @@ import Testing
         }
         #expect(Set(guilds.map { Self.map.home(guild: $0.0.serverID) }).count == 2, "64 guilds all homed on one of two loops")
         try server.restart { $0.loops = 2 }
+        var after: [UInt64] = []
+        var direct: UInt64 = 0
+        do {
+            let (alice, _) = try await server.client(aliceName)
+            let (bob, bobEvents) = try await server.client(bobName)
+            defer { alice.close(); bob.close() }
+            #expect(try await bob.myServers().map(\.serverID) == guilds.map(\.0.serverID).sorted())
+            #expect(try await bob.messages(sent).map(\.uid) == sent)
+            for (i, (_, c)) in guilds.enumerated() {
+                #expect(try await bob.history(of: c.channelID).messages.map(\.uid) == [sent[i]])
+                let m = try await alice.send("after \(i)", to: c.channelID)
+                #expect(m.seq == 2)
+                _ = try await bobEvents.message("after \(i)") { $0.uid == m.uid }
+                after.append(m.uid)
+            }
+            direct = try await alice.sendDirect("across the restart", to: bobName).uid
+        }
+        // And back to one loop: the homes merge, and a new device of bob's syncs what was addressed to him.
+        try server.restart { $0.loops = 1 }
         let (alice, _) = try await server.client(aliceName)
-        let (bob, bobEvents) = try await server.client(bobName)
-        defer { alice.close(); bob.close() }
-        #expect(try await bob.myServers().map(\.serverID) == guilds.map(\.0.serverID).sorted())
-        #expect(try await bob.messages(sent).map(\.uid) == sent)
+        let (phone, phoneEvents) = try await server.client(bobName, device: "phone")
+        defer { alice.close(); phone.close() }
+        _ = try await phoneEvents.message("the direct message, synced") { $0.uid == direct }
+        #expect(try await phone.conversations().map(\.peerID) == [aliceName])
         for (i, (_, c)) in guilds.enumerated() {
-            #expect(try await bob.history(of: c.channelID).messages.map(\.uid) == [sent[i]])
-            let m = try await alice.send("after \(i)", to: c.channelID)
-            #expect(m.seq == 2)
-            _ = try await bobEvents.message("after \(i)") { $0.uid == m.uid }
+            #expect(try await phone.history(of: c.channelID).messages.map(\.uid).sorted() == [sent[i], after[i]].sorted())
+            #expect(try await alice.send("third \(i)", to: c.channelID).seq == 3)
         }
     }
 }
