@@ -56,6 +56,8 @@ final class Gateway {
     let routes: HomeRoutes
     /// Which of its sessions hold each channel, with their users' positions (the gateway's half of the interest).
     let interest = GatewayInterest()
+    /// Sessions some home asked not to read, with the homes that asked (kept here, not in every session: pauses are rare).
+    var pausingHomes: [UInt64: PausingHomes] = [:]
     /// This gateway's sessions, by key; a key's low byte is the gateway's index (`index`).
     private(set) var sessions: [UInt64: Session] = [:]
     /// The same, lent, for the look-up per recipient of a home's events (`sessions` keeps them alive).
@@ -172,6 +174,7 @@ final class Gateway {
 
     func remove(_ s: Session) {
         sessions.removeValue(forKey: s.key)
+        pausingHomes.removeValue(forKey: s.key)
         lent[s.key] = nil
     }
 

@@ -99,6 +99,9 @@ final class HomeRoutes {
         gateway.answered(s)
     }
 
+    /// A part arrived for a session that is gone: nobody waits for the answer.
+    func sessionGone(gathering gid: UInt64) { gathers.removeValue(forKey: gid) }
+
     /// The home of a request that one home answers, or nil when every home must answer in part.
     private func destination(_ body: GHRequest.OneOf_Body, for s: Session) -> Int? {
         switch body {

@@ -45,8 +45,6 @@ final class HomeSession {
     private(set) var readPauses: ReadPauses = []
     /// On the home's list of sessions owed notices this turn.
     var isOwing = false
-    /// Sends that arrived while the home had paused the session as a publisher, in order.
-    var heldSends: [(SendRequest, UInt64)] = []
     /// Requests every home answers in part (their gateway merges the parts), by id.
     var partAnswers: Set<UInt64> = []
     private unowned let owing: OwingList

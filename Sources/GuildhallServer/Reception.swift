@@ -42,6 +42,8 @@ final class Reception: HomePart, GatewayHome {
     let owing = OwingList()
     /// Sessions of users homed elsewhere that this home does not serve yet.
     private var roster = SessionRoster()
+    /// Sends that arrived while the home had paused their publisher, in order, by session.
+    private var heldSends: [UInt64: [(SendRequest, UInt64)]] = [:]
 
     init(home: Home) { self.home = home }
 
@@ -70,7 +72,7 @@ final class Reception: HomePart, GatewayHome {
         // A gateway on another loop hears of a publisher's pause a turn late,
         // with thousands of sends on their way: they wait here, not in the fan-out.
         if s.readPauses.contains(.outbound) {
-            s.heldSends.append((r, id))
+            heldSends[key, default: []].append((r, id))
             return
         }
         home.sendMessage(r, id: id, from: s)
@@ -78,13 +80,12 @@ final class Reception: HomePart, GatewayHome {
 
     /// The publisher is read again: the sends that waited go on, in order, until it is paused again.
     func releaseHeldSends(_ s: HomeSession) {
-        var held = s.heldSends[...]
-        s.heldSends = []
+        guard var held = heldSends.removeValue(forKey: s.key)?[...] else { return }
         while let (r, id) = held.first, !s.readPauses.contains(.outbound) {
             held = held.dropFirst()
             home.sendMessage(r, id: id, from: s)
         }
-        s.heldSends = Array(held) + s.heldSends
+        if !held.isEmpty { heldSends[s.key] = Array(held) + (heldSends[s.key] ?? []) }
     }
 
     /// The session `key`, served from now on if it was only listed.
@@ -223,6 +224,7 @@ final class Reception: HomePart, GatewayHome {
         home.userHome.saveCursor(of: s)
         let subscriptions = home.subscriptions!
         subscriptions.autoStarting.removeValue(forKey: s.key)
+        heldSends.removeValue(forKey: s.key)
         if s.autoSubscribe { subscriptions.autoModeEnded(s.user) }
     }
 

@@ -132,6 +132,7 @@ extension Gateway {
         if case .send(let payload, _) = o.command { appliedBytes[home] &+= payload.count + Self.eventOverhead }
         guard let s = sessions[o.key] else {
             if case .admitted = o.command { routes.sessionEnded(o.key, ackedOrd: 0) }
+            if case .part(let gid, _) = o.command { routes.sessionGone(gathering: gid) }
             return
         }
         switch o.command {

@@ -60,8 +60,6 @@ final class Session {
     var awaitingPackageSeq: UInt64 = 0
     /// The home was told this session is behind on its writes (and not since that it caught up).
     var reportedBehind = false
-    /// Per home-asked reason (storage, outbound), the homes (a bit per loop) that asked not to read it.
-    var pausingHomes = PausingHomes()
     /// Whether its login asked for auto-subscribe mode (the homes that are not its user's hear it when it opens).
     var autoSubscribeAtLogin = false
     /// Requests forwarded to a home on another loop and not yet answered, and their bytes.
@@ -237,13 +235,15 @@ final class Session {
 
     /// Home `home` asks not to read the session for `reason`; several homes may, and each lifts only its own ask.
     func homePaused(_ reason: ReadPauses, by home: Int) {
-        pausingHomes[reason] |= 1 << UInt64(home)
+        gateway.pausingHomes[key, default: PausingHomes()][reason] |= 1 << UInt64(home)
         pauseReading(reason)
     }
 
     func homeResumed(_ reason: ReadPauses, by home: Int) {
-        pausingHomes[reason] &= ~(1 << UInt64(home))
-        if pausingHomes[reason] == 0 { gateway.readingResumed(self, reason) }
+        guard var homes = gateway.pausingHomes[key] else { return }
+        homes[reason] &= ~(1 << UInt64(home))
+        gateway.pausingHomes[key] = homes.isEmpty ? nil : homes
+        if homes[reason] == 0 { gateway.readingResumed(self, reason) }
     }
 
     /// Drops `reason`; reading resumes once no reason is left (`Gateway.readingResumed` then handles what waited).
@@ -347,6 +347,8 @@ final class FlushList {
 struct PausingHomes {
     private var storage: UInt64 = 0
     private var outbound: UInt64 = 0
+
+    var isEmpty: Bool { storage == 0 && outbound == 0 }
 
     subscript(reason: ReadPauses) -> UInt64 {
         get { reason == .storage ? storage : outbound }
