@@ -43,35 +43,35 @@ final class GatewayInterest {
     /// beside the key, so a delivery reads it without a look-up by user id).
     private var holders: [ChannelID: [UInt64: PositionState]] = [:]
     /// Per (user, channel), the user's sessions here that hold it (where a moved position goes).
-    private var sessionsOf: [ReadPositions.Key: [UInt64]] = [:]
+    private var sessionsOf: [ReadPositions.Key: SessionKeys] = [:]
     /// Per server, each session here of an online member with its user's states in the server's channels.
     private var members: [ServerID: [UInt64: [ChannelID: PositionState]]] = [:]
     /// Per (user, server), the user's sessions here that are online members of it.
-    private var memberSessionsOf: [ReadPositions.Key: [UInt64]] = [:]
+    private var memberSessionsOf: [ReadPositions.Key: SessionKeys] = [:]
 
     func apply(_ update: InterestUpdate) {
         switch update {
         case .holds(let key, let user, let channel, let state?):
             guard holders[channel, default: [:]].updateValue(state, forKey: key) == nil else { return }
-            sessionsOf[ReadPositions.Key(user, channel), default: []].append(key)
+            sessionsOf[ReadPositions.Key(user, channel), default: SessionKeys()].insert(key)
         case .holds(let key, let user, let channel, nil):
             guard holders[channel]?.removeValue(forKey: key) != nil else { return }
             if holders[channel]?.isEmpty == true { holders.removeValue(forKey: channel) }
             let k = ReadPositions.Key(user, channel)
-            sessionsOf[k]?.removeAll { $0 == key }
+            sessionsOf[k]?.remove(key)
             if sessionsOf[k]?.isEmpty == true { sessionsOf.removeValue(forKey: k) }
         case .member(let key, let user, let server, let states?):
             guard members[server, default: [:]].updateValue(states, forKey: key) == nil else { return }
-            memberSessionsOf[ReadPositions.Key(user, server), default: []].append(key)
+            memberSessionsOf[ReadPositions.Key(user, server), default: SessionKeys()].insert(key)
         case .member(let key, let user, let server, nil):
             guard members[server]?.removeValue(forKey: key) != nil else { return }
             if members[server]?.isEmpty == true { members.removeValue(forKey: server) }
             let k = ReadPositions.Key(user, server)
-            memberSessionsOf[k]?.removeAll { $0 == key }
+            memberSessionsOf[k]?.remove(key)
             if memberSessionsOf[k]?.isEmpty == true { memberSessionsOf.removeValue(forKey: k) }
         case .position(let user, let channel, let server, let state):
-            for key in sessionsOf[ReadPositions.Key(user, channel)] ?? [] { holders[channel]?[key] = state }
-            for key in memberSessionsOf[ReadPositions.Key(user, server)] ?? [] { members[server]?[key]?[channel] = state }
+            sessionsOf[ReadPositions.Key(user, channel)]?.forEach { holders[channel]?[$0] = state }
+            memberSessionsOf[ReadPositions.Key(user, server)]?.forEach { members[server]?[$0]?[channel] = state }
         }
     }
 
@@ -80,6 +80,32 @@ final class GatewayInterest {
 
     /// Sessions here holding `channel`'s message subscription, with their users' states.
     func holders(of channel: ChannelID) -> [UInt64: PositionState]? { holders[channel] }
+}
+
+/// A user's sessions on one gateway: almost always one, kept without an allocation.
+struct SessionKeys {
+    private var first: UInt64 = 0
+    private var rest: [UInt64] = []
+
+    var isEmpty: Bool { first == 0 }
+
+    mutating func insert(_ key: UInt64) {
+        if first == 0 { first = key } else if key != first, !rest.contains(key) { rest.append(key) }
+    }
+
+    mutating func remove(_ key: UInt64) {
+        if key == first {
+            first = rest.isEmpty ? 0 : rest.removeLast()
+        } else {
+            rest.removeAll { $0 == key }
+        }
+    }
+
+    func forEach(_ body: (UInt64) -> Void) {
+        guard first != 0 else { return }
+        body(first)
+        rest.forEach(body)
+    }
 }
 
 extension Gateway {
