@@ -75,11 +75,8 @@ final class GatewayInterest {
         }
     }
 
-    /// Sessions here of online members of `server`, with their users' states in its channels.
-    func members(of server: ServerID) -> [UInt64: [ChannelID: PositionState]]? { members[server] }
 
-    /// Sessions here holding `channel`'s message subscription, with their users' states.
-    func holders(of channel: ChannelID) -> [UInt64: PositionState]? { holders[channel] }
+
 }
 
 /// A user's sessions on one gateway: almost always one, kept without an allocation.
@@ -108,36 +105,38 @@ struct SessionKeys {
     }
 }
 
-extension Gateway {
-    /// A message for this gateway's holders of its channel's subscription, each with its own trailer.
-    func deliver(_ e: ChannelEvent, from home: Int) {
-        if e.toMembers {
-            deliverToMembers(e, from: home)
-            return
+extension GatewayInterest {
+    /// A message for `gateway`'s holders of its channel's subscription (or
+    /// online members of its small server), each with its own trailer; returns how many it went to.
+    @discardableResult
+    func deliver(_ e: ChannelEvent, on gateway: Gateway) -> Int {
+        if e.toMembers { return deliverToMembers(e, on: gateway) }
+        guard let keys = holders[e.channel.id] else { return 0 }
+        let now = gateway.clock()
+        let displayCap = UInt64(gateway.settings.unreadDisplayCap), window = UInt64(gateway.settings.mentionWindowSeconds) * 1000
+        for (key, state) in keys where key != e.except {
+            push(e, to: key, state, on: gateway, now: now, displayCap: displayCap, window: window)
         }
-        guard let keys = interest.holders(of: e.channel.id) else { return }
-        let now = clock()
-        let displayCap = UInt64(settings.unreadDisplayCap), window = UInt64(settings.mentionWindowSeconds) * 1000
-        for (key, state) in keys where key != e.except { push(e, to: key, state, now: now, displayCap: displayCap, window: window) }
-        if home != index { appliedBytes[home] &+= (e.payload.count + Self.eventOverhead) * keys.count }
+        return keys.count
     }
 
-    /// A message of a small server for this gateway's sessions of its online members.
-    private func deliverToMembers(_ e: ChannelEvent, from home: Int) {
-        guard let sessions = interest.members(of: e.channel.serverID) else { return }
-        let now = clock()
-        let displayCap = UInt64(settings.unreadDisplayCap), window = UInt64(settings.mentionWindowSeconds) * 1000
+    /// A message of a small server for the gateway's sessions of its online members.
+    private func deliverToMembers(_ e: ChannelEvent, on gateway: Gateway) -> Int {
+        guard let sessions = members[e.channel.serverID] else { return 0 }
+        let now = gateway.clock()
+        let displayCap = UInt64(gateway.settings.unreadDisplayCap), window = UInt64(gateway.settings.mentionWindowSeconds) * 1000
         let start = PositionState(position: ReadPosition(), mentions: [])
         for (key, states) in sessions where key != e.except {
-            push(e, to: key, states[e.channel.id] ?? start, now: now, displayCap: displayCap, window: window)
+            push(e, to: key, states[e.channel.id] ?? start, on: gateway, now: now, displayCap: displayCap, window: window)
         }
-        if home != index { appliedBytes[home] &+= (e.payload.count + Self.eventOverhead) * sessions.count }
+        return sessions.count
     }
 
     /// One recipient's copy: the shared bytes with its own unread numbers (and cursor).
     @inline(__always)
-    private func push(_ e: ChannelEvent, to key: UInt64, _ state: PositionState, now: UInt64, displayCap: UInt64, window: UInt64) {
-        lent[key]?._withUnsafeGuaranteedRef { s in
+    private func push(_ e: ChannelEvent, to key: UInt64, _ state: PositionState, on gateway: Gateway, now: UInt64, displayCap: UInt64,
+                      window: UInt64) {
+        gateway.lent[key]?._withUnsafeGuaranteedRef { s in
             let u = state.unread(in: e.channel, now: now, displayCap: displayCap, mentionWindowMs: window)
             s.push(event: e.payload,
                    unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,

@@ -123,7 +123,7 @@ extension Gateway {
             case .interest(let update):
                 interest.apply(update)
             case .channelEvent(let e):
-                deliver(e, from: home)
+                appliedBytes[home] &+= (e.payload.count + Self.eventOverhead) * interest.deliver(e, on: self)
             }
         }
     }
