@@ -53,12 +53,12 @@ final class EffectRunner {
     private var filings: [UInt64: Completion] = [:]
     private var nextFiling: UInt64 = 0
 
-    init(store: Store, lane: Int, lanes: Int, registry: SessionRegistry, log: ServerLog, clock: @escaping @Sendable () -> UInt64, settings: Settings,
+    init(store: Store, lane: Int, map: HomeMap, registry: SessionRegistry, log: ServerLog, clock: @escaping @Sendable () -> UInt64, settings: Settings,
          highestInboxOrd: UInt64) {
         self.store = store
         self.lane = UInt64(lane)
-        self.lanes = UInt64(lanes)
-        map = HomeMap(loops: lanes)
+        lanes = UInt64(map.loops)
+        self.map = map
         self.registry = registry
         self.log = log
         self.clock = clock

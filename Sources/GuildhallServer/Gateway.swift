@@ -2,13 +2,13 @@
 // connections, reads and decodes frames, authenticates, keeps each session's
 // liveness and backpressure, flushes once per loop turn, drops and resumes
 // sessions, and closes them with a reason. What it cannot decide itself it
-// asks of the homes behind it (`GatewayHome`): today the rest of the service
-// on the same loop, by calls; once loops and nodes split, by messages. It
-// touches its sessions, their connections and the loop; nothing of the
-// directory or the store. Loop thread only.
+// asks of the homes (`GatewayHome`, chosen by `HomeRoutes`): its own loop's
+// by calls, the other loops' by messages. It touches its sessions, their
+// connections and the loop; nothing of the directory or the store. Loop thread only.
 //
 // Files: this one (state, flushing, liveness, caps, shutdown), Connections.swift
-// (accept to close), Resumption.swift (drop and resume), PublisherPause.swift.
+// (accept to close), Resumption.swift (drop and resume), GatewayInterest.swift
+// (its half of the interest).
 
 import GuildhallCore
 import GuildhallLoop

@@ -81,7 +81,7 @@ final class Home {
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)
-        runner = EffectRunner(store: store, lane: index, lanes: settings.loops, registry: registry, log: log, clock: clock, settings: settings,
+        runner = EffectRunner(store: store, lane: index, map: map, registry: registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(home: self)
         for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { groupReceipts.receipts.addRequest(r, in: channel) }
@@ -132,8 +132,8 @@ final class Home {
         Int(key & 0xff) == index ? gateway.sessions[key] : links.port(for: key)
     }
 
-    /// The home loop's turn ends (before its gateway flushes): the turn's
-    /// commits, coalesced receipt answers.
+    /// The loop's turn ends (before its gateway flushes): the gateways'
+    /// interest changes, the turn's commits, coalesced receipt answers.
     func turnEnding() {
         interest.sync()
         runner.submitTurnJobs(inline: true)

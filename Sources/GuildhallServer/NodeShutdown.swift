@@ -47,32 +47,38 @@ extension NodeLoop {
         gateway.stopAccepting()
         home.stopResumingReaders()
         log.info("stopped accepting", ["loop": index, "sessions": home.registry.count, "pending_commits": home.runner.pendingCommits])
-        if !reportQuietIfDone() {
-            // Commits normally finish in milliseconds; the grace period only bounds a stuck disk.
-            startDeadline { [unowned self] in
-                self.log.warn("commits still pending at the shutdown deadline; closing without them", ["pending": self.home.runner.pendingCommits])
-                self.reportQuiet()
-            }
-        }
+        reportOnceCommitted(.quiet(index), "commits still pending at the shutdown deadline; closing without them")
     }
 
     /// A commit settled: the step waiting for commits may go on.
     func commitsSettled() {
-        if shutdown.stoppedAccepting && !shutdown.reportedQuiet { _ = reportQuietIfDone() }
-        if shutdown.homeClosing && !shutdown.homeClosed { _ = reportHomeClosedIfDone() }
+        guard home.runner.pendingCommits == 0 else { return }
+        if shutdown.stoppedAccepting { report(.quiet(index)) }
+        if shutdown.homeClosing { report(.homeClosed(index)) }
     }
 
-    private func reportQuietIfDone() -> Bool {
-        guard home.runner.pendingCommits == 0 else { return false }
-        reportQuiet()
-        return true
+    /// Reports `step` to the first loop once this home has no commit pending,
+    /// or at the deadline (commits normally finish in milliseconds; the grace
+    /// period only bounds a stuck disk).
+    private func reportOnceCommitted(_ step: LoopMessage, _ warning: String) {
+        guard home.runner.pendingCommits > 0 else { return report(step) }
+        startDeadline { [unowned self] in
+            self.log.warn(warning, ["pending": self.home.runner.pendingCommits])
+            self.report(step)
+        }
     }
 
-    private func reportQuiet() {
-        guard !shutdown.reportedQuiet else { return }
-        shutdown.reportedQuiet = true
+    /// Reports `.quiet` or `.homeClosed` to the first loop, each once.
+    private func report(_ step: LoopMessage) {
+        if case .quiet = step {
+            guard !shutdown.reportedQuiet else { return }
+            shutdown.reportedQuiet = true
+        } else {
+            guard !shutdown.homeClosed else { return }
+            shutdown.homeClosed = true
+        }
         clearDeadline()
-        links.post(.quiet(index), to: 0)
+        links.post(step, to: 0)
     }
 
     /// First loop: a loop's home has no commit pending.
@@ -96,12 +102,7 @@ extension NodeLoop {
         shutdown.homeClosing = true
         home.reading.flushPositions()
         afterMessages()
-        if !reportHomeClosedIfDone() {
-            startDeadline { [unowned self] in
-                self.log.warn("final writes still pending at the shutdown deadline", ["pending": self.home.runner.pendingCommits])
-                self.reportHomeClosed()
-            }
-        }
+        reportOnceCommitted(.homeClosed(index), "final writes still pending at the shutdown deadline")
     }
 
     /// What a drained inbox left once the gateway no longer turns the home's turns (its sessions closed).
@@ -109,19 +110,6 @@ extension NodeLoop {
         guard shutdown.sessionsClosed else { return }
         home.runner.submitTurnJobs()
         links.postTurn()
-    }
-
-    private func reportHomeClosedIfDone() -> Bool {
-        guard home.runner.pendingCommits == 0 else { return false }
-        reportHomeClosed()
-        return true
-    }
-
-    private func reportHomeClosed() {
-        guard !shutdown.homeClosed else { return }
-        shutdown.homeClosed = true
-        clearDeadline()
-        links.post(.homeClosed(index), to: 0)
     }
 
     /// First loop: a home closed; once all have, the store closes and every loop stops.

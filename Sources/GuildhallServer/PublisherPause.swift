@@ -7,9 +7,10 @@
 // bytes already queued on the loop's sessions (not yet taken by the kernel)
 // are above `outbound-pause-bytes`, a session that publishes stops being
 // read. It is read again once they drain below half. The frames a paused
-// publisher already sent wait in its socket. The home decides this: it
-// knows what its sends will queue, and the bytes its gateways' loops hold
-// (the other loops report theirs: `otherLoopsOutbound`). Loop thread only.
+// publisher already sent wait in its socket, and sends already on their way
+// from another loop wait at the home (`Reception.releaseHeldSends`). The home
+// decides this: it knows what its sends will queue, and the bytes the loops
+// hold (the other loops report theirs: `LoopLinks.outboundBytes`). Loop thread only.
 
 import GuildhallCore
 

@@ -85,7 +85,7 @@ final class Reception: HomePart, GatewayHome {
             held = held.dropFirst()
             home.sendMessage(r, id: id, from: s)
         }
-        if !held.isEmpty { heldSends[s.key] = Array(held) + (heldSends[s.key] ?? []) }
+        if !held.isEmpty { heldSends[s.key] = Array(held) }
     }
 
     /// The session `key`, served from now on if it was only listed.
@@ -263,7 +263,7 @@ final class Reception: HomePart, GatewayHome {
         sendOwedNotices()
     }
 
-    /// The home loop's gateway flushed: paused publishers are read again if
+    /// This loop's gateway flushed: paused publishers are read again if
     /// what they fanned out has drained (the kernel has taken this turn's
     /// bytes or they are counted now), and what this turn has for the other loops goes to them.
     func turnEnded(_ gateway: Gateway) {
