@@ -4,7 +4,7 @@
 import GuildhallWire
 
 extension GuildhallClient {
-    private func expect<T>(_ body: GHRequest.OneOf_Body, _ pick: (GHResponse.OneOf_Result) -> T?) async throws -> T {
+    func expect<T>(_ body: GHRequest.OneOf_Body, _ pick: (GHResponse.OneOf_Result) -> T?) async throws -> T {
         let result = try await call(body)
         guard let value = pick(result) else {
             throw GuildhallError(code: .internal, message: "unexpected answer \(result) to \(body)")
@@ -12,7 +12,7 @@ extension GuildhallClient {
         return value
     }
 
-    private func expectOK(_ body: GHRequest.OneOf_Body) async throws {
+    func expectOK(_ body: GHRequest.OneOf_Body) async throws {
         _ = try await expect(body) { if case .ok = $0 { return () } else { return nil } }
     }
 
@@ -20,7 +20,7 @@ extension GuildhallClient {
         try await expect(body) { if case .server(let s) = $0 { s } else { nil } }
     }
 
-    private func member(_ body: GHRequest.OneOf_Body) async throws -> GHMember {
+    func member(_ body: GHRequest.OneOf_Body) async throws -> GHMember {
         try await expect(body) { if case .member(let m) = $0 { m } else { nil } }
     }
 

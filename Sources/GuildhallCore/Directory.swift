@@ -1,11 +1,16 @@
 // The live state of servers, channels, members and invitations, and the
-// rules of MISSION §2 (without guests and permission bits) as pure functions.
+// rules of MISSION §2 as pure functions (roles and overrides in
+// DirectoryRoles.swift, their resolution in Permissions.swift).
 //
 // Owned by the loop thread. Each operation checks the rules, applies the
 // change in memory and returns the `DirectoryChange`s the store must write;
 // the caller acknowledges only after they committed. A non-member asking
 // about a server gets 404, exactly as for a server that does not exist, so
-// existence does not leak.
+// existence does not leak; so does a member asking about a channel they may
+// not view. Whether the caller holds the permission bit a request needs is
+// checked once before the operation runs (`require`, driven by the request
+// table); the operations here check what depends on their content: the
+// role hierarchy, the owner's rules.
 
 public struct Directory: Sendable {
     struct ServerState: Sendable {
@@ -14,10 +19,11 @@ public struct Directory: Sendable {
         var invites: [UserID: InviteRecord] = [:]
         var bans: [UserID: BanRecord] = [:]
         var channels: Set<ChannelID> = []
+        var permissions = ServerPermissions()
     }
 
-    private var servers: [ServerID: ServerState] = [:]
-    private var channels: [ChannelID: ChannelRecord] = [:]
+    var servers: [ServerID: ServerState] = [:]
+    var channels: [ChannelID: ChannelRecord] = [:]
     private var memberships: [UserID: Set<ServerID>] = [:]
     /// The seq the next message of a channel takes. A channel's record shows
     /// only committed messages (`lastSeq`), so nothing uncommitted is visible.
@@ -29,8 +35,12 @@ public struct Directory: Sendable {
 
     /// Rebuilds state from stored rows at startup.
     public mutating func load(servers: [ServerRecord], members: [MemberRecord], invites: [InviteRecord], channels: [ChannelRecord],
-                              bans: [BanRecord] = []) {
-        defer { for b in bans where self.servers[b.serverID] != nil { self.servers[b.serverID]!.bans[b.userID] = b } }
+                              bans: [BanRecord] = [], roles: [RoleRecord] = [], overrides: [OverrideRecord] = []) {
+        defer {
+            for b in bans where self.servers[b.serverID] != nil { self.servers[b.serverID]!.bans[b.userID] = b }
+            for r in roles where self.servers[r.serverID] != nil { self.servers[r.serverID]!.permissions.save(r) }
+            for o in overrides where self.servers[o.serverID] != nil { self.servers[o.serverID]!.permissions.save(o) }
+        }
         for s in servers { self.servers[s.id] = ServerState(record: s) }
         for m in members where self.servers[m.serverID] != nil {
             self.servers[m.serverID]!.members[m.userID] = m
@@ -49,6 +59,7 @@ public struct Directory: Sendable {
     public func channel(_ id: ChannelID) -> ChannelRecord? { channels[id] }
     public func memberCount(_ id: ServerID) -> Int { servers[id]?.members.count ?? 0 }
     public func role(of user: UserID, in server: ServerID) -> Role? { servers[server]?.members[user]?.role }
+    public func member(_ user: UserID, of server: ServerID) -> MemberRecord? { servers[server]?.members[user] }
     public func serverIDs(of user: UserID) -> Set<ServerID> { memberships[user] ?? [] }
     public func memberIDs(of server: ServerID) -> Dictionary<UserID, MemberRecord>.Keys? { servers[server]?.members.keys }
     public var serverCount: Int { servers.count }
@@ -76,16 +87,15 @@ public struct Directory: Sendable {
         return servers[server]!.members.values.sorted { $0.userID < $1.userID }
     }
 
+    /// The channels of a server `user` may view.
     public func channels(of server: ServerID, askedBy user: UserID) throws(Failure) -> [ChannelRecord] {
         _ = try visibleServer(server, to: user)
-        return servers[server]!.channels.compactMap { channels[$0] }.sorted { $0.id < $1.id }
+        return servers[server]!.channels.compactMap { channels[$0] }.filter { canView(user, $0) }.sorted { $0.id < $1.id }
     }
 
-    /// The channel, if `user` is a member of its server; 404 otherwise.
+    /// The channel, if `user` is a member of its server who may view it; 404 otherwise.
     public func readableChannel(_ id: ChannelID, by user: UserID) throws(Failure) -> ChannelRecord {
-        guard let c = channels[id], servers[c.serverID]?.members[user] != nil else {
-            throw Failure.notFound("channel \(id) not found")
-        }
+        guard let c = channels[id], canView(user, c) else { throw Self.channelNotFound(id) }
         return c
     }
 
@@ -96,14 +106,15 @@ public struct Directory: Sendable {
         let owner = MemberRecord(serverID: record.id, userID: record.owner, role: .owner, joinedAt: record.createdAt)
         servers[record.id] = ServerState(record: record, members: [record.owner: owner])
         memberships[record.owner, default: []].insert(record.id)
-        return [.serverSaved(record), .memberSaved(owner)]
+        let roles = RoleRecord.starting(server: record.id, at: record.createdAt)
+        for r in roles { servers[record.id]!.permissions.save(r) }
+        return [.serverSaved(record), .memberSaved(owner)] + roles.map(DirectoryChange.roleSaved)
     }
 
     public mutating func updateServer(_ id: ServerID, by actor: UserID, name: String?, icon: String?, custom: String?, openJoin: Bool?,
                                       allowGuests: Bool? = nil) throws(Failure) -> ServerRecord
     {
-        try requireManager(actor, of: id)
-        var r = servers[id]!.record
+        var r = try visibleServer(id, to: actor)
         if let name { r.name = name }
         if let icon { r.icon = icon }
         if let custom { r.custom = custom }
@@ -138,7 +149,7 @@ public struct Directory: Sendable {
     }
 
     public mutating func invite(_ user: UserID, to id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> InviteRecord {
-        try requireManager(actor, of: id)
+        _ = try visibleServer(id, to: actor)
         if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("invitee: \(problem)") }
         if servers[id]!.members[user] != nil { throw Failure.conflict("\(user) is already a member of server \(id)") }
         if servers[id]!.invites[user] != nil { throw Failure.conflict("\(user) is already invited to server \(id)") }
@@ -166,28 +177,23 @@ public struct Directory: Sendable {
     public mutating func kick(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) -> MemberRecord {
         _ = try visibleServer(id, to: actor)
         guard let target = servers[id]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(id)") }
-        let actorRole = servers[id]!.members[actor]!.role
-        guard actorRole.mayKick(target.role) else {
-            throw Failure.forbidden("a \(actorRole) may not remove a \(target.role) of server \(id)")
-        }
+        try requireOutranks(actor, target, "remove")
         return remove(user, from: id)
     }
 
+    /// ADMIN or MEMBER: grants or takes back the `admin` role (SetMemberRole, from before roles had bits).
     public mutating func setRole(_ role: Role, of user: UserID, in id: ServerID, by actor: UserID) throws(Failure) -> MemberRecord {
-        let s = try visibleServer(id, to: actor)
-        guard s.owner == actor else { throw Failure.forbidden("only the owner may change roles in server \(id)") }
         guard role != .owner else { throw Failure.badRequest("the owner role cannot be assigned; choose admin or member") }
-        guard var m = servers[id]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(id)") }
-        guard m.role != .owner else { throw Failure.forbidden("the owner's role cannot change") }
-        m.role = role
-        servers[id]!.members[user] = m
-        return m
+        _ = try visibleServer(id, to: actor)
+        guard let m = servers[id]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(id)") }
+        guard !m.isOwner else { throw Failure.forbidden("the owner's role cannot change") }
+        return role == .admin ? try grant(.admin, to: user, in: id, by: actor).member : try takeBack(.admin, from: user, in: id, by: actor).member
     }
 
     // MARK: Channels
 
     public mutating func createChannel(_ record: ChannelRecord, by actor: UserID) throws(Failure) -> ChannelRecord {
-        try requireManager(actor, of: record.serverID)
+        _ = try visibleServer(record.serverID, to: actor)
         try Self.validate(name: record.name, icon: record.topic, custom: record.custom, iconField: "topic")
         channels[record.id] = record
         servers[record.serverID]!.channels.insert(record.id)
@@ -198,7 +204,6 @@ public struct Directory: Sendable {
                                        guestVisibility: GuestVisibility? = nil) throws(Failure) -> ChannelRecord
     {
         var c = try readableChannel(id, by: actor)
-        try requireManager(actor, of: c.serverID)
         if let name { c.name = name }
         if let topic { c.topic = topic }
         if let custom { c.custom = custom }
@@ -210,8 +215,8 @@ public struct Directory: Sendable {
 
     public mutating func deleteChannel(_ id: ChannelID, by actor: UserID) throws(Failure) -> ChannelRecord {
         let c = try readableChannel(id, by: actor)
-        try requireManager(actor, of: c.serverID)
         channels.removeValue(forKey: id)
+        servers[c.serverID]?.permissions.channelDeleted(id)
         nextSeq.removeValue(forKey: id)
         servers[c.serverID]?.channels.remove(id)
         return c
@@ -236,15 +241,12 @@ public struct Directory: Sendable {
 
     /// Bans `user`; a member is removed first. Returns the ban and the removed membership.
     public mutating func ban(_ user: UserID, from id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> (BanRecord, MemberRecord?) {
-        try requireManager(actor, of: id)
+        _ = try visibleServer(id, to: actor)
         if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("user: \(problem)") }
         if servers[id]!.bans[user] != nil { throw Failure.conflict("\(user) is already banned from server \(id)") }
         var removed: MemberRecord?
         if let target = servers[id]!.members[user] {
-            let actorRole = servers[id]!.members[actor]!.role
-            guard actorRole.mayKick(target.role) else {
-                throw Failure.forbidden("a \(actorRole) may not ban a \(target.role) of server \(id)")
-            }
+            try requireOutranks(actor, target, "ban")
             removed = remove(user, from: id)
         }
         servers[id]!.invites.removeValue(forKey: user)
@@ -254,7 +256,7 @@ public struct Directory: Sendable {
     }
 
     public mutating func unban(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) {
-        try requireManager(actor, of: id)
+        _ = try visibleServer(id, to: actor)
         guard servers[id]!.bans.removeValue(forKey: user) != nil else { throw Failure.notFound("\(user) is not banned from server \(id)") }
     }
 
@@ -290,19 +292,14 @@ public struct Directory: Sendable {
 
     private mutating func remove(_ user: UserID, from id: ServerID) -> MemberRecord {
         let m = servers[id]!.members.removeValue(forKey: user)!
+        servers[id]!.permissions.memberLeft(user)
         memberships[user]?.remove(id)
         if memberships[user]?.isEmpty == true { memberships.removeValue(forKey: user) }
         return m
     }
 
-    private func requireManager(_ actor: UserID, of id: ServerID) throws(Failure) {
-        _ = try visibleServer(id, to: actor)
-        guard servers[id]!.members[actor]!.role.managesServer else {
-            throw Failure.forbidden("only the owner or an admin may do this in server \(id)")
-        }
-    }
-
-    private static func serverNotFound(_ id: ServerID) -> Failure { .notFound("server \(id) not found") }
+    static func serverNotFound(_ id: ServerID) -> Failure { .notFound("server \(id) not found") }
+    static func channelNotFound(_ id: ChannelID) -> Failure { .notFound("channel \(id) not found") }
 
     private static func validate(name: String, icon: String, custom: String, iconField: String) throws(Failure) {
         try Validation.name(name, field: "name")

@@ -29,6 +29,8 @@ public enum Limits {
     public static let maxCustomBytes = 4096
     /// Client-side de-duplication ids.
     public static let maxClientIDLength = 128
+    /// Roles per server, `everyone` included: Discord's 250, enough for any community's ranks.
+    public static let maxRolesPerServer = 250
     /// Custom body type names.
     public static let maxCustomTypeLength = 64
 }

@@ -51,12 +51,19 @@ public struct ChannelRecord: Sendable, Equatable {
 public struct MemberRecord: Sendable, Equatable {
     public var serverID: ServerID
     public var userID: UserID
-    public var role: Role
+    public var isOwner: Bool
+    /// The roles the member holds besides `everyone`, ascending.
+    public var roles: [RoleID]
     public var joinedAt: UInt64
 
-    public init(serverID: ServerID, userID: UserID, role: Role, joinedAt: UInt64) {
-        self.serverID = serverID; self.userID = userID; self.role = role; self.joinedAt = joinedAt
+    /// `role` .admin means holding the `admin` role.
+    public init(serverID: ServerID, userID: UserID, role: Role, joinedAt: UInt64, roles: [RoleID] = []) {
+        self.serverID = serverID; self.userID = userID; self.isOwner = role == .owner; self.joinedAt = joinedAt
+        self.roles = role == .admin && !roles.contains(.admin) ? (roles + [.admin]).sorted() : roles
     }
+
+    /// Owner; admin when holding the `admin` role; member otherwise.
+    public var role: Role { isOwner ? .owner : roles.contains(.admin) ? .admin : .member }
 }
 
 public struct InviteRecord: Sendable, Equatable {
@@ -128,4 +135,9 @@ public enum DirectoryChange: Sendable, Equatable {
     case channelDeleted(ChannelID)
     case banSaved(BanRecord)
     case banRemoved(ServerID, UserID)
+    case roleSaved(RoleRecord)
+    /// The role and its overrides (its holders' member rows are saved after).
+    case roleDeleted(ServerID, RoleID)
+    /// Saved, or removed when Inherit.
+    case overrideSaved(OverrideRecord)
 }

@@ -55,7 +55,7 @@ extension Subscriptions {
         }
         let now = now()
         for (channel, level) in (autoLevels[s.user] ?? [:]).sorted(by: { $0.key < $1.key }) {
-            guard let c = directory.channel(channel), directory.role(of: s.user, in: c.serverID) != nil else { continue }
+            guard let c = directory.channel(channel), directory.canView(s.user, c) else { continue }
             let t = SubscriptionTarget(server: c.serverID, channel: channel)
             _ = home.book.subscribe(s.key, level.kind, t, limit: .max)
             if level == .unreadStatus { s.sentUnreadStatus[channel] = home.unread(s.user, c, now: now).hasUnread }
@@ -75,8 +75,8 @@ extension Subscriptions {
         for server in directory.serverIDs(of: user) {
             let joined = directory.joinedAt(user, in: server) ?? 0
             for id in directory.channelIDs(of: server) {
-                let created = directory.channel(id)?.createdAt ?? 0
-                channels.append(AutoChannel(id: id, activity: max(home.positions.position(user, id).activity, joined, created)))
+                guard let c = directory.channel(id), directory.canView(user, c) else { continue }
+                channels.append(AutoChannel(id: id, activity: max(home.positions.position(user, id).activity, joined, c.createdAt)))
             }
         }
         send(.autoChannels(user: user, channels), toHomeOf: user)

@@ -55,8 +55,14 @@ extension Home {
             // Every online member: one event to each gateway that has some (interest split in two).
             interest.sync()
             if interest.hasMembersOnline(channel.serverID) {
-                interest.deliver(ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: true,
-                                              cursors: mentionOrds.isEmpty ? [:] : mentionOrds.filter { $0.value != 0 }))
+                var event = ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: true,
+                                         cursors: mentionOrds.isEmpty ? [:] : mentionOrds.filter { $0.value != 0 })
+                if !directory.everyoneViews(channel.serverID) {
+                    for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) {
+                        event.hiddenFrom.insert(s.user)
+                    }
+                }
+                interest.deliver(event)
             }
         } else {
             let target = SubscriptionTarget(server: channel.serverID, channel: channel.id)
@@ -68,7 +74,7 @@ extension Home {
                 if !cursors.isEmpty { cursors = cursors.filter { $0.value != 0 } }
                 interest.deliver(ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: false, cursors: cursors))
             }
-            for user in record.mentions where directory.role(of: user, in: channel.serverID) != nil {
+            for user in record.mentions where directory.canView(user, channel) {
                 for s in registry.sessions(of: user).values where book.subscriptions(of: s.key)?.channels[channel.id]?.level != .messages {
                     deliver(s, payload())
                 }
@@ -152,8 +158,11 @@ extension Home {
             targets.append(user)
             for s in registry.sessions(of: user).values { s.deliveryMark = mark }
         }
+        // A channel's notice skips members who may not view the channel (guests see it by the guest rules).
+        let restricted: ChannelRecord? = if case .channel(let c, _) = audience, !directory.everyoneViews(c.serverID) { c } else { nil }
         func deliver(_ s: HomeSession) {
             guard s.deliveryMark != mark else { return }
+            if let c = restricted, directory.permissions(of: s.user, in: c.serverID) != nil, !directory.canView(s.user, c) { return }
             s.deliveryMark = mark
             s.push(event: payload)
         }

@@ -40,6 +40,7 @@ extension DirectoryRequests {
 
     func updateServer(_ r: GHUpdateServer, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
+            if r.hasAllowGuests { try home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
             let record = try home.directory.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
                                                     custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
                                                     allowGuests: r.hasAllowGuests ? r.allowGuests : nil)
@@ -156,16 +157,6 @@ extension DirectoryRequests {
         }
     }
 
-    func setMemberRole(_ r: GHSetMemberRole, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            guard let role = r.role.domain else { throw Failure.badRequest("role must be ADMIN or MEMBER") }
-            let member = try home.directory.setRole(role, of: r.userID, in: r.serverID, by: s.user)
-            persist([.directory(.memberSaved(member))], id: id, for: s, result: { .member(GHMember(member)) }) {
-                self.home.notify(.memberRoleChanged, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = GHMember(member) }
-            }
-        }
-    }
-
     func listMembers(_ r: GHListMembers, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             var list = GHMemberList()
@@ -178,6 +169,7 @@ extension DirectoryRequests {
 
     func createChannel(_ r: GHCreateChannel, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
+            if r.guestVisibility != .followServer { try home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
             let now = now()
             let record = try home.directory.createChannel(
                 ChannelRecord(id: home.ids.next(nowMillis: now), serverID: r.serverID, name: r.name, topic: r.topic, custom: r.custom, createdAt: now,
@@ -191,6 +183,7 @@ extension DirectoryRequests {
 
     func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
+            if r.hasGuestVisibility { try home.requirePermission(.manageGuests, at: .channel(r.channelID), for: s) }
             let record = try home.directory.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
                                                      topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil,
                                                      guestVisibility: r.hasGuestVisibility ? GuestVisibility(rawValue: r.guestVisibility.rawValue) : nil)

@@ -36,6 +36,9 @@ struct ChannelEvent: Sendable {
     let toMembers: Bool
     /// Inbox cursors of mentioned users whose items were filed at this home.
     let cursors: [UserID: UInt64]
+    /// With `toMembers`: online members who may not view the channel (empty
+    /// unless the server's permissions restrict viewing somewhere).
+    var hiddenFrom: Set<UserID> = []
 }
 
 final class GatewayInterest {
@@ -127,6 +130,7 @@ extension GatewayInterest {
         let displayCap = UInt64(gateway.settings.unreadDisplayCap), window = UInt64(gateway.settings.mentionWindowSeconds) * 1000
         let start = PositionState(position: ReadPosition(), mentions: [])
         for (key, states) in sessions where key != e.except {
+            if !e.hiddenFrom.isEmpty, let s = gateway.lent[key], e.hiddenFrom.contains(s.takeUnretainedValue().user) { continue }
             push(e, to: key, states[e.channel.id] ?? start, on: gateway, now: now, displayCap: displayCap, window: window)
         }
         return sessions.count

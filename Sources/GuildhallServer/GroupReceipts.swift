@@ -46,8 +46,8 @@ extension GroupReceipts {
         guard members <= settings.receiptMaxMembers else {
             throw Failure(.limitReached, "read receipts are only available in servers of at most \(settings.receiptMaxMembers) members; this one has \(members)")
         }
-        if settings.receiptRequesters == "admins", let role = directory.role(of: user, in: server), role == .member {
-            throw Failure.forbidden("only the owner and admins may ask for read receipts in this deployment")
+        if settings.receiptRequesters == "admins", directory.permissions(of: user, in: server)?.contains(.manageServer) != true {
+            throw Failure.forbidden("only members who manage the server may ask for read receipts in this deployment")
         }
     }
 
@@ -77,10 +77,11 @@ extension GroupReceipts {
         read(.messages(uids: [r.messageUid])) { [self] result in
             self.attempt(id, s) { () throws(Failure) in
                 guard result.error == nil else { throw Failure(.unavailable, "storage is unavailable; retry later") }
-                guard let m = result.messages.first, m.serverID != 0, directory.role(of: s.user, in: m.serverID) != nil else {
+                guard let m = result.messages.first, m.serverID != 0, let c = directory.channel(m.channelID), directory.canView(s.user, c) else {
                     throw Failure.notFound("message \(r.messageUid) not found")
                 }
                 guard m.sender == s.user else { throw Failure.forbidden("only the sender of message \(m.uid) may ask for read receipts on it") }
+                try home.requirePermission(.requestReceipts, at: .channel(c.id), for: s)
                 if receipts.isRequested(m.uid) || requestsInFlight.contains(m.uid) {
                     answerReceipts([m.uid], id: id, to: s)
                     return
@@ -125,10 +126,11 @@ extension GroupReceipts {
 
     /// The channel, if the session's user may respond to receipts in it.
     private func respondingChannel(_ id: ChannelID, for s: HomeSession) throws(Failure) -> ChannelRecord {
-        guard let c = directory.channel(id) else { throw Failure.notFound("channel \(id) not found") }
-        guard directory.role(of: s.user, in: c.serverID) != nil else {
-            if s.guestOf.contains(c.serverID) { throw Failure.forbidden("guests cannot respond to read receipts") }
-            throw Failure.forbidden("only members of server \(c.serverID) can respond to read receipts in channel \(id)")
+        guard let c = directory.channel(id), directory.canView(s.user, c) else {
+            if let c = directory.channel(id), s.guestOf.contains(c.serverID), directory.guestVisible(c) {
+                throw Failure.forbidden("guests cannot respond to read receipts")
+            }
+            throw Failure.notFound("channel \(id) not found")
         }
         return c
     }
@@ -259,7 +261,7 @@ extension GroupReceipts {
         var info = GHReceiptInfo()
         info.messageUid = uid
         guard let place = receipts.place(of: uid), let book = receipts.channel(place.channel), let request = book.request(at: place.seq),
-              let channel = directory.channel(place.channel), directory.role(of: user, in: channel.serverID) != nil else { return info }
+              let channel = directory.channel(place.channel), directory.canView(user, channel) else { return info }
         info.requested = true
         let visible = settings.receiptCountVisibility == "all" || request.requester == user
         info.readerCount = visible ? UInt32(book.readerCount(of: place.seq)) : 0

@@ -73,7 +73,7 @@ final class Home {
         map = HomeMap(loops: settings.loops)
         self.ids = UIDGenerator(node: UInt64(settings.nodeID), lane: index, lanes: settings.loops)
         directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels,
-                       bans: snapshot.bans)
+                       bans: snapshot.bans, roles: snapshot.roles, overrides: snapshot.overrides)
         for (user, channel, p) in snapshot.readPositions { positions.load(user, channel, p) }
         for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
         typing = ChannelTyping(home: self, settings: settings)

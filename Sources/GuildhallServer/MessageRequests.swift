@@ -16,8 +16,8 @@ extension Home {
             if checkResend, !r.clientID.isEmpty, answeredAsResend(r.clientID, id: id, from: s, as: GHChannelMessage.init,
                                              otherwise: { self.sendMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
-            let sendable = try sendableChannel(r.channelID, for: s)
-            if r.needReceipt { try groupReceipts.checkReceiptsAllowed(in: sendable.serverID, by: s.user) }
+            try requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s)
+            if r.needReceipt, let c = directory.channel(r.channelID) { try groupReceipts.checkReceiptsAllowed(in: c.serverID, by: s.user) }
             let (channel, seq, time) = try directory.appendMessage(to: r.channelID, by: s.user, now: now)
             let record = MessageRecord(uid: ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
@@ -27,7 +27,7 @@ extension Home {
             // inbox too (offline sync); live, the fan-out carries its cursor.
             var effects = Effects(writes: [.message(record)])
             var mentioned = Set<UserID>()
-            for user in r.mentions where user != s.user && directory.role(of: user, in: channel.serverID) != nil && mentioned.insert(user).inserted {
+            for user in r.mentions where user != s.user && directory.canView(user, channel) && mentioned.insert(user).inserted {
                 effects.addressed.append(AddressedItem(user: user, stored: .message(record.uid), live: .elsewhere))
             }
             let mentionedInOrder = effects.addressed.map(\.user)
@@ -166,12 +166,5 @@ extension Home {
         page.moreAvailable = result.hasMore
         s.respond(id, .messages(page))
     }
-
-    /// The channel, if the session may send to it: a member (guests are read-only).
-    func sendableChannel(_ id: ChannelID, for s: HomeSession) throws(Failure) -> ChannelRecord {
-        if let c = directory.channel(id), s.guestOf.contains(c.serverID) {
-            throw Failure.forbidden("guests are read-only in server \(c.serverID)")
-        }
-        return try directory.readableChannel(id, by: s.user)
-    }
 }
+

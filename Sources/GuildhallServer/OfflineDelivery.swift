@@ -132,7 +132,7 @@ extension UserHome {
             return e
         }
         if let m = item.message {
-            guard home.directory.role(of: user, in: m.serverID) != nil else { return nil }
+            guard let c = home.directory.channel(m.channelID), home.directory.canView(user, c) else { return nil }
             e.message = home.groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0]
             return e
         }

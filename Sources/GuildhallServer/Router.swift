@@ -7,6 +7,13 @@ import GuildhallWire
 
 extension Home {
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: HomeSession) {
+        let needs = body.rule.needs
+        if !needs.isEmpty, let scope = body.permissionScope {
+            do throws(Failure) { try requirePermission(needs, at: scope, for: s) } catch {
+                s.fail(id, error)
+                return
+            }
+        }
         switch body {
         case .login, .resume, .heartbeat, .ack, .logout:
             break  // the gateway answers these (Connections.swift)
@@ -52,7 +59,27 @@ extension Home {
         case .leaveAsGuest(let r): directoryRequests.leaveAsGuest(r, id: id, from: s)
         case .banMember(let r): directoryRequests.banMember(r, id: id, from: s)
         case .unbanMember(let r): directoryRequests.unbanMember(r, id: id, from: s)
+        case .createRole(let r): directoryRequests.createRole(r, id: id, from: s)
+        case .updateRole(let r): directoryRequests.updateRole(r, id: id, from: s)
+        case .deleteRole(let r): directoryRequests.deleteRole(r, id: id, from: s)
+        case .grantRole(let r): directoryRequests.grantRole(r, id: id, from: s)
+        case .takeBackRole(let r): directoryRequests.takeBackRole(r, id: id, from: s)
+        case .setPermissionOverride(let r): directoryRequests.setPermissionOverride(r, id: id, from: s)
+        case .listRoles(let r): directoryRequests.listRoles(r, id: id, from: s)
+        case .getPermissions(let r): directoryRequests.getPermissions(r, id: id, from: s)
         }
+    }
+
+    /// The one permission check, before any handler: the request table names
+    /// the bits, handlers add the ones their content needs (a send's
+    /// mentions). A guest is never a member: read-only where it may look.
+    func requirePermission(_ needed: Permission, at scope: PermissionScope, for s: HomeSession) throws(Failure) {
+        let server: ServerID? = switch scope {
+        case .server(let id): id
+        case .channel(let id): directory.channel(id)?.serverID
+        }
+        if let server, s.guestOf.contains(server) { throw Failure.forbidden("guests are read-only in server \(server)") }
+        try directory.require(needed, of: s.user, at: scope)
     }
 
     /// Commits `writes`, then answers `id` with `result()` and runs `after`;

@@ -17,6 +17,15 @@ struct SendRequest {
 }
 
 extension SendRequest {
+    /// The request table's bit for a send, and those its content asks for.
+    var permissionsNeeded: Permission {
+        var p = GHRequest.OneOf_Body.sendMessage(GHSendMessage()).rule.needs
+        if !mentions.isEmpty { p.insert(.mention) }
+        if mentionAll { p.insert(.mentionEveryone) }
+        if needReceipt { p.insert(.requestReceipts) }
+        return p
+    }
+
     init(_ r: GHSendMessage) {
         channelID = r.channelID
         content = try? r.body.domain()

@@ -32,6 +32,8 @@ extension StoreSnapshot {
         for m in members { shares[map.home(guild: m.serverID)].members.append(m) }
         for i in invites { shares[map.home(guild: i.serverID)].invites.append(i) }
         for b in bans { shares[map.home(guild: b.serverID)].bans.append(b) }
+        for r in roles { shares[map.home(guild: r.serverID)].roles.append(r) }
+        for o in overrides { shares[map.home(guild: o.serverID)].overrides.append(o) }
         for p in readPositions { if let h = channelHome[p.1] { shares[h].readPositions.append(p) } }
         for m in recentMentions { if let h = channelHome[m.1] { shares[h].recentMentions.append(m) } }
         for r in receiptRequests { if let h = channelHome[r.0] { shares[h].receiptRequests.append(r) } }

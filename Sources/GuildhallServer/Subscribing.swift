@@ -73,8 +73,8 @@ extension Subscriptions {
 
     /// Why `s` may not subscribe `kind` on `target`, or nil.
     private func subscriptionProblem(_ kind: SubscriptionKind, _ t: SubscriptionTarget, for s: HomeSession) -> (GHTargetStatus, String)? {
-        guard directory.server(t.server) != nil else { return (.targetNotFound, "server \(t.server) not found") }
         if kind.isGuestKind {
+            guard directory.server(t.server) != nil else { return (.targetNotFound, "server \(t.server) not found") }
             guard s.guestOf.contains(t.server) else { return (.targetNotMember, "enter server \(t.server) as a guest first") }
             if kind == .guestChannel {
                 guard let c = directory.channel(t.channel), c.serverID == t.server, directory.guestVisible(c) else {
@@ -83,12 +83,17 @@ extension Subscriptions {
             }
             return nil
         }
+        // A guest sees the server but is not a member; to anyone else a server
+        // or channel they may not see is answered as one that does not exist.
+        if s.guestOf.contains(t.server), directory.permissions(of: s.user, in: t.server) == nil {
+            return (.targetNotMember, "guests subscribe with the guest types; not a member of server \(t.server)")
+        }
         if kind.targetsChannel {
-            guard let c = directory.channel(t.channel), c.serverID == t.server else {
+            guard let c = directory.channel(t.channel), c.serverID == t.server, directory.canView(s.user, c) else {
                 return (.targetNotFound, "channel \(t.channel) not found in server \(t.server)")
             }
         }
-        guard directory.role(of: s.user, in: t.server) != nil else { return (.targetNotMember, "not a member of server \(t.server)") }
+        guard directory.permissions(of: s.user, in: t.server) != nil else { return (.targetNotFound, "server \(t.server) not found") }
         return nil
     }
 

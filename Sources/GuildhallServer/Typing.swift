@@ -28,7 +28,7 @@ final class ChannelTyping: HomePart {
 extension ChannelTyping {
     func sendTyping(_ r: GHSendTyping, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            let c = try home.sendableChannel(r.channelID, for: s)
+            let c = try directory.readableChannel(r.channelID, by: s.user)
             if board.typed(s.user, in: c.id, now: now()) { typersChanged(c) }
             s.respond(id, .ok(GHOk()))
         }

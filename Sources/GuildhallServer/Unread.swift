@@ -90,7 +90,7 @@ extension Reading {
         s.pendingUnread.removeAll()
         let now = now()
         for (channel, notice) in owed.sorted(by: { $0.key < $1.key }) {
-            guard let c = directory.channel(channel), directory.role(of: s.user, in: c.serverID) != nil else { continue }
+            guard let c = directory.channel(channel), directory.canView(s.user, c) else { continue }
             let u = home.unread(s.user, c, now: now)
             switch notice {
             case .info:

@@ -24,7 +24,46 @@ extension GHChannelInfo {
 extension GHMember {
     init(_ r: MemberRecord) {
         self.init()
-        serverID = r.serverID; userID = r.userID; role = GHRole(r.role); joinedAt = r.joinedAt
+        serverID = r.serverID; userID = r.userID; role = GHRole(r.role); joinedAt = r.joinedAt; roleIds = r.roles
+    }
+}
+
+extension GHPermissionBits {
+    init(_ o: PermissionOverride) {
+        self.init()
+        allow = o.allow.rawValue; deny = o.deny.rawValue
+    }
+
+    var domain: PermissionOverride { PermissionOverride(allow: Permission(rawValue: allow), deny: Permission(rawValue: deny)) }
+}
+
+extension GHRoleInfo {
+    init(_ r: RoleRecord) {
+        self.init()
+        serverID = r.serverID; roleID = r.id; name = r.name; position = r.position; permissions = GHPermissionBits(r.permissions)
+        createdAt = r.createdAt
+    }
+}
+
+extension GHPermissionOverride {
+    init(_ o: OverrideRecord) {
+        self.init()
+        serverID = o.serverID; channelID = o.channelID; permissions = GHPermissionBits(o.permissions)
+        switch o.target {
+        case .role(let id): roleID = id
+        case .member(let user): userID = user
+        }
+    }
+
+    var domain: OverrideRecord {
+        get throws(Failure) {
+            let target: OverrideTarget = switch self.target {
+            case .roleID(let id)?: .role(id)
+            case .userID(let user)?: .member(user)
+            case nil: throw Failure.badRequest("override: name a role_id or a user_id")
+            }
+            return OverrideRecord(serverID: serverID, channelID: channelID, target: target, permissions: permissions.domain)
+        }
     }
 }
 

@@ -133,6 +133,34 @@ enum Schema {
             sent_time INTEGER NOT NULL);
         CREATE INDEX messages_direct ON messages(channel_id, sender, sent_time) WHERE server_id = 0;
         """,
+        // 6: permissions. Every server gets the `everyone` role (id 0) and the
+        // `admin` role (id 1), which today's admins hold; a member's roles are
+        // a list on its row. Overrides are per channel (0: the server) for a
+        // role (user_id '') or a member (role_id -1). The bits are
+        // Permission.everyoneDefault (8241) and .adminDefault (8134) as they were then.
+        """
+        CREATE TABLE roles(
+            server_id INTEGER NOT NULL,
+            role_id INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            allow INTEGER NOT NULL,
+            deny INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY(server_id, role_id)) WITHOUT ROWID;
+        CREATE TABLE overrides(
+            server_id INTEGER NOT NULL,
+            channel_id INTEGER NOT NULL,
+            role_id INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            allow INTEGER NOT NULL,
+            deny INTEGER NOT NULL,
+            PRIMARY KEY(server_id, channel_id, role_id, user_id)) WITHOUT ROWID;
+        ALTER TABLE members ADD COLUMN roles TEXT NOT NULL DEFAULT '';
+        INSERT INTO roles SELECT id, 0, 'everyone', 0, 8241, 0, created_at FROM servers;
+        INSERT INTO roles SELECT id, 1, 'admin', 1, 8134, 0, created_at FROM servers;
+        UPDATE members SET roles = '1', role = 1 WHERE role = 2;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

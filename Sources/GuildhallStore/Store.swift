@@ -20,6 +20,8 @@ public struct StoreSnapshot: Sendable {
     /// Sends with a client id since the de-duplication window's floor: (uid, sender, client id), in UID order.
     public var recentClientSends: [(uid: MessageUID, sender: UserID, clientID: String)] = []
     public var bans: [BanRecord] = []
+    public var roles: [RoleRecord] = []
+    public var overrides: [OverrideRecord] = []
     public var readPositions: [(UserID, ChannelID, ReadPosition)] = []
     /// Mentions by id since the mention window began: (user, channel, seq, time).
     public var recentMentions: [(UserID, ChannelID, UInt64, UInt64)] = []
@@ -99,10 +101,22 @@ public final class Store: Sendable {
         while try s.step() {
             for user in s.text(3).split(separator: "\n") { snap.recentMentions.append((String(user), s.uint(0), s.uint(1), s.uint(2))) }
         }
-        s = try db.prepare("SELECT server_id, user_id, role, joined_at FROM members", persistent: false)
+        s = try db.prepare("SELECT server_id, user_id, role, joined_at, roles FROM members", persistent: false)
         while try s.step() {
             snap.members.append(MemberRecord(serverID: s.uint(0), userID: s.text(1), role: Role(rawValue: Int(s.int(2))) ?? .member,
-                                             joinedAt: s.uint(3)))
+                                             joinedAt: s.uint(3), roles: MemberRows.roles(s.text(4))))
+        }
+        s = try db.prepare("SELECT server_id, role_id, name, position, allow, deny, created_at FROM roles", persistent: false)
+        while try s.step() {
+            snap.roles.append(RoleRecord(serverID: s.uint(0), id: s.uint(1), name: s.text(2), position: UInt32(clamping: s.uint(3)),
+                                         permissions: PermissionOverride(allow: Permission(rawValue: s.uint(4)), deny: Permission(rawValue: s.uint(5))),
+                                         createdAt: s.uint(6)))
+        }
+        s = try db.prepare("SELECT server_id, channel_id, role_id, user_id, allow, deny FROM overrides", persistent: false)
+        while try s.step() {
+            let target: OverrideTarget = s.int(2) < 0 ? .member(s.text(3)) : .role(s.uint(2))
+            snap.overrides.append(OverrideRecord(serverID: s.uint(0), channelID: s.uint(1), target: target,
+                                                 permissions: PermissionOverride(allow: Permission(rawValue: s.uint(4)), deny: Permission(rawValue: s.uint(5)))))
         }
         s = try db.prepare("SELECT server_id, user_id, inviter, created_at FROM invites", persistent: false)
         while try s.step() {

@@ -11,6 +11,8 @@ final class WriterStatements {
     private let insertInbox, saveCursor, saveReceived, pruneInbox: Statement
     private let saveReceiptRequest, insertAdvance, deleteChannelRequests, deleteChannelAdvances: Statement
     private let saveConversation, saveDirectSide, saveDirectRead: Statement
+    private let saveRole, deleteRole, deleteRoleOverrides, saveOverride, removeOverride, deleteServerRoles, deleteServerOverrides: Statement
+    private let deleteChannelOverrides, deleteMemberOverrides: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
@@ -22,7 +24,7 @@ final class WriterStatements {
         deleteServerMembers = try db.prepare("DELETE FROM members WHERE server_id = ?")
         deleteServerInvites = try db.prepare("DELETE FROM invites WHERE server_id = ?")
         deleteServerChannels = try db.prepare("DELETE FROM channels WHERE server_id = ?")
-        saveMember = try db.prepare("INSERT OR REPLACE INTO members(server_id, user_id, role, joined_at) VALUES(?,?,?,?)")
+        saveMember = try db.prepare("INSERT OR REPLACE INTO members(server_id, user_id, role, joined_at, roles) VALUES(?,?,?,?,?)")
         removeMember = try db.prepare("DELETE FROM members WHERE server_id = ? AND user_id = ?")
         saveInvite = try db.prepare("INSERT OR REPLACE INTO invites(server_id, user_id, inviter, created_at) VALUES(?,?,?,?)")
         removeInvite = try db.prepare("DELETE FROM invites WHERE server_id = ? AND user_id = ?")
@@ -45,6 +47,15 @@ final class WriterStatements {
         deleteChannelAdvances = try db.prepare("DELETE FROM receipt_advances WHERE channel_id = ?")
         saveConversation = try db.prepare("INSERT OR IGNORE INTO conversations(id, user_a, user_b, created_at) VALUES(?,?,?,?)")
         saveDirectSide = try db.prepare("INSERT OR REPLACE INTO direct_sides(conversation_id, user_id, delivered_seq, read_time, read_count) VALUES(?,?,?,?,?)")
+        saveRole = try db.prepare("INSERT OR REPLACE INTO roles(server_id, role_id, name, position, allow, deny, created_at) VALUES(?,?,?,?,?,?,?)")
+        deleteRole = try db.prepare("DELETE FROM roles WHERE server_id = ? AND role_id = ?")
+        deleteRoleOverrides = try db.prepare("DELETE FROM overrides WHERE server_id = ? AND role_id = ?")
+        saveOverride = try db.prepare("INSERT OR REPLACE INTO overrides(server_id, channel_id, role_id, user_id, allow, deny) VALUES(?,?,?,?,?,?)")
+        removeOverride = try db.prepare("DELETE FROM overrides WHERE server_id = ? AND channel_id = ? AND role_id = ? AND user_id = ?")
+        deleteServerRoles = try db.prepare("DELETE FROM roles WHERE server_id = ?")
+        deleteServerOverrides = try db.prepare("DELETE FROM overrides WHERE server_id = ?")
+        deleteChannelOverrides = try db.prepare("DELETE FROM overrides WHERE channel_id = ?")
+        deleteMemberOverrides = try db.prepare("DELETE FROM overrides WHERE server_id = ? AND user_id = ?")
         saveDirectRead = try db.prepare("INSERT OR IGNORE INTO direct_reads(message_uid, conversation_id, reader, sent_time) VALUES(?,?,?,?)")
     }
 
@@ -110,18 +121,22 @@ final class WriterStatements {
             s.bind(5, r.owner); s.bind(6, r.openJoin); s.bind(7, r.createdAt); s.bind(8, r.allowGuests)
             try s.run()
         case .serverDeleted(let id):
-            for s in [deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels, deleteServerBans] {
+            for s in [deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels, deleteServerBans, deleteServerRoles,
+                      deleteServerOverrides] {
                 s.reset().bind(1, id)
                 try s.run()
             }
         case .memberSaved(let m):
             let s = saveMember.reset()
-            s.bind(1, m.serverID); s.bind(2, m.userID); s.bind(3, Int64(m.role.rawValue)); s.bind(4, m.joinedAt)
+            s.bind(1, m.serverID); s.bind(2, m.userID); s.bind(3, Int64(m.isOwner ? Role.owner.rawValue : Role.member.rawValue))
+            s.bind(4, m.joinedAt); s.bind(5, MemberRows.text(m.roles))
             try s.run()
         case .memberRemoved(let server, let user):
-            let s = removeMember.reset()
-            s.bind(1, server); s.bind(2, user)
-            try s.run()
+            for s in [removeMember, deleteMemberOverrides] {
+                s.reset().bind(1, server)
+                s.bind(2, user)
+                try s.run()
+            }
         case .inviteSaved(let i):
             let s = saveInvite.reset()
             s.bind(1, i.serverID); s.bind(2, i.userID); s.bind(3, i.inviter); s.bind(4, i.createdAt)
@@ -136,7 +151,7 @@ final class WriterStatements {
             s.bind(7, Int64(c.guestVisibility.rawValue))
             try s.run()
         case .channelDeleted(let id):
-            for s in [deleteChannel, deleteChannelPositions, deleteChannelRequests, deleteChannelAdvances] {
+            for s in [deleteChannel, deleteChannelPositions, deleteChannelRequests, deleteChannelAdvances, deleteChannelOverrides] {
                 s.reset().bind(1, id)
                 try s.run()
             }
@@ -147,6 +162,26 @@ final class WriterStatements {
         case .banRemoved(let server, let user):
             let s = removeBan.reset()
             s.bind(1, server); s.bind(2, user)
+            try s.run()
+        case .roleSaved(let r):
+            let s = saveRole.reset()
+            s.bind(1, r.serverID); s.bind(2, r.id); s.bind(3, r.name); s.bind(4, UInt64(r.position))
+            s.bind(5, r.permissions.allow.rawValue); s.bind(6, r.permissions.deny.rawValue); s.bind(7, r.createdAt)
+            try s.run()
+        case .roleDeleted(let server, let id):
+            for s in [deleteRole, deleteRoleOverrides] {
+                s.reset().bind(1, server)
+                s.bind(2, id)
+                try s.run()
+            }
+        case .overrideSaved(let o):
+            let (role, user): (Int64, String) = switch o.target {
+            case .role(let id): (Int64(id), "")
+            case .member(let u): (-1, u)
+            }
+            let s = (o.permissions.isInherit ? removeOverride : saveOverride).reset()
+            s.bind(1, o.serverID); s.bind(2, o.channelID); s.bind(3, role); s.bind(4, user)
+            if !o.permissions.isInherit { s.bind(5, o.permissions.allow.rawValue); s.bind(6, o.permissions.deny.rawValue) }
             try s.run()
         }
     }

@@ -187,7 +187,7 @@ struct CommandTable {
             ("ping", spec([], "heartbeat; shows the server's clock") { _ in
                 var p = GHPong(); p.serverTime = try await c.heartbeat(); return p
             }),
-        ]
+        ] + Self.roleCommands(c, spec)
         specs = Dictionary(uniqueKeysWithValues: table)
         help = (table.map { name, s in
             let params = s.params.map { "<\($0)>" } + s.options.map { "[\($0)=…]" }

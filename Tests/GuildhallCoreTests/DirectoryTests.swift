@@ -19,7 +19,8 @@ import Testing
     @Test func theCreatorBecomesOwnerAndTheOnlyMember() throws {
         var d = Directory()
         let changes = try d.createServer(server())
-        #expect(changes.count == 2)
+        #expect(changes.count == 4)
+        #expect(changes.contains(.roleSaved(RoleRecord.starting(server: 1, at: 0)[0])))
         #expect(d.role(of: "alice", in: 1) == .owner)
         #expect(d.memberCount(1) == 1)
         #expect(d.serverIDs(of: "alice") == [1])
@@ -54,15 +55,16 @@ import Testing
         #expect(code { _ = try d.acceptInvite(1, user: "bob", now: 4) } == .notFound)
     }
 
-    @Test func plainMembersCannotInviteOrManageChannels() throws {
+    @Test func plainMembersCannotInviteOrManageChannelsUntilTheyAreAdmins() throws {
         var d = Directory()
         _ = try d.createServer(server())
         _ = try d.join(1, user: "bob", now: 1)
-        #expect(code { _ = try d.invite("carol", to: 1, by: "bob", now: 2) } == .forbidden)
-        #expect(code { _ = try d.createChannel(channel(), by: "bob") } == .forbidden)
+        #expect(code { try d.require(.invite, of: "bob", at: .server(1)) } == .forbidden)
+        #expect(code { try d.require(.manageChannels, of: "bob", at: .server(1)) } == .forbidden)
         _ = try d.setRole(.admin, of: "bob", in: 1, by: "alice")
-        _ = try d.createChannel(channel(), by: "bob")
-        #expect(d.channel(10) != nil)
+        try d.require([.invite, .manageChannels], of: "bob", at: .server(1))
+        #expect(code { try d.require(.manageRoles, of: "bob", at: .server(1)) } == .forbidden)
+        #expect(code { try d.require(.invite, of: "eve", at: .server(1)) } == .notFound)
     }
 
     @Test func aNonMemberSeesNotFoundExactlyAsForAMissingServer() throws {
@@ -141,7 +143,7 @@ import Testing
                members: [MemberRecord(serverID: 1, userID: "alice", role: .owner, joinedAt: 0),
                          MemberRecord(serverID: 1, userID: "bob", role: .member, joinedAt: 0)],
                invites: [InviteRecord(serverID: 1, userID: "carol", inviter: "alice", createdAt: 0)],
-               channels: [channel()])
+               channels: [channel()], roles: RoleRecord.starting(server: 1, at: 0))
         #expect(d.memberCount(1) == 2)
         #expect(d.serverIDs(of: "bob") == [1])
         _ = try d.acceptInvite(1, user: "carol", now: 1)

@@ -113,7 +113,8 @@ import Testing
         let m = try await alice.send("welcome", to: c.channelID, needReceipt: true)
         _ = try await guest.enterAsGuest(s.serverID)
         await expectError(.forbidden) { try await guest.respondReceipts(channel: c.channelID, [m.uid]) }
-        await expectError(.forbidden) { try await stranger.respondReceipts(channel: c.channelID, [m.uid]) }
+        // A stranger cannot see the channel: answered as one that does not exist.
+        await expectError(.notFound) { try await stranger.respondReceipts(channel: c.channelID, [m.uid]) }
         let info = try await alice.receiptInfo([m.uid])[0]
         #expect(info.readerCount == 0)
     }

@@ -233,6 +233,129 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
 
 }
 
+/// Permission bits. A permission set is a uint64 with these bits ORed.
+/// A member's permissions in a channel: each level says, per bit, Allow, Deny
+/// or nothing (Inherit), and the most specific level that says something wins:
+/// the member's override on the channel, then the channel's overrides for the
+/// member's roles (any Allow among them beats a Deny; the everyone role's
+/// override counts below the others), then the member's override on the
+/// server, then the member's roles' bits (again Allow beats Deny), then the
+/// everyone role's bits (there, nothing means not allowed). The owner may do everything.
+public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case none // = 0
+
+  /// See a channel: its messages, history, unread info, receipts and subscriptions.
+  /// Without it the channel is answered as not found. Default: everyone.
+  case viewChannel // = 1
+
+  /// Change the server's info and join policy. Default: admin.
+  case manageServer // = 2
+
+  /// Create, change and delete channels. Default: admin.
+  case manageChannels // = 4
+
+  /// Create, change, delete, grant and take back roles; set overrides. Default: the owner only.
+  case manageRoles // = 8
+
+  /// Send messages and typing. Default: everyone.
+  case sendMessages // = 16
+
+  /// Mention members by id. Default: everyone.
+  case mention // = 32
+
+  /// Mention everyone (`mention_all`). Default: admin.
+  case mentionEveryone // = 64
+
+  /// Recall other members' messages. Default: admin.
+  case recallOthers // = 128
+
+  /// Delete other members' messages. Default: admin.
+  case deleteOthers // = 256
+
+  /// Invite users. Default: admin.
+  case invite // = 512
+
+  /// Remove members. Default: admin.
+  case kick // = 1024
+
+  /// Ban and unban users. Default: admin.
+  case ban // = 2048
+
+  /// Let guests in and change what they see (`allow_guests`, `guest_visibility`). Default: admin.
+  case manageGuests // = 4096
+
+  /// Ask for group read receipts. Default: everyone.
+  case requestReceipts // = 8192
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .none
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .none
+    case 1: self = .viewChannel
+    case 2: self = .manageServer
+    case 4: self = .manageChannels
+    case 8: self = .manageRoles
+    case 16: self = .sendMessages
+    case 32: self = .mention
+    case 64: self = .mentionEveryone
+    case 128: self = .recallOthers
+    case 256: self = .deleteOthers
+    case 512: self = .invite
+    case 1024: self = .kick
+    case 2048: self = .ban
+    case 4096: self = .manageGuests
+    case 8192: self = .requestReceipts
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .none: return 0
+    case .viewChannel: return 1
+    case .manageServer: return 2
+    case .manageChannels: return 4
+    case .manageRoles: return 8
+    case .sendMessages: return 16
+    case .mention: return 32
+    case .mentionEveryone: return 64
+    case .recallOthers: return 128
+    case .deleteOthers: return 256
+    case .invite: return 512
+    case .kick: return 1024
+    case .ban: return 2048
+    case .manageGuests: return 4096
+    case .requestReceipts: return 8192
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [GHPermission] = [
+    .none,
+    .viewChannel,
+    .manageServer,
+    .manageChannels,
+    .manageRoles,
+    .sendMessages,
+    .mention,
+    .mentionEveryone,
+    .recallOthers,
+    .deleteOthers,
+    .invite,
+    .kick,
+    .ban,
+    .manageGuests,
+    .requestReceipts,
+  ]
+
+}
+
 /// Whether guests see a channel.
 public nonisolated enum GHGuestVisibility: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
@@ -660,7 +783,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
   /// A user was invited by `actor_id`; `member.user_id` holds the invitee.
   case memberInvited // = 6
 
-  /// A member's role changed; `member` holds the new role.
+  /// A member's roles changed; `member` holds them as they are now.
   case memberRoleChanged // = 7
 
   /// A channel was created; `channel` holds it.
@@ -686,6 +809,18 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// Auto-subscribe mode changed this session's subscriptions; `subscriptions` lists the new state of each changed target (type SUBSCRIPTION_TYPE_UNSPECIFIED: no longer subscribed).
   case subscriptionChanged // = 15
+
+  /// A role was created; `role` holds it.
+  case roleCreated // = 16
+
+  /// A role changed; `role` holds it as it is now.
+  case roleUpdated // = 17
+
+  /// A role was deleted; `role` holds its last info. Its holders no longer hold it.
+  case roleDeleted // = 18
+
+  /// An override changed; `override` holds it as it is now (all bits zero: removed).
+  case permissionsChanged // = 19
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -710,6 +845,10 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case 13: self = .memberBanned
     case 14: self = .memberUnbanned
     case 15: self = .subscriptionChanged
+    case 16: self = .roleCreated
+    case 17: self = .roleUpdated
+    case 18: self = .roleDeleted
+    case 19: self = .permissionsChanged
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -732,6 +871,10 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case .memberBanned: return 13
     case .memberUnbanned: return 14
     case .subscriptionChanged: return 15
+    case .roleCreated: return 16
+    case .roleUpdated: return 17
+    case .roleDeleted: return 18
+    case .permissionsChanged: return 19
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -754,6 +897,10 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     .memberBanned,
     .memberUnbanned,
     .subscriptionChanged,
+    .roleCreated,
+    .roleUpdated,
+    .roleDeleted,
+    .permissionsChanged,
   ]
 
 }
@@ -1274,6 +1421,83 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getSentStatus(newValue)}
   }
 
+  /// Roles and permissions (MISSION §2). Changing them needs MANAGE_ROLES,
+  /// and touches only roles below the caller's highest role (the owner is
+  /// above every role) and members it outranks; a caller other than the
+  /// owner allows only bits it holds itself.
+  /// Create a role. Answer: `RoleInfo`.
+  public var createRole: GHCreateRole {
+    get {
+      if case .createRole(let v)? = body {return v}
+      return GHCreateRole()
+    }
+    set {body = .createRole(newValue)}
+  }
+
+  /// Change a role's name, position or bits (the everyone role: only its bits). Answer: `RoleInfo`.
+  public var updateRole: GHUpdateRole {
+    get {
+      if case .updateRole(let v)? = body {return v}
+      return GHUpdateRole()
+    }
+    set {body = .updateRole(newValue)}
+  }
+
+  /// Delete a role; its holders lose it and its overrides go. Answer: `Ok`.
+  public var deleteRole: GHDeleteRole {
+    get {
+      if case .deleteRole(let v)? = body {return v}
+      return GHDeleteRole()
+    }
+    set {body = .deleteRole(newValue)}
+  }
+
+  /// Give a member a role (a no-op when held). Answer: `Member`.
+  public var grantRole: GHGrantRole {
+    get {
+      if case .grantRole(let v)? = body {return v}
+      return GHGrantRole()
+    }
+    set {body = .grantRole(newValue)}
+  }
+
+  /// Take a role back from a member (a no-op when not held). Answer: `Member`.
+  public var takeBackRole: GHTakeBackRole {
+    get {
+      if case .takeBackRole(let v)? = body {return v}
+      return GHTakeBackRole()
+    }
+    set {body = .takeBackRole(newValue)}
+  }
+
+  /// Set a channel's override for a role or a member, or a member's override
+  /// on the server; all bits Inherit removes it. Answer: `PermissionOverride`.
+  public var setPermissionOverride: GHSetPermissionOverride {
+    get {
+      if case .setPermissionOverride(let v)? = body {return v}
+      return GHSetPermissionOverride()
+    }
+    set {body = .setPermissionOverride(newValue)}
+  }
+
+  /// A server's roles and overrides (members only). Answer: `RoleList`.
+  public var listRoles: GHListRoles {
+    get {
+      if case .listRoles(let v)? = body {return v}
+      return GHListRoles()
+    }
+    set {body = .listRoles(newValue)}
+  }
+
+  /// A member's effective permissions on the server or in a channel (members only). Answer: `Permissions`.
+  public var getPermissions: GHGetPermissions {
+    get {
+      if case .getPermissions(let v)? = body {return v}
+      return GHGetPermissions()
+    }
+    set {body = .getPermissions(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -1384,8 +1608,363 @@ public nonisolated struct GHRequest: Sendable {
     case ackConversationRead(GHAckConversationRead)
     /// The sent status of the caller's direct messages. Answer: `SentStatusList`.
     case getSentStatus(GHGetSentStatus)
+    /// Roles and permissions (MISSION §2). Changing them needs MANAGE_ROLES,
+    /// and touches only roles below the caller's highest role (the owner is
+    /// above every role) and members it outranks; a caller other than the
+    /// owner allows only bits it holds itself.
+    /// Create a role. Answer: `RoleInfo`.
+    case createRole(GHCreateRole)
+    /// Change a role's name, position or bits (the everyone role: only its bits). Answer: `RoleInfo`.
+    case updateRole(GHUpdateRole)
+    /// Delete a role; its holders lose it and its overrides go. Answer: `Ok`.
+    case deleteRole(GHDeleteRole)
+    /// Give a member a role (a no-op when held). Answer: `Member`.
+    case grantRole(GHGrantRole)
+    /// Take a role back from a member (a no-op when not held). Answer: `Member`.
+    case takeBackRole(GHTakeBackRole)
+    /// Set a channel's override for a role or a member, or a member's override
+    /// on the server; all bits Inherit removes it. Answer: `PermissionOverride`.
+    case setPermissionOverride(GHSetPermissionOverride)
+    /// A server's roles and overrides (members only). Answer: `RoleList`.
+    case listRoles(GHListRoles)
+    /// A member's effective permissions on the server or in a channel (members only). Answer: `Permissions`.
+    case getPermissions(GHGetPermissions)
 
   }
+
+  public init() {}
+}
+
+/// One level's word on each permission bit: allowed, denied, or neither
+/// (inherited from the level below). A bit may not be in both.
+public nonisolated struct GHPermissionBits: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// `Permission` bits allowed.
+  public var allow: UInt64 = 0
+
+  /// `Permission` bits denied.
+  public var deny: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A role of a server. Every server has `everyone` (id 0, position 0, held by
+/// every member) and starts with `admin` (id 1, position 1).
+public nonisolated struct GHRoleInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// Its id within the server.
+  public var roleID: UInt64 = 0
+
+  /// Display name, 1 to 100 characters.
+  public var name: String = String()
+
+  /// Higher is above; 1 or more except for everyone.
+  public var position: UInt32 = 0
+
+  /// Its bits on the server.
+  public var permissions: GHPermissionBits {
+    get {_permissions ?? GHPermissionBits()}
+    set {_permissions = newValue}
+  }
+  /// Returns true if `permissions` has been explicitly set.
+  public var hasPermissions: Bool {self._permissions != nil}
+  /// Clears the value of `permissions`. Subsequent reads from it will return its default value.
+  public mutating func clearPermissions() {self._permissions = nil}
+
+  /// When it was made.
+  public var createdAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _permissions: GHPermissionBits? = nil
+}
+
+/// An override: on a channel for a role or a member, or on the server (channel_id 0) for a member.
+public nonisolated struct GHPermissionOverride: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// The channel, or 0 for the server.
+  public var channelID: UInt64 = 0
+
+  /// Who it is for.
+  public var target: GHPermissionOverride.OneOf_Target? = nil
+
+  public var roleID: UInt64 {
+    get {
+      if case .roleID(let v)? = target {return v}
+      return 0
+    }
+    set {target = .roleID(newValue)}
+  }
+
+  public var userID: String {
+    get {
+      if case .userID(let v)? = target {return v}
+      return String()
+    }
+    set {target = .userID(newValue)}
+  }
+
+  /// Its bits. A channel override names only bits that apply per channel:
+  /// VIEW_CHANNEL, MANAGE_CHANNELS, SEND_MESSAGES, MENTION, MENTION_EVERYONE,
+  /// RECALL_OTHERS, DELETE_OTHERS, REQUEST_RECEIPTS.
+  public var permissions: GHPermissionBits {
+    get {_permissions ?? GHPermissionBits()}
+    set {_permissions = newValue}
+  }
+  /// Returns true if `permissions` has been explicitly set.
+  public var hasPermissions: Bool {self._permissions != nil}
+  /// Clears the value of `permissions`. Subsequent reads from it will return its default value.
+  public mutating func clearPermissions() {self._permissions = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  /// Who it is for.
+  public nonisolated enum OneOf_Target: Equatable, Sendable {
+    case roleID(UInt64)
+    case userID(String)
+
+  }
+
+  public init() {}
+
+  fileprivate var _permissions: GHPermissionBits? = nil
+}
+
+/// A server's roles and overrides.
+public nonisolated struct GHRoleList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Highest position first.
+  public var roles: [GHRoleInfo] = []
+
+  /// The server's member overrides, then each channel's, by channel id (only of channels the caller may view).
+  public var overrides: [GHPermissionOverride] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// What a member may do.
+public nonisolated struct GHPermissions: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// The channel, or 0 for the server.
+  public var channelID: UInt64 = 0
+
+  /// The member.
+  public var userID: String = String()
+
+  /// `Permission` bits granted.
+  public var granted: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Create a role.
+public nonisolated struct GHCreateRole: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  /// 1 to 100 characters.
+  public var name: String = String()
+
+  /// 1 or more, below the caller's highest role.
+  public var position: UInt32 = 0
+
+  /// Its bits on the server.
+  public var permissions: GHPermissionBits {
+    get {_permissions ?? GHPermissionBits()}
+    set {_permissions = newValue}
+  }
+  /// Returns true if `permissions` has been explicitly set.
+  public var hasPermissions: Bool {self._permissions != nil}
+  /// Clears the value of `permissions`. Subsequent reads from it will return its default value.
+  public mutating func clearPermissions() {self._permissions = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _permissions: GHPermissionBits? = nil
+}
+
+/// Change a role. Only the fields that are set change.
+public nonisolated struct GHUpdateRole: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var roleID: UInt64 = 0
+
+  public var name: String {
+    get {_name ?? String()}
+    set {_name = newValue}
+  }
+  /// Returns true if `name` has been explicitly set.
+  public var hasName: Bool {self._name != nil}
+  /// Clears the value of `name`. Subsequent reads from it will return its default value.
+  public mutating func clearName() {self._name = nil}
+
+  public var position: UInt32 {
+    get {_position ?? 0}
+    set {_position = newValue}
+  }
+  /// Returns true if `position` has been explicitly set.
+  public var hasPosition: Bool {self._position != nil}
+  /// Clears the value of `position`. Subsequent reads from it will return its default value.
+  public mutating func clearPosition() {self._position = nil}
+
+  public var permissions: GHPermissionBits {
+    get {_permissions ?? GHPermissionBits()}
+    set {_permissions = newValue}
+  }
+  /// Returns true if `permissions` has been explicitly set.
+  public var hasPermissions: Bool {self._permissions != nil}
+  /// Clears the value of `permissions`. Subsequent reads from it will return its default value.
+  public mutating func clearPermissions() {self._permissions = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _name: String? = nil
+  fileprivate var _position: UInt32? = nil
+  fileprivate var _permissions: GHPermissionBits? = nil
+}
+
+/// Delete a role.
+public nonisolated struct GHDeleteRole: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var roleID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Give a member a role.
+public nonisolated struct GHGrantRole: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var userID: String = String()
+
+  public var roleID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Take a role back from a member.
+public nonisolated struct GHTakeBackRole: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var userID: String = String()
+
+  public var roleID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Set an override (see `PermissionOverride`); a role's bits on the server are set with `UpdateRole`.
+public nonisolated struct GHSetPermissionOverride: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var override: GHPermissionOverride {
+    get {_override ?? GHPermissionOverride()}
+    set {_override = newValue}
+  }
+  /// Returns true if `override` has been explicitly set.
+  public var hasOverride: Bool {self._override != nil}
+  /// Clears the value of `override`. Subsequent reads from it will return its default value.
+  public mutating func clearOverride() {self._override = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _override: GHPermissionOverride? = nil
+}
+
+/// List a server's roles.
+public nonisolated struct GHListRoles: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Ask what a member may do.
+public nonisolated struct GHGetPermissions: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  /// A channel of the server, or 0 for the server.
+  public var channelID: UInt64 = 0
+
+  /// The member; empty for the caller.
+  public var userID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -2557,6 +3136,42 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .sentStatuses(newValue)}
   }
 
+  /// One role.
+  public var role: GHRoleInfo {
+    get {
+      if case .role(let v)? = result {return v}
+      return GHRoleInfo()
+    }
+    set {result = .role(newValue)}
+  }
+
+  /// A server's roles and overrides.
+  public var roles: GHRoleList {
+    get {
+      if case .roles(let v)? = result {return v}
+      return GHRoleList()
+    }
+    set {result = .roles(newValue)}
+  }
+
+  /// One override.
+  public var override: GHPermissionOverride {
+    get {
+      if case .override(let v)? = result {return v}
+      return GHPermissionOverride()
+    }
+    set {result = .override(newValue)}
+  }
+
+  /// A member's permissions.
+  public var permissions: GHPermissions {
+    get {
+      if case .permissions(let v)? = result {return v}
+      return GHPermissions()
+    }
+    set {result = .permissions(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -2602,6 +3217,14 @@ public nonisolated struct GHResponse: Sendable {
     case conversations(GHConversationList)
     /// Sent status of direct messages.
     case sentStatuses(GHSentStatusList)
+    /// One role.
+    case role(GHRoleInfo)
+    /// A server's roles and overrides.
+    case roles(GHRoleList)
+    /// One override.
+    case override(GHPermissionOverride)
+    /// A member's permissions.
+    case permissions(GHPermissions)
 
   }
 
@@ -2992,11 +3615,14 @@ public nonisolated struct GHMember: Sendable {
   /// The user.
   public var userID: String = String()
 
-  /// The role.
+  /// The role, for display: ADMIN when the member holds the `admin` role.
   public var role: GHRole = .none
 
   /// When the user joined.
   public var joinedAt: UInt64 = 0
+
+  /// The roles held besides everyone, ascending.
+  public var roleIds: [UInt64] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3711,6 +4337,26 @@ public nonisolated struct GHSystemNotification: @unchecked Sendable {
     set {_uniqueStorage()._subscriptions = newValue}
   }
 
+  /// For role kinds.
+  public var role: GHRoleInfo {
+    get {_storage._role ?? GHRoleInfo()}
+    set {_uniqueStorage()._role = newValue}
+  }
+  /// Returns true if `role` has been explicitly set.
+  public var hasRole: Bool {_storage._role != nil}
+  /// Clears the value of `role`. Subsequent reads from it will return its default value.
+  public mutating func clearRole() {_uniqueStorage()._role = nil}
+
+  /// For PERMISSIONS_CHANGED.
+  public var override: GHPermissionOverride {
+    get {_storage._override ?? GHPermissionOverride()}
+    set {_uniqueStorage()._override = newValue}
+  }
+  /// Returns true if `override` has been explicitly set.
+  public var hasOverride: Bool {_storage._override != nil}
+  /// Clears the value of `override`. Subsequent reads from it will return its default value.
+  public mutating func clearOverride() {_uniqueStorage()._override = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3773,6 +4419,10 @@ nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CLOSE_REASON_UNSPECIFIED\0\u{1}REPLACED\0\u{1}LOGIN_TIMEOUT\0\u{1}HEARTBEAT_TIMEOUT\0\u{1}PROTOCOL_ERROR\0\u{1}FRAME_TOO_LARGE\0\u{1}AUTH_FAILED\0\u{1}SHUTTING_DOWN\0\u{1}SLOW_CONSUMER\0\u{1}LOGGED_OUT\0")
 }
 
+nonisolated extension GHPermission: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0")
+}
+
 nonisolated extension GHGuestVisibility: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FOLLOW_SERVER\0\u{1}VISIBLE\0\u{1}INVISIBLE\0")
 }
@@ -3806,7 +4456,7 @@ nonisolated extension GHRole: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHNotificationKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}PERMISSIONS_CHANGED\0")
 }
 
 nonisolated extension GHFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -3930,7 +4580,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4550,6 +5200,110 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .getSentStatus(v)
         }
       }()
+      case 90: try {
+        var v: GHCreateRole?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .createRole(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .createRole(v)
+        }
+      }()
+      case 91: try {
+        var v: GHUpdateRole?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .updateRole(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .updateRole(v)
+        }
+      }()
+      case 92: try {
+        var v: GHDeleteRole?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .deleteRole(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .deleteRole(v)
+        }
+      }()
+      case 93: try {
+        var v: GHGrantRole?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .grantRole(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .grantRole(v)
+        }
+      }()
+      case 94: try {
+        var v: GHTakeBackRole?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .takeBackRole(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .takeBackRole(v)
+        }
+      }()
+      case 95: try {
+        var v: GHSetPermissionOverride?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .setPermissionOverride(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .setPermissionOverride(v)
+        }
+      }()
+      case 96: try {
+        var v: GHListRoles?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .listRoles(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .listRoles(v)
+        }
+      }()
+      case 97: try {
+        var v: GHGetPermissions?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .getPermissions(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .getPermissions(v)
+        }
+      }()
       default: break
       }
     }
@@ -4752,6 +5506,38 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
       guard case .getSentStatus(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 87)
     }()
+    case .createRole?: try {
+      guard case .createRole(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 90)
+    }()
+    case .updateRole?: try {
+      guard case .updateRole(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 91)
+    }()
+    case .deleteRole?: try {
+      guard case .deleteRole(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 92)
+    }()
+    case .grantRole?: try {
+      guard case .grantRole(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 93)
+    }()
+    case .takeBackRole?: try {
+      guard case .takeBackRole(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 94)
+    }()
+    case .setPermissionOverride?: try {
+      guard case .setPermissionOverride(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 95)
+    }()
+    case .listRoles?: try {
+      guard case .listRoles(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 96)
+    }()
+    case .getPermissions?: try {
+      guard case .getPermissions(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 97)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -4760,6 +5546,574 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
   public static func ==(lhs: GHRequest, rhs: GHRequest) -> Bool {
     if lhs.id != rhs.id {return false}
     if lhs.body != rhs.body {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHPermissionBits: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PermissionBits"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}allow\0\u{1}deny\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.allow) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.deny) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.allow != 0 {
+      try visitor.visitSingularUInt64Field(value: self.allow, fieldNumber: 1)
+    }
+    if self.deny != 0 {
+      try visitor.visitSingularUInt64Field(value: self.deny, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHPermissionBits, rhs: GHPermissionBits) -> Bool {
+    if lhs.allow != rhs.allow {return false}
+    if lhs.deny != rhs.deny {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHRoleInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RoleInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}role_id\0\u{1}name\0\u{1}position\0\u{1}permissions\0\u{3}created_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.roleID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.position) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._permissions) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.roleID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.roleID, fieldNumber: 2)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 3)
+    }
+    if self.position != 0 {
+      try visitor.visitSingularUInt32Field(value: self.position, fieldNumber: 4)
+    }
+    try { if let v = self._permissions {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHRoleInfo, rhs: GHRoleInfo) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.roleID != rhs.roleID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.position != rhs.position {return false}
+    if lhs._permissions != rhs._permissions {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHPermissionOverride: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PermissionOverride"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{3}role_id\0\u{3}user_id\0\u{1}permissions\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try {
+        var v: UInt64?
+        try decoder.decodeSingularUInt64Field(value: &v)
+        if let v = v {
+          if self.target != nil {try decoder.handleConflictingOneOf()}
+          self.target = .roleID(v)
+        }
+      }()
+      case 4: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.target != nil {try decoder.handleConflictingOneOf()}
+          self.target = .userID(v)
+        }
+      }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._permissions) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    switch self.target {
+    case .roleID?: try {
+      guard case .roleID(let v)? = self.target else { preconditionFailure() }
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 3)
+    }()
+    case .userID?: try {
+      guard case .userID(let v)? = self.target else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 4)
+    }()
+    case nil: break
+    }
+    try { if let v = self._permissions {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHPermissionOverride, rhs: GHPermissionOverride) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.target != rhs.target {return false}
+    if lhs._permissions != rhs._permissions {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHRoleList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RoleList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}roles\0\u{1}overrides\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.roles) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.overrides) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.roles.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.roles, fieldNumber: 1)
+    }
+    if !self.overrides.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.overrides, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHRoleList, rhs: GHRoleList) -> Bool {
+    if lhs.roles != rhs.roles {return false}
+    if lhs.overrides != rhs.overrides {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHPermissions: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Permissions"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{3}user_id\0\u{1}granted\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.granted) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 3)
+    }
+    if self.granted != 0 {
+      try visitor.visitSingularUInt64Field(value: self.granted, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHPermissions, rhs: GHPermissions) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.userID != rhs.userID {return false}
+    if lhs.granted != rhs.granted {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHCreateRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CreateRole"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}position\0\u{1}permissions\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.position) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._permissions) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if self.position != 0 {
+      try visitor.visitSingularUInt32Field(value: self.position, fieldNumber: 3)
+    }
+    try { if let v = self._permissions {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHCreateRole, rhs: GHCreateRole) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.position != rhs.position {return false}
+    if lhs._permissions != rhs._permissions {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHUpdateRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UpdateRole"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}role_id\0\u{1}name\0\u{1}position\0\u{1}permissions\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.roleID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self._name) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self._position) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._permissions) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.roleID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.roleID, fieldNumber: 2)
+    }
+    try { if let v = self._name {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 3)
+    } }()
+    try { if let v = self._position {
+      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 4)
+    } }()
+    try { if let v = self._permissions {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHUpdateRole, rhs: GHUpdateRole) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.roleID != rhs.roleID {return false}
+    if lhs._name != rhs._name {return false}
+    if lhs._position != rhs._position {return false}
+    if lhs._permissions != rhs._permissions {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHDeleteRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DeleteRole"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}role_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.roleID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.roleID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.roleID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHDeleteRole, rhs: GHDeleteRole) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.roleID != rhs.roleID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHGrantRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GrantRole"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{3}role_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.roleID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
+    }
+    if self.roleID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.roleID, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHGrantRole, rhs: GHGrantRole) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.userID != rhs.userID {return false}
+    if lhs.roleID != rhs.roleID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHTakeBackRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TakeBackRole"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{3}role_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.roleID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
+    }
+    if self.roleID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.roleID, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHTakeBackRole, rhs: GHTakeBackRole) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.userID != rhs.userID {return false}
+    if lhs.roleID != rhs.roleID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSetPermissionOverride: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SetPermissionOverride"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}override\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._override) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._override {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSetPermissionOverride, rhs: GHSetPermissionOverride) -> Bool {
+    if lhs._override != rhs._override {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHListRoles: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ListRoles"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHListRoles, rhs: GHListRoles) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHGetPermissions: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetPermissions"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{3}user_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHGetPermissions, rhs: GHGetPermissions) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.userID != rhs.userID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6519,7 +7873,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6801,6 +8155,58 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .sentStatuses(v)
         }
       }()
+      case 80: try {
+        var v: GHRoleInfo?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .role(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .role(v)
+        }
+      }()
+      case 81: try {
+        var v: GHRoleList?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .roles(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .roles(v)
+        }
+      }()
+      case 82: try {
+        var v: GHPermissionOverride?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .override(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .override(v)
+        }
+      }()
+      case 83: try {
+        var v: GHPermissions?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .permissions(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .permissions(v)
+        }
+      }()
       default: break
       }
     }
@@ -6898,6 +8304,22 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .sentStatuses?: try {
       guard case .sentStatuses(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 72)
+    }()
+    case .role?: try {
+      guard case .role(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 80)
+    }()
+    case .roles?: try {
+      guard case .roles(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 81)
+    }()
+    case .override?: try {
+      guard case .override(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 82)
+    }()
+    case .permissions?: try {
+      guard case .permissions(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 83)
     }()
     case nil: break
     }
@@ -7633,7 +9055,7 @@ nonisolated extension GHServerList: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Member"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}role\0\u{3}joined_at\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}role\0\u{3}joined_at\0\u{3}role_ids\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7645,6 +9067,7 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.role) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.joinedAt) }()
+      case 5: try { try decoder.decodeRepeatedUInt64Field(value: &self.roleIds) }()
       default: break
       }
     }
@@ -7663,6 +9086,9 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if self.joinedAt != 0 {
       try visitor.visitSingularUInt64Field(value: self.joinedAt, fieldNumber: 4)
     }
+    if !self.roleIds.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.roleIds, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -7671,6 +9097,7 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if lhs.userID != rhs.userID {return false}
     if lhs.role != rhs.role {return false}
     if lhs.joinedAt != rhs.joinedAt {return false}
+    if lhs.roleIds != rhs.roleIds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8791,7 +10218,7 @@ nonisolated extension GHTyper: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SystemNotification"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0\u{1}subscriptions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0\u{1}subscriptions\0\u{1}role\0\u{1}override\0")
 
   fileprivate class _StorageClass {
     var _kind: GHNotificationKind = .unspecified
@@ -8803,6 +10230,8 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
     var _member: GHMember? = nil
     var _channel: GHChannelInfo? = nil
     var _subscriptions: [GHSubscriptionEntry] = []
+    var _role: GHRoleInfo? = nil
+    var _override: GHPermissionOverride? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -8822,6 +10251,8 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       _member = source._member
       _channel = source._channel
       _subscriptions = source._subscriptions
+      _role = source._role
+      _override = source._override
     }
   }
 
@@ -8849,6 +10280,8 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         case 7: try { try decoder.decodeSingularMessageField(value: &_storage._member) }()
         case 8: try { try decoder.decodeSingularMessageField(value: &_storage._channel) }()
         case 9: try { try decoder.decodeRepeatedMessageField(value: &_storage._subscriptions) }()
+        case 10: try { try decoder.decodeSingularMessageField(value: &_storage._role) }()
+        case 11: try { try decoder.decodeSingularMessageField(value: &_storage._override) }()
         default: break
         }
       }
@@ -8888,6 +10321,12 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       if !_storage._subscriptions.isEmpty {
         try visitor.visitRepeatedMessageField(value: _storage._subscriptions, fieldNumber: 9)
       }
+      try { if let v = _storage._role {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+      } }()
+      try { if let v = _storage._override {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -8906,6 +10345,8 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         if _storage._member != rhs_storage._member {return false}
         if _storage._channel != rhs_storage._channel {return false}
         if _storage._subscriptions != rhs_storage._subscriptions {return false}
+        if _storage._role != rhs_storage._role {return false}
+        if _storage._override != rhs_storage._override {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -109,7 +109,7 @@ enum BenchTargets {
             .directory(.serverSaved(ServerRecord(id: serverID, name: "bench", icon: "", custom: "", owner: "owner", openJoin: true, createdAt: now))),
             .directory(.channelSaved(ChannelRecord(id: channelID, serverID: serverID, name: "general", topic: "", custom: "", createdAt: now))),
             .directory(.memberSaved(MemberRecord(serverID: serverID, userID: "owner", role: .owner, joinedAt: now))),
-        ]
+        ] + RoleRecord.starting(server: serverID, at: now).map { .directory(.roleSaved($0)) }
         for i in 0..<publishers {
             writes.append(.directory(.memberSaved(MemberRecord(serverID: serverID, userID: "p\(i)", role: .member, joinedAt: now))))
         }

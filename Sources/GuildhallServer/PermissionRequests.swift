@@ -1,0 +1,152 @@
+// Requests on roles and overrides (MISSION §2), and what a change of
+// permissions does at once: sessions drop the channels their users may no
+// longer view, in the same turn, before anything else is fanned out. Each
+// change is committed, then answered and broadcast like other server
+// notifications. Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+extension DirectoryRequests {
+    func createRole(_ r: GHCreateRole, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            let role = try home.directory.createRole(in: r.serverID, by: s.user, name: r.name, position: r.position,
+                                                     permissions: r.permissions.domain, now: now())
+            roleChanged(.roleCreated, role, writes: [.directory(.roleSaved(role))], id: id, from: s)
+        }
+    }
+
+    func updateRole(_ r: GHUpdateRole, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            let role = try home.directory.updateRole(r.roleID, in: r.serverID, by: s.user, name: r.hasName ? r.name : nil,
+                                                     position: r.hasPosition ? r.position : nil,
+                                                     permissions: r.hasPermissions ? r.permissions.domain : nil)
+            roleChanged(.roleUpdated, role, writes: [.directory(.roleSaved(role))], id: id, from: s)
+        }
+    }
+
+    func deleteRole(_ r: GHDeleteRole, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            let (role, holders) = try home.directory.deleteRole(r.roleID, in: r.serverID, by: s.user)
+            let writes = [StoreWrite.directory(.roleDeleted(r.serverID, r.roleID))] + holders.map { .directory(.memberSaved($0)) }
+            roleChanged(.roleDeleted, role, writes: writes, id: id, from: s, answerOK: true)
+        }
+    }
+
+    private func roleChanged(_ kind: GHNotificationKind, _ role: RoleRecord, writes: [StoreWrite], id: UInt64, from s: HomeSession,
+                             answerOK: Bool = false) {
+        home.subscriptions.accessChanged(in: role.serverID)
+        persist(writes, id: id, for: s, result: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) }) {
+            self.home.notify(kind, .server(role.serverID, isPublic: false), actor: s.user) { $0.role = GHRoleInfo(role) }
+        }
+    }
+
+    func grantRole(_ r: GHGrantRole, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            let (member, changed) = try home.directory.grant(r.roleID, to: r.userID, in: r.serverID, by: s.user)
+            memberRolesChanged(member, changed: changed, id: id, from: s)
+        }
+    }
+
+    func takeBackRole(_ r: GHTakeBackRole, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            let (member, changed) = try home.directory.takeBack(r.roleID, from: r.userID, in: r.serverID, by: s.user)
+            memberRolesChanged(member, changed: changed, id: id, from: s)
+        }
+    }
+
+    func setMemberRole(_ r: GHSetMemberRole, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            guard let role = r.role.domain else { throw Failure.badRequest("role must be ADMIN or MEMBER") }
+            let before = home.directory.member(r.userID, of: r.serverID)
+            let member = try home.directory.setRole(role, of: r.userID, in: r.serverID, by: s.user)
+            memberRolesChanged(member, changed: member != before, id: id, from: s)
+        }
+    }
+
+    /// Answers with the member; a change is committed first, and broadcast
+    /// (and told to the member, who may not subscribe to the server).
+    private func memberRolesChanged(_ member: MemberRecord, changed: Bool, id: UInt64, from s: HomeSession) {
+        guard changed else { return s.respond(id, .member(GHMember(member))) }
+        home.subscriptions.accessChanged(in: member.serverID, only: member.userID)
+        persist([.directory(.memberSaved(member))], id: id, for: s, result: { .member(GHMember(member)) }) {
+            self.home.notify(.memberRoleChanged, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) {
+                $0.member = GHMember(member)
+            }
+        }
+    }
+
+    func setPermissionOverride(_ r: GHSetPermissionOverride, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            let o = try home.directory.setOverride(try r.override.domain, by: s.user)
+            if case .member(let user) = o.target {
+                home.subscriptions.accessChanged(in: o.serverID, only: user)
+            } else {
+                home.subscriptions.accessChanged(in: o.serverID)
+            }
+            persist([.directory(.overrideSaved(o))], id: id, for: s, result: { .override(GHPermissionOverride(o)) }) {
+                let audience: Home.Audience = if let c = self.home.directory.channel(o.channelID) {
+                    .channel(c, isPublic: false)
+                } else {
+                    .server(o.serverID, isPublic: false)
+                }
+                self.home.notify(.permissionsChanged, audience, actor: s.user) { $0.override = GHPermissionOverride(o) }
+            }
+        }
+    }
+
+    func listRoles(_ r: GHListRoles, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            var list = GHRoleList()
+            list.roles = try home.directory.roles(of: r.serverID, askedBy: s.user).map(GHRoleInfo.init)
+            list.overrides = try home.directory.overrides(of: r.serverID, askedBy: s.user).map(GHPermissionOverride.init)
+            s.respond(id, .roles(list))
+        }
+    }
+
+    func getPermissions(_ r: GHGetPermissions, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            let user = r.userID.isEmpty ? s.user : r.userID
+            _ = try home.directory.visibleServer(r.serverID, to: s.user)
+            if r.channelID != 0 {
+                guard let c = home.directory.channel(r.channelID), c.serverID == r.serverID, home.directory.canView(s.user, c) else {
+                    throw Failure.notFound("channel \(r.channelID) not found")
+                }
+            }
+            guard let granted = home.directory.permissions(of: user, in: r.serverID, channel: r.channelID == 0 ? nil : r.channelID) else {
+                throw Failure.notFound("\(user) is not a member of server \(r.serverID)")
+            }
+            var p = GHPermissions()
+            p.serverID = r.serverID
+            p.channelID = r.channelID
+            p.userID = user
+            p.granted = granted.rawValue
+            s.respond(id, .permissions(p))
+        }
+    }
+}
+
+extension Subscriptions {
+    /// Permissions changed in `server` (for one member, or all): every
+    /// session of a member there drops its subscriptions to channels its user
+    /// may no longer view and is told so (SUBSCRIPTION_CHANGED); auto-subscribe
+    /// users' ladders are assigned again over the channels they may view.
+    func accessChanged(in server: ServerID, only user: UserID? = nil) {
+        let sessions = user.map { registry.sessions(of: $0).values.filter { directory.permissions(of: $0.user, in: server) != nil } }
+            ?? Array(registry.onlineMembers(of: server).values)
+        var autoUsers: Set<UserID> = []
+        for s in sessions {
+            if s.autoSubscribe { autoUsers.insert(s.user) }
+            guard let held = home.book.subscriptions(of: s.key) else { continue }
+            var lost: [ChannelID: SubscriptionTarget] = [:]
+            for (kind, t) in held.all where t.server == server && kind.targetsChannel && Self.memberKinds.contains(kind) {
+                guard let c = directory.channel(t.channel), !directory.canView(s.user, c) else { continue }
+                home.book.unsubscribe(s.key, kind, t)
+                lost[t.channel] = t
+            }
+            tellSubscriptionChanges(lost.sorted { $0.key < $1.key }.map { Self.entry(nil, $0.value) }, to: [s])
+        }
+        for u in autoUsers { reassignAuto(u) }
+    }
+}
