@@ -143,6 +143,8 @@ public struct Directory: Sendable {
         if s.bans[user] != nil { throw Failure.forbidden("you are banned from server \(id)") }
         let invited = s.invites[user] != nil
         guard s.record.openJoin || invited else {
+            // Only a server that lets guests in shows itself to non-members.
+            guard s.record.allowGuests else { throw Self.serverNotFound(id) }
             throw Failure.forbidden("server \(id) is invite-only; ask an owner or admin for an invitation")
         }
         return admit(user, to: id, now: now, consumedInvite: invited)
@@ -229,7 +231,11 @@ public struct Directory: Sendable {
         guard let s = servers[id] else { throw Self.serverNotFound(id) }
         if s.members[user] != nil { throw Failure.conflict("members do not enter server \(id) as guests") }
         if s.bans[user] != nil { throw Failure.forbidden("you are banned from server \(id)") }
-        guard s.record.allowGuests else { throw Failure.forbidden("server \(id) does not allow guests") }
+        guard s.record.allowGuests else {
+            // Only a server anyone may join shows itself to non-members.
+            guard s.record.openJoin || s.invites[user] != nil else { throw Self.serverNotFound(id) }
+            throw Failure.forbidden("server \(id) does not allow guests")
+        }
         return s.record
     }
 

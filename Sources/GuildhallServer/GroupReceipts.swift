@@ -69,11 +69,8 @@ extension GroupReceipts {
 
     // MARK: Requests
 
+    /// Only the sender may ask, even again (403; 404 for whoever may not see the message), so the message is read first.
     func requestReceipt(_ r: GHRequestReceipt, id: UInt64, from s: HomeSession) {
-        if receipts.isRequested(r.messageUid) || requestsInFlight.contains(r.messageUid) {
-            answerReceipts([r.messageUid], id: id, to: s)
-            return
-        }
         read(.messages(uids: [r.messageUid])) { [self] result in
             self.attempt(id, s) { () throws(Failure) in
                 guard result.error == nil else { throw Failure(.unavailable, "storage is unavailable; retry later") }
@@ -220,7 +217,7 @@ extension GroupReceipts {
     func getReceiptReaders(_ r: GHGetReceiptReaders, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             guard let place = receipts.place(of: r.messageUid), let book = receipts.channel(place.channel),
-                  let request = book.request(at: place.seq), directory.channel(place.channel) != nil else {
+                  let request = book.request(at: place.seq), let c = directory.channel(place.channel), directory.canView(s.user, c) else {
                 throw Failure.notFound("no read receipt was requested for message \(r.messageUid)")
             }
             guard request.requester == s.user else { throw Failure.forbidden("only the requester can list the readers of message \(r.messageUid)") }

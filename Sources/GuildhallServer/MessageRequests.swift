@@ -109,7 +109,7 @@ extension Home {
             positions.addMention(user, record.channelID, seq: record.seq, time: record.sentTime)
             interest.positionMoved(user, record.channelID)
         }
-        if typing.board.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typing.typersChanged(c) }
+        if typing.board.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typing.typersChanged(c, by: record.sender) }
         // Encoded once for the answer, the waiting resends and the live event.
         let message = record.encoded
         s.respond(encoded: MessageWire.answer(id: id, message: message))
@@ -128,7 +128,8 @@ extension Home {
     func getHistory(_ r: GHGetHistory, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             if let c = userHome.directs[r.channelID] {
-                guard c.includes(s.user) else { throw Failure.notFound("conversation \(r.channelID) not found") }
+                // Answered as for any id that names nothing.
+                guard c.includes(s.user) else { throw Failure.notFound("channel \(r.channelID) not found") }
             } else {
                 _ = try readableChannel(r.channelID, for: s)
             }

@@ -29,15 +29,16 @@ extension ChannelTyping {
     func sendTyping(_ r: GHSendTyping, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let c = try directory.readableChannel(r.channelID, by: s.user)
-            if board.typed(s.user, in: c.id, now: now()) { typersChanged(c) }
+            if board.typed(s.user, in: c.id, now: now()) { typersChanged(c, by: s.user) }
             s.respond(id, .ok(GHOk()))
         }
     }
 
-    /// Marks the channel's typing subscribers (other users) as owed a frame.
-    func typersChanged(_ c: ChannelRecord) {
+    /// Marks the channel's typing subscribers as owed a frame; `typer`'s own
+    /// sessions are not: their list leaves the user out, so it did not change.
+    func typersChanged(_ c: ChannelRecord, by typer: UserID) {
         for key in home.book.holders(.channelTyping, SubscriptionTarget(server: c.serverID, channel: c.id)) {
-            guard let s = registry.all[key] else { continue }
+            guard let s = registry.all[key], s.user != typer else { continue }
             s.pendingTyping.insert(c.id)
             owed.insert(key)
             s.markOwing()

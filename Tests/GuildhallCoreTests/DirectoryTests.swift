@@ -47,7 +47,7 @@ import Testing
     @Test func anInviteOnlyServerNeedsAnInvitation() throws {
         var d = Directory()
         _ = try d.createServer(server(open: false))
-        #expect(code { _ = try d.join(1, user: "bob", now: 1) } == .forbidden)
+        #expect(code { _ = try d.join(1, user: "bob", now: 1) } == .notFound, "a closed server does not show itself")
         _ = try d.invite("bob", to: 1, by: "alice", now: 2)
         let changes = try d.acceptInvite(1, user: "bob", now: 3)
         #expect(changes.contains(.inviteRemoved(1, "bob")))

@@ -65,6 +65,10 @@ import Testing
         #expect(info.requested && info.readerCount == 0)
         _ = try await waitFor("bob's receipt request") { t.bobEvents.receiptRequests.contains(m.uid) ? true : nil }
         #expect(try await t.alice.requestReceipt(m.uid).requested)
+        // Once asked, still only the sender may ask; whoever may not see the message hears it does not exist.
+        await expectError(.forbidden) { try await t.bob.requestReceipt(m.uid) }
+        let (stranger, _) = try await t.server.client("stan")
+        await expectError(.notFound) { try await stranger.requestReceipt(m.uid) }
         // A later request is the barrier: had the second request sent anything, it would have come first.
         let later = try await t.alice.send("later", to: t.channel.channelID, needReceipt: true)
         _ = try await waitFor("the later request") { t.bobEvents.receiptRequests.contains(later.uid) ? true : nil }

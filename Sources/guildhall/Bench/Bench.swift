@@ -8,7 +8,7 @@ import Foundation
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a benchmark and print its figures.",
-        subcommands: [FanoutBench.self, ConnectionsBench.self, StoreBench.self, MembersBench.self, SyncBench.self, ReceiptsBench.self, DedupBench.self, MatrixBench.self, SinkServer.self])
+        subcommands: [FanoutBench.self, ConnectionsBench.self, StoreBench.self, MembersBench.self, SyncBench.self, ReceiptsBench.self, DedupBench.self, PermissionsBench.self, MatrixBench.self, SinkServer.self])
 }
 
 /// Options shared by the load-generating benchmarks.
@@ -61,10 +61,11 @@ struct BenchRun {
 
 enum BenchRunner {
     /// Runs `shape` against a fresh `target`; the server is stopped afterwards.
-    static func run(_ target: BenchTargetKind, shape: LoadShape, members: Int = 0, settings: [String] = []) throws -> BenchRun {
+    /// `roles`: Guildhall's server gets that many roles with overrides (see `BenchTargets.populate`).
+    static func run(_ target: BenchTargetKind, shape: LoadShape, members: Int = 0, roles: Int = 0, settings: [String] = []) throws -> BenchRun {
         let server = try BenchTargets.start(target, members: max(members, shape.subscribers + shape.stalled + shape.publishers + 1),
                                             subscribers: shape.subscribers + shape.stalled, publishers: shape.publishers,
-                                            sinkRecords: shape.sinkRecords, extraSettings: settings)
+                                            sinkRecords: shape.sinkRecords, roles: roles, extraSettings: settings)
         defer { server.stop() }
         if ProcessInfo.processInfo.environment["GUILDHALL_BENCH_DEBUG"] != nil {
             FileHandle.standardError.write(Data("started \(target) on port \(server.port)\n".utf8))

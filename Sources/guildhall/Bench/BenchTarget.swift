@@ -76,11 +76,11 @@ enum BenchTargets {
 
     /// Starts `kind`; `members` fills Guildhall's server, `sinkRecords` sizes the sink's streams.
     static func start(_ kind: BenchTargetKind, members: Int = 0, subscribers: Int = 0, publishers: Int = 0,
-                      sinkRecords: Int = 0, extraSettings: [String] = []) throws -> RunningTarget {
+                      sinkRecords: Int = 0, roles: Int = 0, extraSettings: [String] = []) throws -> RunningTarget {
         switch kind {
         case .guildhall:
             let folder = NSTemporaryDirectory() + "guildhall-bench-\(UUID().uuidString)"
-            try populate(folder: folder, members: members, subscribers: subscribers, publishers: publishers)
+            try populate(folder: folder, members: members, subscribers: subscribers, publishers: publishers, roles: roles)
             var args = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(secret)",
                         "--set", "log-level=warn", "--set", "small-server-threshold=10"]
             for s in extraSettings { args += ["--set", s] }
@@ -103,18 +103,32 @@ enum BenchTargets {
     }
 
     /// Writes a server with `members` members (including the bench's subscribers m0... and publishers p0...) and one channel.
-    static func populate(folder: String, members: Int, subscribers: Int, publishers: Int) throws {
+    /// With `roles`, the server also has that many roles, each with an override on the channel; every
+    /// member holds three of them and has its own override on the server and on the channel, so that
+    /// each send's check walks every level.
+    static func populate(folder: String, members: Int, subscribers: Int, publishers: Int, roles: Int = 0) throws {
         let now = systemClock()
         var writes: [StoreWrite] = [
             .directory(.serverSaved(ServerRecord(id: serverID, name: "bench", icon: "", custom: "", owner: "owner", openJoin: true, createdAt: now))),
             .directory(.channelSaved(ChannelRecord(id: channelID, serverID: serverID, name: "general", topic: "", custom: "", createdAt: now))),
             .directory(.memberSaved(MemberRecord(serverID: serverID, userID: "owner", role: .owner, joinedAt: now))),
         ] + RoleRecord.starting(server: serverID, at: now).map { .directory(.roleSaved($0)) }
-        for i in 0..<publishers {
-            writes.append(.directory(.memberSaved(MemberRecord(serverID: serverID, userID: "p\(i)", role: .member, joinedAt: now))))
+        let ids = (0..<RoleID(roles)).map { $0 + 2 }
+        for id in ids {
+            writes.append(.directory(.roleSaved(RoleRecord(serverID: serverID, id: id, name: "role \(id)", position: UInt32(id),
+                                                           permissions: PermissionOverride(allow: [.sendMessages, .mention]), createdAt: now))))
+            writes.append(.directory(.overrideSaved(OverrideRecord(serverID: serverID, channelID: channelID, target: .role(id),
+                                                                   permissions: PermissionOverride(allow: .mention, deny: .mentionEveryone)))))
         }
-        for i in 0..<max(subscribers, members - publishers - 1) {
-            writes.append(.directory(.memberSaved(MemberRecord(serverID: serverID, userID: "m\(i)", role: .member, joinedAt: now))))
+        let users = (0..<publishers).map { "p\($0)" } + (0..<max(subscribers, members - publishers - 1)).map { "m\($0)" }
+        for (n, user) in users.enumerated() {
+            let held = ids.isEmpty ? [] : Array(Set((0..<3).map { ids[(n * 3 + $0 * 7) % ids.count] })).sorted()
+            writes.append(.directory(.memberSaved(MemberRecord(serverID: serverID, userID: user, role: .member, joinedAt: now, roles: held))))
+            guard !ids.isEmpty else { continue }
+            for channel in [0, channelID] {
+                writes.append(.directory(.overrideSaved(OverrideRecord(serverID: serverID, channelID: channel, target: .member(user),
+                                                                       permissions: PermissionOverride(allow: .sendMessages)))))
+            }
         }
         try write(folder: folder, [writes])
     }
