@@ -24,6 +24,8 @@ enum GatherMerge {
     case sentStatuses
     /// One home holds the thing asked about.
     case firstFound
+    /// Not an answer: which of a SetReceivedStatus's messages the caller may read, before it goes to the user's home.
+    case readableFirst(GHSetReceivedStatus)
 
     init(_ body: GHRequest.OneOf_Body) {
         switch body {
@@ -100,6 +102,8 @@ enum GatherMerge {
             return .sentStatuses(list)
         case .firstFound:
             return Self.firstFound(parts)
+        case .readableFirst(let r):
+            return Self.messages(order: r.messageUids).merged(parts)
         }
     }
 

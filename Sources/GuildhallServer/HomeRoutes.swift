@@ -68,6 +68,15 @@ final class HomeRoutes {
 
     /// `bytes`: the request's size, counted while a home on another loop has it.
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session, bytes: Int) {
+        if case .setReceivedStatus(let r) = body, (1...Limits.maxIdsPerRequest).contains(r.messageUids.count) {
+            // Flags are kept only on messages the caller may read: the homes
+            // that hold them say which first, as for GetMessages.
+            gateway.forwarded(s, bytes: bytes)
+            var get = GHGetMessages()
+            get.uids = r.messageUids
+            gather(.getMessages(get), id: id, from: s, merge: .readableFirst(r))
+            return
+        }
         guard homes.count > 1 else {
             homes[0].route(body, id: id, session: s.key, part: false)
             return
@@ -95,8 +104,24 @@ final class HomeRoutes {
         guard g.parts.count == g.expected else { gathers[gid] = g; return }
         gathers.removeValue(forKey: gid)
         guard s.isOpen, s.key == g.session else { return }
-        s.respond(g.id, g.merge.merged(g.parts))
         gateway.answered(s)
+        if case .readableFirst(let r) = g.merge {
+            return setReceivedStatus(r, id: g.id, from: s, readable: g.merge.merged(g.parts))
+        }
+        s.respond(g.id, g.merge.merged(g.parts))
+    }
+
+    /// Stores the flags at the user's home when every message is one the caller may read; otherwise answers
+    /// the first other one as not found, exactly as for a UID that names nothing.
+    private func setReceivedStatus(_ r: GHSetReceivedStatus, id: UInt64, from s: Session, readable: GHResponse.OneOf_Result) {
+        guard case .messages(let page) = readable else { return s.respond(id, readable) }
+        let found = Set(page.messages.map(\.uid))
+        if let missing = r.messageUids.first(where: { !found.contains($0) }) {
+            return s.respond(id, .error(GHError(Failure.notFound("message \(missing) not found"))))
+        }
+        let h = map.home(user: s.user)
+        if h != index { gateway.forwarded(s, bytes: 0) }
+        homes[h].route(.setReceivedStatus(r), id: id, session: s.key, part: false)
     }
 
     /// A part arrived for a session that is gone: nobody waits for the answer.

@@ -59,12 +59,14 @@ import Testing
         let server = try TestServer()
         defer { server.stop() }
         let (bob, _) = try await server.client("bob")
-        try await bob.setReceivedStatus([42], read: true)
-        try await bob.setReceivedStatus([42], retrieved: true)
-        let s = try await bob.receivedStatus([42, 43])
+        let m = try await bob.sendDirect("note to self, in a way", to: "alice")
+        try await bob.setReceivedStatus([m.uid], read: true)
+        try await bob.setReceivedStatus([m.uid], retrieved: true)
+        let s = try await bob.receivedStatus([m.uid, 43])
         #expect(s.map(\.isRead) == [true, false])
         #expect(s.map(\.isRetrieved) == [true, false])
-        await expectError(.badRequest) { _ = try await bob.setReceivedStatus([42]) }
+        await expectError(.badRequest) { _ = try await bob.setReceivedStatus([m.uid]) }
+        await expectError(.notFound) { _ = try await bob.setReceivedStatus([43], read: true) }
         await expectError(.limitReached) { _ = try await bob.setReceivedStatus(Array(1...101), read: true) }
     }
 }

@@ -145,4 +145,27 @@ import Testing
         }
         #expect(differing.isEmpty, "\(differing.count) kinds differ:\n\(differing.joined(separator: "\n"))")
     }
+
+    /// Received status is kept only for messages the caller may read; nothing of a refused call is stored.
+    @Test func setReceivedStatusRefusesMessagesTheCallerCannotReadOrThatDoNotExist() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (eve, _) = try await server.client("eve")
+        let g = try await alice.createServer(name: "Private", openJoin: false)
+        let c = try await alice.createChannel(in: g.serverID, name: "secret")
+        let m = try await alice.send("for members only", to: c.channelID)
+        let own = try await eve.sendDirect("hi alice", to: "alice")
+        for uid in [m.uid, m.uid + 9_999_999] {
+            do {
+                _ = try await eve.setReceivedStatus([own.uid, uid], read: true)
+                Issue.record("stored flags on message \(uid)")
+            } catch let e as GuildhallError {
+                #expect(e.code == .notFound && e.message == "message \(uid) not found")
+            }
+        }
+        #expect(try await eve.receivedStatus([m.uid, own.uid]).map(\.isRead) == [false, false], "nothing of the refused calls was kept")
+        #expect(try await eve.setReceivedStatus([own.uid], read: true).map(\.isRead) == [true])
+        #expect(try await alice.setReceivedStatus([m.uid], listened: true).map(\.isListened) == [true])
+    }
 }
