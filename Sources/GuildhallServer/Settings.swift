@@ -160,7 +160,7 @@ extension Settings {
                  \.receiptMaxMembers, 0...100_000_000)),
         live(int("receipt-window-seconds", "A message older than this accepts no more receipt responses, and no receipt request.",
                  \.receiptWindowSeconds, 1...31_536_000)),
-        live(choice("receipt-requesters", "Who may ask for group read receipts: all (members) or admins (owner and admins).",
+        live(choice("receipt-requesters", "Who may ask for group read receipts: all (members holding REQUEST_RECEIPTS) or admins (only those who also hold MANAGE_SERVER).",
                     \.receiptRequesters, ["all", "admins"])),
         live(choice("receipt-count-visibility", "Who sees a message's reader count: sender (only) or all (members).",
                     \.receiptCountVisibility, ["sender", "all"])),

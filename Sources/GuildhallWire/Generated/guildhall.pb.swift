@@ -1044,7 +1044,8 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .createServer(newValue)}
   }
 
-  /// Change a server's name, icon, custom data or join policy (owner/admin). Answer: `ServerInfo`.
+  /// Change a server's name, icon, custom data or join policy (MANAGE_SERVER;
+  /// `allow_guests` also MANAGE_GUESTS). Answer: `ServerInfo`.
   public var updateServer: GHUpdateServer {
     get {
       if case .updateServer(let v)? = body {return v}
@@ -1089,7 +1090,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .joinServer(newValue)}
   }
 
-  /// Invite a user to a server (owner/admin). Answer: `Ok`.
+  /// Invite a user to a server (INVITE). Answer: `Ok`.
   public var inviteMember: GHInviteMember {
     get {
       if case .inviteMember(let v)? = body {return v}
@@ -1116,7 +1117,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .leaveServer(newValue)}
   }
 
-  /// Remove a member (owner, or admin removing a plain member). Answer: `Ok`.
+  /// Remove a member (KICK, and a highest role above the member's). Answer: `Ok`.
   public var kickMember: GHKickMember {
     get {
       if case .kickMember(let v)? = body {return v}
@@ -1125,7 +1126,8 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .kickMember(newValue)}
   }
 
-  /// Change a member's role (owner only; the owner role is not assignable). Answer: `Member`.
+  /// ADMIN grants the `admin` role, MEMBER takes it back (MANAGE_ROLES, above
+  /// the role; the owner role is not assignable). Answer: `Member`.
   public var setMemberRole: GHSetMemberRole {
     get {
       if case .setMemberRole(let v)? = body {return v}
@@ -1143,7 +1145,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .listMembers(newValue)}
   }
 
-  /// Create a channel in a server (owner/admin). Answer: `ChannelInfo`.
+  /// Create a channel in a server (MANAGE_CHANNELS; a guest visibility other than FOLLOW_SERVER also MANAGE_GUESTS). Answer: `ChannelInfo`.
   public var createChannel: GHCreateChannel {
     get {
       if case .createChannel(let v)? = body {return v}
@@ -1152,7 +1154,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .createChannel(newValue)}
   }
 
-  /// Change a channel's name, topic or custom data (owner/admin). Answer: `ChannelInfo`.
+  /// Change a channel's name, topic or custom data (MANAGE_CHANNELS; `guest_visibility` also MANAGE_GUESTS). Answer: `ChannelInfo`.
   public var updateChannel: GHUpdateChannel {
     get {
       if case .updateChannel(let v)? = body {return v}
@@ -1161,7 +1163,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .updateChannel(newValue)}
   }
 
-  /// Delete a channel (owner/admin). Answer: `Ok`.
+  /// Delete a channel (MANAGE_CHANNELS). Answer: `Ok`.
   public var deleteChannel: GHDeleteChannel {
     get {
       if case .deleteChannel(let v)? = body {return v}
@@ -1179,7 +1181,8 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .listChannels(newValue)}
   }
 
-  /// Send a message to a channel (members only). Answer: `ChannelMessage`, after it is stored durably.
+  /// Send a message to a channel (SEND_MESSAGES; mentions need MENTION, `mention_all`
+  /// MENTION_EVERYONE, `need_receipt` REQUEST_RECEIPTS). Answer: `ChannelMessage`, after it is stored durably.
   public var sendMessage: GHSendMessage {
     get {
       if case .sendMessage(let v)? = body {return v}
@@ -1300,7 +1303,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getUnread(newValue)}
   }
 
-  /// Tell a channel's typing subscribers that the caller is typing. Answer: `Ok`.
+  /// Tell a channel's typing subscribers that the caller is typing (SEND_MESSAGES). Answer: `Ok`.
   public var sendTyping: GHSendTyping {
     get {
       if case .sendTyping(let v)? = body {return v}
@@ -1327,7 +1330,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .leaveAsGuest(newValue)}
   }
 
-  /// Ban a user from a server (owner/admin); a member is removed. Answer: `Ok`.
+  /// Ban a user from a server (BAN); a member is removed (if outranked). Answer: `Ok`.
   public var banMember: GHBanMember {
     get {
       if case .banMember(let v)? = body {return v}
@@ -1336,7 +1339,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .banMember(newValue)}
   }
 
-  /// Lift a ban (owner/admin). Answer: `Ok`.
+  /// Lift a ban (BAN). Answer: `Ok`.
   public var unbanMember: GHUnbanMember {
     get {
       if case .unbanMember(let v)? = body {return v}
@@ -1518,7 +1521,8 @@ public nonisolated struct GHRequest: Sendable {
     case logout(GHLogout)
     /// Create a server; the caller becomes its owner. Answer: `ServerInfo`.
     case createServer(GHCreateServer)
-    /// Change a server's name, icon, custom data or join policy (owner/admin). Answer: `ServerInfo`.
+    /// Change a server's name, icon, custom data or join policy (MANAGE_SERVER;
+    /// `allow_guests` also MANAGE_GUESTS). Answer: `ServerInfo`.
     case updateServer(GHUpdateServer)
     /// Delete a server with its channels and members (owner only). Answer: `Ok`.
     case deleteServer(GHDeleteServer)
@@ -1528,27 +1532,29 @@ public nonisolated struct GHRequest: Sendable {
     case listMyServers(GHListMyServers)
     /// Join an open server. Answer: `Member`.
     case joinServer(GHJoinServer)
-    /// Invite a user to a server (owner/admin). Answer: `Ok`.
+    /// Invite a user to a server (INVITE). Answer: `Ok`.
     case inviteMember(GHInviteMember)
     /// Accept an invitation to a server. Answer: `Member`.
     case acceptInvite(GHAcceptInvite)
     /// Leave a server (the owner cannot leave; delete the server or transfer it). Answer: `Ok`.
     case leaveServer(GHLeaveServer)
-    /// Remove a member (owner, or admin removing a plain member). Answer: `Ok`.
+    /// Remove a member (KICK, and a highest role above the member's). Answer: `Ok`.
     case kickMember(GHKickMember)
-    /// Change a member's role (owner only; the owner role is not assignable). Answer: `Member`.
+    /// ADMIN grants the `admin` role, MEMBER takes it back (MANAGE_ROLES, above
+    /// the role; the owner role is not assignable). Answer: `Member`.
     case setMemberRole(GHSetMemberRole)
     /// List a server's members (members only). Answer: `MemberList`.
     case listMembers(GHListMembers)
-    /// Create a channel in a server (owner/admin). Answer: `ChannelInfo`.
+    /// Create a channel in a server (MANAGE_CHANNELS; a guest visibility other than FOLLOW_SERVER also MANAGE_GUESTS). Answer: `ChannelInfo`.
     case createChannel(GHCreateChannel)
-    /// Change a channel's name, topic or custom data (owner/admin). Answer: `ChannelInfo`.
+    /// Change a channel's name, topic or custom data (MANAGE_CHANNELS; `guest_visibility` also MANAGE_GUESTS). Answer: `ChannelInfo`.
     case updateChannel(GHUpdateChannel)
-    /// Delete a channel (owner/admin). Answer: `Ok`.
+    /// Delete a channel (MANAGE_CHANNELS). Answer: `Ok`.
     case deleteChannel(GHDeleteChannel)
     /// List a server's channels (members only). Answer: `ChannelList`.
     case listChannels(GHListChannels)
-    /// Send a message to a channel (members only). Answer: `ChannelMessage`, after it is stored durably.
+    /// Send a message to a channel (SEND_MESSAGES; mentions need MENTION, `mention_all`
+    /// MENTION_EVERYONE, `need_receipt` REQUEST_RECEIPTS). Answer: `ChannelMessage`, after it is stored durably.
     case sendMessage(GHSendMessage)
     /// Page through a channel's history (members only). Answer: `MessagePage`.
     case getHistory(GHGetHistory)
@@ -1578,15 +1584,15 @@ public nonisolated struct GHRequest: Sendable {
     case markRead(GHMarkRead)
     /// Unread info for a list of channels. Answer: `UnreadList`.
     case getUnread(GHGetUnread)
-    /// Tell a channel's typing subscribers that the caller is typing. Answer: `Ok`.
+    /// Tell a channel's typing subscribers that the caller is typing (SEND_MESSAGES). Answer: `Ok`.
     case sendTyping(GHSendTyping)
     /// Enter a server as a guest (not a member). Answer: `ServerInfo`.
     case enterAsGuest(GHEnterAsGuest)
     /// Leave a server entered as a guest; drops the guest subscriptions. Answer: `Ok`.
     case leaveAsGuest(GHLeaveAsGuest)
-    /// Ban a user from a server (owner/admin); a member is removed. Answer: `Ok`.
+    /// Ban a user from a server (BAN); a member is removed (if outranked). Answer: `Ok`.
     case banMember(GHBanMember)
-    /// Lift a ban (owner/admin). Answer: `Ok`.
+    /// Lift a ban (BAN). Answer: `Ok`.
     case unbanMember(GHUnbanMember)
     /// Open (or get) the direct conversation with another user. Answer: `Conversation`.
     case openConversation(GHOpenConversation)
