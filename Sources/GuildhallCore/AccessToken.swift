@@ -2,7 +2,10 @@
 //
 // Format: "v1.<b64url user>.<b64url device>.<expiry unix seconds>.<b64url mac>"
 // where mac = HMAC-SHA256(secret, "v1\n<user>\n<device>\n<expiry>").
-// An operator's backend mints the same tokens with the same secret.
+// An operator's backend mints the same tokens with the same secret. Each
+// part has one spelling: base64url without padding, the expiry in decimal
+// without sign or leading zeros; any other spelling is refused, so a token
+// cannot be altered into a second valid one.
 
 import Crypto
 import Foundation
@@ -38,6 +41,10 @@ public struct AccessToken: Sendable, Equatable {
               let user = String(validating: userBytes, as: UTF8.self),
               let device = String(validating: deviceBytes, as: UTF8.self)
         else { throw Failure(.unauthenticated, "malformed token: expected v1.<user>.<device>.<expiry>.<mac>") }
+        guard parts[1] == Base64URL.encode(userBytes), parts[2] == Base64URL.encode(deviceBytes), parts[3] == String(expiry),
+              parts[4] == Base64URL.encode(mac) else {
+            throw Failure(.unauthenticated, "malformed token: base64url without padding and a plain decimal expiry, as minted")
+        }
         let expected = Self.mac(user: user, device: device, expiry: expiry, secret: secret)
         guard constantTimeEqual(expected, mac) else {
             throw Failure(.unauthenticated, "invalid token signature")
@@ -49,6 +56,13 @@ public struct AccessToken: Sendable, Equatable {
             throw Failure(.unauthenticated, "token identity rejected: \(problem)")
         }
         return AccessToken(user: user, device: device, expiry: expiry)
+    }
+
+    /// The user a token names, before anything is checked: what failed logins are counted against.
+    public static func claimedUser(_ token: String) -> UserID? {
+        let parts = token.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, let bytes = Base64URL.decode(String(parts[1])) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     private static func mac(user: String, device: String, expiry: UInt64, secret: [UInt8]) -> [UInt8] {

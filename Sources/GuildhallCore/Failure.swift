@@ -20,10 +20,18 @@ public enum FailureCode: Int, Sendable, Equatable {
 public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
     public let code: FailureCode
     public let message: String
+    /// With `.rateLimited`: when the same request would be accepted.
+    public var retryAfterMs: UInt32 = 0
 
     public init(_ code: FailureCode, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    public static func rateLimited(_ m: String, retryAfterMs: UInt32) -> Failure {
+        var f = Failure(.rateLimited, m)
+        f.retryAfterMs = retryAfterMs
+        return f
     }
 
     public var description: String { "\(code.rawValue) \(message)" }

@@ -10,6 +10,7 @@
 
 import CLibUV
 import Glibc
+import Synchronization
 
 /// Immutable bytes shared by many connections' write queues; freed when the
 /// last write holding them completes.
@@ -24,6 +25,15 @@ public final class SharedBytes: @unchecked Sendable {  // immutable once made: l
     }
 
     deinit { base.deallocate() }
+}
+
+/// Connections counted together (a node's, for its connection cap), from
+/// when one joins the count until libuv releases it, whichever loop holds it.
+public final class ConnectionCount: Sendable {
+    private let value = Atomic<Int>(0)
+    public init() {}
+    public var current: Int { value.load(ordering: .relaxed) }
+    fileprivate func add(_ n: Int) { value.add(n, ordering: .relaxed) }
 }
 
 public final class TCPConnection {
@@ -126,6 +136,11 @@ public final class TCPConnection {
         uv_tcp_init(loop, handle)
         loopOutbound = Unmanaged<EventLoop>.fromOpaque(loop.pointee.data!).takeUnretainedValue().outbound
         handle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// The count this connection is part of until it is released (set once).
+    public var count: ConnectionCount? {
+        didSet { if oldValue == nil, !isClosed { count?.add(1) } }
     }
 
     @inline(__always)
@@ -409,6 +424,7 @@ public final class TCPConnection {
             let conn = Unmanaged<TCPConnection>.fromOpaque(data)
             let c = conn.takeUnretainedValue()
             c.isClosed = true
+            c.count?.add(-1)
             // Bytes never handed to libuv (an abort) leave the loop's total too.
             c.queued(-c.queuedBytes)
             let released = c.onReleased

@@ -12,17 +12,23 @@ import SwiftProtobuf
 
 extension Gateway {
     @discardableResult
-    func accepted(_ connection: TCPConnection) -> Session? {
+    func accepted(_ connection: TCPConnection, checkingCap: Bool = true) -> Session? {
         guard !shuttingDown else { connection.abort(); return nil }
+        connection.count = limits.node.connections
         nextSessionKey += 1
         let liveness = SessionLiveness(now: loop.nowMillis, loginDeadlineMs: UInt64(settings.loginDeadlineMs),
-                                       idleTimeoutMs: UInt64(settings.idleTimeoutMs))
+                                       idleTimeoutMs: UInt64(settings.idleTimeoutMs), frameDeadlineMs: UInt64(settings.frameDeadlineMs))
         // The key's low byte names this gateway, so a resume on another loop finds the session's.
         let session = Session(key: nextSessionKey << 8 | UInt64(index), connection: connection, liveness: liveness,
                               maxFrameBytes: Limits.maxFrameBytesBeforeLogin, outboundCap: settings.outboundHardCapBytes,
                               replayCapacity: settings.resumeEvents, gateway: self)
         add(session)
         bind(connection, to: session)
+        if checkingCap, limits.node.connections.current > limits.connectionCap {
+            log.warn("connection refused: server full", ["peer": session.peer, "cap": limits.connectionCap])
+            close(session, .serverFull, "the server holds its most connections (\(limits.connectionCap)); reconnect later")
+            return nil
+        }
         connection.startReading()
         log.debug("connection accepted", ["peer": session.peer, "session": session.key])
         return session
@@ -35,9 +41,10 @@ extension Gateway {
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer, on session: Session) {
-        session.liveness.heard(at: loop.nowMillis)
         session.decoder.feed(bytes)
         drainFrames(session)
+        // Bytes left over while frames are being read are an unfinished frame, whose clock runs.
+        session.liveness.partialFrame(session.readPauses.isEmpty && session.decoder.bufferedBytes > 0, at: loop.nowMillis)
     }
 
     /// Handles every whole frame the session's decoder holds; while the
@@ -66,7 +73,9 @@ extension Gateway {
     }
 
     private func handle(payload: [UInt8], on session: Session) {
+        session.liveness.heard(at: loop.nowMillis)
         if !session.isAwaitingLogin, let (id, send) = SendRequest.read(payload) {
+            guard withinRate(.message, id: id, on: session) else { return }
             routes.sendMessage(send, id: id, from: session, bytes: payload.count)
             return
         }
@@ -97,6 +106,7 @@ extension Gateway {
         case (false, .opensSession):
             session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
         case (false, .loggedIn):
+            guard withinRate(body.rule.rate, id: request.id, on: session) else { return }
             if body.rule.place == .gateway, answer(body, id: request.id, on: session) { return }
             routes.route(body, id: request.id, from: session, bytes: payload.count)
         }
@@ -173,15 +183,43 @@ extension Gateway {
                              peer: session.peer))
     }
 
-    /// The token's identity, or nil after answering and closing.
+    /// The token's identity, or nil after answering and closing. A user or
+    /// address that failed too often lately is refused without a check.
     func verifiedToken(_ text: String, id: UInt64, on session: Session) -> AccessToken? {
+        let user = AccessToken.claimedUser(text), address = String(session.peerAddress), now = loop.nowMillis
+        let interval = UInt64(settings.loginFailureIntervalMs)
+        let wait = limits.node.loginWait(user: user, peer: address, now: now, burst: settings.loginFailuresBurst, intervalMs: interval)
+        guard wait == 0 else {
+            log.info("login refused unchecked: too many failures", ["peer": session.peer, "retry_after_ms": wait])
+            session.fail(id, .rateLimited("too many failed logins for this user or address; retry after \(wait) ms",
+                                          retryAfterMs: UInt32(clamping: wait)))
+            close(session, .closedRateLimited, "too many failed logins")
+            return nil
+        }
         do {
-            return try AccessToken.verify(text, secret: secret, nowSeconds: now() / 1000)
+            return try AccessToken.verify(text, secret: secret, nowSeconds: self.now() / 1000)
         } catch {
+            limits.node.loginFailed(user: user, peer: address, now: now, intervalMs: interval)
             log.info("login refused", ["peer": session.peer, "reason": error.message])
             session.fail(id, error)
             close(session, .authFailed, error.message)
             return nil
+        }
+    }
+
+    /// Takes one request of `rate` from the session's budget; false after
+    /// answering it 429 or, when refusals keep coming, closing the session.
+    private func withinRate(_ rate: RateClass, id: UInt64, on s: Session) -> Bool {
+        switch s.budget.take(rate.index, rates: limits.rates, maxStrikes: settings.rateStrikes, now: loop.nowMillis) {
+        case .allowed:
+            return true
+        case .refused(let ms):
+            s.fail(id, .rateLimited("over the \(rate) request rate; retry after \(ms) ms", retryAfterMs: ms))
+            return false
+        case .abusive:
+            log.warn("session closed for its request rate", ["peer": s.peer, "user": s.user])
+            close(s, .closedRateLimited, "kept sending over its request rate after \(settings.rateStrikes) refusals in 10 s")
+            return false
         }
     }
 

@@ -56,6 +56,8 @@ final class Gateway {
     let routes: HomeRoutes
     /// Which of its sessions hold each channel, with their users' positions (the gateway's half of the interest).
     let interest = GatewayInterest()
+    /// Requests per session, failed logins, connections (RequestLimits.swift).
+    let limits: GatewayLimits
     /// Sessions some home asked not to read, with the homes that asked (kept here, not in every session: pauses are rare).
     var pausingHomes: [UInt64: PausingHomes] = [:]
     /// This gateway's sessions, by key; a key's low byte is the gateway's index (`index`).
@@ -88,7 +90,8 @@ final class Gateway {
     private var closedAll = false
 
     init(index: Int, loop: EventLoop, settings: Settings, log: ServerLog, secret: [UInt8], clock: @escaping @Sendable () -> UInt64,
-         routes: HomeRoutes) {
+         routes: HomeRoutes, limits: GatewayLimits) {
+        self.limits = limits
         self.index = index
         self.loop = loop
         self.settings = settings
@@ -184,7 +187,8 @@ final class Gateway {
             if s.detached != nil { continue }
             switch s.liveness.verdict(at: now) {
             case .loginTimeout?: close(s, .loginTimeout, "no login within \(settings.loginDeadlineMs) ms"); continue
-            case .idleTimeout?: drop(s, .heartbeatTimeout, "nothing received for \(settings.idleTimeoutMs) ms"); continue
+            case .idleTimeout?: drop(s, .heartbeatTimeout, "no complete frame received for \(settings.idleTimeoutMs) ms"); continue
+            case .frameTimeout?: close(s, .frameTimeout, "a frame was not completed within \(settings.frameDeadlineMs) ms"); continue
             case nil: break
             }
             guard let c = s.connection else { continue }

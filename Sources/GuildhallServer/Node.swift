@@ -43,11 +43,12 @@ final class Node {
             throw error
         }
         let shares = snapshot.shares(HomeMap(loops: settings.loops))
+        let guards = NodeGuard()
         var placements: [ChannelID: ServerID] = [:]
         if settings.loops > 1 { for c in snapshot.channels { placements[c.id] = c.serverID } }
         do {
             first = try NodeLoop(index: 0, settings: settings, secret: secret, clock: clock, store: store, share: shares[0],
-                                 placements: placements, inboxes: inboxes, port: nil)
+                                 placements: placements, inboxes: inboxes, port: nil, guards: guards)
         } catch {
             store.close()
             throw error
@@ -57,7 +58,8 @@ final class Node {
         do {
             for i in 1..<max(1, settings.loops) {
                 threads.append(try LoopThread.start(index: i, settings: settings, secret: secret, clock: clock, store: store,
-                                                    share: shares[i], placements: placements, inboxes: inboxes, port: first.port))
+                                                    share: shares[i], placements: placements, inboxes: inboxes, port: first.port,
+                                                    guards: guards))
             }
         } catch {
             for i in threads.indices { _ = inboxes[i + 1].post(.stop) }
@@ -148,7 +150,7 @@ final class LoopThread: Sendable {
     /// beside the first; returns once it listens (or throws why it could not).
     static func start(index: Int, settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64, store: Store,
                       share: StoreSnapshot, placements: [ChannelID: ServerID], inboxes: [LoopInbox<LoopMessage>],
-                      port: Int) throws -> LoopThread {
+                      port: Int, guards: NodeGuard) throws -> LoopThread {
         let started = DispatchSemaphore(value: 0)
         let failure = Locked<String?>(nil)
         let running = LoopThread()
@@ -156,7 +158,7 @@ final class LoopThread: Sendable {
             let node: NodeLoop
             do {
                 node = try NodeLoop(index: index, settings: settings, secret: secret, clock: clock, store: store, share: share,
-                                    placements: placements, inboxes: inboxes, port: port)
+                                    placements: placements, inboxes: inboxes, port: port, guards: guards)
             } catch {
                 failure.withLock { $0 = String(describing: error) }
                 started.signal()

@@ -32,7 +32,7 @@ final class NodeLoop {
     /// (on `port` beside the first loop's listener, or on the configured
     /// address when nil). On failure, closes what it made and throws.
     init(index: Int, settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64, store: Store,
-         share: StoreSnapshot, placements: [ChannelID: ServerID], inboxes: [LoopInbox<LoopMessage>], port: Int?) throws {
+         share: StoreSnapshot, placements: [ChannelID: ServerID], inboxes: [LoopInbox<LoopMessage>], port: Int?, guards: NodeGuard) throws {
         self.index = index
         log = ServerLog(level: settings.logLevel)
         links = LoopLinks(index: index, inboxes: inboxes)
@@ -49,7 +49,8 @@ final class NodeLoop {
             }
         }
         routes.connect(homes)
-        gateway = Gateway(index: index, loop: loop, settings: settings, log: log, secret: secret, clock: clock, routes: routes)
+        gateway = Gateway(index: index, loop: loop, settings: settings, log: log, secret: secret, clock: clock, routes: routes,
+                          limits: GatewayLimits(settings, node: guards))
         routes.gateway = gateway
         gateway.peers = links.handOffs
         home.gateway = gateway
@@ -102,6 +103,7 @@ final class NodeLoop {
         }
         home.applyLive(newer)
         gateway.settings = home.settings
+        gateway.limits.update(home.settings)
         if index == 0 { log.info("live settings applied", ["small_server_threshold": home.settings.smallServerThreshold]) }
     }
 

@@ -26,7 +26,7 @@ enum RequestPlace: Equatable {
 }
 
 /// How a request counts against a session's request budget.
-enum RateClass: Equatable {
+enum RateClass: Equatable, CaseIterable {
     /// Keeping the session alive: heartbeats, acknowledgements, logout.
     case session
     /// Reads: lists, history, lookups.

@@ -82,7 +82,8 @@ extension Gateway {
             Glibc.close(h.socket)
             return
         }
-        guard let session = accepted(connection) else { return }
+        // Already counted: the loop it came from still holds it until libuv lets go.
+        guard let session = accepted(connection, checkingCap: false) else { return }
         session.decoder = h.decoder
         resume(h.resume, id: h.id, on: session)
     }

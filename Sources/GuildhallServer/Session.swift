@@ -36,10 +36,14 @@ final class Session {
         didSet { connectionRef = connection.map { Unmanaged.passUnretained($0) } }
     }
     private(set) var peer: String
+    /// The peer's address without its port: what failed logins count against.
+    var peerAddress: Substring { peer[..<(peer.lastIndex(of: ":") ?? peer.endIndex)] }
     /// The transport's framing of what this session queues.
     let sink = FrameSink()
     var decoder: FrameDecoder
     var liveness: SessionLiveness
+    /// Requests it may still make, per rate class (RequestLimits.swift).
+    var budget: RequestBudget
     var device: DeviceID = ""
     var sessionID = ""
     /// Loop time the outbound queue went over the soft cap, while it stays over.
@@ -75,6 +79,7 @@ final class Session {
         self.connectionRef = Unmanaged.passUnretained(connection)
         self.peer = connection.peer
         self.liveness = liveness
+        self.budget = RequestBudget(classes: RateClass.allCases.count, now: liveness.connectedAt)
         self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
         self.state = SessionState(replayCapacity: replayCapacity)
         self.gateway = gateway

@@ -22,7 +22,18 @@ public struct Settings: Sendable, Equatable {
     public var maxFrameBytes = Limits.maxFrameBytes
     public var loginDeadlineMs = 5_000
     public var heartbeatIntervalMs = 30_000
-    public var idleTimeoutMs = 75_000
+    /// Two missed heartbeats and a second (RELIABILITY L1).
+    public var idleTimeoutMs = 61_000
+    public var frameDeadlineMs = 10_000
+    public var maxConnections = 10_000
+    public var rateSession = 50
+    public var rateQueries = 20
+    public var rateChanges = 10
+    public var rateMessages = 5
+    public var rateTyping = 2
+    public var rateStrikes = 50
+    public var loginFailuresBurst = 3
+    public var loginFailureIntervalMs = 6_000
     public var maxSessionsPerUser = 10
     public var maxBodyBytes = Limits.maxBodyBytes
     public var maxMentions = Limits.maxMentions
@@ -61,6 +72,18 @@ public struct Settings: Sendable, Equatable {
     public var deliveryReceipts = "on"
 
     public init() {}
+
+    /// No request rates, failed-login limit or connection cap: for load
+    /// generators and tests, which drive sessions far faster than people.
+    public static let unlimited: [(String, String)] = [
+        ("rate-session", "0"), ("rate-queries", "0"), ("rate-changes", "0"), ("rate-messages", "0"), ("rate-typing", "0"),
+        ("login-failure-interval-ms", "0"), ("max-connections", "10000000"),
+    ]
+    public static var unlimitedFlags: [String] { unlimited.flatMap { ["--set", "\($0.0)=\($0.1)"] } }
+
+    public mutating func unlimited() {
+        for (key, value) in Self.unlimited { try? set(key, value) }
+    }
 
     public var subscriptionLimits: SubscriptionLimits {
         var l = SubscriptionLimits()
@@ -115,7 +138,26 @@ extension Settings {
         int("max-frame-bytes", "Largest frame a logged-in client may send.", \.maxFrameBytes, 1024...(16 << 20)),
         int("login-deadline-ms", "Time a new connection has to log in.", \.loginDeadlineMs, 100...600_000),
         int("heartbeat-interval-ms", "Heartbeat interval the server asks clients for.", \.heartbeatIntervalMs, 100...3_600_000),
-        int("idle-timeout-ms", "A session silent this long is closed.", \.idleTimeoutMs, 200...7_200_000),
+        int("idle-timeout-ms", "A session that sends no complete frame for this long is closed (default: two heartbeats and a second).",
+            \.idleTimeoutMs, 200...7_200_000),
+        int("frame-deadline-ms", "A frame a client started must be complete within this time, or the connection is closed.",
+            \.frameDeadlineMs, 100...600_000),
+        live(int("max-connections", "Client connections the node holds at once (also kept below the open-file limit less 64); past it a new one gets SERVER_FULL and is closed.",
+                 \.maxConnections, 1...10_000_000)),
+        live(int("rate-session", "Heartbeats, acknowledgements and logouts per second per session (bursts of twice as many); 0: no limit.",
+                 \.rateSession, 0...100_000)),
+        live(int("rate-queries", "Reads (lists, history, lookups) per second per session, bursts of twice as many; over it: 429 with retry_after_ms. 0: no limit.",
+                 \.rateQueries, 0...100_000)),
+        live(int("rate-changes", "Changes (servers, members, channels, subscriptions, read positions) per second per session, bursts of twice as many. 0: no limit.",
+                 \.rateChanges, 0...100_000)),
+        live(int("rate-messages", "Messages and receipts per second per session, bursts of twice as many. 0: no limit.",
+                 \.rateMessages, 0...100_000)),
+        live(int("rate-typing", "Typing requests per second per session, bursts of twice as many. 0: no limit.", \.rateTyping, 0...100_000)),
+        live(int("rate-strikes", "Requests refused for rate within 10 s after which the session is closed with RATE_LIMITED.",
+                 \.rateStrikes, 1...1_000_000)),
+        live(int("login-failures-burst", "Failed logins a user, and a peer address, may have at once; then one per login-failure-interval-ms (the rest: 429, not checked).",
+                 \.loginFailuresBurst, 1...1_000_000)),
+        live(int("login-failure-interval-ms", "See login-failures-burst; 0: failed logins are not limited.", \.loginFailureIntervalMs, 0...3_600_000)),
         int("max-sessions-per-user", "Sessions (devices) one user may have online at once.", \.maxSessionsPerUser, 1...1000),
         int("max-body-bytes", "Largest message body.", \.maxBodyBytes, 1...(1 << 20)),
         int("max-mentions", "Most user ids one message may mention.", \.maxMentions, 0...10_000),

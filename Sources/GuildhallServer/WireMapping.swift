@@ -127,5 +127,6 @@ extension GHError {
         self.init()
         code = GHErrorCode(rawValue: f.code.rawValue) ?? .internal
         message = f.message
+        retryAfterMs = f.retryAfterMs
     }
 }

@@ -62,6 +62,9 @@ final class TestServer: Sendable {
         s.secret = testSecret
         s.logLevel = "warn"
         s.loops = testLoops
+        // Tests drive sessions far faster than a person: the abuse limits
+        // are off unless a test sets them (RequestLimitsTests do).
+        s.unlimited()
         try tweak(&s)
         current = Locked(s)
         handle = Locked(try ServiceHandle(settings: s, clock: clock.now))

@@ -179,6 +179,15 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// The client logged out.
   case loggedOut // = 9
+
+  /// The session kept making requests over its rate after being refused (RATE_LIMITED errors). Reconnect later, slower.
+  case closedRateLimited // = 10
+
+  /// The node holds as many connections as it may (`max-connections`). Reconnect with backoff, or to another node.
+  case serverFull // = 11
+
+  /// A frame the client started was not completed within the frame deadline.
+  case frameTimeout // = 12
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -197,6 +206,9 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 7: self = .shuttingDown
     case 8: self = .slowConsumer
     case 9: self = .loggedOut
+    case 10: self = .closedRateLimited
+    case 11: self = .serverFull
+    case 12: self = .frameTimeout
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -213,6 +225,9 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .shuttingDown: return 7
     case .slowConsumer: return 8
     case .loggedOut: return 9
+    case .closedRateLimited: return 10
+    case .serverFull: return 11
+    case .frameTimeout: return 12
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -229,6 +244,9 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
     .shuttingDown,
     .slowConsumer,
     .loggedOut,
+    .closedRateLimited,
+    .serverFull,
+    .frameTimeout,
   ]
 
 }
@@ -967,6 +985,9 @@ public nonisolated struct GHError: Sendable {
 
   /// A sentence saying what went wrong and, where possible, what to do.
   public var message: String = String()
+
+  /// With RATE_LIMITED: milliseconds until the same request would be accepted.
+  public var retryAfterMs: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4422,7 +4443,7 @@ nonisolated extension GHErrorCode: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CLOSE_REASON_UNSPECIFIED\0\u{1}REPLACED\0\u{1}LOGIN_TIMEOUT\0\u{1}HEARTBEAT_TIMEOUT\0\u{1}PROTOCOL_ERROR\0\u{1}FRAME_TOO_LARGE\0\u{1}AUTH_FAILED\0\u{1}SHUTTING_DOWN\0\u{1}SLOW_CONSUMER\0\u{1}LOGGED_OUT\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CLOSE_REASON_UNSPECIFIED\0\u{1}REPLACED\0\u{1}LOGIN_TIMEOUT\0\u{1}HEARTBEAT_TIMEOUT\0\u{1}PROTOCOL_ERROR\0\u{1}FRAME_TOO_LARGE\0\u{1}AUTH_FAILED\0\u{1}SHUTTING_DOWN\0\u{1}SLOW_CONSUMER\0\u{1}LOGGED_OUT\0\u{1}CLOSED_RATE_LIMITED\0\u{1}SERVER_FULL\0\u{1}FRAME_TIMEOUT\0")
 }
 
 nonisolated extension GHPermission: SwiftProtobuf._ProtoNameProviding {
@@ -4551,7 +4572,7 @@ nonisolated extension GHFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Error"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}retry_after_ms\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4561,6 +4582,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularEnumField(value: &self.code) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.retryAfterMs) }()
       default: break
       }
     }
@@ -4573,12 +4595,16 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     if !self.message.isEmpty {
       try visitor.visitSingularStringField(value: self.message, fieldNumber: 2)
     }
+    if self.retryAfterMs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.retryAfterMs, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHError, rhs: GHError) -> Bool {
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
+    if lhs.retryAfterMs != rhs.retryAfterMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -97,6 +97,7 @@ final class FanoutFixture: @unchecked Sendable {
         let (serverID, channelID) = try Self.populate(folder: folder, members: members, subscribers: count)
         channel = channelID
         var settings = Settings()
+        settings.unlimited()
         settings.listen = "127.0.0.1:0"
         settings.data = folder
         settings.secret = Self.secret

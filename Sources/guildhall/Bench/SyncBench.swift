@@ -41,6 +41,7 @@ struct SyncBench: AsyncParsableCommand {
         try BenchTargets.populate(folder: folder, members: 2, subscribers: 1, publishers: 0)
         try Self.fillInbox(folder: folder, user: "m0", items: items, bytes: bytes)
         var settings = Settings()
+        settings.unlimited()
         settings.listen = "127.0.0.1:0"
         settings.data = folder
         settings.secret = BenchTargets.secret

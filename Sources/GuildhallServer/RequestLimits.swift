@@ -1,0 +1,84 @@
+// Abuse limits at the gateway (MISSION §9, RELIABILITY §2): requests per
+// second per session by the request table's rate class, failed logins per
+// user and per peer address, and the node's connection cap. The budgets are
+// kept in GuildhallCore (`RequestBudget`, `LoginFailures`); this file holds
+// the rates as the live settings give them, and what the node's gateways
+// share: the count of connections and the failed logins. Those two are the
+// only state loops share outside messages: a connection or a failed login
+// on one loop must count on every loop at once, and each is touched once per
+// connection or login, never per request.
+
+import Glibc
+import GuildhallCore
+import GuildhallLoop
+import Synchronization
+
+/// What every gateway of a node shares.
+final class NodeGuard: Sendable {
+    let connections = ConnectionCount()
+    private let failures = Mutex((users: LoginFailures(), peers: LoginFailures()))
+
+    /// Milliseconds before `user` (when the token names one) and `peer` may fail a login again; 0 when both may.
+    func loginWait(user: UserID?, peer: String, now: UInt64, burst: Int, intervalMs: UInt64) -> UInt64 {
+        failures.withLock { f in
+            max(user.map { f.users.wait($0, now: now, burst: burst, intervalMs: intervalMs) } ?? 0,
+                f.peers.wait(peer, now: now, burst: burst, intervalMs: intervalMs))
+        }
+    }
+
+    func loginFailed(user: UserID?, peer: String, now: UInt64, intervalMs: UInt64) {
+        failures.withLock { f in
+            if let user { f.users.failed(user, now: now, intervalMs: intervalMs) }
+            f.peers.failed(peer, now: now, intervalMs: intervalMs)
+        }
+    }
+}
+
+/// A gateway's limits as its settings give them.
+final class GatewayLimits {
+    let node: NodeGuard
+    private(set) var rates: RequestBudget.Rates
+    /// `max-connections`, kept below the open-file limit (less 64 for the store, listeners and logs).
+    private(set) var connectionCap: Int
+    private let fileLimit: Int
+
+    init(_ settings: Settings, node: NodeGuard) {
+        self.node = node
+        var limit = rlimit()
+        fileLimit = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur < rlim_t(Int.max)
+            ? Int(limit.rlim_cur) - 64 : Int.max
+        rates = Self.rates(settings)
+        connectionCap = min(settings.maxConnections, max(fileLimit, 1))
+    }
+
+    func update(_ settings: Settings) {
+        rates = Self.rates(settings)
+        connectionCap = min(settings.maxConnections, max(fileLimit, 1))
+    }
+
+    private static func rates(_ s: Settings) -> RequestBudget.Rates {
+        var perSecond = Array(repeating: 0, count: RateClass.allCases.count)
+        for c in RateClass.allCases {
+            perSecond[c.index] = switch c {
+            case .session: s.rateSession
+            case .query: s.rateQueries
+            case .change: s.rateChanges
+            case .message: s.rateMessages
+            case .typing: s.rateTyping
+            }
+        }
+        return RequestBudget.Rates(perSecond)
+    }
+}
+
+extension RateClass {
+    var index: Int {
+        switch self {
+        case .session: 0
+        case .query: 1
+        case .change: 2
+        case .message: 3
+        case .typing: 4
+        }
+    }
+}
