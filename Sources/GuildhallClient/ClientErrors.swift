@@ -7,13 +7,18 @@ import GuildhallWire
 public struct GuildhallError: Error, Sendable, Equatable, CustomStringConvertible {
     public let code: GHErrorCode
     public let message: String
+    /// With `.rateLimited`: milliseconds until the request would be accepted.
+    public var retryAfterMs: UInt32 = 0
 
     public init(code: GHErrorCode, message: String) {
         self.code = code
         self.message = message
     }
 
-    init(_ e: GHError) { self.init(code: e.code, message: e.message) }
+    init(_ e: GHError) {
+        self.init(code: e.code, message: e.message)
+        retryAfterMs = e.retryAfterMs
+    }
 
     public var description: String { "\(code.rawValue) \(message)" }
 }

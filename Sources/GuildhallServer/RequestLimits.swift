@@ -17,19 +17,24 @@ import Synchronization
 final class NodeGuard: Sendable {
     let connections = ConnectionCount()
     private let failures = Mutex((users: LoginFailures(), peers: LoginFailures()))
+    /// An address gets ten times a user's budget, refilled ten times as
+    /// fast: one account guessed at from one address is held to the user's
+    /// budget, while the address's other users (a shared NAT) still get in
+    /// unless it tries many accounts.
+    static let addressFactor = 10
 
     /// Milliseconds before `user` (when the token names one) and `peer` may fail a login again; 0 when both may.
     func loginWait(user: UserID?, peer: String, now: UInt64, burst: Int, intervalMs: UInt64) -> UInt64 {
         failures.withLock { f in
             max(user.map { f.users.wait($0, now: now, burst: burst, intervalMs: intervalMs) } ?? 0,
-                f.peers.wait(peer, now: now, burst: burst, intervalMs: intervalMs))
+                f.peers.wait(peer, now: now, burst: burst * Self.addressFactor, intervalMs: intervalMs / UInt64(Self.addressFactor)))
         }
     }
 
     func loginFailed(user: UserID?, peer: String, now: UInt64, intervalMs: UInt64) {
         failures.withLock { f in
             if let user { f.users.failed(user, now: now, intervalMs: intervalMs) }
-            f.peers.failed(peer, now: now, intervalMs: intervalMs)
+            f.peers.failed(peer, now: now, intervalMs: intervalMs / UInt64(Self.addressFactor))
         }
     }
 }

@@ -155,7 +155,7 @@ extension Settings {
         live(int("rate-typing", "Typing requests per second per session, bursts of twice as many. 0: no limit.", \.rateTyping, 0...100_000)),
         live(int("rate-strikes", "Requests refused for rate within 10 s after which the session is closed with RATE_LIMITED.",
                  \.rateStrikes, 1...1_000_000)),
-        live(int("login-failures-burst", "Failed logins a user, and a peer address, may have at once; then one per login-failure-interval-ms (the rest: 429, not checked).",
+        live(int("login-failures-burst", "Failed logins a user may have at once, then one per login-failure-interval-ms (the rest: 429, not checked); a peer address ten times as many, ten times as often.",
                  \.loginFailuresBurst, 1...1_000_000)),
         live(int("login-failure-interval-ms", "See login-failures-burst; 0: failed logins are not limited.", \.loginFailureIntervalMs, 0...3_600_000)),
         int("max-sessions-per-user", "Sessions (devices) one user may have online at once.", \.maxSessionsPerUser, 1...1000),

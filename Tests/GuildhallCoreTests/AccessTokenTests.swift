@@ -52,4 +52,20 @@ import Testing
         let token = AccessToken(user: "émile.o'neil@example.com", device: "d-1", expiry: 10).signed(with: secret)
         #expect(try AccessToken.verify(token, secret: secret, nowSeconds: 1).user == "émile.o'neil@example.com")
     }
+
+    /// One spelling per token: a sign or leading zero in the expiry, padding
+    /// or non-canonical base64 are refused even when the MAC matches.
+    @Test func onlyTheCanonicalSpellingOfATokenVerifies() throws {
+        let token = AccessToken(user: "alice", device: "phone", expiry: 2_000).signed(with: secret)
+        let parts = token.split(separator: ".").map(String.init)
+        #expect(try AccessToken.verify(token, secret: secret, nowSeconds: 1_000).user == "alice")
+        var variants: [[String]] = []
+        for expiry in ["+2000", "02000", " 2000"] { variants.append([parts[0], parts[1], parts[2], expiry, parts[4]]) }
+        variants.append([parts[0], parts[1], parts[2], parts[3], parts[4] + "="])
+        variants.append([parts[0], parts[1] + "=", parts[2], parts[3], parts[4]])
+        for v in variants {
+            #expect(throws: Failure.self, "\(v)") { try AccessToken.verify(v.joined(separator: "."), secret: secret, nowSeconds: 1_000) }
+        }
+        #expect(AccessToken.claimedUser(token) == "alice")
+    }
 }

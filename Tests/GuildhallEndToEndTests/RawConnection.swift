@@ -12,9 +12,19 @@ final class RawConnection {
     private(set) var lastEventSeq: UInt64 = 0
 
     /// `receiveBuffer`: a small kernel receive buffer, so that a reader that stops reading backs up the server quickly.
-    init(port: Int, receiveBuffer: Int32? = nil) throws {
+    /// `from`: a loopback source address (127.0.0.2…), to come from another peer address.
+    init(port: Int, receiveBuffer: Int32? = nil, from source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { throw WaitTimeout(what: "bind \(source)") }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
