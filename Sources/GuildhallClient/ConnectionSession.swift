@@ -163,6 +163,9 @@ final class ConnectionSession {
                 }
             }
         case .directReceipt(let d)?: dispatchDirectReceipt(d)
+        case .messageUpdate(let u)?:
+            let unread: GHUnreadInfo? = e.hasUnread ? e.unread : nil
+            client.notify { $0.onMessageUpdated(u, unread: unread) }
         case .syncCompleted?: client.notify { $0.onOfflineMessageSyncCompleted() }
         case .resumed(let r)?: client.notify { $0.onResumed(replayed: Int(r.replayed)) }
         case .closed(let c)?:

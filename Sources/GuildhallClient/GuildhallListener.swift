@@ -55,6 +55,10 @@ public protocol GuildhallListener: AnyObject, Sendable {
     func onConversationRead(from peer: String, conversationID: UInt64)
     /// A change to a server, channel or membership.
     func onSystemNotification(_ notification: GHSystemNotification)
+    /// A message this session received was recalled, edited, deleted or
+    /// reacted to; `update.message` is its state now. For a channel message,
+    /// `unread` is the recipient's unread info after it (a recall or delete lowers the count).
+    func onMessageUpdated(_ update: GHMessageUpdate, unread: GHUnreadInfo?)
     /// The server closed the session and said why.
     func onSessionClosed(_ reason: GHCloseReason, message: String)
     /// Connection state changes, including reconnects.
@@ -66,6 +70,7 @@ extension GuildhallListener {
     public func onMessage(_ message: GHChannelMessage, unread: GHUnreadInfo?) { onMessage(message) }
     public func onMessage(_ message: GHChannelMessage, left: Int, offline: Bool, hasPackage: Bool) {}
     public func onOfflineMessageSyncCompleted() {}
+    public func onMessageUpdated(_ update: GHMessageUpdate, unread: GHUnreadInfo?) {}
     public func onResumed(replayed: Int) {}
     public func onReceivedStatusChanged(_ statuses: [GHReceivedStatus]) {}
     public func onUnreadChanged(_ info: GHUnreadInfo) {}

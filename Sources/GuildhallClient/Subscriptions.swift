@@ -93,10 +93,12 @@ extension GuildhallClient {
     }
 
     /// Marks a channel read up to `seq` (0: everything); returns the new unread info.
-    public func markRead(_ channel: UInt64, upTo seq: UInt64 = 0) async throws -> GHUnreadInfo {
+    /// `time` instead of `seq`: everything sent at or before it (ms) is read.
+    public func markRead(_ channel: UInt64, upTo seq: UInt64 = 0, time: UInt64 = 0) async throws -> GHUnreadInfo {
         var r = GHMarkRead()
         r.channelID = channel
         r.seq = seq
+        r.time = time
         let result = try await call(.markRead(r))
         guard case .unread(let info) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
         return info

@@ -275,6 +275,9 @@ public struct Directory: Sendable {
         return (c, seq, max(now, c.lastMessageTime))
     }
 
+    /// A recalled or deleted message stops counting as unread and as a mention.
+    public mutating func messageRemoved(_ id: ChannelID, seq: UInt64) { channels[id]?.removed.insert(seq) }
+
     /// Makes a committed message visible in its channel's tail.
     public mutating func messageCommitted(_ id: ChannelID, seq: UInt64, time: UInt64) {
         guard let c = channels[id] else { return }

@@ -38,16 +38,24 @@ public struct PositionState: Sendable, Equatable {
         self.mentions = mentions
     }
 
+    /// Messages after `readSeq` that are still there: the removed ones do not count.
+    @inline(__always)
+    static func unreadCount(_ channel: ChannelRecord, after readSeq: UInt64) -> UInt64 {
+        guard channel.lastSeq > readSeq else { return 0 }
+        let all = channel.lastSeq - readSeq
+        return channel.removed.isEmpty ? all : all - min(all, channel.removed.count(after: readSeq))
+    }
+
     /// The user's unread numbers in `channel`, as `ReadPositions.unread` counts them.
     public func unread(in channel: ChannelRecord, now: UInt64, displayCap: UInt64, mentionWindowMs: UInt64) -> UnreadState {
         let readSeq = position.readSeq
         var mentioned: UInt64 = 0
         if !mentions.isEmpty {
             let floor = now > mentionWindowMs ? now - mentionWindowMs : 0
-            for m in mentions where m.seq > readSeq && m.time >= floor { mentioned += 1 }
+            for m in mentions where m.seq > readSeq && m.time >= floor && !channel.removed.contains(m.seq) { mentioned += 1 }
         }
         return UnreadState(serverID: channel.serverID, channelID: channel.id,
-                           unreadCount: channel.lastSeq > readSeq ? channel.lastSeq - readSeq : 0,
+                           unreadCount: Self.unreadCount(channel, after: readSeq),
                            maxCount: displayCap, mentionedCount: mentioned, ackTimestamp: position.ackTime,
                            lastMsgTime: channel.lastMessageTime, lastSeq: channel.lastSeq, readSeq: readSeq)
     }
@@ -155,9 +163,11 @@ public struct ReadPositions: Sendable {
         let p = positions[key] ?? ReadPosition()
         let floor = now > mentionWindowMs ? now - mentionWindowMs : 0
         // Most channels have no pending mentions at all: skip the second lookup then.
-        let mentioned = mentions.isEmpty ? 0 : mentions[key]?.reduce(0) { $0 + ($1.seq > p.readSeq && $1.time >= floor ? 1 : 0) } ?? 0
+        let mentioned = mentions.isEmpty ? 0 : mentions[key]?.reduce(0) {
+            $0 + ($1.seq > p.readSeq && $1.time >= floor && !channel.removed.contains($1.seq) ? 1 : 0)
+        } ?? 0
         return UnreadState(serverID: channel.serverID, channelID: channel.id,
-                           unreadCount: channel.lastSeq > p.readSeq ? channel.lastSeq - p.readSeq : 0,
+                           unreadCount: PositionState.unreadCount(channel, after: p.readSeq),
                            maxCount: displayCap, mentionedCount: UInt64(mentioned), ackTimestamp: p.ackTime,
                            lastMsgTime: channel.lastMessageTime, lastSeq: channel.lastSeq, readSeq: p.readSeq)
     }

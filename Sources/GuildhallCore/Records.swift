@@ -40,6 +40,8 @@ public struct ChannelRecord: Sendable, Equatable {
     public var lastSeq: UInt64 = 0
     /// Sent time of the newest message.
     public var lastMessageTime: UInt64 = 0
+    /// Seqs recalled or deleted, which unread counts leave out.
+    public var removed = RemovedSeqs()
 
     public init(id: ChannelID, serverID: ServerID, name: String, topic: String, custom: String, createdAt: UInt64,
                 guestVisibility: GuestVisibility = .followServer) {
@@ -114,6 +116,12 @@ public struct MessageRecord: Sendable, Equatable {
     public var mentionAll: Bool
     public var needReceipt: Bool
     public var clientID: String
+    /// The message this one replies to, if any.
+    public var reply: ReplyRef?
+    /// The thread this one belongs to (its root's UID), or 0.
+    public var threadRoot: MessageUID = 0
+    /// What happened to it since (as stored; reactions as one viewer sees them).
+    public var changes = MessageChanges()
 
     public init(uid: MessageUID, serverID: ServerID, channelID: ChannelID, seq: UInt64, sender: UserID, sentTime: UInt64,
                 content: MessageContent, mentions: [UserID], mentionAll: Bool, needReceipt: Bool, clientID: String) {

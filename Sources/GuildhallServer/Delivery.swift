@@ -20,7 +20,11 @@ extension Home {
     /// unread events instead of the message.
     /// `message` is `record`'s ChannelMessage bytes, already encoded for the sender's answer.
     /// `mentionOrds`: the inbox ord of each mentioned member's copy.
-    func fanOut(_ record: MessageRecord, encoded message: [UInt8], from sender: HomeSession?, mentionOrds: [UserID: UInt64] = [:]) {
+    /// `update`: the bytes are a MessageUpdate about `record` (MessageOperations.swift), for the same recipients;
+    /// unread subscribers hear of it only when `unreadMoved`.
+    func fanOut(_ record: MessageRecord, encoded message: [UInt8], from sender: HomeSession?, mentionOrds: [UserID: UInt64] = [:],
+                update: Bool = false, unreadMoved: Bool = true) {
+        let field = update ? WireField.Event.messageUpdate : WireField.Event.message
         guard let channel = directory.channel(record.channelID) else { return }
         // Framed once, at the first recipient: a message nobody receives live costs nothing more.
         var encoded: SharedBytes?
@@ -29,7 +33,7 @@ extension Home {
             let header = MessageWire.UnreadHeader(serverID: channel.serverID, channelID: channel.id,
                                                     maxCount: UInt64(settings.unreadDisplayCap),
                                                     lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
-            let bytes = SharedBytes(MessageWire.event(message: message, unread: header))
+            let bytes = SharedBytes(MessageWire.event(message: message, unread: header, field: field))
             encoded = bytes
             return bytes
         }
@@ -79,17 +83,17 @@ extension Home {
                     deliver(s, payload())
                 }
             }
-            for key in book.holders(.channelUnreadCount, target) {
+            for key in book.holders(.channelUnreadCount, target) where unreadMoved {
                 if let s = session(key), s.deliveryMark != mark, s.user != record.sender { owe(.info, channel.id, to: s) }
             }
-            for key in book.holders(.channelUnreadStatus, target) {
+            for key in book.holders(.channelUnreadStatus, target) where unreadMoved {
                 if let s = session(key), s.deliveryMark != mark, s.user != record.sender { owe(.status, channel.id, to: s) }
             }
         }
         if directory.guestVisible(channel) {
             let guests = book.holders(.guestChannel, SubscriptionTarget(server: channel.serverID, channel: channel.id))
             if !guests.isEmpty {
-                let guestPayload = SharedBytes(MessageWire.event(message: message))
+                let guestPayload = SharedBytes(MessageWire.event(message: message, field: field))
                 for key in guests {
                     guard let s = session(key), s.deliveryMark != mark else { continue }
                     s.deliveryMark = mark

@@ -90,7 +90,7 @@ extension UserHome {
     // MARK: Sending
 
     /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
-    func sendDirectMessage(_ r: GHSendDirectMessage, id: UInt64, from s: HomeSession, checkResend: Bool = true) {
+    func sendDirectMessage(_ r: GHSendDirectMessage, id: UInt64, from s: HomeSession, checkResend: Bool = true, references: References? = nil) {
         attempt(id, s) { () throws(Failure) in
             let content = try r.body.domain()
             try Validation.message(content: content, mentions: [], clientID: r.clientID,
@@ -99,15 +99,23 @@ extension UserHome {
                                              otherwise: { self.sendDirectMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
             var (c, conversationWrite) = try conversation(with: r.peerID, for: s.user, now: now)
+            if references == nil, r.replyTo != 0 || r.threadRoot != 0 {
+                return home.messageOperations.references(r.replyTo, r.threadRoot, in: c.id, id: id, for: s) { found in
+                    self.sendDirectMessage(r, id: id, from: s, checkResend: false, references: found)
+                }
+            }
             let (seq, time) = c.append(now: now)
             directs[c.id] = c
-            let record = MessageRecord(uid: home.ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
+            var record = MessageRecord(uid: home.ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
                                        content: content, mentions: [], mentionAll: false, needReceipt: false, clientID: r.clientID)
+            var threadWrites: [StoreWrite] = []
+            if let references { record.refer(references, writes: &threadWrites) }
+            let writes: [StoreWrite] = [conversationWrite, .message(record)] + threadWrites
             if !r.clientID.isEmpty { home.recentSends.sending(sender: s.user, clientID: r.clientID) }
             // The recipient's copy is the stored message, addressed to them.
             let peer = c.peer(of: s.user)
             let copy = EventCopy(.message(directMessage(record, for: peer)))
-            var effects = Effects(writes: [conversationWrite, .message(record)],
+            var effects = Effects(writes: writes,
                                   addressed: [AddressedItem(user: peer, stored: .message(record.uid), live: .push(copy))])
             effects.apply = { _ in
                 let waiters = self.home.resendsSettled(record, ok: true)

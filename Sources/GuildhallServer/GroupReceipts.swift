@@ -78,6 +78,7 @@ extension GroupReceipts {
                     throw Failure.notFound("message \(r.messageUid) not found")
                 }
                 guard m.sender == s.user else { throw Failure.forbidden("only the sender of message \(m.uid) may ask for read receipts on it") }
+                if m.changes.removal != nil { throw Failure.conflict("message \(m.uid) was removed: it takes no receipt request") }
                 try home.requirePermission(.requestReceipts, at: .channel(c.id), for: s)
                 if receipts.isRequested(m.uid) || requestsInFlight.contains(m.uid) {
                     answerReceipts([m.uid], id: id, to: s)
@@ -141,6 +142,7 @@ extension GroupReceipts {
             guard m.channelID == channel.id else {
                 throw Failure.badRequest("message \(uid) belongs to channel \(m.channelID), not \(channel.id): one response holds messages of one channel")
             }
+            if m.changes.removal != nil { throw Failure.conflict("message \(uid) was removed: it takes no more receipt responses") }
         }
         let now = now()
         let cutoff = now >= receiptWindowMs ? now - receiptWindowMs : 0
@@ -260,6 +262,7 @@ extension GroupReceipts {
         guard let place = receipts.place(of: uid), let book = receipts.channel(place.channel), let request = book.request(at: place.seq),
               let channel = directory.channel(place.channel), directory.canView(user, channel) else { return info }
         info.requested = true
+        info.removed = channel.removed.contains(place.seq)
         let visible = settings.receiptCountVisibility == "all" || request.requester == user
         info.readerCount = visible ? UInt32(book.readerCount(of: place.seq)) : 0
         info.countHidden = !visible

@@ -46,6 +46,7 @@ final class Home {
     var runner: EffectRunner!
     /// Group read receipts of the loop's channels.
     private(set) var groupReceipts: GroupReceipts!
+    private(set) var messageOperations: MessageOperations!
     /// Per-user state: direct conversations, received status, offline sync and cursors.
     private(set) var userHome: UserHome!
     var positionTimer: LoopTimer!
@@ -84,6 +85,7 @@ final class Home {
         runner = EffectRunner(store: store, lane: index, map: map, registry: registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(home: self)
+        messageOperations = MessageOperations(home: self)
         for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { groupReceipts.receipts.addRequest(r, in: channel) }
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { groupReceipts.receipts.load(a, in: channel) }
         userHome = UserHome(home: self)

@@ -164,6 +164,12 @@ final class HomeRoutes {
         case .sendMessage(let r): return home(ofChannel: r.channelID, for: s)
         // A conversation's id is not a channel's: every home looks for it.
         case .getHistory(let r): return channels[r.channelID].map { map.home(guild: $0) }
+        case .recallMessage(let r): return channels[r.channelID].map { map.home(guild: $0) }
+        case .editMessage(let r): return channels[r.channelID].map { map.home(guild: $0) }
+        case .deleteMessage(let r): return channels[r.channelID].map { map.home(guild: $0) }
+        case .addReaction(let r): return channels[r.channelID].map { map.home(guild: $0) }
+        case .removeReaction(let r): return channels[r.channelID].map { map.home(guild: $0) }
+        case .getThread(let r): return channels[r.channelID].map { map.home(guild: $0) }
         case .getUnread(let r): return oneHome(r.channelIds.map { channels[$0].map { map.home(guild: $0) } })
         case .subscribe(let r): return oneHome(r.targets.map { map.home(guild: $0.serverID) })
         case .openConversation(let r): return map.home(conversationOf: s.user, r.peerID)

@@ -18,14 +18,24 @@ extension Home {
             let now = now()
             try requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s)
             if r.needReceipt, let c = directory.channel(r.channelID) { try groupReceipts.checkReceiptsAllowed(in: c.serverID, by: s.user) }
+            if r.references == nil, r.replyTo != 0 || r.threadRoot != 0 {
+                // The messages it refers to are read first; then the send goes on as any other.
+                return messageOperations.references(r.replyTo, r.threadRoot, in: r.channelID, id: id, for: s) { found in
+                    var resolved = r
+                    resolved.references = found
+                    self.sendMessage(resolved, id: id, from: s, checkResend: false)
+                }
+            }
             let (channel, seq, time) = try directory.appendMessage(to: r.channelID, by: s.user, now: now)
-            let record = MessageRecord(uid: ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
+            var record = MessageRecord(uid: ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
                                        mentionAll: r.mentionAll, needReceipt: r.needReceipt, clientID: r.clientID)
             if !r.clientID.isEmpty { recentSends.sending(sender: s.user, clientID: r.clientID) }
             // A mention by id is addressed to the member: it goes to their
             // inbox too (offline sync); live, the fan-out carries its cursor.
-            var effects = Effects(writes: [.message(record)])
+            var threadWrites: [StoreWrite] = []
+            if let refs = r.references { record.refer(refs, writes: &threadWrites) }
+            var effects = Effects(writes: [.message(record)] + threadWrites)
             var mentioned = Set<UserID>()
             for user in r.mentions where user != s.user && directory.canView(user, channel) && mentioned.insert(user).inserted {
                 effects.addressed.append(AddressedItem(user: user, stored: .message(record.uid), live: .elsewhere))
@@ -127,20 +137,45 @@ extension Home {
 
     func getHistory(_ r: GHGetHistory, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            if let c = userHome.directs[r.channelID] {
-                // Answered as for any id that names nothing.
-                guard c.includes(s.user) else { throw Failure.notFound("channel \(r.channelID) not found") }
-            } else {
-                _ = try readableChannel(r.channelID, for: s)
-            }
-            let limit = r.limit == 0 ? Limits.defaultPageSize : Int(r.limit)
-            guard limit <= Limits.maxPageSize else {
-                throw Failure(.limitReached, "page size \(limit) is over the limit of \(Limits.maxPageSize)")
-            }
-            read(.history(channel: r.channelID, anchor: r.seq, after: r.direction == .after, limit: limit)) { result in
-                self.answer(result, id: id, to: s)
+            try readableConversation(r.channelID, for: s)
+            let limit = try pageSize(r.limit)
+            let after = r.direction == .after
+            let request: ReadRequest = r.time != 0
+                ? .historyAtTime(channel: r.channelID, time: r.time, after: after, limit: limit, viewer: s.user)
+                : .history(channel: r.channelID, anchor: r.seq, after: after, limit: limit, viewer: s.user)
+            read(request) { result in self.answer(result, id: id, to: s) }
+        }
+    }
+
+    /// A thread's replies, oldest first.
+    func getThread(_ r: GHGetThread, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            try readableConversation(r.channelID, for: s)
+            let limit = try pageSize(r.limit)
+            read(.messages(uids: [r.rootUid])) { root in
+                guard root.error == nil, let m = root.messages.first, m.channelID == r.channelID else {
+                    return s.fail(id, root.error != nil ? Failure(.unavailable, "storage is unavailable; retry later")
+                                                        : MessageOperations.notFound(r.rootUid))
+                }
+                self.read(.thread(root: m.uid, after: r.afterSeq, limit: limit, viewer: s.user)) { result in self.answer(result, id: id, to: s) }
             }
         }
+    }
+
+    /// Throws unless `id` is a channel the session may read or a conversation of its user (404 alike otherwise).
+    private func readableConversation(_ id: UInt64, for s: HomeSession) throws(Failure) {
+        if let c = userHome.directs[id] {
+            // Answered as for any id that names nothing.
+            guard c.includes(s.user) else { throw Failure.notFound("channel \(id) not found") }
+        } else {
+            _ = try readableChannel(id, for: s)
+        }
+    }
+
+    private func pageSize(_ asked: UInt32) throws(Failure) -> Int {
+        let limit = asked == 0 ? Limits.defaultPageSize : Int(asked)
+        guard limit <= Limits.maxPageSize else { throw Failure(.limitReached, "page size \(limit) is over the limit of \(Limits.maxPageSize)") }
+        return limit
     }
 
     func getMessages(_ r: GHGetMessages, id: UInt64, from s: HomeSession) {
@@ -148,7 +183,7 @@ extension Home {
             s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) UIDs per request"))
             return
         }
-        read(.messages(uids: r.uids)) { result in self.answer(result, id: id, to: s) }
+        read(.messages(uids: r.uids, viewer: s.user)) { result in self.answer(result, id: id, to: s) }
     }
 
     /// Answers a read, keeping only messages of channels the user can read now.

@@ -81,6 +81,10 @@ extension GHRequest.OneOf_Body {
             RequestRule(place: .guildHome, rate: .change, phase: .loggedIn, needs: .manageRoles)
         case .sendMessage: RequestRule(place: .guildHome, rate: .message, phase: .loggedIn, needs: .sendMessages)
         case .requestReceipt, .respondReceipts: RequestRule(place: .guildHome, rate: .message, phase: .loggedIn)
+        // Who may is decided per message (sender, window, RECALL_OTHERS, DELETE_OTHERS): MessageOperations.
+        case .recallMessage, .editMessage, .deleteMessage, .addReaction, .removeReaction:
+            RequestRule(place: .guildHome, rate: .message, phase: .loggedIn)
+        case .getThread: RequestRule(place: .guildHome, rate: .query, phase: .loggedIn)
         case .sendTyping: RequestRule(place: .guildHome, rate: .typing, phase: .loggedIn, needs: .sendMessages)
         case .listConversations, .getSentStatus, .getReceivedStatus: RequestRule(place: .userHome, rate: .query, phase: .loggedIn)
         case .openConversation, .setReceivedStatus, .markDelivered, .sendReadReceipt, .ackMessageRead, .ackConversationRead:

@@ -67,6 +67,12 @@ extension Home {
         case .setPermissionOverride(let r): directoryRequests.setPermissionOverride(r, id: id, from: s)
         case .listRoles(let r): directoryRequests.listRoles(r, id: id, from: s)
         case .getPermissions(let r): directoryRequests.getPermissions(r, id: id, from: s)
+        case .recallMessage(let r): messageOperations.recall(r, id: id, from: s)
+        case .editMessage(let r): messageOperations.edit(r, id: id, from: s)
+        case .deleteMessage(let r): messageOperations.delete(r, id: id, from: s)
+        case .addReaction(let r): messageOperations.addReaction(r, id: id, from: s)
+        case .removeReaction(let r): messageOperations.removeReaction(r, id: id, from: s)
+        case .getThread(let r): getThread(r, id: id, from: s)
         }
     }
 

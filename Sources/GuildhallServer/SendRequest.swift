@@ -14,6 +14,16 @@ struct SendRequest {
     var mentionAll = false
     var needReceipt = false
     var clientID = ""
+    var replyTo: MessageUID = 0
+    var threadRoot: MessageUID = 0
+    /// What `replyTo` and `threadRoot` were found to be (`MessageOperations.references`), once read.
+    var references: References?
+}
+
+/// A reply's quote and the thread a message joins, checked against the stored messages.
+struct References {
+    var reply: ReplyRef?
+    var threadRoot: MessageUID = 0
 }
 
 extension SendRequest {
@@ -33,6 +43,8 @@ extension SendRequest {
         mentionAll = r.mentionAll
         needReceipt = r.needReceipt
         clientID = r.clientID
+        replyTo = r.replyTo
+        threadRoot = r.threadRoot
     }
 
     init(_ p: PlainSend) {
@@ -69,7 +81,11 @@ extension MessageContent {
 extension MessageRecord {
     /// The committed message's ChannelMessage bytes, for its answer and live event.
     var encoded: [UInt8] {
-        MessageWire.channelMessage(WireMessage(uid: uid, serverID: serverID, channelID: channelID, seq: seq, senderID: sender,
+        // Replies and thread messages carry fields the hand-written encoder leaves to the generated one.
+        if reply != nil || threadRoot != 0 || changes != MessageChanges() {
+            return (try? GHChannelMessage(self).serializedBytes()) ?? []
+        }
+        return MessageWire.channelMessage(WireMessage(uid: uid, serverID: serverID, channelID: channelID, seq: seq, senderID: sender,
                                                sentTime: sentTime, body: content.wire, mentions: mentions, mentionAll: mentionAll,
                                                needReceipt: needReceipt, clientID: clientID))
     }

@@ -34,6 +34,9 @@ public struct Settings: Sendable, Equatable {
     public var rateStrikes = 50
     public var loginFailuresBurst = 3
     public var loginFailureIntervalMs = 6_000
+    public var recallWindowSeconds = 120
+    public var reactionTypesPerMessage = 20
+    public var reactionsPerUserPerMessage = 10
     public var maxSessionsPerUser = 10
     public var maxBodyBytes = Limits.maxBodyBytes
     public var maxMentions = Limits.maxMentions
@@ -157,6 +160,10 @@ extension Settings {
                  \.rateStrikes, 1...1_000_000)),
         live(int("login-failures-burst", "Failed logins a user may have at once, then one per login-failure-interval-ms (the rest: 429, not checked); a peer address ten times as many, ten times as often.",
                  \.loginFailuresBurst, 1...1_000_000)),
+        live(int("recall-window-seconds", "How long after sending a sender may recall a message (RECALL_OTHERS may at any time).",
+                 \.recallWindowSeconds, 0...31_536_000)),
+        live(int("reaction-types-per-message", "Most quick-comment types one message may carry.", \.reactionTypesPerMessage, 1...10_000)),
+        live(int("reactions-per-user-per-message", "Most quick comments one user may put on one message.", \.reactionsPerUserPerMessage, 1...10_000)),
         live(int("login-failure-interval-ms", "See login-failures-burst; 0: failed logins are not limited.", \.loginFailureIntervalMs, 0...3_600_000)),
         int("max-sessions-per-user", "Sessions (devices) one user may have online at once.", \.maxSessionsPerUser, 1...1000),
         int("max-body-bytes", "Largest message body.", \.maxBodyBytes, 1...(1 << 20)),

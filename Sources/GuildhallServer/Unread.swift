@@ -41,6 +41,17 @@ extension Reading {
                 throw Failure.forbidden("guests have no read positions")
             }
             let c = try directory.readableChannel(r.channelID, by: s.user)
+            if r.time != 0 {
+                // By time: the last seq sent at or before it is read first, then it is a mark by seq.
+                return read(.seqAtTime(channel: c.id, time: r.time)) { result in
+                    guard result.error == nil else { return s.fail(id, Failure(.unavailable, "storage is unavailable; retry later")) }
+                    var bySeq = r
+                    bySeq.time = 0
+                    bySeq.seq = result.count
+                    if result.count == 0 { return s.respond(id, .unread(self.home.info(self.home.unread(s.user, c, now: self.now())))) }
+                    self.markRead(bySeq, id: id, from: s)
+                }
+            }
             let now = now()
             let seq = r.seq == 0 ? c.lastSeq : min(r.seq, c.lastSeq)
             home.positions.markRead(s.user, c.id, upTo: seq, now: now)

@@ -96,6 +96,29 @@ extension GHChannelMessage {
             receipt.messageUid = r.uid
             receipt.requested = true
         }
+        if let reply = r.reply {
+            replyTo.messageUid = reply.uid
+            replyTo.senderID = reply.sender
+            replyTo.excerpt = reply.excerpt
+        }
+        threadRoot = r.threadRoot
+        let c = r.changes
+        threadReplyCount = c.threadReplies
+        threadLastReplyTime = c.threadLastReply
+        editedTime = c.editedTime
+        editCount = c.editCount
+        if let removal = c.removal {
+            self.removal.kind = GHRemovalKind(rawValue: removal.kind.rawValue) ?? .unspecified
+            self.removal.by = removal.by
+            self.removal.time = removal.time
+        }
+        reactions = c.reactions.map { rc in
+            var g = GHReactionCount()
+            g.type = rc.type
+            g.count = rc.count
+            g.mine = rc.mine
+            return g
+        }
     }
 }
 

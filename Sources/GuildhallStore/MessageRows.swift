@@ -7,6 +7,12 @@ enum MessageRows {
     static let columns = "uid, server_id, channel_id, seq, sender, sent_time, kind, text, custom_type, payload, mentions, mention_all, need_receipt, client_id"
 
     static let insertSQL = "INSERT INTO messages(\(columns)) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    /// A reply or a thread's message: the plain insert plus its references (kept apart so plain sends bind no more).
+    static let insertReferringSQL =
+        "INSERT INTO messages(\(columns), reply_to, reply_sender, reply_excerpt, thread_root) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    /// What reads select: the columns above, then what happened to the message since.
+    static let readColumns = columns + ", reply_to, reply_sender, reply_excerpt, thread_root, thread_replies, thread_last, "
+        + "edited_time, edit_count, removed, removed_by, removed_time"
 
     static func bind(_ m: MessageRecord, to s: Statement) {
         s.bind(1, m.uid)
@@ -25,6 +31,26 @@ enum MessageRows {
         s.bind(12, m.mentionAll)
         s.bind(13, m.needReceipt)
         s.bind(14, m.clientID)
+        guard m.reply != nil || m.threadRoot != 0 else { return }
+        s.bind(15, m.reply?.uid ?? 0)
+        s.bind(16, m.reply?.sender ?? "")
+        s.bind(17, m.reply?.excerpt ?? "")
+        s.bind(18, m.threadRoot)
+    }
+
+    /// Reads a row selected with `readColumns` in that order.
+    static func readAll(_ s: Statement) -> MessageRecord {
+        var m = read(s)
+        if s.uint(14) != 0 { m.reply = ReplyRef(uid: s.uint(14), sender: s.text(15), excerpt: s.text(16)) }
+        m.threadRoot = s.uint(17)
+        m.changes.threadReplies = UInt32(clamping: s.uint(18))
+        m.changes.threadLastReply = s.uint(19)
+        m.changes.editedTime = s.uint(20)
+        m.changes.editCount = UInt32(clamping: s.uint(21))
+        if let kind = RemovalKind(rawValue: Int(s.int(22))) {
+            m.changes.removal = Removal(kind: kind, by: s.text(23), time: s.uint(24))
+        }
+        return m
     }
 
     /// Reads a row selected with `columns` in that order.

@@ -161,6 +161,31 @@ enum Schema {
         INSERT INTO roles SELECT id, 1, 'admin', 1, 8134, 0, created_at FROM servers;
         UPDATE members SET roles = '1', role = 1 WHERE role = 2;
         """,
+        // 7: message operations. A reply keeps its quote; a thread root its
+        // reply count; a recalled or deleted message keeps its row (the body
+        // emptied) as a tombstone, so seqs stay without holes; reactions
+        // are a row per user, message and type.
+        """
+        ALTER TABLE messages ADD COLUMN reply_to INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN reply_sender TEXT NOT NULL DEFAULT '';
+        ALTER TABLE messages ADD COLUMN reply_excerpt TEXT NOT NULL DEFAULT '';
+        ALTER TABLE messages ADD COLUMN thread_root INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN thread_replies INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN thread_last INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN edited_time INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN edit_count INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN removed INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN removed_by TEXT NOT NULL DEFAULT '';
+        ALTER TABLE messages ADD COLUMN removed_time INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX messages_by_thread ON messages(thread_root, seq) WHERE thread_root != 0;
+        CREATE INDEX messages_removed ON messages(channel_id, seq) WHERE removed != 0;
+        CREATE TABLE reactions(
+            message_uid INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            type INTEGER NOT NULL,
+            time INTEGER NOT NULL,
+            PRIMARY KEY(message_uid, user_id, type)) WITHOUT ROWID;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

@@ -122,6 +122,9 @@ public final class Store: Sendable {
         while try s.step() {
             snap.invites.append(InviteRecord(serverID: s.uint(0), userID: s.text(1), inviter: s.text(2), createdAt: s.uint(3)))
         }
+        var removed: [ChannelID: [UInt64]] = [:]
+        s = try db.prepare("SELECT channel_id, seq FROM messages WHERE removed != 0 AND server_id != 0", persistent: false)
+        while try s.step() { removed[s.uint(0), default: []].append(s.uint(1)) }
         s = try db.prepare("SELECT id, server_id, name, topic, custom, created_at, guest_visibility FROM channels", persistent: false)
         let tail = try db.prepare("SELECT seq, sent_time FROM messages WHERE channel_id = ? ORDER BY seq DESC LIMIT 1", persistent: false)
         while try s.step() {
@@ -133,6 +136,7 @@ public final class Store: Sendable {
                 c.lastMessageTime = tail.uint(1)
             }
             tail.reset()
+            if let seqs = removed[c.id] { c.removed = RemovedSeqs(seqs) }
             snap.channels.append(c)
         }
         s = try db.prepare("SELECT message_uid, channel_id, seq, requester, sent_time FROM receipt_requests", persistent: false)

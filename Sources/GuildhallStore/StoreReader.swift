@@ -9,9 +9,16 @@ import GuildhallCore
 public enum ReadRequest: Sendable, Equatable {
     /// Messages of a channel beside `anchor` (exclusive): older when `after`
     /// is false (anchor 0 = from the newest), newer when true (anchor 0 = from the oldest).
-    case history(channel: ChannelID, anchor: UInt64, after: Bool, limit: Int)
+    /// `viewer`: whose reactions count as "mine".
+    case history(channel: ChannelID, anchor: UInt64, after: Bool, limit: Int, viewer: UserID = "")
+    /// As `history`, beside a time instead of a seq: older than `time`, or newer than it when `after`.
+    case historyAtTime(channel: ChannelID, time: UInt64, after: Bool, limit: Int, viewer: UserID = "")
     /// Messages by UID, in the order asked; unknown UIDs are left out.
-    case messages(uids: [MessageUID])
+    case messages(uids: [MessageUID], viewer: UserID = "")
+    /// The replies in the thread under `root`, ascending, after seq `after`.
+    case thread(root: MessageUID, after: UInt64, limit: Int, viewer: UserID = "")
+    /// The last seq of a channel sent at or before `time` (0 when none), in `count`.
+    case seqAtTime(channel: ChannelID, time: UInt64)
     /// A sync package: a user's inbox items with `after < ord <= upTo`, at
     /// most `limit`. With `after` nil, the device's cursor is read first
     /// (0 for a device never synced) and returned in `cursor`.
@@ -83,9 +90,14 @@ public final class StoreReader: Sendable {
 
 final class ReaderQueries {
     private let before, after, byUID, cursor, inbox, received, directCount: Statement
+    private let threadAfter, reactions, timeOfSeq, lastSeq: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
-        let cols = MessageRows.columns
+        let cols = MessageRows.readColumns
+        threadAfter = try db.prepare("SELECT \(cols) FROM messages WHERE thread_root = ? AND seq > ? ORDER BY seq ASC LIMIT ?")
+        reactions = try db.prepare("SELECT type, COUNT(*), MAX(user_id = ?) FROM reactions WHERE message_uid = ? GROUP BY type ORDER BY type")
+        timeOfSeq = try db.prepare("SELECT sent_time FROM messages WHERE channel_id = ? AND seq = ?")
+        lastSeq = try db.prepare("SELECT MAX(seq) FROM messages WHERE channel_id = ?")
         before = try db.prepare("SELECT \(cols) FROM messages WHERE channel_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?")
         after = try db.prepare("SELECT \(cols) FROM messages WHERE channel_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?")
         byUID = try db.prepare("SELECT \(cols) FROM messages WHERE uid = ?")
@@ -130,33 +142,82 @@ final class ReaderQueries {
             s.bind(1, conversation); s.bind(2, sender); s.bind(3, upTo)
             if try s.step() { result.count = s.uint(0) }
             s.reset()
-        case .history, .messages:
+        case .history, .messages, .thread, .historyAtTime:
             (result.messages, result.hasMore) = try messages(request)
+            let viewer: UserID = switch request {
+            case .history(_, _, _, _, let v), .messages(_, let v), .thread(_, _, _, let v), .historyAtTime(_, _, _, _, let v): v
+            default: ""
+            }
+            for i in result.messages.indices { result.messages[i].changes.reactions = try reactionCounts(result.messages[i].uid, viewer: viewer) }
+        case .seqAtTime(let channel, let time):
+            result.count = try seq(in: channel, atOrBefore: time)
         }
+    }
+
+    private func reactionCounts(_ uid: MessageUID, viewer: UserID) throws(StoreError) -> [ReactionCount] {
+        let s = reactions.reset()
+        s.bind(1, viewer); s.bind(2, uid)
+        defer { s.reset() }
+        var counts: [ReactionCount] = []
+        while try s.step() { counts.append(ReactionCount(type: UInt32(clamping: s.uint(0)), count: UInt32(clamping: s.uint(1)), mine: s.bool(2))) }
+        return counts
+    }
+
+    /// The last seq sent at or before `time`: a binary search over the
+    /// channel's seqs (gapless, and sent times never go back within a
+    /// channel), each step one point lookup, so no index on time is written per message.
+    private func seq(in channel: ChannelID, atOrBefore time: UInt64) throws(StoreError) -> UInt64 {
+        let top = lastSeq.reset()
+        top.bind(1, channel)
+        var hi: UInt64 = try top.step() ? top.uint(0) : 0
+        top.reset()
+        var lo: UInt64 = 0
+        while lo < hi {
+            let mid = lo + (hi - lo + 1) / 2
+            let s = timeOfSeq.reset()
+            s.bind(1, channel); s.bind(2, mid)
+            let t = try s.step() ? s.uint(0) : UInt64.max
+            s.reset()
+            if t <= time { lo = mid } else { hi = mid - 1 }
+        }
+        return lo
     }
 
     private func lookup(_ uid: MessageUID) throws(StoreError) -> MessageRecord? {
         let s = byUID.reset()
         s.bind(1, uid)
         defer { s.reset() }
-        return try s.step() ? MessageRows.read(s) : nil
+        return try s.step() ? MessageRows.readAll(s) : nil
     }
 
     private func messages(_ request: ReadRequest) throws(StoreError) -> ([MessageRecord], Bool) {
         switch request {
-        case .history(let channel, let anchor, let isAfter, let limit):
+        case .historyAtTime(let channel, let time, let isAfter, let limit, let viewer):
+            // Older than `time`: before the first seq sent at or after it; newer: after the last sent at or before it.
+            let anchor = isAfter ? try seq(in: channel, atOrBefore: time) : try seq(in: channel, atOrBefore: max(time, 1) - 1) + 1
+            return try messages(.history(channel: channel, anchor: anchor, after: isAfter, limit: limit, viewer: viewer))
+        case .history(let channel, let anchor, let isAfter, let limit, _):
             let s = (isAfter ? after : before).reset()
             s.bind(1, channel)
             s.bind(2, !isAfter && anchor == 0 ? UInt64(Int64.max) : anchor)
             s.bind(3, Int64(limit + 1))
             var rows: [MessageRecord] = []
-            while try s.step() { rows.append(MessageRows.read(s)) }
+            while try s.step() { rows.append(MessageRows.readAll(s)) }
             s.reset()
             let more = rows.count > limit
             if more { rows.removeLast() }
             if !isAfter { rows.reverse() }
             return (rows, more)
-        case .messages(let uids):
+        case .thread(let root, let afterSeq, let limit, _):
+            let s = threadAfter.reset()
+            s.bind(1, root); s.bind(2, afterSeq); s.bind(3, Int64(limit + 1))
+            var rows: [MessageRecord] = []
+            while try s.step() { rows.append(MessageRows.readAll(s)) }
+            s.reset()
+            let more = rows.count > limit
+            if more { rows.removeLast() }
+            return (rows, more)
+        case .messages(let uids, _):
             var rows: [MessageRecord] = []
             for uid in uids { if let m = try lookup(uid) { rows.append(m) } }
             return (rows, false)

@@ -42,6 +42,14 @@ public enum StoreWrite: Sendable, Equatable {
     case directSide(conversation: UInt64, DirectConversation.Side)
     /// A direct message read on its own (Agora's per-message read).
     case directRead(conversation: UInt64, reader: UserID, uid: MessageUID, sentTime: UInt64)
+    /// A message's new body (by its sender).
+    case messageEdited(MessageUID, MessageContent, time: UInt64)
+    /// A message recalled or deleted: its body is emptied, the tombstone stays.
+    case messageRemoved(MessageUID, Removal)
+    /// A reply joined the thread under `root`.
+    case threadReply(root: MessageUID, time: UInt64)
+    /// A reaction added (or, with `added` false, taken back).
+    case reaction(MessageUID, user: UserID, type: UInt32, added: Bool, time: UInt64)
 }
 
 /// One operation's writes, committed together or not at all.

@@ -13,12 +13,22 @@ final class WriterStatements {
     private let saveConversation, saveDirectSide, saveDirectRead: Statement
     private let saveRole, deleteRole, deleteRoleOverrides, saveOverride, removeOverride, deleteServerRoles, deleteServerOverrides: Statement
     private let deleteChannelOverrides, deleteMemberOverrides: Statement
+    private let insertReferring, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
         commit = try db.prepare("COMMIT")
         rollback = try db.prepare("ROLLBACK")
         insertMessage = try db.prepare(MessageRows.insertSQL)
+        insertReferring = try db.prepare(MessageRows.insertReferringSQL)
+        editMessage = try db.prepare("UPDATE messages SET kind = ?, text = ?, custom_type = ?, payload = ?, edited_time = ?, "
+                                     + "edit_count = edit_count + 1 WHERE uid = ?")
+        removeMessage = try db.prepare("UPDATE messages SET text = '', custom_type = '', payload = NULL, mentions = '', mention_all = 0, "
+                                       + "removed = ?, removed_by = ?, removed_time = ? WHERE uid = ?")
+        countThreadReply = try db.prepare("UPDATE messages SET thread_replies = thread_replies + 1, thread_last = MAX(thread_last, ?) WHERE uid = ?")
+        addReaction = try db.prepare("INSERT OR IGNORE INTO reactions(message_uid, user_id, type, time) VALUES(?,?,?,?)")
+        removeReaction = try db.prepare("DELETE FROM reactions WHERE message_uid = ? AND user_id = ? AND type = ?")
+        removeReactions = try db.prepare("DELETE FROM reactions WHERE message_uid = ?")
         saveServer = try db.prepare("INSERT OR REPLACE INTO servers(id, name, icon, custom, owner, open_join, created_at, allow_guests) VALUES(?,?,?,?,?,?,?,?)")
         deleteServer = try db.prepare("DELETE FROM servers WHERE id = ?")
         deleteServerMembers = try db.prepare("DELETE FROM members WHERE server_id = ?")
@@ -66,8 +76,32 @@ final class WriterStatements {
     private func apply(_ write: StoreWrite) throws(StoreError) {
         switch write {
         case .message(let m):
-            MessageRows.bind(m, to: insertMessage.reset())
-            try insertMessage.run()
+            let s = (m.reply != nil || m.threadRoot != 0 ? insertReferring : insertMessage).reset()
+            MessageRows.bind(m, to: s)
+            try s.run()
+        case .messageEdited(let uid, let content, let time):
+            let s = editMessage.reset()
+            switch content {
+            case .text(let text): s.bind(1, Int64(0)); s.bind(2, text); s.bind(3, ""); s.bind(4, [UInt8]())
+            case .custom(let type, let data): s.bind(1, Int64(1)); s.bind(2, ""); s.bind(3, type); s.bind(4, data)
+            }
+            s.bind(5, time); s.bind(6, uid)
+            try s.run()
+        case .messageRemoved(let uid, let removal):
+            let s = removeMessage.reset()
+            s.bind(1, Int64(removal.kind.rawValue)); s.bind(2, removal.by); s.bind(3, removal.time); s.bind(4, uid)
+            try s.run()
+            removeReactions.reset().bind(1, uid)
+            try removeReactions.run()
+        case .threadReply(let root, let time):
+            let s = countThreadReply.reset()
+            s.bind(1, time); s.bind(2, root)
+            try s.run()
+        case .reaction(let uid, let user, let type, let added, let time):
+            let s = (added ? addReaction : removeReaction).reset()
+            s.bind(1, uid); s.bind(2, user); s.bind(3, UInt64(type))
+            if added { s.bind(4, time) }
+            try s.run()
         case .directory(let change):
             try apply(change)
         case .readPosition(let user, let channel, let p):

@@ -104,7 +104,8 @@ public enum MessageWire {
 
     /// Frame{event{unread{header}, message}}, without a length prefix: each
     /// recipient's seq and own unread numbers follow in a trailer (`FrameEncoding.eventTrailer`).
-    public static func event(message: [UInt8], unread u: UnreadHeader) -> [UInt8] {
+    /// `field`: the event body the bytes are (a message, or a message update).
+    public static func event(message: [UInt8], unread u: UnreadHeader, field: Int = WireField.Event.message) -> [UInt8] {
         var w = ProtoWriter(capacity: message.count + 48)
         w.message(F.Frame.event) { event in
             event.message(F.Event.unread) { unread in
@@ -114,15 +115,15 @@ public enum MessageWire {
                 unread.uint(F.UnreadInfo.lastMsgTime, u.lastMessageTime)
                 unread.uint(F.UnreadInfo.lastSeq, u.lastSeq)
             }
-            event.embedded(F.Event.message, message)
+            event.embedded(field, message)
         }
         return w.bytes
     }
 
     /// Frame{event{message}}: a message event without unread info (guests have no read positions).
-    public static func event(message: [UInt8]) -> [UInt8] {
+    public static func event(message: [UInt8], field: Int = WireField.Event.message) -> [UInt8] {
         var w = ProtoWriter(capacity: message.count + 8)
-        w.message(F.Frame.event) { $0.embedded(F.Event.message, message) }
+        w.message(F.Frame.event) { $0.embedded(field, message) }
         return w.bytes
     }
 

@@ -138,6 +138,7 @@ final class Recorder: GuildhallListener {
         case read([UInt64], conversation: UInt64, peer: String)
         case readReceipt(GHConversationType, target: String, reader: String, time: UInt64)
         case conversationRead(peer: String, conversation: UInt64)
+        case update(GHMessageUpdate, unread: GHUnreadInfo?)
     }
 
     /// The seed's message shape, for every message: (uid, left, offline, hasPackage).
@@ -186,6 +187,16 @@ final class Recorder: GuildhallListener {
     func onUnreadStatus(_ status: GHUnreadStatus) { events.withLock { $0.append(.unreadStatus(status)) } }
     func onTyping(_ typing: GHTypingEvent) { events.withLock { $0.append(.typing(typing)) } }
     func onSystemNotification(_ n: GHSystemNotification) { events.withLock { $0.append(.notification(n)) } }
+    func onMessageUpdated(_ u: GHMessageUpdate, unread: GHUnreadInfo?) { events.withLock { $0.append(.update(u, unread: unread)) } }
+
+    /// Message updates heard, with the unread info each carried.
+    var updates: [(update: GHMessageUpdate, unread: GHUnreadInfo?)] {
+        events.withLock { $0.compactMap { if case .update(let u, let unread) = $0 { (u, unread) } else { nil } } }
+    }
+
+    func update(_ kind: GHMessageUpdateKind, of uid: UInt64, timeout: Double = 10) async throws -> (update: GHMessageUpdate, unread: GHUnreadInfo?) {
+        try await waitFor("update \(kind) of \(uid)") { self.updates.first { $0.update.kind == kind && $0.update.message.uid == uid } }
+    }
     func onSessionClosed(_ reason: GHCloseReason, message: String) { events.withLock { $0.append(.closed(reason, message)) } }
     func onConnectionStatus(_ status: ConnectionStatus) { events.withLock { $0.append(.status(status)) } }
 

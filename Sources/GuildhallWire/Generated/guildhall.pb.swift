@@ -776,6 +776,99 @@ public nonisolated enum GHRole: SwiftProtobuf.Enum, Swift.CaseIterable {
 
 }
 
+public nonisolated enum GHRemovalKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// Taken back by its sender (within the recall window) or by RECALL_OTHERS.
+  case recalled // = 1
+
+  /// Deleted by its sender or by DELETE_OTHERS.
+  case deleted // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .recalled
+    case 2: self = .deleted
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .recalled: return 1
+    case .deleted: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [GHRemovalKind] = [
+    .unspecified,
+    .recalled,
+    .deleted,
+  ]
+
+}
+
+/// What happened to a message after it was sent.
+public nonisolated enum GHMessageUpdateKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+  case recalledMessage // = 1
+  case editedMessage // = 2
+  case deletedMessage // = 3
+  case reactionAdded // = 4
+  case reactionRemoved // = 5
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .recalledMessage
+    case 2: self = .editedMessage
+    case 3: self = .deletedMessage
+    case 4: self = .reactionAdded
+    case 5: self = .reactionRemoved
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .recalledMessage: return 1
+    case .editedMessage: return 2
+    case .deletedMessage: return 3
+    case .reactionAdded: return 4
+    case .reactionRemoved: return 5
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [GHMessageUpdateKind] = [
+    .unspecified,
+    .recalledMessage,
+    .editedMessage,
+    .deletedMessage,
+    .reactionAdded,
+    .reactionRemoved,
+  ]
+
+}
+
 /// The kinds of system notification.
 public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
@@ -1522,6 +1615,66 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getPermissions(newValue)}
   }
 
+  /// Message operations (MISSION §3), on channel messages and direct
+  /// messages alike; `channel_id` is the channel or the conversation. Each
+  /// is stored before it is answered (with the message as it is now) and
+  /// sent as a `MessageUpdate` to everyone who received the message.
+  /// Take back one's own message within the recall window (a setting), or
+  /// anyone's with RECALL_OTHERS. 403 past the window; 409 when already removed.
+  public var recallMessage: GHRecallMessage {
+    get {
+      if case .recallMessage(let v)? = body {return v}
+      return GHRecallMessage()
+    }
+    set {body = .recallMessage(newValue)}
+  }
+
+  /// Change one's own message's body. 403 for anyone else's; 409 when removed.
+  public var editMessage: GHEditMessage {
+    get {
+      if case .editMessage(let v)? = body {return v}
+      return GHEditMessage()
+    }
+    set {body = .editMessage(newValue)}
+  }
+
+  /// Delete one's own message, or anyone's with DELETE_OTHERS. 409 when already removed.
+  public var deleteMessage: GHDeleteMessage {
+    get {
+      if case .deleteMessage(let v)? = body {return v}
+      return GHDeleteMessage()
+    }
+    set {body = .deleteMessage(newValue)}
+  }
+
+  /// Add a quick comment (a repeated add is a no-op). 414 past the limits
+  /// of types per message and reactions per user per message (settings).
+  public var addReaction: GHAddReaction {
+    get {
+      if case .addReaction(let v)? = body {return v}
+      return GHAddReaction()
+    }
+    set {body = .addReaction(newValue)}
+  }
+
+  /// Take one's quick comment back (a no-op when there is none).
+  public var removeReaction: GHRemoveReaction {
+    get {
+      if case .removeReaction(let v)? = body {return v}
+      return GHRemoveReaction()
+    }
+    set {body = .removeReaction(newValue)}
+  }
+
+  /// Page through a thread's replies, oldest first. Answer: `MessagePage`.
+  public var getThread: GHGetThread {
+    get {
+      if case .getThread(let v)? = body {return v}
+      return GHGetThread()
+    }
+    set {body = .getThread(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -1656,6 +1809,24 @@ public nonisolated struct GHRequest: Sendable {
     case listRoles(GHListRoles)
     /// A member's effective permissions on the server or in a channel (members only). Answer: `Permissions`.
     case getPermissions(GHGetPermissions)
+    /// Message operations (MISSION §3), on channel messages and direct
+    /// messages alike; `channel_id` is the channel or the conversation. Each
+    /// is stored before it is answered (with the message as it is now) and
+    /// sent as a `MessageUpdate` to everyone who received the message.
+    /// Take back one's own message within the recall window (a setting), or
+    /// anyone's with RECALL_OTHERS. 403 past the window; 409 when already removed.
+    case recallMessage(GHRecallMessage)
+    /// Change one's own message's body. 403 for anyone else's; 409 when removed.
+    case editMessage(GHEditMessage)
+    /// Delete one's own message, or anyone's with DELETE_OTHERS. 409 when already removed.
+    case deleteMessage(GHDeleteMessage)
+    /// Add a quick comment (a repeated add is a no-op). 414 past the limits
+    /// of types per message and reactions per user per message (settings).
+    case addReaction(GHAddReaction)
+    /// Take one's quick comment back (a no-op when there is none).
+    case removeReaction(GHRemoveReaction)
+    /// Page through a thread's replies, oldest first. Answer: `MessagePage`.
+    case getThread(GHGetThread)
 
   }
 
@@ -1996,6 +2167,119 @@ public nonisolated struct GHGetPermissions: Sendable {
   public init() {}
 }
 
+/// Recall a message.
+public nonisolated struct GHRecallMessage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var messageUid: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Edit a message.
+public nonisolated struct GHEditMessage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var messageUid: UInt64 = 0
+
+  public var body: GHMessageBody {
+    get {_body ?? GHMessageBody()}
+    set {_body = newValue}
+  }
+  /// Returns true if `body` has been explicitly set.
+  public var hasBody: Bool {self._body != nil}
+  /// Clears the value of `body`. Subsequent reads from it will return its default value.
+  public mutating func clearBody() {self._body = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _body: GHMessageBody? = nil
+}
+
+/// Delete a message.
+public nonisolated struct GHDeleteMessage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var messageUid: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Add a quick comment.
+public nonisolated struct GHAddReaction: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var messageUid: UInt64 = 0
+
+  /// 1 to 65535; what each means is the application's.
+  public var type: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Take a quick comment back.
+public nonisolated struct GHRemoveReaction: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var messageUid: UInt64 = 0
+
+  public var type: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Page a thread.
+public nonisolated struct GHGetThread: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  /// The thread's root.
+  public var rootUid: UInt64 = 0
+
+  /// Replies after this seq (0: from the first).
+  public var afterSeq: UInt64 = 0
+
+  /// 1 to 100; 0 means 50.
+  public var limit: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// Authenticate the connection.
 public nonisolated struct GHLogin: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -2239,6 +2523,11 @@ public nonisolated struct GHSendDirectMessage: Sendable {
 
   /// Client-side id for de-duplication, as for `SendMessage`.
   public var clientID: String = String()
+
+  /// As for `SendMessage`, within the conversation.
+  public var replyTo: UInt64 = 0
+
+  public var threadRoot: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2711,6 +3000,14 @@ public nonisolated struct GHSendMessage: Sendable {
   /// original message instead of storing a new one.
   public var clientID: String = String()
 
+  /// A message of the same channel this one replies to; its sender and an
+  /// excerpt travel with the reply. 404 when it is not there.
+  public var replyTo: UInt64 = 0
+
+  /// The root of a thread of the same channel this message joins (a root is
+  /// not itself in a thread). The root's reply count goes up.
+  public var threadRoot: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2735,6 +3032,10 @@ public nonisolated struct GHGetHistory: Sendable {
 
   /// Page size, 1 to 100; 0 means 50. Above 100 the request fails with 414.
   public var limit: UInt32 = 0
+
+  /// Instead of `seq`: the anchor time (ms). BEFORE gives messages sent before
+  /// it, AFTER messages sent after it.
+  public var time: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2866,6 +3167,9 @@ public nonisolated struct GHMarkRead: Sendable {
 
   /// Read up to and including this seq; 0 means everything up to now.
   public var seq: UInt64 = 0
+
+  /// Instead of `seq`: read everything sent at or before this time (ms).
+  public var time: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3284,6 +3588,9 @@ public nonisolated struct GHReceiptInfo: Sendable {
 
   /// The server's members now, for "read by k of N".
   public var memberCount: UInt32 = 0
+
+  /// The message was recalled or deleted: it takes no more responses.
+  public var removed: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3878,11 +4185,155 @@ public nonisolated struct GHChannelMessage: @unchecked Sendable {
     set {_uniqueStorage()._sentStatus = newValue}
   }
 
+  /// The message this one replies to, as it was when the reply was sent.
+  public var replyTo: GHReplyRef {
+    get {_storage._replyTo ?? GHReplyRef()}
+    set {_uniqueStorage()._replyTo = newValue}
+  }
+  /// Returns true if `replyTo` has been explicitly set.
+  public var hasReplyTo: Bool {_storage._replyTo != nil}
+  /// Clears the value of `replyTo`. Subsequent reads from it will return its default value.
+  public mutating func clearReplyTo() {_uniqueStorage()._replyTo = nil}
+
+  /// The root of the thread this one belongs to, or 0.
+  public var threadRoot: UInt64 {
+    get {_storage._threadRoot}
+    set {_uniqueStorage()._threadRoot = newValue}
+  }
+
+  /// On a thread's root: how many replies it has, and when the last came.
+  public var threadReplyCount: UInt32 {
+    get {_storage._threadReplyCount}
+    set {_uniqueStorage()._threadReplyCount = newValue}
+  }
+
+  public var threadLastReplyTime: UInt64 {
+    get {_storage._threadLastReplyTime}
+    set {_uniqueStorage()._threadLastReplyTime = newValue}
+  }
+
+  /// When its sender last edited it (0: never), and how many times.
+  public var editedTime: UInt64 {
+    get {_storage._editedTime}
+    set {_uniqueStorage()._editedTime = newValue}
+  }
+
+  public var editCount: UInt32 {
+    get {_storage._editCount}
+    set {_uniqueStorage()._editCount = newValue}
+  }
+
+  /// Set when the message was recalled or deleted: the body is then empty.
+  /// Deleted messages leave this tombstone too (they do not vanish from
+  /// history), so seqs stay without gaps and every client sees the same page.
+  public var removal: GHMessageRemoval {
+    get {_storage._removal ?? GHMessageRemoval()}
+    set {_uniqueStorage()._removal = newValue}
+  }
+  /// Returns true if `removal` has been explicitly set.
+  public var hasRemoval: Bool {_storage._removal != nil}
+  /// Clears the value of `removal`. Subsequent reads from it will return its default value.
+  public mutating func clearRemoval() {_uniqueStorage()._removal = nil}
+
+  /// Quick comments, one entry per type, ascending (in answers: `mine` for the caller).
+  public var reactions: [GHReactionCount] {
+    get {_storage._reactions}
+    set {_uniqueStorage()._reactions = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// A reply's quote of the message it answers.
+public nonisolated struct GHReplyRef: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var messageUid: UInt64 = 0
+
+  public var senderID: String = String()
+
+  /// The first 80 characters of its text, or its custom type in brackets.
+  public var excerpt: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Who removed a message, and when.
+public nonisolated struct GHMessageRemoval: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: GHRemovalKind = .unspecified
+
+  public var by: String = String()
+
+  public var time: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One quick-comment type on a message.
+public nonisolated struct GHReactionCount: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var type: UInt32 = 0
+
+  public var count: UInt32 = 0
+
+  /// Whether the caller is among them.
+  public var mine: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A change to a message, for everyone who received it (the actor's own
+/// session gets the answer instead).
+public nonisolated struct GHMessageUpdate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: GHMessageUpdateKind = .unspecified
+
+  /// The message as it is now (reactions without `mine`).
+  public var message: GHChannelMessage {
+    get {_message ?? GHChannelMessage()}
+    set {_message = newValue}
+  }
+  /// Returns true if `message` has been explicitly set.
+  public var hasMessage: Bool {self._message != nil}
+  /// Clears the value of `message`. Subsequent reads from it will return its default value.
+  public mutating func clearMessage() {self._message = nil}
+
+  /// Who did it.
+  public var actorID: String = String()
+
+  /// When.
+  public var time: UInt64 = 0
+
+  /// For reactions: the type.
+  public var reactionType: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _message: GHChannelMessage? = nil
 }
 
 /// A page of messages.
@@ -4067,6 +4518,15 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     set {_uniqueStorage()._body = .directReceipt(newValue)}
   }
 
+  /// A message the session received was recalled, edited, deleted or reacted to.
+  public var messageUpdate: GHMessageUpdate {
+    get {
+      if case .messageUpdate(let v)? = _storage._body {return v}
+      return GHMessageUpdate()
+    }
+    set {_uniqueStorage()._body = .messageUpdate(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -4094,6 +4554,8 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     case receiptResponse(GHReceiptResponses)
     /// (The sender of direct messages) the peer received or read them.
     case directReceipt(GHDirectReceipt)
+    /// A message the session received was recalled, edited, deleted or reacted to.
+    case messageUpdate(GHMessageUpdate)
 
   }
 
@@ -4482,6 +4944,14 @@ nonisolated extension GHRole: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROLE_NONE\0\u{1}MEMBER\0\u{1}ADMIN\0\u{1}OWNER\0")
 }
 
+nonisolated extension GHRemovalKind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0REMOVAL_KIND_UNSPECIFIED\0\u{1}RECALLED\0\u{1}DELETED\0")
+}
+
+nonisolated extension GHMessageUpdateKind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_UPDATE_KIND_UNSPECIFIED\0\u{1}RECALLED_MESSAGE\0\u{1}EDITED_MESSAGE\0\u{1}DELETED_MESSAGE\0\u{1}REACTION_ADDED\0\u{1}REACTION_REMOVED\0")
+}
+
 nonisolated extension GHNotificationKind: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}PERMISSIONS_CHANGED\0")
 }
@@ -4612,7 +5082,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5336,6 +5806,84 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .getPermissions(v)
         }
       }()
+      case 100: try {
+        var v: GHRecallMessage?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .recallMessage(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .recallMessage(v)
+        }
+      }()
+      case 101: try {
+        var v: GHEditMessage?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .editMessage(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .editMessage(v)
+        }
+      }()
+      case 102: try {
+        var v: GHDeleteMessage?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .deleteMessage(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .deleteMessage(v)
+        }
+      }()
+      case 103: try {
+        var v: GHAddReaction?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .addReaction(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .addReaction(v)
+        }
+      }()
+      case 104: try {
+        var v: GHRemoveReaction?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .removeReaction(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .removeReaction(v)
+        }
+      }()
+      case 105: try {
+        var v: GHGetThread?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .getThread(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .getThread(v)
+        }
+      }()
       default: break
       }
     }
@@ -5569,6 +6117,30 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .getPermissions?: try {
       guard case .getPermissions(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 97)
+    }()
+    case .recallMessage?: try {
+      guard case .recallMessage(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 100)
+    }()
+    case .editMessage?: try {
+      guard case .editMessage(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 101)
+    }()
+    case .deleteMessage?: try {
+      guard case .deleteMessage(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 102)
+    }()
+    case .addReaction?: try {
+      guard case .addReaction(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 103)
+    }()
+    case .removeReaction?: try {
+      guard case .removeReaction(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 104)
+    }()
+    case .getThread?: try {
+      guard case .getThread(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 105)
     }()
     case nil: break
     }
@@ -6151,6 +6723,245 @@ nonisolated extension GHGetPermissions: SwiftProtobuf.Message, SwiftProtobuf._Me
   }
 }
 
+nonisolated extension GHRecallMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RecallMessage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHRecallMessage, rhs: GHRecallMessage) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHEditMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".EditMessage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0\u{1}body\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._body) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    try { if let v = self._body {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHEditMessage, rhs: GHEditMessage) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs._body != rhs._body {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHDeleteMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DeleteMessage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHDeleteMessage, rhs: GHDeleteMessage) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHAddReaction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AddReaction"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0\u{1}type\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.type) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    if self.type != 0 {
+      try visitor.visitSingularUInt32Field(value: self.type, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHAddReaction, rhs: GHAddReaction) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.type != rhs.type {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHRemoveReaction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RemoveReaction"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0\u{1}type\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.type) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    if self.type != 0 {
+      try visitor.visitSingularUInt32Field(value: self.type, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHRemoveReaction, rhs: GHRemoveReaction) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.type != rhs.type {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHGetThread: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetThread"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}root_uid\0\u{3}after_seq\0\u{1}limit\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.rootUid) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.afterSeq) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.rootUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.rootUid, fieldNumber: 2)
+    }
+    if self.afterSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.afterSeq, fieldNumber: 3)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHGetThread, rhs: GHGetThread) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.rootUid != rhs.rootUid {return false}
+    if lhs.afterSeq != rhs.afterSeq {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension GHLogin: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Login"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{3}auto_subscribe\0\u{3}client_version\0")
@@ -6586,7 +7397,7 @@ nonisolated extension GHListConversations: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SendDirectMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}peer_id\0\u{1}body\0\u{3}client_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}peer_id\0\u{1}body\0\u{3}client_id\0\u{3}reply_to\0\u{3}thread_root\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6597,6 +7408,8 @@ nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf.
       case 1: try { try decoder.decodeSingularStringField(value: &self.peerID) }()
       case 2: try { try decoder.decodeSingularMessageField(value: &self._body) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.clientID) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.replyTo) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.threadRoot) }()
       default: break
       }
     }
@@ -6616,6 +7429,12 @@ nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.clientID.isEmpty {
       try visitor.visitSingularStringField(value: self.clientID, fieldNumber: 3)
     }
+    if self.replyTo != 0 {
+      try visitor.visitSingularUInt64Field(value: self.replyTo, fieldNumber: 4)
+    }
+    if self.threadRoot != 0 {
+      try visitor.visitSingularUInt64Field(value: self.threadRoot, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6623,6 +7442,8 @@ nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.peerID != rhs.peerID {return false}
     if lhs._body != rhs._body {return false}
     if lhs.clientID != rhs.clientID {return false}
+    if lhs.replyTo != rhs.replyTo {return false}
+    if lhs.threadRoot != rhs.threadRoot {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -7367,7 +8188,7 @@ nonisolated extension GHListChannels: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHSendMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SendMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{3}reply_to\0\u{3}thread_root\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7381,6 +8202,8 @@ nonisolated extension GHSendMessage: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 4: try { try decoder.decodeSingularBoolField(value: &self.mentionAll) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.needReceipt) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.clientID) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.replyTo) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.threadRoot) }()
       default: break
       }
     }
@@ -7409,6 +8232,12 @@ nonisolated extension GHSendMessage: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if !self.clientID.isEmpty {
       try visitor.visitSingularStringField(value: self.clientID, fieldNumber: 6)
     }
+    if self.replyTo != 0 {
+      try visitor.visitSingularUInt64Field(value: self.replyTo, fieldNumber: 7)
+    }
+    if self.threadRoot != 0 {
+      try visitor.visitSingularUInt64Field(value: self.threadRoot, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -7419,6 +8248,8 @@ nonisolated extension GHSendMessage: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.mentionAll != rhs.mentionAll {return false}
     if lhs.needReceipt != rhs.needReceipt {return false}
     if lhs.clientID != rhs.clientID {return false}
+    if lhs.replyTo != rhs.replyTo {return false}
+    if lhs.threadRoot != rhs.threadRoot {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -7426,7 +8257,7 @@ nonisolated extension GHSendMessage: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHGetHistory: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".GetHistory"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}seq\0\u{1}direction\0\u{1}limit\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}seq\0\u{1}direction\0\u{1}limit\0\u{1}time\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7438,6 +8269,7 @@ nonisolated extension GHGetHistory: SwiftProtobuf.Message, SwiftProtobuf._Messag
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.direction) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
       default: break
       }
     }
@@ -7456,6 +8288,9 @@ nonisolated extension GHGetHistory: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if self.limit != 0 {
       try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 4)
     }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -7464,6 +8299,7 @@ nonisolated extension GHGetHistory: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if lhs.seq != rhs.seq {return false}
     if lhs.direction != rhs.direction {return false}
     if lhs.limit != rhs.limit {return false}
+    if lhs.time != rhs.time {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -7680,7 +8516,7 @@ nonisolated extension GHSetSubscribeMode: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension GHMarkRead: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".MarkRead"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}seq\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}seq\0\u{1}time\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7690,6 +8526,7 @@ nonisolated extension GHMarkRead: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
       default: break
       }
     }
@@ -7702,12 +8539,16 @@ nonisolated extension GHMarkRead: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if self.seq != 0 {
       try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 2)
     }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHMarkRead, rhs: GHMarkRead) -> Bool {
     if lhs.channelID != rhs.channelID {return false}
     if lhs.seq != rhs.seq {return false}
+    if lhs.time != rhs.time {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8368,7 +9209,7 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHReceiptInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ReceiptInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0\u{1}requested\0\u{3}reader_count\0\u{1}responded\0\u{1}closed\0\u{3}count_hidden\0\u{3}member_count\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0\u{1}requested\0\u{3}reader_count\0\u{1}responded\0\u{1}closed\0\u{3}count_hidden\0\u{3}member_count\0\u{1}removed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8383,6 +9224,7 @@ nonisolated extension GHReceiptInfo: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 5: try { try decoder.decodeSingularBoolField(value: &self.closed) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.countHidden) }()
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.memberCount) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.removed) }()
       default: break
       }
     }
@@ -8410,6 +9252,9 @@ nonisolated extension GHReceiptInfo: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.memberCount != 0 {
       try visitor.visitSingularUInt32Field(value: self.memberCount, fieldNumber: 7)
     }
+    if self.removed != false {
+      try visitor.visitSingularBoolField(value: self.removed, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -8421,6 +9266,7 @@ nonisolated extension GHReceiptInfo: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.closed != rhs.closed {return false}
     if lhs.countHidden != rhs.countHidden {return false}
     if lhs.memberCount != rhs.memberCount {return false}
+    if lhs.removed != rhs.removed {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -9364,7 +10210,7 @@ nonisolated extension GHCustomBody: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{3}sender_id\0\u{3}sent_time\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}receipt\0\u{3}recipient_id\0\u{3}sent_status\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{3}sender_id\0\u{3}sent_time\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}receipt\0\u{3}recipient_id\0\u{3}sent_status\0\u{4}\u{6}reply_to\0\u{3}thread_root\0\u{3}thread_reply_count\0\u{3}thread_last_reply_time\0\u{3}edited_time\0\u{3}edit_count\0\u{1}removal\0\u{1}reactions\0")
 
   fileprivate class _StorageClass {
     var _uid: UInt64 = 0
@@ -9381,6 +10227,14 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
     var _receipt: GHReceiptInfo? = nil
     var _recipientID: String = String()
     var _sentStatus: GHSentStatus = .unspecified
+    var _replyTo: GHReplyRef? = nil
+    var _threadRoot: UInt64 = 0
+    var _threadReplyCount: UInt32 = 0
+    var _threadLastReplyTime: UInt64 = 0
+    var _editedTime: UInt64 = 0
+    var _editCount: UInt32 = 0
+    var _removal: GHMessageRemoval? = nil
+    var _reactions: [GHReactionCount] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -9405,6 +10259,14 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
       _receipt = source._receipt
       _recipientID = source._recipientID
       _sentStatus = source._sentStatus
+      _replyTo = source._replyTo
+      _threadRoot = source._threadRoot
+      _threadReplyCount = source._threadReplyCount
+      _threadLastReplyTime = source._threadLastReplyTime
+      _editedTime = source._editedTime
+      _editCount = source._editCount
+      _removal = source._removal
+      _reactions = source._reactions
     }
   }
 
@@ -9437,6 +10299,14 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
         case 12: try { try decoder.decodeSingularMessageField(value: &_storage._receipt) }()
         case 13: try { try decoder.decodeSingularStringField(value: &_storage._recipientID) }()
         case 14: try { try decoder.decodeSingularEnumField(value: &_storage._sentStatus) }()
+        case 20: try { try decoder.decodeSingularMessageField(value: &_storage._replyTo) }()
+        case 21: try { try decoder.decodeSingularUInt64Field(value: &_storage._threadRoot) }()
+        case 22: try { try decoder.decodeSingularUInt32Field(value: &_storage._threadReplyCount) }()
+        case 23: try { try decoder.decodeSingularUInt64Field(value: &_storage._threadLastReplyTime) }()
+        case 24: try { try decoder.decodeSingularUInt64Field(value: &_storage._editedTime) }()
+        case 25: try { try decoder.decodeSingularUInt32Field(value: &_storage._editCount) }()
+        case 26: try { try decoder.decodeSingularMessageField(value: &_storage._removal) }()
+        case 27: try { try decoder.decodeRepeatedMessageField(value: &_storage._reactions) }()
         default: break
         }
       }
@@ -9491,6 +10361,30 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
       if _storage._sentStatus != .unspecified {
         try visitor.visitSingularEnumField(value: _storage._sentStatus, fieldNumber: 14)
       }
+      try { if let v = _storage._replyTo {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+      } }()
+      if _storage._threadRoot != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._threadRoot, fieldNumber: 21)
+      }
+      if _storage._threadReplyCount != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._threadReplyCount, fieldNumber: 22)
+      }
+      if _storage._threadLastReplyTime != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._threadLastReplyTime, fieldNumber: 23)
+      }
+      if _storage._editedTime != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._editedTime, fieldNumber: 24)
+      }
+      if _storage._editCount != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._editCount, fieldNumber: 25)
+      }
+      try { if let v = _storage._removal {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
+      } }()
+      if !_storage._reactions.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._reactions, fieldNumber: 27)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -9514,10 +10408,192 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
         if _storage._receipt != rhs_storage._receipt {return false}
         if _storage._recipientID != rhs_storage._recipientID {return false}
         if _storage._sentStatus != rhs_storage._sentStatus {return false}
+        if _storage._replyTo != rhs_storage._replyTo {return false}
+        if _storage._threadRoot != rhs_storage._threadRoot {return false}
+        if _storage._threadReplyCount != rhs_storage._threadReplyCount {return false}
+        if _storage._threadLastReplyTime != rhs_storage._threadLastReplyTime {return false}
+        if _storage._editedTime != rhs_storage._editedTime {return false}
+        if _storage._editCount != rhs_storage._editCount {return false}
+        if _storage._removal != rhs_storage._removal {return false}
+        if _storage._reactions != rhs_storage._reactions {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReplyRef: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReplyRef"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0\u{3}sender_id\0\u{1}excerpt\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.senderID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.excerpt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 1)
+    }
+    if !self.senderID.isEmpty {
+      try visitor.visitSingularStringField(value: self.senderID, fieldNumber: 2)
+    }
+    if !self.excerpt.isEmpty {
+      try visitor.visitSingularStringField(value: self.excerpt, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReplyRef, rhs: GHReplyRef) -> Bool {
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.senderID != rhs.senderID {return false}
+    if lhs.excerpt != rhs.excerpt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHMessageRemoval: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MessageRemoval"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}by\0\u{1}time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.by) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.kind != .unspecified {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 1)
+    }
+    if !self.by.isEmpty {
+      try visitor.visitSingularStringField(value: self.by, fieldNumber: 2)
+    }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHMessageRemoval, rhs: GHMessageRemoval) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.by != rhs.by {return false}
+    if lhs.time != rhs.time {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReactionCount: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReactionCount"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}type\0\u{1}count\0\u{1}mine\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.type) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.count) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.mine) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.type != 0 {
+      try visitor.visitSingularUInt32Field(value: self.type, fieldNumber: 1)
+    }
+    if self.count != 0 {
+      try visitor.visitSingularUInt32Field(value: self.count, fieldNumber: 2)
+    }
+    if self.mine != false {
+      try visitor.visitSingularBoolField(value: self.mine, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReactionCount, rhs: GHReactionCount) -> Bool {
+    if lhs.type != rhs.type {return false}
+    if lhs.count != rhs.count {return false}
+    if lhs.mine != rhs.mine {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHMessageUpdate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MessageUpdate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}message\0\u{3}actor_id\0\u{1}time\0\u{3}reaction_type\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._message) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.actorID) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.reactionType) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.kind != .unspecified {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 1)
+    }
+    try { if let v = self._message {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if !self.actorID.isEmpty {
+      try visitor.visitSingularStringField(value: self.actorID, fieldNumber: 3)
+    }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 4)
+    }
+    if self.reactionType != 0 {
+      try visitor.visitSingularUInt32Field(value: self.reactionType, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHMessageUpdate, rhs: GHMessageUpdate) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs._message != rhs._message {return false}
+    if lhs.actorID != rhs.actorID {return false}
+    if lhs.time != rhs.time {return false}
+    if lhs.reactionType != rhs.reactionType {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -9560,7 +10636,7 @@ nonisolated extension GHMessagePage: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Event"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}unread\0\u{1}offline\0\u{1}left\0\u{3}more_packages\0\u{1}cursor\0\u{2}\u{4}message\0\u{1}notification\0\u{1}closed\0\u{3}unread_changed\0\u{3}unread_status\0\u{1}typing\0\u{3}sync_completed\0\u{1}resumed\0\u{3}received_status\0\u{3}receipt_request\0\u{3}receipt_response\0\u{3}direct_receipt\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}unread\0\u{1}offline\0\u{1}left\0\u{3}more_packages\0\u{1}cursor\0\u{2}\u{4}message\0\u{1}notification\0\u{1}closed\0\u{3}unread_changed\0\u{3}unread_status\0\u{1}typing\0\u{3}sync_completed\0\u{1}resumed\0\u{3}received_status\0\u{3}receipt_request\0\u{3}receipt_response\0\u{3}direct_receipt\0\u{3}message_update\0")
 
   fileprivate class _StorageClass {
     var _seq: UInt64 = 0
@@ -9767,6 +10843,19 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
             _storage._body = .directReceipt(v)
           }
         }()
+        case 22: try {
+          var v: GHMessageUpdate?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .messageUpdate(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .messageUpdate(v)
+          }
+        }()
         default: break
         }
       }
@@ -9845,6 +10934,10 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       case .directReceipt?: try {
         guard case .directReceipt(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+      }()
+      case .messageUpdate?: try {
+        guard case .messageUpdate(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
       }()
       case nil: break
       }

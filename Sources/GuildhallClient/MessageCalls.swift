@@ -1,0 +1,58 @@
+// The SDK's calls on sent messages (MISSION §3): recall, edit, delete,
+// quick comments, threads, and history by time. Each answers with the
+// message as it is now; everyone else who received it gets
+// `GuildhallListener.onMessageUpdated`. `channel` is the channel or the
+// direct conversation the message is in.
+
+import GuildhallWire
+
+extension GuildhallClient {
+    private func updated(_ body: GHRequest.OneOf_Body) async throws -> GHChannelMessage {
+        try await expect(body) { if case .message(let m) = $0 { m } else { nil } }
+    }
+
+    public func recall(_ uid: UInt64, in channel: UInt64) async throws -> GHChannelMessage {
+        var r = GHRecallMessage()
+        r.channelID = channel; r.messageUid = uid
+        return try await updated(.recallMessage(r))
+    }
+
+    public func delete(_ uid: UInt64, in channel: UInt64) async throws -> GHChannelMessage {
+        var r = GHDeleteMessage()
+        r.channelID = channel; r.messageUid = uid
+        return try await updated(.deleteMessage(r))
+    }
+
+    public func edit(_ uid: UInt64, in channel: UInt64, text: String) async throws -> GHChannelMessage {
+        var r = GHEditMessage()
+        r.channelID = channel; r.messageUid = uid; r.body.text = text
+        return try await updated(.editMessage(r))
+    }
+
+    /// Adds a quick comment of `type` (1 to 65535); adding one already there changes nothing.
+    public func react(_ uid: UInt64, in channel: UInt64, type: UInt32) async throws -> GHChannelMessage {
+        var r = GHAddReaction()
+        r.channelID = channel; r.messageUid = uid; r.type = type
+        return try await updated(.addReaction(r))
+    }
+
+    public func unreact(_ uid: UInt64, in channel: UInt64, type: UInt32) async throws -> GHChannelMessage {
+        var r = GHRemoveReaction()
+        r.channelID = channel; r.messageUid = uid; r.type = type
+        return try await updated(.removeReaction(r))
+    }
+
+    /// A page of a thread's replies, oldest first, after `afterSeq`.
+    public func thread(_ root: UInt64, in channel: UInt64, afterSeq: UInt64 = 0, limit: UInt32 = 50) async throws -> GHMessagePage {
+        var r = GHGetThread()
+        r.channelID = channel; r.rootUid = root; r.afterSeq = afterSeq; r.limit = limit
+        return try await expect(.getThread(r)) { if case .messages(let p) = $0 { p } else { nil } }
+    }
+
+    /// A page of history beside a time (ms): sent before it, or after it when `after`.
+    public func history(of channel: UInt64, time: UInt64, after: Bool = false, limit: UInt32 = 50) async throws -> GHMessagePage {
+        var r = GHGetHistory()
+        r.channelID = channel; r.time = time; r.direction = after ? .after : .before; r.limit = limit
+        return try await expect(.getHistory(r)) { if case .messages(let p) = $0 { p } else { nil } }
+    }
+}

@@ -1,0 +1,291 @@
+// Operations on sent messages (MISSION §3): recall, edit, delete and quick
+// comments, on channel messages and direct messages alike. Each reads the
+// message, decides (who may, the recall window, the limits), commits, then
+// answers the actor with the message as it is now and sends a
+// `MessageUpdate` to everyone who received the message (the actor's own
+// session excepted) along the message's own paths: a channel's fan-out with
+// each recipient's corrected unread numbers, the mentioned users' inboxes,
+// a conversation's two users. Operations on one message run one after
+// another, so each decides on the state the previous one left. Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+final class MessageOperations: HomePart {
+    unowned let home: Home
+    /// Per message with an operation under way, the ones that wait for it, in arrival order.
+    private var waiting: [MessageUID: [() -> Void]] = [:]
+
+    init(home: Home) { self.home = home }
+
+    enum Operation {
+        case recall, edit(MessageContent), delete
+        case react(UInt32, add: Bool)
+    }
+
+    /// Where a message lives, as the caller may reach it.
+    enum Place {
+        case channel(ChannelRecord)
+        case direct(DirectConversation)
+    }
+}
+
+extension MessageOperations {
+    func recall(_ r: GHRecallMessage, id: UInt64, from s: HomeSession) { perform(.recall, r.channelID, r.messageUid, id: id, from: s) }
+    func delete(_ r: GHDeleteMessage, id: UInt64, from s: HomeSession) { perform(.delete, r.channelID, r.messageUid, id: id, from: s) }
+
+    func edit(_ r: GHEditMessage, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            let content = try r.body.domain()
+            try Validation.message(content: content, mentions: [], clientID: "", maxBodyBytes: settings.maxBodyBytes, maxMentions: 0)
+            perform(.edit(content), r.channelID, r.messageUid, id: id, from: s)
+        }
+    }
+
+    func addReaction(_ r: GHAddReaction, id: UInt64, from s: HomeSession) { react(r.type, add: true, r.channelID, r.messageUid, id: id, from: s) }
+    func removeReaction(_ r: GHRemoveReaction, id: UInt64, from s: HomeSession) {
+        react(r.type, add: false, r.channelID, r.messageUid, id: id, from: s)
+    }
+
+    private func react(_ type: UInt32, add: Bool, _ channel: UInt64, _ uid: MessageUID, id: UInt64, from s: HomeSession) {
+        guard (1...65_535).contains(type) else { return s.fail(id, .badRequest("reaction type must be 1 to 65535, not \(type)")) }
+        perform(.react(type, add: add), channel, uid, id: id, from: s)
+    }
+
+    // MARK: The one path
+
+    private func perform(_ op: Operation, _ channel: UInt64, _ uid: MessageUID, id: UInt64, from s: HomeSession) {
+        // Only the home of the channel (or conversation) acts; the others answer as for a message that is not there.
+        guard directory.channel(channel) != nil || home.userHome.directs[channel] != nil else {
+            return s.fail(id, Self.notFound(uid))
+        }
+        inTurn(uid) { done in
+            self.read(.messages(uids: [uid], viewer: s.user)) { result in
+                do throws(Failure) {
+                    guard result.error == nil else { throw Failure(.unavailable, "storage is unavailable; retry later") }
+                    guard let m = result.messages.first else { throw Self.notFound(uid) }
+                    let place = try self.place(of: m, asked: channel, by: s)
+                    guard let change = try self.decide(op, on: m, at: place, by: s) else {
+                        s.respond(id, .message(self.shown(m, at: place, to: s.user)))
+                        return done()
+                    }
+                    self.carryOut(change, on: m, at: place, id: id, from: s, done: done)
+                } catch {
+                    s.fail(id, error)
+                    done()
+                }
+            }
+        }
+    }
+
+    /// Runs `body` once every earlier operation on `uid` settled; `body` calls its argument when it has.
+    private func inTurn(_ uid: MessageUID, _ body: @escaping (@escaping () -> Void) -> Void) {
+        let start = { body { self.next(uid) } }
+        if waiting[uid] != nil {
+            waiting[uid]!.append(start)
+        } else {
+            waiting[uid] = []
+            start()
+        }
+    }
+
+    private func next(_ uid: MessageUID) {
+        guard var queue = waiting[uid], !queue.isEmpty else {
+            waiting.removeValue(forKey: uid)
+            return
+        }
+        let start = queue.removeFirst()
+        waiting[uid] = queue
+        start()
+    }
+
+    static func notFound(_ uid: MessageUID) -> Failure { .notFound("message \(uid) not found") }
+
+    /// Where `m` lives, if it is in the channel or conversation asked and the caller may reach it there.
+    private func place(of m: MessageRecord, asked channel: UInt64, by s: HomeSession) throws(Failure) -> Place {
+        guard m.channelID == channel else { throw Self.notFound(m.uid) }
+        if m.serverID == 0 {
+            guard let c = home.userHome.directs[channel], c.includes(s.user) else { throw Self.notFound(m.uid) }
+            return .direct(c)
+        }
+        guard let c = directory.channel(channel) else { throw Self.notFound(m.uid) }
+        if s.guestOf.contains(c.serverID), directory.guestVisible(c) { throw Failure.forbidden("guests are read-only in server \(c.serverID)") }
+        guard directory.canView(s.user, c) else { throw Self.notFound(m.uid) }
+        return .channel(c)
+    }
+
+    /// A decided change: what to write, the message after it, and how the update reads.
+    struct Change {
+        let write: StoreWrite
+        let after: MessageRecord
+        let kind: GHMessageUpdateKind
+        var reactionType: UInt32 = 0
+    }
+
+    /// The change `op` makes to `m`, nil when it changes nothing (a repeated reaction), or why it may not.
+    private func decide(_ op: Operation, on m: MessageRecord, at place: Place, by s: HomeSession) throws(Failure) -> Change? {
+        if let gone = m.changes.removal {
+            throw Failure.conflict("message \(m.uid) was \(gone.kind == .recalled ? "recalled" : "deleted")")
+        }
+        let now = now()
+        var after = m
+        switch op {
+        case .recall:
+            let windowMs = UInt64(settings.recallWindowSeconds) * 1000
+            let ownInTime = m.sender == s.user && now <= m.sentTime + windowMs
+            if !ownInTime, !(try holds(.recallOthers, at: place, s)) {
+                throw m.sender == s.user
+                    ? Failure.forbidden("message \(m.uid) is older than the recall window (\(settings.recallWindowSeconds) s)")
+                    : Failure.forbidden("only the sender may recall message \(m.uid) (or a member with the recall permission)")
+            }
+            return removed(m, .recalled, by: s.user, now: now)
+        case .delete:
+            if m.sender != s.user, !(try holds(.deleteOthers, at: place, s)) {
+                throw Failure.forbidden("only the sender may delete message \(m.uid) (or a member with the delete permission)")
+            }
+            return removed(m, .deleted, by: s.user, now: now)
+        case .edit(let content):
+            guard m.sender == s.user else { throw Failure.forbidden("only the sender may edit message \(m.uid)") }
+            after.content = content
+            after.changes.editedTime = now
+            after.changes.editCount += 1
+            return Change(write: .messageEdited(m.uid, content, time: now), after: after, kind: .editedMessage)
+        case .react(let type, let add):
+            var counts = m.changes.reactions
+            let i = counts.firstIndex { $0.type == type }
+            let mine = i.map { counts[$0].mine } ?? false
+            guard add != mine else { return nil }
+            if add {
+                if i == nil, counts.count >= settings.reactionTypesPerMessage {
+                    throw Failure(.limitReached, "message \(m.uid) has \(counts.count) reaction types, the most a message may have")
+                }
+                let own = counts.filter(\.mine).count
+                guard own < settings.reactionsPerUserPerMessage else {
+                    throw Failure(.limitReached, "at most \(settings.reactionsPerUserPerMessage) reactions per user on one message")
+                }
+                if let i { counts[i].count += 1; counts[i].mine = true } else {
+                    counts.append(ReactionCount(type: type, count: 1, mine: true))
+                    counts.sort { $0.type < $1.type }
+                }
+            } else if let i {
+                counts[i].count -= 1
+                counts[i].mine = false
+                if counts[i].count == 0 { counts.remove(at: i) }
+            }
+            after.changes.reactions = counts
+            return Change(write: .reaction(m.uid, user: s.user, type: type, added: add, time: now), after: after,
+                          kind: add ? .reactionAdded : .reactionRemoved, reactionType: type)
+        }
+    }
+
+    private func holds(_ p: Permission, at place: Place, _ s: HomeSession) throws(Failure) -> Bool {
+        guard case .channel(let c) = place else { return false }
+        return directory.permissions(of: s.user, in: c.serverID, channel: c.id)?.contains(p) == true
+    }
+
+    private func removed(_ m: MessageRecord, _ kind: RemovalKind, by user: UserID, now: UInt64) -> Change {
+        var after = m
+        let removal = Removal(kind: kind, by: user, time: now)
+        after.changes.removal = removal
+        after.content = .text("")
+        after.mentions = []
+        after.mentionAll = false
+        after.changes.reactions = []
+        return Change(write: .messageRemoved(m.uid, removal), after: after, kind: kind == .recalled ? .recalledMessage : .deletedMessage)
+    }
+
+    // MARK: Carrying it out
+
+    private func carryOut(_ change: Change, on m: MessageRecord, at place: Place, id: UInt64, from s: HomeSession, done: @escaping () -> Void) {
+        var update = GHMessageUpdate()
+        update.kind = change.kind
+        update.message = GHChannelMessage(change.after)
+        for i in update.message.reactions.indices { update.message.reactions[i].mine = false }
+        update.actorID = s.user
+        update.time = now()
+        update.reactionType = change.reactionType
+        let copy = EventCopy(.messageUpdate(update))
+        let isRemoval = change.after.changes.removal != nil
+        var effects = Effects(writes: [change.write])
+        switch place {
+        case .channel(let c):
+            // Who the message was addressed to hears of the change in their inbox too (offline sync).
+            let mentioned = Array(Set(m.mentions).subtracting([s.user])).filter { directory.canView($0, c) }.sorted()
+            effects.addressed = mentioned.map { AddressedItem(user: $0, stored: .event(copy), live: .elsewhere) }
+            effects.apply = { ords in
+                if isRemoval { self.home.directory.messageRemoved(c.id, seq: m.seq) }
+                s.respond(id, .message(self.shown(change.after, at: place, to: s.user)))
+                var cursors: [UserID: UInt64] = [:]
+                for (user, ord) in zip(mentioned, ords) { cursors[user] = ord }
+                if let last = cursors.values.max() { self.runner.inboxDelivered(upTo: last) }
+                let encoded = (try? update.serializedBytes()) ?? []
+                self.home.fanOut(change.after, encoded: encoded, from: s, mentionOrds: cursors, update: true, unreadMoved: isRemoval)
+            }
+        case .direct(let conversation):
+            let peer = conversation.peer(of: s.user)
+            effects.addressed = [AddressedItem(user: peer, stored: .event(copy), live: .push(copy))]
+            effects.apply = { _ in s.respond(id, .message(self.shown(change.after, at: place, to: s.user))) }
+            effects.then = {
+                // The actor's other devices see it too.
+                for other in self.registry.sessions(of: s.user).values where other.key != s.key { other.push(event: copy.payload) }
+            }
+        }
+        let finished = effects.then
+        effects.then = {
+            finished?()
+            done()
+        }
+        effects.failed = done
+        runner.carryOut(effects, answering: id, to: s)
+    }
+
+    /// The message as `user` sees it in an answer.
+    private func shown(_ m: MessageRecord, at place: Place, to user: UserID) -> GHChannelMessage {
+        switch place {
+        case .channel: home.groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0]
+        case .direct: home.userHome.directMessage(m, for: user)
+        }
+    }
+}
+
+// MARK: Replies and threads
+
+extension MessageOperations {
+    /// Reads what a send refers to and hands on what it found, or answers why
+    /// it may not refer to it: a reply's message must be in the same channel
+    /// or conversation and not removed; a thread's root too, and not itself in a thread.
+    func references(_ replyTo: MessageUID, _ root: MessageUID, in channel: UInt64, id: UInt64, for s: HomeSession,
+                    then: @escaping (References) -> Void) {
+        read(.messages(uids: [replyTo, root].filter { $0 != 0 })) { result in
+            do throws(Failure) {
+                guard result.error == nil else { throw Failure(.unavailable, "storage is unavailable; the message was not sent, retry later") }
+                var found = References()
+                for (uid, isRoot) in [(replyTo, false), (root, true)] where uid != 0 {
+                    guard let m = result.messages.first(where: { $0.uid == uid }), m.channelID == channel else { throw Self.notFound(uid) }
+                    if m.changes.removal != nil { throw Failure.conflict("message \(uid) was removed; it cannot be replied to") }
+                    if isRoot {
+                        guard m.threadRoot == 0 else {
+                            throw Failure.badRequest("message \(uid) is in the thread of \(m.threadRoot); a thread joins its root")
+                        }
+                        found.threadRoot = uid
+                    } else {
+                        found.reply = ReplyRef(of: m)
+                    }
+                }
+                then(found)
+            } catch {
+                s.fail(id, error)
+            }
+        }
+    }
+}
+
+extension MessageRecord {
+    /// Takes on what the send refers to; a thread's root counts one more reply in the same commit.
+    mutating func refer(_ refs: References, writes: inout [StoreWrite]) {
+        reply = refs.reply
+        threadRoot = refs.threadRoot
+        if threadRoot != 0 { writes.append(.threadReply(root: threadRoot, time: sentTime)) }
+    }
+}
