@@ -223,4 +223,26 @@ import Testing
         let read = try await bob.markRead(c.channelID, time: cut)
         #expect(read.readSeq == sent[2].seq && read.unreadCount == 1)
     }
+
+    @Test func everyOperationSurvivesARestart() async throws {
+        let (server, alice, bob, _, c) = try await pair()
+        defer { server.stop() }
+        let (carol, _) = try await server.client("carol")
+        _ = try await carol.joinServer(c.serverID)
+        let root = try await alice.send("root", to: c.channelID)
+        let gone = try await alice.send("gone", to: c.channelID)
+        _ = try await bob.send("in thread", to: c.channelID, threadRoot: root.uid)
+        _ = try await alice.edit(root.uid, in: c.channelID, text: "root, edited")
+        _ = try await bob.react(root.uid, in: c.channelID, type: 9)
+        _ = try await alice.recall(gone.uid, in: c.channelID)
+        #expect(try await carol.unread([c.channelID])[0].unreadCount == 2, "three sent, one recalled")
+        try server.restart()
+        let (bob2, _) = try await server.client("bob", device: "after")
+        let page = try await bob2.history(of: c.channelID).messages
+        #expect(page.map(\.body.text) == ["root, edited", "", "in thread"])
+        #expect(page[0].editCount == 1 && page[0].threadReplyCount == 1 && page[0].reactions.map(\.mine) == [true])
+        #expect(page[1].removal.kind == .recalled)
+        let (carol2, _) = try await server.client("carol", device: "after")
+        #expect(try await carol2.unread([c.channelID])[0].unreadCount == 2, "the removed seq is still left out")
+    }
 }
