@@ -94,12 +94,18 @@ struct CommandTable {
             ("channels", spec(["server"], "list a server's channels") { a in
                 var l = GHChannelList(); l.channels = try await c.channels(of: a.id("server")); return l
             }),
-            ("send", spec(["channel", "text"], opts: ["mentions", "mention_all", "client_id", "need_receipt"], text: true, "send a text message") { a in
+            ("send", spec(["channel", "text"], opts: ["mentions", "mention_all", "client_id", "need_receipt", "reply_to", "thread"], text: true,
+                          "send a text message (reply_to=UID quotes one, thread=UID joins its thread)") { a in
                 try await c.send(a.string("text"), to: a.id("channel"), mentions: a.list("mentions"), mentionAll: a.bool("mention_all") ?? false,
-                                 needReceipt: a.bool("need_receipt") ?? false, clientID: a.optional("client_id") ?? "")
+                                 needReceipt: a.bool("need_receipt") ?? false, clientID: a.optional("client_id") ?? "",
+                                 replyTo: a.optional("reply_to").flatMap(UInt64.init) ?? 0, threadRoot: a.optional("thread").flatMap(UInt64.init) ?? 0)
             }),
-            ("history", spec(["channel"], opts: ["before", "after", "limit"], "page through history (before=SEQ or after=SEQ, limit=N)") { a in
+            ("history", spec(["channel"], opts: ["before", "after", "limit", "time"],
+                             "page through history (before=SEQ or after=SEQ, or time=MS with after=1 for newer; limit=N)") { a in
                 let limit = UInt32(a.optional("limit") ?? "") ?? 50
+                if let time = a.optional("time").flatMap(UInt64.init) {
+                    return try await c.history(of: a.id("channel"), time: time, after: a.optional("after") != nil, limit: limit)
+                }
                 if let after = a.optional("after").flatMap(UInt64.init) {
                     return try await c.history(of: a.id("channel"), after: after, limit: limit)
                 }
@@ -125,8 +131,28 @@ struct CommandTable {
             ("mode", spec(["mode"], "subscription mode: auto or manual") { a in
                 try await c.setAutoSubscribe(try a.string("mode") == "auto"); return nil
             }),
-            ("read", spec(["channel"], opts: ["seq"], "mark a channel read (seq=N: up to N; default: everything)") { a in
-                try await c.markRead(a.id("channel"), upTo: a.optional("seq").flatMap(UInt64.init) ?? 0)
+            ("read", spec(["channel"], opts: ["seq", "time"], "mark a channel read (seq=N: up to N; time=MS: what was sent by then; default: everything)") { a in
+                try await c.markRead(a.id("channel"), upTo: a.optional("seq").flatMap(UInt64.init) ?? 0,
+                                     time: a.optional("time").flatMap(UInt64.init) ?? 0)
+            }),
+            ("recall", spec(["channel", "uid"], "recall a message (yours within the window, anyone's with the permission)") { a in
+                try await c.recall(a.id("uid"), in: a.id("channel"))
+            }),
+            ("edit", spec(["channel", "uid", "text"], text: true, "replace your message's text") { a in
+                try await c.edit(a.id("uid"), in: a.id("channel"), text: a.string("text"))
+            }),
+            ("delete", spec(["channel", "uid"], "delete a message (yours, or anyone's with the permission)") { a in
+                try await c.delete(a.id("uid"), in: a.id("channel"))
+            }),
+            ("react", spec(["channel", "uid", "type"], "add a quick comment of a type (1-65535)") { a in
+                try await c.react(a.id("uid"), in: a.id("channel"), type: UInt32(clamping: try a.id("type")))
+            }),
+            ("unreact", spec(["channel", "uid", "type"], "take your quick comment back") { a in
+                try await c.unreact(a.id("uid"), in: a.id("channel"), type: UInt32(clamping: try a.id("type")))
+            }),
+            ("thread", spec(["channel", "root"], opts: ["after", "limit"], "page a thread's replies (after=SEQ)") { a in
+                try await c.thread(a.id("root"), in: a.id("channel"), afterSeq: a.optional("after").flatMap(UInt64.init) ?? 0,
+                                   limit: UInt32(a.optional("limit") ?? "") ?? 50)
             }),
             ("unread", spec(["channels"], "unread info for channels (comma separated)") { a in
                 var l = GHUnreadList(); l.unreads = try await c.unread(a.list("channels").compactMap(UInt64.init)); return l

@@ -2,6 +2,7 @@
 // precedence, and the scriptable JSON client against a real server.
 
 import Foundation
+import GuildhallWire
 import GuildhallClient
 import Testing
 @testable import GuildhallCore
@@ -180,6 +181,31 @@ import Testing
     }
 
     /// Runs `guildhall client --json` with `lines` on stdin; returns every JSON object it printed.
+    @Test func theClientManagesRolesAndOperatesOnMessagesFromTheCommandLine() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (g, c) = try await guild(server, owner: alice, members: [bob])
+        let m = try await alice.send("vote here", to: c.channelID)
+        let lines = try await waitForJSON(server: server, token: server.token("alice", device: "cli"), lines: [
+            #"{"cmd":"create-role","server":"\#(g.serverID)","position":"2","name":"mods","allow":"kick,manage_channels"}"#,
+            #"{"cmd":"grant-role","server":"\#(g.serverID)","user":"bob","role":"2"}"#,
+            #"{"cmd":"override","server":"\#(g.serverID)","channel":"\#(c.channelID)","role":"2","deny":"mention"}"#,
+            #"{"cmd":"permissions","server":"\#(g.serverID)","channel":"\#(c.channelID)","user":"bob"}"#,
+            #"{"cmd":"react","channel":"\#(c.channelID)","uid":"\#(m.uid)","type":"3"}"#,
+            #"{"cmd":"send","channel":"\#(c.channelID)","text":"in its thread","thread":"\#(m.uid)"}"#,
+            #"{"cmd":"recall","channel":"\#(c.channelID)","uid":"\#(m.uid)"}"#,
+        ])
+        #expect(lines.filter { $0["ok"] as? Bool == true }.count == 7, "\(lines)")
+        let granted = (lines.first { $0["cmd"] as? String == "permissions" }?["result"] as? [String: Any])?["granted"] as? String
+        let bits = UInt64(granted ?? "") ?? 0
+        #expect(bits & GHPermission.kick.bits != 0 && bits & GHPermission.mention.bits == 0)
+        #expect(try await bob.roles(of: g.serverID).roles.contains { $0.name == "mods" })
+        _ = try await bobEvents.update(.recalledMessage, of: m.uid)
+        #expect(try await bob.thread(m.uid, in: c.channelID).messages.map(\.body.text) == ["in its thread"])
+    }
+
     func waitForJSON(server: TestServer, token: String, lines: [String]) async throws -> [[String: Any]] {
         let (rc, out) = try Binary.run(["client", "--server", "127.0.0.1:\(server.port)", "--token", token, "--json"],
                                        input: lines.joined(separator: "\n") + "\n")
