@@ -1097,9 +1097,15 @@ public nonisolated struct GHRequest: Sendable {
   /// request in flight on the connection. 0 is allowed but discouraged.
   public var id: UInt64 = 0
 
+  /// Each kind's comment ends with the errors of its own. Besides those, any
+  /// request may get 400 when a field is malformed, 429 RATE_LIMITED (with
+  /// `retry_after_ms`) over its session's rate, and a change 503 when it
+  /// could not be stored (nothing was changed); before login, anything but
+  /// login and resume gets 401 and the connection is closed.
   public var body: GHRequest.OneOf_Body? = nil
 
   /// Authenticate the connection. Must be the first request.
+  /// Errors: 401 bad, expired or non-canonical token; 409 already logged in; 414 the user has max-sessions-per-user sessions online; 429 too many failed logins.
   public var login: GHLogin {
     get {
       if case .login(let v)? = body {return v}
@@ -1109,6 +1115,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Keep the session alive; answered with `Pong`.
+  /// Errors: none of its own.
   public var heartbeat: GHHeartbeat {
     get {
       if case .heartbeat(let v)? = body {return v}
@@ -1121,6 +1128,7 @@ public nonisolated struct GHRequest: Sendable {
   /// keeping its subscriptions, and receive the events it missed. Answer:
   /// `LoginResult` with `resumed` telling whether it worked; when it did not,
   /// the connection is logged in afresh and offline sync runs.
+  /// Errors: as `login`.
   public var resume: GHResume {
     get {
       if case .resume(let v)? = body {return v}
@@ -1132,6 +1140,7 @@ public nonisolated struct GHRequest: Sendable {
   /// Acknowledge events up to a seq: the server forgets them (replay buffer)
   /// and moves this device's sync cursor. Required after each offline sync
   /// package (`left` = 0). Answer: `Ok`.
+  /// Errors: none of its own.
   public var ack: GHAck {
     get {
       if case .ack(let v)? = body {return v}
@@ -1141,6 +1150,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// End the session now instead of letting it wait for a resume. Answer: `Ok`, then the server closes.
+  /// Errors: none of its own.
   public var logout: GHLogout {
     get {
       if case .logout(let v)? = body {return v}
@@ -1150,6 +1160,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Create a server; the caller becomes its owner. Answer: `ServerInfo`.
+  /// Errors: 400 a field is empty or invalid; 413 a field is too long.
   public var createServer: GHCreateServer {
     get {
       if case .createServer(let v)? = body {return v}
@@ -1160,6 +1171,7 @@ public nonisolated struct GHRequest: Sendable {
 
   /// Change a server's name, icon, custom data or join policy (MANAGE_SERVER;
   /// `allow_guests` also MANAGE_GUESTS). Answer: `ServerInfo`.
+  /// Errors: 400, 413 as for `create_server`; 403 without the permissions; 404 not a member.
   public var updateServer: GHUpdateServer {
     get {
       if case .updateServer(let v)? = body {return v}
@@ -1169,6 +1181,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Delete a server with its channels and members (owner only). Answer: `Ok`.
+  /// Errors: 403 not the owner; 404 not a member.
   public var deleteServer: GHDeleteServer {
     get {
       if case .deleteServer(let v)? = body {return v}
@@ -1178,6 +1191,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Get servers by id (members only see their servers). Answer: `ServerList`.
+  /// Errors: 414 over 100 ids (servers one may not see are left out).
   public var getServers: GHGetServers {
     get {
       if case .getServers(let v)? = body {return v}
@@ -1187,6 +1201,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// List the servers the caller is a member of. Answer: `ServerList`.
+  /// Errors: none of its own.
   public var listMyServers: GHListMyServers {
     get {
       if case .listMyServers(let v)? = body {return v}
@@ -1196,6 +1211,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Join an open server. Answer: `Member`.
+  /// Errors: 403 banned, or invite-only (of a server that lets guests in); 404 no such server, or a closed one; 409 already a member.
   public var joinServer: GHJoinServer {
     get {
       if case .joinServer(let v)? = body {return v}
@@ -1205,6 +1221,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Invite a user to a server (INVITE). Answer: `Ok`.
+  /// Errors: 400 bad user id; 403 without INVITE, or the invitee is banned; 404 not a member; 409 already a member or invited.
   public var inviteMember: GHInviteMember {
     get {
       if case .inviteMember(let v)? = body {return v}
@@ -1214,6 +1231,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Accept an invitation to a server. Answer: `Member`.
+  /// Errors: 403 banned; 404 no invitation; 409 already a member.
   public var acceptInvite: GHAcceptInvite {
     get {
       if case .acceptInvite(let v)? = body {return v}
@@ -1223,6 +1241,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Leave a server (the owner cannot leave; delete the server or transfer it). Answer: `Ok`.
+  /// Errors: 403 the owner; 404 not a member.
   public var leaveServer: GHLeaveServer {
     get {
       if case .leaveServer(let v)? = body {return v}
@@ -1232,6 +1251,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Remove a member (KICK, and a highest role above the member's). Answer: `Ok`.
+  /// Errors: 403 without KICK or not above the member; 404 not a member, or no such member.
   public var kickMember: GHKickMember {
     get {
       if case .kickMember(let v)? = body {return v}
@@ -1242,6 +1262,7 @@ public nonisolated struct GHRequest: Sendable {
 
   /// ADMIN grants the `admin` role, MEMBER takes it back (MANAGE_ROLES, above
   /// the role; the owner role is not assignable). Answer: `Member`.
+  /// Errors: 400 OWNER asked; 403 without MANAGE_ROLES or not above the admin role; 404 as for `kick_member`.
   public var setMemberRole: GHSetMemberRole {
     get {
       if case .setMemberRole(let v)? = body {return v}
@@ -1251,6 +1272,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// List a server's members (members only). Answer: `MemberList`.
+  /// Errors: 404 not a member.
   public var listMembers: GHListMembers {
     get {
       if case .listMembers(let v)? = body {return v}
@@ -1260,6 +1282,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Create a channel in a server (MANAGE_CHANNELS; a guest visibility other than FOLLOW_SERVER also MANAGE_GUESTS). Answer: `ChannelInfo`.
+  /// Errors: 400, 413 as for `create_server`; 403 without the permissions; 404 not a member.
   public var createChannel: GHCreateChannel {
     get {
       if case .createChannel(let v)? = body {return v}
@@ -1269,6 +1292,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Change a channel's name, topic or custom data (MANAGE_CHANNELS; `guest_visibility` also MANAGE_GUESTS). Answer: `ChannelInfo`.
+  /// Errors: 400, 413 as for `create_server`; 403 without the permissions; 404 no channel one may view.
   public var updateChannel: GHUpdateChannel {
     get {
       if case .updateChannel(let v)? = body {return v}
@@ -1278,6 +1302,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Delete a channel (MANAGE_CHANNELS). Answer: `Ok`.
+  /// Errors: 403 without MANAGE_CHANNELS; 404 no channel one may view.
   public var deleteChannel: GHDeleteChannel {
     get {
       if case .deleteChannel(let v)? = body {return v}
@@ -1287,6 +1312,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// List a server's channels (members only). Answer: `ChannelList`.
+  /// Errors: 404 not a member.
   public var listChannels: GHListChannels {
     get {
       if case .listChannels(let v)? = body {return v}
@@ -1297,6 +1323,7 @@ public nonisolated struct GHRequest: Sendable {
 
   /// Send a message to a channel (SEND_MESSAGES; mentions need MENTION, `mention_all`
   /// MENTION_EVERYONE, `need_receipt` REQUEST_RECEIPTS). Answer: `ChannelMessage`, after it is stored durably.
+  /// Errors: 400 empty body, bad mention or reply; 403 without the permissions, or a guest; 404 no channel one may view, or the replied message is not in it; 409 replying to a removed message; 413 body over max-body-bytes; 414 mentions over max-mentions; 503 not stored (nothing was sent).
   public var sendMessage: GHSendMessage {
     get {
       if case .sendMessage(let v)? = body {return v}
@@ -1306,6 +1333,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Page through a channel's history (members only). Answer: `MessagePage`.
+  /// Errors: 404 no channel or conversation one may read; 414 page over 100.
   public var getHistory: GHGetHistory {
     get {
       if case .getHistory(let v)? = body {return v}
@@ -1315,6 +1343,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Get messages by UID (members of their servers only). Answer: `MessagePage`.
+  /// Errors: 414 over 100 UIDs (messages one may not read are left out).
   public var getMessages: GHGetMessages {
     get {
       if case .getMessages(let v)? = body {return v}
@@ -1325,6 +1354,7 @@ public nonisolated struct GHRequest: Sendable {
 
   /// Set received-status flags on messages for the caller (flags only turn on); the
   /// caller's other devices get `received_status`. Answer: `ReceivedStatusList`.
+  /// Errors: 400 no flag set; 404 a message one may not read or that does not exist; 414 not 1 to 100 UIDs.
   public var setReceivedStatus: GHSetReceivedStatus {
     get {
       if case .setReceivedStatus(let v)? = body {return v}
@@ -1334,6 +1364,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// The caller's received status of messages. Answer: `ReceivedStatusList`.
+  /// Errors: 414 over 100 UIDs.
   public var getReceivedStatus: GHGetReceivedStatus {
     get {
       if case .getReceivedStatus(let v)? = body {return v}
@@ -1345,6 +1376,7 @@ public nonisolated struct GHRequest: Sendable {
   /// Ask the channel's members for read receipts on one of the caller's own
   /// messages (same rules as `need_receipt` at send). A second request is a
   /// no-op. Answer: `ReceiptInfoList` with that message.
+  /// Errors: 403 not the sender, without REQUEST_RECEIPTS, or past the receipt window; 404 no message one may see; 409 removed; 414 the server has over receipt-max-members members.
   public var requestReceipt: GHRequestReceipt {
     get {
       if case .requestReceipt(let v)? = body {return v}
@@ -1355,6 +1387,7 @@ public nonisolated struct GHRequest: Sendable {
 
   /// Say the caller has read messages of one channel that asked for
   /// receipts. Answer: `ReceiptInfoList`, one per UID asked.
+  /// Errors: 400 UIDs of another channel; 403 a guest; 404 no channel one may view, or an unknown UID; 409 a removed message; 414 not 1 to 100 UIDs.
   public var respondReceipts: GHRespondReceipts {
     get {
       if case .respondReceipts(let v)? = body {return v}
@@ -1364,6 +1397,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Page through the readers of a message (its requester only). Answer: `ReceiptReaders`.
+  /// Errors: 403 not the requester; 404 no receipt request one may see.
   public var getReceiptReaders: GHGetReceiptReaders {
     get {
       if case .getReceiptReaders(let v)? = body {return v}
@@ -1373,6 +1407,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Receipt info of messages, for the caller. Answer: `ReceiptInfoList`.
+  /// Errors: 414 over 100 UIDs.
   public var getReceiptInfo: GHGetReceiptInfo {
     get {
       if case .getReceiptInfo(let v)? = body {return v}
@@ -1382,6 +1417,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Subscribe to or unsubscribe from servers or channels. Answer: `SubscribeResult`.
+  /// Errors: 400 unknown type; 403 a member subscription in auto-subscribe mode; 414 over 100 targets (each target has its own status).
   public var subscribe: GHSubscribe {
     get {
       if case .subscribe(let v)? = body {return v}
@@ -1391,6 +1427,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Switch this session between auto-subscribe and manual mode. Answer: `Ok`.
+  /// Errors: none of its own.
   public var setSubscribeMode: GHSetSubscribeMode {
     get {
       if case .setSubscribeMode(let v)? = body {return v}
@@ -1400,6 +1437,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Move the caller's read position in a channel. Answer: `UnreadInfo`.
+  /// Errors: 403 a guest; 404 no channel one may view.
   public var markRead: GHMarkRead {
     get {
       if case .markRead(let v)? = body {return v}
@@ -1409,6 +1447,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Unread info for a list of channels. Answer: `UnreadList`.
+  /// Errors: 414 over 100 channels (channels one may not view are left out).
   public var getUnread: GHGetUnread {
     get {
       if case .getUnread(let v)? = body {return v}
@@ -1418,6 +1457,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Tell a channel's typing subscribers that the caller is typing (SEND_MESSAGES). Answer: `Ok`.
+  /// Errors: 403 without SEND_MESSAGES, or a guest; 404 no channel one may view.
   public var sendTyping: GHSendTyping {
     get {
       if case .sendTyping(let v)? = body {return v}
@@ -1427,6 +1467,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Enter a server as a guest (not a member). Answer: `ServerInfo`.
+  /// Errors: 403 banned, or no guests on a server anyone may join; 404 no such server, or a closed one; 409 a member.
   public var enterAsGuest: GHEnterAsGuest {
     get {
       if case .enterAsGuest(let v)? = body {return v}
@@ -1436,6 +1477,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Leave a server entered as a guest; drops the guest subscriptions. Answer: `Ok`.
+  /// Errors: 404 not a guest there.
   public var leaveAsGuest: GHLeaveAsGuest {
     get {
       if case .leaveAsGuest(let v)? = body {return v}
@@ -1445,6 +1487,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Ban a user from a server (BAN); a member is removed (if outranked). Answer: `Ok`.
+  /// Errors: 400 bad user id; 403 without BAN or not above the member; 404 not a member; 409 already banned.
   public var banMember: GHBanMember {
     get {
       if case .banMember(let v)? = body {return v}
@@ -1454,6 +1497,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Lift a ban (BAN). Answer: `Ok`.
+  /// Errors: 403 without BAN; 404 not a member, or no such ban.
   public var unbanMember: GHUnbanMember {
     get {
       if case .unbanMember(let v)? = body {return v}
@@ -1463,6 +1507,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Open (or get) the direct conversation with another user. Answer: `Conversation`.
+  /// Errors: 400 bad peer id, or oneself.
   public var openConversation: GHOpenConversation {
     get {
       if case .openConversation(let v)? = body {return v}
@@ -1472,6 +1517,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// The caller's direct conversations, newest activity first. Answer: `ConversationList`.
+  /// Errors: none of its own.
   public var listConversations: GHListConversations {
     get {
       if case .listConversations(let v)? = body {return v}
@@ -1482,6 +1528,7 @@ public nonisolated struct GHRequest: Sendable {
 
   /// Send a direct message. Answer: `ChannelMessage` (server_id 0, channel_id
   /// the conversation, recipient_id set), after it is stored durably.
+  /// Errors: 400 empty body, bad peer or reply; 404 the replied message is not in the conversation; 409 replying to a removed message; 413 body too large; 503 not stored.
   public var sendDirectMessage: GHSendDirectMessage {
     get {
       if case .sendDirectMessage(let v)? = body {return v}
@@ -1492,6 +1539,7 @@ public nonisolated struct GHRequest: Sendable {
 
   /// Say direct messages reached this device (the SDK sends it on receipt
   /// when delivery receipts are on). Answer: `Ok`.
+  /// Errors: 414 over 100 UIDs (UIDs not sent to the caller are left out).
   public var markDelivered: GHMarkDelivered {
     get {
       if case .markDelivered(let v)? = body {return v}
@@ -1502,6 +1550,7 @@ public nonisolated struct GHRequest: Sendable {
 
   /// Read receipt by time (RongCloud): the peer's messages sent at or before
   /// `time` are read. Answer: `Conversation`.
+  /// Errors: 404 not a conversation of the caller.
   public var sendReadReceipt: GHSendReadReceipt {
     get {
       if case .sendReadReceipt(let v)? = body {return v}
@@ -1511,6 +1560,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Read receipt for one message (Agora `sendMessageReadAck`). Answer: `Ok`.
+  /// Errors: 404 not a direct message sent to the caller.
   public var ackMessageRead: GHAckMessageRead {
     get {
       if case .ackMessageRead(let v)? = body {return v}
@@ -1521,6 +1571,7 @@ public nonisolated struct GHRequest: Sendable {
 
   /// The whole conversation is read (Agora `ackConversationRead`): unread
   /// goes to 0. Answer: `Conversation`.
+  /// Errors: 404 not a conversation of the caller.
   public var ackConversationRead: GHAckConversationRead {
     get {
       if case .ackConversationRead(let v)? = body {return v}
@@ -1530,6 +1581,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// The sent status of the caller's direct messages. Answer: `SentStatusList`.
+  /// Errors: 414 over 100 UIDs.
   public var getSentStatus: GHGetSentStatus {
     get {
       if case .getSentStatus(let v)? = body {return v}
@@ -1543,6 +1595,7 @@ public nonisolated struct GHRequest: Sendable {
   /// above every role) and members it outranks; a caller other than the
   /// owner allows only bits it holds itself.
   /// Create a role. Answer: `RoleInfo`.
+  /// Errors: 400 bad name, position 0 or a bit both allowed and denied; 403 without MANAGE_ROLES, not above the position, or allowing bits one lacks; 404 not a member; 414 max roles.
   public var createRole: GHCreateRole {
     get {
       if case .createRole(let v)? = body {return v}
@@ -1552,6 +1605,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Change a role's name, position or bits (the everyone role: only its bits). Answer: `RoleInfo`.
+  /// Errors: 400 as for `create_role`, or renaming everyone; 403 as for `create_role`; 404 no such role.
   public var updateRole: GHUpdateRole {
     get {
       if case .updateRole(let v)? = body {return v}
@@ -1561,6 +1615,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Delete a role; its holders lose it and its overrides go. Answer: `Ok`.
+  /// Errors: 400 the everyone role; 403 without MANAGE_ROLES or not above it; 404 no such role.
   public var deleteRole: GHDeleteRole {
     get {
       if case .deleteRole(let v)? = body {return v}
@@ -1570,6 +1625,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Give a member a role (a no-op when held). Answer: `Member`.
+  /// Errors: 400 the everyone role; 403 without MANAGE_ROLES or not above the role; 404 no such role or member.
   public var grantRole: GHGrantRole {
     get {
       if case .grantRole(let v)? = body {return v}
@@ -1579,6 +1635,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Take a role back from a member (a no-op when not held). Answer: `Member`.
+  /// Errors: as `grant_role`.
   public var takeBackRole: GHTakeBackRole {
     get {
       if case .takeBackRole(let v)? = body {return v}
@@ -1589,6 +1646,7 @@ public nonisolated struct GHRequest: Sendable {
 
   /// Set a channel's override for a role or a member, or a member's override
   /// on the server; all bits Inherit removes it. Answer: `PermissionOverride`.
+  /// Errors: 400 bits both allowed and denied, not per-channel bits, or a role on the server; 403 as for `create_role`, or not above the member; 404 no such channel, role or member.
   public var setPermissionOverride: GHSetPermissionOverride {
     get {
       if case .setPermissionOverride(let v)? = body {return v}
@@ -1598,6 +1656,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// A server's roles and overrides (members only). Answer: `RoleList`.
+  /// Errors: 404 not a member.
   public var listRoles: GHListRoles {
     get {
       if case .listRoles(let v)? = body {return v}
@@ -1607,6 +1666,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// A member's effective permissions on the server or in a channel (members only). Answer: `Permissions`.
+  /// Errors: 404 not a member, no channel one may view, or the user is not a member.
   public var getPermissions: GHGetPermissions {
     get {
       if case .getPermissions(let v)? = body {return v}
@@ -1621,6 +1681,7 @@ public nonisolated struct GHRequest: Sendable {
   /// sent as a `MessageUpdate` to everyone who received the message.
   /// Take back one's own message within the recall window (a setting), or
   /// anyone's with RECALL_OTHERS. 403 past the window; 409 when already removed.
+  /// Errors: 403 past the window or not one's own; 404 no message one may read there; 409 already removed.
   public var recallMessage: GHRecallMessage {
     get {
       if case .recallMessage(let v)? = body {return v}
@@ -1630,6 +1691,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Change one's own message's body. 403 for anyone else's; 409 when removed.
+  /// Errors: 400 empty body; 403 not one's own; 404, 409 as for `recall_message`; 413 body too large.
   public var editMessage: GHEditMessage {
     get {
       if case .editMessage(let v)? = body {return v}
@@ -1639,6 +1701,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Delete one's own message, or anyone's with DELETE_OTHERS. 409 when already removed.
+  /// Errors: 403 not one's own without DELETE_OTHERS; 404, 409 as for `recall_message`.
   public var deleteMessage: GHDeleteMessage {
     get {
       if case .deleteMessage(let v)? = body {return v}
@@ -1649,6 +1712,7 @@ public nonisolated struct GHRequest: Sendable {
 
   /// Add a quick comment (a repeated add is a no-op). 414 past the limits
   /// of types per message and reactions per user per message (settings).
+  /// Errors: 400 type not 1 to 65535; 404, 409 as for `recall_message`; 414 past reaction-types-per-message or reactions-per-user-per-message.
   public var addReaction: GHAddReaction {
     get {
       if case .addReaction(let v)? = body {return v}
@@ -1658,6 +1722,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Take one's quick comment back (a no-op when there is none).
+  /// Errors: 400, 404, 409 as for `add_reaction`.
   public var removeReaction: GHRemoveReaction {
     get {
       if case .removeReaction(let v)? = body {return v}
@@ -1667,6 +1732,7 @@ public nonisolated struct GHRequest: Sendable {
   }
 
   /// Page through a thread's replies, oldest first. Answer: `MessagePage`.
+  /// Errors: 404 no channel or conversation one may read, or the root is not in it; 414 page over 100.
   public var getThread: GHGetThread {
     get {
       if case .getThread(let v)? = body {return v}
@@ -1677,137 +1743,197 @@ public nonisolated struct GHRequest: Sendable {
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
+  /// Each kind's comment ends with the errors of its own. Besides those, any
+  /// request may get 400 when a field is malformed, 429 RATE_LIMITED (with
+  /// `retry_after_ms`) over its session's rate, and a change 503 when it
+  /// could not be stored (nothing was changed); before login, anything but
+  /// login and resume gets 401 and the connection is closed.
   public nonisolated enum OneOf_Body: Equatable, Sendable {
     /// Authenticate the connection. Must be the first request.
+    /// Errors: 401 bad, expired or non-canonical token; 409 already logged in; 414 the user has max-sessions-per-user sessions online; 429 too many failed logins.
     case login(GHLogin)
     /// Keep the session alive; answered with `Pong`.
+    /// Errors: none of its own.
     case heartbeat(GHHeartbeat)
     /// Instead of `login` on a new connection: take over a dropped session,
     /// keeping its subscriptions, and receive the events it missed. Answer:
     /// `LoginResult` with `resumed` telling whether it worked; when it did not,
     /// the connection is logged in afresh and offline sync runs.
+    /// Errors: as `login`.
     case resume(GHResume)
     /// Acknowledge events up to a seq: the server forgets them (replay buffer)
     /// and moves this device's sync cursor. Required after each offline sync
     /// package (`left` = 0). Answer: `Ok`.
+    /// Errors: none of its own.
     case ack(GHAck)
     /// End the session now instead of letting it wait for a resume. Answer: `Ok`, then the server closes.
+    /// Errors: none of its own.
     case logout(GHLogout)
     /// Create a server; the caller becomes its owner. Answer: `ServerInfo`.
+    /// Errors: 400 a field is empty or invalid; 413 a field is too long.
     case createServer(GHCreateServer)
     /// Change a server's name, icon, custom data or join policy (MANAGE_SERVER;
     /// `allow_guests` also MANAGE_GUESTS). Answer: `ServerInfo`.
+    /// Errors: 400, 413 as for `create_server`; 403 without the permissions; 404 not a member.
     case updateServer(GHUpdateServer)
     /// Delete a server with its channels and members (owner only). Answer: `Ok`.
+    /// Errors: 403 not the owner; 404 not a member.
     case deleteServer(GHDeleteServer)
     /// Get servers by id (members only see their servers). Answer: `ServerList`.
+    /// Errors: 414 over 100 ids (servers one may not see are left out).
     case getServers(GHGetServers)
     /// List the servers the caller is a member of. Answer: `ServerList`.
+    /// Errors: none of its own.
     case listMyServers(GHListMyServers)
     /// Join an open server. Answer: `Member`.
+    /// Errors: 403 banned, or invite-only (of a server that lets guests in); 404 no such server, or a closed one; 409 already a member.
     case joinServer(GHJoinServer)
     /// Invite a user to a server (INVITE). Answer: `Ok`.
+    /// Errors: 400 bad user id; 403 without INVITE, or the invitee is banned; 404 not a member; 409 already a member or invited.
     case inviteMember(GHInviteMember)
     /// Accept an invitation to a server. Answer: `Member`.
+    /// Errors: 403 banned; 404 no invitation; 409 already a member.
     case acceptInvite(GHAcceptInvite)
     /// Leave a server (the owner cannot leave; delete the server or transfer it). Answer: `Ok`.
+    /// Errors: 403 the owner; 404 not a member.
     case leaveServer(GHLeaveServer)
     /// Remove a member (KICK, and a highest role above the member's). Answer: `Ok`.
+    /// Errors: 403 without KICK or not above the member; 404 not a member, or no such member.
     case kickMember(GHKickMember)
     /// ADMIN grants the `admin` role, MEMBER takes it back (MANAGE_ROLES, above
     /// the role; the owner role is not assignable). Answer: `Member`.
+    /// Errors: 400 OWNER asked; 403 without MANAGE_ROLES or not above the admin role; 404 as for `kick_member`.
     case setMemberRole(GHSetMemberRole)
     /// List a server's members (members only). Answer: `MemberList`.
+    /// Errors: 404 not a member.
     case listMembers(GHListMembers)
     /// Create a channel in a server (MANAGE_CHANNELS; a guest visibility other than FOLLOW_SERVER also MANAGE_GUESTS). Answer: `ChannelInfo`.
+    /// Errors: 400, 413 as for `create_server`; 403 without the permissions; 404 not a member.
     case createChannel(GHCreateChannel)
     /// Change a channel's name, topic or custom data (MANAGE_CHANNELS; `guest_visibility` also MANAGE_GUESTS). Answer: `ChannelInfo`.
+    /// Errors: 400, 413 as for `create_server`; 403 without the permissions; 404 no channel one may view.
     case updateChannel(GHUpdateChannel)
     /// Delete a channel (MANAGE_CHANNELS). Answer: `Ok`.
+    /// Errors: 403 without MANAGE_CHANNELS; 404 no channel one may view.
     case deleteChannel(GHDeleteChannel)
     /// List a server's channels (members only). Answer: `ChannelList`.
+    /// Errors: 404 not a member.
     case listChannels(GHListChannels)
     /// Send a message to a channel (SEND_MESSAGES; mentions need MENTION, `mention_all`
     /// MENTION_EVERYONE, `need_receipt` REQUEST_RECEIPTS). Answer: `ChannelMessage`, after it is stored durably.
+    /// Errors: 400 empty body, bad mention or reply; 403 without the permissions, or a guest; 404 no channel one may view, or the replied message is not in it; 409 replying to a removed message; 413 body over max-body-bytes; 414 mentions over max-mentions; 503 not stored (nothing was sent).
     case sendMessage(GHSendMessage)
     /// Page through a channel's history (members only). Answer: `MessagePage`.
+    /// Errors: 404 no channel or conversation one may read; 414 page over 100.
     case getHistory(GHGetHistory)
     /// Get messages by UID (members of their servers only). Answer: `MessagePage`.
+    /// Errors: 414 over 100 UIDs (messages one may not read are left out).
     case getMessages(GHGetMessages)
     /// Set received-status flags on messages for the caller (flags only turn on); the
     /// caller's other devices get `received_status`. Answer: `ReceivedStatusList`.
+    /// Errors: 400 no flag set; 404 a message one may not read or that does not exist; 414 not 1 to 100 UIDs.
     case setReceivedStatus(GHSetReceivedStatus)
     /// The caller's received status of messages. Answer: `ReceivedStatusList`.
+    /// Errors: 414 over 100 UIDs.
     case getReceivedStatus(GHGetReceivedStatus)
     /// Ask the channel's members for read receipts on one of the caller's own
     /// messages (same rules as `need_receipt` at send). A second request is a
     /// no-op. Answer: `ReceiptInfoList` with that message.
+    /// Errors: 403 not the sender, without REQUEST_RECEIPTS, or past the receipt window; 404 no message one may see; 409 removed; 414 the server has over receipt-max-members members.
     case requestReceipt(GHRequestReceipt)
     /// Say the caller has read messages of one channel that asked for
     /// receipts. Answer: `ReceiptInfoList`, one per UID asked.
+    /// Errors: 400 UIDs of another channel; 403 a guest; 404 no channel one may view, or an unknown UID; 409 a removed message; 414 not 1 to 100 UIDs.
     case respondReceipts(GHRespondReceipts)
     /// Page through the readers of a message (its requester only). Answer: `ReceiptReaders`.
+    /// Errors: 403 not the requester; 404 no receipt request one may see.
     case getReceiptReaders(GHGetReceiptReaders)
     /// Receipt info of messages, for the caller. Answer: `ReceiptInfoList`.
+    /// Errors: 414 over 100 UIDs.
     case getReceiptInfo(GHGetReceiptInfo)
     /// Subscribe to or unsubscribe from servers or channels. Answer: `SubscribeResult`.
+    /// Errors: 400 unknown type; 403 a member subscription in auto-subscribe mode; 414 over 100 targets (each target has its own status).
     case subscribe(GHSubscribe)
     /// Switch this session between auto-subscribe and manual mode. Answer: `Ok`.
+    /// Errors: none of its own.
     case setSubscribeMode(GHSetSubscribeMode)
     /// Move the caller's read position in a channel. Answer: `UnreadInfo`.
+    /// Errors: 403 a guest; 404 no channel one may view.
     case markRead(GHMarkRead)
     /// Unread info for a list of channels. Answer: `UnreadList`.
+    /// Errors: 414 over 100 channels (channels one may not view are left out).
     case getUnread(GHGetUnread)
     /// Tell a channel's typing subscribers that the caller is typing (SEND_MESSAGES). Answer: `Ok`.
+    /// Errors: 403 without SEND_MESSAGES, or a guest; 404 no channel one may view.
     case sendTyping(GHSendTyping)
     /// Enter a server as a guest (not a member). Answer: `ServerInfo`.
+    /// Errors: 403 banned, or no guests on a server anyone may join; 404 no such server, or a closed one; 409 a member.
     case enterAsGuest(GHEnterAsGuest)
     /// Leave a server entered as a guest; drops the guest subscriptions. Answer: `Ok`.
+    /// Errors: 404 not a guest there.
     case leaveAsGuest(GHLeaveAsGuest)
     /// Ban a user from a server (BAN); a member is removed (if outranked). Answer: `Ok`.
+    /// Errors: 400 bad user id; 403 without BAN or not above the member; 404 not a member; 409 already banned.
     case banMember(GHBanMember)
     /// Lift a ban (BAN). Answer: `Ok`.
+    /// Errors: 403 without BAN; 404 not a member, or no such ban.
     case unbanMember(GHUnbanMember)
     /// Open (or get) the direct conversation with another user. Answer: `Conversation`.
+    /// Errors: 400 bad peer id, or oneself.
     case openConversation(GHOpenConversation)
     /// The caller's direct conversations, newest activity first. Answer: `ConversationList`.
+    /// Errors: none of its own.
     case listConversations(GHListConversations)
     /// Send a direct message. Answer: `ChannelMessage` (server_id 0, channel_id
     /// the conversation, recipient_id set), after it is stored durably.
+    /// Errors: 400 empty body, bad peer or reply; 404 the replied message is not in the conversation; 409 replying to a removed message; 413 body too large; 503 not stored.
     case sendDirectMessage(GHSendDirectMessage)
     /// Say direct messages reached this device (the SDK sends it on receipt
     /// when delivery receipts are on). Answer: `Ok`.
+    /// Errors: 414 over 100 UIDs (UIDs not sent to the caller are left out).
     case markDelivered(GHMarkDelivered)
     /// Read receipt by time (RongCloud): the peer's messages sent at or before
     /// `time` are read. Answer: `Conversation`.
+    /// Errors: 404 not a conversation of the caller.
     case sendReadReceipt(GHSendReadReceipt)
     /// Read receipt for one message (Agora `sendMessageReadAck`). Answer: `Ok`.
+    /// Errors: 404 not a direct message sent to the caller.
     case ackMessageRead(GHAckMessageRead)
     /// The whole conversation is read (Agora `ackConversationRead`): unread
     /// goes to 0. Answer: `Conversation`.
+    /// Errors: 404 not a conversation of the caller.
     case ackConversationRead(GHAckConversationRead)
     /// The sent status of the caller's direct messages. Answer: `SentStatusList`.
+    /// Errors: 414 over 100 UIDs.
     case getSentStatus(GHGetSentStatus)
     /// Roles and permissions (MISSION §2). Changing them needs MANAGE_ROLES,
     /// and touches only roles below the caller's highest role (the owner is
     /// above every role) and members it outranks; a caller other than the
     /// owner allows only bits it holds itself.
     /// Create a role. Answer: `RoleInfo`.
+    /// Errors: 400 bad name, position 0 or a bit both allowed and denied; 403 without MANAGE_ROLES, not above the position, or allowing bits one lacks; 404 not a member; 414 max roles.
     case createRole(GHCreateRole)
     /// Change a role's name, position or bits (the everyone role: only its bits). Answer: `RoleInfo`.
+    /// Errors: 400 as for `create_role`, or renaming everyone; 403 as for `create_role`; 404 no such role.
     case updateRole(GHUpdateRole)
     /// Delete a role; its holders lose it and its overrides go. Answer: `Ok`.
+    /// Errors: 400 the everyone role; 403 without MANAGE_ROLES or not above it; 404 no such role.
     case deleteRole(GHDeleteRole)
     /// Give a member a role (a no-op when held). Answer: `Member`.
+    /// Errors: 400 the everyone role; 403 without MANAGE_ROLES or not above the role; 404 no such role or member.
     case grantRole(GHGrantRole)
     /// Take a role back from a member (a no-op when not held). Answer: `Member`.
+    /// Errors: as `grant_role`.
     case takeBackRole(GHTakeBackRole)
     /// Set a channel's override for a role or a member, or a member's override
     /// on the server; all bits Inherit removes it. Answer: `PermissionOverride`.
+    /// Errors: 400 bits both allowed and denied, not per-channel bits, or a role on the server; 403 as for `create_role`, or not above the member; 404 no such channel, role or member.
     case setPermissionOverride(GHSetPermissionOverride)
     /// A server's roles and overrides (members only). Answer: `RoleList`.
+    /// Errors: 404 not a member.
     case listRoles(GHListRoles)
     /// A member's effective permissions on the server or in a channel (members only). Answer: `Permissions`.
+    /// Errors: 404 not a member, no channel one may view, or the user is not a member.
     case getPermissions(GHGetPermissions)
     /// Message operations (MISSION §3), on channel messages and direct
     /// messages alike; `channel_id` is the channel or the conversation. Each
@@ -1815,17 +1941,23 @@ public nonisolated struct GHRequest: Sendable {
     /// sent as a `MessageUpdate` to everyone who received the message.
     /// Take back one's own message within the recall window (a setting), or
     /// anyone's with RECALL_OTHERS. 403 past the window; 409 when already removed.
+    /// Errors: 403 past the window or not one's own; 404 no message one may read there; 409 already removed.
     case recallMessage(GHRecallMessage)
     /// Change one's own message's body. 403 for anyone else's; 409 when removed.
+    /// Errors: 400 empty body; 403 not one's own; 404, 409 as for `recall_message`; 413 body too large.
     case editMessage(GHEditMessage)
     /// Delete one's own message, or anyone's with DELETE_OTHERS. 409 when already removed.
+    /// Errors: 403 not one's own without DELETE_OTHERS; 404, 409 as for `recall_message`.
     case deleteMessage(GHDeleteMessage)
     /// Add a quick comment (a repeated add is a no-op). 414 past the limits
     /// of types per message and reactions per user per message (settings).
+    /// Errors: 400 type not 1 to 65535; 404, 409 as for `recall_message`; 414 past reaction-types-per-message or reactions-per-user-per-message.
     case addReaction(GHAddReaction)
     /// Take one's quick comment back (a no-op when there is none).
+    /// Errors: 400, 404, 409 as for `add_reaction`.
     case removeReaction(GHRemoveReaction)
     /// Page through a thread's replies, oldest first. Answer: `MessagePage`.
+    /// Errors: 404 no channel or conversation one may read, or the root is not in it; 414 page over 100.
     case getThread(GHGetThread)
 
   }
@@ -2288,7 +2420,11 @@ public nonisolated struct GHLogin: Sendable {
 
   /// The signed token minted by `guildhall token` or by the operator's backend:
   /// "v1.<base64url user>.<base64url device>.<expiry unix seconds>.<base64url HMAC-SHA256>",
-  /// the HMAC being over "v1\n<user>\n<device>\n<expiry>" with the server's secret.
+  /// the HMAC-SHA256 being over the UTF-8 text "v1\n<user>\n<device>\n<expiry>",
+  /// keyed with the UTF-8 bytes of the server's secret setting exactly as
+  /// written (not hex- or base64-decoded). Base64url is RFC 4648 §5 without
+  /// padding; the expiry is plain decimal (no sign, no leading zeros). Only
+  /// that one spelling verifies: a padded part or "+N" is refused.
   public var token: String = String()
 
   /// Auto-subscribe mode: the server subscribes the session to the user's
@@ -2536,7 +2672,9 @@ public nonisolated struct GHSendDirectMessage: Sendable {
   fileprivate var _body: GHMessageBody? = nil
 }
 
-/// Direct messages received.
+/// Direct messages received. The server learns that a direct message
+/// reached a device only from this request (the SDK sends it on receipt when
+/// delivery receipts are on); nothing else moves a message to DELIVERED.
 public nonisolated struct GHMarkDelivered: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -4361,6 +4499,8 @@ public nonisolated struct GHEvent: @unchecked Sendable {
 
   /// The session's event sequence: 1 for the first event after login, then +1
   /// for each event. A client remembers the highest it has seen to resume.
+  /// The one event without it is `closed` (seq 0): it ends the session and is
+  /// never replayed, so it takes no place in the sequence.
   public var seq: UInt64 {
     get {_storage._seq}
     set {_uniqueStorage()._seq = newValue}
@@ -4399,7 +4539,15 @@ public nonisolated struct GHEvent: @unchecked Sendable {
 
   /// Items addressed to the user (offline or live) carry their place in the
   /// user's durable inbox, increasing; a client that saw a cursor already
-  /// may drop the item as a duplicate.
+  /// may drop the item as a duplicate. They are: direct messages to the user,
+  /// channel messages that mention the user by id, targeted notifications
+  /// (invitations, one's own join, kick, ban, deletions), read positions and
+  /// received status set on the user's other devices, receipt requests and
+  /// responses, direct receipts, and message updates of such messages. Every
+  /// other event has cursor 0. Each such item is kept until the device
+  /// acknowledges an event at or after it (`Ack`): a device that logs in again
+  /// gets every item since its last acknowledgement in offline sync, even
+  /// ones it already received live, and drops those by cursor.
   public var cursor: UInt64 {
     get {_storage._cursor}
     set {_uniqueStorage()._cursor = newValue}
