@@ -10,6 +10,8 @@ public struct AutoLadder: Sendable, Equatable {
     public let unreadCount: Int
     public let cap: Int
     public private(set) var levels: [ChannelID: ChannelLevel] = [:]
+    /// Channels of the user past the cap at the last assignment: auto mode leaves them out.
+    public private(set) var uncovered = 0
 
     public init(limits: SubscriptionLimits) {
         messages = limits.channelMessages
@@ -23,6 +25,7 @@ public struct AutoLadder: Sendable, Equatable {
         let ordered = channels.sorted { ($0.activity, $0.id) > ($1.activity, $1.id) }
         var fresh: [ChannelID: ChannelLevel] = [:]
         for (rank, c) in ordered.prefix(cap).enumerated() { fresh[c.id] = level(forRank: rank) }
+        uncovered = max(0, ordered.count - cap)
         var changes: [ChannelID: ChannelLevel?] = [:]
         for (id, l) in fresh where levels[id] != l { changes[id] = l }
         for id in levels.keys where fresh[id] == nil { changes[id] = .some(nil) }

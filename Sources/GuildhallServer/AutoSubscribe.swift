@@ -90,8 +90,9 @@ extension Subscriptions {
     }
 
     /// The user's home moved the user's channels here to these levels (nil: no longer covered).
-    func applyAutoLevels(_ user: UserID, _ changes: [ChannelID: ChannelLevel?]) {
+    func applyAutoLevels(_ user: UserID, _ changes: [ChannelID: ChannelLevel?], uncovered: Int) {
         guard autoLevels[user] != nil else { return }
+        let uncoveredChanged = autoUncovered.updateValue(uncovered, forKey: user) != uncovered
         let sessions = autoSessions(user)
         let now = now()
         var entries: [GHSubscriptionEntry] = []
@@ -111,9 +112,13 @@ extension Subscriptions {
         }
         var others: [HomeSession] = []
         for s in sessions {
-            if let start = autoStarting.removeValue(forKey: s.key) { tellSubscriptionChanges(start + entries, to: [s]) } else { others.append(s) }
+            if let start = autoStarting.removeValue(forKey: s.key) {
+                tellSubscriptionChanges(start + entries, to: [s], uncovered: uncovered, always: true)
+            } else {
+                others.append(s)
+            }
         }
-        tellSubscriptionChanges(entries, to: others)
+        tellSubscriptionChanges(entries, to: others, uncovered: uncovered, always: uncoveredChanged)
     }
 
     /// The user has no auto session here any more: forget what auto mode kept for them.
@@ -121,6 +126,7 @@ extension Subscriptions {
         for s in registry.sessions(of: user).values where !s.autoSubscribe { autoStarting.removeValue(forKey: s.key) }
         guard !hasAutoSessions(user) else { return }
         autoLevels.removeValue(forKey: user)
+        autoUncovered.removeValue(forKey: user)
         ladders.removeValue(forKey: user)
     }
 
@@ -160,7 +166,7 @@ extension Subscriptions {
             byHome[h, default: [:]][channel] = level
         }
         for (h, part) in byHome.sorted(by: { $0.key < $1.key }) where !part.isEmpty || h == reporter {
-            send(.autoLevels(user: user, part), to: h)
+            send(.autoLevels(user: user, part, uncovered: u.ladder.uncovered), to: h)
         }
     }
 

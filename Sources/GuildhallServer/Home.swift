@@ -153,7 +153,7 @@ final class Home {
             case .dressed(let token, let events): userHome.dressed(token, events)
             case .autoChannels(let user, let channels): subscriptions.autoChannels(user, channels, from: other)
             case .autoTouch(let user, let channel, let activity): subscriptions.autoTouch(user, channel, activity: activity)
-            case .autoLevels(let user, let changes): subscriptions.applyAutoLevels(user, changes)
+            case .autoLevels(let user, let changes, let uncovered): subscriptions.applyAutoLevels(user, changes, uncovered: uncovered)
             }
         }
     }

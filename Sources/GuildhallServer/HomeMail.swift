@@ -32,7 +32,7 @@ enum HomeMail: Sendable {
     /// the user, activity in one, and the levels the user's home gives them.
     case autoChannels(user: UserID, [AutoChannel])
     case autoTouch(user: UserID, channel: ChannelID, activity: UInt64)
-    case autoLevels(user: UserID, [ChannelID: ChannelLevel?])
+    case autoLevels(user: UserID, [ChannelID: ChannelLevel?], uncovered: Int)
 }
 
 /// An item addressed to a user homed at another loop.

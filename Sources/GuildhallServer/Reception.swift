@@ -149,6 +149,7 @@ final class Reception: HomePart, GatewayHome {
         var result = GHLoginResult(user: token.user, device: token.device, sessionID: session.sessionID,
                                    heartbeatIntervalMs: settings.heartbeatIntervalMs, now: now())
         result.resumeFailure = a.resumeFailure
+        result.autoUncovered = UInt32(clamping: home.subscriptions.ladders[a.token.user]?.ladder.uncovered ?? 0)
         session.respond(a.id, .login(result))
         // After the answer: admitting lets the gateway read the requests that
         // followed the login, and on this loop it may answer them at once.

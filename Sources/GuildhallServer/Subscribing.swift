@@ -14,6 +14,8 @@ final class Subscriptions: HomePart {
     var autoLevels: [UserID: [ChannelID: ChannelLevel]] = [:]
     /// Auto sessions whose first levels come from the user's home on another loop: what they are told with them.
     var autoStarting: [SessionKey: [GHSubscriptionEntry]] = [:]
+    /// At a guild's home: per auto user, the channels auto mode cannot cover, as the user's home last said.
+    var autoUncovered: [UserID: Int] = [:]
 
     init(home: Home) { self.home = home }
 }
@@ -115,12 +117,15 @@ extension Subscriptions {
 
     func autoSessions(_ user: UserID) -> [HomeSession] { registry.sessions(of: user).values.filter(\.autoSubscribe) }
 
-    func tellSubscriptionChanges(_ entries: [GHSubscriptionEntry], to sessions: [HomeSession]) {
-        guard !entries.isEmpty, !sessions.isEmpty else { return }
+    /// `always`: also without entries (the count auto mode cannot cover changed).
+    func tellSubscriptionChanges(_ entries: [GHSubscriptionEntry], to sessions: [HomeSession], uncovered: Int? = nil, always: Bool = false) {
+        guard !entries.isEmpty || always, !sessions.isEmpty else { return }
         var n = GHSystemNotification()
         n.kind = .subscriptionChanged
         n.time = now()
         n.subscriptions = entries
+        let user = sessions[0].user
+        n.autoUncovered = UInt32(clamping: uncovered ?? autoUncovered[user] ?? 0)
         home.notify(n, to: sessions)
     }
 

@@ -163,6 +163,29 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         #expect(type(promoted, channels[1]) == .channelUnreadStatus)
     }
 
+    /// Seed 001: above its cap auto mode covers only the most recent
+    /// channels; the login answer and each change say how many it left out.
+    @Test func autoModePastItsCapSaysHowManyChannelsItCouldNotCover() async throws {
+        let server = try largeServer { try $0.set("auto-subscribe-max-channels", "3") }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let g = try await alice.createServer(name: "G")
+        for i in 0..<5 { _ = try await alice.createChannel(in: g.serverID, name: "c\(i)") }
+        let (_, events) = try await server.client("alice", device: "auto", auto: true)
+        let first = try await waitFor("the initial assignment") { events.notifications.first { $0.kind == .subscriptionChanged } }
+        #expect(first.autoUncovered == 2 && first.subscriptions.count == 4, "the server and three of five channels")
+        _ = try await alice.createChannel(in: g.serverID, name: "c5")
+        let later = try await waitFor("a change saying 3") {
+            events.notifications.first { $0.kind == .subscriptionChanged && $0.autoUncovered == 3 }
+        }
+        #expect(later.autoUncovered == 3)
+        var options = ClientOptions(token: server.token("alice", device: "second"))
+        options.autoSubscribe = true
+        let second = GuildhallClient(port: server.port, options: options)
+        #expect(try await second.connect().autoUncovered == 3, "the login answer says what the server knows")
+        second.close()
+    }
+
     @Test func autoModeNeverIncludesTyping() async throws {
         let server = try largeServer()
         defer { server.stop() }

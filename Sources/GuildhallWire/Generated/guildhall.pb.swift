@@ -4004,6 +4004,11 @@ public nonisolated struct GHLoginResult: Sendable {
   /// A slow consumer's connection is reset, so this is where its reason arrives.
   public var previousCloseReason: GHCloseReason = .unspecified
 
+  /// In auto-subscribe mode: the user's channels auto mode could not cover
+  /// (above `auto-subscribe-max-channels`, seed 001's advice is manual mode),
+  /// as far as the server knows at login; every SUBSCRIPTION_CHANGED says it again.
+  public var autoUncovered: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4993,6 +4998,13 @@ public nonisolated struct GHSystemNotification: @unchecked Sendable {
   public var hasOverride: Bool {_storage._override != nil}
   /// Clears the value of `override`. Subsequent reads from it will return its default value.
   public mutating func clearOverride() {_uniqueStorage()._override = nil}
+
+  /// For SUBSCRIPTION_CHANGED in auto mode: the user's channels auto mode
+  /// cannot cover now (past its cap); above 0, manual mode sees them all.
+  public var autoUncovered: UInt32 {
+    get {_storage._autoUncovered}
+    set {_uniqueStorage()._autoUncovered = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -9886,7 +9898,7 @@ nonisolated extension GHOk: SwiftProtobuf.Message, SwiftProtobuf._MessageImpleme
 
 nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LoginResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}device_id\0\u{3}session_id\0\u{3}heartbeat_interval_ms\0\u{3}server_time\0\u{1}resumed\0\u{3}resume_failure\0\u{3}previous_close_reason\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}device_id\0\u{3}session_id\0\u{3}heartbeat_interval_ms\0\u{3}server_time\0\u{1}resumed\0\u{3}resume_failure\0\u{3}previous_close_reason\0\u{3}auto_uncovered\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9902,6 +9914,7 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 6: try { try decoder.decodeSingularBoolField(value: &self.resumed) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self.resumeFailure) }()
       case 8: try { try decoder.decodeSingularEnumField(value: &self.previousCloseReason) }()
+      case 9: try { try decoder.decodeSingularUInt32Field(value: &self.autoUncovered) }()
       default: break
       }
     }
@@ -9932,6 +9945,9 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.previousCloseReason != .unspecified {
       try visitor.visitSingularEnumField(value: self.previousCloseReason, fieldNumber: 8)
     }
+    if self.autoUncovered != 0 {
+      try visitor.visitSingularUInt32Field(value: self.autoUncovered, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -9944,6 +9960,7 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.resumed != rhs.resumed {return false}
     if lhs.resumeFailure != rhs.resumeFailure {return false}
     if lhs.previousCloseReason != rhs.previousCloseReason {return false}
+    if lhs.autoUncovered != rhs.autoUncovered {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -11491,7 +11508,7 @@ nonisolated extension GHTyper: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SystemNotification"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0\u{1}subscriptions\0\u{1}role\0\u{1}override\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0\u{1}subscriptions\0\u{1}role\0\u{1}override\0\u{3}auto_uncovered\0")
 
   fileprivate class _StorageClass {
     var _kind: GHNotificationKind = .unspecified
@@ -11505,6 +11522,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
     var _subscriptions: [GHSubscriptionEntry] = []
     var _role: GHRoleInfo? = nil
     var _override: GHPermissionOverride? = nil
+    var _autoUncovered: UInt32 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -11526,6 +11544,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       _subscriptions = source._subscriptions
       _role = source._role
       _override = source._override
+      _autoUncovered = source._autoUncovered
     }
   }
 
@@ -11555,6 +11574,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         case 9: try { try decoder.decodeRepeatedMessageField(value: &_storage._subscriptions) }()
         case 10: try { try decoder.decodeSingularMessageField(value: &_storage._role) }()
         case 11: try { try decoder.decodeSingularMessageField(value: &_storage._override) }()
+        case 12: try { try decoder.decodeSingularUInt32Field(value: &_storage._autoUncovered) }()
         default: break
         }
       }
@@ -11600,6 +11620,9 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       try { if let v = _storage._override {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
       } }()
+      if _storage._autoUncovered != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._autoUncovered, fieldNumber: 12)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -11620,6 +11643,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         if _storage._subscriptions != rhs_storage._subscriptions {return false}
         if _storage._role != rhs_storage._role {return false}
         if _storage._override != rhs_storage._override {return false}
+        if _storage._autoUncovered != rhs_storage._autoUncovered {return false}
         return true
       }
       if !storagesAreEqual {return false}
