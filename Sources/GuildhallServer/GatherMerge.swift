@@ -22,6 +22,8 @@ enum GatherMerge {
     case ok
     case conversations
     case sentStatuses
+    /// One entry per UID asked, each the union of what the homes say.
+    case receivedStatuses
     /// One home holds the thing asked about.
     case firstFound
     /// Not an answer: which of a SetReceivedStatus's messages the caller may read, before it goes to the user's home.
@@ -38,6 +40,7 @@ enum GatherMerge {
         case .setSubscribeMode, .markDelivered: self = .ok
         case .listConversations: self = .conversations
         case .getSentStatus: self = .sentStatuses
+        case .getReceivedStatus: self = .receivedStatuses
         default: self = .firstFound
         }
     }
@@ -100,6 +103,20 @@ enum GatherMerge {
             var list = GHSentStatusList()
             list.statuses = merged
             return .sentStatuses(list)
+        case .receivedStatuses:
+            var merged: [GHReceivedStatus] = []
+            for case .receivedStatuses(let l) in parts {
+                if merged.isEmpty { merged = l.statuses; continue }
+                for (i, st) in l.statuses.enumerated() where i < merged.count {
+                    merged[i].isRead = merged[i].isRead || st.isRead
+                    merged[i].isListened = merged[i].isListened || st.isListened
+                    merged[i].isDownloaded = merged[i].isDownloaded || st.isDownloaded
+                    merged[i].isRetrieved = merged[i].isRetrieved || st.isRetrieved
+                }
+            }
+            var list = GHReceivedStatusList()
+            list.statuses = merged
+            return .receivedStatuses(list)
         case .firstFound:
             return Self.firstFound(parts)
         case .readableFirst(let r):

@@ -174,7 +174,9 @@ final class HomeRoutes {
         case .subscribe(let r): return oneHome(r.targets.map { map.home(guild: $0.serverID) })
         case .openConversation(let r): return map.home(conversationOf: s.user, r.peerID)
         case .sendDirectMessage(let r): return map.home(conversationOf: s.user, r.peerID)
-        case .setReceivedStatus, .getReceivedStatus: return map.home(user: s.user)
+        case .setReceivedStatus: return map.home(user: s.user)
+        // Received status: the user's home holds what was set, the homes of the messages what reading and delivery say.
+        case .getReceivedStatus: return nil
         case .listMyServers, .getServers, .getMessages, .getReceiptInfo, .getReceiptReaders, .requestReceipt, .setSubscribeMode,
              .listConversations, .getSentStatus, .markDelivered, .sendReadReceipt, .ackMessageRead, .ackConversationRead:
             return nil

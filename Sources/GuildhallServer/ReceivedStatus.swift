@@ -1,7 +1,12 @@
 // Received status per message and user (MISSION §7): isRead, isListened,
 // isDownloaded, isRetrieved, the same on every device of the user. Setting
 // flags commits them with an inbox row, then tells the user's other
-// sessions; a device that was offline gets the row in its sync. Loop thread only.
+// sessions; a device that was offline gets the row in its sync. Reading
+// and delivery set flags too, without a row per message (seed 003): a
+// channel message at or below the user's read position is read (and so
+// retrieved); a direct message is retrieved once a device of the user said
+// it was delivered (MarkDelivered) and read once a read receipt covered it.
+// Asking gathers the user's home's rows and every home's derivations. Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
@@ -34,15 +39,38 @@ extension UserHome {
             s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) message UIDs per request"))
             return
         }
-        read(.receivedStatus(user: s.user, uids: r.messageUids)) { result in
-            if result.error != nil {
-                s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
-                return
+        let holdsRows = home.map.home(user: s.user) == home.index
+        read(.messages(uids: r.messageUids)) { messages in
+            var derived = Dictionary(messages.messages.map { ($0.uid, self.derivedFlags($0, for: s.user)) }) { a, _ in a }
+            guard holdsRows else { return self.answer(r.messageUids, derived, id: id, to: s) }
+            self.read(.receivedStatus(user: s.user, uids: r.messageUids)) { result in
+                if result.error != nil || messages.error != nil {
+                    return s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
+                }
+                for (uid, flags) in zip(r.messageUids, result.statuses) { derived[uid, default: []].formUnion(flags) }
+                self.answer(r.messageUids, derived, id: id, to: s)
             }
-            var list = GHReceivedStatusList()
-            list.statuses = zip(r.messageUids, result.statuses).map { GHReceivedStatus(uid: $0, $1) }
-            s.respond(id, .receivedStatuses(list))
         }
+    }
+
+    private func answer(_ uids: [MessageUID], _ flags: [MessageUID: ReceivedFlags], id: UInt64, to s: HomeSession) {
+        var list = GHReceivedStatusList()
+        list.statuses = uids.map { GHReceivedStatus(uid: $0, flags[$0] ?? []) }
+        s.respond(id, .receivedStatuses(list))
+    }
+
+    /// What reading and delivery say of `m` for `user`, where this home holds its channel or conversation.
+    private func derivedFlags(_ m: MessageRecord, for user: UserID) -> ReceivedFlags {
+        if m.serverID != 0 {
+            guard let c = home.directory.channel(m.channelID), home.directory.canView(user, c) else { return [] }
+            return home.positions.position(user, c.id).readSeq >= m.seq ? [.read, .retrieved] : []
+        }
+        guard let c = directs[m.channelID], c.includes(user), m.sender != user else { return [] }
+        let side = c.side(user)
+        var flags: ReceivedFlags = []
+        if side.deliveredSeq >= m.seq { flags.insert(.retrieved) }
+        if side.readTime >= m.sentTime || side.readSingly[m.uid] != nil { flags.formUnion([.read, .retrieved]) }
+        return flags
     }
 }
 

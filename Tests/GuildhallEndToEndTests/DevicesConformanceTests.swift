@@ -69,4 +69,30 @@ import Testing
         await expectError(.notFound) { _ = try await bob.setReceivedStatus([43], read: true) }
         await expectError(.limitReached) { _ = try await bob.setReceivedStatus(Array(1...101), read: true) }
     }
+
+    /// Seed 003: received status follows the devices, not only the client's
+    /// word: reading a channel or a conversation, and a device's delivery,
+    /// set the flags every device of the user sees.
+    @Test func receivedStatusFollowsReadingAndDelivery() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceEvents) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (tablet, _) = try await server.client("bob", device: "tablet")
+        let (_, c) = try await guild(server, owner: alice, members: [bob])
+        let m = try await alice.send("news", to: c.channelID)
+        #expect(try await tablet.receivedStatus([m.uid]).map { [$0.isRead, $0.isRetrieved] } == [[false, false]])
+        _ = try await bob.markRead(c.channelID)
+        #expect(try await tablet.receivedStatus([m.uid]).map { [$0.isRead, $0.isRetrieved] } == [[true, true]], "read on another device")
+
+        let dm = try await alice.sendDirect("hello bob", to: "bob")
+        // The SDK says a direct message was delivered when it arrives (delivery receipts are on by default).
+        _ = try await waitFor("the delivery receipt") {
+            aliceEvents.events.withLock { $0.contains { if case .delivered(let uids, _, _) = $0 { uids.contains(dm.uid) } else { false } } } ? true : nil
+        }
+        #expect(try await tablet.receivedStatus([dm.uid]).map { [$0.isRead, $0.isRetrieved] } == [[false, true]], "retrieved by a device")
+        _ = try await bob.sendReadReceipt(conversation: dm.channelID)
+        #expect(try await tablet.receivedStatus([dm.uid]).map { [$0.isRead, $0.isRetrieved] } == [[true, true]], "read by time")
+        #expect(try await alice.receivedStatus([dm.uid]).map(\.isRead) == [false], "the sender's own status is not the peer's")
+    }
 }
