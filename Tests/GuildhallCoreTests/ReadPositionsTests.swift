@@ -78,4 +78,23 @@ import Testing
         #expect(replica.unread("ann", channel: c, now: 4_600, displayCap: 99, mentionWindowMs: 1_000)
             == positions.unread("ann", channel: c, now: 4_600, displayCap: 99, mentionWindowMs: 1_000))
     }
+
+    /// unread = lastSeq − readSeq − removedAfter(readSeq), the same on both
+    /// paths (a home's query and a gateway's trailer); removed mentions stop counting.
+    @Test func removedMessagesLeaveTheUnreadAndMentionCounts() {
+        var c = channel
+        for seq: UInt64 in [9_995, 50, 10_000, 9_995] { c.removed.insert(seq) }
+        #expect(c.removed.seqs == [50, 9_995, 10_000])
+        #expect(c.removed.count(after: 9_994) == 2 && c.removed.count(after: 9_995) == 1 && c.removed.count(after: 10_000) == 0)
+        var p = ReadPositions()
+        p.markRead("bob", 10, upTo: 9_990, now: 1)
+        p.addMention("bob", 10, seq: 9_995, time: 4_000)
+        p.addMention("bob", 10, seq: 9_996, time: 4_000)
+        let u = p.unread("bob", channel: c, now: 6_000, displayCap: 99, mentionWindowMs: 1_000_000)
+        #expect(u.unreadCount == 8 && u.mentionedCount == 1, "10 after the position, 2 of them removed; one mention left")
+        let viaState = p.state("bob", 10).unread(in: c, now: 6_000, displayCap: 99, mentionWindowMs: 1_000_000)
+        #expect(viaState.unreadCount == 8 && viaState.mentionedCount == 1)
+        p.markRead("bob", 10, upTo: 10_000, now: 2)
+        #expect(p.unread("bob", channel: c, now: 6_000, displayCap: 99, mentionWindowMs: 1_000_000).unreadCount == 0)
+    }
 }
