@@ -82,6 +82,15 @@ public struct DirectConversation: Sendable, Equatable {
         lastMessageTime = max(lastMessageTime, time)
     }
 
+    /// A message of `sender` sent at `sentTime` was recalled or deleted: it
+    /// counts for neither side any more. Returns the peer's side as it is now (to store).
+    public mutating func removed(by sender: UserID, sentTime: UInt64) -> Side {
+        let s = index(sender), r = 1 - s
+        if sides[s].sentCount > 0 { sides[s].sentCount -= 1 }
+        if sentTime <= sides[r].readTime, sides[r].readCount > 0 { sides[r].readCount -= 1 }
+        return sides[r]
+    }
+
     /// `user` received the peer's messages up to `seq`; false when nothing moved.
     public mutating func delivered(to user: UserID, upTo seq: UInt64) -> Bool {
         let i = index(user)

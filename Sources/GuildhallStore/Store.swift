@@ -163,7 +163,8 @@ public final class Store: Sendable {
         var byID: [UInt64: DirectConversation] = [:]
         var s = try db.prepare("SELECT id, user_a, user_b, created_at FROM conversations", persistent: false)
         while try s.step() { byID[s.uint(0)] = DirectConversation(id: s.uint(0), users: (s.text(1), s.text(2)), createdAt: s.uint(3)) }
-        s = try db.prepare("SELECT channel_id, sender, COUNT(*), MAX(seq), MAX(sent_time) FROM messages WHERE server_id = 0 GROUP BY channel_id, sender",
+        // Removed (recalled or deleted) messages keep their rows but count for no one's unread.
+        s = try db.prepare("SELECT channel_id, sender, SUM(removed = 0), MAX(seq), MAX(sent_time) FROM messages WHERE server_id = 0 GROUP BY channel_id, sender",
                            persistent: false)
         while try s.step() {
             byID[s.uint(0)]?.loadTail(sender: s.text(1), count: s.uint(2), lastSeq: s.uint(3), lastTime: s.uint(4))

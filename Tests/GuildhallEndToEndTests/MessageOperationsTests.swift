@@ -245,4 +245,25 @@ import Testing
         let (carol2, _) = try await server.client("carol", device: "after")
         #expect(try await carol2.unread([c.channelID])[0].unreadCount == 2, "the removed seq is still left out")
     }
+
+    /// A direct message recalled or deleted stops counting as unread for the peer, also after a restart.
+    @Test func aRemovedDirectMessageNoLongerCountsAsUnread() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let first = try await alice.sendDirect("one", to: "bob")
+        let second = try await alice.sendDirect("two", to: "bob")
+        #expect(try await bob.conversations().first?.unreadCount == 2)
+        _ = try await alice.recall(second.uid, in: second.channelID)
+        #expect(try await bob.conversations().first?.unreadCount == 1)
+        _ = try await bob.sendReadReceipt(conversation: first.channelID)
+        _ = try await alice.delete(first.uid, in: first.channelID)
+        #expect(try await bob.conversations().first?.unreadCount == 0, "a read one leaves the count as it was")
+        _ = try await alice.sendDirect("three", to: "bob")
+        #expect(try await bob.conversations().first?.unreadCount == 1)
+        try server.restart()
+        let (bob2, _) = try await server.client("bob", device: "after")
+        #expect(try await bob2.conversations().first?.unreadCount == 1)
+    }
 }
