@@ -82,6 +82,7 @@ final class ConnectionSession {
         case .event(let e)?:
             let (fresh, ackNow) = client.state.withLock { s -> (Bool, Bool) in
                 if e.seq != 0 { s.lastEventSeq = e.seq }
+                if case .message(let m)? = e.body, m.serverID != 0, m.seq > s.receivedUpTo[m.channelID] ?? 0 { s.receivedUpTo[m.channelID] = m.seq }
                 if e.cursor != 0 {
                     if e.cursor <= s.cursorSeen { return (false, e.offline && e.left == 0) }
                     s.cursorSeen = e.cursor
@@ -216,16 +217,24 @@ final class ConnectionSession {
 
     /// Acknowledges every event received so far.
     private func acknowledge() {
-        let seq = client.state.withLock { s -> UInt64? in
+        let taken = client.state.withLock { s -> (UInt64, [UInt64: UInt64])? in
             guard s.lastEventSeq > s.ackedSeq else { return nil }
             s.ackedSeq = s.lastEventSeq
-            return s.lastEventSeq
+            defer { s.receivedUpTo.removeAll() }
+            return (s.lastEventSeq, s.receivedUpTo)
         }
-        guard let seq else { return }
+        guard let (seq, received) = taken else { return }
         lastAck = GuildhallClient.nowMillis()
         var frame = GHFrame()
         frame.request.id = UInt64.max - 1
         frame.request.ack.eventSeq = seq
+        // The server counts these messages as retrieved by the user's devices (received status).
+        frame.request.ack.received = received.sorted { $0.key < $1.key }.map { channel, upTo in
+            var r = GHReceivedUpTo()
+            r.channelID = channel
+            r.seq = upTo
+            return r
+        }
         _ = client.send(FrameEncoding.framed(frame), on: socket)
     }
 

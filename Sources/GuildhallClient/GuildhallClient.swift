@@ -57,6 +57,8 @@ public final class GuildhallClient: Sendable {
         var fatal: (any Error)?
         var listeners: [any GuildhallListener] = []
         var lastEventSeq: UInt64 = 0
+        /// Per channel, the highest message seq received since the last acknowledgement (sent with it).
+        var receivedUpTo: [UInt64: UInt64] = [:]
         var ackedSeq: UInt64 = 0
         /// The highest inbox cursor delivered: items at or below it are duplicates.
         var cursorSeen: UInt64 = 0

@@ -88,6 +88,11 @@ public struct ReadPositions: Sendable {
     private var mentions: [Key: [(seq: UInt64, time: UInt64)]] = [:]
     /// Positions changed since the last `takeDirty()`, to persist in groups.
     private var dirty: Set<Key> = []
+    /// Per (user, channel), the highest seq a device of the user acknowledged
+    /// receiving (kept apart from positions: few users have one, and the
+    /// fan-out copies positions, not these).
+    private var receivedSeqs: [Key: UInt64] = [:]
+    private var dirtyReceived: Set<Key> = []
 
     public init() {}
 
@@ -123,6 +128,28 @@ public struct ReadPositions: Sendable {
         p.activity = max(p.activity, now)
         positions[key] = p
         dirty.insert(key)
+    }
+
+    /// A device of `user` received `channel`'s messages up to `seq`.
+    public mutating func received(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64) {
+        let key = Key(user, channel)
+        guard seq > (receivedSeqs[key] ?? 0) else { return }
+        receivedSeqs[key] = seq
+        dirtyReceived.insert(key)
+    }
+
+    /// The highest seq of `channel` a device of `user` received or read.
+    public func receivedSeq(_ user: UserID, _ channel: ChannelID) -> UInt64 {
+        let key = Key(user, channel)
+        return max(receivedSeqs[key] ?? 0, positions[key]?.readSeq ?? 0)
+    }
+
+    public mutating func loadReceived(_ user: UserID, _ channel: ChannelID, _ seq: UInt64) { receivedSeqs[Key(user, channel)] = seq }
+
+    /// The received seqs changed since the last call, to write in one job.
+    public mutating func takeDirtyReceived() -> [(Key, UInt64)] {
+        defer { dirtyReceived.removeAll() }
+        return dirtyReceived.compactMap { k in receivedSeqs[k].map { (k, $0) } }
     }
 
     public mutating func addMention(_ user: UserID, _ channel: ChannelID, seq: UInt64, time: UInt64) {

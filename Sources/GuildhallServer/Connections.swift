@@ -144,6 +144,7 @@ extension Gateway {
             s.respond(id, .pong(pong))
         case .ack(let a):
             acknowledge(a.eventSeq, on: s)
+            if !a.received.isEmpty { routes.received(a.received.prefix(Limits.maxIdsPerRequest).map { ($0.channelID, $0.seq) }, from: s) }
             s.respond(id, .ok(GHOk()))
         case .logout:
             s.respond(id, .ok(GHOk()))

@@ -30,6 +30,8 @@ protocol GatewayHome: AnyObject {
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64)
     /// The client acknowledged events: its acknowledged inbox position, and whether that finished the offline package in flight.
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool)
+    /// The session's device received these channels' messages up to these seqs.
+    func received(session key: UInt64, _ upTo: [ChannelID: UInt64])
     /// The session ended: forget it everywhere (interest, subscriptions, auto mode) and keep its device's cursor
     /// (`ackedOrd`: the inbox position its client acknowledged last).
     func sessionEnded(_ key: UInt64, ackedOrd: UInt64)

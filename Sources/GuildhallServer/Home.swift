@@ -76,6 +76,7 @@ final class Home {
         directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels,
                        bans: snapshot.bans, roles: snapshot.roles, overrides: snapshot.overrides)
         for (user, channel, p) in snapshot.readPositions { positions.load(user, channel, p) }
+        for (user, channel, seq) in snapshot.receivedSeqs { positions.loadReceived(user, channel, seq) }
         for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
         typing = ChannelTyping(home: self, settings: settings)
         ids.resume(after: snapshot.highestID)

@@ -51,6 +51,16 @@ final class HomeRoutes {
         homes[map.home(user: s.user)].acknowledged(session: key, ackedOrd: ackedOrd, packageAcked: packageAcked)
     }
 
+    /// The session's device received channels' messages up to seqs: each channel's home hears of its own.
+    func received(_ upTo: [(ChannelID, UInt64)], from s: Session) {
+        var byHome: [Int: [ChannelID: UInt64]] = [:]
+        for (channel, seq) in upTo {
+            let h = homes.count > 1 ? home(ofChannel: channel, for: s) : 0
+            byHome[h, default: [:]][channel] = max(seq, byHome[h]?[channel] ?? 0)
+        }
+        for (h, part) in byHome { homes[h].received(session: s.key, part) }
+    }
+
     func sessionEnded(_ key: UInt64, ackedOrd: UInt64) { for h in homes { h.sessionEnded(key, ackedOrd: ackedOrd) } }
     func sessionDetached(_ key: UInt64, since: UInt64) { for h in homes { h.sessionDetached(key, since: since) } }
     func sessionResumed(_ key: UInt64) { for h in homes { h.sessionResumed(key) } }

@@ -72,6 +72,7 @@ enum HomeCommand: Sendable {
     case send(SendRequest, id: UInt64, key: UInt64)
     case acknowledged(key: UInt64, ackedOrd: UInt64, packageAcked: Bool)
     case ended(UInt64, ackedOrd: UInt64)
+    case received(UInt64, [ChannelID: UInt64])
     case detached(UInt64, since: UInt64)
     case resumed(UInt64)
     case behind(UInt64, Bool)

@@ -4,7 +4,8 @@
 // sessions; a device that was offline gets the row in its sync. Reading
 // and delivery set flags too, without a row per message (seed 003): a
 // channel message at or below the user's read position is read (and so
-// retrieved); a direct message is retrieved once a device of the user said
+// retrieved), and retrieved at or below the highest seq a device
+// acknowledged receiving (`Ack.received`, per channel); a direct message is retrieved once a device of the user said
 // it was delivered (MarkDelivered) and read once a read receipt covered it.
 // Asking gathers the user's home's rows and every home's derivations. Loop thread only.
 
@@ -63,7 +64,8 @@ extension UserHome {
     private func derivedFlags(_ m: MessageRecord, for user: UserID) -> ReceivedFlags {
         if m.serverID != 0 {
             guard let c = home.directory.channel(m.channelID), home.directory.canView(user, c) else { return [] }
-            return home.positions.position(user, c.id).readSeq >= m.seq ? [.read, .retrieved] : []
+            if home.positions.position(user, c.id).readSeq >= m.seq { return [.read, .retrieved] }
+            return home.positions.receivedSeq(user, c.id) >= m.seq ? [.retrieved] : []
         }
         guard let c = directs[m.channelID], c.includes(user), m.sender != user else { return [] }
         let side = c.side(user)

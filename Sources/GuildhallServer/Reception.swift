@@ -234,6 +234,15 @@ final class Reception: HomePart, GatewayHome {
         home.userHome.acknowledged(s, ackedOrd: ackedOrd, packageAcked: packageAcked)
     }
 
+    func received(session key: UInt64, _ upTo: [ChannelID: UInt64]) {
+        guard let user = registry.all[key]?.user ?? roster[key]?.opened.user else { return }
+        for (channel, seq) in upTo {
+            // Only seqs that exist, in channels the user may view.
+            guard let c = directory.channel(channel), directory.canView(user, c) else { continue }
+            home.positions.received(user, channel, upTo: min(seq, c.lastSeq))
+        }
+    }
+
     func sessionDetached(_ key: UInt64, since: UInt64) {
         roster[key]?.detachedSince = since
         guard let s = registry.all[key] else { return }
@@ -303,6 +312,7 @@ final class Reception: HomePart, GatewayHome {
             case .send(let r, let id, let key): sendMessage(r, id: id, session: key)
             case .acknowledged(let key, let ord, let packageAcked): acknowledged(session: key, ackedOrd: ord, packageAcked: packageAcked)
             case .ended(let key, let ackedOrd): sessionEnded(key, ackedOrd: ackedOrd)
+            case .received(let key, let upTo): received(session: key, upTo)
             case .detached(let key, let since): sessionDetached(key, since: since)
             case .resumed(let key): sessionResumed(key)
             case .behind(let key, let behind): sessionBehind(key, behind)

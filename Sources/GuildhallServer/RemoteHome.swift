@@ -32,6 +32,7 @@ final class RemoteHome: GatewayHome {
         commands.append(.acknowledged(key: key, ackedOrd: ackedOrd, packageAcked: packageAcked))
     }
     func sessionEnded(_ key: UInt64, ackedOrd: UInt64) { commands.append(.ended(key, ackedOrd: ackedOrd)) }
+    func received(session key: UInt64, _ upTo: [ChannelID: UInt64]) { commands.append(.received(key, upTo)) }
     func sessionDetached(_ key: UInt64, since: UInt64) { commands.append(.detached(key, since: since)) }
     func sessionResumed(_ key: UInt64) { commands.append(.resumed(key)) }
     func sessionBehind(_ key: UInt64, _ behind: Bool) { commands.append(.behind(key, behind)) }

@@ -35,6 +35,7 @@ extension StoreSnapshot {
         for r in roles { shares[map.home(guild: r.serverID)].roles.append(r) }
         for o in overrides { shares[map.home(guild: o.serverID)].overrides.append(o) }
         for p in readPositions { if let h = channelHome[p.1] { shares[h].readPositions.append(p) } }
+        for r in receivedSeqs { if let h = channelHome[r.1] { shares[h].receivedSeqs.append(r) } }
         for m in recentMentions { if let h = channelHome[m.1] { shares[h].recentMentions.append(m) } }
         for r in receiptRequests { if let h = channelHome[r.0] { shares[h].receiptRequests.append(r) } }
         for a in receiptAdvances { if let h = channelHome[a.0] { shares[h].receiptAdvances.append(a) } }

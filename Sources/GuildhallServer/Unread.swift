@@ -122,8 +122,11 @@ extension Reading {
     func flushPositions() {
         home.userHome.flushCursors()
         let moved = home.positions.takeDirty()
-        guard !moved.isEmpty else { home.submitTurnJobs(); return }
-        commit(moved.map { .readPosition($0.0.user, $0.0.channel, $0.1) }, from: nil) { error in
+        let received = home.positions.takeDirtyReceived()
+        guard !moved.isEmpty || !received.isEmpty else { home.submitTurnJobs(); return }
+        let writes: [StoreWrite] = moved.map { .readPosition($0.0.user, $0.0.channel, $0.1) }
+            + received.map { .receivedSeq($0.0.user, $0.0.channel, $0.1) }
+        commit(writes, from: nil) { error in
             if let error { self.log.error("read positions not saved", ["count": moved.count, "error": error.description]) }
         }
         // Called from a timer: the loop may block in poll before its check

@@ -186,6 +186,14 @@ enum Schema {
             time INTEGER NOT NULL,
             PRIMARY KEY(message_uid, user_id, type)) WITHOUT ROWID;
         """,
+        // 8: per user and channel, the highest seq a device acknowledged receiving (received status without a row per message).
+        """
+        CREATE TABLE received_seqs(
+            user_id TEXT NOT NULL,
+            channel_id INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY(user_id, channel_id)) WITHOUT ROWID;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

@@ -23,6 +23,8 @@ public struct StoreSnapshot: Sendable {
     public var roles: [RoleRecord] = []
     public var overrides: [OverrideRecord] = []
     public var readPositions: [(UserID, ChannelID, ReadPosition)] = []
+    /// The highest seq per user and channel a device acknowledged receiving.
+    public var receivedSeqs: [(UserID, ChannelID, UInt64)] = []
     /// Mentions by id since the mention window began: (user, channel, seq, time).
     public var recentMentions: [(UserID, ChannelID, UInt64, UInt64)] = []
     /// The highest inbox ord ever written, so ords keep increasing.
@@ -96,6 +98,8 @@ public final class Store: Sendable {
         while try s.step() {
             snap.readPositions.append((s.text(0), s.uint(1), ReadPosition(readSeq: s.uint(2), ackTime: s.uint(3), activity: s.uint(4))))
         }
+        s = try db.prepare("SELECT user_id, channel_id, seq FROM received_seqs", persistent: false)
+        while try s.step() { snap.receivedSeqs.append((s.text(0), s.uint(1), s.uint(2))) }
         s = try db.prepare("SELECT channel_id, seq, sent_time, mentions FROM messages WHERE uid >= ? AND mentions != ''", persistent: false)
         s.bind(1, mentionFloorUID)
         while try s.step() {

@@ -42,6 +42,8 @@ public enum StoreWrite: Sendable, Equatable {
     case directSide(conversation: UInt64, DirectConversation.Side)
     /// A direct message read on its own (Agora's per-message read).
     case directRead(conversation: UInt64, reader: UserID, uid: MessageUID, sentTime: UInt64)
+    /// A device of the user received the channel's messages up to the seq.
+    case receivedSeq(UserID, ChannelID, UInt64)
     /// A message's new body (by its sender).
     case messageEdited(MessageUID, MessageContent, time: UInt64)
     /// A message recalled or deleted: its body is emptied, the tombstone stays.

@@ -13,6 +13,7 @@ final class WriterStatements {
     private let saveConversation, saveDirectSide, saveDirectRead: Statement
     private let saveRole, deleteRole, deleteRoleOverrides, saveOverride, removeOverride, deleteServerRoles, deleteServerOverrides: Statement
     private let deleteChannelOverrides, deleteMemberOverrides: Statement
+    private let saveReceivedSeq: Statement
     private let insertReferring, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
@@ -21,6 +22,8 @@ final class WriterStatements {
         rollback = try db.prepare("ROLLBACK")
         insertMessage = try db.prepare(MessageRows.insertSQL)
         insertReferring = try db.prepare(MessageRows.insertReferringSQL)
+        saveReceivedSeq = try db.prepare("INSERT INTO received_seqs(user_id, channel_id, seq) VALUES(?,?,?) "
+                                         + "ON CONFLICT(user_id, channel_id) DO UPDATE SET seq = MAX(seq, excluded.seq)")
         editMessage = try db.prepare("UPDATE messages SET kind = ?, text = ?, custom_type = ?, payload = ?, edited_time = ?, "
                                      + "edit_count = edit_count + 1 WHERE uid = ?")
         removeMessage = try db.prepare("UPDATE messages SET text = '', custom_type = '', payload = NULL, mentions = '', mention_all = 0, "
@@ -78,6 +81,10 @@ final class WriterStatements {
         case .message(let m):
             let s = (m.reply != nil || m.threadRoot != 0 ? insertReferring : insertMessage).reset()
             MessageRows.bind(m, to: s)
+            try s.run()
+        case .receivedSeq(let user, let channel, let seq):
+            let s = saveReceivedSeq.reset()
+            s.bind(1, user); s.bind(2, channel); s.bind(3, seq)
             try s.run()
         case .messageEdited(let uid, let content, let time):
             let s = editMessage.reset()

@@ -84,6 +84,10 @@ import Testing
         #expect(try await tablet.receivedStatus([m.uid]).map { [$0.isRead, $0.isRetrieved] } == [[false, false]])
         _ = try await bob.markRead(c.channelID)
         #expect(try await tablet.receivedStatus([m.uid]).map { [$0.isRead, $0.isRetrieved] } == [[true, true]], "read on another device")
+        // A message a device received and acknowledged is retrieved, not read (the SDK acknowledges within a second).
+        let later = try await alice.send("more news", to: c.channelID)
+        try await waitUntil("bob's phone acknowledging it") { try await tablet.receivedStatus([later.uid])[0].isRetrieved }
+        #expect(try await tablet.receivedStatus([later.uid])[0].isRead == false)
 
         let dm = try await alice.sendDirect("hello bob", to: "bob")
         // The SDK says a direct message was delivered when it arrives (delivery receipts are on by default).

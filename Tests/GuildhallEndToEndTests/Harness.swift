@@ -31,6 +31,15 @@ func waitFor<T>(_ what: String, timeout: Double = 10, _ check: () throws -> T?) 
     }
 }
 
+/// Asks the server with `check` until it says yes or `timeout` passes.
+func waitUntil(_ what: String, timeout: Double = 10, _ check: () async throws -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while try await !check() {
+        if Date() > deadline { throw WaitTimeout(what: what) }
+        try await Task.sleep(nanoseconds: 20_000_000)
+    }
+}
+
 /// A wall clock a test can move forward.
 final class TestClock: Sendable {
     let offset = Locked<UInt64>(0)

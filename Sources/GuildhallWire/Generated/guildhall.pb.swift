@@ -2489,6 +2489,26 @@ public nonisolated struct GHAck: Sendable {
   /// The highest event seq received; every event up to it is acknowledged.
   public var eventSeq: UInt64 = 0
 
+  /// Per channel, the highest message seq among the acknowledged events (the
+  /// SDK fills it): those messages count as retrieved by the user's devices
+  /// (`ReceivedStatus.is_retrieved`), with no row per message.
+  public var received: [GHReceivedUpTo] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A channel's messages a device received, up to a seq.
+public nonisolated struct GHReceivedUpTo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var seq: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -7244,7 +7264,7 @@ nonisolated extension GHResume: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
 
 nonisolated extension GHAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Ack"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}event_seq\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}event_seq\0\u{1}received\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7253,6 +7273,7 @@ nonisolated extension GHAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplem
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.eventSeq) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.received) }()
       default: break
       }
     }
@@ -7262,11 +7283,50 @@ nonisolated extension GHAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplem
     if self.eventSeq != 0 {
       try visitor.visitSingularUInt64Field(value: self.eventSeq, fieldNumber: 1)
     }
+    if !self.received.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.received, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHAck, rhs: GHAck) -> Bool {
     if lhs.eventSeq != rhs.eventSeq {return false}
+    if lhs.received != rhs.received {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReceivedUpTo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceivedUpTo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReceivedUpTo, rhs: GHReceivedUpTo) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.seq != rhs.seq {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
