@@ -280,14 +280,20 @@ import Testing
         again.resume(server.token("bob"), sessionID: login.sessionID, lastEventSeq: seen.event.seq)
         let answer = again.nextFrame()?.response.login
         #expect(answer?.resumed == true)
+        // With homes on other loops, the last sends' events may still be on
+        // their way to bob's gateway when the resume arrives: they follow
+        // `resumed` as live events, in the same numbering, so nothing is missed either way.
         var replayed: [GHFrame] = []
-        while let f = again.nextFrame() {
+        var resumedCount: UInt32?
+        while replayed.count < 5, let f = again.nextFrame() {
             if case .resumed(let r)? = f.event.body {
-                #expect(r.replayed == 5)
-                break
+                resumedCount = r.replayed
+                continue
             }
             replayed.append(f)
         }
+        if resumedCount == nil, let f = again.nextFrame(), case .resumed(let r)? = f.event.body { resumedCount = r.replayed }
+        #expect(resumedCount != nil && resumedCount! <= 5 && (testLoops > 1 || resumedCount == 5))
         #expect(replayed.map(\.event.message.uid) == missed)
         #expect(replayed.map(\.event.seq) == Array((seen.event.seq + 1)...(seen.event.seq + 5)))
         // Live again, on the same session.
