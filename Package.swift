@@ -27,13 +27,15 @@ let package = Package(
         // C libraries from Debian packages.
         .systemLibrary(name: "CLibUV", path: "Sources/CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Debian ships no pkg-config file for it: the module map links it by name.
+        .systemLibrary(name: "CHTTPParser", path: "Sources/CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
 
         // Pure domain: no I/O.
         .target(name: "GuildhallCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: hotPath),
         // Generated protobuf types and the frame codec.
         .target(name: "GuildhallWire", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")], swiftSettings: hotPath),
         // A thin Swift face over libuv; knows nothing of chat.
-        .target(name: "GuildhallLoop", dependencies: ["CLibUV"], swiftSettings: hotPath),
+        .target(name: "GuildhallLoop", dependencies: ["CLibUV", "CHTTPParser"], swiftSettings: hotPath),
         // SQLite schema, migrations, writer and reader threads.
         .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"], swiftSettings: hotPath),
         // Sessions, dispatch, interest index, fan-out, configuration.
@@ -48,6 +50,7 @@ let package = Package(
 
         .testTarget(name: "GuildhallCoreTests", dependencies: ["GuildhallCore"]),
         .testTarget(name: "GuildhallWireTests", dependencies: ["GuildhallWire"]),
+        .testTarget(name: "GuildhallLoopTests", dependencies: ["GuildhallLoop"]),
         .testTarget(name: "GuildhallStoreTests", dependencies: ["GuildhallStore", "GuildhallCore"]),
         .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire"]),
     ]
