@@ -185,6 +185,7 @@ final class Gateway {
 
     private func sweep() {
         let now = loop.nowMillis
+        limits.node.beats.withLock { $0[index] = now }
         for s in Array(sessions.values) {
             if s.detached != nil { continue }
             switch s.liveness.verdict(at: now) {

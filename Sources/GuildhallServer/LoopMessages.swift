@@ -107,6 +107,8 @@ enum LoopMessage: Sendable {
     case mail(Int, [HomeMail])
     /// A connection for this loop's gateway (a resume that arrived on another loop).
     case handOff(HandOff)
+    /// An admin request's answer, made off the loop (AdminEndpoint.swift); first loop only.
+    case adminAnswer(UInt64, AdminAnswer)
     /// Shutdown, in the order the first loop leads it (NodeShutdown.swift).
     case shutdown
     case stopAccepting

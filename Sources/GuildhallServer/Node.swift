@@ -14,8 +14,10 @@ import GuildhallStore
 
 final class Node {
     let settings: Settings
-    private let store: Store
-    private let inboxes: [LoopInbox<LoopMessage>]
+    let store: Store
+    let inboxes: [LoopInbox<LoopMessage>]
+    /// What the gateways share (RequestLimits.swift), and the admin endpoint reads.
+    let guards: NodeGuard
     /// The first loop, run on the calling thread.
     let first: NodeLoop
     private var threads: [LoopThread] = []
@@ -43,7 +45,8 @@ final class Node {
             throw error
         }
         let shares = snapshot.shares(HomeMap(loops: settings.loops))
-        let guards = NodeGuard()
+        let guards = NodeGuard(loops: settings.loops)
+        self.guards = guards
         var placements: [ChannelID: ServerID] = [:]
         if settings.loops > 1 { for c in snapshot.channels { placements[c.id] = c.serverID } }
         do {
@@ -70,6 +73,16 @@ final class Node {
             store.close()
             throw error
         }
+        do { try startAdmin() } catch {
+            for i in threads.indices { _ = inboxes[i + 1].post(.stop) }
+            for t in threads { _ = t.join() }
+            threads.removeAll()
+            first.closeHandles()
+            first.loop.run()
+            _ = first.loop.close()
+            store.close()
+            throw error
+        }
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         first.log.info("loaded", ["servers": snapshot.servers.count, "channels": snapshot.channels.count, "loops": settings.loops,
                                   "data": settings.data])
@@ -86,6 +99,22 @@ final class Node {
 
     /// The port the listeners bound.
     var port: Int { first.port }
+
+    /// The admin endpoint's port, 0 without one.
+    var adminPort: Int { first.admin?.port ?? 0 }
+
+    /// Listens on `admin-listen`, refusing an address others can reach without a token.
+    private func startAdmin() throws {
+        guard !settings.adminListen.isEmpty else { return }
+        guard let (host, port) = SocketAddress.split(settings.adminListen) else {
+            throw SettingsError(description: "admin-listen must be HOST:PORT, not \(settings.adminListen)")
+        }
+        let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        guard loopback || !settings.adminToken.isEmpty else {
+            throw SettingsError(description: "admin-listen \(settings.adminListen) is reachable from other hosts: set admin-token, or listen on 127.0.0.1")
+        }
+        first.admin = try AdminEndpoint(node: self, host: host, port: port)
+    }
 
     /// Watches SIGTERM and SIGINT (graceful shutdown), and SIGHUP (`reload`
     /// re-reads the configuration; its live settings apply on every loop); for `guildhall serve`.

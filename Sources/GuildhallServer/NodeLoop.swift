@@ -25,6 +25,8 @@ final class NodeLoop {
     var shutdown = ShutdownState()
     /// Closes the store once every home is done (first loop only).
     var closeStore: (() -> Void)?
+    /// The operator's HTTP endpoint, on the first loop only.
+    var admin: AdminEndpoint?
     /// Signals the process watches (first loop only), closed with the loop's handles.
     var signals: [SignalWatcher] = []
 
@@ -82,6 +84,7 @@ final class NodeLoop {
             case .mail(let from, let mail): if !shutdown.homeClosed { home.received(mail, from: from) }
             case .handOff(let h): gateway.adopt(h)
             case .shutdown: beginShutdown()
+            case .adminAnswer(let id, let answer): admin?.answer(id, answer)
             case .stopAccepting: stopAccepting()
             case .quiet: loopQuiet()
             case .closeSessions: closeSessions()
@@ -109,6 +112,8 @@ final class NodeLoop {
 
     /// Closes the loop's handles; its `run` returns once libuv has released them.
     func closeHandles() {
+        admin?.close()
+        admin = nil
         receiver?.close()
         gateway?.closeHandles()
         home?.closeHandles()

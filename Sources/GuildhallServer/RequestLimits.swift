@@ -16,6 +16,11 @@ import Synchronization
 /// What every gateway of a node shares.
 final class NodeGuard: Sendable {
     let connections = ConnectionCount()
+    /// Per loop, the loop time of its last liveness sweep: a loop that stops
+    /// turning stops beating, and /healthz says so.
+    let beats: Mutex<[UInt64]>
+
+    init(loops: Int) { beats = Mutex(Array(repeating: 0, count: loops)) }
     private let failures = Mutex((users: LoginFailures(), peers: LoginFailures()))
     /// An address gets ten times a user's budget, refilled ten times as
     /// fast: one account guessed at from one address is held to the user's

@@ -36,6 +36,8 @@ public enum ServerSecret {
 public final class ServiceHandle: Sendable {
     /// The port the listener bound.
     public let port: Int
+    /// The admin endpoint's port (0 when `admin-listen` is empty).
+    public let adminPort: Int
     private let trigger: @Sendable () -> Void
     private let settingsTrigger: @Sendable (Settings) -> Void
     private let finished = DispatchSemaphore(value: 0)
@@ -45,7 +47,7 @@ public final class ServiceHandle: Sendable {
     public init(settings: Settings, clock: @escaping @Sendable () -> UInt64 = systemClock) throws {
         let secret = try ServerSecret.resolve(settings)
         let started = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<(Int, @Sendable () -> Void, @Sendable (Settings) -> Void), any Error>?>(nil)
+        let outcome = Locked<Result<(Int, Int, @Sendable () -> Void, @Sendable (Settings) -> Void), any Error>?>(nil)
         let finished = self.finished
         let result = self.result
         let thread = Thread {
@@ -58,7 +60,7 @@ public final class ServiceHandle: Sendable {
                 finished.signal()
                 return
             }
-            outcome.withLock { $0 = .success((service.port, service.shutdownTrigger, service.settingsTrigger)) }
+            outcome.withLock { $0 = .success((service.port, service.adminPort, service.shutdownTrigger, service.settingsTrigger)) }
             started.signal()
             let rc = service.run()
             result.withLock { $0 = rc }
@@ -68,8 +70,9 @@ public final class ServiceHandle: Sendable {
         thread.start()
         started.wait()
         switch outcome.withLock({ $0 })! {
-        case .success(let (port, trigger, settingsTrigger)):
+        case .success(let (port, adminPort, trigger, settingsTrigger)):
             self.port = port
+            self.adminPort = adminPort
             self.trigger = trigger
             self.settingsTrigger = settingsTrigger
         case .failure(let error):
@@ -99,7 +102,8 @@ public enum ServeMain {
         let secret = try ServerSecret.resolve(settings)
         let service = try Node(settings: settings, secret: secret, clock: systemClock)
         service.watchSignals(reload: reload)
-        service.first.log.info("listening", ["addr": settings.listen, "port": service.port, "node": settings.nodeID])
+        service.first.log.info("listening", ["addr": settings.listen, "port": service.port, "node": settings.nodeID,
+                                             "admin_port": service.adminPort])
         onListening(service.port)
         return service.run()
     }

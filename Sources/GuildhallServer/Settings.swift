@@ -8,6 +8,11 @@ import GuildhallCore
 
 public struct Settings: Sendable, Equatable {
     public var listen = "127.0.0.1:7400"
+    public var adminListen = "127.0.0.1:7401"
+    public var adminToken = ""
+    /// Where each value came from, by key: "file", "environment", "flag" or
+    /// "admin" (PUT /settings); a key not here has its default.
+    public var sources: [String: String] = [:]
     public var data = "./data"
     public var secret = ""
     public var nodeID = 0
@@ -125,6 +130,12 @@ extension Settings {
             if SocketAddressText.isValid(v) { return }
             throw SettingsError(description: "listen must be HOST:PORT, not \(v)")
         },
+        text("admin-listen", "Admin HTTP endpoint (health, readiness, metrics, settings, backup, drain), HOST:PORT; empty: none. Never the client port.",
+             \.adminListen) { v throws(SettingsError) in
+            guard v.isEmpty || SocketAddressText.isValid(v) else { throw SettingsError(description: "admin-listen must be HOST:PORT or empty, not \(v)") }
+        },
+        text("admin-token", "Bearer token the admin endpoint requires (all but /healthz and /readyz); required unless admin-listen is loopback.",
+             \.adminToken),
         text("data", "Folder for the database and the generated secret.", \.data),
         text("secret", "HMAC secret for login tokens. Empty: generated once into <data>/secret.", \.secret),
         int("node-id", "This node's id (0-1023), part of every message UID.", \.nodeID, 0...1023),
@@ -229,7 +240,12 @@ extension Settings {
         var out = self
         var restart: [String] = []
         for spec in Self.specs where spec.get(self) != spec.get(newer) {
-            if spec.live { try? spec.set(&out, spec.get(newer)) } else { restart.append(spec.key) }
+            if spec.live {
+                try? spec.set(&out, spec.get(newer))
+                out.sources[spec.key] = newer.sources[spec.key]
+            } else {
+                restart.append(spec.key)
+            }
         }
         return (out, restart)
     }
@@ -260,6 +276,7 @@ extension Settings {
             do { try set(key, value) } catch {
                 throw SettingsError(description: "config line \(number + 1): \(error.description)")
             }
+            sources[key] = "file"
         }
     }
 
@@ -270,6 +287,7 @@ extension Settings {
                 do { try spec.set(&self, value) } catch {
                     throw SettingsError(description: "\(spec.environmentName): \(error.description)")
                 }
+                sources[spec.key] = "environment"
             }
         }
     }

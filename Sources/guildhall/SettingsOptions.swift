@@ -29,9 +29,10 @@ struct SettingsOptions: ParsableArguments {
         for item in overrides {
             guard let eq = item.firstIndex(of: "=") else { throw ValidationError("--set expects KEY=VALUE, not \(item)") }
             try settings.set(String(item[..<eq]), String(item[item.index(after: eq)...]))
+            settings.sources[String(item[..<eq])] = "flag"
         }
-        if let data { try settings.set("data", data) }
-        if let listen { try settings.set("listen", listen) }
+        if let data { try settings.set("data", data); settings.sources["data"] = "flag" }
+        if let listen { try settings.set("listen", listen); settings.sources["listen"] = "flag" }
         return settings
     }
 }

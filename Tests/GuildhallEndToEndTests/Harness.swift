@@ -74,12 +74,15 @@ final class TestServer: Sendable {
         // Tests drive sessions far faster than a person: the abuse limits
         // are off unless a test sets them (RequestLimitsTests do).
         s.unlimited()
+        // Many servers run at once: none takes the fixed admin port; tests that use it ask for a free one.
+        s.adminListen = ""
         try tweak(&s)
         current = Locked(s)
         handle = Locked(try ServiceHandle(settings: s, clock: clock.now))
     }
 
     var port: Int { handle.withLock { $0!.port } }
+    var adminPort: Int { handle.withLock { $0!.adminPort } }
 
     deinit {
         stop()

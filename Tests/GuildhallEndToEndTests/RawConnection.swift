@@ -128,6 +128,21 @@ final class RawConnection {
         return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
     }
 
+    /// Every byte the peer sends until it closes (or `timeout` passes), as text: for HTTP.
+    func readAllUntilClosed(timeout: Double = 5) -> String {
+        var all: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&p, 1, 100) <= 0 { continue }
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            all += buffer[0..<n]
+        }
+        return String(decoding: all, as: UTF8.self)
+    }
+
     /// Reads until the server closes the connection; returns every frame seen.
     func framesUntilClosed(timeout: Double = 5) -> [GHFrame] {
         var frames: [GHFrame] = []

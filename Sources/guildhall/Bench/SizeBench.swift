@@ -98,6 +98,7 @@ final class FanoutFixture: @unchecked Sendable {
         channel = channelID
         var settings = Settings()
         settings.unlimited()
+        settings.adminListen = ""
         settings.listen = "127.0.0.1:0"
         settings.data = folder
         settings.secret = Self.secret

@@ -42,6 +42,7 @@ struct SyncBench: AsyncParsableCommand {
         try Self.fillInbox(folder: folder, user: "m0", items: items, bytes: bytes)
         var settings = Settings()
         settings.unlimited()
+        settings.adminListen = ""
         settings.listen = "127.0.0.1:0"
         settings.data = folder
         settings.secret = BenchTargets.secret

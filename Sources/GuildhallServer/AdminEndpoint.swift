@@ -1,0 +1,243 @@
+// The operator's HTTP endpoint (issue 14): its own listener (`admin-listen`,
+// never the client port), on the first loop. Requests are read by Debian's
+// http_parser (`HTTPRequestReader`) with a size limit, a header limit and a
+// read deadline; each connection answers one request and closes. A bearer
+// token (`admin-token`) guards everything but /healthz and /readyz. What
+// takes time (a backup; settings applied on the other loops) runs off the
+// loop and answers through the loop's inbox (`LoopMessage.adminAnswer`).
+// First loop only.
+
+import Foundation
+import GuildhallCore
+import GuildhallLoop
+import GuildhallStore
+
+/// A setting's value in a PUT body: a string, number or boolean, as the settings' text.
+struct SettingText: Decodable {
+    let text: String
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let b = try? c.decode(Bool.self) { text = b ? "true" : "false" } else if let i = try? c.decode(Int64.self) {
+            text = String(i)
+        } else {
+            text = try c.decode(String.self)
+        }
+    }
+}
+
+/// An answer, made on any thread.
+struct AdminAnswer: Sendable {
+    let status: Int
+    let contentType: String
+    let body: [UInt8]
+
+    static func json(_ status: Int, _ object: Any) -> AdminAnswer {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return AdminAnswer(status: status, contentType: "application/json", body: Array(data) + [10])
+    }
+
+    static func error(_ status: Int, _ message: String) -> AdminAnswer { json(status, ["error": message]) }
+
+    static func text(_ status: Int, _ text: String, type: String = "text/plain; charset=utf-8") -> AdminAnswer {
+        AdminAnswer(status: status, contentType: type, body: Array(text.utf8))
+    }
+}
+
+final class AdminEndpoint {
+    static let maxRequestBytes = 64 * 1024
+    static let maxHeaders = 64
+    static let readDeadlineMs: UInt64 = 5_000
+    /// A loop whose last liveness sweep is older than this is not turning.
+    static let stalledAfterMs: UInt64 = 10_000
+
+    private unowned let node: Node
+    private var listener: TCPListener?
+    private var open: [UInt64: (connection: TCPConnection, reader: HTTPRequestReader, since: UInt64, answered: Bool)] = [:]
+    private var nextID: UInt64 = 0
+    private let deadlines: LoopTimer
+    /// Loop time the endpoint started: loops that have not swept yet count from here.
+    private let started: UInt64
+
+    private var first: NodeLoop { node.first }
+
+    init(node: Node, host: String, port: Int) throws {
+        self.node = node
+        deadlines = LoopTimer(loop: node.first.loop)
+        started = node.first.loop.nowMillis
+        listener = try TCPListener(loop: node.first.loop, host: host, port: port) { [unowned self] in self.accepted($0) }
+        deadlines.start(afterMillis: 1_000, repeatMillis: 1_000) { [unowned self] in self.expire() }
+    }
+
+    var port: Int { listener?.port ?? 0 }
+
+    func close() {
+        listener?.close()
+        listener = nil
+        deadlines.close()
+        for (_, c) in open { c.connection.abort() }
+        open.removeAll()
+    }
+
+    // MARK: Connections
+
+    private func accepted(_ connection: TCPConnection) {
+        nextID += 1
+        let id = nextID
+        open[id] = (connection, HTTPRequestReader(maxRequestBytes: Self.maxRequestBytes, maxHeaders: Self.maxHeaders), first.loop.nowMillis, false)
+        connection.onRead = { [unowned self] bytes in self.received(bytes, on: id) }
+        connection.onEnd = { [unowned self] _ in self.open.removeValue(forKey: id)?.connection.abort() }
+        connection.startReading()
+    }
+
+    private func received(_ bytes: UnsafeRawBufferPointer, on id: UInt64) {
+        guard let c = open[id], !c.answered else { return }
+        do {
+            guard let request = try c.reader.feed(bytes).first else { return }
+            open[id]?.answered = true
+            c.connection.stopReading()
+            handle(request, on: id)
+        } catch {
+            open[id]?.answered = true
+            answer(id, .error(error.status, "\(error)"))
+        }
+    }
+
+    /// Connections that did not send a whole request in time get 408.
+    private func expire() {
+        let now = first.loop.nowMillis
+        for (id, c) in open where !c.answered && now >= c.since + Self.readDeadlineMs {
+            open[id]?.answered = true
+            answer(id, .error(408, "the request did not arrive within \(Self.readDeadlineMs) ms"))
+        }
+    }
+
+    /// Writes the answer and closes (called on the first loop, also for answers made elsewhere).
+    func answer(_ id: UInt64, _ a: AdminAnswer) {
+        guard let c = open.removeValue(forKey: id) else { return }
+        let head = "HTTP/1.1 \(a.status) \(Self.reason(a.status))\r\nContent-Type: \(a.contentType)\r\n"
+            + "Content-Length: \(a.body.count)\r\nConnection: close\r\n\r\n"
+        c.connection.enqueue(Array(head.utf8) + a.body)
+        c.connection.close()
+    }
+
+    // MARK: Routes
+
+    private func handle(_ r: HTTPRequest, on id: UInt64) {
+        let route = (r.method, r.path)
+        let open = r.path == "/healthz" || r.path == "/readyz"
+        if !open, !authorized(r) {
+            return answer(id, .error(401, "this endpoint needs the admin token: Authorization: Bearer <admin-token>"))
+        }
+        switch route {
+        case ("GET", "/healthz"): answer(id, health())
+        case ("GET", "/readyz"): answer(id, readiness())
+        case ("GET", "/settings"): answer(id, .json(200, settingsTable()))
+        case ("PUT", "/settings"): changeSettings(r.body, id: id)
+        case ("POST", "/backup"): backup(id: id)
+        case (_, "/healthz"), (_, "/readyz"), (_, "/settings"), (_, "/backup"):
+            answer(id, .error(405, "\(r.method) is not allowed on \(r.path)"))
+        default:
+            answer(id, .error(404, "no endpoint \(r.path); see the README's \"Operating Guildhall\""))
+        }
+    }
+
+    private func authorized(_ r: HTTPRequest) -> Bool {
+        let token = first.home.settings.adminToken
+        guard !token.isEmpty else { return true }
+        guard let value = r.header("Authorization"), value.hasPrefix("Bearer ") else { return false }
+        return Self.sameBytes(Array(value.dropFirst(7).utf8), Array(token.utf8))
+    }
+
+    private static func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var diff: UInt8 = 0
+        for i in a.indices { diff |= a[i] ^ b[i] }
+        return diff == 0
+    }
+
+    /// 200 while every loop turns.
+    private func health() -> AdminAnswer {
+        let now = first.loop.nowMillis
+        let beats = node.guards.beats.withLock { $0 }
+        let stalled = beats.indices.filter { now > max(beats[$0], started) + Self.stalledAfterMs }
+        guard stalled.isEmpty else { return .text(503, "loops not turning: \(stalled.map(String.init).joined(separator: ","))\n") }
+        return .text(200, "ok\n")
+    }
+
+    /// 200 when the store is open, the listeners accept and the node is not draining.
+    private func readiness() -> AdminAnswer {
+        if first.gateway.shuttingDown { return .text(503, "draining\n") }
+        return .text(200, "ready\n")
+    }
+
+    private func settingsTable() -> [String: Any] {
+        let s = first.home.settings
+        var table: [String: Any] = [:]
+        let defaults = Settings()
+        for spec in Settings.specs {
+            let value = spec.key == "secret" || spec.key == "admin-token" ? (spec.get(s).isEmpty ? "" : "(set)") : spec.get(s)
+            table[spec.key] = ["value": value, "default": spec.key == "loops" ? "one per core" : spec.get(defaults), "live": spec.live,
+                               "source": s.sources[spec.key] ?? "default"] as [String: Any]
+        }
+        return table
+    }
+
+    /// PUT /settings {key: value}: every key checked first, then the live ones applied on every loop before the answer.
+    private func changeSettings(_ body: [UInt8], id: UInt64) {
+        guard let changes = try? JSONDecoder().decode([String: SettingText].self, from: Data(body)) else {
+            return answer(id, .error(400, "the body must be a JSON object of setting keys and values"))
+        }
+        let current = first.home.settings
+        var newer = current
+        for (key, setting) in changes.sorted(by: { $0.key < $1.key }) {
+            let value = setting.text
+            guard let spec = Settings.spec(key) else { return answer(id, .error(400, "unknown setting \"\(key)\"")) }
+            do { try newer.set(key, value) } catch { return answer(id, .error(400, "\(key): \(error.description)")) }
+            if !spec.live, spec.get(newer) != spec.get(current) {
+                return answer(id, .error(409, "\(key) needs a restart; nothing was changed"))
+            }
+            newer.sources[key] = "admin"
+        }
+        let applied = DispatchGroup()
+        for inbox in node.inboxes {
+            applied.enter()
+            if !inbox.post(.settings(newer, applied)) { applied.leave() }
+        }
+        let inbox = node.inboxes[0]
+        let keys = changes.keys.sorted()
+        applied.notify(queue: .global()) { _ = inbox.post(.adminAnswer(id, .json(200, ["applied": keys]))) }
+    }
+
+    /// POST /backup: a consistent copy, made off the loop.
+    private func backup(id: UInt64) {
+        let store = node.store, inbox = node.inboxes[0]
+        Thread.detachNewThread {
+            let answer: AdminAnswer
+            do throws(StoreError) {
+                let r = try store.backup()
+                answer = .json(200, ["path": r.path, "bytes": r.bytes, "last_message_uid": String(r.lastMessageUID)])
+            } catch {
+                answer = .error(500, "backup failed: \(error.message)")
+            }
+            _ = inbox.post(.adminAnswer(id, answer))
+        }
+    }
+
+    private static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 413: "Content Too Large"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 503: "Service Unavailable"
+        default: "Status"
+        }
+    }
+}

@@ -1,0 +1,183 @@
+// The admin endpoint (issue 14 §1) through a real HTTP client on
+// 127.0.0.1: health and readiness, auth, settings read and changed live,
+// online backup and its restore, and bad, oversize and garbage requests.
+
+import Foundation
+import GuildhallClient
+@testable import GuildhallServer
+import GuildhallStore
+import GuildhallWire
+import Testing
+
+/// One HTTP exchange over a plain socket: what the server answered, and whether it closed.
+struct HTTPExchange {
+    let status: Int
+    let headers: [String: String]
+    let body: String
+
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:] }
+
+    static func send(_ raw: [UInt8], port: Int) throws -> HTTPExchange {
+        let c = try RawConnection(port: port)
+        c.send(raw)
+        let text = c.readAllUntilClosed(timeout: 10)
+        guard let headEnd = text.range(of: "\r\n\r\n") else { return HTTPExchange(status: 0, headers: [:], body: text) }
+        let head = text[..<headEnd.lowerBound].split(separator: "\r\n")
+        let status = head.first.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
+        var headers: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return HTTPExchange(status: status, headers: headers, body: String(text[headEnd.upperBound...]))
+    }
+
+    static func request(_ method: String, _ path: String, port: Int, token: String? = nil, body: String = "") throws -> HTTPExchange {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        if let token { head += "Authorization: Bearer \(token)\r\n" }
+        head += "Content-Length: \(body.utf8.count)\r\n\r\n"
+        return try send(Array((head + body).utf8), port: port)
+    }
+}
+
+@Suite struct AdminEndpointTests {
+    func adminServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) throws -> TestServer {
+        try TestServer {
+            $0.adminListen = "127.0.0.1:0"
+            $0.adminToken = "op-secret"
+            try tweak(&$0)
+        }
+    }
+
+    @Test func healthAndReadinessAnswerWithoutTheTokenAndEverythingElseNeedsIt() throws {
+        let server = try adminServer()
+        defer { server.stop() }
+        let port = server.adminPort
+        #expect(port != 0 && port != server.port, "its own listener, never the client port")
+        #expect(try HTTPExchange.request("GET", "/healthz", port: port).status == 200)
+        #expect(try HTTPExchange.request("GET", "/readyz", port: port).status == 200)
+        #expect(try HTTPExchange.request("GET", "/settings", port: port).status == 401)
+        #expect(try HTTPExchange.request("GET", "/settings", port: port, token: "wrong").status == 401)
+        #expect(try HTTPExchange.request("GET", "/settings", port: port, token: "op-secret").status == 200)
+        #expect(try HTTPExchange.request("GET", "/nowhere", port: port, token: "op-secret").status == 404)
+        #expect(try HTTPExchange.request("DELETE", "/settings", port: port, token: "op-secret").status == 405)
+    }
+
+    @Test func badOversizeAndGarbageRequestsGetTheirStatusAndTheServerLivesOn() throws {
+        let server = try adminServer()
+        defer { server.stop() }
+        let port = server.adminPort
+        #expect(try HTTPExchange.send(Array("\u{16}\u{03}\u{01} garbage\r\n\r\n".utf8), port: port).status == 400)
+        let big = "PUT /settings HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" + String(repeating: "x", count: 70_000)
+        #expect(try HTTPExchange.send(Array(big.utf8), port: port).status == 413)
+        let headers = "GET /healthz HTTP/1.1\r\n" + (0..<100).map { "X-\($0): 1\r\n" }.joined() + "\r\n"
+        #expect(try HTTPExchange.send(Array(headers.utf8), port: port).status == 431)
+        #expect(try HTTPExchange.request("GET", "/healthz", port: port).status == 200)
+    }
+
+    @Test func settingsListEveryKeyWithItsValueDefaultLivenessAndSource() throws {
+        let server = try adminServer()
+        defer { server.stop() }
+        let table = try HTTPExchange.request("GET", "/settings", port: server.adminPort, token: "op-secret").json
+        #expect(table.count == Settings.specs.count)
+        let threshold = table["small-server-threshold"] as? [String: Any]
+        #expect(threshold?["value"] as? String == "2000" && threshold?["default"] as? String == "2000")
+        #expect(threshold?["live"] as? Bool == true && threshold?["source"] as? String == "default")
+        #expect((table["admin-token"] as? [String: Any])?["value"] as? String == "(set)", "secrets are not shown")
+        #expect((table["listen"] as? [String: Any])?["live"] as? Bool == false)
+    }
+
+    /// A live setting changed over HTTP applies on every loop before the
+    /// answer, and the next message follows it; a restart-only one is 409;
+    /// an unknown key or a bad value 400; nothing is half-applied.
+    @Test func aLiveSettingChangedOverHTTPTakesEffectOnTheNextMessage() async throws {
+        let server = try adminServer { try $0.set("small-server-threshold", "100") }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, heard) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bob])
+        let small = try await alice.send("small server: bob hears it", to: c.channelID)
+        _ = try await heard.message { $0.uid == small.uid }
+        let port = server.adminPort
+        let refused = try HTTPExchange.request("PUT", "/settings", port: port, token: "op-secret",
+                                               body: #"{"small-server-threshold": 1, "listen": "127.0.0.1:1"}"#)
+        #expect(refused.status == 409 && refused.body.contains("listen"))
+        #expect(try HTTPExchange.request("PUT", "/settings", port: port, token: "op-secret", body: #"{"no-such-key": 1}"#).status == 400)
+        #expect(try HTTPExchange.request("PUT", "/settings", port: port, token: "op-secret",
+                                         body: #"{"small-server-threshold": 1, "rate-messages": "many"}"#).status == 400)
+        let before = try HTTPExchange.request("GET", "/settings", port: port, token: "op-secret").json
+        #expect((before["small-server-threshold"] as? [String: Any])?["value"] as? String == "100", "nothing of a refused change applied")
+
+        let applied = try HTTPExchange.request("PUT", "/settings", port: port, token: "op-secret", body: #"{"small-server-threshold": 1}"#)
+        #expect(applied.status == 200 && (applied.json["applied"] as? [String]) == ["small-server-threshold"], "\(applied)")
+        let large = try await alice.send("large now: bob is not subscribed", to: c.channelID)
+        let mark = try await alice.send("@bob mark", to: c.channelID, mentions: ["bob"])
+        _ = try await heard.message { $0.uid == mark.uid }
+        #expect(!heard.messages.contains { $0.uid == large.uid })
+        let after = try HTTPExchange.request("GET", "/settings", port: port, token: "op-secret").json
+        #expect((after["small-server-threshold"] as? [String: Any])?["source"] as? String == "admin")
+    }
+
+    /// An online backup while clients send holds every message acknowledged
+    /// before its last UID; restored into an empty folder, it serves them.
+    @Test func aBackupTakenWhileClientsSendRestoresEveryAcknowledgedMessage() async throws {
+        let server = try adminServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let g = try await alice.createServer(name: "Busy")
+        let c = try await alice.createChannel(in: g.serverID, name: "c")
+        let senders = try await withThrowingTaskGroup(of: GuildhallClient.self) { group in
+            for n in 0..<10 { group.addTask { try await server.client("s\(n)").0 } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for s in senders { _ = try await s.joinServer(g.serverID) }
+        let acknowledged = Locked<[UInt64]>([])
+        let sending = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for s in senders {
+                    group.addTask {
+                        for i in 0..<40 {
+                            let m = try await s.send("m\(i)", to: c.channelID)
+                            acknowledged.withLock { $0.append(m.uid) }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        _ = try await waitFor("some sends") { acknowledged.withLock { $0.count } >= 50 ? true : nil }
+        let backup = try HTTPExchange.request("POST", "/backup", port: server.adminPort, token: "op-secret")
+        try await sending.value
+        #expect(backup.status == 200)
+        let path = try #require(backup.json["path"] as? String)
+        let last = UInt64(backup.json["last_message_uid"] as? String ?? "") ?? 0
+        #expect((backup.json["bytes"] as? Int ?? 0) > 0 && last != 0)
+        let expected = acknowledged.withLock { $0 }.filter { $0 <= last }
+        #expect(expected.count >= 50)
+
+        let restored = NSTemporaryDirectory() + "guildhall-restore-\(UUID().uuidString)"
+        try Store.restore(path, into: restored)
+        #expect(throws: StoreError.self) { try Store.restore(path, into: restored) }
+        let again = try TestServer({ _ in }, folder: restored)
+        defer { again.stop() }
+        let (reader, _) = try await again.client("alice", device: "restored")
+        var found: [UInt64] = []
+        var after: UInt64 = 0
+        while true {
+            let page = try await reader.history(of: c.channelID, after: after, limit: 100)
+            found += page.messages.map(\.uid)
+            guard page.moreAvailable, let tail = page.messages.last else { break }
+            after = tail.seq
+        }
+        #expect(Set(expected).isSubset(of: Set(found)), "every message acknowledged before the backup's last UID")
+    }
+
+    @Test func aReachableAdminAddressWithoutATokenIsRefusedAtStart() {
+        #expect(throws: (any Error).self) {
+            _ = try TestServer {
+                $0.adminListen = "0.0.0.0:0"
+                $0.adminToken = ""
+            }
+        }
+    }
+}
