@@ -135,7 +135,10 @@ final class AdminEndpoint {
         case ("GET", "/settings"): answer(id, .json(200, settingsTable()))
         case ("PUT", "/settings"): changeSettings(r.body, id: id)
         case ("POST", "/backup"): backup(id: id)
-        case (_, "/healthz"), (_, "/readyz"), (_, "/settings"), (_, "/backup"):
+        case ("POST", "/drain"):
+            // Answered once every loop's sessions are closed and their last writes committed.
+            if !first.beginDrain(answering: id) { answer(id, .error(409, "the node is already draining or shutting down")) }
+        case (_, "/healthz"), (_, "/readyz"), (_, "/settings"), (_, "/backup"), (_, "/drain"):
             answer(id, .error(405, "\(r.method) is not allowed on \(r.path)"))
         default:
             answer(id, .error(404, "no endpoint \(r.path); see the README's \"Operating Guildhall\""))

@@ -255,10 +255,16 @@ final class Gateway {
 
     /// Tells every session why it ends, flushes, and closes the gateway's handles;
     /// peers that do not read their last bytes are cut off after the grace period.
-    func closeAll() {
+    func closeAll(draining: Bool = false) {
         guard !closedAll else { return }
         closedAll = true
-        for s in Array(sessions.values) { close(s, .shuttingDown, "the server is shutting down; reconnect later") }
+        for s in Array(sessions.values) {
+            if draining {
+                close(s, .draining, "this node is draining; reconnect (to another node, if there is one)")
+            } else {
+                close(s, .shuttingDown, "the server is shutting down; reconnect later")
+            }
+        }
         flushAll()
         closeHandles()
         if !lingering.isEmpty {

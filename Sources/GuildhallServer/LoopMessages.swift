@@ -113,7 +113,7 @@ enum LoopMessage: Sendable {
     case shutdown
     case stopAccepting
     case quiet(Int)
-    case closeSessions
+    case closeSessions(draining: Bool)
     case gatewayClosed(Int)
     case homeClosed(Int)
     case stop

@@ -87,7 +87,7 @@ final class NodeLoop {
             case .adminAnswer(let id, let answer): admin?.answer(id, answer)
             case .stopAccepting: stopAccepting()
             case .quiet: loopQuiet()
-            case .closeSessions: closeSessions()
+            case .closeSessions(let draining): closeSessions(draining: draining)
             case .gatewayClosed: gatewayClosed()
             case .homeClosed: homeClosed()
             case .stop:

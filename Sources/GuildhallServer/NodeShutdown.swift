@@ -9,6 +9,9 @@
 //    in memory (read positions; cursors went with the ends) and, once that
 //    committed, tells the first loop;
 // 4. the first loop closes the store, and every loop closes its handles.
+// A drain (POST /drain) takes steps 1 to 3, with sessions told to reconnect
+// elsewhere, and stops there: the process stays up (not ready) until
+// SIGTERM, which then only closes the store and the loops.
 // Loop thread only.
 
 import GuildhallCore
@@ -29,12 +32,20 @@ struct ShutdownState {
     var homeClosed = false
     /// Bounds the wait for commits in the current step.
     var deadline: LoopTimer?
+    /// First loop: a drain is under way (the admin request waiting for it), or done.
+    var draining = false
+    var drainRequest: UInt64?
+    var drained = false
+    /// First loop: a shutdown asked for during a drain goes on once the drain is done.
+    var stopAfterDrain = false
 }
 
 extension NodeLoop {
     /// Starts shutdown (first loop only; others forward it there).
     func beginShutdown() {
         guard index == 0 else { links.post(.shutdown, to: 0); return }
+        if shutdown.drained { return finishShutdown() }
+        if shutdown.draining { shutdown.stopAfterDrain = true; return }
         guard !shutdown.begun else { return }
         shutdown.begun = true
         log.info("shutting down", ["loops": links.count])
@@ -81,16 +92,27 @@ extension NodeLoop {
         links.post(step, to: 0)
     }
 
+    /// First loop: drains the node (POST /drain); false when it is draining or shutting down already.
+    func beginDrain(answering id: UInt64) -> Bool {
+        guard !shutdown.begun else { return false }
+        shutdown.begun = true
+        shutdown.draining = true
+        shutdown.drainRequest = id
+        log.info("draining", ["loops": links.count])
+        links.broadcast(.stopAccepting)
+        return true
+    }
+
     /// First loop: a loop's home has no commit pending.
     func loopQuiet() {
         shutdown.quietLoops += 1
-        if shutdown.quietLoops == links.count { links.broadcast(.closeSessions) }
+        if shutdown.quietLoops == links.count { links.broadcast(.closeSessions(draining: shutdown.draining)) }
     }
 
-    func closeSessions() {
+    func closeSessions(draining: Bool) {
         guard !shutdown.sessionsClosed else { return }
         shutdown.sessionsClosed = true
-        gateway.closeAll()
+        gateway.closeAll(draining: draining)
         // After the sessions' ends, which the gateway's turn just posted.
         links.broadcast(.gatewayClosed(index))
     }
@@ -116,6 +138,19 @@ extension NodeLoop {
     func homeClosed() {
         shutdown.closedHomes += 1
         guard shutdown.closedHomes == links.count else { return }
+        if shutdown.draining {
+            shutdown.draining = false
+            shutdown.drained = true
+            log.info("drained")
+            if let id = shutdown.drainRequest { admin?.answer(id, .json(200, ["drained": true])) }
+            if shutdown.stopAfterDrain { finishShutdown() }
+            return
+        }
+        finishShutdown()
+    }
+
+    /// The store closes and every loop stops.
+    private func finishShutdown() {
         closeStore?()
         log.info("shutdown complete")
         links.broadcast(.stop)

@@ -180,4 +180,27 @@ struct HTTPExchange {
             }
         }
     }
+
+    /// POST /drain: stop accepting, close every session with DRAINING, finish
+    /// commits, answer, and stay up (not ready) until told to stop.
+    @Test func drainClosesSessionsWithAReasonAndStaysUpNotReady() async throws {
+        let server = try adminServer()
+        let (alice, _) = try await server.client("alice")
+        let g = try await alice.createServer(name: "G")
+        let c = try await alice.createChannel(in: g.serverID, name: "c")
+        let m = try await alice.send("before the drain", to: c.channelID)
+        let bob = try RawConnection(port: server.port)
+        #expect(bob.loginAndSync(server.token("bob")) != nil)
+        let drained = try HTTPExchange.request("POST", "/drain", port: server.adminPort, token: "op-secret")
+        #expect(drained.status == 200 && drained.json["drained"] as? Bool == true)
+        #expect(bob.framesUntilClosed(timeout: 5).closeReasons == [.draining])
+        #expect(try HTTPExchange.request("GET", "/readyz", port: server.adminPort).status == 503)
+        #expect(try HTTPExchange.request("POST", "/drain", port: server.adminPort, token: "op-secret").status == 409)
+        #expect(throws: (any Error).self) { _ = try RawConnection(port: server.port) }
+        #expect(server.stop() == 0, "a drained node still stops cleanly")
+        let again = try TestServer({ _ in }, folder: server.folder)
+        defer { again.stop() }
+        let (reader, _) = try await again.client("alice", device: "after")
+        #expect(try await reader.history(of: c.channelID).messages.map(\.uid) == [m.uid])
+    }
 }

@@ -188,6 +188,9 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// A frame the client started was not completed within the frame deadline.
   case frameTimeout // = 12
+
+  /// The node is draining (its operator is taking it out of service): reconnect, to another node if there is one.
+  case draining // = 13
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -209,6 +212,7 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 10: self = .closedRateLimited
     case 11: self = .serverFull
     case 12: self = .frameTimeout
+    case 13: self = .draining
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -228,6 +232,7 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .closedRateLimited: return 10
     case .serverFull: return 11
     case .frameTimeout: return 12
+    case .draining: return 13
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -247,6 +252,7 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
     .closedRateLimited,
     .serverFull,
     .frameTimeout,
+    .draining,
   ]
 
 }
@@ -5085,7 +5091,7 @@ nonisolated extension GHErrorCode: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CLOSE_REASON_UNSPECIFIED\0\u{1}REPLACED\0\u{1}LOGIN_TIMEOUT\0\u{1}HEARTBEAT_TIMEOUT\0\u{1}PROTOCOL_ERROR\0\u{1}FRAME_TOO_LARGE\0\u{1}AUTH_FAILED\0\u{1}SHUTTING_DOWN\0\u{1}SLOW_CONSUMER\0\u{1}LOGGED_OUT\0\u{1}CLOSED_RATE_LIMITED\0\u{1}SERVER_FULL\0\u{1}FRAME_TIMEOUT\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CLOSE_REASON_UNSPECIFIED\0\u{1}REPLACED\0\u{1}LOGIN_TIMEOUT\0\u{1}HEARTBEAT_TIMEOUT\0\u{1}PROTOCOL_ERROR\0\u{1}FRAME_TOO_LARGE\0\u{1}AUTH_FAILED\0\u{1}SHUTTING_DOWN\0\u{1}SLOW_CONSUMER\0\u{1}LOGGED_OUT\0\u{1}CLOSED_RATE_LIMITED\0\u{1}SERVER_FULL\0\u{1}FRAME_TIMEOUT\0\u{1}DRAINING\0")
 }
 
 nonisolated extension GHPermission: SwiftProtobuf._ProtoNameProviding {
