@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C libraries from Debian packages.
@@ -39,7 +40,8 @@ let package = Package(
         // SQLite schema, migrations, writer and reader threads.
         .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"], swiftSettings: hotPath),
         // Sessions, dispatch, interest index, fan-out, configuration.
-        .target(name: "GuildhallServer", dependencies: ["GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore"],
+        .target(name: "GuildhallServer", dependencies: ["GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore",
+                                                      .product(name: "Prometheus", package: "swift-prometheus")],
                 swiftSettings: hotPath),
         // The client SDK.
         .target(name: "GuildhallClient", dependencies: ["GuildhallWire"]),

@@ -133,12 +133,15 @@ final class AdminEndpoint {
         case ("GET", "/healthz"): answer(id, health())
         case ("GET", "/readyz"): answer(id, readiness())
         case ("GET", "/settings"): answer(id, .json(200, settingsTable()))
+        case ("GET", "/metrics"):
+            let body = node.guards.metrics.exposition(connections: node.guards.connections.current, storeQueueDepth: node.store.writer.queueDepth)
+            answer(id, AdminAnswer(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body))
         case ("PUT", "/settings"): changeSettings(r.body, id: id)
         case ("POST", "/backup"): backup(id: id)
         case ("POST", "/drain"):
             // Answered once every loop's sessions are closed and their last writes committed.
             if !first.beginDrain(answering: id) { answer(id, .error(409, "the node is already draining or shutting down")) }
-        case (_, "/healthz"), (_, "/readyz"), (_, "/settings"), (_, "/backup"), (_, "/drain"):
+        case (_, "/healthz"), (_, "/readyz"), (_, "/settings"), (_, "/backup"), (_, "/drain"), (_, "/metrics"):
             answer(id, .error(405, "\(r.method) is not allowed on \(r.path)"))
         default:
             answer(id, .error(404, "no endpoint \(r.path); see the README's \"Operating Guildhall\""))

@@ -215,6 +215,7 @@ extension Gateway {
         case .allowed:
             return true
         case .refused(let ms):
+            limits.node.metrics.refused("\(rate)")
             s.fail(id, .rateLimited("over the \(rate) request rate; retry after \(ms) ms", retryAfterMs: ms))
             return false
         case .abusive:

@@ -119,6 +119,7 @@ extension UserHome {
                                   addressed: [AddressedItem(user: peer, stored: .message(record.uid), live: .push(copy))])
             effects.apply = { _ in
                 let waiters = self.home.resendsSettled(record, ok: true)
+                self.home.metrics.messagesDirect.increment()
                 self.directs[record.channelID]?.committed(by: record.sender, seq: record.seq, time: record.sentTime)
                 let mine = self.directMessage(record, for: record.sender)
                 s.respond(id, .message(mine))

@@ -150,6 +150,7 @@ final class Gateway {
             if s.overflowed {
                 if cuts < 1 {
                     cuts += 1
+                    limits.node.metrics.slowConsumerHard.increment()
                     drop(s, .slowConsumer, "more than \(settings.outboundHardCapBytes) bytes queued", abort: true)
                 } else {
                     cutLater.append(s)
@@ -186,6 +187,8 @@ final class Gateway {
     private func sweep() {
         let now = loop.nowMillis
         limits.node.beats.withLock { $0[index] = now }
+        let outbound = loop.outboundBytes
+        limits.node.metrics.loops.withLock { $0[index] = (sessions.count, outbound) }
         for s in Array(sessions.values) {
             if s.detached != nil { continue }
             switch s.liveness.verdict(at: now) {
@@ -199,6 +202,7 @@ final class Gateway {
                 let since = s.overSoftCapSince ?? now
                 s.overSoftCapSince = since
                 if now >= since + UInt64(settings.outboundSoftCapMs) {
+                    limits.node.metrics.slowConsumerSoft.increment()
                     drop(s, .slowConsumer, "more than \(settings.outboundSoftCapBytes) bytes queued for \(settings.outboundSoftCapMs) ms", abort: true)
                     continue
                 }
@@ -210,6 +214,7 @@ final class Gateway {
                 let since = s.stalledSince ?? now
                 s.stalledSince = since
                 if now >= since + UInt64(settings.writeStallMs) {
+                    limits.node.metrics.slowConsumerStall.increment()
                     drop(s, .slowConsumer, "no write completed for \(settings.writeStallMs) ms with \(c.queuedBytes) bytes queued", abort: true)
                     continue
                 }
@@ -238,6 +243,7 @@ final class Gateway {
         guard total > settings.outboundTotalCapBytes else { return }
         for (bytes, s) in queued.sorted(by: { $0.0 > $1.0 }) where total > settings.outboundTotalCapBytes {
             total -= bytes
+            limits.node.metrics.slowConsumerTotal.increment()
             drop(s, .slowConsumer, "all sessions together queue more than \(settings.outboundTotalCapBytes) bytes; this one the most (\(bytes))", abort: true)
         }
     }

@@ -30,6 +30,7 @@ final class Home {
     /// gateway, and stored here too: fan-out reads it once per recipient, and
     /// reaching it through the gateway cost a retain and release each time.
     let registry = SessionRegistry()
+    let metrics: NodeMetrics
     var recentSends = RecentSends()
     var book = SubscriptionBook()
     var positions = ReadPositions()
@@ -64,7 +65,8 @@ final class Home {
 
     /// Builds the home on its loop from its share of the store's snapshot.
     init(index: Int, loop: EventLoop, settings: Settings, log: ServerLog, clock: @escaping @Sendable () -> UInt64,
-         store: Store, share snapshot: StoreSnapshot, links: LoopLinks) {
+         store: Store, share snapshot: StoreSnapshot, links: LoopLinks, metrics: NodeMetrics) {
+        self.metrics = metrics
         self.index = index
         self.loop = loop
         self.settings = settings

@@ -15,6 +15,8 @@ final class HomeSession {
     /// The last fan-out that reached this session: one delivery per event without a set of keys.
     var deliveryMark: UInt64 = 0
     let port: any SessionPort
+    /// Where its errors are counted.
+    unowned let metrics: NodeMetrics
     let user: UserID
     let device: DeviceID
     let sessionID: String
@@ -49,7 +51,8 @@ final class HomeSession {
     var partAnswers: Set<UInt64> = []
     private unowned let owing: OwingList
 
-    init(key: UInt64, port: any SessionPort, user: UserID, device: DeviceID, sessionID: String, owing: OwingList) {
+    init(key: UInt64, port: any SessionPort, user: UserID, device: DeviceID, sessionID: String, owing: OwingList, metrics: NodeMetrics) {
+        self.metrics = metrics
         self.key = key
         self.port = port
         self.user = user
@@ -71,7 +74,10 @@ final class HomeSession {
 
     func respond(encoded payload: [UInt8]) { port.respond(encoded: payload) }
 
-    func fail(_ id: UInt64, _ failure: Failure) { respond(id, .error(GHError(failure))) }
+    func fail(_ id: UInt64, _ failure: Failure) {
+        metrics.answered(failure.code)
+        respond(id, .error(GHError(failure)))
+    }
 
     @inline(__always)
     func push(event payload: SharedBytes, unread: FrameEncoding.RecipientUnread? = nil, cursor: UInt64 = 0) {

@@ -59,7 +59,7 @@ final class LoopLinks {
 
     /// A channel message for gateway `loop`'s `holders` sessions that hold the channel.
     func deliver(_ e: ChannelEvent, to loop: Int, holders: Int, local: Gateway) {
-        if loop == index { local.interest.deliver(e, on: local) } else { outboxes[loop]?.deliver(e, holders: holders) }
+        if loop == index { local.limits.node.metrics.deliveries.increment(by: Int64(local.interest.deliver(e, on: local))) } else { outboxes[loop]?.deliver(e, holders: holders) }
     }
 
     /// Posts `message` to every loop (this one too), after what this turn has for them.

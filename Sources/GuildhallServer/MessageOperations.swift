@@ -208,6 +208,7 @@ extension MessageOperations {
         let copy = EventCopy(.messageUpdate(update))
         let isRemoval = change.after.changes.removal != nil
         var effects = Effects(writes: [change.write])
+        let counted = home.metrics.operations
         switch place {
         case .channel(let c):
             // Who the message was addressed to hears of the change in their inbox too (offline sync).
@@ -238,6 +239,7 @@ extension MessageOperations {
         }
         let finished = effects.then
         effects.then = {
+            counted.increment()
             finished?()
             done()
         }

@@ -107,6 +107,7 @@ extension Home {
 
     private func messageCommitted(_ record: MessageRecord, id: UInt64, from s: HomeSession, mentionOrds: [UserID: UInt64]) {
         let waiters = resendsSettled(record, ok: true)
+        metrics.messagesChannel.increment()
         directory.messageCommitted(record.channelID, seq: record.seq, time: record.sentTime)
         let now = now()
         // The sender has read up to its own message; a mention counts for the mentioned.

@@ -38,7 +38,8 @@ final class NodeLoop {
         self.index = index
         log = ServerLog(level: settings.logLevel)
         links = LoopLinks(index: index, inboxes: inboxes)
-        home = Home(index: index, loop: loop, settings: settings, log: log, clock: clock, store: store, share: share, links: links)
+        home = Home(index: index, loop: loop, settings: settings, log: log, clock: clock, store: store, share: share, links: links,
+                    metrics: guards.metrics)
         let routes = HomeRoutes(map: home.map, index: index, channels: placements)
         var homes: [any GatewayHome] = []
         for i in inboxes.indices {
@@ -73,7 +74,11 @@ final class NodeLoop {
     private func received(_ messages: [LoopMessage]) {
         for message in messages {
             switch message {
-            case .committed(let outcomes): home.runner.settle(outcomes)
+            case .committed(let outcomes):
+                // Outcomes arrive together as their transaction committed: one batch.
+                home.metrics.commitBatch.record(Double(outcomes.count))
+                for o in outcomes { home.metrics.commitLatency.record(Double(o.latencyMicros) / 1_000_000) }
+                home.runner.settle(outcomes)
             case .read(let results): home.runner.readsArrived(results)
             case .settings(let newer, let group):
                 applyLive(newer)

@@ -111,7 +111,7 @@ final class Reception: HomePart, GatewayHome {
     private func session(_ e: SessionRoster.Entry) -> HomeSession? {
         let o = e.opened
         guard let port = home.port(for: o.key) else { return nil }
-        let s = HomeSession(key: o.key, port: port, user: o.user, device: o.device, sessionID: o.sessionID, owing: owing)
+        let s = HomeSession(key: o.key, port: port, user: o.user, device: o.device, sessionID: o.sessionID, owing: owing, metrics: home.metrics)
         s.autoSubscribe = e.autoSubscribe
         return s
     }
@@ -142,7 +142,8 @@ final class Reception: HomePart, GatewayHome {
             }
         }
         let session = HomeSession(key: a.key, port: port, user: token.user, device: token.device,
-                                  sessionID: "\(settings.nodeID)-\(a.key)-\(UInt32.random(in: 0...UInt32.max))", owing: owing)
+                                  sessionID: "\(settings.nodeID)-\(a.key)-\(UInt32.random(in: 0...UInt32.max))", owing: owing,
+                                  metrics: home.metrics)
         // Live events wait until sync is done; items up to the horizon come from the inbox.
         session.sync = OfflineSync(horizon: runner.inboxFanned)
         open(session)

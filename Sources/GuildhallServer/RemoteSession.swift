@@ -123,7 +123,9 @@ extension Gateway {
             case .interest(let update):
                 interest.apply(update)
             case .channelEvent(let e):
-                appliedBytes[home] &+= (e.payload.count + Self.eventOverhead) * interest.deliver(e, on: self)
+                let count = interest.deliver(e, on: self)
+                limits.node.metrics.deliveries.increment(by: Int64(count))
+                appliedBytes[home] &+= (e.payload.count + Self.eventOverhead) * count
             }
         }
     }

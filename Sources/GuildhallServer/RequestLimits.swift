@@ -19,8 +19,13 @@ final class NodeGuard: Sendable {
     /// Per loop, the loop time of its last liveness sweep: a loop that stops
     /// turning stops beating, and /healthz says so.
     let beats: Mutex<[UInt64]>
+    /// The node's metrics (NodeMetrics.swift).
+    let metrics: NodeMetrics
 
-    init(loops: Int) { beats = Mutex(Array(repeating: 0, count: loops)) }
+    init(loops: Int) {
+        beats = Mutex(Array(repeating: 0, count: loops))
+        metrics = NodeMetrics(loops: loops)
+    }
     private let failures = Mutex((users: LoginFailures(), peers: LoginFailures()))
     /// An address gets ten times a user's budget, refilled ten times as
     /// fast: one account guessed at from one address is held to the user's

@@ -112,7 +112,10 @@ final class Session {
         markDirty()
     }
 
-    func fail(_ id: UInt64, _ failure: Failure) { respond(id, .error(GHError(failure))) }
+    func fail(_ id: UInt64, _ failure: Failure) {
+        gateway.limits.node.metrics.answered(failure.code)
+        respond(id, .error(GHError(failure)))
+    }
 
     /// Logged in as `user` on `device`: offline sync starts.
     func loggedIn(_ user: UserID, device: DeviceID, sessionID: String) {

@@ -50,4 +50,5 @@ final class JobQueue<Job: Sendable>: Sendable {
     }
 
     var isEmpty: Bool { state.withLock { $0.jobs.isEmpty } }
+    var count: Int { state.withLock { $0.jobs.count } }
 }

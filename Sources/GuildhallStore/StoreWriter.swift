@@ -71,6 +71,8 @@ public struct WriteOutcome: Sendable {
 
 public final class StoreWriter: Sendable {
     private let queue = JobQueue<(WriteJob, UInt64)>()
+    /// Jobs waiting for the writer thread (metrics).
+    public var queueDepth: Int { queue.count }
     private let done = DispatchSemaphore(value: 0)
     private let seat: WriterSeat
     private let maxBatch: Int

@@ -203,4 +203,67 @@ struct HTTPExchange {
         let (reader, _) = try await again.client("alice", device: "after")
         #expect(try await reader.history(of: c.channelID).messages.map(\.uid) == [m.uid])
     }
+
+    /// A metric's value in the text exposition (0 when absent).
+    static func metric(_ text: String, _ name: String) -> Double {
+        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.split(separator: " ").last ?? "") ?? 0
+        }
+        return 0
+    }
+
+    /// Counters follow what the test did: 10 sends raise stored messages by
+    /// 10, an error by its code, a slow consumer's cut its cause by exactly 1.
+    @Test func metricsCountWhatHappened() async throws {
+        let server = try adminServer {
+            try $0.set("small-server-threshold", "100")
+            // Above one burst (50 sends of 8 KB), so only the stalled session reaches it.
+            try $0.set("outbound-hard-cap-bytes", "1048576")
+        }
+        defer { server.stop() }
+        func scrape() throws -> String {
+            let e = try HTTPExchange.request("GET", "/metrics", port: server.adminPort, token: "op-secret")
+            #expect(e.status == 200 && e.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+            return e.body
+        }
+        let (alice, _) = try await server.client("alice")
+        let (bob, heard) = try await server.client("bob")
+        let (g, c) = try await guild(server, owner: alice, members: [bob])
+        let before = try scrape()
+        #expect(before.contains("# HELP guildhall_messages_stored_total") && before.contains("# TYPE guildhall_commit_latency_seconds histogram"))
+        var last: UInt64 = 0
+        for i in 0..<10 { last = try await alice.send("m\(i)", to: c.channelID).uid }
+        _ = try await heard.message { $0.uid == last }
+        await expectError(.notFound) { _ = try await bob.send("nowhere", to: 42) }
+        let after = try scrape()
+        let stored = #"guildhall_messages_stored_total{kind="channel"}"#
+        #expect(Self.metric(after, stored) - Self.metric(before, stored) == 10)
+        #expect(Self.metric(after, "guildhall_deliveries_total") - Self.metric(before, "guildhall_deliveries_total") >= 10)
+        #expect(Self.metric(after, #"guildhall_errors_total{code="404"}"#) - Self.metric(before, #"guildhall_errors_total{code="404"}"#) == 1)
+        #expect(Self.metric(after, "guildhall_process_resident_bytes") > 0 && Self.metric(after, "guildhall_process_open_fds") > 0)
+        try await waitUntil("the sweep's session count") { Self.metric(try scrape(), "guildhall_sessions") == 2 }
+
+        // A member whose connection stops reading is cut once, as a slow consumer.
+        let (carol, _) = try await server.client("carol")
+        _ = try await carol.joinServer(g.serverID)
+        let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
+        #expect(slow.loginAndSync(server.token("carol", device: "stalled")) != nil)
+        let blob: GHMessageBody = {
+            var b = GHMessageBody()
+            b.custom.type = "blob"
+            b.custom.data = Data(repeating: 7, count: 8_000)
+            return b
+        }()
+        let causes = ["hard_cap", "soft_cap", "stall", "total_cap"].map { #"guildhall_slow_consumer_cuts_total{cause=""# + $0 + #""}"# }
+        func cuts(_ text: String) -> Double { causes.reduce(0) { $0 + Self.metric(text, $1) } }
+        // Bursts of 50 at once: more than the cap queues within one loop turn.
+        for _ in 0..<12 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<50 { group.addTask { _ = try await alice.send(blob, to: c.channelID) } }
+                try await group.waitForAll()
+            }
+        }
+        try await waitUntil("the cut counted") { cuts(try scrape()) >= 1 }
+        #expect(cuts(try scrape()) == 1, "exactly one cut")
+    }
 }

@@ -1,0 +1,101 @@
+// The node's metrics in Prometheus's text format (issue 14 §2), through
+// swift-prometheus's registry. Counters are bumped where the events happen
+// but never per delivery: a fan-out adds its count once per event per
+// gateway. Gauges (sessions, queued bytes, store queue, RSS, descriptors)
+// are read when scraped: each loop leaves its numbers in `LoopGauges` at
+// its liveness sweep. Any thread; the registry is thread-safe.
+
+import Foundation
+import GuildhallCore
+import GuildhallWire
+import Prometheus
+import Synchronization
+
+final class NodeMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+
+    let messagesChannel, messagesDirect, operations: Counter
+    let deliveries: Counter
+    let slowConsumerHard, slowConsumerSoft, slowConsumerStall, slowConsumerTotal: Counter
+    let sessionsOpened: Counter
+    let commitLatency: ValueHistogram
+    let commitBatch: ValueHistogram
+    private let errors: Mutex<[Int: Counter]> = Mutex([:])
+    private let refusals: Mutex<[String: Counter]> = Mutex([:])
+
+    private let sessions, connections, outboundBytes, storeQueue, residentBytes, openFiles: Gauge
+    /// Per loop: sessions, queued outbound bytes (written at each loop's sweep).
+    let loops: Mutex<[(sessions: Int, outbound: Int)]>
+
+    init(loops count: Int) {
+        loops = Mutex(Array(repeating: (0, 0), count: count))
+        let stored = "guildhall_messages_stored_total"
+        let help = "Messages stored, by kind: channel, direct, or an operation on a message (recall, edit, delete, reaction)."
+        messagesChannel = registry.makeCounter(name: stored, labels: [("kind", "channel")], help: help)
+        messagesDirect = registry.makeCounter(name: stored, labels: [("kind", "direct")], help: help)
+        operations = registry.makeCounter(name: stored, labels: [("kind", "operation")], help: help)
+        deliveries = registry.makeCounter(name: "guildhall_deliveries_total", help: "Channel message events queued to sessions.")
+        let cuts = "guildhall_slow_consumer_cuts_total", cutHelp = "Connections cut as slow consumers, by cause."
+        slowConsumerHard = registry.makeCounter(name: cuts, labels: [("cause", "hard_cap")], help: cutHelp)
+        slowConsumerSoft = registry.makeCounter(name: cuts, labels: [("cause", "soft_cap")], help: cutHelp)
+        slowConsumerStall = registry.makeCounter(name: cuts, labels: [("cause", "stall")], help: cutHelp)
+        slowConsumerTotal = registry.makeCounter(name: cuts, labels: [("cause", "total_cap")], help: cutHelp)
+        sessionsOpened = registry.makeCounter(name: "guildhall_sessions_opened_total", help: "Sessions logged in (not resumes).")
+        commitLatency = registry.makeValueHistogram(name: "guildhall_commit_latency_seconds",
+                                                    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+                                                    help: "Time from a write job's submission to its commit.")
+        commitBatch = registry.makeValueHistogram(name: "guildhall_commit_batch_size", buckets: [1, 2, 4, 8, 16, 64, 256, 1024],
+                                                  help: "Write jobs committed together in one transaction.")
+        sessions = registry.makeGauge(name: "guildhall_sessions", help: "Sessions on the node's gateways (as of each loop's last sweep).")
+        connections = registry.makeGauge(name: "guildhall_connections", help: "Client connections the node holds.")
+        outboundBytes = registry.makeGauge(name: "guildhall_outbound_queued_bytes", help: "Bytes queued to sessions and not yet written.")
+        storeQueue = registry.makeGauge(name: "guildhall_store_queue_depth", help: "Write jobs waiting for the writer.")
+        residentBytes = registry.makeGauge(name: "guildhall_process_resident_bytes", help: "Resident memory of the process.")
+        openFiles = registry.makeGauge(name: "guildhall_process_open_fds", help: "Open file descriptors of the process.")
+    }
+
+    /// An error answered, by code.
+    func answered(_ code: FailureCode) {
+        let counter = errors.withLock { counters in
+            if let c = counters[code.rawValue] { return c }
+            let c = registry.makeCounter(name: "guildhall_errors_total", labels: [("code", String(code.rawValue))],
+                                         help: "Errors answered to requests, by code.")
+            counters[code.rawValue] = c
+            return c
+        }
+        counter.increment()
+    }
+
+    /// A request refused for its rate, by class.
+    func refused(_ rate: String) {
+        let counter = refusals.withLock { counters in
+            if let c = counters[rate] { return c }
+            let c = registry.makeCounter(name: "guildhall_rate_limited_total", labels: [("class", rate)],
+                                         help: "Requests refused for their session's rate, by class.")
+            counters[rate] = c
+            return c
+        }
+        counter.increment()
+    }
+
+    /// The text exposition, with the gauges read now.
+    func exposition(connections open: Int, storeQueueDepth: Int) -> [UInt8] {
+        let perLoop = loops.withLock { $0 }
+        sessions.set(to: Double(perLoop.reduce(0) { $0 + $1.sessions }))
+        outboundBytes.set(to: Double(perLoop.reduce(0) { $0 + $1.outbound }))
+        connections.set(to: Double(open))
+        storeQueue.set(to: Double(storeQueueDepth))
+        residentBytes.set(to: Double(Self.residentBytes()))
+        openFiles.set(to: Double((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0))
+        var out: [UInt8] = []
+        registry.emit(into: &out)
+        return out
+    }
+
+    private static func residentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kb = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kb * 1024
+    }
+}
