@@ -12,7 +12,16 @@ struct Health: AsyncParsableCommand {
     @Option(name: .long, help: "Server address, HOST:PORT.")
     var server = "127.0.0.1:7400"
 
+    @Option(name: .long, help: "Admin endpoint, HOST:PORT: ask its /healthz instead of logging in.")
+    var admin: String?
+
     func run() async throws {
+        if let admin {
+            let (status, text) = (try? await Admin.request("GET", "http://\(admin)/healthz", token: nil)) ?? (0, "no answer")
+            print(status == 200 ? "healthy: \(admin) /healthz answered" : "unhealthy: \(status) \(text)")
+            if status != 200 { throw ExitCode(1) }
+            return
+        }
         guard let colon = server.lastIndex(of: ":"), let port = Int(server[server.index(after: colon)...]) else {
             throw ValidationError("--server must be HOST:PORT")
         }

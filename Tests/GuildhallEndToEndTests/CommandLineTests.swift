@@ -206,6 +206,31 @@ import Testing
         #expect(try await bob.thread(m.uid, in: c.channelID).messages.map(\.body.text) == ["in its thread"])
     }
 
+    @Test func theAdminCommandsDriveTheAdminEndpointAndRestoreInstallsABackup() throws {
+        let server = try TestServer {
+            $0.adminListen = "127.0.0.1:0"
+            $0.adminToken = "op-secret"
+        }
+        defer { server.stop() }
+        let admin = "127.0.0.1:\(server.adminPort)"
+        let (statusRC, status) = try Binary.run(["admin", "status", "--admin", admin])
+        #expect(statusRC == 0 && status.contains("readyz: 200"), "\(status)")
+        #expect(try Binary.run(["health", "--admin", admin]).0 == 0)
+        #expect(try Binary.run(["admin", "settings", "--admin", admin, "--token", "wrong"]).0 != 0)
+        let (setRC, _) = try Binary.run(["admin", "set", "small-server-threshold=5", "--admin", admin, "--token", "op-secret"])
+        #expect(setRC == 0)
+        let (listRC, list) = try Binary.run(["admin", "settings", "--admin", admin, "--token", "op-secret"])
+        #expect(listRC == 0 && list.contains("small-server-threshold = 5") && list.contains("from admin"))
+        let (backupRC, backup) = try Binary.run(["admin", "backup", "--admin", admin, "--token", "op-secret", "--json"])
+        let path = (try? JSONSerialization.jsonObject(with: Data(backup.utf8)) as? [String: Any])?["path"] as? String
+        #expect(backupRC == 0 && path != nil, "\(backup)")
+        let target = NSTemporaryDirectory() + "guildhall-restored-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: target) }
+        #expect(try Binary.run(["restore", path ?? "", "--data", target]).0 == 0)
+        #expect(FileManager.default.fileExists(atPath: target + "/guildhall.db"))
+        #expect(try Binary.run(["restore", path ?? "", "--data", target]).0 != 0, "never over a database")
+    }
+
     func waitForJSON(server: TestServer, token: String, lines: [String]) async throws -> [[String: Any]] {
         let (rc, out) = try Binary.run(["client", "--server", "127.0.0.1:\(server.port)", "--token", token, "--json"],
                                        input: lines.joined(separator: "\n") + "\n")

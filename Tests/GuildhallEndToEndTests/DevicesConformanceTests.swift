@@ -81,7 +81,8 @@ import Testing
         let (tablet, _) = try await server.client("bob", device: "tablet")
         let (_, c) = try await guild(server, owner: alice, members: [bob])
         let m = try await alice.send("news", to: c.channelID)
-        #expect(try await tablet.receivedStatus([m.uid]).map { [$0.isRead, $0.isRetrieved] } == [[false, false]])
+        // (Retrieved may already be true: the devices acknowledge what they received within a second.)
+        #expect(try await tablet.receivedStatus([m.uid]).map(\.isRead) == [false])
         _ = try await bob.markRead(c.channelID)
         #expect(try await tablet.receivedStatus([m.uid]).map { [$0.isRead, $0.isRetrieved] } == [[true, true]], "read on another device")
         // A message a device received and acknowledged is retrieved, not read (the SDK acknowledges within a second).
