@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // C libraries from Debian packages.
@@ -41,7 +42,8 @@ let package = Package(
         .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"], swiftSettings: hotPath),
         // Sessions, dispatch, interest index, fan-out, configuration.
         .target(name: "GuildhallServer", dependencies: ["GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore",
-                                                      .product(name: "Prometheus", package: "swift-prometheus")],
+                                                      .product(name: "Prometheus", package: "swift-prometheus"),
+                                                      .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPath),
         // The client SDK.
         .target(name: "GuildhallClient", dependencies: ["GuildhallWire"]),
@@ -54,6 +56,7 @@ let package = Package(
         .testTarget(name: "GuildhallWireTests", dependencies: ["GuildhallWire"]),
         .testTarget(name: "GuildhallLoopTests", dependencies: ["GuildhallLoop"]),
         .testTarget(name: "GuildhallStoreTests", dependencies: ["GuildhallStore", "GuildhallCore"]),
-        .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire"]),
+        .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire",
+                                                                  .product(name: "Logging", package: "swift-log")]),
     ]
 )

@@ -25,7 +25,7 @@ extension Gateway {
         add(session)
         bind(connection, to: session)
         if checkingCap, limits.node.connections.current > limits.connectionCap {
-            log.warn("connection refused: server full", ["peer": session.peer, "cap": limits.connectionCap])
+            log.warnRepeated("connection refused: server full", ["peer": session.peer, "cap": limits.connectionCap])
             close(session, .serverFull, "the server holds its most connections (\(limits.connectionCap)); reconnect later")
             return nil
         }
@@ -63,7 +63,7 @@ extension Gateway {
                 payload = try session.decoder.next()
             } catch {
                 guard case .frameTooLarge(let announced, let limit) = error else { return }
-                log.warn("frame too large", ["peer": session.peer, "announced": announced, "limit": limit])
+                log.warnRepeated("frame too large", ["peer": session.peer, "announced": announced, "limit": limit])
                 close(session, .frameTooLarge, "frame of \(announced) bytes is over the limit of \(limit)")
                 return
             }
@@ -191,7 +191,7 @@ extension Gateway {
         let interval = UInt64(settings.loginFailureIntervalMs)
         let wait = limits.node.loginWait(user: user, peer: address, now: now, burst: settings.loginFailuresBurst, intervalMs: interval)
         guard wait == 0 else {
-            log.info("login refused unchecked: too many failures", ["peer": session.peer, "retry_after_ms": wait])
+            log.warnRepeated("login refused unchecked: too many failures", ["peer": session.peer, "retry_after_ms": wait])
             session.fail(id, .rateLimited("too many failed logins for this user or address; retry after \(wait) ms",
                                           retryAfterMs: UInt32(clamping: wait)))
             close(session, .closedRateLimited, "too many failed logins")
@@ -219,7 +219,7 @@ extension Gateway {
             s.fail(id, .rateLimited("over the \(rate) request rate; retry after \(ms) ms", retryAfterMs: ms))
             return false
         case .abusive:
-            log.warn("session closed for its request rate", ["peer": s.peer, "user": s.user])
+            log.warnRepeated("session closed for its request rate", ["peer": s.peer, "user": s.user])
             close(s, .closedRateLimited, "kept sending over its request rate after \(settings.rateStrikes) refusals in 10 s")
             return false
         }
@@ -237,7 +237,8 @@ extension Gateway {
     func close(_ session: Session, _ reason: GHCloseReason?, _ message: String, abort: Bool = false) {
         guard session.isOpen else { return }
         if let reason, !abort { session.sendClosed(reason, message) }
-        if let reason { log.info("session closed", ["peer": session.peer, "user": session.user, "reason": reason, "detail": message]) }
+        // Every session's end, once, whatever ended it (the peer, a new login, the resume window, shutdown).
+        log.info("session closed", ["peer": session.peer, "user": session.user, "reason": reason.map { "\($0)" } ?? "none", "detail": message])
         let wasLoggedIn = session.isLoggedIn
         let connection = session.close(reason)
         remove(session)

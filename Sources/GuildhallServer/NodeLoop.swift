@@ -36,7 +36,7 @@ final class NodeLoop {
     init(index: Int, settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64, store: Store,
          share: StoreSnapshot, placements: [ChannelID: ServerID], inboxes: [LoopInbox<LoopMessage>], port: Int?, guards: NodeGuard) throws {
         self.index = index
-        log = ServerLog(level: settings.logLevel)
+        log = ServerLog(level: settings.logLevel, format: settings.logFormat)
         links = LoopLinks(index: index, inboxes: inboxes)
         home = Home(index: index, loop: loop, settings: settings, log: log, clock: clock, store: store, share: share, links: links,
                     metrics: guards.metrics)

@@ -123,7 +123,6 @@ extension Gateway {
     func expireDetached(now: UInt64) {
         for s in Array(sessions.values) {
             guard let d = s.detached, now >= d.since + UInt64(settings.resumeWindowMs) else { continue }
-            log.info("resume window passed", ["user": s.user, "session": s.sessionID])
             close(s, nil, "resume window passed")
         }
     }

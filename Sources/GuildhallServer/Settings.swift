@@ -19,6 +19,7 @@ public struct Settings: Sendable, Equatable {
     /// One per core by default (DESIGN §1).
     public var loops = max(1, min(64, ProcessInfo.processInfo.activeProcessorCount))
     public var logLevel = "info"
+    public var logFormat = "logfmt"
     public var synchronous = "NORMAL"
     public var writeBatch = 512
     public var inlineCommitMax = 4
@@ -142,6 +143,8 @@ extension Settings {
         int("loops", "Event loops, each on a thread of its own accepting client connections and homing the guilds and users placed on it by id (default: one per core).",
             \.loops, 1...64),
         choice("log-level", "Least severe log level written: debug, info, warn, error.", \.logLevel, ["debug", "info", "warn", "error"]),
+        choice("log-format", "Log lines on stderr: logfmt (time=… level=… msg=… key=value) or json (one object a line).", \.logFormat,
+               ["logfmt", "json"]),
         choice("synchronous", "SQLite durability: NORMAL survives a process crash, FULL also a power loss.", \.synchronous, ["NORMAL", "FULL"]),
         int("write-batch", "Most operations committed in one transaction.", \.writeBatch, 1...100_000),
         int("checkpoint-interval-ms", "How often a thread of its own copies committed WAL pages into the database file (no commit waits for it).",
