@@ -139,6 +139,19 @@ public struct SessionSubscriptions: Sendable, Equatable {
 /// the reverse index fan-out reads.
 public struct SubscriptionBook: Sendable {
     public private(set) var sessions: [SessionKey: SessionSubscriptions] = [:]
+
+    /// Subscriptions held, by type (SubscriptionKind raw value), over every session: for metrics, once a second.
+    public var countsByKind: [Int: Int] {
+        var counts: [Int: Int] = [:]
+        for s in sessions.values {
+            for (_, c) in s.channels { counts[c.level.kind.rawValue, default: 0] += 1 }
+            counts[SubscriptionKind.channelTyping.rawValue, default: 0] += s.typing.count
+            counts[SubscriptionKind.serverNotifications.rawValue, default: 0] += s.servers.count
+            counts[SubscriptionKind.guestChannel.rawValue, default: 0] += s.guestChannels.count
+            counts[SubscriptionKind.guestServer.rawValue, default: 0] += s.guestServers.count
+        }
+        return counts
+    }
     /// user -> kind -> target -> number of the user's sessions holding it.
     private var tallies: [UserID: [SubscriptionKind: [SubscriptionTarget: Int]]] = [:]
     /// kind -> target -> sessions holding it. Channel kinds key by channel only (server 0).

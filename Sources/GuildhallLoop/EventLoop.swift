@@ -28,7 +28,17 @@ public final class EventLoop {
         outbound.initialize(to: 0)
         let rc = uv_loop_init(raw)
         precondition(rc == 0, "uv_loop_init failed: \(UVError.text(rc))")
+        _ = gh_uv_measure_idle_time(raw)
         raw.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        started = uv_hrtime()
+    }
+
+    private var started: UInt64 = 0
+
+    /// Nanoseconds the loop has spent outside poll (working) since it was made.
+    public var busyNanoseconds: UInt64 {
+        let elapsed = uv_hrtime() - started, idle = uv_metrics_idle_time(raw)
+        return elapsed > idle ? elapsed - idle : 0
     }
 
     deinit {

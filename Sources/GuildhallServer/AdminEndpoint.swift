@@ -134,7 +134,8 @@ final class AdminEndpoint {
         case ("GET", "/readyz"): answer(id, readiness())
         case ("GET", "/settings"): answer(id, .json(200, settingsTable()))
         case ("GET", "/metrics"):
-            let body = node.guards.metrics.exposition(connections: node.guards.connections.current, storeQueueDepth: node.store.writer.queueDepth)
+            let body = node.guards.metrics.exposition(connections: node.guards.connections.current, storeQueueDepth: node.store.writer.queueDepth,
+                                                      walPath: node.store.path + "-wal")
             answer(id, AdminAnswer(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body))
         case ("PUT", "/settings"): changeSettings(r.body, id: id)
         case ("POST", "/backup"): backup(id: id)

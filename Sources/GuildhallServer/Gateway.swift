@@ -60,6 +60,8 @@ final class Gateway {
     let interest = GatewayInterest()
     /// Requests per session, failed logins, connections (RequestLimits.swift).
     let limits: GatewayLimits
+    /// The loop's home's subscriptions by type, for the metrics the sweep leaves (set by the loop).
+    var homeFigures: (() -> [Int: Int])?
     /// Sessions some home asked not to read, with the homes that asked (kept here, not in every session: pauses are rare).
     var pausingHomes: [UInt64: PausingHomes] = [:]
     /// This gateway's sessions, by key; a key's low byte is the gateway's index (`index`).
@@ -188,7 +190,11 @@ final class Gateway {
         let now = loop.nowMillis
         limits.node.beats.withLock { $0[index] = now }
         let outbound = loop.outboundBytes
-        limits.node.metrics.loops.withLock { $0[index] = (sessions.count, outbound) }
+        let busy = Double(loop.busyNanoseconds) / 1e9, subscriptions = homeFigures?() ?? [:]
+        let count = sessions.count
+        limits.node.metrics.loops.withLock {
+            $0[index] = NodeMetrics.LoopFigures(sessions: count, outbound: outbound, busySeconds: busy, subscriptions: subscriptions)
+        }
         for s in Array(sessions.values) {
             if s.detached != nil { continue }
             switch s.liveness.verdict(at: now) {

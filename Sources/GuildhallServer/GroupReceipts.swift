@@ -95,6 +95,7 @@ extension GroupReceipts {
                                       apply: { _ in
                                           self.requestsInFlight.remove(m.uid)
                                           self.receipts.addRequest(plan.request, in: plan.channel)
+                                          self.home.metrics.receiptRequests.increment()
                                       },
                                       then: { self.answerReceipts([m.uid], id: id, to: s) })
                 effects.failure = "storage is unavailable; the request was not saved, retry later"
@@ -172,6 +173,7 @@ extension GroupReceipts {
             list.responses = responses
             return AddressedItem(user: requester, stored: .event(EventCopy(.receiptResponse(list))), live: .elsewhere)
         }
+        home.metrics.receiptResponses.increment()
         var effects = Effects(writes: [.receiptAdvance(channel.id, advance)], addressed: items,
                               apply: { ords in for ((requester, responses), ord) in zip(owed, ords) { self.owe(responses, to: requester, ord: ord) } },
                               then: { self.answerReceipts(asked, id: id, to: s) })

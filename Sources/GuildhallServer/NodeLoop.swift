@@ -55,6 +55,7 @@ final class NodeLoop {
         gateway = Gateway(index: index, loop: loop, settings: settings, log: log, secret: secret, clock: clock, routes: routes,
                           limits: GatewayLimits(settings, node: guards))
         routes.gateway = gateway
+        gateway.homeFigures = { [unowned home] in home.book.countsByKind }
         gateway.peers = links.handOffs
         home.gateway = gateway
         home.runner.onSettled = { [unowned self] in self.commitsSettled() }

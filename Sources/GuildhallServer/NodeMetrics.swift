@@ -20,15 +20,46 @@ final class NodeMetrics: Sendable {
     let sessionsOpened: Counter
     let commitLatency: ValueHistogram
     let commitBatch: ValueHistogram
+    let syncPackages, syncItems: Counter
+    let receiptRequests, receiptResponses: Counter
+    let eventsShed: Counter
     private let errors: Mutex<[Int: Counter]> = Mutex([:])
     private let refusals: Mutex<[String: Counter]> = Mutex([:])
 
     private let sessions, connections, outboundBytes, storeQueue, residentBytes, openFiles: Gauge
-    /// Per loop: sessions, queued outbound bytes (written at each loop's sweep).
-    let loops: Mutex<[(sessions: Int, outbound: Int)]>
+    /// Per loop, as of its last sweep: sessions, queued outbound bytes, busy
+    /// seconds, and its home's subscriptions by type (SubscriptionKind raw value).
+    let loops: Mutex<[LoopFigures]>
+    struct LoopFigures: Sendable {
+        var sessions = 0
+        var outbound = 0
+        var busySeconds = 0.0
+        var subscriptions: [Int: Int] = [:]
+    }
+    private let busy: [Gauge]
+    private let subscriptionGauges: [Int: Gauge]
+    private let walBytes: Gauge
 
     init(loops count: Int) {
-        loops = Mutex(Array(repeating: (0, 0), count: count))
+        loops = Mutex(Array(repeating: LoopFigures(), count: count))
+        let registry = self.registry
+        busy = (0..<count).map {
+            registry.makeGauge(name: "guildhall_loop_busy_seconds", labels: [("loop", String($0))],
+                               help: "Seconds each loop spent working (not waiting in poll) since it started; its rate is the loop's utilisation.")
+        }
+        var subs: [Int: Gauge] = [:]
+        for kind in SubscriptionKind.allCases {
+            subs[kind.rawValue] = registry.makeGauge(name: "guildhall_subscriptions", labels: [("type", "\(kind)")],
+                                                     help: "Subscriptions held by sessions, by type.")
+        }
+        subscriptionGauges = subs
+        walBytes = registry.makeGauge(name: "guildhall_wal_bytes", help: "Size of the database's write-ahead log.")
+        syncPackages = registry.makeCounter(name: "guildhall_sync_packages_total", help: "Offline-sync packages sent.")
+        syncItems = registry.makeCounter(name: "guildhall_sync_items_total", help: "Offline-sync items sent.")
+        receiptRequests = registry.makeCounter(name: "guildhall_receipt_requests_total", help: "Group read receipts asked for (messages).")
+        receiptResponses = registry.makeCounter(name: "guildhall_receipt_responses_total", help: "Group read receipt responses recorded.")
+        eventsShed = registry.makeCounter(name: "guildhall_events_shed_total",
+                                          help: "Typing frames shed and unread updates collapsed for sessions behind on their writes.")
         let stored = "guildhall_messages_stored_total"
         let help = "Messages stored, by kind: channel, direct, or an operation on a message (recall, edit, delete, reaction)."
         messagesChannel = registry.makeCounter(name: stored, labels: [("kind", "channel")], help: help)
@@ -79,8 +110,11 @@ final class NodeMetrics: Sendable {
     }
 
     /// The text exposition, with the gauges read now.
-    func exposition(connections open: Int, storeQueueDepth: Int) -> [UInt8] {
+    func exposition(connections open: Int, storeQueueDepth: Int, walPath: String) -> [UInt8] {
         let perLoop = loops.withLock { $0 }
+        for (i, figures) in perLoop.enumerated() where i < busy.count { busy[i].set(to: figures.busySeconds) }
+        for (kind, gauge) in subscriptionGauges { gauge.set(to: Double(perLoop.reduce(0) { $0 + ($1.subscriptions[kind] ?? 0) })) }
+        walBytes.set(to: Double(((try? FileManager.default.attributesOfItem(atPath: walPath))?[.size] as? Int) ?? 0))
         sessions.set(to: Double(perLoop.reduce(0) { $0 + $1.sessions }))
         outboundBytes.set(to: Double(perLoop.reduce(0) { $0 + $1.outbound }))
         connections.set(to: Double(open))

@@ -112,6 +112,8 @@ extension UserHome {
             s.send(EventEncoding.shared(e), ord: ord)
         }
         sync.items += events.count
+        home.metrics.syncPackages.increment()
+        home.metrics.syncItems.increment(by: Int64(events.count))
         sync.awaitingAck = true
         s.sync = sync
         s.port.packageSent()

@@ -295,6 +295,8 @@ final class Reception: HomePart, GatewayHome {
             s.isOwing = false
             guard s.isLoggedIn else { continue }
             if s.isBehind {
+                // Typing shed; unread notices wait, collapsed to the latest per channel.
+                home.metrics.eventsShed.increment(by: Int64(s.pendingTyping.count + s.pendingUnread.count))
                 if !s.pendingTyping.isEmpty { home.typing.forget(s) }
             } else {
                 home.reading.emitUnread(s)

@@ -242,6 +242,10 @@ struct HTTPExchange {
         #expect(Self.metric(after, #"guildhall_errors_total{code="404"}"#) - Self.metric(before, #"guildhall_errors_total{code="404"}"#) == 1)
         #expect(Self.metric(after, "guildhall_process_resident_bytes") > 0 && Self.metric(after, "guildhall_process_open_fds") > 0)
         try await waitUntil("the sweep's session count") { Self.metric(try scrape(), "guildhall_sessions") == 2 }
+        for name in ["guildhall_wal_bytes", "guildhall_sync_packages_total", #"guildhall_loop_busy_seconds{loop="0"}"#] {
+            #expect(after.contains(name + " "), "\(name)")
+        }
+        #expect(Self.metric(try scrape(), #"guildhall_loop_busy_seconds{loop="0"}"#) > 0, "the loop worked, and its sweep said so")
 
         // A member whose connection stops reading is cut once, as a slow consumer.
         let (carol, _) = try await server.client("carol")
