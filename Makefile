@@ -13,6 +13,8 @@ run: deps build
 	.build/debug/guildhall serve $(ARGS)
 
 test: deps
+	@# promtool checks docker/prometheus.yml in the tests (Debian's prometheus; no daemon is started).
+	@dpkg -s prometheus >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus)
 	$(SWIFT) build
 	$(SWIFT) build --build-tests
 	# Every test with one loop, then the end-to-end suite again with two

@@ -270,4 +270,14 @@ struct HTTPExchange {
         try await waitUntil("the cut counted") { cuts(try scrape()) >= 1 }
         #expect(cuts(try scrape()) == 1, "exactly one cut")
     }
+
+    /// A request that does not arrive whole within the read deadline (5 s) gets 408.
+    @Test func aRequestThatNeverCompletesGets408AtTheReadDeadline() throws {
+        let server = try adminServer()
+        defer { server.stop() }
+        let c = try RawConnection(port: server.adminPort)
+        c.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n".utf8))
+        let answer = c.readAllUntilClosed(timeout: 15)
+        #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer)")
+    }
 }

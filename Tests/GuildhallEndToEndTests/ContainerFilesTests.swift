@@ -44,6 +44,12 @@ import Testing
     }
 
     @Test func prometheusScrapesTheAdminEndpointWithTheToken() throws {
+        // `make test` installs Debian's prometheus for promtool.
+        let promtool = try Child("/usr/bin/promtool", ["check", "config", Self.docker.appendingPathComponent("prometheus.yml").path],
+                                 environment: ProcessInfo.processInfo.environment)
+        promtool.closeInput()
+        let out = promtool.readAll()
+        #expect(promtool.wait() == 0, "\(out)")
         let config = try file("prometheus.yml")
         #expect(config.contains("metrics_path: /metrics") && config.contains("guildhall:7401") && config.contains("type: Bearer"))
         let compose = try file("compose.yaml")
