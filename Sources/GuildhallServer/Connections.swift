@@ -192,6 +192,7 @@ extension Gateway {
         let wait = limits.node.loginWait(user: user, peer: address, now: now, burst: settings.loginFailuresBurst, intervalMs: interval)
         guard wait == 0 else {
             log.warnRepeated("login refused unchecked: too many failures", ["peer": session.peer, "retry_after_ms": wait])
+            limits.node.metrics.loginFailed("rate_limited")
             session.fail(id, .rateLimited("too many failed logins for this user or address; retry after \(wait) ms",
                                           retryAfterMs: UInt32(clamping: wait)))
             close(session, .closedRateLimited, "too many failed logins")
@@ -201,6 +202,9 @@ extension Gateway {
             return try AccessToken.verify(text, secret: secret, nowSeconds: self.now() / 1000)
         } catch {
             limits.node.loginFailed(user: user, peer: address, now: now, intervalMs: interval)
+            let m = error.message
+            limits.node.metrics.loginFailed(m.contains("signature") ? "signature" : m.contains("expired") ? "expired"
+                                            : m.contains("identity") ? "identity" : "malformed")
             log.info("login refused", ["peer": session.peer, "reason": error.message])
             session.fail(id, error)
             close(session, .authFailed, error.message)
@@ -237,6 +241,7 @@ extension Gateway {
     func close(_ session: Session, _ reason: GHCloseReason?, _ message: String, abort: Bool = false) {
         guard session.isOpen else { return }
         if let reason, !abort { session.sendClosed(reason, message) }
+        limits.node.metrics.closed(reason.map { "\($0)" } ?? "none")
         // Every session's end, once, whatever ended it (the peer, a new login, the resume window, shutdown).
         log.info("session closed", ["peer": session.peer, "user": session.user, "reason": reason.map { "\($0)" } ?? "none", "detail": message])
         let wasLoggedIn = session.isLoggedIn

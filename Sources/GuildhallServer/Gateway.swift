@@ -192,8 +192,13 @@ final class Gateway {
         let outbound = loop.outboundBytes
         let busy = Double(loop.busyNanoseconds) / 1e9, subscriptions = homeFigures?() ?? [:]
         let count = sessions.count
+        var syncing = 0, detached = 0
+        for s in sessions.values {
+            if s.detached != nil { detached += 1 } else if s.isSyncing { syncing += 1 }
+        }
         limits.node.metrics.loops.withLock {
-            $0[index] = NodeMetrics.LoopFigures(sessions: count, outbound: outbound, busySeconds: busy, subscriptions: subscriptions)
+            $0[index] = NodeMetrics.LoopFigures(sessions: count, syncing: syncing, detached: detached, outbound: outbound, busySeconds: busy,
+                                                subscriptions: subscriptions)
         }
         for s in Array(sessions.values) {
             if s.detached != nil { continue }

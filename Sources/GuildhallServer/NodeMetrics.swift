@@ -17,13 +17,16 @@ final class NodeMetrics: Sendable {
     let messagesChannel, messagesDirect, operations: Counter
     let deliveries: Counter
     let slowConsumerHard, slowConsumerSoft, slowConsumerStall, slowConsumerTotal: Counter
-    let sessionsOpened: Counter
+    let logins, resumesReplayed, resumesFellBack: Counter
+    private let loginFailures: Mutex<[String: Counter]> = Mutex([:])
+    private let closes: Mutex<[String: Counter]> = Mutex([:])
+    private let phases: [String: Gauge]
     let commitLatency: ValueHistogram
     let commitBatch: ValueHistogram
     let syncPackages, syncItems: Counter
     let receiptRequests, receiptResponses: Counter
     let eventsShed: Counter
-    private let errors: Mutex<[Int: Counter]> = Mutex([:])
+    private let errors: Mutex<[String: Counter]> = Mutex([:])
     private let refusals: Mutex<[String: Counter]> = Mutex([:])
 
     private let sessions, connections, outboundBytes, storeQueue, residentBytes, openFiles: Gauge
@@ -32,6 +35,8 @@ final class NodeMetrics: Sendable {
     let loops: Mutex<[LoopFigures]>
     struct LoopFigures: Sendable {
         var sessions = 0
+        var syncing = 0
+        var detached = 0
         var outbound = 0
         var busySeconds = 0.0
         var subscriptions: [Int: Int] = [:]
@@ -71,7 +76,17 @@ final class NodeMetrics: Sendable {
         slowConsumerSoft = registry.makeCounter(name: cuts, labels: [("cause", "soft_cap")], help: cutHelp)
         slowConsumerStall = registry.makeCounter(name: cuts, labels: [("cause", "stall")], help: cutHelp)
         slowConsumerTotal = registry.makeCounter(name: cuts, labels: [("cause", "total_cap")], help: cutHelp)
-        sessionsOpened = registry.makeCounter(name: "guildhall_sessions_opened_total", help: "Sessions logged in (not resumes).")
+        logins = registry.makeCounter(name: "guildhall_logins_total", help: "Sessions logged in (a resume that fell back counts here too).")
+        resumesReplayed = registry.makeCounter(name: "guildhall_resumes_total", labels: [("outcome", "replayed")],
+                                               help: "Resumes: replayed (the session went on) or fell back (logged in afresh, offline sync).")
+        resumesFellBack = registry.makeCounter(name: "guildhall_resumes_total", labels: [("outcome", "fell_back")],
+                                               help: "Resumes: replayed (the session went on) or fell back (logged in afresh, offline sync).")
+        var phaseGauges: [String: Gauge] = [:]
+        for phase in ["live", "syncing", "detached"] {
+            phaseGauges[phase] = registry.makeGauge(name: "guildhall_sessions_by_phase", labels: [("phase", phase), ("transport", "tcp")],
+                                                    help: "Sessions on the node's gateways by phase and transport.")
+        }
+        phases = phaseGauges
         commitLatency = registry.makeValueHistogram(name: "guildhall_commit_latency_seconds",
                                                     buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
                                                     help: "Time from a write job's submission to its commit.")
@@ -87,26 +102,31 @@ final class NodeMetrics: Sendable {
 
     /// An error answered, by code.
     func answered(_ code: FailureCode) {
-        let counter = errors.withLock { counters in
-            if let c = counters[code.rawValue] { return c }
-            let c = registry.makeCounter(name: "guildhall_errors_total", labels: [("code", String(code.rawValue))],
-                                         help: "Errors answered to requests, by code.")
-            counters[code.rawValue] = c
+        counter(errors, String(code.rawValue), "guildhall_errors_total", "code", "Errors answered to requests, by code.").increment()
+    }
+
+    /// A login that failed, by reason (signature, expired, malformed, identity, rate_limited).
+    func loginFailed(_ reason: String) {
+        counter(loginFailures, reason, "guildhall_login_failures_total", "reason", "Logins refused, by reason.").increment()
+    }
+
+    /// A session closed, by its close reason ("none" when it just ended: resume window, logout without a word).
+    func closed(_ reason: String) {
+        counter(closes, reason, "guildhall_closes_total", "reason", "Sessions closed, by close reason.").increment()
+    }
+
+    private func counter(_ table: borrowing Mutex<[String: Counter]>, _ value: String, _ name: String, _ label: String, _ help: String) -> Counter {
+        table.withLock { counters in
+            if let c = counters[value] { return c }
+            let c = registry.makeCounter(name: name, labels: [(label, value)], help: help)
+            counters[value] = c
             return c
         }
-        counter.increment()
     }
 
     /// A request refused for its rate, by class.
     func refused(_ rate: String) {
-        let counter = refusals.withLock { counters in
-            if let c = counters[rate] { return c }
-            let c = registry.makeCounter(name: "guildhall_rate_limited_total", labels: [("class", rate)],
-                                         help: "Requests refused for their session's rate, by class.")
-            counters[rate] = c
-            return c
-        }
-        counter.increment()
+        counter(refusals, rate, "guildhall_rate_limited_total", "class", "Requests refused for their session's rate, by class.").increment()
     }
 
     /// The text exposition, with the gauges read now.
@@ -116,6 +136,10 @@ final class NodeMetrics: Sendable {
         for (kind, gauge) in subscriptionGauges { gauge.set(to: Double(perLoop.reduce(0) { $0 + ($1.subscriptions[kind] ?? 0) })) }
         walBytes.set(to: Double(((try? FileManager.default.attributesOfItem(atPath: walPath))?[.size] as? Int) ?? 0))
         sessions.set(to: Double(perLoop.reduce(0) { $0 + $1.sessions }))
+        let syncing = perLoop.reduce(0) { $0 + $1.syncing }, detached = perLoop.reduce(0) { $0 + $1.detached }
+        phases["syncing"]?.set(to: Double(syncing))
+        phases["detached"]?.set(to: Double(detached))
+        phases["live"]?.set(to: Double(perLoop.reduce(0) { $0 + $1.sessions } - syncing - detached))
         outboundBytes.set(to: Double(perLoop.reduce(0) { $0 + $1.outbound }))
         connections.set(to: Double(open))
         storeQueue.set(to: Double(storeQueueDepth))

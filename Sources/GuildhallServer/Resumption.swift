@@ -36,6 +36,7 @@ extension Gateway {
         let failure: String
         if let old = resumable(r.sessionID), old.user == token.user, old.device == token.device {
             if old.canResume(after: r.lastEventSeq) {
+                limits.node.metrics.resumesReplayed.increment()
                 takeOver(old, from: fresh, after: r.lastEventSeq, id: id)
                 return
             }
@@ -45,6 +46,7 @@ extension Gateway {
             failure = "no session \(r.sessionID) of this user and device is waiting to resume"
         }
         log.info("resume fell back to login and sync", ["user": token.user, "reason": failure])
+        limits.node.metrics.resumesFellBack.increment()
         admit(fresh, token, autoSubscribe: r.autoSubscribe, id: id, resumeFailure: failure)
     }
 

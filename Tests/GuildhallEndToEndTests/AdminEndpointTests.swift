@@ -242,6 +242,8 @@ struct HTTPExchange {
         #expect(Self.metric(after, #"guildhall_errors_total{code="404"}"#) - Self.metric(before, #"guildhall_errors_total{code="404"}"#) == 1)
         #expect(Self.metric(after, "guildhall_process_resident_bytes") > 0 && Self.metric(after, "guildhall_process_open_fds") > 0)
         try await waitUntil("the sweep's session count") { Self.metric(try scrape(), "guildhall_sessions") == 2 }
+        #expect(Self.metric(after, "guildhall_logins_total") == 2)
+        #expect(Self.metric(try scrape(), #"guildhall_sessions_by_phase{phase="live",transport="tcp"}"#) == 2)
         for name in ["guildhall_wal_bytes", "guildhall_sync_packages_total", #"guildhall_loop_busy_seconds{loop="0"}"#] {
             #expect(after.contains(name + " "), "\(name)")
         }
@@ -269,6 +271,12 @@ struct HTTPExchange {
         }
         try await waitUntil("the cut counted") { cuts(try scrape()) >= 1 }
         #expect(cuts(try scrape()) == 1, "exactly one cut")
+        let bad = try RawConnection(port: server.port)
+        bad.login(String(server.token("mallory").dropLast(4) + "AAAA"))
+        #expect(bad.framesUntilClosed(timeout: 5).closeReasons == [.authFailed])
+        let final = try scrape()
+        #expect(Self.metric(final, #"guildhall_login_failures_total{reason="signature"}"#) == 1)
+        #expect(Self.metric(final, #"guildhall_closes_total{reason="authFailed"}"#) == 1)
     }
 
     /// A request that does not arrive whole within the read deadline (5 s) gets 408.
