@@ -31,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Debian ships no pkg-config file for it: the module map links it by name.
         .systemLibrary(name: "CHTTPParser", path: "Sources/CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
+        .systemLibrary(name: "CNATS", path: "Sources/CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
 
         // Pure domain: no I/O.
         .target(name: "GuildhallCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: hotPath),
@@ -41,7 +42,7 @@ let package = Package(
         // SQLite schema, migrations, writer and reader threads.
         .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"], swiftSettings: hotPath),
         // Sessions, dispatch, interest index, fan-out, configuration.
-        .target(name: "GuildhallServer", dependencies: ["GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore",
+        .target(name: "GuildhallServer", dependencies: ["GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "CNATS",
                                                       .product(name: "Prometheus", package: "swift-prometheus"),
                                                       .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPath),

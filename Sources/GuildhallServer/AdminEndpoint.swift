@@ -139,10 +139,11 @@ final class AdminEndpoint {
             answer(id, AdminAnswer(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body))
         case ("PUT", "/settings"): changeSettings(r.body, id: id)
         case ("POST", "/backup"): backup(id: id)
+        case ("GET", "/cluster"): answer(id, cluster())
         case ("POST", "/drain"):
             // Answered once every loop's sessions are closed and their last writes committed.
             if !first.beginDrain(answering: id) { answer(id, .error(409, "the node is already draining or shutting down")) }
-        case (_, "/healthz"), (_, "/readyz"), (_, "/settings"), (_, "/backup"), (_, "/drain"), (_, "/metrics"):
+        case (_, "/healthz"), (_, "/readyz"), (_, "/settings"), (_, "/backup"), (_, "/drain"), (_, "/metrics"), (_, "/cluster"):
             answer(id, .error(405, "\(r.method) is not allowed on \(r.path)"))
         default:
             answer(id, .error(404, "no endpoint \(r.path); see the README's \"Operating Guildhall\""))
@@ -214,6 +215,20 @@ final class AdminEndpoint {
         let inbox = node.inboxes[0]
         let keys = changes.keys.sorted()
         applied.notify(queue: .global()) { _ = inbox.post(.adminAnswer(id, .json(200, ["applied": keys]))) }
+    }
+
+    /// GET /cluster: the live nodes, the shards each owns, and this node's lease ages.
+    private func cluster() -> AdminAnswer {
+        guard let leases = node.leases else { return .error(404, "this node is not in a cluster (the setting cluster is empty)") }
+        let s = leases.snapshot, now = ShardLeases.nowMs()
+        var byNode: [String: [Int]] = [:]
+        for (shard, owner) in s.owners { byNode[String(owner), default: []].append(shard) }
+        let nodes = s.nodes.keys.sorted().map { id -> [String: Any] in
+            ["node": id, "shards": (byNode[String(id)] ?? []).sorted(), "last_seen_ms_ago": now - (s.nodes[id] ?? now)]
+        }
+        let ages = s.held.keys.sorted().map { ["shard": $0, "lease_age_ms": now - s.held[$0]!.renewedAt] }
+        return .json(200, ["node": first.home.settings.nodeID, "shards": first.home.settings.shards, "nodes": nodes, "leases": ages,
+                           "last_error": s.lastError])
     }
 
     /// POST /backup: a consistent copy, made off the loop.

@@ -18,6 +18,8 @@ final class Node {
     let inboxes: [LoopInbox<LoopMessage>]
     /// What the gateways share (RequestLimits.swift), and the admin endpoint reads.
     let guards: NodeGuard
+    /// Shard leases when the node is part of a cluster (`cluster` set).
+    private(set) var leases: ShardLeases?
     /// The first loop, run on the calling thread.
     let first: NodeLoop
     private var threads: [LoopThread] = []
@@ -73,7 +75,15 @@ final class Node {
             store.close()
             throw error
         }
-        do { try startAdmin() } catch {
+        do {
+            if !settings.cluster.isEmpty {
+                let started = try ShardLeases(settings: settings, log: first.log)
+                leases = started
+                first.stopLeases = { started.stop() }
+            }
+            try startAdmin()
+        } catch {
+            leases?.stop()
             for i in threads.indices { _ = inboxes[i + 1].post(.stop) }
             for t in threads { _ = t.join() }
             threads.removeAll()

@@ -25,6 +25,8 @@ final class NodeLoop {
     var shutdown = ShutdownState()
     /// Closes the store once every home is done (first loop only).
     var closeStore: (() -> Void)?
+    /// Gives the cluster's shard leases back (first loop, in a cluster).
+    var stopLeases: (() -> Void)?
     /// The operator's HTTP endpoint, on the first loop only.
     var admin: AdminEndpoint?
     /// Signals the process watches (first loop only), closed with the loop's handles.

@@ -151,6 +151,7 @@ extension NodeLoop {
 
     /// The store closes and every loop stops.
     private func finishShutdown() {
+        stopLeases?()
         closeStore?()
         log.info("shutdown complete")
         links.broadcast(.stop)

@@ -9,6 +9,12 @@ import GuildhallCore
 public struct Settings: Sendable, Equatable {
     public var listen = "127.0.0.1:7400"
     public var adminListen = "127.0.0.1:7401"
+    public var cluster = ""
+    public var clusterName = "guildhall"
+    public var clusterReplicas = 3
+    public var shards = 256
+    public var leaseTTLMs = 10_000
+    public var leaseRenewMs = 3_000
     public var adminToken = ""
     /// Where each value came from, by key: "file", "environment", "flag" or
     /// "admin" (PUT /settings); a key not here has its default.
@@ -137,6 +143,14 @@ extension Settings {
         },
         text("admin-token", "Bearer token the admin endpoint requires (all but /healthz and /readyz); required unless admin-listen is loopback.",
              \.adminToken),
+        text("cluster", "NATS servers of the deployment, nats://HOST:PORT[,…]; empty: a single node, no NATS.", \.cluster),
+        text("cluster-name", "The deployment's name (its lease bucket and subjects).", \.clusterName),
+        int("cluster-replicas", "Replicas of the deployment's JetStream buckets and streams (3 in a 3-server NATS cluster).",
+            \.clusterReplicas, 1...5),
+        int("shards", "Shards of the deployment (fixed for its life): guilds and users are placed by hash mod shards.", \.shards, 1...65_536),
+        int("lease-ttl-ms", "A shard lease not renewed for this long expires; its owner stops serving it at three quarters of it.",
+            \.leaseTTLMs, 1_000...600_000),
+        int("lease-renew-ms", "How often a node renews its leases, heartbeats and rebalances shards.", \.leaseRenewMs, 100...60_000),
         text("data", "Folder for the database and the generated secret.", \.data),
         text("secret", "HMAC secret for login tokens. Empty: generated once into <data>/secret.", \.secret),
         int("node-id", "This node's id (0-1023), part of every message UID.", \.nodeID, 0...1023),

@@ -11,7 +11,7 @@ import GuildhallStore
 
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Ask a running server's admin endpoint: status, metrics, settings, set KEY=VALUE…, backup, drain.")
+        abstract: "Ask a running server's admin endpoint: status, metrics, settings, set KEY=VALUE…, backup, drain, cluster.")
 
     @Argument(help: "status, metrics, settings, set, backup or drain.") var action: String
     @Argument(help: "For set: KEY=VALUE pairs.") var pairs: [String] = []
@@ -27,7 +27,8 @@ struct Admin: AsyncParsableCommand {
         case "set": ("PUT", "/settings", try Self.body(pairs))
         case "backup": ("POST", "/backup", nil)
         case "drain": ("POST", "/drain", nil)
-        default: throw ValidationError("unknown action \(action): status, metrics, settings, set, backup or drain")
+        case "cluster": ("GET", "/cluster", nil)
+        default: throw ValidationError("unknown action \(action): status, metrics, settings, set, backup, drain or cluster")
         }
         if action == "status" {
             let (health, _) = try await call("GET", "/healthz", nil)

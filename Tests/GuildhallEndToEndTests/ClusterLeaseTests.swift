@@ -1,0 +1,94 @@
+// Issue 15, step 1: shard ownership through JetStream KV leases, against a
+// real nats-server (with JetStream) on a free loopback port, started and
+// stopped by PID here: shards spread evenly over live nodes, move when one
+// leaves, and each node says what it owns on GET /cluster.
+
+import Foundation
+import Testing
+@testable import GuildhallServer
+
+/// A nats-server with JetStream in a temporary folder.
+final class NATSServer {
+    let port: Int
+    let folder = NSTemporaryDirectory() + "guildhall-nats-\(UUID().uuidString)"
+    private let child: Child
+
+    init() throws {
+        port = try Self.freePort()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        child = try Child("/usr/sbin/nats-server", ["-a", "127.0.0.1", "-p", "\(port)", "-js", "-sd", folder],
+                          environment: ProcessInfo.processInfo.environment)
+        let deadline = Date().addingTimeInterval(10)
+        while (try? RawConnection(port: port)) == nil {
+            guard Date() < deadline else { throw WaitTimeout(what: "nats-server on \(port)") }
+            usleep(20_000)
+        }
+    }
+
+    var url: String { "nats://127.0.0.1:\(port)" }
+
+    func stop() {
+        kill(child.pid, SIGTERM)
+        _ = child.wait()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &a) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard ok else { throw WaitTimeout(what: "a free port") }
+        return Int(UInt16(bigEndian: a.sin_port))
+    }
+}
+
+@Suite struct ClusterLeaseTests {
+    func node(_ id: Int, _ nats: NATSServer) throws -> TestServer {
+        try TestServer {
+            $0.nodeID = id
+            $0.cluster = nats.url
+            $0.clusterName = "t\(nats.port)"
+            $0.clusterReplicas = 1
+            $0.shards = 8
+            $0.leaseTTLMs = 2_000
+            $0.leaseRenewMs = 100
+            $0.adminListen = "127.0.0.1:0"
+        }
+    }
+
+    func owned(_ server: TestServer) throws -> [Int] {
+        let json = try HTTPExchange.request("GET", "/cluster", port: server.adminPort).json
+        return ((json["leases"] as? [[String: Any]]) ?? []).compactMap { $0["shard"] as? Int }
+    }
+
+    @Test func shardsSpreadOverLiveNodesAndMoveWhenOneLeaves() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let one = try node(1, nats)
+        defer { one.stop() }
+        try await waitUntil("node 1 holding all 8 shards alone") { try owned(one).count == 8 }
+        let two = try node(2, nats)
+        try await waitUntil("the shards spread 4 and 4") { try owned(one).count == 4 && owned(two).count == 4 }
+        #expect(Set(try owned(one)).isDisjoint(with: Set(try owned(two))), "no shard has two owners")
+        let listing = try HTTPExchange.request("GET", "/cluster", port: two.adminPort).json
+        #expect((listing["nodes"] as? [[String: Any]])?.count == 2)
+        two.stop()
+        try await waitUntil("node 1 taking the shards back") { try owned(one).count == 8 }
+    }
+
+    @Test func aNodeWithoutNATSRefusesToStart() throws {
+        let port = try NATSServer.freePort()
+        #expect(throws: (any Error).self) {
+            _ = try TestServer {
+                $0.cluster = "nats://127.0.0.1:\(port)"
+                $0.clusterReplicas = 1
+            }
+        }
+    }
+}
