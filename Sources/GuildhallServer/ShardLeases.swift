@@ -78,7 +78,8 @@ final class ShardLeases: Sendable {
                 slept += 20
             }
         }
-        // Leaving: give the shards back so others take them at once.
+        // Leaving: give the shards back so others take them at once (when NATS can still be reached).
+        guard client.isConnected else { return }
         for shard in state.withLock({ Array($0.held.keys) }) { client.delete("shard.\(shard)") }
         client.delete("node.\(settings.nodeID)")
     }
@@ -86,6 +87,15 @@ final class ShardLeases: Sendable {
     private func round(_ client: LeaseClient, _ lastBeats: inout [Int: String]) {
         let now = Self.nowMs()
         let me = settings.nodeID
+        guard client.isConnected else {
+            // Nothing can be renewed: serve nothing rather than wait for the TTL.
+            let dropped = state.withLock { s in
+                defer { s.held.removeAll(); s.lastError = "NATS unreachable; holding no shard" }
+                return s.held.count
+            }
+            if dropped > 0 { log.warn("NATS unreachable: shards given up", ["shards": dropped]) }
+            return
+        }
         client.put("node.\(me)", "\(now)")
         var nodes = state.withLock { $0.nodes }
         var taken: Set<Int> = []
@@ -148,7 +158,11 @@ final class LeaseClient: @unchecked Sendable {  // used by the lease thread alon
         _ = natsOptions_SetTimeout(opts, 2_000)
         var s = natsConnection_Connect(&connection, opts)
         guard s == NATS_OK else { throw SettingsError(description: "cannot reach NATS at \(settings.cluster): \(Self.text(s))") }
-        s = natsConnection_JetStream(&jetStream, connection, nil)
+        // KV calls fail within a second rather than JetStream's default five, so a round stays short.
+        var jsOpts = jsOptions()
+        jsOptions_Init(&jsOpts)
+        jsOpts.Wait = 1_000
+        s = natsConnection_JetStream(&jetStream, connection, &jsOpts)
         guard s == NATS_OK else { throw SettingsError(description: "no JetStream: \(Self.text(s))") }
         var cfg = kvConfig()
         kvConfig_Init(&cfg)
@@ -162,6 +176,8 @@ final class LeaseClient: @unchecked Sendable {  // used by the lease thread alon
         if s != NATS_OK { s = js_KeyValue(&bucket, jetStream, name) }
         guard s == NATS_OK else { throw SettingsError(description: "cannot open the lease bucket: \(Self.text(s)) \(Self.lastErrorText())") }
     }
+
+    var isConnected: Bool { connection.map { natsConnection_Status($0) == NATS_CONN_STATUS_CONNECTED } ?? false }
 
     func close() {
         if let bucket { kvStore_Destroy(bucket) }

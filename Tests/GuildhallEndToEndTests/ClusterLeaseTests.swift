@@ -82,6 +82,19 @@ final class NATSServer {
         try await waitUntil("node 1 taking the shards back") { try owned(one).count == 8 }
     }
 
+    /// A node that cannot renew its leases (NATS is gone) stops counting
+    /// the shards as its own, before the TTL would let another node take them.
+    @Test func aNodeThatCannotRenewStopsServingItsShards() async throws {
+        let nats = try NATSServer()
+        let one = try node(1, nats)
+        defer { one.stop() }
+        try await waitUntil("node 1 holding all 8 shards") { try owned(one).count == 8 }
+        nats.stop()
+        try await waitUntil("node 1 giving its shards up", timeout: 5) { try owned(one).isEmpty }
+        let listing = try HTTPExchange.request("GET", "/cluster", port: one.adminPort).json
+        #expect((listing["last_error"] as? String)?.isEmpty == false, "the reason is shown")
+    }
+
     @Test func aNodeWithoutNATSRefusesToStart() throws {
         let port = try NATSServer.freePort()
         #expect(throws: (any Error).self) {
