@@ -36,8 +36,13 @@ public struct ClientOptions: Sendable {
 }
 
 public final class GuildhallClient: Sendable {
+    /// The first address; `addresses` holds every one the client may use.
     public let host: String
     public let port: Int
+    /// The nodes of a deployment to connect to, in order: the client stays on
+    /// one while it can connect, and moves to the next when connecting fails
+    /// or the node closes the session as shutting down or draining.
+    public let addresses: [(host: String, port: Int)]
     public let options: ClientOptions
 
     struct Pending {
@@ -75,9 +80,16 @@ public final class GuildhallClient: Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private let wake = DispatchSemaphore(value: 0)
 
-    public init(host: String = "127.0.0.1", port: Int, options: ClientOptions) {
-        self.host = host
-        self.port = port
+    public convenience init(host: String = "127.0.0.1", port: Int, options: ClientOptions) {
+        self.init(addresses: [(host, port)], options: options)
+    }
+
+    /// A client of a deployment of several nodes (issue 15): `addresses` in the order to try them.
+    public init(addresses: [(host: String, port: Int)], options: ClientOptions) {
+        precondition(!addresses.isEmpty, "at least one address")
+        host = addresses[0].host
+        port = addresses[0].port
+        self.addresses = addresses
         self.options = options
         state.withLock { $0.autoSubscribe = options.autoSubscribe }
     }
@@ -181,11 +193,15 @@ public final class GuildhallClient: Sendable {
     private func runConnection() {
         var backoffMs = 100
         var lastEnd: ClientError = .closed
+        var current = 0
+        var failedInARow = 0
         while !state.withLock({ $0.closed }) {
             notify { $0.onConnectionStatus(.connecting) }
             var endReason: ClientError = .disconnected("connection lost")
+            let (host, port) = addresses[current]
             do {
                 let socket = try ClientSocket.connect(host: host, port: port, timeoutMs: options.connectTimeoutMs)
+                failedInARow = 0
                 let installed = state.withLock { s -> Bool in
                     if s.closed { return false }
                     s.socket = socket
@@ -199,6 +215,18 @@ public final class GuildhallClient: Sendable {
                 socket.shutdown()
             } catch {
                 endReason = .disconnected(error.description)
+                failedInARow += 1
+            }
+            // The next node when this one cannot be reached or is going away.
+            var moveOn = failedInARow > 0
+            if case .sessionClosed(let reason, _) = endReason, reason == .shuttingDown || reason == .draining { moveOn = true }
+            if moveOn, addresses.count > 1 {
+                current = (current + 1) % addresses.count
+                // The other nodes are tried at once; only a whole round of failures waits.
+                if failedInARow > 0, failedInARow < addresses.count {
+                    lastEnd = endReason
+                    continue
+                }
             }
             lastEnd = endReason
             failPending(endReason)
