@@ -226,7 +226,8 @@ final class AdminEndpoint {
         let nodes = s.nodes.keys.sorted().map { id -> [String: Any] in
             ["node": id, "shards": (byNode[String(id)] ?? []).sorted(), "last_seen_ms_ago": now - (s.nodes[id] ?? now)]
         }
-        let ages = s.held.keys.sorted().map { ["shard": $0, "lease_age_ms": now - s.held[$0]!.renewedAt] }
+        // Only leases this node still serves: a renewal overdue by ¾ of the TTL no longer counts (ShardLeases.owns).
+        let ages = s.held.keys.sorted().filter { leases.owns($0) }.map { ["shard": $0, "lease_age_ms": now - s.held[$0]!.renewedAt] }
         return .json(200, ["node": first.home.settings.nodeID, "shards": first.home.settings.shards, "nodes": nodes, "leases": ages,
                            "last_error": s.lastError])
     }

@@ -113,7 +113,7 @@ final class ShardLeases: Sendable {
         nodes = nodes.filter { $0.key == me || now < $0.value + UInt64(settings.leaseTTLMs) }
         nodes[me] = now
         var held = state.withLock { $0.held }
-        for (shard, h) in held {
+        for (shard, h) in held where client.isConnected {
             if let rev = client.update("shard.\(shard)", "\(me)", last: h.revision) {
                 held[shard] = Held(revision: rev, renewedAt: now)
             } else {
@@ -125,7 +125,8 @@ final class ShardLeases: Sendable {
             client.delete("shard.\(shard)")
             held.removeValue(forKey: shard)
         }
-        for shard in ShardPlan.toClaim(held: Set(held.keys), taken: taken, shards: settings.shards, nodes: nodes.count, node: me) {
+        for shard in ShardPlan.toClaim(held: Set(held.keys), taken: taken, shards: settings.shards, nodes: nodes.count, node: me)
+            where client.isConnected {
             if let rev = client.create("shard.\(shard)", "\(me)") { held[shard] = Held(revision: rev, renewedAt: now) }
         }
         for (shard, _) in held { owners[shard] = me }
