@@ -49,7 +49,7 @@ let package = Package(
         // The client SDK.
         .target(name: "GuildhallClient", dependencies: ["GuildhallWire"]),
         .executableTarget(name: "guildhall", dependencies: [
-            "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallStore",
+            "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallStore", "GuildhallLoop",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "GuildhallWireTests", dependencies: ["GuildhallWire"]),
         .testTarget(name: "GuildhallLoopTests", dependencies: ["GuildhallLoop"]),
         .testTarget(name: "GuildhallStoreTests", dependencies: ["GuildhallStore", "GuildhallCore"]),
-        .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire",
+        .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop",
                                                                   .product(name: "Logging", package: "swift-log")]),
     ]
 )

@@ -4,6 +4,23 @@ import CLibUV
 import Glibc
 
 public enum SocketAddress {
+    /// A loopback port free at the moment of asking (the kernel picks it),
+    /// for tests and benchmarks that start servers of their own; nil when
+    /// no socket can be bound.
+    public static func freeLoopbackPort() -> Int? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &a) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        return ok ? Int(UInt16(bigEndian: a.sin_port)) : nil
+    }
+
     /// Splits "127.0.0.1:7400", "[::1]:7400" or ":7400" into host and port.
     public static func split(_ text: String) -> (host: String, port: Int)? {
         guard let colon = text.lastIndex(of: ":") else { return nil }

@@ -167,8 +167,8 @@ final class AdminEndpoint {
     /// 200 while every loop turns.
     private func health() -> AdminAnswer {
         let now = first.loop.nowMillis
-        let beats = node.guards.beats.withLock { $0 }
-        let stalled = beats.indices.filter { now > max(beats[$0], started) + Self.stalledAfterMs }
+        let sweeps = node.guards.metrics.loops.withLock { $0.map(\.lastSweep) }
+        let stalled = sweeps.indices.filter { now > max(sweeps[$0], started) + Self.stalledAfterMs }
         guard stalled.isEmpty else { return .text(503, "loops not turning: \(stalled.map(String.init).joined(separator: ","))\n") }
         return .text(200, "ok\n")
     }

@@ -188,7 +188,6 @@ final class Gateway {
 
     private func sweep() {
         let now = loop.nowMillis
-        limits.node.beats.withLock { $0[index] = now }
         let outbound = loop.outboundBytes
         let busy = Double(loop.busyNanoseconds) / 1e9, subscriptions = homeFigures?() ?? [:]
         let count = sessions.count
@@ -198,7 +197,7 @@ final class Gateway {
         }
         limits.node.metrics.loops.withLock {
             $0[index] = NodeMetrics.LoopFigures(sessions: count, syncing: syncing, detached: detached, outbound: outbound, busySeconds: busy,
-                                                subscriptions: subscriptions)
+                                                subscriptions: subscriptions, lastSweep: now)
         }
         for s in Array(sessions.values) {
             if s.detached != nil { continue }

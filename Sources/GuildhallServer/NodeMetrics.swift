@@ -40,6 +40,9 @@ final class NodeMetrics: Sendable {
         var outbound = 0
         var busySeconds = 0.0
         var subscriptions: [Int: Int] = [:]
+        /// The loop time of the sweep that wrote these figures: a loop that
+        /// stops turning stops writing, and /healthz says so.
+        var lastSweep: UInt64 = 0
     }
     private let busy: [Gauge]
     private let subscriptionGauges: [Int: Gauge]

@@ -16,14 +16,10 @@ import Synchronization
 /// What every gateway of a node shares.
 final class NodeGuard: Sendable {
     let connections = ConnectionCount()
-    /// Per loop, the loop time of its last liveness sweep: a loop that stops
-    /// turning stops beating, and /healthz says so.
-    let beats: Mutex<[UInt64]>
     /// The node's metrics (NodeMetrics.swift).
     let metrics: NodeMetrics
 
     init(loops: Int) {
-        beats = Mutex(Array(repeating: 0, count: loops))
         metrics = NodeMetrics(loops: loops)
     }
     private let failures = Mutex((users: LoginFailures(), peers: LoginFailures()))

@@ -5,6 +5,7 @@
 
 import Foundation
 import GuildhallCore
+import GuildhallLoop
 import GuildhallServer
 import GuildhallStore
 import Synchronization
@@ -212,17 +213,8 @@ enum BenchTargets {
     }
 
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &a) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        guard ok else { throw BenchError("no free port") }
-        return Int(UInt16(bigEndian: a.sin_port))
+        guard let port = SocketAddress.freeLoopbackPort() else { throw BenchError("no free port") }
+        return port
     }
 }
 
