@@ -19,7 +19,7 @@
 public struct ChannelReceipts: Sendable {
     /// One member's cursor moving to `to` (inclusive), covering the seqs
     /// after `from`, at `time`.
-    public struct Advance: Sendable, Equatable {
+    public struct Advance: Sendable, Codable, Equatable {
         public let user: UserID
         public let from: UInt64
         public let to: UInt64
@@ -30,13 +30,13 @@ public struct ChannelReceipts: Sendable {
     }
 
     /// A reader of a message and when the message was first covered.
-    public struct Reader: Sendable, Equatable {
+    public struct Reader: Sendable, Codable, Equatable {
         public let user: UserID
         public let time: UInt64
     }
 
     /// A message of the channel whose sender asked for receipts.
-    public struct Request: Sendable, Equatable {
+    public struct Request: Sendable, Codable, Equatable {
         public let uid: MessageUID
         public let seq: UInt64
         public let requester: UserID

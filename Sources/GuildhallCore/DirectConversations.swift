@@ -9,7 +9,7 @@
 
 public struct DirectConversation: Sendable, Equatable {
     /// What one user has received and read of the other's messages.
-    public struct Side: Sendable, Equatable {
+    public struct Side: Sendable, Codable, Equatable {
         public var user: UserID
         /// Messages this user sent.
         public var sentCount: UInt64 = 0

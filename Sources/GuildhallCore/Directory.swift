@@ -53,6 +53,21 @@ public struct Directory: Sendable {
         }
     }
 
+    /// Forgets a server and everything in it (its shard moved to another
+    /// node, which now holds it); returns its channels.
+    public mutating func forget(_ id: ServerID) -> Set<ChannelID> {
+        guard let state = servers.removeValue(forKey: id) else { return [] }
+        for user in state.members.keys { memberships[user]?.remove(id) }
+        for c in state.channels {
+            channels.removeValue(forKey: c)
+            nextSeq.removeValue(forKey: c)
+        }
+        return state.channels
+    }
+
+    /// Every server held.
+    public var allServerIDs: [ServerID] { Array(servers.keys) }
+
     // MARK: Queries
 
     public func server(_ id: ServerID) -> ServerRecord? { servers[id]?.record }

@@ -5,7 +5,7 @@
 // arithmetic subtracts. Pure values.
 
 /// The message a reply refers to, as it was when the reply was sent.
-public struct ReplyRef: Sendable, Equatable {
+public struct ReplyRef: Sendable, Codable, Equatable {
     public var uid: MessageUID
     public var sender: UserID
     /// The start of its text (or its custom type in brackets), enough to render the quote.
@@ -26,13 +26,13 @@ public struct ReplyRef: Sendable, Equatable {
     }
 }
 
-public enum RemovalKind: Int, Sendable, Equatable {
+public enum RemovalKind: Int, Sendable, Codable, Equatable {
     case recalled = 1
     case deleted = 2
 }
 
 /// A tombstone: the message's body is gone.
-public struct Removal: Sendable, Equatable {
+public struct Removal: Sendable, Codable, Equatable {
     public var kind: RemovalKind
     public var by: UserID
     public var time: UInt64
@@ -41,7 +41,7 @@ public struct Removal: Sendable, Equatable {
 }
 
 /// One reaction type on a message, as one viewer sees it.
-public struct ReactionCount: Sendable, Equatable {
+public struct ReactionCount: Sendable, Codable, Equatable {
     public var type: UInt32
     public var count: UInt32
     /// Whether the viewer is among those who reacted.
@@ -51,7 +51,7 @@ public struct ReactionCount: Sendable, Equatable {
 }
 
 /// A message's state after its send; empty for a message nothing happened to.
-public struct MessageChanges: Sendable, Equatable {
+public struct MessageChanges: Sendable, Codable, Equatable {
     public var editedTime: UInt64 = 0
     public var editCount: UInt32 = 0
     public var removal: Removal?
@@ -65,7 +65,7 @@ public struct MessageChanges: Sendable, Equatable {
 
 /// A channel's removed (recalled or deleted) seqs, ascending: unread counts
 /// leave them out with one binary search, so no member's row changes.
-public struct RemovedSeqs: Sendable, Equatable {
+public struct RemovedSeqs: Sendable, Codable, Equatable {
     public private(set) var seqs: [UInt64] = []
 
     public init(_ seqs: [UInt64] = []) { self.seqs = seqs.sorted() }

@@ -17,7 +17,7 @@
 // The owner is always allowed everything.
 
 /// What a member may do. Values are the wire's `Permission` bits.
-public struct Permission: OptionSet, Sendable, Hashable {
+public struct Permission: OptionSet, Sendable, Codable, Hashable {
     public let rawValue: UInt64
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
@@ -61,7 +61,7 @@ public struct Permission: OptionSet, Sendable, Hashable {
 }
 
 /// Per bit Allow, Deny or Inherit (in neither set).
-public struct PermissionOverride: Sendable, Equatable, Hashable {
+public struct PermissionOverride: Sendable, Codable, Equatable, Hashable {
     public var allow: Permission
     public var deny: Permission
 
@@ -102,7 +102,7 @@ extension RoleID {
     public static let admin: RoleID = 1
 }
 
-public struct RoleRecord: Sendable, Equatable {
+public struct RoleRecord: Sendable, Codable, Equatable {
     public var serverID: ServerID
     public var id: RoleID
     public var name: String
@@ -127,13 +127,13 @@ public struct RoleRecord: Sendable, Equatable {
 }
 
 /// Who an override is for.
-public enum OverrideTarget: Sendable, Hashable {
+public enum OverrideTarget: Sendable, Codable, Hashable {
     case role(RoleID)
     case member(UserID)
 }
 
 /// An override on a channel (for a role or a member), or on the server (for a member; `channelID` 0).
-public struct OverrideRecord: Sendable, Equatable {
+public struct OverrideRecord: Sendable, Codable, Equatable {
     public var serverID: ServerID
     public var channelID: ChannelID
     public var target: OverrideTarget

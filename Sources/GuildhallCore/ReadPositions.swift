@@ -4,7 +4,7 @@
 // Nothing here is written per member per message. Pure; owned by the loop.
 
 /// Where a user stands in a channel.
-public struct ReadPosition: Sendable, Equatable {
+public struct ReadPosition: Sendable, Codable, Equatable {
     /// The last seq read.
     public var readSeq: UInt64
     /// When the position last moved.

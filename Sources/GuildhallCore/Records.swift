@@ -2,7 +2,7 @@
 // Plain Sendable values: the loop keeps them in the Directory, the store
 // writes and reads them, the server maps them onto the wire.
 
-public struct ServerRecord: Sendable, Equatable {
+public struct ServerRecord: Sendable, Codable, Equatable {
     public var id: ServerID
     public var name: String
     public var icon: String
@@ -21,14 +21,14 @@ public struct ServerRecord: Sendable, Equatable {
 }
 
 /// Whether guests see a channel.
-public enum GuestVisibility: Int, Sendable, Equatable {
+public enum GuestVisibility: Int, Sendable, Codable, Equatable {
     /// Visible exactly when the server allows guests.
     case followServer = 0
     case visible = 1
     case invisible = 2
 }
 
-public struct ChannelRecord: Sendable, Equatable {
+public struct ChannelRecord: Sendable, Codable, Equatable {
     public var id: ChannelID
     public var serverID: ServerID
     public var name: String
@@ -50,7 +50,7 @@ public struct ChannelRecord: Sendable, Equatable {
     }
 }
 
-public struct MemberRecord: Sendable, Equatable {
+public struct MemberRecord: Sendable, Codable, Equatable {
     public var serverID: ServerID
     public var userID: UserID
     public var isOwner: Bool
@@ -68,7 +68,7 @@ public struct MemberRecord: Sendable, Equatable {
     public var role: Role { isOwner ? .owner : roles.contains(.admin) ? .admin : .member }
 }
 
-public struct InviteRecord: Sendable, Equatable {
+public struct InviteRecord: Sendable, Codable, Equatable {
     public var serverID: ServerID
     public var userID: UserID
     public var inviter: UserID
@@ -79,7 +79,7 @@ public struct InviteRecord: Sendable, Equatable {
     }
 }
 
-public struct BanRecord: Sendable, Equatable {
+public struct BanRecord: Sendable, Codable, Equatable {
     public var serverID: ServerID
     public var userID: UserID
     public var actor: UserID
@@ -91,7 +91,7 @@ public struct BanRecord: Sendable, Equatable {
 }
 
 /// What a message holds: text, or an application-defined type with opaque bytes.
-public enum MessageContent: Sendable, Equatable {
+public enum MessageContent: Sendable, Codable, Equatable {
     case text(String)
     case custom(type: String, data: [UInt8])
 
@@ -104,7 +104,7 @@ public enum MessageContent: Sendable, Equatable {
     }
 }
 
-public struct MessageRecord: Sendable, Equatable {
+public struct MessageRecord: Sendable, Codable, Equatable {
     public var uid: MessageUID
     public var serverID: ServerID
     public var channelID: ChannelID
@@ -132,7 +132,7 @@ public struct MessageRecord: Sendable, Equatable {
 }
 
 /// One durable change to the directory, in the order it must be written.
-public enum DirectoryChange: Sendable, Equatable {
+public enum DirectoryChange: Sendable, Codable, Equatable {
     case serverSaved(ServerRecord)
     case serverDeleted(ServerID)
     case memberSaved(MemberRecord)

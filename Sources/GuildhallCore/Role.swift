@@ -2,7 +2,7 @@
 // decided by permission bits (Permissions.swift), not by this.
 
 /// A member's role in a server, for display: owner, admin (holds the `admin` role) or member.
-public enum Role: Int, Sendable, Comparable, CaseIterable {
+public enum Role: Int, Sendable, Codable, Comparable, CaseIterable {
     case member = 1
     case admin = 2
     case owner = 3

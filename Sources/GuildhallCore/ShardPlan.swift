@@ -8,6 +8,15 @@ public enum ShardPlan {
     /// `shard = hash(id) mod shards`, with the same FNV-1a the loops use for users.
     public static func shard(of id: String, shards: Int) -> Int { Int(HomeMap.fnv1a(id) % UInt64(shards)) }
 
+    /// A user's shard: where its own state (sessions' admission, inbox, cursors, received status) is kept.
+    public static func shard(user: UserID, shards: Int) -> Int { shard(of: user, shards: shards) }
+
+    /// A guild's shard, with the mix the loops use for guild ids.
+    public static func shard(guild id: ServerID, shards: Int) -> Int { Int(HomeMap.mix(id) % UInt64(shards)) }
+
+    /// A direct conversation's shard: its lower user's.
+    public static func shard(conversationOf a: UserID, _ b: UserID, shards: Int) -> Int { shard(user: min(a, b), shards: shards) }
+
     /// The most shards one of `nodes` live nodes should hold.
     public static func share(shards: Int, nodes: Int) -> Int { (shards + max(nodes, 1) - 1) / max(nodes, 1) }
 

@@ -178,6 +178,12 @@ extension Gateway {
 
     /// Asks the home to log `session` in; its later frames wait for the answer.
     func admit(_ session: Session, _ token: AccessToken, autoSubscribe: Bool, id: UInt64, resumeFailure: String) {
+        guard limits.node.served.serves(user: token.user) else {
+            // In a cluster, another node holds this user's state now (or none does, for a moment).
+            session.fail(id, Failure(.unavailable, "this node does not serve user \(token.user) now; connect to another node"))
+            close(session, .draining, "this node does not serve your account now; reconnect (to another node)")
+            return
+        }
         session.pauseReading(.admission)
         session.autoSubscribeAtLogin = autoSubscribe
         routes.admit(Admission(key: session.key, token: token, autoSubscribe: autoSubscribe, id: id, resumeFailure: resumeFailure,

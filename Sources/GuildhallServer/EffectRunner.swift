@@ -44,7 +44,12 @@ final class EffectRunner {
 
     /// Tickets carry the home's loop in their low byte: the store's threads hand each outcome to the loop that asked.
     private let lane: UInt64
-    private let lanes: UInt64
+    /// Inbox ords: this home's residue class of `ordLanes`; in a cluster
+    /// the node's id is part of it, so no two nodes issue the same ord.
+    private let ordLane: UInt64
+    private let ordLanes: UInt64
+    /// In a cluster, the shard whose log carries each write of a job (LogShards.swift).
+    var logShards: (([StoreWrite]) -> JobShards)?
     /// Which home holds each user's inbox; how to mail another home.
     private let map: HomeMap
     var post: ((Int, HomeMail) -> Void)?
@@ -57,7 +62,9 @@ final class EffectRunner {
          highestInboxOrd: UInt64) {
         self.store = store
         self.lane = UInt64(lane)
-        lanes = UInt64(map.loops)
+        let clustered = !settings.cluster.isEmpty
+        ordLane = UInt64(clustered ? settings.nodeID * map.loops + lane : lane)
+        ordLanes = UInt64(clustered ? 1024 * map.loops : map.loops)
         self.map = map
         self.registry = registry
         self.log = log
@@ -204,8 +211,15 @@ final class EffectRunner {
     /// different users never issue the same ord; a user's ords come from its home only.
     private func nextInboxOrd() -> UInt64 {
         let next = lastInboxOrd + 1
-        lastInboxOrd = next + (lane + lanes - next % lanes) % lanes
+        lastInboxOrd = next + (ordLane + ordLanes - next % ordLanes) % ordLanes
         return lastInboxOrd
+    }
+
+    /// Shards taken over: their users' items, up to `ord`, are all committed
+    /// (by the node that held them); ords go on above them.
+    func adoptInbox(upTo ord: UInt64) {
+        lastInboxOrd = max(lastInboxOrd, ord)
+        inboxFanned = max(inboxFanned, ord)
     }
 
     /// Inbox items up to `ord` committed and delivered live: a session
@@ -221,7 +235,7 @@ final class EffectRunner {
     func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {
         let ticket = nextTicketNumber()
         pendingWrites[ticket] = then
-        turnJobs.append(WriteJob(ticket: ticket, writes: writes))
+        turnJobs.append(WriteJob(ticket: ticket, writes: writes, shards: logShards?(writes)))
         if let session, pendingWrites.count >= storeQueueMax, !session.readPauses.contains(.storage) {
             session.pauseReading(.storage)
             pausedForStorage.append(session)

@@ -269,6 +269,13 @@ final class Gateway {
         for s in sessions.values { s.connection?.stopReading() }
     }
 
+    /// Closes the sessions of users in `shards` (another node serves them now), so their clients reconnect.
+    func closeSessions(ofShards shards: Set<Int>) {
+        for s in Array(sessions.values) where !s.isAwaitingLogin && shards.contains(ShardPlan.shard(user: s.user, shards: settings.shards)) {
+            close(s, .draining, "this node no longer serves your account; reconnect (to another node)")
+        }
+    }
+
     /// Tells every session why it ends, flushes, and closes the gateway's handles;
     /// peers that do not read their last bytes are cut off after the grace period.
     func closeAll(draining: Bool = false) {

@@ -75,13 +75,7 @@ final class Home {
         self.links = links
         map = HomeMap(loops: settings.loops)
         self.ids = UIDGenerator(node: UInt64(settings.nodeID), lane: index, lanes: settings.loops)
-        directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels,
-                       bans: snapshot.bans, roles: snapshot.roles, overrides: snapshot.overrides)
-        for (user, channel, p) in snapshot.readPositions { positions.load(user, channel, p) }
-        for (user, channel, seq) in snapshot.receivedSeqs { positions.loadReceived(user, channel, seq) }
-        for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
         typing = ChannelTyping(home: self, settings: settings)
-        ids.resume(after: snapshot.highestID)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)
@@ -89,14 +83,12 @@ final class Home {
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(home: self)
         messageOperations = MessageOperations(home: self)
-        for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { groupReceipts.receipts.addRequest(r, in: channel) }
-        for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { groupReceipts.receipts.load(a, in: channel) }
         userHome = UserHome(home: self)
         subscriptions = Subscriptions(home: self)
         directoryRequests = DirectoryRequests(home: self)
         reading = Reading(home: self)
-        for c in snapshot.conversations { userHome.directs.add(c) }
-        for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
+        adopt(snapshot)
+        if !settings.cluster.isEmpty { runner.logShards = { [unowned self] in self.logShards($0) } }
 
         runner.resumeReading = { s in s.resumeReading(.storage) }
         runner.post = { [links, index] home, mail in links.post(.mail(index, [mail]), to: home) }

@@ -105,6 +105,10 @@ enum LoopMessage: Sendable {
     case fromHome(Int, [GatewayStep])
     /// What another loop's home sends this loop's home (HomeMail.swift).
     case mail(Int, [HomeMail])
+    /// In a cluster: this loop's share of shards the node took over (leave
+    /// the group once loaded), and shards another node holds now.
+    case adoptShards(StoreSnapshot, DispatchGroup)
+    case dropShards(Set<Int>)
     /// A connection for this loop's gateway (a resume that arrived on another loop).
     case handOff(HandOff)
     /// An admin request's answer, made off the loop (AdminEndpoint.swift); first loop only.

@@ -150,7 +150,7 @@ extension MessageOperations {
             after.content = content
             after.changes.editedTime = now
             after.changes.editCount += 1
-            return Change(write: .messageEdited(m.uid, content, time: now), after: after, kind: .editedMessage)
+            return Change(write: .messageEdited(m.uid, content, time: now, channel: m.channelID), after: after, kind: .editedMessage)
         case .react(let type, let add):
             var counts = m.changes.reactions
             let i = counts.firstIndex { $0.type == type }
@@ -174,7 +174,7 @@ extension MessageOperations {
                 if counts[i].count == 0 { counts.remove(at: i) }
             }
             after.changes.reactions = counts
-            return Change(write: .reaction(m.uid, user: s.user, type: type, added: add, time: now), after: after,
+            return Change(write: .reaction(m.uid, user: s.user, type: type, added: add, time: now, channel: m.channelID), after: after,
                           kind: add ? .reactionAdded : .reactionRemoved, reactionType: type)
         }
     }
@@ -192,7 +192,7 @@ extension MessageOperations {
         after.mentions = []
         after.mentionAll = false
         after.changes.reactions = []
-        return Change(write: .messageRemoved(m.uid, removal), after: after, kind: kind == .recalled ? .recalledMessage : .deletedMessage)
+        return Change(write: .messageRemoved(m.uid, removal, channel: m.channelID), after: after, kind: kind == .recalled ? .recalledMessage : .deletedMessage)
     }
 
     // MARK: Carrying it out
@@ -293,6 +293,6 @@ extension MessageRecord {
     mutating func refer(_ refs: References, writes: inout [StoreWrite]) {
         reply = refs.reply
         threadRoot = refs.threadRoot
-        if threadRoot != 0 { writes.append(.threadReply(root: threadRoot, time: sentTime)) }
+        if threadRoot != 0 { writes.append(.threadReply(root: threadRoot, time: sentTime, channel: channelID)) }
     }
 }

@@ -20,6 +20,8 @@ final class Node {
     let guards: NodeGuard
     /// Shard leases when the node is part of a cluster (`cluster` set).
     private(set) var leases: ShardLeases?
+    /// The shards' logs when the node is part of a cluster.
+    private(set) var shardLog: ShardLog?
     /// The first loop, run on the calling thread.
     let first: NodeLoop
     private var threads: [LoopThread] = []
@@ -36,18 +38,32 @@ final class Node {
                                        checkpointMillis: settings.checkpointIntervalMs),
                           onCommitted: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .committed($0) } },
                           onRead: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .read($0) } })
-        let snapshot: StoreSnapshot
+        let served = ServedShards(settings: settings)
+        var takeover: ShardTakeover?
+        var snapshot: StoreSnapshot
         do {
-            let windowStart = clock() - UInt64(settings.dedupWindowSeconds) * 1000
-            let mentionStart = clock() - UInt64(settings.mentionWindowSeconds) * 1000
-            snapshot = try store.loadSnapshot(clientIDFloorUID: UIDGenerator.floor(atMillis: windowStart),
-                                              mentionFloorUID: UIDGenerator.floor(atMillis: mentionStart))
+            if !settings.cluster.isEmpty {
+                // The first lease round claims this node's share, catches it up from its logs and fences it, before the homes load it.
+                let leases = try ShardLeases(settings: settings, log: ServerLog(level: settings.logLevel, format: settings.logFormat))
+                self.leases = leases
+                let shardLog = try ShardLog(settings: settings, store: store, log: ServerLog(level: settings.logLevel, format: settings.logFormat),
+                                            leases: { leases.owns($0) })
+                self.shardLog = shardLog
+                store.writer.useJournal(shardLog)
+                let t = ShardTakeover(shardLog: shardLog, store: store, settings: settings, served: served, clock: clock)
+                takeover = t
+                leases.firstRound(t)
+            }
+            snapshot = try Node.snapshot(of: store, settings: settings, clock: clock)
+            if !settings.cluster.isEmpty { snapshot = snapshot.only(shards: served.all, of: settings.shards) }
         } catch {
+            leases?.stop()
             store.close()
+            shardLog?.close()
             throw error
         }
         let shares = snapshot.shares(HomeMap(loops: settings.loops))
-        let guards = NodeGuard(loops: settings.loops)
+        let guards = NodeGuard(loops: settings.loops, served: served)
         self.guards = guards
         var placements: [ChannelID: ServerID] = [:]
         if settings.loops > 1 { for c in snapshot.channels { placements[c.id] = c.serverID } }
@@ -55,11 +71,18 @@ final class Node {
             first = try NodeLoop(index: 0, settings: settings, secret: secret, clock: clock, store: store, share: shares[0],
                                  placements: placements, inboxes: inboxes, port: nil, guards: guards)
         } catch {
+            leases?.stop()
             store.close()
+            shardLog?.close()
             throw error
         }
         let store = self.store
-        first.closeStore = { store.close() }
+        let shardLog = self.shardLog
+        // The log closes after the store: the writer's last jobs still go through it.
+        first.closeStore = {
+            store.close()
+            shardLog?.close()
+        }
         do {
             for i in 1..<max(1, settings.loops) {
                 threads.append(try LoopThread.start(index: i, settings: settings, secret: secret, clock: clock, store: store,
@@ -72,14 +95,16 @@ final class Node {
             first.closeHandles()
             first.loop.run()
             _ = first.loop.close()
+            leases?.stop()
             store.close()
+            shardLog?.close()
             throw error
         }
         do {
-            if !settings.cluster.isEmpty {
-                let started = try ShardLeases(settings: settings, log: first.log)
-                leases = started
-                first.stopLeases = { started.stop() }
+            if let leases, let takeover {
+                first.stopLeases = { leases.stop() }
+                takeover.homesRunning(inboxes)
+                leases.startRounds(takeover)
             }
             try startAdmin()
         } catch {
@@ -91,11 +116,20 @@ final class Node {
             first.loop.run()
             _ = first.loop.close()
             store.close()
+            shardLog?.close()
             throw error
         }
         store.writer.submit(WriteJob(ticket: 0, writes: [.pruneInbox(before: clock() - UInt64(settings.offlineRetentionDays) * 86_400_000)]))
         first.log.info("loaded", ["servers": snapshot.servers.count, "channels": snapshot.channels.count, "loops": settings.loops,
                                   "data": settings.data])
+    }
+
+    /// The store's snapshot as the homes load it: sends with client ids and mentions within their windows.
+    static func snapshot(of store: Store, settings: Settings, clock: @Sendable () -> UInt64) throws -> StoreSnapshot {
+        let windowStart = clock() - UInt64(settings.dedupWindowSeconds) * 1000
+        let mentionStart = clock() - UInt64(settings.mentionWindowSeconds) * 1000
+        return try store.loadSnapshot(clientIDFloorUID: UIDGenerator.floor(atMillis: windowStart),
+                                      mentionFloorUID: UIDGenerator.floor(atMillis: mentionStart))
     }
 
     /// Hands each outcome to the loop whose ticket it carries.

@@ -91,6 +91,12 @@ final class NodeLoop {
             case .fromHome(let from, let steps): gateway.carryOut(steps, from: from)
             case .mail(let from, let mail): if !shutdown.homeClosed { home.received(mail, from: from) }
             case .handOff(let h): gateway.adopt(h)
+            case .adoptShards(let share, let loaded):
+                if !shutdown.homeClosed { home.adopt(share) }
+                loaded.leave()
+            case .dropShards(let shards):
+                if !shutdown.homeClosed { home.drop(shards: shards) }
+                gateway.closeSessions(ofShards: shards)
             case .shutdown: beginShutdown()
             case .adminAnswer(let id, let answer): admin?.answer(id, answer)
             case .stopAccepting: stopAccepting()

@@ -18,9 +18,12 @@ final class NodeGuard: Sendable {
     let connections = ConnectionCount()
     /// The node's metrics (NodeMetrics.swift).
     let metrics: NodeMetrics
+    /// In a cluster, the shards this node serves now.
+    let served: ServedShards
 
-    init(loops: Int) {
+    init(loops: Int, served: ServedShards) {
         metrics = NodeMetrics(loops: loops)
+        self.served = served
     }
     private let failures = Mutex((users: LoginFailures(), peers: LoginFailures()))
     /// An address gets ten times a user's budget, refilled ten times as

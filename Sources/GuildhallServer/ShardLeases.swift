@@ -7,12 +7,22 @@
 // minus a margin is no longer served: `owns(shard)` says so before the bucket's
 // TTL would let another node claim it. cnats' KV calls block, so all of this
 // runs on a control thread of its own, never on a loop; the loops read the
-// published state. Step 1 of the cluster: ownership only (no data plane yet).
+// published state. A shard claimed is served only once the handover made
+// it servable (the node caught up from its log and fenced the previous
+// owner, ShardLog.swift); one lost or given back is handed over at once.
 
 import CNATS
 import Foundation
 import GuildhallCore
 import Synchronization
+
+/// What the node does when it gains or loses shards (Node's ShardTakeover).
+protocol ShardHandover: Sendable {
+    /// Shards just claimed: makes each servable; returns those that are (the others are given back).
+    func gained(_ shards: [Int]) -> [Int]
+    /// Shards no longer held.
+    func lost(_ shards: [Int])
+}
 
 final class ShardLeases: Sendable {
     struct Held: Sendable {
@@ -35,14 +45,32 @@ final class ShardLeases: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
     private let log: ServerLog
+    private let client: LeaseClient
+    private let started = Atomic<Bool>(false)
 
-    /// Connects and starts the rounds; throws when NATS or JetStream is not there.
+    /// Connects; throws when NATS or JetStream is not there.
     init(settings: Settings, log: ServerLog) throws {
         self.settings = settings
         self.log = log
-        let client = try LeaseClient(settings: settings)
-        let thread = Thread { [self] in
-            self.run(client)
+        client = try LeaseClient(settings: settings)
+    }
+
+    private let firstBeats = Mutex<[Int: String]>([:])
+
+    /// Runs the first round on the calling thread, so the node starts with its share served.
+    func firstRound(_ handover: any ShardHandover) {
+        var lastBeats: [Int: String] = [:]
+        round(client, &lastBeats, handover)
+        let beats = lastBeats
+        firstBeats.withLock { $0 = beats }
+    }
+
+    /// Runs the later rounds on a thread of their own (once the homes can take shards on).
+    func startRounds(_ handover: any ShardHandover) {
+        started.store(true, ordering: .relaxed)
+        let beats = firstBeats.withLock { $0 }
+        let thread = Thread { [self, client] in
+            self.run(client, beats, handover)
             client.close()
             self.done.signal()
         }
@@ -52,7 +80,7 @@ final class ShardLeases: Sendable {
 
     func stop() {
         stopping.store(true, ordering: .relaxed)
-        done.wait()
+        if started.load(ordering: .relaxed) { done.wait() } else { client.close() }
     }
 
     /// Whether this node serves `shard` now: it renewed the lease recently enough that no other node can hold it.
@@ -68,10 +96,10 @@ final class ShardLeases: Sendable {
 
     // MARK: Rounds
 
-    private func run(_ client: LeaseClient) {
-        var lastBeats: [Int: String] = [:]
+    private func run(_ client: LeaseClient, _ beats: [Int: String], _ handover: any ShardHandover) {
+        var lastBeats = beats
         while !stopping.load(ordering: .relaxed) {
-            round(client, &lastBeats)
+            round(client, &lastBeats, handover)
             var slept = 0
             while slept < settings.leaseRenewMs, !stopping.load(ordering: .relaxed) {
                 usleep(20_000)
@@ -79,21 +107,26 @@ final class ShardLeases: Sendable {
             }
         }
         // Leaving: give the shards back so others take them at once (when NATS can still be reached).
+        let held = state.withLock { s in defer { s.held.removeAll() }; return Array(s.held.keys) }
+        handover.lost(held)
         guard client.isConnected else { return }
-        for shard in state.withLock({ Array($0.held.keys) }) { client.delete("shard.\(shard)") }
+        for shard in held { client.delete("shard.\(shard)") }
         client.delete("node.\(settings.nodeID)")
     }
 
-    private func round(_ client: LeaseClient, _ lastBeats: inout [Int: String]) {
+    private func round(_ client: LeaseClient, _ lastBeats: inout [Int: String], _ handover: any ShardHandover) {
         let now = Self.nowMs()
         let me = settings.nodeID
         guard client.isConnected else {
             // Nothing can be renewed: serve nothing rather than wait for the TTL.
             let dropped = state.withLock { s in
                 defer { s.held.removeAll(); s.lastError = "NATS unreachable; holding no shard" }
-                return s.held.count
+                return Array(s.held.keys)
             }
-            if dropped > 0 { log.warn("NATS unreachable: shards given up", ["shards": dropped]) }
+            if !dropped.isEmpty {
+                log.warn("NATS unreachable: shards given up", ["shards": dropped.count])
+                handover.lost(dropped)
+            }
             return
         }
         client.put("node.\(me)", "\(now)")
@@ -113,21 +146,39 @@ final class ShardLeases: Sendable {
         nodes = nodes.filter { $0.key == me || now < $0.value + UInt64(settings.leaseTTLMs) }
         nodes[me] = now
         var held = state.withLock { $0.held }
+        var lost: [Int] = []
         for (shard, h) in held where client.isConnected {
             if let rev = client.update("shard.\(shard)", "\(me)", last: h.revision) {
                 held[shard] = Held(revision: rev, renewedAt: now)
-            } else {
+            } else if now >= h.renewedAt + UInt64(settings.leaseTTLMs) * 3 / 4 || client.get("shard.\(shard)")?.value != "\(me)" {
                 log.warn("lease lost", ["shard": shard])
                 held.removeValue(forKey: shard)
+                lost.append(shard)
             }
         }
-        for shard in ShardPlan.toRelease(held: Set(held.keys), shards: settings.shards, nodes: nodes.count) {
+        let released = ShardPlan.toRelease(held: Set(held.keys), shards: settings.shards, nodes: nodes.count)
+        // Handed over before the key goes, so the next owner's first entry fences nothing of ours in flight.
+        handover.lost(lost + released)
+        for shard in released {
             client.delete("shard.\(shard)")
             held.removeValue(forKey: shard)
         }
+        var claimed: [Int: Held] = [:]
         for shard in ShardPlan.toClaim(held: Set(held.keys), taken: taken, shards: settings.shards, nodes: nodes.count, node: me)
             where client.isConnected {
-            if let rev = client.create("shard.\(shard)", "\(me)") { held[shard] = Held(revision: rev, renewedAt: now) }
+            if let rev = client.create("shard.\(shard)", "\(me)") { claimed[shard] = Held(revision: rev, renewedAt: now) }
+        }
+        if !claimed.isEmpty {
+            let servable = Set(handover.gained(claimed.keys.sorted()))
+            for (shard, h) in claimed {
+                guard servable.contains(shard) else { client.delete("shard.\(shard)"); continue }
+                // Catching up may have taken a while: the lease counts from a renewal made now.
+                if let rev = client.update("shard.\(shard)", "\(me)", last: h.revision) {
+                    held[shard] = Held(revision: rev, renewedAt: Self.nowMs())
+                } else {
+                    held[shard] = h
+                }
+            }
         }
         for (shard, _) in held { owners[shard] = me }
         let fixedNodes = nodes, fixedHeld = held, error = client.lastError, fixedOwners = owners
@@ -142,29 +193,12 @@ final class ShardLeases: Sendable {
 
 /// The lease bucket through cnats' blocking KV calls (control thread only).
 final class LeaseClient: @unchecked Sendable {  // used by the lease thread alone after init
-    private var connection: OpaquePointer?
-    private var jetStream: OpaquePointer?
+    private let link: ClusterConnection
     private var bucket: OpaquePointer?
     private(set) var lastError = ""
 
     init(settings: Settings) throws {
-        var opts: OpaquePointer?
-        guard natsOptions_Create(&opts) == NATS_OK else { throw SettingsError(description: "cannot make NATS options") }
-        defer { natsOptions_Destroy(opts) }
-        let urls = settings.cluster.split(separator: ",").map { strdup(String($0)) }
-        defer { urls.forEach { free($0) } }
-        var pointers: [UnsafePointer<CChar>?] = urls.map { UnsafePointer($0) }
-        _ = natsOptions_SetServers(opts, &pointers, Int32(pointers.count))
-        _ = natsOptions_SetName(opts, "guildhall-\(settings.nodeID)")
-        _ = natsOptions_SetTimeout(opts, 2_000)
-        var s = natsConnection_Connect(&connection, opts)
-        guard s == NATS_OK else { throw SettingsError(description: "cannot reach NATS at \(settings.cluster): \(Self.text(s))") }
-        // KV calls fail within a second rather than JetStream's default five, so a round stays short.
-        var jsOpts = jsOptions()
-        jsOptions_Init(&jsOpts)
-        jsOpts.Wait = 1_000
-        s = natsConnection_JetStream(&jetStream, connection, &jsOpts)
-        guard s == NATS_OK else { throw SettingsError(description: "no JetStream: \(Self.text(s))") }
+        link = try ClusterConnection(settings: settings, role: "leases")
         var cfg = kvConfig()
         kvConfig_Init(&cfg)
         let name = strdup("gh-leases-\(settings.clusterName)")
@@ -173,18 +207,20 @@ final class LeaseClient: @unchecked Sendable {  // used by the lease thread alon
         cfg.History = 1
         cfg.TTL = Int64(settings.leaseTTLMs) * 1_000_000  // nanoseconds (CLUSTER §3)
         cfg.Replicas = Int32(settings.clusterReplicas)
-        s = js_CreateKeyValue(&bucket, jetStream, &cfg)
-        if s != NATS_OK { s = js_KeyValue(&bucket, jetStream, name) }
-        guard s == NATS_OK else { throw SettingsError(description: "cannot open the lease bucket: \(Self.text(s)) \(Self.lastErrorText())") }
+        var s = js_CreateKeyValue(&bucket, link.jetStream, &cfg)
+        if s != NATS_OK { s = js_KeyValue(&bucket, link.jetStream, name) }
+        guard s == NATS_OK else {
+            link.close()
+            throw SettingsError(description: "cannot open the lease bucket: \(Self.text(s)) \(ClusterConnection.lastErrorText())")
+        }
     }
 
-    var isConnected: Bool { connection.map { natsConnection_Status($0) == NATS_CONN_STATUS_CONNECTED } ?? false }
+    var isConnected: Bool { link.isConnected }
 
     func close() {
         if let bucket { kvStore_Destroy(bucket) }
-        if let jetStream { jsCtx_Destroy(jetStream) }
-        if let connection { natsConnection_Destroy(connection) }
-        bucket = nil; jetStream = nil; connection = nil
+        bucket = nil
+        link.close()
     }
 
     func put(_ key: String, _ value: String) {
@@ -224,7 +260,5 @@ final class LeaseClient: @unchecked Sendable {  // used by the lease thread alon
 
     private func note(_ s: natsStatus) { if s != NATS_OK { lastError = Self.text(s) } }
 
-    static func text(_ s: natsStatus) -> String { natsStatus_GetText(s).map { String(cString: $0) } ?? "status \(s.rawValue)" }
-
-    static func lastErrorText() -> String { nats_GetLastError(nil).map { String(cString: $0) } ?? "" }
+    static func text(_ s: natsStatus) -> String { ClusterConnection.text(s) }
 }

@@ -7,7 +7,7 @@ import GuildhallCore
 
 /// One item addressed to a user. `ord` orders the inbox of every user (the
 /// loop hands them out, increasing); a device has synced up to its cursor.
-public struct InboxRow: Sendable, Equatable {
+public struct InboxRow: Sendable, Codable, Equatable {
     public let ord: UInt64
     public let user: UserID
     /// When the item was written (loop clock), for retention.
@@ -32,7 +32,7 @@ public struct InboxItem: Sendable {
 }
 
 /// Received-status flags of one message for one user (bits only turn on).
-public struct ReceivedFlags: OptionSet, Sendable, Hashable {
+public struct ReceivedFlags: OptionSet, Sendable, Codable, Hashable {
     public let rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     public static let read = ReceivedFlags(rawValue: 1)

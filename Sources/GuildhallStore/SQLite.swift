@@ -10,6 +10,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let code: Int32
     public let message: String
     public var description: String { "sqlite \(code): \(message)" }
+    public init(code: Int32, message: String) { self.code = code; self.message = message }
 }
 
 /// SQLite's "transient" destructor: SQLite copies the bytes before bind returns.

@@ -194,6 +194,12 @@ enum Schema {
             seq INTEGER NOT NULL,
             PRIMARY KEY(user_id, channel_id)) WITHOUT ROWID;
         """,
+        // 9: in a cluster, how far this database has applied each shard's log (the stream sequence).
+        """
+        CREATE TABLE log_positions(
+            shard INTEGER PRIMARY KEY,
+            seq INTEGER NOT NULL);
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

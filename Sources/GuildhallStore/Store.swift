@@ -81,6 +81,15 @@ public final class Store: Sendable {
         checkpointer = try Checkpointer(path: path, everyMillis: max(10, options.checkpointMillis))
     }
 
+    /// In a cluster: how far this database has applied each shard's log (stream sequences).
+    public func logPositions() throws(StoreError) -> [Int: UInt64] {
+        let db = try SQLiteConnection(path: path, readOnly: true)
+        let s = try db.prepare("SELECT shard, seq FROM log_positions", persistent: false)
+        var out: [Int: UInt64] = [:]
+        while try s.step() { out[Int(s.int(0))] = s.uint(1) }
+        return out
+    }
+
     /// Reads the startup snapshot on the calling thread with a connection of its own.
     public func loadSnapshot(clientIDFloorUID: UInt64, mentionFloorUID: UInt64 = UInt64.max) throws(StoreError) -> StoreSnapshot {
         let db = try SQLiteConnection(path: path, readOnly: true)

@@ -18,9 +18,10 @@
 import Dispatch
 import Foundation
 import GuildhallCore
+import Synchronization
 
 /// One row change.
-public enum StoreWrite: Sendable, Equatable {
+public enum StoreWrite: Sendable, Codable, Equatable {
     case directory(DirectoryChange)
     case message(MessageRecord)
     case readPosition(UserID, ChannelID, ReadPosition)
@@ -45,20 +46,29 @@ public enum StoreWrite: Sendable, Equatable {
     /// A device of the user received the channel's messages up to the seq.
     case receivedSeq(UserID, ChannelID, UInt64)
     /// A message's new body (by its sender).
-    case messageEdited(MessageUID, MessageContent, time: UInt64)
+    case messageEdited(MessageUID, MessageContent, time: UInt64, channel: ChannelID)
     /// A message recalled or deleted: its body is emptied, the tombstone stays.
-    case messageRemoved(MessageUID, Removal)
+    case messageRemoved(MessageUID, Removal, channel: ChannelID)
     /// A reply joined the thread under `root`.
-    case threadReply(root: MessageUID, time: UInt64)
+    case threadReply(root: MessageUID, time: UInt64, channel: ChannelID)
+    /// In a cluster: this database has applied shard `shard`'s log up to stream
+    /// sequence `seq` (written with what was applied, never logged itself).
+    case logPosition(shard: Int, seq: UInt64)
     /// A reaction added (or, with `added` false, taken back).
-    case reaction(MessageUID, user: UserID, type: UInt32, added: Bool, time: UInt64)
+    /// (The four message changes name the message's channel, or a direct
+    /// message's conversation, so a cluster knows whose log they go to.)
+    case reaction(MessageUID, user: UserID, type: UInt32, added: Bool, time: UInt64, channel: ChannelID)
 }
 
 /// One operation's writes, committed together or not at all.
 public struct WriteJob: Sendable {
     public let ticket: UInt64
     public let writes: [StoreWrite]
-    public init(ticket: UInt64, writes: [StoreWrite]) { self.ticket = ticket; self.writes = writes }
+    /// In a cluster, the shard of each write (Journal.swift); nil otherwise.
+    public let shards: JobShards?
+    public init(ticket: UInt64, writes: [StoreWrite], shards: JobShards? = nil) {
+        self.ticket = ticket; self.writes = writes; self.shards = shards
+    }
 }
 
 /// What became of a job. `error` is for logs, never for clients.
@@ -76,6 +86,8 @@ public final class StoreWriter: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let seat: WriterSeat
     private let maxBatch: Int
+    /// The cluster's log, when there is one (set once, before the first job).
+    private let journal: JournalSlot
 
     /// Opens the write connection and prepares its statements on the calling
     /// thread, then starts the writer thread.
@@ -83,8 +95,10 @@ public final class StoreWriter: Sendable {
          onCommitted: @escaping @Sendable ([WriteOutcome]) -> Void) throws(StoreError) {
         seat = try WriterSeat(try WriterConnection.open(path: path, synchronous: synchronous))
         self.maxBatch = max(1, maxBatch)
+        let journal = JournalSlot()
+        self.journal = journal
         let thread = Thread { [queue, done, seat, maxBatch = self.maxBatch] in
-            StoreWriter.run(seat, queue: queue, maxBatch: maxBatch, onCommitted: onCommitted)
+            StoreWriter.run(seat, queue: queue, maxBatch: maxBatch, journal: journal, onCommitted: onCommitted)
             seat.close()
             done.signal()
         }
@@ -97,7 +111,8 @@ public final class StoreWriter: Sendable {
     /// The caller must have no earlier job whose outcome it has not handled,
     /// or outcomes would reach it out of order.
     public func commitIfIdle(_ jobs: [WriteJob]) -> [WriteOutcome]? {
-        seat.ifFree { statements -> [WriteOutcome]? in
+        guard journal.current == nil else { return nil }
+        return seat.ifFree { statements -> [WriteOutcome]? in
             guard queue.isEmpty else { return nil }
             let start = DispatchTime.now().uptimeNanoseconds
             var outcomes: [WriteOutcome] = []
@@ -117,22 +132,78 @@ public final class StoreWriter: Sendable {
         queue.push(contentsOf: jobs.map { ($0, now) })
     }
 
+    /// From now on every job goes through `journal` first (a cluster node, before it serves).
+    public func useJournal(_ journal: any Journal) { self.journal.current = journal }
+
+    /// Applies entries read back from the log, on the calling thread, each
+    /// with its position; an entry that cannot be applied is skipped (its
+    /// position still moves: the log is the truth and it will not change).
+    /// Returns the errors of skipped entries.
+    public func applyLogged(_ entries: [LoggedWrites]) -> [StoreError] {
+        seat.whenFree { statements -> [StoreError] in
+            let jobs = entries.enumerated().map { i, e in
+                WriteJob(ticket: UInt64(i), writes: e.writes + [.logPosition(shard: e.shard, seq: e.seq)])
+            }
+            var errors: [StoreError] = []
+            for (ticket, error) in StoreWriter.commit(jobs, statements: statements) {
+                errors.append(error)
+                let e = entries[Int(ticket)]
+                if let error = StoreWriter.attempt([WriteJob(ticket: 0, writes: [.logPosition(shard: e.shard, seq: e.seq)])], statements: statements) {
+                    errors.append(error)
+                }
+            }
+            return errors
+        } ?? [StoreError(code: -1, message: "the store is closed")]
+    }
+
     /// Commits everything queued, then stops the thread and closes the connection.
     public func stop() {
         queue.stop()
         done.wait()
     }
 
-    private static func run(_ seat: WriterSeat, queue: JobQueue<(WriteJob, UInt64)>, maxBatch: Int,
+    private static func run(_ seat: WriterSeat, queue: JobQueue<(WriteJob, UInt64)>, maxBatch: Int, journal: JournalSlot,
                             onCommitted: @Sendable ([WriteOutcome]) -> Void) {
         while true {
             queue.waitForWork()
             let stopping = seat.whenFree { statements in
                 let (jobs, stopping) = queue.take()
-                commitInBatches(jobs, statements: statements, maxBatch: maxBatch, report: onCommitted)
+                if let log = journal.current {
+                    commitLogged(jobs, to: log, statements: statements, maxBatch: maxBatch, report: onCommitted)
+                } else {
+                    commitInBatches(jobs, statements: statements, maxBatch: maxBatch, report: onCommitted)
+                }
                 return stopping
             } ?? true
             if stopping && queue.isEmpty { return }
+        }
+    }
+
+    /// Appends `jobs` to the log, then commits those it took, each with the
+    /// log positions it reached; the others fail without touching SQLite.
+    private static func commitLogged(_ jobs: [(WriteJob, UInt64)], to log: any Journal, statements: WriterStatements, maxBatch: Int,
+                                     report: ([WriteOutcome]) -> Void) {
+        var index = 0
+        while index < jobs.count {
+            let end = min(index + maxBatch, jobs.count)
+            let batch = Array(jobs[index..<end])
+            let appended = log.append(batch.map(\.0))
+            var kept: [(WriteJob, UInt64)] = []
+            var refused: [UInt64: StoreError] = [:]
+            for ((job, submitted), result) in zip(batch, appended) {
+                switch result {
+                case .success(let positions):
+                    kept.append((WriteJob(ticket: job.ticket, writes: job.writes + positions.map { .logPosition(shard: $0.shard, seq: $0.seq) }),
+                                 submitted))
+                case .failure(let error): refused[job.ticket] = error
+                }
+            }
+            let failed = refused.merging(commit(kept.map(\.0), statements: statements)) { a, _ in a }
+            let now = DispatchTime.now().uptimeNanoseconds
+            report(batch.map { job, submitted in
+                WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- submitted) / 1000)
+            })
+            index = end
         }
     }
 
@@ -156,6 +227,7 @@ public final class StoreWriter: Sendable {
     /// Commits `jobs` in one transaction; when that fails, one transaction
     /// per job. Returns the failed tickets with their errors.
     private static func commit(_ jobs: [WriteJob], statements: WriterStatements) -> [UInt64: StoreError] {
+        guard !jobs.isEmpty else { return [:] }
         guard let error = attempt(jobs, statements: statements) else { return [:] }
         if jobs.count == 1 { return [jobs[0].ticket: error] }
         var failed: [UInt64: StoreError] = [:]
@@ -189,6 +261,15 @@ enum WriterConnection {
         try c.execute("PRAGMA wal_autocheckpoint=10000")
         try Schema.migrate(c)
         return c
+    }
+}
+
+/// The writer's journal, set once from another thread before jobs need it.
+final class JournalSlot: Sendable {
+    private let slot = Mutex<(any Journal)?>(nil)
+    var current: (any Journal)? {
+        get { slot.withLock { $0 } }
+        set { slot.withLock { $0 = newValue } }
     }
 }
 

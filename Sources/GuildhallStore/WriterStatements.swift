@@ -13,7 +13,7 @@ final class WriterStatements {
     private let saveConversation, saveDirectSide, saveDirectRead: Statement
     private let saveRole, deleteRole, deleteRoleOverrides, saveOverride, removeOverride, deleteServerRoles, deleteServerOverrides: Statement
     private let deleteChannelOverrides, deleteMemberOverrides: Statement
-    private let saveReceivedSeq: Statement
+    private let saveReceivedSeq, saveLogPosition: Statement
     private let insertReferring, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
@@ -69,6 +69,7 @@ final class WriterStatements {
         deleteServerOverrides = try db.prepare("DELETE FROM overrides WHERE server_id = ?")
         deleteChannelOverrides = try db.prepare("DELETE FROM overrides WHERE channel_id = ?")
         deleteMemberOverrides = try db.prepare("DELETE FROM overrides WHERE server_id = ? AND user_id = ?")
+        saveLogPosition = try db.prepare("INSERT INTO log_positions(shard, seq) VALUES(?,?) ON CONFLICT(shard) DO UPDATE SET seq = MAX(seq, excluded.seq)")
         saveDirectRead = try db.prepare("INSERT OR IGNORE INTO direct_reads(message_uid, conversation_id, reader, sent_time) VALUES(?,?,?,?)")
     }
 
@@ -86,7 +87,7 @@ final class WriterStatements {
             let s = saveReceivedSeq.reset()
             s.bind(1, user); s.bind(2, channel); s.bind(3, seq)
             try s.run()
-        case .messageEdited(let uid, let content, let time):
+        case .messageEdited(let uid, let content, let time, _):
             let s = editMessage.reset()
             switch content {
             case .text(let text): s.bind(1, Int64(0)); s.bind(2, text); s.bind(3, ""); s.bind(4, [UInt8]())
@@ -94,17 +95,17 @@ final class WriterStatements {
             }
             s.bind(5, time); s.bind(6, uid)
             try s.run()
-        case .messageRemoved(let uid, let removal):
+        case .messageRemoved(let uid, let removal, _):
             let s = removeMessage.reset()
             s.bind(1, Int64(removal.kind.rawValue)); s.bind(2, removal.by); s.bind(3, removal.time); s.bind(4, uid)
             try s.run()
             removeReactions.reset().bind(1, uid)
             try removeReactions.run()
-        case .threadReply(let root, let time):
+        case .threadReply(let root, let time, _):
             let s = countThreadReply.reset()
             s.bind(1, time); s.bind(2, root)
             try s.run()
-        case .reaction(let uid, let user, let type, let added, let time):
+        case .reaction(let uid, let user, let type, let added, let time, _):
             let s = (added ? addReaction : removeReaction).reset()
             s.bind(1, uid); s.bind(2, user); s.bind(3, UInt64(type))
             if added { s.bind(4, time) }
@@ -126,6 +127,10 @@ final class WriterStatements {
         case .receivedStatus(let user, let uid, let flags):
             let s = saveReceived.reset()
             s.bind(1, user); s.bind(2, uid); s.bind(3, UInt64(flags.rawValue))
+            try s.run()
+        case .logPosition(let shard, let seq):
+            let s = saveLogPosition.reset()
+            s.bind(1, Int64(shard)); s.bind(2, seq)
             try s.run()
         case .pruneInbox(let before):
             let s = pruneInbox.reset()

@@ -83,8 +83,10 @@ final class NATSServer {
         try await waitUntil("node 1 holding all 8 shards") { try owned(one).count == 8 }
         nats.stop()
         try await waitUntil("node 1 giving its shards up", timeout: 5) { try owned(one).isEmpty }
-        let listing = try HTTPExchange.request("GET", "/cluster", port: one.adminPort).json
-        #expect((listing["last_error"] as? String)?.isEmpty == false, "the reason is shown")
+        try await waitUntil("the reason shown on /cluster") {
+            let listing = try HTTPExchange.request("GET", "/cluster", port: one.adminPort).json
+            return (listing["last_error"] as? String)?.isEmpty == false
+        }
     }
 
     @Test func aNodeWithoutNATSRefusesToStart() throws {

@@ -25,19 +25,7 @@ import GuildhallCore
             let writer = GuildhallClient(port: server.port, token: TestServer.token("alice", device: "writer"))
             try await writer.connect()
             let target = acked.withLock { $0.count } + Int.random(in: 100...400)
-            let senders = (0..<8).map { worker in
-                Task {
-                    var i = 0
-                    while true {
-                        do {
-                            let id = "r\(round)-w\(worker)-\(i)"
-                            let m = try await writer.send(id, to: channel.channelID, clientID: id)
-                            acked.withLock { $0.append((m.uid, m.seq)) }
-                            i += 1
-                        } catch { return }
-                    }
-                }
-            }
+            let senders = pipelinedSenders(writer, to: channel.channelID, tag: "r\(round)", into: acked)
             _ = try await waitFor("\(target) acknowledged sends", timeout: 60) { acked.withLock { $0.count } >= target ? true : nil }
             server.signal(SIGKILL)
             #expect(server.wait() != 0)
@@ -125,5 +113,24 @@ extension CrashAndSignalTests {
 extension TestServer {
     static func token(_ user: String, device: String = "d1") -> String {
         AccessToken(user: user, device: device, expiry: systemClock() / 1000 + 3600).signed(with: Array(testSecret.utf8))
+    }
+}
+
+/// Eight tasks pipelining sends on `writer` until its connection fails;
+/// each acknowledged send's (uid, seq) is added to `acked`.
+func pipelinedSenders(_ writer: GuildhallClient, to channel: UInt64, tag: String,
+                      into acked: Locked<[(uid: UInt64, seq: UInt64)]>) -> [Task<Void, Never>] {
+    (0..<8).map { worker in
+        Task {
+            var i = 0
+            while true {
+                do {
+                    let id = "\(tag)-w\(worker)-\(i)"
+                    let m = try await writer.send(id, to: channel, clientID: id)
+                    acked.withLock { $0.append((m.uid, m.seq)) }
+                    i += 1
+                } catch { return }
+            }
+        }
     }
 }

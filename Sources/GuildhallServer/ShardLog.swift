@@ -1,0 +1,258 @@
+// Each shard's durable log in a cluster (issue 15 §3, CLUSTER §3): a
+// JetStream stream with one subject per shard, `gh.<cluster>.log.<shard>`.
+// The owner of a shard sequences its writes; every commit round appends one
+// entry per shard it touches, carrying
+//   - `ExpectLastSubjectSeq`: the sequence of the shard's previous entry,
+//     so a deposed owner's late write is refused by the stream itself;
+//   - a `MsgId` unique to the entry, so a retry after a lost answer is
+//     stored once (JetStream answers it as a duplicate, with the first seq).
+// A job is committed to SQLite, and so acknowledged, only after the stream
+// took every entry it has a part in. A node that takes a shard over first
+// applies the entries its SQLite lacks (from its recorded log position on,
+// so an empty data folder rebuilds the shard from the log), then appends an
+// epoch marker the same way before it serves: from then on the previous
+// owner's writes cannot land. Entries are JSON of `StoreWrite`'s derived
+// Codable form, so a new kind of write needs no hand-written mapping.
+// Blocking cnats calls: the writer thread (`append`) and the lease thread
+// (`adopt`, `release`) only, never a loop.
+
+import CNATS
+import Foundation
+import GuildhallCore
+import GuildhallStore
+import Synchronization
+
+/// What one log entry holds.
+struct LogEntry: Codable {
+    /// The node that appended it.
+    var node: Int
+    /// An owner's first entry: it holds no writes and fences the previous owner.
+    var epoch: Bool
+    var writes: [StoreWrite]
+}
+
+final class ShardLog: Journal {
+    private let settings: Settings
+    private let link: ClusterConnection
+    private let store: Store
+    private let leases: @Sendable (Int) -> Bool
+    private let log: ServerLog
+    let streamName: String
+    private let subjectPrefix: String
+    /// Per shard served: the stream sequence of its last entry (the next entry's expectation).
+    private let last = Mutex<[Int: UInt64]>([:])
+    /// Makes MsgIds unique per process: node, start time, counter.
+    private let incarnation = UInt64(Date().timeIntervalSince1970 * 1000)
+    private let counter = Atomic<UInt64>(0)
+    /// How long a commit round retries an entry the stream did not answer (a leader election takes about 5 s).
+    private let retryMs: UInt64 = 6_000
+
+    /// Connects and makes sure the stream exists; `leases` says whether the lease of a shard is still held.
+    init(settings: Settings, store: Store, log: ServerLog, leases: @escaping @Sendable (Int) -> Bool) throws {
+        self.settings = settings
+        self.store = store
+        self.leases = leases
+        self.log = log
+        link = try ClusterConnection(settings: settings, role: "log", waitMs: 2_000)
+        streamName = "GH-LOG-\(settings.clusterName)"
+        subjectPrefix = "gh.\(settings.clusterName).log."
+        do { try ensureStream() } catch {
+            link.close()
+            throw error
+        }
+    }
+
+    func close() { link.close() }
+
+    func subject(_ shard: Int) -> String { subjectPrefix + String(shard) }
+
+    private func ensureStream() throws {
+        var cfg = jsStreamConfig()
+        jsStreamConfig_Init(&cfg)
+        let name = strdup(streamName), pattern = strdup(subjectPrefix + "*")
+        defer { free(name); free(pattern) }
+        cfg.Name = UnsafePointer(name)
+        var subjects: [UnsafePointer<CChar>?] = [UnsafePointer(pattern)]
+        var err = jsErrCode(0)
+        let s = subjects.withUnsafeMutableBufferPointer { list -> natsStatus in
+            cfg.Subjects = list.baseAddress
+            cfg.SubjectsLen = 1
+            cfg.Storage = js_FileStorage
+            cfg.Replicas = Int64(settings.clusterReplicas)
+            cfg.Duplicates = 120 * 1_000_000_000  // two minutes, in nanoseconds
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            let s = js_AddStream(&info, link.jetStream, &cfg, nil, &err)
+            if let info { jsStreamInfo_Destroy(info) }
+            return s
+        }
+        guard s == NATS_OK || err == JSStreamNameExistErr else {
+            throw SettingsError(description: "cannot make the log stream \(streamName): \(ClusterConnection.text(s)) \(ClusterConnection.lastErrorText())")
+        }
+    }
+
+    /// Whether this node may append to `shard` now.
+    func serves(_ shard: Int) -> Bool { leases(shard) && last.withLock { $0[shard] != nil } }
+
+    var served: Set<Int> { last.withLock { Set($0.keys) } }
+
+    // MARK: Appending (writer thread)
+
+    func append(_ jobs: [WriteJob]) -> [Result<[LoggedPosition], StoreError>] {
+        // Each shard's part of the round, and which jobs have a part in it.
+        var parts: [Int: (writes: [StoreWrite], jobs: [Int])] = [:]
+        for (i, job) in jobs.enumerated() {
+            guard let shards = job.shards else { continue }
+            for (write, shard) in zip(job.writes, shards.shards) {
+                guard let shard else { continue }
+                parts[shard, default: ([], [])].writes.append(write)
+                if parts[shard]!.jobs.last != i { parts[shard]!.jobs.append(i) }
+            }
+        }
+        var positions = Array(repeating: [LoggedPosition](), count: jobs.count)
+        var failures: [Int: StoreError] = [:]
+        for shard in parts.keys.sorted() {
+            let part = parts[shard]!
+            switch appendEntry(LogEntry(node: settings.nodeID, epoch: false, writes: part.writes), to: shard) {
+            case .success(let seq): for j in part.jobs { positions[j].append(LoggedPosition(shard: shard, seq: seq)) }
+            case .failure(let error): for j in part.jobs where failures[j] == nil { failures[j] = error }
+            }
+        }
+        return jobs.indices.map { i in failures[i].map { .failure($0) } ?? .success(positions[i]) }
+    }
+
+    /// Appends `entry` after the shard's last entry; retries an unanswered
+    /// publish with the same MsgId while the lease holds, up to `retryMs`.
+    private func appendEntry(_ entry: LogEntry, to shard: Int) -> Result<UInt64, StoreError> {
+        guard leases(shard), let expected = last.withLock({ $0[shard] }) else {
+            return .failure(StoreError(code: -2, message: "shard \(shard) is not served by this node"))
+        }
+        let result = publish(entry, shard: shard, expecting: expected, retrying: true)
+        switch result {
+        case .success(let seq): last.withLock { $0[shard] = seq }
+        case .failure(let e) where e.code == -3: last.withLock { _ = $0.removeValue(forKey: shard) }
+        case .failure: break
+        }
+        return result
+    }
+
+    /// Publishes one entry expecting the subject's last sequence to be `expected`
+    /// (0: no entry yet). Code -3: refused, another node appended since (deposed).
+    private func publish(_ entry: LogEntry, shard: Int, expecting expected: UInt64, retrying: Bool) -> Result<UInt64, StoreError> {
+        let data: Data
+        do { data = try JSONEncoder().encode(entry) } catch {
+            return .failure(StoreError(code: -1, message: "cannot encode a log entry: \(error)"))
+        }
+        let id = "\(settings.nodeID).\(incarnation).\(counter.add(1, ordering: .relaxed).newValue)"
+        let started = ShardLeases.nowMs()
+        var lastError = ""
+        while true {
+            var opts = jsPubOptions()
+            jsPubOptions_Init(&opts)
+            opts.MaxWait = 2_000
+            var ack: UnsafeMutablePointer<jsPubAck>?
+            var err = jsErrCode(0)
+            let s = id.withCString { idPointer -> natsStatus in
+                opts.MsgId = idPointer
+                if expected == 0 { opts.ExpectNoMessage = true } else { opts.ExpectLastSubjectSeq = expected }
+                return data.withUnsafeBytes { bytes in
+                    js_Publish(&ack, link.jetStream, subject(shard), bytes.baseAddress, Int32(bytes.count), &opts, &err)
+                }
+            }
+            if s == NATS_OK, let ack {
+                defer { jsPubAck_Destroy(ack) }
+                return .success(ack.pointee.Sequence)
+            }
+            if err == JSStreamWrongLastSequenceErr {
+                log.warn("log append refused: another node took the shard over", ["shard": shard])
+                return .failure(StoreError(code: -3, message: "shard \(shard) moved to another node"))
+            }
+            lastError = "\(ClusterConnection.text(s)) \(err.rawValue) \(ClusterConnection.lastErrorText())"
+            guard retrying, ShardLeases.nowMs() < started + retryMs, leases(shard) else { break }
+            usleep(100_000)
+        }
+        log.warn("log append failed", ["shard": shard, "error": lastError])
+        return .failure(StoreError(code: -4, message: "the log did not take shard \(shard)'s entry: \(lastError)"))
+    }
+
+    // MARK: Taking a shard over (lease thread)
+
+    /// Brings this node's SQLite up to the shard's last entry, then appends
+    /// an epoch marker; true when the shard may be served.
+    func adopt(_ shard: Int) -> Bool {
+        do {
+            let applied = try store.logPositions()[shard] ?? 0
+            let tail = try lastSequence(of: shard)
+            if tail > applied { try catchUp(shard, after: applied, through: tail) }
+            switch publish(LogEntry(node: settings.nodeID, epoch: true, writes: []), shard: shard, expecting: tail, retrying: false) {
+            case .success(let seq):
+                let errors = store.writer.applyLogged([LoggedWrites(shard: shard, seq: seq, writes: [])])
+                guard errors.isEmpty else { throw errors[0] }
+                last.withLock { $0[shard] = seq }
+                return true
+            case .failure(let error): throw error
+            }
+        } catch {
+            log.warn("shard not taken over", ["shard": shard, "error": String(describing: error)])
+            return false
+        }
+    }
+
+    /// Stops appending to `shard` (its lease is gone or given back).
+    func release(_ shard: Int) { last.withLock { _ = $0.removeValue(forKey: shard) } }
+
+    /// The stream sequence of the shard's last entry, 0 when it has none.
+    private func lastSequence(of shard: Int) throws -> UInt64 {
+        var msg: OpaquePointer?
+        var err = jsErrCode(0)
+        let s = js_GetLastMsg(&msg, link.jetStream, streamName, subject(shard), nil, &err)
+        if s == NATS_NOT_FOUND || err == JSNoMessageFoundErr { return 0 }
+        guard s == NATS_OK, let msg else {
+            throw StoreError(code: -4, message: "cannot read shard \(shard)'s log: \(ClusterConnection.text(s)) \(ClusterConnection.lastErrorText())")
+        }
+        defer { natsMsg_Destroy(msg) }
+        return natsMsg_GetSequence(msg)
+    }
+
+    /// Applies the shard's entries after `applied` up to `tail`, read with an ordered consumer.
+    private func catchUp(_ shard: Int, after applied: UInt64, through tail: UInt64) throws {
+        var opts = jsSubOptions()
+        jsSubOptions_Init(&opts)
+        opts.Ordered = true
+        opts.Config.DeliverPolicy = js_DeliverByStartSequence
+        opts.Config.OptStartSeq = applied + 1
+        var sub: OpaquePointer?
+        var err = jsErrCode(0)
+        var s = js_SubscribeSync(&sub, link.jetStream, subject(shard), nil, &opts, &err)
+        guard s == NATS_OK, let sub else {
+            throw StoreError(code: -4, message: "cannot read shard \(shard)'s log: \(ClusterConnection.text(s)) \(ClusterConnection.lastErrorText())")
+        }
+        defer { natsSubscription_Destroy(sub) }
+        var batch: [LoggedWrites] = []
+        var reached = applied
+        var count = 0
+        let decoder = JSONDecoder()
+        while reached < tail {
+            var msg: OpaquePointer?
+            s = natsSubscription_NextMsg(&msg, sub, 5_000)
+            guard s == NATS_OK, let msg else {
+                throw StoreError(code: -4, message: "shard \(shard)'s log stopped at \(reached) of \(tail): \(ClusterConnection.text(s))")
+            }
+            defer { natsMsg_Destroy(msg) }
+            var meta: UnsafeMutablePointer<jsMsgMetaData>?
+            guard natsMsg_GetMetaData(&meta, msg) == NATS_OK, let meta else { continue }
+            let seq = meta.pointee.Sequence.Stream
+            jsMsgMetaData_Destroy(meta)
+            let length = Int(natsMsg_GetDataLength(msg))
+            let data = natsMsg_GetData(msg).map { Data(bytes: $0, count: length) } ?? Data()
+            let entry = (try? decoder.decode(LogEntry.self, from: data)) ?? LogEntry(node: 0, epoch: false, writes: [])
+            batch.append(LoggedWrites(shard: shard, seq: seq, writes: entry.writes))
+            reached = seq
+            count += 1
+            if batch.count >= 500 || reached >= tail {
+                for error in store.writer.applyLogged(batch) { log.error("log entry not applied", ["shard": shard, "error": error.description]) }
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        log.info("shard caught up from its log", ["shard": shard, "entries": count, "through": tail])
+    }
+}

@@ -1,0 +1,42 @@
+// A home's side of shards moving between nodes (issue 15 §2): it loads
+// what the store holds for guilds and users it takes on (at start, and when
+// this node takes shards over, after the node caught its store up from
+// their logs), and forgets the guilds of shards another node now holds.
+// Loading adds to what the home holds; ids and inbox ords go on above the
+// highest the store has seen. Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+
+extension Home {
+    /// Takes on the guilds, positions, receipts and conversations of `snapshot` (this home's share of it).
+    func adopt(_ snapshot: StoreSnapshot) {
+        directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels,
+                       bans: snapshot.bans, roles: snapshot.roles, overrides: snapshot.overrides)
+        for (user, channel, p) in snapshot.readPositions { positions.load(user, channel, p) }
+        for (user, channel, seq) in snapshot.receivedSeqs { positions.loadReceived(user, channel, seq) }
+        for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }
+        ids.resume(after: snapshot.highestID)
+        runner.adoptInbox(upTo: snapshot.highestInboxOrd)
+        for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { groupReceipts.receipts.addRequest(r, in: channel) }
+        for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { groupReceipts.receipts.load(a, in: channel) }
+        for c in snapshot.conversations { userHome.directs.add(c) }
+        for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
+        // At start the node gave every gateway the placements; later, the gateways hear of the channels taken on.
+        if gateway != nil { for c in snapshot.channels { links.place(c.id, in: c.serverID, local: gateway.routes) } }
+    }
+
+    /// Forgets the guilds of `shards`: another node holds them now.
+    func drop(shards: Set<Int>) {
+        for id in directory.allServerIDs where shards.contains(ShardPlan.shard(guild: id, shards: settings.shards)) {
+            for c in directory.channelIDs(of: id) {
+                book.dropChannel(c)
+                typing.board.dropChannel(c)
+                positions.forgetChannel(c)
+                groupReceipts.receipts.remove(channel: c)
+            }
+            registry.serverDeleted(id)
+            _ = directory.forget(id)
+        }
+    }
+}

@@ -1,0 +1,135 @@
+// Issue 15 §3, on the real binary against a real nats-server (JetStream):
+// each shard's writes go to its log before they are acknowledged, a node
+// taking a shard over catches its store up from the log (an empty data
+// folder rebuilds it), and a deposed owner acknowledges nothing more: its
+// late writes are refused. Every process is started here on free loopback
+// ports and stopped by its PID.
+
+import Foundation
+import GuildhallClient
+import GuildhallWire
+import Testing
+@testable import GuildhallServer
+
+@Suite(.serialized) struct ShardLogTests {
+    /// A node of a deployment of 8 shards with short leases, over `folder`.
+    static func node(_ id: Int, _ nats: NATSServer, folder: String) async throws -> ServerProcess {
+        try await ServerProcess(folder: folder, arguments: [
+            "--set", "cluster=\(nats.url)", "--set", "node-id=\(id)", "--set", "cluster-name=t\(nats.port)",
+            "--set", "cluster-replicas=1", "--set", "shards=8", "--set", "lease-ttl-ms=2000", "--set", "lease-renew-ms=100",
+        ])
+    }
+
+    /// A client logged in on `port` once that node serves the user (a node
+    /// that does not yet hold the user's shard closes the session with DRAINING).
+    static func connected(_ user: String, device: String, port: Int) async throws -> GuildhallClient {
+        let deadline = Date().addingTimeInterval(20)
+        while true {
+            let client = GuildhallClient(port: port, token: TestServer.token(user, device: device))
+            do {
+                try await client.connect()
+                return client
+            } catch {
+                client.close()
+                if Date() > deadline { throw error }
+                try await Task.sleep(nanoseconds: 100_000_000)
+            }
+        }
+    }
+
+    /// Sends until the node serves the channel's guild (a send to a shard
+    /// not yet taken over is refused as unavailable); returns the first acknowledged.
+    static func sendWhenServed(_ client: GuildhallClient, _ text: String, to channel: UInt64) async throws -> GHChannelMessage {
+        let deadline = Date().addingTimeInterval(20)
+        while true {
+            do { return try await client.send(text, to: channel, clientID: text) } catch let e as GuildhallError where e.code == .unavailable {
+                if Date() > deadline { throw e }
+                try await Task.sleep(nanoseconds: 100_000_000)
+            }
+        }
+    }
+
+    static func history(_ client: GuildhallClient, _ channel: UInt64) async throws -> [GHChannelMessage] {
+        var stored: [GHChannelMessage] = []
+        while true {
+            let page = try await client.history(of: channel, after: stored.last?.seq ?? 0, limit: 100)
+            stored += page.messages
+            if !page.moreAvailable { return stored }
+        }
+    }
+
+    /// Three rounds of pipelined sends, each ended by kill -9 of the node that
+    /// owns everything; the next round runs on another node and data folder
+    /// (the second starts empty and is rebuilt from the logs, the first catches
+    /// up on what the second wrote). Every acknowledged message is then
+    /// stored exactly once at its acknowledged seq, and seqs have no gaps.
+    @Test func acknowledgedSendsSurviveKillMinus9OfTheOwnerAndAnotherNodeTakesOver() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let folders = (0..<2).map { _ in NSTemporaryDirectory() + "guildhall-log-\(UUID().uuidString)" }
+        defer { for f in folders { try? FileManager.default.removeItem(atPath: f) } }
+        var server = try await Self.node(1, nats, folder: folders[0])
+        let setup = try await Self.connected("alice", device: "setup", port: server.port)
+        let g = try await setup.createServer(name: "Logged")
+        let channel = try await setup.createChannel(in: g.serverID, name: "stream")
+        setup.close()
+        let acked = Locked<[(uid: UInt64, seq: UInt64)]>([])
+        for round in 0..<3 {
+            let writer = try await Self.connected("alice", device: "writer", port: server.port)
+            _ = try await Self.sendWhenServed(writer, "round \(round) opens", to: channel.channelID).seq
+            let target = acked.withLock { $0.count } + Int.random(in: 50...200)
+            let senders = pipelinedSenders(writer, to: channel.channelID, tag: "r\(round)", into: acked)
+            _ = try await waitFor("\(target) acknowledged sends", timeout: 60) { acked.withLock { $0.count } >= target ? true : nil }
+            server.signal(SIGKILL)
+            #expect(server.wait() != 0)
+            writer.close()
+            for s in senders { await s.value }
+            server = try await Self.node(2 + round, nats, folder: folders[(round + 1) % 2])
+        }
+        defer { server.signal(SIGTERM); _ = server.wait() }
+        let reader = try await Self.connected("alice", device: "reader", port: server.port)
+        _ = try await Self.sendWhenServed(reader, "the last word", to: channel.channelID)
+        let stored = try await Self.history(reader, channel.channelID)
+        let bySeq = Dictionary(stored.map { ($0.uid, $0.seq) }, uniquingKeysWith: { a, _ in a })
+        #expect(bySeq.count == stored.count, "no message is stored twice")
+        #expect(Set(stored.map(\.clientID)).count == stored.count, "no client id is stored twice")
+        for a in acked.withLock({ $0 }) { #expect(bySeq[a.uid] == a.seq, "acknowledged \(a.uid) at seq \(a.seq)") }
+        #expect(stored.map(\.seq) == Array(1...UInt64(stored.count)), "seqs 1...\(stored.count) without a gap")
+        reader.close()
+    }
+
+    /// The owner stops past its lease; another node takes the shards over
+    /// (catching up and fencing the log) and serves; when the old owner
+    /// runs again it acknowledges nothing: a send that waited in its socket is refused.
+    @Test func aDeposedOwnerAcknowledgesNothingAfterSIGCONT() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let folders = (0..<2).map { _ in NSTemporaryDirectory() + "guildhall-fence-\(UUID().uuidString)" }
+        defer { for f in folders { try? FileManager.default.removeItem(atPath: f) } }
+        let old = try await Self.node(1, nats, folder: folders[0])
+        defer { if !old.child.hasExited { old.signal(SIGCONT); old.signal(SIGKILL); _ = old.wait() } }
+        let alice = try await Self.connected("alice", device: "phone", port: old.port)
+        let g = try await alice.createServer(name: "Fenced")
+        let channel = try await alice.createChannel(in: g.serverID, name: "c")
+        let before = try await alice.send("before", to: channel.channelID)
+        #expect(before.seq == 1)
+
+        old.signal(SIGSTOP)
+        let new = try await Self.node(2, nats, folder: folders[1])
+        defer { new.signal(SIGTERM); _ = new.wait() }
+        let other = try await Self.connected("alice", device: "laptop", port: new.port)
+        let taken = try await Self.sendWhenServed(other, "on the new owner", to: channel.channelID)
+        #expect(taken.seq == 2, "the new owner caught up from the log before it served")
+
+        let late = Task { try await alice.send("late", to: channel.channelID, clientID: "late") }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        old.signal(SIGCONT)
+        await #expect(throws: (any Error).self, "the deposed owner does not acknowledge the late send") { _ = try await late.value }
+        let stored = try await Self.history(other, channel.channelID)
+        #expect(stored.map(\.body.text) == ["before", "on the new owner"])
+        let next = try await other.send("after", to: channel.channelID)
+        #expect(next.seq == 3)
+        alice.close()
+        other.close()
+    }
+}
