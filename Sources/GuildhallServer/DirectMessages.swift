@@ -35,7 +35,8 @@ extension UserHome {
     private func conversation(with peer: UserID, for user: UserID, now: UInt64) throws(Failure) -> (DirectConversation, StoreWrite) {
         if let problem = Validation.userIDProblem(peer) { throw Failure.badRequest("peer_id: \(problem)") }
         guard peer != user else { throw Failure.badRequest("a direct conversation needs two different users") }
-        let c = directs.between(user, peer) ?? DirectConversation(id: home.ids.next(nowMillis: now), users: (user, peer), createdAt: now)
+        let c = directs.between(user, peer) ?? DirectConversation(
+            id: home.newID(now: now, shard: ShardPlan.shard(conversationOf: user, peer, shards: settings.shards)), users: (user, peer), createdAt: now)
         if directs[c.id] == nil { directs.add(c) }
         return (c, .conversation(id: c.id, users: [c.users.0, c.users.1], createdAt: c.createdAt))
     }

@@ -28,7 +28,10 @@ extension DirectoryRequests {
     func createServer(_ r: GHCreateServer, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let now = now()
-            let record = ServerRecord(id: home.newGuildID(now: now), name: r.name, icon: r.icon, custom: r.custom,
+            guard let guild = home.newGuildID(now: now) else {
+                throw Failure(.unavailable, "this node serves no shard for a new server now; retry, or connect to another node")
+            }
+            let record = ServerRecord(id: guild, name: r.name, icon: r.icon, custom: r.custom,
                                       owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests)
             let changes = try home.directory.createServer(record)
             registry.joined(s.user, server: record.id)
@@ -172,7 +175,7 @@ extension DirectoryRequests {
             if r.guestVisibility != .followServer { try home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
             let now = now()
             let record = try home.directory.createChannel(
-                ChannelRecord(id: home.ids.next(nowMillis: now), serverID: r.serverID, name: r.name, topic: r.topic, custom: r.custom, createdAt: now,
+                ChannelRecord(id: home.newID(now: now, shard: ShardPlan.shard(guild: r.serverID, shards: settings.shards)), serverID: r.serverID, name: r.name, topic: r.topic, custom: r.custom, createdAt: now,
                               guestVisibility: GuestVisibility(rawValue: r.guestVisibility.rawValue) ?? .followServer),
                 by: s.user)
             // Every gateway learns the channel's guild before anyone hears of the channel.

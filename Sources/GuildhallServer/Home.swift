@@ -102,11 +102,26 @@ final class Home {
 
     func now() -> UInt64 { clock() }
 
-    /// An id for a new guild, placed on this home (a guild is made where it is asked for).
-    func newGuildID(now: UInt64) -> ServerID {
+    /// An id for a new guild, placed on this home (a guild is made where it
+    /// is asked for); in a cluster, also in a shard this node serves. Nil
+    /// when this home serves no shard now.
+    func newGuildID(now: UInt64) -> ServerID? {
+        let served = gateway.limits.node.served
+        for _ in 0..<100_000 {
+            let id = ids.next(nowMillis: now)
+            if map.home(guild: id) == index && served.serves(id: id) { return id }
+        }
+        return nil
+    }
+
+    /// An id for a new channel or conversation: in a cluster it hashes to
+    /// the same shard as `shardOf` (the guild's id, or the lower user's
+    /// shard), so any node can tell where a request naming it goes.
+    func newID(now: UInt64, shard: Int?) -> UInt64 {
+        guard let shard, !settings.cluster.isEmpty else { return ids.next(nowMillis: now) }
         while true {
             let id = ids.next(nowMillis: now)
-            if map.home(guild: id) == index { return id }
+            if ShardPlan.shard(guild: id, shards: settings.shards) == shard { return id }
         }
     }
 

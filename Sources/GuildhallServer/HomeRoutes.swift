@@ -26,10 +26,14 @@ final class HomeRoutes {
     private var nextGatherID: UInt64 = 0
     unowned var gateway: Gateway!
 
-    init(map: HomeMap, index: Int, channels: [ChannelID: ServerID]) {
+    /// In a cluster, the shards this node serves.
+    let served: ServedShards
+
+    init(map: HomeMap, index: Int, channels: [ChannelID: ServerID], served: ServedShards) {
         self.map = map
         self.index = index
         self.channels = channels
+        self.served = served
     }
 
     func connect(_ homes: [any GatewayHome]) { self.homes = homes }
@@ -71,6 +75,7 @@ final class HomeRoutes {
     // MARK: Requests
 
     func sendMessage(_ r: SendRequest, id: UInt64, from s: Session, bytes: Int) {
+        guard servedHere(.channel(r.channelID), for: s) else { return refuseUnserved(id, from: s) }
         let h = homes.count > 1 ? home(ofChannel: r.channelID, for: s) : 0
         if h != index { gateway.forwarded(s, bytes: bytes) }
         homes[h].sendMessage(r, id: id, session: s.key)
@@ -87,6 +92,7 @@ final class HomeRoutes {
             gather(.getMessages(get), id: id, from: s, merge: .readableFirst(r))
             return
         }
+        guard !served.clustered || servedHere(RequestTarget(body), for: s) else { return refuseUnserved(id, from: s) }
         guard homes.count > 1 else {
             homes[0].route(body, id: id, session: s.key, part: false)
             return
@@ -139,58 +145,37 @@ final class HomeRoutes {
 
     /// The home of a request that one home answers, or nil when every home must answer in part.
     private func destination(_ body: GHRequest.OneOf_Body, for s: Session) -> Int? {
-        switch body {
-        case .login, .resume, .heartbeat, .ack, .logout: return map.home(user: s.user)
-        // A new guild is made where it is asked for, with an id placed there.
-        case .createServer: return index
-        case .updateServer(let r): return map.home(guild: r.serverID)
-        case .deleteServer(let r): return map.home(guild: r.serverID)
-        case .joinServer(let r): return map.home(guild: r.serverID)
-        case .inviteMember(let r): return map.home(guild: r.serverID)
-        case .acceptInvite(let r): return map.home(guild: r.serverID)
-        case .leaveServer(let r): return map.home(guild: r.serverID)
-        case .kickMember(let r): return map.home(guild: r.serverID)
-        case .setMemberRole(let r): return map.home(guild: r.serverID)
-        case .banMember(let r): return map.home(guild: r.serverID)
-        case .unbanMember(let r): return map.home(guild: r.serverID)
-        case .listMembers(let r): return map.home(guild: r.serverID)
-        case .createChannel(let r): return map.home(guild: r.serverID)
-        case .listChannels(let r): return map.home(guild: r.serverID)
-        case .enterAsGuest(let r): return map.home(guild: r.serverID)
-        case .leaveAsGuest(let r): return map.home(guild: r.serverID)
-        case .createRole(let r): return map.home(guild: r.serverID)
-        case .updateRole(let r): return map.home(guild: r.serverID)
-        case .deleteRole(let r): return map.home(guild: r.serverID)
-        case .grantRole(let r): return map.home(guild: r.serverID)
-        case .takeBackRole(let r): return map.home(guild: r.serverID)
-        case .setPermissionOverride(let r): return map.home(guild: r.override.serverID)
-        case .listRoles(let r): return map.home(guild: r.serverID)
-        case .getPermissions(let r): return map.home(guild: r.serverID)
-        case .updateChannel(let r): return home(ofChannel: r.channelID, for: s)
-        case .deleteChannel(let r): return home(ofChannel: r.channelID, for: s)
-        case .markRead(let r): return home(ofChannel: r.channelID, for: s)
-        case .sendTyping(let r): return home(ofChannel: r.channelID, for: s)
-        case .respondReceipts(let r): return home(ofChannel: r.channelID, for: s)
-        case .sendMessage(let r): return home(ofChannel: r.channelID, for: s)
-        // A conversation's id is not a channel's: every home looks for it.
-        case .getHistory(let r): return channels[r.channelID].map { map.home(guild: $0) }
-        case .recallMessage(let r): return channels[r.channelID].map { map.home(guild: $0) }
-        case .editMessage(let r): return channels[r.channelID].map { map.home(guild: $0) }
-        case .deleteMessage(let r): return channels[r.channelID].map { map.home(guild: $0) }
-        case .addReaction(let r): return channels[r.channelID].map { map.home(guild: $0) }
-        case .removeReaction(let r): return channels[r.channelID].map { map.home(guild: $0) }
-        case .getThread(let r): return channels[r.channelID].map { map.home(guild: $0) }
-        case .getUnread(let r): return oneHome(r.channelIds.map { channels[$0].map { map.home(guild: $0) } })
-        case .subscribe(let r): return oneHome(r.targets.map { map.home(guild: $0.serverID) })
-        case .openConversation(let r): return map.home(conversationOf: s.user, r.peerID)
-        case .sendDirectMessage(let r): return map.home(conversationOf: s.user, r.peerID)
-        case .setReceivedStatus: return map.home(user: s.user)
-        // Received status: the user's home holds what was set, the homes of the messages what reading and delivery say.
-        case .getReceivedStatus: return nil
-        case .listMyServers, .getServers, .getMessages, .getReceiptInfo, .getReceiptReaders, .requestReceipt, .setSubscribeMode,
-             .listConversations, .getSentStatus, .markDelivered, .sendReadReceipt, .ackMessageRead, .ackConversationRead:
-            return nil
+        switch RequestTarget(body) {
+        case .user: return map.home(user: s.user)
+        case .here: return index
+        case .guild(let id): return map.home(guild: id)
+        case .channel(let id): return home(ofChannel: id, for: s)
+        case .announcedChannel(let id): return channels[id].map { map.home(guild: $0) }
+        case .channels(let ids): return oneHome(ids.map { channels[$0].map { map.home(guild: $0) } })
+        case .guilds(let ids): return oneHome(ids.map { map.home(guild: $0) })
+        case .conversation(let peer): return map.home(conversationOf: s.user, peer)
+        case .everyHome: return nil
         }
+    }
+
+    /// In a cluster, whether this node serves what `target` names now. A
+    /// channel's or conversation's id hashes to its guild's or lower user's
+    /// shard (they are minted so: `Home.newID`), so this holds for ids the
+    /// gateway never saw. Without a cluster, everything is served here.
+    func servedHere(_ target: RequestTarget, for s: Session) -> Bool {
+        guard served.clustered else { return true }
+        switch target {
+        case .user, .here, .everyHome: return true
+        case .guild(let id), .channel(let id), .announcedChannel(let id): return served.serves(id: id)
+        case .channels(let ids): return ids.allSatisfy(served.serves(id:))
+        case .guilds(let ids): return ids.allSatisfy(served.serves(id:))
+        case .conversation(let peer): return served.serves(user: min(s.user, peer))
+        }
+    }
+
+    /// Another node holds what the request names (or none does, for a moment while it moves).
+    private func refuseUnserved(_ id: UInt64, from s: Session) {
+        s.respond(id, .error(GHError(Failure(.unavailable, "this node does not serve that now; retry, or connect to another node"))))
     }
 
     /// The home of a channel's guild; a channel no home announced is answered
@@ -220,4 +205,78 @@ struct Gather {
     let merge: GatherMerge
     let expected: Int
     var parts: [GHResponse.OneOf_Result] = []
+}
+
+/// Where a request's ids lead (DESIGN §9's request table, by id): the
+/// session's user, this gateway's own home (a new guild is made where it is
+/// asked for), a guild, a channel's guild, a direct conversation, or every
+/// home when the ids do not tell (message UIDs, lists across guilds).
+enum RequestTarget: Equatable {
+    case user
+    case here
+    case guild(ServerID)
+    /// A channel's guild; a channel nobody announced is answered by the user's home (as not found).
+    case channel(ChannelID)
+    /// A channel's guild if announced, else every home (the id may name a conversation).
+    case announcedChannel(ChannelID)
+    case channels([ChannelID])
+    case guilds([ServerID])
+    /// The conversation between the session's user and this peer.
+    case conversation(UserID)
+    case everyHome
+
+    init(_ body: GHRequest.OneOf_Body) {
+        switch body {
+        case .login, .resume, .heartbeat, .ack, .logout: self = .user
+        // A new guild is made where it is asked for, with an id placed there.
+        case .createServer: self = .here
+        case .updateServer(let r): self = .guild(r.serverID)
+        case .deleteServer(let r): self = .guild(r.serverID)
+        case .joinServer(let r): self = .guild(r.serverID)
+        case .inviteMember(let r): self = .guild(r.serverID)
+        case .acceptInvite(let r): self = .guild(r.serverID)
+        case .leaveServer(let r): self = .guild(r.serverID)
+        case .kickMember(let r): self = .guild(r.serverID)
+        case .setMemberRole(let r): self = .guild(r.serverID)
+        case .banMember(let r): self = .guild(r.serverID)
+        case .unbanMember(let r): self = .guild(r.serverID)
+        case .listMembers(let r): self = .guild(r.serverID)
+        case .createChannel(let r): self = .guild(r.serverID)
+        case .listChannels(let r): self = .guild(r.serverID)
+        case .enterAsGuest(let r): self = .guild(r.serverID)
+        case .leaveAsGuest(let r): self = .guild(r.serverID)
+        case .createRole(let r): self = .guild(r.serverID)
+        case .updateRole(let r): self = .guild(r.serverID)
+        case .deleteRole(let r): self = .guild(r.serverID)
+        case .grantRole(let r): self = .guild(r.serverID)
+        case .takeBackRole(let r): self = .guild(r.serverID)
+        case .setPermissionOverride(let r): self = .guild(r.override.serverID)
+        case .listRoles(let r): self = .guild(r.serverID)
+        case .getPermissions(let r): self = .guild(r.serverID)
+        case .updateChannel(let r): self = .channel(r.channelID)
+        case .deleteChannel(let r): self = .channel(r.channelID)
+        case .markRead(let r): self = .channel(r.channelID)
+        case .sendTyping(let r): self = .channel(r.channelID)
+        case .respondReceipts(let r): self = .channel(r.channelID)
+        case .sendMessage(let r): self = .channel(r.channelID)
+        // A conversation's id is not a channel's: every home looks for it.
+        case .getHistory(let r): self = .announcedChannel(r.channelID)
+        case .recallMessage(let r): self = .announcedChannel(r.channelID)
+        case .editMessage(let r): self = .announcedChannel(r.channelID)
+        case .deleteMessage(let r): self = .announcedChannel(r.channelID)
+        case .addReaction(let r): self = .announcedChannel(r.channelID)
+        case .removeReaction(let r): self = .announcedChannel(r.channelID)
+        case .getThread(let r): self = .announcedChannel(r.channelID)
+        case .getUnread(let r): self = .channels(r.channelIds)
+        case .subscribe(let r): self = .guilds(r.targets.map(\.serverID))
+        case .openConversation(let r): self = .conversation(r.peerID)
+        case .sendDirectMessage(let r): self = .conversation(r.peerID)
+        case .setReceivedStatus: self = .user
+        // Received status: the user's home holds what was set, the homes of the messages what reading and delivery say.
+        case .getReceivedStatus: self = .everyHome
+        case .listMyServers, .getServers, .getMessages, .getReceiptInfo, .getReceiptReaders, .requestReceipt, .setSubscribeMode,
+             .listConversations, .getSentStatus, .markDelivered, .sendReadReceipt, .ackMessageRead, .ackConversationRead:
+            self = .everyHome
+        }
+    }
 }

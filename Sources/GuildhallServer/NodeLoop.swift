@@ -42,7 +42,7 @@ final class NodeLoop {
         links = LoopLinks(index: index, inboxes: inboxes)
         home = Home(index: index, loop: loop, settings: settings, log: log, clock: clock, store: store, share: share, links: links,
                     metrics: guards.metrics)
-        let routes = HomeRoutes(map: home.map, index: index, channels: placements)
+        let routes = HomeRoutes(map: home.map, index: index, channels: placements, served: guards.served)
         var homes: [any GatewayHome] = []
         for i in inboxes.indices {
             if i == index {

@@ -22,6 +22,8 @@ protocol ShardHandover: Sendable {
     func gained(_ shards: [Int]) -> [Int]
     /// Shards no longer held.
     func lost(_ shards: [Int])
+    /// Of the shards held, those no longer servable (to take over again).
+    func stalled(among held: [Int]) -> [Int]
 }
 
 final class ShardLeases: Sendable {
@@ -162,6 +164,15 @@ final class ShardLeases: Sendable {
         for shard in released {
             client.delete("shard.\(shard)")
             held.removeValue(forKey: shard)
+        }
+        // A shard whose log stopped taking writes is taken over again, as if claimed anew.
+        let stalled = handover.stalled(among: Array(held.keys))
+        if !stalled.isEmpty {
+            let back = Set(handover.gained(stalled))
+            for shard in stalled where !back.contains(shard) {
+                client.delete("shard.\(shard)")
+                held.removeValue(forKey: shard)
+            }
         }
         var claimed: [Int: Held] = [:]
         for shard in ShardPlan.toClaim(held: Set(held.keys), taken: taken, shards: settings.shards, nodes: nodes.count, node: me)

@@ -44,6 +44,10 @@ final class ShardLog: Journal {
     /// Makes MsgIds unique per process: node, start time, counter.
     private let incarnation = UInt64(Date().timeIntervalSince1970 * 1000)
     private let counter = Atomic<UInt64>(0)
+    /// Told when an append failed without an answer: what the home holds for
+    /// the shard may now be ahead of its log (seqs handed out to writes the log
+    /// may lack), so the node reloads the shard from the log before it serves it again.
+    let onBroken = Mutex<(@Sendable (Int) -> Void)?>(nil)
     /// How long a commit round retries an entry the stream did not answer (a leader election takes about 5 s).
     private let retryMs: UInt64 = 6_000
 
@@ -130,6 +134,9 @@ final class ShardLog: Journal {
         switch result {
         case .success(let seq): last.withLock { $0[shard] = seq }
         case .failure(let e) where e.code == -3: last.withLock { _ = $0.removeValue(forKey: shard) }
+        case .failure(let e) where e.code == -4:
+            last.withLock { _ = $0.removeValue(forKey: shard) }
+            onBroken.withLock { $0 }?(shard)
         case .failure: break
         }
         return result

@@ -28,6 +28,14 @@ final class ShardTakeover: ShardHandover {
         self.settings = settings
         self.served = served
         self.clock = clock
+        shardLog.onBroken.withLock { $0 = { [weak self] shard in self?.lost([shard]) } }
+    }
+
+    /// Held shards the log stopped taking writes for (an append went
+    /// unanswered): they are handed over to this node again, from the log.
+    func stalled(among held: [Int]) -> [Int] {
+        let appending = shardLog.served
+        return held.filter { !appending.contains($0) }
     }
 
     /// The homes are built: later changes go to them.
@@ -79,6 +87,14 @@ final class ServedShards: Sendable {
     func add(_ list: [Int]) { shards.withLock { $0.formUnion(list) } }
     func remove(_ list: [Int]) { shards.withLock { $0.subtract(list) } }
     var all: Set<Int> { shards.withLock { $0 } }
+
+    /// Whether this node serves the shard a guild's id hashes to (so do its
+    /// channels' and, for a conversation, its lower user's; `Home.newID`).
+    func serves(id: UInt64) -> Bool {
+        guard clustered else { return true }
+        let shard = ShardPlan.shard(guild: id, shards: count)
+        return shards.withLock { $0.contains(shard) }
+    }
 
     func serves(user: UserID) -> Bool {
         guard clustered else { return true }

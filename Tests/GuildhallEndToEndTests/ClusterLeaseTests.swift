@@ -8,38 +8,6 @@ import GuildhallLoop
 import Testing
 @testable import GuildhallServer
 
-/// A nats-server with JetStream in a temporary folder.
-final class NATSServer {
-    let port: Int
-    let folder = NSTemporaryDirectory() + "guildhall-nats-\(UUID().uuidString)"
-    private let child: Child
-
-    init() throws {
-        port = try Self.freePort()
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        child = try Child("/usr/sbin/nats-server", ["-a", "127.0.0.1", "-p", "\(port)", "-js", "-sd", folder],
-                          environment: ProcessInfo.processInfo.environment)
-        let deadline = Date().addingTimeInterval(10)
-        while (try? RawConnection(port: port)) == nil {
-            guard Date() < deadline else { throw WaitTimeout(what: "nats-server on \(port)") }
-            usleep(20_000)
-        }
-    }
-
-    var url: String { "nats://127.0.0.1:\(port)" }
-
-    func stop() {
-        kill(child.pid, SIGTERM)
-        _ = child.wait()
-        try? FileManager.default.removeItem(atPath: folder)
-    }
-
-    static func freePort() throws -> Int {
-        guard let port = SocketAddress.freeLoopbackPort() else { throw WaitTimeout(what: "a free port") }
-        return port
-    }
-}
-
 @Suite struct ClusterLeaseTests {
     func node(_ id: Int, _ nats: NATSServer) throws -> TestServer {
         try TestServer {

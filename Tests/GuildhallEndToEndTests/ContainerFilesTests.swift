@@ -55,4 +55,24 @@ import Testing
         let compose = try file("compose.yaml")
         #expect(compose.contains("prometheus.yml:/etc/prometheus/prometheus.yml") && compose.contains("GUILDHALL_ADMIN_TOKEN"))
     }
+
+    /// The cluster compose file (read, not run here): three NATS servers routed
+    /// into one JetStream cluster, three nodes with distinct ids sharing one
+    /// secret and shard count, replicas 3; the image carries cnats.
+    @Test func theClusterComposeFileHasThreeNATSServersAndThreeNodes() throws {
+        let compose = try file("compose.cluster.yaml")
+        for i in 1...3 {
+            #expect(compose.contains("  nats-\(i):\n") && compose.contains("  guildhall-\(i):\n"))
+            #expect(compose.contains("GUILDHALL_NODE_ID: \"\(i)\""))
+            #expect(compose.contains("\"--name\", \"nats-\(i)\", \"--js\""))
+        }
+        #expect(compose.contains("GUILDHALL_CLUSTER: nats://nats-1:4222,nats://nats-2:4222,nats://nats-3:4222"))
+        #expect(compose.contains("GUILDHALL_CLUSTER_REPLICAS: \"3\"") && compose.contains("GUILDHALL_SECRET: ${GUILDHALL_SECRET:?"))
+        let settings = Set(Settings.specs.map(\.environmentName))
+        for name in ["GUILDHALL_CLUSTER", "GUILDHALL_CLUSTER_NAME", "GUILDHALL_CLUSTER_REPLICAS", "GUILDHALL_SHARDS", "GUILDHALL_NODE_ID"] {
+            #expect(settings.contains(name), "\(name) is a setting")
+        }
+        let dockerfile = try file("Dockerfile")
+        #expect(dockerfile.contains("libnats-dev") && dockerfile.contains("libnats3.4"))
+    }
 }
