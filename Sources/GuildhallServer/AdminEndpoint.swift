@@ -217,7 +217,9 @@ final class AdminEndpoint {
         applied.notify(queue: .global()) { _ = inbox.post(.adminAnswer(id, .json(200, ["applied": keys]))) }
     }
 
-    /// GET /cluster: the live nodes, the shards each owns, and this node's lease ages.
+    /// GET /cluster: the live nodes, the shards each owns, and this node's
+    /// lease ages with each shard's last log entry (the stream sequence it
+    /// appends after) and whether it serves the shard now.
     private func cluster() -> AdminAnswer {
         guard let leases = node.leases else { return .error(404, "this node is not in a cluster (the setting cluster is empty)") }
         let s = leases.snapshot, now = ShardLeases.nowMs()
@@ -227,7 +229,10 @@ final class AdminEndpoint {
             ["node": id, "shards": (byNode[String(id)] ?? []).sorted(), "last_seen_ms_ago": now - (s.nodes[id] ?? now)]
         }
         // Only leases this node still serves: a renewal overdue by ¾ of the TTL no longer counts (ShardLeases.owns).
-        let ages = s.held.keys.sorted().filter { leases.owns($0) }.map { ["shard": $0, "lease_age_ms": now - s.held[$0]!.renewedAt] }
+        let logged = node.shardLog?.positions ?? [:]
+        let ages = s.held.keys.sorted().filter { leases.owns($0) }.map { shard -> [String: Any] in
+            ["shard": shard, "lease_age_ms": now - s.held[shard]!.renewedAt, "log_seq": logged[shard] ?? 0, "serving": logged[shard] != nil]
+        }
         return .json(200, ["node": first.home.settings.nodeID, "shards": first.home.settings.shards, "nodes": nodes, "leases": ages,
                            "last_error": s.lastError])
     }

@@ -11,8 +11,7 @@
 // applies the entries its SQLite lacks (from its recorded log position on,
 // so an empty data folder rebuilds the shard from the log), then appends an
 // epoch marker the same way before it serves: from then on the previous
-// owner's writes cannot land. Entries are JSON of `StoreWrite`'s derived
-// Codable form, so a new kind of write needs no hand-written mapping.
+// owner's writes cannot land. Entries: Proto/log.proto (LogEntries.swift).
 // Blocking cnats calls: the writer thread (`append`) and the lease thread
 // (`adopt`, `release`) only, never a loop.
 
@@ -21,15 +20,6 @@ import Foundation
 import GuildhallCore
 import GuildhallStore
 import Synchronization
-
-/// What one log entry holds.
-struct LogEntry: Codable {
-    /// The node that appended it.
-    var node: Int
-    /// An owner's first entry: it holds no writes and fences the previous owner.
-    var epoch: Bool
-    var writes: [StoreWrite]
-}
 
 final class ShardLog: Journal {
     private let settings: Settings
@@ -99,6 +89,9 @@ final class ShardLog: Journal {
 
     var served: Set<Int> { last.withLock { Set($0.keys) } }
 
+    /// Per shard served, the stream sequence of its last entry.
+    var positions: [Int: UInt64] { last.withLock { $0 } }
+
     // MARK: Appending (writer thread)
 
     func append(_ jobs: [WriteJob]) -> [Result<[LoggedPosition], StoreError>] {
@@ -145,8 +138,8 @@ final class ShardLog: Journal {
     /// Publishes one entry expecting the subject's last sequence to be `expected`
     /// (0: no entry yet). Code -3: refused, another node appended since (deposed).
     private func publish(_ entry: LogEntry, shard: Int, expecting expected: UInt64, retrying: Bool) -> Result<UInt64, StoreError> {
-        let data: Data
-        do { data = try JSONEncoder().encode(entry) } catch {
+        let data: [UInt8]
+        do { data = try LogEntries.encode(entry) } catch {
             return .failure(StoreError(code: -1, message: "cannot encode a log entry: \(error)"))
         }
         let id = "\(settings.nodeID).\(incarnation).\(counter.add(1, ordering: .relaxed).newValue)"
@@ -237,7 +230,6 @@ final class ShardLog: Journal {
         var batch: [LoggedWrites] = []
         var reached = applied
         var count = 0
-        let decoder = JSONDecoder()
         while reached < tail {
             var msg: OpaquePointer?
             s = natsSubscription_NextMsg(&msg, sub, 5_000)
@@ -250,8 +242,12 @@ final class ShardLog: Journal {
             let seq = meta.pointee.Sequence.Stream
             jsMsgMetaData_Destroy(meta)
             let length = Int(natsMsg_GetDataLength(msg))
-            let data = natsMsg_GetData(msg).map { Data(bytes: $0, count: length) } ?? Data()
-            let entry = (try? decoder.decode(LogEntry.self, from: data)) ?? LogEntry(node: 0, epoch: false, writes: [])
+            let data = natsMsg_GetData(msg).map { p in p.withMemoryRebound(to: UInt8.self, capacity: length) { [UInt8](UnsafeBufferPointer(start: $0, count: length)) } } ?? []
+            let entry: LogEntry
+            do { entry = try LogEntries.decode(data) } catch {
+                log.error("log entry not readable; skipped", ["shard": shard, "seq": seq, "error": String(describing: error)])
+                entry = LogEntry(node: 0, epoch: false, writes: [])
+            }
             batch.append(LoggedWrites(shard: shard, seq: seq, writes: entry.writes))
             reached = seq
             count += 1

@@ -38,6 +38,9 @@ import Testing
         #expect(Set(try owned(one)).isDisjoint(with: Set(try owned(two))), "no shard has two owners")
         let listing = try HTTPExchange.request("GET", "/cluster", port: two.adminPort).json
         #expect((listing["nodes"] as? [[String: Any]])?.count == 2)
+        // Each shard taken over has an epoch marker in its log, after node 1's.
+        let leases = (listing["leases"] as? [[String: Any]]) ?? []
+        #expect(leases.allSatisfy { ($0["log_seq"] as? Int ?? 0) > 8 && $0["serving"] as? Bool == true }, "\(leases)")
         two.stop()
         try await waitUntil("node 1 taking the shards back") { try owned(one).count == 8 }
     }

@@ -1,0 +1,115 @@
+// Cluster log entries (Proto/log.proto, LogEntries.swift): every kind of
+// write comes back from its bytes exactly as it went in, whether it travels
+// field by field (a new message) or as JSON (everything else).
+
+import GuildhallCore
+import Foundation
+import GuildhallStore
+import GuildhallWire
+import Testing
+@testable import GuildhallServer
+
+@Suite struct LogEntriesTests {
+    static var message: MessageRecord {
+        var m = MessageRecord(uid: 7 << 22, serverID: 11, channelID: 12, seq: 3, sender: "alice", sentTime: 1_700_000_000_000,
+                              content: .text("hi ✓"), mentions: ["bob"], mentionAll: true, needReceipt: true, clientID: "c-1")
+        m.reply = ReplyRef(uid: 5 << 22, sender: "bob", excerpt: "earlier")
+        m.threadRoot = 4 << 22
+        return m
+    }
+
+    /// One write of every kind (the switch below fails to compile when a kind is added and not listed here).
+    static var everyKind: [StoreWrite] {
+        var edited = message
+        edited.changes.editCount = 1
+        var custom = message
+        custom.content = .custom(type: "poll", data: [0, 1, 255])
+        custom.reply = nil
+        var side = DirectConversation.Side(user: "bob")
+        side.deliveredSeq = 4
+        return [
+            .message(message), .message(custom), .message(edited),
+            .directory(.serverSaved(ServerRecord(id: 11, name: "g", icon: "", custom: "{}", owner: "alice", openJoin: true, createdAt: 1))),
+            .directory(.serverDeleted(11)),
+            .directory(.memberSaved(MemberRecord(serverID: 11, userID: "bob", role: .member, joinedAt: 2, roles: [3]))),
+            .directory(.memberRemoved(11, "bob")),
+            .directory(.inviteSaved(InviteRecord(serverID: 11, userID: "carol", inviter: "alice", createdAt: 3))),
+            .directory(.inviteRemoved(11, "carol")),
+            .directory(.channelSaved(ChannelRecord(id: 12, serverID: 11, name: "c", topic: "t", custom: "", createdAt: 4))),
+            .directory(.channelDeleted(12)),
+            .directory(.banSaved(BanRecord(serverID: 11, userID: "eve", actor: "alice", createdAt: 5))),
+            .directory(.banRemoved(11, "eve")),
+            .directory(.roleSaved(RoleRecord(serverID: 11, id: 3, name: "mod", position: 2,
+                                             permissions: PermissionOverride(allow: [.sendMessages], deny: []), createdAt: 6))),
+            .directory(.roleDeleted(11, 3)),
+            .directory(.overrideSaved(OverrideRecord(serverID: 11, channelID: 12, target: .member("bob"),
+                                                     permissions: PermissionOverride(allow: [], deny: [.sendMessages])))),
+            .readPosition("bob", 12, ReadPosition(readSeq: 2, ackTime: 7, activity: 8)),
+            .inbox(InboxRow(ord: 9, user: "bob", at: 10, messageUID: 7 << 22)),
+            .inbox(InboxRow(ord: 10, user: "bob", at: 11, event: [1, 2, 3])),
+            .syncCursor("bob", "phone", 9),
+            .receivedStatus("bob", 7 << 22, [.retrieved]),
+            .pruneInbox(before: 12),
+            .receiptRequest(12, ChannelReceipts.Request(uid: 7 << 22, seq: 3, requester: "alice", sentTime: 13)),
+            .receiptAdvance(12, ChannelReceipts.Advance(user: "bob", from: 1, to: 3, time: 14)),
+            .conversation(id: 15, users: ["alice", "bob"], createdAt: 16),
+            .directSide(conversation: 15, side),
+            .directRead(conversation: 15, reader: "bob", uid: 8 << 22, sentTime: 17),
+            .receivedSeq("bob", 12, 3),
+            .messageEdited(7 << 22, .text("edited"), time: 18, channel: 12),
+            .messageRemoved(7 << 22, Removal(kind: .recalled, by: "alice", time: 19), channel: 12),
+            .threadReply(root: 4 << 22, time: 20, channel: 12),
+            .reaction(7 << 22, user: "bob", type: 1, added: true, time: 21, channel: 12),
+            .logPosition(shard: 3, seq: 22),
+        ]
+    }
+
+    @Test func everyKindOfWriteComesBackFromItsBytes() throws {
+        var kinds = Set<String>()
+        for w in Self.everyKind {
+            switch w {
+            case .directory: kinds.insert("directory")
+            case .message: kinds.insert("message")
+            case .readPosition: kinds.insert("readPosition")
+            case .inbox: kinds.insert("inbox")
+            case .syncCursor: kinds.insert("syncCursor")
+            case .receivedStatus: kinds.insert("receivedStatus")
+            case .pruneInbox: kinds.insert("pruneInbox")
+            case .receiptRequest: kinds.insert("receiptRequest")
+            case .receiptAdvance: kinds.insert("receiptAdvance")
+            case .conversation: kinds.insert("conversation")
+            case .directSide: kinds.insert("directSide")
+            case .directRead: kinds.insert("directRead")
+            case .receivedSeq: kinds.insert("receivedSeq")
+            case .messageEdited: kinds.insert("messageEdited")
+            case .messageRemoved: kinds.insert("messageRemoved")
+            case .threadReply: kinds.insert("threadReply")
+            case .reaction: kinds.insert("reaction")
+            case .logPosition: kinds.insert("logPosition")
+            }
+        }
+        #expect(kinds.count == 18, "every kind is in the sample")
+        let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
+        let back = try LogEntries.decode(try LogEntries.encode(entry))
+        #expect(back == entry)
+        for (a, b) in zip(back.writes, entry.writes) { #expect(a == b) }
+    }
+
+    @Test func aNewMessageTravelsFieldByFieldAndSmallerThanItsJSON() throws {
+        let bytes = try LogEntries.encode(LogEntry(node: 1, epoch: false, writes: [.message(Self.message)]))
+        let entry = try GHLogEntry(serializedBytes: bytes)
+        guard case .message(let m)? = entry.writes.first?.write else {
+            Issue.record("a new message is not written field by field")
+            return
+        }
+        #expect(m.record == Self.message)
+        let json = try JSONEncoder().encode(StoreWrite.message(Self.message))
+        #expect(bytes.count < json.count / 2, "\(bytes.count) bytes, against \(json.count) as JSON")
+    }
+
+    @Test func anEpochMarkerHoldsNoWrites() throws {
+        let back = try LogEntries.decode(try LogEntries.encode(LogEntry(node: 2, epoch: true, writes: [])))
+        #expect(back == LogEntry(node: 2, epoch: true, writes: []))
+        #expect(throws: (any Error).self) { _ = try LogEntries.decode([0xff, 0xff, 0xff]) }
+    }
+}
