@@ -129,6 +129,10 @@ final class ConnectionSession {
             }
         case .error(let e)?:
             let error = GuildhallError(e)
+            // In a deployment of several nodes, one that cannot serve the user
+            // now (another node holds the user's shard) is a reason to move on,
+            // not to give up: the close that follows sends the client to the next node.
+            if error.code == .unavailable && client.addresses.count > 1 { return }
             waiters = client.state.withLock { s in
                 s.fatal = error
                 let w = s.connectWaiters

@@ -62,6 +62,8 @@ final class Home {
     let links: LoopLinks
     /// Which home owns what.
     let map: HomeMap
+    /// In a cluster: the generation of each shard's state this home loaded (JobShards).
+    var shardGenerations: [Int: UInt64] = [:]
 
     /// Builds the home on its loop from its share of the store's snapshot.
     init(index: Int, loop: EventLoop, settings: Settings, log: ServerLog, clock: @escaping @Sendable () -> UInt64,

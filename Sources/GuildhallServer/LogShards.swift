@@ -16,7 +16,10 @@ extension Home {
         if let first = shards.first(where: { $0 != nil }) ?? nil {
             for (i, w) in writes.enumerated() where shards[i] == nil && w.isReplicated { shards[i] = first }
         }
-        return JobShards(shards)
+        var generations: [Int: UInt64] = [:]
+        // A shard this home holds no state of (dropped) gets generation 0, which the log refuses.
+        for case let shard? in shards { generations[shard] = shardGenerations[shard] ?? 0 }
+        return JobShards(shards, generations: generations)
     }
 
     private func logShard(_ write: StoreWrite) -> Int? {

@@ -55,7 +55,10 @@ final class Node {
                 leases.firstRound(t)
             }
             snapshot = try Node.snapshot(of: store, settings: settings, clock: clock)
-            if !settings.cluster.isEmpty { snapshot = snapshot.only(shards: served.all, of: settings.shards) }
+            if let takeover {
+                snapshot = snapshot.only(shards: served.all, of: settings.shards)
+                snapshot.generations = takeover.generations.withLock { $0 }
+            }
         } catch {
             leases?.stop()
             store.close()

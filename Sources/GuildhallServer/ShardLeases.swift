@@ -152,7 +152,10 @@ final class ShardLeases: Sendable {
         for (shard, h) in held where client.isConnected {
             if let rev = client.update("shard.\(shard)", "\(me)", last: h.revision) {
                 held[shard] = Held(revision: rev, renewedAt: now)
-            } else if now >= h.renewedAt + UInt64(settings.leaseTTLMs) * 3 / 4 || client.get("shard.\(shard)")?.value != "\(me)" {
+            } else if now >= h.renewedAt + UInt64(settings.leaseTTLMs) * 3 / 4
+                        || client.get("shard.\(shard)").map({ $0.value != "\(me)" }) == true {
+                // Lost: another node holds the key, or the renewal is too old to count. A renewal
+                // that merely failed (NATS electing a leader) is tried again next round.
                 log.warn("lease lost", ["shard": shard])
                 held.removeValue(forKey: shard)
                 lost.append(shard)

@@ -31,6 +31,8 @@ final class ShardLog: Journal {
     private let subjectPrefix: String
     /// Per shard served: the stream sequence of its last entry (the next entry's expectation).
     private let last = Mutex<[Int: UInt64]>([:])
+    /// Per shard, how many times this node took it over (JobShards.generations).
+    private let generations = Mutex<[Int: UInt64]>([:])
     /// Makes MsgIds unique per process: node, start time, counter.
     private let incarnation = UInt64(Date().timeIntervalSince1970 * 1000)
     private let counter = Atomic<UInt64>(0)
@@ -95,9 +97,16 @@ final class ShardLog: Journal {
     // MARK: Appending (writer thread)
 
     func append(_ jobs: [WriteJob]) -> [Result<[LoggedPosition], StoreError>] {
+        var failures: [Int: StoreError] = [:]
+        // A job made from an earlier takeover's state is refused whole.
+        let current = generations.withLock { $0 }
+        for (i, job) in jobs.enumerated() {
+            guard let g = job.shards?.generations, g.contains(where: { current[$0.key] != $0.value }) else { continue }
+            failures[i] = StoreError(code: -2, message: "the shard moved since this change was made; retry")
+        }
         // Each shard's part of the round, and which jobs have a part in it.
         var parts: [Int: (writes: [StoreWrite], jobs: [Int])] = [:]
-        for (i, job) in jobs.enumerated() {
+        for (i, job) in jobs.enumerated() where failures[i] == nil {
             guard let shards = job.shards else { continue }
             for (write, shard) in zip(job.writes, shards.shards) {
                 guard let shard else { continue }
@@ -106,7 +115,6 @@ final class ShardLog: Journal {
             }
         }
         var positions = Array(repeating: [LoggedPosition](), count: jobs.count)
-        var failures: [Int: StoreError] = [:]
         for shard in parts.keys.sorted() {
             let part = parts[shard]!
             switch appendEntry(LogEntry(node: settings.nodeID, epoch: false, writes: part.writes), to: shard) {
@@ -177,8 +185,9 @@ final class ShardLog: Journal {
     // MARK: Taking a shard over (lease thread)
 
     /// Brings this node's SQLite up to the shard's last entry, then appends
-    /// an epoch marker; true when the shard may be served.
-    func adopt(_ shard: Int) -> Bool {
+    /// an epoch marker; the generation of the shard's state from now on, or
+    /// nil when it may not be served.
+    func adopt(_ shard: Int) -> UInt64? {
         do {
             let applied = try store.logPositions()[shard] ?? 0
             let tail = try lastSequence(of: shard)
@@ -187,13 +196,17 @@ final class ShardLog: Journal {
             case .success(let seq):
                 let errors = store.writer.applyLogged([LoggedWrites(shard: shard, seq: seq, writes: [])])
                 guard errors.isEmpty else { throw errors[0] }
+                let generation = generations.withLock { g in
+                    g[shard, default: 0] += 1
+                    return g[shard]!
+                }
                 last.withLock { $0[shard] = seq }
-                return true
+                return generation
             case .failure(let error): throw error
             }
         } catch {
             log.warn("shard not taken over", ["shard": shard, "error": String(describing: error)])
-            return false
+            return nil
         }
     }
 

@@ -11,6 +11,7 @@ import GuildhallStore
 extension Home {
     /// Takes on the guilds, positions, receipts and conversations of `snapshot` (this home's share of it).
     func adopt(_ snapshot: StoreSnapshot) {
+        shardGenerations.merge(snapshot.generations) { _, new in new }
         directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels,
                        bans: snapshot.bans, roles: snapshot.roles, overrides: snapshot.overrides)
         for (user, channel, p) in snapshot.readPositions { positions.load(user, channel, p) }
@@ -23,11 +24,18 @@ extension Home {
         for c in snapshot.conversations { userHome.directs.add(c) }
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
         // At start the node gave every gateway the placements; later, the gateways hear of the channels taken on.
-        if gateway != nil { for c in snapshot.channels { links.place(c.id, in: c.serverID, local: gateway.routes) } }
+        guard gateway != nil else { return }
+        for c in snapshot.channels { links.place(c.id, in: c.serverID, local: gateway.routes) }
+        // Sessions already here whose users are members of guilds taken on get their fan-out from now on.
+        for user in Set(snapshot.members.map(\.userID)) {
+            for id in directory.serverIDs(of: user) { registry.joined(user, server: id) }
+            reception.serve(user)
+        }
     }
 
     /// Forgets the guilds of `shards`: another node holds them now.
     func drop(shards: Set<Int>) {
+        for shard in shards { shardGenerations.removeValue(forKey: shard) }
         for id in directory.allServerIDs where shards.contains(ShardPlan.shard(guild: id, shards: settings.shards)) {
             for c in directory.channelIDs(of: id) {
                 book.dropChannel(c)

@@ -41,14 +41,21 @@ final class ShardTakeover: ShardHandover {
     /// The homes are built: later changes go to them.
     func homesRunning(_ inboxes: [LoopInbox<LoopMessage>]) { self.inboxes.withLock { $0 = inboxes } }
 
+    /// The generation of each shard taken over, for the homes that load it.
+    let generations = Mutex<[Int: UInt64]>([:])
+
     func gained(_ shards: [Int]) -> [Int] {
-        let ready = shards.filter { shardLog.adopt($0) }
+        var taken: [Int: UInt64] = [:]
+        for shard in shards { if let g = shardLog.adopt(shard) { taken[shard] = g } }
+        let ready = taken.keys.sorted()
         guard !ready.isEmpty else { return [] }
+        generations.withLock { $0.merge(taken) { _, new in new } }
         let loops = inboxes.withLock { $0 }
         if !loops.isEmpty {
             do {
-                let shares = try Node.snapshot(of: store, settings: settings, clock: clock)
-                    .only(shards: Set(ready), of: settings.shards).shares(HomeMap(loops: settings.loops))
+                var snapshot = try Node.snapshot(of: store, settings: settings, clock: clock).only(shards: Set(ready), of: settings.shards)
+                snapshot.generations = taken
+                let shares = snapshot.shares(HomeMap(loops: settings.loops))
                 let loaded = DispatchGroup()
                 for (inbox, share) in zip(loops, shares) {
                     loaded.enter()

@@ -16,6 +16,7 @@ extension StoreSnapshot {
             share.highestID = highestID
             share.highestInboxOrd = highestInboxOrd
             share.recentClientSends = recentClientSends
+            share.generations = generations
             return share
         }
         guard map.loops > 1 else {

@@ -7,10 +7,14 @@
 // alone and are not logged. The writer thread calls `append` and may block
 // in it. Values and one protocol.
 
-/// Where a job's writes go: per write, the shard whose log carries it (nil: not logged).
+/// Where a job's writes go: per write, the shard whose log carries it (nil:
+/// not logged); and per shard, the generation of the shard's state the job
+/// was made from (each takeover is a new generation: a job made from an
+/// earlier one is refused, as its seqs may repeat or skip).
 public struct JobShards: Sendable, Equatable {
     public let shards: [Int?]
-    public init(_ shards: [Int?]) { self.shards = shards }
+    public let generations: [Int: UInt64]
+    public init(_ shards: [Int?], generations: [Int: UInt64] = [:]) { self.shards = shards; self.generations = generations }
 }
 
 /// One stored log entry to apply: its shard, its stream sequence, its writes.

@@ -34,6 +34,8 @@ public struct StoreSnapshot: Sendable {
     public var receiptAdvances: [(ChannelID, ChannelReceipts.Advance)] = []
     /// Direct conversations with their sides, message tails and single reads applied.
     public var conversations: [DirectConversation] = []
+    /// In a cluster: the generation of each shard's state this snapshot was loaded for (JobShards).
+    public var generations: [Int: UInt64] = [:]
 
     public init() {}
 }

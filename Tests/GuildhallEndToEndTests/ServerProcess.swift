@@ -143,9 +143,9 @@ final class ServerProcess: Sendable {
     let child: Child
     let port: Int
 
-    /// Starts `guildhall serve` on 127.0.0.1:0 over `folder` and waits until it listens.
-    init(folder: String, arguments: [String] = []) async throws {
-        let child = try Child(Binary.path, ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(testSecret)",
+    /// Starts `guildhall serve` on `listen` (a free port by default) over `folder` and waits until it listens.
+    init(folder: String, listen: String = "127.0.0.1:0", arguments: [String] = []) async throws {
+        let child = try Child(Binary.path, ["serve", "--data", folder, "--listen", listen, "--set", "secret=\(testSecret)",
                                             "--set", "log-level=warn", "--set", "loops=\(testLoops)"] + Settings.unlimitedFlags + ["--set", "admin-listen="] + arguments,
                               environment: ProcessInfo.processInfo.environment)
         self.child = child

@@ -13,8 +13,8 @@ import Testing
 
 @Suite(.serialized) struct ShardLogTests {
     /// A node of a deployment of 8 shards with short leases, over `folder`.
-    static func node(_ id: Int, _ nats: NATSServer, folder: String) async throws -> ServerProcess {
-        try await ServerProcess(folder: folder, arguments: [
+    static func node(_ id: Int, _ nats: NATSServer, folder: String, listen: String = "127.0.0.1:0") async throws -> ServerProcess {
+        try await ServerProcess(folder: folder, listen: listen, arguments: [
             "--set", "cluster=\(nats.url)", "--set", "node-id=\(id)", "--set", "cluster-name=t\(nats.port)",
             "--set", "cluster-replicas=1", "--set", "shards=8", "--set", "lease-ttl-ms=2000", "--set", "lease-renew-ms=100",
         ])
@@ -38,12 +38,14 @@ import Testing
     }
 
     /// Sends until the node serves the channel's guild (a send to a shard
-    /// not yet taken over is refused as unavailable); returns the first acknowledged.
+    /// not yet taken over is refused as unavailable, and a client between
+    /// nodes is not connected); returns the first acknowledged.
     static func sendWhenServed(_ client: GuildhallClient, _ text: String, to channel: UInt64) async throws -> GHChannelMessage {
         let deadline = Date().addingTimeInterval(20)
         while true {
-            do { return try await client.send(text, to: channel, clientID: text) } catch let e as GuildhallError where e.code == .unavailable {
-                if Date() > deadline { throw e }
+            do { return try await client.send(text, to: channel, clientID: text) } catch {
+                let retry = (error as? GuildhallError)?.code == .unavailable || error is ClientError
+                if !retry || Date() > deadline { throw error }
                 try await Task.sleep(nanoseconds: 100_000_000)
             }
         }
@@ -186,5 +188,51 @@ import Testing
         for a in acked.withLock({ $0 }) { #expect(bySeq[a.uid] == a.seq, "acknowledged \(a.uid) at seq \(a.seq)") }
         #expect(stored.map(\.seq) == Array(1...UInt64(stored.count)), "seqs without a gap")
         reader.close()
+    }
+}
+
+/// Issue 15 §6 as far as one node serves at a time: when a node dies, its
+/// clients (given every node's address) reconnect to the node that takes its
+/// shards over, and get every message, live or from offline sync.
+@Suite(.serialized) struct NodeFailureTests {
+    @Test func clientsOfADeadNodeReconnectToItsSuccessorAndMissNothing() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let folders = (0..<2).map { _ in NSTemporaryDirectory() + "guildhall-fail-\(UUID().uuidString)" }
+        defer { for f in folders { try? FileManager.default.removeItem(atPath: f) } }
+        let portB = try NATSServer.freePort()
+        let a = try await ShardLogTests.node(1, nats, folder: folders[0])
+        defer { if !a.child.hasExited { a.signal(SIGKILL); _ = a.wait() } }
+        let addresses = [("127.0.0.1", a.port), ("127.0.0.1", portB)]
+        let alice = GuildhallClient(addresses: addresses, options: ClientOptions(token: TestServer.token("alice")))
+        let bob = GuildhallClient(addresses: addresses, options: ClientOptions(token: TestServer.token("bob")))
+        let heard = Recorder()
+        bob.addListener(heard)
+        defer { alice.close(); bob.close() }
+        try await alice.connect()
+        try await bob.connect()
+        let g = try await alice.createServer(name: "Failover")
+        let channel = try await alice.createChannel(in: g.serverID, name: "c")
+        _ = try await bob.joinServer(g.serverID)
+        var sent: [UInt64] = []
+        for i in 1...5 { sent.append(try await alice.send("before \(i)", to: channel.channelID, mentions: i == 5 ? ["bob"] : []).uid) }
+        _ = try await heard.message("the last message before the crash") { $0.uid == sent.last }
+
+        a.signal(SIGKILL)
+        _ = a.wait()
+        let b = try await ShardLogTests.node(2, nats, folder: folders[1], listen: "127.0.0.1:\(portB)")
+        defer { b.signal(SIGTERM); _ = b.wait() }
+        // Both clients find node 2 by themselves (sends are refused until it serves the
+        // guild's shard). Bob is back before the next message: a channel message sent
+        // while a session is away reaches it from history, not from offline sync (issue 17).
+        try await waitUntil("bob logged in again, on node 2", timeout: 20) { heard.connectedCount >= 2 }
+        let after = try await ShardLogTests.sendWhenServed(alice, "after the failover", to: channel.channelID)
+        sent.append(after.uid)
+        #expect(after.seq == 6, "node 2 went on from the log: seqs 1...5 were node 1's")
+        _ = try await heard.message("the message sent on node 2", timeout: 20) { $0.uid == after.uid }
+        let seen = Set(heard.messages.map(\.uid))
+        #expect(sent.allSatisfy(seen.contains), "bob got every message")
+        let history = try await ShardLogTests.history(bob, channel.channelID)
+        #expect(history.map(\.uid) == sent && history.map(\.seq) == Array(1...6))
     }
 }
