@@ -97,32 +97,17 @@ final class ShardLog: Journal {
     // MARK: Appending (writer thread)
 
     func append(_ jobs: [WriteJob]) -> [Result<[LoggedPosition], StoreError>] {
-        var failures: [Int: StoreError] = [:]
-        // A job made from an earlier takeover's state is refused whole.
-        let current = generations.withLock { $0 }
-        for (i, job) in jobs.enumerated() {
-            guard let g = job.shards?.generations, g.contains(where: { current[$0.key] != $0.value }) else { continue }
-            failures[i] = StoreError(code: -2, message: "the shard moved since this change was made; retry")
+        let round = LogRound(jobs, generations: generations.withLock { $0 })
+        var outcomes: [Int: Result<UInt64, StoreError>] = [:]
+        for shard in round.parts.keys.sorted() {
+            outcomes[shard] = appendEntry(LogEntry(node: settings.nodeID, epoch: false, writes: round.parts[shard]!.writes), to: shard)
         }
-        // Each shard's part of the round, and which jobs have a part in it.
-        var parts: [Int: (writes: [StoreWrite], jobs: [Int])] = [:]
-        for (i, job) in jobs.enumerated() where failures[i] == nil {
-            guard let shards = job.shards else { continue }
-            for (write, shard) in zip(job.writes, shards.shards) {
-                guard let shard else { continue }
-                parts[shard, default: ([], [])].writes.append(write)
-                if parts[shard]!.jobs.last != i { parts[shard]!.jobs.append(i) }
-            }
+        let (results, broken) = round.settle(outcomes, jobs: jobs.count)
+        for shard in broken.sorted() {
+            last.withLock { _ = $0.removeValue(forKey: shard) }
+            onBroken.withLock { $0 }?(shard)
         }
-        var positions = Array(repeating: [LoggedPosition](), count: jobs.count)
-        for shard in parts.keys.sorted() {
-            let part = parts[shard]!
-            switch appendEntry(LogEntry(node: settings.nodeID, epoch: false, writes: part.writes), to: shard) {
-            case .success(let seq): for j in part.jobs { positions[j].append(LoggedPosition(shard: shard, seq: seq)) }
-            case .failure(let error): for j in part.jobs where failures[j] == nil { failures[j] = error }
-            }
-        }
-        return jobs.indices.map { i in failures[i].map { .failure($0) } ?? .success(positions[i]) }
+        return results
     }
 
     /// Appends `entry` after the shard's last entry; retries an unanswered
