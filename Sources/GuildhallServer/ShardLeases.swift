@@ -18,8 +18,10 @@ import Synchronization
 
 /// What the node does when it gains or loses shards (Node's ShardTakeover).
 protocol ShardHandover: Sendable {
-    /// Shards just claimed: makes each servable; returns those that are (the others are given back).
-    func gained(_ shards: [Int]) -> [Int]
+    /// Shards just claimed: makes each servable; returns those that are (the
+    /// others are given back). Catching up may take long: it calls `keepAlive`
+    /// now and then, which renews the leases held meanwhile.
+    func gained(_ shards: [Int], keepAlive: () -> Void) -> [Int]
     /// Shards no longer held.
     func lost(_ shards: [Int])
     /// Of the shards held, those no longer servable (to take over again).
@@ -116,6 +118,16 @@ final class ShardLeases: Sendable {
         client.delete("node.\(settings.nodeID)")
     }
 
+    /// Renews the leases held whose last renewal is older than `olderThan` ms
+    /// (by default a renewal period), between the steps of a long takeover.
+    private func renewHeld(_ client: LeaseClient, olderThan: Int? = nil) {
+        let now = Self.nowMs(), me = settings.nodeID, age = UInt64(olderThan ?? settings.leaseRenewMs)
+        for (shard, h) in state.withLock({ $0.held }) where now >= h.renewedAt + age && client.isConnected {
+            guard let rev = client.update("shard.\(shard)", "\(me)", last: h.revision) else { continue }
+            state.withLock { $0.held[shard] = Held(revision: rev, renewedAt: now) }
+        }
+    }
+
     private func round(_ client: LeaseClient, _ lastBeats: inout [Int: String], _ handover: any ShardHandover) {
         let now = Self.nowMs()
         let me = settings.nodeID
@@ -171,7 +183,9 @@ final class ShardLeases: Sendable {
         // A shard whose log stopped taking writes is taken over again, as if claimed anew.
         let stalled = handover.stalled(among: Array(held.keys))
         if !stalled.isEmpty {
-            let back = Set(handover.gained(stalled))
+            state.withLock { $0.held = held }
+            let back = Set(handover.gained(stalled) { self.renewHeld(client) })
+            held = state.withLock { $0.held }
             for shard in stalled where !back.contains(shard) {
                 client.delete("shard.\(shard)")
                 held.removeValue(forKey: shard)
@@ -183,15 +197,14 @@ final class ShardLeases: Sendable {
             if let rev = client.create("shard.\(shard)", "\(me)") { claimed[shard] = Held(revision: rev, renewedAt: now) }
         }
         if !claimed.isEmpty {
-            let servable = Set(handover.gained(claimed.keys.sorted()))
-            for (shard, h) in claimed {
-                guard servable.contains(shard) else { client.delete("shard.\(shard)"); continue }
-                // Catching up may have taken a while: the lease counts from a renewal made now.
-                if let rev = client.update("shard.\(shard)", "\(me)", last: h.revision) {
-                    held[shard] = Held(revision: rev, renewedAt: Self.nowMs())
-                } else {
-                    held[shard] = h
-                }
+            // Held meanwhile (renewed while catching up), served only once the handover says so (ShardLog.serves).
+            state.withLock { $0.held = held.merging(claimed) { a, _ in a } }
+            let servable = Set(handover.gained(claimed.keys.sorted()) { self.renewHeld(client) })
+            renewHeld(client, olderThan: 0)
+            held = state.withLock { $0.held }
+            for shard in claimed.keys where !servable.contains(shard) {
+                client.delete("shard.\(shard)")
+                held.removeValue(forKey: shard)
             }
         }
         for (shard, _) in held { owners[shard] = me }

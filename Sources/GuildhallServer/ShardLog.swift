@@ -172,11 +172,11 @@ final class ShardLog: Journal {
     /// Brings this node's SQLite up to the shard's last entry, then appends
     /// an epoch marker; the generation of the shard's state from now on, or
     /// nil when it may not be served.
-    func adopt(_ shard: Int) -> UInt64? {
+    func adopt(_ shard: Int, keepAlive: () -> Void = {}) -> UInt64? {
         do {
             let applied = try store.logPositions()[shard] ?? 0
             let tail = try lastSequence(of: shard)
-            if tail > applied { try catchUp(shard, after: applied, through: tail) }
+            if tail > applied { try catchUp(shard, after: applied, through: tail, keepAlive: keepAlive) }
             switch publish(LogEntry(node: settings.nodeID, epoch: true, writes: []), shard: shard, expecting: tail, retrying: false) {
             case .success(let seq):
                 let errors = store.writer.applyLogged([LoggedWrites(shard: shard, seq: seq, writes: [])])
@@ -212,7 +212,7 @@ final class ShardLog: Journal {
     }
 
     /// Applies the shard's entries after `applied` up to `tail`, read with an ordered consumer.
-    private func catchUp(_ shard: Int, after applied: UInt64, through tail: UInt64) throws {
+    private func catchUp(_ shard: Int, after applied: UInt64, through tail: UInt64, keepAlive: () -> Void) throws {
         var opts = jsSubOptions()
         jsSubOptions_Init(&opts)
         opts.Ordered = true
@@ -252,6 +252,7 @@ final class ShardLog: Journal {
             if batch.count >= 500 || reached >= tail {
                 for error in store.writer.applyLogged(batch) { log.error("log entry not applied", ["shard": shard, "error": error.description]) }
                 batch.removeAll(keepingCapacity: true)
+                keepAlive()
             }
         }
         log.info("shard caught up from its log", ["shard": shard, "entries": count, "through": tail])

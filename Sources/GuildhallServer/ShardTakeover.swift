@@ -44,9 +44,12 @@ final class ShardTakeover: ShardHandover {
     /// The generation of each shard taken over, for the homes that load it.
     let generations = Mutex<[Int: UInt64]>([:])
 
-    func gained(_ shards: [Int]) -> [Int] {
+    func gained(_ shards: [Int], keepAlive: () -> Void) -> [Int] {
         var taken: [Int: UInt64] = [:]
-        for shard in shards { if let g = shardLog.adopt(shard) { taken[shard] = g } }
+        for shard in shards {
+            if let g = shardLog.adopt(shard, keepAlive: keepAlive) { taken[shard] = g }
+            keepAlive()
+        }
         let ready = taken.keys.sorted()
         guard !ready.isEmpty else { return [] }
         generations.withLock { $0.merge(taken) { _, new in new } }
