@@ -30,11 +30,16 @@ extension Gateway {
 
     func resume(_ r: GHResume, id: UInt64, on fresh: Session) {
         guard let token = verifiedToken(r.token, id: id, on: fresh) else { return }
-        if let owner = Self.gatewayIndex(of: r.sessionID), owner != index, owner < peers.count, handOff(fresh, to: owner, r, id: id) {
+        let node = Self.node(of: r.sessionID)
+        if node == settings.nodeID, let owner = Self.gatewayIndex(of: r.sessionID), owner != index, owner < peers.count,
+           handOff(fresh, to: owner, r, id: id) {
             return
         }
         let failure: String
-        if let old = resumable(r.sessionID), old.user == token.user, old.device == token.device {
+        if let node, node != settings.nodeID {
+            // In a cluster, the session lived on another node (which died or drained): its replay is gone with it.
+            failure = "session \(r.sessionID) was on node \(node), not this one (\(settings.nodeID))"
+        } else if let old = resumable(r.sessionID), old.user == token.user, old.device == token.device {
             if old.canResume(after: r.lastEventSeq) {
                 limits.node.metrics.resumesReplayed.increment()
                 takeOver(old, from: fresh, after: r.lastEventSeq, id: id)
@@ -61,6 +66,11 @@ extension Gateway {
         let parts = sessionID.split(separator: "-")
         guard parts.count == 3 else { return nil }
         return UInt64(parts[1])
+    }
+
+    /// The node that made the session an id names.
+    private static func node(of sessionID: String) -> Int? {
+        sessionID.split(separator: "-").first.flatMap { Int($0) }
     }
 
     /// The gateway that holds the session an id names: the key's low byte.

@@ -226,6 +226,11 @@ import Testing
         // guild's shard). Bob is back before the next message: a channel message sent
         // while a session is away reaches it from history, not from offline sync (issue 17).
         try await waitUntil("bob logged in again, on node 2", timeout: 20) { heard.connectedCount >= 2 }
+        let again = heard.events.withLock { events in
+            events.compactMap { if case .status(.connected(let r)) = $0 { r } else { nil } }.last
+        }
+        #expect(again?.resumed == false && again?.resumeFailure.contains("was on node 1") == true,
+                "a session of the dead node cannot resume here: \(again?.resumeFailure ?? "")")
         let after = try await ShardLogTests.sendWhenServed(alice, "after the failover", to: channel.channelID)
         sent.append(after.uid)
         #expect(after.seq == 6, "node 2 went on from the log: seqs 1...5 were node 1's")
