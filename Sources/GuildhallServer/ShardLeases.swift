@@ -234,8 +234,14 @@ final class LeaseClient: @unchecked Sendable {  // used by the lease thread alon
         cfg.History = 1
         cfg.TTL = Int64(settings.leaseTTLMs) * 1_000_000  // nanoseconds (CLUSTER §3)
         cfg.Replicas = Int32(settings.clusterReplicas)
-        var s = js_CreateKeyValue(&bucket, link.jetStream, &cfg)
-        if s != NATS_OK { s = js_KeyValue(&bucket, link.jetStream, name) }
+        var s = NATS_OK
+        // NATS servers started together answer before JetStream has elected its leader: wait for it a little.
+        let deadline = ShardLeases.nowMs() + 10_000
+        repeat {
+            s = js_CreateKeyValue(&bucket, link.jetStream, &cfg)
+            if s != NATS_OK { s = js_KeyValue(&bucket, link.jetStream, name) }
+            if s != NATS_OK { usleep(250_000) }
+        } while s != NATS_OK && ShardLeases.nowMs() < deadline
         guard s == NATS_OK else {
             link.close()
             throw SettingsError(description: "cannot open the lease bucket: \(Self.text(s)) \(ClusterConnection.lastErrorText())")

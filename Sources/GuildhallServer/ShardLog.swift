@@ -52,9 +52,19 @@ final class ShardLog: Journal {
         link = try ClusterConnection(settings: settings, role: "log", waitMs: 2_000)
         streamName = "GH-LOG-\(settings.clusterName)"
         subjectPrefix = "gh.\(settings.clusterName).log."
-        do { try ensureStream() } catch {
-            link.close()
-            throw error
+        // NATS servers started together answer before JetStream has elected its leader: wait for it a little.
+        let deadline = ShardLeases.nowMs() + 10_000
+        while true {
+            do {
+                try ensureStream()
+                break
+            } catch {
+                guard ShardLeases.nowMs() < deadline else {
+                    link.close()
+                    throw error
+                }
+                usleep(250_000)
+            }
         }
     }
 
