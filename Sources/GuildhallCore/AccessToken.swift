@@ -11,7 +11,7 @@ import Crypto
 import Foundation
 
 /// The identity a valid token proves.
-public struct AccessToken: Sendable, Equatable {
+public struct AccessToken: Sendable, Codable, Equatable {
     public let user: UserID
     public let device: DeviceID
     /// Unix seconds after which the token is refused.

@@ -8,21 +8,29 @@
 
 public struct HomeMap: Sendable, Equatable {
     public let loops: Int
+    /// In a cluster, the deployment's shards: a home is then its shard's loop
+    /// (shard mod loops), so any node can tell the loop of any id on another
+    /// node from that node's loop count; channel and conversation ids share
+    /// their guild's or lower user's shard (ShardPlan).
+    public let shards: Int?
 
-    public init(loops: Int) {
+    public init(loops: Int, shards: Int? = nil) {
         precondition(loops >= 1)
         self.loops = loops
+        self.shards = shards
     }
 
-    /// The home of a guild (server) and everything in it.
+    /// The home of a guild (server) and everything in it (in a cluster, also of a channel or conversation id).
     @inline(__always)
     public func home(guild id: ServerID) -> Int {
-        loops == 1 ? 0 : Int(Self.mix(id) % UInt64(loops))
+        if let shards { return Int(Self.mix(id) % UInt64(shards)) % loops }
+        return loops == 1 ? 0 : Int(Self.mix(id) % UInt64(loops))
     }
 
     /// The home of a user's own state: sessions' admission, inbox, sync cursors, received status.
     public func home(user: UserID) -> Int {
-        loops == 1 ? 0 : Int(Self.mix(Self.fnv1a(user)) % UInt64(loops))
+        if let shards { return Int(Self.fnv1a(user) % UInt64(shards)) % loops }
+        return loops == 1 ? 0 : Int(Self.mix(Self.fnv1a(user)) % UInt64(loops))
     }
 
     /// The home of the direct conversation between two users: the lower one's.

@@ -18,7 +18,7 @@ public struct ReadPosition: Sendable, Codable, Equatable {
 }
 
 /// A mention by id: its seq and time.
-public struct MentionMark: Sendable, Equatable {
+public struct MentionMark: Sendable, Codable, Equatable {
     public let seq: UInt64
     public let time: UInt64
 
@@ -29,7 +29,7 @@ public struct MentionMark: Sendable, Equatable {
 }
 
 /// One user's read position and pending mentions in one channel.
-public struct PositionState: Sendable, Equatable {
+public struct PositionState: Sendable, Codable, Equatable {
     public let position: ReadPosition
     public let mentions: [MentionMark]
 

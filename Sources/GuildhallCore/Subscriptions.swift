@@ -42,7 +42,7 @@ public enum SubscriptionKind: Int, Sendable, CaseIterable, Hashable {
 }
 
 /// How much of a channel a member session receives; richer is greater.
-public enum ChannelLevel: Int, Sendable, Comparable, CaseIterable {
+public enum ChannelLevel: Int, Sendable, Codable, Comparable, CaseIterable {
     case unreadStatus = 1
     case unreadCount = 2
     case messages = 3

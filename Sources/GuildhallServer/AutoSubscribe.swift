@@ -11,7 +11,7 @@ import GuildhallCore
 import GuildhallWire
 
 /// A user's channel at a guild home, as auto mode ranks it.
-struct AutoChannel: Sendable {
+struct AutoChannel: Sendable, Codable {
     let id: ChannelID
     let activity: UInt64
 }
@@ -47,7 +47,7 @@ extension Subscriptions {
             s.autoSubscribe = false
             reportAutoChannels(s.user)
             s.autoSubscribe = true
-            if home.map.home(user: s.user) != home.index {
+            if home.place(user: s.user) != home.index {
                 // Told once, with the levels, when they arrive.
                 autoStarting[s.key] = entries
                 return
@@ -172,7 +172,7 @@ extension Subscriptions {
 
     // MARK: Between homes
 
-    private func send(_ mail: HomeMail, toHomeOf user: UserID) { send(mail, to: home.map.home(user: user)) }
+    private func send(_ mail: HomeMail, toHomeOf user: UserID) { send(mail, to: home.place(user: user)) }
 
     private func send(_ mail: HomeMail, to other: Int) {
         if other == home.index { home.received([mail], from: home.index) } else { home.links.post(.mail(home.index, [mail]), to: other) }

@@ -19,7 +19,7 @@ extension Gateway {
         let liveness = SessionLiveness(now: loop.nowMillis, loginDeadlineMs: UInt64(settings.loginDeadlineMs),
                                        idleTimeoutMs: UInt64(settings.idleTimeoutMs), frameDeadlineMs: UInt64(settings.frameDeadlineMs))
         // The key's low byte names this gateway, so a resume on another loop finds the session's.
-        let session = Session(key: nextSessionKey << 8 | UInt64(index), connection: connection, liveness: liveness,
+        let session = Session(key: Place.sessionKey(nextSessionKey, node: settings.nodeID, loop: index), connection: connection, liveness: liveness,
                               maxFrameBytes: Limits.maxFrameBytesBeforeLogin, outboundCap: settings.outboundHardCapBytes,
                               replayCapacity: settings.resumeEvents, gateway: self)
         add(session)
@@ -178,10 +178,10 @@ extension Gateway {
 
     /// Asks the home to log `session` in; its later frames wait for the answer.
     func admit(_ session: Session, _ token: AccessToken, autoSubscribe: Bool, id: UInt64, resumeFailure: String) {
-        guard limits.node.served.serves(user: token.user) else {
-            // In a cluster, another node holds this user's state now (or none does, for a moment).
-            session.fail(id, Failure(.unavailable, "this node does not serve user \(token.user) now; connect to another node"))
-            close(session, .draining, "this node does not serve your account now; reconnect (to another node)")
+        guard routes.canAdmit(token.user) else {
+            // In a cluster, no node holds this user's state for a moment (its shard is moving).
+            session.fail(id, Failure(.unavailable, "no node serves user \(token.user) now; retry"))
+            close(session, .draining, "no node serves your account now; reconnect")
             return
         }
         session.pauseReading(.admission)

@@ -50,6 +50,8 @@ final class EffectRunner {
     private let ordLanes: UInt64
     /// In a cluster, the shard whose log carries each write of a job (LogShards.swift).
     var logShards: (([StoreWrite]) -> JobShards)?
+    /// Where a user's home is (a loop here, or of another node); this node's map without one.
+    var userPlace: ((UserID) -> Int)?
     /// Which home holds each user's inbox; how to mail another home.
     private let map: HomeMap
     var post: ((Int, HomeMail) -> Void)?
@@ -90,7 +92,7 @@ final class EffectRunner {
         var ords: [UInt64] = []
         var mail: [Int: [MailedItem]] = [:]
         for item in e.addressed {
-            let userHome = map.home(user: item.user)
+            let userHome = userPlace?(item.user) ?? map.home(user: item.user)
             guard userHome == Int(lane) else {
                 mail[userHome, default: []].append(MailedItem(item))
                 ords.append(0)

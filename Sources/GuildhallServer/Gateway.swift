@@ -74,7 +74,7 @@ final class Gateway {
     /// How to hand a connection to each gateway by index (a resume that arrived on the wrong loop).
     var peers: [@Sendable (HandOff) -> Void] = []
     /// Bytes of events each home on another loop sent here so far (`carryOut`), for its publisher pauses.
-    var appliedBytes: [Int]
+    var appliedBytes: [Int: Int] = [:]
     /// A home on another loop hears of pauses a turn late, so each session
     /// may have only so many requests, and request bytes, waiting for such
     /// homes (and is not read meanwhile). The count is above any pipelining
@@ -103,7 +103,6 @@ final class Gateway {
         self.secret = secret
         self.clock = clock
         self.routes = routes
-        appliedBytes = Array(repeating: 0, count: settings.loops)
         flushCheck = LoopCheck(loop: loop) { [unowned self] in self.flushAll() }
         sweepTimer = LoopTimer(loop: loop)
         let sweepEvery = UInt64(max(50, min(1000, min(settings.loginDeadlineMs, settings.idleTimeoutMs) / 4)))

@@ -75,7 +75,7 @@ final class Home {
         self.log = log
         self.clock = clock
         self.links = links
-        map = HomeMap(loops: settings.loops)
+        map = HomeMap(settings)
         self.ids = UIDGenerator(node: UInt64(settings.nodeID), lane: index, lanes: settings.loops)
         typing = ChannelTyping(home: self, settings: settings)
         reception = Reception(home: self)
@@ -90,7 +90,10 @@ final class Home {
         directoryRequests = DirectoryRequests(home: self)
         reading = Reading(home: self)
         adopt(snapshot)
-        if !settings.cluster.isEmpty { runner.logShards = { [unowned self] in self.logShards($0) } }
+        if !settings.cluster.isEmpty {
+            runner.logShards = { [unowned self] in self.logShards($0) }
+            runner.userPlace = { [unowned self] in self.place(user: $0) }
+        }
 
         runner.resumeReading = { s in s.resumeReading(.storage) }
         runner.post = { [links, index] home, mail in links.post(.mail(index, [mail]), to: home) }
@@ -143,7 +146,7 @@ final class Home {
     /// The gateway side of session `key`: the session itself on the home's
     /// own loop, else a port that sends commands to its loop.
     func port(for key: UInt64) -> (any SessionPort)? {
-        Int(key & 0xff) == index ? gateway.sessions[key] : links.port(for: key)
+        links.place(ofSession: key) == index ? gateway.sessions[key] : links.port(for: key)
     }
 
     /// The loop's turn ends (before its gateway flushes): the gateways'

@@ -20,7 +20,7 @@ import GuildhallLoop
 import GuildhallStore
 import GuildhallWire
 
-enum HomeMail: Sendable {
+enum HomeMail: Sendable, Codable {
     /// Items for users the receiving home holds; answer `filed(token)` once they are durable.
     case file([MailedItem], token: UInt64)
     case filed(token: UInt64)
@@ -36,13 +36,13 @@ enum HomeMail: Sendable {
 }
 
 /// An item addressed to a user homed at another loop.
-struct MailedItem: Sendable {
-    enum Stored: Sendable {
+struct MailedItem: Sendable, Codable {
+    enum Stored: Sendable, Codable {
         case event([UInt8])
         case message(MessageUID)
     }
 
-    enum Live: Sendable {
+    enum Live: Sendable, Codable {
         case push(SharedBytes)
         case pushExceptOrigin(SharedBytes, origin: UInt64)
         case noted

@@ -17,8 +17,10 @@ final class HomeRoutes {
     let map: HomeMap
     /// This gateway's loop.
     let index: Int
-    /// Every home by loop: this loop's called directly, the others through `RemoteHome`s.
+    /// Every home of this node by loop: this loop's called directly, the others through `RemoteHome`s.
     private var homes: [any GatewayHome] = []
+    /// Homes on other nodes, by place (Place.swift), made when first needed.
+    private var remote: [Int: RemoteHome] = [:]
     /// Each channel's guild, as the homes announced them (for a channel id's home).
     private var channels: [ChannelID: ServerID]
     /// Requests every home answers, by the id the homes see, until all parts are in.
@@ -26,59 +28,100 @@ final class HomeRoutes {
     private var nextGatherID: UInt64 = 0
     unowned var gateway: Gateway!
 
-    /// In a cluster, the shards this node serves.
+    /// In a cluster, the shards this node serves, where every home is, and the other nodes.
     let served: ServedShards
+    let cluster: ClusterView
+    let bus: NodeBus?
 
-    init(map: HomeMap, index: Int, channels: [ChannelID: ServerID], served: ServedShards) {
+    init(map: HomeMap, index: Int, channels: [ChannelID: ServerID], served: ServedShards, cluster: ClusterView, bus: NodeBus?) {
         self.map = map
         self.index = index
         self.channels = channels
         self.served = served
+        self.cluster = cluster
+        self.bus = bus
     }
 
     func connect(_ homes: [any GatewayHome]) { self.homes = homes }
 
+    /// The home at `place`: a loop of this node, or of another through the bus.
+    private func home(_ place: Int) -> any GatewayHome {
+        guard Place.isRemote(place) else { return homes[place] }
+        if let h = remote[place] { return h }
+        let h = RemoteHome(index: index, home: place, bus: bus!)
+        remote[place] = h
+        return h
+    }
+
+    /// Every home's place: this node's loops, and every loop of every other live node.
+    private var everyPlace: [Int] { Array(homes.indices) + cluster.remotePlaces }
+
+    /// Whether only this loop's home exists (one loop, no cluster): nothing to route.
+    private var alone: Bool { homes.count == 1 && !cluster.clustered }
+
+    /// The place of a user's home (nil in a cluster while no node serves the
+    /// user's shard: none owns it, or this node is still taking it over).
+    private func place(user: UserID) -> Int? {
+        guard cluster.clustered else { return map.home(user: user) }
+        guard let p = cluster.place(user: user), Place.isRemote(p) || served.serves(user: user) else { return nil }
+        return p
+    }
+
+    private func place(guild id: ServerID) -> Int? {
+        guard cluster.clustered else { return map.home(guild: id) }
+        guard let p = cluster.place(guild: id), Place.isRemote(p) || served.serves(id: id) else { return nil }
+        return p
+    }
+
     // MARK: Sessions
 
-    func admit(_ a: Admission) { homes[map.home(user: a.token.user)].admit(a) }
+    /// Whether some node serves the user's home now (always, without a cluster).
+    func canAdmit(_ user: UserID) -> Bool { place(user: user) != nil }
+
+    func admit(_ a: Admission) {
+        guard let h = place(user: a.token.user) else { return }
+        home(h).admit(a)
+    }
 
     /// Its user's home admitted `s`: the others hear of it before its next request.
     func opened(_ s: Session) {
-        guard homes.count > 1 else { return }
-        let userHome = map.home(user: s.user)
+        guard !alone else { return }
+        let userHome = place(user: s.user)
         let o = OpenedSession(key: s.key, user: s.user, device: s.device, sessionID: s.sessionID, autoSubscribe: s.autoSubscribeAtLogin)
-        for (i, h) in homes.enumerated() where i != userHome { h.sessionOpened(o) }
+        for p in everyPlace where p != userHome { home(p).sessionOpened(o) }
     }
 
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {
-        guard let s = gateway.sessions[key] else { return }
-        homes[map.home(user: s.user)].acknowledged(session: key, ackedOrd: ackedOrd, packageAcked: packageAcked)
+        guard let s = gateway.sessions[key], let h = place(user: s.user) else { return }
+        home(h).acknowledged(session: key, ackedOrd: ackedOrd, packageAcked: packageAcked)
     }
 
     /// The session's device received channels' messages up to seqs: each channel's home hears of its own.
     func received(_ upTo: [(ChannelID, UInt64)], from s: Session) {
         var byHome: [Int: [ChannelID: UInt64]] = [:]
         for (channel, seq) in upTo {
-            let h = homes.count > 1 ? home(ofChannel: channel, for: s) : 0
+            guard let h = alone ? 0 : place(ofChannel: channel, for: s) else { continue }
             byHome[h, default: [:]][channel] = max(seq, byHome[h]?[channel] ?? 0)
         }
-        for (h, part) in byHome { homes[h].received(session: s.key, part) }
+        for (h, part) in byHome { home(h).received(session: s.key, part) }
     }
 
-    func sessionEnded(_ key: UInt64, ackedOrd: UInt64) { for h in homes { h.sessionEnded(key, ackedOrd: ackedOrd) } }
-    func sessionDetached(_ key: UInt64, since: UInt64) { for h in homes { h.sessionDetached(key, since: since) } }
-    func sessionResumed(_ key: UInt64) { for h in homes { h.sessionResumed(key) } }
-    func sessionBehind(_ key: UInt64, _ behind: Bool) { for h in homes { h.sessionBehind(key, behind) } }
+    func sessionEnded(_ key: UInt64, ackedOrd: UInt64) { for p in everyPlace { home(p).sessionEnded(key, ackedOrd: ackedOrd) } }
+    func sessionDetached(_ key: UInt64, since: UInt64) { for p in everyPlace { home(p).sessionDetached(key, since: since) } }
+    func sessionResumed(_ key: UInt64) { for p in everyPlace { home(p).sessionResumed(key) } }
+    func sessionBehind(_ key: UInt64, _ behind: Bool) { for p in everyPlace { home(p).sessionBehind(key, behind) } }
     func turnEnding() { for h in homes { h.turnEnding() } }
-    func turnEnded(_ gateway: Gateway) { for h in homes { h.turnEnded(gateway) } }
+    func turnEnded(_ gateway: Gateway) {
+        for h in homes { h.turnEnded(gateway) }
+        for h in remote.values { h.turnEnded(gateway) }
+    }
 
     // MARK: Requests
 
     func sendMessage(_ r: SendRequest, id: UInt64, from s: Session, bytes: Int) {
-        guard servedHere(.channel(r.channelID), for: s) else { return refuseUnserved(id, from: s) }
-        let h = homes.count > 1 ? home(ofChannel: r.channelID, for: s) : 0
+        guard let h = alone ? 0 : place(ofChannel: r.channelID, for: s) else { return refuseUnserved(id, from: s) }
         if h != index { gateway.forwarded(s, bytes: bytes) }
-        homes[h].sendMessage(r, id: id, session: s.key)
+        home(h).sendMessage(r, id: id, session: s.key)
     }
 
     /// `bytes`: the request's size, counted while a home on another loop has it.
@@ -92,25 +135,28 @@ final class HomeRoutes {
             gather(.getMessages(get), id: id, from: s, merge: .readableFirst(r))
             return
         }
-        guard !served.clustered || servedHere(RequestTarget(body), for: s) else { return refuseUnserved(id, from: s) }
-        guard homes.count > 1 else {
+        guard !alone else {
             homes[0].route(body, id: id, session: s.key, part: false)
             return
         }
-        if let h = destination(body, for: s) {
+        switch destination(body, for: s) {
+        case .one(let h):
             if h != index { gateway.forwarded(s, bytes: bytes) }
-            homes[h].route(body, id: id, session: s.key, part: false)
-        } else {
+            home(h).route(body, id: id, session: s.key, part: false)
+        case .every:
             gateway.forwarded(s, bytes: bytes)
             gather(body, id: id, from: s, merge: GatherMerge(body))
+        case .unserved:
+            refuseUnserved(id, from: s)
         }
     }
 
     private func gather(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session, merge: GatherMerge) {
         nextGatherID += 1
         let gid = nextGatherID
-        gathers[gid] = Gather(session: s.key, id: id, merge: merge, expected: homes.count)
-        for h in homes { h.route(body, id: gid, session: s.key, part: true) }
+        let places = everyPlace
+        gathers[gid] = Gather(session: s.key, id: id, merge: merge, expected: places.count)
+        for p in places { home(p).route(body, id: gid, session: s.key, part: true) }
     }
 
     /// A home's part of a gathered answer; the last one completes it.
@@ -135,52 +181,52 @@ final class HomeRoutes {
         if let missing = r.messageUids.first(where: { !found.contains($0) }) {
             return s.respond(id, .error(GHError(Failure.notFound("message \(missing) not found"))))
         }
-        let h = map.home(user: s.user)
+        guard let h = place(user: s.user) else { return refuseUnserved(id, from: s) }
         if h != index { gateway.forwarded(s, bytes: 0) }
-        homes[h].route(.setReceivedStatus(r), id: id, session: s.key, part: false)
+        home(h).route(.setReceivedStatus(r), id: id, session: s.key, part: false)
     }
 
     /// A part arrived for a session that is gone: nobody waits for the answer.
     func sessionGone(gathering gid: UInt64) { gathers.removeValue(forKey: gid) }
 
-    /// The home of a request that one home answers, or nil when every home must answer in part.
-    private func destination(_ body: GHRequest.OneOf_Body, for s: Session) -> Int? {
-        switch RequestTarget(body) {
-        case .user: return map.home(user: s.user)
-        case .here: return index
-        case .guild(let id): return map.home(guild: id)
-        case .channel(let id): return home(ofChannel: id, for: s)
-        case .announcedChannel(let id): return channels[id].map { map.home(guild: $0) }
-        case .channels(let ids): return oneHome(ids.map { channels[$0].map { map.home(guild: $0) } })
-        case .guilds(let ids): return oneHome(ids.map { map.home(guild: $0) })
-        case .conversation(let peer): return map.home(conversationOf: s.user, peer)
-        case .everyHome: return nil
-        }
+    enum Destination {
+        case one(Int)
+        /// Every home answers in part.
+        case every
+        /// In a cluster, no node owns what the request names now.
+        case unserved
     }
 
-    /// In a cluster, whether this node serves what `target` names now. A
-    /// channel's or conversation's id hashes to its guild's or lower user's
-    /// shard (they are minted so: `Home.newID`), so this holds for ids the
-    /// gateway never saw. Without a cluster, everything is served here.
-    func servedHere(_ target: RequestTarget, for s: Session) -> Bool {
-        guard served.clustered else { return true }
-        switch target {
-        case .user, .here, .everyHome: return true
-        case .guild(let id), .channel(let id), .announcedChannel(let id): return served.serves(id: id)
-        case .channels(let ids): return ids.allSatisfy(served.serves(id:))
-        case .guilds(let ids): return ids.allSatisfy(served.serves(id:))
-        case .conversation(let peer): return served.serves(user: min(s.user, peer))
+    /// The place of the home that answers a request, or every home, or none (in a cluster, while a shard has no owner).
+    private func destination(_ body: GHRequest.OneOf_Body, for s: Session) -> Destination {
+        func one(_ place: Int?) -> Destination { place.map { .one($0) } ?? .unserved }
+        switch RequestTarget(body) {
+        case .user: return one(place(user: s.user))
+        case .here: return .one(index)
+        case .guild(let id): return one(place(guild: id))
+        case .channel(let id): return one(place(ofChannel: id, for: s))
+        case .announcedChannel(let id):
+            if cluster.clustered { return one(place(guild: id)) }
+            return channels[id].map { .one(map.home(guild: $0)) } ?? .every
+        case .channels(let ids):
+            if cluster.clustered { return oneHome(ids.map { place(guild: $0) }).map { .one($0) } ?? .every }
+            return oneHome(ids.map { channels[$0].map { map.home(guild: $0) } }).map { .one($0) } ?? .every
+        case .guilds(let ids): return oneHome(ids.map { place(guild: $0) }).map { .one($0) } ?? .every
+        case .conversation(let peer): return one(place(user: min(s.user, peer)).map { cluster.clustered ? $0 : map.home(conversationOf: s.user, peer) })
+        case .everyHome: return .every
         }
     }
 
     /// Another node holds what the request names (or none does, for a moment while it moves).
     private func refuseUnserved(_ id: UInt64, from s: Session) {
-        s.respond(id, .error(GHError(Failure(.unavailable, "this node does not serve that now; retry, or connect to another node"))))
+        s.respond(id, .error(GHError(Failure(.unavailable, "no node serves that now; retry"))))
     }
 
-    /// The home of a channel's guild; a channel no home announced is answered
-    /// (not found) by the caller's user home, as one that does not exist.
-    private func home(ofChannel id: ChannelID, for s: Session) -> Int {
+    /// The place of a channel's guild's home. In a cluster a channel's id
+    /// shares its guild's shard (`Home.newID`); on a single node, a channel no
+    /// home announced is answered (not found) by the caller's user home, as one that does not exist.
+    private func place(ofChannel id: ChannelID, for s: Session) -> Int? {
+        if cluster.clustered { return place(guild: id) }
         if let server = channels[id] { return map.home(guild: server) }
         return map.home(user: s.user)
     }

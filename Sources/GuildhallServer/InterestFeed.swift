@@ -11,9 +11,9 @@ import GuildhallCore
 final class InterestFeed: HomePart {
     unowned let home: Home
     /// Per channel, sessions holding its message subscription on each loop.
-    private var counts: [ChannelID: [Int]] = [:]
+    private var counts: [ChannelID: [Int: Int]] = [:]
     /// Per server, sessions of online members on each loop (a small server's audience).
-    private var memberCounts: [ServerID: [Int]] = [:]
+    private var memberCounts: [ServerID: [Int: Int]] = [:]
 
     init(home: Home) { self.home = home }
 
@@ -21,11 +21,11 @@ final class InterestFeed: HomePart {
     /// members who came and went, since the last call.
     func sync() {
         for c in registry.takeMemberChanges() {
-            let loop = Int(c.session & 0xff)
-            var perLoop = memberCounts[c.server] ?? Array(repeating: 0, count: home.links.count)
-            guard loop < perLoop.count else { continue }
-            perLoop[loop] += c.member ? 1 : -1
-            memberCounts[c.server] = perLoop.allSatisfy { $0 <= 0 } ? nil : perLoop
+            let loop = home.links.place(ofSession: c.session)
+            var perLoop = memberCounts[c.server] ?? [:]
+            perLoop[loop, default: 0] += c.member ? 1 : -1
+            if perLoop[loop]! <= 0 { perLoop.removeValue(forKey: loop) }
+            memberCounts[c.server] = perLoop.isEmpty ? nil : perLoop
             var states: [ChannelID: PositionState]?
             if c.member {
                 states = [:]
@@ -37,30 +37,30 @@ final class InterestFeed: HomePart {
             home.links.interest(.member(key: c.session, user: c.user, server: c.server, states: states), to: loop, local: home.gateway)
         }
         for c in home.book.takeMessageChanges() {
-            let loop = Int(c.session & 0xff)
-            var perLoop = counts[c.target.channel] ?? Array(repeating: 0, count: home.links.count)
-            guard loop < perLoop.count else { continue }
-            perLoop[loop] += c.holds ? 1 : -1
-            counts[c.target.channel] = perLoop.allSatisfy { $0 <= 0 } ? nil : perLoop
+            let loop = home.links.place(ofSession: c.session)
+            var perLoop = counts[c.target.channel] ?? [:]
+            perLoop[loop, default: 0] += c.holds ? 1 : -1
+            if perLoop[loop]! <= 0 { perLoop.removeValue(forKey: loop) }
+            counts[c.target.channel] = perLoop.isEmpty ? nil : perLoop
             let state = c.holds ? home.positions.state(c.user, c.target.channel) : nil
             home.links.interest(.holds(key: c.session, user: c.user, channel: c.target.channel, state: state), to: loop, local: home.gateway)
         }
     }
 
     /// Loops with sessions holding `channel`'s message subscription, and how many each.
-    func loops(holding channel: ChannelID) -> [Int]? { counts[channel] }
+    func loops(holding channel: ChannelID) -> [Int: Int]? { counts[channel] }
 
     /// `user`'s read position or mentions in `channel` moved: each gateway
     /// with a session of the user holding the channel gets the new state.
     func positionMoved(_ user: UserID, _ channel: ChannelID) {
         guard let server = directory.channel(channel)?.serverID, counts[channel] != nil || memberCounts[server] != nil else { return }
         let members = registry.onlineMembers(of: server)
-        var told: UInt64 = 0
+        var told: Set<Int> = []
         for s in registry.sessions(of: user).values {
-            let loop = Int(s.key & 0xff)
-            guard told & (1 << UInt64(loop)) == 0,
+            let loop = home.links.place(ofSession: s.key)
+            guard !told.contains(loop),
                   members[s.key] != nil || home.book.subscriptions(of: s.key)?.channels[channel]?.level == .messages else { continue }
-            told |= 1 << UInt64(loop)
+            told.insert(loop)
             home.links.interest(.position(user: user, channel: channel, server: server, home.positions.state(user, channel)), to: loop,
                                 local: home.gateway)
         }
@@ -70,7 +70,7 @@ final class InterestFeed: HomePart {
     /// channel's subscription (or, for a small server, are its online members).
     func deliver(_ e: ChannelEvent) {
         guard let perLoop = e.toMembers ? memberCounts[e.channel.serverID] : counts[e.channel.id] else { return }
-        for (loop, n) in perLoop.enumerated() where n > 0 { home.links.deliver(e, to: loop, holders: n, local: home.gateway) }
+        for (loop, n) in perLoop where n > 0 { home.links.deliver(e, to: loop, holders: n, local: home.gateway) }
     }
 
     /// Whether any loop has sessions of `server`'s online members.

@@ -10,22 +10,42 @@ import GuildhallCore
 import GuildhallLoop
 
 final class LoopLinks {
-    /// This loop's index.
+    /// This loop's index, and this node's id.
     let index: Int
+    let node: Int
+    /// The other nodes, in a cluster (NodeBus.swift).
+    let bus: NodeBus?
+    /// Toward gateways on other nodes, by place (Place.swift), made when first needed.
+    private var remoteOutboxes: [Int: GatewayOutbox] = [:]
     /// Every loop's inbox, by index (this loop's own too).
     let inboxes: [LoopInbox<LoopMessage>]
     /// Toward each other loop's gateway, by index; none for this loop.
     private var outboxes: [GatewayOutbox?]
     /// Per loop, as it last reported: bytes queued on its sessions, and bytes of events it had applied.
-    private var queuedByLoop: [Int]
-    private var appliedByLoop: [Int]
+    private var queuedByLoop: [Int: Int] = [:]
+    private var appliedByLoop: [Int: Int] = [:]
 
-    init(index: Int, inboxes: [LoopInbox<LoopMessage>]) {
+    init(index: Int, inboxes: [LoopInbox<LoopMessage>], node: Int = 0, bus: NodeBus? = nil) {
         self.index = index
         self.inboxes = inboxes
+        self.node = node
+        self.bus = bus
         outboxes = inboxes.indices.map { $0 == index ? nil : GatewayOutbox(from: index, to: inboxes[$0]) }
-        queuedByLoop = Array(repeating: 0, count: inboxes.count)
-        appliedByLoop = queuedByLoop
+    }
+
+    /// Where session `key`'s gateway is.
+    @inline(__always)
+    func place(ofSession key: UInt64) -> Int { Place.of(session: key, me: node) }
+
+    /// The outbox toward the gateway at `place` (another loop here, or a loop of another node).
+    private func outbox(_ place: Int) -> GatewayOutbox? {
+        guard Place.isRemote(place) else { return place < outboxes.count ? outboxes[place] : nil }
+        if let o = remoteOutboxes[place] { return o }
+        guard let bus else { return nil }
+        let from = index
+        let o = GatewayOutbox(from: from, sink: { bus.post($0, to: place) })
+        remoteOutboxes[place] = o
+        return o
     }
 
     var count: Int { inboxes.count }
@@ -35,15 +55,17 @@ final class LoopLinks {
         inboxes.map { target in { h in if !target.post(.handOff(h)) { Glibc.close(h.socket) } } }
     }
 
-    /// The port of session `key` on another loop (the key's low byte), or nil when there is no such loop.
+    /// The port of session `key` on another loop or node, or nil when there is no such place.
     func port(for key: UInt64) -> (any SessionPort)? {
-        let index = Int(key & 0xff)
-        guard index < outboxes.count, let outbox = outboxes[index] else { return nil }
+        guard let outbox = outbox(place(ofSession: key)) else { return nil }
         return RemoteSession(key: key, outbox: outbox)
     }
 
-    /// Sends each loop what this home turn has for it.
-    func postTurn() { for o in outboxes { o?.post() } }
+    /// Sends each loop and node what this home turn has for it.
+    func postTurn() {
+        for o in outboxes { o?.post() }
+        for o in remoteOutboxes.values { o.post() }
+    }
 
     /// Tells every gateway (this loop's `local` at once, the others after what
     /// this turn already has for them) that `channel` is in `server`.
@@ -54,12 +76,12 @@ final class LoopLinks {
 
     /// A change to gateway `loop`'s half of the interest: applied at once on this loop, else in order with this turn's events.
     func interest(_ update: InterestUpdate, to loop: Int, local: Gateway) {
-        if loop == index { local.interest.apply(update) } else { outboxes[loop]?.interest(update) }
+        if loop == index { local.interest.apply(update) } else { outbox(loop)?.interest(update) }
     }
 
     /// A channel message for gateway `loop`'s `holders` sessions that hold the channel.
     func deliver(_ e: ChannelEvent, to loop: Int, holders: Int, local: Gateway) {
-        if loop == index { local.limits.node.metrics.deliveries.increment(by: Int64(local.interest.deliver(e, on: local))) } else { outboxes[loop]?.deliver(e, holders: holders) }
+        if loop == index { local.limits.node.metrics.deliveries.increment(by: Int64(local.interest.deliver(e, on: local))) } else { outbox(loop)?.deliver(e, holders: holders) }
     }
 
     /// Posts `message` to every loop (this one too), after what this turn has for them.
@@ -68,14 +90,16 @@ final class LoopLinks {
         for inbox in inboxes { _ = inbox.post(message) }
     }
 
-    /// Posts `message` to loop `index`.
-    func post(_ message: LoopMessage, to index: Int) { _ = inboxes[index].post(message) }
+    /// Posts `message` to the loop at `place` (of this node or, through the bus, another).
+    func post(_ message: LoopMessage, to place: Int) {
+        if Place.isRemote(place) { bus?.post(message, to: place) } else { _ = inboxes[place].post(message) }
+    }
 
     // MARK: Publisher pauses
 
-    func reported(queued: Int, applied: Int, from index: Int) {
-        queuedByLoop[index] = queued
-        appliedByLoop[index] = applied
+    func reported(queued: Int, applied: Int, from place: Int) {
+        queuedByLoop[place] = queued
+        appliedByLoop[place] = applied
     }
 
     /// Bytes the other loops hold for this home's sessions: what each last
@@ -84,8 +108,9 @@ final class LoopLinks {
         var bytes = 0
         for (i, o) in outboxes.enumerated() {
             guard let o else { continue }
-            bytes += queuedByLoop[i] + (o.sentBytes &- appliedByLoop[i])
+            bytes += queuedByLoop[i, default: 0] + (o.sentBytes &- appliedByLoop[i, default: 0])
         }
+        for (place, o) in remoteOutboxes { bytes += queuedByLoop[place, default: 0] + (o.sentBytes &- appliedByLoop[place, default: 0]) }
         return bytes
     }
 }

@@ -13,7 +13,7 @@ import GuildhallWire
 
 /// A `SessionPort` call for a session on another loop, as a value (live
 /// events go in `GatewayStep.event` runs instead).
-enum SessionCommand: Sendable {
+enum SessionCommand: Sendable, Codable {
     case send(SharedBytes, ord: UInt64)
     case respond([UInt8])
     case part(UInt64, GHResponse.OneOf_Result)
@@ -29,7 +29,7 @@ enum SessionCommand: Sendable {
 
 /// A session another home admitted, for a home that is not its user's:
 /// it delivers to it and answers its requests.
-struct OpenedSession: Sendable {
+struct OpenedSession: Sendable, Codable {
     let key: UInt64
     let user: UserID
     let device: DeviceID
@@ -38,13 +38,13 @@ struct OpenedSession: Sendable {
 }
 
 /// One command for one session.
-struct SessionOrder: Sendable {
+struct SessionOrder: Sendable, Codable {
     let key: UInt64
     let command: SessionCommand
 }
 
 /// One live event's recipient on the gateway's loop, with its own trailer fields.
-struct EventRecipient: Sendable {
+struct EventRecipient: Sendable, Codable {
     let key: UInt64
     let unread: FrameEncoding.RecipientUnread?
     let cursor: UInt64
@@ -52,7 +52,7 @@ struct EventRecipient: Sendable {
 
 /// What a home sends a gateway, in order: commands, and runs of one event
 /// to many of its sessions (a fan-out), the event's bytes referenced once per run.
-enum GatewayStep: Sendable {
+enum GatewayStep: Sendable, Codable {
     case command(SessionOrder)
     case event(SharedBytes, [EventRecipient])
     /// A channel's guild (nil: the channel is gone), for routing requests that name it;
@@ -65,7 +65,7 @@ enum GatewayStep: Sendable {
 }
 
 /// A `GatewayHome` call from a gateway on another loop, as a value.
-enum HomeCommand: Sendable {
+enum HomeCommand: Sendable, Codable {
     case admit(Admission)
     case opened(OpenedSession)
     case route(GHRequest.OneOf_Body, id: UInt64, key: UInt64, part: Bool)

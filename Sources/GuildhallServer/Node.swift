@@ -20,8 +20,9 @@ final class Node {
     let guards: NodeGuard
     /// Shard leases when the node is part of a cluster (`cluster` set).
     private(set) var leases: ShardLeases?
-    /// The shards' logs when the node is part of a cluster.
+    /// The shards' logs, and the other nodes, when the node is part of a cluster.
     private(set) var shardLog: ShardLog?
+    private(set) var bus: NodeBus?
     /// The first loop, run on the calling thread.
     let first: NodeLoop
     private var threads: [LoopThread] = []
@@ -39,12 +40,15 @@ final class Node {
                           onCommitted: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .committed($0) } },
                           onRead: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .read($0) } })
         let served = ServedShards(settings: settings)
+        let cluster = ClusterView(settings: settings)
         var takeover: ShardTakeover?
+        var bus: NodeBus?
         var snapshot: StoreSnapshot
         do {
             if !settings.cluster.isEmpty {
                 // The first lease round claims this node's share, catches it up from its logs and fences it, before the homes load it.
-                let leases = try ShardLeases(settings: settings, log: ServerLog(level: settings.logLevel, format: settings.logFormat))
+                let leases = try ShardLeases(settings: settings, log: ServerLog(level: settings.logLevel, format: settings.logFormat),
+                                             view: cluster)
                 self.leases = leases
                 let shardLog = try ShardLog(settings: settings, store: store, log: ServerLog(level: settings.logLevel, format: settings.logFormat),
                                             leases: { leases.owns($0) })
@@ -52,6 +56,8 @@ final class Node {
                 store.writer.useJournal(shardLog)
                 let t = ShardTakeover(shardLog: shardLog, store: store, settings: settings, served: served, clock: clock)
                 takeover = t
+                bus = try NodeBus(settings: settings, inboxes: inboxes, log: ServerLog(level: settings.logLevel, format: settings.logFormat))
+                self.bus = bus
                 leases.firstRound(t)
             }
             snapshot = try Node.snapshot(of: store, settings: settings, clock: clock)
@@ -65,8 +71,8 @@ final class Node {
             shardLog?.close()
             throw error
         }
-        let shares = snapshot.shares(HomeMap(loops: settings.loops))
-        let guards = NodeGuard(loops: settings.loops, served: served)
+        let shares = snapshot.shares(HomeMap(settings))
+        let guards = NodeGuard(loops: settings.loops, served: served, cluster: cluster, bus: bus)
         self.guards = guards
         var placements: [ChannelID: ServerID] = [:]
         if settings.loops > 1 { for c in snapshot.channels { placements[c.id] = c.serverID } }
@@ -194,6 +200,8 @@ final class Node {
         }
         threads.removeAll()
         let own = first.loop.close()
+        // Every loop has stopped posting to other nodes.
+        bus?.close()
         return own != 0 ? own : rc
     }
 

@@ -39,10 +39,10 @@ final class NodeLoop {
          share: StoreSnapshot, placements: [ChannelID: ServerID], inboxes: [LoopInbox<LoopMessage>], port: Int?, guards: NodeGuard) throws {
         self.index = index
         log = ServerLog(level: settings.logLevel, format: settings.logFormat)
-        links = LoopLinks(index: index, inboxes: inboxes)
+        links = LoopLinks(index: index, inboxes: inboxes, node: settings.nodeID, bus: guards.bus)
         home = Home(index: index, loop: loop, settings: settings, log: log, clock: clock, store: store, share: share, links: links,
                     metrics: guards.metrics)
-        let routes = HomeRoutes(map: home.map, index: index, channels: placements, served: guards.served)
+        let routes = HomeRoutes(map: home.map, index: index, channels: placements, served: guards.served, cluster: guards.cluster, bus: guards.bus)
         var homes: [any GatewayHome] = []
         for i in inboxes.indices {
             if i == index {

@@ -72,9 +72,9 @@ extension UserHome {
 
     /// The home of the guild an item needs, or nil when the user's home can dress it.
     private func guildHome(of item: InboxItem) -> Int? {
-        if let m = item.message { return m.serverID == 0 ? nil : home.map.home(guild: m.serverID) }
+        if let m = item.message { return m.serverID == 0 ? nil : home.place(guild: m.serverID) }
         guard let stored = try? GHEvent(serializedBytes: item.event), case .unreadChanged(let u)? = stored.body else { return nil }
-        return home.map.home(guild: u.serverID)
+        return home.place(guild: u.serverID)
     }
 
     /// Another home asks how offline items of `user` look with its guild state.

@@ -40,7 +40,7 @@ extension UserHome {
             s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) message UIDs per request"))
             return
         }
-        let holdsRows = home.map.home(user: s.user) == home.index
+        let holdsRows = home.place(user: s.user) == home.index
         read(.messages(uids: r.messageUids)) { messages in
             var derived = Dictionary(messages.messages.map { ($0.uid, self.derivedFlags($0, for: s.user)) }) { a, _ in a }
             guard holdsRows else { return self.answer(r.messageUids, derived, id: id, to: s) }

@@ -8,10 +8,10 @@ import GuildhallLoop
 import GuildhallWire
 
 final class RemoteHome: GatewayHome {
-    /// The gateway's loop, the home's loop, and the home's loop's inbox.
+    /// The gateway's loop, the home's place, and where its messages go (its loop's inbox, or the node bus).
     private let index: Int
     private let homeIndex: Int
-    private let inbox: LoopInbox<LoopMessage>
+    private let sink: (LoopMessage) -> Void
     private var commands: [HomeCommand] = []
     private var reportedOutbound = 0
     private var reportedApplied = 0
@@ -19,7 +19,14 @@ final class RemoteHome: GatewayHome {
     init(index: Int, home: Int, inbox: LoopInbox<LoopMessage>) {
         self.index = index
         homeIndex = home
-        self.inbox = inbox
+        sink = { _ = inbox.post($0) }
+    }
+
+    /// A home on another node, through the node bus.
+    init(index: Int, home place: Int, bus: NodeBus) {
+        self.index = index
+        homeIndex = place
+        sink = { bus.post($0, to: place) }
     }
 
     func admit(_ a: Admission) { commands.append(.admit(a)) }
@@ -41,7 +48,7 @@ final class RemoteHome: GatewayHome {
     /// Sends what this turn gathered, with the gateway's outbound bytes when
     /// they moved by an eighth of the pause bound (or drained).
     func turnEnded(_ gateway: Gateway) {
-        let outbound = gateway.loop.outboundBytes, applied = gateway.appliedBytes[homeIndex]
+        let outbound = gateway.loop.outboundBytes, applied = gateway.appliedBytes[homeIndex, default: 0]
         let step = min(256 * 1024, max(1024, gateway.settings.outboundPauseBytes / 8))
         if abs(outbound - reportedOutbound) >= step || applied &- reportedApplied >= step || (outbound == 0 && reportedOutbound != 0) {
             reportedOutbound = outbound
@@ -49,7 +56,7 @@ final class RemoteHome: GatewayHome {
             commands.append(.outbound(queued: outbound, applied: applied))
         }
         guard !commands.isEmpty else { return }
-        _ = inbox.post(.fromGateway(index, commands))
+        sink(.fromGateway(index, commands))
         commands = []
     }
 }

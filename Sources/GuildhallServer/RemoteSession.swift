@@ -14,15 +14,21 @@ final class GatewayOutbox {
     /// The run of one event being gathered: its bytes and recipients so far.
     private var runPayload: SharedBytes?
     private var runRecipients: [EventRecipient] = []
-    /// The sending home's loop, and the gateway's loop's inbox.
+    /// The sending home's loop, and where the gateway's messages go (its loop's inbox, or the node bus).
     private let from: Int
-    private let inbox: LoopInbox<LoopMessage>
+    private let sink: @Sendable (LoopMessage) -> Void
     /// Bytes of events sent to that loop so far; what it has not yet reported applied counts toward publisher pauses.
     var sentBytes = 0
 
     init(from: Int, to inbox: LoopInbox<LoopMessage>) {
         self.from = from
-        self.inbox = inbox
+        sink = { _ = inbox.post($0) }
+    }
+
+    /// Toward a gateway on another node, through the node bus.
+    init(from: Int, sink: @escaping @Sendable (LoopMessage) -> Void) {
+        self.from = from
+        self.sink = sink
     }
 
     /// A live event for session `key`: joins the run of the same event, or starts one.
@@ -69,7 +75,7 @@ final class GatewayOutbox {
     func post() {
         closeRun()
         guard !steps.isEmpty else { return }
-        _ = inbox.post(.fromHome(from, steps))
+        sink(.fromHome(from, steps))
         steps = []
     }
 }
@@ -112,7 +118,7 @@ extension Gateway {
         for step in steps {
             switch step {
             case .event(let payload, let recipients):
-                appliedBytes[home] &+= (payload.count + Self.eventOverhead) * recipients.count
+                appliedBytes[home, default: 0] &+= (payload.count + Self.eventOverhead) * recipients.count
                 for r in recipients {
                     lent[r.key]?._withUnsafeGuaranteedRef { $0.push(event: payload, unread: r.unread, cursor: r.cursor) }
                 }
@@ -125,13 +131,13 @@ extension Gateway {
             case .channelEvent(let e):
                 let count = interest.deliver(e, on: self)
                 limits.node.metrics.deliveries.increment(by: Int64(count))
-                appliedBytes[home] &+= (e.payload.count + Self.eventOverhead) * count
+                appliedBytes[home, default: 0] &+= (e.payload.count + Self.eventOverhead) * count
             }
         }
     }
 
     private func carryOut(_ o: SessionOrder, from home: Int) {
-        if case .send(let payload, _) = o.command { appliedBytes[home] &+= payload.count + Self.eventOverhead }
+        if case .send(let payload, _) = o.command { appliedBytes[home, default: 0] &+= payload.count + Self.eventOverhead }
         guard let s = sessions[o.key] else {
             if case .admitted = o.command { routes.sessionEnded(o.key, ackedOrd: 0) }
             if case .part(let gid, _) = o.command { routes.sessionGone(gathering: gid) }

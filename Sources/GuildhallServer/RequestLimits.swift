@@ -18,12 +18,17 @@ final class NodeGuard: Sendable {
     let connections = ConnectionCount()
     /// The node's metrics (NodeMetrics.swift).
     let metrics: NodeMetrics
-    /// In a cluster, the shards this node serves now.
+    /// In a cluster, the shards this node serves now, and where every home is.
     let served: ServedShards
+    let cluster: ClusterView
+    /// The other nodes (in a cluster).
+    let bus: NodeBus?
 
-    init(loops: Int, served: ServedShards) {
+    init(loops: Int, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil) {
         metrics = NodeMetrics(loops: loops)
         self.served = served
+        self.cluster = cluster
+        self.bus = bus
     }
     private let failures = Mutex((users: LoginFailures(), peers: LoginFailures()))
     /// An address gets ten times a user's budget, refilled ten times as

@@ -6,7 +6,7 @@
 import GuildhallCore
 import GuildhallWire
 
-struct SendRequest {
+struct SendRequest: Codable {
     var channelID: ChannelID = 0
     /// nil when the body holds no content (a 400 later).
     var content: MessageContent?
@@ -21,7 +21,7 @@ struct SendRequest {
 }
 
 /// A reply's quote and the thread a message joins, checked against the stored messages.
-struct References {
+struct References: Codable {
     var reply: ReplyRef?
     var threadRoot: MessageUID = 0
 }

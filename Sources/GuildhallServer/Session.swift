@@ -243,13 +243,14 @@ final class Session {
 
     /// Home `home` asks not to read the session for `reason`; several homes may, and each lifts only its own ask.
     func homePaused(_ reason: ReadPauses, by home: Int) {
-        gateway.pausingHomes[key, default: PausingHomes()][reason] |= 1 << UInt64(home)
+        // A bit per loop here; homes on other nodes share the last bit (a resume from one may come early).
+        gateway.pausingHomes[key, default: PausingHomes()][reason] |= 1 << UInt64(min(home, 63))
         pauseReading(reason)
     }
 
     func homeResumed(_ reason: ReadPauses, by home: Int) {
         guard var homes = gateway.pausingHomes[key] else { return }
-        homes[reason] &= ~(1 << UInt64(home))
+        homes[reason] &= ~(1 << UInt64(min(home, 63)))
         gateway.pausingHomes[key] = homes.isEmpty ? nil : homes
         if homes[reason] == 0 { gateway.readingResumed(self, reason) }
     }
@@ -327,7 +328,7 @@ struct OfflineSync {
 
 /// Why a session's connection is not read (DESIGN §2, §4): its publishes
 /// would push the storage queue or the loop's outbound bytes past their bounds.
-struct ReadPauses: OptionSet {
+struct ReadPauses: OptionSet, Codable {
     let rawValue: UInt8
     static let storage = ReadPauses(rawValue: 1)
     static let outbound = ReadPauses(rawValue: 2)

@@ -50,12 +50,15 @@ final class ShardLeases: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let log: ServerLog
     private let client: LeaseClient
+    /// Where every home is, for the loops (ClusterView.swift).
+    private let view: ClusterView?
     private let started = Atomic<Bool>(false)
 
     /// Connects; throws when NATS or JetStream is not there.
-    init(settings: Settings, log: ServerLog) throws {
+    init(settings: Settings, log: ServerLog, view: ClusterView? = nil) throws {
         self.settings = settings
         self.log = log
+        self.view = view
         client = try LeaseClient(settings: settings)
     }
 
@@ -143,7 +146,9 @@ final class ShardLeases: Sendable {
             }
             return
         }
-        client.put("node.\(me)", "\(now)")
+        // The heartbeat carries the node's loop count: other nodes place homes by it.
+        client.put("node.\(me)", "\(now) \(settings.loops)")
+        var loopsOf: [Int: Int] = [:]
         var nodes = state.withLock { $0.nodes }
         var taken: Set<Int> = []
         var owners: [Int: Int] = [:]
@@ -151,6 +156,7 @@ final class ShardLeases: Sendable {
             if key.hasPrefix("node."), let id = Int(key.dropFirst(5)), let beat = client.get(key)?.value {
                 if lastBeats[id] != beat || nodes[id] == nil { nodes[id] = now }
                 lastBeats[id] = beat
+                loopsOf[id] = beat.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 1
             } else if key.hasPrefix("shard."), let s = Int(key.dropFirst(6)), let owner = client.get(key).flatMap({ Int($0.value) }) {
                 taken.insert(s)
                 owners[s] = owner
@@ -208,6 +214,7 @@ final class ShardLeases: Sendable {
             }
         }
         for (shard, _) in held { owners[shard] = me }
+        view?.update(owners: owners, loops: loopsOf.filter { nodes[$0.key] != nil })
         let fixedNodes = nodes, fixedHeld = held, error = client.lastError, fixedOwners = owners
         state.withLock {
             $0.held = fixedHeld

@@ -58,7 +58,7 @@ final class ShardTakeover: ShardHandover {
             do {
                 var snapshot = try Node.snapshot(of: store, settings: settings, clock: clock).only(shards: Set(ready), of: settings.shards)
                 snapshot.generations = taken
-                let shares = snapshot.shares(HomeMap(loops: settings.loops))
+                let shares = snapshot.shares(HomeMap(settings))
                 let loaded = DispatchGroup()
                 for (inbox, share) in zip(loops, shares) {
                     loaded.enter()

@@ -23,7 +23,7 @@ public struct InboxRow: Sendable, Codable, Equatable {
 }
 
 /// An inbox row as read back for a sync package.
-public struct InboxItem: Sendable {
+public struct InboxItem: Sendable, Codable {
     public let ord: UInt64
     /// The message, for a message row whose message still exists.
     public let message: MessageRecord?

@@ -38,7 +38,7 @@ public enum FrameEncoding {
     public static let maxTrailerBytes = 80
 
     /// The recipient's own unread numbers, merged into a shared event's `unread`.
-    public struct RecipientUnread: Sendable, Equatable {
+    public struct RecipientUnread: Sendable, Codable, Equatable {
         public var unreadCount: UInt64
         public var mentionedCount: UInt64
         public var ackTimestamp: UInt64

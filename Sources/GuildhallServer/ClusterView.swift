@@ -1,0 +1,77 @@
+// What every loop of a cluster node needs to know about the others (issue
+// 15 §4): which node owns each shard and how many loops each live node has
+// (from the lease round, ShardLeases), so a gateway or home can tell the
+// place (Place.swift) of any guild's, channel's, conversation's or user's
+// home. Without a cluster, every home is a loop of this node. Written by
+// the lease thread, read by the loops.
+
+import GuildhallCore
+import Synchronization
+
+final class ClusterView: Sendable {
+    struct State: Sendable {
+        /// Shard -> owning node.
+        var owners: [Int: Int] = [:]
+        /// Live node -> its loops.
+        var loops: [Int: Int] = [:]
+    }
+
+    let me: Int
+    let shards: Int
+    let clustered: Bool
+    let localMap: HomeMap
+    private let state = Mutex(State())
+
+    init(settings: Settings) {
+        me = settings.nodeID
+        shards = settings.shards
+        clustered = !settings.cluster.isEmpty
+        localMap = HomeMap(settings)
+        state.withLock { $0.loops[settings.nodeID] = settings.loops }
+    }
+
+    func update(owners: [Int: Int], loops: [Int: Int]) {
+        state.withLock { s in
+            s.owners = owners
+            s.loops = loops
+            s.loops[me] = localMap.loops
+        }
+    }
+
+    var snapshot: State { state.withLock { $0 } }
+
+    /// The place of the home of the shard `shard`'s id `home` (its loop there), nil while no node owns it.
+    private func place(shard: Int, loop: (HomeMap) -> Int) -> Int? {
+        guard clustered else { return loop(localMap) }
+        let (owner, loops) = state.withLock { s in (s.owners[shard], s.owners[shard].flatMap { s.loops[$0] }) }
+        guard let owner else { return nil }
+        if owner == me { return loop(localMap) }
+        return Place.remote(node: owner, loop: loop(HomeMap(loops: loops ?? 1, shards: shards)))
+    }
+
+    /// The place of a guild's home (or a channel's or conversation's, whose ids share its shard).
+    func place(guild id: UInt64) -> Int? {
+        place(shard: ShardPlan.shard(guild: id, shards: shards)) { $0.home(guild: id) }
+    }
+
+    func place(user: UserID) -> Int? {
+        place(shard: ShardPlan.shard(user: user, shards: shards)) { $0.home(user: user) }
+    }
+
+    func place(conversationOf a: UserID, _ b: UserID) -> Int? { place(user: min(a, b)) }
+
+    /// Every loop of every other live node, as places.
+    var remotePlaces: [Int] {
+        guard clustered else { return [] }
+        return state.withLock { s in
+            s.loops.filter { $0.key != me }.sorted { $0.key < $1.key }.flatMap { node, n in (0..<n).map { Place.remote(node: node, loop: $0) } }
+        }
+    }
+}
+
+extension HomeMap {
+    /// This node's map: in a cluster, homes follow shards.
+    init(_ settings: Settings) {
+        self.init(loops: settings.loops, shards: settings.cluster.isEmpty ? nil : settings.shards)
+    }
+}

@@ -1,0 +1,28 @@
+// Where a home or a gateway is, as one Int (CLUSTER §1, issue 15 §4): a loop
+// of this node is its loop index (0..<256); a loop of another node is
+// (node + 1) << 8 | loop. A session's key names its node and loop
+// (`counter << 18 | node << 8 | loop`), so any home knows where to reach it.
+// Pure.
+
+enum Place {
+    static func remote(node: Int, loop: Int) -> Int { (node + 1) << 8 | loop }
+
+    /// The node of a place on another node; nil for this node's loops.
+    static func node(of place: Int) -> Int? { place >= 256 ? (place >> 8) - 1 : nil }
+
+    static func loop(of place: Int) -> Int { place & 0xff }
+
+    static func isRemote(_ place: Int) -> Bool { place >= 256 }
+
+    /// A session key for gateway `loop` of node `node`.
+    static func sessionKey(_ counter: UInt64, node: Int, loop: Int) -> UInt64 { counter << 18 | UInt64(node) << 8 | UInt64(loop) }
+
+    /// The node of a session key.
+    static func node(ofSession key: UInt64) -> Int { Int((key >> 8) & 0x3ff) }
+
+    /// Where session `key`'s gateway is, seen from node `me`.
+    static func of(session key: UInt64, me: Int) -> Int {
+        let node = node(ofSession: key), loop = Int(key & 0xff)
+        return node == me ? loop : remote(node: node, loop: loop)
+    }
+}
