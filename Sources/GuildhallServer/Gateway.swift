@@ -187,6 +187,7 @@ final class Gateway {
 
     private func sweep() {
         let now = loop.nowMillis
+        routes.expireGathers(now: now)
         let outbound = loop.outboundBytes
         let busy = Double(loop.busyNanoseconds) / 1e9, subscriptions = homeFigures?() ?? [:]
         let count = sessions.count
@@ -271,7 +272,7 @@ final class Gateway {
     /// Closes the sessions of users in `shards` (another node serves them now), so their clients reconnect.
     func closeSessions(ofShards shards: Set<Int>) {
         for s in Array(sessions.values) where !s.isAwaitingLogin && shards.contains(ShardPlan.shard(user: s.user, shards: settings.shards)) {
-            close(s, .draining, "this node no longer serves your account; reconnect (to another node)")
+            close(s, .draining, "your account's home moved to another node; reconnect")
         }
     }
 

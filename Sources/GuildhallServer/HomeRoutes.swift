@@ -155,7 +155,7 @@ final class HomeRoutes {
         nextGatherID += 1
         let gid = nextGatherID
         let places = everyPlace
-        gathers[gid] = Gather(session: s.key, id: id, merge: merge, expected: places.count)
+        gathers[gid] = Gather(session: s.key, id: id, merge: merge, expected: places.count, started: gateway.loop.nowMillis)
         for p in places { home(p).route(body, id: gid, session: s.key, part: true) }
     }
 
@@ -184,6 +184,17 @@ final class HomeRoutes {
         guard let h = place(user: s.user) else { return refuseUnserved(id, from: s) }
         if h != index { gateway.forwarded(s, bytes: 0) }
         home(h).route(.setReceivedStatus(r), id: id, session: s.key, part: false)
+    }
+
+    /// Gathers still short of parts after `timeoutMs` (a node died or left
+    /// meanwhile) are answered UNAVAILABLE: a merge without every home's part would be wrong.
+    func expireGathers(now: UInt64, timeoutMs: UInt64 = 5_000) {
+        for (gid, g) in gathers where now >= g.started + timeoutMs {
+            gathers.removeValue(forKey: gid)
+            guard let s = gateway.sessions[g.session], s.isOpen else { continue }
+            gateway.answered(s)
+            s.respond(g.id, .error(GHError(Failure(.unavailable, "a node did not answer in time; retry"))))
+        }
     }
 
     /// A part arrived for a session that is gone: nobody waits for the answer.
@@ -251,6 +262,8 @@ struct Gather {
     let merge: GatherMerge
     let expected: Int
     var parts: [GHResponse.OneOf_Result] = []
+    /// Loop time it was sent (in a cluster, a node may die before it answers).
+    var started: UInt64 = 0
 }
 
 /// Where a request's ids lead (DESIGN §9's request table, by id): the

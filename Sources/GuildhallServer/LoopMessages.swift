@@ -109,6 +109,8 @@ enum LoopMessage: Sendable {
     /// the group once loaded), and shards another node holds now.
     case adoptShards(StoreSnapshot, DispatchGroup)
     case dropShards(Set<Int>)
+    /// Shards that moved between other nodes: sessions here whose users' homes were there log in again.
+    case homesMoved(Set<Int>)
     /// A connection for this loop's gateway (a resume that arrived on another loop).
     case handOff(HandOff)
     /// An admin request's answer, made off the loop (AdminEndpoint.swift); first loop only.

@@ -97,6 +97,7 @@ final class NodeLoop {
             case .dropShards(let shards):
                 if !shutdown.homeClosed { home.drop(shards: shards) }
                 gateway.closeSessions(ofShards: shards)
+            case .homesMoved(let shards): gateway.closeSessions(ofShards: shards)
             case .shutdown: beginShutdown()
             case .adminAnswer(let id, let answer): admin?.answer(id, answer)
             case .stopAccepting: stopAccepting()

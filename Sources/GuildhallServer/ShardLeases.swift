@@ -26,6 +26,9 @@ protocol ShardHandover: Sendable {
     func lost(_ shards: [Int])
     /// Of the shards held, those no longer servable (to take over again).
     func stalled(among held: [Int]) -> [Int]
+    /// Shards that moved between other nodes (or lost their owner): this
+    /// node's sessions whose user homes were there must log in again.
+    func moved(_ shards: [Int])
 }
 
 final class ShardLeases: Sendable {
@@ -214,7 +217,10 @@ final class ShardLeases: Sendable {
             }
         }
         for (shard, _) in held { owners[shard] = me }
+        let before = state.withLock { $0.owners }
+        let moved = before.filter { shard, owner in owner != me && owners[shard] != owner }.map(\.key)
         view?.update(owners: owners, loops: loopsOf.filter { nodes[$0.key] != nil })
+        if !moved.isEmpty { handover.moved(moved.sorted()) }
         let fixedNodes = nodes, fixedHeld = held, error = client.lastError, fixedOwners = owners
         state.withLock {
             $0.held = fixedHeld

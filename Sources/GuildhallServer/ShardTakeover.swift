@@ -74,6 +74,10 @@ final class ShardTakeover: ShardHandover {
         return ready
     }
 
+    func moved(_ shards: [Int]) {
+        for inbox in inboxes.withLock({ $0 }) { _ = inbox.post(.homesMoved(Set(shards))) }
+    }
+
     func lost(_ shards: [Int]) {
         guard !shards.isEmpty else { return }
         served.remove(shards)

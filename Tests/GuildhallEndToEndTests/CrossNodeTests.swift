@@ -16,6 +16,22 @@ import Testing
         return Set(((json["leases"] as? [[String: Any]]) ?? []).filter { $0["serving"] as? Bool == true }.compactMap { $0["shard"] as? Int })
     }
 
+    /// Whether every node knows every shard's owner (each node learns the
+    /// others' claims at its next lease round; until then it answers 503).
+    static func settled(_ nodes: [TestServer]) throws -> Bool {
+        let serving = try nodes.map(serving)
+        guard Set(serving.flatMap { $0 }).count == 8 else { return false }
+        for n in nodes {
+            let json = try HTTPExchange.request("GET", "/cluster", port: n.adminPort).json
+            var owners: [Int: Int] = [:]
+            for entry in (json["nodes"] as? [[String: Any]]) ?? [] {
+                for shard in (entry["shards"] as? [Int]) ?? [] { owners[shard] = entry["node"] as? Int }
+            }
+            for (i, set) in serving.enumerated() where !set.allSatisfy({ owners[$0] == nodes[i].settings.nodeID }) { return false }
+        }
+        return true
+    }
+
     /// A client on `server` once some node serves its user.
     static func client(_ user: String, on server: TestServer) async throws -> (GuildhallClient, Recorder) {
         let deadline = Date().addingTimeInterval(15)
@@ -32,10 +48,8 @@ import Testing
         defer { nats.stop() }
         let nodes = try (1...3).map { try ClusterLeaseTests().node($0, nats) }
         defer { for n in nodes { n.stop() } }
-        try await waitUntil("the 8 shards spread over the 3 nodes and served", timeout: 20) {
-            let sets = try nodes.map(Self.serving)
-            return sets.allSatisfy { $0.count >= 2 } && sets.reduce(0) { $0 + $1.count } == 8
-                && Set(sets.flatMap { $0 }).count == 8
+        try await waitUntil("the 8 shards spread over the 3 nodes, served, and known to all", timeout: 20) {
+            try nodes.map(Self.serving).allSatisfy { $0.count >= 2 } && Self.settled(nodes)
         }
         // The guild is made where it is asked for: on node 2.
         let (maker, _) = try await Self.client("alice", on: nodes[1])
@@ -68,5 +82,47 @@ import Testing
         // A direct message between the two nodes.
         let dm = try await alice.sendDirect("psst", to: "bob")
         _ = try await bobHeard.message("the direct message on node 3") { $0.uid == dm.uid }
+    }
+}
+
+extension CrossNodeTests {
+    /// The guild's home node leaves: its shards move to the other two, whose
+    /// clients (given every node's address) log in again where needed, and the
+    /// chat goes on with nothing lost.
+    @Test func whenTheGuildsNodeLeavesTheChatGoesOnAcrossTheOthers() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let nodes = try (1...3).map { try ClusterLeaseTests().node($0, nats) }
+        defer { for n in nodes { n.stop() } }
+        try await waitUntil("the 8 shards spread over the 3 nodes, served, and known to all", timeout: 20) {
+            try nodes.map(Self.serving).allSatisfy { $0.count >= 2 } && Self.settled(nodes)
+        }
+        let (maker, _) = try await Self.client("alice", on: nodes[1])
+        let g = try await maker.createServer(name: "Moving")
+        let channel = try await maker.createChannel(in: g.serverID, name: "general")
+        maker.close()
+        let everyNode = nodes.map { ("127.0.0.1", $0.port) }
+        let alice = GuildhallClient(addresses: [everyNode[0], everyNode[2]], options: ClientOptions(token: nodes[0].token("alice")))
+        let bob = GuildhallClient(addresses: [everyNode[2], everyNode[0]], options: ClientOptions(token: nodes[0].token("bob")))
+        let bobHeard = Recorder()
+        bob.addListener(bobHeard)
+        defer { alice.close(); bob.close() }
+        try await alice.connect()
+        try await bob.connect()
+        _ = try await bob.joinServer(g.serverID)
+        let first = try await alice.send("before the move", to: channel.channelID)
+        _ = try await bobHeard.message("the first message") { $0.uid == first.uid }
+
+        nodes[1].stop()
+        try await waitUntil("nodes 1 and 3 serving all 8 shards, known to both", timeout: 20) {
+            try Self.settled([nodes[0], nodes[2]])
+        }
+        // Bob is back (logged in again if his home moved) before the next message.
+        try await waitUntil("bob connected", timeout: 20) { bob.isConnected }
+        let second = try await ShardLogTests.sendWhenServed(alice, "after the move", to: channel.channelID)
+        #expect(second.seq == 2, "the new home went on from the log")
+        _ = try await bobHeard.message("the message after the move", timeout: 20) { $0.uid == second.uid }
+        let history = try await bob.history(of: channel.channelID, after: 0)
+        #expect(history.messages.map(\.body.text) == ["before the move", "after the move"])
     }
 }
