@@ -43,19 +43,24 @@ import Testing
         }
     }
 
-    @Test func clientsOnTwoNodesChatInAGuildHomedOnAThird() async throws {
-        let nats = try NATSServer()
-        defer { nats.stop() }
+    /// Three nodes with the shards spread and known to all, and a guild with
+    /// a channel made on node 2 (a guild is made where it is asked for).
+    static func threeNodesWithAGuildOnTheSecond(_ nats: NATSServer) async throws -> ([TestServer], GHServerInfo, GHChannelInfo) {
         let nodes = try (1...3).map { try ClusterLeaseTests().node($0, nats) }
-        defer { for n in nodes { n.stop() } }
         try await waitUntil("the 8 shards spread over the 3 nodes, served, and known to all", timeout: 20) {
             try nodes.map(Self.serving).allSatisfy { $0.count >= 2 } && Self.settled(nodes)
         }
-        // The guild is made where it is asked for: on node 2.
         let (maker, _) = try await Self.client("alice", on: nodes[1])
+        defer { maker.close() }
         let g = try await maker.createServer(name: "Across")
-        let channel = try await maker.createChannel(in: g.serverID, name: "general")
-        maker.close()
+        return (nodes, g, try await maker.createChannel(in: g.serverID, name: "general"))
+    }
+
+    @Test func clientsOnTwoNodesChatInAGuildHomedOnAThird() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let (nodes, g, channel) = try await Self.threeNodesWithAGuildOnTheSecond(nats)
+        defer { for n in nodes { n.stop() } }
 
         let (alice, aliceHeard) = try await Self.client("alice", on: nodes[0])
         let (bob, bobHeard) = try await Self.client("bob", on: nodes[2])
@@ -92,15 +97,8 @@ extension CrossNodeTests {
     @Test func whenTheGuildsNodeLeavesTheChatGoesOnAcrossTheOthers() async throws {
         let nats = try NATSServer()
         defer { nats.stop() }
-        let nodes = try (1...3).map { try ClusterLeaseTests().node($0, nats) }
+        let (nodes, g, channel) = try await Self.threeNodesWithAGuildOnTheSecond(nats)
         defer { for n in nodes { n.stop() } }
-        try await waitUntil("the 8 shards spread over the 3 nodes, served, and known to all", timeout: 20) {
-            try nodes.map(Self.serving).allSatisfy { $0.count >= 2 } && Self.settled(nodes)
-        }
-        let (maker, _) = try await Self.client("alice", on: nodes[1])
-        let g = try await maker.createServer(name: "Moving")
-        let channel = try await maker.createChannel(in: g.serverID, name: "general")
-        maker.close()
         let everyNode = nodes.map { ("127.0.0.1", $0.port) }
         let alice = GuildhallClient(addresses: [everyNode[0], everyNode[2]], options: ClientOptions(token: nodes[0].token("alice")))
         let bob = GuildhallClient(addresses: [everyNode[2], everyNode[0]], options: ClientOptions(token: nodes[0].token("bob")))
