@@ -94,7 +94,10 @@ final class EffectRunner {
         for item in e.addressed {
             let userHome = userPlace?(item.user) ?? map.home(user: item.user)
             guard userHome == Int(lane) else {
-                mail[userHome, default: []].append(MailedItem(item))
+                let message = Place.isRemote(userHome) ? e.writes.lazy.compactMap { w -> MessageRecord? in
+                    if case .message(let m) = w { return m } else { return nil }
+                }.first : nil
+                mail[userHome, default: []].append(MailedItem(item, message: message))
                 ords.append(0)
                 continue
             }

@@ -52,11 +52,22 @@ struct MailedItem: Sendable, Codable {
     let stored: Stored
     let live: Live
 
-    init(_ item: AddressedItem) {
+    /// `message`: for a user homed on another node, whose store does not hold
+    /// the guild's messages, a message item travels as the message itself (a
+    /// stored event), as it was when sent.
+    init(_ item: AddressedItem, message: MessageRecord? = nil) {
         user = item.user
         switch item.stored {
         case .event(let copy): stored = .event(copy.stored)
-        case .message(let uid): stored = .message(uid)
+        case .message(let uid):
+            if let message, message.uid == uid {
+                var e = GHEvent()
+                e.message = GHChannelMessage(message)
+                if message.serverID == 0 { e.message.recipientID = item.user }
+                stored = .event((try? e.serializedBytes()) ?? [])
+            } else {
+                stored = .message(uid)
+            }
         }
         switch item.live {
         case .push(let copy): live = .push(copy.payload)

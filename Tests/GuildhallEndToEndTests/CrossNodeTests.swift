@@ -124,3 +124,44 @@ extension CrossNodeTests {
         #expect(history.messages.map(\.body.text) == ["before the move", "after the move"])
     }
 }
+
+extension CrossNodeTests {
+    /// Group read receipts, offline sync, received status and guests, with
+    /// the guild's home on node 2 and the clients on nodes 1 and 3.
+    @Test func receiptsSyncReceivedStatusAndGuestsWorkAcrossNodes() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let (nodes, g, channel) = try await Self.threeNodesWithAGuildOnTheSecond(nats)
+        defer { for n in nodes { n.stop() } }
+        let (alice, aliceHeard) = try await Self.client("alice", on: nodes[0])
+        var (bob, bobHeard) = try await Self.client("bob", on: nodes[2])
+        defer { alice.close(); bob.close() }
+        _ = try await bob.joinServer(g.serverID)
+
+        // Receipts: bob answers alice's request; alice hears it on node 1.
+        let asked = try await alice.send("read me", to: channel.channelID, needReceipt: true)
+        _ = try await waitFor("bob asked for a receipt, on node 3") { bobHeard.receiptRequests.contains(asked.uid) ? true : nil }
+        _ = try await bob.respondReceipts(channel: channel.channelID, [asked.uid])
+        _ = try await waitFor("alice hears bob's receipt, on node 1") { aliceHeard.receiptResponses.first { $0.uid == asked.uid } }
+        #expect(try await alice.receiptInfo([asked.uid]).first?.readerCount == 1)
+
+        // Offline sync: bob is away while alice mentions him; he logs in on node 3 again and gets it.
+        bob.close()
+        let mention = try await alice.send("@bob you missed this", to: channel.channelID, mentions: ["bob"])
+        (bob, bobHeard) = try await Self.client("bob", on: nodes[2])
+        _ = try await bobHeard.message("the mention, from offline sync") { $0.uid == mention.uid }
+
+        // Received status: set on node 3, read back on node 1's side of bob (another device).
+        _ = try await bob.setReceivedStatus([mention.uid], read: true)
+        let (bobPhone, _) = try await Self.client("bob", on: nodes[0])
+        defer { bobPhone.close() }
+        #expect(try await bobPhone.receivedStatus([mention.uid]).first?.isRead == true)
+
+        // A guest (carol, not a member) views a server that allows guests, from node 3.
+        let (carol, _) = try await Self.client("carol", on: nodes[2])
+        defer { carol.close() }
+        let open = try await alice.createServer(name: "Open house", allowGuests: true)
+        _ = try await alice.createChannel(in: open.serverID, name: "lobby")
+        #expect(try await carol.enterAsGuest(open.serverID).serverID == open.serverID)
+    }
+}
