@@ -165,3 +165,32 @@ extension CrossNodeTests {
         #expect(try await carol.enterAsGuest(open.serverID).serverID == open.serverID)
     }
 }
+
+extension CrossNodeTests {
+    /// Fan-out by interest (issue 15 §5): the guild's home sends a node its
+    /// events only while a session there is interested, once per gateway loop
+    /// whatever the number of recipients there. Counted by nats-server (/connz).
+    @Test func aNodeWithoutAnInterestedSessionGetsNoEventTraffic() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let (nodes, g, channel) = try await Self.threeNodesWithAGuildOnTheSecond(nats)
+        defer { for n in nodes { n.stop() } }
+        let (alice, _) = try await Self.client("alice", on: nodes[0])
+        let (bob, bobHeard) = try await Self.client("bob", on: nodes[0])
+        let (carol, carolHeard) = try await Self.client("carol", on: nodes[0])
+        defer { alice.close(); bob.close(); carol.close() }
+        _ = try await bob.joinServer(g.serverID)
+        _ = try await carol.joinServer(g.serverID)
+        let before = nats.delivered()
+        var last: UInt64 = 0
+        for i in 1...50 { last = try await alice.send("burst \(i)", to: channel.channelID).uid }
+        _ = try await bobHeard.message("the burst's last message") { $0.uid == last }
+        _ = try await carolHeard.message("the burst's last message") { $0.uid == last }
+        let after = nats.delivered()
+        func delta(_ node: Int) -> Int { (after["guildhall-\(node)-bus"] ?? 0) - (before["guildhall-\(node)-bus"] ?? 0) }
+        #expect(delta(3) == 0, "node 3 has no session in the guild: no event crossed to it")
+        // Node 1 holds two recipients: each message crosses once (or less: a home turn's events travel together),
+        // with its answer to alice (sends are answered by the home, one message per turn too).
+        #expect(delta(1) > 0 && delta(1) <= 2 * 50, "messages to node 1: \(delta(1)) for 50 sends to 2 recipients there")
+    }
+}

@@ -13,10 +13,14 @@ final class NATSServer {
     let folder = NSTemporaryDirectory() + "guildhall-nats-\(UUID().uuidString)"
     private let child: Child
 
+    /// The monitoring port (/connz, /varz, /jsz).
+    let monitor: Int
+
     init() throws {
         port = try Self.freePort()
+        monitor = try Self.freePort()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        child = try Child("/usr/sbin/nats-server", ["-a", "127.0.0.1", "-p", "\(port)", "-js", "-sd", folder],
+        child = try Child("/usr/sbin/nats-server", ["-a", "127.0.0.1", "-p", "\(port)", "-m", "\(monitor)", "-js", "-sd", folder],
                           environment: ProcessInfo.processInfo.environment)
         let deadline = Date().addingTimeInterval(10)
         while (try? RawConnection(port: port)) == nil {
@@ -26,6 +30,15 @@ final class NATSServer {
     }
 
     var url: String { "nats://127.0.0.1:\(port)" }
+
+    /// Messages the server delivered to each named client connection so far (/connz).
+    func delivered() -> [String: Int] {
+        var out: [String: Int] = [:]
+        for c in (NATSCluster.get("/connz?limit=1024", monitor: monitor)?["connections"] as? [[String: Any]]) ?? [] {
+            if let name = c["name"] as? String { out[name] = c["out_msgs"] as? Int ?? 0 }
+        }
+        return out
+    }
 
     func stop() {
         kill(child.pid, SIGTERM)
