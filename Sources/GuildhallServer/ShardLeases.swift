@@ -219,7 +219,9 @@ final class ShardLeases: Sendable {
         for (shard, _) in held { owners[shard] = me }
         let before = state.withLock { $0.owners }
         let moved = before.filter { shard, owner in owner != me && owners[shard] != owner }.map(\.key)
-        view?.update(owners: owners, loops: loopsOf.filter { nodes[$0.key] != nil })
+        // A node that owns shards counts for routing even when its heartbeat is late (a busy round).
+        let owning = Set(owners.values)
+        view?.update(owners: owners, loops: loopsOf.filter { nodes[$0.key] != nil || owning.contains($0.key) })
         if !moved.isEmpty { handover.moved(moved.sorted()) }
         let fixedNodes = nodes, fixedHeld = held, error = client.lastError, fixedOwners = owners
         state.withLock {

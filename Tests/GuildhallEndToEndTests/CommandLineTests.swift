@@ -151,6 +151,20 @@ import Testing
         #expect(run["failure"] == nil)
     }
 
+    /// `bench cluster` (issue 15) delivers everything over three nodes, and
+    /// the bytes it reports crossing NATS do not grow with the subscribers.
+    @Test func theClusterBenchmarkReportsBytesAcrossNATSThatDoNotGrowWithSubscribers() throws {
+        func report(_ subscribers: Int) throws -> [String: Any] {
+            let (rc, out) = try Binary.run(["bench", "cluster", "--subscribers", "\(subscribers)", "--messages", "100", "--rate", "100", "--json"])
+            #expect(rc == 0, "\(out)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
+        }
+        let small = try report(6), large = try report(30)
+        #expect((small["runs"] as? [[String: Any]])?.count == 2)
+        let perMessage = [small, large].map { $0["nats_bytes_per_message"] as? Double ?? 0 }
+        #expect(perMessage[0] > 0 && perMessage[1] < perMessage[0] * 1.5, "bytes per message: \(perMessage)")
+    }
+
     @Test func theSyncBenchmarkSyncsEveryItemToAFreshDevice() throws {
         let (rc, out) = try Binary.run(["bench", "sync", "--items", "450", "--package-size", "100", "--runs", "2", "--json"])
         #expect(rc == 0)

@@ -112,11 +112,15 @@ final class LoadGenerator {
     var pacerReceiver: InboxReceiver<Bool>?
     let pacerStop = PacerStop()
 
-    init(wire: BenchWire, shape: LoadShape, host: String = "127.0.0.1", port: Int) {
+    /// With several (a cluster's nodes), subscriber i connects to ports[i % count], publishers to the first.
+    var ports: [Int]
+
+    init(wire: BenchWire, shape: LoadShape, host: String = "127.0.0.1", port: Int, ports: [Int] = []) {
         self.wire = wire
         self.shape = shape
         self.host = host
         self.port = port
+        self.ports = ports.isEmpty ? [port] : ports
     }
 
     /// Runs the whole load; returns when done or failed.
@@ -163,7 +167,8 @@ final class LoadGenerator {
     }
 
     private func open(_ peer: Peer, subscriber: Bool) {
-        TCPConnection.connect(loop: loop, host: host, port: port) { [unowned self] conn, status in
+        let target = subscriber ? ports[peer.index % ports.count] : ports[0]
+        TCPConnection.connect(loop: loop, host: host, port: target) { [unowned self] conn, status in
             guard let conn else {
                 self.fail("connect failed: \(UVError.text(status))")
                 return
