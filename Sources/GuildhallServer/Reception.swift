@@ -60,15 +60,19 @@ final class Reception: HomePart, GatewayHome {
         }
         guard let s = serving(key) else {
             // A part must come back even from a home that never knew the session, or the merge would wait.
-            if part { home.port(for: key)?.answerPart(id, .error(GHError(Failure.notFound("not found")))) }
+            if part { home.port(for: key)?.answerPart(id, .error(GHError(Failure.notFound("not found")))) } else { unknown(key) }
             return
         }
         if part { s.partAnswers.insert(id) }
+        // In a cluster a gateway may send a request here a moment before this
+        // node serves (or after it stopped serving) what it names: 503, never "not found".
+        if !part, !home.servesHere(RequestTarget(body), for: s.user) { return s.fail(id, Home.notServedHere) }
         home.route(body, id: id, from: s)
     }
 
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) {
-        guard let s = serving(key) else { return }
+        guard let s = serving(key) else { return unknown(key) }
+        if !home.servesHere(.channel(r.channelID), for: s.user) { return s.fail(id, Home.notServedHere) }
         // A gateway on another loop hears of a publisher's pause a turn late,
         // with thousands of sends on their way: they wait here, not in the fan-out.
         if s.readPauses.contains(.outbound) {
@@ -89,6 +93,14 @@ final class Reception: HomePart, GatewayHome {
     }
 
     /// The session `key`, served from now on if it was only listed.
+    /// A request from a session this home never heard of: in a cluster, its
+    /// node restarted since the session logged in (the announcement was lost
+    /// with it). The session logs in again, and is announced to every node.
+    private func unknown(_ key: UInt64) {
+        guard !settings.cluster.isEmpty, Place.isRemote(home.links.place(ofSession: key)) else { return }
+        home.port(for: key)?.end(.draining, "a node of the cluster restarted and does not know this session; reconnect")
+    }
+
     private func serving(_ key: UInt64) -> HomeSession? {
         if let s = registry.all[key] { return s }
         guard let listed = roster[key] else { return nil }
