@@ -46,7 +46,26 @@ import Testing
     /// Three nodes with the shards spread and known to all, and a guild with
     /// a channel made on node 2 (a guild is made where it is asked for).
     static func threeNodesWithAGuildOnTheSecond(_ nats: NATSServer) async throws -> ([TestServer], GHServerInfo, GHChannelInfo) {
-        let nodes = try (1...3).map { try ClusterLeaseTests().node($0, nats) }
+        try await threeNodesWithAGuildOnTheSecond(try (1...3).map { try ClusterLeaseTests().node($0, nats) })
+    }
+
+    /// The same over three NATS servers, everything replicated three times (R3).
+    static func threeNodesWithAGuildOnTheSecond(_ nats: NATSCluster) async throws -> ([TestServer], GHServerInfo, GHChannelInfo) {
+        try await threeNodesWithAGuildOnTheSecond(try (1...3).map { id in
+            try TestServer {
+                $0.nodeID = id
+                $0.cluster = nats.urls
+                $0.clusterName = "r3x"
+                $0.clusterReplicas = 3
+                $0.shards = 8
+                $0.leaseTTLMs = 4_000
+                $0.leaseRenewMs = 200
+                $0.adminListen = "127.0.0.1:0"
+            }
+        })
+    }
+
+    static func threeNodesWithAGuildOnTheSecond(_ nodes: [TestServer]) async throws -> ([TestServer], GHServerInfo, GHChannelInfo) {
         try await waitUntil("the 8 shards spread over the 3 nodes, served, and known to all", timeout: 20) {
             try nodes.map(Self.serving).allSatisfy { $0.count >= 2 } && Self.settled(nodes)
         }
@@ -57,7 +76,7 @@ import Testing
     }
 
     @Test func clientsOnTwoNodesChatInAGuildHomedOnAThird() async throws {
-        let nats = try NATSServer()
+        let nats = try NATSCluster()
         defer { nats.stop() }
         let (nodes, g, channel) = try await Self.threeNodesWithAGuildOnTheSecond(nats)
         defer { for n in nodes { n.stop() } }
