@@ -30,10 +30,16 @@ final class ClusterView: Sendable {
         state.withLock { $0.loops[settings.nodeID] = settings.loops }
     }
 
-    func update(owners: [Int: Int], loops: [Int: Int]) {
+    /// A round's view. A node whose heartbeat could not be read this round
+    /// keeps its last known loop count while it is live or owns shards: a
+    /// broadcast or a gather that skipped it would be silently incomplete.
+    func update(owners: [Int: Int], loops: [Int: Int], live: Set<Int>) {
         state.withLock { s in
+            let keep = live.union(owners.values)
+            var merged = s.loops.merging(loops) { _, new in new }
+            merged = merged.filter { keep.contains($0.key) }
             s.owners = owners
-            s.loops = loops
+            s.loops = merged
             s.loops[me] = localMap.loops
         }
     }

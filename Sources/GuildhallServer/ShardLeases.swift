@@ -220,8 +220,7 @@ final class ShardLeases: Sendable {
         let before = state.withLock { $0.owners }
         let moved = before.filter { shard, owner in owner != me && owners[shard] != owner }.map(\.key)
         // A node that owns shards counts for routing even when its heartbeat is late (a busy round).
-        let owning = Set(owners.values)
-        view?.update(owners: owners, loops: loopsOf.filter { nodes[$0.key] != nil || owning.contains($0.key) })
+        view?.update(owners: owners, loops: loopsOf, live: Set(nodes.keys))
         if !moved.isEmpty { handover.moved(moved.sorted()) }
         let fixedNodes = nodes, fixedHeld = held, error = client.lastError, fixedOwners = owners
         state.withLock {

@@ -69,6 +69,18 @@ import Testing
         }
     }
 
+    /// `call`, again while the cluster moves (503) or the client is between nodes.
+    static func retrying<T>(_ call: () async throws -> T) async throws -> T {
+        let deadline = Date().addingTimeInterval(20)
+        while true {
+            do { return try await call() } catch {
+                let retry = (error as? GuildhallError)?.code == .unavailable || error is ClientError
+                if !retry || Date() > deadline { throw error }
+                try await Task.sleep(nanoseconds: 100_000_000)
+            }
+        }
+    }
+
     @Test func everyAcknowledgedSendSurvivesKillMinus9OfItsHomeFiveTimes() async throws {
         let nats = try NATSServer()
         defer { nats.stop() }
@@ -79,8 +91,8 @@ import Testing
         let addresses = { cluster.nodes.map { ("127.0.0.1", $0!.port) } }
         let maker = GuildhallClient(addresses: addresses(), options: ClientOptions(token: TestServer.token("alice", device: "maker")))
         try await maker.connect()
-        let g = try await maker.createServer(name: "Killed")
-        let channel = try await maker.createChannel(in: g.serverID, name: "stream")
+        let g = try await Self.retrying { try await maker.createServer(name: "Killed") }
+        let channel = try await Self.retrying { try await maker.createChannel(in: g.serverID, name: "stream") }
         maker.close()
         let shard = ShardPlan.shard(guild: g.serverID, shards: 8)
         let acked = Locked<[(uid: UInt64, seq: UInt64)]>([])
@@ -111,7 +123,7 @@ import Testing
         try await reader.connect()
         defer { reader.close() }
         _ = try await ShardLogTests.sendWhenServed(reader, "the last word", to: channel.channelID)
-        let stored = try await ShardLogTests.history(reader, channel.channelID)
+        let stored = try await Self.retrying { try await ShardLogTests.history(reader, channel.channelID) }
         let bySeq = Dictionary(stored.map { ($0.uid, $0.seq) }, uniquingKeysWith: { a, _ in a })
         #expect(bySeq.count == stored.count, "no message is stored twice")
         for a in acked.withLock({ $0 }) { #expect(bySeq[a.uid] == a.seq, "acknowledged \(a.uid) at seq \(a.seq)") }
