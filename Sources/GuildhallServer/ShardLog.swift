@@ -129,8 +129,7 @@ final class ShardLog: Journal {
         let result = publish(entry, shard: shard, expecting: expected, retrying: true)
         switch result {
         case .success(let seq): last.withLock { $0[shard] = seq }
-        case .failure(let e) where e.code == -3: last.withLock { _ = $0.removeValue(forKey: shard) }
-        case .failure(let e) where e.code == -4:
+        case .failure(let e) where e.code == -3 || e.code == -4:
             last.withLock { _ = $0.removeValue(forKey: shard) }
             onBroken.withLock { $0 }?(shard)
         case .failure: break

@@ -40,6 +40,8 @@ extension Home {
 
     /// Takes on the guilds, positions, receipts and conversations of `snapshot` (this home's share of it).
     func adopt(_ snapshot: StoreSnapshot) {
+        // Taken over again (a broken or refused append): nothing of the shards' earlier state stays.
+        if gateway != nil, !snapshot.generations.isEmpty { drop(shards: Set(snapshot.generations.keys)) }
         shardGenerations.merge(snapshot.generations) { _, new in new }
         directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels,
                        bans: snapshot.bans, roles: snapshot.roles, overrides: snapshot.overrides)

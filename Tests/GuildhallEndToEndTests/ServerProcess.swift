@@ -152,7 +152,7 @@ final class ServerProcess: Sendable {
         _ = fcntl(child.stdoutFD, F_SETFL, fcntl(child.stdoutFD, F_GETFL) | O_NONBLOCK)
         var text = ""
         var buffer = [UInt8](repeating: 0, count: 4096)
-        port = try await waitFor("the server to listen") {
+        port = try await waitFor("the server to listen", timeout: 30) {
             let n = buffer.withUnsafeMutableBytes { read(child.stdoutFD, $0.baseAddress, $0.count) }
             if n > 0 { text += String(decoding: buffer[0..<n], as: UTF8.self) }
             guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }
