@@ -300,7 +300,11 @@ final class LeaseClient: @unchecked Sendable {  // used by the lease thread alon
 
     func keys() -> [String] {
         var list = kvKeysList()
-        guard kvStore_Keys(&list, bucket, nil) == NATS_OK else { return [] }
+        // Bounded: without a timeout the listing waits for ever when NATS goes away mid-call.
+        var opts = kvWatchOptions()
+        kvWatchOptions_Init(&opts)
+        opts.Timeout = 1_000
+        guard kvStore_Keys(&list, bucket, &opts) == NATS_OK else { return [] }
         defer { kvKeysList_Destroy(&list) }
         return (0..<Int(list.Count)).compactMap { list.Keys[$0].map { String(cString: $0) } }
     }
