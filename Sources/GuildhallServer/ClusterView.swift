@@ -64,8 +64,6 @@ final class ClusterView: Sendable {
         place(shard: ShardPlan.shard(user: user, shards: shards)) { $0.home(user: user) }
     }
 
-    func place(conversationOf a: UserID, _ b: UserID) -> Int? { place(user: min(a, b)) }
-
     /// Every loop of every other live node, as places.
     var remotePlaces: [Int] {
         guard clustered else { return [] }

@@ -61,9 +61,9 @@ final class Node {
                 leases.firstRound(t)
             }
             snapshot = try Node.snapshot(of: store, settings: settings, clock: clock)
-            if let takeover {
+            if let shardLog = self.shardLog {
                 snapshot = snapshot.only(shards: served.all, of: settings.shards)
-                snapshot.generations = takeover.generations.withLock { $0 }
+                snapshot.generations = shardLog.currentGenerations
             }
         } catch {
             leases?.stop()

@@ -18,8 +18,6 @@ final class NodeBus: Sendable {
     private let inboxes: [LoopInbox<LoopMessage>]
     private let subscription = Mutex<SubscriptionHandle?>(nil)
     private let log: ServerLog
-    /// Messages that could not be encoded or decoded (a bug: counted, logged).
-    let lost = Atomic<Int>(0)
 
     init(settings: Settings, inboxes: [LoopInbox<LoopMessage>], log: ServerLog) throws {
         link = try ClusterConnection(settings: settings, role: "bus")
@@ -58,7 +56,6 @@ final class NodeBus: Sendable {
             let data = try JSONEncoder().encode(envelope)
             _ = data.withUnsafeBytes { natsConnection_Publish(link.connection, prefix + String(node), $0.baseAddress, Int32($0.count)) }
         } catch {
-            lost.add(1, ordering: .relaxed)
             log.error("a message for another node could not be encoded", ["node": node, "error": String(describing: error)])
         }
     }
@@ -73,7 +70,6 @@ final class NodeBus: Sendable {
             guard e.toLoop < inboxes.count else { return }
             _ = inboxes[e.toLoop].post(e.message.loopMessage(fromNode: e.fromNode))
         } catch {
-            lost.add(1, ordering: .relaxed)
             log.error("a message from another node could not be decoded", ["error": String(describing: error)])
         }
     }

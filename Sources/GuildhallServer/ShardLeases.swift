@@ -206,7 +206,7 @@ final class ShardLeases: Sendable {
             if let rev = client.create("shard.\(shard)", "\(me)") { claimed[shard] = Held(revision: rev, renewedAt: now) }
         }
         if !claimed.isEmpty {
-            // Held meanwhile (renewed while catching up), served only once the handover says so (ShardLog.serves).
+            // Held meanwhile (renewed while catching up), served only once the handover says so (ShardLog.append takes only shards it caught up).
             state.withLock { $0.held = held.merging(claimed) { a, _ in a } }
             let servable = Set(handover.gained(claimed.keys.sorted()) { self.renewHeld(client) })
             renewHeld(client, olderThan: 0)

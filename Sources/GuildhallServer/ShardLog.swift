@@ -96,10 +96,10 @@ final class ShardLog: Journal {
         }
     }
 
-    /// Whether this node may append to `shard` now.
-    func serves(_ shard: Int) -> Bool { leases(shard) && last.withLock { $0[shard] != nil } }
-
     var served: Set<Int> { last.withLock { Set($0.keys) } }
+
+    /// Per shard, the generation of its state this node serves (JobShards.generations).
+    var currentGenerations: [Int: UInt64] { generations.withLock { $0 } }
 
     /// Per shard served, the stream sequence of its last entry.
     var positions: [Int: UInt64] { last.withLock { $0 } }

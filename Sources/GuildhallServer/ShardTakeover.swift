@@ -41,9 +41,6 @@ final class ShardTakeover: ShardHandover {
     /// The homes are built: later changes go to them.
     func homesRunning(_ inboxes: [LoopInbox<LoopMessage>]) { self.inboxes.withLock { $0 = inboxes } }
 
-    /// The generation of each shard taken over, for the homes that load it.
-    let generations = Mutex<[Int: UInt64]>([:])
-
     func gained(_ shards: [Int], keepAlive: () -> Void) -> [Int] {
         var taken: [Int: UInt64] = [:]
         for shard in shards {
@@ -52,7 +49,6 @@ final class ShardTakeover: ShardHandover {
         }
         let ready = taken.keys.sorted()
         guard !ready.isEmpty else { return [] }
-        generations.withLock { $0.merge(taken) { _, new in new } }
         let loops = inboxes.withLock { $0 }
         if !loops.isEmpty {
             do {

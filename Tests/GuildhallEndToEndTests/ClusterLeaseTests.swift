@@ -10,14 +10,19 @@ import Testing
 
 @Suite struct ClusterLeaseTests {
     func node(_ id: Int, _ nats: NATSServer) throws -> TestServer {
+        try Self.node(id, cluster: nats.url, name: "t\(nats.port)")
+    }
+
+    /// A node of a deployment of 8 shards with short leases, in this process, with an admin endpoint.
+    static func node(_ id: Int, cluster: String, name: String, replicas: Int = 1, ttlMs: Int = 2_000, renewMs: Int = 100) throws -> TestServer {
         try TestServer {
             $0.nodeID = id
-            $0.cluster = nats.url
-            $0.clusterName = "t\(nats.port)"
-            $0.clusterReplicas = 1
+            $0.cluster = cluster
+            $0.clusterName = name
+            $0.clusterReplicas = replicas
             $0.shards = 8
-            $0.leaseTTLMs = 2_000
-            $0.leaseRenewMs = 100
+            $0.leaseTTLMs = ttlMs
+            $0.leaseRenewMs = renewMs
             $0.adminListen = "127.0.0.1:0"
         }
     }

@@ -51,17 +51,8 @@ import Testing
 
     /// The same over three NATS servers, everything replicated three times (R3).
     static func threeNodesWithAGuildOnTheSecond(_ nats: NATSCluster) async throws -> ([TestServer], GHServerInfo, GHChannelInfo) {
-        try await threeNodesWithAGuildOnTheSecond(try (1...3).map { id in
-            try TestServer {
-                $0.nodeID = id
-                $0.cluster = nats.urls
-                $0.clusterName = "r3x"
-                $0.clusterReplicas = 3
-                $0.shards = 8
-                $0.leaseTTLMs = 4_000
-                $0.leaseRenewMs = 200
-                $0.adminListen = "127.0.0.1:0"
-            }
+        try await threeNodesWithAGuildOnTheSecond(try (1...3).map {
+            try ClusterLeaseTests.node($0, cluster: nats.urls, name: "r3x", replicas: 3, ttlMs: 4_000, renewMs: 200)
         })
     }
 
