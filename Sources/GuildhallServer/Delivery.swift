@@ -61,6 +61,7 @@ extension Home {
             if interest.hasMembersOnline(channel.serverID) {
                 var event = ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: true,
                                          cursors: mentionOrds.isEmpty ? [:] : mentionOrds.filter { $0.value != 0 })
+                event.seq = update ? 0 : record.seq
                 if !directory.everyoneViews(channel.serverID) {
                     for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) {
                         event.hiddenFrom.insert(s.user)
@@ -76,7 +77,9 @@ extension Home {
             if interest.loops(holding: channel.id) != nil {
                 var cursors = mentionOrds
                 if !cursors.isEmpty { cursors = cursors.filter { $0.value != 0 } }
-                interest.deliver(ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: false, cursors: cursors))
+                var event = ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: false, cursors: cursors)
+                event.seq = update ? 0 : record.seq
+                interest.deliver(event)
             }
             for user in record.mentions where directory.canView(user, channel) {
                 for s in registry.sessions(of: user).values where book.subscriptions(of: s.key)?.channels[channel.id]?.level != .messages {

@@ -41,6 +41,9 @@ protocol GatewayHome: AnyObject {
     func sessionResumed(_ key: UInt64)
     /// The session fell behind on its writes (or caught up): coalesced notices wait for it, typing is shed.
     func sessionBehind(_ key: UInt64, _ behind: Bool)
+    /// The gateway (at place `toGateway`) missed messages of `channel` after
+    /// seq `after` and before `before`: send them again, then say so.
+    func replay(_ channel: ChannelID, after: UInt64, before: UInt64, toGateway: Int)
     /// The gateway's loop turn ends, before its sessions are flushed.
     func turnEnding()
     /// The gateway flushed its sessions.
@@ -183,11 +186,13 @@ final class Gateway {
         sessions.removeValue(forKey: s.key)
         pausingHomes.removeValue(forKey: s.key)
         lent[s.key] = nil
+        interest.forget(session: s.key)
     }
 
     private func sweep() {
         let now = loop.nowMillis
         routes.expireGathers(now: now)
+        giveUpGapFills(now: now)
         let outbound = loop.outboundBytes
         let busy = Double(loop.busyNanoseconds) / 1e9, subscriptions = homeFigures?() ?? [:]
         let count = sessions.count

@@ -39,6 +39,11 @@ struct ChannelEvent: Sendable, Codable {
     /// With `toMembers`: online members who may not view the channel (empty
     /// unless the server's permissions restrict viewing somewhere).
     var hiddenFrom: Set<UserID> = []
+    /// The message's seq: its place in the channel, by which a gateway sees a
+    /// gap (ChannelGaps); 0 for a change to an earlier message.
+    var seq: UInt64 = 0
+    /// Sent again to fill a gateway's gap.
+    var replayed = false
 }
 
 final class GatewayInterest {
@@ -51,31 +56,53 @@ final class GatewayInterest {
     private var members: [ServerID: [UInt64: [ChannelID: PositionState]]] = [:]
     /// Per (user, server), the user's sessions here that are online members of it.
     private var memberSessionsOf: [ReadPositions.Key: SessionKeys] = [:]
+    /// Per channel, the last message seq delivered here (in a cluster; ChannelGapFill.swift).
+    var gaps = ChannelGaps<ChannelEvent>()
+    /// Per session here, what it holds: forgotten here when it ends, even if
+    /// the home that told of it died first (and never says it is gone).
+    private var bySession: [UInt64: (user: UserID, channels: Set<ChannelID>, servers: Set<ServerID>)] = [:]
 
     func apply(_ update: InterestUpdate) {
         switch update {
         case .holds(let key, let user, let channel, let state?):
             guard holders[channel, default: [:]].updateValue(state, forKey: key) == nil else { return }
             sessionsOf[ReadPositions.Key(user, channel), default: SessionKeys()].insert(key)
+            bySession[key, default: (user, [], [])].channels.insert(channel)
         case .holds(let key, let user, let channel, nil):
             guard holders[channel]?.removeValue(forKey: key) != nil else { return }
-            if holders[channel]?.isEmpty == true { holders.removeValue(forKey: channel) }
+            if holders[channel]?.isEmpty == true {
+                holders.removeValue(forKey: channel)
+                gaps.forget(channel: channel)
+            }
             let k = ReadPositions.Key(user, channel)
             sessionsOf[k]?.remove(key)
             if sessionsOf[k]?.isEmpty == true { sessionsOf.removeValue(forKey: k) }
+            bySession[key]?.channels.remove(channel)
         case .member(let key, let user, let server, let states?):
             guard members[server, default: [:]].updateValue(states, forKey: key) == nil else { return }
             memberSessionsOf[ReadPositions.Key(user, server), default: SessionKeys()].insert(key)
+            bySession[key, default: (user, [], [])].servers.insert(server)
         case .member(let key, let user, let server, nil):
             guard members[server]?.removeValue(forKey: key) != nil else { return }
-            if members[server]?.isEmpty == true { members.removeValue(forKey: server) }
+            if members[server]?.isEmpty == true {
+                members.removeValue(forKey: server)
+                gaps.forget(membersOf: server)
+            }
             let k = ReadPositions.Key(user, server)
             memberSessionsOf[k]?.remove(key)
             if memberSessionsOf[k]?.isEmpty == true { memberSessionsOf.removeValue(forKey: k) }
+            bySession[key]?.servers.remove(server)
         case .position(let user, let channel, let server, let state):
             sessionsOf[ReadPositions.Key(user, channel)]?.forEach { holders[channel]?[$0] = state }
             memberSessionsOf[ReadPositions.Key(user, server)]?.forEach { members[server]?[$0]?[channel] = state }
         }
+    }
+
+    /// Session `key` ended here: it holds nothing any more.
+    func forget(session key: UInt64) {
+        guard let held = bySession.removeValue(forKey: key) else { return }
+        for c in held.channels { apply(.holds(key: key, user: held.user, channel: c, state: nil)) }
+        for s in held.servers { apply(.member(key: key, user: held.user, server: s, states: nil)) }
     }
 
 
@@ -121,6 +148,11 @@ extension GatewayInterest {
             push(e, to: key, state, on: gateway, now: now, displayCap: displayCap, window: window)
         }
         return keys.count
+    }
+
+    /// The sessions here that `e` is for (what the home counted when it sent it).
+    func audience(of e: ChannelEvent) -> Int {
+        e.toMembers ? members[e.channel.serverID]?.count ?? 0 : holders[e.channel.id]?.count ?? 0
     }
 
     /// A message of a small server for the gateway's sessions of its online members.

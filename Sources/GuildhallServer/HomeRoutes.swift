@@ -186,6 +186,11 @@ final class HomeRoutes {
         home(h).route(.setReceivedStatus(r), id: id, session: s.key, part: false)
     }
 
+    /// Asks the home at `place` for a channel's messages this gateway missed (ChannelGapFill.swift).
+    func replay(_ channel: ChannelID, after: UInt64, before: UInt64, from place: Int) {
+        home(place).replay(channel, after: after, before: before, toGateway: index)
+    }
+
     /// Gathers still short of parts after `timeoutMs` (a node died or left
     /// meanwhile) are answered UNAVAILABLE: a merge without every home's part would be wrong.
     func expireGathers(now: UInt64, timeoutMs: UInt64 = 5_000) {

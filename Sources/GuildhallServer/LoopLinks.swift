@@ -81,7 +81,12 @@ final class LoopLinks {
 
     /// A channel message for gateway `loop`'s `holders` sessions that hold the channel.
     func deliver(_ e: ChannelEvent, to loop: Int, holders: Int, local: Gateway) {
-        if loop == index { local.limits.node.metrics.deliveries.increment(by: Int64(local.interest.deliver(e, on: local))) } else { outbox(loop)?.deliver(e, holders: holders) }
+        if loop == index { _ = local.channelEvent(e, from: index) } else { outbox(loop)?.deliver(e, holders: holders) }
+    }
+
+    /// Tells gateway `loop` that every message it asked for again was sent (ChannelGaps).
+    func replayed(_ channel: ChannelID, upTo: UInt64, to loop: Int, local: Gateway) {
+        if loop == index { local.gapFilled(channel, upTo: upTo) } else { outbox(loop)?.replayed(channel, upTo: upTo) }
     }
 
     /// Posts `message` to every loop (this one too), after what this turn has for them.

@@ -62,6 +62,8 @@ enum GatewayStep: Sendable, Codable {
     case interest(InterestUpdate)
     /// A message for the gateway's sessions that hold its channel.
     case channelEvent(ChannelEvent)
+    /// The home sent again every message of the channel up to the seq that the gateway asked for.
+    case replayed(ChannelID, upTo: UInt64)
 }
 
 /// A `GatewayHome` call from a gateway on another loop, as a value.
@@ -76,6 +78,8 @@ enum HomeCommand: Sendable, Codable {
     case detached(UInt64, since: UInt64)
     case resumed(UInt64)
     case behind(UInt64, Bool)
+    /// The gateway missed messages of the channel after one seq and before another: send them again.
+    case replay(ChannelID, after: UInt64, before: UInt64)
     /// For publisher pauses: bytes queued on the gateway's sessions and not
     /// yet taken by the kernel, and the bytes of events it has applied so far.
     case outbound(queued: Int, applied: Int)

@@ -15,7 +15,7 @@ final class NodeMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
 
     let messagesChannel, messagesDirect, operations: Counter
-    let deliveries: Counter
+    let deliveries, gapsFetched: Counter
     let slowConsumerHard, slowConsumerSoft, slowConsumerStall, slowConsumerTotal: Counter
     let logins, resumesReplayed, resumesFellBack: Counter
     private let loginFailures: Mutex<[String: Counter]> = Mutex([:])
@@ -74,6 +74,8 @@ final class NodeMetrics: Sendable {
         messagesDirect = registry.makeCounter(name: stored, labels: [("kind", "direct")], help: help)
         operations = registry.makeCounter(name: stored, labels: [("kind", "operation")], help: help)
         deliveries = registry.makeCounter(name: "guildhall_deliveries_total", help: "Channel message events queued to sessions.")
+        gapsFetched = registry.makeCounter(name: "guildhall_channel_gaps_fetched_total",
+                                           help: "Gaps in a channel's messages a gateway saw and fetched from the home (a cluster's moved or lost events).")
         let cuts = "guildhall_slow_consumer_cuts_total", cutHelp = "Connections cut as slow consumers, by cause."
         slowConsumerHard = registry.makeCounter(name: cuts, labels: [("cause", "hard_cap")], help: cutHelp)
         slowConsumerSoft = registry.makeCounter(name: cuts, labels: [("cause", "soft_cap")], help: cutHelp)

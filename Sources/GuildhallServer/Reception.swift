@@ -317,6 +317,10 @@ final class Reception: HomePart, GatewayHome {
         }
     }
 
+    func replay(_ channel: ChannelID, after: UInt64, before: UInt64, toGateway place: Int) {
+        home.replay(channel, after: after, before: before, to: place)
+    }
+
     /// Carries out what a gateway on another loop told the home.
     func carryOut(_ commands: [HomeCommand], from gatewayIndex: Int) {
         for c in commands {
@@ -331,6 +335,7 @@ final class Reception: HomePart, GatewayHome {
             case .detached(let key, let since): sessionDetached(key, since: since)
             case .resumed(let key): sessionResumed(key)
             case .behind(let key, let behind): sessionBehind(key, behind)
+            case .replay(let channel, let after, let before): home.replay(channel, after: after, before: before, to: gatewayIndex)
             case .outbound(let queued, let applied): home.links.reported(queued: queued, applied: applied, from: gatewayIndex)
             }
         }

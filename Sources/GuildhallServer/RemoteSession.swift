@@ -64,6 +64,11 @@ final class GatewayOutbox {
         steps.append(.place(channel, server))
     }
 
+    func replayed(_ channel: ChannelID, upTo: UInt64) {
+        closeRun()
+        steps.append(.replayed(channel, upTo: upTo))
+    }
+
     private func closeRun() {
         guard let payload = runPayload else { return }
         steps.append(.event(payload, runRecipients))
@@ -129,9 +134,12 @@ extension Gateway {
             case .interest(let update):
                 interest.apply(update)
             case .channelEvent(let e):
-                let count = interest.deliver(e, on: self)
-                limits.node.metrics.deliveries.increment(by: Int64(count))
-                appliedBytes[home, default: 0] &+= (e.payload.count + Self.eventOverhead) * count
+                // Counted as the home counted it (its audience here), even when held behind a gap; a replay not at all.
+                let audience = e.replayed ? 0 : interest.audience(of: e)
+                _ = channelEvent(e, from: home)
+                appliedBytes[home, default: 0] &+= (e.payload.count + Self.eventOverhead) * audience
+            case .replayed(let channel, let upTo):
+                gapFilled(channel, upTo: upTo)
             }
         }
     }

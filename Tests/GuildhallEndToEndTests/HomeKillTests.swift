@@ -3,7 +3,9 @@
 // the home is killed with -9, five times at random moments (the killed node
 // starts again on its folder each time). Then every acknowledged UID is
 // stored exactly once at its acknowledged seq, and the channel's seqs have
-// no gap and no duplicate.
+// no gap and no duplicate. Members online on the surviving nodes see every
+// message once, in order, across each move of the guild's home: what the
+// killed home stored but never sent them, the new home sends (ChannelGaps).
 
 import Foundation
 import GuildhallClient
@@ -47,8 +49,10 @@ import Testing
             return owners.count == 1 ? owners.first : nil
         }
 
-        /// Every shard owned, served, and listed alike by every live node.
+        /// Every shard owned, served, and listed alike by every live node, and
+        /// none above its share (which would give one back, moving homes).
         func settled() -> Bool {
+            let live = nodes.count { $0 != nil }
             var seen: [Int: Int]?
             for (i, n) in nodes.enumerated() where n != nil {
                 guard let json = try? HTTPExchange.request("GET", "/cluster", port: admins[i]).json,
@@ -57,7 +61,9 @@ import Testing
                 for entry in (json["nodes"] as? [[String: Any]]) ?? [] {
                     for shard in (entry["shards"] as? [Int]) ?? [] { owners[shard] = entry["node"] as? Int }
                 }
-                guard owners.count == 8, seen == nil || seen! == owners else { return false }
+                guard owners.count == 8, seen == nil || seen! == owners,
+                      Dictionary(grouping: owners.values, by: { $0 }).values.allSatisfy({ $0.count <= ShardPlan.share(shards: 8, nodes: live) })
+                else { return false }
                 seen = owners
             }
             return seen != nil
@@ -67,6 +73,26 @@ import Testing
             for n in nodes { if let n, !n.child.hasExited { n.signal(SIGTERM); _ = n.wait() } }
             for f in folders { try? FileManager.default.removeItem(atPath: f) }
         }
+    }
+
+    /// A member online on node `i` (0-based), whose own home is on that node
+    /// too (so a move of the guild alone does not make it log in again).
+    static func listener(on i: Int, round: Int, _ cluster: Cluster, _ g: GHServerInfo) async throws -> (GuildhallClient, Recorder) {
+        let user = try #require((0..<400).lazy.map { "l\(round)-\(i)-\($0)" }.first {
+            cluster.owner(of: ShardPlan.shard(user: $0, shards: 8)) == i
+        })
+        let (client, heard) = try await Self.retrying {
+            let client = GuildhallClient(host: "127.0.0.1", port: cluster.nodes[i]!.port, options: ClientOptions(token: TestServer.token(user)))
+            let heard = Recorder()
+            client.addListener(heard)
+            do { try await client.connect() } catch {
+                client.close()
+                throw error
+            }
+            return (client, heard)
+        }
+        _ = try await Self.retrying { try await client.joinServer(g.serverID) }
+        return (client, heard)
     }
 
     /// `call`, again while the cluster moves (503) or the client is between nodes.
@@ -97,6 +123,8 @@ import Testing
         let shard = ShardPlan.shard(guild: g.serverID, shards: 8)
         let acked = Locked<[(uid: UInt64, seq: UInt64)]>([])
         for round in 0..<5 {
+            // Shards stop moving back to the restarted node before the round, so only the guild's moves.
+            try await waitUntil("the shards spread again", timeout: 30) { cluster.settled() }
             let home = try await waitFor("the guild's home serving", timeout: 20) { cluster.owner(of: shard) }
             // Writers on the other nodes: the first address is their own node.
             let writers = (0..<3).filter { $0 != home }.map { i -> GuildhallClient in
@@ -109,13 +137,42 @@ import Testing
                 _ = try? await w.joinServer(g.serverID)
                 _ = try await ShardLogTests.sendWhenServed(w, "round \(round) from \(w.addresses[0].port)", to: channel.channelID)
             }
+            var listeners: [(GuildhallClient, Recorder)] = []
+            for i in 0..<3 where i != home { listeners.append(try await Self.listener(on: i, round: round, cluster, g)) }
             let target = acked.withLock { $0.count } + Int.random(in: 30...120)
             let senders = writers.enumerated().flatMap { n, w in pipelinedSenders(w, to: channel.channelID, tag: "r\(round)n\(n)", into: acked) }
             _ = try await waitFor("\(target) acknowledged sends", timeout: 60) { acked.withLock { $0.count } >= target ? true : nil }
             cluster.nodes[home]!.signal(SIGKILL)
             _ = cluster.nodes[home]!.wait()
+            cluster.nodes[home] = nil
             for w in writers { w.close() }
             for s in senders { await s.value }
+
+            // A survivor serves the guild now; its next message reaches the listeners after all before it.
+            _ = try await waitFor("the guild's new home serving", timeout: 20) { cluster.owner(of: shard) }
+            let speakerNode = try #require((0..<3).first { $0 != home })
+            let speaker = GuildhallClient(host: "127.0.0.1", port: cluster.nodes[speakerNode]!.port,
+                                          options: ClientOptions(token: TestServer.token("w\(speakerNode)", device: "after\(round)")))
+            try await speaker.connect()
+            let next = try await ShardLogTests.sendWhenServed(speaker, "round \(round): after the move", to: channel.channelID)
+            speaker.close()
+            for (client, heard) in listeners {
+                do { _ = try await heard.message("the first message after the move", timeout: 20) { $0.uid == next.uid } } catch {
+                    let seqs = heard.messages.map(\.seq)
+                    let life = heard.events.withLock { $0.compactMap { e -> String? in
+                        switch e {
+                        case .status(let s): "\(s)".prefix(60).description
+                        case .closed(let r, let m): "closed \(r) \(m)"
+                        default: nil
+                        }
+                    } }
+                    Issue.record("round \(round): a listener missed \(next.seq); it heard up to \(seqs.suffix(3)), its life: \(life)")
+                    throw error
+                }
+                let seqs = heard.messages.filter { $0.channelID == channel.channelID }.map(\.seq)
+                #expect(seqs == Array(seqs[0]...next.seq), "round \(round): each message once, in order, no gap across the move")
+                client.close()
+            }
             try await cluster.start(home)
         }
         _ = try await waitFor("the guild's home serving", timeout: 20) { cluster.owner(of: shard) }

@@ -1,0 +1,93 @@
+// Filling a gateway's gaps in a channel's messages (issue 15 §6), both
+// halves. The gateway checks each channel message's seq against the last it
+// delivered (ChannelGaps, which explains when gaps happen); on a gap it
+// holds the message and asks the home that sent it for the ones in between.
+// The home reads them from its store (caught up from the shard's log when it
+// took the guild over), sends them as the live fan-out would have, and says
+// when it is done; the gateway then delivers what it held. Only in a
+// cluster: between the loops of one node nothing is lost. Loop thread only.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallStore
+import GuildhallWire
+
+extension Gateway {
+    /// How long a gap's fetch may take before the gateway delivers what it held without it.
+    static let gapFetchMs: UInt64 = 5_000
+
+    /// A channel message from the home at `home`, checked for a gap first; returns how many sessions it went to.
+    func channelEvent(_ e: ChannelEvent, from home: Int) -> Int {
+        guard routes.cluster.clustered else { return deliverCounted(e) }
+        if e.replayed {
+            return interest.gaps.replayed(e.channel.id, seq: e.seq) ? deliverCounted(e) : 0
+        }
+        switch interest.gaps.arrived(e.channel.id, server: e.channel.serverID, seq: e.seq, toMembers: e.toMembers, e, now: loop.nowMillis) {
+        case .deliver: return deliverCounted(e)
+        case .duplicate, .held: return 0
+        case .fetch(let after, let before):
+            limits.node.metrics.gapsFetched.increment()
+            log.info("a gap in a channel's messages; fetching it", ["channel": e.channel.id, "after": after, "before": before])
+            routes.replay(e.channel.id, after: after, before: before, from: home)
+            return 0
+        }
+    }
+
+    /// The home sent again what this gateway asked for: what waited goes out now.
+    func gapFilled(_ channel: ChannelID, upTo: UInt64) {
+        for e in interest.gaps.filled(channel, upTo: upTo) { _ = deliverCounted(e) }
+    }
+
+    /// Fetches unanswered past their deadline (the home died meanwhile): what waited goes out as it is.
+    func giveUpGapFills(now: UInt64) {
+        guard now > Self.gapFetchMs, interest.gaps.fetching > 0 else { return }
+        for (channel, held) in interest.gaps.overdue(askedBefore: now - Self.gapFetchMs) {
+            log.warn("a gap in a channel's messages was not filled in time", ["channel": channel])
+            for e in held { _ = deliverCounted(e) }
+        }
+    }
+
+    private func deliverCounted(_ e: ChannelEvent) -> Int {
+        let count = interest.deliver(e, on: self)
+        limits.node.metrics.deliveries.increment(by: Int64(count))
+        return count
+    }
+}
+
+extension Home {
+    /// Sends the gateway at `place` every message of `channel` after seq
+    /// `after` and before `before`, a page at a time from the store, then says it is done.
+    func replay(_ channel: ChannelID, after: UInt64, before: UInt64, to place: Int) {
+        let limit = Int(min(UInt64(Limits.maxPageSize), before &- after &- 1))
+        guard limit > 0 else { return links.replayed(channel, upTo: before &- 1, to: place, local: gateway) }
+        read(.history(channel: channel, anchor: after, after: true, limit: limit)) { result in
+            var last = after
+            if let record = self.directory.channel(channel), result.error == nil {
+                for m in result.messages where m.seq < before {
+                    // Not counted toward publisher pauses (holders 0): the gateway does not count it either.
+                    self.links.deliver(self.replayEvent(m, in: record), to: place, holders: 0, local: self.gateway)
+                    last = m.seq
+                }
+            }
+            if result.error == nil, result.hasMore, last > after, last + 1 < before {
+                return self.replay(channel, after: last, before: before, to: place)
+            }
+            self.links.replayed(channel, upTo: before &- 1, to: place, local: self.gateway)
+        }
+    }
+
+    /// `m` as its live fan-out sent it (to the audience the channel has now).
+    private func replayEvent(_ m: MessageRecord, in channel: ChannelRecord) -> ChannelEvent {
+        let header = MessageWire.UnreadHeader(serverID: channel.serverID, channelID: channel.id, maxCount: UInt64(settings.unreadDisplayCap),
+                                              lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
+        let bytes = (try? GHChannelMessage(m).serializedBytes() as [UInt8]) ?? []
+        var e = ChannelEvent(payload: SharedBytes(MessageWire.event(message: bytes, unread: header, field: WireField.Event.message)),
+                             channel: channel, except: 0, toMembers: isSmall(channel.serverID), cursors: [:])
+        e.seq = m.seq
+        e.replayed = true
+        if e.toMembers, !directory.everyoneViews(channel.serverID) {
+            for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) { e.hiddenFrom.insert(s.user) }
+        }
+        return e
+    }
+}
