@@ -16,13 +16,6 @@ public struct SubscribeServerParam: Sendable {
     }
 }
 
-/// A channel of a server.
-public struct ChannelTarget: Sendable, Hashable {
-    public var serverID: UInt64
-    public var channelID: UInt64
-    public init(serverID: UInt64, channelID: UInt64) { self.serverID = serverID; self.channelID = channelID }
-}
-
 /// Subscribe or unsubscribe channels (CHANNEL_MSG, CHANNEL_UNREAD_COUNT, CHANNEL_UNREAD_STATUS, CHANNEL_TYPING, GUEST_CHANNEL).
 public struct SubscribeChannelParam: Sendable {
     public var subscribeType: GHSubscriptionType
@@ -31,30 +24,6 @@ public struct SubscribeChannelParam: Sendable {
 
     public init(subscribeType: GHSubscriptionType, operationType: GHSubscribeOperation = .subscribe, targets: [ChannelTarget]) {
         self.subscribeType = subscribeType; self.operationType = operationType; self.targets = targets
-    }
-}
-
-/// What the client asked for and must ask again after a reconnect.
-struct SubscriptionLedger: Sendable {
-    var guestServers: Set<UInt64> = []
-    var held: [GHSubscriptionType: Set<ChannelTarget>] = [:]
-
-    static let levels: [GHSubscriptionType] = [.channelMsg, .channelUnreadCount, .channelUnreadStatus]
-
-    mutating func record(_ type: GHSubscriptionType, _ operation: GHSubscribeOperation, _ ok: [ChannelTarget]) {
-        for t in ok {
-            if operation == .unsubscribe {
-                held[type]?.remove(t)
-                continue
-            }
-            if Self.levels.contains(type) { for other in Self.levels where other != type { held[other]?.remove(t) } }
-            held[type, default: []].insert(t)
-        }
-    }
-
-    mutating func forgetGuest(_ server: UInt64) {
-        guestServers.remove(server)
-        for type in [GHSubscriptionType.guestServer, .guestChannel] { held[type] = held[type]?.filter { $0.serverID != server } }
     }
 }
 
@@ -155,19 +124,11 @@ extension GuildhallClient {
     /// After a reconnect: enter guest servers again and repeat every subscription.
     func replayLedger() async {
         let ledger = state.withLock { $0.ledger }
-        for server in ledger.guestServers.sorted() {
-            var r = GHEnterAsGuest()
-            r.serverID = server
-            _ = try? await call(.enterAsGuest(r))
-        }
-        let order: [GHSubscriptionType] = [.serverMsg, .guestServer, .channelMsg, .channelUnreadCount, .channelUnreadStatus, .channelTyping, .guestChannel]
-        for type in order {
-            let targets = Array(ledger.held[type] ?? [])
-            var start = 0
-            while start < targets.count {
-                let chunk = Array(targets[start..<min(start + 100, targets.count)])
-                _ = try? await subscribe(type, .subscribe, chunk)
-                start += 100
+        for request in ledger.requests() {
+            if case .subscribe(let r) = request {
+                _ = try? await subscribe(r.type, .subscribe, r.targets.map { ChannelTarget(serverID: $0.serverID, channelID: $0.channelID) })
+            } else {
+                _ = try? await call(request)
             }
         }
     }

@@ -138,11 +138,16 @@ extension Subscriptions {
         // A channel no longer reported leaves the ladder; its home stays known, so the removal reaches it.
         for c in u.channels[other] ?? [] where u.homeOf[c.id] == other { u.activity.removeValue(forKey: c.id) }
         u.channels[other] = channels
+        var moved: [ChannelID] = []
         for c in channels {
+            if let was = u.homeOf[c.id], was != other { moved.append(c.id) }
             u.homeOf[c.id] = other
             u.activity[c.id] = max(u.activity[c.id] ?? 0, c.activity)
         }
-        let changes = u.ladder.assign(u.activity.map { (id: $0.key, activity: $0.value) })
+        var changes = u.ladder.assign(u.activity.map { (id: $0.key, activity: $0.value) })
+        // A channel whose guild moved to this reporter (a cluster's shard
+        // changed hands): its new home learns the level it kept.
+        for id in moved where changes[id] == nil { changes[id] = u.ladder.levels[id] }
         ladders[user] = u
         sendLevels(user, changes, ensuring: other)
     }

@@ -56,10 +56,13 @@ extension Gateway {
 
 extension Home {
     /// Sends the gateway at `place` every message of `channel` after seq
-    /// `after` and before `before`, a page at a time from the store, then says it is done.
+    /// `after` and before `before`, a page at a time from the store, then says
+    /// it is done: up to `before` - 1, or with `before` .max (everything it
+    /// has), up to the last it sent.
     func replay(_ channel: ChannelID, after: UInt64, before: UInt64, to place: Int) {
         let limit = Int(min(UInt64(Limits.maxPageSize), before &- after &- 1))
-        guard limit > 0 else { return links.replayed(channel, upTo: before &- 1, to: place, local: gateway) }
+        let everything = before == .max
+        guard limit > 0 else { return links.replayed(channel, upTo: everything ? after : before &- 1, to: place, local: gateway) }
         read(.history(channel: channel, anchor: after, after: true, limit: limit)) { result in
             var last = after
             if let record = self.directory.channel(channel), result.error == nil {
@@ -72,7 +75,7 @@ extension Home {
             if result.error == nil, result.hasMore, last > after, last + 1 < before {
                 return self.replay(channel, after: last, before: before, to: place)
             }
-            self.links.replayed(channel, upTo: before &- 1, to: place, local: self.gateway)
+            self.links.replayed(channel, upTo: everything ? last : before &- 1, to: place, local: self.gateway)
         }
     }
 

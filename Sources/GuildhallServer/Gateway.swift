@@ -78,6 +78,10 @@ final class Gateway {
     var peers: [@Sendable (HandOff) -> Void] = []
     /// Bytes of events each home on another loop sent here so far (`carryOut`), for its publisher pauses.
     var appliedBytes: [Int: Int] = [:]
+    /// Requests made again at guilds' new homes, by id, and those to make again next sweep (SubscriptionCarry.swift).
+    var carried: [UInt64: CarriedRequest] = [:]
+    var carryAgain: [CarriedRequest] = []
+    var nextCarriedID = Gateway.firstCarriedID
     /// A home on another loop hears of pauses a turn late, so each session
     /// may have only so many requests, and request bytes, waiting for such
     /// homes (and is not read meanwhile). The count is above any pipelining
@@ -193,6 +197,7 @@ final class Gateway {
         let now = loop.nowMillis
         routes.expireGathers(now: now)
         giveUpGapFills(now: now)
+        carryAgain(now: now)
         let outbound = loop.outboundBytes
         let busy = Double(loop.busyNanoseconds) / 1e9, subscriptions = homeFigures?() ?? [:]
         let count = sessions.count

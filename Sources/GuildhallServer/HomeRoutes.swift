@@ -191,6 +191,13 @@ final class HomeRoutes {
         home(place).replay(channel, after: after, before: before, toGateway: index)
     }
 
+    /// Asks the home of `channel` for its messages after `seq` (a subscription
+    /// carried to a new home: what it sent before the subscription arrived).
+    func replayMissed(_ channel: ChannelID, after seq: UInt64, for s: Session) {
+        guard let h = place(ofChannel: channel, for: s) else { return }
+        home(h).replay(channel, after: seq, before: .max, toGateway: index)
+    }
+
     /// Gathers still short of parts after `timeoutMs` (a node died or left
     /// meanwhile) are answered UNAVAILABLE: a merge without every home's part would be wrong.
     func expireGathers(now: UInt64, timeoutMs: UInt64 = 5_000) {
@@ -218,7 +225,9 @@ final class HomeRoutes {
         func one(_ place: Int?) -> Destination { place.map { .one($0) } ?? .unserved }
         switch RequestTarget(body) {
         case .user: return one(place(user: s.user))
-        case .here: return .one(index)
+        case .here:
+            if case .createServer = body { return .one(newGuildPlace) }
+            return .one(index)
         case .guild(let id): return one(place(guild: id))
         case .channel(let id): return one(place(ofChannel: id, for: s))
         case .announcedChannel(let id):
@@ -231,6 +240,16 @@ final class HomeRoutes {
         case .conversation(let peer): return one(place(user: min(s.user, peer)).map { cluster.clustered ? $0 : map.home(conversationOf: s.user, peer) })
         case .everyHome: return .every
         }
+    }
+
+    /// Where a new guild is made: this loop, unless in a cluster it serves
+    /// none of the node's shards (a guild's home follows its shard) and another loop here does.
+    private var newGuildPlace: Int {
+        guard cluster.clustered else { return index }
+        let loops = homes.count
+        let shards = served.all
+        if shards.contains(where: { $0 % loops == index }) { return index }
+        return shards.map { $0 % loops }.min() ?? index
     }
 
     /// Another node holds what the request names (or none does, for a moment while it moves).

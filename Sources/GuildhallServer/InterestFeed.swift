@@ -47,6 +47,20 @@ final class InterestFeed: HomePart {
         }
     }
 
+    /// Forgets guilds another node serves now without telling the gateways:
+    /// their halves stay as they are until the new home's updates replace
+    /// them (the sessions keep their subscriptions across the move,
+    /// SubscriptionCarry.swift, and the gateways their chains of seqs).
+    /// `drop` forgets the guilds from the index.
+    func handOver(servers: Set<ServerID>, channels: Set<ChannelID>, drop: () -> Void) {
+        sync()
+        drop()
+        _ = registry.takeMemberChanges()
+        _ = home.book.takeMessageChanges()
+        for s in servers { memberCounts.removeValue(forKey: s) }
+        for c in channels { counts.removeValue(forKey: c) }
+    }
+
     /// Loops with sessions holding `channel`'s message subscription, and how many each.
     func loops(holding channel: ChannelID) -> [Int: Int]? { counts[channel] }
 

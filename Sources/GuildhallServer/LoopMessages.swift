@@ -115,6 +115,8 @@ enum LoopMessage: Sendable {
     case dropShards(Set<Int>)
     /// Shards that moved between other nodes: sessions here whose users' homes were there log in again.
     case homesMoved(Set<Int>)
+    /// Shards whose guilds have new homes (gained, lost, or moved between others): sessions here subscribe there again.
+    case guildsMoved(Set<Int>)
     /// A connection for this loop's gateway (a resume that arrived on another loop).
     case handOff(HandOff)
     /// An admin request's answer, made off the loop (AdminEndpoint.swift); first loop only.

@@ -98,6 +98,7 @@ final class NodeLoop {
                 if !shutdown.homeClosed { home.drop(shards: shards) }
                 gateway.closeSessions(ofShards: shards)
             case .homesMoved(let shards): gateway.closeSessions(ofShards: shards)
+            case .guildsMoved(let shards): gateway.carrySubscriptions(ofShards: shards)
             case .shutdown: beginShutdown()
             case .adminAnswer(let id, let answer): admin?.answer(id, answer)
             case .stopAccepting: stopAccepting()

@@ -69,6 +69,9 @@ final class Session {
     /// Requests forwarded to a home on another loop and not yet answered, and their bytes.
     var requestsInFlight = 0
     var requestBytesInFlight = 0
+    /// What it subscribed to, and requests the gateway made again for it at a guild's new home (SubscriptionCarry.swift).
+    var ledger = SubscriptionLedger()
+    var carrying = 0
     unowned let gateway: Gateway
 
     init(key: UInt64, connection: TCPConnection, liveness: SessionLiveness, maxFrameBytes: Int, outboundCap: Int,
@@ -97,6 +100,7 @@ final class Session {
     var ackedOrd: UInt64 { state.ackedOrd }
 
     func respond(_ id: UInt64, _ result: GHResponse.OneOf_Result) {
+        if carrying > 0, id >= Gateway.firstCarriedID { return gateway.carriedAnswered(self, id, result) }
         guard isOpen, let connection else { return }
         var frame = GHFrame()
         frame.response.id = id
@@ -107,6 +111,7 @@ final class Session {
 
     /// Queues an answer already encoded (a Frame payload).
     func respond(encoded payload: [UInt8]) {
+        if carrying > 0, let (id, result) = Gateway.carriedAnswer(in: payload) { return gateway.carriedAnswered(self, id, result) }
         guard isOpen, let connection else { return }
         sink.send(payload, on: connection)
         markDirty()

@@ -57,25 +57,34 @@ extension Home {
         // At start the node gave every gateway the placements; later, the gateways hear of the channels taken on.
         guard gateway != nil else { return }
         for c in snapshot.channels { links.place(c.id, in: c.serverID, local: gateway.routes) }
-        // Sessions already here whose users are members of guilds taken on get their fan-out from now on.
-        for user in Set(snapshot.members.map(\.userID)) {
+        // Sessions already here whose users are members of guilds taken on get
+        // their fan-out from now on; those in auto mode subscribe to them as on joining.
+        var adopted: [UserID: [ServerID]] = [:]
+        for m in snapshot.members { adopted[m.userID, default: []].append(m.serverID) }
+        for (user, servers) in adopted {
+            let hadSessions = !registry.sessions(of: user).isEmpty
             for id in directory.serverIDs(of: user) { registry.joined(user, server: id) }
             reception.serve(user)
+            if hadSessions { for id in servers { subscriptions.memberJoined(user, server: id) } }
         }
     }
 
     /// Forgets the guilds of `shards`: another node holds them now.
     func drop(shards: Set<Int>) {
         for shard in shards { shardGenerations.removeValue(forKey: shard) }
-        for id in directory.allServerIDs where shards.contains(ShardPlan.shard(guild: id, shards: settings.shards)) {
-            for c in directory.channelIDs(of: id) {
-                book.dropChannel(c)
-                typing.board.dropChannel(c)
-                positions.forgetChannel(c)
-                groupReceipts.receipts.remove(channel: c)
+        let servers = Set(directory.allServerIDs.filter { shards.contains(ShardPlan.shard(guild: $0, shards: settings.shards)) })
+        let channels = Set(servers.flatMap { directory.channelIDs(of: $0) })
+        interest.handOver(servers: servers, channels: channels) {
+            for id in servers {
+                for c in directory.channelIDs(of: id) {
+                    book.dropChannel(c)
+                    typing.board.dropChannel(c)
+                    positions.forgetChannel(c)
+                    groupReceipts.receipts.remove(channel: c)
+                }
+                registry.serverDeleted(id)
+                _ = directory.forget(id)
             }
-            registry.serverDeleted(id)
-            _ = directory.forget(id)
         }
     }
 }

@@ -14,8 +14,10 @@ import Testing
     }
 
     /// A node of a deployment of 8 shards with short leases, in this process, with an admin endpoint.
-    static func node(_ id: Int, cluster: String, name: String, replicas: Int = 1, ttlMs: Int = 2_000, renewMs: Int = 100) throws -> TestServer {
+    static func node(_ id: Int, cluster: String, name: String, replicas: Int = 1, ttlMs: Int = 2_000, renewMs: Int = 100,
+                     also: (inout Settings) throws -> Void = { _ in }) throws -> TestServer {
         try TestServer {
+            try also(&$0)
             $0.nodeID = id
             $0.cluster = cluster
             $0.clusterName = name

@@ -1,0 +1,96 @@
+// Subscriptions that follow a guild to its new home (issue 15 §6). A
+// session's subscriptions live at the home of each guild they name; when
+// the guild's shard moves to another node, the new home starts with none.
+// So in a cluster each gateway keeps its sessions' ledger (what each asked
+// to subscribe to and which servers it entered as a guest), and when shards
+// change hands it asks the new homes again, for its sessions, exactly as
+// the SDK does after a fresh login. A request refused while the new owner is
+// still catching up (503) is asked again each sweep, for up to 30 s. Once
+// the new home holds a channel's subscription, it is asked for the
+// channel's messages after the last one this gateway delivered, so what it
+// sent before the subscription arrived is not missed (ChannelGapFill.swift).
+// The gateway's side of the interest stays as it was meanwhile: the old home
+// hands a guild over without ending it (InterestFeed.handOver).
+// The answers to these requests are the gateway's, not the client's: their
+// ids start at `firstCarriedID`, above any a client uses. Gateway loop only.
+
+import GuildhallCore
+import GuildhallWire
+import SwiftProtobuf
+
+/// A request the gateway made again for one of its sessions, until answered.
+struct CarriedRequest {
+    let session: UInt64
+    let body: GHRequest.OneOf_Body
+    let since: UInt64
+}
+
+extension Gateway {
+    static let firstCarriedID: UInt64 = 1 << 63
+    static let carryForMs: UInt64 = 30_000
+
+    /// A session's request, noted in its ledger when it changes what the session holds (in a cluster only).
+    func noteForCarry(_ body: GHRequest.OneOf_Body, of s: Session) {
+        guard routes.cluster.clustered else { return }
+        switch body {
+        case .subscribe(let r): s.ledger.record(r)
+        case .enterAsGuest(let r): s.ledger.guestServers.insert(r.serverID)
+        case .leaveAsGuest(let r): s.ledger.forgetGuest(r.serverID)
+        default: break
+        }
+    }
+
+    /// The guilds of `shards` have new homes: every session here asks them
+    /// again for what it held there.
+    func carrySubscriptions(ofShards shards: Set<Int>) {
+        let count = settings.shards
+        for s in sessions.values where s.isLoggedIn && !s.ledger.isEmpty {
+            for body in s.ledger.requests(for: { shards.contains(ShardPlan.shard(guild: $0, shards: count)) }) {
+                carry(CarriedRequest(session: s.key, body: body, since: loop.nowMillis), for: s)
+            }
+        }
+    }
+
+    private func carry(_ c: CarriedRequest, for s: Session) {
+        nextCarriedID += 1
+        carried[nextCarriedID] = c
+        s.carrying += 1
+        routes.route(c.body, id: nextCarriedID, from: s, bytes: 0)
+    }
+
+    /// The answer to a carried request: asked again later when the new home
+    /// did not serve it yet; otherwise each channel it holds now is asked for what this gateway missed.
+    func carriedAnswered(_ s: Session, _ id: UInt64, _ result: GHResponse.OneOf_Result) {
+        guard let c = carried.removeValue(forKey: id) else { return }
+        s.carrying -= 1
+        switch result {
+        case .error(let e) where e.code == .unavailable:
+            if loop.nowMillis < c.since + Self.carryForMs { carryAgain.append(c) }
+        case .subscribe(let answer):
+            guard case .subscribe(let r) = c.body, [.channelMsg, .guestChannel].contains(r.type) else { return }
+            for t in answer.results where t.status == .targetOk {
+                if let last = interest.gaps.last(in: t.target.channelID) { routes.replayMissed(t.target.channelID, after: last, for: s) }
+            }
+        default:
+            break
+        }
+    }
+
+    /// Each sweep: the carried requests answered 503 are asked again.
+    func carryAgain(now: UInt64) {
+        guard !carryAgain.isEmpty else { return }
+        let again = carryAgain
+        carryAgain = []
+        for c in again {
+            guard let s = sessions[c.session], s.isLoggedIn else { continue }
+            carry(c, for: s)
+        }
+    }
+
+    /// The id and result of an encoded answer to a carried request (nil for any other frame).
+    static func carriedAnswer(in payload: [UInt8]) -> (UInt64, GHResponse.OneOf_Result)? {
+        guard let frame = try? GHFrame(serializedBytes: payload), case .response(let r)? = frame.kind, r.id >= firstCarriedID,
+              let result = r.result else { return nil }
+        return (r.id, result)
+    }
+}

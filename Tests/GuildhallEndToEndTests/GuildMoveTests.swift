@@ -1,0 +1,101 @@
+// Issue 15 §4 and §6 across nodes: auto-subscribe mode and resume with the
+// guild's home on another node, and what follows a guild when its home
+// moves: its subscribers elsewhere keep their subscriptions (manual and
+// automatic) without asking again, and miss nothing the new home sent
+// before their subscriptions reached it. Three nodes in this process on one
+// nats-server started here.
+
+import Foundation
+@testable import GuildhallClient
+import GuildhallCore
+import GuildhallWire
+import Testing
+@testable import GuildhallServer
+
+@Suite(.serialized) struct GuildMoveTests {
+    /// A user whose own home is on `node` (so the guild's move alone does not make its sessions log in again).
+    static func user(_ prefix: String, homedOn node: TestServer) throws -> String {
+        let mine = try CrossNodeTests.serving(node)
+        return try #require((0..<400).lazy.map { "\(prefix)\($0)" }.first { mine.contains(ShardPlan.shard(user: $0, shards: 8)) })
+    }
+
+    static func client(_ user: String, on node: TestServer, auto: Bool = false) async throws -> (GuildhallClient, Recorder) {
+        var options = ClientOptions(token: node.token(user))
+        options.autoSubscribe = auto
+        let client = GuildhallClient(host: "127.0.0.1", port: node.port, options: options)
+        let heard = Recorder()
+        client.addListener(heard)
+        try await client.connect()
+        return (client, heard)
+    }
+
+    /// Three nodes where a server of one member is already large (its members receive by subscription only).
+    static func largeGuildOnTheSecond(_ nats: NATSServer) async throws -> ([TestServer], GHServerInfo, GHChannelInfo) {
+        try await CrossNodeTests.threeNodesWithAGuildOnTheSecond(try (1...3).map {
+            try ClusterLeaseTests.node($0, cluster: nats.url, name: "m\(nats.port)") { try $0.set("small-server-threshold", "1") }
+        })
+    }
+
+    @Test func subscriptionsManualAndAutomaticFollowALargeGuildToItsNewHome() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let (nodes, g, channel) = try await Self.largeGuildOnTheSecond(nats)
+        defer { for n in nodes { n.stop() } }
+        let (alice, _) = try await Self.client(try Self.user("alice", homedOn: nodes[0]), on: nodes[0])
+        let (bob, bobHeard) = try await Self.client(try Self.user("bob", homedOn: nodes[2]), on: nodes[2])
+        // Each alone on its node with the channel (a gateway delivers to every session there that holds it).
+        let (carol, carolHeard) = try await Self.client(try Self.user("carol", homedOn: nodes[0]), on: nodes[0], auto: true)
+        let (dave, daveHeard) = try await Self.client(try Self.user("dave", homedOn: nodes[2]), on: nodes[2])
+        defer { for c in [alice, bob, carol, dave] { c.close() } }
+        for c in [alice, bob, carol, dave] { _ = try await c.joinServer(g.serverID) }
+        #expect(try await bob.sub(.channelMsg, g.serverID, [channel.channelID]) == [.targetOk])
+        // Auto mode across nodes: carol's home (node 1) ranks her channels, the guild's home (node 2) applies it.
+        let auto = try await waitFor("carol auto-subscribed to the channel") {
+            carolHeard.notifications.filter { $0.kind == .subscriptionChanged }.flatMap(\.subscriptions).first { $0.target.channelID == channel.channelID }
+        }
+        #expect(auto.type == .channelMsg)
+
+        let first = try await alice.send("before the move", to: channel.channelID)
+        _ = try await bobHeard.message("the first message, by subscription") { $0.uid == first.uid }
+        _ = try await carolHeard.message("the first message, by auto mode") { $0.uid == first.uid }
+
+        nodes[1].stop()
+        try await waitUntil("nodes 1 and 3 serving all 8 shards, known to both", timeout: 20) {
+            try CrossNodeTests.settled([nodes[0], nodes[2]])
+        }
+        // The first send at the new home may come before the subscriptions do: it is not missed.
+        let second = try await ShardLogTests.sendWhenServed(alice, "just after the move", to: channel.channelID)
+        let third = try await alice.send("later", to: channel.channelID)
+        for (who, heard) in [("bob", bobHeard), ("carol", carolHeard)] {
+            _ = try await heard.message("\(who) hears the third message", timeout: 20) { $0.uid == third.uid }
+            #expect(heard.messages.filter { $0.channelID == channel.channelID }.map(\.seq) == [1, 2, 3], "\(who): each message once, in order")
+            #expect(!heard.events.withLock { $0.contains { if case .closed = $0 { true } else { false } } }, "\(who) stayed logged in")
+        }
+        #expect(second.seq == 2)
+        #expect(!daveHeard.messages.contains { $0.channelID == channel.channelID }, "dave never subscribed: a large server sends him nothing")
+    }
+
+    /// A session on node 3 whose guild is homed on node 2 drops and resumes:
+    /// the events it missed are replayed from its gateway, in order, once.
+    @Test func aSessionResumesOnItsNodeWithTheGuildHomedOnAnother() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let (nodes, g, channel) = try await CrossNodeTests.threeNodesWithAGuildOnTheSecond(nats)
+        defer { for n in nodes { n.stop() } }
+        let (alice, _) = try await Self.client(try Self.user("alice", homedOn: nodes[0]), on: nodes[0])
+        let (bob, bobHeard) = try await Self.client(try Self.user("bob", homedOn: nodes[2]), on: nodes[2])
+        defer { alice.close(); bob.close() }
+        for c in [alice, bob] { _ = try await c.joinServer(g.serverID) }
+        let before = try await alice.send("before", to: channel.channelID)
+        _ = try await bobHeard.message("the first message") { $0.uid == before.uid }
+        bob.simulateNetworkDrop()
+        var sent: [UInt64] = []
+        for i in 0..<10 { sent.append(try await alice.send("during \(i)", to: channel.channelID).uid) }
+        _ = try await waitFor("a resume") { bobHeard.resumes.isEmpty ? nil : true }
+        let after = try await alice.send("after", to: channel.channelID)
+        _ = try await bobHeard.message("the message after the resume") { $0.uid == after.uid }
+        let uids = bobHeard.messages.map(\.uid)
+        #expect(uids == [before.uid] + sent + [after.uid], "each message once, in order")
+        #expect(bobHeard.syncCompletions == 1, "a resume is not a new login")
+    }
+}
