@@ -108,6 +108,7 @@ extension Gateway {
         case (false, .loggedIn):
             guard withinRate(body.rule.rate, id: request.id, on: session) else { return }
             if body.rule.place == .gateway, answer(body, id: request.id, on: session) { return }
+            if case .sendMessage(let r) = body { return routes.sendMessage(SendRequest(r), id: request.id, from: session, bytes: payload.count) }
             noteForCarry(body, of: session)
             routes.route(body, id: request.id, from: session, bytes: payload.count)
         }

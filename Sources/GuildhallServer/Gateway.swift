@@ -82,6 +82,9 @@ final class Gateway {
     var carried: [UInt64: CarriedRequest] = [:]
     var carryAgain: [CarriedRequest] = []
     var nextCarriedID = Gateway.firstCarriedID
+    /// Sends forwarded to another node and not yet answered (ForwardedSends.swift), and how UIDs are minted here.
+    var forwardedSends: [ForwardedSend.Key: ForwardedSend] = [:]
+    var mintUID: (UInt64) -> MessageUID = { _ in 0 }
     /// A home on another loop hears of pauses a turn late, so each session
     /// may have only so many requests, and request bytes, waiting for such
     /// homes (and is not read meanwhile). The count is above any pipelining
@@ -198,6 +201,7 @@ final class Gateway {
         routes.expireGathers(now: now)
         giveUpGapFills(now: now)
         carryAgain(now: now)
+        resendOrphans(now: now)
         let outbound = loop.outboundBytes
         let busy = Double(loop.busyNanoseconds) / 1e9, subscriptions = homeFigures?() ?? [:]
         let count = sessions.count

@@ -119,10 +119,20 @@ final class HomeRoutes {
     // MARK: Requests
 
     func sendMessage(_ r: SendRequest, id: UInt64, from s: Session, bytes: Int) {
-        guard let h = alone ? 0 : place(ofChannel: r.channelID, for: s) else { return refuseUnserved(id, from: s) }
+        guard let h = alone ? 0 : place(ofChannel: r.channelID, for: s) else {
+            // In a cluster the shard may be between owners: the gateway tries again for a while (ForwardedSends.swift).
+            return cluster.clustered ? gateway.orphaned(r, id: id, from: s) : refuseUnserved(id, from: s)
+        }
+        send(Place.isRemote(h) ? gateway.forwarding(r, id: id, from: s) : r, id: id, to: h, from: s, bytes: bytes)
+    }
+
+    func send(_ r: SendRequest, id: UInt64, to h: Int, from s: Session, bytes: Int = 0) {
         if h != index { gateway.forwarded(s, bytes: bytes) }
         home(h).sendMessage(r, id: id, session: s.key)
     }
+
+    /// Where a send to `channel` goes now (nil: no node serves it).
+    func sendPlace(_ channel: ChannelID, for s: Session) -> Int? { alone ? 0 : place(ofChannel: channel, for: s) }
 
     /// `bytes`: the request's size, counted while a home on another loop has it.
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session, bytes: Int) {

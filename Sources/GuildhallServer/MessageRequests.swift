@@ -15,6 +15,18 @@ extension Home {
             // (The closure is only made for sends with a client id: it costs an allocation.)
             if checkResend, !r.clientID.isEmpty, answeredAsResend(r.clientID, id: id, from: s, as: GHChannelMessage.init,
                                              otherwise: { self.sendMessage(r, id: id, from: s, checkResend: false) }) { return }
+            if r.retried {
+                // Its guild's earlier home may have stored it before it went: then that is the answer.
+                return read(.messages(uids: [r.uid])) { found in
+                    if found.error != nil { return s.fail(id, Failure(.unavailable, "storage is unavailable; retry later")) }
+                    if let m = found.messages.first, m.sender == s.user, m.channelID == r.channelID {
+                        return s.respond(encoded: MessageWire.answer(id: id, message: m.encoded))
+                    }
+                    var fresh = r
+                    fresh.retried = false
+                    self.sendMessage(fresh, id: id, from: s, checkResend: false)
+                }
+            }
             let now = now()
             try requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s)
             if r.needReceipt, let c = directory.channel(r.channelID) { try groupReceipts.checkReceiptsAllowed(in: c.serverID, by: s.user) }
@@ -27,7 +39,7 @@ extension Home {
                 }
             }
             let (channel, seq, time) = try directory.appendMessage(to: r.channelID, by: s.user, now: now)
-            var record = MessageRecord(uid: ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
+            var record = MessageRecord(uid: r.uid != 0 ? r.uid : ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
                                        mentionAll: r.mentionAll, needReceipt: r.needReceipt, clientID: r.clientID)
             if !r.clientID.isEmpty { recentSends.sending(sender: s.user, clientID: r.clientID) }

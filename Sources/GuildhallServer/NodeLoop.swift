@@ -60,6 +60,7 @@ final class NodeLoop {
         gateway.homeFigures = { [unowned home] in home.book.countsByKind }
         gateway.peers = links.handOffs
         home.gateway = gateway
+        gateway.mintUID = { [unowned home] now in home.ids.next(nowMillis: now) }
         home.runner.onSettled = { [unowned self] in self.commitsSettled() }
         receiver = InboxReceiver(loop: loop, inbox: inboxes[index]) { [unowned self] in self.received($0) }
         do {
@@ -98,7 +99,9 @@ final class NodeLoop {
                 if !shutdown.homeClosed { home.drop(shards: shards) }
                 gateway.closeSessions(ofShards: shards)
             case .homesMoved(let shards): gateway.closeSessions(ofShards: shards)
-            case .guildsMoved(let shards): gateway.carrySubscriptions(ofShards: shards)
+            case .guildsMoved(let shards):
+                gateway.orphanSends(ofShards: shards)
+                gateway.carrySubscriptions(ofShards: shards)
             case .shutdown: beginShutdown()
             case .adminAnswer(let id, let answer): admin?.answer(id, answer)
             case .stopAccepting: stopAccepting()

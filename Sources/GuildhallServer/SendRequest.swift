@@ -18,6 +18,10 @@ struct SendRequest: Codable {
     var threadRoot: MessageUID = 0
     /// What `replyTo` and `threadRoot` were found to be (`MessageOperations.references`), once read.
     var references: References?
+    /// The UID its gateway minted when forwarding it to another node (0: the home mints it).
+    var uid: MessageUID = 0
+    /// Sent again after its guild's home changed hands: the UID may be stored already (ForwardedSends.swift).
+    var retried = false
 }
 
 /// A reply's quote and the thread a message joins, checked against the stored messages.

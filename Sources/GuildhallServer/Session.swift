@@ -111,7 +111,7 @@ final class Session {
 
     /// Queues an answer already encoded (a Frame payload).
     func respond(encoded payload: [UInt8]) {
-        if carrying > 0, let (id, result) = Gateway.carriedAnswer(in: payload) { return gateway.carriedAnswered(self, id, result) }
+        if carrying > 0 || !gateway.forwardedSends.isEmpty, !gateway.isTheClients(payload, for: self) { return }
         guard isOpen, let connection else { return }
         sink.send(payload, on: connection)
         markDirty()

@@ -26,6 +26,10 @@ protocol ShardHandover: Sendable {
     func lost(_ shards: [Int])
     /// Of the shards held, those no longer servable (to take over again).
     func stalled(among held: [Int]) -> [Int]
+    /// Shards whose owner changed this round (gained, lost, or moved between
+    /// others), told once the cluster view shows the new owners: requests
+    /// and subscriptions for their guilds go to the new owners.
+    func ownersChanged(_ shards: Set<Int>)
     /// Shards that moved between other nodes (or lost their owner): this
     /// node's sessions whose user homes were there must log in again.
     func moved(_ shards: [Int])
@@ -222,6 +226,8 @@ final class ShardLeases: Sendable {
         // A node that owns shards counts for routing even when its heartbeat is late (a busy round).
         view?.update(owners: owners, loops: loopsOf, live: Set(nodes.keys))
         if !moved.isEmpty { handover.moved(moved.sorted()) }
+        let changed = Set(before.keys).union(owners.keys).filter { before[$0] != owners[$0] }
+        if !changed.isEmpty { handover.ownersChanged(changed) }
         let fixedNodes = nodes, fixedHeld = held, error = client.lastError, fixedOwners = owners
         state.withLock {
             $0.held = fixedHeld

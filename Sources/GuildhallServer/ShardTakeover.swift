@@ -67,25 +67,22 @@ final class ShardTakeover: ShardHandover {
             }
         }
         served.add(ready)
-        for inbox in loops { _ = inbox.post(.guildsMoved(Set(ready))) }
         return ready
     }
 
+    func ownersChanged(_ shards: Set<Int>) {
+        for inbox in inboxes.withLock({ $0 }) { _ = inbox.post(.guildsMoved(shards)) }
+    }
+
     func moved(_ shards: [Int]) {
-        for inbox in inboxes.withLock({ $0 }) {
-            _ = inbox.post(.homesMoved(Set(shards)))
-            _ = inbox.post(.guildsMoved(Set(shards)))
-        }
+        for inbox in inboxes.withLock({ $0 }) { _ = inbox.post(.homesMoved(Set(shards))) }
     }
 
     func lost(_ shards: [Int]) {
         guard !shards.isEmpty else { return }
         served.remove(shards)
         for shard in shards { shardLog.release(shard) }
-        for inbox in inboxes.withLock({ $0 }) {
-            _ = inbox.post(.dropShards(Set(shards)))
-            _ = inbox.post(.guildsMoved(Set(shards)))
-        }
+        for inbox in inboxes.withLock({ $0 }) { _ = inbox.post(.dropShards(Set(shards))) }
     }
 }
 

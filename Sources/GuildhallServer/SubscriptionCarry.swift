@@ -87,10 +87,17 @@ extension Gateway {
         }
     }
 
-    /// The id and result of an encoded answer to a carried request (nil for any other frame).
-    static func carriedAnswer(in payload: [UInt8]) -> (UInt64, GHResponse.OneOf_Result)? {
-        guard let frame = try? GHFrame(serializedBytes: payload), case .response(let r)? = frame.kind, r.id >= firstCarriedID,
-              let result = r.result else { return nil }
-        return (r.id, result)
+    /// Whether an encoded answer for `s` goes to its client: not when it
+    /// answers a request the gateway made (a carried subscription, a send
+    /// forwarded again), nor a forward superseded by one made again.
+    func isTheClients(_ payload: [UInt8], for s: Session) -> Bool {
+        guard let id = MessageWire.responseID(payload) else { return true }
+        if id >= Self.firstCarriedID, carried[id] != nil {
+            if let frame = try? GHFrame(serializedBytes: payload), case .response(let r)? = frame.kind, let result = r.result {
+                carriedAnswered(s, id, result)
+            }
+            return false
+        }
+        return forwardedSends.isEmpty || sendAnswered(s, id: id, payload)
     }
 }

@@ -132,6 +132,16 @@ public enum MessageWire {
     /// The request id and send of a payload that is exactly
     /// Frame{request{id, send_message}}; nil for anything else or anything
     /// unusual (unknown or repeated fields), which the generated decoder then reads.
+    /// The request id an encoded answer (a Frame holding a Response) answers; nil for any other frame.
+    public static func responseID(_ payload: [UInt8]) -> UInt64? {
+        payload.withUnsafeBytes { buffer in
+            var frame = ProtoReader(buffer)
+            guard let f = frame.field(), f.number == F.Frame.response, f.type == .lengthDelimited, var response = frame.nested(),
+                  let g = response.field(), g.number == F.Response.id, g.type == .varint else { return nil }
+            return response.varint()
+        }
+    }
+
     public static func readSend(_ payload: [UInt8]) -> (id: UInt64, send: PlainSend)? {
         payload.withUnsafeBytes { buffer in
             var frame = ProtoReader(buffer)

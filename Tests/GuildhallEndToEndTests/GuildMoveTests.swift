@@ -99,3 +99,62 @@ import Testing
         #expect(bobHeard.syncCompletions == 1, "a resume is not a new login")
     }
 }
+
+extension GuildMoveTests {
+    /// Sends without client ids stream from node 1 to a guild homed on node 2
+    /// when node 2 leaves: each is answered (stored, or 503 to retry), none
+    /// waits for the client's timeout, and none is stored twice although the
+    /// gateway sends the unanswered ones again to the new home (the UID it
+    /// minted tells the new home whether the old one stored it).
+    @Test func sendsInFlightWhenTheirGuildMovesAreAnsweredAndStoredOnce() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let (nodes, g, channel) = try await CrossNodeTests.threeNodesWithAGuildOnTheSecond(nats)
+        defer { for n in nodes { n.stop() } }
+        let (alice, _) = try await Self.client(try Self.user("alice", homedOn: nodes[0]), on: nodes[0])
+        defer { alice.close() }
+        _ = try await alice.joinServer(g.serverID)
+        let acked = Locked<[String: (uid: UInt64, seq: UInt64)]>([:])
+        let failures = Locked<[String]>([])
+        let stop = Locked(false)
+        let workers = (0..<8).map { w in
+            Task {
+                var i = 0
+                while !stop.withLock({ $0 }) {
+                    let text = "w\(w)-\(i)"
+                    i += 1
+                    do {
+                        let m = try await alice.send(text, to: channel.channelID)
+                        acked.withLock { $0[text] = (m.uid, m.seq) }
+                    } catch let e as GuildhallError where e.code == .unavailable {
+                        continue
+                    } catch {
+                        failures.withLock { $0.append("\(text): \(error)") }
+                        return
+                    }
+                }
+            }
+        }
+        defer { stop.withLock { $0 = true } }
+        _ = try await waitFor("sends flowing") { acked.withLock { $0.count } >= 100 ? true : nil }
+        nodes[1].stop()
+        try await waitUntil("nodes 1 and 3 serving all 8 shards, known to both", timeout: 20) {
+            try CrossNodeTests.settled([nodes[0], nodes[2]])
+        }
+        let before = acked.withLock { $0.count }
+        do { _ = try await waitFor("sends acknowledged by the new home") { acked.withLock { $0.count } >= before + 100 ? true : nil } } catch {
+            Issue.record("acknowledged \(before), then \(acked.withLock { $0.count }); failures \(failures.withLock { $0 })")
+            throw error
+        }
+        stop.withLock { $0 = true }
+        for w in workers { await w.value }
+        #expect(failures.withLock { $0 }.isEmpty, "every send answered: stored, or 503")
+
+        let stored = try await ShardLogTests.history(alice, channel.channelID)
+        let texts = stored.map(\.body.text)
+        #expect(Set(texts).count == texts.count, "no message stored twice")
+        #expect(stored.map(\.seq) == Array(1...UInt64(stored.count)), "seqs without a gap")
+        let bySeq = Dictionary(stored.map { ($0.uid, $0.seq) }, uniquingKeysWith: { a, _ in a })
+        for (text, a) in acked.withLock({ $0 }) { #expect(bySeq[a.uid] == a.seq, "\(text) acknowledged as \(a.uid) at seq \(a.seq)") }
+    }
+}
