@@ -170,7 +170,8 @@ import Testing
         try await eve.enterAsGuest(g.serverID)
         try await eve.sub(.guestChannel, g.serverID, [visible.channelID])
         try server.restart()
-        _ = try await waitFor("both to reconnect and replay") { eveEvents.connectedCount >= 2 && bobEvents.connectedCount >= 2 ? true : nil }
+        // The SDK backs off up to 5 s between attempts: a slow restart (a loaded machine) costs one more.
+        _ = try await waitFor("both to reconnect and replay", timeout: 30) { eveEvents.connectedCount >= 2 && bobEvents.connectedCount >= 2 ? true : nil }
         let (alice2, _) = try await server.client("alice", device: "after-restart")
         let m = try await alice2.send("after the restart", to: visible.channelID)
         _ = try await eveEvents.message { $0.uid == m.uid }

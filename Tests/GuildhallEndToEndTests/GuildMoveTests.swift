@@ -45,7 +45,8 @@ import Testing
         let (bob, bobHeard) = try await Self.client(try Self.user("bob", homedOn: nodes[2]), on: nodes[2])
         // Each alone on its node with the channel (a gateway delivers to every session there that holds it).
         let (carol, carolHeard) = try await Self.client(try Self.user("carol", homedOn: nodes[0]), on: nodes[0], auto: true)
-        let (dave, daveHeard) = try await Self.client(try Self.user("dave", homedOn: nodes[2]), on: nodes[2])
+        let daveID = try Self.user("dave", homedOn: nodes[2])
+        let (dave, daveHeard) = try await Self.client(daveID, on: nodes[2])
         defer { for c in [alice, bob, carol, dave] { c.close() } }
         for c in [alice, bob, carol, dave] { _ = try await c.joinServer(g.serverID) }
         #expect(try await bob.sub(.channelMsg, g.serverID, [channel.channelID]) == [.targetOk])
@@ -73,6 +74,10 @@ import Testing
         }
         #expect(second.seq == 2)
         #expect(!daveHeard.messages.contains { $0.channelID == channel.channelID }, "dave never subscribed: a large server sends him nothing")
+        // The mention exemption holds across nodes: mentioned, dave receives it without a subscription.
+        let mention = try await alice.send("@dave look", to: channel.channelID, mentions: [daveID])
+        _ = try await daveHeard.message("the mention, on node 3") { $0.uid == mention.uid }
+        #expect(daveHeard.messages.filter { $0.channelID == channel.channelID }.map(\.uid) == [mention.uid])
     }
 
     /// A session on node 3 whose guild is homed on node 2 drops and resumes:
