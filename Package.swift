@@ -43,6 +43,7 @@ let package = Package(
         .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"], swiftSettings: hotPath),
         // Sessions, dispatch, interest index, fan-out, configuration.
         .target(name: "GuildhallServer", dependencies: ["GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "CNATS",
+                                                      .product(name: "Crypto", package: "swift-crypto"),
                                                       .product(name: "Prometheus", package: "swift-prometheus"),
                                                       .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPath),

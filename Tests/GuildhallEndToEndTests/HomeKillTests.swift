@@ -96,11 +96,11 @@ import Testing
     }
 
     /// `call`, again while the cluster moves (503) or the client is between nodes.
-    static func retrying<T>(_ call: () async throws -> T) async throws -> T {
+    static func retrying<T>(on retryable: (any Error) -> Bool = { _ in false }, _ call: () async throws -> T) async throws -> T {
         let deadline = Date().addingTimeInterval(20)
         while true {
             do { return try await call() } catch {
-                let retry = (error as? GuildhallError)?.code == .unavailable || error is ClientError
+                let retry = (error as? GuildhallError)?.code == .unavailable || error is ClientError || retryable(error)
                 if !retry || Date() > deadline { throw error }
                 try await Task.sleep(nanoseconds: 100_000_000)
             }
