@@ -4,7 +4,7 @@
 
 SHELL := /bin/bash
 SWIFT := . scripts/swift-env && swift
-DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev libhttp-parser-dev libnats-dev nats-server
+DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev libhttp-parser-dev libwslay-dev libnats-dev nats-server
 ARGS ?=
 
 .PHONY: run test build release deps proto clean bench

@@ -31,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Debian ships no pkg-config file for it: the module map links it by name.
         .systemLibrary(name: "CHTTPParser", path: "Sources/CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
+        .systemLibrary(name: "CWSLay", path: "Sources/CWSLay", providers: [.apt(["libwslay-dev"])]),
         .systemLibrary(name: "CNATS", path: "Sources/CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
 
         // Pure domain: no I/O.
@@ -38,7 +39,7 @@ let package = Package(
         // Generated protobuf types and the frame codec.
         .target(name: "GuildhallWire", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")], swiftSettings: hotPath),
         // A thin Swift face over libuv; knows nothing of chat.
-        .target(name: "GuildhallLoop", dependencies: ["CLibUV", "CHTTPParser"], swiftSettings: hotPath),
+        .target(name: "GuildhallLoop", dependencies: ["CLibUV", "CHTTPParser", "CWSLay"], swiftSettings: hotPath),
         // SQLite schema, migrations, writer and reader threads.
         .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"], swiftSettings: hotPath),
         // Sessions, dispatch, interest index, fan-out, configuration.
