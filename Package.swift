@@ -57,7 +57,7 @@ let package = Package(
 
         .testTarget(name: "GuildhallCoreTests", dependencies: ["GuildhallCore"]),
         .testTarget(name: "GuildhallWireTests", dependencies: ["GuildhallWire"]),
-        .testTarget(name: "GuildhallLoopTests", dependencies: ["GuildhallLoop"]),
+        .testTarget(name: "GuildhallLoopTests", dependencies: ["GuildhallLoop", "GuildhallWire"]),
         .testTarget(name: "GuildhallStoreTests", dependencies: ["GuildhallStore", "GuildhallCore"]),
         .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop",
                                                                   .product(name: "Logging", package: "swift-log")]),

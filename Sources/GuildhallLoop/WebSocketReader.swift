@@ -29,11 +29,16 @@ public final class WebSocketReader {
         }
     }
 
+    /// The largest message accepted (it may change, as after a login); a longer one is closed with 1009.
+    public var maxMessageBytes: Int {
+        didSet { wslay_event_config_set_max_recv_msg_length(context, UInt64(maxMessageBytes)) }
+    }
     private var context: OpaquePointer?
     private var input: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
     private var output = Output()
 
     public init(maxMessageBytes: Int) {
+        self.maxMessageBytes = maxMessageBytes
         var callbacks = wslay_event_callbacks()
         callbacks.recv_callback = { _, buf, len, _, user in
             let me = Unmanaged<WebSocketReader>.fromOpaque(user!).takeUnretainedValue()

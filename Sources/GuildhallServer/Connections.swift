@@ -41,10 +41,21 @@ extension Gateway {
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer, on session: Session) {
-        session.decoder.feed(bytes)
+        if let webSocket = session.decoder.feed(bytes) { read(webSocket, on: session) }
         drainFrames(session)
         // Bytes left over while frames are being read are an unfinished frame, whose clock runs.
         session.liveness.partialFrame(session.readPauses.isEmpty && session.decoder.bufferedBytes > 0, at: loop.nowMillis)
+    }
+
+    /// What reading WebSocket bytes called for: wslay's replies (pongs, a
+    /// close) written as they are, and the end of a stream that broke the
+    /// protocol or its size limit (wslay's close says why) or that the peer closed.
+    private func read(_ out: WebSocketReader.Output, on session: Session) {
+        if !out.reply.isEmpty, let c = session.connection { session.sink.send(raw: out.reply, on: c) }
+        if out.failed || out.peerClosed != nil {
+            drainFrames(session)
+            close(session, nil, out.failed ? "the WebSocket stream broke the protocol or its size limit" : "peer closed")
+        }
     }
 
     /// Handles every whole frame the session's decoder holds; while the

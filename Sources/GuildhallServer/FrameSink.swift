@@ -23,6 +23,15 @@ struct FrameSink {
     /// contiguous run instead of three pieces per event, and the kernel walks one iovec.
     static let copyPayloadsUpTo = 1024
 
+    /// Queues bytes already framed (a WebSocket control frame).
+    func send(raw bytes: [UInt8], on c: TCPConnection) {
+        bytes.withUnsafeBytes { raw in
+            guard !raw.isEmpty, let p = c.reserveScratch(raw.count) else { return }
+            p.copyMemory(from: raw.baseAddress!, byteCount: raw.count)
+            c.commitScratch(raw.count, reserved: raw.count)
+        }
+    }
+
     /// Queues one frame.
     func send(_ frame: GHFrame, on c: TCPConnection) { send(FrameEncoding.payload(frame), on: c) }
 

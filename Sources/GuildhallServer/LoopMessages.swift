@@ -89,7 +89,7 @@ enum HomeCommand: Sendable, Codable {
 /// its socket, what was already read from it, and the resume to carry out there.
 struct HandOff: Sendable {
     let socket: Int32
-    let decoder: FrameDecoder
+    let decoder: InboundFrames
     let resume: GHResume
     let id: UInt64
 }

@@ -40,7 +40,7 @@ final class Session {
     var peerAddress: Substring { peer[..<(peer.lastIndex(of: ":") ?? peer.endIndex)] }
     /// The transport's framing of what this session queues.
     let sink = FrameSink()
-    var decoder: FrameDecoder
+    var decoder: InboundFrames
     var liveness: SessionLiveness
     /// Requests it may still make, per rate class (RequestLimits.swift).
     var budget: RequestBudget
@@ -83,7 +83,7 @@ final class Session {
         self.peer = connection.peer
         self.liveness = liveness
         self.budget = RequestBudget(classes: RateClass.allCases.count, now: liveness.connectedAt)
-        self.decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
+        self.decoder = InboundFrames(maxFrameBytes: maxFrameBytes)
         self.state = SessionState(replayCapacity: replayCapacity)
         self.gateway = gateway
     }

@@ -43,6 +43,24 @@ public enum WebSocketFrames {
         return out + payload
     }
 
+    /// A client's frame (masked, as RFC 6455 requires of clients; `fin` false
+    /// for a fragment), for clients and for tests of the server's reading.
+    public static func clientFrame(_ opcode: UInt8, _ payload: [UInt8], fin: Bool = true, masked: Bool = true,
+                                   mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]) -> [UInt8] {
+        var out: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+        let maskBit: UInt8 = masked ? 0x80 : 0
+        if payload.count <= 125 {
+            out.append(maskBit | UInt8(payload.count))
+        } else if payload.count <= 0xFFFF {
+            out += [maskBit | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        } else {
+            out.append(maskBit | 127)
+            out += (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(payload.count) >> (8 * UInt64($0))) }
+        }
+        guard masked else { return out + payload }
+        return out + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+    }
+
     /// A close frame: the status code (big-endian), then the reason as UTF-8,
     /// cut to the 123 bytes a control frame leaves (at a character's boundary).
     public static func close(code: UInt16, reason: String) -> [UInt8] {

@@ -27,7 +27,12 @@ import Testing
         }
 
         func start(_ i: Int) async throws {
-            nodes[i] = try await ServerProcess(folder: folders[i], arguments: [
+            // Its admin port was free when picked; under load an outgoing connection may hold it a moment.
+            nodes[i] = try await HomeKillTests.retrying(on: { $0 is Child.SpawnError }) { try await self.process(i) }
+        }
+
+        private func process(_ i: Int) async throws -> ServerProcess {
+            try await ServerProcess(folder: folders[i], arguments: [
                 "--set", "cluster=\(nats.url)", "--set", "node-id=\(i + 1)", "--set", "cluster-name=k\(nats.port)",
                 "--set", "cluster-replicas=1", "--set", "shards=8", "--set", "lease-ttl-ms=2000", "--set", "lease-renew-ms=100",
                 "--set", "admin-listen=127.0.0.1:\(admins[i])",

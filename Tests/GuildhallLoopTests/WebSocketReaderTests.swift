@@ -2,22 +2,12 @@
 // split at every byte, fragmented, pinged, oversized, unmasked, closed.
 
 import GuildhallLoop
+import GuildhallWire
 import Testing
 
 struct WebSocketReaderTests {
-    /// A client's frame: masked, as RFC 6455 requires of clients.
     static func clientFrame(fin: Bool = true, opcode: UInt8, _ payload: [UInt8], masked: Bool = true) -> [UInt8] {
-        let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
-        var out: [UInt8] = [(fin ? 0x80 : 0) | opcode]
-        let maskBit: UInt8 = masked ? 0x80 : 0
-        if payload.count <= 125 {
-            out.append(maskBit | UInt8(payload.count))
-        } else {
-            out += [maskBit | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        }
-        guard masked else { return out + payload }
-        out += mask
-        return out + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        WebSocketFrames.clientFrame(opcode, payload, fin: fin, masked: masked)
     }
 
     @Test func aMessageSplitAtAnyByteComesOutWholeOnce() {
