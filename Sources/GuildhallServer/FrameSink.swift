@@ -11,12 +11,20 @@ struct FrameSink {
     enum Framing {
         /// A 4-byte big-endian length, then the payload (guildhall's TCP protocol).
         case lengthPrefixed
+        /// One unmasked WebSocket message per frame (`guildhall.proto`: binary).
+        case webSocket
     }
 
     var framing = Framing.lengthPrefixed
 
-    /// Bytes of framing before a payload.
-    private var headerBytes: Int { 4 }
+    /// Bytes of framing before a payload of `length` bytes.
+    @inline(__always)
+    private func headerBytes(_ length: Int) -> Int {
+        switch framing {
+        case .lengthPrefixed: 4
+        case .webSocket: WebSocketFrames.headerBytes(length: length)
+        }
+    }
 
     /// Shared payloads up to this size are copied next to their framing and
     /// trailer instead of queued by reference: a flush then writes one
@@ -38,11 +46,11 @@ struct FrameSink {
     /// Queues one frame from its payload.
     func send(_ payload: [UInt8], on c: TCPConnection) {
         payload.withUnsafeBytes { raw in
-            let n = raw.count
-            guard let p = c.reserveScratch(headerBytes + n) else { return }
+            let n = raw.count, h = headerBytes(n)
+            guard let p = c.reserveScratch(h + n) else { return }
             writeHeader(n, at: p)
-            if n > 0 { (p + headerBytes).copyMemory(from: raw.baseAddress!, byteCount: n) }
-            c.commitScratch(headerBytes + n, reserved: headerBytes + n)
+            if n > 0 { (p + h).copyMemory(from: raw.baseAddress!, byteCount: n) }
+            c.commitScratch(h + n, reserved: h + n)
         }
     }
 
@@ -51,21 +59,22 @@ struct FrameSink {
     /// cursor), which protobuf merges into the event.
     func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, on c: TCPConnection) {
         let size = payload.count
+        if case .webSocket = framing { return sendWebSocketEvent(payload, seq: seq, unread: unread, cursor: cursor, on: c) }
         if size <= Self.copyPayloadsUpTo {
             // The trailer is written first, after the payload, and the
             // header then knows the whole length: one pass over the trailer.
-            let reserved = headerBytes + size + FrameEncoding.maxTrailerBytes
+            let reserved = 4 + size + FrameEncoding.maxTrailerBytes
             guard let p = c.reserveScratch(reserved) else { return }
-            (p + headerBytes).copyMemory(from: payload.base, byteCount: size)
-            let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: p + headerBytes + size)
+            (p + 4).copyMemory(from: payload.base, byteCount: size)
+            let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: p + 4 + size)
             writeHeader(size + written, at: p)
-            c.commitScratch(headerBytes + size + written, reserved: reserved)
+            c.commitScratch(4 + size + written, reserved: reserved)
         } else {
             withUnsafeTemporaryAllocation(byteCount: FrameEncoding.maxTrailerBytes, alignment: 1) { trailer in
                 let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: trailer.baseAddress!)
-                guard let header = c.reserveScratch(headerBytes) else { return }
+                guard let header = c.reserveScratch(4) else { return }
                 writeHeader(size + written, at: header)
-                c.commitScratch(headerBytes, reserved: headerBytes)
+                c.commitScratch(4, reserved: 4)
                 c.enqueue(shared: payload)
                 guard let p = c.reserveScratch(written) else { return }
                 p.copyMemory(from: trailer.baseAddress!, byteCount: written)
@@ -74,10 +83,37 @@ struct FrameSink {
         }
     }
 
+    /// An event as one WebSocket message: the header's size depends on the
+    /// whole length, so the trailer is made first; the shared payload is still
+    /// queued by reference when large.
+    private func sendWebSocketEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64,
+                                    on c: TCPConnection) {
+        withUnsafeTemporaryAllocation(byteCount: FrameEncoding.maxTrailerBytes, alignment: 1) { trailer in
+            let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: trailer.baseAddress!)
+            let size = payload.count, h = headerBytes(size + written)
+            let copied = size <= Self.copyPayloadsUpTo
+            let reserved = h + (copied ? size + written : 0)
+            guard let p = c.reserveScratch(reserved) else { return }
+            writeHeader(size + written, at: p)
+            guard copied else {
+                c.commitScratch(h, reserved: reserved)
+                c.enqueue(shared: payload)
+                guard let t = c.reserveScratch(written) else { return }
+                t.copyMemory(from: trailer.baseAddress!, byteCount: written)
+                c.commitScratch(written, reserved: written)
+                return
+            }
+            (p + h).copyMemory(from: payload.base, byteCount: size)
+            (p + h + size).copyMemory(from: trailer.baseAddress!, byteCount: written)
+            c.commitScratch(reserved, reserved: reserved)
+        }
+    }
+
     @inline(__always)
     private func writeHeader(_ payloadBytes: Int, at p: UnsafeMutableRawPointer) {
         switch framing {
         case .lengthPrefixed: p.storeBytes(of: UInt32(payloadBytes).bigEndian, as: UInt32.self)
+        case .webSocket: WebSocketFrames.writeHeader(.binary, length: payloadBytes, at: p)
         }
     }
 }

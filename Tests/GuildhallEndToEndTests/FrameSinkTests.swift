@@ -1,0 +1,87 @@
+// FrameSink's two framings carry the same payloads (issue 16): what a
+// session writes through a WebSocket sink, read back as WebSocket frames,
+// is exactly what the length-prefixed sink's frames hold, for answers and
+// for events small (copied) and large (the shared payload queued by
+// reference), each with its recipient's trailer. Over a real loopback
+// connection on a libuv loop.
+
+import Foundation
+import Glibc
+import GuildhallLoop
+import GuildhallWire
+import Testing
+@testable import GuildhallServer
+
+struct FrameSinkTests {
+    /// A connection on `loop`, and the raw socket at its other end.
+    static func connection(on loop: EventLoop) throws -> (TCPConnection, Int32) {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var size = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try #require(withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, size) == 0 && listen(listener, 1) == 0 && getsockname(listener, $0, &size) == 0 }
+        })
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(withUnsafePointer(to: &addr) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, size) == 0 } })
+        let server = accept(listener, nil, nil)
+        let c = try #require(TCPConnection.adopt(loop: loop, socket: server))
+        return (c, client)
+    }
+
+    /// Everything `write` queues through a sink of `framing`, as the peer reads it.
+    static func written(_ framing: FrameSink.Framing, _ write: (FrameSink, TCPConnection) -> Void) throws -> [UInt8] {
+        let loop = EventLoop()
+        let (c, peer) = try connection(on: loop)
+        defer { close(peer) }
+        var sink = FrameSink()
+        sink.framing = framing
+        write(sink, c)
+        c.flush()
+        for _ in 0..<100 where c.unwrittenBytes > 0 || c.hasUnflushed { loop.runOnce() }
+        c.close()
+        for _ in 0..<10 { loop.runOnce() }
+        _ = loop.close()
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(peer, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return out }
+            out += buffer[0..<n]
+        }
+    }
+
+    /// The payloads of server WebSocket frames (final, unmasked, binary).
+    static func webSocketPayloads(_ bytes: [UInt8]) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var at = 0
+        while at < bytes.count {
+            #expect(bytes[at] == 0x82 && bytes[at + 1] & 0x80 == 0)
+            var length = Int(bytes[at + 1] & 0x7F), header = 2
+            if length == 126 { length = Int(bytes[at + 2]) << 8 | Int(bytes[at + 3]); header = 4 }
+            if length == 127 { length = bytes[(at + 2)..<(at + 10)].reduce(0) { $0 << 8 | Int($1) }; header = 10 }
+            out.append(Array(bytes[(at + header)..<(at + header + length)]))
+            at += header + length
+        }
+        return out
+    }
+
+    @Test func webSocketFramesHoldWhatLengthPrefixedFramesHold() throws {
+        let small = SharedBytes([UInt8](repeating: 0x42, count: 100)), large = SharedBytes([UInt8](repeating: 0x43, count: 70_000))
+        let unread = FrameEncoding.RecipientUnread(unreadCount: 3, mentionedCount: 1, ackTimestamp: 99, readSeq: 7)
+        let write: (FrameSink, TCPConnection) -> Void = { sink, c in
+            sink.send([1, 2, 3], on: c)
+            sink.sendEvent(small, seq: 1, unread: unread, cursor: 0, on: c)
+            sink.sendEvent(large, seq: 2, unread: nil, cursor: 5, on: c)
+            sink.send([UInt8](repeating: 9, count: 200), on: c)
+        }
+        var tcp = FrameDecoder(maxFrameBytes: 1 << 20)
+        tcp.feed(try Self.written(.lengthPrefixed, write))
+        var expected: [[UInt8]] = []
+        while let p = try tcp.next() { expected.append(p) }
+        #expect(expected.count == 4)
+        #expect(Self.webSocketPayloads(try Self.written(.webSocket, write)) == expected)
+    }
+}
