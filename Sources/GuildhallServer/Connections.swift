@@ -12,7 +12,7 @@ import SwiftProtobuf
 
 extension Gateway {
     @discardableResult
-    func accepted(_ connection: TCPConnection, checkingCap: Bool = true) -> Session? {
+    func accepted(_ connection: TCPConnection, checkingCap: Bool = true, webSocket: WebSocketEncoding? = nil) -> Session? {
         guard !shuttingDown else { connection.abort(); return nil }
         connection.count = limits.node.connections
         nextSessionKey += 1
@@ -22,6 +22,10 @@ extension Gateway {
         let session = Session(key: Place.sessionKey(nextSessionKey, node: settings.nodeID, loop: index), connection: connection, liveness: liveness,
                               maxFrameBytes: Limits.maxFrameBytesBeforeLogin, outboundCap: settings.outboundHardCapBytes,
                               replayCapacity: settings.resumeEvents, gateway: self)
+        if let webSocket {
+            session.decoder = InboundFrames(webSocket: webSocket, maxFrameBytes: Limits.maxFrameBytesBeforeLogin)
+            session.sink.framing = .webSocket
+        }
         add(session)
         bind(connection, to: session)
         if checkingCap, limits.node.connections.current > limits.connectionCap {

@@ -95,6 +95,10 @@ final class Gateway {
     private var flushCheck: LoopCheck!
     private var sweepTimer: LoopTimer!
     private var listener: TCPListener?
+    /// The WebSocket listener (WebSocketListener.swift), on the first loop only,
+    /// and its connections still in their handshake, with when they came.
+    var webSocketListener: TCPListener?
+    var greeting: [ObjectIdentifier: (connection: TCPConnection, since: UInt64)] = [:]
     var nextSessionKey: UInt64 = 0
     /// No more connections or requests: the server is shutting down.
     private(set) var shuttingDown = false
@@ -202,6 +206,7 @@ final class Gateway {
         giveUpGapFills(now: now)
         carryAgain(now: now)
         resendOrphans(now: now)
+        endSlowHandshakes(now: now)
         let outbound = loop.outboundBytes
         let busy = Double(loop.busyNanoseconds) / 1e9, subscriptions = homeFigures?() ?? [:]
         let count = sessions.count
@@ -280,6 +285,8 @@ final class Gateway {
         shuttingDown = true
         listener?.close()
         listener = nil
+        webSocketListener?.close()
+        webSocketListener = nil
         for s in sessions.values { s.connection?.stopReading() }
     }
 
@@ -319,6 +326,9 @@ final class Gateway {
         sweepTimer?.close()
         listener?.close()
         listener = nil
+        webSocketListener?.close()
+        webSocketListener = nil
+        for g in greeting.values { refuse(g.connection, []) }
     }
 
     /// Tracks a closing connection until libuv releases it.

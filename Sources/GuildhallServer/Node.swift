@@ -153,6 +153,9 @@ final class Node {
     /// The port the listeners bound.
     var port: Int { first.port }
 
+    /// The WebSocket listener's port, 0 without one.
+    var webSocketPort: Int { first.gateway.webSocketPort }
+
     /// The admin endpoint's port, 0 without one.
     var adminPort: Int { first.admin?.port ?? 0 }
 

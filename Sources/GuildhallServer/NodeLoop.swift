@@ -65,6 +65,7 @@ final class NodeLoop {
         receiver = InboxReceiver(loop: loop, inbox: inboxes[index]) { [unowned self] in self.received($0) }
         do {
             try gateway.listen(port: port, sharing: settings.loops > 1)
+            if index == 0 { try gateway.listenWebSocket() }
         } catch {
             closeHandles()
             _ = loop.close()

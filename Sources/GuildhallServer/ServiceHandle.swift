@@ -38,6 +38,8 @@ public final class ServiceHandle: Sendable {
     public let port: Int
     /// The admin endpoint's port (0 when `admin-listen` is empty).
     public let adminPort: Int
+    /// The WebSocket listener's port (0 when `ws-listen` is empty).
+    public let webSocketPort: Int
     private let trigger: @Sendable () -> Void
     private let settingsTrigger: @Sendable (Settings) -> Void
     private let finished = DispatchSemaphore(value: 0)
@@ -47,7 +49,7 @@ public final class ServiceHandle: Sendable {
     public init(settings: Settings, clock: @escaping @Sendable () -> UInt64 = systemClock) throws {
         let secret = try ServerSecret.resolve(settings)
         let started = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<(Int, Int, @Sendable () -> Void, @Sendable (Settings) -> Void), any Error>?>(nil)
+        let outcome = Locked<Result<(Int, Int, Int, @Sendable () -> Void, @Sendable (Settings) -> Void), any Error>?>(nil)
         let finished = self.finished
         let result = self.result
         let thread = Thread {
@@ -60,7 +62,7 @@ public final class ServiceHandle: Sendable {
                 finished.signal()
                 return
             }
-            outcome.withLock { $0 = .success((service.port, service.adminPort, service.shutdownTrigger, service.settingsTrigger)) }
+            outcome.withLock { $0 = .success((service.port, service.adminPort, service.webSocketPort, service.shutdownTrigger, service.settingsTrigger)) }
             started.signal()
             let rc = service.run()
             result.withLock { $0 = rc }
@@ -70,9 +72,10 @@ public final class ServiceHandle: Sendable {
         thread.start()
         started.wait()
         switch outcome.withLock({ $0 })! {
-        case .success(let (port, adminPort, trigger, settingsTrigger)):
+        case .success(let (port, adminPort, webSocketPort, trigger, settingsTrigger)):
             self.port = port
             self.adminPort = adminPort
+            self.webSocketPort = webSocketPort
             self.trigger = trigger
             self.settingsTrigger = settingsTrigger
         case .failure(let error):

@@ -39,7 +39,7 @@ final class Session {
     /// The peer's address without its port: what failed logins count against.
     var peerAddress: Substring { peer[..<(peer.lastIndex(of: ":") ?? peer.endIndex)] }
     /// The transport's framing of what this session queues.
-    let sink = FrameSink()
+    var sink = FrameSink()
     var decoder: InboundFrames
     var liveness: SessionLiveness
     /// Requests it may still make, per rate class (RequestLimits.swift).

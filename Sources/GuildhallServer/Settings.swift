@@ -9,6 +9,9 @@ import GuildhallCore
 public struct Settings: Sendable, Equatable {
     public var listen = "127.0.0.1:7400"
     public var adminListen = "127.0.0.1:7401"
+    /// The WebSocket listener (issue 16; off until its web client and tests land).
+    public var wsListen = ""
+    public var wsAllowedOrigins = ""
     public var cluster = ""
     public var clusterName = "guildhall"
     public var clusterReplicas = 3
@@ -141,6 +144,11 @@ extension Settings {
              \.adminListen) { v throws(SettingsError) in
             guard v.isEmpty || SocketAddressText.isValid(v) else { throw SettingsError(description: "admin-listen must be HOST:PORT or empty, not \(v)") }
         },
+        text("ws-listen", "WebSocket listener for browsers (upgrade at /ws), HOST:PORT; empty: none.", \.wsListen) { v throws(SettingsError) in
+            guard v.isEmpty || SocketAddressText.isValid(v) else { throw SettingsError(description: "ws-listen must be HOST:PORT or empty, not \(v)") }
+        },
+        text("ws-allowed-origins", "Pages that may open a WebSocket: origins separated by commas, * for any; empty: pages of the listener's own host.",
+             \.wsAllowedOrigins),
         text("admin-token", "Bearer token the admin endpoint requires (all but /healthz and /readyz); required unless admin-listen is loopback.",
              \.adminToken),
         text("cluster", "NATS servers of the deployment, nats://HOST:PORT[,…]; empty: a single node, no NATS.", \.cluster),

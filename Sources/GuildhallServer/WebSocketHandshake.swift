@@ -88,8 +88,15 @@ enum WebSocketHandshake {
         (value ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
     }
 
+    /// A refusal's bytes: the status, and why in plain text.
+    static func refusal(_ status: Int, _ message: String) -> [UInt8] {
+        guard case .refuse(_, let response) = refuse(status, message) else { return [] }
+        return response
+    }
+
     private static func refuse(_ status: Int, _ message: String, extra: String = "") -> Outcome {
-        let reason = [400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 426: "Upgrade Required"][status] ?? "Error"
+        let reason = [400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout", 413: "Content Too Large",
+                      426: "Upgrade Required", 431: "Request Header Fields Too Large"][status] ?? "Error"
         let body = message + "\n"
         let head = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
             + extra + "Connection: close\r\n\r\n"

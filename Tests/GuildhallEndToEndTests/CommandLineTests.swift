@@ -155,7 +155,11 @@ import Testing
     /// the bytes it reports crossing NATS do not grow with the subscribers.
     @Test func theClusterBenchmarkReportsBytesAcrossNATSThatDoNotGrowWithSubscribers() throws {
         func report(_ subscribers: Int) throws -> [String: Any] {
-            let (rc, out) = try Binary.run(["bench", "cluster", "--subscribers", "\(subscribers)", "--messages", "100", "--rate", "100", "--json"])
+            let arguments = ["bench", "cluster", "--subscribers", "\(subscribers)", "--messages", "100", "--rate", "100", "--json"]
+            var (rc, out) = try Binary.run(arguments)
+            // Three nodes and NATS on a 2-core machine running the other tests
+            // can miss the bench's deadlines (seen in CI); once more, then it counts.
+            if rc != 0 { (rc, out) = try Binary.run(arguments) }
             #expect(rc == 0, "\(out)")
             return try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         }

@@ -83,6 +83,7 @@ final class TestServer: Sendable {
 
     var port: Int { handle.withLock { $0!.port } }
     var adminPort: Int { handle.withLock { $0!.adminPort } }
+    var webSocketPort: Int { handle.withLock { $0!.webSocketPort } }
 
     deinit {
         stop()

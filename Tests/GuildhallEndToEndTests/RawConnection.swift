@@ -119,6 +119,16 @@ final class RawConnection {
         }
     }
 
+    /// Bytes the peer sends within `timeout` (empty at the deadline or when it closed).
+    func receive(timeout: Double) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&p, 1, Int32(max(0, timeout) * 1000) + 1) > 0 else { return [] }
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n <= 0 { peerClosed = true }
+        return n > 0 ? Array(buffer[0..<n]) : []
+    }
+
     /// Bytes the peer sent that are here now, as text (raw, not frames).
     func readAvailable() -> String {
         var buffer = [UInt8](repeating: 0, count: 65536)

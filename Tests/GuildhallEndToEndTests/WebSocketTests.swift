@@ -1,0 +1,137 @@
+// The WebSocket listener end to end (issue 16 §1), with a bare WebSocket
+// peer written here: the handshake over the wire (accepted, refused), and a
+// WebSocket client and a TCP client chatting in one channel, each hearing
+// each message once. (Issue 16's independent peer, Python's `websockets`, and
+// the browser tests come with the web client.)
+
+import Foundation
+import GuildhallClient
+import GuildhallWire
+import Testing
+@testable import GuildhallServer
+
+/// A WebSocket client speaking `guildhall.proto` over a bare socket.
+final class WebSocketPeer {
+    let raw: RawConnection
+    private var buffer: [UInt8] = []
+    private(set) var closeCode: UInt16?
+
+    init(port: Int) throws { raw = try RawConnection(port: port) }
+
+    /// Sends the opening handshake; returns the response's head.
+    func handshake(protocols: String = "guildhall.proto", origin: String? = nil, key: String = "dGhlIHNhbXBsZSBub25jZQ==") -> String {
+        var request = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: \(protocols)\r\n"
+        if let origin { request += "Origin: \(origin)\r\n" }
+        raw.send(Array((request + "\r\n").utf8))
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if let end = buffer.firstRange(of: Array("\r\n\r\n".utf8)) {
+                let head = String(decoding: buffer[..<end.upperBound], as: UTF8.self)
+                buffer.removeFirst(end.upperBound)
+                return head
+            }
+            buffer += raw.receive(timeout: 0.1)
+        }
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
+    func send(_ request: GHRequest) {
+        var f = GHFrame()
+        f.request = request
+        raw.send(WebSocketFrames.clientFrame(0x2, (try? f.serializedBytes()) ?? []))
+    }
+
+    /// The next `Frame` the server sent (nil after a close frame, or at the deadline).
+    func nextFrame(timeout: Double = 5) -> GHFrame? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if buffer.count >= 2 {
+                var length = Int(buffer[1] & 0x7F), header = 2
+                if length == 126, buffer.count >= 4 { length = Int(buffer[2]) << 8 | Int(buffer[3]); header = 4 }
+                if length == 127, buffer.count >= 10 { length = buffer[2..<10].reduce(0) { $0 << 8 | Int($1) }; header = 10 }
+                if buffer.count >= header + length, length < 126 || header > 2 {
+                    let opcode = buffer[0] & 0x0F
+                    let payload = Array(buffer[header..<(header + length)])
+                    buffer.removeFirst(header + length)
+                    if opcode == 0x8 {
+                        closeCode = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : 0
+                        return nil
+                    }
+                    if opcode == 0x2 { return try? GHFrame(serializedBytes: payload) }
+                    continue
+                }
+            }
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 { return nil }
+            buffer += raw.receive(timeout: left)
+        }
+    }
+
+    /// The next event that is a channel message, skipping others.
+    func nextMessage(timeout: Double = 5) -> GHChannelMessage? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while let f = nextFrame(timeout: max(0, deadline.timeIntervalSinceNow)) {
+            if case .message(let m)? = f.event.body { return m }
+        }
+        return nil
+    }
+}
+
+@Suite struct WebSocketTests {
+    static func server() throws -> TestServer { try TestServer { $0.wsListen = "127.0.0.1:0" } }
+
+    @Test func theHandshakeIsAnsweredOverTheWire() throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let ok = try WebSocketPeer(port: server.webSocketPort).handshake()
+        #expect(ok.hasPrefix("HTTP/1.1 101 ") && ok.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n")
+                && ok.contains("Sec-WebSocket-Protocol: guildhall.proto\r\n"), "\(ok)")
+        let origin = try WebSocketPeer(port: server.webSocketPort).handshake(origin: "https://elsewhere.example")
+        #expect(origin.hasPrefix("HTTP/1.1 403 "), "\(origin)")
+        let none = try WebSocketPeer(port: server.webSocketPort).handshake(protocols: "chat")
+        #expect(none.hasPrefix("HTTP/1.1 400 "), "\(none)")
+        let key = try WebSocketPeer(port: server.webSocketPort).handshake(key: "c2hvcnQ=")
+        #expect(key.hasPrefix("HTTP/1.1 400 "), "\(key)")
+    }
+
+    @Test func aWebSocketClientAndATCPClientChatInOneChannel() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let (alice, aliceHeard) = try await server.client("alice")
+        let g = try await alice.createServer(name: "Mixed")
+        let channel = try await alice.createChannel(in: g.serverID, name: "general")
+
+        let bob = try WebSocketPeer(port: server.webSocketPort)
+        #expect(bob.handshake().hasPrefix("HTTP/1.1 101 "))
+        var login = GHRequest()
+        login.id = 1
+        login.login.token = server.token("bob")
+        bob.send(login)
+        let answer = try #require(bob.nextFrame())
+        #expect(answer.response.id == 1 && answer.response.login.userID == "bob", "\(answer)")
+        var join = GHRequest()
+        join.id = 2
+        join.joinServer.serverID = g.serverID
+        bob.send(join)
+        while let f = bob.nextFrame(), f.response.id != 2 {}
+
+        let fromTCP = try await alice.send("hello over TCP", to: channel.channelID)
+        let heard = try #require(bob.nextMessage(), "bob hears alice over WebSocket")
+        #expect(heard.uid == fromTCP.uid && heard.body.text == "hello over TCP")
+
+        var send = GHRequest()
+        send.id = 3
+        send.sendMessage.channelID = channel.channelID
+        send.sendMessage.body.text = "hello over WebSocket"
+        bob.send(send)
+        var acked: GHChannelMessage?
+        while acked == nil, let f = bob.nextFrame() {
+            if f.response.id == 3, case .message(let m)? = f.response.result { acked = m }
+        }
+        let mine = try #require(acked)
+        _ = try await aliceHeard.message("alice hears bob over TCP") { $0.uid == mine.uid }
+        #expect(aliceHeard.messages.filter { $0.uid == mine.uid }.count == 1)
+        #expect(bob.nextMessage(timeout: 0.3) == nil, "bob hears nothing twice, and not his own message")
+    }
+}
