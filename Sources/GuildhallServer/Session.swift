@@ -229,8 +229,15 @@ final class Session {
         var frame = GHFrame()
         frame.event.closed = closed
         sink.send(frame, on: connection)
+        // A WebSocket also closes as WebSocket does: 4000 + the close reason's number, and its text.
+        if case .webSocket = sink.framing {
+            sink.send(raw: WebSocketFrames.close(code: Self.webSocketCloseCode(reason), reason: message), on: connection)
+        }
         markDirty()
     }
+
+    /// The WebSocket close code for a close reason (4000-4999: for applications, RFC 6455 §7.4.2).
+    static func webSocketCloseCode(_ reason: GHCloseReason) -> UInt16 { 4000 + UInt16(clamping: reason.rawValue) }
 
     /// Ends the session and gives up its connection (if it has one).
     func close(_ reason: GHCloseReason?) -> TCPConnection? {

@@ -133,5 +133,15 @@ final class WebSocketPeer {
         _ = try await aliceHeard.message("alice hears bob over TCP") { $0.uid == mine.uid }
         #expect(aliceHeard.messages.filter { $0.uid == mine.uid }.count == 1)
         #expect(bob.nextMessage(timeout: 0.3) == nil, "bob hears nothing twice, and not his own message")
+
+        // A close carries its reason twice: the `closed` event, then a WebSocket close of 4000 + the reason.
+        var logout = GHRequest()
+        logout.id = 4
+        logout.logout = GHLogout()
+        bob.send(logout)
+        var reasons: [GHCloseReason] = []
+        while let f = bob.nextFrame() { if case .closed(let c)? = f.event.body { reasons.append(c.reason) } }
+        #expect(reasons.count == 1)
+        #expect(bob.closeCode == reasons.first.map(Session.webSocketCloseCode), "close code \(String(describing: bob.closeCode))")
     }
 }
