@@ -154,7 +154,7 @@ final class ServerProcess: Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         port = try await waitFor("the server to listen", timeout: 30) {
             // One that exited (it could not bind its port, say) will not listen: say so at once.
-            if child.hasExited { throw Child.SpawnError(description: "the server exited before listening: \(text)") }
+            if child.hasExited { throw Child.SpawnError(description: "the server exited (status \(child.wait())) before listening: \(text)") }
             let n = buffer.withUnsafeMutableBytes { read(child.stdoutFD, $0.baseAddress, $0.count) }
             if n > 0 { text += String(decoding: buffer[0..<n], as: UTF8.self) }
             guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }
