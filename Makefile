@@ -4,6 +4,8 @@
 
 SHELL := /bin/bash
 SWIFT := . scripts/swift-env && swift
+# The C libraries' packages (the system-library targets link uv, sqlite3,
+# http_parser, wslay and nats), and the NATS server the cluster tests start.
 DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev libhttp-parser-dev libwslay-dev libnats-dev nats-server
 ARGS ?=
 

@@ -21,7 +21,6 @@ struct ForwardedSend {
     }
 
     let request: SendRequest
-    let since: UInt64
     /// When its shard changed hands or no node served it (the 5 s to find a home start then).
     var orphanedAt: UInt64?
     /// The gateway's id for the retry in flight (answers to the client's id are then dropped).
@@ -31,19 +30,14 @@ struct ForwardedSend {
 extension Gateway {
     static let orphanedSendMs: UInt64 = 5_000
 
-    /// A send for the home at `place` on another node: its UID minted here, kept until answered.
-    func forwarding(_ r: SendRequest, id: UInt64, from s: Session) -> SendRequest {
+    /// A send for a home on another node (or, `orphaned`, for a shard no node
+    /// serves now, tried again each sweep for a while): its UID minted here, kept until answered.
+    @discardableResult
+    func forwarding(_ r: SendRequest, id: UInt64, from s: Session, orphaned: Bool = false) -> SendRequest {
         var r = r
         if r.uid == 0 { r.uid = mintUID(clock()) }
-        forwardedSends[ForwardedSend.Key(session: s.key, id: id)] = ForwardedSend(request: r, since: loop.nowMillis)
+        forwardedSends[ForwardedSend.Key(session: s.key, id: id)] = ForwardedSend(request: r, orphanedAt: orphaned ? loop.nowMillis : nil)
         return r
-    }
-
-    /// A send no node serves now: tried again each sweep, for a while.
-    func orphaned(_ r: SendRequest, id: UInt64, from s: Session) {
-        var r = r
-        if r.uid == 0 { r.uid = mintUID(clock()) }
-        forwardedSends[ForwardedSend.Key(session: s.key, id: id)] = ForwardedSend(request: r, since: loop.nowMillis, orphanedAt: loop.nowMillis)
     }
 
     /// An answer from a home for session `s`: false when it is not the client's to see (a superseded forward).

@@ -204,7 +204,7 @@ final class Gateway {
         let now = loop.nowMillis
         routes.expireGathers(now: now)
         giveUpGapFills(now: now)
-        carryAgain(now: now)
+        carryRefusedAgain()
         resendOrphans(now: now)
         endSlowHandshakes(now: now)
         let outbound = loop.outboundBytes

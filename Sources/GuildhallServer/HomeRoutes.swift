@@ -121,7 +121,8 @@ final class HomeRoutes {
     func sendMessage(_ r: SendRequest, id: UInt64, from s: Session, bytes: Int) {
         guard let h = alone ? 0 : place(ofChannel: r.channelID, for: s) else {
             // In a cluster the shard may be between owners: the gateway tries again for a while (ForwardedSends.swift).
-            return cluster.clustered ? gateway.orphaned(r, id: id, from: s) : refuseUnserved(id, from: s)
+            if cluster.clustered { gateway.forwarding(r, id: id, from: s, orphaned: true) } else { refuseUnserved(id, from: s) }
+            return
         }
         send(Place.isRemote(h) ? gateway.forwarding(r, id: id, from: s) : r, id: id, to: h, from: s, bytes: bytes)
     }

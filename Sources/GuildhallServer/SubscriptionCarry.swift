@@ -77,7 +77,7 @@ extension Gateway {
     }
 
     /// Each sweep: the carried requests answered 503 are asked again.
-    func carryAgain(now: UInt64) {
+    func carryRefusedAgain() {
         guard !carryAgain.isEmpty else { return }
         let again = carryAgain
         carryAgain = []
