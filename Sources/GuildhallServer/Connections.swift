@@ -24,7 +24,7 @@ extension Gateway {
                               replayCapacity: settings.resumeEvents, gateway: self)
         if let webSocket {
             session.decoder = InboundFrames(webSocket: webSocket, maxFrameBytes: Limits.maxFrameBytesBeforeLogin)
-            session.sink.framing = .webSocket
+            session.sink = FrameSink(for: session.decoder, json: jsonEvents)
         }
         add(session)
         bind(connection, to: session)

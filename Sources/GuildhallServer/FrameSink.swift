@@ -1,8 +1,9 @@
 // How a session's frames reach its peer: the transport's framing around each
 // protobuf `Frame` payload (DESIGN §3, §9). The session hands the sink
-// payloads and never frames bytes itself; TCP frames with a 4-byte
-// big-endian length today, and a WebSocket transport adds its own framing
-// here. Writes only into the connection's queue; loop thread only.
+// payloads and never frames bytes itself: TCP frames with a 4-byte
+// big-endian length; a WebSocket sends each frame as one message, binary
+// protobuf (`guildhall.proto`) or JSON text (`guildhall.json`, JSONFrames).
+// Writes only into the connection's queue; loop thread only.
 
 import GuildhallLoop
 import GuildhallWire
@@ -11,18 +12,37 @@ struct FrameSink {
     enum Framing {
         /// A 4-byte big-endian length, then the payload (guildhall's TCP protocol).
         case lengthPrefixed
-        /// One unmasked WebSocket message per frame (`guildhall.proto`: binary).
+        /// One unmasked binary WebSocket message per frame (`guildhall.proto`).
         case webSocket
+        /// One unmasked text WebSocket message per frame, in proto3's JSON
+        /// mapping (`guildhall.json`); the loop's renderings of shared events.
+        case webSocketText(JSONEvents)
     }
 
     var framing = Framing.lengthPrefixed
+
+    /// The framing for a connection read by `inbound`.
+    init(for inbound: InboundFrames, json: @autoclosure () -> JSONEvents) {
+        switch inbound.webSocketEncoding {
+        case nil: framing = .lengthPrefixed
+        case .proto: framing = .webSocket
+        case .json: framing = .webSocketText(json())
+        }
+    }
+
+    init(framing: Framing = .lengthPrefixed) { self.framing = framing }
+
+    var isWebSocket: Bool {
+        if case .lengthPrefixed = framing { return false }
+        return true
+    }
 
     /// Bytes of framing before a payload of `length` bytes.
     @inline(__always)
     private func headerBytes(_ length: Int) -> Int {
         switch framing {
         case .lengthPrefixed: 4
-        case .webSocket: WebSocketFrames.headerBytes(length: length)
+        case .webSocket, .webSocketText: WebSocketFrames.headerBytes(length: length)
         }
     }
 
@@ -41,10 +61,19 @@ struct FrameSink {
     }
 
     /// Queues one frame.
-    func send(_ frame: GHFrame, on c: TCPConnection) { send(FrameEncoding.payload(frame), on: c) }
+    func send(_ frame: GHFrame, on c: TCPConnection) {
+        if case .webSocketText = framing { return queue(JSONFrames.text(frame), on: c) }
+        queue(FrameEncoding.payload(frame), on: c)
+    }
 
     /// Queues one frame from its payload.
     func send(_ payload: [UInt8], on c: TCPConnection) {
+        if case .webSocketText = framing { return queue(JSONFrames.text(payload: payload), on: c) }
+        queue(payload, on: c)
+    }
+
+    /// Queues bytes in this framing.
+    private func queue(_ payload: [UInt8], on c: TCPConnection) {
         payload.withUnsafeBytes { raw in
             let n = raw.count, h = headerBytes(n)
             guard let p = c.reserveScratch(h + n) else { return }
@@ -59,7 +88,11 @@ struct FrameSink {
     /// cursor), which protobuf merges into the event.
     func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, on c: TCPConnection) {
         let size = payload.count
-        if case .webSocket = framing { return sendWebSocketEvent(payload, seq: seq, unread: unread, cursor: cursor, on: c) }
+        switch framing {
+        case .lengthPrefixed: break
+        case .webSocket: return sendWebSocketEvent(payload, seq: seq, unread: unread, cursor: cursor, on: c)
+        case .webSocketText(let json): return sendJSONEvent(json.rendering(payload), seq: seq, unread: unread, cursor: cursor, on: c)
+        }
         if size <= Self.copyPayloadsUpTo {
             // The trailer is written first, after the payload, and the
             // header then knows the whole length: one pass over the trailer.
@@ -109,11 +142,38 @@ struct FrameSink {
         }
     }
 
+    /// An event as one JSON text message: this recipient's head, the shared
+    /// body (queued by reference when large), then the closing braces.
+    private func sendJSONEvent(_ shared: JSONEvents.Rendering, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64,
+                               on c: TCPConnection) {
+        withUnsafeTemporaryAllocation(byteCount: shared.event.maxHeadBytes, alignment: 1) { head in
+            let written = JSONFrames.head(shared.event, seq: seq, unread: unread, cursor: cursor, into: head.baseAddress!)
+            let size = shared.body.count, tail = JSONFrames.tail.count
+            let length = written + size + tail, h = headerBytes(length)
+            let copied = size <= Self.copyPayloadsUpTo
+            let reserved = h + written + (copied ? size + tail : 0)
+            guard let p = c.reserveScratch(reserved) else { return }
+            writeHeader(length, at: p)
+            (p + h).copyMemory(from: head.baseAddress!, byteCount: written)
+            if copied {
+                if size > 0 { (p + h + written).copyMemory(from: shared.body.base, byteCount: size) }
+                JSONFrames.tail.withUnsafeBytes { (p + h + written + size).copyMemory(from: $0.baseAddress!, byteCount: tail) }
+                return c.commitScratch(reserved, reserved: reserved)
+            }
+            c.commitScratch(reserved, reserved: reserved)
+            c.enqueue(shared: shared.body)
+            guard let t = c.reserveScratch(tail) else { return }
+            JSONFrames.tail.withUnsafeBytes { t.copyMemory(from: $0.baseAddress!, byteCount: tail) }
+            c.commitScratch(tail, reserved: tail)
+        }
+    }
+
     @inline(__always)
     private func writeHeader(_ payloadBytes: Int, at p: UnsafeMutableRawPointer) {
         switch framing {
         case .lengthPrefixed: p.storeBytes(of: UInt32(payloadBytes).bigEndian, as: UInt32.self)
         case .webSocket: WebSocketFrames.writeHeader(.binary, length: payloadBytes, at: p)
+        case .webSocketText: WebSocketFrames.writeHeader(.text, length: payloadBytes, at: p)
         }
     }
 }

@@ -84,6 +84,8 @@ final class Gateway {
     var nextCarriedID = Gateway.firstCarriedID
     /// Sends forwarded to another node and not yet answered (ForwardedSends.swift), and how UIDs are minted here.
     var forwardedSends: [ForwardedSend.Key: ForwardedSend] = [:]
+    /// Shared events rendered for this loop's JSON WebSocket sessions.
+    let jsonEvents = JSONEvents()
     var mintUID: (UInt64) -> MessageUID = { _ in 0 }
     /// A home on another loop hears of pauses a turn late, so each session
     /// may have only so many requests, and request bytes, waiting for such

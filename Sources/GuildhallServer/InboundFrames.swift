@@ -26,7 +26,8 @@ struct InboundFrames: @unchecked Sendable {  // the WebSocket reader moves with 
         webSocket = WebSocketInbound(encoding: encoding, maxFrameBytes: maxFrameBytes)
     }
 
-    var isWebSocket: Bool { webSocket != nil }
+    /// The WebSocket subprotocol, nil for TCP.
+    var webSocketEncoding: WebSocketEncoding? { webSocket?.encoding }
 
     var maxFrameBytes: Int {
         get { decoder.maxFrameBytes }

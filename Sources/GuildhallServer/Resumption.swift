@@ -97,6 +97,7 @@ extension Gateway {
         // Already counted: the loop it came from still holds it until libuv lets go.
         guard let session = accepted(connection, checkingCap: false) else { return }
         session.decoder = h.decoder
+        session.sink = FrameSink(for: h.decoder, json: jsonEvents)
         resume(h.resume, id: h.id, on: session)
     }
 
@@ -109,6 +110,7 @@ extension Gateway {
         remove(fresh)
         guard let connection = fresh.close(nil) else { return }
         old.decoder = fresh.decoder
+        old.sink = fresh.sink
         old.decoder.maxFrameBytes = settings.maxFrameBytes
         old.liveness = SessionLiveness(now: loop.nowMillis, loginDeadlineMs: UInt64(settings.loginDeadlineMs),
                                        idleTimeoutMs: UInt64(settings.idleTimeoutMs))

@@ -230,7 +230,7 @@ final class Session {
         frame.event.closed = closed
         sink.send(frame, on: connection)
         // A WebSocket also closes as WebSocket does: 4000 + the close reason's number, and its text.
-        if case .webSocket = sink.framing {
+        if sink.isWebSocket {
             sink.send(raw: WebSocketFrames.close(code: Self.webSocketCloseCode(reason), reason: message), on: connection)
         }
         markDirty()

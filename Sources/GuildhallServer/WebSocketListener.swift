@@ -3,9 +3,8 @@
 // (HTTPRequestReader, the admin endpoint's parser) and answered by the
 // handshake (WebSocketHandshake); upgraded, it becomes a session like a TCP
 // one, reading WebSocket messages (InboundFrames) and writing WebSocket
-// frames (FrameSink), under the same rules from login on. The listener runs
-// on the first loop. First version: `guildhall.proto` only; `guildhall.json`
-// is refused until its event encoding exists. Loop thread only.
+// frames (FrameSink), binary protobuf or JSON text by subprotocol, under the
+// same rules from login on. The listener runs on the first loop. Loop thread only.
 
 import GuildhallLoop
 
@@ -55,8 +54,6 @@ extension Gateway {
         switch WebSocketHandshake.answer(r, origins: AllowedOrigins(settings.wsAllowedOrigins)) {
         case .refuse(_, let response):
             refuse(c, response)
-        case .upgrade(.json, _):
-            refuse(c, WebSocketHandshake.refusal(400, "guildhall.json is not served yet: offer guildhall.proto"))
         case .upgrade(let encoding, let response):
             greeting.removeValue(forKey: ObjectIdentifier(c))
             c.enqueue(response)

@@ -1,9 +1,9 @@
-// FrameSink's two framings carry the same payloads (issue 16): what a
-// session writes through a WebSocket sink, read back as WebSocket frames,
-// is exactly what the length-prefixed sink's frames hold, for answers and
-// for events small (copied) and large (the shared payload queued by
-// reference), each with its recipient's trailer. Over a real loopback
-// connection on a libuv loop.
+// FrameSink's framings carry the same frames (issue 16): what a session
+// writes through a WebSocket sink, read back as WebSocket frames, is exactly
+// what the length-prefixed sink's frames hold (binary), or parses to the same
+// frames (JSON text), for answers and for events small (copied) and large
+// (the shared payload queued by reference), each with its recipient's
+// trailer. Over a real loopback connection on a libuv loop.
 
 import Foundation
 import Glibc
@@ -53,12 +53,12 @@ struct FrameSinkTests {
         }
     }
 
-    /// The payloads of server WebSocket frames (final, unmasked, binary).
-    static func webSocketPayloads(_ bytes: [UInt8]) -> [[UInt8]] {
+    /// The payloads of server WebSocket frames (final, unmasked, binary or text).
+    static func webSocketPayloads(_ bytes: [UInt8], opcode: UInt8 = 0x2) -> [[UInt8]] {
         var out: [[UInt8]] = []
         var at = 0
         while at < bytes.count {
-            #expect(bytes[at] == 0x82 && bytes[at + 1] & 0x80 == 0)
+            #expect(bytes[at] == 0x80 | opcode && bytes[at + 1] & 0x80 == 0)
             var length = Int(bytes[at + 1] & 0x7F), header = 2
             if length == 126 { length = Int(bytes[at + 2]) << 8 | Int(bytes[at + 3]); header = 4 }
             if length == 127 { length = bytes[(at + 2)..<(at + 10)].reduce(0) { $0 << 8 | Int($1) }; header = 10 }
@@ -83,5 +83,33 @@ struct FrameSinkTests {
         while let p = try tcp.next() { expected.append(p) }
         #expect(expected.count == 4)
         #expect(Self.webSocketPayloads(try Self.written(.webSocket, write)) == expected)
+    }
+
+    @Test func textFramesParseToWhatLengthPrefixedFramesHold() throws {
+        func event(_ text: String) -> SharedBytes {
+            var f = GHFrame()
+            f.event.message.uid = 77
+            f.event.message.body.text = text
+            f.event.unread.channelID = 5
+            return SharedBytes(FrameEncoding.payload(f))
+        }
+        var answer = GHFrame()
+        answer.response.id = 3
+        answer.response.error.message = "no"
+        let small = event("hi"), large = event(String(repeating: "é", count: 40_000))
+        let unread = FrameEncoding.RecipientUnread(unreadCount: 3, mentionedCount: 1, ackTimestamp: 99, readSeq: 7)
+        let write: (FrameSink, TCPConnection) -> Void = { sink, c in
+            sink.send(answer, on: c)
+            sink.sendEvent(small, seq: 1, unread: unread, cursor: 0, on: c)
+            sink.sendEvent(large, seq: 2, unread: nil, cursor: 5, on: c)
+            sink.sendEvent(small, seq: 3, unread: nil, cursor: 0, on: c)
+        }
+        var tcp = FrameDecoder(maxFrameBytes: 1 << 20)
+        tcp.feed(try Self.written(.lengthPrefixed, write))
+        var expected: [GHFrame] = []
+        while let p = try tcp.next() { expected.append(try GHFrame(serializedBytes: p)) }
+        #expect(expected.count == 4)
+        let texts = Self.webSocketPayloads(try Self.written(.webSocketText(JSONEvents()), write), opcode: 0x1)
+        #expect(try texts.map { try GHFrame(jsonUTF8Bytes: $0) } == expected)
     }
 }

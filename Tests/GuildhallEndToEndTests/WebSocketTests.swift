@@ -10,16 +10,21 @@ import GuildhallWire
 import Testing
 @testable import GuildhallServer
 
-/// A WebSocket client speaking `guildhall.proto` over a bare socket.
+/// A WebSocket client speaking `guildhall.proto` (binary) or `guildhall.json` (text) over a bare socket.
 final class WebSocketPeer {
     let raw: RawConnection
+    let json: Bool
     private var buffer: [UInt8] = []
     private(set) var closeCode: UInt16?
 
-    init(port: Int) throws { raw = try RawConnection(port: port) }
+    init(port: Int, json: Bool = false) throws {
+        raw = try RawConnection(port: port)
+        self.json = json
+    }
 
     /// Sends the opening handshake; returns the response's head.
-    func handshake(protocols: String = "guildhall.proto", origin: String? = nil, key: String = "dGhlIHNhbXBsZSBub25jZQ==") -> String {
+    func handshake(protocols: String? = nil, origin: String? = nil, key: String = "dGhlIHNhbXBsZSBub25jZQ==") -> String {
+        let protocols = protocols ?? (json ? "guildhall.json" : "guildhall.proto")
         var request = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: \(protocols)\r\n"
         if let origin { request += "Origin: \(origin)\r\n" }
@@ -39,6 +44,7 @@ final class WebSocketPeer {
     func send(_ request: GHRequest) {
         var f = GHFrame()
         f.request = request
+        if json { return raw.send(WebSocketFrames.clientFrame(0x1, JSONFrames.text(f))) }
         raw.send(WebSocketFrames.clientFrame(0x2, (try? f.serializedBytes()) ?? []))
     }
 
@@ -58,7 +64,9 @@ final class WebSocketPeer {
                         closeCode = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : 0
                         return nil
                     }
-                    if opcode == 0x2 { return try? GHFrame(serializedBytes: payload) }
+                    if opcode == 0x2, !json { return try? GHFrame(serializedBytes: payload) }
+                    if opcode == 0x1, json { return try? GHFrame(jsonUTF8Bytes: payload) }
+                    #expect(opcode == 0x9 || opcode == 0xA, "a \(json ? "text" : "binary") session gets opcode \(opcode)")
                     continue
                 }
             }
@@ -69,10 +77,13 @@ final class WebSocketPeer {
     }
 
     /// The next event that is a channel message, skipping others.
-    func nextMessage(timeout: Double = 5) -> GHChannelMessage? {
+    func nextMessage(timeout: Double = 5) -> GHChannelMessage? { nextMessageEvent(timeout: timeout)?.message }
+
+    /// The next channel message event, with its seq and unread info.
+    func nextMessageEvent(timeout: Double = 5) -> GHEvent? {
         let deadline = Date().addingTimeInterval(timeout)
         while let f = nextFrame(timeout: max(0, deadline.timeIntervalSinceNow)) {
-            if case .message(let m)? = f.event.body { return m }
+            if case .message? = f.event.body { return f.event }
         }
         return nil
     }
@@ -87,6 +98,8 @@ final class WebSocketPeer {
         let ok = try WebSocketPeer(port: server.webSocketPort).handshake()
         #expect(ok.hasPrefix("HTTP/1.1 101 ") && ok.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n")
                 && ok.contains("Sec-WebSocket-Protocol: guildhall.proto\r\n"), "\(ok)")
+        let json = try WebSocketPeer(port: server.webSocketPort, json: true).handshake(protocols: "chat, guildhall.json")
+        #expect(json.hasPrefix("HTTP/1.1 101 ") && json.contains("Sec-WebSocket-Protocol: guildhall.json\r\n"), "\(json)")
         let origin = try WebSocketPeer(port: server.webSocketPort).handshake(origin: "https://elsewhere.example")
         #expect(origin.hasPrefix("HTTP/1.1 403 "), "\(origin)")
         let none = try WebSocketPeer(port: server.webSocketPort).handshake(protocols: "chat")
@@ -95,14 +108,15 @@ final class WebSocketPeer {
         #expect(key.hasPrefix("HTTP/1.1 400 "), "\(key)")
     }
 
-    @Test func aWebSocketClientAndATCPClientChatInOneChannel() async throws {
+    @Test(arguments: [false, true])
+    func aWebSocketClientAndATCPClientChatInOneChannel(json: Bool) async throws {
         let server = try Self.server()
         defer { server.stop() }
         let (alice, aliceHeard) = try await server.client("alice")
         let g = try await alice.createServer(name: "Mixed")
         let channel = try await alice.createChannel(in: g.serverID, name: "general")
 
-        let bob = try WebSocketPeer(port: server.webSocketPort)
+        let bob = try WebSocketPeer(port: server.webSocketPort, json: json)
         #expect(bob.handshake().hasPrefix("HTTP/1.1 101 "))
         var login = GHRequest()
         login.id = 1
@@ -117,8 +131,11 @@ final class WebSocketPeer {
         while let f = bob.nextFrame(), f.response.id != 2 {}
 
         let fromTCP = try await alice.send("hello over TCP", to: channel.channelID)
-        let heard = try #require(bob.nextMessage(), "bob hears alice over WebSocket")
+        let event = try #require(bob.nextMessageEvent(), "bob hears alice over WebSocket")
+        let heard = event.message
         #expect(heard.uid == fromTCP.uid && heard.body.text == "hello over TCP")
+        // The recipient's own part (seq, unread numbers) arrives with the shared message in either encoding.
+        #expect(event.seq > 0 && event.unread.channelID == channel.channelID && event.unread.unreadCount == 1, "\(event)")
 
         var send = GHRequest()
         send.id = 3
