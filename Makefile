@@ -9,7 +9,18 @@ SWIFT := . scripts/swift-env && swift
 DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev libhttp-parser-dev libwslay-dev libnats-dev nats-server
 ARGS ?=
 
-.PHONY: run test build release deps proto clean bench
+# The web tests' packages: Debian's browser and its driver, and Python's venv
+# (PyPI's selenium, websockets and pytest go into .build/pyenv).
+WEB_PACKAGES := chromium chromium-driver python3-venv
+PYENV := .build/pyenv
+# Installs the Debian packages named that are missing.
+install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+.PHONY: run test test-web build release deps proto web clean bench
 
 run: deps build
 	.build/debug/guildhall serve $(ARGS)
@@ -23,6 +34,17 @@ test: deps
 	# (sessions on a loop other than their home's; see README "Loops").
 	GUILDHALL_LOOPS=1 $(SWIFT) test --skip-build
 	GUILDHALL_LOOPS=2 $(SWIFT) test --skip-build --filter GuildhallEndToEndTests
+	$(MAKE) --no-print-directory test-web
+
+# The WebSocket protocol tests (Python's websockets as an independent peer)
+# and the browser tests (selenium driving Debian's headless chromium), against
+# the debug binary; screenshots land in .build/web-screenshots.
+test-web: deps
+	@$(call install_missing,$(WEB_PACKAGES))
+	@test -x $(PYENV)/bin/python || /usr/bin/python3 -m venv $(PYENV)
+	@$(PYENV)/bin/pip install -q --disable-pip-version-check -r webtests/requirements.txt
+	$(SWIFT) build
+	cd webtests && ../$(PYENV)/bin/python -m pytest -q
 
 build: deps
 	$(SWIFT) build
@@ -32,11 +54,7 @@ release: deps
 
 # Installs what is missing; does nothing when everything is there.
 deps:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-		echo "installing:$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	fi
+	@$(call install_missing,$(DEBIAN_PACKAGES))
 	@. scripts/swift-env && command -v swift >/dev/null || { echo "Swift 6.3 toolchain not found (looked on PATH and in /opt/swift/usr/bin)"; exit 1; }
 
 # The benchmark matrix beside redis and nats (release build; takes a few minutes).
@@ -46,6 +64,10 @@ bench: deps
 	.build/release/guildhall bench matrix
 
 # Regenerates Sources/GuildhallWire/Generated from Proto/ (needs protobuf-compiler).
+# The web client (web/) embedded in the binary; WebClientTests fails when they differ.
+web:
+	scripts/embed-web
+
 proto:
 	@dpkg -s protobuf-compiler >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq protobuf-compiler)
 	scripts/gen-proto

@@ -101,13 +101,14 @@ public final class ServiceHandle: Sendable {
 /// Runs a server on the calling thread until SIGTERM or SIGINT; for `guildhall serve`.
 public enum ServeMain {
     /// `reload` re-reads the configuration on SIGHUP; its live settings apply at once.
-    public static func run(settings: Settings, reload: @escaping () throws -> Settings, onListening: (Int) -> Void) throws -> Int32 {
+    /// `onListening` gets the client port and the WebSocket port (0: none).
+    public static func run(settings: Settings, reload: @escaping () throws -> Settings, onListening: (Int, Int) -> Void) throws -> Int32 {
         let secret = try ServerSecret.resolve(settings)
         let service = try Node(settings: settings, secret: secret, clock: systemClock)
         service.watchSignals(reload: reload)
         service.first.log.info("listening", ["addr": settings.listen, "port": service.port, "node": settings.nodeID,
-                                             "admin_port": service.adminPort])
-        onListening(service.port)
+                                             "admin_port": service.adminPort, "ws_port": service.webSocketPort])
+        onListening(service.port, service.webSocketPort)
         return service.run()
     }
 }

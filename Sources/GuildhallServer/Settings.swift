@@ -9,9 +9,9 @@ import GuildhallCore
 public struct Settings: Sendable, Equatable {
     public var listen = "127.0.0.1:7400"
     public var adminListen = "127.0.0.1:7401"
-    /// The WebSocket listener (issue 16; off until its web client and tests land).
-    public var wsListen = ""
+    public var wsListen = "127.0.0.1:7402"
     public var wsAllowedOrigins = ""
+    public var webClient = "on"
     public var cluster = ""
     public var clusterName = "guildhall"
     public var clusterReplicas = 3
@@ -149,6 +149,7 @@ extension Settings {
         },
         text("ws-allowed-origins", "Pages that may open a WebSocket: origins separated by commas, * for any; empty: pages of the listener's own host.",
              \.wsAllowedOrigins),
+        live(choice("web-client", "Whether the WebSocket listener serves the web client at /: on or off.", \.webClient, ["on", "off"])),
         text("admin-token", "Bearer token the admin endpoint requires (all but /healthz and /readyz); required unless admin-listen is loopback.",
              \.adminToken),
         text("cluster", "NATS servers of the deployment, nats://HOST:PORT[,…]; empty: a single node, no NATS.", \.cluster),

@@ -51,6 +51,9 @@ extension Gateway {
     }
 
     private func handshake(_ r: HTTPRequest, on c: TCPConnection) {
+        if settings.webClient == "on", r.path != WebSocketHandshake.path, let page = WebClientPages.response(to: r) {
+            return refuse(c, page)
+        }
         switch WebSocketHandshake.answer(r, origins: AllowedOrigins(settings.wsAllowedOrigins)) {
         case .refuse(_, let response):
             refuse(c, response)
@@ -64,6 +67,7 @@ extension Gateway {
         }
     }
 
+    /// Answers a connection that does not become a WebSocket (a refusal, or a web client file), then closes it.
     func refuse(_ c: TCPConnection, _ response: [UInt8]) {
         guard greeting.removeValue(forKey: ObjectIdentifier(c)) != nil else { return }
         c.onRead = nil

@@ -27,9 +27,14 @@ struct Serve: ParsableCommand {
             print(settings.annotatedConfig(), terminator: "")
             return
         }
-        let rc = try ServeMain.run(settings: settings, reload: { try settingsOptions.resolve(listen: listen) }) { port in
+        let rc = try ServeMain.run(settings: settings, reload: { try settingsOptions.resolve(listen: listen) }) { port, webSocketPort in
             let host = settings.listen.split(separator: ":").dropLast().joined(separator: ":")
             print("guildhall listening on \(host):\(port)")
+            if webSocketPort > 0 {
+                let wsHost = settings.wsListen.split(separator: ":").dropLast().joined(separator: ":")
+                let page = settings.webClient == "on" ? ", web client at http://\(wsHost):\(webSocketPort)/" : ""
+                print("websocket listening on \(wsHost):\(webSocketPort) (upgrade at /ws\(page))")
+            }
             fflush(nil)
         }
         if rc != 0 { throw ExitCode(3) }

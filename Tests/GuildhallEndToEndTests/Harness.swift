@@ -76,6 +76,7 @@ final class TestServer: Sendable {
         s.unlimited()
         // Many servers run at once: none takes the fixed admin port; tests that use it ask for a free one.
         s.adminListen = ""
+        s.wsListen = ""
         try tweak(&s)
         current = Locked(s)
         handle = Locked(try ServiceHandle(settings: s, clock: clock.now))

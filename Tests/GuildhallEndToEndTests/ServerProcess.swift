@@ -146,7 +146,7 @@ final class ServerProcess: Sendable {
     /// Starts `guildhall serve` on `listen` (a free port by default) over `folder` and waits until it listens.
     init(folder: String, listen: String = "127.0.0.1:0", arguments: [String] = []) async throws {
         let child = try Child(Binary.path, ["serve", "--data", folder, "--listen", listen, "--set", "secret=\(testSecret)",
-                                            "--set", "log-level=warn", "--set", "loops=\(testLoops)"] + Settings.unlimitedFlags + ["--set", "admin-listen="] + arguments,
+                                            "--set", "log-level=warn", "--set", "loops=\(testLoops)"] + Settings.unlimitedFlags + ["--set", "admin-listen=", "--set", "ws-listen="] + arguments,
                               environment: ProcessInfo.processInfo.environment)
         self.child = child
         _ = fcntl(child.stdoutFD, F_SETFL, fcntl(child.stdoutFD, F_GETFL) | O_NONBLOCK)

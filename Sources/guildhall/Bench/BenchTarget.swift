@@ -83,7 +83,7 @@ enum BenchTargets {
             let folder = NSTemporaryDirectory() + "guildhall-bench-\(UUID().uuidString)"
             try populate(folder: folder, members: members, subscribers: subscribers, publishers: publishers, roles: roles)
             var args = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(secret)",
-                        "--set", "log-level=warn", "--set", "small-server-threshold=10", "--set", "admin-listen="] + Settings.unlimitedFlags
+                        "--set", "log-level=warn", "--set", "small-server-threshold=10", "--set", "admin-listen=", "--set", "ws-listen="] + Settings.unlimitedFlags
             for s in extraSettings { args += ["--set", s] }
             let (process, port) = try launch(selfPath, args, portFrom: "listening on 127.0.0.1:")
             return RunningTarget(kind: kind, process: process, port: port, folder: folder,

@@ -99,6 +99,7 @@ final class FanoutFixture: @unchecked Sendable {
         var settings = Settings()
         settings.unlimited()
         settings.adminListen = ""
+        settings.wsListen = ""
         settings.listen = "127.0.0.1:0"
         settings.data = folder
         settings.secret = Self.secret

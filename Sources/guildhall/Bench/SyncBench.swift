@@ -43,6 +43,7 @@ struct SyncBench: AsyncParsableCommand {
         var settings = Settings()
         settings.unlimited()
         settings.adminListen = ""
+        settings.wsListen = ""
         settings.listen = "127.0.0.1:0"
         settings.data = folder
         settings.secret = BenchTargets.secret

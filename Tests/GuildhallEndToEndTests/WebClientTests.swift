@@ -1,0 +1,59 @@
+// The web client's files: the copy embedded in the binary is web/ as it is
+// (`make web` refreshes it), and the WebSocket listener serves it over HTTP
+// at / while `web-client` is on, and not when it is off.
+
+import Foundation
+import Testing
+@testable import GuildhallServer
+
+@Suite struct WebClientTests {
+    static let web = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("web")
+
+    @Test func theEmbeddedFilesAreWebAsItIs() throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Self.web.path).filter { !$0.hasPrefix(".") }.sorted()
+        #expect(WebClientFiles.files.keys.sorted() == names.map { "/" + $0 }, "run `make web`")
+        for name in names {
+            let text = try String(contentsOf: Self.web.appendingPathComponent(name), encoding: .utf8)
+            #expect(WebClientFiles.files["/" + name]?.text == text, "web/\(name) differs from its embedded copy: run `make web`")
+        }
+    }
+
+    /// The response head and body to `GET path` on the listener.
+    static func get(_ path: String, port: Int) throws -> (String, String) {
+        let raw = try RawConnection(port: port)
+        raw.send(Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
+        var bytes: [UInt8] = []
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            let chunk = raw.receive(timeout: 0.2)
+            bytes += chunk
+            if let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) {
+                let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self)
+                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                if bytes.count >= end.upperBound + length {
+                    return (head, String(decoding: bytes[end.upperBound..<(end.upperBound + length)], as: UTF8.self))
+                }
+            }
+        }
+        return (String(decoding: bytes, as: UTF8.self), "")
+    }
+
+    @Test func theListenerServesThePageWhileTheSettingIsOn() throws {
+        let server = try TestServer { $0.wsListen = "127.0.0.1:0" }
+        defer { server.stop() }
+        let (head, body) = try Self.get("/", port: server.webSocketPort)
+        #expect(head.hasPrefix("HTTP/1.1 200 ") && head.contains("Content-Type: text/html"), "\(head)")
+        #expect(body == WebClientFiles.files["/index.html"]?.text)
+        let (script, _) = try Self.get("/app.js", port: server.webSocketPort)
+        #expect(script.contains("Content-Type: text/javascript") && script.contains("Referrer-Policy: no-referrer"))
+        let (missing, _) = try Self.get("/secrets.txt", port: server.webSocketPort)
+        #expect(missing.hasPrefix("HTTP/1.1 404 "))
+
+        let off = try TestServer { $0.wsListen = "127.0.0.1:0"; $0.webClient = "off" }
+        defer { off.stop() }
+        let (none, _) = try Self.get("/", port: off.webSocketPort)
+        #expect(none.hasPrefix("HTTP/1.1 404 "), "\(none)")
+    }
+}

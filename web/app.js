@@ -1,0 +1,535 @@
+// Guildhall's web client (issue 16 §2): servers and channels with unread and
+// mention badges, a channel's history paged upward with live messages,
+// sending, typing, marking read at the bottom, group read receipts ("read by
+// k of N" and the readers), direct conversations with sent/delivered/read
+// ticks, and the message operations (reply, edit, recall, delete, reactions).
+// The protocol is guildhall.js's; this file holds what the page shows and
+// redraws it from that state.
+
+import { GuildhallConnection, badgeText } from "./guildhall.js";
+
+const $ = (id) => document.getElementById(id);
+const REACTIONS = { 1: "👍", 2: "❤️", 3: "😂", 4: "🎉" };
+const PAGE = 50;
+
+const state = {
+  me: "",
+  servers: new Map(),         // serverId -> {info, channels: Map(channelId -> info)}
+  unread: new Map(),          // channelId -> UnreadInfo
+  conversations: new Map(),   // conversationId -> Conversation
+  currentServer: null,
+  view: null,                 // {kind: "channel", serverId, channelId} | {kind: "dm", conversationId, peerId}
+  messages: [],               // the view's messages, oldest first
+  moreAbove: false,
+  loadingAbove: false,
+  typers: new Map(),          // channelId -> [{userId, until}]
+  replyTo: null,
+  lastTyping: 0,
+};
+
+let gh = null;
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(e.dataset, v);
+    else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+function showError(where, err) {
+  $(where).textContent = err ? `${err.code || "error"}: ${err.message || err}` : "";
+}
+
+// ---- sign in and the connection ----
+
+function start(token) {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  gh = new GuildhallConnection({ url: `${scheme}//${location.host}/ws`, token });
+  gh.addEventListener("state", ({ detail }) => {
+    const s = $("connection");
+    s.className = `state ${detail.state}`;
+    s.textContent = detail.state;
+    s.title = detail.reason || "";
+    if (detail.state === "closed" && !state.me) {
+      $("login").hidden = false;
+      showError("login-error", { code: "closed", message: detail.reason || "could not sign in" });
+    }
+  });
+  gh.addEventListener("ready", ({ detail }) => ready(detail));
+  for (const [kind, handler] of Object.entries(handlers)) gh.addEventListener(kind, ({ detail }) => handler(detail.body, detail.event));
+  gh.connect();
+}
+
+async function ready({ login, fresh }) {
+  state.me = login.userId;
+  $("me").textContent = `${login.userId} (${login.deviceId})`;
+  $("login").hidden = true;
+  $("app").hidden = false;
+  $("logout").hidden = false;
+  if (!fresh) return; // resumed: the server replayed what was missed and kept the subscriptions
+  await loadServers();
+  await loadConversations();
+  if (state.view) await openView(state.view, true);
+}
+
+async function loadServers() {
+  const r = await gh.request({ listMyServers: {} });
+  const servers = r.servers.servers || [];
+  state.servers = new Map();
+  for (const info of servers) state.servers.set(info.serverId, { info, channels: new Map() });
+  const ids = [];
+  for (const s of state.servers.values()) {
+    const c = await gh.request({ listChannels: { serverId: s.info.serverId } });
+    for (const ch of c.channels.channels || []) {
+      s.channels.set(ch.channelId, ch);
+      ids.push({ serverId: s.info.serverId, channelId: ch.channelId });
+    }
+  }
+  for (let i = 0; i < ids.length; i += 100) {
+    const part = ids.slice(i, i + 100);
+    const u = await gh.request({ getUnread: { channelIds: part.map((t) => t.channelId) } });
+    for (const info of u.unreads.unreads || []) state.unread.set(info.channelId, info);
+    // Unread counts of every channel stay live; messages only for the channel shown.
+    await gh.request({ subscribe: { type: "CHANNEL_UNREAD_COUNT", operation: "SUBSCRIBE", targets: part } });
+  }
+  if (!state.currentServer && state.servers.size) state.currentServer = state.servers.keys().next().value;
+  renderServers();
+  renderChannels();
+}
+
+async function loadConversations() {
+  const r = await gh.request({ listConversations: {} });
+  state.conversations = new Map((r.conversations.conversations || []).map((c) => [c.conversationId, c]));
+  renderConversations();
+}
+
+// ---- the lists ----
+
+function serverUnread(serverId) {
+  let unread = 0, mentions = 0, cap = 99;
+  for (const chId of state.servers.get(serverId)?.channels.keys() || []) {
+    const u = state.unread.get(chId);
+    if (!u) continue;
+    unread += Number(u.unreadCount || 0);
+    mentions += Number(u.mentionedCount || 0);
+    cap = Number(u.maxCount || cap);
+  }
+  return { unread, mentions, cap };
+}
+
+function renderServers() {
+  $("server-list").replaceChildren(...[...state.servers.values()].map((s) => {
+    const { unread, mentions, cap } = serverUnread(s.info.serverId);
+    return el("li", { class: `server${s.info.serverId === state.currentServer ? " current" : ""}`, dataset: { id: s.info.serverId },
+                      onclick: () => { state.currentServer = s.info.serverId; renderServers(); renderChannels(); } },
+      el("span", { class: "name" }, s.info.name),
+      el("span", {}, el("span", { class: "badge mention" }, mentions ? `@${badgeText(mentions, cap)}` : ""),
+                     el("span", { class: "badge unread" }, badgeText(unread, cap))));
+  }));
+}
+
+function renderChannels() {
+  const s = state.servers.get(state.currentServer);
+  $("server-name").textContent = s ? s.info.name : "No server chosen";
+  $("server-id").textContent = s ? `id ${s.info.serverId} · ${s.info.memberCount || 0} members` : "";
+  $("create-channel-form").hidden = !s || s.info.ownerId !== state.me;
+  $("channel-list").replaceChildren(...(s ? [...s.channels.values()] : []).map((ch) => {
+    const u = state.unread.get(ch.channelId) || {};
+    const current = state.view?.kind === "channel" && state.view.channelId === ch.channelId;
+    return el("li", { class: `channel${current ? " current" : ""}`, dataset: { id: ch.channelId },
+                      onclick: () => openView({ kind: "channel", serverId: ch.serverId, channelId: ch.channelId }) },
+      el("span", { class: "name" }, `# ${ch.name}`),
+      el("span", {}, el("span", { class: "badge mention" }, Number(u.mentionedCount || 0) ? `@${badgeText(u.mentionedCount, u.maxCount)}` : ""),
+                     el("span", { class: "badge unread" }, badgeText(u.unreadCount, u.maxCount))));
+  }));
+}
+
+function renderConversations() {
+  $("dm-list").replaceChildren(...[...state.conversations.values()].map((c) => {
+    const current = state.view?.kind === "dm" && state.view.conversationId === c.conversationId;
+    return el("li", { class: `conversation${current ? " current" : ""}`, dataset: { id: c.conversationId, peer: c.peerId },
+                      onclick: () => openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId }) },
+      el("span", { class: "name" }, `@ ${c.peerId}`), el("span", { class: "badge unread" }, badgeText(c.unreadCount, 99)));
+  }));
+}
+
+// ---- a view: one channel or one conversation ----
+
+function targetOf(view) { return [{ serverId: view.serverId, channelId: view.channelId }]; }
+
+async function openView(view, again = false) {
+  const old = state.view;
+  if (!again && old?.kind === "channel" && !(view.kind === "channel" && view.channelId === old.channelId)) {
+    for (const type of ["CHANNEL_MSG", "CHANNEL_TYPING"]) {
+      gh.request({ subscribe: { type, operation: "UNSUBSCRIBE", targets: targetOf(old) } }).catch(() => {});
+    }
+  }
+  state.view = view;
+  state.messages = [];
+  state.replyTo = null;
+  $("replying").hidden = true;
+  $("readers").hidden = true;
+  showError("view-error", null);
+  if (view.kind === "channel") {
+    const ch = state.servers.get(view.serverId)?.channels.get(view.channelId);
+    $("view-title").textContent = `# ${ch?.name || view.channelId}`;
+    $("need-receipt").parentElement.hidden = false;
+    for (const type of ["CHANNEL_MSG", "CHANNEL_TYPING"]) {
+      await gh.request({ subscribe: { type, operation: "SUBSCRIBE", targets: targetOf(view) } });
+    }
+  } else {
+    $("view-title").textContent = `@ ${view.peerId}`;
+    $("need-receipt").parentElement.hidden = true;
+  }
+  $("composer").hidden = false;
+  renderServers();
+  renderChannels();
+  renderConversations();
+  await loadAbove();
+  scrollToBottom();
+  seen();
+}
+
+function viewChannelId() { return state.view?.kind === "channel" ? state.view.channelId : state.view?.conversationId; }
+
+async function loadAbove() {
+  if (state.loadingAbove || !state.view) return;
+  state.loadingAbove = true;
+  const view = state.view;
+  try {
+    const oldest = state.messages[0];
+    const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: oldest ? oldest.seq : "0", direction: "BEFORE", limit: PAGE } });
+    if (view !== state.view) return;
+    const page = (r.messages.messages || []).filter((m) => !state.messages.some((x) => x.uid === m.uid));
+    state.messages = [...page, ...state.messages].sort((a, b) => Number(BigInt(a.seq || 0) - BigInt(b.seq || 0)));
+    state.moreAbove = !!r.messages.moreAvailable;
+    const box = $("messages"), before = box.scrollHeight - box.scrollTop;
+    renderMessages();
+    box.scrollTop = box.scrollHeight - before;
+  } catch (err) {
+    showError("view-error", err);
+  } finally {
+    state.loadingAbove = false;
+  }
+}
+
+function atBottom() {
+  const box = $("messages");
+  return box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+}
+
+function scrollToBottom() { const box = $("messages"); box.scrollTop = box.scrollHeight; }
+
+/** The view is at its newest message: mark it read, answer receipt requests, send a read receipt. */
+async function seen() {
+  const view = state.view;
+  if (!view || !atBottom() || document.visibilityState === "hidden") return;
+  const newest = state.messages[state.messages.length - 1];
+  if (view.kind === "channel") {
+    const u = state.unread.get(view.channelId);
+    if (newest && (!u || Number(u.unreadCount || 0) > 0 || BigInt(u.readSeq || 0) < BigInt(newest.seq || 0))) {
+      gh.request({ markRead: { channelId: view.channelId, seq: newest.seq } }).then((r) => {
+        if (r.unread) state.unread.set(r.unread.channelId || view.channelId, r.unread);
+        renderServers();
+        renderChannels();
+      }).catch(() => {});
+    }
+    const asked = state.messages.filter((m) => m.senderId !== state.me && !m.removal && (m.needReceipt || m.receipt?.requested) && !m.receipt?.responded);
+    if (asked.length) {
+      gh.request({ respondReceipts: { channelId: view.channelId, messageUids: asked.slice(-100).map((m) => m.uid) } }).then((r) => {
+        for (const info of r.receipts.receipts || []) updateMessage(info.messageUid, (m) => { m.receipt = { ...(m.receipt || {}), ...info }; });
+      }).catch(() => {});
+      for (const m of asked) m.receipt = { ...(m.receipt || {}), responded: true };
+    }
+  } else {
+    const c = state.conversations.get(view.conversationId);
+    const last = [...state.messages].reverse().find((m) => m.senderId !== state.me);
+    if (last && (Number(c?.unreadCount || 0) > 0 || BigInt(c?.readTime || 0) < BigInt(last.sentTime || 0))) {
+      gh.request({ sendReadReceipt: { conversationId: view.conversationId, time: last.sentTime } }).then((r) => {
+        if (r.conversation) state.conversations.set(view.conversationId, { ...c, ...r.conversation, unreadCount: "0" });
+        renderConversations();
+      }).catch(() => {});
+    }
+  }
+}
+
+function updateMessage(uid, change) {
+  const m = state.messages.find((x) => x.uid === uid);
+  if (!m) return false;
+  change(m);
+  renderMessages();
+  return true;
+}
+
+function addMessage(m) {
+  if (state.messages.some((x) => x.uid === m.uid)) return updateMessage(m.uid, (x) => Object.assign(x, m));
+  const bottom = atBottom();
+  state.messages.push(m);
+  state.messages.sort((a, b) => Number(BigInt(a.seq || 0) - BigInt(b.seq || 0)));
+  renderMessages();
+  if (bottom || m.senderId === state.me) scrollToBottom();
+  seen();
+}
+
+// ---- messages ----
+
+function receiptLine(m) {
+  const r = m.receipt;
+  if (m.senderId !== state.me || !(m.needReceipt || r?.requested) || r?.countHidden) return null;
+  const others = Math.max(0, Number(r?.memberCount || 0) - 1);
+  return el("span", { class: "receipt", title: "who read it", onclick: () => showReaders(m.uid) },
+    `read by ${Number(r?.readerCount || 0)} of ${others}`);
+}
+
+function ticks(m) {
+  if (state.view?.kind !== "dm" || m.senderId !== state.me) return null;
+  const status = m.sentStatus || "SENT";
+  const mark = { SENDING: "…", SENT: "✓", DELIVERED: "✓✓", READ: "✓✓" }[status] || "✓";
+  return el("span", { class: "ticks", dataset: { status }, title: status.toLowerCase() }, `${mark} ${status.toLowerCase()}`);
+}
+
+function renderMessage(m) {
+  const removed = m.removal && m.removal.kind;
+  const text = removed ? (m.removal.kind === "RECALLED" ? "message recalled" : "message deleted")
+    : (m.body?.text ?? (m.body?.custom ? `[${m.body.custom.type}]` : ""));
+  const own = m.senderId === state.me;
+  const actions = removed ? [] : [
+    el("button", { type: "button", class: "reply-action", onclick: () => startReply(m) }, "Reply"),
+    ...Object.entries(REACTIONS).slice(0, 2).map(([type, emoji]) => el("button", { type: "button", class: `react-${type}`, onclick: () => react(m, Number(type)) }, emoji)),
+    own ? el("button", { type: "button", class: "edit-action", onclick: () => edit(m) }, "Edit") : null,
+    own ? el("button", { type: "button", class: "recall-action", onclick: () => operate("recallMessage", m) }, "Recall") : null,
+    el("button", { type: "button", class: "delete-action", onclick: () => operate("deleteMessage", m) }, "Delete"),
+    own && state.view?.kind === "channel" && !(m.needReceipt || m.receipt?.requested)
+      ? el("button", { type: "button", class: "receipt-action", onclick: () => askReceipts(m) }, "Ask receipts") : null,
+  ];
+  return el("div", { class: `message${removed ? " removed" : ""}${own ? " own" : ""}`, dataset: { uid: m.uid, seq: m.seq || "" } },
+    m.replyTo?.messageUid ? el("div", { class: "reply" }, `↪ ${m.replyTo.senderId}: ${m.replyTo.excerpt || ""}`) : null,
+    el("span", { class: "sender" }, m.senderId),
+    el("span", { class: "text" }, text),
+    m.editedTime && !removed ? el("span", { class: "edited" }, "(edited)") : null,
+    " ",
+    el("span", { class: "time" }, new Date(Number(m.sentTime || 0)).toLocaleTimeString()),
+    receiptLine(m),
+    ticks(m),
+    (m.reactions || []).length ? el("div", { class: "reactions" }, m.reactions.map((r) =>
+      el("button", { type: "button", class: r.mine ? "mine" : "", onclick: () => react(m, r.type) }, `${REACTIONS[r.type] || `#${r.type}`} ${r.count}`))) : null,
+    el("div", { class: "actions" }, actions));
+}
+
+function renderMessages() {
+  const box = $("messages");
+  const items = state.messages.map(renderMessage);
+  if (state.moreAbove) items.unshift(el("div", { class: "more" }, "scroll up for older messages"));
+  box.replaceChildren(...items);
+}
+
+function startReply(m) {
+  state.replyTo = m;
+  $("replying").hidden = false;
+  $("replying").querySelector("span").textContent = `replying to ${m.senderId}: ${(m.body?.text || "").slice(0, 60)}`;
+  $("text").focus();
+}
+
+async function react(m, type) {
+  const mine = (m.reactions || []).some((r) => r.type === type && r.mine);
+  try {
+    const r = await gh.request({ [mine ? "removeReaction" : "addReaction"]: { channelId: viewChannelId(), messageUid: m.uid, type } });
+    if (r.message) addMessage(r.message);
+  } catch (err) { showError("view-error", err); }
+}
+
+async function edit(m) {
+  const text = prompt("Edit message", m.body?.text || "");
+  if (text === null || !text.trim()) return;
+  try {
+    const r = await gh.request({ editMessage: { channelId: viewChannelId(), messageUid: m.uid, body: { text } } });
+    if (r.message) addMessage(r.message);
+  } catch (err) { showError("view-error", err); }
+}
+
+async function operate(kind, m) {
+  try {
+    const r = await gh.request({ [kind]: { channelId: viewChannelId(), messageUid: m.uid } });
+    if (r.message) addMessage(r.message);
+  } catch (err) { showError("view-error", err); }
+}
+
+async function askReceipts(m) {
+  try {
+    const r = await gh.request({ requestReceipt: { messageUid: m.uid } });
+    for (const info of r.receipts.receipts || []) updateMessage(info.messageUid, (x) => { x.receipt = info; });
+  } catch (err) { showError("view-error", err); }
+}
+
+async function showReaders(uid) {
+  try {
+    const r = await gh.request({ getReceiptReaders: { messageUid: uid, limit: 100 } });
+    $("reader-list").replaceChildren(...(r.readers.readers || []).map((x) =>
+      el("li", { class: "reader" }, `${x.userId} · ${new Date(Number(x.readTime || 0)).toLocaleTimeString()}`)));
+    $("readers").hidden = false;
+  } catch (err) { showError("view-error", err); }
+}
+
+// ---- server events ----
+
+function setUnread(info) {
+  if (!info || !info.channelId) return;
+  state.unread.set(info.channelId, info);
+  renderServers();
+  renderChannels();
+}
+
+const handlers = {
+  message(m, e) {
+    const isDirect = !m.serverId || m.serverId === "0";
+    if (isDirect) {
+      const peer = m.senderId === state.me ? m.recipientId : m.senderId;
+      const c = state.conversations.get(m.channelId) || { conversationId: m.channelId, peerId: peer, unreadCount: "0" };
+      const open = state.view?.kind === "dm" && state.view.conversationId === m.channelId;
+      if (!open && m.senderId !== state.me) c.unreadCount = String(Number(c.unreadCount || 0) + 1);
+      state.conversations.set(m.channelId, c);
+      renderConversations();
+      if (open) addMessage(m);
+      return;
+    }
+    if (e.unread) setUnread({ ...e.unread, channelId: e.unread.channelId || m.channelId });
+    if (state.view?.kind === "channel" && state.view.channelId === m.channelId) {
+      state.typers.set(m.channelId, (state.typers.get(m.channelId) || []).filter((t) => t.userId !== m.senderId));
+      renderTyping();
+      addMessage(m);
+    }
+  },
+  unreadChanged(u) { setUnread(u); },
+  typing(t) {
+    const until = Date.now() + 8000;
+    state.typers.set(t.channelId, (t.typers || []).filter((x) => x.userId !== state.me).map((x) => ({ userId: x.userId, until })));
+    renderTyping();
+  },
+  receiptRequest(r) {
+    updateMessage(r.messageUid, (m) => { m.receipt = { ...(m.receipt || {}), requested: true }; });
+    seen();
+  },
+  receiptResponse(list) {
+    for (const r of list.responses || []) {
+      updateMessage(r.messageUid, (m) => { m.receipt = { ...(m.receipt || {}), requested: true, readerCount: r.readerCount }; });
+    }
+  },
+  directReceipt(d) {
+    const rank = { SENT: 2, DELIVERED: 3, READ: 4 };
+    const uids = new Set(d.messageUids || []);
+    let changed = false;
+    for (const m of state.messages) {
+      if (m.senderId !== state.me || m.channelId !== d.conversationId) continue;
+      const covered = uids.size ? uids.has(m.uid) : BigInt(m.sentTime || 0) <= BigInt(d.readTime || 0);
+      if (covered && (rank[d.status] || 0) > (rank[m.sentStatus] || 2)) { m.sentStatus = d.status; changed = true; }
+    }
+    if (changed) renderMessages();
+  },
+  messageUpdate(u) { if (u.message) updateMessage(u.message.uid, (m) => { Object.keys(m).forEach((k) => delete m[k]); Object.assign(m, u.message); }); },
+  notification(n) {
+    if (["CHANNEL_CREATED", "CHANNEL_UPDATED", "CHANNEL_DELETED", "SERVER_UPDATED", "SERVER_DELETED", "MEMBER_KICKED", "MEMBER_BANNED"].includes(n.kind)) {
+      loadServers().catch(() => {});
+    }
+  },
+};
+
+function renderTyping() {
+  const id = state.view?.kind === "channel" ? state.view.channelId : null;
+  const now = Date.now();
+  const names = (state.typers.get(id) || []).filter((t) => t.until > now).map((t) => t.userId);
+  $("typing").textContent = names.length === 0 ? "" : names.length === 1 ? `${names[0]} is typing…` : `${names.join(", ")} are typing…`;
+}
+setInterval(renderTyping, 1000);
+
+// ---- the page's forms ----
+
+async function send(text) {
+  const view = state.view;
+  const clientId = crypto.randomUUID();
+  const replyTo = state.replyTo?.uid;
+  state.replyTo = null;
+  $("replying").hidden = true;
+  try {
+    if (view.kind === "channel") {
+      const r = await gh.request({ sendMessage: { channelId: view.channelId, body: { text }, clientId, needReceipt: $("need-receipt").checked, replyTo } });
+      addMessage(r.message);
+    } else {
+      const r = await gh.request({ sendDirectMessage: { peerId: view.peerId, body: { text }, clientId, replyTo } });
+      addMessage(r.message);
+    }
+  } catch (err) { showError("view-error", err); }
+}
+
+function wire() {
+  $("login-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const token = $("token").value.trim();
+    if (token) start(token);
+  });
+  $("logout").addEventListener("click", () => { gh?.logout(); state.me = ""; });
+  $("composer").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("text").value;
+    if (!text.trim() || !state.view) return;
+    $("text").value = "";
+    send(text);
+  });
+  $("text").addEventListener("input", () => {
+    if (state.view?.kind !== "channel" || Date.now() - state.lastTyping < 3000) return;
+    state.lastTyping = Date.now();
+    gh.request({ sendTyping: { channelId: state.view.channelId } }).catch(() => {});
+  });
+  $("messages").addEventListener("scroll", () => {
+    if ($("messages").scrollTop < 30 && state.moreAbove) loadAbove();
+    if (atBottom()) seen();
+  });
+  document.addEventListener("visibilitychange", () => seen());
+  $("reply-cancel").addEventListener("click", () => { state.replyTo = null; $("replying").hidden = true; });
+  $("readers-close").addEventListener("click", () => { $("readers").hidden = true; });
+  $("join-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      await gh.request({ joinServer: { serverId: $("join-id").value.trim() } });
+      $("join-id").value = "";
+      await loadServers();
+    } catch (err) { showError("view-error", err); }
+  });
+  $("create-server-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const r = await gh.request({ createServer: { name: $("create-server-name").value.trim() } });
+      $("create-server-name").value = "";
+      state.currentServer = r.server.serverId;
+      await loadServers();
+    } catch (err) { showError("view-error", err); }
+  });
+  $("create-channel-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      await gh.request({ createChannel: { serverId: state.currentServer, name: $("create-channel-name").value.trim() } });
+      $("create-channel-name").value = "";
+      await loadServers();
+    } catch (err) { showError("view-error", err); }
+  });
+  $("dm-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const r = await gh.request({ openConversation: { peerId: $("dm-peer").value.trim() } });
+      $("dm-peer").value = "";
+      state.conversations.set(r.conversation.conversationId, r.conversation);
+      await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: r.conversation.peerId });
+    } catch (err) { showError("view-error", err); }
+  });
+  const token = new URLSearchParams(location.search).get("token");
+  if (token) {
+    // Out of the address bar (and history) once read.
+    history.replaceState(null, "", location.pathname);
+    start(token);
+  }
+}
+
+wire();

@@ -1,0 +1,199 @@
+// Guildhall's protocol for browsers: one WebSocket to /ws speaking
+// `guildhall.json` (each message one `Frame` in proto3's JSON mapping:
+// 64-bit numbers are strings, enums are names). It logs in with a token,
+// answers each request's promise, heartbeats, acknowledges events, reports
+// direct messages delivered, drops duplicate inbox items by cursor, and
+// after a dropped connection reconnects and resumes the session (the server
+// replays what was missed) or, when it cannot, logs in afresh and says so.
+// No DOM here: app.js listens to the events this dispatches.
+//
+// Events: "state" {state: connecting|connected|reconnecting|closed, reason?},
+// "ready" {login, fresh} (fresh: a new session, so subscriptions are gone),
+// and one per server event body ("message", "unreadChanged", "typing", ...)
+// with detail {body, event}.
+
+const TERMINAL = new Set(["REPLACED", "AUTH_FAILED", "LOGGED_OUT"]);
+
+export class GuildhallConnection extends EventTarget {
+  constructor({ url, token, deliveryReceipts = true }) {
+    super();
+    this.url = url;
+    this.token = token;
+    this.deliveryReceipts = deliveryReceipts;
+    this.state = "closed";
+    this.login = null;
+    this.sessionId = null;
+    this.lastSeq = 0n;
+    this.ackedSeq = 0n;
+    this.cursorSeen = 0n;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.receivedUpTo = new Map();
+    this.retries = 0;
+    this.stopped = false;
+  }
+
+  connect() {
+    this.stopped = false;
+    this.open();
+  }
+
+  /** Logs out; the session ends for good. */
+  logout() {
+    this.stopped = true;
+    this.request({ logout: {} }).catch(() => {});
+  }
+
+  /** Sends `body` (e.g. {sendMessage: {...}}); resolves with the result ({message: {...}}), rejects with {code, message}. */
+  request(body, timeoutMs = 15000) {
+    const id = String(this.nextId++);
+    return new Promise((resolve, reject) => {
+      if (!this.ws || this.ws.readyState !== WebSocket.OPEN || !this.login) {
+        reject({ code: "UNAVAILABLE", message: "not connected" });
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject({ code: "TIMEOUT", message: "no answer in time" });
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      this.send({ request: { id, ...body } });
+    });
+  }
+
+  send(frame) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+  }
+
+  setState(state, reason) {
+    this.state = state;
+    this.dispatchEvent(new CustomEvent("state", { detail: { state, reason } }));
+  }
+
+  open() {
+    this.setState(this.sessionId ? "reconnecting" : "connecting");
+    const ws = new WebSocket(this.url, ["guildhall.json"]);
+    this.ws = ws;
+    this.login = null;
+    ws.onopen = () => {
+      const first = this.sessionId
+        ? { resume: { token: this.token, sessionId: this.sessionId, lastEventSeq: String(this.lastSeq), clientVersion: "guildhall-web/1" } }
+        : { login: { token: this.token, clientVersion: "guildhall-web/1" } };
+      ws.send(JSON.stringify({ request: { id: "0", ...first } }));
+    };
+    ws.onmessage = (m) => this.received(JSON.parse(m.data));
+    ws.onclose = (c) => this.closed(c);
+  }
+
+  received(frame) {
+    if (frame.response) return this.answered(frame.response);
+    if (frame.event) return this.eventReceived(frame.event);
+  }
+
+  answered(r) {
+    if (r.id === "0" || r.id === undefined) {
+      if (r.login) return this.loggedIn(r.login);
+      if (r.error) {
+        this.stopped = true;
+        this.closeReason = r.error.message;
+      }
+      return;
+    }
+    const p = this.pending.get(r.id);
+    if (!p) return;
+    this.pending.delete(r.id);
+    clearTimeout(p.timer);
+    if (r.error) p.reject({ code: r.error.code, message: r.error.message });
+    else {
+      const { id, ...result } = r;
+      p.resolve(result);
+    }
+  }
+
+  loggedIn(login) {
+    const fresh = !login.resumed;
+    if (fresh) {
+      this.lastSeq = 0n;
+      this.ackedSeq = 0n;
+    }
+    this.login = login;
+    this.sessionId = login.sessionId;
+    this.retries = 0;
+    const beat = Math.max(1000, Number(login.heartbeatIntervalMs || 30000) / 2);
+    clearInterval(this.ticker);
+    this.lastAck = Date.now();
+    this.ticker = setInterval(() => this.tick(beat), 500);
+    this.lastBeat = Date.now();
+    this.setState("connected");
+    this.dispatchEvent(new CustomEvent("ready", { detail: { login, fresh } }));
+  }
+
+  tick(beatMs) {
+    const now = Date.now();
+    if (now - this.lastAck >= 1000) this.acknowledge();
+    if (now - this.lastBeat >= beatMs) {
+      this.lastBeat = now;
+      this.send({ request: { id: String(this.nextId++), heartbeat: { lastEventSeq: String(this.lastSeq) } } });
+    }
+  }
+
+  acknowledge() {
+    this.lastAck = Date.now();
+    if (this.lastSeq <= this.ackedSeq) return;
+    this.ackedSeq = this.lastSeq;
+    const received = [...this.receivedUpTo].map(([channelId, seq]) => ({ channelId, seq: String(seq) }));
+    this.receivedUpTo.clear();
+    this.send({ request: { id: String(this.nextId++), ack: { eventSeq: String(this.lastSeq), received } } });
+  }
+
+  eventReceived(e) {
+    if (e.seq) this.lastSeq = BigInt(e.seq);
+    const { seq, unread, offline, left, morePackages, cursor, ...rest } = e;
+    const kind = Object.keys(rest)[0];
+    if (!kind) return;
+    const body = rest[kind];
+    if (kind === "closed") {
+      this.closeReason = body.message;
+      if (TERMINAL.has(body.reason)) this.stopped = true;
+    }
+    if (kind === "message" && body.serverId && body.serverId !== "0") {
+      const upTo = this.receivedUpTo.get(body.channelId) || 0n;
+      if (BigInt(body.seq || 0) > upTo) this.receivedUpTo.set(body.channelId, BigInt(body.seq || 0));
+    }
+    if (kind === "message" && this.deliveryReceipts && this.login && body.recipientId === this.login.userId) {
+      this.send({ request: { id: String(this.nextId++), markDelivered: { messageUids: [body.uid] } } });
+    }
+    if (cursor) {
+      const c = BigInt(cursor);
+      if (c <= this.cursorSeen) return;
+      this.cursorSeen = c;
+    }
+    if (offline && !left) this.acknowledge();
+    this.dispatchEvent(new CustomEvent(kind, { detail: { body, event: e } }));
+  }
+
+  closed(c) {
+    clearInterval(this.ticker);
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject({ code: "UNAVAILABLE", message: "connection lost" });
+    }
+    this.pending.clear();
+    this.login = null;
+    if (this.stopped) {
+      this.sessionId = null;
+      return this.setState("closed", this.closeReason || c.reason || `closed (${c.code})`);
+    }
+    const delay = Math.min(10000, 500 * 2 ** this.retries++);
+    this.setState("reconnecting", this.closeReason || c.reason || "connection lost");
+    this.closeReason = null;
+    this.reconnectTimer = setTimeout(() => this.open(), delay);
+  }
+}
+
+/** The unread badge's text: the exact count, or "99+" above the server's display cap. */
+export function badgeText(count, cap) {
+  const n = Number(count || 0), max = Number(cap || 99);
+  if (n <= 0) return "";
+  return n > max ? `${max}+` : String(n);
+}
