@@ -55,6 +55,7 @@ function showError(where, err) {
 function start(token) {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   gh = new GuildhallConnection({ url: `${scheme}//${location.host}/ws`, token });
+  window.guildhall = gh; // for the console (and the browser tests' dropped-connection check)
   gh.addEventListener("state", ({ detail }) => {
     const s = $("connection");
     s.className = `state ${detail.state}`;
@@ -141,7 +142,8 @@ function renderServers() {
 function renderChannels() {
   const s = state.servers.get(state.currentServer);
   $("server-name").textContent = s ? s.info.name : "No server chosen";
-  $("server-id").textContent = s ? `id ${s.info.serverId} · ${s.info.memberCount || 0} members` : "";
+  const members = Number(s?.info.memberCount || 0);
+  $("server-id").textContent = s ? `id ${s.info.serverId} · ${members} member${members === 1 ? "" : "s"}` : "";
   $("create-channel-form").hidden = !s || s.info.ownerId !== state.me;
   $("channel-list").replaceChildren(...(s ? [...s.channels.values()] : []).map((ch) => {
     const u = state.unread.get(ch.channelId) || {};
@@ -181,6 +183,7 @@ async function openView(view, again = false) {
   $("readers").hidden = true;
   showError("view-error", null);
   if (view.kind === "channel") {
+    refreshServer(view.serverId);
     const ch = state.servers.get(view.serverId)?.channels.get(view.channelId);
     $("view-title").textContent = `# ${ch?.name || view.channelId}`;
     $("need-receipt").parentElement.hidden = false;
@@ -200,6 +203,16 @@ async function openView(view, again = false) {
   seen();
 }
 
+/** The server's info now (its member count moves as people join). */
+function refreshServer(serverId) {
+  gh.request({ getServers: { serverIds: [serverId] } }).then((r) => {
+    const info = (r.servers.servers || [])[0], s = state.servers.get(serverId);
+    if (info && s) s.info = info;
+    renderServers();
+    renderChannels();
+  }).catch(() => {});
+}
+
 function viewChannelId() { return state.view?.kind === "channel" ? state.view.channelId : state.view?.conversationId; }
 
 async function loadAbove() {
@@ -216,6 +229,7 @@ async function loadAbove() {
     const box = $("messages"), before = box.scrollHeight - box.scrollTop;
     renderMessages();
     box.scrollTop = box.scrollHeight - before;
+    if (view.kind === "channel") refreshReceipts(page.filter((m) => m.senderId === state.me && (m.needReceipt || m.receipt?.requested)).map((m) => m.uid));
   } catch (err) {
     showError("view-error", err);
   } finally {
@@ -364,6 +378,16 @@ async function operate(kind, m) {
   } catch (err) { showError("view-error", err); }
 }
 
+/** Receipt info of messages as the server has it now (reader count, and N: the members now). */
+async function refreshReceipts(uids) {
+  for (let i = 0; i < uids.length; i += 100) {
+    try {
+      const r = await gh.request({ getReceiptInfo: { messageUids: uids.slice(i, i + 100) } });
+      for (const info of r.receipts.receipts || []) updateMessage(info.messageUid, (m) => { m.receipt = info; });
+    } catch (err) { showError("view-error", err); }
+  }
+}
+
 async function askReceipts(m) {
   try {
     const r = await gh.request({ requestReceipt: { messageUid: m.uid } });
@@ -423,6 +447,7 @@ const handlers = {
     for (const r of list.responses || []) {
       updateMessage(r.messageUid, (m) => { m.receipt = { ...(m.receipt || {}), requested: true, readerCount: r.readerCount }; });
     }
+    refreshReceipts((list.responses || []).map((r) => r.messageUid));
   },
   directReceipt(d) {
     const rank = { SENT: 2, DELIVERED: 3, READ: 4 };
@@ -463,6 +488,7 @@ async function send(text) {
     if (view.kind === "channel") {
       const r = await gh.request({ sendMessage: { channelId: view.channelId, body: { text }, clientId, needReceipt: $("need-receipt").checked, replyTo } });
       addMessage(r.message);
+      if (r.message.needReceipt) refreshReceipts([r.message.uid]);
     } else {
       const r = await gh.request({ sendDirectMessage: { peerId: view.peerId, body: { text }, clientId, replyTo } });
       addMessage(r.message);
@@ -507,7 +533,7 @@ function wire() {
   $("create-server-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const r = await gh.request({ createServer: { name: $("create-server-name").value.trim() } });
+      const r = await gh.request({ createServer: { name: $("create-server-name").value.trim(), openJoin: true } });
       $("create-server-name").value = "";
       state.currentServer = r.server.serverId;
       await loadServers();
@@ -815,6 +841,7 @@ export function badgeText(count, cap) {
         "/style.css": ("text/css; charset=utf-8", #"""
 /* Guildhall's web client: plain, readable, three columns. */
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; font: 14px/1.4 system-ui, sans-serif; color: #1d2330; background: #f4f5f8; height: 100vh; display: flex; flex-direction: column; }
 header { display: flex; gap: 1em; align-items: center; padding: .5em 1em; background: #262b3a; color: #fff; }
 header .brand { font-weight: bold; }

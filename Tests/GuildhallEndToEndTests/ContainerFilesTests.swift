@@ -21,7 +21,7 @@ import Testing
         let words = line.split(separator: "[")[1].split(separator: "]")[0].split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
         #expect(words.prefix(3) == ["guildhall", "health", "--admin"])
-        #expect(dockerfile.contains("EXPOSE 7400 7401"))
+        #expect(dockerfile.contains("EXPOSE 7400 7401 7402") && dockerfile.contains("GUILDHALL_WS_LISTEN=0.0.0.0:7402"))
         let server = try TestServer {
             $0.adminListen = "127.0.0.1:0"
             $0.adminToken = "t"

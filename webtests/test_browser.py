@@ -1,0 +1,204 @@
+# The web client in a real browser (issue 16 §3): Debian's headless chromium
+# driven by selenium, two people, alice and bob, against a real server.
+# Each step waits for what the page shows, with a deadline. Screenshots of
+# the main views go to .build/web-screenshots (or $GUILDHALL_SCREENSHOTS).
+import os
+
+import pytest
+from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+from conftest import ROOT
+
+SHOTS = os.environ.get("GUILDHALL_SCREENSHOTS", os.path.join(ROOT, ".build", "web-screenshots"))
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,800", "--lang=en-US"]:
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+@pytest.fixture
+def people():
+    made = []
+
+    def make():
+        made.append(browser())
+        return made[-1]
+
+    yield make
+    for d in made:
+        d.quit()
+
+
+def wait(d, what, condition, timeout=15):
+    # The page redraws lists as events come: an element found a moment ago may be gone.
+    try:
+        return WebDriverWait(d, timeout, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException)).until(
+            lambda _: condition(), message=f"waiting for {what}")
+    except Exception:
+        shot(d, "failed-" + "".join(c if c.isalnum() else "-" for c in what) + ".png")
+        print("page text:", d.execute_script("return document.body.innerText"))
+        raise
+
+
+def text_of(d, css):
+    """The text of the first element matching `css`, read in one step (None when there is none)."""
+    return d.execute_script("const e = document.querySelector(arguments[0]); return e ? e.innerText : null", css)
+
+
+def shot(d, name):
+    os.makedirs(SHOTS, exist_ok=True)
+    d.save_screenshot(os.path.join(SHOTS, name))
+
+
+def sign_in(d, server, user, via_url=False):
+    if via_url:
+        d.get(f"{server.url}?token={server.token(user)}")
+    else:
+        d.get(server.url)
+        d.find_element(By.ID, "token").send_keys(server.token(user))
+        d.find_element(By.CSS_SELECTOR, "#login-form button").click()
+    wait(d, f"{user} connected", lambda: text_of(d, "#connection") == "connected")
+    wait(d, f"{user}'s name shown", lambda: user in text_of(d, "#me"))
+
+
+def submit(d, input_id, text):
+    field = d.find_element(By.ID, input_id)
+    field.clear()
+    field.send_keys(text, Keys.ENTER)
+
+
+MESSAGE = "[...document.querySelectorAll('#messages .message')].filter(m => m.querySelector('.text').innerText === arguments[0])"
+
+
+def count_messages(d, text):
+    return d.execute_script(f"return {MESSAGE}.length", text)
+
+
+def part_of(d, text, css):
+    """The text of `css` inside the message showing `text` (None when either is missing)."""
+    return d.execute_script(f"const m = {MESSAGE}[0]; const e = m && m.querySelector(arguments[1]); return e ? e.innerText : null", text, css)
+
+
+def attribute_of(d, text, css, name):
+    return d.execute_script(f"const m = {MESSAGE}[0]; const e = m && m.querySelector(arguments[1]); return e ? e.getAttribute(arguments[2]) : null",
+                            text, css, name)
+
+
+def click_in(d, text, css):
+    # Actions show on hover; a script's click is what a person's is. It runs
+    # after the script returns, as an edit's prompt blocks the page.
+    assert d.execute_script(f"const m = {MESSAGE}[0]; const e = m && m.querySelector(arguments[1]); if (e) setTimeout(() => e.click()); return !!e",
+                            text, css)
+
+
+def send(d, text):
+    submit(d, "text", text)
+    wait(d, f"'{text}' shown as sent", lambda: count_messages(d, text) == 1)
+
+
+def test_alice_and_bob_chat_in_the_web_client(server, people):
+    alice = people()
+    alice.get(server.url)
+    shot(alice, "1-sign-in.png")
+    sign_in(alice, server, "alice")
+
+    # Alice makes a server with two channels.
+    submit(alice, "create-server-name", "Guild of Tests")
+    wait(alice, "the new server listed", lambda: text_of(alice, "li.server .name") == "Guild of Tests")
+    server_id = alice.find_element(By.CSS_SELECTOR, "li.server").get_attribute("data-id")
+    submit(alice, "create-channel-name", "general")
+    wait(alice, "general listed", lambda: len(alice.find_elements(By.CSS_SELECTOR, "li.channel")) == 1)
+    submit(alice, "create-channel-name", "random")
+    wait(alice, "random listed", lambda: len(alice.find_elements(By.CSS_SELECTOR, "li.channel")) == 2)
+    channels = {c.find_element(By.CSS_SELECTOR, ".name").text: c.get_attribute("data-id") for c in alice.find_elements(By.CSS_SELECTOR, "li.channel")}
+    general, random = channels["# general"], channels["# random"]
+
+    # Bob signs in with the token in the address, joins alice's server, both open general.
+    bob = people()
+    sign_in(bob, server, "bob", via_url=True)
+    assert "token=" not in bob.current_url, "the token leaves the address bar"
+    submit(bob, "join-id", server_id)
+    wait(bob, "alice's server listed for bob", lambda: bob.find_elements(By.CSS_SELECTOR, f"li.channel[data-id='{general}']"))
+    bob.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
+    alice.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
+    wait(alice, "alice's composer", lambda: alice.find_element(By.ID, "composer").is_displayed())
+    wait(bob, "bob's composer", lambda: bob.find_element(By.ID, "composer").is_displayed())
+
+    # Bob sees alice typing; then they exchange messages.
+    alice.find_element(By.ID, "text").send_keys("hel")
+    wait(bob, "'alice is typing…'", lambda: text_of(bob, "#typing") == "alice is typing…")
+    alice.find_element(By.ID, "text").clear()
+    send(alice, "hello bob")
+    wait(bob, "bob hears alice", lambda: count_messages(bob, "hello bob") == 1)
+    send(bob, "hi alice")
+    wait(alice, "alice hears bob", lambda: count_messages(alice, "hi alice") == 1)
+    shot(bob, "2-channel.png")
+
+    # Away in random, alice's badge counts bob's messages in general; opening general clears it.
+    alice.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{random}']").click()
+    wait(alice, "random open", lambda: text_of(alice, "#view-title") == "# random")
+    send(bob, "are you there?")
+    send(bob, "anyone?")
+    badge = f"li.channel[data-id='{general}'] .badge.unread"
+    wait(alice, "general's unread badge at 2", lambda: text_of(alice, badge) == "2")
+    assert text_of(alice, "li.server .badge.unread") == "2"
+    shot(alice, "3-unread-badges.png")
+    alice.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
+    wait(alice, "the badge cleared", lambda: text_of(alice, badge) == "")
+    wait(alice, "bob's messages shown", lambda: count_messages(alice, "anyone?") == 1)
+
+    # A message asking for read receipts: bob, reading general, responds; alice sees "read by 1 of 1" and who.
+    alice.find_element(By.ID, "need-receipt").click()
+    send(alice, "please confirm")
+    wait(alice, "read by 1 of 1", lambda: part_of(alice, "please confirm", ".receipt") == "read by 1 of 1")
+    click_in(alice, "please confirm", ".receipt")
+    wait(alice, "the reader list", lambda: alice.find_element(By.ID, "readers").is_displayed() and "bob" in text_of(alice, "#reader-list"))
+    shot(alice, "4-read-receipts.png")
+    alice.find_element(By.ID, "readers-close").click()
+    alice.find_element(By.ID, "need-receipt").click()
+
+    # Message operations: bob reacts and replies; alice edits and recalls.
+    click_in(bob, "hello bob", ".react-1")
+    wait(alice, "bob's reaction", lambda: "👍 1" in (part_of(alice, "hello bob", ".reactions") or ""))
+    click_in(bob, "please confirm", ".reply-action")
+    send(bob, "confirmed")
+    wait(alice, "the reply's quote", lambda: "please confirm" in (part_of(alice, "confirmed", ".reply") or ""))
+    click_in(alice, "hello bob", ".edit-action")
+    wait(alice, "the edit prompt", lambda: alice.switch_to.alert)
+    prompt = alice.switch_to.alert
+    prompt.send_keys("hello bob, edited")
+    prompt.accept()
+    wait(bob, "the edit", lambda: part_of(bob, "hello bob, edited", ".edited") == "(edited)")
+    send(alice, "oops, wrong channel")
+    wait(bob, "the mistake", lambda: count_messages(bob, "oops, wrong channel") == 1)
+    click_in(alice, "oops, wrong channel", ".recall-action")
+    wait(bob, "the recall", lambda: count_messages(bob, "oops, wrong channel") == 0 and count_messages(bob, "message recalled") == 1)
+
+    # A dropped connection resumes: what bob sends meanwhile reaches alice once.
+    alice.execute_script("window.guildhall.ws.close()")
+    send(bob, "while you were away")
+    wait(alice, "alice back", lambda: text_of(alice, "#connection") == "connected" and count_messages(alice, "while you were away") == 1)
+
+    # A direct message shows delivered (bob's browser received it), then read (bob opened it).
+    submit(alice, "dm-peer", "bob")
+    wait(alice, "the conversation open", lambda: text_of(alice, "#view-title") == "@ bob")
+    send(alice, "psst, bob")
+    ticks = lambda: attribute_of(alice, "psst, bob", ".ticks", "data-status")
+    wait(alice, "delivered", lambda: ticks() == "DELIVERED")
+    shot(alice, "5-direct-delivered.png")
+    wait(bob, "the conversation listed for bob", lambda: bob.find_elements(By.CSS_SELECTOR, "li.conversation[data-peer='alice']"))
+    assert text_of(bob, "li.conversation[data-peer='alice'] .badge.unread") == "1"
+    bob.find_element(By.CSS_SELECTOR, "li.conversation[data-peer='alice']").click()
+    wait(bob, "the direct message", lambda: count_messages(bob, "psst, bob") == 1)
+    wait(alice, "read", lambda: ticks() == "READ")
+    shot(alice, "6-direct-read.png")
+    shot(bob, "7-direct-bob.png")
