@@ -78,7 +78,7 @@ final class Node {
         if settings.loops > 1 { for c in snapshot.channels { placements[c.id] = c.serverID } }
         do {
             first = try NodeLoop(index: 0, settings: settings, secret: secret, clock: clock, store: store, share: shares[0],
-                                 placements: placements, inboxes: inboxes, port: nil, guards: guards)
+                                 placements: placements, inboxes: inboxes, ports: nil, guards: guards)
         } catch {
             leases?.stop()
             store.close()
@@ -95,7 +95,8 @@ final class Node {
         do {
             for i in 1..<max(1, settings.loops) {
                 threads.append(try LoopThread.start(index: i, settings: settings, secret: secret, clock: clock, store: store,
-                                                    share: shares[i], placements: placements, inboxes: inboxes, port: first.port,
+                                                    share: shares[i], placements: placements, inboxes: inboxes,
+                                                    ports: LoopPorts(client: first.port, webSocket: first.gateway.webSocketPort),
                                                     guards: guards))
             }
         } catch {
@@ -233,11 +234,11 @@ final class LoopThread: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let closing = Locked<Int32>(0)
 
-    /// Starts loop `index` on a thread of its own, listening on `port`
+    /// Starts loop `index` on a thread of its own, listening on `ports`
     /// beside the first; returns once it listens (or throws why it could not).
     static func start(index: Int, settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64, store: Store,
                       share: StoreSnapshot, placements: [ChannelID: ServerID], inboxes: [LoopInbox<LoopMessage>],
-                      port: Int, guards: NodeGuard) throws -> LoopThread {
+                      ports: LoopPorts, guards: NodeGuard) throws -> LoopThread {
         let started = DispatchSemaphore(value: 0)
         let failure = Locked<String?>(nil)
         let running = LoopThread()
@@ -245,7 +246,7 @@ final class LoopThread: Sendable {
             let node: NodeLoop
             do {
                 node = try NodeLoop(index: index, settings: settings, secret: secret, clock: clock, store: store, share: share,
-                                    placements: placements, inboxes: inboxes, port: port, guards: guards)
+                                    placements: placements, inboxes: inboxes, ports: ports, guards: guards)
             } catch {
                 failure.withLock { $0 = String(describing: error) }
                 started.signal()

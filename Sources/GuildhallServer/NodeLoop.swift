@@ -33,10 +33,10 @@ final class NodeLoop {
     var signals: [SignalWatcher] = []
 
     /// Builds the loop's home from `share` and its gateway, and listens
-    /// (on `port` beside the first loop's listener, or on the configured
-    /// address when nil). On failure, closes what it made and throws.
+    /// (on `ports` beside the first loop's listeners, or on the configured
+    /// addresses when nil). On failure, closes what it made and throws.
     init(index: Int, settings: Settings, secret: [UInt8], clock: @escaping @Sendable () -> UInt64, store: Store,
-         share: StoreSnapshot, placements: [ChannelID: ServerID], inboxes: [LoopInbox<LoopMessage>], port: Int?, guards: NodeGuard) throws {
+         share: StoreSnapshot, placements: [ChannelID: ServerID], inboxes: [LoopInbox<LoopMessage>], ports: LoopPorts?, guards: NodeGuard) throws {
         self.index = index
         log = ServerLog(level: settings.logLevel, format: settings.logFormat)
         links = LoopLinks(index: index, inboxes: inboxes, node: settings.nodeID, bus: guards.bus)
@@ -64,8 +64,9 @@ final class NodeLoop {
         home.runner.onSettled = { [unowned self] in self.commitsSettled() }
         receiver = InboxReceiver(loop: loop, inbox: inboxes[index]) { [unowned self] in self.received($0) }
         do {
-            try gateway.listen(port: port, sharing: settings.loops > 1)
-            if index == 0 { try gateway.listenWebSocket() }
+            try gateway.listen(port: ports?.client, sharing: settings.loops > 1)
+            // Browsers are spread over the loops as TCP clients are (SO_REUSEPORT).
+            if ports.map({ $0.webSocket > 0 }) ?? true { try gateway.listenWebSocket(port: ports?.webSocket, sharing: settings.loops > 1) }
         } catch {
             closeHandles()
             _ = loop.close()
@@ -142,4 +143,10 @@ final class NodeLoop {
         for s in signals { s.close() }
         signals.removeAll()
     }
+}
+
+/// The ports the first loop bound, which the other loops bind beside it (SO_REUSEPORT); 0: no such listener.
+struct LoopPorts: Sendable {
+    let client: Int
+    let webSocket: Int
 }

@@ -4,7 +4,7 @@
 // handshake (WebSocketHandshake); upgraded, it becomes a session like a TCP
 // one, reading WebSocket messages (InboundFrames) and writing WebSocket
 // frames (FrameSink), binary protobuf or JSON text by subprotocol, under the
-// same rules from login on. The listener runs on the first loop. Loop thread only.
+// same rules from login on. Every loop listens (SO_REUSEPORT), as for TCP. Loop thread only.
 
 import GuildhallLoop
 
@@ -12,13 +12,16 @@ extension Gateway {
     /// The largest handshake request read, and its most headers.
     static let handshakeBytes = 8192, handshakeHeaders = 64
 
-    /// Starts the WebSocket listener when `ws-listen` is set.
-    func listenWebSocket() throws {
+    /// Starts the WebSocket listener when `ws-listen` is set (on `port`
+    /// instead of the setting's beside the first loop's, sharing it).
+    func listenWebSocket(port override: Int? = nil, sharing: Bool) throws {
         guard !settings.wsListen.isEmpty else { return }
         guard let (host, port) = SocketAddress.split(settings.wsListen) else {
             throw SettingsError(description: "ws-listen must be HOST:PORT, not \(settings.wsListen)")
         }
-        webSocketListener = try TCPListener(loop: loop, host: host, port: port) { [unowned self] in self.greet($0) }
+        webSocketListener = try TCPListener(loop: loop, host: host, port: override ?? port, reusePort: sharing) { [unowned self] in
+            self.greet($0)
+        }
     }
 
     /// The port the WebSocket listener bound (0 without one).

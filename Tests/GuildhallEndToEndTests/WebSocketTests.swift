@@ -161,4 +161,26 @@ final class WebSocketPeer {
         #expect(reasons.count == 1)
         #expect(bob.closeCode == reasons.first.map(Session.webSocketCloseCode), "close code \(String(describing: bob.closeCode))")
     }
+
+    @Test func webSocketSessionsAreSpreadOverTheLoops() throws {
+        guard testLoops > 1 else { return }
+        let server = try Self.server()
+        defer { server.stop() }
+        var loops = Set<UInt64>()
+        var peers: [WebSocketPeer] = []
+        for i in 0..<16 {
+            let peer = try WebSocketPeer(port: server.webSocketPort, json: true)
+            peers.append(peer)
+            #expect(peer.handshake().hasPrefix("HTTP/1.1 101 "))
+            var login = GHRequest()
+            login.id = 1
+            login.login.token = server.token("user\(i)")
+            peer.send(login)
+            let answer = try #require(peer.nextFrame())
+            // A session id is "node-key-random"; the key's low byte names the loop.
+            let key = try #require(UInt64(answer.response.login.sessionID.split(separator: "-")[1]))
+            loops.insert(key & 0xff)
+        }
+        #expect(loops.count == testLoops, "sessions on loops \(loops.sorted())")
+    }
 }
