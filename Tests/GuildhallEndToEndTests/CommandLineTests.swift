@@ -151,6 +151,19 @@ import Testing
         #expect(run["failure"] == nil)
     }
 
+    /// `bench fanout --transport ws` (issue 16) runs the shape over TCP, WebSocket binary and JSON, each delivering everything.
+    @Test func theWebSocketBenchmarkDeliversEveryMessageOverEachTransport() throws {
+        let (rc, out) = try Binary.run(["bench", "fanout", "--subscribers", "5", "--publishers", "2", "--messages", "100", "--transport", "ws", "--json"])
+        #expect(rc == 0, "\(out)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
+        let runs = try #require(report["runs"] as? [[String: Any]])
+        #expect(runs.compactMap { $0["transport"] as? String } == ["tcp", "ws", "ws-json"])
+        for run in runs {
+            #expect(run["deliveries"] as? Int == 1_000 && run["lost"] as? Int == 0 && run["out_of_order"] as? Int == 0, "\(run)")
+            #expect(run["failure"] == nil)
+        }
+    }
+
     /// `bench cluster` (issue 15) delivers everything over three nodes, and
     /// the bytes it reports crossing NATS do not grow with the subscribers.
     @Test func theClusterBenchmarkReportsBytesAcrossNATSThatDoNotGrowWithSubscribers() throws {

@@ -43,6 +43,9 @@ struct LoadOptions: ParsableArguments {
 struct BenchRun {
     let target: BenchTargetKind
     let result: LoadResult
+    var transport = BenchTransport.tcp
+    /// The target, and the transport when not TCP ("guildhall/ws-json").
+    var label: String { transport == .tcp ? target.rawValue : "\(target.rawValue)/\(transport.rawValue)" }
     var serverRSS = 0
     var serverPeakRSS = 0
     /// Cores the server used while the load ran.
@@ -50,7 +53,7 @@ struct BenchRun {
 
     func json(extra: String = "") -> String {
         let r = result
-        return "{\"target\":\"\(target.rawValue)\",\"deliveries\":\(r.deliveries),\"expected\":\(r.expected),\"lost\":\(r.lost),"
+        return "{\"target\":\"\(target.rawValue)\",\"transport\":\"\(transport.rawValue)\",\"deliveries\":\(r.deliveries),\"expected\":\(r.expected),\"lost\":\(r.lost),"
             + "\"out_of_order\":\(r.outOfOrder),\"seconds\":\(r.seconds),\"deliveries_per_s\":\(r.deliveriesPerSecond),"
             + "\"published\":\(r.published),\"p50_us\":\(Double(r.latency.quantile(0.5)) / 1000),\"p99_us\":\(Double(r.latency.quantile(0.99)) / 1000),"
             + "\"p999_us\":\(Double(r.latency.quantile(0.999)) / 1000),\"max_us\":\(Double(r.latency.max) / 1000)"
@@ -63,20 +66,23 @@ enum BenchRunner {
     /// Runs `shape` against a fresh `target`; the server is stopped afterwards.
     /// `roles`: Guildhall's server gets that many roles with overrides (see `BenchTargets.populate`).
     static func run(_ target: BenchTargetKind, shape: LoadShape, members: Int = 0, roles: Int = 0, settings: [String] = []) throws -> BenchRun {
+        // Over WebSocket the load goes to the WebSocket listener.
+        let webSocketPort = shape.transport == .tcp ? 0 : try BenchTargets.freePort()
         let server = try BenchTargets.start(target, members: max(members, shape.subscribers + shape.stalled + shape.publishers + 1),
                                             subscribers: shape.subscribers + shape.stalled, publishers: shape.publishers,
-                                            sinkRecords: shape.sinkRecords, roles: roles, extraSettings: settings)
+                                            sinkRecords: shape.sinkRecords, roles: roles,
+                                            extraSettings: settings + (webSocketPort > 0 ? ["ws-listen=127.0.0.1:\(webSocketPort)"] : []))
         defer { server.stop() }
         if ProcessInfo.processInfo.environment["GUILDHALL_BENCH_DEBUG"] != nil {
             FileHandle.standardError.write(Data("started \(target) on port \(server.port)\n".utf8))
         }
-        let generator = LoadGenerator(wire: server.wire, shape: shape, port: server.port)
+        let generator = LoadGenerator(wire: server.wire, shape: shape, port: webSocketPort > 0 ? webSocketPort : server.port)
         var cpuBefore = 0.0
         generator.onReady = { cpuBefore = server.cpuSeconds }
         let result = generator.run()
         let cores = result.seconds > 0 ? (server.cpuSeconds - cpuBefore) / result.seconds : 0
-        return BenchRun(target: target, result: result, serverRSS: server.residentBytes, serverPeakRSS: server.peakResidentBytes,
-                        serverCores: cores)
+        return BenchRun(target: target, result: result, transport: shape.transport, serverRSS: server.residentBytes,
+                        serverPeakRSS: server.peakResidentBytes, serverCores: cores)
     }
 
     /// Median run by deliveries/s.
@@ -90,9 +96,9 @@ enum BenchRunner {
 
     static func describe(_ run: BenchRun) -> String {
         let r = run.result
-        if let f = r.failure { return "\(run.target.rawValue): FAILED: \(f)" }
+        if let f = r.failure { return "\(run.label): FAILED: \(f)" }
         return String(format: "%-9@ %12.0f deliveries/s  p50 %@  p99 %@  p99.9 %@  max %@  lost %llu  out-of-order %llu  (%.2f s, server %.2f cores, peak RSS %.0f MiB)",
-                      run.target.rawValue, r.deliveriesPerSecond, micros(r.latency.quantile(0.5)), micros(r.latency.quantile(0.99)),
+                      run.label, r.deliveriesPerSecond, micros(r.latency.quantile(0.5)), micros(r.latency.quantile(0.99)),
                       micros(r.latency.quantile(0.999)), micros(r.latency.max), r.lost, r.outOfOrder, r.seconds, run.serverCores,
                       Double(run.serverPeakRSS) / 1_048_576)
     }

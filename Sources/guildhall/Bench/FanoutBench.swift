@@ -2,7 +2,8 @@
 // bytes at full speed or a fixed rate; deliveries/s, latency percentiles
 // (from the send time inside each message), loss and order. With --vs the
 // same shape runs against redis-server or nats-server too, alternating, and
-// the ratio is printed.
+// the ratio is printed; with --transport ws, against Guildhall over TCP, over
+// WebSocket binary (guildhall.proto) and JSON (guildhall.json), alternating.
 
 import ArgumentParser
 import Foundation
@@ -14,15 +15,23 @@ struct FanoutBench: ParsableCommand {
     @Option(help: "Also run against: redis, nats (repeatable).") var vs: [String] = []
     @Option(help: "Target: guildhall or sink.") var target = "guildhall"
     @Option(help: "Guildhall settings for the server, KEY=VALUE (repeatable).") var set: [String] = []
+    @Option(help: "tcp, or ws: the same shape over TCP, WebSocket binary (ws) and WebSocket JSON (ws-json) in turn.") var transport = "tcp"
 
     func run() throws {
-        var targets = [BenchTargetKind(rawValue: target) ?? .guildhall]
+        var targets = [(BenchTargetKind(rawValue: target) ?? .guildhall, BenchTransport.tcp)]
         for v in vs {
             guard let k = BenchTargetKind(rawValue: v), k == .redis || k == .nats else { throw ValidationError("--vs takes redis or nats") }
-            targets.append(k)
+            targets.append((k, .tcp))
+        }
+        switch transport {
+        case "tcp": break
+        case "ws":
+            guard targets.count == 1, targets[0].0 == .guildhall else { throw ValidationError("--transport ws compares Guildhall's own transports: no --vs or --target") }
+            targets += [(.guildhall, .ws), (.guildhall, .wsJSON)]
+        default: throw ValidationError("--transport takes tcp or ws")
         }
         var shape = load.shape
-        if targets.first == .sink {
+        if targets[0].0 == .sink {
             shape.sinkRecords = load.messages
             shape.publishers = 0
             shape.measureRecords = false
@@ -31,22 +40,27 @@ struct FanoutBench: ParsableCommand {
             print("bench fanout: \(shape.subscribers) subscribers, \(shape.publishers) publishers, \(shape.sinkRecords > 0 ? shape.sinkRecords : shape.messages) messages each, "
                   + "\(shape.bytes) bytes, \(shape.rate == 0 ? "max rate" : "\(shape.rate) msg/s"), window \(shape.window), \(load.runs) run(s)")
         }
-        var runs: [BenchTargetKind: [BenchRun]] = [:]
+        var runs = [[BenchRun]](repeating: [], count: targets.count)
         for _ in 0..<load.runs {
-            for t in targets { runs[t, default: []].append(try BenchRunner.run(t, shape: shape, members: load.members, settings: set)) }
+            for (i, (t, over)) in targets.enumerated() {
+                var s = shape
+                s.transport = over
+                runs[i].append(try BenchRunner.run(t, shape: s, members: load.members, settings: set))
+            }
         }
-        let medians = targets.map { BenchRunner.median(runs[$0]!) }
+        let medians = runs.map(BenchRunner.median)
         if load.json {
             print("{\"bench\":\"fanout\",\"runs\":[\(medians.map { $0.json() }.joined(separator: ","))]}")
             return
         }
         for m in medians { print(BenchRunner.describe(m)) }
         if medians.count > 1 {
-            let ours = medians[0].result.deliveriesPerSecond
             for other in medians.dropFirst() {
-                print(String(format: "ratio %@/%@: %.2f× deliveries/s, p99 %.2f×", targets[0].rawValue, other.target.rawValue,
-                             ours / max(other.result.deliveriesPerSecond, 1),
-                             Double(medians[0].result.latency.quantile(0.99)) / Double(max(other.result.latency.quantile(0.99), 1))))
+                // Other servers are put against Guildhall; Guildhall's other transports against TCP.
+                let (a, b) = other.transport == .tcp ? (medians[0], other) : (other, medians[0])
+                print(String(format: "ratio %@/%@: %.2f× deliveries/s, p99 %.2f×", a.label, b.label,
+                             a.result.deliveriesPerSecond / max(b.result.deliveriesPerSecond, 1),
+                             Double(a.result.latency.quantile(0.99)) / Double(max(b.result.latency.quantile(0.99), 1))))
             }
         }
     }

@@ -29,6 +29,8 @@ struct LoadShape {
     var stalled = 0
     /// Subscribers acknowledge events after this many (frees the server's replay buffer).
     var ackEvery = 256
+    /// TCP, or WebSocket (binary or JSON) to Guildhall's WebSocket listener.
+    var transport = BenchTransport.tcp
 
     var expected: UInt64 {
         sinkRecords > 0 ? UInt64(subscribers) * UInt64(sinkRecords) : UInt64(subscribers) * UInt64(publishers) * UInt64(messages)
@@ -72,6 +74,11 @@ final class LoadGenerator {
         var received: UInt64 = 0
         /// Stops reading once ready (a slow consumer).
         var stalls = false
+        /// Over WebSocket: the handshake, and frames each way.
+        var link: WebSocketBenchLink?
+
+        /// What to write for length-prefixed frames `bytes` on this peer's transport.
+        func wrap(_ bytes: [UInt8]) -> [UInt8] { link?.outbound(bytes) ?? bytes }
 
         init(index: Int, acks: AckCounter, publishers: Int) {
             self.index = index
@@ -180,13 +187,33 @@ final class LoadGenerator {
                 if self.phase < 2 && !peer.stalls { self.fail("the server closed a connection: \(UVError.text(status))") }
             }
             conn.startReading()
-            conn.enqueue(subscriber ? self.wire.subscriberHello(peer.index) : self.wire.publisherHello(peer.index))
+            if self.shape.transport != .tcp {
+                let link = WebSocketBenchLink(json: self.shape.transport == .wsJSON)
+                peer.link = link
+                conn.enqueue(link.handshake)
+            }
+            conn.enqueue(peer.wrap(subscriber ? self.wire.subscriberHello(peer.index) : self.wire.publisherHello(peer.index)))
             conn.flush()
             if (subscriber ? self.wire.subscriberReadyAcks : self.wire.publisherReadyAcks) == 0 { self.becameReady(peer) }
         }
     }
 
     private func read(_ bytes: UnsafeRawBufferPointer, peer: Peer, subscriber: Bool) {
+        guard let link = peer.link else { return readStream(bytes, peer: peer, subscriber: subscriber) }
+        do {
+            let (stream, send) = try link.inbound(bytes)
+            if !send.isEmpty, let conn = peer.connection {
+                conn.enqueue(send)
+                conn.flush()
+            }
+            if !stream.isEmpty { stream.withUnsafeBytes { readStream($0, peer: peer, subscriber: subscriber) } }
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    /// Reads what TCP carries (a WebSocket's messages turned back into it).
+    private func readStream(_ bytes: UnsafeRawBufferPointer, peer: Peer, subscriber: Bool) {
         if subscriber {
             if !peer.ready {
                 peer.readyAcks += peer.acks.count(bytes)
@@ -211,7 +238,7 @@ final class LoadGenerator {
                     var ack: [UInt8] = []
                     wire.appendSubscriberAck(received: peer.received + got, to: &ack)
                     if !ack.isEmpty {
-                        conn.enqueue(ack)
+                        conn.enqueue(peer.wrap(ack))
                         conn.flush()
                     }
                 }
@@ -265,7 +292,7 @@ final class LoadGenerator {
                 wire.appendBatchEnd(to: &out)
                 peer.sinceBatchEnd = 0
             }
-            conn.enqueue(out)
+            conn.enqueue(peer.wrap(out))
         }
         conn.flush()
         if peer.sent == shape.messages && result.sendSeconds == 0 && publishers.allSatisfy({ $0.sent == shape.messages }) {

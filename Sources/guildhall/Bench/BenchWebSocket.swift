@@ -1,0 +1,164 @@
+// The load generator over WebSocket (`bench fanout --transport ws`, issue
+// 16): each connection opens with the upgrade handshake, then carries the
+// same frames as TCP as WebSocket messages, binary (`guildhall.proto`) or
+// JSON text (`guildhall.json`). The generator keeps speaking length-prefixed
+// protobuf: this link turns what it sends into masked client frames (held
+// until the handshake is answered) and what it reads back into the stream
+// TCP would have carried, so acknowledgements and records are counted the
+// same way. For JSON it does only what a browser must to find them: a
+// response's kind from its first bytes, and a record's bytes from the
+// base64 of its `data` field.
+
+import Foundation
+import Glibc
+import GuildhallWire
+
+enum BenchTransport: String, CaseIterable {
+    case tcp
+    case ws
+    case wsJSON = "ws-json"
+
+    var subprotocol: String? {
+        switch self {
+        case .tcp: nil
+        case .ws: "guildhall.proto"
+        case .wsJSON: "guildhall.json"
+        }
+    }
+}
+
+final class WebSocketBenchLink {
+    let json: Bool
+    private var answered = false
+    private var head: [UInt8] = []
+    private var held: [UInt8] = []
+    private var buffer: [UInt8] = []
+    /// A zero mask: legal (RFC 6455 asks clients for a random one, which the server cannot check) and free to apply.
+    private static let mask: [UInt8] = [0, 0, 0, 0]
+
+    init(json: Bool) { self.json = json }
+
+    /// The opening handshake.
+    var handshake: [UInt8] {
+        Array(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + "Sec-WebSocket-Protocol: \(json ? "guildhall.json" : "guildhall.proto")\r\n\r\n").utf8)
+    }
+
+    /// Client frames for length-prefixed protobuf frames; empty while the handshake is unanswered (they wait).
+    func outbound(_ frames: [UInt8]) -> [UInt8] {
+        guard answered else {
+            held += frames
+            return []
+        }
+        var out: [UInt8] = []
+        var at = 0
+        while at + 4 <= frames.count {
+            let n = Int(frames[at]) << 24 | Int(frames[at + 1]) << 16 | Int(frames[at + 2]) << 8 | Int(frames[at + 3])
+            let payload = Array(frames[(at + 4)..<(at + 4 + n)])
+            at += 4 + n
+            if json {
+                out += WebSocketFrames.clientFrame(0x1, JSONFrames.text(payload: payload), mask: Self.mask)
+            } else {
+                out += WebSocketFrames.clientFrame(0x2, payload, mask: Self.mask)
+            }
+        }
+        return out
+    }
+
+    /// What TCP would have carried for `bytes` read, and what to send now
+    /// (the held frames, once the handshake is answered). A refused handshake throws.
+    func inbound(_ bytes: UnsafeRawBufferPointer) throws -> (stream: [UInt8], send: [UInt8]) {
+        var send: [UInt8] = []
+        var rest = bytes[...]
+        if !answered {
+            head += bytes
+            guard let end = head.firstRange(of: Array("\r\n\r\n".utf8)) else { return ([], []) }
+            guard head.starts(with: Array("HTTP/1.1 101 ".utf8)) else {
+                throw BenchError("WebSocket handshake refused: \(String(decoding: head[..<end.lowerBound], as: UTF8.self))")
+            }
+            answered = true
+            let after = head.count - end.upperBound
+            rest = bytes[(bytes.count - after)...]
+            head = []
+            send = outbound(held)
+            held = []
+        }
+        buffer += rest
+        var stream: [UInt8] = []
+        var at = 0
+        while buffer.count - at >= 2 {
+            var length = Int(buffer[at + 1] & 0x7F), header = 2
+            if length == 126 {
+                guard buffer.count - at >= 4 else { break }
+                length = Int(buffer[at + 2]) << 8 | Int(buffer[at + 3])
+                header = 4
+            } else if length == 127 {
+                guard buffer.count - at >= 10 else { break }
+                length = buffer[(at + 2)..<(at + 10)].reduce(0) { $0 << 8 | Int($1) }
+                header = 10
+            }
+            guard buffer.count - at >= header + length else { break }
+            let opcode = buffer[at] & 0x0F
+            let payload = buffer[(at + header)..<(at + header + length)]
+            at += header + length
+            if opcode == 0x2 {
+                FrameEncoding.appendLength(UInt32(length), to: &stream)
+                stream += payload
+            } else if opcode == 0x1 {
+                Self.translate(payload, into: &stream)
+            }
+        }
+        buffer.removeFirst(at)
+        return (stream, send)
+    }
+
+    /// Frame{response{id: 1, ok{}}}: what a successful answer counts as.
+    private static let success: [UInt8] = [0, 0, 0, 6, 0x12, 4, 0x08, 1, 0x1A, 0]
+    private static let responseStart = Array(#"{"response":"#.utf8), eventStart = Array(#"{"event":"#.utf8)
+    private static let errorKey = Array(#""error":"#.utf8), dataKey = Array(#""data":""#.utf8)
+
+    /// A JSON text as the TCP stream would hold it: a success for a response
+    /// without an error, the record's header (in an event frame) for a message.
+    private static func translate(_ text: ArraySlice<UInt8>, into stream: inout [UInt8]) {
+        if text.starts(with: responseStart) {
+            if text.prefix(48).firstRange(of: errorKey) == nil { stream += success }
+            return
+        }
+        guard text.starts(with: eventStart) else { return }
+        text.withUnsafeBytes { raw in
+            guard let from = find(dataKey, in: raw) else { return }
+            // The header's bytes are what the generator reads; 40 base64 characters hold its 28.
+            let chars = (BenchRecord.headerSize + 2) / 3 * 4
+            guard raw.count - from >= chars else { return }
+            FrameEncoding.appendLength(UInt32(chars / 4 * 3 + 1), to: &stream)
+            stream.append(0x1A)
+            var i = from
+            while i < from + chars {
+                var group: UInt32 = 0
+                for k in 0..<4 { group = group << 6 | UInt32(sextet[Int(raw[i + k])]) }
+                stream += [UInt8(truncatingIfNeeded: group >> 16), UInt8(truncatingIfNeeded: group >> 8), UInt8(truncatingIfNeeded: group)]
+                i += 4
+            }
+        }
+    }
+
+    /// The offset after `key` in `raw`: memchr to each candidate's first byte, then a compare.
+    private static func find(_ key: [UInt8], in raw: UnsafeRawBufferPointer) -> Int? {
+        guard let base = raw.baseAddress else { return nil }
+        var at = 0
+        while raw.count - at >= key.count, let hit = memchr(base + at, Int32(key[0]), raw.count - at - key.count + 1) {
+            let i = base.distance(to: UnsafeRawPointer(hit))
+            if memcmp(hit, key, key.count) == 0 { return i + key.count }
+            at = i + 1
+        }
+        return nil
+    }
+
+    /// Base64's alphabet, each character's six bits.
+    private static let sextet: [UInt8] = {
+        var t = [UInt8](repeating: 0, count: 256)
+        for (i, c) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() { t[Int(c)] = UInt8(i) }
+        return t
+    }()
+}
