@@ -70,10 +70,19 @@ public final class WebSocketReader {
         if wslay_event_want_write(context) != 0 { _ = wslay_event_send(context) }
         // On a violation wslay queues its close and stops reading, without an error.
         if read != 0 || (wslay_event_want_read(context) == 0 && output.peerClosed == nil) { output.failed = true }
+        // For a frame that breaks RFC 6455 at the framing level (a control
+        // frame over 125 bytes or fragmented, a length with its top bit set)
+        // wslay closes without a status; the peer is told 1002 instead.
+        if output.failed, output.reply.suffix(2) == [0x88, 0x00] {
+            output.reply.removeLast(2)
+            output.reply += [0x88, UInt8(2 + Self.protocolError.count), 0x03, 0xEA] + Self.protocolError
+        }
         return output
     }
 
     public func feed(_ bytes: [UInt8]) -> Output { bytes.withUnsafeBytes { feed($0) } }
+
+    private static let protocolError = Array("protocol error".utf8)
 
     /// Queues a close frame of our own for the reply of the next `feed` or `flushClose`.
     public func close(code: UInt16, reason: String) -> [UInt8] {
