@@ -17,6 +17,9 @@ from websockets.sync.client import connect
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BINARY = os.environ.get("GUILDHALL_BINARY", os.path.join(ROOT, ".build", "debug", "guildhall"))
 SECRET = "webtests-secret"
+# The abuse limits off (Settings.unlimited), for a test that sends faster than a person.
+UNLIMITED = ["rate-session=0", "rate-queries=0", "rate-changes=0", "rate-messages=0", "rate-typing=0",
+             "login-failure-interval-ms=0", "max-connections=10000000"]
 
 
 def b64url(data: bytes) -> str:

@@ -14,7 +14,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from conftest import BINARY, SECRET, JsonPeer, RequestFailed, mint_token
+from conftest import BINARY, UNLIMITED, JsonPeer, RequestFailed, mint_token
 
 # Guildhall's close reasons, as WebSocket close codes: 4000 + the reason's number.
 LOGGED_OUT, AUTH_FAILED, LOGIN_TIMEOUT = 4009, 4006, 4002
@@ -234,3 +234,68 @@ def test_a_tcp_client_and_a_websocket_client_chat_each_hearing_each_message_once
         bob.close()
     finally:
         alice.stop()
+
+
+def test_the_same_rules_as_tcp_heartbeats(tmp_path):
+    from conftest import Server
+    server = Server(tmp_path / "data", settings=["idle-timeout-ms=400", "heartbeat-interval-ms=150"])
+    try:
+        peer = JsonPeer(server, "alice")
+        assert peer.login["heartbeatIntervalMs"] == 150
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                peer.receive(timeout=10)
+        assert closed.value.rcvd.code == 4003  # HEARTBEAT_TIMEOUT
+    finally:
+        server.stop()
+
+
+def test_offline_sync_reaches_a_websocket_session(server):
+    bob = JsonPeer(server, "bob")
+    bob.close()
+    alice = JsonPeer(server, "alice")
+    sent = alice.request({"sendDirectMessage": {"peerId": "bob", "body": {"text": "while you were away"}}})["message"]
+    bob = JsonPeer(server, "bob")
+    item = bob.event("message")
+    assert item["message"]["uid"] == sent["uid"] and item["offline"] is True and item["cursor"] and not item.get("left")
+    # The last item of a package is acknowledged; then the sync completes.
+    bob.send({"request": {"id": "99", "ack": {"eventSeq": item["seq"]}}})
+    bob.event("syncCompleted")
+
+
+def test_a_slow_websocket_consumer_is_cut_and_resumes_without_loss(tmp_path):
+    from conftest import Server
+    server = Server(tmp_path / "data", settings=["outbound-hard-cap-bytes=65536"] + UNLIMITED)
+    try:
+        alice = JsonPeer(server, "alice")
+        created = alice.request({"createServer": {"name": "Flood", "openJoin": True}})["server"]["serverId"]
+        channel = alice.request({"createChannel": {"serverId": created, "name": "general"}})["channel"]["channelId"]
+        target = [{"serverId": created, "channelId": channel}]
+        # bob reads nothing: a small socket buffer, and websockets stops reading once one message waits.
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", server.ws_port))
+        bob = JsonPeer(server, None, sock=sock, max_queue=1)
+        login = bob.request({"login": {"token": server.token("bob")}})["login"]
+        bob.request({"joinServer": {"serverId": created}})
+        bob.request({"subscribe": {"type": "CHANNEL_MSG", "targets": target}})
+        sent = []
+        # More than the kernel's buffers on both sides of a loopback connection hold (several MiB).
+        for i in range(1200):
+            sent.append(alice.request({"sendMessage": {"channelId": channel, "body": {"text": f"{i:04} " + "x" * 8000}}})["message"]["uid"])
+        heard = []
+        with pytest.raises(ConnectionClosed):
+            while True:
+                frame = bob.receive(timeout=20)
+                if "message" in frame.get("event", {}):
+                    heard.append(frame["event"]["message"]["uid"])
+        assert len(heard) < len(sent), "bob was cut before he had everything"
+        last_seq = max([int(e.get("seq", 0)) for e in bob.events] + [0])
+        again = JsonPeer(server)
+        answer = again.request({"resume": {"token": server.token("bob"), "sessionId": login["sessionId"], "lastEventSeq": str(last_seq)}})["login"]
+        assert answer["resumed"] is True and answer["previousCloseReason"] == "SLOW_CONSUMER"
+        again.event("resumed", timeout=20)
+        heard += [e["message"]["uid"] for e in again.events if "message" in e]
+        assert heard == sent, "every message once, in order, across the cut"
+    finally:
+        server.stop()
