@@ -91,7 +91,7 @@ struct FrameSink {
         switch framing {
         case .lengthPrefixed: break
         case .webSocket: return sendWebSocketEvent(payload, seq: seq, unread: unread, cursor: cursor, on: c)
-        case .webSocketText(let json): return sendJSONEvent(json.rendering(payload), seq: seq, unread: unread, cursor: cursor, on: c)
+        case .webSocketText(let json): return json.rendering(payload).write(seq: seq, unread: unread, cursor: cursor, on: c)
         }
         if size <= Self.copyPayloadsUpTo {
             // The trailer is written first, after the payload, and the
@@ -139,32 +139,6 @@ struct FrameSink {
             (p + h).copyMemory(from: payload.base, byteCount: size)
             (p + h + size).copyMemory(from: trailer.baseAddress!, byteCount: written)
             c.commitScratch(reserved, reserved: reserved)
-        }
-    }
-
-    /// An event as one JSON text message: this recipient's head, the shared
-    /// body (queued by reference when large), then the closing braces.
-    private func sendJSONEvent(_ shared: JSONEvents.Rendering, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64,
-                               on c: TCPConnection) {
-        withUnsafeTemporaryAllocation(byteCount: shared.event.maxHeadBytes, alignment: 1) { head in
-            let written = JSONFrames.head(shared.event, seq: seq, unread: unread, cursor: cursor, into: head.baseAddress!)
-            let size = shared.body.count, tail = JSONFrames.tail.count
-            let length = written + size + tail, h = headerBytes(length)
-            let copied = size <= Self.copyPayloadsUpTo
-            let reserved = h + written + (copied ? size + tail : 0)
-            guard let p = c.reserveScratch(reserved) else { return }
-            writeHeader(length, at: p)
-            (p + h).copyMemory(from: head.baseAddress!, byteCount: written)
-            if copied {
-                if size > 0 { (p + h + written).copyMemory(from: shared.body.base, byteCount: size) }
-                JSONFrames.tail.withUnsafeBytes { (p + h + written + size).copyMemory(from: $0.baseAddress!, byteCount: tail) }
-                return c.commitScratch(reserved, reserved: reserved)
-            }
-            c.commitScratch(reserved, reserved: reserved)
-            c.enqueue(shared: shared.body)
-            guard let t = c.reserveScratch(tail) else { return }
-            JSONFrames.tail.withUnsafeBytes { t.copyMemory(from: $0.baseAddress!, byteCount: tail) }
-            c.commitScratch(tail, reserved: tail)
         }
     }
 

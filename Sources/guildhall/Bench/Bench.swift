@@ -97,9 +97,9 @@ enum BenchRunner {
     static func describe(_ run: BenchRun) -> String {
         let r = run.result
         if let f = r.failure { return "\(run.label): FAILED: \(f)" }
-        return String(format: "%-9@ %12.0f deliveries/s  p50 %@  p99 %@  p99.9 %@  max %@  lost %llu  out-of-order %llu  (%.2f s, server %.2f cores, peak RSS %.0f MiB)",
+        return String(format: "%-9@ %12.0f deliveries/s  p50 %@  p99 %@  p99.9 %@  max %@  lost %llu  out-of-order %llu  (%.2f s, server %.2f cores, generator %.2f, peak RSS %.0f MiB)",
                       run.label, r.deliveriesPerSecond, micros(r.latency.quantile(0.5)), micros(r.latency.quantile(0.99)),
                       micros(r.latency.quantile(0.999)), micros(r.latency.max), r.lost, r.outOfOrder, r.seconds, run.serverCores,
-                      Double(run.serverPeakRSS) / 1_048_576)
+                      r.seconds > 0 ? r.generatorCPUSeconds / r.seconds : 0, Double(run.serverPeakRSS) / 1_048_576)
     }
 }

@@ -86,74 +86,81 @@ final class WebSocketBenchLink {
         }
         buffer += rest
         var stream: [UInt8] = []
-        var at = 0
-        while buffer.count - at >= 2 {
-            var length = Int(buffer[at + 1] & 0x7F), header = 2
-            if length == 126 {
-                guard buffer.count - at >= 4 else { break }
-                length = Int(buffer[at + 2]) << 8 | Int(buffer[at + 3])
-                header = 4
-            } else if length == 127 {
-                guard buffer.count - at >= 10 else { break }
-                length = buffer[(at + 2)..<(at + 10)].reduce(0) { $0 << 8 | Int($1) }
-                header = 10
+        let table = Self.sextet, dataWord = Self.dataWord  // globals read once per call, not per byte (each read costs a swift_once)
+        // One access to the buffer for the whole walk (per-byte access to a class's array costs exclusivity checks).
+        let consumed = buffer.withUnsafeBytes { b -> Int in
+            var at = 0
+            while b.count - at >= 2 {
+                var length = Int(b[at + 1] & 0x7F), header = 2
+                if length == 126 {
+                    guard b.count - at >= 4 else { break }
+                    length = Int(b[at + 2]) << 8 | Int(b[at + 3])
+                    header = 4
+                } else if length == 127 {
+                    guard b.count - at >= 10 else { break }
+                    length = Int(UInt64(bigEndian: b.loadUnaligned(fromByteOffset: at + 2, as: UInt64.self)))
+                    header = 10
+                }
+                guard b.count - at >= header + length else { break }
+                let opcode = b[at] & 0x0F
+                let payload = UnsafeRawBufferPointer(rebasing: b[(at + header)..<(at + header + length)])
+                at += header + length
+                if opcode == 0x2 {
+                    FrameEncoding.appendLength(UInt32(length), to: &stream)
+                    stream.append(contentsOf: payload)
+                } else if opcode == 0x1 {
+                    Self.translate(payload, into: &stream, sextet: table, dataWord: dataWord)
+                }
             }
-            guard buffer.count - at >= header + length else { break }
-            let opcode = buffer[at] & 0x0F
-            let payload = buffer[(at + header)..<(at + header + length)]
-            at += header + length
-            if opcode == 0x2 {
-                FrameEncoding.appendLength(UInt32(length), to: &stream)
-                stream += payload
-            } else if opcode == 0x1 {
-                Self.translate(payload, into: &stream)
-            }
+            return at
         }
-        buffer.removeFirst(at)
+        buffer.removeFirst(consumed)
         return (stream, send)
     }
 
     /// Frame{response{id: 1, ok{}}}: what a successful answer counts as.
     private static let success: [UInt8] = [0, 0, 0, 6, 0x12, 4, 0x08, 1, 0x1A, 0]
-    private static let responseStart = Array(#"{"response":"#.utf8), eventStart = Array(#"{"event":"#.utf8)
     private static let errorKey = Array(#""error":"#.utf8), dataKey = Array(#""data":""#.utf8)
 
     /// A JSON text as the TCP stream would hold it: a success for a response
     /// without an error, the record's header (in an event frame) for a message.
-    private static func translate(_ text: ArraySlice<UInt8>, into stream: inout [UInt8]) {
-        if text.starts(with: responseStart) {
-            if text.prefix(48).firstRange(of: errorKey) == nil { stream += success }
+    private static func translate(_ raw: UnsafeRawBufferPointer, into stream: inout [UInt8], sextet: [UInt8], dataWord: UInt64) {
+        // {"response":… or {"event":…: the third byte tells them apart.
+        guard raw.count > 12 else { return }
+        let kind = raw[2]
+        if kind == UInt8(ascii: "r") {
+            if raw.prefix(48).firstRange(of: errorKey) == nil { stream += success }
             return
         }
-        guard text.starts(with: eventStart) else { return }
-        text.withUnsafeBytes { raw in
-            guard let from = find(dataKey, in: raw) else { return }
-            // The header's bytes are what the generator reads; 40 base64 characters hold its 28.
-            let chars = (BenchRecord.headerSize + 2) / 3 * 4
-            guard raw.count - from >= chars else { return }
-            FrameEncoding.appendLength(UInt32(chars / 4 * 3 + 1), to: &stream)
-            stream.append(0x1A)
-            var i = from
-            while i < from + chars {
-                var group: UInt32 = 0
-                for k in 0..<4 { group = group << 6 | UInt32(sextet[Int(raw[i + k])]) }
-                stream += [UInt8(truncatingIfNeeded: group >> 16), UInt8(truncatingIfNeeded: group >> 8), UInt8(truncatingIfNeeded: group)]
-                i += 4
-            }
+        guard kind == UInt8(ascii: "e"), let from = findData(dataWord, in: raw) else { return }
+        // The header's bytes are what the generator reads; 40 base64 characters hold its 28.
+        let chars = (BenchRecord.headerSize + 2) / 3 * 4
+        guard raw.count - from >= chars else { return }
+        FrameEncoding.appendLength(UInt32(chars / 4 * 3 + 1), to: &stream)
+        stream.append(0x1A)
+        var i = from
+        while i < from + chars {
+            var group: UInt32 = 0
+            for k in 0..<4 { group = group << 6 | UInt32(sextet[Int(raw[i + k])]) }
+            stream.append(UInt8(truncatingIfNeeded: group >> 16))
+            stream.append(UInt8(truncatingIfNeeded: group >> 8))
+            stream.append(UInt8(truncatingIfNeeded: group))
+            i += 4
         }
     }
 
-    /// The offset after `key` in `raw`: memchr to each candidate's first byte, then a compare.
-    private static func find(_ key: [UInt8], in raw: UnsafeRawBufferPointer) -> Int? {
-        guard let base = raw.baseAddress else { return nil }
-        var at = 0
-        while raw.count - at >= key.count, let hit = memchr(base + at, Int32(key[0]), raw.count - at - key.count + 1) {
-            let i = base.distance(to: UnsafeRawPointer(hit))
-            if memcmp(hit, key, key.count) == 0 { return i + key.count }
-            at = i + 1
+    /// The offset after `"data":"` in `raw`, read backwards from the end, where
+    /// a message's body sits: one 8-byte compare per position.
+    private static func findData(_ dataWord: UInt64, in raw: UnsafeRawBufferPointer) -> Int? {
+        var i = raw.count - 8
+        while i >= 0 {
+            if raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) == dataWord { return i + 8 }
+            i -= 1
         }
         return nil
     }
+
+    private static let dataWord = dataKey.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
 
     /// Base64's alphabet, each character's six bits.
     private static let sextet: [UInt8] = {

@@ -15,7 +15,7 @@ struct FanoutBench: ParsableCommand {
     @Option(help: "Also run against: redis, nats (repeatable).") var vs: [String] = []
     @Option(help: "Target: guildhall or sink.") var target = "guildhall"
     @Option(help: "Guildhall settings for the server, KEY=VALUE (repeatable).") var set: [String] = []
-    @Option(help: "tcp, or ws: the same shape over TCP, WebSocket binary (ws) and WebSocket JSON (ws-json) in turn.") var transport = "tcp"
+    @Option(help: "tcp; ws: the same shape over TCP, WebSocket binary and WebSocket JSON in turn; ws-json: JSON alone.") var transport = "tcp"
 
     func run() throws {
         var targets = [(BenchTargetKind(rawValue: target) ?? .guildhall, BenchTransport.tcp)]
@@ -28,7 +28,8 @@ struct FanoutBench: ParsableCommand {
         case "ws":
             guard targets.count == 1, targets[0].0 == .guildhall else { throw ValidationError("--transport ws compares Guildhall's own transports: no --vs or --target") }
             targets += [(.guildhall, .ws), (.guildhall, .wsJSON)]
-        default: throw ValidationError("--transport takes tcp or ws")
+        case "ws-json": targets = [(.guildhall, .wsJSON)]  // alone, for profiling
+        default: throw ValidationError("--transport takes tcp, ws or ws-json")
         }
         var shape = load.shape
         if targets[0].0 == .sink {
@@ -58,9 +59,12 @@ struct FanoutBench: ParsableCommand {
             for other in medians.dropFirst() {
                 // Other servers are put against Guildhall; Guildhall's other transports against TCP.
                 let (a, b) = other.transport == .tcp ? (medians[0], other) : (other, medians[0])
-                print(String(format: "ratio %@/%@: %.2f× deliveries/s, p99 %.2f×", a.label, b.label,
+                // The server's CPU per delivery: what a transport costs the server, whoever limits the rate.
+                let cost = { (r: BenchRun) in r.serverCores / max(r.result.deliveriesPerSecond, 1) }
+                print(String(format: "ratio %@/%@: %.2f× deliveries/s, p99 %.2f×, server CPU per delivery %.2f×", a.label, b.label,
                              a.result.deliveriesPerSecond / max(b.result.deliveriesPerSecond, 1),
-                             Double(a.result.latency.quantile(0.99)) / Double(max(b.result.latency.quantile(0.99), 1))))
+                             Double(a.result.latency.quantile(0.99)) / Double(max(b.result.latency.quantile(0.99), 1)),
+                             cost(a) / max(cost(b), 1e-12)))
             }
         }
     }
