@@ -12,7 +12,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import ROOT
+from conftest import ROOT, UNLIMITED, JsonPeer
 
 SHOTS = os.environ.get("GUILDHALL_SCREENSHOTS", os.path.join(ROOT, ".build", "web-screenshots"))
 
@@ -105,6 +105,15 @@ def send(d, text):
     wait(d, f"'{text}' shown as sent", lambda: count_messages(d, text) == 1)
 
 
+@pytest.fixture
+def server(tmp_path):
+    # A display cap of 3, so the browser shows "3+" after four unread messages.
+    from conftest import Server
+    s = Server(tmp_path / "data", settings=["unread-display-cap=3"] + UNLIMITED)
+    yield s
+    s.stop()
+
+
 def test_alice_and_bob_chat_in_the_web_client(server, people):
     alice = people()
     alice.get(server.url)
@@ -149,12 +158,17 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     send(bob, "are you there?")
     send(bob, "anyone?")
     badge = f"li.channel[data-id='{general}'] .badge.unread"
+    mention = f"li.channel[data-id='{general}'] .badge.mention"
     wait(alice, "general's unread badge at 2", lambda: text_of(alice, badge) == "2")
-    assert text_of(alice, "li.server .badge.unread") == "2"
+    assert text_of(alice, "li.server .badge.unread") == "2" and text_of(alice, mention) == ""
+    send(bob, "@alice look")
+    wait(alice, "a mention badge", lambda: text_of(alice, mention) == "@1" and text_of(alice, badge) == "3")
+    send(bob, "still there?")
+    wait(alice, "the count shown as 3+ above the display cap", lambda: text_of(alice, badge) == "3+")
     shot(alice, "3-unread-badges.png")
     alice.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
-    wait(alice, "the badge cleared", lambda: text_of(alice, badge) == "")
-    wait(alice, "bob's messages shown", lambda: count_messages(alice, "anyone?") == 1)
+    wait(alice, "the badges cleared", lambda: text_of(alice, badge) == "" and text_of(alice, mention) == "")
+    wait(alice, "bob's messages shown", lambda: count_messages(alice, "still there?") == 1)
 
     # A message asking for read receipts: bob, reading general, responds; alice sees "read by 1 of 1" and who.
     alice.find_element(By.ID, "need-receipt").click()
@@ -202,3 +216,16 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     wait(alice, "read", lambda: ticks() == "READ")
     shot(alice, "6-direct-read.png")
     shot(bob, "7-direct-bob.png")
+
+    # History pages upward: 70 messages in random, 50 shown, the rest on scrolling to the top.
+    poster = JsonPeer(server, "carol")
+    poster.request({"joinServer": {"serverId": server_id}})
+    for i in range(70):
+        poster.request({"sendMessage": {"channelId": random, "body": {"text": f"old news {i:02}"}}})
+    alice.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{random}']").click()
+    wait(alice, "the newest page", lambda: count_messages(alice, "old news 69") == 1 and count_messages(alice, "old news 00") == 0)
+    assert len(alice.find_elements(By.CSS_SELECTOR, "#messages .message")) == 50
+    alice.execute_script("document.getElementById('messages').scrollTop = 0")
+    wait(alice, "the older page", lambda: count_messages(alice, "old news 00") == 1)
+    assert len(alice.find_elements(By.CSS_SELECTOR, "#messages .message")) == 70
+    poster.close()

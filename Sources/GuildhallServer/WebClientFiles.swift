@@ -486,7 +486,12 @@ async function send(text) {
   $("replying").hidden = true;
   try {
     if (view.kind === "channel") {
-      const r = await gh.request({ sendMessage: { channelId: view.channelId, body: { text }, clientId, needReceipt: $("need-receipt").checked, replyTo } });
+      // "@bob" in the text mentions bob; "@everyone" mentions all (for those allowed to).
+      const names = [...text.matchAll(/(?:^|\s)@([^\s@]+)/g)].map((m) => m[1]);
+      const mentionAll = names.includes("everyone");
+      const mentions = [...new Set(names.filter((n) => n !== "everyone"))];
+      const r = await gh.request({ sendMessage: { channelId: view.channelId, body: { text }, clientId, mentions, mentionAll,
+                                                  needReceipt: $("need-receipt").checked, replyTo } });
       addMessage(r.message);
       if (r.message.needReceipt) refreshReceipts([r.message.uid]);
     } else {
