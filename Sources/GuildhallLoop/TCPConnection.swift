@@ -363,24 +363,63 @@ public final class TCPConnection {
         onWritten?(queuedBytes)
     }
 
-    /// Flushes what is queued, then closes. Callbacks stop at once.
     deinit { scratch?.deallocate() }
 
+    /// How long a closed connection waits for its peer's end (see `close`).
+    public static let lingerMillis: UInt64 = 2_000
+
+    /// Flushes what is queued, then closes. Callbacks stop at once.
+    ///
+    /// A lingering close (as web servers do): what the peer still sends is
+    /// read and thrown away until its end, or for at most `lingerMillis`,
+    /// while the last bytes go out and the write side shuts down. Closing a
+    /// socket that holds unread input makes the kernel send a reset, and a
+    /// reset makes the peer's kernel discard what it received and had not
+    /// yet handed to the application: a client still writing when the server
+    /// closed (at shutdown, say) lost its close reason that way.
     public func close() {
         guard !isClosing else { return }
         flush()
         beginClosing()
+        let stream = asStream(handle)
+        uv_read_stop(stream)
+        if uv_read_start(stream, { h, _, buf in
+            guard let h, let buf, let loopData = h.pointee.loop.pointee.data else { return }
+            let loop = Unmanaged<EventLoop>.fromOpaque(loopData).takeUnretainedValue()
+            buf.pointee = uv_buf_init(loop.readBuffer.assumingMemoryBound(to: CChar.self), UInt32(EventLoop.readBufferSize))
+        }, { s, n, _ in
+            guard n < 0, let s, let data = s.pointee.data else { return }  // bytes read are thrown away
+            Unmanaged<TCPConnection>.fromOpaque(data).takeUnretainedValue().lingerStep(peerEnded: true, error: n != Int(UV_EOF.rawValue))
+        }) != 0 {
+            lingerState.peerEnded = true
+        }
+        lingerTimer = LingerTimer(loop: handle.pointee.loop, after: Self.lingerMillis) { [unowned self] in TCPConnection.finishClose(asStream(self.handle)) }
         let shutdownReq = UnsafeMutablePointer<uv_shutdown_t>.allocate(capacity: 1)
         shutdownReq.pointee.data = nil
-        if uv_shutdown(shutdownReq, asStream(handle), { req, _ in
+        if uv_shutdown(shutdownReq, stream, { req, status in
             guard let req else { return }
             let h = req.pointee.handle!
             req.deallocate()
-            TCPConnection.finishClose(h)
+            guard let data = h.pointee.data else { return TCPConnection.finishClose(h) }
+            Unmanaged<TCPConnection>.fromOpaque(data).takeUnretainedValue().lingerStep(shutDown: true, error: status < 0)
         }) != 0 {
             shutdownReq.deallocate()
-            TCPConnection.finishClose(asStream(handle))
+            TCPConnection.finishClose(stream)
         }
+    }
+
+    /// Where a lingering close is: the write side shut down, the peer's end read.
+    private var lingerState = (shutDown: false, peerEnded: false)
+    private var lingerTimer: LingerTimer?
+
+    /// A lingering close ends when both sides are done, or at once on an error.
+    private func lingerStep(shutDown: Bool = false, peerEnded: Bool = false, error: Bool) {
+        if shutDown { lingerState.shutDown = true }
+        if peerEnded {
+            lingerState.peerEnded = true
+            uv_read_stop(asStream(handle))
+        }
+        if error || (lingerState.shutDown && lingerState.peerEnded) { TCPConnection.finishClose(asStream(handle)) }
     }
 
     /// Stops callbacks and keeps self alive until libuv is done with the
@@ -414,6 +453,10 @@ public final class TCPConnection {
     private static func finishClose(_ stream: UnsafeMutablePointer<uv_stream_t>) {
         let h = UnsafeMutableRawPointer(stream).assumingMemoryBound(to: uv_handle_t.self)
         if uv_is_closing(h) != 0 { return }
+        if let data = h.pointee.data {
+            let c = Unmanaged<TCPConnection>.fromOpaque(data).takeUnretainedValue()
+            c.lingerTimer?.close()  // (the object goes with the connection: this may run in its own callback)
+        }
         uv_close(h, released)
     }
 
@@ -427,11 +470,35 @@ public final class TCPConnection {
             c.count?.add(-1)
             // Bytes never handed to libuv (an abort) leave the loop's total too.
             c.queued(-c.queuedBytes)
+            c.lingerTimer = nil
             let released = c.onReleased
             c.onReleased = nil
             released?()
             conn.release()
         }
         UnsafeMutableRawPointer(h).deallocate()
+    }
+}
+
+/// A one-shot libuv timer that bounds a lingering close; freed when closed.
+private final class LingerTimer {
+    private let timer: UnsafeMutablePointer<uv_timer_t>
+    private let fired: () -> Void
+
+    init(loop: UnsafeMutablePointer<uv_loop_t>, after millis: UInt64, _ fired: @escaping () -> Void) {
+        self.fired = fired
+        timer = .allocate(capacity: 1)
+        uv_timer_init(loop, timer)
+        timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        uv_timer_start(timer, { t in
+            guard let t, let data = t.pointee.data else { return }
+            Unmanaged<LingerTimer>.fromOpaque(data).takeUnretainedValue().fired()
+        }, millis, 0)
+    }
+
+    func close() {
+        guard timer.pointee.data != nil else { return }
+        timer.pointee.data = nil
+        uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self)) { h in UnsafeMutableRawPointer(h!).deallocate() }
     }
 }

@@ -254,6 +254,14 @@ final class Gateway {
                 s.writesSeen = c.writesCompleted
             }
             s.unwrittenSeen = unwritten
+            // Writes complete while the kernel's buffers take the bytes (megabytes
+            // on loopback): a frozen client shows as events it does not acknowledge.
+            if s.unackedBytes >= Session.ackStallBytes && now >= s.unackedSince + UInt64(settings.writeStallMs) {
+                limits.node.metrics.slowConsumerStall.increment()
+                drop(s, .slowConsumer, "no event acknowledged for \(settings.writeStallMs) ms with \(s.unackedBytes) bytes of events unacknowledged",
+                     abort: true)
+                continue
+            }
             // Unread updates that waited for the queue to drain.
             reportBehind(s)
         }

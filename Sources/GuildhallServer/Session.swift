@@ -52,6 +52,15 @@ final class Session {
     var writesSeen: UInt64 = 0
     var unwrittenSeen = 0
     var stalledSince: UInt64?
+    /// Bytes of events written since the client last acknowledged progress
+    /// (Ack, or a heartbeat's last_event_seq), and when the first of them was
+    /// written: a frozen client whose kernel still takes the bytes shows here,
+    /// not in the write queue (RELIABILITY S4).
+    private(set) var unackedBytes = 0
+    private(set) var unackedSince: UInt64 = 0
+    private var ackedEventSeq: UInt64 = 0
+    /// Unacknowledged bytes below this never count as a stall (a quiet client acknowledging seldom).
+    static let ackStallBytes = 64 * 1024
     /// Closed as a slow consumer at the next flush.
     var overflowed = false
     /// Too many live events waited for sync: ended at the next flush.
@@ -160,6 +169,8 @@ final class Session {
     private func write(_ payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, seq: UInt64,
                        to connection: TCPConnection, checkCap: Bool) {
         sink.sendEvent(payload, seq: seq, unread: unread, cursor: cursor, on: connection)
+        if unackedBytes == 0 { unackedSince = gateway.loop.nowMillis }
+        unackedBytes &+= payload.count
         if checkCap && connection.queuedBytes > outboundCap {
             if connection.queuedBytes > outboundCap + capSlack { overflowed = true }
         } else {
@@ -183,7 +194,13 @@ final class Session {
     /// The client has every event up to `seq`: forget them, and move the
     /// acknowledged inbox position. Returns whether that position moved.
     @discardableResult
-    func acknowledge(upTo seq: UInt64) -> Bool { state.acknowledge(upTo: seq) }
+    func acknowledge(upTo seq: UInt64) -> Bool {
+        if seq > ackedEventSeq {
+            ackedEventSeq = seq
+            unackedBytes = 0
+        }
+        return state.acknowledge(upTo: seq)
+    }
 
     /// Whether a resume after `seq` can replay everything missed.
     func canResume(after seq: UInt64) -> Bool { state.canResume(after: seq) }
@@ -207,6 +224,7 @@ final class Session {
     func attach(_ newConnection: TCPConnection, replayingAfter seq: UInt64, answer: (GHCloseReason?) -> Void) -> Int {
         connection = newConnection
         readPauses = []
+        unackedBytes = 0
         peer = newConnection.peer
         let (why, missed) = state.attach(replayingAfter: seq)
         answer(why)

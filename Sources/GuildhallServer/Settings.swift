@@ -238,7 +238,7 @@ extension Settings {
         live(int("outbound-soft-cap-bytes", "A session queued above this for outbound-soft-cap-ms is closed as a slow consumer.",
                  \.outboundSoftCapBytes, 0...(1 << 30))),
         live(int("outbound-soft-cap-ms", "See outbound-soft-cap-bytes.", \.outboundSoftCapMs, 0...3_600_000)),
-        live(int("write-stall-ms", "A session with bytes queued and no write completing for this long is cut as a slow consumer.",
+        live(int("write-stall-ms", "A session with bytes queued and no write completing, or with over 64 KiB of events unacknowledged and no acknowledgement, for this long is cut as a slow consumer.",
                  \.writeStallMs, 100...3_600_000)),
         live(int("outbound-total-cap-bytes", "Bytes queued to all sessions together; past it the sessions with the most queued are cut first.",
                  \.outboundTotalCapBytes, 65_536...(1 << 40))),

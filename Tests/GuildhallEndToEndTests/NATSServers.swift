@@ -17,15 +17,24 @@ final class NATSServer {
     let monitor: Int
 
     init() throws {
-        port = try Self.freePort()
-        monitor = try Self.freePort()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        child = try Child("/usr/sbin/nats-server", ["-a", "127.0.0.1", "-p", "\(port)", "-m", "\(monitor)", "-js", "-sd", folder],
-                          environment: ProcessInfo.processInfo.environment)
-        let deadline = Date().addingTimeInterval(10)
-        while (try? RawConnection(port: port)) == nil {
-            guard Date() < deadline else { throw WaitTimeout(what: "nats-server on \(port)") }
-            usleep(20_000)
+        // A port found free may be taken before nats-server binds it (seen in CI,
+        // with other tests connecting meanwhile): one that exits is started again on new ports.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (port, monitor) = (try Self.freePort(), try Self.freePort())
+            let child = try Child("/usr/sbin/nats-server", ["-a", "127.0.0.1", "-p", "\(port)", "-m", "\(monitor)", "-js", "-sd", folder],
+                                  environment: ProcessInfo.processInfo.environment)
+            let deadline = Date().addingTimeInterval(20)
+            while (try? RawConnection(port: port)) == nil && !child.hasExited && Date() < deadline { usleep(20_000) }
+            if (try? RawConnection(port: port)) != nil {
+                (self.port, self.monitor, self.child) = (port, monitor, child)
+                return
+            }
+            if !child.hasExited { kill(child.pid, SIGKILL) }
+            _ = child.wait()
+            guard attempt < 3 else { throw WaitTimeout(what: "nats-server on \(port) (attempt \(attempt))") }
         }
     }
 
