@@ -118,6 +118,9 @@ final class ConnectionSession {
             }
             waiters = w
             for w in waiters { w.resume(returning: result) }
+            // A resume that could not replay: what the old session was sent comes from history,
+            // before the live messages that follow this answer (they wait meanwhile).
+            if !result.resumed { client.beginFilling(result.missed) }
             if reconnected {
                 let client = self.client
                 Task {
@@ -148,6 +151,10 @@ final class ConnectionSession {
     private func dispatch(_ e: GHEvent) {
         switch e.body {
         case .message(let m)?:
+            if m.serverID != 0 {
+                if client.holdsForFill(m, e) { return }
+                guard client.noteDelivered(m) else { return }
+            }
             let unread: GHUnreadInfo? = e.hasUnread ? e.unread : nil
             client.notify {
                 $0.onMessage(m, unread: unread)

@@ -73,6 +73,10 @@ public final class GuildhallClient: Sendable {
         var ledger = SubscriptionLedger()
         var autoSubscribe = false
         var logins = 0
+        /// Per channel, the highest message seq handed to the listeners (what a gap fill need not fetch).
+        var lastSeen: [UInt64: UInt64] = [:]
+        /// Channels whose missed messages are being fetched, with their live messages waiting (GapFill.swift).
+        var filling: [UInt64: [GHEvent]] = [:]
     }
 
     let state = Mutex(State())

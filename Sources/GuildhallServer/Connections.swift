@@ -194,7 +194,7 @@ extension Gateway {
     }
 
     /// Asks the home to log `session` in; its later frames wait for the answer.
-    func admit(_ session: Session, _ token: AccessToken, autoSubscribe: Bool, id: UInt64, resumeFailure: String) {
+    func admit(_ session: Session, _ token: AccessToken, autoSubscribe: Bool, id: UInt64, resumeFailure: String, missed: MissedMessages = MissedMessages()) {
         guard routes.canAdmit(token.user) else {
             // In a cluster, no node holds this user's state for a moment (its shard is moving).
             session.fail(id, Failure(.unavailable, "no node serves user \(token.user) now; retry"))
@@ -203,7 +203,7 @@ extension Gateway {
         }
         session.pauseReading(.admission)
         session.autoSubscribeAtLogin = autoSubscribe
-        routes.admit(Admission(key: session.key, token: token, autoSubscribe: autoSubscribe, id: id, resumeFailure: resumeFailure,
+        routes.admit(Admission(key: session.key, token: token, autoSubscribe: autoSubscribe, id: id, resumeFailure: resumeFailure, missed: missed,
                              peer: session.peer))
     }
 

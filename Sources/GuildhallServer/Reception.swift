@@ -27,6 +27,8 @@ struct Admission: Sendable, Codable {
     let id: UInt64
     /// Why a resume became this login ("" for a plain login).
     let resumeFailure: String
+    /// The channel messages such a resume could not replay (`LoginResult.missed`).
+    let missed: MissedMessages
     let peer: String
 }
 
@@ -162,6 +164,7 @@ final class Reception: HomePart, GatewayHome {
         var result = GHLoginResult(user: token.user, device: token.device, sessionID: session.sessionID,
                                    heartbeatIntervalMs: settings.heartbeatIntervalMs, now: now())
         result.resumeFailure = a.resumeFailure
+        result.missed = a.missed.gaps
         result.autoUncovered = UInt32(clamping: home.subscriptions.ladders[a.token.user]?.ladder.uncovered ?? 0)
         session.respond(a.id, .login(result))
         // After the answer: admitting lets the gateway read the requests that

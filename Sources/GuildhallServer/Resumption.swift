@@ -36,6 +36,7 @@ extension Gateway {
             return
         }
         let failure: String
+        var missed = MissedMessages()
         if let node, node != settings.nodeID {
             // In a cluster, the session lived on another node (which died or drained): its replay is gone with it.
             failure = "session \(r.sessionID) was on node \(node), not this one (\(settings.nodeID))"
@@ -46,13 +47,14 @@ extension Gateway {
                 return
             }
             failure = "events after seq \(r.lastEventSeq) are no longer held (session at \(old.eventSeq), oldest held \(old.oldestReplayable))"
+            missed = old.state.missed(after: r.lastEventSeq)
             close(old, .replaced, "resumed too late; logged in afresh")
         } else {
             failure = "no session \(r.sessionID) of this user and device is waiting to resume"
         }
         log.info("resume fell back to login and sync", ["user": token.user, "reason": failure])
         limits.node.metrics.resumesFellBack.increment()
-        admit(fresh, token, autoSubscribe: r.autoSubscribe, id: id, resumeFailure: failure)
+        admit(fresh, token, autoSubscribe: r.autoSubscribe, id: id, resumeFailure: failure, missed: missed)
     }
 
     /// The logged-in session a session id names, if it is still here.

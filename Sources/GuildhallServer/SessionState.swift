@@ -63,6 +63,8 @@ struct SessionState: ~Copyable {
     private(set) var queuedOrd: UInt64 = 0
     /// Events not yet acknowledged, for a resume (MISSION §1).
     private(set) var replay: ReplayRing<ReplayEntry>
+    /// Channel messages the replay buffer let go before the client acknowledged them.
+    private var evicted = MissedMessages()
     private(set) var phase = Phase.awaitingLogin {
         didSet {
             switch phase {
@@ -177,8 +179,16 @@ struct SessionState: ~Copyable {
 
     private mutating func number(_ entry: consuming ReplayEntry) -> UInt64 {
         eventSeq += 1
-        replay.append(entry)
+        if let gone = replay.append(entry) { evicted.note(gone.payload) }
         return eventSeq
+    }
+
+    /// The channel messages after event `seq` the client may not have read:
+    /// those the replay buffer let go unacknowledged, and those it holds.
+    func missed(after seq: UInt64) -> MissedMessages {
+        var missed = evicted
+        for e in replay.events(after: seq) { missed.note(e.payload) }
+        return missed
     }
 
     // MARK: The inbox cursor
@@ -202,6 +212,8 @@ struct SessionState: ~Copyable {
         let before = ackedOrd
         var acked = ackedOrd
         replay.acknowledge(upTo: min(seq, eventSeq)) { e in if e.ord > acked { acked = e.ord } }
+        // Acknowledging past what the buffer let go says those arrived after all.
+        if !evicted.isEmpty, seq + 1 >= replay.firstSeq { evicted = MissedMessages() }
         ackedOrd = acked
         return ackedOrd > before
     }

@@ -4,6 +4,7 @@
 
 import Foundation
 @testable import GuildhallClient
+@testable import GuildhallServer
 import GuildhallWire
 import Testing
 
@@ -322,6 +323,52 @@ import Testing
         #expect(uids.filter { sent.contains($0) } == sent, "each missed message once, in order")
         #expect(Set(uids).count == uids.count)
         #expect(events.syncCompletions == 1, "a resume is not a new login")
+    }
+
+    /// Issue 17: a resume too late for the replay buffer falls back to a
+    /// login whose sync carries only what is addressed to the user; the
+    /// answer names the channel messages missed, and the SDK fetches them
+    /// from history before the channel's live messages: plain channel messages
+    /// (no mention) reach the listener each once, in order.
+    @Test func aResumeTooLateStillBringsEveryChannelMessageThroughTheSDK() async throws {
+        // A large server: bob receives only because of his subscription.
+        let server = try TestServer {
+            try $0.set("small-server-threshold", "1")
+            try $0.set("resume-events", "5")
+        }
+        defer { server.stop() }
+        let (alice, serverID, channel) = try await setUp(server)
+        // bob's reconnect waits (in its token) until he has missed more than his replay buffer holds.
+        let gate = DispatchSemaphore(value: 0)
+        let tokens = Locked(0)
+        let token = server.token("bob")
+        let bob = GuildhallClient(port: server.port, options: ClientOptions(token: {
+            if tokens.withLock({ $0 += 1; return $0 }) > 1 { _ = gate.wait(timeout: .now() + 20) }
+            return token
+        }))
+        let events = Recorder()
+        bob.addListener(events)
+        try await bob.connect()
+        defer { bob.close() }
+        #expect(try await bob.sub(.channelMsg, serverID, [channel]) == [.targetOk])
+        let before = try await alice.send("before", to: channel)
+        _ = try await events.message { $0.uid == before.uid }
+        bob.simulateNetworkDrop()
+        var sent: [UInt64] = []
+        for i in 0..<12 { sent.append(try await alice.send("during \(i)", to: channel).uid) }
+        gate.signal()
+        _ = try await waitFor("bob logged in afresh", timeout: 30) { events.syncCompletions >= 2 ? true : nil }
+        // Live again once the SDK has subscribed again.
+        var after: GHChannelMessage?
+        for _ in 0..<20 where after == nil {
+            let m = try await alice.send("after", to: channel)
+            if (try? await events.message(timeout: 1) { $0.uid == m.uid }) != nil { after = m }
+        }
+        #expect(after != nil, "live again")
+        let uids = events.messages.map(\.uid)
+        #expect(uids.filter { sent.contains($0) } == sent, "each missed message once, in order: \(uids.filter { sent.contains($0) }.count) of \(sent.count)")
+        #expect(Set(uids).count == uids.count, "nothing twice")
+        if let after, let last = uids.firstIndex(of: sent.last!), let live = uids.firstIndex(of: after.uid) { #expect(last < live) }
     }
 
     @Test func overflowingTheReplayBufferFallsBackToSyncWithNothingLost() async throws {

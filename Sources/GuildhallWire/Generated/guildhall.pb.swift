@@ -2486,7 +2486,10 @@ public nonisolated struct GHResume: Sendable {
   public init() {}
 }
 
-/// Acknowledge events.
+/// Acknowledge events. A client receiving events acknowledges them (here, or
+/// with `Heartbeat.last_event_seq`) at least every 10 s (the server's
+/// write-stall-ms): a session with over 64 KiB of events unacknowledged for
+/// that long is closed as a slow consumer (it may resume).
 public nonisolated struct GHAck: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -4034,6 +4037,32 @@ public nonisolated struct GHLoginResult: Sendable {
   /// (above `auto-subscribe-max-channels`, seed 001's advice is manual mode),
   /// as far as the server knows at login; every SUBSCRIPTION_CHANGED says it again.
   public var autoUncovered: UInt32 = 0
+
+  /// When `resumed` is false after a resume of a session the server still
+  /// held but could no longer replay: per channel, the channel messages that
+  /// session was sent after `Resume.last_event_seq` (offline sync carries only
+  /// what is addressed to the user). The client fetches each range from
+  /// history (the SDK does, before it reports the channel's live messages).
+  public var missed: [GHChannelGap] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Channel messages a client missed: seqs `first_seq` to `last_seq` of one channel.
+public nonisolated struct GHChannelGap: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var channelID: UInt64 = 0
+
+  public var firstSeq: UInt64 = 0
+
+  public var lastSeq: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -9964,7 +9993,7 @@ nonisolated extension GHOk: SwiftProtobuf.Message, SwiftProtobuf._MessageImpleme
 
 nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LoginResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}device_id\0\u{3}session_id\0\u{3}heartbeat_interval_ms\0\u{3}server_time\0\u{1}resumed\0\u{3}resume_failure\0\u{3}previous_close_reason\0\u{3}auto_uncovered\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}device_id\0\u{3}session_id\0\u{3}heartbeat_interval_ms\0\u{3}server_time\0\u{1}resumed\0\u{3}resume_failure\0\u{3}previous_close_reason\0\u{3}auto_uncovered\0\u{1}missed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9981,6 +10010,7 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 7: try { try decoder.decodeSingularStringField(value: &self.resumeFailure) }()
       case 8: try { try decoder.decodeSingularEnumField(value: &self.previousCloseReason) }()
       case 9: try { try decoder.decodeSingularUInt32Field(value: &self.autoUncovered) }()
+      case 10: try { try decoder.decodeRepeatedMessageField(value: &self.missed) }()
       default: break
       }
     }
@@ -10014,6 +10044,9 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.autoUncovered != 0 {
       try visitor.visitSingularUInt32Field(value: self.autoUncovered, fieldNumber: 9)
     }
+    if !self.missed.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.missed, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -10027,6 +10060,52 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.resumeFailure != rhs.resumeFailure {return false}
     if lhs.previousCloseReason != rhs.previousCloseReason {return false}
     if lhs.autoUncovered != rhs.autoUncovered {return false}
+    if lhs.missed != rhs.missed {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHChannelGap: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelGap"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{3}first_seq\0\u{3}last_seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.firstSeq) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    if self.firstSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.firstSeq, fieldNumber: 3)
+    }
+    if self.lastSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSeq, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHChannelGap, rhs: GHChannelGap) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.firstSeq != rhs.firstSeq {return false}
+    if lhs.lastSeq != rhs.lastSeq {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
