@@ -20,7 +20,7 @@ install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || m
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-.PHONY: run test test-web build release deps proto web clean bench
+.PHONY: run test test-web reliability build release deps proto web clean bench
 
 run: deps build
 	.build/debug/guildhall serve $(ARGS)
@@ -34,6 +34,8 @@ test: deps
 	# (sessions on a loop other than their home's; see README "Loops").
 	GUILDHALL_LOOPS=1 $(SWIFT) test --skip-build
 	GUILDHALL_LOOPS=2 $(SWIFT) test --skip-build --filter GuildhallEndToEndTests
+	# The reliability tests' quick profile (RELIABILITY §3, scaled down; `make reliability` runs the full one).
+	.build/debug/guildhall reliability --profile quick
 	$(MAKE) --no-print-directory test-web
 
 # The WebSocket protocol tests (Python's websockets as an independent peer)
@@ -56,6 +58,12 @@ release: deps
 deps:
 	@$(call install_missing,$(DEBIAN_PACKAGES))
 	@. scripts/swift-env && command -v swift >/dev/null || { echo "Swift 6.3 toolchain not found (looked on PATH and in /opt/swift/usr/bin)"; exit 1; }
+
+# The reliability tests at RELIABILITY §3's own numbers, against the release
+# binary on loopback (several minutes); each prints its figures and PASS or FAIL.
+reliability: deps
+	$(SWIFT) build -c release
+	.build/release/guildhall reliability --profile full
 
 # The benchmark matrix beside redis and nats (release build; takes a few minutes).
 bench: deps

@@ -7,5 +7,5 @@ struct Guildhall: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "guildhall",
         abstract: "Guildhall: guild/channel messaging server, token minting and a client.",
-        subcommands: [Serve.self, Token.self, Client.self, Health.self, Admin.self, Restore.self, Bench.self])
+        subcommands: [Serve.self, Token.self, Client.self, Health.self, Admin.self, Restore.self, Bench.self, Reliability.self])
 }

@@ -1,0 +1,123 @@
+// A plain blocking client for the reliability tests: connects to 127.0.0.1,
+// writes frames (or raw bytes), reads frames with a deadline, and tells how
+// the stream ended. Deliberately not the SDK: the tests need a client that
+// can be silent, frozen, rude or still writing.
+
+import Foundation
+import Glibc
+import GuildhallWire
+
+final class ProbeClient {
+    let fd: Int32
+    private var decoder = FrameDecoder(maxFrameBytes: 16 << 20)
+    private(set) var ended = false
+    private(set) var lastEventSeq: UInt64 = 0
+    private var nextID: UInt64 = 100
+
+    /// `receiveBuffer`: SO_RCVBUF before connecting (a small one makes a client slow to take bytes).
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw BenchError("connect to 127.0.0.1:\(port) failed: errno \(errno)")
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Sends bytes; without waiting when `dontWait` (what does not fit is dropped, as a writer that keeps going).
+    func send(_ bytes: [UInt8], dontWait: Bool = false) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | (dontWait ? MSG_DONTWAIT : 0))) }
+    }
+
+    func send(_ body: GHRequest.OneOf_Body, id: UInt64? = nil) -> UInt64 {
+        let id = id ?? { nextID += 1; return nextID }()
+        var f = GHFrame()
+        f.request.id = id
+        f.request.body = body
+        send(FrameEncoding.framed(f))
+        return id
+    }
+
+    /// Sends a request and waits for its answer (events before it are read and dropped).
+    @discardableResult
+    func call(_ body: GHRequest.OneOf_Body, timeout: Double = 10) -> GHResponse? {
+        let id = send(body)
+        let deadline = Date().addingTimeInterval(timeout)
+        while let f = next(until: deadline) { if case .response(let r)? = f.kind, r.id == id { return r } }
+        return nil
+    }
+
+    func login(_ token: String) -> GHLoginResult? {
+        var l = GHLogin()
+        l.token = token
+        guard case .login(let r)? = call(.login(l))?.result else { return nil }
+        return r
+    }
+
+    /// The next frame before `deadline`; nil at the deadline or when the stream ended.
+    func next(until deadline: Date) -> GHFrame? {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let payload = try? decoder.next() {
+                let frame = try? GHFrame(serializedBytes: payload)
+                if let seq = frame?.event.seq, seq != 0 { lastEventSeq = seq }
+                return frame ?? GHFrame()
+            }
+            if ended { return nil }
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 { return nil }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&p, 1, Int32(left * 1000) + 1) <= 0 { continue }
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { ended = true } else { decoder.feed(Array(buffer[0..<n])) }
+        }
+    }
+
+    /// Reads until the stream ends or `deadline`; returns the close reasons seen and the frames read.
+    func readToEnd(until deadline: Date) -> (reasons: [GHCloseReason], frames: Int) {
+        var reasons: [GHCloseReason] = [], frames = 0
+        while let f = next(until: deadline) {
+            frames += 1
+            if case .closed(let c)? = f.event.body { reasons.append(c.reason) }
+        }
+        return (reasons, frames)
+    }
+}
+
+extension ProbeClient {
+    /// Creates an open server with one channel; returns their ids.
+    func createGuild(_ name: String, channel: String) throws -> (server: UInt64, channel: UInt64) {
+        var create = GHCreateServer()
+        create.name = name
+        create.openJoin = true
+        guard case .server(let g)? = call(.createServer(create))?.result else { throw BenchError("createServer failed") }
+        var c = GHCreateChannel()
+        c.serverID = g.serverID
+        c.name = channel
+        guard case .channel(let ch)? = call(.createChannel(c))?.result else { throw BenchError("createChannel failed") }
+        return (g.serverID, ch.channelID)
+    }
+
+    /// Joins the server and subscribes to the channel's messages.
+    func joinAndSubscribe(server: UInt64, channel: UInt64) {
+        var join = GHJoinServer()
+        join.serverID = server
+        call(.joinServer(join))
+        var sub = GHSubscribe()
+        sub.type = .channelMsg
+        var t = GHSubscriptionTarget()
+        t.serverID = server
+        t.channelID = channel
+        sub.targets = [t]
+        call(.subscribe(sub))
+    }
+}

@@ -1,0 +1,62 @@
+// `guildhall reliability`: the RELIABILITY §3 tests against this binary as a
+// server on loopback (issue 17). Each test prints its figures and PASS or
+// FAIL against the criterion written there; the last line counts them. The
+// quick profile scales counts and durations down (it runs in `make test`);
+// the full profile is RELIABILITY's own numbers (`make reliability`).
+// Everything targets 127.0.0.1, is bounded in count and time, and stops only
+// the processes it started, by their PID.
+
+import ArgumentParser
+import Foundation
+
+struct Reliability: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the reliability tests (RELIABILITY §3) against this binary on loopback.")
+
+    @Option(help: "quick (scaled down, for make test) or full (RELIABILITY's numbers).") var profile = "quick"
+    @Option(help: "Only these tests, comma separated (R4,S4,D5,L1).") var only = ""
+    @Option(help: "Random seed (logged; a failure repeats with it).") var seed: UInt64?
+
+    func run() throws {
+        guard let p = ReliabilityProfile(rawValue: profile) else { throw ValidationError("--profile takes quick or full") }
+        let seed = seed ?? UInt64.random(in: 1...UInt64.max)
+        let wanted = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() })
+        print("reliability: profile \(p.rawValue), seed \(seed)")
+        var passed = 0, failed = 0
+        for check in ReliabilityChecks.all where wanted.isEmpty || wanted.contains(check.id) {
+            let started = Date()
+            let outcome: CheckOutcome
+            do { outcome = try check.run(p, seed) } catch { outcome = CheckOutcome(passed: false, figures: "error: \(error)") }
+            let seconds = Date().timeIntervalSince(started)
+            print(String(format: "%@ %@: %@ (%.1f s) %@", check.id, check.title, outcome.figures, seconds, outcome.passed ? "PASS" : "FAIL"))
+            fflush(nil)
+            if outcome.passed { passed += 1 } else { failed += 1 }
+        }
+        print("\(passed) passed, \(failed) failed")
+        if failed > 0 { throw ExitCode(1) }
+    }
+}
+
+enum ReliabilityProfile: String, Sendable {
+    case quick, full
+}
+
+struct CheckOutcome {
+    let passed: Bool
+    let figures: String
+}
+
+struct ReliabilityCheck: Sendable {
+    let id: String
+    let title: String
+    let run: @Sendable (ReliabilityProfile, UInt64) throws -> CheckOutcome
+}
+
+enum ReliabilityChecks {
+    static let all: [ReliabilityCheck] = [
+        ReliabilityCheck(id: "R4", title: "server full", run: ResourceChecks.serverFull),
+        ReliabilityCheck(id: "S4", title: "frozen subscriber", run: BackpressureChecks.frozenSubscriber),
+        ReliabilityCheck(id: "D5", title: "SIGTERM with clients writing", run: ShutdownChecks.sigtermWhileWriting),
+        ReliabilityCheck(id: "L1", title: "silent client", run: LivenessChecks.silentClient),
+    ]
+}

@@ -1,0 +1,81 @@
+// The server under test: this binary's `guildhall serve` in a temporary
+// folder, on free loopback ports (client and admin), with the abuse limits
+// off unless a test sets them; signalled and stopped by its PID only.
+
+import Foundation
+import Glibc
+import GuildhallCore
+import GuildhallServer
+
+final class ReliabilityServer {
+    let process: Process
+    let port: Int
+    let adminPort: Int
+    let folder: String
+    static let secret = "reliability-secret"
+
+    init(_ settings: [String] = [], unlimited: Bool = true) throws {
+        folder = NSTemporaryDirectory() + "guildhall-reliability-\(UUID().uuidString)"
+        adminPort = try BenchTargets.freePort()
+        var args = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(Self.secret)", "--set", "log-level=error",
+                    "--set", "admin-listen=127.0.0.1:\(adminPort)", "--set", "ws-listen="]
+        if unlimited { args += Settings.unlimitedFlags }
+        for s in settings { args += ["--set", s] }
+        (process, port) = try BenchTargets.launch(BenchTargets.selfPath, args, portFrom: "listening on 127.0.0.1:")
+    }
+
+    func token(_ user: String, device: String = "probe") -> String {
+        AccessToken(user: user, device: device, expiry: UInt64(Date().timeIntervalSince1970) + 3600).signed(with: Array(Self.secret.utf8))
+    }
+
+    func signal(_ s: Int32) { kill(process.processIdentifier, s) }
+
+    /// Waits for the process to exit (at most `timeout`); its exit status, nil if it did not.
+    func waitExit(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    /// A counter or gauge from /metrics (summed over its labels), nil when unreadable.
+    func metric(_ name: String) -> Double? {
+        guard let text = AdminProbe.get("/metrics", port: adminPort) else { return nil }
+        var total: Double?
+        for line in text.split(separator: "\n") where line.hasPrefix(name) && !line.hasPrefix("#") {
+            let rest = line.dropFirst(name.count)
+            guard rest.first == " " || rest.first == "{" else { continue }
+            if let v = line.split(separator: " ").last.flatMap({ Double($0) }) { total = (total ?? 0) + v }
+        }
+        return total
+    }
+
+    func stop() {
+        if process.isRunning {
+            signal(SIGTERM)
+            if waitExit(timeout: 15) == nil { signal(SIGKILL); process.waitUntilExit() }
+        }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    deinit { stop() }
+}
+
+/// A plain HTTP GET to the admin endpoint.
+enum AdminProbe {
+    static func get(_ path: String, port: Int) -> String? {
+        guard let c = try? ProbeClient(port: port) else { return nil }
+        c.send(Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            var p = pollfd(fd: c.fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 200) > 0 else { continue }
+            let n = buffer.withUnsafeMutableBytes { recv(c.fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) }
+    }
+}
