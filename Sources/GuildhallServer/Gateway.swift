@@ -121,7 +121,8 @@ final class Gateway {
         self.routes = routes
         flushCheck = LoopCheck(loop: loop) { [unowned self] in self.flushAll() }
         sweepTimer = LoopTimer(loop: loop)
-        let sweepEvery = UInt64(max(50, min(1000, min(settings.loginDeadlineMs, settings.idleTimeoutMs) / 4)))
+        // At least twice a second: deadlines (idle, write stall) are met within half a second of their time.
+        let sweepEvery = UInt64(max(50, min(500, min(settings.loginDeadlineMs, settings.idleTimeoutMs) / 4)))
         sweepTimer.start(afterMillis: sweepEvery, repeatMillis: sweepEvery) { [unowned self] in self.sweep() }
     }
 

@@ -38,7 +38,7 @@ public struct Settings: Sendable, Equatable {
     public var loginDeadlineMs = 5_000
     public var heartbeatIntervalMs = 30_000
     /// Two missed heartbeats and a second (RELIABILITY L1).
-    /// Two heartbeats: the sweep that finds it adds at most a second, so a silent client is closed within 2 × interval + 1 s (RELIABILITY L1).
+    /// Two heartbeats: the sweep that finds it adds at most half a second, so a silent client is closed within 2 × interval + 1 s (RELIABILITY L1).
     public var idleTimeoutMs = 60_000
     public var frameDeadlineMs = 10_000
     public var maxConnections = 10_000
@@ -179,7 +179,7 @@ extension Settings {
         int("max-frame-bytes", "Largest frame a logged-in client may send.", \.maxFrameBytes, 1024...(16 << 20)),
         int("login-deadline-ms", "Time a new connection has to log in.", \.loginDeadlineMs, 100...600_000),
         int("heartbeat-interval-ms", "Heartbeat interval the server asks clients for.", \.heartbeatIntervalMs, 100...3_600_000),
-        int("idle-timeout-ms", "A session that sends no complete frame for this long is closed (default: two heartbeats; found within a second more).",
+        int("idle-timeout-ms", "A session that sends no complete frame for this long is closed (default: two heartbeats; found within half a second more).",
             \.idleTimeoutMs, 200...7_200_000),
         int("frame-deadline-ms", "A frame a client started must be complete within this time, or the connection is closed.",
             \.frameDeadlineMs, 100...600_000),

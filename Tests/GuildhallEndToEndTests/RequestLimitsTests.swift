@@ -146,7 +146,7 @@ import Testing
     }
 
     /// RELIABILITY L1: closed within two missed heartbeats and a second: the
-    /// timeout is two heartbeats, and the sweep that finds it runs at least every second.
+    /// timeout is two heartbeats, and the sweep that finds it runs at least twice a second.
     @Test func theDefaultIdleTimeoutIsTwoHeartbeats() {
         let s = Settings()
         #expect(s.idleTimeoutMs == 2 * s.heartbeatIntervalMs)
