@@ -57,6 +57,8 @@ enum ReliabilityChecks {
         ReliabilityCheck(id: "R4", title: "server full", run: ResourceChecks.serverFull),
         ReliabilityCheck(id: "S4", title: "frozen subscriber", run: BackpressureChecks.frozenSubscriber),
         ReliabilityCheck(id: "D5", title: "SIGTERM with clients writing", run: ShutdownChecks.sigtermWhileWriting),
+        ReliabilityCheck(id: "B3", title: "oversize frames and slowloris", run: BadInputChecks.oversizeAndSlowloris),
+        ReliabilityCheck(id: "A1", title: "requests before login, and A2 login deadline, bad token, second login", run: AuthChecks.beforeAndAroundLogin),
         ReliabilityCheck(id: "L1", title: "silent client", run: LivenessChecks.silentClient),
     ]
 }
