@@ -60,5 +60,6 @@ enum ReliabilityChecks {
         ReliabilityCheck(id: "B3", title: "oversize frames and slowloris", run: BadInputChecks.oversizeAndSlowloris),
         ReliabilityCheck(id: "A1", title: "requests before login, and A2 login deadline, bad token, second login", run: AuthChecks.beforeAndAroundLogin),
         ReliabilityCheck(id: "L1", title: "silent client", run: LivenessChecks.silentClient),
+        ReliabilityCheck(id: "L2", title: "resume", run: LivenessChecks.resume),
     ]
 }
