@@ -56,6 +56,7 @@ enum ReliabilityChecks {
     static let all: [ReliabilityCheck] = [
         ReliabilityCheck(id: "R4", title: "server full", run: ResourceChecks.serverFull),
         ReliabilityCheck(id: "S4", title: "frozen subscriber", run: BackpressureChecks.frozenSubscriber),
+        ReliabilityCheck(id: "D2", title: "resend after kill -9 with the same client ids", run: CrashChecks.resendAfterCrash),
         ReliabilityCheck(id: "D5", title: "SIGTERM with clients writing", run: ShutdownChecks.sigtermWhileWriting),
         ReliabilityCheck(id: "B3", title: "oversize frames and slowloris", run: BadInputChecks.oversizeAndSlowloris),
         ReliabilityCheck(id: "A1", title: "requests before login, and A2 login deadline, bad token, second login", run: AuthChecks.beforeAndAroundLogin),

@@ -8,20 +8,36 @@ import GuildhallCore
 import GuildhallServer
 
 final class ReliabilityServer {
-    let process: Process
-    let port: Int
-    let adminPort: Int
+    private(set) var process: Process
+    private(set) var port: Int
+    private(set) var adminPort: Int
     let folder: String
+    private let settings: [String]
+    private let unlimited: Bool
     static let secret = "reliability-secret"
 
     init(_ settings: [String] = [], unlimited: Bool = true) throws {
         folder = NSTemporaryDirectory() + "guildhall-reliability-\(UUID().uuidString)"
-        adminPort = try BenchTargets.freePort()
+        self.settings = settings
+        self.unlimited = unlimited
+        (process, port, adminPort) = try Self.start(folder, settings, unlimited)
+    }
+
+    private static func start(_ folder: String, _ settings: [String], _ unlimited: Bool) throws -> (Process, Int, Int) {
+        let adminPort = try BenchTargets.freePort()
         var args = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(Self.secret)", "--set", "log-level=error",
                     "--set", "admin-listen=127.0.0.1:\(adminPort)", "--set", "ws-listen="]
         if unlimited { args += Settings.unlimitedFlags }
         for s in settings { args += ["--set", s] }
-        (process, port) = try BenchTargets.launch(BenchTargets.selfPath, args, portFrom: "listening on 127.0.0.1:")
+        let (process, port) = try BenchTargets.launch(BenchTargets.selfPath, args, portFrom: "listening on 127.0.0.1:")
+        return (process, port, adminPort)
+    }
+
+    /// kill -9, then the server again on the same folder (new ports).
+    func crashAndRestart() throws {
+        signal(SIGKILL)
+        process.waitUntilExit()
+        (process, port, adminPort) = try Self.start(folder, settings, unlimited)
     }
 
     func token(_ user: String, device: String = "probe") -> String {
