@@ -55,6 +55,7 @@ struct ReliabilityCheck: Sendable {
 enum ReliabilityChecks {
     static let all: [ReliabilityCheck] = [
         ReliabilityCheck(id: "R4", title: "server full", run: ResourceChecks.serverFull),
+        ReliabilityCheck(id: "R5", title: "open-file limit", run: ResourceChecks.fileLimit),
         ReliabilityCheck(id: "S4", title: "frozen subscriber", run: BackpressureChecks.frozenSubscriber),
         ReliabilityCheck(id: "D2", title: "resend after kill -9 with the same client ids", run: CrashChecks.resendAfterCrash),
         ReliabilityCheck(id: "D5", title: "SIGTERM with clients writing", run: ShutdownChecks.sigtermWhileWriting),

@@ -14,22 +14,26 @@ final class ReliabilityServer {
     let folder: String
     private let settings: [String]
     private let unlimited: Bool
+    private let fileLimit: Int?
     static let secret = "reliability-secret"
 
-    init(_ settings: [String] = [], unlimited: Bool = true) throws {
+    /// `fileLimit`: the server's RLIMIT_NOFILE (through Debian's prlimit, which execs it: same PID).
+    init(_ settings: [String] = [], unlimited: Bool = true, fileLimit: Int? = nil) throws {
         folder = NSTemporaryDirectory() + "guildhall-reliability-\(UUID().uuidString)"
         self.settings = settings
         self.unlimited = unlimited
-        (process, port, adminPort) = try Self.start(folder, settings, unlimited)
+        self.fileLimit = fileLimit
+        (process, port, adminPort) = try Self.start(folder, settings, unlimited, fileLimit)
     }
 
-    private static func start(_ folder: String, _ settings: [String], _ unlimited: Bool) throws -> (Process, Int, Int) {
+    private static func start(_ folder: String, _ settings: [String], _ unlimited: Bool, _ fileLimit: Int? = nil) throws -> (Process, Int, Int) {
         let adminPort = try BenchTargets.freePort()
         var args = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(Self.secret)", "--set", "log-level=error",
                     "--set", "admin-listen=127.0.0.1:\(adminPort)", "--set", "ws-listen="]
         if unlimited { args += Settings.unlimitedFlags }
         for s in settings { args += ["--set", s] }
-        let (process, port) = try BenchTargets.launch(BenchTargets.selfPath, args, portFrom: "listening on 127.0.0.1:")
+        let (path, all) = fileLimit.map { ("/usr/bin/prlimit", ["--nofile=\($0):\($0)", BenchTargets.selfPath] + args) } ?? (BenchTargets.selfPath, args)
+        let (process, port) = try BenchTargets.launch(path, all, portFrom: "listening on 127.0.0.1:")
         return (process, port, adminPort)
     }
 
@@ -37,7 +41,7 @@ final class ReliabilityServer {
     func crashAndRestart() throws {
         signal(SIGKILL)
         process.waitUntilExit()
-        (process, port, adminPort) = try Self.start(folder, settings, unlimited)
+        (process, port, adminPort) = try Self.start(folder, settings, unlimited, fileLimit)
     }
 
     func token(_ user: String, device: String = "probe") -> String {
@@ -45,6 +49,15 @@ final class ReliabilityServer {
     }
 
     func signal(_ s: Int32) { kill(process.processIdentifier, s) }
+
+    /// CPU seconds the server used so far (user + system, from /proc).
+    var cpuSeconds: Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
 
     /// Waits for the process to exit (at most `timeout`); its exit status, nil if it did not.
     func waitExit(timeout: Double) -> Int32? {
