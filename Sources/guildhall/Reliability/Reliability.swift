@@ -25,8 +25,12 @@ struct Reliability: ParsableCommand {
         var passed = 0, failed = 0
         for check in ReliabilityChecks.all where wanted.isEmpty || wanted.contains(check.id) {
             let started = Date()
-            let outcome: CheckOutcome
+            var outcome: CheckOutcome
             do { outcome = try check.run(p, seed) } catch { outcome = CheckOutcome(passed: false, figures: "error: \(error)") }
+            // Each test ends with the leak check of the servers it started.
+            let leaks = ReliabilityServer.finishAll()
+            outcome = CheckOutcome(passed: outcome.passed && leaks.isEmpty,
+                                   figures: outcome.figures + (leaks.isEmpty ? "; no leak" : "; LEAK: " + leaks.joined(separator: ", ")))
             let seconds = Date().timeIntervalSince(started)
             print(String(format: "%@ %@: %@ (%.1f s) %@", check.id, check.title, outcome.figures, seconds, outcome.passed ? "PASS" : "FAIL"))
             fflush(nil)

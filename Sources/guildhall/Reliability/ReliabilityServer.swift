@@ -1,6 +1,10 @@
 // The server under test: this binary's `guildhall serve` in a temporary
 // folder, on free loopback ports (client and admin), with the abuse limits
-// off unless a test sets them; signalled and stopped by its PID only.
+// off unless a test sets them; signalled and stopped by its PID only. After
+// each test the runner checks every server it started for leaks (`finishAll`)
+// once the test's own clients are gone: no connection and no queued byte
+// left, then SIGTERM and exit status 0 (every loop closed with
+// uv_loop_close == 0, which the server's exit status reports).
 
 import Foundation
 import Glibc
@@ -24,6 +28,40 @@ final class ReliabilityServer {
         self.unlimited = unlimited
         self.fileLimit = fileLimit
         (process, port, adminPort) = try Self.start(folder, settings, unlimited, fileLimit)
+        Self.started.append(self)
+    }
+
+    /// Servers started by the test that runs now (the runner is one thread).
+    nonisolated(unsafe) private static var started: [ReliabilityServer] = []
+
+    /// The leak check of every server the last test started, then their end; the problems found.
+    static func finishAll() -> [String] {
+        defer { started = [] }
+        return started.flatMap { $0.finish() }
+    }
+
+    private func finish() -> [String] {
+        var problems: [String] = []
+        if process.isRunning {
+            var connections: Double?, queued: Double?
+            let by = Date().addingTimeInterval(5)
+            repeat {
+                connections = metric("guildhall_connections")
+                queued = metric("guildhall_outbound_queued_bytes")
+                if connections == 0 && queued == 0 { break }
+                usleep(100_000)
+            } while Date() < by
+            if connections != 0 { problems.append("\(connections.map { "\(Int($0))" } ?? "?") connections left") }
+            if queued != 0 { problems.append("\(queued.map { "\(Int($0))" } ?? "?") bytes still queued") }
+            signal(SIGTERM)
+            let status = waitExit(timeout: 15)
+            if status != 0 { problems.append("exit status \(status.map { "\($0)" } ?? "none (killed)") at SIGTERM (a loop not closed cleanly)") }
+            if status == nil { signal(SIGKILL); process.waitUntilExit() }
+        } else if process.terminationReason == .exit && process.terminationStatus != 0 {
+            problems.append("exited with status \(process.terminationStatus)")
+        }
+        try? FileManager.default.removeItem(atPath: folder)
+        return problems
     }
 
     private static func start(_ folder: String, _ settings: [String], _ unlimited: Bool, _ fileLimit: Int? = nil) throws -> (Process, Int, Int) {
@@ -48,7 +86,7 @@ final class ReliabilityServer {
         AccessToken(user: user, device: device, expiry: UInt64(Date().timeIntervalSince1970) + 3600).signed(with: Array(Self.secret.utf8))
     }
 
-    func signal(_ s: Int32) { kill(process.processIdentifier, s) }
+    func signal(_ s: Int32) { Glibc.kill(process.processIdentifier, s) }
 
     /// CPU seconds the server used so far (user + system, from /proc).
     var cpuSeconds: Double {
@@ -78,7 +116,11 @@ final class ReliabilityServer {
         return total
     }
 
-    func stop() {
+    /// For a test's `defer`: the runner's leak check stops the server once the test's clients are gone.
+    func stop() {}
+
+    /// Stops it now (no leak check).
+    func terminateNow() {
         if process.isRunning {
             signal(SIGTERM)
             if waitExit(timeout: 15) == nil { signal(SIGKILL); process.waitUntilExit() }
@@ -86,7 +128,7 @@ final class ReliabilityServer {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
-    deinit { stop() }
+    deinit { terminateNow() }
 }
 
 /// A plain HTTP GET to the admin endpoint.
