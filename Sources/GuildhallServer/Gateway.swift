@@ -214,12 +214,21 @@ final class Gateway {
         let busy = Double(loop.busyNanoseconds) / 1e9, subscriptions = homeFigures?() ?? [:]
         let count = sessions.count
         var syncing = 0, detached = 0
+        var webSocket = (sessions: 0, syncing: 0, detached: 0)
         for s in sessions.values {
-            if s.detached != nil { detached += 1 } else if s.isSyncing { syncing += 1 }
+            let ws = s.sink.isWebSocket
+            if ws { webSocket.sessions += 1 }
+            if s.detached != nil {
+                detached += 1
+                if ws { webSocket.detached += 1 }
+            } else if s.isSyncing {
+                syncing += 1
+                if ws { webSocket.syncing += 1 }
+            }
         }
         limits.node.metrics.loops.withLock {
-            $0[index] = NodeMetrics.LoopFigures(sessions: count, syncing: syncing, detached: detached, outbound: outbound, busySeconds: busy,
-                                                subscriptions: subscriptions, lastSweep: now)
+            $0[index] = NodeMetrics.LoopFigures(sessions: count, syncing: syncing, detached: detached, webSocket: webSocket, outbound: outbound,
+                                                busySeconds: busy, subscriptions: subscriptions, lastSweep: now)
         }
         for s in Array(sessions.values) {
             if s.detached != nil { continue }

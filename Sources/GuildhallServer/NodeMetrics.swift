@@ -37,6 +37,8 @@ final class NodeMetrics: Sendable {
         var sessions = 0
         var syncing = 0
         var detached = 0
+        /// The same three counts for sessions over WebSocket (the rest are TCP).
+        var webSocket = (sessions: 0, syncing: 0, detached: 0)
         var outbound = 0
         var busySeconds = 0.0
         var subscriptions: [Int: Int] = [:]
@@ -88,8 +90,11 @@ final class NodeMetrics: Sendable {
                                                help: "Resumes: replayed (the session went on) or fell back (logged in afresh, offline sync).")
         var phaseGauges: [String: Gauge] = [:]
         for phase in ["live", "syncing", "detached"] {
-            phaseGauges[phase] = registry.makeGauge(name: "guildhall_sessions_by_phase", labels: [("phase", phase), ("transport", "tcp")],
-                                                    help: "Sessions on the node's gateways by phase and transport.")
+            for transport in ["tcp", "websocket"] {
+                phaseGauges["\(phase)/\(transport)"] = registry.makeGauge(name: "guildhall_sessions_by_phase",
+                                                                          labels: [("phase", phase), ("transport", transport)],
+                                                                          help: "Sessions on the node's gateways by phase and transport.")
+            }
         }
         phases = phaseGauges
         commitLatency = registry.makeValueHistogram(name: "guildhall_commit_latency_seconds",
@@ -141,10 +146,17 @@ final class NodeMetrics: Sendable {
         for (kind, gauge) in subscriptionGauges { gauge.set(to: Double(perLoop.reduce(0) { $0 + ($1.subscriptions[kind] ?? 0) })) }
         walBytes.set(to: Double(((try? FileManager.default.attributesOfItem(atPath: walPath))?[.size] as? Int) ?? 0))
         sessions.set(to: Double(perLoop.reduce(0) { $0 + $1.sessions }))
-        let syncing = perLoop.reduce(0) { $0 + $1.syncing }, detached = perLoop.reduce(0) { $0 + $1.detached }
-        phases["syncing"]?.set(to: Double(syncing))
-        phases["detached"]?.set(to: Double(detached))
-        phases["live"]?.set(to: Double(perLoop.reduce(0) { $0 + $1.sessions } - syncing - detached))
+        let total = perLoop.reduce(0) { $0 + $1.sessions }, syncing = perLoop.reduce(0) { $0 + $1.syncing }
+        let detached = perLoop.reduce(0) { $0 + $1.detached }
+        let ws = perLoop.reduce((sessions: 0, syncing: 0, detached: 0)) {
+            ($0.sessions + $1.webSocket.sessions, $0.syncing + $1.webSocket.syncing, $0.detached + $1.webSocket.detached)
+        }
+        phases["syncing/websocket"]?.set(to: Double(ws.syncing))
+        phases["detached/websocket"]?.set(to: Double(ws.detached))
+        phases["live/websocket"]?.set(to: Double(ws.sessions - ws.syncing - ws.detached))
+        phases["syncing/tcp"]?.set(to: Double(syncing - ws.syncing))
+        phases["detached/tcp"]?.set(to: Double(detached - ws.detached))
+        phases["live/tcp"]?.set(to: Double(total - syncing - detached - (ws.sessions - ws.syncing - ws.detached)))
         outboundBytes.set(to: Double(perLoop.reduce(0) { $0 + $1.outbound }))
         connections.set(to: Double(open))
         storeQueue.set(to: Double(storeQueueDepth))

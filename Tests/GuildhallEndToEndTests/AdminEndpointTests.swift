@@ -219,6 +219,7 @@ struct HTTPExchange {
             try $0.set("small-server-threshold", "100")
             // Above one burst (50 sends of 8 KB), so only the stalled session reaches it.
             try $0.set("outbound-hard-cap-bytes", "1048576")
+            $0.wsListen = "127.0.0.1:0"
         }
         defer { server.stop() }
         func scrape() throws -> String {
@@ -243,6 +244,18 @@ struct HTTPExchange {
         #expect(Self.metric(after, "guildhall_process_resident_bytes") > 0 && Self.metric(after, "guildhall_process_open_fds") > 0)
         try await waitUntil("the sweep's session count") { Self.metric(try scrape(), "guildhall_sessions") == 2 }
         #expect(Self.metric(after, "guildhall_logins_total") == 2)
+        #expect(Self.metric(try scrape(), #"guildhall_sessions_by_phase{phase="live",transport="tcp"}"#) == 2)
+        // A browser's session counts under its own transport.
+        let browser = try WebSocketPeer(port: server.webSocketPort, json: true)
+        #expect(browser.handshake().hasPrefix("HTTP/1.1 101 "))
+        var login = GHRequest()
+        login.id = 1
+        login.login.token = server.token("carol")
+        browser.send(login)
+        #expect(browser.nextFrame()?.response.login.userID == "carol")
+        try await waitUntil("the WebSocket session counted") {
+            Self.metric(try scrape(), #"guildhall_sessions_by_phase{phase="live",transport="websocket"}"#) == 1
+        }
         #expect(Self.metric(try scrape(), #"guildhall_sessions_by_phase{phase="live",transport="tcp"}"#) == 2)
         for name in ["guildhall_wal_bytes", "guildhall_sync_packages_total", #"guildhall_loop_busy_seconds{loop="0"}"#] {
             #expect(after.contains(name + " "), "\(name)")
