@@ -38,7 +38,7 @@ extension JSONEvents.Rendering {
     func write(seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, on c: TCPConnection) {
         withUnsafeTemporaryAllocation(byteCount: event.maxHeadBytes, alignment: 1) { head in
             let written = JSONFrames.head(event, seq: seq, unread: unread, cursor: cursor, into: head.baseAddress!)
-            let size = body.count, tail = 2
+            let size = body.count, tail = MemoryLayout.size(ofValue: JSONFrames.closingBraces)
             let length = written + size + tail, h = WebSocketFrames.headerBytes(length: length)
             let copied = size <= FrameSink.copyPayloadsUpTo
             let reserved = h + written + (copied ? size + tail : 0)
@@ -47,17 +47,14 @@ extension JSONEvents.Rendering {
             (p + h).copyMemory(from: head.baseAddress!, byteCount: written)
             if copied {
                 if size > 0 { (p + h + written).copyMemory(from: body.base, byteCount: size) }
-                (p + h + written + size).storeBytes(of: Self.closingBraces, as: UInt16.self)
+                (p + h + written + size).storeBytes(of: JSONFrames.closingBraces, as: UInt16.self)
                 return c.commitScratch(reserved, reserved: reserved)
             }
             c.commitScratch(reserved, reserved: reserved)
             c.enqueue(shared: body)
             guard let t = c.reserveScratch(tail) else { return }
-            t.storeBytes(of: Self.closingBraces, as: UInt16.self)
+            t.storeBytes(of: JSONFrames.closingBraces, as: UInt16.self)
             c.commitScratch(tail, reserved: tail)
         }
     }
-
-    /// "}}" (JSONFrames.tail), as one store.
-    private static var closingBraces: UInt16 { 0x7D7D }
 }

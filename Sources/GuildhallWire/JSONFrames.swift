@@ -104,8 +104,10 @@ public enum JSONFrames {
         return w.count
     }
 
-    /// What closes an event's text after its body.
-    public static let tail: [UInt8] = Array("}}".utf8)
+    /// What closes an event's text after its body: "}}", as one 2-byte store
+    /// (a literal: no lazy global on the per-recipient path).
+    public static let closingBraces: UInt16 = 0x7D7D
+    public static var tail: [UInt8] { [0x7D, 0x7D] }
 
     /// Bytes written one after another; the caller sized the memory.
     private struct Writer {

@@ -248,11 +248,7 @@ struct HTTPExchange {
         // A browser's session counts under its own transport.
         let browser = try WebSocketPeer(port: server.webSocketPort, json: true)
         #expect(browser.handshake().hasPrefix("HTTP/1.1 101 "))
-        var login = GHRequest()
-        login.id = 1
-        login.login.token = server.token("carol")
-        browser.send(login)
-        #expect(browser.nextFrame()?.response.login.userID == "carol")
+        #expect(browser.login(server.token("carol"))?.userID == "carol")
         try await waitUntil("the WebSocket session counted") {
             Self.metric(try scrape(), #"guildhall_sessions_by_phase{phase="live",transport="websocket"}"#) == 1
         }

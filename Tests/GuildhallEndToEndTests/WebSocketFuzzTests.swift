@@ -72,11 +72,7 @@ import Testing
         // Still serving, over both transports.
         let peer = try WebSocketPeer(port: server.webSocketPort)
         #expect(peer.handshake().hasPrefix("HTTP/1.1 101 "))
-        var login = GHRequest()
-        login.id = 1
-        login.login.token = server.token("alice")
-        peer.send(login)
-        #expect(peer.nextFrame()?.response.login.userID == "alice", "seed \(seed)")
+        #expect(peer.login(server.token("alice"))?.userID == "alice", "seed \(seed)")
         let raw = try RawConnection(port: server.port)
         raw.login(server.token("bob"))
         #expect(raw.nextFrame()?.response.login.userID == "bob")

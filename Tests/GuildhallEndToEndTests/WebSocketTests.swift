@@ -41,6 +41,15 @@ final class WebSocketPeer {
         return String(decoding: buffer, as: UTF8.self)
     }
 
+    /// Sends a login with `token` (request id 1) and returns its answer.
+    func login(_ token: String) -> GHLoginResult? {
+        var login = GHRequest()
+        login.id = 1
+        login.login.token = token
+        send(login)
+        return nextFrame()?.response.login
+    }
+
     func send(_ request: GHRequest) {
         var f = GHFrame()
         f.request = request
@@ -118,12 +127,7 @@ final class WebSocketPeer {
 
         let bob = try WebSocketPeer(port: server.webSocketPort, json: json)
         #expect(bob.handshake().hasPrefix("HTTP/1.1 101 "))
-        var login = GHRequest()
-        login.id = 1
-        login.login.token = server.token("bob")
-        bob.send(login)
-        let answer = try #require(bob.nextFrame())
-        #expect(answer.response.id == 1 && answer.response.login.userID == "bob", "\(answer)")
+        #expect(bob.login(server.token("bob"))?.userID == "bob")
         var join = GHRequest()
         join.id = 2
         join.joinServer.serverID = g.serverID
@@ -172,13 +176,9 @@ final class WebSocketPeer {
             let peer = try WebSocketPeer(port: server.webSocketPort, json: true)
             peers.append(peer)
             #expect(peer.handshake().hasPrefix("HTTP/1.1 101 "))
-            var login = GHRequest()
-            login.id = 1
-            login.login.token = server.token("user\(i)")
-            peer.send(login)
-            let answer = try #require(peer.nextFrame())
+            let answer = try #require(peer.login(server.token("user\(i)")))
             // A session id is "node-key-random"; the key's low byte names the loop.
-            let key = try #require(UInt64(answer.response.login.sessionID.split(separator: "-")[1]))
+            let key = try #require(UInt64(answer.sessionID.split(separator: "-")[1]))
             loops.insert(key & 0xff)
         }
         #expect(loops.count == testLoops, "sessions on loops \(loops.sorted())")
