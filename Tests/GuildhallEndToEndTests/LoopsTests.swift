@@ -86,12 +86,14 @@ import Testing
     @Test func shutdownTellsEverySessionOnEveryLoopWhyItEnds() async throws {
         let server = try TestServer { $0.loops = 2 }
         var sessions: [(RawConnection, String)] = []
-        for i in 0..<10 {
+        // The kernel spreads connections over the loops by a hash: ten may all land on one
+        // (seen in CI, 1 in 512), so more come until both loops hold some.
+        for i in 0..<40 where sessions.count < 10 || Set(sessions.compactMap { Self.loop(ofSession: $0.1) }).count < 2 {
             let raw = try RawConnection(port: server.port)
             guard let login = raw.loginAndSync(server.token("user\(i)")) else { Issue.record("user\(i) did not log in"); return }
             sessions.append((raw, login.sessionID))
         }
-        #expect(Set(sessions.compactMap { Self.loop(ofSession: $0.1) }) == [0, 1], "10 connections all landed on one loop")
+        #expect(Set(sessions.compactMap { Self.loop(ofSession: $0.1) }) == [0, 1], "\(sessions.count) connections all landed on one loop")
         let rc = server.stop()
         #expect(rc == 0, "a loop leaked a handle")
         for (raw, id) in sessions {
