@@ -33,6 +33,17 @@ extension Store {
         return BackupReport(path: target, bytes: size, lastMessageUID: last)
     }
 
+    /// `PRAGMA integrity_check` of the database at `path`: "ok", or SQLite's
+    /// list of problems. Read-write (the default) replays a WAL left by a crash first.
+    public static func integrityCheck(_ path: String, readOnly: Bool = false) throws(StoreError) -> String {
+        guard FileManager.default.fileExists(atPath: path) else { throw StoreError(code: 0, message: "no database at \(path)") }
+        let db = try SQLiteConnection(path: path, readOnly: readOnly)
+        let statement = try db.prepare("PRAGMA integrity_check", persistent: false)
+        var lines: [String] = []
+        while try statement.step() { lines.append(statement.text(0)) }
+        return lines.joined(separator: "; ")
+    }
+
     /// Checks a backup file (`PRAGMA integrity_check`) and copies it into
     /// `folder`, which must hold no database yet.
     public static func restore(_ backup: String, into folder: String) throws(StoreError) {
@@ -40,9 +51,7 @@ extension Store {
         guard !FileManager.default.fileExists(atPath: target) else {
             throw StoreError(code: 0, message: "\(folder) already holds a database; restore into an empty data folder")
         }
-        let check = try SQLiteConnection(path: backup, readOnly: true)
-        let statement = try check.prepare("PRAGMA integrity_check", persistent: false)
-        guard try statement.step(), statement.text(0) == "ok" else {
+        guard try integrityCheck(backup, readOnly: true) == "ok" else {
             throw StoreError(code: 0, message: "\(backup) failed its integrity check; it was not restored")
         }
         do {

@@ -120,4 +120,20 @@ extension ProbeClient {
         sub.targets = [t]
         call(.subscribe(sub))
     }
+
+    /// The channel's whole history, oldest first (nil when a page was refused).
+    func history(channel: UInt64) -> [GHChannelMessage]? {
+        var all: [GHChannelMessage] = [], after: UInt64 = 0
+        while true {
+            var history = GHGetHistory()
+            history.channelID = channel
+            history.seq = after
+            history.direction = .after
+            history.limit = 100
+            guard case .messages(let page)? = call(.getHistory(history))?.result else { return nil }
+            all += page.messages
+            guard let last = page.messages.last?.seq, page.moreAvailable else { return all }
+            after = last
+        }
+    }
 }

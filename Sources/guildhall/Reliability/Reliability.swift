@@ -61,6 +61,7 @@ enum ReliabilityChecks {
         ReliabilityCheck(id: "R4", title: "server full", run: ResourceChecks.serverFull),
         ReliabilityCheck(id: "R5", title: "open-file limit", run: ResourceChecks.fileLimit),
         ReliabilityCheck(id: "S4", title: "frozen subscriber", run: BackpressureChecks.frozenSubscriber),
+        ReliabilityCheck(id: "D1", title: "kill -9 while sends stream in", run: CrashChecks.killDuringSends),
         ReliabilityCheck(id: "D2", title: "resend after kill -9 with the same client ids", run: CrashChecks.resendAfterCrash),
         ReliabilityCheck(id: "D5", title: "SIGTERM with clients writing", run: ShutdownChecks.sigtermWhileWriting),
         ReliabilityCheck(id: "B3", title: "oversize frames and slowloris", run: BadInputChecks.oversizeAndSlowloris),
@@ -68,4 +69,17 @@ enum ReliabilityChecks {
         ReliabilityCheck(id: "L1", title: "silent client", run: LivenessChecks.silentClient),
         ReliabilityCheck(id: "L2", title: "resume", run: LivenessChecks.resume),
     ]
+}
+
+/// The tests' random choices, repeatable from the logged seed (splitmix64).
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+    init(_ seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

@@ -78,6 +78,11 @@ final class ReliabilityServer {
     /// kill -9, then the server again on the same folder (new ports).
     func crashAndRestart() throws {
         signal(SIGKILL)
+        try restart()
+    }
+
+    /// The server again on the same folder (new ports), once the old process is gone.
+    func restart() throws {
         process.waitUntilExit()
         (process, port, adminPort) = try Self.start(folder, settings, unlimited, fileLimit)
     }
