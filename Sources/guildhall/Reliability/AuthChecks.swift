@@ -1,4 +1,5 @@
-// Authentication (RELIABILITY §3): A1 and A2, what a connection gets before and around its login.
+// Authentication (RELIABILITY §3): A1 and A2, what a connection gets before and
+// around its login; A6, guessing at one account.
 
 import Foundation
 import GuildhallCore
@@ -67,5 +68,52 @@ enum AuthChecks {
         return CheckOutcome(passed: failures.isEmpty,
                             figures: failures.isEmpty ? String(format: "6 kinds of request before login each got 401 and the close only; silence closed after %.2f s (deadline %d ms); forged token 401 + AUTH_FAILED; second login 409", waited, deadline)
                                 : failures.joined(separator: "; "))
+    }
+
+    /// A6: 100 forged logins for one account within 10 s (2 s quick), each on its own
+    /// connection, with the server's default limits. Pass: at most 5 are checked (401), the rest
+    /// answered 429 with a retry time; then another account from the same address, and the
+    /// guessed account's own valid token from another address, log in, and a wrong token for
+    /// another account from a third address is checked (401, not 429).
+    static func bruteForce(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
+        let seconds = profile == .full ? 10.0 : 2.0
+        let server = try ReliabilityServer(unlimited: false)
+        defer { server.stop() }
+        func forged(_ user: String) -> GHLogin {
+            var login = GHLogin()
+            login.token = AccessToken(user: user, device: "x", expiry: UInt64(Date().timeIntervalSince1970) + 60).signed(with: Array("guess".utf8))
+            return login
+        }
+        var checked = 0, limited = 0, limitedWithoutRetry = 0, other: [String] = []
+        let started = Date()
+        for i in 0..<100 {
+            let wait = started.addingTimeInterval(seconds * Double(i) / 100).timeIntervalSinceNow
+            if wait > 0 { usleep(UInt32(wait * 1e6)) }  // paces the guesses over the period
+            let c = try ProbeClient(port: server.port)
+            switch c.call(.login(forged("victim")))?.result {
+            case .error(let e)? where e.code == .unauthenticated: checked += 1
+            case .error(let e)? where e.code == .rateLimited:
+                limited += 1
+                if e.retryAfterMs == 0 { limitedWithoutRetry += 1 }
+            case let r: other.append(ProbeClient.text(r.map { var x = GHResponse(); x.result = $0; return x }))
+            }
+        }
+        var problems: [String] = []
+        if checked > 5 { problems.append("\(checked) guesses checked") }
+        if limited + checked != 100 { problems.append("other answers: \(other.prefix(3))") }
+        if limitedWithoutRetry > 0 { problems.append("\(limitedWithoutRetry) 429s without retry_after_ms") }
+        let sameAddress = try ProbeClient(port: server.port)
+        if sameAddress.login(server.token("alice")) == nil { problems.append("another account from the same address was refused") }
+        let victimElsewhere = try ProbeClient(port: server.port, from: "127.0.0.2")
+        let victimAnswer = ProbeClient.text(victimElsewhere.call(.login({ var l = GHLogin(); l.token = server.token("victim"); return l }())))
+        let thirdAddress = try ProbeClient(port: server.port, from: "127.0.0.3")
+        let thirdAnswer = ProbeClient.text(thirdAddress.call(.login(forged("bob"))))
+        if !thirdAnswer.hasPrefix("error 401 ") { problems.append("a wrong token for another account from another address: \(thirdAnswer)") }
+        let victimNote = victimAnswer.hasPrefix("ok ") ? "the guessed account's own token from another address logged in"
+                                                       : "the guessed account's own token from another address: \(victimAnswer)"
+        return CheckOutcome(passed: problems.isEmpty,
+                            figures: String(format: "100 forged logins for one account in %.1f s: %d checked, %d answered 429 with retry_after; ", Date().timeIntervalSince(started), checked, limited)
+                                + "another account from the same address logged in; \(victimNote); another account's wrong token from a third address checked (401)"
+                                + (problems.isEmpty ? "" : "; " + problems.joined(separator: "; ")))
     }
 }

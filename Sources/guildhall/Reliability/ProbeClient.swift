@@ -1,7 +1,8 @@
 // A plain blocking client for the reliability tests: connects to 127.0.0.1,
 // writes frames (or raw bytes), reads frames with a deadline, and tells how
 // the stream ended. Deliberately not the SDK: the tests need a client that
-// can be silent, frozen, rude or still writing.
+// can be silent, frozen, rude or still writing. It acknowledges offline
+// packages only (they hold live events until then).
 
 import Foundation
 import Glibc
@@ -14,10 +15,19 @@ final class ProbeClient {
     private(set) var lastEventSeq: UInt64 = 0
     private var nextID: UInt64 = 100
 
-    /// `receiveBuffer`: SO_RCVBUF before connecting (a small one makes a client slow to take bytes).
-    init(port: Int, receiveBuffer: Int32? = nil) throws {
+    /// `receiveBuffer`: SO_RCVBUF before connecting (a small one makes a client slow to take bytes);
+    /// `from`: the loopback address to connect from (127.0.0.0/8 is all this host's), for a second peer address.
+    init(port: Int, receiveBuffer: Int32? = nil, from: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+        if let from {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(from)
+            _ = withUnsafePointer(to: &local) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -70,6 +80,13 @@ final class ProbeClient {
             if let payload = try? decoder.next() {
                 let frame = try? GHFrame(serializedBytes: payload)
                 if let seq = frame?.event.seq, seq != 0 { lastEventSeq = seq }
+                // The end of an offline package: acknowledged as the SDK does, or the
+                // server holds the rest of the sync and every live event after it.
+                if let e = frame?.event, e.offline && e.left == 0 {
+                    var ack = GHAck()
+                    ack.eventSeq = e.seq
+                    _ = send(.ack(ack))
+                }
                 return frame ?? GHFrame()
             }
             if ended { return nil }
@@ -94,11 +111,12 @@ final class ProbeClient {
 }
 
 extension ProbeClient {
-    /// Creates an open server with one channel; returns their ids.
-    func createGuild(_ name: String, channel: String) throws -> (server: UInt64, channel: UInt64) {
+    /// Creates a server (open to join unless `invited`) with one channel; returns their ids.
+    func createGuild(_ name: String, channel: String, invited: Bool = false, guests: Bool = false) throws -> (server: UInt64, channel: UInt64) {
         var create = GHCreateServer()
         create.name = name
-        create.openJoin = true
+        create.openJoin = !invited
+        create.allowGuests = guests
         guard case .server(let g)? = call(.createServer(create))?.result else { throw BenchError("createServer failed") }
         var c = GHCreateChannel()
         c.serverID = g.serverID
@@ -107,13 +125,15 @@ extension ProbeClient {
         return (g.serverID, ch.channelID)
     }
 
-    /// Joins the server and subscribes to the channel's messages.
-    func joinAndSubscribe(server: UInt64, channel: UInt64) {
-        var join = GHJoinServer()
-        join.serverID = server
-        call(.joinServer(join))
+    /// Joins the server (unless `join` is false) and subscribes to the channel's messages (as a guest: `type` .guestChannel).
+    func joinAndSubscribe(server: UInt64, channel: UInt64, join: Bool = true, type: GHSubscriptionType = .channelMsg) {
+        if join {
+            var j = GHJoinServer()
+            j.serverID = server
+            call(.joinServer(j))
+        }
         var sub = GHSubscribe()
-        sub.type = .channelMsg
+        sub.type = type
         var t = GHSubscriptionTarget()
         t.serverID = server
         t.channelID = channel
@@ -135,5 +155,28 @@ extension ProbeClient {
             guard let last = page.messages.last?.seq, page.moreAvailable else { return all }
             after = last
         }
+    }
+
+    /// Sends a text message; its answer.
+    @discardableResult
+    func sendText(_ text: String, to channel: UInt64, needReceipt: Bool = false) -> GHResponse? {
+        var send = GHSendMessage()
+        send.channelID = channel
+        send.body.text = text
+        send.needReceipt = needReceipt
+        return call(.sendMessage(send))
+    }
+
+    /// The next channel message pushed to this session before `deadline` (other frames are dropped).
+    func nextMessage(until deadline: Date) -> GHChannelMessage? {
+        while let f = next(until: deadline) { if case .message(let m)? = f.event.body { return m } }
+        return nil
+    }
+
+    /// An answer as one line: "error <code> <message>", "ok <result>", or "no answer".
+    static func text(_ r: GHResponse?) -> String {
+        guard let r else { return "no answer" }
+        if case .error(let e)? = r.result { return "error \(e.code.rawValue) \(e.message)" }
+        return "ok \(r.result.map { "\($0)" } ?? "")"
     }
 }

@@ -66,6 +66,10 @@ enum ReliabilityChecks {
         ReliabilityCheck(id: "D5", title: "SIGTERM with clients writing", run: ShutdownChecks.sigtermWhileWriting),
         ReliabilityCheck(id: "B3", title: "oversize frames and slowloris", run: BadInputChecks.oversizeAndSlowloris),
         ReliabilityCheck(id: "A1", title: "requests before login, and A2 login deadline, bad token, second login", run: AuthChecks.beforeAndAroundLogin),
+        ReliabilityCheck(id: "A3", title: "guest and read-only member cannot send", run: AccessChecks.cannotSend),
+        ReliabilityCheck(id: "A4", title: "foreign ids answered as missing ones, every request kind", run: AccessChecks.foreignIDs),
+        ReliabilityCheck(id: "A5", title: "kick, ban and role change mid-session", run: AccessChecks.removal),
+        ReliabilityCheck(id: "A6", title: "guessing at one account", run: AuthChecks.bruteForce),
         ReliabilityCheck(id: "L1", title: "silent client", run: LivenessChecks.silentClient),
         ReliabilityCheck(id: "L2", title: "resume", run: LivenessChecks.resume),
     ]

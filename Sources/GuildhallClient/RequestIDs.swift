@@ -1,0 +1,86 @@
+// Every request kind that names a server, channel, message or conversation,
+// made for a given set of ids: RELIABILITY A4's table. A caller who may not
+// see an id must be answered exactly as for an id that does not exist, for
+// every kind here; the end-to-end tests and `guildhall reliability` (A4) go
+// through it. A new request kind that names an id belongs here.
+
+import GuildhallWire
+
+/// A server, channel, message, conversation and direct message id: real ones, or made-up ones of the same shapes.
+public struct RequestIDs: Sendable {
+    public var server: UInt64, channel: UInt64, message: UInt64, conversation: UInt64, directMessage: UInt64
+
+    public init(server: UInt64, channel: UInt64, message: UInt64, conversation: UInt64, directMessage: UInt64) {
+        self.server = server; self.channel = channel; self.message = message; self.conversation = conversation; self.directMessage = directMessage
+    }
+
+    /// Every one of them, for hiding them from an answer's text.
+    public var all: [UInt64] { [server, channel, message, conversation, directMessage] }
+
+    /// Every request kind that names an id, made for these ids, with its name.
+    public var requests: [(String, GHRequest.OneOf_Body)] {
+        let i = self
+        func make<M>(_ m: M, _ fill: (inout M) -> Void) -> M {
+            var m = m
+            fill(&m)
+            return m
+        }
+        let bits = make(GHPermissionBits()) { $0.allow = GHPermission.sendMessages.bits }
+        return [
+            ("updateServer", .updateServer(make(GHUpdateServer()) { $0.serverID = i.server; $0.name = "x" })),
+            ("deleteServer", .deleteServer(make(GHDeleteServer()) { $0.serverID = i.server })),
+            ("getServers", .getServers(make(GHGetServers()) { $0.serverIds = [i.server] })),
+            ("joinServer", .joinServer(make(GHJoinServer()) { $0.serverID = i.server })),
+            ("inviteMember", .inviteMember(make(GHInviteMember()) { $0.serverID = i.server; $0.userID = "zed" })),
+            ("acceptInvite", .acceptInvite(make(GHAcceptInvite()) { $0.serverID = i.server })),
+            ("leaveServer", .leaveServer(make(GHLeaveServer()) { $0.serverID = i.server })),
+            ("kickMember", .kickMember(make(GHKickMember()) { $0.serverID = i.server; $0.userID = "alice" })),
+            ("setMemberRole", .setMemberRole(make(GHSetMemberRole()) { $0.serverID = i.server; $0.userID = "alice"; $0.role = .admin })),
+            ("listMembers", .listMembers(make(GHListMembers()) { $0.serverID = i.server })),
+            ("createChannel", .createChannel(make(GHCreateChannel()) { $0.serverID = i.server; $0.name = "x" })),
+            ("updateChannel", .updateChannel(make(GHUpdateChannel()) { $0.channelID = i.channel; $0.name = "x" })),
+            ("deleteChannel", .deleteChannel(make(GHDeleteChannel()) { $0.channelID = i.channel })),
+            ("listChannels", .listChannels(make(GHListChannels()) { $0.serverID = i.server })),
+            ("sendMessage", .sendMessage(make(GHSendMessage()) { $0.channelID = i.channel; $0.body.text = "x" })),
+            ("getHistory channel", .getHistory(make(GHGetHistory()) { $0.channelID = i.channel })),
+            ("getHistory conversation", .getHistory(make(GHGetHistory()) { $0.channelID = i.conversation })),
+            ("getMessages", .getMessages(make(GHGetMessages()) { $0.uids = [i.message, i.directMessage] })),
+            ("setReceivedStatus", .setReceivedStatus(make(GHSetReceivedStatus()) { $0.messageUids = [i.message]; $0.isRead = true })),
+            ("getReceivedStatus", .getReceivedStatus(make(GHGetReceivedStatus()) { $0.messageUids = [i.message] })),
+            ("requestReceipt", .requestReceipt(make(GHRequestReceipt()) { $0.messageUid = i.message })),
+            ("respondReceipts", .respondReceipts(make(GHRespondReceipts()) { $0.channelID = i.channel; $0.messageUids = [i.message] })),
+            ("getReceiptReaders", .getReceiptReaders(make(GHGetReceiptReaders()) { $0.messageUid = i.message })),
+            ("getReceiptInfo", .getReceiptInfo(make(GHGetReceiptInfo()) { $0.messageUids = [i.message] })),
+            ("subscribe server", .subscribe(make(GHSubscribe()) {
+                $0.type = .serverMsg
+                $0.targets = [make(GHSubscriptionTarget()) { $0.serverID = i.server }]
+            })),
+            ("subscribe channel", .subscribe(make(GHSubscribe()) {
+                $0.type = .channelMsg
+                $0.targets = [make(GHSubscriptionTarget()) { $0.serverID = i.server; $0.channelID = i.channel }]
+            })),
+            ("markRead", .markRead(make(GHMarkRead()) { $0.channelID = i.channel; $0.seq = 1 })),
+            ("getUnread", .getUnread(make(GHGetUnread()) { $0.channelIds = [i.channel] })),
+            ("sendTyping", .sendTyping(make(GHSendTyping()) { $0.channelID = i.channel })),
+            ("enterAsGuest", .enterAsGuest(make(GHEnterAsGuest()) { $0.serverID = i.server })),
+            ("leaveAsGuest", .leaveAsGuest(make(GHLeaveAsGuest()) { $0.serverID = i.server })),
+            ("banMember", .banMember(make(GHBanMember()) { $0.serverID = i.server; $0.userID = "zed" })),
+            ("unbanMember", .unbanMember(make(GHUnbanMember()) { $0.serverID = i.server; $0.userID = "zed" })),
+            ("markDelivered", .markDelivered(make(GHMarkDelivered()) { $0.messageUids = [i.directMessage] })),
+            ("sendReadReceipt", .sendReadReceipt(make(GHSendReadReceipt()) { $0.conversationID = i.conversation })),
+            ("ackMessageRead", .ackMessageRead(make(GHAckMessageRead()) { $0.messageUid = i.directMessage })),
+            ("ackConversationRead", .ackConversationRead(make(GHAckConversationRead()) { $0.conversationID = i.conversation })),
+            ("getSentStatus", .getSentStatus(make(GHGetSentStatus()) { $0.messageUids = [i.directMessage] })),
+            ("createRole", .createRole(make(GHCreateRole()) { $0.serverID = i.server; $0.name = "x"; $0.position = 1 })),
+            ("updateRole", .updateRole(make(GHUpdateRole()) { $0.serverID = i.server; $0.roleID = 1; $0.name = "x" })),
+            ("deleteRole", .deleteRole(make(GHDeleteRole()) { $0.serverID = i.server; $0.roleID = 1 })),
+            ("grantRole", .grantRole(make(GHGrantRole()) { $0.serverID = i.server; $0.userID = "alice"; $0.roleID = 1 })),
+            ("takeBackRole", .takeBackRole(make(GHTakeBackRole()) { $0.serverID = i.server; $0.userID = "alice"; $0.roleID = 1 })),
+            ("setPermissionOverride", .setPermissionOverride(make(GHSetPermissionOverride()) {
+                $0.override.serverID = i.server; $0.override.channelID = i.channel; $0.override.userID = "alice"; $0.override.permissions = bits
+            })),
+            ("listRoles", .listRoles(make(GHListRoles()) { $0.serverID = i.server })),
+            ("getPermissions", .getPermissions(make(GHGetPermissions()) { $0.serverID = i.server; $0.channelID = i.channel })),
+        ]
+    }
+}
