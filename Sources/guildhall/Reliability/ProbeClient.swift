@@ -13,6 +13,8 @@ final class ProbeClient {
     private var decoder = FrameDecoder(maxFrameBytes: 16 << 20)
     private(set) var ended = false
     private(set) var lastEventSeq: UInt64 = 0
+    /// Every byte received, when set (to search what the server sent).
+    var captured: [UInt8]?
     private var nextID: UInt64 = 100
 
     /// `receiveBuffer`: SO_RCVBUF before connecting (a small one makes a client slow to take bytes);
@@ -95,7 +97,10 @@ final class ProbeClient {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             if poll(&p, 1, Int32(left * 1000) + 1) <= 0 { continue }
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { ended = true } else { decoder.feed(Array(buffer[0..<n])) }
+            if n <= 0 { ended = true } else {
+                decoder.feed(Array(buffer[0..<n]))
+                captured?.append(contentsOf: buffer[0..<n])
+            }
         }
     }
 

@@ -21,13 +21,17 @@ final class ReliabilityServer {
     private let fileLimit: Int?
     static let secret = "reliability-secret"
 
-    /// `fileLimit`: the server's RLIMIT_NOFILE (through Debian's prlimit, which execs it: same PID).
-    init(_ settings: [String] = [], unlimited: Bool = true, fileLimit: Int? = nil) throws {
-        folder = NSTemporaryDirectory() + "guildhall-reliability-\(UUID().uuidString)"
+    /// Run once the server is stopped and its folder removed (a test's own clean-up, such as an unmount).
+    var afterwards: (() -> Void)?
+
+    /// `fileLimit`: the server's RLIMIT_NOFILE (through Debian's prlimit, which execs it: same PID);
+    /// `folder`: its data folder (default: a new temporary one).
+    init(_ settings: [String] = [], unlimited: Bool = true, fileLimit: Int? = nil, folder: String? = nil) throws {
+        self.folder = folder ?? NSTemporaryDirectory() + "guildhall-reliability-\(UUID().uuidString)"
         self.settings = settings
         self.unlimited = unlimited
         self.fileLimit = fileLimit
-        (process, port, adminPort) = try Self.start(folder, settings, unlimited, fileLimit)
+        (process, port, adminPort) = try Self.start(self.folder, settings, unlimited, fileLimit)
         Self.started.append(self)
     }
 
@@ -61,6 +65,8 @@ final class ReliabilityServer {
             problems.append("exited with status \(process.terminationStatus)")
         }
         try? FileManager.default.removeItem(atPath: folder)
+        afterwards?()
+        afterwards = nil
         return problems
     }
 
@@ -131,6 +137,8 @@ final class ReliabilityServer {
             if waitExit(timeout: 15) == nil { signal(SIGKILL); process.waitUntilExit() }
         }
         try? FileManager.default.removeItem(atPath: folder)
+        afterwards?()
+        afterwards = nil
     }
 
     deinit { terminateNow() }
