@@ -58,6 +58,7 @@ struct ReliabilityCheck: Sendable {
 
 enum ReliabilityChecks {
     static let all: [ReliabilityCheck] = [
+        ReliabilityCheck(id: "R1", title: "idle connections held with heartbeats", run: LoadChecks.idleConnections),
         ReliabilityCheck(id: "R4", title: "server full", run: ResourceChecks.serverFull),
         ReliabilityCheck(id: "R5", title: "open-file limit", run: ResourceChecks.fileLimit),
         ReliabilityCheck(id: "S4", title: "frozen subscriber", run: BackpressureChecks.frozenSubscriber),

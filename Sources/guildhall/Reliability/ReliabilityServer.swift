@@ -108,6 +108,17 @@ final class ReliabilityServer {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// Resident memory now, in bytes (VmRSS).
+    var residentBytes: Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+        return kib * 1024
+    }
+
+    /// Open file descriptors now.
+    var openFiles: Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? 0 }
+
     /// Waits for the process to exit (at most `timeout`); its exit status, nil if it did not.
     func waitExit(timeout: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
