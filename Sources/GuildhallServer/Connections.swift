@@ -78,7 +78,8 @@ extension Gateway {
                 payload = try session.decoder.next()
             } catch {
                 guard case .frameTooLarge(let announced, let limit) = error else { return }
-                log.warnRepeated("frame too large", ["peer": session.peer, "announced": announced, "limit": limit])
+                // Before login the close's own (rate-limited) line says it: strangers' floods cost one line per interval.
+                if session.isLoggedIn { log.warnRepeated("frame too large", ["peer": session.peer, "announced": announced, "limit": limit]) }
                 close(session, .frameTooLarge, "frame of \(announced) bytes is over the limit of \(limit)")
                 return
             }
@@ -265,9 +266,12 @@ extension Gateway {
         guard session.isOpen else { return }
         if let reason, !abort { session.sendClosed(reason, message) }
         limits.node.metrics.closed(reason.map { "\($0)" } ?? "none")
-        // Every session's end, once, whatever ended it (the peer, a new login, the resume window, shutdown).
-        log.info("session closed", ["peer": session.peer, "user": session.user, "reason": reason.map { "\($0)" } ?? "none", "detail": message])
         let wasLoggedIn = session.isLoggedIn
+        // Every session's end, once, whatever ended it (the peer, a new login, the resume window, shutdown).
+        // Connections that never logged in can come in floods (bad input, scanners: RELIABILITY
+        // B2): one line per interval with the count held back; the metric counts each.
+        let fields: KeyValuePairs<String, Any> = ["peer": session.peer, "user": session.user, "reason": reason.map { "\($0)" } ?? "none", "detail": message]
+        if wasLoggedIn { log.info("session closed", fields) } else { log.infoRepeated("connection closed before login", fields) }
         let connection = session.close(reason)
         remove(session)
         if wasLoggedIn { routes.sessionEnded(session.key, ackedOrd: session.ackedOrd) }

@@ -4,7 +4,8 @@
 // (`log.info("message", ["key": value])`) and rate-limits warnings that
 // come in floods (a fuzzer's oversize frames): `warnRepeated` writes the
 // first of a kind, then at most one line per interval with the count it
-// held back. Sendable: lines are one write(2) each; the throttle is a lock.
+// held back, counted over all loops. Sendable: lines are one write(2) each;
+// the throttle is a lock.
 
 import Foundation
 import Logging
@@ -42,7 +43,7 @@ public struct ServerLog: Sendable {
         var logger = Logger(label: "guildhall") { _ in LineLogHandler(json: format == "json") }
         logger.logLevel = threshold.swiftLog
         self.logger = logger
-        throttle = LogThrottle()
+        throttle = LogThrottle.process
     }
 
     public func debug(_ message: String, _ fields: KeyValuePairs<String, Any> = [:]) { write(.debug, message, fields) }
@@ -53,10 +54,19 @@ public struct ServerLog: Sendable {
     /// A warning that may come in floods: the first of `message` is written,
     /// then at most one per `intervalMs`, carrying how many were held back.
     public func warnRepeated(_ message: String, _ fields: KeyValuePairs<String, Any> = [:], intervalMs: UInt64 = 10_000) {
-        guard threshold <= .warn, let heldBack = throttle.admit(message, intervalMs: intervalMs) else { return }
+        writeRepeated(.warn, message, fields, intervalMs: intervalMs)
+    }
+
+    /// As `warnRepeated`, at info.
+    public func infoRepeated(_ message: String, _ fields: KeyValuePairs<String, Any> = [:], intervalMs: UInt64 = 10_000) {
+        writeRepeated(.info, message, fields, intervalMs: intervalMs)
+    }
+
+    private func writeRepeated(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, Any>, intervalMs: UInt64) {
+        guard level >= threshold, let heldBack = throttle.admit(message, intervalMs: intervalMs) else { return }
         var metadata = Self.metadata(fields)
         if heldBack > 0 { metadata["repeated"] = .string(String(heldBack)) }
-        logger.log(level: .warning, Logger.Message(stringLiteral: message), metadata: metadata)
+        logger.log(level: level.swiftLog, Logger.Message(stringLiteral: message), metadata: metadata)
     }
 
     private func write(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, Any>) {
@@ -73,6 +83,9 @@ public struct ServerLog: Sendable {
 
 /// Per message, when the last line went out and how many were held back since.
 final class LogThrottle: Sendable {
+    /// One for the whole process: a flood spread over every loop still writes one line per interval.
+    static let process = LogThrottle()
+
     private let state = Mutex<[String: (last: UInt64, heldBack: Int)]>([:])
 
     /// The count held back since the last line when a line may go out now; nil to hold this one back.

@@ -158,13 +158,14 @@ enum BenchTargets {
     }
 
     /// Starts a process and reads the port it prints after `marker`.
-    static func launch(_ path: String, _ args: [String], portFrom marker: String) throws -> (Process, Int) {
+    /// `errors`: where its standard error goes (default: this process's).
+    static func launch(_ path: String, _ args: [String], portFrom marker: String, errors: FileHandle = .standardError) throws -> (Process, Int) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = args
         let out = Pipe()
         p.standardOutput = out
-        p.standardError = FileHandle.standardError
+        p.standardError = errors
         let text = Mutex("")
         let found = DispatchSemaphore(value: 0)
         out.fileHandleForReading.readabilityHandler = { h in

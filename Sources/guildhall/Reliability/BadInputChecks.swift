@@ -1,10 +1,62 @@
-// Bad input (RELIABILITY §3): B3, oversize frames and slowloris, before and after login.
+// Bad input (RELIABILITY §3): B2, thousands of connections each sending one
+// malformed frame beside a healthy client; B3, oversize frames and slowloris,
+// before and after login.
 
 import Foundation
+import Synchronization
 import GuildhallCore
 import GuildhallWire
 
 enum BadInputChecks {
+    /// B2: `count` connections (10 000 full at 1000/s, 1000 quick at 250/s) opened, each sending one
+    /// malformed frame (bytes that are no Frame, a truncated field, a response frame, a length
+    /// prefix over the limit) while a healthy client sends a heartbeat every 10 ms. Pass: each
+    /// gets its close reason (PROTOCOL_ERROR with an error naming the cause, or FRAME_TOO_LARGE)
+    /// and its end within 100 ms; the healthy client's p99 under twice its p99 before the storm
+    /// (or under 1 ms above it: a sub-millisecond baseline doubles on a scheduler's whim); at the
+    /// default log level at most one line per 1000 of them.
+    static func malformedFrames(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
+        let (count, rate) = profile == .full ? (10_000, 1000) : (1_000, 250)
+        let server = try ReliabilityServer(["log-level=info"], keepLog: true)
+        defer { server.stop() }
+        let healthy = HealthyClient(port: server.port, token: server.token("b2-healthy"))
+        defer { healthy.stop() }
+        guard healthy.waitUntilPinging() else { throw BenchError("the healthy client did not log in") }
+        usleep(3_000_000)  // the baseline: three seconds of heartbeats before the storm
+        let baseline = healthy.takeRoundTrips()
+        let linesBefore = server.logLines.count
+        let response: [UInt8] = { var f = GHFrame(); f.response.id = 1; f.response.pong = GHPong(); return FrameEncoding.framed(f) }()
+        let kinds: [(name: String, bytes: [UInt8], reason: GHCloseReason)] = [
+            ("not a frame", [0, 0, 0, 6, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], .protocolError),
+            ("truncated field", [0, 0, 0, 4, 0x0A, 0xF0, 0xFF, 0x01], .protocolError),
+            ("a response frame", response, .protocolError),
+            ("length over the limit", [0, 1, 0, 0, 1, 2, 3], .frameTooLarge),
+        ]
+        let fleet = ConnectionFleet(port: server.port)
+        defer { fleet.finish() }
+        let members = fleet.open(count, perSecond: rate) { kinds[$0 % kinds.count].bytes }
+        fleet.run(for: Double(count) / Double(rate) + 30, until: { members.allSatisfy(\.ended) })
+        let storm = healthy.takeRoundTrips()
+        var wrong: [String: Int] = [:], closeTimes = LatencyHistogram()
+        for m in members {
+            let kind = kinds[m.index % kinds.count]
+            let named = kind.reason == .frameTooLarge || !(m.errors.first?.message.isEmpty ?? true)
+            if m.closeReasons != [kind.reason] || !named || !m.ended { wrong["\(kind.name): \(m.closeReasons)", default: 0] += 1 }
+            if m.ended && m.sentAt > 0 { closeTimes.record(m.endedAt - m.sentAt) }
+        }
+        let slowCloses = members.filter { $0.ended && $0.endedAt - $0.sentAt > 100_000_000 }.count
+        let lines = server.logLines.count - linesBefore
+        let (p99Before, p99During) = (Double(baseline.quantile(0.99)) / 1e6, Double(storm.quantile(0.99)) / 1e6)
+        let healthyHeld = p99During < max(2 * p99Before, p99Before + 1)
+        let passed = wrong.isEmpty && slowCloses == 0 && healthyHeld && lines <= max(1, count / 1000) && storm.count > 0
+        return CheckOutcome(passed: passed,
+                            figures: String(format: "%d connections, one malformed frame each (4 kinds): %d with the wrong answer, closed within p99 %.1f ms / max %.1f ms (%d over 100 ms); "
+                                            + "healthy client p99 %.2f ms before, %.2f ms during (%llu heartbeats); %d log lines at info",
+                                            count, wrong.values.reduce(0, +), Double(closeTimes.quantile(0.99)) / 1e6, Double(closeTimes.max) / 1e6, slowCloses,
+                                            p99Before, p99During, storm.count, lines)
+                                + (wrong.isEmpty ? "" : "; wrong: \(wrong.prefix(4))"))
+    }
+
     /// B3: a frame of exactly the limit is read; limit + 1 gets FRAME_TOO_LARGE and a close,
     /// decided from the length prefix alone (no body is sent); before login the limit is 4 KiB.
     /// A frame sent a byte at a time, slower than the deadlines, is closed at them.
@@ -89,5 +141,46 @@ enum BadInputChecks {
         var size = 1, v = n >> 7
         while v != 0 { size += 1; v >>= 7 }
         return size
+    }
+}
+
+/// A logged-in client on its own thread sending a heartbeat every 10 ms and timing each answer.
+final class HealthyClient: Sendable {
+    private let state = Mutex((roundTrips: LatencyHistogram(), pinging: false, stop: false))
+
+    init(port: Int, token: String) {
+        let thread = Thread { [self] in
+            guard let c = try? ProbeClient(port: port), c.login(token) != nil else { return }
+            state.withLock { $0.pinging = true }
+            while !state.withLock({ $0.stop }) {
+                let started = BenchRecord.monotonicNanos()
+                guard case .pong? = c.call(.heartbeat(GHHeartbeat()), timeout: 5)?.result else { break }
+                let took = BenchRecord.monotonicNanos() - started
+                state.withLock { $0.roundTrips.record(took) }
+                usleep(10_000)  // the pace of the heartbeats
+            }
+            state.withLock { $0.pinging = false }
+        }
+        thread.start()
+    }
+
+    func waitUntilPinging() -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while !state.withLock({ $0.pinging }) && Date() < deadline { usleep(10_000) }
+        return state.withLock { $0.pinging }
+    }
+
+    /// The round trips since the last call.
+    func takeRoundTrips() -> LatencyHistogram {
+        state.withLock { s in
+            defer { s.roundTrips = LatencyHistogram() }
+            return s.roundTrips
+        }
+    }
+
+    func stop() {
+        state.withLock { $0.stop = true }
+        let deadline = Date().addingTimeInterval(6)
+        while state.withLock({ $0.pinging }) && Date() < deadline { usleep(10_000) }
     }
 }

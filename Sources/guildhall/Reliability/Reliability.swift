@@ -66,6 +66,7 @@ enum ReliabilityChecks {
         ReliabilityCheck(id: "D2", title: "resend after kill -9 with the same client ids", run: CrashChecks.resendAfterCrash),
         ReliabilityCheck(id: "D4", title: "disk full, and A7 what the client sees of it", run: StorageChecks.diskFull),
         ReliabilityCheck(id: "D5", title: "SIGTERM with clients writing", run: ShutdownChecks.sigtermWhileWriting),
+        ReliabilityCheck(id: "B2", title: "malformed frames from thousands of connections", run: BadInputChecks.malformedFrames),
         ReliabilityCheck(id: "B3", title: "oversize frames and slowloris", run: BadInputChecks.oversizeAndSlowloris),
         ReliabilityCheck(id: "A1", title: "requests before login, and A2 login deadline, bad token, second login", run: AuthChecks.beforeAndAroundLogin),
         ReliabilityCheck(id: "A3", title: "guest and read-only member cannot send", run: AccessChecks.cannotSend),

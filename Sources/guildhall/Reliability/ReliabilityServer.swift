@@ -24,14 +24,23 @@ final class ReliabilityServer {
     /// Run once the server is stopped and its folder removed (a test's own clean-up, such as an unmount).
     var afterwards: (() -> Void)?
 
+    /// Its log (standard error), when `keepLog`: the lines it wrote so far.
+    private let logPath: String?
+    var logLines: [Substring] {
+        guard let logPath, let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n")
+    }
+
     /// `fileLimit`: the server's RLIMIT_NOFILE (through Debian's prlimit, which execs it: same PID);
-    /// `folder`: its data folder (default: a new temporary one).
-    init(_ settings: [String] = [], unlimited: Bool = true, fileLimit: Int? = nil, folder: String? = nil) throws {
+    /// `folder`: its data folder (default: a new temporary one); `keepLog`: its log goes to a
+    /// file (`logLines`) instead of the runner's standard error.
+    init(_ settings: [String] = [], unlimited: Bool = true, fileLimit: Int? = nil, folder: String? = nil, keepLog: Bool = false) throws {
         self.folder = folder ?? NSTemporaryDirectory() + "guildhall-reliability-\(UUID().uuidString)"
+        logPath = keepLog ? NSTemporaryDirectory() + "guildhall-reliability-\(UUID().uuidString).log" : nil
         self.settings = settings
         self.unlimited = unlimited
         self.fileLimit = fileLimit
-        (process, port, adminPort) = try Self.start(self.folder, settings, unlimited, fileLimit)
+        (process, port, adminPort) = try Self.start(self.folder, settings, unlimited, fileLimit, logPath)
         Self.started.append(self)
     }
 
@@ -65,19 +74,25 @@ final class ReliabilityServer {
             problems.append("exited with status \(process.terminationStatus)")
         }
         try? FileManager.default.removeItem(atPath: folder)
+        if let logPath { try? FileManager.default.removeItem(atPath: logPath) }
         afterwards?()
         afterwards = nil
         return problems
     }
 
-    private static func start(_ folder: String, _ settings: [String], _ unlimited: Bool, _ fileLimit: Int? = nil) throws -> (Process, Int, Int) {
+    private static func start(_ folder: String, _ settings: [String], _ unlimited: Bool, _ fileLimit: Int?, _ logPath: String?) throws -> (Process, Int, Int) {
         let adminPort = try BenchTargets.freePort()
         var args = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(Self.secret)", "--set", "log-level=error",
                     "--set", "admin-listen=127.0.0.1:\(adminPort)", "--set", "ws-listen="]
         if unlimited { args += Settings.unlimitedFlags }
         for s in settings { args += ["--set", s] }
         let (path, all) = fileLimit.map { ("/usr/bin/prlimit", ["--nofile=\($0):\($0)", BenchTargets.selfPath] + args) } ?? (BenchTargets.selfPath, args)
-        let (process, port) = try BenchTargets.launch(path, all, portFrom: "listening on 127.0.0.1:")
+        var errors = FileHandle.standardError
+        if let logPath, FileManager.default.createFile(atPath: logPath, contents: nil), let file = FileHandle(forWritingAtPath: logPath) {
+            file.seekToEndOfFile()
+            errors = file
+        }
+        let (process, port) = try BenchTargets.launch(path, all, portFrom: "listening on 127.0.0.1:", errors: errors)
         return (process, port, adminPort)
     }
 
@@ -90,7 +105,7 @@ final class ReliabilityServer {
     /// The server again on the same folder (new ports), once the old process is gone.
     func restart() throws {
         process.waitUntilExit()
-        (process, port, adminPort) = try Self.start(folder, settings, unlimited, fileLimit)
+        (process, port, adminPort) = try Self.start(folder, settings, unlimited, fileLimit, logPath)
     }
 
     func token(_ user: String, device: String = "probe") -> String {
@@ -148,6 +163,7 @@ final class ReliabilityServer {
             if waitExit(timeout: 15) == nil { signal(SIGKILL); process.waitUntilExit() }
         }
         try? FileManager.default.removeItem(atPath: folder)
+        if let logPath { try? FileManager.default.removeItem(atPath: logPath) }
         afterwards?()
         afterwards = nil
     }
