@@ -25,6 +25,10 @@ final class ConnectionFleet {
         /// The outstanding heartbeat's send time (0: none).
         var pingSentAt: UInt64 = 0
         var connectFailed = false
+        /// Waiting to connect (again).
+        var queued = false
+        /// Connections it opened so far.
+        var attempts = 0
 
         init(index: Int) { self.index = index }
         var ended: Bool { endedAt != 0 }
@@ -38,8 +42,11 @@ final class ConnectionFleet {
     /// Called for each frame a member reads, after the fleet's own bookkeeping.
     var onFrame: ((Member, GHFrame) -> Void)?
     private var waiting: [(Member, [UInt8])] = []
+    /// Reconnections waiting for their time (monotonic nanoseconds).
+    private var delayed: [(at: UInt64, member: Member, hello: [UInt8])] = []
     private var connecting = 0
-    private var openRate = 1000
+    /// Connections opened per second (set by `open`; a storm sets it high).
+    var openRate = 1000
     private var openCredit = 0.0
     private var lastTick: UInt64 = 0
     private var nextRequest: UInt64 = 1000
@@ -55,19 +62,26 @@ final class ConnectionFleet {
         openRate = perSecond
         let added = (0..<count).map { Member(index: members.count + $0) }
         members += added
-        waiting += added.map { ($0, hello($0.index)) }.reversed()
+        waiting += added.map { m in
+            m.queued = true
+            return (m, hello(m.index))
+        }.reversed()
         return added
     }
 
-    /// Opens `member` again (after its end) with `hello`, at once.
-    func reopen(_ member: Member, hello: [UInt8]) {
+    /// Opens `member` again (after its end) with `hello`, `afterMillis` from now.
+    func reopen(_ member: Member, hello: [UInt8], afterMillis: Int = 0) {
+        member.connection?.abort()
         member.connection = nil
         member.decoder = FrameDecoder(maxFrameBytes: 16 << 20)
         member.loggedIn = false
+        member.errors = []
+        member.closeReasons = []
         member.endedAt = 0
         member.pingSentAt = 0
         member.connectFailed = false
-        waiting.append((member, hello))
+        member.queued = true
+        delayed.append((BenchRecord.monotonicNanos() + UInt64(afterMillis) * 1_000_000, member, hello))
     }
 
     /// Runs the loop until `done()` holds (checked every 10 ms) or `seconds` pass; whether it held.
@@ -126,6 +140,10 @@ final class ConnectionFleet {
 
     private func openDue() {
         let now = BenchRecord.monotonicNanos()
+        if !delayed.isEmpty {
+            for d in delayed where d.at <= now { waiting.append((d.member, d.hello)) }
+            delayed.removeAll { $0.at <= now }
+        }
         if lastTick != 0 { openCredit = min(openCredit + Double(now - lastTick) / 1e9 * Double(openRate), Double(openRate)) }
         lastTick = now
         while connecting < 256 && openCredit >= 1, let (member, hello) = waiting.popLast() {
@@ -136,6 +154,8 @@ final class ConnectionFleet {
     }
 
     private func connect(_ member: Member, _ hello: [UInt8]) {
+        member.queued = false
+        member.attempts += 1
         TCPConnection.connect(loop: loop, host: "127.0.0.1", port: port) { [unowned self] conn, _ in
             self.connecting -= 1
             guard let conn else {

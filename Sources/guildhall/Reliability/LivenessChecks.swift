@@ -1,6 +1,7 @@
-// Liveness (RELIABILITY §3): L1, a silent client.
+// Liveness (RELIABILITY §3): L1 a silent client, L2 resume, L3 a reconnect storm.
 
 import Foundation
+import GuildhallCore
 import GuildhallWire
 
 enum LivenessChecks {
@@ -89,5 +90,61 @@ enum LivenessChecks {
         return CheckOutcome(passed: failures.isEmpty,
                             figures: failures.isEmpty ? "\(sent.count) events missed: all replayed once, in order, seqs \(seen + 1)...\(seen + UInt64(sent.count)), then resumed; a stale seq fell back to a login (\(fallback?.resumeFailure.prefix(60) ?? ""))"
                                 : failures.joined(separator: "; "))
+    }
+
+    /// L3: `count` clients (10 000 full, 1000 quick) logged in, with the server's default limits
+    /// (its connection cap raised to fit them). Every connection is reset at once, and each
+    /// client reconnects as the SDK does: after a random wait (jitter), again on failure with
+    /// the wait doubling from 100 ms to 5 s. Meanwhile one account is guessed at 50 times.
+    /// Pass: every client logged in again within 60 s; at most 5 of the guesses checked (401),
+    /// the rest 429.
+    static func reconnectStorm(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
+        let count = profile == .full ? 10_000 : 1_000
+        var random = SeededRandom(seed)
+        let server = try ReliabilityServer(["max-connections=\(count * 2)"], unlimited: false)
+        defer { server.stop() }
+        let fleet = ConnectionFleet(port: server.port)
+        defer { fleet.finish() }
+        let hello = (0..<count).map { ConnectionFleet.login(server.token("l3-\($0)")) }
+        let members = fleet.open(count, perSecond: 1000) { hello[$0] }
+        guard fleet.run(for: 60, until: { members.allSatisfy { $0.loggedIn || $0.ended } }), members.allSatisfy(\.loggedIn) else {
+            throw BenchError("\(members.filter(\.loggedIn).count) of \(count) logged in before the storm")
+        }
+        // The storm: every connection reset at once; each comes back after its jitter.
+        fleet.abortAll()
+        let started = BenchRecord.monotonicNanos()
+        fleet.openRate = 1_000_000
+        var waits: [ObjectIdentifier: Int] = [:]
+        for m in members {
+            fleet.reopen(m, hello: hello[m.index], afterMillis: Int.random(in: 0...1000, using: &random))
+            waits[ObjectIdentifier(m)] = 100
+        }
+        var forged = GHLogin()
+        forged.token = AccessToken(user: "l3-guessed", device: "x", expiry: UInt64(Date().timeIntervalSince1970) + 60).signed(with: Array("guess".utf8))
+        var guess = GHFrame()
+        guess.request.id = 1
+        guess.request.login = forged
+        let guesses = fleet.open(50, perSecond: 1_000_000) { _ in FrameEncoding.framed(guess) }
+        fleet.openRate = 1_000_000
+        var retries = 0
+        let done = fleet.run(for: 60) {
+            for m in members where m.ended && !m.loggedIn && !m.queued {
+                // Failed (refused, reset, full): back off, doubling to 5 s, with jitter.
+                let wait = waits[ObjectIdentifier(m)]!
+                fleet.reopen(m, hello: hello[m.index], afterMillis: wait + Int.random(in: 0...(wait / 4 + 1), using: &random))
+                waits[ObjectIdentifier(m)] = min(wait * 2, 5000)
+                retries += 1
+            }
+            return members.allSatisfy(\.loggedIn) && guesses.allSatisfy { !$0.errors.isEmpty }
+        }
+        let seconds = Double(BenchRecord.monotonicNanos() - started) / 1e9
+        let back = members.filter(\.loggedIn).count
+        let checked = guesses.filter { $0.errors.first?.code == .unauthenticated }.count
+        let limited = guesses.filter { $0.errors.first?.code == .rateLimited }.count
+        let passed = done && back == count && checked <= 5 && checked + limited == guesses.count
+        return CheckOutcome(passed: passed,
+                            figures: String(format: "%d clients reset at once: %d logged in again within %.1f s (%d retries after a refusal or reset); "
+                                            + "50 guesses at one account meanwhile: %d checked, %d answered 429",
+                                            count, back, seconds, retries, checked, limited))
     }
 }

@@ -75,6 +75,7 @@ enum ReliabilityChecks {
         ReliabilityCheck(id: "A6", title: "guessing at one account", run: AuthChecks.bruteForce),
         ReliabilityCheck(id: "L1", title: "silent client", run: LivenessChecks.silentClient),
         ReliabilityCheck(id: "L2", title: "resume", run: LivenessChecks.resume),
+        ReliabilityCheck(id: "L3", title: "reconnect storm", run: LivenessChecks.reconnectStorm),
     ]
 }
 
