@@ -76,6 +76,17 @@ public struct ReplayRing<Element>: ~Copyable {
         head = 0
     }
 
+    /// Takes out the oldest event (the buffer lets it go unacknowledged).
+    @inlinable
+    public mutating func dropOldest() -> Element? {
+        guard held > 0 else { return nil }
+        let old = (slots + head).move()
+        head = (head + 1) & (size - 1)
+        held -= 1
+        first += 1
+        return old
+    }
+
     /// Forgets events up to and including `seq`; calls `dropped` for each, oldest first.
     @inlinable
     public mutating func acknowledge(upTo seq: UInt64, _ dropped: (Element) -> Void = { _ in }) {

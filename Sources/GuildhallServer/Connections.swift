@@ -21,7 +21,7 @@ extension Gateway {
         // The key's low byte names this gateway, so a resume on another loop finds the session's.
         let session = Session(key: Place.sessionKey(nextSessionKey, node: settings.nodeID, loop: index), connection: connection, liveness: liveness,
                               maxFrameBytes: Limits.maxFrameBytesBeforeLogin, outboundCap: settings.outboundHardCapBytes,
-                              replayCapacity: settings.resumeEvents, gateway: self)
+                              replayCapacity: settings.resumeEvents, replayBytes: settings.resumeBytes, gateway: self)
         if let webSocket {
             session.decoder = InboundFrames(webSocket: webSocket, maxFrameBytes: Limits.maxFrameBytesBeforeLogin)
             session.sink = FrameSink(for: session.decoder, json: jsonEvents)

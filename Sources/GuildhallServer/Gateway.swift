@@ -282,6 +282,8 @@ final class Gateway {
     /// Past the cap on all queued bytes, cuts the sessions with the most
     /// queued first (they resume), so memory stays bounded whatever the clients do.
     private func enforceTotalOutboundCap() {
+        // Each loop keeps to its share, so the node's total stays under the cap.
+        let cap = settings.outboundTotalCapBytes / max(1, settings.loops)
         var total = 0
         var queued: [(Int, Session)] = []
         for s in sessions.values {
@@ -289,8 +291,8 @@ final class Gateway {
             total += c.queuedBytes
             queued.append((c.queuedBytes, s))
         }
-        guard total > settings.outboundTotalCapBytes else { return }
-        for (bytes, s) in queued.sorted(by: { $0.0 > $1.0 }) where total > settings.outboundTotalCapBytes {
+        guard total > cap else { return }
+        for (bytes, s) in queued.sorted(by: { $0.0 > $1.0 }) where total > cap {
             total -= bytes
             limits.node.metrics.slowConsumerTotal.increment()
             drop(s, .slowConsumer, "all sessions together queue more than \(settings.outboundTotalCapBytes) bytes; this one the most (\(bytes))", abort: true)

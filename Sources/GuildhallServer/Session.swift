@@ -84,7 +84,7 @@ final class Session {
     unowned let gateway: Gateway
 
     init(key: UInt64, connection: TCPConnection, liveness: SessionLiveness, maxFrameBytes: Int, outboundCap: Int,
-         replayCapacity: Int, gateway: Gateway) {
+         replayCapacity: Int, replayBytes: Int = .max, gateway: Gateway) {
         self.outboundCap = outboundCap
         self.key = key
         self.connection = connection
@@ -93,7 +93,7 @@ final class Session {
         self.liveness = liveness
         self.budget = RequestBudget(classes: RateClass.allCases.count, now: liveness.connectedAt)
         self.decoder = InboundFrames(maxFrameBytes: maxFrameBytes)
-        self.state = SessionState(replayCapacity: replayCapacity)
+        self.state = SessionState(replayCapacity: replayCapacity, replayByteCap: replayBytes)
         self.gateway = gateway
     }
 

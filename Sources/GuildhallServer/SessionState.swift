@@ -65,6 +65,11 @@ struct SessionState: ~Copyable {
     private(set) var replay: ReplayRing<ReplayEntry>
     /// Channel messages the replay buffer let go before the client acknowledged them.
     private var evicted = MissedMessages()
+    /// Payload bytes the replay buffer holds, and the most it may: a client that never
+    /// acknowledges keeps at most this much alive beside its queue (RELIABILITY S1); older
+    /// events go as past the count, and a resume names them as missed (`missed(after:)`).
+    private var replayBytes = 0
+    private let replayByteCap: Int
     private(set) var phase = Phase.awaitingLogin {
         didSet {
             switch phase {
@@ -80,7 +85,10 @@ struct SessionState: ~Copyable {
     /// Highest inbox ord acknowledged (the device's sync cursor; the home writes it).
     private(set) var ackedOrd: UInt64 = 0
 
-    init(replayCapacity: Int) { replay = ReplayRing(capacity: replayCapacity) }
+    init(replayCapacity: Int, replayByteCap: Int = .max) {
+        replay = ReplayRing(capacity: replayCapacity)
+        self.replayByteCap = replayByteCap
+    }
 
     // MARK: Phase
 
@@ -179,8 +187,15 @@ struct SessionState: ~Copyable {
 
     private mutating func number(_ entry: consuming ReplayEntry) -> UInt64 {
         eventSeq += 1
-        if let gone = replay.append(entry) { evicted.note(gone.payload) }
+        replayBytes &+= entry.payload.count
+        if let gone = replay.append(entry) { letGo(gone) }
+        while replayBytes > replayByteCap && replay.count > 1, let gone = replay.dropOldest() { letGo(gone) }
         return eventSeq
+    }
+
+    private mutating func letGo(_ gone: ReplayEntry) {
+        evicted.note(gone.payload)
+        replayBytes &-= gone.payload.count
     }
 
     /// The channel messages after event `seq` the client may not have read:
@@ -211,7 +226,12 @@ struct SessionState: ~Copyable {
     mutating func acknowledge(upTo seq: UInt64) -> Bool {
         let before = ackedOrd
         var acked = ackedOrd
-        replay.acknowledge(upTo: min(seq, eventSeq)) { e in if e.ord > acked { acked = e.ord } }
+        var freed = 0
+        replay.acknowledge(upTo: min(seq, eventSeq)) { e in
+            if e.ord > acked { acked = e.ord }
+            freed &+= e.payload.count
+        }
+        replayBytes &-= freed
         // Acknowledging past what the buffer let go says those arrived after all.
         if !evicted.isEmpty, seq + 1 >= replay.firstSeq { evicted = MissedMessages() }
         ackedOrd = acked

@@ -76,6 +76,7 @@ public struct Settings: Sendable, Equatable {
     public var positionFlushMs = 250
     public var resumeWindowMs = 60_000
     public var resumeEvents = 10_000
+    public var resumeBytes = 4 * 1024 * 1024
     public var syncPackageSize = 200
     public var offlineRetentionDays = 7
     public var outboundShedBytes = 256 * 1024
@@ -230,6 +231,8 @@ extension Settings {
             \.resumeWindowMs, 0...3_600_000),
         int("resume-events", "Most events a session keeps for a resume; past it, the oldest go and a resume falls back to offline sync.",
             \.resumeEvents, 0...1_000_000),
+        int("resume-bytes", "Most bytes of events a session keeps for a resume (with its queue, what a client that reads and acknowledges nothing costs); past it, the oldest go and a resume names them as missed.",
+            \.resumeBytes, 65_536...(1 << 30)),
         live(int("sync-package-size", "Offline items per sync package.", \.syncPackageSize, 1...10_000)),
         int("offline-retention-days", "Offline items older than this are deleted at startup.", \.offlineRetentionDays, 1...3650),
         live(int("outbound-pause-bytes", "Bytes queued on all sessions of a loop past which publishers stop being read until they drain to half.",

@@ -105,4 +105,23 @@ import Testing
         let (future) = s.canResume(after: 9)
         #expect(!future, "a seq the session never sent")
     }
+
+    /// A client that acknowledges nothing keeps at most the byte cap of events alive, however
+    /// many the count allows; acknowledging frees the bytes again.
+    @Test func theReplayBufferHoldsAtMostItsByteCap() {
+        var s = SessionState(replayCapacity: 100, replayByteCap: 10)
+        s.loggedIn()
+        _ = s.syncCompleted()
+        let four = { ReplayEntry(payload: SharedBytes([1, 2, 3, 4]), unread: nil, cursor: 0, ord: 0) }
+        for _ in 0..<5 { _ = s.push(four(), heldLimit: 100) }
+        // 5 events of 4 bytes: only the newest 2 (8 bytes) fit under 10.
+        let (held, first, resumable) = (s.replay.count, s.replay.firstSeq, s.canResume(after: 3))
+        #expect(held == 2 && first == 4 && resumable)
+        let tooOld = s.canResume(after: 2)
+        #expect(!tooOld)
+        _ = s.acknowledge(upTo: 5)
+        for _ in 0..<2 { _ = s.push(four(), heldLimit: 100) }
+        let after = s.replay.count
+        #expect(after == 2, "acknowledged bytes no longer count")
+    }
 }

@@ -21,6 +21,8 @@ struct Reliability: ParsableCommand {
         guard let p = ReliabilityProfile(rawValue: profile) else { throw ValidationError("--profile takes quick or full") }
         let seed = seed ?? UInt64.random(in: 1...UInt64.max)
         let wanted = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() })
+        // Writes to connections the server has cut must fail with EPIPE, not kill the runner.
+        signal(SIGPIPE, SIG_IGN)
         print("reliability: profile \(p.rawValue), seed \(seed)")
         var passed = 0, failed = 0
         for check in ReliabilityChecks.all where wanted.isEmpty || wanted.contains(check.id) {
@@ -61,6 +63,7 @@ enum ReliabilityChecks {
         ReliabilityCheck(id: "R1", title: "idle connections held with heartbeats", run: LoadChecks.idleConnections),
         ReliabilityCheck(id: "R4", title: "server full", run: ResourceChecks.serverFull),
         ReliabilityCheck(id: "R5", title: "open-file limit", run: ResourceChecks.fileLimit),
+        ReliabilityCheck(id: "S1", title: "one slow subscriber beside healthy ones", run: SlowConsumerChecks.oneSlowSubscriber),
         ReliabilityCheck(id: "S4", title: "frozen subscriber", run: BackpressureChecks.frozenSubscriber),
         ReliabilityCheck(id: "D1", title: "kill -9 while sends stream in", run: CrashChecks.killDuringSends),
         ReliabilityCheck(id: "D2", title: "resend after kill -9 with the same client ids", run: CrashChecks.resendAfterCrash),

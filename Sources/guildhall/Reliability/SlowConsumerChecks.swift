@@ -1,0 +1,97 @@
+// Slow consumers (RELIABILITY §3): S1 one subscriber stops reading beside
+// healthy ones, S2 one hovers just under the soft limit, S3 many stop at once.
+// The healthy subscribers and the publisher are the bench's load generator
+// (records timed and ordered in the byte stream, no decoding), run on a
+// thread of its own against a server populated as the bench's; the slow
+// ones are blocking probes with a 4 KiB receive buffer that read only when
+// told.
+
+import Foundation
+import Glibc
+import GuildhallWire
+import Synchronization
+
+enum SlowConsumerChecks {
+    /// A server whose one channel has `subscribers` + `extra` members (m0...) and a publisher (p0).
+    static func populatedServer(subscribers: Int, extra: Int, _ settings: [String] = []) throws -> ReliabilityServer {
+        let folder = NSTemporaryDirectory() + "guildhall-reliability-\(UUID().uuidString)"
+        try BenchTargets.populate(folder: folder, members: 0, subscribers: subscribers + extra, publishers: 1)
+        return try ReliabilityServer(["small-server-threshold=10"] + settings, folder: folder)
+    }
+
+    /// A slow consumer: member m`index` with a 4 KiB receive buffer, subscribed to the bench's channel, reading nothing more.
+    static func slowSubscriber(_ index: Int, on server: ReliabilityServer) throws -> ProbeClient {
+        let c = try ProbeClient(port: server.port, receiveBuffer: 4096)
+        guard c.login(server.token("m\(index)")) != nil else { throw BenchError("login failed") }
+        c.joinAndSubscribe(server: BenchTargets.serverID, channel: BenchTargets.channelID, join: false)
+        return c
+    }
+
+    /// Runs the load generator with `shape` against `server` on a thread of its own, calling
+    /// `meanwhile` every 50 ms until it is done; its result.
+    static func load(_ shape: LoadShape, on server: ReliabilityServer, meanwhile: () -> Void = {}) -> LoadResult {
+        let outcome = Mutex<LoadResult?>(nil)
+        let port = server.port
+        let thread = Thread {
+            let wire = GuildhallWire(secret: Array(ReliabilityServer.secret.utf8), server: BenchTargets.serverID, channel: BenchTargets.channelID)
+            let result = LoadGenerator(wire: wire, shape: shape, port: port).run()
+            outcome.withLock { $0 = result }
+        }
+        thread.start()
+        while outcome.withLock({ $0 == nil }) {
+            meanwhile()
+            usleep(50_000)  // the pace of `meanwhile`
+        }
+        return outcome.withLock { $0! }
+    }
+
+    /// `subscribers` reading subscribers and one publisher at `rate` 1 KiB messages a second for `seconds`.
+    static func shape(subscribers: Int, rate: Int, seconds: Int) -> LoadShape {
+        var shape = LoadShape()
+        shape.subscribers = subscribers
+        shape.publishers = 1
+        shape.messages = rate * seconds
+        shape.bytes = 1024
+        shape.rate = rate
+        shape.ackEvery = 64
+        return shape
+    }
+
+    /// S1: 1 KiB messages at 1000/s to a channel with 100 healthy subscribers, for 20 s, first
+    /// alone, then with one more subscriber (4 KiB receive buffer) that stops reading. Pass: that
+    /// one is cut as a slow consumer (the cut counter up by exactly 1) and its connection ends;
+    /// the server's resident memory peaks at most the hard cap (4 MiB) + the replay buffer's
+    /// (resume-bytes, 4 MiB), with 10% for each event's bookkeeping, + one frame above the
+    /// first run's peak (RELIABILITY says the hard
+    /// cap + one frame: a session also keeps what the kernel took but the client did not
+    /// acknowledge, to resume it after the cut); the healthy subscribers' p99 stays within 1.5x of the first run's (or
+    /// 1 ms above it: a millisecond p99 moves that much on a scheduler's whim); none lost or reordered.
+    static func oneSlowSubscriber(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
+        // The quick profile (a debug build) scales the audience to 10 and the hard cap to 1 MiB.
+        let full = profile == .full
+        let seconds = full ? 20 : 5, rate = 1000, subscribers = full ? 100 : 10, hardCap = full ? 4 << 20 : 1 << 20
+        let server = try populatedServer(subscribers: subscribers, extra: 1, ["outbound-hard-cap-bytes=\(hardCap)", "resume-bytes=\(hardCap)"])
+        defer { server.stop() }
+        func run(slow: Bool) throws -> (result: LoadResult, peak: Int, cuts: Double, slowEnded: Bool) {
+            let slowClient = slow ? try slowSubscriber(subscribers, on: server) : nil
+            let cutsBefore = server.metric("guildhall_slow_consumer_cuts_total") ?? 0
+            var peak = 0
+            let result = load(shape(subscribers: subscribers, rate: rate, seconds: seconds), on: server) { peak = max(peak, server.residentBytes) }
+            let cuts = (server.metric("guildhall_slow_consumer_cuts_total") ?? 0) - cutsBefore
+            let ended = slowClient.map { c in _ = c.readToEnd(until: Date().addingTimeInterval(10)); return c.ended } ?? false
+            return (result, peak, cuts, ended)
+        }
+        let alone = try run(slow: false), withSlow = try run(slow: true)
+        let p99 = (Double(alone.result.latency.quantile(0.99)) / 1e6, Double(withSlow.result.latency.quantile(0.99)) / 1e6)
+        let growth = withSlow.peak - alone.peak
+        let clean = [alone.result, withSlow.result].allSatisfy { $0.failure == nil && $0.lost == 0 && $0.outOfOrder == 0 }
+        let passed = withSlow.cuts == 1 && alone.cuts == 0 && withSlow.slowEnded && Double(growth) <= 1.1 * Double(2 * hardCap) + 65536
+            && p99.1 <= max(1.5 * p99.0, p99.0 + 1) && clean
+        return CheckOutcome(passed: passed,
+                            figures: String(format: "%d s of 1 KiB at %d/s to %d subscribers (hard cap and resume-bytes %d MiB): p99 %.2f ms alone, %.2f ms with the slow one; "
+                                            + "slow one cut (counter +%.0f, connection %@); resident peak %.1f MiB alone, %.1f MiB with it (%+.1f MiB); %@",
+                                            seconds, rate, subscribers, hardCap >> 20, p99.0, p99.1, withSlow.cuts, withSlow.slowEnded ? "ended" : "NOT ended",
+                                            Double(alone.peak) / 1048576, Double(withSlow.peak) / 1048576, Double(growth) / 1048576,
+                                            clean ? "none lost or reordered" : "LOST/REORDERED: \(alone.result.failure ?? "") \(withSlow.result.failure ?? "") lost \(alone.result.lost)+\(withSlow.result.lost)"))
+    }
+}
