@@ -22,6 +22,15 @@ enum BenchRecord {
         while out.count < size { out.append(0x2E) }
     }
 
+    /// The (publisher, seq) of the record that `bytes` start with, if they do.
+    static func read(_ bytes: Data) -> (publisher: UInt32, seq: UInt64)? {
+        guard bytes.count >= headerSize, bytes.prefix(8).elementsEqual(magic) else { return nil }
+        let b = Array(bytes.prefix(20))
+        let publisher = b[8..<12].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let seq = b[12..<20].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return (publisher, seq)
+    }
+
     static func monotonicNanos() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)

@@ -184,4 +184,28 @@ extension ProbeClient {
         if case .error(let e)? = r.result { return "error \(e.code.rawValue) \(e.message)" }
         return "ok \(r.result.map { "\($0)" } ?? "")"
     }
+
+    /// Reads at most `bytes` that have arrived (without waiting), then acknowledges every event
+    /// complete so far; the channel messages among them.
+    func take(bytes: Int) -> [GHChannelMessage] {
+        var buffer = [UInt8](repeating: 0, count: min(bytes, 1 << 20))
+        var left = bytes
+        while left > 0 {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, min(left, $0.count), Int32(MSG_DONTWAIT)) }
+            if n == 0 { ended = true }
+            guard n > 0 else { break }
+            decoder.feed(Array(buffer[0..<n]))
+            left -= n
+        }
+        var messages: [GHChannelMessage] = []
+        while let payload = try? decoder.next() {
+            guard let f = try? GHFrame(serializedBytes: payload) else { continue }
+            if f.event.seq != 0 { lastEventSeq = f.event.seq }
+            if case .message(let m)? = f.event.body { messages.append(m) }
+        }
+        var ack = GHAck()
+        ack.eventSeq = lastEventSeq
+        _ = send(.ack(ack))
+        return messages
+    }
 }

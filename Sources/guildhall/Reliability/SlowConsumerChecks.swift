@@ -94,4 +94,52 @@ enum SlowConsumerChecks {
                                             Double(alone.peak) / 1048576, Double(withSlow.peak) / 1048576, Double(growth) / 1048576,
                                             clean ? "none lost or reordered" : "LOST/REORDERED: \(alone.result.failure ?? "") \(withSlow.result.failure ?? "") lost \(alone.result.lost)+\(withSlow.result.lost)"))
     }
+
+    /// S2: a subscriber reads just enough to keep about 1.5 MiB queued for it (the soft cap is
+    /// 1 MiB for 10 s), for 9 s above the soft cap (quick: cap 3 s, 2 s above), then reads
+    /// everything. Pass: not cut; it gets every message, in order.
+    static func hoverUnderSoftCap(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
+        let full = profile == .full
+        let softMs = full ? 10_000 : 3_000, hover = full ? 9.0 : 2.0, target = 3 << 19, rate = 1000
+        let server = try populatedServer(subscribers: 0, extra: 1, ["outbound-soft-cap-ms=\(softMs)", "outbound-hard-cap-bytes=\(8 << 20)"])
+        defer { server.stop() }
+        let slow = try slowSubscriber(0, on: server)
+        let cutsBefore = server.metric("guildhall_slow_consumer_cuts_total") ?? 0
+        var received: [GHChannelMessage] = [], aboveSince: Date?, peak = 0.0, drained = false, lastGauge = -1.0
+        var shape = shape(subscribers: 0, rate: rate, seconds: Int(hover) + 4)
+        shape.drainTimeout = 30
+        let result = load(shape, on: server) {
+            if drained {
+                received += slow.take(bytes: 1 << 22)  // time's up: reads everything from here on
+                return
+            }
+            // The gauge moves at each sweep (500 ms): act once per new value, or one reading drains it many times.
+            guard let queued = server.metric("guildhall_outbound_queued_bytes"), queued != lastGauge else { return }
+            lastGauge = queued
+            peak = max(peak, queued)
+            if queued > Double(1 << 20), aboveSince == nil { aboveSince = Date() }
+            if let since = aboveSince, Date().timeIntervalSince(since) >= hover {
+                drained = true
+                return
+            }
+            if queued > Double(target) { received += slow.take(bytes: Int(queued) - target) }
+        }
+        // The publisher is done: read the rest.
+        let deadline = Date().addingTimeInterval(20)
+        while received.count < result.published && !slow.ended && Date() < deadline {
+            let got = slow.take(bytes: 1 << 20)
+            received += got
+            if got.isEmpty { usleep(10_000) }  // the pace of an idle read
+        }
+        let cuts = (server.metric("guildhall_slow_consumer_cuts_total") ?? 0) - cutsBefore
+        let seconds = aboveSince.map { _ in hover } ?? 0
+        let numbers = received.compactMap { BenchRecord.read($0.body.custom.data)?.seq }
+        let inOrder = numbers == Array(0..<UInt64(received.count))
+        let passed = cuts == 0 && !slow.ended && received.count == result.published && inOrder && aboveSince != nil && result.failure == nil
+        return CheckOutcome(passed: passed,
+                            figures: String(format: "%d msg/s of 1 KiB; queue held near %.1f MiB (peak %.2f MiB) for %.0f s above the soft cap (%d ms), then drained: "
+                                            + "%@, %d of %d messages received%@",
+                                            rate, Double(target) / 1048576, peak / 1048576, seconds, softMs, cuts == 0 && !slow.ended ? "not cut" : "CUT",
+                                            received.count, result.published, inOrder ? " in order" : " OUT OF ORDER"))
+    }
 }
