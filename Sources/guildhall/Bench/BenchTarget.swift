@@ -103,17 +103,22 @@ enum BenchTargets {
         }
     }
 
-    /// Writes a server with `members` members (including the bench's subscribers m0... and publishers p0...) and one channel.
+    /// The ids of a populated server's channels: `channelID`, then 1001, 1002...
+    static func channelIDs(_ count: Int) -> [UInt64] { [channelID] + (1..<max(count, 1)).map { 1000 + UInt64($0) } }
+
+    /// Writes a server with `members` members (including the bench's subscribers m0... and publishers p0...) and `channels` channels.
     /// With `roles`, the server also has that many roles, each with an override on the channel; every
     /// member holds three of them and has its own override on the server and on the channel, so that
     /// each send's check walks every level.
-    static func populate(folder: String, members: Int, subscribers: Int, publishers: Int, roles: Int = 0) throws {
+    static func populate(folder: String, members: Int, subscribers: Int, publishers: Int, roles: Int = 0, channels: Int = 1) throws {
         let now = systemClock()
         var writes: [StoreWrite] = [
             .directory(.serverSaved(ServerRecord(id: serverID, name: "bench", icon: "", custom: "", owner: "owner", openJoin: true, createdAt: now))),
-            .directory(.channelSaved(ChannelRecord(id: channelID, serverID: serverID, name: "general", topic: "", custom: "", createdAt: now))),
             .directory(.memberSaved(MemberRecord(serverID: serverID, userID: "owner", role: .owner, joinedAt: now))),
         ] + RoleRecord.starting(server: serverID, at: now).map { .directory(.roleSaved($0)) }
+        for (n, id) in channelIDs(channels).enumerated() {
+            writes.append(.directory(.channelSaved(ChannelRecord(id: id, serverID: serverID, name: n == 0 ? "general" : "c\(n)", topic: "", custom: "", createdAt: now))))
+        }
         let ids = (0..<RoleID(roles)).map { $0 + 2 }
         for id in ids {
             writes.append(.directory(.roleSaved(RoleRecord(serverID: serverID, id: id, name: "role \(id)", position: UInt32(id),

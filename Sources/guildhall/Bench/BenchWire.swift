@@ -19,6 +19,8 @@ protocol BenchWire {
     var publisherReadyAcks: Int { get }
     /// Appends one publish of `payload`.
     func appendPublish(_ payload: [UInt8], to out: inout [UInt8])
+    /// Appends one publish of `payload` by publisher `publisher` (to its channel, where there are several).
+    func appendPublish(_ payload: [UInt8], publisher: Int, to out: inout [UInt8])
     /// Publishes per acknowledgement (NATS acks a batch with one PONG).
     var publishesPerAck: Int { get }
     /// Appends what closes a batch of `publishesPerAck` publishes (NATS: PING).
@@ -30,6 +32,7 @@ protocol BenchWire {
 }
 
 extension BenchWire {
+    func appendPublish(_ payload: [UInt8], publisher: Int, to out: inout [UInt8]) { appendPublish(payload, to: &out) }
     var publishesPerAck: Int { 1 }
     func appendBatchEnd(to out: inout [UInt8]) {}
     func appendSubscriberAck(received: UInt64, to out: inout [UInt8]) {}
@@ -46,6 +49,10 @@ struct GuildhallWire: BenchWire {
     let secret: [UInt8]
     let server: UInt64
     let channel: UInt64
+    /// With several channels (`BenchTargets.channelIDs`): subscriber and publisher i use channel i % count.
+    var channels: [UInt64] = []
+
+    private func channel(of index: Int) -> UInt64 { channels.isEmpty ? channel : channels[index % channels.count] }
 
     func token(_ user: String) -> String {
         AccessToken(user: user, device: "bench", expiry: UInt64(Date().timeIntervalSince1970) + 3600).signed(with: secret)
@@ -60,7 +67,7 @@ struct GuildhallWire: BenchWire {
         sub.subscribe.type = .channelMsg
         var t = GHSubscriptionTarget()
         t.serverID = server
-        t.channelID = channel
+        t.channelID = channel(of: index)
         sub.subscribe.targets = [t]
         return framed(login) + framed(sub)
     }
@@ -77,7 +84,10 @@ struct GuildhallWire: BenchWire {
 
     /// Frame{request{id: 3, send_message{channel_id, body{custom{type: "b", data: payload}}}}}, written by
     /// hand as the redis and nats publishes are: the generated encoder took a third of the generator's time.
-    func appendPublish(_ payload: [UInt8], to out: inout [UInt8]) {
+    func appendPublish(_ payload: [UInt8], to out: inout [UInt8]) { appendPublish(payload, publisher: 0, to: &out) }
+
+    func appendPublish(_ payload: [UInt8], publisher: Int, to out: inout [UInt8]) {
+        let channel = channel(of: publisher)
         var w = ProtoWriter.frame(capacity: payload.count + 32)
         w.message(1) { request in
             request.uint(1, 3)

@@ -32,8 +32,12 @@ struct LoadShape {
     /// TCP, or WebSocket (binary or JSON) to Guildhall's WebSocket listener.
     var transport = BenchTransport.tcp
 
+    /// Channels (Guildhall only): subscriber and publisher i use channel i % channels, so each
+    /// subscriber hears publishers / channels of them (both must be multiples of it).
+    var channels = 1
+
     var expected: UInt64 {
-        sinkRecords > 0 ? UInt64(subscribers) * UInt64(sinkRecords) : UInt64(subscribers) * UInt64(publishers) * UInt64(messages)
+        sinkRecords > 0 ? UInt64(subscribers) * UInt64(sinkRecords) : UInt64(subscribers) * UInt64(publishers / channels) * UInt64(messages)
     }
 }
 
@@ -284,7 +288,7 @@ final class LoadGenerator {
             BenchRecord.make(size: shape.bytes, publisher: UInt32(peer.index), seq: UInt64(peer.sent),
                              sentNanos: stamp, into: &payload)
             out.removeAll(keepingCapacity: true)
-            wire.appendPublish(payload, to: &out)
+            wire.appendPublish(payload, publisher: peer.index, to: &out)
             peer.sent += 1
             peer.sinceBatchEnd += 1
             budget -= 1

@@ -1,5 +1,7 @@
 // Load (RELIABILITY §3): R1, thousands of idle authenticated connections held
-// with heartbeats, the server's memory and descriptors watched meanwhile.
+// with heartbeats; R2, messages at a steady rate into many channels of many
+// subscribers; R3, the same at half the rate for an hour. The server's
+// memory, CPU and descriptors are watched meanwhile.
 
 import Foundation
 import GuildhallWire
@@ -57,5 +59,78 @@ enum LoadChecks {
                                             flat ? "flat" : "NOT flat", Double(secondHalf.first ?? 0) / 1048576, Double(secondHalf.last ?? 0) / 1048576,
                                             filesConstant ? "constant" : "CHANGED", files.min() ?? 0, files.max() ?? 0,
                                             fleet.roundTrips.count, Double(fleet.roundTrips.quantile(0.5)) / 1e6, p99))
+    }
+
+    /// R2: 10 000 messages/s of 200 B into 100 channels of 100 subscribers (one publisher each)
+    /// for 5 min (quick: 1000/s into 10 channels of 10 for 10 s). Pass: none lost or duplicated,
+    /// each publisher's order kept; p99 end to end under 100 ms; CPU and resident memory steady
+    /// (second half: each 10 s window's CPU within 25% of their median, memory within 5%).
+    static func throughput(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
+        let full = profile == .full
+        return try steadyLoad(channels: full ? 100 : 10, perChannel: full ? 100 : 10, rate: full ? 10_000 : 1000,
+                              seconds: full ? 300 : 10, window: full ? 10 : 2)
+    }
+
+    /// R3: R2 at half the rate for an hour (full profile only). Pass: none lost or reordered,
+    /// resident memory's slope under 1 MiB per 10 min (after the first 10 min), descriptors
+    /// at the end as at the start.
+    static func soak(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
+        guard profile == .full else { return CheckOutcome(passed: true, figures: "full profile only (an hour)") }
+        return try steadyLoad(channels: 100, perChannel: 100, rate: 5_000, seconds: 3600, window: 60, soak: true)
+    }
+
+    private static func steadyLoad(channels: Int, perChannel: Int, rate: Int, seconds: Int, window: Int, soak: Bool = false) throws -> CheckOutcome {
+        let subscribers = channels * perChannel
+        let server = try GeneratedLoad.server(subscribers: subscribers, publishers: channels, channels: channels)
+        defer { server.stop() }
+        var shape = GeneratedLoad.shape(subscribers: subscribers, publishers: channels, channels: channels, rate: rate, seconds: seconds, bytes: 200)
+        shape.drainTimeout = 30
+        // Samples each second once publishing started: (seconds in, resident bytes, CPU seconds, descriptors).
+        var samples: [(at: Double, rss: Int, cpu: Double, files: Int)] = []
+        var started: Date?
+        let result = GeneratedLoad.run(shape, on: server) {
+            // Publishing starts once every connection is ready (the server's CPU jumps); samples count from then.
+            let cpu = server.cpuSeconds
+            if started == nil, let last = samples.last, cpu - last.cpu > 0.05 { started = Date(); samples = [] }
+            let at = started.map { Date().timeIntervalSince($0) } ?? 0
+            if samples.last.map({ at - $0.at >= 1 }) ?? true { samples.append((at, server.residentBytes, cpu, server.openFiles)) }
+        }
+        let measured = samples.filter { $0.at <= Double(seconds) }
+        guard measured.count >= 4 else { throw BenchError("too few samples (\(measured.count))") }
+        // Per window: CPU used (a core's fraction) and the resident memory at its end.
+        var windows: [(cpu: Double, rss: Int)] = []
+        var from = measured[0]
+        for s in measured.dropFirst() where s.at - from.at >= Double(window) {
+            windows.append(((s.cpu - from.cpu) / (s.at - from.at), s.rss))
+            from = s
+        }
+        let late = Array(windows.dropFirst(windows.count / 2))
+        func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+        let cpuMedian = median(late.map(\.cpu)), rssMedian = median(late.map { Double($0.rss) })
+        let cpuSteady = late.allSatisfy { abs($0.cpu - cpuMedian) <= 0.25 * cpuMedian }
+        let rssSteady = late.allSatisfy { abs(Double($0.rss) - rssMedian) <= 0.05 * rssMedian }
+        let p99 = Double(result.latency.quantile(0.99)) / 1e6
+        let clean = result.failure == nil && result.lost == 0 && result.outOfOrder == 0 && result.deliveries == result.expected
+        var passed = clean && p99 < 100
+        var figures = String(format: "%d msg/s of 200 B into %d channels x %d subscribers for %d s: %llu of %llu delivered, %llu lost, %llu out of order or doubled; "
+                             + "p50 %.1f ms, p99 %.1f ms, max %.1f ms; server CPU %.2f cores (median of the second half's %d s windows)",
+                             rate, channels, perChannel, seconds, result.deliveries, result.expected, result.lost, result.outOfOrder,
+                             Double(result.latency.quantile(0.5)) / 1e6, p99, Double(result.latency.max) / 1e6, cpuMedian, window)
+        if let failure = result.failure { figures += "; \(failure)" }
+        if soak {
+            // Memory's slope after the first 10 minutes, by least squares, in MiB per 10 minutes; descriptors first and last.
+            let settled = measured.filter { $0.at >= 600 }
+            let n = Double(settled.count), mx = settled.map(\.at).reduce(0, +) / n, my = settled.map { Double($0.rss) }.reduce(0, +) / n
+            let slope = settled.map { ($0.at - mx) * (Double($0.rss) - my) }.reduce(0, +) / settled.map { ($0.at - mx) * ($0.at - mx) }.reduce(0, +)
+            let perTen = slope * 600 / 1048576
+            let filesGrew = (measured.last?.files ?? 0) > measured[0].files
+            passed = passed && perTen < 1 && !filesGrew
+            figures += String(format: "; resident %.1f -> %.1f MiB, slope %.2f MiB per 10 min after the first 10; descriptors %d -> %d",
+                              Double(measured[0].rss) / 1048576, Double(measured.last!.rss) / 1048576, perTen, measured[0].files, measured.last!.files)
+        } else {
+            passed = passed && cpuSteady && rssSteady
+            figures += String(format: " %@; resident %@ (%.1f MiB median)", cpuSteady ? "steady" : "NOT steady", rssSteady ? "steady" : "NOT steady", rssMedian / 1048576)
+        }
+        return CheckOutcome(passed: passed, figures: figures)
     }
 }

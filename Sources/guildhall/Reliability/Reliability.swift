@@ -61,6 +61,8 @@ struct ReliabilityCheck: Sendable {
 enum ReliabilityChecks {
     static let all: [ReliabilityCheck] = [
         ReliabilityCheck(id: "R1", title: "idle connections held with heartbeats", run: LoadChecks.idleConnections),
+        ReliabilityCheck(id: "R2", title: "throughput into many channels", run: LoadChecks.throughput),
+        ReliabilityCheck(id: "R3", title: "soak at half of R2", run: LoadChecks.soak),
         ReliabilityCheck(id: "R4", title: "server full", run: ResourceChecks.serverFull),
         ReliabilityCheck(id: "R5", title: "open-file limit", run: ResourceChecks.fileLimit),
         ReliabilityCheck(id: "S1", title: "one slow subscriber beside healthy ones", run: SlowConsumerChecks.oneSlowSubscriber),

@@ -1,60 +1,20 @@
 // Slow consumers (RELIABILITY §3): S1 one subscriber stops reading beside
 // healthy ones, S2 one hovers just under the soft limit, S3 many stop at once.
 // The healthy subscribers and the publisher are the bench's load generator
-// (records timed and ordered in the byte stream, no decoding), run on a
-// thread of its own against a server populated as the bench's; the slow
-// ones are blocking probes with a 4 KiB receive buffer that read only when
-// told.
+// (GeneratedLoad); the slow ones are blocking probes with a 4 KiB receive
+// buffer that read only when told.
 
 import Foundation
 import Glibc
 import GuildhallWire
-import Synchronization
 
 enum SlowConsumerChecks {
-    /// A server whose one channel has `subscribers` + `extra` members (m0...) and a publisher (p0).
-    static func populatedServer(subscribers: Int, extra: Int, _ settings: [String] = []) throws -> ReliabilityServer {
-        let folder = NSTemporaryDirectory() + "guildhall-reliability-\(UUID().uuidString)"
-        try BenchTargets.populate(folder: folder, members: 0, subscribers: subscribers + extra, publishers: 1)
-        return try ReliabilityServer(["small-server-threshold=10"] + settings, folder: folder)
-    }
-
     /// A slow consumer: member m`index` with a 4 KiB receive buffer, subscribed to the bench's channel, reading nothing more.
     static func slowSubscriber(_ index: Int, on server: ReliabilityServer) throws -> ProbeClient {
         let c = try ProbeClient(port: server.port, receiveBuffer: 4096)
         guard c.login(server.token("m\(index)")) != nil else { throw BenchError("login failed") }
         c.joinAndSubscribe(server: BenchTargets.serverID, channel: BenchTargets.channelID, join: false)
         return c
-    }
-
-    /// Runs the load generator with `shape` against `server` on a thread of its own, calling
-    /// `meanwhile` every 50 ms until it is done; its result.
-    static func load(_ shape: LoadShape, on server: ReliabilityServer, meanwhile: () -> Void = {}) -> LoadResult {
-        let outcome = Mutex<LoadResult?>(nil)
-        let port = server.port
-        let thread = Thread {
-            let wire = GuildhallWire(secret: Array(ReliabilityServer.secret.utf8), server: BenchTargets.serverID, channel: BenchTargets.channelID)
-            let result = LoadGenerator(wire: wire, shape: shape, port: port).run()
-            outcome.withLock { $0 = result }
-        }
-        thread.start()
-        while outcome.withLock({ $0 == nil }) {
-            meanwhile()
-            usleep(50_000)  // the pace of `meanwhile`
-        }
-        return outcome.withLock { $0! }
-    }
-
-    /// `subscribers` reading subscribers and one publisher at `rate` 1 KiB messages a second for `seconds`.
-    static func shape(subscribers: Int, rate: Int, seconds: Int) -> LoadShape {
-        var shape = LoadShape()
-        shape.subscribers = subscribers
-        shape.publishers = 1
-        shape.messages = rate * seconds
-        shape.bytes = 1024
-        shape.rate = rate
-        shape.ackEvery = 64
-        return shape
     }
 
     /// S1: 1 KiB messages at 1000/s to a channel with 100 healthy subscribers, for 20 s, first
@@ -70,13 +30,13 @@ enum SlowConsumerChecks {
         // The quick profile (a debug build) scales the audience to 10 and the hard cap to 1 MiB.
         let full = profile == .full
         let seconds = full ? 20 : 5, rate = 1000, subscribers = full ? 100 : 10, hardCap = full ? 4 << 20 : 1 << 20
-        let server = try populatedServer(subscribers: subscribers, extra: 1, ["outbound-hard-cap-bytes=\(hardCap)", "resume-bytes=\(hardCap)"])
+        let server = try GeneratedLoad.server(subscribers: subscribers, extra: 1, ["outbound-hard-cap-bytes=\(hardCap)", "resume-bytes=\(hardCap)"])
         defer { server.stop() }
         func run(slow: Bool) throws -> (result: LoadResult, peak: Int, cuts: Double, slowEnded: Bool) {
             let slowClient = slow ? try slowSubscriber(subscribers, on: server) : nil
             let cutsBefore = server.metric("guildhall_slow_consumer_cuts_total") ?? 0
             var peak = 0
-            let result = load(shape(subscribers: subscribers, rate: rate, seconds: seconds), on: server) { peak = max(peak, server.residentBytes) }
+            let result = GeneratedLoad.run(GeneratedLoad.shape(subscribers: subscribers, rate: rate, seconds: seconds), on: server) { peak = max(peak, server.residentBytes) }
             let cuts = (server.metric("guildhall_slow_consumer_cuts_total") ?? 0) - cutsBefore
             let ended = slowClient.map { c in _ = c.readToEnd(until: Date().addingTimeInterval(10)); return c.ended } ?? false
             return (result, peak, cuts, ended)
@@ -101,14 +61,14 @@ enum SlowConsumerChecks {
     static func hoverUnderSoftCap(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
         let full = profile == .full
         let softMs = full ? 10_000 : 3_000, hover = full ? 9.0 : 2.0, target = 3 << 19, rate = 1000
-        let server = try populatedServer(subscribers: 0, extra: 1, ["outbound-soft-cap-ms=\(softMs)", "outbound-hard-cap-bytes=\(8 << 20)"])
+        let server = try GeneratedLoad.server(subscribers: 0, extra: 1, ["outbound-soft-cap-ms=\(softMs)", "outbound-hard-cap-bytes=\(8 << 20)"])
         defer { server.stop() }
         let slow = try slowSubscriber(0, on: server)
         let cutsBefore = server.metric("guildhall_slow_consumer_cuts_total") ?? 0
         var received: [GHChannelMessage] = [], aboveSince: Date?, peak = 0.0, drained = false, lastGauge = -1.0
-        var shape = shape(subscribers: 0, rate: rate, seconds: Int(hover) + 4)
+        var shape = GeneratedLoad.shape(subscribers: 0, rate: rate, seconds: Int(hover) + 4)
         shape.drainTimeout = 30
-        let result = load(shape, on: server) {
+        let result = GeneratedLoad.run(shape, on: server) {
             if drained {
                 received += slow.take(bytes: 1 << 22)  // time's up: reads everything from here on
                 return
