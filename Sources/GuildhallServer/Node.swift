@@ -88,8 +88,13 @@ final class Node {
         let store = self.store
         let shardLog = self.shardLog
         // The log closes after the store: the writer's last jobs still go through it.
+        let busyStatements = self.busyStatements, log = first.log
         first.closeStore = {
-            store.close()
+            let busy = store.close()
+            if busy > 0 {
+                log.error("statements left busy at shutdown (a leak that holds a transaction open)", ["count": busy])
+                busyStatements.record(busy)
+            }
             shardLog?.close()
         }
         do {
@@ -194,7 +199,8 @@ final class Node {
 
     /// Turns the first loop until shutdown completes, then waits for the
     /// others; returns uv_loop_close's result, the first loop's or another's
-    /// (0 when no loop leaked a handle).
+    /// (0 when no loop leaked a handle), or 3 when the store closed with
+    /// statements still busy.
     func run() -> Int32 {
         first.loop.run()
         var rc: Int32 = 0
@@ -206,8 +212,14 @@ final class Node {
         let own = first.loop.close()
         // Every loop has stopped posting to other nodes.
         bus?.close()
+        if own == 0 && rc == 0 && busyStatements.value > 0 { return Self.busyStatementsStatus }
         return own != 0 ? own : rc
     }
+
+    /// Statements the store found busy when it closed (RELIABILITY's leak check: 0).
+    private let busyStatements = BusyAtClose()
+    /// The exit status when every loop closed cleanly but the store had statements left busy.
+    static let busyStatementsStatus: Int32 = 3
 
     /// Posts a shutdown from any thread.
     var shutdownTrigger: @Sendable () -> Void {

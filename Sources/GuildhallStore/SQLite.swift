@@ -3,6 +3,7 @@
 // that uses it (opened with SQLITE_OPEN_NOMUTEX).
 
 import CSQLite
+import Synchronization
 
 /// A failed SQLite call. `message` is for logs only: it may hold SQL and
 /// paths, so the server never sends it to a client.
@@ -49,6 +50,18 @@ final class SQLiteConnection {
         let rc = sqlite3_prepare_v3(db, sql, -1, persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &stmt, nil)
         guard rc == SQLITE_OK, let stmt else { throw lastError(rc) }
         return Statement(stmt, connection: self)
+    }
+
+    /// Statements stepped and not yet reset or finished: each holds a read (or write)
+    /// transaction open, which keeps checkpoints from reclaiming the WAL. 0 when idle.
+    var busyStatements: Int {
+        var count = 0
+        var stmt = sqlite3_next_stmt(db, nil)
+        while let s = stmt {
+            if sqlite3_stmt_busy(s) != 0 { count += 1 }
+            stmt = sqlite3_next_stmt(db, s)
+        }
+        return count
     }
 
     func lastError(_ rc: Int32) -> StoreError {
@@ -120,4 +133,13 @@ final class Statement {
         guard n > 0, let p = sqlite3_column_blob(stmt, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: p, count: n))
     }
+}
+
+/// Statements found busy when a connection (or a store) closed (0 expected), kept where the
+/// thread that closes it and whoever waits for it both reach it.
+public final class BusyAtClose: Sendable {
+    private let count = Atomic<Int>(0)
+    public init() {}
+    public func record(_ n: Int) { count.store(n, ordering: .relaxed) }
+    public var value: Int { count.load(ordering: .relaxed) }
 }

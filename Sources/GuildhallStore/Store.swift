@@ -197,10 +197,13 @@ public final class Store: Sendable {
         return Array(byID.values)
     }
 
-    /// Commits what is queued and stops both threads.
-    public func close() {
+    /// Commits what is queued and stops both threads; returns how many statements were
+    /// left stepped and not reset (a leak that holds a transaction open: 0 expected).
+    @discardableResult
+    public func close() -> Int {
         writer.stop()
         reader.stop()
         checkpointer.stop()
+        return writer.busyAtClose.value + reader.busyAtClose.value
     }
 }

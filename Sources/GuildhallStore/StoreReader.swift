@@ -4,6 +4,7 @@
 // before it was submitted.
 
 import Foundation
+import Synchronization
 import GuildhallCore
 
 public enum ReadRequest: Sendable, Equatable {
@@ -49,11 +50,18 @@ public struct ReadResult: Sendable {
 public final class StoreReader: Sendable {
     private let queue = JobQueue<(UInt64, ReadRequest)>()
     private let done = DispatchSemaphore(value: 0)
+    /// Statements left busy when the thread ended (a leak; 0 expected).
+    let busyAtClose = BusyAtClose()
 
     init(path: String, onResult: @escaping @Sendable ([ReadResult]) -> Void) throws(StoreError) {
         let connection = ConnectionHandOver(try SQLiteConnection(path: path, readOnly: true))
-        let thread = Thread { [queue, done] in
-            StoreReader.run(connection.take(), queue: queue, onResult: onResult)
+        let thread = Thread { [queue, done, busyAtClose] in
+            do {
+                // Closed (at the end of this scope) before `stop()` returns: the last connection folds the WAL away.
+                let db = connection.take()
+                StoreReader.run(db, queue: queue, onResult: onResult)
+                busyAtClose.record(db.busyStatements)
+            }
             done.signal()
         }
         thread.name = "guildhall-reader"

@@ -97,9 +97,9 @@ public final class StoreWriter: Sendable {
         self.maxBatch = max(1, maxBatch)
         let journal = JournalSlot()
         self.journal = journal
-        let thread = Thread { [queue, done, seat, maxBatch = self.maxBatch] in
+        let thread = Thread { [queue, done, seat, busyAtClose, maxBatch = self.maxBatch] in
             StoreWriter.run(seat, queue: queue, maxBatch: maxBatch, journal: journal, onCommitted: onCommitted)
-            seat.close()
+            busyAtClose.record(seat.close())
             done.signal()
         }
         thread.name = "guildhall-writer"
@@ -155,6 +155,9 @@ public final class StoreWriter: Sendable {
             return errors
         } ?? [StoreError(code: -1, message: "the store is closed")]
     }
+
+    /// Statements left busy when the connection closed (a leak; 0 expected).
+    let busyAtClose = BusyAtClose()
 
     /// Commits everything queued, then stops the thread and closes the connection.
     public func stop() {
@@ -300,11 +303,14 @@ final class WriterSeat: @unchecked Sendable {
         return statements.map(body)
     }
 
-    /// Finalizes the statements and closes the connection.
-    func close() {
+    /// Finalizes the statements and closes the connection; how many statements were left busy.
+    @discardableResult
+    func close() -> Int {
         lock.lock()
         defer { lock.unlock() }
+        let busy = connection?.busyStatements ?? 0
         statements = nil
         connection = nil
+        return busy
     }
 }

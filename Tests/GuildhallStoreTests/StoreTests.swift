@@ -163,6 +163,24 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
         #expect(size("guildhall.db") >= before + 150_000, "database file \(size("guildhall.db")) bytes, was \(before)")
     }
 
+    /// The leak check's count: a statement stepped and not finished is busy (it holds a read
+    /// transaction open); a store that served writes and reads closes with none.
+    @Test func busyStatementsAreCountedAndAStoreClosesWithNone() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openStore(folder, reports)
+        for seq in 1...3 { store.writer.submit(WriteJob(ticket: UInt64(seq), writes: [.message(message(seq: UInt64(seq)))])) }
+        #expect(reports.waitOutcomes(3).count == 3)
+        #expect(store.close() == 0)
+        let db = try SQLiteConnection(path: folder + "/guildhall.db", readOnly: true)
+        let rows = try db.prepare("SELECT uid FROM messages", persistent: false)
+        #expect(db.busyStatements == 0)
+        #expect(try rows.step())
+        #expect(db.busyStatements == 1, "stepped, not finished")
+        while try rows.step() {}
+        #expect(db.busyStatements == 0)
+    }
+
     /// `close()` returns with every connection closed: the last one to close
     /// folds the WAL into the database and removes it, so a backup taken
     /// right after sees one complete file.

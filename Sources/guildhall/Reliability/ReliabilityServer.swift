@@ -4,7 +4,8 @@
 // each test the runner checks every server it started for leaks (`finishAll`)
 // once the test's own clients are gone: no connection and no queued byte
 // left, then SIGTERM and exit status 0 (every loop closed with
-// uv_loop_close == 0, which the server's exit status reports).
+// uv_loop_close == 0 and no store statement left busy, which the server's
+// exit status reports).
 
 import Foundation
 import Glibc
@@ -68,7 +69,10 @@ final class ReliabilityServer {
             if queued != 0 { problems.append("\(queued.map { "\(Int($0))" } ?? "?") bytes still queued") }
             signal(SIGTERM)
             let status = waitExit(timeout: 15)
-            if status != 0 { problems.append("exit status \(status.map { "\($0)" } ?? "none (killed)") at SIGTERM (a loop not closed cleanly)") }
+            if status != 0 {
+                problems.append("exit status \(status.map { "\($0)" } ?? "none (killed)") at SIGTERM ("
+                                + (status == 3 ? "store statements left busy)" : "a loop not closed cleanly)"))
+            }
             if status == nil { signal(SIGKILL); process.waitUntilExit() }
         } else if process.terminationReason == .exit && process.terminationStatus != 0 {
             problems.append("exited with status \(process.terminationStatus)")
