@@ -63,3 +63,11 @@ let package = Package(
                                                                   .product(name: "Logging", package: "swift-log")]),
     ]
 )
+
+// The libFuzzer targets (RELIABILITY B4), only for `make fuzz`: built with
+// -sanitize=fuzzer, whose runtime supplies main, so an ordinary build would
+// fail to link them.
+if Context.environment["GUILDHALL_FUZZ"] != nil {
+    package.targets.append(.executableTarget(name: "guildhall-fuzz", dependencies: ["GuildhallWire", "GuildhallLoop"], path: "Fuzz/GuildhallFuzz",
+                                             swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+}

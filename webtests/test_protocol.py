@@ -265,7 +265,8 @@ def test_offline_sync_reaches_a_websocket_session(server):
 
 def test_a_slow_websocket_consumer_is_cut_and_resumes_without_loss(tmp_path):
     from conftest import Server
-    server = Server(tmp_path / "data", settings=["outbound-hard-cap-bytes=65536"] + UNLIMITED)
+    # The replay buffer holds all ~10 MB sent (resume-bytes), so the resume replays rather than names gaps.
+    server = Server(tmp_path / "data", settings=["outbound-hard-cap-bytes=65536", "resume-bytes=33554432"] + UNLIMITED)
     try:
         alice = JsonPeer(server, "alice")
         created = alice.request({"createServer": {"name": "Flood", "openJoin": True}})["server"]["serverId"]

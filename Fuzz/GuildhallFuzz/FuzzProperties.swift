@@ -1,0 +1,90 @@
+// What each fuzz target holds true of any input (see FuzzTargets.swift).
+// Also used by the sweep (FuzzSweep.swift), which feeds generated inputs
+// through the same checks.
+
+import GuildhallLoop
+import GuildhallWire
+import SwiftProtobuf
+
+enum FrameProperties {
+    static let limit = 4096
+
+    /// Frames (or the error) an input gives when fed in the given pieces.
+    static func decode(_ pieces: [ArraySlice<UInt8>]) -> (frames: [[UInt8]], error: FrameDecodeError?) {
+        var decoder = FrameDecoder(maxFrameBytes: limit)
+        var frames: [[UInt8]] = []
+        for piece in pieces {
+            decoder.feed(Array(piece))
+            do {
+                while let f = try decoder.next() {
+                    precondition(f.count <= limit, "a frame over the limit came out")
+                    frames.append(f)
+                }
+            } catch {
+                return (frames, error)
+            }
+        }
+        return (frames, nil)
+    }
+
+    /// Whole or split anywhere: the same frames, the same error.
+    static func check(_ bytes: [UInt8]) {
+        let whole = decode([bytes[...]])
+        let at = splitPoint(bytes)
+        let split = decode([bytes[..<at], bytes[at...]])
+        precondition(whole.frames == split.frames && whole.error == split.error, "a split changed what was decoded")
+        var oneByOne = FrameDecoder(maxFrameBytes: limit)
+        var count = 0
+        for b in bytes {
+            oneByOne.feed([b])
+            guard let frames = try? drain(&oneByOne) else { break }
+            count += frames
+        }
+        precondition(whole.error != nil || count == whole.frames.count, "byte by byte gave another count")
+    }
+
+    private static func drain(_ d: inout FrameDecoder) throws -> Int {
+        var n = 0
+        while try d.next() != nil { n += 1 }
+        return n
+    }
+}
+
+enum SendProperties {
+    /// Where the hand-written send decoder answers, swift-protobuf decodes the same frame to the same send.
+    static func check(_ bytes: [UInt8]) {
+        guard let (id, send) = MessageWire.readSend(bytes) else { return }
+        guard let frame = try? GHFrame(serializedBytes: bytes), case .request(let r)? = frame.kind, case .sendMessage(let m)? = r.body else {
+            preconditionFailure("the hand-written decoder read a send that swift-protobuf does not")
+        }
+        precondition(r.id == id && m.channelID == send.channelID && m.clientID == send.clientID && m.mentions == send.mentions
+                     && m.mentionAll == send.mentionAll && m.needReceipt == send.needReceipt, "the two decoders disagree")
+        switch send.body {
+        case .text(let t)?: precondition(m.body.text == t, "the two decoders disagree on the text")
+        case .custom(let type, let data)?: precondition(m.body.custom.type == type && Array(m.body.custom.data) == data, "the two decoders disagree on the custom body")
+        case nil: break
+        }
+    }
+}
+
+enum WebSocketProperties {
+    /// Whole or split: the same messages and the same verdict; no message over the limit.
+    static func check(_ bytes: [UInt8]) {
+        let limit = 4096
+        let whole = WebSocketReader(maxMessageBytes: limit).feed(bytes)
+        let reader = WebSocketReader(maxMessageBytes: limit)
+        let at = splitPoint(bytes)
+        var first = reader.feed(Array(bytes[..<at]))
+        if !first.failed && first.peerClosed == nil {
+            let second = reader.feed(Array(bytes[at...]))
+            first.messages += second.messages
+            first.failed = second.failed
+            first.peerClosed = second.peerClosed
+        }
+        for m in whole.messages { precondition(m.payload.count <= limit, "a message over the limit came out") }
+        precondition(whole.failed == first.failed, "a split changed the verdict")
+        if !whole.failed {
+            precondition(whole.messages.map(\.payload) == first.messages.map(\.payload), "a split changed the messages")
+        }
+    }
+}

@@ -1,0 +1,34 @@
+// libFuzzer targets (RELIABILITY B4): the frame decoder, the hand-written send
+// decoder and the WebSocket frame reader, one binary, the target chosen by
+// GUILDHALL_FUZZ_TARGET (frames, send, websocket). Built only by `make fuzz`
+// (Package.swift adds this target when GUILDHALL_FUZZ is set) with
+// `-sanitize=fuzzer,address`: libFuzzer supplies main and feeds
+// `LLVMFuzzerTestOneInput`. Each target checks properties, not only "no
+// crash": an input split at any point decodes as it does whole; the
+// hand-written send decoder agrees with swift-protobuf's wherever it answers;
+// nothing decoded exceeds its limit. A broken property traps, which libFuzzer
+// reports as a finding with the input that caused it.
+
+import Foundation
+import GuildhallLoop
+import GuildhallWire
+
+enum FuzzTarget: String {
+    case frames, send, websocket
+}
+
+let fuzzTarget = FuzzTarget(rawValue: ProcessInfo.processInfo.environment["GUILDHALL_FUZZ_TARGET"] ?? "frames") ?? .frames
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+    switch fuzzTarget {
+    case .frames: FrameProperties.check(bytes)
+    case .send: SendProperties.check(bytes)
+    case .websocket: WebSocketProperties.check(bytes)
+    }
+    return 0
+}
+
+/// The split point an input picks for itself: its first byte, scaled to its length.
+func splitPoint(_ bytes: [UInt8]) -> Int { bytes.isEmpty ? 0 : Int(bytes[0]) * bytes.count / 256 }
