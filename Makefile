@@ -22,7 +22,7 @@ install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || m
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-.PHONY: run test test-web reliability build release deps proto web clean bench
+.PHONY: run test test-web reliability fuzz build release deps proto web clean bench
 
 run: deps build
 	.build/debug/guildhall serve $(ARGS)
@@ -42,6 +42,7 @@ test: deps
 	GUILDHALL_LOOPS=2 $(SWIFT) test --skip-build --filter '$(CLUSTER_SUITES)'
 	# The reliability tests' quick profile (RELIABILITY §3, scaled down; `make reliability` runs the full one).
 	.build/debug/guildhall reliability --profile quick
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60 FUZZ_SWEEP=10000
 	$(MAKE) --no-print-directory test-web
 
 # The WebSocket protocol tests (Python's websockets as an independent peer)
@@ -70,6 +71,27 @@ deps:
 reliability: deps
 	$(SWIFT) build -c release
 	.build/release/guildhall reliability --profile full
+
+# The decoders under libFuzzer and AddressSanitizer (RELIABILITY B1, B4): the
+# frame decoder, the hand-written send decoder and the WebSocket reader, each
+# for FUZZ_SECONDS from the committed seeds (Fuzz/corpus; what libFuzzer adds
+# goes to .build/fuzz/corpus), then FUZZ_SWEEP random and FUZZ_SWEEP mutated
+# frames through all three and swift-protobuf. A finding stops it, its input
+# in .build/fuzz/findings. `make test` runs 60 s each and a 10 000 sweep.
+FUZZ_SECONDS ?= 600
+FUZZ_SWEEP ?= 1000000
+FUZZ_BIN := .build/fuzz/debug/guildhall-fuzz
+fuzz: deps
+	. scripts/swift-env && GUILDHALL_FUZZ=1 swift build --scratch-path .build/fuzz --product guildhall-fuzz -Xswiftc -sanitize=fuzzer,address
+	@mkdir -p .build/fuzz/findings
+	@for t in frames send websocket; do \
+		mkdir -p .build/fuzz/corpus/$$t; \
+		echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
+		GUILDHALL_FUZZ_TARGET=$$t $(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=.build/fuzz/findings/$$t- \
+			.build/fuzz/corpus/$$t Fuzz/corpus/$$t 2>&1 | grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|==|SUMMARY|Done)|ERROR" ; \
+		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
+	GUILDHALL_FUZZ_SWEEP=$(FUZZ_SWEEP) $(FUZZ_BIN)
 
 # The benchmark matrix beside redis and nats (release build; takes a few minutes).
 bench: deps

@@ -2,8 +2,8 @@
 // (built with AddressSanitizer) first feeds N random inputs and N mutations of
 // valid frames (bit flips, truncation, length edits, varint overflow, unknown
 // fields, deep nesting, huge repeated counts) through every target's checks
-// and swift-protobuf's decoder, each also split at a random point, timing each
-// (over 10 ms fails), prints the counts and exits: 0 when all held. The seed
+// (whole, split, byte by byte) and swift-protobuf's decoder, timing the
+// decoding of each (over 10 ms fails), prints the counts and exits: 0 when all held. The seed
 // (GUILDHALL_FUZZ_SEED, else random) is printed so a failure repeats.
 
 import Foundation
@@ -11,9 +11,11 @@ import GuildhallWire
 
 @_cdecl("LLVMFuzzerInitialize")
 public func fuzzInitialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> CInt {
+    if let folder = ProcessInfo.processInfo.environment["GUILDHALL_FUZZ_WRITE_SEEDS"] { exit(FuzzSweep.writeSeeds(to: folder) ? 0 : 1) }
     guard let text = ProcessInfo.processInfo.environment["GUILDHALL_FUZZ_SWEEP"], let count = Int(text) else { return 0 }
     let seed = ProcessInfo.processInfo.environment["GUILDHALL_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-    exit(FuzzSweep(seed: seed).run(count) ? 0 : 1)
+    var sweep = FuzzSweep(seed: seed)
+    exit(sweep.run(count) ? 0 : 1)
 }
 
 struct FuzzSweep {
@@ -64,19 +66,37 @@ struct FuzzSweep {
         return frames.map { FrameEncoding.framed($0) }
     }()
 
+    /// The committed seed corpus (Fuzz/corpus): each valid frame as each target takes it: framed
+    /// (frames), its payload (send), and in a masked binary WebSocket frame (websocket).
+    static func writeSeeds(to folder: String) -> Bool {
+        for (n, framed) in valid.enumerated() {
+            let payload = Array(framed.dropFirst(4))
+            let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+            var ws: [UInt8] = [0x82]
+            if framed.count < 126 { ws.append(0x80 | UInt8(framed.count)) } else { ws += [0x80 | 126, UInt8(framed.count >> 8), UInt8(framed.count & 0xFF)] }
+            ws += mask + framed.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+            for (target, bytes) in [("frames", framed), ("send", payload), ("websocket", ws)] {
+                let dir = folder + "/" + target
+                try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                guard FileManager.default.createFile(atPath: dir + "/seed-\(n)", contents: Data(bytes)) else { return false }
+            }
+        }
+        return true
+    }
+
     mutating func run(_ count: Int) -> Bool {
         var slowest: UInt64 = 0, slow = 0, decoded = 0, refused = 0
         for i in 0..<(2 * count) {
             let input = i < count ? randomInput() : mutated()
+            // Timed: what the server does with it (frames, then swift-protobuf on each: a frame or a typed error, never a trap).
             let started = DispatchTime.now().uptimeNanoseconds
-            FrameProperties.check(input)
-            SendProperties.check(Array(input.dropFirst(4)))
-            WebSocketProperties.check(input)
-            // swift-protobuf on each frame the decoder gives: a frame or a typed error, never a trap.
             for payload in FrameProperties.decode([input[...]]).frames {
                 if (try? GHFrame(serializedBytes: payload)) != nil { decoded += 1 } else { refused += 1 }
             }
             let took = DispatchTime.now().uptimeNanoseconds - started
+            FrameProperties.check(input)
+            SendProperties.check(Array(input.dropFirst(4)))
+            WebSocketProperties.check(input)
             slowest = max(slowest, took)
             if took > 10_000_000 { slow += 1 }
         }

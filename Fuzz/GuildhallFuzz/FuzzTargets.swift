@@ -2,8 +2,9 @@
 // decoder and the WebSocket frame reader, one binary, the target chosen by
 // GUILDHALL_FUZZ_TARGET (frames, send, websocket). Built only by `make fuzz`
 // (Package.swift adds this target when GUILDHALL_FUZZ is set) with
-// `-sanitize=fuzzer,address`: libFuzzer supplies main and feeds
-// `LLVMFuzzerTestOneInput`. Each target checks properties, not only "no
+// `-sanitize=fuzzer,address`: libFuzzer's driver runs from the entry point
+// SwiftPM gives an executable (`guildhall_fuzz_main`; libFuzzer's own main
+// is then not linked) and feeds `LLVMFuzzerTestOneInput`. Each target checks properties, not only "no
 // crash": an input split at any point decodes as it does whole; the
 // hand-written send decoder agrees with swift-protobuf's wherever it answers;
 // nothing decoded exceeds its limit. A broken property traps, which libFuzzer
@@ -18,6 +19,17 @@ enum FuzzTarget: String {
 }
 
 let fuzzTarget = FuzzTarget(rawValue: ProcessInfo.processInfo.environment["GUILDHALL_FUZZ_TARGET"] ?? "frames") ?? .frames
+
+/// libFuzzer's driver (its runtime, linked by -sanitize=fuzzer).
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+
+@_cdecl("guildhall_fuzz_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var argc = argc, argv = argv
+    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzOne(data, size) }
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
