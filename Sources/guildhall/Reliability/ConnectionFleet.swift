@@ -25,10 +25,7 @@ final class ConnectionFleet {
         /// The outstanding heartbeat's send time (0: none).
         var pingSentAt: UInt64 = 0
         var connectFailed = false
-        /// Responses read (of any kind).
-        var answers = 0
-        /// Events read, and the last one's seq.
-        var events = 0
+        /// The last event's seq.
         var lastEventSeq: UInt64 = 0
         /// Waiting to connect (again).
         var queued = false
@@ -44,11 +41,6 @@ final class ConnectionFleet {
     private(set) var members: [Member] = []
     /// Heartbeat round trips (request to pong).
     var roundTrips = LatencyHistogram()
-    /// Called for each frame a member reads, after the fleet's own bookkeeping.
-    var onFrame: ((Member, GHFrame) -> Void)?
-    /// Members acknowledge their events after this many (0: never), as a client must
-    /// (the server cuts a session that leaves too much unacknowledged).
-    var acknowledgeEvery = 0
     private var waiting: [(Member, [UInt8])] = []
     /// Reconnections waiting for their time (monotonic nanoseconds).
     private var delayed: [(at: UInt64, member: Member, hello: [UInt8])] = []
@@ -191,7 +183,6 @@ final class ConnectionFleet {
             guard let f = try? GHFrame(serializedBytes: payload) else { continue }
             switch f.kind {
             case .response(let r)?:
-                member.answers += 1
                 switch r.result {
                 case .login?: member.loggedIn = true
                 case .pong? where member.pingSentAt != 0:
@@ -202,9 +193,9 @@ final class ConnectionFleet {
                 }
             case .event(let e)?:
                 if case .closed(let c)? = e.body { member.closeReasons.append(c.reason) }
-                member.events += 1
                 if e.seq != 0 { member.lastEventSeq = e.seq }
-                if acknowledgeEvery > 0 && member.events % acknowledgeEvery == 0 || e.offline && e.left == 0 {
+                // The end of an offline package: acknowledged, as the SDK does (the rest waits for it).
+                if e.offline && e.left == 0 {
                     var ack = GHFrame()
                     ack.request.id = 2
                     ack.request.ack.eventSeq = member.lastEventSeq
@@ -212,7 +203,6 @@ final class ConnectionFleet {
                 }
             default: break
             }
-            onFrame?(member, f)
         }
     }
 }

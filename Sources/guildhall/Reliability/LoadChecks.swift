@@ -67,16 +67,19 @@ enum LoadChecks {
     /// (second half: each 10 s window's CPU within 25% of their median, memory within 5%).
     static func throughput(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
         let full = profile == .full
-        return try steadyLoad(channels: full ? 100 : 10, perChannel: full ? 100 : 10, rate: full ? 10_000 : 1000,
+        return try steadyLoad(channels: full ? 100 : 10, perChannel: full ? 100 : 10, rate: (full ? 10_000 : 1000) * ratePercent / 100,
                               seconds: full ? 300 : 10, window: full ? 10 : 2)
     }
+
+    /// `--rate-percent`: R2's and R3's rates scaled (set once before any check runs; the runner is one thread).
+    nonisolated(unsafe) static var ratePercent = 100
 
     /// R3: R2 at half the rate for an hour (full profile only). Pass: none lost or reordered,
     /// resident memory's slope under 1 MiB per 10 min (after the first 10 min), descriptors
     /// at the end as at the start.
     static func soak(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
         guard profile == .full else { return CheckOutcome(passed: true, figures: "full profile only (an hour)") }
-        return try steadyLoad(channels: 100, perChannel: 100, rate: 5_000, seconds: 3600, window: 60, soak: true)
+        return try steadyLoad(channels: 100, perChannel: 100, rate: 5_000 * ratePercent / 100, seconds: 3600, window: 60, soak: true)
     }
 
     private static func steadyLoad(channels: Int, perChannel: Int, rate: Int, seconds: Int, window: Int, soak: Bool = false) throws -> CheckOutcome {

@@ -16,10 +16,13 @@ struct Reliability: ParsableCommand {
     @Option(help: "quick (scaled down, for make test) or full (RELIABILITY's numbers).") var profile = "quick"
     @Option(help: "Only these tests, comma separated (R4,S4,D5,L1).") var only = ""
     @Option(help: "Random seed (logged; a failure repeats with it).") var seed: UInt64?
+    @Option(help: "R2's and R3's message rates as a percentage of RELIABILITY's (to find what a machine sustains).") var ratePercent = 100
 
     func run() throws {
         guard let p = ReliabilityProfile(rawValue: profile) else { throw ValidationError("--profile takes quick or full") }
         let seed = seed ?? UInt64.random(in: 1...UInt64.max)
+        guard (1...1000).contains(ratePercent) else { throw ValidationError("--rate-percent takes 1 to 1000") }
+        LoadChecks.ratePercent = ratePercent
         let wanted = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() })
         // Writes to connections the server has cut must fail with EPIPE, not kill the runner.
         signal(SIGPIPE, SIG_IGN)
