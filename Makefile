@@ -77,7 +77,8 @@ reliability: deps
 # for FUZZ_SECONDS from the committed seeds (Fuzz/corpus; what libFuzzer adds
 # goes to .build/fuzz/corpus), then FUZZ_SWEEP random and FUZZ_SWEEP mutated
 # frames through all three and swift-protobuf. A finding stops it, its input
-# in .build/fuzz/findings. `make test` runs 60 s each and a 10 000 sweep.
+# in .build/fuzz/findings (Swift's own crash reporter is off: libFuzzer and
+# AddressSanitizer report). `make test` runs 60 s each and a 10 000 sweep.
 FUZZ_SECONDS ?= 600
 FUZZ_SWEEP ?= 1000000
 FUZZ_BIN := .build/fuzz/debug/guildhall-fuzz
@@ -87,11 +88,11 @@ fuzz: deps
 	@for t in frames send websocket; do \
 		mkdir -p .build/fuzz/corpus/$$t; \
 		echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
-		GUILDHALL_FUZZ_TARGET=$$t $(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=.build/fuzz/findings/$$t- \
+		SWIFT_BACKTRACE=enable=no GUILDHALL_FUZZ_TARGET=$$t $(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=.build/fuzz/findings/$$t- \
 			.build/fuzz/corpus/$$t Fuzz/corpus/$$t 2>&1 | grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|==|SUMMARY|Done)|ERROR" ; \
 		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	done
-	GUILDHALL_FUZZ_SWEEP=$(FUZZ_SWEEP) $(FUZZ_BIN)
+	SWIFT_BACKTRACE=enable=no GUILDHALL_FUZZ_SWEEP=$(FUZZ_SWEEP) $(FUZZ_BIN)
 
 # The benchmark matrix beside redis and nats (release build; takes a few minutes).
 bench: deps
