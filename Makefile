@@ -67,7 +67,8 @@ deps:
 	@. scripts/swift-env && command -v swift >/dev/null || { echo "Swift 6.3 toolchain not found (looked on PATH and in /opt/swift/usr/bin)"; exit 1; }
 
 # The reliability tests at RELIABILITY §3's own numbers, against the release
-# binary on loopback (several minutes); each prints its figures and PASS or FAIL.
+# binary on loopback (about 1 h 30: R1 holds 10 min, R2 runs 5, R3 an hour);
+# each prints its figures and PASS or FAIL. `make fuzz` is the rest (B1, B4).
 reliability: deps
 	$(SWIFT) build -c release
 	.build/release/guildhall reliability --profile full
