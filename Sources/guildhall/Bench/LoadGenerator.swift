@@ -352,13 +352,21 @@ final class LoadGenerator {
         let due = Int(Double(BenchRecord.monotonicNanos() - startNanos) / 1e9 * Double(shape.rate)) + 1
         let sent = publishers.reduce(0) { $0 + $1.sent }
         var owed = due - sent
-        for p in publishers where owed > 0 {
-            let share = (owed + publishers.count - 1) / publishers.count
+        // One at a time, round the publishers from where the last turn stopped: a turn owes
+        // one or two, and starting from the first each time had p0 publish everything first
+        // (its channel flooded, the others' subscribers silent long enough to be cut as idle).
+        var idle = 0
+        while owed > 0 && idle < publishers.count {
+            let p = publishers[nextPublisher]
+            nextPublisher = (nextPublisher + 1) % publishers.count
             let before = p.sent
-            pump(p, allowance: share)
-            owed -= p.sent - before
+            pump(p, allowance: 1)
+            if p.sent > before { owed -= 1; idle = 0 } else { idle += 1 }
         }
     }
+
+    /// The publisher the next publish at a fixed rate starts from.
+    private var nextPublisher = 0
 
     private func startPacer() {
         pacerReceiver = InboxReceiver(loop: loop, inbox: pacerTicks) { [unowned self] _ in self.publishDue() }

@@ -1,5 +1,5 @@
 // Slow consumers (RELIABILITY §3): S1 one subscriber stops reading beside
-// healthy ones, S2 one hovers just under the soft limit, S3 many stop at once.
+// healthy ones, S2 one hovers above the soft cap for just under its time.
 // The healthy subscribers and the publisher are the bench's load generator
 // (GeneratedLoad); the slow ones are blocking probes with a 4 KiB receive
 // buffer that read only when told.
@@ -22,10 +22,10 @@ enum SlowConsumerChecks {
     /// one is cut as a slow consumer (the cut counter up by exactly 1) and its connection ends;
     /// the server's resident memory peaks at most the hard cap (4 MiB) + the replay buffer's
     /// (resume-bytes, 4 MiB), with 10% for each event's bookkeeping, + one frame above the
-    /// first run's peak (RELIABILITY says the hard
-    /// cap + one frame: a session also keeps what the kernel took but the client did not
-    /// acknowledge, to resume it after the cut); the healthy subscribers' p99 stays within 1.5x of the first run's (or
-    /// 1 ms above it: a millisecond p99 moves that much on a scheduler's whim); none lost or reordered.
+    /// first run's peak (RELIABILITY says the hard cap + one frame: a session also keeps what
+    /// the kernel took but the client did not acknowledge, to resume it after the cut); the
+    /// healthy subscribers' p99 stays within 1.5x of the first run's (or 1 ms above it: a
+    /// millisecond p99 moves that much on a scheduler's whim); none lost or reordered.
     static func oneSlowSubscriber(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
         // The quick profile (a debug build) scales the audience to 10 and the hard cap to 1 MiB.
         let full = profile == .full
