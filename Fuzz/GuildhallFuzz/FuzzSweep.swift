@@ -156,7 +156,8 @@ struct FuzzSweep {
     }
 }
 
-/// splitmix64: the sweep's choices, repeatable from its seed.
+/// splitmix64 (GuildhallCore.SeededRandom's, copied: this binary links only the wire and loop modules,
+/// built with the sanitizers), for the sweep's choices, repeatable from its seed.
 struct SplitMix {
     var state: UInt64
     init(_ seed: UInt64) { state = seed }

@@ -3,6 +3,7 @@
 // when a connection drops or stops reading, through a raw connection.
 
 import Foundation
+import GuildhallCore
 @testable import GuildhallClient
 @testable import GuildhallServer
 import GuildhallWire
@@ -165,7 +166,7 @@ import Testing
         defer { server.stop() }
         let (alice, _, channel) = try await setUp(server)
         let sent = try await sendMentions(alice, 150, to: channel, mentioning: "bob")
-        var rng = SeededGenerator(seed: 0x5EED)
+        var rng = SeededRandom(seed: 0x5EED)
         var received: [UInt64] = []  // message UIDs as an SDK would deliver them (cursor de-duplication)
         var highestCursor: UInt64 = 0
         var ackedCursor: UInt64 = 0
@@ -437,19 +438,6 @@ func blob(_ count: Int, byte: UInt8) -> GHMessageBody {
     b.custom.type = "blob"
     b.custom.data = Data(repeating: byte, count: count)
     return b
-}
-
-/// A small deterministic generator, so random drop points repeat run to run.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 @Suite struct BackpressureConformanceTests {

@@ -5,6 +5,7 @@
 // never made), and the server goes on serving. Seeded: a failure names its seed.
 
 import Foundation
+import GuildhallCore
 import GuildhallWire
 import Testing
 @testable import GuildhallServer
@@ -19,7 +20,7 @@ import Testing
     }
 
     /// Bytes a broken or hostile client might send after its handshake.
-    static func fuzz(_ i: Int, valid: [UInt8], rng: inout SeededGenerator) -> [UInt8] {
+    static func fuzz(_ i: Int, valid: [UInt8], rng: inout SeededRandom) -> [UInt8] {
         func random(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) } }
         switch i % 10 {
         case 0: return random(Int.random(in: 1...200, using: &rng))
@@ -39,7 +40,7 @@ import Testing
 
     @Test func everyFuzzedConnectionGetsACloseAndTheServerGoesOn() throws {
         let seed = ProcessInfo.processInfo.environment["GUILDHALL_FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
-        var rng = SeededGenerator(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let server = try TestServer {
             $0.wsListen = "127.0.0.1:0"
             $0.loginDeadlineMs = 500

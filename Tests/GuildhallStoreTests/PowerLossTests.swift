@@ -18,7 +18,7 @@ import Testing
         #expect(powerloss_install() == 0)
         defer { powerloss_watch(nil) }
         let seed = UInt64.random(in: 1...UInt64.max)
-        var random = SplitMix64(seed)
+        var random = SeededRandom(seed: seed)
         var lostTails = 0, undone = 0
         for run in 0..<100 {
             let folder = temporaryFolder(), image = temporaryFolder()
@@ -60,18 +60,5 @@ import Testing
             }
         }
         print("power loss, synchronous=\(synchronous), seed \(seed): 100 runs, \(undone) unsynced writes undone, acknowledged tails lost in \(lostTails)")
-    }
-}
-
-/// splitmix64, for repeatable runs from a logged seed.
-struct SplitMix64 {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -25,7 +25,7 @@ struct ReceiptsBench: ParsableCommand {
 
     func run() throws {
         guard members > 0, messages > 0, advances > 0, queries > 0 else { throw ValidationError("nothing to measure") }
-        var rng = SplitMix(seed: 42)
+        var rng = SeededRandom(seed: 42)
         var receipts = ChannelReceipts()
         // Each member's responses: increasing points, the last one anywhere in the history.
         var plans: [[UInt64]] = []
@@ -105,18 +105,5 @@ struct ReceiptsBench: ParsableCommand {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         guard loaded.advances.count == receipts.advances.count else { throw BenchError("the store gave back \(loaded.advances.count) advances") }
         return (bytes, seconds)
-    }
-}
-
-/// A small deterministic generator so runs repeat.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -2,6 +2,7 @@
 // and D2, a resend after a crash with the same client id.
 
 import Foundation
+import GuildhallCore
 import Glibc
 import GuildhallStore
 import GuildhallWire
@@ -14,7 +15,7 @@ enum CrashChecks {
     /// serving (a login answered) within 5 s of the kill.
     static func killDuringSends(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
         let runs = profile == .full ? 20 : 3
-        var random = SeededRandom(seed)
+        var random = SeededRandom(seed: seed)
         let server = try ReliabilityServer()
         defer { server.stop() }
         var problems: [String] = [], ackedTotal = 0, sentTotal = 0, slowestRestart = 0.0, rates: [Double] = []

@@ -100,7 +100,7 @@ enum LivenessChecks {
     /// the rest 429.
     static func reconnectStorm(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
         let count = profile == .full ? 10_000 : 1_000
-        var random = SeededRandom(seed)
+        var random = SeededRandom(seed: seed)
         let server = try ReliabilityServer(["max-connections=\(count * 2)"], unlimited: false)
         defer { server.stop() }
         let fleet = ConnectionFleet(port: server.port)
