@@ -86,6 +86,28 @@ public final class TCPConnection {
     /// Writes completed so far: unchanged while bytes are queued means the peer stopped reading.
     public private(set) var writesCompleted: UInt64 = 0
 
+    /// Loop time the socket last took bytes while some waited for it (see `stuckMillis`).
+    private var tookBytesAt: UInt64 = 0
+    /// libuv's unwritten bytes at the last look: fewer now means the socket took some.
+    private var unwrittenAtLook = 0
+
+    /// Milliseconds the socket has taken none of the bytes waiting for it (0
+    /// when none wait): a peer that stopped reading, as against one reading
+    /// slowly. Loops at writes that complete and at libuv's queue shrinking
+    /// within a long write, so a slow reader of a large write is not stuck.
+    public func stuckMillis() -> UInt64 {
+        guard writesInFlight > 0, !isClosing else { return 0 }
+        let now = uv_now(handle.pointee.loop)
+        lookForProgress(now)
+        return now &- tookBytesAt
+    }
+
+    private func lookForProgress(_ now: UInt64) {
+        let unwritten = unwrittenBytes
+        if unwritten < unwrittenAtLook { tookBytesAt = now }
+        unwrittenAtLook = unwritten
+    }
+
     /// Bytes libuv still has to hand to the kernel; falling between two looks
     /// means a long write is making progress.
     public var unwrittenBytes: Int { isClosing ? 0 : uv_stream_get_write_queue_size(asStream(handle)) }
@@ -143,10 +165,15 @@ public final class TCPConnection {
         didSet { if oldValue == nil, !isClosed { count?.add(1) } }
     }
 
+    /// Whether `queuedBytes` is part of the loop's total: an aborted
+    /// connection's bytes leave it at once, not when libuv cancels its writes
+    /// (the next loop turn), so a cut that bounds the total is seen at once.
+    private var inLoopTotal = true
+
     @inline(__always)
     private func queued(_ delta: Int) {
         queuedBytes += delta
-        loopOutbound.pointee += delta
+        if inLoopTotal { loopOutbound.pointee += delta }
     }
 
     /// A connection on `loop` for a socket another loop gave up (`detachSocket`):
@@ -207,6 +234,14 @@ public final class TCPConnection {
                 conn.onEnd?(Int32(n))
             }
         })
+    }
+
+    /// Sets the kernel's send buffer (SO_SNDBUF, which Linux doubles); the
+    /// kernel no longer sizes it itself (up to tcp_wmem's most, 4 MiB here).
+    public func setSendBuffer(bytes: Int) {
+        guard !isClosing else { return }
+        var value = Int32(clamping: bytes)
+        uv_send_buffer_size(asHandle(handle), &value)
     }
 
     public func stopReading() {
@@ -324,6 +359,9 @@ public final class TCPConnection {
                     }
                 }
             }
+            // A wait starts now, or goes on (did the socket take some of the earlier writes meanwhile?).
+            let now = uv_now(handle.pointee.loop)
+            if writesInFlight == 0 { tookBytesAt = now } else { lookForProgress(now) }
             let context = WriteContext(connection: self, shared: pendingShared, scratch: scratch, bytes: pendingBytes)
             let req = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
             req.pointee.data = Unmanaged.passRetained(context).toOpaque()
@@ -348,6 +386,7 @@ public final class TCPConnection {
                 writeCompleted(bytes: context.bytes, status: rc)
             } else {
                 writesInFlight += 1
+                unwrittenAtLook = unwrittenBytes
             }
         }
     }
@@ -355,6 +394,10 @@ public final class TCPConnection {
     private func writeCompleted(bytes: Int, status: Int32) {
         queued(-bytes)
         writesCompleted &+= 1
+        if !isClosing {
+            tookBytesAt = uv_now(handle.pointee.loop)
+            unwrittenAtLook = unwrittenBytes
+        }
         if status < 0 && status != Int32(UV_ECANCELED.rawValue) && !isClosing {
             stopReading()
             onEnd?(status)
@@ -444,6 +487,8 @@ public final class TCPConnection {
             return
         }
         beginClosing()
+        loopOutbound.pointee -= queuedBytes
+        inLoopTotal = false
         if uv_tcp_close_reset(handle, TCPConnection.released) != 0 { TCPConnection.finishClose(asStream(handle)) }
     }
 

@@ -15,6 +15,9 @@ extension Gateway {
     func accepted(_ connection: TCPConnection, checkingCap: Bool = true, webSocket: WebSocketEncoding? = nil) -> Session? {
         guard !shuttingDown else { connection.abort(); return nil }
         connection.count = limits.node.connections
+        // What a slow client has not taken waits in the session's queue, where the
+        // slow-consumer caps see it, not megabytes of it in the kernel's buffers.
+        if settings.socketSendBufferBytes > 0 { connection.setSendBuffer(bytes: settings.socketSendBufferBytes) }
         nextSessionKey += 1
         let liveness = SessionLiveness(now: loop.nowMillis, loginDeadlineMs: UInt64(settings.loginDeadlineMs),
                                        idleTimeoutMs: UInt64(settings.idleTimeoutMs), frameDeadlineMs: UInt64(settings.frameDeadlineMs))

@@ -94,6 +94,8 @@ final class Gateway {
     /// messages gets in before a pause arrives.
     static let remoteRequestsInFlight = 4096
     static let remoteRequestBytesInFlight = 1 << 20
+    /// The bytes publishers wait for, the total cap, the peak (OutboundBounds.swift).
+    private(set) lazy var outboundBounds = OutboundBounds(gateway: self)
     private var flushCheck: LoopCheck!
     private var sweepTimer: LoopTimer!
     private var listener: TCPListener?
@@ -178,6 +180,7 @@ final class Gateway {
             s.connection?.flush()
         }
         for s in cutLater { s.markDirty() }
+        outboundBounds.turnEnded()
         routes.turnEnded(self)
     }
 
@@ -228,6 +231,7 @@ final class Gateway {
         }
         limits.node.metrics.loops.withLock {
             $0[index] = NodeMetrics.LoopFigures(sessions: count, syncing: syncing, detached: detached, webSocket: webSocket, outbound: outbound,
+                                                outboundPeak: outboundBounds.peak,
                                                 busySeconds: busy, subscriptions: subscriptions, lastSweep: now)
         }
         for s in Array(sessions.values) {
@@ -276,27 +280,6 @@ final class Gateway {
             reportBehind(s)
         }
         expireDetached(now: now)
-        enforceTotalOutboundCap()
-    }
-
-    /// Past the cap on all queued bytes, cuts the sessions with the most
-    /// queued first (they resume), so memory stays bounded whatever the clients do.
-    private func enforceTotalOutboundCap() {
-        // Each loop keeps to its share, so the node's total stays under the cap.
-        let cap = settings.outboundTotalCapBytes / max(1, settings.loops)
-        var total = 0
-        var queued: [(Int, Session)] = []
-        for s in sessions.values {
-            guard let c = s.connection, c.queuedBytes > 0 else { continue }
-            total += c.queuedBytes
-            queued.append((c.queuedBytes, s))
-        }
-        guard total > cap else { return }
-        for (bytes, s) in queued.sorted(by: { $0.0 > $1.0 }) where total > cap {
-            total -= bytes
-            limits.node.metrics.slowConsumerTotal.increment()
-            drop(s, .slowConsumer, "all sessions together queue more than \(settings.outboundTotalCapBytes) bytes; this one the most (\(bytes))", abort: true)
-        }
     }
 
     // MARK: Shutdown

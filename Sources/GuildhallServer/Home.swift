@@ -182,6 +182,7 @@ final class Home {
     func closeHandles() {
         positionTimer?.close()
         typingTimer?.close()
+        publishers?.close()
     }
 
     /// Applies the live settings of `newer` on this loop.

@@ -23,13 +23,14 @@ final class NodeMetrics: Sendable {
     private let phases: [String: Gauge]
     let commitLatency: ValueHistogram
     let commitBatch: ValueHistogram
+    let publisherPauses: ValueHistogram
     let syncPackages, syncItems: Counter
     let receiptRequests, receiptResponses: Counter
     let eventsShed: Counter
     private let errors: Mutex<[String: Counter]> = Mutex([:])
     private let refusals: Mutex<[String: Counter]> = Mutex([:])
 
-    private let sessions, connections, outboundBytes, storeQueue, residentBytes, openFiles: Gauge
+    private let sessions, connections, outboundBytes, outboundPeak, storeQueue, residentBytes, openFiles: Gauge
     /// Per loop, as of its last sweep: sessions, queued outbound bytes, busy
     /// seconds, and its home's subscriptions by type (SubscriptionKind raw value).
     let loops: Mutex<[LoopFigures]>
@@ -40,6 +41,7 @@ final class NodeMetrics: Sendable {
         /// The same three counts for sessions over WebSocket (the rest are TCP).
         var webSocket = (sessions: 0, syncing: 0, detached: 0)
         var outbound = 0
+        var outboundPeak = 0
         var busySeconds = 0.0
         var subscriptions: [Int: Int] = [:]
         /// The loop time of the sweep that wrote these figures: a loop that
@@ -102,9 +104,13 @@ final class NodeMetrics: Sendable {
                                                     help: "Time from a write job's submission to its commit.")
         commitBatch = registry.makeValueHistogram(name: "guildhall_commit_batch_size", buckets: [1, 2, 4, 8, 16, 64, 256, 1024],
                                                   help: "Write jobs committed together in one transaction.")
+        publisherPauses = registry.makeValueHistogram(name: "guildhall_publisher_pause_seconds", buckets: [0.001, 0.01, 0.1, 1, 10],
+                                                      help: "How long publishers were not read while the fan-out they wait for drained (outbound-pause-bytes).")
         sessions = registry.makeGauge(name: "guildhall_sessions", help: "Sessions on the node's gateways (as of each loop's last sweep).")
         connections = registry.makeGauge(name: "guildhall_connections", help: "Client connections the node holds.")
         outboundBytes = registry.makeGauge(name: "guildhall_outbound_queued_bytes", help: "Bytes queued to sessions and not yet written.")
+        outboundPeak = registry.makeGauge(name: "guildhall_outbound_queued_bytes_peak",
+                                          help: "The most bytes queued to sessions, all loops together, at the end of a loop turn (after the total cap) since the start.")
         storeQueue = registry.makeGauge(name: "guildhall_store_queue_depth", help: "Write jobs waiting for the writer.")
         residentBytes = registry.makeGauge(name: "guildhall_process_resident_bytes", help: "Resident memory of the process.")
         openFiles = registry.makeGauge(name: "guildhall_process_open_fds", help: "Open file descriptors of the process.")
@@ -158,6 +164,7 @@ final class NodeMetrics: Sendable {
         phases["detached/tcp"]?.set(to: Double(detached - ws.detached))
         phases["live/tcp"]?.set(to: Double(total - syncing - detached - (ws.sessions - ws.syncing - ws.detached)))
         outboundBytes.set(to: Double(perLoop.reduce(0) { $0 + $1.outbound }))
+        outboundPeak.set(to: Double(perLoop.reduce(0) { max($0, $1.outboundPeak) }))
         connections.set(to: Double(open))
         storeQueue.set(to: Double(storeQueueDepth))
         residentBytes.set(to: Double(Self.residentBytes()))

@@ -10,21 +10,30 @@
 // publisher already sent wait in its socket, and sends already on their way
 // from another loop wait at the home (`Reception.releaseHeldSends`). The home
 // decides this: it knows what its sends will queue, and the bytes the loops
-// hold (the other loops report theirs: `LoopLinks.outboundBytes`). Loop thread only.
+// hold (the other loops report theirs: `LoopLinks.outboundBytes`). The bytes
+// on sessions whose sockets stopped taking any are not waited for
+// (`OutboundBounds.drainingBytes`): a pause cannot make them read, and the
+// slow-consumer caps end them (RELIABILITY S3: publishers are not held by
+// consumers that stopped). Whether they stopped is a matter of time, so while
+// a publisher waits it is looked at every 10 ms, not only when the loop
+// turns for something else. Each pause's length goes to the metrics. Loop thread only.
 
 import GuildhallCore
+import GuildhallLoop
 
 final class PublisherPause: HomePart {
     unowned let home: Home
-    /// Publishers not read until the outbound bytes drain.
-    private var paused: [HomeSession] = []
+    /// Publishers not read until the outbound bytes drain, with when they were paused.
+    private var paused: [(session: HomeSession, since: UInt64)] = []
     /// Bytes the fan-out of sends waiting for their commit will queue.
     private var pendingFanOutBytes = 0
+    /// Looks at the paused publishers while there are any.
+    private var lookAgain: LoopTimer?
 
     init(home: Home) { self.home = home }
 
     /// Bytes queued and about to be queued on the sessions of every loop.
-    var outboundPressure: Int { home.loop.outboundBytes + home.links.outboundBytes + pendingFanOutBytes }
+    var outboundPressure: Int { home.gateway.outboundBounds.drainingBytes + home.links.outboundBytes + pendingFanOutBytes }
 
     /// A send of `bytes` to `recipients` sessions was accepted by `s`: counts
     /// its fan-out until `fanOutQueued`, and pauses `s` if that is past the bound.
@@ -33,7 +42,11 @@ final class PublisherPause: HomePart {
         pendingFanOutBytes += projected
         if outboundPressure > settings.outboundPauseBytes && !s.readPauses.contains(.outbound) {
             s.pauseReading(.outbound)
-            paused.append(s)
+            paused.append((s, home.loop.nowMillis))
+            if paused.count == 1 {
+                if lookAgain == nil { lookAgain = LoopTimer(loop: home.loop) }
+                lookAgain?.start(afterMillis: 10, repeatMillis: 10) { [unowned self] in self.resumeIfDrained() }
+            }
         }
         return projected
     }
@@ -44,11 +57,17 @@ final class PublisherPause: HomePart {
     /// Once per loop turn: read paused publishers again once the queues drained.
     func resumeIfDrained() {
         guard !paused.isEmpty, outboundPressure <= settings.outboundPauseBytes / 2, !home.gateway.shuttingDown else { return }
-        let waiting = paused
+        let waiting = paused, now = home.loop.nowMillis
         paused.removeAll()
-        for s in waiting where s.isLoggedIn {
+        lookAgain?.stop()
+        for (s, since) in waiting where s.isLoggedIn {
+            home.metrics.publisherPauses.record(Double(now &- since) / 1000)
             s.resumeReading(.outbound)
             home.reception.releaseHeldSends(s)
         }
     }
+
+    /// The home closes: no more looks.
+    func close() { lookAgain?.close() }
 }
+

@@ -48,10 +48,10 @@ final class RemoteHome: GatewayHome {
     }
     func turnEnding() {}
 
-    /// Sends what this turn gathered, with the gateway's outbound bytes when
+    /// Sends what this turn gathered, with the gateway's draining outbound bytes when
     /// they moved by an eighth of the pause bound (or drained).
     func turnEnded(_ gateway: Gateway) {
-        let outbound = gateway.loop.outboundBytes, applied = gateway.appliedBytes[homeIndex, default: 0]
+        let outbound = gateway.outboundBounds.drainingBytes, applied = gateway.appliedBytes[homeIndex, default: 0]
         let step = min(256 * 1024, max(1024, gateway.settings.outboundPauseBytes / 8))
         if abs(outbound - reportedOutbound) >= step || applied &- reportedApplied >= step || (outbound == 0 && reportedOutbound != 0) {
             reportedOutbound = outbound

@@ -16,6 +16,8 @@ import Synchronization
 /// What every gateway of a node shares.
 final class NodeGuard: Sendable {
     let connections = ConnectionCount()
+    /// What the node's loops hold queued, for the total cap (OutboundBounds.swift).
+    let outbound: NodeOutbound
     /// The node's metrics (NodeMetrics.swift).
     let metrics: NodeMetrics
     /// In a cluster, the shards this node serves now, and where every home is.
@@ -26,6 +28,7 @@ final class NodeGuard: Sendable {
 
     init(loops: Int, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil) {
         metrics = NodeMetrics(loops: loops)
+        outbound = NodeOutbound(loops: loops)
         self.served = served
         self.cluster = cluster
         self.bus = bus

@@ -81,6 +81,8 @@ public struct Settings: Sendable, Equatable {
     public var offlineRetentionDays = 7
     public var outboundShedBytes = 256 * 1024
     public var outboundPauseBytes = 32 * 1024 * 1024
+    public var outboundPauseStuckMs = 100
+    public var socketSendBufferBytes = 0
     public var outboundSoftCapBytes = 1024 * 1024
     public var outboundSoftCapMs = 10_000
     public var outboundTotalCapBytes = 512 * 1024 * 1024
@@ -237,6 +239,10 @@ extension Settings {
         int("offline-retention-days", "Offline items older than this are deleted at startup.", \.offlineRetentionDays, 1...3650),
         live(int("outbound-pause-bytes", "Bytes queued on all sessions of a loop past which publishers stop being read until they drain to half.",
                  \.outboundPauseBytes, 0...(1 << 40))),
+        live(int("outbound-pause-stuck-ms", "A session whose socket took none of its queued bytes for this long no longer holds publishers (outbound-pause-bytes counts only sessions taking bytes); the slow-consumer caps deal with it.",
+                 \.outboundPauseStuckMs, 1...3_600_000)),
+        live(int("socket-send-buffer-bytes", "Kernel send buffer of each client connection (SO_SNDBUF, which Linux doubles); 0 leaves it to the kernel, which grows a slow client's to 4 MiB. Set, a slow client's backlog waits in its queue, where the slow-consumer caps and the total cap see it.",
+                 \.socketSendBufferBytes, 0...(64 << 20))),
         live(int("outbound-shed-bytes", "Above this many bytes queued, a session gets no typing frames and unread updates wait, collapsed to the latest.",
                  \.outboundShedBytes, 0...(1 << 30))),
         live(int("outbound-soft-cap-bytes", "A session queued above this for outbound-soft-cap-ms is closed as a slow consumer.",

@@ -571,11 +571,14 @@ extension BackpressureConformanceTests {
 extension BackpressureConformanceTests {
     /// DESIGN §4: a publisher stops being read while the loop's queued
     /// outbound bytes are past `outbound-pause-bytes`, and goes on, losing
-    /// nothing, once they drain.
+    /// nothing, once they drain. (bob's socket takes nothing while he does not
+    /// read: with `outbound-pause-stuck-ms` at a minute he counts as a reader
+    /// who will catch up.)
     @Test func aPublisherWaitsWhileTheFanOutIsQueuedAndLosesNothing() async throws {
         let server = try TestServer {
             try $0.set("small-server-threshold", "100")
             try $0.set("outbound-pause-bytes", "65536")
+            try $0.set("outbound-pause-stuck-ms", "60000")
             try $0.set("outbound-hard-cap-bytes", "67108864")
             try $0.set("outbound-soft-cap-bytes", "67108864")
             try $0.set("write-stall-ms", "60000")
@@ -613,6 +616,35 @@ extension BackpressureConformanceTests {
         try await publishing.value
         #expect(done.value == total)
         #expect(uids == Array(1...UInt64(total)), "every message, in order; bob \(bobLogin.sessionID) alice \(alice.state.withLock { $0.sessionID })")
+    }
+}
+
+extension BackpressureConformanceTests {
+    /// RELIABILITY S3: a reader whose socket takes nothing does not hold
+    /// publishers (past `outbound-pause-stuck-ms` its bytes are not waited
+    /// for): every send is answered while bob reads nothing, and the total
+    /// cap, checked in the turn that crosses it, cuts him (the session with
+    /// the most queued) long before the write-stall cut would.
+    @Test func aReaderThatTakesNothingDoesNotHoldThePublisherAndTheTotalCapCutsIt() async throws {
+        let server = try TestServer {
+            try $0.set("small-server-threshold", "100")
+            try $0.set("outbound-pause-bytes", "262144")
+            try $0.set("outbound-hard-cap-bytes", "67108864")
+            try $0.set("outbound-soft-cap-bytes", "67108864")
+            try $0.set("outbound-total-cap-bytes", "2097152")
+            try $0.set("write-stall-ms", "60000")
+        }
+        defer { server.stop() }
+        let (alice, c, slow, _) = try await slowReader(server)
+        let body = blob(16_000, byte: 4)
+        let total = 600
+        let done = Counter()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<total { group.addTask { _ = try await alice.send(body, to: c.channelID); done.add() } }
+            try await group.waitForAll()
+        }
+        #expect(done.value == total, "every send answered while bob read nothing")
+        try await waitUntil("bob cut by the total cap") { slow.wasCut }
     }
 }
 

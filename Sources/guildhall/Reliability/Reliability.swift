@@ -70,6 +70,7 @@ enum ReliabilityChecks {
         ReliabilityCheck(id: "R5", title: "open-file limit", run: ResourceChecks.fileLimit),
         ReliabilityCheck(id: "S1", title: "one slow subscriber beside healthy ones", run: SlowConsumerChecks.oneSlowSubscriber),
         ReliabilityCheck(id: "S2", title: "hovering under the soft cap", run: SlowConsumerChecks.hoverUnderSoftCap),
+        ReliabilityCheck(id: "S3", title: "a thousand slow consumers at once", run: ManySlowConsumers.check),
         ReliabilityCheck(id: "S4", title: "frozen subscriber", run: BackpressureChecks.frozenSubscriber),
         ReliabilityCheck(id: "D1", title: "kill -9 while sends stream in", run: CrashChecks.killDuringSends),
         ReliabilityCheck(id: "D2", title: "resend after kill -9 with the same client ids", run: CrashChecks.resendAfterCrash),

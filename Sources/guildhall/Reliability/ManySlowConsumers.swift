@@ -1,0 +1,111 @@
+// S3 (RELIABILITY §3): a thousand subscribers stop reading at once while a
+// publisher goes on. The consumers are blocking probes with 4 KiB receive
+// buffers that never read after subscribing; a thread polls their sockets
+// for the server's cuts (a reset shows as POLLHUP/POLLERR without reading);
+// the publisher is a probe on a thread of its own timing each send's answer.
+
+import Foundation
+import Glibc
+import Synchronization
+import GuildhallWire
+
+enum ManySlowConsumers {
+    /// S3: `consumers` subscribers (1000; quick 100, with the total cap scaled to 16 MiB and the
+    /// pause bound to 4 MiB; both with socket-send-buffer-bytes at 256 KiB) stop reading while a
+    /// publisher sends 1 KiB messages at 300/s round four channels for 9 s (quick 6 s; the
+    /// write-stall and soft-cap cuts would come at 10 s). Consumer i subscribes to the first
+    /// 1 + i % 4 channels, so queues grow at four speeds. Pass: the most queued at any loop
+    /// turn's end (the peak gauge) stays within the total cap; every cut is the total cap's and
+    /// comes largest first (no consumer is cut while one of more channels is left uncut 20 ms
+    /// later); the publisher is never paused over 10 ms (the pause histogram) and its answers'
+    /// p99 is within 10 ms.
+    static func check(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
+        let full = profile == .full
+        let consumers = full ? 1000 : 100, seconds = full ? 9.0 : 6.0, rate = 300, channels = 4
+        let cap = full ? 512 << 20 : 16 << 20
+        // A kernel buffer of 512 KiB per connection (the kernel would grow each to 4 MiB: 4 GB for
+        // 1000, past what it lets all sockets have), so the backlog is the server's to bound.
+        let server = try GeneratedLoad.server(subscribers: consumers, channels: channels, ["socket-send-buffer-bytes=\(256 << 10)"]
+                                              + (full ? [] : ["outbound-total-cap-bytes=\(cap)", "outbound-pause-bytes=\(4 << 20)"]))
+        defer { server.stop() }
+        let ids = BenchTargets.channelIDs(channels)
+        var probes: [ProbeClient] = []
+        for i in 0..<consumers {
+            let c = try ProbeClient(port: server.port, receiveBuffer: 4096)
+            guard c.login(server.token("m\(i)")) != nil else { throw BenchError("login of m\(i) failed") }
+            for channel in ids.prefix(1 + i % channels) { c.joinAndSubscribe(server: BenchTargets.serverID, channel: channel, join: false) }
+            probes.append(c)
+        }
+        let port = server.port, token = server.token("p0")
+
+        // The publisher: a blocking send at a fixed pace, each answer timed.
+        let stop = Atomic<Bool>(false)
+        let timing = Mutex((latency: LatencyHistogram(), unanswered: 0))
+        let sender = Thread {
+            guard let publisher = try? ProbeClient(port: port), publisher.login(token) != nil else {
+                timing.withLock { $0.unanswered += 1 }
+                return
+            }
+            var send = GHSendMessage()
+            send.body.text = String(repeating: "s", count: 1024)
+            let start = Date()
+            var n = 0
+            while !stop.load(ordering: .relaxed) {
+                let due = start.addingTimeInterval(Double(n) / Double(rate))
+                let wait = due.timeIntervalSinceNow
+                if wait > 0 { usleep(UInt32(wait * 1e6)) }  // the publisher's pace
+                send.channelID = ids[n % channels]
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                let answer = publisher.call(.sendMessage(send), timeout: 5)
+                let took = DispatchTime.now().uptimeNanoseconds - t0
+                let sent = if case .message? = answer?.result { true } else { false }
+                timing.withLock { if sent { $0.latency.record(took) } else { $0.unanswered += 1 } }
+                n += 1
+            }
+        }
+        sender.start()
+
+        // Watch for cuts until the time is up.
+        var cutAt = [Double?](repeating: nil, count: consumers)
+        var fds = probes.map { pollfd(fd: $0.fd, events: 0, revents: 0) }
+        let started = Date()
+        while Date().timeIntervalSince(started) < seconds {
+            _ = poll(&fds, nfds_t(fds.count), 5)  // the watch's pace: a cut is seen within 5 ms
+            let now = Date().timeIntervalSince(started)
+            for i in 0..<consumers where cutAt[i] == nil && fds[i].revents & Int16(POLLHUP | POLLERR) != 0 {
+                cutAt[i] = now
+                fds[i].fd = -1  // poll skips it from now on
+            }
+        }
+        stop.store(true, ordering: .relaxed)
+        while !sender.isFinished { usleep(10_000) }  // the last send's answer
+
+        let tier = { (i: Int) in 1 + i % channels }
+        // Largest first: a consumer cut while one of more channels was still uncut 20 ms later.
+        var inversions = 0
+        for i in 0..<consumers {
+            guard let t = cutAt[i] else { continue }
+            if (0..<consumers).contains(where: { tier($0) > tier(i) && (cutAt[$0] ?? .infinity) > t + 0.02 }) { inversions += 1 }
+        }
+        let cutByTier = (1...channels).map { k in (0..<consumers).filter { tier($0) == k && cutAt[$0] != nil }.count }
+        let causes = ["hard_cap", "soft_cap", "stall", "total_cap"].map {
+            server.metric("guildhall_slow_consumer_cuts_total{cause=\"\($0)\"}") ?? 0
+        }
+        let peak = server.metric("guildhall_outbound_queued_bytes_peak") ?? .infinity
+        let pauses = server.metric("guildhall_publisher_pause_seconds_count") ?? 0
+        let shortPauses = server.metric("guildhall_publisher_pause_seconds_bucket{le=\"0.01\"}") ?? 0
+        let (latency, unanswered) = timing.withLock { ($0.latency, $0.unanswered) }
+        let p99 = Double(latency.quantile(0.99)) / 1e6, worst = Double(latency.max) / 1e6
+        let cuts = cutByTier.reduce(0, +)
+        probes.removeAll()
+
+        let passed = cuts > 0 && peak <= Double(cap) && inversions == 0 && causes[3] == Double(cuts) && causes[0...2].allSatisfy { $0 == 0 }
+            && pauses == shortPauses && p99 <= 10 && unanswered == 0
+        return CheckOutcome(passed: passed, figures: String(
+            format: "%d consumers stopped, %d msg/s of 1 KiB for %.0f s: peak queued %.1f MiB (cap %d MiB); %d cut by the total cap "
+                + "(by channels subscribed 4/3/2/1: %d/%d/%d/%d; %d out of order; other causes %.0f); publisher paused %.0f times (%.0f over 10 ms), "
+                + "answers p99 %.2f ms, max %.2f ms, %d unanswered",
+            consumers, rate, seconds, peak / 1048576, cap >> 20, cuts, cutByTier[3], cutByTier[2], cutByTier[1], cutByTier[0], inversions,
+            causes[0...2].reduce(0, +), pauses, pauses - shortPauses, p99, worst, unanswered))
+    }
+}
