@@ -28,6 +28,8 @@ final class OutboundBounds {
     /// When this loop last told the node its largest session, and since when the node is over the cap.
     private var toldLargestAt: UInt64 = 0
     private var overSince: UInt64?
+    /// The node last heard that this loop holds nothing.
+    private var toldNothing = true
 
     /// How stale the stuck count and the largest told may be (both are O(sessions)).
     private static let countEveryMs: UInt64 = 10
@@ -61,8 +63,12 @@ final class OutboundBounds {
 
     /// At the end of each turn, after the flushes: tells the node what the loop holds; past the cap, cuts.
     func turnEnded() {
+        let queuedNow = gateway.loop.outboundBytes
+        // Nothing queued here, as last told: nothing to tell or cut (the usual turn costs no lock).
+        if queuedNow == 0 && toldNothing { return }
+        toldNothing = queuedNow == 0
         let cap = gateway.settings.outboundTotalCapBytes, now = gateway.loop.nowMillis
-        let total = node.told(loop: gateway.index, queued: gateway.loop.outboundBytes)
+        let total = node.told(loop: gateway.index, queued: queuedNow)
         guard total > cap * 3 / 4 else {
             overSince = nil
             return node.settled(total)
@@ -70,17 +76,18 @@ final class OutboundBounds {
         // Near the cap every loop says what its largest session holds, so the cuts go largest first across loops.
         guard total > cap || now >= toldLargestAt &+ Self.countEveryMs else { return node.settled(total) }
         toldLargestAt = now
+        guard total > cap else {
+            overSince = nil
+            let largest = gateway.sessions.values.reduce(0) { max($0, $1.connection?.queuedBytes ?? 0) }
+            node.told(loop: gateway.index, largest: largest)
+            return node.settled(total)
+        }
         var queued: [(bytes: Int, session: Session)] = []
         for s in gateway.sessions.values {
             guard let c = s.connection, c.queuedBytes > 0 else { continue }
             queued.append((c.queuedBytes, s))
         }
         queued.sort { $0.bytes > $1.bytes }
-        guard total > cap else {
-            overSince = nil
-            node.told(loop: gateway.index, largest: queued.first?.bytes ?? 0)
-            return node.settled(total)
-        }
         let since = overSince ?? now
         overSince = since
         let waited = now >= since &+ Self.patienceMs
@@ -113,6 +120,7 @@ final class NodeOutbound: Sendable {
     func told(loop: Int, queued: Int) -> Int {
         loops.withLock {
             $0.queued[loop] = queued
+            $0.largest[loop] = min($0.largest[loop], queued)  // no session holds more than its loop
             return $0.queued.reduce(0, +)
         }
     }
