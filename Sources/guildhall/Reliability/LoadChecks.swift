@@ -76,7 +76,8 @@ enum LoadChecks {
 
     /// R3: R2 at half the rate for an hour (full profile only). Pass: none lost or reordered,
     /// resident memory's slope under 1 MiB per 10 min (after the first 10 min), descriptors
-    /// at the end as at the start.
+    /// at the end as at the start. (Its latency is a figure: RELIABILITY holds R3 to memory and
+    /// descriptors, and R2 to the p99.)
     static func soak(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
         guard profile == .full else { return CheckOutcome(passed: true, figures: "full profile only (an hour)") }
         return try steadyLoad(channels: 100, perChannel: 100, rate: 5_000 * ratePercent / 100, seconds: 3600, window: 60, soak: true)
@@ -114,7 +115,7 @@ enum LoadChecks {
         let rssSteady = late.allSatisfy { abs(Double($0.rss) - rssMedian) <= 0.05 * rssMedian }
         let p99 = Double(result.latency.quantile(0.99)) / 1e6
         let clean = result.failure == nil && result.lost == 0 && result.outOfOrder == 0 && result.deliveries == result.expected
-        var passed = clean && p99 < 100
+        var passed = clean && (soak || p99 < 100)
         var figures = String(format: "%d msg/s of 200 B into %d channels x %d subscribers for %d s: %llu of %llu delivered, %llu lost, %llu out of order or doubled; "
                              + "p50 %.1f ms, p99 %.1f ms, max %.1f ms; server CPU %.2f cores (median of the second half's %d s windows)",
                              rate, channels, perChannel, seconds, result.deliveries, result.expected, result.lost, result.outOfOrder,
