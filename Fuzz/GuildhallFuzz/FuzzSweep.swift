@@ -3,9 +3,9 @@
 // valid frames (bit flips, truncation, length edits, varint overflow, unknown
 // fields, deep nesting, huge repeated counts) through every target's checks
 // (whole, split, byte by byte) and swift-protobuf's decoder, timing the
-// decoding of each (over 10 ms of the thread's CPU time fails: wall time counted
-// every preemption on a busy machine, 224 of 2 M inputs "slow" beside a build),
-// prints the counts and exits: 0 when all held. The seed
+// decoding of each (over 10 ms of the thread's CPU time, again when timed again,
+// fails: wall time counted every preemption on a busy machine, 224 of 2 M inputs
+// "slow" beside a build), prints the counts and exits: 0 when all held. The seed
 // (GUILDHALL_FUZZ_SEED, else random) is printed so a failure repeats.
 
 import Foundation
@@ -87,15 +87,17 @@ struct FuzzSweep {
     }
 
     mutating func run(_ count: Int) -> Bool {
-        var slowest: UInt64 = 0, slow = 0, decoded = 0, refused = 0
+        var slowest: UInt64 = 0, slow = 0, retimed = 0, decoded = 0, refused = 0
         for i in 0..<(2 * count) {
             let input = i < count ? randomInput() : mutated()
-            // Timed: what the server does with it (frames, then swift-protobuf on each: a frame or a typed error, never a trap).
-            let started = Self.cpuNanoseconds()
-            for payload in FrameProperties.decode([input[...]]).frames {
-                if (try? GHFrame(serializedBytes: payload)) != nil { decoded += 1 } else { refused += 1 }
+            var took = Self.decodingTime(input) { if $0 { decoded += 1 } else { refused += 1 } }
+            // A hang is the input's: one that repeats. Timed again, the least of three counts
+            // (in this debug ASan build the allocator's occasional work costs up to 20 ms of CPU
+            // beside an input now and then: 41 of 2 M were over 10 ms in one sweep).
+            if took > 10_000_000 {
+                retimed += 1
+                took = min(took, Self.decodingTime(input) { _ in }, Self.decodingTime(input) { _ in })
             }
-            let took = Self.cpuNanoseconds() - started
             FrameProperties.check(input)
             SendProperties.check(Array(input.dropFirst(4)))
             WebSocketProperties.check(input)
@@ -103,9 +105,17 @@ struct FuzzSweep {
             if took > 10_000_000 { slow += 1 }
         }
         print(String(format: "fuzz sweep: %d random and %d mutated inputs, each whole, split and byte by byte through the frame decoder, the send decoder "
-                     + "and the WebSocket reader: every property held; %d frames decoded by swift-protobuf, %d refused with an error; slowest input %.2f ms of CPU, %d over 10 ms",
-                     count, count, decoded, refused, Double(slowest) / 1e6, slow))
+                     + "and the WebSocket reader: every property held; %d frames decoded by swift-protobuf, %d refused with an error; slowest input %.2f ms of CPU, %d over 10 ms at first, %d when timed again",
+                     count, count, decoded, refused, Double(slowest) / 1e6, retimed, slow))
         return slow == 0
+    }
+
+    /// The CPU time the server's decoding of `input` takes: frames, then swift-protobuf on each
+    /// (`decoded` hears whether each was a frame or a typed error, never a trap).
+    static func decodingTime(_ input: [UInt8], _ decoded: (Bool) -> Void) -> UInt64 {
+        let started = cpuNanoseconds()
+        for payload in FrameProperties.decode([input[...]]).frames { decoded((try? GHFrame(serializedBytes: payload)) != nil) }
+        return cpuNanoseconds() - started
     }
 
     /// CPU time this thread has used.
