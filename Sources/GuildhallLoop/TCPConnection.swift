@@ -93,7 +93,7 @@ public final class TCPConnection {
 
     /// Milliseconds the socket has taken none of the bytes waiting for it (0
     /// when none wait): a peer that stopped reading, as against one reading
-    /// slowly. Loops at writes that complete and at libuv's queue shrinking
+    /// slowly. Looks at writes that complete and at libuv's queue shrinking
     /// within a long write, so a slow reader of a large write is not stuck.
     public func stuckMillis() -> UInt64 {
         guard writesInFlight > 0, !isClosing else { return 0 }
