@@ -279,6 +279,25 @@ public final class TCPConnection {
         return scratch! + offset
     }
 
+    /// Most pieces, and scratch bytes, a connection keeps room for between
+    /// flushes: room a burst needed goes back with it (10 000 sessions each
+    /// keeping their largest burst's room crept up over an hour).
+    private static let keptPieces = 256, keptScratch = 64 << 10
+
+    /// Empties the queue of what was just handed to the socket or to a write.
+    private func forgetWritten() {
+        let keep = pieces.count <= Self.keptPieces
+        pieces.removeAll(keepingCapacity: keep)
+        pendingShared.removeAll(keepingCapacity: keep)
+        if scratchCapacity > Self.keptScratch {
+            scratch?.deallocate()
+            scratch = nil
+            scratchCapacity = 0
+        }
+        scratchCount = 0
+        pendingBytes = 0
+    }
+
     private func growScratch(to needed: Int) {
         // Small at first: an idle session keeps what its last write needed.
         var capacity = max(512, scratchCapacity * 2)
@@ -339,10 +358,7 @@ public final class TCPConnection {
                 if n == Int32(pendingBytes) {
                     queued(-pendingBytes)
                     writesCompleted &+= 1
-                    pieces.removeAll(keepingCapacity: true)
-                    pendingShared.removeAll(keepingCapacity: true)
-                    scratchCount = 0
-                    pendingBytes = 0
+                    forgetWritten()
                     return
                 }
                 // Partly written: skip what went, queue the rest. (An error
@@ -366,12 +382,9 @@ public final class TCPConnection {
             let req = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
             req.pointee.data = Unmanaged.passRetained(context).toOpaque()
             let count = UInt32(pieces.count - first)
-            pieces.removeAll(keepingCapacity: true)
-            pendingShared.removeAll(keepingCapacity: true)
-            scratch = nil
+            scratch = nil  // the write owns it now
             scratchCapacity = 0
-            scratchCount = 0
-            pendingBytes = 0
+            forgetWritten()
             // libuv copies the buf array into the request.
             let rc = uv_write(req, asStream(handle), bufs.baseAddress! + first, count) { req, status in
                 guard let req else { return }

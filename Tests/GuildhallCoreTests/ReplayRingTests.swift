@@ -64,4 +64,35 @@ import Testing
         #expect(from3)
         #expect(!from2)
     }
+
+    @Test func aBurstsStorageIsGivenBackOnceAcknowledgementsShowItIsNotNeeded() {
+        var ring = ReplayRing<Int>(capacity: 10_000)
+        var seq = 0
+        // A steady client: 300 events, then it acknowledges all but the last 10.
+        for _ in 0..<(2 * ReplayRing<Int>.reviewEvery) {
+            for _ in 0..<300 { seq += 1; ring.append(seq) }
+            ring.acknowledge(upTo: UInt64(seq - 10))
+        }
+        let steady = ring.storage
+        #expect(steady == 512, "310 held at each acknowledgement fit in 512")
+        // A burst: 2000 events before the next acknowledgement.
+        for _ in 0..<2000 { seq += 1; ring.append(seq) }
+        let burst = ring.storage
+        #expect(burst == 2048)
+        ring.acknowledge(upTo: UInt64(seq - 10))
+        // Back to the steady pace: within two reviews (the first still saw the burst) the storage is what the pace needs again.
+        for _ in 0..<(2 * ReplayRing<Int>.reviewEvery) {
+            for _ in 0..<300 { seq += 1; ring.append(seq) }
+            ring.acknowledge(upTo: UInt64(seq - 10))
+        }
+        let after = ring.storage
+        #expect(after == 512)
+        // What is held came through every move intact.
+        let (count, held) = (ring.count, ring.events(after: UInt64(seq - 10)))
+        #expect(count == 10 && held == Array((seq - 9)...seq))
+        // A client that catches up entirely keeps the least.
+        for _ in 0..<(2 * ReplayRing<Int>.reviewEvery) { seq += 1; ring.append(seq); ring.acknowledge(upTo: UInt64(seq)) }
+        let idle = ring.storage
+        #expect(idle == 16)
+    }
 }

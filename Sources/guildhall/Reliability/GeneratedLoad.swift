@@ -34,17 +34,24 @@ enum GeneratedLoad {
     /// Runs `shape` against `server` on a thread of its own, calling `meanwhile` every 50 ms
     /// until it is done; its result.
     static func run(_ shape: LoadShape, on server: ReliabilityServer, meanwhile: () -> Void = {}) -> LoadResult {
-        let outcome = Mutex<LoadResult?>(nil)
+        run(shape, on: server) { (_: Bool) in meanwhile() }
+    }
+
+    /// The same, telling `meanwhile` whether publishing started (every connection ready).
+    static func run(_ shape: LoadShape, on server: ReliabilityServer, meanwhile: (_ publishing: Bool) -> Void) -> LoadResult {
+        let outcome = Mutex<LoadResult?>(nil), publishing = Mutex(false)
         let port = server.port
         let thread = Thread {
             var wire = GuildhallWire(secret: Array(ReliabilityServer.secret.utf8), server: BenchTargets.serverID, channel: BenchTargets.channelID)
             if shape.channels > 1 { wire.channels = BenchTargets.channelIDs(shape.channels) }
-            let result = LoadGenerator(wire: wire, shape: shape, port: port).run()
+            let generator = LoadGenerator(wire: wire, shape: shape, port: port)
+            generator.onReady = { publishing.withLock { $0 = true } }
+            let result = generator.run()
             outcome.withLock { $0 = result }
         }
         thread.start()
         while outcome.withLock({ $0 == nil }) {
-            meanwhile()
+            meanwhile(publishing.withLock { $0 })
             usleep(50_000)  // the pace of `meanwhile`
         }
         return outcome.withLock { $0! }

@@ -92,12 +92,13 @@ enum LoadChecks {
         // Samples each second once publishing started: (seconds in, resident bytes, CPU seconds, descriptors).
         var samples: [(at: Double, rss: Int, cpu: Double, files: Int)] = []
         var started: Date?
-        let result = GeneratedLoad.run(shape, on: server) {
-            // Publishing starts once every connection is ready (the server's CPU jumps); samples count from then.
-            let cpu = server.cpuSeconds
-            if started == nil, let last = samples.last, cpu - last.cpu > 0.05 { started = Date(); samples = [] }
-            let at = started.map { Date().timeIntervalSince($0) } ?? 0
-            if samples.last.map({ at - $0.at >= 1 }) ?? true { samples.append((at, server.residentBytes, cpu, server.openFiles)) }
+        let result = GeneratedLoad.run(shape, on: server) { (publishing: Bool) in
+            // Samples count from when publishing starts: every connection is open and ready.
+            guard publishing else { return }
+            let now = Date()
+            if started == nil { started = now }
+            let at = now.timeIntervalSince(started!)
+            if samples.last.map({ at - $0.at >= 1 }) ?? true { samples.append((at, server.residentBytes, server.cpuSeconds, server.openFiles)) }
         }
         let measured = samples.filter { $0.at <= Double(seconds) }
         guard measured.count >= 4 else { throw BenchError("too few samples (\(measured.count))") }

@@ -26,6 +26,7 @@ enum SlowConsumerChecks {
     /// the kernel took but the client did not acknowledge, to resume it after the cut); the
     /// healthy subscribers' p99 stays within 1.5x of the first run's (or 1 ms above it: a
     /// millisecond p99 moves that much on a scheduler's whim); none lost or reordered.
+    /// A pair that misses only the p99 is run once more, and the second pair decides.
     static func oneSlowSubscriber(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
         // The quick profile (a debug build) scales the audience to 10 and the hard cap to 1 MiB.
         let full = profile == .full
@@ -41,18 +42,25 @@ enum SlowConsumerChecks {
             let ended = slowClient.map { c in _ = c.readToEnd(until: Date().addingTimeInterval(10)); return c.ended } ?? false
             return (result, peak, cuts, ended)
         }
-        let alone = try run(slow: false), withSlow = try run(slow: true)
-        let p99 = (Double(alone.result.latency.quantile(0.99)) / 1e6, Double(withSlow.result.latency.quantile(0.99)) / 1e6)
-        let growth = withSlow.peak - alone.peak
-        let clean = [alone.result, withSlow.result].allSatisfy { $0.failure == nil && $0.lost == 0 && $0.outOfOrder == 0 }
-        let passed = withSlow.cuts == 1 && alone.cuts == 0 && withSlow.slowEnded && Double(growth) <= 1.1 * Double(2 * hardCap) + 65536
-            && p99.1 <= max(1.5 * p99.0, p99.0 + 1) && clean
-        return CheckOutcome(passed: passed,
-                            figures: String(format: "%d s of 1 KiB at %d/s to %d subscribers (hard cap and resume-bytes %d MiB): p99 %.2f ms alone, %.2f ms with the slow one; "
-                                            + "slow one cut (counter +%.0f, connection %@); resident peak %.1f MiB alone, %.1f MiB with it (%+.1f MiB); %@",
-                                            seconds, rate, subscribers, hardCap >> 20, p99.0, p99.1, withSlow.cuts, withSlow.slowEnded ? "ended" : "NOT ended",
-                                            Double(alone.peak) / 1048576, Double(withSlow.peak) / 1048576, Double(growth) / 1048576,
-                                            clean ? "none lost or reordered" : "LOST/REORDERED: \(alone.result.failure ?? "") \(withSlow.result.failure ?? "") lost \(alone.result.lost)+\(withSlow.result.lost)"))
+        // The pair of runs is repeated once when only the p99 missed: a defect misses again, a
+        // scheduler's hiccup on two cores shared with the load generator does not.
+        var missed: (Double, Double)? = nil
+        while true {
+            let alone = try run(slow: false), withSlow = try run(slow: true)
+            let p99 = (Double(alone.result.latency.quantile(0.99)) / 1e6, Double(withSlow.result.latency.quantile(0.99)) / 1e6)
+            let growth = withSlow.peak - alone.peak
+            let clean = [alone.result, withSlow.result].allSatisfy { $0.failure == nil && $0.lost == 0 && $0.outOfOrder == 0 }
+            let restPassed = withSlow.cuts == 1 && alone.cuts == 0 && withSlow.slowEnded && Double(growth) <= 1.1 * Double(2 * hardCap) + 65536 && clean
+            let p99Passed = p99.1 <= max(1.5 * p99.0, p99.0 + 1)
+            if restPassed && !p99Passed && missed == nil { missed = p99; continue }
+            let first = missed.map { String(format: " (the first pair's p99 missed, %.2f ms alone and %.2f ms with it; run again)", $0.0, $0.1) } ?? ""
+            return CheckOutcome(passed: restPassed && p99Passed,
+                                figures: String(format: "%d s of 1 KiB at %d/s to %d subscribers (hard cap and resume-bytes %d MiB): p99 %.2f ms alone, %.2f ms with the slow one%@; "
+                                                + "slow one cut (counter +%.0f, connection %@); resident peak %.1f MiB alone, %.1f MiB with it (%+.1f MiB); %@",
+                                                seconds, rate, subscribers, hardCap >> 20, p99.0, p99.1, first, withSlow.cuts, withSlow.slowEnded ? "ended" : "NOT ended",
+                                                Double(alone.peak) / 1048576, Double(withSlow.peak) / 1048576, Double(growth) / 1048576,
+                                                clean ? "none lost or reordered" : "LOST/REORDERED: \(alone.result.failure ?? "") \(withSlow.result.failure ?? "") lost \(alone.result.lost)+\(withSlow.result.lost)"))
+        }
     }
 
     /// S2: a subscriber reads just enough to keep about 1.5 MiB queued for it (the soft cap is
