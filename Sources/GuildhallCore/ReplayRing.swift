@@ -18,9 +18,9 @@
 // load of `capacity` took a third of the append's samples).
 //
 // The storage also shrinks: a client that fell behind once (a burst, a stall)
-// doubled its storage, and sizes that only grew crept up over an hour across
-// 10 000 sessions (R3: about 24 KiB more for each session that ever fell 512
-// events behind). Every `reviewEvery` acknowledgements the storage is cut to
+// doubled its storage for good, and across 10 000 sessions sizes that only
+// grow add up (R3's memory crept for an hour; the connections' write scratch,
+// which also only grew, was the larger part). Every `reviewEvery` acknowledgements the storage is cut to
 // the most held before any of them (a power of two, at least 16), so a client
 // acknowledging at a steady pace keeps its size and one back from a burst
 // gives the memory back; sizes change only across a burst, never per cycle.
