@@ -66,24 +66,29 @@ enum LivenessChecks {
         resume.lastEventSeq = seen
         var failures: [String] = []
         let id = reader.send(.resume(resume))
+        // Every event's seq counts, not only the messages': the reader's own join may reach its
+        // session after "before" (another loop's fan-out), and is then replayed too.
         var replayed: [UInt64] = [], seqs: [UInt64] = [], resumedWith: UInt32?, answer: GHLoginResult?
         let by = Date().addingTimeInterval(20)
         while resumedWith == nil, let f = reader.next(until: by) {
             if case .response(let r)? = f.kind, r.id == id, case .login(let l)? = r.result { answer = l }
-            if case .message(let m)? = f.event.body { replayed.append(m.uid); seqs.append(f.event.seq) }
-            if case .resumed(let r)? = f.event.body { resumedWith = r.replayed; seqs.append(f.event.seq) }  // RESUMED is an event too
+            if f.event.seq != 0 { seqs.append(f.event.seq) }  // RESUMED is an event too
+            if case .message(let m)? = f.event.body { replayed.append(m.uid) }
+            if case .resumed(let r)? = f.event.body { resumedWith = r.replayed }
         }
+        let replayedEvents = seqs.count - (resumedWith == nil ? 0 : 1)
         // The owner's send is answered before its fan-out reaches the reader's session (on another
         // loop, it may be a turn later): a message not yet in the session when the resume is
         // answered was not missed, and comes live after RESUMED. Together they must be exactly `sent`.
         var live: [UInt64] = []
         while replayed.count + live.count < sent.count, let f = reader.next(until: by) {
-            if case .message(let m)? = f.event.body { live.append(m.uid); seqs.append(f.event.seq) }
+            if f.event.seq != 0 { seqs.append(f.event.seq) }
+            if case .message(let m)? = f.event.body { live.append(m.uid) }
         }
         if answer?.resumed != true { failures.append("not resumed: \(answer?.resumeFailure ?? "no answer")") }
         if replayed + live != sent { failures.append("replayed \(replayed.count) and \(live.count) live of \(sent.count), in order \(replayed + live == sent)") }
         if seqs != (0..<seqs.count).map({ seen + 1 + UInt64($0) }) { failures.append("event seqs not contiguous from \(seen + 1): \(seqs.suffix(4))") }
-        if resumedWith.map(Int.init) != replayed.count { failures.append("resumed said \(String(describing: resumedWith)), \(replayed.count) replayed") }
+        if resumedWith.map(Int.init) != replayedEvents { failures.append("resumed said \(String(describing: resumedWith)), \(replayedEvents) replayed") }
         // A seq the server no longer holds (acknowledged by the resume above): a fresh login, never an error.
         let stale = try ProbeClient(port: server.port)
         resume.lastEventSeq = 1
@@ -95,7 +100,7 @@ enum LivenessChecks {
         }
         if fallback?.resumed != false || fallback?.resumeFailure.isEmpty != false { failures.append("stale resume: \(String(describing: fallback))") }
         return CheckOutcome(passed: failures.isEmpty,
-                            figures: failures.isEmpty ? "\(sent.count) events missed: \(replayed.count) replayed once, in order, then resumed, \(live.count) live after it (its fan-out came after the resume); seqs \(seen + 1)...\(seen + UInt64(sent.count) + 1) without a gap; a stale seq fell back to a login (\(fallback?.resumeFailure.prefix(60) ?? ""))"
+                            figures: failures.isEmpty ? "\(sent.count) messages missed: \(replayed.count) replayed once, in order (\(replayedEvents) events), then resumed, \(live.count) live after it (its fan-out came after the resume); seqs \(seen + 1)...\(seqs.last ?? 0) without a gap; a stale seq fell back to a login (\(fallback?.resumeFailure.prefix(60) ?? ""))"
                                 : failures.joined(separator: "; "))
     }
 
