@@ -84,11 +84,12 @@ final class NATSCluster {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try start(ports: try (0..<9).map { _ in try NATSServer.freePort() })
             let deadline = Date().addingTimeInterval(20)
-            while !members.allSatisfy({ Self.metaLeader(monitor: $0.monitor) != nil })
-                    && !members.contains(where: { $0.child.hasExited }) && Date() < deadline {
-                usleep(50_000)
+            var led = false
+            while !led && !members.contains(where: { $0.child.hasExited }) && Date() < deadline {
+                led = members.allSatisfy { Self.metaLeader(monitor: $0.monitor) != nil }
+                if !led { usleep(50_000) }
             }
-            if members.allSatisfy({ Self.metaLeader(monitor: $0.monitor) != nil }) { return }
+            if led { return }
             let exited = members.filter { $0.child.hasExited }.map(\.name)
             stop()
             members = []
