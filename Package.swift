@@ -59,10 +59,10 @@ let package = Package(
         .testTarget(name: "GuildhallWireTests", dependencies: ["GuildhallWire"]),
         .testTarget(name: "GuildhallLoopTests", dependencies: ["GuildhallLoop", "GuildhallWire"]),
         .testTarget(name: "GuildhallStoreTests", dependencies: ["GuildhallStore", "GuildhallCore", "CPowerLoss"]),
-        // A test SQLite VFS that shows what a power loss would leave (RELIABILITY D3); tests only.
+        // A test SQLite VFS that shows what a power loss would leave (RELIABILITY D3), and a full disk; tests only.
         .target(name: "CPowerLoss", dependencies: ["CSQLite"], path: "Tests/CPowerLoss"),
         .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop",
-                                                                  .product(name: "Logging", package: "swift-log")]),
+                                                                  "CPowerLoss", .product(name: "Logging", package: "swift-log")]),
     ]
 )
 

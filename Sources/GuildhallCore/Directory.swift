@@ -2,9 +2,12 @@
 // rules of MISSION §2 as pure functions (roles and overrides in
 // DirectoryRoles.swift, their resolution in Permissions.swift).
 //
-// Owned by the loop thread. Each operation checks the rules, applies the
-// change in memory and returns the `DirectoryChange`s the store must write;
-// the caller acknowledges only after they committed. A non-member asking
+// Owned by the loop thread. Each operation only decides: it checks the
+// rules against the committed state and returns a `DirectoryDecision`, the
+// `DirectoryChange`s the store must write. Nothing changes in memory until
+// the caller has committed them and hands them to `apply`
+// (DirectoryChanges.swift), so a change that could not be stored is never
+// seen (DESIGN §2). A non-member asking
 // about a server gets 404, exactly as for a server that does not exist, so
 // existence does not leak; so does a member asking about a channel they may
 // not view. Whether the caller holds the permission bit a request needs is
@@ -24,10 +27,10 @@ public struct Directory: Sendable {
 
     var servers: [ServerID: ServerState] = [:]
     var channels: [ChannelID: ChannelRecord] = [:]
-    private var memberships: [UserID: Set<ServerID>] = [:]
+    var memberships: [UserID: Set<ServerID>] = [:]
     /// The seq the next message of a channel takes. A channel's record shows
     /// only committed messages (`lastSeq`), so nothing uncommitted is visible.
-    private var nextSeq: [ChannelID: UInt64] = [:]
+    var nextSeq: [ChannelID: UInt64] = [:]
 
     public init() {}
 
@@ -116,18 +119,15 @@ public struct Directory: Sendable {
 
     // MARK: Servers
 
-    public mutating func createServer(_ record: ServerRecord) throws(Failure) -> [DirectoryChange] {
+    public func createServer(_ record: ServerRecord) throws(Failure) -> DirectoryDecision<ServerRecord> {
         try Self.validate(name: record.name, icon: record.icon, custom: record.custom, iconField: "icon")
         let owner = MemberRecord(serverID: record.id, userID: record.owner, role: .owner, joinedAt: record.createdAt)
-        servers[record.id] = ServerState(record: record, members: [record.owner: owner])
-        memberships[record.owner, default: []].insert(record.id)
         let roles = RoleRecord.starting(server: record.id, at: record.createdAt)
-        for r in roles { servers[record.id]!.permissions.save(r) }
-        return [.serverSaved(record), .memberSaved(owner)] + roles.map(DirectoryChange.roleSaved)
+        return DirectoryDecision(record, [.serverSaved(record), .memberSaved(owner)] + roles.map(DirectoryChange.roleSaved))
     }
 
-    public mutating func updateServer(_ id: ServerID, by actor: UserID, name: String?, icon: String?, custom: String?, openJoin: Bool?,
-                                      allowGuests: Bool? = nil) throws(Failure) -> ServerRecord
+    public func updateServer(_ id: ServerID, by actor: UserID, name: String?, icon: String?, custom: String?, openJoin: Bool?,
+                             allowGuests: Bool? = nil) throws(Failure) -> DirectoryDecision<ServerRecord>
     {
         var r = try visibleServer(id, to: actor)
         if let name { r.name = name }
@@ -136,23 +136,19 @@ public struct Directory: Sendable {
         if let openJoin { r.openJoin = openJoin }
         if let allowGuests { r.allowGuests = allowGuests }
         try Self.validate(name: r.name, icon: r.icon, custom: r.custom, iconField: "icon")
-        servers[id]!.record = r
-        return r
+        return DirectoryDecision(r, [.serverSaved(r)])
     }
 
     /// Deletes the server; returns the members it had, who are told.
-    public mutating func deleteServer(_ id: ServerID, by actor: UserID) throws(Failure) -> (ServerRecord, [UserID]) {
+    public func deleteServer(_ id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<(ServerRecord, [UserID])> {
         let s = try visibleServer(id, to: actor)
         guard s.owner == actor else { throw Failure.forbidden("only the owner may delete server \(id)") }
-        let state = servers.removeValue(forKey: id)!
-        for user in state.members.keys { memberships[user]?.remove(id) }
-        for c in state.channels { channels.removeValue(forKey: c) }
-        return (s, Array(state.members.keys))
+        return DirectoryDecision((s, Array(servers[id]!.members.keys)), [.serverDeleted(id)])
     }
 
     // MARK: Members
 
-    public mutating func join(_ id: ServerID, user: UserID, now: UInt64) throws(Failure) -> [DirectoryChange] {
+    public func join(_ id: ServerID, user: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<MemberRecord> {
         guard let s = servers[id] else { throw Self.serverNotFound(id) }
         if s.members[user] != nil { throw Failure.conflict("already a member of server \(id)") }
         if s.bans[user] != nil { throw Failure.forbidden("you are banned from server \(id)") }
@@ -165,18 +161,17 @@ public struct Directory: Sendable {
         return admit(user, to: id, now: now, consumedInvite: invited)
     }
 
-    public mutating func invite(_ user: UserID, to id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> InviteRecord {
+    public func invite(_ user: UserID, to id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<InviteRecord> {
         _ = try visibleServer(id, to: actor)
         if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("invitee: \(problem)") }
         if servers[id]!.members[user] != nil { throw Failure.conflict("\(user) is already a member of server \(id)") }
         if servers[id]!.invites[user] != nil { throw Failure.conflict("\(user) is already invited to server \(id)") }
         if servers[id]!.bans[user] != nil { throw Failure.forbidden("\(user) is banned from server \(id); unban first") }
         let invite = InviteRecord(serverID: id, userID: user, inviter: actor, createdAt: now)
-        servers[id]!.invites[user] = invite
-        return invite
+        return DirectoryDecision(invite, [.inviteSaved(invite)])
     }
 
-    public mutating func acceptInvite(_ id: ServerID, user: UserID, now: UInt64) throws(Failure) -> [DirectoryChange] {
+    public func acceptInvite(_ id: ServerID, user: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<MemberRecord> {
         guard let s = servers[id], s.invites[user] != nil else {
             throw Failure.notFound("no invitation to server \(id) for \(user)")
         }
@@ -185,40 +180,38 @@ public struct Directory: Sendable {
         return admit(user, to: id, now: now, consumedInvite: true)
     }
 
-    public mutating func leave(_ id: ServerID, user: UserID) throws(Failure) -> MemberRecord {
+    public func leave(_ id: ServerID, user: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
         let s = try visibleServer(id, to: user)
         if s.owner == user { throw Failure.forbidden("the owner cannot leave server \(id); delete it instead") }
-        return remove(user, from: id)
+        return DirectoryDecision(servers[id]!.members[user]!, [.memberRemoved(id, user)])
     }
 
-    public mutating func kick(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) -> MemberRecord {
+    public func kick(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
         _ = try visibleServer(id, to: actor)
         guard let target = servers[id]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(id)") }
         try requireOutranks(actor, target, "remove")
-        return remove(user, from: id)
+        return DirectoryDecision(target, [.memberRemoved(id, user)])
     }
 
     /// ADMIN or MEMBER: grants or takes back the `admin` role (SetMemberRole, from before roles had bits).
-    public mutating func setRole(_ role: Role, of user: UserID, in id: ServerID, by actor: UserID) throws(Failure) -> MemberRecord {
+    public func setRole(_ role: Role, of user: UserID, in id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
         guard role != .owner else { throw Failure.badRequest("the owner role cannot be assigned; choose admin or member") }
         _ = try visibleServer(id, to: actor)
         guard let m = servers[id]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(id)") }
         guard !m.isOwner else { throw Failure.forbidden("the owner's role cannot change") }
-        return role == .admin ? try grant(.admin, to: user, in: id, by: actor).member : try takeBack(.admin, from: user, in: id, by: actor).member
+        return role == .admin ? try grant(.admin, to: user, in: id, by: actor) : try takeBack(.admin, from: user, in: id, by: actor)
     }
 
     // MARK: Channels
 
-    public mutating func createChannel(_ record: ChannelRecord, by actor: UserID) throws(Failure) -> ChannelRecord {
+    public func createChannel(_ record: ChannelRecord, by actor: UserID) throws(Failure) -> DirectoryDecision<ChannelRecord> {
         _ = try visibleServer(record.serverID, to: actor)
         try Self.validate(name: record.name, icon: record.topic, custom: record.custom, iconField: "topic")
-        channels[record.id] = record
-        servers[record.serverID]!.channels.insert(record.id)
-        return record
+        return DirectoryDecision(record, [.channelSaved(record)])
     }
 
-    public mutating func updateChannel(_ id: ChannelID, by actor: UserID, name: String?, topic: String?, custom: String?,
-                                       guestVisibility: GuestVisibility? = nil) throws(Failure) -> ChannelRecord
+    public func updateChannel(_ id: ChannelID, by actor: UserID, name: String?, topic: String?, custom: String?,
+                                       guestVisibility: GuestVisibility? = nil) throws(Failure) -> DirectoryDecision<ChannelRecord>
     {
         var c = try readableChannel(id, by: actor)
         if let name { c.name = name }
@@ -226,17 +219,12 @@ public struct Directory: Sendable {
         if let custom { c.custom = custom }
         if let guestVisibility { c.guestVisibility = guestVisibility }
         try Self.validate(name: c.name, icon: c.topic, custom: c.custom, iconField: "topic")
-        channels[id] = c
-        return c
+        return DirectoryDecision(c, [.channelSaved(c)])
     }
 
-    public mutating func deleteChannel(_ id: ChannelID, by actor: UserID) throws(Failure) -> ChannelRecord {
+    public func deleteChannel(_ id: ChannelID, by actor: UserID) throws(Failure) -> DirectoryDecision<ChannelRecord> {
         let c = try readableChannel(id, by: actor)
-        channels.removeValue(forKey: id)
-        servers[c.serverID]?.permissions.channelDeleted(id)
-        nextSeq.removeValue(forKey: id)
-        servers[c.serverID]?.channels.remove(id)
-        return c
+        return DirectoryDecision(c, [.channelDeleted(id)])
     }
 
     // MARK: Guests and bans
@@ -260,25 +248,25 @@ public struct Directory: Sendable {
         return c
     }
 
-    /// Bans `user`; a member is removed first. Returns the ban and the removed membership.
-    public mutating func ban(_ user: UserID, from id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> (BanRecord, MemberRecord?) {
+    /// Bans `user`; a member is removed first. Returns the removed membership, if any.
+    public func ban(_ user: UserID, from id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<MemberRecord?> {
         _ = try visibleServer(id, to: actor)
         if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("user: \(problem)") }
         if servers[id]!.bans[user] != nil { throw Failure.conflict("\(user) is already banned from server \(id)") }
-        var removed: MemberRecord?
-        if let target = servers[id]!.members[user] {
+        var changes: [DirectoryChange] = []
+        let target = servers[id]!.members[user]
+        if let target {
             try requireOutranks(actor, target, "ban")
-            removed = remove(user, from: id)
+            changes.append(.memberRemoved(id, user))
         }
-        servers[id]!.invites.removeValue(forKey: user)
-        let ban = BanRecord(serverID: id, userID: user, actor: actor, createdAt: now)
-        servers[id]!.bans[user] = ban
-        return (ban, removed)
+        changes += [.banSaved(BanRecord(serverID: id, userID: user, actor: actor, createdAt: now)), .inviteRemoved(id, user)]
+        return DirectoryDecision(target, changes)
     }
 
-    public mutating func unban(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) {
+    public func unban(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<Void> {
         _ = try visibleServer(id, to: actor)
-        guard servers[id]!.bans.removeValue(forKey: user) != nil else { throw Failure.notFound("\(user) is not banned from server \(id)") }
+        guard servers[id]!.bans[user] != nil else { throw Failure.notFound("\(user) is not banned from server \(id)") }
+        return DirectoryDecision((), [.banRemoved(id, user)])
     }
 
     /// Takes the next seq of a channel for a message sent by `user` at `now`;
@@ -302,24 +290,9 @@ public struct Directory: Sendable {
 
     // MARK: Helpers
 
-    private mutating func admit(_ user: UserID, to id: ServerID, now: UInt64, consumedInvite: Bool) -> [DirectoryChange] {
+    private func admit(_ user: UserID, to id: ServerID, now: UInt64, consumedInvite: Bool) -> DirectoryDecision<MemberRecord> {
         let m = MemberRecord(serverID: id, userID: user, role: .member, joinedAt: now)
-        servers[id]!.members[user] = m
-        memberships[user, default: []].insert(id)
-        var changes: [DirectoryChange] = [.memberSaved(m)]
-        if consumedInvite {
-            servers[id]!.invites.removeValue(forKey: user)
-            changes.append(.inviteRemoved(id, user))
-        }
-        return changes
-    }
-
-    private mutating func remove(_ user: UserID, from id: ServerID) -> MemberRecord {
-        let m = servers[id]!.members.removeValue(forKey: user)!
-        servers[id]!.permissions.memberLeft(user)
-        memberships[user]?.remove(id)
-        if memberships[user]?.isEmpty == true { memberships.removeValue(forKey: user) }
-        return m
+        return DirectoryDecision(m, consumedInvite ? [.memberSaved(m), .inviteRemoved(id, user)] : [.memberSaved(m)])
     }
 
     static func serverNotFound(_ id: ServerID) -> Failure { .notFound("server \(id) not found") }

@@ -103,8 +103,8 @@ extension Directory {
         return r
     }
 
-    public mutating func createRole(in server: ServerID, by actor: UserID, name: String, position: UInt32, permissions: PermissionOverride,
-                                    now: UInt64) throws(Failure) -> RoleRecord {
+    public func createRole(in server: ServerID, by actor: UserID, name: String, position: UInt32, permissions: PermissionOverride,
+                           now: UInt64) throws(Failure) -> DirectoryDecision<RoleRecord> {
         _ = try visibleServer(server, to: actor)
         try Validation.name(name, field: "name")
         guard position >= 1 else { throw Failure.badRequest("position must be 1 or more (0 is the everyone role's)") }
@@ -117,12 +117,11 @@ extension Directory {
         }
         let role = RoleRecord(serverID: server, id: (roles.keys.max() ?? 0) + 1, name: name, position: position, permissions: bits,
                               createdAt: now)
-        servers[server]!.permissions.save(role)
-        return role
+        return DirectoryDecision(role, [.roleSaved(role)])
     }
 
-    public mutating func updateRole(_ id: RoleID, in server: ServerID, by actor: UserID, name: String?, position: UInt32?,
-                                    permissions: PermissionOverride?) throws(Failure) -> RoleRecord {
+    public func updateRole(_ id: RoleID, in server: ServerID, by actor: UserID, name: String?, position: UInt32?,
+                           permissions: PermissionOverride?) throws(Failure) -> DirectoryDecision<RoleRecord> {
         _ = try visibleServer(server, to: actor)
         var r = try role(id, in: server)
         let a = try requireAbove(r.position, actor, in: server, "change")
@@ -143,53 +142,49 @@ extension Directory {
             try requireHeld(bits, by: a, channel: nil)
             r.permissions = bits
         }
-        servers[server]!.permissions.save(r)
-        return r
+        return DirectoryDecision(r, [.roleSaved(r)])
     }
 
-    /// Deletes a role; returns it and the members who held it, as they are now.
-    public mutating func deleteRole(_ id: RoleID, in server: ServerID, by actor: UserID) throws(Failure) -> (RoleRecord, [MemberRecord]) {
+    /// Deletes a role; returns it, and the members who held it are saved without it.
+    public func deleteRole(_ id: RoleID, in server: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<RoleRecord> {
         _ = try visibleServer(server, to: actor)
         guard id != .everyone else { throw Failure.badRequest("the everyone role cannot be deleted") }
         let r = try role(id, in: server)
         _ = try requireAbove(r.position, actor, in: server, "delete")
-        servers[server]!.permissions.deleteRole(id)
         var holders: [MemberRecord] = []
-        for (user, var m) in servers[server]!.members where m.roles.contains(id) {
+        for var m in servers[server]!.members.values where m.roles.contains(id) {
             m.roles.removeAll { $0 == id }
-            servers[server]!.members[user] = m
             holders.append(m)
         }
-        return (r, holders.sorted { $0.userID < $1.userID })
+        return DirectoryDecision(r, [.roleDeleted(server, id)] + holders.sorted { $0.userID < $1.userID }.map(DirectoryChange.memberSaved))
     }
 
-    /// Grants a role; `changed` is false when the member held it already.
-    public mutating func grant(_ id: RoleID, to user: UserID, in server: ServerID, by actor: UserID) throws(Failure) -> (member: MemberRecord, changed: Bool) {
+    /// Grants a role; no change when the member held it already.
+    public func grant(_ id: RoleID, to user: UserID, in server: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
         try changeRoles(id, of: user, in: server, by: actor, grant: true)
     }
 
-    public mutating func takeBack(_ id: RoleID, from user: UserID, in server: ServerID, by actor: UserID) throws(Failure) -> (member: MemberRecord, changed: Bool) {
+    public func takeBack(_ id: RoleID, from user: UserID, in server: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
         try changeRoles(id, of: user, in: server, by: actor, grant: false)
     }
 
-    private mutating func changeRoles(_ id: RoleID, of user: UserID, in server: ServerID, by actor: UserID,
-                                      grant: Bool) throws(Failure) -> (member: MemberRecord, changed: Bool) {
+    private func changeRoles(_ id: RoleID, of user: UserID, in server: ServerID, by actor: UserID,
+                             grant: Bool) throws(Failure) -> DirectoryDecision<MemberRecord> {
         _ = try visibleServer(server, to: actor)
         guard id != .everyone else { throw Failure.badRequest("every member holds the everyone role; it is not granted") }
         let r = try role(id, in: server)
         guard var m = servers[server]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(server)") }
         _ = try requireAbove(r.position, actor, in: server, grant ? "grant" : "take back")
-        guard m.roles.contains(id) != grant else { return (m, false) }
+        guard m.roles.contains(id) != grant else { return DirectoryDecision(m, []) }
         if grant { m.roles = (m.roles + [id]).sorted() } else { m.roles.removeAll { $0 == id } }
-        servers[server]!.members[user] = m
-        return (m, true)
+        return DirectoryDecision(m, [.memberSaved(m)])
     }
 
     // MARK: Overrides
 
     /// Sets an override on a channel (for a role or a member) or on the
     /// server (for a member); Inherit on every bit removes it.
-    public mutating func setOverride(_ o: OverrideRecord, by actor: UserID) throws(Failure) -> OverrideRecord {
+    public func setOverride(_ o: OverrideRecord, by actor: UserID) throws(Failure) -> DirectoryDecision<OverrideRecord> {
         _ = try visibleServer(o.serverID, to: actor)
         if o.channelID != 0 {
             guard let c = channels[o.channelID], c.serverID == o.serverID, canView(actor, c) else { throw Self.channelNotFound(o.channelID) }
@@ -209,7 +204,6 @@ extension Directory {
         try requireHeld(bits, by: a, channel: o.channelID == 0 ? nil : o.channelID)
         var saved = o
         saved.permissions = bits
-        servers[o.serverID]!.permissions.save(saved)
-        return saved
+        return DirectoryDecision(saved, [.overrideSaved(saved)])
     }
 }

@@ -108,17 +108,23 @@ public struct ReadPositions: Sendable {
     @discardableResult
     public mutating func markRead(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64) -> Bool {
         let key = Key(user, channel)
-        var p = positions[key] ?? ReadPosition()
-        p.activity = max(p.activity, now)
-        let moved = seq > p.readSeq
-        if moved {
-            p.readSeq = seq
-            p.ackTime = now
-            pruneMentions(key, through: seq)
-        }
+        let p = positionAfterReading(user, channel, upTo: seq, now: now)
+        let moved = p.readSeq > (positions[key]?.readSeq ?? 0)
+        if moved { pruneMentions(key, through: seq) }
         positions[key] = p
         dirty.insert(key)
         return moved
+    }
+
+    /// The position `markRead` would leave, without moving it (to write it before it is applied).
+    public func positionAfterReading(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64) -> ReadPosition {
+        var p = positions[Key(user, channel)] ?? ReadPosition()
+        p.activity = max(p.activity, now)
+        if seq > p.readSeq {
+            p.readSeq = seq
+            p.ackTime = now
+        }
+        return p
     }
 
     /// Records activity without moving the read position.

@@ -6,6 +6,7 @@
 // endpoint (and later the WebSocket handshake). Any thread, one reader per
 // connection.
 
+import Foundation
 import CHTTPParser
 
 /// One request, as the peer sent it.
@@ -23,6 +24,18 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// The path without the query.
     public var path: String { String(target.prefix { $0 != "?" }) }
+
+    /// The first value of a query parameter (`?name=value&…`), percent-decoded; nil when absent.
+    public func query(_ name: String) -> String? {
+        guard let q = target.firstIndex(of: "?") else { return nil }
+        for pair in target[target.index(after: q)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.first.map(String.init) == name else { continue }
+            let raw = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ") : ""
+            return raw.removingPercentEncoding ?? raw
+        }
+        return nil
+    }
 
     /// The first header of that name, case-insensitively.
     public func header(_ name: String) -> String? {

@@ -139,7 +139,7 @@ final class AdminEndpoint {
             answer(id, AdminAnswer(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body))
         case ("PUT", "/settings"): changeSettings(r.body, id: id)
         case ("POST", "/backup"): backup(id: id)
-        case ("GET", "/cluster"): answer(id, cluster())
+        case ("GET", "/cluster"): answer(id, r.query("guild") != nil || r.query("user") != nil ? placement(r) : cluster())
         case ("POST", "/drain"):
             // Answered once every loop's sessions are closed and their last writes committed.
             if !first.beginDrain(answering: id) { answer(id, .error(409, "the node is already draining or shutting down")) }
@@ -235,6 +235,29 @@ final class AdminEndpoint {
         }
         return .json(200, ["node": first.home.settings.nodeID, "shards": first.home.settings.shards, "nodes": nodes, "leases": ages,
                            "last_error": s.lastError])
+    }
+
+    /// GET /cluster?guild=<id> or ?user=<id>: the shard it lives in
+    /// (ShardPlan), the node that owns that shard now, and whether this node serves it.
+    private func placement(_ r: HTTPRequest) -> AdminAnswer {
+        guard let leases = node.leases else { return .error(404, "this node is not in a cluster (the setting cluster is empty)") }
+        let shards = first.home.settings.shards
+        let shard: Int
+        var answer: [String: Any]
+        if let guild = r.query("guild") {
+            guard let id = UInt64(guild), id != 0 else { return .error(400, "guild must be a server id (a decimal number)") }
+            shard = ShardPlan.shard(guild: id, shards: shards)
+            answer = ["guild": guild]
+        } else {
+            let user = r.query("user") ?? ""
+            if let problem = Validation.userIDProblem(user) { return .error(400, "user: \(problem)") }
+            shard = ShardPlan.shard(user: user, shards: shards)
+            answer = ["user": user]
+        }
+        answer["shard"] = shard
+        answer["owner"] = leases.snapshot.owners[shard] ?? NSNull()
+        answer["served_here"] = leases.owns(shard) && node.shardLog?.positions[shard] != nil
+        return .json(200, answer)
     }
 
     /// POST /backup: a consistent copy, made off the loop.

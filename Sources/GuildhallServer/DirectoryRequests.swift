@@ -1,6 +1,8 @@
-// Requests on servers, members and channels. Each checks and applies the
-// change in the Directory, commits it, then answers and notifies. Loop
-// thread only.
+// Requests on servers, members and channels. Each decides on the committed
+// Directory (DirectoryChanges.swift) and returns its effects; the runner
+// commits them, and only then do the Directory and the sessions change,
+// the caller get its answer and the others their notifications
+// (DirectoryCommits.swift). Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
@@ -16,6 +18,8 @@ extension Home {
 /// The requests on servers, members and channels (and, in Guests.swift, guests and bans).
 final class DirectoryRequests: HomePart {
     unowned let home: Home
+    /// Changes to one server are decided one at a time, each on the state the one before committed.
+    let changesInFlight = ServerChangeQueue()
 
     init(home: Home) { self.home = home }
 }
@@ -33,21 +37,23 @@ extension DirectoryRequests {
             }
             let record = ServerRecord(id: guild, name: r.name, icon: r.icon, custom: r.custom,
                                       owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests)
-            let changes = try home.directory.createServer(record)
-            registry.joined(s.user, server: record.id)
-            persist(changes.map(StoreWrite.directory), id: id, for: s, result: { .server(self.info(record)) }) {
+            let decision = try home.directory.createServer(record)
+            runner.carryOut(effects(decision, reply: { .server(self.info(record)) }, applied: {
+                self.registry.joined(s.user, server: record.id)
+            }, then: {
                 self.home.subscriptions.memberJoined(s.user, server: record.id)
-            }
+            }), answering: id, to: s)
         }
     }
 
     func updateServer(_ r: GHUpdateServer, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            if r.hasAllowGuests { try home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
-            let record = try home.directory.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
-                                                    custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
-                                                    allowGuests: r.hasAllowGuests ? r.allowGuests : nil)
-            persist([.directory(.serverSaved(record))], id: id, for: s, result: { .server(self.info(record)) }) {
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            if r.hasAllowGuests { try self.home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
+            let decision = try self.directory.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
+                                                           custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
+                                                           allowGuests: r.hasAllowGuests ? r.allowGuests : nil)
+            let record = decision.value
+            return self.effects(decision, reply: { .server(self.info(record)) }) {
                 self.home.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
                 self.guestsRecheck(record.id)
             }
@@ -55,20 +61,23 @@ extension DirectoryRequests {
     }
 
     func deleteServer(_ r: GHDeleteServer, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let guests = registry.guests(of: r.serverID).values.map(\.user)
-            let channels = home.directory.channelIDs(of: r.serverID)
-            let (record, members) = try home.directory.deleteServer(r.serverID, by: s.user)
-            for session in registry.guests(of: record.id).values { guestLeft(session, server: record.id, notifyMembers: false) }
-            for c in channels { home.book.dropChannel(c); home.typing.board.dropChannel(c); home.positions.forgetChannel(c) }
-            registry.serverDeleted(record.id)
-            for m in members { home.subscriptions.memberRemoved(m, server: record.id) }
-            persist([.directory(.serverDeleted(record.id))], id: id, for: s, result: { .ok(GHOk()) }) {
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let channels = self.directory.channelIDs(of: r.serverID)
+            let decision = try self.directory.deleteServer(r.serverID, by: s.user)
+            let (record, members) = decision.value
+            var guests: [UserID] = []
+            return self.effects(decision, reply: { .ok(GHOk()) }, applied: {
+                guests = self.registry.guests(of: record.id).values.map(\.user)
+                for session in self.registry.guests(of: record.id).values { self.guestLeft(session, server: record.id, notifyMembers: false) }
+                for c in channels { self.home.book.dropChannel(c); self.home.typing.board.dropChannel(c); self.home.positions.forgetChannel(c) }
+                self.registry.serverDeleted(record.id)
+                for m in members { self.home.subscriptions.memberRemoved(m, server: record.id) }
+            }, then: {
                 self.home.notify(.serverDeleted, .nobody, actor: s.user, targeted: members + guests) { n in
                     n.serverID = record.id
                     n.server = GHServerInfo(record, memberCount: 0)
                 }
-            }
+            })
         }
     }
 
@@ -91,44 +100,42 @@ extension DirectoryRequests {
     // MARK: Members
 
     func joinServer(_ r: GHJoinServer, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let changes = try home.directory.join(r.serverID, user: s.user, now: now())
-            admitted(changes, server: r.serverID, id: id, from: s)
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            self.admitted(try self.directory.join(r.serverID, user: s.user, now: self.now()), server: r.serverID, from: s)
         }
     }
 
     func acceptInvite(_ r: GHAcceptInvite, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let changes = try home.directory.acceptInvite(r.serverID, user: s.user, now: now())
-            admitted(changes, server: r.serverID, id: id, from: s)
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            self.admitted(try self.directory.acceptInvite(r.serverID, user: s.user, now: self.now()), server: r.serverID, from: s)
         }
     }
 
-    private func admitted(_ changes: [DirectoryChange], server: ServerID, id: UInt64, from s: HomeSession) {
-        guard case .memberSaved(let member)? = changes.first else { return }
-        registry.joined(s.user, server: server)
-        for guest in registry.sessions(of: s.user).values where guest.guestOf.contains(server) {
-            guestLeft(guest, server: server, notifyMembers: false)
-        }
+    private func admitted(_ decision: DirectoryDecision<MemberRecord>, server: ServerID, from s: HomeSession) -> Effects {
+        let member = decision.value
         // A new member starts with everything already in the server read.
         let now = now()
-        var writes = changes.map(StoreWrite.directory)
-        for channel in home.directory.channelIDs(of: server) {
-            guard let c = home.directory.channel(channel) else { continue }
-            home.positions.markRead(s.user, channel, upTo: c.lastSeq, now: now)
-            home.interest.positionMoved(s.user, channel)
-            writes.append(.readPosition(s.user, channel, home.positions.position(s.user, channel)))
-        }
-        persist(writes, id: id, for: s, result: { .member(GHMember(member)) }) {
+        let read = directory.channelIDs(of: server).compactMap { directory.channel($0) }.map { ($0.id, $0.lastSeq) }
+        let positions = read.map { c in StoreWrite.readPosition(s.user, c.0, home.positions.positionAfterReading(s.user, c.0, upTo: c.1, now: now)) }
+        return effects(decision, also: positions, reply: { .member(GHMember(member)) }, applied: {
+            self.registry.joined(s.user, server: server)
+            for guest in self.registry.sessions(of: s.user).values where guest.guestOf.contains(server) {
+                self.guestLeft(guest, server: server, notifyMembers: false)
+            }
+            for (channel, seq) in read {
+                self.home.positions.markRead(s.user, channel, upTo: seq, now: now)
+                self.home.interest.positionMoved(s.user, channel)
+            }
+        }, then: {
             self.home.subscriptions.memberJoined(s.user, server: server)
             self.home.notify(.memberJoined, .server(server, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
-        }
+        })
     }
 
     func inviteMember(_ r: GHInviteMember, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let invite = try home.directory.invite(r.userID, to: r.serverID, by: s.user, now: now())
-            persist([.directory(.inviteSaved(invite))], id: id, for: s, result: { .ok(GHOk()) }) {
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let decision = try self.directory.invite(r.userID, to: r.serverID, by: s.user, now: self.now())
+            return self.effects(decision, reply: { .ok(GHOk()) }) {
                 self.home.notify(.memberInvited, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { n in
                     n.member.serverID = r.serverID
                     n.member.userID = r.userID
@@ -139,25 +146,26 @@ extension DirectoryRequests {
     }
 
     func leaveServer(_ r: GHLeaveServer, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let member = try home.directory.leave(r.serverID, user: s.user)
-            registry.left(s.user, server: r.serverID)
-            home.subscriptions.memberRemoved(s.user, server: r.serverID)
-            persist([.directory(.memberRemoved(r.serverID, s.user))], id: id, for: s, result: { .ok(GHOk()) }) {
-                self.home.notify(.memberLeft, .server(r.serverID, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
-            }
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            self.removed(try self.directory.leave(r.serverID, user: s.user), kind: .memberLeft, by: s)
         }
     }
 
     func kickMember(_ r: GHKickMember, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let member = try home.directory.kick(r.userID, from: r.serverID, by: s.user)
-            registry.left(r.userID, server: r.serverID)
-            home.subscriptions.memberRemoved(r.userID, server: r.serverID)
-            persist([.directory(.memberRemoved(r.serverID, r.userID))], id: id, for: s, result: { .ok(GHOk()) }) {
-                self.home.notify(.memberKicked, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = GHMember(member) }
-            }
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            self.removed(try self.directory.kick(r.userID, from: r.serverID, by: s.user), kind: .memberKicked, by: s)
         }
+    }
+
+    /// A member left or was removed: their sessions stop hearing the server once it is stored.
+    private func removed(_ decision: DirectoryDecision<MemberRecord>, kind: GHNotificationKind, by s: HomeSession) -> Effects {
+        let member = decision.value
+        return effects(decision, reply: { .ok(GHOk()) }, applied: {
+            self.registry.left(member.userID, server: member.serverID)
+            self.home.subscriptions.memberRemoved(member.userID, server: member.serverID)
+        }, then: {
+            self.home.notify(kind, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) { $0.member = GHMember(member) }
+        })
     }
 
     func listMembers(_ r: GHListMembers, id: UInt64, from s: HomeSession) {
@@ -171,42 +179,49 @@ extension DirectoryRequests {
     // MARK: Channels
 
     func createChannel(_ r: GHCreateChannel, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            if r.guestVisibility != .followServer { try home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
-            let now = now()
-            let record = try home.directory.createChannel(
-                ChannelRecord(id: home.newID(now: now, shard: ShardPlan.shard(guild: r.serverID, shards: settings.shards)), serverID: r.serverID, name: r.name, topic: r.topic, custom: r.custom, createdAt: now,
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            if r.guestVisibility != .followServer { try self.home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
+            let now = self.now()
+            let decision = try self.directory.createChannel(
+                ChannelRecord(id: self.home.newID(now: now, shard: ShardPlan.shard(guild: r.serverID, shards: self.settings.shards)), serverID: r.serverID,
+                              name: r.name, topic: r.topic, custom: r.custom, createdAt: now,
                               guestVisibility: GuestVisibility(rawValue: r.guestVisibility.rawValue) ?? .followServer),
                 by: s.user)
-            // Every gateway learns the channel's guild before anyone hears of the channel.
-            home.links.place(record.id, in: record.serverID, local: home.gateway.routes)
-            channelChanged(.channelCreated, record, change: .channelSaved(record), id: id, from: s)
+            let record = decision.value
+            return self.channelChanged(.channelCreated, decision, from: s) {
+                // Every gateway learns the channel's guild before anyone hears of the channel.
+                self.home.links.place(record.id, in: record.serverID, local: self.home.gateway.routes)
+            }
         }
     }
 
     func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            if r.hasGuestVisibility { try home.requirePermission(.manageGuests, at: .channel(r.channelID), for: s) }
-            let record = try home.directory.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
-                                                     topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil,
-                                                     guestVisibility: r.hasGuestVisibility ? GuestVisibility(rawValue: r.guestVisibility.rawValue) : nil)
-            channelChanged(.channelUpdated, record, change: .channelSaved(record), id: id, from: s)
+        change(directory.channel(r.channelID)?.serverID, id: id, from: s) { () throws(Failure) in
+            if r.hasGuestVisibility { try self.home.requirePermission(.manageGuests, at: .channel(r.channelID), for: s) }
+            let decision = try self.directory.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
+                                                            topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil,
+                                                            guestVisibility: r.hasGuestVisibility ? GuestVisibility(rawValue: r.guestVisibility.rawValue) : nil)
+            return self.channelChanged(.channelUpdated, decision, from: s)
         }
     }
 
     func deleteChannel(_ r: GHDeleteChannel, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let record = try home.directory.deleteChannel(r.channelID, by: s.user)
-            home.typing.board.dropChannel(record.id)
-            home.positions.forgetChannel(record.id)
-            home.groupReceipts.receipts.remove(channel: record.id)
-            channelChanged(.channelDeleted, record, change: .channelDeleted(record.id), id: id, from: s, answerOK: true)
+        change(directory.channel(r.channelID)?.serverID, id: id, from: s) { () throws(Failure) in
+            let decision = try self.directory.deleteChannel(r.channelID, by: s.user)
+            let channel = decision.value.id
+            return self.channelChanged(.channelDeleted, decision, from: s, answerOK: true) {
+                self.home.typing.board.dropChannel(channel)
+                self.home.positions.forgetChannel(channel)
+                self.home.groupReceipts.receipts.remove(channel: channel)
+            }
         }
     }
 
-    private func channelChanged(_ kind: GHNotificationKind, _ record: ChannelRecord, change: DirectoryChange, id: UInt64,
-                                from s: HomeSession, answerOK: Bool = false) {
-        persist([.directory(change)], id: id, for: s, result: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(record)) }) {
+    private func channelChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<ChannelRecord>, from s: HomeSession,
+                                answerOK: Bool = false, applied: (() -> Void)? = nil) -> Effects {
+        let record = decision.value
+        return effects(decision, reply: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(self.home.directory.channel(record.id) ?? record)) },
+                       applied: applied) {
             // Subscribers hear of a deleted channel before their subscriptions go.
             self.home.notify(kind, .channel(record, isPublic: true), actor: s.user)
             if kind == .channelDeleted { self.home.book.dropChannel(record.id) }

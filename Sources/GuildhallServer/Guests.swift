@@ -50,30 +50,30 @@ extension DirectoryRequests {
     }
 
     func banMember(_ r: GHBanMember, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let (ban, removed) = try home.directory.ban(r.userID, from: r.serverID, by: s.user, now: now())
-            var writes: [StoreWrite] = [.directory(.banSaved(ban)), .directory(.inviteRemoved(r.serverID, r.userID))]
-            if removed != nil {
-                registry.left(r.userID, server: r.serverID)
-                home.subscriptions.memberRemoved(r.userID, server: r.serverID)
-                writes.insert(.directory(.memberRemoved(r.serverID, r.userID)), at: 0)
-            }
-            for guest in registry.sessions(of: r.userID).values where guest.guestOf.contains(r.serverID) {
-                guestLeft(guest, server: r.serverID, notifyMembers: false)
-            }
-            persist(writes, id: id, for: s, result: { .ok(GHOk()) }) {
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let decision = try self.directory.ban(r.userID, from: r.serverID, by: s.user, now: self.now())
+            let wasMember = decision.value != nil
+            return self.effects(decision, reply: { .ok(GHOk()) }, applied: {
+                if wasMember {
+                    self.registry.left(r.userID, server: r.serverID)
+                    self.home.subscriptions.memberRemoved(r.userID, server: r.serverID)
+                }
+                for guest in self.registry.sessions(of: r.userID).values where guest.guestOf.contains(r.serverID) {
+                    self.guestLeft(guest, server: r.serverID, notifyMembers: false)
+                }
+            }, then: {
                 self.home.notify(.memberBanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
                     $0.member.serverID = r.serverID
                     $0.member.userID = r.userID
                 }
-            }
+            })
         }
     }
 
     func unbanMember(_ r: GHUnbanMember, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            try home.directory.unban(r.userID, from: r.serverID, by: s.user)
-            persist([.directory(.banRemoved(r.serverID, r.userID))], id: id, for: s, result: { .ok(GHOk()) }) {
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let decision = try self.directory.unban(r.userID, from: r.serverID, by: s.user)
+            return self.effects(decision, reply: { .ok(GHOk()) }) {
                 self.home.notify(.memberUnbanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
                     $0.member.serverID = r.serverID
                     $0.member.userID = r.userID

@@ -181,16 +181,22 @@ final class HomeRoutes {
         if case .readableFirst(let r) = g.merge {
             return setReceivedStatus(r, id: g.id, from: s, readable: g.merge.merged(g.parts))
         }
-        s.respond(g.id, g.merge.merged(g.parts))
+        answerGathered(s, g.id, g.merge.merged(g.parts))
+    }
+
+    /// The one answer of a gathered request; an error counts once however many homes answered it.
+    private func answerGathered(_ s: Session, _ id: UInt64, _ result: GHResponse.OneOf_Result) {
+        if case .error(let e) = result, let code = FailureCode(rawValue: e.code.rawValue) { gateway.limits.node.metrics.answered(code) }
+        s.respond(id, result)
     }
 
     /// Stores the flags at the user's home when every message is one the caller may read; otherwise answers
     /// the first other one as not found, exactly as for a UID that names nothing.
     private func setReceivedStatus(_ r: GHSetReceivedStatus, id: UInt64, from s: Session, readable: GHResponse.OneOf_Result) {
-        guard case .messages(let page) = readable else { return s.respond(id, readable) }
+        guard case .messages(let page) = readable else { return answerGathered(s, id, readable) }
         let found = Set(page.messages.map(\.uid))
         if let missing = r.messageUids.first(where: { !found.contains($0) }) {
-            return s.respond(id, .error(GHError(Failure.notFound("message \(missing) not found"))))
+            return s.fail(id, Failure.notFound("message \(missing) not found"))
         }
         guard let h = place(user: s.user) else { return refuseUnserved(id, from: s) }
         if h != index { gateway.forwarded(s, bytes: 0) }
@@ -216,7 +222,7 @@ final class HomeRoutes {
             gathers.removeValue(forKey: gid)
             guard let s = gateway.sessions[g.session], s.isOpen else { continue }
             gateway.answered(s)
-            s.respond(g.id, .error(GHError(Failure(.unavailable, "a node did not answer in time; retry"))))
+            s.fail(g.id, Failure(.unavailable, "a node did not answer in time; retry"))
         }
     }
 

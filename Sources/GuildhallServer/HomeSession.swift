@@ -75,7 +75,8 @@ final class HomeSession {
     func respond(encoded payload: [UInt8]) { port.respond(encoded: payload) }
 
     func fail(_ id: UInt64, _ failure: Failure) {
-        metrics.answered(failure.code)
+        // A part of a gathered answer is counted once, as the merged answer, by the gateway that merges it.
+        if !partAnswers.contains(id) { metrics.answered(failure.code) }
         respond(id, .error(GHError(failure)))
     }
 

@@ -226,12 +226,17 @@ extension MessageOperations {
         case .direct(let conversation):
             let peer = conversation.peer(of: s.user)
             if isRemoval, var c = home.userHome.directs[conversation.id] {
-                // The peer's unread count leaves it out at once; the side is stored with the removal.
+                // The peer's unread count leaves it out once stored; the side is stored with the removal.
                 effects.writes.append(.directSide(conversation: c.id, c.removed(by: m.sender, sentTime: m.sentTime)))
-                home.userHome.directs[c.id] = c
             }
             effects.addressed = [AddressedItem(user: peer, stored: .event(copy), live: .push(copy))]
-            effects.apply = { _ in s.respond(id, .message(self.shown(change.after, at: place, to: s.user))) }
+            effects.apply = { _ in
+                if isRemoval, var c = self.home.userHome.directs[conversation.id] {
+                    _ = c.removed(by: m.sender, sentTime: m.sentTime)
+                    self.home.userHome.directs[c.id] = c
+                }
+                s.respond(id, .message(self.shown(change.after, at: place, to: s.user)))
+            }
             effects.then = {
                 // The actor's other devices see it too.
                 for other in self.registry.sessions(of: s.user).values where other.key != s.key { other.push(event: copy.payload) }

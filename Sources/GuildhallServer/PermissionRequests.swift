@@ -1,8 +1,8 @@
 // Requests on roles and overrides (MISSION §2), and what a change of
-// permissions does at once: sessions drop the channels their users may no
-// longer view, in the same turn, before anything else is fanned out. Each
-// change is committed, then answered and broadcast like other server
-// notifications. Loop thread only.
+// permissions does once stored: sessions drop the channels their users may
+// no longer view, as the Directory takes the change, before anything else is
+// fanned out. Each change is committed, then answered and broadcast like
+// other server notifications (DirectoryCommits.swift). Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
@@ -10,89 +10,90 @@ import GuildhallWire
 
 extension DirectoryRequests {
     func createRole(_ r: GHCreateRole, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let role = try home.directory.createRole(in: r.serverID, by: s.user, name: r.name, position: r.position,
-                                                     permissions: r.permissions.domain, now: now())
-            roleChanged(.roleCreated, role, writes: [.directory(.roleSaved(role))], id: id, from: s)
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let decision = try self.directory.createRole(in: r.serverID, by: s.user, name: r.name, position: r.position,
+                                                         permissions: r.permissions.domain, now: self.now())
+            return self.roleChanged(.roleCreated, decision, from: s)
         }
     }
 
     func updateRole(_ r: GHUpdateRole, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let role = try home.directory.updateRole(r.roleID, in: r.serverID, by: s.user, name: r.hasName ? r.name : nil,
-                                                     position: r.hasPosition ? r.position : nil,
-                                                     permissions: r.hasPermissions ? r.permissions.domain : nil)
-            roleChanged(.roleUpdated, role, writes: [.directory(.roleSaved(role))], id: id, from: s)
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let decision = try self.directory.updateRole(r.roleID, in: r.serverID, by: s.user, name: r.hasName ? r.name : nil,
+                                                         position: r.hasPosition ? r.position : nil,
+                                                         permissions: r.hasPermissions ? r.permissions.domain : nil)
+            return self.roleChanged(.roleUpdated, decision, from: s)
         }
     }
 
     func deleteRole(_ r: GHDeleteRole, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let (role, holders) = try home.directory.deleteRole(r.roleID, in: r.serverID, by: s.user)
-            let writes = [StoreWrite.directory(.roleDeleted(r.serverID, r.roleID))] + holders.map { .directory(.memberSaved($0)) }
-            roleChanged(.roleDeleted, role, writes: writes, id: id, from: s, answerOK: true)
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            self.roleChanged(.roleDeleted, try self.directory.deleteRole(r.roleID, in: r.serverID, by: s.user), from: s, answerOK: true)
         }
     }
 
-    private func roleChanged(_ kind: GHNotificationKind, _ role: RoleRecord, writes: [StoreWrite], id: UInt64, from s: HomeSession,
-                             answerOK: Bool = false) {
-        home.subscriptions.accessChanged(in: role.serverID)
-        persist(writes, id: id, for: s, result: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) }) {
+    /// Once stored, sessions drop what their users may no longer view, before anything else is fanned out.
+    private func roleChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<RoleRecord>, from s: HomeSession,
+                             answerOK: Bool = false) -> Effects {
+        let role = decision.value
+        return effects(decision, reply: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) }, applied: {
+            self.home.subscriptions.accessChanged(in: role.serverID)
+        }, then: {
             self.home.notify(kind, .server(role.serverID, isPublic: false), actor: s.user) { $0.role = GHRoleInfo(role) }
-        }
+        })
     }
 
     func grantRole(_ r: GHGrantRole, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let (member, changed) = try home.directory.grant(r.roleID, to: r.userID, in: r.serverID, by: s.user)
-            memberRolesChanged(member, changed: changed, id: id, from: s)
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            self.memberRolesChanged(try self.directory.grant(r.roleID, to: r.userID, in: r.serverID, by: s.user), from: s)
         }
     }
 
     func takeBackRole(_ r: GHTakeBackRole, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let (member, changed) = try home.directory.takeBack(r.roleID, from: r.userID, in: r.serverID, by: s.user)
-            memberRolesChanged(member, changed: changed, id: id, from: s)
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            self.memberRolesChanged(try self.directory.takeBack(r.roleID, from: r.userID, in: r.serverID, by: s.user), from: s)
         }
     }
 
     func setMemberRole(_ r: GHSetMemberRole, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
             guard let role = r.role.domain else { throw Failure.badRequest("role must be ADMIN or MEMBER") }
-            let before = home.directory.member(r.userID, of: r.serverID)
-            let member = try home.directory.setRole(role, of: r.userID, in: r.serverID, by: s.user)
-            memberRolesChanged(member, changed: member != before, id: id, from: s)
+            return self.memberRolesChanged(try self.directory.setRole(role, of: r.userID, in: r.serverID, by: s.user), from: s)
         }
     }
 
     /// Answers with the member; a change is committed first, and broadcast
     /// (and told to the member, who may not subscribe to the server).
-    private func memberRolesChanged(_ member: MemberRecord, changed: Bool, id: UInt64, from s: HomeSession) {
-        guard changed else { return s.respond(id, .member(GHMember(member))) }
-        home.subscriptions.accessChanged(in: member.serverID, only: member.userID)
-        persist([.directory(.memberSaved(member))], id: id, for: s, result: { .member(GHMember(member)) }) {
+    private func memberRolesChanged(_ decision: DirectoryDecision<MemberRecord>, from s: HomeSession) -> Effects {
+        let member = decision.value
+        guard !decision.changes.isEmpty else { return Effects(reply: { .member(GHMember(member)) }) }
+        return effects(decision, reply: { .member(GHMember(member)) }, applied: {
+            self.home.subscriptions.accessChanged(in: member.serverID, only: member.userID)
+        }, then: {
             self.home.notify(.memberRoleChanged, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) {
                 $0.member = GHMember(member)
             }
-        }
+        })
     }
 
     func setPermissionOverride(_ r: GHSetPermissionOverride, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            let o = try home.directory.setOverride(try r.override.domain, by: s.user)
-            if case .member(let user) = o.target {
-                home.subscriptions.accessChanged(in: o.serverID, only: user)
-            } else {
-                home.subscriptions.accessChanged(in: o.serverID)
-            }
-            persist([.directory(.overrideSaved(o))], id: id, for: s, result: { .override(GHPermissionOverride(o)) }) {
+        change(r.override.serverID, id: id, from: s) { () throws(Failure) in
+            let decision = try self.directory.setOverride(try r.override.domain, by: s.user)
+            let o = decision.value
+            return self.effects(decision, reply: { .override(GHPermissionOverride(o)) }, applied: {
+                if case .member(let user) = o.target {
+                    self.home.subscriptions.accessChanged(in: o.serverID, only: user)
+                } else {
+                    self.home.subscriptions.accessChanged(in: o.serverID)
+                }
+            }, then: {
                 let audience: Home.Audience = if let c = self.home.directory.channel(o.channelID) {
                     .channel(c, isPublic: false)
                 } else {
                     .server(o.serverID, isPublic: false)
                 }
                 self.home.notify(.permissionsChanged, audience, actor: s.user) { $0.override = GHPermissionOverride(o) }
-            }
+            })
         }
     }
 

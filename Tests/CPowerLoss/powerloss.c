@@ -3,7 +3,9 @@
 // size) are saved; xSync empties the log, since what it covered is durable.
 // A snapshot copies the file and replays its log backwards over the copy.
 // One mutex covers the logs and the writes themselves, so a snapshot never
-// sees half a write. Files not watched pass straight through.
+// sees half a write. Files not watched pass straight through, except that
+// files under the "full" folder refuse every write and every growth with
+// SQLITE_FULL, as the default VFS answers ENOSPC, while it is set.
 
 #include "powerloss.h"
 #include <sqlite3.h>
@@ -31,6 +33,7 @@ typedef struct Tracked {
 typedef struct File {
     sqlite3_file base;      // this VFS's methods
     Tracked *tracked;       // NULL when not watched
+    const char *name;       // SQLite keeps it valid until xClose
     sqlite3_file *real;     // the default VFS's file, allocated right after
 } File;
 
@@ -40,6 +43,16 @@ static sqlite3_vfs vfs;
 static sqlite3_io_methods methods;
 static Tracked *files;
 static char *watched;
+static char *full;
+
+/// Whether the file lies under the full folder now.
+static int refused(File *f) {
+    if (!f->name) return 0;
+    pthread_mutex_lock(&lock);
+    int r = full && strncmp(f->name, full, strlen(full)) == 0;
+    pthread_mutex_unlock(&lock);
+    return r;
+}
 
 static void clear(Undo *u) {
     while (u) { Undo *n = u->next; free(u->old); free(u); u = n; }
@@ -78,6 +91,7 @@ static int xRead(sqlite3_file *p, void *b, int n, sqlite3_int64 o) { File *f = (
 
 static int xWrite(sqlite3_file *p, const void *b, int n, sqlite3_int64 o) {
     File *f = (File *)p;
+    if (refused(f)) return SQLITE_FULL;
     if (!f->tracked) return f->real->pMethods->xWrite(f->real, b, n, o);
     pthread_mutex_lock(&lock);
     int rc = remember(f, o, n);
@@ -88,6 +102,7 @@ static int xWrite(sqlite3_file *p, const void *b, int n, sqlite3_int64 o) {
 
 static int xTruncate(sqlite3_file *p, sqlite3_int64 size) {
     File *f = (File *)p;
+    if (refused(f)) return SQLITE_FULL;
     if (!f->tracked) return f->real->pMethods->xTruncate(f->real, size);
     pthread_mutex_lock(&lock);
     sqlite3_int64 now = 0;
@@ -125,6 +140,7 @@ static int xUnfetch(sqlite3_file *p, sqlite3_int64 o, void *m) { return SQLITE_O
 static int xOpen(sqlite3_vfs *v, const char *name, sqlite3_file *p, int flags, int *out) {
     File *f = (File *)p;
     f->real = (sqlite3_file *)(f + 1);
+    f->name = name;
     int rc = parent->xOpen(parent, name, f->real, flags, out);
     if (rc != SQLITE_OK) { f->base.pMethods = 0; return rc; }
     pthread_mutex_lock(&lock);
@@ -200,4 +216,11 @@ long powerloss_snapshot(const char *destination) {
     }
     pthread_mutex_unlock(&lock);
     return undone;
+}
+
+void powerloss_full(const char *folder) {
+    pthread_mutex_lock(&lock);
+    free(full);
+    full = folder ? strdup(folder) : NULL;
+    pthread_mutex_unlock(&lock);
 }

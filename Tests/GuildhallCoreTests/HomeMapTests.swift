@@ -5,6 +5,16 @@ import Testing
 @testable import GuildhallCore
 
 @Suite struct HomeMapTests {
+    /// The shard function as the README's "Ownership" documents it, for an
+    /// operator's own tools: FNV-1a 64 of a user id's UTF-8 bytes, and the
+    /// SplitMix64 finalizer of a guild id, each mod the number of shards.
+    @Test func theShardFunctionIsTheDocumentedOne() {
+        #expect(ShardPlan.shard(user: "alice", shards: 64) == 7)
+        #expect(ShardPlan.shard(user: "alice", shards: 1024) == 263)
+        #expect(ShardPlan.shard(guild: 383_568_189_012_836_352, shards: 64) == 14)
+        #expect(ShardPlan.shard(guild: 383_568_189_012_836_352, shards: 1024) == 206)
+    }
+
     @Test func oneLoopHomesEverything() {
         let map = HomeMap(loops: 1)
         #expect(map.home(guild: 12345) == 0)

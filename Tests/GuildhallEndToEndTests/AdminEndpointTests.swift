@@ -236,11 +236,13 @@ struct HTTPExchange {
         for i in 0..<10 { last = try await alice.send("m\(i)", to: c.channelID).uid }
         _ = try await heard.message { $0.uid == last }
         await expectError(.notFound) { _ = try await bob.send("nowhere", to: 42) }
+        // Asked of every home (no one knows the channel), answered and counted once.
+        await expectError(.notFound) { _ = try await bob.history(of: 43) }
         let after = try scrape()
         let stored = #"guildhall_messages_stored_total{kind="channel"}"#
         #expect(Self.metric(after, stored) - Self.metric(before, stored) == 10)
         #expect(Self.metric(after, "guildhall_deliveries_total") - Self.metric(before, "guildhall_deliveries_total") >= 10)
-        #expect(Self.metric(after, #"guildhall_errors_total{code="404"}"#) - Self.metric(before, #"guildhall_errors_total{code="404"}"#) == 1)
+        #expect(Self.metric(after, #"guildhall_errors_total{code="404"}"#) - Self.metric(before, #"guildhall_errors_total{code="404"}"#) == 2)
         #expect(Self.metric(after, "guildhall_process_resident_bytes") > 0 && Self.metric(after, "guildhall_process_open_fds") > 0)
         try await waitUntil("the sweep's session count") { Self.metric(try scrape(), "guildhall_sessions") == 2 }
         #expect(Self.metric(after, "guildhall_logins_total") == 2)

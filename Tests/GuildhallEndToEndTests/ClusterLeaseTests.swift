@@ -4,6 +4,7 @@
 // leaves, and each node says what it owns on GET /cluster.
 
 import Foundation
+import GuildhallCore
 import GuildhallLoop
 import Testing
 @testable import GuildhallServer
@@ -49,6 +50,18 @@ import Testing
         // Each shard taken over has an epoch marker in its log, after node 1's.
         let leases = (listing["leases"] as? [[String: Any]]) ?? []
         #expect(leases.filter { $0["serving"] as? Bool == true }.allSatisfy { ($0["log_seq"] as? Int ?? 0) > 8 }, "\(leases)")
+        // Where a guild and a user live, asked of either node: the documented hash, the owner, whether this node serves it.
+        let ownedByTwo = Set(try owned(two))
+        for (query, shard) in [("guild=383568189012836352", ShardPlan.shard(guild: 383_568_189_012_836_352, shards: 8)),
+                               ("user=alice", ShardPlan.shard(user: "alice", shards: 8))] {
+            for (asked, id) in [(one, 1), (two, 2)] {
+                let place = try HTTPExchange.request("GET", "/cluster?\(query)", port: asked.adminPort).json
+                #expect(place["shard"] as? Int == shard, "\(query): \(place)")
+                #expect(place["owner"] as? Int == (ownedByTwo.contains(shard) ? 2 : 1), "\(query): \(place)")
+                #expect(place["served_here"] as? Bool == (ownedByTwo.contains(shard) == (id == 2)), "\(query) on node \(id): \(place)")
+            }
+        }
+        #expect(try HTTPExchange.request("GET", "/cluster?guild=abc", port: one.adminPort).status == 400)
         two.stop()
         try await waitUntil("node 1 taking the shards back") { try owned(one).count == 8 }
     }

@@ -7,6 +7,36 @@ import GuildhallWire
 import Testing
 
 @Suite struct MembershipTests {
+    /// The Directory changes only once a change is stored; changes to one
+    /// server still decide one after another, each on what the one before
+    /// left: of the same request sent many times at once, one succeeds.
+    @Test func concurrentChangesToOneServerDecideOneAfterAnother() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let g = try await alice.createServer(name: "Busy", openJoin: false)
+        let invites = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 { group.addTask { (try? await alice.invite("bob", to: g.serverID)) != nil } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(invites == 1)
+        let accepts = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 { group.addTask { (try? await bob.acceptInvite(g.serverID)) != nil } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(accepts == 1)
+        let roles = await withTaskGroup(of: Bool.self) { group in
+            for n in 0..<8 {
+                group.addTask { (try? await alice.createRole(in: g.serverID, name: "r\(n)", position: 2, permissions: GHPermissionBits())) != nil }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(roles == 8)
+        let ids = try await alice.roles(of: g.serverID).roles.map(\.roleID)
+        #expect(Set(ids).count == ids.count && ids.count == 10, "each new role got its own id: \(ids)")
+    }
+
     @Test func anInviteOnlyServerAdmitsOnlyInvitedUsers() async throws {
         let server = try TestServer()
         defer { server.stop() }

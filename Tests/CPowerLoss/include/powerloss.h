@@ -18,4 +18,8 @@ void powerloss_watch(const char *folder);
 /// of a watched file can run. Returns the number of writes undone, or -1.
 long powerloss_snapshot(const char *destination);
 
+/// Files whose paths start with `folder` refuse writes with SQLITE_FULL, as
+/// on a full disk, until called again with NULL (independent of `powerloss_watch`).
+void powerloss_full(const char *folder);
+
 #endif

@@ -1,0 +1,126 @@
+// A change that could not be stored changes nothing (DESIGN §2; the Proto:
+// "503 when it could not be stored (nothing was changed)"): with the data
+// folder on a full disk, every state-changing directory request is answered
+// 503 and no read shows it, and once the disk has room again the same
+// requests succeed (not 404 because memory already showed them done).
+
+import CPowerLoss
+import Foundation
+import Testing
+import GuildhallClient
+import GuildhallWire
+@testable import GuildhallServer
+
+/// A full disk under one data folder: the test SQLite VFS (Tests/CPowerLoss),
+/// the process's default once installed, answers every write and growth of
+/// the files there with SQLITE_FULL, as SQLite's own VFS answers ENOSPC, and
+/// passes everything else through. Unlike a real full disk it refuses at once
+/// even writes that would fit in room the WAL file already has, so each
+/// request's refusal is certain (RELIABILITY D4 fills a real tmpfs).
+enum FullDisk {
+    static func install() { _ = powerloss_install() }
+    static func fill(_ folder: String) { powerloss_full(folder) }
+    static func free() { powerloss_full(nil) }
+}
+
+@Suite(.serialized) struct FailedCommitTests {
+    @Test func everyDirectoryChangeThatCouldNotBeStoredChangesNothing() async throws {
+        FullDisk.install()
+        let server = try TestServer()
+        defer {
+            FullDisk.free()
+            server.stop()
+        }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (carol, _) = try await server.client("carol")
+        let (dave, _) = try await server.client("dave")
+        let (erin, _) = try await server.client("erin")
+        let (frank, _) = try await server.client("frank")
+        let (g, c) = try await guild(server, owner: alice, members: [bob, carol])
+        let s = g.serverID
+        let scratch = try await alice.createChannel(in: s, name: "scratch")
+        let mods = try await alice.createRole(in: s, name: "mods", position: 3, permissions: GHPermissionBits(allow: [.sendMessages]))
+        let spare = try await alice.createRole(in: s, name: "spare", position: 2, permissions: GHPermissionBits(allow: [.sendMessages]))
+        _ = try await alice.grantRole(mods.roleID, to: "carol", in: s)
+        try await alice.invite("erin", to: s)
+        try await alice.ban("frank", from: s)
+        let pad = try await alice.createServer(name: "pad")
+
+        FullDisk.fill(server.folder)
+        await expectError(.unavailable) { _ = try await alice.send("full", to: scratch.channelID) }
+
+        let servers = try await alice.myServers().map(\.serverID)
+        let channels = try await alice.channels(of: s)
+        let members = try await alice.members(of: s)
+        let roles = try await alice.roles(of: s)
+        func unchanged(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            #expect(try await alice.myServers().map(\.serverID) == servers, "\(what): my servers", sourceLocation: sourceLocation)
+            #expect(try await alice.servers([s]).map(\.name) == ["Guild"], "\(what): the server", sourceLocation: sourceLocation)
+            #expect(try await alice.channels(of: s) == channels, "\(what): channels", sourceLocation: sourceLocation)
+            #expect(try await alice.members(of: s) == members, "\(what): members", sourceLocation: sourceLocation)
+            #expect(try await alice.roles(of: s) == roles, "\(what): roles and overrides", sourceLocation: sourceLocation)
+            #expect(try await bob.channels(of: s) == channels, "\(what): what bob sees", sourceLocation: sourceLocation)
+        }
+
+        await expectError(.unavailable) { _ = try await alice.createServer(name: "Another") }
+        try await unchanged("create_server")
+        await expectError(.unavailable) { _ = try await alice.updateServer(s, name: "Renamed") }
+        try await unchanged("update_server")
+        await expectError(.unavailable) { _ = try await alice.createChannel(in: s, name: "new") }
+        try await unchanged("create_channel")
+        await expectError(.unavailable) { _ = try await alice.updateChannel(c.channelID, name: "renamed") }
+        try await unchanged("update_channel")
+        await expectError(.unavailable) { try await alice.deleteChannel(c.channelID) }
+        try await unchanged("delete_channel")
+        await expectError(.unavailable) { try await bob.leaveServer(s) }
+        try await unchanged("leave_server")
+        await expectError(.unavailable) { try await alice.kick("carol", from: s) }
+        try await unchanged("kick_member")
+        await expectError(.unavailable) { _ = try await dave.joinServer(s) }
+        try await unchanged("join_server")
+        #expect(try await dave.myServers().isEmpty)
+        await expectError(.unavailable) { try await alice.invite("dave", to: s) }
+        try await unchanged("invite_member")
+        await expectError(.notFound) { _ = try await dave.acceptInvite(s) }
+        await expectError(.unavailable) { _ = try await erin.acceptInvite(s) }
+        try await unchanged("accept_invite")
+        await expectError(.unavailable) { try await alice.ban("bob", from: s) }
+        try await unchanged("ban_member")
+        await expectError(.unavailable) { try await alice.unban("frank", from: s) }
+        try await unchanged("unban_member")
+        await expectError(.forbidden) { _ = try await frank.joinServer(s) }
+        await expectError(.unavailable) { _ = try await alice.setRole(.admin, of: "bob", in: s) }
+        try await unchanged("set_member_role")
+        await expectError(.unavailable) { _ = try await alice.createRole(in: s, name: "more", position: 4, permissions: GHPermissionBits()) }
+        try await unchanged("create_role")
+        await expectError(.unavailable) { _ = try await alice.updateRole(mods.roleID, in: s, name: "moderators") }
+        try await unchanged("update_role")
+        await expectError(.unavailable) { try await alice.deleteRole(spare.roleID, in: s) }
+        try await unchanged("delete_role")
+        await expectError(.unavailable) { _ = try await alice.grantRole(mods.roleID, to: "bob", in: s) }
+        try await unchanged("grant_role")
+        await expectError(.unavailable) { _ = try await alice.takeBackRole(mods.roleID, from: "carol", in: s) }
+        try await unchanged("take_back_role")
+        await expectError(.unavailable) {
+            _ = try await alice.setOverride(in: s, channel: c.channelID, user: "bob", GHPermissionBits(deny: [.viewChannel]))
+        }
+        try await unchanged("set_permission_override")
+        await expectError(.unavailable) { try await alice.deleteServer(s) }
+        try await unchanged("delete_server")
+
+        // Room again: the refused changes are made, none answered 404 as if done already.
+        FullDisk.free()
+        try await waitUntil("the store writes again", timeout: 20) {
+            (try? await alice.send("back", to: scratch.channelID)) != nil
+        }
+        try await bob.leaveServer(s)
+        try await alice.kick("carol", from: s)
+        _ = try await erin.acceptInvite(s)
+        try await alice.unban("frank", from: s)
+        #expect(try await alice.members(of: s).map(\.userID).sorted() == ["alice", "erin"])
+        try await alice.deleteServer(s)
+        await expectError(.notFound) { _ = try await alice.channels(of: s) }
+        #expect(try await alice.myServers().map(\.serverID) == [pad.serverID])
+    }
+}
