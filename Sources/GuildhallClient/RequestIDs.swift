@@ -59,6 +59,14 @@ public struct RequestIDs: Sendable {
                 $0.type = .channelMsg
                 $0.targets = [make(GHSubscriptionTarget()) { $0.serverID = i.server; $0.channelID = i.channel }]
             })),
+            ("subscribe guest server", .subscribe(make(GHSubscribe()) {
+                $0.type = .guestServer
+                $0.targets = [make(GHSubscriptionTarget()) { $0.serverID = i.server }]
+            })),
+            ("subscribe guest channel", .subscribe(make(GHSubscribe()) {
+                $0.type = .guestChannel
+                $0.targets = [make(GHSubscriptionTarget()) { $0.serverID = i.server; $0.channelID = i.channel }]
+            })),
             ("markRead", .markRead(make(GHMarkRead()) { $0.channelID = i.channel; $0.seq = 1 })),
             ("getUnread", .getUnread(make(GHGetUnread()) { $0.channelIds = [i.channel] })),
             ("sendTyping", .sendTyping(make(GHSendTyping()) { $0.channelID = i.channel })),

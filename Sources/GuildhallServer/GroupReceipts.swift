@@ -139,7 +139,10 @@ extension GroupReceipts {
         var byUID: [MessageUID: MessageRecord] = [:]
         for m in found { byUID[m.uid] = m }
         for uid in asked {
-            guard let m = byUID[uid] else { throw Failure.notFound("message \(uid) not found") }
+            // A message of a channel the caller may not view is answered as one that does not exist.
+            guard let m = byUID[uid], directory.channel(m.channelID).map({ directory.canView(s.user, $0) }) == true else {
+                throw Failure.notFound("message \(uid) not found")
+            }
             guard m.channelID == channel.id else {
                 throw Failure.badRequest("message \(uid) belongs to channel \(m.channelID), not \(channel.id): one response holds messages of one channel")
             }

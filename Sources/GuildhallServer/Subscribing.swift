@@ -77,7 +77,13 @@ extension Subscriptions {
     private func subscriptionProblem(_ kind: SubscriptionKind, _ t: SubscriptionTarget, for s: HomeSession) -> (GHTargetStatus, String)? {
         if kind.isGuestKind {
             guard directory.server(t.server) != nil else { return (.targetNotFound, "server \(t.server) not found") }
-            guard s.guestOf.contains(t.server) else { return (.targetNotMember, "enter server \(t.server) as a guest first") }
+            guard s.guestOf.contains(t.server) else {
+                // A server that does not show itself to this user is answered as one that does not exist.
+                do throws(Failure) { _ = try directory.guestEntry(t.server, user: s.user) } catch where error.code == .notFound {
+                    return (.targetNotFound, "server \(t.server) not found")
+                } catch {}
+                return (.targetNotMember, "enter server \(t.server) as a guest first")
+            }
             if kind == .guestChannel {
                 guard let c = directory.channel(t.channel), c.serverID == t.server, directory.guestVisible(c) else {
                     return (.targetNotFound, "channel \(t.channel) not found")

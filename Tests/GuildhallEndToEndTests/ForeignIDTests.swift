@@ -97,4 +97,54 @@ import Testing
         #expect(try await eve.setReceivedStatus([own.uid], read: true).map(\.isRead) == [true])
         #expect(try await alice.setReceivedStatus([m.uid], listened: true).map(\.isListened) == [true])
     }
+
+    /// A receipt response naming one's own message with a message of a
+    /// channel one may not view (in a private server, or hidden in one's own)
+    /// is answered as when the other UID names nothing: the hidden channel's id is not told.
+    @Test func aReceiptResponseMixingInAHiddenMessageIsAnsweredAsOneThatDoesNotExist() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (eve, _) = try await server.client("eve")
+        let open = try await alice.createServer(name: "Guild")
+        _ = try await eve.joinServer(open.serverID)
+        let lobby = try await alice.createChannel(in: open.serverID, name: "lobby")
+        let staff = try await alice.createChannel(in: open.serverID, name: "staff")
+        _ = try await alice.setOverride(in: open.serverID, channel: staff.channelID, role: 0, GHPermissionBits(deny: [.viewChannel]))
+        let closed = try await alice.createServer(name: "Private", openJoin: false)
+        let secret = try await alice.createChannel(in: closed.serverID, name: "secret")
+        let own = try await alice.send("for everyone", to: lobby.channelID, needReceipt: true)
+        let hidden = try await alice.send("staff only", to: staff.channelID, needReceipt: true)
+        let foreign = try await alice.send("members only", to: secret.channelID, needReceipt: true)
+        for (uid, made) in [(hidden.uid, hidden.uid + 9_999_999), (foreign.uid, foreign.uid + 9_999_998)] {
+            var answers: [String] = []
+            for asked in [uid, made] {
+                do {
+                    _ = try await eve.respondReceipts(channel: lobby.channelID, [own.uid, asked])
+                    answers.append("ok")
+                } catch let e as GuildhallError {
+                    answers.append("\(e.code.rawValue) " + e.message.replacingOccurrences(of: String(asked), with: "UID"))
+                }
+            }
+            #expect(answers[0] == answers[1], "\(answers)")
+            #expect(!answers[0].contains(String(staff.channelID)) && !answers[0].contains(String(secret.channelID)))
+        }
+    }
+
+    /// Guest subscriptions to a private server, or to its channel, are answered as for a server that does not exist.
+    @Test func guestSubscriptionsToAPrivateServerAreAnsweredAsForOneThatDoesNotExist() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (eve, _) = try await server.client("eve")
+        let g = try await alice.createServer(name: "Private", openJoin: false)
+        let c = try await alice.createChannel(in: g.serverID, name: "secret")
+        let real = RequestIDs(server: g.serverID, channel: c.channelID, message: 1, conversation: 1, directMessage: 1)
+        let fake = RequestIDs(server: g.serverID ^ 0x5A5A, channel: c.channelID + 7_777, message: 1, conversation: 1, directMessage: 1)
+        for ((name, hidden), (_, missing)) in zip(real.requests, fake.requests) where name.hasPrefix("subscribe guest") {
+            let a = await answer(eve, hidden, hiding: real), b = await answer(eve, missing, hiding: fake)
+            #expect(a == b, "\(name): private \(a) | missing \(b)")
+            #expect(a.contains("targetNotFound") || a.contains("TARGET_NOT_FOUND"), "\(name): \(a)")
+        }
+    }
 }
