@@ -33,14 +33,14 @@ test: deps
 	$(SWIFT) build
 	$(SWIFT) build --build-tests
 	# Every test with one loop, then the end-to-end suite again with two
-	# (sessions on a loop other than their home's; see README "Loops"). The
+	# (sessions on a loop other than their home's; see docs/performance.md, "Loops = 1 and loops = 2"). The
 	# cluster suites (three nodes and NATS each) run on their own, not beside
 	# sixty others on two cores: their lease and delivery deadlines are real.
 	GUILDHALL_LOOPS=1 $(SWIFT) test --skip-build --skip '$(CLUSTER_SUITES)'
 	GUILDHALL_LOOPS=1 $(SWIFT) test --skip-build --filter '$(CLUSTER_SUITES)'
 	GUILDHALL_LOOPS=2 $(SWIFT) test --skip-build --filter GuildhallEndToEndTests --skip '$(CLUSTER_SUITES)'
 	GUILDHALL_LOOPS=2 $(SWIFT) test --skip-build --filter '$(CLUSTER_SUITES)'
-	# The reliability tests' quick profile (RELIABILITY §3, scaled down; `make reliability` runs the full one).
+	# The reliability tests' quick profile (docs/reliability.md, scaled down; `make reliability` runs the full one).
 	.build/debug/guildhall reliability --profile quick
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60 FUZZ_SWEEP=10000
 	$(MAKE) --no-print-directory test-web
@@ -66,14 +66,14 @@ deps:
 	@$(call install_missing,$(DEBIAN_PACKAGES))
 	@. scripts/swift-env && command -v swift >/dev/null || { echo "Swift 6.3 toolchain not found (looked on PATH and in /opt/swift/usr/bin)"; exit 1; }
 
-# The reliability tests at RELIABILITY §3's own numbers, against the release
+# The reliability tests at docs/reliability.md's own numbers, against the release
 # binary on loopback (about 1 h 30: R1 holds 10 min, R2 runs 5, R3 an hour);
 # each prints its figures and PASS or FAIL. `make fuzz` is the rest (B1, B4).
 reliability: deps
 	$(SWIFT) build -c release
 	.build/release/guildhall reliability --profile full
 
-# The decoders under libFuzzer and AddressSanitizer (RELIABILITY B1, B4): the
+# The decoders under libFuzzer and AddressSanitizer (docs/reliability.md B1, B4): the
 # frame decoder, the hand-written send decoder and the WebSocket reader, each
 # for FUZZ_SECONDS from the committed seeds (Fuzz/corpus; what libFuzzer adds
 # goes to .build/fuzz/corpus), then FUZZ_SWEEP random and FUZZ_SWEEP mutated

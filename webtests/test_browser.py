@@ -1,4 +1,4 @@
-# The web client in a real browser (issue 16 §3): Debian's headless chromium
+# The web client in a real browser (README "Web client"): Debian's headless chromium
 # driven by selenium, two people, alice and bob, against a real server.
 # Each step waits for what the page shows, with a deadline. Screenshots of
 # the main views go to .build/web-screenshots (or $GUILDHALL_SCREENSHOTS).

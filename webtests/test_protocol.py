@@ -1,5 +1,5 @@
 # The WebSocket listener against an independent, strict peer: Python's
-# `websockets` (issue 16 §3). Handshakes accepted and refused, both
+# `websockets` (README "Web client"). Handshakes accepted and refused, both
 # subprotocols, fragments, ping/pong, size and protocol violations and their
 # close codes, Guildhall's close reasons as close codes, and a TCP client
 # (`guildhall client --json`) chatting with a WebSocket client.

@@ -1,4 +1,4 @@
-// RELIABILITY B1 in process: with GUILDHALL_FUZZ_SWEEP=N set, the fuzz binary
+// docs/reliability.md B1 in process: with GUILDHALL_FUZZ_SWEEP=N set, the fuzz binary
 // (built with AddressSanitizer) first feeds N random inputs and N mutations of
 // valid frames (bit flips, truncation, length edits, varint overflow, unknown
 // fields, deep nesting, huge repeated counts) through every target's checks

@@ -1,4 +1,4 @@
-// libFuzzer targets (RELIABILITY B4): the frame decoder, the hand-written send
+// libFuzzer targets (docs/reliability.md B4): the frame decoder, the hand-written send
 // decoder and the WebSocket frame reader, one binary, the target chosen by
 // GUILDHALL_FUZZ_TARGET (frames, send, websocket). Built only by `make fuzz`
 // (Package.swift adds this target when GUILDHALL_FUZZ is set) with

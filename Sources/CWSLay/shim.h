@@ -1,2 +1,2 @@
-// Debian's libwslay-dev: WebSocket frames read from a byte stream (issue 16).
+// Debian's libwslay-dev: WebSocket frames read from a byte stream (README "Web client").
 #include <wslay/wslay.h>

@@ -4,7 +4,7 @@
 // (`LoginResult.missed`); offline sync brings only what is addressed to the
 // user. The SDK fetches each range from history and hands the messages to
 // the listeners, in order, before that channel's live messages, which wait
-// meanwhile (issue 17, MISSION §10). Messages already delivered (by seq) are
+// meanwhile (docs/reliability.md, docs/features.md). Messages already delivered (by seq) are
 // not delivered again.
 
 import GuildhallWire

@@ -88,7 +88,7 @@ public final class GuildhallClient: Sendable {
         self.init(addresses: [(host, port)], options: options)
     }
 
-    /// A client of a deployment of several nodes (issue 15): `addresses` in the order to try them.
+    /// A client of a deployment of several nodes (docs/cluster.md): `addresses` in the order to try them.
     public init(addresses: [(host: String, port: Int)], options: ClientOptions) {
         precondition(!addresses.isEmpty, "at least one address")
         host = addresses[0].host

@@ -1,4 +1,4 @@
-// The SDK's calls on sent messages (MISSION §3): recall, edit, delete,
+// The SDK's calls on sent messages (docs/features.md): recall, edit, delete,
 // quick comments, threads, and history by time. Each answers with the
 // message as it is now; everyone else who received it gets
 // `GuildhallListener.onMessageUpdated`. `channel` is the channel or the

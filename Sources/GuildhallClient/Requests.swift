@@ -188,7 +188,7 @@ extension GuildhallClient {
     }
 }
 
-// MARK: Received status (MISSION §7)
+// MARK: Received status (docs/features.md)
 
 extension GuildhallClient {
     /// Turns on received-status flags of messages for this user on every device.
@@ -213,7 +213,7 @@ extension GuildhallClient {
     }
 }
 
-// MARK: Group read receipts (MISSION §6.1)
+// MARK: Group read receipts (docs/features.md)
 
 extension GuildhallClient {
     private func receipts(_ body: GHRequest.OneOf_Body) async throws -> [GHReceiptInfo] {
@@ -259,7 +259,7 @@ extension GuildhallClient {
     }
 }
 
-// MARK: Direct conversations (MISSION §6.2)
+// MARK: Direct conversations (docs/features.md)
 
 extension GuildhallClient {
     private func conversation(_ body: GHRequest.OneOf_Body) async throws -> GHConversation {

@@ -1,4 +1,4 @@
-// The SDK's calls on roles and permissions (MISSION §2). Permission sets are
+// The SDK's calls on roles and permissions (docs/features.md). Permission sets are
 // `Permission` bits ORed into a UInt64 (`GHPermission.bits`).
 
 import GuildhallWire

@@ -1,4 +1,4 @@
-// The channel levels auto-subscribe mode gives a user (MISSION §4.2): channels
+// The channel levels auto-subscribe mode gives a user (README "What clients receive"): channels
 // ordered by the user's last activity, most recent first, take the richest
 // level with room: messages for the first `messages`, unread count for the
 // next `unreadCount`, unread status for the rest up to `cap`. Activity moves

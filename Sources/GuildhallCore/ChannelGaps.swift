@@ -1,4 +1,4 @@
-// Gaps in a channel's messages as one gateway receives them (issue 15 §6).
+// Gaps in a channel's messages as one gateway receives them (docs/cluster.md).
 // A home sends a gateway each message of a channel that some session there
 // wants, in seq order, over one FIFO (a loop's inbox, or one NATS subject
 // between nodes). Two things break that chain in a cluster: a home killed

@@ -1,4 +1,4 @@
-// Group read receipts of one channel (DESIGN §6, MISSION §6.1 and §10),
+// Group read receipts of one channel (docs/architecture.md, docs/features.md),
 // stored as per-member read cursors: a member's response to messages up to
 // seq s moves that member's cursor to s, recorded as one advance. Storage
 // grows with advances, never with members × messages. Also the channel's

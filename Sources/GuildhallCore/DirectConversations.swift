@@ -1,6 +1,6 @@
-// Direct (one-to-one) conversations (MISSION §6.2): one per pair of users,
+// Direct (one-to-one) conversations (docs/features.md): one per pair of users,
 // its message tail, and per side the receipt state that decides the sent
-// status of the other side's messages, by arithmetic (DESIGN §5, §6):
+// status of the other side's messages, by arithmetic (docs/architecture.md):
 // - delivered: the highest seq of the peer's messages a session of mine received;
 // - read by time: the peer's messages sent at or before `readTime` are read,
 //   and `readCount` of them are, for the unread count;

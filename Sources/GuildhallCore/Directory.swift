@@ -1,5 +1,5 @@
 // The live state of servers, channels, members and invitations, and the
-// rules of MISSION §2 as pure functions (roles and overrides in
+// rules of docs/features.md as pure functions (roles and overrides in
 // DirectoryRoles.swift, their resolution in Permissions.swift).
 //
 // Owned by the loop thread. Each operation only decides: it checks the
@@ -7,7 +7,7 @@
 // `DirectoryChange`s the store must write. Nothing changes in memory until
 // the caller has committed them and hands them to `apply`
 // (DirectoryChanges.swift), so a change that could not be stored is never
-// seen (DESIGN §2). A non-member asking
+// seen (docs/architecture.md). A non-member asking
 // about a server gets 404, exactly as for a server that does not exist, so
 // existence does not leak; so does a member asking about a channel they may
 // not view. Whether the caller holds the permission bit a request needs is

@@ -2,7 +2,7 @@
 // changes the store must write) and `apply`, the one way a change enters the
 // live state, called once the change has committed. Until then reads see the
 // state as it was, and a change the store refused is never seen
-// (DESIGN §2: "503 when it could not be stored, nothing was changed").
+// (the Proto's UNAVAILABLE: 503 when it could not be stored, nothing was changed).
 //
 // `apply` takes each change as the store keeps it, so memory and the store
 // end the same whatever else committed between the decision and the commit:

@@ -1,4 +1,4 @@
-// Roles, overrides and the permission check of the Directory (MISSION §2).
+// Roles, overrides and the permission check of the Directory (docs/features.md).
 // `require` is the one check every request's permission bit goes through
 // (the request table names the bit and where it applies); the operations
 // below change roles and overrides under the role hierarchy: an actor

@@ -1,7 +1,7 @@
 // The domain's one error type: a code with HTTP meaning and a message a
 // developer can act on. The server maps it one to one onto the wire's Error.
 
-/// Failure codes, numbered as in MISSION §9 and Proto/ `ErrorCode`.
+/// Failure codes, numbered as in docs/protocol.md and Proto/ `ErrorCode`.
 public enum FailureCode: Int, Sendable, Equatable {
     case badRequest = 400
     case unauthenticated = 401

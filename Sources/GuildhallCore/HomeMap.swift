@@ -1,4 +1,4 @@
-// Which home owns what (DESIGN §9, CLUSTER §1): the one function from a
+// Which home owns what (docs/architecture.md, docs/cluster.md): the one function from a
 // guild's or a user's id to the loop that is its home. A direct
 // conversation lives at its lower user's home, so both users' requests find
 // it from the pair. The hash is fixed (not Swift's per-process seeded one):

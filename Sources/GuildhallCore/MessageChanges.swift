@@ -1,4 +1,4 @@
-// What can happen to a message after it is sent (MISSION §3): a reply's
+// What can happen to a message after it is sent (docs/features.md): a reply's
 // reference, thread counts, edits, recall and delete (both leave a
 // tombstone: the body is gone, who removed it and when stay), quick
 // comments (reactions), and each channel's removed seqs, which unread

@@ -1,4 +1,4 @@
-// Permission bits, roles and overrides (MISSION §2), and the one function
+// Permission bits, roles and overrides (docs/features.md), and the one function
 // that resolves what a member may do in a server or one of its channels.
 // Pure; owned by the guild's home through `Directory`.
 //

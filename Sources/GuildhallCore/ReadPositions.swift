@@ -1,4 +1,4 @@
-// Read positions and mentions, and unread info as arithmetic (DESIGN §5):
+// Read positions and mentions, and unread info as arithmetic (docs/architecture.md):
 // unread = lastSeq - readSeq, exact; the mention count is the number of
 // mentions of the user after the read position within the mention window.
 // Nothing here is written per member per message. Pure; owned by the loop.

@@ -1,4 +1,4 @@
-// Every channel's group read receipts (MISSION §6.1), with the way from a
+// Every channel's group read receipts (docs/features.md), with the way from a
 // requested message's UID to its channel and seq, so receipt questions need
 // no store read. Pure value; no I/O.
 

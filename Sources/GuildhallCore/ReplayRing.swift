@@ -1,6 +1,6 @@
 // The events a session sent and the client has not acknowledged, numbered by
 // the session's event sequence, kept so that a resume can replay exactly what
-// was missed (MISSION §1, §10 "gap-free resume"). No I/O.
+// was missed (docs/protocol.md). No I/O.
 //
 // Bounded by a count: past it the oldest go, and a resume from before them
 // is no longer possible (the caller falls back to offline sync). The time

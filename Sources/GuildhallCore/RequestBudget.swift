@@ -1,5 +1,5 @@
-// How many requests a session may make, per rate class (MISSION §9,
-// RELIABILITY §2): a token bucket per class that refills at the class's rate
+// How many requests a session may make, per rate class (docs/protocol.md,
+// docs/reliability.md): a token bucket per class that refills at the class's rate
 // and holds twice that (a second's burst on top of the steady rate). A
 // request over the budget is refused with the time until one more fits;
 // a session refused again and again within a window is abusing the server
@@ -65,7 +65,7 @@ public struct RequestBudget: Sendable, Equatable {
     }
 }
 
-/// Failed logins per key (a user, a peer address; RELIABILITY A6): a small
+/// Failed logins per key (a user, a peer address; docs/reliability.md A6): a small
 /// burst, then one per interval (GCRA: each key keeps only the time its
 /// budget is full again). An attempt over the budget is not checked at all.
 public struct LoginFailures: Sendable {

@@ -1,4 +1,4 @@
-// Which shards a node should hold (issue 15 §2): with N live nodes, each
+// Which shards a node should hold (docs/cluster.md): with N live nodes, each
 // holds about S/N; a node below its share claims free shards (starting at a
 // place its id picks, so nodes do not all race for the same ones), a node
 // above it releases a few per round, so shards move a few at a time when a

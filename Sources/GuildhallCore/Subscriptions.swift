@@ -1,4 +1,4 @@
-// The subscription model of MISSION §4 as values: the seven kinds, their
+// The subscription model of README "What clients receive" as values: the seven kinds, their
 // per-user limits, and the book that records who holds what.
 //
 // Subscriptions belong to sessions; limits count per user across the user's

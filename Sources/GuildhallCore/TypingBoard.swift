@@ -1,4 +1,4 @@
-// Who is typing where (MISSION §4.5). A user's typing is fanned out at most
+// Who is typing where (README "What clients receive"). A user's typing is fanned out at most
 // once per channel per `throttleMs`; a typing state expires `expiryMs` after
 // the user last typed, or when the user sends a message. Pure; owned by the loop.
 

@@ -1,4 +1,4 @@
-// WebSocket messages read from a byte stream, sans I/O (issue 16 §1):
+// WebSocket messages read from a byte stream, sans I/O (README "Web client"):
 // bytes in as they arrive, whole messages out. The parsing is Debian's
 // wslay, driven through its event API: it unmasks, joins fragments, answers
 // pings, checks the protocol (a client's frames must be masked, control

@@ -1,4 +1,4 @@
-// The operator's HTTP endpoint (issue 14): its own listener (`admin-listen`,
+// The operator's HTTP endpoint (docs/operating.md): its own listener (`admin-listen`,
 // never the client port), on the first loop. Requests are read by Debian's
 // http_parser (`HTTPRequestReader`) with a size limit, a header limit and a
 // read deadline; each connection answers one request and closes. A bearer
@@ -146,7 +146,7 @@ final class AdminEndpoint {
         case (_, "/healthz"), (_, "/readyz"), (_, "/settings"), (_, "/backup"), (_, "/drain"), (_, "/metrics"), (_, "/cluster"):
             answer(id, .error(405, "\(r.method) is not allowed on \(r.path)"))
         default:
-            answer(id, .error(404, "no endpoint \(r.path); see the README's \"Operating Guildhall\""))
+            answer(id, .error(404, "no endpoint \(r.path); see docs/operating.md"))
         }
     }
 

@@ -1,4 +1,4 @@
-// Auto-subscribe mode across homes (MISSION §4.2): one ladder per user,
+// Auto-subscribe mode across homes (README "What clients receive"): one ladder per user,
 // over all the user's channels whatever guild home holds them, kept at the
 // user's home. Each guild home with an auto session of the user tells the
 // user's home the user's channels there (with the user's last activity in

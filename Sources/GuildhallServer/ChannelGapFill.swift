@@ -1,4 +1,4 @@
-// Filling a gateway's gaps in a channel's messages (issue 15 §6), both
+// Filling a gateway's gaps in a channel's messages (docs/cluster.md), both
 // halves. The gateway checks each channel message's seq against the last it
 // delivered (ChannelGaps, which explains when gaps happen); on a gap it
 // holds the message and asks the home that sent it for the ones in between.

@@ -1,5 +1,5 @@
 // One blocking connection to the cluster's NATS servers with a JetStream
-// context (CLUSTER §3): the lease thread and the store's writer thread each
+// context (docs/cluster.md): the lease thread and the store's writer thread each
 // hold one. cnats' JetStream and KV calls block, so neither is ever used on
 // a loop. Calls fail within `waitMs` rather than JetStream's default five
 // seconds, so a lease round or a commit round stays short.

@@ -1,5 +1,5 @@
-// What every loop of a cluster node needs to know about the others (issue
-// 15 §4): which node owns each shard and how many loops each live node has
+// What every loop of a cluster node needs to know about the others (
+// docs/cluster.md): which node owns each shard and how many loops each live node has
 // (from the lease round, ShardLeases), so a gateway or home can tell the
 // place (Place.swift) of any guild's, channel's, conversation's or user's
 // home. Without a cluster, every home is a loop of this node. Written by

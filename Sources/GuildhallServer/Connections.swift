@@ -271,7 +271,7 @@ extension Gateway {
         limits.node.metrics.closed(reason.map { "\($0)" } ?? "none")
         let wasLoggedIn = session.isLoggedIn
         // Every session's end, once, whatever ended it (the peer, a new login, the resume window, shutdown).
-        // Connections that never logged in can come in floods (bad input, scanners: RELIABILITY
+        // Connections that never logged in can come in floods (bad input, scanners: docs/reliability.md
         // B2): one line per interval with the count held back; the metric counts each.
         let fields: KeyValuePairs<String, Any> = ["peer": session.peer, "user": session.user, "reason": reason.map { "\($0)" } ?? "none", "detail": message]
         if wasLoggedIn { log.info("session closed", fields) } else { log.infoRepeated("connection closed before login", fields) }

@@ -1,4 +1,4 @@
-// Who receives what (MISSION §4.3, §5): messages and notifications routed by
+// Who receives what (README "What clients receive"): messages and notifications routed by
 // subscriptions, the small-server exemption, mentions and targeted users.
 // Each event is encoded once and queued on each recipient session once.
 // Recipients come from the interest index (the subscription book, online

@@ -1,11 +1,11 @@
-// Direct (one-to-one) conversations (MISSION §6.2): open and list them,
+// Direct (one-to-one) conversations (docs/features.md): open and list them,
 // send (durable before acknowledged; the recipient's copy is an inbox item,
 // so offline devices get it in their sync), delivery receipts, read
 // receipts by time, per message and for the whole conversation, and the
 // sent status of the caller's messages. Receipts reach the sender's sessions
 // and inbox. Loop thread only.
 //
-// The user home (DESIGN §9: per-user state has a home chosen by user id):
+// The user home (docs/architecture.md: per-user state has a home chosen by user id):
 // this file and ReceivedStatus.swift and OfflineDelivery.swift are its
 // parts; it reaches the rest of the loop's state through `home`.
 

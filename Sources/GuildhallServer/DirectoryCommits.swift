@@ -2,7 +2,7 @@
 // written, and only once they are durable does the Directory take them
 // (`Directory.apply`), then the parts that follow it (sessions, positions,
 // subscriptions), then the answer and the notifications. A commit that fails
-// answers 503 and changes nothing (DESIGN §2).
+// answers 503 and changes nothing (docs/architecture.md).
 //
 // Because the Directory changes only on commit, two requests on one server
 // decided before the first committed would both check the old state (two

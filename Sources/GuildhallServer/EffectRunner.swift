@@ -1,4 +1,4 @@
-// The one runner that carries out handlers' effects (DESIGN §9): it owns the
+// The one runner that carries out handlers' effects (docs/architecture.md): it owns the
 // store tickets, the commit of each loop turn, commit settlement, the 503
 // when a commit fails, the inbox (ords and the horizon offline sync reads
 // up to) and the live copies of addressed items. Loop thread only; it may
@@ -33,7 +33,7 @@ final class EffectRunner {
     private var nextTicket: UInt64 = 0
     private var pendingWrites: [UInt64: (StoreError?) -> Void] = [:]
     /// Jobs of this loop turn, handed to the writer together at the end of
-    /// the turn: one wake-up and larger commit groups (DESIGN §2).
+    /// the turn: one wake-up and larger commit groups (docs/architecture.md).
     private var turnJobs: [WriteJob] = []
     private var pendingReads: [UInt64: (ReadResult) -> Void] = [:]
     /// Sessions not read while the store queue is full.

@@ -1,5 +1,5 @@
 // What a request handler decided, as values the runner carries out
-// (DESIGN §9): the store writes, items addressed to users, the answer, and
+// (docs/architecture.md): the store writes, items addressed to users, the answer, and
 // what happens once the writes are durable. A handler checks and decides;
 // it never commits, answers after a commit, or touches the inbox itself.
 // Pure values plus closures over loop state; loop thread only.
@@ -13,7 +13,7 @@ struct Effects {
     /// Durable changes; everything below waits until they (and the
     /// addressed items' inbox rows) have committed together.
     var writes: [StoreWrite] = []
-    /// Items addressed to users (MISSION §7): each becomes a row in the
+    /// Items addressed to users (docs/features.md): each becomes a row in the
     /// user's inbox, committed with `writes`, then reaches the user's online
     /// sessions with its inbox cursor.
     var addressed: [AddressedItem] = []

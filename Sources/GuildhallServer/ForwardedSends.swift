@@ -1,4 +1,4 @@
-// Sends a gateway forwards to a guild's home on another node (issue 15 §4).
+// Sends a gateway forwards to a guild's home on another node (docs/cluster.md).
 // The gateway mints the message's UID, so the message is the same whoever
 // stores it, and keeps each send until its answer comes. When the guild's
 // shard changes hands meanwhile (its home died or left), the send goes to

@@ -1,5 +1,5 @@
 // How a session's frames reach its peer: the transport's framing around each
-// protobuf `Frame` payload (DESIGN §3, §9). The session hands the sink
+// protobuf `Frame` payload (docs/architecture.md). The session hands the sink
 // payloads and never frames bytes itself: TCP frames with a 4-byte
 // big-endian length; a WebSocket sends each frame as one message, binary
 // protobuf (`guildhall.proto`) or JSON text (`guildhall.json`, JSONFrames).

@@ -1,4 +1,4 @@
-// A gateway (DESIGN §9): the loop's side of its sessions. It accepts
+// A gateway (docs/architecture.md): the loop's side of its sessions. It accepts
 // connections, reads and decodes frames, authenticates, keeps each session's
 // liveness and backpressure, flushes once per loop turn, drops and resumes
 // sessions, and closes them with a reason. What it cannot decide itself it
@@ -160,7 +160,7 @@ final class Gateway {
         var cutLater: [Session] = []
         for s in sessions {
             s.isDirty = false
-            // Backpressure (MISSION §10): a session behind on its writes gets
+            // Backpressure (docs/features.md): a session behind on its writes gets
             // no typing, and its unread updates wait, collapsed to the latest.
             reportBehind(s)
             if s.heldOverflow {

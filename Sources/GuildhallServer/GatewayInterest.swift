@@ -1,4 +1,4 @@
-// Interest split in two (DESIGN §9, CLUSTER §1), the gateway's half: which
+// Interest split in two (docs/architecture.md, docs/cluster.md), the gateway's half: which
 // of this gateway's sessions hold each channel's message subscription, each
 // with its user's read position and mentions there (what the unread trailer
 // needs), as the channel's home sent them. A home sends one `ChannelEvent` per

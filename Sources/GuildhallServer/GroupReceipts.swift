@@ -1,4 +1,4 @@
-// Group read receipts on channel messages (MISSION §6.1): requests (at send
+// Group read receipts on channel messages (docs/features.md): requests (at send
 // or later, by the sender only), responses that move a member's receipt
 // cursor, coalesced responses to the requester, reader pages and the
 // receipt info each message carries. Requests and responses are items

@@ -1,4 +1,4 @@
-// Guests and bans (MISSION §2, §4.6): entering and leaving a server as a
+// Guests and bans (docs/features.md): entering and leaving a server as a
 // guest, banning and unbanning. Guest state belongs to the session and is
 // not stored; the SDK enters again after a reconnect. Loop thread only.
 

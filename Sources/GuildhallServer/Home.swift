@@ -1,4 +1,4 @@
-// A home (DESIGN §9, CLUSTER §1): one loop's share of the node's state.
+// A home (docs/architecture.md, docs/cluster.md): one loop's share of the node's state.
 // It owns the guilds and users `HomeMap` places on its loop: their
 // directory entries, the interest index of who is online, read positions,
 // receipts, typing, direct conversations, the inbox and sync cursors, and

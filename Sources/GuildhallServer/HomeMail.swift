@@ -1,4 +1,4 @@
-// What one home sends another (DESIGN §9): no state is shared, so items
+// What one home sends another (docs/architecture.md): no state is shared, so items
 // addressed to a user homed elsewhere, and offline-sync items that need a
 // guild's state, travel as these values between loops. Values only.
 //

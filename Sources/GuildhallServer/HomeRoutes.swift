@@ -1,4 +1,4 @@
-// A gateway's way to the homes (DESIGN §9, CLUSTER §1): which home hears
+// A gateway's way to the homes (docs/architecture.md, docs/cluster.md): which home hears
 // each request and each report about a session. A login goes to its user's
 // home, which admits it; the other homes then hear the session opened, so
 // each can deliver to it and answer it. A request goes where the request
@@ -307,7 +307,7 @@ struct Gather {
     var started: UInt64 = 0
 }
 
-/// Where a request's ids lead (DESIGN §9's request table, by id): the
+/// Where a request's ids lead (docs/architecture.md's request table, by id): the
 /// session's user, this gateway's own home (a new guild is made where it is
 /// asked for), a guild, a channel's guild, a direct conversation, or every
 /// home when the ids do not tell (message UIDs, lists across guilds).

@@ -1,4 +1,4 @@
-// A logged-in session as its home sees it (DESIGN §9): who it is, what it
+// A logged-in session as its home sees it (docs/architecture.md): who it is, what it
 // is interested in and owed (auto mode, guest entries, coalesced unread and
 // typing notices), how far its offline sync and its acknowledged inbox
 // position have come, and the port to its gateway side, where its events
@@ -26,7 +26,7 @@ final class HomeSession {
     var detachedSince: UInt64?
     /// Its gateway reported it behind on its writes: owed unread notices wait, typing is shed.
     var isBehind = false
-    /// Auto-subscribe mode (MISSION §4.2).
+    /// Auto-subscribe mode (README "What clients receive").
     var autoSubscribe = false
     /// Servers this session entered as a guest.
     var guestOf: Set<ServerID> = []

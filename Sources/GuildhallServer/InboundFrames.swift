@@ -1,4 +1,4 @@
-// A session's inbound framing (DESIGN §9, issue 16): the length-prefixed
+// A session's inbound framing (docs/architecture.md, README "Web client"): the length-prefixed
 // frames of guildhall's TCP protocol, or WebSocket messages (read by wslay,
 // WebSocketReader), each one `Frame`: binary protobuf for `guildhall.proto`,
 // text in proto3's JSON mapping for `guildhall.json`, turned into protobuf

@@ -1,4 +1,4 @@
-// Interest split in two (DESIGN §9, CLUSTER §1), the home's half: per
+// Interest split in two (docs/architecture.md, docs/cluster.md), the home's half: per
 // channel, how many sessions on each loop hold its message subscription,
 // and the feed that keeps each gateway's half (`GatewayInterest`) in step:
 // the subscriptions taken and dropped (before every fan-out and at the end

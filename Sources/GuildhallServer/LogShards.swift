@@ -1,4 +1,4 @@
-// Whose log carries each write, in a cluster (issue 15 §3): a guild's
+// Whose log carries each write, in a cluster (docs/cluster.md): a guild's
 // writes go to its guild's shard, a user's own state to the user's shard, a
 // direct conversation's to its lower user's. A write that names only a
 // message's channel finds the guild through the directory (or the

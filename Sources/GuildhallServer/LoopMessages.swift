@@ -1,4 +1,4 @@
-// The messages loops exchange (DESIGN §9, CLUSTER §1-2): no state is
+// The messages loops exchange (docs/architecture.md, docs/cluster.md): no state is
 // shared between loops, so a home reaches a session on another loop, and a
 // gateway its home, only through these values, posted to the other loop's
 // inbox in batches (one per loop turn). Each loop's inbox keeps the order

@@ -1,4 +1,4 @@
-// Operations on sent messages (MISSION §3): recall, edit, delete and quick
+// Operations on sent messages (docs/features.md): recall, edit, delete and quick
 // comments, on channel messages and direct messages alike. Each reads the
 // message, decides (who may, the recall window, the limits), commits, then
 // answers the actor with the message as it is now and sends a

@@ -1,6 +1,6 @@
 // Channel messages a session was sent that its client may not have read,
-// for the answer of a resume that can no longer replay them (issue 17,
-// MISSION §10): offline sync carries only what is addressed to the user, so
+// for the answer of a resume that can no longer replay them (docs/reliability.md,
+// docs/features.md): offline sync carries only what is addressed to the user, so
 // the answer names, per channel, the range of seqs to fetch from history
 // (`LoginResult.missed`). Kept from the events the replay buffer let go
 // before the client acknowledged them (a full buffer: rare, so decoding the

@@ -1,4 +1,4 @@
-// The running server process (DESIGN §1, §9): the store and its threads,
+// The running server process (docs/architecture.md): the store and its threads,
 // and `loops` NodeLoops, each with its gateway and its home. The first loop
 // runs on the thread that calls `run()`; the others on threads of their
 // own. The node reads the store's snapshot once and gives each loop its
@@ -216,7 +216,7 @@ final class Node {
         return own != 0 ? own : rc
     }
 
-    /// Statements the store found busy when it closed (RELIABILITY's leak check: 0).
+    /// Statements the store found busy when it closed (docs/reliability.md's leak check: 0).
     private let busyStatements = BusyAtClose()
     /// The exit status when every loop closed cleanly but the store had statements left busy.
     static let busyStatementsStatus: Int32 = 3

@@ -1,4 +1,4 @@
-// The other nodes of a cluster, as a loop reaches them (issue 15 §4-5): one
+// The other nodes of a cluster, as a loop reaches them (docs/cluster.md): one
 // NATS connection per node, a subscription on `gh.<cluster>.node.<id>`.
 // A loop posts a message for a loop of another node (its place, Place.swift)
 // and goes on: the publish is buffered by cnats and sent by its own thread.

@@ -1,4 +1,4 @@
-// One loop of the node (DESIGN §1, §9): an event loop on a thread of its
+// One loop of the node (docs/architecture.md): an event loop on a thread of its
 // own (the first on the thread that runs the node), its inbox, its gateway
 // (the sessions it accepted, on its own SO_REUSEPORT listener) and its home
 // (the guilds and users placed on it). Everything from other threads comes

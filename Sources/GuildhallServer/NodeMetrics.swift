@@ -1,4 +1,4 @@
-// The node's metrics in Prometheus's text format (issue 14 §2), through
+// The node's metrics in Prometheus's text format (docs/operating.md), through
 // swift-prometheus's registry. Counters are bumped where the events happen
 // but never per delivery: a fan-out adds its count once per event per
 // gateway. Gauges (sessions, queued bytes, store queue, RSS, descriptors)

@@ -1,4 +1,4 @@
-// How the messages between loops travel between nodes (issue 15 §4-5): the
+// How the messages between loops travel between nodes (docs/cluster.md): the
 // same values, as JSON of their derived Codable form; bytes (events,
 // answers) as one Data value each, protobuf values as their serialized
 // bytes. First version: a measured hot path moves to Proto/ as the log's

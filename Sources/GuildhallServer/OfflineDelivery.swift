@@ -1,4 +1,4 @@
-// Offline sync (MISSION §7): on login the session gets what was addressed to
+// Offline sync (docs/features.md): on login the session gets what was addressed to
 // its user since its device last synced, in packages the client
 // acknowledges, then "sync completed"; live events wait until then. Also the
 // inbox those items come from: mentions, targeted notifications, read

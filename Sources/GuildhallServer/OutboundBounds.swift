@@ -1,4 +1,4 @@
-// What a loop's sessions hold queued, and its bounds (DESIGN §4, RELIABILITY
+// What a loop's sessions hold queued, and its bounds (docs/architecture.md, docs/reliability.md
 // S3). Three things:
 // - The bytes publishers wait for (`drainingBytes`, which `PublisherPause`
 //   and the reports to other loops' homes use): only those queued on sessions

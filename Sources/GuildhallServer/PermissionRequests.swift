@@ -1,4 +1,4 @@
-// Requests on roles and overrides (MISSION §2), and what a change of
+// Requests on roles and overrides (docs/features.md), and what a change of
 // permissions does once stored: sessions drop the channels their users may
 // no longer view, as the Directory takes the change, before anything else is
 // fanned out. Each change is committed, then answered and broadcast like

@@ -1,4 +1,4 @@
-// Where a home or a gateway is, as one Int (CLUSTER §1, issue 15 §4): a loop
+// Where a home or a gateway is, as one Int (docs/cluster.md): a loop
 // of this node is its loop index (0..<256); a loop of another node is
 // (node + 1) << 8 | loop. A session's key names its node and loop
 // (`counter << 18 | node << 8 | loop`), so any home knows where to reach it.

@@ -1,4 +1,4 @@
-// Publishers feel the fan-out (DESIGN §4). A send is read long before its
+// Publishers feel the fan-out (docs/architecture.md). A send is read long before its
 // fan-out is queued (it waits for its commit first), so a pipelining
 // publisher can have thousands read before any recipient's queue grows: shape
 // A with no acknowledgement window took the server to 700 MB. So each send
@@ -13,7 +13,7 @@
 // hold (the other loops report theirs: `LoopLinks.outboundBytes`). The bytes
 // on sessions whose sockets stopped taking any are not waited for
 // (`OutboundBounds.drainingBytes`): a pause cannot make them read, and the
-// slow-consumer caps end them (RELIABILITY S3: publishers are not held by
+// slow-consumer caps end them (docs/reliability.md S3: publishers are not held by
 // consumers that stopped). Whether they stopped is a matter of time, so while
 // a publisher waits it is looked at every 10 ms, not only when the loop
 // turns for something else. Each pause's length goes to the metrics. Loop thread only.

@@ -1,4 +1,4 @@
-// Received status per message and user (MISSION §7): isRead, isListened,
+// Received status per message and user (docs/features.md): isRead, isListened,
 // isDownloaded, isRetrieved, the same on every device of the user. Setting
 // flags commits them with an inbox row, then tells the user's other
 // sessions; a device that was offline gets the row in its sync. Reading

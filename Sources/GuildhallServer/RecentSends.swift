@@ -1,4 +1,4 @@
-// De-duplication of resends by client-side id (MISSION §3): a resend by the
+// De-duplication of resends by client-side id (docs/features.md): a resend by the
 // same user with the same client id within the window gets the original
 // message back. Loop thread only.
 //

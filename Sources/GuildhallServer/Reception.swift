@@ -1,4 +1,4 @@
-// The home's side of its sessions (DESIGN §9): what gateways tell the home
+// The home's side of its sessions (docs/architecture.md): what gateways tell the home
 // about them (`GatewayHome`, by session key) and what the home decides about
 // a session's life. Admitting a login: one session per user and device, the
 // per-user session limit, the user's interest in its servers, auto-subscribe

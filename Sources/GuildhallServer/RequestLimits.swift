@@ -1,4 +1,4 @@
-// Abuse limits at the gateway (MISSION §9, RELIABILITY §2): requests per
+// Abuse limits at the gateway (docs/protocol.md, docs/reliability.md): requests per
 // second per session by the request table's rate class, failed logins per
 // user and per peer address, and the node's connection cap. The budgets are
 // kept in GuildhallCore (`RequestBudget`, `LoginFailures`); this file holds

@@ -1,4 +1,4 @@
-// The request table (DESIGN §9): for every request kind, where it runs, its
+// The request table (docs/architecture.md): for every request kind, where it runs, its
 // rate class, when a session may send it, and the permission bit it needs.
 // One exhaustive switch, so a new request kind cannot be added without
 // deciding all four. The checks the table drives run once, before any
@@ -35,7 +35,7 @@ enum RateClass: Equatable, CaseIterable {
     case change
     /// Messages and receipts other users receive.
     case message
-    /// Typing, throttled on its own (MISSION §4.5).
+    /// Typing, throttled on its own (README "What clients receive").
     case typing
 }
 

@@ -1,4 +1,4 @@
-// Sessions that outlive their connection (MISSION §1, §10): a dropped
+// Sessions that outlive their connection (docs/protocol.md): a dropped
 // session is detached, keeps its subscriptions and collects events in its
 // replay buffer for the resume window; a resume on a new connection takes it
 // over and replays exactly what the client missed, then says "resumed". When

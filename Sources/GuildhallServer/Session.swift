@@ -8,7 +8,7 @@
 // Nothing is written to the socket here directly: responses and events are
 // queued on the connection through the session's `FrameSink` (which frames
 // them for the transport) and the session is put on the flush list, which
-// the loop drains once per turn with one write per session (DESIGN §4).
+// the loop drains once per turn with one write per session (docs/architecture.md).
 
 import GuildhallCore
 import GuildhallLoop
@@ -55,7 +55,7 @@ final class Session {
     /// Bytes of events written since the client last acknowledged progress
     /// (Ack, or a heartbeat's last_event_seq), and when the first of them was
     /// written: a frozen client whose kernel still takes the bytes shows here,
-    /// not in the write queue (RELIABILITY S4).
+    /// not in the write queue (docs/reliability.md S4).
     private(set) var unackedBytes = 0
     private(set) var unackedSince: UInt64 = 0
     private var ackedEventSeq: UInt64 = 0
@@ -342,7 +342,7 @@ struct ReplayEntry {
     var cursor: UInt64 { flags & Self.carriesCursor != 0 ? ord : 0 }
 }
 
-/// Progress of one offline sync (MISSION §7), as the home drives it.
+/// Progress of one offline sync (docs/features.md), as the home drives it.
 struct OfflineSync {
     /// Inbox items up to this ord are synced; later ones arrive live.
     let horizon: UInt64
@@ -356,7 +356,7 @@ struct OfflineSync {
     var items = 0
 }
 
-/// Why a session's connection is not read (DESIGN §2, §4): its publishes
+/// Why a session's connection is not read (docs/architecture.md): its publishes
 /// would push the storage queue or the loop's outbound bytes past their bounds.
 struct ReadPauses: OptionSet, Codable {
     let rawValue: UInt8

@@ -1,4 +1,4 @@
-// What a home asks of a session's gateway side (DESIGN §9): the home decides
+// What a home asks of a session's gateway side (docs/architecture.md): the home decides
 // what a session receives and when it ends; the gateway numbers, keeps for
 // resume, frames and writes. A session on the home's own loop is its own
 // port (direct calls, below); one on another loop is reached through a

@@ -2,7 +2,7 @@
 // member sessions, user -> sessions. Loop thread only.
 //
 // Fan-out reads these maps; it never scans members, so a send costs what it
-// delivers (DESIGN §4). Membership changes update the index in step with the
+// delivers (docs/architecture.md). Membership changes update the index in step with the
 // Directory.
 
 import GuildhallCore

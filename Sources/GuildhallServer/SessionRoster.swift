@@ -1,4 +1,4 @@
-// The sessions a home has heard of but does not need yet (DESIGN §9): a
+// The sessions a home has heard of but does not need yet (docs/architecture.md): a
 // session opened at its user's home is announced to every home, but a home
 // where the user is no member has nothing to deliver to it. Such a home
 // keeps only this short entry, and turns every session of the user into a

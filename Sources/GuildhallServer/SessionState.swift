@@ -1,4 +1,4 @@
-// A session's life as a state machine (DESIGN §9): its phase carries what
+// A session's life as a state machine (docs/architecture.md): its phase carries what
 // only that phase has, and every event the session is given comes back as
 // an action for the shell (`Session`) to carry out. No I/O; tested directly.
 //
@@ -10,7 +10,7 @@
 //
 // Events: each gets the next event seq and a place in the replay ring (so a
 // resume replays exactly what was missed) and is written, except while
-// offline sync runs, when live events wait in `held` (MISSION §7: live events
+// offline sync runs, when live events wait in `held` (docs/features.md: live events
 // follow the sync) and go out in order once it completes. A detached session
 // keeps numbering and holding events for its resume.
 
@@ -61,12 +61,12 @@ struct SessionState: ~Copyable {
     private(set) var eventSeq: UInt64 = 0
     /// Highest inbox ord queued to this session (see also `ackedOrd`).
     private(set) var queuedOrd: UInt64 = 0
-    /// Events not yet acknowledged, for a resume (MISSION §1).
+    /// Events not yet acknowledged, for a resume (docs/protocol.md).
     private(set) var replay: ReplayRing<ReplayEntry>
     /// Channel messages the replay buffer let go before the client acknowledged them.
     private var evicted = MissedMessages()
     /// Payload bytes the replay buffer holds, and the most it may: a client that never
-    /// acknowledges keeps at most this much alive beside its queue (RELIABILITY S1); older
+    /// acknowledges keeps at most this much alive beside its queue (docs/reliability.md S1); older
     /// events go as past the count, and a resume names them as missed (`missed(after:)`).
     private var replayBytes = 0
     private let replayByteCap: Int

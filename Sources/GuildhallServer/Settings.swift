@@ -1,7 +1,7 @@
 // Every setting an operator can change, with its default and meaning, in one
 // table. The same table parses the configuration file, the environment and
 // `--set` flags (flags beat environment beat file), prints the annotated
-// configuration (`guildhall serve --print-config`) and feeds the README.
+// configuration (`guildhall serve --print-config`) and feeds docs/operating.md's table.
 
 import Foundation
 import GuildhallCore
@@ -25,7 +25,7 @@ public struct Settings: Sendable, Equatable {
     public var data = "./data"
     public var secret = ""
     public var nodeID = 0
-    /// One per core by default (DESIGN §1).
+    /// One per core by default (docs/architecture.md).
     public var loops = max(1, min(64, ProcessInfo.processInfo.activeProcessorCount))
     public var logLevel = "info"
     public var logFormat = "logfmt"
@@ -37,8 +37,8 @@ public struct Settings: Sendable, Equatable {
     public var maxFrameBytes = Limits.maxFrameBytes
     public var loginDeadlineMs = 5_000
     public var heartbeatIntervalMs = 30_000
-    /// Two missed heartbeats and a second (RELIABILITY L1).
-    /// Two heartbeats: the sweep that finds it adds at most half a second, so a silent client is closed within 2 × interval + 1 s (RELIABILITY L1).
+    /// Two missed heartbeats and a second (docs/reliability.md L1).
+    /// Two heartbeats: the sweep that finds it adds at most half a second, so a silent client is closed within 2 × interval + 1 s (docs/reliability.md L1).
     public var idleTimeoutMs = 60_000
     public var frameDeadlineMs = 10_000
     public var maxConnections = 10_000

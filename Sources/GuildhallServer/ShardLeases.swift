@@ -1,4 +1,4 @@
-// Shard ownership in a cluster (issue 15 §2, CLUSTER §3): leases in a
+// Shard ownership in a cluster (docs/cluster.md): leases in a
 // JetStream key-value bucket. Each round (`lease-renew-ms`) the node
 // heartbeats its own key, counts the live nodes, renews every lease it holds
 // with compare-and-set on the revision, claims free shards up to its share
@@ -252,7 +252,7 @@ final class LeaseClient: @unchecked Sendable {  // used by the lease thread alon
         defer { free(name) }
         cfg.Bucket = UnsafePointer(name)
         cfg.History = 1
-        cfg.TTL = Int64(settings.leaseTTLMs) * 1_000_000  // nanoseconds (CLUSTER §3)
+        cfg.TTL = Int64(settings.leaseTTLMs) * 1_000_000  // nanoseconds (docs/cluster.md)
         cfg.Replicas = Int32(settings.clusterReplicas)
         var s = NATS_OK
         // NATS servers started together answer before JetStream has elected its leader: wait for it a little.

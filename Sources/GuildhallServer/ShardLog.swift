@@ -1,4 +1,4 @@
-// Each shard's durable log in a cluster (issue 15 §3, CLUSTER §3): a
+// Each shard's durable log in a cluster (docs/cluster.md): a
 // JetStream stream with one subject per shard, `gh.<cluster>.log.<shard>`.
 // The owner of a shard sequences its writes; every commit round appends one
 // entry per shard it touches, carrying

@@ -1,4 +1,4 @@
-// A home's side of shards moving between nodes (issue 15 §2): it loads
+// A home's side of shards moving between nodes (docs/cluster.md): it loads
 // what the store holds for guilds and users it takes on (at start, and when
 // this node takes shards over, after the node caught its store up from
 // their logs), and forgets the guilds of shards another node now holds.

@@ -1,4 +1,4 @@
-// What a cluster node does when its leases change (issue 15 §2-3): a shard
+// What a cluster node does when its leases change (docs/cluster.md): a shard
 // gained is caught up from its log and fenced (ShardLog.adopt), its guilds
 // and users are loaded from the store into the homes, and only then is it
 // served; a shard lost stops taking writes at once, the homes forget its

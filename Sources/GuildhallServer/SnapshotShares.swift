@@ -1,4 +1,4 @@
-// Each home's share of the store's startup snapshot (CLUSTER §1): the
+// Each home's share of the store's startup snapshot (docs/cluster.md): the
 // guilds `HomeMap` places on it with everything in them (members, invites,
 // bans, channels, read positions and mentions in those channels, receipt
 // state), and the direct conversations it holds. Every share knows the

@@ -1,5 +1,5 @@
 // Subscribe requests, auto-subscribe mode and keeping subscriptions in step
-// with membership (MISSION §4.1, §4.2, §4.6). Loop thread only.
+// with membership (README "What clients receive"). Loop thread only.
 
 import GuildhallCore
 import GuildhallWire
@@ -21,7 +21,7 @@ final class Subscriptions: HomePart {
 }
 
 extension Subscriptions {
-    /// The exact refusal MISSION §4.2 prescribes.
+    /// The exact refusal README "What clients receive" prescribes.
     static let autoModeRefusal = "manual subscribe is not allowed in auto subscribe mode"
     static let memberKinds: Set<SubscriptionKind> = [.channelMessages, .channelUnreadCount, .channelUnreadStatus, .serverNotifications, .channelTyping]
     static let maxTargetsPerRequest = 100

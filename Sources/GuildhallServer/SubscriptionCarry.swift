@@ -1,4 +1,4 @@
-// Subscriptions that follow a guild to its new home (issue 15 §6). A
+// Subscriptions that follow a guild to its new home (docs/cluster.md). A
 // session's subscriptions live at the home of each guild they name; when
 // the guild's shard moves to another node, the new home starts with none.
 // So in a cluster each gateway keeps its sessions' ledger (what each asked

@@ -1,4 +1,4 @@
-// Typing (MISSION §4.5): throttled per user and channel, sent only to
+// Typing (README "What clients receive"): throttled per user and channel, sent only to
 // CHANNEL_TYPING subscribers (never exempt), never to the typer's own
 // sessions, and coalesced to at most one frame per channel per subscriber
 // per interval, carrying the current typer list. Loop thread only.

@@ -1,4 +1,4 @@
-// Read positions and unread info (MISSION §4.4): mark read, unread queries,
+// Read positions and unread info (README "What clients receive"): mark read, unread queries,
 // and the coalesced unread events sent once per session per loop turn.
 // Loop thread only.
 
@@ -59,7 +59,7 @@ extension Reading {
             let position = home.positions.position(s.user, c.id)
             home.subscriptions.touchActivity(s.user, c.id, now: now, alreadyRecorded: true)
             // Read-your-writes: the new count is in memory now; the answer waits for the commit.
-            // The inbox row carries the move to the user's devices that are offline (MISSION §7).
+            // The inbox row carries the move to the user's devices that are offline (docs/features.md).
             var moved = GHUnreadInfo()
             moved.serverID = c.serverID
             moved.channelID = c.id

@@ -1,5 +1,5 @@
-// The web client's files over plain HTTP on the WebSocket listener (issue 16
-// §2, setting `web-client`): GET / is the page, which then opens a WebSocket
+// The web client's files over plain HTTP on the WebSocket listener (README "Web client",
+// setting `web-client`): GET / is the page, which then opens a WebSocket
 // back to /ws on the same host, so the default `ws-allowed-origins` (the
 // listener's own host) admits it. The files are web/, embedded in the binary
 // by `make web` (WebClientFiles.swift), so a container needs nothing beside

@@ -1,4 +1,4 @@
-// The WebSocket opening handshake (RFC 6455 §4.2, issue 16): what the
+// The WebSocket opening handshake (RFC 6455 §4.2, README "Web client"): what the
 // server answers to the HTTP request that asks to upgrade at `/ws`. It
 // checks the request is an upgrade a server must accept (GET, `Upgrade:
 // websocket`, `Connection: upgrade`, a 16-byte key, version 13), that the

@@ -1,4 +1,4 @@
-// The WebSocket listener (issue 16 §1): browsers connect to `ws-listen` and
+// The WebSocket listener (README "Web client"): browsers connect to `ws-listen` and
 // ask to upgrade at `/ws`. A connection starts as HTTP: its request is read
 // (HTTPRequestReader, the admin endpoint's parser) and answered by the
 // handshake (WebSocketHandshake); upgraded, it becomes a session like a TCP

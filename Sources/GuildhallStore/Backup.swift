@@ -1,4 +1,4 @@
-// Online backup (MISSION §8): a consistent copy of the database while writes
+// Online backup (docs/operating.md): a consistent copy of the database while writes
 // go on, made with SQLite's `VACUUM INTO` on a connection of its own (it
 // reads one snapshot of the WAL database, so commits during it are either
 // wholly in the copy or not at all), and the check a restore makes first.

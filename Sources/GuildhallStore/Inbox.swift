@@ -1,4 +1,4 @@
-// What is kept for offline sync (MISSION §7): the per-user inbox of items
+// What is kept for offline sync (docs/features.md): the per-user inbox of items
 // addressed to the user, each device's sync cursor into it, and the
 // per-user received status of messages. Value types shared by the loop,
 // the writer and the reader.

@@ -1,4 +1,4 @@
-// The seam between the writer and a cluster's log (issue 15 §3). Without a
+// The seam between the writer and a cluster's log (docs/cluster.md). Without a
 // journal, SQLite is the log and a job is durable once committed here. With
 // one, each job is first appended to its shard's log, and committed here
 // only after the log has it; the job's writes then commit together with the

@@ -6,7 +6,7 @@
 // fails, it is rolled back and its jobs are retried one per transaction, so
 // one bad job fails alone and the jobs after it still commit. Each job's
 // outcome goes back through `onCommitted`, in submission order, only after
-// its COMMIT returned (DESIGN §2: durable before acknowledged).
+// its COMMIT returned (docs/architecture.md: durable before acknowledged).
 //
 // When the writer is idle, the loop may commit a few jobs itself
 // (`commitIfIdle`): a lone send then costs no hand-over to this thread and

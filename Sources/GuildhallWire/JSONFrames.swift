@@ -1,6 +1,6 @@
 // Frames in proto3's JSON mapping, for `guildhall.json` WebSocket sessions
 // (browsers), made by swift-protobuf's JSON encoder. A fanned-out event keeps
-// "encode once" (DESIGN §4): its shared payload is rendered once as the
+// "encode once" (docs/architecture.md): its shared payload is rendered once as the
 // event's fields without braces (`SharedEvent.body`), and each recipient's
 // own part (seq, its unread numbers, inbox cursor), which binary sessions get
 // as a protobuf trailer, is written around it:

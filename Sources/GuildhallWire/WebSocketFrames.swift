@@ -2,7 +2,7 @@
 // than by wslay (which copies each message into its own queue): a server's
 // frames are unmasked, so the header is the only part that differs from the
 // payload, and every recipient of an event shares the payload's bytes
-// (DESIGN §4: encode once, one write per session per loop turn). Inbound
+// (docs/architecture.md: encode once, one write per session per loop turn). Inbound
 // frames, which are masked and may be fragmented, are wslay's. Pure.
 
 public enum WebSocketFrames {

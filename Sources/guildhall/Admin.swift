@@ -1,5 +1,5 @@
-// `guildhall admin …` talks to a running server's admin endpoint (issue 14
-// §3), and `guildhall restore` installs a backup into an empty data folder.
+// `guildhall admin …` talks to a running server's admin endpoint (docs/operating.md),
+// and `guildhall restore` installs a backup into an empty data folder.
 // HTTP goes through Foundation's URLSession.
 
 import ArgumentParser

@@ -1,4 +1,4 @@
-// The rules of MISSION §2 on servers, members and channels, without I/O.
+// The rules of docs/features.md on servers, members and channels, without I/O.
 
 import Testing
 @testable import GuildhallCore

@@ -5,7 +5,7 @@ import Testing
 @testable import GuildhallCore
 
 @Suite struct HomeMapTests {
-    /// The shard function as the README's "Ownership" documents it, for an
+    /// The shard function as docs/cluster.md's "Ownership" documents it, for an
     /// operator's own tools: FNV-1a 64 of a user id's UTF-8 bytes, and the
     /// SplitMix64 finalizer of a guild id, each mod the number of shards.
     @Test func theShardFunctionIsTheDocumentedOne() {

@@ -1,4 +1,4 @@
-// Permission resolution (MISSION §2) and the role hierarchy, without I/O.
+// Permission resolution (docs/features.md) and the role hierarchy, without I/O.
 
 import Testing
 @testable import GuildhallCore

@@ -1,4 +1,4 @@
-// The admin endpoint (issue 14 §1) through a real HTTP client on
+// The admin endpoint (docs/operating.md) through a real HTTP client on
 // 127.0.0.1: health and readiness, auth, settings read and changed live,
 // online backup and its restore, and bad, oversize and garbage requests.
 

@@ -1,4 +1,4 @@
-// Issue 15, step 1: shard ownership through JetStream KV leases, against a
+// Shard ownership through JetStream KV leases, against a
 // real nats-server (with JetStream) on a free loopback port, started and
 // stopped by PID here: shards spread evenly over live nodes, move when one
 // leaves, and each node says what it owns on GET /cluster.

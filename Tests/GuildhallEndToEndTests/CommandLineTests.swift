@@ -151,7 +151,7 @@ import Testing
         #expect(run["failure"] == nil)
     }
 
-    /// `bench fanout --transport ws` (issue 16) runs the shape over TCP, WebSocket binary and JSON, each delivering everything.
+    /// `bench fanout --transport ws` (README "Web client") runs the shape over TCP, WebSocket binary and JSON, each delivering everything.
     @Test func theWebSocketBenchmarkDeliversEveryMessageOverEachTransport() throws {
         let (rc, out) = try Binary.run(["bench", "fanout", "--subscribers", "5", "--publishers", "2", "--messages", "100", "--transport", "ws", "--json"])
         #expect(rc == 0, "\(out)")
@@ -164,7 +164,7 @@ import Testing
         }
     }
 
-    /// `bench cluster` (issue 15) delivers everything over three nodes, and
+    /// `bench cluster` (docs/cluster.md) delivers everything over three nodes, and
     /// the bytes it reports crossing NATS do not grow with the subscribers.
     @Test func theClusterBenchmarkReportsBytesAcrossNATSThatDoNotGrowWithSubscribers() throws {
         func report(_ subscribers: Int) throws -> [String: Any] {

@@ -1,4 +1,4 @@
-// What of docker/ can be checked without a Docker engine (issue 14 §5): the
+// What of docker/ can be checked without a Docker engine (docs/operating.md): the
 // image's health command runs against a real server, the dashboard loads as
 // JSON and shows the five panels, and Prometheus scrapes the admin endpoint.
 

@@ -1,4 +1,4 @@
-// Issue 15 §4-5: clients on different nodes of one cluster use a guild
+// docs/cluster.md: clients on different nodes of one cluster use a guild
 // homed on a third. Three nodes in this process (each its own loops, store
 // and NATS connections) on one nats-server started here; requests go to the
 // node owning what they name, answers and live events come back over NATS.
@@ -180,7 +180,7 @@ extension CrossNodeTests {
 }
 
 extension CrossNodeTests {
-    /// Fan-out by interest (issue 15 §5): the guild's home sends a node its
+    /// Fan-out by interest (docs/cluster.md): the guild's home sends a node its
     /// events only while a session there is interested, once per gateway loop
     /// whatever the number of recipients there. Counted by nats-server (/connz).
     @Test func aNodeWithoutAnInterestedSessionGetsNoEventTraffic() async throws {

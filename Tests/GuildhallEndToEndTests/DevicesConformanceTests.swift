@@ -1,4 +1,4 @@
-// State across a user's devices (MISSION §4.4, §7, §10): read positions and
+// State across a user's devices (README "What clients receive"): read positions and
 // received status set on one device reach the others at once when online and
 // after sync when offline, and an unread query right after marking read sees
 // the new count on every device.

@@ -1,4 +1,4 @@
-// Direct (one-to-one) conversations (MISSION §6.2), one test per rule, end
+// Direct (one-to-one) conversations (docs/features.md), one test per rule, end
 // to end through the SDK against the real server: open and list, messages
 // shaped like channel messages, delivery receipts (and the setting), read
 // receipts by time, per message and for the whole conversation, sent status

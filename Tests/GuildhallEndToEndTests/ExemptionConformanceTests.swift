@@ -1,4 +1,4 @@
-// MISSION §4.3, one test per rule: small servers, mentions, targeted
+// README "What clients receive", one test per rule: small servers, mentions, targeted
 // notifications, typing never exempt, each session once, live threshold.
 // "Not received" is checked after a later event that the same session does
 // receive: a session's events arrive in order.

@@ -1,4 +1,4 @@
-// A change that could not be stored changes nothing (DESIGN §2; the Proto:
+// A change that could not be stored changes nothing (docs/architecture.md; the Proto:
 // "503 when it could not be stored (nothing was changed)"): with the data
 // folder on a full disk, every state-changing directory request is answered
 // 503 and no read shows it, and once the disk has room again the same
@@ -16,7 +16,7 @@ import GuildhallWire
 /// the files there with SQLITE_FULL, as SQLite's own VFS answers ENOSPC, and
 /// passes everything else through. Unlike a real full disk it refuses at once
 /// even writes that would fit in room the WAL file already has, so each
-/// request's refusal is certain (RELIABILITY D4 fills a real tmpfs).
+/// request's refusal is certain (docs/reliability.md D4 fills a real tmpfs).
 enum FullDisk {
     static func install() { _ = powerloss_install() }
     static func fill(_ folder: String) { powerloss_full(folder) }

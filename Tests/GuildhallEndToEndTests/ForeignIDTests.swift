@@ -1,4 +1,4 @@
-// RELIABILITY A4 as a table: for every request kind that names an id, a
+// docs/reliability.md A4 as a table: for every request kind that names an id, a
 // caller who may not see a real server, channel, message or conversation is
 // answered exactly as for one that does not exist: same code, same message
 // (with the id itself left out of the comparison).

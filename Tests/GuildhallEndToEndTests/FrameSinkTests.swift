@@ -1,4 +1,4 @@
-// FrameSink's framings carry the same frames (issue 16): what a session
+// FrameSink's framings carry the same frames (README "Web client"): what a session
 // writes through a WebSocket sink, read back as WebSocket frames, is exactly
 // what the length-prefixed sink's frames hold (binary), or parses to the same
 // frames (JSON text), for answers and for events small (copied) and large

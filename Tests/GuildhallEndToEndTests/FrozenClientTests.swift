@@ -1,4 +1,4 @@
-// RELIABILITY S4: a client that stops reading (frozen, as by SIGSTOP) while
+// docs/reliability.md S4: a client that stops reading (frozen, as by SIGSTOP) while
 // its kernel still takes the bytes is found by the events it does not
 // acknowledge, and cut within the write-stall time, long before the kernel's
 // buffers fill; a healthy client acknowledging as the SDK does is not.

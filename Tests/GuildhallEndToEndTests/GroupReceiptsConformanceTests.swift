@@ -1,4 +1,4 @@
-// Group read receipts on channel messages (MISSION §6.1), one test per rule,
+// Group read receipts on channel messages (docs/features.md), one test per rule,
 // end to end through the SDK against the real server: requests at send and
 // later, who may request, who hears of requests (live and in offline sync),
 // responses by batch of one channel, only the requester hearing responses,

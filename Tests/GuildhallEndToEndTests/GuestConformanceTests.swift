@@ -1,4 +1,4 @@
-// MISSION §2 (guests, bans) and §4.6, one test per rule.
+// README "What clients receive" and docs/features.md (guests, bans), one test per rule.
 
 import Foundation
 import GuildhallClient

@@ -1,4 +1,4 @@
-// Issue 15 §4 and §6 across nodes: auto-subscribe mode and resume with the
+// docs/cluster.md across nodes: auto-subscribe mode and resume with the
 // guild's home on another node, and what follows a guild when its home
 // moves: its subscribers elsewhere keep their subscriptions (manual and
 // automatic) without asking again, and miss nothing the new home sent

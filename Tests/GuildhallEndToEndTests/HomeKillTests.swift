@@ -1,4 +1,4 @@
-// Issue 15's fault test: three node processes on one nats-server; clients
+// The cluster's fault test (docs/cluster.md): three node processes on one nats-server; clients
 // on the nodes that are not the guild's home stream pipelined sends while
 // the home is killed with -9, five times at random moments (the killed node
 // starts again on its folder each time). Then every acknowledged UID is

@@ -1,4 +1,4 @@
-// Homes spread by id (DESIGN §9, CLUSTER §1): with two loops, guilds and
+// Homes spread by id (docs/architecture.md, docs/cluster.md): with two loops, guilds and
 // users are homed on both, and everything still meets: a user homed on one
 // loop is a member of guilds homed on either, mentions and direct messages
 // reach the inbox at the user's home (offline sync dresses them at the

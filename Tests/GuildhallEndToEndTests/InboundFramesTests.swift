@@ -1,4 +1,4 @@
-// A session's inbound framing (issue 16): WebSocket messages come out as the
+// A session's inbound framing (README "Web client"): WebSocket messages come out as the
 // same protobuf `Frame` payloads as TCP's length-prefixed frames, whether
 // binary (`guildhall.proto`) or JSON text (`guildhall.json`).
 

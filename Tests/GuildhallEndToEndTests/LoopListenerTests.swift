@@ -1,5 +1,5 @@
-// Listeners of several loops sharing one address with SO_REUSEPORT (DESIGN
-// §9, CLUSTER §2): each loop accepts on its own socket and the kernel spreads
+// Listeners of several loops sharing one address with SO_REUSEPORT (docs/architecture.md,
+// docs/cluster.md): each loop accepts on its own socket and the kernel spreads
 // the connections over them.
 
 import Foundation

@@ -1,4 +1,4 @@
-// Many loops in one server (DESIGN §1, §9): with `loops` = 2 the kernel
+// Many loops in one server (docs/architecture.md): with `loops` = 2 the kernel
 // spreads connections over both loops' listeners, a session lives on the
 // loop that accepted it, its home reaches it only by messages, and a resume
 // that lands on the other loop is handed to the session's own. These tests

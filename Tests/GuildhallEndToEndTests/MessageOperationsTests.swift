@@ -1,4 +1,4 @@
-// Message operations (MISSION §3, issue 13 §4 and §5), one test per rule,
+// Message operations (docs/features.md), one test per rule,
 // through the SDK: recall and its window, edit, delete, replies, threads,
 // quick comments and their limits, unread after a removal, offline sync of
 // operations, receipts of removed messages, and history and reading by time.
@@ -72,7 +72,7 @@ import Testing
         #expect(try await alice.history(of: c.channelID).messages.map(\.removal.kind) == [.unspecified, .deleted, .deleted])
     }
 
-    /// MISSION §4.4: a removed message stops counting as unread and as a
+    /// README "What clients receive": a removed message stops counting as unread and as a
     /// mention, for subscribers (their update carries the new numbers) and in queries.
     @Test func aRecalledMessageNoLongerCountsAsUnreadOrAsAMention() async throws {
         let server = try largeServer()
@@ -207,7 +207,7 @@ import Testing
         #expect(try await alice.receiptInfo([m.uid])[0].removed)
     }
 
-    /// §5: history pages and reading by time as well as by seq.
+    /// History pages and reading by time as well as by seq.
     @Test func historyAndMarkReadGoByTime() async throws {
         let (server, alice, bob, _, c) = try await pair()
         defer { server.stop() }

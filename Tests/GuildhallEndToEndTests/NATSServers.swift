@@ -1,7 +1,7 @@
 // nats-server for the cluster tests, started here on free loopback ports
 // in temporary folders and stopped by PID: one server with JetStream, or a
 // cluster of three (routes between them, JetStream replicated, R3), as
-// CLUSTER §3 describes. Each waits until it answers (the cluster until its
+// docs/cluster.md describes. Each waits until it answers (the cluster until its
 // JetStream meta group has a leader).
 
 import Foundation

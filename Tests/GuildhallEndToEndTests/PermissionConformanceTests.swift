@@ -1,4 +1,4 @@
-// Roles, overrides and the permission check (MISSION §2), through the SDK.
+// Roles, overrides and the permission check (docs/features.md), through the SDK.
 
 import Foundation
 import GuildhallClient

@@ -1,4 +1,4 @@
-// Abuse limits (MISSION §9, RELIABILITY §2 and §3: R4, A6, B3), each limit
+// Abuse limits (docs/protocol.md, docs/reliability.md: R4, A6, B3), each limit
 // exactly reached, then one over: requests per session by rate class,
 // failed logins per user and per address, the connection cap, and frames
 // that never complete.
@@ -145,7 +145,7 @@ import Testing
         #expect(closes == [.heartbeatTimeout])
     }
 
-    /// RELIABILITY L1: closed within two missed heartbeats and a second: the
+    /// docs/reliability.md L1: closed within two missed heartbeats and a second: the
     /// timeout is two heartbeats, and the sweep that finds it runs at least twice a second.
     @Test func theDefaultIdleTimeoutIsTwoHeartbeats() {
         let s = Settings()

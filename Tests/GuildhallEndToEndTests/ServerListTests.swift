@@ -1,4 +1,4 @@
-// Issue 15 §6, the SDK's part: a client given several nodes' addresses
+// docs/cluster.md, the SDK's part: a client given several nodes' addresses
 // connects to the first it can reach, and moves to the next when its node
 // goes away (here two independent servers that share the token secret).
 

@@ -1,4 +1,4 @@
-// The server's log lines (issue 14 §4): logfmt or JSON, and floods of one
+// The server's log lines (docs/operating.md): logfmt or JSON, and floods of one
 // warning held back to a line per interval with the count.
 
 import Foundation

@@ -1,4 +1,4 @@
-// Issue 15 §3, on the real binary against a real nats-server (JetStream):
+// docs/cluster.md, on the real binary against a real nats-server (JetStream):
 // each shard's writes go to its log before they are acknowledged, a node
 // taking a shard over catches its store up from the log (an empty data
 // folder rebuilds it), and a deposed owner acknowledges nothing more: its
@@ -191,7 +191,7 @@ import Testing
     }
 }
 
-/// Issue 15 §6 as far as one node serves at a time: when a node dies, its
+/// docs/cluster.md as far as one node serves at a time: when a node dies, its
 /// clients (given every node's address) reconnect to the node that takes its
 /// shards over, and get every message, live or from offline sync.
 @Suite(.serialized) struct NodeFailureTests {
@@ -227,7 +227,7 @@ import Testing
         defer { b.signal(SIGTERM); _ = b.wait() }
         // Both clients find node 2 by themselves (sends are refused until it serves the
         // guild's shard). Bob is back before the next message: a channel message sent
-        // while a session is away reaches it from history, not from offline sync (issue 17).
+        // while a session is away reaches it from history, not from offline sync (docs/reliability.md).
         try await waitUntil("bob logged in again, on node 2", timeout: 20) { heard.connectedCount >= 2 }
         let again = heard.events.withLock { events in
             events.compactMap { if case .status(.connected(let r)) = $0 { r } else { nil } }.last

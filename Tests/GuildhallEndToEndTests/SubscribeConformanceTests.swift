@@ -1,4 +1,4 @@
-// MISSION §4.1 and §4.2, one test per rule: per-target results, limits
+// README "What clients receive", one test per rule: per-target results, limits
 // across sessions, last wins, typing independence, auto mode.
 
 import Foundation
@@ -16,7 +16,7 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
 }
 
 @Suite struct SubscribeConformanceTests {
-    /// A server one is not a member of is answered exactly as one that does not exist (RELIABILITY A4).
+    /// A server one is not a member of is answered exactly as one that does not exist (docs/reliability.md A4).
     @Test func subscribeAnswersEachTargetWithSuccessNotFoundOrLimitReached() async throws {
         let server = try largeServer { try $0.set("limit-channel-msg", "1") }
         defer { server.stop() }

@@ -1,4 +1,4 @@
-// Offline sync in packages and resume without gaps (MISSION §1, §7, §10),
+// Offline sync in packages and resume without gaps (docs/protocol.md),
 // one test per rule, through the SDK or, where the test must control exactly
 // when a connection drops or stops reading, through a raw connection.
 
@@ -326,7 +326,7 @@ import Testing
         #expect(events.syncCompletions == 1, "a resume is not a new login")
     }
 
-    /// Issue 17: a resume too late for the replay buffer falls back to a
+    /// docs/reliability.md: a resume too late for the replay buffer falls back to a
     /// login whose sync carries only what is addressed to the user; the
     /// answer names the channel messages missed, and the SDK fetches them
     /// from history before the channel's live messages: plain channel messages
@@ -569,7 +569,7 @@ extension BackpressureConformanceTests {
 }
 
 extension BackpressureConformanceTests {
-    /// DESIGN §4: a publisher stops being read while the loop's queued
+    /// docs/architecture.md: a publisher stops being read while the loop's queued
     /// outbound bytes are past `outbound-pause-bytes`, and goes on, losing
     /// nothing, once they drain. (bob's socket takes nothing while he does not
     /// read: with `outbound-pause-stuck-ms` at a minute he counts as a reader
@@ -620,7 +620,7 @@ extension BackpressureConformanceTests {
 }
 
 extension BackpressureConformanceTests {
-    /// RELIABILITY S3: a reader whose socket takes nothing does not hold
+    /// docs/reliability.md S3: a reader whose socket takes nothing does not hold
     /// publishers (past `outbound-pause-stuck-ms` its bytes are not waited
     /// for): every send is answered while bob reads nothing, and the total
     /// cap, checked in the turn that crosses it, cuts him (the session with
@@ -670,7 +670,7 @@ final class Counter: @unchecked Sendable {
 }
 
 extension BackpressureConformanceTests {
-    /// DESIGN §2: past `store-queue-max` pending commits publishers are not
+    /// docs/architecture.md: past `store-queue-max` pending commits publishers are not
     /// read; once commits drain they are read again and every send they
     /// made meanwhile is handled, whatever the pauses in between.
     @Test func publishersPausedForTheStoreGoOnAndEverySendIsAnswered() async throws {

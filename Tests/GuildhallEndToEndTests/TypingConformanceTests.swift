@@ -1,4 +1,4 @@
-// MISSION §4.5 and §10, one test per rule: the send right, the per-user
+// README "What clients receive", one test per rule: the send right, the per-user
 // throttle, coalesced frames with the typer list, never to the typer's own
 // sessions, expiry, and a message ending the state.
 

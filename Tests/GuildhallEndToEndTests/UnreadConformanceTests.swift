@@ -1,4 +1,4 @@
-// MISSION §4.4, one test per rule: read positions, exact counts, mention
+// README "What clients receive", one test per rule: read positions, exact counts, mention
 // counts, coalesced unread-count events, edge-only status events, queries,
 // unread info carried on messages, read-your-writes across sessions.
 

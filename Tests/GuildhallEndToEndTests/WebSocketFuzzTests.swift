@@ -1,5 +1,5 @@
-// Random and mutated WebSocket frames against the real listener (issue 16
-// §3): each connection, whatever it sends after its handshake, ends with a
+// Random and mutated WebSocket frames against the real listener (README "Web client"):
+// each connection, whatever it sends after its handshake, ends with a
 // WebSocket close from the server (wslay's 1002/1009 for a broken stream,
 // Guildhall's 4000 + reason for a frame that is not a request or a login
 // never made), and the server goes on serving. Seeded: a failure names its seed.

@@ -1,4 +1,4 @@
-// The WebSocket opening handshake as the server answers it (issue 16 §1):
+// The WebSocket opening handshake as the server answers it (README "Web client"):
 // RFC 6455's own example key, each reason to refuse with its status, the
 // origin rule, and the choice of subprotocol.
 

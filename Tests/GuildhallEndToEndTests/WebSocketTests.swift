@@ -1,7 +1,7 @@
-// The WebSocket listener end to end (issue 16 §1), with a bare WebSocket
+// The WebSocket listener end to end (README "Web client"), with a bare WebSocket
 // peer written here: the handshake over the wire (accepted, refused), and a
 // WebSocket client and a TCP client chatting in one channel, each hearing
-// each message once. (Issue 16's independent peer, Python's `websockets`, and
+// each message once. (The web tests' independent peer, Python's `websockets`, and
 // the browser tests come with the web client.)
 
 import Foundation

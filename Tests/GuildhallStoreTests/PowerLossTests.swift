@@ -1,10 +1,10 @@
-// RELIABILITY D3: power loss, simulated by the test VFS in CPowerLoss (every
+// docs/reliability.md D3: power loss, simulated by the test VFS in CPowerLoss (every
 // write since a file's last sync undone, as SQLite's crash tests do). Sends
 // are committed one per job while the store runs; at a random moment the
 // disk's state is taken as a machine losing power would boot with it, and
 // opened. With synchronous=FULL every acknowledged message is there; with
 // NORMAL the database is consistent and what is lost is only a tail of the
-// last commits (README "Durability"). 100 runs each, seed logged.
+// last commits (docs/operating.md, "Durability"). 100 runs each, seed logged.
 
 import CPowerLoss
 import Foundation

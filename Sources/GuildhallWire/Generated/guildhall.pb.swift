@@ -1596,7 +1596,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getSentStatus(newValue)}
   }
 
-  /// Roles and permissions (MISSION §2). Changing them needs MANAGE_ROLES,
+  /// Roles and permissions (docs/features.md). Changing them needs MANAGE_ROLES,
   /// and touches only roles below the caller's highest role (the owner is
   /// above every role) and members it outranks; a caller other than the
   /// owner allows only bits it holds itself.
@@ -1681,7 +1681,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getPermissions(newValue)}
   }
 
-  /// Message operations (MISSION §3), on channel messages and direct
+  /// Message operations (docs/features.md), on channel messages and direct
   /// messages alike; `channel_id` is the channel or the conversation. Each
   /// is stored before it is answered (with the message as it is now) and
   /// sent as a `MessageUpdate` to everyone who received the message.
@@ -1912,7 +1912,7 @@ public nonisolated struct GHRequest: Sendable {
     /// The sent status of the caller's direct messages. Answer: `SentStatusList`.
     /// Errors: 414 over 100 UIDs.
     case getSentStatus(GHGetSentStatus)
-    /// Roles and permissions (MISSION §2). Changing them needs MANAGE_ROLES,
+    /// Roles and permissions (docs/features.md). Changing them needs MANAGE_ROLES,
     /// and touches only roles below the caller's highest role (the owner is
     /// above every role) and members it outranks; a caller other than the
     /// owner allows only bits it holds itself.
@@ -1941,7 +1941,7 @@ public nonisolated struct GHRequest: Sendable {
     /// A member's effective permissions on the server or in a channel (members only). Answer: `Permissions`.
     /// Errors: 404 not a member, no channel one may view, or the user is not a member.
     case getPermissions(GHGetPermissions)
-    /// Message operations (MISSION §3), on channel messages and direct
+    /// Message operations (docs/features.md), on channel messages and direct
     /// messages alike; `channel_id` is the channel or the conversation. Each
     /// is stored before it is answered (with the message as it is now) and
     /// sent as a `MessageUpdate` to everyone who received the message.

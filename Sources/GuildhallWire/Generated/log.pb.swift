@@ -8,7 +8,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// Guildhall cluster log entries, version 1 (issue 15 §3).
+/// Guildhall cluster log entries, version 1 (docs/cluster.md).
 ///
 /// In a cluster, each shard's writes are appended to the JetStream stream
 /// GH-LOG-<cluster-name>, subject gh.<cluster-name>.log.<shard>, one entry

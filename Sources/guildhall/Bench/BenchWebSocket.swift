@@ -1,5 +1,5 @@
-// The load generator over WebSocket (`bench fanout --transport ws`, issue
-// 16): each connection opens with the upgrade handshake, then carries the
+// The load generator over WebSocket (`bench fanout --transport ws`,
+// README "Web client"): each connection opens with the upgrade handshake, then carries the
 // same frames as TCP as WebSocket messages, binary (`guildhall.proto`) or
 // JSON text (`guildhall.json`). The generator keeps speaking length-prefixed
 // protobuf: this link turns what it sends into masked client frames (held

@@ -1,4 +1,4 @@
-// `guildhall bench cluster` (issue 15): S subscribers spread over N nodes of
+// `guildhall bench cluster` (docs/cluster.md): S subscribers spread over N nodes of
 // a cluster (one nats-server, every process on this machine) against the
 // same on one node: deliveries/s at full speed, p99 at a fixed rate, and
 // the bytes that crossed NATS to the nodes per delivered message and per

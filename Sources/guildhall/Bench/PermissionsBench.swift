@@ -1,5 +1,5 @@
 // `guildhall bench permissions`: what checking permissions costs a send
-// (issue 13: within 5%). The same load runs, alternating, against a server
+// (docs/features.md: within 5%). The same load runs, alternating, against a server
 // with no roles or overrides and one with N roles, an override per role on
 // the channel, three roles per member and each member's own overrides on
 // the server and the channel; the ratio of acknowledged sends/s is the

@@ -1,5 +1,5 @@
 // `guildhall bench sync`: the time to sync N offline items to a fresh device
-// (MISSION §7). A data folder is filled with N messages that mention one
+// (docs/features.md). A data folder is filled with N messages that mention one
 // member, each with its inbox row (written straight through the store, as
 // sends would have left them); a server is started on it; then, per run, a
 // device that never synced logs in through the SDK, which acknowledges each

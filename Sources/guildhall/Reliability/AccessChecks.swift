@@ -1,4 +1,4 @@
-// Authorisation (RELIABILITY §3): A3 a guest or a member without SEND_MESSAGES
+// Authorisation (docs/reliability.md): A3 a guest or a member without SEND_MESSAGES
 // cannot send, A4 what a caller may not see is answered as what does not
 // exist (for every request kind that names an id), A5 removal and a role
 // change take effect at once. "Nothing fanned out" is shown by order, not by

@@ -1,4 +1,4 @@
-// Authentication (RELIABILITY §3): A1 and A2, what a connection gets before and
+// Authentication (docs/reliability.md): A1 and A2, what a connection gets before and
 // around its login; A6, guessing at one account.
 
 import Foundation

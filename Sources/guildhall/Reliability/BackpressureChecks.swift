@@ -1,4 +1,4 @@
-// Slow consumers and backpressure (RELIABILITY §3): S4, a subscriber frozen
+// Slow consumers and backpressure (docs/reliability.md): S4, a subscriber frozen
 // by SIGSTOP (a real `guildhall client` process) while messages flow to it.
 
 import Foundation

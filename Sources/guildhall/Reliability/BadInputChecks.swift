@@ -1,4 +1,4 @@
-// Bad input (RELIABILITY §3): B2, thousands of connections each sending one
+// Bad input (docs/reliability.md): B2, thousands of connections each sending one
 // malformed frame beside a healthy client; B3, oversize frames and slowloris,
 // before and after login.
 

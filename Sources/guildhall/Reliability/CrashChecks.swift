@@ -1,4 +1,4 @@
-// Durability and crashes (RELIABILITY §3): D1, kill -9 while sends stream in,
+// Durability and crashes (docs/reliability.md): D1, kill -9 while sends stream in,
 // and D2, a resend after a crash with the same client id.
 
 import Foundation

@@ -1,4 +1,4 @@
-// Liveness (RELIABILITY §3): L1 a silent client, L2 resume, L3 a reconnect storm.
+// Liveness (docs/reliability.md): L1 a silent client, L2 resume, L3 a reconnect storm.
 
 import Foundation
 import GuildhallCore

@@ -1,4 +1,4 @@
-// Load (RELIABILITY §3): R1, thousands of idle authenticated connections held
+// Load (docs/reliability.md): R1, thousands of idle authenticated connections held
 // with heartbeats; R2, messages at a steady rate into many channels of many
 // subscribers; R3, the same at half the rate for an hour. The server's
 // memory, CPU and descriptors are watched meanwhile.
@@ -76,7 +76,7 @@ enum LoadChecks {
 
     /// R3: R2 at half the rate for an hour (full profile only). Pass: none lost or reordered,
     /// resident memory's slope under 1 MiB per 10 min (after the first 10 min), descriptors
-    /// at the end as at the start. (Its latency is a figure: RELIABILITY holds R3 to memory and
+    /// at the end as at the start. (Its latency is a figure: docs/reliability.md holds R3 to memory and
     /// descriptors, and R2 to the p99.)
     static func soak(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
         guard profile == .full else { return CheckOutcome(passed: true, figures: "full profile only (an hour)") }

@@ -1,4 +1,4 @@
-// S3 (RELIABILITY §3): a thousand subscribers stop reading at once while a
+// S3 (docs/reliability.md): a thousand subscribers stop reading at once while a
 // publisher goes on. The consumers are blocking probes with 4 KiB receive
 // buffers that never read after subscribing; a thread polls their sockets
 // for the server's cuts (a reset shows as POLLHUP/POLLERR without reading);

@@ -1,8 +1,8 @@
-// `guildhall reliability`: the RELIABILITY §3 tests against this binary as a
-// server on loopback (issue 17). Each test prints its figures and PASS or
+// `guildhall reliability`: the docs/reliability.md tests against this binary as a
+// server on loopback (docs/reliability.md). Each test prints its figures and PASS or
 // FAIL against the criterion written there; the last line counts them. The
 // quick profile scales counts and durations down (it runs in `make test`);
-// the full profile is RELIABILITY's own numbers (`make reliability`).
+// the full profile is docs/reliability.md's own numbers (`make reliability`).
 // Everything targets 127.0.0.1, is bounded in count and time, and stops only
 // the processes it started, by their PID.
 
@@ -11,12 +11,12 @@ import Foundation
 
 struct Reliability: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the reliability tests (RELIABILITY §3) against this binary on loopback.")
+        abstract: "Run the reliability tests (docs/reliability.md) against this binary on loopback.")
 
-    @Option(help: "quick (scaled down, for make test) or full (RELIABILITY's numbers).") var profile = "quick"
+    @Option(help: "quick (scaled down, for make test) or full (docs/reliability.md's numbers).") var profile = "quick"
     @Option(help: "Only these tests, comma separated (R4,S4,D5,L1).") var only = ""
     @Option(help: "Random seed (logged; a failure repeats with it).") var seed: UInt64?
-    @Option(help: "R2's and R3's message rates as a percentage of RELIABILITY's (to find what a machine sustains).") var ratePercent = 100
+    @Option(help: "R2's and R3's message rates as a percentage of docs/reliability.md's (to find what a machine sustains).") var ratePercent = 100
 
     func run() throws {
         guard let p = ReliabilityProfile(rawValue: profile) else { throw ValidationError("--profile takes quick or full") }

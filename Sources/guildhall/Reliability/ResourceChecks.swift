@@ -1,4 +1,4 @@
-// Load and resources (RELIABILITY §3): R4, the server full.
+// Load and resources (docs/reliability.md): R4, the server full.
 
 import Foundation
 import GuildhallWire

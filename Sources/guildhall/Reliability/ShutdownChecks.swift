@@ -1,4 +1,4 @@
-// Durability and crashes (RELIABILITY §3): D5, SIGTERM while clients write.
+// Durability and crashes (docs/reliability.md): D5, SIGTERM while clients write.
 
 import Foundation
 import Glibc

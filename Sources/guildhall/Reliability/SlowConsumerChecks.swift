@@ -1,4 +1,4 @@
-// Slow consumers (RELIABILITY §3): S1 one subscriber stops reading beside
+// Slow consumers (docs/reliability.md): S1 one subscriber stops reading beside
 // healthy ones, S2 one hovers above the soft cap for just under its time.
 // The healthy subscribers and the publisher are the bench's load generator
 // (GeneratedLoad); the slow ones are blocking probes with a 4 KiB receive
@@ -22,7 +22,7 @@ enum SlowConsumerChecks {
     /// one is cut as a slow consumer (the cut counter up by exactly 1) and its connection ends;
     /// the server's resident memory peaks at most the hard cap (4 MiB) + the replay buffer's
     /// (resume-bytes, 4 MiB), with 10% for each event's bookkeeping, + one frame above the
-    /// first run's peak (RELIABILITY says the hard cap + one frame: a session also keeps what
+    /// first run's peak (docs/reliability.md says the hard cap + one frame: a session also keeps what
     /// the kernel took but the client did not acknowledge, to resume it after the cut); the
     /// healthy subscribers' p99 stays within 1.5x of the first run's (or 1 ms above it: a
     /// millisecond p99 moves that much on a scheduler's whim); none lost or reordered.

@@ -1,4 +1,4 @@
-// Storage failures (RELIABILITY §3): D4, the disk fills up under the server,
+// Storage failures (docs/reliability.md): D4, the disk fills up under the server,
 // and A7, what a client sees of it. The data folder is on a small tmpfs the
 // test mounts itself (root only), filled by sends until writes fail with
 // ENOSPC, then grown back with a remount; unmounted when the server is gone.

@@ -1,5 +1,5 @@
 // A test SQLite VFS that can show what a power loss would leave on disk
-// (RELIABILITY D3), as SQLite's own crash tests do: it passes everything to
+// (docs/reliability.md D3), as SQLite's own crash tests do: it passes everything to
 // the default VFS and, for files under a watched folder, remembers what each
 // write since the file's last xSync overwrote. `powerloss_snapshot` copies the
 // watched files elsewhere and undoes, in the copies, every write not yet
