@@ -108,8 +108,9 @@ public struct ReadPositions: Sendable {
     @discardableResult
     public mutating func markRead(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64) -> Bool {
         let key = Key(user, channel)
-        let p = positionAfterReading(user, channel, upTo: seq, now: now)
-        let moved = p.readSeq > (positions[key]?.readSeq ?? 0)
+        let before = positions[key] ?? ReadPosition()
+        let p = Self.afterReading(before, upTo: seq, now: now)
+        let moved = p.readSeq > before.readSeq
         if moved { pruneMentions(key, through: seq) }
         positions[key] = p
         dirty.insert(key)
@@ -118,7 +119,11 @@ public struct ReadPositions: Sendable {
 
     /// The position `markRead` would leave, without moving it (to write it before it is applied).
     public func positionAfterReading(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64) -> ReadPosition {
-        var p = positions[Key(user, channel)] ?? ReadPosition()
+        Self.afterReading(position(user, channel), upTo: seq, now: now)
+    }
+
+    private static func afterReading(_ before: ReadPosition, upTo seq: UInt64, now: UInt64) -> ReadPosition {
+        var p = before
         p.activity = max(p.activity, now)
         if seq > p.readSeq {
             p.readSeq = seq

@@ -40,9 +40,6 @@ final class ServerChangeQueue {
         waiting[server] = queue
         next()
     }
-
-    /// Servers with a change in flight (tests and metrics).
-    var busyServers: Int { waiting.count }
 }
 
 extension DirectoryRequests {

@@ -21,6 +21,14 @@ import Testing
         #expect(got[0].path == "/settings" && got[0].header("authorization") == "Bearer s3cret")
     }
 
+    @Test func queryParametersAreFoundByNameAndPercentDecoded() {
+        let r = HTTPRequest(method: "GET", target: "/cluster?guild=42&user=a%40b+c&empty=&bare", headers: [], body: [])
+        #expect(r.path == "/cluster")
+        #expect(r.query("guild") == "42" && r.query("user") == "a@b c")
+        #expect(r.query("empty") == "" && r.query("bare") == "" && r.query("missing") == nil)
+        #expect(HTTPRequest(method: "GET", target: "/cluster", headers: [], body: []).query("guild") == nil)
+    }
+
     @Test(arguments: Array(1..<two.count))
     func anySplitPointYieldsTheSameRequests(split: Int) throws {
         let r = HTTPRequestReader(maxRequestBytes: 4096, maxHeaders: 16)
