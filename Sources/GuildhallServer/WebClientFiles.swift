@@ -4,7 +4,7 @@
 enum WebClientFiles {
     static let files: [String: (type: String, text: String)] = [
         "/app.js": ("text/javascript; charset=utf-8", #"""
-// Guildhall's web client (issue 16 §2): servers and channels with unread and
+// Guildhall's web client (README "Web client"): servers and channels with unread and
 // mention badges, a channel's history paged upward with live messages,
 // sending, typing, marking read at the bottom, group read receipts ("read by
 // k of N" and the readers), direct conversations with sent/delivered/read
