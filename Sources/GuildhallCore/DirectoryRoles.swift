@@ -26,6 +26,19 @@ extension Directory {
         permissions(of: user, in: channel.serverID, channel: channel.id)?.contains(.viewChannel) ?? false
     }
 
+    /// The members who may view `channel`: who a receipt request goes to, and its "of N".
+    public func readers(of channel: ChannelRecord) -> [UserID] {
+        guard let s = servers[channel.serverID] else { return [] }
+        if s.permissions.viewIsUniform { return Array(s.members.keys) }
+        return s.members.keys.filter { canView($0, channel) }
+    }
+
+    /// How many members may view `channel`.
+    public func readerCount(of channel: ChannelRecord) -> Int {
+        guard let s = servers[channel.serverID] else { return 0 }
+        return s.permissions.viewIsUniform ? s.members.count : s.members.keys.count { canView($0, channel) }
+    }
+
     /// Whether every member views every channel of `server`: then a small
     /// server's messages go to all its online members without asking each.
     public func everyoneViews(_ server: ServerID) -> Bool { servers[server]?.permissions.viewIsUniform ?? true }

@@ -51,7 +51,8 @@ extension GroupReceipts {
         }
     }
 
-    /// The write and items of a new request: one item addressed to each member except the requester.
+    /// The write and items of a new request: one item addressed to each
+    /// member who may read the channel, except the requester.
     func receiptRequestPlan(_ m: MessageRecord) -> ReceiptRequestPlan {
         var event = GHReceiptRequest()
         event.conversationType = .channel
@@ -61,10 +62,10 @@ extension GroupReceipts {
         event.seq = m.seq
         event.requesterID = m.sender
         let copy = EventCopy(.receiptRequest(event))
-        let members: [UserID] = directory.memberIDs(of: m.serverID).map(Array.init) ?? []
+        let readers = directory.channel(m.channelID).map(directory.readers(of:)) ?? []
         return ReceiptRequestPlan(channel: m.channelID,
                                   request: ChannelReceipts.Request(uid: m.uid, seq: m.seq, requester: m.sender, sentTime: m.sentTime),
-                                  addressed: members.filter { $0 != m.sender }.map { AddressedItem.event(copy, to: $0) })
+                                  addressed: readers.filter { $0 != m.sender }.map { AddressedItem.event(copy, to: $0) })
     }
 
     // MARK: Requests
@@ -273,7 +274,7 @@ extension GroupReceipts {
         info.countHidden = !visible
         info.responded = book.hasRead(user, place.seq)
         info.closed = request.sentTime + receiptWindowMs < now()
-        info.memberCount = UInt32(directory.memberCount(channel.serverID))
+        info.memberCount = UInt32(directory.readerCount(of: channel))
         return info
     }
 

@@ -170,6 +170,30 @@ import Testing
         #expect(aliceLater.receiptResponses.contains { $0.uid == m.uid && $0.reader == "carol" }, "the response arrives in alice's sync")
     }
 
+    @Test func requestsReachOnlyMembersWhoMayReadTheChannelAndTheyAreTheN() async throws {
+        let t = try await trio()
+        defer { t.server.stop() }
+        let (dave, daveEvents) = try await t.server.client("dave")
+        _ = try await dave.joinServer(t.channel.serverID)
+        _ = try await waitFor("dave synced") { daveEvents.syncCompletions == 1 ? true : nil }
+        dave.close()
+        for hidden in ["carol", "dave"] {
+            _ = try await t.alice.setOverride(in: t.channel.serverID, channel: t.channel.channelID, user: hidden,
+                                              GHPermissionBits(deny: [.viewChannel]))
+        }
+        let m = try await t.alice.send("for readers only", to: t.channel.channelID, needReceipt: true)
+        _ = try await waitFor("bob's receipt request") { t.bobEvents.receiptRequests.contains(m.uid) ? true : nil }
+        // A later request in a channel carol reads is the barrier for her live events.
+        let open = try await t.alice.createChannel(in: t.channel.serverID, name: "open")
+        let later = try await t.alice.send("for everyone", to: open.channelID, needReceipt: true)
+        _ = try await waitFor("carol's request in the open channel") { t.carolEvents.receiptRequests.contains(later.uid) ? true : nil }
+        #expect(!t.carolEvents.receiptRequests.contains(m.uid), "carol may not read the channel: no request reaches her")
+        let (_, daveLater) = try await t.server.client("dave")
+        _ = try await waitFor("dave's sync") { daveLater.syncCompletions == 1 ? true : nil }
+        #expect(daveLater.receiptRequests == [later.uid], "dave's sync holds the open channel's request only")
+        #expect(try await t.alice.receiptInfo([m.uid])[0].memberCount == 2, "N counts alice and bob, who may read the channel, not the server's 4")
+    }
+
     @Test func receiptsOnlyInServersUpToTheMemberLimit() async throws {
         let t = try await trio { $0.receiptMaxMembers = 2 }
         defer { t.server.stop() }

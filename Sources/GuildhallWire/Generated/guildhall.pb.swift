@@ -3753,7 +3753,7 @@ public nonisolated struct GHReceiptInfo: Sendable {
   /// The count is visible to the sender only (a setting) and the caller is not the sender.
   public var countHidden: Bool = false
 
-  /// The server's members now, for "read by k of N".
+  /// The members who may read the channel now (VIEW_CHANNEL), for "read by k of N".
   public var memberCount: UInt32 = 0
 
   /// The message was recalled or deleted: it takes no more responses.
