@@ -6,10 +6,20 @@
 // home holds takes that home's answer: a success, else an error other than
 // "not found" (the holder's), else "not found". An error in a part of a
 // list (a limit every home applies alike, a store that failed) is the
-// answer. Pure.
+// answer. A request naming one channel or conversation that no gateway
+// knows is asked of every home; the home holding it then answers for all
+// (`GatherPart.fromHolder`), so its "message not found" is never taken for
+// another home's "channel not found". Pure.
 
 import GuildhallCore
 import GuildhallWire
+
+/// One home's answer to a gathered request.
+struct GatherPart: Sendable, Codable {
+    let result: GHResponse.OneOf_Result
+    /// The home holds the one channel or conversation the request names: its answer is the answer.
+    let fromHolder: Bool
+}
 
 enum GatherMerge {
     /// Servers: in the order asked, or by id (the caller's own).
@@ -43,6 +53,11 @@ enum GatherMerge {
         case .getReceivedStatus: self = .receivedStatuses
         default: self = .firstFound
         }
+    }
+
+    func merged(_ parts: [GatherPart]) -> GHResponse.OneOf_Result {
+        if case .firstFound = self, let holder = parts.first(where: \.fromHolder) { return holder.result }
+        return merged(parts.map(\.result))
     }
 
     func merged(_ parts: [GHResponse.OneOf_Result]) -> GHResponse.OneOf_Result {

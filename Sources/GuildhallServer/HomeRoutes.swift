@@ -171,9 +171,9 @@ final class HomeRoutes {
     }
 
     /// A home's part of a gathered answer; the last one completes it.
-    func partArrived(_ gid: UInt64, _ result: GHResponse.OneOf_Result, for s: Session) {
+    func partArrived(_ gid: UInt64, _ part: GatherPart, for s: Session) {
         guard var g = gathers[gid] else { return }
-        g.parts.append(result)
+        g.parts.append(part)
         guard g.parts.count == g.expected else { gathers[gid] = g; return }
         gathers.removeValue(forKey: gid)
         guard s.isOpen, s.key == g.session else { return }
@@ -302,7 +302,7 @@ struct Gather {
     let id: UInt64
     let merge: GatherMerge
     let expected: Int
-    var parts: [GHResponse.OneOf_Result] = []
+    var parts: [GatherPart] = []
     /// Loop time it was sent (in a cluster, a node may die before it answers).
     var started: UInt64 = 0
 }

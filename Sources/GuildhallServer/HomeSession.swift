@@ -47,8 +47,9 @@ final class HomeSession {
     private(set) var readPauses: ReadPauses = []
     /// On the home's list of sessions owed notices this turn.
     var isOwing = false
-    /// Requests every home answers in part (their gateway merges the parts), by id.
-    var partAnswers: Set<UInt64> = []
+    /// Requests every home answers in part (their gateway merges the parts),
+    /// by id: whether this home holds what the request names.
+    var partAnswers: [UInt64: Bool] = [:]
     private unowned let owing: OwingList
 
     init(key: UInt64, port: any SessionPort, user: UserID, device: DeviceID, sessionID: String, owing: OwingList, metrics: NodeMetrics) {
@@ -62,8 +63,8 @@ final class HomeSession {
     }
 
     func respond(_ id: UInt64, _ result: GHResponse.OneOf_Result) {
-        if !partAnswers.isEmpty, partAnswers.remove(id) != nil {
-            port.answerPart(id, result)
+        if !partAnswers.isEmpty, let fromHolder = partAnswers.removeValue(forKey: id) {
+            port.answerPart(id, GatherPart(result: result, fromHolder: fromHolder))
             return
         }
         var frame = GHFrame()
@@ -76,7 +77,7 @@ final class HomeSession {
 
     func fail(_ id: UInt64, _ failure: Failure) {
         // A part of a gathered answer is counted once, as the merged answer, by the gateway that merges it.
-        if !partAnswers.contains(id) { metrics.answered(failure.code) }
+        if partAnswers[id] == nil { metrics.answered(failure.code) }
         respond(id, .error(GHError(failure)))
     }
 

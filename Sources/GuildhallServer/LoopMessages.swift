@@ -16,7 +16,7 @@ import GuildhallWire
 enum SessionCommand: Sendable, Codable {
     case send(SharedBytes, ord: UInt64)
     case respond([UInt8])
-    case part(UInt64, GHResponse.OneOf_Result)
+    case part(UInt64, GatherPart)
     case admitted(user: UserID, device: DeviceID, sessionID: String)
     case syncedFrom(UInt64)
     case noteInboxItem(UInt64)

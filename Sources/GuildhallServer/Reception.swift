@@ -55,17 +55,17 @@ final class Reception: HomePart, GatewayHome {
         if part, registry.all[key] == nil, let listed = roster[key], let s = session(listed) {
             // A part for a user this home does not serve: answered for the
             // moment (it holds nothing of theirs), without serving them from now on.
-            s.partAnswers.insert(id)
+            s.partAnswers[id] = false
             home.route(body, id: id, from: s)
             roster[key]?.autoSubscribe = s.autoSubscribe
             return
         }
         guard let s = serving(key) else {
             // A part must come back even from a home that never knew the session, or the merge would wait.
-            if part { home.port(for: key)?.answerPart(id, .error(GHError(Failure.notFound("not found")))) } else { unknown(key) }
+            if part { home.port(for: key)?.answerPart(id, GatherPart(result: .error(GHError(Failure.notFound("not found"))), fromHolder: false)) } else { unknown(key) }
             return
         }
-        if part { s.partAnswers.insert(id) }
+        if part { s.partAnswers[id] = home.holds(RequestTarget(body)) }
         // In a cluster a gateway may send a request here a moment before this
         // node serves (or after it stopped serving) what it names: 503, never "not found".
         if !part, !home.servesHere(RequestTarget(body), for: s.user) { return s.fail(id, Home.notServedHere) }

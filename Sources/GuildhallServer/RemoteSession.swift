@@ -99,7 +99,7 @@ final class RemoteSession: SessionPort {
     }
     func send(_ payload: SharedBytes, ord: UInt64) { outbox.add(key, .send(payload, ord: ord)) }
     func respond(encoded payload: [UInt8]) { outbox.add(key, .respond(payload)) }
-    func answerPart(_ id: UInt64, _ result: GHResponse.OneOf_Result) { outbox.add(key, .part(id, result)) }
+    func answerPart(_ id: UInt64, _ part: GatherPart) { outbox.add(key, .part(id, part)) }
     func admitted(user: UserID, device: DeviceID, sessionID: String) {
         outbox.add(key, .admitted(user: user, device: device, sessionID: sessionID))
     }
@@ -156,7 +156,7 @@ extension Gateway {
         case .respond(let payload):
             s.respond(encoded: payload)
             answered(s)
-        case .part(let id, let result): routes.partArrived(id, result, for: s)
+        case .part(let id, let part): routes.partArrived(id, part, for: s)
         case .admitted(let user, let device, let sessionID): s.admitted(user: user, device: device, sessionID: sessionID)
         case .syncedFrom(let cursor): s.syncedFrom(cursor)
         case .noteInboxItem(let ord): s.noteInboxItem(ord)

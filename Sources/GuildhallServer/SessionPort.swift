@@ -18,7 +18,7 @@ protocol SessionPort: AnyObject {
     /// An answer, encoded (a Frame payload).
     func respond(encoded payload: [UInt8])
     /// This home's part of the answer to a request every home answers (`HomeRoutes` merges them).
-    func answerPart(_ id: UInt64, _ result: GHResponse.OneOf_Result)
+    func answerPart(_ id: UInt64, _ part: GatherPart)
     /// The home admitted the login: the session is `user`'s on `device`, and offline sync begins.
     func admitted(user: UserID, device: DeviceID, sessionID: String)
     /// The device's stored cursor: items up to it were synced before.
@@ -50,7 +50,7 @@ extension Session: SessionPort {
 
     func packageSent() { awaitingPackageSeq = eventSeq }
 
-    func answerPart(_ id: UInt64, _ result: GHResponse.OneOf_Result) { gateway.routes.partArrived(id, result, for: self) }
+    func answerPart(_ id: UInt64, _ part: GatherPart) { gateway.routes.partArrived(id, part, for: self) }
 
     func homePauses(_ reason: ReadPauses) { homePaused(reason, by: gateway.index) }
 

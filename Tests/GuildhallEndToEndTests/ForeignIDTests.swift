@@ -134,6 +134,32 @@ import Testing
         }
     }
 
+    /// A thread of one's own conversation whose root is a message one may
+    /// not see, or none, is answered as a missing message, every time: with
+    /// several loops, the home holding the conversation answers for all.
+    @Test func aThreadOfOnesOwnConversationWithAForeignRootIsAnsweredAsAMissingMessage() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (eve, _) = try await server.client("eve")
+        let g = try await alice.createServer(name: "Private", openJoin: false)
+        let c = try await alice.createChannel(in: g.serverID, name: "secret")
+        let foreign = try await alice.send("members only", to: c.channelID)
+        let dm = try await eve.sendDirect("hi alice", to: "alice")
+        var answers: Set<String> = []
+        for round in 0..<20 {
+            for root in [foreign.uid, foreign.uid + 9_999_999 + UInt64(round)] {
+                do {
+                    _ = try await eve.thread(root, in: dm.channelID)
+                    answers.insert("ok")
+                } catch let e as GuildhallError {
+                    answers.insert("\(e.code.rawValue) " + e.message.replacingOccurrences(of: String(root), with: "UID"))
+                }
+            }
+        }
+        #expect(answers == ["\(GHErrorCode.notFound.rawValue) message UID not found"], "\(answers)")
+    }
+
     /// Guest subscriptions to a private server, or to its channel, are answered as for a server that does not exist.
     @Test func guestSubscriptionsToAPrivateServerAreAnsweredAsForOneThatDoesNotExist() async throws {
         let server = try TestServer()
