@@ -23,6 +23,8 @@ public struct Directory: Sendable {
         var bans: [UserID: BanRecord] = [:]
         var channels: Set<ChannelID> = []
         var permissions = ServerPermissions()
+        /// Past the small-server threshold (ServerSize.swift).
+        var large = false
     }
 
     var servers: [ServerID: ServerState] = [:]
@@ -31,6 +33,10 @@ public struct Directory: Sendable {
     /// The seq the next message of a channel takes. A channel's record shows
     /// only committed messages (`lastSeq`), so nothing uncommitted is visible.
     var nextSeq: [ChannelID: UInt64] = [:]
+    /// Where servers turn large and small again (a live setting): every server is rechecked when it changes.
+    public var sizeMarks = ServerSizeMarks(threshold: 2_000) {
+        didSet { if sizeMarks != oldValue { for id in servers.keys { resize(id) } } }
+    }
 
     public init() {}
 
@@ -49,6 +55,7 @@ public struct Directory: Sendable {
             self.servers[m.serverID]!.members[m.userID] = m
             memberships[m.userID, default: []].insert(m.serverID)
         }
+        for s in servers { resize(s.id) }
         for i in invites where self.servers[i.serverID] != nil { self.servers[i.serverID]!.invites[i.userID] = i }
         for c in channels where self.servers[c.serverID] != nil {
             self.channels[c.id] = c

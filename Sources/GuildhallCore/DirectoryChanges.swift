@@ -36,11 +36,13 @@ extension Directory {
             guard servers[m.serverID] != nil else { return }
             servers[m.serverID]!.members[m.userID] = m
             memberships[m.userID, default: []].insert(m.serverID)
+            resize(m.serverID)
         case .memberRemoved(let server, let user):
             guard servers[server]?.members.removeValue(forKey: user) != nil else { return }
             servers[server]!.permissions.memberLeft(user)
             memberships[user]?.remove(server)
             if memberships[user]?.isEmpty == true { memberships.removeValue(forKey: user) }
+            resize(server)
         case .inviteSaved(let i):
             servers[i.serverID]?.invites[i.userID] = i
         case .inviteRemoved(let server, let user):

@@ -9,7 +9,7 @@ import GuildhallLoop
 import GuildhallWire
 
 extension Home {
-    func isSmall(_ server: ServerID) -> Bool { directory.memberCount(server) < settings.smallServerThreshold }
+    func isSmall(_ server: ServerID) -> Bool { directory.isSmall(server) }
 
     func session(_ key: SessionKey) -> HomeSession? { registry.all[key] }
 

@@ -192,5 +192,6 @@ final class Home {
         runner.inlineCommitMax = settings.inlineCommitMax
         typing.board.throttleMs = UInt64(settings.typingThrottleMs)
         typing.board.expiryMs = UInt64(settings.typingExpiryMs)
+        directory.sizeMarks = settings.serverSizeMarks
     }
 }

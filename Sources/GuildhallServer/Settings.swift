@@ -60,6 +60,8 @@ public struct Settings: Sendable, Equatable {
     public var outboundHardCapBytes = 4 * 1024 * 1024
     public var shutdownGraceMs = 5_000
     public var smallServerThreshold = 2_000
+    public var smallServerLowMark = 0
+    var serverSizeMarks: ServerSizeMarks { ServerSizeMarks(threshold: smallServerThreshold, lowMark: smallServerLowMark) }
     public var unreadDisplayCap = 99
     public var mentionWindowSeconds = 7 * 86_400
     public var typingThrottleMs = 3_000
@@ -214,6 +216,8 @@ extension Settings {
         int("shutdown-grace-ms", "On SIGTERM, time allowed for pending commits and writes before closing.", \.shutdownGraceMs, 0...600_000),
         live(int("small-server-threshold", "Servers with fewer members deliver everything to every online member without subscriptions.",
                  \.smallServerThreshold, 0...100_000_000)),
+        live(int("small-server-low-mark", "0: off. Otherwise a server that reached small-server-threshold is small again only below this many members.",
+                 \.smallServerLowMark, 0...100_000_000)),
         live(int("unread-display-cap", "The display cap sent with unread counts (clients show 99+); counts stay exact.", \.unreadDisplayCap, 1...1_000_000)),
         live(int("mention-window-seconds", "How long a mention counts towards the mention count.", \.mentionWindowSeconds, 0...31_536_000)),
         live(int("typing-throttle-ms", "At most one typing event per user per channel is fanned out in this time.", \.typingThrottleMs, 0...60_000)),

@@ -50,6 +50,7 @@ extension Home {
         // Taken over again (a broken or refused append): nothing of the shards' earlier state stays.
         if gateway != nil, !snapshot.generations.isEmpty { drop(shards: Set(snapshot.generations.keys)) }
         shardGenerations.merge(snapshot.generations) { _, new in new }
+        directory.sizeMarks = settings.serverSizeMarks
         directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels,
                        bans: snapshot.bans, roles: snapshot.roles, overrides: snapshot.overrides)
         for (user, channel, p) in snapshot.readPositions { positions.load(user, channel, p) }

@@ -187,4 +187,26 @@ import Testing
         #expect(d.server(1) == nil && d.channel(10) == nil)
         #expect(d.serverIDs(of: "bob").isEmpty)
     }
+
+    @Test func aServerIsLargeFromTheThresholdAndWithALowMarkSmallAgainOnlyBelowIt() throws {
+        var d = Directory()
+        d.sizeMarks = ServerSizeMarks(threshold: 3, lowMark: 2)
+        d.take(try d.createServer(server()))
+        #expect(d.isSmall(1))
+        for user in ["bob", "carol"] { d.take(try d.join(1, user: user, now: 1)) }
+        #expect(!d.isSmall(1), "three members: large")
+        d.take(try d.leave(1, user: "carol"))
+        #expect(!d.isSmall(1), "two: not below the low mark")
+        d.take(try d.leave(1, user: "bob"))
+        #expect(d.isSmall(1), "one: below it")
+        d.take(try d.join(1, user: "bob", now: 2))
+        #expect(d.isSmall(1), "grown back to two from small: small until the threshold")
+        d.take(try d.join(1, user: "carol", now: 2))
+        d.sizeMarks = ServerSizeMarks(threshold: 3)
+        d.take(try d.leave(1, user: "carol"))
+        #expect(d.isSmall(1), "without a low mark, small below the threshold")
+        d.sizeMarks = ServerSizeMarks(threshold: 2)
+        #expect(!d.isSmall(1), "a live threshold change rechecks every server")
+        #expect(!d.isSmall(99), "a server not held is not small")
+    }
 }

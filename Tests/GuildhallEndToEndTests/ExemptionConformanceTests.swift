@@ -142,6 +142,35 @@ import Testing
         _ = try await bobEvents.message { $0.uid == smallAgain.uid }
     }
 
+    @Test func withALowMarkALargeServerTurnsSmallOnlyBelowIt() async throws {
+        let server = try TestServer {
+            try $0.set("small-server-threshold", "4")
+            try $0.set("small-server-low-mark", "3")
+        }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (carol, _) = try await server.client("carol")
+        let (dave, _) = try await server.client("dave")
+        let (g, c) = try await guild(server, owner: alice, members: [bob, carol])
+        /// Whether bob, who subscribed nothing, receives a message sent now.
+        func bobReceives(_ text: String) async throws -> Bool {
+            let m = try await alice.send(text, to: c.channelID)
+            let mention = try await alice.send("@bob", to: c.channelID, mentions: ["bob"])
+            _ = try await bobEvents.message { $0.uid == mention.uid }
+            return bobEvents.messages.contains { $0.uid == m.uid }
+        }
+        #expect(try await bobReceives("three members, below the threshold: small"))
+        _ = try await dave.joinServer(g.serverID)
+        #expect(try await !bobReceives("four members: large"))
+        try await dave.leaveServer(g.serverID)
+        #expect(try await !bobReceives("three again, not below the low mark: still large"))
+        try await carol.leaveServer(g.serverID)
+        #expect(try await bobReceives("two, below the low mark: small again"))
+        _ = try await carol.joinServer(g.serverID)
+        #expect(try await bobReceives("three, grown from small: small until the threshold"))
+    }
+
     @Test func aLiveThresholdChangeAppliesFromTheNextMessage() async throws {
         let server = try TestServer()
         defer { server.stop() }
