@@ -162,7 +162,9 @@ final class ConnectionSession {
             }
         case .unreadChanged(let u)?: client.notify { $0.onUnreadChanged(u) }
         case .unreadStatus(let u)?: client.notify { $0.onUnreadStatus(u) }
-        case .typing(let t)?: client.notify { $0.onTyping(t) }
+        case .typing(let t)?:
+            // One call per channel the frame carries (a server before `channels` sent one).
+            for one in t.channels.isEmpty ? [t] : t.channels.map(GHTypingEvent.init(one:)) { client.notify { $0.onTyping(one) } }
         case .notification(let n)?: client.notify { $0.onSystemNotification(n) }
         case .receivedStatus(let list)?: client.notify { $0.onReceivedStatusChanged(list.statuses) }
         case .receiptRequest(let r)?:
@@ -265,5 +267,16 @@ final class ConnectionSession {
             return ids.compactMap { s.pending.removeValue(forKey: $0) }
         }
         for p in expired { p.continuation.resume(throwing: ClientError.timeout) }
+    }
+}
+
+extension GHTypingEvent {
+    /// A single-channel event for one entry of a typing frame.
+    init(one entry: GHChannelTypers) {
+        self.init()
+        serverID = entry.serverID
+        channelID = entry.channelID
+        typers = entry.typers
+        channels = [entry]
     }
 }

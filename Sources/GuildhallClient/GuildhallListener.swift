@@ -33,7 +33,8 @@ public protocol GuildhallListener: AnyObject, Sendable {
     func onUnreadChanged(_ info: GHUnreadInfo)
     /// A channel went from read to unread or back (CHANNEL_UNREAD_STATUS).
     func onUnreadStatus(_ status: GHUnreadStatus)
-    /// Who is typing in a channel now (CHANNEL_TYPING).
+    /// Who is typing in a channel now (CHANNEL_TYPING): once per channel of a
+    /// typing frame, each with that channel's typers in `typers`.
     func onTyping(_ typing: GHTypingEvent)
     /// (RongCloud `onMessageReceiptRequest`) a member asks for a read receipt
     /// on a message of a channel this user can read: respond with

@@ -74,6 +74,9 @@ final class Gateway {
     /// Which loop this gateway is (0 for the home's own).
     let index: Int
     let flushList = FlushList()
+    /// Sessions owed a typing frame that has to wait for its interval (TypingFrames.swift).
+    var typingWaiting: Set<UInt64> = []
+    private var typingTimer: LoopTimer!
     /// How to hand a connection to each gateway by index (a resume that arrived on the wrong loop).
     var peers: [@Sendable (HandOff) -> Void] = []
     /// Bytes of events each home on another loop sent here so far (`carryOut`), for its publisher pauses.
@@ -126,6 +129,9 @@ final class Gateway {
         // At least twice a second: deadlines (idle, write stall) are met within half a second of their time.
         let sweepEvery = UInt64(max(50, min(500, min(settings.loginDeadlineMs, settings.idleTimeoutMs) / 4)))
         sweepTimer.start(afterMillis: sweepEvery, repeatMillis: sweepEvery) { [unowned self] in self.sweep() }
+        typingTimer = LoopTimer(loop: loop)
+        let typingEvery = UInt64(max(20, min(250, settings.typingFrameIntervalMs / 4)))
+        typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.retryTyping() }
     }
 
     /// Starts accepting connections on `settings.listen` (on `port` instead
@@ -159,6 +165,7 @@ final class Gateway {
         var cuts = 0
         var cutLater: [Session] = []
         for s in sessions {
+            emitTyping(s)
             s.isDirty = false
             // Backpressure (docs/features.md): a session behind on its writes gets
             // no typing, and its unread updates wait, collapsed to the latest.
@@ -329,6 +336,7 @@ final class Gateway {
     func closeHandles() {
         flushCheck?.close()
         sweepTimer?.close()
+        typingTimer?.close()
         listener?.close()
         listener = nil
         webSocketListener?.close()

@@ -51,7 +51,6 @@ final class Home {
     /// Per-user state: direct conversations, received status, offline sync and cursors.
     private(set) var userHome: UserHome!
     var positionTimer: LoopTimer!
-    var typingTimer: LoopTimer!
     /// What gateways tell the home, and sessions' lives (Reception.swift).
     private(set) var reception: Reception!
     /// Publishers not read while the fan-out drains (PublisherPause.swift).
@@ -100,9 +99,6 @@ final class Home {
         positionTimer = LoopTimer(loop: loop)
         let flushEvery = UInt64(settings.positionFlushMs)
         positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in self.reading.flushPositions() }
-        typingTimer = LoopTimer(loop: loop)
-        let typingEvery = UInt64(max(20, min(250, settings.typingFrameIntervalMs / 4)))
-        typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.typing.retryTyping() }
     }
 
     func now() -> UInt64 { clock() }
@@ -181,7 +177,6 @@ final class Home {
     /// Closes the home's timers (the last step of shutdown).
     func closeHandles() {
         positionTimer?.close()
-        typingTimer?.close()
         publishers?.close()
     }
 

@@ -1,6 +1,6 @@
 // A logged-in session as its home sees it (docs/architecture.md): who it is, what it
-// is interested in and owed (auto mode, guest entries, coalesced unread and
-// typing notices), how far its offline sync and its acknowledged inbox
+// is interested in and owed (auto mode, guest entries, coalesced unread
+// notices), how far its offline sync and its acknowledged inbox
 // position have come, and the port to its gateway side, where its events
 // are numbered and written. The home decides; the port carries out.
 // Loop thread only (the home's loop).
@@ -24,7 +24,7 @@ final class HomeSession {
     private(set) var isLoggedIn = true
     /// Since when (loop time) the session has had no connection, waiting for a resume.
     var detachedSince: UInt64?
-    /// Its gateway reported it behind on its writes: owed unread notices wait, typing is shed.
+    /// Its gateway reported it behind on its writes: owed unread notices wait.
     var isBehind = false
     /// Auto-subscribe mode (README "What clients receive").
     var autoSubscribe = false
@@ -34,10 +34,6 @@ final class HomeSession {
     var pendingUnread: [ChannelID: UnreadNotice] = [:]
     /// The unread status last sent per channel, for edge-only status events.
     var sentUnreadStatus: [ChannelID: Bool] = [:]
-    /// Channels whose typer list changed since the last typing frame.
-    var pendingTyping: Set<ChannelID> = []
-    /// When the last typing frame per channel went out (loop clock).
-    var lastTypingFrame: [ChannelID: UInt64] = [:]
     /// Offline sync's progress while it runs.
     var sync: OfflineSync?
     /// The highest inbox ord the client acknowledged (its gateway reports it), and the one written as the device's cursor.
@@ -127,7 +123,7 @@ final class HomeSession {
         port.homeResumes(reason)
     }
 
-    /// Puts the session on the list of those owed unread or typing notices at the end of the turn.
+    /// Puts the session on the list of those owed unread notices at the end of the turn.
     func markOwing() {
         if !isOwing {
             isOwing = true

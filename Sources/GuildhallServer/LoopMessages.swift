@@ -17,6 +17,7 @@ enum SessionCommand: Sendable, Codable {
     case send(SharedBytes, ord: UInt64)
     case respond([UInt8])
     case part(UInt64, GatherPart)
+    case typing(GHChannelTypers)
     case admitted(user: UserID, device: DeviceID, sessionID: String)
     case syncedFrom(UInt64)
     case noteInboxItem(UInt64)

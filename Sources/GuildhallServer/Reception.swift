@@ -4,7 +4,7 @@
 // per-user session limit, the user's interest in its servers, auto-subscribe
 // mode, then offline sync. Ending one: it leaves the interest index at once;
 // its gateway closes it and confirms with its last acknowledged position.
-// Also the coalesced unread and typing notices owed at the end of each turn.
+// Also the coalesced unread notices owed at the end of each turn.
 // Home loop only.
 
 import GuildhallCore
@@ -40,7 +40,7 @@ final class Reception: HomePart, GatewayHome {
     private var ending: [UInt64: EndingSession] = [:]
     /// Logins whose offline sync waits for such a confirmation.
     private var syncsWaiting: [HomeSession] = []
-    /// Sessions owed coalesced unread or typing notices, sent at the end of the turn.
+    /// Sessions owed coalesced unread notices, sent at the end of the turn.
     let owing = OwingList()
     /// Sessions of users homed elsewhere that this home does not serve yet.
     private var roster = SessionRoster()
@@ -237,7 +237,6 @@ final class Reception: HomePart, GatewayHome {
         s.ended()
         registry.remove(s, servers: directory.serverIDs(of: s.user))
         home.book.close(s.key)
-        home.typing.forget(s)
         home.userHome.saveCursor(of: s)
         let subscriptions = home.subscriptions!
         subscriptions.autoStarting.removeValue(forKey: s.key)
@@ -263,7 +262,6 @@ final class Reception: HomePart, GatewayHome {
         roster[key]?.detachedSince = since
         guard let s = registry.all[key] else { return }
         s.detachedSince = since
-        home.typing.forget(s)
     }
 
     func sessionResumed(_ key: UInt64) {
@@ -272,7 +270,7 @@ final class Reception: HomePart, GatewayHome {
         guard let s = registry.all[key] else { return }
         s.detachedSince = nil
         s.isBehind = false
-        if !s.pendingTyping.isEmpty || !s.pendingUnread.isEmpty { s.markOwing() }
+        if !s.pendingUnread.isEmpty { s.markOwing() }
     }
 
     func sessionBehind(_ key: UInt64, _ behind: Bool) {
@@ -301,8 +299,7 @@ final class Reception: HomePart, GatewayHome {
         home.links.postTurn()
     }
 
-    /// Coalesced unread and typing notices; a session behind on its writes
-    /// gets no typing, and its unread notices wait until it catches up.
+    /// Coalesced unread notices; a session behind on its writes gets them once it catches up.
     private func sendOwedNotices() {
         let sessions = owing.sessions
         owing.sessions.removeAll(keepingCapacity: true)
@@ -310,12 +307,10 @@ final class Reception: HomePart, GatewayHome {
             s.isOwing = false
             guard s.isLoggedIn else { continue }
             if s.isBehind {
-                // Typing shed; unread notices wait, collapsed to the latest per channel.
-                home.metrics.eventsShed.increment(by: Int64(s.pendingTyping.count + s.pendingUnread.count))
-                if !s.pendingTyping.isEmpty { home.typing.forget(s) }
+                // Unread notices wait, collapsed to the latest per channel (typing is shed at the gateway).
+                home.metrics.eventsShed.increment(by: Int64(s.pendingUnread.count))
             } else {
                 home.reading.emitUnread(s)
-                home.typing.emitTyping(s)
             }
         }
     }

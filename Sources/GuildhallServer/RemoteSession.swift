@@ -100,6 +100,7 @@ final class RemoteSession: SessionPort {
     func send(_ payload: SharedBytes, ord: UInt64) { outbox.add(key, .send(payload, ord: ord)) }
     func respond(encoded payload: [UInt8]) { outbox.add(key, .respond(payload)) }
     func answerPart(_ id: UInt64, _ part: GatherPart) { outbox.add(key, .part(id, part)) }
+    func typing(_ entry: GHChannelTypers) { outbox.add(key, .typing(entry)) }
     func admitted(user: UserID, device: DeviceID, sessionID: String) {
         outbox.add(key, .admitted(user: user, device: device, sessionID: sessionID))
     }
@@ -157,6 +158,7 @@ extension Gateway {
             s.respond(encoded: payload)
             answered(s)
         case .part(let id, let part): routes.partArrived(id, part, for: s)
+        case .typing(let entry): s.typing(entry)
         case .admitted(let user, let device, let sessionID): s.admitted(user: user, device: device, sessionID: sessionID)
         case .syncedFrom(let cursor): s.syncedFrom(cursor)
         case .noteInboxItem(let ord): s.noteInboxItem(ord)

@@ -80,6 +80,8 @@ final class Session {
     var requestBytesInFlight = 0
     /// What it subscribed to, and requests the gateway made again for it at a guild's new home (SubscriptionCarry.swift).
     var ledger = SubscriptionLedger()
+    /// Typer lists waiting for the session's next typing frame (TypingFrames.swift).
+    var typingOwed = TypingOwed()
     var carrying = 0
     unowned let gateway: Gateway
 

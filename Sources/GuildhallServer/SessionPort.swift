@@ -32,6 +32,8 @@ protocol SessionPort: AnyObject {
     /// The home asks the gateway not to read the session (storage, outbound bytes), or no longer.
     func homePauses(_ reason: ReadPauses)
     func homeResumes(_ reason: ReadPauses)
+    /// A channel's typer list changed (the recipient's user left out); the gateway composes the frames.
+    func typing(_ entry: GHChannelTypers)
     /// The home ended the session: tell the peer why (when there is a reason) and close.
     func end(_ reason: GHCloseReason?, _ message: String)
 }
@@ -51,6 +53,8 @@ extension Session: SessionPort {
     func packageSent() { awaitingPackageSeq = eventSeq }
 
     func answerPart(_ id: UInt64, _ part: GatherPart) { gateway.routes.partArrived(id, part, for: self) }
+
+    func typing(_ entry: GHChannelTypers) { gateway.owe(typing: entry, to: self) }
 
     func homePauses(_ reason: ReadPauses) { homePaused(reason, by: gateway.index) }
 

@@ -1,27 +1,20 @@
 // Typing (README "What clients receive"): throttled per user and channel, sent only to
 // CHANNEL_TYPING subscribers (never exempt), never to the typer's own
-// sessions, and coalesced to at most one frame per channel per subscriber
-// per interval, carrying the current typer list. Loop thread only.
+// sessions. Each subscribed session's gateway gets the channel's current
+// typer list and composes at most one frame per interval from all its
+// channels (TypingFrames.swift). Loop thread only.
 
 import GuildhallCore
 import GuildhallWire
 
-/// Who is typing where, and the typing frames sessions are owed.
+/// Who is typing where.
 final class ChannelTyping: HomePart {
     unowned let home: Home
     var board: TypingBoard
-    /// Sessions owed a typing frame that had to wait for its interval.
-    var owed: Set<SessionKey> = []
 
     init(home: Home, settings: Settings) {
         self.home = home
         board = TypingBoard(throttleMs: UInt64(settings.typingThrottleMs), expiryMs: UInt64(settings.typingExpiryMs))
-    }
-
-    /// The session ended or lost its connection: it is owed nothing more.
-    func forget(_ s: HomeSession) {
-        owed.remove(s.key)
-        s.pendingTyping.removeAll()
     }
 }
 
@@ -34,46 +27,28 @@ extension ChannelTyping {
         }
     }
 
-    /// Marks the channel's typing subscribers as owed a frame; `typer`'s own
-    /// sessions are not: their list leaves the user out, so it did not change.
+    /// Sends the channel's typing subscribers its typer list, each without
+    /// its own user; `typer`'s own sessions get none: their list leaves the user out, so it did not change.
     func typersChanged(_ c: ChannelRecord, by typer: UserID) {
-        for key in home.book.holders(.channelTyping, SubscriptionTarget(server: c.serverID, channel: c.id)) {
-            guard let s = registry.all[key], s.user != typer else { continue }
-            s.pendingTyping.insert(c.id)
-            owed.insert(key)
-            s.markOwing()
-        }
-    }
-
-    /// At flush: a typing frame per owed channel whose interval has passed;
-    /// the rest wait for the typing timer.
-    func emitTyping(_ s: HomeSession) {
-        guard !s.pendingTyping.isEmpty else { return }
-        let loopNow = home.loop.nowMillis
         let now = now()
-        for channel in s.pendingTyping.sorted() {
-            if let last = s.lastTypingFrame[channel], loopNow < last + UInt64(settings.typingFrameIntervalMs) { continue }
-            s.pendingTyping.remove(channel)
-            guard let c = directory.channel(channel) else { continue }
-            var e = GHTypingEvent()
-            e.serverID = c.serverID
-            e.channelID = c.id
-            e.typers = board.typers(in: c.id, now: now, excluding: s.user).map { t in
-                var typer = GHTyper()
-                typer.userID = t.user
-                typer.time = t.time
-                return typer
-            }
-            s.lastTypingFrame[channel] = loopNow
-            s.push(event: GHEvent.OneOf_Body.typing(e).sharedPayload)
+        var lists: [UserID: GHChannelTypers] = [:]
+        for key in home.book.holders(.channelTyping, SubscriptionTarget(server: c.serverID, channel: c.id)) {
+            guard let s = registry.all[key], s.user != typer, s.detachedSince == nil else { continue }
+            if lists[s.user] == nil { lists[s.user] = typers(in: c, now: now, for: s.user) }
+            s.port.typing(lists[s.user]!)
         }
-        if s.pendingTyping.isEmpty { owed.remove(s.key) }
     }
 
-    /// The typing timer: sessions still owed a frame try again.
-    func retryTyping() {
-        for key in owed {
-            if let s = registry.all[key] { s.markOwing() } else { owed.remove(key) }
+    private func typers(in c: ChannelRecord, now: UInt64, for user: UserID) -> GHChannelTypers {
+        var entry = GHChannelTypers()
+        entry.serverID = c.serverID
+        entry.channelID = c.id
+        entry.typers = board.typers(in: c.id, now: now, excluding: user).map { t in
+            var typer = GHTyper()
+            typer.userID = t.user
+            typer.time = t.time
+            return typer
         }
+        return entry
     }
 }

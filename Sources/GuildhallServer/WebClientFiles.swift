@@ -436,7 +436,10 @@ const handlers = {
   unreadChanged(u) { setUnread(u); },
   typing(t) {
     const until = Date.now() + 8000;
-    state.typers.set(t.channelId, (t.typers || []).filter((x) => x.userId !== state.me).map((x) => ({ userId: x.userId, until })));
+    // One frame carries every channel whose typers changed; older servers sent one channel.
+    for (const c of t.channels?.length ? t.channels : [t]) {
+      state.typers.set(c.channelId, (c.typers || []).filter((x) => x.userId !== state.me).map((x) => ({ userId: x.userId, until })));
+    }
     renderTyping();
   },
   receiptRequest(r) {

@@ -32,6 +32,59 @@ import Testing
         await expectError(.forbidden) { try await eve.sendTyping(c.channelID) }
     }
 
+    /// Five channels (in five servers, so on different homes with several
+    /// loops), five typers within moments: the subscriber gets at most one
+    /// frame per interval, and the frames carry every channel.
+    @Test func aSubscriberGetsAtMostOneTypingFramePerIntervalCarryingEveryChannel() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        var channels: [(server: UInt64, channel: UInt64)] = []
+        var typers: [GuildhallClient] = []
+        for i in 0..<5 {
+            let g = try await alice.createServer(name: "G\(i)")
+            let c = try await alice.createChannel(in: g.serverID, name: "c")
+            let (typer, _) = try await server.client("typer\(i)")
+            _ = try await typer.joinServer(g.serverID)
+            channels.append((g.serverID, c.channelID))
+            typers.append(typer)
+        }
+        let (bob, _) = try await server.client("bob")
+        for (s, _) in channels { _ = try await bob.joinServer(s) }
+        bob.close()
+        let raw = try RawConnection(port: server.port)
+        #expect(raw.loginAndSync(server.token("bob", device: "raw")) != nil)
+        for (i, (s, c)) in channels.enumerated() {
+            var r = GHRequest()
+            r.id = UInt64(10 + i)
+            r.subscribe.type = .channelTyping
+            r.subscribe.operation = .subscribe
+            var t = GHSubscriptionTarget()
+            t.serverID = s
+            t.channelID = c
+            r.subscribe.targets = [t]
+            raw.send(r)
+            let answer = try #require(raw.nextFrame())
+            #expect(answer.response.subscribe.results.first?.status == .targetOk)
+        }
+        for (typer, (_, c)) in zip(typers, channels) { try await typer.sendTyping(c) }
+        var frames: [(at: Date, event: GHTypingEvent)] = []
+        var covered: Set<UInt64> = []
+        let deadline = Date().addingTimeInterval(10)
+        while covered.count < 5, Date() < deadline, let f = raw.nextFrame(timeout: deadline.timeIntervalSinceNow) {
+            guard case .typing(let e)? = f.event.body else { continue }
+            frames.append((Date(), e))
+            covered.formUnion(e.channels.map(\.channelID))
+            #expect(e.channelID == e.channels.first?.channelID && e.typers == e.channels.first?.typers,
+                    "the single-channel fields repeat the first entry")
+        }
+        #expect(covered == Set(channels.map(\.channel)), "the frames carry every channel")
+        #expect(frames.count < 5, "\(frames.count) frames for five channels")
+        for (a, b) in zip(frames, frames.dropFirst()) {
+            #expect(b.at.timeIntervalSince(a.at) > 0.8, "frames \(b.at.timeIntervalSince(a.at)) s apart; the interval is 1 s")
+        }
+    }
+
     @Test func extraTypingWithinTheThrottleIsDroppedQuietlyAndFramesCarryTheCurrentTypers() async throws {
         // A throttle no loaded machine outlasts between alice's five typings.
         let server = try TestServer {

@@ -4663,7 +4663,7 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     set {_uniqueStorage()._body = .unreadStatus(newValue)}
   }
 
-  /// (CHANNEL_TYPING subscribers) who is typing in a channel now; at most one a second per channel.
+  /// (CHANNEL_TYPING subscribers) who is typing in their channels now; at most one frame a second per session.
   public var typing: GHTypingEvent {
     get {
       if case .typing(let v)? = _storage._body {return v}
@@ -4748,7 +4748,7 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     case unreadChanged(GHUnreadInfo)
     /// (CHANNEL_UNREAD_STATUS subscribers) a channel went from read to unread or back.
     case unreadStatus(GHUnreadStatus)
-    /// (CHANNEL_TYPING subscribers) who is typing in a channel now; at most one a second per channel.
+    /// (CHANNEL_TYPING subscribers) who is typing in their channels now; at most one frame a second per session.
     case typing(GHTypingEvent)
     /// Offline sync is over: every earlier item was offline, every later one is live.
     case syncCompleted(GHSyncCompleted)
@@ -4926,7 +4926,34 @@ public nonisolated struct GHUnreadStatus: Sendable {
 }
 
 /// Who is typing in a channel.
+/// A session gets at most one such frame per `typing-frame-interval-ms`
+/// (a second), carrying every channel whose typers changed since its last.
 public nonisolated struct GHTypingEvent: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server of the first entry of `channels`.
+  public var serverID: UInt64 = 0
+
+  /// The channel of the first entry.
+  public var channelID: UInt64 = 0
+
+  /// The users typing now in that channel (the recipient's own user never appears).
+  public var typers: [GHTyper] = []
+
+  /// Every channel whose typers changed since the session's last typing
+  /// frame, the first included: the fields above repeat the first entry for
+  /// clients that read one channel per frame.
+  public var channels: [GHChannelTypers] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Who is typing in one channel now.
+public nonisolated struct GHChannelTypers: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -11578,6 +11605,51 @@ nonisolated extension GHUnreadStatus: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHTypingEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TypingEvent"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{1}typers\0\u{1}channels\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.typers) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.channels) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    if !self.typers.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.typers, fieldNumber: 3)
+    }
+    if !self.channels.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.channels, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHTypingEvent, rhs: GHTypingEvent) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.typers != rhs.typers {return false}
+    if lhs.channels != rhs.channels {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHChannelTypers: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelTypers"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{1}typers\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
@@ -11607,7 +11679,7 @@ nonisolated extension GHTypingEvent: SwiftProtobuf.Message, SwiftProtobuf._Messa
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: GHTypingEvent, rhs: GHTypingEvent) -> Bool {
+  public static func ==(lhs: GHChannelTypers, rhs: GHChannelTypers) -> Bool {
     if lhs.serverID != rhs.serverID {return false}
     if lhs.channelID != rhs.channelID {return false}
     if lhs.typers != rhs.typers {return false}
