@@ -166,7 +166,9 @@ final class ConnectionSession {
             // One call per channel the frame carries (a server before `channels` sent one).
             for one in t.channels.isEmpty ? [t] : t.channels.map(GHTypingEvent.init(one:)) { client.notify { $0.onTyping(one) } }
         case .notification(let n)?: client.notify { $0.onSystemNotification(n) }
-        case .receivedStatus(let list)?: client.notify { $0.onReceivedStatusChanged(list.statuses) }
+        case .receivedStatus(let list)?:
+            if !list.statuses.isEmpty { client.notify { $0.onReceivedStatusChanged(list.statuses) } }
+            if !list.ranges.isEmpty { client.notify { $0.onReceivedRangesChanged(list.ranges) } }
         case .receiptRequest(let r)?:
             client.notify { $0.onMessageReceiptRequest(conversationType: r.conversationType, targetID: r.channelID, messageUID: r.messageUid) }
         case .receiptResponse(let list)?:

@@ -29,6 +29,9 @@ public protocol GuildhallListener: AnyObject, Sendable {
     func onResumed(replayed: Int)
     /// Received status set on another of the user's devices (flags turned on).
     func onReceivedStatusChanged(_ statuses: [GHReceivedStatus])
+    /// Reading or delivery on another of the user's devices set flags on
+    /// ranges of messages (a read position moved, messages were received).
+    func onReceivedRangesChanged(_ ranges: [GHReceivedRange])
     /// A channel's unread info changed (CHANNEL_UNREAD_COUNT, or the user read on another device).
     func onUnreadChanged(_ info: GHUnreadInfo)
     /// A channel went from read to unread or back (CHANNEL_UNREAD_STATUS).
@@ -74,6 +77,7 @@ extension GuildhallListener {
     public func onMessageUpdated(_ update: GHMessageUpdate, unread: GHUnreadInfo?) {}
     public func onResumed(replayed: Int) {}
     public func onReceivedStatusChanged(_ statuses: [GHReceivedStatus]) {}
+    public func onReceivedRangesChanged(_ ranges: [GHReceivedRange]) {}
     public func onUnreadChanged(_ info: GHUnreadInfo) {}
     public func onUnreadStatus(_ status: GHUnreadStatus) {}
     public func onTyping(_ typing: GHTypingEvent) {}

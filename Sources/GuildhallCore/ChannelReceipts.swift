@@ -80,11 +80,16 @@ public struct ChannelReceipts: Sendable {
     /// (responding twice is a no-op).
     @discardableResult
     public mutating func respond(_ user: UserID, upTo seq: UInt64, floor: UInt64 = 0, at time: UInt64) -> Advance? {
-        let from = max(cursor(of: user), floor)
-        guard seq > from else { return nil }
-        let advance = Advance(user: user, from: from, to: seq, time: time)
+        guard let advance = responding(user, upTo: seq, floor: floor, at: time) else { return nil }
         apply(advance)
         return advance
+    }
+
+    /// The advance `respond` would make, without making it (to store it first; `load` applies it).
+    public func responding(_ user: UserID, upTo seq: UInt64, floor: UInt64 = 0, at time: UInt64) -> Advance? {
+        let from = max(cursor(of: user), floor)
+        guard seq > from else { return nil }
+        return Advance(user: user, from: from, to: seq, time: time)
     }
 
     /// Replays a stored advance (startup), in the order they were made.

@@ -34,6 +34,10 @@ public struct DirectConversation: Sendable, Equatable {
     public var lastMessageTime: UInt64 = 0
     /// Seq handed to the last send (committed or not).
     var nextSeq: UInt64 = 0
+    /// Its row committed. One opened by a request still in flight is held
+    /// (so a second send to the same peer takes the same id) but not listed:
+    /// if the store refuses the row, nobody saw it.
+    public var stored = true
 
     public init(id: UInt64, users: (UserID, UserID), createdAt: UInt64) {
         self.id = id
@@ -77,6 +81,7 @@ public struct DirectConversation: Sendable, Equatable {
 
     /// A message of `sender` is stored.
     public mutating func committed(by sender: UserID, seq: UInt64, time: UInt64) {
+        stored = true
         sides[index(sender)].sentCount += 1
         lastSeq = max(lastSeq, seq)
         lastMessageTime = max(lastMessageTime, time)
@@ -126,6 +131,20 @@ public struct DirectConversation: Sendable, Equatable {
         return true
     }
 
+    /// Takes a side's receipts decided on `before`, once stored: delivered
+    /// and read marks never go back, and the read count moves by what the
+    /// decision added, so a removal that committed meanwhile still counts.
+    public mutating func takeReceipts(_ after: Side, decidedOn before: Side) {
+        let i = index(after.user)
+        var side = sides[i]
+        side.deliveredSeq = max(side.deliveredSeq, after.deliveredSeq)
+        side.readTime = max(side.readTime, after.readTime)
+        side.readCount += after.readCount > before.readCount ? after.readCount - before.readCount : 0
+        for (uid, time) in after.readSingly where before.readSingly[uid] == nil { side.readSingly[uid] = time }
+        side.readSingly = side.readSingly.filter { $0.value > side.readTime }
+        sides[i] = side
+    }
+
     /// Restores a stored side (startup).
     public mutating func load(_ side: Side) {
         let i = index(side.user)
@@ -164,8 +183,9 @@ public struct DirectConversations: Sendable {
         byPair[Self.pairKey(a, b)].flatMap { byID[$0] }
     }
 
+    /// The user's conversations whose rows are stored.
     public func conversations(of user: UserID) -> [DirectConversation] {
-        (byUser[user] ?? []).compactMap { byID[$0] }
+        (byUser[user] ?? []).compactMap { byID[$0] }.filter(\.stored)
     }
 
     public mutating func add(_ c: DirectConversation) {

@@ -105,15 +105,16 @@ public struct ReadPositions: Sendable {
     }
 
     /// Moves the read position forward to `seq` (never back); returns whether it moved.
+    /// `written`: the store has the row already, so it is not written behind again.
     @discardableResult
-    public mutating func markRead(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64) -> Bool {
+    public mutating func markRead(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64, written: Bool = false) -> Bool {
         let key = Key(user, channel)
         let before = positions[key] ?? ReadPosition()
         let p = Self.afterReading(before, upTo: seq, now: now)
         let moved = p.readSeq > before.readSeq
         if moved { pruneMentions(key, through: seq) }
         positions[key] = p
-        dirty.insert(key)
+        if !written { dirty.insert(key) }
         return moved
     }
 
@@ -141,12 +142,14 @@ public struct ReadPositions: Sendable {
         dirty.insert(key)
     }
 
-    /// A device of `user` received `channel`'s messages up to `seq`.
-    public mutating func received(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64) {
+    /// A device of `user` received `channel`'s messages up to `seq`; returns whether that is news.
+    @discardableResult
+    public mutating func received(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64) -> Bool {
         let key = Key(user, channel)
-        guard seq > (receivedSeqs[key] ?? 0) else { return }
+        guard seq > receivedSeq(user, channel) else { return false }
         receivedSeqs[key] = seq
         dirtyReceived.insert(key)
+        return true
     }
 
     /// The highest seq of `channel` a device of `user` received or read.

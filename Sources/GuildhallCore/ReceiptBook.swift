@@ -29,6 +29,13 @@ public struct ReceiptBook: Sendable {
         channels[channel, default: ChannelReceipts()].respond(user, upTo: seq, floor: floor, at: time)
     }
 
+    /// The advance `respond` would make, without making it.
+    public func responding(_ user: UserID, in channel: ChannelID, upTo seq: UInt64, floor: UInt64,
+                           at time: UInt64) -> ChannelReceipts.Advance? {
+        (channels[channel] ?? ChannelReceipts()).responding(user, upTo: seq, floor: floor, at: time)
+    }
+
+    /// Takes a stored advance: at startup, and once a response committed.
     public mutating func load(_ advance: ChannelReceipts.Advance, in channel: ChannelID) {
         channels[channel, default: ChannelReceipts()].load(advance)
     }

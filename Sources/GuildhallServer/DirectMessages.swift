@@ -22,6 +22,8 @@ final class UserHome: HomePart {
     /// Offline packages waiting for other homes to dress their items, by token, with the items each was asked.
     var dressings: [UInt64: (PackageWaiting, [Int])] = [:]
     var nextDressing: UInt64 = 0
+    /// Each user's receipt changes, one in flight at a time (DirectMessages.swift).
+    let receiptsInFlight = ChangeQueue<UserID>()
 
     init(home: Home) { self.home = home }
 }
@@ -30,15 +32,21 @@ extension UserHome {
     // MARK: Conversations
 
     /// The conversation of `user` with `peer`, opened if new; the row write
-    /// (a no-op when it exists) goes with the caller's writes, so a failed
-    /// first commit cannot leave it only in memory.
+    /// (a no-op when it exists) goes with the caller's writes. A new one is
+    /// held unlisted until a commit with its row (`DirectConversation.stored`).
     private func conversation(with peer: UserID, for user: UserID, now: UInt64) throws(Failure) -> (DirectConversation, StoreWrite) {
         if let problem = Validation.userIDProblem(peer) { throw Failure.badRequest("peer_id: \(problem)") }
         guard peer != user else { throw Failure.badRequest("a direct conversation needs two different users") }
-        let c = directs.between(user, peer) ?? DirectConversation(
-            id: home.newID(now: now, shard: ShardPlan.shard(conversationOf: user, peer, shards: settings.shards)), users: (user, peer), createdAt: now)
-        if directs[c.id] == nil { directs.add(c) }
-        return (c, .conversation(id: c.id, users: [c.users.0, c.users.1], createdAt: c.createdAt))
+        if let c = directs.between(user, peer) { return (c, Self.row(c)) }
+        var c = DirectConversation(id: home.newID(now: now, shard: ShardPlan.shard(conversationOf: user, peer, shards: settings.shards)),
+                                   users: (user, peer), createdAt: now)
+        c.stored = false
+        directs.add(c)
+        return (c, Self.row(c))
+    }
+
+    private static func row(_ c: DirectConversation) -> StoreWrite {
+        .conversation(id: c.id, users: [c.users.0, c.users.1], createdAt: c.createdAt)
     }
 
     /// A conversation the session's user is in.
@@ -62,7 +70,9 @@ extension UserHome {
     func openConversation(_ r: GHOpenConversation, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let (c, write) = try conversation(with: r.peerID, for: s.user, now: now())
-            persist([write], id: id, for: s, result: { .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user)) })
+            runner.carryOut(Effects(writes: [write], reply: { .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user)) },
+                                    apply: { _ in self.directs[c.id]?.stored = true }),
+                            answering: id, to: s)
         }
     }
 
@@ -139,17 +149,40 @@ extension UserHome {
 
     // MARK: Receipts
 
-    /// Commits `writes` with each receipt as an item addressed to its
-    /// message's sender, answers, then tells the senders' sessions.
-    private func sendDirectReceipts(_ receipts: [(GHDirectReceipt, to: UserID)], with writes: [StoreWrite], id: UInt64, from s: HomeSession,
-                                    result: @escaping () -> GHResponse.OneOf_Result) {
-        let items = receipts.map { d, sender in AddressedItem.event(EventCopy(.directReceipt(d)), to: sender) }
-        runner.carryOut(Effects(writes: writes, addressed: items, reply: result), answering: id, to: s)
+    /// A user's receipt side of one conversation, decided on `before` (`DirectConversation.takeReceipts`).
+    struct DecidedSide {
+        let conversation: UInt64
+        let before: DirectConversation.Side
+        let after: DirectConversation.Side
     }
 
-    private func sendDirectReceipt(_ receipt: GHDirectReceipt, to sender: UserID, with writes: [StoreWrite], id: UInt64, from s: HomeSession,
-                                   result: @escaping () -> GHResponse.OneOf_Result) {
-        sendDirectReceipts([(receipt, sender)], with: writes, id: id, from: s, result: result)
+    /// Commits the decided sides with each receipt as an item addressed to
+    /// its message's sender; once durable the conversations take the sides,
+    /// then the answer, then the senders' sessions hear of it, and the
+    /// reader's other sessions of the flags it set (ReceivedRanges.swift).
+    /// `rows`: what to store, when not the sides' rows.
+    private func receiptEffects(_ receipts: [(GHDirectReceipt, to: UserID)], sides: [DecidedSide], rows: [StoreWrite]? = nil,
+                                from s: HomeSession, result: @escaping () -> GHResponse.OneOf_Result) -> Effects {
+        let items = receipts.map { d, sender in AddressedItem.event(EventCopy(.directReceipt(d)), to: sender) }
+        return Effects(writes: rows ?? sides.map { .directSide(conversation: $0.conversation, $0.after) }, addressed: items, reply: result,
+                       apply: { _ in for d in sides { self.directs[d.conversation]?.takeReceipts(d.after, decidedOn: d.before) } },
+                       then: { for d in sides { self.tellOtherDevices(d, of: s) } })
+    }
+
+    /// The flags a side's receipts set, for the reader's other sessions.
+    private func tellOtherDevices(_ d: DecidedSide, of s: HomeSession) {
+        if d.after.deliveredSeq > d.before.deliveredSeq {
+            home.owe(received: .upTo(d.after.deliveredSeq, in: d.conversation, read: false), of: s.user, except: s.key)
+        }
+        if d.after.readTime > d.before.readTime {
+            home.owe(received: .upTo(sentUntil: d.after.readTime, in: d.conversation, read: true), of: s.user, except: s.key)
+        }
+        let singly = d.after.readSingly.keys.filter { d.before.readSingly[$0] == nil }.sorted()
+        guard !singly.isEmpty else { return }
+        var list = GHReceivedStatusList()
+        list.statuses = singly.map { GHReceivedStatus(uid: $0, [.read, .retrieved]) }
+        let payload = GHEvent.OneOf_Body.receivedStatus(list).sharedPayload
+        for other in registry.sessions(of: s.user).values where other.key != s.key { other.push(event: payload) }
     }
 
     private func receipt(_ c: DirectConversation, reader: UserID, _ status: GHSentStatus) -> GHDirectReceipt {
@@ -180,32 +213,43 @@ extension UserHome {
         }
     }
 
+    /// A change to the session's user's receipts, decided once the one before
+    /// it committed (`change(_:in:)`): only the user's own receipts move its sides.
+    private func receiptChange(from s: HomeSession, id: UInt64,
+                               _ decide: @escaping (_ settle: @escaping (Effects?) -> Void) throws(Failure) -> Void) {
+        change(s.user, in: receiptsInFlight, id: id, from: s, decide)
+    }
+
     func markDelivered(_ r: GHMarkDelivered, id: UInt64, from s: HomeSession) {
         guard settings.deliveryReceipts == "on" else {
             s.respond(id, .ok(GHOk()))
             return
         }
         receivedDirect(r.messageUids, id: id, from: s) { [self] byConversation throws(Failure) in
-            var receipts: [(GHDirectReceipt, to: UserID)] = []
-            var writes: [StoreWrite] = []
-            for (cid, messages) in byConversation {
-                guard var c = directs[cid] else { continue }
-                let before = c.side(s.user).deliveredSeq
-                let fresh = messages.filter { $0.seq > before }.sorted { $0.seq < $1.seq }
-                guard let top = fresh.last, c.delivered(to: s.user, upTo: top.seq) else { continue }
-                directs[cid] = c
-                var d = receipt(c, reader: s.user, .delivered)
-                d.messageUids = fresh.map(\.uid)
-                receipts.append((d, c.peer(of: s.user)))
-                writes.append(.directSide(conversation: cid, c.side(s.user)))
+            receiptChange(from: s, id: id) { [self] settle throws(Failure) in
+                var receipts: [(GHDirectReceipt, to: UserID)] = []
+                var sides: [DecidedSide] = []
+                for (cid, messages) in byConversation {
+                    guard var c = directs[cid] else { continue }
+                    let before = c.side(s.user)
+                    let fresh = messages.filter { $0.seq > before.deliveredSeq }.sorted { $0.seq < $1.seq }
+                    guard let top = fresh.last, c.delivered(to: s.user, upTo: top.seq) else { continue }
+                    var d = receipt(c, reader: s.user, .delivered)
+                    d.messageUids = fresh.map(\.uid)
+                    receipts.append((d, c.peer(of: s.user)))
+                    sides.append(DecidedSide(conversation: cid, before: before, after: c.side(s.user)))
+                }
+                guard !receipts.isEmpty else {
+                    s.respond(id, .ok(GHOk()))
+                    return settle(nil)
+                }
+                settle(receiptEffects(receipts, sides: sides, from: s) { .ok(GHOk()) })
             }
-            guard !receipts.isEmpty else { s.respond(id, .ok(GHOk())); return }
-            sendDirectReceipts(receipts, with: writes, id: id, from: s) { .ok(GHOk()) }
         }
     }
 
     func sendReadReceipt(_ r: GHSendReadReceipt, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
+        receiptChange(from: s, id: id) { [self] settle throws(Failure) in
             let c = try ownConversation(r.conversationID, for: s)
             let now = now()
             let time = r.time == 0 ? now : min(r.time, now)
@@ -213,52 +257,57 @@ extension UserHome {
             read(.directSentCount(conversation: c.id, sender: peer, upTo: time)) { [self] result in
                 guard result.error == nil else {
                     s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
-                    return
+                    return settle(nil)
                 }
-                guard var c = directs[r.conversationID], c.read(by: s.user, upTo: time, count: result.count) else {
-                    s.respond(id, .conversation(conversationInfo(directs[r.conversationID] ?? c, for: s.user)))
-                    return
+                guard var c = directs[r.conversationID] else { return settle(nil) }
+                let before = c.side(s.user)
+                guard c.read(by: s.user, upTo: time, count: result.count) else {
+                    s.respond(id, .conversation(conversationInfo(c, for: s.user)))
+                    return settle(nil)
                 }
-                directs[c.id] = c
                 var d = receipt(c, reader: s.user, .read)
                 d.readTime = time
-                sendDirectReceipt(d, to: peer, with: [.directSide(conversation: c.id, c.side(s.user))], id: id, from: s) {
+                settle(receiptEffects([(d, peer)], sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))], from: s) {
                     .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user))
-                }
+                })
             }
         }
     }
 
     func ackMessageRead(_ r: GHAckMessageRead, id: UInt64, from s: HomeSession) {
         receivedDirect([r.messageUid], id: id, from: s) { [self] byConversation throws(Failure) in
-            guard let m = byConversation.values.first?.first, var c = directs[m.channelID] else {
-                throw Failure.notFound("no direct message \(r.messageUid) was sent to you")
+            receiptChange(from: s, id: id) { [self] settle throws(Failure) in
+                guard let m = byConversation.values.first?.first, var c = directs[m.channelID] else {
+                    throw Failure.notFound("no direct message \(r.messageUid) was sent to you")
+                }
+                let before = c.side(s.user)
+                guard c.readOne(by: s.user, uid: m.uid, sentTime: m.sentTime) else {
+                    s.respond(id, .ok(GHOk()))
+                    return settle(nil)
+                }
+                var d = receipt(c, reader: s.user, .read)
+                d.messageUids = [m.uid]
+                // The side's row keeps no singly read messages: their own rows do.
+                settle(receiptEffects([(d, m.sender)], sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))],
+                                      rows: [.directRead(conversation: c.id, reader: s.user, uid: m.uid, sentTime: m.sentTime)], from: s) { .ok(GHOk()) })
             }
-            guard c.readOne(by: s.user, uid: m.uid, sentTime: m.sentTime) else { s.respond(id, .ok(GHOk())); return }
-            directs[c.id] = c
-            var d = receipt(c, reader: s.user, .read)
-            d.messageUids = [m.uid]
-            sendDirectReceipt(d, to: m.sender, with: [.directRead(conversation: c.id, reader: s.user, uid: m.uid, sentTime: m.sentTime)],
-                              id: id, from: s) { .ok(GHOk()) }
         }
     }
 
     func ackConversationRead(_ r: GHAckConversationRead, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
+        receiptChange(from: s, id: id) { [self] settle throws(Failure) in
             var c = try ownConversation(r.conversationID, for: s)
-            let now = now()
-            guard c.readAll(by: s.user, now: now) else {
-                directs[c.id] = c
+            let before = c.side(s.user)
+            guard c.readAll(by: s.user, now: now()) else {
                 s.respond(id, .conversation(conversationInfo(c, for: s.user)))
-                return
+                return settle(nil)
             }
-            directs[c.id] = c
             var d = receipt(c, reader: s.user, .read)
             d.readTime = c.side(s.user).readTime
             d.conversationRead = true
-            sendDirectReceipt(d, to: c.peer(of: s.user), with: [.directSide(conversation: c.id, c.side(s.user))], id: id, from: s) {
+            settle(receiptEffects([(d, c.peer(of: s.user))], sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))], from: s) {
                 .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user))
-            }
+            })
         }
     }
 

@@ -7,62 +7,75 @@
 // Because the Directory changes only on commit, two requests on one server
 // decided before the first committed would both check the old state (two
 // joins both admitted, a role given to a member who just left). So changes
-// to one server queue behind each other (`ServerChangeQueue`); each decides
-// on what the one before left. Loop thread only.
+// to one server queue behind each other (`ChangeQueue`); each decides on
+// what the one before left. Other parts queue their changes the same way
+// (a user's receipts). Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-/// The directory changes of each server, one in flight at a time.
-final class ServerChangeQueue {
-    /// Per server with a change in flight, the changes waiting for it.
-    private var waiting: [ServerID: [() -> Void]] = [:]
+/// The changes to each of some things (servers, users' receipts), one in flight at a time.
+final class ChangeQueue<Key: Hashable> {
+    /// Per key with a change in flight, the changes waiting for it.
+    private var waiting: [Key: [() -> Void]] = [:]
 
-    /// Runs `body` now if nothing of `server` is in flight, else after what is; `body` calls `done` once settled.
-    func run(_ server: ServerID, _ body: @escaping () -> Void) {
-        if waiting[server] != nil {
-            waiting[server]!.append(body)
+    /// Runs `body` now if nothing of `key` is in flight, else after what is; `body` calls `done(key)` once settled.
+    func run(_ key: Key, _ body: @escaping () -> Void) {
+        if waiting[key] != nil {
+            waiting[key]!.append(body)
             return
         }
-        waiting[server] = []
+        waiting[key] = []
         body()
     }
 
-    /// The change in flight on `server` settled: the next one runs.
-    func done(_ server: ServerID) {
-        guard var queue = waiting[server] else { return }
+    /// The change in flight on `key` settled: the next one runs.
+    func done(_ key: Key) {
+        guard var queue = waiting[key] else { return }
         guard !queue.isEmpty else {
-            waiting.removeValue(forKey: server)
+            waiting.removeValue(forKey: key)
             return
         }
         let next = queue.removeFirst()
-        waiting[server] = queue
+        waiting[key] = queue
         next()
     }
 }
 
-extension DirectoryRequests {
-    /// Decides and carries out a change to `server` once the changes before
-    /// it settled; `server` is nil when the request names nothing that exists
-    /// (it fails on its own, without waiting).
-    func change(_ server: ServerID?, id: UInt64, from s: HomeSession, _ decide: @escaping () throws(Failure) -> Effects) {
-        guard let server else {
-            attempt(id, s) { () throws(Failure) in runner.carryOut(try decide(), answering: id, to: s) }
-            return
-        }
-        changesInFlight.run(server) { [self] in
-            let done = { [self] in changesInFlight.done(server) }
-            var effects: Effects
-            do throws(Failure) { effects = try decide() } catch {
-                s.fail(id, error)
-                return done()
-            }
+extension HomePart {
+    /// Decides and carries out a change to `key` once the changes before it
+    /// settled. `decide` gets `settle` and calls it exactly once: with the
+    /// effects to carry out (nil when it answered itself, a no-op); a
+    /// failure it throws is the answer. `key` is nil when the request names
+    /// nothing that exists (it fails on its own, without waiting).
+    func change<Key: Hashable>(_ key: Key?, in queue: ChangeQueue<Key>, id: UInt64, from s: HomeSession,
+                               _ decide: @escaping (_ settle: @escaping (Effects?) -> Void) throws(Failure) -> Void) {
+        let carryOut = { [self] (effects: Effects?, done: @escaping () -> Void) in
+            guard var effects else { return done() }
             let then = effects.then, failed = effects.failed
             effects.then = { then?(); done() }
             effects.failed = { failed?(); done() }
             runner.carryOut(effects, answering: id, to: s)
         }
+        guard let key else {
+            attempt(id, s) { () throws(Failure) in try decide { carryOut($0, {}) } }
+            return
+        }
+        queue.run(key) { [self] in
+            let done = { queue.done(key) }
+            do throws(Failure) { try decide { carryOut($0, done) } } catch {
+                s.fail(id, error)
+                done()
+            }
+        }
+    }
+}
+
+extension DirectoryRequests {
+    /// A change to `server` (DirectoryRequests' form of `change(_:in:)`): `decide` returns its effects.
+    func change(_ server: ServerID?, id: UInt64, from s: HomeSession, _ decide: @escaping () throws(Failure) -> Effects) {
+        change(server, in: changesInFlight, id: id, from: s) { settle throws(Failure) in settle(try decide()) }
     }
 
     /// The effects of a decision: its changes written with `also`; once

@@ -19,7 +19,7 @@ extension Home {
 final class DirectoryRequests: HomePart {
     unowned let home: Home
     /// Changes to one server are decided one at a time, each on the state the one before committed.
-    let changesInFlight = ServerChangeQueue()
+    let changesInFlight = ChangeQueue<ServerID>()
 
     init(home: Home) { self.home = home }
 }

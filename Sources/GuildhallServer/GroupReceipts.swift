@@ -33,6 +33,8 @@ final class GroupReceipts: HomePart {
     /// Requests being committed.
     var requestsInFlight: Set<MessageUID> = []
     var owedResponses: [UserID: OwedResponses] = [:]
+    /// A user's responses, one in flight at a time: each decides on the cursor the one before committed.
+    let responsesInFlight = ChangeQueue<UserID>()
 
     init(home: Home) { self.home = home }
 }
@@ -115,10 +117,10 @@ extension GroupReceipts {
             }
             let channel = try respondingChannel(r.channelID, for: s)
             read(.messages(uids: r.messageUids)) { [self] result in
-                self.attempt(id, s) { () throws(Failure) in
+                change(s.user, in: responsesInFlight, id: id, from: s) { [self] settle throws(Failure) in
                     guard result.error == nil else { throw Failure(.unavailable, "storage is unavailable; retry later") }
                     _ = try respondingChannel(channel.id, for: s)
-                    try recordResponse(result.messages, asked: r.messageUids, in: channel, id: id, from: s)
+                    settle(try recordResponse(result.messages, asked: r.messageUids, in: channel, id: id, from: s))
                 }
             }
         }
@@ -135,8 +137,9 @@ extension GroupReceipts {
         return c
     }
 
+    /// The effects of a response: the cursor's advance, stored, then taken; nil when it answered itself (nothing new).
     private func recordResponse(_ found: [MessageRecord], asked: [MessageUID], in channel: ChannelRecord, id: UInt64,
-                                from s: HomeSession) throws(Failure) {
+                                from s: HomeSession) throws(Failure) -> Effects? {
         var byUID: [MessageUID: MessageRecord] = [:]
         for m in found { byUID[m.uid] = m }
         for uid in asked {
@@ -153,21 +156,21 @@ extension GroupReceipts {
         let cutoff = now >= receiptWindowMs ? now - receiptWindowMs : 0
         let floor = receipts.channel(channel.id)?.closedSeq(sentBefore: cutoff) ?? 0
         let target = found.filter { $0.sentTime >= cutoff }.map(\.seq).max() ?? 0
-        guard let advance = receipts.respond(s.user, in: channel.id, upTo: target, floor: floor, at: now) else {
+        guard let advance = receipts.responding(s.user, in: channel.id, upTo: target, floor: floor, at: now) else {
             answerReceipts(asked, id: id, to: s)  // nothing new: a no-op
-            return
+            return nil
         }
-        // Each requester of a covered message gets the new reader.
-        let book = receipts.channel(channel.id)!
+        // Each requester of a covered message gets the new reader, counted with the others.
         var perRequester: [UserID: [GHReceiptResponse]] = [:]
-        for req in book.requests(after: advance.from, through: advance.to) where req.requester != s.user {
+        let book = receipts.channel(channel.id)
+        for req in book?.requests(after: advance.from, through: advance.to) ?? [] where req.requester != s.user {
             var response = GHReceiptResponse()
             response.conversationType = .channel
             response.serverID = channel.serverID
             response.channelID = channel.id
             response.messageUid = req.uid
             response.readers = [s.user: now]
-            response.readerCount = UInt32(book.readerCount(of: req.seq))
+            response.readerCount = UInt32(book!.readerCount(of: req.seq) + 1)
             perRequester[req.requester, default: []].append(response)
         }
         // Live, they are coalesced per requester per turn (`sendOwedResponses`).
@@ -177,12 +180,15 @@ extension GroupReceipts {
             list.responses = responses
             return AddressedItem(user: requester, stored: .event(EventCopy(.receiptResponse(list))), live: .elsewhere)
         }
-        home.metrics.receiptResponses.increment()
         var effects = Effects(writes: [.receiptAdvance(channel.id, advance)], addressed: items,
-                              apply: { ords in for ((requester, responses), ord) in zip(owed, ords) { self.owe(responses, to: requester, ord: ord) } },
+                              apply: { ords in
+                                  self.receipts.load(advance, in: channel.id)
+                                  self.home.metrics.receiptResponses.increment()
+                                  for ((requester, responses), ord) in zip(owed, ords) { self.owe(responses, to: requester, ord: ord) }
+                              },
                               then: { self.answerReceipts(asked, id: id, to: s) })
         effects.failure = "storage is unavailable; the response was not saved, retry later"
-        runner.carryOut(effects, answering: id, to: s)
+        return effects
     }
 
     /// Queues new readers for the requester's sessions; `sendOwedResponses` merges them once per turn.

@@ -24,8 +24,4 @@ extension HomePart {
         home.commit(writes, from: session, then: then)
     }
     func attempt(_ id: UInt64, _ s: HomeSession, _ body: () throws(Failure) -> Void) { home.attempt(id, s, body) }
-    func persist(_ writes: [StoreWrite], id: UInt64, for s: HomeSession, result: @escaping () -> GHResponse.OneOf_Result,
-                 after: (() -> Void)? = nil) {
-        home.persist(writes, id: id, for: s, result: result, after: after)
-    }
 }

@@ -32,6 +32,8 @@ final class HomeSession {
     var guestOf: Set<ServerID> = []
     /// Unread notices to send at the end of the turn, coalesced per channel.
     var pendingUnread: [ChannelID: UnreadNotice] = [:]
+    /// Received-status ranges owed at the end of the turn (ReceivedRanges.swift).
+    var pendingReceived: [ReceivedRangeKey: GHReceivedRange] = [:]
     /// The unread status last sent per channel, for edge-only status events.
     var sentUnreadStatus: [ChannelID: Bool] = [:]
     /// Offline sync's progress while it runs.

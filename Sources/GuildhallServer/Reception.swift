@@ -254,7 +254,8 @@ final class Reception: HomePart, GatewayHome {
         for (channel, seq) in upTo {
             // Only seqs that exist, in channels the user may view.
             guard let c = directory.channel(channel), directory.canView(user, c) else { continue }
-            home.positions.received(user, channel, upTo: min(seq, c.lastSeq))
+            let upTo = min(seq, c.lastSeq)
+            if home.positions.received(user, channel, upTo: upTo) { home.owe(received: .upTo(upTo, in: channel, read: false), of: user, except: key) }
         }
     }
 
@@ -270,14 +271,14 @@ final class Reception: HomePart, GatewayHome {
         guard let s = registry.all[key] else { return }
         s.detachedSince = nil
         s.isBehind = false
-        if !s.pendingUnread.isEmpty { s.markOwing() }
+        if !s.pendingUnread.isEmpty || !s.pendingReceived.isEmpty { s.markOwing() }
     }
 
     func sessionBehind(_ key: UInt64, _ behind: Bool) {
         roster[key]?.isBehind = behind
         guard let s = registry.all[key] else { return }
         s.isBehind = behind
-        if !behind && !s.pendingUnread.isEmpty { s.markOwing() }
+        if !behind && (!s.pendingUnread.isEmpty || !s.pendingReceived.isEmpty) { s.markOwing() }
     }
 
     // MARK: Turns
@@ -311,6 +312,7 @@ final class Reception: HomePart, GatewayHome {
                 home.metrics.eventsShed.increment(by: Int64(s.pendingUnread.count))
             } else {
                 home.reading.emitUnread(s)
+                home.emitReceived(s)
             }
         }
     }

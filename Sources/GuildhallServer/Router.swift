@@ -87,11 +87,4 @@ extension Home {
         if let server, s.guestOf.contains(server) { throw Failure.forbidden("guests are read-only in server \(server)") }
         try directory.require(needed, of: s.user, at: scope)
     }
-
-    /// Commits `writes`, then answers `id` with `result()` and runs `after`;
-    /// when the commit fails, answers 503 and runs nothing else.
-    func persist(_ writes: [StoreWrite], id: UInt64, for s: HomeSession,
-                 result: @escaping () -> GHResponse.OneOf_Result, after: (() -> Void)? = nil) {
-        runner.carryOut(Effects(writes: writes, reply: result, then: after), answering: id, to: s)
-    }
 }

@@ -54,11 +54,10 @@ extension Reading {
             }
             let now = now()
             let seq = r.seq == 0 ? c.lastSeq : min(r.seq, c.lastSeq)
-            home.positions.markRead(s.user, c.id, upTo: seq, now: now)
-            home.interest.positionMoved(s.user, c.id)
-            let position = home.positions.position(s.user, c.id)
-            home.subscriptions.touchActivity(s.user, c.id, now: now, alreadyRecorded: true)
-            // Read-your-writes: the new count is in memory now; the answer waits for the commit.
+            // Decided now, applied once stored: a mark the store refused moves nothing.
+            // The stored row never goes back (a later mark that committed first stays).
+            let position = home.positions.positionAfterReading(s.user, c.id, upTo: seq, now: now)
+            let moves = position.readSeq > home.positions.position(s.user, c.id).readSeq
             // The inbox row carries the move to the user's devices that are offline (docs/features.md).
             var moved = GHUnreadInfo()
             moved.serverID = c.serverID
@@ -69,7 +68,15 @@ extension Reading {
             let item = AddressedItem(user: s.user, stored: .event(EventCopy(.unreadChanged(moved))), live: .noted)
             runner.carryOut(Effects(writes: [.readPosition(s.user, c.id, position)], addressed: [item],
                                     reply: { .unread(self.home.info(self.home.unread(s.user, c, now: now))) },
-                                    then: { self.readMoved(s.user, c.id, except: s) }),
+                                    apply: { _ in
+                                        self.home.positions.markRead(s.user, c.id, upTo: seq, now: now, written: true)
+                                        self.home.interest.positionMoved(s.user, c.id)
+                                        self.home.subscriptions.touchActivity(s.user, c.id, now: now, alreadyRecorded: true)
+                                    },
+                                    then: {
+                                        self.readMoved(s.user, c.id, except: s)
+                                        if moves { self.home.owe(received: .upTo(position.readSeq, in: c.id, read: true), of: s.user, except: s.key) }
+                                    }),
                             answering: id, to: s)
         }
     }

@@ -46,7 +46,13 @@ final class WriterStatements {
         saveBan = try db.prepare("INSERT OR REPLACE INTO bans(server_id, user_id, actor, created_at) VALUES(?,?,?,?)")
         removeBan = try db.prepare("DELETE FROM bans WHERE server_id = ? AND user_id = ?")
         deleteServerBans = try db.prepare("DELETE FROM bans WHERE server_id = ?")
-        savePosition = try db.prepare("INSERT OR REPLACE INTO read_positions(user_id, channel_id, read_seq, ack_time, activity) VALUES(?,?,?,?,?)")
+        // A read position never goes back: of two marks decided together, the one committed last may be the lower.
+        savePosition = try db.prepare("""
+            INSERT INTO read_positions(user_id, channel_id, read_seq, ack_time, activity) VALUES(?,?,?,?,?)
+            ON CONFLICT(user_id, channel_id) DO UPDATE SET
+                ack_time = CASE WHEN excluded.read_seq > read_seq THEN excluded.ack_time ELSE ack_time END,
+                read_seq = max(read_seq, excluded.read_seq), activity = max(activity, excluded.activity)
+            """)
         deleteChannelPositions = try db.prepare("DELETE FROM read_positions WHERE channel_id = ?")
         insertInbox = try db.prepare("INSERT INTO inbox(ord, user_id, at, message_uid, event) VALUES(?,?,?,?,?)")
         saveCursor = try db.prepare("INSERT INTO sync_cursors(user_id, device_id, ord) VALUES(?,?,?) "

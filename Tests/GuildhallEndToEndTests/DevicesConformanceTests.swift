@@ -100,4 +100,46 @@ import Testing
         #expect(try await tablet.receivedStatus([dm.uid]).map { [$0.isRead, $0.isRetrieved] } == [[true, true]], "read by time")
         #expect(try await alice.receivedStatus([dm.uid]).map(\.isRead) == [false], "the sender's own status is not the peer's")
     }
+
+    /// What reading and delivery on one device set reaches the user's other
+    /// devices at once, as ranges; never the device that did it.
+    @Test func derivedReceivedStatusReachesTheOtherDevicesAtOnce() async throws {
+        let server = try largeServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (phone, phoneEvents) = try await server.client("bob")
+        // The tablet does not say deliveries itself: what it hears is the phone's doing.
+        var options = ClientOptions(token: server.token("bob", device: "tablet"))
+        options.deliveryReceipts = false
+        let tablet = GuildhallClient(port: server.port, options: options)
+        let tabletEvents = Recorder()
+        tablet.addListener(tabletEvents)
+        try await tablet.connect()
+        defer { tablet.close() }
+        let (g, c) = try await guild(server, owner: alice, members: [phone])
+        try await phone.sub(.channelMsg, g.serverID, [c.channelID])
+        let m = try await alice.send("news", to: c.channelID)
+        // The phone's SDK acknowledges what it received within a second.
+        let retrieved = try await waitFor("the tablet hears the phone received it") {
+            tabletEvents.receivedRanges.first { $0.channelID == c.channelID && !$0.isRead }
+        }
+        #expect(retrieved.seq == m.seq && retrieved.isRetrieved)
+        _ = try await phone.markRead(c.channelID)
+        let read = try await waitFor("the tablet hears the phone read it") { tabletEvents.receivedRanges.first { $0.channelID == c.channelID && $0.isRead } }
+        #expect(read.seq == m.seq && read.isRetrieved)
+
+        let dm = try await alice.sendDirect("hello bob", to: "bob")
+        let delivered = try await waitFor("the tablet hears the phone got the direct message") {
+            tabletEvents.receivedRanges.first { $0.channelID == dm.channelID && !$0.isRead }
+        }
+        #expect(delivered.seq == dm.seq && delivered.isRetrieved)
+        _ = try await phone.sendReadReceipt(conversation: dm.channelID, time: dm.sentTime)
+        let byTime = try await waitFor("the tablet hears it read by time") { tabletEvents.receivedRanges.first { $0.channelID == dm.channelID && $0.isRead } }
+        #expect(byTime.sentUntil == dm.sentTime && byTime.seq == 0)
+        let single = try await alice.sendDirect("one more", to: "bob")
+        try await phone.ackMessageRead(single.uid)
+        let status = try await waitFor("the tablet hears the one message read") { tabletEvents.receivedStatuses.first { $0.messageUid == single.uid } }
+        #expect(status.isRead && status.isRetrieved)
+        #expect(phoneEvents.receivedRanges.isEmpty && phoneEvents.receivedStatuses.isEmpty, "the device that did it is not told")
+    }
 }

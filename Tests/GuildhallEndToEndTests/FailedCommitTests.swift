@@ -123,4 +123,81 @@ enum FullDisk {
         await expectError(.notFound) { _ = try await alice.channels(of: s) }
         #expect(try await alice.myServers().map(\.serverID) == [pad.serverID])
     }
+
+    /// Reading, receipts, received status and direct conversations: each
+    /// kind refused on a full disk leaves every read as it was, and succeeds
+    /// once there is room.
+    @Test func everyReadingAndReceiptChangeThatCouldNotBeStoredChangesNothing() async throws {
+        FullDisk.install()
+        let server = try TestServer()
+        defer {
+            FullDisk.free()
+            server.stop()
+        }
+        let (alice, _) = try await server.client("alice")
+        // bob's SDK does not say deliveries by itself: the test says them.
+        var options = ClientOptions(token: server.token("bob"))
+        options.deliveryReceipts = false
+        let bob = GuildhallClient(port: server.port, options: options)
+        try await bob.connect()
+        defer { bob.close() }
+        let (carol, _) = try await server.client("carol")
+        let (_, c) = try await guild(server, owner: alice, members: [bob])
+        let one = try await alice.send("one", to: c.channelID, needReceipt: true)
+        let two = try await alice.send("two", to: c.channelID)
+        let dm = try await alice.sendDirect("hi bob", to: "bob")
+        let conversation = dm.channelID
+
+        FullDisk.fill(server.folder)
+        await expectError(.unavailable) { _ = try await alice.send("full", to: c.channelID) }
+        func unchanged(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            #expect(try await bob.unread([c.channelID]).map(\.unreadCount) == [2], "\(what): bob's unread", sourceLocation: sourceLocation)
+            let receipts = try await alice.receiptInfo([one.uid, two.uid])
+            #expect(receipts.map(\.requested) == [true, false] && receipts[0].readerCount == 0, "\(what): receipts", sourceLocation: sourceLocation)
+            #expect(try await bob.receivedStatus([one.uid]).map(\.isListened) == [false], "\(what): received status", sourceLocation: sourceLocation)
+            #expect(try await alice.sentStatus([dm.uid]) == [.sent], "\(what): the sent status", sourceLocation: sourceLocation)
+            #expect(try await bob.conversations().map { [$0.conversationID, $0.unreadCount] } == [[conversation, 1]],
+                    "\(what): bob's conversations", sourceLocation: sourceLocation)
+            #expect(try await carol.conversations().isEmpty, "\(what): carol's conversations", sourceLocation: sourceLocation)
+        }
+        try await unchanged("before")
+        await expectError(.unavailable) { _ = try await bob.markRead(c.channelID) }
+        try await unchanged("mark_read")
+        await expectError(.unavailable) { _ = try await bob.respondReceipts(channel: c.channelID, [one.uid]) }
+        try await unchanged("respond_receipts")
+        await expectError(.unavailable) { _ = try await alice.requestReceipt(two.uid) }
+        try await unchanged("request_receipt")
+        await expectError(.unavailable) { _ = try await bob.setReceivedStatus([one.uid], listened: true) }
+        try await unchanged("set_received_status")
+        await expectError(.unavailable) { _ = try await bob.call(.markDelivered(GHMarkDelivered.with { $0.messageUids = [dm.uid] })) }
+        try await unchanged("mark_delivered")
+        await expectError(.unavailable) { try await bob.ackMessageRead(dm.uid) }
+        try await unchanged("ack_message_read")
+        await expectError(.unavailable) { _ = try await bob.sendReadReceipt(conversation: conversation) }
+        try await unchanged("send_read_receipt")
+        await expectError(.unavailable) { _ = try await bob.ackConversationRead(conversation) }
+        try await unchanged("ack_conversation_read")
+        await expectError(.unavailable) { _ = try await bob.openConversation(with: "carol") }
+        try await unchanged("open_conversation")
+        await expectError(.unavailable) { _ = try await bob.sendDirect("hi carol", to: "carol") }
+        try await unchanged("send_direct_message to a new peer")
+
+        // Room again: each is made.
+        FullDisk.free()
+        try await waitUntil("the store writes again", timeout: 20) {
+            (try? await alice.send("back", to: c.channelID)) != nil
+        }
+        _ = try await bob.call(.markDelivered(GHMarkDelivered.with { $0.messageUids = [dm.uid] }))
+        #expect(try await alice.sentStatus([dm.uid]) == [.delivered])
+        try await bob.ackMessageRead(dm.uid)
+        #expect(try await alice.sentStatus([dm.uid]) == [.read])
+        #expect(try await bob.ackConversationRead(conversation).unreadCount == 0)
+        #expect(try await bob.respondReceipts(channel: c.channelID, [one.uid]).first?.responded == true)
+        #expect(try await alice.requestReceipt(two.uid).requested)
+        #expect(try await alice.receiptInfo([one.uid])[0].readerCount == 1)
+        #expect(try await bob.setReceivedStatus([one.uid], listened: true).map(\.isListened) == [true])
+        #expect(try await bob.markRead(c.channelID).unreadCount == 0)
+        let opened = try await bob.openConversation(with: "carol")
+        #expect(try await carol.conversations().map(\.conversationID) == [opened.conversationID])
+    }
 }

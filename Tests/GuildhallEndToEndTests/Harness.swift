@@ -145,6 +145,7 @@ final class Recorder: GuildhallListener {
         case syncCompleted
         case resumed(Int)
         case receivedStatus([GHReceivedStatus])
+        case receivedRanges([GHReceivedRange])
         case receiptRequest(channel: UInt64, uid: UInt64)
         case receiptResponse(channel: UInt64, uid: UInt64, readers: [String: UInt64])
         case groupRead(GHReceiptResponse)
@@ -178,6 +179,7 @@ final class Recorder: GuildhallListener {
     func onOfflineMessageSyncCompleted() { events.withLock { $0.append(.syncCompleted) } }
     func onResumed(replayed: Int) { events.withLock { $0.append(.resumed(replayed)) } }
     func onReceivedStatusChanged(_ statuses: [GHReceivedStatus]) { events.withLock { $0.append(.receivedStatus(statuses)) } }
+    func onReceivedRangesChanged(_ ranges: [GHReceivedRange]) { events.withLock { $0.append(.receivedRanges(ranges)) } }
     func onUnreadChanged(_ info: GHUnreadInfo) { events.withLock { $0.append(.unread(info)) } }
     func onMessageReceiptRequest(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64) {
         events.withLock { $0.append(.receiptRequest(channel: targetID, uid: messageUID)) }
@@ -244,6 +246,10 @@ final class Recorder: GuildhallListener {
 
     var resumes: [Int] {
         events.withLock { $0.compactMap { if case .resumed(let n) = $0 { n } else { nil } } }
+    }
+
+    var receivedRanges: [GHReceivedRange] {
+        events.withLock { $0.flatMap { e -> [GHReceivedRange] in if case .receivedRanges(let l) = e { l } else { [] } } }
     }
 
     var receivedStatuses: [GHReceivedStatus] {

@@ -77,6 +77,23 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
         #expect(snapshot.recentClientSends.first.map { [String($0.uid), $0.sender, $0.clientID] } == [String(first.uid), first.sender, first.clientID])
     }
 
+    /// Two marks decided together may commit in either order; the stored position keeps the higher.
+    @Test func aStoredReadPositionNeverGoesBack() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openStore(folder, reports)
+        store.writer.submit(WriteJob(ticket: 1, writes: [.readPosition("alice", 10, ReadPosition(readSeq: 9, ackTime: 90, activity: 95))]))
+        store.writer.submit(WriteJob(ticket: 2, writes: [.readPosition("alice", 10, ReadPosition(readSeq: 4, ackTime: 40, activity: 99))]))
+        store.writer.submit(WriteJob(ticket: 3, writes: [.readPosition("bob", 10, ReadPosition(readSeq: 2, ackTime: 20, activity: 20))]))
+        store.writer.submit(WriteJob(ticket: 4, writes: [.readPosition("bob", 10, ReadPosition(readSeq: 3, ackTime: 30, activity: 30))]))
+        #expect(reports.waitOutcomes(4).allSatisfy { $0.error == nil })
+        store.close()
+        let reopened = try openStore(folder, Reports())
+        defer { reopened.close() }
+        let positions = try reopened.loadSnapshot(clientIDFloorUID: 0).readPositions.sorted { $0.0 < $1.0 }
+        #expect(positions.map(\.2) == [ReadPosition(readSeq: 9, ackTime: 90, activity: 99), ReadPosition(readSeq: 3, ackTime: 30, activity: 30)])
+    }
+
     @Test func aBatchFollowingAFailedOneStillCommits() throws {
         let folder = temporaryFolder()
         let reports = Reports()

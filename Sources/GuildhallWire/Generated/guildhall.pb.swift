@@ -3930,6 +3930,37 @@ public nonisolated struct GHReceivedStatusList: Sendable {
   /// One per message asked (all flags false for a message never set).
   public var statuses: [GHReceivedStatus] = []
 
+  /// (Events only) flags that reading or delivery on another device of the
+  /// user set on many messages at once, coalesced: at most one range of each
+  /// kind per channel or conversation per event.
+  public var ranges: [GHReceivedRange] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Messages of one channel or direct conversation that now have these flags.
+public nonisolated struct GHReceivedRange: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The channel, or the direct conversation.
+  public var channelID: UInt64 = 0
+
+  /// The messages with a seq at or below this (in a conversation, the peer's); 0 with `sent_until`.
+  public var seq: UInt64 = 0
+
+  /// A conversation read by time: the peer's messages sent at or before this time.
+  public var sentUntil: UInt64 = 0
+
+  /// Read (and so retrieved).
+  public var isRead: Bool = false
+
+  /// Retrieved: a device of the user received them.
+  public var isRetrieved: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4690,7 +4721,8 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     set {_uniqueStorage()._body = .resumed(newValue)}
   }
 
-  /// Received status set on another of the user's devices.
+  /// Received status set on another of the user's devices, by request or
+  /// by reading and delivery (`ranges`, coalesced).
   public var receivedStatus: GHReceivedStatusList {
     get {
       if case .receivedStatus(let v)? = _storage._body {return v}
@@ -4754,7 +4786,8 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     case syncCompleted(GHSyncCompleted)
     /// A resume replayed the missed events; live events follow.
     case resumed(GHResumed)
-    /// Received status set on another of the user's devices.
+    /// Received status set on another of the user's devices, by request or
+    /// by reading and delivery (`ranges`, coalesced).
     case receivedStatus(GHReceivedStatusList)
     /// A member asked for read receipts on a message of a channel the user can read.
     case receiptRequest(GHReceiptRequest)
@@ -9871,7 +9904,7 @@ nonisolated extension GHReceivedStatus: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension GHReceivedStatusList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ReceivedStatusList"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}statuses\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}statuses\0\u{1}ranges\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9880,6 +9913,7 @@ nonisolated extension GHReceivedStatusList: SwiftProtobuf.Message, SwiftProtobuf
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.statuses) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.ranges) }()
       default: break
       }
     }
@@ -9889,11 +9923,65 @@ nonisolated extension GHReceivedStatusList: SwiftProtobuf.Message, SwiftProtobuf
     if !self.statuses.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.statuses, fieldNumber: 1)
     }
+    if !self.ranges.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.ranges, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHReceivedStatusList, rhs: GHReceivedStatusList) -> Bool {
     if lhs.statuses != rhs.statuses {return false}
+    if lhs.ranges != rhs.ranges {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHReceivedRange: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceivedRange"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}seq\0\u{3}sent_until\0\u{3}is_read\0\u{3}is_retrieved\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.sentUntil) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.isRead) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.isRetrieved) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 2)
+    }
+    if self.sentUntil != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sentUntil, fieldNumber: 3)
+    }
+    if self.isRead != false {
+      try visitor.visitSingularBoolField(value: self.isRead, fieldNumber: 4)
+    }
+    if self.isRetrieved != false {
+      try visitor.visitSingularBoolField(value: self.isRetrieved, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHReceivedRange, rhs: GHReceivedRange) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.seq != rhs.seq {return false}
+    if lhs.sentUntil != rhs.sentUntil {return false}
+    if lhs.isRead != rhs.isRead {return false}
+    if lhs.isRetrieved != rhs.isRetrieved {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
