@@ -163,13 +163,21 @@ extension UserHome {
     /// `rows`: what to store, when not the sides' rows.
     private func receiptEffects(_ receipts: [(GHDirectReceipt, to: UserID)], sides: [DecidedSide], rows: [StoreWrite]? = nil,
                                 from s: HomeSession, result: @escaping () -> GHResponse.OneOf_Result) -> Effects {
-        let items = receipts.map { d, sender in AddressedItem.event(EventCopy(.directReceipt(d)), to: sender) }
+        var items = receipts.map { d, sender in AddressedItem.event(EventCopy(.directReceipt(d)), to: sender) }
+        // A message read one by one: the reader's other devices get it as a status, in their sync too.
+        let singly = sides.flatMap { d in d.after.readSingly.keys.filter { d.before.readSingly[$0] == nil } }.sorted()
+        if !singly.isEmpty {
+            var list = GHReceivedStatusList()
+            list.statuses = singly.map { GHReceivedStatus(uid: $0, [.read, .retrieved]) }
+            let copy = EventCopy(.receivedStatus(list))
+            items.append(AddressedItem(user: s.user, stored: .event(copy), live: .pushExceptOrigin(copy, origin: s.key)))
+        }
         return Effects(writes: rows ?? sides.map { .directSide(conversation: $0.conversation, $0.after) }, addressed: items, reply: result,
                        apply: { _ in for d in sides { self.directs[d.conversation]?.takeReceipts(d.after, decidedOn: d.before) } },
                        then: { for d in sides { self.tellOtherDevices(d, of: s) } })
     }
 
-    /// The flags a side's receipts set, for the reader's other sessions.
+    /// The ranges a side's receipts set, for the reader's other sessions.
     private func tellOtherDevices(_ d: DecidedSide, of s: HomeSession) {
         if d.after.deliveredSeq > d.before.deliveredSeq {
             home.owe(received: .upTo(d.after.deliveredSeq, in: d.conversation, read: false), of: s.user, except: s.key)
@@ -177,12 +185,6 @@ extension UserHome {
         if d.after.readTime > d.before.readTime {
             home.owe(received: .upTo(sentUntil: d.after.readTime, in: d.conversation, read: true), of: s.user, except: s.key)
         }
-        let singly = d.after.readSingly.keys.filter { d.before.readSingly[$0] == nil }.sorted()
-        guard !singly.isEmpty else { return }
-        var list = GHReceivedStatusList()
-        list.statuses = singly.map { GHReceivedStatus(uid: $0, [.read, .retrieved]) }
-        let payload = GHEvent.OneOf_Body.receivedStatus(list).sharedPayload
-        for other in registry.sessions(of: s.user).values where other.key != s.key { other.push(event: payload) }
     }
 
     private func receipt(_ c: DirectConversation, reader: UserID, _ status: GHSentStatus) -> GHDirectReceipt {

@@ -165,6 +165,7 @@ final class Home {
             case .autoChannels(let user, let channels): subscriptions.autoChannels(user, channels, from: other)
             case .autoTouch(let user, let channel, let activity): subscriptions.autoTouch(user, channel, activity: activity)
             case .autoLevels(let user, let changes, let uncovered): subscriptions.applyAutoLevels(user, changes, uncovered: uncovered)
+            case .receivedRange(let user, let range, let except): owe(received: range, of: user, except: except)
             }
         }
     }

@@ -33,6 +33,8 @@ enum HomeMail: Sendable, Codable {
     case autoChannels(user: UserID, [AutoChannel])
     case autoTouch(user: UserID, channel: ChannelID, activity: UInt64)
     case autoLevels(user: UserID, [ChannelID: ChannelLevel?], uncovered: Int)
+    /// Flags reading or delivery set, for the user's other sessions (ReceivedRanges.swift).
+    case receivedRange(user: UserID, GHReceivedRange, except: UInt64)
 }
 
 /// An item addressed to a user homed at another loop.

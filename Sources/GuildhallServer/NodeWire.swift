@@ -93,6 +93,12 @@ extension GHEvent: Codable {
     public func encode(to encoder: any Swift.Encoder) throws { try ProtobufInJSON.encode(self, to: encoder) }
 }
 
+extension GHReceivedRange: Codable {
+    public init(from decoder: any Swift.Decoder) throws { self = try ProtobufInJSON.decode(GHReceivedRange.self, from: decoder) }
+
+    public func encode(to encoder: any Swift.Encoder) throws { try ProtobufInJSON.encode(self, to: encoder) }
+}
+
 extension GHChannelTypers: Codable {
     public init(from decoder: any Swift.Decoder) throws { self = try ProtobufInJSON.decode(GHChannelTypers.self, from: decoder) }
 

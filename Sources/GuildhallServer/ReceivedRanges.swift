@@ -1,8 +1,10 @@
 // Received status that reading and delivery set (docs/features.md) reaches
 // the user's other devices at once: a moved read position, a device's
 // `Ack.received`, a direct conversation delivered or read by time each
-// set flags on a range of messages, with no row per message. The range is
-// owed to the user's other sessions and sent at the end of the turn, one
+// set flags on a range of messages, with no row per message. The range goes
+// to the user's home (which serves every session of the user; the home
+// where it moved may serve only the one that moved it), is owed to the
+// user's other sessions there and sent at the end of the turn, one
 // `received_status` event per session carrying the latest range of each
 // kind per channel. A session behind on its writes gets it once it catches
 // up, as unread notices. Loop thread only.
@@ -18,7 +20,9 @@ struct ReceivedRangeKey: Hashable {
 
 extension Home {
     /// Owes `user`'s sessions, except the one that moved it, a range of messages that gained flags.
-    func owe(received range: GHReceivedRange, of user: UserID, except: UInt64?) {
+    func owe(received range: GHReceivedRange, of user: UserID, except: UInt64) {
+        let userHome = place(user: user)
+        guard userHome == index else { return links.post(.mail(index, [.receivedRange(user: user, range, except: except)]), to: userHome) }
         let key = ReceivedRangeKey(channel: range.channelID, read: range.isRead)
         for s in registry.sessions(of: user).values where s.key != except {
             if var owed = s.pendingReceived[key] {
