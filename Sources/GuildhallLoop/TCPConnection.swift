@@ -427,18 +427,22 @@ public final class TCPConnection {
 
     deinit { scratch?.deallocate() }
 
-    /// How long a closed connection waits for its peer's end (see `close`).
+    /// How long a closed connection waits for its peer's end after the
+    /// peer last sent something, and at most in all (see `close`).
     public static let lingerMillis: UInt64 = 2_000
+    public static let lingerMostMillis: UInt64 = 15_000
 
     /// Flushes what is queued, then closes. Callbacks stop at once.
     ///
     /// A lingering close (as web servers do): what the peer still sends is
-    /// read and thrown away until its end, or for at most `lingerMillis`,
-    /// while the last bytes go out and the write side shuts down. Closing a
-    /// socket that holds unread input makes the kernel send a reset, and a
-    /// reset makes the peer's kernel discard what it received and had not
-    /// yet handed to the application: a client still writing when the server
-    /// closed (at shutdown, say) lost its close reason that way.
+    /// read and thrown away until its end, while the last bytes go out and
+    /// the write side shuts down. Closing a socket that holds unread input
+    /// makes the kernel send a reset, and a reset makes the peer's kernel
+    /// discard what it received and had not yet handed to the application:
+    /// a client still writing when the server closed (after its bad frame,
+    /// or at shutdown) lost its close reason that way. So the wait ends
+    /// `lingerMillis` after the peer last sent something (it has stopped
+    /// writing and had that long to read), and at most after `lingerMostMillis`.
     public func close() {
         guard !isClosing else { return }
         flush()
@@ -450,11 +454,15 @@ public final class TCPConnection {
             let loop = Unmanaged<EventLoop>.fromOpaque(loopData).takeUnretainedValue()
             buf.pointee = uv_buf_init(loop.readBuffer.assumingMemoryBound(to: CChar.self), UInt32(EventLoop.readBufferSize))
         }, { s, n, _ in
-            guard n < 0, let s, let data = s.pointee.data else { return }  // bytes read are thrown away
-            Unmanaged<TCPConnection>.fromOpaque(data).takeUnretainedValue().lingerStep(peerEnded: true, error: n != Int(UV_EOF.rawValue))
+            guard let s, let data = s.pointee.data else { return }
+            let c = Unmanaged<TCPConnection>.fromOpaque(data).takeUnretainedValue()
+            // Bytes read are thrown away; the peer is still writing, so the wait goes on.
+            if n >= 0 { return c.lingerHeard() }
+            c.lingerStep(peerEnded: true, error: n != Int(UV_EOF.rawValue))
         }) != 0 {
             lingerState.peerEnded = true
         }
+        lingerSince = uv_now(handle.pointee.loop)
         lingerTimer = LingerTimer(loop: handle.pointee.loop, after: Self.lingerMillis) { [unowned self] in TCPConnection.finishClose(asStream(self.handle)) }
         let shutdownReq = UnsafeMutablePointer<uv_shutdown_t>.allocate(capacity: 1)
         shutdownReq.pointee.data = nil
@@ -473,6 +481,14 @@ public final class TCPConnection {
     /// Where a lingering close is: the write side shut down, the peer's end read.
     private var lingerState = (shutDown: false, peerEnded: false)
     private var lingerTimer: LingerTimer?
+    private var lingerSince: UInt64 = 0
+
+    /// The peer sent more while the close lingers: wait `lingerMillis` from now, within `lingerMostMillis` in all.
+    private func lingerHeard() {
+        let now = uv_now(handle.pointee.loop), end = lingerSince + Self.lingerMostMillis
+        guard now < end else { return }
+        lingerTimer?.restart(after: min(Self.lingerMillis, end - now))
+    }
 
     /// A lingering close ends when both sides are done, or at once on an error.
     private func lingerStep(shutDown: Bool = false, peerEnded: Bool = false, error: Bool) {
@@ -544,7 +560,7 @@ public final class TCPConnection {
     }
 }
 
-/// A one-shot libuv timer that bounds a lingering close; freed when closed.
+/// A one-shot libuv timer that bounds a lingering close (restarted while the peer sends); freed when closed.
 private final class LingerTimer {
     private let timer: UnsafeMutablePointer<uv_timer_t>
     private let fired: () -> Void
@@ -554,6 +570,12 @@ private final class LingerTimer {
         timer = .allocate(capacity: 1)
         uv_timer_init(loop, timer)
         timer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        restart(after: millis)
+    }
+
+    /// Fires `millis` from now instead.
+    func restart(after millis: UInt64) {
+        guard timer.pointee.data != nil else { return }
         uv_timer_start(timer, { t in
             guard let t, let data = t.pointee.data else { return }
             Unmanaged<LingerTimer>.fromOpaque(data).takeUnretainedValue().fired()

@@ -109,8 +109,10 @@ public struct ProtoReader {
     public var isAtEnd: Bool { at >= end }
 
     /// The next field's number and wire type; nil at the end or on a malformed or unsupported tag.
+    /// A field's key: a tag is a 32-bit varint, at most 5 bytes, as swift-protobuf reads it (longer is malformed).
     public mutating func field() -> (number: Int, type: WireType)? {
-        guard at < end, let key = varint(), let type = WireType(rawValue: UInt8(key & 7)), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF
+        let start = at
+        guard at < end, let key = varint(), at - start <= 5, let type = WireType(rawValue: UInt8(key & 7)), key >> 3 > 0, key >> 3 <= 0x1FFF_FFFF
         else { return nil }
         return (Int(key >> 3), type)
     }

@@ -3,6 +3,7 @@
 
 import Foundation
 import GuildhallClient
+import GuildhallLoop
 import GuildhallWire
 import Testing
 
@@ -35,6 +36,34 @@ import Testing
         raw.send([0, 0, 0x08, 0x01])  // announces 2049 bytes; no body follows
         let frames = raw.framesUntilClosed()
         #expect(frames.closeReasons == [.frameTooLarge])
+        try await stillServes(server)
+    }
+
+    /// A client that keeps writing after its bad frame, for longer than the
+    /// close would wait for an idle peer, and reads only then, still gets the
+    /// close event with its reason: the server reads and discards what it
+    /// sends until it stops, so no reset throws the event away (before
+    /// login, and after it).
+    @Test func aClientStillWritingAfterItsBadFrameGetsItsCloseReason() async throws {
+        let server = try TestServer { try $0.set("max-frame-bytes", "2048") }
+        defer { server.stop() }
+        for loggedIn in [false, true] {
+            let raw = try RawConnection(port: server.port)
+            if loggedIn {
+                raw.login(server.token("mallory"))
+                #expect(raw.nextFrame()?.response.login.userID == "mallory")
+            }
+            // Announces 2049 bytes: over the limit after login; before it, within the
+            // login frame's own limit, so the junk completes it as a malformed frame.
+            raw.send([0, 0, 0x08, 0x01])
+            // Keeps writing junk, without reading, for longer than TCPConnection.lingerMillis.
+            let junk = [UInt8](repeating: 0x41, count: 4096)
+            let until = Date().addingTimeInterval(Double(TCPConnection.lingerMillis) / 1000 + 1)
+            while Date() < until { raw.send(junk) }
+            let frames = raw.framesUntilClosed()
+            #expect(frames.closeReasons == [loggedIn ? .frameTooLarge : .protocolError], "logged in: \(loggedIn)")
+            #expect(raw.peerClosed)
+        }
         try await stillServes(server)
     }
 
