@@ -59,7 +59,7 @@ public enum ChannelLevel: Int, Sendable, Codable, Comparable, CaseIterable {
 }
 
 /// A server, or a channel of a server.
-public struct SubscriptionTarget: Hashable, Sendable {
+public struct SubscriptionTarget: Hashable, Sendable, Codable {
     public let server: ServerID
     public let channel: ChannelID
 
@@ -159,8 +159,19 @@ public struct SubscriptionBook: Sendable {
     /// Channel-message subscriptions taken (true) or dropped (false) since the
     /// last `takeMessageChanges()`, in order: the interest gateways keep of their sessions.
     private var messageChanges: [MessageInterestChange] = []
+    /// Whether users' tallies going 0 -> 1 -> 0 are recorded for their homes
+    /// (SubscriptionAllowance; with one home, its own tallies are the whole count).
+    public var recordsTallies = false
+    private var tallyChanges: [TallyChange] = []
 
     public init() {}
+
+    /// The tally changes since the last call, in order.
+    public mutating func takeTallyChanges() -> [TallyChange] {
+        guard !tallyChanges.isEmpty else { return [] }
+        defer { tallyChanges.removeAll(keepingCapacity: true) }
+        return tallyChanges
+    }
 
     /// The channel-message subscriptions taken and dropped since the last call, in order.
     public mutating func takeMessageChanges() -> [MessageInterestChange] {
@@ -252,7 +263,9 @@ public struct SubscriptionBook: Sendable {
         case .guestChannel: sessions[session]!.guestChannels[target.channel] = target.server
         case .guestServer: sessions[session]!.guestServers.insert(target.server)
         }
-        tallies[user, default: [:]][kind, default: [:]][Self.tallyKey(kind, target), default: 0] += 1
+        let tk = Self.tallyKey(kind, target)
+        tallies[user, default: [:]][kind, default: [:]][tk, default: 0] += 1
+        if recordsTallies, tallies[user]![kind]![tk] == 1 { tallyChanges.append(TallyChange(user: user, kind: kind, target: tk, holds: true)) }
         index[kind, default: [:]][Self.indexKey(kind, target), default: []].insert(session)
         if kind == .channelMessages { messageChanges.append(MessageInterestChange(session: session, user: user, target: target, holds: true)) }
     }
@@ -269,7 +282,12 @@ public struct SubscriptionBook: Sendable {
         }
         let tk = Self.tallyKey(kind, target)
         if let n = tallies[user]?[kind]?[tk] {
-            if n <= 1 { tallies[user]![kind]!.removeValue(forKey: tk) } else { tallies[user]![kind]![tk] = n - 1 }
+            if n <= 1 {
+                tallies[user]![kind]!.removeValue(forKey: tk)
+                if recordsTallies { tallyChanges.append(TallyChange(user: user, kind: kind, target: tk, holds: false)) }
+            } else {
+                tallies[user]![kind]![tk] = n - 1
+            }
             if tallies[user]![kind]!.isEmpty { tallies[user]!.removeValue(forKey: kind) }
             if tallies[user]!.isEmpty { tallies.removeValue(forKey: user) }
         }

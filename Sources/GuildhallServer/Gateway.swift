@@ -26,6 +26,14 @@ protocol GatewayHome: AnyObject {
     /// A logged-in session's request that passed the request table's checks;
     /// with `part`, every home answers what it holds and the gateway merges the parts.
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64, part: Bool)
+    /// A guild home's part of which of a subscribe's targets could be taken
+    /// (exist, may be seen), without taking them (SubscriptionGrants.swift).
+    func checkSubscriptions(_ r: GHSubscribe, gather gid: UInt64, session key: UInt64)
+    /// The user's home: which of a subscribe's targets fit the user's limits
+    /// (SubscriptionGrants.swift), answered as the part `gid` of a gathered request.
+    func grantSubscriptions(_ r: GHSubscribe, gather gid: UInt64, session key: UInt64)
+    /// The user's home: targets granted whose subscribe failed no longer take a place.
+    func releaseSubscriptions(user: UserID, kind: SubscriptionKind, _ targets: [SubscriptionTarget])
     /// A send read straight from the frame (the hot path).
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64)
     /// The client acknowledged events: its acknowledged inbox position, and whether that finished the offline package in flight.

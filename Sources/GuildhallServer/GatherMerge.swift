@@ -38,6 +38,14 @@ enum GatherMerge {
     case firstFound
     /// Not an answer: which of a SetReceivedStatus's messages the caller may read, before it goes to the user's home.
     case readableFirst(GHSetReceivedStatus)
+    /// Not answers (SubscriptionGrants.swift): which of a Subscribe's targets
+    /// could be taken, from their guild homes; then which of those fit the
+    /// user's limits, from the user's home (`refused`: the answers of the
+    /// others so far, nil where still asked).
+    case checksFirst(GHSubscribe)
+    case grantsFirst(GHSubscribe, refused: [GHTargetResult?])
+    /// The granted targets' parts; the refused ones keep their places in the request's order.
+    case granted(GHSubscribe, refused: [GHTargetResult?])
 
     init(_ body: GHRequest.OneOf_Body) {
         switch body {
@@ -91,7 +99,7 @@ enum GatherMerge {
             var list = GHUnreadList()
             list.unreads = order.compactMap { byChannel[$0] }
             return .unreads(list)
-        case .subscribe:
+        case .subscribe, .checksFirst:
             var merged: [GHTargetResult] = []
             for case .subscribe(let r) in parts {
                 if merged.isEmpty { merged = r.results; continue }
@@ -136,6 +144,14 @@ enum GatherMerge {
             return Self.firstFound(parts)
         case .readableFirst(let r):
             return Self.messages(order: r.messageUids).merged(parts)
+        case .grantsFirst:
+            return parts[0]
+        case .granted(_, let refused):
+            guard case .subscribe(let subset) = Self.subscribe.merged(parts) else { return Self.subscribe.merged(parts) }
+            var results = subset.results.makeIterator()
+            var all = GHSubscribeResult()
+            all.results = refused.map { $0 ?? results.next() ?? GHTargetResult() }
+            return .subscribe(all)
         }
     }
 

@@ -88,6 +88,8 @@ final class Home {
         subscriptions = Subscriptions(home: self)
         directoryRequests = DirectoryRequests(home: self)
         reading = Reading(home: self)
+        // With one home its own tallies are each user's whole count; otherwise users' homes keep it.
+        book.recordsTallies = settings.loops > 1 || !settings.cluster.isEmpty
         adopt(snapshot)
         if !settings.cluster.isEmpty {
             runner.logShards = { [unowned self] in self.logShards($0) }
@@ -148,6 +150,7 @@ final class Home {
     /// The loop's turn ends (before its gateway flushes): the gateways'
     /// interest changes, the turn's commits, coalesced receipt answers.
     func turnEnding() {
+        subscriptions.reportTallies()
         interest.sync()
         runner.submitTurnJobs(inline: true)
         groupReceipts.sendOwedResponses()
@@ -166,6 +169,7 @@ final class Home {
             case .autoTouch(let user, let channel, let activity): subscriptions.autoTouch(user, channel, activity: activity)
             case .autoLevels(let user, let changes, let uncovered): subscriptions.applyAutoLevels(user, changes, uncovered: uncovered)
             case .receivedRange(let user, let range, let except): owe(received: range, of: user, except: except)
+            case .subscriptionTallies(let changes): subscriptions.take(changes)
             }
         }
     }

@@ -33,6 +33,8 @@ enum HomeMail: Sendable, Codable {
     case autoChannels(user: UserID, [AutoChannel])
     case autoTouch(user: UserID, channel: ChannelID, activity: UInt64)
     case autoLevels(user: UserID, [ChannelID: ChannelLevel?], uncovered: Int)
+    /// Users' tallies of targets that went 0 -> 1 -> 0 here, for their homes' limits (SubscriptionGrants.swift).
+    case subscriptionTallies([TallyChange])
     /// Flags reading or delivery set, for the user's other sessions (ReceivedRanges.swift).
     case receivedRange(user: UserID, GHReceivedRange, except: UInt64)
 }

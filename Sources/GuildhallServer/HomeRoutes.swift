@@ -45,7 +45,7 @@ final class HomeRoutes {
     func connect(_ homes: [any GatewayHome]) { self.homes = homes }
 
     /// The home at `place`: a loop of this node, or of another through the bus.
-    private func home(_ place: Int) -> any GatewayHome {
+    func home(_ place: Int) -> any GatewayHome {
         guard Place.isRemote(place) else { return homes[place] }
         if let h = remote[place] { return h }
         let h = RemoteHome(index: index, home: place, bus: bus!)
@@ -54,14 +54,14 @@ final class HomeRoutes {
     }
 
     /// Every home's place: this node's loops, and every loop of every other live node.
-    private var everyPlace: [Int] { Array(homes.indices) + cluster.remotePlaces }
+    var everyPlace: [Int] { Array(homes.indices) + cluster.remotePlaces }
 
     /// Whether only this loop's home exists (one loop, no cluster): nothing to route.
-    private var alone: Bool { homes.count == 1 && !cluster.clustered }
+    var alone: Bool { homes.count == 1 && !cluster.clustered }
 
     /// The place of a user's home (nil in a cluster while no node serves the
     /// user's shard: none owns it, or this node is still taking it over).
-    private func place(user: UserID) -> Int? {
+    func place(user: UserID) -> Int? {
         guard cluster.clustered else { return map.home(user: user) }
         guard let p = cluster.place(user: user), Place.isRemote(p) || served.serves(user: user) else { return nil }
         return p
@@ -146,6 +146,10 @@ final class HomeRoutes {
             gather(.getMessages(get), id: id, from: s, merge: .readableFirst(r))
             return
         }
+        if let r = grantFirst(body) {
+            gateway.forwarded(s, bytes: bytes)
+            return checkFirst(r, id: id, from: s)
+        }
         guard !alone else {
             homes[0].route(body, id: id, session: s.key, part: false)
             return
@@ -162,12 +166,18 @@ final class HomeRoutes {
         }
     }
 
-    private func gather(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session, merge: GatherMerge) {
-        nextGatherID += 1
-        let gid = nextGatherID
-        let places = everyPlace
-        gathers[gid] = Gather(session: s.key, id: id, merge: merge, expected: places.count, started: gateway.loop.nowMillis)
+    /// Asks `places` (every home by default) for their parts of the answer.
+    func gather(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session, merge: GatherMerge, places: [Int]? = nil) {
+        let places = places ?? everyPlace
+        let gid = newGather(merge, expecting: places.count, id: id, from: s)
         for p in places { home(p).route(body, id: gid, session: s.key, part: true) }
+    }
+
+    /// A gather waiting for `expecting` parts; returns its id.
+    func newGather(_ merge: GatherMerge, expecting: Int, id: UInt64, from s: Session) -> UInt64 {
+        nextGatherID += 1
+        gathers[nextGatherID] = Gather(session: s.key, id: id, merge: merge, expected: expecting, started: gateway.loop.nowMillis)
+        return nextGatherID
     }
 
     /// A home's part of a gathered answer; the last one completes it.
@@ -178,14 +188,20 @@ final class HomeRoutes {
         gathers.removeValue(forKey: gid)
         guard s.isOpen, s.key == g.session else { return }
         gateway.answered(s)
-        if case .readableFirst(let r) = g.merge {
-            return setReceivedStatus(r, id: g.id, from: s, readable: g.merge.merged(g.parts))
+        switch g.merge {
+        case .readableFirst(let r): setReceivedStatus(r, id: g.id, from: s, readable: g.merge.merged(g.parts))
+        case .checksFirst(let r): subscribeChecked(r, id: g.id, from: s, checks: g.merge.merged(g.parts))
+        case .grantsFirst(let r, let refused): subscribeGranted(r, refused: refused, id: g.id, from: s, grants: g.merge.merged(g.parts))
+        case .granted(let r, let refused):
+            let result = g.merge.merged(g.parts)
+            answerGathered(s, g.id, result)
+            releaseFailed(r, refused: refused, answer: result, for: s)
+        default: answerGathered(s, g.id, g.merge.merged(g.parts))
         }
-        answerGathered(s, g.id, g.merge.merged(g.parts))
     }
 
     /// The one answer of a gathered request; an error counts once however many homes answered it.
-    private func answerGathered(_ s: Session, _ id: UInt64, _ result: GHResponse.OneOf_Result) {
+    func answerGathered(_ s: Session, _ id: UInt64, _ result: GHResponse.OneOf_Result) {
         if case .error(let e) = result, let code = FailureCode(rawValue: e.code.rawValue) { gateway.limits.node.metrics.answered(code) }
         s.respond(id, result)
     }
@@ -238,7 +254,7 @@ final class HomeRoutes {
     }
 
     /// The place of the home that answers a request, or every home, or none (in a cluster, while a shard has no owner).
-    private func destination(_ body: GHRequest.OneOf_Body, for s: Session) -> Destination {
+    func destination(_ body: GHRequest.OneOf_Body, for s: Session) -> Destination {
         func one(_ place: Int?) -> Destination { place.map { .one($0) } ?? .unserved }
         switch RequestTarget(body) {
         case .user: return one(place(user: s.user))
@@ -270,7 +286,7 @@ final class HomeRoutes {
     }
 
     /// Another node holds what the request names (or none does, for a moment while it moves).
-    private func refuseUnserved(_ id: UInt64, from s: Session) {
+    func refuseUnserved(_ id: UInt64, from s: Session) {
         s.respond(id, .error(GHError(Failure(.unavailable, "no node serves that now; retry"))))
     }
 

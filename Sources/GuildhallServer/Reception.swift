@@ -52,24 +52,50 @@ final class Reception: HomePart, GatewayHome {
     // MARK: Requests
 
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64, part: Bool) {
-        if part, registry.all[key] == nil, let listed = roster[key], let s = session(listed) {
+        if part {
+            answerPart(id, session: key, holding: RequestTarget(body)) { s in self.home.route(body, id: id, from: s) }
+            return
+        }
+        guard let s = serving(key) else { return unknown(key) }
+        // In a cluster a gateway may send a request here a moment before this
+        // node serves (or after it stopped serving) what it names: 503, never "not found".
+        if !home.servesHere(RequestTarget(body), for: s.user) { return s.fail(id, Home.notServedHere) }
+        home.route(body, id: id, from: s)
+    }
+
+    /// This home's part `id` of a gathered answer, by `answer` on the session's home side.
+    private func answerPart(_ id: UInt64, session key: UInt64, holding target: RequestTarget, _ answer: (HomeSession) -> Void) {
+        if registry.all[key] == nil, let listed = roster[key], let s = session(listed) {
             // A part for a user this home does not serve: answered for the
             // moment (it holds nothing of theirs), without serving them from now on.
             s.partAnswers[id] = false
-            home.route(body, id: id, from: s)
+            answer(s)
             roster[key]?.autoSubscribe = s.autoSubscribe
             return
         }
         guard let s = serving(key) else {
             // A part must come back even from a home that never knew the session, or the merge would wait.
-            if part { home.port(for: key)?.answerPart(id, GatherPart(result: .error(GHError(Failure.notFound("not found"))), fromHolder: false)) } else { unknown(key) }
+            home.port(for: key)?.answerPart(id, GatherPart(result: .error(GHError(Failure.notFound("not found"))), fromHolder: false))
             return
         }
-        if part { s.partAnswers[id] = home.holds(RequestTarget(body)) }
-        // In a cluster a gateway may send a request here a moment before this
-        // node serves (or after it stopped serving) what it names: 503, never "not found".
-        if !part, !home.servesHere(RequestTarget(body), for: s.user) { return s.fail(id, Home.notServedHere) }
-        home.route(body, id: id, from: s)
+        s.partAnswers[id] = home.holds(target)
+        answer(s)
+    }
+
+    func checkSubscriptions(_ r: GHSubscribe, gather gid: UInt64, session key: UInt64) {
+        answerPart(gid, session: key, holding: .everyHome) { s in self.home.subscriptions.subscribe(r, id: gid, from: s, checkOnly: true) }
+    }
+
+    func grantSubscriptions(_ r: GHSubscribe, gather gid: UInt64, session key: UInt64) {
+        guard let s = serving(key) else {
+            home.port(for: key)?.answerPart(gid, GatherPart(result: .error(GHError(Failure.notFound("not found"))), fromHolder: false))
+            return
+        }
+        home.subscriptions.grant(r, gather: gid, for: s)
+    }
+
+    func releaseSubscriptions(user: UserID, kind: SubscriptionKind, _ targets: [SubscriptionTarget]) {
+        home.subscriptions.allowance.release(user, kind, targets)
     }
 
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) {
@@ -329,6 +355,11 @@ final class Reception: HomePart, GatewayHome {
             case .opened(let o): sessionOpened(o)
             case .route(let body, let id, let key, let part): route(body, id: id, session: key, part: part)
             case .send(let r, let id, let key): sendMessage(r, id: id, session: key)
+            case .grant(.subscribe(let r), let gid, let key): grantSubscriptions(r, gather: gid, session: key)
+            case .check(.subscribe(let r), let gid, let key): checkSubscriptions(r, gather: gid, session: key)
+            case .grant, .check: break
+            case .release(let user, let kind, let targets):
+                if let kind = SubscriptionKind(rawValue: kind) { releaseSubscriptions(user: user, kind: kind, targets) }
             case .acknowledged(let key, let ord, let packageAcked): acknowledged(session: key, ackedOrd: ord, packageAcked: packageAcked)
             case .ended(let key, let ackedOrd): sessionEnded(key, ackedOrd: ackedOrd)
             case .received(let key, let upTo): received(session: key, upTo)

@@ -35,6 +35,15 @@ final class RemoteHome: GatewayHome {
         commands.append(.route(body, id: id, key: key, part: part))
     }
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) { commands.append(.send(r, id: id, key: key)) }
+    func checkSubscriptions(_ r: GHSubscribe, gather gid: UInt64, session key: UInt64) {
+        commands.append(.check(.subscribe(r), gather: gid, key: key))
+    }
+    func grantSubscriptions(_ r: GHSubscribe, gather gid: UInt64, session key: UInt64) {
+        commands.append(.grant(.subscribe(r), gather: gid, key: key))
+    }
+    func releaseSubscriptions(user: UserID, kind: SubscriptionKind, _ targets: [SubscriptionTarget]) {
+        commands.append(.release(user, kind: kind.rawValue, targets))
+    }
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {
         commands.append(.acknowledged(key: key, ackedOrd: ackedOrd, packageAcked: packageAcked))
     }

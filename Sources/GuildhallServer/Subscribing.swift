@@ -16,6 +16,8 @@ final class Subscriptions: HomePart {
     var autoStarting: [SessionKey: [GHSubscriptionEntry]] = [:]
     /// At a guild's home: per auto user, the channels auto mode cannot cover, as the user's home last said.
     var autoUncovered: [UserID: Int] = [:]
+    /// At a user's home: the user's subscriptions on every home, for the limits (SubscriptionGrants.swift).
+    var allowance = SubscriptionAllowance()
 
     init(home: Home) { self.home = home }
 }
@@ -28,7 +30,9 @@ extension Subscriptions {
 
     // MARK: Requests
 
-    func subscribe(_ r: GHSubscribe, id: UInt64, from s: HomeSession) {
+    /// `checkOnly`: says which targets could be taken (they exist and may be
+    /// seen) without taking any (SubscriptionGrants.swift).
+    func subscribe(_ r: GHSubscribe, id: UInt64, from s: HomeSession, checkOnly: Bool = false) {
         guard let kind = SubscriptionKind(rawValue: r.type.rawValue) else {
             s.fail(id, .badRequest("subscription type \(r.type.rawValue) is not one of 1-7"))
             return
@@ -52,9 +56,11 @@ extension Subscriptions {
             } else if let (status, message) = subscriptionProblem(kind, target, for: s) {
                 entry.status = status
                 entry.message = message
+            } else if checkOnly {
+                // Could be taken.
             } else if case .limitReached(let limit) = home.book.subscribe(s.key, kind, target, limit: settings.subscriptionLimits.limit(kind)) {
                 entry.status = .targetLimitReached
-                entry.message = "limit reached: at most \(limit) \(GHSubscriptionType(rawValue: kind.rawValue) ?? .unspecified) subscriptions per user"
+                entry.message = Self.limitMessage(kind, limit)
             } else {
                 subscribed(kind, target, session: s, now: now)
             }

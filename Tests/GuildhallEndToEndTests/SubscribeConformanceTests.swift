@@ -62,6 +62,37 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         #expect(try await laptop.sub(.channelMsg, g.serverID, [channels[3]]) == [.targetOk])
     }
 
+    /// With several loops (or nodes) a user's channels sit on several homes;
+    /// the limit still counts them all (the user's home keeps the count).
+    @Test func theLimitCountsChannelsOnEveryHome() async throws {
+        let server = try largeServer { try $0.set("limit-channel-msg", "4") }
+        defer { server.stop() }
+        let (bob, _) = try await server.client("bob")
+        let (carol, _) = try await server.client("carol")
+        var targets: [ChannelTarget] = []
+        for i in 0..<10 {
+            // A guild is made on the home of the loop its creator's connection is on: ten connections spread them.
+            let (creator, _) = try await server.client("alice", device: "d\(i)")
+            let g = try await creator.createServer(name: "G\(i)")
+            let c = try await creator.createChannel(in: g.serverID, name: "c")
+            creator.close()
+            for user in [bob, carol] { _ = try await user.joinServer(g.serverID) }
+            targets.append(ChannelTarget(serverID: g.serverID, channelID: c.channelID))
+        }
+        // One request per server, each on the server's own home.
+        var one: [GHTargetStatus] = []
+        for t in targets { one += try await bob.sub(.channelMsg, t.serverID, [t.channelID]) }
+        #expect(one == Array(repeating: .targetOk, count: 4) + Array(repeating: .targetLimitReached, count: 6))
+        // One request across all of them: the first four in order fit.
+        let all = try await carol.subscribeChannel(SubscribeChannelParam(subscribeType: .channelMsg, targets: targets)).map(\.status)
+        #expect(all == Array(repeating: .targetOk, count: 4) + Array(repeating: .targetLimitReached, count: 6))
+        // Holding one again counts once; giving one up frees its place for another home's channel.
+        #expect(try await carol.sub(.channelMsg, targets[0].serverID, [targets[0].channelID]) == [.targetOk])
+        #expect(try await carol.sub(.channelMsg, targets[1].serverID, [targets[1].channelID], .unsubscribe) == [.targetOk])
+        #expect(try await carol.sub(.channelMsg, targets[9].serverID, [targets[9].channelID]) == [.targetOk])
+        #expect(try await carol.sub(.channelMsg, targets[8].serverID, [targets[8].channelID]) == [.targetLimitReached])
+    }
+
     @Test func theLastOfTheThreeChannelLevelsWins() async throws {
         let server = try largeServer()
         defer { server.stop() }
