@@ -252,6 +252,12 @@ final class Gateway {
         for s in Array(sessions.values) {
             if s.detached != nil { continue }
             switch s.liveness.verdict(at: now) {
+            case .loginTimeout? where s.admissionAsked != nil:
+                // The user's home did not answer the login in time (in a cluster,
+                // its node died or gave the user's shard up meanwhile): UNAVAILABLE, not a silent close.
+                s.fail(s.admissionAsked!, Failure(.unavailable, "the node that serves your account did not answer the login in time; retry"))
+                close(s, .draining, "no node answered the login; reconnect")
+                continue
             case .loginTimeout?: close(s, .loginTimeout, "no login within \(settings.loginDeadlineMs) ms"); continue
             case .idleTimeout?: drop(s, .heartbeatTimeout, "no complete frame received for \(settings.idleTimeoutMs) ms"); continue
             case .frameTimeout?: close(s, .frameTimeout, "a frame was not completed within \(settings.frameDeadlineMs) ms"); continue

@@ -100,7 +100,10 @@ final class Home {
         runner.post = { [links, index] home, mail in links.post(.mail(index, [mail]), to: home) }
         positionTimer = LoopTimer(loop: loop)
         let flushEvery = UInt64(settings.positionFlushMs)
-        positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in self.reading.flushPositions() }
+        positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in
+            self.reading.flushPositions()
+            self.reception.expireEndings(now: self.loop.nowMillis)
+        }
     }
 
     func now() -> UInt64 { clock() }
@@ -168,7 +171,7 @@ final class Home {
             case .autoChannels(let user, let channels): subscriptions.autoChannels(user, channels, from: other)
             case .autoTouch(let user, let channel, let activity): subscriptions.autoTouch(user, channel, activity: activity)
             case .autoLevels(let user, let changes, let uncovered): subscriptions.applyAutoLevels(user, changes, uncovered: uncovered)
-            case .receivedRange(let user, let range, let except): owe(received: range, of: user, except: except)
+            case .receivedRange(let user, let range, let except): oweHere(received: range, of: user, except: except)
             case .subscriptionTallies(let changes): subscriptions.take(changes)
             }
         }

@@ -23,6 +23,13 @@ extension Home {
     func owe(received range: GHReceivedRange, of user: UserID, except: UInt64) {
         let userHome = place(user: user)
         guard userHome == index else { return links.post(.mail(index, [.receivedRange(user: user, range, except: except)]), to: userHome) }
+        oweHere(received: range, of: user, except: except)
+    }
+
+    /// Owes the user's sessions this home serves; mail from another home
+    /// comes here without being sent on (in a cluster whose nodes see a
+    /// user's home differently for a moment, it would go back and forth).
+    func oweHere(received range: GHReceivedRange, of user: UserID, except: UInt64) {
         let key = ReceivedRangeKey(channel: range.channelID, read: range.isRead)
         for s in registry.sessions(of: user).values where s.key != except {
             if var owed = s.pendingReceived[key] {

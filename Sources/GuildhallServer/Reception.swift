@@ -11,10 +11,13 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-/// A session the home ended, until its gateway confirms.
+/// A session the home ended, until its gateway confirms (or is taken for
+/// gone: `Reception.endingConfirmMs`).
 struct EndingSession {
     let user: UserID
     let device: DeviceID
+    /// Loop time the home ended it.
+    let since: UInt64
 }
 
 /// A login the gateway verified, for the home to admit.
@@ -162,6 +165,14 @@ final class Reception: HomePart, GatewayHome {
     func admit(_ a: Admission) {
         guard let port = home.port(for: a.key) else { return }
         let token = a.token
+        guard home.servesHere(.user, for: token.user) else {
+            // In a cluster the user's shard left this node after the gateway sent the login here.
+            var frame = GHFrame()
+            frame.response.id = a.id
+            frame.response.result = .error(GHError(Home.notServedHere))
+            port.respond(encoded: FrameEncoding.payload(frame))
+            return port.end(.draining, "the node that served your account gave it up; reconnect")
+        }
         let existing = registry.sessions(of: token.user)
         if let replaced = existing.values.first(where: { $0.device == token.device }) {
             end(replaced, .replaced, "replaced by a new login on device \(token.device)")
@@ -227,8 +238,21 @@ final class Reception: HomePart, GatewayHome {
     /// at once, and its gateway closes it and confirms (`sessionEnded`).
     func end(_ s: HomeSession, _ reason: GHCloseReason?, _ message: String) {
         forget(s)
-        ending[s.key] = EndingSession(user: s.user, device: s.device)
+        ending[s.key] = EndingSession(user: s.user, device: s.device, since: home.loop.nowMillis)
         s.port.end(reason, message)
+    }
+
+    /// How long an ended session's gateway has to confirm. One that does not
+    /// (its node died with it) is taken as ended with nothing more
+    /// acknowledged: a login of the same device waiting for it would otherwise never sync.
+    static let endingConfirmMs: UInt64 = 3_000
+
+    /// Endings unconfirmed for `endingConfirmMs` are taken as confirmed.
+    func expireEndings(now: UInt64) {
+        for (key, e) in ending where now >= e.since + Self.endingConfirmMs {
+            log.warn("an ended session's gateway did not confirm; taken as gone", ["user": e.user, "device": e.device])
+            sessionEnded(key, ackedOrd: 0)
+        }
     }
 
     /// A session ended (GatewayHome). One the home ended already is

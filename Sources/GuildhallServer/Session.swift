@@ -75,6 +75,8 @@ final class Session {
     var reportedBehind = false
     /// Whether its login asked for auto-subscribe mode (the homes that are not its user's hear it when it opens).
     var autoSubscribeAtLogin = false
+    /// The login the user's home was asked to admit (its request id), until it answers.
+    var admissionAsked: UInt64?
     /// Requests forwarded to a home on another loop and not yet answered, and their bytes.
     var requestsInFlight = 0
     var requestBytesInFlight = 0

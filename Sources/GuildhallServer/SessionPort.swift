@@ -41,6 +41,7 @@ protocol SessionPort: AnyObject {
 extension Session: SessionPort {
     func admitted(user: UserID, device: DeviceID, sessionID: String) {
         gateway.limits.node.metrics.logins.increment()
+        admissionAsked = nil
         guard isAwaitingLogin else { return }
         loggedIn(user, device: device, sessionID: sessionID)
         // The other homes hear of it before any request it sends next.
