@@ -23,7 +23,7 @@ final class ConnectionSession {
     }
 
     func run() -> ClientError {
-        let (auto, sessionID, lastSeq) = client.state.withLock { ($0.autoSubscribe, $0.sessionID, $0.lastEventSeq) }
+        let (auto, sessionID, lastSeq, seen) = client.state.withLock { ($0.autoSubscribe, $0.sessionID, $0.lastEventSeq, $0.lastSeen) }
         var frame = GHFrame()
         frame.request.id = loginID
         if client.options.resume && !sessionID.isEmpty {
@@ -33,6 +33,13 @@ final class ConnectionSession {
             resume.lastEventSeq = lastSeq
             resume.autoSubscribe = auto
             resume.clientVersion = client.options.clientVersion
+            // Up to where each channel was got: a fallback login names what is newer, even after a restart.
+            resume.channels = seen.sorted { $0.key < $1.key }.prefix(1000).map { channel, seq in
+                var r = GHReceivedUpTo()
+                r.channelID = channel
+                r.seq = seq
+                return r
+            }
             frame.request.resume = resume
         } else {
             var login = GHLogin()

@@ -34,6 +34,9 @@ protocol GatewayHome: AnyObject {
     func grantSubscriptions(_ r: GHSubscribe, gather gid: UInt64, session key: UInt64)
     /// The user's home: targets granted whose subscribe failed no longer take a place.
     func releaseSubscriptions(user: UserID, kind: SubscriptionKind, _ targets: [SubscriptionTarget])
+    /// The newest seq of each of these channels this home holds and `user`
+    /// may read, answered as the part `gid` (MissedChannels.swift).
+    func channelTails(_ channels: [ChannelID], of user: UserID, gather gid: UInt64, session key: UInt64)
     /// A send read straight from the frame (the hot path).
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64)
     /// The client acknowledged events: its acknowledged inbox position, and whether that finished the offline package in flight.

@@ -44,6 +44,8 @@ enum GatherMerge {
     /// others so far, nil where still asked).
     case checksFirst(GHSubscribe)
     case grantsFirst(GHSubscribe, refused: [GHTargetResult?])
+    /// Not an answer: the newest seqs of a falling-back resume's channels (MissedChannels.swift).
+    case tailsFirst(ResumeFallback)
     /// The granted targets' parts; the refused ones keep their places in the request's order.
     case granted(GHSubscribe, refused: [GHTargetResult?])
 
@@ -146,6 +148,8 @@ enum GatherMerge {
             return Self.messages(order: r.messageUids).merged(parts)
         case .grantsFirst:
             return parts[0]
+        case .tailsFirst(let f):
+            return Self.unreads(order: f.asked.map(\.0)).merged(parts)
         case .granted(_, let refused):
             guard case .subscribe(let subset) = Self.subscribe.merged(parts) else { return Self.subscribe.merged(parts) }
             var results = subset.results.makeIterator()

@@ -190,6 +190,7 @@ final class HomeRoutes {
         gateway.answered(s)
         switch g.merge {
         case .readableFirst(let r): setReceivedStatus(r, id: g.id, from: s, readable: g.merge.merged(g.parts))
+        case .tailsFirst(let f): resumeFallback(f, on: s, tails: g.merge.merged(g.parts))
         case .checksFirst(let r): subscribeChecked(r, id: g.id, from: s, checks: g.merge.merged(g.parts))
         case .grantsFirst(let r, let refused): subscribeGranted(r, refused: refused, id: g.id, from: s, grants: g.merge.merged(g.parts))
         case .granted(let r, let refused):
@@ -297,6 +298,12 @@ final class HomeRoutes {
         if cluster.clustered { return place(guild: id) }
         if let server = channels[id] { return map.home(guild: server) }
         return map.home(user: s.user)
+    }
+
+    /// The place of a channel's guild's home for a session not logged in yet (nil: no home announced it).
+    func place(ofChannelForTails id: ChannelID, user: UserID) -> Int? {
+        if cluster.clustered { return place(guild: id) }
+        return channels[id].map { map.home(guild: $0) }
     }
 
     /// The one home all of `homes` name, or nil when they name several or do not know.

@@ -74,6 +74,7 @@ enum HomeCommand: Sendable, Codable {
     case route(GHRequest.OneOf_Body, id: UInt64, key: UInt64, part: Bool)
     case send(SendRequest, id: UInt64, key: UInt64)
     case check(GHRequest.OneOf_Body, gather: UInt64, key: UInt64)
+    case tails([ChannelID], user: UserID, gather: UInt64, key: UInt64)
     case grant(GHRequest.OneOf_Body, gather: UInt64, key: UInt64)
     case release(UserID, kind: Int, [SubscriptionTarget])
     case acknowledged(key: UInt64, ackedOrd: UInt64, packageAcked: Bool)

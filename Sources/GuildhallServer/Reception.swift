@@ -85,6 +85,19 @@ final class Reception: HomePart, GatewayHome {
         answer(s)
     }
 
+    func channelTails(_ channels: [ChannelID], of user: UserID, gather gid: UInt64, session key: UInt64) {
+        var list = GHUnreadList()
+        list.unreads = channels.compactMap { id in
+            guard let c = directory.channel(id), directory.canView(user, c) else { return nil }
+            var info = GHUnreadInfo()
+            info.serverID = c.serverID
+            info.channelID = c.id
+            info.lastSeq = c.lastSeq
+            return info
+        }
+        home.port(for: key)?.answerPart(gid, GatherPart(result: .unreads(list), fromHolder: false))
+    }
+
     func checkSubscriptions(_ r: GHSubscribe, gather gid: UInt64, session key: UInt64) {
         answerPart(gid, session: key, holding: .everyHome) { s in self.home.subscriptions.subscribe(r, id: gid, from: s, checkOnly: true) }
     }
@@ -382,6 +395,7 @@ final class Reception: HomePart, GatewayHome {
             case .grant(.subscribe(let r), let gid, let key): grantSubscriptions(r, gather: gid, session: key)
             case .check(.subscribe(let r), let gid, let key): checkSubscriptions(r, gather: gid, session: key)
             case .grant, .check: break
+            case .tails(let channels, let user, let gid, let key): channelTails(channels, of: user, gather: gid, session: key)
             case .release(let user, let kind, let targets):
                 if let kind = SubscriptionKind(rawValue: kind) { releaseSubscriptions(user: user, kind: kind, targets) }
             case .acknowledged(let key, let ord, let packageAcked): acknowledged(session: key, ackedOrd: ord, packageAcked: packageAcked)

@@ -35,6 +35,9 @@ final class RemoteHome: GatewayHome {
         commands.append(.route(body, id: id, key: key, part: part))
     }
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) { commands.append(.send(r, id: id, key: key)) }
+    func channelTails(_ channels: [ChannelID], of user: UserID, gather gid: UInt64, session key: UInt64) {
+        commands.append(.tails(channels, user: user, gather: gid, key: key))
+    }
     func checkSubscriptions(_ r: GHSubscribe, gather gid: UInt64, session key: UInt64) {
         commands.append(.check(.subscribe(r), gather: gid, key: key))
     }

@@ -54,7 +54,10 @@ extension Gateway {
         }
         log.info("resume fell back to login and sync", ["user": token.user, "reason": failure])
         limits.node.metrics.resumesFellBack.increment()
-        admit(fresh, token, autoSubscribe: r.autoSubscribe, id: id, resumeFailure: failure, missed: missed)
+        let fallback = ResumeFallback(token: token, autoSubscribe: r.autoSubscribe, id: id, failure: failure, missed: missed,
+                                      asked: r.channels.prefix(ResumeFallback.maxChannels).map { ($0.channelID, $0.seq) })
+        if fallback.asked.isEmpty { return admit(fresh, fallback) }
+        routes.askTails(fallback, for: fresh)
     }
 
     /// The logged-in session a session id names, if it is still here.

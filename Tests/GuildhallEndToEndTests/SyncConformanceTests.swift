@@ -372,6 +372,49 @@ import Testing
         if let after, let last = uids.firstIndex(of: sent.last!), let live = uids.firstIndex(of: after.uid) { #expect(last < live) }
     }
 
+    /// A resume after the server restarted (it holds no session any more):
+    /// the client says up to which seq it got each channel, and the login it
+    /// falls back to names every channel with newer messages; the SDK fetches
+    /// them before the channel's live messages, each once, in order.
+    @Test func aResumeAfterARestartNamesTheMissedChannelsAndTheSDKFetchesThem() async throws {
+        // A large server: bob receives only because of his subscription.
+        let server = try TestServer { try $0.set("small-server-threshold", "1") }
+        defer { server.stop() }
+        let (alice, serverID, channel) = try await setUp(server)
+        // bob's reconnect waits (in its token) until the server restarted and more was sent.
+        let gate = DispatchSemaphore(value: 0)
+        let tokens = Locked(0)
+        let token = server.token("bob")
+        let bob = GuildhallClient(port: server.port, options: ClientOptions(token: {
+            if tokens.withLock({ $0 += 1; return $0 }) > 1 { _ = gate.wait(timeout: .now() + 20) }
+            return token
+        }))
+        let events = Recorder()
+        bob.addListener(events)
+        try await bob.connect()
+        defer { bob.close() }
+        #expect(try await bob.sub(.channelMsg, serverID, [channel]) == [.targetOk])
+        let before = try await alice.send("before", to: channel)
+        _ = try await events.message { $0.uid == before.uid }
+        bob.simulateNetworkDrop()
+        alice.close()
+        try server.restart()
+        let (again, _) = try await server.client("alice", device: "after-restart")
+        var sent: [UInt64] = []
+        for i in 0..<30 { sent.append(try await again.send("while restarted \(i)", to: channel).uid) }
+        gate.signal()
+        _ = try await waitFor("bob logged in afresh", timeout: 30) { events.syncCompletions >= 2 ? true : nil }
+        var after: GHChannelMessage?
+        for _ in 0..<20 where after == nil {
+            let m = try await again.send("after", to: channel)
+            if (try? await events.message(timeout: 1) { $0.uid == m.uid }) != nil { after = m }
+        }
+        #expect(after != nil, "live again")
+        let uids = events.messages.map(\.uid)
+        #expect(uids.filter { sent.contains($0) } == sent, "each missed message once, in order: \(uids.filter { sent.contains($0) }.count) of \(sent.count)")
+        #expect(Set(uids).count == uids.count, "nothing twice")
+    }
+
     @Test func overflowingTheReplayBufferFallsBackToSyncWithNothingLost() async throws {
         let server = try TestServer { try $0.set("resume-events", "5") }
         defer { server.stop() }

@@ -2481,6 +2481,13 @@ public nonisolated struct GHResume: Sendable {
   /// Free text naming the client and its version, for logs.
   public var clientVersion: String = String()
 
+  /// Up to which message seq the client got each channel in the dropped
+  /// session (the SDK fills it; at most 1000). When the resume falls back to
+  /// a login (the session is gone: a restart, a dead node, a window passed),
+  /// each of these channels the user may still read that has newer messages
+  /// is named in `LoginResult.missed`, from the next seq to the newest.
+  public var channels: [GHReceivedUpTo] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -7309,7 +7316,7 @@ nonisolated extension GHHeartbeat: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension GHResume: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Resume"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{3}session_id\0\u{3}last_event_seq\0\u{3}auto_subscribe\0\u{3}client_version\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{3}session_id\0\u{3}last_event_seq\0\u{3}auto_subscribe\0\u{3}client_version\0\u{1}channels\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7322,6 +7329,7 @@ nonisolated extension GHResume: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.lastEventSeq) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.autoSubscribe) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.clientVersion) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.channels) }()
       default: break
       }
     }
@@ -7343,6 +7351,9 @@ nonisolated extension GHResume: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if !self.clientVersion.isEmpty {
       try visitor.visitSingularStringField(value: self.clientVersion, fieldNumber: 5)
     }
+    if !self.channels.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.channels, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -7352,6 +7363,7 @@ nonisolated extension GHResume: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if lhs.lastEventSeq != rhs.lastEventSeq {return false}
     if lhs.autoSubscribe != rhs.autoSubscribe {return false}
     if lhs.clientVersion != rhs.clientVersion {return false}
+    if lhs.channels != rhs.channels {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
