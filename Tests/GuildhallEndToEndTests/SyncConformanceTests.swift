@@ -21,6 +21,27 @@ import Testing
         return (alice, s.serverID, c.channelID)
     }
 
+    /// bob, subscribed to `channel`, got a message and then lost his
+    /// connection; his SDK's reconnect waits (in its token) until `gate` is signalled.
+    private func droppedSubscriber(_ server: TestServer, _ alice: GuildhallClient, _ serverID: UInt64,
+                                   _ channel: UInt64) async throws -> (GuildhallClient, Recorder, DispatchSemaphore) {
+        let gate = DispatchSemaphore(value: 0)
+        let tokens = Locked(0)
+        let token = server.token("bob")
+        let bob = GuildhallClient(port: server.port, options: ClientOptions(token: {
+            if tokens.withLock({ $0 += 1; return $0 }) > 1 { _ = gate.wait(timeout: .now() + 20) }
+            return token
+        }))
+        let events = Recorder()
+        bob.addListener(events)
+        try await bob.connect()
+        #expect(try await bob.sub(.channelMsg, serverID, [channel]) == [.targetOk])
+        let before = try await alice.send("before", to: channel)
+        _ = try await events.message { $0.uid == before.uid }
+        bob.simulateNetworkDrop()
+        return (bob, events, gate)
+    }
+
     /// Sends `n` messages, 50 in flight at a time; returns their UIDs in channel order.
     /// `blob`: custom bodies of that many bytes instead of text (the debug
     /// build validates large text slowly).
@@ -340,21 +361,8 @@ import Testing
         defer { server.stop() }
         let (alice, serverID, channel) = try await setUp(server)
         // bob's reconnect waits (in its token) until he has missed more than his replay buffer holds.
-        let gate = DispatchSemaphore(value: 0)
-        let tokens = Locked(0)
-        let token = server.token("bob")
-        let bob = GuildhallClient(port: server.port, options: ClientOptions(token: {
-            if tokens.withLock({ $0 += 1; return $0 }) > 1 { _ = gate.wait(timeout: .now() + 20) }
-            return token
-        }))
-        let events = Recorder()
-        bob.addListener(events)
-        try await bob.connect()
+        let (bob, events, gate) = try await droppedSubscriber(server, alice, serverID, channel)
         defer { bob.close() }
-        #expect(try await bob.sub(.channelMsg, serverID, [channel]) == [.targetOk])
-        let before = try await alice.send("before", to: channel)
-        _ = try await events.message { $0.uid == before.uid }
-        bob.simulateNetworkDrop()
         var sent: [UInt64] = []
         for i in 0..<12 { sent.append(try await alice.send("during \(i)", to: channel).uid) }
         gate.signal()
@@ -382,21 +390,8 @@ import Testing
         defer { server.stop() }
         let (alice, serverID, channel) = try await setUp(server)
         // bob's reconnect waits (in its token) until the server restarted and more was sent.
-        let gate = DispatchSemaphore(value: 0)
-        let tokens = Locked(0)
-        let token = server.token("bob")
-        let bob = GuildhallClient(port: server.port, options: ClientOptions(token: {
-            if tokens.withLock({ $0 += 1; return $0 }) > 1 { _ = gate.wait(timeout: .now() + 20) }
-            return token
-        }))
-        let events = Recorder()
-        bob.addListener(events)
-        try await bob.connect()
+        let (bob, events, gate) = try await droppedSubscriber(server, alice, serverID, channel)
         defer { bob.close() }
-        #expect(try await bob.sub(.channelMsg, serverID, [channel]) == [.targetOk])
-        let before = try await alice.send("before", to: channel)
-        _ = try await events.message { $0.uid == before.uid }
-        bob.simulateNetworkDrop()
         alice.close()
         try server.restart()
         let (again, _) = try await server.client("alice", device: "after-restart")
