@@ -26,6 +26,12 @@ import Testing
             admins = try (0..<3).map { _ in try NATSServer.freePort() }
         }
 
+        /// Starts the three nodes and waits until their shards are spread and known to each.
+        func startAll() async throws {
+            for i in 0..<3 { try await start(i) }
+            try await waitUntil("the shards spread and known to every node", timeout: 30) { settled() }
+        }
+
         func start(_ i: Int) async throws {
             // Its admin port was free when picked; under load an outgoing connection may hold it a moment.
             nodes[i] = try await HomeKillTests.retrying(on: { $0 is Child.SpawnError }) { try await self.process(i) }
@@ -141,8 +147,7 @@ import Testing
         defer { nats.stop() }
         let cluster = try Cluster(nats)
         defer { cluster.stop() }
-        for i in 0..<3 { try await cluster.start(i) }
-        try await waitUntil("the shards spread and known to every node", timeout: 30) { cluster.settled() }
+        try await cluster.startAll()
         let user = try #require((0..<400).lazy.map { "gone\($0)" }.first {
             let owner = cluster.owner(of: ShardPlan.shard(user: $0, shards: 8))
             return owner != nil && owner != 0
@@ -165,6 +170,41 @@ import Testing
         _ = try await heard.message("the direct message", timeout: 20) { $0.uid == dm.uid }
     }
 
+    /// A subscriber whose gateway's node is killed resumes on another node
+    /// (its session and replay died with the node): the login it falls back
+    /// to names the channel messages sent meanwhile, and the SDK fetches them.
+    @Test func aResumeOnAnotherNodeAfterItsNodeDiedNamesWhatWasMissed() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let cluster = try Cluster(nats)
+        defer { cluster.stop() }
+        try await cluster.startAll()
+        let owner = try await Self.connected(port: cluster.nodes[1]!.port, token: TestServer.token("owner"))
+        defer { owner.close() }
+        let g = try await Self.retrying { try await owner.createServer(name: "Resumed") }
+        let channel = try await Self.retrying { try await owner.createChannel(in: g.serverID, name: "news") }
+        let heard = Recorder()
+        let reader = try await Self.connected(heard: heard) {
+            GuildhallClient(addresses: [("127.0.0.1", cluster.nodes[0]!.port), ("127.0.0.1", cluster.nodes[2]!.port)],
+                            options: ClientOptions(token: TestServer.token("reader")))
+        }
+        defer { reader.close() }
+        try await Self.retrying { do { _ = try await reader.joinServer(g.serverID) } catch let e as GuildhallError where e.code == .conflict {} }
+        _ = try await Self.retrying { try await reader.sub(.channelMsg, g.serverID, [channel.channelID]) }
+        let first = try await ShardLogTests.sendWhenServed(owner, "before", to: channel.channelID)
+        _ = try await heard.message("the first message", timeout: 20) { $0.uid == first.uid }
+        cluster.nodes[0]!.signal(SIGKILL)
+        _ = cluster.nodes[0]!.wait()
+        cluster.nodes[0] = nil
+        var sent: [UInt64] = []
+        for i in 0..<10 { sent.append(try await ShardLogTests.sendWhenServed(owner, "while away \(i)", to: channel.channelID).uid) }
+        _ = try await waitFor("the reader logged in on another node", timeout: 30) { heard.syncCompletions >= 2 ? true : nil }
+        _ = try await heard.message("the last missed message", timeout: 20) { $0.uid == sent.last! }
+        let uids = heard.messages.map(\.uid)
+        #expect(uids.filter { sent.contains($0) } == sent, "each missed message once, in order")
+        #expect(Set(uids).count == uids.count, "nothing twice")
+    }
+
     /// A login whose user's home does not answer (its node frozen, the
     /// shard not yet taken over) is answered UNAVAILABLE at the login
     /// deadline, not closed as "no login".
@@ -173,8 +213,7 @@ import Testing
         defer { nats.stop() }
         let cluster = try Cluster(nats)
         defer { cluster.stop() }
-        for i in 0..<3 { try await cluster.start(i) }
-        try await waitUntil("the shards spread and known to every node", timeout: 30) { cluster.settled() }
+        try await cluster.startAll()
         let user = try #require((0..<400).lazy.map { "frozen\($0)" }.first { cluster.owner(of: ShardPlan.shard(user: $0, shards: 8)) == 0 })
         cluster.nodes[0]!.signal(SIGSTOP)
         defer { cluster.nodes[0]!.signal(SIGCONT) }
@@ -195,8 +234,7 @@ import Testing
         defer { nats.stop() }
         let cluster = try Cluster(nats)
         defer { cluster.stop() }
-        for i in 0..<3 { try await cluster.start(i) }
-        try await waitUntil("the shards spread and known to every node", timeout: 30) { cluster.settled() }
+        try await cluster.startAll()
         let addresses = { cluster.nodes.map { ("127.0.0.1", $0!.port) } }
         let maker = try await Self.connected { GuildhallClient(addresses: addresses(), options: ClientOptions(token: TestServer.token("alice", device: "maker"))) }
         let g = try await Self.retrying { try await maker.createServer(name: "Killed") }
