@@ -23,6 +23,8 @@ final class EffectRunner {
     var storeQueueMax: Int
     /// A turn with at most this many jobs commits on the loop when the writer is idle (`inline-commit-max`, live).
     var inlineCommitMax: Int
+    /// Counts write jobs the loop committed itself (a metric).
+    var committedOnLoop: ((Int) -> Void)?
     /// While false (shutting down), sessions paused for storage stay paused.
     var resumesReaders = true
     /// Runs after each batch of settled commits (shutdown waits on it).
@@ -72,7 +74,7 @@ final class EffectRunner {
         self.log = log
         self.clock = clock
         storeQueueMax = settings.storeQueueMax
-        inlineCommitMax = settings.inlineCommitMax
+        inlineCommitMax = settings.loopCommitMax
         lastInboxOrd = highestInboxOrd
         inboxFanned = highestInboxOrd
     }
@@ -292,6 +294,7 @@ final class EffectRunner {
             turnJobs.removeAll(keepingCapacity: true)
             if inline, jobs.count <= inlineCommitMax, pendingWrites.count == jobs.count,
                let outcomes = store.writer.commitIfIdle(jobs) {
+                committedOnLoop?(jobs.count)
                 settle(outcomes)
                 continue
             }

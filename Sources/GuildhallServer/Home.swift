@@ -97,6 +97,7 @@ final class Home {
         }
 
         runner.resumeReading = { s in s.resumeReading(.storage) }
+        runner.committedOnLoop = { [metrics] in metrics.jobsCommittedOnLoop.increment(by: Int64($0)) }
         runner.post = { [links, index] home, mail in links.post(.mail(index, [mail]), to: home) }
         positionTimer = LoopTimer(loop: loop)
         let flushEvery = UInt64(settings.positionFlushMs)
@@ -192,7 +193,7 @@ final class Home {
     func applyLive(_ newer: Settings) {
         settings = settings.applyingLive(newer).0
         runner.storeQueueMax = settings.storeQueueMax
-        runner.inlineCommitMax = settings.inlineCommitMax
+        runner.inlineCommitMax = settings.loopCommitMax
         typing.board.throttleMs = UInt64(settings.typingThrottleMs)
         typing.board.expiryMs = UInt64(settings.typingExpiryMs)
         directory.sizeMarks = settings.serverSizeMarks

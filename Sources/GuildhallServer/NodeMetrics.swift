@@ -27,6 +27,7 @@ final class NodeMetrics: Sendable {
     let syncPackages, syncItems: Counter
     let receiptRequests, receiptResponses: Counter
     let eventsShed: Counter
+    let jobsCommittedOnLoop: Counter
     private let errors: Mutex<[String: Counter]> = Mutex([:])
     private let refusals: Mutex<[String: Counter]> = Mutex([:])
 
@@ -67,6 +68,8 @@ final class NodeMetrics: Sendable {
         subscriptionGauges = subs
         walBytes = registry.makeGauge(name: "guildhall_wal_bytes", help: "Size of the database's write-ahead log.")
         syncPackages = registry.makeCounter(name: "guildhall_sync_packages_total", help: "Offline-sync packages sent.")
+        jobsCommittedOnLoop = registry.makeCounter(name: "guildhall_jobs_committed_on_loop_total",
+                                                   help: "Write jobs a loop committed itself while the writer was idle (inline-commit-max; never under synchronous=FULL).")
         syncItems = registry.makeCounter(name: "guildhall_sync_items_total", help: "Offline-sync items sent.")
         receiptRequests = registry.makeCounter(name: "guildhall_receipt_requests_total", help: "Group read receipts asked for (messages).")
         receiptResponses = registry.makeCounter(name: "guildhall_receipt_responses_total", help: "Group read receipt responses recorded.")

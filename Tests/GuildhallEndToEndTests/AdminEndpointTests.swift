@@ -212,6 +212,21 @@ struct HTTPExchange {
         return 0
     }
 
+    /// A quiet server commits a lone send on its loop (inline-commit-max);
+    /// under synchronous=FULL, where every commit waits on fsync, never.
+    @Test func loopsCommitThemselvesOnlyWhenCommitsDoNotWaitOnFsync() async throws {
+        for synchronous in ["NORMAL", "FULL"] {
+            let server = try adminServer { try $0.set("synchronous", synchronous) }
+            defer { server.stop() }
+            let (alice, _) = try await server.client("alice")
+            let (_, c) = try await guild(server, owner: alice, members: [])
+            for i in 0..<10 { _ = try await alice.send("quiet \(i)", to: c.channelID) }
+            let e = try HTTPExchange.request("GET", "/metrics", port: server.adminPort, token: "op-secret")
+            let onLoop = Self.metric(e.body, "guildhall_jobs_committed_on_loop_total")
+            #expect(synchronous == "FULL" ? onLoop == 0 : onLoop > 0, "\(synchronous): \(onLoop) jobs committed on a loop")
+        }
+    }
+
     /// Counters follow what the test did: 10 sends raise stored messages by
     /// 10, an error by its code, a slow consumer's cut its cause by exactly 1.
     @Test func metricsCountWhatHappened() async throws {
