@@ -4,6 +4,7 @@
 // that runs its loop, except `LoopWaker`, which exists to cross threads.
 
 import CLibUV
+import Glibc
 
 /// One libuv loop. Confined to the thread that created it.
 public final class EventLoop {
@@ -48,7 +49,28 @@ public final class EventLoop {
     }
 
     /// Runs until no active handle remains or `stop()` is called.
-    public func run() { uv_run(raw, UV_RUN_DEFAULT) }
+    public func run() {
+        #if DEBUG
+        running = pthread_self()
+        defer { running = nil }
+        #endif
+        uv_run(raw, UV_RUN_DEFAULT)
+    }
+
+    #if DEBUG
+    /// The thread running the loop now (debug builds check the confinement with it).
+    private var running: pthread_t?
+    #endif
+
+    /// Debug builds: stops the process when called, while the loop runs, from
+    /// any thread but the loop's: the "loop thread only" rule the types that
+    /// hold a loop's state state in their headers. Release builds: nothing.
+    @inline(__always)
+    public func assertOnLoop(file: StaticString = #fileID, line: UInt = #line) {
+        #if DEBUG
+        if let running { precondition(pthread_equal(running, pthread_self()) != 0, "called off its loop's thread", file: file, line: line) }
+        #endif
+    }
 
     /// Runs callbacks that are ready without blocking.
     public func runOnce() { uv_run(raw, UV_RUN_NOWAIT) }

@@ -166,6 +166,7 @@ final class Gateway {
 
     /// Once per loop turn: this turn's commits, then one write per session with bytes queued.
     func flushAll() {
+        loop.assertOnLoop()
         routes.turnEnding()
         let sessions = flushList.sessions
         flushList.sessions.removeAll(keepingCapacity: true)

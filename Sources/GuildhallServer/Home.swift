@@ -163,6 +163,7 @@ final class Home {
     // MARK: Mail from other homes
 
     func received(_ mail: [HomeMail], from other: Int) {
+        loop.assertOnLoop()
         for m in mail {
             switch m {
             case .file(let items, let token): runner.file(items, token: token, from: other)

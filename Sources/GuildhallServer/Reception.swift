@@ -386,6 +386,7 @@ final class Reception: HomePart, GatewayHome {
 
     /// Carries out what a gateway on another loop told the home.
     func carryOut(_ commands: [HomeCommand], from gatewayIndex: Int) {
+        home.loop.assertOnLoop()
         for c in commands {
             switch c {
             case .admit(let a): admit(a)
