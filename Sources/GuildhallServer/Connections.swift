@@ -126,7 +126,7 @@ extension Gateway {
             session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
         case (false, .loggedIn):
             guard withinRate(body.rule.rate, id: request.id, on: session) else { return }
-            if body.rule.place == .gateway, answer(body, id: request.id, on: session) { return }
+            if body.rule.target == .gateway, answer(body, id: request.id, on: session) { return }
             if case .sendMessage(let r) = body { return routes.sendMessage(SendRequest(r), id: request.id, from: session, bytes: payload.count) }
             noteForCarry(body, of: session)
             routes.route(body, id: request.id, from: session, bytes: payload.count)

@@ -257,8 +257,8 @@ final class HomeRoutes {
     /// The place of the home that answers a request, or every home, or none (in a cluster, while a shard has no owner).
     func destination(_ body: GHRequest.OneOf_Body, for s: Session) -> Destination {
         func one(_ place: Int?) -> Destination { place.map { .one($0) } ?? .unserved }
-        switch RequestTarget(body) {
-        case .user: return one(place(user: s.user))
+        switch body.rule.target {
+        case .user, .gateway: return one(place(user: s.user))
         case .here:
             if case .createServer = body { return .one(newGuildPlace) }
             return .one(index)
@@ -330,76 +330,3 @@ struct Gather {
     var started: UInt64 = 0
 }
 
-/// Where a request's ids lead (docs/architecture.md's request table, by id): the
-/// session's user, this gateway's own home (a new guild is made where it is
-/// asked for), a guild, a channel's guild, a direct conversation, or every
-/// home when the ids do not tell (message UIDs, lists across guilds).
-enum RequestTarget: Equatable {
-    case user
-    case here
-    case guild(ServerID)
-    /// A channel's guild; a channel nobody announced is answered by the user's home (as not found).
-    case channel(ChannelID)
-    /// A channel's guild if announced, else every home (the id may name a conversation).
-    case announcedChannel(ChannelID)
-    case channels([ChannelID])
-    case guilds([ServerID])
-    /// The conversation between the session's user and this peer.
-    case conversation(UserID)
-    case everyHome
-
-    init(_ body: GHRequest.OneOf_Body) {
-        switch body {
-        case .login, .resume, .heartbeat, .ack, .logout: self = .user
-        // A new guild is made where it is asked for, with an id placed there.
-        case .createServer: self = .here
-        case .updateServer(let r): self = .guild(r.serverID)
-        case .deleteServer(let r): self = .guild(r.serverID)
-        case .joinServer(let r): self = .guild(r.serverID)
-        case .inviteMember(let r): self = .guild(r.serverID)
-        case .acceptInvite(let r): self = .guild(r.serverID)
-        case .leaveServer(let r): self = .guild(r.serverID)
-        case .kickMember(let r): self = .guild(r.serverID)
-        case .setMemberRole(let r): self = .guild(r.serverID)
-        case .banMember(let r): self = .guild(r.serverID)
-        case .unbanMember(let r): self = .guild(r.serverID)
-        case .listMembers(let r): self = .guild(r.serverID)
-        case .createChannel(let r): self = .guild(r.serverID)
-        case .listChannels(let r): self = .guild(r.serverID)
-        case .enterAsGuest(let r): self = .guild(r.serverID)
-        case .leaveAsGuest(let r): self = .guild(r.serverID)
-        case .createRole(let r): self = .guild(r.serverID)
-        case .updateRole(let r): self = .guild(r.serverID)
-        case .deleteRole(let r): self = .guild(r.serverID)
-        case .grantRole(let r): self = .guild(r.serverID)
-        case .takeBackRole(let r): self = .guild(r.serverID)
-        case .setPermissionOverride(let r): self = .guild(r.override.serverID)
-        case .listRoles(let r): self = .guild(r.serverID)
-        case .getPermissions(let r): self = .guild(r.serverID)
-        case .updateChannel(let r): self = .channel(r.channelID)
-        case .deleteChannel(let r): self = .channel(r.channelID)
-        case .markRead(let r): self = .channel(r.channelID)
-        case .sendTyping(let r): self = .channel(r.channelID)
-        case .respondReceipts(let r): self = .channel(r.channelID)
-        case .sendMessage(let r): self = .channel(r.channelID)
-        // A conversation's id is not a channel's: every home looks for it.
-        case .getHistory(let r): self = .announcedChannel(r.channelID)
-        case .recallMessage(let r): self = .announcedChannel(r.channelID)
-        case .editMessage(let r): self = .announcedChannel(r.channelID)
-        case .deleteMessage(let r): self = .announcedChannel(r.channelID)
-        case .addReaction(let r): self = .announcedChannel(r.channelID)
-        case .removeReaction(let r): self = .announcedChannel(r.channelID)
-        case .getThread(let r): self = .announcedChannel(r.channelID)
-        case .getUnread(let r): self = .channels(r.channelIds)
-        case .subscribe(let r): self = .guilds(r.targets.map(\.serverID))
-        case .openConversation(let r): self = .conversation(r.peerID)
-        case .sendDirectMessage(let r): self = .conversation(r.peerID)
-        case .setReceivedStatus: self = .user
-        // Received status: the user's home holds what was set, the homes of the messages what reading and delivery say.
-        case .getReceivedStatus: self = .everyHome
-        case .listMyServers, .getServers, .getMessages, .getReceiptInfo, .getReceiptReaders, .requestReceipt, .setSubscribeMode,
-             .listConversations, .getSentStatus, .markDelivered, .sendReadReceipt, .ackMessageRead, .ackConversationRead:
-            self = .everyHome
-        }
-    }
-}

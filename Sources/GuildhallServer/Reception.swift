@@ -56,13 +56,13 @@ final class Reception: HomePart, GatewayHome {
 
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64, part: Bool) {
         if part {
-            answerPart(id, session: key, holding: RequestTarget(body)) { s in self.home.route(body, id: id, from: s) }
+            answerPart(id, session: key, holding: body.rule.target) { s in self.home.route(body, id: id, from: s) }
             return
         }
         guard let s = serving(key) else { return unknown(key) }
         // In a cluster a gateway may send a request here a moment before this
         // node serves (or after it stopped serving) what it names: 503, never "not found".
-        if !home.servesHere(RequestTarget(body), for: s.user) { return s.fail(id, Home.notServedHere) }
+        if !home.servesHere(body.rule.target, for: s.user) { return s.fail(id, Home.notServedHere) }
         home.route(body, id: id, from: s)
     }
 

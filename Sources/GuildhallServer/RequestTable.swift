@@ -1,28 +1,41 @@
-// The request table (docs/architecture.md): for every request kind, where it runs, its
-// rate class, when a session may send it, and the permission bit it needs.
-// One exhaustive switch, so a new request kind cannot be added without
-// deciding all four. The checks the table drives run once, before any
-// handler: the phase at the gateway (Connections.swift), the permission at
-// the guild's home (`Home.permitted`), and the rate class with the request
-// limiter. Pure.
+// The request table (docs/architecture.md): one row per request kind says
+// where it runs (`RequestTarget`, from the ids the request names), its
+// rate class, when a session may send it, and the permission bit it needs
+// with the server or channel where it is asked for. One exhaustive switch,
+// so a new request kind cannot be added without deciding all of them.
+// The checks the table drives run once, before any handler: the phase and
+// the rate class at the gateway (Connections.swift), routing by the target
+// (`HomeRoutes`), the permission at the guild's home (`Home.route`). Pure.
 //
-// Where a request runs is the plan the loops follow (`HomeRoutes` carries it
-// out): a guild's requests go to the loop (and later node) that owns the
-// guild, found from the server or channel id the request names; per-user
-// requests to the user's home (a direct conversation's to its lower user's);
-// requests whose ids do not name a home go to every home, which answer in
-// part; the rest stay on the session's gateway.
+// Where a request runs is the plan the loops follow: a guild's requests go
+// to the loop (or node) that owns the guild, found from the server or
+// channel id the request names; per-user requests to the user's home (a
+// direct conversation's to its lower user's); requests whose ids do not name
+// a home go to every home, which answer in part; a session's own upkeep
+// (heartbeat, acknowledgement, logout) stays on its gateway.
 
 import GuildhallCore
 import GuildhallWire
 
-enum RequestPlace: Equatable {
-    /// The session's own loop, which answers it: its liveness, acknowledgements, logout.
+/// Where a request's ids lead (HomeRoutes carries it out).
+enum RequestTarget: Equatable {
+    /// The session's own gateway answers it: its liveness, acknowledgements, logout.
     case gateway
-    /// The home of the guild the request names (by server or channel id).
-    case guildHome
-    /// The home of the caller's user: direct conversations, inbox, received status.
-    case userHome
+    /// The session's user's home.
+    case user
+    /// This gateway's own home: a new guild is made where it is asked for.
+    case here
+    case guild(ServerID)
+    /// A channel's guild; a channel nobody announced is answered by the user's home (as not found).
+    case channel(ChannelID)
+    /// A channel's guild if announced, else every home (the id may name a conversation).
+    case announcedChannel(ChannelID)
+    case channels([ChannelID])
+    case guilds([ServerID])
+    /// The conversation between the session's user and this peer.
+    case conversation(UserID)
+    /// Every home answers in part (message UIDs, lists across guilds).
+    case everyHome
 }
 
 /// How a request counts against a session's request budget.
@@ -48,75 +61,82 @@ enum RequestPhase: Equatable {
 }
 
 struct RequestRule: Equatable {
-    let place: RequestPlace
+    let target: RequestTarget
     let rate: RateClass
-    let phase: RequestPhase
-    /// The bit a member needs where the request applies (its server or
-    /// channel, `permissionScope`); checks that depend on the request's
-    /// content (mentions, guest fields, the message asked about) are in its handler.
+    var phase: RequestPhase = .loggedIn
+    /// The bit a member needs where the request applies (`scope`); checks
+    /// that depend on the request's content (mentions, guest fields, the
+    /// message asked about) are in its handler.
     var needs: Permission = []
+    var scope: PermissionScope?
+
+    init(_ target: RequestTarget, _ rate: RateClass, phase: RequestPhase = .loggedIn, needs: Permission = [], at scope: PermissionScope? = nil) {
+        self.target = target
+        self.rate = rate
+        self.phase = phase
+        self.needs = needs
+        self.scope = scope
+    }
 }
 
 extension GHRequest.OneOf_Body {
     var rule: RequestRule {
         switch self {
-        case .login, .resume: RequestRule(place: .gateway, rate: .session, phase: .opensSession)
-        case .heartbeat, .ack, .logout: RequestRule(place: .gateway, rate: .session, phase: .loggedIn)
+        case .login, .resume: RequestRule(.user, .session, phase: .opensSession)
+        case .heartbeat, .ack, .logout: RequestRule(.gateway, .session)
         // The guild's home keeps who is interested in its channels.
-        case .subscribe, .setSubscribeMode: RequestRule(place: .guildHome, rate: .change, phase: .loggedIn)
-        case .enterAsGuest, .leaveAsGuest: RequestRule(place: .guildHome, rate: .change, phase: .loggedIn)
-        case .listMyServers, .getServers, .listMembers, .listChannels, .getHistory, .getMessages, .getUnread,
-             .getReceiptReaders, .getReceiptInfo:
-            RequestRule(place: .guildHome, rate: .query, phase: .loggedIn)
-        case .listRoles, .getPermissions: RequestRule(place: .guildHome, rate: .query, phase: .loggedIn)
-        case .createServer, .deleteServer, .joinServer, .acceptInvite, .leaveServer, .markRead:
-            RequestRule(place: .guildHome, rate: .change, phase: .loggedIn)
-        case .updateServer: RequestRule(place: .guildHome, rate: .change, phase: .loggedIn, needs: .manageServer)
-        case .inviteMember: RequestRule(place: .guildHome, rate: .change, phase: .loggedIn, needs: .invite)
-        case .kickMember: RequestRule(place: .guildHome, rate: .change, phase: .loggedIn, needs: .kick)
-        case .banMember, .unbanMember: RequestRule(place: .guildHome, rate: .change, phase: .loggedIn, needs: .ban)
-        case .createChannel, .updateChannel, .deleteChannel:
-            RequestRule(place: .guildHome, rate: .change, phase: .loggedIn, needs: .manageChannels)
-        case .setMemberRole, .createRole, .updateRole, .deleteRole, .grantRole, .takeBackRole, .setPermissionOverride:
-            RequestRule(place: .guildHome, rate: .change, phase: .loggedIn, needs: .manageRoles)
-        case .sendMessage: RequestRule(place: .guildHome, rate: .message, phase: .loggedIn, needs: .sendMessages)
-        case .requestReceipt, .respondReceipts: RequestRule(place: .guildHome, rate: .message, phase: .loggedIn)
+        case .subscribe(let r): RequestRule(.guilds(r.targets.map(\.serverID)), .change)
+        case .setSubscribeMode: RequestRule(.everyHome, .change)
+        case .enterAsGuest(let r): RequestRule(.guild(r.serverID), .change)
+        case .leaveAsGuest(let r): RequestRule(.guild(r.serverID), .change)
+        case .listMyServers, .getServers, .getMessages, .getReceiptInfo, .getReceiptReaders: RequestRule(.everyHome, .query)
+        case .listMembers(let r): RequestRule(.guild(r.serverID), .query)
+        case .listChannels(let r): RequestRule(.guild(r.serverID), .query)
+        case .listRoles(let r): RequestRule(.guild(r.serverID), .query)
+        case .getPermissions(let r): RequestRule(.guild(r.serverID), .query)
+        // A conversation's id is not a channel's: every home looks for it.
+        case .getHistory(let r): RequestRule(.announcedChannel(r.channelID), .query)
+        case .getThread(let r): RequestRule(.announcedChannel(r.channelID), .query)
+        case .getUnread(let r): RequestRule(.channels(r.channelIds), .query)
+        case .createServer: RequestRule(.here, .change)
+        case .deleteServer(let r): RequestRule(.guild(r.serverID), .change)
+        case .joinServer(let r): RequestRule(.guild(r.serverID), .change)
+        case .acceptInvite(let r): RequestRule(.guild(r.serverID), .change)
+        case .leaveServer(let r): RequestRule(.guild(r.serverID), .change)
+        case .markRead(let r): RequestRule(.channel(r.channelID), .change)
+        case .updateServer(let r): RequestRule(.guild(r.serverID), .change, needs: .manageServer, at: .server(r.serverID))
+        case .inviteMember(let r): RequestRule(.guild(r.serverID), .change, needs: .invite, at: .server(r.serverID))
+        case .kickMember(let r): RequestRule(.guild(r.serverID), .change, needs: .kick, at: .server(r.serverID))
+        case .banMember(let r): RequestRule(.guild(r.serverID), .change, needs: .ban, at: .server(r.serverID))
+        case .unbanMember(let r): RequestRule(.guild(r.serverID), .change, needs: .ban, at: .server(r.serverID))
+        case .createChannel(let r): RequestRule(.guild(r.serverID), .change, needs: .manageChannels, at: .server(r.serverID))
+        case .updateChannel(let r): RequestRule(.channel(r.channelID), .change, needs: .manageChannels, at: .channel(r.channelID))
+        case .deleteChannel(let r): RequestRule(.channel(r.channelID), .change, needs: .manageChannels, at: .channel(r.channelID))
+        case .setMemberRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
+        case .createRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
+        case .updateRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
+        case .deleteRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
+        case .grantRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
+        case .takeBackRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
+        case .setPermissionOverride(let r):
+            RequestRule(.guild(r.override.serverID), .change, needs: .manageRoles, at: .server(r.override.serverID))
+        case .sendMessage(let r): RequestRule(.channel(r.channelID), .message, needs: .sendMessages, at: .channel(r.channelID))
+        case .requestReceipt: RequestRule(.everyHome, .message)
+        case .respondReceipts(let r): RequestRule(.channel(r.channelID), .message)
         // Who may is decided per message (sender, window, RECALL_OTHERS, DELETE_OTHERS): MessageOperations.
-        case .recallMessage, .editMessage, .deleteMessage, .addReaction, .removeReaction:
-            RequestRule(place: .guildHome, rate: .message, phase: .loggedIn)
-        case .getThread: RequestRule(place: .guildHome, rate: .query, phase: .loggedIn)
-        case .sendTyping: RequestRule(place: .guildHome, rate: .typing, phase: .loggedIn, needs: .sendMessages)
-        case .listConversations, .getSentStatus, .getReceivedStatus: RequestRule(place: .userHome, rate: .query, phase: .loggedIn)
-        case .openConversation, .setReceivedStatus, .markDelivered, .sendReadReceipt, .ackMessageRead, .ackConversationRead:
-            RequestRule(place: .userHome, rate: .change, phase: .loggedIn)
-        case .sendDirectMessage: RequestRule(place: .userHome, rate: .message, phase: .loggedIn)
-        }
-    }
-}
-
-extension GHRequest.OneOf_Body {
-    /// Where a request's permission bit is asked for: the server or channel
-    /// it names. nil for kinds that need none (`RequestRule.needs` empty).
-    var permissionScope: PermissionScope? {
-        switch self {
-        case .updateServer(let r): .server(r.serverID)
-        case .inviteMember(let r): .server(r.serverID)
-        case .kickMember(let r): .server(r.serverID)
-        case .banMember(let r): .server(r.serverID)
-        case .unbanMember(let r): .server(r.serverID)
-        case .createChannel(let r): .server(r.serverID)
-        case .setMemberRole(let r): .server(r.serverID)
-        case .createRole(let r): .server(r.serverID)
-        case .updateRole(let r): .server(r.serverID)
-        case .deleteRole(let r): .server(r.serverID)
-        case .grantRole(let r): .server(r.serverID)
-        case .takeBackRole(let r): .server(r.serverID)
-        case .setPermissionOverride(let r): .server(r.override.serverID)
-        case .updateChannel(let r): .channel(r.channelID)
-        case .deleteChannel(let r): .channel(r.channelID)
-        case .sendMessage(let r): .channel(r.channelID)
-        case .sendTyping(let r): .channel(r.channelID)
-        default: nil
+        case .recallMessage(let r): RequestRule(.announcedChannel(r.channelID), .message)
+        case .editMessage(let r): RequestRule(.announcedChannel(r.channelID), .message)
+        case .deleteMessage(let r): RequestRule(.announcedChannel(r.channelID), .message)
+        case .addReaction(let r): RequestRule(.announcedChannel(r.channelID), .message)
+        case .removeReaction(let r): RequestRule(.announcedChannel(r.channelID), .message)
+        case .sendTyping(let r): RequestRule(.channel(r.channelID), .typing, needs: .sendMessages, at: .channel(r.channelID))
+        case .listConversations, .getSentStatus: RequestRule(.everyHome, .query)
+        // Received status: the user's home holds what was set, the homes of the messages what reading and delivery say.
+        case .getReceivedStatus: RequestRule(.everyHome, .query)
+        case .openConversation(let r): RequestRule(.conversation(r.peerID), .change)
+        case .setReceivedStatus: RequestRule(.user, .change)
+        case .markDelivered, .sendReadReceipt, .ackMessageRead, .ackConversationRead: RequestRule(.everyHome, .change)
+        case .sendDirectMessage(let r): RequestRule(.conversation(r.peerID), .message)
         }
     }
 }

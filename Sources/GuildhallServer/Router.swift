@@ -8,9 +8,9 @@ import GuildhallWire
 extension Home {
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: HomeSession) {
         loop.assertOnLoop()
-        let needs = body.rule.needs
-        if !needs.isEmpty, let scope = body.permissionScope {
-            do throws(Failure) { try requirePermission(needs, at: scope, for: s) } catch {
+        let rule = body.rule
+        if !rule.needs.isEmpty, let scope = rule.scope {
+            do throws(Failure) { try requirePermission(rule.needs, at: scope, for: s) } catch {
                 s.fail(id, error)
                 return
             }

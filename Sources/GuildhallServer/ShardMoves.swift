@@ -37,7 +37,7 @@ extension Home {
         let served = gateway.limits.node.served
         switch target {
         case .here, .everyHome: return true
-        case .user: return served.serves(user: user)
+        case .user, .gateway: return served.serves(user: user)
         case .guild(let id), .channel(let id), .announcedChannel(let id): return served.serves(id: id)
         case .channels(let ids): return ids.allSatisfy(served.serves(id:))
         case .guilds(let ids): return ids.allSatisfy(served.serves(id:))
