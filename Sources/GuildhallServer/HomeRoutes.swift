@@ -266,7 +266,7 @@ final class HomeRoutes {
         case .channel(let id): return one(place(ofChannel: id, for: s))
         case .announcedChannel(let id):
             if cluster.clustered { return one(place(guild: id)) }
-            return channels[id].map { .one(map.home(guild: $0)) } ?? .every
+            return placeIfKnown(ofChannel: id).map { .one($0) } ?? .every
         case .channels(let ids):
             if cluster.clustered { return oneHome(ids.map { place(guild: $0) }).map { .one($0) } ?? .every }
             return oneHome(ids.map { channels[$0].map { map.home(guild: $0) } }).map { .one($0) } ?? .every
@@ -296,14 +296,12 @@ final class HomeRoutes {
     /// home announced is answered (not found) by the caller's user home, as one that does not exist.
     private func place(ofChannel id: ChannelID, for s: Session) -> Int? {
         if cluster.clustered { return place(guild: id) }
-        if let server = channels[id] { return map.home(guild: server) }
-        return map.home(user: s.user)
+        return placeIfKnown(ofChannel: id) ?? map.home(user: s.user)
     }
 
-    /// The place of a channel's guild's home for a session not logged in yet (nil: no home announced it).
-    func place(ofChannelForTails id: ChannelID, user: UserID) -> Int? {
-        if cluster.clustered { return place(guild: id) }
-        return channels[id].map { map.home(guild: $0) }
+    /// The place of a channel's guild's home, nil when no home announced it (or, in a cluster, none serves it now).
+    func placeIfKnown(ofChannel id: ChannelID) -> Int? {
+        cluster.clustered ? place(guild: id) : channels[id].map { map.home(guild: $0) }
     }
 
     /// The one home all of `homes` name, or nil when they name several or do not know.

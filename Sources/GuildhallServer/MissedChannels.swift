@@ -30,7 +30,7 @@ extension HomeRoutes {
     func askTails(_ f: ResumeFallback, for s: Session) {
         var byPlace: [Int: [ChannelID]] = [:]
         for (channel, _) in f.asked {
-            guard let h = alone ? 0 : place(ofChannelForTails: channel, user: f.token.user) else { continue }
+            guard let h = alone ? 0 : placeIfKnown(ofChannel: channel) else { continue }
             byPlace[h, default: []].append(channel)
         }
         guard !byPlace.isEmpty else { return gateway.admit(s, f) }

@@ -2,7 +2,7 @@
 // isDownloaded, isRetrieved, the same on every device of the user. Setting
 // flags commits them with an inbox row, then tells the user's other
 // sessions; a device that was offline gets the row in its sync. Reading
-// and delivery set flags too, without a row per message (seed 003): a
+// and delivery set flags too, without a row per message: a
 // channel message at or below the user's read position is read (and so
 // retrieved), and retrieved at or below the highest seq a device
 // acknowledged receiving (`Ack.received`, per channel); a direct message is retrieved once a device of the user said

@@ -81,8 +81,15 @@ final class Reception: HomePart, GatewayHome {
             home.port(for: key)?.answerPart(id, GatherPart(result: .error(GHError(Failure.notFound("not found"))), fromHolder: false))
             return
         }
-        s.partAnswers[id] = home.holds(target)
+        s.partAnswers[id] = holds(target)
         answer(s)
+    }
+
+    /// Whether this home holds the one channel or conversation `target`
+    /// names, when no gateway knew where it is (GatherPart).
+    private func holds(_ target: RequestTarget) -> Bool {
+        guard case .announcedChannel(let id) = target else { return false }
+        return directory.channel(id) != nil || home.userHome.directs[id] != nil
     }
 
     func channelTails(_ channels: [ChannelID], of user: UserID, gather gid: UInt64, session key: UInt64) {

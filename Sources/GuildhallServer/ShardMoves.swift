@@ -22,13 +22,6 @@ extension Home {
         return gateway.limits.node.cluster.place(guild: id) ?? map.home(guild: id)
     }
 
-    /// Whether this home holds the one channel or conversation `target`
-    /// names, when no gateway knew where it is (GatherPart).
-    func holds(_ target: RequestTarget) -> Bool {
-        guard case .announcedChannel(let id) = target else { return false }
-        return directory.channel(id) != nil || userHome.directs[id] != nil
-    }
-
     static let notServedHere = Failure(.unavailable, "this node does not serve that now (it is moving); retry")
 
     /// Whether this node serves what a request names now (always, without a cluster).

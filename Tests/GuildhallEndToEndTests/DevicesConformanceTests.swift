@@ -70,7 +70,7 @@ import Testing
         await expectError(.limitReached) { _ = try await bob.setReceivedStatus(Array(1...101), read: true) }
     }
 
-    /// Seed 003: received status follows the devices, not only the client's
+    /// Received status follows the devices, not only the client's
     /// word: reading a channel or a conversation, and a device's delivery,
     /// set the flags every device of the user sees.
     @Test func receivedStatusFollowsReadingAndDelivery() async throws {

@@ -24,9 +24,14 @@ enum FullDisk {
 }
 
 @Suite(.serialized) struct FailedCommitTests {
-    @Test func everyDirectoryChangeThatCouldNotBeStoredChangesNothing() async throws {
+    /// A server whose data folder the test fills (FullDisk.fill) and frees.
+    func fillableServer() throws -> TestServer {
         FullDisk.install()
-        let server = try TestServer()
+        return try TestServer()
+    }
+
+    @Test func everyDirectoryChangeThatCouldNotBeStoredChangesNothing() async throws {
+        let server = try fillableServer()
         defer {
             FullDisk.free()
             server.stop()
@@ -128,8 +133,7 @@ enum FullDisk {
     /// kind refused on a full disk leaves every read as it was, and succeeds
     /// once there is room.
     @Test func everyReadingAndReceiptChangeThatCouldNotBeStoredChangesNothing() async throws {
-        FullDisk.install()
-        let server = try TestServer()
+        let server = try fillableServer()
         defer {
             FullDisk.free()
             server.stop()

@@ -26,6 +26,18 @@ import Testing
         return text
     }
 
+    /// "ok", or the error's code and message with `uid` written as "UID".
+    func answer(hiding uid: UInt64, _ call: () async throws -> Void) async -> String {
+        do {
+            try await call()
+            return "ok"
+        } catch let e as GuildhallError {
+            return "\(e.code.rawValue) " + e.message.replacingOccurrences(of: String(uid), with: "UID")
+        } catch {
+            return "failed \(error)"
+        }
+    }
+
     /// The kinds (those `include` names) answered differently for the real ids than for the made-up ones.
     func differing(_ c: GuildhallClient, real: RequestIDs, fake: RequestIDs,
                    include: (String) -> Bool = { _ in true }) async -> [String] {
@@ -122,12 +134,7 @@ import Testing
         for (uid, made) in [(hidden.uid, hidden.uid + 9_999_999), (foreign.uid, foreign.uid + 9_999_998)] {
             var answers: [String] = []
             for asked in [uid, made] {
-                do {
-                    _ = try await eve.respondReceipts(channel: lobby.channelID, [own.uid, asked])
-                    answers.append("ok")
-                } catch let e as GuildhallError {
-                    answers.append("\(e.code.rawValue) " + e.message.replacingOccurrences(of: String(asked), with: "UID"))
-                }
+                answers.append(await answer(hiding: asked) { _ = try await eve.respondReceipts(channel: lobby.channelID, [own.uid, asked]) })
             }
             #expect(answers[0] == answers[1], "\(answers)")
             #expect(!answers[0].contains(String(staff.channelID)) && !answers[0].contains(String(secret.channelID)))
@@ -149,12 +156,7 @@ import Testing
         var answers: Set<String> = []
         for round in 0..<20 {
             for root in [foreign.uid, foreign.uid + 9_999_999 + UInt64(round)] {
-                do {
-                    _ = try await eve.thread(root, in: dm.channelID)
-                    answers.insert("ok")
-                } catch let e as GuildhallError {
-                    answers.insert("\(e.code.rawValue) " + e.message.replacingOccurrences(of: String(root), with: "UID"))
-                }
+                answers.insert(await answer(hiding: root) { _ = try await eve.thread(root, in: dm.channelID) })
             }
         }
         #expect(answers == ["\(GHErrorCode.notFound.rawValue) message UID not found"], "\(answers)")

@@ -4072,7 +4072,7 @@ public nonisolated struct GHLoginResult: Sendable {
   public var previousCloseReason: GHCloseReason = .unspecified
 
   /// In auto-subscribe mode: the user's channels auto mode could not cover
-  /// (above `auto-subscribe-max-channels`, seed 001's advice is manual mode),
+  /// (above `auto-subscribe-max-channels`; such a user does better in manual mode),
   /// as far as the server knows at login; every SUBSCRIPTION_CHANGED says it again.
   public var autoUncovered: UInt32 = 0
 
