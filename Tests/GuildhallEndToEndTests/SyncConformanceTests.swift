@@ -22,14 +22,14 @@ import Testing
     }
 
     /// bob, subscribed to `channel`, got a message and then lost his
-    /// connection; his SDK's reconnect waits (in its token) until `gate` is signalled.
+    /// connection; his SDK's reconnects wait (in their token) until `gate` is opened.
     private func droppedSubscriber(_ server: TestServer, _ alice: GuildhallClient, _ serverID: UInt64,
-                                   _ channel: UInt64) async throws -> (GuildhallClient, Recorder, DispatchSemaphore) {
-        let gate = DispatchSemaphore(value: 0)
+                                   _ channel: UInt64) async throws -> (GuildhallClient, Recorder, Gate) {
+        let gate = Gate()
         let tokens = Locked(0)
         let token = server.token("bob")
         let bob = GuildhallClient(port: server.port, options: ClientOptions(token: {
-            if tokens.withLock({ $0 += 1; return $0 }) > 1 { _ = gate.wait(timeout: .now() + 20) }
+            if tokens.withLock({ $0 += 1; return $0 }) > 1 { gate.wait(seconds: 20) }
             return token
         }))
         let events = Recorder()
@@ -365,7 +365,7 @@ import Testing
         defer { bob.close() }
         var sent: [UInt64] = []
         for i in 0..<12 { sent.append(try await alice.send("during \(i)", to: channel).uid) }
-        gate.signal()
+        gate.open()
         _ = try await waitFor("bob logged in afresh", timeout: 30) { events.syncCompletions >= 2 ? true : nil }
         // Live again once the SDK has subscribed again.
         var after: GHChannelMessage?
@@ -397,7 +397,7 @@ import Testing
         let (again, _) = try await server.client("alice", device: "after-restart")
         var sent: [UInt64] = []
         for i in 0..<30 { sent.append(try await again.send("while restarted \(i)", to: channel).uid) }
-        gate.signal()
+        gate.open()
         _ = try await waitFor("bob logged in afresh", timeout: 30) { events.syncCompletions >= 2 ? true : nil }
         var after: GHChannelMessage?
         for _ in 0..<20 where after == nil {
@@ -726,5 +726,27 @@ extension BackpressureConformanceTests {
         }
         let page = try await alice.history(of: c.channelID, limit: 100)
         #expect(page.messages.map(\.seq).max() == UInt64(2 * each))
+    }
+}
+
+/// A gate that stays open once opened: a reconnect that reached the old
+/// server before a restart and must try again passes at once (a semaphore's
+/// one signal would let only the first through, and the next wait out its timeout).
+final class Gate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var isOpen = false
+
+    func open() {
+        condition.lock()
+        isOpen = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait(seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        condition.lock()
+        while !isOpen, condition.wait(until: deadline) {}
+        condition.unlock()
     }
 }
