@@ -62,7 +62,8 @@ let package = Package(
         // A test SQLite VFS that shows what a power loss would leave (RELIABILITY D3), and a full disk; tests only.
         .target(name: "CPowerLoss", dependencies: ["CSQLite"], path: "Tests/CPowerLoss"),
         .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop",
-                                                                  "CPowerLoss", .product(name: "Logging", package: "swift-log")]),
+                                                                  "CPowerLoss", .product(name: "Logging", package: "swift-log")],
+                    exclude: ["Fixtures"]),
     ]
 )
 

@@ -1,8 +1,7 @@
-// A cluster log entry's bytes (Proto/log.proto): new messages field by
-// field, every other write as the JSON of its StoreWrite. The derived JSON
-// of a message was most of a clustered send's cost (2026-11-24: 39% of the
-// CPU of `bench store` against one nats-server); messages are nearly all
-// of a log. Pure.
+// A cluster log entry's bytes (Proto/log.proto): every write field by
+// field (LogWrites.swift). Entries that versions before field-numbered
+// writes appended hold their non-message writes as JSON (`Write.other`);
+// they are still read, never written. Pure.
 
 import Foundation
 import GuildhallCore
@@ -24,29 +23,13 @@ enum LogEntries {
         var e = GHLogEntry()
         e.node = UInt32(entry.node)
         e.epoch = entry.epoch
-        let json = JSONEncoder()
-        e.writes = try entry.writes.map { w in
-            var out = GHLogWrite()
-            if case .message(let m) = w, m.changes == MessageChanges() {
-                out.message = GHLogMessage(m)
-            } else {
-                out.other = try json.encode(w)
-            }
-            return out
-        }
+        e.writes = entry.writes.map(GHLogWrite.init)
         return try e.serializedBytes()
     }
 
     static func decode(_ bytes: [UInt8]) throws -> LogEntry {
         let e = try GHLogEntry(serializedBytes: bytes)
-        let json = JSONDecoder()
-        return LogEntry(node: Int(e.node), epoch: e.epoch, writes: try e.writes.map { w in
-            switch w.write {
-            case .message(let m): return .message(m.record)
-            case .other(let data): return try json.decode(StoreWrite.self, from: data)
-            case nil: throw StoreError(code: -5, message: "a log write holds nothing")
-            }
-        })
+        return LogEntry(node: Int(e.node), epoch: e.epoch, writes: try e.writes.map { try $0.storeWrite() })
     }
 }
 
@@ -75,9 +58,10 @@ extension GHLogMessage {
             reply.excerpt = r.excerpt
         }
         threadRoot = m.threadRoot
+        if m.changes != MessageChanges() { changes = GHLogChanges(m.changes) }
     }
 
-    var record: MessageRecord {
+    func record() throws -> MessageRecord {
         let body: MessageContent = switch content {
         case .custom(let c): .custom(type: c.type, data: [UInt8](c.data))
         case .text(let t): .text(t)
@@ -87,6 +71,7 @@ extension GHLogMessage {
                               content: body, mentions: mentions, mentionAll: mentionAll, needReceipt: needReceipt, clientID: clientID)
         if hasReply { m.reply = ReplyRef(uid: reply.messageUid, sender: reply.sender, excerpt: reply.excerpt) }
         m.threadRoot = threadRoot
+        if hasChanges { m.changes = try changes.value() }
         return m
     }
 }

@@ -1,6 +1,8 @@
-// Cluster log entries (Proto/log.proto, LogEntries.swift): every kind of
-// write comes back from its bytes exactly as it went in, whether it travels
-// field by field (a new message) or as JSON (everything else).
+// Cluster log entries (Proto/log.proto, LogEntries.swift, LogWrites.swift):
+// every kind of write comes back from its bytes exactly as it went in, and
+// committed entries (Fixtures/) still read as they did: those of this format,
+// and the JSON ones versions before it appended. A change that would make an
+// existing log unreadable, or that an older node could not read, fails here.
 
 import GuildhallCore
 import Foundation
@@ -27,6 +29,13 @@ import Testing
         custom.reply = nil
         var side = DirectConversation.Side(user: "bob")
         side.deliveredSeq = 4
+        var readSingly = side
+        readSingly.readSingly = [9 << 22: 30]
+        var removed = message
+        removed.changes.removal = Removal(kind: .deleted, by: "carol", time: 40)
+        removed.changes.reactions = [ReactionCount(type: 2, count: 3, mine: false)]
+        var channel = ChannelRecord(id: 13, serverID: 11, name: "d", topic: "", custom: "x", createdAt: 4, guestVisibility: .invisible)
+        channel.removed = RemovedSeqs([2, 5])
         return [
             .message(message), .message(custom), .message(edited),
             .directory(.serverSaved(ServerRecord(id: 11, name: "g", icon: "", custom: "{}", owner: "alice", openJoin: true, createdAt: 1))),
@@ -61,6 +70,13 @@ import Testing
             .threadReply(root: 4 << 22, time: 20, channel: 12),
             .reaction(7 << 22, user: "bob", type: 1, added: true, time: 21, channel: 12),
             .logPosition(shard: 3, seq: 22),
+            // Added with field-numbered writes (the fixture of older JSON entries has none of these).
+            .message(removed),
+            .directory(.channelSaved(channel)),
+            .directory(.overrideSaved(OverrideRecord(serverID: 11, channelID: 12, target: .role(3),
+                                                     permissions: PermissionOverride(allow: [.sendMessages], deny: [.kick])))),
+            .messageEdited(7 << 22, .custom(type: "poll", data: [9]), time: 23, channel: 12),
+            .directSide(conversation: 16, readSingly),
         ]
     }
 
@@ -102,7 +118,7 @@ import Testing
             Issue.record("a new message is not written field by field")
             return
         }
-        #expect(m.record == Self.message)
+        #expect(try m.record() == Self.message)
         let json = try JSONEncoder().encode(StoreWrite.message(Self.message))
         #expect(bytes.count < json.count / 2, "\(bytes.count) bytes, against \(json.count) as JSON")
     }
@@ -111,5 +127,52 @@ import Testing
         let back = try LogEntries.decode(try LogEntries.encode(LogEntry(node: 2, epoch: true, writes: [])))
         #expect(back == LogEntry(node: 2, epoch: true, writes: []))
         #expect(throws: (any Error).self) { _ = try LogEntries.decode([0xff, 0xff, 0xff]) }
+    }
+
+    /// Committed entries, one per line: `<sample index> <hex of the entry's bytes>`.
+    static func fixture(_ name: String) throws -> [(Int, [UInt8])] {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name)")
+        return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let index = Int(parts[0]) else { return nil }
+            let hex = Array(parts[1].utf8)
+            let bytes = stride(from: 0, to: hex.count - 1, by: 2).map { UInt8(String(decoding: hex[$0...$0 + 1], as: UTF8.self), radix: 16)! }
+            return (index, bytes)
+        }
+    }
+
+    static func hexLines(_ entries: [(Int, [UInt8])]) -> String {
+        entries.map { "\($0.0) " + $0.1.map { String(format: "%02x", $0) }.joined() }.joined(separator: "\n") + "\n"
+    }
+
+    /// Every kind's entry as committed decodes to its sample, and today's
+    /// writer still writes exactly those bytes. `GUILDHALL_WRITE_FIXTURES=1`
+    /// writes the file anew, for a change that only adds fields.
+    @Test func committedEntriesOfEveryKindStillRead() throws {
+        let samples = Self.everyKind
+        let written = try samples.indices.map { i in (i, try LogEntries.encode(LogEntry(node: 3, epoch: false, writes: [samples[i]]))) }
+        if ProcessInfo.processInfo.environment["GUILDHALL_WRITE_FIXTURES"] == "1" {
+            try Self.hexLines(written).write(to: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("Fixtures/log-entries.hex"), atomically: true, encoding: .utf8)
+        }
+        let committed = try Self.fixture("log-entries.hex")
+        #expect(committed.count == samples.count, "a sample without its committed entry: GUILDHALL_WRITE_FIXTURES=1 adds it")
+        for (i, bytes) in committed {
+            #expect(try LogEntries.decode(bytes) == LogEntry(node: 3, epoch: false, writes: [samples[i]]), "sample \(i)")
+            #expect(written[i].1 == bytes, "sample \(i) is written differently than committed")
+            #expect(try GHLogEntry(serializedBytes: bytes).writes.allSatisfy { $0.other.isEmpty }, "sample \(i) as JSON")
+        }
+    }
+
+    /// What versions before field-numbered writes appended (non-message writes as JSON) still replays.
+    @Test func entriesWithJSONWritesFromOlderVersionsStillRead() throws {
+        let committed = try Self.fixture("log-entries-json.hex")
+        #expect(committed.count == 33)
+        var json = 0
+        for (i, bytes) in committed {
+            #expect(try LogEntries.decode(bytes) == LogEntry(node: 3, epoch: false, writes: [Self.everyKind[i]]), "sample \(i)")
+            if try GHLogEntry(serializedBytes: bytes).writes.contains(where: { !$0.other.isEmpty }) { json += 1 }
+        }
+        #expect(json == 31, "the older entries hold JSON writes")
     }
 }

@@ -16,10 +16,12 @@
 /// shard over applies the entries its store lacks. This is an entry's body.
 /// Not a client protocol: only Guildhall nodes read and write it.
 ///
-/// A new message, the bulk of any log, is written field by field. Every other
-/// row change travels as the JSON of the server's StoreWrite value (its derived
-/// Codable form), which keeps rarely written kinds free of a hand-kept mapping;
-/// a reader must accept both forms for every kind.
+/// Every row change has its own message with field numbers, so renaming a
+/// value in the server's code cannot make an existing log unreadable, and a
+/// node one version older reads what a newer one appends as long as fields
+/// are only added. Versions before this one wrote every change but a new
+/// message as the JSON of the server's StoreWrite value (Write.other); a
+/// reader still accepts those entries, and no writer produces them.
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -71,7 +73,112 @@ public nonisolated struct GHLogWrite: Sendable {
     set {write = .message(newValue)}
   }
 
-  /// Any other row change: JSON of StoreWrite.
+  public var directory: GHLogDirectory {
+    get {
+      if case .directory(let v)? = write {return v}
+      return GHLogDirectory()
+    }
+    set {write = .directory(newValue)}
+  }
+
+  public var readPosition: GHLogReadPosition {
+    get {
+      if case .readPosition(let v)? = write {return v}
+      return GHLogReadPosition()
+    }
+    set {write = .readPosition(newValue)}
+  }
+
+  public var inbox: GHLogInboxItem {
+    get {
+      if case .inbox(let v)? = write {return v}
+      return GHLogInboxItem()
+    }
+    set {write = .inbox(newValue)}
+  }
+
+  public var syncCursor: GHLogSyncCursor {
+    get {
+      if case .syncCursor(let v)? = write {return v}
+      return GHLogSyncCursor()
+    }
+    set {write = .syncCursor(newValue)}
+  }
+
+  public var receivedStatus: GHLogReceivedStatus {
+    get {
+      if case .receivedStatus(let v)? = write {return v}
+      return GHLogReceivedStatus()
+    }
+    set {write = .receivedStatus(newValue)}
+  }
+
+  public var pruneInbox: GHLogPruneInbox {
+    get {
+      if case .pruneInbox(let v)? = write {return v}
+      return GHLogPruneInbox()
+    }
+    set {write = .pruneInbox(newValue)}
+  }
+
+  public var receiptRequest: GHLogReceiptRequest {
+    get {
+      if case .receiptRequest(let v)? = write {return v}
+      return GHLogReceiptRequest()
+    }
+    set {write = .receiptRequest(newValue)}
+  }
+
+  public var receiptAdvance: GHLogReceiptAdvance {
+    get {
+      if case .receiptAdvance(let v)? = write {return v}
+      return GHLogReceiptAdvance()
+    }
+    set {write = .receiptAdvance(newValue)}
+  }
+
+  public var conversation: GHLogConversation {
+    get {
+      if case .conversation(let v)? = write {return v}
+      return GHLogConversation()
+    }
+    set {write = .conversation(newValue)}
+  }
+
+  public var directSide: GHLogDirectSide {
+    get {
+      if case .directSide(let v)? = write {return v}
+      return GHLogDirectSide()
+    }
+    set {write = .directSide(newValue)}
+  }
+
+  public var directRead: GHLogDirectRead {
+    get {
+      if case .directRead(let v)? = write {return v}
+      return GHLogDirectRead()
+    }
+    set {write = .directRead(newValue)}
+  }
+
+  public var receivedSeq: GHLogReceivedSeq {
+    get {
+      if case .receivedSeq(let v)? = write {return v}
+      return GHLogReceivedSeq()
+    }
+    set {write = .receivedSeq(newValue)}
+  }
+
+  public var messageEdited: GHLogMessageEdited {
+    get {
+      if case .messageEdited(let v)? = write {return v}
+      return GHLogMessageEdited()
+    }
+    set {write = .messageEdited(newValue)}
+  }
+
+  /// Read only: what versions before field-numbered writes appended for
+  /// every kind but a new message (the JSON of the server's StoreWrite).
   public var other: Data {
     get {
       if case .other(let v)? = write {return v}
@@ -80,12 +187,62 @@ public nonisolated struct GHLogWrite: Sendable {
     set {write = .other(newValue)}
   }
 
+  public var messageRemoved: GHLogMessageRemoved {
+    get {
+      if case .messageRemoved(let v)? = write {return v}
+      return GHLogMessageRemoved()
+    }
+    set {write = .messageRemoved(newValue)}
+  }
+
+  public var threadReply: GHLogThreadReply {
+    get {
+      if case .threadReply(let v)? = write {return v}
+      return GHLogThreadReply()
+    }
+    set {write = .threadReply(newValue)}
+  }
+
+  public var logPosition: GHLogLogPosition {
+    get {
+      if case .logPosition(let v)? = write {return v}
+      return GHLogLogPosition()
+    }
+    set {write = .logPosition(newValue)}
+  }
+
+  public var reaction: GHLogReaction {
+    get {
+      if case .reaction(let v)? = write {return v}
+      return GHLogReaction()
+    }
+    set {write = .reaction(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Write: Equatable, Sendable {
     case message(GHLogMessage)
-    /// Any other row change: JSON of StoreWrite.
+    case directory(GHLogDirectory)
+    case readPosition(GHLogReadPosition)
+    case inbox(GHLogInboxItem)
+    case syncCursor(GHLogSyncCursor)
+    case receivedStatus(GHLogReceivedStatus)
+    case pruneInbox(GHLogPruneInbox)
+    case receiptRequest(GHLogReceiptRequest)
+    case receiptAdvance(GHLogReceiptAdvance)
+    case conversation(GHLogConversation)
+    case directSide(GHLogDirectSide)
+    case directRead(GHLogDirectRead)
+    case receivedSeq(GHLogReceivedSeq)
+    case messageEdited(GHLogMessageEdited)
+    /// Read only: what versions before field-numbered writes appended for
+    /// every kind but a new message (the JSON of the server's StoreWrite).
     case other(Data)
+    case messageRemoved(GHLogMessageRemoved)
+    case threadReply(GHLogThreadReply)
+    case logPosition(GHLogLogPosition)
+    case reaction(GHLogReaction)
 
   }
 
@@ -93,62 +250,108 @@ public nonisolated struct GHLogWrite: Sendable {
 }
 
 /// A message as first stored (no edits, removal or reactions yet).
-public nonisolated struct GHLogMessage: Sendable {
+public nonisolated struct GHLogMessage: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var uid: UInt64 = 0
+  public var uid: UInt64 {
+    get {_storage._uid}
+    set {_uniqueStorage()._uid = newValue}
+  }
 
-  public var serverID: UInt64 = 0
+  public var serverID: UInt64 {
+    get {_storage._serverID}
+    set {_uniqueStorage()._serverID = newValue}
+  }
 
   /// The channel, or for a direct message its conversation.
-  public var channelID: UInt64 = 0
+  public var channelID: UInt64 {
+    get {_storage._channelID}
+    set {_uniqueStorage()._channelID = newValue}
+  }
 
-  public var seq: UInt64 = 0
+  public var seq: UInt64 {
+    get {_storage._seq}
+    set {_uniqueStorage()._seq = newValue}
+  }
 
-  public var sender: String = String()
+  public var sender: String {
+    get {_storage._sender}
+    set {_uniqueStorage()._sender = newValue}
+  }
 
-  public var sentTime: UInt64 = 0
+  public var sentTime: UInt64 {
+    get {_storage._sentTime}
+    set {_uniqueStorage()._sentTime = newValue}
+  }
 
-  public var content: GHLogMessage.OneOf_Content? = nil
+  public var content: OneOf_Content? {
+    get {return _storage._content}
+    set {_uniqueStorage()._content = newValue}
+  }
 
   public var text: String {
     get {
-      if case .text(let v)? = content {return v}
+      if case .text(let v)? = _storage._content {return v}
       return String()
     }
-    set {content = .text(newValue)}
+    set {_uniqueStorage()._content = .text(newValue)}
   }
 
   public var custom: GHLogCustom {
     get {
-      if case .custom(let v)? = content {return v}
+      if case .custom(let v)? = _storage._content {return v}
       return GHLogCustom()
     }
-    set {content = .custom(newValue)}
+    set {_uniqueStorage()._content = .custom(newValue)}
   }
 
-  public var mentions: [String] = []
+  public var mentions: [String] {
+    get {_storage._mentions}
+    set {_uniqueStorage()._mentions = newValue}
+  }
 
-  public var mentionAll: Bool = false
+  public var mentionAll: Bool {
+    get {_storage._mentionAll}
+    set {_uniqueStorage()._mentionAll = newValue}
+  }
 
-  public var needReceipt: Bool = false
+  public var needReceipt: Bool {
+    get {_storage._needReceipt}
+    set {_uniqueStorage()._needReceipt = newValue}
+  }
 
-  public var clientID: String = String()
+  public var clientID: String {
+    get {_storage._clientID}
+    set {_uniqueStorage()._clientID = newValue}
+  }
 
   /// The message it replies to, as quoted.
   public var reply: GHLogQuote {
-    get {_reply ?? GHLogQuote()}
-    set {_reply = newValue}
+    get {_storage._reply ?? GHLogQuote()}
+    set {_uniqueStorage()._reply = newValue}
   }
   /// Returns true if `reply` has been explicitly set.
-  public var hasReply: Bool {self._reply != nil}
+  public var hasReply: Bool {_storage._reply != nil}
   /// Clears the value of `reply`. Subsequent reads from it will return its default value.
-  public mutating func clearReply() {self._reply = nil}
+  public mutating func clearReply() {_uniqueStorage()._reply = nil}
 
   /// The root of the thread it joins, or 0.
-  public var threadRoot: UInt64 = 0
+  public var threadRoot: UInt64 {
+    get {_storage._threadRoot}
+    set {_uniqueStorage()._threadRoot = newValue}
+  }
+
+  /// What happened to it since (absent for a new message).
+  public var changes: GHLogChanges {
+    get {_storage._changes ?? GHLogChanges()}
+    set {_uniqueStorage()._changes = newValue}
+  }
+  /// Returns true if `changes` has been explicitly set.
+  public var hasChanges: Bool {_storage._changes != nil}
+  /// Clears the value of `changes`. Subsequent reads from it will return its default value.
+  public mutating func clearChanges() {_uniqueStorage()._changes = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -160,7 +363,71 @@ public nonisolated struct GHLogMessage: Sendable {
 
   public init() {}
 
-  fileprivate var _reply: GHLogQuote? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct GHLogChanges: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var editedTime: UInt64 = 0
+
+  public var editCount: UInt32 = 0
+
+  public var removal: GHLogRemoval {
+    get {_removal ?? GHLogRemoval()}
+    set {_removal = newValue}
+  }
+  /// Returns true if `removal` has been explicitly set.
+  public var hasRemoval: Bool {self._removal != nil}
+  /// Clears the value of `removal`. Subsequent reads from it will return its default value.
+  public mutating func clearRemoval() {self._removal = nil}
+
+  public var threadReplies: UInt32 = 0
+
+  public var threadLastReply: UInt64 = 0
+
+  public var reactions: [GHLogReactionCount] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _removal: GHLogRemoval? = nil
+}
+
+public nonisolated struct GHLogRemoval: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 1 recalled, 2 deleted.
+  public var kind: UInt32 = 0
+
+  public var by: String = String()
+
+  public var time: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogReactionCount: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var type: UInt32 = 0
+
+  public var count: UInt32 = 0
+
+  public var mine: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct GHLogCustom: Sendable {
@@ -187,6 +454,696 @@ public nonisolated struct GHLogQuote: Sendable {
   public var sender: String = String()
 
   public var excerpt: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A change to a server's directory: servers, members, invites, channels,
+/// bans, roles and channel overrides.
+public nonisolated struct GHLogDirectory: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var change: GHLogDirectory.OneOf_Change? = nil
+
+  public var serverSaved: GHLogServer {
+    get {
+      if case .serverSaved(let v)? = change {return v}
+      return GHLogServer()
+    }
+    set {change = .serverSaved(newValue)}
+  }
+
+  public var serverDeleted: UInt64 {
+    get {
+      if case .serverDeleted(let v)? = change {return v}
+      return 0
+    }
+    set {change = .serverDeleted(newValue)}
+  }
+
+  public var memberSaved: GHLogMember {
+    get {
+      if case .memberSaved(let v)? = change {return v}
+      return GHLogMember()
+    }
+    set {change = .memberSaved(newValue)}
+  }
+
+  public var memberRemoved: GHLogServerUser {
+    get {
+      if case .memberRemoved(let v)? = change {return v}
+      return GHLogServerUser()
+    }
+    set {change = .memberRemoved(newValue)}
+  }
+
+  public var inviteSaved: GHLogInvite {
+    get {
+      if case .inviteSaved(let v)? = change {return v}
+      return GHLogInvite()
+    }
+    set {change = .inviteSaved(newValue)}
+  }
+
+  public var inviteRemoved: GHLogServerUser {
+    get {
+      if case .inviteRemoved(let v)? = change {return v}
+      return GHLogServerUser()
+    }
+    set {change = .inviteRemoved(newValue)}
+  }
+
+  public var channelSaved: GHLogChannel {
+    get {
+      if case .channelSaved(let v)? = change {return v}
+      return GHLogChannel()
+    }
+    set {change = .channelSaved(newValue)}
+  }
+
+  public var channelDeleted: UInt64 {
+    get {
+      if case .channelDeleted(let v)? = change {return v}
+      return 0
+    }
+    set {change = .channelDeleted(newValue)}
+  }
+
+  public var banSaved: GHLogBan {
+    get {
+      if case .banSaved(let v)? = change {return v}
+      return GHLogBan()
+    }
+    set {change = .banSaved(newValue)}
+  }
+
+  public var banRemoved: GHLogServerUser {
+    get {
+      if case .banRemoved(let v)? = change {return v}
+      return GHLogServerUser()
+    }
+    set {change = .banRemoved(newValue)}
+  }
+
+  public var roleSaved: GHLogRole {
+    get {
+      if case .roleSaved(let v)? = change {return v}
+      return GHLogRole()
+    }
+    set {change = .roleSaved(newValue)}
+  }
+
+  public var roleDeleted: GHLogServerRole {
+    get {
+      if case .roleDeleted(let v)? = change {return v}
+      return GHLogServerRole()
+    }
+    set {change = .roleDeleted(newValue)}
+  }
+
+  public var overrideSaved: GHLogOverride {
+    get {
+      if case .overrideSaved(let v)? = change {return v}
+      return GHLogOverride()
+    }
+    set {change = .overrideSaved(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Change: Equatable, Sendable {
+    case serverSaved(GHLogServer)
+    case serverDeleted(UInt64)
+    case memberSaved(GHLogMember)
+    case memberRemoved(GHLogServerUser)
+    case inviteSaved(GHLogInvite)
+    case inviteRemoved(GHLogServerUser)
+    case channelSaved(GHLogChannel)
+    case channelDeleted(UInt64)
+    case banSaved(GHLogBan)
+    case banRemoved(GHLogServerUser)
+    case roleSaved(GHLogRole)
+    case roleDeleted(GHLogServerRole)
+    case overrideSaved(GHLogOverride)
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct GHLogServer: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: UInt64 = 0
+
+  public var name: String = String()
+
+  public var icon: String = String()
+
+  public var custom: String = String()
+
+  public var owner: String = String()
+
+  public var openJoin: Bool = false
+
+  public var createdAt: UInt64 = 0
+
+  public var allowGuests: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogServerUser: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var user: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogServerRole: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var roleID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogMember: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var user: String = String()
+
+  public var isOwner: Bool = false
+
+  /// Besides everyone, ascending.
+  public var roles: [UInt64] = []
+
+  public var joinedAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogInvite: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var user: String = String()
+
+  public var inviter: String = String()
+
+  public var createdAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogChannel: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: UInt64 = 0
+
+  public var serverID: UInt64 = 0
+
+  public var name: String = String()
+
+  public var topic: String = String()
+
+  public var custom: String = String()
+
+  public var createdAt: UInt64 = 0
+
+  /// 0 follows the server, 1 visible, 2 invisible.
+  public var guestVisibility: UInt32 = 0
+
+  /// Derived from the messages where stored; carried for completeness.
+  public var lastSeq: UInt64 = 0
+
+  public var lastMessageTime: UInt64 = 0
+
+  public var removedSeqs: [UInt64] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogBan: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var user: String = String()
+
+  public var actor: String = String()
+
+  public var createdAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Permission bits: allowed and denied.
+public nonisolated struct GHLogBits: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var allow: UInt64 = 0
+
+  public var deny: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogRole: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var id: UInt64 = 0
+
+  public var name: String = String()
+
+  public var position: UInt32 = 0
+
+  public var permissions: GHLogBits {
+    get {_permissions ?? GHLogBits()}
+    set {_permissions = newValue}
+  }
+  /// Returns true if `permissions` has been explicitly set.
+  public var hasPermissions: Bool {self._permissions != nil}
+  /// Clears the value of `permissions`. Subsequent reads from it will return its default value.
+  public mutating func clearPermissions() {self._permissions = nil}
+
+  public var createdAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _permissions: GHLogBits? = nil
+}
+
+public nonisolated struct GHLogOverride: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var channelID: UInt64 = 0
+
+  public var target: GHLogOverride.OneOf_Target? = nil
+
+  public var roleID: UInt64 {
+    get {
+      if case .roleID(let v)? = target {return v}
+      return 0
+    }
+    set {target = .roleID(newValue)}
+  }
+
+  public var member: String {
+    get {
+      if case .member(let v)? = target {return v}
+      return String()
+    }
+    set {target = .member(newValue)}
+  }
+
+  public var permissions: GHLogBits {
+    get {_permissions ?? GHLogBits()}
+    set {_permissions = newValue}
+  }
+  /// Returns true if `permissions` has been explicitly set.
+  public var hasPermissions: Bool {self._permissions != nil}
+  /// Clears the value of `permissions`. Subsequent reads from it will return its default value.
+  public mutating func clearPermissions() {self._permissions = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Target: Equatable, Sendable {
+    case roleID(UInt64)
+    case member(String)
+
+  }
+
+  public init() {}
+
+  fileprivate var _permissions: GHLogBits? = nil
+}
+
+public nonisolated struct GHLogReadPosition: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var user: String = String()
+
+  public var channelID: UInt64 = 0
+
+  public var readSeq: UInt64 = 0
+
+  public var ackTime: UInt64 = 0
+
+  public var activity: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// An item for a user's offline sync: a message by UID, or an event's bytes.
+public nonisolated struct GHLogInboxItem: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var ord: UInt64 = 0
+
+  public var user: String = String()
+
+  public var at: UInt64 = 0
+
+  public var messageUid: UInt64 = 0
+
+  public var event: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogSyncCursor: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var user: String = String()
+
+  public var device: String = String()
+
+  public var ord: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogReceivedStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var user: String = String()
+
+  public var messageUid: UInt64 = 0
+
+  public var flags: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogPruneInbox: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var before: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogReceiptRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var messageUid: UInt64 = 0
+
+  public var seq: UInt64 = 0
+
+  public var requester: String = String()
+
+  public var sentTime: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogReceiptAdvance: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var user: String = String()
+
+  public var from: UInt64 = 0
+
+  public var to: UInt64 = 0
+
+  public var time: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogConversation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: UInt64 = 0
+
+  public var users: [String] = []
+
+  public var createdAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogDirectSide: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var conversation: UInt64 = 0
+
+  public var user: String = String()
+
+  public var sentCount: UInt64 = 0
+
+  public var deliveredSeq: UInt64 = 0
+
+  public var readTime: UInt64 = 0
+
+  public var readCount: UInt64 = 0
+
+  /// Messages read one by one: UID -> sent time.
+  public var readSingly: Dictionary<UInt64,UInt64> = [:]
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogDirectRead: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var conversation: UInt64 = 0
+
+  public var reader: String = String()
+
+  public var messageUid: UInt64 = 0
+
+  public var sentTime: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogReceivedSeq: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var user: String = String()
+
+  public var channelID: UInt64 = 0
+
+  public var seq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogMessageEdited: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var messageUid: UInt64 = 0
+
+  public var content: GHLogMessageEdited.OneOf_Content? = nil
+
+  public var text: String {
+    get {
+      if case .text(let v)? = content {return v}
+      return String()
+    }
+    set {content = .text(newValue)}
+  }
+
+  public var custom: GHLogCustom {
+    get {
+      if case .custom(let v)? = content {return v}
+      return GHLogCustom()
+    }
+    set {content = .custom(newValue)}
+  }
+
+  public var time: UInt64 = 0
+
+  public var channelID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Content: Equatable, Sendable {
+    case text(String)
+    case custom(GHLogCustom)
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct GHLogMessageRemoved: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var messageUid: UInt64 = 0
+
+  public var removal: GHLogRemoval {
+    get {_removal ?? GHLogRemoval()}
+    set {_removal = newValue}
+  }
+  /// Returns true if `removal` has been explicitly set.
+  public var hasRemoval: Bool {self._removal != nil}
+  /// Clears the value of `removal`. Subsequent reads from it will return its default value.
+  public mutating func clearRemoval() {self._removal = nil}
+
+  public var channelID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _removal: GHLogRemoval? = nil
+}
+
+public nonisolated struct GHLogThreadReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var root: UInt64 = 0
+
+  public var time: UInt64 = 0
+
+  public var channelID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogLogPosition: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var shard: UInt32 = 0
+
+  public var seq: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogReaction: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var messageUid: UInt64 = 0
+
+  public var user: String = String()
+
+  public var type: UInt32 = 0
+
+  public var added: Bool = false
+
+  public var time: UInt64 = 0
+
+  public var channelID: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -239,7 +1196,7 @@ nonisolated extension GHLogEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Write"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{2}\u{e}other\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -260,12 +1217,233 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.write = .message(v)
         }
       }()
+      case 2: try {
+        var v: GHLogDirectory?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .directory(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .directory(v)
+        }
+      }()
+      case 3: try {
+        var v: GHLogReadPosition?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .readPosition(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .readPosition(v)
+        }
+      }()
+      case 4: try {
+        var v: GHLogInboxItem?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .inbox(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .inbox(v)
+        }
+      }()
+      case 5: try {
+        var v: GHLogSyncCursor?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .syncCursor(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .syncCursor(v)
+        }
+      }()
+      case 6: try {
+        var v: GHLogReceivedStatus?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .receivedStatus(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .receivedStatus(v)
+        }
+      }()
+      case 7: try {
+        var v: GHLogPruneInbox?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .pruneInbox(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .pruneInbox(v)
+        }
+      }()
+      case 8: try {
+        var v: GHLogReceiptRequest?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .receiptRequest(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .receiptRequest(v)
+        }
+      }()
+      case 9: try {
+        var v: GHLogReceiptAdvance?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .receiptAdvance(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .receiptAdvance(v)
+        }
+      }()
+      case 10: try {
+        var v: GHLogConversation?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .conversation(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .conversation(v)
+        }
+      }()
+      case 11: try {
+        var v: GHLogDirectSide?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .directSide(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .directSide(v)
+        }
+      }()
+      case 12: try {
+        var v: GHLogDirectRead?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .directRead(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .directRead(v)
+        }
+      }()
+      case 13: try {
+        var v: GHLogReceivedSeq?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .receivedSeq(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .receivedSeq(v)
+        }
+      }()
+      case 14: try {
+        var v: GHLogMessageEdited?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .messageEdited(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .messageEdited(v)
+        }
+      }()
       case 15: try {
         var v: Data?
         try decoder.decodeSingularBytesField(value: &v)
         if let v = v {
           if self.write != nil {try decoder.handleConflictingOneOf()}
           self.write = .other(v)
+        }
+      }()
+      case 16: try {
+        var v: GHLogMessageRemoved?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .messageRemoved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .messageRemoved(v)
+        }
+      }()
+      case 17: try {
+        var v: GHLogThreadReply?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .threadReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .threadReply(v)
+        }
+      }()
+      case 18: try {
+        var v: GHLogLogPosition?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .logPosition(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .logPosition(v)
+        }
+      }()
+      case 19: try {
+        var v: GHLogReaction?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .reaction(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .reaction(v)
         }
       }()
       default: break
@@ -283,9 +1461,77 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       guard case .message(let v)? = self.write else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
     }()
+    case .directory?: try {
+      guard case .directory(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .readPosition?: try {
+      guard case .readPosition(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
+    case .inbox?: try {
+      guard case .inbox(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    }()
+    case .syncCursor?: try {
+      guard case .syncCursor(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    }()
+    case .receivedStatus?: try {
+      guard case .receivedStatus(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
+    case .pruneInbox?: try {
+      guard case .pruneInbox(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+    }()
+    case .receiptRequest?: try {
+      guard case .receiptRequest(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+    }()
+    case .receiptAdvance?: try {
+      guard case .receiptAdvance(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+    }()
+    case .conversation?: try {
+      guard case .conversation(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
+    case .directSide?: try {
+      guard case .directSide(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
+    case .directRead?: try {
+      guard case .directRead(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .receivedSeq?: try {
+      guard case .receivedSeq(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
+    case .messageEdited?: try {
+      guard case .messageEdited(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
     case .other?: try {
       guard case .other(let v)? = self.write else { preconditionFailure() }
       try visitor.visitSingularBytesField(value: v, fieldNumber: 15)
+    }()
+    case .messageRemoved?: try {
+      guard case .messageRemoved(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
+    case .threadReply?: try {
+      guard case .threadReply(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
+    case .logPosition?: try {
+      guard case .logPosition(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+    }()
+    case .reaction?: try {
+      guard case .reaction(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
     }()
     case nil: break
     }
@@ -301,7 +1547,196 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Message"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{1}sender\0\u{3}sent_time\0\u{1}text\0\u{1}custom\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}reply\0\u{3}thread_root\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{1}sender\0\u{3}sent_time\0\u{1}text\0\u{1}custom\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}reply\0\u{3}thread_root\0\u{1}changes\0")
+
+  fileprivate class _StorageClass {
+    var _uid: UInt64 = 0
+    var _serverID: UInt64 = 0
+    var _channelID: UInt64 = 0
+    var _seq: UInt64 = 0
+    var _sender: String = String()
+    var _sentTime: UInt64 = 0
+    var _content: GHLogMessage.OneOf_Content?
+    var _mentions: [String] = []
+    var _mentionAll: Bool = false
+    var _needReceipt: Bool = false
+    var _clientID: String = String()
+    var _reply: GHLogQuote? = nil
+    var _threadRoot: UInt64 = 0
+    var _changes: GHLogChanges? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _uid = source._uid
+      _serverID = source._serverID
+      _channelID = source._channelID
+      _seq = source._seq
+      _sender = source._sender
+      _sentTime = source._sentTime
+      _content = source._content
+      _mentions = source._mentions
+      _mentionAll = source._mentionAll
+      _needReceipt = source._needReceipt
+      _clientID = source._clientID
+      _reply = source._reply
+      _threadRoot = source._threadRoot
+      _changes = source._changes
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._uid) }()
+        case 2: try { try decoder.decodeSingularUInt64Field(value: &_storage._serverID) }()
+        case 3: try { try decoder.decodeSingularUInt64Field(value: &_storage._channelID) }()
+        case 4: try { try decoder.decodeSingularUInt64Field(value: &_storage._seq) }()
+        case 5: try { try decoder.decodeSingularStringField(value: &_storage._sender) }()
+        case 6: try { try decoder.decodeSingularUInt64Field(value: &_storage._sentTime) }()
+        case 7: try {
+          var v: String?
+          try decoder.decodeSingularStringField(value: &v)
+          if let v = v {
+            if _storage._content != nil {try decoder.handleConflictingOneOf()}
+            _storage._content = .text(v)
+          }
+        }()
+        case 8: try {
+          var v: GHLogCustom?
+          var hadOneofValue = false
+          if let current = _storage._content {
+            hadOneofValue = true
+            if case .custom(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._content = .custom(v)
+          }
+        }()
+        case 9: try { try decoder.decodeRepeatedStringField(value: &_storage._mentions) }()
+        case 10: try { try decoder.decodeSingularBoolField(value: &_storage._mentionAll) }()
+        case 11: try { try decoder.decodeSingularBoolField(value: &_storage._needReceipt) }()
+        case 12: try { try decoder.decodeSingularStringField(value: &_storage._clientID) }()
+        case 13: try { try decoder.decodeSingularMessageField(value: &_storage._reply) }()
+        case 14: try { try decoder.decodeSingularUInt64Field(value: &_storage._threadRoot) }()
+        case 15: try { try decoder.decodeSingularMessageField(value: &_storage._changes) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._uid != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._uid, fieldNumber: 1)
+      }
+      if _storage._serverID != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._serverID, fieldNumber: 2)
+      }
+      if _storage._channelID != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._channelID, fieldNumber: 3)
+      }
+      if _storage._seq != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._seq, fieldNumber: 4)
+      }
+      if !_storage._sender.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._sender, fieldNumber: 5)
+      }
+      if _storage._sentTime != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._sentTime, fieldNumber: 6)
+      }
+      switch _storage._content {
+      case .text?: try {
+        guard case .text(let v)? = _storage._content else { preconditionFailure() }
+        try visitor.visitSingularStringField(value: v, fieldNumber: 7)
+      }()
+      case .custom?: try {
+        guard case .custom(let v)? = _storage._content else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+      }()
+      case nil: break
+      }
+      if !_storage._mentions.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._mentions, fieldNumber: 9)
+      }
+      if _storage._mentionAll != false {
+        try visitor.visitSingularBoolField(value: _storage._mentionAll, fieldNumber: 10)
+      }
+      if _storage._needReceipt != false {
+        try visitor.visitSingularBoolField(value: _storage._needReceipt, fieldNumber: 11)
+      }
+      if !_storage._clientID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._clientID, fieldNumber: 12)
+      }
+      try { if let v = _storage._reply {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+      } }()
+      if _storage._threadRoot != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._threadRoot, fieldNumber: 14)
+      }
+      try { if let v = _storage._changes {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogMessage, rhs: GHLogMessage) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._uid != rhs_storage._uid {return false}
+        if _storage._serverID != rhs_storage._serverID {return false}
+        if _storage._channelID != rhs_storage._channelID {return false}
+        if _storage._seq != rhs_storage._seq {return false}
+        if _storage._sender != rhs_storage._sender {return false}
+        if _storage._sentTime != rhs_storage._sentTime {return false}
+        if _storage._content != rhs_storage._content {return false}
+        if _storage._mentions != rhs_storage._mentions {return false}
+        if _storage._mentionAll != rhs_storage._mentionAll {return false}
+        if _storage._needReceipt != rhs_storage._needReceipt {return false}
+        if _storage._clientID != rhs_storage._clientID {return false}
+        if _storage._reply != rhs_storage._reply {return false}
+        if _storage._threadRoot != rhs_storage._threadRoot {return false}
+        if _storage._changes != rhs_storage._changes {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogChanges: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Changes"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}edited_time\0\u{3}edit_count\0\u{1}removal\0\u{3}thread_replies\0\u{3}thread_last_reply\0\u{1}reactions\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -309,39 +1744,12 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.uid) }()
-      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
-      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
-      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
-      case 5: try { try decoder.decodeSingularStringField(value: &self.sender) }()
-      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.sentTime) }()
-      case 7: try {
-        var v: String?
-        try decoder.decodeSingularStringField(value: &v)
-        if let v = v {
-          if self.content != nil {try decoder.handleConflictingOneOf()}
-          self.content = .text(v)
-        }
-      }()
-      case 8: try {
-        var v: GHLogCustom?
-        var hadOneofValue = false
-        if let current = self.content {
-          hadOneofValue = true
-          if case .custom(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.content = .custom(v)
-        }
-      }()
-      case 9: try { try decoder.decodeRepeatedStringField(value: &self.mentions) }()
-      case 10: try { try decoder.decodeSingularBoolField(value: &self.mentionAll) }()
-      case 11: try { try decoder.decodeSingularBoolField(value: &self.needReceipt) }()
-      case 12: try { try decoder.decodeSingularStringField(value: &self.clientID) }()
-      case 13: try { try decoder.decodeSingularMessageField(value: &self._reply) }()
-      case 14: try { try decoder.decodeSingularUInt64Field(value: &self.threadRoot) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.editedTime) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.editCount) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._removal) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.threadReplies) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.threadLastReply) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.reactions) }()
       default: break
       }
     }
@@ -352,70 +1760,114 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
-    if self.uid != 0 {
-      try visitor.visitSingularUInt64Field(value: self.uid, fieldNumber: 1)
+    if self.editedTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.editedTime, fieldNumber: 1)
     }
-    if self.serverID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
+    if self.editCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.editCount, fieldNumber: 2)
     }
-    if self.channelID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 3)
-    }
-    if self.seq != 0 {
-      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 4)
-    }
-    if !self.sender.isEmpty {
-      try visitor.visitSingularStringField(value: self.sender, fieldNumber: 5)
-    }
-    if self.sentTime != 0 {
-      try visitor.visitSingularUInt64Field(value: self.sentTime, fieldNumber: 6)
-    }
-    switch self.content {
-    case .text?: try {
-      guard case .text(let v)? = self.content else { preconditionFailure() }
-      try visitor.visitSingularStringField(value: v, fieldNumber: 7)
-    }()
-    case .custom?: try {
-      guard case .custom(let v)? = self.content else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
-    }()
-    case nil: break
-    }
-    if !self.mentions.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.mentions, fieldNumber: 9)
-    }
-    if self.mentionAll != false {
-      try visitor.visitSingularBoolField(value: self.mentionAll, fieldNumber: 10)
-    }
-    if self.needReceipt != false {
-      try visitor.visitSingularBoolField(value: self.needReceipt, fieldNumber: 11)
-    }
-    if !self.clientID.isEmpty {
-      try visitor.visitSingularStringField(value: self.clientID, fieldNumber: 12)
-    }
-    try { if let v = self._reply {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    try { if let v = self._removal {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
     } }()
-    if self.threadRoot != 0 {
-      try visitor.visitSingularUInt64Field(value: self.threadRoot, fieldNumber: 14)
+    if self.threadReplies != 0 {
+      try visitor.visitSingularUInt32Field(value: self.threadReplies, fieldNumber: 4)
+    }
+    if self.threadLastReply != 0 {
+      try visitor.visitSingularUInt64Field(value: self.threadLastReply, fieldNumber: 5)
+    }
+    if !self.reactions.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.reactions, fieldNumber: 6)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: GHLogMessage, rhs: GHLogMessage) -> Bool {
-    if lhs.uid != rhs.uid {return false}
-    if lhs.serverID != rhs.serverID {return false}
-    if lhs.channelID != rhs.channelID {return false}
-    if lhs.seq != rhs.seq {return false}
-    if lhs.sender != rhs.sender {return false}
-    if lhs.sentTime != rhs.sentTime {return false}
-    if lhs.content != rhs.content {return false}
-    if lhs.mentions != rhs.mentions {return false}
-    if lhs.mentionAll != rhs.mentionAll {return false}
-    if lhs.needReceipt != rhs.needReceipt {return false}
-    if lhs.clientID != rhs.clientID {return false}
-    if lhs._reply != rhs._reply {return false}
-    if lhs.threadRoot != rhs.threadRoot {return false}
+  public static func ==(lhs: GHLogChanges, rhs: GHLogChanges) -> Bool {
+    if lhs.editedTime != rhs.editedTime {return false}
+    if lhs.editCount != rhs.editCount {return false}
+    if lhs._removal != rhs._removal {return false}
+    if lhs.threadReplies != rhs.threadReplies {return false}
+    if lhs.threadLastReply != rhs.threadLastReply {return false}
+    if lhs.reactions != rhs.reactions {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogRemoval: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Removal"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}by\0\u{1}time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.kind) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.by) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.kind != 0 {
+      try visitor.visitSingularUInt32Field(value: self.kind, fieldNumber: 1)
+    }
+    if !self.by.isEmpty {
+      try visitor.visitSingularStringField(value: self.by, fieldNumber: 2)
+    }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogRemoval, rhs: GHLogRemoval) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.by != rhs.by {return false}
+    if lhs.time != rhs.time {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogReactionCount: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReactionCount"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}type\0\u{1}count\0\u{1}mine\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.type) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.count) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.mine) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.type != 0 {
+      try visitor.visitSingularUInt32Field(value: self.type, fieldNumber: 1)
+    }
+    if self.count != 0 {
+      try visitor.visitSingularUInt32Field(value: self.count, fieldNumber: 2)
+    }
+    if self.mine != false {
+      try visitor.visitSingularBoolField(value: self.mine, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogReactionCount, rhs: GHLogReactionCount) -> Bool {
+    if lhs.type != rhs.type {return false}
+    if lhs.count != rhs.count {return false}
+    if lhs.mine != rhs.mine {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -491,6 +1943,1512 @@ nonisolated extension GHLogQuote: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if lhs.messageUid != rhs.messageUid {return false}
     if lhs.sender != rhs.sender {return false}
     if lhs.excerpt != rhs.excerpt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogDirectory: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Directory"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_saved\0\u{3}server_deleted\0\u{3}member_saved\0\u{3}member_removed\0\u{3}invite_saved\0\u{3}invite_removed\0\u{3}channel_saved\0\u{3}channel_deleted\0\u{3}ban_saved\0\u{3}ban_removed\0\u{3}role_saved\0\u{3}role_deleted\0\u{3}override_saved\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try {
+        var v: GHLogServer?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .serverSaved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .serverSaved(v)
+        }
+      }()
+      case 2: try {
+        var v: UInt64?
+        try decoder.decodeSingularUInt64Field(value: &v)
+        if let v = v {
+          if self.change != nil {try decoder.handleConflictingOneOf()}
+          self.change = .serverDeleted(v)
+        }
+      }()
+      case 3: try {
+        var v: GHLogMember?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .memberSaved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .memberSaved(v)
+        }
+      }()
+      case 4: try {
+        var v: GHLogServerUser?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .memberRemoved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .memberRemoved(v)
+        }
+      }()
+      case 5: try {
+        var v: GHLogInvite?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .inviteSaved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .inviteSaved(v)
+        }
+      }()
+      case 6: try {
+        var v: GHLogServerUser?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .inviteRemoved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .inviteRemoved(v)
+        }
+      }()
+      case 7: try {
+        var v: GHLogChannel?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .channelSaved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .channelSaved(v)
+        }
+      }()
+      case 8: try {
+        var v: UInt64?
+        try decoder.decodeSingularUInt64Field(value: &v)
+        if let v = v {
+          if self.change != nil {try decoder.handleConflictingOneOf()}
+          self.change = .channelDeleted(v)
+        }
+      }()
+      case 9: try {
+        var v: GHLogBan?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .banSaved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .banSaved(v)
+        }
+      }()
+      case 10: try {
+        var v: GHLogServerUser?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .banRemoved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .banRemoved(v)
+        }
+      }()
+      case 11: try {
+        var v: GHLogRole?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .roleSaved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .roleSaved(v)
+        }
+      }()
+      case 12: try {
+        var v: GHLogServerRole?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .roleDeleted(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .roleDeleted(v)
+        }
+      }()
+      case 13: try {
+        var v: GHLogOverride?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .overrideSaved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .overrideSaved(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    switch self.change {
+    case .serverSaved?: try {
+      guard case .serverSaved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    }()
+    case .serverDeleted?: try {
+      guard case .serverDeleted(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 2)
+    }()
+    case .memberSaved?: try {
+      guard case .memberSaved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
+    case .memberRemoved?: try {
+      guard case .memberRemoved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    }()
+    case .inviteSaved?: try {
+      guard case .inviteSaved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    }()
+    case .inviteRemoved?: try {
+      guard case .inviteRemoved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
+    case .channelSaved?: try {
+      guard case .channelSaved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+    }()
+    case .channelDeleted?: try {
+      guard case .channelDeleted(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 8)
+    }()
+    case .banSaved?: try {
+      guard case .banSaved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+    }()
+    case .banRemoved?: try {
+      guard case .banRemoved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
+    case .roleSaved?: try {
+      guard case .roleSaved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
+    case .roleDeleted?: try {
+      guard case .roleDeleted(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .overrideSaved?: try {
+      guard case .overrideSaved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogDirectory, rhs: GHLogDirectory) -> Bool {
+    if lhs.change != rhs.change {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogServer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Server"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{1}owner\0\u{3}open_join\0\u{3}created_at\0\u{3}allow_guests\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.icon) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.custom) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.owner) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.openJoin) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.allowGuests) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.id != 0 {
+      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if !self.icon.isEmpty {
+      try visitor.visitSingularStringField(value: self.icon, fieldNumber: 3)
+    }
+    if !self.custom.isEmpty {
+      try visitor.visitSingularStringField(value: self.custom, fieldNumber: 4)
+    }
+    if !self.owner.isEmpty {
+      try visitor.visitSingularStringField(value: self.owner, fieldNumber: 5)
+    }
+    if self.openJoin != false {
+      try visitor.visitSingularBoolField(value: self.openJoin, fieldNumber: 6)
+    }
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 7)
+    }
+    if self.allowGuests != false {
+      try visitor.visitSingularBoolField(value: self.allowGuests, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogServer, rhs: GHLogServer) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.icon != rhs.icon {return false}
+    if lhs.custom != rhs.custom {return false}
+    if lhs.owner != rhs.owner {return false}
+    if lhs.openJoin != rhs.openJoin {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.allowGuests != rhs.allowGuests {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogServerUser: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ServerUser"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}user\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogServerUser, rhs: GHLogServerUser) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.user != rhs.user {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogServerRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ServerRole"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}role_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.roleID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.roleID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.roleID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogServerRole, rhs: GHLogServerRole) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.roleID != rhs.roleID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Member"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}user\0\u{3}is_owner\0\u{1}roles\0\u{3}joined_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.isOwner) }()
+      case 4: try { try decoder.decodeRepeatedUInt64Field(value: &self.roles) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.joinedAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
+    }
+    if self.isOwner != false {
+      try visitor.visitSingularBoolField(value: self.isOwner, fieldNumber: 3)
+    }
+    if !self.roles.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.roles, fieldNumber: 4)
+    }
+    if self.joinedAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.joinedAt, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogMember, rhs: GHLogMember) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.user != rhs.user {return false}
+    if lhs.isOwner != rhs.isOwner {return false}
+    if lhs.roles != rhs.roles {return false}
+    if lhs.joinedAt != rhs.joinedAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogInvite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Invite"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}user\0\u{1}inviter\0\u{3}created_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.inviter) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
+    }
+    if !self.inviter.isEmpty {
+      try visitor.visitSingularStringField(value: self.inviter, fieldNumber: 3)
+    }
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogInvite, rhs: GHLogInvite) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.user != rhs.user {return false}
+    if lhs.inviter != rhs.inviter {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogChannel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Channel"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}server_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}created_at\0\u{3}guest_visibility\0\u{3}last_seq\0\u{3}last_message_time\0\u{3}removed_seqs\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.topic) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.custom) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.guestVisibility) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.lastMessageTime) }()
+      case 10: try { try decoder.decodeRepeatedUInt64Field(value: &self.removedSeqs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.id != 0 {
+      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
+    }
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 3)
+    }
+    if !self.topic.isEmpty {
+      try visitor.visitSingularStringField(value: self.topic, fieldNumber: 4)
+    }
+    if !self.custom.isEmpty {
+      try visitor.visitSingularStringField(value: self.custom, fieldNumber: 5)
+    }
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 6)
+    }
+    if self.guestVisibility != 0 {
+      try visitor.visitSingularUInt32Field(value: self.guestVisibility, fieldNumber: 7)
+    }
+    if self.lastSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSeq, fieldNumber: 8)
+    }
+    if self.lastMessageTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastMessageTime, fieldNumber: 9)
+    }
+    if !self.removedSeqs.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.removedSeqs, fieldNumber: 10)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogChannel, rhs: GHLogChannel) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.topic != rhs.topic {return false}
+    if lhs.custom != rhs.custom {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.guestVisibility != rhs.guestVisibility {return false}
+    if lhs.lastSeq != rhs.lastSeq {return false}
+    if lhs.lastMessageTime != rhs.lastMessageTime {return false}
+    if lhs.removedSeqs != rhs.removedSeqs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Ban"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}user\0\u{1}actor\0\u{3}created_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.actor) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
+    }
+    if !self.actor.isEmpty {
+      try visitor.visitSingularStringField(value: self.actor, fieldNumber: 3)
+    }
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogBan, rhs: GHLogBan) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.user != rhs.user {return false}
+    if lhs.actor != rhs.actor {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogBits: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Bits"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}allow\0\u{1}deny\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.allow) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.deny) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.allow != 0 {
+      try visitor.visitSingularUInt64Field(value: self.allow, fieldNumber: 1)
+    }
+    if self.deny != 0 {
+      try visitor.visitSingularUInt64Field(value: self.deny, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogBits, rhs: GHLogBits) -> Bool {
+    if lhs.allow != rhs.allow {return false}
+    if lhs.deny != rhs.deny {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Role"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}id\0\u{1}name\0\u{1}position\0\u{1}permissions\0\u{3}created_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.position) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._permissions) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.id != 0 {
+      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 2)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 3)
+    }
+    if self.position != 0 {
+      try visitor.visitSingularUInt32Field(value: self.position, fieldNumber: 4)
+    }
+    try { if let v = self._permissions {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogRole, rhs: GHLogRole) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.id != rhs.id {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.position != rhs.position {return false}
+    if lhs._permissions != rhs._permissions {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogOverride: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Override"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{3}role_id\0\u{1}member\0\u{1}permissions\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try {
+        var v: UInt64?
+        try decoder.decodeSingularUInt64Field(value: &v)
+        if let v = v {
+          if self.target != nil {try decoder.handleConflictingOneOf()}
+          self.target = .roleID(v)
+        }
+      }()
+      case 4: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.target != nil {try decoder.handleConflictingOneOf()}
+          self.target = .member(v)
+        }
+      }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._permissions) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    switch self.target {
+    case .roleID?: try {
+      guard case .roleID(let v)? = self.target else { preconditionFailure() }
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 3)
+    }()
+    case .member?: try {
+      guard case .member(let v)? = self.target else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 4)
+    }()
+    case nil: break
+    }
+    try { if let v = self._permissions {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogOverride, rhs: GHLogOverride) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.target != rhs.target {return false}
+    if lhs._permissions != rhs._permissions {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogReadPosition: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReadPosition"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}user\0\u{3}channel_id\0\u{3}read_seq\0\u{3}ack_time\0\u{1}activity\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.readSeq) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.ackTime) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.activity) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    if self.readSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.readSeq, fieldNumber: 3)
+    }
+    if self.ackTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.ackTime, fieldNumber: 4)
+    }
+    if self.activity != 0 {
+      try visitor.visitSingularUInt64Field(value: self.activity, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogReadPosition, rhs: GHLogReadPosition) -> Bool {
+    if lhs.user != rhs.user {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.readSeq != rhs.readSeq {return false}
+    if lhs.ackTime != rhs.ackTime {return false}
+    if lhs.activity != rhs.activity {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogInboxItem: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".InboxItem"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ord\0\u{1}user\0\u{1}at\0\u{3}message_uid\0\u{1}event\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.ord) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.at) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 5: try { try decoder.decodeSingularBytesField(value: &self.event) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.ord != 0 {
+      try visitor.visitSingularUInt64Field(value: self.ord, fieldNumber: 1)
+    }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
+    }
+    if self.at != 0 {
+      try visitor.visitSingularUInt64Field(value: self.at, fieldNumber: 3)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 4)
+    }
+    if !self.event.isEmpty {
+      try visitor.visitSingularBytesField(value: self.event, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogInboxItem, rhs: GHLogInboxItem) -> Bool {
+    if lhs.ord != rhs.ord {return false}
+    if lhs.user != rhs.user {return false}
+    if lhs.at != rhs.at {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.event != rhs.event {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogSyncCursor: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SyncCursor"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}user\0\u{1}device\0\u{1}ord\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.device) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.ord) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 1)
+    }
+    if !self.device.isEmpty {
+      try visitor.visitSingularStringField(value: self.device, fieldNumber: 2)
+    }
+    if self.ord != 0 {
+      try visitor.visitSingularUInt64Field(value: self.ord, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogSyncCursor, rhs: GHLogSyncCursor) -> Bool {
+    if lhs.user != rhs.user {return false}
+    if lhs.device != rhs.device {return false}
+    if lhs.ord != rhs.ord {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogReceivedStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceivedStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}user\0\u{3}message_uid\0\u{1}flags\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.flags) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 1)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    if self.flags != 0 {
+      try visitor.visitSingularUInt32Field(value: self.flags, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogReceivedStatus, rhs: GHLogReceivedStatus) -> Bool {
+    if lhs.user != rhs.user {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.flags != rhs.flags {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogPruneInbox: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PruneInbox"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}before\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.before) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.before != 0 {
+      try visitor.visitSingularUInt64Field(value: self.before, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogPruneInbox, rhs: GHLogPruneInbox) -> Bool {
+    if lhs.before != rhs.before {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogReceiptRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceiptRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0\u{1}seq\0\u{1}requester\0\u{3}sent_time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.requester) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.sentTime) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 3)
+    }
+    if !self.requester.isEmpty {
+      try visitor.visitSingularStringField(value: self.requester, fieldNumber: 4)
+    }
+    if self.sentTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sentTime, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogReceiptRequest, rhs: GHLogReceiptRequest) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.seq != rhs.seq {return false}
+    if lhs.requester != rhs.requester {return false}
+    if lhs.sentTime != rhs.sentTime {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogReceiptAdvance: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceiptAdvance"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}user\0\u{1}from\0\u{1}to\0\u{1}time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.from) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.to) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
+    }
+    if self.from != 0 {
+      try visitor.visitSingularUInt64Field(value: self.from, fieldNumber: 3)
+    }
+    if self.to != 0 {
+      try visitor.visitSingularUInt64Field(value: self.to, fieldNumber: 4)
+    }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogReceiptAdvance, rhs: GHLogReceiptAdvance) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.user != rhs.user {return false}
+    if lhs.from != rhs.from {return false}
+    if lhs.to != rhs.to {return false}
+    if lhs.time != rhs.time {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogConversation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Conversation"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}users\0\u{3}created_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.users) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.id != 0 {
+      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
+    }
+    if !self.users.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.users, fieldNumber: 2)
+    }
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogConversation, rhs: GHLogConversation) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.users != rhs.users {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogDirectSide: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DirectSide"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}conversation\0\u{1}user\0\u{3}sent_count\0\u{3}delivered_seq\0\u{3}read_time\0\u{3}read_count\0\u{3}read_singly\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.conversation) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.sentCount) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.deliveredSeq) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.readTime) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.readCount) }()
+      case 7: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt64,SwiftProtobuf.ProtobufUInt64>.self, value: &self.readSingly) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.conversation != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversation, fieldNumber: 1)
+    }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
+    }
+    if self.sentCount != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sentCount, fieldNumber: 3)
+    }
+    if self.deliveredSeq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.deliveredSeq, fieldNumber: 4)
+    }
+    if self.readTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.readTime, fieldNumber: 5)
+    }
+    if self.readCount != 0 {
+      try visitor.visitSingularUInt64Field(value: self.readCount, fieldNumber: 6)
+    }
+    if !self.readSingly.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt64,SwiftProtobuf.ProtobufUInt64>.self, value: self.readSingly, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogDirectSide, rhs: GHLogDirectSide) -> Bool {
+    if lhs.conversation != rhs.conversation {return false}
+    if lhs.user != rhs.user {return false}
+    if lhs.sentCount != rhs.sentCount {return false}
+    if lhs.deliveredSeq != rhs.deliveredSeq {return false}
+    if lhs.readTime != rhs.readTime {return false}
+    if lhs.readCount != rhs.readCount {return false}
+    if lhs.readSingly != rhs.readSingly {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogDirectRead: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DirectRead"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}conversation\0\u{1}reader\0\u{3}message_uid\0\u{3}sent_time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.conversation) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.reader) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.sentTime) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.conversation != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversation, fieldNumber: 1)
+    }
+    if !self.reader.isEmpty {
+      try visitor.visitSingularStringField(value: self.reader, fieldNumber: 2)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 3)
+    }
+    if self.sentTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sentTime, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogDirectRead, rhs: GHLogDirectRead) -> Bool {
+    if lhs.conversation != rhs.conversation {return false}
+    if lhs.reader != rhs.reader {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.sentTime != rhs.sentTime {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogReceivedSeq: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReceivedSeq"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}user\0\u{3}channel_id\0\u{1}seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogReceivedSeq, rhs: GHLogReceivedSeq) -> Bool {
+    if lhs.user != rhs.user {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.seq != rhs.seq {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogMessageEdited: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MessageEdited"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0\u{1}text\0\u{1}custom\0\u{1}time\0\u{3}channel_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 2: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.content != nil {try decoder.handleConflictingOneOf()}
+          self.content = .text(v)
+        }
+      }()
+      case 3: try {
+        var v: GHLogCustom?
+        var hadOneofValue = false
+        if let current = self.content {
+          hadOneofValue = true
+          if case .custom(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.content = .custom(v)
+        }
+      }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 1)
+    }
+    switch self.content {
+    case .text?: try {
+      guard case .text(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    }()
+    case .custom?: try {
+      guard case .custom(let v)? = self.content else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
+    case nil: break
+    }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 4)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogMessageEdited, rhs: GHLogMessageEdited) -> Bool {
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.content != rhs.content {return false}
+    if lhs.time != rhs.time {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogMessageRemoved: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MessageRemoved"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0\u{1}removal\0\u{3}channel_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._removal) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 1)
+    }
+    try { if let v = self._removal {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogMessageRemoved, rhs: GHLogMessageRemoved) -> Bool {
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs._removal != rhs._removal {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogThreadReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ThreadReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}root\0\u{1}time\0\u{3}channel_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.root) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.root != 0 {
+      try visitor.visitSingularUInt64Field(value: self.root, fieldNumber: 1)
+    }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 2)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogThreadReply, rhs: GHLogThreadReply) -> Bool {
+    if lhs.root != rhs.root {return false}
+    if lhs.time != rhs.time {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogLogPosition: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LogPosition"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shard\0\u{1}seq\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.shard) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.seq) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.shard != 0 {
+      try visitor.visitSingularUInt32Field(value: self.shard, fieldNumber: 1)
+    }
+    if self.seq != 0 {
+      try visitor.visitSingularUInt64Field(value: self.seq, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogLogPosition, rhs: GHLogLogPosition) -> Bool {
+    if lhs.shard != rhs.shard {return false}
+    if lhs.seq != rhs.seq {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogReaction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Reaction"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}message_uid\0\u{1}user\0\u{1}type\0\u{1}added\0\u{1}time\0\u{3}channel_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.type) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.added) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 1)
+    }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
+    }
+    if self.type != 0 {
+      try visitor.visitSingularUInt32Field(value: self.type, fieldNumber: 3)
+    }
+    if self.added != false {
+      try visitor.visitSingularBoolField(value: self.added, fieldNumber: 4)
+    }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 5)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogReaction, rhs: GHLogReaction) -> Bool {
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.user != rhs.user {return false}
+    if lhs.type != rhs.type {return false}
+    if lhs.added != rhs.added {return false}
+    if lhs.time != rhs.time {return false}
+    if lhs.channelID != rhs.channelID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

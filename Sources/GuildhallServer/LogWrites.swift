@@ -1,0 +1,248 @@
+// Each kind of store write as its field-numbered log message (Proto/log.proto)
+// and back. Field numbers, not names, are the format: renaming a case or a
+// property here cannot make a log unreadable, and `LogFormatTests` decodes
+// committed entries of every kind to keep it so. Pure.
+
+import Foundation
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+extension GHLogWrite {
+    init(_ w: StoreWrite) {
+        self.init()
+        switch w {
+        case .message(let m): message = GHLogMessage(m)
+        case .directory(let c): directory = GHLogDirectory(c)
+        case .readPosition(let user, let channel, let p):
+            readPosition = .with {
+                $0.user = user; $0.channelID = channel
+                $0.readSeq = p.readSeq; $0.ackTime = p.ackTime; $0.activity = p.activity
+            }
+        case .inbox(let r):
+            inbox = .with { $0.ord = r.ord; $0.user = r.user; $0.at = r.at; $0.messageUid = r.messageUID; $0.event = Data(r.event) }
+        case .syncCursor(let user, let device, let ord): syncCursor = .with { $0.user = user; $0.device = device; $0.ord = ord }
+        case .receivedStatus(let user, let uid, let flags):
+            receivedStatus = .with { $0.user = user; $0.messageUid = uid; $0.flags = flags.rawValue }
+        case .pruneInbox(let before): pruneInbox = .with { $0.before = before }
+        case .receiptRequest(let channel, let r):
+            receiptRequest = .with {
+                $0.channelID = channel; $0.messageUid = r.uid; $0.seq = r.seq; $0.requester = r.requester; $0.sentTime = r.sentTime
+            }
+        case .receiptAdvance(let channel, let a):
+            receiptAdvance = .with { $0.channelID = channel; $0.user = a.user; $0.from = a.from; $0.to = a.to; $0.time = a.time }
+        case .conversation(let id, let users, let createdAt): conversation = .with { $0.id = id; $0.users = users; $0.createdAt = createdAt }
+        case .directSide(let conversation, let s):
+            directSide = .with {
+                $0.conversation = conversation; $0.user = s.user; $0.sentCount = s.sentCount; $0.deliveredSeq = s.deliveredSeq
+                $0.readTime = s.readTime; $0.readCount = s.readCount; $0.readSingly = s.readSingly
+            }
+        case .directRead(let conversation, let reader, let uid, let sentTime):
+            directRead = .with { $0.conversation = conversation; $0.reader = reader; $0.messageUid = uid; $0.sentTime = sentTime }
+        case .receivedSeq(let user, let channel, let seq): receivedSeq = .with { $0.user = user; $0.channelID = channel; $0.seq = seq }
+        case .messageEdited(let uid, let content, let time, let channel):
+            messageEdited = .with {
+                $0.messageUid = uid; $0.time = time; $0.channelID = channel
+                switch content {
+                case .text(let t): $0.text = t
+                case .custom(let type, let data): $0.custom = .with { $0.type = type; $0.data = Data(data) }
+                }
+            }
+        case .messageRemoved(let uid, let removal, let channel):
+            messageRemoved = .with { $0.messageUid = uid; $0.removal = GHLogRemoval(removal); $0.channelID = channel }
+        case .threadReply(let root, let time, let channel): threadReply = .with { $0.root = root; $0.time = time; $0.channelID = channel }
+        case .logPosition(let shard, let seq): logPosition = .with { $0.shard = UInt32(shard); $0.seq = seq }
+        case .reaction(let uid, let user, let type, let added, let time, let channel):
+            reaction = .with {
+                $0.messageUid = uid; $0.user = user; $0.type = type; $0.added = added; $0.time = time; $0.channelID = channel
+            }
+        }
+    }
+
+    /// The write it holds; `other` is the JSON older versions appended.
+    func storeWrite() throws -> StoreWrite {
+        switch write {
+        case .message(let m): return .message(try m.record())
+        case .directory(let d): return .directory(try d.change())
+        case .readPosition(let p): return .readPosition(p.user, p.channelID, ReadPosition(readSeq: p.readSeq, ackTime: p.ackTime, activity: p.activity))
+        case .inbox(let r): return .inbox(InboxRow(ord: r.ord, user: r.user, at: r.at, messageUID: r.messageUid, event: [UInt8](r.event)))
+        case .syncCursor(let c): return .syncCursor(c.user, c.device, c.ord)
+        case .receivedStatus(let r): return .receivedStatus(r.user, r.messageUid, ReceivedFlags(rawValue: r.flags))
+        case .pruneInbox(let p): return .pruneInbox(before: p.before)
+        case .receiptRequest(let r):
+            return .receiptRequest(r.channelID, ChannelReceipts.Request(uid: r.messageUid, seq: r.seq, requester: r.requester, sentTime: r.sentTime))
+        case .receiptAdvance(let a): return .receiptAdvance(a.channelID, ChannelReceipts.Advance(user: a.user, from: a.from, to: a.to, time: a.time))
+        case .conversation(let c): return .conversation(id: c.id, users: c.users, createdAt: c.createdAt)
+        case .directSide(let d):
+            var side = DirectConversation.Side(user: d.user)
+            side.sentCount = d.sentCount
+            side.deliveredSeq = d.deliveredSeq
+            side.readTime = d.readTime
+            side.readCount = d.readCount
+            side.readSingly = d.readSingly
+            return .directSide(conversation: d.conversation, side)
+        case .directRead(let r): return .directRead(conversation: r.conversation, reader: r.reader, uid: r.messageUid, sentTime: r.sentTime)
+        case .receivedSeq(let r): return .receivedSeq(r.user, r.channelID, r.seq)
+        case .messageEdited(let e):
+            let content: MessageContent = switch e.content {
+            case .custom(let c): .custom(type: c.type, data: [UInt8](c.data))
+            case .text(let t): .text(t)
+            case nil: .text("")
+            }
+            return .messageEdited(e.messageUid, content, time: e.time, channel: e.channelID)
+        case .messageRemoved(let r): return .messageRemoved(r.messageUid, try r.removal.value(), channel: r.channelID)
+        case .threadReply(let t): return .threadReply(root: t.root, time: t.time, channel: t.channelID)
+        case .logPosition(let p): return .logPosition(shard: Int(p.shard), seq: p.seq)
+        case .reaction(let r):
+            return .reaction(r.messageUid, user: r.user, type: r.type, added: r.added, time: r.time, channel: r.channelID)
+        case .other(let json): return try JSONDecoder().decode(StoreWrite.self, from: json)
+        case nil: throw LogFormatError("a log write holds nothing")
+        }
+    }
+}
+
+/// A log entry this version cannot read.
+struct LogFormatError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension GHLogDirectory {
+    init(_ c: DirectoryChange) {
+        self.init()
+        switch c {
+        case .serverSaved(let s):
+            serverSaved = .with {
+                $0.id = s.id; $0.name = s.name; $0.icon = s.icon; $0.custom = s.custom; $0.owner = s.owner
+                $0.openJoin = s.openJoin; $0.createdAt = s.createdAt; $0.allowGuests = s.allowGuests
+            }
+        case .serverDeleted(let id): serverDeleted = id
+        case .memberSaved(let m):
+            memberSaved = .with { $0.serverID = m.serverID; $0.user = m.userID; $0.isOwner = m.isOwner; $0.roles = m.roles; $0.joinedAt = m.joinedAt }
+        case .memberRemoved(let server, let user): memberRemoved = GHLogServerUser(server, user)
+        case .inviteSaved(let i):
+            inviteSaved = .with { $0.serverID = i.serverID; $0.user = i.userID; $0.inviter = i.inviter; $0.createdAt = i.createdAt }
+        case .inviteRemoved(let server, let user): inviteRemoved = GHLogServerUser(server, user)
+        case .channelSaved(let ch):
+            channelSaved = .with {
+                $0.id = ch.id; $0.serverID = ch.serverID; $0.name = ch.name; $0.topic = ch.topic; $0.custom = ch.custom
+                $0.createdAt = ch.createdAt; $0.guestVisibility = UInt32(ch.guestVisibility.rawValue)
+                $0.lastSeq = ch.lastSeq; $0.lastMessageTime = ch.lastMessageTime; $0.removedSeqs = ch.removed.seqs
+            }
+        case .channelDeleted(let id): channelDeleted = id
+        case .banSaved(let b): banSaved = .with { $0.serverID = b.serverID; $0.user = b.userID; $0.actor = b.actor; $0.createdAt = b.createdAt }
+        case .banRemoved(let server, let user): banRemoved = GHLogServerUser(server, user)
+        case .roleSaved(let r):
+            roleSaved = .with {
+                $0.serverID = r.serverID; $0.id = r.id; $0.name = r.name; $0.position = r.position
+                $0.permissions = GHLogBits(r.permissions); $0.createdAt = r.createdAt
+            }
+        case .roleDeleted(let server, let role): roleDeleted = .with { $0.serverID = server; $0.roleID = role }
+        case .overrideSaved(let o):
+            overrideSaved = .with {
+                $0.serverID = o.serverID; $0.channelID = o.channelID; $0.permissions = GHLogBits(o.permissions)
+                switch o.target {
+                case .role(let id): $0.roleID = id
+                case .member(let user): $0.member = user
+                }
+            }
+        }
+    }
+
+    func change() throws -> DirectoryChange {
+        switch change {
+        case .serverSaved(let s):
+            return .serverSaved(ServerRecord(id: s.id, name: s.name, icon: s.icon, custom: s.custom, owner: s.owner, openJoin: s.openJoin,
+                                             createdAt: s.createdAt, allowGuests: s.allowGuests))
+        case .serverDeleted(let id): return .serverDeleted(id)
+        case .memberSaved(let m):
+            var member = MemberRecord(serverID: m.serverID, userID: m.user, role: .member, joinedAt: m.joinedAt, roles: m.roles)
+            member.isOwner = m.isOwner
+            return .memberSaved(member)
+        case .memberRemoved(let r): return .memberRemoved(r.serverID, r.user)
+        case .inviteSaved(let i): return .inviteSaved(InviteRecord(serverID: i.serverID, userID: i.user, inviter: i.inviter, createdAt: i.createdAt))
+        case .inviteRemoved(let r): return .inviteRemoved(r.serverID, r.user)
+        case .channelSaved(let c):
+            guard let visibility = GuestVisibility(rawValue: Int(c.guestVisibility)) else {
+                throw LogFormatError("guest visibility \(c.guestVisibility) is not known")
+            }
+            var channel = ChannelRecord(id: c.id, serverID: c.serverID, name: c.name, topic: c.topic, custom: c.custom,
+                                        createdAt: c.createdAt, guestVisibility: visibility)
+            channel.lastSeq = c.lastSeq
+            channel.lastMessageTime = c.lastMessageTime
+            channel.removed = RemovedSeqs(c.removedSeqs)
+            return .channelSaved(channel)
+        case .channelDeleted(let id): return .channelDeleted(id)
+        case .banSaved(let b): return .banSaved(BanRecord(serverID: b.serverID, userID: b.user, actor: b.actor, createdAt: b.createdAt))
+        case .banRemoved(let r): return .banRemoved(r.serverID, r.user)
+        case .roleSaved(let r):
+            return .roleSaved(RoleRecord(serverID: r.serverID, id: r.id, name: r.name, position: r.position,
+                                         permissions: r.permissions.value, createdAt: r.createdAt))
+        case .roleDeleted(let r): return .roleDeleted(r.serverID, r.roleID)
+        case .overrideSaved(let o):
+            let target: OverrideTarget
+            switch o.target {
+            case .roleID(let id): target = .role(id)
+            case .member(let user): target = .member(user)
+            case nil: throw LogFormatError("a channel override names no role or member")
+            }
+            return .overrideSaved(OverrideRecord(serverID: o.serverID, channelID: o.channelID, target: target, permissions: o.permissions.value))
+        case nil: throw LogFormatError("a directory write holds nothing")
+        }
+    }
+}
+
+extension GHLogServerUser {
+    init(_ server: ServerID, _ user: UserID) {
+        self.init()
+        serverID = server
+        self.user = user
+    }
+}
+
+extension GHLogBits {
+    init(_ p: PermissionOverride) {
+        self.init()
+        allow = p.allow.rawValue
+        deny = p.deny.rawValue
+    }
+
+    var value: PermissionOverride { PermissionOverride(allow: Permission(rawValue: allow), deny: Permission(rawValue: deny)) }
+}
+
+extension GHLogRemoval {
+    init(_ r: Removal) {
+        self.init()
+        kind = UInt32(r.kind.rawValue)
+        by = r.by
+        time = r.time
+    }
+
+    func value() throws -> Removal {
+        guard let k = RemovalKind(rawValue: Int(kind)) else { throw LogFormatError("removal kind \(kind) is not known") }
+        return Removal(kind: k, by: by, time: time)
+    }
+}
+
+extension GHLogChanges {
+    init(_ c: MessageChanges) {
+        self.init()
+        editedTime = c.editedTime
+        editCount = c.editCount
+        if let r = c.removal { removal = GHLogRemoval(r) }
+        threadReplies = c.threadReplies
+        threadLastReply = c.threadLastReply
+        reactions = c.reactions.map { r in .with { $0.type = r.type; $0.count = r.count; $0.mine = r.mine } }
+    }
+
+    func value() throws -> MessageChanges {
+        var c = MessageChanges()
+        c.editedTime = editedTime
+        c.editCount = editCount
+        c.removal = hasRemoval ? try removal.value() : nil
+        c.threadReplies = threadReplies
+        c.threadLastReply = threadLastReply
+        c.reactions = reactions.map { ReactionCount(type: $0.type, count: $0.count, mine: $0.mine) }
+        return c
+    }
+}
