@@ -11,7 +11,7 @@ import GuildhallCore
 import GuildhallWire
 
 /// A user's channel at a guild home, as auto mode ranks it.
-struct AutoChannel: Sendable, Codable {
+struct AutoChannel: Sendable {
     let id: ChannelID
     let activity: UInt64
 }

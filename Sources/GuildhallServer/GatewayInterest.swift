@@ -14,7 +14,7 @@ import GuildhallLoop
 import GuildhallWire
 
 /// A home's change to a gateway's half of the interest.
-enum InterestUpdate: Sendable, Codable {
+enum InterestUpdate: Sendable {
     /// Session `key` of `user` took `channel`'s message subscription (with the
     /// user's state in the channel), or dropped it (nil).
     case holds(key: UInt64, user: UserID, channel: ChannelID, state: PositionState?)
@@ -26,7 +26,7 @@ enum InterestUpdate: Sendable, Codable {
 }
 
 /// One channel message for every session of a gateway that holds the channel's message subscription.
-struct ChannelEvent: Sendable, Codable {
+struct ChannelEvent: Sendable {
     let payload: SharedBytes
     /// The channel after the message (its last seq and time).
     let channel: ChannelRecord

@@ -15,7 +15,7 @@ import GuildhallCore
 import GuildhallWire
 
 /// One home's answer to a gathered request.
-struct GatherPart: Sendable, Codable {
+struct GatherPart: Sendable {
     let result: GHResponse.OneOf_Result
     /// The home holds the one channel or conversation the request names: its answer is the answer.
     let fromHolder: Bool

@@ -20,7 +20,7 @@ import GuildhallLoop
 import GuildhallStore
 import GuildhallWire
 
-enum HomeMail: Sendable, Codable {
+enum HomeMail: Sendable {
     /// Items for users the receiving home holds; answer `filed(token)` once they are durable.
     case file([MailedItem], token: UInt64)
     case filed(token: UInt64)
@@ -40,13 +40,13 @@ enum HomeMail: Sendable, Codable {
 }
 
 /// An item addressed to a user homed at another loop.
-struct MailedItem: Sendable, Codable {
-    enum Stored: Sendable, Codable {
+struct MailedItem: Sendable {
+    enum Stored: Sendable {
         case event([UInt8])
         case message(MessageUID)
     }
 
-    enum Live: Sendable, Codable {
+    enum Live: Sendable {
         case push(SharedBytes)
         case pushExceptOrigin(SharedBytes, origin: UInt64)
         case noted
@@ -55,6 +55,12 @@ struct MailedItem: Sendable, Codable {
     let user: UserID
     let stored: Stored
     let live: Live
+
+    init(user: UserID, stored: Stored, live: Live) {
+        self.user = user
+        self.stored = stored
+        self.live = live
+    }
 
     /// `message`: for a user homed on another node, whose store does not hold
     /// the guild's messages, a message item travels as the message itself (a

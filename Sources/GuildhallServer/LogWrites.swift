@@ -123,12 +123,7 @@ extension GHLogDirectory {
         case .inviteSaved(let i):
             inviteSaved = .with { $0.serverID = i.serverID; $0.user = i.userID; $0.inviter = i.inviter; $0.createdAt = i.createdAt }
         case .inviteRemoved(let server, let user): inviteRemoved = GHLogServerUser(server, user)
-        case .channelSaved(let ch):
-            channelSaved = .with {
-                $0.id = ch.id; $0.serverID = ch.serverID; $0.name = ch.name; $0.topic = ch.topic; $0.custom = ch.custom
-                $0.createdAt = ch.createdAt; $0.guestVisibility = UInt32(ch.guestVisibility.rawValue)
-                $0.lastSeq = ch.lastSeq; $0.lastMessageTime = ch.lastMessageTime; $0.removedSeqs = ch.removed.seqs
-            }
+        case .channelSaved(let ch): channelSaved = GHLogChannel(ch)
         case .channelDeleted(let id): channelDeleted = id
         case .banSaved(let b): banSaved = .with { $0.serverID = b.serverID; $0.user = b.userID; $0.actor = b.actor; $0.createdAt = b.createdAt }
         case .banRemoved(let server, let user): banRemoved = GHLogServerUser(server, user)
@@ -162,16 +157,7 @@ extension GHLogDirectory {
         case .memberRemoved(let r): return .memberRemoved(r.serverID, r.user)
         case .inviteSaved(let i): return .inviteSaved(InviteRecord(serverID: i.serverID, userID: i.user, inviter: i.inviter, createdAt: i.createdAt))
         case .inviteRemoved(let r): return .inviteRemoved(r.serverID, r.user)
-        case .channelSaved(let c):
-            guard let visibility = GuestVisibility(rawValue: Int(c.guestVisibility)) else {
-                throw LogFormatError("guest visibility \(c.guestVisibility) is not known")
-            }
-            var channel = ChannelRecord(id: c.id, serverID: c.serverID, name: c.name, topic: c.topic, custom: c.custom,
-                                        createdAt: c.createdAt, guestVisibility: visibility)
-            channel.lastSeq = c.lastSeq
-            channel.lastMessageTime = c.lastMessageTime
-            channel.removed = RemovedSeqs(c.removedSeqs)
-            return .channelSaved(channel)
+        case .channelSaved(let c): return .channelSaved(try c.value())
         case .channelDeleted(let id): return .channelDeleted(id)
         case .banSaved(let b): return .banSaved(BanRecord(serverID: b.serverID, userID: b.user, actor: b.actor, createdAt: b.createdAt))
         case .banRemoved(let r): return .banRemoved(r.serverID, r.user)
@@ -189,6 +175,34 @@ extension GHLogDirectory {
             return .overrideSaved(OverrideRecord(serverID: o.serverID, channelID: o.channelID, target: target, permissions: o.permissions.value))
         case nil: throw LogFormatError("a directory write holds nothing")
         }
+    }
+}
+
+extension GHLogChannel {
+    init(_ ch: ChannelRecord) {
+        self.init()
+        id = ch.id
+        serverID = ch.serverID
+        name = ch.name
+        topic = ch.topic
+        custom = ch.custom
+        createdAt = ch.createdAt
+        guestVisibility = UInt32(ch.guestVisibility.rawValue)
+        lastSeq = ch.lastSeq
+        lastMessageTime = ch.lastMessageTime
+        removedSeqs = ch.removed.seqs
+    }
+
+    func value() throws -> ChannelRecord {
+        guard let visibility = GuestVisibility(rawValue: Int(guestVisibility)) else {
+            throw LogFormatError("guest visibility \(guestVisibility) is not known")
+        }
+        var channel = ChannelRecord(id: id, serverID: serverID, name: name, topic: topic, custom: custom, createdAt: createdAt,
+                                    guestVisibility: visibility)
+        channel.lastSeq = lastSeq
+        channel.lastMessageTime = lastMessageTime
+        channel.removed = RemovedSeqs(removedSeqs)
+        return channel
     }
 }
 

@@ -13,7 +13,7 @@ import GuildhallWire
 
 /// A `SessionPort` call for a session on another loop, as a value (live
 /// events go in `GatewayStep.event` runs instead).
-enum SessionCommand: Sendable, Codable {
+enum SessionCommand: Sendable {
     case send(SharedBytes, ord: UInt64)
     case respond([UInt8])
     case part(UInt64, GatherPart)
@@ -30,7 +30,7 @@ enum SessionCommand: Sendable, Codable {
 
 /// A session another home admitted, for a home that is not its user's:
 /// it delivers to it and answers its requests.
-struct OpenedSession: Sendable, Codable {
+struct OpenedSession: Sendable {
     let key: UInt64
     let user: UserID
     let device: DeviceID
@@ -39,13 +39,13 @@ struct OpenedSession: Sendable, Codable {
 }
 
 /// One command for one session.
-struct SessionOrder: Sendable, Codable {
+struct SessionOrder: Sendable {
     let key: UInt64
     let command: SessionCommand
 }
 
 /// One live event's recipient on the gateway's loop, with its own trailer fields.
-struct EventRecipient: Sendable, Codable {
+struct EventRecipient: Sendable {
     let key: UInt64
     let unread: FrameEncoding.RecipientUnread?
     let cursor: UInt64
@@ -53,7 +53,7 @@ struct EventRecipient: Sendable, Codable {
 
 /// What a home sends a gateway, in order: commands, and runs of one event
 /// to many of its sessions (a fan-out), the event's bytes referenced once per run.
-enum GatewayStep: Sendable, Codable {
+enum GatewayStep: Sendable {
     case command(SessionOrder)
     case event(SharedBytes, [EventRecipient])
     /// A channel's guild (nil: the channel is gone), for routing requests that name it;
@@ -68,7 +68,7 @@ enum GatewayStep: Sendable, Codable {
 }
 
 /// A `GatewayHome` call from a gateway on another loop, as a value.
-enum HomeCommand: Sendable, Codable {
+enum HomeCommand: Sendable {
     case admit(Admission)
     case opened(OpenedSession)
     case route(GHRequest.OneOf_Body, id: UInt64, key: UInt64, part: Bool)

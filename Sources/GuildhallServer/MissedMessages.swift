@@ -9,15 +9,17 @@
 import GuildhallLoop
 import GuildhallWire
 
-struct MissedMessages: Sendable, Codable, Equatable {
-    struct Range: Sendable, Codable, Equatable {
+struct MissedMessages: Sendable, Equatable {
+    struct Range: Sendable, Equatable {
         let server: UInt64
         let channel: UInt64
         var first: UInt64
         var last: UInt64
     }
 
-    private(set) var ranges: [Range] = []
+    private(set) var ranges: [Range]
+
+    init(ranges: [Range] = []) { self.ranges = ranges }
 
     var isEmpty: Bool { ranges.isEmpty }
 

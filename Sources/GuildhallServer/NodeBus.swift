@@ -9,6 +9,7 @@
 import CNATS
 import Foundation
 import GuildhallLoop
+import GuildhallWire
 import Synchronization
 
 final class NodeBus: Sendable {
@@ -50,11 +51,10 @@ final class NodeBus: Sendable {
 
     /// Sends `message` to the loop at `place` of another node.
     func post(_ message: LoopMessage, to place: Int) {
-        guard let node = Place.node(of: place), let body = NodeMessage(message) else { return }
-        let envelope = NodeEnvelope(toLoop: Place.loop(of: place), fromNode: me, message: body)
+        guard let node = Place.node(of: place), let envelope = NodeWire.envelope(message, toLoop: Place.loop(of: place), fromNode: me) else { return }
         do {
-            let data = try JSONEncoder().encode(envelope)
-            _ = data.withUnsafeBytes { natsConnection_Publish(link.connection, prefix + String(node), $0.baseAddress, Int32($0.count)) }
+            let bytes: [UInt8] = try envelope.serializedBytes()
+            _ = bytes.withUnsafeBytes { natsConnection_Publish(link.connection, prefix + String(node), $0.baseAddress, Int32($0.count)) }
         } catch {
             log.error("a message for another node could not be encoded", ["node": node, "error": String(describing: error)])
         }
@@ -64,11 +64,11 @@ final class NodeBus: Sendable {
     private func received(_ msg: OpaquePointer) {
         defer { natsMsg_Destroy(msg) }
         let length = Int(natsMsg_GetDataLength(msg))
-        let data = natsMsg_GetData(msg).map { Data(bytes: $0, count: length) } ?? Data()
+        let bytes = natsMsg_GetData(msg).map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
         do {
-            let e = try JSONDecoder().decode(NodeEnvelope.self, from: data)
-            guard e.toLoop < inboxes.count else { return }
-            _ = inboxes[e.toLoop].post(e.message.loopMessage(fromNode: e.fromNode))
+            let e = try GHNodeEnvelope(serializedBytes: bytes)
+            guard Int(e.toLoop) < inboxes.count else { return }
+            _ = inboxes[Int(e.toLoop)].post(try NodeWire.loopMessage(e))
         } catch {
             log.error("a message from another node could not be decoded", ["error": String(describing: error)])
         }

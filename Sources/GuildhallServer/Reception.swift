@@ -21,7 +21,7 @@ struct EndingSession {
 }
 
 /// A login the gateway verified, for the home to admit.
-struct Admission: Sendable, Codable {
+struct Admission: Sendable {
     /// The gateway's session (its key names its loop).
     let key: UInt64
     let token: AccessToken

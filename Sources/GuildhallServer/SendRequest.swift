@@ -6,7 +6,7 @@
 import GuildhallCore
 import GuildhallWire
 
-struct SendRequest: Codable {
+struct SendRequest {
     var channelID: ChannelID = 0
     /// nil when the body holds no content (a 400 later).
     var content: MessageContent?
@@ -25,7 +25,7 @@ struct SendRequest: Codable {
 }
 
 /// A reply's quote and the thread a message joins, checked against the stored messages.
-struct References: Codable {
+struct References {
     var reply: ReplyRef?
     var threadRoot: MessageUID = 0
 }

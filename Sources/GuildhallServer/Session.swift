@@ -362,7 +362,7 @@ struct OfflineSync {
 
 /// Why a session's connection is not read (docs/architecture.md): its publishes
 /// would push the storage queue or the loop's outbound bytes past their bounds.
-struct ReadPauses: OptionSet, Codable {
+struct ReadPauses: OptionSet {
     let rawValue: UInt8
     static let storage = ReadPauses(rawValue: 1)
     static let outbound = ReadPauses(rawValue: 2)

@@ -29,6 +29,10 @@ public struct InboxItem: Sendable, Codable {
     public let message: MessageRecord?
     /// The serialized event, for other rows.
     public let event: [UInt8]
+
+    public init(ord: UInt64, message: MessageRecord?, event: [UInt8]) {
+        self.ord = ord; self.message = message; self.event = event
+    }
 }
 
 /// Received-status flags of one message for one user (bits only turn on).
