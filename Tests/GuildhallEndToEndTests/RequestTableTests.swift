@@ -31,5 +31,22 @@ import Testing
         #expect(upkeep.allSatisfy { $0.rule.target == .gateway && $0.rule.rate == .session })
         #expect([GHRequest.OneOf_Body.login(GHLogin()), .resume(GHResume())].allSatisfy { $0.rule.phase == .opensSession && $0.rule.target == .user })
         #expect(ids.requests.allSatisfy { $0.1.rule.target != .gateway })
+        // What the gateway answers has no handler at a home; everything else has one.
+        #expect((upkeep + [.login(GHLogin()), .resume(GHResume())]).allSatisfy { $0.rule.handle == nil })
+        for (name, body) in ids.requests { #expect(body.rule.handle != nil, "\(name) has no handler") }
+    }
+
+    /// The rows of requests every home answers in part say how the parts merge.
+    @Test func gatheredRequestsMergeAsTheirRowsSay() {
+        for (name, body) in ids.requests where body.rule.target == .everyHome {
+            switch (body, body.rule.merge) {
+            case (.getMessages(let r), .messages(let order)): #expect(order == r.uids, "\(name)")
+            case (.listMyServers, .servers(nil)), (.getServers, .servers(_?)), (.getReceiptInfo, .receipts),
+                 (.setSubscribeMode, .ok), (.markDelivered, .ok), (.listConversations, .conversations),
+                 (.getSentStatus, .sentStatuses), (.getReceivedStatus, .receivedStatuses): break
+            case (_, .firstFound): break
+            default: Issue.record("\(name): merges as \(body.rule.merge)")
+            }
+        }
     }
 }

@@ -115,7 +115,8 @@ extension Gateway {
             return
         }
         // The request table's phase check, once for every kind.
-        switch (session.isAwaitingLogin, body.rule.phase) {
+        let rule = body.rule
+        switch (session.isAwaitingLogin, rule.phase) {
         case (true, .opensSession):
             if case .login(let login) = body { self.login(login, id: request.id, on: session) }
             if case .resume(let resume) = body { self.resume(resume, id: request.id, on: session) }
@@ -125,8 +126,8 @@ extension Gateway {
         case (false, .opensSession):
             session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
         case (false, .loggedIn):
-            guard withinRate(body.rule.rate, id: request.id, on: session) else { return }
-            if body.rule.target == .gateway, answer(body, id: request.id, on: session) { return }
+            guard withinRate(rule.rate, id: request.id, on: session) else { return }
+            if rule.target == .gateway, answer(body, id: request.id, on: session) { return }
             if case .sendMessage(let r) = body { return routes.sendMessage(SendRequest(r), id: request.id, from: session, bytes: payload.count) }
             noteForCarry(body, of: session)
             routes.route(body, id: request.id, from: session, bytes: payload.count)

@@ -49,22 +49,6 @@ enum GatherMerge {
     /// The granted targets' parts; the refused ones keep their places in the request's order.
     case granted(GHSubscribe, refused: [GHTargetResult?])
 
-    init(_ body: GHRequest.OneOf_Body) {
-        switch body {
-        case .listMyServers: self = .servers(order: nil)
-        case .getServers(let r): self = .servers(order: r.serverIds)
-        case .getMessages(let r): self = .messages(order: r.uids)
-        case .getReceiptInfo: self = .receipts
-        case .getUnread(let r): self = .unreads(order: r.channelIds)
-        case .subscribe: self = .subscribe
-        case .setSubscribeMode, .markDelivered: self = .ok
-        case .listConversations: self = .conversations
-        case .getSentStatus: self = .sentStatuses
-        case .getReceivedStatus: self = .receivedStatuses
-        default: self = .firstFound
-        }
-    }
-
     func merged(_ parts: [GatherPart]) -> GHResponse.OneOf_Result {
         if case .firstFound = self, let holder = parts.first(where: \.fromHolder) { return holder.result }
         return merged(parts.map(\.result))

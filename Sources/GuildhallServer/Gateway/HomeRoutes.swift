@@ -160,7 +160,7 @@ final class HomeRoutes {
             home(h).route(body, id: id, session: s.key, part: false)
         case .every:
             gateway.forwarded(s, bytes: bytes)
-            gather(body, id: id, from: s, merge: GatherMerge(body))
+            gather(body, id: id, from: s, merge: body.rule.merge)
         case .unserved:
             refuseUnserved(id, from: s)
         }

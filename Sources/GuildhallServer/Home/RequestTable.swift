@@ -1,11 +1,13 @@
 // The request table (docs/architecture.md): one row per request kind says
 // where it runs (`RequestTarget`, from the ids the request names), its
-// rate class, when a session may send it, and the permission bit it needs
-// with the server or channel where it is asked for. One exhaustive switch,
-// so a new request kind cannot be added without deciding all of them.
+// rate class, when a session may send it, the permission bit it needs with
+// the server or channel where it is asked for, how the answers of every home
+// merge, and the handler that carries it out at its home. One exhaustive
+// switch, so a new request kind cannot be added without deciding all of them.
 // The checks the table drives run once, before any handler: the phase and
 // the rate class at the gateway (Connections.swift), routing by the target
-// (`HomeRoutes`), the permission at the guild's home (`Home.route`). Pure.
+// and merging (`HomeRoutes`), the permission and the handler at the home
+// (`Home.route`). Pure: a row's handler runs only when the home calls it.
 //
 // Where a request runs is the plan the loops follow: a guild's requests go
 // to the loop (or node) that owns the guild, found from the server or
@@ -60,7 +62,11 @@ enum RequestPhase: Equatable {
     case loggedIn
 }
 
-struct RequestRule: Equatable {
+/// What carries a request out at its home: the handler of the row, with the
+/// request it was made for. The session is logged in and the row's checks have passed.
+typealias HomeHandler = (_ home: Home, _ id: UInt64, _ from: HomeSession) -> Void
+
+struct RequestRule {
     let target: RequestTarget
     let rate: RateClass
     var phase: RequestPhase = .loggedIn
@@ -69,74 +75,118 @@ struct RequestRule: Equatable {
     /// message asked about) are in its handler.
     var needs: Permission = []
     var scope: PermissionScope?
+    /// How the answers of every home become one, when the target is every home.
+    var merge: GatherMerge = .firstFound
+    /// Nil for what the gateway answers itself (the session's own upkeep and its login).
+    let handle: HomeHandler?
 
-    init(_ target: RequestTarget, _ rate: RateClass, phase: RequestPhase = .loggedIn, needs: Permission = [], at scope: PermissionScope? = nil) {
+    init(_ target: RequestTarget, _ rate: RateClass, phase: RequestPhase = .loggedIn, needs: Permission = [], at scope: PermissionScope? = nil,
+         merge: GatherMerge = .firstFound, handle: HomeHandler?) {
         self.target = target
         self.rate = rate
         self.phase = phase
         self.needs = needs
         self.scope = scope
+        self.merge = merge
+        self.handle = handle
     }
 }
 
 extension GHRequest.OneOf_Body {
     var rule: RequestRule {
         switch self {
-        case .login, .resume: RequestRule(.user, .session, phase: .opensSession)
-        case .heartbeat, .ack, .logout: RequestRule(.gateway, .session)
-        // The guild's home keeps who is interested in its channels.
-        case .subscribe(let r): RequestRule(.guilds(r.targets.map(\.serverID)), .change)
-        case .setSubscribeMode: RequestRule(.everyHome, .change)
-        case .enterAsGuest(let r): RequestRule(.guild(r.serverID), .change)
-        case .leaveAsGuest(let r): RequestRule(.guild(r.serverID), .change)
-        case .listMyServers, .getServers, .getMessages, .getReceiptInfo, .getReceiptReaders: RequestRule(.everyHome, .query)
-        case .listMembers(let r): RequestRule(.guild(r.serverID), .query)
-        case .listChannels(let r): RequestRule(.guild(r.serverID), .query)
-        case .listRoles(let r): RequestRule(.guild(r.serverID), .query)
-        case .getPermissions(let r): RequestRule(.guild(r.serverID), .query)
-        // A conversation's id is not a channel's: every home looks for it.
-        case .getHistory(let r): RequestRule(.announcedChannel(r.channelID), .query)
-        case .getThread(let r): RequestRule(.announcedChannel(r.channelID), .query)
-        case .getUnread(let r): RequestRule(.channels(r.channelIds), .query)
-        case .createServer: RequestRule(.here, .change)
-        case .deleteServer(let r): RequestRule(.guild(r.serverID), .change)
-        case .joinServer(let r): RequestRule(.guild(r.serverID), .change)
-        case .acceptInvite(let r): RequestRule(.guild(r.serverID), .change)
-        case .leaveServer(let r): RequestRule(.guild(r.serverID), .change)
-        case .markRead(let r): RequestRule(.channel(r.channelID), .change)
-        case .updateServer(let r): RequestRule(.guild(r.serverID), .change, needs: .manageServer, at: .server(r.serverID))
-        case .inviteMember(let r): RequestRule(.guild(r.serverID), .change, needs: .invite, at: .server(r.serverID))
-        case .kickMember(let r): RequestRule(.guild(r.serverID), .change, needs: .kick, at: .server(r.serverID))
-        case .banMember(let r): RequestRule(.guild(r.serverID), .change, needs: .ban, at: .server(r.serverID))
-        case .unbanMember(let r): RequestRule(.guild(r.serverID), .change, needs: .ban, at: .server(r.serverID))
-        case .createChannel(let r): RequestRule(.guild(r.serverID), .change, needs: .manageChannels, at: .server(r.serverID))
-        case .updateChannel(let r): RequestRule(.channel(r.channelID), .change, needs: .manageChannels, at: .channel(r.channelID))
-        case .deleteChannel(let r): RequestRule(.channel(r.channelID), .change, needs: .manageChannels, at: .channel(r.channelID))
-        case .setMemberRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
-        case .createRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
-        case .updateRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
-        case .deleteRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
-        case .grantRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
-        case .takeBackRole(let r): RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID))
+        // The gateway answers these (Connections.swift).
+        case .login, .resume: RequestRule(.user, .session, phase: .opensSession, handle: nil)
+        case .heartbeat, .ack, .logout: RequestRule(.gateway, .session, handle: nil)
+
+        // Servers, members, channels, roles (Home/Directory).
+        case .createServer(let r): RequestRule(.here, .change) { $0.directoryRequests.createServer(r, id: $1, from: $2) }
+        case .updateServer(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .manageServer, at: .server(r.serverID)) { $0.directoryRequests.updateServer(r, id: $1, from: $2) }
+        case .deleteServer(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.deleteServer(r, id: $1, from: $2) }
+        case .getServers(let r): RequestRule(.everyHome, .query, merge: .servers(order: r.serverIds)) { $0.directoryRequests.getServers(r, id: $1, from: $2) }
+        case .listMyServers: RequestRule(.everyHome, .query, merge: .servers(order: nil)) { $0.directoryRequests.listMyServers(id: $1, from: $2) }
+        case .joinServer(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.joinServer(r, id: $1, from: $2) }
+        case .inviteMember(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .invite, at: .server(r.serverID)) { $0.directoryRequests.inviteMember(r, id: $1, from: $2) }
+        case .acceptInvite(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.acceptInvite(r, id: $1, from: $2) }
+        case .leaveServer(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.leaveServer(r, id: $1, from: $2) }
+        case .kickMember(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .kick, at: .server(r.serverID)) { $0.directoryRequests.kickMember(r, id: $1, from: $2) }
+        case .setMemberRole(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.setMemberRole(r, id: $1, from: $2) }
+        case .listMembers(let r): RequestRule(.guild(r.serverID), .query) { $0.directoryRequests.listMembers(r, id: $1, from: $2) }
+        case .createChannel(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .manageChannels, at: .server(r.serverID)) { $0.directoryRequests.createChannel(r, id: $1, from: $2) }
+        case .updateChannel(let r):
+            RequestRule(.channel(r.channelID), .change, needs: .manageChannels, at: .channel(r.channelID)) { $0.directoryRequests.updateChannel(r, id: $1, from: $2) }
+        case .deleteChannel(let r):
+            RequestRule(.channel(r.channelID), .change, needs: .manageChannels, at: .channel(r.channelID)) { $0.directoryRequests.deleteChannel(r, id: $1, from: $2) }
+        case .listChannels(let r): RequestRule(.guild(r.serverID), .query) { $0.directoryRequests.listChannels(r, id: $1, from: $2) }
+        case .enterAsGuest(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.enterAsGuest(r, id: $1, from: $2) }
+        case .leaveAsGuest(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.leaveAsGuest(r, id: $1, from: $2) }
+        case .banMember(let r): RequestRule(.guild(r.serverID), .change, needs: .ban, at: .server(r.serverID)) { $0.directoryRequests.banMember(r, id: $1, from: $2) }
+        case .unbanMember(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .ban, at: .server(r.serverID)) { $0.directoryRequests.unbanMember(r, id: $1, from: $2) }
+        case .createRole(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.createRole(r, id: $1, from: $2) }
+        case .updateRole(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.updateRole(r, id: $1, from: $2) }
+        case .deleteRole(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.deleteRole(r, id: $1, from: $2) }
+        case .grantRole(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.grantRole(r, id: $1, from: $2) }
+        case .takeBackRole(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.takeBackRole(r, id: $1, from: $2) }
         case .setPermissionOverride(let r):
-            RequestRule(.guild(r.override.serverID), .change, needs: .manageRoles, at: .server(r.override.serverID))
-        case .sendMessage(let r): RequestRule(.channel(r.channelID), .message, needs: .sendMessages, at: .channel(r.channelID))
-        case .requestReceipt: RequestRule(.everyHome, .message)
-        case .respondReceipts(let r): RequestRule(.channel(r.channelID), .message)
+            RequestRule(.guild(r.override.serverID), .change, needs: .manageRoles, at: .server(r.override.serverID)) {
+                $0.directoryRequests.setPermissionOverride(r, id: $1, from: $2)
+            }
+        case .listRoles(let r): RequestRule(.guild(r.serverID), .query) { $0.directoryRequests.listRoles(r, id: $1, from: $2) }
+        case .getPermissions(let r): RequestRule(.guild(r.serverID), .query) { $0.directoryRequests.getPermissions(r, id: $1, from: $2) }
+
+        // Channel messages and what happens to them (Home/Messages). A plain
+        // send is read from the frame's bytes and goes to the same handler
+        // (Connections.swift, HomeRoutes.sendMessage).
+        case .sendMessage(let r):
+            RequestRule(.channel(r.channelID), .message, needs: .sendMessages, at: .channel(r.channelID)) { $0.sendMessage(SendRequest(r), id: $1, from: $2) }
+        // A conversation's id is not a channel's: every home looks for it.
+        case .getHistory(let r): RequestRule(.announcedChannel(r.channelID), .query) { $0.getHistory(r, id: $1, from: $2) }
+        case .getThread(let r): RequestRule(.announcedChannel(r.channelID), .query) { $0.getThread(r, id: $1, from: $2) }
+        case .getMessages(let r): RequestRule(.everyHome, .query, merge: .messages(order: r.uids)) { $0.getMessages(r, id: $1, from: $2) }
         // Who may is decided per message (sender, window, RECALL_OTHERS, DELETE_OTHERS): MessageOperations.
-        case .recallMessage(let r): RequestRule(.announcedChannel(r.channelID), .message)
-        case .editMessage(let r): RequestRule(.announcedChannel(r.channelID), .message)
-        case .deleteMessage(let r): RequestRule(.announcedChannel(r.channelID), .message)
-        case .addReaction(let r): RequestRule(.announcedChannel(r.channelID), .message)
-        case .removeReaction(let r): RequestRule(.announcedChannel(r.channelID), .message)
-        case .sendTyping(let r): RequestRule(.channel(r.channelID), .typing, needs: .sendMessages, at: .channel(r.channelID))
-        case .listConversations, .getSentStatus: RequestRule(.everyHome, .query)
+        case .recallMessage(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.recall(r, id: $1, from: $2) }
+        case .editMessage(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.edit(r, id: $1, from: $2) }
+        case .deleteMessage(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.delete(r, id: $1, from: $2) }
+        case .addReaction(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.addReaction(r, id: $1, from: $2) }
+        case .removeReaction(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.removeReaction(r, id: $1, from: $2) }
+        case .sendTyping(let r):
+            RequestRule(.channel(r.channelID), .typing, needs: .sendMessages, at: .channel(r.channelID)) { $0.typing.sendTyping(r, id: $1, from: $2) }
+
+        // Subscriptions (Home/Subscriptions): the guild's home keeps who is interested in its channels.
+        case .subscribe(let r): RequestRule(.guilds(r.targets.map(\.serverID)), .change, merge: .subscribe) { $0.subscriptions.subscribe(r, id: $1, from: $2) }
+        case .setSubscribeMode(let r): RequestRule(.everyHome, .change, merge: .ok) { $0.subscriptions.setSubscribeMode(r, id: $1, from: $2) }
+
+        // Reading, receipts, received status (Home/Receipts).
+        case .markRead(let r): RequestRule(.channel(r.channelID), .change) { $0.reading.markRead(r, id: $1, from: $2) }
+        case .getUnread(let r): RequestRule(.channels(r.channelIds), .query, merge: .unreads(order: r.channelIds)) { $0.reading.getUnread(r, id: $1, from: $2) }
+        case .requestReceipt(let r): RequestRule(.everyHome, .message) { $0.groupReceipts.requestReceipt(r, id: $1, from: $2) }
+        case .respondReceipts(let r): RequestRule(.channel(r.channelID), .message) { $0.groupReceipts.respondReceipts(r, id: $1, from: $2) }
+        case .getReceiptReaders(let r): RequestRule(.everyHome, .query) { $0.groupReceipts.getReceiptReaders(r, id: $1, from: $2) }
+        case .getReceiptInfo(let r): RequestRule(.everyHome, .query, merge: .receipts) { $0.groupReceipts.getReceiptInfo(r, id: $1, from: $2) }
         // Received status: the user's home holds what was set, the homes of the messages what reading and delivery say.
-        case .getReceivedStatus: RequestRule(.everyHome, .query)
-        case .openConversation(let r): RequestRule(.conversation(r.peerID), .change)
-        case .setReceivedStatus: RequestRule(.user, .change)
-        case .markDelivered, .sendReadReceipt, .ackMessageRead, .ackConversationRead: RequestRule(.everyHome, .change)
-        case .sendDirectMessage(let r): RequestRule(.conversation(r.peerID), .message)
+        case .setReceivedStatus(let r): RequestRule(.user, .change) { $0.userHome.setReceivedStatus(r, id: $1, from: $2) }
+        case .getReceivedStatus(let r): RequestRule(.everyHome, .query, merge: .receivedStatuses) { $0.userHome.getReceivedStatus(r, id: $1, from: $2) }
+
+        // Direct conversations (Home/Direct).
+        case .openConversation(let r): RequestRule(.conversation(r.peerID), .change) { $0.userHome.openConversation(r, id: $1, from: $2) }
+        case .listConversations: RequestRule(.everyHome, .query, merge: .conversations) { $0.userHome.listConversations(id: $1, from: $2) }
+        case .sendDirectMessage(let r): RequestRule(.conversation(r.peerID), .message) { $0.userHome.sendDirectMessage(r, id: $1, from: $2) }
+        case .markDelivered(let r): RequestRule(.everyHome, .change, merge: .ok) { $0.userHome.markDelivered(r, id: $1, from: $2) }
+        case .sendReadReceipt(let r): RequestRule(.everyHome, .change) { $0.userHome.sendReadReceipt(r, id: $1, from: $2) }
+        case .ackMessageRead(let r): RequestRule(.everyHome, .change) { $0.userHome.ackMessageRead(r, id: $1, from: $2) }
+        case .ackConversationRead(let r): RequestRule(.everyHome, .change) { $0.userHome.ackConversationRead(r, id: $1, from: $2) }
+        case .getSentStatus(let r): RequestRule(.everyHome, .query, merge: .sentStatuses) { $0.userHome.getSentStatus(r, id: $1, from: $2) }
         }
     }
 }

@@ -31,9 +31,12 @@ struct References {
 }
 
 extension SendRequest {
+    /// The request table's bit for a send (read once: a row is built anew each time).
+    private static let rowNeeds = GHRequest.OneOf_Body.sendMessage(GHSendMessage()).rule.needs
+
     /// The request table's bit for a send, and those its content asks for.
     var permissionsNeeded: Permission {
-        var p = GHRequest.OneOf_Body.sendMessage(GHSendMessage()).rule.needs
+        var p = Self.rowNeeds
         if !mentions.isEmpty { p.insert(.mention) }
         if mentionAll { p.insert(.mentionEveryone) }
         if needReceipt { p.insert(.requestReceipts) }
