@@ -1,4 +1,4 @@
-// FrameSink's framings carry the same frames (README "Web client"): what a session
+// The FrameSinks' framings carry the same frames (README "Web client"): what a session
 // writes through a WebSocket sink, read back as WebSocket frames, is exactly
 // what the length-prefixed sink's frames hold (binary), or parses to the same
 // frames (JSON text), for answers and for events small (copied) and large
@@ -31,14 +31,12 @@ struct FrameSinkTests {
         return (c, client)
     }
 
-    /// Everything `write` queues through a sink of `framing`, as the peer reads it.
-    static func written(_ framing: FrameSink.Framing, _ write: (FrameSink, TCPConnection) -> Void) throws -> [UInt8] {
+    /// Everything `write` queues through the sink `make` gives, as the peer reads it.
+    static func written(_ make: (TCPConnection) -> any FrameSink, _ write: (any FrameSink) -> Void) throws -> [UInt8] {
         let loop = EventLoop()
         let (c, peer) = try connection(on: loop)
         defer { close(peer) }
-        var sink = FrameSink()
-        sink.framing = framing
-        write(sink, c)
+        write(make(c))
         c.flush()
         for _ in 0..<100 where c.unwrittenBytes > 0 || c.hasUnflushed { loop.runOnce() }
         c.close()
@@ -71,18 +69,18 @@ struct FrameSinkTests {
     @Test func webSocketFramesHoldWhatLengthPrefixedFramesHold() throws {
         let small = SharedBytes([UInt8](repeating: 0x42, count: 100)), large = SharedBytes([UInt8](repeating: 0x43, count: 70_000))
         let unread = FrameEncoding.RecipientUnread(unreadCount: 3, mentionedCount: 1, ackTimestamp: 99, readSeq: 7)
-        let write: (FrameSink, TCPConnection) -> Void = { sink, c in
-            sink.send([1, 2, 3], on: c)
-            sink.sendEvent(small, seq: 1, unread: unread, cursor: 0, on: c)
-            sink.sendEvent(large, seq: 2, unread: nil, cursor: 5, on: c)
-            sink.send([UInt8](repeating: 9, count: 200), on: c)
+        let write: (any FrameSink) -> Void = { sink in
+            sink.send(payload: [1, 2, 3])
+            sink.sendEvent(small, seq: 1, unread: unread, cursor: 0)
+            sink.sendEvent(large, seq: 2, unread: nil, cursor: 5)
+            sink.send(payload: [UInt8](repeating: 9, count: 200))
         }
         var tcp = FrameDecoder(maxFrameBytes: 1 << 20)
-        tcp.feed(try Self.written(.lengthPrefixed, write))
+        tcp.feed(try Self.written({ TCPFrameSink($0) }, write))
         var expected: [[UInt8]] = []
         while let p = try tcp.next() { expected.append(p) }
         #expect(expected.count == 4)
-        #expect(Self.webSocketPayloads(try Self.written(.webSocket, write)) == expected)
+        #expect(Self.webSocketPayloads(try Self.written({ WebSocketFrameSink($0, json: nil) }, write)) == expected)
     }
 
     @Test func textFramesParseToWhatLengthPrefixedFramesHold() throws {
@@ -98,18 +96,18 @@ struct FrameSinkTests {
         answer.response.error.message = "no"
         let small = event("hi"), large = event(String(repeating: "é", count: 40_000))
         let unread = FrameEncoding.RecipientUnread(unreadCount: 3, mentionedCount: 1, ackTimestamp: 99, readSeq: 7)
-        let write: (FrameSink, TCPConnection) -> Void = { sink, c in
-            sink.send(answer, on: c)
-            sink.sendEvent(small, seq: 1, unread: unread, cursor: 0, on: c)
-            sink.sendEvent(large, seq: 2, unread: nil, cursor: 5, on: c)
-            sink.sendEvent(small, seq: 3, unread: nil, cursor: 0, on: c)
+        let write: (any FrameSink) -> Void = { sink in
+            sink.send(answer)
+            sink.sendEvent(small, seq: 1, unread: unread, cursor: 0)
+            sink.sendEvent(large, seq: 2, unread: nil, cursor: 5)
+            sink.sendEvent(small, seq: 3, unread: nil, cursor: 0)
         }
         var tcp = FrameDecoder(maxFrameBytes: 1 << 20)
-        tcp.feed(try Self.written(.lengthPrefixed, write))
+        tcp.feed(try Self.written({ TCPFrameSink($0) }, write))
         var expected: [GHFrame] = []
         while let p = try tcp.next() { expected.append(try GHFrame(serializedBytes: p)) }
         #expect(expected.count == 4)
-        let texts = Self.webSocketPayloads(try Self.written(.webSocketText(JSONEvents()), write), opcode: 0x1)
+        let texts = Self.webSocketPayloads(try Self.written({ WebSocketFrameSink($0, json: JSONEvents()) }, write), opcode: 0x1)
         #expect(try texts.map { try GHFrame(jsonUTF8Bytes: $0) } == expected)
     }
 }

@@ -163,7 +163,7 @@ final class WebSocketPeer {
         var reasons: [GHCloseReason] = []
         while let f = bob.nextFrame() { if case .closed(let c)? = f.event.body { reasons.append(c.reason) } }
         #expect(reasons.count == 1)
-        #expect(bob.closeCode == reasons.first.map(Session.webSocketCloseCode), "close code \(String(describing: bob.closeCode))")
+        #expect(bob.closeCode == reasons.first.map(WebSocketFrameSink.closeCode), "close code \(String(describing: bob.closeCode))")
     }
 
     @Test func webSocketSessionsAreSpreadOverTheLoops() throws {

@@ -54,7 +54,6 @@ extension Gateway {
     private func carry(_ c: CarriedRequest, for s: Session) {
         nextCarriedID += 1
         carried[nextCarriedID] = c
-        s.carrying += 1
         routes.route(c.body, id: nextCarriedID, from: s, bytes: 0)
     }
 
@@ -62,7 +61,6 @@ extension Gateway {
     /// did not serve it yet; otherwise each channel it holds now is asked for what this gateway missed.
     func carriedAnswered(_ s: Session, _ id: UInt64, _ result: GHResponse.OneOf_Result) {
         guard let c = carried.removeValue(forKey: id) else { return }
-        s.carrying -= 1
         switch result {
         case .error(let e) where e.code == .unavailable:
             if loop.nowMillis < c.since + Self.carryForMs { carryAgain.append(c) }
@@ -75,6 +73,12 @@ extension Gateway {
             break
         }
     }
+
+    /// Whether request `id` is one the gateway made itself.
+    func isCarried(_ id: UInt64) -> Bool { carried[id] != nil }
+
+    /// Whether answers from homes may be for the gateway rather than the client.
+    var answersNeedSorting: Bool { !carried.isEmpty || !forwardedSends.isEmpty }
 
     /// Each sweep: the carried requests answered 503 are asked again.
     func carryRefusedAgain() {

@@ -22,12 +22,12 @@ extension Gateway {
         let liveness = SessionLiveness(now: loop.nowMillis, loginDeadlineMs: UInt64(settings.loginDeadlineMs),
                                        idleTimeoutMs: UInt64(settings.idleTimeoutMs), frameDeadlineMs: UInt64(settings.frameDeadlineMs))
         // The key's low byte names this gateway, so a resume on another loop finds the session's.
-        let session = Session(key: Place.sessionKey(nextSessionKey, node: settings.nodeID, loop: index), connection: connection, liveness: liveness,
+        let sink: any FrameSink = webSocket.map { WebSocketFrameSink(connection, json: $0 == .json ? jsonEvents : nil) } ?? TCPFrameSink(connection)
+        let session = Session(key: Place.sessionKey(nextSessionKey, node: settings.nodeID, loop: index), sink: sink, peer: connection.peer, liveness: liveness,
                               maxFrameBytes: Limits.maxFrameBytesBeforeLogin, outboundCap: settings.outboundHardCapBytes,
                               replayCapacity: settings.resumeEvents, replayBytes: settings.resumeBytes, gateway: self)
         if let webSocket {
             session.decoder = InboundFrames(webSocket: webSocket, maxFrameBytes: Limits.maxFrameBytesBeforeLogin)
-            session.sink = FrameSink(for: session.decoder, json: jsonEvents)
         }
         add(session)
         bind(connection, to: session)
@@ -58,7 +58,7 @@ extension Gateway {
     /// close) written as they are, and the end of a stream that broke the
     /// protocol or its size limit (wslay's close says why) or that the peer closed.
     private func read(_ out: WebSocketReader.Output, on session: Session) {
-        if !out.reply.isEmpty, let c = session.connection { session.sink.send(raw: out.reply, on: c) }
+        session.queueFramed(out.reply)
         if out.failed || out.peerClosed != nil {
             drainFrames(session)
             close(session, nil, out.failed ? "the WebSocket stream broke the protocol or its size limit" : "peer closed")
@@ -277,7 +277,7 @@ extension Gateway {
         // B2): one line per interval with the count held back; the metric counts each.
         let fields: KeyValuePairs<String, Any> = ["peer": session.peer, "user": session.user, "reason": reason.map { "\($0)" } ?? "none", "detail": message]
         if wasLoggedIn { log.info("session closed", fields) } else { log.infoRepeated("connection closed before login", fields) }
-        let connection = session.close(reason)
+        let connection = session.close(reason)?.connection
         remove(session)
         if wasLoggedIn { routes.sessionEnded(session.key, ackedOrd: session.ackedOrd) }
         if let c = connection {
@@ -285,4 +285,9 @@ extension Gateway {
             if abort { c.abort() } else { c.close() }
         }
     }
+}
+
+extension Session {
+    /// The socket its frames go to (nil while detached): the gateway's, to read, flush, close or move.
+    var connection: TCPConnection? { sink?.connection }
 }

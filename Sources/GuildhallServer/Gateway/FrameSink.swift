@@ -1,153 +1,179 @@
-// How a session's frames reach its peer: the transport's framing around each
-// protobuf `Frame` payload (docs/architecture.md). The session hands the sink
-// payloads and never frames bytes itself: TCP frames with a 4-byte
-// big-endian length; a WebSocket sends each frame as one message, binary
-// protobuf (`guildhall.proto`) or JSON text (`guildhall.json`, JSONFrames).
-// Writes only into the connection's queue; loop thread only.
+// How a session's frames reach its peer (docs/architecture.md): the session
+// hands its sink protobuf `Frame` payloads and never frames bytes or sees a
+// socket. `TCPFrameSink` frames each with a 4-byte big-endian length;
+// `WebSocketFrameSink` sends each as one WebSocket message, binary protobuf
+// (`guildhall.proto`) or JSON text (`guildhall.json`, JSONFrames), and
+// closes as WebSocket does. Tests hand a session a sink that records
+// (Tests/…/SessionTests.swift). Writes only into the connection's queue;
+// the gateway flushes it once per loop turn. Loop thread only.
 
+import GuildhallCore
 import GuildhallLoop
 import GuildhallWire
 
-struct FrameSink {
-    enum Framing {
-        /// A 4-byte big-endian length, then the payload (guildhall's TCP protocol).
-        case lengthPrefixed
-        /// One unmasked binary WebSocket message per frame (`guildhall.proto`).
-        case webSocket
-        /// One unmasked text WebSocket message per frame, in proto3's JSON
-        /// mapping (`guildhall.json`); the loop's renderings of shared events.
-        case webSocketText(JSONEvents)
-    }
-
-    var framing = Framing.lengthPrefixed
-
-    /// The framing for a connection read by `inbound`.
-    init(for inbound: InboundFrames, json: @autoclosure () -> JSONEvents) {
-        switch inbound.webSocketEncoding {
-        case nil: framing = .lengthPrefixed
-        case .proto: framing = .webSocket
-        case .json: framing = .webSocketText(json())
-        }
-    }
-
-    init(framing: Framing = .lengthPrefixed) { self.framing = framing }
-
-    var isWebSocket: Bool {
-        if case .lengthPrefixed = framing { return false }
-        return true
-    }
-
-    /// Bytes of framing before a payload of `length` bytes.
-    @inline(__always)
-    private func headerBytes(_ length: Int) -> Int {
-        switch framing {
-        case .lengthPrefixed: 4
-        case .webSocket, .webSocketText: WebSocketFrames.headerBytes(length: length)
-        }
-    }
-
-    /// Shared payloads up to this size are copied next to their framing and
-    /// trailer instead of queued by reference: a flush then writes one
-    /// contiguous run instead of three pieces per event, and the kernel walks one iovec.
-    static let copyPayloadsUpTo = 1024
-
-    /// Queues bytes already framed (a WebSocket control frame).
-    func send(raw bytes: [UInt8], on c: TCPConnection) {
-        bytes.withUnsafeBytes { raw in
-            guard !raw.isEmpty, let p = c.reserveScratch(raw.count) else { return }
-            p.copyMemory(from: raw.baseAddress!, byteCount: raw.count)
-            c.commitScratch(raw.count, reserved: raw.count)
-        }
-    }
-
+protocol FrameSink: AnyObject {
+    /// The socket it writes to: the gateway's handle for reading, flushing,
+    /// closing and moving it (nil for a sink with none). The session never uses it.
+    var connection: TCPConnection? { get }
+    /// Bytes queued and not yet taken by the kernel.
+    var queuedBytes: Int { get }
     /// Queues one frame.
-    func send(_ frame: GHFrame, on c: TCPConnection) {
-        if case .webSocketText = framing { return queue(JSONFrames.text(frame), on: c) }
-        queue(FrameEncoding.payload(frame), on: c)
-    }
-
-    /// Queues one frame from its payload.
-    func send(_ payload: [UInt8], on c: TCPConnection) {
-        if case .webSocketText = framing { return queue(JSONFrames.text(payload: payload), on: c) }
-        queue(payload, on: c)
-    }
-
-    /// Queues bytes in this framing.
-    private func queue(_ payload: [UInt8], on c: TCPConnection) {
-        payload.withUnsafeBytes { raw in
-            let n = raw.count, h = headerBytes(n)
-            guard let p = c.reserveScratch(h + n) else { return }
-            writeHeader(n, at: p)
-            if n > 0 { (p + h).copyMemory(from: raw.baseAddress!, byteCount: n) }
-            c.commitScratch(h + n, reserved: h + n)
-        }
-    }
-
+    func send(_ frame: GHFrame)
+    /// Queues one frame from its payload (an encoded Frame).
+    func send(payload: [UInt8])
+    /// Queues bytes already framed by the transport (WebSocket control frames wslay made).
+    func send(framed bytes: [UInt8])
     /// Queues one event: the payload every recipient shares (Frame{event{body}})
     /// followed by this recipient's trailer (seq, own unread numbers, inbox
     /// cursor), which protobuf merges into the event.
-    func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, on c: TCPConnection) {
-        let size = payload.count
-        switch framing {
-        case .lengthPrefixed: break
-        case .webSocket: return sendWebSocketEvent(payload, seq: seq, unread: unread, cursor: cursor, on: c)
-        case .webSocketText(let json): return json.rendering(payload).write(seq: seq, unread: unread, cursor: cursor, on: c)
+    func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64)
+    /// Queues why the session ends (a SessionClosed event outside the event sequence) as the transport closes.
+    func sendClosed(_ reason: GHCloseReason, _ message: String)
+    func stopReading()
+    func startReading()
+}
+
+/// Shared payloads up to this size are copied next to their framing and
+/// trailer instead of queued by reference: a flush then writes one
+/// contiguous run instead of three pieces per event, and the kernel walks one iovec.
+enum SharedPayloads {
+    static let copiedUpTo = 1024
+}
+
+extension FrameSink {
+    static func closedFrame(_ reason: GHCloseReason, _ message: String) -> GHFrame {
+        var frame = GHFrame()
+        frame.event.closed.reason = reason
+        frame.event.closed.message = message
+        return frame
+    }
+}
+
+/// The frames of guildhall's TCP protocol: a 4-byte big-endian length, then the payload.
+final class TCPFrameSink: FrameSink {
+    let tcp: TCPConnection
+
+    init(_ connection: TCPConnection) { tcp = connection }
+
+    var connection: TCPConnection? { tcp }
+    var queuedBytes: Int { tcp.queuedBytes }
+    func stopReading() { tcp.stopReading() }
+    func startReading() { tcp.startReading() }
+
+    func send(_ frame: GHFrame) { send(payload: FrameEncoding.payload(frame)) }
+
+    func send(payload: [UInt8]) {
+        payload.withUnsafeBytes { raw in
+            let n = raw.count
+            guard let p = tcp.reserveScratch(4 + n) else { return }
+            p.storeBytes(of: UInt32(n).bigEndian, as: UInt32.self)
+            if n > 0 { (p + 4).copyMemory(from: raw.baseAddress!, byteCount: n) }
+            tcp.commitScratch(4 + n, reserved: 4 + n)
         }
-        if size <= Self.copyPayloadsUpTo {
+    }
+
+    func send(framed bytes: [UInt8]) { tcp.queueFramed(bytes) }
+
+    func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64) {
+        let size = payload.count
+        if size <= SharedPayloads.copiedUpTo {
             // The trailer is written first, after the payload, and the
             // header then knows the whole length: one pass over the trailer.
             let reserved = 4 + size + FrameEncoding.maxTrailerBytes
-            guard let p = c.reserveScratch(reserved) else { return }
+            guard let p = tcp.reserveScratch(reserved) else { return }
             (p + 4).copyMemory(from: payload.base, byteCount: size)
             let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: p + 4 + size)
-            writeHeader(size + written, at: p)
-            c.commitScratch(4 + size + written, reserved: reserved)
+            p.storeBytes(of: UInt32(size + written).bigEndian, as: UInt32.self)
+            tcp.commitScratch(4 + size + written, reserved: reserved)
         } else {
             withUnsafeTemporaryAllocation(byteCount: FrameEncoding.maxTrailerBytes, alignment: 1) { trailer in
                 let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: trailer.baseAddress!)
-                guard let header = c.reserveScratch(4) else { return }
-                writeHeader(size + written, at: header)
-                c.commitScratch(4, reserved: 4)
-                c.enqueue(shared: payload)
-                guard let p = c.reserveScratch(written) else { return }
-                p.copyMemory(from: trailer.baseAddress!, byteCount: written)
-                c.commitScratch(written, reserved: written)
+                guard let header = tcp.reserveScratch(4) else { return }
+                header.storeBytes(of: UInt32(size + written).bigEndian, as: UInt32.self)
+                tcp.commitScratch(4, reserved: 4)
+                tcp.enqueue(shared: payload)
+                tcp.queueFramed(UnsafeRawBufferPointer(start: trailer.baseAddress, count: written))
             }
         }
     }
 
-    /// An event as one WebSocket message: the header's size depends on the
-    /// whole length, so the trailer is made first; the shared payload is still
-    /// queued by reference when large.
-    private func sendWebSocketEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64,
-                                    on c: TCPConnection) {
+    func sendClosed(_ reason: GHCloseReason, _ message: String) { send(Self.closedFrame(reason, message)) }
+}
+
+/// One unmasked WebSocket message per frame: binary protobuf, or text in
+/// proto3's JSON mapping with the loop's renderings of shared events.
+final class WebSocketFrameSink: FrameSink {
+    let tcp: TCPConnection
+    /// Nil: binary (`guildhall.proto`).
+    private let json: JSONEvents?
+
+    init(_ connection: TCPConnection, json: JSONEvents?) {
+        tcp = connection
+        self.json = json
+    }
+
+    var connection: TCPConnection? { tcp }
+    var queuedBytes: Int { tcp.queuedBytes }
+    func stopReading() { tcp.stopReading() }
+    func startReading() { tcp.startReading() }
+    private var opcode: WebSocketFrames.Opcode { json == nil ? .binary : .text }
+
+    func send(_ frame: GHFrame) { queue(json == nil ? FrameEncoding.payload(frame) : JSONFrames.text(frame)) }
+
+    func send(payload: [UInt8]) { queue(json == nil ? payload : JSONFrames.text(payload: payload)) }
+
+    func send(framed bytes: [UInt8]) { tcp.queueFramed(bytes) }
+
+    private func queue(_ message: [UInt8]) {
+        message.withUnsafeBytes { raw in
+            let n = raw.count, h = WebSocketFrames.headerBytes(length: n)
+            guard let p = tcp.reserveScratch(h + n) else { return }
+            WebSocketFrames.writeHeader(opcode, length: n, at: p)
+            if n > 0 { (p + h).copyMemory(from: raw.baseAddress!, byteCount: n) }
+            tcp.commitScratch(h + n, reserved: h + n)
+        }
+    }
+
+    /// The header's size depends on the whole length, so the trailer is made
+    /// first; the shared payload is still queued by reference when large.
+    func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64) {
+        if let json { return json.rendering(payload).write(seq: seq, unread: unread, cursor: cursor, on: tcp) }
         withUnsafeTemporaryAllocation(byteCount: FrameEncoding.maxTrailerBytes, alignment: 1) { trailer in
             let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: trailer.baseAddress!)
-            let size = payload.count, h = headerBytes(size + written)
-            let copied = size <= Self.copyPayloadsUpTo
+            let size = payload.count, h = WebSocketFrames.headerBytes(length: size + written)
+            let copied = size <= SharedPayloads.copiedUpTo
             let reserved = h + (copied ? size + written : 0)
-            guard let p = c.reserveScratch(reserved) else { return }
-            writeHeader(size + written, at: p)
+            guard let p = tcp.reserveScratch(reserved) else { return }
+            WebSocketFrames.writeHeader(.binary, length: size + written, at: p)
             guard copied else {
-                c.commitScratch(h, reserved: reserved)
-                c.enqueue(shared: payload)
-                guard let t = c.reserveScratch(written) else { return }
-                t.copyMemory(from: trailer.baseAddress!, byteCount: written)
-                c.commitScratch(written, reserved: written)
+                tcp.commitScratch(h, reserved: reserved)
+                tcp.enqueue(shared: payload)
+                tcp.queueFramed(UnsafeRawBufferPointer(start: trailer.baseAddress, count: written))
                 return
             }
             (p + h).copyMemory(from: payload.base, byteCount: size)
             (p + h + size).copyMemory(from: trailer.baseAddress!, byteCount: written)
-            c.commitScratch(reserved, reserved: reserved)
+            tcp.commitScratch(reserved, reserved: reserved)
         }
     }
 
-    @inline(__always)
-    private func writeHeader(_ payloadBytes: Int, at p: UnsafeMutableRawPointer) {
-        switch framing {
-        case .lengthPrefixed: p.storeBytes(of: UInt32(payloadBytes).bigEndian, as: UInt32.self)
-        case .webSocket: WebSocketFrames.writeHeader(.binary, length: payloadBytes, at: p)
-        case .webSocketText: WebSocketFrames.writeHeader(.text, length: payloadBytes, at: p)
-        }
+    /// The SessionClosed event, then a close as WebSocket does: 4000 + the close reason's number, and its text.
+    func sendClosed(_ reason: GHCloseReason, _ message: String) {
+        send(Self.closedFrame(reason, message))
+        send(framed: WebSocketFrames.close(code: Self.closeCode(reason), reason: message))
+    }
+
+    /// The WebSocket close code for a close reason (4000-4999: for applications, RFC 6455 §7.4.2).
+    static func closeCode(_ reason: GHCloseReason) -> UInt16 { 4000 + UInt16(clamping: reason.rawValue) }
+}
+
+extension TCPConnection {
+    /// Queues bytes as they are (already framed), copied.
+    func queueFramed(_ bytes: [UInt8]) { bytes.withUnsafeBytes { queueFramed($0) } }
+
+    func queueFramed(_ raw: UnsafeRawBufferPointer) {
+        guard !raw.isEmpty, let p = reserveScratch(raw.count) else { return }
+        p.copyMemory(from: raw.baseAddress!, byteCount: raw.count)
+        commitScratch(raw.count, reserved: raw.count)
     }
 }

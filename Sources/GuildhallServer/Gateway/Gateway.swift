@@ -238,7 +238,7 @@ final class Gateway {
         var syncing = 0, detached = 0
         var webSocket = (sessions: 0, syncing: 0, detached: 0)
         for s in sessions.values {
-            let ws = s.sink.isWebSocket
+            let ws = s.decoder.webSocketEncoding != nil
             if ws { webSocket.sessions += 1 }
             if s.detached != nil {
                 detached += 1

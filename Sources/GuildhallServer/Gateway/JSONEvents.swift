@@ -40,7 +40,7 @@ extension JSONEvents.Rendering {
             let written = JSONFrames.head(event, seq: seq, unread: unread, cursor: cursor, into: head.baseAddress!)
             let size = body.count, tail = MemoryLayout.size(ofValue: JSONFrames.closingBraces)
             let length = written + size + tail, h = WebSocketFrames.headerBytes(length: length)
-            let copied = size <= FrameSink.copyPayloadsUpTo
+            let copied = size <= SharedPayloads.copiedUpTo
             let reserved = h + written + (copied ? size + tail : 0)
             guard let p = c.reserveScratch(reserved) else { return }
             WebSocketFrames.writeHeader(.text, length: length, at: p)

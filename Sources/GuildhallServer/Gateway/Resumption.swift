@@ -22,7 +22,7 @@ extension Gateway {
         log.info("session dropped; it may resume", ["user": s.user, "session": s.sessionID, "reason": reason.map { "\($0)" } ?? message,
                                                    "seq": s.eventSeq])
         routes.sessionDetached(s.key, since: loop.nowMillis)
-        if let c = s.detach(at: loop.nowMillis, why: reason) {
+        if let c = s.detach(at: loop.nowMillis, why: reason)?.connection {
             linger(c)
             if abort { c.abort() } else { c.close() }
         }
@@ -100,22 +100,20 @@ extension Gateway {
             return
         }
         // Already counted: the loop it came from still holds it until libuv lets go.
-        guard let session = accepted(connection, checkingCap: false) else { return }
+        guard let session = accepted(connection, checkingCap: false, webSocket: h.decoder.webSocketEncoding) else { return }
         session.decoder = h.decoder
-        session.sink = FrameSink(for: h.decoder, json: jsonEvents)
         resume(h.resume, id: h.id, on: session)
     }
 
     private func takeOver(_ old: Session, from fresh: Session, after seq: UInt64, id: UInt64) {
-        if old.state.isAttached, let stale = old.detach(at: loop.nowMillis, why: nil) {
+        if old.state.isAttached, let stale = old.detach(at: loop.nowMillis, why: nil)?.connection {
             // The old connection has not noticed it is dead; this one replaces it.
             linger(stale)
             stale.abort()
         }
         remove(fresh)
-        guard let connection = fresh.close(nil) else { return }
+        guard let sink = fresh.close(nil), let connection = sink.connection else { return }
         old.decoder = fresh.decoder
-        old.sink = fresh.sink
         old.decoder.maxFrameBytes = settings.maxFrameBytes
         old.liveness = SessionLiveness(now: loop.nowMillis, loginDeadlineMs: UInt64(settings.loginDeadlineMs),
                                        idleTimeoutMs: UInt64(settings.idleTimeoutMs))
@@ -125,7 +123,7 @@ extension Gateway {
         var result = GHLoginResult(user: old.user, device: old.device, sessionID: old.sessionID,
                                    heartbeatIntervalMs: settings.heartbeatIntervalMs, now: now())
         result.resumed = true
-        let replayed = old.attach(connection, replayingAfter: seq) { why in
+        let replayed = old.attach(sink, peer: fresh.peer, replayingAfter: seq) { why in
             if let why { result.previousCloseReason = why }
             old.respond(id, .login(result))
         }

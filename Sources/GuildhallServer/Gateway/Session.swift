@@ -5,10 +5,12 @@
 // the home's (`HomeSession`), which reaches this side through `SessionPort`.
 // Loop thread only (its gateway's loop).
 //
-// Nothing is written to the socket here directly: responses and events are
-// queued on the connection through the session's `FrameSink` (which frames
-// them for the transport) and the session is put on the flush list, which
-// the loop drains once per turn with one write per session (docs/architecture.md).
+// The session knows no transport: responses and events go to its
+// `FrameSink` (which frames them for TCP or WebSocket and queues them on the
+// connection) and the session is put on the flush list, which the loop
+// drains once per turn with one write per session (docs/architecture.md).
+// Which answers are the client's (the gateway's own carried requests and
+// forwarded sends are not) is the gateway's to say (SessionPort.swift).
 
 import GuildhallCore
 import GuildhallLoop
@@ -18,10 +20,11 @@ final class Session {
     // The fields every delivery touches come first, so they share the
     // object's first cache lines (a thousand sessions per fan-out do not fit in cache).
     let key: UInt64
-    /// The current connection, for the per-event path: borrowing through it
-    /// costs no atomic reference count operation (measured: retains and
-    /// releases were close to half of the loop's time on shape A; atomics are slow here).
-    private var connectionRef: Unmanaged<TCPConnection>?
+    /// The current sink, for the per-event path: borrowing through it costs
+    /// no atomic reference count operation (measured: retains and releases
+    /// were close to half of the loop's time on shape A; atomics are slow
+    /// here). `sink` holds it.
+    private unowned(unsafe) var eventSink: (any FrameSink)?
     /// On the flush list already this turn.
     var isDirty = false
     /// The phase, event numbering, replay buffer and inbox cursor (SessionState.swift).
@@ -31,15 +34,13 @@ final class Session {
     var outboundCap: Int
     /// Bytes a resume replayed at once, allowed above the cap until the queue drains.
     private var capSlack = 0
-    /// The current connection; nil while detached.
-    private(set) var connection: TCPConnection? {
-        didSet { connectionRef = connection.map { Unmanaged.passUnretained($0) } }
+    /// Where its frames go; nil while detached.
+    private(set) var sink: (any FrameSink)? {
+        didSet { eventSink = sink }
     }
     private(set) var peer: String
     /// The peer's address without its port: what failed logins count against.
     var peerAddress: Substring { peer[..<(peer.lastIndex(of: ":") ?? peer.endIndex)] }
-    /// The transport's framing of what this session queues.
-    var sink = FrameSink()
     var decoder: InboundFrames
     var liveness: SessionLiveness
     /// Requests it may still make, per rate class (RequestLimits.swift).
@@ -84,16 +85,15 @@ final class Session {
     var ledger = SubscriptionLedger()
     /// Typer lists waiting for the session's next typing frame (TypingFrames.swift).
     var typingOwed = TypingOwed()
-    var carrying = 0
     unowned let gateway: Gateway
 
-    init(key: UInt64, connection: TCPConnection, liveness: SessionLiveness, maxFrameBytes: Int, outboundCap: Int,
+    init(key: UInt64, sink: any FrameSink, peer: String, liveness: SessionLiveness, maxFrameBytes: Int, outboundCap: Int,
          replayCapacity: Int, replayBytes: Int = .max, gateway: Gateway) {
         self.outboundCap = outboundCap
         self.key = key
-        self.connection = connection
-        self.connectionRef = Unmanaged.passUnretained(connection)
-        self.peer = connection.peer
+        self.sink = sink
+        self.eventSink = sink
+        self.peer = peer
         self.liveness = liveness
         self.budget = RequestBudget(classes: RateClass.allCases.count, now: liveness.connectedAt)
         self.decoder = InboundFrames(maxFrameBytes: maxFrameBytes)
@@ -112,27 +112,28 @@ final class Session {
     /// Highest inbox ord the client acknowledged.
     var ackedOrd: UInt64 { state.ackedOrd }
 
-    func respond(_ id: UInt64, _ result: GHResponse.OneOf_Result) {
-        if carrying > 0, id >= Gateway.firstCarriedID { return gateway.carriedAnswered(self, id, result) }
-        guard isOpen, let connection else { return }
+    /// Queues the client's answer to request `id`.
+    func queueAnswer(_ id: UInt64, _ result: GHResponse.OneOf_Result) {
+        guard isOpen, let sink else { return }
         var frame = GHFrame()
         frame.response.id = id
         frame.response.result = result
-        sink.send(frame, on: connection)
+        sink.send(frame)
         markDirty()
     }
 
     /// Queues an answer already encoded (a Frame payload).
-    func respond(encoded payload: [UInt8]) {
-        if carrying > 0 || !gateway.forwardedSends.isEmpty, !gateway.isTheClients(payload, for: self) { return }
-        guard isOpen, let connection else { return }
-        sink.send(payload, on: connection)
+    func queueAnswer(encoded payload: [UInt8]) {
+        guard isOpen, let sink else { return }
+        sink.send(payload: payload)
         markDirty()
     }
 
-    func fail(_ id: UInt64, _ failure: Failure) {
-        gateway.limits.node.metrics.answered(failure.code)
-        respond(id, .error(GHError(failure)))
+    /// Queues bytes the transport itself framed (a WebSocket pong or close).
+    func queueFramed(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty, let sink else { return }
+        sink.send(framed: bytes)
+        markDirty()
     }
 
     /// Logged in as `user` on `device`: offline sync starts.
@@ -165,18 +166,14 @@ final class Session {
         write(payload, unread: nil, cursor: 0, seq: seq)
     }
 
-    private func write(_ payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, seq: UInt64) {
-        guard let ref = connectionRef else { return }
-        ref._withUnsafeGuaranteedRef { write(payload, unread: unread, cursor: cursor, seq: seq, to: $0, checkCap: true) }
-    }
-
-    private func write(_ payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, seq: UInt64,
-                       to connection: TCPConnection, checkCap: Bool) {
-        sink.sendEvent(payload, seq: seq, unread: unread, cursor: cursor, on: connection)
+    private func write(_ payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, seq: UInt64, checkCap: Bool = true) {
+        guard let sink = eventSink else { return }
+        sink.sendEvent(payload, seq: seq, unread: unread, cursor: cursor)
         if unackedBytes == 0 { unackedSince = gateway.loop.nowMillis }
         unackedBytes &+= payload.count
-        if checkCap && connection.queuedBytes > outboundCap {
-            if connection.queuedBytes > outboundCap + capSlack { overflowed = true }
+        let queued = sink.queuedBytes
+        if checkCap && queued > outboundCap {
+            if queued > outboundCap + capSlack { overflowed = true }
         } else {
             capSlack = 0
         }
@@ -212,88 +209,62 @@ final class Session {
     /// The oldest event seq a resume could start from (for the log and the resume answer).
     var oldestReplayable: UInt64 { state.replay.firstSeq }
 
-    /// Drops the connection but keeps the session (see `SessionState.Phase.detached`).
-    func detach(at now: UInt64, why: GHCloseReason?) -> TCPConnection? {
-        let old = connection
-        connection = nil
+    /// Drops the connection but keeps the session (see `SessionState.Phase.detached`); returns the sink it had.
+    func detach(at now: UInt64, why: GHCloseReason?) -> (any FrameSink)? {
+        let old = sink
+        sink = nil
         state.detach(at: now, why: why)
         overSoftCapSince = nil
         overflowed = false
         return old
     }
 
-    /// Takes over `newConnection`: `answer` queues the resume's answer (given
-    /// why the old connection was cut), then the events after `seq` follow.
-    /// Returns how many were replayed.
-    func attach(_ newConnection: TCPConnection, replayingAfter seq: UInt64, answer: (GHCloseReason?) -> Void) -> Int {
-        connection = newConnection
+    /// Takes over `newSink` (the connection of `peer`): `answer` queues the
+    /// resume's answer (given why the old connection was cut), then the
+    /// events after `seq` follow. Returns how many were replayed.
+    func attach(_ newSink: any FrameSink, peer: String, replayingAfter seq: UInt64, answer: (GHCloseReason?) -> Void) -> Int {
+        sink = newSink
         readPauses = []
         unackedBytes = 0
-        peer = newConnection.peer
+        self.peer = peer
         let (why, missed) = state.attach(replayingAfter: seq)
         answer(why)
         var n = seq
         for e in missed {
             n += 1
-            write(e.payload, unread: e.unread, cursor: e.cursor, seq: n, to: newConnection, checkCap: false)
+            write(e.payload, unread: e.unread, cursor: e.cursor, seq: n, checkCap: false)
         }
-        capSlack = newConnection.queuedBytes
+        capSlack = newSink.queuedBytes
         return missed.count
     }
 
     /// Tells the peer why the session ends, outside the event sequence (seq 0):
     /// it is never replayed.
     func sendClosed(_ reason: GHCloseReason, _ message: String) {
-        guard let connection else { return }
-        var closed = GHSessionClosed()
-        closed.reason = reason
-        closed.message = message
-        var frame = GHFrame()
-        frame.event.closed = closed
-        sink.send(frame, on: connection)
-        // A WebSocket also closes as WebSocket does: 4000 + the close reason's number, and its text.
-        if sink.isWebSocket {
-            sink.send(raw: WebSocketFrames.close(code: Self.webSocketCloseCode(reason), reason: message), on: connection)
-        }
+        guard let sink else { return }
+        sink.sendClosed(reason, message)
         markDirty()
     }
 
-    /// The WebSocket close code for a close reason (4000-4999: for applications, RFC 6455 §7.4.2).
-    static func webSocketCloseCode(_ reason: GHCloseReason) -> UInt16 { 4000 + UInt16(clamping: reason.rawValue) }
-
-    /// Ends the session and gives up its connection (if it has one).
-    func close(_ reason: GHCloseReason?) -> TCPConnection? {
-        let c = connection
-        connection = nil
+    /// Ends the session and gives up its sink (if it has one).
+    func close(_ reason: GHCloseReason?) -> (any FrameSink)? {
+        let c = sink
+        sink = nil
         state.close(reason)
         return c
     }
 
     /// Stops reading the connection for `reason` (its peer's requests wait in the kernel).
     func pauseReading(_ reason: ReadPauses) {
-        if readPauses.isEmpty { connection?.stopReading() }
+        if readPauses.isEmpty { sink?.stopReading() }
         readPauses.insert(reason)
-    }
-
-    /// Home `home` asks not to read the session for `reason`; several homes may, and each lifts only its own ask.
-    func homePaused(_ reason: ReadPauses, by home: Int) {
-        // A bit per loop here; homes on other nodes share the last bit (a resume from one may come early).
-        gateway.pausingHomes[key, default: PausingHomes()][reason] |= 1 << UInt64(min(home, 63))
-        pauseReading(reason)
-    }
-
-    func homeResumed(_ reason: ReadPauses, by home: Int) {
-        guard var homes = gateway.pausingHomes[key] else { return }
-        homes[reason] &= ~(1 << UInt64(min(home, 63)))
-        gateway.pausingHomes[key] = homes.isEmpty ? nil : homes
-        if homes[reason] == 0 { gateway.readingResumed(self, reason) }
     }
 
     /// Drops `reason`; reading resumes once no reason is left (`Gateway.readingResumed` then handles what waited).
     func unpause(_ reason: ReadPauses) {
         guard readPauses.contains(reason) else { return }
         readPauses.remove(reason)
-        if readPauses.isEmpty && isOpen { connection?.startReading() }
+        if readPauses.isEmpty && isOpen { sink?.startReading() }
     }
 
     func markDirty() {

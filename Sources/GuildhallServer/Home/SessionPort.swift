@@ -37,29 +37,3 @@ protocol SessionPort: AnyObject {
     /// The home ended the session: tell the peer why (when there is a reason) and close.
     func end(_ reason: GHCloseReason?, _ message: String)
 }
-
-extension Session: SessionPort {
-    func admitted(user: UserID, device: DeviceID, sessionID: String) {
-        gateway.limits.node.metrics.logins.increment()
-        admissionAsked = nil
-        guard isAwaitingLogin else { return }
-        loggedIn(user, device: device, sessionID: sessionID)
-        // The other homes hear of it before any request it sends next.
-        gateway.routes.opened(self)
-        liveness.loggedIn(at: gateway.loop.nowMillis)
-        decoder.maxFrameBytes = gateway.settings.maxFrameBytes
-        gateway.readingResumed(self, .admission)
-    }
-
-    func packageSent() { awaitingPackageSeq = eventSeq }
-
-    func answerPart(_ id: UInt64, _ part: GatherPart) { gateway.routes.partArrived(id, part, for: self) }
-
-    func typing(_ entry: GHChannelTypers) { gateway.owe(typing: entry, to: self) }
-
-    func homePauses(_ reason: ReadPauses) { homePaused(reason, by: gateway.index) }
-
-    func homeResumes(_ reason: ReadPauses) { homeResumed(reason, by: gateway.index) }
-
-    func end(_ reason: GHCloseReason?, _ message: String) { gateway.close(self, reason, message) }
-}
