@@ -1,9 +1,10 @@
 // The live state of servers, channels, members and invitations, and the
-// rules of docs/features.md as pure functions (roles and overrides in
-// DirectoryRoles.swift, their resolution in Permissions.swift).
+// queries on it (roles, overrides and the permission check in
+// DirectoryRoles.swift, their resolution in Permissions.swift; the decisions
+// on requests that would change it in DirectoryDecisions.swift).
 //
-// Owned by the loop thread. Each operation only decides: it checks the
-// rules against the committed state and returns a `DirectoryDecision`, the
+// Owned by the loop thread. A decision only decides: it checks the rules
+// against the committed state and returns a `DirectoryDecision`, the
 // `DirectoryChange`s the store must write. Nothing changes in memory until
 // the caller has committed them and hands them to `apply`
 // (DirectoryChanges.swift), so a change that could not be stored is never
@@ -11,9 +12,9 @@
 // about a server gets 404, exactly as for a server that does not exist, so
 // existence does not leak; so does a member asking about a channel they may
 // not view. Whether the caller holds the permission bit a request needs is
-// checked once before the operation runs (`require`, driven by the request
-// table); the operations here check what depends on their content: the
-// role hierarchy, the owner's rules.
+// checked once before the decision (`require`, driven by the request
+// table); the decisions check what depends on their content: the role
+// hierarchy, the owner's rules.
 
 public struct Directory: Sendable {
     struct ServerState: Sendable {
@@ -124,130 +125,7 @@ public struct Directory: Sendable {
         return c
     }
 
-    // MARK: Servers
-
-    public func createServer(_ record: ServerRecord) throws(Failure) -> DirectoryDecision<ServerRecord> {
-        try Self.validate(name: record.name, icon: record.icon, custom: record.custom, iconField: "icon")
-        let owner = MemberRecord(serverID: record.id, userID: record.owner, role: .owner, joinedAt: record.createdAt)
-        let roles = RoleRecord.starting(server: record.id, at: record.createdAt)
-        return DirectoryDecision(record, [.serverSaved(record), .memberSaved(owner)] + roles.map(DirectoryChange.roleSaved))
-    }
-
-    public func updateServer(_ id: ServerID, by actor: UserID, name: String?, icon: String?, custom: String?, openJoin: Bool?,
-                             allowGuests: Bool? = nil) throws(Failure) -> DirectoryDecision<ServerRecord>
-    {
-        var r = try visibleServer(id, to: actor)
-        if let name { r.name = name }
-        if let icon { r.icon = icon }
-        if let custom { r.custom = custom }
-        if let openJoin { r.openJoin = openJoin }
-        if let allowGuests { r.allowGuests = allowGuests }
-        try Self.validate(name: r.name, icon: r.icon, custom: r.custom, iconField: "icon")
-        return DirectoryDecision(r, [.serverSaved(r)])
-    }
-
-    /// Deletes the server; returns the members it had, who are told.
-    public func deleteServer(_ id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<(ServerRecord, [UserID])> {
-        let s = try visibleServer(id, to: actor)
-        guard s.owner == actor else { throw Failure.forbidden("only the owner may delete server \(id)") }
-        return DirectoryDecision((s, Array(servers[id]!.members.keys)), [.serverDeleted(id)])
-    }
-
-    // MARK: Members
-
-    public func join(_ id: ServerID, user: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<MemberRecord> {
-        guard let s = servers[id] else { throw Self.serverNotFound(id) }
-        if s.members[user] != nil { throw Failure.conflict("already a member of server \(id)") }
-        if s.bans[user] != nil { throw Failure.forbidden("you are banned from server \(id)") }
-        let invited = s.invites[user] != nil
-        guard s.record.openJoin || invited else {
-            // Only a server that lets guests in shows itself to non-members.
-            guard s.record.allowGuests else { throw Self.serverNotFound(id) }
-            throw Failure.forbidden("server \(id) is invite-only; ask an owner or admin for an invitation")
-        }
-        return admit(user, to: id, now: now, consumedInvite: invited)
-    }
-
-    public func invite(_ user: UserID, to id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<InviteRecord> {
-        _ = try visibleServer(id, to: actor)
-        if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("invitee: \(problem)") }
-        if servers[id]!.members[user] != nil { throw Failure.conflict("\(user) is already a member of server \(id)") }
-        if servers[id]!.invites[user] != nil { throw Failure.conflict("\(user) is already invited to server \(id)") }
-        if servers[id]!.bans[user] != nil { throw Failure.forbidden("\(user) is banned from server \(id); unban first") }
-        let invite = InviteRecord(serverID: id, userID: user, inviter: actor, createdAt: now)
-        return DirectoryDecision(invite, [.inviteSaved(invite)])
-    }
-
-    public func acceptInvite(_ id: ServerID, user: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<MemberRecord> {
-        guard let s = servers[id], s.invites[user] != nil else {
-            throw Failure.notFound("no invitation to server \(id) for \(user)")
-        }
-        if s.members[user] != nil { throw Failure.conflict("already a member of server \(id)") }
-        if s.bans[user] != nil { throw Failure.forbidden("you are banned from server \(id)") }
-        return admit(user, to: id, now: now, consumedInvite: true)
-    }
-
-    public func leave(_ id: ServerID, user: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
-        let s = try visibleServer(id, to: user)
-        if s.owner == user { throw Failure.forbidden("the owner cannot leave server \(id); delete it instead") }
-        return DirectoryDecision(servers[id]!.members[user]!, [.memberRemoved(id, user)])
-    }
-
-    public func kick(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
-        _ = try visibleServer(id, to: actor)
-        guard let target = servers[id]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(id)") }
-        try requireOutranks(actor, target, "remove")
-        return DirectoryDecision(target, [.memberRemoved(id, user)])
-    }
-
-    /// ADMIN or MEMBER: grants or takes back the `admin` role (SetMemberRole, from before roles had bits).
-    public func setRole(_ role: Role, of user: UserID, in id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
-        guard role != .owner else { throw Failure.badRequest("the owner role cannot be assigned; choose admin or member") }
-        _ = try visibleServer(id, to: actor)
-        guard let m = servers[id]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(id)") }
-        guard !m.isOwner else { throw Failure.forbidden("the owner's role cannot change") }
-        return role == .admin ? try grant(.admin, to: user, in: id, by: actor) : try takeBack(.admin, from: user, in: id, by: actor)
-    }
-
-    // MARK: Channels
-
-    public func createChannel(_ record: ChannelRecord, by actor: UserID) throws(Failure) -> DirectoryDecision<ChannelRecord> {
-        _ = try visibleServer(record.serverID, to: actor)
-        try Self.validate(name: record.name, icon: record.topic, custom: record.custom, iconField: "topic")
-        return DirectoryDecision(record, [.channelSaved(record)])
-    }
-
-    public func updateChannel(_ id: ChannelID, by actor: UserID, name: String?, topic: String?, custom: String?,
-                                       guestVisibility: GuestVisibility? = nil) throws(Failure) -> DirectoryDecision<ChannelRecord>
-    {
-        var c = try readableChannel(id, by: actor)
-        if let name { c.name = name }
-        if let topic { c.topic = topic }
-        if let custom { c.custom = custom }
-        if let guestVisibility { c.guestVisibility = guestVisibility }
-        try Self.validate(name: c.name, icon: c.topic, custom: c.custom, iconField: "topic")
-        return DirectoryDecision(c, [.channelSaved(c)])
-    }
-
-    public func deleteChannel(_ id: ChannelID, by actor: UserID) throws(Failure) -> DirectoryDecision<ChannelRecord> {
-        let c = try readableChannel(id, by: actor)
-        return DirectoryDecision(c, [.channelDeleted(id)])
-    }
-
-    // MARK: Guests and bans
-
-    /// Checks that `user` may enter `id` as a guest.
-    public func guestEntry(_ id: ServerID, user: UserID) throws(Failure) -> ServerRecord {
-        guard let s = servers[id] else { throw Self.serverNotFound(id) }
-        if s.members[user] != nil { throw Failure.conflict("members do not enter server \(id) as guests") }
-        if s.bans[user] != nil { throw Failure.forbidden("you are banned from server \(id)") }
-        guard s.record.allowGuests else {
-            // Only a server anyone may join shows itself to non-members.
-            guard s.record.openJoin || s.invites[user] != nil else { throw Self.serverNotFound(id) }
-            throw Failure.forbidden("server \(id) does not allow guests")
-        }
-        return s.record
-    }
+    // MARK: Guests
 
     /// The channel, if guests see it; 404 otherwise.
     public func guestChannel(_ id: ChannelID) throws(Failure) -> ChannelRecord {
@@ -255,26 +133,7 @@ public struct Directory: Sendable {
         return c
     }
 
-    /// Bans `user`; a member is removed first. Returns the removed membership, if any.
-    public func ban(_ user: UserID, from id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<MemberRecord?> {
-        _ = try visibleServer(id, to: actor)
-        if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("user: \(problem)") }
-        if servers[id]!.bans[user] != nil { throw Failure.conflict("\(user) is already banned from server \(id)") }
-        var changes: [DirectoryChange] = []
-        let target = servers[id]!.members[user]
-        if let target {
-            try requireOutranks(actor, target, "ban")
-            changes.append(.memberRemoved(id, user))
-        }
-        changes += [.banSaved(BanRecord(serverID: id, userID: user, actor: actor, createdAt: now)), .inviteRemoved(id, user)]
-        return DirectoryDecision(target, changes)
-    }
-
-    public func unban(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<Void> {
-        _ = try visibleServer(id, to: actor)
-        guard servers[id]!.bans[user] != nil else { throw Failure.notFound("\(user) is not banned from server \(id)") }
-        return DirectoryDecision((), [.banRemoved(id, user)])
-    }
+    // MARK: Messages
 
     /// Takes the next seq of a channel for a message sent by `user` at `now`;
     /// sent times never go backwards within a channel.
@@ -297,17 +156,8 @@ public struct Directory: Sendable {
 
     // MARK: Helpers
 
-    private func admit(_ user: UserID, to id: ServerID, now: UInt64, consumedInvite: Bool) -> DirectoryDecision<MemberRecord> {
-        let m = MemberRecord(serverID: id, userID: user, role: .member, joinedAt: now)
-        return DirectoryDecision(m, consumedInvite ? [.memberSaved(m), .inviteRemoved(id, user)] : [.memberSaved(m)])
-    }
-
     static func serverNotFound(_ id: ServerID) -> Failure { .notFound("server \(id) not found") }
     static func channelNotFound(_ id: ChannelID) -> Failure { .notFound("channel \(id) not found") }
 
-    private static func validate(name: String, icon: String, custom: String, iconField: String) throws(Failure) {
-        try Validation.name(name, field: "name")
-        try Validation.text(icon, field: iconField, maxCharacters: Limits.maxIconLength)
-        try Validation.custom(custom, field: "custom")
-    }
+
 }

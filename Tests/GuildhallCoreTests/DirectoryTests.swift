@@ -18,7 +18,7 @@ import Testing
 
     @Test func theCreatorBecomesOwnerAndTheOnlyMember() throws {
         var d = Directory()
-        let decision = try d.createServer(server())
+        let decision = try d.decide.createServer(server())
         #expect(d.server(1) == nil, "nothing changes before the decision is applied (committed)")
         d.apply(decision.changes)
         let changes = decision.changes
@@ -33,39 +33,39 @@ import Testing
         var d = Directory()
         var r = server()
         r.name = "  "
-        #expect(code { _ = d.take(try d.createServer(r)) } == .badRequest)
+        #expect(code { _ = d.take(try d.decide.createServer(r)) } == .badRequest)
         r.name = String(repeating: "x", count: 101)
-        #expect(code { _ = d.take(try d.createServer(r)) } == .tooLarge)
+        #expect(code { _ = d.take(try d.decide.createServer(r)) } == .tooLarge)
     }
 
     @Test func anyoneMayJoinAnOpenServerOnce() throws {
         var d = Directory()
-        _ = d.take(try d.createServer(server()))
-        _ = d.take(try d.join(1, user: "bob", now: 5))
+        _ = d.take(try d.decide.createServer(server()))
+        _ = d.take(try d.decide.join(1, user: "bob", now: 5))
         #expect(d.role(of: "bob", in: 1) == .member)
         #expect(d.memberCount(1) == 2)
-        #expect(code { _ = d.take(try d.join(1, user: "bob", now: 6)) } == .conflict)
+        #expect(code { _ = d.take(try d.decide.join(1, user: "bob", now: 6)) } == .conflict)
     }
 
     @Test func anInviteOnlyServerNeedsAnInvitation() throws {
         var d = Directory()
-        _ = d.take(try d.createServer(server(open: false)))
-        #expect(code { _ = d.take(try d.join(1, user: "bob", now: 1)) } == .notFound, "a closed server does not show itself")
-        _ = d.take(try d.invite("bob", to: 1, by: "alice", now: 2))
-        let changes = try d.acceptInvite(1, user: "bob", now: 3).changes
+        _ = d.take(try d.decide.createServer(server(open: false)))
+        #expect(code { _ = d.take(try d.decide.join(1, user: "bob", now: 1)) } == .notFound, "a closed server does not show itself")
+        _ = d.take(try d.decide.invite("bob", to: 1, by: "alice", now: 2))
+        let changes = try d.decide.acceptInvite(1, user: "bob", now: 3).changes
         d.apply(changes)
         #expect(changes.contains(.inviteRemoved(1, "bob")))
         #expect(d.role(of: "bob", in: 1) == .member)
-        #expect(code { _ = d.take(try d.acceptInvite(1, user: "bob", now: 4)) } == .notFound)
+        #expect(code { _ = d.take(try d.decide.acceptInvite(1, user: "bob", now: 4)) } == .notFound)
     }
 
     @Test func plainMembersCannotInviteOrManageChannelsUntilTheyAreAdmins() throws {
         var d = Directory()
-        _ = d.take(try d.createServer(server()))
-        _ = d.take(try d.join(1, user: "bob", now: 1))
+        _ = d.take(try d.decide.createServer(server()))
+        _ = d.take(try d.decide.join(1, user: "bob", now: 1))
         #expect(code { try d.require(.invite, of: "bob", at: .server(1)) } == .forbidden)
         #expect(code { try d.require(.manageChannels, of: "bob", at: .server(1)) } == .forbidden)
-        _ = d.take(try d.setRole(.admin, of: "bob", in: 1, by: "alice"))
+        _ = d.take(try d.decide.setRole(.admin, of: "bob", in: 1, by: "alice"))
         try d.require([.invite, .manageChannels], of: "bob", at: .server(1))
         #expect(code { try d.require(.manageRoles, of: "bob", at: .server(1)) } == .forbidden)
         #expect(code { try d.require(.invite, of: "eve", at: .server(1)) } == .notFound)
@@ -73,8 +73,8 @@ import Testing
 
     @Test func aNonMemberSeesNotFoundExactlyAsForAMissingServer() throws {
         var d = Directory()
-        _ = d.take(try d.createServer(server()))
-        _ = d.take(try d.createChannel(channel(), by: "alice"))
+        _ = d.take(try d.decide.createServer(server()))
+        _ = d.take(try d.decide.createChannel(channel(), by: "alice"))
         #expect(code { _ = try d.visibleServer(1, to: "eve") } == .notFound)
         #expect(code { _ = try d.visibleServer(99, to: "eve") } == .notFound)
         #expect(code { _ = try d.readableChannel(10, by: "eve") } == .notFound)
@@ -83,44 +83,44 @@ import Testing
 
     @Test func theOwnerCannotLeaveButMembersCan() throws {
         var d = Directory()
-        _ = d.take(try d.createServer(server()))
-        _ = d.take(try d.join(1, user: "bob", now: 1))
-        #expect(code { _ = d.take(try d.leave(1, user: "alice")) } == .forbidden)
-        _ = d.take(try d.leave(1, user: "bob"))
+        _ = d.take(try d.decide.createServer(server()))
+        _ = d.take(try d.decide.join(1, user: "bob", now: 1))
+        #expect(code { _ = d.take(try d.decide.leave(1, user: "alice")) } == .forbidden)
+        _ = d.take(try d.decide.leave(1, user: "bob"))
         #expect(d.role(of: "bob", in: 1) == nil)
         #expect(d.serverIDs(of: "bob").isEmpty)
     }
 
     @Test func adminsKickMembersButNotAdminsOrTheOwner() throws {
         var d = Directory()
-        _ = d.take(try d.createServer(server()))
-        for u in ["bob", "carol", "dave"] { _ = d.take(try d.join(1, user: u, now: 1)) }
-        _ = d.take(try d.setRole(.admin, of: "bob", in: 1, by: "alice"))
-        _ = d.take(try d.setRole(.admin, of: "carol", in: 1, by: "alice"))
-        #expect(code { _ = d.take(try d.kick("carol", from: 1, by: "bob")) } == .forbidden)
-        #expect(code { _ = d.take(try d.kick("alice", from: 1, by: "bob")) } == .forbidden)
-        _ = d.take(try d.kick("dave", from: 1, by: "bob"))
+        _ = d.take(try d.decide.createServer(server()))
+        for u in ["bob", "carol", "dave"] { _ = d.take(try d.decide.join(1, user: u, now: 1)) }
+        _ = d.take(try d.decide.setRole(.admin, of: "bob", in: 1, by: "alice"))
+        _ = d.take(try d.decide.setRole(.admin, of: "carol", in: 1, by: "alice"))
+        #expect(code { _ = d.take(try d.decide.kick("carol", from: 1, by: "bob")) } == .forbidden)
+        #expect(code { _ = d.take(try d.decide.kick("alice", from: 1, by: "bob")) } == .forbidden)
+        _ = d.take(try d.decide.kick("dave", from: 1, by: "bob"))
         #expect(d.role(of: "dave", in: 1) == nil)
-        _ = d.take(try d.kick("carol", from: 1, by: "alice"))
-        #expect(code { _ = d.take(try d.kick("dave", from: 1, by: "dave")) } == .notFound)
+        _ = d.take(try d.decide.kick("carol", from: 1, by: "alice"))
+        #expect(code { _ = d.take(try d.decide.kick("dave", from: 1, by: "dave")) } == .notFound)
     }
 
     @Test func onlyTheOwnerChangesRolesAndTheOwnerRoleIsNotAssignable() throws {
         var d = Directory()
-        _ = d.take(try d.createServer(server()))
-        _ = d.take(try d.join(1, user: "bob", now: 1))
-        #expect(code { _ = d.take(try d.setRole(.owner, of: "bob", in: 1, by: "alice")) } == .badRequest)
-        _ = d.take(try d.setRole(.admin, of: "bob", in: 1, by: "alice"))
-        #expect(code { _ = d.take(try d.setRole(.member, of: "alice", in: 1, by: "bob")) } == .forbidden)
+        _ = d.take(try d.decide.createServer(server()))
+        _ = d.take(try d.decide.join(1, user: "bob", now: 1))
+        #expect(code { _ = d.take(try d.decide.setRole(.owner, of: "bob", in: 1, by: "alice")) } == .badRequest)
+        _ = d.take(try d.decide.setRole(.admin, of: "bob", in: 1, by: "alice"))
+        #expect(code { _ = d.take(try d.decide.setRole(.member, of: "alice", in: 1, by: "bob")) } == .forbidden)
     }
 
     @Test func deletingAServerRemovesItsChannelsAndMemberships() throws {
         var d = Directory()
-        _ = d.take(try d.createServer(server()))
-        _ = d.take(try d.join(1, user: "bob", now: 1))
-        _ = d.take(try d.createChannel(channel(), by: "alice"))
-        #expect(code { _ = d.take(try d.deleteServer(1, by: "bob")) } == .forbidden)
-        let (_, members) = d.take(try d.deleteServer(1, by: "alice"))
+        _ = d.take(try d.decide.createServer(server()))
+        _ = d.take(try d.decide.join(1, user: "bob", now: 1))
+        _ = d.take(try d.decide.createChannel(channel(), by: "alice"))
+        #expect(code { _ = d.take(try d.decide.deleteServer(1, by: "bob")) } == .forbidden)
+        let (_, members) = d.take(try d.decide.deleteServer(1, by: "alice"))
         #expect(Set(members) == ["alice", "bob"])
         #expect(d.server(1) == nil)
         #expect(d.channel(10) == nil)
@@ -129,8 +129,8 @@ import Testing
 
     @Test func messagesTakeConsecutiveSeqsAndTimeNeverGoesBack() throws {
         var d = Directory()
-        _ = d.take(try d.createServer(server()))
-        _ = d.take(try d.createChannel(channel(), by: "alice"))
+        _ = d.take(try d.decide.createServer(server()))
+        _ = d.take(try d.decide.createChannel(channel(), by: "alice"))
         let a = try d.appendMessage(to: 10, by: "alice", now: 1_000)
         #expect(d.channel(10)?.lastSeq == 0, "nothing is visible before its commit")
         d.messageCommitted(10, seq: a.seq, time: a.time)
@@ -150,15 +150,15 @@ import Testing
                channels: [channel()], roles: RoleRecord.starting(server: 1, at: 0))
         #expect(d.memberCount(1) == 2)
         #expect(d.serverIDs(of: "bob") == [1])
-        _ = d.take(try d.acceptInvite(1, user: "carol", now: 1))
+        _ = d.take(try d.decide.acceptInvite(1, user: "carol", now: 1))
         #expect(try d.channels(of: 1, askedBy: "bob").map(\.id) == [10])
     }
 
     @Test func nothingChangesUntilADecisionIsApplied() throws {
         var d = Directory()
-        d.take(try d.createServer(server()))
-        let join = try d.join(1, user: "bob", now: 1)
-        let channel = try d.createChannel(channel(), by: "alice")
+        d.take(try d.decide.createServer(server()))
+        let join = try d.decide.join(1, user: "bob", now: 1)
+        let channel = try d.decide.createChannel(channel(), by: "alice")
         #expect(d.memberCount(1) == 1 && d.channel(10) == nil, "decided, not yet committed")
         d.apply(join.changes)
         d.apply(channel.changes)
@@ -167,9 +167,9 @@ import Testing
 
     @Test func aSavedChannelKeepsTheTailItsMessagesMovedMeanwhile() throws {
         var d = Directory()
-        d.take(try d.createServer(server()))
-        d.take(try d.createChannel(channel(), by: "alice"))
-        let rename = try d.updateChannel(10, by: "alice", name: "renamed", topic: nil, custom: nil)
+        d.take(try d.decide.createServer(server()))
+        d.take(try d.decide.createChannel(channel(), by: "alice"))
+        let rename = try d.decide.updateChannel(10, by: "alice", name: "renamed", topic: nil, custom: nil)
         _ = try d.appendMessage(to: 10, by: "alice", now: 50)
         d.messageCommitted(10, seq: 1, time: 50)
         d.apply(rename.changes)
@@ -179,10 +179,10 @@ import Testing
 
     @Test func aChangeToAServerDeletedMeanwhileDoesNothing() throws {
         var d = Directory()
-        d.take(try d.createServer(server()))
-        let join = try d.join(1, user: "bob", now: 1)
-        let channel = try d.createChannel(channel(), by: "alice")
-        d.take(try d.deleteServer(1, by: "alice"))
+        d.take(try d.decide.createServer(server()))
+        let join = try d.decide.join(1, user: "bob", now: 1)
+        let channel = try d.decide.createChannel(channel(), by: "alice")
+        d.take(try d.decide.deleteServer(1, by: "alice"))
         d.apply(join.changes + channel.changes)
         #expect(d.server(1) == nil && d.channel(10) == nil)
         #expect(d.serverIDs(of: "bob").isEmpty)
@@ -191,19 +191,19 @@ import Testing
     @Test func aServerIsLargeFromTheThresholdAndWithALowMarkSmallAgainOnlyBelowIt() throws {
         var d = Directory()
         d.sizeMarks = ServerSizeMarks(threshold: 3, lowMark: 2)
-        d.take(try d.createServer(server()))
+        d.take(try d.decide.createServer(server()))
         #expect(d.isSmall(1))
-        for user in ["bob", "carol"] { d.take(try d.join(1, user: user, now: 1)) }
+        for user in ["bob", "carol"] { d.take(try d.decide.join(1, user: user, now: 1)) }
         #expect(!d.isSmall(1), "three members: large")
-        d.take(try d.leave(1, user: "carol"))
+        d.take(try d.decide.leave(1, user: "carol"))
         #expect(!d.isSmall(1), "two: not below the low mark")
-        d.take(try d.leave(1, user: "bob"))
+        d.take(try d.decide.leave(1, user: "bob"))
         #expect(d.isSmall(1), "one: below it")
-        d.take(try d.join(1, user: "bob", now: 2))
+        d.take(try d.decide.join(1, user: "bob", now: 2))
         #expect(d.isSmall(1), "grown back to two from small: small until the threshold")
-        d.take(try d.join(1, user: "carol", now: 2))
+        d.take(try d.decide.join(1, user: "carol", now: 2))
         d.sizeMarks = ServerSizeMarks(threshold: 3)
-        d.take(try d.leave(1, user: "carol"))
+        d.take(try d.decide.leave(1, user: "carol"))
         #expect(d.isSmall(1), "without a low mark, small below the threshold")
         d.sizeMarks = ServerSizeMarks(threshold: 2)
         #expect(!d.isSmall(1), "a live threshold change rechecks every server")

@@ -94,8 +94,8 @@ import Testing
 
     func guild() throws -> Directory {
         var d = Directory()
-        _ = d.take(try d.createServer(ServerRecord(id: Self.server, name: "Guild", icon: "", custom: "", owner: "alice", openJoin: true, createdAt: 0)))
-        for u in ["bob", "carol", "dave"] { _ = d.take(try d.join(Self.server, user: u, now: 1)) }
+        _ = d.take(try d.decide.createServer(ServerRecord(id: Self.server, name: "Guild", icon: "", custom: "", owner: "alice", openJoin: true, createdAt: 0)))
+        for u in ["bob", "carol", "dave"] { _ = d.take(try d.decide.join(Self.server, user: u, now: 1)) }
         return d
     }
 
@@ -105,49 +105,49 @@ import Testing
 
     @Test func aRoleIsChangedOnlyFromAboveIt() throws {
         var d = try guild()
-        let mods = d.take(try d.createRole(in: Self.server, by: "alice", name: "mods", position: 5,
+        let mods = d.take(try d.decide.createRole(in: Self.server, by: "alice", name: "mods", position: 5,
                                     permissions: PermissionOverride(allow: [.manageRoles, .kick]), now: 2))
-        let juniors = d.take(try d.createRole(in: Self.server, by: "alice", name: "juniors", position: 3, permissions: .inherit, now: 2))
-        _ = d.take(try d.grant(mods.id, to: "bob", in: Self.server, by: "alice"))
+        let juniors = d.take(try d.decide.createRole(in: Self.server, by: "alice", name: "juniors", position: 3, permissions: .inherit, now: 2))
+        _ = d.take(try d.decide.grant(mods.id, to: "bob", in: Self.server, by: "alice"))
         // Bob (at 5) manages what is below 5, and nothing at or above it.
-        _ = d.take(try d.grant(juniors.id, to: "carol", in: Self.server, by: "bob"))
-        #expect(code { _ = d.take(try d.grant(mods.id, to: "dave", in: Self.server, by: "bob")) } == .forbidden)
-        #expect(code { _ = d.take(try d.createRole(in: Self.server, by: "bob", name: "x", position: 5, permissions: .inherit, now: 3)) } == .forbidden)
-        #expect(code { _ = d.take(try d.updateRole(juniors.id, in: Self.server, by: "bob", name: nil, position: 6, permissions: nil)) } == .forbidden)
-        #expect(code { _ = d.take(try d.updateRole(mods.id, in: Self.server, by: "bob", name: "me", position: nil, permissions: nil)) } == .forbidden)
+        _ = d.take(try d.decide.grant(juniors.id, to: "carol", in: Self.server, by: "bob"))
+        #expect(code { _ = d.take(try d.decide.grant(mods.id, to: "dave", in: Self.server, by: "bob")) } == .forbidden)
+        #expect(code { _ = d.take(try d.decide.createRole(in: Self.server, by: "bob", name: "x", position: 5, permissions: .inherit, now: 3)) } == .forbidden)
+        #expect(code { _ = d.take(try d.decide.updateRole(juniors.id, in: Self.server, by: "bob", name: nil, position: 6, permissions: nil)) } == .forbidden)
+        #expect(code { _ = d.take(try d.decide.updateRole(mods.id, in: Self.server, by: "bob", name: "me", position: nil, permissions: nil)) } == .forbidden)
         // He allows only what he holds himself.
-        #expect(code { _ = d.take(try d.updateRole(juniors.id, in: Self.server, by: "bob", name: nil, position: nil,
+        #expect(code { _ = d.take(try d.decide.updateRole(juniors.id, in: Self.server, by: "bob", name: nil, position: nil,
                                             permissions: PermissionOverride(allow: .ban))) } == .forbidden)
-        _ = d.take(try d.updateRole(juniors.id, in: Self.server, by: "bob", name: nil, position: nil, permissions: PermissionOverride(allow: .kick)))
+        _ = d.take(try d.decide.updateRole(juniors.id, in: Self.server, by: "bob", name: nil, position: nil, permissions: PermissionOverride(allow: .kick)))
         // Members are outranked by their highest role.
-        #expect(d.take(try d.kick("carol", from: Self.server, by: "bob")).userID == "carol")
-        _ = d.take(try d.grant(mods.id, to: "dave", in: Self.server, by: "alice"))
-        #expect(code { _ = d.take(try d.kick("dave", from: Self.server, by: "bob")) } == .forbidden, "an equal is not below")
-        #expect(code { _ = d.take(try d.kick("alice", from: Self.server, by: "bob")) } == .forbidden, "the owner is above every role")
+        #expect(d.take(try d.decide.kick("carol", from: Self.server, by: "bob")).userID == "carol")
+        _ = d.take(try d.decide.grant(mods.id, to: "dave", in: Self.server, by: "alice"))
+        #expect(code { _ = d.take(try d.decide.kick("dave", from: Self.server, by: "bob")) } == .forbidden, "an equal is not below")
+        #expect(code { _ = d.take(try d.decide.kick("alice", from: Self.server, by: "bob")) } == .forbidden, "the owner is above every role")
     }
 
     @Test func deletingARoleTakesItFromItsHoldersAndItsOverridesGo() throws {
         var d = try guild()
-        let mods = d.take(try d.createRole(in: Self.server, by: "alice", name: "mods", position: 2, permissions: PermissionOverride(allow: .kick), now: 2))
-        _ = d.take(try d.grant(mods.id, to: "bob", in: Self.server, by: "alice"))
-        let c = d.take(try d.createChannel(ChannelRecord(id: Self.channel, serverID: Self.server, name: "c", topic: "", custom: "", createdAt: 0), by: "alice"))
-        _ = d.take(try d.setOverride(OverrideRecord(serverID: Self.server, channelID: c.id, target: .role(mods.id),
+        let mods = d.take(try d.decide.createRole(in: Self.server, by: "alice", name: "mods", position: 2, permissions: PermissionOverride(allow: .kick), now: 2))
+        _ = d.take(try d.decide.grant(mods.id, to: "bob", in: Self.server, by: "alice"))
+        let c = d.take(try d.decide.createChannel(ChannelRecord(id: Self.channel, serverID: Self.server, name: "c", topic: "", custom: "", createdAt: 0), by: "alice"))
+        _ = d.take(try d.decide.setOverride(OverrideRecord(serverID: Self.server, channelID: c.id, target: .role(mods.id),
                                              permissions: PermissionOverride(deny: .viewChannel)), by: "alice"))
         #expect(!d.canView("bob", c))
-        let deleted = try d.deleteRole(mods.id, in: Self.server, by: "alice")
+        let deleted = try d.decide.deleteRole(mods.id, in: Self.server, by: "alice")
         d.apply(deleted.changes)
         let holders = deleted.changes.compactMap { c -> MemberRecord? in if case .memberSaved(let m) = c { m } else { nil } }
         #expect(holders.map(\.userID) == ["bob"] && holders[0].roles.isEmpty)
         #expect(d.member("bob", of: Self.server)?.roles.isEmpty == true)
         #expect(d.canView("bob", c))
         #expect(d.permissions(of: "bob", in: Self.server)?.contains(.kick) == false)
-        #expect(code { _ = d.take(try d.deleteRole(.everyone, in: Self.server, by: "alice")) } == .badRequest)
+        #expect(code { _ = d.take(try d.decide.deleteRole(.everyone, in: Self.server, by: "alice")) } == .badRequest)
     }
 
     @Test func aMemberWhoMayNotViewAChannelIsAnsweredAsIfItDidNotExist() throws {
         var d = try guild()
-        let c = d.take(try d.createChannel(ChannelRecord(id: Self.channel, serverID: Self.server, name: "c", topic: "", custom: "", createdAt: 0), by: "alice"))
-        _ = d.take(try d.setOverride(OverrideRecord(serverID: Self.server, channelID: c.id, target: .member("bob"),
+        let c = d.take(try d.decide.createChannel(ChannelRecord(id: Self.channel, serverID: Self.server, name: "c", topic: "", custom: "", createdAt: 0), by: "alice"))
+        _ = d.take(try d.decide.setOverride(OverrideRecord(serverID: Self.server, channelID: c.id, target: .member("bob"),
                                              permissions: PermissionOverride(deny: .viewChannel)), by: "alice"))
         var missing: Failure?, hidden: Failure?
         do { try d.require(.sendMessages, of: "bob", at: .channel(999)) } catch { missing = error }

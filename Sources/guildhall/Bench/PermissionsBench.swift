@@ -54,22 +54,22 @@ struct PermissionsBench: ParsableCommand {
         var d = Directory()
         let now: UInt64 = 1
         let server: ServerID = 1, channel: ChannelID = 2
-        if let c = try? d.createServer(ServerRecord(id: server, name: "bench", icon: "", custom: "", owner: "owner", openJoin: true, createdAt: now)) { d.take(c) }
-        if let c = try? d.createChannel(ChannelRecord(id: channel, serverID: server, name: "c", topic: "", custom: "", createdAt: now), by: "owner") { d.take(c) }
-        if let c = try? d.join(server, user: "p0", now: now) { d.take(c) }
+        if let c = try? d.decide.createServer(ServerRecord(id: server, name: "bench", icon: "", custom: "", owner: "owner", openJoin: true, createdAt: now)) { d.take(c) }
+        if let c = try? d.decide.createChannel(ChannelRecord(id: channel, serverID: server, name: "c", topic: "", custom: "", createdAt: now), by: "owner") { d.take(c) }
+        if let c = try? d.decide.join(server, user: "p0", now: now) { d.take(c) }
         var ids: [RoleID] = []
         for n in 0..<roles {
-            guard let decision = try? d.createRole(in: server, by: "owner", name: "r\(n)", position: UInt32(n + 2),
+            guard let decision = try? d.decide.createRole(in: server, by: "owner", name: "r\(n)", position: UInt32(n + 2),
                                                    permissions: PermissionOverride(allow: [.sendMessages, .mention]), now: now) else { continue }
             let r = d.take(decision)
             ids.append(r.id)
-            if let o = try? d.setOverride(OverrideRecord(serverID: server, channelID: channel, target: .role(r.id),
+            if let o = try? d.decide.setOverride(OverrideRecord(serverID: server, channelID: channel, target: .role(r.id),
                                                          permissions: PermissionOverride(allow: .mention, deny: .mentionEveryone)), by: "owner") { d.take(o) }
         }
         if !ids.isEmpty {
-            for id in [ids[0], ids[ids.count / 2], ids[ids.count - 1]] { if let g = try? d.grant(id, to: "p0", in: server, by: "owner") { d.take(g) } }
+            for id in [ids[0], ids[ids.count / 2], ids[ids.count - 1]] { if let g = try? d.decide.grant(id, to: "p0", in: server, by: "owner") { d.take(g) } }
             for c in [0, channel] {
-                if let o = try? d.setOverride(OverrideRecord(serverID: server, channelID: c, target: .member("p0"),
+                if let o = try? d.decide.setOverride(OverrideRecord(serverID: server, channelID: c, target: .member("p0"),
                                                              permissions: PermissionOverride(allow: .sendMessages)), by: "owner") { d.take(o) }
             }
         }

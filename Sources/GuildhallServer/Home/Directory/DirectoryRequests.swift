@@ -37,7 +37,7 @@ extension DirectoryRequests {
             }
             let record = ServerRecord(id: guild, name: r.name, icon: r.icon, custom: r.custom,
                                       owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests)
-            let decision = try home.directory.createServer(record)
+            let decision = try home.directory.decide.createServer(record)
             runner.carryOut(effects(decision, reply: { .server(self.info(record)) }, applied: {
                 self.registry.joined(s.user, server: record.id)
             }, then: {
@@ -49,7 +49,7 @@ extension DirectoryRequests {
     func updateServer(_ r: GHUpdateServer, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             if r.hasAllowGuests { try self.home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
-            let decision = try self.directory.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
+            let decision = try self.directory.decide.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
                                                            custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
                                                            allowGuests: r.hasAllowGuests ? r.allowGuests : nil)
             let record = decision.value
@@ -63,7 +63,7 @@ extension DirectoryRequests {
     func deleteServer(_ r: GHDeleteServer, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             let channels = self.directory.channelIDs(of: r.serverID)
-            let decision = try self.directory.deleteServer(r.serverID, by: s.user)
+            let decision = try self.directory.decide.deleteServer(r.serverID, by: s.user)
             let (record, members) = decision.value
             var guests: [UserID] = []
             return self.effects(decision, reply: { .ok(GHOk()) }, applied: {
@@ -101,13 +101,13 @@ extension DirectoryRequests {
 
     func joinServer(_ r: GHJoinServer, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.admitted(try self.directory.join(r.serverID, user: s.user, now: self.now()), server: r.serverID, from: s)
+            self.admitted(try self.directory.decide.join(r.serverID, user: s.user, now: self.now()), server: r.serverID, from: s)
         }
     }
 
     func acceptInvite(_ r: GHAcceptInvite, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.admitted(try self.directory.acceptInvite(r.serverID, user: s.user, now: self.now()), server: r.serverID, from: s)
+            self.admitted(try self.directory.decide.acceptInvite(r.serverID, user: s.user, now: self.now()), server: r.serverID, from: s)
         }
     }
 
@@ -134,7 +134,7 @@ extension DirectoryRequests {
 
     func inviteMember(_ r: GHInviteMember, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            let decision = try self.directory.invite(r.userID, to: r.serverID, by: s.user, now: self.now())
+            let decision = try self.directory.decide.invite(r.userID, to: r.serverID, by: s.user, now: self.now())
             return self.effects(decision, reply: { .ok(GHOk()) }) {
                 self.home.notify(.memberInvited, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { n in
                     n.member.serverID = r.serverID
@@ -147,13 +147,13 @@ extension DirectoryRequests {
 
     func leaveServer(_ r: GHLeaveServer, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.removed(try self.directory.leave(r.serverID, user: s.user), kind: .memberLeft, by: s)
+            self.removed(try self.directory.decide.leave(r.serverID, user: s.user), kind: .memberLeft, by: s)
         }
     }
 
     func kickMember(_ r: GHKickMember, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.removed(try self.directory.kick(r.userID, from: r.serverID, by: s.user), kind: .memberKicked, by: s)
+            self.removed(try self.directory.decide.kick(r.userID, from: r.serverID, by: s.user), kind: .memberKicked, by: s)
         }
     }
 
@@ -182,7 +182,7 @@ extension DirectoryRequests {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             if r.guestVisibility != .followServer { try self.home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
             let now = self.now()
-            let decision = try self.directory.createChannel(
+            let decision = try self.directory.decide.createChannel(
                 ChannelRecord(id: self.home.newID(now: now, shard: ShardPlan.shard(guild: r.serverID, shards: self.settings.shards)), serverID: r.serverID,
                               name: r.name, topic: r.topic, custom: r.custom, createdAt: now,
                               guestVisibility: GuestVisibility(rawValue: r.guestVisibility.rawValue) ?? .followServer),
@@ -198,7 +198,7 @@ extension DirectoryRequests {
     func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: HomeSession) {
         change(directory.channel(r.channelID)?.serverID, id: id, from: s) { () throws(Failure) in
             if r.hasGuestVisibility { try self.home.requirePermission(.manageGuests, at: .channel(r.channelID), for: s) }
-            let decision = try self.directory.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
+            let decision = try self.directory.decide.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
                                                             topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil,
                                                             guestVisibility: r.hasGuestVisibility ? GuestVisibility(rawValue: r.guestVisibility.rawValue) : nil)
             return self.channelChanged(.channelUpdated, decision, from: s)
@@ -207,7 +207,7 @@ extension DirectoryRequests {
 
     func deleteChannel(_ r: GHDeleteChannel, id: UInt64, from s: HomeSession) {
         change(directory.channel(r.channelID)?.serverID, id: id, from: s) { () throws(Failure) in
-            let decision = try self.directory.deleteChannel(r.channelID, by: s.user)
+            let decision = try self.directory.decide.deleteChannel(r.channelID, by: s.user)
             let channel = decision.value.id
             return self.channelChanged(.channelDeleted, decision, from: s, answerOK: true) {
                 self.home.typing.board.dropChannel(channel)

@@ -9,7 +9,7 @@ import GuildhallWire
 extension DirectoryRequests {
     func enterAsGuest(_ r: GHEnterAsGuest, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            let server = try home.directory.guestEntry(r.serverID, user: s.user)
+            let server = try home.directory.decide.guestEntry(r.serverID, user: s.user)
             if !s.guestOf.contains(server.id) {
                 registry.guestEntered(s, server: server.id)
                 home.notify(.guestEntered, .server(server.id, isPublic: false), actor: s.user) { $0.member.userID = s.user }
@@ -51,7 +51,7 @@ extension DirectoryRequests {
 
     func banMember(_ r: GHBanMember, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            let decision = try self.directory.ban(r.userID, from: r.serverID, by: s.user, now: self.now())
+            let decision = try self.directory.decide.ban(r.userID, from: r.serverID, by: s.user, now: self.now())
             let wasMember = decision.value != nil
             return self.effects(decision, reply: { .ok(GHOk()) }, applied: {
                 if wasMember {
@@ -72,7 +72,7 @@ extension DirectoryRequests {
 
     func unbanMember(_ r: GHUnbanMember, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            let decision = try self.directory.unban(r.userID, from: r.serverID, by: s.user)
+            let decision = try self.directory.decide.unban(r.userID, from: r.serverID, by: s.user)
             return self.effects(decision, reply: { .ok(GHOk()) }) {
                 self.home.notify(.memberUnbanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
                     $0.member.serverID = r.serverID

@@ -11,7 +11,7 @@ import GuildhallWire
 extension DirectoryRequests {
     func createRole(_ r: GHCreateRole, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            let decision = try self.directory.createRole(in: r.serverID, by: s.user, name: r.name, position: r.position,
+            let decision = try self.directory.decide.createRole(in: r.serverID, by: s.user, name: r.name, position: r.position,
                                                          permissions: r.permissions.domain, now: self.now())
             return self.roleChanged(.roleCreated, decision, from: s)
         }
@@ -19,7 +19,7 @@ extension DirectoryRequests {
 
     func updateRole(_ r: GHUpdateRole, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            let decision = try self.directory.updateRole(r.roleID, in: r.serverID, by: s.user, name: r.hasName ? r.name : nil,
+            let decision = try self.directory.decide.updateRole(r.roleID, in: r.serverID, by: s.user, name: r.hasName ? r.name : nil,
                                                          position: r.hasPosition ? r.position : nil,
                                                          permissions: r.hasPermissions ? r.permissions.domain : nil)
             return self.roleChanged(.roleUpdated, decision, from: s)
@@ -28,7 +28,7 @@ extension DirectoryRequests {
 
     func deleteRole(_ r: GHDeleteRole, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.roleChanged(.roleDeleted, try self.directory.deleteRole(r.roleID, in: r.serverID, by: s.user), from: s, answerOK: true)
+            self.roleChanged(.roleDeleted, try self.directory.decide.deleteRole(r.roleID, in: r.serverID, by: s.user), from: s, answerOK: true)
         }
     }
 
@@ -45,20 +45,20 @@ extension DirectoryRequests {
 
     func grantRole(_ r: GHGrantRole, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.memberRolesChanged(try self.directory.grant(r.roleID, to: r.userID, in: r.serverID, by: s.user), from: s)
+            self.memberRolesChanged(try self.directory.decide.grant(r.roleID, to: r.userID, in: r.serverID, by: s.user), from: s)
         }
     }
 
     func takeBackRole(_ r: GHTakeBackRole, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.memberRolesChanged(try self.directory.takeBack(r.roleID, from: r.userID, in: r.serverID, by: s.user), from: s)
+            self.memberRolesChanged(try self.directory.decide.takeBack(r.roleID, from: r.userID, in: r.serverID, by: s.user), from: s)
         }
     }
 
     func setMemberRole(_ r: GHSetMemberRole, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             guard let role = r.role.domain else { throw Failure.badRequest("role must be ADMIN or MEMBER") }
-            return self.memberRolesChanged(try self.directory.setRole(role, of: r.userID, in: r.serverID, by: s.user), from: s)
+            return self.memberRolesChanged(try self.directory.decide.setRole(role, of: r.userID, in: r.serverID, by: s.user), from: s)
         }
     }
 
@@ -78,7 +78,7 @@ extension DirectoryRequests {
 
     func setPermissionOverride(_ r: GHSetPermissionOverride, id: UInt64, from s: HomeSession) {
         change(r.override.serverID, id: id, from: s) { () throws(Failure) in
-            let decision = try self.directory.setOverride(try r.override.domain, by: s.user)
+            let decision = try self.directory.decide.setOverride(try r.override.domain, by: s.user)
             let o = decision.value
             return self.effects(decision, reply: { .override(GHPermissionOverride(o)) }, applied: {
                 if case .member(let user) = o.target {

@@ -85,7 +85,7 @@ extension Subscriptions {
             guard directory.server(t.server) != nil else { return (.targetNotFound, "server \(t.server) not found") }
             guard s.guestOf.contains(t.server) else {
                 // A server that does not show itself to this user is answered as one that does not exist.
-                do throws(Failure) { _ = try directory.guestEntry(t.server, user: s.user) } catch where error.code == .notFound {
+                do throws(Failure) { _ = try directory.decide.guestEntry(t.server, user: s.user) } catch where error.code == .notFound {
                     return (.targetNotFound, "server \(t.server) not found")
                 } catch {}
                 return (.targetNotMember, "enter server \(t.server) as a guest first")
