@@ -67,6 +67,15 @@ enum SendProperties {
     }
 }
 
+enum MessagePlaceProperties {
+    /// Where swift-protobuf decodes a channel message event, the hand-written place reader reads the same place.
+    static func check(_ bytes: [UInt8]) {
+        let got = bytes.withUnsafeBytes { MessageWire.messagePlace($0) }
+        guard let frame = try? GHFrame(serializedBytes: bytes), case .message(let m)? = frame.event.body else { return }
+        precondition(got?.server == m.serverID && got?.channel == m.channelID && got?.seq == m.seq, "the place reader disagrees")
+    }
+}
+
 enum WebSocketProperties {
     /// Whole or split: the same messages; no message over the limit.
     static func check(_ bytes: [UInt8]) {

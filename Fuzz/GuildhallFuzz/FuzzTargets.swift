@@ -1,12 +1,14 @@
 // libFuzzer targets (docs/reliability.md B4): the frame decoder, the hand-written send
-// decoder and the WebSocket frame reader, one binary, the target chosen by
-// GUILDHALL_FUZZ_TARGET (frames, send, websocket). Built only by `make fuzz`
+// decoder, the WebSocket frame reader and the hand-written reader of an event's
+// message place, one binary, the target chosen by GUILDHALL_FUZZ_TARGET
+// (frames, send, websocket, place). Built only by `make fuzz`
 // (Package.swift adds this target when GUILDHALL_FUZZ is set) with
 // `-sanitize=fuzzer,address`: libFuzzer's driver runs from the entry point
 // SwiftPM gives an executable (`guildhall_fuzz_main`; libFuzzer's own main
 // is then not linked) and feeds `LLVMFuzzerTestOneInput`. Each target checks properties, not only "no
 // crash": an input split at any point decodes as it does whole; the
-// hand-written send decoder agrees with swift-protobuf's wherever it answers;
+// hand-written send decoder agrees with swift-protobuf's wherever it answers,
+// and the place reader wherever swift-protobuf does;
 // nothing decoded exceeds its limit. A broken property traps, which libFuzzer
 // reports as a finding with the input that caused it.
 
@@ -15,7 +17,7 @@ import GuildhallLoop
 import GuildhallWire
 
 enum FuzzTarget: String {
-    case frames, send, websocket
+    case frames, send, websocket, place
 }
 
 let fuzzTarget = FuzzTarget(rawValue: ProcessInfo.processInfo.environment["GUILDHALL_FUZZ_TARGET"] ?? "frames") ?? .frames
@@ -38,6 +40,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .frames: FrameProperties.check(bytes)
     case .send: SendProperties.check(bytes)
     case .websocket: WebSocketProperties.check(bytes)
+    case .place: MessagePlaceProperties.check(bytes)
     }
     return 0
 }

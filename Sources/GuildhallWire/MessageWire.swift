@@ -133,6 +133,52 @@ public enum MessageWire {
     /// Frame{request{id, send_message}}; nil for anything else or anything
     /// unusual (unknown or repeated fields), which the generated decoder then reads.
     /// The request id an encoded answer (a Frame holding a Response) answers; nil for any other frame.
+    /// The server, channel and seq of the channel message an event payload
+    /// (Frame{event{...}}) carries; nil for any other event or a malformed
+    /// payload. What swift-protobuf would decode (later fields win, a later
+    /// body of another kind replaces the message), at a fraction of the cost:
+    /// it runs for every event a full replay buffer lets go.
+    public static func messagePlace(_ payload: UnsafeRawBufferPointer) -> (server: UInt64, channel: UInt64, seq: UInt64)? {
+        var frame = ProtoReader(payload)
+        var isMessage = false
+        var server: UInt64 = 0, channel: UInt64 = 0, seq: UInt64 = 0
+        while !frame.isAtEnd {
+            guard let f = frame.field() else { return nil }
+            guard f.number == F.Frame.event, f.type == .lengthDelimited else {
+                // Another kind of frame replaces the event.
+                if f.number == F.Frame.request || f.number == F.Frame.response { isMessage = false }
+                guard frame.skip(f.type) else { return nil }
+                continue
+            }
+            guard var event = frame.nested() else { return nil }
+            while !event.isAtEnd {
+                guard let e = event.field() else { return nil }
+                guard e.number >= 10 else {
+                    guard event.skip(e.type) else { return nil }
+                    continue
+                }
+                guard e.number == F.Event.message, e.type == .lengthDelimited else {
+                    isMessage = false
+                    guard event.skip(e.type) else { return nil }
+                    continue
+                }
+                guard var message = event.nested() else { return nil }
+                if !isMessage { server = 0; channel = 0; seq = 0 }
+                isMessage = true
+                while !message.isAtEnd {
+                    guard let m = message.field() else { return nil }
+                    switch (m.number, m.type) {
+                    case (F.ChannelMessage.serverID, .varint): guard let v = message.varint() else { return nil }; server = v
+                    case (F.ChannelMessage.channelID, .varint): guard let v = message.varint() else { return nil }; channel = v
+                    case (F.ChannelMessage.seq, .varint): guard let v = message.varint() else { return nil }; seq = v
+                    default: guard message.skip(m.type) else { return nil }
+                    }
+                }
+            }
+        }
+        return isMessage ? (server, channel, seq) : nil
+    }
+
     public static func responseID(_ payload: [UInt8]) -> UInt64? {
         payload.withUnsafeBytes { buffer in
             var frame = ProtoReader(buffer)

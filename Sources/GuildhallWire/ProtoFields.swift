@@ -149,6 +149,19 @@ public struct ProtoReader {
         return String(validating: UnsafeRawBufferPointer(rebasing: buffer[range]), as: UTF8.self)
     }
 
+    /// Skips the value of a field of `type`; false when it runs past the end.
+    public mutating func skip(_ type: WireType) -> Bool {
+        switch type {
+        case .varint: return varint() != nil
+        case .lengthDelimited: return lengthDelimited() != nil
+        case .fixed64, .fixed32:
+            let n = type == .fixed64 ? 8 : 4
+            guard end - at >= n else { return false }
+            at += n
+            return true
+        }
+    }
+
     public mutating func bytes() -> [UInt8]? {
         guard let range = lengthDelimited() else { return nil }
         return Array(buffer[range])

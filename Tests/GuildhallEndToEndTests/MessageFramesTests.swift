@@ -146,6 +146,56 @@ import Testing
         }
         #expect(accepted > good.count)
     }
+
+    /// Where the channel message of an event stands, read by hand: the
+    /// generated decoder's values for every kind of event payload the server
+    /// makes, nothing for other events, and never a different answer for any
+    /// prefix or changed byte.
+    @Test func thePlaceReaderReadsWhatTheGeneratedDecoderReads() throws {
+        func place(_ bytes: [UInt8]) -> (server: UInt64, channel: UInt64, seq: UInt64)? {
+            bytes.withUnsafeBytes { MessageWire.messagePlace($0) }
+        }
+        func generated(_ bytes: [UInt8]) -> (server: UInt64, channel: UInt64, seq: UInt64)? {
+            guard let f = try? GHFrame(serializedBytes: bytes), case .message(let m)? = f.event.body else { return nil }
+            return (m.serverID, m.channelID, m.seq)
+        }
+        var good: [[UInt8]] = []
+        for r in Self.records {
+            let header = MessageWire.UnreadHeader(serverID: r.serverID, channelID: r.channelID, maxCount: 99, lastMessageTime: r.sentTime, lastSeq: r.seq)
+            good.append(MessageWire.event(message: r.encoded, unread: header))
+            good.append(MessageWire.event(message: r.encoded))
+            let p = try #require(place(good.last!))
+            #expect(p.server == r.serverID && p.channel == r.channelID && p.seq == r.seq)
+        }
+        // Other events: not a message.
+        var update = GHFrame()
+        update.event.messageUpdate.message.serverID = 4
+        var typing = GHFrame()
+        typing.event.typing.channelID = 3
+        for f in [update, typing, GHFrame.with { $0.response.id = 3 }] { #expect(place(FrameEncoding.payload(f)) == nil) }
+        // A later body of another kind replaces the message, as protobuf merges.
+        let merged = good[0] + FrameEncoding.payload(typing)
+        #expect(place(merged) == nil && generated(merged) == nil)
+        var compared = 0
+        // The events of the short records (the 9 000-character text would make each variant slow to decode).
+        for g in [good[0], good[1], good[4], good[5]] {
+            var variants: [[UInt8]] = (0...g.count).map { Array(g.prefix($0)) }
+            for i in g.indices where i % 3 == 0 {
+                for b: UInt8 in [0x00, 0x7F, 0x80, 0xFF, g[i] ^ 0x10] {
+                    var v = g
+                    v[i] = b
+                    variants.append(v)
+                }
+            }
+            for v in variants {
+                guard let want = generated(v) else { continue }
+                let got = place(v)
+                #expect(got?.server == want.server && got?.channel == want.channel && got?.seq == want.seq, "\(v)")
+                compared += 1
+            }
+        }
+        #expect(compared > 100)
+    }
 }
 
 private extension GHFrame {
