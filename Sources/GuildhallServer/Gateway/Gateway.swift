@@ -113,10 +113,8 @@ final class Gateway {
     private var flushCheck: LoopCheck!
     private var sweepTimer: LoopTimer!
     private var listener: TCPListener?
-    /// The WebSocket listener (WebSocketListener.swift), on the first loop only,
-    /// and its connections still in their handshake, with when they came.
-    var webSocketListener: TCPListener?
-    var greeting: [ObjectIdentifier: (connection: TCPConnection, since: UInt64)] = [:]
+    /// Where browsers come in, with the connections still in their handshake (WebSocketDoor.swift).
+    private(set) var webSocketDoor: WebSocketDoor!
     var nextSessionKey: UInt64 = 0
     /// No more connections or requests: the server is shutting down.
     private(set) var shuttingDown = false
@@ -143,6 +141,9 @@ final class Gateway {
         typingTimer = LoopTimer(loop: loop)
         let typingEvery = UInt64(max(20, min(250, settings.typingFrameIntervalMs / 4)))
         typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.retryTyping() }
+        webSocketDoor = WebSocketDoor(loop: loop, settings: { [unowned self] in self.settings },
+                                      upgraded: { [unowned self] c, encoding in _ = self.accepted(c, webSocket: encoding) },
+                                      closing: { [unowned self] c in self.linger(c) })
     }
 
     /// Starts accepting connections on `settings.listen` (on `port` instead
@@ -231,7 +232,7 @@ final class Gateway {
         giveUpGapFills(now: now)
         carryRefusedAgain()
         resendOrphans(now: now)
-        endSlowHandshakes(now: now)
+        webSocketDoor.endSlowHandshakes(now: now)
         let outbound = loop.outboundBytes
         let busy = Double(loop.busyNanoseconds) / 1e9, subscriptions = homeFigures?() ?? [:]
         let count = sessions.count
@@ -315,8 +316,7 @@ final class Gateway {
         shuttingDown = true
         listener?.close()
         listener = nil
-        webSocketListener?.close()
-        webSocketListener = nil
+        webSocketDoor.stopAccepting()
         for s in sessions.values { s.connection?.stopReading() }
     }
 
@@ -357,9 +357,7 @@ final class Gateway {
         typingTimer?.close()
         listener?.close()
         listener = nil
-        webSocketListener?.close()
-        webSocketListener = nil
-        for g in greeting.values { refuse(g.connection, []) }
+        webSocketDoor?.close()
     }
 
     /// Tracks a closing connection until libuv releases it.

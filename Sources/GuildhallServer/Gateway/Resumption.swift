@@ -30,8 +30,8 @@ extension Gateway {
 
     func resume(_ r: GHResume, id: UInt64, on fresh: Session) {
         guard let token = verifiedToken(r.token, id: id, on: fresh) else { return }
-        let node = Self.node(of: r.sessionID)
-        if node == settings.nodeID, let owner = Self.gatewayIndex(of: r.sessionID), owner != index, owner < peers.count,
+        let node = SessionID.node(of: r.sessionID)
+        if node == settings.nodeID, let owner = SessionID.gateway(of: r.sessionID), owner != index, owner < peers.count,
            handOff(fresh, to: owner, r, id: id) {
             return
         }
@@ -62,24 +62,9 @@ extension Gateway {
 
     /// The logged-in session a session id names, if it is still here.
     private func resumable(_ sessionID: String) -> Session? {
-        guard let key = Self.sessionKey(of: sessionID), let s = sessions[key], s.sessionID == sessionID, s.isLoggedIn else { return nil }
+        guard let key = SessionID.key(of: sessionID), let s = sessions[key], s.sessionID == sessionID, s.isLoggedIn else { return nil }
         return s
     }
-
-    /// The session key in a session id ("node-key-random").
-    private static func sessionKey(of sessionID: String) -> UInt64? {
-        let parts = sessionID.split(separator: "-")
-        guard parts.count == 3 else { return nil }
-        return UInt64(parts[1])
-    }
-
-    /// The node that made the session an id names.
-    private static func node(of sessionID: String) -> Int? {
-        sessionID.split(separator: "-").first.flatMap { Int($0) }
-    }
-
-    /// The gateway that holds the session an id names: the key's low byte.
-    private static func gatewayIndex(of sessionID: String) -> Int? { sessionKey(of: sessionID).map { Int($0 & 0xff) } }
 
     /// Moves a connection that asks to resume a session of another loop to
     /// that loop's gateway, with what was read from it; false when the

@@ -213,7 +213,7 @@ final class Reception: HomePart, GatewayHome {
             }
         }
         let session = HomeSession(key: a.key, port: port, user: token.user, device: token.device,
-                                  sessionID: "\(settings.nodeID)-\(a.key)-\(UInt32.random(in: 0...UInt32.max))", owing: owing,
+                                  sessionID: SessionID.make(node: settings.nodeID, key: a.key), owing: owing,
                                   metrics: home.metrics)
         // Live events wait until sync is done; items up to the horizon come from the inbox.
         session.sync = OfflineSync(horizon: runner.inboxFanned)

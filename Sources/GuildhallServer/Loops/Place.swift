@@ -26,3 +26,23 @@ enum Place {
         return node == me ? loop : remote(node: node, loop: loop)
     }
 }
+
+/// A session id as clients see it, "node-key-random": the node that made it
+/// and the session's key (which names its gateway), so a resume on any loop
+/// of any node finds where the session is.
+enum SessionID {
+    static func make(node: Int, key: UInt64) -> String { "\(node)-\(key)-\(UInt32.random(in: 0...UInt32.max))" }
+
+    /// The session key an id names.
+    static func key(of id: String) -> UInt64? {
+        let parts = id.split(separator: "-")
+        guard parts.count == 3 else { return nil }
+        return UInt64(parts[1])
+    }
+
+    /// The node that made the session an id names.
+    static func node(of id: String) -> Int? { id.split(separator: "-").first.flatMap { Int($0) } }
+
+    /// The gateway (loop) that holds the session an id names: the key's low byte.
+    static func gateway(of id: String) -> Int? { key(of: id).map { Int($0 & 0xff) } }
+}

@@ -101,7 +101,7 @@ final class Node {
             for i in 1..<max(1, settings.loops) {
                 threads.append(try LoopThread.start(index: i, settings: settings, secret: secret, clock: clock, store: store,
                                                     share: shares[i], placements: placements, inboxes: inboxes,
-                                                    ports: LoopPorts(client: first.port, webSocket: first.gateway.webSocketPort),
+                                                    ports: LoopPorts(client: first.port, webSocket: first.gateway.webSocketDoor.port),
                                                     guards: guards))
             }
         } catch {
@@ -160,7 +160,7 @@ final class Node {
     var port: Int { first.port }
 
     /// The WebSocket listener's port, 0 without one.
-    var webSocketPort: Int { first.gateway.webSocketPort }
+    var webSocketPort: Int { first.gateway.webSocketDoor.port }
 
     /// The admin endpoint's port, 0 without one.
     var adminPort: Int { first.admin?.port ?? 0 }

@@ -66,7 +66,7 @@ final class NodeLoop {
         do {
             try gateway.listen(port: ports?.client, sharing: settings.loops > 1)
             // Browsers are spread over the loops as TCP clients are (SO_REUSEPORT).
-            if ports.map({ $0.webSocket > 0 }) ?? true { try gateway.listenWebSocket(port: ports?.webSocket, sharing: settings.loops > 1) }
+            if ports.map({ $0.webSocket > 0 }) ?? true { try gateway.webSocketDoor.listen(port: ports?.webSocket, sharing: settings.loops > 1) }
         } catch {
             closeHandles()
             _ = loop.close()

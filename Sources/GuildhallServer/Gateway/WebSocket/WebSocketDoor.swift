@@ -1,0 +1,121 @@
+// The WebSocket door (README "Web client"): browsers connect to `ws-listen` and
+// ask to upgrade at `/ws`. A connection starts as HTTP: its request is read
+// (HTTPRequestReader, the admin endpoint's parser) and answered by the
+// handshake (WebSocketHandshake), or with a web client file; upgraded, it is
+// handed to the gateway, where it becomes a session like a TCP one, reading
+// WebSocket messages (InboundFrames) and writing WebSocket frames
+// (WebSocketFrameSink), binary protobuf or JSON text by subprotocol, under
+// the same rules from login on. Every loop has one (SO_REUSEPORT), as for
+// TCP. It owns the listener and the connections still greeting; the gateway
+// is reached only through the hand-offs it was given. Loop thread only.
+
+import GuildhallLoop
+
+final class WebSocketDoor {
+    /// The largest handshake request read, and its most headers.
+    static let handshakeBytes = 8192, handshakeHeaders = 64
+
+    private let loop: EventLoop
+    /// The gateway's live settings (SIGHUP may change the origins and deadlines).
+    private let settings: () -> Settings
+    /// An upgraded connection, for the gateway to make a session of.
+    private let upgraded: (TCPConnection, WebSocketEncoding) -> Void
+    /// A connection closing, for the gateway to keep until libuv lets it go.
+    private let closing: (TCPConnection) -> Void
+    private var listener: TCPListener?
+    /// Connections whose handshake is not done, and since when.
+    private var greeting: [ObjectIdentifier: (connection: TCPConnection, since: UInt64)] = [:]
+    private var shut = false
+
+    init(loop: EventLoop, settings: @escaping () -> Settings, upgraded: @escaping (TCPConnection, WebSocketEncoding) -> Void,
+         closing: @escaping (TCPConnection) -> Void) {
+        self.loop = loop
+        self.settings = settings
+        self.upgraded = upgraded
+        self.closing = closing
+    }
+
+    /// Starts listening when `ws-listen` is set (on `port` instead of the
+    /// setting's beside the first loop's, sharing it).
+    func listen(port override: Int? = nil, sharing: Bool) throws {
+        let address = settings().wsListen
+        guard !address.isEmpty else { return }
+        guard let (host, port) = SocketAddress.split(address) else {
+            throw SettingsError(description: "ws-listen must be HOST:PORT, not \(address)")
+        }
+        listener = try TCPListener(loop: loop, host: host, port: override ?? port, reusePort: sharing) { [unowned self] in
+            self.greet($0)
+        }
+    }
+
+    /// The port it bound (0 without a listener).
+    var port: Int { listener?.port ?? 0 }
+
+    /// Stops accepting; connections still greeting finish or time out.
+    func stopAccepting() {
+        shut = true
+        listener?.close()
+        listener = nil
+    }
+
+    /// Stops accepting and ends every handshake not done.
+    func close() {
+        stopAccepting()
+        for g in greeting.values { refuse(g.connection, []) }
+    }
+
+    /// A new connection: its HTTP request first.
+    private func greet(_ c: TCPConnection) {
+        guard !shut else { c.abort(); return }
+        // Held here until the handshake ends: nothing else owns the connection yet.
+        greeting[ObjectIdentifier(c)] = (c, loop.nowMillis)
+        let reader = HTTPRequestReader(maxRequestBytes: Self.handshakeBytes, maxHeaders: Self.handshakeHeaders)
+        c.onRead = { [unowned self, unowned c] bytes in
+            do throws(HTTPReadError) {
+                guard let request = try reader.feed(bytes).first else { return }
+                c.stopReading()
+                self.handshake(request, on: c)
+            } catch {
+                self.refuse(c, WebSocketHandshake.refusal(error.status, "the handshake could not be read: \(error)"))
+            }
+        }
+        c.onEnd = { [unowned self, unowned c] _ in self.refuse(c, []) }
+        c.startReading()
+    }
+
+    /// Handshakes not done within the login deadline are ended (slowloris before the first frame).
+    func endSlowHandshakes(now: UInt64) {
+        let deadline = UInt64(settings().loginDeadlineMs)
+        for (_, g) in greeting where now >= g.since + deadline {
+            refuse(g.connection, WebSocketHandshake.refusal(408, "the handshake took too long"))
+        }
+    }
+
+    private func handshake(_ r: HTTPRequest, on c: TCPConnection) {
+        let settings = settings()
+        if settings.webClient == "on", r.path != WebSocketHandshake.path, let page = WebClientPages.response(to: r) {
+            return refuse(c, page)
+        }
+        switch WebSocketHandshake.answer(r, origins: AllowedOrigins(settings.wsAllowedOrigins)) {
+        case .refuse(_, let response):
+            refuse(c, response)
+        case .upgrade(let encoding, let response):
+            greeting.removeValue(forKey: ObjectIdentifier(c))
+            c.enqueue(response)
+            c.flush()
+            c.onRead = nil
+            c.onEnd = nil
+            upgraded(c, encoding)
+        }
+    }
+
+    /// Answers a connection that does not become a WebSocket (a refusal, or a web client file), then closes it.
+    private func refuse(_ c: TCPConnection, _ response: [UInt8]) {
+        guard greeting.removeValue(forKey: ObjectIdentifier(c)) != nil else { return }
+        c.onRead = nil
+        c.onEnd = nil
+        if !response.isEmpty { c.enqueue(response) }
+        closing(c)
+        c.close()
+    }
+}
