@@ -145,20 +145,18 @@ public enum MessageWire {
         while !frame.isAtEnd {
             guard let f = frame.field() else { return nil }
             guard f.number == F.Frame.event, f.type == .lengthDelimited else {
-                // Another kind of frame replaces the event.
-                if f.number == F.Frame.request || f.number == F.Frame.response { isMessage = false }
+                // Another kind of frame replaces the event; a field of the wrong
+                // wire type, or one this version does not know, is kept aside as unknown.
+                if f.type == .lengthDelimited, f.number == F.Frame.request || f.number == F.Frame.response { isMessage = false }
                 guard frame.skip(f.type) else { return nil }
                 continue
             }
             guard var event = frame.nested() else { return nil }
             while !event.isAtEnd {
                 guard let e = event.field() else { return nil }
-                guard e.number >= 10 else {
-                    guard event.skip(e.type) else { return nil }
-                    continue
-                }
                 guard e.number == F.Event.message, e.type == .lengthDelimited else {
-                    isMessage = false
+                    // Another body replaces the message (as above, only as a message of a known kind).
+                    if e.type == .lengthDelimited, F.Event.bodies.contains(e.number) { isMessage = false }
                     guard event.skip(e.type) else { return nil }
                     continue
                 }

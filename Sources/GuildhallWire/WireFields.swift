@@ -7,7 +7,11 @@ public enum WireField {
     public enum Frame { public static let request = 1, response = 2, event = 3 }
     public enum Request { public static let id = 1, sendMessage = 50 }
     public enum Response { public static let id = 1, message = 50 }
-    public enum Event { public static let seq = 1, unread = 2, cursor = 6, message = 10, messageUpdate = 22 }
+    public enum Event {
+        public static let seq = 1, unread = 2, cursor = 6, message = 10, messageUpdate = 22
+        /// The field numbers of the event's oneof body (all messages).
+        public static let bodies = 10...22
+    }
     public enum UnreadInfo {
         public static let serverID = 1, channelID = 2, unreadCount = 3, maxCount = 4, mentionedCount = 5,
                           ackTimestamp = 6, lastMsgTime = 7, lastSeq = 8, readSeq = 9

@@ -176,6 +176,12 @@ import Testing
         // A later body of another kind replaces the message, as protobuf merges.
         let merged = good[0] + FrameEncoding.payload(typing)
         #expect(place(merged) == nil && generated(merged) == nil)
+        // Fields of the wrong wire type, or unknown ones, replace nothing (found by the fuzzer):
+        // a varint where the frame's request would be, an unknown body number, a mentions field as a varint.
+        let odd = good[0] + [0x08, 0x08] + [0x1a, 0x04, 0xba, 0x01, 0x01, 0x00] + [0x1a, 0x04, 0x52, 0x02, 0x40, 0x08]
+        let want = try #require(generated(odd))
+        let got = try #require(place(odd))
+        #expect(got.server == want.server && got.channel == want.channel && got.seq == want.seq)
         var compared = 0
         // The events of the short records (the 9 000-character text would make each variant slow to decode).
         for g in [good[0], good[1], good[4], good[5]] {
