@@ -133,48 +133,61 @@ public enum MessageWire {
     /// Frame{request{id, send_message}}; nil for anything else or anything
     /// unusual (unknown or repeated fields), which the generated decoder then reads.
     /// The request id an encoded answer (a Frame holding a Response) answers; nil for any other frame.
+    /// What an event payload (Frame{event{...}}) says of its channel message.
+    public enum EventMessage: Equatable, Sendable {
+        /// The message's server, channel and seq.
+        case place(server: UInt64, channel: UInt64, seq: UInt64)
+        /// Another kind of event.
+        case notAMessage
+        /// Malformed, or using what this reader leaves to the generated decoder (groups).
+        case unreadable
+    }
+
     /// The server, channel and seq of the channel message an event payload
-    /// (Frame{event{...}}) carries; nil for any other event or a malformed
-    /// payload. What swift-protobuf would decode (later fields win, a later
-    /// body of another kind replaces the message), at a fraction of the cost:
-    /// it runs for every event a full replay buffer lets go.
-    public static func messagePlace(_ payload: UnsafeRawBufferPointer) -> (server: UInt64, channel: UInt64, seq: UInt64)? {
+    /// carries, as swift-protobuf would decode them (later fields win, a later
+    /// body of another kind replaces the message, a field of the wrong wire
+    /// type or an unknown number is kept aside), at a fraction of the cost: it
+    /// runs for every event a full replay buffer lets go. What it cannot read
+    /// it says so, and the caller asks the generated decoder. It does not
+    /// check the UTF-8 of strings it skips, which the generated decoder would
+    /// refuse: payloads are the server's own encoder's.
+    public static func messagePlace(_ payload: UnsafeRawBufferPointer) -> EventMessage {
         var frame = ProtoReader(payload)
         var isMessage = false
         var server: UInt64 = 0, channel: UInt64 = 0, seq: UInt64 = 0
         while !frame.isAtEnd {
-            guard let f = frame.field() else { return nil }
+            guard let f = frame.field() else { return .unreadable }
             guard f.number == F.Frame.event, f.type == .lengthDelimited else {
                 // Another kind of frame replaces the event; a field of the wrong
                 // wire type, or one this version does not know, is kept aside as unknown.
                 if f.type == .lengthDelimited, f.number == F.Frame.request || f.number == F.Frame.response { isMessage = false }
-                guard frame.skip(f.type) else { return nil }
+                guard frame.skip(f.type) else { return .unreadable }
                 continue
             }
-            guard var event = frame.nested() else { return nil }
+            guard var event = frame.nested() else { return .unreadable }
             while !event.isAtEnd {
-                guard let e = event.field() else { return nil }
+                guard let e = event.field() else { return .unreadable }
                 guard e.number == F.Event.message, e.type == .lengthDelimited else {
                     // Another body replaces the message (as above, only as a message of a known kind).
                     if e.type == .lengthDelimited, F.Event.bodies.contains(e.number) { isMessage = false }
-                    guard event.skip(e.type) else { return nil }
+                    guard event.skip(e.type) else { return .unreadable }
                     continue
                 }
-                guard var message = event.nested() else { return nil }
+                guard var message = event.nested() else { return .unreadable }
                 if !isMessage { server = 0; channel = 0; seq = 0 }
                 isMessage = true
                 while !message.isAtEnd {
-                    guard let m = message.field() else { return nil }
+                    guard let m = message.field() else { return .unreadable }
                     switch (m.number, m.type) {
-                    case (F.ChannelMessage.serverID, .varint): guard let v = message.varint() else { return nil }; server = v
-                    case (F.ChannelMessage.channelID, .varint): guard let v = message.varint() else { return nil }; channel = v
-                    case (F.ChannelMessage.seq, .varint): guard let v = message.varint() else { return nil }; seq = v
-                    default: guard message.skip(m.type) else { return nil }
+                    case (F.ChannelMessage.serverID, .varint): guard let v = message.varint() else { return .unreadable }; server = v
+                    case (F.ChannelMessage.channelID, .varint): guard let v = message.varint() else { return .unreadable }; channel = v
+                    case (F.ChannelMessage.seq, .varint): guard let v = message.varint() else { return .unreadable }; seq = v
+                    default: guard message.skip(m.type) else { return .unreadable }
                     }
                 }
             }
         }
-        return isMessage ? (server, channel, seq) : nil
+        return isMessage ? .place(server: server, channel: channel, seq: seq) : .notAMessage
     }
 
     public static func responseID(_ payload: [UInt8]) -> UInt64? {

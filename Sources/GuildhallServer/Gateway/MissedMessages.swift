@@ -28,8 +28,14 @@ struct MissedMessages: Sendable, Equatable {
 
     /// Notes the event `payload` (Frame{event{...}}) if it is a channel message.
     mutating func note(_ payload: SharedBytes) {
-        guard let m = MessageWire.messagePlace(UnsafeRawBufferPointer(start: payload.base, count: payload.count)), m.server != 0 else { return }
-        note(server: m.server, channel: m.channel, seq: m.seq)
+        let raw = UnsafeRawBufferPointer(start: payload.base, count: payload.count)
+        switch MessageWire.messagePlace(raw) {
+        case .place(let server, let channel, let seq) where server != 0: note(server: server, channel: channel, seq: seq)
+        case .place, .notAMessage: break
+        case .unreadable:
+            guard let frame = try? GHFrame(serializedBytes: [UInt8](raw)), case .message(let m)? = frame.event.body, m.serverID != 0 else { return }
+            note(server: m.serverID, channel: m.channelID, seq: m.seq)
+        }
     }
 
     mutating func note(server: UInt64, channel: UInt64, seq: UInt64) {
