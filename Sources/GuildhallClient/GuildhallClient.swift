@@ -28,7 +28,7 @@ public struct ClientOptions: Sendable {
     public var resume = true
     /// Acknowledge live events after this many, or after 1 s.
     public var ackEvery = 256
-    /// Tell senders of direct messages that this device received them (Agora `enableDeliveryAck`).
+    /// Tell senders of direct messages that this device received them.
     public var deliveryReceipts = true
 
     public init(token: @escaping @Sendable () -> String) { self.token = token }

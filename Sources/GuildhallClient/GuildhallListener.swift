@@ -18,7 +18,7 @@ public protocol GuildhallListener: AnyObject, Sendable {
     /// The same, with the recipient's own unread info for the channel after
     /// the message (nil for guests). By default calls `onMessage(_:)`.
     func onMessage(_ message: GHChannelMessage, unread: GHUnreadInfo?)
-    /// Every message, in the seed's shape: `offline` for an item of offline
+    /// Every message, with its offline-sync fields: `offline` for an item of offline
     /// sync, `left` items still to come in its package, `hasPackage` when
     /// more packages remain. Called after `onMessage(_:unread:)`; implement
     /// whichever shape you need.
@@ -39,23 +39,20 @@ public protocol GuildhallListener: AnyObject, Sendable {
     /// Who is typing in a channel now (CHANNEL_TYPING): once per channel of a
     /// typing frame, each with that channel's typers in `typers`.
     func onTyping(_ typing: GHTypingEvent)
-    /// (RongCloud `onMessageReceiptRequest`) a member asks for a read receipt
-    /// on a message of a channel this user can read: respond with
+    /// A member asks for a read receipt on a message of a channel this user can read: respond with
     /// `respondReceipts` once the message is shown.
     func onMessageReceiptRequest(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64)
-    /// (RongCloud `onMessageReceiptResponse`; requester only) new readers of a
-    /// message this user asked receipts for: user id -> read time.
+    /// New readers of a message this user asked receipts for (to the requester only): user id -> read time.
     func onMessageReceiptResponse(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64, readers: [String: UInt64])
-    /// (Agora `groupMessageDidRead`; requester only) the same response with the message's reader count now.
+    /// The same response with the message's reader count now (to the requester only).
     func onGroupMessageRead(_ response: GHReceiptResponse)
-    /// (Agora `messagesDidDeliver`) a session of the peer received these direct messages of mine.
+    /// A session of the peer received these direct messages of mine.
     func onMessagesDelivered(_ messageUIDs: [UInt64], conversationID: UInt64, by peer: String)
-    /// (Agora `messagesDidRead`) the peer read these direct messages of mine.
+    /// The peer read these direct messages of mine.
     func onMessagesRead(_ messageUIDs: [UInt64], conversationID: UInt64, by peer: String)
-    /// (RongCloud read receipt notification) the peer read everything I sent
-    /// in the conversation at or before `readTime`.
+    /// The peer read everything I sent in the conversation at or before `readTime`.
     func onReadReceiptReceived(conversationType: GHConversationType, targetID: String, readerID: String, readTime: UInt64)
-    /// (Agora `onConversationRead`) the peer marked the whole conversation read.
+    /// The peer marked the whole conversation read.
     func onConversationRead(from peer: String, conversationID: UInt64)
     /// A change to a server, channel or membership.
     func onSystemNotification(_ notification: GHSystemNotification)

@@ -222,7 +222,7 @@ extension GuildhallClient {
         return list.receipts
     }
 
-    /// (RongCloud `sendReadReceiptRequest`) asks the channel's members for read receipts on my message.
+    /// Asks the channel's members for read receipts on my message.
     @discardableResult
     public func requestReceipt(_ messageUID: UInt64) async throws -> GHReceiptInfo {
         var r = GHRequestReceipt()
@@ -230,8 +230,7 @@ extension GuildhallClient {
         return try await receipts(.requestReceipt(r))[0]
     }
 
-    /// (RongCloud `sendReadReceiptResponse`, Agora `sendGroupMessageReadAck`)
-    /// says I read these messages of one channel; returns their receipt info.
+    /// Says I read these messages of one channel; returns their receipt info.
     @discardableResult
     public func respondReceipts(channel: UInt64, _ messageUIDs: [UInt64]) async throws -> [GHReceiptInfo] {
         var r = GHRespondReceipts()
@@ -299,7 +298,7 @@ extension GuildhallClient {
         return m
     }
 
-    /// (RongCloud `sendReadReceiptMessage`) I read the peer's messages sent at or before `time` (0: now).
+    /// I read the peer's messages sent at or before `time` (0: now).
     @discardableResult
     public func sendReadReceipt(conversation: UInt64, time: UInt64 = 0) async throws -> GHConversation {
         var r = GHSendReadReceipt()
@@ -307,7 +306,7 @@ extension GuildhallClient {
         return try await self.conversation(.sendReadReceipt(r))
     }
 
-    /// (Agora `sendMessageReadAck`) I read this one direct message.
+    /// I read this one direct message.
     public func ackMessageRead(_ messageUID: UInt64) async throws {
         var r = GHAckMessageRead()
         r.messageUid = messageUID
@@ -315,7 +314,7 @@ extension GuildhallClient {
         guard case .ok = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
     }
 
-    /// (Agora `ackConversationRead`) I read the whole conversation: its unread count goes to 0.
+    /// I read the whole conversation: its unread count goes to 0.
     @discardableResult
     public func ackConversationRead(_ conversation: UInt64) async throws -> GHConversation {
         var r = GHAckConversationRead()

@@ -1,5 +1,5 @@
 // Subscriptions, unread, typing, guests and bans in the SDK, with parameter
-// values shaped like QChat's (type, operation, targets). The client keeps a
+// values shaped like the protocol's (type, operation, targets). The client keeps a
 // ledger of what it subscribed and which servers it entered as a guest, and
 // replays both after a reconnect, so an application subscribes once.
 

@@ -4,7 +4,7 @@
 // - delivered: the highest seq of the peer's messages a session of mine received;
 // - read by time: the peer's messages sent at or before `readTime` are read,
 //   and `readCount` of them are, for the unread count;
-// - read one by one (Agora): messages above the read time acknowledged singly.
+// - read one by one: messages above the read time acknowledged singly.
 // Pure value; no I/O.
 
 public struct DirectConversation: Sendable, Equatable {

@@ -11,7 +11,7 @@
 /// A session's identity within one server process.
 public typealias SessionKey = UInt64
 
-/// QChat's subscription types, with QChat's numbers.
+/// The subscription types, with the protocol's numbers.
 public enum SubscriptionKind: Int, Sendable, CaseIterable, Hashable {
     case channelMessages = 1
     case channelUnreadCount = 2

@@ -41,7 +41,7 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     case conversation(id: UInt64, users: [UserID], createdAt: UInt64)
     /// One side of a direct conversation: what it received and read.
     case directSide(conversation: UInt64, DirectConversation.Side)
-    /// A direct message read on its own (Agora's per-message read).
+    /// A direct message read on its own (the per-message read).
     case directRead(conversation: UInt64, reader: UserID, uid: MessageUID, sentTime: UInt64)
     /// A device of the user received the channel's messages up to the seq.
     case receivedSeq(UserID, ChannelID, UInt64)

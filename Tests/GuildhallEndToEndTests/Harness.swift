@@ -156,7 +156,7 @@ final class Recorder: GuildhallListener {
         case update(GHMessageUpdate, unread: GHUnreadInfo?)
     }
 
-    /// The seed's message shape, for every message: (uid, left, offline, hasPackage).
+    /// Each message's offline-sync shape: (uid, left, offline, hasPackage).
     struct ItemShape: Sendable, Equatable {
         let uid: UInt64
         let left: Int

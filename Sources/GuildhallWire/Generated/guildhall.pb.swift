@@ -464,7 +464,7 @@ public nonisolated enum GHHistoryDirection: SwiftProtobuf.Enum, Swift.CaseIterab
 
 }
 
-/// The subscription types, numbered as QChat numbers them.
+/// The subscription types; their numbers never change.
 public nonisolated enum GHSubscriptionType: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
 
@@ -1554,7 +1554,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .markDelivered(newValue)}
   }
 
-  /// Read receipt by time (RongCloud): the peer's messages sent at or before
+  /// Read receipt by time: the peer's messages sent at or before
   /// `time` are read. Answer: `Conversation`.
   /// Errors: 404 not a conversation of the caller.
   public var sendReadReceipt: GHSendReadReceipt {
@@ -1565,7 +1565,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .sendReadReceipt(newValue)}
   }
 
-  /// Read receipt for one message (Agora `sendMessageReadAck`). Answer: `Ok`.
+  /// Read receipt for one message. Answer: `Ok`.
   /// Errors: 404 not a direct message sent to the caller.
   public var ackMessageRead: GHAckMessageRead {
     get {
@@ -1575,7 +1575,7 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .ackMessageRead(newValue)}
   }
 
-  /// The whole conversation is read (Agora `ackConversationRead`): unread
+  /// The whole conversation is read: unread
   /// goes to 0. Answer: `Conversation`.
   /// Errors: 404 not a conversation of the caller.
   public var ackConversationRead: GHAckConversationRead {
@@ -1898,14 +1898,14 @@ public nonisolated struct GHRequest: Sendable {
     /// when delivery receipts are on). Answer: `Ok`.
     /// Errors: 414 over 100 UIDs (UIDs not sent to the caller are left out).
     case markDelivered(GHMarkDelivered)
-    /// Read receipt by time (RongCloud): the peer's messages sent at or before
+    /// Read receipt by time: the peer's messages sent at or before
     /// `time` are read. Answer: `Conversation`.
     /// Errors: 404 not a conversation of the caller.
     case sendReadReceipt(GHSendReadReceipt)
-    /// Read receipt for one message (Agora `sendMessageReadAck`). Answer: `Ok`.
+    /// Read receipt for one message. Answer: `Ok`.
     /// Errors: 404 not a direct message sent to the caller.
     case ackMessageRead(GHAckMessageRead)
-    /// The whole conversation is read (Agora `ackConversationRead`): unread
+    /// The whole conversation is read: unread
     /// goes to 0. Answer: `Conversation`.
     /// Errors: 404 not a conversation of the caller.
     case ackConversationRead(GHAckConversationRead)
@@ -4629,7 +4629,7 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     set {_uniqueStorage()._left = newValue}
   }
 
-  /// Offline items: more packages remain on the server (the seed's `hasPackage`).
+  /// Offline items: more packages remain on the server.
   public var morePackages: Bool {
     get {_storage._morePackages}
     set {_uniqueStorage()._morePackages = newValue}
