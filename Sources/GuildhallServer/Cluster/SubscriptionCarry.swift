@@ -54,7 +54,7 @@ extension Gateway {
     private func carry(_ c: CarriedRequest, for s: Session) {
         nextCarriedID += 1
         carried[nextCarriedID] = c
-        routes.route(c.body, id: nextCarriedID, from: s, bytes: 0)
+        routes.route(c.body, rule: c.body.rule, id: nextCarriedID, from: s, bytes: 0)
     }
 
     /// The answer to a carried request: asked again later when the new home

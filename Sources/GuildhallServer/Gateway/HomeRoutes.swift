@@ -135,8 +135,9 @@ final class HomeRoutes {
     /// Where a send to `channel` goes now (nil: no node serves it).
     func sendPlace(_ channel: ChannelID, for s: Session) -> Int? { alone ? 0 : place(ofChannel: channel, for: s) }
 
-    /// `bytes`: the request's size, counted while a home on another loop has it.
-    func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: Session, bytes: Int) {
+    /// `rule`: the request's row (built once, by the caller); `bytes`: the
+    /// request's size, counted while a home on another loop has it.
+    func route(_ body: GHRequest.OneOf_Body, rule: RequestRule, id: UInt64, from s: Session, bytes: Int) {
         if case .setReceivedStatus(let r) = body, (1...Limits.maxIdsPerRequest).contains(r.messageUids.count) {
             // Flags are kept only on messages the caller may read: the homes
             // that hold them say which first, as for GetMessages.
@@ -154,13 +155,13 @@ final class HomeRoutes {
             homes[0].route(body, id: id, session: s.key, part: false)
             return
         }
-        switch destination(body, for: s) {
+        switch destination(body, rule.target, for: s) {
         case .one(let h):
             if h != index { gateway.forwarded(s, bytes: bytes) }
             home(h).route(body, id: id, session: s.key, part: false)
         case .every:
             gateway.forwarded(s, bytes: bytes)
-            gather(body, id: id, from: s, merge: body.rule.merge)
+            gather(body, id: id, from: s, merge: rule.merge)
         case .unserved:
             refuseUnserved(id, from: s)
         }
@@ -254,10 +255,10 @@ final class HomeRoutes {
         case unserved
     }
 
-    /// The place of the home that answers a request, or every home, or none (in a cluster, while a shard has no owner).
-    func destination(_ body: GHRequest.OneOf_Body, for s: Session) -> Destination {
+    /// The place of the home that answers a request going to `target`, or every home, or none (in a cluster, while a shard has no owner).
+    func destination(_ body: GHRequest.OneOf_Body, _ target: RequestTarget, for s: Session) -> Destination {
         func one(_ place: Int?) -> Destination { place.map { .one($0) } ?? .unserved }
-        switch body.rule.target {
+        switch target {
         case .user, .gateway: return one(place(user: s.user))
         case .here:
             if case .createServer = body { return .one(newGuildPlace) }

@@ -55,15 +55,16 @@ final class Reception: HomePart, GatewayHome {
     // MARK: Requests
 
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64, part: Bool) {
+        let rule = body.rule
         if part {
-            answerPart(id, session: key, holding: body.rule.target) { s in self.home.route(body, id: id, from: s) }
+            answerPart(id, session: key, holding: rule.target) { s in self.home.route(rule, id: id, from: s) }
             return
         }
         guard let s = serving(key) else { return unknown(key) }
         // In a cluster a gateway may send a request here a moment before this
         // node serves (or after it stopped serving) what it names: 503, never "not found".
-        if !home.servesHere(body.rule.target, for: s.user) { return s.fail(id, Home.notServedHere) }
-        home.route(body, id: id, from: s)
+        if !home.servesHere(rule.target, for: s.user) { return s.fail(id, Home.notServedHere) }
+        home.route(rule, id: id, from: s)
     }
 
     /// This home's part `id` of a gathered answer, by `answer` on the session's home side.

@@ -7,9 +7,9 @@ import GuildhallStore
 import GuildhallWire
 
 extension Home {
-    func route(_ body: GHRequest.OneOf_Body, id: UInt64, from s: HomeSession) {
+    /// `rule`: the request's row, built once where the request arrived.
+    func route(_ rule: RequestRule, id: UInt64, from s: HomeSession) {
         loop.assertOnLoop()
-        let rule = body.rule
         if !rule.needs.isEmpty, let scope = rule.scope {
             do throws(Failure) { try requirePermission(rule.needs, at: scope, for: s) } catch {
                 s.fail(id, error)

@@ -77,7 +77,8 @@ extension HomeRoutes {
 
     /// The homes that answer for `r`'s targets (nil: in a cluster, none serves some now).
     private func places(of r: GHSubscribe, for s: Session) -> [Int]? {
-        switch destination(.subscribe(r), for: s) {
+        let body = GHRequest.OneOf_Body.subscribe(r)
+        return switch destination(body, body.rule.target, for: s) {
         case .one(let h): [h]
         case .every: everyPlace
         case .unserved: nil
