@@ -41,7 +41,7 @@ test: deps
 	GUILDHALL_LOOPS=2 $(SWIFT) test --skip-build --filter GuildhallEndToEndTests --skip '$(CLUSTER_SUITES)'
 	GUILDHALL_LOOPS=2 $(SWIFT) test --skip-build --filter '$(CLUSTER_SUITES)'
 	# The reliability tests' quick profile (docs/reliability.md, scaled down; `make reliability` runs the full one).
-	.build/debug/guildhall reliability --profile quick
+	.build/debug/guildhall-lab reliability --profile quick
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60 FUZZ_SWEEP=10000
 	$(MAKE) --no-print-directory test-web
 
@@ -71,7 +71,7 @@ deps:
 # each prints its figures and PASS or FAIL. `make fuzz` is the rest (B1, B4).
 reliability: deps
 	$(SWIFT) build -c release
-	.build/release/guildhall reliability --profile full
+	.build/release/guildhall-lab reliability --profile full
 
 # The decoders under libFuzzer and AddressSanitizer (docs/reliability.md B1, B4): the
 # frame decoder, the hand-written send decoder, the WebSocket reader and the
@@ -100,7 +100,7 @@ fuzz: deps
 bench: deps
 	@for p in redis-server nats-server; do dpkg -s $$p >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$p); done
 	$(SWIFT) build -c release
-	.build/release/guildhall bench matrix
+	.build/release/guildhall-lab bench matrix
 
 # Regenerates Sources/GuildhallWire/Generated from Proto/ (needs protobuf-compiler).
 # The web client (web/) embedded in the binary; WebClientTests fails when they differ.

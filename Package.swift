@@ -15,6 +15,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "guildhall", targets: ["guildhall"]),
+        .executable(name: "guildhall-lab", targets: ["guildhall-lab"]),
         .library(name: "GuildhallClient", targets: ["GuildhallClient"]),
         .library(name: "GuildhallServer", targets: ["GuildhallServer"]),
     ],
@@ -34,6 +35,10 @@ let package = Package(
         .systemLibrary(name: "CWSLay", path: "Sources/CWSLay", providers: [.apt(["libwslay-dev"])]),
         .systemLibrary(name: "CNATS", path: "Sources/CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
 
+        // The version and commit this binary was built from (VERSION, git), stamped before every build.
+        .plugin(name: "BuildStamp", capability: .buildTool()),
+        .target(name: "GuildhallBuild", plugins: ["BuildStamp"]),
+
         // Pure domain: no I/O.
         .target(name: "GuildhallCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: hotPath),
         // Generated protobuf types and the frame codec.
@@ -43,7 +48,7 @@ let package = Package(
         // SQLite schema, migrations, writer and reader threads.
         .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"], swiftSettings: hotPath),
         // Sessions, dispatch, interest index, fan-out, configuration.
-        .target(name: "GuildhallServer", dependencies: ["GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "CNATS",
+        .target(name: "GuildhallServer", dependencies: ["GuildhallBuild", "GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "CNATS",
                                                       .product(name: "Crypto", package: "swift-crypto"),
                                                       .product(name: "Prometheus", package: "swift-prometheus"),
                                                       .product(name: "Logging", package: "swift-log")],
@@ -51,7 +56,12 @@ let package = Package(
         // The client SDK.
         .target(name: "GuildhallClient", dependencies: ["GuildhallWire"]),
         .executableTarget(name: "guildhall", dependencies: [
-            "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallStore", "GuildhallLoop",
+            "GuildhallBuild", "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallStore", "GuildhallLoop",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // The benchmarks and the reliability runner: the lab, not the product.
+        .executableTarget(name: "guildhall-lab", dependencies: [
+            "GuildhallBuild", "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallStore", "GuildhallLoop",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -61,7 +71,7 @@ let package = Package(
         .testTarget(name: "GuildhallStoreTests", dependencies: ["GuildhallStore", "GuildhallCore", "CPowerLoss"]),
         // A test SQLite VFS that shows what a power loss would leave (RELIABILITY D3), and a full disk; tests only.
         .target(name: "CPowerLoss", dependencies: ["CSQLite"], path: "Tests/CPowerLoss"),
-        .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop",
+        .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallBuild", "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop",
                                                                   "CPowerLoss", .product(name: "Logging", package: "swift-log")],
                     exclude: ["Fixtures"]),
     ]

@@ -1,7 +1,7 @@
 // Every request kind that names a server, channel, message or conversation,
 // made for a given set of ids: docs/reliability.md A4's table. A caller who may not
 // see an id must be answered exactly as for an id that does not exist, for
-// every kind here; the end-to-end tests and `guildhall reliability` (A4) go
+// every kind here; the end-to-end tests and `guildhall-lab reliability` (A4) go
 // through it. A new request kind that names an id belongs here.
 
 import GuildhallWire

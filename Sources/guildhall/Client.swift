@@ -60,7 +60,7 @@ struct Client: AsyncParsableCommand {
         client.addListener(EventPrinter(output: output))
         do {
             let login = try await client.connect()
-            output.status("logged in as \(login.userID) on \(login.deviceID) (session \(login.sessionID))", login)
+            output.status("logged in as \(login.userID) on \(login.deviceID) (session \(login.sessionID)); server \(login.serverVersion)", login)
         } catch {
             output.failure(cmd: "login", error)
             throw ExitCode(1)

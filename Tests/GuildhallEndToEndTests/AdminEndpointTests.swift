@@ -258,7 +258,8 @@ struct HTTPExchange {
         #expect(Self.metric(after, stored) - Self.metric(before, stored) == 10)
         #expect(Self.metric(after, "guildhall_deliveries_total") - Self.metric(before, "guildhall_deliveries_total") >= 10)
         #expect(Self.metric(after, #"guildhall_errors_total{code="404"}"#) - Self.metric(before, #"guildhall_errors_total{code="404"}"#) == 2)
-        #expect(Self.metric(after, "guildhall_process_resident_bytes") > 0 && Self.metric(after, "guildhall_process_open_fds") > 0)
+        #expect(Self.metric(after, "process_resident_memory_bytes") > 0 && Self.metric(after, "process_open_fds") > 0)
+        #expect(Self.metric(after, "process_start_time_seconds") > 1_700_000_000 && Self.metric(after, "process_cpu_seconds_total") > 0)
         try await waitUntil("the sweep's session count") { Self.metric(try scrape(), "guildhall_sessions") == 2 }
         #expect(Self.metric(after, "guildhall_logins_total") == 2)
         #expect(Self.metric(try scrape(), #"guildhall_sessions_by_phase{phase="live",transport="tcp"}"#) == 2)
@@ -270,10 +271,10 @@ struct HTTPExchange {
             Self.metric(try scrape(), #"guildhall_sessions_by_phase{phase="live",transport="websocket"}"#) == 1
         }
         #expect(Self.metric(try scrape(), #"guildhall_sessions_by_phase{phase="live",transport="tcp"}"#) == 2)
-        for name in ["guildhall_wal_bytes", "guildhall_sync_packages_total", #"guildhall_loop_busy_seconds{loop="0"}"#] {
+        for name in ["guildhall_wal_bytes", "guildhall_sync_packages_total", #"guildhall_loop_busy_seconds_total{loop="0"}"#] {
             #expect(after.contains(name + " "), "\(name)")
         }
-        #expect(Self.metric(try scrape(), #"guildhall_loop_busy_seconds{loop="0"}"#) > 0, "the loop worked, and its sweep said so")
+        #expect(Self.metric(try scrape(), #"guildhall_loop_busy_seconds_total{loop="0"}"#) > 0, "the loop worked, and its sweep said so")
 
         // A member whose connection stops reading is cut once, as a slow consumer.
         let (carol, _) = try await server.client("carol")
@@ -302,7 +303,7 @@ struct HTTPExchange {
         #expect(bad.framesUntilClosed(timeout: 5).closeReasons == [.authFailed])
         let final = try scrape()
         #expect(Self.metric(final, #"guildhall_login_failures_total{reason="signature"}"#) == 1)
-        #expect(Self.metric(final, #"guildhall_closes_total{reason="authFailed"}"#) == 1)
+        #expect(Self.metric(final, #"guildhall_closes_total{reason="auth_failed"}"#) == 1)
     }
 
     /// A request that does not arrive whole within the read deadline (5 s) gets 408.

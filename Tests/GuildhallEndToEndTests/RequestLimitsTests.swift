@@ -4,6 +4,7 @@
 // that never complete.
 
 import Foundation
+import GuildhallBuild
 import GuildhallClient
 import GuildhallServer
 import GuildhallWire
@@ -49,6 +50,34 @@ import Testing
         #expect(rest.errors.map(\.code) == [.rateLimited, .rateLimited], "refusals 2 and 3 (the first was above)")
         #expect(rest.closeReasons == [.closedRateLimited])
         #expect(try await alice.history(of: c.channelID).messages.count == 2, "nothing refused was stored")
+    }
+
+    /// The login answer tells the limits the session is held to and the server's version.
+    @Test func theLoginTellsTheLimitsAndTheServersVersion() async throws {
+        let server = try TestServer {
+            $0.rateMessages = 3
+            $0.maxBodyBytes = 5_000
+            $0.syncPackageSize = 50
+        }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let login = try await alice.connect()
+        #expect(login.serverVersion == GuildhallBuild.BuildInfo.version && login.serverCommit == GuildhallBuild.BuildInfo.commit)
+        let limits = login.limits
+        #expect(limits.rateMessages == 3 && limits.maxBodyBytes == 5_000 && limits.syncPackageSize == 50)
+        #expect(limits.maxFrameBytes == UInt32(server.settings.maxFrameBytes) && limits.rateQueries == UInt32(server.settings.rateQueries)
+                && limits.rateSession == UInt32(server.settings.rateSession) && limits.rateChanges == UInt32(server.settings.rateChanges)
+                && limits.rateTyping == UInt32(server.settings.rateTyping) && limits.maxMentions == UInt32(server.settings.maxMentions))
+        // Held to exactly what it was told: a body at the limit is stored, one byte more is refused.
+        let (_, c) = try await guild(server, owner: alice, members: [])
+        _ = try await alice.send(String(repeating: "a", count: Int(limits.maxBodyBytes)), to: c.channelID)
+        await expectError(.tooLarge) { _ = try await alice.send(String(repeating: "a", count: Int(limits.maxBodyBytes) + 1), to: c.channelID) }
+
+        let raw = try RawConnection(port: server.port)
+        var r = GHRequest()
+        r.login.token = server.token("alice", device: "raw")
+        raw.send(r)
+        #expect(raw.nextFrame()?.response.login.limits.rateMessages == 3)
     }
 
     func loginAnswer(_ server: TestServer, _ token: String, from source: String = "127.0.0.1") throws -> (GHErrorCode?, UInt32, [GHCloseReason]) {

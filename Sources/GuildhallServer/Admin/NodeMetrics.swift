@@ -1,8 +1,9 @@
 // The node's metrics in Prometheus's text format (docs/operating.md), through
-// swift-prometheus's registry. Counters are bumped where the events happen
-// but never per delivery: a fan-out adds its count once per event per
-// gateway. Gauges (sessions, queued bytes, store queue, RSS, descriptors)
-// are read when scraped: each loop leaves its numbers in `LoopGauges` at
+// swift-prometheus's registry, by Prometheus's conventions: counters end in
+// _total, units in the name, label values in snake_case. Counters are bumped
+// where the events happen but never per delivery: a fan-out adds its count
+// once per event per gateway. Gauges (sessions, queued bytes, store queue)
+// are read when scraped: each loop leaves its numbers in `LoopFigures` at
 // its liveness sweep. Any thread; the registry is thread-safe.
 
 import Foundation
@@ -31,7 +32,8 @@ final class NodeMetrics: Sendable {
     private let errors: Mutex<[String: Counter]> = Mutex([:])
     private let refusals: Mutex<[String: Counter]> = Mutex([:])
 
-    private let sessions, connections, outboundBytes, outboundPeak, storeQueue, residentBytes, openFiles: Gauge
+    private let sessions, connections, outboundBytes, outboundPeak, storeQueue: Gauge
+    private let process: ProcessMetrics
     /// Per loop, as of its last sweep: sessions, queued outbound bytes, busy
     /// seconds, and its home's subscriptions by type (SubscriptionKind raw value).
     let loops: Mutex<[LoopFigures]>
@@ -49,7 +51,9 @@ final class NodeMetrics: Sendable {
         /// stops turning stops writing, and /healthz says so.
         var lastSweep: UInt64 = 0
     }
-    private let busy: [Gauge]
+    private let busy: [Counter]
+    /// Per loop, the busy seconds already added to its counter.
+    private let busyReported: Mutex<[Double]>
     private let subscriptionGauges: [Int: Gauge]
     private let walBytes: Gauge
 
@@ -57,12 +61,13 @@ final class NodeMetrics: Sendable {
         loops = Mutex(Array(repeating: LoopFigures(), count: count))
         let registry = self.registry
         busy = (0..<count).map {
-            registry.makeGauge(name: "guildhall_loop_busy_seconds", labels: [("loop", String($0))],
-                               help: "Seconds each loop spent working (not waiting in poll) since it started; its rate is the loop's utilisation.")
+            registry.makeCounter(name: "guildhall_loop_busy_seconds_total", labels: [("loop", String($0))],
+                                 help: "Seconds each loop spent working (not waiting in poll); its rate is the loop's utilisation.")
         }
+        busyReported = Mutex(Array(repeating: 0, count: count))
         var subs: [Int: Gauge] = [:]
         for kind in SubscriptionKind.allCases {
-            subs[kind.rawValue] = registry.makeGauge(name: "guildhall_subscriptions", labels: [("type", "\(kind)")],
+            subs[kind.rawValue] = registry.makeGauge(name: "guildhall_subscriptions", labels: [("type", MetricLabel.snake(kind))],
                                                      help: "Subscriptions held by sessions, by type.")
         }
         subscriptionGauges = subs
@@ -115,8 +120,7 @@ final class NodeMetrics: Sendable {
         outboundPeak = registry.makeGauge(name: "guildhall_outbound_queued_bytes_peak",
                                           help: "The most bytes queued to sessions, all loops together, at the end of a loop turn (after the total cap) since the start.")
         storeQueue = registry.makeGauge(name: "guildhall_store_queue_depth", help: "Write jobs waiting for the writer.")
-        residentBytes = registry.makeGauge(name: "guildhall_process_resident_bytes", help: "Resident memory of the process.")
-        openFiles = registry.makeGauge(name: "guildhall_process_open_fds", help: "Open file descriptors of the process.")
+        process = ProcessMetrics(registry)
     }
 
     /// An error answered, by code.
@@ -131,7 +135,7 @@ final class NodeMetrics: Sendable {
 
     /// A session closed, by its close reason ("none" when it just ended: resume window, logout without a word).
     func closed(_ reason: String) {
-        counter(closes, reason, "guildhall_closes_total", "reason", "Sessions closed, by close reason.").increment()
+        counter(closes, MetricLabel.snake(reason), "guildhall_closes_total", "reason", "Sessions closed, by close reason.").increment()
     }
 
     private func counter(_ table: borrowing Mutex<[String: Counter]>, _ value: String, _ name: String, _ label: String, _ help: String) -> Counter {
@@ -145,13 +149,18 @@ final class NodeMetrics: Sendable {
 
     /// A request refused for its rate, by class.
     func refused(_ rate: String) {
-        counter(refusals, rate, "guildhall_rate_limited_total", "class", "Requests refused for their session's rate, by class.").increment()
+        counter(refusals, MetricLabel.snake(rate), "guildhall_rate_limited_total", "class", "Requests refused for their session's rate, by class.").increment()
     }
 
     /// The text exposition, with the gauges read now.
     func exposition(connections open: Int, storeQueueDepth: Int, walPath: String) -> [UInt8] {
         let perLoop = loops.withLock { $0 }
-        for (i, figures) in perLoop.enumerated() where i < busy.count { busy[i].set(to: figures.busySeconds) }
+        busyReported.withLock { reported in
+            for (i, figures) in perLoop.enumerated() where i < busy.count && figures.busySeconds > reported[i] {
+                busy[i].increment(by: figures.busySeconds - reported[i])
+                reported[i] = figures.busySeconds
+            }
+        }
         for (kind, gauge) in subscriptionGauges { gauge.set(to: Double(perLoop.reduce(0) { $0 + ($1.subscriptions[kind] ?? 0) })) }
         walBytes.set(to: Double(((try? FileManager.default.attributesOfItem(atPath: walPath))?[.size] as? Int) ?? 0))
         sessions.set(to: Double(perLoop.reduce(0) { $0 + $1.sessions }))
@@ -170,17 +179,26 @@ final class NodeMetrics: Sendable {
         outboundPeak.set(to: Double(perLoop.reduce(0) { max($0, $1.outboundPeak) }))
         connections.set(to: Double(open))
         storeQueue.set(to: Double(storeQueueDepth))
-        residentBytes.set(to: Double(Self.residentBytes()))
-        openFiles.set(to: Double((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0))
+        process.update()
         var out: [UInt8] = []
         registry.emit(into: &out)
         return out
     }
+}
 
-    private static func residentBytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kb = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
-        return kb * 1024
+/// Label values in one style, snake_case, whatever the Swift name they come from.
+enum MetricLabel {
+    /// "channelMessages" → "channel_messages"; "slowConsumer" → "slow_consumer".
+    static func snake(_ value: Any) -> String {
+        var out = ""
+        for c in "\(value)" {
+            if c.isUppercase {
+                if !out.isEmpty && out.last != "_" { out.append("_") }
+                out += c.lowercased()
+            } else {
+                out.append(c)
+            }
+        }
+        return out
     }
 }

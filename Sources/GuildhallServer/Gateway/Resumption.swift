@@ -105,8 +105,7 @@ extension Gateway {
         old.liveness.loggedIn(at: loop.nowMillis)
         old.outboundCap = settings.outboundHardCapBytes
         bind(connection, to: old)
-        var result = GHLoginResult(user: old.user, device: old.device, sessionID: old.sessionID,
-                                   heartbeatIntervalMs: settings.heartbeatIntervalMs, now: now())
+        var result = GHLoginResult(user: old.user, device: old.device, sessionID: old.sessionID, settings: settings, now: now())
         result.resumed = true
         let replayed = old.attach(sink, peer: fresh.peer, replayingAfter: seq) { why in
             if let why { result.previousCloseReason = why }

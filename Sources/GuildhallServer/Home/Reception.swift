@@ -7,6 +7,7 @@
 // Also the coalesced unread notices owed at the end of each turn.
 // Home loop only.
 
+import GuildhallBuild
 import GuildhallCore
 import GuildhallStore
 import GuildhallWire
@@ -219,8 +220,7 @@ final class Reception: HomePart, GatewayHome {
         // Live events wait until sync is done; items up to the horizon come from the inbox.
         session.sync = OfflineSync(horizon: runner.inboxFanned)
         open(session)
-        var result = GHLoginResult(user: token.user, device: token.device, sessionID: session.sessionID,
-                                   heartbeatIntervalMs: settings.heartbeatIntervalMs, now: now())
+        var result = GHLoginResult(user: token.user, device: token.device, sessionID: session.sessionID, settings: settings, now: now())
         result.resumeFailure = a.resumeFailure
         result.missed = a.missed.gaps
         result.autoUncovered = UInt32(clamping: home.subscriptions.ladders[a.token.user]?.ladder.uncovered ?? 0)
@@ -421,13 +421,31 @@ final class Reception: HomePart, GatewayHome {
 }
 
 extension GHLoginResult {
-    /// The answer to a login or a resume.
-    init(user: UserID, device: DeviceID, sessionID: String, heartbeatIntervalMs: Int, now: UInt64) {
+    /// The answer to a login or a resume: who, the server's build, and the limits the session is held to.
+    init(user: UserID, device: DeviceID, sessionID: String, settings: Settings, now: UInt64) {
         self.init()
         userID = user
         deviceID = device
         self.sessionID = sessionID
-        self.heartbeatIntervalMs = UInt32(heartbeatIntervalMs)
+        heartbeatIntervalMs = UInt32(settings.heartbeatIntervalMs)
         serverTime = now
+        serverVersion = BuildInfo.version
+        serverCommit = BuildInfo.commit
+        limits = GHClientLimits(settings)
+    }
+}
+
+extension GHClientLimits {
+    init(_ s: Settings) {
+        self.init()
+        maxFrameBytes = UInt32(clamping: s.maxFrameBytes)
+        maxBodyBytes = UInt32(clamping: s.maxBodyBytes)
+        rateSession = UInt32(clamping: s.rateSession)
+        rateQueries = UInt32(clamping: s.rateQueries)
+        rateChanges = UInt32(clamping: s.rateChanges)
+        rateMessages = UInt32(clamping: s.rateMessages)
+        rateTyping = UInt32(clamping: s.rateTyping)
+        syncPackageSize = UInt32(clamping: s.syncPackageSize)
+        maxMentions = UInt32(clamping: s.maxMentions)
     }
 }

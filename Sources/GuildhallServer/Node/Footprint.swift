@@ -1,4 +1,4 @@
-// Memory footprints of in-memory structures, for `guildhall bench dedup`:
+// Memory footprints of in-memory structures, for `guildhall-lab bench dedup`:
 // the process's resident bytes (/proc/self/statm) before and after filling
 // a structure the way the server fills it.
 

@@ -4038,50 +4038,140 @@ public nonisolated struct GHOk: Sendable {
 }
 
 /// The answer to a successful login.
-public nonisolated struct GHLoginResult: Sendable {
+public nonisolated struct GHLoginResult: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// The authenticated user.
-  public var userID: String = String()
+  public var userID: String {
+    get {_storage._userID}
+    set {_uniqueStorage()._userID = newValue}
+  }
 
   /// The authenticated device.
-  public var deviceID: String = String()
+  public var deviceID: String {
+    get {_storage._deviceID}
+    set {_uniqueStorage()._deviceID = newValue}
+  }
 
   /// A server-chosen id for this session.
-  public var sessionID: String = String()
+  public var sessionID: String {
+    get {_storage._sessionID}
+    set {_uniqueStorage()._sessionID = newValue}
+  }
 
   /// Send a heartbeat at least this often.
-  public var heartbeatIntervalMs: UInt32 = 0
+  public var heartbeatIntervalMs: UInt32 {
+    get {_storage._heartbeatIntervalMs}
+    set {_uniqueStorage()._heartbeatIntervalMs = newValue}
+  }
 
   /// The server's clock at login.
-  public var serverTime: UInt64 = 0
+  public var serverTime: UInt64 {
+    get {_storage._serverTime}
+    set {_uniqueStorage()._serverTime = newValue}
+  }
 
   /// Answer to `resume`: true when the dropped session was taken over (its
   /// missed events follow, then `resumed`); false when the connection was
   /// logged in afresh instead (offline sync follows, then `sync_completed`).
-  public var resumed: Bool = false
+  public var resumed: Bool {
+    get {_storage._resumed}
+    set {_uniqueStorage()._resumed = newValue}
+  }
 
   /// When `resumed` is false after a resume: why (unknown or expired session, events no longer held).
-  public var resumeFailure: String = String()
+  public var resumeFailure: String {
+    get {_storage._resumeFailure}
+    set {_uniqueStorage()._resumeFailure = newValue}
+  }
 
   /// When `resumed` is true: why the server ended the previous connection, if
   /// it did (SLOW_CONSUMER, HEARTBEAT_TIMEOUT; unset when the network dropped it).
   /// A slow consumer's connection is reset, so this is where its reason arrives.
-  public var previousCloseReason: GHCloseReason = .unspecified
+  public var previousCloseReason: GHCloseReason {
+    get {_storage._previousCloseReason}
+    set {_uniqueStorage()._previousCloseReason = newValue}
+  }
 
   /// In auto-subscribe mode: the user's channels auto mode could not cover
   /// (above `auto-subscribe-max-channels`; such a user does better in manual mode),
   /// as far as the server knows at login; every SUBSCRIPTION_CHANGED says it again.
-  public var autoUncovered: UInt32 = 0
+  public var autoUncovered: UInt32 {
+    get {_storage._autoUncovered}
+    set {_uniqueStorage()._autoUncovered = newValue}
+  }
 
   /// When `resumed` is false after a resume of a session the server still
   /// held but could no longer replay: per channel, the channel messages that
   /// session was sent after `Resume.last_event_seq` (offline sync carries only
   /// what is addressed to the user). The client fetches each range from
   /// history (the SDK does, before it reports the channel's live messages).
-  public var missed: [GHChannelGap] = []
+  public var missed: [GHChannelGap] {
+    get {_storage._missed}
+    set {_uniqueStorage()._missed = newValue}
+  }
+
+  /// The server's version (semantic versioning, docs/protocol.md "Compatibility"),
+  /// for a client to check what it talks to, and the build's commit.
+  public var serverVersion: String {
+    get {_storage._serverVersion}
+    set {_uniqueStorage()._serverVersion = newValue}
+  }
+
+  public var serverCommit: String {
+    get {_storage._serverCommit}
+    set {_uniqueStorage()._serverCommit = newValue}
+  }
+
+  /// The limits this session is held to, as the server's settings were at login
+  /// (an operator may change them while it runs; a refusal says so then).
+  public var limits: GHClientLimits {
+    get {_storage._limits ?? GHClientLimits()}
+    set {_uniqueStorage()._limits = newValue}
+  }
+  /// Returns true if `limits` has been explicitly set.
+  public var hasLimits: Bool {_storage._limits != nil}
+  /// Clears the value of `limits`. Subsequent reads from it will return its default value.
+  public mutating func clearLimits() {_uniqueStorage()._limits = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// What a client must keep to, told at login so it need not learn it by refusals.
+public nonisolated struct GHClientLimits: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The largest frame (the protobuf Frame, without its length prefix) the server accepts.
+  public var maxFrameBytes: UInt32 = 0
+
+  /// The largest message body: text in UTF-8 bytes, or custom content's data.
+  public var maxBodyBytes: UInt32 = 0
+
+  /// Requests per second per session by rate class, with bursts of twice as
+  /// many; 0 means no limit. Over it: 429 with `retry_after_ms`.
+  public var rateSession: UInt32 = 0
+
+  public var rateQueries: UInt32 = 0
+
+  public var rateChanges: UInt32 = 0
+
+  public var rateMessages: UInt32 = 0
+
+  public var rateTyping: UInt32 = 0
+
+  /// Offline-sync items per package.
+  public var syncPackageSize: UInt32 = 0
+
+  /// The most user ids a message may mention.
+  public var maxMentions: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -10120,7 +10210,161 @@ nonisolated extension GHOk: SwiftProtobuf.Message, SwiftProtobuf._MessageImpleme
 
 nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LoginResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}device_id\0\u{3}session_id\0\u{3}heartbeat_interval_ms\0\u{3}server_time\0\u{1}resumed\0\u{3}resume_failure\0\u{3}previous_close_reason\0\u{3}auto_uncovered\0\u{1}missed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}device_id\0\u{3}session_id\0\u{3}heartbeat_interval_ms\0\u{3}server_time\0\u{1}resumed\0\u{3}resume_failure\0\u{3}previous_close_reason\0\u{3}auto_uncovered\0\u{1}missed\0\u{3}server_version\0\u{3}server_commit\0\u{1}limits\0")
+
+  fileprivate class _StorageClass {
+    var _userID: String = String()
+    var _deviceID: String = String()
+    var _sessionID: String = String()
+    var _heartbeatIntervalMs: UInt32 = 0
+    var _serverTime: UInt64 = 0
+    var _resumed: Bool = false
+    var _resumeFailure: String = String()
+    var _previousCloseReason: GHCloseReason = .unspecified
+    var _autoUncovered: UInt32 = 0
+    var _missed: [GHChannelGap] = []
+    var _serverVersion: String = String()
+    var _serverCommit: String = String()
+    var _limits: GHClientLimits? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _userID = source._userID
+      _deviceID = source._deviceID
+      _sessionID = source._sessionID
+      _heartbeatIntervalMs = source._heartbeatIntervalMs
+      _serverTime = source._serverTime
+      _resumed = source._resumed
+      _resumeFailure = source._resumeFailure
+      _previousCloseReason = source._previousCloseReason
+      _autoUncovered = source._autoUncovered
+      _missed = source._missed
+      _serverVersion = source._serverVersion
+      _serverCommit = source._serverCommit
+      _limits = source._limits
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._userID) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._deviceID) }()
+        case 3: try { try decoder.decodeSingularStringField(value: &_storage._sessionID) }()
+        case 4: try { try decoder.decodeSingularUInt32Field(value: &_storage._heartbeatIntervalMs) }()
+        case 5: try { try decoder.decodeSingularUInt64Field(value: &_storage._serverTime) }()
+        case 6: try { try decoder.decodeSingularBoolField(value: &_storage._resumed) }()
+        case 7: try { try decoder.decodeSingularStringField(value: &_storage._resumeFailure) }()
+        case 8: try { try decoder.decodeSingularEnumField(value: &_storage._previousCloseReason) }()
+        case 9: try { try decoder.decodeSingularUInt32Field(value: &_storage._autoUncovered) }()
+        case 10: try { try decoder.decodeRepeatedMessageField(value: &_storage._missed) }()
+        case 11: try { try decoder.decodeSingularStringField(value: &_storage._serverVersion) }()
+        case 12: try { try decoder.decodeSingularStringField(value: &_storage._serverCommit) }()
+        case 13: try { try decoder.decodeSingularMessageField(value: &_storage._limits) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._userID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._userID, fieldNumber: 1)
+      }
+      if !_storage._deviceID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._deviceID, fieldNumber: 2)
+      }
+      if !_storage._sessionID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._sessionID, fieldNumber: 3)
+      }
+      if _storage._heartbeatIntervalMs != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._heartbeatIntervalMs, fieldNumber: 4)
+      }
+      if _storage._serverTime != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._serverTime, fieldNumber: 5)
+      }
+      if _storage._resumed != false {
+        try visitor.visitSingularBoolField(value: _storage._resumed, fieldNumber: 6)
+      }
+      if !_storage._resumeFailure.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._resumeFailure, fieldNumber: 7)
+      }
+      if _storage._previousCloseReason != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._previousCloseReason, fieldNumber: 8)
+      }
+      if _storage._autoUncovered != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._autoUncovered, fieldNumber: 9)
+      }
+      if !_storage._missed.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._missed, fieldNumber: 10)
+      }
+      if !_storage._serverVersion.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._serverVersion, fieldNumber: 11)
+      }
+      if !_storage._serverCommit.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._serverCommit, fieldNumber: 12)
+      }
+      try { if let v = _storage._limits {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLoginResult, rhs: GHLoginResult) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._userID != rhs_storage._userID {return false}
+        if _storage._deviceID != rhs_storage._deviceID {return false}
+        if _storage._sessionID != rhs_storage._sessionID {return false}
+        if _storage._heartbeatIntervalMs != rhs_storage._heartbeatIntervalMs {return false}
+        if _storage._serverTime != rhs_storage._serverTime {return false}
+        if _storage._resumed != rhs_storage._resumed {return false}
+        if _storage._resumeFailure != rhs_storage._resumeFailure {return false}
+        if _storage._previousCloseReason != rhs_storage._previousCloseReason {return false}
+        if _storage._autoUncovered != rhs_storage._autoUncovered {return false}
+        if _storage._missed != rhs_storage._missed {return false}
+        if _storage._serverVersion != rhs_storage._serverVersion {return false}
+        if _storage._serverCommit != rhs_storage._serverCommit {return false}
+        if _storage._limits != rhs_storage._limits {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHClientLimits: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClientLimits"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}max_frame_bytes\0\u{3}max_body_bytes\0\u{3}rate_session\0\u{3}rate_queries\0\u{3}rate_changes\0\u{3}rate_messages\0\u{3}rate_typing\0\u{3}sync_package_size\0\u{3}max_mentions\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10128,66 +10372,61 @@ nonisolated extension GHLoginResult: SwiftProtobuf.Message, SwiftProtobuf._Messa
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.userID) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.deviceID) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
-      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.heartbeatIntervalMs) }()
-      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.serverTime) }()
-      case 6: try { try decoder.decodeSingularBoolField(value: &self.resumed) }()
-      case 7: try { try decoder.decodeSingularStringField(value: &self.resumeFailure) }()
-      case 8: try { try decoder.decodeSingularEnumField(value: &self.previousCloseReason) }()
-      case 9: try { try decoder.decodeSingularUInt32Field(value: &self.autoUncovered) }()
-      case 10: try { try decoder.decodeRepeatedMessageField(value: &self.missed) }()
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.maxFrameBytes) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.maxBodyBytes) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.rateSession) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.rateQueries) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.rateChanges) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.rateMessages) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.rateTyping) }()
+      case 8: try { try decoder.decodeSingularUInt32Field(value: &self.syncPackageSize) }()
+      case 9: try { try decoder.decodeSingularUInt32Field(value: &self.maxMentions) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.userID.isEmpty {
-      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 1)
+    if self.maxFrameBytes != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxFrameBytes, fieldNumber: 1)
     }
-    if !self.deviceID.isEmpty {
-      try visitor.visitSingularStringField(value: self.deviceID, fieldNumber: 2)
+    if self.maxBodyBytes != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxBodyBytes, fieldNumber: 2)
     }
-    if !self.sessionID.isEmpty {
-      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 3)
+    if self.rateSession != 0 {
+      try visitor.visitSingularUInt32Field(value: self.rateSession, fieldNumber: 3)
     }
-    if self.heartbeatIntervalMs != 0 {
-      try visitor.visitSingularUInt32Field(value: self.heartbeatIntervalMs, fieldNumber: 4)
+    if self.rateQueries != 0 {
+      try visitor.visitSingularUInt32Field(value: self.rateQueries, fieldNumber: 4)
     }
-    if self.serverTime != 0 {
-      try visitor.visitSingularUInt64Field(value: self.serverTime, fieldNumber: 5)
+    if self.rateChanges != 0 {
+      try visitor.visitSingularUInt32Field(value: self.rateChanges, fieldNumber: 5)
     }
-    if self.resumed != false {
-      try visitor.visitSingularBoolField(value: self.resumed, fieldNumber: 6)
+    if self.rateMessages != 0 {
+      try visitor.visitSingularUInt32Field(value: self.rateMessages, fieldNumber: 6)
     }
-    if !self.resumeFailure.isEmpty {
-      try visitor.visitSingularStringField(value: self.resumeFailure, fieldNumber: 7)
+    if self.rateTyping != 0 {
+      try visitor.visitSingularUInt32Field(value: self.rateTyping, fieldNumber: 7)
     }
-    if self.previousCloseReason != .unspecified {
-      try visitor.visitSingularEnumField(value: self.previousCloseReason, fieldNumber: 8)
+    if self.syncPackageSize != 0 {
+      try visitor.visitSingularUInt32Field(value: self.syncPackageSize, fieldNumber: 8)
     }
-    if self.autoUncovered != 0 {
-      try visitor.visitSingularUInt32Field(value: self.autoUncovered, fieldNumber: 9)
-    }
-    if !self.missed.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.missed, fieldNumber: 10)
+    if self.maxMentions != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxMentions, fieldNumber: 9)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: GHLoginResult, rhs: GHLoginResult) -> Bool {
-    if lhs.userID != rhs.userID {return false}
-    if lhs.deviceID != rhs.deviceID {return false}
-    if lhs.sessionID != rhs.sessionID {return false}
-    if lhs.heartbeatIntervalMs != rhs.heartbeatIntervalMs {return false}
-    if lhs.serverTime != rhs.serverTime {return false}
-    if lhs.resumed != rhs.resumed {return false}
-    if lhs.resumeFailure != rhs.resumeFailure {return false}
-    if lhs.previousCloseReason != rhs.previousCloseReason {return false}
-    if lhs.autoUncovered != rhs.autoUncovered {return false}
-    if lhs.missed != rhs.missed {return false}
+  public static func ==(lhs: GHClientLimits, rhs: GHClientLimits) -> Bool {
+    if lhs.maxFrameBytes != rhs.maxFrameBytes {return false}
+    if lhs.maxBodyBytes != rhs.maxBodyBytes {return false}
+    if lhs.rateSession != rhs.rateSession {return false}
+    if lhs.rateQueries != rhs.rateQueries {return false}
+    if lhs.rateChanges != rhs.rateChanges {return false}
+    if lhs.rateMessages != rhs.rateMessages {return false}
+    if lhs.rateTyping != rhs.rateTyping {return false}
+    if lhs.syncPackageSize != rhs.syncPackageSize {return false}
+    if lhs.maxMentions != rhs.maxMentions {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

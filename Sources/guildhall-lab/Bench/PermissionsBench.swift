@@ -1,4 +1,4 @@
-// `guildhall bench permissions`: what checking permissions costs a send
+// `guildhall-lab bench permissions`: what checking permissions costs a send
 // (docs/features.md: within 5%). The same load runs, alternating, against a server
 // with no roles or overrides and one with N roles, an override per role on
 // the channel, three roles per member and each member's own overrides on

@@ -1,4 +1,4 @@
-// `guildhall reliability`: the docs/reliability.md tests against this binary as a
+// `guildhall-lab reliability`: the docs/reliability.md tests against this binary as a
 // server on loopback (docs/reliability.md). Each test prints its figures and PASS or
 // FAIL against the criterion written there; the last line counts them. The
 // quick profile scales counts and durations down (it runs in `make test`);

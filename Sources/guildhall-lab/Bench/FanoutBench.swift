@@ -1,4 +1,4 @@
-// `guildhall bench fanout`: S subscribers and P publishers, M messages of B
+// `guildhall-lab bench fanout`: S subscribers and P publishers, M messages of B
 // bytes at full speed or a fixed rate; deliveries/s, latency percentiles
 // (from the send time inside each message), loss and order. With --vs the
 // same shape runs against redis-server or nats-server too, alternating, and

@@ -1,4 +1,4 @@
-// `guildhall bench`: benchmarks that print their parameters and figures
+// `guildhall-lab bench`: benchmarks that print their parameters and figures
 // (JSON with --json). The load generator is this process, on libuv; the
 // server under test is a child process on a free loopback port.
 

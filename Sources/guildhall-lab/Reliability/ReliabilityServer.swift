@@ -90,7 +90,7 @@ final class ReliabilityServer {
                     "--set", "admin-listen=127.0.0.1:\(adminPort)", "--set", "ws-listen="]
         if unlimited { args += Settings.unlimitedFlags }
         for s in settings { args += ["--set", s] }
-        let (path, all) = fileLimit.map { ("/usr/bin/prlimit", ["--nofile=\($0):\($0)", BenchTargets.selfPath] + args) } ?? (BenchTargets.selfPath, args)
+        let (path, all) = fileLimit.map { ("/usr/bin/prlimit", ["--nofile=\($0):\($0)", BenchTargets.serverPath] + args) } ?? (BenchTargets.serverPath, args)
         var errors = FileHandle.standardError
         if let logPath, FileManager.default.createFile(atPath: logPath, contents: nil), let file = FileHandle(forWritingAtPath: logPath) {
             file.seekToEndOfFile()

@@ -1,4 +1,4 @@
-// `guildhall bench receipts`: the receipt questions at scale (docs/features.md,
+// `guildhall-lab bench receipts`: the receipt questions at scale (docs/features.md,
 // issue: "read by k of N" and the first page of readers in a 100,000-member
 // channel with 10,000 messages, each under 1 ms). Members respond the way
 // people read: in a few jumps each, to random points of the history. The

@@ -1,4 +1,4 @@
-// `guildhall bench dedup`: resident bytes per message the resend de-duplication
+// `guildhall-lab bench dedup`: resident bytes per message the resend de-duplication
 // table keeps for its window (target: at most 64; it was about 405 when it
 // kept whole messages).
 

@@ -17,7 +17,7 @@ enum BackpressureChecks {
 
         // The subscriber: the terminal client in JSON mode, joined and subscribed.
         let frozen = Process()
-        frozen.executableURL = URL(fileURLWithPath: BenchTargets.selfPath)
+        frozen.executableURL = URL(fileURLWithPath: BenchTargets.serverPath)
         frozen.arguments = ["client", "--json", "--server", "127.0.0.1:\(server.port)", "--token", server.token("s4-frozen")]
         let input = Pipe(), output = Pipe()
         frozen.standardInput = input

@@ -1,4 +1,4 @@
-// `guildhall bench cluster` (docs/cluster.md): S subscribers spread over N nodes of
+// `guildhall-lab bench cluster` (docs/cluster.md): S subscribers spread over N nodes of
 // a cluster (one nats-server, every process on this machine) against the
 // same on one node: deliveries/s at full speed, p99 at a fixed rate, and
 // the bytes that crossed NATS to the nodes per delivered message and per
@@ -84,7 +84,7 @@ final class ClusterRun {
                         "--set", "small-server-threshold=10", "--set", "admin-listen=127.0.0.1:\(admin)", "--set", "ws-listen=", "--set", "loops=1"] + Settings.unlimitedFlags
             for s in ["cluster=nats://127.0.0.1:\(natsPort)", "node-id=\(id)", "cluster-name=bench", "cluster-replicas=1", "shards=1",
                       "lease-ttl-ms=3000", "lease-renew-ms=200"] { args += ["--set", s] }
-            let (p, port) = try BenchTargets.launch(BenchTargets.selfPath, args, portFrom: "listening on 127.0.0.1:")
+            let (p, port) = try BenchTargets.launch(BenchTargets.serverPath, args, portFrom: "listening on 127.0.0.1:")
             processes.append(p)
             ports.append(port)
         }

@@ -1,4 +1,4 @@
-// `guildhall bench matrix` (what `make bench` runs): the standard shapes of
+// `guildhall-lab bench matrix` (what `make bench` runs): the standard shapes of
 // the performance targets, each against Guildhall, redis-server and
 // nats-server in one run (alternating, `--runs` each), printed as one table
 // with the ratio to the target.

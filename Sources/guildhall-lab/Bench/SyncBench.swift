@@ -1,4 +1,4 @@
-// `guildhall bench sync`: the time to sync N offline items to a fresh device
+// `guildhall-lab bench sync`: the time to sync N offline items to a fresh device
 // (docs/features.md). A data folder is filled with N messages that mention one
 // member, each with its inbox row (written straight through the store, as
 // sends would have left them); a server is started on it; then, per run, a

@@ -1,4 +1,4 @@
-// `guildhall bench members`: the cost of a send with S CHANNEL_MSG
+// `guildhall-lab bench members`: the cost of a send with S CHANNEL_MSG
 // subscribers, in servers of different member counts. Fan-out costs
 // O(recipients), so the member count must not change the figures.
 //

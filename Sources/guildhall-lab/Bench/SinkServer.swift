@@ -1,4 +1,4 @@
-// `guildhall bench sink-server`: the trivial sink. Each connection asks
+// `guildhall-lab bench sink-server`: the trivial sink. Each connection asks
 // "SINK N\n" and gets N framed records as fast as the socket takes them,
 // from one prebuilt buffer, so the load generator's own ceiling shows.
 

@@ -70,9 +70,16 @@ enum BenchTargets {
     static let serverID: UInt64 = 1
     static let channelID: UInt64 = 2
 
-    /// This executable, to start `serve` and the sink from.
+    /// This executable, to start the sink from.
     static var selfPath: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// The product binary measured and tested (`serve`, `client`): `GUILDHALL_BIN`, else
+    /// the `guildhall` built beside this executable (the same build).
+    static var serverPath: String {
+        if let bin = ProcessInfo.processInfo.environment["GUILDHALL_BIN"], !bin.isEmpty { return bin }
+        return URL(fileURLWithPath: selfPath).deletingLastPathComponent().appendingPathComponent("guildhall").path
     }
 
     /// Starts `kind`; `members` fills Guildhall's server, `sinkRecords` sizes the sink's streams.
@@ -85,7 +92,7 @@ enum BenchTargets {
             var args = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(secret)",
                         "--set", "log-level=warn", "--set", "small-server-threshold=10", "--set", "admin-listen=", "--set", "ws-listen="] + Settings.unlimitedFlags
             for s in extraSettings { args += ["--set", s] }
-            let (process, port) = try launch(selfPath, args, portFrom: "listening on 127.0.0.1:")
+            let (process, port) = try launch(serverPath, args, portFrom: "listening on 127.0.0.1:")
             return RunningTarget(kind: kind, process: process, port: port, folder: folder,
                                  wire: GuildhallWire(secret: Array(secret.utf8), server: serverID, channel: channelID))
         case .redis:
