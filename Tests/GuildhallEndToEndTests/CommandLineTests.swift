@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func theFanoutBenchmarkRunsAndReportsEverySize() throws {
-        let (rc, out) = try Binary.run(["bench", "members", "--members", "20,200", "--subscribers", "3", "--messages", "20", "--runs", "1", "--json"])
+        let (rc, out) = try Binary.runLab(["bench", "members", "--members", "20,200", "--subscribers", "3", "--messages", "20", "--runs", "1", "--json"])
         #expect(rc == 0)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         let results = try #require(report["results"] as? [[String: Any]])
@@ -140,7 +140,7 @@ import Testing
     }
 
     @Test func theLoadGeneratorDeliversEveryMessageInOrderWithNothingLost() throws {
-        let (rc, out) = try Binary.run(["bench", "fanout", "--subscribers", "5", "--publishers", "2", "--messages", "200", "--json"])
+        let (rc, out) = try Binary.runLab(["bench", "fanout", "--subscribers", "5", "--publishers", "2", "--messages", "200", "--json"])
         #expect(rc == 0)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         let run = try #require((report["runs"] as? [[String: Any]])?.first)
@@ -153,7 +153,7 @@ import Testing
 
     /// `bench fanout --transport ws` (README "Web client") runs the shape over TCP, WebSocket binary and JSON, each delivering everything.
     @Test func theWebSocketBenchmarkDeliversEveryMessageOverEachTransport() throws {
-        let (rc, out) = try Binary.run(["bench", "fanout", "--subscribers", "5", "--publishers", "2", "--messages", "100", "--transport", "ws", "--json"])
+        let (rc, out) = try Binary.runLab(["bench", "fanout", "--subscribers", "5", "--publishers", "2", "--messages", "100", "--transport", "ws", "--json"])
         #expect(rc == 0, "\(out)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         let runs = try #require(report["runs"] as? [[String: Any]])
@@ -169,10 +169,10 @@ import Testing
     @Test func theClusterBenchmarkReportsBytesAcrossNATSThatDoNotGrowWithSubscribers() throws {
         func report(_ subscribers: Int) throws -> [String: Any] {
             let arguments = ["bench", "cluster", "--subscribers", "\(subscribers)", "--messages", "100", "--rate", "100", "--json"]
-            var (rc, out) = try Binary.run(arguments)
+            var (rc, out) = try Binary.runLab(arguments)
             // Three nodes and NATS on a 2-core machine running the other tests
             // can miss the bench's deadlines (seen in CI); once more, then it counts.
-            if rc != 0 { (rc, out) = try Binary.run(arguments) }
+            if rc != 0 { (rc, out) = try Binary.runLab(arguments) }
             #expect(rc == 0, "\(out)")
             return try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         }
@@ -183,7 +183,7 @@ import Testing
     }
 
     @Test func theSyncBenchmarkSyncsEveryItemToAFreshDevice() throws {
-        let (rc, out) = try Binary.run(["bench", "sync", "--items", "450", "--package-size", "100", "--runs", "2", "--json"])
+        let (rc, out) = try Binary.runLab(["bench", "sync", "--items", "450", "--package-size", "100", "--runs", "2", "--json"])
         #expect(rc == 0)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         #expect(report["items"] as? Int == 450)
@@ -191,7 +191,7 @@ import Testing
     }
 
     @Test func theReceiptsBenchmarkCountsReadersAndStoresOneRowPerAdvance() throws {
-        let (rc, out) = try Binary.run(["bench", "receipts", "--members", "500", "--messages", "300", "--advances", "2", "--queries", "50", "--json"])
+        let (rc, out) = try Binary.runLab(["bench", "receipts", "--members", "500", "--messages", "300", "--advances", "2", "--queries", "50", "--json"])
         #expect(rc == 0)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         let rows = try #require(report["rows"] as? Int)
@@ -200,11 +200,11 @@ import Testing
     }
 
     @Test func theStoreAndConnectionsBenchmarksReport() throws {
-        let (rc, out) = try Binary.run(["bench", "store", "--publishers", "3", "--messages", "50", "--json"])
+        let (rc, out) = try Binary.runLab(["bench", "store", "--publishers", "3", "--messages", "50", "--json"])
         #expect(rc == 0)
         let store = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         #expect(store["sends"] as? Int == 150)
-        let (rc2, out2) = try Binary.run(["bench", "connections", "--sessions", "20", "--json"])
+        let (rc2, out2) = try Binary.runLab(["bench", "connections", "--sessions", "20", "--json"])
         #expect(rc2 == 0)
         let conns = try #require(try JSONSerialization.jsonObject(with: Data(out2.utf8)) as? [String: Any])
         #expect(conns["sessions"] as? Int == 20)

@@ -122,16 +122,23 @@ final class Child: Sendable {
 
 enum Binary {
     /// .build/debug/guildhall of this package, built by `swift build` (and so by `make test`).
-    static var path: String {
+    static var path: String { built("guildhall") }
+    /// .build/debug/guildhall-lab: the benchmarks and the reliability runner, which start `path`.
+    static var labPath: String { built("guildhall-lab") }
+
+    private static func built(_ name: String) -> String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/debug/guildhall").path
+            .appendingPathComponent(".build/debug/\(name)").path
     }
 
+    /// Runs the lab binary as `run` runs the product.
+    static func runLab(_ arguments: [String]) throws -> (Int32, String) { try run(arguments, binary: labPath) }
+
     /// Runs the binary to completion with `input` on stdin; returns (exit code, stdout).
-    static func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> (Int32, String) {
+    static func run(_ arguments: [String], input: String = "", environment: [String: String] = [:], binary: String = path) throws -> (Int32, String) {
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
-        let child = try Child(path, arguments, environment: env)
+        let child = try Child(binary, arguments, environment: env)
         child.write(input)
         child.closeInput()
         let out = child.readAll()

@@ -138,6 +138,7 @@ final class AdminEndpoint {
                                                       walPath: node.store.path + "-wal")
             answer(id, AdminAnswer(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body))
         case ("PUT", "/settings"): changeSettings(r.body, id: id)
+        case ("DELETE", let path) where path.hasPrefix("/settings/"): dropOverride(String(path.dropFirst("/settings/".count)), id: id)
         case ("POST", "/backup"): backup(id: id)
         case ("GET", "/cluster"): answer(id, r.query("guild") != nil || r.query("user") != nil ? placement(r) : cluster())
         case ("POST", "/drain"):
@@ -191,30 +192,57 @@ final class AdminEndpoint {
         return table
     }
 
-    /// PUT /settings {key: value}: every key checked first, then the live ones applied on every loop before the answer.
+    /// PUT /settings {key: value}: every key checked first; then the changes
+    /// are kept in the data folder's override file (SettingsLayers.swift) and the
+    /// live ones applied on every loop before the answer. Nothing changes when
+    /// the file cannot be written.
     private func changeSettings(_ body: [UInt8], id: UInt64) {
         guard let changes = try? JSONDecoder().decode([String: SettingText].self, from: Data(body)) else {
             return answer(id, .error(400, "the body must be a JSON object of setting keys and values"))
         }
         let current = first.home.settings
         var newer = current
+        var overrides: [String: String]
+        do { overrides = try current.adminOverrides() } catch { return answer(id, .error(500, error.description)) }
         for (key, setting) in changes.sorted(by: { $0.key < $1.key }) {
-            let value = setting.text
             guard let spec = Settings.spec(key) else { return answer(id, .error(400, "unknown setting \"\(key)\"")) }
-            do { try newer.set(key, value) } catch { return answer(id, .error(400, "\(key): \(error.description)")) }
+            do { try newer.override(key, setting.text) } catch { return answer(id, .error(400, "\(key): \(error.description)")) }
             if !spec.live, spec.get(newer) != spec.get(current) {
                 return answer(id, .error(409, "\(key) needs a restart; nothing was changed"))
             }
-            newer.sources[key] = "admin"
+            overrides[key] = spec.get(newer)
         }
-        let applied = DispatchGroup()
-        for inbox in node.inboxes {
-            applied.enter()
-            if !inbox.post(.settings(newer, applied)) { applied.leave() }
+        keepThenApply(overrides, newer, id: id, answer: ["applied": changes.keys.sorted()])
+    }
+
+    /// DELETE /settings/<key>: drops the admin's override; the value file, environment and flags give comes back.
+    private func dropOverride(_ key: String, id: UInt64) {
+        guard Settings.spec(key) != nil else { return answer(id, .error(404, "unknown setting \"\(key)\"")) }
+        let current = first.home.settings
+        var overrides: [String: String]
+        do { overrides = try current.adminOverrides() } catch { return answer(id, .error(500, error.description)) }
+        guard overrides.removeValue(forKey: key) != nil else { return answer(id, .error(404, "\(key) has no override set through this endpoint")) }
+        var newer = current
+        newer.dropOverride(key)
+        keepThenApply(overrides, newer, id: id, answer: ["dropped": key, "value": newer.value(key) ?? "", "source": newer.sources[key] ?? "default"])
+    }
+
+    /// Writes the override file off the loop (it waits on fsync), then applies `newer` on every loop, then answers.
+    private func keepThenApply(_ overrides: [String: String], _ newer: Settings, id: UInt64, answer body: [String: Any]) {
+        let inboxes = node.inboxes
+        let reply = AdminAnswer.json(200, body)
+        Thread.detachNewThread {
+            do throws(SettingsError) { try newer.saveAdminOverrides(overrides) } catch {
+                _ = inboxes[0].post(.adminAnswer(id, .error(503, "\(error.description); nothing was changed")))
+                return
+            }
+            let applied = DispatchGroup()
+            for inbox in inboxes {
+                applied.enter()
+                if !inbox.post(.settings(newer, applied)) { applied.leave() }
+            }
+            applied.notify(queue: .global()) { _ = inboxes[0].post(.adminAnswer(id, reply)) }
         }
-        let inbox = node.inboxes[0]
-        let keys = changes.keys.sorted()
-        applied.notify(queue: .global()) { _ = inbox.post(.adminAnswer(id, .json(200, ["applied": keys]))) }
     }
 
     /// GET /cluster: the live nodes, the shards each owns, and this node's

@@ -17,6 +17,10 @@ public let systemClock: @Sendable () -> UInt64 = {
 public enum ServerSecret {
     /// The configured secret, or the one in <data>/secret, created on first use.
     public static func resolve(_ settings: Settings) throws -> [UInt8] {
+        if !settings.secretFile.isEmpty {
+            guard settings.secret.isEmpty else { throw SettingsError(description: "set secret or secret-file, not both") }
+            return Array(try Settings.secret(inFile: settings.secretFile, for: "secret-file").utf8)
+        }
         if !settings.secret.isEmpty { return Array(settings.secret.utf8) }
         let folder = settings.data
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -46,7 +50,8 @@ public final class ServiceHandle: Sendable {
     private let result = Locked<Int32?>(nil)
 
     /// Starts the server and returns once it listens (or throws why it could not).
-    public init(settings: Settings, clock: @escaping @Sendable () -> UInt64 = systemClock) throws {
+    public init(settings given: Settings, clock: @escaping @Sendable () -> UInt64 = systemClock) throws {
+        let settings = try given.completed()
         let secret = try ServerSecret.resolve(settings)
         let started = DispatchSemaphore(value: 0)
         let outcome = Locked<Result<(Int, Int, Int, @Sendable () -> Void, @Sendable (Settings) -> Void), any Error>?>(nil)
@@ -102,10 +107,12 @@ public final class ServiceHandle: Sendable {
 public enum ServeMain {
     /// `reload` re-reads the configuration on SIGHUP; its live settings apply at once.
     /// `onListening` gets the client port and the WebSocket port (0: none).
-    public static func run(settings: Settings, reload: @escaping () throws -> Settings, onListening: (Int, Int) -> Void) throws -> Int32 {
+    public static func run(settings given: Settings, reload: @escaping () throws -> Settings, onListening: (Int, Int) -> Void) throws -> Int32 {
+        let settings = try given.completed()
         let secret = try ServerSecret.resolve(settings)
         let service = try Node(settings: settings, secret: secret, clock: systemClock)
-        service.watchSignals(reload: reload)
+        // A SIGHUP re-reads file, environment and flags, then the files they name and the admin's overrides.
+        service.watchSignals(reload: { try reload().completed() })
         service.first.log.info("listening", ["addr": settings.listen, "port": service.port, "node": settings.nodeID,
                                              "admin_port": service.adminPort, "ws_port": service.webSocketPort])
         onListening(service.port, service.webSocketPort)

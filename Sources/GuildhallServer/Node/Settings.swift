@@ -19,11 +19,19 @@ public struct Settings: Sendable, Equatable {
     public var leaseTTLMs = 10_000
     public var leaseRenewMs = 3_000
     public var adminToken = ""
+    public var adminTokenFile = ""
     /// Where each value came from, by key: "file", "environment", "flag" or
     /// "admin" (PUT /settings); a key not here has its default.
     public var sources: [String: String] = [:]
+    /// Per key the admin overrides, what the layers beneath gave (SettingsLayers.swift): DELETE /settings/<key> goes back to it.
+    var beneathAdmin: [String: Beneath] = [:]
+    struct Beneath: Sendable, Equatable {
+        let value: String
+        let source: String?
+    }
     public var data = "./data"
     public var secret = ""
+    public var secretFile = ""
     public var nodeID = 0
     /// One per core by default (docs/architecture.md).
     public var loops = max(1, min(64, ProcessInfo.processInfo.activeProcessorCount))
@@ -160,6 +168,8 @@ extension Settings {
         live(choice("web-client", "Whether the WebSocket listener serves the web client at /: on or off.", \.webClient, ["on", "off"])),
         text("admin-token", "Bearer token the admin endpoint requires (all but /healthz and /readyz); required unless admin-listen is loopback.",
              \.adminToken),
+        text("admin-token-file", "A file holding admin-token (a container secret); read at start and on SIGHUP. Set one of the two.",
+             \.adminTokenFile),
         text("cluster", "NATS servers of the deployment, nats://HOST:PORT[,…]; empty: a single node, no NATS.", \.cluster),
         text("cluster-name", "The deployment's name (its lease bucket and subjects).", \.clusterName),
         int("cluster-replicas", "Replicas of the deployment's JetStream buckets and streams (3 in a 3-server NATS cluster).",
@@ -170,6 +180,7 @@ extension Settings {
         int("lease-renew-ms", "How often a node renews its leases, heartbeats and rebalances shards.", \.leaseRenewMs, 100...60_000),
         text("data", "Folder for the database and the generated secret.", \.data),
         text("secret", "HMAC secret for login tokens. Empty: generated once into <data>/secret.", \.secret),
+        text("secret-file", "A file holding secret (a container secret); read at start. Set one of the two.", \.secretFile),
         int("node-id", "This node's id (0-1023), part of every message UID.", \.nodeID, 0...1023),
         int("loops", "Event loops, each on a thread of its own accepting client connections and homing the guilds and users placed on it by id (default: one per core).",
             \.loops, 1...64),
@@ -289,6 +300,7 @@ extension Settings {
                 restart.append(spec.key)
             }
         }
+        out.beneathAdmin = newer.beneathAdmin
         return (out, restart)
     }
 
