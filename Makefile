@@ -28,8 +28,10 @@ run: deps build
 	.build/debug/guildhall serve $(ARGS)
 
 test: deps
-	@# promtool checks docker/prometheus.yml in the tests (Debian's prometheus; no daemon is started).
+	@# promtool checks docker/'s Prometheus files and a live scrape (Debian's prometheus; no daemon is
+	@# started), and Debian's python3-yaml reads the compose files in the tests.
 	@dpkg -s prometheus >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus)
+	@$(call install_missing,python3-yaml)
 	$(SWIFT) build
 	$(SWIFT) build --build-tests
 	# Every test with one loop, then the end-to-end suite again with two

@@ -72,13 +72,24 @@ import Testing
     }
 
     /// A node that cannot renew its leases (NATS is gone) stops counting
-    /// the shards as its own, before the TTL would let another node take them.
+    /// the shards as its own, before the TTL would let another node take them,
+    /// and is no longer ready; while it serves them, /readyz and the metrics say so.
     @Test func aNodeThatCannotRenewStopsServingItsShards() async throws {
         let nats = try NATSServer()
         let one = try node(1, nats)
         defer { one.stop() }
         try await waitUntil("node 1 holding all 8 shards") { try owned(one).count == 8 }
+        let ready = try HTTPExchange.request("GET", "/readyz", port: one.adminPort)
+        #expect(ready.status == 200, "\(ready)")
+        let scrape = try HTTPExchange.request("GET", "/metrics", port: one.adminPort).body
+        #expect(AdminEndpointTests.metric(scrape, "guildhall_cluster_shards_owned") == 8
+                && AdminEndpointTests.metric(scrape, "guildhall_cluster_nats_connected") == 1, "\(scrape)")
         nats.stop()
+        try await waitUntil("node 1 not ready without NATS", timeout: 5) {
+            let answer = try HTTPExchange.request("GET", "/readyz", port: one.adminPort)
+            return answer.status == 503 && answer.body.contains("NATS")
+        }
+        #expect(AdminEndpointTests.metric(try HTTPExchange.request("GET", "/metrics", port: one.adminPort).body, "guildhall_cluster_nats_connected") == 0)
         try await waitUntil("node 1 giving its shards up", timeout: 5) { try owned(one).isEmpty }
         try await waitUntil("the reason shown on /cluster") {
             let listing = try HTTPExchange.request("GET", "/cluster", port: one.adminPort).json

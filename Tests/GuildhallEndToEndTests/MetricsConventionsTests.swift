@@ -22,8 +22,11 @@ import Testing
         _ = try await alice.send("hello", to: c.channelID)
         await expectError(.notFound) { _ = try await bob.send("nowhere", to: 42) }
         bob.close()
-        try await waitUntil("the close counted") {
-            try HTTPExchange.request("GET", "/metrics", port: server.adminPort, token: "op-secret").body.contains("guildhall_closes_total{")
+        // Requests are timed by kind, from the frame read to the answer queued; the loops hand their counts over at their sweep.
+        try await waitUntil("the requests timed") {
+            let text = try HTTPExchange.request("GET", "/metrics", port: server.adminPort, token: "op-secret").body
+            return AdminEndpointTests.metric(text, #"guildhall_request_duration_seconds_count{kind="send_message"}"#) == 2
+                && AdminEndpointTests.metric(text, #"guildhall_request_duration_seconds_count{kind="create_server"}"#) == 1
         }
         let scrape = try HTTPExchange.request("GET", "/metrics", port: server.adminPort, token: "op-secret").body
 
@@ -55,7 +58,8 @@ import Testing
                      "process_start_time_seconds", "process_cpu_seconds_total"] {
             #expect(types[name] != nil, "\(name)")
         }
-        #expect(types["guildhall_loop_busy_seconds_total"] == "counter")
+        #expect(types["guildhall_loop_busy_seconds_total"] == "counter" && types["guildhall_request_duration_seconds"] == "histogram")
+        #expect(scrape.contains(#"guildhall_request_duration_seconds_bucket{kind="login",le="+Inf"} 2"#), "two logins timed")
         #expect(scrape.contains(#"guildhall_build_info{version="\#(BuildInfo.version)",commit="\#(BuildInfo.commit)"} 1"#), "\(scrape)")
     }
 

@@ -67,7 +67,7 @@ final class RecordingFrameSink: FrameSink {
             let served = ServedShards(settings: settings), cluster = ClusterView(settings: settings)
             let routes = HomeRoutes(map: HomeMap(settings), index: 0, channels: [:], served: served, cluster: cluster, bus: nil)
             gateway = Gateway(index: 0, loop: loop, settings: settings, log: ServerLog(level: "error", format: settings.logFormat), secret: [],
-                              clock: { 0 }, routes: routes, limits: GatewayLimits(settings, node: NodeGuard(loops: 1, served: served, cluster: cluster)))
+                              clock: { 0 }, routes: routes, limits: GatewayLimits(settings, node: NodeGuard(loops: 1, metrics: NodeMetrics(loops: 1), served: served, cluster: cluster)))
         }
 
         func session(_ sink: RecordingFrameSink, outboundCap: Int = 1 << 20) -> Session {

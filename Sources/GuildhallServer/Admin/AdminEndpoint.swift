@@ -135,7 +135,8 @@ final class AdminEndpoint {
         case ("GET", "/settings"): answer(id, .json(200, settingsTable()))
         case ("GET", "/metrics"):
             let body = node.guards.metrics.exposition(connections: node.guards.connections.current, storeQueueDepth: node.store.writer.queueDepth,
-                                                      walPath: node.store.path + "-wal")
+                                                      walPath: node.store.path + "-wal",
+                                                      cluster: node.leases.map { ClusterReadiness(leases: $0, log: node.shardLog) })
             answer(id, AdminAnswer(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body))
         case ("PUT", "/settings"): changeSettings(r.body, id: id)
         case ("DELETE", let path) where path.hasPrefix("/settings/"): dropOverride(String(path.dropFirst("/settings/".count)), id: id)
@@ -174,9 +175,14 @@ final class AdminEndpoint {
         return .text(200, "ok\n")
     }
 
-    /// 200 when the store is open, the listeners accept and the node is not draining.
+    /// 200 when the store is open, the listeners accept and the node is not
+    /// draining; in a cluster also when NATS is reachable, the leases are
+    /// renewed in time and every shard the node holds is caught up and served.
     private func readiness() -> AdminAnswer {
         if first.gateway.shuttingDown { return .text(503, "draining\n") }
+        if let leases = node.leases, let problem = ClusterReadiness(leases: leases, log: node.shardLog).problem {
+            return .text(503, "not ready: \(problem)\n")
+        }
         return .text(200, "ready\n")
     }
 

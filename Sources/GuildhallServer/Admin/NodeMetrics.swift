@@ -34,6 +34,8 @@ final class NodeMetrics: Sendable {
 
     private let sessions, connections, outboundBytes, outboundPeak, storeQueue: Gauge
     private let process: ProcessMetrics
+    /// On a node of a cluster: NATS, shards and log appends.
+    let cluster: ClusterMetrics?
     /// Per loop, as of its last sweep: sessions, queued outbound bytes, busy
     /// seconds, and its home's subscriptions by type (SubscriptionKind raw value).
     let loops: Mutex<[LoopFigures]>
@@ -51,13 +53,15 @@ final class NodeMetrics: Sendable {
         /// stops turning stops writing, and /healthz says so.
         var lastSweep: UInt64 = 0
     }
+    /// Per loop, its requests timed by kind, as of its last sweep.
+    private let requestDurations: Mutex<[RequestDurations.Snapshot]>
     private let busy: [Counter]
     /// Per loop, the busy seconds already added to its counter.
     private let busyReported: Mutex<[Double]>
     private let subscriptionGauges: [Int: Gauge]
     private let walBytes: Gauge
 
-    init(loops count: Int) {
+    init(loops count: Int, clustered: Bool = false) {
         loops = Mutex(Array(repeating: LoopFigures(), count: count))
         let registry = self.registry
         busy = (0..<count).map {
@@ -65,6 +69,7 @@ final class NodeMetrics: Sendable {
                                  help: "Seconds each loop spent working (not waiting in poll); its rate is the loop's utilisation.")
         }
         busyReported = Mutex(Array(repeating: 0, count: count))
+        requestDurations = Mutex(Array(repeating: [:], count: count))
         var subs: [Int: Gauge] = [:]
         for kind in SubscriptionKind.allCases {
             subs[kind.rawValue] = registry.makeGauge(name: "guildhall_subscriptions", labels: [("type", MetricLabel.snake(kind))],
@@ -121,39 +126,47 @@ final class NodeMetrics: Sendable {
                                           help: "The most bytes queued to sessions, all loops together, at the end of a loop turn (after the total cap) since the start.")
         storeQueue = registry.makeGauge(name: "guildhall_store_queue_depth", help: "Write jobs waiting for the writer.")
         process = ProcessMetrics(registry)
+        cluster = clustered ? ClusterMetrics(registry) : nil
+        // The labelled families exist from the start, each at 0, so a dashboard or an alert sees 0 rather than no data.
+        for code in [400, 401, 403, 404, 409, 413, 414, 429, 500, 503] { counter(errors, String(code), Self.errorsFamily) }
+        for reason in Self.loginFailureReasons { counter(loginFailures, reason, Self.loginFailuresFamily) }
+        for rate in RateClass.allCases { counter(refusals, MetricLabel.snake(rate), Self.refusalsFamily) }
+        for reason in GHCloseReason.allCases where reason != .unspecified { counter(closes, MetricLabel.snake(reason), Self.closesFamily) }
     }
+
+    /// A labelled counter family: its name, its label, its help.
+    private typealias Family = (name: String, label: String, help: String)
+    private static let errorsFamily: Family = ("guildhall_errors_total", "code", "Errors answered to requests, by code.")
+    private static let loginFailuresFamily: Family = ("guildhall_login_failures_total", "reason", "Logins refused, by reason.")
+    private static let closesFamily: Family = ("guildhall_closes_total", "reason", "Sessions closed, by close reason.")
+    private static let refusalsFamily: Family = ("guildhall_rate_limited_total", "class", "Requests refused for their session's rate, by class.")
+    static let loginFailureReasons = ["signature", "expired", "malformed", "identity", "rate_limited"]
 
     /// An error answered, by code.
-    func answered(_ code: FailureCode) {
-        counter(errors, String(code.rawValue), "guildhall_errors_total", "code", "Errors answered to requests, by code.").increment()
-    }
+    func answered(_ code: FailureCode) { counter(errors, String(code.rawValue), Self.errorsFamily).increment() }
 
-    /// A login that failed, by reason (signature, expired, malformed, identity, rate_limited).
-    func loginFailed(_ reason: String) {
-        counter(loginFailures, reason, "guildhall_login_failures_total", "reason", "Logins refused, by reason.").increment()
-    }
+    /// A login that failed, by reason (`loginFailureReasons`).
+    func loginFailed(_ reason: String) { counter(loginFailures, reason, Self.loginFailuresFamily).increment() }
 
     /// A session closed, by its close reason ("none" when it just ended: resume window, logout without a word).
-    func closed(_ reason: String) {
-        counter(closes, MetricLabel.snake(reason), "guildhall_closes_total", "reason", "Sessions closed, by close reason.").increment()
-    }
+    func closed(_ reason: String) { counter(closes, MetricLabel.snake(reason), Self.closesFamily).increment() }
 
-    private func counter(_ table: borrowing Mutex<[String: Counter]>, _ value: String, _ name: String, _ label: String, _ help: String) -> Counter {
+    /// A request refused for its rate, by class.
+    func refused(_ rate: String) { counter(refusals, MetricLabel.snake(rate), Self.refusalsFamily).increment() }
+
+    @discardableResult
+    private func counter(_ table: borrowing Mutex<[String: Counter]>, _ value: String, _ family: Family) -> Counter {
         table.withLock { counters in
             if let c = counters[value] { return c }
-            let c = registry.makeCounter(name: name, labels: [(label, value)], help: help)
+            let c = registry.makeCounter(name: family.name, labels: [(family.label, value)], help: family.help)
             counters[value] = c
             return c
         }
     }
 
-    /// A request refused for its rate, by class.
-    func refused(_ rate: String) {
-        counter(refusals, MetricLabel.snake(rate), "guildhall_rate_limited_total", "class", "Requests refused for their session's rate, by class.").increment()
-    }
-
     /// The text exposition, with the gauges read now.
-    func exposition(connections open: Int, storeQueueDepth: Int, walPath: String) -> [UInt8] {
+    func exposition(connections open: Int, storeQueueDepth: Int, walPath: String, cluster readiness: ClusterReadiness? = nil) -> [UInt8] {
+        if let readiness { cluster?.update(readiness) }
         let perLoop = loops.withLock { $0 }
         busyReported.withLock { reported in
             for (i, figures) in perLoop.enumerated() where i < busy.count && figures.busySeconds > reported[i] {
@@ -182,7 +195,13 @@ final class NodeMetrics: Sendable {
         process.update()
         var out: [UInt8] = []
         registry.emit(into: &out)
+        out += Array(RequestDurations.exposition(requestDurations.withLock { $0 }).utf8)
         return out
+    }
+
+    /// A loop's requests timed by kind, at its sweep.
+    func requestsTimed(byLoop loop: Int, _ figures: RequestDurations.Snapshot) {
+        requestDurations.withLock { if loop < $0.count { $0[loop] = figures } }
     }
 }
 

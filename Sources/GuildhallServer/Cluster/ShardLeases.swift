@@ -49,6 +49,8 @@ final class ShardLeases: Sendable {
         /// Every shard's owner as the bucket said at the last round.
         var owners: [Int: Int] = [:]
         var lastError = ""
+        /// Monotonic ms at the end of the last round (0: none yet).
+        var lastRoundAt: UInt64 = 0
     }
 
     let settings: Settings
@@ -105,6 +107,15 @@ final class ShardLeases: Sendable {
     }
 
     var snapshot: State { state.withLock { $0 } }
+
+    /// Whether the lease connection to NATS is up.
+    var isConnected: Bool { client.isConnected }
+
+    /// Whether the rounds keep their pace: the last one ended within a lease TTL.
+    var roundsOnTime: Bool {
+        let last = state.withLock { $0.lastRoundAt }
+        return last != 0 && Self.nowMs() < last + UInt64(settings.leaseTTLMs)
+    }
 
     static func nowMs() -> UInt64 { DispatchTime.now().uptimeNanoseconds / 1_000_000 }
 
@@ -234,6 +245,7 @@ final class ShardLeases: Sendable {
             $0.nodes = fixedNodes
             $0.owners = fixedOwners
             $0.lastError = error
+            $0.lastRoundAt = Self.nowMs()
         }
     }
 }

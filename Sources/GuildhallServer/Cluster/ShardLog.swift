@@ -27,6 +27,8 @@ final class ShardLog: Journal {
     private let store: Store
     private let leases: @Sendable (Int) -> Bool
     private let log: ServerLog
+    /// Append latency and failures (a cluster node's metrics).
+    private let metrics: ClusterMetrics?
     let streamName: String
     private let subjectPrefix: String
     /// Per shard served: the stream sequence of its last entry (the next entry's expectation).
@@ -44,8 +46,9 @@ final class ShardLog: Journal {
     private let retryMs: UInt64 = 6_000
 
     /// Connects and makes sure the stream exists; `leases` says whether the lease of a shard is still held.
-    init(settings: Settings, store: Store, log: ServerLog, leases: @escaping @Sendable (Int) -> Bool) throws {
+    init(settings: Settings, store: Store, log: ServerLog, metrics: ClusterMetrics? = nil, leases: @escaping @Sendable (Int) -> Bool) throws {
         self.settings = settings
+        self.metrics = metrics
         self.store = store
         self.leases = leases
         self.log = log
@@ -110,7 +113,12 @@ final class ShardLog: Journal {
         let round = LogRound(jobs, generations: generations.withLock { $0 })
         var outcomes: [Int: Result<UInt64, StoreError>] = [:]
         for shard in round.parts.keys.sorted() {
-            outcomes[shard] = appendEntry(LogEntry(node: settings.nodeID, epoch: false, writes: round.parts[shard]!.writes), to: shard)
+            let started = DispatchTime.now().uptimeNanoseconds
+            let outcome = appendEntry(LogEntry(node: settings.nodeID, epoch: false, writes: round.parts[shard]!.writes), to: shard)
+            outcomes[shard] = outcome
+            if case .failure = outcome { metrics?.appendFailures.increment() } else {
+                metrics?.appendLatency.record(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+            }
         }
         let (results, broken) = round.settle(outcomes, jobs: jobs.count)
         for shard in broken.sorted() {

@@ -95,6 +95,7 @@ extension Gateway {
         session.liveness.heard(at: loop.nowMillis)
         if !session.isAwaitingLogin, let (id, send) = SendRequest.read(payload) {
             guard withinRate(.message, id: id, on: session) else { return }
+            session.unanswered.read(id, "send_message")
             routes.sendMessage(send, id: id, from: session, bytes: payload.count)
             return
         }
@@ -118,6 +119,7 @@ extension Gateway {
         let rule = body.rule
         switch (session.isAwaitingLogin, rule.phase) {
         case (true, .opensSession):
+            session.unanswered.read(request.id, body.kindLabel)
             if case .login(let login) = body { self.login(login, id: request.id, on: session) }
             if case .resume(let resume) = body { self.resume(resume, id: request.id, on: session) }
         case (true, .loggedIn):
@@ -127,6 +129,7 @@ extension Gateway {
             session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
         case (false, .loggedIn):
             guard withinRate(rule.rate, id: request.id, on: session) else { return }
+            session.unanswered.read(request.id, body.kindLabel)
             if rule.target == .gateway, answer(body, id: request.id, on: session) { return }
             if case .sendMessage(let r) = body { return routes.sendMessage(SendRequest(r), id: request.id, from: session, bytes: payload.count) }
             noteForCarry(body, of: session)

@@ -100,6 +100,8 @@ final class Gateway {
     var forwardedSends: [ForwardedSend.Key: ForwardedSend] = [:]
     /// Shared events rendered for this loop's JSON WebSocket sessions.
     let jsonEvents = JSONEvents()
+    /// This loop's sessions' requests timed by kind (RequestDurations.swift).
+    var requestDurations = RequestDurations()
     var mintUID: (UInt64) -> MessageUID = { _ in 0 }
     /// A home on another loop hears of pauses a turn late, so each session
     /// may have only so many requests, and request bytes, waiting for such
@@ -249,6 +251,7 @@ final class Gateway {
                 if ws { webSocket.syncing += 1 }
             }
         }
+        limits.node.metrics.requestsTimed(byLoop: index, requestDurations.byKind)
         limits.node.metrics.loops.withLock {
             $0[index] = NodeMetrics.LoopFigures(sessions: count, syncing: syncing, detached: detached, webSocket: webSocket, outbound: outbound,
                                                 outboundPeak: outboundBounds.peak,

@@ -26,8 +26,8 @@ final class NodeGuard: Sendable {
     /// The other nodes (in a cluster).
     let bus: NodeBus?
 
-    init(loops: Int, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil) {
-        metrics = NodeMetrics(loops: loops)
+    init(loops: Int, metrics: NodeMetrics, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil) {
+        self.metrics = metrics
         outbound = NodeOutbound(loops: loops)
         self.served = served
         self.cluster = cluster

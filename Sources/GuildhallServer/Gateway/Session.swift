@@ -85,6 +85,8 @@ final class Session {
     var ledger = SubscriptionLedger()
     /// Typer lists waiting for the session's next typing frame (TypingFrames.swift).
     var typingOwed = TypingOwed()
+    /// Requests read and not answered yet, to time them (RequestDurations.swift).
+    var unanswered = UnansweredRequests()
     unowned let gateway: Gateway
 
     init(key: UInt64, sink: any FrameSink, peer: String, liveness: SessionLiveness, maxFrameBytes: Int, outboundCap: Int,
@@ -120,6 +122,7 @@ final class Session {
         frame.response.result = result
         sink.send(frame)
         markDirty()
+        timeAnswer(id)
     }
 
     /// Queues an answer already encoded (a Frame payload).
@@ -127,6 +130,12 @@ final class Session {
         guard isOpen, let sink else { return }
         sink.send(payload: payload)
         markDirty()
+        // An answer to id 0 (the SDK's login) carries no id field: proto3 leaves zero out.
+        if !unanswered.isEmpty { timeAnswer(MessageWire.responseID(payload) ?? 0) }
+    }
+
+    private func timeAnswer(_ id: UInt64) {
+        if let (kind, seconds) = unanswered.answered(id) { gateway.requestDurations.record(kind, seconds: seconds) }
     }
 
     /// Queues bytes the transport itself framed (a WebSocket pong or close).

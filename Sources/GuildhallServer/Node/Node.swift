@@ -39,6 +39,7 @@ final class Node {
                                        checkpointMillis: settings.checkpointIntervalMs),
                           onCommitted: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .committed($0) } },
                           onRead: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .read($0) } })
+        let metrics = NodeMetrics(loops: settings.loops, clustered: !settings.cluster.isEmpty)
         let served = ServedShards(settings: settings)
         let cluster = ClusterView(settings: settings)
         var takeover: ShardTakeover?
@@ -51,7 +52,7 @@ final class Node {
                                              view: cluster)
                 self.leases = leases
                 let shardLog = try ShardLog(settings: settings, store: store, log: ServerLog(level: settings.logLevel, format: settings.logFormat),
-                                            leases: { leases.owns($0) })
+                                            metrics: metrics.cluster, leases: { leases.owns($0) })
                 self.shardLog = shardLog
                 store.writer.useJournal(shardLog)
                 let t = ShardTakeover(shardLog: shardLog, store: store, settings: settings, served: served, clock: clock)
@@ -72,7 +73,7 @@ final class Node {
             throw error
         }
         let shares = snapshot.shares(HomeMap(settings))
-        let guards = NodeGuard(loops: settings.loops, served: served, cluster: cluster, bus: bus)
+        let guards = NodeGuard(loops: settings.loops, metrics: metrics, served: served, cluster: cluster, bus: bus)
         self.guards = guards
         var placements: [ChannelID: ServerID] = [:]
         if settings.loops > 1 { for c in snapshot.channels { placements[c.id] = c.serverID } }

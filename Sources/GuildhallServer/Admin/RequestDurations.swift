@@ -1,0 +1,97 @@
+// How long requests take, by kind, as a client sees it from its gateway:
+// from the request frame read to its answer queued (the metric
+// guildhall_request_duration_seconds, a histogram per kind). Each loop counts
+// its own sessions' requests in plain arrays (no lock on the request path),
+// hands a copy to the node at its liveness sweep, and a scrape adds the
+// loops' copies up into Prometheus's text format. Figures are loop-thread
+// only; Snapshot crosses threads.
+
+import Foundation
+import GuildhallWire
+
+struct RequestDurations {
+    /// Bucket bounds in seconds, the same for every kind.
+    static let bounds: [Double] = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5]
+
+    struct Figures: Sendable {
+        /// Observations per bucket (not cumulative); the last is above every bound.
+        var buckets = [UInt64](repeating: 0, count: RequestDurations.bounds.count + 1)
+        var sum = 0.0
+        var count: UInt64 = 0
+
+        mutating func add(_ other: Figures) {
+            for i in buckets.indices { buckets[i] += other.buckets[i] }
+            sum += other.sum
+            count += other.count
+        }
+    }
+
+    typealias Snapshot = [String: Figures]
+    private(set) var byKind: Snapshot = [:]
+
+    mutating func record(_ kind: String, seconds: Double) {
+        let bucket = Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count
+        byKind[kind, default: Figures()].buckets[bucket] += 1
+        byKind[kind]!.sum += seconds
+        byKind[kind]!.count += 1
+    }
+
+    /// The loops' snapshots added up, as a histogram family in the text format.
+    static func exposition(_ loops: [Snapshot]) -> String {
+        var total: Snapshot = [:]
+        for loop in loops { for (kind, f) in loop { total[kind, default: Figures()].add(f) } }
+        var out = "# HELP guildhall_request_duration_seconds From a request's frame read to its answer queued, by request kind.\n"
+        out += "# TYPE guildhall_request_duration_seconds histogram\n"
+        for (kind, f) in total.sorted(by: { $0.key < $1.key }) {
+            var cumulative: UInt64 = 0
+            for (i, bound) in bounds.enumerated() {
+                cumulative += f.buckets[i]
+                out += "guildhall_request_duration_seconds_bucket{kind=\"\(kind)\",le=\"\(bound)\"} \(cumulative)\n"
+            }
+            out += "guildhall_request_duration_seconds_bucket{kind=\"\(kind)\",le=\"+Inf\"} \(f.count)\n"
+            out += "guildhall_request_duration_seconds_sum{kind=\"\(kind)\"} \(f.sum)\n"
+            out += "guildhall_request_duration_seconds_count{kind=\"\(kind)\"} \(f.count)\n"
+        }
+        return out
+    }
+}
+
+extension GHRequest.OneOf_Body {
+    /// The request kind as the metric labels it: the Proto field's name ("send_message").
+    var kindLabel: String {
+        MetricLabel.snake(Mirror(reflecting: self).children.first?.label ?? "unknown")
+    }
+}
+
+/// A session's requests read and not answered yet: each one's kind and when
+/// it was read. Bounded: past `cap` requests waiting, more go untimed.
+struct UnansweredRequests {
+    private struct Started {
+        let kind: String
+        let at: UInt64
+    }
+
+    private var started: [UInt64: Started] = [:]
+    static let cap = 1024
+
+    /// Request `id`, of `kind`, was read now.
+    mutating func read(_ id: UInt64, _ kind: String) {
+        guard started.count < Self.cap else { return }
+        started[id] = Started(kind: kind, at: Self.now())
+    }
+
+    /// Request `id` is answered: its kind and how long it took, if it was timed.
+    mutating func answered(_ id: UInt64) -> (kind: String, seconds: Double)? {
+        guard !started.isEmpty, let s = started.removeValue(forKey: id) else { return nil }
+        return (s.kind, Double(Self.now() &- s.at) / 1e9)
+    }
+
+    /// Whether an answer could be one of these (saves reading an encoded answer's id).
+    var isEmpty: Bool { started.isEmpty }
+
+    private static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
