@@ -35,7 +35,7 @@ test: deps
 	$(SWIFT) build
 	$(SWIFT) build --build-tests
 	# Every test with one loop, then the end-to-end suite again with two
-	# (sessions on a loop other than their home's; see docs/performance.md, "Loops = 1 and loops = 2"). The
+	# (sessions on a loop other than their home's; see docs/performance.md, "One loop or two"). The
 	# cluster suites (three nodes and NATS each) run on their own, not beside
 	# sixty others on two cores: their lease and delivery deadlines are real.
 	GUILDHALL_LOOPS=1 $(SWIFT) test --skip-build --skip '$(CLUSTER_SUITES)'
