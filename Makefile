@@ -22,7 +22,7 @@ install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || m
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-.PHONY: run test test-web reliability fuzz build release deps proto web clean bench
+.PHONY: run test test-web reliability fuzz build release deps proto web docs clean bench
 
 run: deps build
 	.build/debug/guildhall serve $(ARGS)
@@ -103,6 +103,10 @@ bench: deps
 	@for p in redis-server nats-server; do dpkg -s $$p >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$p); done
 	$(SWIFT) build -c release
 	.build/release/guildhall-lab bench matrix
+
+# Regenerates docs/configuration.md from the settings' table (ConfigurationReferenceTests fails when it is stale).
+docs: build
+	.build/debug/guildhall serve --print-config-reference > docs/configuration.md
 
 # Regenerates Sources/GuildhallWire/Generated from Proto/ (needs protobuf-compiler).
 # The web client (web/) embedded in the binary; WebClientTests fails when they differ.

@@ -1,6 +1,6 @@
 // Every limit of the protocol and the domain in one place, each with why.
 // The numbers here are defaults; `Settings` (in GuildhallServer) lets an
-// operator change those marked as settings (docs/operating.md).
+// operator change those marked as settings (docs/configuration.md).
 
 public enum Limits {
     /// Largest frame after login. A message body is at most 16 KiB, so 64 KiB

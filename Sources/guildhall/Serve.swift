@@ -21,7 +21,14 @@ struct Serve: ParsableCommand {
     @Flag(name: .long, help: "Print the resolved configuration, annotated, and exit.")
     var printConfig = false
 
+    @Flag(name: .long, help: "Print every setting as a Markdown reference (docs/configuration.md) and exit.")
+    var printConfigReference = false
+
     func run() throws {
+        if printConfigReference {
+            print(Settings.reference(), terminator: "")
+            return
+        }
         let settings = try settingsOptions.resolve(listen: listen)
         if printConfig {
             print(settings.annotatedConfig(), terminator: "")

@@ -1,7 +1,7 @@
 // Every setting an operator can change, with its default and meaning, in one
 // table. The same table parses the configuration file, the environment and
 // `--set` flags (flags beat environment beat file), prints the annotated
-// configuration (`guildhall serve --print-config`) and feeds docs/operating.md's table.
+// configuration (`guildhall serve --print-config`) and generates docs/configuration.md.
 
 import Foundation
 import GuildhallCore
@@ -168,7 +168,7 @@ extension Settings {
         live(choice("web-client", "Whether the WebSocket listener serves the web client at /: on or off.", \.webClient, ["on", "off"])),
         text("admin-token", "Bearer token the admin endpoint requires (all but /healthz and /readyz); required unless admin-listen is loopback.",
              \.adminToken),
-        text("admin-token-file", "A file holding admin-token (a container secret); read at start and on SIGHUP. Set one of the two.",
+        text("admin-token-file", "A file holding admin-token (a container secret), read at start. Set one of the two.",
              \.adminTokenFile),
         text("cluster", "NATS servers of the deployment, nats://HOST:PORT[,…]; empty: a single node, no NATS.", \.cluster),
         text("cluster-name", "The deployment's name (its lease bucket and subjects).", \.clusterName),
