@@ -3,7 +3,7 @@
 // Swift 6 language mode throughout (tools version 6.0 implies it).
 import PackageDescription
 
-// The loop's state is confined to one thread by design (DESIGN §1), each store
+// The loop's state is confined to one thread by design (docs/architecture.md), each store
 // connection to its thread, and wire messages are values: the run-time
 // exclusivity checks on class properties buy nothing there and cost about 4%
 // of a fan-out (perf, bench fanout shape A) and 3.5% of the store shape
@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "GuildhallWireTests", dependencies: ["GuildhallWire"]),
         .testTarget(name: "GuildhallLoopTests", dependencies: ["GuildhallLoop", "GuildhallWire"]),
         .testTarget(name: "GuildhallStoreTests", dependencies: ["GuildhallStore", "GuildhallCore", "CPowerLoss"]),
-        // A test SQLite VFS that shows what a power loss would leave (RELIABILITY D3), and a full disk; tests only.
+        // A test SQLite VFS that shows what a power loss would leave (docs/reliability.md D3), and a full disk; tests only.
         .target(name: "CPowerLoss", dependencies: ["CSQLite"], path: "Tests/CPowerLoss"),
         .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallBuild", "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop",
                                                                   "CPowerLoss", .product(name: "Logging", package: "swift-log")],
@@ -77,7 +77,7 @@ let package = Package(
     ]
 )
 
-// The libFuzzer targets (RELIABILITY B4), only for `make fuzz`: built with
+// The libFuzzer targets (docs/reliability.md B4), only for `make fuzz`: built with
 // -sanitize=fuzzer, whose runtime supplies main, so an ordinary build would
 // fail to link them.
 if Context.environment["GUILDHALL_FUZZ"] != nil {
