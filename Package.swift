@@ -22,7 +22,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
@@ -50,6 +51,7 @@ let package = Package(
         // Sessions, dispatch, interest index, fan-out, configuration.
         .target(name: "GuildhallServer", dependencies: ["GuildhallBuild", "GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "CNATS",
                                                       .product(name: "Crypto", package: "swift-crypto"),
+                                                      .product(name: "JWTKit", package: "jwt-kit"),
                                                       .product(name: "Prometheus", package: "swift-prometheus"),
                                                       .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPath),
@@ -72,7 +74,8 @@ let package = Package(
         // A test SQLite VFS that shows what a power loss would leave (docs/reliability.md D3), and a full disk; tests only.
         .target(name: "CPowerLoss", dependencies: ["CSQLite"], path: "Tests/CPowerLoss"),
         .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallBuild", "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop",
-                                                                  "CPowerLoss", .product(name: "Logging", package: "swift-log")],
+                                                                  "CPowerLoss", .product(name: "Logging", package: "swift-log"),
+                                                                  .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")],
                     exclude: ["Fixtures"]),
     ]
 )

@@ -1,7 +1,7 @@
 # Shared fixtures of the WebSocket protocol tests and the browser tests
 # (README "Web client"): a real `guildhall serve` on 127.0.0.1 free ports in a
 # temporary folder, stopped by its PID; tokens minted the way a web app's
-# backend mints them (README, "Tokens for browsers"); a JSON WebSocket peer.
+# backend mints them (docs/security.md, "The v1 token"); a JSON WebSocket peer.
 import base64
 import hashlib
 import hmac

@@ -197,8 +197,9 @@ extension Gateway {
     }
 
     private func login(_ login: GHLogin, id: UInt64, on session: Session) {
-        guard let token = verifiedToken(login.token, id: id, on: session) else { return }
-        admit(session, token, autoSubscribe: login.autoSubscribe, id: id, resumeFailure: "")
+        checkToken(login.token, id: id, on: session) { [unowned self] token in
+            self.admit(session, token, autoSubscribe: login.autoSubscribe, id: id, resumeFailure: "")
+        }
     }
 
     /// Asks the home to log `session` in; its later frames wait for the answer.
@@ -216,32 +217,52 @@ extension Gateway {
                              peer: session.peer))
     }
 
-    /// The token's identity, or nil after answering and closing. A user or
-    /// address that failed too often lately is refused without a check.
-    func verifiedToken(_ text: String, id: UInt64, on session: Session) -> AccessToken? {
-        let user = AccessToken.claimedUser(text), address = String(session.peerAddress), now = loop.nowMillis
+    /// Runs `then` with the token's identity, at once for a v1 token and once
+    /// verified off the loop for a JWT (TokenChecks.swift; the session is not
+    /// read meanwhile); a token that fails is answered and its connection
+    /// closed instead. A user or address that failed too often lately is
+    /// refused without a check.
+    func checkToken(_ text: String, id: UInt64, on session: Session, then: @escaping (AccessToken) -> Void) {
+        let user = TokenKeys.isJWT(text) ? TokenKeys.claimedUser(text) : AccessToken.claimedUser(text), address = String(session.peerAddress)
         let interval = UInt64(settings.loginFailureIntervalMs)
-        let wait = limits.node.loginWait(user: user, peer: address, now: now, burst: settings.loginFailuresBurst, intervalMs: interval)
+        let wait = limits.node.loginWait(user: user, peer: address, now: loop.nowMillis, burst: settings.loginFailuresBurst, intervalMs: interval)
         guard wait == 0 else {
             log.warnRepeated("login refused unchecked: too many failures", ["peer": session.peer, "retry_after_ms": wait])
             limits.node.metrics.loginFailed("rate_limited")
             session.fail(id, .rateLimited("too many failed logins for this user or address; retry after \(wait) ms",
                                           retryAfterMs: UInt32(clamping: wait)))
             close(session, .closedRateLimited, "too many failed logins")
-            return nil
+            return
         }
-        do {
-            return try AccessToken.verify(text, secret: secret, nowSeconds: self.now() / 1000)
-        } catch {
-            limits.node.loginFailed(user: user, peer: address, now: now, intervalMs: interval)
-            let m = error.message
-            limits.node.metrics.loginFailed(m.contains("signature") ? "signature" : m.contains("expired") ? "expired"
-                                            : m.contains("identity") ? "identity" : "malformed")
-            log.info("login refused", ["peer": session.peer, "reason": error.message])
-            session.fail(id, error)
-            close(session, .authFailed, error.message)
-            return nil
+        let settle = { [unowned self] (outcome: TokenChecks.Outcome) in
+            switch outcome {
+            case .success(let token): then(token)
+            case .failure(let error): self.loginRefused(error, claimed: user, on: session, id: id)
+            }
         }
+        guard TokenKeys.isJWT(text) else {
+            return settle(Result { () throws(Failure) in try AccessToken.verify(text, secret: secret, nowSeconds: self.now() / 1000) })
+        }
+        guard let tokenChecks else { return settle(.failure(Failure(.unauthenticated, "malformed token: v1 tokens only here"))) }
+        session.pauseReading(.admission)
+        tokenChecks.check(text, for: session.key, nowSeconds: now() / 1000) { outcome in
+            guard session.isOpen, session.isAwaitingLogin else { return }
+            // Not read yet: the admission that follows pauses it again, until the home admits it.
+            session.unpause(.admission)
+            settle(outcome)
+        }
+    }
+
+    /// A token that failed: counted against the user it claims (a JWT's once verified) and the address, answered, closed.
+    private func loginRefused(_ error: Failure, claimed: UserID?, on session: Session, id: UInt64) {
+        limits.node.loginFailed(user: claimed, peer: String(session.peerAddress), now: loop.nowMillis,
+                                intervalMs: UInt64(settings.loginFailureIntervalMs))
+        let m = error.message
+        limits.node.metrics.loginFailed(m.contains("signature") ? "signature" : m.contains("expired") ? "expired"
+                                        : m.contains("identity") ? "identity" : "malformed")
+        log.info("login refused", ["peer": session.peer, "reason": error.message])
+        session.fail(id, error)
+        close(session, .authFailed, error.message)
     }
 
     /// Takes one request of `rate` from the session's budget; false after
@@ -272,6 +293,7 @@ extension Gateway {
     /// closes. `abort` drops unsent bytes (slow consumers).
     func close(_ session: Session, _ reason: GHCloseReason?, _ message: String, abort: Bool = false) {
         guard session.isOpen else { return }
+        tokenChecks?.forget(session.key)
         if let reason, !abort { session.sendClosed(reason, message) }
         limits.node.metrics.closed(reason.map { "\($0)" } ?? "none")
         let wasLoggedIn = session.isLoggedIn

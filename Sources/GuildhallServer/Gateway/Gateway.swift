@@ -100,6 +100,8 @@ final class Gateway {
     var forwardedSends: [ForwardedSend.Key: ForwardedSend] = [:]
     /// Shared events rendered for this loop's JSON WebSocket sessions.
     let jsonEvents = JSONEvents()
+    /// Logins whose JWT is being verified off the loop (set by NodeLoop).
+    var tokenChecks: TokenChecks?
     /// This loop's sessions' requests timed by kind (RequestDurations.swift).
     var requestDurations = RequestDurations()
     var mintUID: (UInt64) -> MessageUID = { _ in 0 }

@@ -25,6 +25,8 @@ final class NodeGuard: Sendable {
     let cluster: ClusterView
     /// The other nodes (in a cluster).
     let bus: NodeBus?
+    /// The keys JWT logins are verified with (TokenKeys.swift).
+    let tokenKeys = TokenKeys()
 
     init(loops: Int, metrics: NodeMetrics, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil) {
         self.metrics = metrics

@@ -29,7 +29,10 @@ extension Gateway {
     }
 
     func resume(_ r: GHResume, id: UInt64, on fresh: Session) {
-        guard let token = verifiedToken(r.token, id: id, on: fresh) else { return }
+        checkToken(r.token, id: id, on: fresh) { [unowned self] token in self.resume(r, id: id, on: fresh, as: token) }
+    }
+
+    private func resume(_ r: GHResume, id: UInt64, on fresh: Session, as token: AccessToken) {
         let node = SessionID.node(of: r.sessionID)
         if node == settings.nodeID, let owner = SessionID.gateway(of: r.sessionID), owner != index, owner < peers.count,
            handOff(fresh, to: owner, r, id: id) {

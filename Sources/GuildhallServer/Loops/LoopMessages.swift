@@ -124,6 +124,8 @@ enum LoopMessage: Sendable {
     case guildsMoved(Set<Int>)
     /// A connection for this loop's gateway (a resume that arrived on another loop).
     case handOff(HandOff)
+    /// A JWT login's token, verified off the loop for a session of this loop's gateway (TokenChecks.swift).
+    case tokenChecked(UInt64, TokenChecks.Outcome)
     /// An admin request's answer, made off the loop (AdminEndpoint.swift); first loop only.
     case adminAnswer(UInt64, AdminAnswer)
     /// Shutdown, in the order the first loop leads it (NodeShutdown.swift).

@@ -75,6 +75,12 @@ final class Node {
         let shares = snapshot.shares(HomeMap(settings))
         let guards = NodeGuard(loops: settings.loops, metrics: metrics, served: served, cluster: cluster, bus: bus)
         self.guards = guards
+        do { try guards.tokenKeys.load(settings) } catch {
+            leases?.stop()
+            store.close()
+            shardLog?.close()
+            throw error
+        }
         var placements: [ChannelID: ServerID] = [:]
         if settings.loops > 1 { for c in snapshot.channels { placements[c.id] = c.serverID } }
         do {

@@ -59,6 +59,8 @@ final class NodeLoop {
         routes.gateway = gateway
         gateway.homeFigures = { [unowned home] in home.book.countsByKind }
         gateway.peers = links.handOffs
+        let ownInbox = inboxes[index]
+        gateway.tokenChecks = TokenChecks(keys: guards.tokenKeys) { key, outcome in _ = ownInbox.post(.tokenChecked(key, outcome)) }
         home.gateway = gateway
         gateway.mintUID = { [unowned home] now in home.ids.next(nowMillis: now) }
         home.runner.onSettled = { [unowned self] in self.commitsSettled() }
@@ -94,6 +96,7 @@ final class NodeLoop {
             case .fromHome(let from, let steps): gateway.carryOut(steps, from: from)
             case .mail(let from, let mail): if !shutdown.homeClosed { home.received(mail, from: from) }
             case .handOff(let h): gateway.adopt(h)
+            case .tokenChecked(let key, let outcome): gateway.tokenChecks?.checked(key, outcome)
             case .adoptShards(let share, let loaded):
                 if !shutdown.homeClosed { home.adopt(share) }
                 loaded.leave()
@@ -124,6 +127,10 @@ final class NodeLoop {
         if index == 0 {
             let restart = home.settings.applyingLive(newer).restartNeeded
             if !restart.isEmpty { log.warn("settings changed that need a restart; ignored until then", ["keys": restart.joined(separator: ",")]) }
+            // The token keys' file is read again (a rotation changes the file, not the setting).
+            do throws(SettingsError) { try gateway.limits.node.tokenKeys.load(newer) } catch {
+                log.error("token keys not reloaded; the ones in use stay", ["error": error.description])
+            }
         }
         home.applyLive(newer)
         gateway.settings = home.settings

@@ -32,6 +32,8 @@ public struct Settings: Sendable, Equatable {
     public var data = "./data"
     public var secret = ""
     public var secretFile = ""
+    public var tokenKeys = ""
+    public var tokenKeysFile = ""
     public var nodeID = 0
     /// One per core by default (docs/architecture.md).
     public var loops = max(1, min(64, ProcessInfo.processInfo.activeProcessorCount))
@@ -181,6 +183,10 @@ extension Settings {
         text("data", "Folder for the database and the generated secret.", \.data),
         text("secret", "HMAC secret for login tokens. Empty: generated once into <data>/secret.", \.secret),
         text("secret-file", "A file holding secret (a container secret); read at start. Set one of the two.", \.secretFile),
+        live(text("token-keys", "Keys for JWT logins, a JWKS (kid and alg on every key: oct HS256, EC ES256, OKP EdDSA); empty: v1 tokens only (docs/security.md).",
+                  \.tokenKeys)),
+        live(text("token-keys-file", "A file holding token-keys (a JWKS); read at start and again on SIGHUP, so keys rotate without a restart.",
+                  \.tokenKeysFile)),
         int("node-id", "This node's id (0-1023), part of every message UID.", \.nodeID, 0...1023),
         int("loops", "Event loops, each on a thread of its own accepting client connections and homing the guilds and users placed on it by id (default: one per core).",
             \.loops, 1...64),
