@@ -76,8 +76,8 @@ reliability: deps
 	.build/release/guildhall-lab reliability --profile full
 
 # The decoders under libFuzzer and AddressSanitizer (docs/reliability.md B1, B4): the
-# frame decoder, the hand-written send decoder, the WebSocket reader and the
-# hand-written reader of an event's message place, each
+# frame decoder, the hand-written send decoder, the WebSocket reader, the
+# hand-written reader of an event's message place and the PROXY header reader, each
 # for FUZZ_SECONDS from the committed seeds (Fuzz/corpus; what libFuzzer adds
 # goes to .build/fuzz/corpus), then FUZZ_SWEEP random and FUZZ_SWEEP mutated
 # frames through all of them and swift-protobuf. A finding stops it, its input
@@ -89,7 +89,7 @@ FUZZ_BIN := .build/fuzz/debug/guildhall-fuzz
 fuzz: deps
 	. scripts/swift-env && GUILDHALL_FUZZ=1 swift build --scratch-path .build/fuzz --product guildhall-fuzz -Xswiftc -sanitize=fuzzer,address
 	@mkdir -p .build/fuzz/findings
-	@for t in frames send websocket place; do \
+	@for t in frames send websocket place proxy; do \
 		mkdir -p .build/fuzz/corpus/$$t; \
 		echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
 		SWIFT_BACKTRACE=enable=no GUILDHALL_FUZZ_TARGET=$$t $(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=.build/fuzz/findings/$$t- \

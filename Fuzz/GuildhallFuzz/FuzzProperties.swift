@@ -81,6 +81,27 @@ enum MessagePlaceProperties {
     }
 }
 
+enum ProxyHeaderProperties {
+    /// The PROXY header reader decides on a prefix and keeps its decision as
+    /// bytes follow: a header's length is within what it read (and within
+    /// the protocol's bounds), and every shorter prefix of a header asks for more.
+    static func check(_ bytes: [UInt8]) {
+        let whole = ProxyHeader.read(bytes)
+        switch whole {
+        case .header(_, let length):
+            precondition(length <= bytes.count && length <= 16 + ProxyHeader.v2MaxBody, "a header longer than its input")
+            precondition(ProxyHeader.read(bytes.prefix(length)) == whole, "a header read differently without what follows it")
+            let cut = splitPoint(bytes) % max(length, 1)
+            precondition(ProxyHeader.read(bytes.prefix(cut)) == .needMore, "a header's prefix taken for a decision")
+        case .absent, .invalid:
+            // More bytes do not change a decision already made on these.
+            precondition(ProxyHeader.read(bytes + [0x0D, 0x0A]) == whole || whole == .absent, "a decision changed by later bytes")
+        case .needMore:
+            precondition(bytes.count < 16 + ProxyHeader.v2MaxBody, "more asked of a full buffer")
+        }
+    }
+}
+
 enum WebSocketProperties {
     /// Whole or split: the same messages; no message over the limit.
     static func check(_ bytes: [UInt8]) {

@@ -101,12 +101,13 @@ struct FuzzSweep {
             FrameProperties.check(input)
             SendProperties.check(Array(input.dropFirst(4)))
             MessagePlaceProperties.check(Array(input.dropFirst(4)))
+            ProxyHeaderProperties.check(input)
             WebSocketProperties.check(input)
             slowest = max(slowest, took)
             if took > 10_000_000 { slow += 1 }
         }
         print(String(format: "fuzz sweep: %d random and %d mutated inputs, each whole, split and byte by byte through the frame decoder, the send decoder, "
-                     + "the place reader and the WebSocket reader: every property held; %d frames decoded by swift-protobuf, %d refused with an error; slowest input %.2f ms of CPU, %d over 10 ms at first, %d when timed again",
+                     + "the place reader, the PROXY header reader and the WebSocket reader: every property held; %d frames decoded by swift-protobuf, %d refused with an error; slowest input %.2f ms of CPU, %d over 10 ms at first, %d when timed again",
                      count, count, decoded, refused, Double(slowest) / 1e6, retimed, slow))
         return slow == 0
     }

@@ -1,7 +1,7 @@
 // libFuzzer targets (docs/reliability.md B4): the frame decoder, the hand-written send
-// decoder, the WebSocket frame reader and the hand-written reader of an event's
-// message place, one binary, the target chosen by GUILDHALL_FUZZ_TARGET
-// (frames, send, websocket, place). Built only by `make fuzz`
+// decoder, the WebSocket frame reader, the hand-written reader of an event's
+// message place and the PROXY header reader, one binary, the target chosen by
+// GUILDHALL_FUZZ_TARGET (frames, send, websocket, place, proxy). Built only by `make fuzz`
 // (Package.swift adds this target when GUILDHALL_FUZZ is set) with
 // `-sanitize=fuzzer,address`: libFuzzer's driver runs from the entry point
 // SwiftPM gives an executable (`guildhall_fuzz_main`; libFuzzer's own main
@@ -17,7 +17,7 @@ import GuildhallLoop
 import GuildhallWire
 
 enum FuzzTarget: String {
-    case frames, send, websocket, place
+    case frames, send, websocket, place, proxy
 }
 
 let fuzzTarget = FuzzTarget(rawValue: ProcessInfo.processInfo.environment["GUILDHALL_FUZZ_TARGET"] ?? "frames") ?? .frames
@@ -41,6 +41,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .send: SendProperties.check(bytes)
     case .websocket: WebSocketProperties.check(bytes)
     case .place: MessagePlaceProperties.check(bytes)
+    case .proxy: ProxyHeaderProperties.check(bytes)
     }
     return 0
 }

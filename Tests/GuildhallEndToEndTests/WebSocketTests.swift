@@ -22,13 +22,20 @@ final class WebSocketPeer {
         self.json = json
     }
 
+    init(raw: RawConnection, json: Bool = false) {
+        self.raw = raw
+        self.json = json
+    }
+
     /// Sends the opening handshake; returns the response's head.
-    func handshake(protocols: String? = nil, origin: String? = nil, key: String = "dGhlIHNhbXBsZSBub25jZQ==") -> String {
+    func handshake(protocols: String? = nil, origin: String? = nil, key: String = "dGhlIHNhbXBsZSBub25jZQ==", before: [UInt8] = [],
+                   headers: [String] = []) -> String {
         let protocols = protocols ?? (json ? "guildhall.json" : "guildhall.proto")
         var request = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: \(protocols)\r\n"
         if let origin { request += "Origin: \(origin)\r\n" }
-        raw.send(Array((request + "\r\n").utf8))
+        for header in headers { request += header + "\r\n" }
+        raw.send(before + Array((request + "\r\n").utf8))
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
             if let end = buffer.firstRange(of: Array("\r\n\r\n".utf8)) {

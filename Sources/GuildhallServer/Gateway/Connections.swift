@@ -12,7 +12,7 @@ import SwiftProtobuf
 
 extension Gateway {
     @discardableResult
-    func accepted(_ connection: TCPConnection, checkingCap: Bool = true, webSocket: WebSocketEncoding? = nil) -> Session? {
+    func accepted(_ connection: TCPConnection, checkingCap: Bool = true, webSocket: WebSocketEncoding? = nil, client: String? = nil) -> Session? {
         guard !shuttingDown else { connection.abort(); return nil }
         connection.count = limits.node.connections
         // What a slow client has not taken waits in the session's queue, where the
@@ -23,14 +23,15 @@ extension Gateway {
                                        idleTimeoutMs: UInt64(settings.idleTimeoutMs), frameDeadlineMs: UInt64(settings.frameDeadlineMs))
         // The key's low byte names this gateway, so a resume on another loop finds the session's.
         let sink: any FrameSink = webSocket.map { WebSocketFrameSink(connection, json: $0 == .json ? jsonEvents : nil) } ?? TCPFrameSink(connection)
-        let session = Session(key: Place.sessionKey(nextSessionKey, node: settings.nodeID, loop: index), sink: sink, peer: connection.peer, liveness: liveness,
+        let session = Session(key: Place.sessionKey(nextSessionKey, node: settings.nodeID, loop: index), sink: sink, peer: client ?? connection.peer, liveness: liveness,
                               maxFrameBytes: Limits.maxFrameBytesBeforeLogin, outboundCap: settings.outboundHardCapBytes,
                               replayCapacity: settings.resumeEvents, replayBytes: settings.resumeBytes, gateway: self)
         if let webSocket {
             session.decoder = InboundFrames(webSocket: webSocket, maxFrameBytes: Limits.maxFrameBytesBeforeLogin)
         }
         add(session)
-        bind(connection, to: session)
+        // A TCP client's first bytes may be a PROXY header (a browser's came before its handshake: WebSocketDoor).
+        if webSocket == nil { readProxyHeader(connection, on: session) } else { bind(connection, to: session) }
         if checkingCap, limits.node.connections.current > limits.connectionCap {
             log.warnRepeated("connection refused: server full", ["peer": session.peer, "cap": limits.connectionCap])
             close(session, .serverFull, "the server holds its most connections (\(limits.connectionCap)); reconnect later")
@@ -44,6 +45,35 @@ extension Gateway {
     /// Routes a connection's bytes and end to `session` (again after a resume).
     func bind(_ connection: TCPConnection, to session: Session) {
         connection.onRead = { [unowned self, unowned session] bytes in self.received(bytes, on: session) }
+        connection.onEnd = { [unowned self, unowned session] _ in self.drop(session, nil, "peer closed") }
+    }
+
+    /// Reads a connection's first bytes until it is clear whether they are a
+    /// PROXY header: from a trusted proxy it names the client, from anyone
+    /// else it is refused; then the session reads as any other, from the
+    /// first byte after the header.
+    private func readProxyHeader(_ connection: TCPConnection, on session: Session) {
+        let trusted = limits.proxies.trusts(session.peer)
+        var head: [UInt8] = []
+        connection.onRead = { [unowned self, unowned session, unowned connection] bytes in
+            head += bytes
+            switch ProxyHeader.read(head) {
+            case .needMore:
+                return
+            case .absent:
+                self.bind(connection, to: session)
+                head.withUnsafeBytes { self.received($0, on: session) }
+            case .header(let client, let length):
+                guard trusted else {
+                    return self.close(session, .protocolError, "a PROXY header from \(session.peer), which is not a trusted proxy (trusted-proxies)")
+                }
+                if let client { session.proxied(for: client) }
+                self.bind(connection, to: session)
+                if head.count > length { head[length...].withUnsafeBytes { self.received($0, on: session) } }
+            case .invalid(let why):
+                self.close(session, .protocolError, "PROXY header: \(why)")
+            }
+        }
         connection.onEnd = { [unowned self, unowned session] _ in self.drop(session, nil, "peer closed") }
     }
 

@@ -64,6 +64,8 @@ final class GatewayLimits {
     private(set) var rates: RequestBudget.Rates
     /// `max-connections`, kept below the open-file limit (less 64 for the store, listeners and logs).
     private(set) var connectionCap: Int
+    /// Who may name the client of a connection it carries (`trusted-proxies`).
+    private(set) var proxies: TrustedProxies
     private let fileLimit: Int
 
     init(_ settings: Settings, node: NodeGuard) {
@@ -73,11 +75,13 @@ final class GatewayLimits {
             ? Int(limit.rlim_cur) - 64 : Int.max
         rates = Self.rates(settings)
         connectionCap = min(settings.maxConnections, max(fileLimit, 1))
+        proxies = (try? TrustedProxies(settings.trustedProxies)) ?? (try! TrustedProxies(""))
     }
 
     func update(_ settings: Settings) {
         rates = Self.rates(settings)
         connectionCap = min(settings.maxConnections, max(fileLimit, 1))
+        if let trusted = try? TrustedProxies(settings.trustedProxies) { proxies = trusted }
     }
 
     private static func rates(_ s: Settings) -> RequestBudget.Rates {

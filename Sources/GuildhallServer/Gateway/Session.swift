@@ -41,6 +41,9 @@ final class Session {
     private(set) var peer: String
     /// The peer's address without its port: what failed logins count against.
     var peerAddress: Substring { peer[..<(peer.lastIndex(of: ":") ?? peer.endIndex)] }
+
+    /// A trusted proxy named the client (a PROXY header, X-Forwarded-For): limits and logs see it, not the proxy.
+    func proxied(for client: String) { peer = client }
     var decoder: InboundFrames
     var liveness: SessionLiveness
     /// Requests it may still make, per rate class (RequestLimits.swift).

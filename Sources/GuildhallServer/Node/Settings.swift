@@ -5,6 +5,7 @@
 
 import Foundation
 import GuildhallCore
+import GuildhallLoop
 
 public struct Settings: Sendable, Equatable {
     public var listen = "127.0.0.1:7400"
@@ -33,6 +34,7 @@ public struct Settings: Sendable, Equatable {
     public var secret = ""
     public var secretFile = ""
     public var tokenKeys = ""
+    public var trustedProxies = ""
     public var tokenKeysFile = ""
     public var nodeID = 0
     /// One per core by default (docs/architecture.md).
@@ -165,6 +167,10 @@ extension Settings {
         text("ws-listen", "WebSocket listener for browsers (upgrade at /ws), HOST:PORT; empty: none.", \.wsListen) { v throws(SettingsError) in
             guard v.isEmpty || SocketAddressText.isValid(v) else { throw SettingsError(description: "ws-listen must be HOST:PORT or empty, not \(v)") }
         },
+        live(text("trusted-proxies", "Load balancers and proxies whose PROXY header (v1 or v2, on the client and WebSocket listeners) or X-Forwarded-For (on the WebSocket upgrade) names the client: addresses and CIDR blocks separated by commas. From any other peer a PROXY header is refused; empty: none is trusted.",
+                  \.trustedProxies) { v throws(SettingsError) in
+            do throws(TrustedProxiesError) { _ = try TrustedProxies(v) } catch { throw SettingsError(description: error.description) }
+        }),
         text("ws-allowed-origins", "Pages that may open a WebSocket: origins separated by commas, * for any; empty: pages of the listener's own host.",
              \.wsAllowedOrigins),
         live(choice("web-client", "Whether the WebSocket listener serves the web client at /: on or off.", \.webClient, ["on", "off"])),

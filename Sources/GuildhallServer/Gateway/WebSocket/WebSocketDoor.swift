@@ -18,8 +18,9 @@ final class WebSocketDoor {
     private let loop: EventLoop
     /// The gateway's live settings (SIGHUP may change the origins and deadlines).
     private let settings: () -> Settings
-    /// An upgraded connection, for the gateway to make a session of.
-    private let upgraded: (TCPConnection, WebSocketEncoding) -> Void
+    /// An upgraded connection, for the gateway to make a session of, with
+    /// the client a trusted proxy named (nil: the connection's own peer).
+    private let upgraded: (TCPConnection, WebSocketEncoding, String?) -> Void
     /// A connection closing, for the gateway to keep until libuv lets it go.
     private let closing: (TCPConnection) -> Void
     private var listener: TCPListener?
@@ -27,7 +28,7 @@ final class WebSocketDoor {
     private var greeting: [ObjectIdentifier: (connection: TCPConnection, since: UInt64)] = [:]
     private var shut = false
 
-    init(loop: EventLoop, settings: @escaping () -> Settings, upgraded: @escaping (TCPConnection, WebSocketEncoding) -> Void,
+    init(loop: EventLoop, settings: @escaping () -> Settings, upgraded: @escaping (TCPConnection, WebSocketEncoding, String?) -> Void,
          closing: @escaping (TCPConnection) -> Void) {
         self.loop = loop
         self.settings = settings
@@ -64,17 +65,42 @@ final class WebSocketDoor {
         for g in greeting.values { refuse(g.connection, []) }
     }
 
-    /// A new connection: its HTTP request first.
+    /// A new connection: a PROXY header from a trusted proxy, then its HTTP request.
     private func greet(_ c: TCPConnection) {
         guard !shut else { c.abort(); return }
         // Held here until the handshake ends: nothing else owns the connection yet.
         greeting[ObjectIdentifier(c)] = (c, loop.nowMillis)
         let reader = HTTPRequestReader(maxRequestBytes: Self.handshakeBytes, maxHeaders: Self.handshakeHeaders)
+        let peer = c.peer, proxies = (try? TrustedProxies(settings().trustedProxies)) ?? (try! TrustedProxies(""))
+        var head: [UInt8]? = [], client: String?
         c.onRead = { [unowned self, unowned c] bytes in
             do throws(HTTPReadError) {
-                guard let request = try reader.feed(bytes).first else { return }
+                var request: HTTPRequest?
+                if head != nil {
+                    head! += bytes
+                    switch ProxyHeader.read(head!) {
+                    case .needMore: return
+                    case .absent: request = try reader.feed(head!).first
+                    case .header(let source, let length):
+                        guard proxies.trusts(peer) else {
+                            return self.refuse(c, WebSocketHandshake.refusal(400, "a PROXY header from \(peer), which is not a trusted proxy"))
+                        }
+                        client = source
+                        request = try reader.feed(Array(head![length...])).first
+                    case .invalid(let why):
+                        return self.refuse(c, WebSocketHandshake.refusal(400, "PROXY header: \(why)"))
+                    }
+                    head = nil
+                } else {
+                    request = try reader.feed(bytes).first
+                }
+                guard let request else { return }
                 c.stopReading()
-                self.handshake(request, on: c)
+                // An HTTP proxy in front names the client in X-Forwarded-For (heeded from trusted proxies only).
+                if proxies.trusts(peer), let forwarded = request.header("X-Forwarded-For"), let named = proxies.client(forwardedFor: forwarded) {
+                    client = IPAddress(named).map { $0.withPort(0) } ?? client
+                }
+                self.handshake(request, on: c, client: client)
             } catch {
                 self.refuse(c, WebSocketHandshake.refusal(error.status, "the handshake could not be read: \(error)"))
             }
@@ -91,7 +117,7 @@ final class WebSocketDoor {
         }
     }
 
-    private func handshake(_ r: HTTPRequest, on c: TCPConnection) {
+    private func handshake(_ r: HTTPRequest, on c: TCPConnection, client: String?) {
         let settings = settings()
         if settings.webClient == "on", r.path != WebSocketHandshake.path, let page = WebClientPages.response(to: r) {
             return refuse(c, page)
@@ -105,7 +131,7 @@ final class WebSocketDoor {
             c.flush()
             c.onRead = nil
             c.onEnd = nil
-            upgraded(c, encoding)
+            upgraded(c, encoding, client)
         }
     }
 
