@@ -5,8 +5,8 @@
 SHELL := /bin/bash
 SWIFT := . scripts/swift-env && swift
 # The C libraries' packages (the system-library targets link uv, sqlite3,
-# http_parser, wslay and nats), and the NATS server the cluster tests start.
-DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev libhttp-parser-dev libwslay-dev libnats-dev nats-server
+# http_parser, wslay, nats and OpenSSL), and the NATS server the cluster tests start.
+DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev libhttp-parser-dev libwslay-dev libnats-dev libssl-dev nats-server
 ARGS ?=
 # The end-to-end suites that start a cluster (see `test`).
 CLUSTER_SUITES := ClusterLeaseTests|CrossNodeTests|GuildMoveTests|HomeKillTests|ShardLogTests|ReplicatedLogTests|NodeFailureTests
@@ -31,7 +31,7 @@ test: deps
 	@# promtool checks docker/'s Prometheus files and a live scrape (Debian's prometheus; no daemon is
 	@# started), and Debian's python3-yaml reads the compose files in the tests.
 	@dpkg -s prometheus >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus)
-	@$(call install_missing,python3-yaml)
+	@$(call install_missing,python3-yaml openssl)
 	$(SWIFT) build
 	$(SWIFT) build --build-tests
 	# Every test with one loop, then the end-to-end suite again with two

@@ -35,6 +35,7 @@ let package = Package(
         .systemLibrary(name: "CHTTPParser", path: "Sources/CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         .systemLibrary(name: "CWSLay", path: "Sources/CWSLay", providers: [.apt(["libwslay-dev"])]),
         .systemLibrary(name: "CNATS", path: "Sources/CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
         // The version and commit this binary was built from (VERSION, git), stamped before every build.
         .plugin(name: "BuildStamp", capability: .buildTool()),
@@ -45,7 +46,7 @@ let package = Package(
         // Generated protobuf types and the frame codec.
         .target(name: "GuildhallWire", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")], swiftSettings: hotPath),
         // A thin Swift face over libuv; knows nothing of chat.
-        .target(name: "GuildhallLoop", dependencies: ["CLibUV", "CHTTPParser", "CWSLay"], swiftSettings: hotPath),
+        .target(name: "GuildhallLoop", dependencies: ["CLibUV", "CHTTPParser", "CWSLay", "COpenSSL"], swiftSettings: hotPath),
         // SQLite schema, migrations, writer and reader threads.
         .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"], swiftSettings: hotPath),
         // Sessions, dispatch, interest index, fan-out, configuration.

@@ -57,6 +57,9 @@ public final class TCPConnection {
     }
 
     let handle: UnsafeMutablePointer<uv_tcp_t>
+    /// TLS on this connection (TLSStream): what is read is decrypted before
+    /// `onRead`, what is queued is encrypted at `flush`. Nil: plaintext.
+    public private(set) var tls: TLSStream?
     private var pieces: [Piece] = []
     private var pendingShared: [SharedBytes] = []
     /// Per-connection bytes of the next write (prefixes, trailers, small
@@ -230,6 +233,7 @@ public final class TCPConnection {
             guard let s, let data = s.pointee.data else { return }
             let conn = Unmanaged<TCPConnection>.fromOpaque(data).takeUnretainedValue()
             if n > 0, let base = buf?.pointee.base {
+                if conn.tls != nil { return conn.receivedCiphertext(UnsafeRawBufferPointer(start: base, count: n)) }
                 conn.onRead?(UnsafeRawBufferPointer(start: base, count: n))
             } else if n < 0 {
                 conn.stopReading()
@@ -347,6 +351,7 @@ public final class TCPConnection {
     /// queued way. Owners that want `onWritten` always go the queued way, so
     /// the callback never runs inside `flush`.
     public func flush() {
+        if tls != nil, !isClosing { encryptQueued() }
         guard !pieces.isEmpty, !isClosing else { return }
         withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: pieces.count) { bufs in
             let scratchBase = scratch
@@ -410,6 +415,57 @@ public final class TCPConnection {
         }
     }
 
+    // MARK: TLS
+
+    /// Speaks TLS from now on; `early` are bytes already read (after a PROXY header), ciphertext.
+    public func startTLS(_ stream: TLSStream, early: UnsafeRawBufferPointer) {
+        tls = stream
+        if !early.isEmpty { receivedCiphertext(early) }
+    }
+
+    /// Ciphertext read: handshake records answered at once, plaintext to `onRead`.
+    /// A peer that breaks TLS gets OpenSSL's alert and the connection ends.
+    func receivedCiphertext(_ bytes: UnsafeRawBufferPointer) {
+        guard let tls else { return }
+        var plain: [UInt8] = []
+        do throws(TLSError) { try tls.receive(bytes, into: &plain) } catch {
+            tlsFailure = error.description
+            flush()
+            stopReading()
+            onEnd?(Int32(UV_EPROTO.rawValue))
+            return
+        }
+        if tls.hasOutgoing { flush() }
+        if !plain.isEmpty { plain.withUnsafeBytes { onRead?($0) } }
+        if tls.peerClosed, !isClosing {
+            stopReading()
+            onEnd?(Int32(UV_EOF.rawValue))
+        }
+    }
+
+    /// Why TLS failed, when it did (for the log).
+    public private(set) var tlsFailure: String?
+
+    /// The queued plaintext into TLS records, queued in its place; `flush`
+    /// hands those to the socket at once, so what is queued is always plaintext.
+    private func encryptQueued() {
+        guard let tls else { return }
+        if !pieces.isEmpty {
+            let scratchBase = scratch
+            for piece in pieces {
+                let bytes: UnsafeRawBufferPointer = switch piece {
+                case .scratch(let offset, let count): UnsafeRawBufferPointer(start: scratchBase! + offset, count: count)
+                case .shared(let base, let count): UnsafeRawBufferPointer(start: base, count: count)
+                }
+                do throws(TLSError) { try tls.send(bytes) } catch { tlsFailure = error.description }
+            }
+            queued(-pendingBytes)
+            forgetWritten()
+        }
+        let records = tls.outgoing()
+        if !records.isEmpty { enqueue(records) }
+    }
+
     private func writeCompleted(bytes: Int, status: Int32) {
         queued(-bytes)
         writesCompleted &+= 1
@@ -445,6 +501,11 @@ public final class TCPConnection {
     /// writing and had that long to read), and at most after `lingerMostMillis`.
     public func close() {
         guard !isClosing else { return }
+        // What is queued goes out (encrypted) before the goodbye, which must be the last record.
+        if let tls {
+            flush()
+            tls.shutdown()
+        }
         flush()
         beginClosing()
         let stream = asStream(handle)

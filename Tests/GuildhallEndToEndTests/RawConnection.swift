@@ -2,6 +2,7 @@
 // back with a deadline, see whether the server closed the connection.
 
 import Foundation
+import GuildhallLoop
 import GuildhallWire
 
 final class RawConnection {
@@ -37,8 +38,48 @@ final class RawConnection {
 
     deinit { close(fd) }
 
+    /// TLS, once `startTLS` made it: frames go through it both ways.
+    private var tls: TLSStream?
+
+    /// Speaks TLS from now on, as a client trusting `caFile` and expecting `host`; the handshake is done here.
+    func startTLS(caFile: String, host: String = "localhost", timeout: Double = 5) throws {
+        let stream = try TLSStream(context: TLSContext.client(caFile: caFile), host: host)
+        try stream.start()
+        sendRaw(stream.outgoing())
+        let deadline = Date().addingTimeInterval(timeout)
+        while !stream.handshakeDone {
+            let bytes = receive(timeout: deadline.timeIntervalSinceNow)
+            guard !bytes.isEmpty else { throw WaitTimeout(what: "the TLS handshake") }
+            var plain: [UInt8] = [], failure: TLSError?
+            bytes.withUnsafeBytes { b in
+                do throws(TLSError) { try stream.receive(b, into: &plain) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            sendRaw(stream.outgoing())
+        }
+        tls = stream
+    }
+
     func send(_ bytes: [UInt8]) {
+        guard let tls else { return sendRaw(bytes) }
+        bytes.withUnsafeBytes { try? tls.send($0) }
+        sendRaw(tls.outgoing())
+    }
+
+    private func sendRaw(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Bytes read, decrypted when the connection speaks TLS.
+    private func incoming(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        guard let tls else { return Array(bytes) }
+        var plain: [UInt8] = []
+        Array(bytes).withUnsafeBytes { b in
+            do throws(TLSError) { try tls.receive(b, into: &plain) } catch { peerClosed = true }
+        }
+        sendRaw(tls.outgoing())
+        if tls.peerClosed { peerClosed = true }
+        return plain
     }
 
     func send(_ frame: GHFrame) { send(FrameEncoding.framed(frame)) }
@@ -115,7 +156,7 @@ final class RawConnection {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             if poll(&p, 1, Int32(left * 1000) + 1) <= 0 { continue }
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { peerClosed = true } else { decoder.feed(Array(buffer[0..<n])) }
+            if n <= 0 { peerClosed = true } else { decoder.feed(incoming(buffer[0..<n])) }
         }
     }
 

@@ -87,6 +87,10 @@ final class AdminEndpoint {
         open[id] = (connection, HTTPRequestReader(maxRequestBytes: Self.maxRequestBytes, maxHeaders: Self.maxHeaders), first.loop.nowMillis, false)
         connection.onRead = { [unowned self] bytes in self.received(bytes, on: id) }
         connection.onEnd = { [unowned self] _ in self.open.removeValue(forKey: id)?.connection.abort() }
+        if first.home.settings.tlsAdmin == "on" {
+            guard let tls = node.guards.certificates.stream() else { return open.removeValue(forKey: id)?.connection.abort() ?? () }
+            connection.startTLS(tls, early: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
         connection.startReading()
     }
 
@@ -142,10 +146,11 @@ final class AdminEndpoint {
         case ("DELETE", let path) where path.hasPrefix("/settings/"): dropOverride(String(path.dropFirst("/settings/".count)), id: id)
         case ("POST", "/backup"): backup(id: id)
         case ("GET", "/cluster"): answer(id, r.query("guild") != nil || r.query("user") != nil ? placement(r) : cluster())
+        case ("POST", "/tls/reload"): answer(id, reloadCertificate())
         case ("POST", "/drain"):
             // Answered once every loop's sessions are closed and their last writes committed.
             if !first.beginDrain(answering: id) { answer(id, .error(409, "the node is already draining or shutting down")) }
-        case (_, "/healthz"), (_, "/readyz"), (_, "/settings"), (_, "/backup"), (_, "/drain"), (_, "/metrics"), (_, "/cluster"):
+        case (_, "/healthz"), (_, "/readyz"), (_, "/settings"), (_, "/backup"), (_, "/drain"), (_, "/metrics"), (_, "/cluster"), (_, "/tls/reload"):
             answer(id, .error(405, "\(r.method) is not allowed on \(r.path)"))
         default:
             answer(id, .error(404, "no endpoint \(r.path); see docs/operating.md"))
@@ -292,6 +297,16 @@ final class AdminEndpoint {
         answer["owner"] = leases.snapshot.owners[shard] ?? NSNull()
         answer["served_here"] = leases.owns(shard) && node.shardLog?.positions[shard] != nil
         return .json(200, answer)
+    }
+
+    /// POST /tls/reload: reads the certificate files again; connections made from now on present the new one.
+    private func reloadCertificate() -> AdminAnswer {
+        let settings = first.home.settings
+        guard settings.speaksTLS else { return .error(409, "no listener speaks TLS (tls-client, tls-websocket, tls-admin)") }
+        do throws(SettingsError) { try node.guards.certificates.load(settings) } catch {
+            return .error(500, "\(error.description); the certificate in use stays")
+        }
+        return .json(200, ["reloaded": settings.tlsCertFile])
     }
 
     /// POST /backup: a consistent copy, made off the loop.

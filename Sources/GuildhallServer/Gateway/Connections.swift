@@ -12,7 +12,9 @@ import SwiftProtobuf
 
 extension Gateway {
     @discardableResult
-    func accepted(_ connection: TCPConnection, checkingCap: Bool = true, webSocket: WebSocketEncoding? = nil, client: String? = nil) -> Session? {
+    /// `handedOff`: a connection another loop moved here, past its PROXY header and TLS handshake.
+    func accepted(_ connection: TCPConnection, checkingCap: Bool = true, webSocket: WebSocketEncoding? = nil, client: String? = nil,
+                  handedOff: Bool = false) -> Session? {
         guard !shuttingDown else { connection.abort(); return nil }
         connection.count = limits.node.connections
         // What a slow client has not taken waits in the session's queue, where the
@@ -30,8 +32,8 @@ extension Gateway {
             session.decoder = InboundFrames(webSocket: webSocket, maxFrameBytes: Limits.maxFrameBytesBeforeLogin)
         }
         add(session)
-        // A TCP client's first bytes may be a PROXY header (a browser's came before its handshake: WebSocketDoor).
-        if webSocket == nil { readProxyHeader(connection, on: session) } else { bind(connection, to: session) }
+        // A TCP client's first bytes may be a PROXY header, then TLS (a browser's came before its handshake: WebSocketDoor).
+        if webSocket == nil && !handedOff { readProxyHeader(connection, on: session) } else { bind(connection, to: session) }
         if checkingCap, limits.node.connections.current > limits.connectionCap {
             log.warnRepeated("connection refused: server full", ["peer": session.peer, "cap": limits.connectionCap])
             close(session, .serverFull, "the server holds its most connections (\(limits.connectionCap)); reconnect later")
@@ -57,21 +59,30 @@ extension Gateway {
         var head: [UInt8] = []
         connection.onRead = { [unowned self, unowned session, unowned connection] bytes in
             head += bytes
+            let start: Int
             switch ProxyHeader.read(head) {
             case .needMore:
                 return
             case .absent:
-                self.bind(connection, to: session)
-                head.withUnsafeBytes { self.received($0, on: session) }
+                start = 0
             case .header(let client, let length):
                 guard trusted else {
                     return self.close(session, .protocolError, "a PROXY header from \(session.peer), which is not a trusted proxy (trusted-proxies)")
                 }
                 if let client { session.proxied(for: client) }
-                self.bind(connection, to: session)
-                if head.count > length { head[length...].withUnsafeBytes { self.received($0, on: session) } }
+                start = length
             case .invalid(let why):
-                self.close(session, .protocolError, "PROXY header: \(why)")
+                return self.close(session, .protocolError, "PROXY header: \(why)")
+            }
+            self.bind(connection, to: session)
+            head[start...].withUnsafeBytes { rest in
+                // The client listener may speak TLS: what follows the PROXY header is its handshake.
+                if self.settings.tlsClient == "on" {
+                    guard let tls = self.limits.node.certificates.stream() else { return self.close(session, nil, "no TLS certificate") }
+                    connection.startTLS(tls, early: rest)
+                } else if !rest.isEmpty {
+                    self.received(rest, on: session)
+                }
             }
         }
         connection.onEnd = { [unowned self, unowned session] _ in self.drop(session, nil, "peer closed") }

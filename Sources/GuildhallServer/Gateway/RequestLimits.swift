@@ -27,6 +27,8 @@ final class NodeGuard: Sendable {
     let bus: NodeBus?
     /// The keys JWT logins are verified with (TokenKeys.swift).
     let tokenKeys = TokenKeys()
+    /// The certificate TLS listeners present (TLSCertificates.swift).
+    let certificates = TLSCertificates()
 
     init(loops: Int, metrics: NodeMetrics, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil) {
         self.metrics = metrics

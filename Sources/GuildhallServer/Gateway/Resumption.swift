@@ -77,7 +77,7 @@ extension Gateway {
         log.debug("resume handed to the session's loop", ["from": index, "to": owner, "peer": fresh.peer])
         remove(fresh)
         _ = fresh.close(nil)
-        peers[owner](HandOff(socket: socket, decoder: fresh.decoder, resume: r, id: id))
+        peers[owner](HandOff(socket: socket, tls: fresh.connection?.tls, client: fresh.peer, decoder: fresh.decoder, resume: r, id: id))
         return true
     }
 
@@ -88,7 +88,8 @@ extension Gateway {
             return
         }
         // Already counted: the loop it came from still holds it until libuv lets go.
-        guard let session = accepted(connection, checkingCap: false, webSocket: h.decoder.webSocketEncoding) else { return }
+        if let tls = h.tls { connection.startTLS(tls, early: UnsafeRawBufferPointer(start: nil, count: 0)) }
+        guard let session = accepted(connection, checkingCap: false, webSocket: h.decoder.webSocketEncoding, client: h.client, handedOff: true) else { return }
         session.decoder = h.decoder
         resume(h.resume, id: h.id, on: session)
     }

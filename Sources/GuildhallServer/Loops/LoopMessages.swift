@@ -94,6 +94,9 @@ enum HomeCommand: Sendable {
 /// its socket, what was already read from it, and the resume to carry out there.
 struct HandOff: Sendable {
     let socket: Int32
+    /// Its TLS, when it speaks TLS, and the client a trusted proxy named.
+    let tls: TLSStream?
+    let client: String
     let decoder: InboundFrames
     let resume: GHResume
     let id: UInt64

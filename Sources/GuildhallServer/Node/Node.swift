@@ -75,7 +75,10 @@ final class Node {
         let shares = snapshot.shares(HomeMap(settings))
         let guards = NodeGuard(loops: settings.loops, metrics: metrics, served: served, cluster: cluster, bus: bus)
         self.guards = guards
-        do { try guards.tokenKeys.load(settings) } catch {
+        do {
+            try guards.tokenKeys.load(settings)
+            try guards.certificates.load(settings)
+        } catch {
             leases?.stop()
             store.close()
             shardLog?.close()

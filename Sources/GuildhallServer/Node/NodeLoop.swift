@@ -131,6 +131,9 @@ final class NodeLoop {
             do throws(SettingsError) { try gateway.limits.node.tokenKeys.load(newer) } catch {
                 log.error("token keys not reloaded; the ones in use stay", ["error": error.description])
             }
+            do throws(SettingsError) { try gateway.limits.node.certificates.load(newer) } catch {
+                log.error("TLS certificate not reloaded; the one in use stays", ["error": error.description])
+            }
         }
         home.applyLive(newer)
         gateway.settings = home.settings

@@ -35,6 +35,11 @@ public struct Settings: Sendable, Equatable {
     public var secretFile = ""
     public var tokenKeys = ""
     public var trustedProxies = ""
+    public var tlsCertFile = ""
+    public var tlsKeyFile = ""
+    public var tlsClient = "off"
+    public var tlsWebSocket = "off"
+    public var tlsAdmin = "off"
     public var tokenKeysFile = ""
     public var nodeID = 0
     /// One per core by default (docs/architecture.md).
@@ -171,6 +176,12 @@ extension Settings {
                   \.trustedProxies) { v throws(SettingsError) in
             do throws(TrustedProxiesError) { _ = try TrustedProxies(v) } catch { throw SettingsError(description: error.description) }
         }),
+        live(text("tls-cert-file", "PEM certificate chain (the server's certificate first) for the listeners that speak TLS; read again on SIGHUP and POST /tls/reload.",
+                  \.tlsCertFile)),
+        live(text("tls-key-file", "PEM private key of tls-cert-file's certificate.", \.tlsKeyFile)),
+        choice("tls-client", "Whether the client listener speaks TLS (1.2 and 1.3): on or off.", \.tlsClient, ["on", "off"]),
+        choice("tls-websocket", "Whether the WebSocket listener speaks TLS (wss, and https for the web client): on or off.", \.tlsWebSocket, ["on", "off"]),
+        choice("tls-admin", "Whether the admin endpoint speaks TLS (https): on or off.", \.tlsAdmin, ["on", "off"]),
         text("ws-allowed-origins", "Pages that may open a WebSocket: origins separated by commas, * for any; empty: pages of the listener's own host.",
              \.wsAllowedOrigins),
         live(choice("web-client", "Whether the WebSocket listener serves the web client at /: on or off.", \.webClient, ["on", "off"])),

@@ -2424,7 +2424,9 @@ public nonisolated struct GHLogin: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The signed token minted by `guildhall token` or by the operator's backend:
+  /// A JWT (HS256, ES256 or EdDSA, with `kid`; claims `sub`, `exp`, optional
+  /// `device`: docs/security.md) or the v1 token minted by `guildhall token` or
+  /// by the operator's backend:
   /// "v1.<base64url user>.<base64url device>.<expiry unix seconds>.<base64url HMAC-SHA256>",
   /// the HMAC-SHA256 being over the UTF-8 text "v1\n<user>\n<device>\n<expiry>",
   /// keyed with the UTF-8 bytes of the server's secret setting exactly as

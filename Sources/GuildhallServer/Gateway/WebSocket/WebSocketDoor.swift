@@ -16,6 +16,8 @@ final class WebSocketDoor {
     static let handshakeBytes = 8192, handshakeHeaders = 64
 
     private let loop: EventLoop
+    /// The certificate, when the listener speaks TLS.
+    private let certificates: TLSCertificates
     /// The gateway's live settings (SIGHUP may change the origins and deadlines).
     private let settings: () -> Settings
     /// An upgraded connection, for the gateway to make a session of, with
@@ -28,9 +30,10 @@ final class WebSocketDoor {
     private var greeting: [ObjectIdentifier: (connection: TCPConnection, since: UInt64)] = [:]
     private var shut = false
 
-    init(loop: EventLoop, settings: @escaping () -> Settings, upgraded: @escaping (TCPConnection, WebSocketEncoding, String?) -> Void,
+    init(loop: EventLoop, certificates: TLSCertificates, settings: @escaping () -> Settings, upgraded: @escaping (TCPConnection, WebSocketEncoding, String?) -> Void,
          closing: @escaping (TCPConnection) -> Void) {
         self.loop = loop
+        self.certificates = certificates
         self.settings = settings
         self.upgraded = upgraded
         self.closing = closing
@@ -72,29 +75,11 @@ final class WebSocketDoor {
         greeting[ObjectIdentifier(c)] = (c, loop.nowMillis)
         let reader = HTTPRequestReader(maxRequestBytes: Self.handshakeBytes, maxHeaders: Self.handshakeHeaders)
         let peer = c.peer, proxies = (try? TrustedProxies(settings().trustedProxies)) ?? (try! TrustedProxies(""))
-        var head: [UInt8]? = [], client: String?
-        c.onRead = { [unowned self, unowned c] bytes in
+        var head: [UInt8] = [], client: String?
+        // First a PROXY header, maybe; then TLS, maybe; then the HTTP request.
+        let readRequest = { [unowned self, unowned c] (bytes: UnsafeRawBufferPointer) in
             do throws(HTTPReadError) {
-                var request: HTTPRequest?
-                if head != nil {
-                    head! += bytes
-                    switch ProxyHeader.read(head!) {
-                    case .needMore: return
-                    case .absent: request = try reader.feed(head!).first
-                    case .header(let source, let length):
-                        guard proxies.trusts(peer) else {
-                            return self.refuse(c, WebSocketHandshake.refusal(400, "a PROXY header from \(peer), which is not a trusted proxy"))
-                        }
-                        client = source
-                        request = try reader.feed(Array(head![length...])).first
-                    case .invalid(let why):
-                        return self.refuse(c, WebSocketHandshake.refusal(400, "PROXY header: \(why)"))
-                    }
-                    head = nil
-                } else {
-                    request = try reader.feed(bytes).first
-                }
-                guard let request else { return }
+                guard let request = try reader.feed(bytes).first else { return }
                 c.stopReading()
                 // An HTTP proxy in front names the client in X-Forwarded-For (heeded from trusted proxies only).
                 if proxies.trusts(peer), let forwarded = request.header("X-Forwarded-For"), let named = proxies.client(forwardedFor: forwarded) {
@@ -103,6 +88,31 @@ final class WebSocketDoor {
                 self.handshake(request, on: c, client: client)
             } catch {
                 self.refuse(c, WebSocketHandshake.refusal(error.status, "the handshake could not be read: \(error)"))
+            }
+        }
+        c.onRead = { [unowned self, unowned c] bytes in
+            head += bytes
+            let start: Int
+            switch ProxyHeader.read(head) {
+            case .needMore: return
+            case .absent: start = 0
+            case .header(let source, let length):
+                guard proxies.trusts(peer) else {
+                    return self.refuse(c, WebSocketHandshake.refusal(400, "a PROXY header from \(peer), which is not a trusted proxy"))
+                }
+                client = source
+                start = length
+            case .invalid(let why):
+                return self.refuse(c, WebSocketHandshake.refusal(400, "PROXY header: \(why)"))
+            }
+            c.onRead = readRequest
+            head[start...].withUnsafeBytes { rest in
+                if self.settings().tlsWebSocket == "on" {
+                    guard let tls = self.certificates.stream() else { return self.refuse(c, []) }
+                    c.startTLS(tls, early: rest)
+                } else if !rest.isEmpty {
+                    readRequest(rest)
+                }
             }
         }
         c.onEnd = { [unowned self, unowned c] _ in self.refuse(c, []) }
