@@ -46,20 +46,22 @@ let package = Package(
         // Generated protobuf types and the frame codec.
         .target(name: "GuildhallWire", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")], swiftSettings: hotPath),
         // A thin Swift face over libuv; knows nothing of chat.
-        .target(name: "GuildhallLoop", dependencies: ["CLibUV", "CHTTPParser", "CWSLay", "COpenSSL"], swiftSettings: hotPath),
+        // TLS as a state machine over memory buffers (OpenSSL 3): the loop's connections and the SDK's sockets use it.
+        .target(name: "GuildhallTLS", dependencies: ["COpenSSL"]),
+        .target(name: "GuildhallLoop", dependencies: ["CLibUV", "CHTTPParser", "CWSLay", "GuildhallTLS"], swiftSettings: hotPath),
         // SQLite schema, migrations, writer and reader threads.
         .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"], swiftSettings: hotPath),
         // Sessions, dispatch, interest index, fan-out, configuration.
-        .target(name: "GuildhallServer", dependencies: ["GuildhallBuild", "GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "CNATS",
+        .target(name: "GuildhallServer", dependencies: ["GuildhallBuild", "GuildhallTLS", "GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "CNATS",
                                                       .product(name: "Crypto", package: "swift-crypto"),
                                                       .product(name: "JWTKit", package: "jwt-kit"),
                                                       .product(name: "Prometheus", package: "swift-prometheus"),
                                                       .product(name: "Logging", package: "swift-log")],
                 swiftSettings: hotPath),
         // The client SDK.
-        .target(name: "GuildhallClient", dependencies: ["GuildhallWire"]),
+        .target(name: "GuildhallClient", dependencies: ["GuildhallWire", "GuildhallTLS"]),
         .executableTarget(name: "guildhall", dependencies: [
-            "GuildhallBuild", "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallStore", "GuildhallLoop",
+            "GuildhallBuild", "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallStore", "GuildhallLoop", "GuildhallTLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The benchmarks and the reliability runner: the lab, not the product.
@@ -74,7 +76,7 @@ let package = Package(
         .testTarget(name: "GuildhallStoreTests", dependencies: ["GuildhallStore", "GuildhallCore", "CPowerLoss"]),
         // A test SQLite VFS that shows what a power loss would leave (docs/reliability.md D3), and a full disk; tests only.
         .target(name: "CPowerLoss", dependencies: ["CSQLite"], path: "Tests/CPowerLoss"),
-        .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallBuild", "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop",
+        .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallBuild", "GuildhallTLS", "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop",
                                                                   "CPowerLoss", .product(name: "Logging", package: "swift-log"),
                                                                   .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")],
                     exclude: ["Fixtures"]),

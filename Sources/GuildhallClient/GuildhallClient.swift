@@ -31,8 +31,24 @@ public struct ClientOptions: Sendable {
     /// Tell senders of direct messages that this device received them.
     public var deliveryReceipts = true
 
+    /// TLS to the server; nil: plaintext. The server's certificate must verify.
+    public var tls: ClientTLS?
+
     public init(token: @escaping @Sendable () -> String) { self.token = token }
     public init(token: String) { self.token = { token } }
+}
+
+/// How the SDK speaks TLS: the server's certificate must chain to the CAs in
+/// `caFile` (PEM; nil: the system's), be valid now, and name the host
+/// connected to (or `serverName`). There is no way to turn verification off.
+public struct ClientTLS: Sendable {
+    public var caFile: String?
+    public var serverName: String?
+
+    public init(caFile: String? = nil, serverName: String? = nil) {
+        self.caFile = caFile
+        self.serverName = serverName
+    }
 }
 
 public final class GuildhallClient: Sendable {
@@ -204,7 +220,7 @@ public final class GuildhallClient: Sendable {
             var endReason: ClientError = .disconnected("connection lost")
             let (host, port) = addresses[current]
             do {
-                let socket = try ClientSocket.connect(host: host, port: port, timeoutMs: options.connectTimeoutMs)
+                let socket = try ClientSocket.connect(host: host, port: port, timeoutMs: options.connectTimeoutMs, tls: options.tls)
                 failedInARow = 0
                 let installed = state.withLock { s -> Bool in
                     if s.closed { return false }

@@ -9,6 +9,7 @@
 // no allocation; one it cannot take hands the scratch to a queued write.
 
 import CLibUV
+import GuildhallTLS
 import Glibc
 import Synchronization
 

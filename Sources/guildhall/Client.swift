@@ -37,6 +37,12 @@ struct Client: AsyncParsableCommand {
     @Flag(name: .long, help: "Read JSON commands, write JSON lines.")
     var json = false
 
+    @Flag(name: .long, help: "Speak TLS; the server's certificate must verify (see --ca-file).")
+    var tls = false
+
+    @Option(name: .customLong("ca-file"), help: "PEM file of the CAs a TLS server's certificate must chain to (default: the system's).")
+    var caFile: String?
+
     @Flag(name: .long, help: "Log in with auto-subscribe mode on.")
     var auto = false
 
@@ -55,6 +61,7 @@ struct Client: AsyncParsableCommand {
         }
         let output = Output(json: json)
         var options = ClientOptions(token: loginToken)
+        if tls || caFile != nil { options.tls = ClientTLS(caFile: caFile) }
         options.autoSubscribe = auto
         let client = GuildhallClient(host: host, port: port, options: options)
         client.addListener(EventPrinter(output: output))

@@ -3,6 +3,7 @@
 
 import Foundation
 import GuildhallLoop
+import GuildhallTLS
 import GuildhallWire
 
 final class RawConnection {

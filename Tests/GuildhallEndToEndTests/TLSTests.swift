@@ -5,6 +5,7 @@
 // connections made after it.
 
 import Foundation
+import GuildhallClient
 import GuildhallWire
 import Testing
 @testable import GuildhallServer
@@ -142,5 +143,42 @@ import Testing
         // The admin endpoint itself speaks https only: plain HTTP is not answered.
         let plainAdmin = try TestCertificates.shell("/usr/bin/python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:\(server.adminPort)/healthz', timeout=5)\"")
         #expect(plainAdmin.0 != 0)
+    }
+
+    /// The SDK and `guildhall client` speak TLS, verifying by name or by address.
+    @Test func theSDKAndTheCommandLineClientSpeakTLS() async throws {
+        let server = try server()
+        defer { server.stop() }
+        for host in ["localhost", "127.0.0.1"] {
+            var options = ClientOptions(token: server.token("alice-\(host)"))
+            options.tls = ClientTLS(caFile: certs.ca)
+            let client = GuildhallClient(host: host, port: server.port, options: options)
+            #expect(try await client.connect().userID == "alice-\(host)")
+            _ = try await client.createServer(name: "over TLS")
+            client.close()
+        }
+        let (status, out) = try Binary.run(["client", "--server", "localhost:\(server.port)", "--tls", "--ca-file", certs.ca,
+                                            "--token", server.token("bob"), "--json"], input: #"{"cmd": "servers"}"# + "\n")
+        #expect(status == 0 && out.contains("bob"), "\(out)")
+    }
+
+    /// The SDK refuses a certificate that has expired or names another host, and says which.
+    @Test(arguments: [("expired", "certificate has expired"), ("other-host", "hostname mismatch")])
+    func theSDKRefusesACertificateThatDoesNotFit(_ which: String, _ says: String) async throws {
+        let chain = certs.folder + "/\(which)-sdk-chain.pem"
+        _ = try TestCertificates.shell("cat '\(which == "expired" ? certs.expired : certs.otherHost)' '\(certs.ca)' > '\(chain)'")
+        let server = try server { $0.tlsCertFile = chain }
+        defer { server.stop() }
+        var options = ClientOptions(token: server.token("alice"))
+        options.tls = ClientTLS(caFile: certs.ca)
+        options.autoReconnect = false
+        let client = GuildhallClient(host: "localhost", port: server.port, options: options)
+        do {
+            _ = try await client.connect()
+            Issue.record("a certificate that does not fit was accepted")
+        } catch {
+            #expect("\(error)".contains(says), "\(error)")
+        }
+        client.close()
     }
 }

@@ -8,6 +8,7 @@
 import Dispatch
 import GuildhallCore
 import GuildhallLoop
+import GuildhallTLS
 import GuildhallStore
 import GuildhallWire
 

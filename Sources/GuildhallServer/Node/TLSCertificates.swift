@@ -7,6 +7,7 @@
 // `tls-admin`. Any thread.
 
 import GuildhallLoop
+import GuildhallTLS
 import Synchronization
 
 final class TLSCertificates: Sendable {

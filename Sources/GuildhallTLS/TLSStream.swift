@@ -6,6 +6,7 @@
 // uses a stream (a resume hands it to another loop with its connection).
 
 import COpenSSL
+import Glibc
 
 public final class TLSStream: @unchecked Sendable {
     private let ssl: OpaquePointer
@@ -30,8 +31,14 @@ public final class TLSStream: @unchecked Sendable {
             SSL_set_accept_state(ssl)
         } else {
             if let host {
-                _ = gh_ssl_set_tlsext_host_name(ssl, host)
-                guard SSL_set1_host(ssl, host) == 1 else { throw TLSError("cannot expect the host name \(host)") }
+                // An address is checked against the certificate's IP names, and is no server name to send (RFC 6066).
+                var v4 = in_addr(), v6 = in6_addr()
+                if inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1 {
+                    guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host) == 1 else { throw TLSError("cannot expect the address \(host)") }
+                } else {
+                    _ = gh_ssl_set_tlsext_host_name(ssl, host)
+                    guard SSL_set1_host(ssl, host) == 1 else { throw TLSError("cannot expect the host name \(host)") }
+                }
             }
             SSL_set_connect_state(ssl)
         }

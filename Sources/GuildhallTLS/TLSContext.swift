@@ -10,7 +10,7 @@ import COpenSSL
 public struct TLSError: Error, CustomStringConvertible, Sendable {
     public let description: String
 
-    init(_ what: String) {
+    public init(_ what: String) {
         // OpenSSL's own reason, when it left one.
         var reasons: [String] = []
         while case let code = ERR_get_error(), code != 0 {
