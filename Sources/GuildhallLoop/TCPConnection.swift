@@ -452,13 +452,19 @@ public final class TCPConnection {
     private func encryptQueued() {
         guard let tls else { return }
         if !pieces.isEmpty {
+            // One record per flush, not one per piece: a record costs its header, its tag and a cipher call.
             let scratchBase = scratch
-            for piece in pieces {
-                let bytes: UnsafeRawBufferPointer = switch piece {
-                case .scratch(let offset, let count): UnsafeRawBufferPointer(start: scratchBase! + offset, count: count)
-                case .shared(let base, let count): UnsafeRawBufferPointer(start: base, count: count)
+            withUnsafeTemporaryAllocation(byteCount: pendingBytes, alignment: 16) { all in
+                var at = 0
+                for piece in pieces {
+                    let (base, count): (UnsafeRawPointer, Int) = switch piece {
+                    case .scratch(let offset, let count): (UnsafeRawPointer(scratchBase! + offset), count)
+                    case .shared(let base, let count): (UnsafeRawPointer(base), count)
+                    }
+                    all.baseAddress!.advanced(by: at).copyMemory(from: base, byteCount: count)
+                    at += count
                 }
-                do throws(TLSError) { try tls.send(bytes) } catch { tlsFailure = error.description }
+                do throws(TLSError) { try tls.send(UnsafeRawBufferPointer(start: all.baseAddress, count: at)) } catch { tlsFailure = error.description }
             }
             queued(-pendingBytes)
             forgetWritten()

@@ -1,6 +1,6 @@
 // `guildhall admin …` talks to a running server's admin endpoint (docs/operating.md),
 // and `guildhall restore` installs a backup into an empty data folder.
-// HTTP goes through Foundation's URLSession.
+// HTTP (or HTTPS, `--tls`) goes through Foundation's URLSession.
 
 import ArgumentParser
 import Foundation
@@ -18,6 +18,7 @@ struct Admin: AsyncParsableCommand {
     @Option(name: .long, help: "Admin endpoint, HOST:PORT.") var admin = "127.0.0.1:7401"
     @Option(name: .long, help: "Admin token (default: $GUILDHALL_ADMIN_TOKEN).") var token: String?
     @Flag(help: "Print the endpoint's JSON as it is.") var json = false
+    @OptionGroup var https: AdminTLS
 
     func run() async throws {
         let (method, path, body): (String, String, Data?) = switch action {
@@ -58,7 +59,7 @@ struct Admin: AsyncParsableCommand {
     }
 
     private func call(_ method: String, _ path: String, _ body: Data?) async throws -> (Int, String) {
-        try await Self.request(method, "http://\(admin)\(path)", token: token ?? ProcessInfo.processInfo.environment["GUILDHALL_ADMIN_TOKEN"], body: body)
+        try await https.request(method, admin, path, token: token ?? ProcessInfo.processInfo.environment["GUILDHALL_ADMIN_TOKEN"], body: body)
     }
 
     static func request(_ method: String, _ url: String, token: String?, body: Data? = nil) async throws -> (Int, String) {
@@ -72,6 +73,24 @@ struct Admin: AsyncParsableCommand {
         }
         let (data, response) = try await URLSession.shared.data(for: r)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// How to reach an admin endpoint that speaks TLS (`tls-admin`).
+struct AdminTLS: ParsableArguments {
+    @Flag(name: .customLong("tls"), help: "The admin endpoint speaks TLS (https); its certificate must verify.") var enabled = false
+    @Option(name: .customLong("ca-file"), help: "PEM file of the CAs the endpoint's certificate must chain to (default: the system's).")
+    var caFile: String?
+
+    var isOn: Bool { enabled || caFile != nil }
+
+    /// `method path` on the endpoint `admin` (HOST:PORT): over TLS when asked, else plain HTTP.
+    func request(_ method: String, _ admin: String, _ path: String, token: String?, body: Data? = nil) async throws -> (Int, String) {
+        guard isOn else { return try await Admin.request(method, "http://\(admin)\(path)", token: token, body: body) }
+        guard let colon = admin.lastIndex(of: ":"), let port = Int(admin[admin.index(after: colon)...]) else {
+            throw ValidationError("--admin must be HOST:PORT")
+        }
+        return try HTTPSExchange.request(method, host: String(admin[..<colon]), port: port, path: path, caFile: caFile, token: token, body: body)
     }
 }
 

@@ -15,9 +15,11 @@ struct Health: AsyncParsableCommand {
     @Option(name: .long, help: "Admin endpoint, HOST:PORT: ask its /healthz instead of logging in.")
     var admin: String?
 
+    @OptionGroup var https: AdminTLS
+
     func run() async throws {
         if let admin {
-            let (status, text) = (try? await Admin.request("GET", "http://\(admin)/healthz", token: nil)) ?? (0, "no answer")
+            let (status, text) = (try? await https.request("GET", admin, "/healthz", token: nil)) ?? (0, "no answer")
             print(status == 200 ? "healthy: \(admin) /healthz answered" : "unhealthy: \(status) \(text)")
             if status != 200 { throw ExitCode(1) }
             return
@@ -28,6 +30,7 @@ struct Health: AsyncParsableCommand {
         var options = ClientOptions(token: "")
         options.autoReconnect = false
         options.connectTimeoutMs = 2_000
+        if https.isOn { options.tls = ClientTLS(caFile: https.caFile) }
         let client = GuildhallClient(host: String(server[..<colon]), port: port, options: options)
         defer { client.close() }
         do {

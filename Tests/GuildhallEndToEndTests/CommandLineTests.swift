@@ -151,13 +151,15 @@ import Testing
         #expect(run["failure"] == nil)
     }
 
-    /// `bench fanout --transport ws` (README "Web client") runs the shape over TCP, WebSocket binary and JSON, each delivering everything.
-    @Test func theWebSocketBenchmarkDeliversEveryMessageOverEachTransport() throws {
-        let (rc, out) = try Binary.runLab(["bench", "fanout", "--subscribers", "5", "--publishers", "2", "--messages", "100", "--transport", "ws", "--json"])
+    /// `bench fanout --transport ws` runs the shape over TCP, WebSocket binary and JSON, and `--transport tls`
+    /// over TCP and TLS (docs/performance.md), each delivering everything.
+    @Test(arguments: [("ws", ["tcp", "ws", "ws-json"]), ("tls", ["tcp", "tls"])])
+    func theTransportBenchmarksDeliverEveryMessageOverEachTransport(_ transport: String, _ expected: [String]) throws {
+        let (rc, out) = try Binary.runLab(["bench", "fanout", "--subscribers", "5", "--publishers", "2", "--messages", "100", "--transport", transport, "--json"])
         #expect(rc == 0, "\(out)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         let runs = try #require(report["runs"] as? [[String: Any]])
-        #expect(runs.compactMap { $0["transport"] as? String } == ["tcp", "ws", "ws-json"])
+        #expect(runs.compactMap { $0["transport"] as? String } == expected)
         for run in runs {
             #expect(run["deliveries"] as? Int == 1_000 && run["lost"] as? Int == 0 && run["out_of_order"] as? Int == 0, "\(run)")
             #expect(run["failure"] == nil)

@@ -160,6 +160,14 @@ import Testing
         let (status, out) = try Binary.run(["client", "--server", "localhost:\(server.port)", "--tls", "--ca-file", certs.ca,
                                             "--token", server.token("bob"), "--json"], input: #"{"cmd": "servers"}"# + "\n")
         #expect(status == 0 && out.contains("bob"), "\(out)")
+        // The operator's commands reach the admin endpoint over https, and the health check both listeners.
+        let admin = try Binary.run(["admin", "status", "--admin", "localhost:\(server.adminPort)", "--tls", "--ca-file", certs.ca, "--token", "op-secret"])
+        #expect(admin.0 == 0 && admin.1.contains("readyz: 200"), "\(admin)")
+        for target in [["--admin", "localhost:\(server.adminPort)"], ["--server", "localhost:\(server.port)"]] {
+            let health = try Binary.run(["health"] + target + ["--tls", "--ca-file", certs.ca])
+            #expect(health.0 == 0 && health.1.hasPrefix("healthy"), "\(target): \(health)")
+        }
+        #expect(try Binary.run(["health", "--admin", "localhost:\(server.adminPort)"]).0 != 0, "plain HTTP to a TLS endpoint is not healthy")
     }
 
     /// The SDK refuses a certificate that has expired or names another host, and says which.

@@ -67,11 +67,16 @@ enum BenchRunner {
     /// `roles`: Guildhall's server gets that many roles with overrides (see `BenchTargets.populate`).
     static func run(_ target: BenchTargetKind, shape: LoadShape, members: Int = 0, roles: Int = 0, settings: [String] = []) throws -> BenchRun {
         // Over WebSocket the load goes to the WebSocket listener.
-        let webSocketPort = shape.transport == .tcp ? 0 : try BenchTargets.freePort()
+        let webSocketPort = shape.transport.isWebSocket ? try BenchTargets.freePort() : 0
+        var shape = shape, extra = settings + (webSocketPort > 0 ? ["ws-listen=127.0.0.1:\(webSocketPort)"] : [])
+        let certificates = shape.transport == .tls ? try BenchCertificates() : nil
+        if let certificates {
+            shape.caFile = certificates.ca
+            extra += ["tls-client=on", "tls-cert-file=\(certificates.chain)", "tls-key-file=\(certificates.key)"]
+        }
         let server = try BenchTargets.start(target, members: max(members, shape.subscribers + shape.stalled + shape.publishers + 1),
                                             subscribers: shape.subscribers + shape.stalled, publishers: shape.publishers,
-                                            sinkRecords: shape.sinkRecords, roles: roles,
-                                            extraSettings: settings + (webSocketPort > 0 ? ["ws-listen=127.0.0.1:\(webSocketPort)"] : []))
+                                            sinkRecords: shape.sinkRecords, roles: roles, extraSettings: extra)
         defer { server.stop() }
         if ProcessInfo.processInfo.environment["GUILDHALL_BENCH_DEBUG"] != nil {
             FileHandle.standardError.write(Data("started \(target) on port \(server.port)\n".utf8))

@@ -17,10 +17,15 @@ enum BenchTransport: String, CaseIterable {
     case tcp
     case ws
     case wsJSON = "ws-json"
+    /// TCP with TLS to the client listener (a certificate of a CA made for the run).
+    case tls
+
+    /// Whether the load goes to the WebSocket listener.
+    var isWebSocket: Bool { self == .ws || self == .wsJSON }
 
     var subprotocol: String? {
         switch self {
-        case .tcp: nil
+        case .tcp, .tls: nil
         case .ws: "guildhall.proto"
         case .wsJSON: "guildhall.json"
         }

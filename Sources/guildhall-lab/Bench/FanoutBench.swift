@@ -15,7 +15,7 @@ struct FanoutBench: ParsableCommand {
     @Option(help: "Also run against: redis, nats (repeatable).") var vs: [String] = []
     @Option(help: "Target: guildhall or sink.") var target = "guildhall"
     @Option(help: "Guildhall settings for the server, KEY=VALUE (repeatable).") var set: [String] = []
-    @Option(help: "tcp; ws: the same shape over TCP, WebSocket binary and WebSocket JSON in turn; ws-json: JSON alone.") var transport = "tcp"
+    @Option(help: "tcp; ws: the same shape over TCP, WebSocket binary and WebSocket JSON in turn; ws-json: JSON alone; tls: over TCP and over TLS in turn.") var transport = "tcp"
 
     func run() throws {
         var targets = [(BenchTargetKind(rawValue: target) ?? .guildhall, BenchTransport.tcp)]
@@ -29,7 +29,10 @@ struct FanoutBench: ParsableCommand {
             guard targets.count == 1, targets[0].0 == .guildhall else { throw ValidationError("--transport ws compares Guildhall's own transports: no --vs or --target") }
             targets += [(.guildhall, .ws), (.guildhall, .wsJSON)]
         case "ws-json": targets = [(.guildhall, .wsJSON)]  // alone, for profiling
-        default: throw ValidationError("--transport takes tcp, ws or ws-json")
+        case "tls":
+            guard targets.count == 1, targets[0].0 == .guildhall else { throw ValidationError("--transport tls compares Guildhall over TCP and TLS: no --vs or --target") }
+            targets.append((.guildhall, .tls))
+        default: throw ValidationError("--transport takes tcp, ws, ws-json or tls")
         }
         var shape = load.shape
         if targets[0].0 == .sink {

@@ -7,6 +7,7 @@
 
 import Foundation
 import GuildhallLoop
+import GuildhallTLS
 import Synchronization
 
 struct LoadShape {
@@ -29,8 +30,10 @@ struct LoadShape {
     var stalled = 0
     /// Subscribers acknowledge events after this many (frees the server's replay buffer).
     var ackEvery = 256
-    /// TCP, or WebSocket (binary or JSON) to Guildhall's WebSocket listener.
+    /// TCP (with TLS or not), or WebSocket (binary or JSON) to Guildhall's WebSocket listener.
     var transport = BenchTransport.tcp
+    /// With TLS: the CA the server's certificate chains to.
+    var caFile = ""
 
     /// Channels (Guildhall only): subscriber and publisher i use channel i % channels, so each
     /// subscriber hears publishers / channels of them (both must be multiples of it).
@@ -191,7 +194,16 @@ final class LoadGenerator {
                 if self.phase < 2 && !peer.stalls { self.fail("the server closed a connection: \(UVError.text(status))") }
             }
             conn.startReading()
-            if self.shape.transport != .tcp {
+            if self.shape.transport == .tls {
+                do {
+                    let stream = try TLSStream(context: TLSContext.client(caFile: self.shape.caFile), host: self.host)
+                    try stream.start()
+                    conn.startTLS(stream, early: UnsafeRawBufferPointer(start: nil, count: 0))
+                } catch {
+                    return self.fail("TLS: \(error)")
+                }
+            }
+            if self.shape.transport.isWebSocket {
                 let link = WebSocketBenchLink(json: self.shape.transport == .wsJSON)
                 peer.link = link
                 conn.enqueue(link.handshake)
