@@ -140,6 +140,10 @@ import Testing
         var pong = false
         while let f = held.nextFrame(timeout: 5) { if f.response.id == 77 { pong = f.response.pong.serverTime > 0; break } }
         #expect(pong, "the session made before the reload still answers")
+        // As SIGHUP does: the files are read again (here the first certificate comes back).
+        _ = try TestCertificates.shell("cat '\(certs.folder)/server.pem' '\(certs.ca)' > '\(certs.chain)'")
+        server.update { _ in }
+        #expect(try serial() == before, "a SIGHUP reloads the certificate too")
         // The admin endpoint itself speaks https only: plain HTTP is not answered.
         let plainAdmin = try TestCertificates.shell("/usr/bin/python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:\(server.adminPort)/healthz', timeout=5)\"")
         #expect(plainAdmin.0 != 0)
