@@ -5,7 +5,8 @@
 SHELL := /bin/bash
 SWIFT := . scripts/swift-env && swift
 # The C libraries' packages (the system-library targets link uv, sqlite3,
-# http_parser, wslay, nats and OpenSSL), and the NATS server the cluster tests start.
+# http_parser, wslay, nats, and OpenSSL's ssl and crypto, both from libssl-dev), and the
+# NATS server the cluster tests start.
 DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev libhttp-parser-dev libwslay-dev libnats-dev libssl-dev nats-server
 ARGS ?=
 # The end-to-end suites that start a cluster (see `test`).

@@ -26,6 +26,28 @@ public enum ProxyHeader {
     static let v1Prefix = Array("PROXY ".utf8)
     static let v2Signature: [UInt8] = [0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51, 0x55, 0x49, 0x54, 0x0A]
 
+    /// What a listener does with a connection's first bytes.
+    public enum Decision: Equatable, Sendable {
+        case needMore
+        /// Go on from byte `from`; `client` is the address a trusted proxy named (nil: the peer's own).
+        case proceed(client: String?, from: Int)
+        /// Refuse the connection, and why.
+        case refuse(String)
+    }
+
+    /// The rule both listeners follow: a header counts from a trusted proxy,
+    /// is refused from anyone else, and a broken one is refused from anyone.
+    public static func decide(_ bytes: some Collection<UInt8>, peer: String, trusted: Bool) -> Decision {
+        switch read(bytes) {
+        case .needMore: return .needMore
+        case .absent: return .proceed(client: nil, from: 0)
+        case .header(let client, let length):
+            return trusted ? .proceed(client: client, from: length)
+                           : .refuse("a PROXY header from \(peer), which is not a trusted proxy (trusted-proxies)")
+        case .invalid(let why): return .refuse("PROXY header: \(why)")
+        }
+    }
+
     public static func read(_ bytes: some Collection<UInt8>) -> Outcome {
         let b = Array(bytes.prefix(16 + v2MaxBody))
         if b.isEmpty { return .needMore }

@@ -61,6 +61,10 @@ public struct TrustedProxies: Sendable {
         self.blocks = blocks
     }
 
+    /// Nobody is trusted.
+    public static let none = TrustedProxies(blocks: [])
+    private init(blocks: [(address: [UInt8], prefix: Int)]) { self.blocks = blocks }
+
     public var isEmpty: Bool { blocks.isEmpty }
 
     /// Whether `peer` ("host:port", "[host]:port" or a bare address) is one of the trusted proxies.

@@ -147,7 +147,4 @@ public final class TLSStream: @unchecked Sendable {
         guard handshakeDone else { return }
         _ = SSL_shutdown(ssl)
     }
-
-    /// The protocol agreed ("TLSv1.3"), once the handshake is done.
-    public var version: String { String(cString: SSL_get_version(ssl)) }
 }

@@ -63,6 +63,17 @@ import Testing
         }
     }
 
+    /// Both listeners' rule: a header counts from a trusted proxy only; a broken one is refused from anyone.
+    @Test func theDecisionTrustsOnlyTrustedPeers() {
+        let header = Array("PROXY TCP4 203.0.113.9 10.0.0.1 5000 7400\r\n".utf8), frame: [UInt8] = [0, 0, 0, 5]
+        #expect(ProxyHeader.decide(header + frame, peer: "10.0.0.2:1", trusted: true) == .proceed(client: "203.0.113.9:5000", from: header.count))
+        #expect(ProxyHeader.decide(header, peer: "10.0.0.2:1", trusted: false)
+                == .refuse("a PROXY header from 10.0.0.2:1, which is not a trusted proxy (trusted-proxies)"))
+        #expect(ProxyHeader.decide(frame, peer: "10.0.0.2:1", trusted: false) == .proceed(client: nil, from: 0))
+        #expect(ProxyHeader.decide(Array("PROXY UDP4\r\n".utf8), peer: "x", trusted: true) == .refuse("PROXY header: a v1 header's protocol is TCP4, TCP6 or UNKNOWN"))
+        #expect(ProxyHeader.decide(Array("PROX".utf8), peer: "x", trusted: false) == .needMore)
+    }
+
     @Test func trustedProxiesMatchAddressesAndBlocks() throws {
         let trusted = try TrustedProxies("10.0.0.0/8, 192.168.1.5 fd00::/8,127.0.0.1/32")
         for peer in ["10.1.2.3:443", "10.255.255.255:1", "192.168.1.5:80", "[fd12::1]:9", "127.0.0.1:5", "[::ffff:10.0.0.1]:7", "10.9.9.9"] {

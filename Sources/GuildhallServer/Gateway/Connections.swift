@@ -60,19 +60,12 @@ extension Gateway {
         connection.onRead = { [unowned self, unowned session, unowned connection] bytes in
             head += bytes
             let start: Int
-            switch ProxyHeader.read(head) {
-            case .needMore:
-                return
-            case .absent:
-                start = 0
-            case .header(let client, let length):
-                guard trusted else {
-                    return self.close(session, .protocolError, "a PROXY header from \(session.peer), which is not a trusted proxy (trusted-proxies)")
-                }
+            switch ProxyHeader.decide(head, peer: session.peer, trusted: trusted) {
+            case .needMore: return
+            case .refuse(let why): return self.close(session, .protocolError, why)
+            case .proceed(let client, let from):
                 if let client { session.proxied(for: client) }
-                start = length
-            case .invalid(let why):
-                return self.close(session, .protocolError, "PROXY header: \(why)")
+                start = from
             }
             self.bind(connection, to: session)
             head[start...].withUnsafeBytes { rest in
@@ -170,7 +163,7 @@ extension Gateway {
             session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
         case (false, .loggedIn):
             guard withinRate(rule.rate, id: request.id, on: session) else { return }
-            session.unanswered.read(request.id, body.kindLabel)
+            if rule.target != .gateway { session.unanswered.read(request.id, body.kindLabel) }
             if rule.target == .gateway, answer(body, id: request.id, on: session) { return }
             if case .sendMessage(let r) = body { return routes.sendMessage(SendRequest(r), id: request.id, from: session, bytes: payload.count) }
             noteForCarry(body, of: session)

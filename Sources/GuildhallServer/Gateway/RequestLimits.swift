@@ -77,7 +77,7 @@ final class GatewayLimits {
             ? Int(limit.rlim_cur) - 64 : Int.max
         rates = Self.rates(settings)
         connectionCap = min(settings.maxConnections, max(fileLimit, 1))
-        proxies = (try? TrustedProxies(settings.trustedProxies)) ?? (try! TrustedProxies(""))
+        proxies = (try? TrustedProxies(settings.trustedProxies)) ?? .none
     }
 
     func update(_ settings: Settings) {

@@ -18,6 +18,8 @@ final class WebSocketDoor {
     private let loop: EventLoop
     /// The certificate, when the listener speaks TLS.
     private let certificates: TLSCertificates
+    /// The gateway's parsed `trusted-proxies` (live).
+    private let trustedProxies: () -> TrustedProxies
     /// The gateway's live settings (SIGHUP may change the origins and deadlines).
     private let settings: () -> Settings
     /// An upgraded connection, for the gateway to make a session of, with
@@ -30,10 +32,11 @@ final class WebSocketDoor {
     private var greeting: [ObjectIdentifier: (connection: TCPConnection, since: UInt64)] = [:]
     private var shut = false
 
-    init(loop: EventLoop, certificates: TLSCertificates, settings: @escaping () -> Settings, upgraded: @escaping (TCPConnection, WebSocketEncoding, String?) -> Void,
+    init(loop: EventLoop, certificates: TLSCertificates, trustedProxies: @escaping () -> TrustedProxies, settings: @escaping () -> Settings, upgraded: @escaping (TCPConnection, WebSocketEncoding, String?) -> Void,
          closing: @escaping (TCPConnection) -> Void) {
         self.loop = loop
         self.certificates = certificates
+        self.trustedProxies = trustedProxies
         self.settings = settings
         self.upgraded = upgraded
         self.closing = closing
@@ -74,7 +77,7 @@ final class WebSocketDoor {
         // Held here until the handshake ends: nothing else owns the connection yet.
         greeting[ObjectIdentifier(c)] = (c, loop.nowMillis)
         let reader = HTTPRequestReader(maxRequestBytes: Self.handshakeBytes, maxHeaders: Self.handshakeHeaders)
-        let peer = c.peer, proxies = (try? TrustedProxies(settings().trustedProxies)) ?? (try! TrustedProxies(""))
+        let peer = c.peer, proxies = trustedProxies()
         var head: [UInt8] = [], client: String?
         // First a PROXY header, maybe; then TLS, maybe; then the HTTP request.
         let readRequest = { [unowned self, unowned c] (bytes: UnsafeRawBufferPointer) in
@@ -93,17 +96,12 @@ final class WebSocketDoor {
         c.onRead = { [unowned self, unowned c] bytes in
             head += bytes
             let start: Int
-            switch ProxyHeader.read(head) {
+            switch ProxyHeader.decide(head, peer: peer, trusted: proxies.trusts(peer)) {
             case .needMore: return
-            case .absent: start = 0
-            case .header(let source, let length):
-                guard proxies.trusts(peer) else {
-                    return self.refuse(c, WebSocketHandshake.refusal(400, "a PROXY header from \(peer), which is not a trusted proxy"))
-                }
+            case .refuse(let why): return self.refuse(c, WebSocketHandshake.refusal(400, why))
+            case .proceed(let source, let from):
                 client = source
-                start = length
-            case .invalid(let why):
-                return self.refuse(c, WebSocketHandshake.refusal(400, "PROXY header: \(why)"))
+                start = from
             }
             c.onRead = readRequest
             head[start...].withUnsafeBytes { rest in
