@@ -13,6 +13,8 @@ enum MessageRows {
     /// What reads select: the columns above, then what happened to the message since.
     static let readColumns = columns + ", reply_to, reply_sender, reply_excerpt, thread_root, thread_replies, thread_last, "
         + "edited_time, edit_count, removed, removed_by, removed_time"
+    /// How many columns `readColumns` names (a query may select more after them).
+    static let readColumnCount = 25
 
     static func bind(_ m: MessageRecord, to s: Statement) {
         s.bind(1, m.uid)

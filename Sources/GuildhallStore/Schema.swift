@@ -200,7 +200,23 @@ enum Schema {
             shard INTEGER PRIMARY KEY,
             seq INTEGER NOT NULL);
         """,
+        // 10: message search: the words of each text message that is not
+        // removed, by its uid (SearchIndex.swift; its text as
+        // SearchText.indexed cuts it). Filled from the messages already
+        // stored by `SearchIndex.fill` as the migration runs. `stale` is
+        // set while the index is off (setting search-index), so that turning
+        // it on again fills it anew.
+        """
+        CREATE VIRTUAL TABLE message_search USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+        CREATE TABLE search_state(stale INTEGER NOT NULL);
+        INSERT INTO search_state VALUES(0);
+        """,
     ]
+
+    /// Steps in Swift that run right after the migration of that index, in its transaction.
+    static func fill(after index: Int, _ db: SQLiteConnection) throws(StoreError) {
+        if index == 9 { try SearchIndex.fill(db) }
+    }
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {
         let applied = Int(try db.scalar("PRAGMA user_version"))
@@ -209,6 +225,7 @@ enum Schema {
         do {
             for (index, sql) in migrations.enumerated() where index >= applied {
                 try db.execute(sql)
+                try fill(after: index, db)
             }
             try db.execute("PRAGMA user_version = \(migrations.count)")
             try db.execute("COMMIT")

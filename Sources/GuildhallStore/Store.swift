@@ -50,6 +50,8 @@ public struct StoreOptions: Sendable {
     public var checkpointMillis: Int
     /// Messages with client ids newer than this UID are loaded for de-duplication.
     public var clientIDFloorUID: UInt64
+    /// Whether messages' words are indexed for search (SearchIndex.swift).
+    public var searchIndex = true
 
     public init(folder: String, synchronous: String = "NORMAL", maxBatch: Int = 512, checkpointMillis: Int = 200, clientIDFloorUID: UInt64 = 0) {
         self.folder = folder; self.synchronous = synchronous; self.maxBatch = maxBatch; self.checkpointMillis = checkpointMillis
@@ -78,7 +80,7 @@ public final class Store: Sendable {
             throw StoreError(code: -1, message: "synchronous must be NORMAL or FULL, not \(options.synchronous)")
         }
         path = (options.folder as NSString).appendingPathComponent("guildhall.db")
-        writer = try StoreWriter(path: path, synchronous: sync, maxBatch: options.maxBatch, onCommitted: onCommitted)
+        writer = try StoreWriter(path: path, synchronous: sync, maxBatch: options.maxBatch, searchIndex: options.searchIndex, onCommitted: onCommitted)
         reader = try StoreReader(path: path, onResult: onRead)
         checkpointer = try Checkpointer(path: path, everyMillis: max(10, options.checkpointMillis))
     }

@@ -28,6 +28,8 @@ public enum ReadRequest: Sendable, Equatable {
     case receivedStatus(user: UserID, uids: [MessageUID])
     /// How many messages `sender` sent in a direct conversation at or before `upTo` (ms), in `count`.
     case directSentCount(conversation: UInt64, sender: UserID, upTo: UInt64)
+    /// Messages matching a search, newest first, with `snippets` beside them (SearchReads.swift).
+    case search(MessageSearch)
 }
 
 public struct ReadResult: Sendable {
@@ -43,6 +45,8 @@ public struct ReadResult: Sendable {
     public var statuses: [ReceivedFlags] = []
     /// For `directSentCount`.
     public var count: UInt64 = 0
+    /// For `search`: each message's snippet, marked with SearchText's match markers.
+    public var snippets: [String] = []
 
     init(ticket: UInt64) { self.ticket = ticket }
 }
@@ -99,9 +103,11 @@ public final class StoreReader: Sendable {
 final class ReaderQueries {
     private let before, after, byUID, cursor, inbox, received, directCount: Statement
     private let threadAfter, reactions, timeOfSeq, lastSeq: Statement
+    private let search: SearchReads
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         let cols = MessageRows.readColumns
+        search = try SearchReads(db)
         threadAfter = try db.prepare("SELECT \(cols) FROM messages WHERE thread_root = ? AND seq > ? ORDER BY seq ASC LIMIT ?")
         reactions = try db.prepare("SELECT type, COUNT(*), MAX(user_id = ?) FROM reactions WHERE message_uid = ? GROUP BY type ORDER BY type")
         timeOfSeq = try db.prepare("SELECT sent_time FROM messages WHERE channel_id = ? AND seq = ?")
@@ -159,6 +165,9 @@ final class ReaderQueries {
             for i in result.messages.indices { result.messages[i].changes.reactions = try reactionCounts(result.messages[i].uid, viewer: viewer) }
         case .seqAtTime(let channel, let time):
             result.count = try seq(in: channel, atOrBefore: time)
+        case .search(let search):
+            try self.search.run(search, into: &result)
+            for i in result.messages.indices { result.messages[i].changes.reactions = try reactionCounts(result.messages[i].uid, viewer: search.viewer) }
         }
     }
 

@@ -91,9 +91,9 @@ public final class StoreWriter: Sendable {
 
     /// Opens the write connection and prepares its statements on the calling
     /// thread, then starts the writer thread.
-    init(path: String, synchronous: String, maxBatch: Int,
+    init(path: String, synchronous: String, maxBatch: Int, searchIndex: Bool,
          onCommitted: @escaping @Sendable ([WriteOutcome]) -> Void) throws(StoreError) {
-        seat = try WriterSeat(try WriterConnection.open(path: path, synchronous: synchronous))
+        seat = try WriterSeat(try WriterConnection.open(path: path, synchronous: synchronous, searchIndex: searchIndex), searchIndex: searchIndex)
         self.maxBatch = max(1, maxBatch)
         let journal = JournalSlot()
         self.journal = journal
@@ -255,7 +255,7 @@ public final class StoreWriter: Sendable {
 }
 
 enum WriterConnection {
-    static func open(path: String, synchronous: String) throws(StoreError) -> SQLiteConnection {
+    static func open(path: String, synchronous: String, searchIndex: Bool) throws(StoreError) -> SQLiteConnection {
         let c = try SQLiteConnection(path: path)
         try c.execute("PRAGMA journal_mode=WAL")
         try c.execute("PRAGMA synchronous=\(synchronous)")
@@ -263,6 +263,7 @@ enum WriterConnection {
         // backstop should it fall behind (40 MB of 4 KiB pages).
         try c.execute("PRAGMA wal_autocheckpoint=10000")
         try Schema.migrate(c)
+        try SearchIndex.open(c, on: searchIndex)
         return c
     }
 }
@@ -284,9 +285,9 @@ final class WriterSeat: @unchecked Sendable {
     private var connection: SQLiteConnection?
     private var statements: WriterStatements?
 
-    init(_ connection: SQLiteConnection) throws(StoreError) {
+    init(_ connection: SQLiteConnection, searchIndex: Bool) throws(StoreError) {
         self.connection = connection
-        statements = try WriterStatements(connection)
+        statements = try WriterStatements(connection, searchIndex: searchIndex)
     }
 
     /// Runs `body` with the statements, waiting for the seat if needed; nil once closed.

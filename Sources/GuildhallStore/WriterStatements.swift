@@ -15,12 +15,15 @@ final class WriterStatements {
     private let deleteChannelOverrides, deleteMemberOverrides: Statement
     private let saveReceivedSeq, saveLogPosition: Statement
     private let insertReferring, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
+    /// Nil while search is off.
+    private let search: SearchIndex?
 
-    init(_ db: SQLiteConnection) throws(StoreError) {
+    init(_ db: SQLiteConnection, searchIndex: Bool) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
         commit = try db.prepare("COMMIT")
         rollback = try db.prepare("ROLLBACK")
         insertMessage = try db.prepare(MessageRows.insertSQL)
+        search = searchIndex ? try SearchIndex(db) : nil
         insertReferring = try db.prepare(MessageRows.insertReferringSQL)
         saveReceivedSeq = try db.prepare("INSERT INTO received_seqs(user_id, channel_id, seq) VALUES(?,?,?) "
                                          + "ON CONFLICT(user_id, channel_id) DO UPDATE SET seq = MAX(seq, excluded.seq)")
@@ -89,6 +92,7 @@ final class WriterStatements {
             let s = (m.reply != nil || m.threadRoot != 0 ? insertReferring : insertMessage).reset()
             MessageRows.bind(m, to: s)
             try s.run()
+            try search?.added(m.uid, m.content)
         case .receivedSeq(let user, let channel, let seq):
             let s = saveReceivedSeq.reset()
             s.bind(1, user); s.bind(2, channel); s.bind(3, seq)
@@ -101,12 +105,14 @@ final class WriterStatements {
             }
             s.bind(5, time); s.bind(6, uid)
             try s.run()
+            try search?.edited(uid, content)
         case .messageRemoved(let uid, let removal, _):
             let s = removeMessage.reset()
             s.bind(1, Int64(removal.kind.rawValue)); s.bind(2, removal.by); s.bind(3, removal.time); s.bind(4, uid)
             try s.run()
             removeReactions.reset().bind(1, uid)
             try removeReactions.run()
+            try search?.removed(uid)
         case .threadReply(let root, let time, _):
             let s = countThreadReply.reset()
             s.bind(1, time); s.bind(2, root)

@@ -111,6 +111,19 @@ struct CommandTable {
                 }
                 return try await c.history(of: a.id("channel"), before: a.optional("before").flatMap(UInt64.init) ?? 0, limit: limit)
             }),
+            ("search", spec(["server", "words"], opts: ["channel", "from", "after", "before", "cursor", "limit"], text: true,
+                            "search a server's messages, newest first (words, \"phrases\", prefix*; channel=ID from=USER after=MS before=MS cursor=N)") { a in
+                let filters = SearchFilters(fromUser: a.optional("from") ?? "", afterTime: a.optional("after").flatMap(UInt64.init) ?? 0,
+                                            beforeTime: a.optional("before").flatMap(UInt64.init) ?? 0)
+                return try await c.search(a.string("words"), in: .server(a.id("server"), channel: a.optional("channel").flatMap(UInt64.init) ?? 0),
+                                          filters: filters, cursor: a.optional("cursor").flatMap(UInt64.init) ?? 0,
+                                          limit: a.optional("limit").flatMap(UInt32.init) ?? 20)
+            }),
+            ("search-conversation", spec(["conversation", "words"], opts: ["from", "cursor", "limit"], text: true,
+                                         "search one of your direct conversations (by its id), newest first") { a in
+                try await c.search(a.string("words"), in: .conversation(a.id("conversation")), filters: SearchFilters(fromUser: a.optional("from") ?? ""),
+                                   cursor: a.optional("cursor").flatMap(UInt64.init) ?? 0, limit: a.optional("limit").flatMap(UInt32.init) ?? 20)
+            }),
             ("get", spec(["uids"], "get messages by UID (comma or space separated)") { a in
                 var p = GHMessagePage(); p.messages = try await c.messages(a.list("uids").compactMap(UInt64.init)); return p
             }),

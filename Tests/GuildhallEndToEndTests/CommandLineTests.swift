@@ -214,6 +214,24 @@ import Testing
     }
 
     /// Runs `guildhall client --json` with `lines` on stdin; returns every JSON object it printed.
+    @Test func theClientSearchesFromTheCommandLine() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (g, c) = try await guild(server, owner: alice, members: [])
+        _ = try await alice.send("the 北京 harbour report", to: c.channelID)
+        _ = try await alice.send("nothing to see", to: c.channelID)
+        let lines = try await waitForJSON(server: server, token: server.token("alice", device: "cli"), lines: [
+            #"{"cmd":"search","server":"\#(g.serverID)","words":"harb* 北京"}"#,
+            #"{"cmd":"search","server":"\#(g.serverID)","words":"\"see nothing\""}"#,
+        ])
+        let results = lines.filter { $0["cmd"] as? String == "search" }.map { ($0["result"] as? [String: Any])?["hits"] as? [[String: Any]] ?? [] }
+        #expect(results.count == 2, "\(lines)")
+        let found = results.first.map { $0.compactMap { (($0["message"] as? [String: Any])?["body"] as? [String: Any])?["text"] as? String } }
+        #expect(found == ["the 北京 harbour report"])
+        #expect(results.last?.isEmpty == true)
+    }
+
     @Test func theClientManagesRolesAndOperatesOnMessagesFromTheCommandLine() async throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -28,6 +28,27 @@ import Testing
         await expectError(.badRequest) { _ = try await alice.openConversation(with: "") }
     }
 
+    /// A change every home answers in part (delivery) in flight beside a
+    /// request one home answers (opening a conversation): each gets its own
+    /// answer. Gather ids once counted from 1 like the SDK's, and a home took
+    /// a part's pending id for the other request's answer.
+    @Test func aGatheredChangeBesideAnotherRequestKeepsEachAnswerItsOwn() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        for round in 0..<20 {
+            let m = try await bob.sendDirect("round \(round)", to: "alice")
+            var delivered = GHMarkDelivered()
+            delivered.messageUids = [m.uid]
+            async let marked = alice.call(.markDelivered(delivered))
+            async let opened = alice.openConversation(with: "peer\(round)")
+            let (answer, conversation) = try await (marked, opened)
+            guard case .ok = answer else { Issue.record("delivery answered \(answer)"); return }
+            #expect(conversation.peerID == "peer\(round)")
+        }
+    }
+
     @Test func directMessagesHaveTheShapeOfChannelMessagesAndStayBetweenTheTwo() async throws {
         let server = try TestServer()
         defer { server.stop() }

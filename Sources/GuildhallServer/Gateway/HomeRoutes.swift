@@ -25,7 +25,12 @@ final class HomeRoutes {
     private var channels: [ChannelID: ServerID]
     /// Requests every home answers, by the id the homes see, until all parts are in.
     private var gathers: [UInt64: Gather] = [:]
-    private var nextGatherID: UInt64 = 0
+    /// A home answers a gathered request's part under the gather's id, and
+    /// a session's own requests under the client's id, both on the same
+    /// session: gather ids start at 2^62, far from the ids clients count
+    /// from 1 (and from the SDK's fixed ids near the top), so a part never
+    /// takes a request's answer, nor a request a part's.
+    private var nextGatherID: UInt64 = 1 << 62
     unowned var gateway: Gateway!
 
     /// In a cluster, the shards this node serves, where every home is, and the other nodes.

@@ -154,6 +154,9 @@ extension GHRequest.OneOf_Body {
         case .getHistory(let r): RequestRule(.announcedChannel(r.channelID), .query) { $0.getHistory(r, id: $1, from: $2) }
         case .getThread(let r): RequestRule(.announcedChannel(r.channelID), .query) { $0.getThread(r, id: $1, from: $2) }
         case .getMessages(let r): RequestRule(.everyHome, .query, merge: .messages(order: r.uids)) { $0.getMessages(r, id: $1, from: $2) }
+        // A server's search at its guild's home; a conversation's wherever it is held (Home/Messages/MessageSearch).
+        case .searchMessages(let r):
+            RequestRule(r.serverID != 0 ? .guild(r.serverID) : .announcedChannel(r.conversationID), .query) { $0.searchMessages(r, id: $1, from: $2) }
         // Who may is decided per message (sender, window, RECALL_OTHERS, DELETE_OTHERS): MessageOperations.
         case .recallMessage(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.recall(r, id: $1, from: $2) }
         case .editMessage(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.edit(r, id: $1, from: $2) }

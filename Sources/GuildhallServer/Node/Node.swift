@@ -35,8 +35,10 @@ final class Node {
         self.settings = settings
         let inboxes = (0..<settings.loops).map { _ in LoopInbox<LoopMessage>() }
         self.inboxes = inboxes
-        store = try Store(StoreOptions(folder: settings.data, synchronous: settings.synchronous, maxBatch: settings.writeBatch,
-                                       checkpointMillis: settings.checkpointIntervalMs),
+        var options = StoreOptions(folder: settings.data, synchronous: settings.synchronous, maxBatch: settings.writeBatch,
+                                   checkpointMillis: settings.checkpointIntervalMs)
+        options.searchIndex = settings.searchIndex == "on"
+        store = try Store(options,
                           onCommitted: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .committed($0) } },
                           onRead: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .read($0) } })
         let metrics = NodeMetrics(loops: settings.loops, clustered: !settings.cluster.isEmpty)

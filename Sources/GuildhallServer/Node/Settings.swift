@@ -47,6 +47,7 @@ public struct Settings: Sendable, Equatable {
     public var logLevel = "info"
     public var logFormat = "logfmt"
     public var synchronous = "NORMAL"
+    public var searchIndex = "on"
     public var writeBatch = 512
     public var inlineCommitMax = 4
     /// Under synchronous=FULL every commit waits on fsync: never on a loop.
@@ -70,6 +71,7 @@ public struct Settings: Sendable, Equatable {
     public var loginFailuresBurst = 3
     public var loginFailureIntervalMs = 6_000
     public var recallWindowSeconds = 120
+    public var searchDeadlineMs = 2_000
     public var reactionTypesPerMessage = 20
     public var reactionsPerUserPerMessage = 10
     public var maxSessionsPerUser = 10
@@ -211,6 +213,8 @@ extension Settings {
         choice("log-format", "Log lines on stderr: logfmt (time=… level=… msg=… key=value) or json (one object a line).", \.logFormat,
                ["logfmt", "json"]),
         choice("synchronous", "SQLite durability: NORMAL survives a process crash, FULL also a power loss.", \.synchronous, ["NORMAL", "FULL"]),
+        choice("search-index", "Whether messages' words are indexed for search: on or off (searches then answer 503; turned on again, the index is rebuilt at startup).",
+               \.searchIndex, ["on", "off"]),
         int("write-batch", "Most operations committed in one transaction.", \.writeBatch, 1...100_000),
         int("checkpoint-interval-ms", "How often a thread of its own copies committed WAL pages into the database file (no commit waits for it).",
             \.checkpointIntervalMs, 10...60_000),
@@ -241,6 +245,8 @@ extension Settings {
                  \.loginFailuresBurst, 1...1_000_000)),
         live(int("recall-window-seconds", "How long after sending a sender may recall a message (RECALL_OTHERS may at any time).",
                  \.recallWindowSeconds, 0...31_536_000)),
+        live(int("search-deadline-ms", "How long one message search may run before it is stopped and answered 503 (narrow the query).",
+                 \.searchDeadlineMs, 10...60_000)),
         live(int("reaction-types-per-message", "Most quick-comment types one message may carry.", \.reactionTypesPerMessage, 1...10_000)),
         live(int("reactions-per-user-per-message", "Most quick comments one user may put on one message.", \.reactionsPerUserPerMessage, 1...10_000)),
         live(int("login-failure-interval-ms", "See login-failures-burst; 0: failed logins are not limited.", \.loginFailureIntervalMs, 0...3_600_000)),

@@ -1747,6 +1747,22 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getThread(newValue)}
   }
 
+  /// Search (docs/features.md "Search").
+  /// Find messages by their words, newest first, among the channels of a
+  /// server the caller may read now (members and guests alike), or in one
+  /// of the caller's direct conversations. Answer: `SearchResults`.
+  /// Errors: 400 no server or conversation named, or a query without words
+  /// or over 256 characters or 16 words; 404 no server, channel or
+  /// conversation the caller may read (as for one that does not exist);
+  /// 414 page over 100; 503 the search ran past its deadline (narrow it).
+  public var searchMessages: GHSearchMessages {
+    get {
+      if case .searchMessages(let v)? = body {return v}
+      return GHSearchMessages()
+    }
+    set {body = .searchMessages(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Each kind's comment ends with the errors of its own. Besides those, any
@@ -1965,6 +1981,15 @@ public nonisolated struct GHRequest: Sendable {
     /// Page through a thread's replies, oldest first. Answer: `MessagePage`.
     /// Errors: 404 no channel or conversation one may read, or the root is not in it; 414 page over 100.
     case getThread(GHGetThread)
+    /// Search (docs/features.md "Search").
+    /// Find messages by their words, newest first, among the channels of a
+    /// server the caller may read now (members and guests alike), or in one
+    /// of the caller's direct conversations. Answer: `SearchResults`.
+    /// Errors: 400 no server or conversation named, or a query without words
+    /// or over 256 characters or 16 words; 404 no server, channel or
+    /// conversation the caller may read (as for one that does not exist);
+    /// 414 page over 100; 503 the search ran past its deadline (narrow it).
+    case searchMessages(GHSearchMessages)
 
   }
 
@@ -3191,6 +3216,105 @@ public nonisolated struct GHSendMessage: Sendable {
   fileprivate var _body: GHMessageBody? = nil
 }
 
+/// Search a server's or a conversation's messages. The query is what a
+/// user types: words, "quoted phrases", and a word ending in `*` for every
+/// word it begins. Words must all appear (in any order). Case and accents
+/// do not matter. Chinese, Japanese and Korean text matches as substrings:
+/// 你好 finds 你好世界. Any other character is taken literally, never as an
+/// operator.
+public nonisolated struct GHSearchMessages: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Where to search: a server, or a direct conversation of the caller (its id). Exactly one.
+  public var serverID: UInt64 = 0
+
+  public var conversationID: UInt64 = 0
+
+  /// Only this channel of the server (0: every channel the caller may read).
+  public var channelID: UInt64 = 0
+
+  /// At most 256 characters and 16 words.
+  public var query: String = String()
+
+  /// Only messages from this user ('' : anyone).
+  public var fromUser: String = String()
+
+  /// Only messages sent at or after `after_time` and before `before_time`
+  /// (ms since the epoch; 0: no bound).
+  public var afterTime: UInt64 = 0
+
+  public var beforeTime: UInt64 = 0
+
+  /// The `next_cursor` of the page before (0: the newest first).
+  public var cursor: UInt64 = 0
+
+  /// 1 to 100; 0 means 20.
+  public var limit: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A page of search results, newest first.
+public nonisolated struct GHSearchResults: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var hits: [GHSearchHit] = []
+
+  /// Pass as `cursor` for the next page; 0 when there is none.
+  public var nextCursor: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One message that matched, as `get_messages` answers it, and where its words matched.
+public nonisolated struct GHSearchHit: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var message: GHChannelMessage {
+    get {_message ?? GHChannelMessage()}
+    set {_message = newValue}
+  }
+  /// Returns true if `message` has been explicitly set.
+  public var hasMessage: Bool {self._message != nil}
+  /// Clears the value of `message`. Subsequent reads from it will return its default value.
+  public mutating func clearMessage() {self._message = nil}
+
+  /// A short excerpt of its text around the matches, in order; the parts
+  /// with `match` set are the words the query found.
+  public var snippet: [GHSnippetPart] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _message: GHChannelMessage? = nil
+}
+
+/// A run of a snippet's text.
+public nonisolated struct GHSnippetPart: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var text: String = String()
+
+  public var match: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// Page through a channel's history.
 public nonisolated struct GHGetHistory: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -3679,6 +3803,15 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .permissions(newValue)}
   }
 
+  /// Answer to `search_messages`.
+  public var searchResults: GHSearchResults {
+    get {
+      if case .searchResults(let v)? = result {return v}
+      return GHSearchResults()
+    }
+    set {result = .searchResults(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -3732,6 +3865,8 @@ public nonisolated struct GHResponse: Sendable {
     case override(GHPermissionOverride)
     /// A member's permissions.
     case permissions(GHPermissions)
+    /// Answer to `search_messages`.
+    case searchResults(GHSearchResults)
 
   }
 
@@ -5456,7 +5591,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6258,6 +6393,19 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .getThread(v)
         }
       }()
+      case 110: try {
+        var v: GHSearchMessages?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .searchMessages(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .searchMessages(v)
+        }
+      }()
       default: break
       }
     }
@@ -6515,6 +6663,10 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .getThread?: try {
       guard case .getThread(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 105)
+    }()
+    case .searchMessages?: try {
+      guard case .searchMessages(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 110)
     }()
     case nil: break
     }
@@ -8674,6 +8826,185 @@ nonisolated extension GHSendMessage: SwiftProtobuf.Message, SwiftProtobuf._Messa
   }
 }
 
+nonisolated extension GHSearchMessages: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SearchMessages"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}conversation_id\0\u{3}channel_id\0\u{1}query\0\u{3}from_user\0\u{3}after_time\0\u{3}before_time\0\u{1}cursor\0\u{1}limit\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.query) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.fromUser) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.afterTime) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.beforeTime) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.cursor) }()
+      case 9: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 2)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 3)
+    }
+    if !self.query.isEmpty {
+      try visitor.visitSingularStringField(value: self.query, fieldNumber: 4)
+    }
+    if !self.fromUser.isEmpty {
+      try visitor.visitSingularStringField(value: self.fromUser, fieldNumber: 5)
+    }
+    if self.afterTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.afterTime, fieldNumber: 6)
+    }
+    if self.beforeTime != 0 {
+      try visitor.visitSingularUInt64Field(value: self.beforeTime, fieldNumber: 7)
+    }
+    if self.cursor != 0 {
+      try visitor.visitSingularUInt64Field(value: self.cursor, fieldNumber: 8)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 9)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSearchMessages, rhs: GHSearchMessages) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.conversationID != rhs.conversationID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.query != rhs.query {return false}
+    if lhs.fromUser != rhs.fromUser {return false}
+    if lhs.afterTime != rhs.afterTime {return false}
+    if lhs.beforeTime != rhs.beforeTime {return false}
+    if lhs.cursor != rhs.cursor {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSearchResults: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SearchResults"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hits\0\u{3}next_cursor\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.hits) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.nextCursor) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.hits.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.hits, fieldNumber: 1)
+    }
+    if self.nextCursor != 0 {
+      try visitor.visitSingularUInt64Field(value: self.nextCursor, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSearchResults, rhs: GHSearchResults) -> Bool {
+    if lhs.hits != rhs.hits {return false}
+    if lhs.nextCursor != rhs.nextCursor {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSearchHit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SearchHit"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}snippet\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._message) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.snippet) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._message {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.snippet.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.snippet, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSearchHit, rhs: GHSearchHit) -> Bool {
+    if lhs._message != rhs._message {return false}
+    if lhs.snippet != rhs.snippet {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSnippetPart: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SnippetPart"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}text\0\u{1}match\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.text) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.match) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.text.isEmpty {
+      try visitor.visitSingularStringField(value: self.text, fieldNumber: 1)
+    }
+    if self.match != false {
+      try visitor.visitSingularBoolField(value: self.match, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSnippetPart, rhs: GHSnippetPart) -> Bool {
+    if lhs.text != rhs.text {return false}
+    if lhs.match != rhs.match {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension GHGetHistory: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".GetHistory"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}seq\0\u{1}direction\0\u{1}limit\0\u{1}time\0")
@@ -9165,7 +9496,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9499,6 +9830,19 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .permissions(v)
         }
       }()
+      case 90: try {
+        var v: GHSearchResults?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .searchResults(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .searchResults(v)
+        }
+      }()
       default: break
       }
     }
@@ -9612,6 +9956,10 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .permissions?: try {
       guard case .permissions(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 83)
+    }()
+    case .searchResults?: try {
+      guard case .searchResults(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 90)
     }()
     case nil: break
     }

@@ -1,0 +1,52 @@
+// The message search index in the store: kept with the messages, filled by
+// its migration from a database that had none, searched only in the
+// channels asked, and stopped at its deadline.
+
+import Foundation
+import Testing
+@testable import GuildhallCore
+@testable import GuildhallStore
+
+@Suite struct SearchIndexTests {
+    private func search(_ store: Store, _ reports: Reports, _ query: String, channels: [ChannelID] = [10], ticket: UInt64) throws -> ReadResult {
+        let expression = try SearchQuery(query).expression
+        store.reader.submit(ticket: ticket, .search(MessageSearch(expression: expression, channels: channels, limit: 10, viewer: "alice", deadlineMillis: 2000)))
+        return try #require(reports.waitRead(ticket: ticket))
+    }
+
+    @Test func theMigrationIndexesWhatWasStoredBeforeIt() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        var store = try openStore(folder, reports)
+        let custom = MessageRecord(uid: 1_003, serverID: 1, channelID: 10, seq: 3, sender: "alice", sentTime: 5_003,
+                                   content: .custom(type: "card", data: Array("harbour".utf8)), mentions: [], mentionAll: false, needReceipt: false, clientID: "")
+        store.writer.submit(WriteJob(ticket: 1, writes: [.message(message(seq: 1, text: "the harbour at dawn")), .message(message(seq: 2, text: "港口的早晨")),
+                                                         .message(custom), .message(message(seq: 4, text: "harbour lights")),
+                                                         .messageRemoved(1_004, Removal(kind: .deleted, by: "alice", time: 6_000), channel: 10)]))
+        #expect(reports.waitOutcomes(1).allSatisfy { $0.error == nil })
+        _ = store.close()
+        // As a database written before search existed: no index, one migration fewer.
+        do {
+            let db = try SQLiteConnection(path: folder + "/guildhall.db")
+            try db.execute("DROP TABLE message_search; DROP TABLE search_state; PRAGMA user_version = 9")
+        }
+        store = try openStore(folder, reports)
+        defer { _ = store.close() }
+        #expect(try search(store, reports, "harbour", ticket: 2).messages.map(\.uid) == [1_001])
+        #expect(try search(store, reports, "港口", ticket: 3).messages.map(\.uid) == [1_002])
+        #expect(try search(store, reports, "harbour", channels: [11], ticket: 4).messages.isEmpty, "only the channels asked")
+        let hit = try search(store, reports, "dawn", ticket: 5)
+        #expect(SearchText.snippetParts(hit.snippets[0]).map(\.text) == ["the harbour at ", "dawn"])
+    }
+
+    @Test func aStatementPastItsDeadlineIsInterrupted() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        let endless = try db.prepare("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n", persistent: false)
+        let started = Date()
+        db.interrupting(at: Deadline(afterMillis: 50))
+        defer { db.interrupting(at: nil) }
+        #expect(throws: StoreError.self) { _ = try endless.step() }
+        do { _ = try endless.reset().step() } catch { #expect(error.interrupted) }
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+}
