@@ -96,10 +96,14 @@ import Testing
         _ = try await waitFor("bob sees alice typing") { bobHeard.typings.first { $0.typers.contains { $0.userID == "alice" } } }
         let history = try await bob.history(of: channel.channelID, after: 0)
         #expect(history.messages.map(\.body.text) == ["hello from node 1", "hi from node 3"])
+        // Search, answered by the guild's home on node 2.
+        #expect(try await bob.search("node", in: .server(g.serverID)).hits.map(\.message.body.text) == ["hi from node 3", "hello from node 1"])
 
-        // A direct message between the two nodes.
-        let dm = try await alice.sendDirect("psst", to: "bob")
+        // A direct message between the two nodes, and a search of it at the conversation's home.
+        let dm = try await alice.sendDirect("psst, the key is under the mat", to: "bob")
         _ = try await bobHeard.message("the direct message on node 3") { $0.uid == dm.uid }
+        let conversation = try await bob.openConversation(with: "alice").conversationID
+        #expect(try await bob.search("mat", in: .conversation(conversation)).hits.map(\.message.uid) == [dm.uid])
     }
 }
 
@@ -135,6 +139,8 @@ extension CrossNodeTests {
         _ = try await bobHeard.message("the message after the move", timeout: 20) { $0.uid == second.uid }
         let history = try await bob.history(of: channel.channelID, after: 0)
         #expect(history.messages.map(\.body.text) == ["before the move", "after the move"])
+        // The new home's index came with the log it applied.
+        #expect(try await bob.search("move", in: .server(g.serverID)).hits.map(\.message.body.text) == ["after the move", "before the move"])
     }
 }
 
