@@ -26,6 +26,9 @@ public enum SearchText {
 
     /// The text as the index takes it.
     public static func indexed(_ text: String) -> String {
+        // Most text holds nothing to change: every scalar this changes is
+        // U+1100 or above, three or four bytes in UTF-8, led by 0xE1 or more.
+        if !text.utf8.contains(where: { $0 >= 0xE1 }) { return text }
         var out = String.UnicodeScalarView()
         out.reserveCapacity(text.unicodeScalars.count)
         for u in text.unicodeScalars {
@@ -79,6 +82,9 @@ public enum SearchText {
 /// A user's query, checked and made into an FTS5 match expression.
 public struct SearchQuery: Sendable, Equatable {
     public static let maxCharacters = 256, maxTerms = 16
+    /// The fewest characters a prefix needs (CJK excepted): a shorter one
+    /// begins so many words that merging them all is slow, so it is searched as the word itself.
+    public static let minPrefix = 3
 
     /// The terms as the user gave them: a word or phrase, and whether it is a prefix.
     public let terms: [(text: String, prefix: Bool)]
@@ -114,6 +120,7 @@ public struct SearchQuery: Sendable, Equatable {
             }
             // Only what holds a letter or digit can match: the tokenizer drops the rest.
             guard term.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) else { continue }
+            if prefix, term.count < Self.minPrefix, !term.unicodeScalars.contains(where: SearchText.isCJK) { prefix = false }
             terms.append((String(term), prefix))
         }
         guard !terms.isEmpty else { throw Failure.badRequest("query has no words to search for") }

@@ -205,9 +205,10 @@ enum Schema {
         // SearchText.indexed cuts it). Filled from the messages already
         // stored by `SearchIndex.fill` as the migration runs. `stale` is
         // set while the index is off (setting search-index), so that turning
-        // it on again fills it anew.
+        // it on again fills it anew. No column sizes (`columnsize=0`): they
+        // serve only ranking by relevance, and results come newest first.
         """
-        CREATE VIRTUAL TABLE message_search USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+        CREATE VIRTUAL TABLE message_search USING fts5(body, tokenize = 'unicode61 remove_diacritics 2', columnsize = 0);
         CREATE TABLE search_state(stale INTEGER NOT NULL);
         INSERT INTO search_state VALUES(0);
         """,

@@ -61,3 +61,11 @@ final class SearchIndex {
         }
     }
 }
+
+extension Store {
+    /// Bytes the search index takes in the database file (its FTS5 tables), from SQLite's dbstat.
+    public func searchIndexBytes() throws(StoreError) -> Int64 {
+        let db = try SQLiteConnection(path: path, readOnly: true)
+        return try db.scalar("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'message_search%'")
+    }
+}

@@ -21,6 +21,7 @@ import Testing
         #expect(try SearchQuery("ca\"ts").expression == "\"ca\"\"ts\"", "a quote inside a word is doubled, part of the word")
         #expect(try SearchQuery("say \"hi").expression == "\"say\" \"hi\"", "an unclosed phrase runs to the end")
         #expect(try SearchQuery("x** !!! *").terms.map(\.text) == ["x"], "what holds no letter or digit is dropped")
+        #expect(try SearchQuery("ab* abc* 北*").expression == "\"ab\" \"abc\"* \"北\u{200B}\"*", "a prefix of fewer than 3 letters is the word itself")
         #expect(try SearchQuery("a\"\"b").expression == "\"a\"\"\"\"b\"")
     }
 

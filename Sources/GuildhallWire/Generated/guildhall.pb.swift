@@ -3218,7 +3218,7 @@ public nonisolated struct GHSendMessage: Sendable {
 
 /// Search a server's or a conversation's messages. The query is what a
 /// user types: words, "quoted phrases", and a word ending in `*` for every
-/// word it begins. Words must all appear (in any order). Case and accents
+/// word it begins (from 3 letters; a shorter one is the word itself). Words must all appear (in any order). Case and accents
 /// do not matter. Chinese, Japanese and Korean text matches as substrings:
 /// 你好 finds 你好世界. Any other character is taken literally, never as an
 /// operator.

@@ -8,7 +8,7 @@ import Foundation
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a benchmark and print its figures.",
-        subcommands: [FanoutBench.self, ConnectionsBench.self, StoreBench.self, MembersBench.self, SyncBench.self, ReceiptsBench.self, DedupBench.self, PermissionsBench.self, MatrixBench.self, SinkServer.self, ClusterBench.self])
+        subcommands: [FanoutBench.self, ConnectionsBench.self, StoreBench.self, MembersBench.self, SyncBench.self, ReceiptsBench.self, DedupBench.self, PermissionsBench.self, SearchBench.self, MatrixBench.self, SinkServer.self, ClusterBench.self])
 }
 
 /// Options shared by the load-generating benchmarks.
@@ -81,7 +81,12 @@ enum BenchRunner {
         if ProcessInfo.processInfo.environment["GUILDHALL_BENCH_DEBUG"] != nil {
             FileHandle.standardError.write(Data("started \(target) on port \(server.port)\n".utf8))
         }
-        let generator = LoadGenerator(wire: server.wire, shape: shape, port: webSocketPort > 0 ? webSocketPort : server.port)
+        var wire = server.wire
+        if shape.textBodies, var words = wire as? GuildhallWire {
+            words.textBodies = true
+            wire = words
+        }
+        let generator = LoadGenerator(wire: wire, shape: shape, port: webSocketPort > 0 ? webSocketPort : server.port)
         var cpuBefore = 0.0
         generator.onReady = { cpuBefore = server.cpuSeconds }
         let result = generator.run()

@@ -51,6 +51,10 @@ struct GuildhallWire: BenchWire {
     let channel: UInt64
     /// With several channels (`BenchTargets.channelIDs`): subscriber and publisher i use channel i % count.
     var channels: [UInt64] = []
+    /// Publishes are text (BenchText, seeded by the record's publisher and seq), which the
+    /// server indexes for search, instead of the record as custom content. Nothing
+    /// reads records back then: for benchmarks without subscribers.
+    var textBodies = false
 
     private func channel(of index: Int) -> UInt64 { channels.isEmpty ? channel : channels[index % channels.count] }
 
@@ -94,9 +98,14 @@ struct GuildhallWire: BenchWire {
             request.message(50) { send in
                 send.uint(1, channel)
                 send.message(2) { body in
-                    body.message(2) { custom in
-                        custom.string(1, "b")
-                        custom.bytesField(2, payload)
+                    if textBodies {
+                        let seed = payload.count >= 20 ? payload[8..<20].reduce(UInt64(0)) { $0 &* 31 &+ UInt64($1) } : 0
+                        body.string(1, BenchText.message(seed: seed))
+                    } else {
+                        body.message(2) { custom in
+                            custom.string(1, "b")
+                            custom.bytesField(2, payload)
+                        }
                     }
                 }
             }

@@ -111,10 +111,12 @@ struct StoreBench: ParsableCommand {
     @Option(help: "Messages per publisher.") var messages = 2_000
     @Option(help: "Unacknowledged sends per publisher.") var window = 64
     @Option(help: "Guildhall settings, KEY=VALUE (repeatable).") var set: [String] = []
+    @Flag(help: "Send chat-like text (indexed for search) instead of the benchmark record as custom content.") var text = false
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
         var shape = LoadShape()
+        shape.textBodies = text
         shape.subscribers = 0
         shape.publishers = publishers
         shape.messages = messages
@@ -123,9 +125,9 @@ struct StoreBench: ParsableCommand {
         if let f = run.result.failure { throw BenchError(f) }
         let rate = Double(run.result.published) / run.result.seconds
         if json {
-            print("{\"bench\":\"store\",\"publishers\":\(publishers),\"sends\":\(run.result.published),\"seconds\":\(run.result.seconds),\"acked_per_s\":\(rate)}")
+            print("{\"bench\":\"store\",\"text\":\(text),\"publishers\":\(publishers),\"sends\":\(run.result.published),\"seconds\":\(run.result.seconds),\"acked_per_s\":\(rate)}")
         } else {
-            print("bench store: \(publishers) publishers × \(messages) sends, window \(window), synchronous=NORMAL")
+            print("bench store: \(publishers) publishers × \(messages) \(text ? "text" : "custom") sends, window \(window), synchronous=NORMAL \(set.joined(separator: " "))")
             print(String(format: "%.0f acknowledged sends/s (%d sends in %.2f s)", rate, run.result.published, run.result.seconds))
         }
     }

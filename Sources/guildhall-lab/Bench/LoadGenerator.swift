@@ -34,6 +34,8 @@ struct LoadShape {
     var transport = BenchTransport.tcp
     /// With TLS: the CA the server's certificate chains to.
     var caFile = ""
+    /// Guildhall only, without subscribers: publishes are chat-like text (GuildhallWire.textBodies).
+    var textBodies = false
 
     /// Channels (Guildhall only): subscriber and publisher i use channel i % channels, so each
     /// subscriber hears publishers / channels of them (both must be multiples of it).
