@@ -211,9 +211,13 @@ import Testing
         let conns = try #require(try JSONSerialization.jsonObject(with: Data(out2.utf8)) as? [String: Any])
         #expect(conns["sessions"] as? Int == 20)
         #expect((conns["logins_per_s"] as? Double ?? 0) > 0)
+        let (rc3, out3) = try Binary.runLab(["bench", "search", "--messages", "3000", "--searches", "10", "--compare-messages", "1000", "--json"])
+        #expect(rc3 == 0)
+        let search = try #require(try JSONSerialization.jsonObject(with: Data(out3.utf8)) as? [String: Any])
+        #expect(search["messages"] as? Int == 3000 && (search["hits_per_search"] as? Double ?? 0) > 0)
+        #expect((search["index_bytes_per_message"] as? Double ?? 0) > 0 && (search["write_ratio"] as? Double ?? 0) > 0)
     }
 
-    /// Runs `guildhall client --json` with `lines` on stdin; returns every JSON object it printed.
     @Test func theClientSearchesFromTheCommandLine() async throws {
         let server = try TestServer()
         defer { server.stop() }
@@ -282,6 +286,7 @@ import Testing
         #expect(try Binary.run(["restore", path ?? "", "--data", target]).0 != 0, "never over a database")
     }
 
+    /// Runs `guildhall client --json` with `lines` on stdin; returns every JSON object it printed.
     func waitForJSON(server: TestServer, token: String, lines: [String]) async throws -> [[String: Any]] {
         let (rc, out) = try Binary.run(["client", "--server", "127.0.0.1:\(server.port)", "--token", token, "--json"],
                                        input: lines.joined(separator: "\n") + "\n")
