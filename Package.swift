@@ -36,6 +36,7 @@ let package = Package(
         .systemLibrary(name: "CWSLay", path: "Sources/CWSLay", providers: [.apt(["libwslay-dev"])]),
         .systemLibrary(name: "CNATS", path: "Sources/CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // The version and commit this binary was built from (VERSION, git), stamped before every build.
         .plugin(name: "BuildStamp", capability: .buildTool()),
@@ -51,6 +52,8 @@ let package = Package(
         .target(name: "GuildhallLoop", dependencies: ["CLibUV", "CHTTPParser", "CWSLay", "GuildhallTLS"], swiftSettings: hotPath),
         // SQLite schema, migrations, writer and reader threads.
         .target(name: "GuildhallStore", dependencies: ["CSQLite", "GuildhallCore"], swiftSettings: hotPath),
+        // Files (docs/files.md): the stores attachments live in, and AWS Signature V4 for S3.
+        .target(name: "GuildhallFiles", dependencies: ["CCurl", .product(name: "Crypto", package: "swift-crypto")]),
         // Sessions, dispatch, interest index, fan-out, configuration.
         .target(name: "GuildhallServer", dependencies: ["GuildhallBuild", "GuildhallTLS", "GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "CNATS",
                                                       .product(name: "Crypto", package: "swift-crypto"),
@@ -74,9 +77,10 @@ let package = Package(
         .testTarget(name: "GuildhallWireTests", dependencies: ["GuildhallWire"]),
         .testTarget(name: "GuildhallLoopTests", dependencies: ["GuildhallLoop", "GuildhallWire"]),
         .testTarget(name: "GuildhallStoreTests", dependencies: ["GuildhallStore", "GuildhallCore", "CPowerLoss"]),
+        .testTarget(name: "GuildhallFilesTests", dependencies: ["GuildhallFiles"]),
         // A test SQLite VFS that shows what a power loss would leave (docs/reliability.md D3), and a full disk; tests only.
         .target(name: "CPowerLoss", dependencies: ["CSQLite"], path: "Tests/CPowerLoss"),
-        .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallBuild", "GuildhallTLS", "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop",
+        .testTarget(name: "GuildhallEndToEndTests", dependencies: ["GuildhallBuild", "GuildhallTLS", "GuildhallServer", "GuildhallClient", "GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallFiles",
                                                                   "CPowerLoss", .product(name: "Logging", package: "swift-log"),
                                                                   .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")],
                     exclude: ["Fixtures"]),

