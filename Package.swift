@@ -55,7 +55,7 @@ let package = Package(
         // Files (docs/files.md): the stores attachments live in, and AWS Signature V4 for S3.
         .target(name: "GuildhallFiles", dependencies: ["CCurl", .product(name: "Crypto", package: "swift-crypto")]),
         // Sessions, dispatch, interest index, fan-out, configuration.
-        .target(name: "GuildhallServer", dependencies: ["GuildhallBuild", "GuildhallTLS", "GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "CNATS",
+        .target(name: "GuildhallServer", dependencies: ["GuildhallBuild", "GuildhallTLS", "GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "GuildhallFiles", "CNATS",
                                                       .product(name: "Crypto", package: "swift-crypto"),
                                                       .product(name: "JWTKit", package: "jwt-kit"),
                                                       .product(name: "Prometheus", package: "swift-prometheus"),

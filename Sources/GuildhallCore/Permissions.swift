@@ -36,24 +36,25 @@ public struct Permission: OptionSet, Sendable, Codable, Hashable {
     public static let ban = Permission(rawValue: 1 << 11)
     public static let manageGuests = Permission(rawValue: 1 << 12)
     public static let requestReceipts = Permission(rawValue: 1 << 13)
+    public static let attachFiles = Permission(rawValue: 1 << 14)
 
-    public static let all = Permission(rawValue: (1 << 14) - 1)
+    public static let all = Permission(rawValue: (1 << 15) - 1)
     /// What a new server's `everyone` role allows: taking part, not managing.
-    public static let everyoneDefault: Permission = [.viewChannel, .sendMessages, .mention, .requestReceipts]
+    public static let everyoneDefault: Permission = [.viewChannel, .sendMessages, .mention, .requestReceipts, .attachFiles]
     /// What a new server's `admin` role allows: what "owner and admins" could do before roles had bits.
     public static let adminDefault: Permission = [.manageServer, .manageChannels, .mentionEveryone, .recallOthers, .deleteOthers,
                                                   .invite, .kick, .ban, .manageGuests]
 
     /// Bits a channel override may name: the ones that mean something per channel.
     public static let perChannel: Permission = [.viewChannel, .manageChannels, .sendMessages, .mention, .mentionEveryone,
-                                                .recallOthers, .deleteOthers, .requestReceipts]
+                                                .recallOthers, .deleteOthers, .requestReceipts, .attachFiles]
 
     public static let names: [(Permission, String)] = [
         (.viewChannel, "view channel"), (.manageServer, "manage server"), (.manageChannels, "manage channels"),
         (.manageRoles, "manage roles"), (.sendMessages, "send messages"), (.mention, "mention"),
         (.mentionEveryone, "mention everyone"), (.recallOthers, "recall others' messages"),
         (.deleteOthers, "delete others' messages"), (.invite, "invite"), (.kick, "kick"), (.ban, "ban"),
-        (.manageGuests, "manage guests"), (.requestReceipts, "request read receipts"),
+        (.manageGuests, "manage guests"), (.requestReceipts, "request read receipts"), (.attachFiles, "attach files"),
     ]
 
     /// The bits' names, for messages a developer reads.

@@ -82,6 +82,13 @@ public final class HTTPRequestReader {
     /// Bytes of the request under way, for the size limit.
     private var bytesInRequest = 0
     private var complete: [HTTPRequest] = []
+    /// Asked once a request's head is read: true hands its body to
+    /// `onBodyPiece` as it arrives instead of keeping it (an upload; the size
+    /// limit then covers the head only), and the request completes with an empty body.
+    public var streamsBody: ((HTTPRequest) -> Bool)?
+    public var onBodyPiece: ((UnsafeRawBufferPointer) -> Void)?
+    /// The request under way streams its body.
+    private var streaming = false
 
     public init(maxRequestBytes: Int, maxHeaders: Int) {
         self.maxRequestBytes = maxRequestBytes
@@ -105,7 +112,20 @@ public final class HTTPRequestReader {
                 r.lastWasValue = true
             }
         }
-        settings.on_body = { p, at, n in HTTPRequestReader.reader(p).appending(at, n) { $0.body += $1 } }
+        settings.on_headers_complete = { p in
+            guard let p else { return 1 }
+            let r = HTTPRequestReader.reader(p)
+            r.streaming = r.streamsBody?(r.request(method: gh_http_method(p))) ?? false
+            return 0
+        }
+        settings.on_body = { p, at, n in
+            let r = HTTPRequestReader.reader(p)
+            if r.streaming, let at {
+                r.onBodyPiece?(UnsafeRawBufferPointer(start: at, count: n))
+                return 0
+            }
+            return r.appending(at, n) { $0.body += $1 }
+        }
         settings.on_message_complete = { p in
             guard let p else { return 1 }
             HTTPRequestReader.reader(p).finishRequest(method: gh_http_method(p))
@@ -128,7 +148,7 @@ public final class HTTPRequestReader {
             failure = .malformed(name)
             throw .malformed(name)
         }
-        if bytesInRequest > maxRequestBytes {
+        if bytesInRequest > maxRequestBytes && !streaming && complete.isEmpty {
             failure = .tooLarge(limit: maxRequestBytes)
             throw .tooLarge(limit: maxRequestBytes)
         }
@@ -157,11 +177,16 @@ public final class HTTPRequestReader {
         return failure == nil ? 0 : 1
     }
 
-    private func finishRequest(method code: UInt32) {
+    private func request(method code: UInt32) -> HTTPRequest {
         let name = http_method_str(http_method(rawValue: code)).map { String(cString: $0) } ?? "?"
-        complete.append(HTTPRequest(method: name, target: String(decoding: target, as: UTF8.self),
-                                    headers: headers.map { (String(decoding: $0.name, as: UTF8.self), String(decoding: $0.value, as: UTF8.self)) },
-                                    body: body))
+        return HTTPRequest(method: name, target: String(decoding: target, as: UTF8.self),
+                           headers: headers.map { (String(decoding: $0.name, as: UTF8.self), String(decoding: $0.value, as: UTF8.self)) },
+                           body: body)
+    }
+
+    private func finishRequest(method code: UInt32) {
+        complete.append(request(method: code))
+        streaming = false
         target = []
         headers = []
         body = []

@@ -19,6 +19,9 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 final class SQLiteConnection {
     let db: OpaquePointer
+    /// The deadline SQLite's progress handler reads (SearchReads.swift), held here
+    /// for as long as the handler may run: the handler gets only a raw pointer to it.
+    var deadline: Deadline?
 
     init(path: String, readOnly: Bool = false) throws(StoreError) {
         var handle: OpaquePointer?

@@ -212,6 +212,26 @@ enum Schema {
         CREATE TABLE search_state(stale INTEGER NOT NULL);
         INSERT INTO search_state VALUES(0);
         """,
+        // 11: files (docs/files.md): one row per upload asked for, in a
+        // channel (server_id, channel_id) or a direct conversation
+        // (server_id 0, channel_id the conversation); `message_uid` once a
+        // message carries it. Every server's everyone role gains ATTACH_FILES (16384).
+        """
+        CREATE TABLE files(
+            id INTEGER PRIMARY KEY,
+            uploader TEXT NOT NULL,
+            server_id INTEGER NOT NULL,
+            channel_id INTEGER NOT NULL,
+            filename TEXT NOT NULL,
+            content_type TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            message_uid INTEGER NOT NULL DEFAULT 0,
+            removed INTEGER NOT NULL DEFAULT 0);
+        CREATE INDEX files_by_uploader ON files(uploader);
+        UPDATE roles SET allow = allow | 16384 WHERE role_id = 0;
+        """,
     ]
 
     /// Steps in Swift that run right after the migration of that index, in its transaction.

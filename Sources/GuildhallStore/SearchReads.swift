@@ -85,6 +85,7 @@ final class Deadline {
 extension SQLiteConnection {
     /// From now on, statements stop with SQLITE_INTERRUPT once `deadline` passes (nil: never).
     func interrupting(at deadline: Deadline?) {
+        self.deadline = deadline
         guard let deadline else { return sqlite3_progress_handler(db, 0, nil, nil) }
         // Checked every few thousand virtual machine steps: cheap, and fine-grained enough for a deadline in ms.
         sqlite3_progress_handler(db, 4000, { context in

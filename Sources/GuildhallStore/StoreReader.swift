@@ -30,6 +30,8 @@ public enum ReadRequest: Sendable, Equatable {
     case directSentCount(conversation: UInt64, sender: UserID, upTo: UInt64)
     /// Messages matching a search, newest first, with `snippets` beside them (SearchReads.swift).
     case search(MessageSearch)
+    /// The bytes of the uploads `user` asked for and did not lose (their file quota's use), in `count`.
+    case fileBytes(user: UserID)
 }
 
 public struct ReadResult: Sendable {
@@ -104,10 +106,12 @@ final class ReaderQueries {
     private let before, after, byUID, cursor, inbox, received, directCount: Statement
     private let threadAfter, reactions, timeOfSeq, lastSeq: Statement
     private let search: SearchReads
+    private let fileBytes: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         let cols = MessageRows.readColumns
         search = try SearchReads(db)
+        fileBytes = try db.prepare("SELECT COALESCE(SUM(size), 0) FROM files WHERE uploader = ? AND removed = 0")
         threadAfter = try db.prepare("SELECT \(cols) FROM messages WHERE thread_root = ? AND seq > ? ORDER BY seq ASC LIMIT ?")
         reactions = try db.prepare("SELECT type, COUNT(*), MAX(user_id = ?) FROM reactions WHERE message_uid = ? GROUP BY type ORDER BY type")
         timeOfSeq = try db.prepare("SELECT sent_time FROM messages WHERE channel_id = ? AND seq = ?")
@@ -165,6 +169,11 @@ final class ReaderQueries {
             for i in result.messages.indices { result.messages[i].changes.reactions = try reactionCounts(result.messages[i].uid, viewer: viewer) }
         case .seqAtTime(let channel, let time):
             result.count = try seq(in: channel, atOrBefore: time)
+        case .fileBytes(let user):
+            let s = fileBytes.reset()
+            s.bind(1, user)
+            if try s.step() { result.count = s.uint(0) }
+            s.reset()
         case .search(let search):
             try self.search.run(search, into: &result)
             for i in result.messages.indices { result.messages[i].changes.reactions = try reactionCounts(result.messages[i].uid, viewer: search.viewer) }

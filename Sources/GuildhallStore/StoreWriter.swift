@@ -58,6 +58,8 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     /// (The four message changes name the message's channel, or a direct
     /// message's conversation, so a cluster knows whose log they go to.)
     case reaction(MessageUID, user: UserID, type: UInt32, added: Bool, time: UInt64, channel: ChannelID)
+    /// An upload was asked for (docs/files.md).
+    case fileCreated(FileRecord)
 }
 
 /// One operation's writes, committed together or not at all.

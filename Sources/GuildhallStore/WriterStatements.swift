@@ -17,6 +17,7 @@ final class WriterStatements {
     private let insertReferring, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
     /// Nil while search is off.
     private let search: SearchIndex?
+    private let saveFile: Statement
 
     init(_ db: SQLiteConnection, searchIndex: Bool) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
@@ -24,6 +25,8 @@ final class WriterStatements {
         rollback = try db.prepare("ROLLBACK")
         insertMessage = try db.prepare(MessageRows.insertSQL)
         search = searchIndex ? try SearchIndex(db) : nil
+        saveFile = try db.prepare("INSERT OR IGNORE INTO files(id, uploader, server_id, channel_id, filename, content_type, size, sha256, created_at) "
+                                  + "VALUES(?,?,?,?,?,?,?,?,?)")
         insertReferring = try db.prepare(MessageRows.insertReferringSQL)
         saveReceivedSeq = try db.prepare("INSERT INTO received_seqs(user_id, channel_id, seq) VALUES(?,?,?) "
                                          + "ON CONFLICT(user_id, channel_id) DO UPDATE SET seq = MAX(seq, excluded.seq)")
@@ -113,6 +116,11 @@ final class WriterStatements {
             removeReactions.reset().bind(1, uid)
             try removeReactions.run()
             try search?.removed(uid)
+        case .fileCreated(let f):
+            let s = saveFile.reset()
+            s.bind(1, f.id); s.bind(2, f.uploader); s.bind(3, f.serverID); s.bind(4, f.channelID); s.bind(5, f.filename)
+            s.bind(6, f.contentType); s.bind(7, f.size); s.bind(8, f.sha256); s.bind(9, f.createdAt)
+            try s.run()
         case .threadReply(let root, let time, _):
             let s = countThreadReply.reset()
             s.bind(1, time); s.bind(2, root)

@@ -84,9 +84,9 @@ import Testing
         #expect((try? PermissionOverride(allow: .mention, deny: .kick).validated(field: "p")) != nil)
     }
 
-    /// Migration 6 wrote these numbers into existing servers' roles.
-    @Test func theStartingRolesHaveTheBitsTheMigrationWrote() {
-        #expect(Permission.everyoneDefault.rawValue == 8241)
+    /// Migration 6 wrote these numbers into existing servers' roles, and migration 11 added ATTACH_FILES to everyone's.
+    @Test func theStartingRolesHaveTheBitsTheMigrationsWrote() {
+        #expect(Permission.everyoneDefault.rawValue == 8241 | 16384)
         #expect(Permission.adminDefault.rawValue == 8134)
     }
 

@@ -77,6 +77,8 @@ import Testing
                                                      permissions: PermissionOverride(allow: [.sendMessages], deny: [.kick])))),
             .messageEdited(7 << 22, .custom(type: "poll", data: [9]), time: 23, channel: 12),
             .directSide(conversation: 16, readSingly),
+            .fileCreated(FileRecord(id: 24, uploader: "bob", serverID: 11, channelID: 12, filename: "plan v2.pdf", contentType: "application/pdf",
+                                    size: 25, sha256: String(repeating: "ab", count: 32), createdAt: 26)),
         ]
     }
 
@@ -102,9 +104,10 @@ import Testing
             case .threadReply: kinds.insert("threadReply")
             case .reaction: kinds.insert("reaction")
             case .logPosition: kinds.insert("logPosition")
+            case .fileCreated: kinds.insert("fileCreated")
             }
         }
-        #expect(kinds.count == 18, "every kind is in the sample")
+        #expect(kinds.count == 19, "every kind is in the sample")
         let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
         let back = try LogEntries.decode(try LogEntries.encode(entry))
         #expect(back == entry)

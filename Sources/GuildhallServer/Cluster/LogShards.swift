@@ -56,6 +56,7 @@ extension Home {
         case .syncCursor(let u, _, _), .receivedStatus(let u, _, _): return user(u)
         case .conversation(_, let users, _): return users.min().map(user)
         case .directSide(let id, _), .directRead(let id, _, _, _): return conversation(id)
+        case .fileCreated(let f): return f.serverID != 0 ? guild(f.serverID) : conversation(f.channelID)
         case .pruneInbox, .logPosition: return nil
         }
     }

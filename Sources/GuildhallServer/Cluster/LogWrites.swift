@@ -56,6 +56,11 @@ extension GHLogWrite {
             reaction = .with {
                 $0.messageUid = uid; $0.user = user; $0.type = type; $0.added = added; $0.time = time; $0.channelID = channel
             }
+        case .fileCreated(let f):
+            fileCreated = .with {
+                $0.id = f.id; $0.uploader = f.uploader; $0.serverID = f.serverID; $0.channelID = f.channelID; $0.filename = f.filename
+                $0.contentType = f.contentType; $0.size = f.size; $0.sha256 = f.sha256; $0.createdAt = f.createdAt
+            }
         }
     }
 
@@ -95,6 +100,9 @@ extension GHLogWrite {
         case .logPosition(let p): return .logPosition(shard: Int(p.shard), seq: p.seq)
         case .reaction(let r):
             return .reaction(r.messageUid, user: r.user, type: r.type, added: r.added, time: r.time, channel: r.channelID)
+        case .fileCreated(let f):
+            return .fileCreated(FileRecord(id: f.id, uploader: f.uploader, serverID: f.serverID, channelID: f.channelID, filename: f.filename,
+                                           contentType: f.contentType, size: f.size, sha256: f.sha256, createdAt: f.createdAt))
         case .other(let json): return try JSONDecoder().decode(StoreWrite.self, from: json)
         case nil: throw LogFormatError("a log write holds nothing")
         }

@@ -10,6 +10,7 @@
 
 import Glibc
 import GuildhallCore
+import GuildhallFiles
 import GuildhallLoop
 import Synchronization
 
@@ -29,9 +30,12 @@ final class NodeGuard: Sendable {
     let tokenKeys = TokenKeys()
     /// The certificate TLS listeners present (TLSCertificates.swift).
     let certificates = TLSCertificates()
+    /// Where uploads are kept (docs/files.md), shared by every loop's listener.
+    let files: LocalFileStore?
 
-    init(loops: Int, metrics: NodeMetrics, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil) {
+    init(loops: Int, metrics: NodeMetrics, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil, files: LocalFileStore? = nil) {
         self.metrics = metrics
+        self.files = files
         outbound = NodeOutbound(loops: loops)
         self.served = served
         self.cluster = cluster

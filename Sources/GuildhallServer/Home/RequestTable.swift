@@ -157,6 +157,13 @@ extension GHRequest.OneOf_Body {
         // A server's search at its guild's home; a conversation's wherever it is held (Home/Messages/MessageSearch).
         case .searchMessages(let r):
             RequestRule(r.serverID != 0 ? .guild(r.serverID) : .announcedChannel(r.conversationID), .query) { $0.searchMessages(r, id: $1, from: $2) }
+        // Files (Home/Files): an upload into a channel at its guild's home, into a conversation at the conversation's.
+        case .createUpload(let r):
+            if r.peerID.isEmpty {
+                RequestRule(.channel(r.channelID), .change, needs: [.sendMessages, .attachFiles], at: .channel(r.channelID)) { $0.createUpload(r, id: $1, from: $2) }
+            } else {
+                RequestRule(.conversation(r.peerID), .change) { $0.createUpload(r, id: $1, from: $2) }
+            }
         // Who may is decided per message (sender, window, RECALL_OTHERS, DELETE_OTHERS): MessageOperations.
         case .recallMessage(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.recall(r, id: $1, from: $2) }
         case .editMessage(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.edit(r, id: $1, from: $2) }

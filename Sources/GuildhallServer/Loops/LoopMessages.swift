@@ -130,6 +130,8 @@ enum LoopMessage: Sendable {
     case handOff(HandOff)
     /// A JWT login's token, verified off the loop for a session of this loop's gateway (TokenChecks.swift).
     case tokenChecked(UInt64, TokenChecks.Outcome)
+    /// A file worker's report on an upload to this loop's listener (FileDoor.swift).
+    case files(UInt64, FileDoor.Outcome)
     /// An admin request's answer, made off the loop (AdminEndpoint.swift); first loop only.
     case adminAnswer(UInt64, AdminAnswer)
     /// Shutdown, in the order the first loop leads it (NodeShutdown.swift).

@@ -10,6 +10,7 @@ import Dispatch
 import Foundation
 import GuildhallCore
 import GuildhallLoop
+import GuildhallFiles
 import GuildhallStore
 
 final class Node {
@@ -75,7 +76,14 @@ final class Node {
             throw error
         }
         let shares = snapshot.shares(HomeMap(settings))
-        let guards = NodeGuard(loops: settings.loops, metrics: metrics, served: served, cluster: cluster, bus: bus)
+        let files: LocalFileStore
+        do { files = try LocalFileStore(folder: (settings.data as NSString).appendingPathComponent("files")) } catch {
+            leases?.stop()
+            store.close()
+            shardLog?.close()
+            throw SettingsError(description: error.description)
+        }
+        let guards = NodeGuard(loops: settings.loops, metrics: metrics, served: served, cluster: cluster, bus: bus, files: files)
         self.guards = guards
         do {
             try guards.tokenKeys.load(settings)

@@ -61,6 +61,7 @@ final class NodeLoop {
         gateway.peers = links.handOffs
         let ownInbox = inboxes[index]
         gateway.tokenChecks = TokenChecks(keys: guards.tokenKeys) { key, outcome in _ = ownInbox.post(.tokenChecked(key, outcome)) }
+        gateway.webSocketDoor.files.post = { key, outcome in _ = ownInbox.post(.files(key, outcome)) }
         home.gateway = gateway
         gateway.mintUID = { [unowned home] now in home.ids.next(nowMillis: now) }
         home.runner.onSettled = { [unowned self] in self.commitsSettled() }
@@ -97,6 +98,7 @@ final class NodeLoop {
             case .mail(let from, let mail): if !shutdown.homeClosed { home.received(mail, from: from) }
             case .handOff(let h): gateway.adopt(h)
             case .tokenChecked(let key, let outcome): gateway.tokenChecks?.checked(key, outcome)
+            case .files(let key, let outcome): gateway.webSocketDoor.files.arrived(key, outcome)
             case .adoptShards(let share, let loaded):
                 if !shutdown.homeClosed { home.adopt(share) }
                 loaded.leave()

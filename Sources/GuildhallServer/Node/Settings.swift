@@ -72,6 +72,19 @@ public struct Settings: Sendable, Equatable {
     public var loginFailureIntervalMs = 6_000
     public var recallWindowSeconds = 120
     public var searchDeadlineMs = 2_000
+    public var maxFileBytes = 25 << 20
+    public var fileQuotaBytes = 1 << 30
+    public var uploadURLSeconds = 600
+    public var uploadDeadlineSeconds = 300
+    public var filesURL = ""
+    /// Where upload and download links point: files-url, or the WebSocket listener's address.
+    var filesBaseURL: String {
+        guard filesURL.isEmpty else { return filesURL }
+        let scheme = tlsWebSocket == "on" ? "https" : "http"
+        guard let (host, port) = SocketAddress.split(wsListen) else { return "\(scheme)://127.0.0.1" }
+        let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(shown):\(port)"
+    }
     public var reactionTypesPerMessage = 20
     public var reactionsPerUserPerMessage = 10
     public var maxSessionsPerUser = 10
@@ -245,6 +258,18 @@ extension Settings {
                  \.loginFailuresBurst, 1...1_000_000)),
         live(int("recall-window-seconds", "How long after sending a sender may recall a message (RECALL_OTHERS may at any time).",
                  \.recallWindowSeconds, 0...31_536_000)),
+        live(int("max-file-bytes", "Largest file one may upload (CreateUpload's size; 413 above it).", \.maxFileBytes, 1...(1 << 40))),
+        live(int("file-quota-bytes", "Bytes of uploads one user may hold (414 past it); removed messages' files stop counting.",
+                 \.fileQuotaBytes, 0...(1 << 50))),
+        live(int("upload-url-seconds", "How long an upload URL works.", \.uploadURLSeconds, 10...604_800)),
+        live(int("upload-deadline-seconds", "An upload to this node not done this long after it began is cut (408) and nothing is kept.",
+                 \.uploadDeadlineSeconds, 1...86_400)),
+        live(text("files-url", "Where clients reach the files this node serves, http(s)://HOST[:PORT] (a proxy's address); empty: ws-listen's, over https when tls-websocket is on.",
+                  \.filesURL) { v throws(SettingsError) in
+            guard v.isEmpty || (v.hasPrefix("http://") || v.hasPrefix("https://")) && !v.hasSuffix("/") else {
+                throw SettingsError(description: "files-url must be http(s)://HOST[:PORT] without a trailing /, or empty, not \(v)")
+            }
+        }),
         live(int("search-deadline-ms", "How long one message search may run before it is stopped and answered 503 (narrow the query).",
                  \.searchDeadlineMs, 10...60_000)),
         live(int("reaction-types-per-message", "Most quick-comment types one message may carry.", \.reactionTypesPerMessage, 1...10_000)),

@@ -311,6 +311,9 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// Ask for group read receipts. Default: everyone.
   case requestReceipts // = 8192
+
+  /// Upload files into a channel (`create_upload`). Default: everyone.
+  case attachFiles // = 16384
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -334,6 +337,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 2048: self = .ban
     case 4096: self = .manageGuests
     case 8192: self = .requestReceipts
+    case 16384: self = .attachFiles
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -355,6 +359,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .ban: return 2048
     case .manageGuests: return 4096
     case .requestReceipts: return 8192
+    case .attachFiles: return 16384
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -376,6 +381,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     .ban,
     .manageGuests,
     .requestReceipts,
+    .attachFiles,
   ]
 
 }
@@ -1763,6 +1769,21 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .searchMessages(newValue)}
   }
 
+  /// Files (docs/files.md).
+  /// Ask to upload a file into a channel (needs SEND_MESSAGES and
+  /// ATTACH_FILES there) or a direct conversation: the answer holds the
+  /// file's id and a single-use URL to PUT its bytes to before it expires.
+  /// Answer: `Upload`. Errors: 400 no channel or peer named, or a bad name,
+  /// type or hash; 403 without the permissions; 404 no channel one may
+  /// read; 413 over max-file-bytes; 414 over the user's file-quota-bytes.
+  public var createUpload: GHCreateUpload {
+    get {
+      if case .createUpload(let v)? = body {return v}
+      return GHCreateUpload()
+    }
+    set {body = .createUpload(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Each kind's comment ends with the errors of its own. Besides those, any
@@ -1990,6 +2011,14 @@ public nonisolated struct GHRequest: Sendable {
     /// conversation the caller may read (as for one that does not exist);
     /// 414 page over 100; 503 the search ran past its deadline (narrow it).
     case searchMessages(GHSearchMessages)
+    /// Files (docs/files.md).
+    /// Ask to upload a file into a channel (needs SEND_MESSAGES and
+    /// ATTACH_FILES there) or a direct conversation: the answer holds the
+    /// file's id and a single-use URL to PUT its bytes to before it expires.
+    /// Answer: `Upload`. Errors: 400 no channel or peer named, or a bad name,
+    /// type or hash; 403 without the permissions; 404 no channel one may
+    /// read; 413 over max-file-bytes; 414 over the user's file-quota-bytes.
+    case createUpload(GHCreateUpload)
 
   }
 
@@ -3258,6 +3287,72 @@ public nonisolated struct GHSearchMessages: Sendable {
   public init() {}
 }
 
+/// Ask to upload a file. Exactly one of `channel_id` and `peer_id`.
+public nonisolated struct GHCreateUpload: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// A channel of a server the file will be sent to.
+  public var channelID: UInt64 = 0
+
+  /// Or the other user of the direct conversation it will be sent to.
+  public var peerID: String = String()
+
+  /// 1 to 255 bytes of UTF-8 without '/', '\\' or control characters.
+  public var filename: String = String()
+
+  /// A media type ("image/png"), at most 127 characters; '' means application/octet-stream.
+  public var contentType: String = String()
+
+  /// Its size in bytes: 1 to max-file-bytes. The upload must be exactly this long.
+  public var size: UInt64 = 0
+
+  /// Optional: its SHA-256 in hex (64 characters). The upload must match it.
+  public var sha256: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Where to upload a file's bytes: PUT them to `url` with `headers`, before `expires_at`.
+/// The URL works once: an upload used twice, of another size or hash, or
+/// after it expired is refused (4xx), and nothing is stored.
+public nonisolated struct GHUpload: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var fileID: UInt64 = 0
+
+  public var url: String = String()
+
+  public var headers: [GHHTTPHeader] = []
+
+  /// ms since the epoch.
+  public var expiresAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One HTTP header.
+public nonisolated struct GHHTTPHeader: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  public var value: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// A page of search results, newest first.
 public nonisolated struct GHSearchResults: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -3812,6 +3907,15 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .searchResults(newValue)}
   }
 
+  /// Answer to `create_upload`.
+  public var upload: GHUpload {
+    get {
+      if case .upload(let v)? = result {return v}
+      return GHUpload()
+    }
+    set {result = .upload(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -3867,6 +3971,8 @@ public nonisolated struct GHResponse: Sendable {
     case permissions(GHPermissions)
     /// Answer to `search_messages`.
     case searchResults(GHSearchResults)
+    /// Answer to `create_upload`.
+    case upload(GHUpload)
 
   }
 
@@ -5418,7 +5524,7 @@ nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHPermission: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0")
 }
 
 nonisolated extension GHGuestVisibility: SwiftProtobuf._ProtoNameProviding {
@@ -5591,7 +5697,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6406,6 +6512,19 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .searchMessages(v)
         }
       }()
+      case 111: try {
+        var v: GHCreateUpload?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .createUpload(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .createUpload(v)
+        }
+      }()
       default: break
       }
     }
@@ -6667,6 +6786,10 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .searchMessages?: try {
       guard case .searchMessages(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 110)
+    }()
+    case .createUpload?: try {
+      guard case .createUpload(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 111)
     }()
     case nil: break
     }
@@ -8896,6 +9019,141 @@ nonisolated extension GHSearchMessages: SwiftProtobuf.Message, SwiftProtobuf._Me
   }
 }
 
+nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CreateUpload"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}peer_id\0\u{1}filename\0\u{3}content_type\0\u{1}size\0\u{1}sha256\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.peerID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.filename) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.contentType) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.size) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.sha256) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if !self.peerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.peerID, fieldNumber: 2)
+    }
+    if !self.filename.isEmpty {
+      try visitor.visitSingularStringField(value: self.filename, fieldNumber: 3)
+    }
+    if !self.contentType.isEmpty {
+      try visitor.visitSingularStringField(value: self.contentType, fieldNumber: 4)
+    }
+    if self.size != 0 {
+      try visitor.visitSingularUInt64Field(value: self.size, fieldNumber: 5)
+    }
+    if !self.sha256.isEmpty {
+      try visitor.visitSingularStringField(value: self.sha256, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHCreateUpload, rhs: GHCreateUpload) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.peerID != rhs.peerID {return false}
+    if lhs.filename != rhs.filename {return false}
+    if lhs.contentType != rhs.contentType {return false}
+    if lhs.size != rhs.size {return false}
+    if lhs.sha256 != rhs.sha256 {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHUpload: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Upload"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}file_id\0\u{1}url\0\u{1}headers\0\u{3}expires_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.fileID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.url) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.headers) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.expiresAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.fileID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.fileID, fieldNumber: 1)
+    }
+    if !self.url.isEmpty {
+      try visitor.visitSingularStringField(value: self.url, fieldNumber: 2)
+    }
+    if !self.headers.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.headers, fieldNumber: 3)
+    }
+    if self.expiresAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.expiresAt, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHUpload, rhs: GHUpload) -> Bool {
+    if lhs.fileID != rhs.fileID {return false}
+    if lhs.url != rhs.url {return false}
+    if lhs.headers != rhs.headers {return false}
+    if lhs.expiresAt != rhs.expiresAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHHTTPHeader: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HTTPHeader"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}value\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.value) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if !self.value.isEmpty {
+      try visitor.visitSingularStringField(value: self.value, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHHTTPHeader, rhs: GHHTTPHeader) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.value != rhs.value {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension GHSearchResults: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SearchResults"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hits\0\u{3}next_cursor\0")
@@ -9496,7 +9754,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9843,6 +10101,19 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .searchResults(v)
         }
       }()
+      case 91: try {
+        var v: GHUpload?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .upload(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .upload(v)
+        }
+      }()
       default: break
       }
     }
@@ -9960,6 +10231,10 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .searchResults?: try {
       guard case .searchResults(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 90)
+    }()
+    case .upload?: try {
+      guard case .upload(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 91)
     }()
     case nil: break
     }

@@ -219,6 +219,14 @@ public nonisolated struct GHLogWrite: Sendable {
     set {write = .reaction(newValue)}
   }
 
+  public var fileCreated: GHLogFileCreated {
+    get {
+      if case .fileCreated(let v)? = write {return v}
+      return GHLogFileCreated()
+    }
+    set {write = .fileCreated(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Write: Equatable, Sendable {
@@ -243,6 +251,7 @@ public nonisolated struct GHLogWrite: Sendable {
     case threadReply(GHLogThreadReply)
     case logPosition(GHLogLogPosition)
     case reaction(GHLogReaction)
+    case fileCreated(GHLogFileCreated)
 
   }
 
@@ -1150,6 +1159,36 @@ public nonisolated struct GHLogReaction: Sendable {
   public init() {}
 }
 
+/// An upload asked for (docs/files.md).
+public nonisolated struct GHLogFileCreated: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: UInt64 = 0
+
+  public var uploader: String = String()
+
+  public var serverID: UInt64 = 0
+
+  /// The channel, or for a direct conversation its id.
+  public var channelID: UInt64 = 0
+
+  public var filename: String = String()
+
+  public var contentType: String = String()
+
+  public var size: UInt64 = 0
+
+  public var sha256: String = String()
+
+  public var createdAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "guildhall.log.v1"
@@ -1196,7 +1235,7 @@ nonisolated extension GHLogEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Write"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1446,6 +1485,19 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.write = .reaction(v)
         }
       }()
+      case 20: try {
+        var v: GHLogFileCreated?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .fileCreated(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .fileCreated(v)
+        }
+      }()
       default: break
       }
     }
@@ -1532,6 +1584,10 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .reaction?: try {
       guard case .reaction(let v)? = self.write else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
+    case .fileCreated?: try {
+      guard case .fileCreated(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
     }()
     case nil: break
     }
@@ -3449,6 +3505,76 @@ nonisolated extension GHLogReaction: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.added != rhs.added {return false}
     if lhs.time != rhs.time {return false}
     if lhs.channelID != rhs.channelID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogFileCreated: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FileCreated"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}uploader\0\u{3}server_id\0\u{3}channel_id\0\u{1}filename\0\u{3}content_type\0\u{1}size\0\u{1}sha256\0\u{3}created_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.uploader) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.filename) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.contentType) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.size) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.sha256) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.id != 0 {
+      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
+    }
+    if !self.uploader.isEmpty {
+      try visitor.visitSingularStringField(value: self.uploader, fieldNumber: 2)
+    }
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 3)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 4)
+    }
+    if !self.filename.isEmpty {
+      try visitor.visitSingularStringField(value: self.filename, fieldNumber: 5)
+    }
+    if !self.contentType.isEmpty {
+      try visitor.visitSingularStringField(value: self.contentType, fieldNumber: 6)
+    }
+    if self.size != 0 {
+      try visitor.visitSingularUInt64Field(value: self.size, fieldNumber: 7)
+    }
+    if !self.sha256.isEmpty {
+      try visitor.visitSingularStringField(value: self.sha256, fieldNumber: 8)
+    }
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 9)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogFileCreated, rhs: GHLogFileCreated) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.uploader != rhs.uploader {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.filename != rhs.filename {return false}
+    if lhs.contentType != rhs.contentType {return false}
+    if lhs.size != rhs.size {return false}
+    if lhs.sha256 != rhs.sha256 {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

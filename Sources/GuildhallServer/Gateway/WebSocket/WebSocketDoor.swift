@@ -5,10 +5,12 @@
 // handed to the gateway, where it becomes a session like a TCP one, reading
 // WebSocket messages (InboundFrames) and writing WebSocket frames
 // (WebSocketFrameSink), binary protobuf or JSON text by subprotocol, under
-// the same rules from login on. Every loop has one (SO_REUSEPORT), as for
+// the same rules from login on. An upload's PUT goes to the file door
+// (FileDoor.swift), which reads its body as it streams in. Every loop has one (SO_REUSEPORT), as for
 // TCP. It owns the listener and the connections still greeting; the gateway
 // is reached only through the hand-offs it was given. Loop thread only.
 
+import GuildhallFiles
 import GuildhallLoop
 
 final class WebSocketDoor {
@@ -27,19 +29,26 @@ final class WebSocketDoor {
     private let upgraded: (TCPConnection, WebSocketEncoding, String?) -> Void
     /// A connection closing, for the gateway to keep until libuv lets it go.
     private let closing: (TCPConnection) -> Void
+    /// Uploads (FileDoor.swift).
+    private(set) var files: FileDoor!
+    /// Milliseconds since the epoch (an upload URL's expiry).
+    private let wallClock: () -> UInt64
     private var listener: TCPListener?
     /// Connections whose handshake is not done, and since when.
     private var greeting: [ObjectIdentifier: (connection: TCPConnection, since: UInt64)] = [:]
     private var shut = false
 
-    init(loop: EventLoop, certificates: TLSCertificates, trustedProxies: @escaping () -> TrustedProxies, settings: @escaping () -> Settings, upgraded: @escaping (TCPConnection, WebSocketEncoding, String?) -> Void,
+    init(loop: EventLoop, certificates: TLSCertificates, trustedProxies: @escaping () -> TrustedProxies, settings: @escaping () -> Settings,
+         files store: LocalFileStore?, wallClock: @escaping () -> UInt64, upgraded: @escaping (TCPConnection, WebSocketEncoding, String?) -> Void,
          closing: @escaping (TCPConnection) -> Void) {
         self.loop = loop
+        self.wallClock = wallClock
         self.certificates = certificates
         self.trustedProxies = trustedProxies
         self.settings = settings
         self.upgraded = upgraded
         self.closing = closing
+        files = FileDoor(store: store, settings: settings, answer: { [unowned self] c, response in self.refuse(c, response) })
     }
 
     /// Starts listening when `ws-listen` is set (on `port` instead of the
@@ -79,10 +88,27 @@ final class WebSocketDoor {
         let reader = HTTPRequestReader(maxRequestBytes: Self.handshakeBytes, maxHeaders: Self.handshakeHeaders)
         let peer = c.peer, proxies = trustedProxies()
         var head: [UInt8] = [], client: String?
+        // An upload streams its body to the file door as it arrives.
+        var upload: UInt64?, isUpload = false
+        reader.streamsBody = { [unowned self, unowned c] request in
+            guard FileDoor.isUpload(request) else { return false }
+            isUpload = true
+            upload = self.files.begin(request, on: c, now: self.loop.nowMillis, wallClock: self.wallClock())
+            return true
+        }
+        reader.onBodyPiece = { [unowned self] bytes in if let upload { self.files.piece(upload, bytes) } }
         // First a PROXY header, maybe; then TLS, maybe; then the HTTP request.
         let readRequest = { [unowned self, unowned c] (bytes: UnsafeRawBufferPointer) in
             do throws(HTTPReadError) {
                 guard let request = try reader.feed(bytes).first else { return }
+                if isUpload {
+                    // Its body is whole (or it was answered at its head, and the connection is closing).
+                    if let upload, !c.closed {
+                        c.stopReading()
+                        self.files.bodyEnded(upload)
+                    }
+                    return
+                }
                 c.stopReading()
                 // An HTTP proxy in front names the client in X-Forwarded-For (heeded from trusted proxies only).
                 if proxies.trusts(peer), let forwarded = request.header("X-Forwarded-For"), let named = proxies.client(forwardedFor: forwarded) {
@@ -113,14 +139,18 @@ final class WebSocketDoor {
                 }
             }
         }
-        c.onEnd = { [unowned self, unowned c] _ in self.refuse(c, []) }
+        c.onEnd = { [unowned self, unowned c] _ in
+            if let upload { self.files.abandoned(upload) }
+            self.refuse(c, [])
+        }
         c.startReading()
     }
 
     /// Handshakes not done within the login deadline are ended (slowloris before the first frame).
     func endSlowHandshakes(now: UInt64) {
         let deadline = UInt64(settings().loginDeadlineMs)
-        for (_, g) in greeting where now >= g.since + deadline {
+        files.cutSlow(now: now)
+        for (_, g) in greeting where now >= g.since + deadline && !files.isUploading(g.connection) {
             refuse(g.connection, WebSocketHandshake.refusal(408, "the handshake took too long"))
         }
     }

@@ -34,7 +34,7 @@ extension UserHome {
     /// The conversation of `user` with `peer`, opened if new; the row write
     /// (a no-op when it exists) goes with the caller's writes. A new one is
     /// held unlisted until a commit with its row (`DirectConversation.stored`).
-    private func conversation(with peer: UserID, for user: UserID, now: UInt64) throws(Failure) -> (DirectConversation, StoreWrite) {
+    func conversation(with peer: UserID, for user: UserID, now: UInt64) throws(Failure) -> (DirectConversation, StoreWrite) {
         if let problem = Validation.userIDProblem(peer) { throw Failure.badRequest("peer_id: \(problem)") }
         guard peer != user else { throw Failure.badRequest("a direct conversation needs two different users") }
         if let c = directs.between(user, peer) { return (c, Self.row(c)) }

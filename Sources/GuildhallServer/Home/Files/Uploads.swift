@@ -1,0 +1,56 @@
+// Asking to upload a file (docs/files.md), at the home of where it will be
+// sent: a channel's guild home (the request table checked SEND_MESSAGES and
+// ATTACH_FILES there) or the conversation's home. The home checks the
+// fields and the user's quota, stores the file's row, and answers with a URL
+// whose ticket carries the upload's terms, signed, so that the listener
+// receiving the bytes needs no home. Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+extension Home {
+    func createUpload(_ r: GHCreateUpload, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            guard (r.channelID == 0) != r.peerID.isEmpty else { throw Failure.badRequest("name exactly one of channel_id and peer_id") }
+            let type = try FileRules.check(filename: r.filename, contentType: r.contentType, size: r.size, sha256: r.sha256.lowercased(),
+                                           maxBytes: settings.maxFileBytes)
+            let now = now()
+            var writes: [StoreWrite] = [], opened: DirectConversation?
+            var file = FileRecord(id: ids.next(nowMillis: now), uploader: s.user, serverID: 0, channelID: 0, filename: r.filename, contentType: type,
+                                  size: r.size, sha256: r.sha256.lowercased(), createdAt: now)
+            if r.peerID.isEmpty {
+                let c = try readableChannel(r.channelID, for: s)
+                (file.serverID, file.channelID) = (c.serverID, c.id)
+            } else {
+                let (c, write) = try userHome.conversation(with: r.peerID, for: s.user, now: now)
+                file.channelID = c.id
+                if !c.stored { writes.append(write); opened = c }
+            }
+            writes.append(.fileCreated(file))
+            read(.fileBytes(user: s.user)) { used in
+                guard used.error == nil else { return s.fail(id, Failure(.unavailable, "storage is unavailable; retry later")) }
+                let quota = UInt64(self.settings.fileQuotaBytes)
+                guard used.count + file.size <= quota else {
+                    return s.fail(id, Failure(.limitReached, "this upload would take \(s.user)'s files past file-quota-bytes (\(quota) bytes; \(used.count) used)"))
+                }
+                let upload = self.upload(for: file, now: now)
+                self.runner.carryOut(Effects(writes: writes, reply: { .upload(upload) },
+                                             apply: { _ in if let opened { self.userHome.directs[opened.id]?.stored = true } }),
+                                     answering: id, to: s)
+            }
+        }
+    }
+
+    /// The URL and headers to upload `file` with, until upload-url-seconds from now.
+    private func upload(for file: FileRecord, now: UInt64) -> GHUpload {
+        let ticket = UploadTicket(fileID: file.id, size: file.size, sha256: file.sha256, contentType: file.contentType, uploader: file.uploader,
+                                  expiresAt: now + UInt64(settings.uploadURLSeconds) * 1000)
+        var u = GHUpload()
+        u.fileID = file.id
+        u.url = settings.filesBaseURL + "/files/upload/" + ticket.signed(with: UploadTicket.key(secret: settings.secret))
+        u.headers = [GHHTTPHeader.with { $0.name = "Content-Type"; $0.value = file.contentType }]
+        u.expiresAt = ticket.expiresAt
+        return u
+    }
+}
