@@ -31,16 +31,17 @@ extension GuildhallClient {
     // MARK: Servers
 
     public func createServer(name: String, icon: String = "", custom: String = "", openJoin: Bool = true,
-                             allowGuests: Bool = false) async throws -> GHServerInfo {
+                             allowGuests: Bool = false, discoverable: Bool = false) async throws -> GHServerInfo {
         var r = GHCreateServer()
-        r.name = name; r.icon = icon; r.custom = custom; r.openJoin = openJoin; r.allowGuests = allowGuests
+        r.name = name; r.icon = icon; r.custom = custom; r.openJoin = openJoin; r.allowGuests = allowGuests; r.discoverable = discoverable
         return try await server(.createServer(r))
     }
 
     public func updateServer(_ id: UInt64, name: String? = nil, icon: String? = nil, custom: String? = nil, openJoin: Bool? = nil,
-                             allowGuests: Bool? = nil) async throws -> GHServerInfo {
+                             allowGuests: Bool? = nil, discoverable: Bool? = nil) async throws -> GHServerInfo {
         var r = GHUpdateServer()
         r.serverID = id
+        if let discoverable { r.discoverable = discoverable }
         if let allowGuests { r.allowGuests = allowGuests }
         if let name { r.name = name }
         if let icon { r.icon = icon }

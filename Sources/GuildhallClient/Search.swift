@@ -42,3 +42,14 @@ extension GuildhallClient {
         return try await expect(.searchMessages(r)) { if case .searchResults(let p) = $0 { p } else { nil } }
     }
 }
+
+extension GuildhallClient {
+    /// A page of the server directory: listed servers whose names hold every word of `query`, most members first.
+    public func searchServers(_ query: String, cursor: UInt64 = 0, limit: UInt32 = 20) async throws -> GHServerDirectory {
+        var r = GHSearchServers()
+        r.query = query
+        r.cursor = cursor
+        r.limit = limit
+        return try await expect(.searchServers(r)) { if case .serverDirectory(let d) = $0 { d } else { nil } }
+    }
+}

@@ -89,6 +89,8 @@ public struct Directory: Sendable {
     public func serverIDs(of user: UserID) -> Set<ServerID> { memberships[user] ?? [] }
     public func memberIDs(of server: ServerID) -> Dictionary<UserID, MemberRecord>.Keys? { servers[server]?.members.keys }
     public var serverCount: Int { servers.count }
+    /// The servers listed in the directory (ServerDirectory.swift).
+    public func discoverableServers() -> [ServerRecord] { servers.values.lazy.map(\.record).filter(\.discoverable) }
     public func isBanned(_ user: UserID, from server: ServerID) -> Bool { servers[server]?.bans[user] != nil }
     public func joinedAt(_ user: UserID, in server: ServerID) -> UInt64? { servers[server]?.members[user]?.joinedAt }
 

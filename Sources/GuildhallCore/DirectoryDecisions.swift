@@ -20,7 +20,7 @@ public struct DirectoryDecisions {
     }
 
     public func updateServer(_ id: ServerID, by actor: UserID, name: String?, icon: String?, custom: String?, openJoin: Bool?,
-                             allowGuests: Bool? = nil) throws(Failure) -> DirectoryDecision<ServerRecord>
+                             allowGuests: Bool? = nil, discoverable: Bool? = nil) throws(Failure) -> DirectoryDecision<ServerRecord>
     {
         var r = try d.visibleServer(id, to: actor)
         if let name { r.name = name }
@@ -28,6 +28,7 @@ public struct DirectoryDecisions {
         if let custom { r.custom = custom }
         if let openJoin { r.openJoin = openJoin }
         if let allowGuests { r.allowGuests = allowGuests }
+        if let discoverable { r.discoverable = discoverable }
         try Self.validate(name: r.name, icon: r.icon, custom: r.custom, iconField: "icon")
         return DirectoryDecision(r, [.serverSaved(r)])
     }

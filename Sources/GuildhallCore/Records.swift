@@ -14,11 +14,25 @@ public struct ServerRecord: Sendable, Codable, Equatable {
     public var createdAt: UInt64
     /// Whether non-members may enter as guests.
     public var allowGuests: Bool
+    /// Whether it is listed in the server directory.
+    public var discoverable: Bool
 
     public init(id: ServerID, name: String, icon: String, custom: String, owner: UserID, openJoin: Bool, createdAt: UInt64,
-                allowGuests: Bool = false) {
+                allowGuests: Bool = false, discoverable: Bool = false) {
         self.id = id; self.name = name; self.icon = icon; self.custom = custom
-        self.owner = owner; self.openJoin = openJoin; self.createdAt = createdAt; self.allowGuests = allowGuests
+        self.owner = owner; self.openJoin = openJoin; self.createdAt = createdAt; self.allowGuests = allowGuests; self.discoverable = discoverable
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, name, icon, custom, owner, openJoin, createdAt, allowGuests, discoverable }
+
+    /// As written (older log entries have no `discoverable`: not listed).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try c.decode(ServerID.self, forKey: .id), name: try c.decode(String.self, forKey: .name),
+                  icon: try c.decode(String.self, forKey: .icon), custom: try c.decode(String.self, forKey: .custom),
+                  owner: try c.decode(UserID.self, forKey: .owner), openJoin: try c.decode(Bool.self, forKey: .openJoin),
+                  createdAt: try c.decode(UInt64.self, forKey: .createdAt), allowGuests: try c.decode(Bool.self, forKey: .allowGuests),
+                  discoverable: try c.decodeIfPresent(Bool.self, forKey: .discoverable) ?? false)
     }
 }
 

@@ -215,7 +215,8 @@ enum Schema {
         // 11: files (docs/files.md): one row per upload asked for, in a
         // channel (server_id, channel_id) or a direct conversation
         // (server_id 0, channel_id the conversation); `message_uid` once a
-        // message carries it. Every server's everyone role gains ATTACH_FILES (16384).
+        // message carries it. Every server's everyone role gains ATTACH_FILES
+        // (16384). A server may be listed in the directory (`discoverable`).
         """
         CREATE TABLE files(
             id INTEGER PRIMARY KEY,
@@ -231,6 +232,7 @@ enum Schema {
             removed INTEGER NOT NULL DEFAULT 0);
         CREATE INDEX files_by_uploader ON files(uploader);
         UPDATE roles SET allow = allow | 16384 WHERE role_id = 0;
+        ALTER TABLE servers ADD COLUMN discoverable INTEGER NOT NULL DEFAULT 0;
         """,
     ]
 

@@ -98,10 +98,11 @@ public final class Store: Sendable {
     public func loadSnapshot(clientIDFloorUID: UInt64, mentionFloorUID: UInt64 = UInt64.max) throws(StoreError) -> StoreSnapshot {
         let db = try SQLiteConnection(path: path, readOnly: true)
         var snap = StoreSnapshot()
-        var s = try db.prepare("SELECT id, name, icon, custom, owner, open_join, created_at, allow_guests FROM servers", persistent: false)
+        var s = try db.prepare("SELECT id, name, icon, custom, owner, open_join, created_at, allow_guests, discoverable FROM servers", persistent: false)
         while try s.step() {
             snap.servers.append(ServerRecord(id: s.uint(0), name: s.text(1), icon: s.text(2), custom: s.text(3),
-                                             owner: s.text(4), openJoin: s.bool(5), createdAt: s.uint(6), allowGuests: s.bool(7)))
+                                             owner: s.text(4), openJoin: s.bool(5), createdAt: s.uint(6), allowGuests: s.bool(7),
+                                             discoverable: s.bool(8)))
         }
         s = try db.prepare("SELECT server_id, user_id, actor, created_at FROM bans", persistent: false)
         while try s.step() {

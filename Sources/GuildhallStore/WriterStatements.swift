@@ -38,7 +38,8 @@ final class WriterStatements {
         addReaction = try db.prepare("INSERT OR IGNORE INTO reactions(message_uid, user_id, type, time) VALUES(?,?,?,?)")
         removeReaction = try db.prepare("DELETE FROM reactions WHERE message_uid = ? AND user_id = ? AND type = ?")
         removeReactions = try db.prepare("DELETE FROM reactions WHERE message_uid = ?")
-        saveServer = try db.prepare("INSERT OR REPLACE INTO servers(id, name, icon, custom, owner, open_join, created_at, allow_guests) VALUES(?,?,?,?,?,?,?,?)")
+        saveServer = try db.prepare("INSERT OR REPLACE INTO servers(id, name, icon, custom, owner, open_join, created_at, allow_guests, discoverable) "
+                                    + "VALUES(?,?,?,?,?,?,?,?,?)")
         deleteServer = try db.prepare("DELETE FROM servers WHERE id = ?")
         deleteServerMembers = try db.prepare("DELETE FROM members WHERE server_id = ?")
         deleteServerInvites = try db.prepare("DELETE FROM invites WHERE server_id = ?")
@@ -184,7 +185,7 @@ final class WriterStatements {
         case .serverSaved(let r):
             let s = saveServer.reset()
             s.bind(1, r.id); s.bind(2, r.name); s.bind(3, r.icon); s.bind(4, r.custom)
-            s.bind(5, r.owner); s.bind(6, r.openJoin); s.bind(7, r.createdAt); s.bind(8, r.allowGuests)
+            s.bind(5, r.owner); s.bind(6, r.openJoin); s.bind(7, r.createdAt); s.bind(8, r.allowGuests); s.bind(9, r.discoverable)
             try s.run()
         case .serverDeleted(let id):
             for s in [deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels, deleteServerBans, deleteServerRoles,

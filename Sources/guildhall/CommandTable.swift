@@ -45,13 +45,15 @@ struct CommandTable {
             CommandSpec(params: params, options: options, restIsText: text, help: help, run: run)
         }
         let table: [(String, CommandSpec)] = [
-            ("create-server", spec(["name"], opts: ["icon", "custom", "open_join", "allow_guests"], text: true, "create a server you own") { a in
+            ("create-server", spec(["name"], opts: ["icon", "custom", "open_join", "allow_guests", "discoverable"], text: true, "create a server you own") { a in
                 try await c.createServer(name: a.string("name"), icon: a.optional("icon") ?? "", custom: a.optional("custom") ?? "",
-                                         openJoin: a.bool("open_join") ?? true, allowGuests: a.bool("allow_guests") ?? false)
+                                         openJoin: a.bool("open_join") ?? true, allowGuests: a.bool("allow_guests") ?? false,
+                                         discoverable: a.bool("discoverable") ?? false)
             }),
-            ("update-server", spec(["server"], opts: ["name", "icon", "custom", "open_join", "allow_guests"], "change a server") { a in
+            ("update-server", spec(["server"], opts: ["name", "icon", "custom", "open_join", "allow_guests", "discoverable"], "change a server") { a in
                 try await c.updateServer(a.id("server"), name: a.optional("name"), icon: a.optional("icon"),
-                                         custom: a.optional("custom"), openJoin: a.bool("open_join"), allowGuests: a.bool("allow_guests"))
+                                         custom: a.optional("custom"), openJoin: a.bool("open_join"), allowGuests: a.bool("allow_guests"),
+                                         discoverable: a.bool("discoverable"))
             }),
             ("delete-server", spec(["server"], "delete a server you own") { a in try await c.deleteServer(a.id("server")); return nil }),
             ("servers", spec([], "list your servers") { _ in
@@ -117,6 +119,10 @@ struct CommandTable {
                                             beforeTime: a.optional("before").flatMap(UInt64.init) ?? 0)
                 return try await c.search(a.string("words"), in: .server(a.id("server"), channel: a.optional("channel").flatMap(UInt64.init) ?? 0),
                                           filters: filters, cursor: a.optional("cursor").flatMap(UInt64.init) ?? 0,
+                                          limit: a.optional("limit").flatMap(UInt32.init) ?? 20)
+            }),
+            ("directory", spec(["words"], opts: ["cursor", "limit"], text: true, "find servers listed in the directory by name (words may be empty)") { a in
+                try await c.searchServers(a.optional("words") ?? "", cursor: a.optional("cursor").flatMap(UInt64.init) ?? 0,
                                           limit: a.optional("limit").flatMap(UInt32.init) ?? 20)
             }),
             ("search-conversation", spec(["conversation", "words"], opts: ["from", "cursor", "limit"], text: true,

@@ -79,6 +79,8 @@ import Testing
             .directSide(conversation: 16, readSingly),
             .fileCreated(FileRecord(id: 24, uploader: "bob", serverID: 11, channelID: 12, filename: "plan v2.pdf", contentType: "application/pdf",
                                     size: 25, sha256: String(repeating: "ab", count: 32), createdAt: 26)),
+            .directory(.serverSaved(ServerRecord(id: 27, name: "listed", icon: "", custom: "", owner: "alice", openJoin: true, createdAt: 28,
+                                                 allowGuests: true, discoverable: true))),
         ]
     }
 

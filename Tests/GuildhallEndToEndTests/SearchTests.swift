@@ -215,3 +215,57 @@ import Testing
         return nil
     }
 }
+
+/// The server directory (docs/features.md "Search"): servers their owners
+/// listed, found by anyone by name, most members first, in pages.
+@Suite struct ServerDirectoryTests {
+    @Test func listedServersAreFoundByNameMostMembersFirst() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (carol, _) = try await server.client("carol")
+        let learners = try await alice.createServer(name: "Rust Learners", discoverable: true)
+        let beijing = try await bob.createServer(name: "北京 Rust 爱好者", discoverable: true)
+        _ = try await alice.createServer(name: "Rust Secret Club")
+        let cafe = try await bob.createServer(name: "Café Chat", discoverable: true)
+        _ = try await carol.joinServer(beijing.serverID)
+
+        // Carol is in none of alice's: the directory is for anyone logged in.
+        let rust = try await carol.searchServers("rust")
+        #expect(rust.servers.map(\.serverID) == [beijing.serverID, learners.serverID], "two members before one; the unlisted one never")
+        #expect(rust.servers.first?.memberCount == 2 && rust.servers.allSatisfy(\.discoverable))
+        #expect(try await carol.searchServers("北京").servers.map(\.serverID) == [beijing.serverID])
+        #expect(try await carol.searchServers("CAFE chat").servers.map(\.serverID) == [cafe.serverID], "any case, no accents")
+        #expect(try await carol.searchServers("secret").servers.isEmpty)
+        #expect(Set(try await carol.searchServers("").servers.map(\.serverID)) == [learners.serverID, beijing.serverID, cafe.serverID])
+
+        // Pages follow the cursor.
+        var seen: [UInt64] = [], cursor: UInt64 = 0, pages = 0
+        repeat {
+            let page = try await carol.searchServers("", cursor: cursor, limit: 2)
+            seen += page.servers.map(\.serverID)
+            cursor = page.nextCursor
+            pages += 1
+        } while cursor != 0 && pages < 5
+        #expect(pages == 2 && seen.count == 3 && Set(seen).count == 3 && seen.first == beijing.serverID)
+
+        // Unlisting takes it out; only one who may manage the server may.
+        await expectError(.forbidden) { _ = try await carol.updateServer(beijing.serverID, discoverable: false) }
+        #expect(try await bob.updateServer(beijing.serverID, discoverable: false).discoverable == false)
+        #expect(try await carol.searchServers("rust").servers.map(\.serverID) == [learners.serverID])
+        await expectError(.badRequest) { _ = try await carol.searchServers(String(repeating: "x", count: 101)) }
+        await expectError(.limitReached) { _ = try await carol.searchServers("", limit: 101) }
+    }
+
+    @Test func aListingSurvivesARestart() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let listed = try await alice.createServer(name: "Night Owls", discoverable: true)
+        alice.close()
+        try server.restart()
+        let (bob, _) = try await server.client("bob")
+        #expect(try await bob.searchServers("owls").servers.map(\.serverID) == [listed.serverID])
+    }
+}

@@ -123,6 +123,7 @@ extension GHLogDirectory {
             serverSaved = .with {
                 $0.id = s.id; $0.name = s.name; $0.icon = s.icon; $0.custom = s.custom; $0.owner = s.owner
                 $0.openJoin = s.openJoin; $0.createdAt = s.createdAt; $0.allowGuests = s.allowGuests
+                $0.discoverable = s.discoverable
             }
         case .serverDeleted(let id): serverDeleted = id
         case .memberSaved(let m):
@@ -156,7 +157,7 @@ extension GHLogDirectory {
         switch change {
         case .serverSaved(let s):
             return .serverSaved(ServerRecord(id: s.id, name: s.name, icon: s.icon, custom: s.custom, owner: s.owner, openJoin: s.openJoin,
-                                             createdAt: s.createdAt, allowGuests: s.allowGuests))
+                                             createdAt: s.createdAt, allowGuests: s.allowGuests, discoverable: s.discoverable))
         case .serverDeleted(let id): return .serverDeleted(id)
         case .memberSaved(let m):
             var member = MemberRecord(serverID: m.serverID, userID: m.user, role: .member, joinedAt: m.joinedAt, roles: m.roles)

@@ -24,6 +24,8 @@ struct GatherPart: Sendable {
 enum GatherMerge {
     /// Servers: in the order asked, or by id (the caller's own).
     case servers(order: [ServerID]?)
+    /// One page of the server directory from every home's matches (ServerDirectory.swift).
+    case serverDirectory(cursor: UInt64, limit: Int)
     case messages(order: [MessageUID])
     case receipts
     case unreads(order: [ChannelID])
@@ -64,6 +66,15 @@ enum GatherMerge {
             var list = GHServerList()
             list.servers = order.map { $0.compactMap { byID[$0] } } ?? byID.keys.sorted().compactMap { byID[$0] }
             return .servers(list)
+        case .serverDirectory(let cursor, let limit):
+            var all: [GHServerInfo] = []
+            for case .serverDirectory(let d) in parts { all += d.servers }
+            all.sort(by: Home.directoryOrder)
+            let start = Int(min(cursor, UInt64(all.count)))
+            var page = GHServerDirectory()
+            page.servers = Array(all[start..<min(all.count, start + limit)])
+            if start + limit < all.count { page.nextCursor = UInt64(start + limit) }
+            return .serverDirectory(page)
         case .messages(let order):
             var byUID: [MessageUID: GHChannelMessage] = [:]
             for case .messages(let p) in parts { for m in p.messages { byUID[m.uid] = m } }

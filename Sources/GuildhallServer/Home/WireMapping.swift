@@ -9,6 +9,7 @@ extension GHServerInfo {
         serverID = r.id; name = r.name; icon = r.icon; custom = r.custom
         ownerID = r.owner; openJoin = r.openJoin; self.memberCount = UInt32(memberCount); createdAt = r.createdAt
         allowGuests = r.allowGuests
+        discoverable = r.discoverable
     }
 }
 

@@ -1784,6 +1784,17 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .createUpload(newValue)}
   }
 
+  /// Find servers their owners listed in the directory (`discoverable`), by
+  /// name, most members first; any logged-in user may. Answer: `ServerDirectory`.
+  /// Errors: 400 a query over 100 characters; 414 page over 100.
+  public var searchServers: GHSearchServers {
+    get {
+      if case .searchServers(let v)? = body {return v}
+      return GHSearchServers()
+    }
+    set {body = .searchServers(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Each kind's comment ends with the errors of its own. Besides those, any
@@ -2019,6 +2030,10 @@ public nonisolated struct GHRequest: Sendable {
     /// type or hash; 403 without the permissions; 404 no channel one may
     /// read; 413 over max-file-bytes; 414 over the user's file-quota-bytes.
     case createUpload(GHCreateUpload)
+    /// Find servers their owners listed in the directory (`discoverable`), by
+    /// name, most members first; any logged-in user may. Answer: `ServerDirectory`.
+    /// Errors: 400 a query over 100 characters; 414 page over 100.
+    case searchServers(GHSearchServers)
 
   }
 
@@ -2860,6 +2875,9 @@ public nonisolated struct GHCreateServer: Sendable {
   /// Whether non-members may enter as guests (read-only).
   public var allowGuests: Bool = false
 
+  /// Whether anyone may find it in the directory (`search_servers`).
+  public var discoverable: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2924,6 +2942,16 @@ public nonisolated struct GHUpdateServer: Sendable {
   /// Clears the value of `allowGuests`. Subsequent reads from it will return its default value.
   public mutating func clearAllowGuests() {self._allowGuests = nil}
 
+  /// Listed in the directory or not (needs MANAGE_SERVER).
+  public var discoverable: Bool {
+    get {_discoverable ?? false}
+    set {_discoverable = newValue}
+  }
+  /// Returns true if `discoverable` has been explicitly set.
+  public var hasDiscoverable: Bool {self._discoverable != nil}
+  /// Clears the value of `discoverable`. Subsequent reads from it will return its default value.
+  public mutating func clearDiscoverable() {self._discoverable = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2933,6 +2961,7 @@ public nonisolated struct GHUpdateServer: Sendable {
   fileprivate var _custom: String? = nil
   fileprivate var _openJoin: Bool? = nil
   fileprivate var _allowGuests: Bool? = nil
+  fileprivate var _discoverable: Bool? = nil
 }
 
 /// Delete a server.
@@ -3347,6 +3376,42 @@ public nonisolated struct GHHTTPHeader: Sendable {
   public var name: String = String()
 
   public var value: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Search the directory of servers.
+public nonisolated struct GHSearchServers: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Words the name holds, in any case (all of them); '' lists every listed server.
+  public var query: String = String()
+
+  /// The `next_cursor` of the page before (0: the first page).
+  public var cursor: UInt64 = 0
+
+  /// 1 to 100; 0 means 20.
+  public var limit: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A page of the directory: most members first, then oldest.
+public nonisolated struct GHServerDirectory: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var servers: [GHServerInfo] = []
+
+  /// Pass as `cursor` for the next page; 0 when there is none.
+  public var nextCursor: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3916,6 +3981,15 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .upload(newValue)}
   }
 
+  /// Answer to `search_servers`.
+  public var serverDirectory: GHServerDirectory {
+    get {
+      if case .serverDirectory(let v)? = result {return v}
+      return GHServerDirectory()
+    }
+    set {result = .serverDirectory(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -3973,6 +4047,8 @@ public nonisolated struct GHResponse: Sendable {
     case searchResults(GHSearchResults)
     /// Answer to `create_upload`.
     case upload(GHUpload)
+    /// Answer to `search_servers`.
+    case serverDirectory(GHServerDirectory)
 
   }
 
@@ -4486,6 +4562,9 @@ public nonisolated struct GHServerInfo: Sendable {
 
   /// Whether non-members may enter as guests.
   public var allowGuests: Bool = false
+
+  /// Whether it is listed in the directory (`search_servers`).
+  public var discoverable: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5697,7 +5776,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6525,6 +6604,19 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .createUpload(v)
         }
       }()
+      case 112: try {
+        var v: GHSearchServers?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .searchServers(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .searchServers(v)
+        }
+      }()
       default: break
       }
     }
@@ -6790,6 +6882,10 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .createUpload?: try {
       guard case .createUpload(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 111)
+    }()
+    case .searchServers?: try {
+      guard case .searchServers(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 112)
     }()
     case nil: break
     }
@@ -8300,7 +8396,7 @@ nonisolated extension GHGetSentStatus: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension GHCreateServer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateServer"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0\u{3}allow_guests\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0\u{3}allow_guests\0\u{1}discoverable\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8313,6 +8409,7 @@ nonisolated extension GHCreateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 3: try { try decoder.decodeSingularStringField(value: &self.custom) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.openJoin) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.allowGuests) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.discoverable) }()
       default: break
       }
     }
@@ -8334,6 +8431,9 @@ nonisolated extension GHCreateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.allowGuests != false {
       try visitor.visitSingularBoolField(value: self.allowGuests, fieldNumber: 5)
     }
+    if self.discoverable != false {
+      try visitor.visitSingularBoolField(value: self.discoverable, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -8343,6 +8443,7 @@ nonisolated extension GHCreateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.custom != rhs.custom {return false}
     if lhs.openJoin != rhs.openJoin {return false}
     if lhs.allowGuests != rhs.allowGuests {return false}
+    if lhs.discoverable != rhs.discoverable {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8350,7 +8451,7 @@ nonisolated extension GHCreateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UpdateServer"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0\u{3}allow_guests\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0\u{3}allow_guests\0\u{1}discoverable\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8364,6 +8465,7 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 4: try { try decoder.decodeSingularStringField(value: &self._custom) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self._openJoin) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self._allowGuests) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self._discoverable) }()
       default: break
       }
     }
@@ -8392,6 +8494,9 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     try { if let v = self._allowGuests {
       try visitor.visitSingularBoolField(value: v, fieldNumber: 6)
     } }()
+    try { if let v = self._discoverable {
+      try visitor.visitSingularBoolField(value: v, fieldNumber: 7)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -8402,6 +8507,7 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs._custom != rhs._custom {return false}
     if lhs._openJoin != rhs._openJoin {return false}
     if lhs._allowGuests != rhs._allowGuests {return false}
+    if lhs._discoverable != rhs._discoverable {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -9154,6 +9260,81 @@ nonisolated extension GHHTTPHeader: SwiftProtobuf.Message, SwiftProtobuf._Messag
   }
 }
 
+nonisolated extension GHSearchServers: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SearchServers"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{1}cursor\0\u{1}limit\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.query) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.cursor) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.query.isEmpty {
+      try visitor.visitSingularStringField(value: self.query, fieldNumber: 1)
+    }
+    if self.cursor != 0 {
+      try visitor.visitSingularUInt64Field(value: self.cursor, fieldNumber: 2)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSearchServers, rhs: GHSearchServers) -> Bool {
+    if lhs.query != rhs.query {return false}
+    if lhs.cursor != rhs.cursor {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHServerDirectory: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ServerDirectory"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}servers\0\u{3}next_cursor\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.servers) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.nextCursor) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.servers.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.servers, fieldNumber: 1)
+    }
+    if self.nextCursor != 0 {
+      try visitor.visitSingularUInt64Field(value: self.nextCursor, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHServerDirectory, rhs: GHServerDirectory) -> Bool {
+    if lhs.servers != rhs.servers {return false}
+    if lhs.nextCursor != rhs.nextCursor {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension GHSearchResults: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SearchResults"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hits\0\u{3}next_cursor\0")
@@ -9754,7 +9935,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10114,6 +10295,19 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .upload(v)
         }
       }()
+      case 92: try {
+        var v: GHServerDirectory?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .serverDirectory(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .serverDirectory(v)
+        }
+      }()
       default: break
       }
     }
@@ -10235,6 +10429,10 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .upload?: try {
       guard case .upload(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 91)
+    }()
+    case .serverDirectory?: try {
+      guard case .serverDirectory(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 92)
     }()
     case nil: break
     }
@@ -11134,7 +11332,7 @@ nonisolated extension GHPong: SwiftProtobuf.Message, SwiftProtobuf._MessageImple
 
 nonisolated extension GHServerInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ServerInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}owner_id\0\u{3}open_join\0\u{3}member_count\0\u{3}created_at\0\u{3}allow_guests\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}owner_id\0\u{3}open_join\0\u{3}member_count\0\u{3}created_at\0\u{3}allow_guests\0\u{1}discoverable\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11151,6 +11349,7 @@ nonisolated extension GHServerInfo: SwiftProtobuf.Message, SwiftProtobuf._Messag
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.memberCount) }()
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
       case 9: try { try decoder.decodeSingularBoolField(value: &self.allowGuests) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.discoverable) }()
       default: break
       }
     }
@@ -11184,6 +11383,9 @@ nonisolated extension GHServerInfo: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if self.allowGuests != false {
       try visitor.visitSingularBoolField(value: self.allowGuests, fieldNumber: 9)
     }
+    if self.discoverable != false {
+      try visitor.visitSingularBoolField(value: self.discoverable, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -11197,6 +11399,7 @@ nonisolated extension GHServerInfo: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if lhs.memberCount != rhs.memberCount {return false}
     if lhs.createdAt != rhs.createdAt {return false}
     if lhs.allowGuests != rhs.allowGuests {return false}
+    if lhs.discoverable != rhs.discoverable {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

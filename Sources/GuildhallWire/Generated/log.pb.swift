@@ -625,6 +625,8 @@ public nonisolated struct GHLogServer: Sendable {
 
   public var allowGuests: Bool = false
 
+  public var discoverable: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2250,7 +2252,7 @@ nonisolated extension GHLogDirectory: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHLogServer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Server"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{1}owner\0\u{3}open_join\0\u{3}created_at\0\u{3}allow_guests\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{1}owner\0\u{3}open_join\0\u{3}created_at\0\u{3}allow_guests\0\u{1}discoverable\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2266,6 +2268,7 @@ nonisolated extension GHLogServer: SwiftProtobuf.Message, SwiftProtobuf._Message
       case 6: try { try decoder.decodeSingularBoolField(value: &self.openJoin) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
       case 8: try { try decoder.decodeSingularBoolField(value: &self.allowGuests) }()
+      case 9: try { try decoder.decodeSingularBoolField(value: &self.discoverable) }()
       default: break
       }
     }
@@ -2296,6 +2299,9 @@ nonisolated extension GHLogServer: SwiftProtobuf.Message, SwiftProtobuf._Message
     if self.allowGuests != false {
       try visitor.visitSingularBoolField(value: self.allowGuests, fieldNumber: 8)
     }
+    if self.discoverable != false {
+      try visitor.visitSingularBoolField(value: self.discoverable, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2308,6 +2314,7 @@ nonisolated extension GHLogServer: SwiftProtobuf.Message, SwiftProtobuf._Message
     if lhs.openJoin != rhs.openJoin {return false}
     if lhs.createdAt != rhs.createdAt {return false}
     if lhs.allowGuests != rhs.allowGuests {return false}
+    if lhs.discoverable != rhs.discoverable {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -36,7 +36,7 @@ extension DirectoryRequests {
                 throw Failure(.unavailable, "this node serves no shard for a new server now; retry, or connect to another node")
             }
             let record = ServerRecord(id: guild, name: r.name, icon: r.icon, custom: r.custom,
-                                      owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests)
+                                      owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests, discoverable: r.discoverable)
             let decision = try home.directory.decide.createServer(record)
             runner.carryOut(effects(decision, reply: { .server(self.info(record)) }, applied: {
                 self.registry.joined(s.user, server: record.id)
@@ -51,7 +51,8 @@ extension DirectoryRequests {
             if r.hasAllowGuests { try self.home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
             let decision = try self.directory.decide.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
                                                            custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
-                                                           allowGuests: r.hasAllowGuests ? r.allowGuests : nil)
+                                                           allowGuests: r.hasAllowGuests ? r.allowGuests : nil,
+                                                           discoverable: r.hasDiscoverable ? r.discoverable : nil)
             let record = decision.value
             return self.effects(decision, reply: { .server(self.info(record)) }) {
                 self.home.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
