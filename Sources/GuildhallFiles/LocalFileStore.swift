@@ -38,14 +38,20 @@ public struct UploadRefusal: Error, Sendable, Equatable, CustomStringConvertible
 public final class LocalFileStore: Sendable {
     public let folder: String
 
+    /// Opens the folder; what uploads under way when the node last stopped left
+    /// (their temporary files and claims) is removed, so their ids take an upload again.
     public init(folder: String) throws(UploadRefusal) {
         self.folder = folder
         do {
             for sub in ["incoming", "blobs", "uploads"] {
                 try FileManager.default.createDirectory(atPath: folder + "/" + sub, withIntermediateDirectories: true)
             }
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder + "/incoming") { unlink("\(folder)/incoming/\(name)") }
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder + "/uploads") where name.hasSuffix(".part") || name.hasSuffix(".new") {
+                unlink("\(folder)/uploads/\(name)")
+            }
         } catch {
-            throw UploadRefusal(500, "cannot create the files folder \(folder): \(error)")
+            throw UploadRefusal(500, "cannot open the files folder \(folder): \(error)")
         }
     }
 

@@ -60,6 +60,17 @@ import Testing
         #expect(try retry.finish().size == 1)
     }
 
+    /// A node stopped mid-upload: reopening the folder clears what it left, and the id takes its upload.
+    @Test func whatAnUploadLeftWhenTheNodeStoppedIsClearedOnOpening() throws {
+        let half = try store.begin(5, size: 4, sha256: "", contentType: "text/plain")
+        #expect(half.append([1, 2]))
+        let reopened = try LocalFileStore(folder: store.folder)
+        #expect(leftovers().isEmpty)
+        let again = try reopened.begin(5, size: 4, sha256: "", contentType: "text/plain")
+        #expect(again.append([1, 2, 3, 4]))
+        #expect(try again.finish().size == 4)
+    }
+
     @Test func imageSizesComeFromTheirHeaders() {
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
         png += [0, 0, 2, 128, 0, 0, 1, 224, 8, 6, 0, 0, 0]

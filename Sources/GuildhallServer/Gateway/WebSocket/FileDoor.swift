@@ -71,6 +71,11 @@ final class FileDoor {
             let incoming = try accept(head, wallClock: wallClock)
             nextKey += 1
             uploads[nextKey] = Upload(c, incoming, started: now)
+            // A client that waits to be told to send its body (curl does, past 1 KiB) is told at once.
+            if head.header("Expect")?.lowercased() == "100-continue" {
+                c.enqueue(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+                c.flush()
+            }
             return nextKey
         } catch {
             answer(c, Self.response(error.status, ["error": error.description]))
@@ -148,6 +153,11 @@ final class FileDoor {
             u.queue.async { [incoming = u.incoming] in incoming.abandon() }
             answer(u.connection, Self.response(refusal.status, ["error": refusal.description]))
         }
+    }
+
+    /// The listener closes: every upload under way is dropped.
+    func abandonAll() {
+        for key in Array(uploads.keys) { abandoned(key) }
     }
 
     /// Whether `c` is uploading (its deadline is the upload's, not the handshake's).

@@ -77,6 +77,7 @@ final class WebSocketDoor {
     /// Stops accepting and ends every handshake not done.
     func close() {
         stopAccepting()
+        files.abandonAll()
         for g in greeting.values { refuse(g.connection, []) }
     }
 
