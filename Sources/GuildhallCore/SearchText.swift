@@ -80,7 +80,7 @@ public enum SearchText {
 }
 
 /// A user's query, checked and made into an FTS5 match expression.
-public struct SearchQuery: Sendable, Equatable {
+public struct SearchQuery: Sendable {
     public static let maxCharacters = 256, maxTerms = 16
     /// The fewest characters a prefix needs (CJK excepted): a shorter one
     /// begins so many words that merging them all is slow, so it is searched as the word itself.
@@ -88,10 +88,6 @@ public struct SearchQuery: Sendable, Equatable {
 
     /// The terms as the user gave them: a word or phrase, and whether it is a prefix.
     public let terms: [(text: String, prefix: Bool)]
-
-    public static func == (a: SearchQuery, b: SearchQuery) -> Bool {
-        a.terms.map(\.text) == b.terms.map(\.text) && a.terms.map(\.prefix) == b.terms.map(\.prefix)
-    }
 
     public init(_ input: String) throws(Failure) {
         guard input.count <= Self.maxCharacters else {

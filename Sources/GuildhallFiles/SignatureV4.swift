@@ -26,7 +26,7 @@ public struct SigningCredentials: Sendable, Equatable {
 }
 
 /// One request as it will be sent: the path as it goes on the wire (each segment percent-encoded).
-public struct SignedRequest: Sendable, Equatable {
+public struct SignedRequest: Sendable {
     public var method: String
     public var host: String
     public var path: String
@@ -36,11 +36,6 @@ public struct SignedRequest: Sendable, Equatable {
 
     public init(method: String, host: String, path: String, query: [(String, String)] = [], headers: [(String, String)] = []) {
         self.method = method; self.host = host; self.path = path; self.query = query; self.headers = headers
-    }
-
-    public static func == (a: SignedRequest, b: SignedRequest) -> Bool {
-        a.method == b.method && a.host == b.host && a.path == b.path
-            && a.query.map { [$0.0, $0.1] } == b.query.map { [$0.0, $0.1] } && a.headers.map { [$0.0, $0.1] } == b.headers.map { [$0.0, $0.1] }
     }
 }
 

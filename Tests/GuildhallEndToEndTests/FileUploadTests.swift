@@ -28,20 +28,15 @@ import Testing
 
     private func sha(_ bytes: [UInt8]) -> String { SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined() }
 
-    /// PUTs `bytes` (or what `arguments` say) to `url`; the status and the answer's JSON.
+    /// PUTs `bytes` to `url` as `type`; the status and the answer's JSON.
     private func put(_ url: String, _ bytes: [UInt8], type: String = "application/octet-stream", extra: [String] = []) throws -> (Int, [String: Any]) {
         let file = NSTemporaryDirectory() + "guildhall-put-\(UUID().uuidString)"
-        let out = file + ".out"
-        defer { try? FileManager.default.removeItem(atPath: file); try? FileManager.default.removeItem(atPath: out) }
+        defer { try? FileManager.default.removeItem(atPath: file) }
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         // curl asks to continue (Expect: 100-continue) before a body over 1 KiB, and the door says so.
-        let child = try Child("/usr/bin/curl", ["-s", "-o", out, "-w", "%{http_code}", "-X", "PUT", "-H", "Content-Type: \(type)",
-                                                "--expect100-timeout", "30", "--data-binary", "@\(file)"] + extra + [url], environment: [:])
-        child.closeInput()
-        let status = Int(child.readAll().trimmingCharacters(in: .whitespaces)) ?? 0
-        _ = child.wait()
-        let json = (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out)))) as? [String: Any] ?? [:]
-        return (status, json)
+        let (status, body) = try Curl.run(["-X", "PUT", "-H", "Content-Type: \(type)", "--expect100-timeout", "30",
+                                           "--data-binary", "@\(file)"] + extra + [url])
+        return (status, (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:])
     }
 
     @Test func aFileIsUploadedOnceToTheURLItsRequestAnswers() async throws {

@@ -57,14 +57,5 @@ import Testing
                                                                         credentials: SigningCredentials(accessKey: "a", secretKey: "s", region: "r"))) }
     }
 
-    /// curl's status and body for `arguments`.
-    private func curl(_ arguments: [String]) throws -> (status: Int, body: [UInt8]) {
-        let out = NSTemporaryDirectory() + "guildhall-curl-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: out) }
-        let child = try Child("/usr/bin/curl", ["-s", "-o", out, "-w", "%{http_code}"] + arguments, environment: [:])
-        child.closeInput()
-        let status = Int(child.readAll().trimmingCharacters(in: .whitespaces)) ?? 0
-        _ = child.wait()
-        return (status, (try? Array(Data(contentsOf: URL(fileURLWithPath: out)))) ?? [])
-    }
+    private func curl(_ arguments: [String]) throws -> (status: Int, body: [UInt8]) { try Curl.run(arguments) }
 }

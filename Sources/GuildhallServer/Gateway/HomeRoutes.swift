@@ -156,7 +156,10 @@ final class HomeRoutes {
             gateway.forwarded(s, bytes: bytes)
             return checkFirst(r, id: id, from: s)
         }
-        guard !alone else {
+        // Alone, one home answers what every home would, but through the same
+        // gather and merge, so an answer the merge shapes (a page cut from
+        // every home's matches) comes out the same with one loop as with several.
+        guard !alone || rule.target == .everyHome else {
             homes[0].route(body, id: id, session: s.key, part: false)
             return
         }

@@ -146,6 +146,20 @@ enum BenchTargets {
         try write(folder: folder, [writes])
     }
 
+    /// Settings for a server run inside the bench on `folder` (ServiceHandle): loopback on a
+    /// free port, no admin or WebSocket listener, limits off, quiet.
+    static func inProcessSettings(folder: String) -> Settings {
+        var settings = Settings()
+        settings.unlimited()
+        settings.adminListen = ""
+        settings.wsListen = ""
+        settings.listen = "127.0.0.1:0"
+        settings.data = folder
+        settings.secret = secret
+        settings.logLevel = "warn"
+        return settings
+    }
+
     /// Commits each batch of writes straight into the store in `folder`, one transaction each.
     static func write(folder: String, _ batches: [[StoreWrite]]) throws {
         let done = DispatchSemaphore(value: 0)

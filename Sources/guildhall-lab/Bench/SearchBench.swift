@@ -54,14 +54,7 @@ struct SearchBench: AsyncParsableCommand {
             ratio = indexedRate / comparedRate
         }
 
-        var settings = Settings()
-        settings.unlimited()
-        settings.adminListen = ""
-        settings.wsListen = ""
-        settings.listen = "127.0.0.1:0"
-        settings.data = folder
-        settings.secret = BenchTargets.secret
-        settings.logLevel = "warn"
+        let settings = BenchTargets.inProcessSettings(folder: folder)
         let handle = try ServiceHandle(settings: settings)
         defer { handle.stop() }
         let token = AccessToken(user: "owner", device: "bench", expiry: systemClock() / 1000 + 3600).signed(with: Array(BenchTargets.secret.utf8))

@@ -96,14 +96,7 @@ final class FanoutFixture: @unchecked Sendable {
         folder = NSTemporaryDirectory() + "guildhall-bench-\(UUID().uuidString)"
         let (serverID, channelID) = try Self.populate(folder: folder, members: members, subscribers: count)
         channel = channelID
-        var settings = Settings()
-        settings.unlimited()
-        settings.adminListen = ""
-        settings.wsListen = ""
-        settings.listen = "127.0.0.1:0"
-        settings.data = folder
-        settings.secret = Self.secret
-        settings.logLevel = "warn"
+        var settings = BenchTargets.inProcessSettings(folder: folder)
         settings.smallServerThreshold = 10
         settings.limitChannelMessages = 100
         handle = try ServiceHandle(settings: settings)

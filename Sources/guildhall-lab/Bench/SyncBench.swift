@@ -40,14 +40,7 @@ struct SyncBench: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try BenchTargets.populate(folder: folder, members: 2, subscribers: 1, publishers: 0)
         try Self.fillInbox(folder: folder, user: "m0", items: items, bytes: bytes)
-        var settings = Settings()
-        settings.unlimited()
-        settings.adminListen = ""
-        settings.wsListen = ""
-        settings.listen = "127.0.0.1:0"
-        settings.data = folder
-        settings.secret = BenchTargets.secret
-        settings.logLevel = "warn"
+        var settings = BenchTargets.inProcessSettings(folder: folder)
         settings.syncPackageSize = packageSize
         let handle = try ServiceHandle(settings: settings)
         defer { handle.stop() }

@@ -2,7 +2,7 @@
 // marked discoverable, found by name. Every home answers with its own
 // listed servers that match, in the directory's order and no more than
 // the page needs; the gateway merges the parts and cuts the page
-// (GatherMerge.serverDirectory), or the one home does when it is alone. Loop thread only.
+// (GatherMerge.serverDirectory). Loop thread only.
 
 import Foundation
 import GuildhallCore
@@ -24,9 +24,7 @@ extension Home {
                 .sorted(by: Self.directoryOrder)
                 .prefix(Int(min(r.cursor, UInt64(Int.max / 2))) + limit + 1)
                 .map { $0 }
-            // A part of a gathered answer is this home's first matches; alone, the home cuts the page itself.
-            let part = GHResponse.OneOf_Result.serverDirectory(page)
-            s.respond(id, s.partAnswers[id] != nil ? part : GatherMerge.serverDirectory(cursor: r.cursor, limit: limit).merged([part]))
+            s.respond(id, .serverDirectory(page))
         }
     }
 

@@ -199,6 +199,12 @@ extension Home {
         read(.messages(uids: r.uids, viewer: s.user)) { result in self.answer(result, id: id, to: s) }
     }
 
+    /// A message as `user` sees it in an answer: a direct message with its recipient and
+    /// sent status, a channel message with the user's receipt state.
+    func shown(_ m: MessageRecord, to user: UserID) -> GHChannelMessage {
+        m.serverID == 0 ? userHome.directMessage(m, for: user) : groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0]
+    }
+
     /// Answers a read, keeping only messages of channels the user can read now.
     private func answer(_ result: ReadResult, id: UInt64, to s: HomeSession) {
         if let error = result.error {
@@ -208,9 +214,9 @@ extension Home {
         }
         var page = GHMessagePage()
         page.messages = result.messages.compactMap { m in
-            if m.serverID == 0 { return userHome.canSeeDirect(m, s.user) ? userHome.directMessage(m, for: s.user) : nil }
+            if m.serverID == 0 { return userHome.canSeeDirect(m, s.user) ? shown(m, to: s.user) : nil }
             guard (try? readableChannel(m.channelID, for: s)) != nil else { return nil }
-            return groupReceipts.withReceipts([GHChannelMessage(m)], for: s.user)[0]
+            return shown(m, to: s.user)
         }
         page.moreAvailable = result.hasMore
         s.respond(id, .messages(page))

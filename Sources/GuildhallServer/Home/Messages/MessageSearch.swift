@@ -61,7 +61,7 @@ extension Home {
         for (m, snippet) in zip(result.messages, result.snippets) {
             var hit = GHSearchHit()
             // The caller's access was decided when the search began; a message answers as get_messages shows it.
-            hit.message = m.serverID == 0 ? userHome.directMessage(m, for: s.user) : groupReceipts.withReceipts([GHChannelMessage(m)], for: s.user)[0]
+            hit.message = shown(m, to: s.user)
             hit.snippet = SearchText.snippetParts(snippet).map { part in
                 var p = GHSnippetPart()
                 p.text = part.text

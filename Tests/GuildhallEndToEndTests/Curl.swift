@@ -1,0 +1,16 @@
+// curl as a test's HTTP client (uploads, presigned URLs): what any client
+// outside Guildhall would send. The status and the body it got.
+
+import Foundation
+
+enum Curl {
+    static func run(_ arguments: [String]) throws -> (status: Int, body: [UInt8]) {
+        let out = NSTemporaryDirectory() + "guildhall-curl-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let child = try Child("/usr/bin/curl", ["-s", "-o", out, "-w", "%{http_code}"] + arguments, environment: [:])
+        child.closeInput()
+        let status = Int(child.readAll().trimmingCharacters(in: .whitespaces)) ?? 0
+        _ = child.wait()
+        return (status, (try? Array(Data(contentsOf: URL(fileURLWithPath: out)))) ?? [])
+    }
+}
