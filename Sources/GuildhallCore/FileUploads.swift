@@ -104,9 +104,12 @@ public struct UploadTicket: Sendable, Equatable {
             .replacingOccurrences(of: "=", with: "")
     }
 
+    /// Only the one spelling `base64url` writes: a decoder ignores a last character's spare bits, and a
+    /// ticket that several URLs could carry would not be single-use by its text.
     static func unbase64url(_ text: Substring) -> [UInt8]? {
         var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while s.count % 4 != 0 { s += "=" }
-        return Data(base64Encoded: s).map(Array.init)
+        guard let bytes = Data(base64Encoded: s).map(Array.init), base64url(bytes) == text else { return nil }
+        return bytes
     }
 }
