@@ -145,20 +145,24 @@ extension GuildhallClient {
     // MARK: Messages
 
     /// Sends text; returns the stored message (UID, seq, sentTime assigned by the server).
-    /// `replyTo`: a message of the channel this one answers; `threadRoot`: the thread it joins.
+    /// `replyTo`: a message of the channel this one answers; `threadRoot`: the thread it joins;
+    /// `attachments`: files uploaded for this channel (`createUpload`), whose bytes arrived (the text may then be empty).
     public func send(_ text: String, to channel: UInt64, mentions: [String] = [], mentionAll: Bool = false,
-                     needReceipt: Bool = false, clientID: String = "", replyTo: UInt64 = 0, threadRoot: UInt64 = 0) async throws -> GHChannelMessage {
+                     needReceipt: Bool = false, clientID: String = "", replyTo: UInt64 = 0, threadRoot: UInt64 = 0,
+                     attachments: [UInt64] = []) async throws -> GHChannelMessage {
         var body = GHMessageBody()
         body.text = text
         return try await send(body, to: channel, mentions: mentions, mentionAll: mentionAll, needReceipt: needReceipt, clientID: clientID,
-                              replyTo: replyTo, threadRoot: threadRoot)
+                              replyTo: replyTo, threadRoot: threadRoot, attachments: attachments)
     }
 
     public func send(_ body: GHMessageBody, to channel: UInt64, mentions: [String] = [], mentionAll: Bool = false,
-                     needReceipt: Bool = false, clientID: String = "", replyTo: UInt64 = 0, threadRoot: UInt64 = 0) async throws -> GHChannelMessage {
+                     needReceipt: Bool = false, clientID: String = "", replyTo: UInt64 = 0, threadRoot: UInt64 = 0,
+                     attachments: [UInt64] = []) async throws -> GHChannelMessage {
         var r = GHSendMessage()
         r.channelID = channel; r.body = body; r.mentions = mentions; r.mentionAll = mentionAll
         r.needReceipt = needReceipt; r.clientID = clientID; r.replyTo = replyTo; r.threadRoot = threadRoot
+        r.attachments = attachments
         return try await expect(.sendMessage(r)) { if case .message(let m) = $0 { m } else { nil } }
     }
 
@@ -282,18 +286,19 @@ extension GuildhallClient {
         return list.conversations
     }
 
-    /// Sends a direct message; returns it as stored (status SENT).
+    /// Sends a direct message; returns it as stored (status SENT). `attachments`: files uploaded for this conversation.
     public func sendDirect(_ text: String, to peer: String, clientID: String = "", replyTo: UInt64 = 0,
-                           threadRoot: UInt64 = 0) async throws -> GHChannelMessage {
+                           threadRoot: UInt64 = 0, attachments: [UInt64] = []) async throws -> GHChannelMessage {
         var body = GHMessageBody()
         body.text = text
-        return try await sendDirect(body, to: peer, clientID: clientID, replyTo: replyTo, threadRoot: threadRoot)
+        return try await sendDirect(body, to: peer, clientID: clientID, replyTo: replyTo, threadRoot: threadRoot, attachments: attachments)
     }
 
     public func sendDirect(_ body: GHMessageBody, to peer: String, clientID: String = "", replyTo: UInt64 = 0,
-                           threadRoot: UInt64 = 0) async throws -> GHChannelMessage {
+                           threadRoot: UInt64 = 0, attachments: [UInt64] = []) async throws -> GHChannelMessage {
         var r = GHSendDirectMessage()
         r.peerID = peer; r.body = body; r.clientID = clientID; r.replyTo = replyTo; r.threadRoot = threadRoot
+        r.attachments = attachments
         let result = try await call(.sendDirectMessage(r))
         guard case .message(let m) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
         return m

@@ -20,6 +20,9 @@ public struct FileRecord: Sendable, Equatable, Codable {
     /// Hex, or "" when the client gave none.
     public var sha256: String
     public var createdAt: UInt64
+    /// The message that carries it (0: none yet), and whether that message was removed since.
+    public var messageUID: MessageUID = 0
+    public var removed = false
 
     public init(id: UInt64, uploader: UserID, serverID: ServerID, channelID: ChannelID, filename: String, contentType: String,
                 size: UInt64, sha256: String, createdAt: UInt64) {

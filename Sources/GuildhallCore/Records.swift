@@ -162,12 +162,29 @@ public struct MessageRecord: Sendable, Codable, Equatable {
     public var threadRoot: MessageUID = 0
     /// What happened to it since (as stored; reactions as one viewer sees them).
     public var changes = MessageChanges()
+    /// The files it carries, in the order sent.
+    public var attachments: [FileAttachment] = []
 
     public init(uid: MessageUID, serverID: ServerID, channelID: ChannelID, seq: UInt64, sender: UserID, sentTime: UInt64,
                 content: MessageContent, mentions: [UserID], mentionAll: Bool, needReceipt: Bool, clientID: String) {
         self.uid = uid; self.serverID = serverID; self.channelID = channelID; self.seq = seq
         self.sender = sender; self.sentTime = sentTime; self.content = content; self.mentions = mentions
         self.mentionAll = mentionAll; self.needReceipt = needReceipt; self.clientID = clientID
+    }
+
+    /// What later versions added may be missing from JSON written before them (a cluster's older log entries).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(uid: try c.decode(MessageUID.self, forKey: .uid), serverID: try c.decode(ServerID.self, forKey: .serverID),
+                  channelID: try c.decode(ChannelID.self, forKey: .channelID), seq: try c.decode(UInt64.self, forKey: .seq),
+                  sender: try c.decode(UserID.self, forKey: .sender), sentTime: try c.decode(UInt64.self, forKey: .sentTime),
+                  content: try c.decode(MessageContent.self, forKey: .content), mentions: try c.decode([UserID].self, forKey: .mentions),
+                  mentionAll: try c.decode(Bool.self, forKey: .mentionAll), needReceipt: try c.decode(Bool.self, forKey: .needReceipt),
+                  clientID: try c.decode(String.self, forKey: .clientID))
+        reply = try c.decodeIfPresent(ReplyRef.self, forKey: .reply)
+        threadRoot = try c.decodeIfPresent(MessageUID.self, forKey: .threadRoot) ?? 0
+        changes = try c.decodeIfPresent(MessageChanges.self, forKey: .changes) ?? MessageChanges()
+        attachments = try c.decodeIfPresent([FileAttachment].self, forKey: .attachments) ?? []
     }
 }
 

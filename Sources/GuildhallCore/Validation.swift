@@ -30,9 +30,12 @@ public enum Validation {
 
 extension Validation {
     /// Checks a message before it takes a seq: body size, mentions and client id.
+    /// `files`: the ids of the files it carries, at most `maxFiles`; with some, the text may be empty.
     public static func message(content: MessageContent, mentions: [UserID], clientID: String,
-                               maxBodyBytes: Int, maxMentions: Int) throws(Failure) {
-        if case .text(let t) = content, t.isEmpty { throw .badRequest("message text must not be empty") }
+                               maxBodyBytes: Int, maxMentions: Int, files: [UInt64] = [], maxFiles: Int = 0) throws(Failure) {
+        if case .text(let t) = content, t.isEmpty, files.isEmpty { throw .badRequest("message text must not be empty") }
+        if files.count > maxFiles { throw Failure(.tooLarge, "\(files.count) files; the limit is \(maxFiles) (files-per-message)") }
+        if Set(files).count != files.count { throw .badRequest("a message names each file once") }
         if case .custom(let type, _) = content {
             if type.isEmpty { throw .badRequest("custom body type must not be empty") }
             if type.utf8.count > Limits.maxCustomTypeLength {

@@ -65,8 +65,11 @@ public final class LocalFileStore: Sendable {
     public func blobPath(_ sha256: String) -> String { "\(folder)/blobs/\(sha256.prefix(2))/\(sha256)" }
 
     /// Forgets an upload: its record goes (links to it stop working); its blob stays for the sweep.
-    public func remove(_ fileID: UInt64) {
-        unlink(recordPath(fileID))
+    public func remove(_ fileID: UInt64) throws(UploadRefusal) {
+        guard unlink(recordPath(fileID)) == 0 || errno == ENOENT else {
+            throw UploadRefusal(503, "cannot remove file \(fileID): \(String(cString: strerror(errno)))")
+        }
+        syncFolder(of: recordPath(fileID))
     }
 
     /// Starts receiving file `fileID`; 409 when it has its upload, or one is under way.

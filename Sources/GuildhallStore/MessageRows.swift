@@ -1,20 +1,26 @@
 // How a MessageRecord maps onto a row of `messages`, both ways.
 // Mentions are newline-joined: user ids cannot hold control characters.
+// Attachments are their JSON ('' for none).
 
+import Foundation
 import GuildhallCore
 
 enum MessageRows {
     static let columns = "uid, server_id, channel_id, seq, sender, sent_time, kind, text, custom_type, payload, mentions, mention_all, need_receipt, client_id"
 
     static let insertSQL = "INSERT INTO messages(\(columns)) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-    /// A reply or a thread's message: the plain insert plus its references (kept apart so plain sends bind no more).
-    static let insertReferringSQL =
-        "INSERT INTO messages(\(columns), reply_to, reply_sender, reply_excerpt, thread_root) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    /// A reply, a thread's message or one with files: the plain insert plus
+    /// its references and attachments (kept apart so plain sends bind no more).
+    static let insertFullSQL =
+        "INSERT INTO messages(\(columns), reply_to, reply_sender, reply_excerpt, thread_root, attachments) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
     /// What reads select: the columns above, then what happened to the message since.
     static let readColumns = columns + ", reply_to, reply_sender, reply_excerpt, thread_root, thread_replies, thread_last, "
-        + "edited_time, edit_count, removed, removed_by, removed_time"
+        + "edited_time, edit_count, removed, removed_by, removed_time, attachments"
     /// How many columns `readColumns` names (a query may select more after them).
-    static let readColumnCount = 25
+    static let readColumnCount = 26
+
+    /// Whether `m` needs `insertFullSQL`.
+    static func needsFullInsert(_ m: MessageRecord) -> Bool { m.reply != nil || m.threadRoot != 0 || !m.attachments.isEmpty }
 
     static func bind(_ m: MessageRecord, to s: Statement) {
         s.bind(1, m.uid)
@@ -33,11 +39,12 @@ enum MessageRows {
         s.bind(12, m.mentionAll)
         s.bind(13, m.needReceipt)
         s.bind(14, m.clientID)
-        guard m.reply != nil || m.threadRoot != 0 else { return }
+        guard needsFullInsert(m) else { return }
         s.bind(15, m.reply?.uid ?? 0)
         s.bind(16, m.reply?.sender ?? "")
         s.bind(17, m.reply?.excerpt ?? "")
         s.bind(18, m.threadRoot)
+        s.bind(19, m.attachments.isEmpty ? "" : String(decoding: (try? JSONEncoder().encode(m.attachments)) ?? Data(), as: UTF8.self))
     }
 
     /// Reads a row selected with `readColumns` in that order.
@@ -52,6 +59,8 @@ enum MessageRows {
         if let kind = RemovalKind(rawValue: Int(s.int(22))) {
             m.changes.removal = Removal(kind: kind, by: s.text(23), time: s.uint(24))
         }
+        let attachments = s.text(25)
+        if !attachments.isEmpty { m.attachments = (try? JSONDecoder().decode([FileAttachment].self, from: Data(attachments.utf8))) ?? [] }
         return m
     }
 

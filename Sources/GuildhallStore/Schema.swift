@@ -234,6 +234,14 @@ enum Schema {
         UPDATE roles SET allow = allow | 16384 WHERE role_id = 0;
         ALTER TABLE servers ADD COLUMN discoverable INTEGER NOT NULL DEFAULT 0;
         """,
+        // 12: messages that carry files: their attachments (the JSON of
+        // [FileAttachment]; '' for none, and for a message since removed).
+        // A file's row names its message from the send on, and is marked
+        // removed with it.
+        """
+        ALTER TABLE messages ADD COLUMN attachments TEXT NOT NULL DEFAULT '';
+        CREATE INDEX files_by_message ON files(message_uid) WHERE message_uid != 0;
+        """,
     ]
 
     /// Steps in Swift that run right after the migration of that index, in its transaction.

@@ -32,6 +32,8 @@ public enum ReadRequest: Sendable, Equatable {
     case search(MessageSearch)
     /// The bytes of the uploads `user` asked for and did not lose (their file quota's use), in `count`.
     case fileBytes(user: UserID)
+    /// The rows of files by id, in `files`; unknown ids are left out.
+    case files(ids: [UInt64])
 }
 
 public struct ReadResult: Sendable {
@@ -49,6 +51,8 @@ public struct ReadResult: Sendable {
     public var count: UInt64 = 0
     /// For `search`: each message's snippet, marked with SearchText's match markers.
     public var snippets: [String] = []
+    /// For `files`.
+    public var files: [FileRecord] = []
 
     init(ticket: UInt64) { self.ticket = ticket }
 }
@@ -106,12 +110,14 @@ final class ReaderQueries {
     private let before, after, byUID, cursor, inbox, received, directCount: Statement
     private let threadAfter, reactions, timeOfSeq, lastSeq: Statement
     private let search: SearchReads
-    private let fileBytes: Statement
+    private let fileBytes, fileByID: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         let cols = MessageRows.readColumns
         search = try SearchReads(db)
         fileBytes = try db.prepare("SELECT COALESCE(SUM(size), 0) FROM files WHERE uploader = ? AND removed = 0")
+        fileByID = try db.prepare("SELECT id, uploader, server_id, channel_id, filename, content_type, size, sha256, created_at, message_uid, removed "
+                                  + "FROM files WHERE id = ?")
         threadAfter = try db.prepare("SELECT \(cols) FROM messages WHERE thread_root = ? AND seq > ? ORDER BY seq ASC LIMIT ?")
         reactions = try db.prepare("SELECT type, COUNT(*), MAX(user_id = ?) FROM reactions WHERE message_uid = ? GROUP BY type ORDER BY type")
         timeOfSeq = try db.prepare("SELECT sent_time FROM messages WHERE channel_id = ? AND seq = ?")
@@ -174,6 +180,19 @@ final class ReaderQueries {
             s.bind(1, user)
             if try s.step() { result.count = s.uint(0) }
             s.reset()
+        case .files(let ids):
+            for id in ids {
+                let s = fileByID.reset()
+                s.bind(1, id)
+                if try s.step() {
+                    var f = FileRecord(id: s.uint(0), uploader: s.text(1), serverID: s.uint(2), channelID: s.uint(3), filename: s.text(4),
+                                       contentType: s.text(5), size: s.uint(6), sha256: s.text(7), createdAt: s.uint(8))
+                    f.messageUID = s.uint(9)
+                    f.removed = s.bool(10)
+                    result.files.append(f)
+                }
+                s.reset()
+            }
         case .search(let search):
             try self.search.run(search, into: &result)
             for i in result.messages.indices { result.messages[i].changes.reactions = try reactionCounts(result.messages[i].uid, viewer: search.viewer) }

@@ -14,7 +14,7 @@ final class WriterStatements {
     private let saveRole, deleteRole, deleteRoleOverrides, saveOverride, removeOverride, deleteServerRoles, deleteServerOverrides: Statement
     private let deleteChannelOverrides, deleteMemberOverrides: Statement
     private let saveReceivedSeq, saveLogPosition: Statement
-    private let insertReferring, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
+    private let insertFull, attachFile, removeMessageFiles, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
     /// Nil while search is off.
     private let search: SearchIndex?
     private let saveFile: Statement
@@ -27,12 +27,15 @@ final class WriterStatements {
         search = searchIndex ? try SearchIndex(db) : nil
         saveFile = try db.prepare("INSERT OR IGNORE INTO files(id, uploader, server_id, channel_id, filename, content_type, size, sha256, created_at) "
                                   + "VALUES(?,?,?,?,?,?,?,?,?)")
-        insertReferring = try db.prepare(MessageRows.insertReferringSQL)
+        insertFull = try db.prepare(MessageRows.insertFullSQL)
+        attachFile = try db.prepare("UPDATE files SET message_uid = ? WHERE id = ?")
+        removeMessageFiles = try db.prepare("UPDATE files SET removed = 1 WHERE message_uid = ?")
         saveReceivedSeq = try db.prepare("INSERT INTO received_seqs(user_id, channel_id, seq) VALUES(?,?,?) "
                                          + "ON CONFLICT(user_id, channel_id) DO UPDATE SET seq = MAX(seq, excluded.seq)")
         editMessage = try db.prepare("UPDATE messages SET kind = ?, text = ?, custom_type = ?, payload = ?, edited_time = ?, "
                                      + "edit_count = edit_count + 1 WHERE uid = ?")
         removeMessage = try db.prepare("UPDATE messages SET text = '', custom_type = '', payload = NULL, mentions = '', mention_all = 0, "
+                                       + "attachments = '', "
                                        + "removed = ?, removed_by = ?, removed_time = ? WHERE uid = ?")
         countThreadReply = try db.prepare("UPDATE messages SET thread_replies = thread_replies + 1, thread_last = MAX(thread_last, ?) WHERE uid = ?")
         addReaction = try db.prepare("INSERT OR IGNORE INTO reactions(message_uid, user_id, type, time) VALUES(?,?,?,?)")
@@ -93,9 +96,14 @@ final class WriterStatements {
     private func apply(_ write: StoreWrite) throws(StoreError) {
         switch write {
         case .message(let m):
-            let s = (m.reply != nil || m.threadRoot != 0 ? insertReferring : insertMessage).reset()
+            let s = (MessageRows.needsFullInsert(m) ? insertFull : insertMessage).reset()
             MessageRows.bind(m, to: s)
             try s.run()
+            for a in m.attachments {
+                attachFile.reset().bind(1, m.uid)
+                attachFile.bind(2, a.fileID)
+                try attachFile.run()
+            }
             try search?.added(m.uid, m.content)
         case .receivedSeq(let user, let channel, let seq):
             let s = saveReceivedSeq.reset()
@@ -116,6 +124,8 @@ final class WriterStatements {
             try s.run()
             removeReactions.reset().bind(1, uid)
             try removeReactions.run()
+            removeMessageFiles.reset().bind(1, uid)
+            try removeMessageFiles.run()
             try search?.removed(uid)
         case .fileCreated(let f):
             let s = saveFile.reset()

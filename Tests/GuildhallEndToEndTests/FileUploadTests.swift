@@ -30,12 +30,8 @@ import Testing
 
     /// PUTs `bytes` to `url` as `type`; the status and the answer's JSON.
     private func put(_ url: String, _ bytes: [UInt8], type: String = "application/octet-stream", extra: [String] = []) throws -> (Int, [String: Any]) {
-        let file = NSTemporaryDirectory() + "guildhall-put-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        try Data(bytes).write(to: URL(fileURLWithPath: file))
         // curl asks to continue (Expect: 100-continue) before a body over 1 KiB, and the door says so.
-        let (status, body) = try Curl.run(["-X", "PUT", "-H", "Content-Type: \(type)", "--expect100-timeout", "30",
-                                           "--data-binary", "@\(file)"] + extra + [url])
+        let (status, body) = try Curl.put(url, bytes, type: type, extra: extra)
         return (status, (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:])
     }
 

@@ -34,6 +34,9 @@ import Testing
         var removed = message
         removed.changes.removal = Removal(kind: .deleted, by: "carol", time: 40)
         removed.changes.reactions = [ReactionCount(type: 2, count: 3, mine: false)]
+        var carrying = message
+        carrying.attachments = [FileAttachment(fileID: 24, filename: "plan v2.pdf", contentType: "application/pdf", size: 25, sha256: String(repeating: "ab", count: 32)),
+                                FileAttachment(fileID: 29, filename: "map.png", contentType: "image/png", size: 30, width: 640, height: 480, sha256: String(repeating: "cd", count: 32))]
         var channel = ChannelRecord(id: 13, serverID: 11, name: "d", topic: "", custom: "x", createdAt: 4, guestVisibility: .invisible)
         channel.removed = RemovedSeqs([2, 5])
         return [
@@ -81,6 +84,7 @@ import Testing
                                     size: 25, sha256: String(repeating: "ab", count: 32), createdAt: 26)),
             .directory(.serverSaved(ServerRecord(id: 27, name: "listed", icon: "", custom: "", owner: "alice", openJoin: true, createdAt: 28,
                                                  allowGuests: true, discoverable: true))),
+            .message(carrying),
         ]
     }
 

@@ -33,7 +33,7 @@ import Testing
         #expect(again.append(bytes))
         #expect(try again.finish().sha256 == file.sha256)
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.folder + "/blobs/" + String(file.sha256.prefix(2))) == [file.sha256])
-        store.remove(7)
+        try store.remove(7)
         #expect(store.stored(7) == nil && store.stored(8) != nil)
         #expect(leftovers().isEmpty)
     }

@@ -28,7 +28,8 @@ import Testing
         // As a database written before search existed: no index, one migration fewer.
         do {
             let db = try SQLiteConnection(path: folder + "/guildhall.db")
-            try db.execute("DROP TABLE message_search; DROP TABLE search_state; DROP TABLE files; ALTER TABLE servers DROP COLUMN discoverable; PRAGMA user_version = 9")
+            try db.execute("DROP TABLE message_search; DROP TABLE search_state; DROP TABLE files; ALTER TABLE servers DROP COLUMN discoverable; "
+                           + "ALTER TABLE messages DROP COLUMN attachments; PRAGMA user_version = 9")
         }
         store = try openStore(folder, reports)
         defer { _ = store.close() }

@@ -88,6 +88,7 @@ extension Home {
                              channel: channel, except: 0, toMembers: isSmall(channel.serverID), cursors: [:])
         e.seq = m.seq
         e.replayed = true
+        e.files = m.attachments
         if e.toMembers, !directory.everyoneViews(channel.serverID) {
             for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) { e.hiddenFrom.insert(s.user) }
         }

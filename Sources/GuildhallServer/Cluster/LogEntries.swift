@@ -59,6 +59,7 @@ extension GHLogMessage {
         }
         threadRoot = m.threadRoot
         if m.changes != MessageChanges() { changes = GHLogChanges(m.changes) }
+        attachments = m.attachments.map(GHLogAttachment.init)
     }
 
     func record() throws -> MessageRecord {
@@ -72,6 +73,7 @@ extension GHLogMessage {
         if hasReply { m.reply = ReplyRef(uid: reply.messageUid, sender: reply.sender, excerpt: reply.excerpt) }
         m.threadRoot = threadRoot
         if hasChanges { m.changes = try changes.value() }
+        m.attachments = attachments.map(\.value)
         return m
     }
 }

@@ -154,10 +154,12 @@ extension GHNodeChannelEvent {
         hiddenFrom = e.hiddenFrom.sorted()
         seq = e.seq
         replayed = e.replayed
+        files = e.files.map(GHLogAttachment.init)
+        filesInUpdate = e.filesInUpdate
     }
 
     func value() throws -> ChannelEvent {
         ChannelEvent(payload: SharedBytes(payload), channel: try channel.value(), except: except, toMembers: toMembers, cursors: cursors,
-                     hiddenFrom: Set(hiddenFrom), seq: seq, replayed: replayed)
+                     hiddenFrom: Set(hiddenFrom), seq: seq, replayed: replayed, files: files.map(\.value), filesInUpdate: filesInUpdate)
     }
 }

@@ -44,6 +44,11 @@ struct ChannelEvent: Sendable {
     var seq: UInt64 = 0
     /// Sent again to fill a gateway's gap.
     var replayed = false
+    /// The files the message carries, left out of `payload`: each recipient's
+    /// copy gets them with its own links (AttachmentLinks), in the message or,
+    /// when `filesInUpdate`, in the update's message.
+    var files: [FileAttachment] = []
+    var filesInUpdate = false
 }
 
 final class GatewayInterest {
@@ -144,8 +149,9 @@ extension GatewayInterest {
         guard let keys = holders[e.channel.id] else { return 0 }
         let now = gateway.clock()
         let displayCap = UInt64(gateway.settings.unreadDisplayCap), window = UInt64(gateway.settings.mentionWindowSeconds) * 1000
+        let links = e.files.isEmpty ? nil : AttachmentLinks(gateway.settings)
         for (key, state) in keys where key != e.except {
-            push(e, to: key, state, on: gateway, now: now, displayCap: displayCap, window: window)
+            push(e, to: key, state, on: gateway, now: now, displayCap: displayCap, window: window, links: links)
         }
         return keys.count
     }
@@ -161,20 +167,21 @@ extension GatewayInterest {
         let now = gateway.clock()
         let displayCap = UInt64(gateway.settings.unreadDisplayCap), window = UInt64(gateway.settings.mentionWindowSeconds) * 1000
         let start = PositionState(position: ReadPosition(), mentions: [])
+        let links = e.files.isEmpty ? nil : AttachmentLinks(gateway.settings)
         for (key, states) in sessions where key != e.except {
             if !e.hiddenFrom.isEmpty, let s = gateway.lent[key], e.hiddenFrom.contains(s.takeUnretainedValue().user) { continue }
-            push(e, to: key, states[e.channel.id] ?? start, on: gateway, now: now, displayCap: displayCap, window: window)
+            push(e, to: key, states[e.channel.id] ?? start, on: gateway, now: now, displayCap: displayCap, window: window, links: links)
         }
         return sessions.count
     }
 
-    /// One recipient's copy: the shared bytes with its own unread numbers (and cursor).
+    /// One recipient's copy: the shared bytes with its own unread numbers (and cursor), and its links to the message's files.
     @inline(__always)
     private func push(_ e: ChannelEvent, to key: UInt64, _ state: PositionState, on gateway: Gateway, now: UInt64, displayCap: UInt64,
-                      window: UInt64) {
+                      window: UInt64, links: AttachmentLinks?) {
         gateway.lent[key]?._withUnsafeGuaranteedRef { s in
             let u = state.unread(in: e.channel, now: now, displayCap: displayCap, mentionWindowMs: window)
-            s.push(event: e.payload,
+            s.push(event: links.map { $0.payload(e.payload, adding: e.files, inUpdate: e.filesInUpdate, for: s.user, now: now) } ?? e.payload,
                    unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
                                                          ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
                    cursor: e.cursors.isEmpty ? 0 : e.cursors[s.user] ?? 0)

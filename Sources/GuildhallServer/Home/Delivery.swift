@@ -40,6 +40,12 @@ extension Home {
         let mark = nextDeliveryMark()
         sender?.deliveryMark = mark
         let now = now()
+        // A message's files go to each recipient with its own links (AttachmentLinks).
+        let links = record.attachments.isEmpty ? nil : AttachmentLinks(settings)
+        func own(_ shared: SharedBytes, _ s: HomeSession) -> SharedBytes {
+            guard let links else { return shared }
+            return links.payload(shared, adding: record.attachments, inUpdate: update, for: s.user, now: now)
+        }
 
         // The payload is taken once per recipient list and lent to each
         // delivery, and the read positions are taken once here: reading them
@@ -50,7 +56,7 @@ extension Home {
             guard s.deliveryMark != mark else { return }
             s.deliveryMark = mark
             let u = positions.unread(s.user, channel: channel, now: now, displayCap: displayCap, mentionWindowMs: mentionWindowMs)
-            s.push(event: payload, unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
+            s.push(event: own(payload, s), unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
                                                                          ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
                    cursor: mentionOrds.isEmpty ? 0 : mentionOrds[s.user] ?? 0)
         }
@@ -62,6 +68,8 @@ extension Home {
                 var event = ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: true,
                                          cursors: mentionOrds.isEmpty ? [:] : mentionOrds.filter { $0.value != 0 })
                 event.seq = update ? 0 : record.seq
+                event.files = record.attachments
+                event.filesInUpdate = update
                 if !directory.everyoneViews(channel.serverID) {
                     for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) {
                         event.hiddenFrom.insert(s.user)
@@ -79,6 +87,8 @@ extension Home {
                 if !cursors.isEmpty { cursors = cursors.filter { $0.value != 0 } }
                 var event = ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: false, cursors: cursors)
                 event.seq = update ? 0 : record.seq
+                event.files = record.attachments
+                event.filesInUpdate = update
                 interest.deliver(event)
             }
             for user in record.mentions where directory.canView(user, channel) {
@@ -100,7 +110,7 @@ extension Home {
                 for key in guests {
                     guard let s = session(key), s.deliveryMark != mark else { continue }
                     s.deliveryMark = mark
-                    s.push(event: guestPayload)
+                    s.push(event: own(guestPayload, s))
                 }
             }
         }

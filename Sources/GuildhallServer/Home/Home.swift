@@ -48,6 +48,7 @@ final class Home {
     /// Group read receipts of the loop's channels.
     private(set) var groupReceipts: GroupReceipts!
     private(set) var messageOperations: MessageOperations!
+    private(set) var attachments: Attachments!
     /// Per-user state: direct conversations, received status, offline sync and cursors.
     private(set) var userHome: UserHome!
     var positionTimer: LoopTimer!
@@ -84,6 +85,7 @@ final class Home {
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(home: self)
         messageOperations = MessageOperations(home: self)
+        attachments = Attachments(home: self)
         userHome = UserHome(home: self)
         subscriptions = Subscriptions(home: self)
         directoryRequests = DirectoryRequests(home: self)
@@ -97,6 +99,7 @@ final class Home {
         }
 
         runner.resumeReading = { s in s.resumeReading(.storage) }
+        runner.attachmentLinks = { [unowned self] in AttachmentLinks(self.settings) }
         runner.committedOnLoop = { [metrics] in metrics.jobsCommittedOnLoop.increment(by: Int64($0)) }
         runner.post = { [links, index] home, mail in links.post(.mail(index, [mail]), to: home) }
         positionTimer = LoopTimer(loop: loop)

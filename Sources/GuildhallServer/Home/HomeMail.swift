@@ -64,8 +64,8 @@ struct MailedItem: Sendable {
 
     /// `message`: for a user homed on another node, whose store does not hold
     /// the guild's messages, a message item travels as the message itself (a
-    /// stored event), as it was when sent.
-    init(_ item: AddressedItem, message: MessageRecord? = nil) {
+    /// stored event), as it was when sent (its files' links made then, `links` at `now`).
+    init(_ item: AddressedItem, message: MessageRecord? = nil, links: @autoclosure () -> AttachmentLinks? = nil, now: UInt64 = 0) {
         user = item.user
         switch item.stored {
         case .event(let copy): stored = .event(copy.stored)
@@ -73,6 +73,9 @@ struct MailedItem: Sendable {
             if let message, message.uid == uid {
                 var e = GHEvent()
                 e.message = GHChannelMessage(message)
+                if !message.attachments.isEmpty, let links = links() {
+                    e.message.attachments = links.shown(message.attachments, to: item.user, now: now)
+                }
                 if message.serverID == 0 { e.message.recipientID = item.user }
                 stored = .event((try? e.serializedBytes()) ?? [])
             } else {

@@ -76,6 +76,8 @@ public struct Settings: Sendable, Equatable {
     public var fileQuotaBytes = 1 << 30
     public var uploadURLSeconds = 600
     public var uploadDeadlineSeconds = 300
+    public var downloadURLSeconds = 3_600
+    public var filesPerMessage = 10
     public var filesURL = ""
     /// Where upload and download links point: files-url, or the WebSocket listener's address.
     var filesBaseURL: String {
@@ -264,6 +266,9 @@ extension Settings {
         live(int("upload-url-seconds", "How long an upload URL works.", \.uploadURLSeconds, 10...604_800)),
         live(int("upload-deadline-seconds", "An upload to this node not done this long after it began is cut (408) and nothing is kept.",
                  \.uploadDeadlineSeconds, 1...86_400)),
+        live(int("download-url-seconds", "A download link made for a reader works at least this long and at most twice as long (one reader gets the same link within a period, so browsers cache the file).",
+                 \.downloadURLSeconds, 60...604_800)),
+        live(int("files-per-message", "Most files one message may carry.", \.filesPerMessage, 1...100)),
         live(text("files-url", "Where clients reach the files this node serves, http(s)://HOST[:PORT] (a proxy's address); empty: ws-listen's, over https when tls-websocket is on.",
                   \.filesURL) { v throws(SettingsError) in
             guard v.isEmpty || (v.hasPrefix("http://") || v.hasPrefix("https://")) && !v.hasSuffix("/") else {

@@ -79,6 +79,9 @@ final class EffectRunner {
         inboxFanned = highestInboxOrd
     }
 
+    /// The links a message's files get in an item mailed to a user homed on another node (set by the home).
+    var attachmentLinks: (() -> AttachmentLinks)?
+
     /// Commits not yet settled, and completions waiting for items filed elsewhere.
     var pendingCommits: Int { pendingWrites.count + completions.count }
 
@@ -99,7 +102,7 @@ final class EffectRunner {
                 let message = Place.isRemote(userHome) ? e.writes.lazy.compactMap { w -> MessageRecord? in
                     if case .message(let m) = w { return m } else { return nil }
                 }.first : nil
-                mail[userHome, default: []].append(MailedItem(item, message: message))
+                mail[userHome, default: []].append(MailedItem(item, message: message, links: self.attachmentLinks?(), now: now))
                 ords.append(0)
                 continue
             }

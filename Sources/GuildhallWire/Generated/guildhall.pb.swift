@@ -2772,6 +2772,9 @@ public nonisolated struct GHSendDirectMessage: Sendable {
 
   public var threadRoot: UInt64 = 0
 
+  /// As for `SendMessage`: the sender's uploads to this conversation.
+  public var attachments: [UInt64] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3266,6 +3269,12 @@ public nonisolated struct GHSendMessage: Sendable {
   /// The root of a thread of the same channel this message joins (a root is
   /// not itself in a thread). The root's reply count goes up.
   public var threadRoot: UInt64 = 0
+
+  /// Files to carry, at most files-per-message (10, a setting): each the
+  /// `file_id` of a CreateUpload of the sender's to this channel whose bytes
+  /// arrived, not carried by a message yet. Needs ATTACH_FILES. A message
+  /// with files may have empty text.
+  public var attachments: [UInt64] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4889,11 +4898,50 @@ public nonisolated struct GHChannelMessage: @unchecked Sendable {
     set {_uniqueStorage()._reactions = newValue}
   }
 
+  /// The files it carries, in the order sent, each with a download URL made
+  /// for the reader (empty once the message is recalled or deleted).
+  public var attachments: [GHAttachment] {
+    get {_storage._attachments}
+    set {_uniqueStorage()._attachments = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// A file a message carries.
+public nonisolated struct GHAttachment: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var fileID: UInt64 = 0
+
+  public var filename: String = String()
+
+  public var contentType: String = String()
+
+  public var size: UInt64 = 0
+
+  /// Pixels, for a PNG, GIF, WebP or JPEG image (0 otherwise).
+  public var width: UInt32 = 0
+
+  public var height: UInt32 = 0
+
+  /// Where this reader downloads it (GET), until `url_expires_at` (ms since
+  /// the epoch; between download-url-seconds and twice that from when it was
+  /// made). Made for one reader: it names them. Refused once the message is
+  /// recalled or deleted.
+  public var url: String = String()
+
+  public var urlExpiresAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 /// A reply's quote of the message it answers.
@@ -8187,7 +8235,7 @@ nonisolated extension GHListConversations: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SendDirectMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}peer_id\0\u{1}body\0\u{3}client_id\0\u{3}reply_to\0\u{3}thread_root\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}peer_id\0\u{1}body\0\u{3}client_id\0\u{3}reply_to\0\u{3}thread_root\0\u{1}attachments\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8200,6 +8248,7 @@ nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf.
       case 3: try { try decoder.decodeSingularStringField(value: &self.clientID) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.replyTo) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.threadRoot) }()
+      case 6: try { try decoder.decodeRepeatedUInt64Field(value: &self.attachments) }()
       default: break
       }
     }
@@ -8225,6 +8274,9 @@ nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf.
     if self.threadRoot != 0 {
       try visitor.visitSingularUInt64Field(value: self.threadRoot, fieldNumber: 5)
     }
+    if !self.attachments.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.attachments, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -8234,6 +8286,7 @@ nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.clientID != rhs.clientID {return false}
     if lhs.replyTo != rhs.replyTo {return false}
     if lhs.threadRoot != rhs.threadRoot {return false}
+    if lhs.attachments != rhs.attachments {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8988,7 +9041,7 @@ nonisolated extension GHListChannels: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHSendMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SendMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{3}reply_to\0\u{3}thread_root\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{3}reply_to\0\u{3}thread_root\0\u{1}attachments\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9004,6 +9057,7 @@ nonisolated extension GHSendMessage: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 6: try { try decoder.decodeSingularStringField(value: &self.clientID) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.replyTo) }()
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.threadRoot) }()
+      case 9: try { try decoder.decodeRepeatedUInt64Field(value: &self.attachments) }()
       default: break
       }
     }
@@ -9038,6 +9092,9 @@ nonisolated extension GHSendMessage: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.threadRoot != 0 {
       try visitor.visitSingularUInt64Field(value: self.threadRoot, fieldNumber: 8)
     }
+    if !self.attachments.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.attachments, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -9050,6 +9107,7 @@ nonisolated extension GHSendMessage: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.clientID != rhs.clientID {return false}
     if lhs.replyTo != rhs.replyTo {return false}
     if lhs.threadRoot != rhs.threadRoot {return false}
+    if lhs.attachments != rhs.attachments {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -11714,7 +11772,7 @@ nonisolated extension GHCustomBody: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{3}sender_id\0\u{3}sent_time\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}receipt\0\u{3}recipient_id\0\u{3}sent_status\0\u{4}\u{6}reply_to\0\u{3}thread_root\0\u{3}thread_reply_count\0\u{3}thread_last_reply_time\0\u{3}edited_time\0\u{3}edit_count\0\u{1}removal\0\u{1}reactions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{3}sender_id\0\u{3}sent_time\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}receipt\0\u{3}recipient_id\0\u{3}sent_status\0\u{4}\u{6}reply_to\0\u{3}thread_root\0\u{3}thread_reply_count\0\u{3}thread_last_reply_time\0\u{3}edited_time\0\u{3}edit_count\0\u{1}removal\0\u{1}reactions\0\u{1}attachments\0")
 
   fileprivate class _StorageClass {
     var _uid: UInt64 = 0
@@ -11739,6 +11797,7 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
     var _editCount: UInt32 = 0
     var _removal: GHMessageRemoval? = nil
     var _reactions: [GHReactionCount] = []
+    var _attachments: [GHAttachment] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -11771,6 +11830,7 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
       _editCount = source._editCount
       _removal = source._removal
       _reactions = source._reactions
+      _attachments = source._attachments
     }
   }
 
@@ -11811,6 +11871,7 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
         case 25: try { try decoder.decodeSingularUInt32Field(value: &_storage._editCount) }()
         case 26: try { try decoder.decodeSingularMessageField(value: &_storage._removal) }()
         case 27: try { try decoder.decodeRepeatedMessageField(value: &_storage._reactions) }()
+        case 28: try { try decoder.decodeRepeatedMessageField(value: &_storage._attachments) }()
         default: break
         }
       }
@@ -11889,6 +11950,9 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
       if !_storage._reactions.isEmpty {
         try visitor.visitRepeatedMessageField(value: _storage._reactions, fieldNumber: 27)
       }
+      if !_storage._attachments.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._attachments, fieldNumber: 28)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -11920,10 +11984,76 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
         if _storage._editCount != rhs_storage._editCount {return false}
         if _storage._removal != rhs_storage._removal {return false}
         if _storage._reactions != rhs_storage._reactions {return false}
+        if _storage._attachments != rhs_storage._attachments {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHAttachment: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Attachment"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}file_id\0\u{1}filename\0\u{3}content_type\0\u{1}size\0\u{1}width\0\u{1}height\0\u{1}url\0\u{3}url_expires_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.fileID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.filename) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.contentType) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.size) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.width) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.height) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.url) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.urlExpiresAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.fileID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.fileID, fieldNumber: 1)
+    }
+    if !self.filename.isEmpty {
+      try visitor.visitSingularStringField(value: self.filename, fieldNumber: 2)
+    }
+    if !self.contentType.isEmpty {
+      try visitor.visitSingularStringField(value: self.contentType, fieldNumber: 3)
+    }
+    if self.size != 0 {
+      try visitor.visitSingularUInt64Field(value: self.size, fieldNumber: 4)
+    }
+    if self.width != 0 {
+      try visitor.visitSingularUInt32Field(value: self.width, fieldNumber: 5)
+    }
+    if self.height != 0 {
+      try visitor.visitSingularUInt32Field(value: self.height, fieldNumber: 6)
+    }
+    if !self.url.isEmpty {
+      try visitor.visitSingularStringField(value: self.url, fieldNumber: 7)
+    }
+    if self.urlExpiresAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.urlExpiresAt, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHAttachment, rhs: GHAttachment) -> Bool {
+    if lhs.fileID != rhs.fileID {return false}
+    if lhs.filename != rhs.filename {return false}
+    if lhs.contentType != rhs.contentType {return false}
+    if lhs.size != rhs.size {return false}
+    if lhs.width != rhs.width {return false}
+    if lhs.height != rhs.height {return false}
+    if lhs.url != rhs.url {return false}
+    if lhs.urlExpiresAt != rhs.urlExpiresAt {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

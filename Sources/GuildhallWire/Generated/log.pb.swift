@@ -362,6 +362,12 @@ public nonisolated struct GHLogMessage: @unchecked Sendable {
   /// Clears the value of `changes`. Subsequent reads from it will return its default value.
   public mutating func clearChanges() {_uniqueStorage()._changes = nil}
 
+  /// The files it carries (their rows name it from then on).
+  public var attachments: [GHLogAttachment] {
+    get {_storage._attachments}
+    set {_uniqueStorage()._attachments = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Content: Equatable, Sendable {
@@ -373,6 +379,30 @@ public nonisolated struct GHLogMessage: @unchecked Sendable {
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct GHLogAttachment: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var fileID: UInt64 = 0
+
+  public var filename: String = String()
+
+  public var contentType: String = String()
+
+  public var size: UInt64 = 0
+
+  public var width: UInt32 = 0
+
+  public var height: UInt32 = 0
+
+  public var sha256: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct GHLogChanges: Sendable {
@@ -1605,7 +1635,7 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Message"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{1}sender\0\u{3}sent_time\0\u{1}text\0\u{1}custom\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}reply\0\u{3}thread_root\0\u{1}changes\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{1}sender\0\u{3}sent_time\0\u{1}text\0\u{1}custom\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}reply\0\u{3}thread_root\0\u{1}changes\0\u{1}attachments\0")
 
   fileprivate class _StorageClass {
     var _uid: UInt64 = 0
@@ -1622,6 +1652,7 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
     var _reply: GHLogQuote? = nil
     var _threadRoot: UInt64 = 0
     var _changes: GHLogChanges? = nil
+    var _attachments: [GHLogAttachment] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1646,6 +1677,7 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
       _reply = source._reply
       _threadRoot = source._threadRoot
       _changes = source._changes
+      _attachments = source._attachments
     }
   }
 
@@ -1698,6 +1730,7 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
         case 13: try { try decoder.decodeSingularMessageField(value: &_storage._reply) }()
         case 14: try { try decoder.decodeSingularUInt64Field(value: &_storage._threadRoot) }()
         case 15: try { try decoder.decodeSingularMessageField(value: &_storage._changes) }()
+        case 16: try { try decoder.decodeRepeatedMessageField(value: &_storage._attachments) }()
         default: break
         }
       }
@@ -1760,6 +1793,9 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
       try { if let v = _storage._changes {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
       } }()
+      if !_storage._attachments.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._attachments, fieldNumber: 16)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1783,10 +1819,71 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
         if _storage._reply != rhs_storage._reply {return false}
         if _storage._threadRoot != rhs_storage._threadRoot {return false}
         if _storage._changes != rhs_storage._changes {return false}
+        if _storage._attachments != rhs_storage._attachments {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogAttachment: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Attachment"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}file_id\0\u{1}filename\0\u{3}content_type\0\u{1}size\0\u{1}width\0\u{1}height\0\u{1}sha256\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.fileID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.filename) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.contentType) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.size) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.width) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.height) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.sha256) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.fileID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.fileID, fieldNumber: 1)
+    }
+    if !self.filename.isEmpty {
+      try visitor.visitSingularStringField(value: self.filename, fieldNumber: 2)
+    }
+    if !self.contentType.isEmpty {
+      try visitor.visitSingularStringField(value: self.contentType, fieldNumber: 3)
+    }
+    if self.size != 0 {
+      try visitor.visitSingularUInt64Field(value: self.size, fieldNumber: 4)
+    }
+    if self.width != 0 {
+      try visitor.visitSingularUInt32Field(value: self.width, fieldNumber: 5)
+    }
+    if self.height != 0 {
+      try visitor.visitSingularUInt32Field(value: self.height, fieldNumber: 6)
+    }
+    if !self.sha256.isEmpty {
+      try visitor.visitSingularStringField(value: self.sha256, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogAttachment, rhs: GHLogAttachment) -> Bool {
+    if lhs.fileID != rhs.fileID {return false}
+    if lhs.filename != rhs.filename {return false}
+    if lhs.contentType != rhs.contentType {return false}
+    if lhs.size != rhs.size {return false}
+    if lhs.width != rhs.width {return false}
+    if lhs.height != rhs.height {return false}
+    if lhs.sha256 != rhs.sha256 {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

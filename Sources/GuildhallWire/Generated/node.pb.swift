@@ -1274,6 +1274,16 @@ public nonisolated struct GHNodeChannelEvent: @unchecked Sendable {
     set {_uniqueStorage()._replayed = newValue}
   }
 
+  public var files: [GHLogAttachment] {
+    get {_storage._files}
+    set {_uniqueStorage()._files = newValue}
+  }
+
+  public var filesInUpdate: Bool {
+    get {_storage._filesInUpdate}
+    set {_uniqueStorage()._filesInUpdate = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4074,7 +4084,7 @@ nonisolated extension GHNodeMention: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHNodeChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}payload\0\u{1}channel\0\u{1}except\0\u{3}to_members\0\u{1}cursors\0\u{3}hidden_from\0\u{1}seq\0\u{1}replayed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}payload\0\u{1}channel\0\u{1}except\0\u{3}to_members\0\u{1}cursors\0\u{3}hidden_from\0\u{1}seq\0\u{1}replayed\0\u{1}files\0\u{3}files_in_update\0")
 
   fileprivate class _StorageClass {
     var _payload: Data = Data()
@@ -4085,6 +4095,8 @@ nonisolated extension GHNodeChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._
     var _hiddenFrom: [String] = []
     var _seq: UInt64 = 0
     var _replayed: Bool = false
+    var _files: [GHLogAttachment] = []
+    var _filesInUpdate: Bool = false
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -4103,6 +4115,8 @@ nonisolated extension GHNodeChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._
       _hiddenFrom = source._hiddenFrom
       _seq = source._seq
       _replayed = source._replayed
+      _files = source._files
+      _filesInUpdate = source._filesInUpdate
     }
   }
 
@@ -4129,6 +4143,8 @@ nonisolated extension GHNodeChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._
         case 6: try { try decoder.decodeRepeatedStringField(value: &_storage._hiddenFrom) }()
         case 7: try { try decoder.decodeSingularUInt64Field(value: &_storage._seq) }()
         case 8: try { try decoder.decodeSingularBoolField(value: &_storage._replayed) }()
+        case 9: try { try decoder.decodeRepeatedMessageField(value: &_storage._files) }()
+        case 10: try { try decoder.decodeSingularBoolField(value: &_storage._filesInUpdate) }()
         default: break
         }
       }
@@ -4165,6 +4181,12 @@ nonisolated extension GHNodeChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._
       if _storage._replayed != false {
         try visitor.visitSingularBoolField(value: _storage._replayed, fieldNumber: 8)
       }
+      if !_storage._files.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._files, fieldNumber: 9)
+      }
+      if _storage._filesInUpdate != false {
+        try visitor.visitSingularBoolField(value: _storage._filesInUpdate, fieldNumber: 10)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -4182,6 +4204,8 @@ nonisolated extension GHNodeChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._
         if _storage._hiddenFrom != rhs_storage._hiddenFrom {return false}
         if _storage._seq != rhs_storage._seq {return false}
         if _storage._replayed != rhs_storage._replayed {return false}
+        if _storage._files != rhs_storage._files {return false}
+        if _storage._filesInUpdate != rhs_storage._filesInUpdate {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -6,7 +6,8 @@
 // WebSocket messages (InboundFrames) and writing WebSocket frames
 // (WebSocketFrameSink), binary protobuf or JSON text by subprotocol, under
 // the same rules from login on. An upload's PUT goes to the file door
-// (FileDoor.swift), which reads its body as it streams in. Every loop has one (SO_REUSEPORT), as for
+// (FileDoor.swift), which reads its body as it streams in, and a download's
+// GET to FileDownloads.swift. Every loop has one (SO_REUSEPORT), as for
 // TCP. It owns the listener and the connections still greeting; the gateway
 // is reached only through the hand-offs it was given. Loop thread only.
 
@@ -29,8 +30,9 @@ final class WebSocketDoor {
     private let upgraded: (TCPConnection, WebSocketEncoding, String?) -> Void
     /// A connection closing, for the gateway to keep until libuv lets it go.
     private let closing: (TCPConnection) -> Void
-    /// Uploads (FileDoor.swift).
+    /// Uploads (FileDoor.swift) and downloads (FileDownloads.swift).
     private(set) var files: FileDoor!
+    private(set) var downloads: FileDownloads!
     /// Milliseconds since the epoch (an upload URL's expiry).
     private let wallClock: () -> UInt64
     private var listener: TCPListener?
@@ -49,6 +51,7 @@ final class WebSocketDoor {
         self.upgraded = upgraded
         self.closing = closing
         files = FileDoor(store: store, settings: settings, answer: { [unowned self] c, response in self.refuse(c, response) })
+        downloads = FileDownloads(store: store, settings: settings, finish: { [unowned self] c, response in self.refuse(c, response) })
     }
 
     /// Starts listening when `ws-listen` is set (on `port` instead of the
@@ -78,6 +81,7 @@ final class WebSocketDoor {
     func close() {
         stopAccepting()
         files.abandonAll()
+        downloads.abandonAll()
         for g in greeting.values { refuse(g.connection, []) }
     }
 
@@ -142,6 +146,7 @@ final class WebSocketDoor {
         }
         c.onEnd = { [unowned self, unowned c] _ in
             if let upload { self.files.abandoned(upload) }
+            self.downloads.abandoned(c)
             self.refuse(c, [])
         }
         c.startReading()
@@ -151,12 +156,14 @@ final class WebSocketDoor {
     func endSlowHandshakes(now: UInt64) {
         let deadline = UInt64(settings().loginDeadlineMs)
         files.cutSlow(now: now)
-        for (_, g) in greeting where now >= g.since + deadline && !files.isUploading(g.connection) {
+        downloads.cutStalled()
+        for (_, g) in greeting where now >= g.since + deadline && !files.isUploading(g.connection) && !downloads.isDownloading(g.connection) {
             refuse(g.connection, WebSocketHandshake.refusal(408, "the handshake took too long"))
         }
     }
 
     private func handshake(_ r: HTTPRequest, on c: TCPConnection, client: String?) {
+        if FileDownloads.isDownload(r) { return downloads.begin(r, on: c, wallClock: wallClock()) }
         let settings = settings()
         if settings.webClient == "on", r.path != WebSocketHandshake.path, let page = WebClientPages.response(to: r) {
             return refuse(c, page)

@@ -86,7 +86,7 @@ extension UserHome {
 
     /// A direct message as `viewer` sees it: with its recipient, and its sent status when the viewer sent it.
     func directMessage(_ m: MessageRecord, for viewer: UserID) -> GHChannelMessage {
-        var g = GHChannelMessage(m)
+        var g = home.withFiles(GHChannelMessage(m), m, to: viewer)
         guard let c = directs[m.channelID] else { return g }
         g.recipientID = c.peer(of: m.sender)
         if m.sender == viewer, let status = GHSentStatus(rawValue: c.status(ofMessageBy: m.sender, uid: m.uid, seq: m.seq, sentTime: m.sentTime).rawValue) {
@@ -101,11 +101,17 @@ extension UserHome {
     // MARK: Sending
 
     /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
-    func sendDirectMessage(_ r: GHSendDirectMessage, id: UInt64, from s: HomeSession, checkResend: Bool = true, references: References? = nil) {
+    /// `files`: what the files it names were found to be (`Attachments.resolve`, which claimed them), once checked.
+    func sendDirectMessage(_ r: GHSendDirectMessage, id: UInt64, from s: HomeSession, checkResend: Bool = true, references: References? = nil,
+                           files: [FileAttachment]? = nil) {
+        // Files claimed for this send are let go if it is refused before it is carried out.
+        var carriedOut = false
+        defer { if files != nil, !carriedOut { home.attachments.release(r.attachments) } }
         attempt(id, s) { () throws(Failure) in
-            let content = try r.body.domain()
-            try Validation.message(content: content, mentions: [], clientID: r.clientID,
-                                   maxBodyBytes: settings.maxBodyBytes, maxMentions: settings.maxMentions)
+            // A message with files may have no text.
+            let content = !r.attachments.isEmpty && r.body == GHMessageBody() ? .text("") : try r.body.domain()
+            try Validation.message(content: content, mentions: [], clientID: r.clientID, maxBodyBytes: settings.maxBodyBytes,
+                                   maxMentions: settings.maxMentions, files: r.attachments, maxFiles: settings.filesPerMessage)
             if checkResend, !r.clientID.isEmpty, home.answeredAsResend(r.clientID, id: id, from: s, as: { self.directMessage($0, for: s.user) },
                                              otherwise: { self.sendDirectMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
@@ -115,10 +121,17 @@ extension UserHome {
                     self.sendDirectMessage(r, id: id, from: s, checkResend: false, references: found)
                 }
             }
+            if !r.attachments.isEmpty, files == nil {
+                // Checked and claimed last: nothing after this waits, so the send is stored or refused at once.
+                return home.attachments.resolve(r.attachments, serverID: 0, channelID: c.id, id: id, for: s) { found in
+                    self.sendDirectMessage(r, id: id, from: s, checkResend: false, references: references, files: found)
+                }
+            }
             let (seq, time) = c.append(now: now)
             directs[c.id] = c
             var record = MessageRecord(uid: home.ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
                                        content: content, mentions: [], mentionAll: false, needReceipt: false, clientID: r.clientID)
+            record.attachments = files ?? []
             var threadWrites: [StoreWrite] = []
             if let references { record.refer(references, writes: &threadWrites) }
             let writes: [StoreWrite] = [conversationWrite, .message(record)] + threadWrites
@@ -129,6 +142,7 @@ extension UserHome {
             var effects = Effects(writes: writes,
                                   addressed: [AddressedItem(user: peer, stored: .message(record.uid), live: .push(copy))])
             effects.apply = { _ in
+                self.home.attachments.release(r.attachments)
                 let waiters = self.home.resendsSettled(record, ok: true)
                 self.home.metrics.messagesDirect.increment()
                 self.directs[record.channelID]?.committed(by: record.sender, seq: record.seq, time: record.sentTime)
@@ -137,13 +151,18 @@ extension UserHome {
                 for (w, wid) in waiters { w.respond(wid, .message(mine)) }
             }
             effects.then = {
-                // The sender's other devices see what it sent.
-                for other in self.registry.sessions(of: record.sender).values where other.key != s.key { other.push(event: copy.payload) }
+                // The sender's other devices see what it sent (with links of their own when it carries files).
+                let own = record.attachments.isEmpty ? copy : EventCopy(.message(self.directMessage(record, for: record.sender)))
+                for other in self.registry.sessions(of: record.sender).values where other.key != s.key { other.push(event: own.payload) }
                 self.home.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000)
             }
             effects.failure = Home.sendFailure
-            effects.failed = { _ = self.home.resendsSettled(record, ok: false) }
+            effects.failed = {
+                self.home.attachments.release(r.attachments)
+                _ = self.home.resendsSettled(record, ok: false)
+            }
             runner.carryOut(effects, answering: id, to: s)
+            carriedOut = true
         }
     }
 

@@ -192,6 +192,7 @@ extension MessageOperations {
         after.mentions = []
         after.mentionAll = false
         after.changes.reactions = []
+        after.attachments = []
         return Change(write: .messageRemoved(m.uid, removal, channel: m.channelID), after: after, kind: kind == .recalled ? .recalledMessage : .deletedMessage)
     }
 
@@ -206,6 +207,13 @@ extension MessageOperations {
         update.time = now()
         update.reactionType = change.reactionType
         let copy = EventCopy(.messageUpdate(update))
+        // An update made for one user: the message's files with that user's links (the shared copy has none).
+        func copyFor(_ user: UserID) -> EventCopy {
+            guard !change.after.attachments.isEmpty else { return copy }
+            var own = update
+            own.message.attachments = home.filesShown(change.after, to: user)
+            return EventCopy(.messageUpdate(own))
+        }
         let isRemoval = change.after.changes.removal != nil
         var effects = Effects(writes: [change.write])
         let counted = home.metrics.operations
@@ -213,7 +221,7 @@ extension MessageOperations {
         case .channel(let c):
             // Who the message was addressed to hears of the change in their inbox too (offline sync).
             let mentioned = Array(Set(m.mentions).subtracting([s.user])).filter { directory.canView($0, c) }.sorted()
-            effects.addressed = mentioned.map { AddressedItem(user: $0, stored: .event(copy), live: .elsewhere) }
+            effects.addressed = mentioned.map { AddressedItem(user: $0, stored: .event(copyFor($0)), live: .elsewhere) }
             effects.apply = { ords in
                 if isRemoval { self.home.directory.messageRemoved(c.id, seq: m.seq) }
                 s.respond(id, .message(self.shown(change.after, at: place, to: s.user)))
@@ -229,7 +237,8 @@ extension MessageOperations {
                 // The peer's unread count leaves it out once stored; the side is stored with the removal.
                 effects.writes.append(.directSide(conversation: c.id, c.removed(by: m.sender, sentTime: m.sentTime)))
             }
-            effects.addressed = [AddressedItem(user: peer, stored: .event(copy), live: .push(copy))]
+            let peerCopy = copyFor(peer)
+            effects.addressed = [AddressedItem(user: peer, stored: .event(peerCopy), live: .push(peerCopy))]
             effects.apply = { _ in
                 if isRemoval, var c = self.home.userHome.directs[conversation.id] {
                     _ = c.removed(by: m.sender, sentTime: m.sentTime)
@@ -239,12 +248,15 @@ extension MessageOperations {
             }
             effects.then = {
                 // The actor's other devices see it too.
-                for other in self.registry.sessions(of: s.user).values where other.key != s.key { other.push(event: copy.payload) }
+                let own = copyFor(s.user)
+                for other in self.registry.sessions(of: s.user).values where other.key != s.key { other.push(event: own.payload) }
             }
         }
         let finished = effects.then
         effects.then = {
             counted.increment()
+            // A removed message's files: every link made for them stops working once the removal is stored.
+            if isRemoval { self.home.attachments.forget(m.attachments) }
             finished?()
             done()
         }
@@ -255,7 +267,7 @@ extension MessageOperations {
     /// The message as `user` sees it in an answer.
     private func shown(_ m: MessageRecord, at place: Place, to user: UserID) -> GHChannelMessage {
         switch place {
-        case .channel: home.groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0]
+        case .channel: home.withFiles(home.groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
         case .direct: home.userHome.directMessage(m, for: user)
         }
     }

@@ -8,19 +8,22 @@ import GuildhallWire
 extension Home {
     /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
     func sendMessage(_ r: SendRequest, id: UInt64, from s: HomeSession, checkResend: Bool = true) {
+        // Files claimed for this send are let go if it is refused before it is carried out.
+        var carriedOut = false
+        defer { if r.files != nil, !carriedOut { attachments.release(r.attachmentIDs) } }
         attempt(id, s) { () throws(Failure) in
             guard let content = r.content else { throw Failure.badRequest("message body must hold text or custom content") }
-            try Validation.message(content: content, mentions: r.mentions, clientID: r.clientID,
-                                   maxBodyBytes: settings.maxBodyBytes, maxMentions: settings.maxMentions)
+            try Validation.message(content: content, mentions: r.mentions, clientID: r.clientID, maxBodyBytes: settings.maxBodyBytes,
+                                   maxMentions: settings.maxMentions, files: r.attachmentIDs, maxFiles: settings.filesPerMessage)
             // (The closure is only made for sends with a client id: it costs an allocation.)
-            if checkResend, !r.clientID.isEmpty, answeredAsResend(r.clientID, id: id, from: s, as: GHChannelMessage.init,
+            if checkResend, !r.clientID.isEmpty, answeredAsResend(r.clientID, id: id, from: s, as: { self.withFiles(GHChannelMessage($0), $0, to: s.user) },
                                              otherwise: { self.sendMessage(r, id: id, from: s, checkResend: false) }) { return }
             if r.retried {
                 // Its guild's earlier home may have stored it before it went: then that is the answer.
                 return read(.messages(uids: [r.uid])) { found in
                     if found.error != nil { return s.fail(id, Failure(.unavailable, "storage is unavailable; retry later")) }
                     if let m = found.messages.first, m.sender == s.user, m.channelID == r.channelID {
-                        return s.respond(encoded: MessageWire.answer(id: id, message: m.encoded))
+                        return s.respond(encoded: MessageWire.answer(id: id, message: m.encoded(for: s.user, self)))
                     }
                     var fresh = r
                     fresh.retried = false
@@ -38,6 +41,14 @@ extension Home {
                     self.sendMessage(resolved, id: id, from: s, checkResend: false)
                 }
             }
+            if !r.attachmentIDs.isEmpty, r.files == nil, let c = directory.channel(r.channelID) {
+                // Checked and claimed last: nothing after this waits, so the send is stored or refused at once.
+                return attachments.resolve(r.attachmentIDs, serverID: c.serverID, channelID: c.id, id: id, for: s) { files in
+                    var resolved = r
+                    resolved.files = files
+                    self.sendMessage(resolved, id: id, from: s, checkResend: false)
+                }
+            }
             let (channel, seq, time) = try directory.appendMessage(to: r.channelID, by: s.user, now: now)
             var record = MessageRecord(uid: r.uid != 0 ? r.uid : ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
@@ -45,6 +56,7 @@ extension Home {
             if !r.clientID.isEmpty { recentSends.sending(sender: s.user, clientID: r.clientID) }
             // A mention by id is addressed to the member: it goes to their
             // inbox too (offline sync); live, the fan-out carries its cursor.
+            record.attachments = r.files ?? []
             var threadWrites: [StoreWrite] = []
             if let refs = r.references { record.refer(refs, writes: &threadWrites) }
             var effects = Effects(writes: [.message(record)] + threadWrites)
@@ -61,6 +73,7 @@ extension Home {
             }
             let projected = publishers.publishing(s, bytes: content.size, recipients: audienceSize(channel))
             effects.apply = { ords in
+                self.attachments.release(r.attachmentIDs)
                 self.publishers.fanOutQueued(projected)
                 var mentionOrds: [UserID: UInt64] = [:]
                 for (user, ord) in zip(mentionedInOrder, ords) { mentionOrds[user] = ord }
@@ -69,10 +82,12 @@ extension Home {
             }
             effects.failure = Self.sendFailure
             effects.failed = {
+                self.attachments.release(r.attachmentIDs)
                 self.publishers.fanOutQueued(projected)
                 _ = self.resendsSettled(record, ok: false)
             }
             runner.carryOut(effects, answering: id, to: s)
+            carriedOut = true
         }
     }
 
@@ -133,10 +148,12 @@ extension Home {
             interest.positionMoved(user, record.channelID)
         }
         if typing.board.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typing.typersChanged(c, by: record.sender) }
-        // Encoded once for the answer, the waiting resends and the live event.
+        // Encoded once for the answer, the waiting resends and the live event
+        // (which carries the files apart, each recipient's links its own).
         let message = record.encoded
-        s.respond(encoded: MessageWire.answer(id: id, message: message))
-        for (w, wid) in waiters { w.respond(encoded: MessageWire.answer(id: wid, message: message)) }
+        let answer = record.attachments.isEmpty ? message : record.encoded(for: record.sender, self)
+        s.respond(encoded: MessageWire.answer(id: id, message: answer))
+        for (w, wid) in waiters { w.respond(encoded: MessageWire.answer(id: wid, message: answer)) }
         if let last = mentionOrds.values.max() { runner.inboxDelivered(upTo: last) }
         fanOut(record, encoded: message, from: s, mentionOrds: mentionOrds)
         recentSends.expire(before: now - UInt64(settings.dedupWindowSeconds) * 1000)
@@ -202,7 +219,7 @@ extension Home {
     /// A message as `user` sees it in an answer: a direct message with its recipient and
     /// sent status, a channel message with the user's receipt state.
     func shown(_ m: MessageRecord, to user: UserID) -> GHChannelMessage {
-        m.serverID == 0 ? userHome.directMessage(m, for: user) : groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0]
+        m.serverID == 0 ? userHome.directMessage(m, for: user) : withFiles(groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
     }
 
     /// Answers a read, keeping only messages of channels the user can read now.

@@ -22,6 +22,9 @@ struct SendRequest {
     var uid: MessageUID = 0
     /// Sent again after its guild's home changed hands: the UID may be stored already (ForwardedSends.swift).
     var retried = false
+    /// The files it names, and what they were found to be (`Attachments.resolve`, which claimed them), once checked.
+    var attachmentIDs: [UInt64] = []
+    var files: [FileAttachment]?
 }
 
 /// A reply's quote and the thread a message joins, checked against the stored messages.
@@ -40,12 +43,15 @@ extension SendRequest {
         if !mentions.isEmpty { p.insert(.mention) }
         if mentionAll { p.insert(.mentionEveryone) }
         if needReceipt { p.insert(.requestReceipts) }
+        if !attachmentIDs.isEmpty { p.insert(.attachFiles) }
         return p
     }
 
     init(_ r: GHSendMessage) {
         channelID = r.channelID
-        content = try? r.body.domain()
+        attachmentIDs = r.attachments
+        // A message with files may have no text.
+        content = !r.attachments.isEmpty && r.body == GHMessageBody() ? .text("") : try? r.body.domain()
         mentions = r.mentions
         mentionAll = r.mentionAll
         needReceipt = r.needReceipt
@@ -95,5 +101,10 @@ extension MessageRecord {
         return MessageWire.channelMessage(WireMessage(uid: uid, serverID: serverID, channelID: channelID, seq: seq, senderID: sender,
                                                sentTime: sentTime, body: content.wire, mentions: mentions, mentionAll: mentionAll,
                                                needReceipt: needReceipt, clientID: clientID))
+    }
+
+    /// As `encoded`, with its files as `reader` is shown them (an answer).
+    func encoded(for reader: UserID, _ home: Home) -> [UInt8] {
+        attachments.isEmpty ? encoded : (try? home.withFiles(GHChannelMessage(self), self, to: reader).serializedBytes()) ?? []
     }
 }

@@ -125,7 +125,7 @@ extension UserHome {
         if let m = item.message, m.serverID == 0 {
             if directs[m.channelID] == nil, m.sender != user {
                 // The conversation lives at the other user's home; the item was addressed to this user.
-                e.message = GHChannelMessage(m)
+                e.message = home.withFiles(GHChannelMessage(m), m, to: user)
                 e.message.recipientID = user
                 return e
             }
@@ -135,7 +135,7 @@ extension UserHome {
         }
         if let m = item.message {
             guard let c = home.directory.channel(m.channelID), home.directory.canView(user, c) else { return nil }
-            e.message = home.groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0]
+            e.message = home.withFiles(home.groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
             return e
         }
         guard let stored = try? GHEvent(serializedBytes: item.event), stored.body != nil else { return nil }
