@@ -10,6 +10,10 @@ public protocol FileStore: Sendable {
     /// Forgets `fileID`: its links stop working. Its bytes may stay for a
     /// sweep when other files share them.
     func remove(_ fileID: UInt64) throws(UploadRefusal)
+    /// Removes bytes no file names any more, older than `graceSeconds`; how many (a store keeping each file's bytes apart has none).
+    func sweepUnnamed(graceSeconds: Int) -> Int
 }
 
-extension LocalFileStore: FileStore {}
+extension LocalFileStore: FileStore {
+    public func sweepUnnamed(graceSeconds: Int) -> Int { sweepBlobs(graceSeconds: graceSeconds) }
+}

@@ -8,11 +8,15 @@
 // has a whole, synced blob or does not exist; an interrupted upload leaves
 // nothing but its temporary file, which is removed. `uploads/<id>.part`,
 // created exclusively, is held while an upload of that id is under way, so
-// one file id takes one upload at a time, and none once it has one.
+// one file id takes one upload at a time, and none once it has one. A
+// blob no record names any more is removed by the sweep; placing a blob and
+// writing its record happen under one lock with that sweep, so a new record
+// cannot come to name a blob the sweep is removing.
 // Blocking file I/O: worker threads only.
 
 import Crypto
 import Foundation
+import Synchronization
 
 /// What the store keeps of an uploaded file.
 public struct StoredFile: Sendable, Equatable, Codable {
@@ -37,6 +41,8 @@ public struct UploadRefusal: Error, Sendable, Equatable, CustomStringConvertible
 
 public final class LocalFileStore: Sendable {
     public let folder: String
+    /// Held while a blob is placed and its record written, and while the sweep removes blobs.
+    let placing = Mutex(())
 
     /// Opens the folder; what uploads under way when the node last stopped left
     /// (their temporary files and claims) is removed, so their ids take an upload again.
@@ -91,6 +97,36 @@ public final class LocalFileStore: Sendable {
     }
 
     func recordPath(_ fileID: UInt64) -> String { "\(folder)/uploads/\(fileID)" }
+
+    /// Removes the blobs no record names that are older than `graceSeconds`
+    /// (a blob is placed just before its record is written); how many.
+    public func sweepBlobs(graceSeconds: Int, now: Date = Date()) -> Int {
+        placing.withLock { _ in
+            var named = Set<String>()
+            let records = (try? FileManager.default.contentsOfDirectory(atPath: folder + "/uploads")) ?? []
+            for name in records where UInt64(name) != nil {
+                if let data = FileManager.default.contents(atPath: folder + "/uploads/" + name),
+                   let file = try? JSONDecoder().decode(StoredFile.self, from: data) {
+                    named.insert(file.sha256)
+                } else {
+                    // A record that cannot be read: keep every blob rather than guess.
+                    return 0
+                }
+            }
+            var removed = 0
+            let cutoff = now.addingTimeInterval(-Double(graceSeconds))
+            for shard in (try? FileManager.default.contentsOfDirectory(atPath: folder + "/blobs")) ?? [] {
+                let dir = folder + "/blobs/" + shard
+                for blob in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where !named.contains(blob) {
+                    let path = dir + "/" + blob
+                    guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
+                          modified < cutoff, unlink(path) == 0 else { continue }
+                    removed += 1
+                }
+            }
+            return removed
+        }
+    }
 
     /// Writes `data` to `path` whole or not at all: a temporary file, synced, renamed over it, the folder synced.
     func writeAtomically(_ data: [UInt8], to path: String) throws(UploadRefusal) {
@@ -155,12 +191,22 @@ public final class IncomingFile: @unchecked Sendable {
         }
         close(fd)
         fd = -1
-        let blob = store.blobPath(sha)
+        let (width, height) = ImageSize.of(head, contentType: expected.contentType) ?? (0, 0)
+        let file = StoredFile(fileID: fileID, size: received, sha256: sha, contentType: expected.contentType, width: width, height: height)
+        let refusal: UploadRefusal? = store.placing.withLock { _ in place(file) }
+        unlink(part)
+        if let refusal { throw refusal }
+        return file
+    }
+
+    /// Moves the checked bytes to their blob and writes the record (under the store's lock); why not, if not.
+    private func place(_ file: StoredFile) -> UploadRefusal? {
+        let blob = store.blobPath(file.sha256)
         do {
             try FileManager.default.createDirectory(atPath: (blob as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         } catch {
             abandon()
-            throw UploadRefusal(503, "cannot write files: \(error)")
+            return UploadRefusal(503, "cannot write files: \(error)")
         }
         // The same bytes already there: kept, the new copy dropped.
         if access(blob, F_OK) == 0 {
@@ -169,21 +215,16 @@ public final class IncomingFile: @unchecked Sendable {
             store.syncFolder(of: blob)
         } else {
             abandon()
-            throw UploadRefusal(503, "cannot write files: \(String(cString: strerror(errno)))")
+            return UploadRefusal(503, "cannot write files: \(String(cString: strerror(errno)))")
         }
-        let (width, height) = ImageSize.of(head, contentType: expected.contentType) ?? (0, 0)
-        let file = StoredFile(fileID: fileID, size: received, sha256: sha, contentType: expected.contentType, width: width, height: height)
         do {
-            try store.writeAtomically(Array(try JSONEncoder().encode(file)), to: store.recordPath(fileID))
+            try store.writeAtomically(Array(try JSONEncoder().encode(file)), to: store.recordPath(file.fileID))
         } catch let refusal as UploadRefusal {
-            unlink(part)
-            throw refusal
+            return refusal
         } catch {
-            unlink(part)
-            throw UploadRefusal(500, "cannot record the upload: \(error)")
+            return UploadRefusal(500, "cannot record the upload: \(error)")
         }
-        unlink(part)
-        return file
+        return nil
     }
 
     /// Drops what arrived; the file id may be uploaded again.

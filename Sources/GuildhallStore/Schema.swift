@@ -237,10 +237,13 @@ enum Schema {
         // 12: messages that carry files: their attachments (the JSON of
         // [FileAttachment]; '' for none, and for a message since removed).
         // A file's row names its message from the send on, and is marked
-        // removed with it.
+        // removed with it; the sweep finds uploads never sent, and removed
+        // messages' files, by their own indexes.
         """
         ALTER TABLE messages ADD COLUMN attachments TEXT NOT NULL DEFAULT '';
         CREATE INDEX files_by_message ON files(message_uid) WHERE message_uid != 0;
+        CREATE INDEX files_unsent ON files(created_at) WHERE message_uid = 0;
+        CREATE INDEX files_removed ON files(id) WHERE removed != 0;
         """,
     ]
 

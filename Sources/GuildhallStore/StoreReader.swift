@@ -34,6 +34,8 @@ public enum ReadRequest: Sendable, Equatable {
     case fileBytes(user: UserID)
     /// The rows of files by id, in `files`; unknown ids are left out.
     case files(ids: [UInt64])
+    /// For the sweep, in `files`: rows of uploads no message carries asked for before `unsentBefore`, and of removed messages' files; at most `limit`.
+    case sweepableFiles(unsentBefore: UInt64, limit: Int)
 }
 
 public struct ReadResult: Sendable {
@@ -110,14 +112,16 @@ final class ReaderQueries {
     private let before, after, byUID, cursor, inbox, received, directCount: Statement
     private let threadAfter, reactions, timeOfSeq, lastSeq: Statement
     private let search: SearchReads
-    private let fileBytes, fileByID: Statement
+    private let fileBytes, fileByID, unsentFiles, removedFiles: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         let cols = MessageRows.readColumns
         search = try SearchReads(db)
         fileBytes = try db.prepare("SELECT COALESCE(SUM(size), 0) FROM files WHERE uploader = ? AND removed = 0")
-        fileByID = try db.prepare("SELECT id, uploader, server_id, channel_id, filename, content_type, size, sha256, created_at, message_uid, removed "
-                                  + "FROM files WHERE id = ?")
+        let fileColumns = "id, uploader, server_id, channel_id, filename, content_type, size, sha256, created_at, message_uid, removed"
+        fileByID = try db.prepare("SELECT \(fileColumns) FROM files WHERE id = ?")
+        unsentFiles = try db.prepare("SELECT \(fileColumns) FROM files WHERE message_uid = 0 AND created_at < ? ORDER BY created_at LIMIT ?")
+        removedFiles = try db.prepare("SELECT \(fileColumns) FROM files WHERE removed != 0 ORDER BY id LIMIT ?")
         threadAfter = try db.prepare("SELECT \(cols) FROM messages WHERE thread_root = ? AND seq > ? ORDER BY seq ASC LIMIT ?")
         reactions = try db.prepare("SELECT type, COUNT(*), MAX(user_id = ?) FROM reactions WHERE message_uid = ? GROUP BY type ORDER BY type")
         timeOfSeq = try db.prepare("SELECT sent_time FROM messages WHERE channel_id = ? AND seq = ?")
@@ -184,19 +188,30 @@ final class ReaderQueries {
             for id in ids {
                 let s = fileByID.reset()
                 s.bind(1, id)
-                if try s.step() {
-                    var f = FileRecord(id: s.uint(0), uploader: s.text(1), serverID: s.uint(2), channelID: s.uint(3), filename: s.text(4),
-                                       contentType: s.text(5), size: s.uint(6), sha256: s.text(7), createdAt: s.uint(8))
-                    f.messageUID = s.uint(9)
-                    f.removed = s.bool(10)
-                    result.files.append(f)
-                }
+                if try s.step() { result.files.append(Self.file(s)) }
                 s.reset()
             }
+        case .sweepableFiles(let before, let limit):
+            let unsent = unsentFiles.reset()
+            unsent.bind(1, before); unsent.bind(2, Int64(limit))
+            while try unsent.step() { result.files.append(Self.file(unsent)) }
+            unsent.reset()
+            let removed = removedFiles.reset()
+            removed.bind(1, Int64(max(limit - result.files.count, 0)))
+            while try removed.step() { result.files.append(Self.file(removed)) }
+            removed.reset()
         case .search(let search):
             try self.search.run(search, into: &result)
             for i in result.messages.indices { result.messages[i].changes.reactions = try reactionCounts(result.messages[i].uid, viewer: search.viewer) }
         }
+    }
+
+    private static func file(_ s: Statement) -> FileRecord {
+        var f = FileRecord(id: s.uint(0), uploader: s.text(1), serverID: s.uint(2), channelID: s.uint(3), filename: s.text(4),
+                           contentType: s.text(5), size: s.uint(6), sha256: s.text(7), createdAt: s.uint(8))
+        f.messageUID = s.uint(9)
+        f.removed = s.bool(10)
+        return f
     }
 
     private func reactionCounts(_ uid: MessageUID, viewer: UserID) throws(StoreError) -> [ReactionCount] {

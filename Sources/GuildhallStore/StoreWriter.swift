@@ -60,6 +60,9 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     case reaction(MessageUID, user: UserID, type: UInt32, added: Bool, time: UInt64, channel: ChannelID)
     /// An upload was asked for (docs/files.md).
     case fileCreated(FileRecord)
+    /// A file's row goes: an upload never sent, or a removed message's file, once the store forgot it (the sweep).
+    /// (It names the file's server, or 0 and its conversation, as `fileCreated` does.)
+    case fileSwept(UInt64, serverID: ServerID, channelID: UInt64)
 }
 
 /// One operation's writes, committed together or not at all.

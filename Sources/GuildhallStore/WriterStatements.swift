@@ -17,7 +17,7 @@ final class WriterStatements {
     private let insertFull, attachFile, removeMessageFiles, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
     /// Nil while search is off.
     private let search: SearchIndex?
-    private let saveFile: Statement
+    private let saveFile, deleteFile: Statement
 
     init(_ db: SQLiteConnection, searchIndex: Bool) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
@@ -28,6 +28,7 @@ final class WriterStatements {
         saveFile = try db.prepare("INSERT OR IGNORE INTO files(id, uploader, server_id, channel_id, filename, content_type, size, sha256, created_at) "
                                   + "VALUES(?,?,?,?,?,?,?,?,?)")
         insertFull = try db.prepare(MessageRows.insertFullSQL)
+        deleteFile = try db.prepare("DELETE FROM files WHERE id = ?")
         attachFile = try db.prepare("UPDATE files SET message_uid = ? WHERE id = ?")
         removeMessageFiles = try db.prepare("UPDATE files SET removed = 1 WHERE message_uid = ?")
         saveReceivedSeq = try db.prepare("INSERT INTO received_seqs(user_id, channel_id, seq) VALUES(?,?,?) "
@@ -132,6 +133,9 @@ final class WriterStatements {
             s.bind(1, f.id); s.bind(2, f.uploader); s.bind(3, f.serverID); s.bind(4, f.channelID); s.bind(5, f.filename)
             s.bind(6, f.contentType); s.bind(7, f.size); s.bind(8, f.sha256); s.bind(9, f.createdAt)
             try s.run()
+        case .fileSwept(let id, _, _):
+            deleteFile.reset().bind(1, id)
+            try deleteFile.run()
         case .threadReply(let root, let time, _):
             let s = countThreadReply.reset()
             s.bind(1, time); s.bind(2, root)

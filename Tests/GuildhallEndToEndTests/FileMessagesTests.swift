@@ -183,4 +183,53 @@ import Testing
         let update = try await heard.update(.editedMessage, of: sent.uid).update.message
         #expect(update.attachments.map(\.fileID) == [id] && update.attachments[0].url.contains("?u=bob&") && update.attachments[0].height == 480)
     }
+
+    @Test func theSweepRemovesUnsentUploadsRemovedFilesAndBytesNothingNames() async throws {
+        let (server, alice, _, heard, c) = try await setUp {
+            $0.fileGraceSeconds = 60
+            $0.fileSweepSeconds = 1
+            $0.fileQuotaBytes = 100
+            $0.adminListen = "127.0.0.1:0"
+            $0.adminToken = "op-secret"
+        }
+        defer { server.stop() }
+        let uploads = server.folder + "/files/uploads/"
+        let shared = Array("the same bytes".utf8), other = Array("other bytes".utf8)
+        let unsent = try await upload(shared, as: "a.txt", type: "text/plain", by: alice, to: .channel(c.channelID))
+        let kept = try await upload(shared, as: "b.txt", type: "text/plain", by: alice, to: .channel(c.channelID))
+        let recalled = try await upload(other, as: "c.txt", type: "text/plain", by: alice, to: .channel(c.channelID))
+        let sent = try await alice.send("kept", to: c.channelID, attachments: [kept])
+        let gone = try await alice.send("recalled", to: c.channelID, attachments: [recalled])
+        _ = try await alice.recall(gone.uid, in: c.channelID)
+        let link = try await waitFor("bob hears it") { heard.messages.first { $0.uid == sent.uid } }.attachments[0].url
+        await expectError(.limitReached) { _ = try await alice.createUpload("d", size: 100 - UInt64(2 * shared.count) + 1, to: .channel(c.channelID)) }
+
+        // Past the grace: the unsent upload and the removed message's file go, rows and all; the sent one stays.
+        server.clock.advance(ms: 61_000)
+        func metric(_ name: String) throws -> Double {
+            AdminEndpointTests.metric(try HTTPExchange.request("GET", "/metrics", port: server.adminPort, token: "op-secret").body, name)
+        }
+        func swept(_ what: String) throws -> Double { try metric("guildhall_files_swept_total{what=\"\(what)\"}") }
+        #expect(try metric("guildhall_file_uploads_total") == 3 && metric("guildhall_file_uploaded_bytes_total") == Double(2 * shared.count + other.count))
+        _ = try await waitFor("the sweep") { try swept("unsent") == 1 && swept("removed") == 1 ? true : nil }
+        let served = try metric("guildhall_file_downloaded_bytes_total")
+        #expect(!FileManager.default.fileExists(atPath: uploads + String(unsent)) && FileManager.default.fileExists(atPath: uploads + String(kept)))
+        #expect(try download(link).1 == shared)
+        #expect(try metric("guildhall_file_downloaded_bytes_total") == served + Double(shared.count) && metric("guildhall_file_downloads_total") >= 1)
+        // Their rows are gone too: the quota counts only the file sent.
+        _ = try await alice.createUpload("d", size: 100 - UInt64(shared.count), to: .channel(c.channelID))
+        await expectError(.notFound) { _ = try await alice.send("late", to: c.channelID, attachments: [unsent]) }
+
+        // Bytes no file names go once old enough; the bytes a sent file names stay, though an unsent one named them too.
+        let blobs = server.folder + "/files/blobs/"
+        var all: [String] = []
+        for shard in try FileManager.default.contentsOfDirectory(atPath: blobs) {
+            for blob in try FileManager.default.contentsOfDirectory(atPath: blobs + shard) { all.append(blobs + shard + "/" + blob) }
+        }
+        #expect(all.count == 2)
+        for path in all { try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: path) }
+        _ = try await waitFor("the bytes' sweep") { try swept("blob") == 1 ? true : nil }
+        #expect(all.filter { FileManager.default.fileExists(atPath: $0) }.count == 1)
+        #expect(try download(link).1 == shared)
+    }
 }

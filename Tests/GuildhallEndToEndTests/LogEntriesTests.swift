@@ -85,6 +85,8 @@ import Testing
             .directory(.serverSaved(ServerRecord(id: 27, name: "listed", icon: "", custom: "", owner: "alice", openJoin: true, createdAt: 28,
                                                  allowGuests: true, discoverable: true))),
             .message(carrying),
+            .fileSwept(24, serverID: 11, channelID: 12),
+            .fileSwept(31, serverID: 0, channelID: 15),
         ]
     }
 
@@ -111,9 +113,10 @@ import Testing
             case .reaction: kinds.insert("reaction")
             case .logPosition: kinds.insert("logPosition")
             case .fileCreated: kinds.insert("fileCreated")
+            case .fileSwept: kinds.insert("fileSwept")
             }
         }
-        #expect(kinds.count == 19, "every kind is in the sample")
+        #expect(kinds.count == 20, "every kind is in the sample")
         let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
         let back = try LogEntries.decode(try LogEntries.encode(entry))
         #expect(back == entry)

@@ -29,6 +29,8 @@ final class NodeMetrics: Sendable {
     let receiptRequests, receiptResponses: Counter
     let eventsShed: Counter
     let jobsCommittedOnLoop: Counter
+    private let sweptUnsent, sweptRemoved, sweptBlobs: Counter
+    private let uploads, uploadedBytes, downloads, downloadedBytes: Counter
     private let errors: Mutex<[String: Counter]> = Mutex([:])
     private let refusals: Mutex<[String: Counter]> = Mutex([:])
 
@@ -81,6 +83,15 @@ final class NodeMetrics: Sendable {
         jobsCommittedOnLoop = registry.makeCounter(name: "guildhall_jobs_committed_on_loop_total",
                                                    help: "Write jobs a loop committed itself while the writer was idle (inline-commit-max; never under synchronous=FULL).")
         syncItems = registry.makeCounter(name: "guildhall_sync_items_total", help: "Offline-sync items sent.")
+        uploads = registry.makeCounter(name: "guildhall_file_uploads_total", help: "Uploads stored by this node's listeners.")
+        uploadedBytes = registry.makeCounter(name: "guildhall_file_uploaded_bytes_total", help: "Bytes of the uploads stored by this node's listeners.")
+        downloads = registry.makeCounter(name: "guildhall_file_downloads_total", help: "Downloads this node's listeners began to serve (a range counts once).")
+        downloadedBytes = registry.makeCounter(name: "guildhall_file_downloaded_bytes_total", help: "Bytes of files this node's listeners sent.")
+        let swept = "guildhall_files_swept_total"
+        let sweptHelp = "Files the sweep removed: uploads no message carried within file-grace-seconds (unsent), removed messages' files (removed), and stored bytes no file named (blob)."
+        sweptUnsent = registry.makeCounter(name: swept, labels: [("what", "unsent")], help: sweptHelp)
+        sweptRemoved = registry.makeCounter(name: swept, labels: [("what", "removed")], help: sweptHelp)
+        sweptBlobs = registry.makeCounter(name: swept, labels: [("what", "blob")], help: sweptHelp)
         receiptRequests = registry.makeCounter(name: "guildhall_receipt_requests_total", help: "Group read receipts asked for (messages).")
         receiptResponses = registry.makeCounter(name: "guildhall_receipt_responses_total", help: "Group read receipt responses recorded.")
         eventsShed = registry.makeCounter(name: "guildhall_events_shed_total",
@@ -132,6 +143,21 @@ final class NodeMetrics: Sendable {
         for reason in Self.loginFailureReasons { counter(loginFailures, reason, Self.loginFailuresFamily) }
         for rate in RateClass.allCases { counter(refusals, MetricLabel.snake(rate), Self.refusalsFamily) }
         for reason in GHCloseReason.allCases where reason != .unspecified { counter(closes, MetricLabel.snake(reason), Self.closesFamily) }
+    }
+
+    func fileUploaded(bytes: UInt64) {
+        uploads.increment()
+        uploadedBytes.increment(by: Int64(bytes))
+    }
+
+    func fileServed() { downloads.increment() }
+    func fileBytesServed(_ n: Int) { downloadedBytes.increment(by: Int64(n)) }
+
+    /// What one sweep of files removed (Attachments.swift).
+    func filesSwept(unsent: Int, removed: Int, blobs: Int) {
+        sweptUnsent.increment(by: Int64(unsent))
+        sweptRemoved.increment(by: Int64(removed))
+        sweptBlobs.increment(by: Int64(blobs))
     }
 
     /// A labelled counter family: its name, its label, its help.

@@ -61,6 +61,8 @@ extension GHLogWrite {
                 $0.id = f.id; $0.uploader = f.uploader; $0.serverID = f.serverID; $0.channelID = f.channelID; $0.filename = f.filename
                 $0.contentType = f.contentType; $0.size = f.size; $0.sha256 = f.sha256; $0.createdAt = f.createdAt
             }
+        case .fileSwept(let id, let server, let channel):
+            fileSwept = .with { $0.id = id; $0.serverID = server; $0.channelID = channel }
         }
     }
 
@@ -103,6 +105,7 @@ extension GHLogWrite {
         case .fileCreated(let f):
             return .fileCreated(FileRecord(id: f.id, uploader: f.uploader, serverID: f.serverID, channelID: f.channelID, filename: f.filename,
                                            contentType: f.contentType, size: f.size, sha256: f.sha256, createdAt: f.createdAt))
+        case .fileSwept(let f): return .fileSwept(f.id, serverID: f.serverID, channelID: f.channelID)
         case .other(let json): return try JSONDecoder().decode(StoreWrite.self, from: json)
         case nil: throw LogFormatError("a log write holds nothing")
         }

@@ -146,7 +146,7 @@ final class Gateway {
         let typingEvery = UInt64(max(20, min(250, settings.typingFrameIntervalMs / 4)))
         typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.retryTyping() }
         webSocketDoor = WebSocketDoor(loop: loop, certificates: limits.node.certificates, trustedProxies: { [unowned self] in self.limits.proxies },
-                                      settings: { [unowned self] in self.settings }, files: limits.node.files, wallClock: clock,
+                                      settings: { [unowned self] in self.settings }, files: limits.node.files, metrics: limits.node.metrics, wallClock: clock,
                                       upgraded: { [unowned self] c, encoding, client in _ = self.accepted(c, webSocket: encoding, client: client) },
                                       closing: { [unowned self] c in self.linger(c) })
     }

@@ -191,6 +191,7 @@ final class Home {
     func closeHandles() {
         positionTimer?.close()
         publishers?.close()
+        attachments?.close()
     }
 
     /// Applies the live settings of `newer` on this loop.

@@ -135,7 +135,7 @@ enum LoopMessage: Sendable {
     /// A file worker's report on a download from this loop's listener (FileDownloads.swift).
     case download(UInt64, FileDownloads.Report)
     /// The file store's answer to a check this loop's home asked for (FileWork.swift).
-    case fileWork(UInt64, FileCheck)
+    case fileWork(UInt64, FileWorkOutcome)
     /// An admin request's answer, made off the loop (AdminEndpoint.swift); first loop only.
     case adminAnswer(UInt64, AdminAnswer)
     /// Shutdown, in the order the first loop leads it (NodeShutdown.swift).

@@ -64,6 +64,7 @@ final class NodeLoop {
         gateway.webSocketDoor.files.post = { key, outcome in _ = ownInbox.post(.files(key, outcome)) }
         gateway.webSocketDoor.downloads.post = { key, report in _ = ownInbox.post(.download(key, report)) }
         home.attachments.work = guards.files.map { FileWork(store: $0) { ticket, outcome in _ = ownInbox.post(.fileWork(ticket, outcome)) } }
+        home.attachments.startSweeping(on: loop)
         home.gateway = gateway
         gateway.mintUID = { [unowned home] now in home.ids.next(nowMillis: now) }
         home.runner.onSettled = { [unowned self] in self.commitsSettled() }
@@ -102,7 +103,7 @@ final class NodeLoop {
             case .tokenChecked(let key, let outcome): gateway.tokenChecks?.checked(key, outcome)
             case .files(let key, let outcome): gateway.webSocketDoor.files.arrived(key, outcome)
             case .download(let key, let report): gateway.webSocketDoor.downloads.arrived(key, report)
-            case .fileWork(let ticket, let outcome): if !shutdown.homeClosed { home.attachments.checked(ticket, outcome) }
+            case .fileWork(let ticket, let outcome): if !shutdown.homeClosed { home.attachments.done(ticket, outcome) }
             case .adoptShards(let share, let loaded):
                 if !shutdown.homeClosed { home.adopt(share) }
                 loaded.leave()

@@ -78,6 +78,8 @@ public struct Settings: Sendable, Equatable {
     public var uploadDeadlineSeconds = 300
     public var downloadURLSeconds = 3_600
     public var filesPerMessage = 10
+    public var fileGraceSeconds = 86_400
+    public var fileSweepSeconds = 3_600
     public var filesURL = ""
     /// Where upload and download links point: files-url, or the WebSocket listener's address.
     var filesBaseURL: String {
@@ -269,6 +271,9 @@ extension Settings {
         live(int("download-url-seconds", "A download link made for a reader works at least this long and at most twice as long (one reader gets the same link within a period, so browsers cache the file).",
                  \.downloadURLSeconds, 60...604_800)),
         live(int("files-per-message", "Most files one message may carry.", \.filesPerMessage, 1...100)),
+        live(int("file-grace-seconds", "An upload no message carries this long after it was asked for is removed by the sweep (and stops counting against the quota); so are bytes no file names this long.",
+                 \.fileGraceSeconds, 1...31_536_000)),
+        live(int("file-sweep-seconds", "How often each home sweeps its files (file-grace-seconds).", \.fileSweepSeconds, 1...86_400)),
         live(text("files-url", "Where clients reach the files this node serves, http(s)://HOST[:PORT] (a proxy's address); empty: ws-listen's, over https when tls-websocket is on.",
                   \.filesURL) { v throws(SettingsError) in
             guard v.isEmpty || (v.hasPrefix("http://") || v.hasPrefix("https://")) && !v.hasSuffix("/") else {

@@ -32,6 +32,7 @@ final class FileDoor {
 
     private let store: LocalFileStore?
     private let settings: () -> Settings
+    private let metrics: NodeMetrics
     /// Posts a worker's report to this loop's inbox (set by the loop before it listens).
     var post: @Sendable (UInt64, Outcome) -> Void = { _, _ in }
     private let answer: (TCPConnection, [UInt8]) -> Void
@@ -56,9 +57,10 @@ final class FileDoor {
     }
 
     /// `answer` writes a whole HTTP answer and closes the connection.
-    init(store: LocalFileStore?, settings: @escaping () -> Settings, answer: @escaping (TCPConnection, [UInt8]) -> Void) {
+    init(store: LocalFileStore?, settings: @escaping () -> Settings, metrics: NodeMetrics, answer: @escaping (TCPConnection, [UInt8]) -> Void) {
         self.store = store
         self.settings = settings
+        self.metrics = metrics
         self.answer = answer
     }
 
@@ -146,6 +148,7 @@ final class FileDoor {
             if !u.failed { u.connection.startReading() }
         case .stored(let file):
             uploads[key] = nil
+            metrics.fileUploaded(bytes: file.size)
             answer(u.connection, Self.response(201, ["file_id": String(file.fileID), "size": file.size, "sha256": file.sha256]))
         case .refused(let refusal):
             uploads[key] = nil

@@ -33,6 +33,7 @@ final class FileDownloads {
 
     private let store: LocalFileStore?
     private let settings: () -> Settings
+    private let metrics: NodeMetrics
     /// Posts a worker's report to this loop's inbox (set by the loop before it listens).
     var post: @Sendable (UInt64, Report) -> Void = { _, _ in }
     /// Ends a connection, after `bytes` (which may be none).
@@ -59,9 +60,10 @@ final class FileDownloads {
         deinit { close() }
     }
 
-    init(store: LocalFileStore?, settings: @escaping () -> Settings, finish: @escaping (TCPConnection, [UInt8]) -> Void) {
+    init(store: LocalFileStore?, settings: @escaping () -> Settings, metrics: NodeMetrics, finish: @escaping (TCPConnection, [UInt8]) -> Void) {
         self.store = store
         self.settings = settings
+        self.metrics = metrics
         self.finish = finish
     }
 
@@ -157,12 +159,14 @@ final class FileDownloads {
             }
             c.enqueue(head)
             c.flush()
+            metrics.fileServed()
             readMore(key)
         case .piece(let bytes, let last):
             d.reading = false
             if !bytes.isEmpty {
                 c.enqueue(bytes)
                 c.flush()
+                metrics.fileBytesServed(bytes.count)
             }
             if last {
                 end(key)

@@ -6,10 +6,18 @@
 // so that two sends cannot both carry it; the claim ends when that send is
 // stored (the file's row names the message from then on) or is not. When a
 // message is removed its files are forgotten in the store, which is what
-// makes every link made for them stop working. Loop thread only.
+// makes every link made for them stop working.
+//
+// The sweep, every file-sweep-seconds: the rows of this home's uploads that
+// no message carried within file-grace-seconds, and of removed messages'
+// files, are forgotten in the store first and then deleted (a row outlives
+// its file, never the other way, so a failed removal is found again); the
+// first loop's home also has the store remove bytes no file names. A file a
+// send has claimed is left alone. Loop thread only.
 
 import GuildhallCore
 import GuildhallFiles
+import GuildhallLoop
 import GuildhallStore
 
 final class Attachments: HomePart {
@@ -18,11 +26,36 @@ final class Attachments: HomePart {
     var work: FileWork?
     /// Files named by a send under way.
     private var claimed = Set<UInt64>()
-    /// Checks with a worker, by ticket.
-    private var checks: [UInt64: (FileCheck) -> Void] = [:]
+    /// Work asked of a worker, by ticket.
+    private var waiting: [UInt64: (FileWorkOutcome) -> Void] = [:]
     private var nextTicket: UInt64 = 0
+    private var sweepTimer: LoopTimer?
+    /// Loop time of the last sweep's start, and whether one is under way.
+    private var lastSweep: UInt64 = 0, sweeping = false
+    /// How many rows one sweep takes at most.
+    static let sweepBatch = 500
 
     init(home: Home) { self.home = home }
+
+    /// Starts the sweep's timer (a look each second; a sweep each file-sweep-seconds).
+    func startSweeping(on loop: EventLoop) {
+        lastSweep = loop.nowMillis
+        let timer = LoopTimer(loop: loop)
+        timer.start(afterMillis: 1000, repeatMillis: 1000) { [unowned self] in
+            guard work != nil, !sweeping, loop.nowMillis >= lastSweep + UInt64(settings.fileSweepSeconds) * 1000 else { return }
+            lastSweep = loop.nowMillis
+            sweep()
+        }
+        sweepTimer = timer
+    }
+
+    func close() { sweepTimer?.close() }
+
+    private func ask(_ then: @escaping (FileWorkOutcome) -> Void) -> UInt64 {
+        nextTicket += 1
+        waiting[nextTicket] = then
+        return nextTicket
+    }
 
     /// Checks and claims the files `ids` for a send by `s.user` to
     /// (`serverID`, `channelID`), then hands on what the message will keep
@@ -51,11 +84,10 @@ final class Attachments: HomePart {
                     return refuse(Failure(.conflict, "file \(fid) is in a message already; upload it again to send it again"))
                 }
             }
-            self.nextTicket += 1
-            self.checks[self.nextTicket] = { outcome in
+            let ticket = self.ask { outcome in
                 switch outcome {
-                case .failure: refuse(Failure(.unavailable, "the file store is unavailable; retry later"))
-                case .success(let stored):
+                case .checked(.failure), .removed: refuse(Failure(.unavailable, "the file store is unavailable; retry later"))
+                case .checked(.success(let stored)):
                     var attachments: [FileAttachment] = []
                     for fid in ids {
                         guard let arrived = stored[fid], let row = rows[fid] else {
@@ -67,16 +99,38 @@ final class Attachments: HomePart {
                     then(attachments)
                 }
             }
-            work.check(ids, ticket: self.nextTicket)
+            work.check(ids, ticket: ticket)
         }
     }
 
     /// A send that named `files` was stored or failed: they may be named again (and are refused by their rows if stored).
     func release(_ ids: [UInt64]) { claimed.subtract(ids) }
 
-    /// A worker's answer to check `ticket`.
-    func checked(_ ticket: UInt64, _ outcome: FileCheck) {
-        checks.removeValue(forKey: ticket)?(outcome)
+    /// A worker's answer to `ticket`.
+    func done(_ ticket: UInt64, _ outcome: FileWorkOutcome) {
+        waiting.removeValue(forKey: ticket)?(outcome)
+    }
+
+    /// One sweep (see the header).
+    func sweep() {
+        guard let work else { return }
+        sweeping = true
+        let graceMs = UInt64(settings.fileGraceSeconds) * 1000, now = now()
+        read(.sweepableFiles(unsentBefore: now > graceMs ? now - graceMs : 0, limit: Self.sweepBatch)) { found in
+            // Another home's rows (the store is the node's) are its own to sweep.
+            let mine = found.files.filter { f in
+                !self.claimed.contains(f.id) && (f.serverID != 0 ? self.directory.server(f.serverID) != nil : self.home.userHome.directs[f.channelID] != nil)
+            }
+            let ticket = self.ask { outcome in
+                guard case .removed(let ids, let blobs) = outcome else { return self.sweeping = false }
+                let swept = Set(ids)
+                let rows = mine.filter { swept.contains($0.id) }
+                guard !rows.isEmpty || blobs > 0 else { return self.sweeping = false }
+                self.home.metrics.filesSwept(unsent: rows.filter { !$0.removed }.count, removed: rows.filter(\.removed).count, blobs: blobs)
+                self.commit(rows.map { .fileSwept($0.id, serverID: $0.serverID, channelID: $0.channelID) }, from: nil) { _ in self.sweeping = false }
+            }
+            work.sweep(mine.map(\.id), blobGraceSeconds: self.home.index == 0 ? self.settings.fileGraceSeconds : nil, ticket: ticket)
+        }
     }
 
     /// A removed message's files: their links stop working.

@@ -8,13 +8,20 @@ import GuildhallFiles
 /// What a worker found of some files: each one that arrived, or why the store could not say.
 typealias FileCheck = Result<[UInt64: StoredFile], UploadRefusal>
 
+/// A worker's answer to a home.
+enum FileWorkOutcome: Sendable {
+    case checked(FileCheck)
+    /// The files the store forgot (the others failed, and stay for the next sweep), and the blobs it removed that nothing named.
+    case removed([UInt64], blobs: Int)
+}
+
 final class FileWork: Sendable {
     let store: any FileStore
     private let queue = DispatchQueue(label: "guildhall-file-work", attributes: .concurrent)
-    /// Hands a check's outcome, by its ticket, to the loop that asked.
-    private let post: @Sendable (UInt64, FileCheck) -> Void
+    /// Hands an outcome, by its ticket, to the loop that asked.
+    private let post: @Sendable (UInt64, FileWorkOutcome) -> Void
 
-    init(store: any FileStore, post: @escaping @Sendable (UInt64, FileCheck) -> Void) {
+    init(store: any FileStore, post: @escaping @Sendable (UInt64, FileWorkOutcome) -> Void) {
         self.store = store
         self.post = post
     }
@@ -25,9 +32,9 @@ final class FileWork: Sendable {
             do throws(UploadRefusal) {
                 var found: [UInt64: StoredFile] = [:]
                 for id in ids { if let f = try store.stored(id) { found[id] = f } }
-                post(ticket, .success(found))
+                post(ticket, .checked(.success(found)))
             } catch {
-                post(ticket, .failure(error))
+                post(ticket, .checked(.failure(error)))
             }
         }
     }
@@ -36,6 +43,15 @@ final class FileWork: Sendable {
     func remove(_ ids: [UInt64]) {
         queue.async { [store] in
             for id in ids { try? store.remove(id) }
+        }
+    }
+
+    /// Forgets `ids` and, with `blobGraceSeconds`, removes the bytes nothing names; the outcome comes back with `ticket`.
+    func sweep(_ ids: [UInt64], blobGraceSeconds: Int?, ticket: UInt64) {
+        queue.async { [store, post] in
+            let removed = ids.filter { id in (try? store.remove(id)) != nil }
+            let blobs = blobGraceSeconds.map { store.sweepUnnamed(graceSeconds: $0) } ?? 0
+            post(ticket, .removed(removed, blobs: blobs))
         }
     }
 }
