@@ -71,9 +71,11 @@ public final class S3Client: Sendable {
     }
 
     /// A URL that lets its holder make `method` on `key` with `headers` (sent as they are) until `expires` seconds from `date`.
-    public func presignedURL(_ method: String, _ key: String, headers: [(String, String)] = [], expires: Int, at date: Date = Date()) -> String {
+    /// `query`: parameters signed with it (such as S3's `response-content-disposition`).
+    public func presignedURL(_ method: String, _ key: String, query extra: [(String, String)] = [], headers: [(String, String)] = [],
+                             expires: Int, at date: Date = Date()) -> String {
         let (host, path) = place(key)
-        let query = SignatureV4.presignedQuery(SignedRequest(method: method, host: host, path: path, headers: headers),
+        let query = SignatureV4.presignedQuery(SignedRequest(method: method, host: host, path: path, query: extra, headers: headers),
                                                expires: expires, credentials: location.credentials, at: date)
         return "\(scheme)://\(host)\(path)?\(query)"
     }

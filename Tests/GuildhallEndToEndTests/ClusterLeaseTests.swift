@@ -18,6 +18,8 @@ import Testing
     static func node(_ id: Int, cluster: String, name: String, replicas: Int = 1, ttlMs: Int = 2_000, renewMs: Int = 100,
                      also: (inout Settings) throws -> Void = { _ in }) throws -> TestServer {
         try TestServer {
+            // No files unless a test shares a folder between its nodes (or a bucket).
+            $0.filesStore = "off"
             try also(&$0)
             $0.nodeID = id
             $0.cluster = cluster
@@ -103,7 +105,21 @@ import Testing
             _ = try TestServer {
                 $0.cluster = "nats://127.0.0.1:\(port)"
                 $0.clusterReplicas = 1
+                $0.filesStore = "off"
             }
+        }
+    }
+
+    @Test func aClusterNodeRefusesALocalFilesFolderItsPeersDoNotShare() throws {
+        let port = try NATSServer.freePort()
+        do {
+            _ = try TestServer {
+                $0.cluster = "nats://127.0.0.1:\(port)"
+                $0.clusterReplicas = 1
+            }
+            Issue.record("a cluster node started with a files folder of its own")
+        } catch let e as SettingsError {
+            #expect(e.description.contains("files-store = s3") && e.description.contains("files-folder-shared = on"))
         }
     }
 }

@@ -213,3 +213,42 @@ extension CrossNodeTests {
         #expect(delta(1) > 0 && delta(1) <= 2 * 50, "messages to node 1: \(delta(1)) for 50 sends to 2 recipients there")
     }
 }
+
+extension CrossNodeTests {
+    /// Nodes sharing one files folder: a file uploaded through one node's
+    /// listener, sent from another through the guild's home on a third, is
+    /// downloaded from a fourth's by the link a reader there got.
+    @Test func aFileCrossesNodesThroughTheFolderTheyShare() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let shared = NSTemporaryDirectory() + "guildhall-shared-files-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        let started = try (1...3).map { id in
+            try ClusterLeaseTests.node(id, cluster: nats.url, name: "f\(nats.port)") {
+                $0.filesStore = "local"
+                $0.filesFolder = shared
+                $0.filesFolderShared = "on"
+                $0.wsListen = "127.0.0.1:0"
+            }
+        }
+        for n in started { n.update { $0.filesURL = "http://127.0.0.1:\(n.webSocketPort)" } }
+        let (nodes, g, channel) = try await Self.threeNodesWithAGuildOnTheSecond(started)
+        defer { for n in nodes { n.stop() } }
+        let (alice, _) = try await Self.client("alice", on: nodes[0])
+        let (bob, bobHeard) = try await Self.client("bob", on: nodes[2])
+        defer { alice.close(); bob.close() }
+        _ = try await bob.joinServer(g.serverID)
+
+        let bytes = Array("minutes of the meeting, from node 1".utf8)
+        let u = try await alice.createUpload("minutes.txt", size: UInt64(bytes.count), contentType: "text/plain", to: .channel(channel.channelID))
+        #expect(u.url.hasPrefix("http://127.0.0.1:\(nodes[1].webSocketPort)/files/upload/"), "the guild's home made it: its listener")
+        // Any node's listener takes it: the ticket is checked with the secret they share.
+        let elsewhere = u.url.replacingOccurrences(of: ":\(nodes[1].webSocketPort)/", with: ":\(nodes[0].webSocketPort)/")
+        #expect(try Curl.put(elsewhere, bytes, type: "text/plain").status == 201)
+        let sent = try await HomeKillTests.retrying { try await alice.send("the minutes", to: channel.channelID, attachments: [u.fileID]) }
+        let got = try await bobHeard.message("the file's message on node 3") { $0.uid == sent.uid }
+        let link = try #require(got.attachments.first?.url)
+        #expect(link.hasPrefix("http://127.0.0.1:\(nodes[2].webSocketPort)/files/\(u.fileID)/minutes.txt?u=bob&"), "node 3's gateway made bob's link")
+        #expect(try Curl.run([link]).body == bytes)
+    }
+}

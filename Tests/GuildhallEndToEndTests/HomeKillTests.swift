@@ -39,7 +39,7 @@ import Testing
 
         private func process(_ i: Int) async throws -> ServerProcess {
             try await ServerProcess(folder: folders[i], arguments: [
-                "--set", "cluster=\(nats.url)", "--set", "node-id=\(i + 1)", "--set", "cluster-name=k\(nats.port)",
+                "--set", "cluster=\(nats.url)", "--set", "files-store=off", "--set", "node-id=\(i + 1)", "--set", "cluster-name=k\(nats.port)",
                 "--set", "cluster-replicas=1", "--set", "shards=8", "--set", "lease-ttl-ms=2000", "--set", "lease-renew-ms=100",
                 "--set", "admin-listen=127.0.0.1:\(admins[i])",
             ])

@@ -106,8 +106,23 @@ import Testing
     }
 
     /// Every message of the samples, each in its own envelope (loop 1 of node 2 to loop 0).
+    /// Samples of fields added since the fixture was first written (after the others, so their places stay).
+    static var addedLater: [LoopMessage] {
+        var withFiles = SendRequest()
+        withFiles.channelID = 12
+        withFiles.content = .text("")
+        withFiles.attachmentIDs = [31, 32]
+        let files = [FileAttachment(fileID: 31, filename: "a.png", contentType: "image/png", size: 9, width: 2, height: 3, sha256: "ab")]
+        return [
+            .fromGateway(1, [.send(withFiles, id: 30, key: 31)]),
+            .fromHome(1, [.channelEvent(ChannelEvent(payload: payload, channel: channel, except: 0, toMembers: false, cursors: [:], seq: 0,
+                                                     files: files, filesInUpdate: true))]),
+        ]
+    }
+
     static var envelopes: [GHNodeEnvelope] {
         let messages: [LoopMessage] = commands.map { .fromGateway(1, [$0]) } + steps.map { .fromHome(1, [$0]) } + mail.map { .mail(1, [$0]) }
+            + addedLater
         return messages.map { NodeWire.envelope($0, toLoop: 0, fromNode: 2)! }
     }
 

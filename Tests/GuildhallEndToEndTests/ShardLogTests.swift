@@ -15,7 +15,7 @@ import Testing
     /// A node of a deployment of 8 shards with short leases, over `folder`.
     static func node(_ id: Int, _ nats: NATSServer, folder: String, listen: String = "127.0.0.1:0") async throws -> ServerProcess {
         try await ServerProcess(folder: folder, listen: listen, arguments: [
-            "--set", "cluster=\(nats.url)", "--set", "node-id=\(id)", "--set", "cluster-name=t\(nats.port)",
+            "--set", "cluster=\(nats.url)", "--set", "files-store=off", "--set", "node-id=\(id)", "--set", "cluster-name=t\(nats.port)",
             "--set", "cluster-replicas=1", "--set", "shards=8", "--set", "lease-ttl-ms=2000", "--set", "lease-renew-ms=100",
         ])
     }
@@ -149,7 +149,7 @@ import Testing
         let folder = NSTemporaryDirectory() + "guildhall-r3-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let server = try await ServerProcess(folder: folder, arguments: [
-            "--set", "cluster=\(nats.urls)", "--set", "node-id=1", "--set", "cluster-name=r3",
+            "--set", "cluster=\(nats.urls)", "--set", "files-store=off", "--set", "node-id=1", "--set", "cluster-name=r3",
             "--set", "cluster-replicas=3", "--set", "shards=8", "--set", "lease-ttl-ms=12000", "--set", "lease-renew-ms=500",
         ])
         defer { server.signal(SIGTERM); _ = server.wait() }

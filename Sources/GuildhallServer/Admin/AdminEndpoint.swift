@@ -196,7 +196,7 @@ final class AdminEndpoint {
         var table: [String: Any] = [:]
         let defaults = Settings()
         for spec in Settings.specs {
-            let value = spec.key == "secret" || spec.key == "admin-token" ? (spec.get(s).isEmpty ? "" : "(set)") : spec.get(s)
+            let value = ["secret", "admin-token", "s3-secret-key"].contains(spec.key) ? (spec.get(s).isEmpty ? "" : "(set)") : spec.get(s)
             table[spec.key] = ["value": value, "default": spec.key == "loops" ? "one per core" : spec.get(defaults), "live": spec.live,
                                "source": s.sources[spec.key] ?? "default"] as [String: Any]
         }

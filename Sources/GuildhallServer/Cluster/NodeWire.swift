@@ -165,6 +165,7 @@ extension GHNodeSend {
         }
         uid = r.uid
         retried = r.retried
+        attachments = r.attachmentIDs
         self.id = id
         self.key = key
     }
@@ -193,6 +194,7 @@ extension GHNodeSend {
         }
         r.uid = uid
         r.retried = retried
+        r.attachmentIDs = attachments
         return r
     }
 }

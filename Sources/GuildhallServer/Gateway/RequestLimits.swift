@@ -30,10 +30,10 @@ final class NodeGuard: Sendable {
     let tokenKeys = TokenKeys()
     /// The certificate TLS listeners present (TLSCertificates.swift).
     let certificates = TLSCertificates()
-    /// Where uploads are kept (docs/files.md), shared by every loop's listener.
-    let files: LocalFileStore?
+    /// Where files are kept (docs/files.md), shared by every loop's home and listener.
+    let files: FileStorage?
 
-    init(loops: Int, metrics: NodeMetrics, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil, files: LocalFileStore? = nil) {
+    init(loops: Int, metrics: NodeMetrics, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil, files: FileStorage? = nil) {
         self.metrics = metrics
         self.files = files
         outbound = NodeOutbound(loops: loops)

@@ -34,6 +34,8 @@ final class Node {
         // (also when the server runs inside another program, as in the tests).
         signal(SIGPIPE, SIG_IGN)
         self.settings = settings
+        // First: a cluster whose nodes could not reach the same files is refused before anything opens.
+        let files = try FileStorage.open(settings)
         let inboxes = (0..<settings.loops).map { _ in LoopInbox<LoopMessage>() }
         self.inboxes = inboxes
         var options = StoreOptions(folder: settings.data, synchronous: settings.synchronous, maxBatch: settings.writeBatch,
@@ -76,13 +78,6 @@ final class Node {
             throw error
         }
         let shares = snapshot.shares(HomeMap(settings))
-        let files: LocalFileStore
-        do { files = try LocalFileStore(folder: (settings.data as NSString).appendingPathComponent("files")) } catch {
-            leases?.stop()
-            store.close()
-            shardLog?.close()
-            throw SettingsError(description: error.description)
-        }
         let guards = NodeGuard(loops: settings.loops, metrics: metrics, served: served, cluster: cluster, bus: bus, files: files)
         self.guards = guards
         do {

@@ -81,6 +81,19 @@ public struct Settings: Sendable, Equatable {
     public var fileGraceSeconds = 86_400
     public var fileSweepSeconds = 3_600
     public var filesURL = ""
+    public var filesStore = "local"
+    public var filesFolder = ""
+    public var filesFolderShared = "off"
+    public var s3Endpoint = ""
+    public var s3Region = "us-east-1"
+    public var s3Bucket = ""
+    public var s3AccessKey = ""
+    public var s3AccessKeyFile = ""
+    public var s3SecretKey = ""
+    public var s3SecretKeyFile = ""
+    public var s3PathStyle = "on"
+    /// The local store's folder: files-folder, or <data>/files.
+    var filesFolderPath: String { filesFolder.isEmpty ? (data as NSString).appendingPathComponent("files") : filesFolder }
     /// Where upload and download links point: files-url, or the WebSocket listener's address.
     var filesBaseURL: String {
         guard filesURL.isEmpty else { return filesURL }
@@ -280,6 +293,20 @@ extension Settings {
                 throw SettingsError(description: "files-url must be http(s)://HOST[:PORT] without a trailing /, or empty, not \(v)")
             }
         }),
+        choice("files-store", "Where files' bytes are kept: local (files-folder, served by the WebSocket listener), s3 (an S3-compatible bucket; clients upload and download there by presigned URLs), or off (no files: uploads answer 503).",
+               \.filesStore, ["local", "s3", "off"]),
+        text("files-folder", "The local store's folder; empty: <data>/files.", \.filesFolder),
+        choice("files-folder-shared", "Whether files-folder is one folder every node of a cluster shares (a network filesystem): on or off. A cluster refuses to start with the local store unless it is.",
+               \.filesFolderShared, ["on", "off"]),
+        text("s3-endpoint", "The S3-compatible store, http(s)://HOST[:PORT] (AWS: https://s3.REGION.amazonaws.com).", \.s3Endpoint),
+        text("s3-region", "The store's region (signatures name it).", \.s3Region),
+        text("s3-bucket", "The bucket files go to (under files/<file id>).", \.s3Bucket),
+        text("s3-access-key", "The access key id Guildhall signs with.", \.s3AccessKey),
+        text("s3-access-key-file", "A file holding s3-access-key (a container secret), read at start. Set one of the two.", \.s3AccessKeyFile),
+        text("s3-secret-key", "The secret access key Guildhall signs with.", \.s3SecretKey),
+        text("s3-secret-key-file", "A file holding s3-secret-key (a container secret), read at start. Set one of the two.", \.s3SecretKeyFile),
+        choice("s3-path-style", "Path-style addresses (ENDPOINT/BUCKET/KEY, which every S3-compatible store takes): on; off for virtual hosts (BUCKET.HOST/KEY).",
+               \.s3PathStyle, ["on", "off"]),
         live(int("search-deadline-ms", "How long one message search may run before it is stopped and answered 503 (narrow the query).",
                  \.searchDeadlineMs, 10...60_000)),
         live(int("reaction-types-per-message", "Most quick-comment types one message may carry.", \.reactionTypesPerMessage, 1...10_000)),

@@ -19,17 +19,24 @@ extension Settings {
         try readingFiles().withAdminOverrides()
     }
 
-    /// admin-token-file read into admin-token (its source then names the file
-    /// setting). Either may be set, not both. The token secret's file is read
+    /// The settings a file may hold instead (`<key>-file`), with where each goes.
+    static let secretFiles: [(key: String, file: KeyPath<Settings, String> & Sendable, value: WritableKeyPath<Settings, String> & Sendable)] = [
+        ("admin-token", \.adminTokenFile, \.adminToken),
+        ("s3-access-key", \.s3AccessKeyFile, \.s3AccessKey),
+        ("s3-secret-key", \.s3SecretKeyFile, \.s3SecretKey),
+    ]
+
+    /// Each `<key>-file` read into its setting (whose source then names the
+    /// file setting). Either may be set, not both. The token secret's file is read
     /// where the secret is (`ServerSecret.resolve`), by every command that needs it.
     public func readingFiles() throws(SettingsError) -> Settings {
         var out = self
-        if !adminTokenFile.isEmpty {
-            if !adminToken.isEmpty && sources["admin-token"] != "admin-token-file" {
-                throw SettingsError(description: "set admin-token or admin-token-file, not both")
+        for (key, file, value) in Self.secretFiles where !self[keyPath: file].isEmpty {
+            if !self[keyPath: value].isEmpty && sources[key] != "\(key)-file" {
+                throw SettingsError(description: "set \(key) or \(key)-file, not both")
             }
-            out.adminToken = try Self.secret(inFile: adminTokenFile, for: "admin-token-file")
-            out.sources["admin-token"] = "admin-token-file"
+            out[keyPath: value] = try Self.secret(inFile: self[keyPath: file], for: "\(key)-file")
+            out.sources[key] = "\(key)-file"
         }
         return out
     }

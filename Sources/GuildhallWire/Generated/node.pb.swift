@@ -479,6 +479,12 @@ public nonisolated struct GHNodeSend: @unchecked Sendable {
     set {_uniqueStorage()._key = newValue}
   }
 
+  /// The files it names (checked at the home).
+  public var attachments: [UInt64] {
+    get {_storage._attachments}
+    set {_uniqueStorage()._attachments = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Absent when the body held no content.
@@ -2436,7 +2442,7 @@ nonisolated extension GHNodeRoute: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension GHNodeSend: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Send"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}text\0\u{1}custom\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{3}reply_to\0\u{3}thread_root\0\u{1}references\0\u{1}uid\0\u{1}retried\0\u{1}id\0\u{1}key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}text\0\u{1}custom\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{3}reply_to\0\u{3}thread_root\0\u{1}references\0\u{1}uid\0\u{1}retried\0\u{1}id\0\u{1}key\0\u{1}attachments\0")
 
   fileprivate class _StorageClass {
     var _channelID: UInt64 = 0
@@ -2452,6 +2458,7 @@ nonisolated extension GHNodeSend: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     var _retried: Bool = false
     var _id: UInt64 = 0
     var _key: UInt64 = 0
+    var _attachments: [UInt64] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2475,6 +2482,7 @@ nonisolated extension GHNodeSend: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       _retried = source._retried
       _id = source._id
       _key = source._key
+      _attachments = source._attachments
     }
   }
 
@@ -2526,6 +2534,7 @@ nonisolated extension GHNodeSend: SwiftProtobuf.Message, SwiftProtobuf._MessageI
         case 12: try { try decoder.decodeSingularBoolField(value: &_storage._retried) }()
         case 13: try { try decoder.decodeSingularUInt64Field(value: &_storage._id) }()
         case 14: try { try decoder.decodeSingularUInt64Field(value: &_storage._key) }()
+        case 15: try { try decoder.decodeRepeatedUInt64Field(value: &_storage._attachments) }()
         default: break
         }
       }
@@ -2585,6 +2594,9 @@ nonisolated extension GHNodeSend: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       if _storage._key != 0 {
         try visitor.visitSingularUInt64Field(value: _storage._key, fieldNumber: 14)
       }
+      if !_storage._attachments.isEmpty {
+        try visitor.visitPackedUInt64Field(value: _storage._attachments, fieldNumber: 15)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2607,6 +2619,7 @@ nonisolated extension GHNodeSend: SwiftProtobuf.Message, SwiftProtobuf._MessageI
         if _storage._retried != rhs_storage._retried {return false}
         if _storage._id != rhs_storage._id {return false}
         if _storage._key != rhs_storage._key {return false}
+        if _storage._attachments != rhs_storage._attachments {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -10,7 +10,10 @@
 // a sandbox with no sniffing, but for images, audio and video a browser can
 // show safely; one byte range (`Range: bytes=a-b`) is honoured, so media
 // can seek. A download whose socket takes nothing for write-stall-ms is cut.
-// Loop thread only, but the workers.
+// With the S3 store the link is checked the same way and answered with a
+// redirect to the object, presigned for a few minutes (no I/O here): the
+// bytes go between the client and the store, and a removed file's object
+// is gone. Loop thread only, but the workers.
 
 import Dispatch
 import Foundation
@@ -31,7 +34,7 @@ final class FileDownloads {
     /// Bytes read per piece, and the queue below which the next is read.
     static let pieceBytes = 256 << 10, low = 256 << 10
 
-    private let store: LocalFileStore?
+    private let storage: FileStorage?
     private let settings: () -> Settings
     private let metrics: NodeMetrics
     /// Posts a worker's report to this loop's inbox (set by the loop before it listens).
@@ -60,8 +63,11 @@ final class FileDownloads {
         deinit { close() }
     }
 
-    init(store: LocalFileStore?, settings: @escaping () -> Settings, metrics: NodeMetrics, finish: @escaping (TCPConnection, [UInt8]) -> Void) {
-        self.store = store
+    /// How long a redirect to the S3 store works.
+    static let redirectSeconds = 300
+
+    init(storage: FileStorage?, settings: @escaping () -> Settings, metrics: NodeMetrics, finish: @escaping (TCPConnection, [UInt8]) -> Void) {
+        self.storage = storage
         self.settings = settings
         self.metrics = metrics
         self.finish = finish
@@ -71,13 +77,17 @@ final class FileDownloads {
 
     /// A download's request: checked, then its file read on a worker.
     func begin(_ r: HTTPRequest, on c: TCPConnection, wallClock: UInt64) {
-        guard let store else { return finish(c, FileDoor.response(404, ["error": "this node keeps no files"])) }
+        guard let storage else { return finish(c, FileDoor.response(404, ["error": "this node keeps no files"])) }
         guard r.method == "GET" || r.method == "HEAD" else { return finish(c, FileDoor.response(405, ["error": "download with GET"])) }
         guard let link = DownloadLink.verify(target: r.target, key: DownloadLink.key(secret: settings().secret)) else {
             return finish(c, FileDoor.response(403, ["error": "this download link is not one this server made"]))
         }
         guard wallClock < link.expiresAt else {
             return finish(c, FileDoor.response(403, ["error": "this download link expired; get the message again for a new one"]))
+        }
+        guard case .local(let store) = storage else {
+            if case .s3(let s3) = storage { redirect(c, to: s3, link, path: r.path) }
+            return
         }
         nextKey += 1
         let key = nextKey, d = Download(c)
@@ -121,6 +131,21 @@ final class FileDownloads {
     /// Types a browser shows without running anything (SVG can hold scripts: downloaded).
     private static func inline(_ type: String) -> Bool {
         ["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"].contains(type) || type.hasPrefix("audio/") || type.hasPrefix("video/")
+    }
+
+    /// The same for a file known by its name alone (the S3 store's redirects).
+    private static func inline(name: String) -> Bool {
+        let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        return ["png", "jpg", "jpeg", "gif", "webp", "avif", "mp3", "m4a", "ogg", "oga", "opus", "wav", "flac", "mp4", "m4v", "webm", "mov"].contains(ext)
+    }
+
+    /// Sends the client to the S3 store's object, presigned for a few minutes.
+    private func redirect(_ c: TCPConnection, to s3: S3FileStore, _ link: DownloadLink, path: String) {
+        let name = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).joined(separator: "/").removingPercentEncoding ?? ""
+        let url = s3.downloadURL(link.fileID, filename: name, inline: Self.inline(name: name), seconds: Self.redirectSeconds)
+        metrics.fileServed()
+        finish(c, Array(("HTTP/1.1 302 Found\r\nLocation: \(url)\r\nContent-Length: 0\r\nCache-Control: private, max-age=\(Self.redirectSeconds / 2)\r\n"
+                         + "Connection: close\r\n\r\n").utf8))
     }
 
     /// Reads download `key`'s next piece, unless one is being read.

@@ -41,7 +41,7 @@ final class WebSocketDoor {
     private var shut = false
 
     init(loop: EventLoop, certificates: TLSCertificates, trustedProxies: @escaping () -> TrustedProxies, settings: @escaping () -> Settings,
-         files store: LocalFileStore?, metrics: NodeMetrics, wallClock: @escaping () -> UInt64, upgraded: @escaping (TCPConnection, WebSocketEncoding, String?) -> Void,
+         files storage: FileStorage?, metrics: NodeMetrics, wallClock: @escaping () -> UInt64, upgraded: @escaping (TCPConnection, WebSocketEncoding, String?) -> Void,
          closing: @escaping (TCPConnection) -> Void) {
         self.loop = loop
         self.wallClock = wallClock
@@ -50,8 +50,8 @@ final class WebSocketDoor {
         self.settings = settings
         self.upgraded = upgraded
         self.closing = closing
-        files = FileDoor(store: store, settings: settings, metrics: metrics, answer: { [unowned self] c, response in self.refuse(c, response) })
-        downloads = FileDownloads(store: store, settings: settings, metrics: metrics, finish: { [unowned self] c, response in self.refuse(c, response) })
+        files = FileDoor(store: storage?.local, settings: settings, metrics: metrics, answer: { [unowned self] c, response in self.refuse(c, response) })
+        downloads = FileDownloads(storage: storage, settings: settings, metrics: metrics, finish: { [unowned self] c, response in self.refuse(c, response) })
     }
 
     /// Starts listening when `ws-listen` is set (on `port` instead of the

@@ -94,7 +94,8 @@ final class Attachments: HomePart {
                             return refuse(.badRequest("file \(fid) was not uploaded: its upload has not finished"))
                         }
                         attachments.append(FileAttachment(fileID: fid, filename: row.filename, contentType: row.contentType, size: arrived.size,
-                                                          width: arrived.width, height: arrived.height, sha256: arrived.sha256))
+                                                          width: arrived.width, height: arrived.height,
+                                                          sha256: arrived.sha256.isEmpty ? row.sha256 : arrived.sha256))
                     }
                     then(attachments)
                 }

@@ -16,13 +16,14 @@ enum FileWorkOutcome: Sendable {
 }
 
 final class FileWork: Sendable {
-    let store: any FileStore
+    let storage: FileStorage
+    var store: any FileStore { storage.store }
     private let queue = DispatchQueue(label: "guildhall-file-work", attributes: .concurrent)
     /// Hands an outcome, by its ticket, to the loop that asked.
     private let post: @Sendable (UInt64, FileWorkOutcome) -> Void
 
-    init(store: any FileStore, post: @escaping @Sendable (UInt64, FileWorkOutcome) -> Void) {
-        self.store = store
+    init(storage: FileStorage, post: @escaping @Sendable (UInt64, FileWorkOutcome) -> Void) {
+        self.storage = storage
         self.post = post
     }
 

@@ -1,9 +1,10 @@
 // Asking to upload a file (docs/files.md), at the home of where it will be
 // sent: a channel's guild home (the request table checked SEND_MESSAGES and
 // ATTACH_FILES there) or the conversation's home. The home checks the
-// fields and the user's quota, stores the file's row, and answers with a URL
-// whose ticket carries the upload's terms, signed, so that the listener
-// receiving the bytes needs no home. Loop thread only.
+// fields and the user's quota, stores the file's row, and answers with a URL:
+// with the local store, one whose ticket carries the upload's terms, signed,
+// so that the listener receiving the bytes needs no home; with the S3 store,
+// the bucket's, presigned with the same terms. Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
@@ -12,6 +13,7 @@ import GuildhallWire
 extension Home {
     func createUpload(_ r: GHCreateUpload, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
+            guard let storage = attachments.work?.storage else { throw Failure(.unavailable, "this server keeps no files (files-store = off)") }
             guard (r.channelID == 0) != r.peerID.isEmpty else { throw Failure.badRequest("name exactly one of channel_id and peer_id") }
             let type = try FileRules.check(filename: r.filename, contentType: r.contentType, size: r.size, sha256: r.sha256.lowercased(),
                                            maxBytes: settings.maxFileBytes)
@@ -34,7 +36,7 @@ extension Home {
                 guard used.count + file.size <= quota else {
                     return s.fail(id, Failure(.limitReached, "this upload would take \(s.user)'s files past file-quota-bytes (\(quota) bytes; \(used.count) used)"))
                 }
-                let upload = self.upload(for: file, now: now)
+                let upload = self.upload(for: file, to: storage, now: now)
                 self.runner.carryOut(Effects(writes: writes, reply: { .upload(upload) },
                                              apply: { _ in if let opened { self.userHome.directs[opened.id]?.stored = true } }),
                                      answering: id, to: s)
@@ -43,14 +45,22 @@ extension Home {
     }
 
     /// The URL and headers to upload `file` with, until upload-url-seconds from now.
-    private func upload(for file: FileRecord, now: UInt64) -> GHUpload {
-        let ticket = UploadTicket(fileID: file.id, size: file.size, sha256: file.sha256, contentType: file.contentType, uploader: file.uploader,
-                                  expiresAt: now + UInt64(settings.uploadURLSeconds) * 1000)
+    private func upload(for file: FileRecord, to storage: FileStorage, now: UInt64) -> GHUpload {
         var u = GHUpload()
         u.fileID = file.id
-        u.url = settings.filesBaseURL + "/files/upload/" + ticket.signed(with: UploadTicket.key(secret: settings.secret))
-        u.headers = [GHHTTPHeader.with { $0.name = "Content-Type"; $0.value = file.contentType }]
-        u.expiresAt = ticket.expiresAt
+        u.expiresAt = now + UInt64(settings.uploadURLSeconds) * 1000
+        var headers = [("Content-Type", file.contentType)]
+        switch storage {
+        case .local:
+            let ticket = UploadTicket(fileID: file.id, size: file.size, sha256: file.sha256, contentType: file.contentType, uploader: file.uploader,
+                                      expiresAt: u.expiresAt)
+            u.url = settings.filesBaseURL + "/files/upload/" + ticket.signed(with: UploadTicket.key(secret: settings.secret))
+        case .s3(let s3):
+            // Signed as of the wall clock, which the store's is near.
+            (u.url, headers) = s3.uploadURL(file.id, size: file.size, contentType: file.contentType, sha256: file.sha256,
+                                            seconds: settings.uploadURLSeconds)
+        }
+        u.headers = headers.map { h in GHHTTPHeader.with { $0.name = h.0; $0.value = h.1 } }
         return u
     }
 }
