@@ -15,11 +15,13 @@ public enum SearchScope: Sendable, Equatable {
 public struct SearchFilters: Sendable, Equatable {
     /// Only this sender's messages.
     public var fromUser = ""
+    /// Only messages that carry files.
+    public var withAttachments = false
     /// Sent at or after, and before (ms; 0: no bound).
     public var afterTime: UInt64 = 0, beforeTime: UInt64 = 0
 
-    public init(fromUser: String = "", afterTime: UInt64 = 0, beforeTime: UInt64 = 0) {
-        self.fromUser = fromUser; self.afterTime = afterTime; self.beforeTime = beforeTime
+    public init(fromUser: String = "", afterTime: UInt64 = 0, beforeTime: UInt64 = 0, withAttachments: Bool = false) {
+        self.fromUser = fromUser; self.afterTime = afterTime; self.beforeTime = beforeTime; self.withAttachments = withAttachments
     }
 }
 
@@ -37,6 +39,7 @@ extension GuildhallClient {
         r.fromUser = filters.fromUser
         r.afterTime = filters.afterTime
         r.beforeTime = filters.beforeTime
+        r.withAttachments = filters.withAttachments
         r.cursor = cursor
         r.limit = limit
         return try await expect(.searchMessages(r)) { if case .searchResults(let p) = $0 { p } else { nil } }

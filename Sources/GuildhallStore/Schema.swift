@@ -249,7 +249,8 @@ enum Schema {
 
     /// Steps in Swift that run right after the migration of that index, in its transaction.
     static func fill(after index: Int, _ db: SQLiteConnection) throws(StoreError) {
-        if index == 9 { try SearchIndex.fill(db) }
+        // (Messages carry files from migration 12 on.)
+        if index == 9 { try SearchIndex.fill(db, withFiles: false) }
     }
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

@@ -21,6 +21,8 @@ public struct MessageSearch: Sendable, Equatable {
     public var afterTime: UInt64 = 0, beforeTime: UInt64 = 0
     /// Older than this uid (0: from the newest).
     public var beforeUID: MessageUID = 0
+    /// Only messages that carry files.
+    public var withFiles = false
     public var limit: Int
     /// Whose reactions count as "mine".
     public var viewer: UserID
@@ -45,6 +47,7 @@ final class SearchReads {
             WHERE message_search MATCH ?1 AND message_search.rowid < ?2
               AND channel_id IN (SELECT value FROM json_each(?3))
               AND (?4 = '' OR sender = ?4) AND sent_time >= ?5 AND sent_time < ?6 AND removed = 0
+              AND (?8 = 0 OR attachments != '')
             ORDER BY message_search.rowid DESC LIMIT ?7
             """)
     }
@@ -59,6 +62,7 @@ final class SearchReads {
         s.bind(5, search.afterTime)
         s.bind(6, search.beforeTime == 0 ? UInt64(Int64.max) : search.beforeTime)
         s.bind(7, Int64(search.limit + 1))
+        s.bind(8, search.withFiles)
         defer { s.reset() }
         let deadline = Deadline(afterMillis: search.deadlineMillis)
         db.interrupting(at: deadline)

@@ -105,7 +105,7 @@ final class WriterStatements {
                 attachFile.bind(2, a.fileID)
                 try attachFile.run()
             }
-            try search?.added(m.uid, m.content)
+            try search?.added(m.uid, m.content, files: m.attachments.map(\.filename))
         case .receivedSeq(let user, let channel, let seq):
             let s = saveReceivedSeq.reset()
             s.bind(1, user); s.bind(2, channel); s.bind(3, seq)

@@ -148,7 +148,6 @@ import Testing
     @Test func aDirectMessagesFilesReachThePeerAndTheSendersOtherDevices() async throws {
         let server = try TestServer { $0.wsListen = "127.0.0.1:0" }
         defer { server.stop() }
-        server.update { $0.filesURL = "http://127.0.0.1:\(server.webSocketPort)" }
         let (alice, _) = try await server.client("alice")
         let (_, laptop) = try await server.client("alice", device: "laptop")
         let (bob, heard) = try await server.client("bob")
@@ -231,5 +230,23 @@ import Testing
         _ = try await waitFor("the bytes' sweep") { try swept("blob") == 1 ? true : nil }
         #expect(all.filter { FileManager.default.fileExists(atPath: $0) }.count == 1)
         #expect(try download(link).1 == shared)
+    }
+
+    @Test func searchFindsFilesByNameAndCanAskForMessagesWithFiles() async throws {
+        let (server, alice, bob, _, c) = try await setUp()
+        defer { server.stop() }
+        let id = try await upload(Array("q3".utf8), as: "quarterly-budget.xlsx", type: "application/octet-stream", by: alice, to: .channel(c.channelID))
+        let withFile = try await alice.send("the numbers", to: c.channelID, attachments: [id])
+        let plain = try await alice.send("the budget meeting is at noon", to: c.channelID)
+        let scope = SearchScope.server(c.serverID)
+        #expect(try await bob.search("budget", in: scope).hits.map(\.message.uid) == [plain.uid, withFile.uid], "a file's name is searched as words")
+        #expect(try await bob.search("budget", in: scope, filters: SearchFilters(withAttachments: true)).hits.map(\.message.uid) == [withFile.uid])
+        let hit = try #require(try await bob.search("quarterly", in: scope).hits.first)
+        #expect(hit.message.attachments.map(\.fileID) == [id] && hit.message.attachments[0].url.contains("?u=bob&"), "a hit shows its files with the reader's links")
+        // An edit keeps the file's name searchable; a recall takes everything out.
+        _ = try await alice.edit(withFile.uid, in: c.channelID, text: "the figures")
+        #expect(try await bob.search("xlsx figures", in: scope).hits.map(\.message.uid) == [withFile.uid])
+        _ = try await alice.recall(withFile.uid, in: c.channelID)
+        #expect(try await bob.search("quarterly", in: scope).hits.isEmpty)
     }
 }

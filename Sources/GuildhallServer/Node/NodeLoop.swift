@@ -73,6 +73,9 @@ final class NodeLoop {
             try gateway.listen(port: ports?.client, sharing: settings.loops > 1)
             // Browsers are spread over the loops as TCP clients are (SO_REUSEPORT).
             if ports.map({ $0.webSocket > 0 }) ?? true { try gateway.webSocketDoor.listen(port: ports?.webSocket, sharing: settings.loops > 1) }
+            // Links to files name the port bound when the setting asked for any.
+            gateway.settings.webSocketBoundPort = gateway.webSocketDoor.port
+            home.settings.webSocketBoundPort = gateway.webSocketDoor.port
         } catch {
             closeHandles()
             _ = loop.close()

@@ -100,8 +100,10 @@ public struct Settings: Sendable, Equatable {
         let scheme = tlsWebSocket == "on" ? "https" : "http"
         guard let (host, port) = SocketAddress.split(wsListen) else { return "\(scheme)://127.0.0.1" }
         let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host.contains(":") ? "[\(host)]" : host
-        return "\(scheme)://\(shown):\(port)"
+        return "\(scheme)://\(shown):\(port == 0 ? webSocketBoundPort : port)"
     }
+    /// The port the WebSocket listener bound when ws-listen asked for any (port 0); set once it listens.
+    var webSocketBoundPort = 0
     public var reactionTypesPerMessage = 20
     public var reactionsPerUserPerMessage = 10
     public var maxSessionsPerUser = 10

@@ -3320,6 +3320,10 @@ public nonisolated struct GHSearchMessages: Sendable {
   /// 1 to 100; 0 means 20.
   public var limit: UInt32 = 0
 
+  /// Only messages that carry files. The names of a message's files are
+  /// searched as its words are.
+  public var withAttachments: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -9115,7 +9119,7 @@ nonisolated extension GHSendMessage: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHSearchMessages: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SearchMessages"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}conversation_id\0\u{3}channel_id\0\u{1}query\0\u{3}from_user\0\u{3}after_time\0\u{3}before_time\0\u{1}cursor\0\u{1}limit\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}conversation_id\0\u{3}channel_id\0\u{1}query\0\u{3}from_user\0\u{3}after_time\0\u{3}before_time\0\u{1}cursor\0\u{1}limit\0\u{3}with_attachments\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9132,6 +9136,7 @@ nonisolated extension GHSearchMessages: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.beforeTime) }()
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.cursor) }()
       case 9: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.withAttachments) }()
       default: break
       }
     }
@@ -9165,6 +9170,9 @@ nonisolated extension GHSearchMessages: SwiftProtobuf.Message, SwiftProtobuf._Me
     if self.limit != 0 {
       try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 9)
     }
+    if self.withAttachments != false {
+      try visitor.visitSingularBoolField(value: self.withAttachments, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -9178,6 +9186,7 @@ nonisolated extension GHSearchMessages: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.beforeTime != rhs.beforeTime {return false}
     if lhs.cursor != rhs.cursor {return false}
     if lhs.limit != rhs.limit {return false}
+    if lhs.withAttachments != rhs.withAttachments {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -27,6 +27,7 @@ extension Home {
                                        deadlineMillis: settings.searchDeadlineMs)
             search.sender = r.fromUser
             search.afterTime = r.afterTime
+            search.withFiles = r.withAttachments
             search.beforeTime = r.beforeTime
             search.beforeUID = r.cursor
             read(.search(search)) { result in self.answerSearch(result, id: id, to: s) }
