@@ -27,3 +27,47 @@ extension GuildhallClient {
         return try await expect(.createUpload(r)) { if case .upload(let u) = $0 { u } else { nil } }
     }
 }
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension GuildhallClient {
+    /// Uploads the file at `path` for `destination` (asks for an upload, then
+    /// PUTs its bytes to the URL with the headers the answer lists); returns
+    /// the file id a message then carries (`send(_:to:attachments:)`).
+    /// `contentType` empty: guessed from the name's extension.
+    public func upload(contentsOf path: String, as name: String? = nil, contentType: String = "",
+                       to destination: UploadDestination) async throws -> UInt64 {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw GuildhallError(code: .badRequest, message: "cannot read \(path): \(error.localizedDescription)")
+        }
+        let filename = name ?? URL(fileURLWithPath: path).lastPathComponent
+        let type = contentType.isEmpty ? Self.mediaType(of: filename) : contentType
+        let u = try await createUpload(filename, size: UInt64(data.count), contentType: type, to: destination)
+        guard let url = URL(string: u.url) else { throw GuildhallError(code: .internal, message: "the upload URL \(u.url) is not a URL") }
+        var request = URLRequest(url: url)
+        request.httpMethod = "PUT"
+        // The length is the body's: URLSession sends it.
+        for h in u.headers where h.name.lowercased() != "content-length" { request.setValue(h.value, forHTTPHeaderField: h.name) }
+        let (body, response) = try await URLSession.shared.upload(for: request, from: data)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard (200..<300).contains(status) else {
+            throw GuildhallError(code: status == 503 ? .unavailable : .badRequest,
+                                 message: "the upload was refused (HTTP \(status)): \(String(decoding: body.prefix(300), as: UTF8.self))")
+        }
+        return u.fileID
+    }
+
+    /// A media type for a file name's extension (application/octet-stream when unknown).
+    static func mediaType(of filename: String) -> String {
+        let ext = filename.split(separator: ".").count > 1 ? filename.split(separator: ".").last!.lowercased() : ""
+        return [
+            "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp", "avif": "image/avif",
+            "svg": "image/svg+xml", "pdf": "application/pdf", "txt": "text/plain", "md": "text/markdown", "csv": "text/csv",
+            "json": "application/json", "zip": "application/zip", "mp3": "audio/mpeg", "ogg": "audio/ogg", "wav": "audio/wav",
+            "mp4": "video/mp4", "webm": "video/webm", "mov": "video/quicktime",
+        ][ext] ?? "application/octet-stream"
+    }
+}

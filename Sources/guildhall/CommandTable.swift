@@ -206,6 +206,17 @@ struct CommandTable {
             ("dms", spec([], "list your direct conversations") { _ in
                 var l = GHConversationList(); l.conversations = try await c.conversations(); return l
             }),
+            ("upload", spec(["channel", "path", "text"], opts: ["name", "type"], text: true,
+                            "send a file to a channel, with text if any (name=SHOWN_NAME type=MEDIA/TYPE)") { a in
+                let file = try await c.upload(contentsOf: a.string("path"), as: a.optional("name"), contentType: a.optional("type") ?? "",
+                                              to: .channel(a.id("channel")))
+                return try await c.send(a.optional("text") ?? "", to: a.id("channel"), attachments: [file])
+            }),
+            ("upload-dm", spec(["user", "path", "text"], opts: ["name", "type"], text: true, "send a file to a user, with text if any") { a in
+                let file = try await c.upload(contentsOf: a.string("path"), as: a.optional("name"), contentType: a.optional("type") ?? "",
+                                              to: .conversation(with: a.string("user")))
+                return try await c.sendDirect(a.optional("text") ?? "", to: a.string("user"), attachments: [file])
+            }),
             ("dm", spec(["user", "text"], opts: ["client_id"], text: true, "send a direct message") { a in
                 try await c.sendDirect(a.string("text"), to: a.string("user"), clientID: a.optional("client_id") ?? "")
             }),

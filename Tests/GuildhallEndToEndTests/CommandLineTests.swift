@@ -236,6 +236,26 @@ import Testing
         #expect(results.last?.isEmpty == true)
     }
 
+    @Test func theClientSendsFilesFromTheCommandLine() async throws {
+        let server = try TestServer { $0.wsListen = "127.0.0.1:0" }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, heard) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bob])
+        let path = NSTemporaryDirectory() + "guildhall-cli-\(UUID().uuidString)-notes.txt"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data("the notes".utf8).write(to: URL(fileURLWithPath: path))
+        _ = try await waitForJSON(server: server, token: server.token("alice", device: "cli"), lines: [
+            #"{"cmd":"upload","channel":"\#(c.channelID)","path":"\#(path)","text":"see the notes","name":"notes.txt"}"#,
+            #"{"cmd":"upload-dm","user":"bob","path":"\#(path)"}"#,
+        ])
+        let inChannel = try await heard.message { $0.body.text == "see the notes" }
+        #expect(inChannel.attachments.map(\.filename) == ["notes.txt"] && inChannel.attachments[0].contentType == "text/plain")
+        let direct = try await heard.message { $0.serverID == 0 && !$0.attachments.isEmpty }
+        #expect(direct.attachments[0].size == 9 && direct.attachments[0].filename.hasSuffix("-notes.txt"))
+        #expect(try Curl.run([direct.attachments[0].url]).body == Array("the notes".utf8))
+    }
+
     @Test func theClientManagesRolesAndOperatesOnMessagesFromTheCommandLine() async throws {
         let server = try TestServer()
         defer { server.stop() }
