@@ -2,7 +2,9 @@
 // mention badges, a channel's history paged upward with live messages,
 // sending, typing, marking read at the bottom, group read receipts ("read by
 // k of N" and the readers), direct conversations with sent/delivered/read
-// ticks, and the message operations (reply, edit, recall, delete, reactions).
+// ticks, the message operations (reply, edit, recall, delete, reactions),
+// files (attach, drop or paste; uploaded with progress, then sent; images,
+// audio and video shown, other files as links) and search in a server.
 // The protocol is guildhall.js's; this file holds what the page shows and
 // redraws it from that state.
 
@@ -25,6 +27,8 @@ const state = {
   typers: new Map(),          // channelId -> [{userId, until}]
   replyTo: null,
   lastTyping: 0,
+  pending: [],                // files chosen for the next message: {file, progress}
+  sending: false,
 };
 
 let gh = null;
@@ -173,6 +177,7 @@ async function openView(view, again = false) {
   state.view = view;
   state.messages = [];
   state.replyTo = null;
+  if (!state.sending) { state.pending = []; renderPending(); }
   $("replying").hidden = true;
   $("readers").hidden = true;
   showError("view-error", null);
@@ -306,6 +311,35 @@ function ticks(m) {
   return el("span", { class: "ticks", dataset: { status }, title: status.toLowerCase() }, `${mark} ${status.toLowerCase()}`);
 }
 
+/** "1.2 MB" for a byte count. */
+function sizeText(bytes) {
+  const n = Number(bytes || 0);
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB"];
+  let v = n / 1024, i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+}
+
+/** A message's files: images, audio and video shown, other files as links to save. */
+function attachmentsOf(m) {
+  const files = m.attachments || [];
+  if (!files.length) return null;
+  return el("div", { class: "attachments" }, files.map((a) => {
+    const type = a.contentType || "";
+    const shownImage = type.startsWith("image/") && type !== "image/svg+xml";
+    if (shownImage) {
+      // Scaled to at most 320 × 240, its place kept before it loads (no jump in the list).
+      const w = Number(a.width || 0), h = Number(a.height || 0), k = w && h ? Math.min(1, 320 / w, 240 / h) : 1;
+      return el("a", { class: "image", href: a.url, target: "_blank", rel: "noopener", title: `${a.filename} · ${sizeText(a.size)}` },
+        el("img", { src: a.url, alt: a.filename, loading: "lazy", width: w ? Math.round(w * k) : null, height: h ? Math.round(h * k) : null }));
+    }
+    if (type.startsWith("audio/")) return el("audio", { controls: true, preload: "none", src: a.url, title: a.filename });
+    if (type.startsWith("video/")) return el("video", { controls: true, preload: "metadata", src: a.url, title: a.filename });
+    return el("a", { class: "file", href: a.url, download: a.filename }, "📄 ", el("span", { class: "filename" }, a.filename), ` ${sizeText(a.size)}`);
+  }));
+}
+
 function renderMessage(m) {
   const removed = m.removal && m.removal.kind;
   const text = removed ? (m.removal.kind === "RECALLED" ? "message recalled" : "message deleted")
@@ -325,6 +359,7 @@ function renderMessage(m) {
     el("span", { class: "sender" }, m.senderId),
     el("span", { class: "text" }, text),
     m.editedTime && !removed ? el("span", { class: "edited" }, "(edited)") : null,
+    removed ? null : attachmentsOf(m),
     " ",
     el("span", { class: "time" }, new Date(Number(m.sentTime || 0)).toLocaleTimeString()),
     receiptLine(m),
@@ -475,27 +510,95 @@ setInterval(renderTyping, 1000);
 
 // ---- the page's forms ----
 
+// ---- files waiting to be sent ----
+
+function addFiles(files) {
+  if (!state.view) return;
+  for (const file of files) state.pending.push({ file, progress: 0 });
+  renderPending();
+}
+
+function renderPending() {
+  $("pending-files").replaceChildren(...state.pending.map((p, i) =>
+    el("li", { class: "pending" },
+      el("span", { class: "filename" }, p.file.name), ` ${sizeText(p.file.size)}`,
+      p.progress > 0 ? el("progress", { max: 1, value: p.progress }) : null,
+      state.sending ? null : el("button", { type: "button", title: `remove ${p.file.name}`, "aria-label": `remove ${p.file.name}`,
+                                            onclick: () => { state.pending.splice(i, 1); renderPending(); } }, "×"))));
+  $("pending-files").hidden = state.pending.length === 0;
+}
+
+/** Uploads one file for the view (asks for an upload, then PUTs the bytes with progress); its file id. */
+async function upload(p, view) {
+  const where = view.kind === "channel" ? { channelId: view.channelId } : { peerId: view.peerId };
+  const r = await gh.request({ createUpload: { ...where, filename: p.file.name, contentType: p.file.type || "", size: String(p.file.size) } });
+  await new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("PUT", r.upload.url);
+    // The browser sets the length itself.
+    for (const h of r.upload.headers || []) if (h.name.toLowerCase() !== "content-length") xhr.setRequestHeader(h.name, h.value);
+    xhr.upload.onprogress = (e) => { if (e.lengthComputable) { p.progress = e.loaded / e.total; renderPending(); } };
+    xhr.onload = () => (xhr.status >= 200 && xhr.status < 300 ? resolve() : reject({ code: xhr.status, message: `${p.file.name}: ${xhr.responseText || "upload refused"}` }));
+    xhr.onerror = () => reject({ code: "upload", message: `${p.file.name} could not be uploaded` });
+    xhr.send(p.file);
+  });
+  return r.upload.fileId;
+}
+
 async function send(text) {
   const view = state.view;
   const clientId = crypto.randomUUID();
   const replyTo = state.replyTo?.uid;
   state.replyTo = null;
   $("replying").hidden = true;
+  state.sending = true;
   try {
+    const attachments = [];
+    for (const p of state.pending) attachments.push(await upload(p, view));
+    state.pending = [];
     if (view.kind === "channel") {
       // "@bob" in the text mentions bob; "@everyone" mentions all (for those allowed to).
       const names = [...text.matchAll(/(?:^|\s)@([^\s@]+)/g)].map((m) => m[1]);
       const mentionAll = names.includes("everyone");
       const mentions = [...new Set(names.filter((n) => n !== "everyone"))];
       const r = await gh.request({ sendMessage: { channelId: view.channelId, body: { text }, clientId, mentions, mentionAll,
-                                                  needReceipt: $("need-receipt").checked, replyTo } });
+                                                  needReceipt: $("need-receipt").checked, replyTo, attachments } });
       addMessage(r.message);
       if (r.message.needReceipt) refreshReceipts([r.message.uid]);
     } else {
-      const r = await gh.request({ sendDirectMessage: { peerId: view.peerId, body: { text }, clientId, replyTo } });
+      const r = await gh.request({ sendDirectMessage: { peerId: view.peerId, body: { text }, clientId, replyTo, attachments } });
       addMessage(r.message);
     }
-  } catch (err) { showError("view-error", err); }
+  } catch (err) {
+    showError("view-error", err);
+  } finally {
+    state.sending = false;
+    renderPending();
+  }
+}
+
+// ---- search in a server ----
+
+async function search(words) {
+  const serverId = state.currentServer;
+  if (!serverId || !words.trim()) return;
+  const box = $("search-results");
+  box.hidden = false;
+  $("search-title").textContent = `Search: ${words}`;
+  try {
+    const r = await gh.request({ searchMessages: { serverId, query: words, limit: 25 } });
+    const hits = r.searchResults.hits || [];
+    $("search-list").replaceChildren(...(hits.length ? hits.map((h) => {
+      const m = h.message, channel = state.servers.get(m.serverId)?.channels.get(m.channelId);
+      return el("li", { class: "hit", dataset: { uid: m.uid, channel: m.channelId }, tabindex: 0,
+                        onclick: () => openView({ kind: "channel", serverId: m.serverId, channelId: m.channelId }) },
+        el("div", { class: "where muted" }, `# ${channel?.name || m.channelId} · ${m.senderId} · ${new Date(Number(m.sentTime || 0)).toLocaleString()}`),
+        el("div", { class: "snippet" }, (h.snippet || []).map((part) => (part.match ? el("mark", {}, part.text) : part.text))),
+        (m.attachments || []).length ? el("div", { class: "muted" }, m.attachments.map((a) => `📄 ${a.filename}`).join(" ")) : null);
+    }) : [el("li", { class: "muted" }, "nothing found")]));
+  } catch (err) {
+    $("search-list").replaceChildren(el("li", { class: "error" }, `${err.code || "error"}: ${err.message || err}`));
+  }
 }
 
 function wire() {
@@ -508,10 +611,30 @@ function wire() {
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("text").value;
-    if (!text.trim() || !state.view) return;
+    if ((!text.trim() && !state.pending.length) || !state.view || state.sending) return;
     $("text").value = "";
     send(text);
   });
+  $("file-input").addEventListener("change", (e) => { addFiles([...e.target.files]); e.target.value = ""; });
+  // Files dropped on the view, or pasted into the message, wait to be sent with it.
+  const view = $("view");
+  view.addEventListener("dragover", (e) => { if (state.view && e.dataTransfer?.types.includes("Files")) { e.preventDefault(); view.classList.add("dropping"); } });
+  view.addEventListener("dragleave", () => view.classList.remove("dropping"));
+  view.addEventListener("drop", (e) => {
+    view.classList.remove("dropping");
+    if (!state.view || !e.dataTransfer?.files.length) return;
+    e.preventDefault();
+    addFiles([...e.dataTransfer.files]);
+  });
+  $("text").addEventListener("paste", (e) => {
+    const files = [...(e.clipboardData?.files || [])];
+    if (files.length) { e.preventDefault(); addFiles(files); }
+  });
+  $("search-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    search($("search-input").value);
+  });
+  $("search-close").addEventListener("click", () => { $("search-results").hidden = true; });
   $("text").addEventListener("input", () => {
     if (state.view?.kind !== "channel" || Date.now() - state.lastTyping < 3000) return;
     state.lastTyping = Date.now();

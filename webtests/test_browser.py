@@ -229,3 +229,68 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     wait(alice, "the older page", lambda: count_messages(alice, "old news 00") == 1)
     assert len(alice.find_elements(By.CSS_SELECTOR, "#messages .message")) == 70
     poster.close()
+
+
+def png(width, height):
+    """A real PNG of one colour (the browser decodes it: its natural size is checked)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + b"\x3b\x62\xb3" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def test_files_and_search_in_the_web_client(server, people, tmp_path):
+    # alice's server with a channel, bob a member (made over the protocol: the UI for it is the first test's).
+    owner = JsonPeer(server, "alice")
+    server_id = owner.request({"createServer": {"name": "Files Guild", "openJoin": True}})["server"]["serverId"]
+    general = owner.request({"createChannel": {"serverId": server_id, "name": "general"}})["channel"]["channelId"]
+    member = JsonPeer(server, "bob")
+    member.request({"joinServer": {"serverId": server_id}})
+    owner.close()
+    member.close()
+    alice, bob = people(), people()
+    for d, user in [(alice, "alice"), (bob, "bob")]:
+        sign_in(d, server, user, via_url=True)
+        wait(d, f"general listed for {user}", lambda: d.find_elements(By.CSS_SELECTOR, f"li.channel[data-id='{general}']"))
+        d.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
+        wait(d, f"{user}'s composer", lambda: d.find_element(By.ID, "composer").is_displayed())
+
+    # alice attaches a picture with the file chooser and sends it with text: bob sees the image itself.
+    picture = tmp_path / "harbour.png"
+    picture.write_bytes(png(640, 480))
+    alice.find_element(By.ID, "file-input").send_keys(str(picture))
+    wait(alice, "the file waiting to be sent", lambda: "harbour.png" in (text_of(alice, "#pending-files") or ""))
+    send(alice, "the harbour at dusk")
+    wait(alice, "nothing left waiting", lambda: not alice.find_element(By.ID, "pending-files").is_displayed())
+    image = "const m = " + MESSAGE + "[0]; const i = m && m.querySelector('.attachments img'); return i && i.complete ? i.naturalWidth : 0"
+    wait(bob, "the picture shown to bob", lambda: bob.execute_script(image, "the harbour at dusk") == 640)
+    assert attribute_of(bob, "the harbour at dusk", ".attachments img", "width") == "320", "scaled to fit"
+    assert "u=bob" in attribute_of(bob, "the harbour at dusk", ".attachments a.image", "href"), "bob's own link"
+    shot(bob, "8-picture.png")
+
+    # A file dropped on the view goes with a message that has no text; bob gets a link that downloads it.
+    alice.execute_script("""
+        const t = new DataTransfer();
+        t.items.add(new File(["the minutes of the meeting"], "minutes.txt", { type: "text/plain" }));
+        document.getElementById("view").dispatchEvent(new DragEvent("drop", { dataTransfer: t, bubbles: true, cancelable: true }));""")
+    wait(alice, "the dropped file waiting", lambda: "minutes.txt" in (text_of(alice, "#pending-files") or ""))
+    alice.find_element(By.CSS_SELECTOR, "#composer button[type=submit]").click()
+    link = "return [...document.querySelectorAll('#messages .attachments a.file')].map(a => [a.innerText, a.href])"
+    wait(bob, "the file's link", lambda: any("minutes.txt" in t for t, _ in bob.execute_script(link)))
+    href = next(h for t, h in bob.execute_script(link) if "minutes.txt" in t)
+    got = bob.execute_async_script("fetch(arguments[0]).then(r => r.text()).then(arguments[arguments.length - 1])", href)
+    assert got == "the minutes of the meeting"
+    shot(bob, "9-file.png")
+
+    # Search: bob finds the picture's message by a word, and the file by its name.
+    submit(bob, "search-input", "harbour")
+    hits = "return [...document.querySelectorAll('#search-list li.hit')].map(h => h.innerText)"
+    wait(bob, "a hit for harbour", lambda: any("the harbour at dusk" in h for h in bob.execute_script(hits)))
+    assert bob.execute_script("return document.querySelector('#search-list mark').innerText") == "harbour"
+    submit(bob, "search-input", "minutes")
+    wait(bob, "the file found by its name", lambda: any("minutes.txt" in h for h in bob.execute_script(hits)))
+    shot(bob, "10-search.png")
