@@ -36,6 +36,8 @@ public enum ReadRequest: Sendable, Equatable {
     case files(ids: [UInt64])
     /// For the sweep, in `files`: rows of uploads no message carries asked for before `unsentBefore`, and of removed messages' files; at most `limit`.
     case sweepableFiles(unsentBefore: UInt64, limit: Int)
+    /// How many files messages carry, in `count`, and their bytes, in `bytes`.
+    case fileTotals
 }
 
 public struct ReadResult: Sendable {
@@ -55,6 +57,8 @@ public struct ReadResult: Sendable {
     public var snippets: [String] = []
     /// For `files`.
     public var files: [FileRecord] = []
+    /// For `fileTotals`.
+    public var bytes: UInt64 = 0
 
     init(ticket: UInt64) { self.ticket = ticket }
 }
@@ -112,7 +116,7 @@ final class ReaderQueries {
     private let before, after, byUID, cursor, inbox, received, directCount: Statement
     private let threadAfter, reactions, timeOfSeq, lastSeq: Statement
     private let search: SearchReads
-    private let fileBytes, fileByID, unsentFiles, removedFiles: Statement
+    private let fileBytes, fileByID, unsentFiles, removedFiles, fileTotals: Statement
 
     init(_ db: SQLiteConnection) throws(StoreError) {
         let cols = MessageRows.readColumns
@@ -121,6 +125,7 @@ final class ReaderQueries {
         let fileColumns = "id, uploader, server_id, channel_id, filename, content_type, size, sha256, created_at, message_uid, removed"
         fileByID = try db.prepare("SELECT \(fileColumns) FROM files WHERE id = ?")
         unsentFiles = try db.prepare("SELECT \(fileColumns) FROM files WHERE message_uid = 0 AND created_at < ? ORDER BY created_at LIMIT ?")
+        fileTotals = try db.prepare("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM files WHERE message_uid != 0 AND removed = 0")
         removedFiles = try db.prepare("SELECT \(fileColumns) FROM files WHERE removed != 0 ORDER BY id LIMIT ?")
         threadAfter = try db.prepare("SELECT \(cols) FROM messages WHERE thread_root = ? AND seq > ? ORDER BY seq ASC LIMIT ?")
         reactions = try db.prepare("SELECT type, COUNT(*), MAX(user_id = ?) FROM reactions WHERE message_uid = ? GROUP BY type ORDER BY type")
@@ -191,6 +196,10 @@ final class ReaderQueries {
                 if try s.step() { result.files.append(Self.file(s)) }
                 s.reset()
             }
+        case .fileTotals:
+            let s = fileTotals.reset()
+            if try s.step() { (result.count, result.bytes) = (s.uint(0), s.uint(1)) }
+            s.reset()
         case .sweepableFiles(let before, let limit):
             let unsent = unsentFiles.reset()
             unsent.bind(1, before); unsent.bind(2, Int64(limit))

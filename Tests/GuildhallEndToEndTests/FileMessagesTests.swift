@@ -212,6 +212,9 @@ import Testing
         #expect(try metric("guildhall_file_uploads_total") == 3 && metric("guildhall_file_uploaded_bytes_total") == Double(2 * shared.count + other.count))
         _ = try await waitFor("the sweep") { try swept("unsent") == 1 && swept("removed") == 1 ? true : nil }
         let served = try metric("guildhall_file_downloaded_bytes_total")
+        #expect(try metric("guildhall_files_stored") == 1 && metric("guildhall_files_stored_bytes") == Double(shared.count), "the file a message carries")
+        #expect(try download(link.replacingOccurrences(of: "u=bob", with: "u=eve")).0 == 403)
+        #expect(try metric(#"guildhall_file_refusals_total{status="403"}"#) == 1)
         #expect(!FileManager.default.fileExists(atPath: uploads + String(unsent)) && FileManager.default.fileExists(atPath: uploads + String(kept)))
         #expect(try download(link).1 == shared)
         #expect(try metric("guildhall_file_downloaded_bytes_total") == served + Double(shared.count) && metric("guildhall_file_downloads_total") >= 1)

@@ -33,6 +33,8 @@ final class NodeMetrics: Sendable {
     private let uploads, uploadedBytes, downloads, downloadedBytes: Counter
     private let errors: Mutex<[String: Counter]> = Mutex([:])
     private let refusals: Mutex<[String: Counter]> = Mutex([:])
+    private let fileRefusals: Mutex<[String: Counter]> = Mutex([:])
+    private let storedFiles, storedFileBytes: Gauge
 
     private let sessions, connections, outboundBytes, outboundPeak, storeQueue: Gauge
     private let process: ProcessMetrics
@@ -87,6 +89,8 @@ final class NodeMetrics: Sendable {
         uploadedBytes = registry.makeCounter(name: "guildhall_file_uploaded_bytes_total", help: "Bytes of the uploads stored by this node's listeners.")
         downloads = registry.makeCounter(name: "guildhall_file_downloads_total", help: "Downloads this node's listeners began to serve (a range counts once).")
         downloadedBytes = registry.makeCounter(name: "guildhall_file_downloaded_bytes_total", help: "Bytes of files this node's listeners sent.")
+        storedFiles = registry.makeGauge(name: "guildhall_files_stored", help: "Files messages carry (as of the first loop's last sweep).")
+        storedFileBytes = registry.makeGauge(name: "guildhall_files_stored_bytes", help: "Bytes of the files messages carry (as of the first loop's last sweep).")
         let swept = "guildhall_files_swept_total"
         let sweptHelp = "Files the sweep removed: uploads no message carried within file-grace-seconds (unsent), removed messages' files (removed), and stored bytes no file named (blob)."
         sweptUnsent = registry.makeCounter(name: swept, labels: [("what", "unsent")], help: sweptHelp)
@@ -163,6 +167,8 @@ final class NodeMetrics: Sendable {
     /// A labelled counter family: its name, its label, its help.
     private typealias Family = (name: String, label: String, help: String)
     private static let errorsFamily: Family = ("guildhall_errors_total", "code", "Errors answered to requests, by code.")
+    private static let fileRefusalsFamily: Family = ("guildhall_file_refusals_total", "status",
+                                                     "Uploads and downloads the listeners refused, by HTTP status (403 a link refused, 404 a removed file, 413 too large…).")
     private static let loginFailuresFamily: Family = ("guildhall_login_failures_total", "reason", "Logins refused, by reason.")
     private static let closesFamily: Family = ("guildhall_closes_total", "reason", "Sessions closed, by close reason.")
     private static let refusalsFamily: Family = ("guildhall_rate_limited_total", "class", "Requests refused for their session's rate, by class.")
@@ -179,6 +185,15 @@ final class NodeMetrics: Sendable {
 
     /// A request refused for its rate, by class.
     func refused(_ rate: String) { counter(refusals, MetricLabel.snake(rate), Self.refusalsFamily).increment() }
+
+    /// An upload or download the listener refused, by its HTTP status.
+    func fileRefused(status: Int) { counter(fileRefusals, String(status), Self.fileRefusalsFamily).increment() }
+
+    /// What messages' files hold now (Attachments.swift's sweep).
+    func filesStored(count: UInt64, bytes: UInt64) {
+        storedFiles.set(Double(count))
+        storedFileBytes.set(Double(bytes))
+    }
 
     @discardableResult
     private func counter(_ table: borrowing Mutex<[String: Counter]>, _ value: String, _ family: Family) -> Counter {

@@ -80,6 +80,7 @@ final class FileDoor {
             }
             return nextKey
         } catch {
+            metrics.fileRefused(status: error.status)
             answer(c, Self.response(error.status, ["error": error.description]))
             return nil
         }
@@ -151,6 +152,7 @@ final class FileDoor {
             metrics.fileUploaded(bytes: file.size)
             answer(u.connection, Self.response(201, ["file_id": String(file.fileID), "size": file.size, "sha256": file.sha256]))
         case .refused(let refusal):
+            metrics.fileRefused(status: refusal.status)
             uploads[key] = nil
             u.failed = true
             u.queue.async { [incoming = u.incoming] in incoming.abandon() }

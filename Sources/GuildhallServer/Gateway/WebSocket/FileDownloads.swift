@@ -77,13 +77,13 @@ final class FileDownloads {
 
     /// A download's request: checked, then its file read on a worker.
     func begin(_ r: HTTPRequest, on c: TCPConnection, wallClock: UInt64) {
-        guard let storage else { return finish(c, FileDoor.response(404, ["error": "this node keeps no files"])) }
-        guard r.method == "GET" || r.method == "HEAD" else { return finish(c, FileDoor.response(405, ["error": "download with GET"])) }
+        guard let storage else { return refuse(c, 404, ["error": "this node keeps no files"]) }
+        guard r.method == "GET" || r.method == "HEAD" else { return refuse(c, 405, ["error": "download with GET"]) }
         guard let link = DownloadLink.verify(target: r.target, key: DownloadLink.key(secret: settings().secret)) else {
-            return finish(c, FileDoor.response(403, ["error": "this download link is not one this server made"]))
+            return refuse(c, 403, ["error": "this download link is not one this server made"])
         }
         guard wallClock < link.expiresAt else {
-            return finish(c, FileDoor.response(403, ["error": "this download link expired; get the message again for a new one"]))
+            return refuse(c, 403, ["error": "this download link expired; get the message again for a new one"])
         }
         guard case .local(let store) = storage else {
             if case .s3(let s3) = storage { redirect(c, to: s3, link, path: r.path) }
@@ -126,6 +126,12 @@ final class FileDownloads {
         let body = withBody && source.end > source.offset
         if !body { source.close() }
         return .head(Array(head.utf8), body: body)
+    }
+
+    /// Answers a refusal and counts it.
+    private func refuse(_ c: TCPConnection, _ status: Int, _ body: [String: Any]) {
+        metrics.fileRefused(status: status)
+        finish(c, FileDoor.response(status, body))
     }
 
     /// Types a browser shows without running anything (SVG can hold scripts: downloaded).
@@ -176,7 +182,7 @@ final class FileDownloads {
         switch report {
         case .refused(let refusal):
             end(key)
-            finish(c, FileDoor.response(refusal.status, ["error": refusal.description]))
+            refuse(c, refusal.status, ["error": refusal.description])
         case .head(let head, let body):
             guard body else {
                 end(key)

@@ -116,6 +116,11 @@ final class Attachments: HomePart {
     func sweep() {
         guard let work else { return }
         sweeping = true
+        if home.index == 0 {
+            read(.fileTotals) { totals in
+                if totals.error == nil { self.home.metrics.filesStored(count: totals.count, bytes: totals.bytes) }
+            }
+        }
         let graceMs = UInt64(settings.fileGraceSeconds) * 1000, now = now()
         read(.sweepableFiles(unsentBefore: now > graceMs ? now - graceMs : 0, limit: Self.sweepBatch)) { found in
             // Another home's rows (the store is the node's) are its own to sweep.
