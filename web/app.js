@@ -24,6 +24,8 @@ const state = {
   messages: [],               // the view's messages, oldest first
   moreAbove: false,
   loadingAbove: false,
+  moreBelow: false,           // the view shows an older stretch (a search hit's): newer messages are not loaded
+  focus: null,                // the uid of the message a search jumped to
   typers: new Map(),          // channelId -> [{userId, until}]
   replyTo: null,
   lastTyping: 0,
@@ -167,7 +169,19 @@ function renderConversations() {
 
 function targetOf(view) { return [{ serverId: view.serverId, channelId: view.channelId }]; }
 
-async function openView(view, again = false) {
+/** Opens a view at one of its messages (a search hit): the stretch around it, the message marked. */
+async function jumpTo(view, m) {
+  const open = state.view?.kind === view.kind && state.view.channelId === view.channelId;
+  if (!open || !state.messages.some((x) => x.uid === m.uid)) {
+    await openView(view, false, m.seq);
+  }
+  state.focus = m.uid;
+  renderMessages();
+  document.querySelector(`#messages .message[data-uid="${m.uid}"]`)?.scrollIntoView({ block: "center" });
+}
+
+/** `at`: a seq to open at (else the newest). */
+async function openView(view, again = false, at = null) {
   const old = state.view;
   if (!again && old?.kind === "channel" && !(view.kind === "channel" && view.channelId === old.channelId)) {
     for (const type of ["CHANNEL_MSG", "CHANNEL_TYPING"]) {
@@ -176,6 +190,8 @@ async function openView(view, again = false) {
   }
   state.view = view;
   state.messages = [];
+  state.moreBelow = false;
+  state.focus = null;
   state.replyTo = null;
   if (!state.sending) { state.pending = []; renderPending(); }
   $("replying").hidden = true;
@@ -197,9 +213,35 @@ async function openView(view, again = false) {
   renderServers();
   renderChannels();
   renderConversations();
+  if (at !== null) {
+    // The message and what came before it, then what came after.
+    state.messages = [];
+    await loadAbove(BigInt(at) + 1n);
+    await loadBelow();
+    return;
+  }
   await loadAbove();
   scrollToBottom();
   seen();
+}
+
+/** The next page below the stretch shown (after a jump), until it reaches the newest. */
+async function loadBelow() {
+  if (state.loadingAbove || !state.view || !state.moreBelow && state.messages.length) return;
+  const view = state.view, newest = state.messages[state.messages.length - 1];
+  state.loadingAbove = true;
+  try {
+    const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: newest ? newest.seq : "0", direction: "AFTER", limit: PAGE } });
+    if (view !== state.view) return;
+    const page = (r.messages.messages || []).filter((m) => !state.messages.some((x) => x.uid === m.uid));
+    state.messages = [...state.messages, ...page];
+    state.moreBelow = !!r.messages.moreAvailable;
+    renderMessages();
+  } catch (err) {
+    showError("view-error", err);
+  } finally {
+    state.loadingAbove = false;
+  }
 }
 
 /** The server's info now (its member count moves as people join). */
@@ -214,13 +256,16 @@ function refreshServer(serverId) {
 
 function viewChannelId() { return state.view?.kind === "channel" ? state.view.channelId : state.view?.conversationId; }
 
-async function loadAbove() {
+/** `from`: the seq to page back from when nothing is shown yet (a jump's), else the oldest shown, or the newest. */
+async function loadAbove(from = null) {
   if (state.loadingAbove || !state.view) return;
   state.loadingAbove = true;
   const view = state.view;
   try {
     const oldest = state.messages[0];
-    const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: oldest ? oldest.seq : "0", direction: "BEFORE", limit: PAGE } });
+    const anchor = oldest ? oldest.seq : from !== null ? String(from) : "0";
+    if (from !== null) state.moreBelow = true;
+    const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: anchor, direction: "BEFORE", limit: PAGE } });
     if (view !== state.view) return;
     const page = (r.messages.messages || []).filter((m) => !state.messages.some((x) => x.uid === m.uid));
     state.messages = [...page, ...state.messages].sort((a, b) => Number(BigInt(a.seq || 0) - BigInt(b.seq || 0)));
@@ -286,6 +331,8 @@ function updateMessage(uid, change) {
 
 function addMessage(m) {
   if (state.messages.some((x) => x.uid === m.uid)) return updateMessage(m.uid, (x) => Object.assign(x, m));
+  // An older stretch is shown: the newest come when the view reaches them (or jumps to the present).
+  if (state.moreBelow) { if (m.senderId === state.me) openView(state.view); return; }
   const bottom = atBottom();
   state.messages.push(m);
   state.messages.sort((a, b) => Number(BigInt(a.seq || 0) - BigInt(b.seq || 0)));
@@ -373,7 +420,10 @@ function renderMessages() {
   const box = $("messages");
   const items = state.messages.map(renderMessage);
   if (state.moreAbove) items.unshift(el("div", { class: "more" }, "scroll up for older messages"));
+  if (state.moreBelow) items.push(el("div", { class: "more" }, "scroll down for newer messages"));
   box.replaceChildren(...items);
+  if (state.focus) box.querySelector(`.message[data-uid="${state.focus}"]`)?.classList.add("focus");
+  $("jump-present").hidden = !state.moreBelow;
 }
 
 function startReply(m) {
@@ -590,8 +640,9 @@ async function search(words) {
     const hits = r.searchResults.hits || [];
     $("search-list").replaceChildren(...(hits.length ? hits.map((h) => {
       const m = h.message, channel = state.servers.get(m.serverId)?.channels.get(m.channelId);
-      return el("li", { class: "hit", dataset: { uid: m.uid, channel: m.channelId }, tabindex: 0,
-                        onclick: () => openView({ kind: "channel", serverId: m.serverId, channelId: m.channelId }) },
+      const go = () => jumpTo({ kind: "channel", serverId: m.serverId, channelId: m.channelId }, m);
+      return el("li", { class: "hit", dataset: { uid: m.uid, channel: m.channelId }, tabindex: 0, role: "link",
+                        onclick: go, onkeydown: (e) => { if (e.key === "Enter") go(); } },
         el("div", { class: "where muted" }, `# ${channel?.name || m.channelId} · ${m.senderId} · ${new Date(Number(m.sentTime || 0)).toLocaleString()}`),
         el("div", { class: "snippet" }, (h.snippet || []).map((part) => (part.match ? el("mark", {}, part.text) : part.text))),
         (m.attachments || []).length ? el("div", { class: "muted" }, m.attachments.map((a) => `📄 ${a.filename}`).join(" ")) : null);
@@ -642,8 +693,10 @@ function wire() {
   });
   $("messages").addEventListener("scroll", () => {
     if ($("messages").scrollTop < 30 && state.moreAbove) loadAbove();
+    if (atBottom() && state.moreBelow) loadBelow();
     if (atBottom()) seen();
   });
+  $("jump-present").addEventListener("click", () => { if (state.view) openView(state.view, true); });
   document.addEventListener("visibilitychange", () => seen());
   $("reply-cancel").addEventListener("click", () => { state.replyTo = null; $("replying").hidden = true; });
   $("readers-close").addEventListener("click", () => { $("readers").hidden = true; });

@@ -286,6 +286,15 @@ def test_files_and_search_in_the_web_client(server, people, tmp_path):
     assert got == "the minutes of the meeting"
     shot(bob, "9-file.png")
 
+    # Sixty messages later, the picture's message is no longer in bob's page.
+    poster = JsonPeer(server, "alice")
+    for i in range(60):
+        poster.request({"sendMessage": {"channelId": general, "body": {"text": f"later {i:02}"}}})
+    poster.close()
+    wait(bob, "the latest message", lambda: count_messages(bob, "later 59") == 1)
+    bob.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
+    wait(bob, "the newest page without the picture", lambda: count_messages(bob, "later 59") == 1 and count_messages(bob, "the harbour at dusk") == 0)
+
     # Search: bob finds the picture's message by a word, and the file by its name.
     submit(bob, "search-input", "harbour")
     hits = "return [...document.querySelectorAll('#search-list li.hit')].map(h => h.innerText)"
@@ -294,3 +303,14 @@ def test_files_and_search_in_the_web_client(server, people, tmp_path):
     submit(bob, "search-input", "minutes")
     wait(bob, "the file found by its name", lambda: any("minutes.txt" in h for h in bob.execute_script(hits)))
     shot(bob, "10-search.png")
+
+    # A hit jumps to its message, marked, among those around it; then back to the present.
+    submit(bob, "search-input", "harbour")
+    wait(bob, "the hit", lambda: any("the harbour at dusk" in h for h in bob.execute_script(hits)))
+    bob.find_element(By.CSS_SELECTOR, "#search-list li.hit").click()
+    focused = "const f = document.querySelector('#messages .message.focus'); return f ? f.querySelector('.text').innerText : null"
+    wait(bob, "the picture's message marked", lambda: bob.execute_script(focused) == "the harbour at dusk")
+    assert count_messages(bob, "later 59") == 0 and bob.find_element(By.ID, "jump-present").is_displayed()
+    shot(bob, "11-jumped.png")
+    bob.find_element(By.ID, "jump-present").click()
+    wait(bob, "back at the newest", lambda: count_messages(bob, "later 59") == 1 and not bob.find_element(By.ID, "jump-present").is_displayed())
