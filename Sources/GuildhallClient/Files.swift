@@ -43,7 +43,11 @@ extension GuildhallClient {
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw GuildhallError(code: .badRequest, message: "cannot read \(path): \(error.localizedDescription)")
         }
-        let filename = name ?? URL(fileURLWithPath: path).lastPathComponent
+        return try await upload(data, as: name ?? URL(fileURLWithPath: path).lastPathComponent, contentType: contentType, to: destination)
+    }
+
+    /// Uploads `data` as a file named `filename` for `destination`, as `upload(contentsOf:…)` does; the file id.
+    public func upload(_ data: Data, as filename: String, contentType: String = "", to destination: UploadDestination) async throws -> UInt64 {
         let type = contentType.isEmpty ? Self.mediaType(of: filename) : contentType
         let u = try await createUpload(filename, size: UInt64(data.count), contentType: type, to: destination)
         guard let url = URL(string: u.url) else { throw GuildhallError(code: .internal, message: "the upload URL \(u.url) is not a URL") }

@@ -8,7 +8,7 @@ import Foundation
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a benchmark and print its figures.",
-        subcommands: [FanoutBench.self, ConnectionsBench.self, StoreBench.self, MembersBench.self, SyncBench.self, ReceiptsBench.self, DedupBench.self, PermissionsBench.self, SearchBench.self, MatrixBench.self, SinkServer.self, ClusterBench.self])
+        subcommands: [FanoutBench.self, ConnectionsBench.self, StoreBench.self, MembersBench.self, SyncBench.self, ReceiptsBench.self, DedupBench.self, PermissionsBench.self, SearchBench.self, FilesBench.self, MatrixBench.self, SinkServer.self, ClusterBench.self])
 }
 
 /// Options shared by the load-generating benchmarks.
@@ -65,7 +65,10 @@ struct BenchRun {
 enum BenchRunner {
     /// Runs `shape` against a fresh `target`; the server is stopped afterwards.
     /// `roles`: Guildhall's server gets that many roles with overrides (see `BenchTargets.populate`).
-    static func run(_ target: BenchTargetKind, shape: LoadShape, members: Int = 0, roles: Int = 0, settings: [String] = []) throws -> BenchRun {
+    /// `alongside`: other load on the same server while the measured one runs
+    /// (started once the load's connections are ready; it returns how to stop it).
+    static func run(_ target: BenchTargetKind, shape: LoadShape, members: Int = 0, roles: Int = 0, settings: [String] = [],
+                    alongside: ((RunningTarget) -> (() -> Void))? = nil) throws -> BenchRun {
         // Over WebSocket the load goes to the WebSocket listener.
         let webSocketPort = shape.transport.isWebSocket ? try BenchTargets.freePort() : 0
         var shape = shape, extra = settings + (webSocketPort > 0 ? ["ws-listen=127.0.0.1:\(webSocketPort)"] : [])
@@ -88,8 +91,13 @@ enum BenchRunner {
         }
         let generator = LoadGenerator(wire: wire, shape: shape, port: webSocketPort > 0 ? webSocketPort : server.port)
         var cpuBefore = 0.0
-        generator.onReady = { cpuBefore = server.cpuSeconds }
+        var stopAlongside: (() -> Void)?
+        generator.onReady = {
+            cpuBefore = server.cpuSeconds
+            stopAlongside = alongside?(server)
+        }
         let result = generator.run()
+        stopAlongside?()
         let cores = result.seconds > 0 ? (server.cpuSeconds - cpuBefore) / result.seconds : 0
         return BenchRun(target: target, result: result, transport: shape.transport, serverRSS: server.residentBytes,
                         serverPeakRSS: server.peakResidentBytes, serverCores: cores)
