@@ -93,8 +93,8 @@ enum BenchRunner {
         var cpuBefore = 0.0
         var stopAlongside: (() -> Void)?
         generator.onReady = {
-            cpuBefore = server.cpuSeconds
             stopAlongside = alongside?(server)
+            cpuBefore = server.cpuSeconds
         }
         let result = generator.run()
         stopAlongside?()

@@ -5,8 +5,9 @@
 // download every file by the link its message gave: files and MiB per
 // second each way. Then shape A (1000 subscribers, 1 publisher, 100-byte
 // messages at full rate) runs R times alone and R times while 10 clients
-// upload files back to back, alternating: the ratio of deliveries per
-// second is the uploads' cost to the fan-out. Every upload carries the same
+// upload files (each at --upload-rate files a second, or back to back),
+// alternating: the ratio of deliveries per second is the uploads' cost to
+// the fan-out. Every upload carries the same
 // bytes, so the store keeps one blob however many there are (each is still
 // written, hashed and synced as it arrives).
 
@@ -28,6 +29,7 @@ struct FilesBench: AsyncParsableCommand {
     @Option(help: "Bytes per file.") var bytes = 1 << 20
     @Option(help: "Runs of shape A each way (alone, and with uploads), alternating; the medians are compared.") var runs = 3
     @Option(help: "Messages the publisher sends in each shape A run.") var messages = 10_000
+    @Option(help: "Files a second each uploader sends beside shape A (0: back to back).") var uploadRate = 1.0
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
@@ -95,7 +97,8 @@ struct FilesBench: AsyncParsableCommand {
                 let run = try await Self.onThread {
                     try BenchRunner.run(.guildhall, shape: shape, members: shape.subscribers + shape.publishers + 1 + clients,
                                         settings: Self.fileSettings(port), alongside: withUploads ? { target in
-                        Uploaders.start(users: (0..<clients).map { "m\(shape.subscribers + $0)" }, port: target.port, body: body, counted: uploads)
+                        Uploaders.start(users: (0..<clients).map { "m\(shape.subscribers + $0)" }, port: target.port, body: body,
+                                        rate: uploadRate, counted: uploads)
                     } : nil)
                 }
                 if let failure = run.result.failure { throw ValidationError("shape A failed: \(failure)") }
@@ -116,7 +119,8 @@ struct FilesBench: AsyncParsableCommand {
         print(String(format: "downloads: %.1f files/s, %.1f MiB/s (server %.2f cores)", Double(files) / downSeconds, Double(files) * mib / downSeconds, downCores))
         print("shape A alone:        " + BenchRunner.describe(a))
         print("shape A with uploads: " + BenchRunner.describe(b))
-        print(String(format: "ratio with/alone: %.2f× deliveries/s (%.0f uploads during each run)", ratio, uploadsDuring))
+        print(String(format: "ratio with/alone: %.2f× deliveries/s (%.0f uploads during each run, %@)", ratio, uploadsDuring,
+                     uploadRate > 0 ? String(format: "%.1f a second per uploader", uploadRate) : "back to back"))
     }
 
     /// The WebSocket listener on `port`, links to it, and no quota in the way.
@@ -154,22 +158,35 @@ final class Uploaders: Sendable {
 
     private init(count: Int) { self.count = count }
 
-    /// Starts `users` uploading `body` to the bench channel over the server on `port`; returns how to stop them (it waits for them).
-    static func start(users: [String], port: Int, body: Data, counted tally: Tally) -> () -> Void {
+    /// Connects `users` to the server on `port` (waiting until they are in), then starts them
+    /// uploading `body` to the bench channel; returns how to stop them (it waits for them).
+    static func start(users: [String], port: Int, body: Data, rate: Double, counted tally: Tally) -> () -> Void {
         let u = Uploaders(count: users.count)
+        let connected = DispatchSemaphore(value: 0)
+        let start = Date().addingTimeInterval(0.05 * Double(users.count) + 0.5)
         for (i, user) in users.enumerated() {
             Task.detached {
                 defer { u.finished.signal() }
-                guard let c = try? await FilesBench.connect([user], port: port).first else { return }
+                let c = try? await FilesBench.connect([user], port: port).first
+                connected.signal()
+                guard let c else { return }
                 defer { c.close() }
                 var n = 0
                 while !u.stopping.load(ordering: .relaxed) {
+                    // Paced: each upload at its slot, the uploaders' slots spread over each period.
+                    if rate > 0 {
+                        let next = start.addingTimeInterval((Double(n) + Double(i) / Double(users.count)) / rate)
+                        while Date() < next, !u.stopping.load(ordering: .relaxed) { try? await Task.sleep(nanoseconds: 20_000_000) }
+                        if u.stopping.load(ordering: .relaxed) { break }
+                    }
                     guard (try? await c.upload(body, as: "u\(i)-\(n).bin", to: .channel(BenchTargets.channelID))) != nil else { break }
                     n += 1
                     tally.count.add(1, ordering: .relaxed)
                 }
             }
         }
+        for _ in users { connected.wait() }
+        // The load's clock starts once this returns: the uploads' slots begin with it.
         return {
             u.stopping.store(true, ordering: .relaxed)
             for _ in 0..<u.count { u.finished.wait() }
