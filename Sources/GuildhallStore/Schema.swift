@@ -201,12 +201,11 @@ enum Schema {
             seq INTEGER NOT NULL);
         """,
         // 10: message search: the words of each text message that is not
-        // removed, by its uid (SearchIndex.swift; its text as
-        // SearchText.indexed cuts it). Filled from the messages already
-        // stored by `SearchIndex.fill` as the migration runs. `stale` is
-        // set while the index is off (setting search-index), so that turning
-        // it on again fills it anew. No column sizes (`columnsize=0`): they
-        // serve only ranking by relevance, and results come newest first.
+        // removed, by its uid (moved to search.db by migration 13). `stale`
+        // is set while the index is off (setting search-index), so that
+        // turning it on again builds it anew. No column sizes
+        // (`columnsize=0`): they serve only ranking by relevance, and
+        // results come newest first.
         """
         CREATE VIRTUAL TABLE message_search USING fts5(body, tokenize = 'unicode61 remove_diacritics 2', columnsize = 0);
         CREATE TABLE search_state(stale INTEGER NOT NULL);
@@ -245,23 +244,23 @@ enum Schema {
         CREATE INDEX files_unsent ON files(created_at) WHERE message_uid = 0;
         CREATE INDEX files_removed ON files(id) WHERE removed != 0;
         """,
+        // 13: the search index moves to a database of its own, search.db,
+        // written by a thread of its own from a queue of the messages whose
+        // words changed, which each message's transaction adds to
+        // (SearchIndex.swift). search.db is built from the messages at the
+        // first start after this.
+        """
+        DROP TABLE message_search;
+        CREATE TABLE search_queue(seq INTEGER PRIMARY KEY AUTOINCREMENT, uid INTEGER NOT NULL);
+        """,
     ]
-
-    /// Steps in Swift that run right after the migration of that index, in its transaction.
-    static func fill(after index: Int, _ db: SQLiteConnection) throws(StoreError) {
-        // (Messages carry files from migration 12 on.)
-        if index == 9 { try SearchIndex.fill(db, withFiles: false) }
-    }
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {
         let applied = Int(try db.scalar("PRAGMA user_version"))
         guard applied < migrations.count else { return }
         try db.execute("BEGIN IMMEDIATE")
         do {
-            for (index, sql) in migrations.enumerated() where index >= applied {
-                try db.execute(sql)
-                try fill(after: index, db)
-            }
+            for (index, sql) in migrations.enumerated() where index >= applied { try db.execute(sql) }
             try db.execute("PRAGMA user_version = \(migrations.count)")
             try db.execute("COMMIT")
         } catch {

@@ -36,14 +36,18 @@ public struct MessageSearch: Sendable, Equatable {
 
 final class SearchReads {
     private let db: SQLiteConnection
-    private let query: Statement
+    private let query, queued: Statement
+    private let indexer: SearchIndexer
 
-    init(_ db: SQLiteConnection) throws(StoreError) {
+    /// `db` has search.db attached as `idx`.
+    init(_ db: SQLiteConnection, indexer: SearchIndexer) throws(StoreError) {
         self.db = db
+        self.indexer = indexer
+        queued = try db.prepare("SELECT COALESCE(MAX(seq), 0) FROM search_queue")
         // CROSS JOIN keeps the index outermost, walked by rowid (uid) downwards.
         query = try db.prepare("""
             SELECT \(MessageRows.readColumns), snippet(message_search, 0, char(57344), char(57345), '…', 24)
-            FROM message_search CROSS JOIN messages ON messages.uid = message_search.rowid
+            FROM idx.message_search CROSS JOIN messages ON messages.uid = message_search.rowid
             WHERE message_search MATCH ?1 AND message_search.rowid < ?2
               AND channel_id IN (SELECT value FROM json_each(?3))
               AND (?4 = '' OR sender = ?4) AND sent_time >= ?5 AND sent_time < ?6 AND removed = 0
@@ -64,6 +68,13 @@ final class SearchReads {
         s.bind(7, Int64(search.limit + 1))
         s.bind(8, search.withFiles)
         defer { s.reset() }
+        // What was committed before this search is in the index before it reads.
+        let q = queued.reset()
+        let newest: UInt64 = try q.step() ? q.uint(0) : 0
+        q.reset()
+        guard indexer.wait(for: newest, until: Date().addingTimeInterval(Double(search.deadlineMillis) / 1000)) else {
+            throw StoreError(code: SQLITE_INTERRUPT, message: "the search index is behind; it did not catch up within the search's deadline")
+        }
         let deadline = Deadline(afterMillis: search.deadlineMillis)
         db.interrupting(at: deadline)
         defer { db.interrupting(at: nil) }

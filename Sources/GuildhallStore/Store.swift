@@ -81,7 +81,7 @@ public final class Store: Sendable {
         }
         path = (options.folder as NSString).appendingPathComponent("guildhall.db")
         writer = try StoreWriter(path: path, synchronous: sync, maxBatch: options.maxBatch, searchIndex: options.searchIndex, onCommitted: onCommitted)
-        reader = try StoreReader(path: path, onResult: onRead)
+        reader = try StoreReader(path: path, indexer: writer.indexer, onResult: onRead)
         checkpointer = try Checkpointer(path: path, everyMillis: max(10, options.checkpointMillis))
     }
 

@@ -69,13 +69,19 @@ public final class StoreReader: Sendable {
     /// Statements left busy when the thread ended (a leak; 0 expected).
     let busyAtClose = BusyAtClose()
 
-    init(path: String, onResult: @escaping @Sendable ([ReadResult]) -> Void) throws(StoreError) {
-        let connection = ConnectionHandOver(try SQLiteConnection(path: path, readOnly: true))
+    /// `indexer`: the search index's thread, whose database the connection attaches (nil while search is off).
+    init(path: String, indexer: SearchIndexer?, onResult: @escaping @Sendable ([ReadResult]) -> Void) throws(StoreError) {
+        let db = try SQLiteConnection(path: path, readOnly: true)
+        if indexer != nil {
+            let index = (path as NSString).deletingLastPathComponent + "/" + SearchIndex.file
+            try db.execute("ATTACH DATABASE '\(index.replacingOccurrences(of: "'", with: "''"))' AS idx")
+        }
+        let connection = ConnectionHandOver(db)
         let thread = Thread { [queue, done, busyAtClose] in
             do {
                 // Closed (at the end of this scope) before `stop()` returns: the last connection folds the WAL away.
                 let db = connection.take()
-                StoreReader.run(db, queue: queue, onResult: onResult)
+                StoreReader.run(db, indexer: indexer, queue: queue, onResult: onResult)
                 busyAtClose.record(db.busyStatements)
             }
             done.signal()
@@ -91,10 +97,10 @@ public final class StoreReader: Sendable {
         done.wait()
     }
 
-    private static func run(_ db: SQLiteConnection, queue: JobQueue<(UInt64, ReadRequest)>,
+    private static func run(_ db: SQLiteConnection, indexer: SearchIndexer?, queue: JobQueue<(UInt64, ReadRequest)>,
                             onResult: @Sendable ([ReadResult]) -> Void) {
         let queries: ReaderQueries
-        do { queries = try ReaderQueries(db) } catch { fatalError("cannot prepare reader statements: \(error)") }
+        do { queries = try ReaderQueries(db, indexer: indexer) } catch { fatalError("cannot prepare reader statements: \(error)") }
         while true {
             let (jobs, stopping) = queue.takeAll()
             onResult(jobs.map { ticket, request -> ReadResult in
@@ -115,12 +121,13 @@ public final class StoreReader: Sendable {
 final class ReaderQueries {
     private let before, after, byUID, cursor, inbox, received, directCount: Statement
     private let threadAfter, reactions, timeOfSeq, lastSeq: Statement
-    private let search: SearchReads
+    /// Nil while search is off.
+    private let search: SearchReads?
     private let fileBytes, fileByID, unsentFiles, removedFiles, fileTotals: Statement
 
-    init(_ db: SQLiteConnection) throws(StoreError) {
+    init(_ db: SQLiteConnection, indexer: SearchIndexer?) throws(StoreError) {
         let cols = MessageRows.readColumns
-        search = try SearchReads(db)
+        search = try indexer.map { indexer throws(StoreError) in try SearchReads(db, indexer: indexer) }
         fileBytes = try db.prepare("SELECT COALESCE(SUM(size), 0) FROM files WHERE uploader = ? AND removed = 0")
         let fileColumns = "id, uploader, server_id, channel_id, filename, content_type, size, sha256, created_at, message_uid, removed"
         fileByID = try db.prepare("SELECT \(fileColumns) FROM files WHERE id = ?")
@@ -210,7 +217,8 @@ final class ReaderQueries {
             while try removed.step() { result.files.append(Self.file(removed)) }
             removed.reset()
         case .search(let search):
-            try self.search.run(search, into: &result)
+            guard let reads = self.search else { throw StoreError(code: -1, message: "search is off (search-index)") }
+            try reads.run(search, into: &result)
             for i in result.messages.indices { result.messages[i].changes.reactions = try reactionCounts(result.messages[i].uid, viewer: search.viewer) }
         }
     }

@@ -93,12 +93,18 @@ public final class StoreWriter: Sendable {
     private let maxBatch: Int
     /// The cluster's log, when there is one (set once, before the first job).
     private let journal: JournalSlot
+    /// The search index's thread (nil while search is off), which the writer feeds.
+    let indexer: SearchIndexer?
 
-    /// Opens the write connection and prepares its statements on the calling
-    /// thread, then starts the writer thread.
+    /// Opens the write connection (migrating the database) and prepares its
+    /// statements on the calling thread, starts the search index's thread
+    /// beside it, then starts the writer thread.
     init(path: String, synchronous: String, maxBatch: Int, searchIndex: Bool,
          onCommitted: @escaping @Sendable ([WriteOutcome]) -> Void) throws(StoreError) {
-        seat = try WriterSeat(try WriterConnection.open(path: path, synchronous: synchronous, searchIndex: searchIndex), searchIndex: searchIndex)
+        let connection = try WriterConnection.open(path: path, synchronous: synchronous, searchIndex: searchIndex)
+        let indexer = searchIndex ? try SearchIndexer(folder: (path as NSString).deletingLastPathComponent, mainPath: path) : nil
+        self.indexer = indexer
+        seat = try WriterSeat(connection, indexer: indexer)
         self.maxBatch = max(1, maxBatch)
         let journal = JournalSlot()
         self.journal = journal
@@ -168,6 +174,8 @@ public final class StoreWriter: Sendable {
     public func stop() {
         queue.stop()
         done.wait()
+        // What the last transactions queued goes into the index before it stops.
+        indexer?.stop()
     }
 
     private static func run(_ seat: WriterSeat, queue: JobQueue<(WriteJob, UInt64)>, maxBatch: Int, journal: JournalSlot,
@@ -250,10 +258,13 @@ public final class StoreWriter: Sendable {
         do {
             try statements.begin.run()
             for job in jobs { try statements.apply(job.writes) }
+            try statements.beforeCommit()
             try statements.commit.run()
+            statements.ended(committed: true)
             return nil
         } catch {
             try? statements.rollback.run()
+            statements.ended(committed: false)
             return error
         }
     }
@@ -268,7 +279,7 @@ enum WriterConnection {
         // backstop should it fall behind (40 MB of 4 KiB pages).
         try c.execute("PRAGMA wal_autocheckpoint=10000")
         try Schema.migrate(c)
-        try SearchIndex.open(c, on: searchIndex)
+        try SearchIndex.open(c, folder: (path as NSString).deletingLastPathComponent, on: searchIndex)
         return c
     }
 }
@@ -290,9 +301,9 @@ final class WriterSeat: @unchecked Sendable {
     private var connection: SQLiteConnection?
     private var statements: WriterStatements?
 
-    init(_ connection: SQLiteConnection, searchIndex: Bool) throws(StoreError) {
+    init(_ connection: SQLiteConnection, indexer: SearchIndexer?) throws(StoreError) {
         self.connection = connection
-        statements = try WriterStatements(connection, searchIndex: searchIndex)
+        statements = try WriterStatements(connection, indexer: indexer)
     }
 
     /// Runs `body` with the statements, waiting for the seat if needed; nil once closed.

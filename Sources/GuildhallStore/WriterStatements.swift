@@ -15,16 +15,23 @@ final class WriterStatements {
     private let deleteChannelOverrides, deleteMemberOverrides: Statement
     private let saveReceivedSeq, saveLogPosition: Statement
     private let insertFull, attachFile, removeMessageFiles, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
-    /// Nil while search is off.
-    private let search: SearchIndex?
+    /// Queues a message for the search index (SearchIndex.swift); nil while search is off.
+    private let queueForSearch: Statement?
+    private let pruneSearchQueue: Statement?
+    /// The index's thread, woken after a transaction that queued messages.
+    let indexer: SearchIndexer?
+    /// Whether the transaction under way queued any; transactions since the queue was last pruned.
+    private var queued = false, sincePruned = 0
     private let saveFile, deleteFile: Statement
 
-    init(_ db: SQLiteConnection, searchIndex: Bool) throws(StoreError) {
+    init(_ db: SQLiteConnection, indexer: SearchIndexer?) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
         commit = try db.prepare("COMMIT")
         rollback = try db.prepare("ROLLBACK")
         insertMessage = try db.prepare(MessageRows.insertSQL)
-        search = searchIndex ? try SearchIndex(db) : nil
+        self.indexer = indexer
+        queueForSearch = indexer == nil ? nil : try db.prepare("INSERT INTO search_queue(uid) VALUES(?)")
+        pruneSearchQueue = indexer == nil ? nil : try db.prepare("DELETE FROM search_queue WHERE seq <= ?")
         saveFile = try db.prepare("INSERT OR IGNORE INTO files(id, uploader, server_id, channel_id, filename, content_type, size, sha256, created_at) "
                                   + "VALUES(?,?,?,?,?,?,?,?,?)")
         insertFull = try db.prepare(MessageRows.insertFullSQL)
@@ -105,7 +112,7 @@ final class WriterStatements {
                 attachFile.bind(2, a.fileID)
                 try attachFile.run()
             }
-            try search?.added(m.uid, m.content, files: m.attachments.map(\.filename))
+            try queue(m.uid)
         case .receivedSeq(let user, let channel, let seq):
             let s = saveReceivedSeq.reset()
             s.bind(1, user); s.bind(2, channel); s.bind(3, seq)
@@ -118,7 +125,7 @@ final class WriterStatements {
             }
             s.bind(5, time); s.bind(6, uid)
             try s.run()
-            try search?.edited(uid, content)
+            try queue(uid)
         case .messageRemoved(let uid, let removal, _):
             let s = removeMessage.reset()
             s.bind(1, Int64(removal.kind.rawValue)); s.bind(2, removal.by); s.bind(3, removal.time); s.bind(4, uid)
@@ -127,7 +134,7 @@ final class WriterStatements {
             try removeReactions.run()
             removeMessageFiles.reset().bind(1, uid)
             try removeMessageFiles.run()
-            try search?.removed(uid)
+            try queue(uid)
         case .fileCreated(let f):
             let s = saveFile.reset()
             s.bind(1, f.id); s.bind(2, f.uploader); s.bind(3, f.serverID); s.bind(4, f.channelID); s.bind(5, f.filename)
@@ -265,5 +272,30 @@ final class WriterStatements {
             if !o.permissions.isInherit { s.bind(5, o.permissions.allow.rawValue); s.bind(6, o.permissions.deny.rawValue) }
             try s.run()
         }
+    }
+
+    // MARK: The search queue
+
+    /// The message's words changed (it came, was edited or removed): the indexer reads it again.
+    private func queue(_ uid: MessageUID) throws(StoreError) {
+        guard let s = queueForSearch?.reset() else { return }
+        s.bind(1, uid)
+        try s.run()
+        queued = true
+    }
+
+    /// Before a transaction commits: now and then, the rows the index has applied go.
+    func beforeCommit() throws(StoreError) {
+        sincePruned += 1
+        guard let prune = pruneSearchQueue, let indexer, sincePruned >= 64 else { return }
+        sincePruned = 0
+        prune.reset().bind(1, indexer.applied)
+        try prune.run()
+    }
+
+    /// A transaction ended (`committed` or not): the indexer hears of what it queued.
+    func ended(committed: Bool) {
+        if committed && queued { indexer?.wake() }
+        queued = false
     }
 }

@@ -28,9 +28,10 @@ import Testing
         // As a database written before search existed: no index, one migration fewer.
         do {
             let db = try SQLiteConnection(path: folder + "/guildhall.db")
-            try db.execute("DROP TABLE message_search; DROP TABLE search_state; DROP TABLE files; ALTER TABLE servers DROP COLUMN discoverable; "
+            try db.execute("DROP TABLE search_queue; DROP TABLE search_state; DROP TABLE files; ALTER TABLE servers DROP COLUMN discoverable; "
                            + "ALTER TABLE messages DROP COLUMN attachments; PRAGMA user_version = 9")
         }
+        for suffix in ["", "-wal", "-shm"] { unlink(folder + "/search.db" + suffix) }
         store = try openStore(folder, reports)
         defer { _ = store.close() }
         #expect(try search(store, reports, "harbour", ticket: 2).messages.map(\.uid) == [1_001])
@@ -38,6 +39,42 @@ import Testing
         #expect(try search(store, reports, "harbour", channels: [11], ticket: 4).messages.isEmpty, "only the channels asked")
         let hit = try search(store, reports, "dawn", ticket: 5)
         #expect(SearchText.snippetParts(hit.snippets[0]).map(\.text) == ["the harbour at ", "dawn"])
+    }
+
+    /// The index is written apart from the messages, from a queue: what a
+    /// restart finds queued and not applied is applied, and an index ahead of
+    /// the queue (a restored data folder) is built anew.
+    @Test func theIndexCatchesUpWithTheQueueAndIsRebuiltWhenAheadOfIt() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        var store = try openStore(folder, reports)
+        store.writer.submit(WriteJob(ticket: 1, writes: [.message(message(seq: 1, text: "the harbour at dawn"))]))
+        store.writer.submit(WriteJob(ticket: 2, writes: [.message(message(seq: 2, text: "harbour lights")),
+                                                         .messageEdited(1_001, .text("the quay at dawn"), time: 6_000, channel: 10)]))
+        #expect(reports.waitOutcomes(2).allSatisfy { $0.error == nil })
+        // Searched at once: what was committed before the search is found.
+        #expect(try search(store, reports, "harbour", ticket: 3).messages.map(\.uid) == [1_002])
+        #expect(try search(store, reports, "quay", ticket: 4).messages.map(\.uid) == [1_001])
+        _ = store.close()
+
+        // As if the node stopped before the index applied the queue.
+        do {
+            let index = try SQLiteConnection(path: folder + "/search.db")
+            try index.execute("DELETE FROM message_search; UPDATE progress SET queue_seq = 0")
+        }
+        store = try openStore(folder, reports)
+        #expect(try search(store, reports, "harbour", ticket: 5).messages.map(\.uid) == [1_002])
+        _ = store.close()
+
+        // As if the data folder were restored from before the index's last rows.
+        do {
+            let index = try SQLiteConnection(path: folder + "/search.db")
+            try index.execute("DELETE FROM message_search; UPDATE progress SET queue_seq = 1000000")
+        }
+        store = try openStore(folder, reports)
+        defer { _ = store.close() }
+        #expect(try search(store, reports, "quay", ticket: 6).messages.map(\.uid) == [1_001])
+        #expect(try search(store, reports, "harbour", ticket: 7).messages.map(\.uid) == [1_002])
     }
 
     @Test func aStatementPastItsDeadlineIsInterrupted() throws {
