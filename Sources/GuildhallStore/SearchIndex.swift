@@ -35,7 +35,8 @@ final class SearchIndex {
             CREATE TABLE IF NOT EXISTS progress(id INTEGER PRIMARY KEY CHECK (id = 0), queue_seq INTEGER NOT NULL);
             """)
         main = try SQLiteConnection(path: mainPath, readOnly: true)
-        insert = try index.prepare("INSERT INTO message_search(rowid, body) VALUES(?, ?)")
+        // A message indexed before (edited) is replaced: FTS5 takes its old words out first.
+        insert = try index.prepare("INSERT OR REPLACE INTO message_search(rowid, body) VALUES(?, ?)")
         remove = try index.prepare("DELETE FROM message_search WHERE rowid = ?")
         saveProgress = try index.prepare("INSERT INTO progress(id, queue_seq) VALUES(0, ?) ON CONFLICT(id) DO UPDATE SET queue_seq = excluded.queue_seq")
         queued = try main.prepare("SELECT seq, uid FROM search_queue WHERE seq > ? ORDER BY seq LIMIT ?")
@@ -92,10 +93,10 @@ final class SearchIndex {
         guard let last = rows.last?.seq else { return after }
         try write { () throws(StoreError) in
             for (uid, entry) in found {
+                if entry.kept, try add(uid, text: entry.words, files: entry.files) { continue }
                 let r = remove.reset()
                 r.bind(1, uid)
                 try r.run()
-                if entry.kept { try add(uid, text: entry.words, files: entry.files) }
             }
             saveProgress.reset().bind(1, last)
             try saveProgress.run()
@@ -103,15 +104,17 @@ final class SearchIndex {
         return last
     }
 
-    /// A message's words: its text (custom content has none the server can read) and its files' names.
-    private func add(_ uid: MessageUID, text: String, files: [String]) throws(StoreError) {
+    /// Indexes a message's words: its text (custom content has none the server can read) and its files' names; false when it has none.
+    @discardableResult
+    private func add(_ uid: MessageUID, text: String, files: [String]) throws(StoreError) -> Bool {
         var words = files.joined(separator: " ")
         if !text.isEmpty { words = words.isEmpty ? text : text + " " + words }
-        guard !words.isEmpty else { return }
+        guard !words.isEmpty else { return false }
         let s = insert.reset()
         s.bind(1, uid)
         s.bind(2, SearchText.indexed(words))
         try s.run()
+        return true
     }
 
     private func write(_ body: () throws(StoreError) -> Void) throws(StoreError) {

@@ -3,7 +3,10 @@
 // case), it applies the queue to search.db in batches and publishes how far
 // it got; a search waits on that before it reads the index. The store's
 // threads share it: the writer wakes it and reads its progress to prune the
-// queue, the reader waits on it.
+// queue, the reader waits on it. The thread runs at a lower priority (nice
+// 10): when the cores are all busy, sends and their fan-out go first and the
+// index catches up once they are not (a search meanwhile waits for it, up to
+// its deadline); on an idle core it keeps up at once.
 
 import Foundation
 
@@ -30,6 +33,8 @@ public final class SearchIndexer: @unchecked Sendable {
         running = true
         let box = IndexHandOver(index)
         let thread = Thread { [self] in
+            // This thread only: Linux keeps a nice value per thread, and 0 names the calling one.
+            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
             run(box.take())
             done.signal()
         }
