@@ -3,10 +3,12 @@
 // case), it applies the queue to search.db in batches and publishes how far
 // it got; a search waits on that before it reads the index. The store's
 // threads share it: the writer wakes it and reads its progress to prune the
-// queue, the reader waits on it. The thread runs at a lower priority (nice
-// 10): when the cores are all busy, sends and their fan-out go first and the
-// index catches up once they are not (a search meanwhile waits for it, up to
-// its deadline); on an idle core it keeps up at once.
+// queue, the reader waits on it. The thread runs under SCHED_IDLE, on
+// what the cores would otherwise leave idle: when they are all busy, sends
+// and their fan-out go first and the index catches up once they leave room
+// (a search meanwhile waits for it, up to its deadline, and is answered 503
+// past that); with a core to spare it keeps up within the writer's next
+// commit.
 
 import Foundation
 
@@ -33,8 +35,9 @@ public final class SearchIndexer: @unchecked Sendable {
         running = true
         let box = IndexHandOver(index)
         let thread = Thread { [self] in
-            // This thread only: Linux keeps a nice value per thread, and 0 names the calling one.
-            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            // This thread only (0 names the calling thread): it runs when a core would otherwise idle.
+            var idle = sched_param()
+            _ = sched_setscheduler(0, 5 /* SCHED_IDLE */, &idle)
             run(box.take())
             done.signal()
         }
