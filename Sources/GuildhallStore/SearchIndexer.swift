@@ -21,13 +21,16 @@ public final class SearchIndexer: @unchecked Sendable {
     /// Queue rows applied per search.db transaction.
     static let batch = 4096
 
-    /// Opens search.db in `folder`, rebuilds it if it must be (new, or ahead of the
-    /// queue: a restored folder), and starts the thread.
+    /// Opens search.db in `folder`, rebuilds it if it must be (new; ahead of the
+    /// queue, or behind what the queue still holds: not this database's index,
+    /// as when a backup was restored beside it), and starts the thread.
     init(folder: String, mainPath: String) throws(StoreError) {
         let index = try SearchIndex(folder: folder, mainPath: mainPath)
-        let sequence = try SQLiteConnection(path: mainPath, readOnly: true)
-            .scalar("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'search_queue'), 0)")
-        if let applied = try index.applied(), applied <= UInt64(sequence) {
+        let main = try SQLiteConnection(path: mainPath, readOnly: true)
+        let sequence = UInt64(try main.scalar("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'search_queue'), 0)"))
+        // Rows are pruned only once this database's index applied them: an index short of the oldest left missed some.
+        let oldest = UInt64(try main.scalar("SELECT COALESCE(MIN(seq), 0) FROM search_queue"))
+        if let applied = try index.applied(), applied <= sequence, oldest == 0 || applied + 1 >= oldest {
             progress = applied
         } else {
             progress = try index.rebuild()
