@@ -29,6 +29,7 @@ public struct RequestIDs: Sendable {
         return [
             ("updateServer", .updateServer(make(GHUpdateServer()) { $0.serverID = i.server; $0.name = "x" })),
             ("deleteServer", .deleteServer(make(GHDeleteServer()) { $0.serverID = i.server })),
+            ("transferOwnership", .transferOwnership(make(GHTransferOwnership()) { $0.serverID = i.server; $0.userID = "zed" })),
             ("getServers", .getServers(make(GHGetServers()) { $0.serverIds = [i.server] })),
             ("joinServer", .joinServer(make(GHJoinServer()) { $0.serverID = i.server })),
             ("inviteMember", .inviteMember(make(GHInviteMember()) { $0.serverID = i.server; $0.userID = "zed" })),

@@ -50,6 +50,14 @@ extension GuildhallClient {
         return try await server(.updateServer(r))
     }
 
+    /// Hands a server you own to another member; you keep the `admin` role. Returns the server.
+    public func transferOwnership(_ server: UInt64, to user: String) async throws -> GHServerInfo {
+        var r = GHTransferOwnership()
+        r.serverID = server
+        r.userID = user
+        return try await self.server(.transferOwnership(r))
+    }
+
     public func deleteServer(_ id: UInt64) async throws {
         var r = GHDeleteServer()
         r.serverID = id

@@ -40,6 +40,22 @@ public struct DirectoryDecisions {
         return DirectoryDecision((s, Array(d.servers[id]!.members.keys)), [.serverDeleted(id)])
     }
 
+    /// The owner hands the server to member `user`; the former owner keeps the `admin` role.
+    /// Returns the server as it becomes.
+    public func transferOwnership(_ id: ServerID, to user: UserID, by actor: UserID) throws(Failure) -> DirectoryDecision<ServerRecord> {
+        var s = try d.visibleServer(id, to: actor)
+        guard s.owner == actor else { throw Failure.forbidden("only the owner may transfer server \(id)") }
+        guard user != actor else { throw Failure.badRequest("you own server \(id) already") }
+        guard var next = d.servers[id]!.members[user], var former = d.servers[id]!.members[actor] else {
+            throw Failure.notFound("\(user) is not a member of server \(id)")
+        }
+        s.owner = user
+        next.isOwner = true
+        former.isOwner = false
+        if !former.roles.contains(.admin) { former.roles = (former.roles + [.admin]).sorted() }
+        return DirectoryDecision(s, [.serverSaved(s), .memberSaved(former), .memberSaved(next)])
+    }
+
     // MARK: Members
 
     public func join(_ id: ServerID, user: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<MemberRecord> {

@@ -56,6 +56,9 @@ struct CommandTable {
                                          discoverable: a.bool("discoverable"))
             }),
             ("delete-server", spec(["server"], "delete a server you own") { a in try await c.deleteServer(a.id("server")); return nil }),
+            ("transfer-ownership", spec(["server", "user"], "hand a server you own to another member (you keep the admin role)") { a in
+                try await c.transferOwnership(a.id("server"), to: a.string("user"))
+            }),
             ("servers", spec([], "list your servers") { _ in
                 var l = GHServerList(); l.servers = try await c.myServers(); return l
             }),

@@ -112,6 +112,36 @@ import Testing
         #expect(try await eve.messages([sent.uid]).isEmpty)
     }
 
+    @Test func theOwnerHandsTheServerToAnotherMemberAndKeepsAdmin() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (carol, _) = try await server.client("carol")
+        let (g, _) = try await guild(server, owner: alice, members: [bob, carol])
+        await expectError(.badRequest) { _ = try await alice.transferOwnership(g.serverID, to: "alice") }
+        await expectError(.notFound) { _ = try await alice.transferOwnership(g.serverID, to: "zed") }
+        await expectError(.forbidden) { _ = try await bob.transferOwnership(g.serverID, to: "bob") }
+        await expectError(.notFound) { _ = try await (try await server.client("eve")).0.transferOwnership(g.serverID, to: "eve") }
+
+        let moved = try await alice.transferOwnership(g.serverID, to: "bob")
+        #expect(moved.ownerID == "bob")
+        #expect(try await bobEvents.notification(.serverUpdated).server.ownerID == "bob")
+        func roles() async throws -> [String: GHRole] {
+            Dictionary(uniqueKeysWithValues: try await carol.members(of: g.serverID).map { ($0.userID, $0.role) })
+        }
+        #expect(try await roles() == ["alice": .admin, "bob": .owner, "carol": .member])
+        // What only the owner may do is bob's now; alice, an admin, may not.
+        await expectError(.forbidden) { try await alice.deleteServer(g.serverID) }
+        await expectError(.forbidden) { _ = try await alice.transferOwnership(g.serverID, to: "carol") }
+        try server.restart()
+        let (bobAgain, _) = try await server.client("bob")
+        #expect(try await bobAgain.servers([g.serverID]).first?.ownerID == "bob", "stored")
+        let (carolAgain, _) = try await server.client("carol")
+        #expect(try await carolAgain.members(of: g.serverID).first { $0.userID == "alice" }?.role == .admin)
+        try await bobAgain.deleteServer(g.serverID)
+    }
+
     @Test func serverAndChannelChangesAreNotifiedToOnlineMembers() async throws {
         let server = try TestServer()
         defer { server.stop() }

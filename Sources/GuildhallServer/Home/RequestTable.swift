@@ -104,6 +104,8 @@ extension GHRequest.OneOf_Body {
         case .updateServer(let r):
             RequestRule(.guild(r.serverID), .change, needs: .manageServer, at: .server(r.serverID)) { $0.directoryRequests.updateServer(r, id: $1, from: $2) }
         case .deleteServer(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.deleteServer(r, id: $1, from: $2) }
+        case .transferOwnership(let r):
+            RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.transferOwnership(r, id: $1, from: $2) }
         case .getServers(let r): RequestRule(.everyHome, .query, merge: .servers(order: r.serverIds)) { $0.directoryRequests.getServers(r, id: $1, from: $2) }
         case .searchServers(let r):
             RequestRule(.everyHome, .query, merge: .serverDirectory(cursor: r.cursor, limit: r.limit == 0 ? Home.defaultSearchPage : Int(r.limit))) {

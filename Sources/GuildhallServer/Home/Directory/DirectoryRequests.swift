@@ -61,6 +61,16 @@ extension DirectoryRequests {
         }
     }
 
+    func transferOwnership(_ r: GHTransferOwnership, id: UInt64, from s: HomeSession) {
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let decision = try self.directory.decide.transferOwnership(r.serverID, to: r.userID, by: s.user)
+            let record = decision.value
+            return self.effects(decision, reply: { .server(self.info(record)) }) {
+                self.home.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
+            }
+        }
+    }
+
     func deleteServer(_ r: GHDeleteServer, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             let channels = self.directory.channelIDs(of: r.serverID)
