@@ -135,9 +135,10 @@ import Testing
         await expectError(.forbidden) { try await alice.deleteServer(g.serverID) }
         await expectError(.forbidden) { _ = try await alice.transferOwnership(g.serverID, to: "carol") }
         try server.restart()
-        let (bobAgain, _) = try await server.client("bob")
+        // Other devices: the first clients reconnect on their own, and a device's new session would replace theirs.
+        let (bobAgain, _) = try await server.client("bob", device: "after")
         #expect(try await bobAgain.servers([g.serverID]).first?.ownerID == "bob", "stored")
-        let (carolAgain, _) = try await server.client("carol")
+        let (carolAgain, _) = try await server.client("carol", device: "after")
         #expect(try await carolAgain.members(of: g.serverID).first { $0.userID == "alice" }?.role == .admin)
         try await bobAgain.deleteServer(g.serverID)
     }
