@@ -39,6 +39,8 @@ public protocol GuildhallListener: AnyObject, Sendable {
     /// Who is typing in a channel now (CHANNEL_TYPING): once per channel of a
     /// typing frame, each with that channel's typers in `typers`.
     func onTyping(_ typing: GHTypingEvent)
+    /// Users' presence: the latest state of each that changed (coalesced), and at login who is not offline.
+    func onPresence(_ presences: [GHPresence])
     /// A member asks for a read receipt on a message of a channel this user can read: respond with
     /// `respondReceipts` once the message is shown.
     func onMessageReceiptRequest(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64)
@@ -78,6 +80,7 @@ extension GuildhallListener {
     public func onUnreadChanged(_ info: GHUnreadInfo) {}
     public func onUnreadStatus(_ status: GHUnreadStatus) {}
     public func onTyping(_ typing: GHTypingEvent) {}
+    public func onPresence(_ presences: [GHPresence]) {}
     public func onMessageReceiptRequest(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64) {}
     public func onMessageReceiptResponse(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64, readers: [String: UInt64]) {}
     public func onGroupMessageRead(_ response: GHReceiptResponse) {}

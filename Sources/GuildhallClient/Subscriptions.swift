@@ -124,8 +124,8 @@ extension GuildhallClient {
     /// After a reconnect: enter guest servers again and repeat every subscription.
     func replayLedger() async {
         let ledger = state.withLock { $0.ledger }
-        for request in ledger.requests() {
-            if case .subscribe(let r) = request {
+        for request in ledger.requests() + ledger.presenceRequests() {
+            if case .subscribe(let r) = request, r.type != .userPresence {
                 _ = try? await subscribe(r.type, .subscribe, r.targets.map { ChannelTarget(serverID: $0.serverID, channelID: $0.channelID) })
             } else {
                 _ = try? await call(request)

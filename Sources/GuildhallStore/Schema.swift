@@ -253,6 +253,10 @@ enum Schema {
         DROP TABLE message_search;
         CREATE TABLE search_queue(seq INTEGER PRIMARY KEY AUTOINCREMENT, uid INTEGER NOT NULL);
         """,
+        // 14: each user's presence choice and last-seen time (Presence.swift).
+        """
+        CREATE TABLE presence(user_id TEXT PRIMARY KEY, status INTEGER NOT NULL, text TEXT NOT NULL, last_seen INTEGER NOT NULL) WITHOUT ROWID;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

@@ -34,6 +34,8 @@ public struct StoreSnapshot: Sendable {
     public var receiptAdvances: [(ChannelID, ChannelReceipts.Advance)] = []
     /// Direct conversations with their sides, message tails and single reads applied.
     public var conversations: [DirectConversation] = []
+    /// Users' presence choices and last-seen times.
+    public var presences: [(UserID, PresenceChoice, lastSeen: UInt64)] = []
     /// In a cluster: the generation of each shard's state this snapshot was loaded for (JobShards).
     public var generations: [Int: UInt64] = [:]
 
@@ -166,6 +168,11 @@ public final class Store: Sendable {
             snap.receiptAdvances.append((s.uint(0), ChannelReceipts.Advance(user: s.text(1), from: s.uint(2), to: s.uint(3), time: s.uint(4))))
         }
         snap.conversations = try loadConversations(db)
+        s = try db.prepare("SELECT user_id, status, text, last_seen FROM presence", persistent: false)
+        while try s.step() {
+            let choice = PresenceChoice(status: PresenceStatus(rawValue: Int(s.int(1))) ?? .online, text: s.text(2))
+            snap.presences.append((s.text(0), choice, s.uint(3)))
+        }
         snap.highestInboxOrd = UInt64(try db.scalar("SELECT IFNULL(MAX(ord), 0) FROM inbox"))
         snap.highestID = max(UInt64(try db.scalar("SELECT IFNULL(MAX(uid), 0) FROM messages")),
                              UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM servers")),

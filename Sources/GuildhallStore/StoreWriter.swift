@@ -63,6 +63,8 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     /// A file's row goes: an upload never sent, or a removed message's file, once the store forgot it (the sweep).
     /// (It names the file's server, or 0 and its conversation, as `fileCreated` does.)
     case fileSwept(UInt64, serverID: ServerID, channelID: UInt64)
+    /// A user's presence choice and when they were last seen online (docs/features.md "Presence").
+    case presence(UserID, PresenceChoice, lastSeen: UInt64)
 }
 
 /// One operation's writes, committed together or not at all.

@@ -8,7 +8,7 @@ final class WriterStatements {
     private let insertMessage, saveServer, deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels: Statement
     private let saveMember, removeMember, saveInvite, removeInvite, saveChannel, deleteChannel: Statement
     private let saveBan, removeBan, deleteServerBans, savePosition, deleteChannelPositions: Statement
-    private let insertInbox, saveCursor, saveReceived, pruneInbox: Statement
+    private let insertInbox, saveCursor, saveReceived, pruneInbox, savePresence: Statement
     private let saveReceiptRequest, insertAdvance, deleteChannelRequests, deleteChannelAdvances: Statement
     private let saveConversation, saveDirectSide, saveDirectRead: Statement
     private let saveRole, deleteRole, deleteRoleOverrides, saveOverride, removeOverride, deleteServerRoles, deleteServerOverrides: Statement
@@ -78,6 +78,7 @@ final class WriterStatements {
         saveReceived = try db.prepare("INSERT INTO received_status(user_id, message_uid, flags) VALUES(?,?,?) "
                                       + "ON CONFLICT(user_id, message_uid) DO UPDATE SET flags = flags | excluded.flags")
         pruneInbox = try db.prepare("DELETE FROM inbox WHERE at < ?")
+        savePresence = try db.prepare("INSERT OR REPLACE INTO presence(user_id, status, text, last_seen) VALUES(?,?,?,?)")
         saveReceiptRequest = try db.prepare("INSERT OR IGNORE INTO receipt_requests(message_uid, channel_id, seq, requester, sent_time) VALUES(?,?,?,?,?)")
         insertAdvance = try db.prepare("INSERT INTO receipt_advances(channel_id, user_id, from_seq, to_seq, time) VALUES(?,?,?,?,?)")
         deleteChannelRequests = try db.prepare("DELETE FROM receipt_requests WHERE channel_id = ?")
@@ -169,6 +170,10 @@ final class WriterStatements {
         case .receivedStatus(let user, let uid, let flags):
             let s = saveReceived.reset()
             s.bind(1, user); s.bind(2, uid); s.bind(3, UInt64(flags.rawValue))
+            try s.run()
+        case .presence(let user, let choice, let lastSeen):
+            let s = savePresence.reset()
+            s.bind(1, user); s.bind(2, UInt64(choice.status.rawValue)); s.bind(3, choice.text); s.bind(4, lastSeen)
             try s.run()
         case .logPosition(let shard, let seq):
             let s = saveLogPosition.reset()

@@ -15,6 +15,8 @@ public struct ChannelTarget: Sendable, Hashable {
 public struct SubscriptionLedger: Sendable {
     public var guestServers: Set<UInt64> = []
     public var held: [GHSubscriptionType: Set<ChannelTarget>] = [:]
+    /// USER_PRESENCE targets (held at the session's own user's home, not a guild's).
+    public var watchedUsers: Set<String> = []
 
     static let levels: [GHSubscriptionType] = [.channelMsg, .channelUnreadCount, .channelUnreadStatus]
     /// The order to ask again in: servers before their channels, guest entries first.
@@ -23,7 +25,7 @@ public struct SubscriptionLedger: Sendable {
 
     public init() {}
 
-    public var isEmpty: Bool { guestServers.isEmpty && held.values.allSatisfy(\.isEmpty) }
+    public var isEmpty: Bool { guestServers.isEmpty && held.values.allSatisfy(\.isEmpty) && watchedUsers.isEmpty }
 
     public mutating func record(_ type: GHSubscriptionType, _ operation: GHSubscribeOperation, _ targets: [ChannelTarget]) {
         for t in targets {
@@ -38,7 +40,27 @@ public struct SubscriptionLedger: Sendable {
 
     /// A subscribe request as asked (every target, before the answer says which held).
     public mutating func record(_ r: GHSubscribe) {
+        if r.type == .userPresence { return watch(r.operation, r.targets.map(\.userID)) }
         record(r.type, r.operation, r.targets.map { ChannelTarget(serverID: $0.serverID, channelID: $0.channelID) })
+    }
+
+    public mutating func watch(_ operation: GHSubscribeOperation, _ users: [String]) {
+        if operation == .unsubscribe { watchedUsers.subtract(users) } else { watchedUsers.formUnion(users) }
+    }
+
+    /// The USER_PRESENCE requests that ask for the watched users again, at most 100 each.
+    public func presenceRequests() -> [GHRequest.OneOf_Body] {
+        let users = watchedUsers.sorted()
+        return stride(from: 0, to: users.count, by: Self.maxTargetsPerRequest).map { start in
+            var r = GHSubscribe()
+            r.type = .userPresence
+            r.targets = users[start..<min(start + Self.maxTargetsPerRequest, users.count)].map { u in
+                var t = GHSubscriptionTarget()
+                t.userID = u
+                return t
+            }
+            return .subscribe(r)
+        }
     }
 
     public mutating func forgetGuest(_ server: UInt64) {

@@ -239,6 +239,22 @@ struct CommandTable {
                 return l
             }),
             ("typing", spec(["channel"], "say you are typing in a channel") { a in try await c.sendTyping(a.id("channel")); return nil }),
+            ("presence", spec(["status"], opts: ["text"], "choose how you show: online, idle, dnd or invisible") { a in
+                let status: GHPresenceStatus = switch try a.string("status").lowercased() {
+                case "online": .presenceOnline
+                case "idle": .presenceIdle
+                case "dnd": .presenceDoNotDisturb
+                case "invisible": .presenceInvisible
+                default: throw ValidationError("status is one of online, idle, dnd, invisible")
+                }
+                return try await c.setPresence(status, text: a.optional("text") ?? "")
+            }),
+            ("watch", spec(["users"], "hear these users' presence (comma separated ids)") { a in
+                var r = GHSubscribeResult(); r.results = try await c.watchPresence(a.list("users")); return r
+            }),
+            ("unwatch", spec(["users"], "stop hearing these users' presence") { a in
+                var r = GHSubscribeResult(); r.results = try await c.watchPresence(a.list("users"), .unsubscribe); return r
+            }),
             ("guest-enter", spec(["server"], "enter a server as a guest") { a in try await c.enterAsGuest(a.id("server")) }),
             ("guest-leave", spec(["server"], "leave a server entered as a guest") { a in try await c.leaveAsGuest(a.id("server")); return nil }),
             ("ban", spec(["server", "user"], "ban a user from a server") { a in try await c.ban(a.string("user"), from: a.id("server")); return nil }),

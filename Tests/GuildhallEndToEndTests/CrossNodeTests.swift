@@ -104,6 +104,20 @@ import Testing
         _ = try await bobHeard.message("the direct message on node 3") { $0.uid == dm.uid }
         let conversation = try await bob.openConversation(with: "alice").conversationID
         #expect(try await bob.search("mat", in: .conversation(conversation)).hits.map(\.message.uid) == [dm.uid])
+
+        // Presence, decided at alice's home, heard on other nodes: by bob (a
+        // fellow member of a small server, and her conversation's peer) and
+        // by carol on node 2, who watches her.
+        _ = try await bobHeard.presence(of: "alice") { $0.status == .presenceOnline }
+        let (carol, carolHeard) = try await Self.client("carol", on: nodes[1])
+        defer { carol.close() }
+        #expect(try await carol.watchPresence(["alice", "bob"]).map(\.status) == [.targetOk, .targetOk])
+        _ = try await carolHeard.presence(of: "bob") { $0.status == .presenceOnline }
+        try await alice.setPresence(.presenceDoNotDisturb, text: "across")
+        _ = try await bobHeard.presence(of: "alice") { $0.status == .presenceDoNotDisturb && $0.customText == "across" }
+        _ = try await carolHeard.presence(of: "alice") { $0.status == .presenceDoNotDisturb }
+        bob.close()
+        _ = try await carolHeard.presence(of: "bob") { $0.status == .presenceOffline && $0.lastSeen > 0 }
     }
 }
 

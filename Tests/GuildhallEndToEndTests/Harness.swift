@@ -154,6 +154,7 @@ final class Recorder: GuildhallListener {
         case readReceipt(GHConversationType, target: String, reader: String, time: UInt64)
         case conversationRead(peer: String, conversation: UInt64)
         case update(GHMessageUpdate, unread: GHUnreadInfo?)
+        case presence([GHPresence])
     }
 
     /// Each message's offline-sync shape: (uid, left, offline, hasPackage).
@@ -202,6 +203,7 @@ final class Recorder: GuildhallListener {
     }
     func onUnreadStatus(_ status: GHUnreadStatus) { events.withLock { $0.append(.unreadStatus(status)) } }
     func onTyping(_ typing: GHTypingEvent) { events.withLock { $0.append(.typing(typing)) } }
+    func onPresence(_ presences: [GHPresence]) { events.withLock { $0.append(.presence(presences)) } }
     func onSystemNotification(_ n: GHSystemNotification) { events.withLock { $0.append(.notification(n)) } }
     func onMessageUpdated(_ u: GHMessageUpdate, unread: GHUnreadInfo?) { events.withLock { $0.append(.update(u, unread: unread)) } }
 
@@ -234,6 +236,19 @@ final class Recorder: GuildhallListener {
 
     var typings: [GHTypingEvent] {
         events.withLock { $0.compactMap { if case .typing(let t) = $0 { t } else { nil } } }
+    }
+
+    /// Presence frames heard, in order.
+    var presenceFrames: [[GHPresence]] {
+        events.withLock { $0.compactMap { if case .presence(let p) = $0 { p } else { nil } } }
+    }
+
+    /// The latest presence heard of `user`.
+    func presence(of user: String) -> GHPresence? { presenceFrames.joined().last { $0.userID == user } }
+
+    /// Waits until the latest presence heard of `user` matches.
+    func presence(of user: String, timeout: Double = 10, where match: @escaping (GHPresence) -> Bool) async throws -> GHPresence {
+        try await waitFor("presence of \(user)", timeout: timeout) { self.presence(of: user).flatMap { match($0) ? $0 : nil } }
     }
 
     var closes: [GHCloseReason] {

@@ -87,6 +87,7 @@ import Testing
             .message(carrying),
             .fileSwept(24, serverID: 11, channelID: 12),
             .fileSwept(31, serverID: 0, channelID: 15),
+            .presence("bob", PresenceChoice(status: .doNotDisturb, text: "in a meeting"), lastSeen: 32),
         ]
     }
 
@@ -114,9 +115,10 @@ import Testing
             case .logPosition: kinds.insert("logPosition")
             case .fileCreated: kinds.insert("fileCreated")
             case .fileSwept: kinds.insert("fileSwept")
+            case .presence: kinds.insert("presence")
             }
         }
-        #expect(kinds.count == 20, "every kind is in the sample")
+        #expect(kinds.count == 21, "every kind is in the sample")
         let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
         let back = try LogEntries.decode(try LogEntries.encode(entry))
         #expect(back == entry)

@@ -117,6 +117,10 @@ import Testing
             .fromGateway(1, [.send(withFiles, id: 30, key: 31)]),
             .fromHome(1, [.channelEvent(ChannelEvent(payload: payload, channel: channel, except: 0, toMembers: false, cursors: [:], seq: 0,
                                                      files: files, filesInUpdate: true))]),
+            .mail(1, [.presence([.with { $0.userID = "bob"; $0.status = .presenceIdle; $0.customText = "lunch" },
+                                 .with { $0.userID = "carol"; $0.status = .presenceOffline; $0.lastSeen = 33 }])]),
+            .mail(1, [.presenceAsked(users: ["bob", "carol"], session: 34)]),
+            .fromHome(1, [.command(SessionOrder(key: 40, command: .presence([.with { $0.userID = "bob"; $0.status = .presenceDoNotDisturb }])))]),
         ]
     }
 

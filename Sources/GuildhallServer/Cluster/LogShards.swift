@@ -53,7 +53,7 @@ extension Home {
         case .messageEdited(_, _, _, let c), .messageRemoved(_, _, let c), .threadReply(_, _, let c), .reaction(_, _, _, _, _, let c):
             return channel(c)
         case .inbox(let row): return user(row.user)
-        case .syncCursor(let u, _, _), .receivedStatus(let u, _, _): return user(u)
+        case .syncCursor(let u, _, _), .receivedStatus(let u, _, _), .presence(let u, _, _): return user(u)
         case .conversation(_, let users, _): return users.min().map(user)
         case .directSide(let id, _), .directRead(let id, _, _, _): return conversation(id)
         case .fileCreated(let f): return f.serverID != 0 ? guild(f.serverID) : conversation(f.channelID)

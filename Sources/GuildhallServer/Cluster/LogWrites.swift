@@ -63,6 +63,8 @@ extension GHLogWrite {
             }
         case .fileSwept(let id, let server, let channel):
             fileSwept = .with { $0.id = id; $0.serverID = server; $0.channelID = channel }
+        case .presence(let user, let choice, let lastSeen):
+            presence = .with { $0.user = user; $0.status = UInt32(choice.status.rawValue); $0.text = choice.text; $0.lastSeen = lastSeen }
         }
     }
 
@@ -106,6 +108,8 @@ extension GHLogWrite {
             return .fileCreated(FileRecord(id: f.id, uploader: f.uploader, serverID: f.serverID, channelID: f.channelID, filename: f.filename,
                                            contentType: f.contentType, size: f.size, sha256: f.sha256, createdAt: f.createdAt))
         case .fileSwept(let f): return .fileSwept(f.id, serverID: f.serverID, channelID: f.channelID)
+        case .presence(let p):
+            return .presence(p.user, PresenceChoice(status: PresenceStatus(rawValue: Int(p.status)) ?? .online, text: p.text), lastSeen: p.lastSeen)
         case .other(let json): return try JSONDecoder().decode(StoreWrite.self, from: json)
         case nil: throw LogFormatError("a log write holds nothing")
         }

@@ -49,6 +49,8 @@ extension GHNodeHomeMail {
             }
         case .receivedRange(let user, let range, let except):
             receivedRange = .with { $0.user = user; $0.range = range; $0.except = except }
+        case .presence(let list): presence.presences = list
+        case .presenceAsked(let users, let session): presenceAsked = .with { $0.users = users; $0.session = session }
         }
     }
 
@@ -80,6 +82,8 @@ extension GHNodeHomeMail {
                 return TallyChange(user: c.user, kind: kind, target: SubscriptionTarget(server: c.serverID, channel: c.channelID), holds: c.holds)
             })
         case .receivedRange(let r): return .receivedRange(user: r.user, r.range, except: r.except)
+        case .presence(let p): return .presence(p.presences)
+        case .presenceAsked(let a): return .presenceAsked(users: a.users, session: a.session)
         case nil: throw NodeWireError("mail holds nothing")
         }
     }

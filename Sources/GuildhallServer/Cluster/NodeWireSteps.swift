@@ -77,6 +77,7 @@ extension GHNodeSessionCommand {
         case .pause(let p): pause = UInt32(p.rawValue)
         case .resume(let p): resume = UInt32(p.rawValue)
         case .end(let reason, let message): end = .with { if let reason { $0.reason = reason }; $0.message = message }
+        case .presence(let list): presence.presences = list
         }
     }
 
@@ -96,6 +97,7 @@ extension GHNodeSessionCommand {
         case .pause(let p): return .pause(ReadPauses(rawValue: UInt8(truncatingIfNeeded: p)))
         case .resume(let p): return .resume(ReadPauses(rawValue: UInt8(truncatingIfNeeded: p)))
         case .end(let e): return .end(e.hasReason ? e.reason : nil, e.message)
+        case .presence(let p): return .presence(p.presences)
         case nil: throw NodeWireError("a session command holds nothing")
         }
     }

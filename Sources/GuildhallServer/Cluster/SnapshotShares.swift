@@ -1,7 +1,7 @@
 // Each home's share of the store's startup snapshot (docs/cluster.md): the
 // guilds `HomeMap` places on it with everything in them (members, invites,
 // bans, channels, read positions and mentions in those channels, receipt
-// state), and the direct conversations it holds. Every share knows the
+// state), the direct conversations it holds, and its users' presence. Every share knows the
 // highest id and inbox ord, so no loop reissues one, and every share gets
 // the recent sends with client ids (a resend is checked where it is sent).
 // Pure.
@@ -41,6 +41,7 @@ extension StoreSnapshot {
         for r in receiptRequests { if let h = channelHome[r.0] { shares[h].receiptRequests.append(r) } }
         for a in receiptAdvances { if let h = channelHome[a.0] { shares[h].receiptAdvances.append(a) } }
         for c in conversations { shares[map.home(conversationOf: c.users.0, c.users.1)].conversations.append(c) }
+        for p in presences { shares[map.home(user: p.0)].presences.append(p) }
         return shares
     }
 }

@@ -51,6 +51,11 @@ extension Gateway {
         }
     }
 
+    /// A request the gateway makes for its session (PresenceFrames.swift): its answer is the gateway's.
+    func ask(_ body: GHRequest.OneOf_Body, for s: Session) {
+        carry(CarriedRequest(session: s.key, body: body, since: loop.nowMillis), for: s)
+    }
+
     private func carry(_ c: CarriedRequest, for s: Session) {
         nextCarriedID += 1
         carried[nextCarriedID] = c

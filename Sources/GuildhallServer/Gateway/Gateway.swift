@@ -87,6 +87,9 @@ final class Gateway {
     let flushList = FlushList()
     /// Sessions owed a typing frame that has to wait for its interval (TypingFrames.swift).
     var typingWaiting: Set<UInt64> = []
+    /// Sessions owed a presence frame that has to wait (PresenceFrames.swift).
+    var presenceWaiting: Set<UInt64> = []
+    /// Retries the typing and presence frames that had to wait for their intervals.
     private var typingTimer: LoopTimer!
     /// How to hand a connection to each gateway by index (a resume that arrived on the wrong loop).
     var peers: [@Sendable (HandOff) -> Void] = []
@@ -143,8 +146,11 @@ final class Gateway {
         let sweepEvery = UInt64(max(50, min(500, min(settings.loginDeadlineMs, settings.idleTimeoutMs) / 4)))
         sweepTimer.start(afterMillis: sweepEvery, repeatMillis: sweepEvery) { [unowned self] in self.sweep() }
         typingTimer = LoopTimer(loop: loop)
-        let typingEvery = UInt64(max(20, min(250, settings.typingFrameIntervalMs / 4)))
-        typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in self.retryTyping() }
+        let typingEvery = UInt64(max(20, min(250, min(settings.typingFrameIntervalMs, settings.presenceFrameIntervalMs) / 4)))
+        typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in
+            self.retryTyping()
+            self.retryPresence()
+        }
         webSocketDoor = WebSocketDoor(loop: loop, certificates: limits.node.certificates, trustedProxies: { [unowned self] in self.limits.proxies },
                                       settings: { [unowned self] in self.settings }, files: limits.node.files, metrics: limits.node.metrics, wallClock: clock,
                                       upgraded: { [unowned self] c, encoding, client in _ = self.accepted(c, webSocket: encoding, client: client) },
@@ -184,6 +190,7 @@ final class Gateway {
         var cutLater: [Session] = []
         for s in sessions {
             emitTyping(s)
+            emitPresence(s)
             s.isDirty = false
             // Backpressure (docs/features.md): a session behind on its writes gets
             // no typing, and its unread updates wait, collapsed to the latest.
@@ -262,6 +269,7 @@ final class Gateway {
         }
         for s in Array(sessions.values) {
             if s.detached != nil { continue }
+            checkIdle(s, now: now)
             switch s.liveness.verdict(at: now) {
             case .loginTimeout? where s.admissionAsked != nil:
                 // The user's home did not answer the login in time (in a cluster,

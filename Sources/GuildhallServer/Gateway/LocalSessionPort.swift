@@ -26,6 +26,8 @@ extension Session: SessionPort {
 
     func typing(_ entry: GHChannelTypers) { gateway.owe(typing: entry, to: self) }
 
+    func presence(_ list: [GHPresence]) { gateway.owe(presence: list, to: self) }
+
     func homePauses(_ reason: ReadPauses) { homePaused(reason, by: gateway.index) }
 
     func homeResumes(_ reason: ReadPauses) { homeResumed(reason, by: gateway.index) }

@@ -88,6 +88,10 @@ final class Session {
     var ledger = SubscriptionLedger()
     /// Typer lists waiting for the session's next typing frame (TypingFrames.swift).
     var typingOwed = TypingOwed()
+    /// Presence waiting for the session's next presence frame, and whether it is idle by the timer (PresenceFrames.swift).
+    var presenceOwed = PresenceOwed()
+    var lastActiveAt: UInt64 = 0
+    var isIdleByTimer = false
     /// Requests read and not answered yet, to time them (RequestDurations.swift).
     var unanswered = UnansweredRequests()
     unowned let gateway: Gateway
@@ -153,6 +157,7 @@ final class Session {
         self.user = user
         self.device = device
         self.sessionID = sessionID
+        lastActiveAt = gateway.loop.nowMillis
         state.loggedIn()
     }
 

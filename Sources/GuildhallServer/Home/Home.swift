@@ -36,6 +36,8 @@ final class Home {
     var positions = ReadPositions()
     /// Typing in the loop's channels.
     private(set) var typing: ChannelTyping!
+    /// Presence: of the users homed here, and as heard for the sessions here (Presences.swift).
+    private(set) var presences: Presences!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
@@ -78,6 +80,7 @@ final class Home {
         map = HomeMap(settings)
         self.ids = UIDGenerator(node: UInt64(settings.nodeID), lane: index, lanes: settings.loops)
         typing = ChannelTyping(home: self, settings: settings)
+        presences = Presences(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)
@@ -159,6 +162,7 @@ final class Home {
     func turnEnding() {
         subscriptions.reportTallies()
         interest.sync()
+        presences.tellChanges()
         runner.submitTurnJobs(inline: true)
         groupReceipts.sendOwedResponses()
     }
@@ -178,6 +182,8 @@ final class Home {
             case .autoLevels(let user, let changes, let uncovered): subscriptions.applyAutoLevels(user, changes, uncovered: uncovered)
             case .receivedRange(let user, let range, let except): oweHere(received: range, of: user, except: except)
             case .subscriptionTallies(let changes): subscriptions.take(changes)
+            case .presence(let list): presences.heard(list)
+            case .presenceAsked(let users, let session): presences.asked(users, for: session)
             }
         }
     }

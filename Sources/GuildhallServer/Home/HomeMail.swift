@@ -37,6 +37,10 @@ enum HomeMail: Sendable {
     case subscriptionTallies([TallyChange])
     /// Flags reading or delivery set, for the user's other sessions (ReceivedRanges.swift).
     case receivedRange(user: UserID, GHReceivedRange, except: UInt64)
+    /// Users' presence as their homes decided it, for every home (Presences.swift).
+    case presence([GHPresence])
+    /// The current presence of `users` (homed at the receiving home), for session `session`.
+    case presenceAsked(users: [UserID], session: UInt64)
 }
 
 /// An item addressed to a user homed at another loop.

@@ -244,8 +244,9 @@ final class Reception: HomePart, GatewayHome {
     func sessionOpened(_ o: OpenedSession) {
         guard registry.all[o.key] == nil, roster[o.key] == nil else { return }
         roster.list(o)
-        // A member of one of this home's guilds gets its fan-out from now on.
-        if !directory.serverIDs(of: o.user).isEmpty { serve(o.user) }
+        // A member of one of this home's guilds gets its fan-out from now on,
+        // and a party to a conversation held here the presence of its peer.
+        if !directory.serverIDs(of: o.user).isEmpty || !home.userHome.directs.conversations(of: o.user).isEmpty { serve(o.user) }
     }
 
     /// The session joins the interest index.
@@ -253,6 +254,7 @@ final class Reception: HomePart, GatewayHome {
         registry.add(s)
         registry.loggedIn(s, servers: directory.serverIDs(of: s.user))
         home.book.open(s.key, user: s.user)
+        home.presences.opened(s)
     }
 
     /// Ends a session the home decided to end: it leaves the interest index
@@ -308,6 +310,7 @@ final class Reception: HomePart, GatewayHome {
         s.ended()
         registry.remove(s, servers: directory.serverIDs(of: s.user))
         home.book.close(s.key)
+        home.presences.closed(s)
         home.userHome.saveCursor(of: s)
         let subscriptions = home.subscriptions!
         subscriptions.autoStarting.removeValue(forKey: s.key)

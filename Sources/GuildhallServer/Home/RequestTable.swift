@@ -180,6 +180,8 @@ extension GHRequest.OneOf_Body {
             RequestRule(.channel(r.channelID), .typing, needs: .sendMessages, at: .channel(r.channelID)) { $0.typing.sendTyping(r, id: $1, from: $2) }
 
         // Subscriptions (Home/Subscriptions): the guild's home keeps who is interested in its channels.
+        case .subscribe(let r) where r.type == .userPresence:
+            RequestRule(.user, .change) { $0.presences.subscribe(r, id: $1, from: $2) }
         case .subscribe(let r): RequestRule(.guilds(r.targets.map(\.serverID)), .change, merge: .subscribe) { $0.subscriptions.subscribe(r, id: $1, from: $2) }
         case .setSubscribeMode(let r): RequestRule(.everyHome, .change, merge: .ok) { $0.subscriptions.setSubscribeMode(r, id: $1, from: $2) }
 
@@ -203,6 +205,10 @@ extension GHRequest.OneOf_Body {
         case .ackMessageRead(let r): RequestRule(.everyHome, .change) { $0.userHome.ackMessageRead(r, id: $1, from: $2) }
         case .ackConversationRead(let r): RequestRule(.everyHome, .change) { $0.userHome.ackConversationRead(r, id: $1, from: $2) }
         case .getSentStatus(let r): RequestRule(.everyHome, .query, merge: .sentStatuses) { $0.userHome.getSentStatus(r, id: $1, from: $2) }
+
+        // Presence (Home/Presence): decided at the user's home.
+        case .setPresence(let r): RequestRule(.user, .change) { $0.presences.setPresence(r, id: $1, from: $2) }
+        case .setIdle(let r): RequestRule(.user, .change) { $0.presences.setIdle(r, id: $1, from: $2) }
         }
     }
 }

@@ -34,6 +34,8 @@ protocol SessionPort: AnyObject {
     func homeResumes(_ reason: ReadPauses)
     /// A channel's typer list changed (the recipient's user left out); the gateway composes the frames.
     func typing(_ entry: GHChannelTypers)
+    /// Users' presence changed (or is told at first); the gateway coalesces the frames.
+    func presence(_ list: [GHPresence])
     /// The home ended the session: tell the peer why (when there is a reason) and close.
     func end(_ reason: GHCloseReason?, _ message: String)
 }

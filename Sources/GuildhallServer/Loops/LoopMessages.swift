@@ -27,6 +27,7 @@ enum SessionCommand: Sendable {
     case pause(ReadPauses)
     case resume(ReadPauses)
     case end(GHCloseReason?, String)
+    case presence([GHPresence])
 }
 
 /// A session another home admitted, for a home that is not its user's:

@@ -101,6 +101,7 @@ final class RemoteSession: SessionPort {
     func respond(encoded payload: [UInt8]) { outbox.add(key, .respond(payload)) }
     func answerPart(_ id: UInt64, _ part: GatherPart) { outbox.add(key, .part(id, part)) }
     func typing(_ entry: GHChannelTypers) { outbox.add(key, .typing(entry)) }
+    func presence(_ list: [GHPresence]) { outbox.add(key, .presence(list)) }
     func admitted(user: UserID, device: DeviceID, sessionID: String) {
         outbox.add(key, .admitted(user: user, device: device, sessionID: sessionID))
     }
@@ -167,6 +168,7 @@ extension Gateway {
         case .pause(let reason): s.homePaused(reason, by: home)
         case .resume(let reason): s.homeResumed(reason, by: home)
         case .end(let reason, let message): s.end(reason, message)
+        case .presence(let list): s.presence(list)
         }
     }
 }

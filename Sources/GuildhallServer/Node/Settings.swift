@@ -120,6 +120,9 @@ public struct Settings: Sendable, Equatable {
     public var typingThrottleMs = 3_000
     public var typingExpiryMs = 10_000
     public var typingFrameIntervalMs = 1_000
+    public var presenceFrameIntervalMs = 1_000
+    public var presenceIdleSeconds = 300
+    public var limitUserPresence = 1_000
     public var limitChannelMessages = 100
     public var limitChannelUnreadCount = 500
     public var limitChannelUnreadStatus = 1_000
@@ -329,6 +332,11 @@ extension Settings {
         live(int("typing-throttle-ms", "At most one typing event per user per channel is fanned out in this time.", \.typingThrottleMs, 0...60_000)),
         live(int("typing-expiry-ms", "A typing state expires this long after the user last typed.", \.typingExpiryMs, 100...600_000)),
         live(int("typing-frame-interval-ms", "At most one typing frame per channel per subscriber in this time.", \.typingFrameIntervalMs, 0...60_000)),
+        live(int("presence-frame-interval-ms", "At most one presence frame per subscriber in this time, with the latest state of each user.",
+                 \.presenceFrameIntervalMs, 0...60_000)),
+        live(int("presence-idle-seconds", "A session without requests (besides heartbeats) this long is idle; 0: only when the client says so.",
+                 \.presenceIdleSeconds, 0...86_400)),
+        live(int("limit-user-presence", "Per-user USER_PRESENCE subscriptions.", \.limitUserPresence, 0...1_000_000)),
         live(int("limit-channel-msg", "Per-user CHANNEL_MSG subscriptions.", \.limitChannelMessages, 0...1_000_000)),
         live(int("limit-channel-unread-count", "Per-user CHANNEL_UNREAD_COUNT subscriptions.", \.limitChannelUnreadCount, 0...1_000_000)),
         live(int("limit-channel-unread-status", "Per-user CHANNEL_UNREAD_STATUS subscriptions (manual mode).", \.limitChannelUnreadStatus, 0...1_000_000)),

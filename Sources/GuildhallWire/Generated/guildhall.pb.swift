@@ -497,6 +497,13 @@ public nonisolated enum GHSubscriptionType: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// (Guests) a server's public notifications.
   case guestServer // = 7
+
+  /// A user's presence; the target names the user (`user_id`), its server
+  /// and channel are 0. Any user may be watched: one nobody has seen is
+  /// offline. The subscriber hears the user's presence at once, then each
+  /// change (`Event.presence`). Held by the session; the per-user limit is
+  /// `limit-user-presence`.
+  case userPresence // = 8
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -513,6 +520,7 @@ public nonisolated enum GHSubscriptionType: SwiftProtobuf.Enum, Swift.CaseIterab
     case 5: self = .channelTyping
     case 6: self = .guestChannel
     case 7: self = .guestServer
+    case 8: self = .userPresence
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -527,6 +535,7 @@ public nonisolated enum GHSubscriptionType: SwiftProtobuf.Enum, Swift.CaseIterab
     case .channelTyping: return 5
     case .guestChannel: return 6
     case .guestServer: return 7
+    case .userPresence: return 8
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -541,6 +550,7 @@ public nonisolated enum GHSubscriptionType: SwiftProtobuf.Enum, Swift.CaseIterab
     .channelTyping,
     .guestChannel,
     .guestServer,
+    .userPresence,
   ]
 
 }
@@ -631,6 +641,61 @@ public nonisolated enum GHTargetStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
     .targetNotMember,
     .targetNotFound,
     .targetLimitReached,
+  ]
+
+}
+
+/// How a user shows to others.
+public nonisolated enum GHPresenceStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// No session online, or invisible.
+  case presenceOffline // = 0
+  case presenceOnline // = 1
+
+  /// Away from the keyboard: chosen, or every session idle.
+  case presenceIdle // = 2
+
+  /// Chosen: wants no interruptions (no push notifications either).
+  case presenceDoNotDisturb // = 3
+
+  /// Chosen only (`SetPresence`): online, but shown to everyone else as offline.
+  case presenceInvisible // = 4
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .presenceOffline
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .presenceOffline
+    case 1: self = .presenceOnline
+    case 2: self = .presenceIdle
+    case 3: self = .presenceDoNotDisturb
+    case 4: self = .presenceInvisible
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .presenceOffline: return 0
+    case .presenceOnline: return 1
+    case .presenceIdle: return 2
+    case .presenceDoNotDisturb: return 3
+    case .presenceInvisible: return 4
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [GHPresenceStatus] = [
+    .presenceOffline,
+    .presenceOnline,
+    .presenceIdle,
+    .presenceDoNotDisturb,
+    .presenceInvisible,
   ]
 
 }
@@ -1808,6 +1873,32 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .transferOwnership(newValue)}
   }
 
+  /// Presence (docs/features.md "Presence").
+  /// Choose how one shows to others, for all of one's sessions, kept across
+  /// restarts: ONLINE (shown from one's sessions: online, or idle while
+  /// every session is idle), IDLE, DO_NOT_DISTURB, or INVISIBLE (shown as
+  /// offline). With an optional custom text. Everyone who hears one's
+  /// presence hears the change. Answer: `Presence` (as others now see it).
+  /// Errors: 400 OFFLINE or an unknown status, or a text over 128 characters.
+  public var setPresence: GHSetPresence {
+    get {
+      if case .setPresence(let v)? = body {return v}
+      return GHSetPresence()
+    }
+    set {body = .setPresence(newValue)}
+  }
+
+  /// Say whether this session is idle (no input for a while). A session is
+  /// also taken as idle after `presence-idle-seconds` without requests, and
+  /// as active again at its next one. Answer: `Ok`.
+  public var setIdle: GHSetIdle {
+    get {
+      if case .setIdle(let v)? = body {return v}
+      return GHSetIdle()
+    }
+    set {body = .setIdle(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Each kind's comment ends with the errors of its own. Besides those, any
@@ -2053,6 +2144,18 @@ public nonisolated struct GHRequest: Sendable {
     /// Errors: 400 to oneself; 403 not the owner; 404 no such server, or the
     /// user is not a member.
     case transferOwnership(GHTransferOwnership)
+    /// Presence (docs/features.md "Presence").
+    /// Choose how one shows to others, for all of one's sessions, kept across
+    /// restarts: ONLINE (shown from one's sessions: online, or idle while
+    /// every session is idle), IDLE, DO_NOT_DISTURB, or INVISIBLE (shown as
+    /// offline). With an optional custom text. Everyone who hears one's
+    /// presence hears the change. Answer: `Presence` (as others now see it).
+    /// Errors: 400 OFFLINE or an unknown status, or a text over 128 characters.
+    case setPresence(GHSetPresence)
+    /// Say whether this session is idle (no input for a while). A session is
+    /// also taken as idle after `presence-idle-seconds` without requests, and
+    /// as active again at its next one. Answer: `Ok`.
+    case setIdle(GHSetIdle)
 
   }
 
@@ -3576,6 +3679,9 @@ public nonisolated struct GHSubscriptionTarget: Sendable {
   /// The channel, for channel types; 0 for server types.
   public var channelID: UInt64 = 0
 
+  /// The user, for USER_PRESENCE; empty otherwise.
+  public var userID: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4038,6 +4144,15 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .serverDirectory(newValue)}
   }
 
+  /// Answer to `set_presence`.
+  public var presence: GHPresence {
+    get {
+      if case .presence(let v)? = result {return v}
+      return GHPresence()
+    }
+    set {result = .presence(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -4097,8 +4212,82 @@ public nonisolated struct GHResponse: Sendable {
     case upload(GHUpload)
     /// Answer to `search_servers`.
     case serverDirectory(GHServerDirectory)
+    /// Answer to `set_presence`.
+    case presence(GHPresence)
 
   }
+
+  public init() {}
+}
+
+/// Choose one's presence.
+public nonisolated struct GHSetPresence: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// PRESENCE_ONLINE, _IDLE, _DO_NOT_DISTURB or _INVISIBLE.
+  public var status: GHPresenceStatus = .presenceOffline
+
+  /// Shown beside one's name while not offline; at most 128 characters, "" for none.
+  public var customText: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// This session is idle, or active again.
+public nonisolated struct GHSetIdle: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var idle: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A user's presence as others see it.
+public nonisolated struct GHPresence: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The user.
+  public var userID: String = String()
+
+  /// Never PRESENCE_INVISIBLE: an invisible user is offline to everyone else.
+  public var status: GHPresenceStatus = .presenceOffline
+
+  /// The custom text; "" while offline.
+  public var customText: String = String()
+
+  /// While offline: when the user was last seen online (milliseconds since
+  /// 1970; 0 never, as far as this server knows). 0 while not offline.
+  public var lastSeen: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Presence changes, coalesced: at most one such event per
+/// `presence-frame-interval-ms` per session, with the latest state of each
+/// user that changed since the last. A session hears: the users it watches
+/// (USER_PRESENCE), the online members of its small servers (the same
+/// exemption as for messages), and the peers of its direct conversations.
+/// It hears those at login too (the ones not offline), and its own user's.
+public nonisolated struct GHPresenceEvent: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var presences: [GHPresence] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -5273,6 +5462,15 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     set {_uniqueStorage()._body = .messageUpdate(newValue)}
   }
 
+  /// Users' presence changed (coalesced; see `PresenceEvent`).
+  public var presence: GHPresenceEvent {
+    get {
+      if case .presence(let v)? = _storage._body {return v}
+      return GHPresenceEvent()
+    }
+    set {_uniqueStorage()._body = .presence(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -5303,6 +5501,8 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     case directReceipt(GHDirectReceipt)
     /// A message the session received was recalled, edited, deleted or reacted to.
     case messageUpdate(GHMessageUpdate)
+    /// Users' presence changed (coalesced; see `PresenceEvent`).
+    case presence(GHPresenceEvent)
 
   }
 
@@ -5702,7 +5902,7 @@ nonisolated extension GHHistoryDirection: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHSubscriptionType: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SUBSCRIPTION_TYPE_UNSPECIFIED\0\u{1}CHANNEL_MSG\0\u{1}CHANNEL_UNREAD_COUNT\0\u{1}CHANNEL_UNREAD_STATUS\0\u{1}SERVER_MSG\0\u{1}CHANNEL_TYPING\0\u{1}GUEST_CHANNEL\0\u{1}GUEST_SERVER\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SUBSCRIPTION_TYPE_UNSPECIFIED\0\u{1}CHANNEL_MSG\0\u{1}CHANNEL_UNREAD_COUNT\0\u{1}CHANNEL_UNREAD_STATUS\0\u{1}SERVER_MSG\0\u{1}CHANNEL_TYPING\0\u{1}GUEST_CHANNEL\0\u{1}GUEST_SERVER\0\u{1}USER_PRESENCE\0")
 }
 
 nonisolated extension GHSubscribeOperation: SwiftProtobuf._ProtoNameProviding {
@@ -5711,6 +5911,10 @@ nonisolated extension GHSubscribeOperation: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension GHTargetStatus: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0TARGET_OK\0\u{1}TARGET_NOT_MEMBER\0\u{1}TARGET_NOT_FOUND\0\u{1}TARGET_LIMIT_REACHED\0")
+}
+
+nonisolated extension GHPresenceStatus: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRESENCE_OFFLINE\0\u{1}PRESENCE_ONLINE\0\u{1}PRESENCE_IDLE\0\u{1}PRESENCE_DO_NOT_DISTURB\0\u{1}PRESENCE_INVISIBLE\0")
 }
 
 nonisolated extension GHConversationType: SwiftProtobuf._ProtoNameProviding {
@@ -5863,7 +6067,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6717,6 +6921,32 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .transferOwnership(v)
         }
       }()
+      case 114: try {
+        var v: GHSetPresence?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .setPresence(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .setPresence(v)
+        }
+      }()
+      case 115: try {
+        var v: GHSetIdle?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .setIdle(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .setIdle(v)
+        }
+      }()
       default: break
       }
     }
@@ -6990,6 +7220,14 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .transferOwnership?: try {
       guard case .transferOwnership(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 113)
+    }()
+    case .setPresence?: try {
+      guard case .setPresence(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 114)
+    }()
+    case .setIdle?: try {
+      guard case .setIdle(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 115)
     }()
     case nil: break
     }
@@ -9680,7 +9918,7 @@ nonisolated extension GHGetMessages: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHSubscriptionTarget: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SubscriptionTarget"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{3}user_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9690,6 +9928,7 @@ nonisolated extension GHSubscriptionTarget: SwiftProtobuf.Message, SwiftProtobuf
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.userID) }()
       default: break
       }
     }
@@ -9702,12 +9941,16 @@ nonisolated extension GHSubscriptionTarget: SwiftProtobuf.Message, SwiftProtobuf
     if self.channelID != 0 {
       try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
     }
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHSubscriptionTarget, rhs: GHSubscriptionTarget) -> Bool {
     if lhs.serverID != rhs.serverID {return false}
     if lhs.channelID != rhs.channelID {return false}
+    if lhs.userID != rhs.userID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -10089,7 +10332,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10462,6 +10705,19 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .serverDirectory(v)
         }
       }()
+      case 93: try {
+        var v: GHPresence?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .presence(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .presence(v)
+        }
+      }()
       default: break
       }
     }
@@ -10588,6 +10844,10 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       guard case .serverDirectory(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 92)
     }()
+    case .presence?: try {
+      guard case .presence(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 93)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -10596,6 +10856,146 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
   public static func ==(lhs: GHResponse, rhs: GHResponse) -> Bool {
     if lhs.id != rhs.id {return false}
     if lhs.result != rhs.result {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSetPresence: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SetPresence"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{3}custom_text\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.status) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.customText) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.status != .presenceOffline {
+      try visitor.visitSingularEnumField(value: self.status, fieldNumber: 1)
+    }
+    if !self.customText.isEmpty {
+      try visitor.visitSingularStringField(value: self.customText, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSetPresence, rhs: GHSetPresence) -> Bool {
+    if lhs.status != rhs.status {return false}
+    if lhs.customText != rhs.customText {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSetIdle: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SetIdle"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}idle\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.idle) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.idle != false {
+      try visitor.visitSingularBoolField(value: self.idle, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSetIdle, rhs: GHSetIdle) -> Bool {
+    if lhs.idle != rhs.idle {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHPresence: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Presence"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{1}status\0\u{3}custom_text\0\u{3}last_seen\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.status) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.customText) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeen) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 1)
+    }
+    if self.status != .presenceOffline {
+      try visitor.visitSingularEnumField(value: self.status, fieldNumber: 2)
+    }
+    if !self.customText.isEmpty {
+      try visitor.visitSingularStringField(value: self.customText, fieldNumber: 3)
+    }
+    if self.lastSeen != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSeen, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHPresence, rhs: GHPresence) -> Bool {
+    if lhs.userID != rhs.userID {return false}
+    if lhs.status != rhs.status {return false}
+    if lhs.customText != rhs.customText {return false}
+    if lhs.lastSeen != rhs.lastSeen {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHPresenceEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PresenceEvent"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}presences\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.presences) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.presences.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.presences, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHPresenceEvent, rhs: GHPresenceEvent) -> Bool {
+    if lhs.presences != rhs.presences {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -12366,7 +12766,7 @@ nonisolated extension GHMessagePage: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Event"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}unread\0\u{1}offline\0\u{1}left\0\u{3}more_packages\0\u{1}cursor\0\u{2}\u{4}message\0\u{1}notification\0\u{1}closed\0\u{3}unread_changed\0\u{3}unread_status\0\u{1}typing\0\u{3}sync_completed\0\u{1}resumed\0\u{3}received_status\0\u{3}receipt_request\0\u{3}receipt_response\0\u{3}direct_receipt\0\u{3}message_update\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}unread\0\u{1}offline\0\u{1}left\0\u{3}more_packages\0\u{1}cursor\0\u{2}\u{4}message\0\u{1}notification\0\u{1}closed\0\u{3}unread_changed\0\u{3}unread_status\0\u{1}typing\0\u{3}sync_completed\0\u{1}resumed\0\u{3}received_status\0\u{3}receipt_request\0\u{3}receipt_response\0\u{3}direct_receipt\0\u{3}message_update\0\u{1}presence\0")
 
   fileprivate class _StorageClass {
     var _seq: UInt64 = 0
@@ -12586,6 +12986,19 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
             _storage._body = .messageUpdate(v)
           }
         }()
+        case 23: try {
+          var v: GHPresenceEvent?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .presence(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .presence(v)
+          }
+        }()
         default: break
         }
       }
@@ -12668,6 +13081,10 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       case .messageUpdate?: try {
         guard case .messageUpdate(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+      }()
+      case .presence?: try {
+        guard case .presence(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
       }()
       case nil: break
       }

@@ -235,6 +235,14 @@ public nonisolated struct GHLogWrite: Sendable {
     set {write = .fileSwept(newValue)}
   }
 
+  public var presence: GHLogPresence {
+    get {
+      if case .presence(let v)? = write {return v}
+      return GHLogPresence()
+    }
+    set {write = .presence(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Write: Equatable, Sendable {
@@ -261,6 +269,7 @@ public nonisolated struct GHLogWrite: Sendable {
     case reaction(GHLogReaction)
     case fileCreated(GHLogFileCreated)
     case fileSwept(GHLogFileSwept)
+    case presence(GHLogPresence)
 
   }
 
@@ -1248,6 +1257,26 @@ public nonisolated struct GHLogFileSwept: Sendable {
   public init() {}
 }
 
+/// A user's presence choice and last-seen time.
+public nonisolated struct GHLogPresence: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var user: String = String()
+
+  /// guildhall.v1.PresenceStatus's number: ONLINE, IDLE, DO_NOT_DISTURB or INVISIBLE.
+  public var status: UInt32 = 0
+
+  public var text: String = String()
+
+  public var lastSeen: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "guildhall.log.v1"
@@ -1294,7 +1323,7 @@ nonisolated extension GHLogEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Write"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1570,6 +1599,19 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.write = .fileSwept(v)
         }
       }()
+      case 22: try {
+        var v: GHLogPresence?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .presence(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .presence(v)
+        }
+      }()
       default: break
       }
     }
@@ -1664,6 +1706,10 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .fileSwept?: try {
       guard case .fileSwept(let v)? = self.write else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+    }()
+    case .presence?: try {
+      guard case .presence(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
     }()
     case nil: break
     }
@@ -3763,6 +3809,51 @@ nonisolated extension GHLogFileSwept: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.id != rhs.id {return false}
     if lhs.serverID != rhs.serverID {return false}
     if lhs.channelID != rhs.channelID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogPresence: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Presence"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}user\0\u{1}status\0\u{1}text\0\u{3}last_seen\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.status) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.text) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeen) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 1)
+    }
+    if self.status != 0 {
+      try visitor.visitSingularUInt32Field(value: self.status, fieldNumber: 2)
+    }
+    if !self.text.isEmpty {
+      try visitor.visitSingularStringField(value: self.text, fieldNumber: 3)
+    }
+    if self.lastSeen != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSeen, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogPresence, rhs: GHLogPresence) -> Bool {
+    if lhs.user != rhs.user {return false}
+    if lhs.status != rhs.status {return false}
+    if lhs.text != rhs.text {return false}
+    if lhs.lastSeen != rhs.lastSeen {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -895,6 +895,15 @@ public nonisolated struct GHNodeSessionCommand: Sendable {
     set {command = .end(newValue)}
   }
 
+  /// Presence for the session's gateway to coalesce.
+  public var presence: GHPresenceEvent {
+    get {
+      if case .presence(let v)? = command {return v}
+      return GHPresenceEvent()
+    }
+    set {command = .presence(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Command: Equatable, Sendable {
@@ -910,6 +919,8 @@ public nonisolated struct GHNodeSessionCommand: Sendable {
     case pause(UInt32)
     case resume(UInt32)
     case end(GHNodeEnd)
+    /// Presence for the session's gateway to coalesce.
+    case presence(GHPresenceEvent)
 
   }
 
@@ -1390,6 +1401,24 @@ public nonisolated struct GHNodeHomeMail: Sendable {
     set {mail = .receivedRange(newValue)}
   }
 
+  /// Users' presence as their homes decided it (Presences.swift).
+  public var presence: GHPresenceEvent {
+    get {
+      if case .presence(let v)? = mail {return v}
+      return GHPresenceEvent()
+    }
+    set {mail = .presence(newValue)}
+  }
+
+  /// The current presence of these users, for the session `session` (a new USER_PRESENCE subscription).
+  public var presenceAsked: GHNodePresenceAsked {
+    get {
+      if case .presenceAsked(let v)? = mail {return v}
+      return GHNodePresenceAsked()
+    }
+    set {mail = .presenceAsked(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Mail: Equatable, Sendable {
@@ -1402,8 +1431,26 @@ public nonisolated struct GHNodeHomeMail: Sendable {
     case autoLevels(GHNodeAutoLevels)
     case subscriptionTallies(GHNodeTallies)
     case receivedRange(GHNodeReceivedRange)
+    /// Users' presence as their homes decided it (Presences.swift).
+    case presence(GHPresenceEvent)
+    /// The current presence of these users, for the session `session` (a new USER_PRESENCE subscription).
+    case presenceAsked(GHNodePresenceAsked)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct GHNodePresenceAsked: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var users: [String] = []
+
+  public var session: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -3263,7 +3310,7 @@ nonisolated extension GHNodeSessionOrder: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension GHNodeSessionCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionCommand"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}send\0\u{1}respond\0\u{1}part\0\u{1}typing\0\u{1}admitted\0\u{3}synced_from\0\u{3}note_inbox_item\0\u{3}package_sent\0\u{3}finish_sync\0\u{1}pause\0\u{1}resume\0\u{1}end\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}send\0\u{1}respond\0\u{1}part\0\u{1}typing\0\u{1}admitted\0\u{3}synced_from\0\u{3}note_inbox_item\0\u{3}package_sent\0\u{3}finish_sync\0\u{1}pause\0\u{1}resume\0\u{1}end\0\u{1}presence\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3402,6 +3449,19 @@ nonisolated extension GHNodeSessionCommand: SwiftProtobuf.Message, SwiftProtobuf
           self.command = .end(v)
         }
       }()
+      case 13: try {
+        var v: GHPresenceEvent?
+        var hadOneofValue = false
+        if let current = self.command {
+          hadOneofValue = true
+          if case .presence(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.command = .presence(v)
+        }
+      }()
       default: break
       }
     }
@@ -3460,6 +3520,10 @@ nonisolated extension GHNodeSessionCommand: SwiftProtobuf.Message, SwiftProtobuf
     case .end?: try {
       guard case .end(let v)? = self.command else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .presence?: try {
+      guard case .presence(let v)? = self.command else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
     }()
     case nil: break
     }
@@ -4265,7 +4329,7 @@ nonisolated extension GHNodeReplayed: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HomeMail"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}file\0\u{1}filed\0\u{1}dress\0\u{1}dressed\0\u{3}auto_channels\0\u{3}auto_touch\0\u{3}auto_levels\0\u{3}subscription_tallies\0\u{3}received_range\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}file\0\u{1}filed\0\u{1}dress\0\u{1}dressed\0\u{3}auto_channels\0\u{3}auto_touch\0\u{3}auto_levels\0\u{3}subscription_tallies\0\u{3}received_range\0\u{1}presence\0\u{3}presence_asked\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4385,6 +4449,32 @@ nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._Mess
           self.mail = .receivedRange(v)
         }
       }()
+      case 10: try {
+        var v: GHPresenceEvent?
+        var hadOneofValue = false
+        if let current = self.mail {
+          hadOneofValue = true
+          if case .presence(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.mail = .presence(v)
+        }
+      }()
+      case 11: try {
+        var v: GHNodePresenceAsked?
+        var hadOneofValue = false
+        if let current = self.mail {
+          hadOneofValue = true
+          if case .presenceAsked(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.mail = .presenceAsked(v)
+        }
+      }()
       default: break
       }
     }
@@ -4432,6 +4522,14 @@ nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._Mess
       guard case .receivedRange(let v)? = self.mail else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
     }()
+    case .presence?: try {
+      guard case .presence(let v)? = self.mail else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
+    case .presenceAsked?: try {
+      guard case .presenceAsked(let v)? = self.mail else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -4439,6 +4537,41 @@ nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
   public static func ==(lhs: GHNodeHomeMail, rhs: GHNodeHomeMail) -> Bool {
     if lhs.mail != rhs.mail {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHNodePresenceAsked: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PresenceAsked"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}users\0\u{1}session\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.users) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.session) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.users.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.users, fieldNumber: 1)
+    }
+    if self.session != 0 {
+      try visitor.visitSingularUInt64Field(value: self.session, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHNodePresenceAsked, rhs: GHNodePresenceAsked) -> Bool {
+    if lhs.users != rhs.users {return false}
+    if lhs.session != rhs.session {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

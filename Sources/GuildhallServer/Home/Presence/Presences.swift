@@ -1,0 +1,235 @@
+// Presence (docs/features.md "Presence"). Every home plays two parts:
+//
+// - As the home of its users it decides what others see of them
+//   (`PresenceBook`): from their sessions, which it admits, from their
+//   choice (`SetPresence`, stored with the last-seen time), and from idle
+//   sessions (`SetIdle`, which the gateway also sends by its timer). Each
+//   change is told to every home (`HomeMail.presence`), batched per turn.
+// - As everyone's home it keeps who is not offline, as told (`shown`), and
+//   passes each change to the sessions here that hear it: those watching
+//   the user (USER_PRESENCE, held at the watcher's user home), the online
+//   members of the user's small servers here (the small-server exemption),
+//   and the peers of the user's direct conversations held here. A session
+//   hears from several homes at times; its gateway keeps the latest per user
+//   and coalesces (PresenceFrames.swift). The cost of a change is one mail per
+//   home plus the sessions that hear it; nothing scans a server's members.
+//
+// At login a session hears, from each home, who is not offline among what
+// it would hear changes of; a new watch is answered by the watched users'
+// homes with their state as it is now (`HomeMail.presenceAsked`).
+// Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+final class Presences: HomePart {
+    unowned let home: Home
+    /// The users homed here.
+    private(set) var book = PresenceBook()
+    /// Users not offline, as their homes told: what sessions here hear at first.
+    private(set) var shown: [UserID: GHPresence] = [:]
+    /// USER_PRESENCE held here: who watches each user, and whom each session watches.
+    private var watchers: [UserID: Set<SessionKey>] = [:]
+    private var watching: [SessionKey: Set<UserID>] = [:]
+    /// Changes decided here this turn, told to every home at its end.
+    private var changes: [GHPresence] = []
+
+    init(home: Home) { self.home = home }
+
+    func load(_ stored: [(UserID, PresenceChoice, lastSeen: UInt64)]) {
+        for (user, choice, lastSeen) in stored { book.load(user, choice, lastSeen: lastSeen) }
+    }
+
+    private func isHomeOf(_ user: UserID) -> Bool { home.place(user: user) == home.index }
+}
+
+// MARK: Requests (at the user's home)
+
+extension Presences {
+    func setPresence(_ r: GHSetPresence, id: UInt64, from s: HomeSession) {
+        let choice = PresenceChoice(status: PresenceStatus(rawValue: r.status.rawValue) ?? .offline, text: r.customText)
+        if let problem = choice.problem { return s.fail(id, .badRequest(problem)) }
+        let user = s.user
+        // Stored before anyone hears of it; the last-seen time stays as it was.
+        let write = StoreWrite.presence(user, choice, lastSeen: book.lastSeen[user] ?? 0)
+        runner.carryOut(Effects(writes: [write], reply: { [unowned self] in .presence(GHPresence(book.presence(of: user))) },
+                                apply: { [unowned self] _ in
+                                    book.choose(user, choice)
+                                    settle(user)
+                                }), answering: id, to: s)
+    }
+
+    func setIdle(_ r: GHSetIdle, id: UInt64, from s: HomeSession) {
+        if book.setIdle(s.user, session: s.key, r.idle) { settle(s.user) }
+        s.respond(id, .ok(GHOk()))
+    }
+
+    /// USER_PRESENCE subscribe and unsubscribe, held here at the watcher's home.
+    func subscribe(_ r: GHSubscribe, id: UInt64, from s: HomeSession) {
+        guard r.targets.count <= Subscriptions.maxTargetsPerRequest else {
+            return s.fail(id, Failure(.limitReached, "at most \(Subscriptions.maxTargetsPerRequest) targets per request"))
+        }
+        var result = GHSubscribeResult()
+        var asked: [UserID] = []
+        var held = watchedByUser(s.user)
+        for t in r.targets {
+            var entry = GHTargetResult()
+            entry.target = t
+            let user = t.userID
+            if r.operation == .unsubscribe {
+                unwatch(user, by: s.key)
+            } else if let problem = Validation.userIDProblem(user) {
+                entry.status = .targetNotFound
+                entry.message = problem
+            } else if !held.contains(user) && held.count >= settings.limitUserPresence {
+                entry.status = .targetLimitReached
+                entry.message = "at most \(settings.limitUserPresence) USER_PRESENCE subscriptions per user (limit-user-presence)"
+            } else {
+                if watching[s.key, default: []].insert(user).inserted { asked.append(user) }
+                watchers[user, default: []].insert(s.key)
+                held.insert(user)
+            }
+            result.results.append(entry)
+        }
+        s.respond(id, .subscribe(result))
+        ask(asked, for: s.key)
+    }
+
+    /// The users any session of `user` watches from here.
+    private func watchedByUser(_ user: UserID) -> Set<UserID> {
+        var all: Set<UserID> = []
+        for key in registry.sessions(of: user).keys { all.formUnion(watching[key] ?? []) }
+        return all
+    }
+
+    private func unwatch(_ user: UserID, by key: SessionKey) {
+        guard watching[key]?.remove(user) != nil else { return }
+        if watching[key]!.isEmpty { watching[key] = nil }
+        watchers[user]?.remove(key)
+        if watchers[user]?.isEmpty == true { watchers[user] = nil }
+    }
+
+    /// Asks the homes of `users` for their presence now, for session `key`.
+    private func ask(_ users: [UserID], for key: SessionKey) {
+        var byHome: [Int: [UserID]] = [:]
+        for u in users { byHome[home.place(user: u), default: []].append(u) }
+        for (place, users) in byHome {
+            if place == home.index { asked(users, for: key) } else { home.links.post(.mail(home.index, [.presenceAsked(users: users, session: key)]), to: place) }
+        }
+    }
+
+    /// Another home asks for its session `key`: the presence of users homed here, now.
+    func asked(_ users: [UserID], for key: SessionKey) {
+        home.port(for: key)?.presence(users.map { GHPresence(book.presence(of: $0)) })
+    }
+}
+
+// MARK: Sessions
+
+extension Presences {
+    /// A session joined this home's interest index (admitted here, or served
+    /// for its user's guilds or conversations): it hears who is not offline
+    /// among the users it hears from here, and at its user's home its user counts it.
+    func opened(_ s: HomeSession) {
+        var first: [GHPresence] = []
+        if isHomeOf(s.user) {
+            book.opened(s.user, session: s.key)
+            settle(s.user)
+            first.append(GHPresence(book.presence(of: s.user)))
+        }
+        var seen: Set<UserID> = [s.user]
+        for server in directory.serverIDs(of: s.user) where home.isSmall(server) {
+            for other in registry.onlineMembers(of: server).values where seen.insert(other.user).inserted {
+                if let p = shown[other.user] { first.append(p) }
+            }
+        }
+        for c in home.userHome.directs.conversations(of: s.user) {
+            let peer = c.peer(of: s.user)
+            if seen.insert(peer).inserted, let p = shown[peer] { first.append(p) }
+        }
+        if !first.isEmpty { s.port.presence(first) }
+    }
+
+    /// A session left the interest index (it ended).
+    func closed(_ s: HomeSession) {
+        for user in watching.removeValue(forKey: s.key) ?? [] {
+            watchers[user]?.remove(s.key)
+            if watchers[user]?.isEmpty == true { watchers[user] = nil }
+        }
+        guard isHomeOf(s.user) else { return }
+        book.closed(s.user, session: s.key)
+        settle(s.user)
+    }
+
+    /// A user joined a small server here: its online members and the user's sessions hear each other.
+    func memberJoined(_ user: UserID, server: ServerID) {
+        guard home.isSmall(server) else { return }
+        let mine = Array(registry.sessions(of: user).values)
+        let others = registry.onlineMembers(of: server).values.filter { $0.user != user }
+        if let p = shown[user] { for s in others { s.port.presence([p]) } }
+        var first: [GHPresence] = []
+        var seen: Set<UserID> = [user]
+        for s in others where seen.insert(s.user).inserted { if let p = shown[s.user] { first.append(p) } }
+        if !first.isEmpty { for s in mine { s.port.presence(first) } }
+    }
+
+    /// What others see of `user` now, if it changed: told to every home at the end of the turn;
+    /// going offline stores the last-seen time.
+    private func settle(_ user: UserID) {
+        guard let p = book.settle(user, now: now()) else { return }
+        if p.isOffline { commit([.presence(user, book.choice(of: user), lastSeen: p.lastSeen)], from: nil) { _ in } }
+        changes.append(GHPresence(p))
+    }
+}
+
+// MARK: Telling every home
+
+extension Presences {
+    /// The turn ends: this turn's changes go to every home, this one included.
+    func tellChanges() {
+        guard !changes.isEmpty else { return }
+        let list = changes
+        changes.removeAll()
+        for place in home.gateway.routes.everyPlace where place != home.index {
+            home.links.post(.mail(home.index, [.presence(list)]), to: place)
+        }
+        heard(list)
+    }
+
+    /// Users' homes told of changes: each session here that hears a user gets its new state.
+    func heard(_ list: [GHPresence]) {
+        var owed: [SessionKey: [GHPresence]] = [:]
+        func owe(_ s: HomeSession, _ p: GHPresence) { owed[s.key, default: []].append(p) }
+        for p in list {
+            let user = p.userID
+            if p.status == .presenceOffline { shown[user] = nil } else { shown[user] = p }
+            for key in watchers[user] ?? [] { if let s = registry.all[key] { owe(s, p) } }
+            if isHomeOf(user) { for s in registry.sessions(of: user).values { owe(s, p) } }
+            for server in directory.serverIDs(of: user) where home.isSmall(server) {
+                for s in registry.onlineMembers(of: server).values where s.user != user { owe(s, p) }
+            }
+            for c in home.userHome.directs.conversations(of: user) {
+                let peer = c.peer(of: user)
+                home.reception.serve(peer)
+                for s in registry.sessions(of: peer).values { owe(s, p) }
+            }
+        }
+        for (key, presences) in owed {
+            // Each user once per session, the latest (the same user may be reached several ways).
+            var latest: [UserID: GHPresence] = [:]
+            for p in presences { latest[p.userID] = p }
+            registry.all[key]?.port.presence(latest.count == presences.count ? presences : Array(latest.values))
+        }
+    }
+}
+
+extension GHPresence {
+    init(_ p: ShownPresence) {
+        self.init()
+        userID = p.user
+        status = GHPresenceStatus(rawValue: p.status.rawValue) ?? .presenceOffline
+        customText = p.text
+        lastSeen = p.lastSeen
+    }
+}
