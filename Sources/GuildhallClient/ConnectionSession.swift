@@ -190,6 +190,7 @@ final class ConnectionSession {
             let unread: GHUnreadInfo? = e.hasUnread ? e.unread : nil
             client.notify { $0.onMessageUpdated(u, unread: unread) }
         case .presence(let p)?: client.notify { $0.onPresence(p.presences) }
+        case .memberList(let u)?: client.notify { $0.onMemberListUpdate(u) }
         case .syncCompleted?: client.notify { $0.onOfflineMessageSyncCompleted() }
         case .resumed(let r)?: client.notify { $0.onResumed(replayed: Int(r.replayed)) }
         case .closed(let c)?:

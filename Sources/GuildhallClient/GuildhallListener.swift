@@ -41,6 +41,8 @@ public protocol GuildhallListener: AnyObject, Sendable {
     func onTyping(_ typing: GHTypingEvent)
     /// Users' presence: the latest state of each that changed (coalesced), and at login who is not offline.
     func onPresence(_ presences: [GHPresence])
+    /// A change inside the window of a member list this session watches (`members(of:watch:)`).
+    func onMemberListUpdate(_ update: GHMemberListUpdate)
     /// A member asks for a read receipt on a message of a channel this user can read: respond with
     /// `respondReceipts` once the message is shown.
     func onMessageReceiptRequest(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64)
@@ -81,6 +83,7 @@ extension GuildhallListener {
     public func onUnreadStatus(_ status: GHUnreadStatus) {}
     public func onTyping(_ typing: GHTypingEvent) {}
     public func onPresence(_ presences: [GHPresence]) {}
+    public func onMemberListUpdate(_ update: GHMemberListUpdate) {}
     public func onMessageReceiptRequest(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64) {}
     public func onMessageReceiptResponse(conversationType: GHConversationType, targetID: UInt64, messageUID: UInt64, readers: [String: UInt64]) {}
     public func onGroupMessageRead(_ response: GHReceiptResponse) {}

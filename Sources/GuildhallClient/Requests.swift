@@ -112,10 +112,38 @@ extension GuildhallClient {
         return try await member(.setMemberRole(r))
     }
 
+    /// Every member of a server, in list order (page by page; `memberPage` for one page, counts and watching).
     public func members(of server: UInt64) async throws -> [GHMember] {
+        var all: [GHMember] = []
+        var cursor = ""
+        repeat {
+            let page = try await memberPage(of: server, cursor: cursor, limit: 1_000)
+            all += page.members
+            cursor = page.nextCursor
+        } while !cursor.isEmpty
+        return all
+    }
+
+    /// One page of a server's member list, with the member and online counts; `watch` watches its window
+    /// (`GuildhallListener.onMemberListUpdate`, and the presence of the members in it).
+    public func memberPage(of server: UInt64, cursor: String = "", limit: Int = 100, role: UInt64 = 0, onlineOnly: Bool = false,
+                           watch: Bool = false) async throws -> GHMemberList {
         var r = GHListMembers()
         r.serverID = server
-        return try await expect(.listMembers(r)) { if case .members(let l) = $0 { l.members } else { nil } }
+        r.cursor = cursor
+        r.limit = UInt32(clamping: limit)
+        r.roleID = role
+        r.onlineOnly = onlineOnly
+        r.watch = watch
+        return try await expect(.listMembers(r)) { if case .members(let l) = $0 { l } else { nil } }
+    }
+
+    /// Ends this session's watch of a server's member list.
+    public func stopWatchingMembers(of server: UInt64) async throws {
+        var r = GHListMembers()
+        r.serverID = server
+        r.stopWatching = true
+        _ = try await call(.listMembers(r))
     }
 
     // MARK: Channels

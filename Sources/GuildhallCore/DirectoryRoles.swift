@@ -70,7 +70,7 @@ extension Directory {
     // MARK: Hierarchy
 
     /// Where a member stands: the owner above everything, others at their highest role.
-    func rank(_ m: MemberRecord) -> UInt64 {
+    public func rank(_ m: MemberRecord) -> UInt64 {
         if m.isOwner { return .max }
         let roles = servers[m.serverID]?.permissions.roles
         return UInt64(m.roles.compactMap { roles?[$0]?.position }.max() ?? 0)

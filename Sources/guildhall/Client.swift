@@ -17,7 +17,7 @@ struct Client: AsyncParsableCommand {
 
         JSON mode: each input line is an object such as {"cmd":"send","channel":123,"text":"hi"}; \
         each output line is {"cmd":...,"ok":true,"result":...}, {"cmd":...,"ok":false,"error":{"code":...,"message":...}} \
-        or {"event":"message"|"message_update"|"notification"|"unread"|"unread_status"|"typing"|"presence"|"closed"|"status","data":...}.
+        or {"event":"message"|"message_update"|"notification"|"unread"|"unread_status"|"typing"|"presence"|"member_list"|"closed"|"status","data":...}.
         """)
 
     @OptionGroup var settingsOptions: SettingsOptions
@@ -155,6 +155,7 @@ final class EventPrinter: GuildhallListener {
     func onUnreadChanged(_ info: GHUnreadInfo) { output.event("unread", info) }
     func onUnreadStatus(_ status: GHUnreadStatus) { output.event("unread_status", status) }
     func onTyping(_ typing: GHTypingEvent) { output.event("typing", typing) }
+    func onMemberListUpdate(_ update: GHMemberListUpdate) { output.event("member_list", update) }
     func onPresence(_ presences: [GHPresence]) {
         var e = GHPresenceEvent()
         e.presences = presences

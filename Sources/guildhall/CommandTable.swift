@@ -78,8 +78,11 @@ struct CommandTable {
                 let role: GHRole = try a.string("role").lowercased() == "admin" ? .admin : .member
                 return try await c.setRole(role, of: a.string("user"), in: a.id("server"))
             }),
-            ("members", spec(["server"], "list members") { a in
-                var l = GHMemberList(); l.members = try await c.members(of: a.id("server")); return l
+            ("members", spec(["server"], opts: ["cursor", "limit", "role", "online", "watch"],
+                             "a page of the member list, in list order, with counts (online=1, watch=1 to watch its window)") { a in
+                try await c.memberPage(of: a.id("server"), cursor: a.optional("cursor") ?? "", limit: Int(a.optional("limit") ?? "") ?? 100,
+                                       role: UInt64(a.optional("role") ?? "") ?? 0, onlineOnly: a.optional("online") == "1",
+                                       watch: a.optional("watch") == "1")
             }),
             ("create-channel", spec(["server", "name"], opts: ["topic", "custom"], text: true, "create a channel") { a in
                 try await c.createChannel(in: a.id("server"), name: a.string("name"), topic: a.optional("topic") ?? "",

@@ -155,6 +155,7 @@ final class Recorder: GuildhallListener {
         case conversationRead(peer: String, conversation: UInt64)
         case update(GHMessageUpdate, unread: GHUnreadInfo?)
         case presence([GHPresence])
+        case memberList(GHMemberListUpdate)
     }
 
     /// Each message's offline-sync shape: (uid, left, offline, hasPackage).
@@ -204,6 +205,11 @@ final class Recorder: GuildhallListener {
     func onUnreadStatus(_ status: GHUnreadStatus) { events.withLock { $0.append(.unreadStatus(status)) } }
     func onTyping(_ typing: GHTypingEvent) { events.withLock { $0.append(.typing(typing)) } }
     func onPresence(_ presences: [GHPresence]) { events.withLock { $0.append(.presence(presences)) } }
+    func onMemberListUpdate(_ u: GHMemberListUpdate) { events.withLock { $0.append(.memberList(u)) } }
+
+    var memberListUpdates: [GHMemberListUpdate] {
+        events.withLock { $0.compactMap { if case .memberList(let u) = $0 { u } else { nil } } }
+    }
     func onSystemNotification(_ n: GHSystemNotification) { events.withLock { $0.append(.notification(n)) } }
     func onMessageUpdated(_ u: GHMessageUpdate, unread: GHUnreadInfo?) { events.withLock { $0.append(.update(u, unread: unread)) } }
 

@@ -179,7 +179,7 @@ import Testing
         #expect(place(merged) == nil && generated(merged) == nil)
         // Fields of the wrong wire type, or unknown ones, replace nothing (found by the fuzzer):
         // a varint where the frame's request would be, an unknown body number, a mentions field as a varint.
-        let odd = good[0] + [0x08, 0x08] + [0x1a, 0x04, 0xba, 0x01, 0x01, 0x00] + [0x1a, 0x04, 0x52, 0x02, 0x40, 0x08]
+        let odd = good[0] + [0x08, 0x08] + [0x1a, 0x04, 0xe2, 0x03, 0x01, 0x00] + [0x1a, 0x04, 0x52, 0x02, 0x40, 0x08]
         let want = try #require(generated(odd))
         let got = try #require(place(odd))
         #expect(got.server == want.server && got.channel == want.channel && got.seq == want.seq)

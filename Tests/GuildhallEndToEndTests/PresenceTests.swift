@@ -125,14 +125,18 @@ import Testing
     }
 
     @Test func aSessionWithoutRequestsBecomesIdleAndItsNextRequestMakesItActive() async throws {
-        let server = try TestServer { $0.presenceIdleSeconds = 1 }
+        let server = try TestServer { $0.presenceIdleSeconds = 2 }
         defer { server.stop() }
         let (bob, bobEvents) = try await server.client("bob")
         try await bob.watchPresence(["alice"])
         let (alice, _) = try await server.client("alice")
         _ = try await bobEvents.presence(of: "alice") { $0.status == .presenceIdle }
+        let framesWhenIdle = bobEvents.presenceFrames.count
         _ = try await alice.myServers()
-        _ = try await bobEvents.presence(of: "alice") { $0.status == .presenceOnline }
+        // Active again; it goes idle again two seconds later, and frames are a second apart at most, so the online one is heard.
+        _ = try await waitFor("alice active again") {
+            bobEvents.presenceFrames.dropFirst(framesWhenIdle).joined().first { $0.userID == "alice" && $0.status == .presenceOnline }
+        }
     }
 
     @Test func badPresenceRequestsAreRefusedAndChangeNothing() async throws {

@@ -38,6 +38,8 @@ final class Home {
     private(set) var typing: ChannelTyping!
     /// Presence: of the users homed here, and as heard for the sessions here (Presences.swift).
     private(set) var presences: Presences!
+    /// Member list pages and the windows sessions watch (MemberLists.swift).
+    private(set) var memberLists: MemberLists!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
@@ -81,6 +83,7 @@ final class Home {
         self.ids = UIDGenerator(node: UInt64(settings.nodeID), lane: index, lanes: settings.loops)
         typing = ChannelTyping(home: self, settings: settings)
         presences = Presences(home: self)
+        memberLists = MemberLists(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)

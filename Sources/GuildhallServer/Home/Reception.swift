@@ -311,6 +311,7 @@ final class Reception: HomePart, GatewayHome {
         registry.remove(s, servers: directory.serverIDs(of: s.user))
         home.book.close(s.key)
         home.presences.closed(s)
+        home.memberLists.closed(s.key)
         home.userHome.saveCursor(of: s)
         let subscriptions = home.subscriptions!
         subscriptions.autoStarting.removeValue(forKey: s.key)

@@ -121,7 +121,7 @@ extension GHRequest.OneOf_Body {
             RequestRule(.guild(r.serverID), .change, needs: .kick, at: .server(r.serverID)) { $0.directoryRequests.kickMember(r, id: $1, from: $2) }
         case .setMemberRole(let r):
             RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.setMemberRole(r, id: $1, from: $2) }
-        case .listMembers(let r): RequestRule(.guild(r.serverID), .query) { $0.directoryRequests.listMembers(r, id: $1, from: $2) }
+        case .listMembers(let r): RequestRule(.guild(r.serverID), .query) { $0.memberLists.list(r, id: $1, from: $2) }
         case .createChannel(let r):
             RequestRule(.guild(r.serverID), .change, needs: .manageChannels, at: .server(r.serverID)) { $0.directoryRequests.createChannel(r, id: $1, from: $2) }
         case .updateChannel(let r):

@@ -1348,8 +1348,12 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .setMemberRole(newValue)}
   }
 
-  /// List a server's members (members only). Answer: `MemberList`.
-  /// Errors: 404 not a member.
+  /// A page of a server's members (members only), in list order: highest
+  /// role first (the owner above all), then by name (docs/features.md
+  /// "Member lists"); with the member and online counts. With `watch` the
+  /// session is told of changes inside the page's window (`Event.member_list`).
+  /// Answer: `MemberList`. Errors: 400 a malformed cursor; 404 not a member;
+  /// 414 a page over 1000.
   public var listMembers: GHListMembers {
     get {
       if case .listMembers(let v)? = body {return v}
@@ -1962,8 +1966,12 @@ public nonisolated struct GHRequest: Sendable {
     /// the role; the owner role is not assignable). Answer: `Member`.
     /// Errors: 400 OWNER asked; 403 without MANAGE_ROLES or not above the admin role; 404 as for `kick_member`.
     case setMemberRole(GHSetMemberRole)
-    /// List a server's members (members only). Answer: `MemberList`.
-    /// Errors: 404 not a member.
+    /// A page of a server's members (members only), in list order: highest
+    /// role first (the owner above all), then by name (docs/features.md
+    /// "Member lists"); with the member and online counts. With `watch` the
+    /// session is told of changes inside the page's window (`Event.member_list`).
+    /// Answer: `MemberList`. Errors: 400 a malformed cursor; 404 not a member;
+    /// 414 a page over 1000.
     case listMembers(GHListMembers)
     /// Create a channel in a server (MANAGE_CHANNELS; a guest visibility other than FOLLOW_SERVER also MANAGE_GUESTS). Answer: `ChannelInfo`.
     /// Errors: 400, 413 as for `create_server`; 403 without the permissions; 404 not a member.
@@ -3240,7 +3248,7 @@ public nonisolated struct GHSetMemberRole: Sendable {
   public init() {}
 }
 
-/// List members.
+/// A page of a server's members.
 public nonisolated struct GHListMembers: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -3248,6 +3256,28 @@ public nonisolated struct GHListMembers: Sendable {
 
   /// The server.
   public var serverID: UInt64 = 0
+
+  /// Where the page starts: the `next_cursor` of the page before; "" for the first.
+  public var cursor: String = String()
+
+  /// 1 to 1000; 0 means 100.
+  public var limit: UInt32 = 0
+
+  /// Only members holding this role (0: any).
+  public var roleID: UInt64 = 0
+
+  /// Only members who are not offline.
+  public var onlineOnly: Bool = false
+
+  /// Watch this page's window: from the cursor to the page's last member (to
+  /// the end of the list when the page reached it). Joins, leaves, role
+  /// changes and presence changes inside it come as `Event.member_list`, and
+  /// the presence of the members in it as `Event.presence`. One window per
+  /// server per session: a new watch replaces it; `stop_watching` ends it.
+  public var watch: Bool = false
+
+  /// End this session's watch of the server's list (nothing else is asked).
+  public var stopWatching: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4843,23 +4873,119 @@ public nonisolated struct GHMember: Sendable {
   /// The roles held besides everyone, ascending.
   public var roleIds: [UInt64] = []
 
+  /// In member lists: the member's presence.
+  public var presence: GHPresence {
+    get {_presence ?? GHPresence()}
+    set {_presence = newValue}
+  }
+  /// Returns true if `presence` has been explicitly set.
+  public var hasPresence: Bool {self._presence != nil}
+  /// Clears the value of `presence`. Subsequent reads from it will return its default value.
+  public mutating func clearPresence() {self._presence = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _presence: GHPresence? = nil
 }
 
-/// Several members.
+/// A page of members.
 public nonisolated struct GHMemberList: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The members, in ascending user id order.
+  /// In list order: highest role first, then by name.
   public var members: [GHMember] = []
+
+  /// The next page's cursor; "" when this page reached the end.
+  public var nextCursor: String = String()
+
+  /// The server's members.
+  public var memberCount: UInt32 = 0
+
+  /// Its members who are not offline.
+  public var onlineCount: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+}
+
+/// (Sessions watching a window of a server's member list) a member inside
+/// the window joined, left or changed (roles, or presence for a list of
+/// online members only).
+public nonisolated struct GHMemberListUpdate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var kind: GHMemberListUpdate.Kind = .memberUpdated
+
+  /// The member as now (for MEMBER_LEFT, as it was).
+  public var member: GHMember {
+    get {_member ?? GHMember()}
+    set {_member = newValue}
+  }
+  /// Returns true if `member` has been explicitly set.
+  public var hasMember: Bool {self._member != nil}
+  /// Clears the value of `member`. Subsequent reads from it will return its default value.
+  public mutating func clearMember() {self._member = nil}
+
+  /// Whether the member now belongs in the window (false: take it out).
+  public var inWindow: Bool = false
+
+  /// The counts after the change.
+  public var memberCount: UInt32 = 0
+
+  public var onlineCount: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum Kind: SwiftProtobuf.Enum, Swift.CaseIterable {
+    public typealias RawValue = Int
+    case memberUpdated // = 0
+    case memberJoined // = 1
+    case memberLeft // = 2
+    case UNRECOGNIZED(Int)
+
+    public init() {
+      self = .memberUpdated
+    }
+
+    public init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .memberUpdated
+      case 1: self = .memberJoined
+      case 2: self = .memberLeft
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    public var rawValue: Int {
+      switch self {
+      case .memberUpdated: return 0
+      case .memberJoined: return 1
+      case .memberLeft: return 2
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    public static let allCases: [GHMemberListUpdate.Kind] = [
+      .memberUpdated,
+      .memberJoined,
+      .memberLeft,
+    ]
+
+  }
+
+  public init() {}
+
+  fileprivate var _member: GHMember? = nil
 }
 
 /// A channel of a server.
@@ -5471,6 +5597,15 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     set {_uniqueStorage()._body = .presence(newValue)}
   }
 
+  /// A change inside the window of a member list the session watches.
+  public var memberList: GHMemberListUpdate {
+    get {
+      if case .memberList(let v)? = _storage._body {return v}
+      return GHMemberListUpdate()
+    }
+    set {_uniqueStorage()._body = .memberList(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -5503,6 +5638,8 @@ public nonisolated struct GHEvent: @unchecked Sendable {
     case messageUpdate(GHMessageUpdate)
     /// Users' presence changed (coalesced; see `PresenceEvent`).
     case presence(GHPresenceEvent)
+    /// A change inside the window of a member list the session watches.
+    case memberList(GHMemberListUpdate)
 
   }
 
@@ -9176,7 +9313,7 @@ nonisolated extension GHSetMemberRole: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension GHListMembers: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ListMembers"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}cursor\0\u{1}limit\0\u{3}role_id\0\u{3}online_only\0\u{1}watch\0\u{3}stop_watching\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9185,6 +9322,12 @@ nonisolated extension GHListMembers: SwiftProtobuf.Message, SwiftProtobuf._Messa
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.cursor) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.roleID) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.onlineOnly) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.watch) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.stopWatching) }()
       default: break
       }
     }
@@ -9194,11 +9337,35 @@ nonisolated extension GHListMembers: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.serverID != 0 {
       try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
     }
+    if !self.cursor.isEmpty {
+      try visitor.visitSingularStringField(value: self.cursor, fieldNumber: 2)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 3)
+    }
+    if self.roleID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.roleID, fieldNumber: 4)
+    }
+    if self.onlineOnly != false {
+      try visitor.visitSingularBoolField(value: self.onlineOnly, fieldNumber: 5)
+    }
+    if self.watch != false {
+      try visitor.visitSingularBoolField(value: self.watch, fieldNumber: 6)
+    }
+    if self.stopWatching != false {
+      try visitor.visitSingularBoolField(value: self.stopWatching, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHListMembers, rhs: GHListMembers) -> Bool {
     if lhs.serverID != rhs.serverID {return false}
+    if lhs.cursor != rhs.cursor {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.roleID != rhs.roleID {return false}
+    if lhs.onlineOnly != rhs.onlineOnly {return false}
+    if lhs.watch != rhs.watch {return false}
+    if lhs.stopWatching != rhs.stopWatching {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -11991,7 +12158,7 @@ nonisolated extension GHServerList: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Member"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}role\0\u{3}joined_at\0\u{3}role_ids\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}role\0\u{3}joined_at\0\u{3}role_ids\0\u{1}presence\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -12004,12 +12171,17 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       case 3: try { try decoder.decodeSingularEnumField(value: &self.role) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.joinedAt) }()
       case 5: try { try decoder.decodeRepeatedUInt64Field(value: &self.roleIds) }()
+      case 6: try { try decoder.decodeSingularMessageField(value: &self._presence) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.serverID != 0 {
       try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
     }
@@ -12025,6 +12197,9 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if !self.roleIds.isEmpty {
       try visitor.visitPackedUInt64Field(value: self.roleIds, fieldNumber: 5)
     }
+    try { if let v = self._presence {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -12034,6 +12209,7 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if lhs.role != rhs.role {return false}
     if lhs.joinedAt != rhs.joinedAt {return false}
     if lhs.roleIds != rhs.roleIds {return false}
+    if lhs._presence != rhs._presence {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -12041,7 +12217,7 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
 
 nonisolated extension GHMemberList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".MemberList"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}members\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}members\0\u{3}next_cursor\0\u{3}member_count\0\u{3}online_count\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -12050,6 +12226,9 @@ nonisolated extension GHMemberList: SwiftProtobuf.Message, SwiftProtobuf._Messag
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.members) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.nextCursor) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.memberCount) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.onlineCount) }()
       default: break
       }
     }
@@ -12059,14 +12238,89 @@ nonisolated extension GHMemberList: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if !self.members.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.members, fieldNumber: 1)
     }
+    if !self.nextCursor.isEmpty {
+      try visitor.visitSingularStringField(value: self.nextCursor, fieldNumber: 2)
+    }
+    if self.memberCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.memberCount, fieldNumber: 3)
+    }
+    if self.onlineCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.onlineCount, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHMemberList, rhs: GHMemberList) -> Bool {
     if lhs.members != rhs.members {return false}
+    if lhs.nextCursor != rhs.nextCursor {return false}
+    if lhs.memberCount != rhs.memberCount {return false}
+    if lhs.onlineCount != rhs.onlineCount {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
+}
+
+nonisolated extension GHMemberListUpdate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MemberListUpdate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}kind\0\u{1}member\0\u{3}in_window\0\u{3}member_count\0\u{3}online_count\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._member) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.inWindow) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.memberCount) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.onlineCount) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.kind != .memberUpdated {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 2)
+    }
+    try { if let v = self._member {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    if self.inWindow != false {
+      try visitor.visitSingularBoolField(value: self.inWindow, fieldNumber: 4)
+    }
+    if self.memberCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.memberCount, fieldNumber: 5)
+    }
+    if self.onlineCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.onlineCount, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHMemberListUpdate, rhs: GHMemberListUpdate) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.kind != rhs.kind {return false}
+    if lhs._member != rhs._member {return false}
+    if lhs.inWindow != rhs.inWindow {return false}
+    if lhs.memberCount != rhs.memberCount {return false}
+    if lhs.onlineCount != rhs.onlineCount {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHMemberListUpdate.Kind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MEMBER_UPDATED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0")
 }
 
 nonisolated extension GHChannelInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -12766,7 +13020,7 @@ nonisolated extension GHMessagePage: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Event"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}unread\0\u{1}offline\0\u{1}left\0\u{3}more_packages\0\u{1}cursor\0\u{2}\u{4}message\0\u{1}notification\0\u{1}closed\0\u{3}unread_changed\0\u{3}unread_status\0\u{1}typing\0\u{3}sync_completed\0\u{1}resumed\0\u{3}received_status\0\u{3}receipt_request\0\u{3}receipt_response\0\u{3}direct_receipt\0\u{3}message_update\0\u{1}presence\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}seq\0\u{1}unread\0\u{1}offline\0\u{1}left\0\u{3}more_packages\0\u{1}cursor\0\u{2}\u{4}message\0\u{1}notification\0\u{1}closed\0\u{3}unread_changed\0\u{3}unread_status\0\u{1}typing\0\u{3}sync_completed\0\u{1}resumed\0\u{3}received_status\0\u{3}receipt_request\0\u{3}receipt_response\0\u{3}direct_receipt\0\u{3}message_update\0\u{1}presence\0\u{3}member_list\0")
 
   fileprivate class _StorageClass {
     var _seq: UInt64 = 0
@@ -12999,6 +13253,19 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
             _storage._body = .presence(v)
           }
         }()
+        case 24: try {
+          var v: GHMemberListUpdate?
+          var hadOneofValue = false
+          if let current = _storage._body {
+            hadOneofValue = true
+            if case .memberList(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._body = .memberList(v)
+          }
+        }()
         default: break
         }
       }
@@ -13085,6 +13352,10 @@ nonisolated extension GHEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       case .presence?: try {
         guard case .presence(let v)? = _storage._body else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+      }()
+      case .memberList?: try {
+        guard case .memberList(let v)? = _storage._body else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
       }()
       case nil: break
       }

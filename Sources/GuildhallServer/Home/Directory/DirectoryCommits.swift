@@ -85,6 +85,7 @@ extension DirectoryRequests {
         let changes = decision.changes
         return Effects(writes: changes.map(StoreWrite.directory) + writes, reply: reply, apply: { [home] _ in
             home.directory.apply(changes)
+            home.memberLists.applied(changes)
             applied?()
         }, then: then)
     }

@@ -180,14 +180,6 @@ extension DirectoryRequests {
         })
     }
 
-    func listMembers(_ r: GHListMembers, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            var list = GHMemberList()
-            list.members = try home.directory.members(of: r.serverID, askedBy: s.user).map(GHMember.init)
-            s.respond(id, .members(list))
-        }
-    }
-
     // MARK: Channels
 
     func createChannel(_ r: GHCreateChannel, id: UInt64, from s: HomeSession) {

@@ -130,13 +130,12 @@ extension Presences {
 extension Presences {
     /// A session joined this home's interest index (admitted here, or served
     /// for its user's guilds or conversations): it hears who is not offline
-    /// among the users it hears from here, and at its user's home its user counts it.
+    /// among the users it hears from here (never its own user), and at its user's home its user counts it.
     func opened(_ s: HomeSession) {
         var first: [GHPresence] = []
         if isHomeOf(s.user) {
             book.opened(s.user, session: s.key)
             settle(s.user)
-            first.append(GHPresence(book.presence(of: s.user)))
         }
         var seen: Set<UserID> = [s.user]
         for server in directory.serverIDs(of: s.user) where home.isSmall(server) {
@@ -204,8 +203,8 @@ extension Presences {
         for p in list {
             let user = p.userID
             if p.status == .presenceOffline { shown[user] = nil } else { shown[user] = p }
+            // A user's own sessions hear it only by watching themselves (the answer to SetPresence tells the one that chose).
             for key in watchers[user] ?? [] { if let s = registry.all[key] { owe(s, p) } }
-            if isHomeOf(user) { for s in registry.sessions(of: user).values { owe(s, p) } }
             for server in directory.serverIDs(of: user) where home.isSmall(server) {
                 for s in registry.onlineMembers(of: server).values where s.user != user { owe(s, p) }
             }
@@ -214,6 +213,7 @@ extension Presences {
                 home.reception.serve(peer)
                 for s in registry.sessions(of: peer).values { owe(s, p) }
             }
+            home.memberLists.presenceChanged(p, owe: owe)
         }
         for (key, presences) in owed {
             // Each user once per session, the latest (the same user may be reached several ways).

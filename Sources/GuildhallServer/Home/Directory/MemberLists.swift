@@ -1,0 +1,180 @@
+// Member lists (docs/features.md "Member lists"), at the guild's home: pages
+// of a server's members in list order (MemberOrder), filtered by role or to
+// those online, with the member and online counts, and the windows sessions
+// watch, as Discord's lazy member list does: a session that watched a page
+// is told of joins, leaves and role changes inside it (`MemberListUpdate`)
+// and hears the presence of the members in it.
+//
+// A server's order is built when it is first listed and kept in step with
+// each committed directory change after that (`applied`); a change to the
+// roles' positions or the owner rebuilds it. Online means "not offline as
+// the user's home told every home" (Presences.shown).
+// Loop thread only.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallWire
+
+final class MemberLists: HomePart {
+    unowned let home: Home
+    private var orders: [ServerID: MemberOrder] = [:]
+    /// The windows watched, by server and session, and the servers each session watches.
+    private var windows: [ServerID: [SessionKey: MemberWindow]] = [:]
+    private var watchedBy: [SessionKey: Set<ServerID>] = [:]
+
+    static let defaultPage = 100
+    static let maxPage = 1_000
+
+    init(home: Home) { self.home = home }
+
+    private func key(_ m: MemberRecord) -> MemberListKey { MemberListKey(rank: directory.rank(m), name: m.userID, user: m.userID) }
+
+    private func order(of server: ServerID) -> MemberOrder {
+        if let o = orders[server] { return o }
+        let o = MemberOrder((directory.memberIDs(of: server) ?? [:].keys).compactMap { directory.member($0, of: server).map(key) })
+        orders[server] = o
+        return o
+    }
+
+    private func presence(of user: UserID) -> GHPresence {
+        home.presences.shown[user] ?? GHPresence.with { $0.userID = user; $0.status = .presenceOffline }
+    }
+
+    /// The server's members who are not offline: the smaller of the users
+    /// not offline anywhere and the server's members is walked, never both.
+    private func online(in server: ServerID) -> Set<UserID> {
+        let shown = home.presences.shown
+        guard let members = directory.memberIDs(of: server) else { return [] }
+        if shown.count < members.count { return Set(shown.keys.filter { directory.member($0, of: server) != nil }) }
+        return Set(members.filter { shown[$0] != nil })
+    }
+
+    private func entry(_ user: UserID, in server: ServerID) -> GHMember? {
+        guard let m = directory.member(user, of: server) else { return nil }
+        var e = GHMember(m)
+        e.presence = presence(of: user)
+        return e
+    }
+}
+
+// MARK: Requests
+
+extension MemberLists {
+    func list(_ r: GHListMembers, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            _ = try directory.visibleServer(r.serverID, to: s.user)
+            if r.stopWatching {
+                unwatch(r.serverID, by: s.key)
+                return s.respond(id, .ok(GHOk()))
+            }
+            let limit = r.limit == 0 ? Self.defaultPage : Int(r.limit)
+            guard limit <= Self.maxPage else { throw Failure(.limitReached, "a page holds at most \(Self.maxPage) members") }
+            var cursor: MemberListKey?
+            if !r.cursor.isEmpty {
+                guard let c = MemberListKey(cursor: r.cursor) else { throw Failure.badRequest("cursor is not one a member list gave") }
+                cursor = c
+            }
+            let online = online(in: r.serverID)
+            let server = r.serverID, role = r.roleID
+            func holdsRole(_ k: MemberListKey) -> Bool { role == 0 || directory.member(k.user, of: server)?.roles.contains(role) == true }
+            let (keys, next): ([MemberListKey], MemberListKey?) = if r.onlineOnly {
+                // Only the online ones: sorted on their own, never a walk past the offline.
+                MemberOrder(online.compactMap { order(of: server).key(of: $0) }).page(after: cursor, limit: limit, where: holdsRole)
+            } else {
+                order(of: server).page(after: cursor, limit: limit, where: holdsRole)
+            }
+            var list = GHMemberList()
+            list.members = keys.compactMap { entry($0.user, in: server) }
+            list.nextCursor = next?.cursor ?? ""
+            list.memberCount = UInt32(clamping: directory.memberCount(server))
+            list.onlineCount = UInt32(clamping: online.count)
+            if r.watch {
+                windows[server, default: [:]][s.key] = MemberWindow(from: cursor, through: next.flatMap { _ in keys.last }, role: role, onlineOnly: r.onlineOnly)
+                watchedBy[s.key, default: []].insert(server)
+            }
+            s.respond(id, .members(list))
+        }
+    }
+
+    private func unwatch(_ server: ServerID, by key: SessionKey) {
+        windows[server]?[key] = nil
+        if windows[server]?.isEmpty == true { windows[server] = nil }
+        watchedBy[key]?.remove(server)
+        if watchedBy[key]?.isEmpty == true { watchedBy[key] = nil }
+    }
+
+    /// A session ended: its windows go.
+    func closed(_ key: SessionKey) {
+        for server in watchedBy[key] ?? [] { unwatch(server, by: key) }
+    }
+}
+
+// MARK: Keeping in step
+
+extension MemberLists {
+    /// Directory changes just committed and applied: orders follow, and the windows they touch are told.
+    func applied(_ changes: [DirectoryChange]) {
+        var rebuild: Set<ServerID> = []
+        for c in changes {
+            switch c {
+            case .memberSaved(let m):
+                guard orders[m.serverID] != nil, !rebuild.contains(m.serverID) else { continue }
+                let now = key(m)
+                let before = orders[m.serverID]!.set(now)
+                if before != now { tell(m.serverID, user: m.userID, before: before, now: now, kind: before == nil ? .memberJoined : .memberUpdated) }
+            case .memberRemoved(let server, let user):
+                for s in registry.sessions(of: user).values { unwatch(server, by: s.key) }
+                guard orders[server] != nil, !rebuild.contains(server), let before = orders[server]!.remove(user) else { continue }
+                tell(server, user: user, before: before, now: nil, kind: .memberLeft)
+            case .roleSaved(let r): rebuild.insert(r.serverID)
+            case .roleDeleted(let server, _): rebuild.insert(server)
+            case .serverSaved(let r): rebuild.insert(r.id)
+            case .serverDeleted(let id):
+                orders[id] = nil
+                for key in windows.removeValue(forKey: id)?.keys ?? [:].keys { watchedBy[key]?.remove(id) }
+            default: continue
+            }
+        }
+        for server in rebuild where orders.removeValue(forKey: server) != nil && windows[server] != nil { _ = order(of: server) }
+    }
+
+    /// Windows of `server` (those `only` picks) a member moved in, out of or within hear of it.
+    private func tell(_ server: ServerID, user: UserID, before: MemberListKey?, now: MemberListKey?, kind: GHMemberListUpdate.Kind,
+                      only: (MemberWindow) -> Bool = { _ in true }) {
+        guard let watching = windows[server], !watching.isEmpty else { return }
+        var update = GHMemberListUpdate()
+        update.serverID = server
+        update.kind = kind
+        update.member = entry(user, in: server) ?? GHMember.with { $0.serverID = server; $0.userID = user }
+        update.memberCount = UInt32(clamping: directory.memberCount(server))
+        let shown = home.presences.shown[user] != nil
+        var payload: SharedBytes?
+        for (key, w) in watching where only(w) {
+            let was = before.map(w.covers) ?? false
+            var inside = now.map(w.covers) ?? false
+            if inside && w.role != 0 { inside = update.member.roleIds.contains(w.role) }
+            if inside && w.onlineOnly { inside = shown }
+            guard was || inside, let s = registry.all[key] else { continue }
+            if update.inWindow != inside || payload == nil {
+                update.inWindow = inside
+                update.onlineCount = UInt32(clamping: online(in: server).count)
+                payload = GHEvent.OneOf_Body.memberList(update).sharedPayload
+            }
+            s.push(event: payload!)
+        }
+    }
+
+    /// A user's presence changed (Presences.heard): the windows of the user's servers here that hold them hear it,
+    /// and a list of online members only is told the member came or went.
+    func presenceChanged(_ p: GHPresence, owe: (HomeSession, GHPresence) -> Void) {
+        for server in directory.serverIDs(of: p.userID) {
+            guard let watching = windows[server], let k = orders[server]?.key(of: p.userID) else { continue }
+            for (key, w) in watching where w.covers(k) {
+                guard let s = registry.all[key] else { continue }
+                owe(s, p)
+            }
+            // `shown` already holds the change: a list of online members only sees the member come or go.
+            if watching.values.contains(where: \.onlineOnly) { tell(server, user: p.userID, before: k, now: k, kind: .memberUpdated, only: \.onlineOnly) }
+        }
+    }
+}
