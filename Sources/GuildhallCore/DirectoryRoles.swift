@@ -76,6 +76,19 @@ extension Directory {
         return UInt64(m.roles.compactMap { roles?[$0]?.position }.max() ?? 0)
     }
 
+    /// Every member's place in the server's list (MemberOrder), reading the roles once.
+    public func memberListKeys(of server: ServerID) -> [MemberListKey] {
+        guard let state = servers[server] else { return [] }
+        let roles = state.permissions.roles
+        var keys: [MemberListKey] = []
+        keys.reserveCapacity(state.members.count)
+        for m in state.members.values {
+            let rank = m.isOwner ? UInt64.max : UInt64(m.roles.compactMap { roles[$0]?.position }.max() ?? 0)
+            keys.append(MemberListKey(rank: rank, name: m.userID, user: m.userID))
+        }
+        return keys
+    }
+
     // MARK: Roles
 
     public func roles(of server: ServerID, askedBy user: UserID) throws(Failure) -> [RoleRecord] {

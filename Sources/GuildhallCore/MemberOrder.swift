@@ -51,6 +51,7 @@ public struct MemberOrder: Sendable {
 
     public init(_ members: [MemberListKey]) {
         keys = members.sorted()
+        keyOf.reserveCapacity(keys.count)
         for k in keys { keyOf[k.user] = k }
     }
 

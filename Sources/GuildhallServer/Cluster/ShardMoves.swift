@@ -55,6 +55,7 @@ extension Home {
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { groupReceipts.receipts.load(a, in: channel) }
         for c in snapshot.conversations { userHome.directs.add(c) }
         presences.load(snapshot.presences)
+        memberLists.prepare(snapshot.servers.map(\.id))
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
         // At start the node gave every gateway the placements; later, the gateways hear of the channels taken on.
         guard gateway != nil else { return }

@@ -112,6 +112,7 @@ final class Home {
         let flushEvery = UInt64(settings.positionFlushMs)
         positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in
             self.reading.flushPositions()
+            self.presences.tellHeld(now: self.loop.nowMillis)
             self.reception.expireEndings(now: self.loop.nowMillis)
         }
     }

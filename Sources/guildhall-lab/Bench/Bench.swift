@@ -8,7 +8,7 @@ import Foundation
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a benchmark and print its figures.",
-        subcommands: [FanoutBench.self, ConnectionsBench.self, StoreBench.self, MembersBench.self, SyncBench.self, ReceiptsBench.self, DedupBench.self, PermissionsBench.self, SearchBench.self, FilesBench.self, MatrixBench.self, SinkServer.self, ClusterBench.self])
+        subcommands: [FanoutBench.self, ConnectionsBench.self, StoreBench.self, MembersBench.self, MemberListBench.self, PresenceBench.self, SyncBench.self, ReceiptsBench.self, DedupBench.self, PermissionsBench.self, SearchBench.self, FilesBench.self, MatrixBench.self, SinkServer.self, ClusterBench.self])
 }
 
 /// Options shared by the load-generating benchmarks.

@@ -34,6 +34,10 @@ final class Presences: HomePart {
     private var watching: [SessionKey: Set<UserID>] = [:]
     /// Changes decided here this turn, told to every home at its end.
     private var changes: [GHPresence] = []
+    /// When each user's last change was told (loop time), and the users
+    /// whose next change waits for `presence-frame-interval-ms` to pass.
+    private var toldAt: [UserID: UInt64] = [:]
+    private var held: Set<UserID> = []
 
     init(home: Home) { self.home = home }
 
@@ -173,10 +177,34 @@ extension Presences {
         if !first.isEmpty { for s in mine { s.port.presence(first) } }
     }
 
-    /// What others see of `user` now, if it changed: told to every home at the end of the turn;
-    /// going offline stores the last-seen time.
+    /// What others see of `user` now, if it changed: told to every home at
+    /// the end of the turn, at most once per `presence-frame-interval-ms` per
+    /// user (a user flipping faster costs the homes and the sessions that hear
+    /// them one change per interval, the latest). Going offline is told at
+    /// once (a user who leaves or hides is never shown a moment longer) and
+    /// stores the last-seen time.
     private func settle(_ user: UserID) {
-        guard let p = book.settle(user, now: now()) else { return }
+        let now = home.loop.nowMillis
+        if let at = toldAt[user], now < at + UInt64(settings.presenceFrameIntervalMs), !book.presence(of: user).isOffline {
+            held.insert(user)
+            return
+        }
+        tell(user, now: now)
+    }
+
+    /// Each tick of the home's timer: held changes whose interval has passed are told.
+    func tellHeld(now: UInt64) {
+        guard !held.isEmpty else { return }
+        let interval = UInt64(settings.presenceFrameIntervalMs)
+        for user in held where now >= (toldAt[user] ?? 0) + interval {
+            held.remove(user)
+            tell(user, now: now)
+        }
+    }
+
+    private func tell(_ user: UserID, now: UInt64) {
+        guard let p = book.settle(user, now: self.now()) else { return }
+        toldAt[user] = p.isOffline ? nil : now
         if p.isOffline { commit([.presence(user, book.choice(of: user), lastSeen: p.lastSeen)], from: nil) { _ in } }
         changes.append(GHPresence(p))
     }
