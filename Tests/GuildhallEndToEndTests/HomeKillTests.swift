@@ -170,6 +170,64 @@ import Testing
         _ = try await heard.message("the direct message", timeout: 20) { $0.uid == dm.uid }
     }
 
+    /// A user whose only session was on a node that is killed (and whose home
+    /// may have been there too) goes offline to those watching on other nodes,
+    /// with a last-seen time, though no home of theirs ever saw the session end.
+    @Test func aUserWhoseNodeWasKilledGoesOfflineToWatchers() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let cluster = try Cluster(nats)
+        defer { cluster.stop() }
+        try await cluster.startAll()
+        let gone = try await Self.connected(port: cluster.nodes[0]!.port, token: TestServer.token("vanishing"))
+        let heard = Recorder()
+        let watcher = try await Self.connected(port: cluster.nodes[2]!.port, token: TestServer.token("watcher"), heard: heard)
+        defer { watcher.close() }
+        _ = try await Self.retrying { try await watcher.watchPresence(["vanishing"]) }
+        _ = try await heard.presence(of: "vanishing", timeout: 20) { $0.status == .presenceOnline }
+        cluster.nodes[0]!.signal(SIGKILL)
+        _ = cluster.nodes[0]!.wait()
+        cluster.nodes[0] = nil
+        gone.close()
+        let offline = try await heard.presence(of: "vanishing", timeout: 30) { $0.status == .presenceOffline }
+        #expect(offline.lastSeen > 0)
+    }
+
+    /// A node killed and started again knows nothing of who is online; the
+    /// others tell it when it rejoins: the member list of a guild homed on it
+    /// shows online a member who logged in elsewhere before and has asked it nothing since.
+    @Test func aRestartedNodeHearsWhoIsOnline() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let cluster = try Cluster(nats)
+        defer { cluster.stop() }
+        try await cluster.startAll()
+        // A user homed away from node 2, logged in on node 0, joins a guild made on node 2.
+        let user = try #require((0..<400).lazy.map { "steady\($0)" }.first {
+            let owner = cluster.owner(of: ShardPlan.shard(user: $0, shards: 8))
+            return owner != nil && owner != 2
+        })
+        let steady = try await Self.connected(port: cluster.nodes[0]!.port, token: TestServer.token(user))
+        defer { steady.close() }
+        let maker = try await Self.connected(port: cluster.nodes[2]!.port, token: TestServer.token("maker"))
+        let g = try await Self.retrying { try await maker.createServer(name: "Kept") }
+        maker.close()
+        _ = try await Self.retrying { try await steady.joinServer(g.serverID) }
+        let shard = ShardPlan.shard(guild: g.serverID, shards: 8)
+        #expect(cluster.owner(of: shard) == 2, "a guild is made where it is asked for")
+        cluster.nodes[2]!.signal(SIGKILL)
+        _ = cluster.nodes[2]!.wait()
+        try await cluster.start(2)
+        try await waitUntil("the shards spread again", timeout: 30) { cluster.settled() }
+        // Asked through node 1: only the guild's home answers for the presence.
+        let asker = try await Self.connected(port: cluster.nodes[1]!.port, token: TestServer.token("maker", device: "again"))
+        defer { asker.close() }
+        try await waitUntil("the user shows online in the guild's list", timeout: 20) {
+            let page = try await Self.retrying { try await asker.memberPage(of: g.serverID) }
+            return page.members.first { $0.userID == user }?.presence.status == .presenceOnline
+        }
+    }
+
     /// A subscriber whose gateway's node is killed resumes on another node
     /// (its session and replay died with the node): the login it falls back
     /// to names the channel messages sent meanwhile, and the SDK fetches them.

@@ -113,6 +113,7 @@ final class Home {
         positionTimer.start(afterMillis: flushEvery, repeatMillis: flushEvery) { [unowned self] in
             self.reading.flushPositions()
             self.presences.tellHeld(now: self.loop.nowMillis)
+            self.reception.followNodes()
             self.reception.expireEndings(now: self.loop.nowMillis)
         }
     }
@@ -187,7 +188,7 @@ final class Home {
             case .receivedRange(let user, let range, let except): oweHere(received: range, of: user, except: except)
             case .subscriptionTallies(let changes): subscriptions.take(changes)
             case .presence(let list): presences.heard(list)
-            case .presenceAsked(let users, let session): presences.asked(users, for: session)
+            case .presenceAsked(let users, let session): presences.asked(users, for: session, from: other)
             }
         }
     }

@@ -50,6 +50,8 @@ final class Reception: HomePart, GatewayHome {
     private var roster = SessionRoster()
     /// Sends that arrived while the home had paused their publisher, in order, by session.
     private var heldSends: [UInt64: [(SendRequest, UInt64)]] = [:]
+    /// In a cluster: the nodes live at the last look (`forgetSessionsOfGoneNodes`).
+    private var liveNodes: Set<Int> = []
 
     init(home: Home) { self.home = home }
 
@@ -317,6 +319,34 @@ final class Reception: HomePart, GatewayHome {
         subscriptions.autoStarting.removeValue(forKey: s.key)
         heldSends.removeValue(forKey: s.key)
         if s.autoSubscribe { subscriptions.autoModeEnded(s.user) }
+    }
+
+    /// In a cluster, a node that left the cluster (it died, or drained and
+    /// stopped) took its gateways' sessions with it, and never says each one
+    /// ended: they end here now, so nothing is fanned out to them, and their
+    /// users are offline unless a session elsewhere remains (Presences.swift).
+    /// With a node that joined (or that this one sees for the first time,
+    /// as when this node just started, empty), the homes swap who of their users is online. Each tick of the home's timer; the cost is a set comparison
+    /// until a node comes or goes.
+    func followNodes() {
+        guard !settings.cluster.isEmpty, let gateway = home.gateway else { return }
+        let view = gateway.limits.node.cluster.snapshot
+        let live = Set(view.loops.keys)
+        let gone = liveNodes.subtracting(live), joined = live.subtracting(liveNodes).subtracting([settings.nodeID])
+        liveNodes = live
+        for node in joined { home.presences.swapOnline(with: (0..<(view.loops[node] ?? 0)).map { Place.remote(node: node, loop: $0) }) }
+        guard !gone.isEmpty else { return }
+        var users: Set<UserID> = []
+        for (key, s) in registry.all where gone.contains(Place.node(ofSession: key)) {
+            users.insert(s.user)
+            sessionEnded(key, ackedOrd: 0)
+        }
+        for (key, user) in roster.sessions(where: { gone.contains(Place.node(ofSession: $0)) }) {
+            users.insert(user)
+            roster.remove(key)
+        }
+        home.presences.mayHaveLeft(users) { self.registry.sessions(of: $0).isEmpty && !self.roster.lists($0) }
+        log.warn("a node left the cluster; its sessions ended here", ["nodes": gone.sorted().map(String.init).joined(separator: ","), "users": users.count])
     }
 
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {

@@ -39,6 +39,13 @@ struct SessionRoster {
         return keys.compactMap { entries.removeValue(forKey: $0) }
     }
 
+    /// The listed sessions whose keys `matches` picks, with their users.
+    func sessions(where matches: (UInt64) -> Bool) -> [(key: UInt64, user: UserID)] {
+        entries.compactMap { key, e in matches(key) ? (key, e.opened.user) : nil }
+    }
+
+    func lists(_ user: UserID) -> Bool { keysByUser[user] != nil }
+
     mutating func remove(_ key: UInt64) {
         guard let e = entries.removeValue(forKey: key) else { return }
         keysByUser[e.opened.user]?.removeAll { $0 == key }

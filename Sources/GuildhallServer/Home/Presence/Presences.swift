@@ -119,12 +119,14 @@ extension Presences {
         var byHome: [Int: [UserID]] = [:]
         for u in users { byHome[home.place(user: u), default: []].append(u) }
         for (place, users) in byHome {
-            if place == home.index { asked(users, for: key) } else { home.links.post(.mail(home.index, [.presenceAsked(users: users, session: key)]), to: place) }
+            if place == home.index { asked(users, for: key, from: place) } else { home.links.post(.mail(home.index, [.presenceAsked(users: users, session: key)]), to: place) }
         }
     }
 
-    /// Another home asks for its session `key`: the presence of users homed here, now.
-    func asked(_ users: [UserID], for key: SessionKey) {
+    /// Another home asks for its session `key`: the presence of users homed
+    /// here, now (session 0: the home at `place` asks who is online, as `swapOnline`).
+    func asked(_ users: [UserID], for key: SessionKey, from place: Int) {
+        if key == 0 { return tellOnline(to: place) }
         home.port(for: key)?.presence(users.map { GHPresence(book.presence(of: $0)) })
     }
 }
@@ -163,6 +165,33 @@ extension Presences {
         guard isHomeOf(s.user) else { return }
         book.closed(s.user, session: s.key)
         settle(s.user)
+    }
+
+    /// The homes at `places` (of a node that joined) hear who of the users
+    /// homed here is not offline, and are asked the same of theirs.
+    func swapOnline(with places: [Int]) {
+        for place in places {
+            home.links.post(.mail(home.index, [.presenceAsked(users: [], session: 0)]), to: place)
+            tellOnline(to: place)
+        }
+    }
+
+    /// The home at `place` hears who of the users homed here is not offline.
+    func tellOnline(to place: Int) {
+        let online = book.shownOnline.map(GHPresence.init)
+        if !online.isEmpty { home.links.post(.mail(home.index, [.presence(online)]), to: place) }
+    }
+
+    /// Sessions of `users` ended without their home's word (their gateway's
+    /// node left the cluster, perhaps with their home): those without a
+    /// session anywhere now (`isGone`) are offline to the sessions here, as
+    /// of now, whether or not their home lives to say so.
+    func mayHaveLeft(_ users: Set<UserID>, isGone: (UserID) -> Bool) {
+        let now = now()
+        let left = users.filter { shown[$0] != nil && isGone($0) }.map { user in
+            GHPresence.with { $0.userID = user; $0.status = .presenceOffline; $0.lastSeen = now }
+        }
+        if !left.isEmpty { heard(left) }
     }
 
     /// A user joined a small server here: its online members and the user's sessions hear each other.
