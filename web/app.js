@@ -4,7 +4,9 @@
 // k of N" and the readers), direct conversations with sent/delivered/read
 // ticks, the message operations (reply, edit, recall, delete, reactions),
 // files (attach, drop or paste; uploaded with progress, then sent; images,
-// audio and video shown, other files as links) and search in a server.
+// audio and video shown, other files as links), search in a server, and the
+// server's member list with each member's presence (a watched page: joins,
+// leaves, role and presence changes come live) and one's own status.
 // The protocol is guildhall.js's; this file holds what the page shows and
 // redraws it from that state.
 
@@ -31,6 +33,7 @@ const state = {
   lastTyping: 0,
   pending: [],                // files chosen for the next message: {file, progress}
   sending: false,
+  members: null,              // the member pane: {serverId, list, next, memberCount, onlineCount}
 };
 
 let gh = null;
@@ -77,8 +80,12 @@ async function ready({ login, fresh }) {
   $("login").hidden = true;
   $("app").hidden = false;
   $("logout").hidden = false;
+  $("presence-label").hidden = false;
   if (!fresh) return; // resumed: the server replayed what was missed and kept the subscriptions
   await loadServers();
+  await loadMembers(state.currentServer);
+  const invited = location.pathname.match(/^\/invite\/([A-Za-z0-9]+)$/);
+  if (invited) showInvite(invited[1]);
   await loadConversations();
   if (state.view) await openView(state.view, true);
 }
@@ -132,7 +139,7 @@ function renderServers() {
   $("server-list").replaceChildren(...[...state.servers.values()].map((s) => {
     const { unread, mentions, cap } = serverUnread(s.info.serverId);
     return el("li", { class: `server${s.info.serverId === state.currentServer ? " current" : ""}`, dataset: { id: s.info.serverId },
-                      onclick: () => { state.currentServer = s.info.serverId; renderServers(); renderChannels(); } },
+                      onclick: () => { state.currentServer = s.info.serverId; renderServers(); renderChannels(); loadMembers(s.info.serverId); } },
       el("span", { class: "name" }, s.info.name),
       el("span", {}, el("span", { class: "badge mention" }, mentions ? `@${badgeText(mentions, cap)}` : ""),
                      el("span", { class: "badge unread" }, badgeText(unread, cap))));
@@ -145,6 +152,8 @@ function renderChannels() {
   const members = Number(s?.info.memberCount || 0);
   $("server-id").textContent = s ? `id ${s.info.serverId} · ${members} member${members === 1 ? "" : "s"}` : "";
   $("create-channel-form").hidden = !s || s.info.ownerId !== state.me;
+  $("invite-people").hidden = !s;
+  if (state.invitesFor !== state.currentServer) { $("invite-made").hidden = true; state.invitesFor = state.currentServer; }
   $("channel-list").replaceChildren(...(s ? [...s.channels.values()] : []).map((ch) => {
     const u = state.unread.get(ch.channelId) || {};
     const current = state.view?.kind === "channel" && state.view.channelId === ch.channelId;
@@ -162,6 +171,97 @@ function renderConversations() {
     return el("li", { class: `conversation${current ? " current" : ""}`, dataset: { id: c.conversationId, peer: c.peerId },
                       onclick: () => openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId }) },
       el("span", { class: "name" }, `@ ${c.peerId}`), el("span", { class: "badge unread" }, badgeText(c.unreadCount, 99)));
+  }));
+}
+
+// ---- invite links ----
+
+/** The join screen of an invite link: what it leads to, and Join. */
+async function showInvite(code) {
+  history.replaceState(null, "", "/" + location.search);
+  $("invite-screen").hidden = false;
+  $("invite-join").hidden = true;
+  showError("invite-error", null);
+  try {
+    const c = (await gh.request({ lookUpInvite: { code } })).inviteCode;
+    $("invite-icon").textContent = c.serverIcon || (c.serverName || "?").slice(0, 1).toUpperCase();
+    $("invite-server").textContent = c.serverName;
+    const n = Number(c.memberCount || 0);
+    $("invite-details").textContent = `${n} member${n === 1 ? "" : "s"} · lands in # ${c.channelName}`;
+    $("invite-join").hidden = false;
+    $("invite-join").onclick = async () => {
+      try {
+        const landed = (await gh.request({ joinByInvite: { code } })).inviteCode;
+        $("invite-screen").hidden = true;
+        state.currentServer = landed.serverId;
+        await loadServers();
+        await loadMembers(landed.serverId);
+        await openView({ kind: "channel", serverId: landed.serverId, channelId: landed.channelId });
+      } catch (err) { showError("invite-error", err); }
+    };
+  } catch (err) {
+    $("invite-server").textContent = "";
+    $("invite-details").textContent = "";
+    showError("invite-error", err.code === "NOT_FOUND" ? { code: "invalid", message: "this invite is invalid or has expired" } : err);
+  }
+}
+
+async function makeInvite() {
+  try {
+    const c = (await gh.request({ createInviteCode: { serverId: state.currentServer } })).inviteCode;
+    $("invite-link").value = `${location.origin}/invite/${c.code}`;
+    $("invite-made").hidden = false;
+    $("invite-link").select();
+  } catch (err) { showError("view-error", err); }
+}
+
+// ---- the member list ----
+
+/** The first page of a server's member list, watched; the last server's watch ends. */
+async function loadMembers(serverId) {
+  const old = state.members?.serverId;
+  if (old && old !== serverId) gh.request({ listMembers: { serverId: old, stopWatching: true } }).catch(() => {});
+  if (!serverId) { state.members = null; renderMembers(); return; }
+  try {
+    const r = await gh.request({ listMembers: { serverId, limit: 100, watch: true } });
+    if (state.currentServer !== serverId) return;
+    const page = r.members;
+    state.members = { serverId, list: page.members || [], next: page.nextCursor || "", memberCount: page.memberCount || 0, onlineCount: page.onlineCount || 0 };
+  } catch {
+    state.members = null;
+  }
+  renderMembers();
+}
+
+async function moreMembers() {
+  const m = state.members;
+  if (!m?.next) return;
+  const r = await gh.request({ listMembers: { serverId: m.serverId, cursor: m.next, limit: 100 } });
+  if (state.members !== m) return;
+  m.list = [...m.list, ...(r.members.members || []).filter((x) => !m.list.some((y) => y.userId === x.userId))];
+  m.next = r.members.nextCursor || "";
+  renderMembers();
+}
+
+function renderMembers() {
+  const m = state.members;
+  $("members").hidden = !m;
+  if (!m) return;
+  // The list's count is the freshest: the header follows it.
+  const s = state.servers.get(m.serverId);
+  if (s && String(s.info.memberCount) !== String(m.memberCount)) {
+    s.info.memberCount = m.memberCount;
+    renderChannels();
+  }
+  $("member-counts").textContent = `${m.onlineCount} online · ${m.memberCount} member${Number(m.memberCount) === 1 ? "" : "s"}`;
+  $("members-more").hidden = !m.next;
+  $("member-list").replaceChildren(...m.list.map((x) => {
+    const status = x.presence?.status || "PRESENCE_OFFLINE";
+    const label = { PRESENCE_ONLINE: "online", PRESENCE_IDLE: "idle", PRESENCE_DO_NOT_DISTURB: "do not disturb" }[status] || "offline";
+    return el("li", { class: `member ${status === "PRESENCE_OFFLINE" ? "offline" : ""}`, dataset: { user: x.userId, status } },
+      el("span", { class: `presence ${status}`, role: "img", "aria-label": label, title: label }),
+      el("span", { class: "name" }, x.userId),
+      x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null);
   }));
 }
 
@@ -513,6 +613,32 @@ const handlers = {
     }
   },
   unreadChanged(u) { setUnread(u); },
+  presence(event) {
+    const m = state.members;
+    if (!m) return;
+    for (const p of event.presences || []) {
+      const x = m.list.find((y) => y.userId === p.userId);
+      if (x) x.presence = p;
+    }
+    renderMembers();
+  },
+  memberList(u) {
+    const m = state.members;
+    if (!m || m.serverId !== u.serverId) return;
+    m.memberCount = u.memberCount || 0;
+    m.onlineCount = u.onlineCount || 0;
+    const i = m.list.findIndex((y) => y.userId === u.member.userId);
+    if (!u.inWindow) {
+      if (i >= 0) m.list.splice(i, 1);
+    } else if (i >= 0) {
+      m.list[i] = u.member;
+    } else {
+      // A newcomer inside the window: its place is the server's to say.
+      loadMembers(m.serverId);
+      return;
+    }
+    renderMembers();
+  },
   typing(t) {
     const until = Date.now() + 8000;
     // One frame carries every channel whose typers changed; older servers sent one channel.
@@ -686,6 +812,14 @@ function wire() {
     search($("search-input").value);
   });
   $("search-close").addEventListener("click", () => { $("search-results").hidden = true; });
+  $("members-more").addEventListener("click", () => moreMembers().catch(() => {}));
+  $("invite-people").addEventListener("click", () => makeInvite());
+  $("invite-cancel").addEventListener("click", () => { $("invite-screen").hidden = true; });
+  $("presence-choice").addEventListener("change", async () => {
+    try {
+      await gh.request({ setPresence: { status: $("presence-choice").value } });
+    } catch (err) { showError("view-error", err); }
+  });
   $("text").addEventListener("input", () => {
     if (state.view?.kind !== "channel" || Date.now() - state.lastTyping < 3000) return;
     state.lastTyping = Date.now();
@@ -703,9 +837,14 @@ function wire() {
   $("join-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      await gh.request({ joinServer: { serverId: $("join-id").value.trim() } });
+      const id = $("join-id").value.trim();
+      await gh.request({ joinServer: { serverId: id } });
       $("join-id").value = "";
       await loadServers();
+      state.currentServer = id;
+      renderServers();
+      renderChannels();
+      await loadMembers(id);
     } catch (err) { showError("view-error", err); }
   });
   $("create-server-form").addEventListener("submit", async (e) => {
@@ -715,6 +854,7 @@ function wire() {
       $("create-server-name").value = "";
       state.currentServer = r.server.serverId;
       await loadServers();
+      await loadMembers(r.server.serverId);
     } catch (err) { showError("view-error", err); }
   });
   $("create-channel-form").addEventListener("submit", async (e) => {

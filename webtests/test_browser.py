@@ -3,6 +3,7 @@
 # Each step waits for what the page shows, with a deadline. Screenshots of
 # the main views go to .build/web-screenshots (or $GUILDHALL_SCREENSHOTS).
 import os
+import time
 
 import pytest
 from selenium import webdriver
@@ -10,7 +11,7 @@ from selenium.common.exceptions import NoSuchElementException, StaleElementRefer
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import ROOT, UNLIMITED, JsonPeer
 
@@ -314,3 +315,78 @@ def test_files_and_search_in_the_web_client(server, people, tmp_path):
     shot(bob, "11-jumped.png")
     bob.find_element(By.ID, "jump-present").click()
     wait(bob, "back at the newest", lambda: count_messages(bob, "later 59") == 1 and not bob.find_element(By.ID, "jump-present").is_displayed())
+
+
+def member_status(d, user):
+    return d.execute_script("const e = document.querySelector(`#member-list li[data-user='${arguments[0]}']`); return e ? e.dataset.status : null", user)
+
+
+def test_the_member_list_and_presence_in_the_web_client(server, people):
+    # alice owns a server bob and carol belong to (made over the protocol); alice watches its member list in the browser.
+    owner = JsonPeer(server, "bob")
+    server_id = owner.request({"createServer": {"name": "Presence Guild", "openJoin": True}})["server"]["serverId"]
+    owner.request({"createChannel": {"serverId": server_id, "name": "general"}})
+    carol = JsonPeer(server, "carol")
+    carol.request({"joinServer": {"serverId": server_id}})
+    carol.close()
+    alice = people()
+    sign_in(alice, server, "alice")
+    submit(alice, "join-id", server_id)
+    wait(alice, "the member list", lambda: member_status(alice, "bob") == "PRESENCE_ONLINE" and member_status(alice, "carol") == "PRESENCE_OFFLINE")
+    # The owner first, then by name; counts in the header.
+    names = alice.execute_script("return [...document.querySelectorAll('#member-list li')].map(e => e.dataset.user)")
+    assert names == ["bob", "alice", "carol"]
+    wait(alice, "the counts", lambda: text_of(alice, "#member-counts") == "2 online · 3 members")
+
+    # bob chooses do-not-disturb with a text: alice's list shows it live.
+    owner.request({"setPresence": {"status": "PRESENCE_DO_NOT_DISTURB", "customText": "in a meeting"}})
+    wait(alice, "bob's do-not-disturb", lambda: member_status(alice, "bob") == "PRESENCE_DO_NOT_DISTURB"
+         and "in a meeting" in text_of(alice, "#member-list li[data-user='bob']"))
+    # carol comes online, then dave joins: the watched list follows.
+    carol = JsonPeer(server, "carol")
+    wait(alice, "carol online", lambda: member_status(alice, "carol") == "PRESENCE_ONLINE")
+    dave = JsonPeer(server, "dave")
+    dave.request({"joinServer": {"serverId": server_id}})
+    wait(alice, "dave listed", lambda: member_status(alice, "dave") == "PRESENCE_ONLINE" and text_of(alice, "#member-counts") == "4 online · 4 members")
+    shot(alice, "8-member-list.png")
+
+    # alice goes invisible from the header: bob, watching her, sees her offline.
+    owner.request({"subscribe": {"type": "USER_PRESENCE", "targets": [{"userId": "alice"}]}})
+    Select(alice.find_element(By.ID, "presence-choice")).select_by_value("PRESENCE_INVISIBLE")
+    deadline = time.time() + 15
+    seen = None
+    while time.time() < deadline and seen != "PRESENCE_OFFLINE":
+        owner.receive(timeout=max(0.01, deadline - time.time()))
+        for e in owner.events:
+            for p in e.get("presence", {}).get("presences", []):
+                if p.get("userId") == "alice":
+                    seen = p.get("status", "PRESENCE_OFFLINE")
+    assert seen == "PRESENCE_OFFLINE"
+    for peer in (owner, carol, dave):
+        peer.close()
+
+
+def test_an_invite_link_opens_the_join_screen_and_lands_in_its_channel(server, people):
+    owner = JsonPeer(server, "alice")
+    server_id = owner.request({"createServer": {"name": "Linked Guild", "icon": "🏰", "openJoin": False}})["server"]["serverId"]
+    owner.request({"createChannel": {"serverId": server_id, "name": "lobby"}})
+    welcome = owner.request({"createChannel": {"serverId": server_id, "name": "welcome"}})["channel"]["channelId"]
+    code = owner.request({"createInviteCode": {"serverId": server_id, "channelId": welcome}})["inviteCode"]["code"]
+
+    bob = people()
+    bob.get(f"{server.url.rstrip('/')}/invite/{code}?token={server.token('bob')}")
+    wait(bob, "the join screen", lambda: bob.find_element(By.ID, "invite-screen").is_displayed()
+         and text_of(bob, "#invite-server") == "Linked Guild" and text_of(bob, "#invite-details") == "1 member · lands in # welcome")
+    assert "token=" not in bob.current_url and "/invite/" not in bob.current_url
+    shot(bob, "9-invite.png")
+    bob.find_element(By.ID, "invite-join").click()
+    wait(bob, "landed in welcome", lambda: text_of(bob, "#view-title") == "# welcome" and not bob.find_element(By.ID, "invite-screen").is_displayed())
+    wait(bob, "both in the member list", lambda: member_status(bob, "alice") == "PRESENCE_ONLINE" and member_status(bob, "bob") == "PRESENCE_ONLINE")
+
+    # bob makes a link of his own; a stale one shows as invalid.
+    bob.find_element(By.ID, "invite-people").click()
+    wait(bob, "a link made", lambda: bob.find_element(By.ID, "invite-link").get_attribute("value").rsplit("/invite/", 1)[-1].isalnum())
+    carol = people()
+    carol.get(f"{server.url.rstrip('/')}/invite/ZZZZZZZZ?token={server.token('carol')}")
+    wait(carol, "an invalid invite", lambda: "invalid or has expired" in (text_of(carol, "#invite-error") or ""))
+    owner.close()

@@ -29,6 +29,9 @@ public struct RequestIDs: Sendable {
         return [
             ("updateServer", .updateServer(make(GHUpdateServer()) { $0.serverID = i.server; $0.name = "x" })),
             ("deleteServer", .deleteServer(make(GHDeleteServer()) { $0.serverID = i.server })),
+            ("createInviteCode server", .createInviteCode(make(GHCreateInviteCode()) { $0.serverID = i.server })),
+            ("createInviteCode channel", .createInviteCode(make(GHCreateInviteCode()) { $0.serverID = i.server; $0.channelID = i.channel })),
+            ("listInviteCodes", .listInviteCodes(make(GHListInviteCodes()) { $0.serverID = i.server })),
             ("transferOwnership", .transferOwnership(make(GHTransferOwnership()) { $0.serverID = i.server; $0.userID = "zed" })),
             ("getServers", .getServers(make(GHGetServers()) { $0.serverIds = [i.server] })),
             ("joinServer", .joinServer(make(GHJoinServer()) { $0.serverID = i.server })),

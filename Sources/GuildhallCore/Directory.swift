@@ -21,6 +21,8 @@ public struct Directory: Sendable {
         var record: ServerRecord
         var members: [UserID: MemberRecord] = [:]
         var invites: [UserID: InviteRecord] = [:]
+        /// Invite codes (InviteCodes.swift), by code.
+        var codes: [String: InviteCode] = [:]
         var bans: [UserID: BanRecord] = [:]
         var channels: Set<ChannelID> = []
         var permissions = ServerPermissions()
@@ -31,6 +33,8 @@ public struct Directory: Sendable {
     var servers: [ServerID: ServerState] = [:]
     var channels: [ChannelID: ChannelRecord] = [:]
     var memberships: [UserID: Set<ServerID>] = [:]
+    /// Each invite code's server: a request naming only a code finds it here.
+    var codeServers: [String: ServerID] = [:]
     /// The seq the next message of a channel takes. A channel's record shows
     /// only committed messages (`lastSeq`), so nothing uncommitted is visible.
     var nextSeq: [ChannelID: UInt64] = [:]
@@ -45,8 +49,12 @@ public struct Directory: Sendable {
 
     /// Rebuilds state from stored rows at startup.
     public mutating func load(servers: [ServerRecord], members: [MemberRecord], invites: [InviteRecord], channels: [ChannelRecord],
-                              bans: [BanRecord] = [], roles: [RoleRecord] = [], overrides: [OverrideRecord] = []) {
+                              bans: [BanRecord] = [], roles: [RoleRecord] = [], overrides: [OverrideRecord] = [], codes: [InviteCode] = []) {
         defer {
+            for c in codes where self.servers[c.serverID] != nil {
+                self.servers[c.serverID]!.codes[c.code] = c
+                codeServers[c.code] = c.serverID
+            }
             for b in bans where self.servers[b.serverID] != nil { self.servers[b.serverID]!.bans[b.userID] = b }
             for r in roles where self.servers[r.serverID] != nil { self.servers[r.serverID]!.permissions.save(r) }
             for o in overrides where self.servers[o.serverID] != nil { self.servers[o.serverID]!.permissions.save(o) }
@@ -69,6 +77,7 @@ public struct Directory: Sendable {
     public mutating func forget(_ id: ServerID) -> Set<ChannelID> {
         guard let state = servers.removeValue(forKey: id) else { return [] }
         for user in state.members.keys { memberships[user]?.remove(id) }
+        for code in state.codes.keys { codeServers.removeValue(forKey: code) }
         for c in state.channels {
             channels.removeValue(forKey: c)
             nextSeq.removeValue(forKey: c)

@@ -60,6 +60,11 @@ extension Directory {
             guard let c = channels.removeValue(forKey: id) else { return }
             nextSeq.removeValue(forKey: id)
             servers[c.serverID]?.permissions.channelDeleted(id)
+            // Codes landing in it go with it (as the store deletes their rows).
+            for code in servers[c.serverID]?.codes.values.filter({ $0.channelID == id }).map(\.code) ?? [] {
+                servers[c.serverID]!.codes.removeValue(forKey: code)
+                codeServers.removeValue(forKey: code)
+            }
             servers[c.serverID]?.channels.remove(id)
         case .banSaved(let b):
             servers[b.serverID]?.bans[b.userID] = b
@@ -71,6 +76,13 @@ extension Directory {
             servers[server]?.permissions.deleteRole(id)
         case .overrideSaved(let o):
             servers[o.serverID]?.permissions.save(o)
+        case .inviteCodeSaved(let c):
+            guard servers[c.serverID] != nil else { return }
+            servers[c.serverID]!.codes[c.code] = c
+            codeServers[c.code] = c.serverID
+        case .inviteCodeRemoved(let server, let code):
+            servers[server]?.codes.removeValue(forKey: code)
+            codeServers.removeValue(forKey: code)
         }
     }
 }

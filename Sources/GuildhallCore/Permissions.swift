@@ -37,13 +37,15 @@ public struct Permission: OptionSet, Sendable, Codable, Hashable {
     public static let manageGuests = Permission(rawValue: 1 << 12)
     public static let requestReceipts = Permission(rawValue: 1 << 13)
     public static let attachFiles = Permission(rawValue: 1 << 14)
+    /// Make invite codes (InviteCodes.swift).
+    public static let createInvites = Permission(rawValue: 1 << 15)
 
-    public static let all = Permission(rawValue: (1 << 15) - 1)
+    public static let all = Permission(rawValue: (1 << 16) - 1)
     /// What a new server's `everyone` role allows: taking part, not managing.
-    public static let everyoneDefault: Permission = [.viewChannel, .sendMessages, .mention, .requestReceipts, .attachFiles]
+    public static let everyoneDefault: Permission = [.viewChannel, .sendMessages, .mention, .requestReceipts, .attachFiles, .createInvites]
     /// What a new server's `admin` role allows: what "owner and admins" could do before roles had bits.
     public static let adminDefault: Permission = [.manageServer, .manageChannels, .mentionEveryone, .recallOthers, .deleteOthers,
-                                                  .invite, .kick, .ban, .manageGuests]
+                                                  .invite, .kick, .ban, .manageGuests, .createInvites]
 
     /// Bits a channel override may name: the ones that mean something per channel.
     public static let perChannel: Permission = [.viewChannel, .manageChannels, .sendMessages, .mention, .mentionEveryone,
@@ -55,6 +57,7 @@ public struct Permission: OptionSet, Sendable, Codable, Hashable {
         (.mentionEveryone, "mention everyone"), (.recallOthers, "recall others' messages"),
         (.deleteOthers, "delete others' messages"), (.invite, "invite"), (.kick, "kick"), (.ban, "ban"),
         (.manageGuests, "manage guests"), (.requestReceipts, "request read receipts"), (.attachFiles, "attach files"),
+        (.createInvites, "create invites"),
     ]
 
     /// The bits' names, for messages a developer reads.

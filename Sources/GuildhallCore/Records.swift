@@ -205,4 +205,8 @@ public enum DirectoryChange: Sendable, Codable, Equatable {
     case roleDeleted(ServerID, RoleID)
     /// Saved, or removed when Inherit.
     case overrideSaved(OverrideRecord)
+    /// An invite code made, or used (its count of uses).
+    case inviteCodeSaved(InviteCode)
+    /// Revoked, used up, or gone with its server or channel.
+    case inviteCodeRemoved(ServerID, String)
 }

@@ -257,6 +257,14 @@ enum Schema {
         """
         CREATE TABLE presence(user_id TEXT PRIMARY KEY, status INTEGER NOT NULL, text TEXT NOT NULL, last_seen INTEGER NOT NULL) WITHOUT ROWID;
         """,
+        // 15: invite codes (InviteCodes.swift), and the CREATE_INVITES bit (1 << 15)
+        // for the everyone and admin roles of servers made before it, as new ones have it.
+        """
+        CREATE TABLE invite_codes(code TEXT PRIMARY KEY, server_id INTEGER NOT NULL, channel_id INTEGER NOT NULL, creator TEXT NOT NULL,
+                                  created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, max_uses INTEGER NOT NULL, uses INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE INDEX invite_codes_by_server ON invite_codes(server_id);
+        UPDATE roles SET allow = allow | 32768 WHERE role_id IN (0, 1);
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

@@ -12,6 +12,7 @@ public struct StoreSnapshot: Sendable {
     public var servers: [ServerRecord] = []
     public var members: [MemberRecord] = []
     public var invites: [InviteRecord] = []
+    public var inviteCodes: [InviteCode] = []
     /// Channels with their `lastSeq` and `lastMessageTime` filled in.
     public var channels: [ChannelRecord] = []
     /// The highest id ever issued (messages, servers, channels), so ids never repeat.
@@ -141,6 +142,11 @@ public final class Store: Sendable {
         s = try db.prepare("SELECT server_id, user_id, inviter, created_at FROM invites", persistent: false)
         while try s.step() {
             snap.invites.append(InviteRecord(serverID: s.uint(0), userID: s.text(1), inviter: s.text(2), createdAt: s.uint(3)))
+        }
+        s = try db.prepare("SELECT code, server_id, channel_id, creator, created_at, expires_at, max_uses, uses FROM invite_codes", persistent: false)
+        while try s.step() {
+            snap.inviteCodes.append(InviteCode(code: s.text(0), serverID: s.uint(1), channelID: s.uint(2), creator: s.text(3), createdAt: s.uint(4),
+                                               expiresAt: s.uint(5), maxUses: UInt32(clamping: s.uint(6)), uses: UInt32(clamping: s.uint(7))))
         }
         var removed: [ChannelID: [UInt64]] = [:]
         s = try db.prepare("SELECT channel_id, seq FROM messages WHERE removed != 0 AND server_id != 0", persistent: false)

@@ -12,6 +12,7 @@ final class WriterStatements {
     private let saveReceiptRequest, insertAdvance, deleteChannelRequests, deleteChannelAdvances: Statement
     private let saveConversation, saveDirectSide, saveDirectRead: Statement
     private let saveRole, deleteRole, deleteRoleOverrides, saveOverride, removeOverride, deleteServerRoles, deleteServerOverrides: Statement
+    private let saveCode, removeCode, deleteServerCodes, deleteChannelCodes: Statement
     private let deleteChannelOverrides, deleteMemberOverrides: Statement
     private let saveReceivedSeq, saveLogPosition: Statement
     private let insertFull, attachFile, removeMessageFiles, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
@@ -54,6 +55,11 @@ final class WriterStatements {
         deleteServer = try db.prepare("DELETE FROM servers WHERE id = ?")
         deleteServerMembers = try db.prepare("DELETE FROM members WHERE server_id = ?")
         deleteServerInvites = try db.prepare("DELETE FROM invites WHERE server_id = ?")
+        saveCode = try db.prepare("INSERT OR REPLACE INTO invite_codes(code, server_id, channel_id, creator, created_at, expires_at, max_uses, uses) "
+                                  + "VALUES(?,?,?,?,?,?,?,?)")
+        removeCode = try db.prepare("DELETE FROM invite_codes WHERE code = ?")
+        deleteServerCodes = try db.prepare("DELETE FROM invite_codes WHERE server_id = ?")
+        deleteChannelCodes = try db.prepare("DELETE FROM invite_codes WHERE channel_id = ?")
         deleteServerChannels = try db.prepare("DELETE FROM channels WHERE server_id = ?")
         saveMember = try db.prepare("INSERT OR REPLACE INTO members(server_id, user_id, role, joined_at, roles) VALUES(?,?,?,?,?)")
         removeMember = try db.prepare("DELETE FROM members WHERE server_id = ? AND user_id = ?")
@@ -215,7 +221,7 @@ final class WriterStatements {
             try s.run()
         case .serverDeleted(let id):
             for s in [deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels, deleteServerBans, deleteServerRoles,
-                      deleteServerOverrides] {
+                      deleteServerOverrides, deleteServerCodes] {
                 s.reset().bind(1, id)
                 try s.run()
             }
@@ -244,7 +250,7 @@ final class WriterStatements {
             s.bind(7, Int64(c.guestVisibility.rawValue))
             try s.run()
         case .channelDeleted(let id):
-            for s in [deleteChannel, deleteChannelPositions, deleteChannelRequests, deleteChannelAdvances, deleteChannelOverrides] {
+            for s in [deleteChannel, deleteChannelPositions, deleteChannelRequests, deleteChannelAdvances, deleteChannelOverrides, deleteChannelCodes] {
                 s.reset().bind(1, id)
                 try s.run()
             }
@@ -275,6 +281,15 @@ final class WriterStatements {
             let s = (o.permissions.isInherit ? removeOverride : saveOverride).reset()
             s.bind(1, o.serverID); s.bind(2, o.channelID); s.bind(3, role); s.bind(4, user)
             if !o.permissions.isInherit { s.bind(5, o.permissions.allow.rawValue); s.bind(6, o.permissions.deny.rawValue) }
+            try s.run()
+        case .inviteCodeSaved(let c):
+            let s = saveCode.reset()
+            s.bind(1, c.code); s.bind(2, c.serverID); s.bind(3, c.channelID); s.bind(4, c.creator); s.bind(5, c.createdAt)
+            s.bind(6, c.expiresAt); s.bind(7, UInt64(c.maxUses)); s.bind(8, UInt64(c.uses))
+            try s.run()
+        case .inviteCodeRemoved(_, let code):
+            let s = removeCode.reset()
+            s.bind(1, code)
             try s.run()
         }
     }

@@ -242,6 +242,16 @@ struct CommandTable {
                 return l
             }),
             ("typing", spec(["channel"], "say you are typing in a channel") { a in try await c.sendTyping(a.id("channel")); return nil }),
+            ("invite-code", spec(["server"], opts: ["channel", "max-age", "max-uses"], "make an invite code for a server") { a in
+                try await c.createInviteCode(in: a.id("server"), channel: UInt64(a.optional("channel") ?? "") ?? 0,
+                                             maxAgeSeconds: UInt64(a.optional("max-age") ?? "") ?? 0, maxUses: UInt32(a.optional("max-uses") ?? "") ?? 0)
+            }),
+            ("invite-codes", spec(["server"], "a server's live invite codes") { a in
+                var l = GHInviteCodeList(); l.codes = try await c.inviteCodes(of: a.id("server")); return l
+            }),
+            ("revoke-invite", spec(["code"], "revoke an invite code") { a in try await c.revokeInviteCode(a.string("code")); return nil }),
+            ("look-up-invite", spec(["code"], "what an invite code leads to") { a in try await c.lookUpInvite(a.string("code")) }),
+            ("join-invite", spec(["code"], "join the server an invite code leads to") { a in try await c.joinByInvite(a.string("code")) }),
             ("presence", spec(["status"], opts: ["text"], "choose how you show: online, idle, dnd or invisible") { a in
                 let status: GHPresenceStatus = switch try a.string("status").lowercased() {
                 case "online": .presenceOnline

@@ -88,6 +88,9 @@ import Testing
             .fileSwept(24, serverID: 11, channelID: 12),
             .fileSwept(31, serverID: 0, channelID: 15),
             .presence("bob", PresenceChoice(status: .doNotDisturb, text: "in a meeting"), lastSeen: 32),
+            .directory(.inviteCodeSaved(InviteCode(code: "Ab3dEf7h", serverID: 11, channelID: 12, creator: "alice", createdAt: 33, expiresAt: 34,
+                                                   maxUses: 5, uses: 1))),
+            .directory(.inviteCodeRemoved(11, "Ab3dEf7h")),
         ]
     }
 

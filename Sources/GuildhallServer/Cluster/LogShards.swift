@@ -41,6 +41,8 @@ extension Home {
             case .memberSaved(let m): return guild(m.serverID)
             case .memberRemoved(let id, _), .inviteRemoved(let id, _), .banRemoved(let id, _), .roleDeleted(let id, _): return guild(id)
             case .inviteSaved(let i): return guild(i.serverID)
+            case .inviteCodeSaved(let c): return guild(c.serverID)
+            case .inviteCodeRemoved(let id, _): return guild(id)
             case .channelSaved(let c): return guild(c.serverID)
             case .channelDeleted(let id): return channel(id)
             case .banSaved(let b): return guild(b.serverID)

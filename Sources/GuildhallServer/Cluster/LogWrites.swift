@@ -157,6 +157,12 @@ extension GHLogDirectory {
                 case .member(let user): $0.member = user
                 }
             }
+        case .inviteCodeSaved(let c):
+            inviteCodeSaved = .with {
+                $0.code = c.code; $0.serverID = c.serverID; $0.channelID = c.channelID; $0.creator = c.creator
+                $0.createdAt = c.createdAt; $0.expiresAt = c.expiresAt; $0.maxUses = c.maxUses; $0.uses = c.uses
+            }
+        case .inviteCodeRemoved(let server, let code): inviteCodeRemoved = .with { $0.serverID = server; $0.code = code }
         }
     }
 
@@ -189,6 +195,10 @@ extension GHLogDirectory {
             case nil: throw LogFormatError("a channel override names no role or member")
             }
             return .overrideSaved(OverrideRecord(serverID: o.serverID, channelID: o.channelID, target: target, permissions: o.permissions.value))
+        case .inviteCodeSaved(let c):
+            return .inviteCodeSaved(InviteCode(code: c.code, serverID: c.serverID, channelID: c.channelID, creator: c.creator, createdAt: c.createdAt,
+                                               expiresAt: c.expiresAt, maxUses: c.maxUses, uses: c.uses))
+        case .inviteCodeRemoved(let r): return .inviteCodeRemoved(r.serverID, r.code)
         case nil: throw LogFormatError("a directory write holds nothing")
         }
     }

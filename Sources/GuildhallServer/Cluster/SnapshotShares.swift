@@ -32,6 +32,7 @@ extension StoreSnapshot {
         for s in servers { shares[map.home(guild: s.id)].servers.append(s) }
         for m in members { shares[map.home(guild: m.serverID)].members.append(m) }
         for i in invites { shares[map.home(guild: i.serverID)].invites.append(i) }
+        for c in inviteCodes { shares[map.home(guild: c.serverID)].inviteCodes.append(c) }
         for b in bans { shares[map.home(guild: b.serverID)].bans.append(b) }
         for r in roles { shares[map.home(guild: r.serverID)].roles.append(r) }
         for o in overrides { shares[map.home(guild: o.serverID)].overrides.append(o) }

@@ -40,6 +40,8 @@ final class Home {
     private(set) var presences: Presences!
     /// Member list pages and the windows sessions watch (MemberLists.swift).
     private(set) var memberLists: MemberLists!
+    /// Invite codes: made, listed, revoked, looked up and joined by (InviteLinks.swift).
+    private(set) var inviteLinks: InviteLinks!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
@@ -84,6 +86,7 @@ final class Home {
         typing = ChannelTyping(home: self, settings: settings)
         presences = Presences(home: self)
         memberLists = MemberLists(home: self)
+        inviteLinks = InviteLinks(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)

@@ -206,6 +206,14 @@ extension GHRequest.OneOf_Body {
         case .ackConversationRead(let r): RequestRule(.everyHome, .change) { $0.userHome.ackConversationRead(r, id: $1, from: $2) }
         case .getSentStatus(let r): RequestRule(.everyHome, .query, merge: .sentStatuses) { $0.userHome.getSentStatus(r, id: $1, from: $2) }
 
+        // Invite links (Home/Directory/InviteLinks): a request naming only a code is asked of every home; the one holding it answers.
+        case .createInviteCode(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .createInvites, at: .server(r.serverID)) { $0.inviteLinks.create(r, id: $1, from: $2) }
+        case .listInviteCodes(let r): RequestRule(.guild(r.serverID), .query) { $0.inviteLinks.list(r, id: $1, from: $2) }
+        case .revokeInviteCode(let r): RequestRule(.everyHome, .change) { $0.inviteLinks.revoke(r, id: $1, from: $2) }
+        case .lookUpInvite(let r): RequestRule(.everyHome, .query) { $0.inviteLinks.lookUp(r, id: $1, from: $2) }
+        case .joinByInvite(let r): RequestRule(.everyHome, .change) { $0.inviteLinks.join(r, id: $1, from: $2) }
+
         // Presence (Home/Presence): decided at the user's home.
         case .setPresence(let r): RequestRule(.user, .change) { $0.presences.setPresence(r, id: $1, from: $2) }
         case .setIdle(let r): RequestRule(.user, .change) { $0.presences.setIdle(r, id: $1, from: $2) }

@@ -314,6 +314,9 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// Upload files into a channel (`create_upload`). Default: everyone.
   case attachFiles // = 16384
+
+  /// Make invite codes (`create_invite_code`). Default: everyone.
+  case createInvites // = 32768
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -338,6 +341,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 4096: self = .manageGuests
     case 8192: self = .requestReceipts
     case 16384: self = .attachFiles
+    case 32768: self = .createInvites
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -360,6 +364,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .manageGuests: return 4096
     case .requestReceipts: return 8192
     case .attachFiles: return 16384
+    case .createInvites: return 32768
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -382,6 +387,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     .manageGuests,
     .requestReceipts,
     .attachFiles,
+    .createInvites,
   ]
 
 }
@@ -1903,6 +1909,64 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .setIdle(newValue)}
   }
 
+  /// Invite links (docs/features.md "Invite links"). A code is 8 letters
+  /// and digits; one that expired, was used up or revoked is answered 404
+  /// exactly as one that never existed.
+  /// Make a code for a server (needs CREATE_INVITES), landing in
+  /// `channel_id` (0: the first channel one may view). Answer: `InviteCode`.
+  /// Errors: 400 max_age_seconds over a year, or no channel to land in;
+  /// 403 without CREATE_INVITES; 404 no such server or channel one may see;
+  /// 414 the server has 1000 live codes.
+  public var createInviteCode: GHCreateInviteCode {
+    get {
+      if case .createInviteCode(let v)? = body {return v}
+      return GHCreateInviteCode()
+    }
+    set {body = .createInviteCode(newValue)}
+  }
+
+  /// A server's live codes, newest first: all of them with MANAGE_SERVER,
+  /// else the caller's own. Answer: `InviteCodeList`. Errors: 404 not a member.
+  public var listInviteCodes: GHListInviteCodes {
+    get {
+      if case .listInviteCodes(let v)? = body {return v}
+      return GHListInviteCodes()
+    }
+    set {body = .listInviteCodes(newValue)}
+  }
+
+  /// Revoke a code: its creator, or a member with MANAGE_SERVER. Answer: `Ok`.
+  /// Errors: 403 neither; 404 no such live code of a server one is in.
+  public var revokeInviteCode: GHRevokeInviteCode {
+    get {
+      if case .revokeInviteCode(let v)? = body {return v}
+      return GHRevokeInviteCode()
+    }
+    set {body = .revokeInviteCode(newValue)}
+  }
+
+  /// What a code leads to, before joining (any logged-in user): the
+  /// server's name, icon and member count, and the channel. Answer: `InviteCode`.
+  /// Errors: 404 no such live code.
+  public var lookUpInvite: GHLookUpInvite {
+    get {
+      if case .lookUpInvite(let v)? = body {return v}
+      return GHLookUpInvite()
+    }
+    set {body = .lookUpInvite(newValue)}
+  }
+
+  /// Join the server a code leads to (a use is counted; a ban holds).
+  /// Members hear MEMBER_JOINED as for `join_server`. Answer: `InviteCode`
+  /// (where to land). Errors: 403 banned; 404 no such live code; 409 already a member.
+  public var joinByInvite: GHJoinByInvite {
+    get {
+      if case .joinByInvite(let v)? = body {return v}
+      return GHJoinByInvite()
+    }
+    set {body = .joinByInvite(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Each kind's comment ends with the errors of its own. Besides those, any
@@ -2164,6 +2228,29 @@ public nonisolated struct GHRequest: Sendable {
     /// also taken as idle after `presence-idle-seconds` without requests, and
     /// as active again at its next one. Answer: `Ok`.
     case setIdle(GHSetIdle)
+    /// Invite links (docs/features.md "Invite links"). A code is 8 letters
+    /// and digits; one that expired, was used up or revoked is answered 404
+    /// exactly as one that never existed.
+    /// Make a code for a server (needs CREATE_INVITES), landing in
+    /// `channel_id` (0: the first channel one may view). Answer: `InviteCode`.
+    /// Errors: 400 max_age_seconds over a year, or no channel to land in;
+    /// 403 without CREATE_INVITES; 404 no such server or channel one may see;
+    /// 414 the server has 1000 live codes.
+    case createInviteCode(GHCreateInviteCode)
+    /// A server's live codes, newest first: all of them with MANAGE_SERVER,
+    /// else the caller's own. Answer: `InviteCodeList`. Errors: 404 not a member.
+    case listInviteCodes(GHListInviteCodes)
+    /// Revoke a code: its creator, or a member with MANAGE_SERVER. Answer: `Ok`.
+    /// Errors: 403 neither; 404 no such live code of a server one is in.
+    case revokeInviteCode(GHRevokeInviteCode)
+    /// What a code leads to, before joining (any logged-in user): the
+    /// server's name, icon and member count, and the channel. Answer: `InviteCode`.
+    /// Errors: 404 no such live code.
+    case lookUpInvite(GHLookUpInvite)
+    /// Join the server a code leads to (a use is counted; a ban holds).
+    /// Members hear MEMBER_JOINED as for `join_server`. Answer: `InviteCode`
+    /// (where to land). Errors: 403 banned; 404 no such live code; 409 already a member.
+    case joinByInvite(GHJoinByInvite)
 
   }
 
@@ -4183,6 +4270,24 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .presence(newValue)}
   }
 
+  /// One invite code.
+  public var inviteCode: GHInviteCode {
+    get {
+      if case .inviteCode(let v)? = result {return v}
+      return GHInviteCode()
+    }
+    set {result = .inviteCode(newValue)}
+  }
+
+  /// Several invite codes.
+  public var inviteCodes: GHInviteCodeList {
+    get {
+      if case .inviteCodes(let v)? = result {return v}
+      return GHInviteCodeList()
+    }
+    set {result = .inviteCodes(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -4244,8 +4349,141 @@ public nonisolated struct GHResponse: Sendable {
     case serverDirectory(GHServerDirectory)
     /// Answer to `set_presence`.
     case presence(GHPresence)
+    /// One invite code.
+    case inviteCode(GHInviteCode)
+    /// Several invite codes.
+    case inviteCodes(GHInviteCodeList)
 
   }
+
+  public init() {}
+}
+
+/// Make an invite code.
+public nonisolated struct GHCreateInviteCode: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// Where newcomers land; 0: the first channel the caller may view.
+  public var channelID: UInt64 = 0
+
+  /// How long it lasts, at most a year; 0: until revoked.
+  public var maxAgeSeconds: UInt64 = 0
+
+  /// How many joins it allows; 0: no limit.
+  public var maxUses: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A server's live codes.
+public nonisolated struct GHListInviteCodes: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Revoke a code.
+public nonisolated struct GHRevokeInviteCode: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var code: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// What a code leads to.
+public nonisolated struct GHLookUpInvite: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var code: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Join by a code.
+public nonisolated struct GHJoinByInvite: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var code: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// An invite code and what it leads to.
+public nonisolated struct GHInviteCode: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 8 letters and digits; a link is `<web client>/invite/<code>`.
+  public var code: String = String()
+
+  public var serverID: UInt64 = 0
+
+  public var serverName: String = String()
+
+  public var serverIcon: String = String()
+
+  /// The server's members now.
+  public var memberCount: UInt32 = 0
+
+  /// Where a newcomer lands.
+  public var channelID: UInt64 = 0
+
+  public var channelName: String = String()
+
+  public var creatorID: String = String()
+
+  public var createdAt: UInt64 = 0
+
+  /// 0: until revoked.
+  public var expiresAt: UInt64 = 0
+
+  /// 0: no limit.
+  public var maxUses: UInt32 = 0
+
+  public var uses: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Several invite codes.
+public nonisolated struct GHInviteCodeList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var codes: [GHInviteCode] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -6027,7 +6265,7 @@ nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHPermission: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0")
 }
 
 nonisolated extension GHGuestVisibility: SwiftProtobuf._ProtoNameProviding {
@@ -6204,7 +6442,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7084,6 +7322,71 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .setIdle(v)
         }
       }()
+      case 116: try {
+        var v: GHCreateInviteCode?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .createInviteCode(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .createInviteCode(v)
+        }
+      }()
+      case 117: try {
+        var v: GHListInviteCodes?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .listInviteCodes(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .listInviteCodes(v)
+        }
+      }()
+      case 118: try {
+        var v: GHRevokeInviteCode?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .revokeInviteCode(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .revokeInviteCode(v)
+        }
+      }()
+      case 119: try {
+        var v: GHLookUpInvite?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .lookUpInvite(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .lookUpInvite(v)
+        }
+      }()
+      case 120: try {
+        var v: GHJoinByInvite?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .joinByInvite(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .joinByInvite(v)
+        }
+      }()
       default: break
       }
     }
@@ -7365,6 +7668,26 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .setIdle?: try {
       guard case .setIdle(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 115)
+    }()
+    case .createInviteCode?: try {
+      guard case .createInviteCode(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 116)
+    }()
+    case .listInviteCodes?: try {
+      guard case .listInviteCodes(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 117)
+    }()
+    case .revokeInviteCode?: try {
+      guard case .revokeInviteCode(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 118)
+    }()
+    case .lookUpInvite?: try {
+      guard case .lookUpInvite(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 119)
+    }()
+    case .joinByInvite?: try {
+      guard case .joinByInvite(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 120)
     }()
     case nil: break
     }
@@ -10499,7 +10822,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0\u{3}invite_code\0\u{3}invite_codes\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10885,6 +11208,32 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .presence(v)
         }
       }()
+      case 94: try {
+        var v: GHInviteCode?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .inviteCode(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .inviteCode(v)
+        }
+      }()
+      case 95: try {
+        var v: GHInviteCodeList?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .inviteCodes(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .inviteCodes(v)
+        }
+      }()
       default: break
       }
     }
@@ -11015,6 +11364,14 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       guard case .presence(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 93)
     }()
+    case .inviteCode?: try {
+      guard case .inviteCode(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 94)
+    }()
+    case .inviteCodes?: try {
+      guard case .inviteCodes(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 95)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -11023,6 +11380,286 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
   public static func ==(lhs: GHResponse, rhs: GHResponse) -> Bool {
     if lhs.id != rhs.id {return false}
     if lhs.result != rhs.result {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHCreateInviteCode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CreateInviteCode"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{3}max_age_seconds\0\u{3}max_uses\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.maxAgeSeconds) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.maxUses) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 2)
+    }
+    if self.maxAgeSeconds != 0 {
+      try visitor.visitSingularUInt64Field(value: self.maxAgeSeconds, fieldNumber: 3)
+    }
+    if self.maxUses != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxUses, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHCreateInviteCode, rhs: GHCreateInviteCode) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.maxAgeSeconds != rhs.maxAgeSeconds {return false}
+    if lhs.maxUses != rhs.maxUses {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHListInviteCodes: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ListInviteCodes"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHListInviteCodes, rhs: GHListInviteCodes) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHRevokeInviteCode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RevokeInviteCode"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.code) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.code.isEmpty {
+      try visitor.visitSingularStringField(value: self.code, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHRevokeInviteCode, rhs: GHRevokeInviteCode) -> Bool {
+    if lhs.code != rhs.code {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLookUpInvite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LookUpInvite"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.code) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.code.isEmpty {
+      try visitor.visitSingularStringField(value: self.code, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLookUpInvite, rhs: GHLookUpInvite) -> Bool {
+    if lhs.code != rhs.code {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHJoinByInvite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".JoinByInvite"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.code) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.code.isEmpty {
+      try visitor.visitSingularStringField(value: self.code, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHJoinByInvite, rhs: GHJoinByInvite) -> Bool {
+    if lhs.code != rhs.code {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHInviteCode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".InviteCode"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{3}server_id\0\u{3}server_name\0\u{3}server_icon\0\u{3}member_count\0\u{3}channel_id\0\u{3}channel_name\0\u{3}creator_id\0\u{3}created_at\0\u{3}expires_at\0\u{3}max_uses\0\u{1}uses\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.code) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.serverName) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.serverIcon) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.memberCount) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.channelName) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.creatorID) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      case 10: try { try decoder.decodeSingularUInt64Field(value: &self.expiresAt) }()
+      case 11: try { try decoder.decodeSingularUInt32Field(value: &self.maxUses) }()
+      case 12: try { try decoder.decodeSingularUInt32Field(value: &self.uses) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.code.isEmpty {
+      try visitor.visitSingularStringField(value: self.code, fieldNumber: 1)
+    }
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
+    }
+    if !self.serverName.isEmpty {
+      try visitor.visitSingularStringField(value: self.serverName, fieldNumber: 3)
+    }
+    if !self.serverIcon.isEmpty {
+      try visitor.visitSingularStringField(value: self.serverIcon, fieldNumber: 4)
+    }
+    if self.memberCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.memberCount, fieldNumber: 5)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 6)
+    }
+    if !self.channelName.isEmpty {
+      try visitor.visitSingularStringField(value: self.channelName, fieldNumber: 7)
+    }
+    if !self.creatorID.isEmpty {
+      try visitor.visitSingularStringField(value: self.creatorID, fieldNumber: 8)
+    }
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 9)
+    }
+    if self.expiresAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.expiresAt, fieldNumber: 10)
+    }
+    if self.maxUses != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxUses, fieldNumber: 11)
+    }
+    if self.uses != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uses, fieldNumber: 12)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHInviteCode, rhs: GHInviteCode) -> Bool {
+    if lhs.code != rhs.code {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.serverName != rhs.serverName {return false}
+    if lhs.serverIcon != rhs.serverIcon {return false}
+    if lhs.memberCount != rhs.memberCount {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.channelName != rhs.channelName {return false}
+    if lhs.creatorID != rhs.creatorID {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.expiresAt != rhs.expiresAt {return false}
+    if lhs.maxUses != rhs.maxUses {return false}
+    if lhs.uses != rhs.uses {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHInviteCodeList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".InviteCodeList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}codes\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.codes) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.codes.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.codes, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHInviteCodeList, rhs: GHInviteCodeList) -> Bool {
+    if lhs.codes != rhs.codes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -630,6 +630,22 @@ public nonisolated struct GHLogDirectory: Sendable {
     set {change = .overrideSaved(newValue)}
   }
 
+  public var inviteCodeSaved: GHLogInviteCode {
+    get {
+      if case .inviteCodeSaved(let v)? = change {return v}
+      return GHLogInviteCode()
+    }
+    set {change = .inviteCodeSaved(newValue)}
+  }
+
+  public var inviteCodeRemoved: GHLogServerCode {
+    get {
+      if case .inviteCodeRemoved(let v)? = change {return v}
+      return GHLogServerCode()
+    }
+    set {change = .inviteCodeRemoved(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Change: Equatable, Sendable {
@@ -646,8 +662,51 @@ public nonisolated struct GHLogDirectory: Sendable {
     case roleSaved(GHLogRole)
     case roleDeleted(GHLogServerRole)
     case overrideSaved(GHLogOverride)
+    case inviteCodeSaved(GHLogInviteCode)
+    case inviteCodeRemoved(GHLogServerCode)
 
   }
+
+  public init() {}
+}
+
+/// An invite code (made, or its uses counted).
+public nonisolated struct GHLogInviteCode: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var code: String = String()
+
+  public var serverID: UInt64 = 0
+
+  public var channelID: UInt64 = 0
+
+  public var creator: String = String()
+
+  public var createdAt: UInt64 = 0
+
+  public var expiresAt: UInt64 = 0
+
+  public var maxUses: UInt32 = 0
+
+  public var uses: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogServerCode: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var code: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -2195,7 +2254,7 @@ nonisolated extension GHLogQuote: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogDirectory: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Directory"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_saved\0\u{3}server_deleted\0\u{3}member_saved\0\u{3}member_removed\0\u{3}invite_saved\0\u{3}invite_removed\0\u{3}channel_saved\0\u{3}channel_deleted\0\u{3}ban_saved\0\u{3}ban_removed\0\u{3}role_saved\0\u{3}role_deleted\0\u{3}override_saved\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_saved\0\u{3}server_deleted\0\u{3}member_saved\0\u{3}member_removed\0\u{3}invite_saved\0\u{3}invite_removed\0\u{3}channel_saved\0\u{3}channel_deleted\0\u{3}ban_saved\0\u{3}ban_removed\0\u{3}role_saved\0\u{3}role_deleted\0\u{3}override_saved\0\u{3}invite_code_saved\0\u{3}invite_code_removed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2362,6 +2421,32 @@ nonisolated extension GHLogDirectory: SwiftProtobuf.Message, SwiftProtobuf._Mess
           self.change = .overrideSaved(v)
         }
       }()
+      case 14: try {
+        var v: GHLogInviteCode?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .inviteCodeSaved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .inviteCodeSaved(v)
+        }
+      }()
+      case 15: try {
+        var v: GHLogServerCode?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .inviteCodeRemoved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .inviteCodeRemoved(v)
+        }
+      }()
       default: break
       }
     }
@@ -2425,6 +2510,14 @@ nonisolated extension GHLogDirectory: SwiftProtobuf.Message, SwiftProtobuf._Mess
       guard case .overrideSaved(let v)? = self.change else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
     }()
+    case .inviteCodeSaved?: try {
+      guard case .inviteCodeSaved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .inviteCodeRemoved?: try {
+      guard case .inviteCodeRemoved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2432,6 +2525,106 @@ nonisolated extension GHLogDirectory: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
   public static func ==(lhs: GHLogDirectory, rhs: GHLogDirectory) -> Bool {
     if lhs.change != rhs.change {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogInviteCode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".InviteCode"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{3}server_id\0\u{3}channel_id\0\u{1}creator\0\u{3}created_at\0\u{3}expires_at\0\u{3}max_uses\0\u{1}uses\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.code) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.creator) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.expiresAt) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.maxUses) }()
+      case 8: try { try decoder.decodeSingularUInt32Field(value: &self.uses) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.code.isEmpty {
+      try visitor.visitSingularStringField(value: self.code, fieldNumber: 1)
+    }
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 3)
+    }
+    if !self.creator.isEmpty {
+      try visitor.visitSingularStringField(value: self.creator, fieldNumber: 4)
+    }
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 5)
+    }
+    if self.expiresAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.expiresAt, fieldNumber: 6)
+    }
+    if self.maxUses != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxUses, fieldNumber: 7)
+    }
+    if self.uses != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uses, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogInviteCode, rhs: GHLogInviteCode) -> Bool {
+    if lhs.code != rhs.code {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.creator != rhs.creator {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.expiresAt != rhs.expiresAt {return false}
+    if lhs.maxUses != rhs.maxUses {return false}
+    if lhs.uses != rhs.uses {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogServerCode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ServerCode"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}code\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.code) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.code.isEmpty {
+      try visitor.visitSingularStringField(value: self.code, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogServerCode, rhs: GHLogServerCode) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.code != rhs.code {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

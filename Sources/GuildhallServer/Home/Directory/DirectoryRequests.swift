@@ -122,13 +122,15 @@ extension DirectoryRequests {
         }
     }
 
-    private func admitted(_ decision: DirectoryDecision<MemberRecord>, server: ServerID, from s: HomeSession) -> Effects {
+    /// A newcomer's effects (a join, an accepted invitation, a join by code): answered with the member, or `reply`.
+    func admitted(_ decision: DirectoryDecision<MemberRecord>, server: ServerID, from s: HomeSession,
+                  reply: (() -> GHResponse.OneOf_Result)? = nil) -> Effects {
         let member = decision.value
         // A new member starts with everything already in the server read.
         let now = now()
         let read = directory.channelIDs(of: server).compactMap { directory.channel($0) }.map { ($0.id, $0.lastSeq) }
         let positions = read.map { c in StoreWrite.readPosition(s.user, c.0, home.positions.positionAfterReading(s.user, c.0, upTo: c.1, now: now)) }
-        return effects(decision, also: positions, reply: { .member(GHMember(member)) }, applied: {
+        return effects(decision, also: positions, reply: reply ?? { .member(GHMember(member)) }, applied: {
             self.registry.joined(s.user, server: server)
             for guest in self.registry.sessions(of: s.user).values where guest.guestOf.contains(server) {
                 self.guestLeft(guest, server: server, notifyMembers: false)

@@ -10,7 +10,9 @@ enum WebClientFiles {
 // k of N" and the readers), direct conversations with sent/delivered/read
 // ticks, the message operations (reply, edit, recall, delete, reactions),
 // files (attach, drop or paste; uploaded with progress, then sent; images,
-// audio and video shown, other files as links) and search in a server.
+// audio and video shown, other files as links), search in a server, and the
+// server's member list with each member's presence (a watched page: joins,
+// leaves, role and presence changes come live) and one's own status.
 // The protocol is guildhall.js's; this file holds what the page shows and
 // redraws it from that state.
 
@@ -37,6 +39,7 @@ const state = {
   lastTyping: 0,
   pending: [],                // files chosen for the next message: {file, progress}
   sending: false,
+  members: null,              // the member pane: {serverId, list, next, memberCount, onlineCount}
 };
 
 let gh = null;
@@ -83,8 +86,12 @@ async function ready({ login, fresh }) {
   $("login").hidden = true;
   $("app").hidden = false;
   $("logout").hidden = false;
+  $("presence-label").hidden = false;
   if (!fresh) return; // resumed: the server replayed what was missed and kept the subscriptions
   await loadServers();
+  await loadMembers(state.currentServer);
+  const invited = location.pathname.match(/^\/invite\/([A-Za-z0-9]+)$/);
+  if (invited) showInvite(invited[1]);
   await loadConversations();
   if (state.view) await openView(state.view, true);
 }
@@ -138,7 +145,7 @@ function renderServers() {
   $("server-list").replaceChildren(...[...state.servers.values()].map((s) => {
     const { unread, mentions, cap } = serverUnread(s.info.serverId);
     return el("li", { class: `server${s.info.serverId === state.currentServer ? " current" : ""}`, dataset: { id: s.info.serverId },
-                      onclick: () => { state.currentServer = s.info.serverId; renderServers(); renderChannels(); } },
+                      onclick: () => { state.currentServer = s.info.serverId; renderServers(); renderChannels(); loadMembers(s.info.serverId); } },
       el("span", { class: "name" }, s.info.name),
       el("span", {}, el("span", { class: "badge mention" }, mentions ? `@${badgeText(mentions, cap)}` : ""),
                      el("span", { class: "badge unread" }, badgeText(unread, cap))));
@@ -151,6 +158,8 @@ function renderChannels() {
   const members = Number(s?.info.memberCount || 0);
   $("server-id").textContent = s ? `id ${s.info.serverId} · ${members} member${members === 1 ? "" : "s"}` : "";
   $("create-channel-form").hidden = !s || s.info.ownerId !== state.me;
+  $("invite-people").hidden = !s;
+  if (state.invitesFor !== state.currentServer) { $("invite-made").hidden = true; state.invitesFor = state.currentServer; }
   $("channel-list").replaceChildren(...(s ? [...s.channels.values()] : []).map((ch) => {
     const u = state.unread.get(ch.channelId) || {};
     const current = state.view?.kind === "channel" && state.view.channelId === ch.channelId;
@@ -168,6 +177,97 @@ function renderConversations() {
     return el("li", { class: `conversation${current ? " current" : ""}`, dataset: { id: c.conversationId, peer: c.peerId },
                       onclick: () => openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId }) },
       el("span", { class: "name" }, `@ ${c.peerId}`), el("span", { class: "badge unread" }, badgeText(c.unreadCount, 99)));
+  }));
+}
+
+// ---- invite links ----
+
+/** The join screen of an invite link: what it leads to, and Join. */
+async function showInvite(code) {
+  history.replaceState(null, "", "/" + location.search);
+  $("invite-screen").hidden = false;
+  $("invite-join").hidden = true;
+  showError("invite-error", null);
+  try {
+    const c = (await gh.request({ lookUpInvite: { code } })).inviteCode;
+    $("invite-icon").textContent = c.serverIcon || (c.serverName || "?").slice(0, 1).toUpperCase();
+    $("invite-server").textContent = c.serverName;
+    const n = Number(c.memberCount || 0);
+    $("invite-details").textContent = `${n} member${n === 1 ? "" : "s"} · lands in # ${c.channelName}`;
+    $("invite-join").hidden = false;
+    $("invite-join").onclick = async () => {
+      try {
+        const landed = (await gh.request({ joinByInvite: { code } })).inviteCode;
+        $("invite-screen").hidden = true;
+        state.currentServer = landed.serverId;
+        await loadServers();
+        await loadMembers(landed.serverId);
+        await openView({ kind: "channel", serverId: landed.serverId, channelId: landed.channelId });
+      } catch (err) { showError("invite-error", err); }
+    };
+  } catch (err) {
+    $("invite-server").textContent = "";
+    $("invite-details").textContent = "";
+    showError("invite-error", err.code === "NOT_FOUND" ? { code: "invalid", message: "this invite is invalid or has expired" } : err);
+  }
+}
+
+async function makeInvite() {
+  try {
+    const c = (await gh.request({ createInviteCode: { serverId: state.currentServer } })).inviteCode;
+    $("invite-link").value = `${location.origin}/invite/${c.code}`;
+    $("invite-made").hidden = false;
+    $("invite-link").select();
+  } catch (err) { showError("view-error", err); }
+}
+
+// ---- the member list ----
+
+/** The first page of a server's member list, watched; the last server's watch ends. */
+async function loadMembers(serverId) {
+  const old = state.members?.serverId;
+  if (old && old !== serverId) gh.request({ listMembers: { serverId: old, stopWatching: true } }).catch(() => {});
+  if (!serverId) { state.members = null; renderMembers(); return; }
+  try {
+    const r = await gh.request({ listMembers: { serverId, limit: 100, watch: true } });
+    if (state.currentServer !== serverId) return;
+    const page = r.members;
+    state.members = { serverId, list: page.members || [], next: page.nextCursor || "", memberCount: page.memberCount || 0, onlineCount: page.onlineCount || 0 };
+  } catch {
+    state.members = null;
+  }
+  renderMembers();
+}
+
+async function moreMembers() {
+  const m = state.members;
+  if (!m?.next) return;
+  const r = await gh.request({ listMembers: { serverId: m.serverId, cursor: m.next, limit: 100 } });
+  if (state.members !== m) return;
+  m.list = [...m.list, ...(r.members.members || []).filter((x) => !m.list.some((y) => y.userId === x.userId))];
+  m.next = r.members.nextCursor || "";
+  renderMembers();
+}
+
+function renderMembers() {
+  const m = state.members;
+  $("members").hidden = !m;
+  if (!m) return;
+  // The list's count is the freshest: the header follows it.
+  const s = state.servers.get(m.serverId);
+  if (s && String(s.info.memberCount) !== String(m.memberCount)) {
+    s.info.memberCount = m.memberCount;
+    renderChannels();
+  }
+  $("member-counts").textContent = `${m.onlineCount} online · ${m.memberCount} member${Number(m.memberCount) === 1 ? "" : "s"}`;
+  $("members-more").hidden = !m.next;
+  $("member-list").replaceChildren(...m.list.map((x) => {
+    const status = x.presence?.status || "PRESENCE_OFFLINE";
+    const label = { PRESENCE_ONLINE: "online", PRESENCE_IDLE: "idle", PRESENCE_DO_NOT_DISTURB: "do not disturb" }[status] || "offline";
+    return el("li", { class: `member ${status === "PRESENCE_OFFLINE" ? "offline" : ""}`, dataset: { user: x.userId, status } },
+      el("span", { class: `presence ${status}`, role: "img", "aria-label": label, title: label }),
+      el("span", { class: "name" }, x.userId),
+      x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null);
   }));
 }
 
@@ -519,6 +619,32 @@ const handlers = {
     }
   },
   unreadChanged(u) { setUnread(u); },
+  presence(event) {
+    const m = state.members;
+    if (!m) return;
+    for (const p of event.presences || []) {
+      const x = m.list.find((y) => y.userId === p.userId);
+      if (x) x.presence = p;
+    }
+    renderMembers();
+  },
+  memberList(u) {
+    const m = state.members;
+    if (!m || m.serverId !== u.serverId) return;
+    m.memberCount = u.memberCount || 0;
+    m.onlineCount = u.onlineCount || 0;
+    const i = m.list.findIndex((y) => y.userId === u.member.userId);
+    if (!u.inWindow) {
+      if (i >= 0) m.list.splice(i, 1);
+    } else if (i >= 0) {
+      m.list[i] = u.member;
+    } else {
+      // A newcomer inside the window: its place is the server's to say.
+      loadMembers(m.serverId);
+      return;
+    }
+    renderMembers();
+  },
   typing(t) {
     const until = Date.now() + 8000;
     // One frame carries every channel whose typers changed; older servers sent one channel.
@@ -692,6 +818,14 @@ function wire() {
     search($("search-input").value);
   });
   $("search-close").addEventListener("click", () => { $("search-results").hidden = true; });
+  $("members-more").addEventListener("click", () => moreMembers().catch(() => {}));
+  $("invite-people").addEventListener("click", () => makeInvite());
+  $("invite-cancel").addEventListener("click", () => { $("invite-screen").hidden = true; });
+  $("presence-choice").addEventListener("change", async () => {
+    try {
+      await gh.request({ setPresence: { status: $("presence-choice").value } });
+    } catch (err) { showError("view-error", err); }
+  });
   $("text").addEventListener("input", () => {
     if (state.view?.kind !== "channel" || Date.now() - state.lastTyping < 3000) return;
     state.lastTyping = Date.now();
@@ -709,9 +843,14 @@ function wire() {
   $("join-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      await gh.request({ joinServer: { serverId: $("join-id").value.trim() } });
+      const id = $("join-id").value.trim();
+      await gh.request({ joinServer: { serverId: id } });
       $("join-id").value = "";
       await loadServers();
+      state.currentServer = id;
+      renderServers();
+      renderChannels();
+      await loadMembers(id);
     } catch (err) { showError("view-error", err); }
   });
   $("create-server-form").addEventListener("submit", async (e) => {
@@ -721,6 +860,7 @@ function wire() {
       $("create-server-name").value = "";
       state.currentServer = r.server.serverId;
       await loadServers();
+      await loadMembers(r.server.serverId);
     } catch (err) { showError("view-error", err); }
   });
   $("create-channel-form").addEventListener("submit", async (e) => {
@@ -960,13 +1100,21 @@ export function badgeText(count, cap) {
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Guildhall</title>
-  <link rel="stylesheet" href="style.css">
-  <script type="module" src="app.js"></script>
+  <link rel="stylesheet" href="/style.css">
+  <script type="module" src="/app.js"></script>
 </head>
 <body>
   <header>
     <span class="brand">Guildhall</span>
     <span id="me"></span>
+    <label id="presence-label" hidden>Status
+      <select id="presence-choice" aria-label="your status">
+        <option value="PRESENCE_ONLINE">Online</option>
+        <option value="PRESENCE_IDLE">Idle</option>
+        <option value="PRESENCE_DO_NOT_DISTURB">Do not disturb</option>
+        <option value="PRESENCE_INVISIBLE">Invisible</option>
+      </select>
+    </label>
     <span id="connection" class="state closed" title="connection">offline</span>
     <button id="logout" hidden>Sign out</button>
   </header>
@@ -997,6 +1145,8 @@ export function badgeText(count, cap) {
       <div id="server-id" class="muted"></div>
       <form id="search-form" class="inline" role="search"><input id="search-input" type="search" placeholder="search this server" aria-label="search this server"><button>Search</button></form>
       <ul id="channel-list"></ul>
+      <button type="button" id="invite-people" hidden>Invite people</button>
+      <div id="invite-made" hidden><input id="invite-link" readonly aria-label="invite link"></div>
       <form id="create-channel-form" class="inline" hidden><input id="create-channel-name" placeholder="new channel"><button>Add</button></form>
     </nav>
 
@@ -1015,6 +1165,23 @@ export function badgeText(count, cap) {
       </form>
       <p id="view-error" class="error"></p>
     </section>
+
+    <section id="invite-screen" hidden aria-labelledby="invite-title">
+      <h2 id="invite-title">You are invited to</h2>
+      <div id="invite-icon" class="invite-icon"></div>
+      <p id="invite-server" class="invite-server"></p>
+      <p id="invite-details" class="muted"></p>
+      <button type="button" id="invite-join">Join</button>
+      <button type="button" id="invite-cancel">Not now</button>
+      <p id="invite-error" class="error"></p>
+    </section>
+
+    <aside id="members" hidden aria-labelledby="members-title">
+      <h3 id="members-title">Members</h3>
+      <div id="member-counts" class="muted"></div>
+      <ul id="member-list"></ul>
+      <button type="button" id="members-more" hidden>More</button>
+    </aside>
 
     <aside id="search-results" hidden aria-labelledby="search-title">
       <h3 id="search-title">Search</h3>
@@ -1108,6 +1275,21 @@ aside ul { padding-left: 1.2em; }
 #search-list mark { background: #ffe58a; }
 .message.focus { background: #fff6d1; box-shadow: inset 3px 0 #e0b000; }
 #jump-present { align-self: center; margin-top: .3em; }
+#members { width: 13em; padding: .5em; overflow-y: auto; border-left: 1px solid #dde; background: #f0f1f5; }
+#members h3 { font-size: 13px; text-transform: uppercase; color: #556; margin: .3em 0; }
+#member-list { list-style: none; margin: .3em 0; padding: 0; }
+#member-list li { display: flex; gap: .4em; align-items: center; padding: .2em .3em; }
+#member-list li.offline .name { color: #889; }
+#member-list .status-text { color: #778; font-size: 11px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.presence { width: .7em; height: .7em; border-radius: 50%; flex: none; background: #99a; }
+.presence.PRESENCE_ONLINE { background: #2f9e55; }
+.presence.PRESENCE_IDLE { background: #d0a019; }
+.presence.PRESENCE_DO_NOT_DISTURB { background: #c33; }
+header select { margin-left: .3em; }
+#invite-screen { position: absolute; inset: 15vh 0 auto 0; margin: auto; width: 24em; background: #fff; border: 1px solid #dde; border-radius: 8px; padding: 1.5em; text-align: center; box-shadow: 0 4px 24px #0003; }
+.invite-icon { font-size: 40px; }
+.invite-server { font-size: 20px; font-weight: 600; margin: .3em 0; }
+#invite-made input { width: 100%; font-size: 12px; }
 
 """#),
     ]

@@ -1,0 +1,87 @@
+// Invite links (docs/features.md "Invite links"), at the guild's home: making,
+// listing and revoking a server's codes, and looking one up and joining by
+// it. A request naming only a code goes to every home (its id does not say
+// which home holds it); the home holding the code answers and the others
+// say "not found" (GatherMerge.firstFound). Changes queue behind the
+// server's other directory changes (DirectoryRequests.change), so two joins
+// by a code with one use left cannot both get in. Decisions are
+// InviteCodes.swift's. Loop thread only.
+
+import GuildhallCore
+import GuildhallWire
+
+final class InviteLinks: HomePart {
+    unowned let home: Home
+
+    init(home: Home) { self.home = home }
+
+    private var requests: DirectoryRequests { home.directoryRequests }
+
+    /// The wire form, with what the code leads to now.
+    private func info(_ c: InviteCode) -> GHInviteCode {
+        var i = GHInviteCode()
+        i.code = c.code
+        i.serverID = c.serverID
+        if let s = directory.server(c.serverID) {
+            i.serverName = s.name
+            i.serverIcon = s.icon
+        }
+        i.memberCount = UInt32(clamping: directory.memberCount(c.serverID))
+        i.channelID = c.channelID
+        i.channelName = directory.channel(c.channelID)?.name ?? ""
+        i.creatorID = c.creator
+        i.createdAt = c.createdAt
+        i.expiresAt = c.expiresAt
+        i.maxUses = c.maxUses
+        i.uses = c.uses
+        return i
+    }
+
+    private func manages(_ user: UserID, _ server: ServerID) -> Bool {
+        directory.permissions(of: user, in: server)?.contains(.manageServer) == true
+    }
+}
+
+extension InviteLinks {
+    func create(_ r: GHCreateInviteCode, id: UInt64, from s: HomeSession) {
+        requests.change(r.serverID, id: id, from: s) { () throws(Failure) in
+            var random = SystemRandomNumberGenerator()
+            let decision = try self.directory.decide.createInviteCode(InviteCode.draw(using: &random), server: r.serverID, channel: r.channelID,
+                                                                     by: s.user, now: self.now(), maxAgeSeconds: r.maxAgeSeconds, maxUses: r.maxUses)
+            return self.requests.effects(decision, reply: { .inviteCode(self.info(decision.value)) })
+        }
+    }
+
+    func list(_ r: GHListInviteCodes, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            _ = try directory.visibleServer(r.serverID, to: s.user)
+            let all = manages(s.user, r.serverID)
+            var l = GHInviteCodeList()
+            l.codes = directory.inviteCodes(of: r.serverID, at: now()).filter { all || $0.creator == s.user }.map(info)
+            s.respond(id, .inviteCodes(l))
+        }
+    }
+
+    func revoke(_ r: GHRevokeInviteCode, id: UInt64, from s: HomeSession) {
+        requests.change(directory.inviteCode(r.code, at: now())?.serverID, id: id, from: s) { () throws(Failure) in
+            let decision = try self.directory.decide.revokeInviteCode(r.code, by: s.user, now: self.now()) { self.manages(s.user, $0) }
+            return self.requests.effects(decision, reply: { .ok(GHOk()) })
+        }
+    }
+
+    func lookUp(_ r: GHLookUpInvite, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            guard let c = directory.inviteCode(r.code, at: now()) else { throw Failure.notFound("invite \(r.code) not found, or expired") }
+            s.respond(id, .inviteCode(info(c)))
+        }
+    }
+
+    func join(_ r: GHJoinByInvite, id: UInt64, from s: HomeSession) {
+        requests.change(directory.inviteCode(r.code, at: now())?.serverID, id: id, from: s) { () throws(Failure) in
+            let decision = try self.directory.decide.joinByInviteCode(r.code, user: s.user, now: self.now())
+            let (code, member) = decision.value
+            return self.requests.admitted(DirectoryDecision(member, decision.changes), server: code.serverID, from: s,
+                                          reply: { .inviteCode(self.info(code)) })
+        }
+    }
+}
