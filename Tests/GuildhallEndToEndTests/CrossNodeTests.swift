@@ -118,6 +118,14 @@ import Testing
         _ = try await carolHeard.presence(of: "alice") { $0.status == .presenceDoNotDisturb }
         bob.close()
         _ = try await carolHeard.presence(of: "bob") { $0.status == .presenceOffline && $0.lastSeen > 0 }
+
+        // An invite code made on node 1 for the guild on node 2, looked up and joined by from node 2's
+        // neighbour: a code names no home, so every node is asked and the guild's home answers.
+        let code = try await alice.createInviteCode(in: g.serverID, maxUses: 1)
+        #expect(try await carol.lookUpInvite(code.code).serverName == "Across")
+        #expect(try await carol.joinByInvite(code.code).channelID == channel.channelID)
+        #expect(try await carol.myServers().map(\.serverID) == [g.serverID])
+        await expectError(.notFound) { _ = try await carol.lookUpInvite(code.code) }
     }
 }
 
