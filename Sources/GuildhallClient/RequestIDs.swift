@@ -31,6 +31,7 @@ public struct RequestIDs: Sendable {
             ("deleteServer", .deleteServer(make(GHDeleteServer()) { $0.serverID = i.server })),
             ("createInviteCode server", .createInviteCode(make(GHCreateInviteCode()) { $0.serverID = i.server })),
             ("createInviteCode channel", .createInviteCode(make(GHCreateInviteCode()) { $0.serverID = i.server; $0.channelID = i.channel })),
+            ("timeoutMember", .timeoutMember(make(GHTimeoutMember()) { $0.serverID = i.server; $0.userID = "alice"; $0.until = 1 })),
             ("listInviteCodes", .listInviteCodes(make(GHListInviteCodes()) { $0.serverID = i.server })),
             ("transferOwnership", .transferOwnership(make(GHTransferOwnership()) { $0.serverID = i.server; $0.userID = "zed" })),
             ("getServers", .getServers(make(GHGetServers()) { $0.serverIds = [i.server] })),

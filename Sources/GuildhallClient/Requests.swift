@@ -156,9 +156,10 @@ extension GuildhallClient {
     }
 
     public func updateChannel(_ id: UInt64, name: String? = nil, topic: String? = nil, custom: String? = nil,
-                              guestVisibility: GHGuestVisibility? = nil) async throws -> GHChannelInfo {
+                              guestVisibility: GHGuestVisibility? = nil, slowModeSeconds: UInt32? = nil) async throws -> GHChannelInfo {
         var r = GHUpdateChannel()
         r.channelID = id
+        if let slowModeSeconds { r.slowModeSeconds = slowModeSeconds }
         if let guestVisibility { r.guestVisibility = guestVisibility }
         if let name { r.name = name }
         if let topic { r.topic = topic }

@@ -23,6 +23,8 @@ public struct Directory: Sendable {
         var invites: [UserID: InviteRecord] = [:]
         /// Invite codes (InviteCodes.swift), by code.
         var codes: [String: InviteCode] = [:]
+        /// Timeouts (Moderation.swift): until when, by member.
+        var timeouts: [UserID: UInt64] = [:]
         var bans: [UserID: BanRecord] = [:]
         var channels: Set<ChannelID> = []
         var permissions = ServerPermissions()
@@ -49,8 +51,10 @@ public struct Directory: Sendable {
 
     /// Rebuilds state from stored rows at startup.
     public mutating func load(servers: [ServerRecord], members: [MemberRecord], invites: [InviteRecord], channels: [ChannelRecord],
-                              bans: [BanRecord] = [], roles: [RoleRecord] = [], overrides: [OverrideRecord] = [], codes: [InviteCode] = []) {
+                              bans: [BanRecord] = [], roles: [RoleRecord] = [], overrides: [OverrideRecord] = [], codes: [InviteCode] = [],
+                              timeouts: [TimeoutRecord] = []) {
         defer {
+            for t in timeouts where self.servers[t.serverID] != nil { self.servers[t.serverID]!.timeouts[t.userID] = t.until }
             for c in codes where self.servers[c.serverID] != nil {
                 self.servers[c.serverID]!.codes[c.code] = c
                 codeServers[c.code] = c.serverID

@@ -39,6 +39,7 @@ extension Directory {
             resize(m.serverID)
         case .memberRemoved(let server, let user):
             guard servers[server]?.members.removeValue(forKey: user) != nil else { return }
+            servers[server]!.timeouts.removeValue(forKey: user)
             servers[server]!.permissions.memberLeft(user)
             memberships[user]?.remove(server)
             if memberships[user]?.isEmpty == true { memberships.removeValue(forKey: user) }
@@ -83,6 +84,11 @@ extension Directory {
         case .inviteCodeRemoved(let server, let code):
             servers[server]?.codes.removeValue(forKey: code)
             codeServers.removeValue(forKey: code)
+        case .timeoutSaved(let t):
+            guard servers[t.serverID]?.members[t.userID] != nil else { return }
+            servers[t.serverID]!.timeouts[t.userID] = t.until
+        case .timeoutRemoved(let server, let user):
+            servers[server]?.timeouts.removeValue(forKey: user)
         }
     }
 }

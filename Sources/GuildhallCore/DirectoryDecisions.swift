@@ -121,13 +121,19 @@ public struct DirectoryDecisions {
     }
 
     public func updateChannel(_ id: ChannelID, by actor: UserID, name: String?, topic: String?, custom: String?,
-                                       guestVisibility: GuestVisibility? = nil) throws(Failure) -> DirectoryDecision<ChannelRecord>
+                                       guestVisibility: GuestVisibility? = nil, slowModeSeconds: UInt32? = nil) throws(Failure) -> DirectoryDecision<ChannelRecord>
     {
         var c = try d.readableChannel(id, by: actor)
         if let name { c.name = name }
         if let topic { c.topic = topic }
         if let custom { c.custom = custom }
         if let guestVisibility { c.guestVisibility = guestVisibility }
+        if let slowModeSeconds {
+            guard slowModeSeconds <= ModerationRules.maxSlowModeSeconds else {
+                throw Failure.badRequest("slow_mode_seconds is at most \(ModerationRules.maxSlowModeSeconds) (six hours)")
+            }
+            c.slowModeSeconds = slowModeSeconds
+        }
         try Self.validate(name: c.name, icon: c.topic, custom: c.custom, iconField: "topic")
         return DirectoryDecision(c, [.channelSaved(c)])
     }
@@ -153,9 +159,11 @@ public struct DirectoryDecisions {
     }
 
     /// Bans `user`; a member is removed first. Returns the removed membership, if any.
-    public func ban(_ user: UserID, from id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<MemberRecord?> {
+    /// `until`: when the ban ends by itself (0: until lifted).
+    public func ban(_ user: UserID, from id: ServerID, by actor: UserID, now: UInt64, until: UInt64 = 0) throws(Failure) -> DirectoryDecision<MemberRecord?> {
         _ = try d.visibleServer(id, to: actor)
         if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("user: \(problem)") }
+        if until != 0 && until <= now { throw Failure.badRequest("until is in the past; 0 bans until lifted") }
         if d.servers[id]!.bans[user] != nil { throw Failure.conflict("\(user) is already banned from server \(id)") }
         var changes: [DirectoryChange] = []
         let target = d.servers[id]!.members[user]
@@ -163,7 +171,7 @@ public struct DirectoryDecisions {
             try requireOutranks(actor, target, "ban")
             changes.append(.memberRemoved(id, user))
         }
-        changes += [.banSaved(BanRecord(serverID: id, userID: user, actor: actor, createdAt: now)), .inviteRemoved(id, user)]
+        changes += [.banSaved(BanRecord(serverID: id, userID: user, actor: actor, createdAt: now, expiresAt: until)), .inviteRemoved(id, user)]
         return DirectoryDecision(target, changes)
     }
 

@@ -39,17 +39,21 @@ public struct Permission: OptionSet, Sendable, Codable, Hashable {
     public static let attachFiles = Permission(rawValue: 1 << 14)
     /// Make invite codes (InviteCodes.swift).
     public static let createInvites = Permission(rawValue: 1 << 15)
+    /// Time members out (Moderation.swift).
+    public static let moderateMembers = Permission(rawValue: 1 << 16)
+    /// Send in slow mode without waiting.
+    public static let bypassSlowmode = Permission(rawValue: 1 << 17)
 
-    public static let all = Permission(rawValue: (1 << 16) - 1)
+    public static let all = Permission(rawValue: (1 << 18) - 1)
     /// What a new server's `everyone` role allows: taking part, not managing.
     public static let everyoneDefault: Permission = [.viewChannel, .sendMessages, .mention, .requestReceipts, .attachFiles, .createInvites]
     /// What a new server's `admin` role allows: what "owner and admins" could do before roles had bits.
     public static let adminDefault: Permission = [.manageServer, .manageChannels, .mentionEveryone, .recallOthers, .deleteOthers,
-                                                  .invite, .kick, .ban, .manageGuests, .createInvites]
+                                                  .invite, .kick, .ban, .manageGuests, .createInvites, .moderateMembers]
 
     /// Bits a channel override may name: the ones that mean something per channel.
     public static let perChannel: Permission = [.viewChannel, .manageChannels, .sendMessages, .mention, .mentionEveryone,
-                                                .recallOthers, .deleteOthers, .requestReceipts, .attachFiles]
+                                                .recallOthers, .deleteOthers, .requestReceipts, .attachFiles, .bypassSlowmode]
 
     public static let names: [(Permission, String)] = [
         (.viewChannel, "view channel"), (.manageServer, "manage server"), (.manageChannels, "manage channels"),
@@ -57,7 +61,7 @@ public struct Permission: OptionSet, Sendable, Codable, Hashable {
         (.mentionEveryone, "mention everyone"), (.recallOthers, "recall others' messages"),
         (.deleteOthers, "delete others' messages"), (.invite, "invite"), (.kick, "kick"), (.ban, "ban"),
         (.manageGuests, "manage guests"), (.requestReceipts, "request read receipts"), (.attachFiles, "attach files"),
-        (.createInvites, "create invites"),
+        (.createInvites, "create invites"), (.moderateMembers, "moderate members"), (.bypassSlowmode, "bypass slow mode"),
     ]
 
     /// The bits' names, for messages a developer reads.

@@ -58,11 +58,30 @@ public struct ChannelRecord: Sendable, Codable, Equatable {
     public var lastMessageTime: UInt64 = 0
     /// Seqs recalled or deleted, which unread counts leave out.
     public var removed = RemovedSeqs()
+    /// Seconds a member waits between messages here (Moderation.swift); 0: off.
+    public var slowModeSeconds: UInt32 = 0
 
     public init(id: ChannelID, serverID: ServerID, name: String, topic: String, custom: String, createdAt: UInt64,
-                guestVisibility: GuestVisibility = .followServer) {
+                guestVisibility: GuestVisibility = .followServer, slowModeSeconds: UInt32 = 0) {
         self.id = id; self.serverID = serverID; self.name = name; self.topic = topic
-        self.custom = custom; self.createdAt = createdAt; self.guestVisibility = guestVisibility
+        self.custom = custom; self.createdAt = createdAt; self.guestVisibility = guestVisibility; self.slowModeSeconds = slowModeSeconds
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, serverID, name, topic, custom, createdAt, guestVisibility, lastSeq, lastMessageTime, removed, slowModeSeconds
+    }
+
+    /// Older log entries' JSON has no slow mode: it was off.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try c.decode(ChannelID.self, forKey: .id), serverID: try c.decode(ServerID.self, forKey: .serverID),
+                  name: try c.decode(String.self, forKey: .name), topic: try c.decode(String.self, forKey: .topic),
+                  custom: try c.decode(String.self, forKey: .custom), createdAt: try c.decode(UInt64.self, forKey: .createdAt),
+                  guestVisibility: try c.decode(GuestVisibility.self, forKey: .guestVisibility),
+                  slowModeSeconds: try c.decodeIfPresent(UInt32.self, forKey: .slowModeSeconds) ?? 0)
+        lastSeq = try c.decode(UInt64.self, forKey: .lastSeq)
+        lastMessageTime = try c.decode(UInt64.self, forKey: .lastMessageTime)
+        removed = try c.decode(RemovedSeqs.self, forKey: .removed)
     }
 }
 
@@ -100,9 +119,21 @@ public struct BanRecord: Sendable, Codable, Equatable {
     public var userID: UserID
     public var actor: UserID
     public var createdAt: UInt64
+    /// When the ban ends by itself (Moderation.swift); 0: until lifted.
+    public var expiresAt: UInt64 = 0
 
-    public init(serverID: ServerID, userID: UserID, actor: UserID, createdAt: UInt64) {
-        self.serverID = serverID; self.userID = userID; self.actor = actor; self.createdAt = createdAt
+    public init(serverID: ServerID, userID: UserID, actor: UserID, createdAt: UInt64, expiresAt: UInt64 = 0) {
+        self.serverID = serverID; self.userID = userID; self.actor = actor; self.createdAt = createdAt; self.expiresAt = expiresAt
+    }
+
+    private enum CodingKeys: String, CodingKey { case serverID, userID, actor, createdAt, expiresAt }
+
+    /// Older log entries' JSON has no end: the ban lasted until lifted.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(serverID: try c.decode(ServerID.self, forKey: .serverID), userID: try c.decode(UserID.self, forKey: .userID),
+                  actor: try c.decode(UserID.self, forKey: .actor), createdAt: try c.decode(UInt64.self, forKey: .createdAt),
+                  expiresAt: try c.decodeIfPresent(UInt64.self, forKey: .expiresAt) ?? 0)
     }
 }
 
@@ -209,4 +240,7 @@ public enum DirectoryChange: Sendable, Codable, Equatable {
     case inviteCodeSaved(InviteCode)
     /// Revoked, used up, or gone with its server or channel.
     case inviteCodeRemoved(ServerID, String)
+    /// A member timed out (Moderation.swift), or the timeout lifted.
+    case timeoutSaved(TimeoutRecord)
+    case timeoutRemoved(ServerID, UserID)
 }

@@ -265,6 +265,15 @@ enum Schema {
         CREATE INDEX invite_codes_by_server ON invite_codes(server_id);
         UPDATE roles SET allow = allow | 32768 WHERE role_id IN (0, 1);
         """,
+        // 16: moderation (Moderation.swift): timeouts, bans with an end, slow mode, and
+        // MODERATE_MEMBERS (1 << 16) for the admin role of servers made before it.
+        """
+        CREATE TABLE timeouts(server_id INTEGER NOT NULL, user_id TEXT NOT NULL, until INTEGER NOT NULL, actor TEXT NOT NULL,
+                              PRIMARY KEY(server_id, user_id)) WITHOUT ROWID;
+        ALTER TABLE bans ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE channels ADD COLUMN slow_mode INTEGER NOT NULL DEFAULT 0;
+        UPDATE roles SET allow = allow | 65536 WHERE role_id = 1;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

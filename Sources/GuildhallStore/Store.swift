@@ -13,6 +13,7 @@ public struct StoreSnapshot: Sendable {
     public var members: [MemberRecord] = []
     public var invites: [InviteRecord] = []
     public var inviteCodes: [InviteCode] = []
+    public var timeouts: [TimeoutRecord] = []
     /// Channels with their `lastSeq` and `lastMessageTime` filled in.
     public var channels: [ChannelRecord] = []
     /// The highest id ever issued (messages, servers, channels), so ids never repeat.
@@ -107,10 +108,12 @@ public final class Store: Sendable {
                                              owner: s.text(4), openJoin: s.bool(5), createdAt: s.uint(6), allowGuests: s.bool(7),
                                              discoverable: s.bool(8)))
         }
-        s = try db.prepare("SELECT server_id, user_id, actor, created_at FROM bans", persistent: false)
+        s = try db.prepare("SELECT server_id, user_id, actor, created_at, expires_at FROM bans", persistent: false)
         while try s.step() {
-            snap.bans.append(BanRecord(serverID: s.uint(0), userID: s.text(1), actor: s.text(2), createdAt: s.uint(3)))
+            snap.bans.append(BanRecord(serverID: s.uint(0), userID: s.text(1), actor: s.text(2), createdAt: s.uint(3), expiresAt: s.uint(4)))
         }
+        s = try db.prepare("SELECT server_id, user_id, until, actor FROM timeouts", persistent: false)
+        while try s.step() { snap.timeouts.append(TimeoutRecord(serverID: s.uint(0), userID: s.text(1), until: s.uint(2), actor: s.text(3))) }
         s = try db.prepare("SELECT user_id, channel_id, read_seq, ack_time, activity FROM read_positions", persistent: false)
         while try s.step() {
             snap.readPositions.append((s.text(0), s.uint(1), ReadPosition(readSeq: s.uint(2), ackTime: s.uint(3), activity: s.uint(4))))
@@ -151,11 +154,12 @@ public final class Store: Sendable {
         var removed: [ChannelID: [UInt64]] = [:]
         s = try db.prepare("SELECT channel_id, seq FROM messages WHERE removed != 0 AND server_id != 0", persistent: false)
         while try s.step() { removed[s.uint(0), default: []].append(s.uint(1)) }
-        s = try db.prepare("SELECT id, server_id, name, topic, custom, created_at, guest_visibility FROM channels", persistent: false)
+        s = try db.prepare("SELECT id, server_id, name, topic, custom, created_at, guest_visibility, slow_mode FROM channels", persistent: false)
         let tail = try db.prepare("SELECT seq, sent_time FROM messages WHERE channel_id = ? ORDER BY seq DESC LIMIT 1", persistent: false)
         while try s.step() {
             var c = ChannelRecord(id: s.uint(0), serverID: s.uint(1), name: s.text(2), topic: s.text(3), custom: s.text(4), createdAt: s.uint(5),
-                                  guestVisibility: GuestVisibility(rawValue: Int(s.int(6))) ?? .followServer)
+                                  guestVisibility: GuestVisibility(rawValue: Int(s.int(6))) ?? .followServer,
+                                  slowModeSeconds: UInt32(clamping: s.uint(7)))
             tail.reset().bind(1, c.id)
             if try tail.step() {
                 c.lastSeq = tail.uint(0)

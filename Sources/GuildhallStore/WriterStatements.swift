@@ -13,6 +13,7 @@ final class WriterStatements {
     private let saveConversation, saveDirectSide, saveDirectRead: Statement
     private let saveRole, deleteRole, deleteRoleOverrides, saveOverride, removeOverride, deleteServerRoles, deleteServerOverrides: Statement
     private let saveCode, removeCode, deleteServerCodes, deleteChannelCodes: Statement
+    private let saveTimeout, removeTimeout, deleteServerTimeouts: Statement
     private let deleteChannelOverrides, deleteMemberOverrides: Statement
     private let saveReceivedSeq, saveLogPosition: Statement
     private let insertFull, attachFile, removeMessageFiles, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
@@ -60,14 +61,18 @@ final class WriterStatements {
         removeCode = try db.prepare("DELETE FROM invite_codes WHERE code = ?")
         deleteServerCodes = try db.prepare("DELETE FROM invite_codes WHERE server_id = ?")
         deleteChannelCodes = try db.prepare("DELETE FROM invite_codes WHERE channel_id = ?")
+        saveTimeout = try db.prepare("INSERT OR REPLACE INTO timeouts(server_id, user_id, until, actor) VALUES(?,?,?,?)")
+        removeTimeout = try db.prepare("DELETE FROM timeouts WHERE server_id = ? AND user_id = ?")
+        deleteServerTimeouts = try db.prepare("DELETE FROM timeouts WHERE server_id = ?")
         deleteServerChannels = try db.prepare("DELETE FROM channels WHERE server_id = ?")
         saveMember = try db.prepare("INSERT OR REPLACE INTO members(server_id, user_id, role, joined_at, roles) VALUES(?,?,?,?,?)")
         removeMember = try db.prepare("DELETE FROM members WHERE server_id = ? AND user_id = ?")
         saveInvite = try db.prepare("INSERT OR REPLACE INTO invites(server_id, user_id, inviter, created_at) VALUES(?,?,?,?)")
         removeInvite = try db.prepare("DELETE FROM invites WHERE server_id = ? AND user_id = ?")
-        saveChannel = try db.prepare("INSERT OR REPLACE INTO channels(id, server_id, name, topic, custom, created_at, guest_visibility) VALUES(?,?,?,?,?,?,?)")
+        saveChannel = try db.prepare("INSERT OR REPLACE INTO channels(id, server_id, name, topic, custom, created_at, guest_visibility, slow_mode) "
+                                     + "VALUES(?,?,?,?,?,?,?,?)")
         deleteChannel = try db.prepare("DELETE FROM channels WHERE id = ?")
-        saveBan = try db.prepare("INSERT OR REPLACE INTO bans(server_id, user_id, actor, created_at) VALUES(?,?,?,?)")
+        saveBan = try db.prepare("INSERT OR REPLACE INTO bans(server_id, user_id, actor, created_at, expires_at) VALUES(?,?,?,?,?)")
         removeBan = try db.prepare("DELETE FROM bans WHERE server_id = ? AND user_id = ?")
         deleteServerBans = try db.prepare("DELETE FROM bans WHERE server_id = ?")
         // A read position never goes back: of two marks decided together, the one committed last may be the lower.
@@ -221,7 +226,7 @@ final class WriterStatements {
             try s.run()
         case .serverDeleted(let id):
             for s in [deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels, deleteServerBans, deleteServerRoles,
-                      deleteServerOverrides, deleteServerCodes] {
+                      deleteServerOverrides, deleteServerCodes, deleteServerTimeouts] {
                 s.reset().bind(1, id)
                 try s.run()
             }
@@ -231,7 +236,7 @@ final class WriterStatements {
             s.bind(4, m.joinedAt); s.bind(5, MemberRows.text(m.roles))
             try s.run()
         case .memberRemoved(let server, let user):
-            for s in [removeMember, deleteMemberOverrides] {
+            for s in [removeMember, deleteMemberOverrides, removeTimeout] {
                 s.reset().bind(1, server)
                 s.bind(2, user)
                 try s.run()
@@ -247,7 +252,7 @@ final class WriterStatements {
         case .channelSaved(let c):
             let s = saveChannel.reset()
             s.bind(1, c.id); s.bind(2, c.serverID); s.bind(3, c.name); s.bind(4, c.topic); s.bind(5, c.custom); s.bind(6, c.createdAt)
-            s.bind(7, Int64(c.guestVisibility.rawValue))
+            s.bind(7, Int64(c.guestVisibility.rawValue)); s.bind(8, UInt64(c.slowModeSeconds))
             try s.run()
         case .channelDeleted(let id):
             for s in [deleteChannel, deleteChannelPositions, deleteChannelRequests, deleteChannelAdvances, deleteChannelOverrides, deleteChannelCodes] {
@@ -256,7 +261,7 @@ final class WriterStatements {
             }
         case .banSaved(let b):
             let s = saveBan.reset()
-            s.bind(1, b.serverID); s.bind(2, b.userID); s.bind(3, b.actor); s.bind(4, b.createdAt)
+            s.bind(1, b.serverID); s.bind(2, b.userID); s.bind(3, b.actor); s.bind(4, b.createdAt); s.bind(5, b.expiresAt)
             try s.run()
         case .banRemoved(let server, let user):
             let s = removeBan.reset()
@@ -290,6 +295,14 @@ final class WriterStatements {
         case .inviteCodeRemoved(_, let code):
             let s = removeCode.reset()
             s.bind(1, code)
+            try s.run()
+        case .timeoutSaved(let t):
+            let s = saveTimeout.reset()
+            s.bind(1, t.serverID); s.bind(2, t.userID); s.bind(3, t.until); s.bind(4, t.actor)
+            try s.run()
+        case .timeoutRemoved(let server, let user):
+            let s = removeTimeout.reset()
+            s.bind(1, server); s.bind(2, user)
             try s.run()
         }
     }

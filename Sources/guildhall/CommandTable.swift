@@ -88,7 +88,8 @@ struct CommandTable {
                 try await c.createChannel(in: a.id("server"), name: a.string("name"), topic: a.optional("topic") ?? "",
                                           custom: a.optional("custom") ?? "")
             }),
-            ("update-channel", spec(["channel"], opts: ["name", "topic", "custom", "guests"], "change a channel (guests=visible|invisible|follow)") { a in
+            ("update-channel", spec(["channel"], opts: ["name", "topic", "custom", "guests", "slow"],
+                                    "change a channel (guests=visible|invisible|follow, slow=SECONDS between a member's messages)") { a in
                 let guests: GHGuestVisibility? = switch a.optional("guests") {
                 case "visible": .visible
                 case "invisible": .invisible
@@ -96,7 +97,7 @@ struct CommandTable {
                 default: nil
                 }
                 return try await c.updateChannel(a.id("channel"), name: a.optional("name"), topic: a.optional("topic"),
-                                                 custom: a.optional("custom"), guestVisibility: guests)
+                                                 custom: a.optional("custom"), guestVisibility: guests, slowModeSeconds: a.optional("slow").flatMap { UInt32($0) })
             }),
             ("delete-channel", spec(["channel"], "delete a channel") { a in try await c.deleteChannel(a.id("channel")); return nil }),
             ("channels", spec(["server"], "list a server's channels") { a in
@@ -270,7 +271,12 @@ struct CommandTable {
             }),
             ("guest-enter", spec(["server"], "enter a server as a guest") { a in try await c.enterAsGuest(a.id("server")) }),
             ("guest-leave", spec(["server"], "leave a server entered as a guest") { a in try await c.leaveAsGuest(a.id("server")); return nil }),
-            ("ban", spec(["server", "user"], "ban a user from a server") { a in try await c.ban(a.string("user"), from: a.id("server")); return nil }),
+            ("ban", spec(["server", "user"], opts: ["until"], "ban a user from a server (until=MS: until then)") { a in
+                try await c.ban(a.string("user"), from: a.id("server"), until: UInt64(a.optional("until") ?? "") ?? 0); return nil
+            }),
+            ("timeout", spec(["server", "user", "until"], "time a member out until MS since 1970 (0 lifts it)") { a in
+                try await c.timeout(a.string("user"), in: a.id("server"), until: UInt64(try a.string("until")) ?? 0)
+            }),
             ("unban", spec(["server", "user"], "lift a ban") { a in try await c.unban(a.string("user"), from: a.id("server")); return nil }),
             ("ping", spec([], "heartbeat; shows the server's clock") { _ in
                 var p = GHPong(); p.serverTime = try await c.heartbeat(); return p

@@ -91,6 +91,10 @@ import Testing
             .directory(.inviteCodeSaved(InviteCode(code: "Ab3dEf7h", serverID: 11, channelID: 12, creator: "alice", createdAt: 33, expiresAt: 34,
                                                    maxUses: 5, uses: 1))),
             .directory(.inviteCodeRemoved(11, "Ab3dEf7h")),
+            .directory(.timeoutSaved(TimeoutRecord(serverID: 11, userID: "bob", until: 35, actor: "alice"))),
+            .directory(.timeoutRemoved(11, "bob")),
+            .directory(.banSaved(BanRecord(serverID: 11, userID: "eve", actor: "alice", createdAt: 36, expiresAt: 37))),
+            .directory(.channelSaved(ChannelRecord(id: 38, serverID: 11, name: "slow", topic: "", custom: "", createdAt: 39, slowModeSeconds: 40))),
         ]
     }
 

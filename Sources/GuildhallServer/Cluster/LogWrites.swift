@@ -141,7 +141,8 @@ extension GHLogDirectory {
         case .inviteRemoved(let server, let user): inviteRemoved = GHLogServerUser(server, user)
         case .channelSaved(let ch): channelSaved = GHLogChannel(ch)
         case .channelDeleted(let id): channelDeleted = id
-        case .banSaved(let b): banSaved = .with { $0.serverID = b.serverID; $0.user = b.userID; $0.actor = b.actor; $0.createdAt = b.createdAt }
+        case .banSaved(let b):
+            banSaved = .with { $0.serverID = b.serverID; $0.user = b.userID; $0.actor = b.actor; $0.createdAt = b.createdAt; $0.expiresAt = b.expiresAt }
         case .banRemoved(let server, let user): banRemoved = GHLogServerUser(server, user)
         case .roleSaved(let r):
             roleSaved = .with {
@@ -163,6 +164,8 @@ extension GHLogDirectory {
                 $0.createdAt = c.createdAt; $0.expiresAt = c.expiresAt; $0.maxUses = c.maxUses; $0.uses = c.uses
             }
         case .inviteCodeRemoved(let server, let code): inviteCodeRemoved = .with { $0.serverID = server; $0.code = code }
+        case .timeoutSaved(let t): timeoutSaved = .with { $0.serverID = t.serverID; $0.user = t.userID; $0.until = t.until; $0.actor = t.actor }
+        case .timeoutRemoved(let server, let user): timeoutRemoved = GHLogServerUser(server, user)
         }
     }
 
@@ -181,7 +184,8 @@ extension GHLogDirectory {
         case .inviteRemoved(let r): return .inviteRemoved(r.serverID, r.user)
         case .channelSaved(let c): return .channelSaved(try c.value())
         case .channelDeleted(let id): return .channelDeleted(id)
-        case .banSaved(let b): return .banSaved(BanRecord(serverID: b.serverID, userID: b.user, actor: b.actor, createdAt: b.createdAt))
+        case .banSaved(let b):
+            return .banSaved(BanRecord(serverID: b.serverID, userID: b.user, actor: b.actor, createdAt: b.createdAt, expiresAt: b.expiresAt))
         case .banRemoved(let r): return .banRemoved(r.serverID, r.user)
         case .roleSaved(let r):
             return .roleSaved(RoleRecord(serverID: r.serverID, id: r.id, name: r.name, position: r.position,
@@ -199,6 +203,8 @@ extension GHLogDirectory {
             return .inviteCodeSaved(InviteCode(code: c.code, serverID: c.serverID, channelID: c.channelID, creator: c.creator, createdAt: c.createdAt,
                                                expiresAt: c.expiresAt, maxUses: c.maxUses, uses: c.uses))
         case .inviteCodeRemoved(let r): return .inviteCodeRemoved(r.serverID, r.code)
+        case .timeoutSaved(let t): return .timeoutSaved(TimeoutRecord(serverID: t.serverID, userID: t.user, until: t.until, actor: t.actor))
+        case .timeoutRemoved(let r): return .timeoutRemoved(r.serverID, r.user)
         case nil: throw LogFormatError("a directory write holds nothing")
         }
     }
@@ -217,6 +223,7 @@ extension GHLogChannel {
         lastSeq = ch.lastSeq
         lastMessageTime = ch.lastMessageTime
         removedSeqs = ch.removed.seqs
+        slowModeSeconds = ch.slowModeSeconds
     }
 
     func value() throws -> ChannelRecord {
@@ -228,6 +235,7 @@ extension GHLogChannel {
         channel.lastSeq = lastSeq
         channel.lastMessageTime = lastMessageTime
         channel.removed = RemovedSeqs(removedSeqs)
+        channel.slowModeSeconds = slowModeSeconds
         return channel
     }
 }

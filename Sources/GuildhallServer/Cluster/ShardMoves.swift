@@ -45,7 +45,8 @@ extension Home {
         shardGenerations.merge(snapshot.generations) { _, new in new }
         directory.sizeMarks = settings.serverSizeMarks
         directory.load(servers: snapshot.servers, members: snapshot.members, invites: snapshot.invites, channels: snapshot.channels,
-                       bans: snapshot.bans, roles: snapshot.roles, overrides: snapshot.overrides, codes: snapshot.inviteCodes)
+                       bans: snapshot.bans, roles: snapshot.roles, overrides: snapshot.overrides, codes: snapshot.inviteCodes,
+                       timeouts: snapshot.timeouts)
         for (user, channel, p) in snapshot.readPositions { positions.load(user, channel, p) }
         for (user, channel, seq) in snapshot.receivedSeqs { positions.loadReceived(user, channel, seq) }
         for (user, channel, seq, time) in snapshot.recentMentions { positions.addMention(user, channel, seq: seq, time: time) }

@@ -130,6 +130,7 @@ extension StoreSnapshot {
         out.members = members.filter { keeps($0.serverID) }
         out.invites = invites.filter { keeps($0.serverID) }
         out.inviteCodes = inviteCodes.filter { keeps($0.serverID) }
+        out.timeouts = timeouts.filter { keeps($0.serverID) }
         out.bans = bans.filter { keeps($0.serverID) }
         out.roles = roles.filter { keeps($0.serverID) }
         out.overrides = overrides.filter { keeps($0.serverID) }

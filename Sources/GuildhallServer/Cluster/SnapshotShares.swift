@@ -33,6 +33,7 @@ extension StoreSnapshot {
         for m in members { shares[map.home(guild: m.serverID)].members.append(m) }
         for i in invites { shares[map.home(guild: i.serverID)].invites.append(i) }
         for c in inviteCodes { shares[map.home(guild: c.serverID)].inviteCodes.append(c) }
+        for t in timeouts { shares[map.home(guild: t.serverID)].timeouts.append(t) }
         for b in bans { shares[map.home(guild: b.serverID)].bans.append(b) }
         for r in roles { shares[map.home(guild: r.serverID)].roles.append(r) }
         for o in overrides { shares[map.home(guild: o.serverID)].overrides.append(o) }

@@ -42,6 +42,8 @@ final class Home {
     private(set) var memberLists: MemberLists!
     /// Invite codes: made, listed, revoked, looked up and joined by (InviteLinks.swift).
     private(set) var inviteLinks: InviteLinks!
+    /// Timeouts, slow mode and bans with an end (Moderation.swift).
+    private(set) var moderation: Moderation!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
@@ -87,6 +89,7 @@ final class Home {
         presences = Presences(home: self)
         memberLists = MemberLists(home: self)
         inviteLinks = InviteLinks(home: self)
+        moderation = Moderation(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)
@@ -117,6 +120,7 @@ final class Home {
             self.reading.flushPositions()
             self.presences.tellHeld(now: self.loop.nowMillis)
             self.reception.followNodes()
+            self.moderation.liftEndedBans()
             self.reception.expireEndings(now: self.loop.nowMillis)
         }
     }

@@ -132,6 +132,8 @@ extension GHRequest.OneOf_Body {
         case .enterAsGuest(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.enterAsGuest(r, id: $1, from: $2) }
         case .leaveAsGuest(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.leaveAsGuest(r, id: $1, from: $2) }
         case .banMember(let r): RequestRule(.guild(r.serverID), .change, needs: .ban, at: .server(r.serverID)) { $0.directoryRequests.banMember(r, id: $1, from: $2) }
+        case .timeoutMember(let r):
+            RequestRule(.guild(r.serverID), .change, needs: .moderateMembers, at: .server(r.serverID)) { $0.moderation.timeoutMember(r, id: $1, from: $2) }
         case .unbanMember(let r):
             RequestRule(.guild(r.serverID), .change, needs: .ban, at: .server(r.serverID)) { $0.directoryRequests.unbanMember(r, id: $1, from: $2) }
         case .createRole(let r):

@@ -19,6 +19,7 @@ extension GHChannelInfo {
         channelID = r.id; serverID = r.serverID; name = r.name; topic = r.topic; custom = r.custom
         lastSeq = r.lastSeq; lastMessageTime = r.lastMessageTime; createdAt = r.createdAt
         guestVisibility = GHGuestVisibility(rawValue: r.guestVisibility.rawValue) ?? .followServer
+        slowModeSeconds = r.slowModeSeconds
     }
 }
 

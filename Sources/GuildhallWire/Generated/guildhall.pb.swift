@@ -317,6 +317,12 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// Make invite codes (`create_invite_code`). Default: everyone.
   case createInvites // = 32768
+
+  /// Time members out (`timeout_member`). Default: admin.
+  case moderateMembers // = 65536
+
+  /// Send in a channel's slow mode without waiting (as MANAGE_CHANNELS does). Default: nobody.
+  case bypassSlowmode // = 131072
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -342,6 +348,8 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 8192: self = .requestReceipts
     case 16384: self = .attachFiles
     case 32768: self = .createInvites
+    case 65536: self = .moderateMembers
+    case 131072: self = .bypassSlowmode
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -365,6 +373,8 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .requestReceipts: return 8192
     case .attachFiles: return 16384
     case .createInvites: return 32768
+    case .moderateMembers: return 65536
+    case .bypassSlowmode: return 131072
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -388,6 +398,8 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     .requestReceipts,
     .attachFiles,
     .createInvites,
+    .moderateMembers,
+    .bypassSlowmode,
   ]
 
 }
@@ -1015,6 +1027,9 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// An override changed; `override` holds it as it is now (all bits zero: removed).
   case permissionsChanged // = 19
+
+  /// A member was timed out, or the timeout lifted (`member.timeout_until`, 0 when lifted).
+  case memberTimedOut // = 20
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -1043,6 +1058,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case 17: self = .roleUpdated
     case 18: self = .roleDeleted
     case 19: self = .permissionsChanged
+    case 20: self = .memberTimedOut
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -1069,6 +1085,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case .roleUpdated: return 17
     case .roleDeleted: return 18
     case .permissionsChanged: return 19
+    case .memberTimedOut: return 20
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -1095,6 +1112,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     .roleUpdated,
     .roleDeleted,
     .permissionsChanged,
+    .memberTimedOut,
   ]
 
 }
@@ -1967,6 +1985,21 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .joinByInvite(newValue)}
   }
 
+  /// Moderation (docs/features.md "Moderation").
+  /// Time a member out until `until` (milliseconds since 1970; at most 28
+  /// days ahead; 0 or a past time lifts it): until then they cannot send,
+  /// react or type in the server. Needs MODERATE_MEMBERS and to outrank the
+  /// member. Members hear MEMBER_TIMED_OUT (its member's `timeout_until`),
+  /// the member too. Answer: `Member`. Errors: 400 more than 28 days ahead;
+  /// 403 without the bit or not above the member; 404 not a member.
+  public var timeoutMember: GHTimeoutMember {
+    get {
+      if case .timeoutMember(let v)? = body {return v}
+      return GHTimeoutMember()
+    }
+    set {body = .timeoutMember(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Each kind's comment ends with the errors of its own. Besides those, any
@@ -2251,6 +2284,14 @@ public nonisolated struct GHRequest: Sendable {
     /// Members hear MEMBER_JOINED as for `join_server`. Answer: `InviteCode`
     /// (where to land). Errors: 403 banned; 404 no such live code; 409 already a member.
     case joinByInvite(GHJoinByInvite)
+    /// Moderation (docs/features.md "Moderation").
+    /// Time a member out until `until` (milliseconds since 1970; at most 28
+    /// days ahead; 0 or a past time lifts it): until then they cannot send,
+    /// react or type in the server. Needs MODERATE_MEMBERS and to outrank the
+    /// member. Members hear MEMBER_TIMED_OUT (its member's `timeout_until`),
+    /// the member too. Answer: `Member`. Errors: 400 more than 28 days ahead;
+    /// 403 without the bit or not above the member; 404 not a member.
+    case timeoutMember(GHTimeoutMember)
 
   }
 
@@ -3446,6 +3487,17 @@ public nonisolated struct GHUpdateChannel: Sendable {
   /// Clears the value of `guestVisibility`. Subsequent reads from it will return its default value.
   public mutating func clearGuestVisibility() {self._guestVisibility = nil}
 
+  /// Slow mode: seconds a member waits between messages here (0 to 21600; 0: off).
+  /// Members with MANAGE_CHANNELS or BYPASS_SLOWMODE do not wait.
+  public var slowModeSeconds: UInt32 {
+    get {_slowModeSeconds ?? 0}
+    set {_slowModeSeconds = newValue}
+  }
+  /// Returns true if `slowModeSeconds` has been explicitly set.
+  public var hasSlowModeSeconds: Bool {self._slowModeSeconds != nil}
+  /// Clears the value of `slowModeSeconds`. Subsequent reads from it will return its default value.
+  public mutating func clearSlowModeSeconds() {self._slowModeSeconds = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3454,6 +3506,7 @@ public nonisolated struct GHUpdateChannel: Sendable {
   fileprivate var _topic: String? = nil
   fileprivate var _custom: String? = nil
   fileprivate var _guestVisibility: GHGuestVisibility? = nil
+  fileprivate var _slowModeSeconds: UInt32? = nil
 }
 
 /// Delete a channel.
@@ -3975,6 +4028,29 @@ public nonisolated struct GHBanMember: Sendable {
 
   /// The user to ban; removed if a member. A banned user cannot join, be invited or enter as a guest.
   public var userID: String = String()
+
+  /// When the ban ends by itself (milliseconds since 1970); 0: until lifted.
+  public var until: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Time a member out.
+public nonisolated struct GHTimeoutMember: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The server.
+  public var serverID: UInt64 = 0
+
+  /// The member.
+  public var userID: String = String()
+
+  /// Until when (milliseconds since 1970); 0 or a past time: lift it.
+  public var until: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5121,6 +5197,9 @@ public nonisolated struct GHMember: Sendable {
   /// Clears the value of `presence`. Subsequent reads from it will return its default value.
   public mutating func clearPresence() {self._presence = nil}
 
+  /// While timed out: until when (milliseconds since 1970); 0 otherwise.
+  public var timeoutUntil: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -5258,6 +5337,9 @@ public nonisolated struct GHChannelInfo: Sendable {
 
   /// Whether guests see it.
   public var guestVisibility: GHGuestVisibility = .followServer
+
+  /// Slow mode: seconds a member waits between messages (0: off).
+  public var slowModeSeconds: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -6265,7 +6347,7 @@ nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHPermission: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0\u{2}@@\u{8}MODERATE_MEMBERS\0\u{2}@@\u{10}BYPASS_SLOWMODE\0")
 }
 
 nonisolated extension GHGuestVisibility: SwiftProtobuf._ProtoNameProviding {
@@ -6313,7 +6395,7 @@ nonisolated extension GHMessageUpdateKind: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHNotificationKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}PERMISSIONS_CHANGED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}PERMISSIONS_CHANGED\0\u{1}MEMBER_TIMED_OUT\0")
 }
 
 nonisolated extension GHFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -6442,7 +6524,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7387,6 +7469,19 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .joinByInvite(v)
         }
       }()
+      case 121: try {
+        var v: GHTimeoutMember?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .timeoutMember(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .timeoutMember(v)
+        }
+      }()
       default: break
       }
     }
@@ -7688,6 +7783,10 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .joinByInvite?: try {
       guard case .joinByInvite(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 120)
+    }()
+    case .timeoutMember?: try {
+      guard case .timeoutMember(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 121)
     }()
     case nil: break
     }
@@ -9746,7 +9845,7 @@ nonisolated extension GHCreateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UpdateChannel"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}guest_visibility\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}guest_visibility\0\u{3}slow_mode_seconds\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9759,6 +9858,7 @@ nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 3: try { try decoder.decodeSingularStringField(value: &self._topic) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self._custom) }()
       case 5: try { try decoder.decodeSingularEnumField(value: &self._guestVisibility) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self._slowModeSeconds) }()
       default: break
       }
     }
@@ -9784,6 +9884,9 @@ nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
     try { if let v = self._guestVisibility {
       try visitor.visitSingularEnumField(value: v, fieldNumber: 5)
     } }()
+    try { if let v = self._slowModeSeconds {
+      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 6)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -9793,6 +9896,7 @@ nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs._topic != rhs._topic {return false}
     if lhs._custom != rhs._custom {return false}
     if lhs._guestVisibility != rhs._guestVisibility {return false}
+    if lhs._slowModeSeconds != rhs._slowModeSeconds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -10752,7 +10856,7 @@ nonisolated extension GHLeaveAsGuest: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHBanMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".BanMember"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}until\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10762,6 +10866,7 @@ nonisolated extension GHBanMember: SwiftProtobuf.Message, SwiftProtobuf._Message
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.until) }()
       default: break
       }
     }
@@ -10774,12 +10879,56 @@ nonisolated extension GHBanMember: SwiftProtobuf.Message, SwiftProtobuf._Message
     if !self.userID.isEmpty {
       try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
     }
+    if self.until != 0 {
+      try visitor.visitSingularUInt64Field(value: self.until, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHBanMember, rhs: GHBanMember) -> Bool {
     if lhs.serverID != rhs.serverID {return false}
     if lhs.userID != rhs.userID {return false}
+    if lhs.until != rhs.until {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHTimeoutMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TimeoutMember"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}until\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.until) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
+    }
+    if self.until != 0 {
+      try visitor.visitSingularUInt64Field(value: self.until, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHTimeoutMember, rhs: GHTimeoutMember) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.userID != rhs.userID {return false}
+    if lhs.until != rhs.until {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -12795,7 +12944,7 @@ nonisolated extension GHServerList: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Member"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}role\0\u{3}joined_at\0\u{3}role_ids\0\u{1}presence\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}role\0\u{3}joined_at\0\u{3}role_ids\0\u{1}presence\0\u{3}timeout_until\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -12809,6 +12958,7 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.joinedAt) }()
       case 5: try { try decoder.decodeRepeatedUInt64Field(value: &self.roleIds) }()
       case 6: try { try decoder.decodeSingularMessageField(value: &self._presence) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.timeoutUntil) }()
       default: break
       }
     }
@@ -12837,6 +12987,9 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     try { if let v = self._presence {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
     } }()
+    if self.timeoutUntil != 0 {
+      try visitor.visitSingularUInt64Field(value: self.timeoutUntil, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -12847,6 +13000,7 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if lhs.joinedAt != rhs.joinedAt {return false}
     if lhs.roleIds != rhs.roleIds {return false}
     if lhs._presence != rhs._presence {return false}
+    if lhs.timeoutUntil != rhs.timeoutUntil {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -12962,7 +13116,7 @@ nonisolated extension GHMemberListUpdate.Kind: SwiftProtobuf._ProtoNameProviding
 
 nonisolated extension GHChannelInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}server_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}last_seq\0\u{3}last_message_time\0\u{3}created_at\0\u{3}guest_visibility\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}server_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}last_seq\0\u{3}last_message_time\0\u{3}created_at\0\u{3}guest_visibility\0\u{3}slow_mode_seconds\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -12979,6 +13133,7 @@ nonisolated extension GHChannelInfo: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.lastMessageTime) }()
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
       case 9: try { try decoder.decodeSingularEnumField(value: &self.guestVisibility) }()
+      case 10: try { try decoder.decodeSingularUInt32Field(value: &self.slowModeSeconds) }()
       default: break
       }
     }
@@ -13012,6 +13167,9 @@ nonisolated extension GHChannelInfo: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.guestVisibility != .followServer {
       try visitor.visitSingularEnumField(value: self.guestVisibility, fieldNumber: 9)
     }
+    if self.slowModeSeconds != 0 {
+      try visitor.visitSingularUInt32Field(value: self.slowModeSeconds, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -13025,6 +13183,7 @@ nonisolated extension GHChannelInfo: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.lastMessageTime != rhs.lastMessageTime {return false}
     if lhs.createdAt != rhs.createdAt {return false}
     if lhs.guestVisibility != rhs.guestVisibility {return false}
+    if lhs.slowModeSeconds != rhs.slowModeSeconds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

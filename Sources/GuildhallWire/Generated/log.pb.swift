@@ -646,6 +646,22 @@ public nonisolated struct GHLogDirectory: Sendable {
     set {change = .inviteCodeRemoved(newValue)}
   }
 
+  public var timeoutSaved: GHLogTimeout {
+    get {
+      if case .timeoutSaved(let v)? = change {return v}
+      return GHLogTimeout()
+    }
+    set {change = .timeoutSaved(newValue)}
+  }
+
+  public var timeoutRemoved: GHLogServerUser {
+    get {
+      if case .timeoutRemoved(let v)? = change {return v}
+      return GHLogServerUser()
+    }
+    set {change = .timeoutRemoved(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Change: Equatable, Sendable {
@@ -664,8 +680,29 @@ public nonisolated struct GHLogDirectory: Sendable {
     case overrideSaved(GHLogOverride)
     case inviteCodeSaved(GHLogInviteCode)
     case inviteCodeRemoved(GHLogServerCode)
+    case timeoutSaved(GHLogTimeout)
+    case timeoutRemoved(GHLogServerUser)
 
   }
+
+  public init() {}
+}
+
+/// A member timed out.
+public nonisolated struct GHLogTimeout: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  public var user: String = String()
+
+  public var until: UInt64 = 0
+
+  public var actor: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -833,6 +870,8 @@ public nonisolated struct GHLogChannel: Sendable {
 
   public var removedSeqs: [UInt64] = []
 
+  public var slowModeSeconds: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -850,6 +889,9 @@ public nonisolated struct GHLogBan: Sendable {
   public var actor: String = String()
 
   public var createdAt: UInt64 = 0
+
+  /// 0: until lifted.
+  public var expiresAt: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2254,7 +2296,7 @@ nonisolated extension GHLogQuote: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogDirectory: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Directory"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_saved\0\u{3}server_deleted\0\u{3}member_saved\0\u{3}member_removed\0\u{3}invite_saved\0\u{3}invite_removed\0\u{3}channel_saved\0\u{3}channel_deleted\0\u{3}ban_saved\0\u{3}ban_removed\0\u{3}role_saved\0\u{3}role_deleted\0\u{3}override_saved\0\u{3}invite_code_saved\0\u{3}invite_code_removed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_saved\0\u{3}server_deleted\0\u{3}member_saved\0\u{3}member_removed\0\u{3}invite_saved\0\u{3}invite_removed\0\u{3}channel_saved\0\u{3}channel_deleted\0\u{3}ban_saved\0\u{3}ban_removed\0\u{3}role_saved\0\u{3}role_deleted\0\u{3}override_saved\0\u{3}invite_code_saved\0\u{3}invite_code_removed\0\u{3}timeout_saved\0\u{3}timeout_removed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2447,6 +2489,32 @@ nonisolated extension GHLogDirectory: SwiftProtobuf.Message, SwiftProtobuf._Mess
           self.change = .inviteCodeRemoved(v)
         }
       }()
+      case 16: try {
+        var v: GHLogTimeout?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .timeoutSaved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .timeoutSaved(v)
+        }
+      }()
+      case 17: try {
+        var v: GHLogServerUser?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .timeoutRemoved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .timeoutRemoved(v)
+        }
+      }()
       default: break
       }
     }
@@ -2518,6 +2586,14 @@ nonisolated extension GHLogDirectory: SwiftProtobuf.Message, SwiftProtobuf._Mess
       guard case .inviteCodeRemoved(let v)? = self.change else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
     }()
+    case .timeoutSaved?: try {
+      guard case .timeoutSaved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
+    case .timeoutRemoved?: try {
+      guard case .timeoutRemoved(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2525,6 +2601,51 @@ nonisolated extension GHLogDirectory: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
   public static func ==(lhs: GHLogDirectory, rhs: GHLogDirectory) -> Bool {
     if lhs.change != rhs.change {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogTimeout: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Timeout"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}user\0\u{1}until\0\u{1}actor\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.until) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.actor) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 2)
+    }
+    if self.until != 0 {
+      try visitor.visitSingularUInt64Field(value: self.until, fieldNumber: 3)
+    }
+    if !self.actor.isEmpty {
+      try visitor.visitSingularStringField(value: self.actor, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogTimeout, rhs: GHLogTimeout) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.user != rhs.user {return false}
+    if lhs.until != rhs.until {return false}
+    if lhs.actor != rhs.actor {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2867,7 +2988,7 @@ nonisolated extension GHLogInvite: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension GHLogChannel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Channel"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}server_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}created_at\0\u{3}guest_visibility\0\u{3}last_seq\0\u{3}last_message_time\0\u{3}removed_seqs\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}server_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}created_at\0\u{3}guest_visibility\0\u{3}last_seq\0\u{3}last_message_time\0\u{3}removed_seqs\0\u{3}slow_mode_seconds\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2885,6 +3006,7 @@ nonisolated extension GHLogChannel: SwiftProtobuf.Message, SwiftProtobuf._Messag
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.lastSeq) }()
       case 9: try { try decoder.decodeSingularUInt64Field(value: &self.lastMessageTime) }()
       case 10: try { try decoder.decodeRepeatedUInt64Field(value: &self.removedSeqs) }()
+      case 11: try { try decoder.decodeSingularUInt32Field(value: &self.slowModeSeconds) }()
       default: break
       }
     }
@@ -2921,6 +3043,9 @@ nonisolated extension GHLogChannel: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if !self.removedSeqs.isEmpty {
       try visitor.visitPackedUInt64Field(value: self.removedSeqs, fieldNumber: 10)
     }
+    if self.slowModeSeconds != 0 {
+      try visitor.visitSingularUInt32Field(value: self.slowModeSeconds, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2935,6 +3060,7 @@ nonisolated extension GHLogChannel: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if lhs.lastSeq != rhs.lastSeq {return false}
     if lhs.lastMessageTime != rhs.lastMessageTime {return false}
     if lhs.removedSeqs != rhs.removedSeqs {return false}
+    if lhs.slowModeSeconds != rhs.slowModeSeconds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2942,7 +3068,7 @@ nonisolated extension GHLogChannel: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHLogBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Ban"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}user\0\u{1}actor\0\u{3}created_at\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}user\0\u{1}actor\0\u{3}created_at\0\u{3}expires_at\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2954,6 +3080,7 @@ nonisolated extension GHLogBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       case 2: try { try decoder.decodeSingularStringField(value: &self.user) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.actor) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.expiresAt) }()
       default: break
       }
     }
@@ -2972,6 +3099,9 @@ nonisolated extension GHLogBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if self.createdAt != 0 {
       try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 4)
     }
+    if self.expiresAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.expiresAt, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2980,6 +3110,7 @@ nonisolated extension GHLogBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if lhs.user != rhs.user {return false}
     if lhs.actor != rhs.actor {return false}
     if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.expiresAt != rhs.expiresAt {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -206,7 +206,8 @@ extension DirectoryRequests {
             if r.hasGuestVisibility { try self.home.requirePermission(.manageGuests, at: .channel(r.channelID), for: s) }
             let decision = try self.directory.decide.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
                                                             topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil,
-                                                            guestVisibility: r.hasGuestVisibility ? GuestVisibility(rawValue: r.guestVisibility.rawValue) : nil)
+                                                            guestVisibility: r.hasGuestVisibility ? GuestVisibility(rawValue: r.guestVisibility.rawValue) : nil,
+                                                            slowModeSeconds: r.hasSlowModeSeconds ? r.slowModeSeconds : nil)
             return self.channelChanged(.channelUpdated, decision, from: s)
         }
     }

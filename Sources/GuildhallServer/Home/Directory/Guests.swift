@@ -51,9 +51,10 @@ extension DirectoryRequests {
 
     func banMember(_ r: GHBanMember, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            let decision = try self.directory.decide.ban(r.userID, from: r.serverID, by: s.user, now: self.now())
+            let decision = try self.directory.decide.ban(r.userID, from: r.serverID, by: s.user, now: self.now(), until: r.until)
             let wasMember = decision.value != nil
             return self.effects(decision, reply: { .ok(GHOk()) }, applied: {
+                self.home.moderation.banEnds(at: r.until)
                 if wasMember {
                     self.registry.left(r.userID, server: r.serverID)
                     self.home.subscriptions.memberRemoved(r.userID, server: r.serverID)

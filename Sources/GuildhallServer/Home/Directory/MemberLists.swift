@@ -60,6 +60,7 @@ final class MemberLists: HomePart {
         guard let m = directory.member(user, of: server) else { return nil }
         var e = GHMember(m)
         e.presence = presence(of: user)
+        e.timeoutUntil = directory.timedOut(user, in: server, at: now()) ?? 0
         return e
     }
 }

@@ -50,6 +50,9 @@ extension MessageOperations {
 
     private func react(_ type: UInt32, add: Bool, _ channel: UInt64, _ uid: MessageUID, id: UInt64, from s: HomeSession) {
         guard (1...65_535).contains(type) else { return s.fail(id, .badRequest("reaction type must be 1 to 65535, not \(type)")) }
+        if add, let c = directory.channel(channel), directory.canView(s.user, c) {
+            do throws(Failure) { try home.moderation.requireNotTimedOut(s.user, in: c.serverID) } catch { return s.fail(id, error) }
+        }
         perform(.react(type, add: add), channel, uid, id: id, from: s)
     }
 

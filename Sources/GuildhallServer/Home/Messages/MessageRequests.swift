@@ -32,6 +32,7 @@ extension Home {
             }
             let now = now()
             try requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s)
+            if let c = directory.channel(r.channelID) { try moderation.requireMaySend(s.user, in: c) }
             if r.needReceipt, let c = directory.channel(r.channelID) { try groupReceipts.checkReceiptsAllowed(in: c.serverID, by: s.user) }
             if r.references == nil, r.replyTo != 0 || r.threadRoot != 0 {
                 // The messages it refers to are read first; then the send goes on as any other.
@@ -50,6 +51,7 @@ extension Home {
                 }
             }
             let (channel, seq, time) = try directory.appendMessage(to: r.channelID, by: s.user, now: now)
+            moderation.sent(s.user, in: channel)
             var record = MessageRecord(uid: r.uid != 0 ? r.uid : ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
                                        mentionAll: r.mentionAll, needReceipt: r.needReceipt, clientID: r.clientID)

@@ -22,6 +22,7 @@ extension ChannelTyping {
     func sendTyping(_ r: GHSendTyping, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let c = try directory.readableChannel(r.channelID, by: s.user)
+            try home.moderation.requireNotTimedOut(s.user, in: c.serverID)
             if board.typed(s.user, in: c.id, now: now()) { typersChanged(c, by: s.user) }
             s.respond(id, .ok(GHOk()))
         }

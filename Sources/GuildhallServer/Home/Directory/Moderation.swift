@@ -1,0 +1,112 @@
+// Moderation at the guild's home (docs/features.md "Moderation"): timing
+// members out, the checks a send, a reaction and typing pass (a timeout;
+// a channel's slow mode), and lifting bans whose end has come. Decisions
+// are GuildhallCore's Moderation.swift; changes queue behind the server's
+// other directory changes. When each member last sent in a slow channel is
+// kept in memory only (one entry per member who sent there): after a
+// restart the first message is never held back.
+// Loop thread only.
+
+import GuildhallCore
+import GuildhallWire
+
+final class Moderation: HomePart {
+    unowned let home: Home
+    /// Per slow-mode channel, when each member's last message was accepted.
+    private var lastSent: [ChannelID: [UserID: UInt64]] = [:]
+    /// The next time a ban ends (nil: none known), so the sweep looks only then.
+    private var nextBanEnd: UInt64? = 0
+    /// Bans being lifted now, so the sweep does not ask twice.
+    private var lifting: Set<String> = []
+
+    init(home: Home) { self.home = home }
+}
+
+extension Moderation {
+    func timeoutMember(_ r: GHTimeoutMember, id: UInt64, from s: HomeSession) {
+        home.directoryRequests.change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let decision = try self.directory.decide.timeout(r.userID, in: r.serverID, until: r.until, by: s.user, now: self.now())
+            return self.home.directoryRequests.effects(decision, reply: { .member(self.member(r.userID, r.serverID)) }, then: {
+                self.home.notify(.memberTimedOut, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
+                    $0.member = self.member(r.userID, r.serverID)
+                }
+            })
+        }
+    }
+
+    /// The member as the wire shows it, with their timeout.
+    func member(_ user: UserID, _ server: ServerID) -> GHMember {
+        guard let m = directory.member(user, of: server) else { return GHMember.with { $0.serverID = server; $0.userID = user } }
+        var e = GHMember(m)
+        e.timeoutUntil = directory.timedOut(user, in: server, at: now()) ?? 0
+        return e
+    }
+
+    // MARK: Checks
+
+    /// A timed-out member may not send, react or type in the server.
+    func requireNotTimedOut(_ user: UserID, in server: ServerID) throws(Failure) {
+        guard let until = directory.timedOut(user, in: server, at: now()) else { return }
+        throw Failure.forbidden("you are timed out in server \(server) until \(until) (ms since 1970)")
+    }
+
+    /// A send into channel `c` by `user`: not timed out, and not within the channel's slow mode (429, with when to try).
+    func requireMaySend(_ user: UserID, in c: ChannelRecord) throws(Failure) {
+        try requireNotTimedOut(user, in: c.serverID)
+        guard c.slowModeSeconds > 0 else { return }
+        let wait = ModerationRules.slowModeWait(lastSent: lastSent[c.id]?[user], seconds: c.slowModeSeconds, now: now())
+        guard wait > 0, !exempt(user, from: c) else { return }
+        throw Failure.rateLimited("slow mode: one message every \(c.slowModeSeconds) s in this channel; wait \(wait) ms",
+                                  retryAfterMs: UInt32(clamping: wait))
+    }
+
+    private func exempt(_ user: UserID, from c: ChannelRecord) -> Bool {
+        let bits = directory.permissions(of: user, in: c.serverID, channel: c.id) ?? []
+        return !bits.isDisjoint(with: [.manageChannels, .bypassSlowmode])
+    }
+
+    /// A message of `user` was accepted in `c`: its slow mode counts from now.
+    func sent(_ user: UserID, in c: ChannelRecord) {
+        guard c.slowModeSeconds > 0 else { return }
+        lastSent[c.id, default: [:]][user] = now()
+    }
+
+    // MARK: Bans with an end
+
+    /// Each tick of the home's timer: bans whose end came are lifted, as
+    /// `UnbanMember` would, in turn with the server's other changes.
+    func liftEndedBans() {
+        let now = now()
+        guard let next = nextBanEnd, now >= next else { return }
+        let (ended, after) = directory.endedBans(at: now)
+        nextBanEnd = after
+        let queue = home.directoryRequests.changesInFlight
+        for b in ended where lifting.insert("\(b.serverID) \(b.userID)").inserted {
+            let key = "\(b.serverID) \(b.userID)"
+            queue.run(b.serverID) { [self] in
+                // Lifted (or made again) meanwhile: nothing to do.
+                guard let still = home.directory.ban(of: b.userID, in: b.serverID), still == b else {
+                    lifting.remove(key)
+                    return queue.done(b.serverID)
+                }
+                commit([.directory(.banRemoved(b.serverID, b.userID))], from: nil) { [self] error in
+                    lifting.remove(key)
+                    defer { queue.done(b.serverID) }
+                    guard error == nil else { nextBanEnd = now; return }
+                    home.directory.apply([.banRemoved(b.serverID, b.userID)])
+                    log.info("ban ended", ["server": b.serverID, "user": b.userID])
+                    home.notify(.memberUnbanned, .server(b.serverID, isPublic: false), actor: b.actor, targeted: [b.userID]) {
+                        $0.member.serverID = b.serverID
+                        $0.member.userID = b.userID
+                    }
+                }
+            }
+        }
+    }
+
+    /// A ban with an end was made: the sweep looks at it when it comes.
+    func banEnds(at time: UInt64) {
+        guard time > 0 else { return }
+        nextBanEnd = min(nextBanEnd ?? .max, time)
+    }
+}
