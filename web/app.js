@@ -261,6 +261,7 @@ function renderMembers() {
     return el("li", { class: `member ${status === "PRESENCE_OFFLINE" ? "offline" : ""}`, dataset: { user: x.userId, status } },
       el("span", { class: `presence ${status}`, role: "img", "aria-label": label, title: label }),
       el("span", { class: "name" }, x.userId),
+      Number(x.timeoutUntil || 0) > Date.now() ? el("span", { class: "timed-out", title: `timed out until ${new Date(Number(x.timeoutUntil)).toLocaleString()}` }, "⏳") : null,
       x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null);
   }));
 }
@@ -301,6 +302,8 @@ async function openView(view, again = false, at = null) {
     refreshServer(view.serverId);
     const ch = state.servers.get(view.serverId)?.channels.get(view.channelId);
     $("view-title").textContent = `# ${ch?.name || view.channelId}`;
+    const slow = Number(ch?.slowModeSeconds || 0);
+    $("slow-mode").textContent = slow ? `Slow mode: one message every ${slow} s` : "";
     $("need-receipt").parentElement.hidden = false;
     for (const type of ["CHANNEL_MSG", "CHANNEL_TYPING"]) {
       await gh.request({ subscribe: { type, operation: "SUBSCRIBE", targets: targetOf(view) } });
@@ -310,6 +313,9 @@ async function openView(view, again = false, at = null) {
     $("need-receipt").parentElement.hidden = true;
   }
   $("composer").hidden = false;
+  $("pins-open").hidden = view.kind !== "channel";
+  $("pins").hidden = true;
+  if (view.kind !== "channel") $("slow-mode").textContent = "";
   renderServers();
   renderChannels();
   renderConversations();
@@ -500,6 +506,7 @@ function renderMessage(m) {
     el("button", { type: "button", class: "delete-action", onclick: () => operate("deleteMessage", m) }, "Delete"),
     own && state.view?.kind === "channel" && !(m.needReceipt || m.receipt?.requested)
       ? el("button", { type: "button", class: "receipt-action", onclick: () => askReceipts(m) }, "Ask receipts") : null,
+    state.view?.kind === "channel" ? el("button", { type: "button", class: "pin-action", onclick: () => operate("pinMessage", m).then(showPins) }, "Pin") : null,
   ];
   return el("div", { class: `message${removed ? " removed" : ""}${own ? " own" : ""}`, dataset: { uid: m.uid, seq: m.seq || "" } },
     m.replyTo?.messageUid ? el("div", { class: "reply" }, `↪ ${m.replyTo.senderId}: ${m.replyTo.excerpt || ""}`) : null,
@@ -755,6 +762,24 @@ async function send(text) {
 
 // ---- search in a server ----
 
+/** The open channel's pins, in the side panel. */
+async function showPins() {
+  if (state.view?.kind !== "channel") return;
+  const channelId = state.view.channelId;
+  $("pins").hidden = false;
+  try {
+    const r = await gh.request({ listPins: { channelId } });
+    if (state.view?.channelId !== channelId) return;
+    const pins = r.pins.pins || [];
+    $("pin-list").replaceChildren(...(pins.length ? pins.map((p) => el("li", { class: "pin", dataset: { uid: p.message.uid } },
+      el("div", { class: "where muted" }, `${p.message.senderId} · pinned by ${p.pinnedBy}`),
+      el("div", {}, p.message.body?.text ?? ""),
+      el("button", { type: "button", class: "unpin-action", onclick: () => operate("unpinMessage", p.message).then(showPins) }, "Unpin"))) : [el("li", { class: "muted" }, "no pins")]));
+  } catch (err) {
+    $("pin-list").replaceChildren(el("li", { class: "error" }, `${err.code || "error"}: ${err.message || err}`));
+  }
+}
+
 async function search(words) {
   const serverId = state.currentServer;
   if (!serverId || !words.trim()) return;
@@ -812,6 +837,8 @@ function wire() {
     search($("search-input").value);
   });
   $("search-close").addEventListener("click", () => { $("search-results").hidden = true; });
+  $("pins-open").addEventListener("click", () => showPins());
+  $("pins-close").addEventListener("click", () => { $("pins").hidden = true; });
   $("members-more").addEventListener("click", () => moreMembers().catch(() => {}));
   $("invite-people").addEventListener("click", () => makeInvite());
   $("invite-cancel").addEventListener("click", () => { $("invite-screen").hidden = true; });

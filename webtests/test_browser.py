@@ -390,3 +390,25 @@ def test_an_invite_link_opens_the_join_screen_and_lands_in_its_channel(server, p
     carol.get(f"{server.url.rstrip('/')}/invite/ZZZZZZZZ?token={server.token('carol')}")
     wait(carol, "an invalid invite", lambda: "invalid or has expired" in (text_of(carol, "#invite-error") or ""))
     owner.close()
+
+
+def test_pins_and_slow_mode_in_the_web_client(server, people):
+    owner = JsonPeer(server, "alice")
+    server_id = owner.request({"createServer": {"name": "Pinned Guild", "openJoin": True}})["server"]["serverId"]
+    general = owner.request({"createChannel": {"serverId": server_id, "name": "general"}})["channel"]["channelId"]
+    owner.request({"updateChannel": {"channelId": general, "slowModeSeconds": 30}})
+    uid = owner.request({"sendMessage": {"channelId": general, "body": {"text": "read the rules"}}})["message"]["uid"]
+
+    alice = people()
+    sign_in(alice, server, "alice")
+    alice.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
+    wait(alice, "the message", lambda: count_messages(alice, "read the rules") == 1)
+    assert text_of(alice, "#slow-mode") == "Slow mode: one message every 30 s"
+    click_in(alice, "read the rules", ".pin-action")
+    wait(alice, "the pin listed", lambda: alice.find_element(By.ID, "pins").is_displayed()
+         and alice.find_elements(By.CSS_SELECTOR, f"#pin-list li.pin[data-uid='{uid}']"))
+    assert "pinned by alice" in text_of(alice, "#pin-list li.pin")
+    shot(alice, "10-pins.png")
+    alice.find_element(By.CSS_SELECTOR, "#pin-list .unpin-action").click()
+    wait(alice, "the pin gone", lambda: text_of(alice, "#pin-list") == "no pins")
+    owner.close()

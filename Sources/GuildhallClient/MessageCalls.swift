@@ -55,4 +55,28 @@ extension GuildhallClient {
         r.channelID = channel; r.time = time; r.direction = after ? .after : .before; r.limit = limit
         return try await expect(.getHistory(r)) { if case .messages(let p) = $0 { p } else { nil } }
     }
+
+    // MARK: Pins
+
+    /// Pins a channel message (PIN_MESSAGES).
+    public func pin(_ uid: UInt64, in channel: UInt64) async throws {
+        var r = GHPinMessage()
+        r.channelID = channel
+        r.messageUid = uid
+        try await expectOK(.pinMessage(r))
+    }
+
+    public func unpin(_ uid: UInt64, in channel: UInt64) async throws {
+        var r = GHUnpinMessage()
+        r.channelID = channel
+        r.messageUid = uid
+        try await expectOK(.unpinMessage(r))
+    }
+
+    /// A channel's pins, the last pinned first.
+    public func pins(in channel: UInt64) async throws -> [GHPin] {
+        var r = GHListPins()
+        r.channelID = channel
+        return try await expect(.listPins(r)) { if case .pins(let l) = $0 { l.pins } else { nil } }
+    }
 }

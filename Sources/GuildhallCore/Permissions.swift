@@ -43,17 +43,19 @@ public struct Permission: OptionSet, Sendable, Codable, Hashable {
     public static let moderateMembers = Permission(rawValue: 1 << 16)
     /// Send in slow mode without waiting.
     public static let bypassSlowmode = Permission(rawValue: 1 << 17)
+    /// Pin and unpin messages (Pins.swift).
+    public static let pinMessages = Permission(rawValue: 1 << 18)
 
-    public static let all = Permission(rawValue: (1 << 18) - 1)
+    public static let all = Permission(rawValue: (1 << 19) - 1)
     /// What a new server's `everyone` role allows: taking part, not managing.
     public static let everyoneDefault: Permission = [.viewChannel, .sendMessages, .mention, .requestReceipts, .attachFiles, .createInvites]
     /// What a new server's `admin` role allows: what "owner and admins" could do before roles had bits.
     public static let adminDefault: Permission = [.manageServer, .manageChannels, .mentionEveryone, .recallOthers, .deleteOthers,
-                                                  .invite, .kick, .ban, .manageGuests, .createInvites, .moderateMembers]
+                                                  .invite, .kick, .ban, .manageGuests, .createInvites, .moderateMembers, .pinMessages]
 
     /// Bits a channel override may name: the ones that mean something per channel.
     public static let perChannel: Permission = [.viewChannel, .manageChannels, .sendMessages, .mention, .mentionEveryone,
-                                                .recallOthers, .deleteOthers, .requestReceipts, .attachFiles, .bypassSlowmode]
+                                                .recallOthers, .deleteOthers, .requestReceipts, .attachFiles, .bypassSlowmode, .pinMessages]
 
     public static let names: [(Permission, String)] = [
         (.viewChannel, "view channel"), (.manageServer, "manage server"), (.manageChannels, "manage channels"),
@@ -62,6 +64,7 @@ public struct Permission: OptionSet, Sendable, Codable, Hashable {
         (.deleteOthers, "delete others' messages"), (.invite, "invite"), (.kick, "kick"), (.ban, "ban"),
         (.manageGuests, "manage guests"), (.requestReceipts, "request read receipts"), (.attachFiles, "attach files"),
         (.createInvites, "create invites"), (.moderateMembers, "moderate members"), (.bypassSlowmode, "bypass slow mode"),
+        (.pinMessages, "pin messages"),
     ]
 
     /// The bits' names, for messages a developer reads.

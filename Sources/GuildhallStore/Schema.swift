@@ -274,6 +274,12 @@ enum Schema {
         ALTER TABLE channels ADD COLUMN slow_mode INTEGER NOT NULL DEFAULT 0;
         UPDATE roles SET allow = allow | 65536 WHERE role_id = 1;
         """,
+        // 17: pins (Pins.swift), and PIN_MESSAGES (1 << 18) for the admin role of servers made before it.
+        """
+        CREATE TABLE pins(channel_id INTEGER NOT NULL, message_uid INTEGER NOT NULL, pinned_by TEXT NOT NULL, pinned_at INTEGER NOT NULL,
+                          PRIMARY KEY(channel_id, message_uid)) WITHOUT ROWID;
+        UPDATE roles SET allow = allow | 262144 WHERE role_id = 1;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

@@ -14,6 +14,7 @@ public struct StoreSnapshot: Sendable {
     public var invites: [InviteRecord] = []
     public var inviteCodes: [InviteCode] = []
     public var timeouts: [TimeoutRecord] = []
+    public var pins: [PinRecord] = []
     /// Channels with their `lastSeq` and `lastMessageTime` filled in.
     public var channels: [ChannelRecord] = []
     /// The highest id ever issued (messages, servers, channels), so ids never repeat.
@@ -112,6 +113,8 @@ public final class Store: Sendable {
         while try s.step() {
             snap.bans.append(BanRecord(serverID: s.uint(0), userID: s.text(1), actor: s.text(2), createdAt: s.uint(3), expiresAt: s.uint(4)))
         }
+        s = try db.prepare("SELECT channel_id, message_uid, pinned_by, pinned_at FROM pins", persistent: false)
+        while try s.step() { snap.pins.append(PinRecord(channelID: s.uint(0), messageUID: s.uint(1), pinnedBy: s.text(2), pinnedAt: s.uint(3))) }
         s = try db.prepare("SELECT server_id, user_id, until, actor FROM timeouts", persistent: false)
         while try s.step() { snap.timeouts.append(TimeoutRecord(serverID: s.uint(0), userID: s.text(1), until: s.uint(2), actor: s.text(3))) }
         s = try db.prepare("SELECT user_id, channel_id, read_seq, ack_time, activity FROM read_positions", persistent: false)

@@ -65,6 +65,9 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     case fileSwept(UInt64, serverID: ServerID, channelID: UInt64)
     /// A user's presence choice and when they were last seen online (docs/features.md "Presence").
     case presence(UserID, PresenceChoice, lastSeen: UInt64)
+    /// A channel message pinned, or unpinned (Pins.swift).
+    case pinned(PinRecord)
+    case unpinned(ChannelID, MessageUID)
 }
 
 /// One operation's writes, committed together or not at all.

@@ -8,7 +8,7 @@ final class WriterStatements {
     private let insertMessage, saveServer, deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels: Statement
     private let saveMember, removeMember, saveInvite, removeInvite, saveChannel, deleteChannel: Statement
     private let saveBan, removeBan, deleteServerBans, savePosition, deleteChannelPositions: Statement
-    private let insertInbox, saveCursor, saveReceived, pruneInbox, savePresence: Statement
+    private let insertInbox, saveCursor, saveReceived, pruneInbox, savePresence, savePin, removePin, deleteChannelPins: Statement
     private let saveReceiptRequest, insertAdvance, deleteChannelRequests, deleteChannelAdvances: Statement
     private let saveConversation, saveDirectSide, saveDirectRead: Statement
     private let saveRole, deleteRole, deleteRoleOverrides, saveOverride, removeOverride, deleteServerRoles, deleteServerOverrides: Statement
@@ -89,6 +89,9 @@ final class WriterStatements {
         saveReceived = try db.prepare("INSERT INTO received_status(user_id, message_uid, flags) VALUES(?,?,?) "
                                       + "ON CONFLICT(user_id, message_uid) DO UPDATE SET flags = flags | excluded.flags")
         pruneInbox = try db.prepare("DELETE FROM inbox WHERE at < ?")
+        savePin = try db.prepare("INSERT OR REPLACE INTO pins(channel_id, message_uid, pinned_by, pinned_at) VALUES(?,?,?,?)")
+        removePin = try db.prepare("DELETE FROM pins WHERE channel_id = ? AND message_uid = ?")
+        deleteChannelPins = try db.prepare("DELETE FROM pins WHERE channel_id = ?")
         savePresence = try db.prepare("INSERT OR REPLACE INTO presence(user_id, status, text, last_seen) VALUES(?,?,?,?)")
         saveReceiptRequest = try db.prepare("INSERT OR IGNORE INTO receipt_requests(message_uid, channel_id, seq, requester, sent_time) VALUES(?,?,?,?,?)")
         insertAdvance = try db.prepare("INSERT INTO receipt_advances(channel_id, user_id, from_seq, to_seq, time) VALUES(?,?,?,?,?)")
@@ -182,6 +185,14 @@ final class WriterStatements {
             let s = saveReceived.reset()
             s.bind(1, user); s.bind(2, uid); s.bind(3, UInt64(flags.rawValue))
             try s.run()
+        case .pinned(let p):
+            let s = savePin.reset()
+            s.bind(1, p.channelID); s.bind(2, p.messageUID); s.bind(3, p.pinnedBy); s.bind(4, p.pinnedAt)
+            try s.run()
+        case .unpinned(let channel, let uid):
+            let s = removePin.reset()
+            s.bind(1, channel); s.bind(2, uid)
+            try s.run()
         case .presence(let user, let choice, let lastSeen):
             let s = savePresence.reset()
             s.bind(1, user); s.bind(2, UInt64(choice.status.rawValue)); s.bind(3, choice.text); s.bind(4, lastSeen)
@@ -255,7 +266,7 @@ final class WriterStatements {
             s.bind(7, Int64(c.guestVisibility.rawValue)); s.bind(8, UInt64(c.slowModeSeconds))
             try s.run()
         case .channelDeleted(let id):
-            for s in [deleteChannel, deleteChannelPositions, deleteChannelRequests, deleteChannelAdvances, deleteChannelOverrides, deleteChannelCodes] {
+            for s in [deleteChannel, deleteChannelPositions, deleteChannelRequests, deleteChannelAdvances, deleteChannelOverrides, deleteChannelCodes, deleteChannelPins] {
                 s.reset().bind(1, id)
                 try s.run()
             }

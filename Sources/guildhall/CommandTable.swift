@@ -242,6 +242,11 @@ struct CommandTable {
                 }
                 return l
             }),
+            ("pin", spec(["channel", "uid"], "pin a message") { a in try await c.pin(a.id("uid"), in: a.id("channel")); return nil }),
+            ("unpin", spec(["channel", "uid"], "unpin a message") { a in try await c.unpin(a.id("uid"), in: a.id("channel")); return nil }),
+            ("pins", spec(["channel"], "a channel's pins, the last pinned first") { a in
+                var l = GHPinList(); l.pins = try await c.pins(in: a.id("channel")); return l
+            }),
             ("typing", spec(["channel"], "say you are typing in a channel") { a in try await c.sendTyping(a.id("channel")); return nil }),
             ("invite-code", spec(["server"], opts: ["channel", "max-age", "max-uses"], "make an invite code for a server") { a in
                 try await c.createInviteCode(in: a.id("server"), channel: UInt64(a.optional("channel") ?? "") ?? 0,

@@ -84,10 +84,11 @@ import Testing
         #expect((try? PermissionOverride(allow: .mention, deny: .kick).validated(field: "p")) != nil)
     }
 
-    /// Migration 6 wrote these numbers into existing servers' roles, and migration 11 added ATTACH_FILES to everyone's.
+    /// Migration 6 wrote these numbers into existing servers' roles, migration 11 added ATTACH_FILES to
+    /// everyone's, 15 CREATE_INVITES to everyone's and admin's, 16 MODERATE_MEMBERS and 17 PIN_MESSAGES to admin's.
     @Test func theStartingRolesHaveTheBitsTheMigrationsWrote() {
-        #expect(Permission.everyoneDefault.rawValue == 8241 | 16384)
-        #expect(Permission.adminDefault.rawValue == 8134)
+        #expect(Permission.everyoneDefault.rawValue == 8241 | 16384 | 32768)
+        #expect(Permission.adminDefault.rawValue == 8134 | 32768 | 65536 | 262144)
     }
 
     // MARK: The hierarchy, through the Directory

@@ -85,7 +85,7 @@ import Testing
         let fake = RequestIDs(server: g.serverID, channel: c.channelID + 7_777, message: m.uid + 9_999_999, conversation: 1, directMessage: 1)
         let channelKinds: Set = ["updateChannel", "deleteChannel", "sendMessage", "getHistory channel", "getMessages", "setReceivedStatus",
                                  "requestReceipt", "respondReceipts", "getReceiptReaders", "getReceiptInfo", "subscribe channel", "markRead",
-                                 "getUnread", "sendTyping", "createInviteCode channel"]
+                                 "getUnread", "sendTyping", "createInviteCode channel", "pinMessage", "unpinMessage", "listPins"]
         let found = await differing(eve, real: real, fake: fake, include: channelKinds.contains)
         #expect(found.isEmpty, "\(found.count) kinds differ:\n\(found.joined(separator: "\n"))")
     }

@@ -95,6 +95,8 @@ import Testing
             .directory(.timeoutRemoved(11, "bob")),
             .directory(.banSaved(BanRecord(serverID: 11, userID: "eve", actor: "alice", createdAt: 36, expiresAt: 37))),
             .directory(.channelSaved(ChannelRecord(id: 38, serverID: 11, name: "slow", topic: "", custom: "", createdAt: 39, slowModeSeconds: 40))),
+            .pinned(PinRecord(channelID: 12, messageUID: 7 << 22, pinnedBy: "alice", pinnedAt: 41)),
+            .unpinned(12, 7 << 22),
         ]
     }
 
@@ -123,9 +125,11 @@ import Testing
             case .fileCreated: kinds.insert("fileCreated")
             case .fileSwept: kinds.insert("fileSwept")
             case .presence: kinds.insert("presence")
+            case .pinned: kinds.insert("pinned")
+            case .unpinned: kinds.insert("unpinned")
             }
         }
-        #expect(kinds.count == 21, "every kind is in the sample")
+        #expect(kinds.count == 23, "every kind is in the sample")
         let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
         let back = try LogEntries.decode(try LogEntries.encode(entry))
         #expect(back == entry)

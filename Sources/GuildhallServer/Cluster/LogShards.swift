@@ -51,12 +51,13 @@ extension Home {
             case .overrideSaved(let o): return guild(o.serverID)
             }
         case .message(let m): return m.serverID != 0 ? guild(m.serverID) : conversation(m.channelID)
-        case .readPosition(_, let c, _), .receiptRequest(let c, _), .receiptAdvance(let c, _), .receivedSeq(_, let c, _):
+        case .readPosition(_, let c, _), .receiptRequest(let c, _), .receiptAdvance(let c, _), .receivedSeq(_, let c, _), .unpinned(let c, _):
             return channel(c)
         case .messageEdited(_, _, _, let c), .messageRemoved(_, _, let c), .threadReply(_, _, let c), .reaction(_, _, _, _, _, let c):
             return channel(c)
         case .inbox(let row): return user(row.user)
         case .syncCursor(let u, _, _), .receivedStatus(let u, _, _), .presence(let u, _, _): return user(u)
+        case .pinned(let p): return channel(p.channelID)
         case .conversation(_, let users, _): return users.min().map(user)
         case .directSide(let id, _), .directRead(let id, _, _, _): return conversation(id)
         case .fileCreated(let f): return f.serverID != 0 ? guild(f.serverID) : conversation(f.channelID)

@@ -63,6 +63,9 @@ extension GHLogWrite {
             }
         case .fileSwept(let id, let server, let channel):
             fileSwept = .with { $0.id = id; $0.serverID = server; $0.channelID = channel }
+        case .pinned(let p):
+            pinned = .with { $0.channelID = p.channelID; $0.messageUid = p.messageUID; $0.pinnedBy = p.pinnedBy; $0.pinnedAt = p.pinnedAt }
+        case .unpinned(let channel, let uid): unpinned = .with { $0.channelID = channel; $0.messageUid = uid }
         case .presence(let user, let choice, let lastSeen):
             presence = .with { $0.user = user; $0.status = UInt32(choice.status.rawValue); $0.text = choice.text; $0.lastSeen = lastSeen }
         }
@@ -108,6 +111,8 @@ extension GHLogWrite {
             return .fileCreated(FileRecord(id: f.id, uploader: f.uploader, serverID: f.serverID, channelID: f.channelID, filename: f.filename,
                                            contentType: f.contentType, size: f.size, sha256: f.sha256, createdAt: f.createdAt))
         case .fileSwept(let f): return .fileSwept(f.id, serverID: f.serverID, channelID: f.channelID)
+        case .pinned(let p): return .pinned(PinRecord(channelID: p.channelID, messageUID: p.messageUid, pinnedBy: p.pinnedBy, pinnedAt: p.pinnedAt))
+        case .unpinned(let u): return .unpinned(u.channelID, u.messageUid)
         case .presence(let p):
             return .presence(p.user, PresenceChoice(status: PresenceStatus(rawValue: Int(p.status)) ?? .online, text: p.text), lastSeen: p.lastSeen)
         case .other(let json): return try JSONDecoder().decode(StoreWrite.self, from: json)

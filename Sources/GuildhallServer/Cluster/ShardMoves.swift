@@ -57,6 +57,7 @@ extension Home {
         for c in snapshot.conversations { userHome.directs.add(c) }
         presences.load(snapshot.presences)
         memberLists.prepare(snapshot.servers.map(\.id))
+        pinboard.load(snapshot.pins)
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
         // At start the node gave every gateway the placements; later, the gateways hear of the channels taken on.
         guard gateway != nil else { return }
@@ -85,6 +86,7 @@ extension Home {
                     typing.board.dropChannel(c)
                     positions.forgetChannel(c)
                     groupReceipts.receipts.remove(channel: c)
+                    pinboard.forget(channel: c)
                 }
                 registry.serverDeleted(id)
                 _ = directory.forget(id)

@@ -138,6 +138,7 @@ extension StoreSnapshot {
         let kept = Set(out.channels.map(\.id))
         out.readPositions = readPositions.filter { kept.contains($0.1) }
         out.receivedSeqs = receivedSeqs.filter { kept.contains($0.1) }
+        out.pins = pins.filter { kept.contains($0.channelID) }
         out.recentMentions = recentMentions.filter { kept.contains($0.1) }
         out.receiptRequests = receiptRequests.filter { kept.contains($0.0) }
         out.receiptAdvances = receiptAdvances.filter { kept.contains($0.0) }

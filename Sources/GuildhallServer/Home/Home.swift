@@ -44,6 +44,8 @@ final class Home {
     private(set) var inviteLinks: InviteLinks!
     /// Timeouts, slow mode and bans with an end (Moderation.swift).
     private(set) var moderation: Moderation!
+    /// Channels' pins (Pinboard.swift).
+    private(set) var pinboard: Pinboard!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
@@ -90,6 +92,7 @@ final class Home {
         memberLists = MemberLists(home: self)
         inviteLinks = InviteLinks(home: self)
         moderation = Moderation(home: self)
+        pinboard = Pinboard(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)

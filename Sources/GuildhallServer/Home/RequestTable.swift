@@ -132,6 +132,12 @@ extension GHRequest.OneOf_Body {
         case .enterAsGuest(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.enterAsGuest(r, id: $1, from: $2) }
         case .leaveAsGuest(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.leaveAsGuest(r, id: $1, from: $2) }
         case .banMember(let r): RequestRule(.guild(r.serverID), .change, needs: .ban, at: .server(r.serverID)) { $0.directoryRequests.banMember(r, id: $1, from: $2) }
+        // Pins (Home/Messages/Pinboard).
+        case .pinMessage(let r):
+            RequestRule(.channel(r.channelID), .change, needs: .pinMessages, at: .channel(r.channelID)) { $0.pinboard.pin(r, id: $1, from: $2) }
+        case .unpinMessage(let r):
+            RequestRule(.channel(r.channelID), .change, needs: .pinMessages, at: .channel(r.channelID)) { $0.pinboard.unpin(r, id: $1, from: $2) }
+        case .listPins(let r): RequestRule(.channel(r.channelID), .query) { $0.pinboard.list(r, id: $1, from: $2) }
         case .timeoutMember(let r):
             RequestRule(.guild(r.serverID), .change, needs: .moderateMembers, at: .server(r.serverID)) { $0.moderation.timeoutMember(r, id: $1, from: $2) }
         case .unbanMember(let r):

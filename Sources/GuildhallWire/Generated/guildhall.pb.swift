@@ -323,6 +323,9 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// Send in a channel's slow mode without waiting (as MANAGE_CHANNELS does). Default: nobody.
   case bypassSlowmode // = 131072
+
+  /// Pin and unpin messages. Default: admin.
+  case pinMessages // = 262144
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -350,6 +353,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 32768: self = .createInvites
     case 65536: self = .moderateMembers
     case 131072: self = .bypassSlowmode
+    case 262144: self = .pinMessages
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -375,6 +379,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .createInvites: return 32768
     case .moderateMembers: return 65536
     case .bypassSlowmode: return 131072
+    case .pinMessages: return 262144
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -400,6 +405,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     .createInvites,
     .moderateMembers,
     .bypassSlowmode,
+    .pinMessages,
   ]
 
 }
@@ -1030,6 +1036,9 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// A member was timed out, or the timeout lifted (`member.timeout_until`, 0 when lifted).
   case memberTimedOut // = 20
+
+  /// A message of the channel was pinned or unpinned (`message_uid`, `pinned`).
+  case channelPinsChanged // = 21
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -1059,6 +1068,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case 18: self = .roleDeleted
     case 19: self = .permissionsChanged
     case 20: self = .memberTimedOut
+    case 21: self = .channelPinsChanged
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -1086,6 +1096,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case .roleDeleted: return 18
     case .permissionsChanged: return 19
     case .memberTimedOut: return 20
+    case .channelPinsChanged: return 21
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -1113,6 +1124,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     .roleDeleted,
     .permissionsChanged,
     .memberTimedOut,
+    .channelPinsChanged,
   ]
 
 }
@@ -2000,6 +2012,38 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .timeoutMember(newValue)}
   }
 
+  /// Pins (docs/features.md "Pins"). Pin a channel message (needs
+  /// PIN_MESSAGES there; at most `pins-per-channel`, 50 by default).
+  /// Members who may view the channel hear CHANNEL_PINS_CHANGED. Answer: `Ok`.
+  /// Errors: 403 without PIN_MESSAGES; 404 no such message in a channel one
+  /// may view; 409 already pinned, or removed; 414 the channel has its pins.
+  public var pinMessage: GHPinMessage {
+    get {
+      if case .pinMessage(let v)? = body {return v}
+      return GHPinMessage()
+    }
+    set {body = .pinMessage(newValue)}
+  }
+
+  /// Unpin one (needs PIN_MESSAGES). Answer: `Ok`. Errors: 403; 404 not pinned.
+  public var unpinMessage: GHUnpinMessage {
+    get {
+      if case .unpinMessage(let v)? = body {return v}
+      return GHUnpinMessage()
+    }
+    set {body = .unpinMessage(newValue)}
+  }
+
+  /// A channel's pins, the last pinned first. Answer: `PinList`.
+  /// Errors: 404 no channel one may view.
+  public var listPins: GHListPins {
+    get {
+      if case .listPins(let v)? = body {return v}
+      return GHListPins()
+    }
+    set {body = .listPins(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Each kind's comment ends with the errors of its own. Besides those, any
@@ -2292,6 +2336,17 @@ public nonisolated struct GHRequest: Sendable {
     /// the member too. Answer: `Member`. Errors: 400 more than 28 days ahead;
     /// 403 without the bit or not above the member; 404 not a member.
     case timeoutMember(GHTimeoutMember)
+    /// Pins (docs/features.md "Pins"). Pin a channel message (needs
+    /// PIN_MESSAGES there; at most `pins-per-channel`, 50 by default).
+    /// Members who may view the channel hear CHANNEL_PINS_CHANGED. Answer: `Ok`.
+    /// Errors: 403 without PIN_MESSAGES; 404 no such message in a channel one
+    /// may view; 409 already pinned, or removed; 414 the channel has its pins.
+    case pinMessage(GHPinMessage)
+    /// Unpin one (needs PIN_MESSAGES). Answer: `Ok`. Errors: 403; 404 not pinned.
+    case unpinMessage(GHUnpinMessage)
+    /// A channel's pins, the last pinned first. Answer: `PinList`.
+    /// Errors: 404 no channel one may view.
+    case listPins(GHListPins)
 
   }
 
@@ -4364,6 +4419,15 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .inviteCodes(newValue)}
   }
 
+  /// A channel's pins.
+  public var pins: GHPinList {
+    get {
+      if case .pins(let v)? = result {return v}
+      return GHPinList()
+    }
+    set {result = .pins(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -4429,6 +4493,8 @@ public nonisolated struct GHResponse: Sendable {
     case inviteCode(GHInviteCode)
     /// Several invite codes.
     case inviteCodes(GHInviteCodeList)
+    /// A channel's pins.
+    case pins(GHPinList)
 
   }
 
@@ -4558,6 +4624,88 @@ public nonisolated struct GHInviteCodeList: Sendable {
   // methods supported on all messages.
 
   public var codes: [GHInviteCode] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Pin a message.
+public nonisolated struct GHPinMessage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var messageUid: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Unpin a message.
+public nonisolated struct GHUnpinMessage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var messageUid: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A channel's pins.
+public nonisolated struct GHListPins: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One pinned message.
+public nonisolated struct GHPin: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var message: GHChannelMessage {
+    get {_message ?? GHChannelMessage()}
+    set {_message = newValue}
+  }
+  /// Returns true if `message` has been explicitly set.
+  public var hasMessage: Bool {self._message != nil}
+  /// Clears the value of `message`. Subsequent reads from it will return its default value.
+  public mutating func clearMessage() {self._message = nil}
+
+  public var pinnedBy: String = String()
+
+  public var pinnedAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _message: GHChannelMessage? = nil
+}
+
+/// A channel's pins, the last pinned first.
+public nonisolated struct GHPinList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var pins: [GHPin] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -6284,6 +6432,17 @@ public nonisolated struct GHSystemNotification: @unchecked Sendable {
     set {_uniqueStorage()._autoUncovered = newValue}
   }
 
+  /// For CHANNEL_PINS_CHANGED: the message, and whether it is pinned now.
+  public var messageUid: UInt64 {
+    get {_storage._messageUid}
+    set {_uniqueStorage()._messageUid = newValue}
+  }
+
+  public var pinned: Bool {
+    get {_storage._pinned}
+    set {_uniqueStorage()._pinned = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -6347,7 +6506,7 @@ nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHPermission: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0\u{2}@@\u{8}MODERATE_MEMBERS\0\u{2}@@\u{10}BYPASS_SLOWMODE\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0\u{2}@@\u{8}MODERATE_MEMBERS\0\u{2}@@\u{10}BYPASS_SLOWMODE\0\u{2}@@ PIN_MESSAGES\0")
 }
 
 nonisolated extension GHGuestVisibility: SwiftProtobuf._ProtoNameProviding {
@@ -6395,7 +6554,7 @@ nonisolated extension GHMessageUpdateKind: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHNotificationKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}PERMISSIONS_CHANGED\0\u{1}MEMBER_TIMED_OUT\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}PERMISSIONS_CHANGED\0\u{1}MEMBER_TIMED_OUT\0\u{1}CHANNEL_PINS_CHANGED\0")
 }
 
 nonisolated extension GHFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -6524,7 +6683,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0\u{3}pin_message\0\u{3}unpin_message\0\u{3}list_pins\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7482,6 +7641,45 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .timeoutMember(v)
         }
       }()
+      case 122: try {
+        var v: GHPinMessage?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .pinMessage(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .pinMessage(v)
+        }
+      }()
+      case 123: try {
+        var v: GHUnpinMessage?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .unpinMessage(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .unpinMessage(v)
+        }
+      }()
+      case 124: try {
+        var v: GHListPins?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .listPins(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .listPins(v)
+        }
+      }()
       default: break
       }
     }
@@ -7787,6 +7985,18 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .timeoutMember?: try {
       guard case .timeoutMember(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 121)
+    }()
+    case .pinMessage?: try {
+      guard case .pinMessage(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 122)
+    }()
+    case .unpinMessage?: try {
+      guard case .unpinMessage(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 123)
+    }()
+    case .listPins?: try {
+      guard case .listPins(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 124)
     }()
     case nil: break
     }
@@ -10971,7 +11181,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0\u{3}invite_code\0\u{3}invite_codes\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0\u{3}invite_code\0\u{3}invite_codes\0\u{1}pins\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11383,6 +11593,19 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .inviteCodes(v)
         }
       }()
+      case 96: try {
+        var v: GHPinList?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .pins(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .pins(v)
+        }
+      }()
       default: break
       }
     }
@@ -11520,6 +11743,10 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .inviteCodes?: try {
       guard case .inviteCodes(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 95)
+    }()
+    case .pins?: try {
+      guard case .pins(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 96)
     }()
     case nil: break
     }
@@ -11809,6 +12036,180 @@ nonisolated extension GHInviteCodeList: SwiftProtobuf.Message, SwiftProtobuf._Me
 
   public static func ==(lhs: GHInviteCodeList, rhs: GHInviteCodeList) -> Bool {
     if lhs.codes != rhs.codes {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHPinMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PinMessage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHPinMessage, rhs: GHPinMessage) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHUnpinMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UnpinMessage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHUnpinMessage, rhs: GHUnpinMessage) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHListPins: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ListPins"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHListPins, rhs: GHListPins) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHPin: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Pin"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{3}pinned_by\0\u{3}pinned_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._message) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.pinnedBy) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.pinnedAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._message {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.pinnedBy.isEmpty {
+      try visitor.visitSingularStringField(value: self.pinnedBy, fieldNumber: 2)
+    }
+    if self.pinnedAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.pinnedAt, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHPin, rhs: GHPin) -> Bool {
+    if lhs._message != rhs._message {return false}
+    if lhs.pinnedBy != rhs.pinnedBy {return false}
+    if lhs.pinnedAt != rhs.pinnedAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHPinList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PinList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pins\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.pins) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.pins.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.pins, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHPinList, rhs: GHPinList) -> Bool {
+    if lhs.pins != rhs.pins {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -14602,7 +15003,7 @@ nonisolated extension GHTyper: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SystemNotification"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0\u{1}subscriptions\0\u{1}role\0\u{1}override\0\u{3}auto_uncovered\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0\u{1}subscriptions\0\u{1}role\0\u{1}override\0\u{3}auto_uncovered\0\u{3}message_uid\0\u{1}pinned\0")
 
   fileprivate class _StorageClass {
     var _kind: GHNotificationKind = .unspecified
@@ -14617,6 +15018,8 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
     var _role: GHRoleInfo? = nil
     var _override: GHPermissionOverride? = nil
     var _autoUncovered: UInt32 = 0
+    var _messageUid: UInt64 = 0
+    var _pinned: Bool = false
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -14639,6 +15042,8 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       _role = source._role
       _override = source._override
       _autoUncovered = source._autoUncovered
+      _messageUid = source._messageUid
+      _pinned = source._pinned
     }
   }
 
@@ -14669,6 +15074,8 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         case 10: try { try decoder.decodeSingularMessageField(value: &_storage._role) }()
         case 11: try { try decoder.decodeSingularMessageField(value: &_storage._override) }()
         case 12: try { try decoder.decodeSingularUInt32Field(value: &_storage._autoUncovered) }()
+        case 13: try { try decoder.decodeSingularUInt64Field(value: &_storage._messageUid) }()
+        case 14: try { try decoder.decodeSingularBoolField(value: &_storage._pinned) }()
         default: break
         }
       }
@@ -14717,6 +15124,12 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       if _storage._autoUncovered != 0 {
         try visitor.visitSingularUInt32Field(value: _storage._autoUncovered, fieldNumber: 12)
       }
+      if _storage._messageUid != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._messageUid, fieldNumber: 13)
+      }
+      if _storage._pinned != false {
+        try visitor.visitSingularBoolField(value: _storage._pinned, fieldNumber: 14)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -14738,6 +15151,8 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         if _storage._role != rhs_storage._role {return false}
         if _storage._override != rhs_storage._override {return false}
         if _storage._autoUncovered != rhs_storage._autoUncovered {return false}
+        if _storage._messageUid != rhs_storage._messageUid {return false}
+        if _storage._pinned != rhs_storage._pinned {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -243,6 +243,22 @@ public nonisolated struct GHLogWrite: Sendable {
     set {write = .presence(newValue)}
   }
 
+  public var pinned: GHLogPin {
+    get {
+      if case .pinned(let v)? = write {return v}
+      return GHLogPin()
+    }
+    set {write = .pinned(newValue)}
+  }
+
+  public var unpinned: GHLogUnpin {
+    get {
+      if case .unpinned(let v)? = write {return v}
+      return GHLogUnpin()
+    }
+    set {write = .unpinned(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Write: Equatable, Sendable {
@@ -270,6 +286,8 @@ public nonisolated struct GHLogWrite: Sendable {
     case fileCreated(GHLogFileCreated)
     case fileSwept(GHLogFileSwept)
     case presence(GHLogPresence)
+    case pinned(GHLogPin)
+    case unpinned(GHLogUnpin)
 
   }
 
@@ -1378,6 +1396,39 @@ public nonisolated struct GHLogPresence: Sendable {
   public init() {}
 }
 
+/// A channel message pinned.
+public nonisolated struct GHLogPin: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var messageUid: UInt64 = 0
+
+  public var pinnedBy: String = String()
+
+  public var pinnedAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogUnpin: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var messageUid: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "guildhall.log.v1"
@@ -1424,7 +1475,7 @@ nonisolated extension GHLogEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Write"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0\u{1}pinned\0\u{1}unpinned\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1713,6 +1764,32 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.write = .presence(v)
         }
       }()
+      case 23: try {
+        var v: GHLogPin?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .pinned(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .pinned(v)
+        }
+      }()
+      case 24: try {
+        var v: GHLogUnpin?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .unpinned(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .unpinned(v)
+        }
+      }()
       default: break
       }
     }
@@ -1811,6 +1888,14 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .presence?: try {
       guard case .presence(let v)? = self.write else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+    }()
+    case .pinned?: try {
+      guard case .pinned(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+    }()
+    case .unpinned?: try {
+      guard case .unpinned(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
     }()
     case nil: break
     }
@@ -4178,6 +4263,86 @@ nonisolated extension GHLogPresence: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.status != rhs.status {return false}
     if lhs.text != rhs.text {return false}
     if lhs.lastSeen != rhs.lastSeen {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogPin: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Pin"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0\u{3}pinned_by\0\u{3}pinned_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.pinnedBy) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.pinnedAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    if !self.pinnedBy.isEmpty {
+      try visitor.visitSingularStringField(value: self.pinnedBy, fieldNumber: 3)
+    }
+    if self.pinnedAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.pinnedAt, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogPin, rhs: GHLogPin) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.pinnedBy != rhs.pinnedBy {return false}
+    if lhs.pinnedAt != rhs.pinnedAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogUnpin: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Unpin"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.messageUid != 0 {
+      try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogUnpin, rhs: GHLogUnpin) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.messageUid != rhs.messageUid {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

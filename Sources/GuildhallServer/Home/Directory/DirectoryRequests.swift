@@ -231,7 +231,10 @@ extension DirectoryRequests {
                        applied: applied) {
             // Subscribers hear of a deleted channel before their subscriptions go.
             self.home.notify(kind, .channel(record, isPublic: true), actor: s.user)
-            if kind == .channelDeleted { self.home.book.dropChannel(record.id) }
+            if kind == .channelDeleted {
+                self.home.book.dropChannel(record.id)
+                self.home.pinboard.forget(channel: record.id)
+            }
             if kind != .channelUpdated { self.home.subscriptions.channelsChanged(in: record.serverID) }
             self.guestsRecheck(record.serverID)
         }

@@ -225,8 +225,12 @@ extension MessageOperations {
             // Who the message was addressed to hears of the change in their inbox too (offline sync).
             let mentioned = Array(Set(m.mentions).subtracting([s.user])).filter { directory.canView($0, c) }.sorted()
             effects.addressed = mentioned.map { AddressedItem(user: $0, stored: .event(copyFor($0)), live: .elsewhere) }
+            // A removed message leaves the channel's pins with it.
+            let unpins = isRemoval && home.pinboard.pins.isPinned(m.uid, in: c.id)
+            if unpins { effects.writes.append(.unpinned(c.id, m.uid)) }
             effects.apply = { ords in
                 if isRemoval { self.home.directory.messageRemoved(c.id, seq: m.seq) }
+                if unpins { self.home.pinboard.unpinnedWithRemoval(m.uid, in: c) }
                 s.respond(id, .message(self.shown(change.after, at: place, to: s.user)))
                 var cursors: [UserID: UInt64] = [:]
                 for (user, ord) in zip(mentioned, ords) { cursors[user] = ord }

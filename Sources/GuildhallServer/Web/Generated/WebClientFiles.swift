@@ -267,6 +267,7 @@ function renderMembers() {
     return el("li", { class: `member ${status === "PRESENCE_OFFLINE" ? "offline" : ""}`, dataset: { user: x.userId, status } },
       el("span", { class: `presence ${status}`, role: "img", "aria-label": label, title: label }),
       el("span", { class: "name" }, x.userId),
+      Number(x.timeoutUntil || 0) > Date.now() ? el("span", { class: "timed-out", title: `timed out until ${new Date(Number(x.timeoutUntil)).toLocaleString()}` }, "⏳") : null,
       x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null);
   }));
 }
@@ -307,6 +308,8 @@ async function openView(view, again = false, at = null) {
     refreshServer(view.serverId);
     const ch = state.servers.get(view.serverId)?.channels.get(view.channelId);
     $("view-title").textContent = `# ${ch?.name || view.channelId}`;
+    const slow = Number(ch?.slowModeSeconds || 0);
+    $("slow-mode").textContent = slow ? `Slow mode: one message every ${slow} s` : "";
     $("need-receipt").parentElement.hidden = false;
     for (const type of ["CHANNEL_MSG", "CHANNEL_TYPING"]) {
       await gh.request({ subscribe: { type, operation: "SUBSCRIBE", targets: targetOf(view) } });
@@ -316,6 +319,9 @@ async function openView(view, again = false, at = null) {
     $("need-receipt").parentElement.hidden = true;
   }
   $("composer").hidden = false;
+  $("pins-open").hidden = view.kind !== "channel";
+  $("pins").hidden = true;
+  if (view.kind !== "channel") $("slow-mode").textContent = "";
   renderServers();
   renderChannels();
   renderConversations();
@@ -506,6 +512,7 @@ function renderMessage(m) {
     el("button", { type: "button", class: "delete-action", onclick: () => operate("deleteMessage", m) }, "Delete"),
     own && state.view?.kind === "channel" && !(m.needReceipt || m.receipt?.requested)
       ? el("button", { type: "button", class: "receipt-action", onclick: () => askReceipts(m) }, "Ask receipts") : null,
+    state.view?.kind === "channel" ? el("button", { type: "button", class: "pin-action", onclick: () => operate("pinMessage", m).then(showPins) }, "Pin") : null,
   ];
   return el("div", { class: `message${removed ? " removed" : ""}${own ? " own" : ""}`, dataset: { uid: m.uid, seq: m.seq || "" } },
     m.replyTo?.messageUid ? el("div", { class: "reply" }, `↪ ${m.replyTo.senderId}: ${m.replyTo.excerpt || ""}`) : null,
@@ -761,6 +768,24 @@ async function send(text) {
 
 // ---- search in a server ----
 
+/** The open channel's pins, in the side panel. */
+async function showPins() {
+  if (state.view?.kind !== "channel") return;
+  const channelId = state.view.channelId;
+  $("pins").hidden = false;
+  try {
+    const r = await gh.request({ listPins: { channelId } });
+    if (state.view?.channelId !== channelId) return;
+    const pins = r.pins.pins || [];
+    $("pin-list").replaceChildren(...(pins.length ? pins.map((p) => el("li", { class: "pin", dataset: { uid: p.message.uid } },
+      el("div", { class: "where muted" }, `${p.message.senderId} · pinned by ${p.pinnedBy}`),
+      el("div", {}, p.message.body?.text ?? ""),
+      el("button", { type: "button", class: "unpin-action", onclick: () => operate("unpinMessage", p.message).then(showPins) }, "Unpin"))) : [el("li", { class: "muted" }, "no pins")]));
+  } catch (err) {
+    $("pin-list").replaceChildren(el("li", { class: "error" }, `${err.code || "error"}: ${err.message || err}`));
+  }
+}
+
 async function search(words) {
   const serverId = state.currentServer;
   if (!serverId || !words.trim()) return;
@@ -818,6 +843,8 @@ function wire() {
     search($("search-input").value);
   });
   $("search-close").addEventListener("click", () => { $("search-results").hidden = true; });
+  $("pins-open").addEventListener("click", () => showPins());
+  $("pins-close").addEventListener("click", () => { $("pins").hidden = true; });
   $("members-more").addEventListener("click", () => moreMembers().catch(() => {}));
   $("invite-people").addEventListener("click", () => makeInvite());
   $("invite-cancel").addEventListener("click", () => { $("invite-screen").hidden = true; });
@@ -1152,9 +1179,11 @@ export function badgeText(count, cap) {
 
     <section id="view">
       <h2 id="view-title">Choose a channel or a conversation</h2>
+      <button type="button" id="pins-open" hidden>Pins</button>
       <div id="messages" tabindex="0"></div>
       <button type="button" id="jump-present" hidden>Jump to the present</button>
       <div id="typing" aria-live="polite"></div>
+      <div id="slow-mode" class="muted"></div>
       <div id="replying" hidden><span></span> <button type="button" id="reply-cancel">×</button></div>
       <ul id="pending-files" aria-label="files to send" hidden></ul>
       <form id="composer" hidden>
@@ -1181,6 +1210,12 @@ export function badgeText(count, cap) {
       <div id="member-counts" class="muted"></div>
       <ul id="member-list"></ul>
       <button type="button" id="members-more" hidden>More</button>
+    </aside>
+
+    <aside id="pins" hidden aria-labelledby="pins-title">
+      <h3 id="pins-title">Pinned</h3>
+      <ul id="pin-list"></ul>
+      <button type="button" id="pins-close">Close</button>
     </aside>
 
     <aside id="search-results" hidden aria-labelledby="search-title">
@@ -1290,6 +1325,11 @@ header select { margin-left: .3em; }
 .invite-icon { font-size: 40px; }
 .invite-server { font-size: 20px; font-weight: 600; margin: .3em 0; }
 #invite-made input { width: 100%; font-size: 12px; }
+#pins { width: 18em; overflow-y: auto; }
+#pin-list { list-style: none; padding: 0; }
+#pin-list li.pin { padding: .4em; border-bottom: 1px solid #eef; }
+#pins-open { align-self: flex-start; margin-bottom: .3em; }
+.timed-out { font-size: 12px; }
 
 """#),
     ]

@@ -1,0 +1,96 @@
+// Pins at the guild's home (docs/features.md "Pins"): pinning and unpinning
+// a channel's messages and listing them. A pin is checked against the
+// stored message (it is in the channel and not removed), stored, then
+// told to the channel's members as CHANNEL_PINS_CHANGED. Changes to one
+// channel's pins queue behind each other, so two pins cannot both take the
+// last place. A removed message is unpinned with its removal
+// (MessageOperations). Loop thread only.
+
+import GuildhallCore
+import GuildhallWire
+
+final class Pinboard: HomePart {
+    unowned let home: Home
+    private(set) var pins = ChannelPins()
+    private let changesInFlight = ChangeQueue<ChannelID>()
+
+    init(home: Home) { self.home = home }
+
+    func load(_ stored: [PinRecord]) { pins.load(stored) }
+
+    private func told(_ uid: MessageUID, pinned: Bool, in c: ChannelRecord, by actor: UserID) {
+        home.notify(.channelPinsChanged, .channel(c, isPublic: false), actor: actor) {
+            $0.messageUid = uid
+            $0.pinned = pinned
+        }
+    }
+}
+
+extension Pinboard {
+    func pin(_ r: GHPinMessage, id: UInt64, from s: HomeSession) {
+        change(r.channelID, in: changesInFlight, id: id, from: s) { settle throws(Failure) in
+            let c = try self.directory.readableChannel(r.channelID, by: s.user)
+            if let problem = self.pins.pinProblem(r.messageUid, in: c.id, limit: self.settings.pinsPerChannel) { throw problem }
+            self.read(.messages(uids: [r.messageUid], viewer: s.user)) { found in
+                guard found.error == nil else {
+                    s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
+                    return settle(nil)
+                }
+                guard let m = found.messages.first, m.channelID == c.id else {
+                    s.fail(id, .notFound("message \(r.messageUid) not found in channel \(c.id)"))
+                    return settle(nil)
+                }
+                guard m.changes.removal == nil else {
+                    s.fail(id, .conflict("message \(r.messageUid) was removed"))
+                    return settle(nil)
+                }
+                let pin = PinRecord(channelID: c.id, messageUID: m.uid, pinnedBy: s.user, pinnedAt: self.now())
+                settle(Effects(writes: [.pinned(pin)], reply: { .ok(GHOk()) }, apply: { _ in self.pins.pinned(pin) },
+                               then: { self.told(m.uid, pinned: true, in: c, by: s.user) }))
+            }
+        }
+    }
+
+    func unpin(_ r: GHUnpinMessage, id: UInt64, from s: HomeSession) {
+        change(r.channelID, in: changesInFlight, id: id, from: s) { settle throws(Failure) in
+            let c = try self.directory.readableChannel(r.channelID, by: s.user)
+            guard self.pins.isPinned(r.messageUid, in: c.id) else { throw Failure.notFound("message \(r.messageUid) is not pinned in channel \(c.id)") }
+            settle(Effects(writes: [.unpinned(c.id, r.messageUid)], reply: { .ok(GHOk()) },
+                           apply: { _ in self.pins.unpinned(r.messageUid, in: c.id) },
+                           then: { self.told(r.messageUid, pinned: false, in: c, by: s.user) }))
+        }
+    }
+
+    func list(_ r: GHListPins, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            let c = try directory.readableChannel(r.channelID, by: s.user)
+            let pinned = pins.pins(in: c.id)
+            guard !pinned.isEmpty else { return s.respond(id, .pins(GHPinList())) }
+            read(.messages(uids: pinned.map(\.messageUID), viewer: s.user)) { found in
+                guard found.error == nil else { return s.fail(id, Failure(.unavailable, "storage is unavailable; retry later")) }
+                let byUID = Dictionary(found.messages.map { ($0.uid, $0) }, uniquingKeysWith: { a, _ in a })
+                var list = GHPinList()
+                list.pins = pinned.compactMap { p in
+                    guard let m = byUID[p.messageUID] else { return nil }
+                    var pin = GHPin()
+                    pin.message = self.home.shown(m, to: s.user)
+                    pin.pinnedBy = p.pinnedBy
+                    pin.pinnedAt = p.pinnedAt
+                    return pin
+                }
+                s.respond(id, .pins(list))
+            }
+        }
+    }
+
+    /// A pinned message was removed (its removal stored the unpin).
+    func unpinnedWithRemoval(_ uid: MessageUID, in c: ChannelRecord) {
+        pins.unpinned(uid, in: c.id)
+        told(uid, pinned: false, in: c, by: "")
+    }
+}
+
+extension Pinboard {
+    /// The channel's guild moved to another node: its pins go with it.
+    func forget(channel: ChannelID) { pins.forget(channel: channel) }
+}
