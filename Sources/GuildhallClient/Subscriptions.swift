@@ -89,6 +89,13 @@ extension GuildhallClient {
         _ = try await call(.sendTyping(r))
     }
 
+    /// Says "typing" to the peer of a direct conversation; they hear it as a typing event of the conversation (server 0).
+    public func sendTyping(to peer: String) async throws {
+        var r = GHSendTyping()
+        r.peerID = peer
+        _ = try await call(.sendTyping(r))
+    }
+
     /// Enters a server as a guest; re-entered automatically after a reconnect.
     @discardableResult
     public func enterAsGuest(_ server: UInt64) async throws -> GHServerInfo {

@@ -248,6 +248,9 @@ struct CommandTable {
                 var l = GHPinList(); l.pins = try await c.pins(in: a.id("channel")); return l
             }),
             ("typing", spec(["channel"], "say you are typing in a channel") { a in try await c.sendTyping(a.id("channel")); return nil }),
+            ("typing-dm", spec(["peer"], "say you are typing to the peer of a direct conversation") { a in
+                try await c.sendTyping(to: a.string("peer")); return nil
+            }),
             ("invite-code", spec(["server"], opts: ["channel", "max-age", "max-uses"], "make an invite code for a server") { a in
                 try await c.createInviteCode(in: a.id("server"), channel: UInt64(a.optional("channel") ?? "") ?? 0,
                                              maxAgeSeconds: UInt64(a.optional("max-age") ?? "") ?? 0, maxUses: UInt32(a.optional("max-uses") ?? "") ?? 0)

@@ -138,3 +138,27 @@ import Testing
         #expect(cleared.channelID == c.channelID)
     }
 }
+
+extension TypingConformanceTests {
+    /// Typing in a direct conversation reaches the peer's sessions without a
+    /// subscription, as the conversation's id (server 0); a message ends it;
+    /// there is none without a conversation.
+    @Test func typingInADirectConversationReachesThePeer() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceEvents) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let conversation = try await alice.openConversation(with: "bob").conversationID
+        try await alice.sendTyping(to: "bob")
+        let heard = try await waitFor("bob hears alice typing") {
+            bobEvents.typings.first { $0.channelID == conversation && $0.typers.map(\.userID) == ["alice"] }
+        }
+        #expect(heard.serverID == 0)
+        _ = try await alice.sendDirect("hi", to: "bob")
+        _ = try await waitFor("the typing ended by the message") { bobEvents.typings.last { $0.channelID == conversation && $0.typers.isEmpty } }
+        #expect(!aliceEvents.typings.contains { $0.channelID == conversation }, "the typer's own sessions hear nothing")
+        let (eve, _) = try await server.client("eve")
+        await expectError(.notFound) { try await eve.sendTyping(to: "bob") }
+        await expectError(.notFound) { try await bob.sendTyping(to: "bob") }
+    }
+}

@@ -184,6 +184,7 @@ extension GHRequest.OneOf_Body {
         case .deleteMessage(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.delete(r, id: $1, from: $2) }
         case .addReaction(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.addReaction(r, id: $1, from: $2) }
         case .removeReaction(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.removeReaction(r, id: $1, from: $2) }
+        case .sendTyping(let r) where !r.peerID.isEmpty: RequestRule(.conversation(r.peerID), .typing) { $0.typing.sendDirectTyping(r, id: $1, from: $2) }
         case .sendTyping(let r):
             RequestRule(.channel(r.channelID), .typing, needs: .sendMessages, at: .channel(r.channelID)) { $0.typing.sendTyping(r, id: $1, from: $2) }
 

@@ -1573,8 +1573,12 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getUnread(newValue)}
   }
 
-  /// Tell a channel's typing subscribers that the caller is typing (SEND_MESSAGES). Answer: `Ok`.
-  /// Errors: 403 without SEND_MESSAGES, or a guest; 404 no channel one may view.
+  /// Tell a channel's typing subscribers that the caller is typing (SEND_MESSAGES),
+  /// or, with `peer_id`, the peer of a direct conversation (their sessions
+  /// hear it as a typing frame of the conversation's id, server 0; the same
+  /// throttle and coalescing). Answer: `Ok`.
+  /// Errors: 403 without SEND_MESSAGES, a guest, or timed out; 404 no channel one
+  /// may view, or no conversation with that peer.
   public var sendTyping: GHSendTyping {
     get {
       if case .sendTyping(let v)? = body {return v}
@@ -2170,8 +2174,12 @@ public nonisolated struct GHRequest: Sendable {
     /// Unread info for a list of channels. Answer: `UnreadList`.
     /// Errors: 414 over 100 channels (channels one may not view are left out).
     case getUnread(GHGetUnread)
-    /// Tell a channel's typing subscribers that the caller is typing (SEND_MESSAGES). Answer: `Ok`.
-    /// Errors: 403 without SEND_MESSAGES, or a guest; 404 no channel one may view.
+    /// Tell a channel's typing subscribers that the caller is typing (SEND_MESSAGES),
+    /// or, with `peer_id`, the peer of a direct conversation (their sessions
+    /// hear it as a typing frame of the conversation's id, server 0; the same
+    /// throttle and coalescing). Answer: `Ok`.
+    /// Errors: 403 without SEND_MESSAGES, a guest, or timed out; 404 no channel one
+    /// may view, or no conversation with that peer.
     case sendTyping(GHSendTyping)
     /// Enter a server as a guest (not a member). Answer: `ServerInfo`.
     /// Errors: 403 banned, or no guests on a server anyone may join; 404 no such server, or a closed one; 409 a member.
@@ -4038,6 +4046,9 @@ public nonisolated struct GHSendTyping: Sendable {
 
   /// The channel.
   public var channelID: UInt64 = 0
+
+  /// Instead, the peer of a direct conversation.
+  public var peerID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -10976,7 +10987,7 @@ nonisolated extension GHGetUnread: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension GHSendTyping: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SendTyping"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}peer_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10985,6 +10996,7 @@ nonisolated extension GHSendTyping: SwiftProtobuf.Message, SwiftProtobuf._Messag
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.peerID) }()
       default: break
       }
     }
@@ -10994,11 +11006,15 @@ nonisolated extension GHSendTyping: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if self.channelID != 0 {
       try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
     }
+    if !self.peerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.peerID, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHSendTyping, rhs: GHSendTyping) -> Bool {
     if lhs.channelID != rhs.channelID {return false}
+    if lhs.peerID != rhs.peerID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -129,6 +129,8 @@ extension UserHome {
             }
             let (seq, time) = c.append(now: now)
             directs[c.id] = c
+            // A message ends its sender's typing, as in a channel.
+            if home.typing.board.stopped(s.user, in: c.id) { home.typing.directTypersChanged(c, by: s.user) }
             var record = MessageRecord(uid: home.ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
                                        content: content, mentions: [], mentionAll: false, needReceipt: false, clientID: r.clientID)
             record.attachments = files ?? []

@@ -28,6 +28,33 @@ extension ChannelTyping {
         }
     }
 
+    /// Typing in a direct conversation: its peer's sessions hear it (no
+    /// subscription; the conversation's id stands for the channel, server 0).
+    func sendDirectTyping(_ r: GHSendTyping, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            guard r.peerID != s.user, let c = home.userHome.directs.between(s.user, r.peerID) else {
+                throw Failure.notFound("no conversation with \(r.peerID)")
+            }
+            if board.typed(s.user, in: c.id, now: now()) { directTypersChanged(c, by: s.user) }
+            s.respond(id, .ok(GHOk()))
+        }
+    }
+
+    /// The conversation's peer of `typer` hears the typer list (the typer's own sessions need none).
+    func directTypersChanged(_ c: DirectConversation, by typer: UserID) {
+        let peer = c.peer(of: typer)
+        home.reception.serve(peer)
+        var entry = GHChannelTypers()
+        entry.channelID = c.id
+        entry.typers = board.typers(in: c.id, now: now(), excluding: peer).map { t in
+            var typer = GHTyper()
+            typer.userID = t.user
+            typer.time = t.time
+            return typer
+        }
+        for s in registry.sessions(of: peer).values where s.detachedSince == nil { s.port.typing(entry) }
+    }
+
     /// Sends the channel's typing subscribers its typer list, each without
     /// its own user; `typer`'s own sessions get none: their list leaves the user out, so it did not change.
     func typersChanged(_ c: ChannelRecord, by typer: UserID) {
