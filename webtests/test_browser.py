@@ -215,6 +215,11 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     bob.find_element(By.CSS_SELECTOR, "li.conversation[data-peer='alice']").click()
     wait(bob, "the direct message", lambda: count_messages(bob, "psst, bob") == 1)
     wait(alice, "read", lambda: ticks() == "READ")
+    # Typing in the conversation reaches bob, who has it open. The page says "typing" at most
+    # every 3 s (as in a channel), and alice's last message was typed a moment ago: she keeps typing.
+    wait(bob, "'alice is typing…' in the conversation",
+         lambda: alice.find_element(By.ID, "text").send_keys("m") or text_of(bob, "#typing") == "alice is typing…")
+    alice.find_element(By.ID, "text").clear()
     shot(alice, "6-direct-read.png")
     shot(bob, "7-direct-bob.png")
 

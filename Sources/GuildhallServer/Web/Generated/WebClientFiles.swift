@@ -690,7 +690,7 @@ const handlers = {
 };
 
 function renderTyping() {
-  const id = state.view?.kind === "channel" ? state.view.channelId : null;
+  const id = viewChannelId() || null;
   const now = Date.now();
   const names = (state.typers.get(id) || []).filter((t) => t.until > now).map((t) => t.userId);
   $("typing").textContent = names.length === 0 ? "" : names.length === 1 ? `${names[0]} is typing…` : `${names.join(", ")} are typing…`;
@@ -854,9 +854,11 @@ function wire() {
     } catch (err) { showError("view-error", err); }
   });
   $("text").addEventListener("input", () => {
-    if (state.view?.kind !== "channel" || Date.now() - state.lastTyping < 3000) return;
+    if (!state.view || Date.now() - state.lastTyping < 3000) return;
     state.lastTyping = Date.now();
-    gh.request({ sendTyping: { channelId: state.view.channelId } }).catch(() => {});
+    // A direct conversation's typing goes to its peer.
+    const to = state.view.kind === "channel" ? { channelId: state.view.channelId } : { peerId: state.view.peerId };
+    gh.request({ sendTyping: to }).catch(() => {});
   });
   $("messages").addEventListener("scroll", () => {
     if ($("messages").scrollTop < 30 && state.moreAbove) loadAbove();
