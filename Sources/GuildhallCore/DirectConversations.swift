@@ -188,6 +188,12 @@ public struct DirectConversations: Sendable {
         (byUser[user] ?? []).compactMap { byID[$0] }.filter(\.stored)
     }
 
+    /// The peers of the user's stored conversations.
+    public func peers(of user: UserID) -> [UserID] { conversations(of: user).map { $0.peer(of: user) } }
+
+    /// Whether the user has a conversation held here (stored or not).
+    public func hasConversations(_ user: UserID) -> Bool { byUser[user]?.isEmpty == false }
+
     public mutating func add(_ c: DirectConversation) {
         byID[c.id] = c
         byPair[Self.pairKey(c.users.0, c.users.1)] = c.id

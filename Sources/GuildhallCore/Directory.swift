@@ -23,8 +23,6 @@ public struct Directory: Sendable {
         var invites: [UserID: InviteRecord] = [:]
         /// Invite codes (InviteCodes.swift), by code.
         var codes: [String: InviteCode] = [:]
-        /// Timeouts (Moderation.swift): until when, by member.
-        var timeouts: [UserID: UInt64] = [:]
         var bans: [UserID: BanRecord] = [:]
         var channels: Set<ChannelID> = []
         var permissions = ServerPermissions()
@@ -37,6 +35,9 @@ public struct Directory: Sendable {
     var memberships: [UserID: Set<ServerID>] = [:]
     /// Each invite code's server: a request naming only a code finds it here.
     var codeServers: [String: ServerID] = [:]
+    /// Timeouts (Moderation.swift): per server, until when, by member. Kept beside the
+    /// servers, so a send checks one dictionary that is nearly always empty.
+    var timeouts: [ServerID: [UserID: UInt64]] = [:]
     /// The seq the next message of a channel takes. A channel's record shows
     /// only committed messages (`lastSeq`), so nothing uncommitted is visible.
     var nextSeq: [ChannelID: UInt64] = [:]
@@ -54,7 +55,7 @@ public struct Directory: Sendable {
                               bans: [BanRecord] = [], roles: [RoleRecord] = [], overrides: [OverrideRecord] = [], codes: [InviteCode] = [],
                               timeouts: [TimeoutRecord] = []) {
         defer {
-            for t in timeouts where self.servers[t.serverID] != nil { self.servers[t.serverID]!.timeouts[t.userID] = t.until }
+            for t in timeouts where self.servers[t.serverID] != nil { self.timeouts[t.serverID, default: [:]][t.userID] = t.until }
             for c in codes where self.servers[c.serverID] != nil {
                 self.servers[c.serverID]!.codes[c.code] = c
                 codeServers[c.code] = c.serverID
@@ -82,6 +83,7 @@ public struct Directory: Sendable {
         guard let state = servers.removeValue(forKey: id) else { return [] }
         for user in state.members.keys { memberships[user]?.remove(id) }
         for code in state.codes.keys { codeServers.removeValue(forKey: code) }
+        timeouts.removeValue(forKey: id)
         for c in state.channels {
             channels.removeValue(forKey: c)
             nextSeq.removeValue(forKey: c)

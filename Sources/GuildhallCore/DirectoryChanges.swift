@@ -39,7 +39,7 @@ extension Directory {
             resize(m.serverID)
         case .memberRemoved(let server, let user):
             guard servers[server]?.members.removeValue(forKey: user) != nil else { return }
-            servers[server]!.timeouts.removeValue(forKey: user)
+            lift(timeoutOf: user, in: server)
             servers[server]!.permissions.memberLeft(user)
             memberships[user]?.remove(server)
             if memberships[user]?.isEmpty == true { memberships.removeValue(forKey: user) }
@@ -86,10 +86,15 @@ extension Directory {
             codeServers.removeValue(forKey: code)
         case .timeoutSaved(let t):
             guard servers[t.serverID]?.members[t.userID] != nil else { return }
-            servers[t.serverID]!.timeouts[t.userID] = t.until
+            timeouts[t.serverID, default: [:]][t.userID] = t.until
         case .timeoutRemoved(let server, let user):
-            servers[server]?.timeouts.removeValue(forKey: user)
+            lift(timeoutOf: user, in: server)
         }
+    }
+
+    private mutating func lift(timeoutOf user: UserID, in server: ServerID) {
+        timeouts[server]?.removeValue(forKey: user)
+        if timeouts[server]?.isEmpty == true { timeouts.removeValue(forKey: server) }
     }
 }
 

@@ -40,9 +40,6 @@ public struct InviteCode: Sendable, Codable, Equatable {
         String((0..<length).map { _ in alphabet[Int(random.next(upperBound: UInt64(alphabet.count)))] })
     }
 
-    /// Whether `text` could be a code at all (checked before it is looked for).
-    public static func isWellFormed(_ text: String) -> Bool { text.count == length && text.allSatisfy(alphabet.contains) }
-
     public static let maxPerServer = 1_000
     public static let maxAgeSeconds: UInt64 = 365 * 86_400
 }

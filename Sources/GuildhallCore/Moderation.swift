@@ -34,7 +34,7 @@ public enum ModerationRules {
 extension Directory {
     /// Until when `user` is timed out in `server` at `now`; nil when not.
     public func timedOut(_ user: UserID, in server: ServerID, at now: UInt64) -> UInt64? {
-        guard let s = servers[server], !s.timeouts.isEmpty, let until = s.timeouts[user], until > now else { return nil }
+        guard !timeouts.isEmpty, let until = timeouts[server]?[user], until > now else { return nil }
         return until
     }
 

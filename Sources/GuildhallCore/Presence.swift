@@ -104,8 +104,6 @@ public struct PresenceBook: Sendable {
         return true
     }
 
-    public func hasSessions(_ user: UserID) -> Bool { sessions[user] != nil }
-
     /// What others see now.
     public func presence(of user: UserID) -> ShownPresence {
         let choice = choice(of: user)

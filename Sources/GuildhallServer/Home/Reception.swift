@@ -248,7 +248,7 @@ final class Reception: HomePart, GatewayHome {
         roster.list(o)
         // A member of one of this home's guilds gets its fan-out from now on,
         // and a party to a conversation held here the presence of its peer.
-        if !directory.serverIDs(of: o.user).isEmpty || !home.userHome.directs.conversations(of: o.user).isEmpty { serve(o.user) }
+        if !directory.serverIDs(of: o.user).isEmpty || home.userHome.directs.hasConversations(o.user) { serve(o.user) }
     }
 
     /// The session joins the interest index.

@@ -6426,7 +6426,7 @@ public nonisolated struct GHSystemNotification: @unchecked Sendable {
   /// Clears the value of `role`. Subsequent reads from it will return its default value.
   public mutating func clearRole() {_uniqueStorage()._role = nil}
 
-  /// For PERMISSIONS_CHANGED.
+  /// For kind 19 (permissions changed).
   public var override: GHPermissionOverride {
     get {_storage._override ?? GHPermissionOverride()}
     set {_uniqueStorage()._override = newValue}

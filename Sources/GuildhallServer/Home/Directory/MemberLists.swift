@@ -49,11 +49,19 @@ final class MemberLists: HomePart {
 
     /// The server's members who are not offline: the smaller of the users
     /// not offline anywhere and the server's members is walked, never both.
-    private func online(in server: ServerID) -> Set<UserID> {
+    private func online(in server: ServerID) -> [UserID] {
         let shown = home.presences.shown
         guard let members = directory.memberIDs(of: server) else { return [] }
-        if shown.count < members.count { return Set(shown.keys.filter { directory.member($0, of: server) != nil }) }
-        return Set(members.filter { shown[$0] != nil })
+        if shown.count < members.count { return shown.keys.filter { directory.member($0, of: server) != nil } }
+        return members.filter { shown[$0] != nil }
+    }
+
+    /// How many of them there are, without listing them.
+    private func onlineCount(in server: ServerID) -> Int {
+        let shown = home.presences.shown
+        guard let members = directory.memberIDs(of: server) else { return 0 }
+        if shown.count < members.count { return shown.keys.reduce(0) { $0 + (directory.member($1, of: server) != nil ? 1 : 0) } }
+        return members.reduce(0) { $0 + (shown[$1] != nil ? 1 : 0) }
     }
 
     private func entry(_ user: UserID, in server: ServerID) -> GHMember? {
@@ -82,12 +90,11 @@ extension MemberLists {
                 guard let c = MemberListKey(cursor: r.cursor) else { throw Failure.badRequest("cursor is not one a member list gave") }
                 cursor = c
             }
-            let online = online(in: r.serverID)
             let server = r.serverID, role = r.roleID
             func holdsRole(_ k: MemberListKey) -> Bool { role == 0 || directory.member(k.user, of: server)?.roles.contains(role) == true }
             let (keys, next): ([MemberListKey], MemberListKey?) = if r.onlineOnly {
                 // Only the online ones: sorted on their own, never a walk past the offline.
-                MemberOrder(online.compactMap { order(of: server).key(of: $0) }).page(after: cursor, limit: limit, where: holdsRole)
+                MemberOrder(online(in: server).compactMap { order(of: server).key(of: $0) }).page(after: cursor, limit: limit, where: holdsRole)
             } else {
                 order(of: server).page(after: cursor, limit: limit, where: holdsRole)
             }
@@ -95,7 +102,7 @@ extension MemberLists {
             list.members = keys.compactMap { entry($0.user, in: server) }
             list.nextCursor = next?.cursor ?? ""
             list.memberCount = UInt32(clamping: directory.memberCount(server))
-            list.onlineCount = UInt32(clamping: online.count)
+            list.onlineCount = UInt32(clamping: onlineCount(in: server))
             if r.watch {
                 windows[server, default: [:]][s.key] = MemberWindow(from: cursor, through: next.flatMap { _ in keys.last }, role: role, onlineOnly: r.onlineOnly)
                 watchedBy[s.key, default: []].insert(server)
@@ -167,7 +174,7 @@ extension MemberLists {
             guard was || inside, let s = registry.all[key] else { continue }
             if update.inWindow != inside || payload == nil {
                 update.inWindow = inside
-                update.onlineCount = UInt32(clamping: online(in: server).count)
+                update.onlineCount = UInt32(clamping: onlineCount(in: server))
                 payload = GHEvent.OneOf_Body.memberList(update).sharedPayload
             }
             s.push(event: payload!)

@@ -149,9 +149,8 @@ extension Presences {
                 if let p = shown[other.user] { first.append(p) }
             }
         }
-        for c in home.userHome.directs.conversations(of: s.user) {
-            let peer = c.peer(of: s.user)
-            if seen.insert(peer).inserted, let p = shown[peer] { first.append(p) }
+        for peer in home.userHome.directs.peers(of: s.user) where seen.insert(peer).inserted {
+            if let p = shown[peer] { first.append(p) }
         }
         if !first.isEmpty { s.port.presence(first) }
     }
@@ -265,8 +264,7 @@ extension Presences {
             for server in directory.serverIDs(of: user) where home.isSmall(server) {
                 for s in registry.onlineMembers(of: server).values where s.user != user { owe(s, p) }
             }
-            for c in home.userHome.directs.conversations(of: user) {
-                let peer = c.peer(of: user)
+            for peer in home.userHome.directs.peers(of: user) {
                 home.reception.serve(peer)
                 for s in registry.sessions(of: peer).values { owe(s, p) }
             }
