@@ -13,8 +13,15 @@ enum BadInputChecks {
     /// prefix over the limit) while a healthy client sends a heartbeat every 10 ms. Pass: each
     /// gets its close reason (PROTOCOL_ERROR with an error naming the cause, or FRAME_TOO_LARGE)
     /// and its end within 100 ms; the healthy client's p99 under twice its p99 before the storm
-    /// (or under 1 ms above it: a sub-millisecond baseline doubles on a scheduler's whim); at the
+    /// (or under 1 ms above it, 2 ms against a debug build, whose every accept and close costs
+    /// about ten times the release one: a sub-millisecond baseline doubles on a scheduler's whim); at the
     /// default log level at most one line per 1000 of them.
+    #if DEBUG
+    private static let absoluteAllowanceMs = 2.0
+    #else
+    private static let absoluteAllowanceMs = 1.0
+    #endif
+
     static func malformedFrames(_ profile: ReliabilityProfile, _ seed: UInt64) throws -> CheckOutcome {
         let (count, rate) = profile == .full ? (10_000, 1000) : (1_000, 250)
         let server = try ReliabilityServer(["log-level=info"], keepLog: true)
@@ -47,7 +54,7 @@ enum BadInputChecks {
         let slowCloses = members.filter { $0.ended && $0.endedAt - $0.sentAt > 100_000_000 }.count
         let lines = server.logLines.count - linesBefore
         let (p99Before, p99During) = (Double(baseline.quantile(0.99)) / 1e6, Double(storm.quantile(0.99)) / 1e6)
-        let healthyHeld = p99During < max(2 * p99Before, p99Before + 1)
+        let healthyHeld = p99During < max(2 * p99Before, p99Before + absoluteAllowanceMs)
         let passed = wrong.isEmpty && slowCloses == 0 && healthyHeld && lines <= max(1, count / 1000) && storm.count > 0
         return CheckOutcome(passed: passed,
                             figures: String(format: "%d connections, one malformed frame each (4 kinds): %d with the wrong answer, closed within p99 %.1f ms / max %.1f ms (%d over 100 ms); "
