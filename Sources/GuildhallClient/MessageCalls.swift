@@ -11,15 +11,16 @@ extension GuildhallClient {
         try await expect(body) { if case .message(let m) = $0 { m } else { nil } }
     }
 
-    public func recall(_ uid: UInt64, in channel: UInt64) async throws -> GHChannelMessage {
+    /// `reason`: for the server's audit log, when it is another member's message.
+    public func recall(_ uid: UInt64, in channel: UInt64, reason: String = "") async throws -> GHChannelMessage {
         var r = GHRecallMessage()
-        r.channelID = channel; r.messageUid = uid
+        r.channelID = channel; r.messageUid = uid; r.reason = reason
         return try await updated(.recallMessage(r))
     }
 
-    public func delete(_ uid: UInt64, in channel: UInt64) async throws -> GHChannelMessage {
+    public func delete(_ uid: UInt64, in channel: UInt64, reason: String = "") async throws -> GHChannelMessage {
         var r = GHDeleteMessage()
-        r.channelID = channel; r.messageUid = uid
+        r.channelID = channel; r.messageUid = uid; r.reason = reason
         return try await updated(.deleteMessage(r))
     }
 

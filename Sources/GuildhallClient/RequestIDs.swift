@@ -35,6 +35,7 @@ public struct RequestIDs: Sendable {
             ("pinMessage", .pinMessage(make(GHPinMessage()) { $0.channelID = i.channel; $0.messageUid = i.message })),
             ("unpinMessage", .unpinMessage(make(GHUnpinMessage()) { $0.channelID = i.channel; $0.messageUid = i.message })),
             ("listPins", .listPins(make(GHListPins()) { $0.channelID = i.channel })),
+            ("getAuditLog", .getAuditLog(make(GHGetAuditLog()) { $0.serverID = i.server })),
             ("listInviteCodes", .listInviteCodes(make(GHListInviteCodes()) { $0.serverID = i.server })),
             ("transferOwnership", .transferOwnership(make(GHTransferOwnership()) { $0.serverID = i.server; $0.userID = "zed" })),
             ("getServers", .getServers(make(GHGetServers()) { $0.serverIds = [i.server] })),

@@ -100,9 +100,10 @@ extension GuildhallClient {
         try await expectOK(.leaveServer(r))
     }
 
-    public func kick(_ user: String, from server: UInt64) async throws {
+    /// `reason`: for the server's audit log.
+    public func kick(_ user: String, from server: UInt64, reason: String = "") async throws {
         var r = GHKickMember()
-        r.serverID = server; r.userID = user
+        r.serverID = server; r.userID = user; r.reason = reason
         try await expectOK(.kickMember(r))
     }
 

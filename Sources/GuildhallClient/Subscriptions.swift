@@ -114,29 +114,32 @@ extension GuildhallClient {
         state.withLock { $0.ledger.forgetGuest(server) }
     }
 
-    /// `until`: when the ban ends by itself (ms since 1970; 0: until lifted).
-    public func ban(_ user: String, from server: UInt64, until: UInt64 = 0) async throws {
+    /// `until`: when the ban ends by itself (ms since 1970; 0: until lifted). `reason`: for the server's audit log.
+    public func ban(_ user: String, from server: UInt64, until: UInt64 = 0, reason: String = "") async throws {
         var r = GHBanMember()
         r.serverID = server
         r.userID = user
         r.until = until
+        r.reason = reason
         _ = try await call(.banMember(r))
     }
 
     /// Times a member out until `until` (ms since 1970; 0 lifts it): they cannot send, react or type meanwhile.
     @discardableResult
-    public func timeout(_ user: String, in server: UInt64, until: UInt64) async throws -> GHMember {
+    public func timeout(_ user: String, in server: UInt64, until: UInt64, reason: String = "") async throws -> GHMember {
         var r = GHTimeoutMember()
         r.serverID = server
         r.userID = user
         r.until = until
+        r.reason = reason
         return try await expect(.timeoutMember(r)) { if case .member(let m) = $0 { m } else { nil } }
     }
 
-    public func unban(_ user: String, from server: UInt64) async throws {
+    public func unban(_ user: String, from server: UInt64, reason: String = "") async throws {
         var r = GHUnbanMember()
         r.serverID = server
         r.userID = user
+        r.reason = reason
         _ = try await call(.unbanMember(r))
     }
 

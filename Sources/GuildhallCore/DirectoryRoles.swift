@@ -101,6 +101,11 @@ extension Directory {
         return servers[server]!.permissions.overrides.filter { $0.channelID == 0 || channels[$0.channelID].map { canView(user, $0) } == true }
     }
 
+    /// What `target`'s override on `channel` (0: the server) says now; nil when the server is unknown.
+    public func override(on channel: ChannelID, for target: OverrideTarget, in server: ServerID) -> PermissionOverride? {
+        servers[server]?.permissions.override(on: channel, for: target)
+    }
+
     public func role(_ id: RoleID, in server: ServerID) throws(Failure) -> RoleRecord {
         guard let r = servers[server]?.permissions.roles[id] else { throw Failure.notFound("role \(id) not found in server \(server)") }
         return r

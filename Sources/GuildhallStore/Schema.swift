@@ -280,6 +280,15 @@ enum Schema {
                           PRIMARY KEY(channel_id, message_uid)) WITHOUT ROWID;
         UPDATE roles SET allow = allow | 262144 WHERE role_id = 1;
         """,
+        // 18: the audit log (AuditLog.swift; `changes` is the JSON of its AuditChange list),
+        // and VIEW_AUDIT_LOG (1 << 19) for the admin role of servers made before it.
+        """
+        CREATE TABLE audit_log(id INTEGER PRIMARY KEY, server_id INTEGER NOT NULL, actor TEXT NOT NULL, action INTEGER NOT NULL,
+                               target TEXT NOT NULL, channel_id INTEGER NOT NULL, changes TEXT NOT NULL, reason TEXT NOT NULL, at INTEGER NOT NULL);
+        CREATE INDEX audit_log_by_server ON audit_log(server_id, id);
+        CREATE INDEX audit_log_by_time ON audit_log(at);
+        UPDATE roles SET allow = allow | 524288 WHERE role_id = 1;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

@@ -38,6 +38,8 @@ public enum ReadRequest: Sendable, Equatable {
     case sweepableFiles(unsentBefore: UInt64, limit: Int)
     /// How many files messages carry, in `count`, and their bytes, in `bytes`.
     case fileTotals
+    /// A page of a server's audit log, in `audit`; `hasMore` when older entries pass its filters.
+    case auditLog(AuditQuery)
 }
 
 public struct ReadResult: Sendable {
@@ -59,6 +61,8 @@ public struct ReadResult: Sendable {
     public var files: [FileRecord] = []
     /// For `fileTotals`.
     public var bytes: UInt64 = 0
+    /// For `auditLog`, newest first.
+    public var audit: [AuditEntry] = []
 
     init(ticket: UInt64) { self.ticket = ticket }
 }
@@ -124,9 +128,11 @@ final class ReaderQueries {
     /// Nil while search is off.
     private let search: SearchReads?
     private let fileBytes, fileByID, unsentFiles, removedFiles, fileTotals: Statement
+    private let audit: AuditReads
 
     init(_ db: SQLiteConnection, indexer: SearchIndexer?) throws(StoreError) {
         let cols = MessageRows.readColumns
+        audit = try AuditReads(db)
         search = try indexer.map { indexer throws(StoreError) in try SearchReads(db, indexer: indexer) }
         fileBytes = try db.prepare("SELECT COALESCE(SUM(size), 0) FROM files WHERE uploader = ? AND removed = 0")
         let fileColumns = "id, uploader, server_id, channel_id, filename, content_type, size, sha256, created_at, message_uid, removed"
@@ -216,6 +222,8 @@ final class ReaderQueries {
             removed.bind(1, Int64(max(limit - result.files.count, 0)))
             while try removed.step() { result.files.append(Self.file(removed)) }
             removed.reset()
+        case .auditLog(let query):
+            (result.audit, result.hasMore) = try audit.run(query)
         case .search(let search):
             guard let reads = self.search else { throw StoreError(code: -1, message: "search is off (search-index)") }
             try reads.run(search, into: &result)

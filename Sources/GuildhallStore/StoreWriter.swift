@@ -68,6 +68,10 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     /// A channel message pinned, or unpinned (Pins.swift).
     case pinned(PinRecord)
     case unpinned(ChannelID, MessageUID)
+    /// An audit log entry, with the change it records (AuditLog.swift).
+    case audited(AuditEntry)
+    /// Deletes audit log entries made before this time (retention).
+    case pruneAuditLog(before: UInt64)
 }
 
 /// One operation's writes, committed together or not at all.

@@ -25,6 +25,7 @@ final class WriterStatements {
     /// Whether the transaction under way queued any; transactions since the queue was last pruned.
     private var queued = false, sincePruned = 0
     private let saveFile, deleteFile: Statement
+    private let audit: AuditWrites
 
     init(_ db: SQLiteConnection, indexer: SearchIndexer?) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
@@ -34,6 +35,7 @@ final class WriterStatements {
         self.indexer = indexer
         queueForSearch = indexer == nil ? nil : try db.prepare("INSERT INTO search_queue(uid) VALUES(?)")
         pruneSearchQueue = indexer == nil ? nil : try db.prepare("DELETE FROM search_queue WHERE seq <= ?")
+        audit = try AuditWrites(db)
         saveFile = try db.prepare("INSERT OR IGNORE INTO files(id, uploader, server_id, channel_id, filename, content_type, size, sha256, created_at) "
                                   + "VALUES(?,?,?,?,?,?,?,?,?)")
         insertFull = try db.prepare(MessageRows.insertFullSQL)
@@ -205,6 +207,8 @@ final class WriterStatements {
             let s = pruneInbox.reset()
             s.bind(1, before)
             try s.run()
+        case .audited(let entry): try audit.save(entry)
+        case .pruneAuditLog(let before): try audit.prune(before: before)
         case .receiptRequest(let channel, let r):
             let s = saveReceiptRequest.reset()
             s.bind(1, r.uid); s.bind(2, channel); s.bind(3, r.seq); s.bind(4, r.requester); s.bind(5, r.sentTime)
@@ -241,6 +245,7 @@ final class WriterStatements {
                 s.reset().bind(1, id)
                 try s.run()
             }
+            try audit.serverDeleted(id)
         case .memberSaved(let m):
             let s = saveMember.reset()
             s.bind(1, m.serverID); s.bind(2, m.userID); s.bind(3, Int64(m.isOwner ? Role.owner.rawValue : Role.member.rawValue))

@@ -71,8 +71,8 @@ struct CommandTable {
             }),
             ("accept", spec(["server"], "accept an invitation") { a in try await c.acceptInvite(a.id("server")) }),
             ("leave", spec(["server"], "leave a server") { a in try await c.leaveServer(a.id("server")); return nil }),
-            ("kick", spec(["server", "user"], "remove a member") { a in
-                try await c.kick(a.string("user"), from: a.id("server")); return nil
+            ("kick", spec(["server", "user"], opts: ["reason"], "remove a member (reason=…: for the audit log)") { a in
+                try await c.kick(a.string("user"), from: a.id("server"), reason: a.optional("reason") ?? ""); return nil
             }),
             ("role", spec(["server", "user", "role"], "set a member's role: admin or member") { a in
                 let role: GHRole = try a.string("role").lowercased() == "admin" ? .admin : .member
@@ -279,13 +279,29 @@ struct CommandTable {
             }),
             ("guest-enter", spec(["server"], "enter a server as a guest") { a in try await c.enterAsGuest(a.id("server")) }),
             ("guest-leave", spec(["server"], "leave a server entered as a guest") { a in try await c.leaveAsGuest(a.id("server")); return nil }),
-            ("ban", spec(["server", "user"], opts: ["until"], "ban a user from a server (until=MS: until then)") { a in
-                try await c.ban(a.string("user"), from: a.id("server"), until: UInt64(a.optional("until") ?? "") ?? 0); return nil
+            ("ban", spec(["server", "user"], opts: ["until", "reason"], "ban a user from a server (until=MS: until then)") { a in
+                try await c.ban(a.string("user"), from: a.id("server"), until: UInt64(a.optional("until") ?? "") ?? 0, reason: a.optional("reason") ?? "")
+                return nil
             }),
-            ("timeout", spec(["server", "user", "until"], "time a member out until MS since 1970 (0 lifts it)") { a in
-                try await c.timeout(a.string("user"), in: a.id("server"), until: UInt64(try a.string("until")) ?? 0)
+            ("timeout", spec(["server", "user", "until"], opts: ["reason"], "time a member out until MS since 1970 (0 lifts it)") { a in
+                try await c.timeout(a.string("user"), in: a.id("server"), until: UInt64(try a.string("until")) ?? 0, reason: a.optional("reason") ?? "")
             }),
-            ("unban", spec(["server", "user"], "lift a ban") { a in try await c.unban(a.string("user"), from: a.id("server")); return nil }),
+            ("unban", spec(["server", "user"], opts: ["reason"], "lift a ban") { a in
+                try await c.unban(a.string("user"), from: a.id("server"), reason: a.optional("reason") ?? ""); return nil
+            }),
+            ("audit-log", spec(["server"], opts: ["actor", "action", "target", "before", "limit"],
+                               "a server's audit log, newest first (action=member_kicked, channel_updated, …)") { a in
+                var action = GHAuditAction.auditAny
+                if let name = a.optional("action") {
+                    guard let found = Self.auditActions.first(where: { $0.0 == name })?.1 else {
+                        throw ValidationError("no audit action \(name); one of " + Self.auditActions.map(\.0).joined(separator: ", "))
+                    }
+                    action = found
+                }
+                return try await c.auditLog(of: a.id("server"), before: UInt64(a.optional("before") ?? "") ?? 0,
+                                            limit: UInt32(a.optional("limit") ?? "") ?? 0, actor: a.optional("actor") ?? "", action: action,
+                                            target: a.optional("target") ?? "")
+            }),
             ("ping", spec([], "heartbeat; shows the server's clock") { _ in
                 var p = GHPong(); p.serverTime = try await c.heartbeat(); return p
             }),
@@ -295,6 +311,13 @@ struct CommandTable {
             let params = s.params.map { "<\($0)>" } + s.options.map { "[\($0)=…]" }
             return "  \(name) \(params.joined(separator: " "))\n      \(s.help)"
         } + ["  help", "  quit"]).joined(separator: "\n")
+    }
+
+    /// The audit actions by their command-line names: member_kicked for AUDIT_MEMBER_KICKED.
+    static let auditActions: [(String, GHAuditAction)] = GHAuditAction.allCases.dropFirst().map { action in
+        let camel = "\(action)".dropFirst("audit".count)
+        let snake = camel.reduce(into: "") { out, ch in out += ch.isUppercase ? (out.isEmpty ? "" : "_") + ch.lowercased() : String(ch) }
+        return (snake, action)
     }
 
     static func subscriptionType(_ text: String) -> GHSubscriptionType? {

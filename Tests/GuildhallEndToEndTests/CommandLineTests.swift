@@ -76,6 +76,25 @@ import Testing
         _ = try await bobEvents.message { $0.body.text == "hi from the cli" }
     }
 
+    @Test func theClientKicksWithAReasonAndReadsTheAuditLog() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (g, _) = try await guild(server, owner: alice, members: [bob])
+        let lines = try await waitForJSON(server: server, token: server.token("alice", device: "cli"), lines: [
+            #"{"cmd":"kick","server":"\#(g.serverID)","user":"bob","reason":"off topic"}"#,
+            #"{"cmd":"audit-log","server":"\#(g.serverID)","action":"member_kicked"}"#,
+            #"{"cmd":"audit-log","server":"\#(g.serverID)","action":"kicked"}"#,
+        ])
+        let log = try #require(lines.first { $0["cmd"] as? String == "audit-log" && $0["ok"] as? Bool == true }?["result"] as? [String: Any])
+        let entries = try #require(log["entries"] as? [[String: Any]])
+        #expect(entries.count == 1 && entries[0]["target"] as? String == "bob" && entries[0]["reason"] as? String == "off topic"
+                && entries[0]["action"] as? String == "AUDIT_MEMBER_KICKED", "\(entries)")
+        let unknown = try #require(lines.first { $0["cmd"] as? String == "audit-log" && $0["ok"] as? Bool == false })
+        #expect("\(unknown)".contains("member_kicked"), "the error lists the names: \(unknown)")
+    }
+
     @Test func theClientSubscribesReadsAndTypesFromTheCommandLine() async throws {
         let server = try TestServer { try $0.set("small-server-threshold", "2") }
         defer { server.stop() }

@@ -97,6 +97,10 @@ import Testing
             .directory(.channelSaved(ChannelRecord(id: 38, serverID: 11, name: "slow", topic: "", custom: "", createdAt: 39, slowModeSeconds: 40))),
             .pinned(PinRecord(channelID: 12, messageUID: 7 << 22, pinnedBy: "alice", pinnedAt: 41)),
             .unpinned(12, 7 << 22),
+            .audited(AuditEntry(id: 42 << 22, serverID: 11, actor: "alice", action: .channelUpdated, target: "12", channelID: 12,
+                                changes: [AuditChange(key: "name", before: "\"general\"", after: "\"lobby\"")], reason: "tidy ✓", time: 43)),
+            .audited(AuditEntry(id: 44 << 22, serverID: 11, actor: "", action: .memberUnbanned, target: "eve", time: 45)),
+            .pruneAuditLog(before: 46),
         ]
     }
 
@@ -127,9 +131,11 @@ import Testing
             case .presence: kinds.insert("presence")
             case .pinned: kinds.insert("pinned")
             case .unpinned: kinds.insert("unpinned")
+            case .audited: kinds.insert("audited")
+            case .pruneAuditLog: kinds.insert("pruneAuditLog")
             }
         }
-        #expect(kinds.count == 23, "every kind is in the sample")
+        #expect(kinds.count == 25, "every kind is in the sample")
         let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
         let back = try LogEntries.decode(try LogEntries.encode(entry))
         #expect(back == entry)

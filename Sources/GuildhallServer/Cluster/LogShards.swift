@@ -58,11 +58,12 @@ extension Home {
         case .inbox(let row): return user(row.user)
         case .syncCursor(let u, _, _), .receivedStatus(let u, _, _), .presence(let u, _, _): return user(u)
         case .pinned(let p): return channel(p.channelID)
+        case .audited(let e): return guild(e.serverID)
         case .conversation(_, let users, _): return users.min().map(user)
         case .directSide(let id, _), .directRead(let id, _, _, _): return conversation(id)
         case .fileCreated(let f): return f.serverID != 0 ? guild(f.serverID) : conversation(f.channelID)
         case .fileSwept(_, let server, let channel): return server != 0 ? guild(server) : conversation(channel)
-        case .pruneInbox, .logPosition: return nil
+        case .pruneInbox, .pruneAuditLog, .logPosition: return nil
         }
     }
 }
@@ -71,7 +72,7 @@ extension StoreWrite {
     /// Whether the write belongs in a shard's log (not each node's own housekeeping).
     var isReplicated: Bool {
         switch self {
-        case .pruneInbox, .logPosition: return false
+        case .pruneInbox, .pruneAuditLog, .logPosition: return false
         default: return true
         }
     }

@@ -68,6 +68,13 @@ extension GHLogWrite {
         case .unpinned(let channel, let uid): unpinned = .with { $0.channelID = channel; $0.messageUid = uid }
         case .presence(let user, let choice, let lastSeen):
             presence = .with { $0.user = user; $0.status = UInt32(choice.status.rawValue); $0.text = choice.text; $0.lastSeen = lastSeen }
+        case .audited(let e):
+            audited = .with {
+                $0.id = e.id; $0.serverID = e.serverID; $0.actor = e.actor; $0.action = e.action.rawValue; $0.target = e.target
+                $0.channelID = e.channelID; $0.reason = e.reason; $0.time = e.time
+                $0.changes = e.changes.map { c in .with { $0.key = c.key; $0.before = c.before; $0.after = c.after } }
+            }
+        case .pruneAuditLog(let before): pruneAuditLog = .with { $0.before = before }
         }
     }
 
@@ -115,6 +122,12 @@ extension GHLogWrite {
         case .unpinned(let u): return .unpinned(u.channelID, u.messageUid)
         case .presence(let p):
             return .presence(p.user, PresenceChoice(status: PresenceStatus(rawValue: Int(p.status)) ?? .online, text: p.text), lastSeen: p.lastSeen)
+        case .pruneAuditLog(let p): return .pruneAuditLog(before: p.before)
+        case .audited(let e):
+            guard let action = AuditAction(rawValue: e.action) else { throw LogFormatError("audit action \(e.action) is unknown") }
+            return .audited(AuditEntry(id: e.id, serverID: e.serverID, actor: e.actor, action: action, target: e.target, channelID: e.channelID,
+                                       changes: e.changes.map { AuditChange(key: $0.key, before: $0.before, after: $0.after) },
+                                       reason: e.reason, time: e.time))
         case .other(let json): return try JSONDecoder().decode(StoreWrite.self, from: json)
         case nil: throw LogFormatError("a log write holds nothing")
         }

@@ -46,6 +46,8 @@ final class Home {
     private(set) var moderation: Moderation!
     /// Channels' pins (Pinboard.swift).
     private(set) var pinboard: Pinboard!
+    /// The audit log's entries and pages (AuditTrail.swift).
+    private(set) var auditTrail: AuditTrail!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
@@ -93,6 +95,7 @@ final class Home {
         inviteLinks = InviteLinks(home: self)
         moderation = Moderation(home: self)
         pinboard = Pinboard(home: self)
+        auditTrail = AuditTrail(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)
@@ -124,6 +127,7 @@ final class Home {
             self.presences.tellHeld(now: self.loop.nowMillis)
             self.reception.followNodes()
             self.moderation.liftEndedBans()
+            self.auditTrail.pruneIfDue()
             self.reception.expireEndings(now: self.loop.nowMillis)
         }
     }

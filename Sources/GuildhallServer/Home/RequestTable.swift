@@ -138,6 +138,8 @@ extension GHRequest.OneOf_Body {
         case .unpinMessage(let r):
             RequestRule(.channel(r.channelID), .change, needs: .pinMessages, at: .channel(r.channelID)) { $0.pinboard.unpin(r, id: $1, from: $2) }
         case .listPins(let r): RequestRule(.channel(r.channelID), .query) { $0.pinboard.list(r, id: $1, from: $2) }
+        case .getAuditLog(let r):
+            RequestRule(.guild(r.serverID), .query, needs: .viewAuditLog, at: .server(r.serverID)) { $0.auditTrail.getAuditLog(r, id: $1, from: $2) }
         case .timeoutMember(let r):
             RequestRule(.guild(r.serverID), .change, needs: .moderateMembers, at: .server(r.serverID)) { $0.moderation.timeoutMember(r, id: $1, from: $2) }
         case .unbanMember(let r):

@@ -122,6 +122,7 @@ public struct Settings: Sendable, Equatable {
     public var typingFrameIntervalMs = 1_000
     public var presenceFrameIntervalMs = 1_000
     public var pinsPerChannel = 50
+    public var auditLogRetentionDays = 90
     public var presenceIdleSeconds = 300
     public var limitUserPresence = 1_000
     public var limitChannelMessages = 100
@@ -338,6 +339,7 @@ extension Settings {
         live(int("presence-idle-seconds", "A session without requests (besides heartbeats) this long is idle; 0: only when the client says so.",
                  \.presenceIdleSeconds, 0...86_400)),
         live(int("pins-per-channel", "The most messages a channel may have pinned.", \.pinsPerChannel, 1...10_000)),
+        live(int("audit-log-retention-days", "Audit log entries older than this are deleted (daily, and at startup).", \.auditLogRetentionDays, 1...3650)),
         live(int("limit-user-presence", "Per-user USER_PRESENCE subscriptions.", \.limitUserPresence, 0...1_000_000)),
         live(int("limit-channel-msg", "Per-user CHANNEL_MSG subscriptions.", \.limitChannelMessages, 0...1_000_000)),
         live(int("limit-channel-unread-count", "Per-user CHANNEL_UNREAD_COUNT subscriptions.", \.limitChannelUnreadCount, 0...1_000_000)),

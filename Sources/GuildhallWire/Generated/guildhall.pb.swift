@@ -326,6 +326,9 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// Pin and unpin messages. Default: admin.
   case pinMessages // = 262144
+
+  /// Read the server's audit log (`get_audit_log`). Default: admin.
+  case viewAuditLog // = 524288
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -354,6 +357,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 65536: self = .moderateMembers
     case 131072: self = .bypassSlowmode
     case 262144: self = .pinMessages
+    case 524288: self = .viewAuditLog
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -380,6 +384,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .moderateMembers: return 65536
     case .bypassSlowmode: return 131072
     case .pinMessages: return 262144
+    case .viewAuditLog: return 524288
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -406,6 +411,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     .moderateMembers,
     .bypassSlowmode,
     .pinMessages,
+    .viewAuditLog,
   ]
 
 }
@@ -665,6 +671,154 @@ public nonisolated enum GHTargetStatus: SwiftProtobuf.Enum, Swift.CaseIterable {
     .targetNotMember,
     .targetNotFound,
     .targetLimitReached,
+  ]
+
+}
+
+/// What an audit entry records. Each names its `target`: a user id for the
+/// MEMBER_ actions, a channel id for the CHANNEL_ ones, a role id for the
+/// ROLE_ ones (a role's or a user's for an override, with `channel_id` its
+/// channel or 0), a message uid for the MESSAGE_ ones, a code for INVITE_.
+public nonisolated enum GHAuditAction: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case auditAny // = 0
+
+  /// `changes`: the server's fields that changed (name, icon, custom, openJoin, allowGuests, discoverable).
+  case auditServerUpdated // = 1
+
+  /// `changes`: owner.
+  case auditOwnershipTransferred // = 2
+
+  /// `changes`: the new channel's fields (after only).
+  case auditChannelCreated // = 3
+
+  /// `changes`: the fields that changed (name, topic, custom, guestVisibility, slowModeSeconds).
+  case auditChannelUpdated // = 4
+
+  /// `changes`: the deleted channel's name (before only).
+  case auditChannelDeleted // = 5
+  case auditMemberInvited // = 6
+  case auditMemberKicked // = 7
+
+  /// `changes`: until, when the ban has an end.
+  case auditMemberBanned // = 8
+
+  /// By `unban_member`, or with no actor when a ban's end came.
+  case auditMemberUnbanned // = 9
+
+  /// `changes`: until (0 after: lifted).
+  case auditMemberTimedOut // = 10
+
+  /// `changes`: roles (the member's role ids, before and after).
+  case auditMemberRolesChanged // = 11
+
+  /// `changes`: name, position, allow, deny (after only).
+  case auditRoleCreated // = 12
+
+  /// `changes`: the fields that changed (name, position, allow, deny).
+  case auditRoleUpdated // = 13
+
+  /// `changes`: the deleted role's name (before only).
+  case auditRoleDeleted // = 14
+
+  /// `changes`: allow and deny. The target is the role's id, or the user's.
+  case auditOverrideChanged // = 15
+
+  /// Another member's message. `changes`: sender (before only).
+  case auditMessageRecalled // = 16
+  case auditMessageDeleted // = 17
+  case auditMessagePinned // = 18
+  case auditMessageUnpinned // = 19
+
+  /// `changes`: channelId, maxUses, expiresAt (after only).
+  case auditInviteCreated // = 20
+  case auditInviteRevoked // = 21
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .auditAny
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .auditAny
+    case 1: self = .auditServerUpdated
+    case 2: self = .auditOwnershipTransferred
+    case 3: self = .auditChannelCreated
+    case 4: self = .auditChannelUpdated
+    case 5: self = .auditChannelDeleted
+    case 6: self = .auditMemberInvited
+    case 7: self = .auditMemberKicked
+    case 8: self = .auditMemberBanned
+    case 9: self = .auditMemberUnbanned
+    case 10: self = .auditMemberTimedOut
+    case 11: self = .auditMemberRolesChanged
+    case 12: self = .auditRoleCreated
+    case 13: self = .auditRoleUpdated
+    case 14: self = .auditRoleDeleted
+    case 15: self = .auditOverrideChanged
+    case 16: self = .auditMessageRecalled
+    case 17: self = .auditMessageDeleted
+    case 18: self = .auditMessagePinned
+    case 19: self = .auditMessageUnpinned
+    case 20: self = .auditInviteCreated
+    case 21: self = .auditInviteRevoked
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .auditAny: return 0
+    case .auditServerUpdated: return 1
+    case .auditOwnershipTransferred: return 2
+    case .auditChannelCreated: return 3
+    case .auditChannelUpdated: return 4
+    case .auditChannelDeleted: return 5
+    case .auditMemberInvited: return 6
+    case .auditMemberKicked: return 7
+    case .auditMemberBanned: return 8
+    case .auditMemberUnbanned: return 9
+    case .auditMemberTimedOut: return 10
+    case .auditMemberRolesChanged: return 11
+    case .auditRoleCreated: return 12
+    case .auditRoleUpdated: return 13
+    case .auditRoleDeleted: return 14
+    case .auditOverrideChanged: return 15
+    case .auditMessageRecalled: return 16
+    case .auditMessageDeleted: return 17
+    case .auditMessagePinned: return 18
+    case .auditMessageUnpinned: return 19
+    case .auditInviteCreated: return 20
+    case .auditInviteRevoked: return 21
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [GHAuditAction] = [
+    .auditAny,
+    .auditServerUpdated,
+    .auditOwnershipTransferred,
+    .auditChannelCreated,
+    .auditChannelUpdated,
+    .auditChannelDeleted,
+    .auditMemberInvited,
+    .auditMemberKicked,
+    .auditMemberBanned,
+    .auditMemberUnbanned,
+    .auditMemberTimedOut,
+    .auditMemberRolesChanged,
+    .auditRoleCreated,
+    .auditRoleUpdated,
+    .auditRoleDeleted,
+    .auditOverrideChanged,
+    .auditMessageRecalled,
+    .auditMessageDeleted,
+    .auditMessagePinned,
+    .auditMessageUnpinned,
+    .auditInviteCreated,
+    .auditInviteRevoked,
   ]
 
 }
@@ -2048,6 +2202,18 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .listPins(newValue)}
   }
 
+  /// The audit log (docs/features.md "Audit log"): who changed what with a
+  /// permission, newest first (needs VIEW_AUDIT_LOG). Entries are kept
+  /// `audit-log-retention-days`. Answer: `AuditLog`. Errors: 403 without
+  /// VIEW_AUDIT_LOG; 404 no such server one is in.
+  public var getAuditLog: GHGetAuditLog {
+    get {
+      if case .getAuditLog(let v)? = body {return v}
+      return GHGetAuditLog()
+    }
+    set {body = .getAuditLog(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Each kind's comment ends with the errors of its own. Besides those, any
@@ -2355,6 +2521,11 @@ public nonisolated struct GHRequest: Sendable {
     /// A channel's pins, the last pinned first. Answer: `PinList`.
     /// Errors: 404 no channel one may view.
     case listPins(GHListPins)
+    /// The audit log (docs/features.md "Audit log"): who changed what with a
+    /// permission, newest first (needs VIEW_AUDIT_LOG). Entries are kept
+    /// `audit-log-retention-days`. Answer: `AuditLog`. Errors: 403 without
+    /// VIEW_AUDIT_LOG; 404 no such server one is in.
+    case getAuditLog(GHGetAuditLog)
 
   }
 
@@ -2539,6 +2710,9 @@ public nonisolated struct GHCreateRole: Sendable {
   /// Clears the value of `permissions`. Subsequent reads from it will return its default value.
   public mutating func clearPermissions() {self._permissions = nil}
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2583,6 +2757,9 @@ public nonisolated struct GHUpdateRole: Sendable {
   /// Clears the value of `permissions`. Subsequent reads from it will return its default value.
   public mutating func clearPermissions() {self._permissions = nil}
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2602,6 +2779,9 @@ public nonisolated struct GHDeleteRole: Sendable {
 
   public var roleID: UInt64 = 0
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2619,6 +2799,9 @@ public nonisolated struct GHGrantRole: Sendable {
 
   public var roleID: UInt64 = 0
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2635,6 +2818,9 @@ public nonisolated struct GHTakeBackRole: Sendable {
   public var userID: String = String()
 
   public var roleID: UInt64 = 0
+
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2655,6 +2841,9 @@ public nonisolated struct GHSetPermissionOverride: Sendable {
   public var hasOverride: Bool {self._override != nil}
   /// Clears the value of `override`. Subsequent reads from it will return its default value.
   public mutating func clearOverride() {self._override = nil}
+
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2705,6 +2894,9 @@ public nonisolated struct GHRecallMessage: Sendable {
 
   public var messageUid: UInt64 = 0
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2745,6 +2937,9 @@ public nonisolated struct GHDeleteMessage: Sendable {
   public var channelID: UInt64 = 0
 
   public var messageUid: UInt64 = 0
+
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3218,6 +3413,9 @@ public nonisolated struct GHTransferOwnership: Sendable {
   /// The new owner, a member of the server.
   public var userID: String = String()
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3291,6 +3489,9 @@ public nonisolated struct GHUpdateServer: Sendable {
   public var hasDiscoverable: Bool {self._discoverable != nil}
   /// Clears the value of `discoverable`. Subsequent reads from it will return its default value.
   public mutating func clearDiscoverable() {self._discoverable = nil}
+
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3369,6 +3570,9 @@ public nonisolated struct GHInviteMember: Sendable {
   /// The user to invite.
   public var userID: String = String()
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3414,6 +3618,9 @@ public nonisolated struct GHKickMember: Sendable {
   /// The member to remove.
   public var userID: String = String()
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3433,6 +3640,9 @@ public nonisolated struct GHSetMemberRole: Sendable {
 
   /// ADMIN or MEMBER.
   public var role: GHRole = .none
+
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3495,6 +3705,9 @@ public nonisolated struct GHCreateChannel: Sendable {
 
   /// Whether guests see the channel.
   public var guestVisibility: GHGuestVisibility = .followServer
+
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3561,6 +3774,9 @@ public nonisolated struct GHUpdateChannel: Sendable {
   /// Clears the value of `slowModeSeconds`. Subsequent reads from it will return its default value.
   public mutating func clearSlowModeSeconds() {self._slowModeSeconds = nil}
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3580,6 +3796,9 @@ public nonisolated struct GHDeleteChannel: Sendable {
 
   /// The channel.
   public var channelID: UInt64 = 0
+
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4098,6 +4317,9 @@ public nonisolated struct GHBanMember: Sendable {
   /// When the ban ends by itself (milliseconds since 1970); 0: until lifted.
   public var until: UInt64 = 0
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4118,6 +4340,9 @@ public nonisolated struct GHTimeoutMember: Sendable {
   /// Until when (milliseconds since 1970); 0 or a past time: lift it.
   public var until: UInt64 = 0
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4134,6 +4359,9 @@ public nonisolated struct GHUnbanMember: Sendable {
 
   /// The user.
   public var userID: String = String()
+
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4439,6 +4667,14 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .pins(newValue)}
   }
 
+  public var auditLog: GHAuditLog {
+    get {
+      if case .auditLog(let v)? = result {return v}
+      return GHAuditLog()
+    }
+    set {result = .auditLog(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -4506,6 +4742,7 @@ public nonisolated struct GHResponse: Sendable {
     case inviteCodes(GHInviteCodeList)
     /// A channel's pins.
     case pins(GHPinList)
+    case auditLog(GHAuditLog)
 
   }
 
@@ -4529,6 +4766,9 @@ public nonisolated struct GHCreateInviteCode: Sendable {
 
   /// How many joins it allows; 0: no limit.
   public var maxUses: UInt32 = 0
+
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4556,6 +4796,9 @@ public nonisolated struct GHRevokeInviteCode: Sendable {
   // methods supported on all messages.
 
   public var code: String = String()
+
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4651,6 +4894,9 @@ public nonisolated struct GHPinMessage: Sendable {
 
   public var messageUid: UInt64 = 0
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4666,6 +4912,9 @@ public nonisolated struct GHUnpinMessage: Sendable {
 
   public var messageUid: UInt64 = 0
 
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4678,6 +4927,102 @@ public nonisolated struct GHListPins: Sendable {
   // methods supported on all messages.
 
   public var channelID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One field a change touched, each value as JSON text ("" where it did not
+/// exist: before a creation, after a deletion).
+public nonisolated struct GHAuditChange: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var key: String = String()
+
+  public var before: String = String()
+
+  public var after: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One change made with a permission.
+public nonisolated struct GHAuditEntry: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Increases with time; the cursor of `GetAuditLog`.
+  public var id: UInt64 = 0
+
+  public var serverID: UInt64 = 0
+
+  /// Who made it; empty when the server did (a ban's end).
+  public var actor: String = String()
+
+  public var action: GHAuditAction = .auditAny
+
+  /// What it was made to (see `AuditAction`).
+  public var target: String = String()
+
+  /// The channel it happened in, 0 when none.
+  public var channelID: UInt64 = 0
+
+  public var changes: [GHAuditChange] = []
+
+  /// The `reason` the actor gave, or "".
+  public var reason: String = String()
+
+  /// Milliseconds since 1970.
+  public var time: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Page a server's audit log, newest first. The filters combine.
+public nonisolated struct GHGetAuditLog: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  /// Entries older than this entry id (the previous page's `next_before`); 0 for the newest.
+  public var before: UInt64 = 0
+
+  /// 1 to 100; 0 means 50.
+  public var limit: UInt32 = 0
+
+  /// Only this actor's entries.
+  public var actor: String = String()
+
+  /// Only this action's.
+  public var action: GHAuditAction = .auditAny
+
+  /// Only entries about this target.
+  public var target: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHAuditLog: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var entries: [GHAuditEntry] = []
+
+  /// Ask again with `before` set to this for older entries; 0 when there are none.
+  public var nextBefore: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -6517,7 +6862,7 @@ nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHPermission: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0\u{2}@@\u{8}MODERATE_MEMBERS\0\u{2}@@\u{10}BYPASS_SLOWMODE\0\u{2}@@ PIN_MESSAGES\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0\u{2}@@\u{8}MODERATE_MEMBERS\0\u{2}@@\u{10}BYPASS_SLOWMODE\0\u{2}@@ PIN_MESSAGES\0\u{2}@@@\u{1}VIEW_AUDIT_LOG\0")
 }
 
 nonisolated extension GHGuestVisibility: SwiftProtobuf._ProtoNameProviding {
@@ -6538,6 +6883,10 @@ nonisolated extension GHSubscribeOperation: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension GHTargetStatus: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0TARGET_OK\0\u{1}TARGET_NOT_MEMBER\0\u{1}TARGET_NOT_FOUND\0\u{1}TARGET_LIMIT_REACHED\0")
+}
+
+nonisolated extension GHAuditAction: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0AUDIT_ANY\0\u{1}AUDIT_SERVER_UPDATED\0\u{1}AUDIT_OWNERSHIP_TRANSFERRED\0\u{1}AUDIT_CHANNEL_CREATED\0\u{1}AUDIT_CHANNEL_UPDATED\0\u{1}AUDIT_CHANNEL_DELETED\0\u{1}AUDIT_MEMBER_INVITED\0\u{1}AUDIT_MEMBER_KICKED\0\u{1}AUDIT_MEMBER_BANNED\0\u{1}AUDIT_MEMBER_UNBANNED\0\u{1}AUDIT_MEMBER_TIMED_OUT\0\u{1}AUDIT_MEMBER_ROLES_CHANGED\0\u{1}AUDIT_ROLE_CREATED\0\u{1}AUDIT_ROLE_UPDATED\0\u{1}AUDIT_ROLE_DELETED\0\u{1}AUDIT_OVERRIDE_CHANGED\0\u{1}AUDIT_MESSAGE_RECALLED\0\u{1}AUDIT_MESSAGE_DELETED\0\u{1}AUDIT_MESSAGE_PINNED\0\u{1}AUDIT_MESSAGE_UNPINNED\0\u{1}AUDIT_INVITE_CREATED\0\u{1}AUDIT_INVITE_REVOKED\0")
 }
 
 nonisolated extension GHPresenceStatus: SwiftProtobuf._ProtoNameProviding {
@@ -6694,7 +7043,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0\u{3}pin_message\0\u{3}unpin_message\0\u{3}list_pins\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0\u{3}pin_message\0\u{3}unpin_message\0\u{3}list_pins\0\u{3}get_audit_log\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7691,6 +8040,19 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .listPins(v)
         }
       }()
+      case 125: try {
+        var v: GHGetAuditLog?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .getAuditLog(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .getAuditLog(v)
+        }
+      }()
       default: break
       }
     }
@@ -8009,6 +8371,10 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
       guard case .listPins(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 124)
     }()
+    case .getAuditLog?: try {
+      guard case .getAuditLog(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 125)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -8270,7 +8636,7 @@ nonisolated extension GHPermissions: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHCreateRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateRole"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}position\0\u{1}permissions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}position\0\u{1}permissions\0\u{2}\u{b}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8282,6 +8648,7 @@ nonisolated extension GHCreateRole: SwiftProtobuf.Message, SwiftProtobuf._Messag
       case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.position) }()
       case 4: try { try decoder.decodeSingularMessageField(value: &self._permissions) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -8304,6 +8671,9 @@ nonisolated extension GHCreateRole: SwiftProtobuf.Message, SwiftProtobuf._Messag
     try { if let v = self._permissions {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
     } }()
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -8312,6 +8682,7 @@ nonisolated extension GHCreateRole: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if lhs.name != rhs.name {return false}
     if lhs.position != rhs.position {return false}
     if lhs._permissions != rhs._permissions {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8319,7 +8690,7 @@ nonisolated extension GHCreateRole: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHUpdateRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UpdateRole"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}role_id\0\u{1}name\0\u{1}position\0\u{1}permissions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}role_id\0\u{1}name\0\u{1}position\0\u{1}permissions\0\u{2}\u{a}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8332,6 +8703,7 @@ nonisolated extension GHUpdateRole: SwiftProtobuf.Message, SwiftProtobuf._Messag
       case 3: try { try decoder.decodeSingularStringField(value: &self._name) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self._position) }()
       case 5: try { try decoder.decodeSingularMessageField(value: &self._permissions) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -8357,6 +8729,9 @@ nonisolated extension GHUpdateRole: SwiftProtobuf.Message, SwiftProtobuf._Messag
     try { if let v = self._permissions {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
     } }()
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -8366,6 +8741,7 @@ nonisolated extension GHUpdateRole: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if lhs._name != rhs._name {return false}
     if lhs._position != rhs._position {return false}
     if lhs._permissions != rhs._permissions {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8373,7 +8749,7 @@ nonisolated extension GHUpdateRole: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHDeleteRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DeleteRole"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}role_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}role_id\0\u{2}\u{d}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8383,6 +8759,7 @@ nonisolated extension GHDeleteRole: SwiftProtobuf.Message, SwiftProtobuf._Messag
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.roleID) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -8395,12 +8772,16 @@ nonisolated extension GHDeleteRole: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if self.roleID != 0 {
       try visitor.visitSingularUInt64Field(value: self.roleID, fieldNumber: 2)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHDeleteRole, rhs: GHDeleteRole) -> Bool {
     if lhs.serverID != rhs.serverID {return false}
     if lhs.roleID != rhs.roleID {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8408,7 +8789,7 @@ nonisolated extension GHDeleteRole: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHGrantRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".GrantRole"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{3}role_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{3}role_id\0\u{2}\u{c}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8419,6 +8800,7 @@ nonisolated extension GHGrantRole: SwiftProtobuf.Message, SwiftProtobuf._Message
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.roleID) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -8433,6 +8815,9 @@ nonisolated extension GHGrantRole: SwiftProtobuf.Message, SwiftProtobuf._Message
     }
     if self.roleID != 0 {
       try visitor.visitSingularUInt64Field(value: self.roleID, fieldNumber: 3)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -8441,6 +8826,7 @@ nonisolated extension GHGrantRole: SwiftProtobuf.Message, SwiftProtobuf._Message
     if lhs.serverID != rhs.serverID {return false}
     if lhs.userID != rhs.userID {return false}
     if lhs.roleID != rhs.roleID {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8448,7 +8834,7 @@ nonisolated extension GHGrantRole: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension GHTakeBackRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TakeBackRole"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{3}role_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{3}role_id\0\u{2}\u{c}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8459,6 +8845,7 @@ nonisolated extension GHTakeBackRole: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.roleID) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -8474,6 +8861,9 @@ nonisolated extension GHTakeBackRole: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.roleID != 0 {
       try visitor.visitSingularUInt64Field(value: self.roleID, fieldNumber: 3)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -8481,6 +8871,7 @@ nonisolated extension GHTakeBackRole: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.serverID != rhs.serverID {return false}
     if lhs.userID != rhs.userID {return false}
     if lhs.roleID != rhs.roleID {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8488,7 +8879,7 @@ nonisolated extension GHTakeBackRole: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHSetPermissionOverride: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SetPermissionOverride"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}override\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}override\0\u{2}\u{e}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8497,6 +8888,7 @@ nonisolated extension GHSetPermissionOverride: SwiftProtobuf.Message, SwiftProto
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularMessageField(value: &self._override) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -8510,11 +8902,15 @@ nonisolated extension GHSetPermissionOverride: SwiftProtobuf.Message, SwiftProto
     try { if let v = self._override {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
     } }()
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHSetPermissionOverride, rhs: GHSetPermissionOverride) -> Bool {
     if lhs._override != rhs._override {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8592,7 +8988,7 @@ nonisolated extension GHGetPermissions: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension GHRecallMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RecallMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0\u{2}\u{d}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8602,6 +8998,7 @@ nonisolated extension GHRecallMessage: SwiftProtobuf.Message, SwiftProtobuf._Mes
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -8614,12 +9011,16 @@ nonisolated extension GHRecallMessage: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.messageUid != 0 {
       try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHRecallMessage, rhs: GHRecallMessage) -> Bool {
     if lhs.channelID != rhs.channelID {return false}
     if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8671,7 +9072,7 @@ nonisolated extension GHEditMessage: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHDeleteMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DeleteMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0\u{2}\u{d}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8681,6 +9082,7 @@ nonisolated extension GHDeleteMessage: SwiftProtobuf.Message, SwiftProtobuf._Mes
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -8693,12 +9095,16 @@ nonisolated extension GHDeleteMessage: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.messageUid != 0 {
       try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHDeleteMessage, rhs: GHDeleteMessage) -> Bool {
     if lhs.channelID != rhs.channelID {return false}
     if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -9578,7 +9984,7 @@ nonisolated extension GHCreateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHTransferOwnership: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TransferOwnership"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{2}\u{d}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9588,6 +9994,7 @@ nonisolated extension GHTransferOwnership: SwiftProtobuf.Message, SwiftProtobuf.
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -9600,12 +10007,16 @@ nonisolated extension GHTransferOwnership: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.userID.isEmpty {
       try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHTransferOwnership, rhs: GHTransferOwnership) -> Bool {
     if lhs.serverID != rhs.serverID {return false}
     if lhs.userID != rhs.userID {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -9613,7 +10024,7 @@ nonisolated extension GHTransferOwnership: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UpdateServer"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0\u{3}allow_guests\0\u{1}discoverable\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0\u{3}allow_guests\0\u{1}discoverable\0\u{2}\u{8}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9628,6 +10039,7 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 5: try { try decoder.decodeSingularBoolField(value: &self._openJoin) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self._allowGuests) }()
       case 7: try { try decoder.decodeSingularBoolField(value: &self._discoverable) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -9659,6 +10071,9 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     try { if let v = self._discoverable {
       try visitor.visitSingularBoolField(value: v, fieldNumber: 7)
     } }()
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -9670,6 +10085,7 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs._openJoin != rhs._openJoin {return false}
     if lhs._allowGuests != rhs._allowGuests {return false}
     if lhs._discoverable != rhs._discoverable {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -9786,7 +10202,7 @@ nonisolated extension GHJoinServer: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHInviteMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".InviteMember"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{2}\u{d}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9796,6 +10212,7 @@ nonisolated extension GHInviteMember: SwiftProtobuf.Message, SwiftProtobuf._Mess
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -9808,12 +10225,16 @@ nonisolated extension GHInviteMember: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if !self.userID.isEmpty {
       try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHInviteMember, rhs: GHInviteMember) -> Bool {
     if lhs.serverID != rhs.serverID {return false}
     if lhs.userID != rhs.userID {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -9881,7 +10302,7 @@ nonisolated extension GHLeaveServer: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHKickMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".KickMember"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{2}\u{d}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9891,6 +10312,7 @@ nonisolated extension GHKickMember: SwiftProtobuf.Message, SwiftProtobuf._Messag
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -9903,12 +10325,16 @@ nonisolated extension GHKickMember: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if !self.userID.isEmpty {
       try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHKickMember, rhs: GHKickMember) -> Bool {
     if lhs.serverID != rhs.serverID {return false}
     if lhs.userID != rhs.userID {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -9916,7 +10342,7 @@ nonisolated extension GHKickMember: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHSetMemberRole: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SetMemberRole"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}role\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}role\0\u{2}\u{c}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9927,6 +10353,7 @@ nonisolated extension GHSetMemberRole: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.role) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -9942,6 +10369,9 @@ nonisolated extension GHSetMemberRole: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.role != .none {
       try visitor.visitSingularEnumField(value: self.role, fieldNumber: 3)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -9949,6 +10379,7 @@ nonisolated extension GHSetMemberRole: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.serverID != rhs.serverID {return false}
     if lhs.userID != rhs.userID {return false}
     if lhs.role != rhs.role {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -10016,7 +10447,7 @@ nonisolated extension GHListMembers: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHCreateChannel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateChannel"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}guest_visibility\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}guest_visibility\0\u{2}\u{a}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10029,6 +10460,7 @@ nonisolated extension GHCreateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 3: try { try decoder.decodeSingularStringField(value: &self.topic) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.custom) }()
       case 5: try { try decoder.decodeSingularEnumField(value: &self.guestVisibility) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -10050,6 +10482,9 @@ nonisolated extension GHCreateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.guestVisibility != .followServer {
       try visitor.visitSingularEnumField(value: self.guestVisibility, fieldNumber: 5)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -10059,6 +10494,7 @@ nonisolated extension GHCreateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.topic != rhs.topic {return false}
     if lhs.custom != rhs.custom {return false}
     if lhs.guestVisibility != rhs.guestVisibility {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -10066,7 +10502,7 @@ nonisolated extension GHCreateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UpdateChannel"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}guest_visibility\0\u{3}slow_mode_seconds\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}name\0\u{1}topic\0\u{1}custom\0\u{3}guest_visibility\0\u{3}slow_mode_seconds\0\u{2}\u{9}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10080,6 +10516,7 @@ nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 4: try { try decoder.decodeSingularStringField(value: &self._custom) }()
       case 5: try { try decoder.decodeSingularEnumField(value: &self._guestVisibility) }()
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self._slowModeSeconds) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -10108,6 +10545,9 @@ nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
     try { if let v = self._slowModeSeconds {
       try visitor.visitSingularUInt32Field(value: v, fieldNumber: 6)
     } }()
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -10118,6 +10558,7 @@ nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs._custom != rhs._custom {return false}
     if lhs._guestVisibility != rhs._guestVisibility {return false}
     if lhs._slowModeSeconds != rhs._slowModeSeconds {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -10125,7 +10566,7 @@ nonisolated extension GHUpdateChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension GHDeleteChannel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DeleteChannel"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{2}\u{e}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10134,6 +10575,7 @@ nonisolated extension GHDeleteChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -10143,11 +10585,15 @@ nonisolated extension GHDeleteChannel: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.channelID != 0 {
       try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHDeleteChannel, rhs: GHDeleteChannel) -> Bool {
     if lhs.channelID != rhs.channelID {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -11082,7 +11528,7 @@ nonisolated extension GHLeaveAsGuest: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHBanMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".BanMember"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}until\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}until\0\u{2}\u{c}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11093,6 +11539,7 @@ nonisolated extension GHBanMember: SwiftProtobuf.Message, SwiftProtobuf._Message
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.until) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -11107,6 +11554,9 @@ nonisolated extension GHBanMember: SwiftProtobuf.Message, SwiftProtobuf._Message
     }
     if self.until != 0 {
       try visitor.visitSingularUInt64Field(value: self.until, fieldNumber: 3)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -11115,6 +11565,7 @@ nonisolated extension GHBanMember: SwiftProtobuf.Message, SwiftProtobuf._Message
     if lhs.serverID != rhs.serverID {return false}
     if lhs.userID != rhs.userID {return false}
     if lhs.until != rhs.until {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -11122,7 +11573,7 @@ nonisolated extension GHBanMember: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension GHTimeoutMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TimeoutMember"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}until\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}until\0\u{2}\u{c}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11133,6 +11584,7 @@ nonisolated extension GHTimeoutMember: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.until) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -11148,6 +11600,9 @@ nonisolated extension GHTimeoutMember: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.until != 0 {
       try visitor.visitSingularUInt64Field(value: self.until, fieldNumber: 3)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -11155,6 +11610,7 @@ nonisolated extension GHTimeoutMember: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.serverID != rhs.serverID {return false}
     if lhs.userID != rhs.userID {return false}
     if lhs.until != rhs.until {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -11162,7 +11618,7 @@ nonisolated extension GHTimeoutMember: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UnbanMember"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{2}\u{d}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11172,6 +11628,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -11184,12 +11641,16 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if !self.userID.isEmpty {
       try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHUnbanMember, rhs: GHUnbanMember) -> Bool {
     if lhs.serverID != rhs.serverID {return false}
     if lhs.userID != rhs.userID {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -11197,7 +11658,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0\u{3}invite_code\0\u{3}invite_codes\0\u{1}pins\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0\u{3}invite_code\0\u{3}invite_codes\0\u{1}pins\0\u{3}audit_log\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11622,6 +12083,19 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .pins(v)
         }
       }()
+      case 97: try {
+        var v: GHAuditLog?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .auditLog(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .auditLog(v)
+        }
+      }()
       default: break
       }
     }
@@ -11764,6 +12238,10 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       guard case .pins(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 96)
     }()
+    case .auditLog?: try {
+      guard case .auditLog(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 97)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -11779,7 +12257,7 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHCreateInviteCode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateInviteCode"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{3}max_age_seconds\0\u{3}max_uses\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}channel_id\0\u{3}max_age_seconds\0\u{3}max_uses\0\u{2}\u{b}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11791,6 +12269,7 @@ nonisolated extension GHCreateInviteCode: SwiftProtobuf.Message, SwiftProtobuf._
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.maxAgeSeconds) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.maxUses) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -11809,6 +12288,9 @@ nonisolated extension GHCreateInviteCode: SwiftProtobuf.Message, SwiftProtobuf._
     if self.maxUses != 0 {
       try visitor.visitSingularUInt32Field(value: self.maxUses, fieldNumber: 4)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -11817,6 +12299,7 @@ nonisolated extension GHCreateInviteCode: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.channelID != rhs.channelID {return false}
     if lhs.maxAgeSeconds != rhs.maxAgeSeconds {return false}
     if lhs.maxUses != rhs.maxUses {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -11854,7 +12337,7 @@ nonisolated extension GHListInviteCodes: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension GHRevokeInviteCode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RevokeInviteCode"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{2}\u{e}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11863,6 +12346,7 @@ nonisolated extension GHRevokeInviteCode: SwiftProtobuf.Message, SwiftProtobuf._
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.code) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -11872,11 +12356,15 @@ nonisolated extension GHRevokeInviteCode: SwiftProtobuf.Message, SwiftProtobuf._
     if !self.code.isEmpty {
       try visitor.visitSingularStringField(value: self.code, fieldNumber: 1)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHRevokeInviteCode, rhs: GHRevokeInviteCode) -> Bool {
     if lhs.code != rhs.code {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -12059,7 +12547,7 @@ nonisolated extension GHInviteCodeList: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension GHPinMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PinMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0\u{2}\u{d}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -12069,6 +12557,7 @@ nonisolated extension GHPinMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -12080,6 +12569,9 @@ nonisolated extension GHPinMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
     }
     if self.messageUid != 0 {
       try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -12087,6 +12579,7 @@ nonisolated extension GHPinMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
   public static func ==(lhs: GHPinMessage, rhs: GHPinMessage) -> Bool {
     if lhs.channelID != rhs.channelID {return false}
     if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -12094,7 +12587,7 @@ nonisolated extension GHPinMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHUnpinMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UnpinMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}message_uid\0\u{2}\u{d}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -12104,6 +12597,7 @@ nonisolated extension GHUnpinMessage: SwiftProtobuf.Message, SwiftProtobuf._Mess
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.messageUid) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
@@ -12116,12 +12610,16 @@ nonisolated extension GHUnpinMessage: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.messageUid != 0 {
       try visitor.visitSingularUInt64Field(value: self.messageUid, fieldNumber: 2)
     }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHUnpinMessage, rhs: GHUnpinMessage) -> Bool {
     if lhs.channelID != rhs.channelID {return false}
     if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -12152,6 +12650,206 @@ nonisolated extension GHListPins: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
   public static func ==(lhs: GHListPins, rhs: GHListPins) -> Bool {
     if lhs.channelID != rhs.channelID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHAuditChange: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AuditChange"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}before\0\u{1}after\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.before) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.after) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    if !self.before.isEmpty {
+      try visitor.visitSingularStringField(value: self.before, fieldNumber: 2)
+    }
+    if !self.after.isEmpty {
+      try visitor.visitSingularStringField(value: self.after, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHAuditChange, rhs: GHAuditChange) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs.before != rhs.before {return false}
+    if lhs.after != rhs.after {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHAuditEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AuditEntry"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}server_id\0\u{1}actor\0\u{1}action\0\u{1}target\0\u{3}channel_id\0\u{1}changes\0\u{1}reason\0\u{1}time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.actor) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.action) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.target) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.id != 0 {
+      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
+    }
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
+    }
+    if !self.actor.isEmpty {
+      try visitor.visitSingularStringField(value: self.actor, fieldNumber: 3)
+    }
+    if self.action != .auditAny {
+      try visitor.visitSingularEnumField(value: self.action, fieldNumber: 4)
+    }
+    if !self.target.isEmpty {
+      try visitor.visitSingularStringField(value: self.target, fieldNumber: 5)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 6)
+    }
+    if !self.changes.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.changes, fieldNumber: 7)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 8)
+    }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 9)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHAuditEntry, rhs: GHAuditEntry) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.actor != rhs.actor {return false}
+    if lhs.action != rhs.action {return false}
+    if lhs.target != rhs.target {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.changes != rhs.changes {return false}
+    if lhs.reason != rhs.reason {return false}
+    if lhs.time != rhs.time {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHGetAuditLog: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetAuditLog"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}before\0\u{1}limit\0\u{1}actor\0\u{1}action\0\u{1}target\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.before) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.actor) }()
+      case 5: try { try decoder.decodeSingularEnumField(value: &self.action) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.target) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if self.before != 0 {
+      try visitor.visitSingularUInt64Field(value: self.before, fieldNumber: 2)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 3)
+    }
+    if !self.actor.isEmpty {
+      try visitor.visitSingularStringField(value: self.actor, fieldNumber: 4)
+    }
+    if self.action != .auditAny {
+      try visitor.visitSingularEnumField(value: self.action, fieldNumber: 5)
+    }
+    if !self.target.isEmpty {
+      try visitor.visitSingularStringField(value: self.target, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHGetAuditLog, rhs: GHGetAuditLog) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.before != rhs.before {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.actor != rhs.actor {return false}
+    if lhs.action != rhs.action {return false}
+    if lhs.target != rhs.target {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHAuditLog: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AuditLog"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0\u{3}next_before\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.entries) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.nextBefore) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.entries.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.entries, fieldNumber: 1)
+    }
+    if self.nextBefore != 0 {
+      try visitor.visitSingularUInt64Field(value: self.nextBefore, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHAuditLog, rhs: GHAuditLog) -> Bool {
+    if lhs.entries != rhs.entries {return false}
+    if lhs.nextBefore != rhs.nextBefore {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

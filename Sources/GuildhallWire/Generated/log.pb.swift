@@ -259,6 +259,23 @@ public nonisolated struct GHLogWrite: Sendable {
     set {write = .unpinned(newValue)}
   }
 
+  public var audited: GHLogAuditEntry {
+    get {
+      if case .audited(let v)? = write {return v}
+      return GHLogAuditEntry()
+    }
+    set {write = .audited(newValue)}
+  }
+
+  /// A node's own housekeeping, never logged (as prune_inbox).
+  public var pruneAuditLog: GHLogPruneAuditLog {
+    get {
+      if case .pruneAuditLog(let v)? = write {return v}
+      return GHLogPruneAuditLog()
+    }
+    set {write = .pruneAuditLog(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Write: Equatable, Sendable {
@@ -288,6 +305,9 @@ public nonisolated struct GHLogWrite: Sendable {
     case presence(GHLogPresence)
     case pinned(GHLogPin)
     case unpinned(GHLogUnpin)
+    case audited(GHLogAuditEntry)
+    /// A node's own housekeeping, never logged (as prune_inbox).
+    case pruneAuditLog(GHLogPruneAuditLog)
 
   }
 
@@ -1429,6 +1449,63 @@ public nonisolated struct GHLogUnpin: Sendable {
   public init() {}
 }
 
+/// An audit log entry (guildhall.v1.AuditEntry's fields; `action` its number).
+public nonisolated struct GHLogAuditEntry: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: UInt64 = 0
+
+  public var serverID: UInt64 = 0
+
+  public var actor: String = String()
+
+  public var action: UInt32 = 0
+
+  public var target: String = String()
+
+  public var channelID: UInt64 = 0
+
+  public var changes: [GHLogAuditChange] = []
+
+  public var reason: String = String()
+
+  public var time: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogPruneAuditLog: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var before: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogAuditChange: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var key: String = String()
+
+  public var before: String = String()
+
+  public var after: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "guildhall.log.v1"
@@ -1475,7 +1552,7 @@ nonisolated extension GHLogEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Write"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0\u{1}pinned\0\u{1}unpinned\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0\u{1}pinned\0\u{1}unpinned\0\u{1}audited\0\u{3}prune_audit_log\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1790,6 +1867,32 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.write = .unpinned(v)
         }
       }()
+      case 25: try {
+        var v: GHLogAuditEntry?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .audited(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .audited(v)
+        }
+      }()
+      case 26: try {
+        var v: GHLogPruneAuditLog?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .pruneAuditLog(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .pruneAuditLog(v)
+        }
+      }()
       default: break
       }
     }
@@ -1896,6 +1999,14 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .unpinned?: try {
       guard case .unpinned(let v)? = self.write else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+    }()
+    case .audited?: try {
+      guard case .audited(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
+    }()
+    case .pruneAuditLog?: try {
+      guard case .pruneAuditLog(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
     }()
     case nil: break
     }
@@ -4343,6 +4454,146 @@ nonisolated extension GHLogUnpin: SwiftProtobuf.Message, SwiftProtobuf._MessageI
   public static func ==(lhs: GHLogUnpin, rhs: GHLogUnpin) -> Bool {
     if lhs.channelID != rhs.channelID {return false}
     if lhs.messageUid != rhs.messageUid {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogAuditEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AuditEntry"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}server_id\0\u{1}actor\0\u{1}action\0\u{1}target\0\u{3}channel_id\0\u{1}changes\0\u{1}reason\0\u{1}time\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.actor) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.action) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.target) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.time) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.id != 0 {
+      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
+    }
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
+    }
+    if !self.actor.isEmpty {
+      try visitor.visitSingularStringField(value: self.actor, fieldNumber: 3)
+    }
+    if self.action != 0 {
+      try visitor.visitSingularUInt32Field(value: self.action, fieldNumber: 4)
+    }
+    if !self.target.isEmpty {
+      try visitor.visitSingularStringField(value: self.target, fieldNumber: 5)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 6)
+    }
+    if !self.changes.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.changes, fieldNumber: 7)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 8)
+    }
+    if self.time != 0 {
+      try visitor.visitSingularUInt64Field(value: self.time, fieldNumber: 9)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogAuditEntry, rhs: GHLogAuditEntry) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.actor != rhs.actor {return false}
+    if lhs.action != rhs.action {return false}
+    if lhs.target != rhs.target {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.changes != rhs.changes {return false}
+    if lhs.reason != rhs.reason {return false}
+    if lhs.time != rhs.time {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogPruneAuditLog: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PruneAuditLog"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}before\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.before) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.before != 0 {
+      try visitor.visitSingularUInt64Field(value: self.before, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogPruneAuditLog, rhs: GHLogPruneAuditLog) -> Bool {
+    if lhs.before != rhs.before {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogAuditChange: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AuditChange"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}before\0\u{1}after\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.before) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.after) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    if !self.before.isEmpty {
+      try visitor.visitSingularStringField(value: self.before, fieldNumber: 2)
+    }
+    if !self.after.isEmpty {
+      try visitor.visitSingularStringField(value: self.after, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogAuditChange, rhs: GHLogAuditChange) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs.before != rhs.before {return false}
+    if lhs.after != rhs.after {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

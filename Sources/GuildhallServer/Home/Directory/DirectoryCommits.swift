@@ -78,6 +78,15 @@ extension DirectoryRequests {
         change(server, in: changesInFlight, id: id, from: s) { settle throws(Failure) in settle(try decide()) }
     }
 
+    /// The audit entry of a change made with a permission in `server`
+    /// (AuditTrail.swift); with `onlyIfChanged`, none when `changes` is empty.
+    /// The reason is checked either way.
+    func audit(_ action: AuditAction, _ server: ServerID, by s: HomeSession, target: String, channel: UInt64 = 0,
+               changes: [AuditChange] = [], onlyIfChanged: Bool = false, reason: String) throws(Failure) -> [StoreWrite] {
+        let entry = try home.auditTrail.entry(action, in: server, by: s.user, target: target, channel: channel, changes: changes, reason: reason)
+        return onlyIfChanged && changes.isEmpty ? [] : [entry]
+    }
+
     /// The effects of a decision: its changes written with `also`; once
     /// durable the Directory takes them, then `applied` runs, then the answer, then `then`.
     func effects<V>(_ decision: DirectoryDecision<V>, also writes: [StoreWrite] = [], reply: @escaping () -> GHResponse.OneOf_Result,

@@ -49,12 +49,15 @@ extension DirectoryRequests {
     func updateServer(_ r: GHUpdateServer, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             if r.hasAllowGuests { try self.home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
+            let before = self.directory.server(r.serverID)
             let decision = try self.directory.decide.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
                                                            custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
                                                            allowGuests: r.hasAllowGuests ? r.allowGuests : nil,
                                                            discoverable: r.hasDiscoverable ? r.discoverable : nil)
             let record = decision.value
-            return self.effects(decision, reply: { .server(self.info(record)) }) {
+            let audit = try self.audit(.serverUpdated, record.id, by: s, target: "\(record.id)", changes: AuditDiff.server(before, record),
+                                       onlyIfChanged: true, reason: r.reason)
+            return self.effects(decision, also: audit, reply: { .server(self.info(record)) }) {
                 self.home.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
                 self.guestsRecheck(record.id)
             }
@@ -63,9 +66,12 @@ extension DirectoryRequests {
 
     func transferOwnership(_ r: GHTransferOwnership, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let before = self.directory.server(r.serverID)
             let decision = try self.directory.decide.transferOwnership(r.serverID, to: r.userID, by: s.user)
             let record = decision.value
-            return self.effects(decision, reply: { .server(self.info(record)) }) {
+            let audit = try self.audit(.ownershipTransferred, record.id, by: s, target: r.userID, changes: AuditDiff.server(before, record),
+                                       reason: r.reason)
+            return self.effects(decision, also: audit, reply: { .server(self.info(record)) }) {
                 self.home.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
             }
         }
@@ -149,7 +155,8 @@ extension DirectoryRequests {
     func inviteMember(_ r: GHInviteMember, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.invite(r.userID, to: r.serverID, by: s.user, now: self.now())
-            return self.effects(decision, reply: { .ok(GHOk()) }) {
+            let audit = try self.audit(.memberInvited, r.serverID, by: s, target: r.userID, reason: r.reason)
+            return self.effects(decision, also: audit, reply: { .ok(GHOk()) }) {
                 self.home.notify(.memberInvited, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { n in
                     n.member.serverID = r.serverID
                     n.member.userID = r.userID
@@ -161,20 +168,22 @@ extension DirectoryRequests {
 
     func leaveServer(_ r: GHLeaveServer, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.removed(try self.directory.decide.leave(r.serverID, user: s.user), kind: .memberLeft, by: s)
+            self.removed(try self.directory.decide.leave(r.serverID, user: s.user), kind: .memberLeft, by: s, audit: [])
         }
     }
 
     func kickMember(_ r: GHKickMember, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.removed(try self.directory.decide.kick(r.userID, from: r.serverID, by: s.user), kind: .memberKicked, by: s)
+            let decision = try self.directory.decide.kick(r.userID, from: r.serverID, by: s.user)
+            return self.removed(decision, kind: .memberKicked, by: s,
+                                audit: try self.audit(.memberKicked, r.serverID, by: s, target: r.userID, reason: r.reason))
         }
     }
 
     /// A member left or was removed: their sessions stop hearing the server once it is stored.
-    private func removed(_ decision: DirectoryDecision<MemberRecord>, kind: GHNotificationKind, by s: HomeSession) -> Effects {
+    private func removed(_ decision: DirectoryDecision<MemberRecord>, kind: GHNotificationKind, by s: HomeSession, audit: [StoreWrite]) -> Effects {
         let member = decision.value
-        return effects(decision, reply: { .ok(GHOk()) }, applied: {
+        return effects(decision, also: audit, reply: { .ok(GHOk()) }, applied: {
             self.registry.left(member.userID, server: member.serverID)
             self.home.subscriptions.memberRemoved(member.userID, server: member.serverID)
         }, then: {
@@ -194,7 +203,9 @@ extension DirectoryRequests {
                               guestVisibility: GuestVisibility(rawValue: r.guestVisibility.rawValue) ?? .followServer),
                 by: s.user)
             let record = decision.value
-            return self.channelChanged(.channelCreated, decision, from: s) {
+            let audit = try self.audit(.channelCreated, r.serverID, by: s, target: "\(record.id)", channel: record.id,
+                                       changes: AuditDiff.channel(nil, record), reason: r.reason)
+            return self.channelChanged(.channelCreated, decision, from: s, audit: audit) {
                 // Every gateway learns the channel's guild before anyone hears of the channel.
                 self.home.links.place(record.id, in: record.serverID, local: self.home.gateway.routes)
             }
@@ -204,11 +215,15 @@ extension DirectoryRequests {
     func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: HomeSession) {
         change(directory.channel(r.channelID)?.serverID, id: id, from: s) { () throws(Failure) in
             if r.hasGuestVisibility { try self.home.requirePermission(.manageGuests, at: .channel(r.channelID), for: s) }
+            let before = self.directory.channel(r.channelID)
             let decision = try self.directory.decide.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
                                                             topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil,
                                                             guestVisibility: r.hasGuestVisibility ? GuestVisibility(rawValue: r.guestVisibility.rawValue) : nil,
                                                             slowModeSeconds: r.hasSlowModeSeconds ? r.slowModeSeconds : nil)
-            return self.channelChanged(.channelUpdated, decision, from: s)
+            let c = decision.value
+            let audit = try self.audit(.channelUpdated, c.serverID, by: s, target: "\(c.id)", channel: c.id, changes: AuditDiff.channel(before, c),
+                                       onlyIfChanged: true, reason: r.reason)
+            return self.channelChanged(.channelUpdated, decision, from: s, audit: audit)
         }
     }
 
@@ -216,7 +231,9 @@ extension DirectoryRequests {
         change(directory.channel(r.channelID)?.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.deleteChannel(r.channelID, by: s.user)
             let channel = decision.value.id
-            return self.channelChanged(.channelDeleted, decision, from: s, answerOK: true) {
+            let audit = try self.audit(.channelDeleted, decision.value.serverID, by: s, target: "\(channel)", channel: channel,
+                                       changes: AuditDiff.channel(decision.value, nil), reason: r.reason)
+            return self.channelChanged(.channelDeleted, decision, from: s, answerOK: true, audit: audit) {
                 self.home.typing.board.dropChannel(channel)
                 self.home.positions.forgetChannel(channel)
                 self.home.groupReceipts.receipts.remove(channel: channel)
@@ -225,9 +242,9 @@ extension DirectoryRequests {
     }
 
     private func channelChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<ChannelRecord>, from s: HomeSession,
-                                answerOK: Bool = false, applied: (() -> Void)? = nil) -> Effects {
+                                answerOK: Bool = false, audit: [StoreWrite], applied: (() -> Void)? = nil) -> Effects {
         let record = decision.value
-        return effects(decision, reply: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(self.home.directory.channel(record.id) ?? record)) },
+        return effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(self.home.directory.channel(record.id) ?? record)) },
                        applied: applied) {
             // Subscribers hear of a deleted channel before their subscriptions go.
             self.home.notify(kind, .channel(record, isPublic: true), actor: s.user)

@@ -53,7 +53,10 @@ extension DirectoryRequests {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.ban(r.userID, from: r.serverID, by: s.user, now: self.now(), until: r.until)
             let wasMember = decision.value != nil
-            return self.effects(decision, reply: { .ok(GHOk()) }, applied: {
+            var until = AuditDiff()
+            until.field("until", nil, r.until == 0 ? nil : r.until)
+            let audit = try self.audit(.memberBanned, r.serverID, by: s, target: r.userID, changes: until.changes, reason: r.reason)
+            return self.effects(decision, also: audit, reply: { .ok(GHOk()) }, applied: {
                 self.home.moderation.banEnds(at: r.until)
                 if wasMember {
                     self.registry.left(r.userID, server: r.serverID)
@@ -74,7 +77,8 @@ extension DirectoryRequests {
     func unbanMember(_ r: GHUnbanMember, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.unban(r.userID, from: r.serverID, by: s.user)
-            return self.effects(decision, reply: { .ok(GHOk()) }) {
+            let audit = try self.audit(.memberUnbanned, r.serverID, by: s, target: r.userID, reason: r.reason)
+            return self.effects(decision, also: audit, reply: { .ok(GHOk()) }) {
                 self.home.notify(.memberUnbanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
                     $0.member.serverID = r.serverID
                     $0.member.userID = r.userID

@@ -48,7 +48,14 @@ extension InviteLinks {
             var random = SystemRandomNumberGenerator()
             let decision = try self.directory.decide.createInviteCode(InviteCode.draw(using: &random), server: r.serverID, channel: r.channelID,
                                                                      by: s.user, now: self.now(), maxAgeSeconds: r.maxAgeSeconds, maxUses: r.maxUses)
-            return self.requests.effects(decision, reply: { .inviteCode(self.info(decision.value)) })
+            let code = decision.value
+            var made = AuditDiff()
+            made.field("channelId", nil, code.channelID)
+            made.field("maxUses", nil, code.maxUses == 0 ? nil : code.maxUses)
+            made.field("expiresAt", nil, code.expiresAt == 0 ? nil : code.expiresAt)
+            let audit = try self.requests.audit(.inviteCreated, r.serverID, by: s, target: code.code, channel: code.channelID, changes: made.changes,
+                                                reason: r.reason)
+            return self.requests.effects(decision, also: audit, reply: { .inviteCode(self.info(code)) })
         }
     }
 
@@ -65,7 +72,9 @@ extension InviteLinks {
     func revoke(_ r: GHRevokeInviteCode, id: UInt64, from s: HomeSession) {
         requests.change(directory.inviteCode(r.code, at: now())?.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.revokeInviteCode(r.code, by: s.user, now: self.now()) { self.manages(s.user, $0) }
-            return self.requests.effects(decision, reply: { .ok(GHOk()) })
+            let code = decision.value
+            let audit = try self.requests.audit(.inviteRevoked, code.serverID, by: s, target: code.code, channel: code.channelID, reason: r.reason)
+            return self.requests.effects(decision, also: audit, reply: { .ok(GHOk()) })
         }
     }
 

@@ -25,8 +25,13 @@ final class Moderation: HomePart {
 extension Moderation {
     func timeoutMember(_ r: GHTimeoutMember, id: UInt64, from s: HomeSession) {
         home.directoryRequests.change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let before = self.directory.timedOut(r.userID, in: r.serverID, at: self.now()) ?? 0
             let decision = try self.directory.decide.timeout(r.userID, in: r.serverID, until: r.until, by: s.user, now: self.now())
-            return self.home.directoryRequests.effects(decision, reply: { .member(self.member(r.userID, r.serverID)) }, then: {
+            var until = AuditDiff()
+            until.field("until", before, r.until > self.now() ? r.until : 0)
+            let audit = try self.home.directoryRequests.audit(.memberTimedOut, r.serverID, by: s, target: r.userID, changes: until.changes,
+                                                              reason: r.reason)
+            return self.home.directoryRequests.effects(decision, also: audit, reply: { .member(self.member(r.userID, r.serverID)) }, then: {
                 self.home.notify(.memberTimedOut, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
                     $0.member = self.member(r.userID, r.serverID)
                 }
@@ -89,7 +94,9 @@ extension Moderation {
                     lifting.remove(key)
                     return queue.done(b.serverID)
                 }
-                commit([.directory(.banRemoved(b.serverID, b.userID))], from: nil) { [self] error in
+                let audit = AuditEntry(id: home.newID(now: now, shard: nil), serverID: b.serverID, actor: "", action: .memberUnbanned,
+                                       target: b.userID, time: now)
+                commit([.directory(.banRemoved(b.serverID, b.userID)), .audited(audit)], from: nil) { [self] error in
                     lifting.remove(key)
                     defer { queue.done(b.serverID) }
                     guard error == nil else { nextBanEnd = now; return }

@@ -13,30 +13,36 @@ extension DirectoryRequests {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.createRole(in: r.serverID, by: s.user, name: r.name, position: r.position,
                                                          permissions: r.permissions.domain, now: self.now())
-            return self.roleChanged(.roleCreated, decision, from: s)
+            return self.roleChanged(.roleCreated, decision, from: s, audit: try self.audit(
+                .roleCreated, r.serverID, by: s, target: "\(decision.value.id)", changes: AuditDiff.role(nil, decision.value), reason: r.reason))
         }
     }
 
     func updateRole(_ r: GHUpdateRole, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let before = try? self.directory.role(r.roleID, in: r.serverID)
             let decision = try self.directory.decide.updateRole(r.roleID, in: r.serverID, by: s.user, name: r.hasName ? r.name : nil,
                                                          position: r.hasPosition ? r.position : nil,
                                                          permissions: r.hasPermissions ? r.permissions.domain : nil)
-            return self.roleChanged(.roleUpdated, decision, from: s)
+            return self.roleChanged(.roleUpdated, decision, from: s, audit: try self.audit(
+                .roleUpdated, r.serverID, by: s, target: "\(r.roleID)", changes: AuditDiff.role(before, decision.value), onlyIfChanged: true,
+                reason: r.reason))
         }
     }
 
     func deleteRole(_ r: GHDeleteRole, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.roleChanged(.roleDeleted, try self.directory.decide.deleteRole(r.roleID, in: r.serverID, by: s.user), from: s, answerOK: true)
+            let decision = try self.directory.decide.deleteRole(r.roleID, in: r.serverID, by: s.user)
+            return self.roleChanged(.roleDeleted, decision, from: s, answerOK: true, audit: try self.audit(
+                .roleDeleted, r.serverID, by: s, target: "\(r.roleID)", changes: AuditDiff.role(decision.value, nil), reason: r.reason))
         }
     }
 
     /// Once stored, sessions drop what their users may no longer view, before anything else is fanned out.
     private func roleChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<RoleRecord>, from s: HomeSession,
-                             answerOK: Bool = false) -> Effects {
+                             answerOK: Bool = false, audit: [StoreWrite]) -> Effects {
         let role = decision.value
-        return effects(decision, reply: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) }, applied: {
+        return effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) }, applied: {
             self.home.subscriptions.accessChanged(in: role.serverID)
         }, then: {
             self.home.notify(kind, .server(role.serverID, isPublic: false), actor: s.user) { $0.role = GHRoleInfo(role) }
@@ -45,29 +51,39 @@ extension DirectoryRequests {
 
     func grantRole(_ r: GHGrantRole, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.memberRolesChanged(try self.directory.decide.grant(r.roleID, to: r.userID, in: r.serverID, by: s.user), from: s)
+            let before = self.directory.member(r.userID, of: r.serverID)
+            return try self.memberRolesChanged(try self.directory.decide.grant(r.roleID, to: r.userID, in: r.serverID, by: s.user), from: s,
+                                               before: before, reason: r.reason)
         }
     }
 
     func takeBackRole(_ r: GHTakeBackRole, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            self.memberRolesChanged(try self.directory.decide.takeBack(r.roleID, from: r.userID, in: r.serverID, by: s.user), from: s)
+            let before = self.directory.member(r.userID, of: r.serverID)
+            return try self.memberRolesChanged(try self.directory.decide.takeBack(r.roleID, from: r.userID, in: r.serverID, by: s.user), from: s,
+                                               before: before, reason: r.reason)
         }
     }
 
     func setMemberRole(_ r: GHSetMemberRole, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             guard let role = r.role.domain else { throw Failure.badRequest("role must be ADMIN or MEMBER") }
-            return self.memberRolesChanged(try self.directory.decide.setRole(role, of: r.userID, in: r.serverID, by: s.user), from: s)
+            let before = self.directory.member(r.userID, of: r.serverID)
+            return try self.memberRolesChanged(try self.directory.decide.setRole(role, of: r.userID, in: r.serverID, by: s.user), from: s,
+                                               before: before, reason: r.reason)
         }
     }
 
     /// Answers with the member; a change is committed first, and broadcast
     /// (and told to the member, who may not subscribe to the server).
-    private func memberRolesChanged(_ decision: DirectoryDecision<MemberRecord>, from s: HomeSession) -> Effects {
+    private func memberRolesChanged(_ decision: DirectoryDecision<MemberRecord>, from s: HomeSession, before: MemberRecord?,
+                                    reason: String) throws(Failure) -> Effects {
         let member = decision.value
+        var roles = AuditDiff()
+        roles.ids("roles", before?.roles, member.roles)
+        let audit = try self.audit(.memberRolesChanged, member.serverID, by: s, target: member.userID, changes: roles.changes, reason: reason)
         guard !decision.changes.isEmpty else { return Effects(reply: { .member(GHMember(member)) }) }
-        return effects(decision, reply: { .member(GHMember(member)) }, applied: {
+        return effects(decision, also: audit, reply: { .member(GHMember(member)) }, applied: {
             self.home.subscriptions.accessChanged(in: member.serverID, only: member.userID)
         }, then: {
             self.home.notify(.memberRoleChanged, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) {
@@ -78,9 +94,20 @@ extension DirectoryRequests {
 
     func setPermissionOverride(_ r: GHSetPermissionOverride, id: UInt64, from s: HomeSession) {
         change(r.override.serverID, id: id, from: s) { () throws(Failure) in
-            let decision = try self.directory.decide.setOverride(try r.override.domain, by: s.user)
+            let asked = try r.override.domain
+            let before = self.directory.override(on: asked.channelID, for: asked.target, in: asked.serverID)
+            let decision = try self.directory.decide.setOverride(asked, by: s.user)
             let o = decision.value
-            return self.effects(decision, reply: { .override(GHPermissionOverride(o)) }, applied: {
+            var bits = AuditDiff()
+            bits.field("allow", before?.allow.rawValue, o.permissions.allow.rawValue)
+            bits.field("deny", before?.deny.rawValue, o.permissions.deny.rawValue)
+            let target = switch o.target {
+            case .role(let id): "\(id)"
+            case .member(let user): user
+            }
+            let audit = try self.audit(.overrideChanged, o.serverID, by: s, target: target, channel: o.channelID, changes: bits.changes,
+                                       onlyIfChanged: true, reason: r.reason)
+            return self.effects(decision, also: audit, reply: { .override(GHPermissionOverride(o)) }, applied: {
                 if case .member(let user) = o.target {
                     self.home.subscriptions.accessChanged(in: o.serverID, only: user)
                 } else {

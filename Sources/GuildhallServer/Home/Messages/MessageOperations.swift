@@ -32,8 +32,12 @@ final class MessageOperations: HomePart {
 }
 
 extension MessageOperations {
-    func recall(_ r: GHRecallMessage, id: UInt64, from s: HomeSession) { perform(.recall, r.channelID, r.messageUid, id: id, from: s) }
-    func delete(_ r: GHDeleteMessage, id: UInt64, from s: HomeSession) { perform(.delete, r.channelID, r.messageUid, id: id, from: s) }
+    func recall(_ r: GHRecallMessage, id: UInt64, from s: HomeSession) {
+        perform(.recall, r.channelID, r.messageUid, reason: r.reason, id: id, from: s)
+    }
+    func delete(_ r: GHDeleteMessage, id: UInt64, from s: HomeSession) {
+        perform(.delete, r.channelID, r.messageUid, reason: r.reason, id: id, from: s)
+    }
 
     func edit(_ r: GHEditMessage, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
@@ -58,7 +62,8 @@ extension MessageOperations {
 
     // MARK: The one path
 
-    private func perform(_ op: Operation, _ channel: UInt64, _ uid: MessageUID, id: UInt64, from s: HomeSession) {
+    /// `reason`: for the audit log, when the operation removes another member's channel message.
+    private func perform(_ op: Operation, _ channel: UInt64, _ uid: MessageUID, reason: String = "", id: UInt64, from s: HomeSession) {
         // Only the home of the channel (or conversation) acts; the others answer as for a message that is not there.
         guard directory.channel(channel) != nil || home.userHome.directs[channel] != nil else {
             return s.fail(id, Self.notFound(uid))
@@ -73,7 +78,8 @@ extension MessageOperations {
                         s.respond(id, .message(self.shown(m, at: place, to: s.user)))
                         return done()
                     }
-                    self.carryOut(change, on: m, at: place, id: id, from: s, done: done)
+                    let audit = try self.audit(change, on: m, at: place, by: s, reason: reason)
+                    self.carryOut(change, on: m, at: place, audit: audit, id: id, from: s, done: done)
                 } catch {
                     s.fail(id, error)
                     done()
@@ -182,6 +188,15 @@ extension MessageOperations {
         }
     }
 
+    /// A removal of another member's channel message is audited (it was made with RECALL_OTHERS or DELETE_OTHERS).
+    private func audit(_ change: Change, on m: MessageRecord, at place: Place, by s: HomeSession, reason: String) throws(Failure) -> [StoreWrite] {
+        guard case .channel(let c) = place, m.sender != s.user, change.after.changes.removal != nil else { return [] }
+        var sender = AuditDiff()
+        sender.field("sender", m.sender, nil)
+        return [try home.auditTrail.entry(change.kind == .recalledMessage ? .messageRecalled : .messageDeleted, in: c.serverID, by: s.user,
+                                          target: "\(m.uid)", channel: c.id, changes: sender.changes, reason: reason)]
+    }
+
     private func holds(_ p: Permission, at place: Place, _ s: HomeSession) throws(Failure) -> Bool {
         guard case .channel(let c) = place else { return false }
         return directory.permissions(of: s.user, in: c.serverID, channel: c.id)?.contains(p) == true
@@ -201,7 +216,8 @@ extension MessageOperations {
 
     // MARK: Carrying it out
 
-    private func carryOut(_ change: Change, on m: MessageRecord, at place: Place, id: UInt64, from s: HomeSession, done: @escaping () -> Void) {
+    private func carryOut(_ change: Change, on m: MessageRecord, at place: Place, audit: [StoreWrite], id: UInt64, from s: HomeSession,
+                          done: @escaping () -> Void) {
         var update = GHMessageUpdate()
         update.kind = change.kind
         update.message = GHChannelMessage(change.after)
@@ -218,7 +234,7 @@ extension MessageOperations {
             return EventCopy(.messageUpdate(own))
         }
         let isRemoval = change.after.changes.removal != nil
-        var effects = Effects(writes: [change.write])
+        var effects = Effects(writes: [change.write] + audit)
         let counted = home.metrics.operations
         switch place {
         case .channel(let c):

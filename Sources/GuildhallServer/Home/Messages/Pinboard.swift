@@ -31,6 +31,8 @@ extension Pinboard {
         change(r.channelID, in: changesInFlight, id: id, from: s) { settle throws(Failure) in
             let c = try self.directory.readableChannel(r.channelID, by: s.user)
             if let problem = self.pins.pinProblem(r.messageUid, in: c.id, limit: self.settings.pinsPerChannel) { throw problem }
+            let audit = try self.home.auditTrail.entry(.messagePinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
+                                                       reason: r.reason)
             self.read(.messages(uids: [r.messageUid], viewer: s.user)) { found in
                 guard found.error == nil else {
                     s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
@@ -45,7 +47,7 @@ extension Pinboard {
                     return settle(nil)
                 }
                 let pin = PinRecord(channelID: c.id, messageUID: m.uid, pinnedBy: s.user, pinnedAt: self.now())
-                settle(Effects(writes: [.pinned(pin)], reply: { .ok(GHOk()) }, apply: { _ in self.pins.pinned(pin) },
+                settle(Effects(writes: [.pinned(pin), audit], reply: { .ok(GHOk()) }, apply: { _ in self.pins.pinned(pin) },
                                then: { self.told(m.uid, pinned: true, in: c, by: s.user) }))
             }
         }
@@ -55,7 +57,9 @@ extension Pinboard {
         change(r.channelID, in: changesInFlight, id: id, from: s) { settle throws(Failure) in
             let c = try self.directory.readableChannel(r.channelID, by: s.user)
             guard self.pins.isPinned(r.messageUid, in: c.id) else { throw Failure.notFound("message \(r.messageUid) is not pinned in channel \(c.id)") }
-            settle(Effects(writes: [.unpinned(c.id, r.messageUid)], reply: { .ok(GHOk()) },
+            let audit = try self.home.auditTrail.entry(.messageUnpinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
+                                                       reason: r.reason)
+            settle(Effects(writes: [.unpinned(c.id, r.messageUid), audit], reply: { .ok(GHOk()) },
                            apply: { _ in self.pins.unpinned(r.messageUid, in: c.id) },
                            then: { self.told(r.messageUid, pinned: false, in: c, by: s.user) }))
         }
