@@ -36,6 +36,7 @@ public struct RequestIDs: Sendable {
             ("unpinMessage", .unpinMessage(make(GHUnpinMessage()) { $0.channelID = i.channel; $0.messageUid = i.message })),
             ("listPins", .listPins(make(GHListPins()) { $0.channelID = i.channel })),
             ("getAuditLog", .getAuditLog(make(GHGetAuditLog()) { $0.serverID = i.server })),
+            ("setNickname", .setNickname(make(GHSetNickname()) { $0.serverID = i.server; $0.nickname = "x" })),
             ("listInviteCodes", .listInviteCodes(make(GHListInviteCodes()) { $0.serverID = i.server })),
             ("transferOwnership", .transferOwnership(make(GHTransferOwnership()) { $0.serverID = i.server; $0.userID = "zed" })),
             ("getServers", .getServers(make(GHGetServers()) { $0.serverIds = [i.server] })),

@@ -12,7 +12,7 @@ public enum AuditAction: UInt32, Sendable, Codable, CaseIterable {
     case memberInvited, memberKicked, memberBanned, memberUnbanned, memberTimedOut, memberRolesChanged
     case roleCreated, roleUpdated, roleDeleted, overrideChanged
     case messageRecalled, messageDeleted, messagePinned, messageUnpinned
-    case inviteCreated, inviteRevoked
+    case inviteCreated, inviteRevoked, memberNicknameChanged
 }
 
 /// One field a change touched; "" where it did not exist.

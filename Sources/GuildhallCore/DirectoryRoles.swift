@@ -84,7 +84,7 @@ extension Directory {
         keys.reserveCapacity(state.members.count)
         for m in state.members.values {
             let rank = m.isOwner ? UInt64.max : UInt64(m.roles.compactMap { roles[$0]?.position }.max() ?? 0)
-            keys.append(MemberListKey(rank: rank, name: m.userID, user: m.userID))
+            keys.append(MemberListKey(rank: rank, name: m.listName, user: m.userID))
         }
         return keys
     }

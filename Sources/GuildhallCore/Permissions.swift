@@ -47,14 +47,16 @@ public struct Permission: OptionSet, Sendable, Codable, Hashable {
     public static let pinMessages = Permission(rawValue: 1 << 18)
     /// Read the server's audit log (AuditLog.swift).
     public static let viewAuditLog = Permission(rawValue: 1 << 19)
+    /// Set other members' nicknames (Profiles.swift).
+    public static let manageNicknames = Permission(rawValue: 1 << 20)
 
-    public static let all = Permission(rawValue: (1 << 20) - 1)
+    public static let all = Permission(rawValue: (1 << 21) - 1)
     /// What a new server's `everyone` role allows: taking part, not managing.
     public static let everyoneDefault: Permission = [.viewChannel, .sendMessages, .mention, .requestReceipts, .attachFiles, .createInvites]
     /// What a new server's `admin` role allows: what "owner and admins" could do before roles had bits.
     public static let adminDefault: Permission = [.manageServer, .manageChannels, .mentionEveryone, .recallOthers, .deleteOthers,
                                                   .invite, .kick, .ban, .manageGuests, .createInvites, .moderateMembers, .pinMessages,
-                                                  .viewAuditLog]
+                                                  .viewAuditLog, .manageNicknames]
 
     /// Bits a channel override may name: the ones that mean something per channel.
     public static let perChannel: Permission = [.viewChannel, .manageChannels, .sendMessages, .mention, .mentionEveryone,
@@ -67,7 +69,7 @@ public struct Permission: OptionSet, Sendable, Codable, Hashable {
         (.deleteOthers, "delete others' messages"), (.invite, "invite"), (.kick, "kick"), (.ban, "ban"),
         (.manageGuests, "manage guests"), (.requestReceipts, "request read receipts"), (.attachFiles, "attach files"),
         (.createInvites, "create invites"), (.moderateMembers, "moderate members"), (.bypassSlowmode, "bypass slow mode"),
-        (.pinMessages, "pin messages"), (.viewAuditLog, "view the audit log"),
+        (.pinMessages, "pin messages"), (.viewAuditLog, "view the audit log"), (.manageNicknames, "manage nicknames"),
     ]
 
     /// The bits' names, for messages a developer reads.

@@ -92,6 +92,11 @@ public struct MemberRecord: Sendable, Codable, Equatable {
     /// The roles the member holds besides `everyone`, ascending.
     public var roles: [RoleID]
     public var joinedAt: UInt64
+    /// The member's name in this server, or "" (Profiles.swift).
+    public var nickname = ""
+    /// Copies of the user's profile, kept in step by the user's home's word.
+    public var displayName = ""
+    public var avatar = ""
 
     /// `role` .admin means holding the `admin` role.
     public init(serverID: ServerID, userID: UserID, role: Role, joinedAt: UInt64, roles: [RoleID] = []) {
@@ -101,6 +106,23 @@ public struct MemberRecord: Sendable, Codable, Equatable {
 
     /// Owner; admin when holding the `admin` role; member otherwise.
     public var role: Role { isOwner ? .owner : roles.contains(.admin) ? .admin : .member }
+
+    private enum CodingKeys: String, CodingKey {
+        case serverID, userID, isOwner, roles, joinedAt, nickname, displayName, avatar
+    }
+
+    /// Older log entries' JSON has no names: none were set.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        serverID = try c.decode(ServerID.self, forKey: .serverID)
+        userID = try c.decode(UserID.self, forKey: .userID)
+        isOwner = try c.decode(Bool.self, forKey: .isOwner)
+        roles = try c.decode([RoleID].self, forKey: .roles)
+        joinedAt = try c.decode(UInt64.self, forKey: .joinedAt)
+        nickname = try c.decodeIfPresent(String.self, forKey: .nickname) ?? ""
+        displayName = try c.decodeIfPresent(String.self, forKey: .displayName) ?? ""
+        avatar = try c.decodeIfPresent(String.self, forKey: .avatar) ?? ""
+    }
 }
 
 public struct InviteRecord: Sendable, Codable, Equatable {

@@ -289,6 +289,15 @@ enum Schema {
         CREATE INDEX audit_log_by_time ON audit_log(at);
         UPDATE roles SET allow = allow | 524288 WHERE role_id = 1;
         """,
+        // 19: profiles (Profiles.swift) and their copies on member rows, nicknames,
+        // and MANAGE_NICKNAMES (1 << 20) for the admin role of servers made before it.
+        """
+        CREATE TABLE profiles(user_id TEXT PRIMARY KEY, display_name TEXT NOT NULL, avatar TEXT NOT NULL, updated_at INTEGER NOT NULL) WITHOUT ROWID;
+        ALTER TABLE members ADD COLUMN nickname TEXT NOT NULL DEFAULT '';
+        ALTER TABLE members ADD COLUMN display_name TEXT NOT NULL DEFAULT '';
+        ALTER TABLE members ADD COLUMN avatar TEXT NOT NULL DEFAULT '';
+        UPDATE roles SET allow = allow | 1048576 WHERE role_id = 1;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

@@ -39,6 +39,8 @@ public struct StoreSnapshot: Sendable {
     public var conversations: [DirectConversation] = []
     /// Users' presence choices and last-seen times.
     public var presences: [(UserID, PresenceChoice, lastSeen: UInt64)] = []
+    /// Users' profiles.
+    public var profiles: [UserProfile] = []
     /// In a cluster: the generation of each shard's state this snapshot was loaded for (JobShards).
     public var generations: [Int: UInt64] = [:]
 
@@ -128,10 +130,12 @@ public final class Store: Sendable {
         while try s.step() {
             for user in s.text(3).split(separator: "\n") { snap.recentMentions.append((String(user), s.uint(0), s.uint(1), s.uint(2))) }
         }
-        s = try db.prepare("SELECT server_id, user_id, role, joined_at, roles FROM members", persistent: false)
+        s = try db.prepare("SELECT server_id, user_id, role, joined_at, roles, nickname, display_name, avatar FROM members", persistent: false)
         while try s.step() {
-            snap.members.append(MemberRecord(serverID: s.uint(0), userID: s.text(1), role: Role(rawValue: Int(s.int(2))) ?? .member,
-                                             joinedAt: s.uint(3), roles: MemberRows.roles(s.text(4))))
+            var m = MemberRecord(serverID: s.uint(0), userID: s.text(1), role: Role(rawValue: Int(s.int(2))) ?? .member,
+                                 joinedAt: s.uint(3), roles: MemberRows.roles(s.text(4)))
+            (m.nickname, m.displayName, m.avatar) = (s.text(5), s.text(6), s.text(7))
+            snap.members.append(m)
         }
         s = try db.prepare("SELECT server_id, role_id, name, position, allow, deny, created_at FROM roles", persistent: false)
         while try s.step() {
@@ -186,6 +190,8 @@ public final class Store: Sendable {
             let choice = PresenceChoice(status: PresenceStatus(rawValue: Int(s.int(1))) ?? .online, text: s.text(2))
             snap.presences.append((s.text(0), choice, s.uint(3)))
         }
+        s = try db.prepare("SELECT user_id, display_name, avatar, updated_at FROM profiles", persistent: false)
+        while try s.step() { snap.profiles.append(UserProfile(user: s.text(0), displayName: s.text(1), avatar: s.text(2), updatedAt: s.uint(3))) }
         snap.highestInboxOrd = UInt64(try db.scalar("SELECT IFNULL(MAX(ord), 0) FROM inbox"))
         snap.highestID = max(UInt64(try db.scalar("SELECT IFNULL(MAX(uid), 0) FROM messages")),
                              UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM servers")),

@@ -72,6 +72,8 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     case audited(AuditEntry)
     /// Deletes audit log entries made before this time (retention).
     case pruneAuditLog(before: UInt64)
+    /// A user's profile (Profiles.swift).
+    case profile(UserProfile)
 }
 
 /// One operation's writes, committed together or not at all.

@@ -26,6 +26,7 @@ final class WriterStatements {
     private var queued = false, sincePruned = 0
     private let saveFile, deleteFile: Statement
     private let audit: AuditWrites
+    private let saveProfile: Statement
 
     init(_ db: SQLiteConnection, indexer: SearchIndexer?) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
@@ -67,7 +68,9 @@ final class WriterStatements {
         removeTimeout = try db.prepare("DELETE FROM timeouts WHERE server_id = ? AND user_id = ?")
         deleteServerTimeouts = try db.prepare("DELETE FROM timeouts WHERE server_id = ?")
         deleteServerChannels = try db.prepare("DELETE FROM channels WHERE server_id = ?")
-        saveMember = try db.prepare("INSERT OR REPLACE INTO members(server_id, user_id, role, joined_at, roles) VALUES(?,?,?,?,?)")
+        saveMember = try db.prepare("INSERT OR REPLACE INTO members(server_id, user_id, role, joined_at, roles, nickname, display_name, avatar) "
+                                    + "VALUES(?,?,?,?,?,?,?,?)")
+        saveProfile = try db.prepare("INSERT OR REPLACE INTO profiles(user_id, display_name, avatar, updated_at) VALUES(?,?,?,?)")
         removeMember = try db.prepare("DELETE FROM members WHERE server_id = ? AND user_id = ?")
         saveInvite = try db.prepare("INSERT OR REPLACE INTO invites(server_id, user_id, inviter, created_at) VALUES(?,?,?,?)")
         removeInvite = try db.prepare("DELETE FROM invites WHERE server_id = ? AND user_id = ?")
@@ -209,6 +212,10 @@ final class WriterStatements {
             try s.run()
         case .audited(let entry): try audit.save(entry)
         case .pruneAuditLog(let before): try audit.prune(before: before)
+        case .profile(let p):
+            let s = saveProfile.reset()
+            s.bind(1, p.user); s.bind(2, p.displayName); s.bind(3, p.avatar); s.bind(4, p.updatedAt)
+            try s.run()
         case .receiptRequest(let channel, let r):
             let s = saveReceiptRequest.reset()
             s.bind(1, r.uid); s.bind(2, channel); s.bind(3, r.seq); s.bind(4, r.requester); s.bind(5, r.sentTime)
@@ -249,7 +256,7 @@ final class WriterStatements {
         case .memberSaved(let m):
             let s = saveMember.reset()
             s.bind(1, m.serverID); s.bind(2, m.userID); s.bind(3, Int64(m.isOwner ? Role.owner.rawValue : Role.member.rawValue))
-            s.bind(4, m.joinedAt); s.bind(5, MemberRows.text(m.roles))
+            s.bind(4, m.joinedAt); s.bind(5, MemberRows.text(m.roles)); s.bind(6, m.nickname); s.bind(7, m.displayName); s.bind(8, m.avatar)
             try s.run()
         case .memberRemoved(let server, let user):
             for s in [removeMember, deleteMemberOverrides, removeTimeout] {

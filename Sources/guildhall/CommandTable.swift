@@ -302,6 +302,15 @@ struct CommandTable {
                                             limit: UInt32(a.optional("limit") ?? "") ?? 0, actor: a.optional("actor") ?? "", action: action,
                                             target: a.optional("target") ?? "")
             }),
+            ("profile", spec([], opts: ["name", "avatar"], "set your display name and avatar (\"\" clears one)") { a in
+                try await c.setProfile(displayName: a.optional("name"), avatar: a.optional("avatar"))
+            }),
+            ("users", spec(["users"], "users' profiles (comma separated ids)") { a in
+                var l = GHUserList(); l.users = try await c.users(a.list("users")); return l
+            }),
+            ("nickname", spec(["server", "nickname"], opts: ["user", "reason"], "set your nickname in a server (user=…: another's)") { a in
+                try await c.setNickname(try a.string("nickname"), in: a.id("server"), of: a.optional("user") ?? "", reason: a.optional("reason") ?? "")
+            }),
             ("ping", spec([], "heartbeat; shows the server's clock") { _ in
                 var p = GHPong(); p.serverTime = try await c.heartbeat(); return p
             }),

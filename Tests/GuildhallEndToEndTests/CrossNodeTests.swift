@@ -116,6 +116,11 @@ import Testing
         try await alice.setPresence(.presenceDoNotDisturb, text: "across")
         _ = try await bobHeard.presence(of: "alice") { $0.status == .presenceDoNotDisturb && $0.customText == "across" }
         _ = try await carolHeard.presence(of: "alice") { $0.status == .presenceDoNotDisturb }
+        // A profile, set at alice's home: bob hears it, the guild's home (node 2) copies it onto her member record, carol asks for it.
+        try await alice.setProfile(displayName: "Alice A.")
+        #expect(try await bobHeard.notification(.userUpdated).user.displayName == "Alice A.")
+        try await waitUntil("the copy on node 2") { try await bob.members(of: g.serverID).first { $0.userID == "alice" }?.displayName == "Alice A." }
+        #expect(try await carol.users(["bob", "alice"]).map(\.displayName) == ["", "Alice A."])
         bob.close()
         _ = try await carolHeard.presence(of: "bob") { $0.status == .presenceOffline && $0.lastSeen > 0 }
 

@@ -101,6 +101,12 @@ import Testing
                                 changes: [AuditChange(key: "name", before: "\"general\"", after: "\"lobby\"")], reason: "tidy ✓", time: 43)),
             .audited(AuditEntry(id: 44 << 22, serverID: 11, actor: "", action: .memberUnbanned, target: "eve", time: 45)),
             .pruneAuditLog(before: 46),
+            .profile(UserProfile(user: "bob", displayName: "Bob ✓", avatar: "https://example.com/b.png", updatedAt: 47)),
+            .directory(.memberSaved({
+                var m = MemberRecord(serverID: 11, userID: "bob", role: .member, joinedAt: 48, roles: [3])
+                (m.nickname, m.displayName, m.avatar) = ("bobby", "Bob ✓", "file:49")
+                return m
+            }())),
         ]
     }
 
@@ -133,9 +139,10 @@ import Testing
             case .unpinned: kinds.insert("unpinned")
             case .audited: kinds.insert("audited")
             case .pruneAuditLog: kinds.insert("pruneAuditLog")
+            case .profile: kinds.insert("profile")
             }
         }
-        #expect(kinds.count == 25, "every kind is in the sample")
+        #expect(kinds.count == 26, "every kind is in the sample")
         let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
         let back = try LogEntries.decode(try LogEntries.encode(entry))
         #expect(back == entry)

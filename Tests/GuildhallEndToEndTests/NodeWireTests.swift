@@ -121,6 +121,8 @@ import Testing
                                  .with { $0.userID = "carol"; $0.status = .presenceOffline; $0.lastSeen = 33 }])]),
             .mail(1, [.presenceAsked(users: ["bob", "carol"], session: 34)]),
             .fromHome(1, [.command(SessionOrder(key: 40, command: .presence([.with { $0.userID = "bob"; $0.status = .presenceDoNotDisturb }])))]),
+            .mail(1, [.profiles([UserProfile(user: "bob", displayName: "Bob ✓", avatar: "https://example.com/b.png", updatedAt: 41)], changed: true)]),
+            .mail(1, [.profilesAsked(users: ["bob", "carol"])]),
         ]
     }
 

@@ -57,6 +57,7 @@ extension Home {
             return channel(c)
         case .inbox(let row): return user(row.user)
         case .syncCursor(let u, _, _), .receivedStatus(let u, _, _), .presence(let u, _, _): return user(u)
+        case .profile(let p): return user(p.user)
         case .pinned(let p): return channel(p.channelID)
         case .audited(let e): return guild(e.serverID)
         case .conversation(_, let users, _): return users.min().map(user)

@@ -75,6 +75,7 @@ extension GHLogWrite {
                 $0.changes = e.changes.map { c in .with { $0.key = c.key; $0.before = c.before; $0.after = c.after } }
             }
         case .pruneAuditLog(let before): pruneAuditLog = .with { $0.before = before }
+        case .profile(let p): profile = .with { $0.user = p.user; $0.displayName = p.displayName; $0.avatar = p.avatar; $0.updatedAt = p.updatedAt }
         }
     }
 
@@ -123,6 +124,7 @@ extension GHLogWrite {
         case .presence(let p):
             return .presence(p.user, PresenceChoice(status: PresenceStatus(rawValue: Int(p.status)) ?? .online, text: p.text), lastSeen: p.lastSeen)
         case .pruneAuditLog(let p): return .pruneAuditLog(before: p.before)
+        case .profile(let p): return .profile(UserProfile(user: p.user, displayName: p.displayName, avatar: p.avatar, updatedAt: p.updatedAt))
         case .audited(let e):
             guard let action = AuditAction(rawValue: e.action) else { throw LogFormatError("audit action \(e.action) is unknown") }
             return .audited(AuditEntry(id: e.id, serverID: e.serverID, actor: e.actor, action: action, target: e.target, channelID: e.channelID,
@@ -152,7 +154,10 @@ extension GHLogDirectory {
             }
         case .serverDeleted(let id): serverDeleted = id
         case .memberSaved(let m):
-            memberSaved = .with { $0.serverID = m.serverID; $0.user = m.userID; $0.isOwner = m.isOwner; $0.roles = m.roles; $0.joinedAt = m.joinedAt }
+            memberSaved = .with {
+                $0.serverID = m.serverID; $0.user = m.userID; $0.isOwner = m.isOwner; $0.roles = m.roles; $0.joinedAt = m.joinedAt
+                $0.nickname = m.nickname; $0.displayName = m.displayName; $0.avatar = m.avatar
+            }
         case .memberRemoved(let server, let user): memberRemoved = GHLogServerUser(server, user)
         case .inviteSaved(let i):
             inviteSaved = .with { $0.serverID = i.serverID; $0.user = i.userID; $0.inviter = i.inviter; $0.createdAt = i.createdAt }
@@ -196,6 +201,7 @@ extension GHLogDirectory {
         case .memberSaved(let m):
             var member = MemberRecord(serverID: m.serverID, userID: m.user, role: .member, joinedAt: m.joinedAt, roles: m.roles)
             member.isOwner = m.isOwner
+            (member.nickname, member.displayName, member.avatar) = (m.nickname, m.displayName, m.avatar)
             return .memberSaved(member)
         case .memberRemoved(let r): return .memberRemoved(r.serverID, r.user)
         case .inviteSaved(let i): return .inviteSaved(InviteRecord(serverID: i.serverID, userID: i.user, inviter: i.inviter, createdAt: i.createdAt))

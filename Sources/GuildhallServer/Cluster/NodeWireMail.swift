@@ -51,6 +51,9 @@ extension GHNodeHomeMail {
             receivedRange = .with { $0.user = user; $0.range = range; $0.except = except }
         case .presence(let list): presence.presences = list
         case .presenceAsked(let users, let session): presenceAsked = .with { $0.users = users; $0.session = session }
+        case .profiles(let list, let changed):
+            profiles = .with { $0.profiles = list.map(GHUserProfile.init); $0.changed = changed }
+        case .profilesAsked(let users): profilesAsked.users = users
         }
     }
 
@@ -84,6 +87,8 @@ extension GHNodeHomeMail {
         case .receivedRange(let r): return .receivedRange(user: r.user, r.range, except: r.except)
         case .presence(let p): return .presence(p.presences)
         case .presenceAsked(let a): return .presenceAsked(users: a.users, session: a.session)
+        case .profiles(let p): return .profiles(p.profiles.map(UserProfile.init), changed: p.changed)
+        case .profilesAsked(let a): return .profilesAsked(users: a.users)
         case nil: throw NodeWireError("mail holds nothing")
         }
     }

@@ -56,6 +56,7 @@ extension Home {
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { groupReceipts.receipts.load(a, in: channel) }
         for c in snapshot.conversations { userHome.directs.add(c) }
         presences.load(snapshot.presences)
+        profiles.load(snapshot.profiles)
         memberLists.prepare(snapshot.servers.map(\.id))
         pinboard.load(snapshot.pins)
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }

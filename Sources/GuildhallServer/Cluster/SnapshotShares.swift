@@ -45,6 +45,7 @@ extension StoreSnapshot {
         for a in receiptAdvances { if let h = channelHome[a.0] { shares[h].receiptAdvances.append(a) } }
         for c in conversations { shares[map.home(conversationOf: c.users.0, c.users.1)].conversations.append(c) }
         for p in presences { shares[map.home(user: p.0)].presences.append(p) }
+        for p in profiles { shares[map.home(user: p.user)].profiles.append(p) }
         return shares
     }
 }

@@ -27,6 +27,8 @@ enum GatherMerge {
     /// One page of the server directory from every home's matches (ServerDirectory.swift).
     case serverDirectory(cursor: UInt64, limit: Int)
     case messages(order: [MessageUID])
+    /// Profiles, each from its user's home, in the order asked.
+    case users(order: [UserID])
     case receipts
     case unreads(order: [ChannelID])
     /// One entry per target, in request order: the best of each.
@@ -81,6 +83,12 @@ enum GatherMerge {
             var page = GHMessagePage()
             page.messages = order.compactMap { byUID[$0] }
             return .messages(page)
+        case .users(let order):
+            var byID: [UserID: GHUserProfile] = [:]
+            for case .users(let l) in parts { for u in l.users { byID[u.userID] = u } }
+            var list = GHUserList()
+            list.users = order.compactMap { byID[$0] }
+            return .users(list)
         case .receipts:
             var merged: [GHReceiptInfo] = []
             for case .receipts(let l) in parts {

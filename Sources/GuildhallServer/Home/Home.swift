@@ -48,6 +48,8 @@ final class Home {
     private(set) var pinboard: Pinboard!
     /// The audit log's entries and pages (AuditTrail.swift).
     private(set) var auditTrail: AuditTrail!
+    /// Profiles of the users homed here, their copies on members, nicknames (Profiles.swift).
+    private(set) var profiles: Profiles!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
@@ -96,6 +98,7 @@ final class Home {
         moderation = Moderation(home: self)
         pinboard = Pinboard(home: self)
         auditTrail = AuditTrail(home: self)
+        profiles = Profiles(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)
@@ -203,6 +206,8 @@ final class Home {
             case .subscriptionTallies(let changes): subscriptions.take(changes)
             case .presence(let list): presences.heard(list)
             case .presenceAsked(let users, let session): presences.asked(users, for: session, from: other)
+            case .profiles(let list, let changed): profiles.heard(list, changed: changed)
+            case .profilesAsked(let users): profiles.asked(users, from: other)
             }
         }
     }

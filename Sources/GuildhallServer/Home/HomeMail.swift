@@ -41,6 +41,10 @@ enum HomeMail: Sendable {
     case presence([GHPresence])
     /// The current presence of `users` (homed at the receiving home), for session `session`.
     case presenceAsked(users: [UserID], session: UInt64)
+    /// Users' profiles from their homes (Profiles.swift): a change (`changed`), or a reminder that only fixes copies.
+    case profiles([UserProfile], changed: Bool)
+    /// The profiles of `users` (homed at the receiving home), for the asking home's member copies.
+    case profilesAsked(users: [UserID])
 }
 
 /// An item addressed to a user homed at another loop.

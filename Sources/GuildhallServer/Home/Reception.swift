@@ -257,6 +257,7 @@ final class Reception: HomePart, GatewayHome {
         registry.loggedIn(s, servers: directory.serverIDs(of: s.user))
         home.book.open(s.key, user: s.user)
         home.presences.opened(s)
+        home.profiles.opened(s)
     }
 
     /// Ends a session the home decided to end: it leaves the interest index

@@ -138,6 +138,10 @@ extension GHRequest.OneOf_Body {
         case .unpinMessage(let r):
             RequestRule(.channel(r.channelID), .change, needs: .pinMessages, at: .channel(r.channelID)) { $0.pinboard.unpin(r, id: $1, from: $2) }
         case .listPins(let r): RequestRule(.channel(r.channelID), .query) { $0.pinboard.list(r, id: $1, from: $2) }
+        // Profiles (Home/People): each user's at its home; nicknames at the guild's.
+        case .setProfile(let r): RequestRule(.user, .change) { $0.profiles.setProfile(r, id: $1, from: $2) }
+        case .getUsers(let r): RequestRule(.everyHome, .query, merge: .users(order: r.userIds)) { $0.profiles.getUsers(r, id: $1, from: $2) }
+        case .setNickname(let r): RequestRule(.guild(r.serverID), .change) { $0.profiles.setNickname(r, id: $1, from: $2) }
         case .getAuditLog(let r):
             RequestRule(.guild(r.serverID), .query, needs: .viewAuditLog, at: .server(r.serverID)) { $0.auditTrail.getAuditLog(r, id: $1, from: $2) }
         case .timeoutMember(let r):
@@ -225,7 +229,7 @@ extension GHRequest.OneOf_Body {
         case .lookUpInvite(let r): RequestRule(.everyHome, .query) { $0.inviteLinks.lookUp(r, id: $1, from: $2) }
         case .joinByInvite(let r): RequestRule(.everyHome, .change) { $0.inviteLinks.join(r, id: $1, from: $2) }
 
-        // Presence (Home/Presence): decided at the user's home.
+        // Presence (Home/People): decided at the user's home.
         case .setPresence(let r): RequestRule(.user, .change) { $0.presences.setPresence(r, id: $1, from: $2) }
         case .setIdle(let r): RequestRule(.user, .change) { $0.presences.setIdle(r, id: $1, from: $2) }
         }

@@ -27,6 +27,7 @@ extension GHMember {
     init(_ r: MemberRecord) {
         self.init()
         serverID = r.serverID; userID = r.userID; role = GHRole(r.role); joinedAt = r.joinedAt; roleIds = r.roles
+        nickname = r.nickname; displayName = r.displayName; avatar = r.avatar
     }
 }
 

@@ -329,6 +329,9 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// Read the server's audit log (`get_audit_log`). Default: admin.
   case viewAuditLog // = 524288
+
+  /// Set other members' nicknames (`set_nickname`). Default: admin.
+  case manageNicknames // = 1048576
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -358,6 +361,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 131072: self = .bypassSlowmode
     case 262144: self = .pinMessages
     case 524288: self = .viewAuditLog
+    case 1048576: self = .manageNicknames
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -385,6 +389,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .bypassSlowmode: return 131072
     case .pinMessages: return 262144
     case .viewAuditLog: return 524288
+    case .manageNicknames: return 1048576
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -412,6 +417,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     .bypassSlowmode,
     .pinMessages,
     .viewAuditLog,
+    .manageNicknames,
   ]
 
 }
@@ -733,6 +739,9 @@ public nonisolated enum GHAuditAction: SwiftProtobuf.Enum, Swift.CaseIterable {
   /// `changes`: channelId, maxUses, expiresAt (after only).
   case auditInviteCreated // = 20
   case auditInviteRevoked // = 21
+
+  /// Another member's nickname. `changes`: nickname.
+  case auditMemberNicknameChanged // = 22
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -763,6 +772,7 @@ public nonisolated enum GHAuditAction: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 19: self = .auditMessageUnpinned
     case 20: self = .auditInviteCreated
     case 21: self = .auditInviteRevoked
+    case 22: self = .auditMemberNicknameChanged
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -791,6 +801,7 @@ public nonisolated enum GHAuditAction: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .auditMessageUnpinned: return 19
     case .auditInviteCreated: return 20
     case .auditInviteRevoked: return 21
+    case .auditMemberNicknameChanged: return 22
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -819,6 +830,7 @@ public nonisolated enum GHAuditAction: SwiftProtobuf.Enum, Swift.CaseIterable {
     .auditMessageUnpinned,
     .auditInviteCreated,
     .auditInviteRevoked,
+    .auditMemberNicknameChanged,
   ]
 
 }
@@ -1193,6 +1205,12 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// A message of the channel was pinned or unpinned (`message_uid`, `pinned`).
   case channelPinsChanged // = 21
+
+  /// A user's profile changed (`user`): told to whoever hears the user's presence. Never stored for offline sync.
+  case userUpdated // = 22
+
+  /// A member's nickname changed (`member`).
+  case memberUpdated // = 23
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -1223,6 +1241,8 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case 19: self = .permissionsChanged
     case 20: self = .memberTimedOut
     case 21: self = .channelPinsChanged
+    case 22: self = .userUpdated
+    case 23: self = .memberUpdated
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -1251,6 +1271,8 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case .permissionsChanged: return 19
     case .memberTimedOut: return 20
     case .channelPinsChanged: return 21
+    case .userUpdated: return 22
+    case .memberUpdated: return 23
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -1279,6 +1301,8 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     .permissionsChanged,
     .memberTimedOut,
     .channelPinsChanged,
+    .userUpdated,
+    .memberUpdated,
   ]
 
 }
@@ -2214,6 +2238,45 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getAuditLog(newValue)}
   }
 
+  /// Profiles (docs/features.md "Profiles").
+  /// Set one's display name and avatar (the fields that are set change;
+  /// "" clears one). Kept at one's home and copied to one's memberships:
+  /// member lists order by it and show it, and everyone who hears one's
+  /// presence (watchers, small servers' online members, direct peers,
+  /// member-list windows) hears USER_UPDATED. Answer: `UserProfile`.
+  /// Errors: 400 a display name over 64 characters or with control
+  /// characters, an avatar over 512 characters.
+  public var setProfile: GHSetProfile {
+    get {
+      if case .setProfile(let v)? = body {return v}
+      return GHSetProfile()
+    }
+    set {body = .setProfile(newValue)}
+  }
+
+  /// Users' profiles, in the order asked (at most 100 ids). A user who set
+  /// none is answered with only the id. Answer: `UserList`.
+  public var getUsers: GHGetUsers {
+    get {
+      if case .getUsers(let v)? = body {return v}
+      return GHGetUsers()
+    }
+    set {body = .getUsers(newValue)}
+  }
+
+  /// Set a member's nickname in a server ("" clears it): one's own as any
+  /// member, another's with MANAGE_NICKNAMES and outranking them (audited).
+  /// It is shown in place of the display name there. Members hear
+  /// MEMBER_UPDATED. Answer: `Member`. Errors: 400 over 64 characters or
+  /// with control characters; 403; 404 not a member.
+  public var setNickname: GHSetNickname {
+    get {
+      if case .setNickname(let v)? = body {return v}
+      return GHSetNickname()
+    }
+    set {body = .setNickname(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Each kind's comment ends with the errors of its own. Besides those, any
@@ -2526,6 +2589,24 @@ public nonisolated struct GHRequest: Sendable {
     /// `audit-log-retention-days`. Answer: `AuditLog`. Errors: 403 without
     /// VIEW_AUDIT_LOG; 404 no such server one is in.
     case getAuditLog(GHGetAuditLog)
+    /// Profiles (docs/features.md "Profiles").
+    /// Set one's display name and avatar (the fields that are set change;
+    /// "" clears one). Kept at one's home and copied to one's memberships:
+    /// member lists order by it and show it, and everyone who hears one's
+    /// presence (watchers, small servers' online members, direct peers,
+    /// member-list windows) hears USER_UPDATED. Answer: `UserProfile`.
+    /// Errors: 400 a display name over 64 characters or with control
+    /// characters, an avatar over 512 characters.
+    case setProfile(GHSetProfile)
+    /// Users' profiles, in the order asked (at most 100 ids). A user who set
+    /// none is answered with only the id. Answer: `UserList`.
+    case getUsers(GHGetUsers)
+    /// Set a member's nickname in a server ("" clears it): one's own as any
+    /// member, another's with MANAGE_NICKNAMES and outranking them (audited).
+    /// It is shown in place of the display name there. Members hear
+    /// MEMBER_UPDATED. Answer: `Member`. Errors: 400 over 64 characters or
+    /// with control characters; 403; 404 not a member.
+    case setNickname(GHSetNickname)
 
   }
 
@@ -4675,6 +4756,22 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .auditLog(newValue)}
   }
 
+  public var profile: GHUserProfile {
+    get {
+      if case .profile(let v)? = result {return v}
+      return GHUserProfile()
+    }
+    set {result = .profile(newValue)}
+  }
+
+  public var users: GHUserList {
+    get {
+      if case .users(let v)? = result {return v}
+      return GHUserList()
+    }
+    set {result = .users(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -4743,6 +4840,8 @@ public nonisolated struct GHResponse: Sendable {
     /// A channel's pins.
     case pins(GHPinList)
     case auditLog(GHAuditLog)
+    case profile(GHUserProfile)
+    case users(GHUserList)
 
   }
 
@@ -5092,6 +5191,103 @@ public nonisolated struct GHSetIdle: Sendable {
   // methods supported on all messages.
 
   public var idle: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A user's profile.
+public nonisolated struct GHUserProfile: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var userID: String = String()
+
+  /// At most 64 characters; "" when not set.
+  public var displayName: String = String()
+
+  /// A URL or a file id, at most 512 characters; "" when not set.
+  public var avatar: String = String()
+
+  /// When it last changed (milliseconds since 1970); 0 when never set.
+  public var updatedAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHSetProfile: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var displayName: String {
+    get {_displayName ?? String()}
+    set {_displayName = newValue}
+  }
+  /// Returns true if `displayName` has been explicitly set.
+  public var hasDisplayName: Bool {self._displayName != nil}
+  /// Clears the value of `displayName`. Subsequent reads from it will return its default value.
+  public mutating func clearDisplayName() {self._displayName = nil}
+
+  public var avatar: String {
+    get {_avatar ?? String()}
+    set {_avatar = newValue}
+  }
+  /// Returns true if `avatar` has been explicitly set.
+  public var hasAvatar: Bool {self._avatar != nil}
+  /// Clears the value of `avatar`. Subsequent reads from it will return its default value.
+  public mutating func clearAvatar() {self._avatar = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _displayName: String? = nil
+  fileprivate var _avatar: String? = nil
+}
+
+public nonisolated struct GHGetUsers: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var userIds: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHUserList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var users: [GHUserProfile] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHSetNickname: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverID: UInt64 = 0
+
+  /// The member; "" for oneself.
+  public var userID: String = String()
+
+  public var nickname: String = String()
+
+  /// Why, for the server's audit log: at most 512 characters, optional.
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5704,6 +5900,14 @@ public nonisolated struct GHMember: Sendable {
   /// While timed out: until when (milliseconds since 1970); 0 otherwise.
   public var timeoutUntil: UInt64 = 0
 
+  /// The member's nickname in this server, or "".
+  public var nickname: String = String()
+
+  /// The user's display name and avatar (their profile), or "".
+  public var displayName: String = String()
+
+  public var avatar: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -5737,32 +5941,47 @@ public nonisolated struct GHMemberList: Sendable {
 /// (Sessions watching a window of a server's member list) a member inside
 /// the window joined, left or changed (roles, or presence for a list of
 /// online members only).
-public nonisolated struct GHMemberListUpdate: Sendable {
+public nonisolated struct GHMemberListUpdate: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var serverID: UInt64 = 0
+  public var serverID: UInt64 {
+    get {_storage._serverID}
+    set {_uniqueStorage()._serverID = newValue}
+  }
 
-  public var kind: GHMemberListUpdate.Kind = .memberUpdated
+  public var kind: GHMemberListUpdate.Kind {
+    get {_storage._kind}
+    set {_uniqueStorage()._kind = newValue}
+  }
 
   /// The member as now (for MEMBER_LEFT, as it was).
   public var member: GHMember {
-    get {_member ?? GHMember()}
-    set {_member = newValue}
+    get {_storage._member ?? GHMember()}
+    set {_uniqueStorage()._member = newValue}
   }
   /// Returns true if `member` has been explicitly set.
-  public var hasMember: Bool {self._member != nil}
+  public var hasMember: Bool {_storage._member != nil}
   /// Clears the value of `member`. Subsequent reads from it will return its default value.
-  public mutating func clearMember() {self._member = nil}
+  public mutating func clearMember() {_uniqueStorage()._member = nil}
 
   /// Whether the member now belongs in the window (false: take it out).
-  public var inWindow: Bool = false
+  public var inWindow: Bool {
+    get {_storage._inWindow}
+    set {_uniqueStorage()._inWindow = newValue}
+  }
 
   /// The counts after the change.
-  public var memberCount: UInt32 = 0
+  public var memberCount: UInt32 {
+    get {_storage._memberCount}
+    set {_uniqueStorage()._memberCount = newValue}
+  }
 
-  public var onlineCount: UInt32 = 0
+  public var onlineCount: UInt32 {
+    get {_storage._onlineCount}
+    set {_uniqueStorage()._onlineCount = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5806,7 +6025,7 @@ public nonisolated struct GHMemberListUpdate: Sendable {
 
   public init() {}
 
-  fileprivate var _member: GHMember? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// A channel of a server.
@@ -6799,6 +7018,16 @@ public nonisolated struct GHSystemNotification: @unchecked Sendable {
     set {_uniqueStorage()._pinned = newValue}
   }
 
+  /// For USER_UPDATED.
+  public var user: GHUserProfile {
+    get {_storage._user ?? GHUserProfile()}
+    set {_uniqueStorage()._user = newValue}
+  }
+  /// Returns true if `user` has been explicitly set.
+  public var hasUser: Bool {_storage._user != nil}
+  /// Clears the value of `user`. Subsequent reads from it will return its default value.
+  public mutating func clearUser() {_uniqueStorage()._user = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -6862,7 +7091,7 @@ nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHPermission: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0\u{2}@@\u{8}MODERATE_MEMBERS\0\u{2}@@\u{10}BYPASS_SLOWMODE\0\u{2}@@ PIN_MESSAGES\0\u{2}@@@\u{1}VIEW_AUDIT_LOG\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0\u{2}@@\u{8}MODERATE_MEMBERS\0\u{2}@@\u{10}BYPASS_SLOWMODE\0\u{2}@@ PIN_MESSAGES\0\u{2}@@@\u{1}VIEW_AUDIT_LOG\0\u{2}@@@\u{2}MANAGE_NICKNAMES\0")
 }
 
 nonisolated extension GHGuestVisibility: SwiftProtobuf._ProtoNameProviding {
@@ -6886,7 +7115,7 @@ nonisolated extension GHTargetStatus: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHAuditAction: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0AUDIT_ANY\0\u{1}AUDIT_SERVER_UPDATED\0\u{1}AUDIT_OWNERSHIP_TRANSFERRED\0\u{1}AUDIT_CHANNEL_CREATED\0\u{1}AUDIT_CHANNEL_UPDATED\0\u{1}AUDIT_CHANNEL_DELETED\0\u{1}AUDIT_MEMBER_INVITED\0\u{1}AUDIT_MEMBER_KICKED\0\u{1}AUDIT_MEMBER_BANNED\0\u{1}AUDIT_MEMBER_UNBANNED\0\u{1}AUDIT_MEMBER_TIMED_OUT\0\u{1}AUDIT_MEMBER_ROLES_CHANGED\0\u{1}AUDIT_ROLE_CREATED\0\u{1}AUDIT_ROLE_UPDATED\0\u{1}AUDIT_ROLE_DELETED\0\u{1}AUDIT_OVERRIDE_CHANGED\0\u{1}AUDIT_MESSAGE_RECALLED\0\u{1}AUDIT_MESSAGE_DELETED\0\u{1}AUDIT_MESSAGE_PINNED\0\u{1}AUDIT_MESSAGE_UNPINNED\0\u{1}AUDIT_INVITE_CREATED\0\u{1}AUDIT_INVITE_REVOKED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0AUDIT_ANY\0\u{1}AUDIT_SERVER_UPDATED\0\u{1}AUDIT_OWNERSHIP_TRANSFERRED\0\u{1}AUDIT_CHANNEL_CREATED\0\u{1}AUDIT_CHANNEL_UPDATED\0\u{1}AUDIT_CHANNEL_DELETED\0\u{1}AUDIT_MEMBER_INVITED\0\u{1}AUDIT_MEMBER_KICKED\0\u{1}AUDIT_MEMBER_BANNED\0\u{1}AUDIT_MEMBER_UNBANNED\0\u{1}AUDIT_MEMBER_TIMED_OUT\0\u{1}AUDIT_MEMBER_ROLES_CHANGED\0\u{1}AUDIT_ROLE_CREATED\0\u{1}AUDIT_ROLE_UPDATED\0\u{1}AUDIT_ROLE_DELETED\0\u{1}AUDIT_OVERRIDE_CHANGED\0\u{1}AUDIT_MESSAGE_RECALLED\0\u{1}AUDIT_MESSAGE_DELETED\0\u{1}AUDIT_MESSAGE_PINNED\0\u{1}AUDIT_MESSAGE_UNPINNED\0\u{1}AUDIT_INVITE_CREATED\0\u{1}AUDIT_INVITE_REVOKED\0\u{1}AUDIT_MEMBER_NICKNAME_CHANGED\0")
 }
 
 nonisolated extension GHPresenceStatus: SwiftProtobuf._ProtoNameProviding {
@@ -6914,7 +7143,7 @@ nonisolated extension GHMessageUpdateKind: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHNotificationKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}PERMISSIONS_CHANGED\0\u{1}MEMBER_TIMED_OUT\0\u{1}CHANNEL_PINS_CHANGED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}PERMISSIONS_CHANGED\0\u{1}MEMBER_TIMED_OUT\0\u{1}CHANNEL_PINS_CHANGED\0\u{1}USER_UPDATED\0\u{1}MEMBER_UPDATED\0")
 }
 
 nonisolated extension GHFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -7043,7 +7272,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0\u{3}pin_message\0\u{3}unpin_message\0\u{3}list_pins\0\u{3}get_audit_log\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0\u{3}pin_message\0\u{3}unpin_message\0\u{3}list_pins\0\u{3}get_audit_log\0\u{3}set_profile\0\u{3}get_users\0\u{3}set_nickname\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8053,6 +8282,45 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .getAuditLog(v)
         }
       }()
+      case 126: try {
+        var v: GHSetProfile?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .setProfile(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .setProfile(v)
+        }
+      }()
+      case 127: try {
+        var v: GHGetUsers?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .getUsers(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .getUsers(v)
+        }
+      }()
+      case 128: try {
+        var v: GHSetNickname?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .setNickname(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .setNickname(v)
+        }
+      }()
       default: break
       }
     }
@@ -8374,6 +8642,18 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .getAuditLog?: try {
       guard case .getAuditLog(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 125)
+    }()
+    case .setProfile?: try {
+      guard case .setProfile(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 126)
+    }()
+    case .getUsers?: try {
+      guard case .getUsers(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 127)
+    }()
+    case .setNickname?: try {
+      guard case .setNickname(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 128)
     }()
     case nil: break
     }
@@ -11658,7 +11938,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0\u{3}invite_code\0\u{3}invite_codes\0\u{1}pins\0\u{3}audit_log\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0\u{3}invite_code\0\u{3}invite_codes\0\u{1}pins\0\u{3}audit_log\0\u{1}profile\0\u{1}users\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -12096,6 +12376,32 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .auditLog(v)
         }
       }()
+      case 98: try {
+        var v: GHUserProfile?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .profile(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .profile(v)
+        }
+      }()
+      case 99: try {
+        var v: GHUserList?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .users(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .users(v)
+        }
+      }()
       default: break
       }
     }
@@ -12241,6 +12547,14 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .auditLog?: try {
       guard case .auditLog(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 97)
+    }()
+    case .profile?: try {
+      guard case .profile(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 98)
+    }()
+    case .users?: try {
+      guard case .users(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 99)
     }()
     case nil: break
     }
@@ -12989,6 +13303,195 @@ nonisolated extension GHSetIdle: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
 
   public static func ==(lhs: GHSetIdle, rhs: GHSetIdle) -> Bool {
     if lhs.idle != rhs.idle {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHUserProfile: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UserProfile"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_id\0\u{3}display_name\0\u{1}avatar\0\u{3}updated_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.displayName) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.avatar) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.updatedAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 1)
+    }
+    if !self.displayName.isEmpty {
+      try visitor.visitSingularStringField(value: self.displayName, fieldNumber: 2)
+    }
+    if !self.avatar.isEmpty {
+      try visitor.visitSingularStringField(value: self.avatar, fieldNumber: 3)
+    }
+    if self.updatedAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.updatedAt, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHUserProfile, rhs: GHUserProfile) -> Bool {
+    if lhs.userID != rhs.userID {return false}
+    if lhs.displayName != rhs.displayName {return false}
+    if lhs.avatar != rhs.avatar {return false}
+    if lhs.updatedAt != rhs.updatedAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSetProfile: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SetProfile"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}display_name\0\u{1}avatar\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self._displayName) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self._avatar) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._displayName {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 1)
+    } }()
+    try { if let v = self._avatar {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSetProfile, rhs: GHSetProfile) -> Bool {
+    if lhs._displayName != rhs._displayName {return false}
+    if lhs._avatar != rhs._avatar {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHGetUsers: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetUsers"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.userIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.userIds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.userIds, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHGetUsers, rhs: GHGetUsers) -> Bool {
+    if lhs.userIds != rhs.userIds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHUserList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UserList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}users\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.users) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.users.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.users, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHUserList, rhs: GHUserList) -> Bool {
+    if lhs.users != rhs.users {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSetNickname: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SetNickname"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}nickname\0\u{2}\u{c}reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.nickname) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
+    }
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
+    }
+    if !self.nickname.isEmpty {
+      try visitor.visitSingularStringField(value: self.nickname, fieldNumber: 3)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSetNickname, rhs: GHSetNickname) -> Bool {
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.userID != rhs.userID {return false}
+    if lhs.nickname != rhs.nickname {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -14059,7 +14562,7 @@ nonisolated extension GHServerList: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Member"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}role\0\u{3}joined_at\0\u{3}role_ids\0\u{1}presence\0\u{3}timeout_until\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}user_id\0\u{1}role\0\u{3}joined_at\0\u{3}role_ids\0\u{1}presence\0\u{3}timeout_until\0\u{1}nickname\0\u{3}display_name\0\u{1}avatar\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -14074,6 +14577,9 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       case 5: try { try decoder.decodeRepeatedUInt64Field(value: &self.roleIds) }()
       case 6: try { try decoder.decodeSingularMessageField(value: &self._presence) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.timeoutUntil) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.nickname) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.displayName) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.avatar) }()
       default: break
       }
     }
@@ -14105,6 +14611,15 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if self.timeoutUntil != 0 {
       try visitor.visitSingularUInt64Field(value: self.timeoutUntil, fieldNumber: 7)
     }
+    if !self.nickname.isEmpty {
+      try visitor.visitSingularStringField(value: self.nickname, fieldNumber: 8)
+    }
+    if !self.displayName.isEmpty {
+      try visitor.visitSingularStringField(value: self.displayName, fieldNumber: 9)
+    }
+    if !self.avatar.isEmpty {
+      try visitor.visitSingularStringField(value: self.avatar, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -14116,6 +14631,9 @@ nonisolated extension GHMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if lhs.roleIds != rhs.roleIds {return false}
     if lhs._presence != rhs._presence {return false}
     if lhs.timeoutUntil != rhs.timeoutUntil {return false}
+    if lhs.nickname != rhs.nickname {return false}
+    if lhs.displayName != rhs.displayName {return false}
+    if lhs.avatar != rhs.avatar {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -14170,56 +14688,102 @@ nonisolated extension GHMemberListUpdate: SwiftProtobuf.Message, SwiftProtobuf._
   public static let protoMessageName: String = _protobuf_package + ".MemberListUpdate"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}kind\0\u{1}member\0\u{3}in_window\0\u{3}member_count\0\u{3}online_count\0")
 
+  fileprivate class _StorageClass {
+    var _serverID: UInt64 = 0
+    var _kind: GHMemberListUpdate.Kind = .memberUpdated
+    var _member: GHMember? = nil
+    var _inWindow: Bool = false
+    var _memberCount: UInt32 = 0
+    var _onlineCount: UInt32 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _serverID = source._serverID
+      _kind = source._kind
+      _member = source._member
+      _inWindow = source._inWindow
+      _memberCount = source._memberCount
+      _onlineCount = source._onlineCount
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
-      case 2: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
-      case 3: try { try decoder.decodeSingularMessageField(value: &self._member) }()
-      case 4: try { try decoder.decodeSingularBoolField(value: &self.inWindow) }()
-      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.memberCount) }()
-      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.onlineCount) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._serverID) }()
+        case 2: try { try decoder.decodeSingularEnumField(value: &_storage._kind) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._member) }()
+        case 4: try { try decoder.decodeSingularBoolField(value: &_storage._inWindow) }()
+        case 5: try { try decoder.decodeSingularUInt32Field(value: &_storage._memberCount) }()
+        case 6: try { try decoder.decodeSingularUInt32Field(value: &_storage._onlineCount) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.serverID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 1)
-    }
-    if self.kind != .memberUpdated {
-      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 2)
-    }
-    try { if let v = self._member {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    } }()
-    if self.inWindow != false {
-      try visitor.visitSingularBoolField(value: self.inWindow, fieldNumber: 4)
-    }
-    if self.memberCount != 0 {
-      try visitor.visitSingularUInt32Field(value: self.memberCount, fieldNumber: 5)
-    }
-    if self.onlineCount != 0 {
-      try visitor.visitSingularUInt32Field(value: self.onlineCount, fieldNumber: 6)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._serverID != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._serverID, fieldNumber: 1)
+      }
+      if _storage._kind != .memberUpdated {
+        try visitor.visitSingularEnumField(value: _storage._kind, fieldNumber: 2)
+      }
+      try { if let v = _storage._member {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      if _storage._inWindow != false {
+        try visitor.visitSingularBoolField(value: _storage._inWindow, fieldNumber: 4)
+      }
+      if _storage._memberCount != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._memberCount, fieldNumber: 5)
+      }
+      if _storage._onlineCount != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._onlineCount, fieldNumber: 6)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHMemberListUpdate, rhs: GHMemberListUpdate) -> Bool {
-    if lhs.serverID != rhs.serverID {return false}
-    if lhs.kind != rhs.kind {return false}
-    if lhs._member != rhs._member {return false}
-    if lhs.inWindow != rhs.inWindow {return false}
-    if lhs.memberCount != rhs.memberCount {return false}
-    if lhs.onlineCount != rhs.onlineCount {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._serverID != rhs_storage._serverID {return false}
+        if _storage._kind != rhs_storage._kind {return false}
+        if _storage._member != rhs_storage._member {return false}
+        if _storage._inWindow != rhs_storage._inWindow {return false}
+        if _storage._memberCount != rhs_storage._memberCount {return false}
+        if _storage._onlineCount != rhs_storage._onlineCount {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -15717,7 +16281,7 @@ nonisolated extension GHTyper: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SystemNotification"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0\u{1}subscriptions\0\u{1}role\0\u{1}override\0\u{3}auto_uncovered\0\u{3}message_uid\0\u{1}pinned\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0\u{1}subscriptions\0\u{1}role\0\u{1}override\0\u{3}auto_uncovered\0\u{3}message_uid\0\u{1}pinned\0\u{1}user\0")
 
   fileprivate class _StorageClass {
     var _kind: GHNotificationKind = .unspecified
@@ -15734,6 +16298,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
     var _autoUncovered: UInt32 = 0
     var _messageUid: UInt64 = 0
     var _pinned: Bool = false
+    var _user: GHUserProfile? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -15758,6 +16323,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       _autoUncovered = source._autoUncovered
       _messageUid = source._messageUid
       _pinned = source._pinned
+      _user = source._user
     }
   }
 
@@ -15790,6 +16356,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         case 12: try { try decoder.decodeSingularUInt32Field(value: &_storage._autoUncovered) }()
         case 13: try { try decoder.decodeSingularUInt64Field(value: &_storage._messageUid) }()
         case 14: try { try decoder.decodeSingularBoolField(value: &_storage._pinned) }()
+        case 15: try { try decoder.decodeSingularMessageField(value: &_storage._user) }()
         default: break
         }
       }
@@ -15844,6 +16411,9 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       if _storage._pinned != false {
         try visitor.visitSingularBoolField(value: _storage._pinned, fieldNumber: 14)
       }
+      try { if let v = _storage._user {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -15867,6 +16437,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         if _storage._autoUncovered != rhs_storage._autoUncovered {return false}
         if _storage._messageUid != rhs_storage._messageUid {return false}
         if _storage._pinned != rhs_storage._pinned {return false}
+        if _storage._user != rhs_storage._user {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -276,6 +276,14 @@ public nonisolated struct GHLogWrite: Sendable {
     set {write = .pruneAuditLog(newValue)}
   }
 
+  public var profile: GHLogProfile {
+    get {
+      if case .profile(let v)? = write {return v}
+      return GHLogProfile()
+    }
+    set {write = .profile(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Write: Equatable, Sendable {
@@ -308,6 +316,7 @@ public nonisolated struct GHLogWrite: Sendable {
     case audited(GHLogAuditEntry)
     /// A node's own housekeeping, never logged (as prune_inbox).
     case pruneAuditLog(GHLogPruneAuditLog)
+    case profile(GHLogProfile)
 
   }
 
@@ -857,6 +866,13 @@ public nonisolated struct GHLogMember: Sendable {
   public var roles: [UInt64] = []
 
   public var joinedAt: UInt64 = 0
+
+  public var nickname: String = String()
+
+  /// Copies of the user's profile (guildhall.v1.UserProfile).
+  public var displayName: String = String()
+
+  public var avatar: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1478,6 +1494,25 @@ public nonisolated struct GHLogAuditEntry: Sendable {
   public init() {}
 }
 
+/// A user's profile (guildhall.v1.UserProfile's fields).
+public nonisolated struct GHLogProfile: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var user: String = String()
+
+  public var displayName: String = String()
+
+  public var avatar: String = String()
+
+  public var updatedAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct GHLogPruneAuditLog: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1552,7 +1587,7 @@ nonisolated extension GHLogEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Write"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0\u{1}pinned\0\u{1}unpinned\0\u{1}audited\0\u{3}prune_audit_log\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0\u{1}pinned\0\u{1}unpinned\0\u{1}audited\0\u{3}prune_audit_log\0\u{1}profile\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1893,6 +1928,19 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.write = .pruneAuditLog(v)
         }
       }()
+      case 27: try {
+        var v: GHLogProfile?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .profile(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .profile(v)
+        }
+      }()
       default: break
       }
     }
@@ -2007,6 +2055,10 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .pruneAuditLog?: try {
       guard case .pruneAuditLog(let v)? = self.write else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
+    }()
+    case .profile?: try {
+      guard case .profile(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
     }()
     case nil: break
     }
@@ -3089,7 +3141,7 @@ nonisolated extension GHLogServerRole: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension GHLogMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Member"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}user\0\u{3}is_owner\0\u{1}roles\0\u{3}joined_at\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}user\0\u{3}is_owner\0\u{1}roles\0\u{3}joined_at\0\u{1}nickname\0\u{3}display_name\0\u{1}avatar\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3102,6 +3154,9 @@ nonisolated extension GHLogMember: SwiftProtobuf.Message, SwiftProtobuf._Message
       case 3: try { try decoder.decodeSingularBoolField(value: &self.isOwner) }()
       case 4: try { try decoder.decodeRepeatedUInt64Field(value: &self.roles) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.joinedAt) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.nickname) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.displayName) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.avatar) }()
       default: break
       }
     }
@@ -3123,6 +3178,15 @@ nonisolated extension GHLogMember: SwiftProtobuf.Message, SwiftProtobuf._Message
     if self.joinedAt != 0 {
       try visitor.visitSingularUInt64Field(value: self.joinedAt, fieldNumber: 5)
     }
+    if !self.nickname.isEmpty {
+      try visitor.visitSingularStringField(value: self.nickname, fieldNumber: 6)
+    }
+    if !self.displayName.isEmpty {
+      try visitor.visitSingularStringField(value: self.displayName, fieldNumber: 7)
+    }
+    if !self.avatar.isEmpty {
+      try visitor.visitSingularStringField(value: self.avatar, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3132,6 +3196,9 @@ nonisolated extension GHLogMember: SwiftProtobuf.Message, SwiftProtobuf._Message
     if lhs.isOwner != rhs.isOwner {return false}
     if lhs.roles != rhs.roles {return false}
     if lhs.joinedAt != rhs.joinedAt {return false}
+    if lhs.nickname != rhs.nickname {return false}
+    if lhs.displayName != rhs.displayName {return false}
+    if lhs.avatar != rhs.avatar {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4524,6 +4591,51 @@ nonisolated extension GHLogAuditEntry: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.changes != rhs.changes {return false}
     if lhs.reason != rhs.reason {return false}
     if lhs.time != rhs.time {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogProfile: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Profile"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}user\0\u{3}display_name\0\u{1}avatar\0\u{3}updated_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.displayName) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.avatar) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.updatedAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 1)
+    }
+    if !self.displayName.isEmpty {
+      try visitor.visitSingularStringField(value: self.displayName, fieldNumber: 2)
+    }
+    if !self.avatar.isEmpty {
+      try visitor.visitSingularStringField(value: self.avatar, fieldNumber: 3)
+    }
+    if self.updatedAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.updatedAt, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogProfile, rhs: GHLogProfile) -> Bool {
+    if lhs.user != rhs.user {return false}
+    if lhs.displayName != rhs.displayName {return false}
+    if lhs.avatar != rhs.avatar {return false}
+    if lhs.updatedAt != rhs.updatedAt {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

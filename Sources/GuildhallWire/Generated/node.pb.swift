@@ -769,27 +769,30 @@ public nonisolated struct GHNodeGatewayStep: Sendable {
   public init() {}
 }
 
-public nonisolated struct GHNodeSessionOrder: Sendable {
+public nonisolated struct GHNodeSessionOrder: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var key: UInt64 = 0
+  public var key: UInt64 {
+    get {_storage._key}
+    set {_uniqueStorage()._key = newValue}
+  }
 
   public var command: GHNodeSessionCommand {
-    get {_command ?? GHNodeSessionCommand()}
-    set {_command = newValue}
+    get {_storage._command ?? GHNodeSessionCommand()}
+    set {_uniqueStorage()._command = newValue}
   }
   /// Returns true if `command` has been explicitly set.
-  public var hasCommand: Bool {self._command != nil}
+  public var hasCommand: Bool {_storage._command != nil}
   /// Clears the value of `command`. Subsequent reads from it will return its default value.
-  public mutating func clearCommand() {self._command = nil}
+  public mutating func clearCommand() {_uniqueStorage()._command = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _command: GHNodeSessionCommand? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct GHNodeSessionCommand: Sendable {
@@ -1419,6 +1422,24 @@ public nonisolated struct GHNodeHomeMail: Sendable {
     set {mail = .presenceAsked(newValue)}
   }
 
+  /// Users' profiles from their homes (Profiles.swift); `changed`: a change to tell, not a reminder.
+  public var profiles: GHNodeProfiles {
+    get {
+      if case .profiles(let v)? = mail {return v}
+      return GHNodeProfiles()
+    }
+    set {mail = .profiles(newValue)}
+  }
+
+  /// The profiles of these users (homed at the receiving home), for the asking home's member copies.
+  public var profilesAsked: GHNodeProfilesAsked {
+    get {
+      if case .profilesAsked(let v)? = mail {return v}
+      return GHNodeProfilesAsked()
+    }
+    set {mail = .profilesAsked(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Mail: Equatable, Sendable {
@@ -1435,8 +1456,38 @@ public nonisolated struct GHNodeHomeMail: Sendable {
     case presence(GHPresenceEvent)
     /// The current presence of these users, for the session `session` (a new USER_PRESENCE subscription).
     case presenceAsked(GHNodePresenceAsked)
+    /// Users' profiles from their homes (Profiles.swift); `changed`: a change to tell, not a reminder.
+    case profiles(GHNodeProfiles)
+    /// The profiles of these users (homed at the receiving home), for the asking home's member copies.
+    case profilesAsked(GHNodeProfilesAsked)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct GHNodeProfiles: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var profiles: [GHUserProfile] = []
+
+  public var changed: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHNodeProfilesAsked: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var users: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -3273,36 +3324,74 @@ nonisolated extension GHNodeSessionOrder: SwiftProtobuf.Message, SwiftProtobuf._
   public static let protoMessageName: String = _protobuf_package + ".SessionOrder"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}command\0")
 
+  fileprivate class _StorageClass {
+    var _key: UInt64 = 0
+    var _command: GHNodeSessionCommand? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _key = source._key
+      _command = source._command
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.key) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._command) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._key) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._command) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if self.key != 0 {
-      try visitor.visitSingularUInt64Field(value: self.key, fieldNumber: 1)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._key != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._key, fieldNumber: 1)
+      }
+      try { if let v = _storage._command {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
     }
-    try { if let v = self._command {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHNodeSessionOrder, rhs: GHNodeSessionOrder) -> Bool {
-    if lhs.key != rhs.key {return false}
-    if lhs._command != rhs._command {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._key != rhs_storage._key {return false}
+        if _storage._command != rhs_storage._command {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4329,7 +4418,7 @@ nonisolated extension GHNodeReplayed: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HomeMail"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}file\0\u{1}filed\0\u{1}dress\0\u{1}dressed\0\u{3}auto_channels\0\u{3}auto_touch\0\u{3}auto_levels\0\u{3}subscription_tallies\0\u{3}received_range\0\u{1}presence\0\u{3}presence_asked\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}file\0\u{1}filed\0\u{1}dress\0\u{1}dressed\0\u{3}auto_channels\0\u{3}auto_touch\0\u{3}auto_levels\0\u{3}subscription_tallies\0\u{3}received_range\0\u{1}presence\0\u{3}presence_asked\0\u{1}profiles\0\u{3}profiles_asked\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4475,6 +4564,32 @@ nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._Mess
           self.mail = .presenceAsked(v)
         }
       }()
+      case 12: try {
+        var v: GHNodeProfiles?
+        var hadOneofValue = false
+        if let current = self.mail {
+          hadOneofValue = true
+          if case .profiles(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.mail = .profiles(v)
+        }
+      }()
+      case 13: try {
+        var v: GHNodeProfilesAsked?
+        var hadOneofValue = false
+        if let current = self.mail {
+          hadOneofValue = true
+          if case .profilesAsked(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.mail = .profilesAsked(v)
+        }
+      }()
       default: break
       }
     }
@@ -4530,6 +4645,14 @@ nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._Mess
       guard case .presenceAsked(let v)? = self.mail else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
     }()
+    case .profiles?: try {
+      guard case .profiles(let v)? = self.mail else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .profilesAsked?: try {
+      guard case .profilesAsked(let v)? = self.mail else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -4537,6 +4660,71 @@ nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
   public static func ==(lhs: GHNodeHomeMail, rhs: GHNodeHomeMail) -> Bool {
     if lhs.mail != rhs.mail {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHNodeProfiles: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Profiles"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}profiles\0\u{1}changed\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.profiles) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.changed) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.profiles.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.profiles, fieldNumber: 1)
+    }
+    if self.changed != false {
+      try visitor.visitSingularBoolField(value: self.changed, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHNodeProfiles, rhs: GHNodeProfiles) -> Bool {
+    if lhs.profiles != rhs.profiles {return false}
+    if lhs.changed != rhs.changed {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHNodeProfilesAsked: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ProfilesAsked"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}users\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.users) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.users.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.users, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHNodeProfilesAsked, rhs: GHNodeProfilesAsked) -> Bool {
+    if lhs.users != rhs.users {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

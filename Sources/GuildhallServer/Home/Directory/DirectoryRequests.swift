@@ -148,6 +148,7 @@ extension DirectoryRequests {
         }, then: {
             self.home.subscriptions.memberJoined(s.user, server: server)
             self.home.presences.memberJoined(s.user, server: server)
+            self.home.profiles.admitted(s.user)
             self.home.notify(.memberJoined, .server(server, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
         })
     }

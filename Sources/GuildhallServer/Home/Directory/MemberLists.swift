@@ -29,7 +29,7 @@ final class MemberLists: HomePart {
 
     init(home: Home) { self.home = home }
 
-    private func key(_ m: MemberRecord) -> MemberListKey { MemberListKey(rank: directory.rank(m), name: m.userID, user: m.userID) }
+    private func key(_ m: MemberRecord) -> MemberListKey { MemberListKey(rank: directory.rank(m), name: m.listName, user: m.userID) }
 
     /// Builds the orders of the large servers among `servers` (just loaded).
     func prepare(_ servers: [ServerID]) {
@@ -134,9 +134,10 @@ extension MemberLists {
             switch c {
             case .memberSaved(let m):
                 guard orders[m.serverID] != nil, !rebuild.contains(m.serverID) else { continue }
+                // Told even when its place is the same: its roles, nickname or profile may have changed.
                 let now = key(m)
                 let before = orders[m.serverID]!.set(now)
-                if before != now { tell(m.serverID, user: m.userID, before: before, now: now, kind: before == nil ? .memberJoined : .memberUpdated) }
+                tell(m.serverID, user: m.userID, before: before, now: now, kind: before == nil ? .memberJoined : .memberUpdated)
             case .memberRemoved(let server, let user):
                 for s in registry.sessions(of: user).values { unwatch(server, by: s.key) }
                 guard orders[server] != nil, !rebuild.contains(server), let before = orders[server]!.remove(user) else { continue }

@@ -252,6 +252,18 @@ extension Presences {
         heard(list)
     }
 
+    /// The sessions here that hear `user`'s presence (with `includingOwn`, the user's own too), each once.
+    func hearers(of user: UserID, includingOwn: Bool) -> [HomeSession] {
+        var found: [SessionKey: HomeSession] = [:]
+        for key in watchers[user] ?? [] { if let s = registry.all[key] { found[key] = s } }
+        for server in directory.serverIDs(of: user) where home.isSmall(server) {
+            for s in registry.onlineMembers(of: server).values { found[s.key] = s }
+        }
+        for peer in home.userHome.directs.peers(of: user) { for s in registry.sessions(of: peer).values { found[s.key] = s } }
+        if includingOwn { for s in registry.sessions(of: user).values { found[s.key] = s } } else { for key in registry.sessions(of: user).keys { found[key] = nil } }
+        return Array(found.values)
+    }
+
     /// Users' homes told of changes: each session here that hears a user gets its new state.
     func heard(_ list: [GHPresence]) {
         var owed: [SessionKey: [GHPresence]] = [:]

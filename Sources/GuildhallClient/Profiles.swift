@@ -1,0 +1,33 @@
+// Profiles in the SDK (docs/features.md "Profiles"): one's display name and
+// avatar, others' profiles, and nicknames in a server.
+
+import GuildhallWire
+
+extension GuildhallClient {
+    /// Sets what is given ("" clears it); returns the profile as others now see it.
+    @discardableResult
+    public func setProfile(displayName: String? = nil, avatar: String? = nil) async throws -> GHUserProfile {
+        var r = GHSetProfile()
+        if let displayName { r.displayName = displayName }
+        if let avatar { r.avatar = avatar }
+        return try await expect(.setProfile(r)) { if case .profile(let p) = $0 { p } else { nil } }
+    }
+
+    /// Users' profiles in the order asked (at most 100); one who set none has only the id.
+    public func users(_ ids: [String]) async throws -> [GHUserProfile] {
+        var r = GHGetUsers()
+        r.userIds = ids
+        return try await expect(.getUsers(r)) { if case .users(let l) = $0 { l.users } else { nil } }
+    }
+
+    /// Sets a nickname in `server` ("" clears it): your own, or `user`'s with MANAGE_NICKNAMES.
+    @discardableResult
+    public func setNickname(_ nickname: String, in server: UInt64, of user: String = "", reason: String = "") async throws -> GHMember {
+        var r = GHSetNickname()
+        r.serverID = server
+        r.userID = user
+        r.nickname = nickname
+        r.reason = reason
+        return try await expect(.setNickname(r)) { if case .member(let m) = $0 { m } else { nil } }
+    }
+}

@@ -1,0 +1,165 @@
+// Profiles (docs/features.md "Profiles"). Every home plays two parts:
+//
+// - As the home of its users it keeps their profiles (`SetProfile`, stored
+//   before anyone hears of it) and answers `GetUsers` for them. A change is
+//   told to every home (`HomeMail.profiles`, changed); a user's first session
+//   here, and a guild home that admitted the user (`profilesAsked`), get a
+//   reminder that fixes copies without telling anyone.
+// - As a guild's home it copies each profile onto the user's member records
+//   of its servers (stored in turn with the server's other changes, so member
+//   lists order by name and a cluster's guild log carries the names), and
+//   tells the change (USER_UPDATED) to the sessions here that hear the user's
+//   presence, and member-list windows that hold the user. A session hearing
+//   the user from several homes may get it more than once; it is the whole
+//   profile each time.
+//
+// Nicknames are a member's own, decided at the guild's home (`SetNickname`).
+// Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+final class Profiles: HomePart {
+    unowned let home: Home
+    /// The profiles of users homed here who set one.
+    private(set) var profiles: [UserID: UserProfile] = [:]
+
+    init(home: Home) { self.home = home }
+
+    func load(_ stored: [UserProfile]) { for p in stored { profiles[p.user] = p } }
+
+    private func isHomeOf(_ user: UserID) -> Bool { home.place(user: user) == home.index }
+
+    private func profile(of user: UserID) -> UserProfile { profiles[user] ?? UserProfile(user: user) }
+}
+
+// MARK: Requests
+
+extension Profiles {
+    /// At the user's home.
+    func setProfile(_ r: GHSetProfile, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            let before = profile(of: s.user)
+            var p = before
+            if r.hasDisplayName {
+                if let problem = UserProfile.nameProblem(r.displayName, field: "display name") { throw .badRequest(problem) }
+                p.displayName = r.displayName
+            }
+            if r.hasAvatar {
+                if let problem = UserProfile.avatarProblem(r.avatar) { throw .badRequest(problem) }
+                p.avatar = r.avatar
+            }
+            guard p != before else { return s.respond(id, .profile(GHUserProfile(before))) }
+            p.updatedAt = now()
+            runner.carryOut(Effects(writes: [.profile(p)], reply: { .profile(GHUserProfile(p)) }, apply: { _ in self.profiles[p.user] = p },
+                                    then: { self.tell([p], changed: true) }), answering: id, to: s)
+        }
+    }
+
+    /// At every home: each answers for the users homed there.
+    func getUsers(_ r: GHGetUsers, id: UInt64, from s: HomeSession) {
+        guard r.userIds.count <= Limits.maxIdsPerRequest else {
+            return s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) user ids per request"))
+        }
+        var list = GHUserList()
+        list.users = r.userIds.filter { Validation.userIDProblem($0) == nil && isHomeOf($0) }.map { GHUserProfile(profile(of: $0)) }
+        s.respond(id, .users(list))
+    }
+
+    /// At the guild's home: one's own nickname as any member, another's with MANAGE_NICKNAMES (audited).
+    func setNickname(_ r: GHSetNickname, id: UInt64, from s: HomeSession) {
+        let requests = home.directoryRequests!
+        requests.change(r.serverID, id: id, from: s) { () throws(Failure) in
+            let user = r.userID.isEmpty ? s.user : r.userID
+            let other = user != s.user
+            if other { try self.home.requirePermission(.manageNicknames, at: .server(r.serverID), for: s) }
+            let before = self.directory.member(user, of: r.serverID)
+            let decision = try self.directory.decide.setNickname(r.nickname, of: user, in: r.serverID, by: s.user)
+            let member = decision.value
+            var names = AuditDiff()
+            names.field("nickname", before?.nickname, member.nickname)
+            let audit = other ? try requests.audit(.memberNicknameChanged, r.serverID, by: s, target: user, changes: names.changes,
+                                                   onlyIfChanged: true, reason: r.reason) : []
+            guard !decision.changes.isEmpty else { return Effects(reply: { .member(GHMember(member)) }) }
+            return requests.effects(decision, also: audit, reply: { .member(GHMember(member)) }, then: {
+                self.home.notify(.memberUpdated, .server(r.serverID, isPublic: false), actor: s.user, targeted: [user]) { $0.member = GHMember(member) }
+            })
+        }
+    }
+}
+
+// MARK: Telling homes
+
+extension Profiles {
+    /// Tells `list` (of users homed here) to every home, this one included.
+    private func tell(_ list: [UserProfile], changed: Bool) {
+        for place in home.gateway.routes.everyPlace where place != home.index {
+            home.links.post(.mail(home.index, [.profiles(list, changed: changed)]), to: place)
+        }
+        heard(list, changed: changed)
+    }
+
+    /// A session opened here: at its user's home, the user's first one reminds every home of the profile.
+    func opened(_ s: HomeSession) {
+        guard isHomeOf(s.user), registry.sessions(of: s.user).count == 1, let p = profiles[s.user] else { return }
+        tell([p], changed: false)
+    }
+
+    /// A home asks for the profiles of `users` homed here (it admitted them to a server): it gets them as a reminder.
+    func asked(_ users: [UserID], from place: Int) {
+        let list = users.compactMap { profiles[$0] }
+        guard !list.isEmpty else { return }
+        if place == home.index { heard(list, changed: false) } else { home.links.post(.mail(home.index, [.profiles(list, changed: false)]), to: place) }
+    }
+
+    /// A guild here admitted `user`: their home is asked for their profile, for the new member's copies.
+    func admitted(_ user: UserID) {
+        let place = home.place(user: user)
+        if place == home.index { asked([user], from: place) } else { home.links.post(.mail(home.index, [.profilesAsked(users: [user])]), to: place) }
+    }
+
+    /// Users' homes told of profiles: the copies on members here follow, and a change is told to those here who hear the user.
+    func heard(_ list: [UserProfile], changed: Bool) {
+        for p in list {
+            for server in directory.serverIDs(of: p.user) where directory.member(p.user, of: server)?.copying(p) != nil { copy(p, in: server) }
+            guard changed else { continue }
+            var n = GHSystemNotification()
+            n.kind = .userUpdated
+            n.actorID = p.user
+            n.time = now()
+            n.user = GHUserProfile(p)
+            home.notify(n, to: home.presences.hearers(of: p.user, includingOwn: true))
+        }
+    }
+
+    /// Stores `p`'s copies on the member in `server`, in turn with the server's other changes.
+    private func copy(_ p: UserProfile, in server: ServerID) {
+        let queue = home.directoryRequests.changesInFlight
+        queue.run(server) { [self] in
+            // Left, or copied meanwhile: nothing to do.
+            guard let m = directory.member(p.user, of: server)?.copying(p) else { return queue.done(server) }
+            commit([.directory(.memberSaved(m))], from: nil) { [self] error in
+                defer { queue.done(server) }
+                // Not stored: the next reminder (the user's next login) tries again.
+                guard error == nil, directory.member(p.user, of: server) != nil else { return }
+                home.directory.apply([.memberSaved(m)])
+                home.memberLists.applied([.memberSaved(m)])
+            }
+        }
+    }
+}
+
+extension GHUserProfile {
+    init(_ p: UserProfile) {
+        self.init()
+        userID = p.user
+        displayName = p.displayName
+        avatar = p.avatar
+        updatedAt = p.updatedAt
+    }
+}
+
+extension UserProfile {
+    init(_ p: GHUserProfile) { self.init(user: p.userID, displayName: p.displayName, avatar: p.avatar, updatedAt: p.updatedAt) }
+}

@@ -1,0 +1,102 @@
+// Profiles (docs/features.md "Profiles") through the SDK: display names and
+// avatars kept at the user's home and answered in order; copied onto member
+// records, so member lists show them and order by them; told as
+// USER_UPDATED to those who hear the user; nicknames (one's own, others'
+// with the bit, audited); bad input; a restart; a newcomer's copy.
+
+import Foundation
+import GuildhallClient
+import GuildhallWire
+import Testing
+@testable import GuildhallServer
+
+@Suite struct ProfileTests {
+    @Test func aProfileIsKeptAnsweredInOrderAndRefusedWhenBad() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let p = try await alice.setProfile(displayName: "Alice ✓", avatar: "https://example.com/a.png")
+        #expect(p.userID == "alice" && p.displayName == "Alice ✓" && p.avatar == "https://example.com/a.png" && p.updatedAt > 0)
+        // Only what is given changes.
+        #expect(try await alice.setProfile(avatar: "").displayName == "Alice ✓")
+        await expectError(.badRequest) { try await alice.setProfile(displayName: String(repeating: "x", count: 65)) }
+        await expectError(.badRequest) { try await alice.setProfile(displayName: "tab\there") }
+        await expectError(.badRequest) { try await alice.setProfile(avatar: String(repeating: "x", count: 513)) }
+        let users = try await alice.users(["nobody", "alice"])
+        #expect(users.map(\.userID) == ["nobody", "alice"] && users[0].displayName == "" && users[0].updatedAt == 0)
+        #expect(users[1].displayName == "Alice ✓" && users[1].avatar == "")
+        await expectError(.limitReached) { _ = try await alice.users((0...100).map { "u\($0)" }) }
+        try server.restart()
+        let (again, _) = try await server.client("alice", device: "after")
+        #expect(try await again.users(["alice"]).first?.displayName == "Alice ✓")
+    }
+
+    @Test func memberListsShowNamesOrderByThemAndFollowChanges() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (carol, _) = try await server.client("carol")
+        let (dave, _) = try await server.client("dave")
+        try await bob.setProfile(displayName: "Zed")
+        try await carol.setProfile(displayName: "anna", avatar: "file:7")
+        // Joined after their profiles were set: the guild's home asks their homes for the copies.
+        let (g, _) = try await guild(server, owner: alice, members: [bob, carol, dave])
+        try await waitUntil("the newcomers' copies") {
+            try await alice.memberPage(of: g.serverID).members.map(\.userID) == ["alice", "carol", "dave", "bob"]
+        }
+        let page = try await alice.memberPage(of: g.serverID, watch: true)
+        #expect(page.members[1].displayName == "anna" && page.members[1].avatar == "file:7" && page.members[3].displayName == "Zed")
+        // A change moves the member, and the window hears it.
+        let (watcher, heard) = try await server.client("alice", device: "w")
+        _ = try await watcher.memberPage(of: g.serverID, watch: true)
+        try await bob.setProfile(displayName: "Aaron")
+        _ = try await waitFor("the window told") { heard.memberListUpdates.first { $0.member.userID == "bob" && $0.member.displayName == "Aaron" } }
+        #expect(try await alice.memberPage(of: g.serverID).members.map(\.userID) == ["alice", "bob", "carol", "dave"])
+        // Copies are stored with the member: they survive a restart.
+        try server.restart()
+        let (again, _) = try await server.client("alice", device: "after")
+        #expect(try await again.memberPage(of: g.serverID).members.map(\.displayName) == ["", "Aaron", "anna", ""])
+    }
+
+    @Test func thoseWhoHearAUserHearTheirProfileChange() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, aliceHeard) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (peer, peerHeard) = try await server.client("carol")
+        let (stranger, strangerHeard) = try await server.client("eve")
+        _ = try await guild(server, owner: alice, members: [bob])
+        _ = try await peer.sendDirect("hi", to: "bob")
+        try await bob.setProfile(displayName: "Bob B.")
+        #expect(try await aliceHeard.notification(.userUpdated).user.displayName == "Bob B.", "a fellow member of a small server")
+        #expect(try await peerHeard.notification(.userUpdated).user.userID == "bob", "a direct conversation's peer")
+        // Eve watches no one; she hears only what she asks for.
+        _ = try await stranger.watchPresence(["bob"])
+        try await bob.setProfile(avatar: "file:9")
+        #expect(try await strangerHeard.notification(.userUpdated).user.avatar == "file:9")
+        #expect(strangerHeard.notifications.filter { $0.kind == .userUpdated }.count == 1)
+    }
+
+    @Test func nicknamesAreOwnOrManagedAndAudited() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobHeard) = try await server.client("bob")
+        let (carol, _) = try await server.client("carol")
+        let (g, _) = try await guild(server, owner: alice, members: [bob, carol])
+        try await bob.setProfile(displayName: "Bob")
+        #expect(try await bob.setNickname("bobby", in: g.serverID).nickname == "bobby")
+        await expectError(.forbidden) { _ = try await bob.setNickname("carol2", in: g.serverID, of: "carol") }
+        await expectError(.badRequest) { _ = try await bob.setNickname(String(repeating: "n", count: 65), in: g.serverID) }
+        await expectError(.notFound) { _ = try await alice.setNickname("x", in: g.serverID, of: "nobody") }
+        let renamed = try await alice.setNickname("B", in: g.serverID, of: "bob", reason: "shorter")
+        #expect(renamed.nickname == "B" && renamed.displayName == "Bob")
+        let told = try await waitFor("MEMBER_UPDATED") { bobHeard.notifications.first { $0.kind == .memberUpdated && $0.member.nickname == "B" } }
+        #expect(told.actorID == "alice")
+        let entry = try #require(try await alice.auditLog(of: g.serverID, action: .auditMemberNicknameChanged).entries.first)
+        #expect(entry.target == "bob" && entry.reason == "shorter" && entry.changes.first?.before == "\"bobby\"" && entry.changes.first?.after == "\"B\"")
+        #expect(try await alice.auditLog(of: g.serverID, actor: "bob").entries.isEmpty, "one's own nickname is not audited")
+        #expect(try await alice.memberPage(of: g.serverID).members.map(\.userID) == ["alice", "bob", "carol"])
+    }
+}
