@@ -1,5 +1,5 @@
 // libcurl (Debian libcurl4-openssl-dev) for Guildhall's own HTTP calls: the
-// S3 store (GuildhallFiles/S3Client.swift), on worker threads only. Swift
+// S3 store and the push gateway (GuildhallFiles/HTTPCall.swift), on worker threads only. Swift
 // cannot call C's variadic functions, so curl_easy_setopt and
 // curl_easy_getinfo are wrapped here, one function per argument type.
 #ifndef GUILDHALL_CCURL_SHIM_H

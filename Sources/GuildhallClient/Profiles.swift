@@ -1,5 +1,6 @@
 // Profiles in the SDK (docs/features.md "Profiles"): one's display name and
-// avatar, others' profiles, and nicknames in a server.
+// avatar, others' profiles, and nicknames in a server; and a device's push
+// token (docs/features.md "Push").
 
 import GuildhallWire
 
@@ -30,4 +31,19 @@ extension GuildhallClient {
         r.reason = reason
         return try await expect(.setNickname(r)) { if case .member(let m) = $0 { m } else { nil } }
     }
+}
+
+extension GuildhallClient {
+    /// Registers this device's push token: while you have no session online, mentions and direct
+    /// messages reach the operator's push gateway for it (docs/features.md "Push").
+    public func registerPushToken(_ token: String, platform: String, previews: Bool = true) async throws {
+        var r = GHRegisterPushToken()
+        r.token = token
+        r.platform = platform
+        r.previews = previews
+        try await expectOK(.registerPushToken(r))
+    }
+
+    /// Forgets this device's push token.
+    public func unregisterPushToken() async throws { try await expectOK(.unregisterPushToken(GHUnregisterPushToken())) }
 }

@@ -5,7 +5,6 @@
 // between. Each call is libcurl, blocking the thread that makes it: worker
 // threads only, never a loop (FileWorkers.swift hands the answers back).
 
-import CCurl
 import Crypto
 import Foundation
 
@@ -24,16 +23,7 @@ public struct S3Location: Sendable, Equatable {
 }
 
 /// An answer from the store.
-public struct StoreAnswer: Sendable {
-    public var status: Int
-    public var headers: [(String, String)]
-    public var body: [UInt8]
-
-    public func header(_ name: String) -> String? {
-        let lower = name.lowercased()
-        return headers.first { $0.0.lowercased() == lower }?.1
-    }
-}
+public typealias StoreAnswer = HTTPAnswer
 
 /// A call that got no answer (the store unreachable, a timeout).
 public struct S3CallError: Error, Sendable, CustomStringConvertible {
@@ -57,11 +47,9 @@ public final class S3Client: Sendable {
         }
         self.location = location
         self.timeoutMs = timeoutMs
-        Self.initializeCurl
     }
 
     /// libcurl's global state, set up once before any thread uses it.
-    private static let initializeCurl: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
     /// The host a request names and the path of `key` (nil: the bucket itself).
     func place(_ key: String?) -> (host: String, path: String) {
@@ -99,56 +87,8 @@ public final class S3Client: Sendable {
     }
 
     private func perform(_ method: String, url: String, headers: [(String, String)], body: [UInt8]) throws(S3CallError) -> StoreAnswer {
-        guard let curl = curl_easy_init() else { throw S3CallError(description: "libcurl could not start a call") }
-        defer { curl_easy_cleanup(curl) }
-        let collected = Collected()
-        var list: UnsafeMutablePointer<curl_slist>?
-        // No "Expect: 100-continue" round trip before a body.
-        for line in headers.map({ "\($0.0): \($0.1)" }) + ["Expect:"] { list = curl_slist_append(list, line) }
-        defer { curl_slist_free_all(list) }
-        _ = gh_curl_set_string(curl, CURLOPT_URL, url)
-        _ = gh_curl_set_headers(curl, list)
-        _ = gh_curl_set_long(curl, CURLOPT_NOSIGNAL, 1)
-        _ = gh_curl_set_long(curl, CURLOPT_TIMEOUT_MS, timeoutMs)
-        _ = gh_curl_set_long(curl, CURLOPT_CONNECTTIMEOUT_MS, min(timeoutMs, 10_000))
-        switch method {
-        case "HEAD": _ = gh_curl_set_long(curl, CURLOPT_NOBODY, 1)
-        case "GET": break
-        default: _ = gh_curl_set_string(curl, CURLOPT_CUSTOMREQUEST, method)
+        do throws(HTTPCallError) { return try HTTPCall.perform(method, url: url, headers: headers, body: body, timeoutMs: timeoutMs) } catch {
+            throw S3CallError(description: error.description)
         }
-        let box = Unmanaged.passRetained(collected)
-        defer { box.release() }
-        _ = gh_curl_set_pointer(curl, CURLOPT_WRITEDATA, box.toOpaque())
-        _ = gh_curl_set_write(curl) { data, size, count, context in
-            let c = Unmanaged<Collected>.fromOpaque(context!).takeUnretainedValue()
-            c.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size * count))
-            return size * count
-        }
-        _ = gh_curl_set_pointer(curl, CURLOPT_HEADERDATA, box.toOpaque())
-        _ = gh_curl_set_header_callback(curl) { data, size, count, context in
-            let c = Unmanaged<Collected>.fromOpaque(context!).takeUnretainedValue()
-            let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
-            if let colon = line.firstIndex(of: ":") {
-                c.headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)))
-            }
-            return size * count
-        }
-        let code: CURLcode = body.withUnsafeBytes { bytes in
-            if method == "PUT" || method == "POST" {
-                _ = gh_curl_set_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
-                _ = gh_curl_set_pointer(curl, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
-            }
-            return curl_easy_perform(curl)
-        }
-        guard code == CURLE_OK else {
-            throw S3CallError(description: "\(method) \(url.prefix { $0 != "?" }): \(String(cString: curl_easy_strerror(code)))")
-        }
-        return StoreAnswer(status: gh_curl_status(curl), headers: collected.headers, body: collected.body)
     }
-}
-
-/// What one call's callbacks gather, on the calling thread only.
-private final class Collected {
-    var body: [UInt8] = []
-    var headers: [(String, String)] = []
 }

@@ -298,6 +298,11 @@ enum Schema {
         ALTER TABLE members ADD COLUMN avatar TEXT NOT NULL DEFAULT '';
         UPDATE roles SET allow = allow | 1048576 WHERE role_id = 1;
         """,
+        // 20: devices' push tokens (PushNotices.swift).
+        """
+        CREATE TABLE push_tokens(user_id TEXT NOT NULL, device_id TEXT NOT NULL, platform TEXT NOT NULL, token TEXT NOT NULL,
+                                 previews INTEGER NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY(user_id, device_id)) WITHOUT ROWID;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

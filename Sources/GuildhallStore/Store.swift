@@ -41,6 +41,8 @@ public struct StoreSnapshot: Sendable {
     public var presences: [(UserID, PresenceChoice, lastSeen: UInt64)] = []
     /// Users' profiles.
     public var profiles: [UserProfile] = []
+    /// Devices' push tokens.
+    public var pushRegistrations: [PushRegistration] = []
     /// In a cluster: the generation of each shard's state this snapshot was loaded for (JobShards).
     public var generations: [Int: UInt64] = [:]
 
@@ -192,6 +194,11 @@ public final class Store: Sendable {
         }
         s = try db.prepare("SELECT user_id, display_name, avatar, updated_at FROM profiles", persistent: false)
         while try s.step() { snap.profiles.append(UserProfile(user: s.text(0), displayName: s.text(1), avatar: s.text(2), updatedAt: s.uint(3))) }
+        s = try db.prepare("SELECT user_id, device_id, platform, token, previews, updated_at FROM push_tokens", persistent: false)
+        while try s.step() {
+            snap.pushRegistrations.append(PushRegistration(user: s.text(0), device: s.text(1), platform: s.text(2), token: s.text(3),
+                                                           previews: s.bool(4), updatedAt: s.uint(5)))
+        }
         snap.highestInboxOrd = UInt64(try db.scalar("SELECT IFNULL(MAX(ord), 0) FROM inbox"))
         snap.highestID = max(UInt64(try db.scalar("SELECT IFNULL(MAX(uid), 0) FROM messages")),
                              UInt64(try db.scalar("SELECT IFNULL(MAX(id), 0) FROM servers")),

@@ -74,6 +74,9 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     case pruneAuditLog(before: UInt64)
     /// A user's profile (Profiles.swift).
     case profile(UserProfile)
+    /// A device's push token, kept or forgotten (PushNotices.swift).
+    case pushRegistered(PushRegistration)
+    case pushUnregistered(UserID, DeviceID)
 }
 
 /// One operation's writes, committed together or not at all.

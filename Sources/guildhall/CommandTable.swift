@@ -311,6 +311,11 @@ struct CommandTable {
             ("nickname", spec(["server", "nickname"], opts: ["user", "reason"], "set your nickname in a server (user=…: another's)") { a in
                 try await c.setNickname(try a.string("nickname"), in: a.id("server"), of: a.optional("user") ?? "", reason: a.optional("reason") ?? "")
             }),
+            ("push-register", spec(["token"], opts: ["platform", "previews"], "register this device's push token (previews=0: no message text)") { a in
+                try await c.registerPushToken(try a.string("token"), platform: a.optional("platform") ?? "", previews: a.optional("previews") != "0")
+                return nil
+            }),
+            ("push-unregister", spec([], "forget this device's push token") { _ in try await c.unregisterPushToken(); return nil }),
             ("ping", spec([], "heartbeat; shows the server's clock") { _ in
                 var p = GHPong(); p.serverTime = try await c.heartbeat(); return p
             }),

@@ -107,6 +107,8 @@ import Testing
                 (m.nickname, m.displayName, m.avatar) = ("bobby", "Bob ✓", "file:49")
                 return m
             }())),
+            .pushRegistered(PushRegistration(user: "bob", device: "phone", platform: "fcm", token: "tok-50", previews: false, updatedAt: 51)),
+            .pushUnregistered("bob", "phone"),
         ]
     }
 
@@ -140,9 +142,11 @@ import Testing
             case .audited: kinds.insert("audited")
             case .pruneAuditLog: kinds.insert("pruneAuditLog")
             case .profile: kinds.insert("profile")
+            case .pushRegistered: kinds.insert("pushRegistered")
+            case .pushUnregistered: kinds.insert("pushUnregistered")
             }
         }
-        #expect(kinds.count == 26, "every kind is in the sample")
+        #expect(kinds.count == 28, "every kind is in the sample")
         let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
         let back = try LogEntries.decode(try LogEntries.encode(entry))
         #expect(back == entry)

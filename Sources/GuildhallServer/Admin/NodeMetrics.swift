@@ -30,6 +30,8 @@ final class NodeMetrics: Sendable {
     let eventsShed: Counter
     let jobsCommittedOnLoop: Counter
     private let sweptUnsent, sweptRemoved, sweptBlobs: Counter
+    /// Push (PushGateway.swift): notices the gateway took, posts tried again, notices given up.
+    let pushesSent, pushRetries, pushesDropped: Counter
     private let uploads, uploadedBytes, downloads, downloadedBytes: Counter
     private let errors: Mutex<[String: Counter]> = Mutex([:])
     private let refusals: Mutex<[String: Counter]> = Mutex([:])
@@ -96,6 +98,11 @@ final class NodeMetrics: Sendable {
         sweptUnsent = registry.makeCounter(name: swept, labels: [("what", "unsent")], help: sweptHelp)
         sweptRemoved = registry.makeCounter(name: swept, labels: [("what", "removed")], help: sweptHelp)
         sweptBlobs = registry.makeCounter(name: swept, labels: [("what", "blob")], help: sweptHelp)
+        let pushes = "guildhall_push_notices_total"
+        let pushHelp = "Push notices, by outcome: taken by the push gateway (sent), or given up after push-deadline-seconds or a refusal (dropped)."
+        pushesSent = registry.makeCounter(name: pushes, labels: [("outcome", "sent")], help: pushHelp)
+        pushesDropped = registry.makeCounter(name: pushes, labels: [("outcome", "dropped")], help: pushHelp)
+        pushRetries = registry.makeCounter(name: "guildhall_push_retries_total", help: "Posts to the push gateway tried again after no answer, 429 or 5xx.")
         receiptRequests = registry.makeCounter(name: "guildhall_receipt_requests_total", help: "Group read receipts asked for (messages).")
         receiptResponses = registry.makeCounter(name: "guildhall_receipt_responses_total", help: "Group read receipt responses recorded.")
         eventsShed = registry.makeCounter(name: "guildhall_events_shed_total",

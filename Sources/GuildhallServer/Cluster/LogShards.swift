@@ -58,6 +58,8 @@ extension Home {
         case .inbox(let row): return user(row.user)
         case .syncCursor(let u, _, _), .receivedStatus(let u, _, _), .presence(let u, _, _): return user(u)
         case .profile(let p): return user(p.user)
+        case .pushRegistered(let r): return user(r.user)
+        case .pushUnregistered(let u, _): return user(u)
         case .pinned(let p): return channel(p.channelID)
         case .audited(let e): return guild(e.serverID)
         case .conversation(_, let users, _): return users.min().map(user)

@@ -75,6 +75,11 @@ extension GHLogWrite {
                 $0.changes = e.changes.map { c in .with { $0.key = c.key; $0.before = c.before; $0.after = c.after } }
             }
         case .pruneAuditLog(let before): pruneAuditLog = .with { $0.before = before }
+        case .pushRegistered(let r):
+            pushRegistered = .with {
+                $0.user = r.user; $0.device = r.device; $0.platform = r.platform; $0.token = r.token; $0.previews = r.previews; $0.updatedAt = r.updatedAt
+            }
+        case .pushUnregistered(let user, let device): pushUnregistered = .with { $0.user = user; $0.device = device }
         case .profile(let p): profile = .with { $0.user = p.user; $0.displayName = p.displayName; $0.avatar = p.avatar; $0.updatedAt = p.updatedAt }
         }
     }
@@ -124,6 +129,10 @@ extension GHLogWrite {
         case .presence(let p):
             return .presence(p.user, PresenceChoice(status: PresenceStatus(rawValue: Int(p.status)) ?? .online, text: p.text), lastSeen: p.lastSeen)
         case .pruneAuditLog(let p): return .pruneAuditLog(before: p.before)
+        case .pushRegistered(let r):
+            return .pushRegistered(PushRegistration(user: r.user, device: r.device, platform: r.platform, token: r.token, previews: r.previews,
+                                                    updatedAt: r.updatedAt))
+        case .pushUnregistered(let u): return .pushUnregistered(u.user, u.device)
         case .profile(let p): return .profile(UserProfile(user: p.user, displayName: p.displayName, avatar: p.avatar, updatedAt: p.updatedAt))
         case .audited(let e):
             guard let action = AuditAction(rawValue: e.action) else { throw LogFormatError("audit action \(e.action) is unknown") }

@@ -57,6 +57,7 @@ extension Home {
         for c in snapshot.conversations { userHome.directs.add(c) }
         presences.load(snapshot.presences)
         profiles.load(snapshot.profiles)
+        pushNotices.load(snapshot.pushRegistrations)
         memberLists.prepare(snapshot.servers.map(\.id))
         pinboard.load(snapshot.pins)
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }

@@ -46,6 +46,7 @@ extension StoreSnapshot {
         for c in conversations { shares[map.home(conversationOf: c.users.0, c.users.1)].conversations.append(c) }
         for p in presences { shares[map.home(user: p.0)].presences.append(p) }
         for p in profiles { shares[map.home(user: p.user)].profiles.append(p) }
+        for r in pushRegistrations { shares[map.home(user: r.user)].pushRegistrations.append(r) }
         return shares
     }
 }

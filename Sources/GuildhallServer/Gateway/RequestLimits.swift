@@ -32,10 +32,14 @@ final class NodeGuard: Sendable {
     let certificates = TLSCertificates()
     /// Where files are kept (docs/files.md), shared by every loop's home and listener.
     let files: FileStorage?
+    /// Where push notices go (PushGateway.swift); nil without push-gateway-url.
+    let push: PushGateway?
 
-    init(loops: Int, metrics: NodeMetrics, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil, files: FileStorage? = nil) {
+    init(loops: Int, metrics: NodeMetrics, served: ServedShards, cluster: ClusterView, bus: NodeBus? = nil, files: FileStorage? = nil,
+         push: PushGateway? = nil) {
         self.metrics = metrics
         self.files = files
+        self.push = push
         outbound = NodeOutbound(loops: loops)
         self.served = served
         self.cluster = cluster

@@ -50,6 +50,8 @@ final class Home {
     private(set) var auditTrail: AuditTrail!
     /// Profiles of the users homed here, their copies on members, nicknames (Profiles.swift).
     private(set) var profiles: Profiles!
+    /// Devices' push tokens and the notices owed to users with no session online (PushNotices.swift).
+    private(set) var pushNotices: PushNotices!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
@@ -99,6 +101,7 @@ final class Home {
         pinboard = Pinboard(home: self)
         auditTrail = AuditTrail(home: self)
         profiles = Profiles(home: self)
+        pushNotices = PushNotices(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)
@@ -120,6 +123,7 @@ final class Home {
         }
 
         runner.resumeReading = { s in s.resumeReading(.storage) }
+        runner.unreached = { [unowned self] user, uid in self.pushNotices.reached(user, uid: uid) }
         runner.attachmentLinks = { [unowned self] in AttachmentLinks(self.settings) }
         runner.committedOnLoop = { [metrics] in metrics.jobsCommittedOnLoop.increment(by: Int64($0)) }
         runner.post = { [links, index] home, mail in links.post(.mail(index, [mail]), to: home) }
@@ -131,6 +135,7 @@ final class Home {
             self.reception.followNodes()
             self.moderation.liftEndedBans()
             self.auditTrail.pruneIfDue()
+            self.pushNotices.flush()
             self.reception.expireEndings(now: self.loop.nowMillis)
         }
     }

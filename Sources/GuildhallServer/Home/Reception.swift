@@ -258,6 +258,7 @@ final class Reception: HomePart, GatewayHome {
         home.book.open(s.key, user: s.user)
         home.presences.opened(s)
         home.profiles.opened(s)
+        home.pushNotices.opened(s)
     }
 
     /// Ends a session the home decided to end: it leaves the interest index

@@ -142,6 +142,9 @@ extension GHRequest.OneOf_Body {
         case .setProfile(let r): RequestRule(.user, .change) { $0.profiles.setProfile(r, id: $1, from: $2) }
         case .getUsers(let r): RequestRule(.everyHome, .query, merge: .users(order: r.userIds)) { $0.profiles.getUsers(r, id: $1, from: $2) }
         case .setNickname(let r): RequestRule(.guild(r.serverID), .change) { $0.profiles.setNickname(r, id: $1, from: $2) }
+        // Push (Home/People/PushNotices): a device's token, kept at its user's home.
+        case .registerPushToken(let r): RequestRule(.user, .change) { $0.pushNotices.register(r, id: $1, from: $2) }
+        case .unregisterPushToken: RequestRule(.user, .change) { $0.pushNotices.unregister(id: $1, from: $2) }
         case .getAuditLog(let r):
             RequestRule(.guild(r.serverID), .query, needs: .viewAuditLog, at: .server(r.serverID)) { $0.auditTrail.getAuditLog(r, id: $1, from: $2) }
         case .timeoutMember(let r):

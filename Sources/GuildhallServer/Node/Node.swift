@@ -36,6 +36,9 @@ final class Node {
         self.settings = settings
         // First: a cluster whose nodes could not reach the same files is refused before anything opens.
         let files = try FileStorage.open(settings)
+        if !settings.pushGatewayURL.isEmpty && settings.pushSecret.isEmpty {
+            throw SettingsError(description: "push-gateway-url needs push-secret (or push-secret-file): the gateway checks each post's signature")
+        }
         let inboxes = (0..<settings.loops).map { _ in LoopInbox<LoopMessage>() }
         self.inboxes = inboxes
         var options = StoreOptions(folder: settings.data, synchronous: settings.synchronous, maxBatch: settings.writeBatch,
@@ -78,7 +81,9 @@ final class Node {
             throw error
         }
         let shares = snapshot.shares(HomeMap(settings))
-        let guards = NodeGuard(loops: settings.loops, metrics: metrics, served: served, cluster: cluster, bus: bus, files: files)
+        let push = settings.pushGatewayURL.isEmpty ? nil
+            : PushGateway(settings: settings, clock: clock, metrics: metrics, log: ServerLog(level: settings.logLevel, format: settings.logFormat))
+        let guards = NodeGuard(loops: settings.loops, metrics: metrics, served: served, cluster: cluster, bus: bus, files: files, push: push)
         self.guards = guards
         do {
             try guards.tokenKeys.load(settings)

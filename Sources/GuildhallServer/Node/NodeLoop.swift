@@ -63,6 +63,7 @@ final class NodeLoop {
         gateway.tokenChecks = TokenChecks(keys: guards.tokenKeys) { key, outcome in _ = ownInbox.post(.tokenChecked(key, outcome)) }
         gateway.webSocketDoor.files.post = { key, outcome in _ = ownInbox.post(.files(key, outcome)) }
         gateway.webSocketDoor.downloads.post = { key, report in _ = ownInbox.post(.download(key, report)) }
+        home.pushNotices.gateway = guards.push
         home.attachments.work = guards.files.map { FileWork(storage: $0) { ticket, outcome in _ = ownInbox.post(.fileWork(ticket, outcome)) } }
         home.attachments.startSweeping(on: loop)
         home.gateway = gateway

@@ -123,6 +123,10 @@ public struct Settings: Sendable, Equatable {
     public var presenceFrameIntervalMs = 1_000
     public var pinsPerChannel = 50
     public var auditLogRetentionDays = 90
+    public var pushGatewayURL = ""
+    public var pushSecret = ""
+    public var pushSecretFile = ""
+    public var pushDeadlineSeconds = 300
     public var presenceIdleSeconds = 300
     public var limitUserPresence = 1_000
     public var limitChannelMessages = 100
@@ -339,6 +343,16 @@ extension Settings {
         live(int("presence-idle-seconds", "A session without requests (besides heartbeats) this long is idle; 0: only when the client says so.",
                  \.presenceIdleSeconds, 0...86_400)),
         live(int("pins-per-channel", "The most messages a channel may have pinned.", \.pinsPerChannel, 1...10_000)),
+        text("push-gateway-url", "Where push notices go (docs/features.md \"Push\"): an http(s) URL the node POSTs batches to; empty: no push.",
+             \.pushGatewayURL) { v throws(SettingsError) in
+            guard v.isEmpty || v.hasPrefix("http://") || v.hasPrefix("https://") else {
+                throw SettingsError(description: "push-gateway-url must be an http(s) URL, or empty, not \(v)")
+            }
+        },
+        text("push-secret", "The key push notices are signed with (X-Guildhall-Signature, HMAC-SHA256); needed with push-gateway-url.", \.pushSecret),
+        text("push-secret-file", "A file holding push-secret (a container secret), read at start. Set one of the two.", \.pushSecretFile),
+        int("push-deadline-seconds", "How long a batch of push notices is tried again (no answer, 429, 5xx) before it is given up.",
+            \.pushDeadlineSeconds, 1...86_400),
         live(int("audit-log-retention-days", "Audit log entries older than this are deleted (daily, and at startup).", \.auditLogRetentionDays, 1...3650)),
         live(int("limit-user-presence", "Per-user USER_PRESENCE subscriptions.", \.limitUserPresence, 0...1_000_000)),
         live(int("limit-channel-msg", "Per-user CHANNEL_MSG subscriptions.", \.limitChannelMessages, 0...1_000_000)),

@@ -24,6 +24,7 @@ extension Settings {
         ("admin-token", \.adminTokenFile, \.adminToken),
         ("s3-access-key", \.s3AccessKeyFile, \.s3AccessKey),
         ("s3-secret-key", \.s3SecretKeyFile, \.s3SecretKey),
+        ("push-secret", \.pushSecretFile, \.pushSecret),
     ]
 
     /// Each `<key>-file` read into its setting (whose source then names the

@@ -79,6 +79,9 @@ final class EffectRunner {
         inboxFanned = highestInboxOrd
     }
 
+    /// A mention or direct message was filed for a user (homed here) with no session online (PushNotices.swift).
+    var unreached: ((UserID, MessageUID) -> Void)?
+
     /// The links a message's files get in an item mailed to a user homed on another node (set by the home).
     var attachmentLinks: (() -> AttachmentLinks)?
 
@@ -188,6 +191,7 @@ final class EffectRunner {
 
     private func deliverLive(_ item: MailedItem, ord: UInt64) {
         let sessions = registry.sessions(of: item.user).values
+        if sessions.isEmpty, case .message(let uid) = item.stored { unreached?(item.user, uid) }
         switch item.live {
         case .push(let payload):
             for s in sessions { s.push(event: payload, cursor: ord) }
@@ -199,6 +203,7 @@ final class EffectRunner {
     }
 
     private func deliverLive(_ item: AddressedItem, ord: UInt64) {
+        if case .message(let uid) = item.stored, registry.sessions(of: item.user).isEmpty { unreached?(item.user, uid) }
         switch item.live {
         case .push(let copy):
             let payload = copy.payload

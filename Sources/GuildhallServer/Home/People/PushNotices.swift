@@ -1,0 +1,96 @@
+// Push at the user's home (docs/features.md "Push"): devices' push tokens
+// (`RegisterPushToken`, stored before answered), and the notices owed when
+// a mention or a direct message is filed for a user with no session online
+// (the runner's `unreached`). None is owed to a user who chose
+// DO_NOT_DISTURB or registered no device. Owed notices wait for the home's
+// next tick (`position-flush-ms`), are read back from the store in one go,
+// and leave as one batch for the node's push gateway worker
+// (PushGateway.swift); the loop never waits for the network. The unread
+// count a notice carries is the user's mentions and direct messages since
+// they were last online, kept in memory. Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+final class PushNotices: HomePart {
+    unowned let home: Home
+    /// The worker that posts to the push gateway; nil while `push-gateway-url` is unset.
+    var gateway: PushGateway?
+    /// The devices of users homed here that registered.
+    private var devices: [UserID: [DeviceID: PushRegistration]] = [:]
+    /// Per user homed here, mentions and direct messages since they were last online.
+    private var unread: [UserID: UInt64] = [:]
+    /// Notices owed since the last tick, in order.
+    private var owed: [(user: UserID, uid: MessageUID, unread: UInt64)] = []
+
+    /// Most notices in one post.
+    static let batchLimit = 100
+
+    init(home: Home) { self.home = home }
+
+    func load(_ stored: [PushRegistration]) { for r in stored { devices[r.user, default: [:]][r.device] = r } }
+}
+
+// MARK: Requests (at the user's home)
+
+extension PushNotices {
+    func register(_ r: GHRegisterPushToken, id: UInt64, from s: HomeSession) {
+        let registration = PushRegistration(user: s.user, device: s.device, platform: r.platform, token: r.token, previews: r.previews,
+                                            updatedAt: now())
+        if let problem = registration.problem { return s.fail(id, .badRequest(problem)) }
+        runner.carryOut(Effects(writes: [.pushRegistered(registration)], reply: { .ok(GHOk()) },
+                                apply: { _ in self.devices[s.user, default: [:]][s.device] = registration }), answering: id, to: s)
+    }
+
+    func unregister(id: UInt64, from s: HomeSession) {
+        guard devices[s.user]?[s.device] != nil else { return s.respond(id, .ok(GHOk())) }
+        runner.carryOut(Effects(writes: [.pushUnregistered(s.user, s.device)], reply: { .ok(GHOk()) }, apply: { _ in
+            self.devices[s.user]?[s.device] = nil
+            if self.devices[s.user]?.isEmpty == true { self.devices[s.user] = nil }
+        }), answering: id, to: s)
+    }
+}
+
+// MARK: Owing and sending
+
+extension PushNotices {
+    /// A mention or direct message was filed for `user` (homed here), who has no session online.
+    func reached(_ user: UserID, uid: MessageUID) {
+        guard gateway != nil, devices[user] != nil, home.presences.book.choice(of: user).status != .doNotDisturb else { return }
+        let count = (unread[user] ?? 0) + 1
+        unread[user] = count
+        owed.append((user, uid, count))
+    }
+
+    /// A session opened here: at its user's home, the count starts again.
+    func opened(_ s: HomeSession) { unread[s.user] = nil }
+
+    /// Each tick of the home's timer: what is owed is read back and handed to the worker.
+    func flush() {
+        guard let gateway, !owed.isEmpty else { return }
+        let batch = owed
+        owed.removeAll()
+        read(.messages(uids: Array(Set(batch.map(\.uid))))) { [self] found in
+            guard found.error == nil else {
+                log.warnRepeated("push notices not read back; they are dropped", ["count": batch.count])
+                home.metrics.pushesDropped.increment(by: Int64(batch.count))
+                return
+            }
+            var byUID: [MessageUID: MessageRecord] = [:]
+            for m in found.messages { byUID[m.uid] = m }
+            let notices = batch.compactMap { o -> PushNotice? in
+                // Removed meanwhile, or the device forgotten: nothing to say.
+                guard let m = byUID[o.uid], m.changes.removal == nil, let mine = devices[o.user], !mine.isEmpty else { return nil }
+                return PushNotice(m, for: o.user, devices: Array(mine.values), senderName: senderName(m.sender), unread: o.unread)
+            }
+            let now = now()
+            for start in stride(from: 0, to: notices.count, by: Self.batchLimit) {
+                gateway.post(PushBatch(notifications: Array(notices[start..<min(start + Self.batchLimit, notices.count)]), sentAt: now))
+            }
+        }
+    }
+
+    /// How the sender shows, when their home is this one and they chose a name.
+    private func senderName(_ sender: UserID) -> String { home.profiles.profiles[sender]?.displayName ?? "" }
+}
