@@ -79,10 +79,10 @@ public struct DirectConversation: Sendable, Equatable {
         return (nextSeq, max(now, lastMessageTime))
     }
 
-    /// A message of `sender` is stored.
-    public mutating func committed(by sender: UserID, seq: UInt64, time: UInt64) {
+    /// A message of `sender` is stored (`withheld`: its recipient blocks the sender, so it counts for no one's unread).
+    public mutating func committed(by sender: UserID, seq: UInt64, time: UInt64, withheld: Bool = false) {
         stored = true
-        sides[index(sender)].sentCount += 1
+        if !withheld { sides[index(sender)].sentCount += 1 }
         lastSeq = max(lastSeq, seq)
         lastMessageTime = max(lastMessageTime, time)
     }
@@ -170,6 +170,9 @@ public struct DirectConversations: Sendable {
     public private(set) var byID: [UInt64: DirectConversation] = [:]
     private var byPair: [String: UInt64] = [:]
     private var byUser: [UserID: Set<UInt64>] = [:]
+    /// Who blocks whom (BlockUser), held with the pair's conversation, whether or not it is opened.
+    private var blocking: Set<String> = []
+    private var blockedBy: [UserID: Set<UserID>] = [:]
 
     public init() {}
 
@@ -199,6 +202,26 @@ public struct DirectConversations: Sendable {
         byPair[Self.pairKey(c.users.0, c.users.1)] = c.id
         byUser[c.users.0, default: []].insert(c.id)
         byUser[c.users.1, default: []].insert(c.id)
+    }
+
+    /// Whether `blocker` blocks `user`: `user`'s direct messages to `blocker` are withheld, and `blocker` may not write to `user`.
+    public func blocks(_ blocker: UserID, _ user: UserID) -> Bool { !blocking.isEmpty && blocking.contains(blocker + "\u{0}" + user) }
+
+    /// Whether `sender`'s messages in `c` are withheld from their peer.
+    public func isWithheld(from c: DirectConversation, sender: UserID) -> Bool { blocks(c.peer(of: sender), sender) }
+
+    /// The users `blocker` blocks, among the pairs held here.
+    public func blocked(by blocker: UserID) -> Set<UserID> { blockedBy[blocker] ?? [] }
+
+    public mutating func setBlock(_ blocker: UserID, _ user: UserID, _ on: Bool) {
+        if on {
+            blocking.insert(blocker + "\u{0}" + user)
+            blockedBy[blocker, default: []].insert(user)
+        } else {
+            blocking.remove(blocker + "\u{0}" + user)
+            blockedBy[blocker]?.remove(user)
+            if blockedBy[blocker]?.isEmpty == true { blockedBy[blocker] = nil }
+        }
     }
 
     /// A key no two pairs share (user ids hold no control characters).

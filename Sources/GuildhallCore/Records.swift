@@ -217,6 +217,8 @@ public struct MessageRecord: Sendable, Codable, Equatable {
     public var changes = MessageChanges()
     /// The files it carries, in the order sent.
     public var attachments: [FileAttachment] = []
+    /// A direct message whose recipient blocked its sender: stored for the sender, never shown to the recipient.
+    public var withheld = false
 
     public init(uid: MessageUID, serverID: ServerID, channelID: ChannelID, seq: UInt64, sender: UserID, sentTime: UInt64,
                 content: MessageContent, mentions: [UserID], mentionAll: Bool, needReceipt: Bool, clientID: String) {
@@ -238,6 +240,7 @@ public struct MessageRecord: Sendable, Codable, Equatable {
         threadRoot = try c.decodeIfPresent(MessageUID.self, forKey: .threadRoot) ?? 0
         changes = try c.decodeIfPresent(MessageChanges.self, forKey: .changes) ?? MessageChanges()
         attachments = try c.decodeIfPresent([FileAttachment].self, forKey: .attachments) ?? []
+        withheld = try c.decodeIfPresent(Bool.self, forKey: .withheld) ?? false
     }
 }
 

@@ -12,15 +12,15 @@ enum MessageRows {
     /// A reply, a thread's message or one with files: the plain insert plus
     /// its references and attachments (kept apart so plain sends bind no more).
     static let insertFullSQL =
-        "INSERT INTO messages(\(columns), reply_to, reply_sender, reply_excerpt, thread_root, attachments) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        "INSERT INTO messages(\(columns), reply_to, reply_sender, reply_excerpt, thread_root, attachments, withheld) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
     /// What reads select: the columns above, then what happened to the message since.
     static let readColumns = columns + ", reply_to, reply_sender, reply_excerpt, thread_root, thread_replies, thread_last, "
-        + "edited_time, edit_count, removed, removed_by, removed_time, attachments"
+        + "edited_time, edit_count, removed, removed_by, removed_time, attachments, withheld"
     /// How many columns `readColumns` names (a query may select more after them).
-    static let readColumnCount = 26
+    static let readColumnCount = 27
 
     /// Whether `m` needs `insertFullSQL`.
-    static func needsFullInsert(_ m: MessageRecord) -> Bool { m.reply != nil || m.threadRoot != 0 || !m.attachments.isEmpty }
+    static func needsFullInsert(_ m: MessageRecord) -> Bool { m.reply != nil || m.threadRoot != 0 || !m.attachments.isEmpty || m.withheld }
 
     static func bind(_ m: MessageRecord, to s: Statement) {
         s.bind(1, m.uid)
@@ -45,6 +45,7 @@ enum MessageRows {
         s.bind(17, m.reply?.excerpt ?? "")
         s.bind(18, m.threadRoot)
         s.bind(19, m.attachments.isEmpty ? "" : String(decoding: (try? JSONEncoder().encode(m.attachments)) ?? Data(), as: UTF8.self))
+        s.bind(20, m.withheld)
     }
 
     /// Reads a row selected with `readColumns` in that order.
@@ -61,6 +62,7 @@ enum MessageRows {
         }
         let attachments = s.text(25)
         if !attachments.isEmpty { m.attachments = (try? JSONDecoder().decode([FileAttachment].self, from: Data(attachments.utf8))) ?? [] }
+        m.withheld = s.bool(26)
         return m
     }
 

@@ -303,6 +303,12 @@ enum Schema {
         CREATE TABLE push_tokens(user_id TEXT NOT NULL, device_id TEXT NOT NULL, platform TEXT NOT NULL, token TEXT NOT NULL,
                                  previews INTEGER NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY(user_id, device_id)) WITHOUT ROWID;
         """,
+        // 21: blocking (BlockUser): who blocks their peer in a direct conversation, and
+        // direct messages withheld from a recipient who blocks their sender.
+        """
+        CREATE TABLE direct_blocks(blocker TEXT NOT NULL, blocked TEXT NOT NULL, PRIMARY KEY(blocker, blocked)) WITHOUT ROWID;
+        ALTER TABLE messages ADD COLUMN withheld INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

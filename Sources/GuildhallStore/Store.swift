@@ -43,6 +43,8 @@ public struct StoreSnapshot: Sendable {
     public var profiles: [UserProfile] = []
     /// Devices' push tokens.
     public var pushRegistrations: [PushRegistration] = []
+    /// Who blocks whom in direct conversations (blocker, blocked).
+    public var blocks: [(UserID, UserID)] = []
     /// In a cluster: the generation of each shard's state this snapshot was loaded for (JobShards).
     public var generations: [Int: UInt64] = [:]
 
@@ -194,6 +196,8 @@ public final class Store: Sendable {
         }
         s = try db.prepare("SELECT user_id, display_name, avatar, updated_at FROM profiles", persistent: false)
         while try s.step() { snap.profiles.append(UserProfile(user: s.text(0), displayName: s.text(1), avatar: s.text(2), updatedAt: s.uint(3))) }
+        s = try db.prepare("SELECT blocker, blocked FROM direct_blocks", persistent: false)
+        while try s.step() { snap.blocks.append((s.text(0), s.text(1))) }
         s = try db.prepare("SELECT user_id, device_id, platform, token, previews, updated_at FROM push_tokens", persistent: false)
         while try s.step() {
             snap.pushRegistrations.append(PushRegistration(user: s.text(0), device: s.text(1), platform: s.text(2), token: s.text(3),
@@ -215,7 +219,8 @@ public final class Store: Sendable {
         var s = try db.prepare("SELECT id, user_a, user_b, created_at FROM conversations", persistent: false)
         while try s.step() { byID[s.uint(0)] = DirectConversation(id: s.uint(0), users: (s.text(1), s.text(2)), createdAt: s.uint(3)) }
         // Removed (recalled or deleted) messages keep their rows but count for no one's unread.
-        s = try db.prepare("SELECT channel_id, sender, SUM(removed = 0), MAX(seq), MAX(sent_time) FROM messages WHERE server_id = 0 GROUP BY channel_id, sender",
+        // Withheld ones (their recipient blocks the sender) neither.
+        s = try db.prepare("SELECT channel_id, sender, SUM(removed = 0 AND withheld = 0), MAX(seq), MAX(sent_time) FROM messages WHERE server_id = 0 GROUP BY channel_id, sender",
                            persistent: false)
         while try s.step() {
             byID[s.uint(0)]?.loadTail(sender: s.text(1), count: s.uint(2), lastSeq: s.uint(3), lastTime: s.uint(4))

@@ -150,7 +150,7 @@ final class ReaderQueries {
         cursor = try db.prepare("SELECT ord FROM sync_cursors WHERE user_id = ? AND device_id = ?")
         inbox = try db.prepare("SELECT ord, message_uid, event FROM inbox WHERE user_id = ? AND ord > ? AND ord <= ? ORDER BY ord LIMIT ?")
         received = try db.prepare("SELECT flags FROM received_status WHERE user_id = ? AND message_uid = ?")
-        directCount = try db.prepare("SELECT COUNT(*) FROM messages WHERE server_id = 0 AND channel_id = ? AND sender = ? AND sent_time <= ? AND removed = 0")
+        directCount = try db.prepare("SELECT COUNT(*) FROM messages WHERE server_id = 0 AND channel_id = ? AND sender = ? AND sent_time <= ? AND removed = 0 AND withheld = 0")
     }
 
     func run(_ request: ReadRequest, into result: inout ReadResult) throws(StoreError) {

@@ -77,6 +77,8 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     /// A device's push token, kept or forgotten (PushNotices.swift).
     case pushRegistered(PushRegistration)
     case pushUnregistered(UserID, DeviceID)
+    /// `blocker` blocks `blocked` (or, with `blocks` false, no longer does) in direct conversations (Blocking.swift).
+    case directBlock(blocker: UserID, blocked: UserID, blocks: Bool)
 }
 
 /// One operation's writes, committed together or not at all.

@@ -26,7 +26,7 @@ final class WriterStatements {
     private var queued = false, sincePruned = 0
     private let saveFile, deleteFile: Statement
     private let audit: AuditWrites
-    private let saveProfile, savePushToken, removePushToken: Statement
+    private let saveProfile, savePushToken, removePushToken, saveBlock, removeBlock: Statement
 
     init(_ db: SQLiteConnection, indexer: SearchIndexer?) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
@@ -70,6 +70,8 @@ final class WriterStatements {
         deleteServerChannels = try db.prepare("DELETE FROM channels WHERE server_id = ?")
         saveMember = try db.prepare("INSERT OR REPLACE INTO members(server_id, user_id, role, joined_at, roles, nickname, display_name, avatar) "
                                     + "VALUES(?,?,?,?,?,?,?,?)")
+        saveBlock = try db.prepare("INSERT OR IGNORE INTO direct_blocks(blocker, blocked) VALUES(?,?)")
+        removeBlock = try db.prepare("DELETE FROM direct_blocks WHERE blocker = ? AND blocked = ?")
         savePushToken = try db.prepare("INSERT OR REPLACE INTO push_tokens(user_id, device_id, platform, token, previews, updated_at) VALUES(?,?,?,?,?,?)")
         removePushToken = try db.prepare("DELETE FROM push_tokens WHERE user_id = ? AND device_id = ?")
         saveProfile = try db.prepare("INSERT OR REPLACE INTO profiles(user_id, display_name, avatar, updated_at) VALUES(?,?,?,?)")
@@ -214,6 +216,10 @@ final class WriterStatements {
             try s.run()
         case .audited(let entry): try audit.save(entry)
         case .pruneAuditLog(let before): try audit.prune(before: before)
+        case .directBlock(let blocker, let blocked, let blocks):
+            let s = (blocks ? saveBlock : removeBlock).reset()
+            s.bind(1, blocker); s.bind(2, blocked)
+            try s.run()
         case .pushRegistered(let r):
             let s = savePushToken.reset()
             s.bind(1, r.user); s.bind(2, r.device); s.bind(3, r.platform); s.bind(4, r.token); s.bind(5, r.previews); s.bind(6, r.updatedAt)

@@ -316,6 +316,9 @@ struct CommandTable {
                 return nil
             }),
             ("push-unregister", spec([], "forget this device's push token") { _ in try await c.unregisterPushToken(); return nil }),
+            ("block", spec(["user"], "block a user's direct messages and typing") { a in try await c.block(try a.string("user")); return nil }),
+            ("unblock", spec(["user"], "unblock a user") { a in try await c.unblock(try a.string("user")); return nil }),
+            ("blocked", spec([], "the users you block") { _ in var l = GHUserIDs(); l.userIds = try await c.blockedUsers(); return l }),
             ("ping", spec([], "heartbeat; shows the server's clock") { _ in
                 var p = GHPong(); p.serverTime = try await c.heartbeat(); return p
             }),

@@ -104,6 +104,14 @@ import Testing
         _ = try await bobHeard.message("the direct message on node 3") { $0.uid == dm.uid }
         let conversation = try await bob.openConversation(with: "alice").conversationID
         #expect(try await bob.search("mat", in: .conversation(conversation)).hits.map(\.message.uid) == [dm.uid])
+        // A block, kept at the conversation's home: bob's message while blocked never reaches alice; after the unblock one does.
+        try await alice.block("bob")
+        #expect(try await alice.blockedUsers() == ["bob"])
+        let withheld = try await bob.sendDirect("let me in", to: "alice")
+        try await alice.unblock("bob")
+        let heard = try await bob.sendDirect("thanks", to: "alice")
+        _ = try await aliceHeard.message("the message after the unblock") { $0.uid == heard.uid }
+        #expect(!aliceHeard.messages.contains { $0.uid == withheld.uid })
 
         // Presence, decided at alice's home, heard on other nodes: by bob (a
         // fellow member of a small server, and her conversation's peer) and

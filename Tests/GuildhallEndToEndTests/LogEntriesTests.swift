@@ -109,6 +109,13 @@ import Testing
             }())),
             .pushRegistered(PushRegistration(user: "bob", device: "phone", platform: "fcm", token: "tok-50", previews: false, updatedAt: 51)),
             .pushUnregistered("bob", "phone"),
+            .directBlock(blocker: "bob", blocked: "eve", blocks: true),
+            .message({
+                var m = MessageRecord(uid: 52 << 22, serverID: 0, channelID: 15, seq: 9, sender: "eve", sentTime: 53, content: .text("hello?"),
+                                      mentions: [], mentionAll: false, needReceipt: false, clientID: "")
+                m.withheld = true
+                return m
+            }()),
         ]
     }
 
@@ -144,9 +151,10 @@ import Testing
             case .profile: kinds.insert("profile")
             case .pushRegistered: kinds.insert("pushRegistered")
             case .pushUnregistered: kinds.insert("pushUnregistered")
+            case .directBlock: kinds.insert("directBlock")
             }
         }
-        #expect(kinds.count == 28, "every kind is in the sample")
+        #expect(kinds.count == 29, "every kind is in the sample")
         let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
         let back = try LogEntries.decode(try LogEntries.encode(entry))
         #expect(back == entry)

@@ -60,6 +60,7 @@ extension GHLogMessage {
         threadRoot = m.threadRoot
         if m.changes != MessageChanges() { changes = GHLogChanges(m.changes) }
         attachments = m.attachments.map(GHLogAttachment.init)
+        withheld = m.withheld
     }
 
     func record() throws -> MessageRecord {
@@ -74,6 +75,7 @@ extension GHLogMessage {
         m.threadRoot = threadRoot
         if hasChanges { m.changes = try changes.value() }
         m.attachments = attachments.map(\.value)
+        m.withheld = withheld
         return m
     }
 }

@@ -64,6 +64,7 @@ extension Home {
         case .audited(let e): return guild(e.serverID)
         case .conversation(_, let users, _): return users.min().map(user)
         case .directSide(let id, _), .directRead(let id, _, _, _): return conversation(id)
+        case .directBlock(let blocker, let blocked, _): return ShardPlan.shard(conversationOf: blocker, blocked, shards: count)
         case .fileCreated(let f): return f.serverID != 0 ? guild(f.serverID) : conversation(f.channelID)
         case .fileSwept(_, let server, let channel): return server != 0 ? guild(server) : conversation(channel)
         case .pruneInbox, .pruneAuditLog, .logPosition: return nil

@@ -80,6 +80,7 @@ extension GHLogWrite {
                 $0.user = r.user; $0.device = r.device; $0.platform = r.platform; $0.token = r.token; $0.previews = r.previews; $0.updatedAt = r.updatedAt
             }
         case .pushUnregistered(let user, let device): pushUnregistered = .with { $0.user = user; $0.device = device }
+        case .directBlock(let blocker, let blocked, let blocks): directBlock = .with { $0.blocker = blocker; $0.blocked = blocked; $0.blocks = blocks }
         case .profile(let p): profile = .with { $0.user = p.user; $0.displayName = p.displayName; $0.avatar = p.avatar; $0.updatedAt = p.updatedAt }
         }
     }
@@ -133,6 +134,7 @@ extension GHLogWrite {
             return .pushRegistered(PushRegistration(user: r.user, device: r.device, platform: r.platform, token: r.token, previews: r.previews,
                                                     updatedAt: r.updatedAt))
         case .pushUnregistered(let u): return .pushUnregistered(u.user, u.device)
+        case .directBlock(let b): return .directBlock(blocker: b.blocker, blocked: b.blocked, blocks: b.blocks)
         case .profile(let p): return .profile(UserProfile(user: p.user, displayName: p.displayName, avatar: p.avatar, updatedAt: p.updatedAt))
         case .audited(let e):
             guard let action = AuditAction(rawValue: e.action) else { throw LogFormatError("audit action \(e.action) is unknown") }

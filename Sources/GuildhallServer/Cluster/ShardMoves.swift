@@ -55,6 +55,7 @@ extension Home {
         for (channel, r) in snapshot.receiptRequests where directory.channel(channel) != nil { groupReceipts.receipts.addRequest(r, in: channel) }
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { groupReceipts.receipts.load(a, in: channel) }
         for c in snapshot.conversations { userHome.directs.add(c) }
+        for (blocker, blocked) in snapshot.blocks { userHome.directs.setBlock(blocker, blocked, true) }
         presences.load(snapshot.presences)
         profiles.load(snapshot.profiles)
         pushNotices.load(snapshot.pushRegistrations)

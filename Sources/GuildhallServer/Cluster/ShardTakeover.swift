@@ -145,6 +145,7 @@ extension StoreSnapshot {
         out.conversations = conversations.filter { shards.contains(ShardPlan.shard(conversationOf: $0.users.0, $0.users.1, shards: count)) }
         out.presences = presences.filter { shards.contains(ShardPlan.shard(user: $0.0, shards: count)) }
         out.profiles = profiles.filter { shards.contains(ShardPlan.shard(user: $0.user, shards: count)) }
+        out.blocks = blocks.filter { shards.contains(ShardPlan.shard(conversationOf: $0.0, $0.1, shards: count)) }
         out.pushRegistrations = pushRegistrations.filter { shards.contains(ShardPlan.shard(user: $0.user, shards: count)) }
         return out
     }

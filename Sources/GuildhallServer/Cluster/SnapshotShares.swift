@@ -47,6 +47,7 @@ extension StoreSnapshot {
         for p in presences { shares[map.home(user: p.0)].presences.append(p) }
         for p in profiles { shares[map.home(user: p.user)].profiles.append(p) }
         for r in pushRegistrations { shares[map.home(user: r.user)].pushRegistrations.append(r) }
+        for b in blocks { shares[map.home(conversationOf: b.0, b.1)].blocks.append(b) }
         return shares
     }
 }

@@ -29,6 +29,8 @@ enum GatherMerge {
     case messages(order: [MessageUID])
     /// Profiles, each from its user's home, in the order asked.
     case users(order: [UserID])
+    /// User ids from every home, sorted.
+    case userIDs
     case receipts
     case unreads(order: [ChannelID])
     /// One entry per target, in request order: the best of each.
@@ -83,6 +85,12 @@ enum GatherMerge {
             var page = GHMessagePage()
             page.messages = order.compactMap { byUID[$0] }
             return .messages(page)
+        case .userIDs:
+            var all: Set<UserID> = []
+            for case .userIds(let l) in parts { all.formUnion(l.userIds) }
+            var list = GHUserIDs()
+            list.userIds = all.sorted()
+            return .userIds(list)
         case .users(let order):
             var byID: [UserID: GHUserProfile] = [:]
             for case .users(let l) in parts { for u in l.users { byID[u.userID] = u } }

@@ -145,6 +145,10 @@ extension GHRequest.OneOf_Body {
         // Push (Home/People/PushNotices): a device's token, kept at its user's home.
         case .registerPushToken(let r): RequestRule(.user, .change) { $0.pushNotices.register(r, id: $1, from: $2) }
         case .unregisterPushToken: RequestRule(.user, .change) { $0.pushNotices.unregister(id: $1, from: $2) }
+        // Blocking (Home/Direct/Blocking): a mark on the conversation with the user blocked.
+        case .blockUser(let r): RequestRule(.conversation(r.userID), .change) { $0.userHome.block(r, id: $1, from: $2) }
+        case .unblockUser(let r): RequestRule(.conversation(r.userID), .change) { $0.userHome.unblock(r, id: $1, from: $2) }
+        case .listBlockedUsers: RequestRule(.everyHome, .query, merge: .userIDs) { $0.userHome.listBlocked(id: $1, from: $2) }
         case .getAuditLog(let r):
             RequestRule(.guild(r.serverID), .query, needs: .viewAuditLog, at: .server(r.serverID)) { $0.auditTrail.getAuditLog(r, id: $1, from: $2) }
         case .timeoutMember(let r):

@@ -300,6 +300,14 @@ public nonisolated struct GHLogWrite: Sendable {
     set {write = .pushUnregistered(newValue)}
   }
 
+  public var directBlock: GHLogDirectBlock {
+    get {
+      if case .directBlock(let v)? = write {return v}
+      return GHLogDirectBlock()
+    }
+    set {write = .directBlock(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Write: Equatable, Sendable {
@@ -335,6 +343,7 @@ public nonisolated struct GHLogWrite: Sendable {
     case profile(GHLogProfile)
     case pushRegistered(GHLogPushRegistered)
     case pushUnregistered(GHLogPushUnregistered)
+    case directBlock(GHLogDirectBlock)
 
   }
 
@@ -449,6 +458,12 @@ public nonisolated struct GHLogMessage: @unchecked Sendable {
   public var attachments: [GHLogAttachment] {
     get {_storage._attachments}
     set {_uniqueStorage()._attachments = newValue}
+  }
+
+  /// A direct message its recipient never sees: they block its sender.
+  public var withheld: Bool {
+    get {_storage._withheld}
+    set {_uniqueStorage()._withheld = newValue}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1554,6 +1569,23 @@ public nonisolated struct GHLogPushRegistered: Sendable {
   public init() {}
 }
 
+/// `blocker` blocks `blocked` (or no longer does) in direct conversations.
+public nonisolated struct GHLogDirectBlock: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var blocker: String = String()
+
+  public var blocked: String = String()
+
+  public var blocks: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct GHLogPushUnregistered: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1642,7 +1674,7 @@ nonisolated extension GHLogEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Write"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0\u{1}pinned\0\u{1}unpinned\0\u{1}audited\0\u{3}prune_audit_log\0\u{1}profile\0\u{3}push_registered\0\u{3}push_unregistered\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0\u{1}pinned\0\u{1}unpinned\0\u{1}audited\0\u{3}prune_audit_log\0\u{1}profile\0\u{3}push_registered\0\u{3}push_unregistered\0\u{3}direct_block\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2022,6 +2054,19 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.write = .pushUnregistered(v)
         }
       }()
+      case 30: try {
+        var v: GHLogDirectBlock?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .directBlock(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .directBlock(v)
+        }
+      }()
       default: break
       }
     }
@@ -2149,6 +2194,10 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       guard case .pushUnregistered(let v)? = self.write else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 29)
     }()
+    case .directBlock?: try {
+      guard case .directBlock(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2163,7 +2212,7 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Message"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{1}sender\0\u{3}sent_time\0\u{1}text\0\u{1}custom\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}reply\0\u{3}thread_root\0\u{1}changes\0\u{1}attachments\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{1}sender\0\u{3}sent_time\0\u{1}text\0\u{1}custom\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}reply\0\u{3}thread_root\0\u{1}changes\0\u{1}attachments\0\u{1}withheld\0")
 
   fileprivate class _StorageClass {
     var _uid: UInt64 = 0
@@ -2181,6 +2230,7 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
     var _threadRoot: UInt64 = 0
     var _changes: GHLogChanges? = nil
     var _attachments: [GHLogAttachment] = []
+    var _withheld: Bool = false
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2206,6 +2256,7 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
       _threadRoot = source._threadRoot
       _changes = source._changes
       _attachments = source._attachments
+      _withheld = source._withheld
     }
   }
 
@@ -2259,6 +2310,7 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
         case 14: try { try decoder.decodeSingularUInt64Field(value: &_storage._threadRoot) }()
         case 15: try { try decoder.decodeSingularMessageField(value: &_storage._changes) }()
         case 16: try { try decoder.decodeRepeatedMessageField(value: &_storage._attachments) }()
+        case 17: try { try decoder.decodeSingularBoolField(value: &_storage._withheld) }()
         default: break
         }
       }
@@ -2324,6 +2376,9 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
       if !_storage._attachments.isEmpty {
         try visitor.visitRepeatedMessageField(value: _storage._attachments, fieldNumber: 16)
       }
+      if _storage._withheld != false {
+        try visitor.visitSingularBoolField(value: _storage._withheld, fieldNumber: 17)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2348,6 +2403,7 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
         if _storage._threadRoot != rhs_storage._threadRoot {return false}
         if _storage._changes != rhs_storage._changes {return false}
         if _storage._attachments != rhs_storage._attachments {return false}
+        if _storage._withheld != rhs_storage._withheld {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -4780,6 +4836,46 @@ nonisolated extension GHLogPushRegistered: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.token != rhs.token {return false}
     if lhs.previews != rhs.previews {return false}
     if lhs.updatedAt != rhs.updatedAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogDirectBlock: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DirectBlock"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}blocker\0\u{1}blocked\0\u{1}blocks\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.blocker) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.blocked) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.blocks) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.blocker.isEmpty {
+      try visitor.visitSingularStringField(value: self.blocker, fieldNumber: 1)
+    }
+    if !self.blocked.isEmpty {
+      try visitor.visitSingularStringField(value: self.blocked, fieldNumber: 2)
+    }
+    if self.blocks != false {
+      try visitor.visitSingularBoolField(value: self.blocks, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogDirectBlock, rhs: GHLogDirectBlock) -> Bool {
+    if lhs.blocker != rhs.blocker {return false}
+    if lhs.blocked != rhs.blocked {return false}
+    if lhs.blocks != rhs.blocks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -90,13 +90,16 @@ extension UserHome {
         guard let c = directs[m.channelID] else { return g }
         g.recipientID = c.peer(of: m.sender)
         if m.sender == viewer, let status = GHSentStatus(rawValue: c.status(ofMessageBy: m.sender, uid: m.uid, seq: m.seq, sentTime: m.sentTime).rawValue) {
-            g.sentStatus = status
+            // Withheld: never delivered, as to a user who never comes.
+            g.sentStatus = m.withheld ? .sent : status
         }
         return g
     }
 
-    /// Whether `user` may see the direct message `m`.
-    func canSeeDirect(_ m: MessageRecord, _ user: UserID) -> Bool { directs[m.channelID]?.includes(user) == true }
+    /// Whether `user` may see the direct message `m` (one withheld from its recipient only its sender sees).
+    func canSeeDirect(_ m: MessageRecord, _ user: UserID) -> Bool {
+        directs[m.channelID]?.includes(user) == true && (!m.withheld || m.sender == user)
+    }
 
     // MARK: Sending
 
@@ -116,6 +119,7 @@ extension UserHome {
                                              otherwise: { self.sendDirectMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
             var (c, conversationWrite) = try conversation(with: r.peerID, for: s.user, now: now)
+            if directs.blocks(s.user, r.peerID) { throw Failure.forbidden("you block \(r.peerID); unblock them to write to them") }
             if references == nil, r.replyTo != 0 || r.threadRoot != 0 {
                 return home.messageOperations.references(r.replyTo, r.threadRoot, in: c.id, id: id, for: s) { found in
                     self.sendDirectMessage(r, id: id, from: s, checkResend: false, references: found)
@@ -134,6 +138,7 @@ extension UserHome {
             var record = MessageRecord(uid: home.ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
                                        content: content, mentions: [], mentionAll: false, needReceipt: false, clientID: r.clientID)
             record.attachments = files ?? []
+            record.withheld = directs.isWithheld(from: c, sender: s.user)
             var threadWrites: [StoreWrite] = []
             if let references { record.refer(references, writes: &threadWrites) }
             let writes: [StoreWrite] = [conversationWrite, .message(record)] + threadWrites
@@ -142,12 +147,12 @@ extension UserHome {
             let peer = c.peer(of: s.user)
             let copy = EventCopy(.message(directMessage(record, for: peer)))
             var effects = Effects(writes: writes,
-                                  addressed: [AddressedItem(user: peer, stored: .message(record.uid), live: .push(copy))])
+                                  addressed: record.withheld ? [] : [AddressedItem(user: peer, stored: .message(record.uid), live: .push(copy))])
             effects.apply = { _ in
                 self.home.attachments.release(r.attachments)
                 let waiters = self.home.resendsSettled(record, ok: true)
                 self.home.metrics.messagesDirect.increment()
-                self.directs[record.channelID]?.committed(by: record.sender, seq: record.seq, time: record.sentTime)
+                self.directs[record.channelID]?.committed(by: record.sender, seq: record.seq, time: record.sentTime, withheld: record.withheld)
                 let mine = self.directMessage(record, for: record.sender)
                 s.respond(id, .message(mine))
                 for (w, wid) in waiters { w.respond(wid, .message(mine)) }

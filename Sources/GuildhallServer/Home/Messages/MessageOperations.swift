@@ -115,7 +115,7 @@ extension MessageOperations {
     private func place(of m: MessageRecord, asked channel: UInt64, by s: HomeSession) throws(Failure) -> Place {
         guard m.channelID == channel else { throw Self.notFound(m.uid) }
         if m.serverID == 0 {
-            guard let c = home.userHome.directs[channel], c.includes(s.user) else { throw Self.notFound(m.uid) }
+            guard let c = home.userHome.directs[channel], c.includes(s.user), !m.withheld || m.sender == s.user else { throw Self.notFound(m.uid) }
             return .direct(c)
         }
         guard let c = directory.channel(channel) else { throw Self.notFound(m.uid) }
@@ -256,14 +256,15 @@ extension MessageOperations {
             }
         case .direct(let conversation):
             let peer = conversation.peer(of: s.user)
-            if isRemoval, var c = home.userHome.directs[conversation.id] {
+            // Withheld from the peer: only its sender's devices hear of a change.
+            if isRemoval, !m.withheld, var c = home.userHome.directs[conversation.id] {
                 // The peer's unread count leaves it out once stored; the side is stored with the removal.
                 effects.writes.append(.directSide(conversation: c.id, c.removed(by: m.sender, sentTime: m.sentTime)))
             }
             let peerCopy = copyFor(peer)
-            effects.addressed = [AddressedItem(user: peer, stored: .event(peerCopy), live: .push(peerCopy))]
+            effects.addressed = m.withheld ? [] : [AddressedItem(user: peer, stored: .event(peerCopy), live: .push(peerCopy))]
             effects.apply = { _ in
-                if isRemoval, var c = self.home.userHome.directs[conversation.id] {
+                if isRemoval, !m.withheld, var c = self.home.userHome.directs[conversation.id] {
                     _ = c.removed(by: m.sender, sentTime: m.sentTime)
                     self.home.userHome.directs[c.id] = c
                 }

@@ -60,6 +60,8 @@ extension Home {
         }
         var page = GHSearchResults()
         for (m, snippet) in zip(result.messages, result.snippets) {
+            // Withheld from its recipient: only its sender finds it.
+            if m.withheld && m.sender != s.user { continue }
             var hit = GHSearchHit()
             // The caller's access was decided when the search began; a message answers as get_messages shows it.
             hit.message = shown(m, to: s.user)

@@ -35,7 +35,8 @@ extension ChannelTyping {
             guard r.peerID != s.user, let c = home.userHome.directs.between(s.user, r.peerID) else {
                 throw Failure.notFound("no conversation with \(r.peerID)")
             }
-            if board.typed(s.user, in: c.id, now: now()) { directTypersChanged(c, by: s.user) }
+            // A blocked user's typing is answered as any, and reaches no one.
+            if !home.userHome.directs.isWithheld(from: c, sender: s.user), board.typed(s.user, in: c.id, now: now()) { directTypersChanged(c, by: s.user) }
             s.respond(id, .ok(GHOk()))
         }
     }
