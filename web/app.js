@@ -5,8 +5,10 @@
 // ticks, the message operations (reply, edit, recall, delete, reactions),
 // files (attach, drop or paste; uploaded with progress, then sent; images,
 // audio and video shown, other files as links), search in a server, and the
-// server's member list with each member's presence (a watched page: joins,
-// leaves, role and presence changes come live) and one's own status.
+// server's member list with each member's presence and name (a watched page:
+// joins, leaves, role, name and presence changes come live) and one's own
+// status and display name; moderation from the member list (time out, kick,
+// ban, with a reason) and the server's audit log; blocking a direct peer.
 // The protocol is guildhall.js's; this file holds what the page shows and
 // redraws it from that state.
 
@@ -34,7 +36,18 @@ const state = {
   pending: [],                // files chosen for the next message: {file, progress}
   sending: false,
   members: null,              // the member pane: {serverId, list, next, memberCount, onlineCount}
+  names: new Map(),           // userId -> the name to show (nickname or display name), from member lists and profiles
 };
+
+/// How a user shows: their nickname or display name where known, else their id.
+function nameOf(userId) { return state.names.get(userId) || userId; }
+
+function learnNames(members) {
+  for (const x of members || []) {
+    const name = x.nickname || x.displayName;
+    if (name) state.names.set(x.userId, name); else state.names.delete(x.userId);
+  }
+}
 
 let gh = null;
 
@@ -81,6 +94,12 @@ async function ready({ login, fresh }) {
   $("app").hidden = false;
   $("logout").hidden = false;
   $("presence-label").hidden = false;
+  $("profile-form").hidden = false;
+  gh.request({ getUsers: { userIds: [state.me] } }).then((r) => {
+    const name = r.users.users?.[0]?.displayName || "";
+    $("profile-name").value = name;
+    if (name) state.names.set(state.me, name);
+  }).catch(() => {});
   if (!fresh) return; // resumed: the server replayed what was missed and kept the subscriptions
   await loadServers();
   await loadMembers(state.currentServer);
@@ -153,6 +172,7 @@ function renderChannels() {
   $("server-id").textContent = s ? `id ${s.info.serverId} · ${members} member${members === 1 ? "" : "s"}` : "";
   $("create-channel-form").hidden = !s || s.info.ownerId !== state.me;
   $("invite-people").hidden = !s;
+  if (state.auditFor !== state.currentServer) { $("audit").hidden = true; state.auditFor = state.currentServer; }
   if (state.invitesFor !== state.currentServer) { $("invite-made").hidden = true; state.invitesFor = state.currentServer; }
   $("channel-list").replaceChildren(...(s ? [...s.channels.values()] : []).map((ch) => {
     const u = state.unread.get(ch.channelId) || {};
@@ -227,6 +247,7 @@ async function loadMembers(serverId) {
     if (state.currentServer !== serverId) return;
     const page = r.members;
     state.members = { serverId, list: page.members || [], next: page.nextCursor || "", memberCount: page.memberCount || 0, onlineCount: page.onlineCount || 0 };
+    learnNames(state.members.list);
   } catch {
     state.members = null;
   }
@@ -239,6 +260,7 @@ async function moreMembers() {
   const r = await gh.request({ listMembers: { serverId: m.serverId, cursor: m.next, limit: 100 } });
   if (state.members !== m) return;
   m.list = [...m.list, ...(r.members.members || []).filter((x) => !m.list.some((y) => y.userId === x.userId))];
+  learnNames(m.list);
   m.next = r.members.nextCursor || "";
   renderMembers();
 }
@@ -246,7 +268,7 @@ async function moreMembers() {
 function renderMembers() {
   const m = state.members;
   $("members").hidden = !m;
-  if (!m) return;
+  if (!m) { $("audit-open").hidden = true; return; }
   // The list's count is the freshest: the header follows it.
   const s = state.servers.get(m.serverId);
   if (s && String(s.info.memberCount) !== String(m.memberCount)) {
@@ -255,15 +277,72 @@ function renderMembers() {
   }
   $("member-counts").textContent = `${m.onlineCount} online · ${m.memberCount} member${Number(m.memberCount) === 1 ? "" : "s"}`;
   $("members-more").hidden = !m.next;
+  const moderator = m.list.some((x) => x.userId === state.me && (x.role === "OWNER" || x.role === "ADMIN"));
+  $("moderation-reason").hidden = !moderator;
+  $("audit-open").hidden = !moderator;
   $("member-list").replaceChildren(...m.list.map((x) => {
     const status = x.presence?.status || "PRESENCE_OFFLINE";
     const label = { PRESENCE_ONLINE: "online", PRESENCE_IDLE: "idle", PRESENCE_DO_NOT_DISTURB: "do not disturb" }[status] || "offline";
+    const other = x.userId !== state.me && x.role !== "OWNER";
     return el("li", { class: `member ${status === "PRESENCE_OFFLINE" ? "offline" : ""}`, dataset: { user: x.userId, status } },
       el("span", { class: `presence ${status}`, role: "img", "aria-label": label, title: label }),
-      el("span", { class: "name" }, x.userId),
+      el("span", { class: "name", title: x.userId }, x.nickname || x.displayName || x.userId),
       Number(x.timeoutUntil || 0) > Date.now() ? el("span", { class: "timed-out", title: `timed out until ${new Date(Number(x.timeoutUntil)).toLocaleString()}` }, "⏳") : null,
-      x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null);
+      x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null,
+      moderator && other ? el("span", { class: "moderate" },
+        el("button", { type: "button", class: "timeout-action", title: `time ${x.userId} out for 10 minutes`, onclick: () => moderate("timeoutMember", x.userId, { until: String(Date.now() + 600_000) }) }, "Time out"),
+        el("button", { type: "button", class: "kick-action", title: `remove ${x.userId}`, onclick: () => moderate("kickMember", x.userId) }, "Kick"),
+        el("button", { type: "button", class: "ban-action", title: `ban ${x.userId}`, onclick: () => moderate("banMember", x.userId) }, "Ban")) : null);
   }));
+}
+
+/// A moderation request on a member of the shown server, with the reason typed above the list.
+async function moderate(kind, userId, extra = {}) {
+  const m = state.members;
+  if (!m) return;
+  const verb = { timeoutMember: "time out", kickMember: "remove", banMember: "ban" }[kind];
+  if (kind !== "timeoutMember" && !confirm(`${verb} ${nameOf(userId)}?`)) return;
+  try {
+    await gh.request({ [kind]: { serverId: m.serverId, userId, reason: $("moderation-reason").value.trim(), ...extra } });
+    $("moderation-reason").value = "";
+    await loadMembers(m.serverId);
+    if (!$("audit").hidden) showAudit();
+  } catch (err) { showError("view-error", err); }
+}
+
+// ---- the audit log ----
+
+const AUDIT_WORDS = {
+  AUDIT_SERVER_UPDATED: "changed the server", AUDIT_OWNERSHIP_TRANSFERRED: "handed the server to", AUDIT_CHANNEL_CREATED: "made channel",
+  AUDIT_CHANNEL_UPDATED: "changed channel", AUDIT_CHANNEL_DELETED: "deleted channel", AUDIT_MEMBER_INVITED: "invited",
+  AUDIT_MEMBER_KICKED: "removed", AUDIT_MEMBER_BANNED: "banned", AUDIT_MEMBER_UNBANNED: "unbanned", AUDIT_MEMBER_TIMED_OUT: "timed out",
+  AUDIT_MEMBER_ROLES_CHANGED: "changed the roles of", AUDIT_ROLE_CREATED: "made role", AUDIT_ROLE_UPDATED: "changed role",
+  AUDIT_ROLE_DELETED: "deleted role", AUDIT_OVERRIDE_CHANGED: "set an override for", AUDIT_MESSAGE_RECALLED: "recalled a message of",
+  AUDIT_MESSAGE_DELETED: "deleted a message", AUDIT_MESSAGE_PINNED: "pinned a message", AUDIT_MESSAGE_UNPINNED: "unpinned a message",
+  AUDIT_INVITE_CREATED: "made invite", AUDIT_INVITE_REVOKED: "revoked invite", AUDIT_MEMBER_NICKNAME_CHANGED: "renamed",
+};
+
+/// What an entry was made to, as the page knows it: a member's name, a channel's, or the id.
+function auditTarget(e) {
+  if (!e.target) return "";
+  if (!/^\d+$/.test(e.target)) return e.action.startsWith("AUDIT_INVITE") ? e.target : nameOf(e.target);
+  const channel = state.servers.get(state.currentServer)?.channels.get(e.target);
+  return channel ? `#${channel.name}` : e.target;
+}
+
+async function showAudit() {
+  const serverId = state.currentServer;
+  if (!serverId) return;
+  try {
+    const log = (await gh.request({ getAuditLog: { serverId, limit: 50 } })).auditLog;
+    $("audit-list").replaceChildren(...(log.entries || []).map((e) => el("li", { class: "audit-entry", dataset: { action: e.action } },
+      el("span", { class: "time" }, new Date(Number(e.time)).toLocaleString()), " ",
+      el("strong", {}, e.actor ? nameOf(e.actor) : "Guildhall"), ` ${AUDIT_WORDS[e.action] || e.action} `,
+      el("span", { class: "target" }, auditTarget(e)),
+      e.reason ? el("span", { class: "reason" }, ` — ${e.reason}`) : null)));
+    if (!(log.entries || []).length) $("audit-list").replaceChildren(el("li", { class: "muted" }, "nothing yet"));
+    $("audit").hidden = false;
+  } catch (err) { showError("view-error", err); }
 }
 
 // ---- a view: one channel or one conversation ----
@@ -314,6 +393,9 @@ async function openView(view, again = false, at = null) {
   }
   $("composer").hidden = false;
   $("pins-open").hidden = view.kind !== "channel";
+  $("block-peer").hidden = view.kind !== "dm";
+  $("block-peer").textContent = "Block";
+  $("block-peer").disabled = false;
   $("pins").hidden = true;
   if (view.kind !== "channel") $("slow-mode").textContent = "";
   renderServers();
@@ -510,7 +592,7 @@ function renderMessage(m) {
   ];
   return el("div", { class: `message${removed ? " removed" : ""}${own ? " own" : ""}`, dataset: { uid: m.uid, seq: m.seq || "" } },
     m.replyTo?.messageUid ? el("div", { class: "reply" }, `↪ ${m.replyTo.senderId}: ${m.replyTo.excerpt || ""}`) : null,
-    el("span", { class: "sender" }, m.senderId),
+    el("span", { class: "sender", title: m.senderId }, nameOf(m.senderId)),
     el("span", { class: "text" }, text),
     m.editedTime && !removed ? el("span", { class: "edited" }, "(edited)") : null,
     removed ? null : attachmentsOf(m),
@@ -639,6 +721,7 @@ const handlers = {
       if (i >= 0) m.list.splice(i, 1);
     } else if (i >= 0) {
       m.list[i] = u.member;
+      learnNames([u.member]);
     } else {
       // A newcomer inside the window: its place is the server's to say.
       loadMembers(m.serverId);
@@ -677,6 +760,11 @@ const handlers = {
   },
   messageUpdate(u) { if (u.message) updateMessage(u.message.uid, (m) => { Object.keys(m).forEach((k) => delete m[k]); Object.assign(m, u.message); }); },
   notification(n) {
+    if (n.kind === "USER_UPDATED" && n.user) {
+      if (n.user.displayName) state.names.set(n.user.userId, n.user.displayName); else state.names.delete(n.user.userId);
+      if (n.user.userId === state.me) $("profile-name").value = n.user.displayName || "";
+      renderMessages();
+    }
     if (["CHANNEL_CREATED", "CHANNEL_UPDATED", "CHANNEL_DELETED", "SERVER_UPDATED", "SERVER_DELETED", "MEMBER_KICKED", "MEMBER_BANNED"].includes(n.kind)) {
       loadServers().catch(() => {});
     }
@@ -838,6 +926,26 @@ function wire() {
   });
   $("search-close").addEventListener("click", () => { $("search-results").hidden = true; });
   $("pins-open").addEventListener("click", () => showPins());
+  $("audit-open").addEventListener("click", () => showAudit());
+  $("audit-close").addEventListener("click", () => { $("audit").hidden = true; });
+  $("block-peer").addEventListener("click", async () => {
+    const peer = state.view?.peerId;
+    if (!peer || !confirm(`Block ${nameOf(peer)}? Their messages stop reaching you.`)) return;
+    try {
+      await gh.request({ blockUser: { userId: peer } });
+      $("block-peer").textContent = "Blocked";
+      $("block-peer").disabled = true;
+    } catch (err) { showError("view-error", err); }
+  });
+  $("profile-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const p = (await gh.request({ setProfile: { displayName: $("profile-name").value.trim() } })).profile;
+      if (p.displayName) state.names.set(state.me, p.displayName); else state.names.delete(state.me);
+      if (state.currentServer) await loadMembers(state.currentServer);
+      renderMessages();
+    } catch (err) { showError("view-error", err); }
+  });
   $("pins-close").addEventListener("click", () => { $("pins").hidden = true; });
   $("members-more").addEventListener("click", () => moreMembers().catch(() => {}));
   $("invite-people").addEventListener("click", () => makeInvite());

@@ -417,3 +417,35 @@ def test_pins_and_slow_mode_in_the_web_client(server, people):
     alice.find_element(By.CSS_SELECTOR, "#pin-list .unpin-action").click()
     wait(alice, "the pin gone", lambda: text_of(alice, "#pin-list") == "no pins")
     owner.close()
+
+
+def test_names_moderation_and_the_audit_log_in_the_web_client(server, people):
+    # alice owns a server (made over the protocol) that bob joined and named himself in.
+    owner = JsonPeer(server, "alice")
+    server_id = owner.request({"createServer": {"name": "Moderated Guild", "openJoin": True}})["server"]["serverId"]
+    owner.request({"createChannel": {"serverId": server_id, "name": "general"}})
+    owner.close()
+    bob = JsonPeer(server, "bob")
+    bob.request({"setProfile": {"displayName": "Bobby B"}})
+    bob.request({"joinServer": {"serverId": server_id}})
+
+    alice = people()
+    sign_in(alice, server, "alice")
+    wait(alice, "the server listed", lambda: alice.find_elements(By.CSS_SELECTOR, f"#server-list li.server[data-id='{server_id}']"))
+    alice.find_element(By.CSS_SELECTOR, f"#server-list li.server[data-id='{server_id}']").click()
+    wait(alice, "bob by his name", lambda: text_of(alice, "#member-list li[data-user='bob'] .name") == "Bobby B")
+
+    # A timeout with a reason, from the member list; the audit log says who, what and why.
+    submit_reason = alice.find_element(By.ID, "moderation-reason")
+    submit_reason.send_keys("flooding the channel")
+    alice.find_element(By.CSS_SELECTOR, "#member-list li[data-user='bob'] .timeout-action").click()
+    wait(alice, "bob timed out", lambda: alice.find_elements(By.CSS_SELECTOR, "#member-list li[data-user='bob'] .timed-out"))
+    alice.find_element(By.ID, "audit-open").click()
+    wait(alice, "the audit entry", lambda: "flooding the channel" in text_of(alice, "#audit-list li[data-action='AUDIT_MEMBER_TIMED_OUT']"))
+    assert "Bobby B" in text_of(alice, "#audit-list li[data-action='AUDIT_MEMBER_TIMED_OUT']")
+    shot(alice, "11-audit-log.png")
+
+    # alice names herself from the header: her row in the list shows it.
+    submit(alice, "profile-name", "Alice A.")
+    wait(alice, "alice by her name", lambda: text_of(alice, "#member-list li[data-user='alice'] .name") == "Alice A.")
+    bob.close()
