@@ -1,10 +1,13 @@
-// Direct (one-to-one) conversations (docs/features.md): one per pair of users,
-// its message tail, and per side the receipt state that decides the sent
-// status of the other side's messages, by arithmetic (docs/architecture.md):
-// - delivered: the highest seq of the peer's messages a session of mine received;
-// - read by time: the peer's messages sent at or before `readTime` are read,
+// Direct conversations (docs/features.md): one per pair of users, or a group
+// of 3 to 10 with a name; its message tail, and per side (member) the
+// receipt state that decides the sent status of the others' messages, by
+// arithmetic (docs/architecture.md):
+// - delivered: the highest seq of the others' messages a session of mine received;
+// - read by time: the others' messages sent at or before `readTime` are read,
 //   and `readCount` of them are, for the unread count;
 // - read one by one: messages above the read time acknowledged singly.
+// A message's status to its sender is the least advanced of its recipients'
+// (read once every one read it); `receipts` counts them for "read by k of N".
 // Pure value; no I/O.
 
 public struct DirectConversation: Sendable, Equatable {
@@ -27,8 +30,12 @@ public struct DirectConversation: Sendable, Equatable {
 
     public let id: UInt64
     public let createdAt: UInt64
-    /// The two sides, the lower user id first.
+    /// The sides, by user id ascending: two for a pair, 3 to 10 for a group.
     public var sides: [Side]
+    /// A group's: its name and its owner (who adds and removes members). Empty for a pair.
+    public var name = ""
+    public var owner: UserID = ""
+    public let isGroup: Bool
     /// Seq and sent time of the newest message committed.
     public var lastSeq: UInt64 = 0
     public var lastMessageTime: UInt64 = 0
@@ -44,31 +51,70 @@ public struct DirectConversation: Sendable, Equatable {
         self.createdAt = createdAt
         let (a, b) = users.0 < users.1 ? users : (users.1, users.0)
         sides = [Side(user: a), Side(user: b)]
+        isGroup = false
     }
 
+    /// A group of `members` (3 to 10, the owner among them; the caller checked).
+    public init(group id: UInt64, name: String, owner: UserID, members: [UserID], createdAt: UInt64) {
+        self.id = id
+        self.createdAt = createdAt
+        self.name = name
+        self.owner = owner
+        sides = Set(members).sorted().map { Side(user: $0) }
+        isGroup = true
+    }
+
+    public static let groupSizes = 3...10
+
+    /// A pair's two users, the lower first.
     public var users: (UserID, UserID) { (sides[0].user, sides[1].user) }
 
-    public func includes(_ user: UserID) -> Bool { sides[0].user == user || sides[1].user == user }
+    /// Every member, ascending.
+    public var members: [UserID] { sides.map(\.user) }
 
+    public func includes(_ user: UserID) -> Bool { position(user) != nil }
+
+    /// A pair's other user.
     public func peer(of user: UserID) -> UserID { sides[0].user == user ? sides[1].user : sides[0].user }
+
+    /// Everyone in the conversation but `user`: who a message of theirs goes to.
+    public func others(of user: UserID) -> [UserID] { sides.lazy.map(\.user).filter { $0 != user } }
 
     /// The side of `user` (who must be in the conversation).
     public func side(_ user: UserID) -> Side { sides[index(user)] }
 
-    func index(_ user: UserID) -> Int { sides[0].user == user ? 0 : 1 }
-
-    /// The peer's messages `user` has not read.
-    public func unread(for user: UserID) -> UInt64 {
-        let me = side(user), peer = side(peer(of: user))
-        return peer.sentCount > me.readCount ? peer.sentCount - me.readCount : 0
+    private func position(_ user: UserID) -> Int? {
+        if sides.count == 2 { return sides[0].user == user ? 0 : sides[1].user == user ? 1 : nil }
+        return sides.firstIndex { $0.user == user }
     }
 
-    /// Where a message of `sender` is, as its sender sees it.
+    func index(_ user: UserID) -> Int { position(user)! }
+
+    /// The others' messages `user` has not read.
+    public func unread(for user: UserID) -> UInt64 {
+        let me = side(user)
+        let sent = sides.reduce(0) { $1.user == user ? $0 : $0 + $1.sentCount }
+        return sent > me.readCount ? sent - me.readCount : 0
+    }
+
+    /// Where a message of `sender` is, as its sender sees it: read once every recipient read it, delivered once every one received it.
     public func status(ofMessageBy sender: UserID, uid: MessageUID, seq: UInt64, sentTime: UInt64) -> SentStatus {
-        let recipient = side(peer(of: sender))
-        if sentTime <= recipient.readTime || recipient.readSingly[uid] != nil { return .read }
-        if seq <= recipient.deliveredSeq { return .delivered }
-        return .sent
+        let (delivered, read, of) = receipts(ofMessageBy: sender, uid: uid, seq: seq, sentTime: sentTime)
+        return read == of ? .read : delivered == of ? .delivered : .sent
+    }
+
+    /// How many of a message's recipients received it, and read it (a member who read it received it), of how many.
+    public func receipts(ofMessageBy sender: UserID, uid: MessageUID, seq: UInt64, sentTime: UInt64) -> (delivered: Int, read: Int, of: Int) {
+        var delivered = 0, read = 0
+        for s in sides where s.user != sender {
+            if sentTime <= s.readTime || s.readSingly[uid] != nil {
+                read += 1
+                delivered += 1
+            } else if seq <= s.deliveredSeq {
+                delivered += 1
+            }
+        }
+        return (delivered, read, sides.count - 1)
     }
 
     // MARK: Changes
@@ -88,12 +134,16 @@ public struct DirectConversation: Sendable, Equatable {
     }
 
     /// A message of `sender` sent at `sentTime` was recalled or deleted: it
-    /// counts for neither side any more. Returns the peer's side as it is now (to store).
-    public mutating func removed(by sender: UserID, sentTime: UInt64) -> Side {
-        let s = index(sender), r = 1 - s
+    /// counts for no one any more. Returns the sides whose read count moved (to store).
+    public mutating func removed(by sender: UserID, sentTime: UInt64) -> [Side] {
+        let s = index(sender)
         if sides[s].sentCount > 0 { sides[s].sentCount -= 1 }
-        if sentTime <= sides[r].readTime, sides[r].readCount > 0 { sides[r].readCount -= 1 }
-        return sides[r]
+        var moved: [Side] = []
+        for r in sides.indices where r != s && sentTime <= sides[r].readTime && sides[r].readCount > 0 {
+            sides[r].readCount -= 1
+            moved.append(sides[r])
+        }
+        return moved
     }
 
     /// `user` received the peer's messages up to `seq`; false when nothing moved.
@@ -115,11 +165,11 @@ public struct DirectConversation: Sendable, Equatable {
         return true
     }
 
-    /// `user` read everything the peer sent up to `now`.
+    /// `user` read everything the others sent up to `now`.
     public mutating func readAll(by user: UserID, now: UInt64) -> Bool {
-        let peerSent = side(peer(of: user)).sentCount
-        let moved = read(by: user, upTo: max(now, lastMessageTime), count: peerSent)
-        sides[index(user)].readCount = peerSent
+        let othersSent = sides.reduce(0) { $1.user == user ? $0 : $0 + $1.sentCount }
+        let moved = read(by: user, upTo: max(now, lastMessageTime), count: othersSent)
+        sides[index(user)].readCount = othersSent
         return moved
     }
 
@@ -191,17 +241,19 @@ public struct DirectConversations: Sendable {
         (byUser[user] ?? []).compactMap { byID[$0] }.filter(\.stored)
     }
 
-    /// The peers of the user's stored conversations.
-    public func peers(of user: UserID) -> [UserID] { conversations(of: user).map { $0.peer(of: user) } }
+    /// Everyone the user shares a stored conversation with (a group's members too), each once.
+    public func peers(of user: UserID) -> [UserID] {
+        var seen: Set<UserID> = []
+        return conversations(of: user).flatMap { $0.others(of: user) }.filter { seen.insert($0).inserted }
+    }
 
     /// Whether the user has a conversation held here (stored or not).
     public func hasConversations(_ user: UserID) -> Bool { byUser[user]?.isEmpty == false }
 
     public mutating func add(_ c: DirectConversation) {
         byID[c.id] = c
-        byPair[Self.pairKey(c.users.0, c.users.1)] = c.id
-        byUser[c.users.0, default: []].insert(c.id)
-        byUser[c.users.1, default: []].insert(c.id)
+        if !c.isGroup { byPair[Self.pairKey(c.users.0, c.users.1)] = c.id }
+        for user in c.members { byUser[user, default: []].insert(c.id) }
     }
 
     /// Whether `blocker` blocks `user`: `user`'s direct messages to `blocker` are withheld, and `blocker` may not write to `user`.

@@ -59,3 +59,51 @@ import Testing
         #expect(c.users == ("ann", "bob"))
     }
 }
+
+@Suite struct GroupConversationsTests {
+    /// ann, bob and cid; ann sent at 100 and 200, bob at 300.
+    func group() -> DirectConversation {
+        var c = DirectConversation(group: 7, name: "trio", owner: "ann", members: ["cid", "ann", "bob", "ann"], createdAt: 1)
+        for (who, t) in [("ann", 100), ("ann", 200), ("bob", 300)] as [(UserID, UInt64)] {
+            let (seq, time) = c.append(now: t)
+            c.committed(by: who, seq: seq, time: time)
+        }
+        return c
+    }
+
+    @Test func aMessageIsReadOnceEveryRecipientReadItAndCountsSay() {
+        var c = group()
+        #expect(c.members == ["ann", "bob", "cid"] && c.isGroup && c.others(of: "bob") == ["ann", "cid"])
+        #expect(c.receipts(ofMessageBy: "ann", uid: 1, seq: 1, sentTime: 100) == (0, 0, 2))
+        _ = c.delivered(to: "bob", upTo: 3)
+        _ = c.read(by: "cid", upTo: 100, count: 1)
+        #expect(c.receipts(ofMessageBy: "ann", uid: 1, seq: 1, sentTime: 100) == (2, 1, 2), "cid read it, so received it")
+        #expect(c.status(ofMessageBy: "ann", uid: 1, seq: 1, sentTime: 100) == .delivered)
+        _ = c.read(by: "bob", upTo: 250, count: 2)
+        #expect(c.status(ofMessageBy: "ann", uid: 1, seq: 1, sentTime: 100) == .read)
+        // bob read the second; cid read only up to the first and received nothing past it.
+        #expect(c.status(ofMessageBy: "ann", uid: 2, seq: 2, sentTime: 200) == .sent)
+        _ = c.delivered(to: "cid", upTo: 2)
+        #expect(c.status(ofMessageBy: "ann", uid: 2, seq: 2, sentTime: 200) == .delivered)
+    }
+
+    @Test func unreadCountsEveryoneElsesMessagesAndARemovalMovesEachReader() {
+        var c = group()
+        #expect(c.unread(for: "cid") == 3 && c.unread(for: "ann") == 1 && c.unread(for: "bob") == 2)
+        _ = c.readAll(by: "cid", now: 400)
+        _ = c.read(by: "bob", upTo: 150, count: 1)
+        #expect(c.unread(for: "cid") == 0 && c.unread(for: "bob") == 1)
+        // ann's first message goes: cid and bob had read it; each count moves.
+        let moved = c.removed(by: "ann", sentTime: 100)
+        #expect(moved.map(\.user) == ["bob", "cid"] && c.unread(for: "cid") == 0 && c.unread(for: "bob") == 1 && c.unread(for: "ann") == 1)
+    }
+
+    @Test func aGroupIsFoundByItsMembersNotAsAPair() {
+        var all = DirectConversations()
+        all.add(group())
+        all.add(DirectConversation(id: 8, users: ("ann", "bob"), createdAt: 2))
+        #expect(all.between("ann", "bob")?.id == 8)
+        #expect(Set(all.conversations(of: "cid").map(\.id)) == [7] && Set(all.conversations(of: "ann").map(\.id)) == [7, 8])
+        #expect(all.peers(of: "ann").sorted() == ["bob", "cid"])
+    }
+}

@@ -80,8 +80,10 @@ import Testing
         }
         #expect(covered == Set(channels.map(\.channel)), "the frames carry every channel")
         #expect(frames.count < 5, "\(frames.count) frames for five channels")
+        // Seen at the client: a frame the machine held up arrives late and the next one close behind it (CI saw
+        // 0.77 s), so the gap is held to half the interval; frames sent per typing would come milliseconds apart.
         for (a, b) in zip(frames, frames.dropFirst()) {
-            #expect(b.at.timeIntervalSince(a.at) > 0.8, "frames \(b.at.timeIntervalSince(a.at)) s apart; the interval is 1 s")
+            #expect(b.at.timeIntervalSince(a.at) > 0.5, "frames \(b.at.timeIntervalSince(a.at)) s apart; the interval is 1 s")
         }
     }
 

@@ -259,7 +259,7 @@ extension MessageOperations {
             // Withheld from the peer: only its sender's devices hear of a change.
             if isRemoval, !m.withheld, var c = home.userHome.directs[conversation.id] {
                 // The peer's unread count leaves it out once stored; the side is stored with the removal.
-                effects.writes.append(.directSide(conversation: c.id, c.removed(by: m.sender, sentTime: m.sentTime)))
+                effects.writes += c.removed(by: m.sender, sentTime: m.sentTime).map { .directSide(conversation: c.id, $0) }
             }
             let peerCopy = copyFor(peer)
             effects.addressed = m.withheld ? [] : [AddressedItem(user: peer, stored: .event(peerCopy), live: .push(peerCopy))]
