@@ -8,7 +8,8 @@
 // server's member list with each member's presence and name (a watched page:
 // joins, leaves, role, name and presence changes come live) and one's own
 // status and display name; moderation from the member list (time out, kick,
-// ban, with a reason) and the server's audit log; blocking a direct peer.
+// ban, with a reason) and the server's audit log; one's nickname in a server;
+// blocking and unblocking direct peers.
 // The protocol is guildhall.js's; this file holds what the page shows and
 // redraws it from that state.
 
@@ -37,6 +38,7 @@ const state = {
   sending: false,
   members: null,              // the member pane: {serverId, list, next, memberCount, onlineCount}
   names: new Map(),           // userId -> the name to show (nickname or display name), from member lists and profiles
+  blocked: new Set(),         // the users one blocks
 };
 
 /// How a user shows: their nickname or display name where known, else their id.
@@ -95,6 +97,7 @@ async function ready({ login, fresh }) {
   $("logout").hidden = false;
   $("presence-label").hidden = false;
   $("profile-form").hidden = false;
+  gh.request({ listBlockedUsers: {} }).then((r) => { state.blocked = new Set(r.userIds.userIds || []); renderConversations(); }).catch(() => {});
   gh.request({ getUsers: { userIds: [state.me] } }).then((r) => {
     const name = r.users.users?.[0]?.displayName || "";
     $("profile-name").value = name;
@@ -190,8 +193,23 @@ function renderConversations() {
     const current = state.view?.kind === "dm" && state.view.conversationId === c.conversationId;
     return el("li", { class: `conversation${current ? " current" : ""}`, dataset: { id: c.conversationId, peer: c.peerId },
                       onclick: () => openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId }) },
-      el("span", { class: "name" }, `@ ${c.peerId}`), el("span", { class: "badge unread" }, badgeText(c.unreadCount, 99)));
+      el("span", { class: "name" }, `@ ${nameOf(c.peerId)}`), el("span", { class: "badge unread" }, badgeText(c.unreadCount, 99)));
   }));
+  $("blocked-list").replaceChildren(...[...state.blocked].sort().map((user) => el("li", { class: "blocked", dataset: { user } },
+    el("span", { class: "name" }, nameOf(user)), " ",
+    el("button", { type: "button", class: "unblock-action", onclick: () => setBlocked(user, false) }, "Unblock"))));
+  if (!state.blocked.size) $("blocked-list").replaceChildren(el("li", { class: "muted" }, "nobody"));
+  if (state.view?.kind === "dm") $("block-peer").textContent = state.blocked.has(state.view.peerId) ? "Unblock" : "Block";
+}
+
+/// Blocks or unblocks `user`; the list and the open conversation's button follow.
+async function setBlocked(user, blocks) {
+  if (blocks && !confirm(`Block ${nameOf(user)}? Their messages stop reaching you.`)) return;
+  try {
+    await gh.request(blocks ? { blockUser: { userId: user } } : { unblockUser: { userId: user } });
+    if (blocks) state.blocked.add(user); else state.blocked.delete(user);
+    renderConversations();
+  } catch (err) { showError("view-error", err); }
 }
 
 // ---- invite links ----
@@ -248,6 +266,7 @@ async function loadMembers(serverId) {
     const page = r.members;
     state.members = { serverId, list: page.members || [], next: page.nextCursor || "", memberCount: page.memberCount || 0, onlineCount: page.onlineCount || 0 };
     learnNames(state.members.list);
+    $("nickname-input").value = state.members.list.find((x) => x.userId === state.me)?.nickname || "";
   } catch {
     state.members = null;
   }
@@ -394,8 +413,7 @@ async function openView(view, again = false, at = null) {
   $("composer").hidden = false;
   $("pins-open").hidden = view.kind !== "channel";
   $("block-peer").hidden = view.kind !== "dm";
-  $("block-peer").textContent = "Block";
-  $("block-peer").disabled = false;
+  $("block-peer").textContent = view.kind === "dm" && state.blocked.has(view.peerId) ? "Unblock" : "Block";
   $("pins").hidden = true;
   if (view.kind !== "channel") $("slow-mode").textContent = "";
   renderServers();
@@ -928,13 +946,18 @@ function wire() {
   $("pins-open").addEventListener("click", () => showPins());
   $("audit-open").addEventListener("click", () => showAudit());
   $("audit-close").addEventListener("click", () => { $("audit").hidden = true; });
-  $("block-peer").addEventListener("click", async () => {
+  $("block-peer").addEventListener("click", () => {
     const peer = state.view?.peerId;
-    if (!peer || !confirm(`Block ${nameOf(peer)}? Their messages stop reaching you.`)) return;
+    if (peer) setBlocked(peer, !state.blocked.has(peer));
+  });
+  $("nickname-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const serverId = state.members?.serverId;
+    if (!serverId) return;
     try {
-      await gh.request({ blockUser: { userId: peer } });
-      $("block-peer").textContent = "Blocked";
-      $("block-peer").disabled = true;
+      await gh.request({ setNickname: { serverId, nickname: $("nickname-input").value.trim() } });
+      await loadMembers(serverId);
+      renderMessages();
     } catch (err) { showError("view-error", err); }
   });
   $("profile-form").addEventListener("submit", async (e) => {

@@ -449,3 +449,35 @@ def test_names_moderation_and_the_audit_log_in_the_web_client(server, people):
     submit(alice, "profile-name", "Alice A.")
     wait(alice, "alice by her name", lambda: text_of(alice, "#member-list li[data-user='alice'] .name") == "Alice A.")
     bob.close()
+
+
+def test_a_nickname_and_blocking_in_the_web_client(server, people):
+    owner = JsonPeer(server, "alice")
+    server_id = owner.request({"createServer": {"name": "Nick Guild", "openJoin": True}})["server"]["serverId"]
+    owner.close()
+    alice = people()
+    sign_in(alice, server, "alice")
+    wait(alice, "the server listed", lambda: alice.find_elements(By.CSS_SELECTOR, f"#server-list li.server[data-id='{server_id}']"))
+    alice.find_element(By.CSS_SELECTOR, f"#server-list li.server[data-id='{server_id}']").click()
+    wait(alice, "the member list", lambda: text_of(alice, "#member-list li[data-user='alice'] .name") == "alice")
+    submit(alice, "nickname-input", "The Boss")
+    wait(alice, "her nickname", lambda: text_of(alice, "#member-list li[data-user='alice'] .name") == "The Boss")
+
+    # eve writes; alice blocks her from the conversation, and the blocked list can take it back.
+    eve = JsonPeer(server, "eve")
+    eve.request({"sendDirectMessage": {"peerId": "alice", "body": {"text": "hi there"}}})
+    wait(alice, "eve's conversation", lambda: alice.find_elements(By.CSS_SELECTOR, "#dm-list li[data-peer='eve']"))
+    alice.find_element(By.CSS_SELECTOR, "#dm-list li[data-peer='eve']").click()
+    wait(alice, "the message", lambda: count_messages(alice, "hi there") == 1)
+    alice.execute_script("window.confirm = () => true")
+    alice.find_element(By.ID, "block-peer").click()
+    wait(alice, "eve blocked", lambda: text_of(alice, "#block-peer") == "Unblock")
+    alice.find_element(By.CSS_SELECTOR, "#blocked-box summary").click()
+    wait(alice, "eve listed as blocked", lambda: alice.find_elements(By.CSS_SELECTOR, "#blocked-list li.blocked[data-user='eve']"))
+    eve.request({"sendDirectMessage": {"peerId": "alice", "body": {"text": "are you ignoring me"}}})
+    alice.find_element(By.CSS_SELECTOR, "#blocked-list li.blocked[data-user='eve'] .unblock-action").click()
+    wait(alice, "eve unblocked", lambda: text_of(alice, "#block-peer") == "Block" and text_of(alice, "#blocked-list") == "nobody")
+    eve.request({"sendDirectMessage": {"peerId": "alice", "body": {"text": "hello again"}}})
+    wait(alice, "the message after the unblock", lambda: count_messages(alice, "hello again") == 1)
+    assert count_messages(alice, "are you ignoring me") == 0
+    eve.close()
