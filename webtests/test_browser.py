@@ -71,6 +71,13 @@ def sign_in(d, server, user, via_url=False):
     wait(d, f"{user}'s name shown", lambda: user in text_of(d, "#me"))
 
 
+def click_channel(d, channel_id):
+    """Opens a channel once the list shows it (the server list loads after the connection)."""
+    css = f"li.channel[data-id='{channel_id}']"
+    wait(d, f"channel {channel_id} listed", lambda: d.find_elements(By.CSS_SELECTOR, css))
+    d.find_element(By.CSS_SELECTOR, css).click()
+
+
 def submit(d, input_id, text):
     field = d.find_element(By.ID, input_id)
     field.clear()
@@ -138,8 +145,8 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     assert "token=" not in bob.current_url, "the token leaves the address bar"
     submit(bob, "join-id", server_id)
     wait(bob, "alice's server listed for bob", lambda: bob.find_elements(By.CSS_SELECTOR, f"li.channel[data-id='{general}']"))
-    bob.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
-    alice.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
+    click_channel(bob, general)
+    click_channel(alice, general)
     wait(alice, "alice's composer", lambda: alice.find_element(By.ID, "composer").is_displayed())
     wait(bob, "bob's composer", lambda: bob.find_element(By.ID, "composer").is_displayed())
 
@@ -154,7 +161,7 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     shot(bob, "2-channel.png")
 
     # Away in random, alice's badge counts bob's messages in general; opening general clears it.
-    alice.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{random}']").click()
+    click_channel(alice, random)
     wait(alice, "random open", lambda: text_of(alice, "#view-title") == "# random")
     send(bob, "are you there?")
     send(bob, "anyone?")
@@ -167,7 +174,7 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     send(bob, "still there?")
     wait(alice, "the count shown as 3+ above the display cap", lambda: text_of(alice, badge) == "3+")
     shot(alice, "3-unread-badges.png")
-    alice.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
+    click_channel(alice, general)
     wait(alice, "the badges cleared", lambda: text_of(alice, badge) == "" and text_of(alice, mention) == "")
     wait(alice, "bob's messages shown", lambda: count_messages(alice, "still there?") == 1)
 
@@ -228,7 +235,7 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     poster.request({"joinServer": {"serverId": server_id}})
     for i in range(70):
         poster.request({"sendMessage": {"channelId": random, "body": {"text": f"old news {i:02}"}}})
-    alice.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{random}']").click()
+    click_channel(alice, random)
     wait(alice, "the newest page", lambda: count_messages(alice, "old news 69") == 1 and count_messages(alice, "old news 00") == 0)
     assert len(alice.find_elements(By.CSS_SELECTOR, "#messages .message")) == 50
     alice.execute_script("document.getElementById('messages').scrollTop = 0")
@@ -262,7 +269,7 @@ def test_files_and_search_in_the_web_client(server, people, tmp_path):
     for d, user in [(alice, "alice"), (bob, "bob")]:
         sign_in(d, server, user, via_url=True)
         wait(d, f"general listed for {user}", lambda: d.find_elements(By.CSS_SELECTOR, f"li.channel[data-id='{general}']"))
-        d.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
+        click_channel(d, general)
         wait(d, f"{user}'s composer", lambda: d.find_element(By.ID, "composer").is_displayed())
 
     # alice attaches a picture with the file chooser and sends it with text: bob sees the image itself.
@@ -298,7 +305,7 @@ def test_files_and_search_in_the_web_client(server, people, tmp_path):
         poster.request({"sendMessage": {"channelId": general, "body": {"text": f"later {i:02}"}}})
     poster.close()
     wait(bob, "the latest message", lambda: count_messages(bob, "later 59") == 1)
-    bob.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
+    click_channel(bob, general)
     wait(bob, "the newest page without the picture", lambda: count_messages(bob, "later 59") == 1 and count_messages(bob, "the harbour at dusk") == 0)
 
     # Search: bob finds the picture's message by a word, and the file by its name.
@@ -406,7 +413,7 @@ def test_pins_and_slow_mode_in_the_web_client(server, people):
 
     alice = people()
     sign_in(alice, server, "alice")
-    alice.find_element(By.CSS_SELECTOR, f"li.channel[data-id='{general}']").click()
+    click_channel(alice, general)
     wait(alice, "the message", lambda: count_messages(alice, "read the rules") == 1)
     assert text_of(alice, "#slow-mode") == "Slow mode: one message every 30 s"
     click_in(alice, "read the rules", ".pin-action")
