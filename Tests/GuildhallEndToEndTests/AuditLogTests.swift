@@ -60,7 +60,10 @@ import Testing
         #expect(entries.map(\.action) == actions)
         #expect(entries.map(\.id) == entries.map(\.id).sorted(by: >), "newest first")
         #expect(entries.allSatisfy { $0.serverID == s && $0.time > 0 })
-        func first(_ a: GHAuditAction) throws -> GHAuditEntry { try #require(entries.first { $0.action == a }) }
+        func first(_ a: GHAuditAction) throws -> GHAuditEntry {
+            guard let found = entries.first(where: { $0.action == a }) else { throw WaitTimeout(what: "an entry of \(a)") }
+            return found
+        }
 
         let renamed = try first(.auditServerUpdated)
         #expect(renamed.actor == "alice" && renamed.target == "\(s)" && renamed.changes.count == 1)

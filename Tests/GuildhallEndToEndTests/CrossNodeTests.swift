@@ -287,3 +287,35 @@ extension CrossNodeTests {
         #expect(try Curl.run([link]).body == bytes)
     }
 }
+
+extension CrossNodeTests {
+    /// Push across nodes (docs/features.md "Push"): a direct message from a
+    /// client on node 1 to a user with no session online is filed at that
+    /// user's home, whichever node it is, and that node posts the notice.
+    @Test func aMessageToAnOfflineUserIsPushedFromTheirHomeWhereverItIs() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let receiver = try PushReceiver()
+        defer { receiver.stop() }
+        let nodes = try (1...3).map { id in
+            try ClusterLeaseTests.node(id, cluster: nats.url, name: "p\(nats.port)") {
+                $0.pushGatewayURL = receiver.url
+                $0.pushSecret = "cluster-push-secret"
+                $0.resumeWindowMs = 0
+            }
+        }
+        defer { for n in nodes { n.stop() } }
+        _ = try await Self.threeNodesWithAGuildOnTheSecond(nodes)
+        let (bob, _) = try await Self.client("bob", on: nodes[2])
+        try await HomeKillTests.retrying { try await bob.registerPushToken("tok-bob", platform: "fcm") }
+        let (alice, aliceHeard) = try await Self.client("alice", on: nodes[0])
+        defer { alice.close() }
+        _ = try await alice.watchPresence(["bob"])
+        _ = try await aliceHeard.presence(of: "bob") { $0.status == .presenceOnline }
+        bob.close()
+        _ = try await aliceHeard.presence(of: "bob") { $0.status == .presenceOffline }
+        let dm = try await alice.sendDirect("across the cluster", to: "bob")
+        let notice = try await waitFor("the notice") { receiver.received.flatMap(\.notices).first { $0["message_uid"] as? String == "\(dm.uid)" } }
+        #expect(notice["user_id"] as? String == "bob" && (notice["devices"] as? [[String: Any]])?.first?["token"] as? String == "tok-bob")
+    }
+}
