@@ -2228,8 +2228,9 @@ public nonisolated struct GHRequest: Sendable {
 
   /// The audit log (docs/features.md "Audit log"): who changed what with a
   /// permission, newest first (needs VIEW_AUDIT_LOG). Entries are kept
-  /// `audit-log-retention-days`. Answer: `AuditLog`. Errors: 403 without
-  /// VIEW_AUDIT_LOG; 404 no such server one is in.
+  /// `audit-log-retention-days`. Answer: `AuditLog`. Errors: 400 a limit
+  /// over 100 or an unknown action; 403 without VIEW_AUDIT_LOG; 404 no such
+  /// server one is in.
   public var getAuditLog: GHGetAuditLog {
     get {
       if case .getAuditLog(let v)? = body {return v}
@@ -2254,8 +2255,9 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .setProfile(newValue)}
   }
 
-  /// Users' profiles, in the order asked (at most 100 ids). A user who set
-  /// none is answered with only the id. Answer: `UserList`.
+  /// Users' profiles, in the order asked. A user who set none is answered
+  /// with only the id; a malformed id is left out. Answer: `UserList`.
+  /// Errors: 414 more than 100 ids.
   public var getUsers: GHGetUsers {
     get {
       if case .getUsers(let v)? = body {return v}
@@ -2643,8 +2645,9 @@ public nonisolated struct GHRequest: Sendable {
     case listPins(GHListPins)
     /// The audit log (docs/features.md "Audit log"): who changed what with a
     /// permission, newest first (needs VIEW_AUDIT_LOG). Entries are kept
-    /// `audit-log-retention-days`. Answer: `AuditLog`. Errors: 403 without
-    /// VIEW_AUDIT_LOG; 404 no such server one is in.
+    /// `audit-log-retention-days`. Answer: `AuditLog`. Errors: 400 a limit
+    /// over 100 or an unknown action; 403 without VIEW_AUDIT_LOG; 404 no such
+    /// server one is in.
     case getAuditLog(GHGetAuditLog)
     /// Profiles (docs/features.md "Profiles").
     /// Set one's display name and avatar (the fields that are set change;
@@ -2655,8 +2658,9 @@ public nonisolated struct GHRequest: Sendable {
     /// Errors: 400 a display name over 64 characters or with control
     /// characters, an avatar over 512 characters.
     case setProfile(GHSetProfile)
-    /// Users' profiles, in the order asked (at most 100 ids). A user who set
-    /// none is answered with only the id. Answer: `UserList`.
+    /// Users' profiles, in the order asked. A user who set none is answered
+    /// with only the id; a malformed id is left out. Answer: `UserList`.
+    /// Errors: 414 more than 100 ids.
     case getUsers(GHGetUsers)
     /// Set a member's nickname in a server ("" clears it): one's own as any
     /// member, another's with MANAGE_NICKNAMES and outranking them (audited).
