@@ -276,6 +276,13 @@ public struct DirectConversations: Sendable {
         }
     }
 
+    /// Forgets the blocks of the pairs `drop` picks (their shard moved to another node; a later take-over loads them again).
+    public mutating func forgetBlocks(where drop: (UserID, UserID) -> Bool) {
+        for (blocker, users) in blockedBy {
+            for user in users where drop(blocker, user) { setBlock(blocker, user, false) }
+        }
+    }
+
     /// A key no two pairs share (user ids hold no control characters).
     static func pairKey(_ a: UserID, _ b: UserID) -> String { a < b ? a + "\u{0}" + b : b + "\u{0}" + a }
 }

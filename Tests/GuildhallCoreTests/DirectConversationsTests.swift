@@ -106,4 +106,16 @@ import Testing
         #expect(Set(all.conversations(of: "cid").map(\.id)) == [7] && Set(all.conversations(of: "ann").map(\.id)) == [7, 8])
         #expect(all.peers(of: "ann").sorted() == ["bob", "cid"])
     }
+
+    @Test func blocksAreKeptPerPairAndForgottenWithTheirShard() {
+        var all = DirectConversations()
+        all.setBlock("ann", "eve", true)
+        all.setBlock("bob", "eve", true)
+        all.setBlock("bob", "zed", true)
+        #expect(all.blocks("ann", "eve") && !all.blocks("eve", "ann") && all.blocked(by: "bob") == ["eve", "zed"])
+        all.forgetBlocks { a, b in a == "bob" && b == "zed" }
+        #expect(all.blocked(by: "bob") == ["eve"] && !all.blocks("bob", "zed") && all.blocks("ann", "eve"))
+        all.setBlock("bob", "eve", false)
+        #expect(all.blocked(by: "bob").isEmpty)
+    }
 }

@@ -80,6 +80,11 @@ extension Home {
     /// Forgets the guilds of `shards`: another node holds them now.
     func drop(shards: Set<Int>) {
         for shard in shards { shardGenerations.removeValue(forKey: shard) }
+        // What is deleted there (an unregistered device, a lifted block) must not live on here
+        // to come back if the shard does; what is only overwritten (profiles, presence) is loaded anew.
+        let count = settings.shards
+        pushNotices.forget { shards.contains(ShardPlan.shard(user: $0, shards: count)) }
+        userHome.directs.forgetBlocks { shards.contains(ShardPlan.shard(conversationOf: $0, $1, shards: count)) }
         let servers = Set(directory.allServerIDs.filter { shards.contains(ShardPlan.shard(guild: $0, shards: settings.shards)) })
         let channels = Set(servers.flatMap { directory.channelIDs(of: $0) })
         interest.handOver(servers: servers, channels: channels) {

@@ -30,6 +30,9 @@ final class PushNotices: HomePart {
     init(home: Home) { self.home = home }
 
     func load(_ stored: [PushRegistration]) { for r in stored { devices[r.user, default: [:]][r.device] = r } }
+
+    /// Forgets the devices of the users `drop` picks (their home moved to another node).
+    func forget(where drop: (UserID) -> Bool) { devices = devices.filter { !drop($0.key) } }
 }
 
 // MARK: Requests (at the user's home)
