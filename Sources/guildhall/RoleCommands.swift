@@ -52,8 +52,8 @@ extension CommandTable {
 
     static func permission(_ text: String) throws -> GHPermission {
         let key = text.lowercased().filter { $0.isLetter }
-        guard let p = GHPermission.allCases.first(where: { String(describing: $0).lowercased() == key }), p != .none else {
-            let known = GHPermission.allCases.filter { $0 != .none }.map { String(describing: $0) }
+        guard let p = GHPermission.allCases.first(where: { String(describing: $0).lowercased() == key }), p != .allowNothing else {
+            let known = GHPermission.allCases.filter { $0 != .allowNothing }.map { String(describing: $0) }
             throw ValidationError("unknown permission \(text); one of \(known.joined(separator: ", "))")
         }
         return p

@@ -99,7 +99,7 @@ import Testing
         let changed = try await heard.notification(.memberRoleChanged)
         #expect(changed.member.userID == "bob" && changed.member.roleIds == [role.roleID])
         let o = try await alice.setOverride(in: g.serverID, channel: c.channelID, role: role.roleID, GHPermissionBits(deny: [.mention]))
-        let n = try await heard.notification(.permissionsChanged)
+        let n = try await heard.notification(.overrideChanged)
         #expect(n.override == o && n.channelID == c.channelID)
         try await alice.deleteRole(role.roleID, in: g.serverID)
         #expect(try await heard.notification(.roleDeleted).role.roleID == role.roleID)

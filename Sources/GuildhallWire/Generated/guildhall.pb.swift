@@ -267,7 +267,9 @@ public nonisolated enum GHCloseReason: SwiftProtobuf.Enum, Swift.CaseIterable {
 /// everyone role's bits (there, nothing means not allowed). The owner may do everything.
 public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
-  case none // = 0
+
+  /// No bit (the zero every proto3 enum has; Permission is never a field's type).
+  case allowNothing // = 0
 
   /// See a channel: its messages, history, unread info, receipts and subscriptions.
   /// Without it the channel is answered as not found. Default: everyone.
@@ -335,12 +337,12 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
   case UNRECOGNIZED(Int)
 
   public init() {
-    self = .none
+    self = .allowNothing
   }
 
   public init?(rawValue: Int) {
     switch rawValue {
-    case 0: self = .none
+    case 0: self = .allowNothing
     case 1: self = .viewChannel
     case 2: self = .manageServer
     case 4: self = .manageChannels
@@ -368,7 +370,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   public var rawValue: Int {
     switch self {
-    case .none: return 0
+    case .allowNothing: return 0
     case .viewChannel: return 1
     case .manageServer: return 2
     case .manageChannels: return 4
@@ -396,7 +398,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
   public static let allCases: [GHPermission] = [
-    .none,
+    .allowNothing,
     .viewChannel,
     .manageServer,
     .manageChannels,
@@ -1198,7 +1200,8 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
   case roleDeleted // = 18
 
   /// An override changed; `override` holds it as it is now (all bits zero: removed).
-  case permissionsChanged // = 19
+  /// (Its JSON name changed in this version; a client may match the number, 19.)
+  case overrideChanged // = 19
 
   /// A member was timed out, or the timeout lifted (`member.timeout_until`, 0 when lifted).
   case memberTimedOut // = 20
@@ -1238,7 +1241,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case 16: self = .roleCreated
     case 17: self = .roleUpdated
     case 18: self = .roleDeleted
-    case 19: self = .permissionsChanged
+    case 19: self = .overrideChanged
     case 20: self = .memberTimedOut
     case 21: self = .channelPinsChanged
     case 22: self = .userUpdated
@@ -1268,7 +1271,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case .roleCreated: return 16
     case .roleUpdated: return 17
     case .roleDeleted: return 18
-    case .permissionsChanged: return 19
+    case .overrideChanged: return 19
     case .memberTimedOut: return 20
     case .channelPinsChanged: return 21
     case .userUpdated: return 22
@@ -1298,7 +1301,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     .roleCreated,
     .roleUpdated,
     .roleDeleted,
-    .permissionsChanged,
+    .overrideChanged,
     .memberTimedOut,
     .channelPinsChanged,
     .userUpdated,
@@ -7156,7 +7159,7 @@ public nonisolated struct GHSystemNotification: @unchecked Sendable {
   /// Clears the value of `role`. Subsequent reads from it will return its default value.
   public mutating func clearRole() {_uniqueStorage()._role = nil}
 
-  /// For kind 19 (permissions changed).
+  /// For OVERRIDE_CHANGED.
   public var override: GHPermissionOverride {
     get {_storage._override ?? GHPermissionOverride()}
     set {_uniqueStorage()._override = newValue}
@@ -7257,7 +7260,7 @@ nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHPermission: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PERMISSION_NONE\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0\u{2}@@\u{8}MODERATE_MEMBERS\0\u{2}@@\u{10}BYPASS_SLOWMODE\0\u{2}@@ PIN_MESSAGES\0\u{2}@@@\u{1}VIEW_AUDIT_LOG\0\u{2}@@@\u{2}MANAGE_NICKNAMES\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ALLOW_NOTHING\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0\u{2}@@\u{8}MODERATE_MEMBERS\0\u{2}@@\u{10}BYPASS_SLOWMODE\0\u{2}@@ PIN_MESSAGES\0\u{2}@@@\u{1}VIEW_AUDIT_LOG\0\u{2}@@@\u{2}MANAGE_NICKNAMES\0")
 }
 
 nonisolated extension GHGuestVisibility: SwiftProtobuf._ProtoNameProviding {
@@ -7309,7 +7312,7 @@ nonisolated extension GHMessageUpdateKind: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHNotificationKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}PERMISSIONS_CHANGED\0\u{1}MEMBER_TIMED_OUT\0\u{1}CHANNEL_PINS_CHANGED\0\u{1}USER_UPDATED\0\u{1}MEMBER_UPDATED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}OVERRIDE_CHANGED\0\u{1}MEMBER_TIMED_OUT\0\u{1}CHANNEL_PINS_CHANGED\0\u{1}USER_UPDATED\0\u{1}MEMBER_UPDATED\0")
 }
 
 nonisolated extension GHFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {

@@ -119,7 +119,7 @@ extension DirectoryRequests {
                 } else {
                     .server(o.serverID, isPublic: false)
                 }
-                self.home.notify(.permissionsChanged, audience, actor: s.user) { $0.override = GHPermissionOverride(o) }
+                self.home.notify(.overrideChanged, audience, actor: s.user) { $0.override = GHPermissionOverride(o) }
             })
         }
     }
