@@ -77,27 +77,28 @@ public struct AuditDiff {
 
     public init() {}
 
-    /// Records `key` if it differs; nil is "did not exist".
+    /// Records `key` if its JSON texts differ; "" is "did not exist".
+    private mutating func add(_ key: String, _ before: String, _ after: String) {
+        if before != after { changes.append(AuditChange(key: key, before: before, after: after)) }
+    }
+
+    /// A string; nil is "did not exist".
     public mutating func field(_ key: String, _ before: String?, _ after: String?) {
-        let b = before.map(Self.json) ?? "", a = after.map(Self.json) ?? ""
-        if b != a { changes.append(AuditChange(key: key, before: b, after: a)) }
+        add(key, before.map(Self.json) ?? "", after.map(Self.json) ?? "")
     }
 
     public mutating func field<N: BinaryInteger>(_ key: String, _ before: N?, _ after: N?) {
-        let b = before.map { "\($0)" } ?? "", a = after.map { "\($0)" } ?? ""
-        if b != a { changes.append(AuditChange(key: key, before: b, after: a)) }
+        add(key, before.map { "\($0)" } ?? "", after.map { "\($0)" } ?? "")
     }
 
     public mutating func field(_ key: String, _ before: Bool?, _ after: Bool?) {
-        let b = before.map { "\($0)" } ?? "", a = after.map { "\($0)" } ?? ""
-        if b != a { changes.append(AuditChange(key: key, before: b, after: a)) }
+        add(key, before.map { "\($0)" } ?? "", after.map { "\($0)" } ?? "")
     }
 
     /// Ids (role ids) as a JSON list of strings, as the wire's JSON writes 64-bit numbers.
     public mutating func ids(_ key: String, _ before: [UInt64]?, _ after: [UInt64]?) {
         let list = { (ids: [UInt64]) in "[" + ids.sorted().map { "\"\($0)\"" }.joined(separator: ",") + "]" }
-        let b = before.map(list) ?? "", a = after.map(list) ?? ""
-        if b != a { changes.append(AuditChange(key: key, before: b, after: a)) }
+        add(key, before.map(list) ?? "", after.map(list) ?? "")
     }
 
     /// A JSON string literal.

@@ -123,7 +123,6 @@ final class Home {
         }
 
         runner.resumeReading = { s in s.resumeReading(.storage) }
-        runner.unreached = { [unowned self] user, uid in self.pushNotices.reached(user, uid: uid) }
         runner.attachmentLinks = { [unowned self] in AttachmentLinks(self.settings) }
         runner.committedOnLoop = { [metrics] in metrics.jobsCommittedOnLoop.increment(by: Int64($0)) }
         runner.post = { [links, index] home, mail in links.post(.mail(index, [mail]), to: home) }

@@ -79,7 +79,8 @@ final class EffectRunner {
         inboxFanned = highestInboxOrd
     }
 
-    /// A mention or direct message was filed for a user (homed here) with no session online (PushNotices.swift).
+    /// A mention or direct message was filed for a user (homed here) with no session online (PushNotices.swift);
+    /// nil without a push gateway, so nothing is looked up then.
     var unreached: ((UserID, MessageUID) -> Void)?
 
     /// The links a message's files get in an item mailed to a user homed on another node (set by the home).
@@ -191,7 +192,7 @@ final class EffectRunner {
 
     private func deliverLive(_ item: MailedItem, ord: UInt64) {
         let sessions = registry.sessions(of: item.user).values
-        if sessions.isEmpty, case .message(let uid) = item.stored { unreached?(item.user, uid) }
+        if let unreached, sessions.isEmpty, case .message(let uid) = item.stored { unreached(item.user, uid) }
         switch item.live {
         case .push(let payload):
             for s in sessions { s.push(event: payload, cursor: ord) }
@@ -203,7 +204,7 @@ final class EffectRunner {
     }
 
     private func deliverLive(_ item: AddressedItem, ord: UInt64) {
-        if case .message(let uid) = item.stored, registry.sessions(of: item.user).isEmpty { unreached?(item.user, uid) }
+        if let unreached, case .message(let uid) = item.stored, registry.sessions(of: item.user).isEmpty { unreached(item.user, uid) }
         switch item.live {
         case .push(let copy):
             let payload = copy.payload

@@ -21,9 +21,21 @@ extension AuditTrail {
     /// The write that records a change in `server`'s log; the reason is checked here, before anything is decided on it.
     func entry(_ action: AuditAction, in server: ServerID, by actor: UserID, target: String, channel: UInt64 = 0,
                changes: [AuditChange] = [], reason: String) throws(Failure) -> StoreWrite {
-        let now = now()
-        return .audited(AuditEntry(id: home.newID(now: now, shard: nil), serverID: server, actor: actor, action: action, target: target,
-                                   channelID: channel, changes: changes, reason: try AuditEntry.validReason(reason), time: now))
+        write(AuditEntry(id: 0, serverID: server, actor: actor, action: action, target: target, channelID: channel, changes: changes,
+                         reason: try AuditEntry.validReason(reason), time: 0))
+    }
+
+    /// The write that records a change the server made by itself (a ban's end): no actor, no reason.
+    func serverEntry(_ action: AuditAction, in server: ServerID, target: String) -> StoreWrite {
+        write(AuditEntry(id: 0, serverID: server, actor: "", action: action, target: target, time: 0))
+    }
+
+    /// `e` stamped with its id and time.
+    private func write(_ e: AuditEntry) -> StoreWrite {
+        var e = e
+        e.time = now()
+        e.id = home.newID(now: e.time, shard: nil)
+        return .audited(e)
     }
 
     func getAuditLog(_ r: GHGetAuditLog, id: UInt64, from s: HomeSession) {

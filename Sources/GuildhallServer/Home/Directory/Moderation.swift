@@ -94,9 +94,8 @@ extension Moderation {
                     lifting.remove(key)
                     return queue.done(b.serverID)
                 }
-                let audit = AuditEntry(id: home.newID(now: now, shard: nil), serverID: b.serverID, actor: "", action: .memberUnbanned,
-                                       target: b.userID, time: now)
-                commit([.directory(.banRemoved(b.serverID, b.userID)), .audited(audit)], from: nil) { [self] error in
+                let audit = home.auditTrail.serverEntry(.memberUnbanned, in: b.serverID, target: b.userID)
+                commit([.directory(.banRemoved(b.serverID, b.userID)), audit], from: nil) { [self] error in
                     lifting.remove(key)
                     defer { queue.done(b.serverID) }
                     guard error == nil else { nextBanEnd = now; return }

@@ -252,15 +252,20 @@ extension Presences {
         heard(list)
     }
 
-    /// The sessions here that hear `user`'s presence (with `includingOwn`, the user's own too), each once.
-    func hearers(of user: UserID, includingOwn: Bool) -> [HomeSession] {
+    /// The sessions here that hear `user`'s presence, each once: those watching
+    /// the user, the online members of the user's small servers here, and the
+    /// peers of the user's conversations held here. A user's own sessions hear
+    /// it only by watching themselves (the answer to SetPresence tells the one that chose).
+    func hearers(of user: UserID) -> [HomeSession] {
         var found: [SessionKey: HomeSession] = [:]
         for key in watchers[user] ?? [] { if let s = registry.all[key] { found[key] = s } }
         for server in directory.serverIDs(of: user) where home.isSmall(server) {
-            for s in registry.onlineMembers(of: server).values { found[s.key] = s }
+            for s in registry.onlineMembers(of: server).values where s.user != user { found[s.key] = s }
         }
-        for peer in home.userHome.directs.peers(of: user) { for s in registry.sessions(of: peer).values { found[s.key] = s } }
-        if includingOwn { for s in registry.sessions(of: user).values { found[s.key] = s } } else { for key in registry.sessions(of: user).keys { found[key] = nil } }
+        for peer in home.userHome.directs.peers(of: user) {
+            home.reception.serve(peer)
+            for s in registry.sessions(of: peer).values { found[s.key] = s }
+        }
         return Array(found.values)
     }
 
@@ -271,15 +276,7 @@ extension Presences {
         for p in list {
             let user = p.userID
             if p.status == .presenceOffline { shown[user] = nil } else { shown[user] = p }
-            // A user's own sessions hear it only by watching themselves (the answer to SetPresence tells the one that chose).
-            for key in watchers[user] ?? [] { if let s = registry.all[key] { owe(s, p) } }
-            for server in directory.serverIDs(of: user) where home.isSmall(server) {
-                for s in registry.onlineMembers(of: server).values where s.user != user { owe(s, p) }
-            }
-            for peer in home.userHome.directs.peers(of: user) {
-                home.reception.serve(peer)
-                for s in registry.sessions(of: peer).values { owe(s, p) }
-            }
+            for s in hearers(of: user) { owe(s, p) }
             home.memberLists.presenceChanged(p, owe: owe)
         }
         for (key, presences) in owed {

@@ -129,7 +129,10 @@ extension Profiles {
             n.actorID = p.user
             n.time = now()
             n.user = GHUserProfile(p)
-            home.notify(n, to: home.presences.hearers(of: p.user, includingOwn: true))
+            // Those who hear the user's presence, and the user's own sessions (their other devices).
+            let hearers = home.presences.hearers(of: p.user)
+            let keys = Set(hearers.map(\.key))
+            home.notify(n, to: hearers + registry.sessions(of: p.user).values.filter { !keys.contains($0.key) })
         }
     }
 

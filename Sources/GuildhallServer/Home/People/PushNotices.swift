@@ -15,8 +15,11 @@ import GuildhallWire
 
 final class PushNotices: HomePart {
     unowned let home: Home
-    /// The worker that posts to the push gateway; nil while `push-gateway-url` is unset.
-    var gateway: PushGateway?
+    /// The worker that posts to the push gateway; nil while `push-gateway-url` is unset,
+    /// and then the runner is not asked to look for users without a session.
+    var gateway: PushGateway? {
+        didSet { runner.unreached = gateway == nil ? nil : { [unowned self] user, uid in reached(user, uid: uid) } }
+    }
     /// The devices of users homed here that registered.
     private var devices: [UserID: [DeviceID: PushRegistration]] = [:]
     /// Per user homed here, mentions and direct messages since they were last online.
@@ -60,7 +63,7 @@ extension PushNotices {
 extension PushNotices {
     /// A mention or direct message was filed for `user` (homed here), who has no session online.
     func reached(_ user: UserID, uid: MessageUID) {
-        guard gateway != nil, devices[user] != nil, home.presences.book.choice(of: user).status != .doNotDisturb else { return }
+        guard devices[user] != nil, home.presences.book.choice(of: user).status != .doNotDisturb else { return }
         let count = (unread[user] ?? 0) + 1
         unread[user] = count
         owed.append((user, uid, count))
