@@ -8,6 +8,10 @@
 // - read one by one: messages above the read time acknowledged singly.
 // A message's status to its sender is the least advanced of its recipients'
 // (read once every one read it); `receipts` counts them for "read by k of N".
+// A group's members change: one who joins starts with everything before
+// read (their side's read time and count are the conversation's tail), and
+// the messages of one who left still count in everyone's unread
+// (`formerSent`), so no count moves when someone leaves or comes back.
 // Pure value; no I/O.
 
 public struct DirectConversation: Sendable, Equatable {
@@ -35,7 +39,12 @@ public struct DirectConversation: Sendable, Equatable {
     /// A group's: its name and its owner (who adds and removes members). Empty for a pair.
     public var name = ""
     public var owner: UserID = ""
+    /// A group's: members other than the owner may add members.
+    public var membersMayAdd = false
     public let isGroup: Bool
+    /// Messages counted for unread whose senders left the group, by sender
+    /// (one who comes back takes their count back).
+    public var formerSent: [UserID: UInt64] = [:]
     /// Seq and sent time of the newest message committed.
     public var lastSeq: UInt64 = 0
     public var lastMessageTime: UInt64 = 0
@@ -55,16 +64,20 @@ public struct DirectConversation: Sendable, Equatable {
     }
 
     /// A group of `members` (3 to 10, the owner among them; the caller checked).
-    public init(group id: UInt64, name: String, owner: UserID, members: [UserID], createdAt: UInt64) {
+    public init(group id: UInt64, name: String, owner: UserID, members: [UserID], membersMayAdd: Bool = false, createdAt: UInt64) {
         self.id = id
         self.createdAt = createdAt
         self.name = name
         self.owner = owner
+        self.membersMayAdd = membersMayAdd
         sides = Set(members).sorted().map { Side(user: $0) }
         isGroup = true
     }
 
+    /// How many a new group has (its creator among them), and the most one may grow to.
     public static let groupSizes = 3...10
+    /// The longest group name, in characters.
+    public static let maxNameLength = 100
 
     /// A pair's two users, the lower first.
     public var users: (UserID, UserID) { (sides[0].user, sides[1].user) }
@@ -90,11 +103,46 @@ public struct DirectConversation: Sendable, Equatable {
 
     func index(_ user: UserID) -> Int { position(user)! }
 
+    /// Messages that count for `user`'s unread: everyone else's, those of members who left included.
+    public func sentByOthers(of user: UserID) -> UInt64 {
+        sides.reduce(formerSent.values.reduce(0, +)) { $1.user == user ? $0 : $0 + $1.sentCount }
+    }
+
     /// The others' messages `user` has not read.
     public func unread(for user: UserID) -> UInt64 {
-        let me = side(user)
-        let sent = sides.reduce(0) { $1.user == user ? $0 : $0 + $1.sentCount }
-        return sent > me.readCount ? sent - me.readCount : 0
+        guard let i = position(user) else { return 0 }
+        let sent = sentByOthers(of: user)
+        return sent > sides[i].readCount ? sent - sides[i].readCount : 0
+    }
+
+    /// Whether `user` may add members: a group's owner, or any member when the group allows it.
+    public func mayAdd(_ user: UserID) -> Bool { isGroup && includes(user) && (owner == user || membersMayAdd) }
+
+    // MARK: Membership (groups)
+
+    /// `users` join, each with everything sent before read. Returns their new sides (to store).
+    public mutating func admit(_ users: [UserID], now: UInt64) -> [Side] {
+        let readTime = max(now, lastMessageTime)
+        var added: [Side] = []
+        for user in Set(users).sorted() where !includes(user) {
+            var side = Side(user: user)
+            side.sentCount = formerSent.removeValue(forKey: user) ?? 0
+            side.readTime = readTime
+            side.readCount = sentByOthers(of: user)
+            side.deliveredSeq = lastSeq
+            added.append(side)
+        }
+        sides = (sides + added).sorted { $0.user < $1.user }
+        return added
+    }
+
+    /// `user` leaves: their messages still count for the others' unread. An
+    /// owner who leaves passes the group to the member first by id.
+    public mutating func dismiss(_ user: UserID) {
+        guard let i = position(user) else { return }
+        if sides[i].sentCount > 0 { formerSent[user, default: 0] += sides[i].sentCount }
+        sides.remove(at: i)
+        if owner == user { owner = sides.first?.user ?? "" }
     }
 
     /// Where a message of `sender` is, as its sender sees it: read once every recipient read it, delivered once every one received it.
@@ -128,7 +176,10 @@ public struct DirectConversation: Sendable, Equatable {
     /// A message of `sender` is stored (`withheld`: its recipient blocks the sender, so it counts for no one's unread).
     public mutating func committed(by sender: UserID, seq: UInt64, time: UInt64, withheld: Bool = false) {
         stored = true
-        if !withheld { sides[index(sender)].sentCount += 1 }
+        if !withheld {
+            // A sender who left while the message was being stored counts as one who left.
+            if let s = position(sender) { sides[s].sentCount += 1 } else { formerSent[sender, default: 0] += 1 }
+        }
         lastSeq = max(lastSeq, seq)
         lastMessageTime = max(lastMessageTime, time)
     }
@@ -136,8 +187,8 @@ public struct DirectConversation: Sendable, Equatable {
     /// A message of `sender` sent at `sentTime` was recalled or deleted: it
     /// counts for no one any more. Returns the sides whose read count moved (to store).
     public mutating func removed(by sender: UserID, sentTime: UInt64) -> [Side] {
-        let s = index(sender)
-        if sides[s].sentCount > 0 { sides[s].sentCount -= 1 }
+        let s = position(sender)
+        if let s { if sides[s].sentCount > 0 { sides[s].sentCount -= 1 } } else if let n = formerSent[sender], n > 0 { formerSent[sender] = n - 1 }
         var moved: [Side] = []
         for r in sides.indices where r != s && sentTime <= sides[r].readTime && sides[r].readCount > 0 {
             sides[r].readCount -= 1
@@ -148,8 +199,7 @@ public struct DirectConversation: Sendable, Equatable {
 
     /// `user` received the peer's messages up to `seq`; false when nothing moved.
     public mutating func delivered(to user: UserID, upTo seq: UInt64) -> Bool {
-        let i = index(user)
-        guard seq > sides[i].deliveredSeq else { return false }
+        guard let i = position(user), seq > sides[i].deliveredSeq else { return false }
         sides[i].deliveredSeq = seq
         return true
     }
@@ -157,8 +207,7 @@ public struct DirectConversation: Sendable, Equatable {
     /// `user` read the peer's messages sent at or before `time`, `count` of
     /// them; false when the read time does not move.
     public mutating func read(by user: UserID, upTo time: UInt64, count: UInt64) -> Bool {
-        let i = index(user)
-        guard time > sides[i].readTime else { return false }
+        guard let i = position(user), time > sides[i].readTime else { return false }
         sides[i].readTime = time
         sides[i].readCount = max(sides[i].readCount, count)
         sides[i].readSingly = sides[i].readSingly.filter { $0.value > time }
@@ -167,16 +216,16 @@ public struct DirectConversation: Sendable, Equatable {
 
     /// `user` read everything the others sent up to `now`.
     public mutating func readAll(by user: UserID, now: UInt64) -> Bool {
-        let othersSent = sides.reduce(0) { $1.user == user ? $0 : $0 + $1.sentCount }
+        guard let i = position(user) else { return false }
+        let othersSent = sentByOthers(of: user)
         let moved = read(by: user, upTo: max(now, lastMessageTime), count: othersSent)
-        sides[index(user)].readCount = othersSent
+        sides[i].readCount = othersSent
         return moved
     }
 
     /// `user` read one message of the peer; false when it counted as read already.
     public mutating func readOne(by user: UserID, uid: MessageUID, sentTime: UInt64) -> Bool {
-        let i = index(user)
-        guard sentTime > sides[i].readTime, sides[i].readSingly[uid] == nil else { return false }
+        guard let i = position(user), sentTime > sides[i].readTime, sides[i].readSingly[uid] == nil else { return false }
         sides[i].readSingly[uid] = sentTime
         return true
     }
@@ -185,7 +234,8 @@ public struct DirectConversation: Sendable, Equatable {
     /// and read marks never go back, and the read count moves by what the
     /// decision added, so a removal that committed meanwhile still counts.
     public mutating func takeReceipts(_ after: Side, decidedOn before: Side) {
-        let i = index(after.user)
+        // One who left while their receipts were being stored has no side to take them.
+        guard let i = position(after.user) else { return }
         var side = sides[i]
         side.deliveredSeq = max(side.deliveredSeq, after.deliveredSeq)
         side.readTime = max(side.readTime, after.readTime)
@@ -197,14 +247,14 @@ public struct DirectConversation: Sendable, Equatable {
 
     /// Restores a stored side (startup).
     public mutating func load(_ side: Side) {
-        let i = index(side.user)
+        guard let i = position(side.user) else { return }
         let sent = sides[i].sentCount
         sides[i] = side
         sides[i].sentCount = sent
     }
 
     public mutating func loadTail(sender: UserID, count: UInt64, lastSeq: UInt64, lastTime: UInt64) {
-        sides[index(sender)].sentCount = count
+        if let i = position(sender) { sides[i].sentCount = count } else if count > 0 { formerSent[sender] = count }
         self.lastSeq = max(self.lastSeq, lastSeq)
         lastMessageTime = max(lastMessageTime, lastTime)
     }
@@ -251,6 +301,7 @@ public struct DirectConversations: Sendable {
     public func hasConversations(_ user: UserID) -> Bool { byUser[user]?.isEmpty == false }
 
     public mutating func add(_ c: DirectConversation) {
+        if let old = byID[c.id] { for user in old.members where !c.includes(user) { byUser[user]?.remove(c.id) } }
         byID[c.id] = c
         if !c.isGroup { byPair[Self.pairKey(c.users.0, c.users.1)] = c.id }
         for user in c.members { byUser[user, default: []].insert(c.id) }

@@ -1,7 +1,7 @@
 // Which home owns what (docs/architecture.md, docs/cluster.md): the one function from a
 // guild's or a user's id to the loop that is its home. A direct
 // conversation lives at its lower user's home, so both users' requests find
-// it from the pair. The hash is fixed (not Swift's per-process seeded one):
+// it from the pair; a group conversation at its id's, as a guild does. The hash is fixed (not Swift's per-process seeded one):
 // every loop, and every run, must place an id the same way; a new `loops`
 // count moves homes at the next start, which loads each home's share from
 // the store. Pure.
@@ -35,6 +35,9 @@ public struct HomeMap: Sendable, Equatable {
 
     /// The home of the direct conversation between two users: the lower one's.
     public func home(conversationOf a: UserID, _ b: UserID) -> Int { home(user: min(a, b)) }
+
+    /// The home of a direct conversation: a pair's lower user's; a group's, its id's as a guild's (it was made there).
+    public func home(of c: DirectConversation) -> Int { c.isGroup ? home(guild: c.id) : home(conversationOf: c.users.0, c.users.1) }
 
     /// Spreads ids that differ only in their low or high bits (UIDs) over all homes.
     @inline(__always)

@@ -17,6 +17,11 @@ public enum ShardPlan {
     /// A direct conversation's shard: its lower user's.
     public static func shard(conversationOf a: UserID, _ b: UserID, shards: Int) -> Int { shard(user: min(a, b), shards: shards) }
 
+    /// A held conversation's shard: a pair's lower user's, a group's its id's as a guild's.
+    public static func shard(of c: DirectConversation, shards: Int) -> Int {
+        c.isGroup ? shard(guild: c.id, shards: shards) : shard(conversationOf: c.users.0, c.users.1, shards: shards)
+    }
+
     /// The most shards one of `nodes` live nodes should hold.
     public static func share(shards: Int, nodes: Int) -> Int { (shards + max(nodes, 1) - 1) / max(nodes, 1) }
 

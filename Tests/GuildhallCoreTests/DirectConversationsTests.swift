@@ -107,6 +107,40 @@ import Testing
         #expect(all.peers(of: "ann").sorted() == ["bob", "cid"])
     }
 
+    @Test func aNewMemberStartsWithEverythingReadAndALeaverStillCounts() {
+        var c = group()
+        let added = c.admit(["dan", "ann"], now: 250)
+        #expect(added.map(\.user) == ["dan"] && c.members == ["ann", "bob", "cid", "dan"])
+        #expect(added[0].readTime == 300 && added[0].deliveredSeq == 3 && c.unread(for: "dan") == 0, "what came before is read")
+        #expect(c.receipts(ofMessageBy: "ann", uid: 1, seq: 1, sentTime: 100) == (1, 1, 3), "dan counts as having read ann's first")
+        // ann (the owner) leaves: the group passes to bob, and ann's two messages still count for cid.
+        c.dismiss("ann")
+        #expect(c.owner == "bob" && !c.includes("ann") && c.unread(for: "cid") == 3 && c.unread(for: "ann") == 0)
+        #expect(!c.delivered(to: "ann", upTo: 9) && !c.readAll(by: "ann", now: 500), "one who left has no side to move")
+        // A message ann sent as she left is stored after: it counts as one who left.
+        c.committed(by: "ann", seq: 4, time: 310)
+        #expect(c.unread(for: "cid") == 4 && c.unread(for: "dan") == 1)
+        _ = c.removed(by: "ann", sentTime: 310)
+        #expect(c.unread(for: "cid") == 3)
+        // She comes back with her count: her own messages never count for her.
+        _ = c.admit(["ann"], now: 600)
+        #expect(c.side("ann").sentCount == 2 && c.unread(for: "ann") == 0 && c.formerSent.isEmpty)
+        #expect(c.mayAdd("bob") && !c.mayAdd("cid") && !c.mayAdd("eve"))
+        c.membersMayAdd = true
+        #expect(c.mayAdd("cid"))
+    }
+
+    @Test func aGroupIndexFollowsItsMembers() {
+        var all = DirectConversations()
+        var c = group()
+        all.add(c)
+        c.dismiss("cid")
+        _ = c.admit(["dan"], now: 1)
+        all.add(c)
+        #expect(all.conversations(of: "cid").isEmpty && all.conversations(of: "dan").map(\.id) == [7])
+        #expect(HomeMap(loops: 4).home(of: c) == HomeMap(loops: 4).home(guild: 7))
+    }
+
     @Test func blocksAreKeptPerPairAndForgottenWithTheirShard() {
         var all = DirectConversations()
         all.setBlock("ann", "eve", true)

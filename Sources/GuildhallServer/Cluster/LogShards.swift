@@ -27,7 +27,7 @@ extension Home {
         func user(_ u: UserID) -> Int { ShardPlan.shard(user: u, shards: count) }
         func guild(_ g: ServerID) -> Int { ShardPlan.shard(guild: g, shards: count) }
         func conversation(_ id: UInt64) -> Int? {
-            userHome.directs.byID[id].map { ShardPlan.shard(conversationOf: $0.users.0, $0.users.1, shards: count) }
+            userHome.directs.byID[id].map { ShardPlan.shard(of: $0, shards: count) }
         }
         func channel(_ id: ChannelID) -> Int? {
             if let c = directory.channel(id) { return guild(c.serverID) }

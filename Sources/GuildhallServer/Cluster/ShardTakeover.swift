@@ -142,7 +142,7 @@ extension StoreSnapshot {
         out.recentMentions = recentMentions.filter { kept.contains($0.1) }
         out.receiptRequests = receiptRequests.filter { kept.contains($0.0) }
         out.receiptAdvances = receiptAdvances.filter { kept.contains($0.0) }
-        out.conversations = conversations.filter { shards.contains(ShardPlan.shard(conversationOf: $0.users.0, $0.users.1, shards: count)) }
+        out.conversations = conversations.filter { shards.contains(ShardPlan.shard(of: $0, shards: count)) }
         out.presences = presences.filter { shards.contains(ShardPlan.shard(user: $0.0, shards: count)) }
         out.profiles = profiles.filter { shards.contains(ShardPlan.shard(user: $0.user, shards: count)) }
         out.blocks = blocks.filter { shards.contains(ShardPlan.shard(conversationOf: $0.0, $0.1, shards: count)) }

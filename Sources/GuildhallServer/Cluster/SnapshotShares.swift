@@ -43,7 +43,7 @@ extension StoreSnapshot {
         for m in recentMentions { if let h = channelHome[m.1] { shares[h].recentMentions.append(m) } }
         for r in receiptRequests { if let h = channelHome[r.0] { shares[h].receiptRequests.append(r) } }
         for a in receiptAdvances { if let h = channelHome[a.0] { shares[h].receiptAdvances.append(a) } }
-        for c in conversations { shares[map.home(conversationOf: c.users.0, c.users.1)].conversations.append(c) }
+        for c in conversations { shares[map.home(of: c)].conversations.append(c) }
         for p in presences { shares[map.home(user: p.0)].presences.append(p) }
         for p in profiles { shares[map.home(user: p.user)].profiles.append(p) }
         for r in pushRegistrations { shares[map.home(user: r.user)].pushRegistrations.append(r) }
