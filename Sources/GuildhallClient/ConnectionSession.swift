@@ -225,7 +225,9 @@ final class ConnectionSession {
         }.first
         guard client.options.deliveryReceipts, let me = answered ?? client.state.withLock({ $0.login?.userID }) else { return }
         let received = frames.compactMap { f -> UInt64? in
-            guard case .event(let e)? = f.kind, case .message(let m)? = e.body, m.serverID == 0, m.recipientID == me else { return nil }
+            // A direct message to me: mine in a pair, or another member's in a group (no recipient named).
+            guard case .event(let e)? = f.kind, case .message(let m)? = e.body, m.serverID == 0, m.sentStatus == .unspecified,
+                  m.recipientID == me || (m.recipientID.isEmpty && m.senderID != me) else { return nil }
             return m.uid
         }
         guard !received.isEmpty else { return }

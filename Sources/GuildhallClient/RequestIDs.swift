@@ -6,16 +6,19 @@
 
 import GuildhallWire
 
-/// A server, channel, message, conversation and direct message id: real ones, or made-up ones of the same shapes.
+/// A server, channel, message, conversation, group conversation and direct message id: real ones, or made-up ones of the same shapes.
 public struct RequestIDs: Sendable {
     public var server: UInt64, channel: UInt64, message: UInt64, conversation: UInt64, directMessage: UInt64
+    public var group: UInt64
 
-    public init(server: UInt64, channel: UInt64, message: UInt64, conversation: UInt64, directMessage: UInt64) {
+    /// `group`: the pair's conversation when not given.
+    public init(server: UInt64, channel: UInt64, message: UInt64, conversation: UInt64, directMessage: UInt64, group: UInt64? = nil) {
         self.server = server; self.channel = channel; self.message = message; self.conversation = conversation; self.directMessage = directMessage
+        self.group = group ?? conversation
     }
 
     /// Every one of them, for hiding them from an answer's text.
-    public var all: [UInt64] { [server, channel, message, conversation, directMessage] }
+    public var all: [UInt64] { [server, channel, message, conversation, directMessage, group] }
 
     /// Every request kind that names an id, made for these ids, with its name.
     public var requests: [(String, GHRequest.OneOf_Body)] {
@@ -92,6 +95,15 @@ public struct RequestIDs: Sendable {
             ("ackMessageRead", .ackMessageRead(make(GHAckMessageRead()) { $0.messageUid = i.directMessage })),
             ("ackConversationRead", .ackConversationRead(make(GHAckConversationRead()) { $0.conversationID = i.conversation })),
             ("getSentStatus", .getSentStatus(make(GHGetSentStatus()) { $0.messageUids = [i.directMessage] })),
+            ("sendDirectMessage conversation", .sendDirectMessage(make(GHSendDirectMessage()) { $0.conversationID = i.conversation; $0.body.text = "x" })),
+            ("sendDirectMessage group", .sendDirectMessage(make(GHSendDirectMessage()) { $0.conversationID = i.group; $0.body.text = "x" })),
+            ("sendTyping group", .sendTyping(make(GHSendTyping()) { $0.conversationID = i.group })),
+            ("getHistory group", .getHistory(make(GHGetHistory()) { $0.channelID = i.group })),
+            ("sendReadReceipt group", .sendReadReceipt(make(GHSendReadReceipt()) { $0.conversationID = i.group })),
+            ("updateGroup", .updateGroup(make(GHUpdateGroupConversation()) { $0.conversationID = i.group; $0.name = "x" })),
+            ("addGroupMembers", .addGroupMembers(make(GHAddGroupMembers()) { $0.conversationID = i.group; $0.userIds = ["zed"] })),
+            ("removeGroupMember", .removeGroupMember(make(GHRemoveGroupMember()) { $0.conversationID = i.group; $0.userID = "zed" })),
+            ("leaveGroup", .leaveGroup(make(GHLeaveGroupConversation()) { $0.conversationID = i.group })),
             ("createRole", .createRole(make(GHCreateRole()) { $0.serverID = i.server; $0.name = "x"; $0.position = 1 })),
             ("updateRole", .updateRole(make(GHUpdateRole()) { $0.serverID = i.server; $0.roleID = 1; $0.name = "x" })),
             ("deleteRole", .deleteRole(make(GHDeleteRole()) { $0.serverID = i.server; $0.roleID = 1 })),

@@ -304,7 +304,7 @@ extension GuildhallClient {
 // MARK: Direct conversations (docs/features.md)
 
 extension GuildhallClient {
-    private func conversation(_ body: GHRequest.OneOf_Body) async throws -> GHConversation {
+    func conversation(_ body: GHRequest.OneOf_Body) async throws -> GHConversation {
         let result = try await call(body)
         guard case .conversation(let c) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
         return c
@@ -337,6 +337,10 @@ extension GuildhallClient {
         var r = GHSendDirectMessage()
         r.peerID = peer; r.body = body; r.clientID = clientID; r.replyTo = replyTo; r.threadRoot = threadRoot
         r.attachments = attachments
+        return try await sendDirect(r)
+    }
+
+    func sendDirect(_ r: GHSendDirectMessage) async throws -> GHChannelMessage {
         let result = try await call(.sendDirectMessage(r))
         guard case .message(let m) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
         return m

@@ -309,6 +309,15 @@ enum Schema {
         CREATE TABLE direct_blocks(blocker TEXT NOT NULL, blocked TEXT NOT NULL, PRIMARY KEY(blocker, blocked)) WITHOUT ROWID;
         ALTER TABLE messages ADD COLUMN withheld INTEGER NOT NULL DEFAULT 0;
         """,
+        // 22: group conversations. A group's row has no pair (user_a, user_b
+        // empty), a name, an owner and a kind (0 a pair, 1 a group, 2 a group
+        // whose members may add members); its members are rows of their own.
+        """
+        ALTER TABLE conversations ADD COLUMN name TEXT NOT NULL DEFAULT '';
+        ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+        ALTER TABLE conversations ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE group_members(conversation_id INTEGER NOT NULL, user_id TEXT NOT NULL, PRIMARY KEY(conversation_id, user_id)) WITHOUT ROWID;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

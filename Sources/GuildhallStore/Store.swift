@@ -216,8 +216,16 @@ public final class Store: Sendable {
 
     private func loadConversations(_ db: SQLiteConnection) throws(StoreError) -> [DirectConversation] {
         var byID: [UInt64: DirectConversation] = [:]
-        var s = try db.prepare("SELECT id, user_a, user_b, created_at FROM conversations", persistent: false)
-        while try s.step() { byID[s.uint(0)] = DirectConversation(id: s.uint(0), users: (s.text(1), s.text(2)), createdAt: s.uint(3)) }
+        var members: [UInt64: [UserID]] = [:]
+        var s = try db.prepare("SELECT conversation_id, user_id FROM group_members", persistent: false)
+        while try s.step() { members[s.uint(0), default: []].append(s.text(1)) }
+        s = try db.prepare("SELECT id, user_a, user_b, created_at, name, owner, kind FROM conversations", persistent: false)
+        while try s.step() {
+            let id = s.uint(0)
+            byID[id] = s.int(6) == 0 ? DirectConversation(id: id, users: (s.text(1), s.text(2)), createdAt: s.uint(3))
+                : DirectConversation(group: id, name: s.text(4), owner: s.text(5), members: members[id] ?? [], membersMayAdd: s.int(6) == 2,
+                                     createdAt: s.uint(3))
+        }
         // Removed (recalled or deleted) messages keep their rows but count for no one's unread.
         // Withheld ones (their recipient blocks the sender) neither.
         s = try db.prepare("SELECT channel_id, sender, SUM(removed = 0 AND withheld = 0), MAX(seq), MAX(sent_time) FROM messages WHERE server_id = 0 GROUP BY channel_id, sender",

@@ -28,6 +28,8 @@ public enum ReadRequest: Sendable, Equatable {
     case receivedStatus(user: UserID, uids: [MessageUID])
     /// How many messages `sender` sent in a direct conversation at or before `upTo` (ms), in `count`.
     case directSentCount(conversation: UInt64, sender: UserID, upTo: UInt64)
+    /// A group's messages sent at or before `upTo` by anyone but `reader` (what a read by time covers).
+    case groupSentCount(conversation: UInt64, reader: UserID, upTo: UInt64)
     /// Messages matching a search, newest first, with `snippets` beside them (SearchReads.swift).
     case search(MessageSearch)
     /// The bytes of the uploads `user` asked for and did not lose (their file quota's use), in `count`.
@@ -123,7 +125,7 @@ public final class StoreReader: Sendable {
 }
 
 final class ReaderQueries {
-    private let before, after, byUID, cursor, inbox, received, directCount: Statement
+    private let before, after, byUID, cursor, inbox, received, directCount, groupCount: Statement
     private let threadAfter, reactions, timeOfSeq, lastSeq: Statement
     /// Nil while search is off.
     private let search: SearchReads?
@@ -151,6 +153,7 @@ final class ReaderQueries {
         inbox = try db.prepare("SELECT ord, message_uid, event FROM inbox WHERE user_id = ? AND ord > ? AND ord <= ? ORDER BY ord LIMIT ?")
         received = try db.prepare("SELECT flags FROM received_status WHERE user_id = ? AND message_uid = ?")
         directCount = try db.prepare("SELECT COUNT(*) FROM messages WHERE server_id = 0 AND channel_id = ? AND sender = ? AND sent_time <= ? AND removed = 0 AND withheld = 0")
+        groupCount = try db.prepare("SELECT COUNT(*) FROM messages WHERE server_id = 0 AND channel_id = ? AND sender != ? AND sent_time <= ? AND removed = 0 AND withheld = 0")
     }
 
     func run(_ request: ReadRequest, into result: inout ReadResult) throws(StoreError) {
@@ -183,8 +186,11 @@ final class ReaderQueries {
                 result.statuses.append(try s.step() ? ReceivedFlags(rawValue: UInt32(truncatingIfNeeded: s.uint(0))) : [])
                 s.reset()
             }
-        case .directSentCount(let conversation, let sender, let upTo):
-            let s = directCount.reset()
+        case .directSentCount(let conversation, let sender, let upTo), .groupSentCount(let conversation, let sender, let upTo):
+            // For a group, `sender` is the reader, whose messages are left out.
+            var group = false
+            if case .groupSentCount = request { group = true }
+            let s = (group ? groupCount : directCount).reset()
             s.bind(1, conversation); s.bind(2, sender); s.bind(3, upTo)
             if try s.step() { result.count = s.uint(0) }
             s.reset()

@@ -39,6 +39,9 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     case receiptAdvance(ChannelID, ChannelReceipts.Advance)
     /// A direct conversation was opened.
     case conversation(id: UInt64, users: [UserID], createdAt: UInt64)
+    /// A group conversation as it is now: its name, owner and whole member
+    /// set (replacing the last; the sides and reads of those gone go with them).
+    case group(GroupRow)
     /// One side of a direct conversation: what it received and read.
     case directSide(conversation: UInt64, DirectConversation.Side)
     /// A direct message read on its own (the per-message read).
@@ -345,5 +348,29 @@ final class WriterSeat: @unchecked Sendable {
         statements = nil
         connection = nil
         return busy
+    }
+}
+
+/// A group conversation's row and members (StoreWrite.group).
+public struct GroupRow: Sendable, Codable, Equatable {
+    public var id: UInt64
+    public var name: String
+    public var owner: UserID
+    public var membersMayAdd: Bool
+    /// Ascending.
+    public var members: [UserID]
+    public var createdAt: UInt64
+
+    public init(id: UInt64, name: String, owner: UserID, membersMayAdd: Bool, members: [UserID], createdAt: UInt64) {
+        self.id = id
+        self.name = name
+        self.owner = owner
+        self.membersMayAdd = membersMayAdd
+        self.members = members
+        self.createdAt = createdAt
+    }
+
+    public init(_ c: DirectConversation) {
+        self.init(id: c.id, name: c.name, owner: c.owner, membersMayAdd: c.membersMayAdd, members: c.members, createdAt: c.createdAt)
     }
 }

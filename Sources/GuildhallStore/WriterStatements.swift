@@ -11,6 +11,7 @@ final class WriterStatements {
     private let insertInbox, saveCursor, saveReceived, pruneInbox, savePresence, savePin, removePin, deleteChannelPins: Statement
     private let saveReceiptRequest, insertAdvance, deleteChannelRequests, deleteChannelAdvances: Statement
     private let saveConversation, saveDirectSide, saveDirectRead: Statement
+    private let saveGroup, clearGroupMembers, addGroupMember, dropLeaversSides, dropLeaversReads: Statement
     private let saveRole, deleteRole, deleteRoleOverrides, saveOverride, removeOverride, deleteServerRoles, deleteServerOverrides: Statement
     private let saveCode, removeCode, deleteServerCodes, deleteChannelCodes: Statement
     private let saveTimeout, removeTimeout, deleteServerTimeouts: Statement
@@ -119,6 +120,12 @@ final class WriterStatements {
         deleteMemberOverrides = try db.prepare("DELETE FROM overrides WHERE server_id = ? AND user_id = ?")
         saveLogPosition = try db.prepare("INSERT INTO log_positions(shard, seq) VALUES(?,?) ON CONFLICT(shard) DO UPDATE SET seq = MAX(seq, excluded.seq)")
         saveDirectRead = try db.prepare("INSERT OR IGNORE INTO direct_reads(message_uid, conversation_id, reader, sent_time) VALUES(?,?,?,?)")
+        saveGroup = try db.prepare("INSERT OR REPLACE INTO conversations(id, user_a, user_b, created_at, name, owner, kind) VALUES(?,'','',?,?,?,?)")
+        clearGroupMembers = try db.prepare("DELETE FROM group_members WHERE conversation_id = ?")
+        addGroupMember = try db.prepare("INSERT INTO group_members(conversation_id, user_id) VALUES(?,?)")
+        let leavers = "conversation_id = ?1 AND %@ NOT IN (SELECT user_id FROM group_members WHERE conversation_id = ?1)"
+        dropLeaversSides = try db.prepare("DELETE FROM direct_sides WHERE " + leavers.replacingOccurrences(of: "%@", with: "user_id"))
+        dropLeaversReads = try db.prepare("DELETE FROM direct_reads WHERE " + leavers.replacingOccurrences(of: "%@", with: "reader"))
     }
 
     func apply(_ writes: [StoreWrite]) throws(StoreError) {
@@ -244,6 +251,23 @@ final class WriterStatements {
             let s = saveConversation.reset()
             s.bind(1, id); s.bind(2, users[0]); s.bind(3, users[1]); s.bind(4, createdAt)
             try s.run()
+        case .group(let g):
+            let s = saveGroup.reset()
+            s.bind(1, g.id); s.bind(2, g.createdAt); s.bind(3, g.name); s.bind(4, g.owner); s.bind(5, Int64(g.membersMayAdd ? 2 : 1))
+            try s.run()
+            let clear = clearGroupMembers.reset()
+            clear.bind(1, g.id)
+            try clear.run()
+            for user in g.members {
+                let m = addGroupMember.reset()
+                m.bind(1, g.id); m.bind(2, user)
+                try m.run()
+            }
+            for drop in [dropLeaversSides, dropLeaversReads] {
+                let d = drop.reset()
+                d.bind(1, g.id)
+                try d.run()
+            }
         case .directSide(let conversation, let side):
             let s = saveDirectSide.reset()
             s.bind(1, conversation); s.bind(2, side.user); s.bind(3, side.deliveredSeq); s.bind(4, side.readTime); s.bind(5, side.readCount)

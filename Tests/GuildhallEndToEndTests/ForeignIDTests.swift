@@ -59,11 +59,13 @@ import Testing
         let c = try await alice.createChannel(in: g.serverID, name: "secret")
         let m = try await alice.send("for members only", to: c.channelID, needReceipt: true)
         let dm = try await alice.sendDirect("hi carol", to: "carol")
+        let group = try await alice.createGroup(named: "trio", with: ["carol", "dan"])
         _ = carol
-        let real = RequestIDs(server: g.serverID, channel: c.channelID, message: m.uid, conversation: dm.channelID, directMessage: dm.uid)
+        let real = RequestIDs(server: g.serverID, channel: c.channelID, message: m.uid, conversation: dm.channelID, directMessage: dm.uid,
+                              group: group.conversationID)
         // Made-up ids of the same shapes: a server id (no such server), and UIDs past any issued.
         let fake = RequestIDs(server: g.serverID ^ 0x5A5A, channel: c.channelID + 7_777, message: m.uid + 9_999_999,
-                       conversation: dm.channelID + 8_888, directMessage: dm.uid + 9_999_998)
+                              conversation: dm.channelID + 8_888, directMessage: dm.uid + 9_999_998, group: group.conversationID + 8_888)
         let found = await differing(eve, real: real, fake: fake)
         #expect(found.isEmpty, "\(found.count) kinds differ:\n\(found.joined(separator: "\n"))")
     }

@@ -116,6 +116,7 @@ import Testing
                 m.withheld = true
                 return m
             }()),
+            .group(GroupRow(id: 54 << 22, name: "trio ✓", owner: "bob", membersMayAdd: true, members: ["ann", "bob", "eve"], createdAt: 55)),
         ]
     }
 
@@ -152,9 +153,10 @@ import Testing
             case .pushRegistered: kinds.insert("pushRegistered")
             case .pushUnregistered: kinds.insert("pushUnregistered")
             case .directBlock: kinds.insert("directBlock")
+            case .group: kinds.insert("group")
             }
         }
-        #expect(kinds.count == 29, "every kind is in the sample")
+        #expect(kinds.count == 30, "every kind is in the sample")
         let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
         let back = try LogEntries.decode(try LogEntries.encode(entry))
         #expect(back == entry)

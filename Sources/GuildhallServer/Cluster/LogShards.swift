@@ -63,6 +63,7 @@ extension Home {
         case .pinned(let p): return channel(p.channelID)
         case .audited(let e): return guild(e.serverID)
         case .conversation(_, let users, _): return users.min().map(user)
+        case .group(let g): return guild(g.id)
         case .directSide(let id, _), .directRead(let id, _, _, _): return conversation(id)
         case .directBlock(let blocker, let blocked, _): return ShardPlan.shard(conversationOf: blocker, blocked, shards: count)
         case .fileCreated(let f): return f.serverID != 0 ? guild(f.serverID) : conversation(f.channelID)

@@ -32,6 +32,11 @@ extension GHLogWrite {
         case .receiptAdvance(let channel, let a):
             receiptAdvance = .with { $0.channelID = channel; $0.user = a.user; $0.from = a.from; $0.to = a.to; $0.time = a.time }
         case .conversation(let id, let users, let createdAt): conversation = .with { $0.id = id; $0.users = users; $0.createdAt = createdAt }
+        case .group(let g):
+            conversation = .with {
+                $0.id = g.id; $0.users = g.members; $0.createdAt = g.createdAt
+                $0.isGroup = true; $0.name = g.name; $0.owner = g.owner; $0.membersMayAdd = g.membersMayAdd
+            }
         case .directSide(let conversation, let s):
             directSide = .with {
                 $0.conversation = conversation; $0.user = s.user; $0.sentCount = s.sentCount; $0.deliveredSeq = s.deliveredSeq
@@ -98,6 +103,8 @@ extension GHLogWrite {
         case .receiptRequest(let r):
             return .receiptRequest(r.channelID, ChannelReceipts.Request(uid: r.messageUid, seq: r.seq, requester: r.requester, sentTime: r.sentTime))
         case .receiptAdvance(let a): return .receiptAdvance(a.channelID, ChannelReceipts.Advance(user: a.user, from: a.from, to: a.to, time: a.time))
+        case .conversation(let c) where c.isGroup:
+            return .group(GroupRow(id: c.id, name: c.name, owner: c.owner, membersMayAdd: c.membersMayAdd, members: c.users, createdAt: c.createdAt))
         case .conversation(let c): return .conversation(id: c.id, users: c.users, createdAt: c.createdAt)
         case .directSide(let d):
             var side = DirectConversation.Side(user: d.user)

@@ -269,8 +269,10 @@ final class HomeRoutes {
         switch target {
         case .user, .gateway: return one(place(user: s.user))
         case .here:
-            if case .createServer = body { return .one(newGuildPlace) }
-            return .one(index)
+            switch body {
+            case .createServer, .createGroup: return .one(newGuildPlace)
+            default: return .one(index)
+            }
         case .guild(let id): return one(place(guild: id))
         case .channel(let id): return one(place(ofChannel: id, for: s))
         case .announcedChannel(let id):

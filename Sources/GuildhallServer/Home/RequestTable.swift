@@ -185,6 +185,8 @@ extension GHRequest.OneOf_Body {
         case .searchMessages(let r):
             RequestRule(r.serverID != 0 ? .guild(r.serverID) : .announcedChannel(r.conversationID), .query) { $0.searchMessages(r, id: $1, from: $2) }
         // Files (Home/Files): an upload into a channel at its guild's home, into a conversation at the conversation's.
+        case .createUpload(let r) where r.conversationID != 0:
+            RequestRule(.announcedChannel(r.conversationID), .change) { $0.createUpload(r, id: $1, from: $2) }
         case .createUpload(let r):
             if r.peerID.isEmpty {
                 RequestRule(.channel(r.channelID), .change, needs: [.sendMessages, .attachFiles], at: .channel(r.channelID)) { $0.createUpload(r, id: $1, from: $2) }
@@ -197,6 +199,8 @@ extension GHRequest.OneOf_Body {
         case .deleteMessage(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.delete(r, id: $1, from: $2) }
         case .addReaction(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.addReaction(r, id: $1, from: $2) }
         case .removeReaction(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.removeReaction(r, id: $1, from: $2) }
+        case .sendTyping(let r) where r.conversationID != 0:
+            RequestRule(.announcedChannel(r.conversationID), .typing) { $0.typing.sendDirectTyping(r, id: $1, from: $2) }
         case .sendTyping(let r) where !r.peerID.isEmpty: RequestRule(.conversation(r.peerID), .typing) { $0.typing.sendDirectTyping(r, id: $1, from: $2) }
         case .sendTyping(let r):
             RequestRule(.channel(r.channelID), .typing, needs: .sendMessages, at: .channel(r.channelID)) { $0.typing.sendTyping(r, id: $1, from: $2) }
@@ -221,12 +225,23 @@ extension GHRequest.OneOf_Body {
         // Direct conversations (Home/Direct).
         case .openConversation(let r): RequestRule(.conversation(r.peerID), .change) { $0.userHome.openConversation(r, id: $1, from: $2) }
         case .listConversations: RequestRule(.everyHome, .query, merge: .conversations) { $0.userHome.listConversations(id: $1, from: $2) }
-        case .sendDirectMessage(let r): RequestRule(.conversation(r.peerID), .message) { $0.userHome.sendDirectMessage(r, id: $1, from: $2) }
+        // Named by its id, a conversation is wherever it is held; by its peer, at the pair's home.
+        case .sendDirectMessage(let r):
+            RequestRule(r.conversationID != 0 ? .announcedChannel(r.conversationID) : .conversation(r.peerID), .message) {
+                $0.userHome.sendDirectMessage(r, id: $1, from: $2)
+            }
         case .markDelivered(let r): RequestRule(.everyHome, .change, merge: .ok) { $0.userHome.markDelivered(r, id: $1, from: $2) }
         case .sendReadReceipt(let r): RequestRule(.everyHome, .change) { $0.userHome.sendReadReceipt(r, id: $1, from: $2) }
         case .ackMessageRead(let r): RequestRule(.everyHome, .change) { $0.userHome.ackMessageRead(r, id: $1, from: $2) }
         case .ackConversationRead(let r): RequestRule(.everyHome, .change) { $0.userHome.ackConversationRead(r, id: $1, from: $2) }
         case .getSentStatus(let r): RequestRule(.everyHome, .query, merge: .sentStatuses) { $0.userHome.getSentStatus(r, id: $1, from: $2) }
+
+        // Group conversations (Home/Direct/GroupConversations): made here with an id placed as a guild's, so the rest goes by it.
+        case .createGroup(let r): RequestRule(.here, .change) { $0.userHome.createGroup(r, id: $1, from: $2) }
+        case .updateGroup(let r): RequestRule(.guild(r.conversationID), .change) { $0.userHome.updateGroup(r, id: $1, from: $2) }
+        case .addGroupMembers(let r): RequestRule(.guild(r.conversationID), .change) { $0.userHome.addGroupMembers(r, id: $1, from: $2) }
+        case .removeGroupMember(let r): RequestRule(.guild(r.conversationID), .change) { $0.userHome.removeGroupMember(r, id: $1, from: $2) }
+        case .leaveGroup(let r): RequestRule(.guild(r.conversationID), .change) { $0.userHome.leaveGroup(r, id: $1, from: $2) }
 
         // Invite links (Home/Directory/InviteLinks): a request naming only a code is asked of every home; the one holding it answers.
         case .createInviteCode(let r):

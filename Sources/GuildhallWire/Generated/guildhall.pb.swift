@@ -1214,6 +1214,11 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// A member's nickname changed (`member`).
   case memberUpdated // = 23
+
+  /// A group conversation was made, renamed or changed its members
+  /// (`conversation` as it is now, `channel_id` its id, `actor_id` who did
+  /// it). One removed or gone finds themselves missing from its members.
+  case conversationUpdated // = 24
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -1246,6 +1251,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case 21: self = .channelPinsChanged
     case 22: self = .userUpdated
     case 23: self = .memberUpdated
+    case 24: self = .conversationUpdated
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -1276,6 +1282,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case .channelPinsChanged: return 21
     case .userUpdated: return 22
     case .memberUpdated: return 23
+    case .conversationUpdated: return 24
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -1306,6 +1313,7 @@ public nonisolated enum GHNotificationKind: SwiftProtobuf.Enum, Swift.CaseIterab
     .channelPinsChanged,
     .userUpdated,
     .memberUpdated,
+    .conversationUpdated,
   ]
 
 }
@@ -2339,6 +2347,63 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .listBlockedUsers(newValue)}
   }
 
+  /// Group conversations: direct conversations of 3 to 10 users with a
+  /// name. Their messages, receipts, unread counts, typing, offline sync and
+  /// resume work as a pair's, per member; blocks do not apply inside them.
+  /// Each change below reaches every member (and one removed) as a
+  /// CONVERSATION_UPDATED notification, in their offline sync too.
+  /// Make one with the caller as its owner. Answer: `Conversation`.
+  /// Errors: 400 fewer than 2 or more than 9 others, the caller among them, a malformed id, a bad name.
+  public var createGroup: GHCreateGroupConversation {
+    get {
+      if case .createGroup(let v)? = body {return v}
+      return GHCreateGroupConversation()
+    }
+    set {body = .createGroup(newValue)}
+  }
+
+  /// Rename it, or let members add members (the owner only). Answer: `Conversation`.
+  /// Errors: 400 a bad name; 403 not its owner; 404 not a group the caller is in.
+  public var updateGroup: GHUpdateGroupConversation {
+    get {
+      if case .updateGroup(let v)? = body {return v}
+      return GHUpdateGroupConversation()
+    }
+    set {body = .updateGroup(newValue)}
+  }
+
+  /// Add members (the owner, or any member when `members_may_add`). They
+  /// see its history and start with everything before read. Answer: `Conversation`.
+  /// Errors: 400 a malformed id, or more than 10 members; 403 not allowed to add; 404 not a group the caller is in.
+  public var addGroupMembers: GHAddGroupMembers {
+    get {
+      if case .addGroupMembers(let v)? = body {return v}
+      return GHAddGroupMembers()
+    }
+    set {body = .addGroupMembers(newValue)}
+  }
+
+  /// Remove a member (the owner only); they no longer see it. Answer: `Conversation`.
+  /// Errors: 400 the owner themselves (leave instead); 403 not its owner; 404 not a group the caller is in, or the user is not in it.
+  public var removeGroupMember: GHRemoveGroupMember {
+    get {
+      if case .removeGroupMember(let v)? = body {return v}
+      return GHRemoveGroupMember()
+    }
+    set {body = .removeGroupMember(newValue)}
+  }
+
+  /// Leave it; an owner who leaves passes it to the remaining member first
+  /// by id. The caller no longer sees it. Answer: `Ok`.
+  /// Errors: 404 not a group the caller is in.
+  public var leaveGroup: GHLeaveGroupConversation {
+    get {
+      if case .leaveGroup(let v)? = body {return v}
+      return GHLeaveGroupConversation()
+    }
+    set {body = .leaveGroup(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Each kind's comment ends with the errors of its own. Besides those, any
@@ -2693,6 +2758,28 @@ public nonisolated struct GHRequest: Sendable {
     case unblockUser(GHUnblockUser)
     /// The users you block, sorted. Answer: `UserIDs`.
     case listBlockedUsers(GHListBlockedUsers)
+    /// Group conversations: direct conversations of 3 to 10 users with a
+    /// name. Their messages, receipts, unread counts, typing, offline sync and
+    /// resume work as a pair's, per member; blocks do not apply inside them.
+    /// Each change below reaches every member (and one removed) as a
+    /// CONVERSATION_UPDATED notification, in their offline sync too.
+    /// Make one with the caller as its owner. Answer: `Conversation`.
+    /// Errors: 400 fewer than 2 or more than 9 others, the caller among them, a malformed id, a bad name.
+    case createGroup(GHCreateGroupConversation)
+    /// Rename it, or let members add members (the owner only). Answer: `Conversation`.
+    /// Errors: 400 a bad name; 403 not its owner; 404 not a group the caller is in.
+    case updateGroup(GHUpdateGroupConversation)
+    /// Add members (the owner, or any member when `members_may_add`). They
+    /// see its history and start with everything before read. Answer: `Conversation`.
+    /// Errors: 400 a malformed id, or more than 10 members; 403 not allowed to add; 404 not a group the caller is in.
+    case addGroupMembers(GHAddGroupMembers)
+    /// Remove a member (the owner only); they no longer see it. Answer: `Conversation`.
+    /// Errors: 400 the owner themselves (leave instead); 403 not its owner; 404 not a group the caller is in, or the user is not in it.
+    case removeGroupMember(GHRemoveGroupMember)
+    /// Leave it; an owner who leaves passes it to the remaining member first
+    /// by id. The caller no longer sees it. Answer: `Ok`.
+    /// Errors: 404 not a group the caller is in.
+    case leaveGroup(GHLeaveGroupConversation)
 
   }
 
@@ -3447,6 +3534,9 @@ public nonisolated struct GHSendDirectMessage: Sendable {
   /// Clears the value of `body`. Subsequent reads from it will return its default value.
   public mutating func clearBody() {self._body = nil}
 
+  /// Instead of `peer_id`: a conversation the caller is in (a group's, or a pair's).
+  public var conversationID: UInt64 = 0
+
   /// Client-side id for de-duplication, as for `SendMessage`.
   public var clientID: String = String()
 
@@ -4098,6 +4188,9 @@ public nonisolated struct GHCreateUpload: Sendable {
   /// Or the other user of the direct conversation it will be sent to.
   public var peerID: String = String()
 
+  /// Or a direct conversation the caller is in (a group's, or a pair's).
+  public var conversationID: UInt64 = 0
+
   /// 1 to 255 bytes of UTF-8 without '/', '\\' or control characters.
   public var filename: String = String()
 
@@ -4435,6 +4528,9 @@ public nonisolated struct GHSendTyping: Sendable {
 
   /// Instead, the peer of a direct conversation.
   public var peerID: String = String()
+
+  /// Instead, a direct conversation the caller is in (a group's, or a pair's).
+  public var conversationID: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5403,6 +5499,101 @@ public nonisolated struct GHListBlockedUsers: Sendable {
   public init() {}
 }
 
+public nonisolated struct GHCreateGroupConversation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// 1 to 100 characters, no control characters.
+  public var name: String = String()
+
+  /// The other members: 2 to 9 distinct users, the caller not among them.
+  public var userIds: [String] = []
+
+  /// Members other than the owner may add members.
+  public var membersMayAdd: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHUpdateGroupConversation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var conversationID: UInt64 = 0
+
+  /// A new name, when set (as for `CreateGroupConversation`).
+  public var name: String {
+    get {_name ?? String()}
+    set {_name = newValue}
+  }
+  /// Returns true if `name` has been explicitly set.
+  public var hasName: Bool {self._name != nil}
+  /// Clears the value of `name`. Subsequent reads from it will return its default value.
+  public mutating func clearName() {self._name = nil}
+
+  /// When set: whether members other than the owner may add members.
+  public var membersMayAdd: Bool {
+    get {_membersMayAdd ?? false}
+    set {_membersMayAdd = newValue}
+  }
+  /// Returns true if `membersMayAdd` has been explicitly set.
+  public var hasMembersMayAdd: Bool {self._membersMayAdd != nil}
+  /// Clears the value of `membersMayAdd`. Subsequent reads from it will return its default value.
+  public mutating func clearMembersMayAdd() {self._membersMayAdd = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _name: String? = nil
+  fileprivate var _membersMayAdd: Bool? = nil
+}
+
+public nonisolated struct GHAddGroupMembers: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var conversationID: UInt64 = 0
+
+  /// 1 to 9 users; those already in it are left as they are.
+  public var userIds: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHRemoveGroupMember: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var conversationID: UInt64 = 0
+
+  public var userID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLeaveGroupConversation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var conversationID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct GHUserIDs: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -5603,10 +5794,10 @@ public nonisolated struct GHConversation: Sendable {
   /// Its id (never equal to a channel id); use it as `channel_id` in `GetHistory`.
   public var conversationID: UInt64 = 0
 
-  /// The other user.
+  /// The other user; empty for a group.
   public var peerID: String = String()
 
-  /// The peer's messages the caller has not read.
+  /// The others' messages the caller has not read.
   public var unreadCount: UInt64 = 0
 
   /// Seq of the newest message; 0 when none.
@@ -5620,6 +5811,19 @@ public nonisolated struct GHConversation: Sendable {
 
   /// The caller has read the peer's messages sent at or before this time.
   public var readTime: UInt64 = 0
+
+  /// A group conversation (3 to 10 users with a name).
+  public var isGroup: Bool = false
+
+  /// A group's name, owner, members (ascending ids, the caller among them)
+  /// and whether members other than the owner may add members.
+  public var name: String = String()
+
+  public var ownerID: String = String()
+
+  public var memberIds: [String] = []
+
+  public var membersMayAdd: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -6402,10 +6606,28 @@ public nonisolated struct GHChannelMessage: @unchecked Sendable {
     set {_uniqueStorage()._recipientID = newValue}
   }
 
-  /// For the caller's own direct messages in answers: where the message is.
+  /// For the caller's own direct messages in answers: where the message is
+  /// (READ once every recipient read it, DELIVERED once every one received it).
   public var sentStatus: GHSentStatus {
     get {_storage._sentStatus}
     set {_uniqueStorage()._sentStatus = newValue}
+  }
+
+  /// With `sent_status`: of `recipient_count` recipients (1 in a pair, the
+  /// other members in a group), how many received it and how many read it.
+  public var deliveredCount: UInt32 {
+    get {_storage._deliveredCount}
+    set {_uniqueStorage()._deliveredCount = newValue}
+  }
+
+  public var readCount: UInt32 {
+    get {_storage._readCount}
+    set {_uniqueStorage()._readCount = newValue}
+  }
+
+  public var recipientCount: UInt32 {
+    get {_storage._recipientCount}
+    set {_uniqueStorage()._recipientCount = newValue}
   }
 
   /// The message this one replies to, as it was when the reply was sent.
@@ -6938,13 +7160,14 @@ public nonisolated struct GHDirectReceipt: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Always DIRECT.
+  /// Always DIRECT (a group's too).
   public var conversationType: GHConversationType = .unspecified
 
   /// The conversation.
   public var conversationID: UInt64 = 0
 
-  /// The peer who received or read (the conversation's target for the sender).
+  /// The member who received or read. In a group, a receipt by time or of the
+  /// whole conversation reaches every other member; one of messages, their senders.
   public var readerID: String = String()
 
   /// DELIVERED or READ.
@@ -7197,6 +7420,16 @@ public nonisolated struct GHSystemNotification: @unchecked Sendable {
   /// Clears the value of `user`. Subsequent reads from it will return its default value.
   public mutating func clearUser() {_uniqueStorage()._user = nil}
 
+  /// For CONVERSATION_UPDATED.
+  public var conversation: GHConversation {
+    get {_storage._conversation ?? GHConversation()}
+    set {_uniqueStorage()._conversation = newValue}
+  }
+  /// Returns true if `conversation` has been explicitly set.
+  public var hasConversation: Bool {_storage._conversation != nil}
+  /// Clears the value of `conversation`. Subsequent reads from it will return its default value.
+  public mutating func clearConversation() {_uniqueStorage()._conversation = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -7312,7 +7545,7 @@ nonisolated extension GHMessageUpdateKind: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHNotificationKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}OVERRIDE_CHANGED\0\u{1}MEMBER_TIMED_OUT\0\u{1}CHANNEL_PINS_CHANGED\0\u{1}USER_UPDATED\0\u{1}MEMBER_UPDATED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NOTIFICATION_KIND_UNSPECIFIED\0\u{1}SERVER_UPDATED\0\u{1}SERVER_DELETED\0\u{1}MEMBER_JOINED\0\u{1}MEMBER_LEFT\0\u{1}MEMBER_KICKED\0\u{1}MEMBER_INVITED\0\u{1}MEMBER_ROLE_CHANGED\0\u{1}CHANNEL_CREATED\0\u{1}CHANNEL_UPDATED\0\u{1}CHANNEL_DELETED\0\u{1}GUEST_ENTERED\0\u{1}GUEST_LEFT\0\u{1}MEMBER_BANNED\0\u{1}MEMBER_UNBANNED\0\u{1}SUBSCRIPTION_CHANGED\0\u{1}ROLE_CREATED\0\u{1}ROLE_UPDATED\0\u{1}ROLE_DELETED\0\u{1}OVERRIDE_CHANGED\0\u{1}MEMBER_TIMED_OUT\0\u{1}CHANNEL_PINS_CHANGED\0\u{1}USER_UPDATED\0\u{1}MEMBER_UPDATED\0\u{1}CONVERSATION_UPDATED\0")
 }
 
 nonisolated extension GHFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -7441,7 +7674,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0\u{3}pin_message\0\u{3}unpin_message\0\u{3}list_pins\0\u{3}get_audit_log\0\u{3}set_profile\0\u{3}get_users\0\u{3}set_nickname\0\u{3}register_push_token\0\u{3}unregister_push_token\0\u{3}block_user\0\u{3}unblock_user\0\u{3}list_blocked_users\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0\u{3}pin_message\0\u{3}unpin_message\0\u{3}list_pins\0\u{3}get_audit_log\0\u{3}set_profile\0\u{3}get_users\0\u{3}set_nickname\0\u{3}register_push_token\0\u{3}unregister_push_token\0\u{3}block_user\0\u{3}unblock_user\0\u{3}list_blocked_users\0\u{3}create_group\0\u{3}update_group\0\u{3}add_group_members\0\u{3}remove_group_member\0\u{3}leave_group\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8555,6 +8788,71 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .listBlockedUsers(v)
         }
       }()
+      case 134: try {
+        var v: GHCreateGroupConversation?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .createGroup(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .createGroup(v)
+        }
+      }()
+      case 135: try {
+        var v: GHUpdateGroupConversation?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .updateGroup(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .updateGroup(v)
+        }
+      }()
+      case 136: try {
+        var v: GHAddGroupMembers?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .addGroupMembers(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .addGroupMembers(v)
+        }
+      }()
+      case 137: try {
+        var v: GHRemoveGroupMember?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .removeGroupMember(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .removeGroupMember(v)
+        }
+      }()
+      case 138: try {
+        var v: GHLeaveGroupConversation?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .leaveGroup(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .leaveGroup(v)
+        }
+      }()
       default: break
       }
     }
@@ -8908,6 +9206,26 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .listBlockedUsers?: try {
       guard case .listBlockedUsers(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 133)
+    }()
+    case .createGroup?: try {
+      guard case .createGroup(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 134)
+    }()
+    case .updateGroup?: try {
+      guard case .updateGroup(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 135)
+    }()
+    case .addGroupMembers?: try {
+      guard case .addGroupMembers(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 136)
+    }()
+    case .removeGroupMember?: try {
+      guard case .removeGroupMember(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 137)
+    }()
+    case .leaveGroup?: try {
+      guard case .leaveGroup(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 138)
     }()
     case nil: break
     }
@@ -10249,7 +10567,7 @@ nonisolated extension GHListConversations: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SendDirectMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}peer_id\0\u{1}body\0\u{3}client_id\0\u{3}reply_to\0\u{3}thread_root\0\u{1}attachments\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}peer_id\0\u{1}body\0\u{3}client_id\0\u{3}reply_to\0\u{3}thread_root\0\u{1}attachments\0\u{3}conversation_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10263,6 +10581,7 @@ nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf.
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.replyTo) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.threadRoot) }()
       case 6: try { try decoder.decodeRepeatedUInt64Field(value: &self.attachments) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
       default: break
       }
     }
@@ -10291,12 +10610,16 @@ nonisolated extension GHSendDirectMessage: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.attachments.isEmpty {
       try visitor.visitPackedUInt64Field(value: self.attachments, fieldNumber: 6)
     }
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHSendDirectMessage, rhs: GHSendDirectMessage) -> Bool {
     if lhs.peerID != rhs.peerID {return false}
     if lhs._body != rhs._body {return false}
+    if lhs.conversationID != rhs.conversationID {return false}
     if lhs.clientID != rhs.clientID {return false}
     if lhs.replyTo != rhs.replyTo {return false}
     if lhs.threadRoot != rhs.threadRoot {return false}
@@ -11314,7 +11637,7 @@ nonisolated extension GHSearchMessages: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateUpload"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}peer_id\0\u{1}filename\0\u{3}content_type\0\u{1}size\0\u{1}sha256\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}peer_id\0\u{1}filename\0\u{3}content_type\0\u{1}size\0\u{1}sha256\0\u{3}conversation_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11328,6 +11651,7 @@ nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 4: try { try decoder.decodeSingularStringField(value: &self.contentType) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.size) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.sha256) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
       default: break
       }
     }
@@ -11352,12 +11676,16 @@ nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if !self.sha256.isEmpty {
       try visitor.visitSingularStringField(value: self.sha256, fieldNumber: 6)
     }
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHCreateUpload, rhs: GHCreateUpload) -> Bool {
     if lhs.channelID != rhs.channelID {return false}
     if lhs.peerID != rhs.peerID {return false}
+    if lhs.conversationID != rhs.conversationID {return false}
     if lhs.filename != rhs.filename {return false}
     if lhs.contentType != rhs.contentType {return false}
     if lhs.size != rhs.size {return false}
@@ -11967,7 +12295,7 @@ nonisolated extension GHGetUnread: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension GHSendTyping: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SendTyping"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}peer_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}peer_id\0\u{3}conversation_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11977,6 +12305,7 @@ nonisolated extension GHSendTyping: SwiftProtobuf.Message, SwiftProtobuf._Messag
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.peerID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
       default: break
       }
     }
@@ -11989,12 +12318,16 @@ nonisolated extension GHSendTyping: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if !self.peerID.isEmpty {
       try visitor.visitSingularStringField(value: self.peerID, fieldNumber: 2)
     }
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHSendTyping, rhs: GHSendTyping) -> Bool {
     if lhs.channelID != rhs.channelID {return false}
     if lhs.peerID != rhs.peerID {return false}
+    if lhs.conversationID != rhs.conversationID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -13802,6 +14135,190 @@ nonisolated extension GHListBlockedUsers: SwiftProtobuf.Message, SwiftProtobuf._
   }
 }
 
+nonisolated extension GHCreateGroupConversation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CreateGroupConversation"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{3}user_ids\0\u{3}members_may_add\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.userIds) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.membersMayAdd) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if !self.userIds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.userIds, fieldNumber: 2)
+    }
+    if self.membersMayAdd != false {
+      try visitor.visitSingularBoolField(value: self.membersMayAdd, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHCreateGroupConversation, rhs: GHCreateGroupConversation) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.userIds != rhs.userIds {return false}
+    if lhs.membersMayAdd != rhs.membersMayAdd {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHUpdateGroupConversation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UpdateGroupConversation"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_id\0\u{1}name\0\u{3}members_may_add\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self._name) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self._membersMayAdd) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 1)
+    }
+    try { if let v = self._name {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    } }()
+    try { if let v = self._membersMayAdd {
+      try visitor.visitSingularBoolField(value: v, fieldNumber: 3)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHUpdateGroupConversation, rhs: GHUpdateGroupConversation) -> Bool {
+    if lhs.conversationID != rhs.conversationID {return false}
+    if lhs._name != rhs._name {return false}
+    if lhs._membersMayAdd != rhs._membersMayAdd {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHAddGroupMembers: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AddGroupMembers"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_id\0\u{3}user_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.userIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 1)
+    }
+    if !self.userIds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.userIds, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHAddGroupMembers, rhs: GHAddGroupMembers) -> Bool {
+    if lhs.conversationID != rhs.conversationID {return false}
+    if lhs.userIds != rhs.userIds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHRemoveGroupMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RemoveGroupMember"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_id\0\u{3}user_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.userID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 1)
+    }
+    if !self.userID.isEmpty {
+      try visitor.visitSingularStringField(value: self.userID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHRemoveGroupMember, rhs: GHRemoveGroupMember) -> Bool {
+    if lhs.conversationID != rhs.conversationID {return false}
+    if lhs.userID != rhs.userID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLeaveGroupConversation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LeaveGroupConversation"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.conversationID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLeaveGroupConversation, rhs: GHLeaveGroupConversation) -> Bool {
+    if lhs.conversationID != rhs.conversationID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension GHUserIDs: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UserIDs"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_ids\0")
@@ -14188,7 +14705,7 @@ nonisolated extension GHReceiptReaders: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension GHConversation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Conversation"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_id\0\u{3}peer_id\0\u{3}unread_count\0\u{3}last_seq\0\u{3}last_message_time\0\u{3}created_at\0\u{3}read_time\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}conversation_id\0\u{3}peer_id\0\u{3}unread_count\0\u{3}last_seq\0\u{3}last_message_time\0\u{3}created_at\0\u{3}read_time\0\u{3}is_group\0\u{1}name\0\u{3}owner_id\0\u{3}member_ids\0\u{3}members_may_add\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -14203,6 +14720,11 @@ nonisolated extension GHConversation: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.lastMessageTime) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.readTime) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.isGroup) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.ownerID) }()
+      case 11: try { try decoder.decodeRepeatedStringField(value: &self.memberIds) }()
+      case 12: try { try decoder.decodeSingularBoolField(value: &self.membersMayAdd) }()
       default: break
       }
     }
@@ -14230,6 +14752,21 @@ nonisolated extension GHConversation: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.readTime != 0 {
       try visitor.visitSingularUInt64Field(value: self.readTime, fieldNumber: 7)
     }
+    if self.isGroup != false {
+      try visitor.visitSingularBoolField(value: self.isGroup, fieldNumber: 8)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 9)
+    }
+    if !self.ownerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.ownerID, fieldNumber: 10)
+    }
+    if !self.memberIds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.memberIds, fieldNumber: 11)
+    }
+    if self.membersMayAdd != false {
+      try visitor.visitSingularBoolField(value: self.membersMayAdd, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -14241,6 +14778,11 @@ nonisolated extension GHConversation: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.lastMessageTime != rhs.lastMessageTime {return false}
     if lhs.createdAt != rhs.createdAt {return false}
     if lhs.readTime != rhs.readTime {return false}
+    if lhs.isGroup != rhs.isGroup {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.ownerID != rhs.ownerID {return false}
+    if lhs.memberIds != rhs.memberIds {return false}
+    if lhs.membersMayAdd != rhs.membersMayAdd {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -15436,7 +15978,7 @@ nonisolated extension GHCustomBody: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{3}sender_id\0\u{3}sent_time\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}receipt\0\u{3}recipient_id\0\u{3}sent_status\0\u{4}\u{6}reply_to\0\u{3}thread_root\0\u{3}thread_reply_count\0\u{3}thread_last_reply_time\0\u{3}edited_time\0\u{3}edit_count\0\u{1}removal\0\u{1}reactions\0\u{1}attachments\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{3}sender_id\0\u{3}sent_time\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}receipt\0\u{3}recipient_id\0\u{3}sent_status\0\u{4}\u{6}reply_to\0\u{3}thread_root\0\u{3}thread_reply_count\0\u{3}thread_last_reply_time\0\u{3}edited_time\0\u{3}edit_count\0\u{1}removal\0\u{1}reactions\0\u{1}attachments\0\u{3}delivered_count\0\u{3}read_count\0\u{3}recipient_count\0")
 
   fileprivate class _StorageClass {
     var _uid: UInt64 = 0
@@ -15453,6 +15995,9 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
     var _receipt: GHReceiptInfo? = nil
     var _recipientID: String = String()
     var _sentStatus: GHSentStatus = .unspecified
+    var _deliveredCount: UInt32 = 0
+    var _readCount: UInt32 = 0
+    var _recipientCount: UInt32 = 0
     var _replyTo: GHReplyRef? = nil
     var _threadRoot: UInt64 = 0
     var _threadReplyCount: UInt32 = 0
@@ -15486,6 +16031,9 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
       _receipt = source._receipt
       _recipientID = source._recipientID
       _sentStatus = source._sentStatus
+      _deliveredCount = source._deliveredCount
+      _readCount = source._readCount
+      _recipientCount = source._recipientCount
       _replyTo = source._replyTo
       _threadRoot = source._threadRoot
       _threadReplyCount = source._threadReplyCount
@@ -15536,6 +16084,9 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
         case 26: try { try decoder.decodeSingularMessageField(value: &_storage._removal) }()
         case 27: try { try decoder.decodeRepeatedMessageField(value: &_storage._reactions) }()
         case 28: try { try decoder.decodeRepeatedMessageField(value: &_storage._attachments) }()
+        case 29: try { try decoder.decodeSingularUInt32Field(value: &_storage._deliveredCount) }()
+        case 30: try { try decoder.decodeSingularUInt32Field(value: &_storage._readCount) }()
+        case 31: try { try decoder.decodeSingularUInt32Field(value: &_storage._recipientCount) }()
         default: break
         }
       }
@@ -15617,6 +16168,15 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
       if !_storage._attachments.isEmpty {
         try visitor.visitRepeatedMessageField(value: _storage._attachments, fieldNumber: 28)
       }
+      if _storage._deliveredCount != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._deliveredCount, fieldNumber: 29)
+      }
+      if _storage._readCount != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._readCount, fieldNumber: 30)
+      }
+      if _storage._recipientCount != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._recipientCount, fieldNumber: 31)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -15640,6 +16200,9 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
         if _storage._receipt != rhs_storage._receipt {return false}
         if _storage._recipientID != rhs_storage._recipientID {return false}
         if _storage._sentStatus != rhs_storage._sentStatus {return false}
+        if _storage._deliveredCount != rhs_storage._deliveredCount {return false}
+        if _storage._readCount != rhs_storage._readCount {return false}
+        if _storage._recipientCount != rhs_storage._recipientCount {return false}
         if _storage._replyTo != rhs_storage._replyTo {return false}
         if _storage._threadRoot != rhs_storage._threadRoot {return false}
         if _storage._threadReplyCount != rhs_storage._threadReplyCount {return false}
@@ -16720,7 +17283,7 @@ nonisolated extension GHTyper: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SystemNotification"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0\u{1}subscriptions\0\u{1}role\0\u{1}override\0\u{3}auto_uncovered\0\u{3}message_uid\0\u{1}pinned\0\u{1}user\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}server_id\0\u{3}channel_id\0\u{3}actor_id\0\u{1}time\0\u{1}server\0\u{1}member\0\u{1}channel\0\u{1}subscriptions\0\u{1}role\0\u{1}override\0\u{3}auto_uncovered\0\u{3}message_uid\0\u{1}pinned\0\u{1}user\0\u{1}conversation\0")
 
   fileprivate class _StorageClass {
     var _kind: GHNotificationKind = .unspecified
@@ -16738,6 +17301,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
     var _messageUid: UInt64 = 0
     var _pinned: Bool = false
     var _user: GHUserProfile? = nil
+    var _conversation: GHConversation? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -16763,6 +17327,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       _messageUid = source._messageUid
       _pinned = source._pinned
       _user = source._user
+      _conversation = source._conversation
     }
   }
 
@@ -16796,6 +17361,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         case 13: try { try decoder.decodeSingularUInt64Field(value: &_storage._messageUid) }()
         case 14: try { try decoder.decodeSingularBoolField(value: &_storage._pinned) }()
         case 15: try { try decoder.decodeSingularMessageField(value: &_storage._user) }()
+        case 16: try { try decoder.decodeSingularMessageField(value: &_storage._conversation) }()
         default: break
         }
       }
@@ -16853,6 +17419,9 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
       try { if let v = _storage._user {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
       } }()
+      try { if let v = _storage._conversation {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -16877,6 +17446,7 @@ nonisolated extension GHSystemNotification: SwiftProtobuf.Message, SwiftProtobuf
         if _storage._messageUid != rhs_storage._messageUid {return false}
         if _storage._pinned != rhs_storage._pinned {return false}
         if _storage._user != rhs_storage._user {return false}
+        if _storage._conversation != rhs_storage._conversation {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -1212,9 +1212,18 @@ public nonisolated struct GHLogConversation: Sendable {
 
   public var id: UInt64 = 0
 
+  /// A pair's two users, or a group's members (its whole member set, replacing the last).
   public var users: [String] = []
 
   public var createdAt: UInt64 = 0
+
+  public var isGroup: Bool = false
+
+  public var name: String = String()
+
+  public var owner: String = String()
+
+  public var membersMayAdd: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4002,7 +4011,7 @@ nonisolated extension GHLogReceiptAdvance: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension GHLogConversation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Conversation"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}users\0\u{3}created_at\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}users\0\u{3}created_at\0\u{3}is_group\0\u{1}name\0\u{1}owner\0\u{3}members_may_add\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4013,6 +4022,10 @@ nonisolated extension GHLogConversation: SwiftProtobuf.Message, SwiftProtobuf._M
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.users) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.isGroup) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.owner) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.membersMayAdd) }()
       default: break
       }
     }
@@ -4028,6 +4041,18 @@ nonisolated extension GHLogConversation: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.createdAt != 0 {
       try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 3)
     }
+    if self.isGroup != false {
+      try visitor.visitSingularBoolField(value: self.isGroup, fieldNumber: 4)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 5)
+    }
+    if !self.owner.isEmpty {
+      try visitor.visitSingularStringField(value: self.owner, fieldNumber: 6)
+    }
+    if self.membersMayAdd != false {
+      try visitor.visitSingularBoolField(value: self.membersMayAdd, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4035,6 +4060,10 @@ nonisolated extension GHLogConversation: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.id != rhs.id {return false}
     if lhs.users != rhs.users {return false}
     if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.isGroup != rhs.isGroup {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.owner != rhs.owner {return false}
+    if lhs.membersMayAdd != rhs.membersMayAdd {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,9 +1,10 @@
-// Direct (one-to-one) conversations (docs/features.md): open and list them,
-// send (durable before acknowledged; the recipient's copy is an inbox item,
-// so offline devices get it in their sync), delivery receipts, read
-// receipts by time, per message and for the whole conversation, and the
-// sent status of the caller's messages. Receipts reach the sender's sessions
-// and inbox. Loop thread only.
+// Direct conversations (docs/features.md), of a pair or a group
+// (GroupConversations.swift): open and list them, send (durable before
+// acknowledged; each recipient's copy is an inbox item, so offline devices
+// get it in their sync), delivery receipts, read receipts by time, per
+// message and for the whole conversation, and the sent status of the
+// caller's messages. Receipts of messages reach their senders' sessions and
+// inboxes; in a group, a read by time reaches every other member. Loop thread only.
 //
 // The user home (docs/architecture.md: per-user state has a home chosen by user id):
 // this file and ReceivedStatus.swift and OfflineDelivery.swift are its
@@ -24,6 +25,8 @@ final class UserHome: HomePart {
     var nextDressing: UInt64 = 0
     /// Each user's receipt changes, one in flight at a time (DirectMessages.swift).
     let receiptsInFlight = ChangeQueue<UserID>()
+    /// Each group's membership changes, one in flight at a time (GroupConversations.swift).
+    let groupsInFlight = ChangeQueue<UInt64>()
 
     init(home: Home) { self.home = home }
 }
@@ -49,8 +52,8 @@ extension UserHome {
         .conversation(id: c.id, users: [c.users.0, c.users.1], createdAt: c.createdAt)
     }
 
-    /// A conversation the session's user is in.
-    private func ownConversation(_ id: UInt64, for s: HomeSession) throws(Failure) -> DirectConversation {
+    /// A conversation the session's user is in (any other is answered as one that does not exist).
+    func ownConversation(_ id: UInt64, for s: HomeSession) throws(Failure) -> DirectConversation {
         guard let c = directs[id], c.includes(s.user) else { throw Failure.notFound("conversation \(id) not found") }
         return c
     }
@@ -58,12 +61,21 @@ extension UserHome {
     func conversationInfo(_ c: DirectConversation, for user: UserID) -> GHConversation {
         var g = GHConversation()
         g.conversationID = c.id
-        g.peerID = c.peer(of: user)
         g.unreadCount = c.unread(for: user)
         g.lastSeq = c.lastSeq
         g.lastMessageTime = c.lastMessageTime
         g.createdAt = c.createdAt
-        g.readTime = c.side(user).readTime
+        // One no longer in a group (told of their removal) has no side.
+        g.readTime = c.includes(user) ? c.side(user).readTime : 0
+        if c.isGroup {
+            g.isGroup = true
+            g.name = c.name
+            g.ownerID = c.owner
+            g.memberIds = c.members
+            g.membersMayAdd = c.membersMayAdd
+        } else {
+            g.peerID = c.peer(of: user)
+        }
         return g
     }
 
@@ -88,10 +100,12 @@ extension UserHome {
     func directMessage(_ m: MessageRecord, for viewer: UserID) -> GHChannelMessage {
         var g = home.withFiles(GHChannelMessage(m), m, to: viewer)
         guard let c = directs[m.channelID] else { return g }
-        g.recipientID = c.peer(of: m.sender)
-        if m.sender == viewer, let status = GHSentStatus(rawValue: c.status(ofMessageBy: m.sender, uid: m.uid, seq: m.seq, sentTime: m.sentTime).rawValue) {
+        if !c.isGroup { g.recipientID = c.peer(of: m.sender) }
+        if m.sender == viewer {
+            let (delivered, read, of) = c.receipts(ofMessageBy: m.sender, uid: m.uid, seq: m.seq, sentTime: m.sentTime)
             // Withheld: never delivered, as to a user who never comes.
-            g.sentStatus = m.withheld ? .sent : status
+            (g.deliveredCount, g.readCount, g.recipientCount) = m.withheld ? (0, 0, 1) : (UInt32(delivered), UInt32(read), UInt32(of))
+            g.sentStatus = m.withheld || delivered < of ? .sent : read < of ? .delivered : .read
         }
         return g
     }
@@ -102,6 +116,15 @@ extension UserHome {
     }
 
     // MARK: Sending
+
+    /// The conversation a send (or upload) names: one the caller is in by id,
+    /// or the pair with `peer` (opened if new; its row write goes with the caller's writes).
+    func conversation(id cid: UInt64, peer: UserID, from s: HomeSession, now: UInt64) throws(Failure) -> (DirectConversation, StoreWrite?) {
+        guard (cid == 0) != peer.isEmpty else { throw Failure.badRequest("name exactly one of conversation_id and peer_id") }
+        if cid != 0 { return (try ownConversation(cid, for: s), nil) }
+        let (c, write) = try conversation(with: peer, for: s.user, now: now)
+        return (c, c.stored ? nil : write)
+    }
 
     /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
     /// `files`: what the files it names were found to be (`Attachments.resolve`, which claimed them), once checked.
@@ -118,8 +141,10 @@ extension UserHome {
             if checkResend, !r.clientID.isEmpty, home.answeredAsResend(r.clientID, id: id, from: s, as: { self.directMessage($0, for: s.user) },
                                              otherwise: { self.sendDirectMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
-            var (c, conversationWrite) = try conversation(with: r.peerID, for: s.user, now: now)
-            if directs.blocks(s.user, r.peerID) { throw Failure.forbidden("you block \(r.peerID); unblock them to write to them") }
+            var (c, conversationWrite) = try conversation(id: r.conversationID, peer: r.peerID, from: s, now: now)
+            if !c.isGroup, directs.blocks(s.user, c.peer(of: s.user)) {
+                throw Failure.forbidden("you block \(c.peer(of: s.user)); unblock them to write to them")
+            }
             if references == nil, r.replyTo != 0 || r.threadRoot != 0 {
                 return home.messageOperations.references(r.replyTo, r.threadRoot, in: c.id, id: id, for: s) { found in
                     self.sendDirectMessage(r, id: id, from: s, checkResend: false, references: found)
@@ -138,16 +163,18 @@ extension UserHome {
             var record = MessageRecord(uid: home.ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
                                        content: content, mentions: [], mentionAll: false, needReceipt: false, clientID: r.clientID)
             record.attachments = files ?? []
-            record.withheld = directs.isWithheld(from: c, sender: s.user)
+            record.withheld = !c.isGroup && directs.isWithheld(from: c, sender: s.user)
             var threadWrites: [StoreWrite] = []
             if let references { record.refer(references, writes: &threadWrites) }
-            let writes: [StoreWrite] = [conversationWrite, .message(record)] + threadWrites
+            let writes: [StoreWrite] = (conversationWrite.map { [$0] } ?? []) + [.message(record)] + threadWrites
             if !r.clientID.isEmpty { home.recentSends.sending(sender: s.user, clientID: r.clientID) }
-            // The recipient's copy is the stored message, addressed to them.
-            let peer = c.peer(of: s.user)
-            let copy = EventCopy(.message(directMessage(record, for: peer)))
-            var effects = Effects(writes: writes,
-                                  addressed: record.withheld ? [] : [AddressedItem(user: peer, stored: .message(record.uid), live: .push(copy))])
+            // Each recipient's copy is the stored message, addressed to them (one copy for all, unless its files need links of their own).
+            let recipients = record.withheld ? [] : c.others(of: s.user)
+            let copy = EventCopy(.message(directMessage(record, for: recipients.first ?? s.user)))
+            var effects = Effects(writes: writes, addressed: recipients.map { user in
+                let own = record.attachments.isEmpty || user == recipients.first ? copy : EventCopy(.message(self.directMessage(record, for: user)))
+                return AddressedItem(user: user, stored: .message(record.uid), live: .push(own))
+            })
             effects.apply = { _ in
                 self.home.attachments.release(r.attachments)
                 let waiters = self.home.resendsSettled(record, ok: true)
@@ -262,9 +289,12 @@ extension UserHome {
                     let before = c.side(s.user)
                     let fresh = messages.filter { $0.seq > before.deliveredSeq }.sorted { $0.seq < $1.seq }
                     guard let top = fresh.last, c.delivered(to: s.user, upTo: top.seq) else { continue }
-                    var d = receipt(c, reader: s.user, .delivered)
-                    d.messageUids = fresh.map(\.uid)
-                    receipts.append((d, c.peer(of: s.user)))
+                    // Each sender hears of their own messages (in a pair, the one peer).
+                    for (sender, theirs) in Dictionary(grouping: fresh, by: \.sender).sorted(by: { $0.key < $1.key }) {
+                        var d = receipt(c, reader: s.user, .delivered)
+                        d.messageUids = theirs.map(\.uid)
+                        receipts.append((d, sender))
+                    }
                     sides.append(DecidedSide(conversation: cid, before: before, after: c.side(s.user)))
                 }
                 guard !receipts.isEmpty else {
@@ -281,13 +311,18 @@ extension UserHome {
             let c = try ownConversation(r.conversationID, for: s)
             let now = now()
             let time = r.time == 0 ? now : min(r.time, now)
-            let peer = c.peer(of: s.user)
-            read(.directSentCount(conversation: c.id, sender: peer, upTo: time)) { [self] result in
+            let count: ReadRequest = c.isGroup ? .groupSentCount(conversation: c.id, reader: s.user, upTo: time)
+                : .directSentCount(conversation: c.id, sender: c.peer(of: s.user), upTo: time)
+            read(count) { [self] result in
                 guard result.error == nil else {
                     s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
                     return settle(nil)
                 }
-                guard var c = directs[r.conversationID] else { return settle(nil) }
+                // Gone from it while the count was read (a group's member who left).
+                guard var c = directs[r.conversationID], c.includes(s.user) else {
+                    s.fail(id, Failure.notFound("conversation \(r.conversationID) not found"))
+                    return settle(nil)
+                }
                 let before = c.side(s.user)
                 guard c.read(by: s.user, upTo: time, count: result.count) else {
                     s.respond(id, .conversation(conversationInfo(c, for: s.user)))
@@ -295,7 +330,7 @@ extension UserHome {
                 }
                 var d = receipt(c, reader: s.user, .read)
                 d.readTime = time
-                settle(receiptEffects([(d, peer)], sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))], from: s) {
+                settle(receiptEffects(c.others(of: s.user).map { (d, $0) }, sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))], from: s) {
                     .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user))
                 })
             }
@@ -333,7 +368,7 @@ extension UserHome {
             var d = receipt(c, reader: s.user, .read)
             d.readTime = c.side(s.user).readTime
             d.conversationRead = true
-            settle(receiptEffects([(d, c.peer(of: s.user))], sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))], from: s) {
+            settle(receiptEffects(c.others(of: s.user).map { (d, $0) }, sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))], from: s) {
                 .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user))
             })
         }

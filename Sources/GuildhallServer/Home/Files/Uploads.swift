@@ -14,20 +14,21 @@ extension Home {
     func createUpload(_ r: GHCreateUpload, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             guard let storage = attachments.work?.storage else { throw Failure(.unavailable, "this server keeps no files (files-store = off)") }
-            guard (r.channelID == 0) != r.peerID.isEmpty else { throw Failure.badRequest("name exactly one of channel_id and peer_id") }
+            let direct = r.conversationID != 0 || !r.peerID.isEmpty
+            guard (r.channelID == 0) == direct else { throw Failure.badRequest("name exactly one of channel_id, peer_id and conversation_id") }
             let type = try FileRules.check(filename: r.filename, contentType: r.contentType, size: r.size, sha256: r.sha256.lowercased(),
                                            maxBytes: settings.maxFileBytes)
             let now = now()
             var writes: [StoreWrite] = [], opened: DirectConversation?
             var file = FileRecord(id: ids.next(nowMillis: now), uploader: s.user, serverID: 0, channelID: 0, filename: r.filename, contentType: type,
                                   size: r.size, sha256: r.sha256.lowercased(), createdAt: now)
-            if r.peerID.isEmpty {
+            if !direct {
                 let c = try readableChannel(r.channelID, for: s)
                 (file.serverID, file.channelID) = (c.serverID, c.id)
             } else {
-                let (c, write) = try userHome.conversation(with: r.peerID, for: s.user, now: now)
+                let (c, write) = try userHome.conversation(id: r.conversationID, peer: r.peerID, from: s, now: now)
                 file.channelID = c.id
-                if !c.stored { writes.append(write); opened = c }
+                if let write { writes.append(write); opened = c }
             }
             writes.append(.fileCreated(file))
             read(.fileBytes(user: s.user)) { used in

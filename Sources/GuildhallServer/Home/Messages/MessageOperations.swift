@@ -255,14 +255,15 @@ extension MessageOperations {
                 self.home.fanOut(change.after, encoded: encoded, from: s, mentionOrds: cursors, update: true, unreadMoved: isRemoval)
             }
         case .direct(let conversation):
-            let peer = conversation.peer(of: s.user)
             // Withheld from the peer: only its sender's devices hear of a change.
             if isRemoval, !m.withheld, var c = home.userHome.directs[conversation.id] {
-                // The peer's unread count leaves it out once stored; the side is stored with the removal.
+                // The others' unread counts leave it out once stored; their sides are stored with the removal.
                 effects.writes += c.removed(by: m.sender, sentTime: m.sentTime).map { .directSide(conversation: c.id, $0) }
             }
-            let peerCopy = copyFor(peer)
-            effects.addressed = m.withheld ? [] : [AddressedItem(user: peer, stored: .event(peerCopy), live: .push(peerCopy))]
+            effects.addressed = m.withheld ? [] : conversation.others(of: s.user).map { user in
+                let own = copyFor(user)
+                return AddressedItem(user: user, stored: .event(own), live: .push(own))
+            }
             effects.apply = { _ in
                 if isRemoval, !m.withheld, var c = self.home.userHome.directs[conversation.id] {
                     _ = c.removed(by: m.sender, sentTime: m.sentTime)

@@ -28,32 +28,32 @@ extension ChannelTyping {
         }
     }
 
-    /// Typing in a direct conversation: its peer's sessions hear it (no
-    /// subscription; the conversation's id stands for the channel, server 0).
+    /// Typing in a direct conversation, named by its peer or its id: the
+    /// other members' sessions hear it (no subscription; the conversation's
+    /// id stands for the channel, server 0).
     func sendDirectTyping(_ r: GHSendTyping, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            guard r.peerID != s.user, let c = home.userHome.directs.between(s.user, r.peerID) else {
-                throw Failure.notFound("no conversation with \(r.peerID)")
+            let directs = home.userHome.directs
+            let found = r.conversationID != 0 ? directs[r.conversationID].flatMap { $0.includes(s.user) ? $0 : nil }
+                : r.peerID != s.user ? directs.between(s.user, r.peerID) : nil
+            guard let c = found else {
+                throw Failure.notFound(r.conversationID != 0 ? "conversation \(r.conversationID) not found" : "no conversation with \(r.peerID)")
             }
             // A blocked user's typing is answered as any, and reaches no one.
-            if !home.userHome.directs.isWithheld(from: c, sender: s.user), board.typed(s.user, in: c.id, now: now()) { directTypersChanged(c, by: s.user) }
+            let withheld = !c.isGroup && directs.isWithheld(from: c, sender: s.user)
+            if !withheld, board.typed(s.user, in: c.id, now: now()) { directTypersChanged(c, by: s.user) }
             s.respond(id, .ok(GHOk()))
         }
     }
 
-    /// The conversation's peer of `typer` hears the typer list (the typer's own sessions need none).
+    /// The conversation's other members hear the typer list (the typer's own sessions need none).
     func directTypersChanged(_ c: DirectConversation, by typer: UserID) {
-        let peer = c.peer(of: typer)
-        home.reception.serve(peer)
-        var entry = GHChannelTypers()
-        entry.channelID = c.id
-        entry.typers = board.typers(in: c.id, now: now(), excluding: peer).map { t in
-            var typer = GHTyper()
-            typer.userID = t.user
-            typer.time = t.time
-            return typer
+        let now = now()
+        for member in c.others(of: typer) {
+            home.reception.serve(member)
+            let entry = typers(in: c.id, server: 0, now: now, for: member)
+            for s in registry.sessions(of: member).values where s.detachedSince == nil { s.port.typing(entry) }
         }
-        for s in registry.sessions(of: peer).values where s.detachedSince == nil { s.port.typing(entry) }
     }
 
     /// Sends the channel's typing subscribers its typer list, each without
@@ -63,16 +63,17 @@ extension ChannelTyping {
         var lists: [UserID: GHChannelTypers] = [:]
         for key in home.book.holders(.channelTyping, SubscriptionTarget(server: c.serverID, channel: c.id)) {
             guard let s = registry.all[key], s.user != typer, s.detachedSince == nil else { continue }
-            if lists[s.user] == nil { lists[s.user] = typers(in: c, now: now, for: s.user) }
+            if lists[s.user] == nil { lists[s.user] = typers(in: c.id, server: c.serverID, now: now, for: s.user) }
             s.port.typing(lists[s.user]!)
         }
     }
 
-    private func typers(in c: ChannelRecord, now: UInt64, for user: UserID) -> GHChannelTypers {
+    /// Who types in a channel or conversation (server 0), as `user` sees it: without themselves.
+    private func typers(in channel: UInt64, server: ServerID, now: UInt64, for user: UserID) -> GHChannelTypers {
         var entry = GHChannelTypers()
-        entry.serverID = c.serverID
-        entry.channelID = c.id
-        entry.typers = board.typers(in: c.id, now: now, excluding: user).map { t in
+        entry.serverID = server
+        entry.channelID = channel
+        entry.typers = board.typers(in: channel, now: now, excluding: user).map { t in
             var typer = GHTyper()
             typer.userID = t.user
             typer.time = t.time

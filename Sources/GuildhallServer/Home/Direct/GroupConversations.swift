@@ -1,0 +1,153 @@
+// Group conversations (docs/features.md "Group conversations"): direct
+// conversations of 3 to 10 users with a name and an owner. One is made at
+// the home where it is asked for, with an id placed as a guild's
+// (`Home.newGuildID`), so every later request naming it finds that home,
+// on one node or in a cluster (its writes go to its id's shard). Its
+// messages, receipts and typing are a pair's, per member
+// (DirectMessages.swift); what is here is its membership: made, renamed,
+// members added, removed or gone. Changes to one group run one at a time
+// (`groupsInFlight`); each is stored with its CONVERSATION_UPDATED
+// notice to every member, and to one who is no longer one, as items
+// addressed to them (so their offline sync has it). Once stored, the
+// change is made again on the group as it is then (sends may have
+// committed meanwhile). Blocks do not apply inside a group. Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+import GuildhallWire
+
+extension UserHome {
+    func createGroup(_ r: GHCreateGroupConversation, id: UInt64, from s: HomeSession) {
+        attempt(id, s) { () throws(Failure) in
+            try Self.checkName(r.name)
+            let others = try Self.users(r.userIds)
+            if others.contains(s.user) { throw Failure.badRequest("user_ids: leave yourself out; you are a member of what you make") }
+            let sizes = DirectConversation.groupSizes
+            guard sizes.contains(others.count + 1) else {
+                throw Failure.badRequest("a group has \(sizes.lowerBound) to \(sizes.upperBound) members: name \(sizes.lowerBound - 1) to \(sizes.upperBound - 1) others")
+            }
+            let now = now()
+            guard let cid = home.newGuildID(now: now) else { throw Failure(.unavailable, "no id could be placed here now; retry") }
+            let c = DirectConversation(group: cid, name: r.name, owner: s.user, members: others + [s.user], membersMayAdd: r.membersMayAdd,
+                                       createdAt: now)
+            runner.carryOut(groupChange(c, by: s, told: c.members, change: { $0 = c }), answering: id, to: s)
+        }
+    }
+
+    func updateGroup(_ r: GHUpdateGroupConversation, id: UInt64, from s: HomeSession) {
+        groupChange(r.conversationID, id: id, from: s) { [self] c throws(Failure) in
+            guard c.owner == s.user else { throw Failure.forbidden("only the group's owner renames it or changes who may add members") }
+            if r.hasName { try Self.checkName(r.name) }
+            let change = { (g: inout DirectConversation) in
+                if r.hasName { g.name = r.name }
+                if r.hasMembersMayAdd { g.membersMayAdd = r.membersMayAdd }
+            }
+            var after = c
+            change(&after)
+            guard after != c else { return nil }
+            return groupChange(after, by: s, told: after.members, change: change)
+        }
+    }
+
+    func addGroupMembers(_ r: GHAddGroupMembers, id: UInt64, from s: HomeSession) {
+        groupChange(r.conversationID, id: id, from: s) { [self] c throws(Failure) in
+            guard c.mayAdd(s.user) else { throw Failure.forbidden("only the group's owner adds members to it") }
+            let users = try Self.users(r.userIds)
+            guard !users.isEmpty else { throw Failure.badRequest("user_ids: name at least one user") }
+            let now = now()
+            var after = c
+            let added = after.admit(users, now: now)
+            guard !added.isEmpty else { return nil }
+            let most = DirectConversation.groupSizes.upperBound
+            guard after.members.count <= most else {
+                throw Failure.badRequest("a group has at most \(most) members; this one has \(c.members.count)")
+            }
+            var effects = groupChange(after, by: s, told: after.members, change: { _ = $0.admit(users, now: now) })
+            effects.writes += added.map { .directSide(conversation: c.id, $0) }
+            return effects
+        }
+    }
+
+    func removeGroupMember(_ r: GHRemoveGroupMember, id: UInt64, from s: HomeSession) {
+        groupChange(r.conversationID, id: id, from: s) { [self] c throws(Failure) in
+            guard c.owner == s.user else { throw Failure.forbidden("only the group's owner removes members from it") }
+            guard r.userID != s.user else { throw Failure.badRequest("the owner leaves with LeaveGroupConversation, not by removing themselves") }
+            guard c.includes(r.userID) else { throw Failure.notFound("\(r.userID) is not in conversation \(c.id)") }
+            var after = c
+            after.dismiss(r.userID)
+            return groupChange(after, by: s, told: c.members, change: { $0.dismiss(r.userID) })
+        }
+    }
+
+    func leaveGroup(_ r: GHLeaveGroupConversation, id: UInt64, from s: HomeSession) {
+        groupChange(r.conversationID, id: id, from: s) { [self] c throws(Failure) in
+            var after = c
+            after.dismiss(s.user)
+            var effects = groupChange(after, by: s, told: c.members, change: { $0.dismiss(s.user) })
+            effects.reply = { .ok(GHOk()) }
+            return effects
+        }
+    }
+
+    // MARK: Carrying a change out
+
+    /// A change to a group the caller is in, once the group's changes before it settled; `decide` returns nil for a no-op (answered with the group as it is).
+    private func groupChange(_ cid: UInt64, id: UInt64, from s: HomeSession,
+                             _ decide: @escaping (DirectConversation) throws(Failure) -> Effects?) {
+        change(directs[cid]?.isGroup == true ? cid : nil, in: groupsInFlight, id: id, from: s) { [self] settle throws(Failure) in
+            let c = try ownConversation(cid, for: s)
+            // A pair's id names no group (and in a cluster or with several loops, goes where no pair is held).
+            guard c.isGroup else { throw Failure.notFound("conversation \(cid) not found") }
+            guard let effects = try decide(c) else {
+                s.respond(id, .conversation(conversationInfo(c, for: s.user)))
+                return settle(nil)
+            }
+            settle(effects)
+        }
+    }
+
+    /// Stores the group as `after` is, with a notice to each of `told`; once
+    /// stored, `change` is made on the group as it is then, and the caller
+    /// gets the group.
+    private func groupChange(_ after: DirectConversation, by s: HomeSession, told: [UserID],
+                             change: @escaping (inout DirectConversation) -> Void) -> Effects {
+        let items = told.map { user in AddressedItem.event(EventCopy(.notification(notice(after, for: user, by: s.user))), to: user) }
+        return Effects(writes: [.group(GroupRow(after))], addressed: items,
+                       reply: { .conversation(self.conversationInfo(self.directs[after.id] ?? after, for: s.user)) },
+                       apply: { _ in
+                           var now = self.directs[after.id] ?? after
+                           change(&now)
+                           self.directs.add(now)
+                       })
+    }
+
+    private func notice(_ c: DirectConversation, for user: UserID, by actor: UserID) -> GHSystemNotification {
+        var n = GHSystemNotification()
+        n.kind = .conversationUpdated
+        n.channelID = c.id
+        n.actorID = actor
+        n.time = now()
+        n.conversation = conversationInfo(c, for: user)
+        return n
+    }
+
+    // MARK: Checks
+
+    private static func checkName(_ name: String) throws(Failure) {
+        try Validation.name(name, field: "name")
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw Failure.badRequest("name must not contain control characters")
+        }
+    }
+
+    /// Distinct, well-formed user ids, in the order first named.
+    private static func users(_ ids: [UserID]) throws(Failure) -> [UserID] {
+        var seen: Set<UserID> = []
+        var out: [UserID] = []
+        for user in ids {
+            if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("user_ids: \(problem)") }
+            if seen.insert(user).inserted { out.append(user) }
+        }
+        return out
+    }
+}
