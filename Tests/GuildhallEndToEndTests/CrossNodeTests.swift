@@ -162,6 +162,12 @@ extension CrossNodeTests {
         _ = try await bob.joinServer(g.serverID)
         let first = try await alice.send("before the move", to: channel.channelID)
         _ = try await bobHeard.message("the first message") { $0.uid == first.uid }
+        // A group conversation made on node 2 (where carol asks), placed there as a guild is.
+        let (carol, _) = try await Self.client("carol", on: nodes[1])
+        let group = try await HomeKillTests.retrying { try await carol.createGroup(named: "Movers", with: ["alice", "bob"]) }
+        let hello = try await carol.sendDirect("see you on the other side", inConversation: group.conversationID)
+        _ = try await bobHeard.message("carol's group message") { $0.uid == hello.uid }
+        carol.close()
 
         nodes[1].stop()
         try await waitUntil("nodes 1 and 3 serving all 8 shards, known to both", timeout: 20) {
@@ -176,6 +182,13 @@ extension CrossNodeTests {
         #expect(history.messages.map(\.body.text) == ["before the move", "after the move"])
         // The new home's index came with the log it applied.
         #expect(try await bob.search("move", in: .server(g.serverID)).hits.map(\.message.body.text) == ["after the move", "before the move"])
+        // The group moved with its shard: its members, its history, and it goes on.
+        let moved = try await HomeKillTests.retrying { try await alice.sendDirect("made it", inConversation: group.conversationID) }
+        #expect(moved.seq == 2 && moved.recipientCount == 2)
+        _ = try await bobHeard.message("alice's group message after the move", timeout: 20) { $0.uid == moved.uid }
+        let held = try #require(try await bob.conversations().first { $0.conversationID == group.conversationID })
+        #expect(held.memberIds == ["alice", "bob", "carol"] && held.ownerID == "carol" && held.name == "Movers")
+        #expect(try await bob.history(of: group.conversationID).messages.map(\.uid) == [hello.uid, moved.uid])
     }
 }
 
