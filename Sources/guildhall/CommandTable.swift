@@ -227,6 +227,25 @@ struct CommandTable {
             ("dm", spec(["user", "text"], opts: ["client_id"], text: true, "send a direct message") { a in
                 try await c.sendDirect(a.string("text"), to: a.string("user"), clientID: a.optional("client_id") ?? "")
             }),
+            ("group-create", spec(["name", "users"], opts: ["members-may-add"], "make a group conversation with 2 to 9 others (comma separated ids)") { a in
+                try await c.createGroup(named: a.string("name"), with: a.list("users"), membersMayAdd: a.bool("members-may-add") ?? false)
+            }),
+            ("group-send", spec(["conversation", "text"], opts: ["client_id"], text: true, "send to a conversation by its id (a group's, or a pair's)") { a in
+                try await c.sendDirect(a.string("text"), inConversation: a.id("conversation"), clientID: a.optional("client_id") ?? "")
+            }),
+            ("group-rename", spec(["conversation", "name"], text: true, "rename a group you own") { a in
+                try await c.updateGroup(a.id("conversation"), name: a.string("name"))
+            }),
+            ("group-members-may-add", spec(["conversation", "allowed"], "let a group's members add members (true or false)") { a in
+                try await c.updateGroup(a.id("conversation"), membersMayAdd: a.bool("allowed") ?? false)
+            }),
+            ("group-add", spec(["conversation", "users"], "add users to a group (comma separated ids)") { a in
+                try await c.addToGroup(a.id("conversation"), a.list("users"))
+            }),
+            ("group-remove", spec(["conversation", "user"], "remove a member from a group you own") { a in
+                try await c.removeFromGroup(a.id("conversation"), a.string("user"))
+            }),
+            ("group-leave", spec(["conversation"], "leave a group") { a in try await c.leaveGroup(a.id("conversation")); return nil }),
             ("dm-read", spec(["conversation"], opts: ["time"], "read receipt by time: the peer's messages up to time=MS (default now) are read") { a in
                 try await c.sendReadReceipt(conversation: a.id("conversation"), time: a.optional("time").flatMap(UInt64.init) ?? 0)
             }),

@@ -121,6 +121,28 @@ import Testing
         bob.close()
     }
 
+    @Test func theClientMakesChangesAndWritesToAGroupFromTheCommandLine() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (bob, bobEvents) = try await server.client("bob")
+        let token = server.token("alice", device: "cli")
+        let made = try await waitForJSON(server: server, token: token, lines: [#"{"cmd":"group-create","name":"CLI trio","users":"bob,carol"}"#])
+        let group = try #require(made.first { $0["cmd"] as? String == "group-create" }?["result"] as? [String: Any], "\(made)")
+        #expect(group["memberIds"] as? [String] == ["alice", "bob", "carol"] && group["isGroup"] as? Bool == true)
+        let id = try #require(group["conversationId"] as? String)
+        let lines = try await waitForJSON(server: server, token: token, lines: [
+            #"{"cmd":"group-send","conversation":"\#(id)","text":"from the cli"}"#,
+            #"{"cmd":"group-rename","conversation":"\#(id)","name":"Renamed"}"#,
+            #"{"cmd":"group-add","conversation":"\#(id)","users":"dan"}"#,
+            #"{"cmd":"group-remove","conversation":"\#(id)","user":"dan"}"#,
+            #"{"cmd":"group-leave","conversation":"\#(id)"}"#,
+        ])
+        #expect(lines.filter { $0["ok"] as? Bool == true }.count == 5, "\(lines)")
+        _ = try await bobEvents.message { $0.body.text == "from the cli" }
+        let held = try #require(try await bob.conversations().first { $0.isGroup })
+        #expect(held.name == "Renamed" && held.ownerID == "bob" && held.memberIds == ["bob", "carol"])
+    }
+
     @Test func theClientRespondsToReceiptsAndSendsDirectMessagesFromTheCommandLine() async throws {
         let server = try TestServer()
         defer { server.stop() }
