@@ -25,7 +25,7 @@ const state = {
   unread: new Map(),          // channelId -> UnreadInfo
   conversations: new Map(),   // conversationId -> Conversation
   currentServer: null,
-  view: null,                 // {kind: "channel", serverId, channelId} | {kind: "dm", conversationId, peerId}
+  view: null,                 // {kind: "channel", serverId, channelId} | {kind: "dm", conversationId, peerId} (peerId "" for a group)
   messages: [],               // the view's messages, oldest first
   moreAbove: false,
   loadingAbove: false,
@@ -188,18 +188,68 @@ function renderChannels() {
   }));
 }
 
+/** A conversation's name in lists and titles: the peer's, or a group's with its size. */
+function conversationName(c) {
+  return c.isGroup ? `${c.name} (${(c.memberIds || []).length})` : `@ ${nameOf(c.peerId || "")}`;
+}
+
 function renderConversations() {
   $("dm-list").replaceChildren(...[...state.conversations.values()].map((c) => {
     const current = state.view?.kind === "dm" && state.view.conversationId === c.conversationId;
-    return el("li", { class: `conversation${current ? " current" : ""}`, dataset: { id: c.conversationId, peer: c.peerId },
-                      onclick: () => openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId }) },
-      el("span", { class: "name" }, `@ ${nameOf(c.peerId)}`), el("span", { class: "badge unread" }, badgeText(c.unreadCount, 99)));
+    return el("li", { class: `conversation${current ? " current" : ""}${c.isGroup ? " group" : ""}`, dataset: { id: c.conversationId, peer: c.peerId || "" },
+                      onclick: () => openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId || "" }) },
+      el("span", { class: "name" }, conversationName(c)), el("span", { class: "badge unread" }, badgeText(c.unreadCount, 99)));
   }));
+  renderGroup();
   $("blocked-list").replaceChildren(...[...state.blocked].sort().map((user) => el("li", { class: "blocked", dataset: { user } },
     el("span", { class: "name" }, nameOf(user)), " ",
     el("button", { type: "button", class: "unblock-action", onclick: () => setBlocked(user, false) }, "Unblock"))));
   if (!state.blocked.size) $("blocked-list").replaceChildren(el("li", { class: "muted" }, "nobody"));
   if (state.view?.kind === "dm") $("block-peer").textContent = state.blocked.has(state.view.peerId) ? "Unblock" : "Block";
+}
+
+/** The open group's panel: its members (the owner may remove them), rename and add where allowed, and leave. */
+function renderGroup() {
+  const c = state.view?.kind === "dm" ? state.conversations.get(state.view.conversationId) : null;
+  $("group").hidden = !c?.isGroup;
+  if (!c?.isGroup) return;
+  const owner = c.ownerId === state.me;
+  $("group-title").textContent = c.name;
+  $("group-rename-form").hidden = !owner;
+  if (document.activeElement !== $("group-rename")) $("group-rename").value = c.name;
+  $("group-add-form").hidden = !(owner || c.membersMayAdd);
+  $("group-members").replaceChildren(...(c.memberIds || []).map((user) => el("li", { class: "group-member", dataset: { user } },
+    el("span", { class: "name" }, nameOf(user)), user === c.ownerId ? el("span", { class: "muted" }, " owner") : null,
+    owner && user !== state.me
+      ? el("button", { type: "button", class: "group-remove", "aria-label": `remove ${nameOf(user)} from the group`,
+                       onclick: () => groupChange({ removeGroupMember: { conversationId: c.conversationId, userId: user } }) }, "Remove")
+      : null)));
+}
+
+/** Sends a change to the open group; the group as it is then replaces the one shown. */
+async function groupChange(request) {
+  try {
+    const r = await gh.request(request);
+    if (r.conversation) state.conversations.set(r.conversation.conversationId, r.conversation);
+    renderConversations();
+    if (state.view?.kind === "dm" && r.conversation?.conversationId === state.view.conversationId) {
+      $("view-title").textContent = conversationName(r.conversation);
+    }
+  } catch (err) { showError("view-error", err); }
+}
+
+/** Comma or space separated user ids. */
+function userList(text) { return text.split(/[\s,]+/).filter(Boolean); }
+
+/** Nothing open (the conversation shown went away). */
+function closeView() {
+  state.view = null;
+  state.messages = [];
+  $("view-title").textContent = "Choose a channel or a conversation";
+  $("composer").hidden = true;
+  $("block-peer").hidden = true;
+  renderMessages();
+  renderConversations();
 }
 
 /// Blocks or unblocks `user`; the list and the open conversation's button follow.
@@ -407,12 +457,13 @@ async function openView(view, again = false, at = null) {
       await gh.request({ subscribe: { type, operation: "SUBSCRIBE", targets: targetOf(view) } });
     }
   } else {
-    $("view-title").textContent = `@ ${view.peerId}`;
+    $("view-title").textContent = conversationName(state.conversations.get(view.conversationId) || { peerId: view.peerId });
     $("need-receipt").parentElement.hidden = true;
   }
   $("composer").hidden = false;
   $("pins-open").hidden = view.kind !== "channel";
-  $("block-peer").hidden = view.kind !== "dm";
+  // Blocks are between two people: a group has none.
+  $("block-peer").hidden = view.kind !== "dm" || !view.peerId;
   $("block-peer").textContent = view.kind === "dm" && state.blocked.has(view.peerId) ? "Unblock" : "Block";
   $("pins").hidden = true;
   if (view.kind !== "channel") $("slow-mode").textContent = "";
@@ -561,7 +612,10 @@ function ticks(m) {
   if (state.view?.kind !== "dm" || m.senderId !== state.me) return null;
   const status = m.sentStatus || "SENT";
   const mark = { SENDING: "…", SENT: "✓", DELIVERED: "✓✓", READ: "✓✓" }[status] || "✓";
-  return el("span", { class: "ticks", dataset: { status }, title: status.toLowerCase() }, `${mark} ${status.toLowerCase()}`);
+  // In a group: how many of the others read it.
+  const of = Number(m.recipientCount || 0);
+  const text = of > 1 && status !== "SENDING" ? `${mark} read by ${Number(m.readCount || 0)} of ${of}` : `${mark} ${status.toLowerCase()}`;
+  return el("span", { class: "ticks", dataset: { status }, title: status.toLowerCase() }, text);
 }
 
 /** "1.2 MB" for a byte count. */
@@ -704,7 +758,9 @@ const handlers = {
     const isDirect = !m.serverId || m.serverId === "0";
     if (isDirect) {
       const peer = m.senderId === state.me ? m.recipientId : m.senderId;
-      const c = state.conversations.get(m.channelId) || { conversationId: m.channelId, peerId: peer, unreadCount: "0" };
+      // A group's first message here: its name and members come with the list.
+      if (!state.conversations.has(m.channelId) && !m.recipientId) loadConversations().catch(() => {});
+      const c = state.conversations.get(m.channelId) || { conversationId: m.channelId, peerId: m.recipientId ? peer : "", unreadCount: "0" };
       const open = state.view?.kind === "dm" && state.view.conversationId === m.channelId;
       if (!open && m.senderId !== state.me) c.unreadCount = String(Number(c.unreadCount || 0) + 1);
       state.conversations.set(m.channelId, c);
@@ -766,6 +822,16 @@ const handlers = {
     refreshReceipts((list.responses || []).map((r) => r.messageUid));
   },
   directReceipt(d) {
+    // In a group one member's receipt moves a count, not the status: ask for the messages as they are now.
+    if (state.conversations.get(d.conversationId)?.isGroup) {
+      const mine = state.messages.filter((m) => m.senderId === state.me && m.channelId === d.conversationId).slice(-100).map((m) => m.uid);
+      if (mine.length) {
+        gh.request({ getMessages: { uids: mine } }).then((r) => {
+          for (const x of r.messages.messages || []) updateMessage(x.uid, (m) => Object.assign(m, x));
+        }).catch(() => {});
+      }
+      return;
+    }
     const rank = { SENT: 2, DELIVERED: 3, READ: 4 };
     const uids = new Set(d.messageUids || []);
     let changed = false;
@@ -778,6 +844,18 @@ const handlers = {
   },
   messageUpdate(u) { if (u.message) updateMessage(u.message.uid, (m) => { Object.keys(m).forEach((k) => delete m[k]); Object.assign(m, u.message); }); },
   notification(n) {
+    if (n.kind === "CONVERSATION_UPDATED" && n.conversation) {
+      const c = n.conversation, id = c.conversationId;
+      if ((c.memberIds || []).includes(state.me)) {
+        state.conversations.set(id, { ...(state.conversations.get(id) || {}), ...c });
+        if (state.view?.kind === "dm" && state.view.conversationId === id) $("view-title").textContent = conversationName(c);
+      } else {
+        // Removed, or gone: it is no longer ours.
+        state.conversations.delete(id);
+        if (state.view?.kind === "dm" && state.view.conversationId === id) closeView();
+      }
+      renderConversations();
+    }
     if (n.kind === "USER_UPDATED" && n.user) {
       if (n.user.displayName) state.names.set(n.user.userId, n.user.displayName); else state.names.delete(n.user.userId);
       if (n.user.userId === state.me) $("profile-name").value = n.user.displayName || "";
@@ -819,7 +897,7 @@ function renderPending() {
 
 /** Uploads one file for the view (asks for an upload, then PUTs the bytes with progress); its file id. */
 async function upload(p, view) {
-  const where = view.kind === "channel" ? { channelId: view.channelId } : { peerId: view.peerId };
+  const where = view.kind === "channel" ? { channelId: view.channelId } : { conversationId: view.conversationId };
   const r = await gh.request({ createUpload: { ...where, filename: p.file.name, contentType: p.file.type || "", size: String(p.file.size) } });
   await new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
@@ -855,7 +933,7 @@ async function send(text) {
       addMessage(r.message);
       if (r.message.needReceipt) refreshReceipts([r.message.uid]);
     } else {
-      const r = await gh.request({ sendDirectMessage: { peerId: view.peerId, body: { text }, clientId, replyTo, attachments } });
+      const r = await gh.request({ sendDirectMessage: { conversationId: view.conversationId, body: { text }, clientId, replyTo, attachments } });
       addMessage(r.message);
     }
   } catch (err) {
@@ -981,8 +1059,8 @@ function wire() {
   $("text").addEventListener("input", () => {
     if (!state.view || Date.now() - state.lastTyping < 3000) return;
     state.lastTyping = Date.now();
-    // A direct conversation's typing goes to its peer.
-    const to = state.view.kind === "channel" ? { channelId: state.view.channelId } : { peerId: state.view.peerId };
+    // A direct conversation's typing goes to its other members.
+    const to = state.view.kind === "channel" ? { channelId: state.view.channelId } : { conversationId: state.view.conversationId };
     gh.request({ sendTyping: to }).catch(() => {});
   });
   $("messages").addEventListener("scroll", () => {
@@ -1023,6 +1101,36 @@ function wire() {
       await gh.request({ createChannel: { serverId: state.currentServer, name: $("create-channel-name").value.trim() } });
       $("create-channel-name").value = "";
       await loadServers();
+    } catch (err) { showError("view-error", err); }
+  });
+  $("group-create-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const r = await gh.request({ createGroup: { name: $("group-create-name").value.trim(), userIds: userList($("group-create-users").value) } });
+      $("group-create-name").value = "";
+      $("group-create-users").value = "";
+      $("group-create-box").open = false;
+      state.conversations.set(r.conversation.conversationId, r.conversation);
+      await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: "" });
+    } catch (err) { showError("view-error", err); }
+  });
+  $("group-rename-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    groupChange({ updateGroup: { conversationId: state.view.conversationId, name: $("group-rename").value.trim() } });
+  });
+  $("group-add-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    groupChange({ addGroupMembers: { conversationId: state.view.conversationId, userIds: userList($("group-add-users").value) } });
+    $("group-add-users").value = "";
+  });
+  $("group-leave").addEventListener("click", async () => {
+    const id = state.view?.conversationId;
+    if (!id || !confirm("Leave this group? You will no longer see it.")) return;
+    try {
+      await gh.request({ leaveGroup: { conversationId: id } });
+      state.conversations.delete(id);
+      closeView();
+      renderConversations();
     } catch (err) { showError("view-error", err); }
   });
   $("dm-form").addEventListener("submit", async (e) => {

@@ -488,3 +488,42 @@ def test_a_nickname_and_blocking_in_the_web_client(server, people):
     wait(alice, "the message after the unblock", lambda: count_messages(alice, "hello again") == 1)
     assert count_messages(alice, "are you ignoring me") == 0
     eve.close()
+
+
+def test_a_group_conversation_in_the_web_client(server, people):
+    alice = people()
+    sign_in(alice, server, "alice")
+    bob = JsonPeer(server, "bob")
+    alice.find_element(By.CSS_SELECTOR, "#group-create-box summary").click()
+    alice.find_element(By.ID, "group-create-name").send_keys("Book club")
+    submit(alice, "group-create-users", "bob, carol")
+    wait(alice, "the group open", lambda: text_of(alice, "#view-title") == "Book club (3)")
+    wait(alice, "its members", lambda: [e.get_attribute("data-user") for e in alice.find_elements(By.CSS_SELECTOR, "#group-members li")]
+         == ["alice", "bob", "carol"])
+    told = bob.event("notification", where=lambda n: n.get("kind") == "CONVERSATION_UPDATED")
+    group_id = told["notification"]["conversation"]["conversationId"]
+
+    # bob writes to the group; alice writes back; bob reads it: "read by 1 of 2".
+    bob.request({"sendDirectMessage": {"conversationId": group_id, "body": {"text": "chapter one?"}}})
+    wait(alice, "bob's message", lambda: count_messages(alice, "chapter one?") == 1)
+    send(alice, "yes, by Friday")
+    wait(alice, "read by nobody yet", lambda: "read by 0 of 2" in (part_of(alice, "yes, by Friday", ".ticks") or ""))
+    bob.event("message", where=lambda m: m.get("body", {}).get("text") == "yes, by Friday")
+    bob.request({"ackConversationRead": {"conversationId": group_id}})
+    wait(alice, "read by bob", lambda: "read by 1 of 2" in (part_of(alice, "yes, by Friday", ".ticks") or ""))
+    shot(alice, "group-conversation.png")
+
+    # The owner renames it and removes carol; bob hears both.
+    submit(alice, "group-rename", "Readers")
+    wait(alice, "the new name", lambda: text_of(alice, "#view-title") == "Readers (3)")
+    alice.find_element(By.CSS_SELECTOR, "#group-members li[data-user='carol'] .group-remove").click()
+    wait(alice, "carol gone", lambda: text_of(alice, "#view-title") == "Readers (2)")
+    bob.event("notification", where=lambda n: n.get("kind") == "CONVERSATION_UPDATED" and "carol" not in n["conversation"].get("memberIds", []))
+
+    # Leaving takes it out of her list; bob owns it now.
+    alice.execute_script("window.confirm = () => true")
+    alice.find_element(By.ID, "group-leave").click()
+    wait(alice, "the group gone from her list", lambda: not alice.find_elements(By.CSS_SELECTOR, f"#dm-list li[data-id='{group_id}']"))
+    held = bob.request({"listConversations": {}})["conversations"]["conversations"]
+    assert [(c["name"], c["ownerId"], c["memberIds"]) for c in held if c["conversationId"] == group_id] == [("Readers", "bob", ["bob"])]
+    bob.close()
