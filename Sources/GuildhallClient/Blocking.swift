@@ -1,4 +1,4 @@
-// Blocking in the SDK (docs/features.md "Blocking").
+// Blocking, and whom one accepts direct messages from, in the SDK (docs/features.md "Blocking").
 
 import GuildhallWire
 
@@ -19,5 +19,18 @@ extension GuildhallClient {
     /// The users you block, sorted.
     public func blockedUsers() async throws -> [String] {
         try await expect(.listBlockedUsers(GHListBlockedUsers())) { if case .userIds(let l) = $0 { l.userIds } else { nil } }
+    }
+
+    /// Accept direct messages only from people you share a server with (true), or from everyone; returns the choice now.
+    @discardableResult
+    public func setDirectMessagePrivacy(serverMatesOnly: Bool) async throws -> Bool {
+        var r = GHSetDirectMessagePrivacy()
+        r.serverMatesOnly = serverMatesOnly
+        return try await expect(.setDmPrivacy(r)) { if case .dmPrivacy(let p) = $0 { p.serverMatesOnly } else { nil } }
+    }
+
+    /// Whether you accept direct messages only from people you share a server with.
+    public func directMessagePrivacy() async throws -> Bool {
+        try await expect(.getDmPrivacy(GHGetDirectMessagePrivacy())) { if case .dmPrivacy(let p) = $0 { p.serverMatesOnly } else { nil } }
     }
 }

@@ -318,6 +318,10 @@ enum Schema {
         ALTER TABLE conversations ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;
         CREATE TABLE group_members(conversation_id INTEGER NOT NULL, user_id TEXT NOT NULL, PRIMARY KEY(conversation_id, user_id)) WITHOUT ROWID;
         """,
+        // 23: users who accept direct messages only from people they share a server with (a row each).
+        """
+        CREATE TABLE direct_privacy(user_id TEXT PRIMARY KEY) WITHOUT ROWID;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

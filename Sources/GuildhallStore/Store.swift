@@ -45,6 +45,8 @@ public struct StoreSnapshot: Sendable {
     public var pushRegistrations: [PushRegistration] = []
     /// Who blocks whom in direct conversations (blocker, blocked).
     public var blocks: [(UserID, UserID)] = []
+    /// Users who accept direct messages only from server-mates.
+    public var serverMatesOnly: [UserID] = []
     /// In a cluster: the generation of each shard's state this snapshot was loaded for (JobShards).
     public var generations: [Int: UInt64] = [:]
 
@@ -198,6 +200,8 @@ public final class Store: Sendable {
         while try s.step() { snap.profiles.append(UserProfile(user: s.text(0), displayName: s.text(1), avatar: s.text(2), updatedAt: s.uint(3))) }
         s = try db.prepare("SELECT blocker, blocked FROM direct_blocks", persistent: false)
         while try s.step() { snap.blocks.append((s.text(0), s.text(1))) }
+        s = try db.prepare("SELECT user_id FROM direct_privacy", persistent: false)
+        while try s.step() { snap.serverMatesOnly.append(s.text(0)) }
         s = try db.prepare("SELECT user_id, device_id, platform, token, previews, updated_at FROM push_tokens", persistent: false)
         while try s.step() {
             snap.pushRegistrations.append(PushRegistration(user: s.text(0), device: s.text(1), platform: s.text(2), token: s.text(3),

@@ -82,6 +82,8 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     case pushUnregistered(UserID, DeviceID)
     /// `blocker` blocks `blocked` (or, with `blocks` false, no longer does) in direct conversations (Blocking.swift).
     case directBlock(blocker: UserID, blocked: UserID, blocks: Bool)
+    /// Whether `user` accepts direct messages only from people they share a server with (DirectPrivacy.swift).
+    case directPrivacy(UserID, serverMatesOnly: Bool)
 }
 
 /// One operation's writes, committed together or not at all.

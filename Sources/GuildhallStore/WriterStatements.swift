@@ -27,7 +27,7 @@ final class WriterStatements {
     private var queued = false, sincePruned = 0
     private let saveFile, deleteFile: Statement
     private let audit: AuditWrites
-    private let saveProfile, savePushToken, removePushToken, saveBlock, removeBlock: Statement
+    private let saveProfile, savePushToken, removePushToken, saveBlock, removeBlock, savePrivacy, removePrivacy: Statement
 
     init(_ db: SQLiteConnection, indexer: SearchIndexer?) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
@@ -73,6 +73,8 @@ final class WriterStatements {
                                     + "VALUES(?,?,?,?,?,?,?,?)")
         saveBlock = try db.prepare("INSERT OR IGNORE INTO direct_blocks(blocker, blocked) VALUES(?,?)")
         removeBlock = try db.prepare("DELETE FROM direct_blocks WHERE blocker = ? AND blocked = ?")
+        savePrivacy = try db.prepare("INSERT OR IGNORE INTO direct_privacy(user_id) VALUES(?)")
+        removePrivacy = try db.prepare("DELETE FROM direct_privacy WHERE user_id = ?")
         savePushToken = try db.prepare("INSERT OR REPLACE INTO push_tokens(user_id, device_id, platform, token, previews, updated_at) VALUES(?,?,?,?,?,?)")
         removePushToken = try db.prepare("DELETE FROM push_tokens WHERE user_id = ? AND device_id = ?")
         saveProfile = try db.prepare("INSERT OR REPLACE INTO profiles(user_id, display_name, avatar, updated_at) VALUES(?,?,?,?)")
@@ -226,6 +228,10 @@ final class WriterStatements {
         case .directBlock(let blocker, let blocked, let blocks):
             let s = (blocks ? saveBlock : removeBlock).reset()
             s.bind(1, blocker); s.bind(2, blocked)
+            try s.run()
+        case .directPrivacy(let user, let serverMatesOnly):
+            let s = (serverMatesOnly ? savePrivacy : removePrivacy).reset()
+            s.bind(1, user)
             try s.run()
         case .pushRegistered(let r):
             let s = savePushToken.reset()

@@ -337,6 +337,16 @@ struct CommandTable {
             ("push-unregister", spec([], "forget this device's push token") { _ in try await c.unregisterPushToken(); return nil }),
             ("block", spec(["user"], "block a user's direct messages and typing") { a in try await c.block(try a.string("user")); return nil }),
             ("unblock", spec(["user"], "unblock a user") { a in try await c.unblock(try a.string("user")); return nil }),
+            ("dm-privacy", spec([], opts: ["from"], "whom you take direct messages from: from=server-mates or from=everyone to set it") { a in
+                let only: Bool
+                switch a.optional("from") {
+                case nil: only = try await c.directMessagePrivacy()
+                case "server-mates": only = try await c.setDirectMessagePrivacy(serverMatesOnly: true)
+                case "everyone": only = try await c.setDirectMessagePrivacy(serverMatesOnly: false)
+                case let other?: throw ValidationError("from must be server-mates or everyone, not \(other)")
+                }
+                var p = GHDirectMessagePrivacy(); p.serverMatesOnly = only; return p
+            }),
             ("blocked", spec([], "the users you block") { _ in var l = GHUserIDs(); l.userIds = try await c.blockedUsers(); return l }),
             ("ping", spec([], "heartbeat; shows the server's clock") { _ in
                 var p = GHPong(); p.serverTime = try await c.heartbeat(); return p

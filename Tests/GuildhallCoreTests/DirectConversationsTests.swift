@@ -153,3 +153,19 @@ import Testing
         #expect(all.blocked(by: "bob").isEmpty)
     }
 }
+
+@Suite struct DirectVerdictTests {
+    func part(_ user: UserID, home: Bool = false, only: Bool = false, shares: Bool = false) -> DirectVerdict {
+        DirectVerdict(user: user, home: home, serverMatesOnly: only, sharesAServer: shares)
+    }
+
+    @Test func theUsersHomeDecidesAndAnyHomeWithASharedServerLetsIn() {
+        #expect(DirectVerdict.allows([part("bob", shares: true)], for: "bob", complete: true) == nil, "no word from bob's home")
+        #expect(DirectVerdict.allows([part("bob", home: true)], for: "bob", complete: false) == true, "bob takes anyone's")
+        let restricted = part("bob", home: true, only: true)
+        #expect(DirectVerdict.allows([restricted], for: "bob", complete: true) == false)
+        #expect(DirectVerdict.allows([restricted], for: "bob", complete: false) == nil, "a home that did not answer may hold a shared server")
+        #expect(DirectVerdict.allows([restricted, part("bob", shares: true)], for: "bob", complete: false) == true)
+        #expect(DirectVerdict.allows([restricted, part("carol", shares: true)], for: "bob", complete: true) == false, "another user's part")
+    }
+}

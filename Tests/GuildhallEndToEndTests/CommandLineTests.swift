@@ -136,8 +136,13 @@ import Testing
             #"{"cmd":"group-add","conversation":"\#(id)","users":"dan"}"#,
             #"{"cmd":"group-remove","conversation":"\#(id)","user":"dan"}"#,
             #"{"cmd":"group-leave","conversation":"\#(id)"}"#,
+            #"{"cmd":"dm-privacy","from":"server-mates"}"#,
+            #"{"cmd":"dm-privacy","from":"friends"}"#,
         ])
-        #expect(lines.filter { $0["ok"] as? Bool == true }.count == 5, "\(lines)")
+        #expect(lines.filter { $0["ok"] as? Bool == true }.count == 6, "\(lines)")
+        let privacy = try #require(lines.first { $0["cmd"] as? String == "dm-privacy" && $0["ok"] as? Bool == true }?["result"] as? [String: Any])
+        #expect(privacy["serverMatesOnly"] as? Bool == true)
+        #expect(lines.contains { $0["cmd"] as? String == "dm-privacy" && $0["ok"] as? Bool == false })
         _ = try await bobEvents.message { $0.body.text == "from the cli" }
         let held = try #require(try await bob.conversations().first { $0.isGroup })
         #expect(held.name == "Renamed" && held.ownerID == "bob" && held.memberIds == ["bob", "carol"])

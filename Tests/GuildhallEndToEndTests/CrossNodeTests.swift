@@ -134,9 +134,15 @@ import Testing
 
         // An invite code made on node 1 for the guild on node 2, looked up and joined by from node 2's
         // neighbour: a code names no home, so every node is asked and the guild's home answers.
+        // alice takes direct messages only from server-mates: each node answers its part (her home's choice, the guild's home
+        // the shared server), so carol on node 2 is refused until she joins the guild, and then let in.
+        #expect(try await alice.setDirectMessagePrivacy(serverMatesOnly: true))
+        await expectError(.forbidden) { _ = try await carol.sendDirect("hello?", to: "alice") }
         let code = try await alice.createInviteCode(in: g.serverID, maxUses: 1)
         #expect(try await carol.lookUpInvite(code.code).serverName == "Across")
         #expect(try await carol.joinByInvite(code.code).channelID == channel.channelID)
+        let mate = try await carol.sendDirect("hello, fellow member", to: "alice")
+        _ = try await aliceHeard.message("carol's message once a server-mate") { $0.uid == mate.uid }
         #expect(try await carol.myServers().map(\.serverID) == [g.serverID])
         await expectError(.notFound) { _ = try await carol.lookUpInvite(code.code) }
     }

@@ -117,6 +117,7 @@ import Testing
                 return m
             }()),
             .group(GroupRow(id: 54 << 22, name: "trio ✓", owner: "bob", membersMayAdd: true, members: ["ann", "bob", "eve"], createdAt: 55)),
+            .directPrivacy("bob", serverMatesOnly: true),
         ]
     }
 
@@ -154,9 +155,10 @@ import Testing
             case .pushUnregistered: kinds.insert("pushUnregistered")
             case .directBlock: kinds.insert("directBlock")
             case .group: kinds.insert("group")
+            case .directPrivacy: kinds.insert("directPrivacy")
             }
         }
-        #expect(kinds.count == 30, "every kind is in the sample")
+        #expect(kinds.count == 31, "every kind is in the sample")
         let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
         let back = try LogEntries.decode(try LogEntries.encode(entry))
         #expect(back == entry)

@@ -123,6 +123,10 @@ import Testing
             .fromHome(1, [.command(SessionOrder(key: 40, command: .presence([.with { $0.userID = "bob"; $0.status = .presenceDoNotDisturb }])))]),
             .mail(1, [.profiles([UserProfile(user: "bob", displayName: "Bob ✓", avatar: "https://example.com/b.png", updatedAt: 41)], changed: true)]),
             .mail(1, [.profilesAsked(users: ["bob", "carol"])]),
+            .mail(1, [.directCheck(token: 42, from: "eve", to: ["bob", "carol"])]),
+            .mail(1, [.directChecked(token: 42, [DirectVerdict(user: "bob", home: true, serverMatesOnly: true, sharesAServer: false),
+                                                  DirectVerdict(user: "carol", home: false, serverMatesOnly: false, sharesAServer: true)])]),
+            .mail(1, [.directPrivacyChanged("bob")]),
         ]
     }
 

@@ -56,7 +56,7 @@ extension Home {
         case .messageEdited(_, _, _, let c), .messageRemoved(_, _, let c), .threadReply(_, _, let c), .reaction(_, _, _, _, _, let c):
             return channel(c)
         case .inbox(let row): return user(row.user)
-        case .syncCursor(let u, _, _), .receivedStatus(let u, _, _), .presence(let u, _, _): return user(u)
+        case .syncCursor(let u, _, _), .receivedStatus(let u, _, _), .presence(let u, _, _), .directPrivacy(let u, _): return user(u)
         case .profile(let p): return user(p.user)
         case .pushRegistered(let r): return user(r.user)
         case .pushUnregistered(let u, _): return user(u)

@@ -86,6 +86,7 @@ extension GHLogWrite {
             }
         case .pushUnregistered(let user, let device): pushUnregistered = .with { $0.user = user; $0.device = device }
         case .directBlock(let blocker, let blocked, let blocks): directBlock = .with { $0.blocker = blocker; $0.blocked = blocked; $0.blocks = blocks }
+        case .directPrivacy(let user, let only): directPrivacy = .with { $0.user = user; $0.serverMatesOnly = only }
         case .profile(let p): profile = .with { $0.user = p.user; $0.displayName = p.displayName; $0.avatar = p.avatar; $0.updatedAt = p.updatedAt }
         }
     }
@@ -142,6 +143,7 @@ extension GHLogWrite {
                                                     updatedAt: r.updatedAt))
         case .pushUnregistered(let u): return .pushUnregistered(u.user, u.device)
         case .directBlock(let b): return .directBlock(blocker: b.blocker, blocked: b.blocked, blocks: b.blocks)
+        case .directPrivacy(let p): return .directPrivacy(p.user, serverMatesOnly: p.serverMatesOnly)
         case .profile(let p): return .profile(UserProfile(user: p.user, displayName: p.displayName, avatar: p.avatar, updatedAt: p.updatedAt))
         case .audited(let e):
             guard let action = AuditAction(rawValue: e.action) else { throw LogFormatError("audit action \(e.action) is unknown") }

@@ -54,6 +54,15 @@ extension GHNodeHomeMail {
         case .profiles(let list, let changed):
             profiles = .with { $0.profiles = list.map(GHUserProfile.init); $0.changed = changed }
         case .profilesAsked(let users): profilesAsked.users = users
+        case .directCheck(let token, let from, let to): directCheck = .with { $0.token = token; $0.from = from; $0.to = to }
+        case .directChecked(let token, let verdicts):
+            directChecked = .with {
+                $0.token = token
+                $0.verdicts = verdicts.map { v in
+                    .with { $0.user = v.user; $0.home = v.home; $0.serverMatesOnly = v.serverMatesOnly; $0.sharesAServer = v.sharesAServer }
+                }
+            }
+        case .directPrivacyChanged(let user): directPrivacyChanged = user
         }
     }
 
@@ -89,6 +98,12 @@ extension GHNodeHomeMail {
         case .presenceAsked(let a): return .presenceAsked(users: a.users, session: a.session)
         case .profiles(let p): return .profiles(p.profiles.map(UserProfile.init), changed: p.changed)
         case .profilesAsked(let a): return .profilesAsked(users: a.users)
+        case .directCheck(let c): return .directCheck(token: c.token, from: c.from, to: c.to)
+        case .directChecked(let c):
+            return .directChecked(token: c.token, c.verdicts.map {
+                DirectVerdict(user: $0.user, home: $0.home, serverMatesOnly: $0.serverMatesOnly, sharesAServer: $0.sharesAServer)
+            })
+        case .directPrivacyChanged(let user): return .directPrivacyChanged(user)
         case nil: throw NodeWireError("mail holds nothing")
         }
     }

@@ -56,6 +56,7 @@ extension Home {
         for (channel, a) in snapshot.receiptAdvances where directory.channel(channel) != nil { groupReceipts.receipts.load(a, in: channel) }
         for c in snapshot.conversations { userHome.directs.add(c) }
         for (blocker, blocked) in snapshot.blocks { userHome.directs.setBlock(blocker, blocked, true) }
+        directPrivacy.load(snapshot.serverMatesOnly)
         presences.load(snapshot.presences)
         profiles.load(snapshot.profiles)
         pushNotices.load(snapshot.pushRegistrations)
@@ -84,6 +85,7 @@ extension Home {
         // to come back if the shard does; what is only overwritten (profiles, presence) is loaded anew.
         let count = settings.shards
         pushNotices.forget { shards.contains(ShardPlan.shard(user: $0, shards: count)) }
+        directPrivacy.forget { shards.contains(ShardPlan.shard(user: $0, shards: count)) }
         userHome.directs.forgetBlocks { shards.contains(ShardPlan.shard(conversationOf: $0, $1, shards: count)) }
         let servers = Set(directory.allServerIDs.filter { shards.contains(ShardPlan.shard(guild: $0, shards: settings.shards)) })
         let channels = Set(servers.flatMap { directory.channelIDs(of: $0) })

@@ -146,6 +146,7 @@ extension StoreSnapshot {
         out.presences = presences.filter { shards.contains(ShardPlan.shard(user: $0.0, shards: count)) }
         out.profiles = profiles.filter { shards.contains(ShardPlan.shard(user: $0.user, shards: count)) }
         out.blocks = blocks.filter { shards.contains(ShardPlan.shard(conversationOf: $0.0, $0.1, shards: count)) }
+        out.serverMatesOnly = serverMatesOnly.filter { shards.contains(ShardPlan.shard(user: $0, shards: count)) }
         out.pushRegistrations = pushRegistrations.filter { shards.contains(ShardPlan.shard(user: $0.user, shards: count)) }
         return out
     }

@@ -48,6 +48,7 @@ extension StoreSnapshot {
         for p in profiles { shares[map.home(user: p.user)].profiles.append(p) }
         for r in pushRegistrations { shares[map.home(user: r.user)].pushRegistrations.append(r) }
         for b in blocks { shares[map.home(conversationOf: b.0, b.1)].blocks.append(b) }
+        for u in serverMatesOnly { shares[map.home(user: u)].serverMatesOnly.append(u) }
         return shares
     }
 }

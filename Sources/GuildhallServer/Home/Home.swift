@@ -52,6 +52,7 @@ final class Home {
     private(set) var profiles: Profiles!
     /// Devices' push tokens and the notices owed to users with no session online (PushNotices.swift).
     private(set) var pushNotices: PushNotices!
+    private(set) var directPrivacy: DirectPrivacy!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
@@ -102,6 +103,7 @@ final class Home {
         auditTrail = AuditTrail(home: self)
         profiles = Profiles(home: self)
         pushNotices = PushNotices(home: self)
+        directPrivacy = DirectPrivacy(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)
@@ -135,6 +137,7 @@ final class Home {
             self.moderation.liftEndedBans()
             self.auditTrail.pruneIfDue()
             self.pushNotices.flush()
+            self.directPrivacy.expire(now: self.now())
             self.reception.expireEndings(now: self.loop.nowMillis)
         }
     }
@@ -212,6 +215,9 @@ final class Home {
             case .presenceAsked(let users, let session): presences.asked(users, for: session, from: other)
             case .profiles(let list, let changed): profiles.heard(list, changed: changed)
             case .profilesAsked(let users): profiles.asked(users, from: other)
+            case .directCheck(let token, let from, let to): directPrivacy.answer(token: token, from: from, to: to, asker: other)
+            case .directChecked(let token, let verdicts): directPrivacy.heard(token: token, verdicts)
+            case .directPrivacyChanged(let user): directPrivacy.forget(user)
             }
         }
     }

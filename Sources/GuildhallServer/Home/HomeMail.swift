@@ -45,6 +45,11 @@ enum HomeMail: Sendable {
     case profiles([UserProfile], changed: Bool)
     /// The profiles of `users` (homed at the receiving home), for the asking home's member copies.
     case profilesAsked(users: [UserID])
+    /// May `from` write to `to`? Every home answers its part (DirectPrivacy.swift).
+    case directCheck(token: UInt64, from: UserID, to: [UserID])
+    case directChecked(token: UInt64, [DirectVerdict])
+    /// `user` changed whom they accept direct messages from: answers kept about them are stale.
+    case directPrivacyChanged(UserID)
 }
 
 /// An item addressed to a user homed at another loop.

@@ -242,6 +242,9 @@ extension GHRequest.OneOf_Body {
         case .addGroupMembers(let r): RequestRule(.guild(r.conversationID), .change) { $0.userHome.addGroupMembers(r, id: $1, from: $2) }
         case .removeGroupMember(let r): RequestRule(.guild(r.conversationID), .change) { $0.userHome.removeGroupMember(r, id: $1, from: $2) }
         case .leaveGroup(let r): RequestRule(.guild(r.conversationID), .change) { $0.userHome.leaveGroup(r, id: $1, from: $2) }
+        // Whom one accepts direct messages from (Home/Direct/DirectPrivacy): kept at the user's home.
+        case .setDmPrivacy(let r): RequestRule(.user, .change) { $0.directPrivacy.set(r, id: $1, from: $2) }
+        case .getDmPrivacy: RequestRule(.user, .query) { $0.directPrivacy.get(id: $1, from: $2) }
 
         // Invite links (Home/Directory/InviteLinks): a request naming only a code is asked of every home; the one holding it answers.
         case .createInviteCode(let r):

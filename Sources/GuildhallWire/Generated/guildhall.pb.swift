@@ -1838,7 +1838,10 @@ public nonisolated struct GHRequest: Sendable {
 
   /// Send a direct message. Answer: `ChannelMessage` (server_id 0, channel_id
   /// the conversation, recipient_id set), after it is stored durably.
-  /// Errors: 400 empty body, bad peer or reply; 404 the replied message is not in the conversation; 409 replying to a removed message; 413 body too large; 503 not stored.
+  /// Errors: 400 empty body, bad peer or reply; 403 you block the peer, or
+  /// the peer accepts direct messages only from server-mates and you share
+  /// no server (and they never wrote to you there); 404 the replied message
+  /// is not in the conversation; 409 replying to a removed message; 413 body too large; 503 not stored.
   public var sendDirectMessage: GHSendDirectMessage {
     get {
       if case .sendDirectMessage(let v)? = body {return v}
@@ -2353,7 +2356,8 @@ public nonisolated struct GHRequest: Sendable {
   /// Each change below reaches every member (and one removed) as a
   /// CONVERSATION_UPDATED notification, in their offline sync too.
   /// Make one with the caller as its owner. Answer: `Conversation`.
-  /// Errors: 400 fewer than 2 or more than 9 others, the caller among them, a malformed id, a bad name.
+  /// Errors: 400 fewer than 2 or more than 9 others, the caller among them, a malformed id, a bad name;
+  /// 403 one of them accepts direct messages only from server-mates, and shares no server with the caller.
   public var createGroup: GHCreateGroupConversation {
     get {
       if case .createGroup(let v)? = body {return v}
@@ -2374,7 +2378,9 @@ public nonisolated struct GHRequest: Sendable {
 
   /// Add members (the owner, or any member when `members_may_add`). They
   /// see its history and start with everything before read. Answer: `Conversation`.
-  /// Errors: 400 a malformed id, or more than 10 members; 403 not allowed to add; 404 not a group the caller is in.
+  /// Errors: 400 a malformed id, or more than 10 members; 403 not allowed to
+  /// add, or one added accepts direct messages only from server-mates and shares no server with the caller;
+  /// 404 not a group the caller is in.
   public var addGroupMembers: GHAddGroupMembers {
     get {
       if case .addGroupMembers(let v)? = body {return v}
@@ -2402,6 +2408,26 @@ public nonisolated struct GHRequest: Sendable {
       return GHLeaveGroupConversation()
     }
     set {body = .leaveGroup(newValue)}
+  }
+
+  /// Accept direct messages only from people you share a server with (or
+  /// from everyone again). Others may still answer what you write to them,
+  /// and you may be added to a group only by server-mates. Answer: `DirectMessagePrivacy`.
+  public var setDmPrivacy: GHSetDirectMessagePrivacy {
+    get {
+      if case .setDmPrivacy(let v)? = body {return v}
+      return GHSetDirectMessagePrivacy()
+    }
+    set {body = .setDmPrivacy(newValue)}
+  }
+
+  /// Whom you accept direct messages from. Answer: `DirectMessagePrivacy`.
+  public var getDmPrivacy: GHGetDirectMessagePrivacy {
+    get {
+      if case .getDmPrivacy(let v)? = body {return v}
+      return GHGetDirectMessagePrivacy()
+    }
+    set {body = .getDmPrivacy(newValue)}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -2557,7 +2583,10 @@ public nonisolated struct GHRequest: Sendable {
     case listConversations(GHListConversations)
     /// Send a direct message. Answer: `ChannelMessage` (server_id 0, channel_id
     /// the conversation, recipient_id set), after it is stored durably.
-    /// Errors: 400 empty body, bad peer or reply; 404 the replied message is not in the conversation; 409 replying to a removed message; 413 body too large; 503 not stored.
+    /// Errors: 400 empty body, bad peer or reply; 403 you block the peer, or
+    /// the peer accepts direct messages only from server-mates and you share
+    /// no server (and they never wrote to you there); 404 the replied message
+    /// is not in the conversation; 409 replying to a removed message; 413 body too large; 503 not stored.
     case sendDirectMessage(GHSendDirectMessage)
     /// Say direct messages reached this device (the SDK sends it on receipt
     /// when delivery receipts are on). Answer: `Ok`.
@@ -2764,14 +2793,17 @@ public nonisolated struct GHRequest: Sendable {
     /// Each change below reaches every member (and one removed) as a
     /// CONVERSATION_UPDATED notification, in their offline sync too.
     /// Make one with the caller as its owner. Answer: `Conversation`.
-    /// Errors: 400 fewer than 2 or more than 9 others, the caller among them, a malformed id, a bad name.
+    /// Errors: 400 fewer than 2 or more than 9 others, the caller among them, a malformed id, a bad name;
+    /// 403 one of them accepts direct messages only from server-mates, and shares no server with the caller.
     case createGroup(GHCreateGroupConversation)
     /// Rename it, or let members add members (the owner only). Answer: `Conversation`.
     /// Errors: 400 a bad name; 403 not its owner; 404 not a group the caller is in.
     case updateGroup(GHUpdateGroupConversation)
     /// Add members (the owner, or any member when `members_may_add`). They
     /// see its history and start with everything before read. Answer: `Conversation`.
-    /// Errors: 400 a malformed id, or more than 10 members; 403 not allowed to add; 404 not a group the caller is in.
+    /// Errors: 400 a malformed id, or more than 10 members; 403 not allowed to
+    /// add, or one added accepts direct messages only from server-mates and shares no server with the caller;
+    /// 404 not a group the caller is in.
     case addGroupMembers(GHAddGroupMembers)
     /// Remove a member (the owner only); they no longer see it. Answer: `Conversation`.
     /// Errors: 400 the owner themselves (leave instead); 403 not its owner; 404 not a group the caller is in, or the user is not in it.
@@ -2780,6 +2812,12 @@ public nonisolated struct GHRequest: Sendable {
     /// by id. The caller no longer sees it. Answer: `Ok`.
     /// Errors: 404 not a group the caller is in.
     case leaveGroup(GHLeaveGroupConversation)
+    /// Accept direct messages only from people you share a server with (or
+    /// from everyone again). Others may still answer what you write to them,
+    /// and you may be added to a group only by server-mates. Answer: `DirectMessagePrivacy`.
+    case setDmPrivacy(GHSetDirectMessagePrivacy)
+    /// Whom you accept direct messages from. Answer: `DirectMessagePrivacy`.
+    case getDmPrivacy(GHGetDirectMessagePrivacy)
 
   }
 
@@ -4962,6 +5000,14 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .userIds(newValue)}
   }
 
+  public var dmPrivacy: GHDirectMessagePrivacy {
+    get {
+      if case .dmPrivacy(let v)? = result {return v}
+      return GHDirectMessagePrivacy()
+    }
+    set {result = .dmPrivacy(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -5033,6 +5079,7 @@ public nonisolated struct GHResponse: Sendable {
     case profile(GHUserProfile)
     case users(GHUserList)
     case userIds(GHUserIDs)
+    case dmPrivacy(GHDirectMessagePrivacy)
 
   }
 
@@ -5588,6 +5635,41 @@ public nonisolated struct GHLeaveGroupConversation: Sendable {
   // methods supported on all messages.
 
   public var conversationID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHSetDirectMessagePrivacy: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Direct messages only from people who share a server with you.
+  public var serverMatesOnly: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHGetDirectMessagePrivacy: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHDirectMessagePrivacy: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var serverMatesOnly: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -7674,7 +7756,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0\u{3}pin_message\0\u{3}unpin_message\0\u{3}list_pins\0\u{3}get_audit_log\0\u{3}set_profile\0\u{3}get_users\0\u{3}set_nickname\0\u{3}register_push_token\0\u{3}unregister_push_token\0\u{3}block_user\0\u{3}unblock_user\0\u{3}list_blocked_users\0\u{3}create_group\0\u{3}update_group\0\u{3}add_group_members\0\u{3}remove_group_member\0\u{3}leave_group\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0\u{3}pin_message\0\u{3}unpin_message\0\u{3}list_pins\0\u{3}get_audit_log\0\u{3}set_profile\0\u{3}get_users\0\u{3}set_nickname\0\u{3}register_push_token\0\u{3}unregister_push_token\0\u{3}block_user\0\u{3}unblock_user\0\u{3}list_blocked_users\0\u{3}create_group\0\u{3}update_group\0\u{3}add_group_members\0\u{3}remove_group_member\0\u{3}leave_group\0\u{3}set_dm_privacy\0\u{3}get_dm_privacy\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8853,6 +8935,32 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .leaveGroup(v)
         }
       }()
+      case 139: try {
+        var v: GHSetDirectMessagePrivacy?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .setDmPrivacy(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .setDmPrivacy(v)
+        }
+      }()
+      case 140: try {
+        var v: GHGetDirectMessagePrivacy?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .getDmPrivacy(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .getDmPrivacy(v)
+        }
+      }()
       default: break
       }
     }
@@ -9226,6 +9334,14 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .leaveGroup?: try {
       guard case .leaveGroup(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 138)
+    }()
+    case .setDmPrivacy?: try {
+      guard case .setDmPrivacy(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 139)
+    }()
+    case .getDmPrivacy?: try {
+      guard case .getDmPrivacy(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 140)
     }()
     case nil: break
     }
@@ -12525,7 +12641,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0\u{3}invite_code\0\u{3}invite_codes\0\u{1}pins\0\u{3}audit_log\0\u{1}profile\0\u{1}users\0\u{3}user_ids\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0\u{3}invite_code\0\u{3}invite_codes\0\u{1}pins\0\u{3}audit_log\0\u{1}profile\0\u{1}users\0\u{3}user_ids\0\u{3}dm_privacy\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -13002,6 +13118,19 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .userIds(v)
         }
       }()
+      case 101: try {
+        var v: GHDirectMessagePrivacy?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .dmPrivacy(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .dmPrivacy(v)
+        }
+      }()
       default: break
       }
     }
@@ -13159,6 +13288,10 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .userIds?: try {
       guard case .userIds(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 100)
+    }()
+    case .dmPrivacy?: try {
+      guard case .dmPrivacy(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 101)
     }()
     case nil: break
     }
@@ -14314,6 +14447,85 @@ nonisolated extension GHLeaveGroupConversation: SwiftProtobuf.Message, SwiftProt
 
   public static func ==(lhs: GHLeaveGroupConversation, rhs: GHLeaveGroupConversation) -> Bool {
     if lhs.conversationID != rhs.conversationID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHSetDirectMessagePrivacy: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SetDirectMessagePrivacy"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_mates_only\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.serverMatesOnly) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverMatesOnly != false {
+      try visitor.visitSingularBoolField(value: self.serverMatesOnly, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHSetDirectMessagePrivacy, rhs: GHSetDirectMessagePrivacy) -> Bool {
+    if lhs.serverMatesOnly != rhs.serverMatesOnly {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHGetDirectMessagePrivacy: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".GetDirectMessagePrivacy"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHGetDirectMessagePrivacy, rhs: GHGetDirectMessagePrivacy) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHDirectMessagePrivacy: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DirectMessagePrivacy"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_mates_only\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.serverMatesOnly) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.serverMatesOnly != false {
+      try visitor.visitSingularBoolField(value: self.serverMatesOnly, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHDirectMessagePrivacy, rhs: GHDirectMessagePrivacy) -> Bool {
+    if lhs.serverMatesOnly != rhs.serverMatesOnly {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

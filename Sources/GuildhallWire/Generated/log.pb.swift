@@ -308,6 +308,14 @@ public nonisolated struct GHLogWrite: Sendable {
     set {write = .directBlock(newValue)}
   }
 
+  public var directPrivacy: GHLogDirectPrivacy {
+    get {
+      if case .directPrivacy(let v)? = write {return v}
+      return GHLogDirectPrivacy()
+    }
+    set {write = .directPrivacy(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Write: Equatable, Sendable {
@@ -344,6 +352,7 @@ public nonisolated struct GHLogWrite: Sendable {
     case pushRegistered(GHLogPushRegistered)
     case pushUnregistered(GHLogPushUnregistered)
     case directBlock(GHLogDirectBlock)
+    case directPrivacy(GHLogDirectPrivacy)
 
   }
 
@@ -1595,6 +1604,21 @@ public nonisolated struct GHLogDirectBlock: Sendable {
   public init() {}
 }
 
+/// Whom a user accepts direct messages from.
+public nonisolated struct GHLogDirectPrivacy: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var user: String = String()
+
+  public var serverMatesOnly: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct GHLogPushUnregistered: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1683,7 +1707,7 @@ nonisolated extension GHLogEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Write"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0\u{1}pinned\0\u{1}unpinned\0\u{1}audited\0\u{3}prune_audit_log\0\u{1}profile\0\u{3}push_registered\0\u{3}push_unregistered\0\u{3}direct_block\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0\u{1}pinned\0\u{1}unpinned\0\u{1}audited\0\u{3}prune_audit_log\0\u{1}profile\0\u{3}push_registered\0\u{3}push_unregistered\0\u{3}direct_block\0\u{3}direct_privacy\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2076,6 +2100,19 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.write = .directBlock(v)
         }
       }()
+      case 31: try {
+        var v: GHLogDirectPrivacy?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .directPrivacy(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .directPrivacy(v)
+        }
+      }()
       default: break
       }
     }
@@ -2206,6 +2243,10 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .directBlock?: try {
       guard case .directBlock(let v)? = self.write else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
+    }()
+    case .directPrivacy?: try {
+      guard case .directPrivacy(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
     }()
     case nil: break
     }
@@ -4905,6 +4946,41 @@ nonisolated extension GHLogDirectBlock: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.blocker != rhs.blocker {return false}
     if lhs.blocked != rhs.blocked {return false}
     if lhs.blocks != rhs.blocks {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogDirectPrivacy: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DirectPrivacy"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}user\0\u{3}server_mates_only\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.serverMatesOnly) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 1)
+    }
+    if self.serverMatesOnly != false {
+      try visitor.visitSingularBoolField(value: self.serverMatesOnly, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogDirectPrivacy, rhs: GHLogDirectPrivacy) -> Bool {
+    if lhs.user != rhs.user {return false}
+    if lhs.serverMatesOnly != rhs.serverMatesOnly {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1440,6 +1440,33 @@ public nonisolated struct GHNodeHomeMail: Sendable {
     set {mail = .profilesAsked(newValue)}
   }
 
+  /// May `from` write to `to`? Asked of every home (DirectPrivacy.swift).
+  public var directCheck: GHNodeDirectCheck {
+    get {
+      if case .directCheck(let v)? = mail {return v}
+      return GHNodeDirectCheck()
+    }
+    set {mail = .directCheck(newValue)}
+  }
+
+  /// Each home's part of the answer.
+  public var directChecked: GHNodeDirectChecked {
+    get {
+      if case .directChecked(let v)? = mail {return v}
+      return GHNodeDirectChecked()
+    }
+    set {mail = .directChecked(newValue)}
+  }
+
+  /// A user changed whom they accept direct messages from: answers kept about them are stale.
+  public var directPrivacyChanged: String {
+    get {
+      if case .directPrivacyChanged(let v)? = mail {return v}
+      return String()
+    }
+    set {mail = .directPrivacyChanged(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Mail: Equatable, Sendable {
@@ -1460,8 +1487,65 @@ public nonisolated struct GHNodeHomeMail: Sendable {
     case profiles(GHNodeProfiles)
     /// The profiles of these users (homed at the receiving home), for the asking home's member copies.
     case profilesAsked(GHNodeProfilesAsked)
+    /// May `from` write to `to`? Asked of every home (DirectPrivacy.swift).
+    case directCheck(GHNodeDirectCheck)
+    /// Each home's part of the answer.
+    case directChecked(GHNodeDirectChecked)
+    /// A user changed whom they accept direct messages from: answers kept about them are stale.
+    case directPrivacyChanged(String)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct GHNodeDirectCheck: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var token: UInt64 = 0
+
+  public var from: String = String()
+
+  public var to: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHNodeDirectChecked: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var token: UInt64 = 0
+
+  public var verdicts: [GHNodeDirectVerdict] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One home's part for one user: as the user's home, whether they accept
+/// direct messages only from server-mates; as any home, whether a server it
+/// holds has both users as members.
+public nonisolated struct GHNodeDirectVerdict: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var user: String = String()
+
+  public var home: Bool = false
+
+  public var serverMatesOnly: Bool = false
+
+  public var sharesAServer: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -4418,7 +4502,7 @@ nonisolated extension GHNodeReplayed: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HomeMail"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}file\0\u{1}filed\0\u{1}dress\0\u{1}dressed\0\u{3}auto_channels\0\u{3}auto_touch\0\u{3}auto_levels\0\u{3}subscription_tallies\0\u{3}received_range\0\u{1}presence\0\u{3}presence_asked\0\u{1}profiles\0\u{3}profiles_asked\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}file\0\u{1}filed\0\u{1}dress\0\u{1}dressed\0\u{3}auto_channels\0\u{3}auto_touch\0\u{3}auto_levels\0\u{3}subscription_tallies\0\u{3}received_range\0\u{1}presence\0\u{3}presence_asked\0\u{1}profiles\0\u{3}profiles_asked\0\u{3}direct_check\0\u{3}direct_checked\0\u{3}direct_privacy_changed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4590,6 +4674,40 @@ nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._Mess
           self.mail = .profilesAsked(v)
         }
       }()
+      case 14: try {
+        var v: GHNodeDirectCheck?
+        var hadOneofValue = false
+        if let current = self.mail {
+          hadOneofValue = true
+          if case .directCheck(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.mail = .directCheck(v)
+        }
+      }()
+      case 15: try {
+        var v: GHNodeDirectChecked?
+        var hadOneofValue = false
+        if let current = self.mail {
+          hadOneofValue = true
+          if case .directChecked(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.mail = .directChecked(v)
+        }
+      }()
+      case 16: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.mail != nil {try decoder.handleConflictingOneOf()}
+          self.mail = .directPrivacyChanged(v)
+        }
+      }()
       default: break
       }
     }
@@ -4653,6 +4771,18 @@ nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._Mess
       guard case .profilesAsked(let v)? = self.mail else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
     }()
+    case .directCheck?: try {
+      guard case .directCheck(let v)? = self.mail else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .directChecked?: try {
+      guard case .directChecked(let v)? = self.mail else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
+    case .directPrivacyChanged?: try {
+      guard case .directPrivacyChanged(let v)? = self.mail else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 16)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -4660,6 +4790,126 @@ nonisolated extension GHNodeHomeMail: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
   public static func ==(lhs: GHNodeHomeMail, rhs: GHNodeHomeMail) -> Bool {
     if lhs.mail != rhs.mail {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHNodeDirectCheck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DirectCheck"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{1}from\0\u{1}to\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.token) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.from) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.to) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.token != 0 {
+      try visitor.visitSingularUInt64Field(value: self.token, fieldNumber: 1)
+    }
+    if !self.from.isEmpty {
+      try visitor.visitSingularStringField(value: self.from, fieldNumber: 2)
+    }
+    if !self.to.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.to, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHNodeDirectCheck, rhs: GHNodeDirectCheck) -> Bool {
+    if lhs.token != rhs.token {return false}
+    if lhs.from != rhs.from {return false}
+    if lhs.to != rhs.to {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHNodeDirectChecked: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DirectChecked"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{1}verdicts\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.token) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.verdicts) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.token != 0 {
+      try visitor.visitSingularUInt64Field(value: self.token, fieldNumber: 1)
+    }
+    if !self.verdicts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.verdicts, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHNodeDirectChecked, rhs: GHNodeDirectChecked) -> Bool {
+    if lhs.token != rhs.token {return false}
+    if lhs.verdicts != rhs.verdicts {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHNodeDirectVerdict: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DirectVerdict"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}user\0\u{1}home\0\u{3}server_mates_only\0\u{3}shares_a_server\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.user) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.home) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.serverMatesOnly) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.sharesAServer) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.user.isEmpty {
+      try visitor.visitSingularStringField(value: self.user, fieldNumber: 1)
+    }
+    if self.home != false {
+      try visitor.visitSingularBoolField(value: self.home, fieldNumber: 2)
+    }
+    if self.serverMatesOnly != false {
+      try visitor.visitSingularBoolField(value: self.serverMatesOnly, fieldNumber: 3)
+    }
+    if self.sharesAServer != false {
+      try visitor.visitSingularBoolField(value: self.sharesAServer, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHNodeDirectVerdict, rhs: GHNodeDirectVerdict) -> Bool {
+    if lhs.user != rhs.user {return false}
+    if lhs.home != rhs.home {return false}
+    if lhs.serverMatesOnly != rhs.serverMatesOnly {return false}
+    if lhs.sharesAServer != rhs.sharesAServer {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -128,8 +128,9 @@ extension UserHome {
 
     /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
     /// `files`: what the files it names were found to be (`Attachments.resolve`, which claimed them), once checked.
+    /// `cleared`: the peer takes the sender's direct messages (DirectPrivacy.swift), once asked.
     func sendDirectMessage(_ r: GHSendDirectMessage, id: UInt64, from s: HomeSession, checkResend: Bool = true, references: References? = nil,
-                           files: [FileAttachment]? = nil) {
+                           files: [FileAttachment]? = nil, cleared: Bool = false) {
         // Files claimed for this send are let go if it is refused before it is carried out.
         var carriedOut = false
         defer { if files != nil, !carriedOut { home.attachments.release(r.attachments) } }
@@ -145,15 +146,22 @@ extension UserHome {
             if !c.isGroup, directs.blocks(s.user, c.peer(of: s.user)) {
                 throw Failure.forbidden("you block \(c.peer(of: s.user)); unblock them to write to them")
             }
+            // One who wrote in the pair may always be answered; otherwise the peer may take only server-mates' messages.
+            if !c.isGroup, !cleared, c.side(c.peer(of: s.user)).sentCount == 0 {
+                return home.directPrivacy.check(from: s.user, to: [c.peer(of: s.user)]) { failure in
+                    if let failure { return s.fail(id, failure) }
+                    self.sendDirectMessage(r, id: id, from: s, checkResend: false, cleared: true)
+                }
+            }
             if references == nil, r.replyTo != 0 || r.threadRoot != 0 {
                 return home.messageOperations.references(r.replyTo, r.threadRoot, in: c.id, id: id, for: s) { found in
-                    self.sendDirectMessage(r, id: id, from: s, checkResend: false, references: found)
+                    self.sendDirectMessage(r, id: id, from: s, checkResend: false, references: found, cleared: true)
                 }
             }
             if !r.attachments.isEmpty, files == nil {
                 // Checked and claimed last: nothing after this waits, so the send is stored or refused at once.
                 return home.attachments.resolve(r.attachments, serverID: 0, channelID: c.id, id: id, for: s) { found in
-                    self.sendDirectMessage(r, id: id, from: s, checkResend: false, references: references, files: found)
+                    self.sendDirectMessage(r, id: id, from: s, checkResend: false, references: references, files: found, cleared: true)
                 }
             }
             let (seq, time) = c.append(now: now)

@@ -26,11 +26,15 @@ extension UserHome {
             guard sizes.contains(others.count + 1) else {
                 throw Failure.badRequest("a group has \(sizes.lowerBound) to \(sizes.upperBound) members: name \(sizes.lowerBound - 1) to \(sizes.upperBound - 1) others")
             }
-            let now = now()
-            guard let cid = home.newGuildID(now: now) else { throw Failure(.unavailable, "no id could be placed here now; retry") }
-            let c = DirectConversation(group: cid, name: r.name, owner: s.user, members: others + [s.user], membersMayAdd: r.membersMayAdd,
-                                       createdAt: now)
-            runner.carryOut(groupChange(c, by: s, told: c.members, change: { $0 = c }), answering: id, to: s)
+            // Only server-mates may put someone who asks for that into a group.
+            home.directPrivacy.check(from: s.user, to: others) { [self] failure in
+                if let failure { return s.fail(id, failure) }
+                let now = now()
+                guard let cid = home.newGuildID(now: now) else { return s.fail(id, Failure(.unavailable, "no id could be placed here now; retry")) }
+                let c = DirectConversation(group: cid, name: r.name, owner: s.user, members: others + [s.user], membersMayAdd: r.membersMayAdd,
+                                           createdAt: now)
+                runner.carryOut(groupChange(c, by: s, told: c.members, change: { $0 = c }), answering: id, to: s)
+            }
         }
     }
 
@@ -49,7 +53,17 @@ extension UserHome {
         }
     }
 
-    func addGroupMembers(_ r: GHAddGroupMembers, id: UInt64, from s: HomeSession) {
+    func addGroupMembers(_ r: GHAddGroupMembers, id: UInt64, from s: HomeSession, cleared: Bool = false) {
+        // Those added who ask for it must share a server with whoever adds them (asked before the change waits its turn).
+        if !cleared, directs[r.conversationID]?.includes(s.user) == true, let users = try? Self.users(r.userIds), !users.isEmpty {
+            let new = users.filter { directs[r.conversationID]?.includes($0) == false }
+            if !new.isEmpty {
+                return home.directPrivacy.check(from: s.user, to: new) { failure in
+                    if let failure { return s.fail(id, failure) }
+                    self.addGroupMembers(r, id: id, from: s, cleared: true)
+                }
+            }
+        }
         groupChange(r.conversationID, id: id, from: s) { [self] c throws(Failure) in
             guard c.mayAdd(s.user) else { throw Failure.forbidden("only the group's owner adds members to it") }
             let users = try Self.users(r.userIds)
