@@ -98,6 +98,7 @@ async function ready({ login, fresh }) {
   $("presence-label").hidden = false;
   $("profile-form").hidden = false;
   gh.request({ listBlockedUsers: {} }).then((r) => { state.blocked = new Set(r.userIds.userIds || []); renderConversations(); }).catch(() => {});
+  gh.request({ getDmPrivacy: {} }).then((r) => { $("dm-server-mates-only").checked = !!r.dmPrivacy.serverMatesOnly; }).catch(() => {});
   gh.request({ getUsers: { userIds: [state.me] } }).then((r) => {
     const name = r.users.users?.[0]?.displayName || "";
     $("profile-name").value = name;
@@ -1102,6 +1103,12 @@ function wire() {
       $("create-channel-name").value = "";
       await loadServers();
     } catch (err) { showError("view-error", err); }
+  });
+  $("dm-server-mates-only").addEventListener("change", async (e) => {
+    try {
+      const r = await gh.request({ setDmPrivacy: { serverMatesOnly: e.target.checked } });
+      e.target.checked = !!r.dmPrivacy.serverMatesOnly;
+    } catch (err) { e.target.checked = !e.target.checked; showError("view-error", err); }
   });
   $("group-create-form").addEventListener("submit", async (e) => {
     e.preventDefault();

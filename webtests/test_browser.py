@@ -489,6 +489,30 @@ def test_a_nickname_and_blocking_in_the_web_client(server, people):
     assert count_messages(alice, "are you ignoring me") == 0
     eve.close()
 
+    # Only server-mates: a stranger is refused once she ticks it, and let in once she unticks it.
+    alice.find_element(By.ID, "dm-server-mates-only").click()
+    zed = JsonPeer(server, "zed")
+    deadline = time.time() + 10
+    while True:
+        try:
+            zed.request({"sendDirectMessage": {"peerId": "alice", "body": {"text": "let me in"}}})
+        except Exception as refused:
+            assert "server" in str(refused), refused
+            break
+        assert time.time() < deadline, "the stranger was never refused"
+        time.sleep(0.1)
+    alice.find_element(By.ID, "dm-server-mates-only").click()
+    deadline = time.time() + 10
+    while True:
+        try:
+            zed.request({"sendDirectMessage": {"peerId": "alice", "body": {"text": "thanks for letting me in"}}})
+            break
+        except Exception:
+            assert time.time() < deadline, "the stranger was never let in"
+            time.sleep(0.1)
+    wait(alice, "the stranger's message", lambda: alice.find_elements(By.CSS_SELECTOR, "#dm-list li[data-peer='zed']"))
+    zed.close()
+
 
 def test_a_group_conversation_in_the_web_client(server, people):
     alice = people()
