@@ -13,6 +13,7 @@ public enum AuditAction: UInt32, Sendable, Codable, CaseIterable {
     case roleCreated, roleUpdated, roleDeleted, overrideChanged
     case messageRecalled, messageDeleted, messagePinned, messageUnpinned
     case inviteCreated, inviteRevoked, memberNicknameChanged
+    case webhookCreated, webhookDeleted
 }
 
 /// One field a change touched; "" where it did not exist.
@@ -102,7 +103,7 @@ public struct AuditDiff {
     }
 
     /// A JSON string literal.
-    static func json(_ s: String) -> String {
+    public static func json(_ s: String) -> String {
         var out = "\""
         for u in s.unicodeScalars {
             switch u {

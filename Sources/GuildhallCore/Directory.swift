@@ -154,8 +154,15 @@ public struct Directory: Sendable {
 
     /// Takes the next seq of a channel for a message sent by `user` at `now`;
     /// sent times never go backwards within a channel.
-    public mutating func appendMessage(to id: ChannelID, by user: UserID, now: UInt64) throws(Failure) -> (ChannelRecord, seq: UInt64, time: UInt64) {
-        let c = try readableChannel(id, by: user)
+    /// `user` nil: a webhook's post, which needs the channel only.
+    public mutating func appendMessage(to id: ChannelID, by user: UserID?, now: UInt64) throws(Failure) -> (ChannelRecord, seq: UInt64, time: UInt64) {
+        let c: ChannelRecord
+        if let user {
+            c = try readableChannel(id, by: user)
+        } else {
+            guard let found = channels[id] else { throw Self.channelNotFound(id) }
+            c = found
+        }
         let seq = max(nextSeq[id] ?? 0, c.lastSeq) + 1
         nextSeq[id] = seq
         return (c, seq, max(now, c.lastMessageTime))

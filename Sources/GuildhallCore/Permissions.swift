@@ -49,18 +49,21 @@ public struct Permission: OptionSet, Sendable, Codable, Hashable {
     public static let viewAuditLog = Permission(rawValue: 1 << 19)
     /// Set other members' nicknames (Profiles.swift).
     public static let manageNicknames = Permission(rawValue: 1 << 20)
+    /// Make and delete a channel's incoming webhooks (Webhooks.swift).
+    public static let manageWebhooks = Permission(rawValue: 1 << 21)
 
-    public static let all = Permission(rawValue: (1 << 21) - 1)
+    public static let all = Permission(rawValue: (1 << 22) - 1)
     /// What a new server's `everyone` role allows: taking part, not managing.
     public static let everyoneDefault: Permission = [.viewChannel, .sendMessages, .mention, .requestReceipts, .attachFiles, .createInvites]
     /// What a new server's `admin` role allows: what "owner and admins" could do before roles had bits.
     public static let adminDefault: Permission = [.manageServer, .manageChannels, .mentionEveryone, .recallOthers, .deleteOthers,
                                                   .invite, .kick, .ban, .manageGuests, .createInvites, .moderateMembers, .pinMessages,
-                                                  .viewAuditLog, .manageNicknames]
+                                                  .viewAuditLog, .manageNicknames, .manageWebhooks]
 
     /// Bits a channel override may name: the ones that mean something per channel.
     public static let perChannel: Permission = [.viewChannel, .manageChannels, .sendMessages, .mention, .mentionEveryone,
-                                                .recallOthers, .deleteOthers, .requestReceipts, .attachFiles, .bypassSlowmode, .pinMessages]
+                                                .recallOthers, .deleteOthers, .requestReceipts, .attachFiles, .bypassSlowmode, .pinMessages,
+                                                .manageWebhooks]
 
     public static let names: [(Permission, String)] = [
         (.viewChannel, "view channel"), (.manageServer, "manage server"), (.manageChannels, "manage channels"),
@@ -70,6 +73,7 @@ public struct Permission: OptionSet, Sendable, Codable, Hashable {
         (.manageGuests, "manage guests"), (.requestReceipts, "request read receipts"), (.attachFiles, "attach files"),
         (.createInvites, "create invites"), (.moderateMembers, "moderate members"), (.bypassSlowmode, "bypass slow mode"),
         (.pinMessages, "pin messages"), (.viewAuditLog, "view the audit log"), (.manageNicknames, "manage nicknames"),
+        (.manageWebhooks, "manage webhooks"),
     ]
 
     /// The bits' names, for messages a developer reads.

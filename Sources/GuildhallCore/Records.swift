@@ -219,6 +219,8 @@ public struct MessageRecord: Sendable, Codable, Equatable {
     public var attachments: [FileAttachment] = []
     /// A direct message whose recipient blocked its sender: stored for the sender, never shown to the recipient.
     public var withheld = false
+    /// Posted through a webhook (Webhooks.swift): who it shows as.
+    public var webhook: WebhookAuthor?
 
     public init(uid: MessageUID, serverID: ServerID, channelID: ChannelID, seq: UInt64, sender: UserID, sentTime: UInt64,
                 content: MessageContent, mentions: [UserID], mentionAll: Bool, needReceipt: Bool, clientID: String) {
@@ -241,6 +243,7 @@ public struct MessageRecord: Sendable, Codable, Equatable {
         changes = try c.decodeIfPresent(MessageChanges.self, forKey: .changes) ?? MessageChanges()
         attachments = try c.decodeIfPresent([FileAttachment].self, forKey: .attachments) ?? []
         withheld = try c.decodeIfPresent(Bool.self, forKey: .withheld) ?? false
+        webhook = try c.decodeIfPresent(WebhookAuthor.self, forKey: .webhook)
     }
 }
 

@@ -1,6 +1,6 @@
 // How a MessageRecord maps onto a row of `messages`, both ways.
 // Mentions are newline-joined: user ids cannot hold control characters.
-// Attachments are their JSON ('' for none).
+// Attachments and a webhook author are their JSON ('' for none).
 
 import Foundation
 import GuildhallCore
@@ -12,15 +12,17 @@ enum MessageRows {
     /// A reply, a thread's message or one with files: the plain insert plus
     /// its references and attachments (kept apart so plain sends bind no more).
     static let insertFullSQL =
-        "INSERT INTO messages(\(columns), reply_to, reply_sender, reply_excerpt, thread_root, attachments, withheld) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        "INSERT INTO messages(\(columns), reply_to, reply_sender, reply_excerpt, thread_root, attachments, withheld, webhook) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
     /// What reads select: the columns above, then what happened to the message since.
     static let readColumns = columns + ", reply_to, reply_sender, reply_excerpt, thread_root, thread_replies, thread_last, "
-        + "edited_time, edit_count, removed, removed_by, removed_time, attachments, withheld"
+        + "edited_time, edit_count, removed, removed_by, removed_time, attachments, withheld, webhook"
     /// How many columns `readColumns` names (a query may select more after them).
-    static let readColumnCount = 27
+    static let readColumnCount = 28
 
     /// Whether `m` needs `insertFullSQL`.
-    static func needsFullInsert(_ m: MessageRecord) -> Bool { m.reply != nil || m.threadRoot != 0 || !m.attachments.isEmpty || m.withheld }
+    static func needsFullInsert(_ m: MessageRecord) -> Bool {
+        m.reply != nil || m.threadRoot != 0 || !m.attachments.isEmpty || m.withheld || m.webhook != nil
+    }
 
     static func bind(_ m: MessageRecord, to s: Statement) {
         s.bind(1, m.uid)
@@ -46,6 +48,7 @@ enum MessageRows {
         s.bind(18, m.threadRoot)
         s.bind(19, m.attachments.isEmpty ? "" : String(decoding: (try? JSONEncoder().encode(m.attachments)) ?? Data(), as: UTF8.self))
         s.bind(20, m.withheld)
+        s.bind(21, m.webhook.map { String(decoding: (try? JSONEncoder().encode($0)) ?? Data(), as: UTF8.self) } ?? "")
     }
 
     /// Reads a row selected with `readColumns` in that order.
@@ -63,6 +66,8 @@ enum MessageRows {
         let attachments = s.text(25)
         if !attachments.isEmpty { m.attachments = (try? JSONDecoder().decode([FileAttachment].self, from: Data(attachments.utf8))) ?? [] }
         m.withheld = s.bool(26)
+        let webhook = s.text(27)
+        if !webhook.isEmpty { m.webhook = try? JSONDecoder().decode(WebhookAuthor.self, from: Data(webhook.utf8)) }
         return m
     }
 

@@ -322,6 +322,16 @@ enum Schema {
         """
         CREATE TABLE direct_privacy(user_id TEXT PRIMARY KEY) WITHOUT ROWID;
         """,
+        // 24: incoming webhooks (Webhooks.swift; their secrets' hashes), the
+        // author of a message one posted, and MANAGE_WEBHOOKS (1 << 21) for the
+        // admin role of servers made before it.
+        """
+        CREATE TABLE webhooks(id INTEGER PRIMARY KEY, server_id INTEGER NOT NULL, channel_id INTEGER NOT NULL, name TEXT NOT NULL,
+                              secret_hash TEXT NOT NULL, created_by TEXT NOT NULL, created_at INTEGER NOT NULL);
+        CREATE INDEX webhooks_by_server ON webhooks(server_id);
+        ALTER TABLE messages ADD COLUMN webhook TEXT NOT NULL DEFAULT '';
+        UPDATE roles SET allow = allow | 2097152 WHERE role_id = 1;
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {

@@ -15,6 +15,7 @@ public struct StoreSnapshot: Sendable {
     public var inviteCodes: [InviteCode] = []
     public var timeouts: [TimeoutRecord] = []
     public var pins: [PinRecord] = []
+    public var webhooks: [WebhookRecord] = []
     /// Channels with their `lastSeq` and `lastMessageTime` filled in.
     public var channels: [ChannelRecord] = []
     /// The highest id ever issued (messages, servers, channels), so ids never repeat.
@@ -123,6 +124,11 @@ public final class Store: Sendable {
         }
         s = try db.prepare("SELECT channel_id, message_uid, pinned_by, pinned_at FROM pins", persistent: false)
         while try s.step() { snap.pins.append(PinRecord(channelID: s.uint(0), messageUID: s.uint(1), pinnedBy: s.text(2), pinnedAt: s.uint(3))) }
+        s = try db.prepare("SELECT id, server_id, channel_id, name, secret_hash, created_by, created_at FROM webhooks", persistent: false)
+        while try s.step() {
+            snap.webhooks.append(WebhookRecord(id: s.uint(0), serverID: s.uint(1), channelID: s.uint(2), name: s.text(3), secretHash: s.text(4),
+                                               createdBy: s.text(5), createdAt: s.uint(6)))
+        }
         s = try db.prepare("SELECT server_id, user_id, until, actor FROM timeouts", persistent: false)
         while try s.step() { snap.timeouts.append(TimeoutRecord(serverID: s.uint(0), userID: s.text(1), until: s.uint(2), actor: s.text(3))) }
         s = try db.prepare("SELECT user_id, channel_id, read_seq, ack_time, activity FROM read_positions", persistent: false)

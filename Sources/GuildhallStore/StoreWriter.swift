@@ -84,6 +84,9 @@ public enum StoreWrite: Sendable, Codable, Equatable {
     case directBlock(blocker: UserID, blocked: UserID, blocks: Bool)
     /// Whether `user` accepts direct messages only from people they share a server with (DirectPrivacy.swift).
     case directPrivacy(UserID, serverMatesOnly: Bool)
+    /// A channel's incoming webhook made (Webhooks.swift), or deleted. A deleted channel or server takes its webhooks with it.
+    case webhookSaved(WebhookRecord)
+    case webhookDeleted(id: UInt64, serverID: ServerID)
 }
 
 /// One operation's writes, committed together or not at all.

@@ -28,6 +28,7 @@ final class WriterStatements {
     private let saveFile, deleteFile: Statement
     private let audit: AuditWrites
     private let saveProfile, savePushToken, removePushToken, saveBlock, removeBlock, savePrivacy, removePrivacy: Statement
+    private let saveWebhook, deleteWebhook, deleteServerWebhooks, deleteChannelWebhooks: Statement
 
     init(_ db: SQLiteConnection, indexer: SearchIndexer?) throws(StoreError) {
         begin = try db.prepare("BEGIN IMMEDIATE")
@@ -75,6 +76,10 @@ final class WriterStatements {
         removeBlock = try db.prepare("DELETE FROM direct_blocks WHERE blocker = ? AND blocked = ?")
         savePrivacy = try db.prepare("INSERT OR IGNORE INTO direct_privacy(user_id) VALUES(?)")
         removePrivacy = try db.prepare("DELETE FROM direct_privacy WHERE user_id = ?")
+        saveWebhook = try db.prepare("INSERT OR REPLACE INTO webhooks(id, server_id, channel_id, name, secret_hash, created_by, created_at) VALUES(?,?,?,?,?,?,?)")
+        deleteWebhook = try db.prepare("DELETE FROM webhooks WHERE id = ?")
+        deleteServerWebhooks = try db.prepare("DELETE FROM webhooks WHERE server_id = ?")
+        deleteChannelWebhooks = try db.prepare("DELETE FROM webhooks WHERE channel_id = ?")
         savePushToken = try db.prepare("INSERT OR REPLACE INTO push_tokens(user_id, device_id, platform, token, previews, updated_at) VALUES(?,?,?,?,?,?)")
         removePushToken = try db.prepare("DELETE FROM push_tokens WHERE user_id = ? AND device_id = ?")
         saveProfile = try db.prepare("INSERT OR REPLACE INTO profiles(user_id, display_name, avatar, updated_at) VALUES(?,?,?,?)")
@@ -233,6 +238,15 @@ final class WriterStatements {
             let s = (serverMatesOnly ? savePrivacy : removePrivacy).reset()
             s.bind(1, user)
             try s.run()
+        case .webhookSaved(let w):
+            let s = saveWebhook.reset()
+            s.bind(1, w.id); s.bind(2, w.serverID); s.bind(3, w.channelID); s.bind(4, w.name); s.bind(5, w.secretHash); s.bind(6, w.createdBy)
+            s.bind(7, w.createdAt)
+            try s.run()
+        case .webhookDeleted(let id, _):
+            let s = deleteWebhook.reset()
+            s.bind(1, id)
+            try s.run()
         case .pushRegistered(let r):
             let s = savePushToken.reset()
             s.bind(1, r.user); s.bind(2, r.device); s.bind(3, r.platform); s.bind(4, r.token); s.bind(5, r.previews); s.bind(6, r.updatedAt)
@@ -294,7 +308,7 @@ final class WriterStatements {
             try s.run()
         case .serverDeleted(let id):
             for s in [deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels, deleteServerBans, deleteServerRoles,
-                      deleteServerOverrides, deleteServerCodes, deleteServerTimeouts] {
+                      deleteServerOverrides, deleteServerCodes, deleteServerTimeouts, deleteServerWebhooks] {
                 s.reset().bind(1, id)
                 try s.run()
             }
@@ -324,7 +338,8 @@ final class WriterStatements {
             s.bind(7, Int64(c.guestVisibility.rawValue)); s.bind(8, UInt64(c.slowModeSeconds))
             try s.run()
         case .channelDeleted(let id):
-            for s in [deleteChannel, deleteChannelPositions, deleteChannelRequests, deleteChannelAdvances, deleteChannelOverrides, deleteChannelCodes, deleteChannelPins] {
+            for s in [deleteChannel, deleteChannelPositions, deleteChannelRequests, deleteChannelAdvances, deleteChannelOverrides, deleteChannelCodes, deleteChannelPins,
+                      deleteChannelWebhooks] {
                 s.reset().bind(1, id)
                 try s.run()
             }

@@ -261,6 +261,16 @@ struct CommandTable {
                 }
                 return l
             }),
+            ("webhook-create", spec(["channel", "name"], opts: ["reason"], text: true,
+                                    "make an incoming webhook for a channel (its secret and path are shown once)") { a in
+                try await c.createWebhook(in: a.id("channel"), name: a.string("name"), reason: a.optional("reason") ?? "")
+            }),
+            ("webhooks", spec(["channel"], "a channel's webhooks (without their secrets)") { a in
+                var l = GHWebhookList(); l.webhooks = try await c.webhooks(in: a.id("channel")); return l
+            }),
+            ("webhook-delete", spec(["channel", "webhook"], opts: ["reason"], "delete a channel's webhook") { a in
+                try await c.deleteWebhook(a.id("webhook"), in: a.id("channel"), reason: a.optional("reason") ?? ""); return nil
+            }),
             ("pin", spec(["channel", "uid"], "pin a message") { a in try await c.pin(a.id("uid"), in: a.id("channel")); return nil }),
             ("unpin", spec(["channel", "uid"], "unpin a message") { a in try await c.unpin(a.id("uid"), in: a.id("channel")); return nil }),
             ("pins", spec(["channel"], "a channel's pins, the last pinned first") { a in

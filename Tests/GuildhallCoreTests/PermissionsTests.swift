@@ -88,7 +88,7 @@ import Testing
     /// everyone's, 15 CREATE_INVITES to everyone's and admin's, 16 MODERATE_MEMBERS and 17 PIN_MESSAGES to admin's.
     @Test func theStartingRolesHaveTheBitsTheMigrationsWrote() {
         #expect(Permission.everyoneDefault.rawValue == 8241 | 16384 | 32768)
-        #expect(Permission.adminDefault.rawValue == 8134 | 32768 | 65536 | 262144 | 524288 | 1048576)
+        #expect(Permission.adminDefault.rawValue == 8134 | 32768 | 65536 | 262144 | 524288 | 1048576 | 2097152)
     }
 
     // MARK: The hierarchy, through the Directory

@@ -121,6 +121,26 @@ import Testing
         bob.close()
     }
 
+    @Test func theClientMakesListsAndDeletesWebhooksFromTheCommandLine() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (_, c) = try await guild(server, owner: alice, members: [])
+        let token = server.token("alice", device: "cli")
+        let made = try await waitForJSON(server: server, token: token, lines: [#"{"cmd":"webhook-create","channel":"\#(c.channelID)","name":"CI"}"#])
+        let hook = try #require(made.first { $0["cmd"] as? String == "webhook-create" }?["result"] as? [String: Any], "\(made)")
+        let id = try #require(hook["webhookId"] as? String)
+        #expect((hook["path"] as? String)?.hasPrefix("/webhooks/\(c.channelID)/\(id)/") == true)
+        let lines = try await waitForJSON(server: server, token: token, lines: [
+            #"{"cmd":"webhooks","channel":"\#(c.channelID)"}"#,
+            #"{"cmd":"webhook-delete","channel":"\#(c.channelID)","webhook":"\#(id)","reason":"done"}"#,
+        ])
+        #expect(lines.filter { $0["ok"] as? Bool == true }.count == 2, "\(lines)")
+        let listed = (lines.first { $0["cmd"] as? String == "webhooks" }?["result"] as? [String: Any])?["webhooks"] as? [[String: Any]]
+        #expect(listed?.map { $0["webhookId"] as? String } == [id] && listed?.first?["secret"] == nil)
+        #expect(try await alice.webhooks(in: c.channelID).isEmpty)
+    }
+
     @Test func theClientMakesChangesAndWritesToAGroupFromTheCommandLine() async throws {
         let server = try TestServer()
         defer { server.stop() }

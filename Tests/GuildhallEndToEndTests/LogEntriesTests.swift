@@ -118,6 +118,15 @@ import Testing
             }()),
             .group(GroupRow(id: 54 << 22, name: "trio ✓", owner: "bob", membersMayAdd: true, members: ["ann", "bob", "eve"], createdAt: 55)),
             .directPrivacy("bob", serverMatesOnly: true),
+            .webhookSaved(WebhookRecord(id: 56 << 22, serverID: 11, channelID: 12, name: "CI ✓", secretHash: String(repeating: "ab", count: 32),
+                                        createdBy: "alice", createdAt: 57)),
+            .webhookDeleted(id: 56 << 22, serverID: 11),
+            .message({
+                var m = MessageRecord(uid: 58 << 22, serverID: 11, channelID: 12, seq: 10, sender: "webhook:\(56 << 22)", sentTime: 59,
+                                      content: .text("build passed"), mentions: [], mentionAll: false, needReceipt: false, clientID: "")
+                m.webhook = WebhookAuthor(webhookID: 56 << 22, name: "CI bot", avatar: "https://example.com/ci.png")
+                return m
+            }()),
         ]
     }
 
@@ -156,9 +165,11 @@ import Testing
             case .directBlock: kinds.insert("directBlock")
             case .group: kinds.insert("group")
             case .directPrivacy: kinds.insert("directPrivacy")
+            case .webhookSaved: kinds.insert("webhookSaved")
+            case .webhookDeleted: kinds.insert("webhookDeleted")
             }
         }
-        #expect(kinds.count == 31, "every kind is in the sample")
+        #expect(kinds.count == 33, "every kind is in the sample")
         let entry = LogEntry(node: 3, epoch: false, writes: Self.everyKind)
         let back = try LogEntries.decode(try LogEntries.encode(entry))
         #expect(back == entry)

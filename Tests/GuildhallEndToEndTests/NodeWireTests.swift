@@ -127,6 +127,9 @@ import Testing
             .mail(1, [.directChecked(token: 42, [DirectVerdict(user: "bob", home: true, serverMatesOnly: true, sharesAServer: false),
                                                   DirectVerdict(user: "carol", home: false, serverMatesOnly: false, sharesAServer: true)])]),
             .mail(1, [.directPrivacyChanged("bob")]),
+            .fromGateway(1, [.webhookPost(WebhookDelivery(channelID: 12, webhookID: 43, secret: "s3cret",
+                                                          post: WebhookPost(content: "build passed", username: "CI ✓", avatar: nil), token: 44))]),
+            .fromHome(1, [.webhookAnswered(token: 44, status: 200, body: #"{"seq":1}"#)]),
         ]
     }
 

@@ -28,7 +28,7 @@ import Testing
         // As a database written before search existed: no index, one migration fewer.
         do {
             let db = try SQLiteConnection(path: folder + "/guildhall.db")
-            try db.execute("DROP TABLE direct_privacy; DROP TABLE group_members; ALTER TABLE conversations DROP COLUMN name; ALTER TABLE conversations DROP COLUMN owner; ALTER TABLE conversations DROP COLUMN kind; DROP TABLE direct_blocks; ALTER TABLE messages DROP COLUMN withheld; DROP TABLE push_tokens; DROP TABLE profiles; ALTER TABLE members DROP COLUMN nickname; ALTER TABLE members DROP COLUMN display_name; ALTER TABLE members DROP COLUMN avatar; DROP TABLE audit_log; DROP TABLE pins; DROP TABLE timeouts; DROP TABLE invite_codes; ALTER TABLE bans DROP COLUMN expires_at; "
+            try db.execute("DROP TABLE webhooks; ALTER TABLE messages DROP COLUMN webhook; DROP TABLE direct_privacy; DROP TABLE group_members; ALTER TABLE conversations DROP COLUMN name; ALTER TABLE conversations DROP COLUMN owner; ALTER TABLE conversations DROP COLUMN kind; DROP TABLE direct_blocks; ALTER TABLE messages DROP COLUMN withheld; DROP TABLE push_tokens; DROP TABLE profiles; ALTER TABLE members DROP COLUMN nickname; ALTER TABLE members DROP COLUMN display_name; ALTER TABLE members DROP COLUMN avatar; DROP TABLE audit_log; DROP TABLE pins; DROP TABLE timeouts; DROP TABLE invite_codes; ALTER TABLE bans DROP COLUMN expires_at; "
                            + "ALTER TABLE channels DROP COLUMN slow_mode; DROP TABLE presence; DROP TABLE search_queue; DROP TABLE search_state; DROP TABLE files; ALTER TABLE servers DROP COLUMN discoverable; "
                            + "ALTER TABLE messages DROP COLUMN attachments; PRAGMA user_version = 9")
         }

@@ -61,6 +61,7 @@ extension GHLogMessage {
         if m.changes != MessageChanges() { changes = GHLogChanges(m.changes) }
         attachments = m.attachments.map(GHLogAttachment.init)
         withheld = m.withheld
+        if let w = m.webhook { webhook = .with { $0.webhookID = w.webhookID; $0.name = w.name; $0.avatar = w.avatar } }
     }
 
     func record() throws -> MessageRecord {
@@ -76,6 +77,7 @@ extension GHLogMessage {
         if hasChanges { m.changes = try changes.value() }
         m.attachments = attachments.map(\.value)
         m.withheld = withheld
+        if hasWebhook { m.webhook = WebhookAuthor(webhookID: webhook.webhookID, name: webhook.name, avatar: webhook.avatar) }
         return m
     }
 }

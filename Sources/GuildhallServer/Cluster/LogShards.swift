@@ -64,6 +64,8 @@ extension Home {
         case .audited(let e): return guild(e.serverID)
         case .conversation(_, let users, _): return users.min().map(user)
         case .group(let g): return guild(g.id)
+        case .webhookSaved(let w): return guild(w.serverID)
+        case .webhookDeleted(_, let server): return guild(server)
         case .directSide(let id, _), .directRead(let id, _, _, _): return conversation(id)
         case .directBlock(let blocker, let blocked, _): return ShardPlan.shard(conversationOf: blocker, blocked, shards: count)
         case .fileCreated(let f): return f.serverID != 0 ? guild(f.serverID) : conversation(f.channelID)

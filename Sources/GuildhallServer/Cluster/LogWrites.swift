@@ -87,6 +87,12 @@ extension GHLogWrite {
         case .pushUnregistered(let user, let device): pushUnregistered = .with { $0.user = user; $0.device = device }
         case .directBlock(let blocker, let blocked, let blocks): directBlock = .with { $0.blocker = blocker; $0.blocked = blocked; $0.blocks = blocks }
         case .directPrivacy(let user, let only): directPrivacy = .with { $0.user = user; $0.serverMatesOnly = only }
+        case .webhookSaved(let w):
+            webhookSaved = .with {
+                $0.id = w.id; $0.serverID = w.serverID; $0.channelID = w.channelID; $0.name = w.name; $0.secretHash = w.secretHash
+                $0.createdBy = w.createdBy; $0.createdAt = w.createdAt
+            }
+        case .webhookDeleted(let id, let server): webhookDeleted = .with { $0.id = id; $0.serverID = server }
         case .profile(let p): profile = .with { $0.user = p.user; $0.displayName = p.displayName; $0.avatar = p.avatar; $0.updatedAt = p.updatedAt }
         }
     }
@@ -144,6 +150,10 @@ extension GHLogWrite {
         case .pushUnregistered(let u): return .pushUnregistered(u.user, u.device)
         case .directBlock(let b): return .directBlock(blocker: b.blocker, blocked: b.blocked, blocks: b.blocks)
         case .directPrivacy(let p): return .directPrivacy(p.user, serverMatesOnly: p.serverMatesOnly)
+        case .webhookSaved(let w):
+            return .webhookSaved(WebhookRecord(id: w.id, serverID: w.serverID, channelID: w.channelID, name: w.name, secretHash: w.secretHash,
+                                               createdBy: w.createdBy, createdAt: w.createdAt))
+        case .webhookDeleted(let d): return .webhookDeleted(id: d.id, serverID: d.serverID)
         case .profile(let p): return .profile(UserProfile(user: p.user, displayName: p.displayName, avatar: p.avatar, updatedAt: p.updatedAt))
         case .audited(let e):
             guard let action = AuditAction(rawValue: e.action) else { throw LogFormatError("audit action \(e.action) is unknown") }

@@ -83,6 +83,12 @@ extension GHNodeHomeCommand {
         case .behind(let key, let behind): self.behind = .with { $0.key = key; $0.behind = behind }
         case .replay(let channel, let after, let before): replay = .with { $0.channelID = channel; $0.after = after; $0.before = before }
         case .outbound(let queued, let applied): outbound = .with { $0.queued = Int64(queued); $0.applied = Int64(applied) }
+        case .webhookPost(let d):
+            webhookPost = .with {
+                $0.channelID = d.channelID; $0.webhookID = d.webhookID; $0.secret = d.secret; $0.content = d.post.content; $0.token = d.token
+                if let name = d.post.username { $0.username = name }
+                if let avatar = d.post.avatar { $0.avatar = avatar }
+            }
         }
     }
 
@@ -108,6 +114,9 @@ extension GHNodeHomeCommand {
         case .behind(let b): return .behind(b.key, b.behind)
         case .replay(let r): return .replay(r.channelID, after: r.after, before: r.before)
         case .outbound(let o): return .outbound(queued: Int(o.queued), applied: Int(o.applied))
+        case .webhookPost(let w):
+            let post = WebhookPost(content: w.content, username: w.hasUsername ? w.username : nil, avatar: w.hasAvatar ? w.avatar : nil)
+            return .webhookPost(WebhookDelivery(channelID: w.channelID, webhookID: w.webhookID, secret: w.secret, post: post, token: w.token))
         case nil: throw NodeWireError("a home command holds nothing")
         }
     }

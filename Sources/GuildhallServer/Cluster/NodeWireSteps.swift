@@ -37,6 +37,7 @@ extension GHNodeGatewayStep {
         case .interest(let update): interest = GHNodeInterest(update)
         case .channelEvent(let e): channelEvent = GHNodeChannelEvent(e)
         case .replayed(let channel, let upTo): replayed = .with { $0.channelID = channel; $0.upTo = upTo }
+        case .webhookAnswered(let token, let status, let body): webhookAnswered = .with { $0.token = token; $0.status = Int32(status); $0.body = body }
         }
     }
 
@@ -55,6 +56,7 @@ extension GHNodeGatewayStep {
         case .interest(let i): return .interest(try i.value())
         case .channelEvent(let e): return .channelEvent(try e.value())
         case .replayed(let r): return .replayed(r.channelID, upTo: r.upTo)
+        case .webhookAnswered(let w): return .webhookAnswered(token: w.token, status: Int(w.status), body: w.body)
         case nil: throw NodeWireError("a gateway step holds nothing")
         }
     }

@@ -62,6 +62,7 @@ extension Home {
         pushNotices.load(snapshot.pushRegistrations)
         memberLists.prepare(snapshot.servers.map(\.id))
         pinboard.load(snapshot.pins)
+        webhooks.load(snapshot.webhooks)
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
         // At start the node gave every gateway the placements; later, the gateways hear of the channels taken on.
         guard gateway != nil else { return }
@@ -86,6 +87,7 @@ extension Home {
         let count = settings.shards
         pushNotices.forget { shards.contains(ShardPlan.shard(user: $0, shards: count)) }
         directPrivacy.forget { shards.contains(ShardPlan.shard(user: $0, shards: count)) }
+        webhooks.forget { shards.contains(ShardPlan.shard(guild: $0.serverID, shards: count)) }
         userHome.directs.forgetBlocks { shards.contains(ShardPlan.shard(conversationOf: $0, $1, shards: count)) }
         let servers = Set(directory.allServerIDs.filter { shards.contains(ShardPlan.shard(guild: $0, shards: settings.shards)) })
         let channels = Set(servers.flatMap { directory.channelIDs(of: $0) })

@@ -139,6 +139,7 @@ extension StoreSnapshot {
         out.readPositions = readPositions.filter { kept.contains($0.1) }
         out.receivedSeqs = receivedSeqs.filter { kept.contains($0.1) }
         out.pins = pins.filter { kept.contains($0.channelID) }
+        out.webhooks = webhooks.filter { shards.contains(ShardPlan.shard(guild: $0.serverID, shards: count)) }
         out.recentMentions = recentMentions.filter { kept.contains($0.1) }
         out.receiptRequests = receiptRequests.filter { kept.contains($0.0) }
         out.receiptAdvances = receiptAdvances.filter { kept.contains($0.0) }

@@ -40,6 +40,7 @@ extension StoreSnapshot {
         for p in readPositions { if let h = channelHome[p.1] { shares[h].readPositions.append(p) } }
         for r in receivedSeqs { if let h = channelHome[r.1] { shares[h].receivedSeqs.append(r) } }
         for p in pins { if let h = channelHome[p.channelID] { shares[h].pins.append(p) } }
+        for w in webhooks { shares[map.home(guild: w.serverID)].webhooks.append(w) }
         for m in recentMentions { if let h = channelHome[m.1] { shares[h].recentMentions.append(m) } }
         for r in receiptRequests { if let h = channelHome[r.0] { shares[h].receiptRequests.append(r) } }
         for a in receiptAdvances { if let h = channelHome[a.0] { shares[h].receiptAdvances.append(a) } }

@@ -55,6 +55,8 @@ protocol GatewayHome: AnyObject {
     /// The gateway (at place `toGateway`) missed messages of `channel` after
     /// seq `after` and before `before`: send them again, then say so.
     func replay(_ channel: ChannelID, after: UInt64, before: UInt64, toGateway: Int)
+    /// A post to one of this home's channels' webhooks; the answer goes to the gateway at `fromGateway`.
+    func webhookPost(_ d: WebhookDelivery, fromGateway: Int)
     /// The gateway's loop turn ends, before its sessions are flushed.
     func turnEnding()
     /// The gateway flushed its sessions.
@@ -154,8 +156,19 @@ final class Gateway {
         webSocketDoor = WebSocketDoor(loop: loop, certificates: limits.node.certificates, trustedProxies: { [unowned self] in self.limits.proxies },
                                       settings: { [unowned self] in self.settings }, files: limits.node.files, metrics: limits.node.metrics, wallClock: clock,
                                       upgraded: { [unowned self] c, encoding, client in _ = self.accepted(c, webSocket: encoding, client: client) },
-                                      closing: { [unowned self] c in self.linger(c) })
+                                      closing: { [unowned self] c in self.linger(c) },
+                                      deliverWebhook: { [unowned self] d in self.deliverWebhook(d) })
     }
+
+    /// Hands a webhook post to its channel's home; 404 for a channel no home announced, 503 while none serves it.
+    private func deliverWebhook(_ d: WebhookDelivery) -> Int? {
+        guard let h = routes.alone ? 0 : routes.placeIfKnown(ofChannel: d.channelID) else { return routes.cluster.clustered ? 503 : 404 }
+        routes.home(h).webhookPost(d, fromGateway: index)
+        return nil
+    }
+
+    /// A webhook post's answer came back from its channel's home.
+    func webhookAnswered(token: UInt64, status: Int, body: String) { webSocketDoor.webhooks.answered(token: token, status: status, body: body) }
 
     /// Starts accepting connections on `settings.listen` (on `port` instead
     /// of its port when given); `sharing`: beside other loops' listeners on

@@ -53,6 +53,7 @@ final class Home {
     /// Devices' push tokens and the notices owed to users with no session online (PushNotices.swift).
     private(set) var pushNotices: PushNotices!
     private(set) var directPrivacy: DirectPrivacy!
+    private(set) var webhooks: Webhooks!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
@@ -104,6 +105,7 @@ final class Home {
         profiles = Profiles(home: self)
         pushNotices = PushNotices(home: self)
         directPrivacy = DirectPrivacy(home: self)
+        webhooks = Webhooks(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)

@@ -424,6 +424,8 @@ final class Reception: HomePart, GatewayHome {
         }
     }
 
+    func webhookPost(_ d: WebhookDelivery, fromGateway place: Int) { home.webhooks.post(d, door: place) }
+
     func replay(_ channel: ChannelID, after: UInt64, before: UInt64, toGateway place: Int) {
         home.replay(channel, after: after, before: before, to: place)
     }
@@ -450,6 +452,7 @@ final class Reception: HomePart, GatewayHome {
             case .resumed(let key): sessionResumed(key)
             case .behind(let key, let behind): sessionBehind(key, behind)
             case .replay(let channel, let after, let before): home.replay(channel, after: after, before: before, to: gatewayIndex)
+            case .webhookPost(let d): home.webhooks.post(d, door: gatewayIndex)
             case .outbound(let queued, let applied): home.links.reported(queued: queued, applied: applied, from: gatewayIndex)
             }
         }

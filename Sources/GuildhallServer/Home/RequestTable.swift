@@ -245,6 +245,13 @@ extension GHRequest.OneOf_Body {
         // Whom one accepts direct messages from (Home/Direct/DirectPrivacy): kept at the user's home.
         case .setDmPrivacy(let r): RequestRule(.user, .change) { $0.directPrivacy.set(r, id: $1, from: $2) }
         case .getDmPrivacy: RequestRule(.user, .query) { $0.directPrivacy.get(id: $1, from: $2) }
+        // Incoming webhooks (Home/Directory/Webhooks): at the channel's guild's home; their posts come through the web listener.
+        case .createWebhook(let r):
+            RequestRule(.channel(r.channelID), .change, needs: .manageWebhooks, at: .channel(r.channelID)) { $0.webhooks.create(r, id: $1, from: $2) }
+        case .listWebhooks(let r):
+            RequestRule(.channel(r.channelID), .query, needs: .manageWebhooks, at: .channel(r.channelID)) { $0.webhooks.list(r, id: $1, from: $2) }
+        case .deleteWebhook(let r):
+            RequestRule(.channel(r.channelID), .change, needs: .manageWebhooks, at: .channel(r.channelID)) { $0.webhooks.delete(r, id: $1, from: $2) }
 
         // Invite links (Home/Directory/InviteLinks): a request naming only a code is asked of every home; the one holding it answers.
         case .createInviteCode(let r):

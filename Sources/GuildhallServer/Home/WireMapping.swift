@@ -105,6 +105,11 @@ extension GHChannelMessage {
             replyTo.excerpt = reply.excerpt
         }
         threadRoot = r.threadRoot
+        if let w = r.webhook {
+            webhook.webhookID = w.webhookID
+            webhook.name = w.name
+            webhook.avatar = w.avatar
+        }
         let c = r.changes
         threadReplyCount = c.threadReplies
         threadLastReplyTime = c.threadLastReply

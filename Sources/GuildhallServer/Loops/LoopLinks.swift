@@ -89,6 +89,15 @@ final class LoopLinks {
         if loop == index { local.gapFilled(channel, upTo: upTo) } else { outbox(loop)?.replayed(channel, upTo: upTo) }
     }
 
+    /// A webhook post's answer, for the door of the gateway at `loop`.
+    func webhookAnswered(token: UInt64, status: Int, body: String, to loop: Int, local: Gateway) {
+        if loop == index {
+            local.webhookAnswered(token: token, status: status, body: body)
+        } else {
+            outbox(loop)?.webhookAnswered(token: token, status: status, body: body)
+        }
+    }
+
     /// Posts `message` to every loop (this one too), after what this turn has for them.
     func broadcast(_ message: LoopMessage) {
         postTurn()

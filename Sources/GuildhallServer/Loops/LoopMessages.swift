@@ -67,6 +67,8 @@ enum GatewayStep: Sendable {
     case channelEvent(ChannelEvent)
     /// The home sent again every message of the channel up to the seq that the gateway asked for.
     case replayed(ChannelID, upTo: UInt64)
+    /// A webhook post's answer (Webhooks.swift), for the web listener's connection waiting on `token`.
+    case webhookAnswered(token: UInt64, status: Int, body: String)
 }
 
 /// A `GatewayHome` call from a gateway on another loop, as a value.
@@ -90,6 +92,17 @@ enum HomeCommand: Sendable {
     /// For publisher pauses: bytes queued on the gateway's sessions and not
     /// yet taken by the kernel, and the bytes of events it has applied so far.
     case outbound(queued: Int, applied: Int)
+    /// A post to a webhook's URL, for its channel's home (WebhookDoor.swift).
+    case webhookPost(WebhookDelivery)
+}
+
+/// A post to a webhook's URL as its door read it; the answer goes back to the door with `token`.
+struct WebhookDelivery: Sendable, Equatable {
+    let channelID: ChannelID
+    let webhookID: UInt64
+    let secret: String
+    let post: WebhookPost
+    let token: UInt64
 }
 
 /// A connection moving to the gateway that holds the session it resumes:

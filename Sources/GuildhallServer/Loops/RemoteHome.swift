@@ -55,6 +55,8 @@ final class RemoteHome: GatewayHome {
     func sessionDetached(_ key: UInt64, since: UInt64) { commands.append(.detached(key, since: since)) }
     func sessionResumed(_ key: UInt64) { commands.append(.resumed(key)) }
     func sessionBehind(_ key: UInt64, _ behind: Bool) { commands.append(.behind(key, behind)) }
+    func webhookPost(_ d: WebhookDelivery, fromGateway _: Int) { commands.append(.webhookPost(d)) }
+
     func replay(_ channel: ChannelID, after: UInt64, before: UInt64, toGateway _: Int) {
         commands.append(.replay(channel, after: after, before: before))
     }

@@ -69,6 +69,11 @@ final class GatewayOutbox {
         steps.append(.replayed(channel, upTo: upTo))
     }
 
+    func webhookAnswered(token: UInt64, status: Int, body: String) {
+        closeRun()
+        steps.append(.webhookAnswered(token: token, status: status, body: body))
+    }
+
     private func closeRun() {
         guard let payload = runPayload else { return }
         steps.append(.event(payload, runRecipients))
@@ -142,6 +147,8 @@ extension Gateway {
                 appliedBytes[home, default: 0] &+= (e.payload.count + Self.eventOverhead) * audience
             case .replayed(let channel, let upTo):
                 gapFilled(channel, upTo: upTo)
+            case .webhookAnswered(let token, let status, let body):
+                webhookAnswered(token: token, status: status, body: body)
             }
         }
     }

@@ -334,6 +334,9 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// Set other members' nicknames (`set_nickname`). Default: admin.
   case manageNicknames // = 1048576
+
+  /// Make, list and delete a channel's incoming webhooks. Default: admin.
+  case manageWebhooks // = 2097152
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -364,6 +367,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 262144: self = .pinMessages
     case 524288: self = .viewAuditLog
     case 1048576: self = .manageNicknames
+    case 2097152: self = .manageWebhooks
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -392,6 +396,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .pinMessages: return 262144
     case .viewAuditLog: return 524288
     case .manageNicknames: return 1048576
+    case .manageWebhooks: return 2097152
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -420,6 +425,7 @@ public nonisolated enum GHPermission: SwiftProtobuf.Enum, Swift.CaseIterable {
     .pinMessages,
     .viewAuditLog,
     .manageNicknames,
+    .manageWebhooks,
   ]
 
 }
@@ -744,6 +750,10 @@ public nonisolated enum GHAuditAction: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// Another member's nickname. `changes`: nickname.
   case auditMemberNicknameChanged // = 22
+
+  /// `target`: the webhook's id. `changes`: name.
+  case auditWebhookCreated // = 23
+  case auditWebhookDeleted // = 24
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -775,6 +785,8 @@ public nonisolated enum GHAuditAction: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 20: self = .auditInviteCreated
     case 21: self = .auditInviteRevoked
     case 22: self = .auditMemberNicknameChanged
+    case 23: self = .auditWebhookCreated
+    case 24: self = .auditWebhookDeleted
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -804,6 +816,8 @@ public nonisolated enum GHAuditAction: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .auditInviteCreated: return 20
     case .auditInviteRevoked: return 21
     case .auditMemberNicknameChanged: return 22
+    case .auditWebhookCreated: return 23
+    case .auditWebhookDeleted: return 24
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -833,6 +847,8 @@ public nonisolated enum GHAuditAction: SwiftProtobuf.Enum, Swift.CaseIterable {
     .auditInviteCreated,
     .auditInviteRevoked,
     .auditMemberNicknameChanged,
+    .auditWebhookCreated,
+    .auditWebhookDeleted,
   ]
 
 }
@@ -2430,6 +2446,39 @@ public nonisolated struct GHRequest: Sendable {
     set {body = .getDmPrivacy(newValue)}
   }
 
+  /// Incoming webhooks: a channel's secret URLs on the web listener
+  /// (`POST /webhooks/CHANNEL/WEBHOOK/SECRET` with JSON `{content, username?, avatar?}`)
+  /// that post messages into it, with the limits, rate and fan-out of any message.
+  /// Make one (MANAGE_WEBHOOKS in the channel; audited). Answer: `Webhook`,
+  /// the only answer that carries its secret and URL path.
+  /// Errors: 400 a bad name; 403 without the bit; 404 no such channel; 414 past 10 webhooks in the channel.
+  public var createWebhook: GHCreateWebhook {
+    get {
+      if case .createWebhook(let v)? = body {return v}
+      return GHCreateWebhook()
+    }
+    set {body = .createWebhook(newValue)}
+  }
+
+  /// A channel's webhooks, oldest first, without their secrets (MANAGE_WEBHOOKS). Answer: `WebhookList`.
+  public var listWebhooks: GHListWebhooks {
+    get {
+      if case .listWebhooks(let v)? = body {return v}
+      return GHListWebhooks()
+    }
+    set {body = .listWebhooks(newValue)}
+  }
+
+  /// Delete one (MANAGE_WEBHOOKS; audited): its URL answers 404 from then on. Answer: `Ok`.
+  /// Errors: 404 no such webhook in the channel.
+  public var deleteWebhook: GHDeleteWebhook {
+    get {
+      if case .deleteWebhook(let v)? = body {return v}
+      return GHDeleteWebhook()
+    }
+    set {body = .deleteWebhook(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Each kind's comment ends with the errors of its own. Besides those, any
@@ -2818,6 +2867,18 @@ public nonisolated struct GHRequest: Sendable {
     case setDmPrivacy(GHSetDirectMessagePrivacy)
     /// Whom you accept direct messages from. Answer: `DirectMessagePrivacy`.
     case getDmPrivacy(GHGetDirectMessagePrivacy)
+    /// Incoming webhooks: a channel's secret URLs on the web listener
+    /// (`POST /webhooks/CHANNEL/WEBHOOK/SECRET` with JSON `{content, username?, avatar?}`)
+    /// that post messages into it, with the limits, rate and fan-out of any message.
+    /// Make one (MANAGE_WEBHOOKS in the channel; audited). Answer: `Webhook`,
+    /// the only answer that carries its secret and URL path.
+    /// Errors: 400 a bad name; 403 without the bit; 404 no such channel; 414 past 10 webhooks in the channel.
+    case createWebhook(GHCreateWebhook)
+    /// A channel's webhooks, oldest first, without their secrets (MANAGE_WEBHOOKS). Answer: `WebhookList`.
+    case listWebhooks(GHListWebhooks)
+    /// Delete one (MANAGE_WEBHOOKS; audited): its URL answers 404 from then on. Answer: `Ok`.
+    /// Errors: 404 no such webhook in the channel.
+    case deleteWebhook(GHDeleteWebhook)
 
   }
 
@@ -5008,6 +5069,22 @@ public nonisolated struct GHResponse: Sendable {
     set {result = .dmPrivacy(newValue)}
   }
 
+  public var webhook: GHWebhook {
+    get {
+      if case .webhook(let v)? = result {return v}
+      return GHWebhook()
+    }
+    set {result = .webhook(newValue)}
+  }
+
+  public var webhooks: GHWebhookList {
+    get {
+      if case .webhooks(let v)? = result {return v}
+      return GHWebhookList()
+    }
+    set {result = .webhooks(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -5080,6 +5157,8 @@ public nonisolated struct GHResponse: Sendable {
     case users(GHUserList)
     case userIds(GHUserIDs)
     case dmPrivacy(GHDirectMessagePrivacy)
+    case webhook(GHWebhook)
+    case webhooks(GHWebhookList)
 
   }
 
@@ -5670,6 +5749,111 @@ public nonisolated struct GHDirectMessagePrivacy: Sendable {
   // methods supported on all messages.
 
   public var serverMatesOnly: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHCreateWebhook: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  /// 1 to 100 characters: what its messages show as when a post names no username.
+  public var name: String = String()
+
+  /// Why, for the audit log (at most 512 characters).
+  public var reason: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHListWebhooks: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHDeleteWebhook: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var webhookID: UInt64 = 0
+
+  public var reason: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHWebhook: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var webhookID: UInt64 = 0
+
+  public var serverID: UInt64 = 0
+
+  public var channelID: UInt64 = 0
+
+  public var name: String = String()
+
+  public var createdBy: String = String()
+
+  public var createdAt: UInt64 = 0
+
+  /// Only when made: its secret, and the path to POST to on the web listener
+  /// (`/webhooks/CHANNEL/WEBHOOK/SECRET`). Neither is shown again.
+  public var secret: String = String()
+
+  public var path: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHWebhookList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var webhooks: [GHWebhook] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Who a message posted through a webhook shows as.
+public nonisolated struct GHWebhookAuthor: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var webhookID: UInt64 = 0
+
+  /// The post's username, else the webhook's name.
+  public var name: String = String()
+
+  /// The post's avatar (a URL), if any.
+  public var avatar: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -6775,6 +6959,17 @@ public nonisolated struct GHChannelMessage: @unchecked Sendable {
     set {_uniqueStorage()._attachments = newValue}
   }
 
+  /// Posted through an incoming webhook: who it shows as (`sender_id` is then
+  /// "webhook:" and the webhook's id; this field, not the id, says a webhook posted it).
+  public var webhook: GHWebhookAuthor {
+    get {_storage._webhook ?? GHWebhookAuthor()}
+    set {_uniqueStorage()._webhook = newValue}
+  }
+  /// Returns true if `webhook` has been explicitly set.
+  public var hasWebhook: Bool {_storage._webhook != nil}
+  /// Clears the value of `webhook`. Subsequent reads from it will return its default value.
+  public mutating func clearWebhook() {_uniqueStorage()._webhook = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -7575,7 +7770,7 @@ nonisolated extension GHCloseReason: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHPermission: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ALLOW_NOTHING\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0\u{2}@@\u{8}MODERATE_MEMBERS\0\u{2}@@\u{10}BYPASS_SLOWMODE\0\u{2}@@ PIN_MESSAGES\0\u{2}@@@\u{1}VIEW_AUDIT_LOG\0\u{2}@@@\u{2}MANAGE_NICKNAMES\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ALLOW_NOTHING\0\u{1}VIEW_CHANNEL\0\u{1}MANAGE_SERVER\0\u{2}\u{2}MANAGE_CHANNELS\0\u{2}\u{4}MANAGE_ROLES\0\u{2}\u{8}SEND_MESSAGES\0\u{2}\u{10}MENTION\0\u{2} MENTION_EVERYONE\0\u{2}@\u{1}RECALL_OTHERS\0\u{2}@\u{2}DELETE_OTHERS\0\u{2}@\u{4}INVITE\0\u{2}@\u{8}KICK\0\u{2}@\u{10}BAN\0\u{2}@ MANAGE_GUESTS\0\u{2}@@\u{1}REQUEST_RECEIPTS\0\u{2}@@\u{2}ATTACH_FILES\0\u{2}@@\u{4}CREATE_INVITES\0\u{2}@@\u{8}MODERATE_MEMBERS\0\u{2}@@\u{10}BYPASS_SLOWMODE\0\u{2}@@ PIN_MESSAGES\0\u{2}@@@\u{1}VIEW_AUDIT_LOG\0\u{2}@@@\u{2}MANAGE_NICKNAMES\0\u{2}@@@\u{4}MANAGE_WEBHOOKS\0")
 }
 
 nonisolated extension GHGuestVisibility: SwiftProtobuf._ProtoNameProviding {
@@ -7599,7 +7794,7 @@ nonisolated extension GHTargetStatus: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension GHAuditAction: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0AUDIT_ANY\0\u{1}AUDIT_SERVER_UPDATED\0\u{1}AUDIT_OWNERSHIP_TRANSFERRED\0\u{1}AUDIT_CHANNEL_CREATED\0\u{1}AUDIT_CHANNEL_UPDATED\0\u{1}AUDIT_CHANNEL_DELETED\0\u{1}AUDIT_MEMBER_INVITED\0\u{1}AUDIT_MEMBER_KICKED\0\u{1}AUDIT_MEMBER_BANNED\0\u{1}AUDIT_MEMBER_UNBANNED\0\u{1}AUDIT_MEMBER_TIMED_OUT\0\u{1}AUDIT_MEMBER_ROLES_CHANGED\0\u{1}AUDIT_ROLE_CREATED\0\u{1}AUDIT_ROLE_UPDATED\0\u{1}AUDIT_ROLE_DELETED\0\u{1}AUDIT_OVERRIDE_CHANGED\0\u{1}AUDIT_MESSAGE_RECALLED\0\u{1}AUDIT_MESSAGE_DELETED\0\u{1}AUDIT_MESSAGE_PINNED\0\u{1}AUDIT_MESSAGE_UNPINNED\0\u{1}AUDIT_INVITE_CREATED\0\u{1}AUDIT_INVITE_REVOKED\0\u{1}AUDIT_MEMBER_NICKNAME_CHANGED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0AUDIT_ANY\0\u{1}AUDIT_SERVER_UPDATED\0\u{1}AUDIT_OWNERSHIP_TRANSFERRED\0\u{1}AUDIT_CHANNEL_CREATED\0\u{1}AUDIT_CHANNEL_UPDATED\0\u{1}AUDIT_CHANNEL_DELETED\0\u{1}AUDIT_MEMBER_INVITED\0\u{1}AUDIT_MEMBER_KICKED\0\u{1}AUDIT_MEMBER_BANNED\0\u{1}AUDIT_MEMBER_UNBANNED\0\u{1}AUDIT_MEMBER_TIMED_OUT\0\u{1}AUDIT_MEMBER_ROLES_CHANGED\0\u{1}AUDIT_ROLE_CREATED\0\u{1}AUDIT_ROLE_UPDATED\0\u{1}AUDIT_ROLE_DELETED\0\u{1}AUDIT_OVERRIDE_CHANGED\0\u{1}AUDIT_MESSAGE_RECALLED\0\u{1}AUDIT_MESSAGE_DELETED\0\u{1}AUDIT_MESSAGE_PINNED\0\u{1}AUDIT_MESSAGE_UNPINNED\0\u{1}AUDIT_INVITE_CREATED\0\u{1}AUDIT_INVITE_REVOKED\0\u{1}AUDIT_MEMBER_NICKNAME_CHANGED\0\u{1}AUDIT_WEBHOOK_CREATED\0\u{1}AUDIT_WEBHOOK_DELETED\0")
 }
 
 nonisolated extension GHPresenceStatus: SwiftProtobuf._ProtoNameProviding {
@@ -7756,7 +7951,7 @@ nonisolated extension GHError: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0\u{3}pin_message\0\u{3}unpin_message\0\u{3}list_pins\0\u{3}get_audit_log\0\u{3}set_profile\0\u{3}get_users\0\u{3}set_nickname\0\u{3}register_push_token\0\u{3}unregister_push_token\0\u{3}block_user\0\u{3}unblock_user\0\u{3}list_blocked_users\0\u{3}create_group\0\u{3}update_group\0\u{3}add_group_members\0\u{3}remove_group_member\0\u{3}leave_group\0\u{3}set_dm_privacy\0\u{3}get_dm_privacy\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{2}\u{9}login\0\u{1}heartbeat\0\u{1}resume\0\u{1}ack\0\u{1}logout\0\u{4}\u{6}create_server\0\u{3}update_server\0\u{3}delete_server\0\u{3}get_servers\0\u{3}list_my_servers\0\u{4}\u{6}join_server\0\u{3}invite_member\0\u{3}accept_invite\0\u{3}leave_server\0\u{3}kick_member\0\u{3}set_member_role\0\u{3}list_members\0\u{4}\u{4}create_channel\0\u{3}update_channel\0\u{3}delete_channel\0\u{3}list_channels\0\u{4}\u{7}send_message\0\u{3}get_history\0\u{3}get_messages\0\u{3}set_received_status\0\u{3}get_received_status\0\u{3}request_receipt\0\u{3}respond_receipts\0\u{3}get_receipt_readers\0\u{3}get_receipt_info\0\u{2}\u{2}subscribe\0\u{3}set_subscribe_mode\0\u{3}mark_read\0\u{3}get_unread\0\u{3}send_typing\0\u{4}\u{6}enter_as_guest\0\u{3}leave_as_guest\0\u{3}ban_member\0\u{3}unban_member\0\u{4}\u{7}open_conversation\0\u{3}list_conversations\0\u{3}send_direct_message\0\u{3}mark_delivered\0\u{3}send_read_receipt\0\u{3}ack_message_read\0\u{3}ack_conversation_read\0\u{3}get_sent_status\0\u{4}\u{3}create_role\0\u{3}update_role\0\u{3}delete_role\0\u{3}grant_role\0\u{3}take_back_role\0\u{3}set_permission_override\0\u{3}list_roles\0\u{3}get_permissions\0\u{4}\u{3}recall_message\0\u{3}edit_message\0\u{3}delete_message\0\u{3}add_reaction\0\u{3}remove_reaction\0\u{3}get_thread\0\u{4}\u{5}search_messages\0\u{3}create_upload\0\u{3}search_servers\0\u{3}transfer_ownership\0\u{3}set_presence\0\u{3}set_idle\0\u{3}create_invite_code\0\u{3}list_invite_codes\0\u{3}revoke_invite_code\0\u{3}look_up_invite\0\u{3}join_by_invite\0\u{3}timeout_member\0\u{3}pin_message\0\u{3}unpin_message\0\u{3}list_pins\0\u{3}get_audit_log\0\u{3}set_profile\0\u{3}get_users\0\u{3}set_nickname\0\u{3}register_push_token\0\u{3}unregister_push_token\0\u{3}block_user\0\u{3}unblock_user\0\u{3}list_blocked_users\0\u{3}create_group\0\u{3}update_group\0\u{3}add_group_members\0\u{3}remove_group_member\0\u{3}leave_group\0\u{3}set_dm_privacy\0\u{3}get_dm_privacy\0\u{3}create_webhook\0\u{3}list_webhooks\0\u{3}delete_webhook\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8961,6 +9156,45 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
           self.body = .getDmPrivacy(v)
         }
       }()
+      case 141: try {
+        var v: GHCreateWebhook?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .createWebhook(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .createWebhook(v)
+        }
+      }()
+      case 142: try {
+        var v: GHListWebhooks?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .listWebhooks(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .listWebhooks(v)
+        }
+      }()
+      case 143: try {
+        var v: GHDeleteWebhook?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .deleteWebhook(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .deleteWebhook(v)
+        }
+      }()
       default: break
       }
     }
@@ -9342,6 +9576,18 @@ nonisolated extension GHRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     case .getDmPrivacy?: try {
       guard case .getDmPrivacy(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 140)
+    }()
+    case .createWebhook?: try {
+      guard case .createWebhook(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 141)
+    }()
+    case .listWebhooks?: try {
+      guard case .listWebhooks(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 142)
+    }()
+    case .deleteWebhook?: try {
+      guard case .deleteWebhook(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 143)
     }()
     case nil: break
     }
@@ -12641,7 +12887,7 @@ nonisolated extension GHUnbanMember: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0\u{3}invite_code\0\u{3}invite_codes\0\u{1}pins\0\u{3}audit_log\0\u{1}profile\0\u{1}users\0\u{3}user_ids\0\u{3}dm_privacy\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}ok\0\u{2}\u{7}login\0\u{1}pong\0\u{2}\u{9}server\0\u{1}servers\0\u{2}\u{9}member\0\u{1}members\0\u{2}\u{9}channel\0\u{1}channels\0\u{2}\u{9}message\0\u{1}messages\0\u{2}\u{9}subscribe\0\u{1}unread\0\u{1}unreads\0\u{3}received_statuses\0\u{1}receipts\0\u{1}readers\0\u{2}\u{5}conversation\0\u{1}conversations\0\u{3}sent_statuses\0\u{2}\u{8}role\0\u{1}roles\0\u{1}override\0\u{1}permissions\0\u{4}\u{7}search_results\0\u{1}upload\0\u{3}server_directory\0\u{1}presence\0\u{3}invite_code\0\u{3}invite_codes\0\u{1}pins\0\u{3}audit_log\0\u{1}profile\0\u{1}users\0\u{3}user_ids\0\u{3}dm_privacy\0\u{1}webhook\0\u{1}webhooks\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -13131,6 +13377,32 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.result = .dmPrivacy(v)
         }
       }()
+      case 102: try {
+        var v: GHWebhook?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .webhook(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .webhook(v)
+        }
+      }()
+      case 103: try {
+        var v: GHWebhookList?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .webhooks(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .webhooks(v)
+        }
+      }()
       default: break
       }
     }
@@ -13292,6 +13564,14 @@ nonisolated extension GHResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     case .dmPrivacy?: try {
       guard case .dmPrivacy(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 101)
+    }()
+    case .webhook?: try {
+      guard case .webhook(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 102)
+    }()
+    case .webhooks?: try {
+      guard case .webhooks(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 103)
     }()
     case nil: break
     }
@@ -14526,6 +14806,251 @@ nonisolated extension GHDirectMessagePrivacy: SwiftProtobuf.Message, SwiftProtob
 
   public static func ==(lhs: GHDirectMessagePrivacy, rhs: GHDirectMessagePrivacy) -> Bool {
     if lhs.serverMatesOnly != rhs.serverMatesOnly {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHCreateWebhook: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CreateWebhook"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{1}name\0\u{2}\u{d}reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHCreateWebhook, rhs: GHCreateWebhook) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.reason != rhs.reason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHListWebhooks: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ListWebhooks"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHListWebhooks, rhs: GHListWebhooks) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHDeleteWebhook: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DeleteWebhook"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}webhook_id\0\u{2}\u{d}reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.webhookID) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.webhookID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.webhookID, fieldNumber: 2)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHDeleteWebhook, rhs: GHDeleteWebhook) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.webhookID != rhs.webhookID {return false}
+    if lhs.reason != rhs.reason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHWebhook: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Webhook"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}webhook_id\0\u{3}server_id\0\u{3}channel_id\0\u{1}name\0\u{3}created_by\0\u{3}created_at\0\u{1}secret\0\u{1}path\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.webhookID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.createdBy) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.secret) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.webhookID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.webhookID, fieldNumber: 1)
+    }
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 3)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 4)
+    }
+    if !self.createdBy.isEmpty {
+      try visitor.visitSingularStringField(value: self.createdBy, fieldNumber: 5)
+    }
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 6)
+    }
+    if !self.secret.isEmpty {
+      try visitor.visitSingularStringField(value: self.secret, fieldNumber: 7)
+    }
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHWebhook, rhs: GHWebhook) -> Bool {
+    if lhs.webhookID != rhs.webhookID {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.createdBy != rhs.createdBy {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.secret != rhs.secret {return false}
+    if lhs.path != rhs.path {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHWebhookList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WebhookList"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}webhooks\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.webhooks) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.webhooks.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.webhooks, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHWebhookList, rhs: GHWebhookList) -> Bool {
+    if lhs.webhooks != rhs.webhooks {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHWebhookAuthor: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WebhookAuthor"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}webhook_id\0\u{1}name\0\u{1}avatar\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.webhookID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.avatar) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.webhookID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.webhookID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if !self.avatar.isEmpty {
+      try visitor.visitSingularStringField(value: self.avatar, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHWebhookAuthor, rhs: GHWebhookAuthor) -> Bool {
+    if lhs.webhookID != rhs.webhookID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.avatar != rhs.avatar {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -16190,7 +16715,7 @@ nonisolated extension GHCustomBody: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{3}sender_id\0\u{3}sent_time\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}receipt\0\u{3}recipient_id\0\u{3}sent_status\0\u{4}\u{6}reply_to\0\u{3}thread_root\0\u{3}thread_reply_count\0\u{3}thread_last_reply_time\0\u{3}edited_time\0\u{3}edit_count\0\u{1}removal\0\u{1}reactions\0\u{1}attachments\0\u{3}delivered_count\0\u{3}read_count\0\u{3}recipient_count\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{3}sender_id\0\u{3}sent_time\0\u{1}body\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}receipt\0\u{3}recipient_id\0\u{3}sent_status\0\u{4}\u{6}reply_to\0\u{3}thread_root\0\u{3}thread_reply_count\0\u{3}thread_last_reply_time\0\u{3}edited_time\0\u{3}edit_count\0\u{1}removal\0\u{1}reactions\0\u{1}attachments\0\u{3}delivered_count\0\u{3}read_count\0\u{3}recipient_count\0\u{1}webhook\0")
 
   fileprivate class _StorageClass {
     var _uid: UInt64 = 0
@@ -16219,6 +16744,7 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
     var _removal: GHMessageRemoval? = nil
     var _reactions: [GHReactionCount] = []
     var _attachments: [GHAttachment] = []
+    var _webhook: GHWebhookAuthor? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -16255,6 +16781,7 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
       _removal = source._removal
       _reactions = source._reactions
       _attachments = source._attachments
+      _webhook = source._webhook
     }
   }
 
@@ -16299,6 +16826,7 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
         case 29: try { try decoder.decodeSingularUInt32Field(value: &_storage._deliveredCount) }()
         case 30: try { try decoder.decodeSingularUInt32Field(value: &_storage._readCount) }()
         case 31: try { try decoder.decodeSingularUInt32Field(value: &_storage._recipientCount) }()
+        case 32: try { try decoder.decodeSingularMessageField(value: &_storage._webhook) }()
         default: break
         }
       }
@@ -16389,6 +16917,9 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
       if _storage._recipientCount != 0 {
         try visitor.visitSingularUInt32Field(value: _storage._recipientCount, fieldNumber: 31)
       }
+      try { if let v = _storage._webhook {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -16424,6 +16955,7 @@ nonisolated extension GHChannelMessage: SwiftProtobuf.Message, SwiftProtobuf._Me
         if _storage._removal != rhs_storage._removal {return false}
         if _storage._reactions != rhs_storage._reactions {return false}
         if _storage._attachments != rhs_storage._attachments {return false}
+        if _storage._webhook != rhs_storage._webhook {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -316,6 +316,22 @@ public nonisolated struct GHLogWrite: Sendable {
     set {write = .directPrivacy(newValue)}
   }
 
+  public var webhookSaved: GHLogWebhook {
+    get {
+      if case .webhookSaved(let v)? = write {return v}
+      return GHLogWebhook()
+    }
+    set {write = .webhookSaved(newValue)}
+  }
+
+  public var webhookDeleted: GHLogWebhookDeleted {
+    get {
+      if case .webhookDeleted(let v)? = write {return v}
+      return GHLogWebhookDeleted()
+    }
+    set {write = .webhookDeleted(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Write: Equatable, Sendable {
@@ -353,8 +369,48 @@ public nonisolated struct GHLogWrite: Sendable {
     case pushUnregistered(GHLogPushUnregistered)
     case directBlock(GHLogDirectBlock)
     case directPrivacy(GHLogDirectPrivacy)
+    case webhookSaved(GHLogWebhook)
+    case webhookDeleted(GHLogWebhookDeleted)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct GHLogWebhook: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: UInt64 = 0
+
+  public var serverID: UInt64 = 0
+
+  public var channelID: UInt64 = 0
+
+  public var name: String = String()
+
+  public var secretHash: String = String()
+
+  public var createdBy: String = String()
+
+  public var createdAt: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct GHLogWebhookDeleted: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: UInt64 = 0
+
+  public var serverID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -475,6 +531,16 @@ public nonisolated struct GHLogMessage: @unchecked Sendable {
     set {_uniqueStorage()._withheld = newValue}
   }
 
+  /// Posted through a webhook: who it shows as.
+  public var webhook: GHLogWebhookAuthor {
+    get {_storage._webhook ?? GHLogWebhookAuthor()}
+    set {_uniqueStorage()._webhook = newValue}
+  }
+  /// Returns true if `webhook` has been explicitly set.
+  public var hasWebhook: Bool {_storage._webhook != nil}
+  /// Clears the value of `webhook`. Subsequent reads from it will return its default value.
+  public mutating func clearWebhook() {_uniqueStorage()._webhook = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Content: Equatable, Sendable {
@@ -486,6 +552,22 @@ public nonisolated struct GHLogMessage: @unchecked Sendable {
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct GHLogWebhookAuthor: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var webhookID: UInt64 = 0
+
+  public var name: String = String()
+
+  public var avatar: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct GHLogAttachment: Sendable {
@@ -1707,7 +1789,7 @@ nonisolated extension GHLogEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Write"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0\u{1}pinned\0\u{1}unpinned\0\u{1}audited\0\u{3}prune_audit_log\0\u{1}profile\0\u{3}push_registered\0\u{3}push_unregistered\0\u{3}direct_block\0\u{3}direct_privacy\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}message\0\u{1}directory\0\u{3}read_position\0\u{1}inbox\0\u{3}sync_cursor\0\u{3}received_status\0\u{3}prune_inbox\0\u{3}receipt_request\0\u{3}receipt_advance\0\u{1}conversation\0\u{3}direct_side\0\u{3}direct_read\0\u{3}received_seq\0\u{3}message_edited\0\u{1}other\0\u{3}message_removed\0\u{3}thread_reply\0\u{3}log_position\0\u{1}reaction\0\u{3}file_created\0\u{3}file_swept\0\u{1}presence\0\u{1}pinned\0\u{1}unpinned\0\u{1}audited\0\u{3}prune_audit_log\0\u{1}profile\0\u{3}push_registered\0\u{3}push_unregistered\0\u{3}direct_block\0\u{3}direct_privacy\0\u{3}webhook_saved\0\u{3}webhook_deleted\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2113,6 +2195,32 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
           self.write = .directPrivacy(v)
         }
       }()
+      case 32: try {
+        var v: GHLogWebhook?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .webhookSaved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .webhookSaved(v)
+        }
+      }()
+      case 33: try {
+        var v: GHLogWebhookDeleted?
+        var hadOneofValue = false
+        if let current = self.write {
+          hadOneofValue = true
+          if case .webhookDeleted(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.write = .webhookDeleted(v)
+        }
+      }()
       default: break
       }
     }
@@ -2248,6 +2356,14 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       guard case .directPrivacy(let v)? = self.write else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 31)
     }()
+    case .webhookSaved?: try {
+      guard case .webhookSaved(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 32)
+    }()
+    case .webhookDeleted?: try {
+      guard case .webhookDeleted(let v)? = self.write else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 33)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2260,9 +2376,104 @@ nonisolated extension GHLogWrite: SwiftProtobuf.Message, SwiftProtobuf._MessageI
   }
 }
 
+nonisolated extension GHLogWebhook: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Webhook"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}server_id\0\u{3}channel_id\0\u{1}name\0\u{3}secret_hash\0\u{3}created_by\0\u{3}created_at\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.secretHash) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.createdBy) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.createdAt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.id != 0 {
+      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
+    }
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
+    }
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 3)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 4)
+    }
+    if !self.secretHash.isEmpty {
+      try visitor.visitSingularStringField(value: self.secretHash, fieldNumber: 5)
+    }
+    if !self.createdBy.isEmpty {
+      try visitor.visitSingularStringField(value: self.createdBy, fieldNumber: 6)
+    }
+    if self.createdAt != 0 {
+      try visitor.visitSingularUInt64Field(value: self.createdAt, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogWebhook, rhs: GHLogWebhook) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.secretHash != rhs.secretHash {return false}
+    if lhs.createdBy != rhs.createdBy {return false}
+    if lhs.createdAt != rhs.createdAt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogWebhookDeleted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WebhookDeleted"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}server_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.serverID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.id != 0 {
+      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
+    }
+    if self.serverID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogWebhookDeleted, rhs: GHLogWebhookDeleted) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.serverID != rhs.serverID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Message"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{1}sender\0\u{3}sent_time\0\u{1}text\0\u{1}custom\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}reply\0\u{3}thread_root\0\u{1}changes\0\u{1}attachments\0\u{1}withheld\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}server_id\0\u{3}channel_id\0\u{1}seq\0\u{1}sender\0\u{3}sent_time\0\u{1}text\0\u{1}custom\0\u{1}mentions\0\u{3}mention_all\0\u{3}need_receipt\0\u{3}client_id\0\u{1}reply\0\u{3}thread_root\0\u{1}changes\0\u{1}attachments\0\u{1}withheld\0\u{1}webhook\0")
 
   fileprivate class _StorageClass {
     var _uid: UInt64 = 0
@@ -2281,6 +2492,7 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
     var _changes: GHLogChanges? = nil
     var _attachments: [GHLogAttachment] = []
     var _withheld: Bool = false
+    var _webhook: GHLogWebhookAuthor? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2307,6 +2519,7 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
       _changes = source._changes
       _attachments = source._attachments
       _withheld = source._withheld
+      _webhook = source._webhook
     }
   }
 
@@ -2361,6 +2574,7 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
         case 15: try { try decoder.decodeSingularMessageField(value: &_storage._changes) }()
         case 16: try { try decoder.decodeRepeatedMessageField(value: &_storage._attachments) }()
         case 17: try { try decoder.decodeSingularBoolField(value: &_storage._withheld) }()
+        case 18: try { try decoder.decodeSingularMessageField(value: &_storage._webhook) }()
         default: break
         }
       }
@@ -2429,6 +2643,9 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
       if _storage._withheld != false {
         try visitor.visitSingularBoolField(value: _storage._withheld, fieldNumber: 17)
       }
+      try { if let v = _storage._webhook {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2454,10 +2671,51 @@ nonisolated extension GHLogMessage: SwiftProtobuf.Message, SwiftProtobuf._Messag
         if _storage._changes != rhs_storage._changes {return false}
         if _storage._attachments != rhs_storage._attachments {return false}
         if _storage._withheld != rhs_storage._withheld {return false}
+        if _storage._webhook != rhs_storage._webhook {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHLogWebhookAuthor: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WebhookAuthor"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}webhook_id\0\u{1}name\0\u{1}avatar\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.webhookID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.avatar) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.webhookID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.webhookID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if !self.avatar.isEmpty {
+      try visitor.visitSingularStringField(value: self.avatar, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHLogWebhookAuthor, rhs: GHLogWebhookAuthor) -> Bool {
+    if lhs.webhookID != rhs.webhookID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.avatar != rhs.avatar {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

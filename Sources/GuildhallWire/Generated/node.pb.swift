@@ -267,6 +267,14 @@ public nonisolated struct GHNodeHomeCommand: Sendable {
     set {command = .outbound(newValue)}
   }
 
+  public var webhookPost: GHNodeWebhookPost {
+    get {
+      if case .webhookPost(let v)? = command {return v}
+      return GHNodeWebhookPost()
+    }
+    set {command = .webhookPost(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Command: Equatable, Sendable {
@@ -286,8 +294,68 @@ public nonisolated struct GHNodeHomeCommand: Sendable {
     case behind(GHNodeBehind)
     case replay(GHNodeReplay)
     case outbound(GHNodeOutbound)
+    case webhookPost(GHNodeWebhookPost)
 
   }
+
+  public init() {}
+}
+
+/// A post to a webhook's URL, for its channel's home.
+public nonisolated struct GHNodeWebhookPost: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channelID: UInt64 = 0
+
+  public var webhookID: UInt64 = 0
+
+  public var secret: String = String()
+
+  public var content: String = String()
+
+  public var username: String {
+    get {_username ?? String()}
+    set {_username = newValue}
+  }
+  /// Returns true if `username` has been explicitly set.
+  public var hasUsername: Bool {self._username != nil}
+  /// Clears the value of `username`. Subsequent reads from it will return its default value.
+  public mutating func clearUsername() {self._username = nil}
+
+  public var avatar: String {
+    get {_avatar ?? String()}
+    set {_avatar = newValue}
+  }
+  /// Returns true if `avatar` has been explicitly set.
+  public var hasAvatar: Bool {self._avatar != nil}
+  /// Clears the value of `avatar`. Subsequent reads from it will return its default value.
+  public mutating func clearAvatar() {self._avatar = nil}
+
+  public var token: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _username: String? = nil
+  fileprivate var _avatar: String? = nil
+}
+
+/// Its answer, for the door that read it.
+public nonisolated struct GHNodeWebhookAnswered: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var token: UInt64 = 0
+
+  public var status: Int32 = 0
+
+  public var body: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -754,6 +822,14 @@ public nonisolated struct GHNodeGatewayStep: Sendable {
     set {step = .replayed(newValue)}
   }
 
+  public var webhookAnswered: GHNodeWebhookAnswered {
+    get {
+      if case .webhookAnswered(let v)? = step {return v}
+      return GHNodeWebhookAnswered()
+    }
+    set {step = .webhookAnswered(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Step: Equatable, Sendable {
@@ -763,6 +839,7 @@ public nonisolated struct GHNodeGatewayStep: Sendable {
     case interest(GHNodeInterest)
     case channelEvent(GHNodeChannelEvent)
     case replayed(GHNodeReplayed)
+    case webhookAnswered(GHNodeWebhookAnswered)
 
   }
 
@@ -2110,7 +2187,7 @@ nonisolated extension GHNodeNothing: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHNodeHomeCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HomeCommand"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}admit\0\u{1}opened\0\u{1}route\0\u{1}send\0\u{1}check\0\u{1}tails\0\u{1}grant\0\u{1}release\0\u{1}acknowledged\0\u{1}ended\0\u{1}received\0\u{1}detached\0\u{1}resumed\0\u{1}behind\0\u{1}replay\0\u{1}outbound\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}admit\0\u{1}opened\0\u{1}route\0\u{1}send\0\u{1}check\0\u{1}tails\0\u{1}grant\0\u{1}release\0\u{1}acknowledged\0\u{1}ended\0\u{1}received\0\u{1}detached\0\u{1}resumed\0\u{1}behind\0\u{1}replay\0\u{1}outbound\0\u{3}webhook_post\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2321,6 +2398,19 @@ nonisolated extension GHNodeHomeCommand: SwiftProtobuf.Message, SwiftProtobuf._M
           self.command = .outbound(v)
         }
       }()
+      case 17: try {
+        var v: GHNodeWebhookPost?
+        var hadOneofValue = false
+        if let current = self.command {
+          hadOneofValue = true
+          if case .webhookPost(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.command = .webhookPost(v)
+        }
+      }()
       default: break
       }
     }
@@ -2396,6 +2486,10 @@ nonisolated extension GHNodeHomeCommand: SwiftProtobuf.Message, SwiftProtobuf._M
       guard case .outbound(let v)? = self.command else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
     }()
+    case .webhookPost?: try {
+      guard case .webhookPost(let v)? = self.command else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2403,6 +2497,110 @@ nonisolated extension GHNodeHomeCommand: SwiftProtobuf.Message, SwiftProtobuf._M
 
   public static func ==(lhs: GHNodeHomeCommand, rhs: GHNodeHomeCommand) -> Bool {
     if lhs.command != rhs.command {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHNodeWebhookPost: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WebhookPost"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}webhook_id\0\u{1}secret\0\u{1}content\0\u{1}username\0\u{1}avatar\0\u{1}token\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.channelID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.webhookID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.secret) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.content) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self._username) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self._avatar) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.token) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.channelID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.channelID, fieldNumber: 1)
+    }
+    if self.webhookID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.webhookID, fieldNumber: 2)
+    }
+    if !self.secret.isEmpty {
+      try visitor.visitSingularStringField(value: self.secret, fieldNumber: 3)
+    }
+    if !self.content.isEmpty {
+      try visitor.visitSingularStringField(value: self.content, fieldNumber: 4)
+    }
+    try { if let v = self._username {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 5)
+    } }()
+    try { if let v = self._avatar {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 6)
+    } }()
+    if self.token != 0 {
+      try visitor.visitSingularUInt64Field(value: self.token, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHNodeWebhookPost, rhs: GHNodeWebhookPost) -> Bool {
+    if lhs.channelID != rhs.channelID {return false}
+    if lhs.webhookID != rhs.webhookID {return false}
+    if lhs.secret != rhs.secret {return false}
+    if lhs.content != rhs.content {return false}
+    if lhs._username != rhs._username {return false}
+    if lhs._avatar != rhs._avatar {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension GHNodeWebhookAnswered: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WebhookAnswered"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{1}status\0\u{1}body\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.token) }()
+      case 2: try { try decoder.decodeSingularInt32Field(value: &self.status) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.body) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.token != 0 {
+      try visitor.visitSingularUInt64Field(value: self.token, fieldNumber: 1)
+    }
+    if self.status != 0 {
+      try visitor.visitSingularInt32Field(value: self.status, fieldNumber: 2)
+    }
+    if !self.body.isEmpty {
+      try visitor.visitSingularStringField(value: self.body, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: GHNodeWebhookAnswered, rhs: GHNodeWebhookAnswered) -> Bool {
+    if lhs.token != rhs.token {return false}
+    if lhs.status != rhs.status {return false}
+    if lhs.body != rhs.body {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3271,7 +3469,7 @@ nonisolated extension GHNodeOutbound: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension GHNodeGatewayStep: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".GatewayStep"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}command\0\u{1}event\0\u{1}place\0\u{1}interest\0\u{3}channel_event\0\u{1}replayed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}command\0\u{1}event\0\u{1}place\0\u{1}interest\0\u{3}channel_event\0\u{1}replayed\0\u{3}webhook_answered\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3357,6 +3555,19 @@ nonisolated extension GHNodeGatewayStep: SwiftProtobuf.Message, SwiftProtobuf._M
           self.step = .replayed(v)
         }
       }()
+      case 7: try {
+        var v: GHNodeWebhookAnswered?
+        var hadOneofValue = false
+        if let current = self.step {
+          hadOneofValue = true
+          if case .webhookAnswered(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.step = .webhookAnswered(v)
+        }
+      }()
       default: break
       }
     }
@@ -3391,6 +3602,10 @@ nonisolated extension GHNodeGatewayStep: SwiftProtobuf.Message, SwiftProtobuf._M
     case .replayed?: try {
       guard case .replayed(let v)? = self.step else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    }()
+    case .webhookAnswered?: try {
+      guard case .webhookAnswered(let v)? = self.step else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
     }()
     case nil: break
     }

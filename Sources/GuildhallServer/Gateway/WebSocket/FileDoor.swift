@@ -178,9 +178,14 @@ final class FileDoor {
 
     /// An HTTP answer with a small JSON body; the connection closes after it.
     static func response(_ status: Int, _ body: [String: Any]) -> [UInt8] {
-        let json = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])).map(Array.init) ?? Array("{}".utf8)
-        let reason = [201: "Created", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
-                      409: "Conflict", 411: "Length Required", 413: "Content Too Large", 503: "Service Unavailable"][status] ?? "Error"
+        response(status, json: (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])).map(Array.init) ?? Array("{}".utf8))
+    }
+
+    /// An HTTP answer with a JSON body as bytes; the connection closes after it.
+    static func response(_ status: Int, json: [UInt8]) -> [UInt8] {
+        let reason = [200: "OK", 201: "Created", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
+                      409: "Conflict", 411: "Length Required", 413: "Content Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests",
+                      503: "Service Unavailable"][status] ?? "Error"
         let head = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(json.count)\r\n"
             + "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
         return Array(head.utf8) + json

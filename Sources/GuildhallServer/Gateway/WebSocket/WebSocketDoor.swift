@@ -6,8 +6,8 @@
 // WebSocket messages (InboundFrames) and writing WebSocket frames
 // (WebSocketFrameSink), binary protobuf or JSON text by subprotocol, under
 // the same rules from login on. An upload's PUT goes to the file door
-// (FileDoor.swift), which reads its body as it streams in, and a download's
-// GET to FileDownloads.swift. Every loop has one (SO_REUSEPORT), as for
+// (FileDoor.swift), which reads its body as it streams in, a download's
+// GET to FileDownloads.swift, and a webhook's POST to WebhookDoor.swift. Every loop has one (SO_REUSEPORT), as for
 // TCP. It owns the listener and the connections still greeting; the gateway
 // is reached only through the hand-offs it was given. Loop thread only.
 
@@ -33,6 +33,7 @@ final class WebSocketDoor {
     /// Uploads (FileDoor.swift) and downloads (FileDownloads.swift).
     private(set) var files: FileDoor!
     private(set) var downloads: FileDownloads!
+    private(set) var webhooks: WebhookDoor!
     /// Milliseconds since the epoch (an upload URL's expiry).
     private let wallClock: () -> UInt64
     private var listener: TCPListener?
@@ -42,7 +43,7 @@ final class WebSocketDoor {
 
     init(loop: EventLoop, certificates: TLSCertificates, trustedProxies: @escaping () -> TrustedProxies, settings: @escaping () -> Settings,
          files storage: FileStorage?, metrics: NodeMetrics, wallClock: @escaping () -> UInt64, upgraded: @escaping (TCPConnection, WebSocketEncoding, String?) -> Void,
-         closing: @escaping (TCPConnection) -> Void) {
+         closing: @escaping (TCPConnection) -> Void, deliverWebhook: @escaping (WebhookDelivery) -> Int?) {
         self.loop = loop
         self.wallClock = wallClock
         self.certificates = certificates
@@ -52,6 +53,8 @@ final class WebSocketDoor {
         self.closing = closing
         files = FileDoor(store: storage?.local, settings: settings, metrics: metrics, answer: { [unowned self] c, response in self.refuse(c, response) })
         downloads = FileDownloads(storage: storage, settings: settings, metrics: metrics, finish: { [unowned self] c, response in self.refuse(c, response) })
+        webhooks = WebhookDoor(maxContentBytes: { settings().maxBodyBytes }, deliver: deliverWebhook,
+                               answer: { [unowned self] c, response in self.refuse(c, response) })
     }
 
     /// Starts listening when `ws-listen` is set (on `port` instead of the
@@ -93,15 +96,23 @@ final class WebSocketDoor {
         let reader = HTTPRequestReader(maxRequestBytes: Self.handshakeBytes, maxHeaders: Self.handshakeHeaders)
         let peer = c.peer, proxies = trustedProxies()
         var head: [UInt8] = [], client: String?
-        // An upload streams its body to the file door as it arrives.
-        var upload: UInt64?, isUpload = false
+        // An upload streams its body to the file door as it arrives; a webhook's post to the webhook door.
+        var upload: UInt64?, isUpload = false, post: UInt64?, isPost = false
         reader.streamsBody = { [unowned self, unowned c] request in
+            if WebhookDoor.isPost(request) {
+                isPost = true
+                post = self.webhooks.begin(request, on: c)
+                return true
+            }
             guard FileDoor.isUpload(request) else { return false }
             isUpload = true
             upload = self.files.begin(request, on: c, now: self.loop.nowMillis, wallClock: self.wallClock())
             return true
         }
-        reader.onBodyPiece = { [unowned self] bytes in if let upload { self.files.piece(upload, bytes) } }
+        reader.onBodyPiece = { [unowned self] bytes in
+            if let upload { self.files.piece(upload, bytes) }
+            if let post { self.webhooks.piece(post, bytes) }
+        }
         // First a PROXY header, maybe; then TLS, maybe; then the HTTP request.
         let readRequest = { [unowned self, unowned c] (bytes: UnsafeRawBufferPointer) in
             do throws(HTTPReadError) {
@@ -111,6 +122,13 @@ final class WebSocketDoor {
                     if let upload, !c.closed {
                         c.stopReading()
                         self.files.bodyEnded(upload)
+                    }
+                    return
+                }
+                if isPost {
+                    if let post, !c.closed {
+                        c.stopReading()
+                        self.webhooks.bodyEnded(post, now: self.loop.nowMillis)
                     }
                     return
                 }
@@ -147,6 +165,7 @@ final class WebSocketDoor {
         c.onEnd = { [unowned self, unowned c] _ in
             if let upload { self.files.abandoned(upload) }
             self.downloads.abandoned(c)
+            self.webhooks.abandoned(c)
             self.refuse(c, [])
         }
         c.startReading()
@@ -158,6 +177,7 @@ final class WebSocketDoor {
         files.cutSlow(now: now)
         downloads.cutStalled()
         for (_, g) in greeting where now >= g.since + deadline && !files.isUploading(g.connection) && !downloads.isDownloading(g.connection) {
+            webhooks.abandoned(g.connection)
             refuse(g.connection, WebSocketHandshake.refusal(408, "the handshake took too long"))
         }
     }

@@ -95,6 +95,7 @@ extension DirectoryRequests {
         return Effects(writes: changes.map(StoreWrite.directory) + writes, reply: reply, apply: { [home] _ in
             home.directory.apply(changes)
             home.memberLists.applied(changes)
+            home.webhooks.applied(changes)
             applied?()
         }, then: then)
     }

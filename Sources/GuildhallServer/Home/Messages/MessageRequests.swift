@@ -31,8 +31,10 @@ extension Home {
                 }
             }
             let now = now()
-            try requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s)
-            if let c = directory.channel(r.channelID) { try moderation.requireMaySend(s.user, in: c) }
+            if r.webhook == nil {
+                try requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s)
+                if let c = directory.channel(r.channelID) { try moderation.requireMaySend(s.user, in: c) }
+            }
             if r.needReceipt, let c = directory.channel(r.channelID) { try groupReceipts.checkReceiptsAllowed(in: c.serverID, by: s.user) }
             if r.references == nil, r.replyTo != 0 || r.threadRoot != 0 {
                 // The messages it refers to are read first; then the send goes on as any other.
@@ -50,8 +52,8 @@ extension Home {
                     self.sendMessage(resolved, id: id, from: s, checkResend: false)
                 }
             }
-            let (channel, seq, time) = try directory.appendMessage(to: r.channelID, by: s.user, now: now)
-            moderation.sent(s.user, in: channel)
+            let (channel, seq, time) = try directory.appendMessage(to: r.channelID, by: r.webhook == nil ? s.user : nil, now: now)
+            if r.webhook == nil { moderation.sent(s.user, in: channel) }
             var record = MessageRecord(uid: r.uid != 0 ? r.uid : ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
                                        mentionAll: r.mentionAll, needReceipt: r.needReceipt, clientID: r.clientID)
@@ -59,6 +61,7 @@ extension Home {
             // A mention by id is addressed to the member: it goes to their
             // inbox too (offline sync); live, the fan-out carries its cursor.
             record.attachments = r.files ?? []
+            record.webhook = r.webhook
             var threadWrites: [StoreWrite] = []
             if let refs = r.references { record.refer(refs, writes: &threadWrites) }
             var effects = Effects(writes: [.message(record)] + threadWrites)
@@ -139,12 +142,14 @@ extension Home {
         metrics.messagesChannel.increment()
         directory.messageCommitted(record.channelID, seq: record.seq, time: record.sentTime)
         let now = now()
-        // The sender has read up to its own message; a mention counts for the mentioned.
-        let before = positions.position(record.sender, record.channelID).readSeq
-        positions.markRead(record.sender, record.channelID, upTo: record.seq, now: now)
-        interest.positionMoved(record.sender, record.channelID)
-        subscriptions.touchActivity(record.sender, record.channelID, now: now, alreadyRecorded: true)
-        if before + 1 < record.seq { reading.readMoved(record.sender, record.channelID, except: s) }
+        // The sender has read up to its own message (a webhook is no reader); a mention counts for the mentioned.
+        if record.webhook == nil {
+            let before = positions.position(record.sender, record.channelID).readSeq
+            positions.markRead(record.sender, record.channelID, upTo: record.seq, now: now)
+            interest.positionMoved(record.sender, record.channelID)
+            subscriptions.touchActivity(record.sender, record.channelID, now: now, alreadyRecorded: true)
+            if before + 1 < record.seq { reading.readMoved(record.sender, record.channelID, except: s) }
+        }
         for user in Set(record.mentions) where user != record.sender {
             positions.addMention(user, record.channelID, seq: record.seq, time: record.sentTime)
             interest.positionMoved(user, record.channelID)

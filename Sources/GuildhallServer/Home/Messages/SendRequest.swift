@@ -25,6 +25,8 @@ struct SendRequest {
     /// The files it names, and what they were found to be (`Attachments.resolve`, which claimed them), once checked.
     var attachmentIDs: [UInt64] = []
     var files: [FileAttachment]?
+    /// Posted through a webhook (Webhooks.swift): who it shows as. Its sender is no member, and needs no permission.
+    var webhook: WebhookAuthor?
 }
 
 /// A reply's quote and the thread a message joins, checked against the stored messages.
@@ -95,7 +97,7 @@ extension MessageRecord {
     /// The committed message's ChannelMessage bytes, for its answer and live event.
     var encoded: [UInt8] {
         // Replies and thread messages carry fields the hand-written encoder leaves to the generated one.
-        if reply != nil || threadRoot != 0 || changes != MessageChanges() {
+        if reply != nil || threadRoot != 0 || changes != MessageChanges() || webhook != nil {
             return (try? GHChannelMessage(self).serializedBytes()) ?? []
         }
         return MessageWire.channelMessage(WireMessage(uid: uid, serverID: serverID, channelID: channelID, seq: seq, senderID: sender,
