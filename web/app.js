@@ -463,6 +463,8 @@ async function openView(view, again = false, at = null) {
   }
   $("composer").hidden = false;
   $("pins-open").hidden = view.kind !== "channel";
+  $("webhooks-open").hidden = view.kind !== "channel";
+  $("webhooks").hidden = true;
   // Blocks are between two people: a group has none.
   $("block-peer").hidden = view.kind !== "dm" || !view.peerId;
   $("block-peer").textContent = view.kind === "dm" && state.blocked.has(view.peerId) ? "Unblock" : "Block";
@@ -665,7 +667,9 @@ function renderMessage(m) {
   ];
   return el("div", { class: `message${removed ? " removed" : ""}${own ? " own" : ""}`, dataset: { uid: m.uid, seq: m.seq || "" } },
     m.replyTo?.messageUid ? el("div", { class: "reply" }, `↪ ${m.replyTo.senderId}: ${m.replyTo.excerpt || ""}`) : null,
-    el("span", { class: "sender", title: m.senderId }, nameOf(m.senderId)),
+    m.webhook?.webhookId
+      ? el("span", { class: "sender webhook", title: `webhook ${m.webhook.webhookId}` }, m.webhook.name, el("span", { class: "tag" }, "webhook"))
+      : el("span", { class: "sender", title: m.senderId }, nameOf(m.senderId)),
     el("span", { class: "text" }, text),
     m.editedTime && !removed ? el("span", { class: "edited" }, "(edited)") : null,
     removed ? null : attachmentsOf(m),
@@ -945,6 +949,27 @@ async function send(text) {
   }
 }
 
+/** The open channel's webhooks (for those who may manage them), and making one. */
+async function showWebhooks() {
+  if (state.view?.kind !== "channel") return;
+  const channelId = state.view.channelId;
+  $("webhooks").hidden = false;
+  try {
+    const r = await gh.request({ listWebhooks: { channelId } });
+    if (state.view?.channelId !== channelId) return;
+    const hooks = r.webhooks.webhooks || [];
+    $("webhook-list").replaceChildren(...(hooks.length ? hooks.map((w) => el("li", { class: "webhook", dataset: { id: w.webhookId } },
+      el("span", { class: "name" }, w.name), " ",
+      el("button", { type: "button", class: "webhook-delete", "aria-label": `delete webhook ${w.name}`, onclick: async () => {
+        if (!confirm(`Delete the webhook ${w.name}? Its URL stops working.`)) return;
+        try { await gh.request({ deleteWebhook: { channelId, webhookId: w.webhookId } }); } catch (err) { showError("view-error", err); }
+        showWebhooks();
+      } }, "Delete"))) : [el("li", { class: "muted" }, "no webhooks")]));
+  } catch (err) {
+    $("webhook-list").replaceChildren(el("li", { class: "error" }, `${err.code || "error"}: ${err.message || err}`));
+  }
+}
+
 // ---- search in a server ----
 
 /** The open channel's pins, in the side panel. */
@@ -1023,6 +1048,21 @@ function wire() {
   });
   $("search-close").addEventListener("click", () => { $("search-results").hidden = true; });
   $("pins-open").addEventListener("click", () => showPins());
+  $("webhooks-open").addEventListener("click", () => { $("webhook-made").hidden = true; showWebhooks(); });
+  $("webhooks-close").addEventListener("click", () => { $("webhooks").hidden = true; });
+  $("webhook-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const channelId = state.view?.channelId;
+    if (!channelId) return;
+    try {
+      const r = await gh.request({ createWebhook: { channelId, name: $("webhook-name").value.trim() } });
+      $("webhook-name").value = "";
+      // The listener that served this page serves webhooks too.
+      $("webhook-url").value = location.origin + r.webhook.path;
+      $("webhook-made").hidden = false;
+      showWebhooks();
+    } catch (err) { showError("view-error", err); }
+  });
   $("audit-open").addEventListener("click", () => showAudit());
   $("audit-close").addEventListener("click", () => { $("audit").hidden = true; });
   $("block-peer").addEventListener("click", () => {

@@ -551,3 +551,37 @@ def test_a_group_conversation_in_the_web_client(server, people):
     held = bob.request({"listConversations": {}})["conversations"]["conversations"]
     assert [(c["name"], c["ownerId"], c["memberIds"]) for c in held if c["conversationId"] == group_id] == [("Readers", "bob", ["bob"])]
     bob.close()
+
+
+def test_a_webhook_made_in_the_web_client_posts_into_its_channel(server, people):
+    import json
+    import urllib.request
+    owner = JsonPeer(server, "alice")
+    server_id = owner.request({"createServer": {"name": "Hooked", "openJoin": True}})["server"]["serverId"]
+    general = owner.request({"createChannel": {"serverId": server_id, "name": "general"}})["channel"]["channelId"]
+    owner.close()
+    alice = people()
+    sign_in(alice, server, "alice")
+    click_channel(alice, general)
+    alice.find_element(By.ID, "webhooks-open").click()
+    wait(alice, "the empty list", lambda: text_of(alice, "#webhook-list") == "no webhooks")
+    submit(alice, "webhook-name", "CI")
+    wait(alice, "the URL shown once", lambda: "/webhooks/" in (alice.find_element(By.ID, "webhook-url").get_attribute("value") or ""))
+    url = alice.find_element(By.ID, "webhook-url").get_attribute("value")
+    wait(alice, "the webhook listed", lambda: text_of(alice, "#webhook-list li.webhook .name") == "CI")
+    request = urllib.request.Request(url, data=json.dumps({"content": "build 7 passed", "username": "Builder"}).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.status == 200
+    wait(alice, "the post in the channel", lambda: count_messages(alice, "build 7 passed") == 1)
+    assert part_of(alice, "build 7 passed", ".sender").startswith("Builder")
+    assert part_of(alice, "build 7 passed", ".sender .tag") is not None
+    shot(alice, "11-webhook.png")
+    alice.execute_script("window.confirm = () => true")
+    alice.find_element(By.CSS_SELECTOR, "#webhook-list .webhook-delete").click()
+    wait(alice, "the webhook gone", lambda: text_of(alice, "#webhook-list") == "no webhooks")
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, data=b'{"content": "x"}', headers={"Content-Type": "application/json"}, method="POST"), timeout=10)
+        assert False, "a deleted webhook took a post"
+    except urllib.error.HTTPError as e:
+        assert e.code == 404

@@ -469,6 +469,8 @@ async function openView(view, again = false, at = null) {
   }
   $("composer").hidden = false;
   $("pins-open").hidden = view.kind !== "channel";
+  $("webhooks-open").hidden = view.kind !== "channel";
+  $("webhooks").hidden = true;
   // Blocks are between two people: a group has none.
   $("block-peer").hidden = view.kind !== "dm" || !view.peerId;
   $("block-peer").textContent = view.kind === "dm" && state.blocked.has(view.peerId) ? "Unblock" : "Block";
@@ -671,7 +673,9 @@ function renderMessage(m) {
   ];
   return el("div", { class: `message${removed ? " removed" : ""}${own ? " own" : ""}`, dataset: { uid: m.uid, seq: m.seq || "" } },
     m.replyTo?.messageUid ? el("div", { class: "reply" }, `↪ ${m.replyTo.senderId}: ${m.replyTo.excerpt || ""}`) : null,
-    el("span", { class: "sender", title: m.senderId }, nameOf(m.senderId)),
+    m.webhook?.webhookId
+      ? el("span", { class: "sender webhook", title: `webhook ${m.webhook.webhookId}` }, m.webhook.name, el("span", { class: "tag" }, "webhook"))
+      : el("span", { class: "sender", title: m.senderId }, nameOf(m.senderId)),
     el("span", { class: "text" }, text),
     m.editedTime && !removed ? el("span", { class: "edited" }, "(edited)") : null,
     removed ? null : attachmentsOf(m),
@@ -951,6 +955,27 @@ async function send(text) {
   }
 }
 
+/** The open channel's webhooks (for those who may manage them), and making one. */
+async function showWebhooks() {
+  if (state.view?.kind !== "channel") return;
+  const channelId = state.view.channelId;
+  $("webhooks").hidden = false;
+  try {
+    const r = await gh.request({ listWebhooks: { channelId } });
+    if (state.view?.channelId !== channelId) return;
+    const hooks = r.webhooks.webhooks || [];
+    $("webhook-list").replaceChildren(...(hooks.length ? hooks.map((w) => el("li", { class: "webhook", dataset: { id: w.webhookId } },
+      el("span", { class: "name" }, w.name), " ",
+      el("button", { type: "button", class: "webhook-delete", "aria-label": `delete webhook ${w.name}`, onclick: async () => {
+        if (!confirm(`Delete the webhook ${w.name}? Its URL stops working.`)) return;
+        try { await gh.request({ deleteWebhook: { channelId, webhookId: w.webhookId } }); } catch (err) { showError("view-error", err); }
+        showWebhooks();
+      } }, "Delete"))) : [el("li", { class: "muted" }, "no webhooks")]));
+  } catch (err) {
+    $("webhook-list").replaceChildren(el("li", { class: "error" }, `${err.code || "error"}: ${err.message || err}`));
+  }
+}
+
 // ---- search in a server ----
 
 /** The open channel's pins, in the side panel. */
@@ -1029,6 +1054,21 @@ function wire() {
   });
   $("search-close").addEventListener("click", () => { $("search-results").hidden = true; });
   $("pins-open").addEventListener("click", () => showPins());
+  $("webhooks-open").addEventListener("click", () => { $("webhook-made").hidden = true; showWebhooks(); });
+  $("webhooks-close").addEventListener("click", () => { $("webhooks").hidden = true; });
+  $("webhook-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const channelId = state.view?.channelId;
+    if (!channelId) return;
+    try {
+      const r = await gh.request({ createWebhook: { channelId, name: $("webhook-name").value.trim() } });
+      $("webhook-name").value = "";
+      // The listener that served this page serves webhooks too.
+      $("webhook-url").value = location.origin + r.webhook.path;
+      $("webhook-made").hidden = false;
+      showWebhooks();
+    } catch (err) { showError("view-error", err); }
+  });
   $("audit-open").addEventListener("click", () => showAudit());
   $("audit-close").addEventListener("click", () => { $("audit").hidden = true; });
   $("block-peer").addEventListener("click", () => {
@@ -1440,6 +1480,7 @@ export function badgeText(count, cap) {
     <section id="view">
       <h2 id="view-title">Choose a channel or a conversation</h2>
       <button type="button" id="pins-open" hidden>Pins</button>
+      <button type="button" id="webhooks-open" hidden>Webhooks</button>
       <button type="button" id="block-peer" hidden>Block</button>
       <div id="messages" tabindex="0"></div>
       <button type="button" id="jump-present" hidden>Jump to the present</button>
@@ -1487,6 +1528,15 @@ export function badgeText(count, cap) {
       <h3 id="audit-title">Audit log</h3>
       <ul id="audit-list"></ul>
       <button type="button" id="audit-close">Close</button>
+    </aside>
+
+    <aside id="webhooks" hidden aria-labelledby="webhooks-title">
+      <h3 id="webhooks-title">Webhooks</h3>
+      <ul id="webhook-list"></ul>
+      <form id="webhook-form" class="inline"><input id="webhook-name" placeholder="new webhook's name" aria-label="new webhook's name" maxlength="100"><button>Make</button></form>
+      <div id="webhook-made" hidden><p class="muted">Post JSON {"content": "..."} to this URL. It is shown only now:</p>
+        <input id="webhook-url" readonly aria-label="the new webhook's URL"></div>
+      <button type="button" id="webhooks-close">Close</button>
     </aside>
 
     <aside id="pins" hidden aria-labelledby="pins-title">
@@ -1605,7 +1655,7 @@ header select { margin-left: .3em; }
 #pins { width: 18em; overflow-y: auto; }
 #pin-list { list-style: none; padding: 0; }
 #pin-list li.pin { padding: .4em; border-bottom: 1px solid #eef; }
-#pins-open { align-self: flex-start; margin-bottom: .3em; }
+#pins-open, #webhooks-open { align-self: flex-start; margin-bottom: .3em; }
 .timed-out { font-size: 12px; }
 
 .member .moderate { display: flex; flex-basis: 100%; gap: 2px; padding-left: 1.2em; opacity: 0.6; }
@@ -1621,6 +1671,9 @@ header select { margin-left: .3em; }
 #group-members li { display: flex; gap: .3em; align-items: baseline; margin-bottom: .3em; }
 #group-members .group-remove { margin-left: auto; font-size: 11px; }
 #group-create-form input { width: 100%; box-sizing: border-box; margin-bottom: .2em; }
+#webhooks { width: 18em; overflow-y: auto; }
+#webhook-url { width: 100%; box-sizing: border-box; font-family: monospace; font-size: 11px; }
+.sender.webhook .tag { margin-left: .3em; padding: 0 .3em; border-radius: 3px; background: #5865f2; color: #fff; font-size: 10px; text-transform: uppercase; }
 
 """#),
     ]
