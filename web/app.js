@@ -356,6 +356,7 @@ function renderMembers() {
     const other = x.userId !== state.me && x.role !== "OWNER";
     return el("li", { class: `member ${status === "PRESENCE_OFFLINE" ? "offline" : ""}`, dataset: { user: x.userId, status } },
       el("span", { class: `presence ${status}`, role: "img", "aria-label": label, title: label }),
+      x.avatar ? el("img", { class: "avatar", src: x.avatar, alt: "" }) : null,
       el("span", { class: "name", title: x.userId }, x.nickname || x.displayName || x.userId),
       Number(x.timeoutUntil || 0) > Date.now() ? el("span", { class: "timed-out", title: `timed out until ${new Date(Number(x.timeoutUntil)).toLocaleString()}` }, "⏳") : null,
       x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null,
@@ -902,7 +903,7 @@ function renderPending() {
 
 /** Uploads one file for the view (asks for an upload, then PUTs the bytes with progress); its file id. */
 async function upload(p, view) {
-  const where = view.kind === "channel" ? { channelId: view.channelId } : { conversationId: view.conversationId };
+  const where = view === "avatar" ? { avatar: true } : view.kind === "channel" ? { channelId: view.channelId } : { conversationId: view.conversationId };
   const r = await gh.request({ createUpload: { ...where, filename: p.file.name, contentType: p.file.type || "", size: String(p.file.size) } });
   await new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
@@ -1086,6 +1087,17 @@ function wire() {
       if (p.displayName) state.names.set(state.me, p.displayName); else state.names.delete(state.me);
       if (state.currentServer) await loadMembers(state.currentServer);
       renderMessages();
+    } catch (err) { showError("view-error", err); }
+  });
+  $("avatar-input").addEventListener("change", async (e) => {
+    const file = e.target.files[0];
+    e.target.value = "";
+    if (!file) return;
+    try {
+      // Uploaded as one's own avatar, then named by the profile: a lasting link to it.
+      const fileId = await upload({ file, progress: 0 }, "avatar");
+      await gh.request({ setProfile: { avatarFileId: fileId } });
+      if (state.currentServer) await loadMembers(state.currentServer);
     } catch (err) { showError("view-error", err); }
   });
   $("pins-close").addEventListener("click", () => { $("pins").hidden = true; });

@@ -299,6 +299,13 @@ def test_files_and_search_in_the_web_client(server, people, tmp_path):
     assert got == "the minutes of the meeting"
     shot(bob, "9-file.png")
 
+    # alice picks an avatar: uploaded as hers, named by her profile, shown (loaded) beside her name in the member list.
+    face = tmp_path / "face.png"
+    face.write_bytes(png(64, 64))
+    alice.find_element(By.ID, "avatar-input").send_keys(str(face))
+    avatar = "const i = document.querySelector(\"#member-list li[data-user='alice'] img.avatar\"); return i && i.complete ? i.naturalWidth : 0"
+    wait(alice, "her avatar in the member list", lambda: alice.execute_script(avatar) == 64)
+
     # Sixty messages later, the picture's message is no longer in bob's page.
     poster = JsonPeer(server, "alice")
     for i in range(60):

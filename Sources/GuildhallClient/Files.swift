@@ -9,6 +9,10 @@ public enum UploadDestination: Sendable, Equatable {
     case channel(UInt64)
     /// The direct conversation with this user.
     case conversation(with: String)
+    /// A direct conversation one is in, by its id (a group's, or a pair's).
+    case conversationID(UInt64)
+    /// One's own avatar (an image), which `setProfile(avatarFileID:)` then names.
+    case avatar
 }
 
 extension GuildhallClient {
@@ -19,6 +23,8 @@ extension GuildhallClient {
         switch destination {
         case .channel(let id): r.channelID = id
         case .conversation(let peer): r.peerID = peer
+        case .conversationID(let id): r.conversationID = id
+        case .avatar: r.avatar = true
         }
         r.filename = filename
         r.size = size

@@ -7,10 +7,12 @@ import GuildhallWire
 extension GuildhallClient {
     /// Sets what is given ("" clears it); returns the profile as others now see it.
     @discardableResult
-    public func setProfile(displayName: String? = nil, avatar: String? = nil) async throws -> GHUserProfile {
+    /// `avatarFileID`: an image uploaded `to: .avatar`; the avatar becomes a lasting link to it.
+    public func setProfile(displayName: String? = nil, avatar: String? = nil, avatarFileID: UInt64? = nil) async throws -> GHUserProfile {
         var r = GHSetProfile()
         if let displayName { r.displayName = displayName }
         if let avatar { r.avatar = avatar }
+        if let avatarFileID { r.avatarFileID = avatarFileID }
         return try await expect(.setProfile(r)) { if case .profile(let p) = $0 { p } else { nil } }
     }
 

@@ -34,6 +34,8 @@ public struct FileRecord: Sendable, Equatable, Codable {
 public enum FileRules {
     public static let maxFilename = 255, maxContentType = 127
     public static let defaultContentType = "application/octet-stream"
+    /// What an avatar may be.
+    public static let avatarTypes: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp"]
 
     /// Checks a CreateUpload's fields; the content type as it will be kept.
     public static func check(filename: String, contentType: String, size: UInt64, sha256: String, maxBytes: Int) throws(Failure) -> String {

@@ -304,6 +304,16 @@ extension CrossNodeTests {
         let link = try #require(got.attachments.first?.url)
         #expect(link.hasPrefix("http://127.0.0.1:\(nodes[2].webSocketPort)/files/\(u.fileID)/minutes.txt?u=bob&"), "node 3's gateway made bob's link")
         #expect(try Curl.run([link]).body == bytes)
+
+        // A webhook of the channel (its home on node 2), posted to through node 3's listener and
+        // node 1's: each hands the post to the home, and its answer comes back (a wrong secret's too).
+        let hook = try await HomeKillTests.retrying { try await alice.createWebhook(in: channel.channelID, name: "Across") }
+        let posted = try WebhookTests.post(hook.path, port: nodes[2].webSocketPort, body: #"{"content": "posted on node 3"}"#)
+        #expect(posted.status == 200, "\(posted.body)")
+        let heard = try await bobHeard.message("the webhook's post") { $0.body.text == "posted on node 3" }
+        #expect(heard.webhook.name == "Across")
+        let wrong = hook.path.replacingOccurrences(of: hook.secret, with: String(repeating: "0", count: 64))
+        #expect(try WebhookTests.post(wrong, port: nodes[0].webSocketPort, body: #"{"content": "x"}"#).status == 404)
     }
 }
 

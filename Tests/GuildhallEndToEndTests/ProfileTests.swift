@@ -100,3 +100,42 @@ import Testing
         #expect(try await alice.memberPage(of: g.serverID).members.map(\.userID) == ["alice", "bob", "carol"])
     }
 }
+
+extension ProfileTests {
+    /// An avatar uploaded to the server (docs/features.md "Profiles"): an image only,
+    /// one's own upload only, a lasting link anyone shown the profile can fetch; replaced, its file is swept.
+    @Test func anUploadedAvatarIsALastingLinkAndAReplacedOneIsSwept() async throws {
+        let server = try TestServer {
+            $0.wsListen = "127.0.0.1:0"
+            $0.fileGraceSeconds = 1
+            $0.fileSweepSeconds = 1
+        }
+        defer { server.stop() }
+        server.update { $0.filesURL = "http://127.0.0.1:\(server.webSocketPort)" }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let image = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: UInt8(7), count: 40))
+        await expectError(.badRequest) { _ = try await alice.createUpload("notes.txt", size: 5, contentType: "text/plain", to: .avatar) }
+        let first = try await alice.upload(image, as: "me.png", contentType: "image/png", to: .avatar)
+        let profile = try await alice.setProfile(avatarFileID: first)
+        #expect(profile.avatar.hasPrefix("http://127.0.0.1:\(server.webSocketPort)/files/\(first)/me.png?u=avatar&"), "\(profile.avatar)")
+        // Anyone shown it fetches it (bob asks for alice's profile).
+        let shown = try #require(try await bob.users(["alice"]).first)
+        #expect(shown.avatar == profile.avatar)
+        #expect(try Curl.run([shown.avatar]).body == Array(image))
+        // Only one's own avatar upload may be named; a channel's file, another's, or a missing one is refused.
+        let (_, c) = try await guild(server, owner: alice, members: [bob])
+        let attachment = try await alice.upload(image, as: "shot.png", contentType: "image/png", to: .channel(c.channelID))
+        await expectError(.notFound) { _ = try await alice.setProfile(avatarFileID: attachment) }
+        await expectError(.notFound) { _ = try await bob.setProfile(avatarFileID: first) }
+        await expectError(.notFound) { _ = try await alice.setProfile(avatarFileID: first + 999_999) }
+        await expectError(.badRequest) {
+            var r = GHSetProfile()
+            r.avatar = "https://example.com/a.png"; r.avatarFileID = first
+            _ = try await alice.call(.setProfile(r))
+        }
+        // Replaced by a URL: the old file goes with the next sweep, and its link with it.
+        _ = try await alice.setProfile(avatar: "https://example.com/elsewhere.png")
+        try await waitUntil("the replaced avatar swept", timeout: 15) { try Curl.run([profile.avatar]).status == 404 }
+    }
+}

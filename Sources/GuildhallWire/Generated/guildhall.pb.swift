@@ -2090,7 +2090,8 @@ public nonisolated struct GHRequest: Sendable {
   /// Ask to upload a file into a channel (needs SEND_MESSAGES and
   /// ATTACH_FILES there) or a direct conversation: the answer holds the
   /// file's id and a single-use URL to PUT its bytes to before it expires.
-  /// Answer: `Upload`. Errors: 400 no channel or peer named, or a bad name,
+  /// Or, with `avatar`, an image for one's own profile (PNG, JPEG, GIF or WebP).
+  /// Answer: `Upload`. Errors: 400 no channel, peer or avatar named, or a bad name,
   /// type or hash; 403 without the permissions; 404 no channel one may
   /// read; 413 over max-file-bytes; 414 over the user's file-quota-bytes.
   public var createUpload: GHCreateUpload {
@@ -2276,7 +2277,9 @@ public nonisolated struct GHRequest: Sendable {
   /// presence (watchers, small servers' online members, direct peers,
   /// member-list windows) hears USER_UPDATED. Answer: `UserProfile`.
   /// Errors: 400 a display name over 64 characters or with control
-  /// characters, an avatar over 512 characters.
+  /// characters, an avatar over 512 characters, both avatar and
+  /// avatar_file_id, or a file that is not one's avatar upload; 404 no such
+  /// file (or one not uploaded yet).
   public var setProfile: GHSetProfile {
     get {
       if case .setProfile(let v)? = body {return v}
@@ -2721,7 +2724,8 @@ public nonisolated struct GHRequest: Sendable {
     /// Ask to upload a file into a channel (needs SEND_MESSAGES and
     /// ATTACH_FILES there) or a direct conversation: the answer holds the
     /// file's id and a single-use URL to PUT its bytes to before it expires.
-    /// Answer: `Upload`. Errors: 400 no channel or peer named, or a bad name,
+    /// Or, with `avatar`, an image for one's own profile (PNG, JPEG, GIF or WebP).
+    /// Answer: `Upload`. Errors: 400 no channel, peer or avatar named, or a bad name,
     /// type or hash; 403 without the permissions; 404 no channel one may
     /// read; 413 over max-file-bytes; 414 over the user's file-quota-bytes.
     case createUpload(GHCreateUpload)
@@ -2802,7 +2806,9 @@ public nonisolated struct GHRequest: Sendable {
     /// presence (watchers, small servers' online members, direct peers,
     /// member-list windows) hears USER_UPDATED. Answer: `UserProfile`.
     /// Errors: 400 a display name over 64 characters or with control
-    /// characters, an avatar over 512 characters.
+    /// characters, an avatar over 512 characters, both avatar and
+    /// avatar_file_id, or a file that is not one's avatar upload; 404 no such
+    /// file (or one not uploaded yet).
     case setProfile(GHSetProfile)
     /// Users' profiles, in the order asked. A user who set none is answered
     /// with only the id; a malformed id is left out. Answer: `UserList`.
@@ -4290,6 +4296,9 @@ public nonisolated struct GHCreateUpload: Sendable {
   /// Or a direct conversation the caller is in (a group's, or a pair's).
   public var conversationID: UInt64 = 0
 
+  /// Or an avatar for the caller's profile (an image), which `SetProfile` then names.
+  public var avatar: Bool = false
+
   /// 1 to 255 bytes of UTF-8 without '/', '\\' or control characters.
   public var filename: String = String()
 
@@ -5525,7 +5534,8 @@ public nonisolated struct GHUserProfile: Sendable {
   /// At most 64 characters; "" when not set.
   public var displayName: String = String()
 
-  /// A URL or a file id, at most 512 characters; "" when not set.
+  /// A URL, at most 512 characters; "" when not set. An avatar uploaded to
+  /// this server (`SetProfile.avatar_file_id`) is a lasting download link to it.
   public var avatar: String = String()
 
   /// When it last changed (milliseconds since 1970); 0 when never set.
@@ -5550,6 +5560,7 @@ public nonisolated struct GHSetProfile: Sendable {
   /// Clears the value of `displayName`. Subsequent reads from it will return its default value.
   public mutating func clearDisplayName() {self._displayName = nil}
 
+  /// A URL of one's choosing ("" clears it).
   public var avatar: String {
     get {_avatar ?? String()}
     set {_avatar = newValue}
@@ -5559,12 +5570,25 @@ public nonisolated struct GHSetProfile: Sendable {
   /// Clears the value of `avatar`. Subsequent reads from it will return its default value.
   public mutating func clearAvatar() {self._avatar = nil}
 
+  /// Or an image one uploaded for it (`CreateUpload{avatar}`): the avatar
+  /// becomes a lasting link to it on this server's listener. Replaced, the
+  /// image is deleted after files-grace-seconds.
+  public var avatarFileID: UInt64 {
+    get {_avatarFileID ?? 0}
+    set {_avatarFileID = newValue}
+  }
+  /// Returns true if `avatarFileID` has been explicitly set.
+  public var hasAvatarFileID: Bool {self._avatarFileID != nil}
+  /// Clears the value of `avatarFileID`. Subsequent reads from it will return its default value.
+  public mutating func clearAvatarFileID() {self._avatarFileID = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _displayName: String? = nil
   fileprivate var _avatar: String? = nil
+  fileprivate var _avatarFileID: UInt64? = nil
 }
 
 public nonisolated struct GHGetUsers: Sendable {
@@ -11999,7 +12023,7 @@ nonisolated extension GHSearchMessages: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateUpload"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}peer_id\0\u{1}filename\0\u{3}content_type\0\u{1}size\0\u{1}sha256\0\u{3}conversation_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}peer_id\0\u{1}filename\0\u{3}content_type\0\u{1}size\0\u{1}sha256\0\u{3}conversation_id\0\u{1}avatar\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -12014,6 +12038,7 @@ nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.size) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.sha256) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.avatar) }()
       default: break
       }
     }
@@ -12041,6 +12066,9 @@ nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.conversationID != 0 {
       try visitor.visitSingularUInt64Field(value: self.conversationID, fieldNumber: 7)
     }
+    if self.avatar != false {
+      try visitor.visitSingularBoolField(value: self.avatar, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -12048,6 +12076,7 @@ nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.channelID != rhs.channelID {return false}
     if lhs.peerID != rhs.peerID {return false}
     if lhs.conversationID != rhs.conversationID {return false}
+    if lhs.avatar != rhs.avatar {return false}
     if lhs.filename != rhs.filename {return false}
     if lhs.contentType != rhs.contentType {return false}
     if lhs.size != rhs.size {return false}
@@ -14372,7 +14401,7 @@ nonisolated extension GHUserProfile: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension GHSetProfile: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SetProfile"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}display_name\0\u{1}avatar\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}display_name\0\u{1}avatar\0\u{3}avatar_file_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -14382,6 +14411,7 @@ nonisolated extension GHSetProfile: SwiftProtobuf.Message, SwiftProtobuf._Messag
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self._displayName) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self._avatar) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self._avatarFileID) }()
       default: break
       }
     }
@@ -14398,12 +14428,16 @@ nonisolated extension GHSetProfile: SwiftProtobuf.Message, SwiftProtobuf._Messag
     try { if let v = self._avatar {
       try visitor.visitSingularStringField(value: v, fieldNumber: 2)
     } }()
+    try { if let v = self._avatarFileID {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 3)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHSetProfile, rhs: GHSetProfile) -> Bool {
     if lhs._displayName != rhs._displayName {return false}
     if lhs._avatar != rhs._avatar {return false}
+    if lhs._avatarFileID != rhs._avatarFileID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

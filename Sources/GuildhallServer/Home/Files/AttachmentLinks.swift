@@ -23,6 +23,14 @@ struct AttachmentLinks {
         seconds = settings.downloadURLSeconds
     }
 
+    /// A link to an avatar that lasts (until the file goes): anyone who sees the profile may fetch it.
+    func lasting(_ f: FileAttachment) -> String {
+        DownloadLink(fileID: f.fileID, reader: "avatar", expiresAt: Self.lastingExpiry).url(base: base, filename: f.filename, key: key)
+    }
+
+    /// 2100-01-01: a link that does not expire in practice.
+    static let lastingExpiry: UInt64 = 4_102_444_800_000
+
     /// `files` as `reader` is shown them at `now`.
     func shown(_ files: [FileAttachment], to reader: UserID, now: UInt64) -> [GHAttachment] {
         let expiry = DownloadLink.expiry(now: now, seconds: seconds)

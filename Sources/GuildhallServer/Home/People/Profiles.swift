@@ -32,16 +32,31 @@ final class Profiles: HomePart {
     private func isHomeOf(_ user: UserID) -> Bool { home.place(user: user) == home.index }
 
     private func profile(of user: UserID) -> UserProfile { profiles[user] ?? UserProfile(user: user) }
+
+    /// Whether `file` is an avatar upload of a user homed here that their profile no longer (or never) names: the sweep's to delete.
+    func isUnusedAvatar(_ file: FileRecord) -> Bool {
+        file.serverID == 0 && file.channelID == 0 && isHomeOf(file.uploader)
+            && !(profiles[file.uploader]?.avatar.contains("\(DownloadLink.pathPrefix)\(file.id)/") ?? false)
+    }
 }
 
 // MARK: Requests
 
 extension Profiles {
-    /// At the user's home.
-    func setProfile(_ r: GHSetProfile, id: UInt64, from s: HomeSession) {
+    /// At the user's home. `avatar`: the uploaded avatar it names, once checked (and claimed) by `Attachments.resolve`.
+    func setProfile(_ r: GHSetProfile, id: UInt64, from s: HomeSession, avatar: FileAttachment? = nil) {
+        if r.hasAvatarFileID, avatar == nil {
+            guard !r.hasAvatar else { return s.fail(id, .badRequest("name avatar or avatar_file_id, not both")) }
+            return home.attachments.resolve([r.avatarFileID], serverID: 0, channelID: 0, id: id, for: s) { found in
+                self.setProfile(r, id: id, from: s, avatar: found[0])
+            }
+        }
+        var carriedOut = false
+        defer { if let avatar, !carriedOut { home.attachments.release([avatar.fileID]) } }
         attempt(id, s) { () throws(Failure) in
             let before = profile(of: s.user)
             var p = before
+            if let avatar { p.avatar = AttachmentLinks(settings).lasting(avatar) }
             if r.hasDisplayName {
                 if let problem = UserProfile.nameProblem(r.displayName, field: "display name") { throw .badRequest(problem) }
                 p.displayName = r.displayName
@@ -52,8 +67,15 @@ extension Profiles {
             }
             guard p != before else { return s.respond(id, .profile(GHUserProfile(before))) }
             p.updatedAt = now()
-            runner.carryOut(Effects(writes: [.profile(p)], reply: { .profile(GHUserProfile(p)) }, apply: { _ in self.profiles[p.user] = p },
-                                    then: { self.tell([p], changed: true) }), answering: id, to: s)
+            let claimed = avatar.map { [$0.fileID] } ?? []
+            var effects = Effects(writes: [.profile(p)], reply: { .profile(GHUserProfile(p)) }, apply: { _ in self.profiles[p.user] = p },
+                                  then: {
+                                      self.home.attachments.release(claimed)
+                                      self.tell([p], changed: true)
+                                  })
+            effects.failed = { self.home.attachments.release(claimed) }
+            runner.carryOut(effects, answering: id, to: s)
+            carriedOut = true
         }
     }
 

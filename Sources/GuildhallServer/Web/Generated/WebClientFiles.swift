@@ -362,6 +362,7 @@ function renderMembers() {
     const other = x.userId !== state.me && x.role !== "OWNER";
     return el("li", { class: `member ${status === "PRESENCE_OFFLINE" ? "offline" : ""}`, dataset: { user: x.userId, status } },
       el("span", { class: `presence ${status}`, role: "img", "aria-label": label, title: label }),
+      x.avatar ? el("img", { class: "avatar", src: x.avatar, alt: "" }) : null,
       el("span", { class: "name", title: x.userId }, x.nickname || x.displayName || x.userId),
       Number(x.timeoutUntil || 0) > Date.now() ? el("span", { class: "timed-out", title: `timed out until ${new Date(Number(x.timeoutUntil)).toLocaleString()}` }, "⏳") : null,
       x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null,
@@ -908,7 +909,7 @@ function renderPending() {
 
 /** Uploads one file for the view (asks for an upload, then PUTs the bytes with progress); its file id. */
 async function upload(p, view) {
-  const where = view.kind === "channel" ? { channelId: view.channelId } : { conversationId: view.conversationId };
+  const where = view === "avatar" ? { avatar: true } : view.kind === "channel" ? { channelId: view.channelId } : { conversationId: view.conversationId };
   const r = await gh.request({ createUpload: { ...where, filename: p.file.name, contentType: p.file.type || "", size: String(p.file.size) } });
   await new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
@@ -1092,6 +1093,17 @@ function wire() {
       if (p.displayName) state.names.set(state.me, p.displayName); else state.names.delete(state.me);
       if (state.currentServer) await loadMembers(state.currentServer);
       renderMessages();
+    } catch (err) { showError("view-error", err); }
+  });
+  $("avatar-input").addEventListener("change", async (e) => {
+    const file = e.target.files[0];
+    e.target.value = "";
+    if (!file) return;
+    try {
+      // Uploaded as one's own avatar, then named by the profile: a lasting link to it.
+      const fileId = await upload({ file, progress: 0 }, "avatar");
+      await gh.request({ setProfile: { avatarFileId: fileId } });
+      if (state.currentServer) await loadMembers(state.currentServer);
     } catch (err) { showError("view-error", err); }
   });
   $("pins-close").addEventListener("click", () => { $("pins").hidden = true; });
@@ -1430,7 +1442,8 @@ export function badgeText(count, cap) {
         <option value="PRESENCE_INVISIBLE">Invisible</option>
       </select>
     </label>
-    <form id="profile-form" class="inline" hidden><input id="profile-name" placeholder="your display name" aria-label="your display name" maxlength="64"><button>Save name</button></form>
+    <form id="profile-form" class="inline" hidden><input id="profile-name" placeholder="your display name" aria-label="your display name" maxlength="64"><button>Save name</button>
+      <label class="attach" title="choose a picture">Avatar<input type="file" id="avatar-input" accept="image/png,image/jpeg,image/gif,image/webp" aria-label="choose your avatar"></label></form>
     <span id="connection" class="state closed" title="connection">offline</span>
     <button id="logout" hidden>Sign out</button>
   </header>
@@ -1674,6 +1687,7 @@ header select { margin-left: .3em; }
 #webhooks { width: 18em; overflow-y: auto; }
 #webhook-url { width: 100%; box-sizing: border-box; font-family: monospace; font-size: 11px; }
 .sender.webhook .tag { margin-left: .3em; padding: 0 .3em; border-radius: 3px; background: #5865f2; color: #fff; font-size: 10px; text-transform: uppercase; }
+#member-list img.avatar { width: 20px; height: 20px; border-radius: 50%; object-fit: cover; vertical-align: middle; }
 
 """#),
     ]
