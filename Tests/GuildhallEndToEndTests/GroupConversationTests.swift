@@ -59,7 +59,8 @@ import Testing
         let third = try await alice.sendDirect("carol, are you there?", inConversation: group.conversationID)
         _ = try await alice.updateGroup(group.conversationID, name: "Trio ✓")
         let (phone, phoneHeard) = try await server.client("carol", device: "phone")
-        _ = try await phoneHeard.message { $0.uid == third.uid }
+        let synced = try await phoneHeard.message { $0.uid == third.uid }
+        #expect(synced.recipientID.isEmpty && synced.channelID == group.conversationID, "a group's message names no one recipient")
         let renamed = try await waitFor("the rename in carol's sync") { phoneHeard.notifications.first { $0.conversation.name == "Trio ✓" } }
         #expect(renamed.kind == .conversationUpdated)
         #expect(try await phone.conversations().first { $0.conversationID == group.conversationID }?.name == "Trio ✓")

@@ -176,12 +176,14 @@ extension UserHome {
             if let references { record.refer(references, writes: &threadWrites) }
             let writes: [StoreWrite] = (conversationWrite.map { [$0] } ?? []) + [.message(record)] + threadWrites
             if !r.clientID.isEmpty { home.recentSends.sending(sender: s.user, clientID: r.clientID) }
-            // Each recipient's copy is the stored message, addressed to them (one copy for all, unless its files need links of their own).
+            // Each recipient's copy is addressed to them (one copy for all, unless its files need links of their own):
+            // a pair's as the stored message, read back at sync; a group's as the event itself, since the
+            // recipient's home, which syncs it, may not hold the group to tell a group's message from a pair's.
             let recipients = record.withheld ? [] : c.others(of: s.user)
             let copy = EventCopy(.message(directMessage(record, for: recipients.first ?? s.user)))
             var effects = Effects(writes: writes, addressed: recipients.map { user in
                 let own = record.attachments.isEmpty || user == recipients.first ? copy : EventCopy(.message(self.directMessage(record, for: user)))
-                return AddressedItem(user: user, stored: .message(record.uid), live: .push(own))
+                return AddressedItem(user: user, stored: c.isGroup ? .event(own) : .message(record.uid), live: .push(own))
             })
             effects.apply = { _ in
                 self.home.attachments.release(r.attachments)
