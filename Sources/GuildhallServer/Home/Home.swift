@@ -54,6 +54,7 @@ final class Home {
     private(set) var pushNotices: PushNotices!
     private(set) var directPrivacy: DirectPrivacy!
     private(set) var webhooks: Webhooks!
+    private(set) var offlineDelivery: OfflineDelivery!
     /// Subscribe requests and auto-subscribe mode.
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
@@ -106,6 +107,7 @@ final class Home {
         pushNotices = PushNotices(home: self)
         directPrivacy = DirectPrivacy(home: self)
         webhooks = Webhooks(home: self)
+        offlineDelivery = OfflineDelivery(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)
@@ -206,8 +208,8 @@ final class Home {
             switch m {
             case .file(let items, let token): runner.file(items, token: token, from: other)
             case .filed(let token): runner.filed(token)
-            case .dress(let user, let items, let token): userHome.dress(items, for: user, token: token, from: other)
-            case .dressed(let token, let events): userHome.dressed(token, events)
+            case .dress(let user, let items, let token): offlineDelivery.dress(items, for: user, token: token, from: other)
+            case .dressed(let token, let events): offlineDelivery.dressed(token, events)
             case .autoChannels(let user, let channels): subscriptions.autoChannels(user, channels, from: other)
             case .autoTouch(let user, let channel, let activity): subscriptions.autoTouch(user, channel, activity: activity)
             case .autoLevels(let user, let changes, let uncovered): subscriptions.applyAutoLevels(user, changes, uncovered: uncovered)

@@ -237,7 +237,7 @@ final class Reception: HomePart, GatewayHome {
         if ending.values.contains(where: { $0.user == token.user && $0.device == token.device }) {
             syncsWaiting.append(session)
         } else {
-            home.userHome.beginSync(session)
+            home.offlineDelivery.beginSync(session)
         }
     }
 
@@ -302,7 +302,7 @@ final class Reception: HomePart, GatewayHome {
             if self.ending.values.contains(where: { $0.user == s.user && $0.device == s.device }) {
                 self.syncsWaiting.append(s)
             } else {
-                self.home.userHome.beginSync(s)
+                self.home.offlineDelivery.beginSync(s)
             }
         }
     }
@@ -316,7 +316,7 @@ final class Reception: HomePart, GatewayHome {
         home.book.close(s.key)
         home.presences.closed(s)
         home.memberLists.closed(s.key)
-        home.userHome.saveCursor(of: s)
+        home.offlineDelivery.saveCursor(of: s)
         let subscriptions = home.subscriptions!
         subscriptions.autoStarting.removeValue(forKey: s.key)
         heldSends.removeValue(forKey: s.key)
@@ -353,7 +353,7 @@ final class Reception: HomePart, GatewayHome {
 
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {
         guard let s = registry.all[key] else { return }
-        home.userHome.acknowledged(s, ackedOrd: ackedOrd, packageAcked: packageAcked)
+        home.offlineDelivery.acknowledged(s, ackedOrd: ackedOrd, packageAcked: packageAcked)
     }
 
     func received(session key: UInt64, _ upTo: [ChannelID: UInt64]) {

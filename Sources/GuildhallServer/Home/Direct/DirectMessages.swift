@@ -7,8 +7,9 @@
 // inboxes; in a group, a read by time reaches every other member. Loop thread only.
 //
 // The user home (docs/architecture.md: per-user state has a home chosen by user id):
-// this file and ReceivedStatus.swift and OfflineDelivery.swift are its
-// parts; it reaches the rest of the loop's state through `home`.
+// this file, GroupConversations.swift, Blocking.swift and ReceivedStatus.swift
+// are its parts (offline sync is a part of its own, OfflineDelivery.swift);
+// it reaches the rest of the loop's state through `home`.
 
 import GuildhallCore
 import GuildhallStore
@@ -18,11 +19,6 @@ final class UserHome: HomePart {
     unowned let home: Home
     /// Direct conversations.
     var directs = DirectConversations()
-    /// Sessions whose acknowledged sync cursor moved and is not written yet.
-    var cursorOwed: Set<SessionKey> = []
-    /// Offline packages waiting for other homes to dress their items, by token, with the items each was asked.
-    var dressings: [UInt64: (PackageWaiting, [Int])] = [:]
-    var nextDressing: UInt64 = 0
     /// Each user's receipt changes, one in flight at a time (DirectMessages.swift).
     let receiptsInFlight = ChangeQueue<UserID>()
     /// Each group's membership changes, one in flight at a time (GroupConversations.swift).

@@ -3,7 +3,8 @@
 // acknowledges, then "sync completed"; live events wait until then. Also the
 // inbox those items come from: mentions, targeted notifications, read
 // positions and received status, each written durably before it is
-// delivered live, with an ord that orders the user's items. Loop thread only.
+// delivered live, with an ord that orders the user's items. Direct messages
+// are shown as the user home says (`home.userHome`). Loop thread only.
 //
 // Callbacks hold their session strongly (a weak reference would move every
 // session's reference count to a side table and slow every fan-out retain);
@@ -18,7 +19,18 @@ import GuildhallLoop
 import GuildhallStore
 import GuildhallWire
 
-extension UserHome {
+final class OfflineDelivery: HomePart {
+    unowned let home: Home
+    /// Sessions whose acknowledged sync cursor moved and is not written yet.
+    private var cursorOwed: Set<SessionKey> = []
+    /// Offline packages waiting for other homes to dress their items, by token, with the items each was asked.
+    private var dressings: [UInt64: (PackageWaiting, [Int])] = [:]
+    private var nextDressing: UInt64 = 0
+
+    init(home: Home) { self.home = home }
+}
+
+extension OfflineDelivery {
     // MARK: Sync
 
     func beginSync(_ s: HomeSession) {
@@ -123,14 +135,15 @@ extension UserHome {
     private func offlineEvent(_ item: InboxItem, for user: UserID, now: UInt64) -> GHEvent? {
         var e = GHEvent()
         if let m = item.message, m.serverID == 0 {
-            if directs[m.channelID] == nil, m.sender != user {
-                // The conversation lives at the other user's home; the item was addressed to this user.
+            let directs = home.userHome!
+            if directs.directs[m.channelID] == nil, m.sender != user {
+                // The pair's conversation lives at the other user's home; the item was addressed to this user.
                 e.message = home.withFiles(GHChannelMessage(m), m, to: user)
                 e.message.recipientID = user
                 return e
             }
-            guard canSeeDirect(m, user) else { return nil }
-            e.message = directMessage(m, for: user)
+            guard directs.canSeeDirect(m, user) else { return nil }
+            e.message = directs.directMessage(m, for: user)
             return e
         }
         if let m = item.message {

@@ -127,7 +127,7 @@ extension Reading {
 
     /// Writes read positions moved implicitly (senders), in one job.
     func flushPositions() {
-        home.userHome.flushCursors()
+        home.offlineDelivery.flushCursors()
         let moved = home.positions.takeDirty()
         let received = home.positions.takeDirtyReceived()
         guard !moved.isEmpty || !received.isEmpty else { home.submitTurnJobs(); return }
