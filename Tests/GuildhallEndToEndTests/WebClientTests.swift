@@ -1,6 +1,7 @@
 // The web client's files: the copy embedded in the binary is web/ as it is
 // (`make web` refreshes it), and the WebSocket listener serves it over HTTP
-// at / while `web-client` is on, and not when it is off.
+// at / while `web-client` is on (with an ETag, 304 for a version held, gzip
+// when accepted), and not when it is off.
 
 import Foundation
 import Testing
@@ -19,10 +20,10 @@ import Testing
         }
     }
 
-    /// The response head and body to `GET path` on the listener.
-    static func get(_ path: String, port: Int) throws -> (String, String) {
+    /// The response head and body to `GET path` on the listener, with `headers` ("Name: value\r\n" each).
+    static func get(_ path: String, port: Int, headers: String = "") throws -> (String, String) {
         let raw = try RawConnection(port: port)
-        raw.send(Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
+        raw.send(Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(headers)\r\n".utf8))
         var bytes: [UInt8] = []
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
@@ -50,6 +51,23 @@ import Testing
         #expect(script.contains("Content-Type: text/javascript") && script.contains("Referrer-Policy: no-referrer"))
         let (missing, _) = try Self.get("/secrets.txt", port: server.webSocketPort)
         #expect(missing.hasPrefix("HTTP/1.1 404 "))
+
+        // Each file carries its ETag; a browser holding that version gets 304 and no body.
+        let etag = try #require(head.split(separator: "\r\n").first { $0.hasPrefix("ETag: ") }.map { String($0.dropFirst(6)) })
+        #expect(head.contains("Cache-Control: no-cache") && head.contains("Vary: Accept-Encoding") && !head.contains("Content-Encoding"))
+        let (again, empty) = try Self.get("/", port: server.webSocketPort, headers: "If-None-Match: \"old\", \(etag)\r\n")
+        #expect(again.hasPrefix("HTTP/1.1 304 ") && empty.isEmpty && again.contains("ETag: \(etag)"), "\(again)")
+        let (stale, _) = try Self.get("/", port: server.webSocketPort, headers: "If-None-Match: \"old\"\r\n")
+        #expect(stale.hasPrefix("HTTP/1.1 200 "))
+        // Compressed for a browser that takes gzip (curl undoes it), and not for one that refuses it.
+        let (packed, _) = try Self.get("/app.js", port: server.webSocketPort, headers: "Accept-Encoding: br, gzip\r\n")
+        #expect(packed.contains("Content-Encoding: gzip"), "\(packed)")
+        let length = packed.split(separator: "\r\n").first { $0.hasPrefix("Content-Length: ") }.flatMap { Int($0.dropFirst(16)) } ?? 0
+        #expect(length > 0 && length < WebClientFiles.files["/app.js"]!.text.utf8.count / 2, "\(length) bytes")
+        let viaCurl = try Curl.run(["--compressed", "http://127.0.0.1:\(server.webSocketPort)/app.js"])
+        #expect(viaCurl.status == 200 && String(decoding: viaCurl.body, as: UTF8.self) == WebClientFiles.files["/app.js"]?.text)
+        let (refused, _) = try Self.get("/app.js", port: server.webSocketPort, headers: "Accept-Encoding: gzip;q=0\r\n")
+        #expect(!refused.contains("Content-Encoding"))
 
         let off = try TestServer { $0.wsListen = "127.0.0.1:0"; $0.webClient = "off" }
         defer { off.stop() }
