@@ -70,6 +70,20 @@ function showError(where, err) {
 
 // ---- sign in and the connection ----
 
+// The token is kept for this tab (sessionStorage), or on this device when
+// the user asks to stay signed in (localStorage); signing out forgets both.
+const TOKEN_KEY = "guildhall.token";
+
+function keepToken(token, stay) {
+  sessionStorage.setItem(TOKEN_KEY, token);
+  if (stay) localStorage.setItem(TOKEN_KEY, token); else localStorage.removeItem(TOKEN_KEY);
+}
+
+function forgetToken() {
+  sessionStorage.removeItem(TOKEN_KEY);
+  localStorage.removeItem(TOKEN_KEY);
+}
+
 function start(token) {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   gh = new GuildhallConnection({ url: `${scheme}//${location.host}/ws`, token });
@@ -79,7 +93,11 @@ function start(token) {
     s.className = `state ${detail.state}`;
     s.textContent = detail.state;
     s.title = detail.reason || "";
+    // Signed in and not connected: say so where it cannot be missed.
+    $("offline-banner").hidden = !state.me || detail.state === "connected" || detail.state === "closed";
     if (detail.state === "closed" && !state.me) {
+      // A token that does not sign in (expired, revoked) is not tried again at the next visit.
+      forgetToken();
       $("login").hidden = false;
       showError("login-error", { code: "closed", message: detail.reason || "could not sign in" });
     }
@@ -97,6 +115,7 @@ async function ready({ login, fresh }) {
   $("logout").hidden = false;
   $("presence-label").hidden = false;
   $("profile-form").hidden = false;
+  $("notify-enable").hidden = !("Notification" in window) || Notification.permission !== "default";
   gh.request({ listBlockedUsers: {} }).then((r) => { state.blocked = new Set(r.userIds.userIds || []); renderConversations(); }).catch(() => {});
   gh.request({ getDmPrivacy: {} }).then((r) => { $("dm-server-mates-only").checked = !!r.dmPrivacy.serverMatesOnly; }).catch(() => {});
   gh.request({ getUsers: { userIds: [state.me] } }).then((r) => {
@@ -159,6 +178,7 @@ function serverUnread(serverId) {
 }
 
 function renderServers() {
+  renderTitle();
   $("server-list").replaceChildren(...[...state.servers.values()].map((s) => {
     const { unread, mentions, cap } = serverUnread(s.info.serverId);
     return el("li", { class: `server${s.info.serverId === state.currentServer ? " current" : ""}`, dataset: { id: s.info.serverId },
@@ -194,7 +214,25 @@ function conversationName(c) {
   return c.isGroup ? `${c.name} (${(c.memberIds || []).length})` : `@ ${nameOf(c.peerId || "")}`;
 }
 
+/** The tab's title counts what is unread: every channel's and conversation's ("99+" past 99). */
+function renderTitle() {
+  let total = 0;
+  for (const u of state.unread.values()) total += Number(u.unreadCount || 0);
+  for (const c of state.conversations.values()) total += Number(c.unreadCount || 0);
+  document.title = total ? `(${total > 99 ? "99+" : total}) Guildhall` : "Guildhall";
+}
+
+/** A desktop notification for a mention or a direct message, while the tab is hidden and the user allowed them. */
+function notifyHidden(m, direct) {
+  if (document.visibilityState !== "hidden" || m.senderId === state.me) return;
+  if (!direct && !(m.mentions || []).includes(state.me) && !m.mentionAll) return;
+  if (!("Notification" in window) || Notification.permission !== "granted") return;
+  const who = m.webhook?.name || nameOf(m.senderId);
+  new Notification(direct ? who : `${who} mentioned you`, { body: (m.body?.text || "a file").slice(0, 200), tag: m.channelId });
+}
+
 function renderConversations() {
+  renderTitle();
   $("dm-list").replaceChildren(...[...state.conversations.values()].map((c) => {
     const current = state.view?.kind === "dm" && state.view.conversationId === c.conversationId;
     return el("li", { class: `conversation${current ? " current" : ""}${c.isGroup ? " group" : ""}`, dataset: { id: c.conversationId, peer: c.peerId || "" },
@@ -762,6 +800,7 @@ function setUnread(info) {
 const handlers = {
   message(m, e) {
     const isDirect = !m.serverId || m.serverId === "0";
+    notifyHidden(m, isDirect);
     if (isDirect) {
       const peer = m.senderId === state.me ? m.recipientId : m.senderId;
       // A group's first message here: its name and members come with the list.
@@ -1018,9 +1057,20 @@ function wire() {
   $("login-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const token = $("token").value.trim();
-    if (token) start(token);
+    if (!token) return;
+    keepToken(token, $("stay-signed-in").checked);
+    start(token);
   });
-  $("logout").addEventListener("click", () => { gh?.logout(); state.me = ""; });
+  $("logout").addEventListener("click", () => {
+    forgetToken();
+    gh?.logout();
+    state.me = "";
+  });
+  $("notify-enable").addEventListener("click", async () => {
+    // The browser's own prompt; asked only when the user clicks.
+    const answer = await Notification.requestPermission();
+    $("notify-enable").hidden = answer !== "default";
+  });
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("text").value;
@@ -1203,9 +1253,13 @@ function wire() {
   });
   const token = new URLSearchParams(location.search).get("token");
   if (token) {
-    // Out of the address bar (and history) once read.
+    // Out of the address bar (and history) once read; kept for this tab.
     history.replaceState(null, "", location.pathname);
+    keepToken(token, false);
     start(token);
+  } else {
+    const kept = sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(TOKEN_KEY);
+    if (kept) start(kept);
   }
 }
 

@@ -592,3 +592,51 @@ def test_a_webhook_made_in_the_web_client_posts_into_its_channel(server, people)
         assert False, "a deleted webhook took a post"
     except urllib.error.HTTPError as e:
         assert e.code == 404
+
+
+def test_staying_signed_in_the_offline_banner_the_title_and_a_hidden_tabs_notification(server, people):
+    owner = JsonPeer(server, "alice")
+    server_id = owner.request({"createServer": {"name": "Stay Guild", "openJoin": True}})["server"]["serverId"]
+    general = owner.request({"createChannel": {"serverId": server_id, "name": "general"}})["channel"]["channelId"]
+    owner.close()
+    alice = people()
+    alice.get(server.url)
+    alice.find_element(By.ID, "token").send_keys(server.token("alice"))
+    alice.find_element(By.ID, "stay-signed-in").click()
+    alice.find_element(By.CSS_SELECTOR, "#login-form button").click()
+    wait(alice, "alice connected", lambda: text_of(alice, "#connection") == "connected")
+    # Kept on the device: a new visit signs in by itself.
+    assert alice.execute_script("return !!localStorage.getItem('guildhall.token')")
+    alice.get(server.url)
+    wait(alice, "signed in again without a token typed", lambda: text_of(alice, "#connection") == "connected" and "alice" in text_of(alice, "#me"))
+
+    # The connection drops: a banner says so until it is back.
+    click_channel(alice, general)
+    alice.execute_script("window.guildhall.ws.close()")
+    wait(alice, "the banner", lambda: alice.find_element(By.ID, "offline-banner").is_displayed())
+    wait(alice, "the banner gone once back", lambda: text_of(alice, "#connection") == "connected"
+         and not alice.find_element(By.ID, "offline-banner").is_displayed())
+
+    # The tab hidden and notifications allowed (the permission and the Notification stood in for): a mention shows one,
+    # a plain message does not; the title counts what is unread elsewhere.
+    alice.execute_script("""
+        window.shown = [];
+        window.Notification = class { constructor(title, options) { window.shown.push([title, options.body]); } };
+        window.Notification.permission = "granted";
+        Object.defineProperty(document, "visibilityState", { value: "hidden", configurable: true });""")
+    bob = JsonPeer(server, "bob")
+    bob.request({"joinServer": {"serverId": server_id}})
+    bob.request({"sendMessage": {"channelId": general, "body": {"text": "just chatting"}}})
+    bob.request({"sendMessage": {"channelId": general, "body": {"text": "alice, look"}, "mentions": ["alice"]}})
+    wait(alice, "the mention's notification", lambda: alice.execute_script("return window.shown").__len__() == 1)
+    assert alice.execute_script("return window.shown") == [["bob mentioned you", "alice, look"]]
+    bob.request({"sendDirectMessage": {"peerId": "alice", "body": {"text": "psst"}}})
+    wait(alice, "the direct message's notification", lambda: len(alice.execute_script("return window.shown")) == 2)
+    wait(alice, "the title counts what is unread", lambda: alice.title == "(3) Guildhall")
+    bob.close()
+
+    # Signed out: the device forgets the token, and a new visit asks for one.
+    alice.find_element(By.ID, "logout").click()
+    wait(alice, "forgotten", lambda: alice.execute_script("return !localStorage.getItem('guildhall.token') && !sessionStorage.getItem('guildhall.token')"))
+    alice.get(server.url)
+    wait(alice, "the sign-in form", lambda: alice.find_element(By.ID, "login").is_displayed())
