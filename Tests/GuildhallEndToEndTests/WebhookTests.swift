@@ -41,8 +41,14 @@ import Testing
         #expect(ok.json["uid"] as? String == String(heard.uid) && ok.json["seq"] as? Int == Int(heard.seq))
         let plain = try Self.post(hook.path, port: port, body: #"{"content": "deploy started"}"#)
         #expect(plain.status == 200)
+        // As curl posts it: past 1 KiB it asks to continue first, and is told to.
+        let long = String(repeating: "log line ", count: 100)
+        let viaCurl = try Curl.run(["-X", "POST", "-H", "Content-Type: application/json", "--data-binary", #"{"content": "\#(long)"}"#,
+                                    "http://127.0.0.1:\(port)\(hook.path)"])
+        #expect(viaCurl.status == 200, "\(String(decoding: viaCurl.body, as: UTF8.self))")
+        _ = try await bobHeard.message { $0.body.text == long }
         let history = try await bob.history(of: c.channelID).messages
-        #expect(history.suffix(2).map(\.webhook.name) == ["Builder", "CI"])
+        #expect(history.suffix(3).map(\.webhook.name) == ["Builder", "CI", "CI"])
 
         // Bad posts, each with a status and a message that names the problem; nothing is sent.
         let before = try await bob.history(of: c.channelID).messages.count

@@ -55,6 +55,11 @@ final class WebhookDoor {
         guard type.hasPrefix("application/json") else { return refuse(c, 415, "send the post as Content-Type: application/json") }
         nextKey += 1
         reading[nextKey] = Reading(connection: c, channel: channel, webhook: webhook, secret: String(parts[2]))
+        // A client that waits to be told to send its body (curl does, past 1 KiB) is told at once, as uploads are.
+        if head.header("Expect")?.lowercased() == "100-continue" {
+            c.enqueue(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+            c.flush()
+        }
         return nextKey
     }
 
