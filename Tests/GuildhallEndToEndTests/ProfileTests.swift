@@ -105,11 +105,7 @@ extension ProfileTests {
     /// An avatar uploaded to the server (docs/features.md "Profiles"): an image only,
     /// one's own upload only, a lasting link anyone shown the profile can fetch; replaced, its file is swept.
     @Test func anUploadedAvatarIsALastingLinkAndAReplacedOneIsSwept() async throws {
-        let server = try TestServer {
-            $0.wsListen = "127.0.0.1:0"
-            $0.fileGraceSeconds = 1
-            $0.fileSweepSeconds = 1
-        }
+        let server = try TestServer { $0.wsListen = "127.0.0.1:0" }
         defer { server.stop() }
         server.update { $0.filesURL = "http://127.0.0.1:\(server.webSocketPort)" }
         let (alice, _) = try await server.client("alice")
@@ -134,8 +130,12 @@ extension ProfileTests {
             r.avatar = "https://example.com/a.png"; r.avatarFileID = first
             _ = try await alice.call(.setProfile(r))
         }
-        // Replaced by a URL: the old file goes with the next sweep, and its link with it.
+        // Replaced by a URL: the old file goes with the next sweep (made due at once here), and its link with it.
         _ = try await alice.setProfile(avatar: "https://example.com/elsewhere.png")
+        server.update {
+            $0.fileGraceSeconds = 1
+            $0.fileSweepSeconds = 1
+        }
         try await waitUntil("the replaced avatar swept", timeout: 15) { try Curl.run([profile.avatar]).status == 404 }
     }
 }
