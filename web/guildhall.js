@@ -5,7 +5,8 @@
 // direct messages delivered, drops duplicate inbox items by cursor, and
 // after a dropped connection reconnects and resumes the session (the server
 // replays what was missed) or, when it cannot, logs in afresh and says so.
-// No DOM here: app.js listens to the events this dispatches.
+// No DOM here: app.js listens to the events this dispatches. Its types, and
+// every request and event name, are in guildhall.d.ts beside it.
 //
 // Events: "state" {state: connecting|connected|reconnecting|closed, reason?},
 // "ready" {login, fresh} (fresh: a new session, so subscriptions are gone),
@@ -160,7 +161,10 @@ export class GuildhallConnection extends EventTarget {
       const upTo = this.receivedUpTo.get(body.channelId) || 0n;
       if (BigInt(body.seq || 0) > upTo) this.receivedUpTo.set(body.channelId, BigInt(body.seq || 0));
     }
-    if (kind === "message" && this.deliveryReceipts && this.login && body.recipientId === this.login.userId) {
+    // A direct message to this user: theirs in a pair, or another member's in a group (which names no recipient).
+    const direct = kind === "message" && (!body.serverId || body.serverId === "0") && !body.sentStatus;
+    const toMe = this.login && (body.recipientId ? body.recipientId === this.login.userId : body.senderId !== this.login.userId);
+    if (direct && toMe && this.deliveryReceipts) {
       this.send({ request: { id: String(this.nextId++), markDelivered: { messageUids: [body.uid] } } });
     }
     if (cursor) {

@@ -20,6 +20,36 @@ import Testing
         }
     }
 
+    /// The names of a oneof's fields in a message of Proto/guildhall.proto, as proto3's JSON mapping names them.
+    static func oneofNames(of message: String) throws -> Set<String> {
+        let proto = try String(contentsOf: web.deletingLastPathComponent().appendingPathComponent("Proto/guildhall.proto"), encoding: .utf8)
+        guard let start = proto.range(of: "\nmessage \(message) {\n"), let oneof = proto[start.upperBound...].range(of: "  oneof "),
+              let end = proto[oneof.upperBound...].range(of: "\n  }\n") else { return [] }
+        var names = Set<String>()
+        for line in proto[oneof.upperBound..<end.lowerBound].split(separator: "\n") {
+            let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
+            guard words.count == 4, words[2] == "=" else { continue }
+            let parts = words[1].split(separator: "_")
+            names.insert(String(parts[0]) + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined())
+        }
+        return names
+    }
+
+    /// The quoted names of a union type in web/guildhall.d.ts.
+    static func unionNames(_ type: String) throws -> Set<String> {
+        let dts = try String(contentsOf: web.appendingPathComponent("guildhall.d.ts"), encoding: .utf8)
+        guard let start = dts.range(of: "export type \(type) =\n"), let end = dts[start.upperBound...].range(of: ";") else { return [] }
+        return Set(dts[start.upperBound..<end.lowerBound].split(separator: "\"").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) })
+    }
+
+    /// The JavaScript SDK's types name every request and event kind the protocol has, and none it has not.
+    @Test func theSDKsTypesNameEveryRequestAndEventOfTheProtocol() throws {
+        let requests = try Self.oneofNames(of: "Request"), events = try Self.oneofNames(of: "Event")
+        #expect(requests.count > 90 && requests.contains("createGroup") && events.contains("directReceipt"))
+        #expect(try Self.unionNames("RequestName") == requests, "web/guildhall.d.ts's RequestName differs from Proto/guildhall.proto's Request")
+        #expect(try Self.unionNames("EventName") == events, "web/guildhall.d.ts's EventName differs from Proto/guildhall.proto's Event")
+    }
+
     /// The response head and body to `GET path` on the listener, with `headers` ("Name: value\r\n" each).
     static func get(_ path: String, port: Int, headers: String = "") throws -> (String, String) {
         let raw = try RawConnection(port: port)

@@ -1272,7 +1272,185 @@ function wire() {
 wire();
 
 """#),
-        "/guildhall.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "28f186f66427c45b1579", gzipBase64: "H4sIAAAAAAACA5VZW3PbNhZ+96841nQa0mFop+3uTJRVMk7iZr3jSyZ2ug+eTA2RkMSaIhmCsuxR9N97zgEIApSUpC+WBODcL98BfHgI7xdZns5Enj9RUNVlUyZlDpOyhnFdLpWs1RDKQsL/5fiqTO5kA00Jh0sFqpLiLiume4eHcDttmcR/qbK4hUCKZAZzqZSYSqa//b0Wc3kLWaGl/Iri/nd1eQFzUVXIZkh8/v3bs3HWQLGYj1EwiFqCamrcVRFIXNVLBTJSYQynDeTlVBHLZdbMQKBqd7KIiJMo1JJYsB61/LKQqtEGzjMlI5hJUTdjKRrkLJK7olzmMp1KJLiXBS3WsirrRhGvNKtl0rTWKEhlnt3LWqYRpHVZ4cKiyrNENBJVGZcPkDUSVR0/QrKoVVmjhCJlpSaNrFFNoqpkCklZFMg5KwsUZ34oOow/1QLlQTNDD6BcOhLoHzWKJmaoYC4eFSxnooGlUICGKZmGQAKXM1mgGpCIoiibyPpJTJDzjEUoIlZlTLwuSnh3eY5OqeUQMB4YRcgz1chCUbhJsPYLfs3Q3kxVoklmUhE1MTjh3SEMVINuGMCKP4fWwmL61XyV6VdrKy/npSJP1lJg5rxec/QG+Ct9RDaod1ZEwFqvIeBP1BAKuWz9EqERoBZjldRZRb7USTLFpAtNKqScgRX6XrtPGwPjMn2EYGDiOohgsChI8NuZKKYypYXmkXITv8VxHBIzTrRUNiLLYUUMIs1sHe/toVWqgeuTj+enF8dnMGItr2QT3Aw+nnw4O3578o54Hn+6/u+fvx+fnumfZ5fv35+8+/Py0/Xgc/hyb08+UOJBkguluuJ826WKfMC4pEr7/FrUU6zJ1R4Ai68XSVPWwQoWdR6ZemgT9vGjTCT6SKFqeFDCOmRCQPehcwKUTj8oxDGS4yn866wxN6KlT2d9C/v+knOaMwOPDHTkB84WR5v8tshduSbQp+nmFjqpuZJfcOPI1QgrWqZb1nU9Xkk2w9sp0Kss4LmzWKGfMfwmkuei8lxUk233Mv1UXZc7j2D3kuSQI88DuvxHMBG5krSz3tMBpBgHbVR2HTY7JaqnpTH14cEBnFGZl4vmpdc4OFuoo0/LMo3h4BBPo6vx3C5RlB2eGdw/Mas02RBWa0yeOKEmECCT0Stc8VW5Yqm3VCIEB/E0xqaAa+e62pAFltQaiajXlfk9eolrixSn7pc3EKzmvcPUJv7iJslnV0mZYi83p9bGtFZbXZ1NNpeo8jkF4fm/jo6OWpN1tWZk7hVjTOAkwtOnJowYwUVdcHA/aOwIAqNwq4w2n08DZBMI9pkRQuTXr2C+xtzQrjj190ejDk3jyw8nF3Rwv6uA0HIDIwI9T6Zif/10cfwHto7jN2cnA2s5rmOXB9thB7A26ncmtL/X5lObT96p0QNKNtfaUW04LblbCVTqspFBlnr8fRWvT89PqJv56hlEJhAioa6KaydKdtETi+qhzAhW0PN9ZCxY+3SUaMGqzQRMHyBqzCFu+Wt73MlZJpnQjNK6n0LZRvLnn7dFcrQRydAeY3404MR6gskmj4a9K7NhRgH3xBYDezWpuyV/uj3XQDCDQEDp+XaB9TvXvw0Mk8M0VpELPCHshE4T3Us8wa1uvRb8msC5w+8BYHSdn8axOruWyvRF66SgBZcIbgb+0MjoZ8Uz6VJ9ExzQy2VBmuOqn7Va/CSr8e+oByI2b1/rdMI5i7zDoDZ0gC4CSzLsscB5CnGHXY0gM/T6h0EkbFVJnuGBP3AKRSL0kjX32VKOD58PKARWGVKBLdyhy48wa0tgR/b16gGZHOnBRvvJJgS0nNi/7QyPLp6zjz3s0zIqUWNfnMepaETLg4kZ4ok06Ug17OOKTT7LbKP8eAGFqQoDijumG2uM537SUnWHXvaoeTzzSXnpoyfVHLM6We61q08dE15g1aPrqGnb34silZOsoPHbRYK6beiudFzC6fK0sLsvPQpZ12Ud9hvwNmzuxhpy6Udd1yMwLGITuX7jd+Fg7RRr1VZK23RxrmSDHY/uV6FHvw0bHJIkx1tWiytVzK3a4WZtreIehrQmePg+7Ftm27jEwahX+7bjm1liTY5pXUHyGEYCvRt23uDg2wh5cGyaCl+gRrDPe7FuIKmbdLjfhW/HlLp7Tl1vdjz+3DEPay3syrdmT60/3Xlx7Vw0s3guHoLnOBJFcME3bm1vbO/GpwXeV+9Ffs6jzK9HPD0dwi9ueNszuvs1GVpUh70J/Ti5Q5HvEE1ivGh7E7Im0BOIZRV03YL2A9IFGypOb33Ob7Q1W1lbBBt0g1H44xCqr6A+hLrX0R6CWkVxhvESBtXaoiGlCu088730CodU9nKbHu3DxDfo2AdI6AvfdBKSfXdIGm6fhZ33EnbDd9GPnNNNWbapuva4w8buJLFDWFtD/xn5pbOlITlV5ZK6VdBCDh65wSaxcZ/7jLVRBcFNMhOYOjlBvpJfPnNeUpfylq0LFFse7rokxlwwvRz9BzFAu+iE/M7cYW3rYsDe91HPw1kZs+q9ZvUmm2JJmk3XeyuyOgL9WhJBOZnkiH04FckJTuTzspYfUFd6K4vsE5huxboRS5fZXVZQGC7HhADxnXxU1JWb8OboswM8dMoPtWlnNNCPaI5rbuiMQ6MZj7qXhl5p+KhJjPqQSVza55x4JhRfKWMzpYe7gXm9RYf2lYmuEsxGP0VhE99Y2NcDRtiDtIV+Z9hMKwJq5mDTMqR+3WENaWKCaSR94QMhvGKu4RamaoNpBFt5hD9m8/aXonZDQ13rCVQkq2jePdWMuiPxQpGLepH8R1U0F/Xdu/YFl84aLT9lqRrCDSuwyNLPGy1MW6fzuR+bpCsXc8D1fWK7VvcAFfbu5ZvvU0lftKkzctM+ldpulPgBfKMo+eDmvGYOQfbgzU7tLbZ9B/vpuSloB8ty4k+KSIKBCkLHi7snRdgcD3e+gjgP6qhvM+jFz1Nisxlv3jAt+pgq38i7bQ+T4E37zhSiu1C02X2wjhLTVuj7rT4JwU+rhEfgdXgbbg7sWEzi0Y5yWcGj3BGPSXAAv8DBgTcI2ietnlrebf77ym342OXqt9TeW60VdL3r0cl51oy0eSYBMQXpTfF6Jg3owFhguj9R0GBhD/U/KB5EQm9giwIxCLNv8OLF0wGIcXkvofvPyRP93wvyXCIqfjE0D+6TRaGtYtbXyDcwzPBg2L2wA5lm5mU+oNsgNZYHZ0dUtP7iBVvAUxs1gSN7FRzww3f7vIiNmMhfw+1PK/yyfnoLtoHRBXG99zezSTHRqhsAAA==", text: #"""
+        "/guildhall.d.ts": WebClientFile(type: "text/plain; charset=utf-8", etag: "92863d120aa822b73fea", gzipBase64: "H4sIAAAAAAACA5VY227jNhB9z1cM8lJ74cYPLfrg7AW5dZs2iYPEaR+KoqWlsc21RGpJyq6RLtCv6Yf1SzpDUhLleBcoAjjmkJzLmSs9HsNsV6GFhTawrGWRr0RRnHywI3jfrL6yUBntdKYLf2xu9NaisTB4uDq7vL2C419wDlkhUbnj4eRoPAa3Qsi0Upg5qdUIpLOAG9q3IFTulwY/1midPYFznUsMGwZtXTjWpij0ljnds+Rxp5nXBKQKKn1Duv34OL2DUlSVVEsYfPft13PpQNXlnFUUBsE6Q1t2xOyQNgKVVJQGlCjRDk95tQtkQiOHQmuLxQ5WaHAE850/dwJn4Ehl5jMgky+8xTM2YgjZCrO19YZ7njBHsgDEUkhlXTTj5Oho/OoVsYnGk/Zzne8moBXCQmKRj/zt3OPMvOJBWEtCZ4AnyxN4Bosqv0VrxRIntMxWgpAuruly4PZMav7p4BP/DU/g1fgI/6y0cd44eAgs70gOvDkC+AuOC72U6jh8X6Ewbo7CxTW7pMS4ENn6uL2i6+ZMZug8PqLZoImkusr3STkWuEdaogtr27CV1t3u+rQPWqreLak20uEtsotbxTKs3LXfaFih2PSlrWW27t2y6ML6QReYauCJtmfdRUC5Z16fFuzr05hbpNhWaOu9DoUf6Jw2u44QT3SX3ANmKDeYPzrhatudPEiPceP3qsSVlVZ5JO6zqOifyDuzO/q1WuhGj3puMyPn2On12JBudd6QS2HWzK1j9aRMt2YIqOxQVkYC5RGaM/uedU7d1yfNheq5r1b7FF2hutCKg0dw5Um9kJBTV1xKQ1Wq7xBW/xILQtVgqjOb1IdUcET5q4m5REyl9YF4JFt7rgrhlURgiK2EEAIrISyNUC5ZO7HGc5KakMgx92hKaS1pMCVdjMzTEOejiae7s10EZVRv+7hgLveQCqr1aSJnoLIEf4Ol3uAekaTOVr2gECZb7cV9AOepKvTeuX6JcASIXaCZbhURV7JKUKCoR5UluFznLUqBfSgbF7oHUEfsENno9YHDWq+fql7p4Yp1vuuRnCyRCmYvWikB+sjV6gWJVbmXKnHVWU1euNHL1ES9kEVSTZ5sBw3t31Hd47bS2rEkpmjua7uakUWqlf65nXmhszUz7RJvj8JqnjMN81R4wPe90XXVC+6UQuHil/2iG0Im2UjLQnqd7Lss743ciCwpn/ukoAg17RV5K9E5UmwvnJtjp027tj7YwgQTe7afCrgrT2C7Eg7+IDOueP+GEaQoHPDmCP79+5/hH8BN1b7oxP582ofLnuuVdnIhs7SQZQXNJXniL5Fzd1nu0Xr1xaWF1u5UdqHLis3Mex2+Wx1sJ7FBfEzKcUvkrmLbiuDrab9KRruevO+b4O/nZemdzOAx7AfmFZoSd/CGZptff+LxL5lifns3oWWmTf46jHojqNVa6a16C59aHy4EpUjeDFQTP10Fv5JHqTzSwJVRUvv5K05ax3fT2e/fT5/uLo+HI6ADT3dnP59d35yd31wBDc7Xt1fTpxksjC73Jl6ecLFYpB6X3OIWImsNuvIyn8l8ljuJY+oprctmtmtIn/qIXLRy2EkUPRQYkUSO9nESluTU6Ki97RBGHdCdcp7jJTpCy+tmeT3ZF8laUqBZrd4d0jK1VeS7hB37YkZQ3fDE+eCn/QnU5AeeXnPcyAz5m0Xfi/hrIUsC0ycSowngh9UXHhdq9/Y0CjgDhduGBwzizFL5zu+H/CXN2+RRSjAQEMOfZ/CTIGFBpNWE0px6pFCHDfO5e8CwtEbAQEAc/mJR93N9m+ahOkShYXT/glXMfbsilYJswh0/cqRzwlN0LhaFVPRYKXDhRpDVxmoz8o8qDk3mHgVhuH1Q0iFL23dgFwPTiGVj+NYO7HAyHv8wfZyNtzbIqU2RBnVjguO+4nWiJ1sRyxsDRvMLjVhQsuQ86uoPv+CCReHfQP6BB6HgNEnDYUlvMbZa2hhRMMhxISjUwJkaG8DzMODtmnH43UGP55gVHDL0ae0hLICeWqSLDV6ZCUPdJ2Y1PfxMndFcP9ABsMkXwBzGnMq1oofn59PuQAZR6JKRlBfUB8hxp/T6JYS2Kyp4HOPR3pb35xOIagNfbcRMaZq2L97ydN2SlBBbTe1TpAO0daZ7zPuX8C4th9AwGwwnsNEyb6TdMF8akZrSHLLXQ+t/nNC6iYrw9ty//+iP8ks61vhT1kAXG1JhK90q/urgARs8d0X2mZKQH8oj2vzglfenRa9Otxh60qBJ1rYzjaAZ8DiOwq8PpB9NZjRW4+sDWPu8fjE0cH2fUJtmbx9z8Qv0CXUkioaaHomlv/A6qdNvh/DmrYciQeRznDkKdl/knJTs/8O5HWa+xDupmgd4fzr6D4fmv0yPEgAA", text: #"""
+// Types for guildhall.js, Guildhall's protocol for browsers (README "Web client"):
+// the connection, its events and its requests. Bodies and results follow
+// Proto/guildhall.proto in proto3's JSON mapping (64-bit numbers are strings,
+// enums are their names); they are typed loosely here, by name. A test
+// (WebClientTests) checks the names below against Proto/.
+
+/** A request's body: one field, named for the request kind (e.g. { sendMessage: { channelId, body: { text } } }). */
+export type RequestName =
+  | "login"
+  | "heartbeat"
+  | "resume"
+  | "ack"
+  | "logout"
+  | "createServer"
+  | "updateServer"
+  | "deleteServer"
+  | "getServers"
+  | "listMyServers"
+  | "joinServer"
+  | "inviteMember"
+  | "acceptInvite"
+  | "leaveServer"
+  | "kickMember"
+  | "setMemberRole"
+  | "listMembers"
+  | "createChannel"
+  | "updateChannel"
+  | "deleteChannel"
+  | "listChannels"
+  | "sendMessage"
+  | "getHistory"
+  | "getMessages"
+  | "setReceivedStatus"
+  | "getReceivedStatus"
+  | "requestReceipt"
+  | "respondReceipts"
+  | "getReceiptReaders"
+  | "getReceiptInfo"
+  | "subscribe"
+  | "setSubscribeMode"
+  | "markRead"
+  | "getUnread"
+  | "sendTyping"
+  | "enterAsGuest"
+  | "leaveAsGuest"
+  | "banMember"
+  | "unbanMember"
+  | "openConversation"
+  | "listConversations"
+  | "sendDirectMessage"
+  | "markDelivered"
+  | "sendReadReceipt"
+  | "ackMessageRead"
+  | "ackConversationRead"
+  | "getSentStatus"
+  | "createRole"
+  | "updateRole"
+  | "deleteRole"
+  | "grantRole"
+  | "takeBackRole"
+  | "setPermissionOverride"
+  | "listRoles"
+  | "getPermissions"
+  | "recallMessage"
+  | "editMessage"
+  | "deleteMessage"
+  | "addReaction"
+  | "removeReaction"
+  | "getThread"
+  | "searchMessages"
+  | "createUpload"
+  | "searchServers"
+  | "transferOwnership"
+  | "setPresence"
+  | "setIdle"
+  | "createInviteCode"
+  | "listInviteCodes"
+  | "revokeInviteCode"
+  | "lookUpInvite"
+  | "joinByInvite"
+  | "timeoutMember"
+  | "pinMessage"
+  | "unpinMessage"
+  | "listPins"
+  | "getAuditLog"
+  | "setProfile"
+  | "getUsers"
+  | "setNickname"
+  | "registerPushToken"
+  | "unregisterPushToken"
+  | "blockUser"
+  | "unblockUser"
+  | "listBlockedUsers"
+  | "createGroup"
+  | "updateGroup"
+  | "addGroupMembers"
+  | "removeGroupMember"
+  | "leaveGroup"
+  | "setDmPrivacy"
+  | "getDmPrivacy"
+  | "createWebhook"
+  | "listWebhooks"
+  | "deleteWebhook";
+
+/** A server event's body, by kind: what `addEventListener(kind, …)` hears. */
+export type EventName =
+  | "message"
+  | "notification"
+  | "closed"
+  | "unreadChanged"
+  | "unreadStatus"
+  | "typing"
+  | "syncCompleted"
+  | "resumed"
+  | "receivedStatus"
+  | "receiptRequest"
+  | "receiptResponse"
+  | "directReceipt"
+  | "messageUpdate"
+  | "presence"
+  | "memberList";
+
+export type RequestBody = { [K in RequestName]?: Record<string, unknown> };
+
+/** A failed request: the server's error code name (e.g. "NOT_FOUND"), or UNAVAILABLE / TIMEOUT from the connection itself. */
+export interface RequestError {
+  code: string;
+  message: string;
+}
+
+export type ConnectionState = "connecting" | "connected" | "reconnecting" | "closed";
+
+export interface StateDetail {
+  state: ConnectionState;
+  reason?: string;
+}
+
+export interface ReadyDetail {
+  /** The LoginResult: userId, deviceId, sessionId, limits, … */
+  login: Record<string, any>;
+  /** A new session (subscriptions are gone), not a resumed one. */
+  fresh: boolean;
+}
+
+export interface EventDetail {
+  /** The event's body (a ChannelMessage for "message", …). */
+  body: Record<string, any>;
+  /** The whole Event: seq, unread, offline, left, cursor, and the body. */
+  event: Record<string, any>;
+}
+
+export interface GuildhallConnectionOptions {
+  /** ws(s)://HOST/ws */
+  url: string;
+  /** The token the application's backend minted. */
+  token: string;
+  /** Tell senders a direct message reached this device (default true). */
+  deliveryReceipts?: boolean;
+}
+
+export declare class GuildhallConnection extends EventTarget {
+  constructor(options: GuildhallConnectionOptions);
+  readonly state: ConnectionState;
+  /** The LoginResult once logged in; null while not. */
+  readonly login: Record<string, any> | null;
+  /** Opens the connection, logs in, and from then on reconnects and resumes by itself. */
+  connect(): void;
+  /** Logs out: the session ends for good. */
+  logout(): void;
+  /** Sends one request; resolves with its result ({ message: {…} }), rejects with a RequestError. */
+  request(body: RequestBody, timeoutMs?: number): Promise<Record<string, any>>;
+  addEventListener(type: "state", listener: (e: CustomEvent<StateDetail>) => void): void;
+  addEventListener(type: "ready", listener: (e: CustomEvent<ReadyDetail>) => void): void;
+  addEventListener(type: EventName, listener: (e: CustomEvent<EventDetail>) => void): void;
+}
+
+"""#),
+        "/guildhall.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "dfd1cee8e87c0af724f2", gzipBase64: "H4sIAAAAAAACA5VZWXPbRhJ+169osVIxIMOgnGS3yvTSLtlWvNrS4dKRfVC5IhAYkohAAMYAolQ0/3u6ew4MQNJ2XkhiMH13f90zHA7hY5NmyTzKsmcSyqqoi7jIYFpUMKmKpRSVHEGRC/i/mFwV8b2ooS5guJQgSxHdp/lsbziEu5lhEv4li/wOPBHFc1gIKaOZYPq736toIe4gzZWUX1Hc/64uzmERlSWyGRGff//2YpLWkDeLCQqGqBIg6wrfygAErqqlHBlJP4STGrJiJonlMq3nEKFq9yIPiFOUyyWxYD0q8aURslYGLlIpApiLqKonIqqRcxTf58UyE8lMIMGDyGmxEmVR1ZJ4JWkl4tpYIyERWfogKpEEkFRFiQtNmaVxVAtUZVI8QloLVHXyBHFTyaJCCXnCSk1rUaGaRFWKBOIiz5FzWuQoTj9I2oyPskF5UM/RAyiXtnjqoULRxAwVzKInCct5VMMykoCGSZH4QAKXc5GjGhBHeV7UgfVTNEXOcxYhiVgWIfE6L+DDxRk6pRIjwHhgFCFLZS1ySeEmwcov+DNFe1NZRnU8F5KCgItPpZDWStxZPRmfsyim5bAFHEBUpE2YJEQOEyHTBF/UpA4xOWZxIxjIGv06gBV/j6zL8tlX/VMkX63zeDkrJIWmEhGm4ts1p8MAn5InZIOOSPMA2A1r8PgbTYZcLI2jA/QKyGYi4yotKTgq62aYxb7OrYRTusRgqnhoCydF8gTeQCfKIIBBk5Pg9/Mon4mEFtBVqCT+CsPQJ2acuYmoozSDFTEIFLN1uLeHVqEHr48vz07Oj05hzFpeidq7HVwefzo9en/8gXge3Vz/98/fj05O1ePpxcePxx/+vLi5Hnz2X+/tiUfKZIizSMq22t+3uSceMdCJVD6/jqoZFvlqD4DFV01cF5W3gqbKAl1gpgKeLkUs0EcSVcONAtY+EwK6D53joXR6oJwJkRx34aezxtyIlr6d9S3s+0vObs4M3DJQkR84rzja5Lcmc+XqQJ8km6/QSfWV+IIvDl2NECJEsmVdFfiVYDM6b3L0Kgt46SyW6GcMv47kWVR2XFSRbQ8iuSmvi51bEA4FOeSw4wGFJ2OYRpkU9Ga9pwJIMfZMVHZt1m8KVE9JY+rhwQGcEm4UTf26g0ScLdQiZkWRhHAwxN3oaty3SxRlR8cMBgfMKkU2gtUakyeMCVU8ZDJ+gytdVa5Y6h2VCPWXcBYiKODamao2ZIEltUYiAs8ie0AvcW2R4gSnWQ3eatHbTDDxF6Mu713FRYIYpXettWlGW1WddboQqPIZBeHlvw4PD43JqlpTMveKm5bnJMLz5zqMGMGmyjm4n1Qz8jytsFFGmc+7AdIpePvMCHvu16+gf4YMaFec+vvjcduew4tPx+e0cb+tAN9yAy0CPU+mIr7enB/9gdBx9O70eGAtx3VsG2ARdgBrrX5rgnle629lPnmnQg9IUV8rR5lwWnK3EqjURS28NOnw76p4fXJ2TGjWVU+3eGomJNRVce1EyS52xKJ6KDOAFfR8H2gL1l06SjRvZTIB0weIGnOIIX9ttzs5yyRTGnqM+ymUJpI//7wtkuONSPp2G/OjiSlUI1E6fdLsXZk1M/IYE00P7NWkQkv+djFX93RuAh6l5/sG63ehnnUbJoepXkUu6AhhJ7SaKCzpCDa69SD4LTXntn8PAKPrPGrHquxaSo2L1kmeaS4B3A66Uyh3PyueSZfym80BvVzkpDmudrNWiZ+mFX6Oe03E5u1blU44uJF3uKmNnEYXgCUZ9VjggIZ9h12NTWbUwQ/dkRCq4izFDX/gWItE6CVr7oulmAxfDigEVhlSgS3cocuPMDMlsCP7evWATA7VYKP8ZBMCDCf2rzkUoIsX7ONO71MyyqhCXFyESVRHhgcTc4sn0rglVW0fV2zyWWYb5ccLKEyWGFB8o9FY9XjGE0PVbnrdo+bxrEvKS5cdqXqb1clyr1x9qpD6BVY9uo5A2z43eSKmaU7zvNsJKgPornRcwunyJLdvX3coRFUVld8H4G29uR1ryKWXqq7HoFmEOnJ94Hfbwdop1tJUigFdnCvZYMej+6Xfod/WGxySOMNjm+krZchQ7XCztpZhr4cYEzr9fdS3zMK4wMGoV/sW8fUssSbHGFeQPG4jnnrrt97g4NsIddqxBhU+kY1hn9+FCkASN+nwfRu+HVPq7jl1vYl4/L1jHlZa2JVvzZ5KfzpE49pZVM/DRfTovcSRKIBzPsIre0N72D7J8QD8EGVnPMr8esjT0xB+ccNr9ij0q1O0qPJ7E/pRfI8iP2A3CfHk3pmQFYGaQCwrr0ULeu+RLgioOL31Ob9T1mxlbTvYoB2M/B9voeoI2m2h7nG010GtojjDdBIG1dqiIaUKvXnR9dIbHFLZyyY9zE3HN+jYB0jYFb7pJCT77pA02j4LOxcw7Ibvdj9yTjtlWVB17XGHjd1JYocwU0P/GXdLZwsgOVXlkrpVYFoObrlFkNg4z33G2ig97zaeR5g6GbV8Kb585rwklOosWxdIttzfdUgMuWB6OfoPYoB20Q7xnbnD2tbGgL3f7XqdPitCVr0HVu/SGZakful6b0VWB6BuSwIoptMMex9ORWKKE/miqMQn1JUu3wJ7p6agWAGxcJndpzmF4WJCHSC8F0+SULn2bw8/O42HdnVDreGMBvoxzXH1Le1xaBTjcXvT0CuNbtckRv2WSVzMdU44jyQfKUM9pfu7G/N6iw7mlomOEsxGXUUhiG8s7KsBw++1tEbdM2ymFTVq5mDT0ie8bnsNaaKDqSV94Q0+vGGu/hamcoNpAFt5+K7NwyEc9S5g1Y1kKqFBA2moFThu8uUmlFGKmVFUOG0VuF4hCbWhZ/r1rCqaErzlPI3n6hYZMYzSOy1pGPZDJw+0zDFs97i333Uxat5dGBuf42azN+f+0Ug33+riTFhc4f5M3HVeaMX4lLSxRBJaspC8gasjowcOkCb2G7scLNR20nmUNDHn0v59Wy/V/xHMLKLq/oO5M6e92pE3aSJHcMv6NmnyeQPjlYaq4PvJG7d4oje4yRlbWG9v6PzexcXmBV7cF62BiGNIWLS7jf7AAECJ1O3+znXvCESv/9tjjWn+3xmO6D7OM5N3Me2O0kiCgfJ8x4u7R2nYnJ93XhM5f2GgvvWgF7+OEpvdavMIbtuzhsGNvNt2cwud45AzpimYDjbhGcs11rhLv+/UTvB+WsV8Rlj7d/7miQaLInqys26a86x7yHMkHMAvcHDQmZTtnV9Prc51x/eV2/Cxy7Xbc3qX2VbQ9a5bOefeN1Dm6QTEFKRL1+u50F0ZJhGmOyJpjYU9Un8JPUYxXRI2ec2gO3j16vkAoknxIKD9r+qZ+r+IPBdHJV+p6n8kpk2urGLW18jX08xwo9/+BQFkmj5Q8AbVJwhYHp03UUnrr16xBTzWEggc2rPygP8ZMPev2KmI/C3c/bTCH+vnd2ABjE7Q672/AS546FEcHQAA", text: #"""
 // Guildhall's protocol for browsers: one WebSocket to /ws speaking
 // `guildhall.json` (each message one `Frame` in proto3's JSON mapping:
 // 64-bit numbers are strings, enums are names). It logs in with a token,
@@ -1280,7 +1458,8 @@ wire();
 // direct messages delivered, drops duplicate inbox items by cursor, and
 // after a dropped connection reconnects and resumes the session (the server
 // replays what was missed) or, when it cannot, logs in afresh and says so.
-// No DOM here: app.js listens to the events this dispatches.
+// No DOM here: app.js listens to the events this dispatches. Its types, and
+// every request and event name, are in guildhall.d.ts beside it.
 //
 // Events: "state" {state: connecting|connected|reconnecting|closed, reason?},
 // "ready" {login, fresh} (fresh: a new session, so subscriptions are gone),
@@ -1435,7 +1614,10 @@ export class GuildhallConnection extends EventTarget {
       const upTo = this.receivedUpTo.get(body.channelId) || 0n;
       if (BigInt(body.seq || 0) > upTo) this.receivedUpTo.set(body.channelId, BigInt(body.seq || 0));
     }
-    if (kind === "message" && this.deliveryReceipts && this.login && body.recipientId === this.login.userId) {
+    // A direct message to this user: theirs in a pair, or another member's in a group (which names no recipient).
+    const direct = kind === "message" && (!body.serverId || body.serverId === "0") && !body.sentStatus;
+    const toMe = this.login && (body.recipientId ? body.recipientId === this.login.userId : body.senderId !== this.login.userId);
+    if (direct && toMe && this.deliveryReceipts) {
       this.send({ request: { id: String(this.nextId++), markDelivered: { messageUids: [body.uid] } } });
     }
     if (cursor) {
