@@ -148,7 +148,7 @@ public struct DirectConversation: Sendable, Equatable {
     /// Where a message of `sender` is, as its sender sees it: read once every recipient read it, delivered once every one received it.
     public func status(ofMessageBy sender: UserID, uid: MessageUID, seq: UInt64, sentTime: UInt64) -> SentStatus {
         let (delivered, read, of) = receipts(ofMessageBy: sender, uid: uid, seq: seq, sentTime: sentTime)
-        return read == of ? .read : delivered == of ? .delivered : .sent
+        return SentStatus(delivered: delivered, read: read, of: of)
     }
 
     /// How many of a message's recipients received it, and read it (a member who read it received it), of how many.
@@ -263,6 +263,11 @@ public struct DirectConversation: Sendable, Equatable {
 /// Where a direct message is, as its sender sees it.
 public enum SentStatus: Int, Sendable {
     case sent = 2, delivered = 3, read = 4
+
+    /// Read once every recipient read it, delivered once every one received it.
+    public init(delivered: Int, read: Int, of recipients: Int) {
+        self = read == recipients ? .read : delivered == recipients ? .delivered : .sent
+    }
 }
 
 /// Every direct conversation, by id and by user.

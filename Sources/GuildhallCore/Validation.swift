@@ -18,6 +18,14 @@ public enum Validation {
         if value.count > Limits.maxNameLength { throw Failure(.tooLarge, "\(field) is at most \(Limits.maxNameLength) characters") }
     }
 
+    /// A name as `name` checks it, and with no control characters (a group's, a webhook's).
+    public static func plainName(_ value: String, field: String) throws(Failure) {
+        try name(value, field: field)
+        if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw .badRequest("\(field) must not contain control characters")
+        }
+    }
+
     public static func text(_ value: String, field: String, maxCharacters: Int) throws(Failure) {
         if value.count > maxCharacters { throw Failure(.tooLarge, "\(field) is at most \(maxCharacters) characters") }
     }

@@ -101,7 +101,7 @@ extension UserHome {
             let (delivered, read, of) = c.receipts(ofMessageBy: m.sender, uid: m.uid, seq: m.seq, sentTime: m.sentTime)
             // Withheld: never delivered, as to a user who never comes.
             (g.deliveredCount, g.readCount, g.recipientCount) = m.withheld ? (0, 0, 1) : (UInt32(delivered), UInt32(read), UInt32(of))
-            g.sentStatus = m.withheld || delivered < of ? .sent : read < of ? .delivered : .read
+            g.sentStatus = m.withheld ? .sent : GHSentStatus(rawValue: SentStatus(delivered: delivered, read: read, of: of).rawValue) ?? .sent
         }
         return g
     }

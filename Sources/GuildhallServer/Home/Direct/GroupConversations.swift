@@ -19,7 +19,7 @@ import GuildhallWire
 extension UserHome {
     func createGroup(_ r: GHCreateGroupConversation, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            try Self.checkName(r.name)
+            try Validation.plainName(r.name, field: "name")
             let others = try Self.users(r.userIds)
             if others.contains(s.user) { throw Failure.badRequest("user_ids: leave yourself out; you are a member of what you make") }
             let sizes = DirectConversation.groupSizes
@@ -41,7 +41,7 @@ extension UserHome {
     func updateGroup(_ r: GHUpdateGroupConversation, id: UInt64, from s: HomeSession) {
         groupChange(r.conversationID, id: id, from: s) { [self] c throws(Failure) in
             guard c.owner == s.user else { throw Failure.forbidden("only the group's owner renames it or changes who may add members") }
-            if r.hasName { try Self.checkName(r.name) }
+            if r.hasName { try Validation.plainName(r.name, field: "name") }
             let change = { (g: inout DirectConversation) in
                 if r.hasName { g.name = r.name }
                 if r.hasMembersMayAdd { g.membersMayAdd = r.membersMayAdd }
@@ -146,13 +146,6 @@ extension UserHome {
     }
 
     // MARK: Checks
-
-    private static func checkName(_ name: String) throws(Failure) {
-        try Validation.name(name, field: "name")
-        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw Failure.badRequest("name must not contain control characters")
-        }
-    }
 
     /// Distinct, well-formed user ids, in the order first named.
     private static func users(_ ids: [UserID]) throws(Failure) -> [UserID] {

@@ -49,10 +49,7 @@ extension Webhooks {
         let requests = home.directoryRequests!
         requests.change(directory.channel(r.channelID)?.serverID, id: id, from: s) { [self] () throws(Failure) -> Effects in
             let c = try directory.readableChannel(r.channelID, by: s.user)
-            try Validation.name(r.name, field: "name")
-            if r.name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-                throw Failure.badRequest("name must not contain control characters")
-            }
+            try Validation.plainName(r.name, field: "name")
             guard book.webhooks(in: c.id).count < Self.perChannel else {
                 throw Failure(.limitReached, "a channel has at most \(Self.perChannel) webhooks; delete one first")
             }
