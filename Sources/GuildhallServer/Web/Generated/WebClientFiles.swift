@@ -3,76 +3,25 @@
 
 enum WebClientFiles {
     static let files: [String: WebClientFile] = [
-        "/app.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "67d0e5fb705b3f966479", gzipBase64: "H4sIAAAAAAACA9V9y24k2ZXYvr4iKlWYjlAnk6yWZmAlVU2xqtjdnK5iFfhQW6aoYjAjyAwxMyIVEcmHqAQEwzDghT0wxsB4YWM2xiy89cJee/5EP+D5BJ/XfUXcyEx2VWvsBqRi3rjPc88997zv5mbw9TybJON4MvmsCm7Ti2A0ydK8DsLDvd3Xb/eC3ne6rBcNgyotb9KyCuI8CUbjOM/TCTTL6nEwz8s0TvDDk83NYAr1syIPLuLkKq36QaxqwyjjrKqL8j6YxVdpEsxnt3GZcB+T7CaFplUVYyPsp0rzJMuv+kF9P6N/p3F5DX8EPFgd1OM0uCjqupj2g6uymM/4S5mO0mxWV0HYo98X99jbdVBcBgc9mj02xE+wmqgfJBm0qINRkePyYpy7rAtmUG8mKU6tTJNNbIJd1dnoGtaFvciEg2KWltIyLNPZ5L4fpElW93EyAF8YJJ2kdYq/4xHVi2iNl9kkhSZxXcejMdQqi1lQlACeqk63AT6TAmYpEJqVxVUJ49HIOU1uO8imGl7xPMkKWt9NlqRFUI2L27wfFFC7lIHiCuCcX+OqqzQuR+Mgy2F/eGf7CjYMfCyCHZum0wtoP4GN42nAAsZSCp9nMKM0H6XUNo+nKSwmuI3r0Rimjbs8xN5+W2Q5zHuSxjeIEWUxAVBQbWym+0A8gdXAVsAXhHpE34s8hZFgMTSxOq7njIRJVs0m8T11tB1Mi0T2ILgsi6lsj5l8WGfQazGHTbmGDSSQXcQAIFpVjDtTFXmkEURDAOFaB5PialtmkkNzmrwFvG3qblKMCEOxj3mufwqGzVLArwFWPIb+YTvrYlRMgqwKrtRBHPy2+qzahvGhELcsGBeTBLBxLOiOEKWNrdRpA8QsY/gJU5RlQ1UEUjp48iSbzoqyDh7MSX9VwEkkDOzzAT1O7+pgwW17g017Jr3tJ0/gVADsngUvgjBLouDFl0FSjOZ4xAdXab03SfHPl/f7CX7elupAP14d7787OIJmD8HzYdD7p7//j/++1w++gD//9F//2//5X38DP35C5f/5X8OfP6U//8O/6wUL1cf73a/3oPlfbulJ0KKwxycBbCy06PXhL6FKwyBPb4O38SwE3Fb/aTzeT4KNL4OHLL8s+pp2Dam6/OIaWCFaQK9M0bydYq9OoxOquw9NoaFDRRrtsaH1mVu/skqw/bwsAaJHNG1oPwfiAcU3WXorv4Lmf9DtA6AZzLYn8+r19br7Zq6L4A+6YjKFOu5k+oSfWC3kPwDAwSUQo5iJa0RgZ/o8DE7P+u1pIIbiTIlsCCUPAIFT2L3LrKxq7KIo092L4gY28DKeVCmuDqkcnJNmMVZ9mU6KW1XmH02fBxqqBDwpU6A/SIiEyI2z+rMqot2A72pqQVymQV7UARNZGPASULvqALMMOM8SvEhs2q+H+e18OgOqVyMewJ3VhZUtBDp9mFe8V3O4OSeLM2hPl8hxYTBgAlfCMV2Ew2ALC2Z8Pfq2ItA3y2hcAGmlbcQp53jYZd7D4AHr9PW9sqDTJJ2aTSAS6oeKwESo7CzOsVODeUh2+zRmX+q8KmCFgBI53EIp/cBBkZZ2gAqHYOAgoGgJSHhrvt2CUJNiWKB9HUAfRNGsC6CSu6YgyMCwRJ5TOeRHad2gHLTbFTI8QPW5cvUEyBMQ3c3gGxg8ps+MfUOsnpVB13yAggMLEVzndCUD8UmlQZYMnlzOc6LIVPPdZcgLjoB0AiLPy1zIOYEJqa6u8Ic/CHC2g8UT0w1cs2V+gLVD2b2IiCZiQci09A6RWD5iN6dnXIUIGHynOb8I7gZ6QVDpbiBLwr63qXZ2CXuA8HbmWMEc7wYKqen7Ni/arsUska4YYY+LJ7AQKA6uxjA8oty2tbB0EtYxMILALsG04SZY9IPBYDAaw50FVJOXwAvA2eubagQEuk7lssIuaCwLHKfX/eDmDGHy7uK3cD0OoF6ZAfxopEjBBld7PYA1lHX1HXANYa/Ie/A1HcRJsncDjd4AoqV5WmK1STZKwy8AqW4iBhZBgPoIXrx4AUQ4rmMAVS9So8ZVlV3lYTqQL56mN8FTaDrPk/QSjlAS/MVfBFyEsDK/6PjixKCXXVhDdjEHUOMqaei6nKfBDhL4oQyxcAEyQlgouA4uJzGcjogmMHJGG7nTIVDMkDKFI+pWEBiwxUZQPDJ7ZVmUIR0LOBBlyTB+xiXRoAaqAVdjjfLIC/wO0z1/9gB/DEbA6CE69lLsorcYBlyu6DF8gp+L8wBZBBoYDuwG/BcgdIlpExZvpJkh+v5EsWZ1cQ1EE1iw63RWC/GEX3V8EYQVjAINjkCMgcFgd+ErtKcKSXoDe45nnVhVRUGA7b6uiGbVQA5wErBxMI0QaEo8UT1t0xdkF4FHxUHhpFco34wHwgAdv/t27+DDt3u/Aoj0DKNGs+3Z5+Q6TWfHWBrStz4NzAB2p4/osV+n01B33efF0+bhdnNLe6JL2jCaOpXLdAqXuls/crGBl8rz9U6yo4/g0SPRyWWY2LSiAmGFyB32hxUHmjenczqu61k17OGBua3wjyH+MezhFJhOwQXi4bDDh2BeToaItzzEYnPz2YMeBK7merF5W50L/IIFLeoWOLTidqD3F/q/Gm/TlS63OM4aJChgcASPL0q4ggDPamC0qs9IigRGZMNCbxh+dB3RfNu0qkdUGRhCmHCS1nE2gakgq2/fCEhvn4U902dPSFM1GAFvUh3wjXHOXPqzB+5oQD8X56qqe6ztOrpGVk9S842lMjruPa4CgDjSR4ikzqJWJxlv8wrPWCEXLkhFI+C0oMYF8ClZVaVw32IvsJTi8hLZkI0LZMXKXjQYZ0kC2/AieMrXFN969iQZH/RgvY7vE2C6kp65ITurIAnVg6lbhpa4KzhB4lxSACuHi1AELEzvZiBTJqhPuIF6QHgzroHXVhLEVzECpzZM301WZfVA+ndO3LYUAkRAxs1yGxB0jagKhmpzxQ2mv33gU5AkD/Wq+obFbO/iqJhPEnsxPcF7voP4by+WopR178FSKhcYR+2bHY5TPwB2O5mkpe+Kl094y/uG5fbNMaWR2tmLIrnvq8Wm2D5S6xBkCZkUxdV9Pgo0QeKpPwQET2RZ02qMIxARVDj4gj8Lm7RNt2Rvmvaal+Q50hZTEeQ4VcD3EhRF59K8tdPIEcg3uMC9OMDN4HLq+qr0OBuT+AKE0M5axIFvwCZNu+oAemSX9xtpHl9MUudkhr0D/JYxDe3hYWCCSdyw/W0AAhieeITzU2K30st4PqmFbANO/m4O9BKhD3v9koWBk4pknYcF7MIA1WxhWDIplP0QoUGIPkoNpcC7Uv8KP70Nuwt8UWkL+BWgAfY8QgVZGHLPGuXNjOB0vp6+L7ObeHTvnw0AKZlusKy1MYWZVRsgVd0DrIjU0wyfPi0HiepmwHXfYtV3UHPdeSiIiKSBor/CzLOgPbG2DMHwYehUO4PTrbMdW46wSbuFHdgYFnMTT+bYSb6GxKGmpSQOoia+JWIXT+msRcKg0vUKBSAuJENL+0dieHyPGlikw7dxJZcIXTzEHVLl+UU1KrMZbTEMEN/GGasVWI9TMZU1xW9Z8pIpOzofqskAzPKbrKadNIxJXI9xdYMpLWvzN7/e5Fq/3gxPdzf+Vbzx+62Nn519Hj3b1EuVbiIi4Pv0Q5WdPj9rzKyJrYYNhImitiWSygVw+b+E39anPlERL6FzYGGxXiUsjvtrnci390dKtUcHwMBFGSIQt+Rv9S+fvW1NPk1VrV1oXBCo8sNbQWpGbkNCLKwyMGqNh6CpR9R9O9PMEhyXZ2MNWNFoziCE5VUYuTL4qBs2r/TQD1rTB5zPwJlpsNA3qy3ZjUm0G6jZ6z9cNQDxdaoKAmE0HmilFa5d8w2wzMFsXo3DJVOxtJDDwO7JvfsVoFABkMHqt7bhn5/TCJM0v6rH+PvzF8HzrS0XVDPg66E+VmSxO+tjTaq4bdWb+0GKZE4Uvg9mpgBd7BeO2iwMayIgtZl55AevQqf5gFXIlfpXgZd3ngsNdlmgJR20ZnV5XjD9eV4T5gB3Ud6rSbJEiZaSbaPWxHvAyAqqIhqDmP/zAEAI2AXq70h1Cczcq292Dw723nw4OUBz4IdX704OjoH70pYuqHJ08vLo1eH+yz0oB9EKBVaGmYbNQpFbD6VD5rdx2LLfa7ruVn3RqHmd3sN5GSBrG8otweoGvHEdoiuXsKBy2EmdGoRvPRr1ytX2azolS3AsioYEhaX7qVGREYXRbkRodzoaNHX1o7PIXl6TaltKD8QC1n+yjsNIwwQmRrBQnVReOB5AMerCKewrk27Fv0bxDP742c8ahG003k/atA31lbrzHUNTeAd9use53m05JVdEfkRDKPg0j7B2neVz4QtkukAdDuZ4uYbqBJKaGcdRpEAvxq4rhWm7Oq/WVIzvdBX4pLFcNF0PMhEDM4bXwtVENBCV1s9lxyj/MuoCOyQMHu4fcEPEjYzSV6KXCweDwSn8z3+ZnDEGVS2+rHOKCHcHJ1wiLvBQKr0JiAMZS38o/w9B9KeKzx6a9xBKvL5DvRP0lL2LdCq9xTkIUaz6REKU+e60/pPA+1+Rj4DyXw+D0OHXW2TE7W+7RTLaBMPl2JowQVKn5oQwqWZxbkOlR5ws1FFDs3nC02LR93dAZlq1V9STxuCd4PwXzx60HTd0NjQSFWjUAbIlgzGC0Fimc4U12HUUCX8d+fDaAM/WsrWI+JVm2tscsMF9kQRcWReXbsET13lQKKadjV49w4kpQ4c+xiCHUFvLKmWOvBk6S7wDn2dJ0MLyRfC//yeUylALGVMX0CF4rnTuvaqn9dM0IFsoNoQ6tmTjp3QryIhwkdNReKqP1VTJzczWb8zSYtaQmyuXkyefhq+Adj/1n82IRUyq1lITBI0+vD1s67ufP/LUqtVjyhqmcZJ2jWz1tWRsBKvAs5t+hrihRETN1aQpaDC0buJxi5B2XFQ2jwi79rCwOVCZp26JctPOAJVMohgUC75hjrCGxTBjLXuMVURZKj57UCOvQ3VdFn1Nkqslwoeg0x2Bul5HKliXqJ7/CA4dtMWCxflH0tWl3ECL2Dar9QPDHXxy2mszM85ADUq8+eMfB7uOZwc6LImzkjGDk5adrdbk9vFZRYYscfX4TPzfMqiNPPkg+PGmofF256jBQSb1wXBAo0FWfU3eeGSxG/HWoDIyHAnBNUoykesWEYLr/Bewl2IDHw3ECYXUQxFaEGR1ZKCLL2CObCoQ0YgUNFmlPXccOekz8Vp0wRL2fvazz3vkbAfcbOSu0uHGNFNcF3U8IcnU5X3nhvEVWmBkem6zkjFtWl89MsSSTkf+TrUJXJlVuB3sDOwH//0lrB2JAsFiyBXg/Gl7FiGy/tWzsCxJq+u6mAW5pXUVjyHlA0o/xP1NBNQ+bBV6ttW8j7hnQuSVOYttppNJcZtSwdTdGVYOf0Ntwqny3+Q9ImuLWjPaPC6ySVbfH5HlhbTAPBZZbqaDijbZYVFRsyhKQSW7yvzRVhNOB5r5EgzOgArOARShaY81dcXdyaTV40dosa/KOEfTk90nY83tuIANng5u04txUVzvDJTfhhwps1xCDZRG7ZFCWeYOdURWS/hjEWgiF9wX83OkV2jtAKI/JbPHDjFIdExjcjqCe5Z1MCApfrG1FaFq4GoI83KVPh6u0SOB+2SiZLqWPOQ/OWe2XP3wiIs5mbbuZNeXjy7mRuHKy9mqveyGRjJqqGqPqXT37T3wefZhuU1TP+Je93gPdo3KX9xx177cPTdN1H/03Tly706g9NaVqVCMYKtRTKw8a+GZ1D0bVEWJyijCLyRhBLz2pqvOe86+Ec3TouRysFhuYgiPXtAzrS7mdV1wO9Hj6RLVjzgmb7AjOqr03P2GGYk1jIboK2ciGLl3wm17iu2wdHuyLFHirQaiBzLTORnVcaC8QOLSizwWiMapNGNtIJq1JTZnduO4sroSxETeTi8NTxWtv+ewHHgKNHeEro6TIfFHSr4L8eYi0SyYxvcBe6PQ7RWhlV47u8dJIr4JcsOx2z25xvs4EEFMS5AeLaVRO17GwYjaHtIVBUNxtSPkZ+JiC4+jHUV99J6bovZFxFBAaqhE1RdtUZVG2SC2pLVlzDM6FRmCbcGYRthu3vyI2jfK4Y/uzUZH6LXXKtLWRs/4sG3twUNeKWoChbOt3sb3u0kSOW3lU4cA6mGKV5IQu99PRkeoKd9iat92/D1Y55Q3u6dQiIdlsMBtSV3aegoh+zvr0iq1QXiYoLgXl1ks7gVwfcoh00IDrWRhwj+o9XnXNdeke1T7FYWghA9ygAnDWfdHtqGVdx5byYd6H5hsHvICIpkJwyqyRLYjOOuVREpdkX9z7dCcbbMeDOLJSNShMCBBqYob5KlYepCSNKwc9vrEjMFkpQZByWaFvAYP1cLo4F0rRuSlOxU5SNhlLYg1ulEsk9esoYZeyqK5He74+LQlpPDBuEPh9y4K1eRMvKsgo2ZAHghByD6uthcV9a+cqPDzNvs/I0K8KqbTGMUnOHwjdEeYxWWMzgCEWGjodO4KLEWXpRCnaXmO489BNQMZKNw8/XXVP/t8MxoAl16DyPiyKODWyWlUGhOkgTH5nyLaheJpqNfEiBXcIgAAO+4b8jL5fhGbaLsvUXzGC327KDIglkplHV8O694rEGeq1MQRslRpz02rUYvpDKqWHZ5NDpfQqsA491YmF640r20GxCZUOB3hqargHHfifFtb3bRQS0BtKCCY3IHIjJzAoHleW3wYD2EEXRkSpU3o+DIrp+E5tWhSxB3kYDIr8qVCsR1DEWm/Qa4bnEf2PW4oQosOyKA7KAfin+gfZNyDDOELqDBfWsc60WptLrcGty4vwQkfUF8lgIArLCcb3+cUiv2Ulc0cN6ncxIUnxLDGoBqVKWxtcYkRSFbloaikauTtEvT/Zk7vr6GRjzxb3jnoTsnbLPGyinEgPUbIkTg9vA83e8HnxjuI45Ai1xjA8+vytJNKuBLfmbDgJDUVpOgG2/bcHsiehj57eVFcn8x4hUPxGSUkiESf/woKtB+YjJaN0NG4xR6KBnnEPqWhKtD+ZDu2EuI5tC9OZjNADOCS1DViAYjado5igl3ErS2wlG5eA5LdOfuEVj5nzdwYifK2eQjNSZMYuQLAMVJyKwXKAam6mwM1d9By3W1VEsYHr3nCwdDShtgbahaNMyFPNN/OYq8v79fa2QbkW6ip8E5ckLwmXJ6LMeHq6h1ud82PypTb6KdVdz17RqMXx6Yh39reTksJUuOgKZJErTy0bD1stlwsV2Cmqrl0RhyEQ1zXwbvjD1+9Ozl43aNLQVzBoUk8yRxf8B7FyAiF5L+wCl6fIJUH4tLeo6uDFq3iwRqEchpfp0Io/fxrFwViI+u+RsmG95wH2VaRJ6Tzltx4bkV3FGV2leULcc/cpPMLPbQPbtPQ6T24MlAFNx77kn/UldYMjXdvNYrU5UhzvNS8qQD6KsZfOJ1Yu2Wi7YjmhRKN755zvCkcryPRHkySwAiMVG/HOezILmAl4HvwHxIvdT9tN1IVv2rvNbTrExP0HU6VAl4pJG6xzGPYmqw7PcXgag6SF0e+JOxdvFhXyuqcM0bTTjMQ8Z9vbQnwrTk3JSMXi10IGS7PeE9esaO2rEfOf2OJ7lyqekjtBk4QKUf7yhf889W8rIqSFb9OELDT2tyfTmyw1LFKqE4gBnUrzNWZ6wBnZy5iFcG6keUzil1Qp7XdCCSjPAnDO9p6FZfq2oZ2nIhYppXqJD544aZkn4UlYigE8VG3okx1BetYTJsz1ng53SFQt/Vwj8OwIdnD9C1GG4dlHL9tsE8jnEE3tVhEtKk9jymBFeW8wWDAPyhiN9S45uKPlk1lD55ym0FVgIgd3lPZvb0vOng4IkHSjnw2aMBrsDG8hZvbHZvTUMauvTEUoaO0fkZhODWbZnvYbCCr0XZ2samHRKbimj6r2OYtKiCOGkrxQOKvMeW1EZkSNUWDFR5YU5cDol1F2npUl0AYlcObdVAj2mf5PHW+KHak3Ygsk9ZvR16znHMD5brDdTfYuu9jn6c2YVgI3RAnLHskw2UL1+5O2eOY5W7gBp5IdxcJfSz3Ms48Q95IDsIuISQI4fBugJlwmI16993B3mGPw+xN6e7rt/sHYgXBKekcNxscUufOS81DBXJ5catVTSDdbeuSNZFW+q4dGMoJefAsqgCwnYEU4tl6f7h3tHfwau/Du6++erN/sNezrx5S5dLlYqodYC3YCt5RuDb0p/3Xb/BDlkyc4tfvPiAT+nr/6Pjk8CXaJwsKMExg1vPyAjjKU57PGU1I4j6deXCSJENPHKU17pVsylOzVatsu8ItPXtQAMKmLWAg4qkJ+ey5c1KdmGQK0tkKp9NznVJJDY/d4goQfNOrliqd/u2zR438AiqvhrgbxDcwpVL09tyBMQfwR5SKytFQV+4H8aQeisHXtg4sM0voKeiNWPSXZaHgArkDVPdyzu8GmPGpmNcnmFVFnLi+DF5T1FiBesoO8wY2SzYw0FFP55zKKDKfcrSghi29pb5C73ARKh3eYHx6KpQSXcLQFvCnv/kfvSZA7KMzmgNjOqW0TB3z4x3dQIrYY/io1lbj5hCGSCHfTOjeZd3hmqnjIbCmvUZAYGzLNvwAaHc6OFWSHABHEUyzfF6nGAffsMiomYSq37fK4mUOxANvyFBdSNb2fh781dbWhy0MFhI7zLGkALP98tZcGeYMay9LW6D0wpatAvtoLYFn9m2GVvVHz+oiztuTgsJ1ZwRVOyb0MqbUJkOj6NMuhhSebqVbE9YS02DESkiUHElsM1D55cipUJLvYTw4rioJ4guxlBN3M2gzxDJZjsRW+w4oXsaUA2ZNLrnNH8OcLujucbBLsDjg82+2DMq1HVKDjbcAbxic3ZkajWxSdFe4iOvq6p894AwWrrYe4L/YWVsb/8AB7mfdjLyCF4N82MVFkFA0gCM0xTRIcOkzfI1wuaydpTVqq9mmTQ0bbUfLuZzDU3ex7JPoN3TWPtFu8JbvnrzeP/7w3bvD10eSSY5LjvYOf7l3+OHk/evd473Xouq7Su1MgDAU16Xr/+ib/fcfjg93D46+2js8pCZj1pFa0cN1oRupaLpXh3syAup9Aq1R1DPRYXetqRjto1vz9d6bPa7JBpF2zbd7b1/C6vYPfrnPFSX81xpWqny7/+pbqsGonjS7eIlDvmasz9ufTw50hXnur3K8/3bv9Yd3J8fqouWD1pzI4bs3e0e0xK9b+4F8DMZC6q6xchOyWMmt0IYo19FDU602NJ2e3gGaHO6/3rOmBpwaJZ+DHS8zGPmyKK1FHx3tfr334XDv1e6bNwJZzAiKdM9kD710AMBN2hPRDVrdv98XqM8yhPmSmicHuu48b9fWs2BcaQKV8UZ3KpUO9375TmENZSNp1pM9PQDkOth9a8OOXW8QEVVmte/QaAbgxPQc9xxxjyOT9awyOTAxkxpKt0N95Yifu5NvlpzasY2TZo1IwzHFq4apMac+BfpHhYr2ClGjb5u/+XXy+bPNAabYCXVFXTMd8C3sJAezgdQjblPa4a3KFF/3ZG4lZeReN1rKiqmkBdk9Kpd86XInOP8RRkvQLwmZQGW7NPGpoyyibMdy6dA+b/hNW2Pqu8xEAgQK7VfXw4xo5DfFlVcT+pdbop+PpZa+qFjwXRL0A4Oq/C+Oz1Xa5XDFPRJOuv5WvO1DjQArwwGR5rH3VUN+SEl+8MgNtoundFqXRX6lYltw5AK5eY1TVBC5fvvQyzlwGtYFeKrmTGKx+rEIzpfPn1CFVuCeIxN7o9L9dMgXwjtQ9E7wpz/+J0zfJk0W55HtHKW5Bd+GceRItHK/V/mZss/LPebhi1wM8lplPoItiSWNK3ppWa4s9NN2tGnEaTPEYWM5/Yb27Tm1WT7yZfIaIRvxY4sz7e/zbpbmlcwKk0XhRIBvZ69W8RRxkqhGkhtFEqzGZTEHPhfTXNv5UDFNd5r4TD+YIPW4CDlXyNQx+swIyl6/LloA/VoWE+cWaRJEHQPGPHVdj5oKuow7meJfWovZMAPztCUTLXK1v9P6Su6c0scG0kuXR5H2UQUyV94fkUEPkOf8RxrkapKnSGY2oKsXPVRpwh+L3tk50PtqBCzJZD+vCzFPk0MM8jXQL0oZC+NYeB7X50My4v0OvQoJHLDVoUpBSjlxqzrybVdj5ZxU7IWCQFyLcaPLeIet9D5wYzbZdcU7Pg3NVrc+erYcurJiLdWuWXFUKF8iRp/qZBZvj75G3Zf6efwr4Ia+7llZT5anxXDTX5wceBNg6PMK84s6TYom5YnjKaeA1uEpJ8UqMbJNmFwcdD3uJJuwVW457kvOX2PWlMzCPKgg8XsuCyMdW0t9QlGHr53k11/hVOSQTK1poESnflRQO1WmZPZghiN0qJ+T8WU09jJSboMGC+WimrkUlvgoShiqibly+1BWf+GeeOeUExG0wpK3IF0fpVCD/cAtVyL8uoHCdzu2AXsCru4I/52SSwMScUWJOQby2QNWWwSViThnw2iaJhvyWAL0PIuRgxOfea87wsedrHXSzqyRXqZxGy7cDELsJvjw5Ht48HaFTXi9hDGuW8c3WZEktrpkPfiqQ7Ho9mB1sudledUy6Ziz8tQ+K9JE4gG/bzPfCTa+r5hD/SKtb9EFsr4tAk49MFSRxOTZkwNODpZ54DYmgn7ceGVbcPU58Lr72aAXTrieHfyzTtiPhrRv7S5xeuoSp6Wn1TYzr8hRtMSVFcePa52FWR0wMRDrpPS55KwbIUG6SOHspopTy60v8SVwDAPHcaFx5dg6PcrQH77MroD5gEmgiv25cnY3tehqCp10MQrDm11xtiTiZ46Ll/SWi5SlnJvUisAiIz4J/xd099msKOuZQ1oN4B4ympGk00cPXHJ1lhgJZni6PJNk7lopwECxHyiwuEm6sy3mUl/LGvM0v6mklZYOmq99O4keT9BSZHMXp94eg43gucUZOBM1OLum7xGQu2/Y4dhJhMYU7pX6GdLrMb8bqonuKJAijwmnaKunYrKZjO9+dbx32NNiOz3s4TotERCeOnEZS/yUwtIAQWNrw31kyu4jj2H6tzsOgQ70NE9aQBHO5cxpYvFkmHjTTBEfvLiJswnmMrXdHly5wOfVuVS2pDaXWQ7C/b3jetTAASO52odJO+tRwroc31Iw0YziX4IaYHoziIk6+fm2siTYbJjrztdELZPOUcutlE1U/l6RTZTmSZvvTfkYnW6d9btyDLXtD9QbntJIfFUweyD8Y+9Pw4nY66viYe1tr6HGuWm+6NCZ/GXHL+cOnXaNUHMl1Z9j+Nu5ymJKUh8TzXh0zaFxmJ8+UIqPrBLieZ/WKO0j6fysiswjFeoBF/WcVLkGFWXiToPZt9RaBNU++UuJWgcB9dE7WUKLpG6d2fQlzkdjcuKR6jvyhxA2Wo5+/GBHGZyxOGK6Z/DLqRt5SIRxdP+UFJlX4JLfl3tfvTvc+/+a/s4obUiLEEvIfRj3gwvqUyQqxZ/QvrHbx0YghRemsDGkepdoDfrN4Lgo7jgnvqqKOlbhtF7gV1HUfJNmV+MapmCKjotZ900QuBU7+qJx3C30istCoQ/lUbyQXGrdberIg0IuaujrlibSmpOmiEizo9A0hc1j9bnqTu/nn+lSM5adWvGQlk7Ks0+WbWTVPslvfgZRqvw8+OlW42WJBgvLscIdg6/cX03Lj9UTV0ClKZasUkyXjqpAbauwuJRKoLqltNW8X7JDVZ8eduJH7vQDid4gtFQ/wrGEvJLySDO/FtDxOYSu7DsvrOw7bT74+zG9ayiKlqRq8+p5KL84Twbx/+mcMvJ0Zm4Kvgy28C8hL3M0ZCRHmu78XH2wWGQhPn6VI27nYTMTcVOJ7/Df1GcH62RCtXninvTD6pPFZrTUVxikLR2YICkvk9TFKJGCZokeVF/BFaeub2x7J71qumk+nfI7MPHkEdRLN9RfqlmBvhwWStDEtBTn3Tpppijtih2UtZ1kyARz7xyxuIFJq9v0dNkWe/JPl2o5lf5D5dqdzxIAmNw5oThqq8n0Axn1wcCKfKTQbGpKKK8hOwrRiIttO7atY6OdiU4puKiit0vWGUlvigp76dD6NXOkrKfQc32SdchCk98oUaOKMaQSKbIUHy3soS4RIZXOd2clJRntECkhj8UGLcHecMjafOwiJzgxJCeClL4cFh5w9Mkjbhi4A62kMeulg/COR7s+Inxy++kHFqCIybYQbWmeiGCF4cW+vt0jMc/EgnqVdvkWarrkxAsJQzvPTCiF8Ts0PAt3DcjTnXWAkzeQjODwN0miJjltilRrmjalb3fF9BGOPjdyX6O7Q1NtJFrf3eYjm0p8HFpSIb/fS1KmfqPT0sBNgxDIAMqZlUp0wv7LdTRwV6TkJWSnsLgzYZ/nMYpG9J3ixpBRQVGrdpSNLgDpNYOp78snkDd8+00JEHhqy9ISrtKTipuBFp4afgRCUd9kucYeI3tqgqvm03XJIsfXvldL5z7lAlIifSPOnYJ2yvxoRV2gkPc2rseY0hTD9QWo0EEruB75PudZQb97CVtctD90D/MZEuOb1Z5sZ4C9h2yrDNVNy54s5/J6eKAjh0qmyc6cFniPPXvgpSzOGwogeiq8fVYtxY9t8ei6SPzQ04E31Kw+MiE3R3sHx3b6axQR8GaF8tf7B1/jI8x//AcABdbDH//lb+HH6703+7/cY1dWKOFCfPrB/G4E0mCR0IX9XFl8hgE+zDqN83vlAy67LDtgwtHgszaCEvplM5SxGskUxN7IAXzQ5MvguVKvzznisCfL6nHCWVztImjt3XTQuG/Vxl2SD5xuqAJmyA3rVuWMYAPuMrSjnXZ9w1SsjsZEX8/0GeM1tK2j93zwRfD2pXp8+eK+liS3ruoV8+xRfkOsUNnn2cpQQd8MMEm4AUbi+dYXP9VYxakoXp4baM9zlDSBBep9+xKNum/p/79+2ZMgyxqfEYVhNqmjvrzVgm8XUmbX8Cb48gV9wp3CF1yoQ0t4Q4J+E2xype0g+/zzbfsRBfSMp1nCjt4AuL7K7tIkfI5aNqIU5HcU3kS4W9T1aXZmZQjeVSTwM35EHbYnm7LmHv26CjKO3WRJWmilJsXD8JPJcSW5XvDBzlZSvriu4SJDAbfClKo22Lk5HkerknmQiF+dwjoNY5A+1hZ6JdmN639oeiS/Ne6HhIS4pSon4zzccchIoenxGH9bz2wJ+cCl709Zp4dNHN9VAthmj2Qj6o9OGpdWN1ef300nlrrT9OU8YniEboz4IDYqL6YFDPqTL7aCf/y74IufAqFHHCNXPX5IS9soSYNcAaIWxCRg/hMVHBKpFwwl461B9HhwmyWAXITq/WBsfxmz1kY+ISkkC90YsIsvniwPn/dpbpvBbR9nB3+MEd2eK17S2pvY2RkCCZSMy/QSBLnBvJwobwX4+uFiEufXPRRfJhjjViCnQrEEKljn2UOM4m3KWbIpfFWf7JiTaVLgmBMZpCLwKOBOxqRoO9NXX72qDsNO4t+j2ypBaBjcqnXzMboNfhxc62ixgIE1NNDhWmO7lkqdqmR3RIEWBtFR2+xZPtITKZQnI/Ma2JmKxTl8hTzFCROQKOrTXpsAy6zOUV+3hqaz3RyaClcMPU3rGAn42sN3ogVlQm5gRQKHhAeyewLK+k9//7f/Juh1ZLZVNdnlVjcUf942rix7mKMhPAj7x6EewgRq5Yn+QXxK6ypWrXaC0K3JajgV8EABrsopQYU+kLOFKpToBkmO2MwrvbNjCji4EW/5U3SIxEIpGyAKLM4k537kpCJVDFLizUQqaqeRet7ILOuUnn94TGJd8ojrTquLCHqIVRD8nBVyhi828tEGybfxMCnwXq+O998dHNkJtUUzdMreUjDZ32Zn2ml99RyRpx3VG88eCGDtyED6jEnVhXhitYhmS0MpJ28E69o5PFN0zu6CCn5U8Ngjn+tmJtH1B2L06hyKXcvSUOq91REyejtG5CjvTGDNoRmJVw/N9VpDv6bingVdx9W522F2PQXnY7OuShedy4mra21PkhXsVtdKwKwaIFxp615zVrMsXw1gqGRDl/VVyJ68z/KKp/oec6BZMzxbznudC6F69mBoQ0/RCZ2fnRGV0uH64/gzisskNQsp76dKMYAB8up+nypP3R1LJSsQarKEVJOjKP70b/87Zb2QxpraLYZOcXo3SktGE5yfu0vWuwHyx37i4E07DJ1GCaS2xdJICY0tf5s+OQrefGBepSPU5IqDNNQQkUmgu2RGZiYW3Tfpjq1nEKIlWZJ1dD0JZwpGSK5SVsri+TMY4e2Da/MaQv4RNQ6H6YEYq2FLwOBqTo739WOKpk01sQ4uwjITYCRTsfVDXKb0F/yLheiR8/yFCHVdOCq1+dky05pvMVIjP3lMwHuJzHpKPIXOmNF9iZXEF9CpBz5b36enXE5KDAyI45+LcxQnS1ZbwemI2hdBSyqzFid/L+W7qnXs0mLHqdNp1VY4I9icLpuZmJQXQ8Q9DOZ5Nc4u69A3fUpsQ8jJmsVgPiOdA2t4zaw8Y4halscgfelaAyAHTEOgorg1BJrBPdF6NEhjDhTmEFGLRhyNN3rGaiQxNDRFzJhMOWZ79Kmn0uyg2LkhOmn3FTUXAA0fAIfBe/AEX0y3u0MnbCdv67u7Oj76reADVR8lbSS6Dv1vv9NiJ0f9q61IJzwikhcxmDrfq+eTxefKso3gqXzhJRBsjmCLEZ80YgDoD8rWjW2jR3ipnioSwLTzUAYkYgCbqX+frXKZMlesvpppVq5zlHYFimzziyn9nkGBDcgqPvihKWfNymI6q0Nijq2obs+mqhPCDZWfGurrKQs453ZYForbAW+c2lvlbvJoiPJjQQ+8nMU/C2wVc8gJRKaPSHpvp9d41Lr/POtEZafi/ZXhX1t/JFpeUlGM+dUAcvRlGwbrlDkn9cHQygmKARu33oDApi8ZLFQUz75nu+fL3u22kwyv8oCU8fZhhbgRjufE3PvmtwX+P4d3BHkOm0CkR26kP8ttQ8Z6BMrKX5bJfxl6flroSHo4TJfmhc7HH2bbXkfWuodHxTcIVKSHJnCIYnlSXVoRjcvSCpRiHqzUv05ygbsGt9sISucmPWFWTaIsUgm3k425ziF+xp642Mb8q08d1S4EJr0hc0frjfFaHpOmZ+1Nrg3CNbybCIesF1Obzt+Wq5pbtU+IFT3m2XdGDszTM5GctpgdVOlEYXWu02BWveYn8Sjno855IYZa63Fr7frdfJpQ9WBHHqiiBvnDkLRuVSWwO5aJlEIBTM1tY3HZ1U9UcRZnpWTFB6f4vSr9EJUi9uysoTJzcQou49Xz1OfGg3F0U3vTtAOdml9E1oeGX06XV9hql61p803dlhfT1EYMFZjpgmyHYcwiY9uryJ3NsoQE670FOG2+0WtnJCD9eoex333KU2da7X7oEy89DcwutysHQKPI2LWWOFBRpu0Zum84jkeuTaxpCEqNr6k+/OTepT442SlSr/vp1JMzv/vdn7XeTHZQ6MEBFjL9pQdKofPZh4d2yENNaF3bCURtVZML8OP7GUfTq+DoNnyJMUDdg+w356wK50SeNWTnSI6xlkoBGRIhdgmZNyueLy+eww7MkBeg3nR+Sc0HuLTrziS+ZY84T6bmmcouaCMXXIkmeSUKOzYytfIxCzx4DfTa0fwR62zQbdyf+cCfFn3ayFw8b7kiqXp2bnKs18xVbhvcMxdK+7C6Oy+o1HAuxGgV80GWfycvxT5YgMzQ42Ir0umHZ4ojfq6ZUvKRteuq9tzmNDuzVqo2yUqofaq+nbldPti3D/ApeJ+UcDdXmAsNrxR+2XZo2fszWzT5TDwt7tW1szR5oI/qdCFKzYescRg4KPhF4CQK/RdbW7JXsIx3OSbVxntyFJeUcsh5TBrfx8XQOCIL4syZbCu/SAlKRNWRnehn0Dxd9MZzrRNP7BhFqilEA2R9toRcjRxyNZJP/lzq3tTGNmsahOaFJpNflcG1iFyLf5uKEcRLxV3Lm3Fq6q7YUH5/f3Nt09Je4Pp+UJ6Qzamg23iVhuQ+0k4RQ5lK6cyUUrNF436oyVNOzkS/h1A6voXWwhZ2whMtE4beSVt69cCeaWQAw7GB0k+YWPkDjBOfZBGRtHpqHRIPrBQHmGKbY/DRq42CGAiyVi4opYW4pzwROT5y1nioosXqJU3XfOuhUffWEZ3juqEizdC2aYNBaA28PB7DvsZwJq3YkHYAtLICiD0Q/qUlLPGrd1D1jmXzrtjLBp7eiUv31OPSDZLJXWR50XcHbCw6ia4cnzjXrqXHw+ALx430J8p/9KeKuxYKDGtH/0GQaY9oxy2NjixGvfBRK/ramYmG4khcHHCvxiWOzDYKPPWhALkKZbl5k0poN+b6pDmx+in7PQpo9DeLRqSYGCof8KYVLvj5C/UpacjxNlapUTBuBOF8mgws71sKGOFy2/+Xvn2B4SCuWzAujltvWyDldyYWDQ5evkf+PAV9IzOfEMYxS4oN50bN2YioUB8cpHxQaHmd3qOSawDbuhcjGl7Td3aWCKan14AQbRQ2oxGt5Jnl9ov2ucIE8nu1JIZX7w4AR4920Ryo8sKS+JA3glgeWiJq3ghPwfCKjnffeVzfA79ZPprME+vhmsimG10iXKYCZTqJZybisYRmjZxYmZUPpy6XZ7HvR6ZUGlnPnTm8Il03/ChuQikFruDCGcqztnkBLCAgIFzNc+BzloJFnoDMkk+7Tusx0zYl7BSYF15cOzkyiaUFx/hpZ5tIcZn9soEKoEJ9DW+/1FGMmaeJ80omNxQAOW0dKuN8aQScYBakskCPw43GC9ntwW0H4664dgMgkzdMMgzbucMUsKwiSYaMRW6qbqvEquNks7YKODt178wcQN4p6/g5zwcuiR/jjMUNO79iiC0zHtGHZh4QgJUby5FTUggjklhfcBvRtNpSRmRLdBDEtH/JhhxiXVzthDJ0s4TUOsiMOiKQIEpsqfdxWl+ec9AFlZ9unS1ItqNe//THf5DACm6E2WNC3ItoQdygqYW6WUDwfUxeCQgW2rDsox4e70UnuftMnPuLcqrfZJXP7IWPun8xiF+kLIw1NNNxknyFVUNqYGmm/TkwLI4DGyDTIQ2dnInsC/FA39CxuLgCDh0YvS2hxM1kih5fEf2RpoRHkAs2aDy/5cGdA234DK4mbXDwmBukcm9FumLH+3hG3scDn/uxfBIfZNXlbKBAQNGt7CSkimicaXw3DJ73AyIsQ7tB69UYJ1ulcZha4TjUeqnDWgT66HU9Ke9W63pCfp135RtpNV3ljCe9JjnM/OPf9aJIv/vURAFtwHF7tk+sjoY5mXE8BYp0hLpKRqO4TAxsrzjSCINCsarkiHt/csxqGo4hIguB2hyYJmpzqLvMm+qXu0IslKzFmqDdoi1CaCLfkPJ+ED0fyn/rpw2HQVdK2J1l4fXy/PQaoc4smSy1GvKzoQzGITNgtAaOwkEEGdonox9YYTf6S61jcPoUuaXfq7EPjrY38ixQQHpfFtOsQgeatComN6Q0+C2ZjxpBP3fjUmSqf/n2zTd1PVNKGLm04PsAdflhDza2RxkdaEUYmhBt2ykEL8ritiJVVs0IIGgFO55OLluKrDGLpdLb2DF8EkUdE1gaUW+cN5EBtcED9CKaZJUq/dE31Je07wdj5j6s9ciYRa6JBtyTqRw6tkVw16+K6WxeYwIfFFUsIvMi4NQyIA1tYh78oo4n/jNpQZGCOHAo1prRpFnK+vJF8MXWFr0XZgp/HvxkC2mf7GCIdI03MVTP5Zra1nu55y4RQl8urKdUPsfK84ehgAoiuNyTHjrYRvam52S81fNtDC3Ne90Do75nkpC6B+5Srp4m51q24E3LE0FliT+xnKr1RuFnFI48Vn1sT562q3LPiCQ2EaMeSB3l/awuBiAJJ8X05GT/tc09Gd87xxdvR2Xo7kqPvCK/sXsVdedZtAMBTT7Npo3FIeKR3YjZCaYGDYrqJK9yMjavzgllqex7v7goLnoqxo6ctHBkcuCDL9tQgZTfGJNlvsRw84Z8j6AqPMa3JinQrxGgp5hXzKVBTmhT5Kd3J5NwM9wZ/uYPv66iX4Snv/l19Yuzz6PNq+jM0bOdPj9r2IhlAtCB5lI1J9/T8/Q3UvNQaidurjjnnIbMmS6ZnqKz7XWclBATul3kbCW96w7X14jc19PsW6t8HN/B/1kBIUNPGuLROMVcuH11NPoOktp+U52eai2vNjsIpZ1x7LS0tT8d1qOV4GWvCRvI6+Qx6Qb3xyx/8UlTmxkyYmk4W4JCI38neRHod25UEEZln0pMezCN7zEWH11AMPNGxO5+0/gaB8S0zL4cYLCK76S/cFXmAjvRnJvRy9Kue63yS9JMazg84s1sNWPn/Hkfx5bsmY7m1+uApEZlyOLzwWqy+g8T3m0vZpmPGLfXxj7+SVTvtuvxGRNhYwUUobvarQmrWfnujBbibpX81nhUZo0ILLU8Viq1HhE9F4Wtif+51WKWlokY2UJPAiHzMB6Hw7HxuNnXTrAPB/Xk8A293w6YX5SIzAP3yTz+j9DHhzA8UUEZB2P6gQZpC77ECD7Wt1NkV+dMGa2oHfxHASenq56rCcyBOetOsrgaFz3j8OTFARF+DJBDJBaTvxALiuXKqwyfDSpL9DI09El7BdKjMVlOb4+Qh6DoafwEDLOt9xUbQq4DgMDppIs+YTTfD0+bmingvw9dwpn+ADQJp0YkCf+g/2uQIoyWXEKGqJmmQvSL1UZdRAiq9NoRjTP7am/SoGY4EEv+BptJzlDtdcwKOrzKw3SUv2U24F8v7wHRPN2TXkr14kaO93rRIykcvYm3OsqUqpk4Uz2+N970BCuvfbwZ55Yf7SV7+wMd65a4hqc7BNqbVB/xLhw5AFMnnuiURpAcDwmMbDWf1BKqheFf3gAqqdzxVssRfcVV09gc/7TmkeaebUu+eXSLYrWGAXWq3ci/+EvrwAs/wdl1UGrGzg55SQMqdg+xrGMZO2El1tmhnvkcj50L1rjHjdUu95c+NDjtfBxn2sqYqrq/KrSOQR76egiQGA8NJe53PFJrCUyO6ydG63gysDQQfEx5vTqCraW3Vsd1fJGhB94w2NIvo2Pen163zKWpwVWBpOE6vU8o811D5QTlLHDv0WtcEVRXel0nictK8shvCtGczcNC1jIkNmDq0s52sEB3FLAVKLB8blWezWby7F84HshPx+loFpeslaS/WNIXjT9m1lKkGr/V8j65+RFZ44eeBEor4owN0Jy2doKkc0qy4mTbOY/EKBU0XroO2Phwut7TgZeYIGcVyV5+kn8gqq3p9S0Iz8agNCmu4AJB4xlMBcTcPfTxRX9aTE0EU51fTOlEKbxmExL66WLF1+llDPQqdEhaXVwTEUabIv7ZeFHa8mClzy5Hc52mQC2gOKSPfYJXHd9voKdHmmzg7an0FkbtVdZc3dI38trofXfPuujw4rKsVQEQgKjx4NL11XhnwL2EjZz0+gkfPRrHe2wAOl3QRdM9aFvscbXtwAJjbDRHe25LHuQin9ybPJpoug2oP3GKUK8WUMpvdVsdWA4w6t56n5bTrKrQJcZ6nqoxd32RSoecmJA321219UbVJ8IeDnU1IciEOwZpQjuClYJNfHavyPMyT+OFOxvrGqNZb5gbZbSzbPKDyPJZF3qR15S1cGNiPqXoB04KRuSnQocmXWKNL6MBblDLICkLILSICdpkR/4ysxj9SEFekgSq+lInHLCs3mS2s7MuilJdPHmYjyLhp72ipIyvCn753LniLBDDXqQDvHmPS0Cby7TcIUuXrZb9im2WKC17sEDUdm40Pq2aVO/bmnlaMsdJGt+k+mA3OmSDrt3n8u6KWRN3V3ZoUbfGu1BN2PjS/20vPSANHLK705hkI6mgdHtlhDHNpbmJC3EI4F+AxMwuirhMgIeIZc5yC1vGBXcp/r1t+FhIsGvkMumf6B4SkcT0q06qMRo2RyYvr3WuCp/80TAKmc7tF/pW9WxUGVHHY31rzU2pevCl9PbMGronM1M91qMA0fkuYKvjNbZWrsX1rwq/5manGWvH+kS/AmXt0HM2/Pu1hGz2t9ZqO8ipm8o2J3RUta4dzRJMBE5A2WORqRP4O6v4BR4qsFT+dVEM2oPMy4k1xqQQjqAoM2D+gs+NMnswi+uxZ5ZNZLKME3595veIe1cIww94P+LQyJP0bvtHoXHrhe8GDjtPTa7HTDqBvDZymjcsGTPxN4VHvuSHKamgr3gX+7VKqukSrxwGRgz6IU5XS38jcXQ7Wla37zpv7Jx9urz6k/pAFuAqT3Jdaq/RIeK+Y2UelFTxX56AMa8v6vfHVuUT+0k3oE2V8GWg0A/C9zwDhKDlgjvscti1ARcNpIZtyZ0t9zxWuICazvX8jRtvYDghP7ZKMPJtoKfaD7aX7G+2Dlvv2UvLH/RF4DL4+mk5H5dvzhA5zHSeH7gPTsTdBgOpijwVMZFnLY56CHjSlfNLCoIZMb3egfoJ1GqhSJDVrnMGe+Poq0/8S7y+q33tpNc4eEsQkxt8RYMM1WD20f0kKPExxxgZtUfdGd4ngU2HQiw3KO3Z6i6xmg5abXqaqz6z/Car0w1+gXOdTuPrdJ/ahM0+RnE+QmvYemuVRhUwQe6r0U12V6K3N0bjIhula50h6witvi7eywAmo/7QPy4fsMXH5OFZKUUxnXCvfY/gZ8UWb6gH7OA0sks7OwRuuce+VakZDSAB1hy96Ti/fKY87oOrIq34pFeS0l5QcuCo6lyj52rfWm9OBb+HbXdozUJp1xp+PbzcIU7LH4ZoHS+VLdB35VKCQc/OuA3Nq3u4CdY7zSZvYuNxavXgtn7jzmkjeRBbr167bSI7OLkjyeDqQ+mqXryP3vTpdGoZT7/F1+7cvM5n9FbMXdNMI9sJ8jGUw+tQudSd0kBEEhQ9jiZ7sho1ukUd/w/Nq1GUjxorS7zqby+BwwZ8odns8DDIkqb02OjaERzNjdl6j89zdWJOrsTlqFrNuh7xa9/NOvbuI+gtS9obvPwfeq+WSvtmL7Qw4k7Ow1f36Sj+NeyPjltwdq67A2cT/Tul3rtuSGBL97y9Sa1ePtmeyY3ww21a51a9UpZd+9x4gNhvbaWa8xo6myUt1juBHwHhZKpwZgpzqDbQHPRoGWVt/AdW6/X0fZndxKN7A9O3OPI7GHhoJBkxxTmgan3kV5QT1eOg0Z0fOL5emmXbjwEhZbPYkE3856QrX/PbWBZZcabmpSocq4lJLivJd9Rshh8qreNu4m7nCA7mLu1zac2L4g7qSaY0Vz3YEcHuvu3Y8tZuPCHpni3N7mivkmTa67c40BVDqNRwvd6nkBMYHGW6pj5uLcSiPjnbFybkoTwKGnvW5rf7TUTjSXZRu8aKYA0/zHKgN1qL3EuPXNKSA4Ez7jwN3bXaJn2uyCbFxxn0LU7QsUx4MkNwCkz2f1Nez703OCbr+WkSO8Gvinlwm00mVkoEYM9RkdOLHqV1peV0IlGD11wvz4InRcKy1AgfdQv+8xBuJDj2YhB0inzwvMQ6sIx/aNTyMXz/D1PJRjUu/mjC6boMobfayeEbdsp8H5fxtAq1uYqtrhF5HirPIp3nnD2JtDfNu3mtnpwETKHwzou4BDk8TwI4VHVR3kfow5dS3q1tfnWOw2UwaUF8wVoSqap8tOjx+pDfRsPgXT01NJtRJEWHExNdiF3uSu0Xq2k2QDlS8tM5gimgPzOse79Op+Hxu2/3Dj58u/crcnLBOUy6qxgag51GMjr9rV3D2CNs+8n/BXkuhiUG8gAA", text: #"""
-// Guildhall's web client (README "Web client"): servers and channels with unread and
-// mention badges, a channel's history paged upward with live messages,
-// sending, typing, marking read at the bottom, group read receipts ("read by
-// k of N" and the readers), direct conversations with sent/delivered/read
-// ticks, the message operations (reply, edit, recall, delete, reactions),
-// files (attach, drop or paste; uploaded with progress, then sent; images,
-// audio and video shown, other files as links), search in a server, and the
-// server's member list with each member's presence and name (a watched page:
-// joins, leaves, role, name and presence changes come live) and one's own
-// status and display name; moderation from the member list (time out, kick,
-// ban, with a reason) and the server's audit log; one's nickname in a server;
-// blocking and unblocking direct peers.
-// The protocol is guildhall.js's; this file holds what the page shows and
-// redraws it from that state.
+        "/app.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "007608e361e3ba9977ba", gzipBase64: "H4sIAAAAAAACA61YX3PbuBF/96eAOZ4LOaWo9LHSqJk0cTuZuySec3Kd1ufWEAmJPFMEC4DSqT5999tdACQoS2murR9kElzs//3tAtMp+0tX1UXJ6/qFZjuxZHldicaw+Pvr12/fX7Por/1alMyYrtZN1axZ1TDeFEwbvrev6cV0ymQjgIvcNaxVclXVwhOZTqf0bErBWr5Gsl2lYGvGPuGSkkbmsmaVRj5rr1P2k36h57RLwo9iG1l0tdCslHXBdiU3PUemS7nTM9xeV9po2MpiLdRWKJCdl7xpRI1PssElbirZ6CRl20rsiJaEtKLxtEwqZBbSA/lGaA3SLHvuX8m2ymhkoHrWudy0ElQAWuQU71RlwOSUoWtAFbNv4ZWYbpYgo1fDvpMdKZrseKZoLHLiXVEZVkvc23K0i7YCN+AKQSylfIQnLbjKS6Cpmm1lSOeUiS2EEh+zi4sK9FOGPbGurSUvUoyJeOO0Zge2UnLDomwaGBLNh13gp6IGvQPKnntI16fYGwmOzdGUYEsY7HAXxvMdKW71ss+hsMGscB9a8iYMckpLtz4VlGjAoUcUKOA7TJuAvU+jY+bvbbTsJvcSbBuCGW60Ut+77PF77dtoc59e4e6rlK3LlFxyrZRUKRUVOKbT4qRTsSKOeKDEG0qWEZ3LnpASq+AHKAurJT4FO1y9AD1m4gT+CBQ8ImD65oNG+J0IscqNfITyqjR7FK1hK6mAGt4MX2Klag0bbo1UoDrkLHyF/URQiG2VCyh30SArFNFhgnL9CLsloRApIQpUI65lzmvPad5jluxI6FpAlJcAJ9kFKKoN+/Tx2+sP//z2+m9swaIhG0lbNHPVNdaYRyHaT7ga0zcKwj5hTxeMjdXPtDDvjNjEPevUGp/MgbZagbm0M1T0C3sYhEiMiZXYyK0Y0wPzQ6CtNdXqe1LJMzzYb5YExihjfWIFWb/qvBQbAU5FfkiY9TC/WICrS2NaPYvYKxbtND7M8GEWoQqjvI4byMATIBIDcKl6xh6unqysw3R69dRLK6U2h+lOPzhHskNC5u2qppC7rI80aLgu5wwyy6YkJbCW0L1in9FLBb0FMg7QxugXrFCybUUxCRId5OePCXBflxkvimvEQQQU0QgVR1StUcpA40IYXtWgC1v8kZzVuwv0uIqjgWdE2kLYsrzmWn/g5MwH4sWuniyjjF4PD57UiJ8NeMhgD1+wkKanqEwthm9KcA36//ILiyJLAo647YsJPdBI42taFDADYLVJLEcloOmxHNolUCyhb1VaiyIjLmCKXK3qqhGTJfZTFSVZWRUFxGHBLkmjDAwCuaGSNjN6YdGZ7zV0o8Kpi+V0loR9880gLHH+JhNfu6QwOEQUElAYjfBQFoufW8C+AtvFFuiKBHELKYyqwDN8zdE5dvxowOcwR+jKZI7/qPbmbhE8Ai27akJHrDiUtifo4d0RTgS+QNo8gfsLMeut6seQ2Yko5rKri9CYCJLNijjAr30+maXApNifyFJadz62JYSFEtu0vXuEckr9LHDP5Ip9XP4E0cuAN/hKx35MSJKTYu3+Y5luk4/sUhb71BtLQ0bi7XDJEltQ4nrf5KyHJqs69m3wJwxeSugSJRAc+hxc2M8ZNpV3BbKFUG0ExGlcTQ8ILgPhgcV+wXYoWEoe3PZnkTaqE+4bb9uTOWC3QZs697UF9UWTi0nNl6I+T0Wz9wSCtDlHA+lRrfYT0fBlLUaVGUcf8FtlQTTCYrCAmWB2hd8ymHWx4tHPl1hzhVjxrjaRC4wS/+oAL9H7EOs/AS5DHX0G1+kZezpAFDIoniaOlYVCF4+lpQNVEPVvhYmV87f2/1GRu3voiydGOUgD5Awa5mUcW859yg8aQXW+3dyoasvz/WltwEnFZmIPEJMNaKYnsqn34CuCetLw8lJlhWeTWdr3SPoRKL9WD+8R5qybsTufmffsuWJBx2hsR7D+sd7Rr7K7l/evsqLSbc331DMCaA+yAzeDMVted8gEXwc8xbfEBQSfNU4nsVcrJWoy5rSJyOKSai2BGJlONdReYaHbYAdB0LTegjXUU7jD3I5r10So8dCcSMTdUueqainEIIDvOB2A+rHeouyw7MZyp3LeKUgVY2mJ0jrQHiCK0YjCTYnWZRsya/qPH90x48dpfPd68nc++ffLyR/uf5dcTXtTHZskOLL4tbvf3x9pdpytw0AIiuJwnThiP4UHn1JCEQt0w/iFQ7qb8Dzw+No/MYl0y01lEORFkE8CRjNC1be2hH3Tsm6yjZKmEzsUu7TJAN83npRi7mZAF3NafzY0X9E4tJ/YgX1CKOlKyg88wTw571tWiI7P7crrKn9EswKrTnThdfkqs1ziQZjvArZKemnHGHleqG06oWh34nFz43ApsmnNHM8tkHSIJnSmGQ40xE9nget5o3fwYeFyYgS/DkVuehT2Jn0J3x3DZ3jdW33UPb6QQc7qr8kjo/b97GUNa0GX2Bo1AkTAmRurAUJiAGOzc+DlspCgMskchR+pMCvbEA2/hGpjQnfsCskLUQuo7X6eDKWcQprfAEj4N74j8L47MEJYcLQCjk/hlIiY0A+J+HkejHg4aGw5lBKUWHuuamDMWovTsbRxolu8BQQWGEExZXR1BS1m7uLtln0biYKh/BJpx2AQ5gGUyGe6dkKw18HdodWaLrsa6jQFW+7tPZ/PDM7gRIR3aTBaNI94BzDM3oPe74q+cOwFF+QXrqfIaA3dCHrtS3ZImXNU1EfiPyam3fBnEjLzwg79oP1/Son/IfT9qJiXEkbTr4p+EPwwUOecYQXM3OTW6dlpuTY1Bt/8t0YFZ44dnjLu+ju70f3g6FpuuMEa37iNbzrT4G7sPmG7OBgRfO/DYfTz99/d0pXqDVd8o+N+aHAXrRlUQt8ifWMPrkUo5z92BrXHdIaIYBKyJVf2qqEEa6TaJ1AMuaCzy/z5XZnNc0ea0fyUi1vMobjp6hqyOUqfzzPJmW5Mh4JzfdciYAgHpM3i+CZpfXx1RWeF0TXSc5IBKJBp4qTTMwnHIceONvOLXwE37j72qBgAAA==", text: #"""
+// Guildhall's web client (README "Web client"): signing in and staying in,
+// one's own profile and status, and the page's wiring. The protocol is
+// guildhall.js's; the other modules hold what the page shows:
+// lists.js (servers, channels, conversations), view.js (the open channel or
+// conversation), messages.js (a message and its operations), composer.js
+// (writing, files, typing), members.js (the member list, moderation, the
+// audit log), panels.js (pins, webhooks, search), invites.js, events.js.
 
-import { GuildhallConnection, badgeText } from "./guildhall.js";
-
-const $ = (id) => document.getElementById(id);
-const REACTIONS = { 1: "👍", 2: "❤️", 3: "😂", 4: "🎉" };
-const PAGE = 50;
-
-const state = {
-  me: "",
-  servers: new Map(),         // serverId -> {info, channels: Map(channelId -> info)}
-  unread: new Map(),          // channelId -> UnreadInfo
-  conversations: new Map(),   // conversationId -> Conversation
-  currentServer: null,
-  view: null,                 // {kind: "channel", serverId, channelId} | {kind: "dm", conversationId, peerId} (peerId "" for a group)
-  messages: [],               // the view's messages, oldest first
-  moreAbove: false,
-  loadingAbove: false,
-  moreBelow: false,           // the view shows an older stretch (a search hit's): newer messages are not loaded
-  focus: null,                // the uid of the message a search jumped to
-  typers: new Map(),          // channelId -> [{userId, until}]
-  replyTo: null,
-  lastTyping: 0,
-  pending: [],                // files chosen for the next message: {file, progress}
-  sending: false,
-  members: null,              // the member pane: {serverId, list, next, memberCount, onlineCount}
-  names: new Map(),           // userId -> the name to show (nickname or display name), from member lists and profiles
-  blocked: new Set(),         // the users one blocks
-};
-
-/// How a user shows: their nickname or display name where known, else their id.
-function nameOf(userId) { return state.names.get(userId) || userId; }
-
-function learnNames(members) {
-  for (const x of members || []) {
-    const name = x.nickname || x.displayName;
-    if (name) state.names.set(x.userId, name); else state.names.delete(x.userId);
-  }
-}
-
-let gh = null;
-
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
-    else if (k === "dataset") Object.assign(e.dataset, v);
-    else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? "" : v);
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
-  return e;
-}
-
-function showError(where, err) {
-  $(where).textContent = err ? `${err.code || "error"}: ${err.message || err}` : "";
-}
+import { upload, wireComposer } from "./composer.js";
+import { handlers } from "./events.js";
+import { GuildhallConnection } from "./guildhall.js";
+import { showInvite, wireInvites } from "./invites.js";
+import { loadConversations, loadServers, renderConversations, wireLists } from "./lists.js";
+import { loadMembers, wireMembers } from "./members.js";
+import { renderMessages, wireMessages } from "./messages.js";
+import { $, gh, showError, state, useConnection } from "./page.js";
+import { wirePanels } from "./panels.js";
+import { openView, wireView } from "./view.js";
 
 // ---- sign in and the connection ----
 
@@ -92,7 +41,7 @@ function forgetToken() {
 
 function start(token) {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  gh = new GuildhallConnection({ url: `${scheme}//${location.host}/ws`, token });
+  useConnection(new GuildhallConnection({ url: `${scheme}//${location.host}/ws`, token }));
   window.guildhall = gh; // for the console (and the browser tests' dropped-connection check)
   gh.addEventListener("state", ({ detail }) => {
     const s = $("connection");
@@ -138,672 +87,196 @@ async function ready({ login, fresh }) {
   if (state.view) await openView(state.view, true);
 }
 
-async function loadServers() {
-  const r = await gh.request({ listMyServers: {} });
-  const servers = r.servers.servers || [];
-  state.servers = new Map();
-  for (const info of servers) state.servers.set(info.serverId, { info, channels: new Map() });
-  const ids = [];
-  for (const s of state.servers.values()) {
-    const c = await gh.request({ listChannels: { serverId: s.info.serverId } });
-    for (const ch of c.channels.channels || []) {
-      s.channels.set(ch.channelId, ch);
-      ids.push({ serverId: s.info.serverId, channelId: ch.channelId });
-    }
-  }
-  for (let i = 0; i < ids.length; i += 100) {
-    const part = ids.slice(i, i + 100);
-    const u = await gh.request({ getUnread: { channelIds: part.map((t) => t.channelId) } });
-    for (const info of u.unreads.unreads || []) state.unread.set(info.channelId, info);
-    // Unread counts of every channel stay live; messages only for the channel shown.
-    await gh.request({ subscribe: { type: "CHANNEL_UNREAD_COUNT", operation: "SUBSCRIBE", targets: part } });
-  }
-  if (!state.currentServer && state.servers.size) state.currentServer = state.servers.keys().next().value;
-  renderServers();
-  renderChannels();
-}
 
-async function loadConversations() {
-  const r = await gh.request({ listConversations: {} });
-  state.conversations = new Map((r.conversations.conversations || []).map((c) => [c.conversationId, c]));
-  renderConversations();
-}
-
-// ---- the lists ----
-
-function serverUnread(serverId) {
-  let unread = 0, mentions = 0, cap = 99;
-  for (const chId of state.servers.get(serverId)?.channels.keys() || []) {
-    const u = state.unread.get(chId);
-    if (!u) continue;
-    unread += Number(u.unreadCount || 0);
-    mentions += Number(u.mentionedCount || 0);
-    cap = Number(u.maxCount || cap);
-  }
-  return { unread, mentions, cap };
-}
-
-function renderServers() {
-  renderTitle();
-  $("server-list").replaceChildren(...[...state.servers.values()].map((s) => {
-    const { unread, mentions, cap } = serverUnread(s.info.serverId);
-    return el("li", { class: `server${s.info.serverId === state.currentServer ? " current" : ""}`, dataset: { id: s.info.serverId },
-                      onclick: () => { state.currentServer = s.info.serverId; renderServers(); renderChannels(); loadMembers(s.info.serverId); } },
-      el("span", { class: "name" }, s.info.name),
-      el("span", {}, el("span", { class: "badge mention" }, mentions ? `@${badgeText(mentions, cap)}` : ""),
-                     el("span", { class: "badge unread" }, badgeText(unread, cap))));
-  }));
-}
-
-function renderChannels() {
-  const s = state.servers.get(state.currentServer);
-  $("server-name").textContent = s ? s.info.name : "No server chosen";
-  const members = Number(s?.info.memberCount || 0);
-  $("server-id").textContent = s ? `id ${s.info.serverId} · ${members} member${members === 1 ? "" : "s"}` : "";
-  $("create-channel-form").hidden = !s || s.info.ownerId !== state.me;
-  $("invite-people").hidden = !s;
-  if (state.auditFor !== state.currentServer) { $("audit").hidden = true; state.auditFor = state.currentServer; }
-  if (state.invitesFor !== state.currentServer) { $("invite-made").hidden = true; state.invitesFor = state.currentServer; }
-  $("channel-list").replaceChildren(...(s ? [...s.channels.values()] : []).map((ch) => {
-    const u = state.unread.get(ch.channelId) || {};
-    const current = state.view?.kind === "channel" && state.view.channelId === ch.channelId;
-    return el("li", { class: `channel${current ? " current" : ""}`, dataset: { id: ch.channelId },
-                      onclick: () => openView({ kind: "channel", serverId: ch.serverId, channelId: ch.channelId }) },
-      el("span", { class: "name" }, `# ${ch.name}`),
-      el("span", {}, el("span", { class: "badge mention" }, Number(u.mentionedCount || 0) ? `@${badgeText(u.mentionedCount, u.maxCount)}` : ""),
-                     el("span", { class: "badge unread" }, badgeText(u.unreadCount, u.maxCount))));
-  }));
-}
-
-/** A conversation's name in lists and titles: the peer's, or a group's with its size. */
-function conversationName(c) {
-  return c.isGroup ? `${c.name} (${(c.memberIds || []).length})` : `@ ${nameOf(c.peerId || "")}`;
-}
-
-/** The tab's title counts what is unread: every channel's and conversation's ("99+" past 99). */
-function renderTitle() {
-  let total = 0;
-  for (const u of state.unread.values()) total += Number(u.unreadCount || 0);
-  for (const c of state.conversations.values()) total += Number(c.unreadCount || 0);
-  document.title = total ? `(${total > 99 ? "99+" : total}) Guildhall` : "Guildhall";
-}
-
-/** A desktop notification for a mention or a direct message, while the tab is hidden and the user allowed them. */
-function notifyHidden(m, direct) {
-  if (document.visibilityState !== "hidden" || m.senderId === state.me) return;
-  if (!direct && !(m.mentions || []).includes(state.me) && !m.mentionAll) return;
-  if (!("Notification" in window) || Notification.permission !== "granted") return;
-  const who = m.webhook?.name || nameOf(m.senderId);
-  new Notification(direct ? who : `${who} mentioned you`, { body: (m.body?.text || "a file").slice(0, 200), tag: m.channelId });
-}
-
-function renderConversations() {
-  renderTitle();
-  $("dm-list").replaceChildren(...[...state.conversations.values()].map((c) => {
-    const current = state.view?.kind === "dm" && state.view.conversationId === c.conversationId;
-    return el("li", { class: `conversation${current ? " current" : ""}${c.isGroup ? " group" : ""}`, dataset: { id: c.conversationId, peer: c.peerId || "" },
-                      onclick: () => openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId || "" }) },
-      el("span", { class: "name" }, conversationName(c)), el("span", { class: "badge unread" }, badgeText(c.unreadCount, 99)));
-  }));
-  renderGroup();
-  $("blocked-list").replaceChildren(...[...state.blocked].sort().map((user) => el("li", { class: "blocked", dataset: { user } },
-    el("span", { class: "name" }, nameOf(user)), " ",
-    el("button", { type: "button", class: "unblock-action", onclick: () => setBlocked(user, false) }, "Unblock"))));
-  if (!state.blocked.size) $("blocked-list").replaceChildren(el("li", { class: "muted" }, "nobody"));
-  if (state.view?.kind === "dm") $("block-peer").textContent = state.blocked.has(state.view.peerId) ? "Unblock" : "Block";
-}
-
-/** The open group's panel: its members (the owner may remove them), rename and add where allowed, and leave. */
-function renderGroup() {
-  const c = state.view?.kind === "dm" ? state.conversations.get(state.view.conversationId) : null;
-  $("group").hidden = !c?.isGroup;
-  if (!c?.isGroup) return;
-  const owner = c.ownerId === state.me;
-  $("group-title").textContent = c.name;
-  $("group-rename-form").hidden = !owner;
-  if (document.activeElement !== $("group-rename")) $("group-rename").value = c.name;
-  $("group-add-form").hidden = !(owner || c.membersMayAdd);
-  $("group-members").replaceChildren(...(c.memberIds || []).map((user) => el("li", { class: "group-member", dataset: { user } },
-    el("span", { class: "name" }, nameOf(user)), user === c.ownerId ? el("span", { class: "muted" }, " owner") : null,
-    owner && user !== state.me
-      ? el("button", { type: "button", class: "group-remove", "aria-label": `remove ${nameOf(user)} from the group`,
-                       onclick: () => groupChange({ removeGroupMember: { conversationId: c.conversationId, userId: user } }) }, "Remove")
-      : null)));
-}
-
-/** Sends a change to the open group; the group as it is then replaces the one shown. */
-async function groupChange(request) {
-  try {
-    const r = await gh.request(request);
-    if (r.conversation) state.conversations.set(r.conversation.conversationId, r.conversation);
-    renderConversations();
-    if (state.view?.kind === "dm" && r.conversation?.conversationId === state.view.conversationId) {
-      $("view-title").textContent = conversationName(r.conversation);
-    }
-  } catch (err) { showError("view-error", err); }
-}
-
-/** Comma or space separated user ids. */
-function userList(text) { return text.split(/[\s,]+/).filter(Boolean); }
-
-/** Nothing open (the conversation shown went away). */
-function closeView() {
-  state.view = null;
-  state.messages = [];
-  $("view-title").textContent = "Choose a channel or a conversation";
-  $("composer").hidden = true;
-  $("block-peer").hidden = true;
-  renderMessages();
-  renderConversations();
-}
-
-/// Blocks or unblocks `user`; the list and the open conversation's button follow.
-async function setBlocked(user, blocks) {
-  if (blocks && !confirm(`Block ${nameOf(user)}? Their messages stop reaching you.`)) return;
-  try {
-    await gh.request(blocks ? { blockUser: { userId: user } } : { unblockUser: { userId: user } });
-    if (blocks) state.blocked.add(user); else state.blocked.delete(user);
-    renderConversations();
-  } catch (err) { showError("view-error", err); }
-}
-
-// ---- invite links ----
-
-/** The join screen of an invite link: what it leads to, and Join. */
-async function showInvite(code) {
-  history.replaceState(null, "", "/" + location.search);
-  $("invite-screen").hidden = false;
-  $("invite-join").hidden = true;
-  showError("invite-error", null);
-  try {
-    const c = (await gh.request({ lookUpInvite: { code } })).inviteCode;
-    $("invite-icon").textContent = c.serverIcon || (c.serverName || "?").slice(0, 1).toUpperCase();
-    $("invite-server").textContent = c.serverName;
-    const n = Number(c.memberCount || 0);
-    $("invite-details").textContent = `${n} member${n === 1 ? "" : "s"} · lands in # ${c.channelName}`;
-    $("invite-join").hidden = false;
-    $("invite-join").onclick = async () => {
-      try {
-        const landed = (await gh.request({ joinByInvite: { code } })).inviteCode;
-        $("invite-screen").hidden = true;
-        state.currentServer = landed.serverId;
-        await loadServers();
-        await loadMembers(landed.serverId);
-        await openView({ kind: "channel", serverId: landed.serverId, channelId: landed.channelId });
-      } catch (err) { showError("invite-error", err); }
-    };
-  } catch (err) {
-    $("invite-server").textContent = "";
-    $("invite-details").textContent = "";
-    showError("invite-error", err.code === "NOT_FOUND" ? { code: "invalid", message: "this invite is invalid or has expired" } : err);
-  }
-}
-
-async function makeInvite() {
-  try {
-    const c = (await gh.request({ createInviteCode: { serverId: state.currentServer } })).inviteCode;
-    $("invite-link").value = `${location.origin}/invite/${c.code}`;
-    $("invite-made").hidden = false;
-    $("invite-link").select();
-  } catch (err) { showError("view-error", err); }
-}
-
-// ---- the member list ----
-
-/** The first page of a server's member list, watched; the last server's watch ends. */
-async function loadMembers(serverId) {
-  const old = state.members?.serverId;
-  if (old && old !== serverId) gh.request({ listMembers: { serverId: old, stopWatching: true } }).catch(() => {});
-  if (!serverId) { state.members = null; renderMembers(); return; }
-  try {
-    const r = await gh.request({ listMembers: { serverId, limit: 100, watch: true } });
-    if (state.currentServer !== serverId) return;
-    const page = r.members;
-    state.members = { serverId, list: page.members || [], next: page.nextCursor || "", memberCount: page.memberCount || 0, onlineCount: page.onlineCount || 0 };
-    learnNames(state.members.list);
-    $("nickname-input").value = state.members.list.find((x) => x.userId === state.me)?.nickname || "";
-  } catch {
-    state.members = null;
-  }
-  renderMembers();
-}
-
-async function moreMembers() {
-  const m = state.members;
-  if (!m?.next) return;
-  const r = await gh.request({ listMembers: { serverId: m.serverId, cursor: m.next, limit: 100 } });
-  if (state.members !== m) return;
-  m.list = [...m.list, ...(r.members.members || []).filter((x) => !m.list.some((y) => y.userId === x.userId))];
-  learnNames(m.list);
-  m.next = r.members.nextCursor || "";
-  renderMembers();
-}
-
-function renderMembers() {
-  const m = state.members;
-  $("members").hidden = !m;
-  if (!m) { $("audit-open").hidden = true; return; }
-  // The list's count is the freshest: the header follows it.
-  const s = state.servers.get(m.serverId);
-  if (s && String(s.info.memberCount) !== String(m.memberCount)) {
-    s.info.memberCount = m.memberCount;
-    renderChannels();
-  }
-  $("member-counts").textContent = `${m.onlineCount} online · ${m.memberCount} member${Number(m.memberCount) === 1 ? "" : "s"}`;
-  $("members-more").hidden = !m.next;
-  const moderator = m.list.some((x) => x.userId === state.me && (x.role === "OWNER" || x.role === "ADMIN"));
-  $("moderation-reason").hidden = !moderator;
-  $("audit-open").hidden = !moderator;
-  $("member-list").replaceChildren(...m.list.map((x) => {
-    const status = x.presence?.status || "PRESENCE_OFFLINE";
-    const label = { PRESENCE_ONLINE: "online", PRESENCE_IDLE: "idle", PRESENCE_DO_NOT_DISTURB: "do not disturb" }[status] || "offline";
-    const other = x.userId !== state.me && x.role !== "OWNER";
-    return el("li", { class: `member ${status === "PRESENCE_OFFLINE" ? "offline" : ""}`, dataset: { user: x.userId, status } },
-      el("span", { class: `presence ${status}`, role: "img", "aria-label": label, title: label }),
-      x.avatar ? el("img", { class: "avatar", src: x.avatar, alt: "" }) : null,
-      el("span", { class: "name", title: x.userId }, x.nickname || x.displayName || x.userId),
-      Number(x.timeoutUntil || 0) > Date.now() ? el("span", { class: "timed-out", title: `timed out until ${new Date(Number(x.timeoutUntil)).toLocaleString()}` }, "⏳") : null,
-      x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null,
-      moderator && other ? el("span", { class: "moderate" },
-        el("button", { type: "button", class: "timeout-action", title: `time ${x.userId} out for 10 minutes`, onclick: () => moderate("timeoutMember", x.userId, { until: String(Date.now() + 600_000) }) }, "Time out"),
-        el("button", { type: "button", class: "kick-action", title: `remove ${x.userId}`, onclick: () => moderate("kickMember", x.userId) }, "Kick"),
-        el("button", { type: "button", class: "ban-action", title: `ban ${x.userId}`, onclick: () => moderate("banMember", x.userId) }, "Ban")) : null);
-  }));
-}
-
-/// A moderation request on a member of the shown server, with the reason typed above the list.
-async function moderate(kind, userId, extra = {}) {
-  const m = state.members;
-  if (!m) return;
-  const verb = { timeoutMember: "time out", kickMember: "remove", banMember: "ban" }[kind];
-  if (kind !== "timeoutMember" && !confirm(`${verb} ${nameOf(userId)}?`)) return;
-  try {
-    await gh.request({ [kind]: { serverId: m.serverId, userId, reason: $("moderation-reason").value.trim(), ...extra } });
-    $("moderation-reason").value = "";
-    await loadMembers(m.serverId);
-    if (!$("audit").hidden) showAudit();
-  } catch (err) { showError("view-error", err); }
-}
-
-// ---- the audit log ----
-
-const AUDIT_WORDS = {
-  AUDIT_SERVER_UPDATED: "changed the server", AUDIT_OWNERSHIP_TRANSFERRED: "handed the server to", AUDIT_CHANNEL_CREATED: "made channel",
-  AUDIT_CHANNEL_UPDATED: "changed channel", AUDIT_CHANNEL_DELETED: "deleted channel", AUDIT_MEMBER_INVITED: "invited",
-  AUDIT_MEMBER_KICKED: "removed", AUDIT_MEMBER_BANNED: "banned", AUDIT_MEMBER_UNBANNED: "unbanned", AUDIT_MEMBER_TIMED_OUT: "timed out",
-  AUDIT_MEMBER_ROLES_CHANGED: "changed the roles of", AUDIT_ROLE_CREATED: "made role", AUDIT_ROLE_UPDATED: "changed role",
-  AUDIT_ROLE_DELETED: "deleted role", AUDIT_OVERRIDE_CHANGED: "set an override for", AUDIT_MESSAGE_RECALLED: "recalled a message of",
-  AUDIT_MESSAGE_DELETED: "deleted a message", AUDIT_MESSAGE_PINNED: "pinned a message", AUDIT_MESSAGE_UNPINNED: "unpinned a message",
-  AUDIT_INVITE_CREATED: "made invite", AUDIT_INVITE_REVOKED: "revoked invite", AUDIT_MEMBER_NICKNAME_CHANGED: "renamed",
-};
-
-/// What an entry was made to, as the page knows it: a member's name, a channel's, or the id.
-function auditTarget(e) {
-  if (!e.target) return "";
-  if (!/^\d+$/.test(e.target)) return e.action.startsWith("AUDIT_INVITE") ? e.target : nameOf(e.target);
-  const channel = state.servers.get(state.currentServer)?.channels.get(e.target);
-  return channel ? `#${channel.name}` : e.target;
-}
-
-async function showAudit() {
-  const serverId = state.currentServer;
-  if (!serverId) return;
-  try {
-    const log = (await gh.request({ getAuditLog: { serverId, limit: 50 } })).auditLog;
-    $("audit-list").replaceChildren(...(log.entries || []).map((e) => el("li", { class: "audit-entry", dataset: { action: e.action } },
-      el("span", { class: "time" }, new Date(Number(e.time)).toLocaleString()), " ",
-      el("strong", {}, e.actor ? nameOf(e.actor) : "Guildhall"), ` ${AUDIT_WORDS[e.action] || e.action} `,
-      el("span", { class: "target" }, auditTarget(e)),
-      e.reason ? el("span", { class: "reason" }, ` — ${e.reason}`) : null)));
-    if (!(log.entries || []).length) $("audit-list").replaceChildren(el("li", { class: "muted" }, "nothing yet"));
-    $("audit").hidden = false;
-  } catch (err) { showError("view-error", err); }
-}
-
-// ---- a view: one channel or one conversation ----
-
-function targetOf(view) { return [{ serverId: view.serverId, channelId: view.channelId }]; }
-
-/** Opens a view at one of its messages (a search hit): the stretch around it, the message marked. */
-async function jumpTo(view, m) {
-  const open = state.view?.kind === view.kind && state.view.channelId === view.channelId;
-  if (!open || !state.messages.some((x) => x.uid === m.uid)) {
-    await openView(view, false, m.seq);
-  }
-  state.focus = m.uid;
-  renderMessages();
-  document.querySelector(`#messages .message[data-uid="${m.uid}"]`)?.scrollIntoView({ block: "center" });
-}
-
-/** `at`: a seq to open at (else the newest). */
-async function openView(view, again = false, at = null) {
-  const old = state.view;
-  if (!again && old?.kind === "channel" && !(view.kind === "channel" && view.channelId === old.channelId)) {
-    for (const type of ["CHANNEL_MSG", "CHANNEL_TYPING"]) {
-      gh.request({ subscribe: { type, operation: "UNSUBSCRIBE", targets: targetOf(old) } }).catch(() => {});
-    }
-  }
-  state.view = view;
-  state.messages = [];
-  state.moreBelow = false;
-  state.focus = null;
-  state.replyTo = null;
-  if (!state.sending) { state.pending = []; renderPending(); }
-  $("replying").hidden = true;
-  $("readers").hidden = true;
-  showError("view-error", null);
-  if (view.kind === "channel") {
-    refreshServer(view.serverId);
-    const ch = state.servers.get(view.serverId)?.channels.get(view.channelId);
-    $("view-title").textContent = `# ${ch?.name || view.channelId}`;
-    const slow = Number(ch?.slowModeSeconds || 0);
-    $("slow-mode").textContent = slow ? `Slow mode: one message every ${slow} s` : "";
-    $("need-receipt").parentElement.hidden = false;
-    for (const type of ["CHANNEL_MSG", "CHANNEL_TYPING"]) {
-      await gh.request({ subscribe: { type, operation: "SUBSCRIBE", targets: targetOf(view) } });
-    }
-  } else {
-    $("view-title").textContent = conversationName(state.conversations.get(view.conversationId) || { peerId: view.peerId });
-    $("need-receipt").parentElement.hidden = true;
-  }
-  $("composer").hidden = false;
-  $("pins-open").hidden = view.kind !== "channel";
-  $("webhooks-open").hidden = view.kind !== "channel";
-  $("webhooks").hidden = true;
-  // Blocks are between two people: a group has none.
-  $("block-peer").hidden = view.kind !== "dm" || !view.peerId;
-  $("block-peer").textContent = view.kind === "dm" && state.blocked.has(view.peerId) ? "Unblock" : "Block";
-  $("pins").hidden = true;
-  if (view.kind !== "channel") $("slow-mode").textContent = "";
-  renderServers();
-  renderChannels();
-  renderConversations();
-  if (at !== null) {
-    // The message and what came before it, then what came after.
-    state.messages = [];
-    await loadAbove(BigInt(at) + 1n);
-    await loadBelow();
-    return;
-  }
-  await loadAbove();
-  scrollToBottom();
-  seen();
-}
-
-/** The next page below the stretch shown (after a jump), until it reaches the newest. */
-async function loadBelow() {
-  if (state.loadingAbove || !state.view || !state.moreBelow && state.messages.length) return;
-  const view = state.view, newest = state.messages[state.messages.length - 1];
-  state.loadingAbove = true;
-  try {
-    const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: newest ? newest.seq : "0", direction: "AFTER", limit: PAGE } });
-    if (view !== state.view) return;
-    const page = (r.messages.messages || []).filter((m) => !state.messages.some((x) => x.uid === m.uid));
-    state.messages = [...state.messages, ...page];
-    state.moreBelow = !!r.messages.moreAvailable;
-    renderMessages();
-  } catch (err) {
-    showError("view-error", err);
-  } finally {
-    state.loadingAbove = false;
-  }
-}
-
-/** The server's info now (its member count moves as people join). */
-function refreshServer(serverId) {
-  gh.request({ getServers: { serverIds: [serverId] } }).then((r) => {
-    const info = (r.servers.servers || [])[0], s = state.servers.get(serverId);
-    if (info && s) s.info = info;
-    renderServers();
-    renderChannels();
-  }).catch(() => {});
-}
-
-function viewChannelId() { return state.view?.kind === "channel" ? state.view.channelId : state.view?.conversationId; }
-
-/** `from`: the seq to page back from when nothing is shown yet (a jump's), else the oldest shown, or the newest. */
-async function loadAbove(from = null) {
-  if (state.loadingAbove || !state.view) return;
-  state.loadingAbove = true;
-  const view = state.view;
-  try {
-    const oldest = state.messages[0];
-    const anchor = oldest ? oldest.seq : from !== null ? String(from) : "0";
-    if (from !== null) state.moreBelow = true;
-    const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: anchor, direction: "BEFORE", limit: PAGE } });
-    if (view !== state.view) return;
-    const page = (r.messages.messages || []).filter((m) => !state.messages.some((x) => x.uid === m.uid));
-    state.messages = [...page, ...state.messages].sort((a, b) => Number(BigInt(a.seq || 0) - BigInt(b.seq || 0)));
-    state.moreAbove = !!r.messages.moreAvailable;
-    const box = $("messages"), before = box.scrollHeight - box.scrollTop;
-    renderMessages();
-    box.scrollTop = box.scrollHeight - before;
-    if (view.kind === "channel") refreshReceipts(page.filter((m) => m.senderId === state.me && (m.needReceipt || m.receipt?.requested)).map((m) => m.uid));
-  } catch (err) {
-    showError("view-error", err);
-  } finally {
-    state.loadingAbove = false;
-  }
-}
-
-function atBottom() {
-  const box = $("messages");
-  return box.scrollHeight - box.scrollTop - box.clientHeight < 40;
-}
-
-function scrollToBottom() { const box = $("messages"); box.scrollTop = box.scrollHeight; }
-
-/** The view is at its newest message: mark it read, answer receipt requests, send a read receipt. */
-async function seen() {
-  const view = state.view;
-  if (!view || !atBottom() || document.visibilityState === "hidden") return;
-  const newest = state.messages[state.messages.length - 1];
-  if (view.kind === "channel") {
-    const u = state.unread.get(view.channelId);
-    if (newest && (!u || Number(u.unreadCount || 0) > 0 || BigInt(u.readSeq || 0) < BigInt(newest.seq || 0))) {
-      gh.request({ markRead: { channelId: view.channelId, seq: newest.seq } }).then((r) => {
-        if (r.unread) state.unread.set(r.unread.channelId || view.channelId, r.unread);
-        renderServers();
-        renderChannels();
-      }).catch(() => {});
-    }
-    const asked = state.messages.filter((m) => m.senderId !== state.me && !m.removal && (m.needReceipt || m.receipt?.requested) && !m.receipt?.responded);
-    if (asked.length) {
-      gh.request({ respondReceipts: { channelId: view.channelId, messageUids: asked.slice(-100).map((m) => m.uid) } }).then((r) => {
-        for (const info of r.receipts.receipts || []) updateMessage(info.messageUid, (m) => { m.receipt = { ...(m.receipt || {}), ...info }; });
-      }).catch(() => {});
-      for (const m of asked) m.receipt = { ...(m.receipt || {}), responded: true };
-    }
-  } else {
-    const c = state.conversations.get(view.conversationId);
-    const last = [...state.messages].reverse().find((m) => m.senderId !== state.me);
-    if (last && (Number(c?.unreadCount || 0) > 0 || BigInt(c?.readTime || 0) < BigInt(last.sentTime || 0))) {
-      gh.request({ sendReadReceipt: { conversationId: view.conversationId, time: last.sentTime } }).then((r) => {
-        if (r.conversation) state.conversations.set(view.conversationId, { ...c, ...r.conversation, unreadCount: "0" });
-        renderConversations();
-      }).catch(() => {});
-    }
-  }
-}
-
-function updateMessage(uid, change) {
-  const m = state.messages.find((x) => x.uid === uid);
-  if (!m) return false;
-  change(m);
-  renderMessages();
-  return true;
-}
-
-function addMessage(m) {
-  if (state.messages.some((x) => x.uid === m.uid)) return updateMessage(m.uid, (x) => Object.assign(x, m));
-  // An older stretch is shown: the newest come when the view reaches them (or jumps to the present).
-  if (state.moreBelow) { if (m.senderId === state.me) openView(state.view); return; }
-  const bottom = atBottom();
-  state.messages.push(m);
-  state.messages.sort((a, b) => Number(BigInt(a.seq || 0) - BigInt(b.seq || 0)));
-  renderMessages();
-  if (bottom || m.senderId === state.me) scrollToBottom();
-  seen();
-}
-
-// ---- messages ----
-
-function receiptLine(m) {
-  const r = m.receipt;
-  if (m.senderId !== state.me || !(m.needReceipt || r?.requested) || r?.countHidden) return null;
-  const others = Math.max(0, Number(r?.memberCount || 0) - 1);
-  return el("span", { class: "receipt", title: "who read it", onclick: () => showReaders(m.uid) },
-    `read by ${Number(r?.readerCount || 0)} of ${others}`);
-}
-
-function ticks(m) {
-  if (state.view?.kind !== "dm" || m.senderId !== state.me) return null;
-  const status = m.sentStatus || "SENT";
-  const mark = { SENDING: "…", SENT: "✓", DELIVERED: "✓✓", READ: "✓✓" }[status] || "✓";
-  // In a group: how many of the others read it.
-  const of = Number(m.recipientCount || 0);
-  const text = of > 1 && status !== "SENDING" ? `${mark} read by ${Number(m.readCount || 0)} of ${of}` : `${mark} ${status.toLowerCase()}`;
-  return el("span", { class: "ticks", dataset: { status }, title: status.toLowerCase() }, text);
-}
-
-/** "1.2 MB" for a byte count. */
-function sizeText(bytes) {
-  const n = Number(bytes || 0);
-  if (n < 1024) return `${n} B`;
-  const units = ["KB", "MB", "GB"];
-  let v = n / 1024, i = 0;
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
-}
-
-/** A message's files: images, audio and video shown, other files as links to save. */
-function attachmentsOf(m) {
-  const files = m.attachments || [];
-  if (!files.length) return null;
-  return el("div", { class: "attachments" }, files.map((a) => {
-    const type = a.contentType || "";
-    const shownImage = type.startsWith("image/") && type !== "image/svg+xml";
-    if (shownImage) {
-      // Scaled to at most 320 × 240, its place kept before it loads (no jump in the list).
-      const w = Number(a.width || 0), h = Number(a.height || 0), k = w && h ? Math.min(1, 320 / w, 240 / h) : 1;
-      return el("a", { class: "image", href: a.url, target: "_blank", rel: "noopener", title: `${a.filename} · ${sizeText(a.size)}` },
-        el("img", { src: a.url, alt: a.filename, loading: "lazy", width: w ? Math.round(w * k) : null, height: h ? Math.round(h * k) : null }));
-    }
-    if (type.startsWith("audio/")) return el("audio", { controls: true, preload: "none", src: a.url, title: a.filename });
-    if (type.startsWith("video/")) return el("video", { controls: true, preload: "metadata", src: a.url, title: a.filename });
-    return el("a", { class: "file", href: a.url, download: a.filename }, "📄 ", el("span", { class: "filename" }, a.filename), ` ${sizeText(a.size)}`);
-  }));
-}
-
-function renderMessage(m) {
-  const removed = m.removal && m.removal.kind;
-  const text = removed ? (m.removal.kind === "RECALLED" ? "message recalled" : "message deleted")
-    : (m.body?.text ?? (m.body?.custom ? `[${m.body.custom.type}]` : ""));
-  const own = m.senderId === state.me;
-  const actions = removed ? [] : [
-    el("button", { type: "button", class: "reply-action", onclick: () => startReply(m) }, "Reply"),
-    ...Object.entries(REACTIONS).slice(0, 2).map(([type, emoji]) => el("button", { type: "button", class: `react-${type}`, onclick: () => react(m, Number(type)) }, emoji)),
-    own ? el("button", { type: "button", class: "edit-action", onclick: () => edit(m) }, "Edit") : null,
-    own ? el("button", { type: "button", class: "recall-action", onclick: () => operate("recallMessage", m) }, "Recall") : null,
-    el("button", { type: "button", class: "delete-action", onclick: () => operate("deleteMessage", m) }, "Delete"),
-    own && state.view?.kind === "channel" && !(m.needReceipt || m.receipt?.requested)
-      ? el("button", { type: "button", class: "receipt-action", onclick: () => askReceipts(m) }, "Ask receipts") : null,
-    state.view?.kind === "channel" ? el("button", { type: "button", class: "pin-action", onclick: () => operate("pinMessage", m).then(showPins) }, "Pin") : null,
-  ];
-  return el("div", { class: `message${removed ? " removed" : ""}${own ? " own" : ""}`, dataset: { uid: m.uid, seq: m.seq || "" } },
-    m.replyTo?.messageUid ? el("div", { class: "reply" }, `↪ ${m.replyTo.senderId}: ${m.replyTo.excerpt || ""}`) : null,
-    m.webhook?.webhookId
-      ? el("span", { class: "sender webhook", title: `webhook ${m.webhook.webhookId}` }, m.webhook.name, el("span", { class: "tag" }, "webhook"))
-      : el("span", { class: "sender", title: m.senderId }, nameOf(m.senderId)),
-    el("span", { class: "text" }, text),
-    m.editedTime && !removed ? el("span", { class: "edited" }, "(edited)") : null,
-    removed ? null : attachmentsOf(m),
-    " ",
-    el("span", { class: "time" }, new Date(Number(m.sentTime || 0)).toLocaleTimeString()),
-    receiptLine(m),
-    ticks(m),
-    (m.reactions || []).length ? el("div", { class: "reactions" }, m.reactions.map((r) =>
-      el("button", { type: "button", class: r.mine ? "mine" : "", onclick: () => react(m, r.type) }, `${REACTIONS[r.type] || `#${r.type}`} ${r.count}`))) : null,
-    el("div", { class: "actions" }, actions));
-}
-
-function renderMessages() {
-  const box = $("messages");
-  const items = state.messages.map(renderMessage);
-  if (state.moreAbove) items.unshift(el("div", { class: "more" }, "scroll up for older messages"));
-  if (state.moreBelow) items.push(el("div", { class: "more" }, "scroll down for newer messages"));
-  box.replaceChildren(...items);
-  if (state.focus) box.querySelector(`.message[data-uid="${state.focus}"]`)?.classList.add("focus");
-  $("jump-present").hidden = !state.moreBelow;
-}
-
-function startReply(m) {
-  state.replyTo = m;
-  $("replying").hidden = false;
-  $("replying").querySelector("span").textContent = `replying to ${m.senderId}: ${(m.body?.text || "").slice(0, 60)}`;
-  $("text").focus();
-}
-
-async function react(m, type) {
-  const mine = (m.reactions || []).some((r) => r.type === type && r.mine);
-  try {
-    const r = await gh.request({ [mine ? "removeReaction" : "addReaction"]: { channelId: viewChannelId(), messageUid: m.uid, type } });
-    if (r.message) addMessage(r.message);
-  } catch (err) { showError("view-error", err); }
-}
-
-async function edit(m) {
-  const text = prompt("Edit message", m.body?.text || "");
-  if (text === null || !text.trim()) return;
-  try {
-    const r = await gh.request({ editMessage: { channelId: viewChannelId(), messageUid: m.uid, body: { text } } });
-    if (r.message) addMessage(r.message);
-  } catch (err) { showError("view-error", err); }
-}
-
-async function operate(kind, m) {
-  try {
-    const r = await gh.request({ [kind]: { channelId: viewChannelId(), messageUid: m.uid } });
-    if (r.message) addMessage(r.message);
-  } catch (err) { showError("view-error", err); }
-}
-
-/** Receipt info of messages as the server has it now (reader count, and N: the members now). */
-async function refreshReceipts(uids) {
-  for (let i = 0; i < uids.length; i += 100) {
+function wire() {
+  $("login-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const token = $("token").value.trim();
+    if (!token) return;
+    keepToken(token, $("stay-signed-in").checked);
+    start(token);
+  });
+  $("logout").addEventListener("click", () => {
+    forgetToken();
+    gh?.logout();
+    state.me = "";
+  });
+  $("notify-enable").addEventListener("click", async () => {
+    // The browser's own prompt; asked only when the user clicks.
+    const answer = await Notification.requestPermission();
+    $("notify-enable").hidden = answer !== "default";
+  });
+  $("profile-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
     try {
-      const r = await gh.request({ getReceiptInfo: { messageUids: uids.slice(i, i + 100) } });
-      for (const info of r.receipts.receipts || []) updateMessage(info.messageUid, (m) => { m.receipt = info; });
+      const p = (await gh.request({ setProfile: { displayName: $("profile-name").value.trim() } })).profile;
+      if (p.displayName) state.names.set(state.me, p.displayName); else state.names.delete(state.me);
+      if (state.currentServer) await loadMembers(state.currentServer);
+      renderMessages();
     } catch (err) { showError("view-error", err); }
+  });
+  $("avatar-input").addEventListener("change", async (e) => {
+    const file = e.target.files[0];
+    e.target.value = "";
+    if (!file) return;
+    try {
+      // Uploaded as one's own avatar, then named by the profile: a lasting link to it.
+      const fileId = await upload({ file, progress: 0 }, "avatar");
+      await gh.request({ setProfile: { avatarFileId: fileId } });
+      if (state.currentServer) await loadMembers(state.currentServer);
+    } catch (err) { showError("view-error", err); }
+  });
+  $("presence-choice").addEventListener("change", async () => {
+    try {
+      await gh.request({ setPresence: { status: $("presence-choice").value } });
+    } catch (err) { showError("view-error", err); }
+  });
+  for (const w of [wireLists, wireInvites, wireMembers, wireView, wireMessages, wireComposer, wirePanels]) w();
+  const token = new URLSearchParams(location.search).get("token");
+  if (token) {
+    // Out of the address bar (and history) once read; kept for this tab.
+    history.replaceState(null, "", location.pathname);
+    keepToken(token, false);
+    start(token);
+  } else {
+    const kept = sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(TOKEN_KEY);
+    if (kept) start(kept);
   }
 }
 
-async function askReceipts(m) {
-  try {
-    const r = await gh.request({ requestReceipt: { messageUid: m.uid } });
-    for (const info of r.receipts.receipts || []) updateMessage(info.messageUid, (x) => { x.receipt = info; });
-  } catch (err) { showError("view-error", err); }
+wire();
+
+"""#),
+        "/composer.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "8907706d810e0479b43f", gzipBase64: "H4sIAAAAAAACA6VYbW/cNhL+7l8xFoJWysla5/ptfdukiFskQAIErYMe4LowV+LuqtaKKkX5pc7+jvtB98fuGZKSuLKd5FB/ssjhcF6eeWa4sxn9qktT1us5mY2krWxbsZa0VLcprcpKtnQj7D4ZRUtJrawNxcIYkW9SKrRqUmpEa2RyMJuRqAtWU2rqmkqJok35QIHjqduTVcW6FIR0S6qWZO4a2WYHB+W2UdrQPWm50rLd/CxzWTampR2ttNpSlM28cW32RxudjAeepSSrlNawp92omx+1Vhr/ln/JM3lr8J8RRgZqGuiYqBBF8d57Pspdl/LGybFrR/h7OiK8e3Agb62+VVfnplQ1q/2JT8T2XEL3B0TliuJDa1LGFyTw13S6PsHWSmmKc1W3xl5EakX+oJNvXCizpms38b3dQ/C1WiNe7ZyOaZewGg0xqT844RhLu4eWTWSsZc/iyN9wZK+NkkzLphK5fL0pqwJH4izL9k3ZiiaOAYEyocX30EFIRRxVZZQiqnkl2K5ea0S71Io4obYR9Z4YX1qLrWQ5ajL+zPg7SemSnt33CY39Fn8nu8teZZP1kaDvEYqX9o5+yd6zFbdzepHStag6OQ8P7BKaU91VVa/MOemhC128BxFWueyMUc5whi7sHlZMaSosXGq5VdcSJgdOwFCKhC7FUSWWsoqeFvMmfN2fqvOqzK/mFHMCYNN+etoGuzIuU3qRnDwABrCOSEf//U+U4O/kcQhsyqKQNS0mmpGqtdnQYrGgY4uw2fPn9NEVva1ri2BGNNMKIx2s0V61dknUnh9S3q3pw8ez1sot7wzXVwnNfXJgZgkWsOrKIqPnsx7Mor2r8xHSTiOD0dUVQ9oV0w3IRsIDawVbHIlrYYSOkFnUvv0f9Kc7rv65FcuuStCVlc03oq6RMSvsP94WXmz4tifv+cJrMJtgi0ahvUXanQyWaVglmE7AXii2PzvZGlR2riVi7aLJWlF21gdHyYyTeVggKWszoKEzC0i/w+ikT58oihwZzukXoznxYf0wBGzmnRU1AvQB9Fe2Mo4RfVVdQ7uWf8jcOIBZdDrjbzdsPh/59/t3b4xpfvYOWIXE+5kCXuII+YUROnMpyjpdeRHw6hmnXaubVmpQqXE48OhC4mW1yqxoQI4bZsZB20aKgpsJXD2/SCy/bmxYMqPeqRupXwt4k9ChTaYL1JG7IEqskbjWm/7G6vLnU9pklisCf/ydqh64Y0Gx9LXHV0tfGa/VtumMWFbYvA+5ZkEQgQ5Z0IzYRiOqx0sziGLNJ/gqe1NsjUY5duC6Bf3z+Ji++YaCxX/Rd8dMgT6DMdObSyKDSxXAwiid9k0flLTPRXNwE8tBTYPAW/a1iHJR4E7dtbKIdpcAUZj0WnIPHuydXO2PR09fDMGuKqhWhhusE5fFpYcq+aTVhYeyXe17HzfTERy8/bYIW+CENawaA8dCwnBEQWOXHisWdAv8vOVk5PquMSrTGGzU9uPHt6cO+L6y0TnvztSgxX+/zLqyYKm9VS4jdBjPwHaR+2VAvkxO47G+MY3rRt/t1aYb0LYwlRF3fnEyraGGa2iP0pPwkJsxHClMiNXnYO9scAcXwRMMmngTbd1Hr5ZqGVFZ24LnDBDfjJy0mD6XJxCQYM07gCkadwT6cOy6imolf6LCMVeqJPOqnXsMI+s5qJN1Y1Ax+eaHqopn8cv5759+a5NX8fnvv7WvLv6RzNbJhZtkthav2/MXF97LXp83AAo4V6w8K9F6uwLDXTTY+fih3g5myl+kid1xINOAauLaXlk7eho1JRf7up7oFIyE930VfaY9pYhpccciNtJo+z2Q08HMNPDy/5tC3F8tZeGn9jnjmL+PtFsAlvONzK9kkfalke6BdDcUNwXTeKwzzxHDJuNrWM2CO5PpyyE+H+VQdX1KdxjjAJ37rw3vaQkfTBjkL/f4z4X777i/Y6KjnLGMVqN1X1HDuyeO2Jojy78gWBax5IjBoUax9CQxpZGVQEjcFQ9eD3wr6NMOeG+UuuIOXba0VUVXyW9bO3toVbX8HOJSts+rYEwbqPYGgeS2iMLV45Mj9ytACBz/8RrheFfiPYkegjdCt9yWBo70PdY9MdBNJQueypXoqmHgcKm0EV+wav4Pam0PH8kpPrSEgFloCyvQOA8fm2wTbnTBO40/96IWPtxoehvujyLPk0ODGbsUpLkxHZU1ZoRHHefCXcvA8fEtyVSCuUHotTS2v7VANg0rwf3+NpCtPWlf6w3YUtXDUJ4SuNS+3wtQsc+gx1xqH7rhK9cO5qXJpo3ymYOd4z9bDg89KrRY47mjQ584HUGIkQuZFZjGz9BT25XULzP368BItT+5VwnPVI+gwJcivyf5YraCL4bXtp2eDGX2GRsrKa5t4K2NE4XuyRbq/Lw61Uyx+0WFI1An6DucxsbmfoBriManCmSCoVDdgKQQpB7SDz2ziJm6Nv5y0Xc8TMPgvWaphC5OcZm32Y/qwcCw78rjuZ38mHLiyPCLproa6/N5/1R0T/mjVjcQO/KFjiTxi4oZ0g7Ux/tBfiC0CJQMz5sfqLD9Y69rgDWNO7NW0hInP3Htj2Iovu0SclnIaGpvGP2Kt2kg/KUXaij6yDuVHjZE5+6czdqhrXMzin10dwN+dgf/A6jp8WZbFAAA", text: #"""
+// Writing: the message box, files waiting to be sent (attach, drop, paste)
+// and their uploads, sending, and telling others one types.
+
+import { refreshReceipts } from "./messages.js";
+import { $, el, gh, showError, sizeText, state } from "./page.js";
+import { addMessage } from "./view.js";
+
+// ---- files waiting to be sent ----
+
+export function addFiles(files) {
+  if (!state.view) return;
+  for (const file of files) state.pending.push({ file, progress: 0 });
+  renderPending();
 }
 
-async function showReaders(uid) {
-  try {
-    const r = await gh.request({ getReceiptReaders: { messageUid: uid, limit: 100 } });
-    $("reader-list").replaceChildren(...(r.readers.readers || []).map((x) =>
-      el("li", { class: "reader" }, `${x.userId} · ${new Date(Number(x.readTime || 0)).toLocaleTimeString()}`)));
-    $("readers").hidden = false;
-  } catch (err) { showError("view-error", err); }
+export function renderPending() {
+  $("pending-files").replaceChildren(...state.pending.map((p, i) =>
+    el("li", { class: "pending" },
+      el("span", { class: "filename" }, p.file.name), ` ${sizeText(p.file.size)}`,
+      p.progress > 0 ? el("progress", { max: 1, value: p.progress }) : null,
+      state.sending ? null : el("button", { type: "button", title: `remove ${p.file.name}`, "aria-label": `remove ${p.file.name}`,
+                                            onclick: () => { state.pending.splice(i, 1); renderPending(); } }, "×"))));
+  $("pending-files").hidden = state.pending.length === 0;
 }
+
+/** Uploads one file for the view (asks for an upload, then PUTs the bytes with progress); its file id. */
+export async function upload(p, view) {
+  const where = view === "avatar" ? { avatar: true } : view.kind === "channel" ? { channelId: view.channelId } : { conversationId: view.conversationId };
+  const r = await gh.request({ createUpload: { ...where, filename: p.file.name, contentType: p.file.type || "", size: String(p.file.size) } });
+  await new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("PUT", r.upload.url);
+    // The browser sets the length itself.
+    for (const h of r.upload.headers || []) if (h.name.toLowerCase() !== "content-length") xhr.setRequestHeader(h.name, h.value);
+    xhr.upload.onprogress = (e) => { if (e.lengthComputable) { p.progress = e.loaded / e.total; renderPending(); } };
+    xhr.onload = () => (xhr.status >= 200 && xhr.status < 300 ? resolve() : reject({ code: xhr.status, message: `${p.file.name}: ${xhr.responseText || "upload refused"}` }));
+    xhr.onerror = () => reject({ code: "upload", message: `${p.file.name} could not be uploaded` });
+    xhr.send(p.file);
+  });
+  return r.upload.fileId;
+}
+
+export async function send(text) {
+  const view = state.view;
+  const clientId = crypto.randomUUID();
+  const replyTo = state.replyTo?.uid;
+  state.replyTo = null;
+  $("replying").hidden = true;
+  state.sending = true;
+  try {
+    const attachments = [];
+    for (const p of state.pending) attachments.push(await upload(p, view));
+    state.pending = [];
+    if (view.kind === "channel") {
+      // "@bob" in the text mentions bob; "@everyone" mentions all (for those allowed to).
+      const names = [...text.matchAll(/(?:^|\s)@([^\s@]+)/g)].map((m) => m[1]);
+      const mentionAll = names.includes("everyone");
+      const mentions = [...new Set(names.filter((n) => n !== "everyone"))];
+      const r = await gh.request({ sendMessage: { channelId: view.channelId, body: { text }, clientId, mentions, mentionAll,
+                                                  needReceipt: $("need-receipt").checked, replyTo, attachments } });
+      addMessage(r.message);
+      if (r.message.needReceipt) refreshReceipts([r.message.uid]);
+    } else {
+      const r = await gh.request({ sendDirectMessage: { conversationId: view.conversationId, body: { text }, clientId, replyTo, attachments } });
+      addMessage(r.message);
+    }
+  } catch (err) {
+    showError("view-error", err);
+  } finally {
+    state.sending = false;
+    renderPending();
+  }
+}
+
+
+/** Hooks this module's controls to the page. */
+export function wireComposer() {
+  $("composer").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("text").value;
+    if ((!text.trim() && !state.pending.length) || !state.view || state.sending) return;
+    $("text").value = "";
+    send(text);
+  });
+  $("file-input").addEventListener("change", (e) => { addFiles([...e.target.files]); e.target.value = ""; });
+  // Files dropped on the view, or pasted into the message, wait to be sent with it.
+  const view = $("view");
+  view.addEventListener("dragover", (e) => { if (state.view && e.dataTransfer?.types.includes("Files")) { e.preventDefault(); view.classList.add("dropping"); } });
+  view.addEventListener("dragleave", () => view.classList.remove("dropping"));
+  view.addEventListener("drop", (e) => {
+    view.classList.remove("dropping");
+    if (!state.view || !e.dataTransfer?.files.length) return;
+    e.preventDefault();
+    addFiles([...e.dataTransfer.files]);
+  });
+  $("text").addEventListener("paste", (e) => {
+    const files = [...(e.clipboardData?.files || [])];
+    if (files.length) { e.preventDefault(); addFiles(files); }
+  });
+  $("text").addEventListener("input", () => {
+    if (!state.view || Date.now() - state.lastTyping < 3000) return;
+    state.lastTyping = Date.now();
+    // A direct conversation's typing goes to its other members.
+    const to = state.view.kind === "channel" ? { channelId: state.view.channelId } : { conversationId: state.view.conversationId };
+    gh.request({ sendTyping: to }).catch(() => {});
+  });
+}
+
+"""#),
+        "/events.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "acfb077f2b78e19027e0", gzipBase64: "H4sIAAAAAAACA7VY3W4bNxa+91PQQtDloMrY6e5FIa1jOLawFZo4C9tJLwyjnWooi/H87XDGltcVsE+zD9Yn6Xf4M0OOpKAXu71oLPLw8PA73/mboyP20yppWLMSTIn6UdSsatVKqDFLqiqTImVNqXer5F5MWC6Uwh/YbotaJClblG3RqPHB0RGraqFEsRBjLZ+L/Fdoy6RqsPBcyeJ+zGqxELKCvFPEFquk0PqKspFLuUgaWRYqPjiQeVXWDXthi6xU4rMUT2NcVsBCpWUukxw3ZWWSnnuryixd66c4rc8/yDQVBV1fpKI+x5WFyFT3OzxvFq0GtmHLuszZKD6il6j4ixpNe9vorg/6od1B+9M7aJAYHq3FEnitrjpE3HEDcHDeLA0UvBqz+xWeK5JagwEVqkka4Z0knw1OJWlqr4C4IFDaKsWpbvERSFuE5qmni9aNLvL1a/znCCMeBSiglw4OxFpftGyLBeEJmeaTZgqXxbKM2MsBY3LJ+CH9ZL/9xvQf8cLdGAGHpq2LKeT0c2JDtBiKeCg6ZlolSQY+496S8zWtbTrrwCPVMGylGbnqRFtlYeb5mAljJ7OCUl1IMLeB4GEem1cDGxjv/To5OWGj49FUn/NpRwqdhshsEwDdkr3KXVYJQHqiNdMDrGYDRS7YKXZwTFYSoGNz4klOrSL454zd12Vb/UWxpayh1YXbStSIYgl3FaAMAwI2UBWux8KTbFY6fIntsdWn/WUs8CNQxatE8dz33TffEEKefdF2hPIoRpQvVpxH7OQte9lE0wCABXPPDS+7BwGCy4D/S5AS5imh4fGDsDSLPmSnBuMJG41cGjunLDYh/7FNaE1ZiaIziGLgNH6QhXV3mo/oyf1mHJqjpTyLpj6gWjNOe54+9DwdsUXsGQcbrpsaSZRftuQvHu4Ci+OIfcvedGDuglCFECKhduI7UiGPfHvJ3MhLHzz3zrqIZWzTEdxFbuTlgBcWx7HbGLPOkgnr4rxbM/HV/9x4wbPbHVZ2yyedioE7+tAz0qhSlKe3UOLB9i4e3t5F8VJmDfzCG03rJm5V59PexdEA8BtdGHukd+BLiG7G+J/1ty6YKW9hvYdsG02NlKvCXKflMJHlrOeXDvoe0cM8Cvy4LGvGbUZi5dIk+dgpV/bRg9y11olLp44lvML5s8bi2WFB+Ff2R0CudcTWnXIoqXwyBXXVQKVfat7wHrdpMP7sOwd5m/zTdj9DEHJ73kVgG/ymmHNyZZHJQvRy/u9ezpaTEKU5XrfeCZW7LkRMv6KNZfETDpdPvQ90VWFvTygTWP0KLRyoIMddYtgwVEMRyLrz5sytvPNe6pzUdxn81u3dhSpf/OpTiCeqJzVKtJKp0CXlSdtrqk+VJXC0VF7jiVqFVlMlz67seM0V7x32layzjyim++SDYIBrZIanXhBPivKJU/78/vjY+grP+FgItD9UJxdJXUuwHlFQP7u0xZ5W6EyZSQu2kU2nrMxghH2Twr9gQFkIdygeRteCoqtx+USdxpko7lGET71F1Krb5u4r6WoRpKuF3RpmprWm2NrPTF21ifOkchJI00Zk0gmPLVybKIq2IfezmEbc9vlX4l+tQHjWzvSg1+R1bNuST5LMzk0/YKo1HafGjAoG71eo5m8iapa1ZgETm7pFzzvt6gN1tbtMURXwFpw47szx3FCTG3TM1FZyK8f9v4ynhSS1WWXC6tj76T/MIR7MDZzvNNq4s9ZG+ZZGPTCpbj+tHt4VQ/B+XrDE9I+auSbaEZ7uHXn5iIsSM/vpGcuEMbjUqglL1ING1kyBdpxJdKg/s6QWOPAUD0r5dquXDnqp6DSW6h9k1LDq5Mi0XsK3w5IjvXHMvnZa919hg7B1cax0En395vjY4up0tjIsY2SJjd/eSIYxLbYuR2ThbW7Gm4AhUIF/9RM28HQMkArnuF5DQNU1UbXuX9phbPka8nRNVnYE/fjrFzg9TpSS93oyWfcdCaP797Tmm71J14ZPUjxoxl/PLm8m7Lsxu5i9n3+eXc0uJuyvY3Y1O8Mff3Pdtc3AeDsOoVawa+3xnqfuMUY8E43Lr5BfJig3W11KTqiEHAhL454+e9hmHu6iABncyKIVg1EFgVBrm+gpsZL/pgFN/21GIyIIkvc7eT8vGmNBcyPNpai8fz9xW6kO+n7LZ5W7BVzlhPMthmEdandWzVu7bvRf93vfRZFOSf0yo8eZ01MPUkpDU+vQvoO3+9Hg00TQghmHacaZlpQOts4FQzJ2GwEpXxwtH8QzUEPBKutZQjR80PupAAGQS24fQIhtCve36VxpLPM/J/HCMYGMK7yJ4fzjJTh6fXYz/3j586d/XpzdzC70+FAEDBhmHBpRQwmM+ITjYkAc340oyyaTzjt2o4lbZG0KSLs67OeNfSMcQWdqy77kKe14TNUGcgu28aJ8/wD1p+ZZ0v2Kj2j7dSObTIyQtcS6wezYCN3+Dj/T8X7MHPSKutxcCSooeBOC+R4FhzpEag2LEi0gCIjS3KLP+SoshiLcy8f/k3d23x75jky4d2De7OTap+vZ1YBj1FuFScqsxalE5548E3iRNZO+1xj3WxnXmO04MjUo+wctQMHZIMsEO0GR1O6u6hIVVbwmbXD4Y5K1QkfB8HLi3WgUTrlh5vABuh2d/3B2eTl7//M5SgQhM2bdkgPLW0JVmdklwPnZQ7Rf8WQ+zD68w8qP8/Mfg4V3pO1idNcHoPGUF37eZ+R9X6zsZI6atvXZM+yLtVI7/FGaCL6xch2qRZtl004KHVIwmXg75E3sbX+TkF/5FKF797ek1nYw4UcKrR9ONoPSVjwbBtm5hJhxjCo3GqGwbe28wc4vr170+u3x3UaPeFrr7//57y844TbjL6UsOLkk2uimsJeiL7XgOcoi4E8y7mOJQRYTGuz9A/VGCs25GAAA", text: #"""
+// What the server pushes, applied to the page: messages, unread counts,
+// presence, the member list, typing, receipts, message changes, notifications.
+
+import { closeView, conversationName, loadConversations, loadServers, notifyHidden, renderChannels, renderConversations, renderServers } from "./lists.js";
+import { loadMembers, renderMembers } from "./members.js";
+import { refreshReceipts, renderMessages } from "./messages.js";
+import { $, gh, learnNames, state } from "./page.js";
+import { addMessage, seen, updateMessage, viewChannelId } from "./view.js";
 
 // ---- server events ----
 
-function setUnread(info) {
+export function setUnread(info) {
   if (!info || !info.channelId) return;
   state.unread.set(info.channelId, info);
   renderServers();
   renderChannels();
 }
 
-const handlers = {
+export const handlers = {
   message(m, e) {
     const isDirect = !m.serverId || m.serverId === "0";
     notifyHidden(m, isDirect);
@@ -918,358 +391,13 @@ const handlers = {
   },
 };
 
-function renderTyping() {
+export function renderTyping() {
   const id = viewChannelId() || null;
   const now = Date.now();
   const names = (state.typers.get(id) || []).filter((t) => t.until > now).map((t) => t.userId);
   $("typing").textContent = names.length === 0 ? "" : names.length === 1 ? `${names[0]} is typing…` : `${names.join(", ")} are typing…`;
 }
 setInterval(renderTyping, 1000);
-
-// ---- the page's forms ----
-
-// ---- files waiting to be sent ----
-
-function addFiles(files) {
-  if (!state.view) return;
-  for (const file of files) state.pending.push({ file, progress: 0 });
-  renderPending();
-}
-
-function renderPending() {
-  $("pending-files").replaceChildren(...state.pending.map((p, i) =>
-    el("li", { class: "pending" },
-      el("span", { class: "filename" }, p.file.name), ` ${sizeText(p.file.size)}`,
-      p.progress > 0 ? el("progress", { max: 1, value: p.progress }) : null,
-      state.sending ? null : el("button", { type: "button", title: `remove ${p.file.name}`, "aria-label": `remove ${p.file.name}`,
-                                            onclick: () => { state.pending.splice(i, 1); renderPending(); } }, "×"))));
-  $("pending-files").hidden = state.pending.length === 0;
-}
-
-/** Uploads one file for the view (asks for an upload, then PUTs the bytes with progress); its file id. */
-async function upload(p, view) {
-  const where = view === "avatar" ? { avatar: true } : view.kind === "channel" ? { channelId: view.channelId } : { conversationId: view.conversationId };
-  const r = await gh.request({ createUpload: { ...where, filename: p.file.name, contentType: p.file.type || "", size: String(p.file.size) } });
-  await new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    xhr.open("PUT", r.upload.url);
-    // The browser sets the length itself.
-    for (const h of r.upload.headers || []) if (h.name.toLowerCase() !== "content-length") xhr.setRequestHeader(h.name, h.value);
-    xhr.upload.onprogress = (e) => { if (e.lengthComputable) { p.progress = e.loaded / e.total; renderPending(); } };
-    xhr.onload = () => (xhr.status >= 200 && xhr.status < 300 ? resolve() : reject({ code: xhr.status, message: `${p.file.name}: ${xhr.responseText || "upload refused"}` }));
-    xhr.onerror = () => reject({ code: "upload", message: `${p.file.name} could not be uploaded` });
-    xhr.send(p.file);
-  });
-  return r.upload.fileId;
-}
-
-async function send(text) {
-  const view = state.view;
-  const clientId = crypto.randomUUID();
-  const replyTo = state.replyTo?.uid;
-  state.replyTo = null;
-  $("replying").hidden = true;
-  state.sending = true;
-  try {
-    const attachments = [];
-    for (const p of state.pending) attachments.push(await upload(p, view));
-    state.pending = [];
-    if (view.kind === "channel") {
-      // "@bob" in the text mentions bob; "@everyone" mentions all (for those allowed to).
-      const names = [...text.matchAll(/(?:^|\s)@([^\s@]+)/g)].map((m) => m[1]);
-      const mentionAll = names.includes("everyone");
-      const mentions = [...new Set(names.filter((n) => n !== "everyone"))];
-      const r = await gh.request({ sendMessage: { channelId: view.channelId, body: { text }, clientId, mentions, mentionAll,
-                                                  needReceipt: $("need-receipt").checked, replyTo, attachments } });
-      addMessage(r.message);
-      if (r.message.needReceipt) refreshReceipts([r.message.uid]);
-    } else {
-      const r = await gh.request({ sendDirectMessage: { conversationId: view.conversationId, body: { text }, clientId, replyTo, attachments } });
-      addMessage(r.message);
-    }
-  } catch (err) {
-    showError("view-error", err);
-  } finally {
-    state.sending = false;
-    renderPending();
-  }
-}
-
-/** The open channel's webhooks (for those who may manage them), and making one. */
-async function showWebhooks() {
-  if (state.view?.kind !== "channel") return;
-  const channelId = state.view.channelId;
-  $("webhooks").hidden = false;
-  try {
-    const r = await gh.request({ listWebhooks: { channelId } });
-    if (state.view?.channelId !== channelId) return;
-    const hooks = r.webhooks.webhooks || [];
-    $("webhook-list").replaceChildren(...(hooks.length ? hooks.map((w) => el("li", { class: "webhook", dataset: { id: w.webhookId } },
-      el("span", { class: "name" }, w.name), " ",
-      el("button", { type: "button", class: "webhook-delete", "aria-label": `delete webhook ${w.name}`, onclick: async () => {
-        if (!confirm(`Delete the webhook ${w.name}? Its URL stops working.`)) return;
-        try { await gh.request({ deleteWebhook: { channelId, webhookId: w.webhookId } }); } catch (err) { showError("view-error", err); }
-        showWebhooks();
-      } }, "Delete"))) : [el("li", { class: "muted" }, "no webhooks")]));
-  } catch (err) {
-    $("webhook-list").replaceChildren(el("li", { class: "error" }, `${err.code || "error"}: ${err.message || err}`));
-  }
-}
-
-// ---- search in a server ----
-
-/** The open channel's pins, in the side panel. */
-async function showPins() {
-  if (state.view?.kind !== "channel") return;
-  const channelId = state.view.channelId;
-  $("pins").hidden = false;
-  try {
-    const r = await gh.request({ listPins: { channelId } });
-    if (state.view?.channelId !== channelId) return;
-    const pins = r.pins.pins || [];
-    $("pin-list").replaceChildren(...(pins.length ? pins.map((p) => el("li", { class: "pin", dataset: { uid: p.message.uid } },
-      el("div", { class: "where muted" }, `${p.message.senderId} · pinned by ${p.pinnedBy}`),
-      el("div", {}, p.message.body?.text ?? ""),
-      el("button", { type: "button", class: "unpin-action", onclick: () => operate("unpinMessage", p.message).then(showPins) }, "Unpin"))) : [el("li", { class: "muted" }, "no pins")]));
-  } catch (err) {
-    $("pin-list").replaceChildren(el("li", { class: "error" }, `${err.code || "error"}: ${err.message || err}`));
-  }
-}
-
-async function search(words) {
-  const serverId = state.currentServer;
-  if (!serverId || !words.trim()) return;
-  const box = $("search-results");
-  box.hidden = false;
-  $("search-title").textContent = `Search: ${words}`;
-  try {
-    const r = await gh.request({ searchMessages: { serverId, query: words, limit: 25 } });
-    const hits = r.searchResults.hits || [];
-    $("search-list").replaceChildren(...(hits.length ? hits.map((h) => {
-      const m = h.message, channel = state.servers.get(m.serverId)?.channels.get(m.channelId);
-      const go = () => jumpTo({ kind: "channel", serverId: m.serverId, channelId: m.channelId }, m);
-      return el("li", { class: "hit", dataset: { uid: m.uid, channel: m.channelId }, tabindex: 0, role: "link",
-                        onclick: go, onkeydown: (e) => { if (e.key === "Enter") go(); } },
-        el("div", { class: "where muted" }, `# ${channel?.name || m.channelId} · ${m.senderId} · ${new Date(Number(m.sentTime || 0)).toLocaleString()}`),
-        el("div", { class: "snippet" }, (h.snippet || []).map((part) => (part.match ? el("mark", {}, part.text) : part.text))),
-        (m.attachments || []).length ? el("div", { class: "muted" }, m.attachments.map((a) => `📄 ${a.filename}`).join(" ")) : null);
-    }) : [el("li", { class: "muted" }, "nothing found")]));
-  } catch (err) {
-    $("search-list").replaceChildren(el("li", { class: "error" }, `${err.code || "error"}: ${err.message || err}`));
-  }
-}
-
-function wire() {
-  $("login-form").addEventListener("submit", (e) => {
-    e.preventDefault();
-    const token = $("token").value.trim();
-    if (!token) return;
-    keepToken(token, $("stay-signed-in").checked);
-    start(token);
-  });
-  $("logout").addEventListener("click", () => {
-    forgetToken();
-    gh?.logout();
-    state.me = "";
-  });
-  $("notify-enable").addEventListener("click", async () => {
-    // The browser's own prompt; asked only when the user clicks.
-    const answer = await Notification.requestPermission();
-    $("notify-enable").hidden = answer !== "default";
-  });
-  $("composer").addEventListener("submit", (e) => {
-    e.preventDefault();
-    const text = $("text").value;
-    if ((!text.trim() && !state.pending.length) || !state.view || state.sending) return;
-    $("text").value = "";
-    send(text);
-  });
-  $("file-input").addEventListener("change", (e) => { addFiles([...e.target.files]); e.target.value = ""; });
-  // Files dropped on the view, or pasted into the message, wait to be sent with it.
-  const view = $("view");
-  view.addEventListener("dragover", (e) => { if (state.view && e.dataTransfer?.types.includes("Files")) { e.preventDefault(); view.classList.add("dropping"); } });
-  view.addEventListener("dragleave", () => view.classList.remove("dropping"));
-  view.addEventListener("drop", (e) => {
-    view.classList.remove("dropping");
-    if (!state.view || !e.dataTransfer?.files.length) return;
-    e.preventDefault();
-    addFiles([...e.dataTransfer.files]);
-  });
-  $("text").addEventListener("paste", (e) => {
-    const files = [...(e.clipboardData?.files || [])];
-    if (files.length) { e.preventDefault(); addFiles(files); }
-  });
-  $("search-form").addEventListener("submit", (e) => {
-    e.preventDefault();
-    search($("search-input").value);
-  });
-  $("search-close").addEventListener("click", () => { $("search-results").hidden = true; });
-  $("pins-open").addEventListener("click", () => showPins());
-  $("webhooks-open").addEventListener("click", () => { $("webhook-made").hidden = true; showWebhooks(); });
-  $("webhooks-close").addEventListener("click", () => { $("webhooks").hidden = true; });
-  $("webhook-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const channelId = state.view?.channelId;
-    if (!channelId) return;
-    try {
-      const r = await gh.request({ createWebhook: { channelId, name: $("webhook-name").value.trim() } });
-      $("webhook-name").value = "";
-      // The listener that served this page serves webhooks too.
-      $("webhook-url").value = location.origin + r.webhook.path;
-      $("webhook-made").hidden = false;
-      showWebhooks();
-    } catch (err) { showError("view-error", err); }
-  });
-  $("audit-open").addEventListener("click", () => showAudit());
-  $("audit-close").addEventListener("click", () => { $("audit").hidden = true; });
-  $("block-peer").addEventListener("click", () => {
-    const peer = state.view?.peerId;
-    if (peer) setBlocked(peer, !state.blocked.has(peer));
-  });
-  $("nickname-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const serverId = state.members?.serverId;
-    if (!serverId) return;
-    try {
-      await gh.request({ setNickname: { serverId, nickname: $("nickname-input").value.trim() } });
-      await loadMembers(serverId);
-      renderMessages();
-    } catch (err) { showError("view-error", err); }
-  });
-  $("profile-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    try {
-      const p = (await gh.request({ setProfile: { displayName: $("profile-name").value.trim() } })).profile;
-      if (p.displayName) state.names.set(state.me, p.displayName); else state.names.delete(state.me);
-      if (state.currentServer) await loadMembers(state.currentServer);
-      renderMessages();
-    } catch (err) { showError("view-error", err); }
-  });
-  $("avatar-input").addEventListener("change", async (e) => {
-    const file = e.target.files[0];
-    e.target.value = "";
-    if (!file) return;
-    try {
-      // Uploaded as one's own avatar, then named by the profile: a lasting link to it.
-      const fileId = await upload({ file, progress: 0 }, "avatar");
-      await gh.request({ setProfile: { avatarFileId: fileId } });
-      if (state.currentServer) await loadMembers(state.currentServer);
-    } catch (err) { showError("view-error", err); }
-  });
-  $("pins-close").addEventListener("click", () => { $("pins").hidden = true; });
-  $("members-more").addEventListener("click", () => moreMembers().catch(() => {}));
-  $("invite-people").addEventListener("click", () => makeInvite());
-  $("invite-cancel").addEventListener("click", () => { $("invite-screen").hidden = true; });
-  $("presence-choice").addEventListener("change", async () => {
-    try {
-      await gh.request({ setPresence: { status: $("presence-choice").value } });
-    } catch (err) { showError("view-error", err); }
-  });
-  $("text").addEventListener("input", () => {
-    if (!state.view || Date.now() - state.lastTyping < 3000) return;
-    state.lastTyping = Date.now();
-    // A direct conversation's typing goes to its other members.
-    const to = state.view.kind === "channel" ? { channelId: state.view.channelId } : { conversationId: state.view.conversationId };
-    gh.request({ sendTyping: to }).catch(() => {});
-  });
-  $("messages").addEventListener("scroll", () => {
-    if ($("messages").scrollTop < 30 && state.moreAbove) loadAbove();
-    if (atBottom() && state.moreBelow) loadBelow();
-    if (atBottom()) seen();
-  });
-  $("jump-present").addEventListener("click", () => { if (state.view) openView(state.view, true); });
-  document.addEventListener("visibilitychange", () => seen());
-  $("reply-cancel").addEventListener("click", () => { state.replyTo = null; $("replying").hidden = true; });
-  $("readers-close").addEventListener("click", () => { $("readers").hidden = true; });
-  $("join-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    try {
-      const id = $("join-id").value.trim();
-      await gh.request({ joinServer: { serverId: id } });
-      $("join-id").value = "";
-      await loadServers();
-      state.currentServer = id;
-      renderServers();
-      renderChannels();
-      await loadMembers(id);
-    } catch (err) { showError("view-error", err); }
-  });
-  $("create-server-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    try {
-      const r = await gh.request({ createServer: { name: $("create-server-name").value.trim(), openJoin: true } });
-      $("create-server-name").value = "";
-      state.currentServer = r.server.serverId;
-      await loadServers();
-      await loadMembers(r.server.serverId);
-    } catch (err) { showError("view-error", err); }
-  });
-  $("create-channel-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    try {
-      await gh.request({ createChannel: { serverId: state.currentServer, name: $("create-channel-name").value.trim() } });
-      $("create-channel-name").value = "";
-      await loadServers();
-    } catch (err) { showError("view-error", err); }
-  });
-  $("dm-server-mates-only").addEventListener("change", async (e) => {
-    try {
-      const r = await gh.request({ setDmPrivacy: { serverMatesOnly: e.target.checked } });
-      e.target.checked = !!r.dmPrivacy.serverMatesOnly;
-    } catch (err) { e.target.checked = !e.target.checked; showError("view-error", err); }
-  });
-  $("group-create-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    try {
-      const r = await gh.request({ createGroup: { name: $("group-create-name").value.trim(), userIds: userList($("group-create-users").value) } });
-      $("group-create-name").value = "";
-      $("group-create-users").value = "";
-      $("group-create-box").open = false;
-      state.conversations.set(r.conversation.conversationId, r.conversation);
-      await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: "" });
-    } catch (err) { showError("view-error", err); }
-  });
-  $("group-rename-form").addEventListener("submit", (e) => {
-    e.preventDefault();
-    groupChange({ updateGroup: { conversationId: state.view.conversationId, name: $("group-rename").value.trim() } });
-  });
-  $("group-add-form").addEventListener("submit", (e) => {
-    e.preventDefault();
-    groupChange({ addGroupMembers: { conversationId: state.view.conversationId, userIds: userList($("group-add-users").value) } });
-    $("group-add-users").value = "";
-  });
-  $("group-leave").addEventListener("click", async () => {
-    const id = state.view?.conversationId;
-    if (!id || !confirm("Leave this group? You will no longer see it.")) return;
-    try {
-      await gh.request({ leaveGroup: { conversationId: id } });
-      state.conversations.delete(id);
-      closeView();
-      renderConversations();
-    } catch (err) { showError("view-error", err); }
-  });
-  $("dm-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    try {
-      const r = await gh.request({ openConversation: { peerId: $("dm-peer").value.trim() } });
-      $("dm-peer").value = "";
-      state.conversations.set(r.conversation.conversationId, r.conversation);
-      await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: r.conversation.peerId });
-    } catch (err) { showError("view-error", err); }
-  });
-  const token = new URLSearchParams(location.search).get("token");
-  if (token) {
-    // Out of the address bar (and history) once read; kept for this tab.
-    history.replaceState(null, "", location.pathname);
-    keepToken(token, false);
-    start(token);
-  } else {
-    const kept = sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(TOKEN_KEY);
-    if (kept) start(kept);
-  }
-}
-
-wire();
 
 """#),
         "/guildhall.d.ts": WebClientFile(type: "text/plain; charset=utf-8", etag: "92863d120aa822b73fea", gzipBase64: "H4sIAAAAAAACA5VY227jNhB9z1cM8lJ74cYPLfrg7AW5dZs2iYPEaR+KoqWlsc21RGpJyq6RLtCv6Yf1SzpDUhLleBcoAjjmkJzLmSs9HsNsV6GFhTawrGWRr0RRnHywI3jfrL6yUBntdKYLf2xu9NaisTB4uDq7vL2C419wDlkhUbnj4eRoPAa3Qsi0Upg5qdUIpLOAG9q3IFTulwY/1midPYFznUsMGwZtXTjWpij0ljnds+Rxp5nXBKQKKn1Duv34OL2DUlSVVEsYfPft13PpQNXlnFUUBsE6Q1t2xOyQNgKVVJQGlCjRDk95tQtkQiOHQmuLxQ5WaHAE850/dwJn4Ehl5jMgky+8xTM2YgjZCrO19YZ7njBHsgDEUkhlXTTj5Oho/OoVsYnGk/Zzne8moBXCQmKRj/zt3OPMvOJBWEtCZ4AnyxN4Bosqv0VrxRIntMxWgpAuruly4PZMav7p4BP/DU/g1fgI/6y0cd44eAgs70gOvDkC+AuOC72U6jh8X6Ewbo7CxTW7pMS4ENn6uL2i6+ZMZug8PqLZoImkusr3STkWuEdaogtr27CV1t3u+rQPWqreLak20uEtsotbxTKs3LXfaFih2PSlrWW27t2y6ML6QReYauCJtmfdRUC5Z16fFuzr05hbpNhWaOu9DoUf6Jw2u44QT3SX3ANmKDeYPzrhatudPEiPceP3qsSVlVZ5JO6zqOifyDuzO/q1WuhGj3puMyPn2On12JBudd6QS2HWzK1j9aRMt2YIqOxQVkYC5RGaM/uedU7d1yfNheq5r1b7FF2hutCKg0dw5Um9kJBTV1xKQ1Wq7xBW/xILQtVgqjOb1IdUcET5q4m5REyl9YF4JFt7rgrhlURgiK2EEAIrISyNUC5ZO7HGc5KakMgx92hKaS1pMCVdjMzTEOejiae7s10EZVRv+7hgLveQCqr1aSJnoLIEf4Ol3uAekaTOVr2gECZb7cV9AOepKvTeuX6JcASIXaCZbhURV7JKUKCoR5UluFznLUqBfSgbF7oHUEfsENno9YHDWq+fql7p4Yp1vuuRnCyRCmYvWikB+sjV6gWJVbmXKnHVWU1euNHL1ES9kEVSTZ5sBw3t31Hd47bS2rEkpmjua7uakUWqlf65nXmhszUz7RJvj8JqnjMN81R4wPe90XXVC+6UQuHil/2iG0Im2UjLQnqd7Lss743ciCwpn/ukoAg17RV5K9E5UmwvnJtjp027tj7YwgQTe7afCrgrT2C7Eg7+IDOueP+GEaQoHPDmCP79+5/hH8BN1b7oxP582ofLnuuVdnIhs7SQZQXNJXniL5Fzd1nu0Xr1xaWF1u5UdqHLis3Mex2+Wx1sJ7FBfEzKcUvkrmLbiuDrab9KRruevO+b4O/nZemdzOAx7AfmFZoSd/CGZptff+LxL5lifns3oWWmTf46jHojqNVa6a16C59aHy4EpUjeDFQTP10Fv5JHqTzSwJVRUvv5K05ax3fT2e/fT5/uLo+HI6ADT3dnP59d35yd31wBDc7Xt1fTpxksjC73Jl6ecLFYpB6X3OIWImsNuvIyn8l8ljuJY+oprctmtmtIn/qIXLRy2EkUPRQYkUSO9nESluTU6Ki97RBGHdCdcp7jJTpCy+tmeT3ZF8laUqBZrd4d0jK1VeS7hB37YkZQ3fDE+eCn/QnU5AeeXnPcyAz5m0Xfi/hrIUsC0ycSowngh9UXHhdq9/Y0CjgDhduGBwzizFL5zu+H/CXN2+RRSjAQEMOfZ/CTIGFBpNWE0px6pFCHDfO5e8CwtEbAQEAc/mJR93N9m+ahOkShYXT/glXMfbsilYJswh0/cqRzwlN0LhaFVPRYKXDhRpDVxmoz8o8qDk3mHgVhuH1Q0iFL23dgFwPTiGVj+NYO7HAyHv8wfZyNtzbIqU2RBnVjguO+4nWiJ1sRyxsDRvMLjVhQsuQ86uoPv+CCReHfQP6BB6HgNEnDYUlvMbZa2hhRMMhxISjUwJkaG8DzMODtmnH43UGP55gVHDL0ae0hLICeWqSLDV6ZCUPdJ2Y1PfxMndFcP9ABsMkXwBzGnMq1oofn59PuQAZR6JKRlBfUB8hxp/T6JYS2Kyp4HOPR3pb35xOIagNfbcRMaZq2L97ydN2SlBBbTe1TpAO0daZ7zPuX8C4th9AwGwwnsNEyb6TdMF8akZrSHLLXQ+t/nNC6iYrw9ty//+iP8ks61vhT1kAXG1JhK90q/urgARs8d0X2mZKQH8oj2vzglfenRa9Otxh60qBJ1rYzjaAZ8DiOwq8PpB9NZjRW4+sDWPu8fjE0cH2fUJtmbx9z8Qv0CXUkioaaHomlv/A6qdNvh/DmrYciQeRznDkKdl/knJTs/8O5HWa+xDupmgd4fzr6D4fmv0yPEgAA", text: #"""
@@ -1813,6 +941,791 @@ export function badgeText(count, cap) {
 </html>
 
 """#),
+        "/invites.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "b141f3191246c27e962c", gzipBase64: "H4sIAAAAAAACA41VTY/bNhC9+1cM1AUqbx0pudpwA3Sbolu0m0OyvTYsNWsxK5EqSa2zcPS7eu8v66No2Vo5+2HAgE2+Gc68eTOT53Sp75RnqpS+dUvyJdNnozQ5aZk1if6CTMPaLUjogmpxq/RmuPCGXCksZ7OZqhtjPe2oMqL4wPaOraOObqypKcnySjnvss8uWT1E/sH13w+RdTyZYM8WtCkXeM1s31lrLH56gcCPdo3Y8MQoxP2n4u0IdYe/ETXLc3qFD6kRBf0Jrs7P6eOEC3MDAsbgJW1L4Ul5qlgUDmREin6DUUbn+Yy/9HEId68l3bRaemV0n0JkPZWm4DntZkQl6DH2PrPcVELyh5BbqtuqWlCS4Jsn9AP4kiK4yBwLK8v5CoZnaRJDehXDTOZZqYoC8a7pRlSOH4JCQmOIt22POPB6QHL4h6dDEP1L3t73oRJJo50nCfNUbAXy35QI/J+WnU9DVc3tdRMzXKIIIUkUoJvPs+j6Ager3tExLgWfiMvzF39htGft4V0i0aCjS1zS16+UDgdXouZwkLyFjauU5PT1gt7A3lw3DdsL4TidT9+Ito++EpyuRvkFeq7aoEW8G0V5YVqY4OHXJ84L9kJV7sT7p7Od7iia4yet12t6Q29RVVpS4pKO/vuXKsjGQVr0HZ3tZCZLoTVXIaDu0/ShaQUPRf4GyGgJcm6BihpM57T+cV/EcUGPSYdIuHikssHrT/cvquyE+RNpDrqLn76VM9laC9Li7AAmxjJooDjCY2ijOTPU+uHlfrSkEz8n2GFKIEPMtgJl2RcA6h+MltNoFrQHje4OJ6BkeKQj9KwsKUU/odWfaLQAWFHX23XBfGL6MjUnyUuVOSCfjCjraxxEm1y9//jXL++vr35OIN9YfFAFE1GpAuiancMIxpnHNBsGZfwVIGQslcIRpqKyXCTIbxmTDrnOutkj8xIbh/fzMrLw0kEE0UFWlwdlBske6/ktzT03pcLUB49Ip+XY24eRbKzaKN3lEZn3bQwPp/1bi4Kf7d/9Q44rlj6q+wkhhZ12IqMubrFfMY2xmkJFalO0FX/vAm3emipsrH7j95tztLAO1G9RqMif23N/DLFh01QhE1EU7+7A4e9YYawxLZN+6CCUOG7G9ZusLCm0RJs972P3/DDpe66b/Q8GnN/T0wgAAA==", text: #"""
+// Invite links: the join screen a link opens, and making a link to share.
+
+import { loadServers } from "./lists.js";
+import { loadMembers } from "./members.js";
+import { $, gh, showError, state } from "./page.js";
+import { openView } from "./view.js";
+
+// ---- invite links ----
+
+/** The join screen of an invite link: what it leads to, and Join. */
+export async function showInvite(code) {
+  history.replaceState(null, "", "/" + location.search);
+  $("invite-screen").hidden = false;
+  $("invite-join").hidden = true;
+  showError("invite-error", null);
+  try {
+    const c = (await gh.request({ lookUpInvite: { code } })).inviteCode;
+    $("invite-icon").textContent = c.serverIcon || (c.serverName || "?").slice(0, 1).toUpperCase();
+    $("invite-server").textContent = c.serverName;
+    const n = Number(c.memberCount || 0);
+    $("invite-details").textContent = `${n} member${n === 1 ? "" : "s"} · lands in # ${c.channelName}`;
+    $("invite-join").hidden = false;
+    $("invite-join").onclick = async () => {
+      try {
+        const landed = (await gh.request({ joinByInvite: { code } })).inviteCode;
+        $("invite-screen").hidden = true;
+        state.currentServer = landed.serverId;
+        await loadServers();
+        await loadMembers(landed.serverId);
+        await openView({ kind: "channel", serverId: landed.serverId, channelId: landed.channelId });
+      } catch (err) { showError("invite-error", err); }
+    };
+  } catch (err) {
+    $("invite-server").textContent = "";
+    $("invite-details").textContent = "";
+    showError("invite-error", err.code === "NOT_FOUND" ? { code: "invalid", message: "this invite is invalid or has expired" } : err);
+  }
+}
+
+export async function makeInvite() {
+  try {
+    const c = (await gh.request({ createInviteCode: { serverId: state.currentServer } })).inviteCode;
+    $("invite-link").value = `${location.origin}/invite/${c.code}`;
+    $("invite-made").hidden = false;
+    $("invite-link").select();
+  } catch (err) { showError("view-error", err); }
+}
+
+/** Hooks this module's controls to the page. */
+export function wireInvites() {
+  $("invite-people").addEventListener("click", () => makeInvite());
+  $("invite-cancel").addEventListener("click", () => { $("invite-screen").hidden = true; });
+}
+
+"""#),
+        "/lists.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "956f3bd75d5d65763528", gzipBase64: "H4sIAAAAAAACA81abZPbthH+fr8Cx3piMtHxnH6zVEVxLm6cTu7c8UtnOhlPRJHQCTFfVIK8s6rod/V7f1l3FwAJ8EUn1+6knvGcCC6wi315dhfg5SV7s+EsFbKSrMhZhQ98XU2Z5OUdLyW7F9UGh0XJ6rzkUcKiPGEZzysB9KsoueVycnZ5ySI95bFk8SbKc57KCUtEyeOKptyWRb1lcZHjshHOhvfIr9jyXL19LHGhbQRzJzQHX9cSxShyzlZpEb+XIbuOdqwq6pjkAvJbzmQVVbyZAkxyYAsswrMzkW2LsmJ7Jesb/qFiB7Yui4x54eVtLdJkE6Vp+Kv0Zi1tWkTJNc9WyLqlztRIh7bkecLLay4lSOKSq6EO/aMJw/3dbiYsjzL+cj1hclPcPy/LopyonUxo1z+BVazlcKOdpVB1fxP83qK6g0dFdcY/EFkkd3nM1nVOGqGtvVbG9QO2P2OoLmBUsjmL7iNRgWRhyf9Rc1n5e3KN652eMGX7AzsEs2aS8ZI5K0P92/xlv/3Gfn6HpLSlsCXNQeDraOvTOuuiZL5aTOTrghVrs2jgToS/lY8keuDHZAIawIFJ43DTdm1HTJEgXyWNxVASN4fJXZTCxv1AacbMj8d1c9Ww3jMjGERP6EjKjNYc9uDAwD8OjfTND6U6IwIosCVBJcQb84w6iDd6ZYbbDLe13PhHRGmUhe/slRoJD2fqP0mactAe7P7JDP78iTikPL+tNvj81Zx9/eSJq6ptBC43J0KZipj7YoKURDiz6Ophld7y6i3BDOqzkQ20i+uGGVjWrwI2/4ZVreTBsHqNO9WhAi5p/hr1Ksurwda7LNXis14XcEnJBeLXeUWew0GhOyMkrrYDj7jjM2YCH1Ar3ZFIhEqGEIIdgAlXHVCArFcyLsWKowKq3Rb+elcvnt3cPP/pl7c3r54/+/6Xq5dvb954E4z+koAUSF6//e711asfv3sO41VUghq1zhrdoEnFmvnnattxXQJwVSqw2RdfdINN/JMbDbmk8w7le76DeAlzAFb4Q/GD7BQqNkDTDpmAwbHDMZC6slPFqVDlTLLgSu/EfmshkV+6rzqEyl+U98XkfT/HDgmF1bvA3qUrPG0VfOgC/qkkSxkXHxsVNJtXmlXu5pu4VfvHcNRpGGJyYvKwVE9xtIUfT592YC7eQHT3kA5cpF180SKMsqcLQW3IOjFzS2AE01WMkHfVAVJXIlduwIy4gBU3NaZP38TjFQYS8jHA0GzGptWDvE+udtsSRh8aEnjV+HzJq7rMIZgU11ZnSl8H2wsbE3S8l9Sgxt6IKuXKnx/5nlLgBVrTC8AVt2kU86sNFBVA7Ydh+DP8H84w75Q/SfInW82jkqL6HddwkV2rRe+Xp76XCg9zZJxGEmJhqQgf7bvJaT6fD0b6gnlMj3gMMMY7LKGii6oIsBLRSQwluonORd1/RR5DOng/Zb7a8Bi2uOvNejjSRxG7WOvrBPHPyIQ6kVBe2lrxsAbzgMawxudgaMZhMrwA1ZXGVrRS48gLtvz20b4pPH3HoMFhSVoNRlR2hJlyEOLVLm68BpcOFBYdguCIe7c6tLBV9gCegKJvrE4IkBqDsAJJAPsqIMOFQAOWWnG7N4V2YoClQvLca6s0XV63QS0Xaq560QGAlrVIBhkvRcJ6zn5g//4XjGpWB82zGaBY+Bo9nzxeetpGmmEMGq74hcbKC8DYDFhvRJJACzNn55QqNEdI8hQR5010ZVwvI/I7ActsebFNubvATGdpNSOqE1H9GZD8fDhEA2wnfI/I7HWqEtCXddYYXGHW1AXqpRJNPsxT7yGLEj7G2VrrCG9Uq9bnOIz6aFDC0jZRNUAKFmrT86aHpyNpy64fwWr7g12dajmbmdhVLcL3IldoaST22sKJ+q62mEYqm8dD2KwJH+0N51PA1y3fT0Re0zNCwYT7mbabmVhdAyx9SsdwKrYu/wBBB3Nx4LD8RHg9Whv0MLdLBr11Uyt8dgi2SxuHUQeQL7/8kj1zDkMeSzoNgJ5D14Z0mIHFBvCkcw6OZytQ9ZcsMscl6nRGADXW6yH78rIH9TaPG2CABey+LYviUMgf6GQG9AYmUhZi/qO9H2vc/bHpmHTrdwhQa8tvwaTqAANIUTrwCKADbR6WzSbxdKmKViAq7cV0T/ebCBo0qbU4dVupx2rzHe343tOnX3nQ00B4Pn0aDG7WKdGagrkqqiilHtati+u2KNbI0Hb/as6DRatdZberub3E+KLx8KJJEdfos6FS2VzPAwOBWdTvb0AFCBGkkqkigGj8wRxnkVs3T57lcwmX76tiy/KiEmsRk4y0jag51KMHfXKnW9kJWEyALJUyJ5pOQ759TMeAV3HPaSAbNBBx3b2gqX5mzgeVqTAJNVu/E1KsRCqq3Ws62sNk5CmWHmoqA3hCWzvlKxRu2q9NGj3X2wCYPvezsCnMtD8LgMYaNOK385GyIXyWpr0VfShhWtV5GLD3gKPFPaUR+x0ERZkJKXHjJP9tGUGBAtWKtaZynvtNAXbOwnu+2hTF+4Uql2A9HWDtdslDsG+1Ofl6mwtaaIqRDD8OrEE+tivqJYLYqkh2kAmyEH8sqGqioI3YWlAtog5toJn845MnAZ4l3E5BLveUaLyiHGjZh9qmJDupZRqOo3d2I77/iKSdZL187fTwKml3Bh9M3Bb1seyN2NpCracQfDyz944XEGBx3AbaT8j5oIsJc3mMcVVvXL4nJ/6B9BNMPjqvxm5eBfi30qlxMdJt42J0WcCTk/xM074LJfi0rytJBDRSXt/oZnHPsRshYNNtHleLDmviAfrwmNfOWtVVVah5+vyvGTHr1DlJcBFR8OFRoGtvkOg7JSKxmLB1lEqORmPeWzXXMyWJdSaot6UP/x5W4oBmshoBjhjlBWKM13IZjcqW1wW6Wb+bc6TbRNJaSjsm1n3N1jCqaP+eU4fYF03qlmlKtZPp/Xy6jcK2jWXRDrwqK+4o5WVgItgvQjKmuyhJAGd5yU2+U5dVKY/u+JGyRPun1WvHR6FqMVhNtN34AIIFsPO8TlMdAwpj7P4yXhgQakzfDvXTklIGgqLpZuf9bpa4XFCt0rOcqicdQqXIfu9MHGbdOgA9/I4/Tzk+URbtLAT+1R9SuWKYP1ivz9xXO8WjQ131yuto9yxJAmeufjXSow4UzA8iib3uZ4MTmqqSmbHbYngFK1yVsT3jQoqtUgskTVrSPsrQ6L84FbKMgTCmYNiLShFdpNEK+k7IojrWmoaCdqIvNTEqafZyLNt14Y+o8XTrlvt7Hcfk4eqUkK6WHkx9KAK+MXZQ6PlKbSDQkihdBVZX9xpiHfoX6mUgnVVF54571u6HRRLwB2tpGEKUIJeSakLO9UWRBSidSxJ7m/oWRKFLBb2UXRgN3peYGe3ZvXsJEgzCD16TuXQ9xXWWMQXU4K2IYX20YHMXXAxVbUcQ0VyiQhDj+zGg6tYpg7ugq1EGNXe8YT4v6SysubvX63P8DR6Or/GES/vFVZFlEbZWEIMx2JZvoxJkTpR/4XUpGhopobDfiPxW+Yyvv2doJFFewe5RbLDpbrgRjtNCcqr4lAJa/eCtl84QJpT1ZaW5ID+uKO8KGhTJtYfjfSa1i7aIzWlpkW2BtOydD1oVmkn4PQL3qwr/wau1S0YZX6I4ujySbInKXc6aG7emWyXddg4YFGRBL4xJPRyJuV5lpTi1HazmjG0krL8WZeYvaUYX3BZYk4iyvSyW2JZDlRuT9aFhC5eBnZLbqO7Fsma6wAYPf76VCuW6GMZoMD9KY0Wl2Ztbf0ECVVuYAfZL3nmb8JRXXBMcD/3/MpJeQIOMIAm4mRVJnXL84gj8syxSafCWvpUZCox7aJTxuxrTnXb9EDb3/A48HWk45D7wYswsIIXf6zdxSqeCU8Voq0F8DmynwYEJO+9XtESpmxodIL8WIjelSl8uWa8yUYFgykN9bsnHw23Jkfx7vo7qtDJQ27pQ+2UMmze86CKFSqewKkXmNx+WDFy24wR1jO9++SLsj13YwNKIIZ67sPNJknk1fD8oEvN+4AMDy9usjwy6nMxVoTA3ph/rh5aJ9IWQvoj6H9tq5LMHJUNrC0SZaV84uzLW5qVPSPK/gH2mhLtdy40v4Bhx2FLmg7D2Lvdhm/eN1Fvls9msc4n3+Y02airtnJ0vxvpKnPRMaWQesOWI7YZmnBaBn6DhJDM+k4EM8gI/gxrGVipeh1V8sv8Dun6f/bUUd1G8a3V6jZxfAuMpGEt9ERXGG45466iq9xK6wfMyTMyKYWe5YeUMrdIdm32MClW7pI34e+IK9U0OrDiiDaKKKinktPmK1e9Oo496zbye745ycDz36JpHKVfFB6CjGnCujsY6UPZZWh4TWycevj7AwpzE0unrJ0fo0FHMEfc6ybHcrrveJrb3dHc72rBNuo7mnul00a6zI+tw5/NuB1azThDkR27pSECgxKPRME7V+HdHAXQIebSO1VDRq2apErRr2aF7EDoxFHQN0LQ33k/IUxXkJMSC/b2oodJOU5YXkFpAg9D2cs5EFXpOS/NgwqTtjDpRp9YcCl7djjS1HrNb407NOHQ48WlZ8PcBbgQcezOoOgMfSi7d7ByrHzpUQwXf/zFKdsj05dWnAefh7D+p6ZtELjMAAA==", text: #"""
+// The lists on the left: servers with their unread and mention badges,
+// a server's channels, direct and group conversations, the open group's
+// panel, and the users one blocks. May touch the page state and the connection.
+
+import { badgeText } from "./guildhall.js";
+import { loadMembers } from "./members.js";
+import { renderMessages } from "./messages.js";
+import { $, el, gh, nameOf, showError, state, userList } from "./page.js";
+import { openView } from "./view.js";
+
+export async function loadServers() {
+  const r = await gh.request({ listMyServers: {} });
+  const servers = r.servers.servers || [];
+  state.servers = new Map();
+  for (const info of servers) state.servers.set(info.serverId, { info, channels: new Map() });
+  const ids = [];
+  for (const s of state.servers.values()) {
+    const c = await gh.request({ listChannels: { serverId: s.info.serverId } });
+    for (const ch of c.channels.channels || []) {
+      s.channels.set(ch.channelId, ch);
+      ids.push({ serverId: s.info.serverId, channelId: ch.channelId });
+    }
+  }
+  for (let i = 0; i < ids.length; i += 100) {
+    const part = ids.slice(i, i + 100);
+    const u = await gh.request({ getUnread: { channelIds: part.map((t) => t.channelId) } });
+    for (const info of u.unreads.unreads || []) state.unread.set(info.channelId, info);
+    // Unread counts of every channel stay live; messages only for the channel shown.
+    await gh.request({ subscribe: { type: "CHANNEL_UNREAD_COUNT", operation: "SUBSCRIBE", targets: part } });
+  }
+  if (!state.currentServer && state.servers.size) state.currentServer = state.servers.keys().next().value;
+  renderServers();
+  renderChannels();
+}
+
+export async function loadConversations() {
+  const r = await gh.request({ listConversations: {} });
+  state.conversations = new Map((r.conversations.conversations || []).map((c) => [c.conversationId, c]));
+  renderConversations();
+}
+
+// ---- the lists ----
+
+export function serverUnread(serverId) {
+  let unread = 0, mentions = 0, cap = 99;
+  for (const chId of state.servers.get(serverId)?.channels.keys() || []) {
+    const u = state.unread.get(chId);
+    if (!u) continue;
+    unread += Number(u.unreadCount || 0);
+    mentions += Number(u.mentionedCount || 0);
+    cap = Number(u.maxCount || cap);
+  }
+  return { unread, mentions, cap };
+}
+
+export function renderServers() {
+  renderTitle();
+  $("server-list").replaceChildren(...[...state.servers.values()].map((s) => {
+    const { unread, mentions, cap } = serverUnread(s.info.serverId);
+    return el("li", { class: `server${s.info.serverId === state.currentServer ? " current" : ""}`, dataset: { id: s.info.serverId },
+                      onclick: () => { state.currentServer = s.info.serverId; renderServers(); renderChannels(); loadMembers(s.info.serverId); } },
+      el("span", { class: "name" }, s.info.name),
+      el("span", {}, el("span", { class: "badge mention" }, mentions ? `@${badgeText(mentions, cap)}` : ""),
+                     el("span", { class: "badge unread" }, badgeText(unread, cap))));
+  }));
+}
+
+export function renderChannels() {
+  const s = state.servers.get(state.currentServer);
+  $("server-name").textContent = s ? s.info.name : "No server chosen";
+  const members = Number(s?.info.memberCount || 0);
+  $("server-id").textContent = s ? `id ${s.info.serverId} · ${members} member${members === 1 ? "" : "s"}` : "";
+  $("create-channel-form").hidden = !s || s.info.ownerId !== state.me;
+  $("invite-people").hidden = !s;
+  if (state.auditFor !== state.currentServer) { $("audit").hidden = true; state.auditFor = state.currentServer; }
+  if (state.invitesFor !== state.currentServer) { $("invite-made").hidden = true; state.invitesFor = state.currentServer; }
+  $("channel-list").replaceChildren(...(s ? [...s.channels.values()] : []).map((ch) => {
+    const u = state.unread.get(ch.channelId) || {};
+    const current = state.view?.kind === "channel" && state.view.channelId === ch.channelId;
+    return el("li", { class: `channel${current ? " current" : ""}`, dataset: { id: ch.channelId },
+                      onclick: () => openView({ kind: "channel", serverId: ch.serverId, channelId: ch.channelId }) },
+      el("span", { class: "name" }, `# ${ch.name}`),
+      el("span", {}, el("span", { class: "badge mention" }, Number(u.mentionedCount || 0) ? `@${badgeText(u.mentionedCount, u.maxCount)}` : ""),
+                     el("span", { class: "badge unread" }, badgeText(u.unreadCount, u.maxCount))));
+  }));
+}
+
+/** A conversation's name in lists and titles: the peer's, or a group's with its size. */
+export function conversationName(c) {
+  return c.isGroup ? `${c.name} (${(c.memberIds || []).length})` : `@ ${nameOf(c.peerId || "")}`;
+}
+
+/** The tab's title counts what is unread: every channel's and conversation's ("99+" past 99). */
+export function renderTitle() {
+  let total = 0;
+  for (const u of state.unread.values()) total += Number(u.unreadCount || 0);
+  for (const c of state.conversations.values()) total += Number(c.unreadCount || 0);
+  document.title = total ? `(${total > 99 ? "99+" : total}) Guildhall` : "Guildhall";
+}
+
+/** A desktop notification for a mention or a direct message, while the tab is hidden and the user allowed them. */
+export function notifyHidden(m, direct) {
+  if (document.visibilityState !== "hidden" || m.senderId === state.me) return;
+  if (!direct && !(m.mentions || []).includes(state.me) && !m.mentionAll) return;
+  if (!("Notification" in window) || Notification.permission !== "granted") return;
+  const who = m.webhook?.name || nameOf(m.senderId);
+  new Notification(direct ? who : `${who} mentioned you`, { body: (m.body?.text || "a file").slice(0, 200), tag: m.channelId });
+}
+
+export function renderConversations() {
+  renderTitle();
+  $("dm-list").replaceChildren(...[...state.conversations.values()].map((c) => {
+    const current = state.view?.kind === "dm" && state.view.conversationId === c.conversationId;
+    return el("li", { class: `conversation${current ? " current" : ""}${c.isGroup ? " group" : ""}`, dataset: { id: c.conversationId, peer: c.peerId || "" },
+                      onclick: () => openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId || "" }) },
+      el("span", { class: "name" }, conversationName(c)), el("span", { class: "badge unread" }, badgeText(c.unreadCount, 99)));
+  }));
+  renderGroup();
+  $("blocked-list").replaceChildren(...[...state.blocked].sort().map((user) => el("li", { class: "blocked", dataset: { user } },
+    el("span", { class: "name" }, nameOf(user)), " ",
+    el("button", { type: "button", class: "unblock-action", onclick: () => setBlocked(user, false) }, "Unblock"))));
+  if (!state.blocked.size) $("blocked-list").replaceChildren(el("li", { class: "muted" }, "nobody"));
+  if (state.view?.kind === "dm") $("block-peer").textContent = state.blocked.has(state.view.peerId) ? "Unblock" : "Block";
+}
+
+/** The open group's panel: its members (the owner may remove them), rename and add where allowed, and leave. */
+export function renderGroup() {
+  const c = state.view?.kind === "dm" ? state.conversations.get(state.view.conversationId) : null;
+  $("group").hidden = !c?.isGroup;
+  if (!c?.isGroup) return;
+  const owner = c.ownerId === state.me;
+  $("group-title").textContent = c.name;
+  $("group-rename-form").hidden = !owner;
+  if (document.activeElement !== $("group-rename")) $("group-rename").value = c.name;
+  $("group-add-form").hidden = !(owner || c.membersMayAdd);
+  $("group-members").replaceChildren(...(c.memberIds || []).map((user) => el("li", { class: "group-member", dataset: { user } },
+    el("span", { class: "name" }, nameOf(user)), user === c.ownerId ? el("span", { class: "muted" }, " owner") : null,
+    owner && user !== state.me
+      ? el("button", { type: "button", class: "group-remove", "aria-label": `remove ${nameOf(user)} from the group`,
+                       onclick: () => groupChange({ removeGroupMember: { conversationId: c.conversationId, userId: user } }) }, "Remove")
+      : null)));
+}
+
+/** Sends a change to the open group; the group as it is then replaces the one shown. */
+export async function groupChange(request) {
+  try {
+    const r = await gh.request(request);
+    if (r.conversation) state.conversations.set(r.conversation.conversationId, r.conversation);
+    renderConversations();
+    if (state.view?.kind === "dm" && r.conversation?.conversationId === state.view.conversationId) {
+      $("view-title").textContent = conversationName(r.conversation);
+    }
+  } catch (err) { showError("view-error", err); }
+}
+
+/** Comma or space separated user ids. */
+/** Nothing open (the conversation shown went away). */
+export function closeView() {
+  state.view = null;
+  state.messages = [];
+  $("view-title").textContent = "Choose a channel or a conversation";
+  $("composer").hidden = true;
+  $("block-peer").hidden = true;
+  renderMessages();
+  renderConversations();
+}
+
+/// Blocks or unblocks `user`; the list and the open conversation's button follow.
+export async function setBlocked(user, blocks) {
+  if (blocks && !confirm(`Block ${nameOf(user)}? Their messages stop reaching you.`)) return;
+  try {
+    await gh.request(blocks ? { blockUser: { userId: user } } : { unblockUser: { userId: user } });
+    if (blocks) state.blocked.add(user); else state.blocked.delete(user);
+    renderConversations();
+  } catch (err) { showError("view-error", err); }
+}
+
+/** Hooks this module's controls to the page. */
+export function wireLists() {
+  $("block-peer").addEventListener("click", () => {
+    const peer = state.view?.peerId;
+    if (peer) setBlocked(peer, !state.blocked.has(peer));
+  });
+  $("join-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const id = $("join-id").value.trim();
+      await gh.request({ joinServer: { serverId: id } });
+      $("join-id").value = "";
+      await loadServers();
+      state.currentServer = id;
+      renderServers();
+      renderChannels();
+      await loadMembers(id);
+    } catch (err) { showError("view-error", err); }
+  });
+  $("create-server-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const r = await gh.request({ createServer: { name: $("create-server-name").value.trim(), openJoin: true } });
+      $("create-server-name").value = "";
+      state.currentServer = r.server.serverId;
+      await loadServers();
+      await loadMembers(r.server.serverId);
+    } catch (err) { showError("view-error", err); }
+  });
+  $("create-channel-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      await gh.request({ createChannel: { serverId: state.currentServer, name: $("create-channel-name").value.trim() } });
+      $("create-channel-name").value = "";
+      await loadServers();
+    } catch (err) { showError("view-error", err); }
+  });
+  $("dm-server-mates-only").addEventListener("change", async (e) => {
+    try {
+      const r = await gh.request({ setDmPrivacy: { serverMatesOnly: e.target.checked } });
+      e.target.checked = !!r.dmPrivacy.serverMatesOnly;
+    } catch (err) { e.target.checked = !e.target.checked; showError("view-error", err); }
+  });
+  $("group-create-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const r = await gh.request({ createGroup: { name: $("group-create-name").value.trim(), userIds: userList($("group-create-users").value) } });
+      $("group-create-name").value = "";
+      $("group-create-users").value = "";
+      $("group-create-box").open = false;
+      state.conversations.set(r.conversation.conversationId, r.conversation);
+      await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: "" });
+    } catch (err) { showError("view-error", err); }
+  });
+  $("group-rename-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    groupChange({ updateGroup: { conversationId: state.view.conversationId, name: $("group-rename").value.trim() } });
+  });
+  $("group-add-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    groupChange({ addGroupMembers: { conversationId: state.view.conversationId, userIds: userList($("group-add-users").value) } });
+    $("group-add-users").value = "";
+  });
+  $("group-leave").addEventListener("click", async () => {
+    const id = state.view?.conversationId;
+    if (!id || !confirm("Leave this group? You will no longer see it.")) return;
+    try {
+      await gh.request({ leaveGroup: { conversationId: id } });
+      state.conversations.delete(id);
+      closeView();
+      renderConversations();
+    } catch (err) { showError("view-error", err); }
+  });
+  $("dm-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const r = await gh.request({ openConversation: { peerId: $("dm-peer").value.trim() } });
+      $("dm-peer").value = "";
+      state.conversations.set(r.conversation.conversationId, r.conversation);
+      await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: r.conversation.peerId });
+    } catch (err) { showError("view-error", err); }
+  });
+}
+
+"""#),
+        "/members.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "6e8205f562dbc8747650", gzipBase64: "H4sIAAAAAAACA51ZzXLbOBK++ylgrmuGzMi0c9g9yOVxOZYmUcWWU5KcHLJZixYhi2MS0ICkZZeGVfsGe9k32cPe91HmSbYbfwIpyskkVSlLQKP76x/0D3R0RM5JTsUjFT/mJKPZHRUkTfKC+BFZRcVsQWOySljMV13yK09Y3iEpjR4p/BU8xT8symhOIhbvHR2RpaA5ZTNKZjyjwOiRBh2S8ZiKqEg4I3PBM5IUHcIZBYEsmT3g+Q6eJ8WCkqiMk4Kk/D7c20uyJRcFWRNBGXC4WESM0TQnlWLjhUeINA9/zb2TJvEVzfPonrrEmV5q0B90CE075H4hNRNsiPoota7nHZIv+KovBBfwsYgK6jBcAjfFDFU/hH9SBdeKuAi7r16RCezMEwFreIzwOYlaDd8xZj+RzNIITlg6uUVAwTwkr4726JPUIcqf2YzMSzaTNk55FF9JhrmvTg7igKz3CDiFATeexuRUKRMqwflZaAhPgCyZEx+JfvhB0u6fnpINn/tFKOhvJc0Lfy0Ba1FdMKWh6uI5tBdffkLECbvvkkKUaLwqCGe45vsBOf2ZrKvAiNx3wNbhAVxWpumJ9a1SLsCFohTshFTAoxDPUkujp4Bj0SqCcPoWzOD9JEuKLnl9fKx94GA+kXwRpQI2KwVgKcbycMNCGpODRHr8lAijj9prqljHkgMUGWCG4PffyecvEJf0yezgx4tS5Fzgpud1dBxd8JLVT8sVJDrGm5cmjLo0zoqkIZUCuLkOfg1riOi0SQ58z1ziw4Qty8ILwscoLWkzxOShcA6pxPefpOufwjJHbcnp6YY2OAsNP6UUiqmIDBnt3dbQQCr43wyQvWpvxy3JuKCWzrkdWRO4Dc/sTFrcdfD3BFqXZOHG0TPpP1xD3m4Q2rjbRJ3RGeMtc3Fk0roA43MYhupLh8BH34ZcPYwCcERaUGFcsa/OhDlkbd9/lmvPrnuMr4LgC8pzIiPbRIPSwQ30rRA9edlH1jsNmq/5B6JQf4PwWyRxTBmQ7Wcb32FOASpZXg75kjKXEK95PZdAPseEjapB2p3Jq5HkMiPPocQtKF5P/LagEQAlc56mfJVDaQst0twiVe7Ow3ta+Bvnb5yLmXZcCEiTfh4mbM7daxtId+vtrLYTmBuxdQhE10jVZa3XUT8wt8aa71BqikYs0HGcFVTymh6sMzdNVDqLkP/9l+CWI6nSSehgPSzxbwOyjKbX5AxigXSJl3vVtO7AQ7yYdS/KKNpcN91OcCGVdOL2hbSCFvafQmxZ5Lp3/WnYH3kYlO7qee9qMPSCwECyjcuhoFHOWR2XwaGp22Nri0xbGnEDnaDLNJrRi0WSxuAe397fMIuWRiW3qqFGJYbWU2iaLajeahGv2IdRf9wfXvRvr3/55XIw7HtuIUqjO5rKUrMhGyIVuEJ5FIqI3Rr0LnEjidPacu/6dng9ue0NxpOb0RsgiDlhvCAxoC7FnUeqzwrPFwmIz+eSsYuDw9URZJNWVAV1fKWdsr9xlYlgvKPQsPlemgCoNZlBhwT5dapbqIO1MRAe3TIGBp4BhPEH4dchcVREOS0wSSOcroXVMdaGVNyR8okUnS8jVhNu214jHtmiBmi+7B5ovUgk0aG0v9dVfuiQIimQRHmlCoyIpzB6BEgCwKI0xcAK89QmLOVi1rXE0EKnBWoEjEAzLIovQfawwnoWgnVE1YHPbgV+CsGvEKPPQ7ugS4Fhr+/5U1gkGeVlccOKJJWNREB+Jj10KuMrSOJn7UjwWHwIBzdwpnKNwBopJbeDNaMryctvFRdAxuKXfBalVGfKoJqiMt4f//qP1zSIe3VmJbSp2QQL1w58yqOHmBE9ZR9z2jncFLFJUthFy3DfwV5TUm8TY8pld2VRcEVbPC8xlOyKazowwWEkq2bDfmA046tKmnIOaF4fkyxhZUHzKbaCsxRc3SWqFzdIfMNX1V+v41yItXJI1xQkx70/kb8dH98eH4PbIQTR9hNEgY4N/rRmD4BrWy1BM/5YU+wlLZDHlgoK2XvY+g5UdxHbBgWL34oISHcAegNREZggUoU5UK3R0RHO6M4MrTtMkAIjpE57ME5iN4LDKtOdJgwxSbGQy6p4Sa1iEt2hCQvd3YQ722ON+QE69g4x7odIFxEWkOobe+btbhmg3ckSVAsyHcxEpYGN52BdOR1WrfWUJ7DQILovRhp+USWjHr94BfdBOIzfmQ+tDCKoMKXIEd/XbqjOpoGLdjNOtvT2SvDutt7YS1m+u6uZkJNSCDcp8wPZsCv7bibOl86BET1dFhVCd/BvtJnaHaZLsQ1KIEPmHNd0O6hHLZ8KIedw8/zhe48JXR1S/Ay+wG1slav624d9vtEvHzq4lOfPb3qDye2n61FvjAEA0tTKuD/62B/d3nzonU/6PXDuDDrUe6oehJQaIFHRymZg/G7w4XYyOh+Of+mPRvIInIhrJ0jB7aGLd+fDYf/y9mLU1xIy6NrJTDXCXsciMYTbUCxtg7LXv+wrypimtGihvOpfvQHtBsOPA0WYsMcECB2xmuT94OK9pFARHzdZvEGRPRX8bHv7ZmgJStZOMhlc9Xu31zcTU3bVfWsCGV1f9sdSxbdb/pCvfpBvLGskbloWieoE2xZVNFa0pNq2Zo3TNYTJaNDrO9CgbyOQf8FcQiQgec6Fo/R4fP62fzvqX5xfXmrLQouQYhYk+jlQquIYQB3ZBmIPbLH/MNBWXyZo8xcob4aWtmTb1BaFipWmUVXcWKaaaNT/eG2i5pE/AMcGnfbpEIJreH7l2g7mDciAGIjViaoznxaRNCdMfZD9VlFOpOSCQ3eppl/5lPXA1KzbtQUI33LVO66J/x9zqINCnknicGvAl4liEgkciamqJTJDQTaUiyYT6xQn947+8ff4p4MjmE0hB1tCS0lDVZpxGhJF/gmqn++5tvJkC6rPYalV+d9y2tQorUPrAN/yABhAG6mHaklS46jRGZZnZPqXg7X+FiIEaFS7FtYLL1ZOpnZqr0nzFmsNWcvbaluF09MhpO1T4reUOwAmJV/y+9Y307+q16ogjDSVrV5qKN497Pr41I/hllD7NiUnXypbp+1BT3OUEerVZjfl/a6Ng69NbTIDyo6+OVtQOVu0zBRQpD3i1ZgWgjM5nwEfKZljp29DSy5gX+e9LUHrBWQf6DvJFNoPpxx+NpjlyGy+VGT6Mn4ZMVKD+nWyjS0Ndeu3Y/bQDQVymJI//vlvQGWOVFPbjQZuC9HmsJSy+2IRfNXfLd7MSiyFsgVmMCaBlckz6BQE9QhyX1TmUZrT7+1VXr0i7zh/wGSW5NjllimVL3ygEU9hmds05/7EYi/hKmk+GzdffqI47j+CgS7BBpRBNHlyGAAcahpwrnFQezmapTyn38Bg3WoV9YZZGZb2UR4KYtbKNC/v4O56HZ1m9IVT+YDiiIvkPTqPylT3hjtTTuuvSC8kHjf1tLbXcKOHWoF6vmF2decPD7qddprotv640R2Txs+GRuE/G2Jk44HGe+bXvFr7PaL5E5mcBP8P/VQDLqwdAAA=", text: #"""
+// A server's member list (a watched window: joins, leaves, roles, names and
+// presence come live), moderation from it, one's nickname, and the audit log.
+
+import { renderChannels } from "./lists.js";
+import { renderMessages } from "./messages.js";
+import { $, el, gh, learnNames, nameOf, showError, state } from "./page.js";
+
+// ---- the member list ----
+
+/** The first page of a server's member list, watched; the last server's watch ends. */
+export async function loadMembers(serverId) {
+  const old = state.members?.serverId;
+  if (old && old !== serverId) gh.request({ listMembers: { serverId: old, stopWatching: true } }).catch(() => {});
+  if (!serverId) { state.members = null; renderMembers(); return; }
+  try {
+    const r = await gh.request({ listMembers: { serverId, limit: 100, watch: true } });
+    if (state.currentServer !== serverId) return;
+    const page = r.members;
+    state.members = { serverId, list: page.members || [], next: page.nextCursor || "", memberCount: page.memberCount || 0, onlineCount: page.onlineCount || 0 };
+    learnNames(state.members.list);
+    $("nickname-input").value = state.members.list.find((x) => x.userId === state.me)?.nickname || "";
+  } catch {
+    state.members = null;
+  }
+  renderMembers();
+}
+
+export async function moreMembers() {
+  const m = state.members;
+  if (!m?.next) return;
+  const r = await gh.request({ listMembers: { serverId: m.serverId, cursor: m.next, limit: 100 } });
+  if (state.members !== m) return;
+  m.list = [...m.list, ...(r.members.members || []).filter((x) => !m.list.some((y) => y.userId === x.userId))];
+  learnNames(m.list);
+  m.next = r.members.nextCursor || "";
+  renderMembers();
+}
+
+export function renderMembers() {
+  const m = state.members;
+  $("members").hidden = !m;
+  if (!m) { $("audit-open").hidden = true; return; }
+  // The list's count is the freshest: the header follows it.
+  const s = state.servers.get(m.serverId);
+  if (s && String(s.info.memberCount) !== String(m.memberCount)) {
+    s.info.memberCount = m.memberCount;
+    renderChannels();
+  }
+  $("member-counts").textContent = `${m.onlineCount} online · ${m.memberCount} member${Number(m.memberCount) === 1 ? "" : "s"}`;
+  $("members-more").hidden = !m.next;
+  const moderator = m.list.some((x) => x.userId === state.me && (x.role === "OWNER" || x.role === "ADMIN"));
+  $("moderation-reason").hidden = !moderator;
+  $("audit-open").hidden = !moderator;
+  $("member-list").replaceChildren(...m.list.map((x) => {
+    const status = x.presence?.status || "PRESENCE_OFFLINE";
+    const label = { PRESENCE_ONLINE: "online", PRESENCE_IDLE: "idle", PRESENCE_DO_NOT_DISTURB: "do not disturb" }[status] || "offline";
+    const other = x.userId !== state.me && x.role !== "OWNER";
+    return el("li", { class: `member ${status === "PRESENCE_OFFLINE" ? "offline" : ""}`, dataset: { user: x.userId, status } },
+      el("span", { class: `presence ${status}`, role: "img", "aria-label": label, title: label }),
+      x.avatar ? el("img", { class: "avatar", src: x.avatar, alt: "" }) : null,
+      el("span", { class: "name", title: x.userId }, x.nickname || x.displayName || x.userId),
+      Number(x.timeoutUntil || 0) > Date.now() ? el("span", { class: "timed-out", title: `timed out until ${new Date(Number(x.timeoutUntil)).toLocaleString()}` }, "⏳") : null,
+      x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null,
+      moderator && other ? el("span", { class: "moderate" },
+        el("button", { type: "button", class: "timeout-action", title: `time ${x.userId} out for 10 minutes`, onclick: () => moderate("timeoutMember", x.userId, { until: String(Date.now() + 600_000) }) }, "Time out"),
+        el("button", { type: "button", class: "kick-action", title: `remove ${x.userId}`, onclick: () => moderate("kickMember", x.userId) }, "Kick"),
+        el("button", { type: "button", class: "ban-action", title: `ban ${x.userId}`, onclick: () => moderate("banMember", x.userId) }, "Ban")) : null);
+  }));
+}
+
+/// A moderation request on a member of the shown server, with the reason typed above the list.
+export async function moderate(kind, userId, extra = {}) {
+  const m = state.members;
+  if (!m) return;
+  const verb = { timeoutMember: "time out", kickMember: "remove", banMember: "ban" }[kind];
+  if (kind !== "timeoutMember" && !confirm(`${verb} ${nameOf(userId)}?`)) return;
+  try {
+    await gh.request({ [kind]: { serverId: m.serverId, userId, reason: $("moderation-reason").value.trim(), ...extra } });
+    $("moderation-reason").value = "";
+    await loadMembers(m.serverId);
+    if (!$("audit").hidden) showAudit();
+  } catch (err) { showError("view-error", err); }
+}
+
+// ---- the audit log ----
+
+export const AUDIT_WORDS = {
+  AUDIT_SERVER_UPDATED: "changed the server", AUDIT_OWNERSHIP_TRANSFERRED: "handed the server to", AUDIT_CHANNEL_CREATED: "made channel",
+  AUDIT_CHANNEL_UPDATED: "changed channel", AUDIT_CHANNEL_DELETED: "deleted channel", AUDIT_MEMBER_INVITED: "invited",
+  AUDIT_MEMBER_KICKED: "removed", AUDIT_MEMBER_BANNED: "banned", AUDIT_MEMBER_UNBANNED: "unbanned", AUDIT_MEMBER_TIMED_OUT: "timed out",
+  AUDIT_MEMBER_ROLES_CHANGED: "changed the roles of", AUDIT_ROLE_CREATED: "made role", AUDIT_ROLE_UPDATED: "changed role",
+  AUDIT_ROLE_DELETED: "deleted role", AUDIT_OVERRIDE_CHANGED: "set an override for", AUDIT_MESSAGE_RECALLED: "recalled a message of",
+  AUDIT_MESSAGE_DELETED: "deleted a message", AUDIT_MESSAGE_PINNED: "pinned a message", AUDIT_MESSAGE_UNPINNED: "unpinned a message",
+  AUDIT_INVITE_CREATED: "made invite", AUDIT_INVITE_REVOKED: "revoked invite", AUDIT_MEMBER_NICKNAME_CHANGED: "renamed",
+};
+
+/// What an entry was made to, as the page knows it: a member's name, a channel's, or the id.
+export function auditTarget(e) {
+  if (!e.target) return "";
+  if (!/^\d+$/.test(e.target)) return e.action.startsWith("AUDIT_INVITE") ? e.target : nameOf(e.target);
+  const channel = state.servers.get(state.currentServer)?.channels.get(e.target);
+  return channel ? `#${channel.name}` : e.target;
+}
+
+export async function showAudit() {
+  const serverId = state.currentServer;
+  if (!serverId) return;
+  try {
+    const log = (await gh.request({ getAuditLog: { serverId, limit: 50 } })).auditLog;
+    $("audit-list").replaceChildren(...(log.entries || []).map((e) => el("li", { class: "audit-entry", dataset: { action: e.action } },
+      el("span", { class: "time" }, new Date(Number(e.time)).toLocaleString()), " ",
+      el("strong", {}, e.actor ? nameOf(e.actor) : "Guildhall"), ` ${AUDIT_WORDS[e.action] || e.action} `,
+      el("span", { class: "target" }, auditTarget(e)),
+      e.reason ? el("span", { class: "reason" }, ` — ${e.reason}`) : null)));
+    if (!(log.entries || []).length) $("audit-list").replaceChildren(el("li", { class: "muted" }, "nothing yet"));
+    $("audit").hidden = false;
+  } catch (err) { showError("view-error", err); }
+}
+
+/** Hooks this module's controls to the page. */
+export function wireMembers() {
+  $("audit-open").addEventListener("click", () => showAudit());
+  $("audit-close").addEventListener("click", () => { $("audit").hidden = true; });
+  $("nickname-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const serverId = state.members?.serverId;
+    if (!serverId) return;
+    try {
+      await gh.request({ setNickname: { serverId, nickname: $("nickname-input").value.trim() } });
+      await loadMembers(serverId);
+      renderMessages();
+    } catch (err) { showError("view-error", err); }
+  });
+  $("members-more").addEventListener("click", () => moreMembers().catch(() => {}));
+}
+
+"""#),
+        "/messages.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "9af6c1b3699dfdbad411", gzipBase64: "H4sIAAAAAAACA8VZzW7sSBXe5ynqmmiw73Sc5M6IRYdMdEkiJlImFyUBFlFEO3Z12zf+6etyp5PpaQkhhMQCEJoFLEBsEAteANbwJvMC8Ah851SVf/rnJhmNmGxiV1fVOfWdv++Ut7fFm1yKTCoVjKQIlFBxMc2Fq2QeybInKnlf9cQwSaXqiVKGMhlXeKqS8JYHgrBKilx5Isijje1tMY2DShTYMgxyERWiKkRS9TFxnD6Y+T0ho6Ti3YI07YlIprKSPTFO8h40uK3F+BsbSTYuykrMxCZWYe4o7ok8yOSbYY81PS7LAlqq5HN5yZqqKqikmIthWWTC8bfHOJb/Vjl7zVa07kdJrjqzcpmqhXlBFH2mcemJyTjCvvXrXSKnh3GQY9VJ1NqHxvUuG/KetwkBTiXOj18fXp68ObsQ+9h4ty+c//7l979xeuIVHr/681//88/f4eUjHv/jL/D4MT/+9teOmGMv4LqFP2smxW+1iOEkZyNY3E6TXLqZJ2YbwogvITbzzc97GE6Gws18bWMc4MX+vgbOz6T44gvxAj/mUkbnegUNlQdY/24iVSUjzwyExSSvPk2iSOYehFeTMhf5JE33asFFFctSQfpnQRX7WXDv7vTE2SS7kaWLDTJJT4e0DW2544ktsevRcrObTF1HwThAZCbCNFAKuJhzOOSFVSoxMo0Lcq0IrobRIg9TuGdfuJ7Y/4TNfY4foQiONUmg/rwHEUIMeM3Ng9icNTqVPLWl01wUQ8zQR5kPoN58GXqOBws6oavhJH848G+TXGPsRJlDm66Bfg2I9PNEsQmxrLrQr9jGuTg+u3SaiVlQ3rKDYfzo5OyH5Fs//xsQoXn08qcv8XJ0fHryk+Pz4yM9ogfhoK13Mb/SQq9ZDA2RFLjhSS4CMSqLybgvgCtE5g+ED8CxxjaG8BsnGEIpAzB7YTJOcI4WxM0RKN1gNpZ8InbFBx/YwzN65liOOBCDzRmddi6WTJixBVfYbzgfiH6zcHOmt/ar4rSYwuKBkq43HzzmfWxpjCAfYAVS28zqOK8dctXO/DNOp/1n++VL8drG83eVTrB9kWQU3siCkygpKKUi00Sy0Em5pxHWcylVp0l+qyjDquBO+uLl9pJbBlUVhHEGtNWbYTcn6F3IqVqTCLGra5shXvAcP5X5qIqXnLMFUpTcdTBq7ejQufU+WTB23YBjcsbxZ0z+MJbQI0A6ySssuaR3cjv2uToICIETggdzaYkPkMtK/TSpYtdh3LYdjzyG92N/0aPqbvThfZaa3Tg26708own79gXKkYwIT5SwrIDQj17tiH//Qbz6GFkrATrjNAiluJVIiTdyWJQSoyItgkgJNy/E20k2FknOwZAmqvJ8s7k+wrQJg8CfJlEVawftibj9SyyTUVzZnyigp3SsGF6vs2iSu7s91g3ltkfa4QH26YvdPSOwZZugYxmGBCNxKYd9YD4pUVQB5Ig82fnZTRrktw6V5hSveVGMZS7LJtMiegKfrEk1eC7+9Q8KI1N7oTo9IoRsfqU/UiHJRqyEKsNaZpBW9Gz36jGMST6C2DT4/AHzGaE+Dm/OjaSTR+5UvBS3dFZyQ5yDweo36OhZcXuWmHueBmZeu8CSB3HEwYO8DnY0qPGDb5ZFCgirckJcBQhBYQYpJ0DbZzNgNaeDBnvrRXOIL4rmwUdEZ7IKKA09Wfxat6CZi14RIUi0oPZOPeIlX/5SOL3V6dHO5LhvFsKTByt9hTVjA81XERqqkoZ1LVAamRV3iFZNbPAcpBQl9QsX3aW6YlcdCLc7U+xTwjg/Pnx9enp8RBXGsZxY01QZOaLfDGrOGjke49qn7W6K6OHAZ0EHB81AOFEVyCFK1hVKDw+aMZ88YX5NVclxvFYRJAK+3yYJ+y2S0Ewz1LtzrKtr7Ha1YSPvZlJVhTYQCYOgeqRhU2DmW3qvFeSJ/PScphD8ZH1+cTwd4b7vv7l5K8PKR+IuE6ncmul6vsJGkgjfK0/n/ivSAX6TFW+Ta97+aToOuG3Y2pwxYIMlJflnN6uZJU3zWFsW5RllCdaDp8JCLcpaVOhHi8cxnp06IT1fkHavtaKQgUsY3jXzTCxgXm0OGl5Q4ImitRM/LlrPWxJ9xMNOC13D1zq8lwMr1L2SQzNWNBd1b9JuMkwJeQ6QtMXa46CzNCKVtd3rVrO5AOEj53iyVmhqHwcYk9ro+iAQuWvbVK0qnjoaXr+fgg1MotqcNbnBsXmCM5kzBydmR3XIdmZs0CG2aJb6gnsmVBj5rs856Z0mZ+h6TZkn6yEnXBbU0LHUHyeRQWiRGfJMrg2Dr371d0EZ0Syus9283xmW96EstZuQfl0rZf5U3sRFcXtgH06ijt8s1SctRZjZLWZjRli2eW72ZE7TSPM1ZVndHwQjPp9jRXjWk/vv06jRpJX35/ayo9Ws22y2Wjiqj1N3GhYjSlcyukxQvyn+Go9YuYeerc/g6hdvITiaHZhf9Zf6DD3NAUt4j66JYQm5nIojioO6g6M2l9VlEuxxI0XknMYuUGfykWth6N556DHbjOs33RGaWsn9jWdamrU+amY72uj1u65iJcXuRsNuH08CJXF2yZwC/3WkrS9iJfMCjnrQ7bqeXulx7sgH30Fca/owoE621FcxiA5vuRAsNWetw9nbuyfQL+W26ddNcQ/eselaQoT02RATuExGtMRSFj2D0ets6e11LksyNFSvb+BYnt7Bn+QqToaVu+oUNFn7qArBjlMxGQt0ZKJIKbwbrVbI+AH489TKGE9U/DQBxIdZBPx1WQQA4ZSFBvEwTtIIB3XBjljIgg7DAvzP4xWodeXDBepoWBWlO7BYXVEO3kLa3Xf0NYVZNHeuBx4oJal4igbTD6LIdfgnjT8MQk3oFnoEiiHH82O+noMxXiwAsNLiXbpH5tarTDImVmrE8AgCsS1iGKRKLv/ePaROBB4T5UPd8WPpwM6n9ptScKcadNk1V4IWvfzejrm2gVhOgJ5Gy+14daAe8rDt2ybcdLA1ns2hur8ya6gikyb+TZQyK+AHJFYd5myHqnzo3HHQBWwwDZJKjGJLcdyZuLJ5QSfUcyOQMwRMW79fUzEO7X1zv3v97KK3aupuXa9Zq3mn8yytf3mtu+3WKLdiIgyqMBauLHHQWXPJTi2pnG5JeqbmDz/voaFeC7DlyLPFHmxcFtm4cpk4W8WJ9iyb2IaNXgikudrQ/TSN+CgEmVt3zc+AnVQzp/8awJKatIy1mn+bEFv+SPyUWfnsGa5Hi57vV/+f49LtqG0PknxY0A1u/e0jUHzBpmR5hzQc4xVny4sptOGre8G1sMe3p2d9nqu/Myia5bXvSZdywhB5M667BJxXaVAp7bvodkQCNHf28O/7RI7t3SgNfLgvdnd27IViY4VH7DCSlZF3goOSPRrMUYZYiM50SY+kaCGNFYxupvAarEq//oRmH0wO637IcmlBi7T3BEUs3c82LRnUpll7tcTn2lO8z4UXmrJnOLB5Mqu7wC076zcL0r0B6X4NSN9YhLe/XfGXq2cA1HiW2WERI85maZLR91l4VQstrt+0ZouusVFPVzAbtzSfypT9b8sks+T7BZacJoscm5oeQ3Lv/YniYq9vlBcbgnuW8FhDwOx3QX+1kp58zYz0Kbo5yj2JElkRTVL6bmMvZ4m2UKbhz82rvsRMk1IuMGnLkrbCIA9lClWRQ4/vQIiI29HFu+twiwBVXONxi3SMP8as42N0X2xdsoFkK0wLJZ8kbTWOzbbzjf8Bj3+fOkAgAAA=", text: #"""
+// One message as shown (sender, text, files, receipts, ticks, reactions) and
+// what one can do to it: reply, react, edit, recall, delete, pin, ask receipts.
+
+import { $, el, gh, nameOf, showError, sizeText, state } from "./page.js";
+import { showPins } from "./panels.js";
+import { addMessage, updateMessage, viewChannelId } from "./view.js";
+
+export const REACTIONS = { 1: "👍", 2: "❤️", 3: "😂", 4: "🎉" };
+
+// ---- messages ----
+
+export function receiptLine(m) {
+  const r = m.receipt;
+  if (m.senderId !== state.me || !(m.needReceipt || r?.requested) || r?.countHidden) return null;
+  const others = Math.max(0, Number(r?.memberCount || 0) - 1);
+  return el("span", { class: "receipt", title: "who read it", onclick: () => showReaders(m.uid) },
+    `read by ${Number(r?.readerCount || 0)} of ${others}`);
+}
+
+export function ticks(m) {
+  if (state.view?.kind !== "dm" || m.senderId !== state.me) return null;
+  const status = m.sentStatus || "SENT";
+  const mark = { SENDING: "…", SENT: "✓", DELIVERED: "✓✓", READ: "✓✓" }[status] || "✓";
+  // In a group: how many of the others read it.
+  const of = Number(m.recipientCount || 0);
+  const text = of > 1 && status !== "SENDING" ? `${mark} read by ${Number(m.readCount || 0)} of ${of}` : `${mark} ${status.toLowerCase()}`;
+  return el("span", { class: "ticks", dataset: { status }, title: status.toLowerCase() }, text);
+}
+
+/** A message's files: images, audio and video shown, other files as links to save. */
+export function attachmentsOf(m) {
+  const files = m.attachments || [];
+  if (!files.length) return null;
+  return el("div", { class: "attachments" }, files.map((a) => {
+    const type = a.contentType || "";
+    const shownImage = type.startsWith("image/") && type !== "image/svg+xml";
+    if (shownImage) {
+      // Scaled to at most 320 × 240, its place kept before it loads (no jump in the list).
+      const w = Number(a.width || 0), h = Number(a.height || 0), k = w && h ? Math.min(1, 320 / w, 240 / h) : 1;
+      return el("a", { class: "image", href: a.url, target: "_blank", rel: "noopener", title: `${a.filename} · ${sizeText(a.size)}` },
+        el("img", { src: a.url, alt: a.filename, loading: "lazy", width: w ? Math.round(w * k) : null, height: h ? Math.round(h * k) : null }));
+    }
+    if (type.startsWith("audio/")) return el("audio", { controls: true, preload: "none", src: a.url, title: a.filename });
+    if (type.startsWith("video/")) return el("video", { controls: true, preload: "metadata", src: a.url, title: a.filename });
+    return el("a", { class: "file", href: a.url, download: a.filename }, "📄 ", el("span", { class: "filename" }, a.filename), ` ${sizeText(a.size)}`);
+  }));
+}
+
+export function renderMessage(m) {
+  const removed = m.removal && m.removal.kind;
+  const text = removed ? (m.removal.kind === "RECALLED" ? "message recalled" : "message deleted")
+    : (m.body?.text ?? (m.body?.custom ? `[${m.body.custom.type}]` : ""));
+  const own = m.senderId === state.me;
+  const actions = removed ? [] : [
+    el("button", { type: "button", class: "reply-action", onclick: () => startReply(m) }, "Reply"),
+    ...Object.entries(REACTIONS).slice(0, 2).map(([type, emoji]) => el("button", { type: "button", class: `react-${type}`, onclick: () => react(m, Number(type)) }, emoji)),
+    own ? el("button", { type: "button", class: "edit-action", onclick: () => edit(m) }, "Edit") : null,
+    own ? el("button", { type: "button", class: "recall-action", onclick: () => operate("recallMessage", m) }, "Recall") : null,
+    el("button", { type: "button", class: "delete-action", onclick: () => operate("deleteMessage", m) }, "Delete"),
+    own && state.view?.kind === "channel" && !(m.needReceipt || m.receipt?.requested)
+      ? el("button", { type: "button", class: "receipt-action", onclick: () => askReceipts(m) }, "Ask receipts") : null,
+    state.view?.kind === "channel" ? el("button", { type: "button", class: "pin-action", onclick: () => operate("pinMessage", m).then(showPins) }, "Pin") : null,
+  ];
+  return el("div", { class: `message${removed ? " removed" : ""}${own ? " own" : ""}`, dataset: { uid: m.uid, seq: m.seq || "" } },
+    m.replyTo?.messageUid ? el("div", { class: "reply" }, `↪ ${m.replyTo.senderId}: ${m.replyTo.excerpt || ""}`) : null,
+    m.webhook?.webhookId
+      ? el("span", { class: "sender webhook", title: `webhook ${m.webhook.webhookId}` }, m.webhook.name, el("span", { class: "tag" }, "webhook"))
+      : el("span", { class: "sender", title: m.senderId }, nameOf(m.senderId)),
+    el("span", { class: "text" }, text),
+    m.editedTime && !removed ? el("span", { class: "edited" }, "(edited)") : null,
+    removed ? null : attachmentsOf(m),
+    " ",
+    el("span", { class: "time" }, new Date(Number(m.sentTime || 0)).toLocaleTimeString()),
+    receiptLine(m),
+    ticks(m),
+    (m.reactions || []).length ? el("div", { class: "reactions" }, m.reactions.map((r) =>
+      el("button", { type: "button", class: r.mine ? "mine" : "", onclick: () => react(m, r.type) }, `${REACTIONS[r.type] || `#${r.type}`} ${r.count}`))) : null,
+    el("div", { class: "actions" }, actions));
+}
+
+export function renderMessages() {
+  const box = $("messages");
+  const items = state.messages.map(renderMessage);
+  if (state.moreAbove) items.unshift(el("div", { class: "more" }, "scroll up for older messages"));
+  if (state.moreBelow) items.push(el("div", { class: "more" }, "scroll down for newer messages"));
+  box.replaceChildren(...items);
+  if (state.focus) box.querySelector(`.message[data-uid="${state.focus}"]`)?.classList.add("focus");
+  $("jump-present").hidden = !state.moreBelow;
+}
+
+export function startReply(m) {
+  state.replyTo = m;
+  $("replying").hidden = false;
+  $("replying").querySelector("span").textContent = `replying to ${m.senderId}: ${(m.body?.text || "").slice(0, 60)}`;
+  $("text").focus();
+}
+
+export async function react(m, type) {
+  const mine = (m.reactions || []).some((r) => r.type === type && r.mine);
+  try {
+    const r = await gh.request({ [mine ? "removeReaction" : "addReaction"]: { channelId: viewChannelId(), messageUid: m.uid, type } });
+    if (r.message) addMessage(r.message);
+  } catch (err) { showError("view-error", err); }
+}
+
+export async function edit(m) {
+  const text = prompt("Edit message", m.body?.text || "");
+  if (text === null || !text.trim()) return;
+  try {
+    const r = await gh.request({ editMessage: { channelId: viewChannelId(), messageUid: m.uid, body: { text } } });
+    if (r.message) addMessage(r.message);
+  } catch (err) { showError("view-error", err); }
+}
+
+export async function operate(kind, m) {
+  try {
+    const r = await gh.request({ [kind]: { channelId: viewChannelId(), messageUid: m.uid } });
+    if (r.message) addMessage(r.message);
+  } catch (err) { showError("view-error", err); }
+}
+
+/** Receipt info of messages as the server has it now (reader count, and N: the members now). */
+export async function refreshReceipts(uids) {
+  for (let i = 0; i < uids.length; i += 100) {
+    try {
+      const r = await gh.request({ getReceiptInfo: { messageUids: uids.slice(i, i + 100) } });
+      for (const info of r.receipts.receipts || []) updateMessage(info.messageUid, (m) => { m.receipt = info; });
+    } catch (err) { showError("view-error", err); }
+  }
+}
+
+export async function askReceipts(m) {
+  try {
+    const r = await gh.request({ requestReceipt: { messageUid: m.uid } });
+    for (const info of r.receipts.receipts || []) updateMessage(info.messageUid, (x) => { x.receipt = info; });
+  } catch (err) { showError("view-error", err); }
+}
+
+export async function showReaders(uid) {
+  try {
+    const r = await gh.request({ getReceiptReaders: { messageUid: uid, limit: 100 } });
+    $("reader-list").replaceChildren(...(r.readers.readers || []).map((x) =>
+      el("li", { class: "reader" }, `${x.userId} · ${new Date(Number(x.readTime || 0)).toLocaleTimeString()}`)));
+    $("readers").hidden = false;
+  } catch (err) { showError("view-error", err); }
+}
+
+/** Hooks this module's controls to the page. */
+export function wireMessages() {
+  $("reply-cancel").addEventListener("click", () => { state.replyTo = null; $("replying").hidden = true; });
+  $("readers-close").addEventListener("click", () => { $("readers").hidden = true; });
+}
+
+"""#),
+        "/page.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "8ece7c6ed6ab02890e22", gzipBase64: "H4sIAAAAAAACA3VWXW/bNhR9z6+4M4pOalU5LbaXeO7QBFlXbGkHNMMeMgNRJNpiI5MGSdnOXP33nXsp23E+/GCI5P0899xLDod0WStaFDP1oydfF05VWLngTyjgwIciKFJL5e5oqdWKKlesPE2dnWciUFpjVBm0NdnRcEiFqaLevGgaqlWzUM5jpwh00+qmItWouTLBi6Sv7YqUc9b5nC6KOwq2LWu2Y2yotZlBKYi9ypYt641khUPlaG6rtlGe9HxhXZCY4NGp/Ag/tZZNhOcDvaAxJbpKafx+ZymfqXAegzm9+1Tx8ehQ668PH8+h+PPx6IG5CMqYNkdEc3VCg0GGL68cYAJuBjBdFIskzWj7Q0bx+FNFb97TRpupzaisC4DXQIXF+1WUYIG0g9XWOFVUTxplqwdKf4vsJ6hCEaFyOAWX5mFQrHjvOGqf3dth/dY5YPNVwoZ+2zScJZOgX9HDH8xubrVBtIM+rkG2yzvbx9rR951gNYfMYTAZLRRrdJTEDwBMU+uooJmz7SIV2L0HZ5HY1SR7HAaThCMFp7eSGdmmUqjeVDsf2IR16sONXaKA06LxirNrbFGBdg+3WfRUNXa13Xvam/CZmS2uHHjiVChrSgqgUDh81Tr86FOpBhO4D43Qdcx4ca8qOJyCpP4ZmHuHra7ITuWzt0M7N9/a+QJ9HJgH4W7xHCsfEehq0/pYq9YE3XQT6Du1aO4u7Z4BTeHD5d0CMJ3QMW8slKlk9bgU7GGquUnL2nplpIwcslHrsI37hDYsg7I7O3PY66SbeqP7Iqj5TczkMSo9JlEE88uw0T3zGu1DJj6zXubMIkNQwjTaKFmwU1PM1TNQsYsIDgMlKUAYEMchlhhd3soOEqy0XzSYZryGDRlMfWgcSZx9SFaQgdubxpa3qm/yryo8mBxSbc9z1BoVhf1Rh6E0xOHvcF7IcWSfjG3t6Ll4aMUjkm6NXZkM09irXkFX+XbKTVsjE10UvkyTmHdKG5AhtM7EAZgLWjxGdwLfv/cYjag7emStATnNZ1ZK+lqmMkKZE0mcrGumdH/I1q4mUYT6ySsZjGmd79KD0DrvE2TbI5HWU1SE0T8I1SPUdb6luJyPIgT3pSpcUUHtBFO22B3t88EpzWpEwTzkKrx6JXfo/ibs78t4PwmT+QrE6IJagiBQxxLdiotEz8wbbdKcXg0fwQX3ZzuTScnwi9vySXBVk4RilsFqAHS4m7qM8jwva1y6mOMRxggiI7i7BUtcGUH1FyGbkHzvleTqNqPlhOvy5eYbgskh5zRqKJ7SbX0Y8dscOOLp8I8OdTKwZoBTlRdVdb6E0p+gvjLKsVijS5W8A82XaSyYVEFs0Hg8xrVQhAJIDdKt18IzWInK+5MnVJf0A1RbU6kpmrqily8pbnGh9isZKBwYrHxADhpvDJVwluI6uFbRr3zlnPQuukNASsZii2s+bQr0ayoBlAfeysNwBIoFz0rUciSDVXoJjH2inNzL5/wwSqRfM34lRahfxJ00DxhnIAgwDSgozhH19YsNPvLSVtIZA3lbDboTivvbiwJHWHbXxG8X8c8kPrPzecHzwi+KknmLdyC4UcXpoiv/HE0dlzbheO7NCF7maEsdkuHVvz6bvB6mOSZeAANOrcUwMKkwmV0P3ubv6OJ0e83f3AXuJ0zlJ116/Z+6hPmE5fx9ahsg8bnl8RHPONNjQVsmAv1Cb4/f/ZRuYwRcpqPT69HOQGt04Pa5GvxxiofJ4EL+P54OJizDrb/kzqehGMpIY3XMRysQQjEH34/liBmg4U8M5o0ys1DTG3rLCC1pGIVGpF+/HgnB9hEtJUoUc5kH+5teqyqBFr8RQ51jiIBAy7RDRcX0lZ5011zC/wH+L0xaygsAAA==", text: #"""
+// The page's shared parts: the state every view draws from, the connection,
+// and the small helpers that build elements and show errors. May touch
+// nothing but the document; the other modules import from here.
+
+
+
+export const $ = (id) => document.getElementById(id);
+export const PAGE = 50;
+
+export const state = {
+  me: "",
+  servers: new Map(),         // serverId -> {info, channels: Map(channelId -> info)}
+  unread: new Map(),          // channelId -> UnreadInfo
+  conversations: new Map(),   // conversationId -> Conversation
+  currentServer: null,
+  view: null,                 // {kind: "channel", serverId, channelId} | {kind: "dm", conversationId, peerId} (peerId "" for a group)
+  messages: [],               // the view's messages, oldest first
+  moreAbove: false,
+  loadingAbove: false,
+  moreBelow: false,           // the view shows an older stretch (a search hit's): newer messages are not loaded
+  focus: null,                // the uid of the message a search jumped to
+  typers: new Map(),          // channelId -> [{userId, until}]
+  replyTo: null,
+  lastTyping: 0,
+  pending: [],                // files chosen for the next message: {file, progress}
+  sending: false,
+  members: null,              // the member pane: {serverId, list, next, memberCount, onlineCount}
+  names: new Map(),           // userId -> the name to show (nickname or display name), from member lists and profiles
+  blocked: new Set(),         // the users one blocks
+};
+
+/// How a user shows: their nickname or display name where known, else their id.
+export function nameOf(userId) { return state.names.get(userId) || userId; }
+
+export function learnNames(members) {
+  for (const x of members || []) {
+    const name = x.nickname || x.displayName;
+    if (name) state.names.set(x.userId, name); else state.names.delete(x.userId);
+  }
+}
+
+export let gh = null;
+
+/** The connection every module sends through (set once at sign-in). */
+export function useConnection(c) { gh = c; }
+
+export function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(e.dataset, v);
+    else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+export function showError(where, err) {
+  $(where).textContent = err ? `${err.code || "error"}: ${err.message || err}` : "";
+}
+
+/** Comma or space separated user ids. */
+export function userList(text) { return text.split(/[\s,]+/).filter(Boolean); }
+
+/** "1.2 MB" for a byte count. */
+export function sizeText(bytes) {
+  const n = Number(bytes || 0);
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB"];
+  let v = n / 1024, i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+}
+
+"""#),
+        "/panels.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "7aac6d9519940f1f59e5", gzipBase64: "H4sIAAAAAAACA7VY3W7bNhS+91OcaAEmdQpTDNiNjczA2gIL0A1Ff7CLooBpibbYSKRGUnEM13d7gz3AHmP3e6I9wg5J/TqK62BILgKRPDx/PN/HQ19ewvuMgeYpg5IKlmuQK6CQZFTgCKQCzdQtU1MoudAxbNgyk/JGAxUpLlGVZKCYrnKjyWTCi1IqAzuQJVPUMNjDSskCAnJZMK3pmmnyWQezTvA8BpbHsM5i0JncvFJKKvw0w80l7jzY+LkqyveyJ3PL2cbLTNidE6J6KxJYVSIxXAqn/7fa/TCC3QSAryB0tojdPSc3HKM6u7qCoE5AEGF0plJihtKJFNo0qblO4Qq6vaSdtpLnYdAkKohIxtOUCRRf0Vwzu27U1tlvdCpcpBvKDSaCKPZ7xbQJd5BzbRqPpxhzZ3oP+2jmFByG0MnYONpRP47Gqj/IK1Ckcbb9gC9f4OMnL9wFc2EdwoAUK3OasBcZz1PFREgICf3+nIm1yWDudZOClmG4ieDqRzzlMMh5ENswcqoxnkYrzqXUUM2MjZGnU9g0fvhIY+cGOBUaq3SgRNCCBSiDm+xnFEMAQX/HsjJG+j1mWzLc0s4cOHKRspwZhgsBVZxe5HSJFTCFhZ9vah/Od97WfhGDFEnOk5tpXWyhi3VXm/enc4bZXnFVhIuXXo/JRnTN4dpo+PD2NRaVLDVspMJqXJNFNDw6++fKZ6xgvKN1yQwqpkXu9f38RjP8n1CDUA6ZUgiNDothYMvqgtlvTIxdRunWkyGmGg/tmUHgow0iDGAKH0fOv6gMS93ZBUJCB5hPkdN04NOJtThixztv7SzOdzggiUS6wwqvV/ZT8PM1R9klHO4XtR+T/WRyeQkX+NdQHhdIkp4Z3TwKPHvmqBSZTzRp/1bXrIniZkCzBJ5dHqGpN7jr6SnK+vZ/6cl6+gTUZF1zzGQ/3L8DRsKpY2zktrVk5EaOi8qHuAhFhjxUWSIqm5IgODykopTfDuksY4pBV9RYbN1+zUTK1HW6h3/+tv4IlsJyC1bEj37aYr2NqEdFnZalTLdzYtidgfkcgiB6JNFVwuaNukILeuTlaau+tEMv9ou3GfTsRwSrWIRNhUYOuh+s8Mko9zV3HOFHzvaJ0P0AEh3WQ2TiVHv3fHF63PfQlVQKnTPv3PysBu1ZK4YGz5wSYhQvwug+YJfyDpVh6N7kRd1RBc5DXBzBaCdsuMmRZl1ZvJDCoCcouHjnVm3wzvZ+8Qhke811BTh8N8HEgDJqOwWnNEYOKDji5fsferivuwtuPIS9srd1k+imh1iu4zjWXOCmXm9hRw7O2eC69XYLNJo1hx23nWxzVj4QTdbMhAVpwopadmpWOnqaDdSvJaryePEtKKbLcvK0I+S4zdYUOhNxx3h2ukeYMRStEV8ZYwyFUY8wVGGZqVV9T7GhS/SN3U3heQxK5pYVci5u2g7p/l9LCmtpGeKGbVO5EcgRzCfbFTcjOA9X9hp6hRWn8BJay9A1EvtO9Uks+Q1WaO3z3LVCtjp6YTjGPN8VQwo93wm2gZeWrn6tiiVT7jCFec+9gucRAkK+lgnN2TuEnViHUY9gx33TgpclM86vMCP10FdrVF8gVBmXB/eFc5a/5k5bQdVNw9h2zeLRkmI3iHr20V9qDE2yAr3WjY22xsfc65I22Osdo86rxb9//fkHJoeSFUddrkmNyGfJRYhtseNoUeV5XW77kzjbZJg9WMlKpF9j7uNIfqrWDDuvn92jBT3VUMi0yhm2XohXgyWP09J1X+4R2eu7Wp7fcMXeuMdv3XN1kaykKjASmqavbjHXrzEwJrDYAl0tCwfIBhYuBYyUilnBl2xFke6alri+STq9XJSVTdEtzSvmQ4mGrJ7kUrNR0w6e1nKNx5Fro7svjKrYrFNur98L26KeoLlrRKODN+2pGnb9fr2gKbvv2cEDovO0tfWoRIy9ug9S0Pjz9aOtn3SnHPCxvns+bLybR+F4+9td0F+5ohPF6ENPPYv7aT9W90iuq61uQnr3NTwkipaDoJG59D8V5XWeEFK0boVSDzyLLz+hu5+JjJTkvpFK5T0bObK0BSKRiq/xqfRd94sEKanJRrw8LKa2LXroUfr4B+4QM4+qwsOHVVeB+8l/PlA523ITAAA=", text: #"""
+// The side panels of a channel or server: pins, webhooks and search results.
+
+import { operate } from "./messages.js";
+import { $, el, gh, showError, state } from "./page.js";
+import { jumpTo } from "./view.js";
+
+export async function showWebhooks() {
+  if (state.view?.kind !== "channel") return;
+  const channelId = state.view.channelId;
+  $("webhooks").hidden = false;
+  try {
+    const r = await gh.request({ listWebhooks: { channelId } });
+    if (state.view?.channelId !== channelId) return;
+    const hooks = r.webhooks.webhooks || [];
+    $("webhook-list").replaceChildren(...(hooks.length ? hooks.map((w) => el("li", { class: "webhook", dataset: { id: w.webhookId } },
+      el("span", { class: "name" }, w.name), " ",
+      el("button", { type: "button", class: "webhook-delete", "aria-label": `delete webhook ${w.name}`, onclick: async () => {
+        if (!confirm(`Delete the webhook ${w.name}? Its URL stops working.`)) return;
+        try { await gh.request({ deleteWebhook: { channelId, webhookId: w.webhookId } }); } catch (err) { showError("view-error", err); }
+        showWebhooks();
+      } }, "Delete"))) : [el("li", { class: "muted" }, "no webhooks")]));
+  } catch (err) {
+    $("webhook-list").replaceChildren(el("li", { class: "error" }, `${err.code || "error"}: ${err.message || err}`));
+  }
+}
+
+// ---- search in a server ----
+
+/** The open channel's pins, in the side panel. */
+export async function showPins() {
+  if (state.view?.kind !== "channel") return;
+  const channelId = state.view.channelId;
+  $("pins").hidden = false;
+  try {
+    const r = await gh.request({ listPins: { channelId } });
+    if (state.view?.channelId !== channelId) return;
+    const pins = r.pins.pins || [];
+    $("pin-list").replaceChildren(...(pins.length ? pins.map((p) => el("li", { class: "pin", dataset: { uid: p.message.uid } },
+      el("div", { class: "where muted" }, `${p.message.senderId} · pinned by ${p.pinnedBy}`),
+      el("div", {}, p.message.body?.text ?? ""),
+      el("button", { type: "button", class: "unpin-action", onclick: () => operate("unpinMessage", p.message).then(showPins) }, "Unpin"))) : [el("li", { class: "muted" }, "no pins")]));
+  } catch (err) {
+    $("pin-list").replaceChildren(el("li", { class: "error" }, `${err.code || "error"}: ${err.message || err}`));
+  }
+}
+
+export async function search(words) {
+  const serverId = state.currentServer;
+  if (!serverId || !words.trim()) return;
+  const box = $("search-results");
+  box.hidden = false;
+  $("search-title").textContent = `Search: ${words}`;
+  try {
+    const r = await gh.request({ searchMessages: { serverId, query: words, limit: 25 } });
+    const hits = r.searchResults.hits || [];
+    $("search-list").replaceChildren(...(hits.length ? hits.map((h) => {
+      const m = h.message, channel = state.servers.get(m.serverId)?.channels.get(m.channelId);
+      const go = () => jumpTo({ kind: "channel", serverId: m.serverId, channelId: m.channelId }, m);
+      return el("li", { class: "hit", dataset: { uid: m.uid, channel: m.channelId }, tabindex: 0, role: "link",
+                        onclick: go, onkeydown: (e) => { if (e.key === "Enter") go(); } },
+        el("div", { class: "where muted" }, `# ${channel?.name || m.channelId} · ${m.senderId} · ${new Date(Number(m.sentTime || 0)).toLocaleString()}`),
+        el("div", { class: "snippet" }, (h.snippet || []).map((part) => (part.match ? el("mark", {}, part.text) : part.text))),
+        (m.attachments || []).length ? el("div", { class: "muted" }, m.attachments.map((a) => `📄 ${a.filename}`).join(" ")) : null);
+    }) : [el("li", { class: "muted" }, "nothing found")]));
+  } catch (err) {
+    $("search-list").replaceChildren(el("li", { class: "error" }, `${err.code || "error"}: ${err.message || err}`));
+  }
+}
+
+/** Hooks this module's controls to the page. */
+export function wirePanels() {
+  $("search-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    search($("search-input").value);
+  });
+  $("search-close").addEventListener("click", () => { $("search-results").hidden = true; });
+  $("pins-open").addEventListener("click", () => showPins());
+  $("webhooks-open").addEventListener("click", () => { $("webhook-made").hidden = true; showWebhooks(); });
+  $("webhooks-close").addEventListener("click", () => { $("webhooks").hidden = true; });
+  $("webhook-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const channelId = state.view?.channelId;
+    if (!channelId) return;
+    try {
+      const r = await gh.request({ createWebhook: { channelId, name: $("webhook-name").value.trim() } });
+      $("webhook-name").value = "";
+      // The listener that served this page serves webhooks too.
+      $("webhook-url").value = location.origin + r.webhook.path;
+      $("webhook-made").hidden = false;
+      showWebhooks();
+    } catch (err) { showError("view-error", err); }
+  });
+  $("pins-close").addEventListener("click", () => { $("pins").hidden = true; });
+}
+
+"""#),
         "/style.css": WebClientFile(type: "text/css; charset=utf-8", etag: "5d6230e9d1c01f7a27b9", gzipBase64: "H4sIAAAAAAACA61ZW4/jthV+z69QYxQFFiOtbFkej40+tN1BsUCwG2zSpyBYUBJlcUcSBZGyZ1L0v+fwIomkaM8k6Mtg7T089/Odi9+/C/49kLqoUF3/jQUXnAV5TXDLD0FXI9LeBT1GBcpqfBfwqsc4yGk9NC2Lgnfvv3sX/DfI6HPIyG+kPR3g332B+xC+Ogb/++6XihQFbn8FooIwYPdyCFra4uAvpOloz1HLBVlGixcgaVB/Iu0hiI9BSYX89bZ7fr+OtgF7YRw34UDuAoZaFjLck/IoFKH9IViti02SwKsM5U+nng5tAV+W2zIt98egwuRUCWZxfK6Osx5ljUFH8TcsSI9zTijIVrYJpSqwGvem5urFCXXADDfHANXk1IYENGPwEDyG+2PQoaKQnohS3Cg6S63NbpMlaNa9LEtDWpT1qC1AqHBAeNGqZ7QuDKJVgwUFaAOKHAPaoZxw0C/aC6KIccQFwawJaBFEO6mKCk+PCjIwbYYUBfHD8HnTPc88opy2LTgGC4VsI8oHnKZLShB3F+ivwKXTl+77It6j9YP5vqZsKQYliaBZ1RTyYhmJbwPjpHwJQQ6X+erEIORUhEqGfeJS0r5x5cgYTO7aeBy1F365kIJXhyCRBG/MI5kt0V68mFTg+JkjKKoxzCVqSA2cGtpSBsHE0jG476lIvzFRss3mGDSkDaeEVkyjZlARGgnv7/feoDZIOnHKG8cCk3Us6Ft0BnJt9DoV0qzkhsw7476s6SUEJmjgdHab1rB7DhitSQERL6RVK6hceMTcCOAHnJVrSZFXCNKmXpCUcbku01GxajN6TxuZCCOFZ0MOJcREmA/B0HW4zxHDc72l6e44IY0ITBAHUaJcKRgPNTCuCQPG/KXGCq+OJjZNTpi8VJM3JKeMbJhhfsG4fRU8EoEeystOKm6FofnQM2FOR4l6OSpyqERQFvVW4g1GM1UE73uQ6dLlZZHi3dFGn10sDY0yVJywhPslhsw+0Uov8s/CO+XNsMYlP0zeVwKioRX9xtVsi1J0nxtkDagPlbawVEGGIjrgpuMvbvMR/y/SIyJtTVp8BeGVVlOiJCJR3Jek7QZulpSoIV0wknh1Jvhyo+auoYbNx3CurnnoAIyhE2ZWH1hW4wLkVOyWlenEdCci5hS7QBol1eotwjHR9lqedpQRZVqPa8TJGZuM/MlaJtC4kSUwYrhVzXiZmTqXNOQsdI04ke1yzL/9/sHOzrVuedMDXBAbUP1P/DmsuUD3a8C2AsQDJPl5KXghHJAgtzXocVe/zJWmRCRzyPK8mJucVkCGYJSy2937+7ohIsekMzVLMjGZ+CrXxRrbco/D8yfmoPNm6bHUVFi6ZcHklwJxFIoJYWB///7L4z8+fP+rofEG3Rd4bb9DspLYsubnTEQZuBF65jEYc0b6Tg4LkeztCgA2tmE6WX0SVDH71MgGziVILdLHRMytlgTAd435ApNCQ1/r6STSU+sycexiuy/3ZfbGwXCB8h7BUaMwVTN0s8vu+inOVaWv+Eun5kRrwrma1XbteDJ9lVPYMNjVAV7pb8P7janeZLjSJT0B7xIodXWFeUVJjn21YI0jwF2WvPLAa7SIkQIbk9nWM5ldQ35dfMvBTDGVw48NLOu5DmgvxMoZSzppds9VpBxxB3GO8kr0bE9uyy546UVYxF9PhHSyjyBrciPNyeSY1TR/Es+ew2lcjxX4PE95tdnKr3wN62qDvNKhTFXQUBAK+4/53RncSuVu6yrkPo5KUuNbZetrr1PUN9OKJ+NTwPLVI4V3Cv9u78oaBSARO+i0IvpCG3ZzFNZF40zEb4utRjxHmpyj/5z962lcXqTfsha8gLC9Vfy2nl1PTz1A/VyEuvBnkNCxFd3KbZ9/zsBk3uGXq6t3yloqM86rvl44oomQOuGv+DCdF2Iv00NJ84FBbvNKrpd04GI2hiKbzZvA32OhHpKjoqedbAHmbDsxE8NPgViFDW5ym0R9XoUQi6HmRjg2sX89nZ+ItPZmt73dWeSwN1WEW9OvOfhmFPpfY8UV49K7q3nYvjYLW0+gBJ+WRwyc7q2xOZKh8Rw7dsX6qK52FSroBRppyzCXTo5B6TiL1cq3+jY0XdiBe9WuqKqD4bqci8MH0BDCJlNb/phWyR85H/ib1JVrwCSsSv4vJ4Fp09OMr6eK+8RJHfO570JwCxpfuQ5ItLedPeUSLUu5nEYtWi4+DnmkZuvQWVIWFyQFBDpch0BddbVv569xXZOOEQZgAgmNQ3nxEM5S5kFiqlTKjekluhdWjICjPjkwkcZ/PephS/ndSoSHB2Sxjn788vjT46d/PX79/OmHj58eb5wul08+fvjhcXmrRLG+VS4ffPj89dPnn79++PjTz//58s/FOUUdI/TZFuoG9vzpzu1sjivSnqXT8h7j9gpIyzoVx7hzBZUqaiaI5zxUNTRC4PbWHPjqBWBvdZ+1Kljf6GfCSCwgHSTDnxVAiLrEaLtI7u5B23EMGi2Xp0GbRo1K15Z+q1o1lwZ8PTW6EX1imUKeLQE6jolS+6ttoxMBe2PPmGihGjvZFP9Yw9B6hRSmjrtgdcFZRemT+uygsMQQKOKeT0g8cp2mZXEAKUKqLlVLH4h2IRAhgAEftFK/HfigKoMdgY3OlFhlLoX2ujAPDdFOtyQhY9yhR0kwLOv/sKYIU5OJ09rgY1D4Nuw4uk+dq+Q4a+h3UFcwNSAmX1pZMmaWSGIVTjHW87cF39LhQRe28V62ATdO6ZJuPFq5a81tgHZ4TPb5z00rgQud26K9yS8pw7mpv1oB9gNf8zPuGVavgyTDon1dTWeHd6Q+qnObi63KAJ+f1CuAWkihUP4k5IWMa79surrpFXkq1TdBiiYOh75+q9xrPxf57pnqZBppKZBS6OTvPeZVJ/H032SxRKX7XVpunJu+qUP8yuTljCGww0fojADGzBHe3EQ2voVdDgY0+wZdFRYz8fuf8PMxgD+c5KgeW1UD40qtpOrhCLCsbWWvsZDZ83Ntlmx2a+wz1epHvs44/d5XowzX3iOFbmLp2MR+B9N+SMOMHwAA", text: #"""
 /* Guildhall's web client: plain, readable, three columns. */
 * { box-sizing: border-box; }
@@ -1929,6 +1842,213 @@ header select { margin-left: .3em; }
 #member-list img.avatar { width: 20px; height: 20px; border-radius: 50%; object-fit: cover; vertical-align: middle; }
 #offline-banner { padding: .4em 1em; background: #b3261e; color: #fff; font-weight: 600; text-align: center; }
 #login label { display: block; margin: .5em 0; }
+
+"""#),
+        "/view.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "5f5599b885f8f7b1d62f", gzipBase64: "H4sIAAAAAAACA9VabW/bRhL+7l+xZoOGzMm0g+snOapgB24SoHGC2ClwMIwzRa4kxnwLd2nZUPXfb2b2hUuKsp32cMAVaC3ty+zsvDzzzKqHh+xyyVlZ8YLdpXw1ZmXBWbyMioJnrKzV17K447WIZFoWIfscLbhgy1TIsn5gTcWiImFJuSpGe4eH7FuTV4LJkkUs50LA2hG75RzGCr4yQ4KlBauyKIZJ3J1H9a1gNY8SFkkmQaFZKWWZh3t7aV6VtWRrmC0SXn+G/6bFgm3YvC5z5oWHcQkrBK/Db8I7bpe7Op9HORykBLxVVxP2u7PODl7wGgedUzK4rugdUfN5zcXyC495Wkm7+aO5Y7vbXLsn4MWIfT55dzZii+WIiWW5OqvrsoaPMpLc2V7BXrUVLXwA/4B1n+UtWry3x+/pxHlTxDQqo3rB5ae5j0ICuops6oJdrZmgq39IxnRAaL6OzCl2xn5nm+tjtgHVXr1inyCOhFYOXYn6lHOWStG63o/gkKiOlxBDMhiTu4UEDWAkqssG4iGVIxrWeyg+eBKyV4fmKpF4KOL2Qhh1lyVdZ8RyuNEeQzsIqSJ7okwa4vw0vE3hiMlkou5B337+2VnhXM2uskPHIDmdM3+fBP/5J9tXG62LRZlz378P2ORXdh82qRKS46dAKcZYtIpSpdofIFyrPY8yAWGag82/B3jMBv5Vwudl3AimpeBUN9J8Wp7AopwXMvze8Prhgmc8hgz1b36yljdKXiWRjA5A1MR7sSaZG+/6JpiGIq7LLPtQyJL0WrNZVsa3Y+bFIJfXHtvASdrVN5G8GTP05XdMdzIHeNyH3OLkPMh3LmTwiNd6BogWUYq+0oYAYRNWNFnWcWeWdLxp3aE2gx9hheNiTzvOw6l9v/X41uSA50FUO2KdN4c885U28qGi+L7y3r4/OT8/+/3fHy/eeSNmv17+6/OH83fetdnLINXDmoOHhATzimYGJk9nfAw5iMJGaJOaUhes/vX84uvpxdsvH07PQKhKWjFusxf0CwAmNkEYR5A9vk9Bt95QOKj4aWOIUlJF87EdtKExYVfXznBZ81OelSvjjeOtUETHtKM1r7KHy9IZJ6eoSaEwG3FGDVQaxOnQLrBDKJPOL3yPZMKQF4TLNEkojWXdkC40HcE2MTRrodT38LoHHD+DBSmYjHI7QsF4SoO7qgR+Bwu1eVUIAGiZeFTzIgTn9DZMTRg5k21gKXEvtLIylRmHW0l+L6E4Scg8OOHmJ/ZiHS+nYQG1DGGnK2Nz4+oklOfOm3wGuuMuHPlYJvyCw4pEoICj9lycPchheutYkjRlNxf4F1eoimNwmcP1HkAxXLZh4oZB0HpWbMF5clCr6giSqwg8Lc8yTiBlnWbj6+9mlgLVH8mvx7NL1cYN66QTI3hbP8NjfQLiqyBxh91ocIYhJNBBa1ZxpxKrL1abZ9vXJIXOKkOX3LyxLoD5Ki3EAQKzu6DNlX03V/SWFZ8ty/L2r24bymCgOadYeoBL1EAGuVxxmJerEmxSVhnHwrMArlCxZQTMEmIyVEKpYB2grR5RJMk9qtyOXY8Htnf92cMLlGFZA20DggLK+I7QAFLH+1rQrIe5QXfyHEsP3b0LTvtdcHo0W1XudSisogZd6tsZc8PRt+AItRcPbqsvueTSoWRI21dLWBcjIM045C43vK1wZqI5EIeQJOwoOSZzszJKTmblHfdP0wVwEFAiYP9gr4ugv4pKk6+HFXU1Ed4XRYsUrbksT6mp0GMQUH7LZi6JsNxLhlwbroN45xJTLCkF2AVvA7GHfDMYsaaQaQa3xtYlXsKdWt7zCO1xrkC2RYMr2+AMVDxS3eGWVLodqmmrsw1Ayz4zXizkMnCsovBUV/9W3kjraQeNiKtBieyAvXYIQkfRNnQlVIO1U4hqmBuAZUC996p9RFzuNRZvzVcfDAzkcmwUnRrLIuOEZDoC1E5SwD+N5ie/XZ59gbEszVM5ps7KQW+TVRTXrRlcSxmtKQQmzK9bI9igBS9cXQfhPM0gEHw/J8b1Qy3A8Y5cCMOwOzhiMIS6XHe2ONRsf99VESZO7qI0i2YZN6mx3SVsGHFF4Ol1bVJ7F1/CJWrPPC2iLDPOHYwBW0Q2bk4pCvQSG/55CUC9Yr5qBpGagL0hg4BX3IEJAMcVtrNvZVp02gabOV1SZukVqdWPMA2AGGFmIXy5Mp+vFXFGtPL9WhFnJwZIXYoBw+r0Xx0BV0fXEJ2D1K9HEzHwSBoma8BEqEXjH9dNHcAehuwhor/Z7u57WdS294NNcNsETYd74HFnX5eo2Mb/Bt8qbnQzrzpChaRRfKveMVZYF4pSLpH5p0Ij6gOX+CCAePpSQMLb7hF6G0x6WjXCp41nQ6sCfjrTrWDPQlkXDh5Fuh2oOgSC+iZbOHt07YJOVMTLEvFSL5/qDxrt6DqmJMPkhayxW8LhQIFhG22dtcEAbphL/HdhWt2gi8mnZ799+nL2fw3KFT1hbqHzNQispe9HIzYjmbrbMtyF/EZtFpROPThrB3tHInbrCHsK1JU5ZuU9rAU2aJZ64AbNwiY4q99y3vN0sZSgQjt0WVa7ywPrLtwhi87punCwle69kPr0kNl1U07PA9TaTCZtjiBa+nmILY7ejXbLQ93uTE2YcnBemEdVK876839U6froG0lDM51nqwF3KQ5OuPyUu/T3OEuB5+slb9gvR4Po3ye76i18hw5PetsCPBZzSlWAbuD2WMQ1L9PixvRKq8lwgu/6YgUlXjuMaX8JBAsIlEi99uvZRxBd8XTHlIOYS69NliY7LoCv9l30LhXpLM1S+XBBD+wUrKr98rYZ81+jx894WVLiGyu5KdAUux+GUKRWBpNiv8FLabRp9O63RKQU3PzKjvCTxpwmxPkLC0ZvzIRDpjUiDb9Role/gIiBGtCq2mHqJHMHuzIXqrXiQdcIAoxgphwKsvXeNWJWwLGVO8ijdnEpetF55OHU1mUBjf1WFOwGsf0eiO0jZgHDjbIfgDS70c6IqoQD3JAgxWy/N+g6vc3A7xMe1Hf7miJPVtJFlsbcP3h9dDQAso+52HnJI7pbzsFh+jrCftCFmzVVAgbThYjIctgqM2L61HVrK/DHGkuy347gg9kmoEJNJ26OLcvY7eiOojlqSfcOnnWSdcqYCBWcOPxMqN+JbQw97wXQLfZZREB0NUBCanyCFdxH9lMkT8SjEz0kEgPSPBJPn0SSeEpQcpmqB2gXS1AaHinbyV1wgoohnOigHPd+qm0DszM4YhIkj1n3oCcxxhUSDJpfDJt/pLweUzx15eCrjzUUMW8n0B55VnsKcAbJRDczmlT/DrvgbkXMh+AJg6FPdjFrbbXMTclr+YwSDTG06ydGvUH1D0PcJ0mMrnm/63rmD6T6iO7FaRKAQG36NPsGDUYYCZEuCv8ef/AN9KPxSUFtU23f7UyjOXb6RzAbBA/1o9KwGucBL2c+gIL9/xhwSQW5DkEXhN0bmZYKORYO7+CyQftDp9PjHBvGQd43FA1pC3ZjsvNW2TVg1YildtKWaf92SzLkdrybVo0q1o5bPuOZ9T0++INJwS15mTQZfynw6hI2tsbGJmHo9WcFjSVZUYVWh8mGEHpnd+Cj36Fj5QXc2lPqALn3HWzAq3Q3tuz3DfvnkfOkanqyoP+cbJ7ILcns7NERsfVO3d0TWMswDR+gFcbcgY61wStBBxDftjdyYlG1zQNxNqJsDUw1tGR4W3hLjxUO2HOUpuTE/wBooKVBLyQAAA==", text: #"""
+// The open view: one channel or one conversation. Pages history up and down,
+// jumps to a message, keeps new messages in place, and marks read at the bottom.
+
+import { renderPending } from "./composer.js";
+import { conversationName, renderChannels, renderConversations, renderServers } from "./lists.js";
+import { refreshReceipts, renderMessages } from "./messages.js";
+import { $, PAGE, gh, showError, state } from "./page.js";
+
+// ---- a view: one channel or one conversation ----
+
+export function targetOf(view) { return [{ serverId: view.serverId, channelId: view.channelId }]; }
+
+/** Opens a view at one of its messages (a search hit): the stretch around it, the message marked. */
+export async function jumpTo(view, m) {
+  const open = state.view?.kind === view.kind && state.view.channelId === view.channelId;
+  if (!open || !state.messages.some((x) => x.uid === m.uid)) {
+    await openView(view, false, m.seq);
+  }
+  state.focus = m.uid;
+  renderMessages();
+  document.querySelector(`#messages .message[data-uid="${m.uid}"]`)?.scrollIntoView({ block: "center" });
+}
+
+/** `at`: a seq to open at (else the newest). */
+export async function openView(view, again = false, at = null) {
+  const old = state.view;
+  if (!again && old?.kind === "channel" && !(view.kind === "channel" && view.channelId === old.channelId)) {
+    for (const type of ["CHANNEL_MSG", "CHANNEL_TYPING"]) {
+      gh.request({ subscribe: { type, operation: "UNSUBSCRIBE", targets: targetOf(old) } }).catch(() => {});
+    }
+  }
+  state.view = view;
+  state.messages = [];
+  state.moreBelow = false;
+  state.focus = null;
+  state.replyTo = null;
+  if (!state.sending) { state.pending = []; renderPending(); }
+  $("replying").hidden = true;
+  $("readers").hidden = true;
+  showError("view-error", null);
+  if (view.kind === "channel") {
+    refreshServer(view.serverId);
+    const ch = state.servers.get(view.serverId)?.channels.get(view.channelId);
+    $("view-title").textContent = `# ${ch?.name || view.channelId}`;
+    const slow = Number(ch?.slowModeSeconds || 0);
+    $("slow-mode").textContent = slow ? `Slow mode: one message every ${slow} s` : "";
+    $("need-receipt").parentElement.hidden = false;
+    for (const type of ["CHANNEL_MSG", "CHANNEL_TYPING"]) {
+      await gh.request({ subscribe: { type, operation: "SUBSCRIBE", targets: targetOf(view) } });
+    }
+  } else {
+    $("view-title").textContent = conversationName(state.conversations.get(view.conversationId) || { peerId: view.peerId });
+    $("need-receipt").parentElement.hidden = true;
+  }
+  $("composer").hidden = false;
+  $("pins-open").hidden = view.kind !== "channel";
+  $("webhooks-open").hidden = view.kind !== "channel";
+  $("webhooks").hidden = true;
+  // Blocks are between two people: a group has none.
+  $("block-peer").hidden = view.kind !== "dm" || !view.peerId;
+  $("block-peer").textContent = view.kind === "dm" && state.blocked.has(view.peerId) ? "Unblock" : "Block";
+  $("pins").hidden = true;
+  if (view.kind !== "channel") $("slow-mode").textContent = "";
+  renderServers();
+  renderChannels();
+  renderConversations();
+  if (at !== null) {
+    // The message and what came before it, then what came after.
+    state.messages = [];
+    await loadAbove(BigInt(at) + 1n);
+    await loadBelow();
+    return;
+  }
+  await loadAbove();
+  scrollToBottom();
+  seen();
+}
+
+/** The next page below the stretch shown (after a jump), until it reaches the newest. */
+export async function loadBelow() {
+  if (state.loadingAbove || !state.view || !state.moreBelow && state.messages.length) return;
+  const view = state.view, newest = state.messages[state.messages.length - 1];
+  state.loadingAbove = true;
+  try {
+    const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: newest ? newest.seq : "0", direction: "AFTER", limit: PAGE } });
+    if (view !== state.view) return;
+    const page = (r.messages.messages || []).filter((m) => !state.messages.some((x) => x.uid === m.uid));
+    state.messages = [...state.messages, ...page];
+    state.moreBelow = !!r.messages.moreAvailable;
+    renderMessages();
+  } catch (err) {
+    showError("view-error", err);
+  } finally {
+    state.loadingAbove = false;
+  }
+}
+
+/** The server's info now (its member count moves as people join). */
+export function refreshServer(serverId) {
+  gh.request({ getServers: { serverIds: [serverId] } }).then((r) => {
+    const info = (r.servers.servers || [])[0], s = state.servers.get(serverId);
+    if (info && s) s.info = info;
+    renderServers();
+    renderChannels();
+  }).catch(() => {});
+}
+
+export function viewChannelId() { return state.view?.kind === "channel" ? state.view.channelId : state.view?.conversationId; }
+
+/** `from`: the seq to page back from when nothing is shown yet (a jump's), else the oldest shown, or the newest. */
+export async function loadAbove(from = null) {
+  if (state.loadingAbove || !state.view) return;
+  state.loadingAbove = true;
+  const view = state.view;
+  try {
+    const oldest = state.messages[0];
+    const anchor = oldest ? oldest.seq : from !== null ? String(from) : "0";
+    if (from !== null) state.moreBelow = true;
+    const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: anchor, direction: "BEFORE", limit: PAGE } });
+    if (view !== state.view) return;
+    const page = (r.messages.messages || []).filter((m) => !state.messages.some((x) => x.uid === m.uid));
+    state.messages = [...page, ...state.messages].sort((a, b) => Number(BigInt(a.seq || 0) - BigInt(b.seq || 0)));
+    state.moreAbove = !!r.messages.moreAvailable;
+    const box = $("messages"), before = box.scrollHeight - box.scrollTop;
+    renderMessages();
+    box.scrollTop = box.scrollHeight - before;
+    if (view.kind === "channel") refreshReceipts(page.filter((m) => m.senderId === state.me && (m.needReceipt || m.receipt?.requested)).map((m) => m.uid));
+  } catch (err) {
+    showError("view-error", err);
+  } finally {
+    state.loadingAbove = false;
+  }
+}
+
+export function atBottom() {
+  const box = $("messages");
+  return box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+}
+
+export function scrollToBottom() { const box = $("messages"); box.scrollTop = box.scrollHeight; }
+
+/** The view is at its newest message: mark it read, answer receipt requests, send a read receipt. */
+export async function seen() {
+  const view = state.view;
+  if (!view || !atBottom() || document.visibilityState === "hidden") return;
+  const newest = state.messages[state.messages.length - 1];
+  if (view.kind === "channel") {
+    const u = state.unread.get(view.channelId);
+    if (newest && (!u || Number(u.unreadCount || 0) > 0 || BigInt(u.readSeq || 0) < BigInt(newest.seq || 0))) {
+      gh.request({ markRead: { channelId: view.channelId, seq: newest.seq } }).then((r) => {
+        if (r.unread) state.unread.set(r.unread.channelId || view.channelId, r.unread);
+        renderServers();
+        renderChannels();
+      }).catch(() => {});
+    }
+    const asked = state.messages.filter((m) => m.senderId !== state.me && !m.removal && (m.needReceipt || m.receipt?.requested) && !m.receipt?.responded);
+    if (asked.length) {
+      gh.request({ respondReceipts: { channelId: view.channelId, messageUids: asked.slice(-100).map((m) => m.uid) } }).then((r) => {
+        for (const info of r.receipts.receipts || []) updateMessage(info.messageUid, (m) => { m.receipt = { ...(m.receipt || {}), ...info }; });
+      }).catch(() => {});
+      for (const m of asked) m.receipt = { ...(m.receipt || {}), responded: true };
+    }
+  } else {
+    const c = state.conversations.get(view.conversationId);
+    const last = [...state.messages].reverse().find((m) => m.senderId !== state.me);
+    if (last && (Number(c?.unreadCount || 0) > 0 || BigInt(c?.readTime || 0) < BigInt(last.sentTime || 0))) {
+      gh.request({ sendReadReceipt: { conversationId: view.conversationId, time: last.sentTime } }).then((r) => {
+        if (r.conversation) state.conversations.set(view.conversationId, { ...c, ...r.conversation, unreadCount: "0" });
+        renderConversations();
+      }).catch(() => {});
+    }
+  }
+}
+
+export function updateMessage(uid, change) {
+  const m = state.messages.find((x) => x.uid === uid);
+  if (!m) return false;
+  change(m);
+  renderMessages();
+  return true;
+}
+
+export function addMessage(m) {
+  if (state.messages.some((x) => x.uid === m.uid)) return updateMessage(m.uid, (x) => Object.assign(x, m));
+  // An older stretch is shown: the newest come when the view reaches them (or jumps to the present).
+  if (state.moreBelow) { if (m.senderId === state.me) openView(state.view); return; }
+  const bottom = atBottom();
+  state.messages.push(m);
+  state.messages.sort((a, b) => Number(BigInt(a.seq || 0) - BigInt(b.seq || 0)));
+  renderMessages();
+  if (bottom || m.senderId === state.me) scrollToBottom();
+  seen();
+}
+
+/** Hooks this module's controls to the page. */
+export function wireView() {
+  $("messages").addEventListener("scroll", () => {
+    if ($("messages").scrollTop < 30 && state.moreAbove) loadAbove();
+    if (atBottom() && state.moreBelow) loadBelow();
+    if (atBottom()) seen();
+  });
+  $("jump-present").addEventListener("click", () => { if (state.view) openView(state.view, true); });
+  document.addEventListener("visibilitychange", () => seen());
+}
 
 """#),
     ]
