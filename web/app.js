@@ -10,11 +10,13 @@ import { upload, wireComposer } from "./composer.js";
 import { handlers } from "./events.js";
 import { GuildhallConnection } from "./guildhall.js";
 import { showInvite, wireInvites } from "./invites.js";
-import { loadConversations, loadServers, renderConversations, wireLists } from "./lists.js";
+import { closeDrawers, loadConversations, loadMuted, loadServers, renderConversations, wireLists } from "./lists.js";
 import { loadMembers, wireMembers } from "./members.js";
 import { renderMessages, wireMessages } from "./messages.js";
 import { $, gh, showError, state, useConnection } from "./page.js";
 import { wirePanels } from "./panels.js";
+import { wireReactions } from "./reactions.js";
+import { wireThread } from "./thread.js";
 import { openView, wireView } from "./view.js";
 
 // ---- sign in and the connection ----
@@ -63,7 +65,9 @@ async function ready({ login, fresh }) {
   $("app").hidden = false;
   $("logout").hidden = false;
   $("presence-label").hidden = false;
-  $("profile-form").hidden = false;
+  $("profile-box").hidden = false;
+  $("drawer-open").hidden = false;
+  $("members-toggle").hidden = false;
   $("notify-enable").hidden = !("Notification" in window) || Notification.permission !== "default";
   gh.request({ listBlockedUsers: {} }).then((r) => { state.blocked = new Set(r.userIds.userIds || []); renderConversations(); }).catch(() => {});
   gh.request({ getDmPrivacy: {} }).then((r) => { $("dm-server-mates-only").checked = !!r.dmPrivacy.serverMatesOnly; }).catch(() => {});
@@ -72,6 +76,7 @@ async function ready({ login, fresh }) {
     $("profile-name").value = name;
     if (name) state.names.set(state.me, name);
   }).catch(() => {});
+  loadMuted();
   if (!fresh) return; // resumed: the server replayed what was missed and kept the subscriptions
   await loadServers();
   await loadMembers(state.currentServer);
@@ -125,7 +130,20 @@ function wire() {
       await gh.request({ setPresence: { status: $("presence-choice").value } });
     } catch (err) { showError("view-error", err); }
   });
-  for (const w of [wireLists, wireInvites, wireMembers, wireView, wireMessages, wireComposer, wirePanels]) w();
+  // On a phone the rail and sidebar, and the member list, are drawers; the scrim or Escape closes them.
+  const drawer = (name, button) => {
+    const open = !document.body.classList.contains(name);
+    closeDrawers();
+    document.body.classList.toggle(name, open);
+    $("scrim").hidden = !open;
+    button.setAttribute("aria-expanded", String(open));
+    if (open) (name === "drawer-open" ? $("sidebar") : $("members")).querySelector("input, button, li[tabindex]")?.focus();
+  };
+  $("drawer-open").addEventListener("click", () => drawer("drawer-open", $("drawer-open")));
+  $("members-toggle").addEventListener("click", () => drawer("members-open", $("members-toggle")));
+  $("scrim").addEventListener("click", () => closeDrawers());
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("scrim").hidden) closeDrawers(); });
+  for (const w of [wireLists, wireInvites, wireMembers, wireView, wireMessages, wireReactions, wireThread, wireComposer, wirePanels]) w();
   const token = new URLSearchParams(location.search).get("token");
   if (token) {
     // Out of the address bar (and history) once read; kept for this tab.

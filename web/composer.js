@@ -1,7 +1,8 @@
 // Writing: the message box, files waiting to be sent (attach, drop, paste)
 // and their uploads, sending, and telling others one types.
 
-import { refreshReceipts } from "./messages.js";
+import { editLast, refreshReceipts } from "./messages.js";
+import { attachPicker } from "./picker.js";
 import { $, el, gh, showError, sizeText, state } from "./page.js";
 import { addMessage } from "./view.js";
 
@@ -73,6 +74,18 @@ export async function send(text) {
 }
 
 
+/** Members to mention for the "@word" before the caret (a channel's only). */
+function suggestMentions(text, field) {
+  const typed = text.slice(0, field.selectionStart).match(/(?:^|\s)@([^\s@]*)$/);
+  if (!typed || state.view?.kind !== "channel" || state.members?.serverId !== state.view.serverId) return [];
+  const q = typed[1].toLowerCase();
+  const found = state.members.list.filter((x) => x.userId !== state.me)
+    .map((x) => ({ key: x.userId, label: x.nickname || x.displayName || x.userId, detail: x.userId }))
+    .filter((x) => x.label.toLowerCase().startsWith(q) || x.key.toLowerCase().startsWith(q)).slice(0, 8);
+  if (state.mayMentionEveryone && "everyone".startsWith(q)) found.push({ key: "everyone", label: "@everyone", detail: "notifies everyone here" });
+  return found;
+}
+
 /** Hooks this module's controls to the page. */
 export function wireComposer() {
   $("composer").addEventListener("submit", (e) => {
@@ -96,6 +109,17 @@ export function wireComposer() {
   $("text").addEventListener("paste", (e) => {
     const files = [...(e.clipboardData?.files || [])];
     if (files.length) { e.preventDefault(); addFiles(files); }
+  });
+  // "@" lists the server's members (and everyone, for those allowed to mention all);
+  // the one chosen is written as @id, which the message mentions.
+  attachPicker($("text"), $("mention-suggestions"), { suggest: suggestMentions, choose: (item, field) => {
+    const at = field.selectionStart, before = field.value.slice(0, at).replace(/@([^\s@]*)$/, `@${item.key} `);
+    field.value = before + field.value.slice(at);
+    field.setSelectionRange(before.length, before.length);
+  } });
+  // Up in an empty box edits one's last message.
+  $("text").addEventListener("keydown", (e) => {
+    if (e.key === "ArrowUp" && !$("text").value && state.view && editLast()) e.preventDefault();
   });
   $("text").addEventListener("input", () => {
     if (!state.view || Date.now() - state.lastTyping < 3000) return;

@@ -4,6 +4,7 @@
 import { closeView, conversationName, loadConversations, loadServers, notifyHidden, renderChannels, renderConversations, renderServers } from "./lists.js";
 import { loadMembers, renderMembers } from "./members.js";
 import { refreshReceipts, renderMessages } from "./messages.js";
+import { renderThread } from "./thread.js";
 import { $, gh, learnNames, state } from "./page.js";
 import { addMessage, seen, updateMessage, viewChannelId } from "./view.js";
 
@@ -106,7 +107,15 @@ export const handlers = {
     }
     if (changed) renderMessages();
   },
-  messageUpdate(u) { if (u.message) updateMessage(u.message.uid, (m) => { Object.keys(m).forEach((k) => delete m[k]); Object.assign(m, u.message); }); },
+  messageUpdate(u) {
+    if (!u.message) return;
+    const replace = (m) => { Object.keys(m).forEach((k) => delete m[k]); Object.assign(m, u.message); };
+    updateMessage(u.message.uid, replace);
+    // The open thread's root or one of its replies.
+    const t = state.thread;
+    const inThread = t && [t.root, ...t.replies].find((m) => m.uid === u.message.uid);
+    if (inThread) { replace(inThread); renderThread(); }
+  },
   notification(n) {
     if (n.kind === "CONVERSATION_UPDATED" && n.conversation) {
       const c = n.conversation, id = c.conversationId;

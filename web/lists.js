@@ -6,6 +6,8 @@ import { badgeText } from "./guildhall.js";
 import { loadMembers } from "./members.js";
 import { renderMessages } from "./messages.js";
 import { $, el, gh, nameOf, showError, state, userList } from "./page.js";
+import { findPeople, gatherPeople } from "./people.js";
+import { attachPicker } from "./picker.js";
 import { openView } from "./view.js";
 
 export async function loadServers() {
@@ -46,42 +48,104 @@ export function serverUnread(serverId) {
   for (const chId of state.servers.get(serverId)?.channels.keys() || []) {
     const u = state.unread.get(chId);
     if (!u) continue;
-    unread += Number(u.unreadCount || 0);
+    // A muted channel still counts its mentions, not its messages.
+    if (!isMuted(chId)) unread += Number(u.unreadCount || 0);
     mentions += Number(u.mentionedCount || 0);
     cap = Number(u.maxCount || cap);
   }
   return { unread, mentions, cap };
 }
 
+// Muting is this device's choice (kept in localStorage): a muted channel is
+// greyed, its messages neither count in its server's badge and the title nor notify; mentions still do.
+const MUTED_KEY = "guildhall.muted";
+
+export function isMuted(channelId) { return state.muted.has(channelId); }
+
+export function setMuted(channelId, muted) {
+  if (muted) state.muted.add(channelId); else state.muted.delete(channelId);
+  localStorage.setItem(MUTED_KEY, JSON.stringify([...state.muted]));
+  renderServers();
+  renderChannels();
+}
+
+export function loadMuted() {
+  try { state.muted = new Set(JSON.parse(localStorage.getItem(MUTED_KEY) || "[]")); } catch { state.muted = new Set(); }
+}
+
+/** A server's icon: its image, its emoji, or its name's initials. */
+export function serverIcon(info) {
+  const icon = (info.icon || info.serverIcon || "").trim();
+  if (/^(https?:\/\/|\/)/.test(icon)) return el("span", { class: "server-icon" }, el("img", { src: icon, alt: "" }));
+  const name = info.name || info.serverName || "?";
+  // As chat apps do: the first letter of each word ("Guild of Tests": "GoT").
+  const initials = icon || name.split(/\s+/).filter(Boolean).slice(0, 3).map((w) => [...w][0]).join("");
+  return el("span", { class: `server-icon${[...initials].length > 2 ? " small" : ""}`, "aria-hidden": "true" }, initials);
+}
+
 export function renderServers() {
   renderTitle();
+  $("home-button").classList.toggle("current", state.home);
+  let directUnread = 0;
+  for (const c of state.conversations.values()) directUnread += Number(c.unreadCount || 0);
+  $("home-badge").textContent = badgeText(directUnread, 99);
   $("server-list").replaceChildren(...[...state.servers.values()].map((s) => {
     const { unread, mentions, cap } = serverUnread(s.info.serverId);
-    return el("li", { class: `server${s.info.serverId === state.currentServer ? " current" : ""}`, dataset: { id: s.info.serverId },
-                      onclick: () => { state.currentServer = s.info.serverId; renderServers(); renderChannels(); loadMembers(s.info.serverId); } },
+    const current = !state.home && s.info.serverId === state.currentServer;
+    return el("li", { class: `server${current ? " current" : ""}${unread ? " unread" : ""}`, dataset: { id: s.info.serverId },
+                      tabindex: 0, role: "button", title: s.info.name, "aria-current": current ? "true" : null,
+                      onclick: () => chooseServer(s.info.serverId), onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); chooseServer(s.info.serverId); } } },
+      serverIcon(s.info),
       el("span", { class: "name" }, s.info.name),
-      el("span", {}, el("span", { class: "badge mention" }, mentions ? `@${badgeText(mentions, cap)}` : ""),
-                     el("span", { class: "badge unread" }, badgeText(unread, cap))));
+      el("span", { class: "badges" }, el("span", { class: "badge mention", "aria-label": mentions ? `${mentions} mentions` : null }, mentions ? `@${badgeText(mentions, cap)}` : ""),
+                     el("span", { class: "badge unread", "aria-label": unread ? `${unread} unread` : null }, badgeText(unread, cap))));
   }));
+  renderSidebar();
+}
+
+/** The sidebar shows the chosen server's channels, or (home) one's conversations. */
+export function renderSidebar() {
+  $("server-pane").hidden = state.home;
+  $("home-pane").hidden = !state.home;
+}
+
+export function chooseServer(serverId) {
+  state.home = false;
+  state.currentServer = serverId;
+  renderServers();
+  renderChannels();
+  loadMembers(serverId);
+}
+
+export function chooseHome() {
+  state.home = true;
+  renderServers();
+  gatherPeople();
 }
 
 export function renderChannels() {
   const s = state.servers.get(state.currentServer);
   $("server-name").textContent = s ? s.info.name : "No server chosen";
   const members = Number(s?.info.memberCount || 0);
-  $("server-id").textContent = s ? `id ${s.info.serverId} · ${members} member${members === 1 ? "" : "s"}` : "";
+  $("server-id").textContent = s ? `${members} member${members === 1 ? "" : "s"}` : "Add a server with + on the left.";
+  $("server-id").title = s ? `id ${s.info.serverId}` : "";
   $("create-channel-form").hidden = !s || s.info.ownerId !== state.me;
   $("invite-people").hidden = !s;
+  $("search-form").hidden = !s;
   if (state.auditFor !== state.currentServer) { $("audit").hidden = true; state.auditFor = state.currentServer; }
   if (state.invitesFor !== state.currentServer) { $("invite-made").hidden = true; state.invitesFor = state.currentServer; }
   $("channel-list").replaceChildren(...(s ? [...s.channels.values()] : []).map((ch) => {
     const u = state.unread.get(ch.channelId) || {};
     const current = state.view?.kind === "channel" && state.view.channelId === ch.channelId;
-    return el("li", { class: `channel${current ? " current" : ""}`, dataset: { id: ch.channelId },
-                      onclick: () => openView({ kind: "channel", serverId: ch.serverId, channelId: ch.channelId }) },
-      el("span", { class: "name" }, `# ${ch.name}`),
+    const muted = isMuted(ch.channelId);
+    const open = () => { closeDrawers(); return openView({ kind: "channel", serverId: ch.serverId, channelId: ch.channelId }); };
+    return el("li", { class: `channel${current ? " current" : ""}${muted ? " muted-channel" : ""}`, dataset: { id: ch.channelId },
+                      tabindex: 0, role: "link", "aria-current": current ? "page" : null,
+                      // Chosen from the keyboard, the caret goes on to the message box.
+                      onclick: open, onkeydown: (e) => { if (e.key === "Enter") open().then(() => $("text").focus()); } },
+      el("span", { class: "name" }, `# ${ch.name}`, muted ? el("span", { class: "sr-only" }, " (muted)") : null),
       el("span", {}, el("span", { class: "badge mention" }, Number(u.mentionedCount || 0) ? `@${badgeText(u.mentionedCount, u.maxCount)}` : ""),
-                     el("span", { class: "badge unread" }, badgeText(u.unreadCount, u.maxCount))));
+                     el("span", { class: "badge unread" }, muted ? "" : badgeText(u.unreadCount, u.maxCount))));
   }));
 }
 
@@ -93,7 +157,7 @@ export function conversationName(c) {
 /** The tab's title counts what is unread: every channel's and conversation's ("99+" past 99). */
 export function renderTitle() {
   let total = 0;
-  for (const u of state.unread.values()) total += Number(u.unreadCount || 0);
+  for (const [channelId, u] of state.unread) if (!isMuted(channelId)) total += Number(u.unreadCount || 0);
   for (const c of state.conversations.values()) total += Number(c.unreadCount || 0);
   document.title = total ? `(${total > 99 ? "99+" : total}) Guildhall` : "Guildhall";
 }
@@ -102,17 +166,19 @@ export function renderTitle() {
 export function notifyHidden(m, direct) {
   if (document.visibilityState !== "hidden" || m.senderId === state.me) return;
   if (!direct && !(m.mentions || []).includes(state.me) && !m.mentionAll) return;
+  if (direct && state.blocked.has(m.senderId)) return;
   if (!("Notification" in window) || Notification.permission !== "granted") return;
   const who = m.webhook?.name || nameOf(m.senderId);
   new Notification(direct ? who : `${who} mentioned you`, { body: (m.body?.text || "a file").slice(0, 200), tag: m.channelId });
 }
 
 export function renderConversations() {
-  renderTitle();
+  renderServers();
   $("dm-list").replaceChildren(...[...state.conversations.values()].map((c) => {
     const current = state.view?.kind === "dm" && state.view.conversationId === c.conversationId;
+    const open = () => { openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId || "" }); closeDrawers(); };
     return el("li", { class: `conversation${current ? " current" : ""}${c.isGroup ? " group" : ""}`, dataset: { id: c.conversationId, peer: c.peerId || "" },
-                      onclick: () => openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId || "" }) },
+                      tabindex: 0, role: "link", "aria-current": current ? "page" : null, onclick: open, onkeydown: (e) => { if (e.key === "Enter") open(); } },
       el("span", { class: "name" }, conversationName(c)), el("span", { class: "badge unread" }, badgeText(c.unreadCount, 99)));
   }));
   renderGroup();
@@ -153,7 +219,6 @@ export async function groupChange(request) {
   } catch (err) { showError("view-error", err); }
 }
 
-/** Comma or space separated user ids. */
 /** Nothing open (the conversation shown went away). */
 export function closeView() {
   state.view = null;
@@ -175,34 +240,57 @@ export async function setBlocked(user, blocks) {
   } catch (err) { showError("view-error", err); }
 }
 
+/** The people chosen for a new group, each with a button to take them out. */
+function renderChosen() {
+  $("group-create-chosen").replaceChildren(...state.groupChosen.map((user, i) => el("li", { dataset: { user } }, nameOf(user),
+    el("button", { type: "button", "aria-label": `take ${nameOf(user)} out`, onclick: () => { state.groupChosen.splice(i, 1); renderChosen(); } }, "×"))));
+}
+
+/** On a phone: the drawers close once something in them was chosen. */
+export function closeDrawers() {
+  document.body.classList.remove("drawer-open", "members-open");
+  $("scrim").hidden = true;
+  $("drawer-open").setAttribute("aria-expanded", "false");
+  $("members-toggle").setAttribute("aria-expanded", "false");
+}
+
 /** Hooks this module's controls to the page. */
 export function wireLists() {
   $("block-peer").addEventListener("click", () => {
     const peer = state.view?.peerId;
     if (peer) setBlocked(peer, !state.blocked.has(peer));
   });
+  $("home-button").addEventListener("click", () => chooseHome());
+  $("add-server").addEventListener("click", () => { showError("add-server-error", null); $("add-server-dialog").showModal(); $("create-server-name").focus(); });
+  $("add-server-close").addEventListener("click", () => $("add-server-dialog").close());
+  $("create-server-icon").addEventListener("input", () => {
+    $("create-server-preview").replaceWith(Object.assign(serverIcon({ name: $("create-server-name").value, icon: $("create-server-icon").value }), { id: "create-server-preview" }));
+  });
   $("join-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const id = $("join-id").value.trim();
-      await gh.request({ joinServer: { serverId: id } });
+      // An invite link (or its code) joins through the invite; a bare id joins an open server.
+      const text = $("join-id").value.trim();
+      const code = text.match(/\/invite\/([A-Za-z0-9]+)\/?$/)?.[1] || (/^\d+$/.test(text) ? null : text);
+      const id = code ? (await gh.request({ joinByInvite: { code } })).inviteCode.serverId : text;
+      if (!code) await gh.request({ joinServer: { serverId: id } });
       $("join-id").value = "";
+      $("add-server-dialog").close();
       await loadServers();
-      state.currentServer = id;
-      renderServers();
-      renderChannels();
-      await loadMembers(id);
-    } catch (err) { showError("view-error", err); }
+      chooseServer(id);
+    } catch (err) { showError("add-server-error", err); }
   });
   $("create-server-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const r = await gh.request({ createServer: { name: $("create-server-name").value.trim(), openJoin: true } });
+      const r = await gh.request({ createServer: { name: $("create-server-name").value.trim(), icon: $("create-server-icon").value.trim(), openJoin: true } });
       $("create-server-name").value = "";
+      $("create-server-icon").value = "";
+      $("add-server-dialog").close();
       state.currentServer = r.server.serverId;
       await loadServers();
-      await loadMembers(r.server.serverId);
-    } catch (err) { showError("view-error", err); }
+      chooseServer(r.server.serverId);
+    } catch (err) { showError("add-server-error", err); }
   });
   $("create-channel-form").addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -221,9 +309,12 @@ export function wireLists() {
   $("group-create-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const r = await gh.request({ createGroup: { name: $("group-create-name").value.trim(), userIds: userList($("group-create-users").value) } });
+      const typed = userList($("group-create-users").value);
+      const r = await gh.request({ createGroup: { name: $("group-create-name").value.trim(), userIds: [...new Set([...state.groupChosen, ...typed])] } });
       $("group-create-name").value = "";
       $("group-create-users").value = "";
+      state.groupChosen = [];
+      renderChosen();
       $("group-create-box").open = false;
       state.conversations.set(r.conversation.conversationId, r.conversation);
       await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: "" });
@@ -248,13 +339,26 @@ export function wireLists() {
       renderConversations();
     } catch (err) { showError("view-error", err); }
   });
-  $("dm-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
+  // Find someone by name (or type their id) and open the conversation with them.
+  const openWith = async (peerId) => {
     try {
-      const r = await gh.request({ openConversation: { peerId: $("dm-peer").value.trim() } });
+      const r = await gh.request({ openConversation: { peerId } });
       $("dm-peer").value = "";
       state.conversations.set(r.conversation.conversationId, r.conversation);
       await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: r.conversation.peerId });
+      closeDrawers();
     } catch (err) { showError("view-error", err); }
+  };
+  attachPicker($("dm-peer"), $("dm-suggestions"), { suggest: (text) => findPeople(text), choose: (item) => openWith(item.key) });
+  $("dm-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("dm-peer").value.trim();
+    if (text) openWith(findPeople(text, new Set(), 1).find((x) => x.label.toLowerCase() === text.toLowerCase())?.key || text);
   });
+  attachPicker($("group-create-users"), $("group-suggestions"), {
+    suggest: (text) => findPeople(text, new Set(state.groupChosen)),
+    choose: (item) => { state.groupChosen.push(item.key); $("group-create-users").value = ""; renderChosen(); $("group-create-users").focus(); },
+  });
+  $("group-create-box").addEventListener("toggle", () => gatherPeople());
+  $("dm-peer").addEventListener("focus", () => gatherPeople());
 }

@@ -51,13 +51,13 @@ export function renderMembers() {
   const moderator = m.list.some((x) => x.userId === state.me && (x.role === "OWNER" || x.role === "ADMIN"));
   $("moderation-reason").hidden = !moderator;
   $("audit-open").hidden = !moderator;
-  $("member-list").replaceChildren(...m.list.map((x) => {
+  const item = (x) => {
     const status = x.presence?.status || "PRESENCE_OFFLINE";
     const label = { PRESENCE_ONLINE: "online", PRESENCE_IDLE: "idle", PRESENCE_DO_NOT_DISTURB: "do not disturb" }[status] || "offline";
     const other = x.userId !== state.me && x.role !== "OWNER";
     return el("li", { class: `member ${status === "PRESENCE_OFFLINE" ? "offline" : ""}`, dataset: { user: x.userId, status } },
       el("span", { class: `presence ${status}`, role: "img", "aria-label": label, title: label }),
-      x.avatar ? el("img", { class: "avatar", src: x.avatar, alt: "" }) : null,
+      x.avatar ? el("img", { class: "avatar", src: x.avatar, alt: "" }) : el("span", { class: "avatar", "aria-hidden": "true" }, initialOf(x.nickname || x.displayName || x.userId)),
       el("span", { class: "name", title: x.userId }, x.nickname || x.displayName || x.userId),
       Number(x.timeoutUntil || 0) > Date.now() ? el("span", { class: "timed-out", title: `timed out until ${new Date(Number(x.timeoutUntil)).toLocaleString()}` }, "⏳") : null,
       x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null,
@@ -65,8 +65,22 @@ export function renderMembers() {
         el("button", { type: "button", class: "timeout-action", title: `time ${x.userId} out for 10 minutes`, onclick: () => moderate("timeoutMember", x.userId, { until: String(Date.now() + 600_000) }) }, "Time out"),
         el("button", { type: "button", class: "kick-action", title: `remove ${x.userId}`, onclick: () => moderate("kickMember", x.userId) }, "Kick"),
         el("button", { type: "button", class: "ban-action", title: `ban ${x.userId}`, onclick: () => moderate("banMember", x.userId) }, "Ban")) : null);
+  };
+  // Grouped as a chat shows them: the owner, the admins, then everyone else online, then offline.
+  const groups = [["Owner", (x) => x.role === "OWNER"], ["Admins", (x) => x.role === "ADMIN"],
+                  ["Online", (x) => (x.presence?.status || "PRESENCE_OFFLINE") !== "PRESENCE_OFFLINE"], ["Offline", () => true]];
+  const placed = new Set();
+  $("member-list").replaceChildren(...groups.flatMap(([title, holds]) => {
+    const those = m.list.filter((x) => !placed.has(x.userId) && holds(x));
+    those.forEach((x) => placed.add(x.userId));
+    if (!those.length) return [];
+    const id = `members-${title.toLowerCase()}`;
+    return [el("h4", { id }, `${title} — ${those.length}`), el("ul", { "aria-labelledby": id }, those.map(item))];
   }));
 }
+
+/** The first letter of a name, for one who has no avatar. */
+export function initialOf(name) { return ([...(name || "?")][0] || "?").toUpperCase(); }
 
 /// A moderation request on a member of the shown server, with the reason typed above the list.
 export async function moderate(kind, userId, extra = {}) {

@@ -25,8 +25,15 @@ export const state = {
   pending: [],                // files chosen for the next message: {file, progress}
   sending: false,
   members: null,              // the member pane: {serverId, list, next, memberCount, onlineCount}
+  avatars: new Map(),         // userId -> their avatar's URL, from member lists
+  thread: null,               // the open thread: {root, replies, channelId}
   names: new Map(),           // userId -> the name to show (nickname or display name), from member lists and profiles
   blocked: new Set(),         // the users one blocks
+  home: false,                // the sidebar shows one's conversations (else the current server's channels)
+  muted: new Set(),           // channels muted on this device
+  groupChosen: [],            // the people picked for a new group
+  firstUnread: null,          // the seq of the open channel's first unread message when it was opened (the "new" line)
+  editing: null,              // the uid of the message being edited in place
 };
 
 /// How a user shows: their nickname or display name where known, else their id.
@@ -36,6 +43,7 @@ export function learnNames(members) {
   for (const x of members || []) {
     const name = x.nickname || x.displayName;
     if (name) state.names.set(x.userId, name); else state.names.delete(x.userId);
+    if (x.avatar) state.avatars.set(x.userId, x.avatar); else state.avatars.delete(x.userId);
   }
 }
 

@@ -2,11 +2,36 @@
 // jumps to a message, keeps new messages in place, and marks read at the bottom.
 
 import { renderPending } from "./composer.js";
-import { conversationName, renderChannels, renderConversations, renderServers } from "./lists.js";
-import { refreshReceipts, renderMessages } from "./messages.js";
+import { conversationName, isMuted, renderChannels, renderConversations, renderServers, setMuted } from "./lists.js";
+import { jumpToUnread, refreshReceipts, renderMessages, showJumpToUnread } from "./messages.js";
 import { $, PAGE, gh, showError, state } from "./page.js";
+import { closeThread, threadMessage } from "./thread.js";
 
 // ---- a view: one channel or one conversation ----
+
+/** The first unread message of a view about to open: a channel's by seq, a conversation's by time. */
+function unreadMark(view) {
+  if (view.kind === "channel") {
+    const u = state.unread.get(view.channelId);
+    // The count is exact (the display cap is the badge's): the unread are the last `unreadCount` seqs.
+    return u && Number(u.unreadCount || 0) > 0 ? { seq: BigInt(u.lastSeq || 0) - BigInt(u.unreadCount) + 1n, unread: Number(u.unreadCount) } : null;
+  }
+  const c = state.conversations.get(view.conversationId);
+  return c && Number(c.unreadCount || 0) > 0 ? { time: BigInt(c.readTime || 0), unread: Number(c.unreadCount) } : null;
+}
+
+/** The open channel's Mute button (this device's choice). */
+export function renderMute() {
+  const channel = state.view?.kind === "channel" ? state.view.channelId : null;
+  $("mute-channel").hidden = !channel;
+  if (!channel) return;
+  const muted = isMuted(channel);
+  $("mute-channel").textContent = muted ? "Unmute" : "Mute";
+  $("mute-channel").setAttribute("aria-pressed", String(muted));
+}
+
+/** Thread replies show in their thread's pane, not among the channel's messages. */
+function inChannel(m) { return !Number(m.threadRoot || 0); }
 
 export function targetOf(view) { return [{ serverId: view.serverId, channelId: view.channelId }]; }
 
@@ -29,9 +54,14 @@ export async function openView(view, again = false, at = null) {
       gh.request({ subscribe: { type, operation: "UNSUBSCRIBE", targets: targetOf(old) } }).catch(() => {});
     }
   }
+  const same = old && (old.kind === "channel" ? old.channelId === view.channelId : old.conversationId === view.conversationId);
+  if (!same) { closeThread(); state.editing = null; }
+  // Where the "new" line goes: the first message not read when the view was opened (kept while it stays open).
+  if (!again || !same) state.firstUnread = unreadMark(view);
   state.view = view;
   state.messages = [];
   state.moreBelow = false;
+  state.mayMentionEveryone = false;
   state.focus = null;
   state.replyTo = null;
   if (!state.sending) { state.pending = []; renderPending(); }
@@ -45,6 +75,9 @@ export async function openView(view, again = false, at = null) {
     const slow = Number(ch?.slowModeSeconds || 0);
     $("slow-mode").textContent = slow ? `Slow mode: one message every ${slow} s` : "";
     $("need-receipt").parentElement.hidden = false;
+    gh.request({ getPermissions: { serverId: view.serverId, channelId: view.channelId } }).then((r) => {
+      if (state.view === view) state.mayMentionEveryone = (BigInt(r.permissions.granted || 0) & 64n) !== 0n;
+    }).catch(() => {});
     for (const type of ["CHANNEL_MSG", "CHANNEL_TYPING"]) {
       await gh.request({ subscribe: { type, operation: "SUBSCRIBE", targets: targetOf(view) } });
     }
@@ -54,6 +87,7 @@ export async function openView(view, again = false, at = null) {
   }
   $("composer").hidden = false;
   $("pins-open").hidden = view.kind !== "channel";
+  renderMute();
   $("webhooks-open").hidden = view.kind !== "channel";
   $("webhooks").hidden = true;
   // Blocks are between two people: a group has none.
@@ -84,7 +118,7 @@ export async function loadBelow() {
   try {
     const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: newest ? newest.seq : "0", direction: "AFTER", limit: PAGE } });
     if (view !== state.view) return;
-    const page = (r.messages.messages || []).filter((m) => !state.messages.some((x) => x.uid === m.uid));
+    const page = (r.messages.messages || []).filter((m) => inChannel(m) && !state.messages.some((x) => x.uid === m.uid));
     state.messages = [...state.messages, ...page];
     state.moreBelow = !!r.messages.moreAvailable;
     renderMessages();
@@ -118,7 +152,7 @@ export async function loadAbove(from = null) {
     if (from !== null) state.moreBelow = true;
     const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: anchor, direction: "BEFORE", limit: PAGE } });
     if (view !== state.view) return;
-    const page = (r.messages.messages || []).filter((m) => !state.messages.some((x) => x.uid === m.uid));
+    const page = (r.messages.messages || []).filter((m) => inChannel(m) && !state.messages.some((x) => x.uid === m.uid));
     state.messages = [...page, ...state.messages].sort((a, b) => Number(BigInt(a.seq || 0) - BigInt(b.seq || 0)));
     state.moreAbove = !!r.messages.moreAvailable;
     const box = $("messages"), before = box.scrollHeight - box.scrollTop;
@@ -146,8 +180,11 @@ export async function seen() {
   const newest = state.messages[state.messages.length - 1];
   if (view.kind === "channel") {
     const u = state.unread.get(view.channelId);
-    if (newest && (!u || Number(u.unreadCount || 0) > 0 || BigInt(u.readSeq || 0) < BigInt(newest.seq || 0))) {
-      gh.request({ markRead: { channelId: view.channelId, seq: newest.seq } }).then((r) => {
+    // Thread replies are not in the list, yet they are read with the channel.
+    const seqs = [newest?.seq, state.latestReply?.channelId === view.channelId ? state.latestReply.seq : null].filter(Boolean);
+    const latest = seqs.length ? seqs.reduce((a, b) => (BigInt(a) > BigInt(b) ? a : b)) : null;
+    if (latest && (!u || Number(u.unreadCount || 0) > 0 || BigInt(u.readSeq || 0) < BigInt(latest))) {
+      gh.request({ markRead: { channelId: view.channelId, seq: latest } }).then((r) => {
         if (r.unread) state.unread.set(r.unread.channelId || view.channelId, r.unread);
         renderServers();
         renderChannels();
@@ -181,6 +218,20 @@ export function updateMessage(uid, change) {
 }
 
 export function addMessage(m) {
+  if (!inChannel(m)) {
+    // A reply in a thread: the thread shows it, and its root counts it.
+    threadMessage(m);
+    state.latestReply = { channelId: m.channelId, seq: m.seq };
+    // The root as the server has it now counts the replies.
+    if (state.messages.some((x) => x.uid === m.threadRoot)) {
+      gh.request({ getMessages: { uids: [m.threadRoot] } }).then((r) => {
+        const root = r.messages.messages?.[0];
+        if (root) updateMessage(root.uid, (x) => { x.threadReplyCount = root.threadReplyCount; x.threadLastReplyTime = root.threadLastReplyTime; });
+      }).catch(() => {});
+    }
+    seen();
+    return;
+  }
   if (state.messages.some((x) => x.uid === m.uid)) return updateMessage(m.uid, (x) => Object.assign(x, m));
   // An older stretch is shown: the newest come when the view reaches them (or jumps to the present).
   if (state.moreBelow) { if (m.senderId === state.me) openView(state.view); return; }
@@ -198,7 +249,27 @@ export function wireView() {
     if ($("messages").scrollTop < 30 && state.moreAbove) loadAbove();
     if (atBottom() && state.moreBelow) loadBelow();
     if (atBottom()) seen();
+    showJumpToUnread();
   });
   $("jump-present").addEventListener("click", () => { if (state.view) openView(state.view, true); });
+  $("jump-unread").addEventListener("click", () => jumpToUnread());
+  $("mute-channel").addEventListener("click", () => {
+    const channel = state.view?.channelId;
+    if (!channel) return;
+    setMuted(channel, !isMuted(channel));
+    renderMute();
+  });
+  // The list is one stop for Tab; Up and Down move between messages, Home and End to the ends,
+  // and Tab then reaches the focused message's actions.
+  $("messages").addEventListener("keydown", (e) => {
+    if (e.target.closest(".edit-box")) return;
+    const all = [...$("messages").querySelectorAll(".message")];
+    if (!all.length || !["ArrowUp", "ArrowDown", "Home", "End"].includes(e.key)) return;
+    const at = all.indexOf(e.target.closest(".message"));
+    const next = { ArrowUp: at < 0 ? all.length - 1 : Math.max(0, at - 1), ArrowDown: at < 0 ? all.length - 1 : Math.min(all.length - 1, at + 1), Home: 0, End: all.length - 1 }[e.key];
+    e.preventDefault();
+    all[next].focus();
+    all[next].scrollIntoView({ block: "nearest" });
+  });
   document.addEventListener("visibilitychange", () => seen());
 }

@@ -85,7 +85,31 @@ def submit(d, input_id, text):
     field.send_keys(text, Keys.ENTER)
 
 
-MESSAGE = "[...document.querySelectorAll('#messages .message')].filter(m => m.querySelector('.text').innerText === arguments[0])"
+def create_server(d, name, icon=""):
+    """Makes a server from the rail's + (the dialog asks for a name and an icon)."""
+    d.find_element(By.ID, "add-server").click()
+    wait(d, "the add-server dialog", lambda: d.find_element(By.ID, "create-server-name").is_displayed())
+    if icon:
+        d.find_element(By.ID, "create-server-icon").send_keys(icon)
+    submit(d, "create-server-name", name)
+    wait(d, "the dialog closed", lambda: not d.find_element(By.ID, "add-server-dialog").is_displayed())
+
+
+def join_server(d, server_id):
+    """Joins a server (by id or invite link) from the rail's +."""
+    d.find_element(By.ID, "add-server").click()
+    wait(d, "the add-server dialog", lambda: d.find_element(By.ID, "join-id").is_displayed())
+    submit(d, "join-id", server_id)
+    wait(d, "the dialog closed", lambda: not d.find_element(By.ID, "add-server-dialog").is_displayed())
+
+
+def open_home(d):
+    """Shows one's direct and group conversations in the sidebar (the rail's first button)."""
+    d.find_element(By.ID, "home-button").click()
+    wait(d, "the conversations", lambda: d.find_element(By.ID, "home-pane").is_displayed())
+
+
+MESSAGE = "[...document.querySelectorAll('#messages .message')].filter(m => m.querySelector('.text')?.innerText === arguments[0])"
 
 
 def count_messages(d, text):
@@ -130,7 +154,7 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     sign_in(alice, server, "alice")
 
     # Alice makes a server with two channels.
-    submit(alice, "create-server-name", "Guild of Tests")
+    create_server(alice, "Guild of Tests")
     wait(alice, "the new server listed", lambda: text_of(alice, "li.server .name") == "Guild of Tests")
     server_id = alice.find_element(By.CSS_SELECTOR, "li.server").get_attribute("data-id")
     submit(alice, "create-channel-name", "general")
@@ -144,7 +168,7 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     bob = people()
     sign_in(bob, server, "bob", via_url=True)
     assert "token=" not in bob.current_url, "the token leaves the address bar"
-    submit(bob, "join-id", server_id)
+    join_server(bob, server_id)
     wait(bob, "alice's server listed for bob", lambda: bob.find_elements(By.CSS_SELECTOR, f"li.channel[data-id='{general}']"))
     click_channel(bob, general)
     click_channel(alice, general)
@@ -190,19 +214,22 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     alice.find_element(By.ID, "need-receipt").click()
 
     # Message operations: bob reacts and replies; alice edits and recalls.
-    click_in(bob, "hello bob", ".react-1")
+    click_in(bob, "hello bob", ".react-action")
+    wait(bob, "the emoji picker", lambda: bob.find_element(By.ID, "emoji-picker").is_displayed())
+    bob.find_element(By.CSS_SELECTOR, "#emoji-picker button[data-type='1']").click()
     wait(alice, "bob's reaction", lambda: "👍 1" in (part_of(alice, "hello bob", ".reactions") or ""))
     click_in(bob, "please confirm", ".reply-action")
     send(bob, "confirmed")
     wait(alice, "the reply's quote", lambda: "please confirm" in (part_of(alice, "confirmed", ".reply") or ""))
+    # Editing in place: the text becomes a field; Enter saves.
     click_in(alice, "hello bob", ".edit-action")
-    wait(alice, "the edit prompt", lambda: alice.switch_to.alert)
-    prompt = alice.switch_to.alert
-    prompt.send_keys("hello bob, edited")
-    prompt.accept()
+    wait(alice, "the edit field", lambda: alice.find_elements(By.CSS_SELECTOR, "#messages .edit-box input"))
+    field = alice.find_element(By.CSS_SELECTOR, "#messages .edit-box input")
+    field.send_keys(", edited", Keys.ENTER)
     wait(bob, "the edit", lambda: part_of(bob, "hello bob, edited", ".edited") == "(edited)")
     send(alice, "oops, wrong channel")
     wait(bob, "the mistake", lambda: count_messages(bob, "oops, wrong channel") == 1)
+    alice.execute_script("window.confirm = () => true")
     click_in(alice, "oops, wrong channel", ".recall-action")
     wait(bob, "the recall", lambda: count_messages(bob, "oops, wrong channel") == 0 and count_messages(bob, "message recalled") == 1)
 
@@ -212,12 +239,14 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     wait(alice, "alice back", lambda: text_of(alice, "#connection") == "connected" and count_messages(alice, "while you were away") == 1)
 
     # A direct message shows delivered (bob's browser received it), then read (bob opened it).
+    open_home(alice)
     submit(alice, "dm-peer", "bob")
     wait(alice, "the conversation open", lambda: text_of(alice, "#view-title") == "@ bob")
     send(alice, "psst, bob")
     ticks = lambda: attribute_of(alice, "psst, bob", ".ticks", "data-status")
     wait(alice, "delivered", lambda: ticks() == "DELIVERED")
     shot(alice, "5-direct-delivered.png")
+    open_home(bob)
     wait(bob, "the conversation listed for bob", lambda: bob.find_elements(By.CSS_SELECTOR, "li.conversation[data-peer='alice']"))
     assert text_of(bob, "li.conversation[data-peer='alice'] .badge.unread") == "1"
     bob.find_element(By.CSS_SELECTOR, "li.conversation[data-peer='alice']").click()
@@ -236,6 +265,7 @@ def test_alice_and_bob_chat_in_the_web_client(server, people):
     poster.request({"joinServer": {"serverId": server_id}})
     for i in range(70):
         poster.request({"sendMessage": {"channelId": random, "body": {"text": f"old news {i:02}"}}})
+    alice.find_element(By.CSS_SELECTOR, f"li.server[data-id='{server_id}']").click()
     click_channel(alice, random)
     wait(alice, "the newest page", lambda: count_messages(alice, "old news 69") == 1 and count_messages(alice, "old news 00") == 0)
     assert len(alice.find_elements(By.CSS_SELECTOR, "#messages .message")) == 50
@@ -351,7 +381,7 @@ def test_the_member_list_and_presence_in_the_web_client(server, people):
     carol.close()
     alice = people()
     sign_in(alice, server, "alice")
-    submit(alice, "join-id", server_id)
+    join_server(alice, server_id)
     wait(alice, "the member list", lambda: member_status(alice, "bob") == "PRESENCE_ONLINE" and member_status(alice, "carol") == "PRESENCE_OFFLINE")
     # The owner first, then by name; counts in the header.
     names = alice.execute_script("return [...document.querySelectorAll('#member-list li')].map(e => e.dataset.user)")
@@ -461,7 +491,8 @@ def test_names_moderation_and_the_audit_log_in_the_web_client(server, people):
     assert "Bobby B" in text_of(alice, "#audit-list li[data-action='AUDIT_MEMBER_TIMED_OUT']")
     shot(alice, "11-audit-log.png")
 
-    # alice names herself from the header: her row in the list shows it.
+    # alice names herself from the header's Profile: her row in the list shows it.
+    alice.find_element(By.CSS_SELECTOR, "#profile-box summary").click()
     submit(alice, "profile-name", "Alice A.")
     wait(alice, "alice by her name", lambda: text_of(alice, "#member-list li[data-user='alice'] .name") == "Alice A.")
     bob.close()
@@ -482,6 +513,7 @@ def test_a_nickname_and_blocking_in_the_web_client(server, people):
     # eve writes; alice blocks her from the conversation, and the blocked list can take it back.
     eve = JsonPeer(server, "eve")
     eve.request({"sendDirectMessage": {"peerId": "alice", "body": {"text": "hi there"}}})
+    open_home(alice)
     wait(alice, "eve's conversation", lambda: alice.find_elements(By.CSS_SELECTOR, "#dm-list li[data-peer='eve']"))
     alice.find_element(By.CSS_SELECTOR, "#dm-list li[data-peer='eve']").click()
     wait(alice, "the message", lambda: count_messages(alice, "hi there") == 1)
@@ -527,6 +559,7 @@ def test_a_group_conversation_in_the_web_client(server, people):
     alice = people()
     sign_in(alice, server, "alice")
     bob = JsonPeer(server, "bob")
+    open_home(alice)
     alice.find_element(By.CSS_SELECTOR, "#group-create-box summary").click()
     alice.find_element(By.ID, "group-create-name").send_keys("Book club")
     submit(alice, "group-create-users", "bob, carol")

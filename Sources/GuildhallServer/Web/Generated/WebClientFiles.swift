@@ -3,7 +3,7 @@
 
 enum WebClientFiles {
     static let files: [String: WebClientFile] = [
-        "/app.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "007608e361e3ba9977ba", gzipBase64: "H4sIAAAAAAACA61YX3PbuBF/96eAOZ4LOaWo9LHSqJk0cTuZuySec3Kd1ufWEAmJPFMEC4DSqT5999tdACQoS2murR9kElzs//3tAtMp+0tX1UXJ6/qFZjuxZHldicaw+Pvr12/fX7Por/1alMyYrtZN1axZ1TDeFEwbvrev6cV0ymQjgIvcNaxVclXVwhOZTqf0bErBWr5Gsl2lYGvGPuGSkkbmsmaVRj5rr1P2k36h57RLwo9iG1l0tdCslHXBdiU3PUemS7nTM9xeV9po2MpiLdRWKJCdl7xpRI1PssElbirZ6CRl20rsiJaEtKLxtEwqZBbSA/lGaA3SLHvuX8m2ymhkoHrWudy0ElQAWuQU71RlwOSUoWtAFbNv4ZWYbpYgo1fDvpMdKZrseKZoLHLiXVEZVkvc23K0i7YCN+AKQSylfIQnLbjKS6Cpmm1lSOeUiS2EEh+zi4sK9FOGPbGurSUvUoyJeOO0Zge2UnLDomwaGBLNh13gp6IGvQPKnntI16fYGwmOzdGUYEsY7HAXxvMdKW71ss+hsMGscB9a8iYMckpLtz4VlGjAoUcUKOA7TJuAvU+jY+bvbbTsJvcSbBuCGW60Ut+77PF77dtoc59e4e6rlK3LlFxyrZRUKRUVOKbT4qRTsSKOeKDEG0qWEZ3LnpASq+AHKAurJT4FO1y9AD1m4gT+CBQ8ImD65oNG+J0IscqNfITyqjR7FK1hK6mAGt4MX2Klag0bbo1UoDrkLHyF/URQiG2VCyh30SArFNFhgnL9CLsloRApIQpUI65lzmvPad5jluxI6FpAlJcAJ9kFKKoN+/Tx2+sP//z2+m9swaIhG0lbNHPVNdaYRyHaT7ga0zcKwj5hTxeMjdXPtDDvjNjEPevUGp/MgbZagbm0M1T0C3sYhEiMiZXYyK0Y0wPzQ6CtNdXqe1LJMzzYb5YExihjfWIFWb/qvBQbAU5FfkiY9TC/WICrS2NaPYvYKxbtND7M8GEWoQqjvI4byMATIBIDcKl6xh6unqysw3R69dRLK6U2h+lOPzhHskNC5u2qppC7rI80aLgu5wwyy6YkJbCW0L1in9FLBb0FMg7QxugXrFCybUUxCRId5OePCXBflxkvimvEQQQU0QgVR1StUcpA40IYXtWgC1v8kZzVuwv0uIqjgWdE2kLYsrzmWn/g5MwH4sWuniyjjF4PD57UiJ8NeMhgD1+wkKanqEwthm9KcA36//ILiyJLAo647YsJPdBI42taFDADYLVJLEcloOmxHNolUCyhb1VaiyIjLmCKXK3qqhGTJfZTFSVZWRUFxGHBLkmjDAwCuaGSNjN6YdGZ7zV0o8Kpi+V0loR9880gLHH+JhNfu6QwOEQUElAYjfBQFoufW8C+AtvFFuiKBHELKYyqwDN8zdE5dvxowOcwR+jKZI7/qPbmbhE8Ai27akJHrDiUtifo4d0RTgS+QNo8gfsLMeut6seQ2Yko5rKri9CYCJLNijjAr30+maXApNifyFJadz62JYSFEtu0vXuEckr9LHDP5Ip9XP4E0cuAN/hKx35MSJKTYu3+Y5luk4/sUhb71BtLQ0bi7XDJEltQ4nrf5KyHJqs69m3wJwxeSugSJRAc+hxc2M8ZNpV3BbKFUG0ExGlcTQ8ILgPhgcV+wXYoWEoe3PZnkTaqE+4bb9uTOWC3QZs697UF9UWTi0nNl6I+T0Wz9wSCtDlHA+lRrfYT0fBlLUaVGUcf8FtlQTTCYrCAmWB2hd8ymHWx4tHPl1hzhVjxrjaRC4wS/+oAL9H7EOs/AS5DHX0G1+kZezpAFDIoniaOlYVCF4+lpQNVEPVvhYmV87f2/1GRu3voiydGOUgD5Awa5mUcW859yg8aQXW+3dyoasvz/WltwEnFZmIPEJMNaKYnsqn34CuCetLw8lJlhWeTWdr3SPoRKL9WD+8R5qybsTufmffsuWJBx2hsR7D+sd7Rr7K7l/evsqLSbc331DMCaA+yAzeDMVted8gEXwc8xbfEBQSfNU4nsVcrJWoy5rSJyOKSai2BGJlONdReYaHbYAdB0LTegjXUU7jD3I5r10So8dCcSMTdUueqainEIIDvOB2A+rHeouyw7MZyp3LeKUgVY2mJ0jrQHiCK0YjCTYnWZRsya/qPH90x48dpfPd68nc++ffLyR/uf5dcTXtTHZskOLL4tbvf3x9pdpytw0AIiuJwnThiP4UHn1JCEQt0w/iFQ7qb8Dzw+No/MYl0y01lEORFkE8CRjNC1be2hH3Tsm6yjZKmEzsUu7TJAN83npRi7mZAF3NafzY0X9E4tJ/YgX1CKOlKyg88wTw571tWiI7P7crrKn9EswKrTnThdfkqs1ziQZjvArZKemnHGHleqG06oWh34nFz43ApsmnNHM8tkHSIJnSmGQ40xE9nget5o3fwYeFyYgS/DkVuehT2Jn0J3x3DZ3jdW33UPb6QQc7qr8kjo/b97GUNa0GX2Bo1AkTAmRurAUJiAGOzc+DlspCgMskchR+pMCvbEA2/hGpjQnfsCskLUQuo7X6eDKWcQprfAEj4N74j8L47MEJYcLQCjk/hlIiY0A+J+HkejHg4aGw5lBKUWHuuamDMWovTsbRxolu8BQQWGEExZXR1BS1m7uLtln0biYKh/BJpx2AQ5gGUyGe6dkKw18HdodWaLrsa6jQFW+7tPZ/PDM7gRIR3aTBaNI94BzDM3oPe74q+cOwFF+QXrqfIaA3dCHrtS3ZImXNU1EfiPyam3fBnEjLzwg79oP1/Son/IfT9qJiXEkbTr4p+EPwwUOecYQXM3OTW6dlpuTY1Bt/8t0YFZ44dnjLu+ju70f3g6FpuuMEa37iNbzrT4G7sPmG7OBgRfO/DYfTz99/d0pXqDVd8o+N+aHAXrRlUQt8ifWMPrkUo5z92BrXHdIaIYBKyJVf2qqEEa6TaJ1AMuaCzy/z5XZnNc0ea0fyUi1vMobjp6hqyOUqfzzPJmW5Mh4JzfdciYAgHpM3i+CZpfXx1RWeF0TXSc5IBKJBp4qTTMwnHIceONvOLXwE37j72qBgAAA==", text: #"""
+        "/app.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "3100fba8b65fe5b2722b", gzipBase64: "H4sIAAAAAAACA60Z23LbuPXdXwFzPBtySlHpY6VxPWnidjK7uUyc7E7rdWuIhESuKYILgFZUr/695xwAJKhLkm2bB4cED879rumU/a2r6qLkdf1Ms41YsLyuRGNY/OH6xas31yz6qT+LkhnT1aqpmhWrGsabgmnDt/Y1PZtOmWwEYJGbhrVKLqtaeCDT6ZSeTSlYy1cItqkUXM3YRzxS0shc1qzSiGflecp+0c/0nG5J+KPYWhZdLTQrZV2wTclNj5HpUm70DK/XlTYarrJYC/UoFNDOS940osYn2eARN5VsdJKyx0psCJaItKLxsEwqRBbCA/haaA3ULHruX0m2ymhEoHrUuVy3ElgAWMQUb1RlQOSUoWqAFbNt4ZWQrhdAo2fDvpMcKYrscKYoLGLiXVEZVku823KUi64CNsAKRiylfIAnLbjKS4CpmsfKEM8pE49gSnzMzs4q4E8Z9sS6tpa8SNEm4qXjmu3YUsk1i7JpIEg0H26Bnooa+A4ge+whXO9iLyUoNkdRgiuhscNbaM/XxLjlyz6HxAaxwnt5Day+UnxDhke5XoYmt0dvOiMK+3jjfUSJBjS9B4yUf0B/Cuh6/wqpElJrRnvJvQTXBiuHFy3VN86t/F37Nrrc+114+yJlqzIlXV0rJVVK0QYa67Q4qm0MlT0cSPE9edEIzrnVPuQHwQlnCKz82RH4jyV8LQJgQwd7kBh4P0IkWvnxKbjhQhTg0fkn8I/ykE9CGDH5ICt+J0BMLEY+QERXmj2I1rClVAANb4YvMDloDRdujFSgFAgT+Ar3CaAQj1UuIMOIBlEhiQ5jgusHuC0p8RETokA24lrmvPaY5n2alB0RXQnwnwVksOwMGNWGfXz3/fXbf31//Xd2yaIhAIhbFHPZNVaYByHaj3ga0zcy7zZhT2eMjdnPtDCvjVjHPerUCp/MAbZagrh0M2T0C3cYGF+MgZVYy0cxhgfku4BbK6rl9yiTJ3Cw300JhFHG6sQSsnrVeSnWApSK+BAw6yvL5SWoujSm1bOIXbFoo/Fhhg+zCFkYRUzcgAceyVsx5EpVz9j9xZOltZtOL556aqXUZjfd6HunSLZLSLxN1RRyk/WWBg5X5ZyBZ1mXJAfWEgpm7D16oaCcgcdBgjP6GSuUbFtRTAJHB/r5QwLYV2XGi+IaUy+mKtEIFUeUB6KUAceFMLyqgRd2+WdSVq8u4OMijgacEXELZsvymmv9lpMy7wkXu3iyiDJ63d17UCM+G9CQwbbhkoUwPURlajF8g/jXwP9vv7EosiCgiJs+mFADjTQ+pkUBbQdGm8RwVALqLMuhQgPEAkplpbUoMsICosjlsq4aMVlgCVdRkpVVUYAdLtk5cZSBQEA3ZNJ6Rk8sOvEdq0rh2MVwOgnCvvtuIJY4fZOIL5xTGOxbCgn5HYXwqSwWn1vIfQUWokeAKxLMWwhhVAWa4SuOyrEdTwM6h9ZFVyZz+EexN3eHoBHoEqomVMSSQ2h7gL5wOMCJwBdwG6ij0HfMeqn6zmd2xIq57OoiFCYCZ7MkdvDXPh/1UiwF2yNeSudOxzaEMFBi67a3DxBOqW8/7phcsneLX8B6GeAGXenYdyZJcpSsvb9P013yll3IYpt6YamvSbwczllim5S43jY561OTZR07AtAn9HpK6BIpUDr0PnhpP2dYVF4XiBZMtRZgp3E03WNyGQB3LPYHtkLBUXLvrh9Y2qhOuG+8bY/6gL0GZerU1xbYF00uJjVfiPo0FLX7k4X8fAqkoI5sgoX+FIhrkCZGrla1OAUFblYttxPR8MUY6DyO3uK3yibjCIPKJt4EvTT8lkGbjpkD7XWOsVuIJe9qEzkDK/FrB3kXrQg+8xfI7xCPn8AEesaedmDNDIKwiWNlU6qz68LCAStYPW6EiZWzm/b/IyO3d1BfjzSb4E6IGTjMyzi2mPvQGTiCKH+1fq+qR55vj3OD2l5P7OwzWQNneiKbegu6opJBHJ6fq6zwaDIL+wZB3wHkt/LhNcKcdDN26z38jh0yFlSexlYWqx+rHX2V3T6/u8qKSrc131LtCUpE4GV4GYR55HWHSPB1yMv4ljiD4LPGLif2bKUETcIcF7EfDuK+cTqnEE7AZKZTDVVtOOjWWJgwF1vlwRmyLdxYuuHa1SaqZ9R+EnC30LmqWrI4EOAbTqNcP4dYusOxmyOcBHmnwHOMhSVIq087ChWjzoebEoXN1iTl9J8/u4Hp52l8+2LyDz759/PJn+7+kFxMe1EdmiQYvvzZ7R/v9jjbd96hzwRGsWdPHLBv7oNPKSUnmz+Hrg57f9c4+nw2gby/BmMfaXC6xboyWDtE4F4COj5K1q9sRPtaaNVk6y81PbbXdl6UQdlYe1CyuWstnc3p/KAXv6Auazuxc8CEkq+LMN9HBW3qvK+EYdI9lCuvq/wBxQqkOlLcV+VVZrHEAzFfXGzQ9NT2U+ZporaWhaTdIOXa0WG9s27NHMchcDpMLjQqDXMS4dNZoHreaMj/wJv1iVE2dknlfZ+UvUhfSvcO4UH67qX26eLrHuSk/hY/Mmrbt3RWsBZ4ia1Qo/wIaee95QAzZJDVZqdymfNCypxJ5iB8p4Ze2YbJ8UtJbgzoprkQvBC1gNju29SQyrFM8zsSEv4bLzW87naMEi4oWgHGp7D5xJzQ9574eR50jti/PHIIJQix9lTUQPe2Esdtae1E+8hLMCwggmDKaAkHFWfu7O2OfVWJgl7/HGHHySD0AwiRT7RAw2Svgy2o5ZrWdg0VnoIttnZj6T2DMxi0cCsInUbzgKuFoaUf+H5d9IFjV3XgX3ieIqIVVCMovc/ZLmVOUVFvia86pr3wVyIy88R2ff/+f3KJ/8H0fQealxI63m+yfmD80FCnlGEJzFwj1+nZcbrWNQbd/LdCgb+8A+dgbQmuQu6gcAqhXXlViAW6jF8DjFbBHKZf20e7pTi2EmvcW13rnLfC7j41flpnfW9gb2CWQhdM2aIzRjYH8UG7b2gMC5lDb9MYGoDsHgAVjUMPjEJQ6fsOio12rT7KT923Xb3jAYkNOZ7EGLXy+N1+ttxifnthID/Cq4B0oCo+gXkZtESz6Y3B3xJiwhpUcXq3YtsRPRxC2BWRtgqPEjYLRpAI8i94iNreQJ7MDVqUUo9XXgoGuTV8AdOF+HwXJVfZEqR2KtgdnXi+Vugt9PhWeoAmSU7NSt+K318cCOyj6ml4s3wN9dgL6HbvBId3H8QWRrImaNzIViKDD9ZK1pntIuXAO5J9p3NBFewHNrgRuO0396OfD0bL+WHbPN67p+NNdxossse/kaTB8vwuYZs4aMl9r4mz4KcPP9zQjzHvueJrHfdNuvuJJoPK07ekvpEOtps2Z3QGBcO4B61i0mfguXZjWIKgUm0TKD65oBXE/HDlbeuKA81oXsnFDebsuOnqGqpHlB7OD8mJ7pdm8lN9ru04wvRC3FzuL4RX+xtoGtVH2+BDkCHAEWniqNMzEcehwo4S87P/AHbMNC/iHAAA", text: #"""
 // Guildhall's web client (README "Web client"): signing in and staying in,
 // one's own profile and status, and the page's wiring. The protocol is
 // guildhall.js's; the other modules hold what the page shows:
@@ -16,11 +16,13 @@ import { upload, wireComposer } from "./composer.js";
 import { handlers } from "./events.js";
 import { GuildhallConnection } from "./guildhall.js";
 import { showInvite, wireInvites } from "./invites.js";
-import { loadConversations, loadServers, renderConversations, wireLists } from "./lists.js";
+import { closeDrawers, loadConversations, loadMuted, loadServers, renderConversations, wireLists } from "./lists.js";
 import { loadMembers, wireMembers } from "./members.js";
 import { renderMessages, wireMessages } from "./messages.js";
 import { $, gh, showError, state, useConnection } from "./page.js";
 import { wirePanels } from "./panels.js";
+import { wireReactions } from "./reactions.js";
+import { wireThread } from "./thread.js";
 import { openView, wireView } from "./view.js";
 
 // ---- sign in and the connection ----
@@ -69,7 +71,9 @@ async function ready({ login, fresh }) {
   $("app").hidden = false;
   $("logout").hidden = false;
   $("presence-label").hidden = false;
-  $("profile-form").hidden = false;
+  $("profile-box").hidden = false;
+  $("drawer-open").hidden = false;
+  $("members-toggle").hidden = false;
   $("notify-enable").hidden = !("Notification" in window) || Notification.permission !== "default";
   gh.request({ listBlockedUsers: {} }).then((r) => { state.blocked = new Set(r.userIds.userIds || []); renderConversations(); }).catch(() => {});
   gh.request({ getDmPrivacy: {} }).then((r) => { $("dm-server-mates-only").checked = !!r.dmPrivacy.serverMatesOnly; }).catch(() => {});
@@ -78,6 +82,7 @@ async function ready({ login, fresh }) {
     $("profile-name").value = name;
     if (name) state.names.set(state.me, name);
   }).catch(() => {});
+  loadMuted();
   if (!fresh) return; // resumed: the server replayed what was missed and kept the subscriptions
   await loadServers();
   await loadMembers(state.currentServer);
@@ -131,7 +136,20 @@ function wire() {
       await gh.request({ setPresence: { status: $("presence-choice").value } });
     } catch (err) { showError("view-error", err); }
   });
-  for (const w of [wireLists, wireInvites, wireMembers, wireView, wireMessages, wireComposer, wirePanels]) w();
+  // On a phone the rail and sidebar, and the member list, are drawers; the scrim or Escape closes them.
+  const drawer = (name, button) => {
+    const open = !document.body.classList.contains(name);
+    closeDrawers();
+    document.body.classList.toggle(name, open);
+    $("scrim").hidden = !open;
+    button.setAttribute("aria-expanded", String(open));
+    if (open) (name === "drawer-open" ? $("sidebar") : $("members")).querySelector("input, button, li[tabindex]")?.focus();
+  };
+  $("drawer-open").addEventListener("click", () => drawer("drawer-open", $("drawer-open")));
+  $("members-toggle").addEventListener("click", () => drawer("members-open", $("members-toggle")));
+  $("scrim").addEventListener("click", () => closeDrawers());
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("scrim").hidden) closeDrawers(); });
+  for (const w of [wireLists, wireInvites, wireMembers, wireView, wireMessages, wireReactions, wireThread, wireComposer, wirePanels]) w();
   const token = new URLSearchParams(location.search).get("token");
   if (token) {
     // Out of the address bar (and history) once read; kept for this tab.
@@ -147,11 +165,12 @@ function wire() {
 wire();
 
 """#),
-        "/composer.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "8907706d810e0479b43f", gzipBase64: "H4sIAAAAAAACA6VYbW/cNhL+7l8xFoJWysla5/ptfdukiFskQAIErYMe4LowV+LuqtaKKkX5pc7+jvtB98fuGZKSuLKd5FB/ssjhcF6eeWa4sxn9qktT1us5mY2krWxbsZa0VLcprcpKtnQj7D4ZRUtJrawNxcIYkW9SKrRqUmpEa2RyMJuRqAtWU2rqmkqJok35QIHjqduTVcW6FIR0S6qWZO4a2WYHB+W2UdrQPWm50rLd/CxzWTampR2ttNpSlM28cW32RxudjAeepSSrlNawp92omx+1Vhr/ln/JM3lr8J8RRgZqGuiYqBBF8d57Pspdl/LGybFrR/h7OiK8e3Agb62+VVfnplQ1q/2JT8T2XEL3B0TliuJDa1LGFyTw13S6PsHWSmmKc1W3xl5EakX+oJNvXCizpms38b3dQ/C1WiNe7ZyOaZewGg0xqT844RhLu4eWTWSsZc/iyN9wZK+NkkzLphK5fL0pqwJH4izL9k3ZiiaOAYEyocX30EFIRRxVZZQiqnkl2K5ea0S71Io4obYR9Z4YX1qLrWQ5ajL+zPg7SemSnt33CY39Fn8nu8teZZP1kaDvEYqX9o5+yd6zFbdzepHStag6OQ8P7BKaU91VVa/MOemhC128BxFWueyMUc5whi7sHlZMaSosXGq5VdcSJgdOwFCKhC7FUSWWsoqeFvMmfN2fqvOqzK/mFHMCYNN+etoGuzIuU3qRnDwABrCOSEf//U+U4O/kcQhsyqKQNS0mmpGqtdnQYrGgY4uw2fPn9NEVva1ri2BGNNMKIx2s0V61dknUnh9S3q3pw8ez1sot7wzXVwnNfXJgZgkWsOrKIqPnsx7Mor2r8xHSTiOD0dUVQ9oV0w3IRsIDawVbHIlrYYSOkFnUvv0f9Kc7rv65FcuuStCVlc03oq6RMSvsP94WXmz4tifv+cJrMJtgi0ahvUXanQyWaVglmE7AXii2PzvZGlR2riVi7aLJWlF21gdHyYyTeVggKWszoKEzC0i/w+ikT58oihwZzukXoznxYf0wBGzmnRU1AvQB9Fe2Mo4RfVVdQ7uWf8jcOIBZdDrjbzdsPh/59/t3b4xpfvYOWIXE+5kCXuII+YUROnMpyjpdeRHw6hmnXaubVmpQqXE48OhC4mW1yqxoQI4bZsZB20aKgpsJXD2/SCy/bmxYMqPeqRupXwt4k9ChTaYL1JG7IEqskbjWm/7G6vLnU9pklisCf/ydqh64Y0Gx9LXHV0tfGa/VtumMWFbYvA+5ZkEQgQ5Z0IzYRiOqx0sziGLNJ/gqe1NsjUY5duC6Bf3z+Ji++YaCxX/Rd8dMgT6DMdObSyKDSxXAwiid9k0flLTPRXNwE8tBTYPAW/a1iHJR4E7dtbKIdpcAUZj0WnIPHuydXO2PR09fDMGuKqhWhhusE5fFpYcq+aTVhYeyXe17HzfTERy8/bYIW+CENawaA8dCwnBEQWOXHisWdAv8vOVk5PquMSrTGGzU9uPHt6cO+L6y0TnvztSgxX+/zLqyYKm9VS4jdBjPwHaR+2VAvkxO47G+MY3rRt/t1aYb0LYwlRF3fnEyraGGa2iP0pPwkJsxHClMiNXnYO9scAcXwRMMmngTbd1Hr5ZqGVFZ24LnDBDfjJy0mD6XJxCQYM07gCkadwT6cOy6imolf6LCMVeqJPOqnXsMI+s5qJN1Y1Ax+eaHqopn8cv5759+a5NX8fnvv7WvLv6RzNbJhZtkthav2/MXF97LXp83AAo4V6w8K9F6uwLDXTTY+fih3g5myl+kid1xINOAauLaXlk7eho1JRf7up7oFIyE930VfaY9pYhpccciNtJo+z2Q08HMNPDy/5tC3F8tZeGn9jnjmL+PtFsAlvONzK9kkfalke6BdDcUNwXTeKwzzxHDJuNrWM2CO5PpyyE+H+VQdX1KdxjjAJ37rw3vaQkfTBjkL/f4z4X777i/Y6KjnLGMVqN1X1HDuyeO2Jojy78gWBax5IjBoUax9CQxpZGVQEjcFQ9eD3wr6NMOeG+UuuIOXba0VUVXyW9bO3toVbX8HOJSts+rYEwbqPYGgeS2iMLV45Mj9ytACBz/8RrheFfiPYkegjdCt9yWBo70PdY9MdBNJQueypXoqmHgcKm0EV+wav4Pam0PH8kpPrSEgFloCyvQOA8fm2wTbnTBO40/96IWPtxoehvujyLPk0ODGbsUpLkxHZU1ZoRHHefCXcvA8fEtyVSCuUHotTS2v7VANg0rwf3+NpCtPWlf6w3YUtXDUJ4SuNS+3wtQsc+gx1xqH7rhK9cO5qXJpo3ymYOd4z9bDg89KrRY47mjQ584HUGIkQuZFZjGz9BT25XULzP368BItT+5VwnPVI+gwJcivyf5YraCL4bXtp2eDGX2GRsrKa5t4K2NE4XuyRbq/Lw61Uyx+0WFI1An6DucxsbmfoBriManCmSCoVDdgKQQpB7SDz2ziJm6Nv5y0Xc8TMPgvWaphC5OcZm32Y/qwcCw78rjuZ38mHLiyPCLproa6/N5/1R0T/mjVjcQO/KFjiTxi4oZ0g7Ux/tBfiC0CJQMz5sfqLD9Y69rgDWNO7NW0hInP3Htj2Iovu0SclnIaGpvGP2Kt2kg/KUXaij6yDuVHjZE5+6czdqhrXMzin10dwN+dgf/A6jp8WZbFAAA", text: #"""
+        "/composer.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "61cbe166f4a9c94fbe49", gzipBase64: "H4sIAAAAAAACA6VZbW/byBH+7l8xIYwrmaMpp/1SyPXZQXKHBEiKILFxBXI+mBJXFi8Ul1muLOsc/Y7+oP6xPjO7fLWcpKg+mbuz8z7PzK4nE/rV5DYvb6Zkl4pWqq7TG0UzfRfTIi9UTZtU9slqmimqVWkpTK1N58uYMqOrmKq0tio6mEwoLTNmkxtaV4VOszrmAxmOx25PFQXz0iAyNelSkd1Wqk4ODvJVpY2le1JZbt+AY0xGLYyql+/VXOWVrWlHC6NXFCQTr2ad/FEHJ91Rp9a7fP5JmR51JQsj2sOYVBHTDayol3rzszHa4M/8T3Wh7iC8tqlVfSaQNxaXZW+9vzq621xtHB075Ai/x/3IuwcH6k74Ldbl3Oa6ZLa/8IlQzkV0f0CULyh8IiolLCCCb+zalCfYWmhD4VyXtRVBpBfkDzr6ygUgqdb1MryXPYTM6Bv4tp7SMe0iZmNApsw7RxxiafdQsxGNaHYYBl7CkYgNosSoqkjn6sUyLzIcCZMkGaqySqswROLkEZ3+BB6EUIRBkQcxvDovUtar4RrQLhYSR1RXaTkgY6FlulJMR1XCnwl/RzFd0+F9E9DQb/F3tLtuWFZJ4wn6Ca44ExnNkshZpXdTehbTbVqs1bR/YBfRlMp1UTTMnJE+4cGL90DCLGdra7VTnBMeercrNrcFFq6NWulbBZV7RkBRClKTp0dFOlNF8DiZV+H7frqcF6iJKYUcAOg0DE9dYVeFeUzPopMHiYFch6eD//w7iPA72Z8CyzzLVEmnI84I1Y1d0unpKR1Lhk2ePqVLBxWCBpLBnNEMRpzpwJr6Uy1LaelRJebdkt5dXtRCN9tarq8cnJvgQM0ciCHs8iyhp5MmmdN6W867lHYcORldXXFKu2LaAKIULBAtWOMgvU1tagJEFrUvfwM0zZqrfypkyaccICe082ValoiYEPuP15kna7/l5D0LvAUepqxRRzRYpN1Jq5mBVinDCdALxfZ5rWqLyp4bBV87bzJXlJ3Y4ICc82TaL5CYuVnA0IUkpN/h7KQvXygIHBhO6YM1HPh+/XAKSOSdFiUc9A7wl9cqDOF9XdwqRu8/1Ny6BJPsdMrfLVl9PvKvt29eWVu99wYIQ+L9RCNfwgDxhRImcSFK1qbwJMDVCw670ZsaQF8r6/LAZxcCr4pFIqQ9cFwyMrbclirNuAXB1I9XkeDrUtySWP1Gb5R5kcKaiJ5IMJ2jjpyAIBIlIdar/kp4+fMxLRPBip49XqYuW+w4pVD52mPRylfGC72q1jadFdi872PNKYEEPFRGE2IdbVrsL82eF0s+waJEUihKoxzXwLpT+uvxMf3wA/UW/0F/O2YI9BEMGd5cEDm5dIZc6KjjZlQAJA2xaApsYjqwqeB4QV/JKOcF7urrWmXB7hpJ1A96qbgHt/qORPvjweOCQbguMiq15QbryFV27VOVfNDKzKeyrDa9j5tplxy8/Trrt8ARaggbC8P6gOGAgrou3VUs4Bb585qDMTfbyurEYBzSq8vL1y9d4vvKRufcXuiWi/8+S9Z5xlSDVS4jdBiPwLLI/bIHvgxO3bGmMXXr1mwHtenmpxVU5Yz7eHUyrqGKa2gA6VH/kJsxHCiMgNXHYHC2J4OL4BEEjbyKUvfB+UzPAspLKXiOALFkxKTGzDo7AYECam6RTEG3k6IPh66r6FrxJyoc06iOEs/amcdpJJYDOpk3BhU7Xz4vinASnk1///JbHZ2HH3//rT6/+jGa3ERXbpJZSb6uPj678lY2/LwCYMCxYuZJjta7zjDcBa2e+w81ejBSflA2dMeRmRZQE5YisnTw1HGKroa8HukUnAlvmyr6SnuK4dNsyyTiabT9JpHjVs24Z+X/NoW4X6lU5if8Kecxfx8Zt4Bcni8VhvcsbkojHiTpri1u6k3joUk8RrSbnF/tatKTGY1vGeHHjg5V14R0hzEOqXP/ve59mcMG23fyt3v819z9/5i/Y6CjOecyWo0xTUW1954wYG2OBH8BsEwi4IjBoUSxNCAxhpFFCpc4EQ9uDywV8CkD3lu1mnGvxc3H50o74gXnG22yAICNFSVL8xRwjLGvScu/8GRYbCMZ4joEXt/g/gcHuywUMOZBRxVZH5N5nGHUlWquZaw99mQwpFDC7AMmORu5Yn9Y6U+jw4kYJHcwxxDtrIP5MwdaTwZjX0uxcsafQZxBrF87wu50u97c6TwmOv0/s+4sEuAynEw6moVeM2YO5SVFXtsWLu4ELu4SNN6hBrgnSfwckDkyZPAnhTRsyGOSywcvlLg1MBCxeXdJluOmkG7/2S409JmyaV50HLjROzFjhYTz0DAeMIytf8U4H36OHGPo8zWiqAvt39tQeQPTrc+Rnz1K8tTTQeaIkXNmc1cWN3S0rSN6TaYzNsDgkSOzamo2iafvYDhjCP/26vNK6088u+Y1rXS2LhSSnYdNowspF64HeXjoXWDaEtgAYnhgREsz3WV87leAnYAEGF3aN0gFhekKt+f1bJVbKN1Mn+7yjTlTMeFLtUjXRTuK+xJiLDpl1vwX2Mp027Vt1AQXF24JK2gB5z7Zd+eTQPZeMLoCqZtBonvSoLE0yA8CP0G0o1c3v4GaR7ajvMT0vNdwrssb1TO8e2XhJouJOjU3SgpG1cB8ald68r00jCFyUl6/GA102V5XYwKwyXtYhiHFR9CjcSxPQP33H7my5jYZj5CHDpDdZCAg8dCizKQ3GonWt6lLe2GEWKgkwz31AtNmvVDmLHGvbd0Q8ou7r/NtY08W+CbFLy0smLVgwbBaBs2TtgF9RcdCpbfieNFxxNA9ZvR5fp2drsa5+02GXaKOsu/J2DcS+zZd+9n4WIGMcqjPrs2kfpL6lH5omWTM2LTuTa+ZBXFPxERQzXRqspcQ5nX2l9jeKD00ZX9sR8+MJ25MaDI8OA+IW4i7WbseBXDy3QXtGS2nwbmY9s3Wba/HUsOVeTEwzpm2JMDexuQWTsAFi85ztI7NMseU0n+KbgZNrpL+A2/YOjRm33qyIz8Y8AneuW8mhel4ZIhZC6gxpTC3atUODyP/pwx++waGuBlamm1Biq4TpbZ9CQ0n/WEipuvzw3uWyX1tR9c+m3pcwNMz/3EP89QOTtTKfmg0e88wF7qzPv6Nnk06uMmuDfRlxbeptCS1quyWH/7lBV6e4xBwVJZtQpF8I4thTaY35TiP3QMHNt297jmmzM1lFUirGOM81kYA5v8bEAKj9pfht6vLtYUGgu4fA4SX/FHqDciOvBZs/cWWgcS9jhwPceEB0WmPSftW9ZwyuQwMrgBwrXVnbrSSXi8+5/+LNEWW9JuwHrwsfMdDY4/4W8+NfdI9j4708HbjzJ2yWjvc0WRw9t7dtUHZHfwXXFVc7V4aAAA=", text: #"""
 // Writing: the message box, files waiting to be sent (attach, drop, paste)
 // and their uploads, sending, and telling others one types.
 
-import { refreshReceipts } from "./messages.js";
+import { editLast, refreshReceipts } from "./messages.js";
+import { attachPicker } from "./picker.js";
 import { $, el, gh, showError, sizeText, state } from "./page.js";
 import { addMessage } from "./view.js";
 
@@ -223,6 +242,18 @@ export async function send(text) {
 }
 
 
+/** Members to mention for the "@word" before the caret (a channel's only). */
+function suggestMentions(text, field) {
+  const typed = text.slice(0, field.selectionStart).match(/(?:^|\s)@([^\s@]*)$/);
+  if (!typed || state.view?.kind !== "channel" || state.members?.serverId !== state.view.serverId) return [];
+  const q = typed[1].toLowerCase();
+  const found = state.members.list.filter((x) => x.userId !== state.me)
+    .map((x) => ({ key: x.userId, label: x.nickname || x.displayName || x.userId, detail: x.userId }))
+    .filter((x) => x.label.toLowerCase().startsWith(q) || x.key.toLowerCase().startsWith(q)).slice(0, 8);
+  if (state.mayMentionEveryone && "everyone".startsWith(q)) found.push({ key: "everyone", label: "@everyone", detail: "notifies everyone here" });
+  return found;
+}
+
 /** Hooks this module's controls to the page. */
 export function wireComposer() {
   $("composer").addEventListener("submit", (e) => {
@@ -247,6 +278,17 @@ export function wireComposer() {
     const files = [...(e.clipboardData?.files || [])];
     if (files.length) { e.preventDefault(); addFiles(files); }
   });
+  // "@" lists the server's members (and everyone, for those allowed to mention all);
+  // the one chosen is written as @id, which the message mentions.
+  attachPicker($("text"), $("mention-suggestions"), { suggest: suggestMentions, choose: (item, field) => {
+    const at = field.selectionStart, before = field.value.slice(0, at).replace(/@([^\s@]*)$/, `@${item.key} `);
+    field.value = before + field.value.slice(at);
+    field.setSelectionRange(before.length, before.length);
+  } });
+  // Up in an empty box edits one's last message.
+  $("text").addEventListener("keydown", (e) => {
+    if (e.key === "ArrowUp" && !$("text").value && state.view && editLast()) e.preventDefault();
+  });
   $("text").addEventListener("input", () => {
     if (!state.view || Date.now() - state.lastTyping < 3000) return;
     state.lastTyping = Date.now();
@@ -257,13 +299,14 @@ export function wireComposer() {
 }
 
 """#),
-        "/events.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "acfb077f2b78e19027e0", gzipBase64: "H4sIAAAAAAACA7VY3W4bNxa+91PQQtDloMrY6e5FIa1jOLawFZo4C9tJLwyjnWooi/H87XDGltcVsE+zD9Yn6Xf4M0OOpKAXu71oLPLw8PA73/mboyP20yppWLMSTIn6UdSsatVKqDFLqiqTImVNqXer5F5MWC6Uwh/YbotaJClblG3RqPHB0RGraqFEsRBjLZ+L/Fdoy6RqsPBcyeJ+zGqxELKCvFPEFquk0PqKspFLuUgaWRYqPjiQeVXWDXthi6xU4rMUT2NcVsBCpWUukxw3ZWWSnnuryixd66c4rc8/yDQVBV1fpKI+x5WFyFT3OzxvFq0GtmHLuszZKD6il6j4ixpNe9vorg/6od1B+9M7aJAYHq3FEnitrjpE3HEDcHDeLA0UvBqz+xWeK5JagwEVqkka4Z0knw1OJWlqr4C4IFDaKsWpbvERSFuE5qmni9aNLvL1a/znCCMeBSiglw4OxFpftGyLBeEJmeaTZgqXxbKM2MsBY3LJ+CH9ZL/9xvQf8cLdGAGHpq2LKeT0c2JDtBiKeCg6ZlolSQY+496S8zWtbTrrwCPVMGylGbnqRFtlYeb5mAljJ7OCUl1IMLeB4GEem1cDGxjv/To5OWGj49FUn/NpRwqdhshsEwDdkr3KXVYJQHqiNdMDrGYDRS7YKXZwTFYSoGNz4klOrSL454zd12Vb/UWxpayh1YXbStSIYgl3FaAMAwI2UBWux8KTbFY6fIntsdWn/WUs8CNQxatE8dz33TffEEKefdF2hPIoRpQvVpxH7OQte9lE0wCABXPPDS+7BwGCy4D/S5AS5imh4fGDsDSLPmSnBuMJG41cGjunLDYh/7FNaE1ZiaIziGLgNH6QhXV3mo/oyf1mHJqjpTyLpj6gWjNOe54+9DwdsUXsGQcbrpsaSZRftuQvHu4Ci+OIfcvedGDuglCFECKhduI7UiGPfHvJ3MhLHzz3zrqIZWzTEdxFbuTlgBcWx7HbGLPOkgnr4rxbM/HV/9x4wbPbHVZ2yyedioE7+tAz0qhSlKe3UOLB9i4e3t5F8VJmDfzCG03rJm5V59PexdEA8BtdGHukd+BLiG7G+J/1ty6YKW9hvYdsG02NlKvCXKflMJHlrOeXDvoe0cM8Cvy4LGvGbUZi5dIk+dgpV/bRg9y11olLp44lvML5s8bi2WFB+Ff2R0CudcTWnXIoqXwyBXXVQKVfat7wHrdpMP7sOwd5m/zTdj9DEHJ73kVgG/ymmHNyZZHJQvRy/u9ezpaTEKU5XrfeCZW7LkRMv6KNZfETDpdPvQ90VWFvTygTWP0KLRyoIMddYtgwVEMRyLrz5sytvPNe6pzUdxn81u3dhSpf/OpTiCeqJzVKtJKp0CXlSdtrqk+VJXC0VF7jiVqFVlMlz67seM0V7x32layzjyim++SDYIBrZIanXhBPivKJU/78/vjY+grP+FgItD9UJxdJXUuwHlFQP7u0xZ5W6EyZSQu2kU2nrMxghH2Twr9gQFkIdygeRteCoqtx+USdxpko7lGET71F1Krb5u4r6WoRpKuF3RpmprWm2NrPTF21ifOkchJI00Zk0gmPLVybKIq2IfezmEbc9vlX4l+tQHjWzvSg1+R1bNuST5LMzk0/YKo1HafGjAoG71eo5m8iapa1ZgETm7pFzzvt6gN1tbtMURXwFpw47szx3FCTG3TM1FZyK8f9v4ynhSS1WWXC6tj76T/MIR7MDZzvNNq4s9ZG+ZZGPTCpbj+tHt4VQ/B+XrDE9I+auSbaEZ7uHXn5iIsSM/vpGcuEMbjUqglL1ING1kyBdpxJdKg/s6QWOPAUD0r5dquXDnqp6DSW6h9k1LDq5Mi0XsK3w5IjvXHMvnZa919hg7B1cax0En395vjY4up0tjIsY2SJjd/eSIYxLbYuR2ThbW7Gm4AhUIF/9RM28HQMkArnuF5DQNU1UbXuX9phbPka8nRNVnYE/fjrFzg9TpSS93oyWfcdCaP797Tmm71J14ZPUjxoxl/PLm8m7Lsxu5i9n3+eXc0uJuyvY3Y1O8Mff3Pdtc3AeDsOoVawa+3xnqfuMUY8E43Lr5BfJig3W11KTqiEHAhL454+e9hmHu6iABncyKIVg1EFgVBrm+gpsZL/pgFN/21GIyIIkvc7eT8vGmNBcyPNpai8fz9xW6kO+n7LZ5W7BVzlhPMthmEdandWzVu7bvRf93vfRZFOSf0yo8eZ01MPUkpDU+vQvoO3+9Hg00TQghmHacaZlpQOts4FQzJ2GwEpXxwtH8QzUEPBKutZQjR80PupAAGQS24fQIhtCve36VxpLPM/J/HCMYGMK7yJ4fzjJTh6fXYz/3j586d/XpzdzC70+FAEDBhmHBpRQwmM+ITjYkAc340oyyaTzjt2o4lbZG0KSLs67OeNfSMcQWdqy77kKe14TNUGcgu28aJ8/wD1p+ZZ0v2Kj2j7dSObTIyQtcS6wezYCN3+Dj/T8X7MHPSKutxcCSooeBOC+R4FhzpEag2LEi0gCIjS3KLP+SoshiLcy8f/k3d23x75jky4d2De7OTap+vZ1YBj1FuFScqsxalE5548E3iRNZO+1xj3WxnXmO04MjUo+wctQMHZIMsEO0GR1O6u6hIVVbwmbXD4Y5K1QkfB8HLi3WgUTrlh5vABuh2d/3B2eTl7//M5SgQhM2bdkgPLW0JVmdklwPnZQ7Rf8WQ+zD68w8qP8/Mfg4V3pO1idNcHoPGUF37eZ+R9X6zsZI6atvXZM+yLtVI7/FGaCL6xch2qRZtl004KHVIwmXg75E3sbX+TkF/5FKF797ek1nYw4UcKrR9ONoPSVjwbBtm5hJhxjCo3GqGwbe28wc4vr170+u3x3UaPeFrr7//57y844TbjL6UsOLkk2uimsJeiL7XgOcoi4E8y7mOJQRYTGuz9A/VGCs25GAAA", text: #"""
+        "/events.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "8fb927d62bbafbfdb536", gzipBase64: "H4sIAAAAAAACA7VY3W4bNxa+91PQQtDloMrY6e5FIa1jOLawFZo4C9tJLwyjnWooi/H87XDGltcVsE+zD9Yn6Xf4M0OOpKAXu7mINeTh4Tnf+efREftplTSsWQmmRP0oala1aiXUmCVVlUmRsqbUu1VyLyYsF0rhB7bbohZJyhZlWzRqfHB0xKpaKFEsxFjT5yL/FdwyqRosPFeyuB+zWiyErEDvGLHFKik0v6Js5FIukkaWhYoPDmRelXXDXtgiK5X4LMXTGJcVkFBpmsskx01ZmaTn3qoyS9daFcf1+QeZpqKg64tU1Oe4shCZ6r7D82bRcmAbtqzLnI3iI9JExV/UaNrLRnd90Ip2B+2nd9AgMTxaiyXwWl11iLjjBuDgvFnaYkD0Nytthp660QsD2ldjdr8CNCKpNXC4TjVJI7xzZN/BqSRNrTggFwRgW6U41S0+wioWzbkvA60bXuQXr/HPOZd4FHAXvXRwINb6omVbLAh70DSftFdxWSzLiL0cMCaXjB/SJ/vtN6Z/xAt3YwQMmrYupqDT6sTGKWMw4iHpmGmWRBnYl3tLzi9obdNJB59TDcNWmpFZT7RU1iQ8HzNh5GSWUKoLCS9vQHiYx0ZrYAPhva+TkxM2Oh5N9TnfRYmh4xCZbQKgW7JXucsqAUhPNGdSwHI2UOSCnWIHx2QlATo2Jx7l1DKCfc7YfV221V8UW8oaXF1orkSNiJcwVwGXYUDABrXC9Vh4ks1KhzpFRmz5aXsZCfxoVfEqUTz3bffNN4SQJ1+0Hc08ipERFivOI3bylr1somkAwII5dcPL7uEAwWXA/yVIH/OU0PD8g7A0iz5kpwbjCRuNXMo7p4w3IfuxTShNWYmiE4hi4DR+kIU1d5qPSOV+Mw7F0VSeRFMfUM0Zpz1LH3qWjtgi9oSDDNdNjYTLL1uyFw93gcVxxL5lbzowd0GoQgiRfDvyHWmTR768JG7kpQ+ee2ddxDK26RzcRW7k5YAXFsex2xizTpIJ6+K8WzPx1X9uvODZbQ5Lu2WTjsXAHH3oGWpUNMrpWyjxYHuXH97eRfFSZg3swhvt1k3cqs6mvYmjAeA3uoj2SO/AlxDdjPGftbcurilvIb2HbBtNDZWr2Fyn5TCR5az3Lx30PaKHeRTYcVnWjNuMxMqlSfKxY66s0oPctdaJS6eOJazC+bPG4tlhQfhX9iNwrnXE1h1zMKl8ZwpqsIFKa2p0eI/bNBh/Vs9B3ib7tN1nCEJuz7sIbINvijlHVxaZLERP53/3dLachCjNod16J1TuuhAxrUUby+InHC6fehvoqsLenlAmsPwV2j24ghx3iWHDUA1FQOvOmzO38s7T1Bmp7zL4rdu7C1m++NWnEE9UT2qUaCVToUvKk5bXVJ8qS2BoqbwmFbUKbalKnl3Z8Rox3hvsK1lnn6OYTpUPggGmkRlUvSA/KconTvnz++Njayuo8bEQaH+oTi6SupbwekRB/ezSFntaoYtlJi3YpjedsjKDEFYnhb/wgLIQ7lA8jK4FRVfj8ok6jTNR3KMIn3qLqFW3zd1X0tUiSFcLuzXMTGvtYms/M3XVJs6TylEgTRuSSUc8tnBtoijahtzPYhpxOxNciX+1AuFZO9GDXpPXsW1LPkkSOzf9gKnWdJwaMyoYvF+hmr+JqLHWnAVEbOoWPe+0qw/U1e4SRVXAW3DycSeOZ4aazKBjpraUWznu/yU8LSSpzSoTVsfep6+YQzyYMTjfKbQxZ62F8iWNemBS3X5aPrwrhvD7ecES0z9qzzXRjvB0euTlIy5KzJyo5zETxvClVk1Yoh40smZitKNPokP9mSW1wIGneFDKt1u9dNBLRaexVP8goYZVJ0em9RK+Hayc0xvD7Gundf8VNghbF8dKJ9HXb46PLa6OZyvDMkaS2PjthWQY02JrckQWdHPz4AQeAhb4q1XYwNIxQCqc4XoOgauuyVXrXtMOY+uvoZ+uScrOQT/++gVGjxOl5L2eTNZ9R8Lo/j2t+WZv0rXhkxQP2uOvZ5c3E/bdmF3M3s8/z65mFxP21zG7mp3hx99cd20zMHTHIdQKdq0t3vupU8aQZ6Jx+RX0ywTlZqtLyQmV0AfC0rinzx62mYe7XIAEbmTRisGogkCotUykSqzkv2lA07/NaEQOguT9Tt7Pi8ZI0NxIcykq799P3Faqg77f8r3K3QJf5YTzLYZhHWp3ls1bu274X/d730WRTkn9MiPlzOmpBymloak1aN/B2/1o8IwRtGDGYNrj+i7Mtih2N+yprL8I0wGc9JnTuuaDeAZyKFplPUvIFR/0firgBMgntw9wim037i+bOh8Lw6AjMOFg74+6Wn+DZKUnMvPWQtmuRF6Df1EKhGtR10Kn0AbEniJNl3nMwaDRK+xLDgAm690iT4PpmMoCpWzN7M62yl5O6Zq/TmD/3cAyjfRzkdaiX5sGL0g8mvbTg/8WxwvfUoU3Qp1/vETQXp/dzD9e/vzpnxdnN7MLPU8VQUgMUzDN7CHFmJEemGHDSPL9Gn2KKS3zLtzR1S6yNoWPdY2Jn0j3zbRkUVNs91UTad8LqPyCbsE2XtrbP1H+qQGfeL/iI9p+3cgmEyOkcbFuMEw3Qs8DwzdO3s/dg+ZZ++KVoAoLneB993A/apmpVy5K9MSISPhkW6v4q7CYeOFegfqf6Nk93PIdpWHvC8Jmp699up5dDXyMms0wa5u1OJUYZZJnAi+yYtIDljG/pXGd6o4jU4Oyf9ACFJwN0m6wE3QN2txVXaLFEK+JGwz+mGSt0FEwvJz8bjQKx/4wlfoA3Y7Ofzi7vJy9//kcNZOQGbNuyYHlLaHMzuwS4PzsIdqveDQfZh/eYeXH+fmPwcI74nYxuusD0FjKCz/vDX7fE55NNkjAW+/A4aCgmdokSWkieHTmOlSLNsumHRVaxmBU83bImlRHth5p5FfeZvQw85bY2pYufLXR/GFkMzluxbPxIDuokWcco+yPRqj0WztvsPPLqxe9fnt8t9Ezr+b6+3/++wtOuM34SykLTiaJNrpL7qno6Rp+jj4B8CcZ97HEZI+RFfL+AYlUnOH2GQAA", text: #"""
 // What the server pushes, applied to the page: messages, unread counts,
 // presence, the member list, typing, receipts, message changes, notifications.
 
 import { closeView, conversationName, loadConversations, loadServers, notifyHidden, renderChannels, renderConversations, renderServers } from "./lists.js";
 import { loadMembers, renderMembers } from "./members.js";
 import { refreshReceipts, renderMessages } from "./messages.js";
+import { renderThread } from "./thread.js";
 import { $, gh, learnNames, state } from "./page.js";
 import { addMessage, seen, updateMessage, viewChannelId } from "./view.js";
 
@@ -366,7 +409,15 @@ export const handlers = {
     }
     if (changed) renderMessages();
   },
-  messageUpdate(u) { if (u.message) updateMessage(u.message.uid, (m) => { Object.keys(m).forEach((k) => delete m[k]); Object.assign(m, u.message); }); },
+  messageUpdate(u) {
+    if (!u.message) return;
+    const replace = (m) => { Object.keys(m).forEach((k) => delete m[k]); Object.assign(m, u.message); };
+    updateMessage(u.message.uid, replace);
+    // The open thread's root or one of its replies.
+    const t = state.thread;
+    const inThread = t && [t.root, ...t.replies].find((m) => m.uid === u.message.uid);
+    if (inThread) { replace(inThread); renderThread(); }
+  },
   notification(n) {
     if (n.kind === "CONVERSATION_UPDATED" && n.conversation) {
       const c = n.conversation, id = c.conversationId;
@@ -784,18 +835,21 @@ export function badgeText(count, cap) {
 }
 
 """#),
-        "/index.html": WebClientFile(type: "text/html; charset=utf-8", etag: "483a7a387d602f54aedb", gzipBase64: "H4sIAAAAAAACA51Z747buBH/nqdg9eUSIFpnc9eiDWwXSXZxcJDsBrt3LfopoCWuzSxFEiJlxzgUuLe4N+iL9E36JJ3hH0mUpV1vPtniDMn5+5sZaf6nUhX2oBnZ2kosn83xhwgqN4uMyQwXGC2XzwiZV8xSUmxpbZhdZI29y/+adQRJK7bIdpzttaptRgolLZPAuOel3S5KtuMFy93DS8Ilt5yK3BRUsMW5P8ZyK9jy54aLckuFmM/8ApIEl/ekZmKRGXsQzGwZgyu2NbtbZDO3dFYY448xRc21JajTIqtU2QiWEVMXwEm1PvsKbPOZZwLtZl69+VqVB7cdn1mNf/EsTSUpBDVmka1rKsusLx9S+4y8hAuZO76jCLpmwpF0zQyTYAS3BOLzsmRyeWupbYxjxoOYYIVN+YutAttlhNac+s2L7KCamhi3NVuGzbBdacuVJDsqGtD+883l7eXV+8sv11cfV1eX2fJagiXZfObZHt+3uvgIu1aleMKei+svV9e/fLlY3f7y6827bHmhiFSWlNzYpl4/4e6rf6xuV++cAHLHDV8fSwGWdvYKtp4544SHO1VXwY7qjguW40IWvcmdJVonzLnUjU3YMaAzogUt2FYJiIlgdFAEFg/E0498kpIr+k0wuYEEyP7yE0TGurEWxL+lO+Y45rOwEhXy4RKEpNbSYpsRlwiLDOJAGUYo0bwAW0Kkvd1RS+sgvI94lD1zilBHzB0RBC0KpiEdeUU3bKbl5qX/91Wz+HfD78K/PVvrVLdwt1PRH4xx7u09n6Fpg9m9PkEY/+DFgSDgd4ecSboWreGjamtGLBiZqDtSAWqAiw2BdANr1pgOFTMG5DJkvwX1iN1yQyxdE/jhcMaWkTUt7je1ajBFL90VxF3IC+pOSw3d5SvAlIQbOEoZrI5ZxeAB9C0723d8S3V359Ool+ZBbTxSqI1Ci8f85htJYKEvgYcdDzPzku/cvnBsvqZwVZ2RWuHFIcfjae9bOQgIaN8AKkbR5OZ/v/9nPoPjls8cEAa+IBOX2TAz3KrPizYAt+deYi5ByPN2WS8/U2OZs7VV9+A5Hwpai2DiH4xzAgOvVRywvyRwMHKR5/CrNDob/abBkWTP7ZbMC1Wy5d/dcQsnu1t4cTaf6fZiy75BsDHqBHasaJk9+OmnQXYGotFMiGLLintIBiqMA+R4SppnyyRz3J61+ubDFex+yA1YgpU5mo4ATh+IX8CgU0EdX9gS6BlmgWnWFbdZZ9dBzuueM1hdq7oNRf+0bO3RZRoiX+Gh0JVgyr2jwSFtrPgtkvrwMqzesdr0PP16eevXwNOv2+VG9NhzAbCNAjSdbm34fFUxegao2odTx8TLga/86cAAwUSQpcPGD6pnoj609K8uwJeW5UHIx2RIuUeAXbI9CSI5aivMe7dzShyw2kUKUGOWLKsHrQjkx+QHFs0QEhKhG+MsmOJ0WESz7muOCas6ba4hCad0KaGJ48K4+xBIdR6shhmxnJumqmh9WF6BpRwZAjAsdZW81Sk5IMEXx9dpljCOOMbRR0ptf71XY89fvTrpJrSSGTeneQmtKygG8aBpTRHHnr9Gc/7tRSpCxao1nIIlC0FRRsOkAiRxFC2X5n8/rf1T8MWob9ZCAciWA7e886vEKda5JoZg3HQch6dAIYRfSJ0KlDC5kuIAgAjN5IFopjTU2hUxMBhgbxLSyAF8BYgZMoNURxiZqjmfAVA5MOthFkwbUNtEAlp9dPLJeqXirdClGAzxXhLG6hp2YL6ERKsacC5aw1XMYQgbRutiO940hsrsOJJEDZtCyxXQ37MN8Q8XfQXxkqXBNULvmkdHm8rj4PFguTHkmezQOLTZkBzepW0VWbnV4Oij2jV5GG1KbnMs++1Jb3EJ2pbN0SnRSUGCCnqjsdY8kHEaBCdAB4WRmNjNcxDHMeXZgAHRQieOBYNdE0UkkDtnvS3LUU8l4d7v1HCCPgp3XMxdJ5ot38cpINxFoLuiOG5jJXedWBL/kw7SXJrUP5/5sE9+aD/MCCDJ/eCMf4bV089x2BTqWzjEodlkkMRam+EIwGXJvi2yV0NvT173tal07kfrrkf/AIuI8QjkgTZ5PRwJrXZMV76D87USEHVDEVrkEWqfVwpD+iHkiew10+LgbohB6MaMMG08oJnbmBdUFhiA//2jF3f9ewJAgNNKuCXHedGk4OOW0Bxgh7ITY7R7gVqpIRzrtOl8dJT1j8RfvnzrnibGWDeMB0StGmE51pu+uOlZgyqT9AA4BYCqjVUotmCWualrkMefQsV6XtZKY3ZpN/m0VvH3vcimVIWGkHFt42ubhyqrZFCUAz9UVGru3dCE0EbCsjlWaHy4AF8dxWxaGnSHJY+NGf3hYgBQAYQNAGKX9z2HCFauDy1bAK0BnqXEf8GMiM2DX8XedbSCh0286M3q/bVBnOtE2lBj021tZe3Nm8m20KEcJ64+uZr64SYZak7dGlP5Slki1X5ibgzMT/QoNbxkAU5dHzvtycBw5Mof+9sj9ZN/BAf+OALcSMsL1UhrTmzDJC/usdY+OiO1jAEqjl/cRQ6yZfXYm7uWzmXamE29xGN2qgnrxELcr11VhjynBj2cSOYXyXNMe6w+NPZIg2kj8CFbd2Qi2p/PXw9BOGJ9MPxTesHo1krVXTv0CR4GL9JmLpCOo8qPQpMx5aex8YhKaD/7iakXTYMhs2aT4THSxfX3nD5RRo/fsOSd7Xjn7a+IWTVRNj0TLcunCY4bHppdXXkqx18JtMRHe9OH4sLLIRjdgXM+4s/YUDsZFi68p8PCDw3jYZHQeqNELzSCBzznU6Ld73CvfKHBxp8T9YlN8LRKbZs8rtWQ3PXPx3oF3gffJkWex+Ay8k3MMYH8gxl59zJGn8qYT/R+Ml9iWYiipFOfHtSHz8pY8uH2+or8loVvi9kbkp2dnWX/9q07IPavNx/PyMridwGzVXt8SwsDItTON72SneBzvLypxcRIGV/udCrDLSePG61/vyO4cEKbDiw3v40HVZ8EQ51k5Vg4AdeTksSd+h1qhJciMFZB9/6AQoFvXKWUGF+BHCsV+J6iV9jyHZrV7iOOOSq7INYNtvDrw5iIfteTRAwXnSIj/sWvAfht23/UBhncp/3/A7oaypbrHwAA", text: #"""
+        "/index.html": WebClientFile(type: "text/html; charset=utf-8", etag: "515d2dae36bfb6e2426e", gzipBase64: "H4sIAAAAAAACA7Vb247cthm+z1Ow6kUcNNrxjjdBY8wq8AnpBvau4U1S9CrgSNwRvZKoiNSMp0WBvEKv2rteNdd9h75JnqCP0J8niaSo2RkDBQzMDvmT/A8f/xPHq98ULBf7lqBS1FX2yUp+oAo3m8uENIkcILjIPkFoVROBUV7ijhNxmfTiLv19Mk40uCaXyZaSXcs6kaCcNYI0QLijhSgvC7KlOUnVl88RbaiguEp5jityeT7ZJmcV62C2JDVxtqrophSowN29XiGoqEj2TU+rosRVtVroATlV0eYedaS6TLjYV4SXhABTZUfuLpOFGjrLOdfb8LyjrUBSC5dJzYq+gkN5lwMlbtuz90C2Wmgi0MdCK2S1ZsVeLQelVJhzOOmetvaM3wryQSTZLQwhwZAoCaoJ53hD0Jp9WC2wWiq3Ip38E76seyFYY9jQXxJEi8uk6PCOdClrwSD2LApKSS0R7ihOK7xW4pJuSzqOcFNIYzUNqbihkHrsWAWrO0wrxGlB1rgzk+RDC0sIHHeHKw4KKGlRkCb79R//Xi30QYZPDoSWjXUHixLXBHLWJZQCgBEzb0bxqqbajnDSADLU0HDqrcCi54pYbkQqkgufPi8ZAMqXfc/6DnG1NMnMYljOWkFBsVtc9aDZt+9e3b66fvHqx5vr11fXr5LspgGwkNVCkz287urla1h1VVQnrHl58+P1zXc/vry6/e77d8+T7CVDDQMoUy76bn3C2dc/XN1ePVcMNFvK6XrKBWha6cvoeqGUY74UcMdoxY0q2R2tSAp4HPS+4n1d426fvdWTsJcZsJvfsa72lsuBEZZKl2Bt2rS98OjkzU5QW+GclKwC2Bt7gQ5gcI/0/MSc/nSNP1Sk2YBDSb68gGMMMG/xliiKAaqrheRr4FoDzjCJhcB5mSDlLcDZlIxxgjBqaQ7WAO6fbbHAnZFB30cpgr6NWE2mahL4zXPSgmuiNVztRdtsPtd/vW+J/XND78xfO7JufRHN2UpSvbG8Ka7FFsZkDzkJgBO926ekwetquL1WxDUBJ1QViN2BF2okWLSDKGgnL5bxTBztShATnBXlSOA1gg/aKN+1xvn9pmO9vOyv1BFIHUhzrHaLuQjJFbicBk6gbPRc8n4S+AJyF6MNRrqM3d3pC+k4jFmxa1Kvwd2lgm02Uu6H3KOhn3hEf3zOGf73n3/7VyCq4UzyUrENk5iwPoxuGgQD7gIdPbTLXxV0q9YZgdO19Nbgj4EjovUEfszu9mLQEALViacQ3KzSms2vP/8CQKHb7BMVSDEdGKKN8YTjxVWj5tqOqqlIsd7bSWWVwYWuynNnoZlT0tEGBDof6NrsLeaCKMQIdg/408Bu28oA5VOuoEQAezWFqF4g4ENSoUfwKSOcRl8rA+WOihKtclaQ7Gu13aWSUw18drZatMPBMtjijmDFpiKVWtyBXS8Cl2MmXUiYId6CEiDjyO+t1eEm2o19R5J5rkGtUU5Ung5m26cclEOKVCofQSjbIz0gbxMzEuqEyLvrIc55v66pcFTtAk+q27EK6TrWDfA33zSQIMWChCwb9DW6xtVCQkWDxoIRjDVgTpM3WM/IpCGaayRx9t1rWrKaDPfRMCn3S6kgtb9p4JMGF/EyGIdYtd0gmXA+Zx8uk8foMVpewL8E6YwzWS5BECJTRv23OkRLBkbvemngFgPEwLdLV9x3HfjGFzL1TBDw/OYCXZTnX+IlWiK5+zl8Lrfnj8eBFP76w1dV+gW62KYX7ni6/MFbmC7/nCxkDrTdZKN31FrBxWZ0XOqbddJD1jQxfa+zJ22AtII0QtL21cOWwEWR6mUPGQIoIShaWmOFZ+5g9rvAGS4AKwpODmz8NHOIezoz1WkqaySMdCQZwWQRaYQEPRA3qyuX7qxKD7JrZliD1Bfii/ROS2dJsCMtBhXUPfgiqULlRIcFg8/kBHd5Gc11rLtWFF7mYxaZTMHcaU3mOyU9qP2C1bd/zybzY+qj5mbynhEpRuEaKlFT+AA6BCEKmacgaUtYO6YaKh8F369HQ8AeRGRfUGGqG7PXMzkEcW4T2cca0XBRQzgd09dR+WZa1oFgIgi6rKn2nuCaAimKecvnsFbIckPrL4qA6enBqkju25Cdrc98ezgTEC01rq2x4fbNZbgu/4OOlINRF8dz6eb+ZIFLDW7LoIKijokt0+V7hdResJzVYHVBVDLj3FLYZlQK7NMSucJTxB0FF8CBUQZ7rmN1gEcBxfSuk3YTzF49OHzNVABWq3x+HMCP2R5wwvsNiKxdTjzp86QwSr9pSTPF5HjNwo1tzuuOaaYlXyPPRtLgSgUXcuZqw5mRW+371GAntwyUaX2bGsBKjsYi8BqgqKYnZaAPEG8LDyrHYcRDibdZ5OKo+QhK3HGnTDx//Dg8y+jNO0jHi4HvvKQtn5RqQIFsoRCo9JAQPVeVhSeFDK7a2hbz6NFSgvurz6IFiyzdZFrdWJN8PPg1b6fhP9Ta/w3k7mV7odRnERi5dOGF8GvlCdLXFQM0FgHIn+tRpKw0At3KaxdNc6zj6gHpEXS6UYMwPJVhCKqCGxmNDACuEC+hyBjyKl341FA22JZhHRYKEWGdCODlYUM1KFPlSMUnh8OCz8YPNacr1kjq5a58YZsoJnQhKOewl9kF0WW+ou/HwDmA5A0MnpJTtLThfkrxloZdisM77MgaRLoPdvmjGT1lJ4UgE/nMNgpzk6Q+GsKdOgivIRASWesM94ttQm8xVEfR3d73dev1Rme5lpRp38jMaWD7Wxiz3ew72nGBNMEp2lD76i6uiG5s5o7TDuxPm0EHdAuHtayC9GBOAbxiu7RmBTmY+g/kHWmrvTphaJDqekx9HBBTLUxz3ORhfqfHlKiKKMn+83cnqXO5MC4IAFgAD6nsQfIwNYIhqTlQWRF1qU4mC2EB7uiAwoNB+WDHVH9Fmp/smfo20y1VrV9TAdV9Jah0eF6V6e01dXPSEl4ygawcqX5iieeaai4ioR+F3xj/+qjoWCtdVqv6V4NWNXOfRe/YxwdgU92fmoIaNERXT0Mwwmu2JQcDsU0tQFDbcJjLPP3iyMMGlBCEtsI+yByKhQ2BQGroIQZifq/af9KFIDPMpwiI98QA71MX4VVE7RikTuqODT0x9fKkW65ORckhqxsjwjSeGrKwhbp09zCTf2I9koFfjxZgCDdIhpWu7Gk7Ndg4FniN1uPWb/X4o5nbQ/WWmdxi6iTbhztMZov3TLY/v2WRxuVDS43bzK6ZQA3bzTQ+DfFJtjX2tOYtKIYQGvTFUj0aSZUcmrh5pwRuv8wzbthgMMtU9eSmWk+yN/jevBCxncyinsS9o3rysJfQ9RvjY4x3EsRZnRFa32GaYvnwZOL3Sr92H2S87PcKlqBp88Pb0C9+GkRq9p6qJBF4k49j6Pt3r4O+PERIvcenkL/DLk/R/EKv4ltexCJJzIll17LymuV9pm9j0vRpDTqZDApR8HI/9bQjRTbn5kzR84BrG8AjL1kMM/LaISYf0Ty4GHuNjS+pSMMwLVw9qI1lg9QTvhSi5U8Xi19//mWhr9/ixc3LVzrZH/ZJ5tps/mkQdrSPmNVF1HnEnLxz705wB8e1yVP1VAkVjvwI+93aVVh3gmWv232WnI8Sw7tl4Eee+K+aevaN/uoa06kP5BxkF30j+OGkdkBNA4mUxOeDb/cDocngpq/3lgKVpIs93w/ztPH723Mv+UTMdThHtmT+3qmiErIJzCf+RQ+iRzK5kF4E23ZykMkZOkk2bumx9sX5Mmydhpq3jQFX0w8+V9esGzsgb+BLCCwFpSmuTOvHJsTYqZGnGNOtmjjCvLlvdIfFQVfQ2uvILFwizW93zfE9OouAd+TQDzm8LlS0FxfyLm/ySYzLBbGWnRwDMl0YFIGXCyePadnPokTzUREMCXz2Wn7EmmCzIBGlrtqPQ4mmnoGJP/ldqav9iBsyhB1jYq6WNiS6JJrpX2gaVRjTaRdjsKzZKmrWSFXr1oVGIFUeBk4DinH7exerQt9bTAkcv9WcbmfDzKEAM2Ni5dGOtbB+YIsb2Jtznt0cE5srpylPempWKz5COtt7O1bAoVcXlzGcHpt4UykNbUzOAX2W5qHoaelmskgzbR/5JolkOD/nMGV9MAc9e/csK/5raRukC28ZF+jb25tr9JfE/Og2eYqSs7Oz5K+6PQcBHNLtM3Ql5I/DeAkVCVIPq1CmPXUSKy9c28P7rpp5irUvG6PIMqk/NqgO9v0IqMlG8bEwU03lOMTcqbe0aUgRAxdQnXSB1K4fIZT54UFHeF+Jo8Uzq+IC+pP2RwdTEQ3dKVKaJR8hZ6deJo4W0JDPSBjMvpNxaL2PyagpT5LRbn6EkE6lOlxfVfSm9jFVx85pl8L5KSuclwcNvXBP+YP2OpwHntTP2kFs9d8B/gcaDlDhHzAAAA==", text: #"""
 <!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
+  <meta name="color-scheme" content="light dark">
   <title>Guildhall</title>
   <link rel="stylesheet" href="/style.css">
   <script type="module" src="/app.js"></script>
 </head>
 <body>
+  <a class="skip" href="#text">Skip to the message box</a>
   <header>
+    <button type="button" id="drawer-open" class="icon-button" aria-label="servers and channels" aria-controls="rail sidebar" aria-expanded="false" hidden>☰</button>
     <span class="brand">Guildhall</span>
     <span id="me"></span>
     <label id="presence-label" hidden>Status
@@ -806,76 +860,97 @@ export function badgeText(count, cap) {
         <option value="PRESENCE_INVISIBLE">Invisible</option>
       </select>
     </label>
-    <form id="profile-form" class="inline" hidden><input id="profile-name" placeholder="your display name" aria-label="your display name" maxlength="64"><button>Save name</button>
-      <label class="attach" title="choose a picture">Avatar<input type="file" id="avatar-input" accept="image/png,image/jpeg,image/gif,image/webp" aria-label="choose your avatar"></label></form>
+    <details id="profile-box" hidden><summary>Profile</summary>
+      <form id="profile-form" class="inline"><input id="profile-name" placeholder="your display name" aria-label="your display name" maxlength="64"><button>Save name</button></form>
+      <label class="attach" title="choose a picture">Avatar<input type="file" id="avatar-input" accept="image/png,image/jpeg,image/gif,image/webp" aria-label="choose your avatar"></label>
+    </details>
     <button type="button" id="notify-enable" hidden title="be told of mentions and direct messages while this tab is in the background">Enable notifications</button>
     <span id="connection" class="state closed" title="connection">offline</span>
+    <button type="button" id="members-toggle" class="icon-button" aria-label="members" aria-controls="members" aria-expanded="false" hidden>👥</button>
     <button id="logout" hidden>Sign out</button>
   </header>
   <div id="offline-banner" role="status" hidden>Connection lost: reconnecting…</div>
 
-  <section id="login">
-    <form id="login-form">
-      <h1>Sign in</h1>
+  <main id="login">
+    <form id="login-form" aria-labelledby="login-title">
+      <h1 id="login-title">Sign in</h1>
       <p>Paste the token your application's backend minted for you (or open this page with <code>?token=…</code>).</p>
-      <textarea id="token" rows="4" placeholder="token" spellcheck="false"></textarea>
+      <textarea id="token" rows="4" placeholder="token" aria-label="token" spellcheck="false"></textarea>
       <label><input type="checkbox" id="stay-signed-in"> Stay signed in on this device</label>
       <button type="submit">Sign in</button>
-      <p id="login-error" class="error"></p>
+      <p id="login-error" class="error" role="alert"></p>
     </form>
-  </section>
+  </main>
 
-  <main id="app" hidden>
-    <nav id="servers">
-      <h2>Servers</h2>
+  <div id="app" hidden>
+    <nav id="rail" aria-label="servers">
+      <button type="button" id="home-button" class="rail-item" aria-label="direct messages" title="Direct messages"><svg viewBox="0 0 24 24" width="22" height="22" aria-hidden="true"><path fill="currentColor" d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z"/></svg><span id="home-badge" class="badge mention"></span></button>
       <ul id="server-list"></ul>
-      <form id="join-form" class="inline"><input id="join-id" placeholder="server id to join"><button>Join</button></form>
-      <form id="create-server-form" class="inline"><input id="create-server-name" placeholder="new server name"><button>Create</button></form>
-      <h2>Direct messages</h2>
-      <ul id="dm-list"></ul>
-      <form id="dm-form" class="inline"><input id="dm-peer" placeholder="user id" aria-label="user id to write to"><button>Open</button></form>
-      <details id="group-create-box"><summary>New group</summary>
-        <form id="group-create-form">
-          <input id="group-create-name" placeholder="group name" aria-label="group name" maxlength="100">
-          <input id="group-create-users" placeholder="user ids, comma separated (2 to 9)" aria-label="members of the new group">
-          <button>Create group</button>
+      <button type="button" id="add-server" class="rail-item" aria-label="add a server" title="Add a server">+</button>
+    </nav>
+
+    <nav id="sidebar" aria-label="channels and conversations">
+      <div id="server-pane">
+        <h2 id="server-name">No server chosen</h2>
+        <div id="server-id" class="muted"></div>
+        <form id="search-form" class="inline" role="search"><input id="search-input" type="search" placeholder="search this server" aria-label="search this server"><button>Search</button></form>
+        <ul id="channel-list" aria-label="channels"></ul>
+        <button type="button" id="invite-people" hidden>Invite people</button>
+        <button type="button" id="audit-open" hidden>Audit log</button>
+        <div id="invite-made" hidden><input id="invite-link" readonly aria-label="invite link"></div>
+        <form id="create-channel-form" class="inline" hidden><input id="create-channel-name" placeholder="new channel" aria-label="new channel's name"><button>Add</button></form>
+      </div>
+      <div id="home-pane" hidden>
+        <h2>Direct messages</h2>
+        <form id="dm-form" class="inline picker" autocomplete="off">
+          <input id="dm-peer" placeholder="find someone by name" aria-label="find someone to write to" role="combobox" aria-autocomplete="list" aria-controls="dm-suggestions" aria-expanded="false">
+          <button>Open</button>
+          <ul id="dm-suggestions" class="suggestions" role="listbox" aria-label="people" hidden></ul>
         </form>
-      </details>
-      <details id="blocked-box"><summary>Blocked users</summary><ul id="blocked-list"></ul>
-        <label><input type="checkbox" id="dm-server-mates-only"> Only people I share a server with may message me</label>
-      </details>
+        <ul id="dm-list" aria-label="conversations"></ul>
+        <details id="group-create-box"><summary>New group</summary>
+          <form id="group-create-form" class="picker" autocomplete="off">
+            <input id="group-create-name" placeholder="group name" aria-label="group name" maxlength="100">
+            <ul id="group-create-chosen" class="chips" aria-label="chosen members"></ul>
+            <input id="group-create-users" placeholder="add people by name (2 to 9)" aria-label="members of the new group" role="combobox" aria-autocomplete="list" aria-controls="group-suggestions" aria-expanded="false">
+            <ul id="group-suggestions" class="suggestions" role="listbox" aria-label="people" hidden></ul>
+            <button>Create group</button>
+          </form>
+        </details>
+        <details id="blocked-box"><summary>Blocked users</summary><ul id="blocked-list"></ul>
+          <label><input type="checkbox" id="dm-server-mates-only"> Only people I share a server with may message me</label>
+        </details>
+      </div>
     </nav>
 
-    <nav id="channels">
-      <h2 id="server-name">No server chosen</h2>
-      <div id="server-id" class="muted"></div>
-      <form id="search-form" class="inline" role="search"><input id="search-input" type="search" placeholder="search this server" aria-label="search this server"><button>Search</button></form>
-      <ul id="channel-list"></ul>
-      <button type="button" id="invite-people" hidden>Invite people</button>
-      <button type="button" id="audit-open" hidden>Audit log</button>
-      <div id="invite-made" hidden><input id="invite-link" readonly aria-label="invite link"></div>
-      <form id="create-channel-form" class="inline" hidden><input id="create-channel-name" placeholder="new channel"><button>Add</button></form>
-    </nav>
-
-    <section id="view">
-      <h2 id="view-title">Choose a channel or a conversation</h2>
-      <button type="button" id="pins-open" hidden>Pins</button>
-      <button type="button" id="webhooks-open" hidden>Webhooks</button>
-      <button type="button" id="block-peer" hidden>Block</button>
-      <div id="messages" tabindex="0"></div>
-      <button type="button" id="jump-present" hidden>Jump to the present</button>
+    <main id="view" aria-labelledby="view-title">
+      <div id="view-header">
+        <h2 id="view-title">Choose a channel or a conversation</h2>
+        <button type="button" id="mute-channel" hidden>Mute</button>
+        <button type="button" id="pins-open" hidden>Pins</button>
+        <button type="button" id="webhooks-open" hidden>Webhooks</button>
+        <button type="button" id="block-peer" hidden>Block</button>
+      </div>
+      <div id="messages" tabindex="0" role="log" aria-label="messages"></div>
+      <div id="jumps">
+        <button type="button" id="jump-unread" hidden>Jump to the first unread</button>
+        <button type="button" id="jump-present" hidden>Jump to the present</button>
+      </div>
       <div id="typing" aria-live="polite"></div>
       <div id="slow-mode" class="muted"></div>
-      <div id="replying" hidden><span></span> <button type="button" id="reply-cancel">×</button></div>
+      <div id="replying" hidden><span></span> <button type="button" id="reply-cancel" aria-label="cancel the reply">×</button></div>
       <ul id="pending-files" aria-label="files to send" hidden></ul>
-      <form id="composer" hidden>
+      <form id="composer" hidden autocomplete="off">
         <label class="attach" title="attach files">Attach<input type="file" id="file-input" multiple aria-label="attach files"></label>
-        <input id="text" autocomplete="off" placeholder="Message (drop or paste files to attach)">
+        <div class="picker composer-text">
+          <input id="text" autocomplete="off" placeholder="Message (drop or paste files to attach)" aria-label="message" role="combobox" aria-autocomplete="list" aria-controls="mention-suggestions" aria-expanded="false">
+          <ul id="mention-suggestions" class="suggestions above" role="listbox" aria-label="members to mention" hidden></ul>
+        </div>
         <label class="receipt-choice"><input type="checkbox" id="need-receipt"> ask for read receipts</label>
         <button type="submit">Send</button>
       </form>
-      <p id="view-error" class="error"></p>
-    </section>
+      <p id="view-error" class="error" role="alert"></p>
+    </main>
 
     <section id="invite-screen" hidden aria-labelledby="invite-title">
       <h2 id="invite-title">You are invited to</h2>
@@ -884,19 +959,39 @@ export function badgeText(count, cap) {
       <p id="invite-details" class="muted"></p>
       <button type="button" id="invite-join">Join</button>
       <button type="button" id="invite-cancel">Not now</button>
-      <p id="invite-error" class="error"></p>
+      <p id="invite-error" class="error" role="alert"></p>
     </section>
+
+    <dialog id="add-server-dialog" aria-labelledby="add-server-title">
+      <h2 id="add-server-title">Add a server</h2>
+      <form id="create-server-form">
+        <h3>Make your own</h3>
+        <div class="icon-choice">
+          <span id="create-server-preview" class="server-icon" aria-hidden="true">?</span>
+          <label>Icon <input id="create-server-icon" placeholder="an emoji or an image URL" aria-label="the server's icon: an emoji or an image URL" maxlength="1024"></label>
+        </div>
+        <label>Name <input id="create-server-name" placeholder="new server name" aria-label="new server name" maxlength="100" required></label>
+        <button>Create</button>
+      </form>
+      <form id="join-form">
+        <h3>Join one</h3>
+        <label>Invite link or server id <input id="join-id" placeholder="https://…/invite/CODE or a server id" aria-label="invite link or server id to join"></label>
+        <button>Join</button>
+      </form>
+      <p id="add-server-error" class="error" role="alert"></p>
+      <button type="button" id="add-server-close">Close</button>
+    </dialog>
 
     <aside id="members" hidden aria-labelledby="members-title">
       <h3 id="members-title">Members</h3>
       <div id="member-counts" class="muted"></div>
       <form id="nickname-form" class="inline"><input id="nickname-input" placeholder="your nickname here" aria-label="your nickname in this server" maxlength="64"><button>Set</button></form>
       <input id="moderation-reason" placeholder="reason (for the audit log)" aria-label="reason for moderation" maxlength="512" hidden>
-      <ul id="member-list"></ul>
+      <div id="member-list"></div>
       <button type="button" id="members-more" hidden>More</button>
     </aside>
 
-    <aside id="group" hidden aria-labelledby="group-title">
+    <aside id="group" class="panel" hidden aria-labelledby="group-title">
       <h3 id="group-title">Group</h3>
       <form id="group-rename-form" class="inline" hidden><input id="group-rename" aria-label="group name" maxlength="100"><button>Rename</button></form>
       <ul id="group-members"></ul>
@@ -904,13 +999,21 @@ export function badgeText(count, cap) {
       <button type="button" id="group-leave">Leave group</button>
     </aside>
 
-    <aside id="audit" hidden aria-labelledby="audit-title">
+    <aside id="thread" class="panel" hidden aria-labelledby="thread-title">
+      <h3 id="thread-title">Thread</h3>
+      <div id="thread-root"></div>
+      <div id="thread-list" role="log" aria-label="thread replies"></div>
+      <form id="thread-form" class="inline" autocomplete="off"><input id="thread-text" placeholder="reply in the thread" aria-label="reply in the thread"><button>Send</button></form>
+      <button type="button" id="thread-close">Close</button>
+    </aside>
+
+    <aside id="audit" class="panel" hidden aria-labelledby="audit-title">
       <h3 id="audit-title">Audit log</h3>
       <ul id="audit-list"></ul>
       <button type="button" id="audit-close">Close</button>
     </aside>
 
-    <aside id="webhooks" hidden aria-labelledby="webhooks-title">
+    <aside id="webhooks" class="panel" hidden aria-labelledby="webhooks-title">
       <h3 id="webhooks-title">Webhooks</h3>
       <ul id="webhook-list"></ul>
       <form id="webhook-form" class="inline"><input id="webhook-name" placeholder="new webhook's name" aria-label="new webhook's name" maxlength="100"><button>Make</button></form>
@@ -919,24 +1022,26 @@ export function badgeText(count, cap) {
       <button type="button" id="webhooks-close">Close</button>
     </aside>
 
-    <aside id="pins" hidden aria-labelledby="pins-title">
+    <aside id="pins" class="panel" hidden aria-labelledby="pins-title">
       <h3 id="pins-title">Pinned</h3>
       <ul id="pin-list"></ul>
       <button type="button" id="pins-close">Close</button>
     </aside>
 
-    <aside id="search-results" hidden aria-labelledby="search-title">
+    <aside id="search-results" class="panel" hidden aria-labelledby="search-title">
       <h3 id="search-title">Search</h3>
       <ul id="search-list"></ul>
       <button type="button" id="search-close">Close</button>
     </aside>
 
-    <aside id="readers" hidden>
-      <h3>Read by</h3>
+    <aside id="readers" class="panel" hidden aria-labelledby="readers-title">
+      <h3 id="readers-title">Read by</h3>
       <ul id="reader-list"></ul>
       <button type="button" id="readers-close">Close</button>
     </aside>
-  </main>
+  </div>
+  <div id="emoji-picker" role="dialog" aria-label="choose a reaction" hidden></div>
+  <div id="scrim" hidden></div>
 </body>
 </html>
 
@@ -997,7 +1102,7 @@ export function wireInvites() {
 }
 
 """#),
-        "/lists.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "956f3bd75d5d65763528", gzipBase64: "H4sIAAAAAAACA81abZPbthH+fr8Cx3piMtHxnH6zVEVxLm6cTu7c8UtnOhlPRJHQCTFfVIK8s6rod/V7f1l3FwAJ8EUn1+6knvGcCC6wi315dhfg5SV7s+EsFbKSrMhZhQ98XU2Z5OUdLyW7F9UGh0XJ6rzkUcKiPGEZzysB9KsoueVycnZ5ySI95bFk8SbKc57KCUtEyeOKptyWRb1lcZHjshHOhvfIr9jyXL19LHGhbQRzJzQHX9cSxShyzlZpEb+XIbuOdqwq6pjkAvJbzmQVVbyZAkxyYAsswrMzkW2LsmJ7Jesb/qFiB7Yui4x54eVtLdJkE6Vp+Kv0Zi1tWkTJNc9WyLqlztRIh7bkecLLay4lSOKSq6EO/aMJw/3dbiYsjzL+cj1hclPcPy/LopyonUxo1z+BVazlcKOdpVB1fxP83qK6g0dFdcY/EFkkd3nM1nVOGqGtvVbG9QO2P2OoLmBUsjmL7iNRgWRhyf9Rc1n5e3KN652eMGX7AzsEs2aS8ZI5K0P92/xlv/3Gfn6HpLSlsCXNQeDraOvTOuuiZL5aTOTrghVrs2jgToS/lY8keuDHZAIawIFJ43DTdm1HTJEgXyWNxVASN4fJXZTCxv1AacbMj8d1c9Ww3jMjGERP6EjKjNYc9uDAwD8OjfTND6U6IwIosCVBJcQb84w6iDd6ZYbbDLe13PhHRGmUhe/slRoJD2fqP0mactAe7P7JDP78iTikPL+tNvj81Zx9/eSJq6ptBC43J0KZipj7YoKURDiz6Ophld7y6i3BDOqzkQ20i+uGGVjWrwI2/4ZVreTBsHqNO9WhAi5p/hr1Ksurwda7LNXis14XcEnJBeLXeUWew0GhOyMkrrYDj7jjM2YCH1Ar3ZFIhEqGEIIdgAlXHVCArFcyLsWKowKq3Rb+elcvnt3cPP/pl7c3r54/+/6Xq5dvb954E4z+koAUSF6//e711asfv3sO41VUghq1zhrdoEnFmvnnattxXQJwVSqw2RdfdINN/JMbDbmk8w7le76DeAlzAFb4Q/GD7BQqNkDTDpmAwbHDMZC6slPFqVDlTLLgSu/EfmshkV+6rzqEyl+U98XkfT/HDgmF1bvA3qUrPG0VfOgC/qkkSxkXHxsVNJtXmlXu5pu4VfvHcNRpGGJyYvKwVE9xtIUfT592YC7eQHT3kA5cpF180SKMsqcLQW3IOjFzS2AE01WMkHfVAVJXIlduwIy4gBU3NaZP38TjFQYS8jHA0GzGptWDvE+udtsSRh8aEnjV+HzJq7rMIZgU11ZnSl8H2wsbE3S8l9Sgxt6IKuXKnx/5nlLgBVrTC8AVt2kU86sNFBVA7Ydh+DP8H84w75Q/SfInW82jkqL6HddwkV2rRe+Xp76XCg9zZJxGEmJhqQgf7bvJaT6fD0b6gnlMj3gMMMY7LKGii6oIsBLRSQwluonORd1/RR5DOng/Zb7a8Bi2uOvNejjSRxG7WOvrBPHPyIQ6kVBe2lrxsAbzgMawxudgaMZhMrwA1ZXGVrRS48gLtvz20b4pPH3HoMFhSVoNRlR2hJlyEOLVLm68BpcOFBYdguCIe7c6tLBV9gCegKJvrE4IkBqDsAJJAPsqIMOFQAOWWnG7N4V2YoClQvLca6s0XV63QS0Xaq560QGAlrVIBhkvRcJ6zn5g//4XjGpWB82zGaBY+Bo9nzxeetpGmmEMGq74hcbKC8DYDFhvRJJACzNn55QqNEdI8hQR5010ZVwvI/I7ActsebFNubvATGdpNSOqE1H9GZD8fDhEA2wnfI/I7HWqEtCXddYYXGHW1AXqpRJNPsxT7yGLEj7G2VrrCG9Uq9bnOIz6aFDC0jZRNUAKFmrT86aHpyNpy64fwWr7g12dajmbmdhVLcL3IldoaST22sKJ+q62mEYqm8dD2KwJH+0N51PA1y3fT0Re0zNCwYT7mbabmVhdAyx9SsdwKrYu/wBBB3Nx4LD8RHg9Whv0MLdLBr11Uyt8dgi2SxuHUQeQL7/8kj1zDkMeSzoNgJ5D14Z0mIHFBvCkcw6OZytQ9ZcsMscl6nRGADXW6yH78rIH9TaPG2CABey+LYviUMgf6GQG9AYmUhZi/qO9H2vc/bHpmHTrdwhQa8tvwaTqAANIUTrwCKADbR6WzSbxdKmKViAq7cV0T/ebCBo0qbU4dVupx2rzHe343tOnX3nQ00B4Pn0aDG7WKdGagrkqqiilHtati+u2KNbI0Hb/as6DRatdZberub3E+KLx8KJJEdfos6FS2VzPAwOBWdTvb0AFCBGkkqkigGj8wRxnkVs3T57lcwmX76tiy/KiEmsRk4y0jag51KMHfXKnW9kJWEyALJUyJ5pOQ759TMeAV3HPaSAbNBBx3b2gqX5mzgeVqTAJNVu/E1KsRCqq3Ws62sNk5CmWHmoqA3hCWzvlKxRu2q9NGj3X2wCYPvezsCnMtD8LgMYaNOK385GyIXyWpr0VfShhWtV5GLD3gKPFPaUR+x0ERZkJKXHjJP9tGUGBAtWKtaZynvtNAXbOwnu+2hTF+4Uql2A9HWDtdslDsG+1Ofl6mwtaaIqRDD8OrEE+tivqJYLYqkh2kAmyEH8sqGqioI3YWlAtog5toJn845MnAZ4l3E5BLveUaLyiHGjZh9qmJDupZRqOo3d2I77/iKSdZL187fTwKml3Bh9M3Bb1seyN2NpCracQfDyz944XEGBx3AbaT8j5oIsJc3mMcVVvXL4nJ/6B9BNMPjqvxm5eBfi30qlxMdJt42J0WcCTk/xM074LJfi0rytJBDRSXt/oZnHPsRshYNNtHleLDmviAfrwmNfOWtVVVah5+vyvGTHr1DlJcBFR8OFRoGtvkOg7JSKxmLB1lEqORmPeWzXXMyWJdSaot6UP/x5W4oBmshoBjhjlBWKM13IZjcqW1wW6Wb+bc6TbRNJaSjsm1n3N1jCqaP+eU4fYF03qlmlKtZPp/Xy6jcK2jWXRDrwqK+4o5WVgItgvQjKmuyhJAGd5yU2+U5dVKY/u+JGyRPun1WvHR6FqMVhNtN34AIIFsPO8TlMdAwpj7P4yXhgQakzfDvXTklIGgqLpZuf9bpa4XFCt0rOcqicdQqXIfu9MHGbdOgA9/I4/Tzk+URbtLAT+1R9SuWKYP1ivz9xXO8WjQ131yuto9yxJAmeufjXSow4UzA8iib3uZ4MTmqqSmbHbYngFK1yVsT3jQoqtUgskTVrSPsrQ6L84FbKMgTCmYNiLShFdpNEK+k7IojrWmoaCdqIvNTEqafZyLNt14Y+o8XTrlvt7Hcfk4eqUkK6WHkx9KAK+MXZQ6PlKbSDQkihdBVZX9xpiHfoX6mUgnVVF54571u6HRRLwB2tpGEKUIJeSakLO9UWRBSidSxJ7m/oWRKFLBb2UXRgN3peYGe3ZvXsJEgzCD16TuXQ9xXWWMQXU4K2IYX20YHMXXAxVbUcQ0VyiQhDj+zGg6tYpg7ugq1EGNXe8YT4v6SysubvX63P8DR6Or/GES/vFVZFlEbZWEIMx2JZvoxJkTpR/4XUpGhopobDfiPxW+Yyvv2doJFFewe5RbLDpbrgRjtNCcqr4lAJa/eCtl84QJpT1ZaW5ID+uKO8KGhTJtYfjfSa1i7aIzWlpkW2BtOydD1oVmkn4PQL3qwr/wau1S0YZX6I4ujySbInKXc6aG7emWyXddg4YFGRBL4xJPRyJuV5lpTi1HazmjG0krL8WZeYvaUYX3BZYk4iyvSyW2JZDlRuT9aFhC5eBnZLbqO7Fsma6wAYPf76VCuW6GMZoMD9KY0Wl2Ztbf0ECVVuYAfZL3nmb8JRXXBMcD/3/MpJeQIOMIAm4mRVJnXL84gj8syxSafCWvpUZCox7aJTxuxrTnXb9EDb3/A48HWk45D7wYswsIIXf6zdxSqeCU8Voq0F8DmynwYEJO+9XtESpmxodIL8WIjelSl8uWa8yUYFgykN9bsnHw23Jkfx7vo7qtDJQ27pQ+2UMmze86CKFSqewKkXmNx+WDFy24wR1jO9++SLsj13YwNKIIZ67sPNJknk1fD8oEvN+4AMDy9usjwy6nMxVoTA3ph/rh5aJ9IWQvoj6H9tq5LMHJUNrC0SZaV84uzLW5qVPSPK/gH2mhLtdy40v4Bhx2FLmg7D2Lvdhm/eN1Fvls9msc4n3+Y02airtnJ0vxvpKnPRMaWQesOWI7YZmnBaBn6DhJDM+k4EM8gI/gxrGVipeh1V8sv8Dun6f/bUUd1G8a3V6jZxfAuMpGEt9ERXGG45466iq9xK6wfMyTMyKYWe5YeUMrdIdm32MClW7pI34e+IK9U0OrDiiDaKKKinktPmK1e9Oo496zbye745ycDz36JpHKVfFB6CjGnCujsY6UPZZWh4TWycevj7AwpzE0unrJ0fo0FHMEfc6ybHcrrveJrb3dHc72rBNuo7mnul00a6zI+tw5/NuB1azThDkR27pSECgxKPRME7V+HdHAXQIebSO1VDRq2apErRr2aF7EDoxFHQN0LQ33k/IUxXkJMSC/b2oodJOU5YXkFpAg9D2cs5EFXpOS/NgwqTtjDpRp9YcCl7djjS1HrNb407NOHQ48WlZ8PcBbgQcezOoOgMfSi7d7ByrHzpUQwXf/zFKdsj05dWnAefh7D+p6ZtELjMAAA==", text: #"""
+        "/lists.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "d423e6faccf318e34672", gzipBase64: "H4sIAAAAAAACA81ce3fbxrH/359ihavTADEEOu1fpqqwtuwm7o3snNi+Pa2tRhCwIhERAC8ASmYYfo5+oPvF7jz2hRclJc457TmpSGB3dnZ25jePHXoyEe8WUiyzuqlFWYgGv8irZipqWd3Iqha3WbPAx1kl1kUl41TERSpyWTQZjL+M07msw0eTiYjVlC9qkSziopDLOhRpVsmkoSnzqlyvRFIWSDbG2fAe1ytXsuC3X9RIaBXD3JDm4Ot1jWyUhRSXyzK5riNxFm9EU64T4guGz6Wom7iRZgosUsCysET06FGWr8qqEVvm9Z381IiduKrKXHjRZL7OlukiXi6jn2rv2I5dlnF6JvNLXNqOzvlJZ2wli1RWZ7KugZP2cH7UGX8YCtzffBGKIs7lm6tQ1Ivy9mVVlVXIOwlp19/BqTjkcKMdUldZkX4vy9USZsxj2HrF39xZ9KAzL26aOFl8nyXXsnLH0oPOWDye/8nkrTPuBr7yqEfyEw2L602RiKt1QVIn8b1lBfIDsX0k8EhgM5U4EfFtnDWw+6iS/7uWdeNvSf3ONmrCVGx3Yhccm0laE09EFanP+q/45Rfx4RyHktgiO7QAhs/ilU90rspK+EwsK65KUV5pokF7IvxtfByiHrxKQ5AAPgiNUk8t7RabWYrrMjfOgjWt1lrkJl7Cxv2AJaPnJ+OyOTVLb4VmDCw0anEqtNRay4ORwPpJpLk3H1h0mgUQoB2CQkgW+jvKIFkoygK3Ga3W9cLfw4oRFr5zKRkOd4/4P+J0KUF6sPsnx/Dnz7TCUhbzZoHfH5+Ir548aYtqFYPKndDAepkl0s9CHEkDj51x62GRzmXznqAM5Wl4A+ki3SiHk/WbQJx8LRrLeTAsXq1O64jBsdZ/tXj55Pmh1S5HtPhd0QXsY76A/XXRkOZIEOhGM4nUNqARN/JYaHABZFxuiCVCPj0QAAXAD6kOCKBeX9ZJlV1KFECzWcFf7/TbZ69fv/zux/evf3j57MWPp2/ev37nhWj9FYE1DHn7/vnb0x9ePX8Jz5u4AjEqmRnZ4JFmV8I/4G0n6wrAsWHDFn/4Q9fYsp+lllB76Eln5LXcgL1EBYA3/CH7weUYeQ3Q2EfaYPDZbh9Inbru6L5Q1ZrkwJXaifvWQSK/ar/qDGR9Ye1LSPs+JK0hZFbngbvLNvO0VdChI/gfO3Ly6vjViMBsniXL6uZru+X9ozkqVw82GWpfX/O3JF7Bh6dPOzCXLMC6e0gHKmKJzyzC8Hm2IciabMtm5gRGMJ1thLRrHeDoJitYDchynol83cjUMZVsudSGlMF/ehvgdctGPVH+2VLO6jOkwisGWgyAQa/X6Pp9beenSBf514BjhOSOVQ9lfzhL0Q6MP5kh8MrYUiWbdVWAkfKqobMJpLDTRw5MZ8VcZDWcO/xfKm8AFSkQK+GD8K/lCrEKVD6Jl2+bsoJtB1MI2doyyyj+mldyIxGZHBGBFmcYXrBAkRS+NQEfhVYm/GqyBkKQApQDJJ1dbY6tdPhU0jJ6xMd99v7dyxc//vfLf4A0PBuMEVtOeGHU1p6PweWtlhKrDU2NFnHtjDkWuyELaDq0QhYHKySqg/rqEo7TtEUYtFm2BqQS7Ee6Y9CkHLmjF3jVyNw3ew/F396+eR3VTQWHCPLyP0RR5NBsGf290a6Fc7xT3lkDDmXr8qxA6i1YGjECkF5Lv8XzvMszGa/34dwLULqgjQ1EGmNU6QBQU7/8EuzUaE2WoFtBRcpyWIQ1TublT+DOQXnwGwbIOLLImiwG4BBfTkag7BUQI+fqgjiuAHyw06UvwLUbqqhHnhdEIP2cpYpHP/mXv2iaVT2bfpx8nPzycRJMogZdAFIBZFA6J5e+V0PC4mGcmCzjGvyBx7SPcKQndiENyvI5jamrZEpsQYKzhDTLgxGBE0XihjG0QR7pc5vh1+qRN/NwDuIepVvg3FYrMPxyShZ4lVVACxSxAZPFKAKifXFbVqnwvW/QyvDhO9hO7QEL35TvYP9WaErYyIaSD3IS1atl1viTj/XjSRBdZUug7T8vy6WMi0DFYeAf/qR82C37MNDk2/MPT8Cz/VRmhQ+CPra4NiS9C0d6h1ucr/k5V1Gh+Fr8UcyEJ+ocsMITKMTdRSi8uMrio0WWprLAbTXVWpL8NYFh8+iYFWkPP3uHOMYqceh7izKXR5frpoFTDSLiFhO0qCnncxjmqQjGUylchOPZ+MGfch783njVrve0rrMdI9hUoUXBOplk2CEZfhGYUbkhcoJwoQEGYXmTCfsu1RC8up6sDgEjCJhdydUyTuTpAjQH9ujDoViI6mY153z+NZ2/69pHvRi6/FY40s4mWiG9kjJMObBiptCykw2dnJwMhZZMy9G/ZTagfYdbvQ7qmT5Z1rTDrYoK8BV/tDqYxk0M+I5xdTaUooUqi+r+r4kvIZWXn6YYYlVgU0BQ6VrI/tQQQ1vUyq45mwqHX9Z7SFPXy+XYemWRgMFeT4VPxwRxQllLllBP/ADGBQRsKWQUMF7yuRJISgzkSNLeS9CtykMFdB4KD92zjFYVpDFF80JexesluYO9C6JD2VlZOfjOIwP9ZhB9UT5k9o689s/gIpaB6uH3Wmk9LftlfCmXIHkT28zExeFWf9uZ5xfqKJC8O/Yvh1trhy2LCHYXpFDByOntYVLpY5dHo7EXWnt36pnLnWVHGyoyE7B72rWCkCyVl3Glcw5w61hFrPkpJZ+1SkfhlIuhwiBiHyEkVvbwTQv2htx8Z2WCFotUWDQEpGL0NzkEruDCYXfUgTtswDe01bSVJTnocyKuwLtIJwXsJrNq5r2jOOEWIH0HCEd5/BYY8Qc4QzAYWdYtGPr7fKPlzAmt6l6STslef/8dl0Lm2XVIaBCOuaL2vy6V2JQSeTZGUmVYm0DVM57LL/quUIcU6eDCZLVEcadImwcEY18hqBLE1x5b5rM0NeVuLpA/dovnkTe0LiVFasUsFYfbDuwpo1dTEzDARh4pgzmCWCFvKy5uUFEAYCbvcmBcntH6rLjJgAwXgdsEDI9xlSwGFtCRMFOM12nW/BWs9mDYryLQAzUa5tIh/RMdGsOe2VSP+CWzXt+9ptpjHqdybGWH1p61UexK3uOBj48HSNGPLWeY0AdO0BZxFr0IaKS44VYZ4VS3u+GAh2di7X0WXUO0wD5WzfVseY2q87bkiqPcNVziOlGzaXXUTlz1QLqjOVHRAjodMMkXVXzLYKLjKX1V4G8FMji13IVOsRgWuVehWOzuCtbU8P3RGu8R39CnIyOwkZitzcZDArZlVlx7e0MzvMK5KzSDnO6U3SZdtyCoQEB1WcZVyvdlSQwSEfNS8o1dSQ9VoUZclp+iu2I+PKYHBHUBTfABwhbwh1UATAWBFEzkqkzWmKAcuyHb/sDs4r8A/UDM+AAPQJ/QcDJdHWGFmyZ6uiQDPLEQBwO7+8VxSHBvpa4XpHWHhcJW7n57zEbxodZVVBJ3YSfJa63qBmemwOLGUl9wDYWKf1QOpiId+qKaSwUriZEZBWSxvoVln0YVvuxnORiNuWtgUQJr1lub2SdRVn9DF77kXxM+a+EfbiFjZef6ylySqLx+F6AIL/4CysH3ojAUuQMz5BLN7qIVboIJAqvsV1Wd9xYrIVmtRDpt3558wZvvSMf3nj597IlVDCgH+e+e0FOVA0yNvCmbeDmQzH9wCorrc5vZM1NBt9Cs4TZQBO8sNj+sbtAlOlIwSMGMUbtNnMLz4PTgzPjz1yAf1E2S15QH7ALxja7akgGYb56jkKmsr5tyxeXgLCEeaRuxaSSgL6pbQGFZCMeZAS8NnzWeq3LubmuAgLXKW0kP8sHT4yL0tzTVz3VPgq3ymq3fZHV2mS2zZvOW2gkw7PBUPQkllYPfQkVoVRcwhWGl1wHTgdoGOOQDP49MzqeUPQMYXoNEfDsfR5qBzwDVOhQtQZ5DjRCqym2ZCnqM+BBFW4l7CAK34LXKW4oz3HdgaFWe1TXKi7Y9r+ICa/AuTda520UJ6pFHt/ISMo/rmSlTKqN1GMJJWAN2V9KbmRGhKaIDfDDpMhzkplxfIEpelukGfFMe4YcZBe4EBLG4yiiYNTXHPz55EuCV5Byy8c5l83hSM3DzN5AkgaNL83vVwYYN8Ny90ds+IK5L815I17oM5Liu83BPyNaPzWCFULTnT0X/zpEhGN+4YEwBWjcMvDtgc2jvj9pcB+KxXxqP2AZ57nP8O8Zyvzm4ekD4NOB6g/CeAYaNKZJ2TAGub6DOQydgDEHBzr2sQY09j2qwPV+lRIjXJIy+amjiXut0CeCNYPaLRcEPrRFgrOjZWaaUatodzBNNZ10QB0dxoqp8nRIpcPScWaQlQq75BBSWvue5ng7HnBYIDdXc63C3EAckw5ehtFBRIhZ6dpVR7LBrHaER9AsfPUfiIA2bDQbAZmtoe7R/rxWDub173Lg3VffGXD/xqcEP6xMijzegVXl5Qx49hyOC/aLrQG8epyn4A1lJ7c65/28p4xu5JyRT+umUpZK9gDobDJZs4WoAZ3WmoWyAkcgtlCQzDVXm6O2jvvtkYSB067LNSb9sQ6scUSjWOzmOpVsDWZD9Gg6tcNwNc1DDb+TLpcRv5O07hEC/+o/Yow2vD6fXX9znnWJHg4r467N48yxNg9Zc9Wqk2DKQLNyJJC7dzwYnNJVdrj63kYTVMVc+bJOs8rIsFnDtRNKt2Sn0n90XsvQBoU31Sv4XytZMMkU72dmiAs2+GPOJXfij0VgInkt/q+yYNJyL1NRJd2cogSzgG30OjJ4/8AYCxYlK7J2M9i3YOuRulMeBO1MVDws9x3Y/IsZmH26EkYgSpFJ8GYEtxNwX5wBKpyfM3aZq+nKaJpzoarA9TM+wrUrtnq9gEH6wK7A9rie4DhkdZg02geml94aVbYKzodhyDyLqnlEwYnw/BlTdOGVwF9QJqvpHfFlRUde0Qyv6Ej+DhuNrp5UE0ooFtj2RJviq8dvQ57MWt8gMnNRmOLWnEJbiYvfyBFfF/hWF+9pAVS+U7vLdv33vlC5mlN5iexXluC6Lpthf5isYWvXK107cpd14b0C7/dy/sz9wIsiP18iOCnpqcYEmeXFs2gZNik2y7ZRMGIgggUdXHY1YUi9e4pVs2q1WxtwX6F9lVe5f0IwuZM0w0sgq24tWYy2hwp4WPH1IF6OLVu5rbbVnoWrRGaaX+PF9zdjVRSZBD4u9Yxxb03trR1XYK0ZbaLWJ6beqUYwH7DfoX2kf76i8R78HUBexXHPBlJyALlSNQVjti/WxIrzG1xykiXLdkNn0bgSRnL2EZU9k7qzovm7QobMIFMriMOvOQ5F1PfqQ62455ntF+B2/SJvrekXY50Uv5NftbC672ATFDedf0b2HKw3O4YT3f/9WmYA6hzcFSHe1AP/DJdeUM2bGHlwUVKPMJYNZVrDkb+Nando4bpnUm87BBHiYIzgNSuysfY+XPUKLRqmowIu/m5vSpMryERhy5wfotZ41TZWBmIE2iRh4BNigHM6j7MiQ1Wtxr9QDZisJfluW16q3NS/T9VJ1DDSQrNc6HqCfxwyJ6jarJAqitvraQlQw05fYnoJjJMRmgMeoBcCH36va4JROhsHJksUC/B648IcPQnHQz7hopEq6B5vM7uLMvfrXFDAW5+u1+2zNhRI70wAKRWLHbbJHaRYvyzkeIsw9K9N46fMYZf/ti351P3Rs9+iQIi2+B58jDNB0u/X2+tR+OUQ6K1brpnO6vdnYsgTHa1Hs7wCS/pvLn2QCGVRdZ/PCdxqTtgRL01EpUPIUqo7XMVY5w9oFoaprjbCkSzRGoNhZqfOv/nbr9WWe4X7ZQetyFCNnvzWLnlsPyj2mheAbdIFlMeGr5tykTIEYro62CSA551/k8dhjdCkxZPRZqsbEfEOsroL1NSUbFlV3T8xuqGWC5OH05TrFU1gZwQkmgQMB1+hPPk542Y8T/8Ozo3/GRz8/OXp6/jj4OJkdToJZ9OGrc8wg/cm/PqaPD1UzLxLAMgd1QE2JXmelLKVIFpabCX/g9yDI7fPNK1qak6BUUnAQqKaDU3hgGwB5DfNbKioWkBRHSHMtuv27r8z9qZcYEBkGn57zeo/p6FG8fOtne0YObg9UptsC9oQkAziiAxNHadu6/btp794f8zAPVsb3sGGljvcyZTMWtf5vcEZTcqfd0xtfrHuQe1Dj4Uc+3Kqmf2IZuT1rD9GQHoHPrDCdjqjPrzGjeqLa4Do/wuxLMezpkeZ5QJFGlGFoRuuMR4/jobmCI+E018cAmCpr7rsYdM5UIBkW8b2NDyKkF/n3VXYTJxsr0zNc+Q0sPIXD4h8ZRslCYszUElXv5Yk4OKiiVFOMOuSGhTNEpfvs+CEibCVCvzOoYZ6DHOufivvd9emX81p7On5tLyJSYa8FiC26g3jI2XE9pd44/cOfD0MpXyjgKTF/Hpx39X90oS7Cje+0NbK3uqneOBm3zt9GqF+Wn4C2uk81rb4Ohn6Wcp626Xte1N6xhL615Zva34oMQ9cMe9T6XgrdriivV6mreN3djhYjw66Otu8ruijb2ZFzcfF5twPUnOp4/cAtGVvqmzZy3LZrx4LGRxmb6AiALtj2JmAKonqZMAXGbh481InArU50AW+KfN53uCYn88TETPyjXEOWDiF4UYJLAwlW4A0gcWgir1XYu9NR03ZGlagTOA8ZryrKmTBXuAXiDmoMFd5/rY1BkvVXrNFjHYj+qZMNt+1hqoVQqf4FFuCLKrOERb2Ct/6nWnL7Wz4ciJkroj0fpL7bfbjDRlruplHEqsGiA+IQSKjayhgg/ydDZmeY3mJbI2zXy689d5zo/jssviu4UMdj6/kcpI9S8qguoB5Mhcpd4RjtPwLDz0IVkMMYyD9zGqP1gJ5gD0rQCvs+EwZ2U/mOHrRSeYQG3oLhrbOR0P5+GKutEb72/U/Ex6eI6rlRU35XwjmcxpjZ0LUV1QRajyH5x6YbwCCT3/Peu9IfCilCi5Xds6Bt3H0edhu9WCRQBez+eQ2VnulfXTHnd3yfIKhXoB6bY6t04Wg4y2FQX0dUUVcX1No/K3KUbLTcSouPz989+n9s8BT9pkoAAA==", text: #"""
 // The lists on the left: servers with their unread and mention badges,
 // a server's channels, direct and group conversations, the open group's
 // panel, and the users one blocks. May touch the page state and the connection.
@@ -1006,6 +1111,8 @@ import { badgeText } from "./guildhall.js";
 import { loadMembers } from "./members.js";
 import { renderMessages } from "./messages.js";
 import { $, el, gh, nameOf, showError, state, userList } from "./page.js";
+import { findPeople, gatherPeople } from "./people.js";
+import { attachPicker } from "./picker.js";
 import { openView } from "./view.js";
 
 export async function loadServers() {
@@ -1046,42 +1153,104 @@ export function serverUnread(serverId) {
   for (const chId of state.servers.get(serverId)?.channels.keys() || []) {
     const u = state.unread.get(chId);
     if (!u) continue;
-    unread += Number(u.unreadCount || 0);
+    // A muted channel still counts its mentions, not its messages.
+    if (!isMuted(chId)) unread += Number(u.unreadCount || 0);
     mentions += Number(u.mentionedCount || 0);
     cap = Number(u.maxCount || cap);
   }
   return { unread, mentions, cap };
 }
 
+// Muting is this device's choice (kept in localStorage): a muted channel is
+// greyed, its messages neither count in its server's badge and the title nor notify; mentions still do.
+const MUTED_KEY = "guildhall.muted";
+
+export function isMuted(channelId) { return state.muted.has(channelId); }
+
+export function setMuted(channelId, muted) {
+  if (muted) state.muted.add(channelId); else state.muted.delete(channelId);
+  localStorage.setItem(MUTED_KEY, JSON.stringify([...state.muted]));
+  renderServers();
+  renderChannels();
+}
+
+export function loadMuted() {
+  try { state.muted = new Set(JSON.parse(localStorage.getItem(MUTED_KEY) || "[]")); } catch { state.muted = new Set(); }
+}
+
+/** A server's icon: its image, its emoji, or its name's initials. */
+export function serverIcon(info) {
+  const icon = (info.icon || info.serverIcon || "").trim();
+  if (/^(https?:\/\/|\/)/.test(icon)) return el("span", { class: "server-icon" }, el("img", { src: icon, alt: "" }));
+  const name = info.name || info.serverName || "?";
+  // As chat apps do: the first letter of each word ("Guild of Tests": "GoT").
+  const initials = icon || name.split(/\s+/).filter(Boolean).slice(0, 3).map((w) => [...w][0]).join("");
+  return el("span", { class: `server-icon${[...initials].length > 2 ? " small" : ""}`, "aria-hidden": "true" }, initials);
+}
+
 export function renderServers() {
   renderTitle();
+  $("home-button").classList.toggle("current", state.home);
+  let directUnread = 0;
+  for (const c of state.conversations.values()) directUnread += Number(c.unreadCount || 0);
+  $("home-badge").textContent = badgeText(directUnread, 99);
   $("server-list").replaceChildren(...[...state.servers.values()].map((s) => {
     const { unread, mentions, cap } = serverUnread(s.info.serverId);
-    return el("li", { class: `server${s.info.serverId === state.currentServer ? " current" : ""}`, dataset: { id: s.info.serverId },
-                      onclick: () => { state.currentServer = s.info.serverId; renderServers(); renderChannels(); loadMembers(s.info.serverId); } },
+    const current = !state.home && s.info.serverId === state.currentServer;
+    return el("li", { class: `server${current ? " current" : ""}${unread ? " unread" : ""}`, dataset: { id: s.info.serverId },
+                      tabindex: 0, role: "button", title: s.info.name, "aria-current": current ? "true" : null,
+                      onclick: () => chooseServer(s.info.serverId), onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); chooseServer(s.info.serverId); } } },
+      serverIcon(s.info),
       el("span", { class: "name" }, s.info.name),
-      el("span", {}, el("span", { class: "badge mention" }, mentions ? `@${badgeText(mentions, cap)}` : ""),
-                     el("span", { class: "badge unread" }, badgeText(unread, cap))));
+      el("span", { class: "badges" }, el("span", { class: "badge mention", "aria-label": mentions ? `${mentions} mentions` : null }, mentions ? `@${badgeText(mentions, cap)}` : ""),
+                     el("span", { class: "badge unread", "aria-label": unread ? `${unread} unread` : null }, badgeText(unread, cap))));
   }));
+  renderSidebar();
+}
+
+/** The sidebar shows the chosen server's channels, or (home) one's conversations. */
+export function renderSidebar() {
+  $("server-pane").hidden = state.home;
+  $("home-pane").hidden = !state.home;
+}
+
+export function chooseServer(serverId) {
+  state.home = false;
+  state.currentServer = serverId;
+  renderServers();
+  renderChannels();
+  loadMembers(serverId);
+}
+
+export function chooseHome() {
+  state.home = true;
+  renderServers();
+  gatherPeople();
 }
 
 export function renderChannels() {
   const s = state.servers.get(state.currentServer);
   $("server-name").textContent = s ? s.info.name : "No server chosen";
   const members = Number(s?.info.memberCount || 0);
-  $("server-id").textContent = s ? `id ${s.info.serverId} · ${members} member${members === 1 ? "" : "s"}` : "";
+  $("server-id").textContent = s ? `${members} member${members === 1 ? "" : "s"}` : "Add a server with + on the left.";
+  $("server-id").title = s ? `id ${s.info.serverId}` : "";
   $("create-channel-form").hidden = !s || s.info.ownerId !== state.me;
   $("invite-people").hidden = !s;
+  $("search-form").hidden = !s;
   if (state.auditFor !== state.currentServer) { $("audit").hidden = true; state.auditFor = state.currentServer; }
   if (state.invitesFor !== state.currentServer) { $("invite-made").hidden = true; state.invitesFor = state.currentServer; }
   $("channel-list").replaceChildren(...(s ? [...s.channels.values()] : []).map((ch) => {
     const u = state.unread.get(ch.channelId) || {};
     const current = state.view?.kind === "channel" && state.view.channelId === ch.channelId;
-    return el("li", { class: `channel${current ? " current" : ""}`, dataset: { id: ch.channelId },
-                      onclick: () => openView({ kind: "channel", serverId: ch.serverId, channelId: ch.channelId }) },
-      el("span", { class: "name" }, `# ${ch.name}`),
+    const muted = isMuted(ch.channelId);
+    const open = () => { closeDrawers(); return openView({ kind: "channel", serverId: ch.serverId, channelId: ch.channelId }); };
+    return el("li", { class: `channel${current ? " current" : ""}${muted ? " muted-channel" : ""}`, dataset: { id: ch.channelId },
+                      tabindex: 0, role: "link", "aria-current": current ? "page" : null,
+                      // Chosen from the keyboard, the caret goes on to the message box.
+                      onclick: open, onkeydown: (e) => { if (e.key === "Enter") open().then(() => $("text").focus()); } },
+      el("span", { class: "name" }, `# ${ch.name}`, muted ? el("span", { class: "sr-only" }, " (muted)") : null),
       el("span", {}, el("span", { class: "badge mention" }, Number(u.mentionedCount || 0) ? `@${badgeText(u.mentionedCount, u.maxCount)}` : ""),
-                     el("span", { class: "badge unread" }, badgeText(u.unreadCount, u.maxCount))));
+                     el("span", { class: "badge unread" }, muted ? "" : badgeText(u.unreadCount, u.maxCount))));
   }));
 }
 
@@ -1093,7 +1262,7 @@ export function conversationName(c) {
 /** The tab's title counts what is unread: every channel's and conversation's ("99+" past 99). */
 export function renderTitle() {
   let total = 0;
-  for (const u of state.unread.values()) total += Number(u.unreadCount || 0);
+  for (const [channelId, u] of state.unread) if (!isMuted(channelId)) total += Number(u.unreadCount || 0);
   for (const c of state.conversations.values()) total += Number(c.unreadCount || 0);
   document.title = total ? `(${total > 99 ? "99+" : total}) Guildhall` : "Guildhall";
 }
@@ -1102,17 +1271,19 @@ export function renderTitle() {
 export function notifyHidden(m, direct) {
   if (document.visibilityState !== "hidden" || m.senderId === state.me) return;
   if (!direct && !(m.mentions || []).includes(state.me) && !m.mentionAll) return;
+  if (direct && state.blocked.has(m.senderId)) return;
   if (!("Notification" in window) || Notification.permission !== "granted") return;
   const who = m.webhook?.name || nameOf(m.senderId);
   new Notification(direct ? who : `${who} mentioned you`, { body: (m.body?.text || "a file").slice(0, 200), tag: m.channelId });
 }
 
 export function renderConversations() {
-  renderTitle();
+  renderServers();
   $("dm-list").replaceChildren(...[...state.conversations.values()].map((c) => {
     const current = state.view?.kind === "dm" && state.view.conversationId === c.conversationId;
+    const open = () => { openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId || "" }); closeDrawers(); };
     return el("li", { class: `conversation${current ? " current" : ""}${c.isGroup ? " group" : ""}`, dataset: { id: c.conversationId, peer: c.peerId || "" },
-                      onclick: () => openView({ kind: "dm", conversationId: c.conversationId, peerId: c.peerId || "" }) },
+                      tabindex: 0, role: "link", "aria-current": current ? "page" : null, onclick: open, onkeydown: (e) => { if (e.key === "Enter") open(); } },
       el("span", { class: "name" }, conversationName(c)), el("span", { class: "badge unread" }, badgeText(c.unreadCount, 99)));
   }));
   renderGroup();
@@ -1153,7 +1324,6 @@ export async function groupChange(request) {
   } catch (err) { showError("view-error", err); }
 }
 
-/** Comma or space separated user ids. */
 /** Nothing open (the conversation shown went away). */
 export function closeView() {
   state.view = null;
@@ -1175,34 +1345,57 @@ export async function setBlocked(user, blocks) {
   } catch (err) { showError("view-error", err); }
 }
 
+/** The people chosen for a new group, each with a button to take them out. */
+function renderChosen() {
+  $("group-create-chosen").replaceChildren(...state.groupChosen.map((user, i) => el("li", { dataset: { user } }, nameOf(user),
+    el("button", { type: "button", "aria-label": `take ${nameOf(user)} out`, onclick: () => { state.groupChosen.splice(i, 1); renderChosen(); } }, "×"))));
+}
+
+/** On a phone: the drawers close once something in them was chosen. */
+export function closeDrawers() {
+  document.body.classList.remove("drawer-open", "members-open");
+  $("scrim").hidden = true;
+  $("drawer-open").setAttribute("aria-expanded", "false");
+  $("members-toggle").setAttribute("aria-expanded", "false");
+}
+
 /** Hooks this module's controls to the page. */
 export function wireLists() {
   $("block-peer").addEventListener("click", () => {
     const peer = state.view?.peerId;
     if (peer) setBlocked(peer, !state.blocked.has(peer));
   });
+  $("home-button").addEventListener("click", () => chooseHome());
+  $("add-server").addEventListener("click", () => { showError("add-server-error", null); $("add-server-dialog").showModal(); $("create-server-name").focus(); });
+  $("add-server-close").addEventListener("click", () => $("add-server-dialog").close());
+  $("create-server-icon").addEventListener("input", () => {
+    $("create-server-preview").replaceWith(Object.assign(serverIcon({ name: $("create-server-name").value, icon: $("create-server-icon").value }), { id: "create-server-preview" }));
+  });
   $("join-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const id = $("join-id").value.trim();
-      await gh.request({ joinServer: { serverId: id } });
+      // An invite link (or its code) joins through the invite; a bare id joins an open server.
+      const text = $("join-id").value.trim();
+      const code = text.match(/\/invite\/([A-Za-z0-9]+)\/?$/)?.[1] || (/^\d+$/.test(text) ? null : text);
+      const id = code ? (await gh.request({ joinByInvite: { code } })).inviteCode.serverId : text;
+      if (!code) await gh.request({ joinServer: { serverId: id } });
       $("join-id").value = "";
+      $("add-server-dialog").close();
       await loadServers();
-      state.currentServer = id;
-      renderServers();
-      renderChannels();
-      await loadMembers(id);
-    } catch (err) { showError("view-error", err); }
+      chooseServer(id);
+    } catch (err) { showError("add-server-error", err); }
   });
   $("create-server-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const r = await gh.request({ createServer: { name: $("create-server-name").value.trim(), openJoin: true } });
+      const r = await gh.request({ createServer: { name: $("create-server-name").value.trim(), icon: $("create-server-icon").value.trim(), openJoin: true } });
       $("create-server-name").value = "";
+      $("create-server-icon").value = "";
+      $("add-server-dialog").close();
       state.currentServer = r.server.serverId;
       await loadServers();
-      await loadMembers(r.server.serverId);
-    } catch (err) { showError("view-error", err); }
+      chooseServer(r.server.serverId);
+    } catch (err) { showError("add-server-error", err); }
   });
   $("create-channel-form").addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -1221,9 +1414,12 @@ export function wireLists() {
   $("group-create-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const r = await gh.request({ createGroup: { name: $("group-create-name").value.trim(), userIds: userList($("group-create-users").value) } });
+      const typed = userList($("group-create-users").value);
+      const r = await gh.request({ createGroup: { name: $("group-create-name").value.trim(), userIds: [...new Set([...state.groupChosen, ...typed])] } });
       $("group-create-name").value = "";
       $("group-create-users").value = "";
+      state.groupChosen = [];
+      renderChosen();
       $("group-create-box").open = false;
       state.conversations.set(r.conversation.conversationId, r.conversation);
       await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: "" });
@@ -1248,19 +1444,32 @@ export function wireLists() {
       renderConversations();
     } catch (err) { showError("view-error", err); }
   });
-  $("dm-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
+  // Find someone by name (or type their id) and open the conversation with them.
+  const openWith = async (peerId) => {
     try {
-      const r = await gh.request({ openConversation: { peerId: $("dm-peer").value.trim() } });
+      const r = await gh.request({ openConversation: { peerId } });
       $("dm-peer").value = "";
       state.conversations.set(r.conversation.conversationId, r.conversation);
       await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: r.conversation.peerId });
+      closeDrawers();
     } catch (err) { showError("view-error", err); }
+  };
+  attachPicker($("dm-peer"), $("dm-suggestions"), { suggest: (text) => findPeople(text), choose: (item) => openWith(item.key) });
+  $("dm-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("dm-peer").value.trim();
+    if (text) openWith(findPeople(text, new Set(), 1).find((x) => x.label.toLowerCase() === text.toLowerCase())?.key || text);
   });
+  attachPicker($("group-create-users"), $("group-suggestions"), {
+    suggest: (text) => findPeople(text, new Set(state.groupChosen)),
+    choose: (item) => { state.groupChosen.push(item.key); $("group-create-users").value = ""; renderChosen(); $("group-create-users").focus(); },
+  });
+  $("group-create-box").addEventListener("toggle", () => gatherPeople());
+  $("dm-peer").addEventListener("focus", () => gatherPeople());
 }
 
 """#),
-        "/members.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "6e8205f562dbc8747650", gzipBase64: "H4sIAAAAAAACA51ZzXLbOBK++ylgrmuGzMi0c9g9yOVxOZYmUcWWU5KcHLJZixYhi2MS0ICkZZeGVfsGe9k32cPe91HmSbYbfwIpyskkVSlLQKP76x/0D3R0RM5JTsUjFT/mJKPZHRUkTfKC+BFZRcVsQWOySljMV13yK09Y3iEpjR4p/BU8xT8symhOIhbvHR2RpaA5ZTNKZjyjwOiRBh2S8ZiKqEg4I3PBM5IUHcIZBYEsmT3g+Q6eJ8WCkqiMk4Kk/D7c20uyJRcFWRNBGXC4WESM0TQnlWLjhUeINA9/zb2TJvEVzfPonrrEmV5q0B90CE075H4hNRNsiPoota7nHZIv+KovBBfwsYgK6jBcAjfFDFU/hH9SBdeKuAi7r16RCezMEwFreIzwOYlaDd8xZj+RzNIITlg6uUVAwTwkr4726JPUIcqf2YzMSzaTNk55FF9JhrmvTg7igKz3CDiFATeexuRUKRMqwflZaAhPgCyZEx+JfvhB0u6fnpINn/tFKOhvJc0Lfy0Ba1FdMKWh6uI5tBdffkLECbvvkkKUaLwqCGe45vsBOf2ZrKvAiNx3wNbhAVxWpumJ9a1SLsCFohTshFTAoxDPUkujp4Bj0SqCcPoWzOD9JEuKLnl9fKx94GA+kXwRpQI2KwVgKcbycMNCGpODRHr8lAijj9prqljHkgMUGWCG4PffyecvEJf0yezgx4tS5Fzgpud1dBxd8JLVT8sVJDrGm5cmjLo0zoqkIZUCuLkOfg1riOi0SQ58z1ziw4Qty8ILwscoLWkzxOShcA6pxPefpOufwjJHbcnp6YY2OAsNP6UUiqmIDBnt3dbQQCr43wyQvWpvxy3JuKCWzrkdWRO4Dc/sTFrcdfD3BFqXZOHG0TPpP1xD3m4Q2rjbRJ3RGeMtc3Fk0roA43MYhupLh8BH34ZcPYwCcERaUGFcsa/OhDlkbd9/lmvPrnuMr4LgC8pzIiPbRIPSwQ30rRA9edlH1jsNmq/5B6JQf4PwWyRxTBmQ7Wcb32FOASpZXg75kjKXEK95PZdAPseEjapB2p3Jq5HkMiPPocQtKF5P/LagEQAlc56mfJVDaQst0twiVe7Ow3ta+Bvnb5yLmXZcCEiTfh4mbM7daxtId+vtrLYTmBuxdQhE10jVZa3XUT8wt8aa71BqikYs0HGcFVTymh6sMzdNVDqLkP/9l+CWI6nSSehgPSzxbwOyjKbX5AxigXSJl3vVtO7AQ7yYdS/KKNpcN91OcCGVdOL2hbSCFvafQmxZ5Lp3/WnYH3kYlO7qee9qMPSCwECyjcuhoFHOWR2XwaGp22Nri0xbGnEDnaDLNJrRi0WSxuAe397fMIuWRiW3qqFGJYbWU2iaLajeahGv2IdRf9wfXvRvr3/55XIw7HtuIUqjO5rKUrMhGyIVuEJ5FIqI3Rr0LnEjidPacu/6dng9ue0NxpOb0RsgiDlhvCAxoC7FnUeqzwrPFwmIz+eSsYuDw9URZJNWVAV1fKWdsr9xlYlgvKPQsPlemgCoNZlBhwT5dapbqIO1MRAe3TIGBp4BhPEH4dchcVREOS0wSSOcroXVMdaGVNyR8okUnS8jVhNu214jHtmiBmi+7B5ovUgk0aG0v9dVfuiQIimQRHmlCoyIpzB6BEgCwKI0xcAK89QmLOVi1rXE0EKnBWoEjEAzLIovQfawwnoWgnVE1YHPbgV+CsGvEKPPQ7ugS4Fhr+/5U1gkGeVlccOKJJWNREB+Jj10KuMrSOJn7UjwWHwIBzdwpnKNwBopJbeDNaMryctvFRdAxuKXfBalVGfKoJqiMt4f//qP1zSIe3VmJbSp2QQL1w58yqOHmBE9ZR9z2jncFLFJUthFy3DfwV5TUm8TY8pld2VRcEVbPC8xlOyKazowwWEkq2bDfmA046tKmnIOaF4fkyxhZUHzKbaCsxRc3SWqFzdIfMNX1V+v41yItXJI1xQkx70/kb8dH98eH4PbIQTR9hNEgY4N/rRmD4BrWy1BM/5YU+wlLZDHlgoK2XvY+g5UdxHbBgWL34oISHcAegNREZggUoU5UK3R0RHO6M4MrTtMkAIjpE57ME5iN4LDKtOdJgwxSbGQy6p4Sa1iEt2hCQvd3YQ722ON+QE69g4x7odIFxEWkOobe+btbhmg3ckSVAsyHcxEpYGN52BdOR1WrfWUJ7DQILovRhp+USWjHr94BfdBOIzfmQ+tDCKoMKXIEd/XbqjOpoGLdjNOtvT2SvDutt7YS1m+u6uZkJNSCDcp8wPZsCv7bibOl86BET1dFhVCd/BvtJnaHaZLsQ1KIEPmHNd0O6hHLZ8KIedw8/zhe48JXR1S/Ay+wG1slav624d9vtEvHzq4lOfPb3qDye2n61FvjAEA0tTKuD/62B/d3nzonU/6PXDuDDrUe6oehJQaIFHRymZg/G7w4XYyOh+Of+mPRvIInIhrJ0jB7aGLd+fDYf/y9mLU1xIy6NrJTDXCXsciMYTbUCxtg7LXv+wrypimtGihvOpfvQHtBsOPA0WYsMcECB2xmuT94OK9pFARHzdZvEGRPRX8bHv7ZmgJStZOMhlc9Xu31zcTU3bVfWsCGV1f9sdSxbdb/pCvfpBvLGskbloWieoE2xZVNFa0pNq2Zo3TNYTJaNDrO9CgbyOQf8FcQiQgec6Fo/R4fP62fzvqX5xfXmrLQouQYhYk+jlQquIYQB3ZBmIPbLH/MNBWXyZo8xcob4aWtmTb1BaFipWmUVXcWKaaaNT/eG2i5pE/AMcGnfbpEIJreH7l2g7mDciAGIjViaoznxaRNCdMfZD9VlFOpOSCQ3eppl/5lPXA1KzbtQUI33LVO66J/x9zqINCnknicGvAl4liEgkciamqJTJDQTaUiyYT6xQn947+8ff4p4MjmE0hB1tCS0lDVZpxGhJF/gmqn++5tvJkC6rPYalV+d9y2tQorUPrAN/yABhAG6mHaklS46jRGZZnZPqXg7X+FiIEaFS7FtYLL1ZOpnZqr0nzFmsNWcvbaluF09MhpO1T4reUOwAmJV/y+9Y307+q16ogjDSVrV5qKN497Pr41I/hllD7NiUnXypbp+1BT3OUEerVZjfl/a6Ng69NbTIDyo6+OVtQOVu0zBRQpD3i1ZgWgjM5nwEfKZljp29DSy5gX+e9LUHrBWQf6DvJFNoPpxx+NpjlyGy+VGT6Mn4ZMVKD+nWyjS0Ndeu3Y/bQDQVymJI//vlvQGWOVFPbjQZuC9HmsJSy+2IRfNXfLd7MSiyFsgVmMCaBlckz6BQE9QhyX1TmUZrT7+1VXr0i7zh/wGSW5NjllimVL3ygEU9hmds05/7EYi/hKmk+GzdffqI47j+CgS7BBpRBNHlyGAAcahpwrnFQezmapTyn38Bg3WoV9YZZGZb2UR4KYtbKNC/v4O56HZ1m9IVT+YDiiIvkPTqPylT3hjtTTuuvSC8kHjf1tLbXcKOHWoF6vmF2decPD7qddprotv640R2Txs+GRuE/G2Jk44HGe+bXvFr7PaL5E5mcBP8P/VQDLqwdAAA=", text: #"""
+        "/members.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "b28887411625989a65c3", gzipBase64: "H4sIAAAAAAACA51azXLbyBG+6ylGiGoX8FKQXJXkQJVWJYu0zbJEukjJPiiKCBFDESsAw+BHlIrLqrxBLnmTHHLPo+yTpLvnBwMQkr2rKhfJQU/P1z/Tf/DBATtlOc8eefZjzhKe3PGMxVFeMDdgq6CYLXjIVlEailWX/SKiNO+wmAePHD4zEeNHGiQ8Z0Ea7hwcsGXGc57OOJuJhAOjR+51WCJCngVFJFI2z0TCoqLDRMrhwDSaPeD+Du5nxYKzoAyjgsXi3t/ZiZKlyAq2ZhlPgcPZIkhTHudsI9k4/gEizf1fcueoSXzB8zy45zZxopYa9HsdxuMOu1+QZFk6RHmkWKN5h+ULsepnmcjgaxEU3GK4BG6SGYq+D38kgq1FXISnb96wS3gyjzJYw21MzFnQqviOVvsRMYsD2GHo6BEDAXOfvTnY4U8kQ5A/pzM2L9MZ6TgWQXhBDHNX7hyEHlvvMDBKCtxEHLJjKYwvD85PfE14BGTRnLlI9MMPRLt7fMwqPvcLP+P/KHleuGsCrI7qgio1VRf3ob7E8isijtL7LiuyEpW38fwZrrmux45/ZuuNp4/ctcDW4QHctIzjI2NbKZyHC0WZpUdsAzyK7Jmk1HJmsC1YBeBO34MZrB8lUdFlbw8PlQ0szEfEF1FKYLMyAyzFhDY3NKQwWUjI4scs0/LIZ00R61hygEIOpgl+/ZVd34Bf8if9BL+elVkuMnzoOB3lR2eiTOu7aQWJDvHmxVHKbRprhWjYRgKsroNbw+ojOqWSPdfRl3g/Spdl4Xj+YxCXvOlitMmfQyhx3Scy/ZNf5igtOz6uaL0TX/OTQuExG0Yuo6zb6hpIBf+aDrKz2XnhliQi44bOuh1JE7hxz+SENG4b+I84WpclfmXoGdkP15C37YTG7yqv0zKjvyU2joS0CzCufd+XPzoMvrrG5epu5IEh4oJn2hS7co+fQ9R23Wdae7bNo23leTd4nuUZSeUNUgbb0bdc9Oh1GxnrNGi+ZR/wQvUL3G8RhSFPgWw3qWyHMQWoKL3siyVPbUK85vVYAvEcAzaKBmF3RlcjyikizyHFLTheT/y14AEAZXMRx2KVQ2rzDdLcIJXmzv17XriV8SvjYqSdFBmESTf3o3Qu7GvrkbnV46T2xNM3YmsTHF0jlZe1nkddT98ao759khSVWKDhRFpw4jXdWyd2mNioKML+91+Gj6yTNioI7a2HJX42IJM3vWUn4Ausy5zc2UzrBtzHi1m3InlRdd1UOSEyEtLy21fCCmrYffKxZKF1Z/R12B876JT26mnvYjB0PE9DMoXLfsaDXKR1XBqHom73rTqZlCAqOLqxAmznLMRbouM8+bqUgtwsF/ECfR73J/3hWf929P79+WDYd+w0Ewd3PKZEUpENkQoULe0FKcI8GvTO8UEUxrXl3uh2OLq87Q0ml1fjd0AQCpaKgoWg5zK7c9jmWuK5IUBiPifGNg4BFyNjVdCQ+dGyhFL5bmUI7Z94A6Ecc504AlBrNoP6B6LnVBVIe2utINy6pQx0Kw0IvQucq8PCoAhyXmAIRjhdA6ujtQ2BtkPnMzo6XwZp7XBT1OrjkS1KgOpL7oHWCbIo2Cf9O11phw4rogJJpFU2nj7iyQ8eAVIGYPE0ycAc5siHsJRns64hhgI5LlAiYASStcGsdko00gMBjoPhDTZ2WJRGRRTEozlcBTvLPvlg3WUcPA/Ngg73rynGwf2OEdSYG076Xv6avYoVT34RJVyUxVVaRDEVIx77mfXQdVKxgkRw0o4Et4X7sLGCM6U1BmusJG5765SviJfbepwHUU+ci1kQcxVtvc0UhXF++9d/HFQ7VhqVGasLOiuh1E0uMfm9gE/6zT5GVUfqR++2NjePqAIdVuJ0qV5gryjJymqzNNldWRRC0hbPS3RYs2KrDlSwH1DmbegPlKZttSFVzgHN20OWRGlZ8HyK5eQsBlN3maznNRJX85U53OlY124tDdLVSc0y70/sr4eHt4eHYHZwdNT9JaJAw3q/W7IHwLUtVsYT8VgT7DUpkMeWCBLZJ3j0B1DdBek2KFj8XkRA+gKgd+AVnnYimdyPZC3zIRPlEi5DAI06my2CgtpaqmcSWceIVcohylALHibU58N3iMVQqjxDsw7S5VxlffVIRdqq4LnHUzB5XV87I+QHCE1SbqZeaGWunVM6qp1M5uKbSr/VH7DX6UxtdL83X8pqanud4IxU7ugopWPgvLmp8jaEsBnH5hkDyQSKOa9Wu+xjLQK5P+NEeLaI4hBKLhcKcakafx4HxUWwdN1rMnyHLaBRzm+2yoBiIXJelTeNYl3C8BdB7lYOACGCmAGRas2IiQ8Xth9guy03q71BGFZ7re52V26KeXpfLHSHAQ2Dnd4j1MBUl2t7axKFQucKqjzItRg3awn9Gq/G4s90LSLKD1O1bcN+++e/wfPtYzdTr0OXqYxph5VcYx7ePUNKk0zkpgT0iQWVak02nuwo6jOXmBegQTl1kQMnDGTo16uFYKBJqHGYTKD2ZMX0I1XmxN0ejZlINBc7Lte0qyeOd3N9eKO/g1aulkutFWwtdg4OcORmjcRUwwhgAJuqcwAn3kS8pKlqHDtsFRULWpa1KAUYuNJ3GM0K1az4L3a7Knw8QAPeYToSQ9LJAqwYN9/ZAm83vwDtjmrOWrxXeYXJjFwFUViX8RdWTSCTQRErS0R3o0/DH/K21lMJuvouHA6WTVxwJESwwexOEztXOfXmZOrZaKvpUEurLg9+uUvX+pKa777UG9Dgw4eklrge9d9Sv9UA6bV9oERH1cESoT3Ha3SNyhy66TD9hkcuc4prqrtTkxOXZxmN1fQ003UeI77a5/gdbIGP0T039VGmmcaqQaZyLmn506ve4PL262jcm6ADwGlyZdIff+mPb68+904v+z0wLiSc9J7L+a4UA06UtJQLJh8Hn28vx6fDyfv+eExbYEdY28EKYTadfTwdDvvnt2fjvjohgSYc8xr2tU7HINGE21AMbYOy1z/vS8qQQ8xoobzoX7wD6QbDLwNJGKWPEH5C61hF8mlw9okopMeHTRbv8MiedP50+/HV0BCUaTvJ5eCi37sdXV3qCljetyaQ8ei8PyERP2zZg4b4EG8MayRuahaJ6gTbGpU05mii2tZmjdMI3GQ86PUtaNCoMSiFQF1ZFsHJc5FZQk8mpx/6t+P+2en5udIsVOsxRkGmpvskiqUAuWUbiNmwxf7zQGl9GaHOX6G8GhraMt2mNiikrzSVKv3GMFVE4/6XkfaaR/EAHBt0yqZDcK7h6YWtOyg1IAKiI26OZJ75ipUeqJOnGP1WkOXo5EJ0sBJE89Nk+iGVo6uuSUD4aka+ltH+/yMUhJAxcU8U+lv5kQLFZZDhhIvLXEIRCqIhLZpSQoY4enbw97+FP+0d+AXGYENoKLkvq2Qs57Ii/wrZz3VsXTnUDap9WPXK+G84VTlKydA6j2uZ53vQ0akZGZHUOCp0muUJm/5pb61++QgBesaugfXKANqK1Fbu1WHeYK0ha3lV0pbh1DgIwvYxc1vSHQCjk8/FfesrkL/I4bPnB4rKZC8543q5znXxzR26W8TNqBkLNHQKqD63JzuKI3moUxvWSOt3jR98a0xDEZCa62abz6nNb2nvIUk7zKkxLTKR0kAG+NDJAptu41q0gC2W86EEqRcQfaAFZFMoP6x0eK0xUyGof2zY9HX85DEkQf06VUMYX5V+L4wBVEFBBbYqrPUWKKp1Y1ir99sMpqv/b9m7xZpJiamQutFUFPjijz2DTJ5X9yB7QDoPoLP8o7UKFPkfhXjAYBblWOWWMaeBPUgkYlgWJsy11vWrqPkWqDnIhU6p/wgKOgcdcOhpXYf6ctMjWtfYqw2CZzF0J9/BYN2qFflKYqNZmndskBCTVqZ5eQd31+moMKMunIwHHJtjJO/xeVDGqjZ8MeS0vhR+JfDYoae1vIYbPVQC1ONNalZffI+oymmriG6rjxvVMWv8LwAt8O91MVZZoPF64ltWrb1ebL7xpg71/1tjq8x7IQAA", text: #"""
 // A server's member list (a watched window: joins, leaves, roles, names and
 // presence come live), moderation from it, one's nickname, and the audit log.
 
@@ -1314,13 +1523,13 @@ export function renderMembers() {
   const moderator = m.list.some((x) => x.userId === state.me && (x.role === "OWNER" || x.role === "ADMIN"));
   $("moderation-reason").hidden = !moderator;
   $("audit-open").hidden = !moderator;
-  $("member-list").replaceChildren(...m.list.map((x) => {
+  const item = (x) => {
     const status = x.presence?.status || "PRESENCE_OFFLINE";
     const label = { PRESENCE_ONLINE: "online", PRESENCE_IDLE: "idle", PRESENCE_DO_NOT_DISTURB: "do not disturb" }[status] || "offline";
     const other = x.userId !== state.me && x.role !== "OWNER";
     return el("li", { class: `member ${status === "PRESENCE_OFFLINE" ? "offline" : ""}`, dataset: { user: x.userId, status } },
       el("span", { class: `presence ${status}`, role: "img", "aria-label": label, title: label }),
-      x.avatar ? el("img", { class: "avatar", src: x.avatar, alt: "" }) : null,
+      x.avatar ? el("img", { class: "avatar", src: x.avatar, alt: "" }) : el("span", { class: "avatar", "aria-hidden": "true" }, initialOf(x.nickname || x.displayName || x.userId)),
       el("span", { class: "name", title: x.userId }, x.nickname || x.displayName || x.userId),
       Number(x.timeoutUntil || 0) > Date.now() ? el("span", { class: "timed-out", title: `timed out until ${new Date(Number(x.timeoutUntil)).toLocaleString()}` }, "⏳") : null,
       x.presence?.customText ? el("span", { class: "status-text" }, x.presence.customText) : null,
@@ -1328,8 +1537,22 @@ export function renderMembers() {
         el("button", { type: "button", class: "timeout-action", title: `time ${x.userId} out for 10 minutes`, onclick: () => moderate("timeoutMember", x.userId, { until: String(Date.now() + 600_000) }) }, "Time out"),
         el("button", { type: "button", class: "kick-action", title: `remove ${x.userId}`, onclick: () => moderate("kickMember", x.userId) }, "Kick"),
         el("button", { type: "button", class: "ban-action", title: `ban ${x.userId}`, onclick: () => moderate("banMember", x.userId) }, "Ban")) : null);
+  };
+  // Grouped as a chat shows them: the owner, the admins, then everyone else online, then offline.
+  const groups = [["Owner", (x) => x.role === "OWNER"], ["Admins", (x) => x.role === "ADMIN"],
+                  ["Online", (x) => (x.presence?.status || "PRESENCE_OFFLINE") !== "PRESENCE_OFFLINE"], ["Offline", () => true]];
+  const placed = new Set();
+  $("member-list").replaceChildren(...groups.flatMap(([title, holds]) => {
+    const those = m.list.filter((x) => !placed.has(x.userId) && holds(x));
+    those.forEach((x) => placed.add(x.userId));
+    if (!those.length) return [];
+    const id = `members-${title.toLowerCase()}`;
+    return [el("h4", { id }, `${title} — ${those.length}`), el("ul", { "aria-labelledby": id }, those.map(item))];
   }));
 }
+
+/** The first letter of a name, for one who has no avatar. */
+export function initialOf(name) { return ([...(name || "?")][0] || "?").toUpperCase(); }
 
 /// A moderation request on a member of the shown server, with the reason typed above the list.
 export async function moderate(kind, userId, extra = {}) {
@@ -1398,15 +1621,22 @@ export function wireMembers() {
 }
 
 """#),
-        "/messages.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "9af6c1b3699dfdbad411", gzipBase64: "H4sIAAAAAAACA8VZzW7sSBXe5ynqmmiw73Sc5M6IRYdMdEkiJlImFyUBFlFEO3Z12zf+6etyp5PpaQkhhMQCEJoFLEBsEAteANbwJvMC8Ah851SVf/rnJhmNmGxiV1fVOfWdv++Ut7fFm1yKTCoVjKQIlFBxMc2Fq2QeybInKnlf9cQwSaXqiVKGMhlXeKqS8JYHgrBKilx5Isijje1tMY2DShTYMgxyERWiKkRS9TFxnD6Y+T0ho6Ti3YI07YlIprKSPTFO8h40uK3F+BsbSTYuykrMxCZWYe4o7ok8yOSbYY81PS7LAlqq5HN5yZqqKqikmIthWWTC8bfHOJb/Vjl7zVa07kdJrjqzcpmqhXlBFH2mcemJyTjCvvXrXSKnh3GQY9VJ1NqHxvUuG/KetwkBTiXOj18fXp68ObsQ+9h4ty+c//7l979xeuIVHr/681//88/f4eUjHv/jL/D4MT/+9teOmGMv4LqFP2smxW+1iOEkZyNY3E6TXLqZJ2YbwogvITbzzc97GE6Gws18bWMc4MX+vgbOz6T44gvxAj/mUkbnegUNlQdY/24iVSUjzwyExSSvPk2iSOYehFeTMhf5JE33asFFFctSQfpnQRX7WXDv7vTE2SS7kaWLDTJJT4e0DW2544ktsevRcrObTF1HwThAZCbCNFAKuJhzOOSFVSoxMo0Lcq0IrobRIg9TuGdfuJ7Y/4TNfY4foQiONUmg/rwHEUIMeM3Ng9icNTqVPLWl01wUQ8zQR5kPoN58GXqOBws6oavhJH848G+TXGPsRJlDm66Bfg2I9PNEsQmxrLrQr9jGuTg+u3SaiVlQ3rKDYfzo5OyH5Fs//xsQoXn08qcv8XJ0fHryk+Pz4yM9ogfhoK13Mb/SQq9ZDA2RFLjhSS4CMSqLybgvgCtE5g+ED8CxxjaG8BsnGEIpAzB7YTJOcI4WxM0RKN1gNpZ8InbFBx/YwzN65liOOBCDzRmddi6WTJixBVfYbzgfiH6zcHOmt/ar4rSYwuKBkq43HzzmfWxpjCAfYAVS28zqOK8dctXO/DNOp/1n++VL8drG83eVTrB9kWQU3siCkygpKKUi00Sy0Em5pxHWcylVp0l+qyjDquBO+uLl9pJbBlUVhHEGtNWbYTcn6F3IqVqTCLGra5shXvAcP5X5qIqXnLMFUpTcdTBq7ejQufU+WTB23YBjcsbxZ0z+MJbQI0A6ySssuaR3cjv2uToICIETggdzaYkPkMtK/TSpYtdh3LYdjzyG92N/0aPqbvThfZaa3Tg26708own79gXKkYwIT5SwrIDQj17tiH//Qbz6GFkrATrjNAiluJVIiTdyWJQSoyItgkgJNy/E20k2FknOwZAmqvJ8s7k+wrQJg8CfJlEVawftibj9SyyTUVzZnyigp3SsGF6vs2iSu7s91g3ltkfa4QH26YvdPSOwZZugYxmGBCNxKYd9YD4pUVQB5Ig82fnZTRrktw6V5hSveVGMZS7LJtMiegKfrEk1eC7+9Q8KI1N7oTo9IoRsfqU/UiHJRqyEKsNaZpBW9Gz36jGMST6C2DT4/AHzGaE+Dm/OjaSTR+5UvBS3dFZyQ5yDweo36OhZcXuWmHueBmZeu8CSB3HEwYO8DnY0qPGDb5ZFCgirckJcBQhBYQYpJ0DbZzNgNaeDBnvrRXOIL4rmwUdEZ7IKKA09Wfxat6CZi14RIUi0oPZOPeIlX/5SOL3V6dHO5LhvFsKTByt9hTVjA81XERqqkoZ1LVAamRV3iFZNbPAcpBQl9QsX3aW6YlcdCLc7U+xTwjg/Pnx9enp8RBXGsZxY01QZOaLfDGrOGjke49qn7W6K6OHAZ0EHB81AOFEVyCFK1hVKDw+aMZ88YX5NVclxvFYRJAK+3yYJ+y2S0Ewz1LtzrKtr7Ha1YSPvZlJVhTYQCYOgeqRhU2DmW3qvFeSJ/PScphD8ZH1+cTwd4b7vv7l5K8PKR+IuE6ncmul6vsJGkgjfK0/n/ivSAX6TFW+Ta97+aToOuG3Y2pwxYIMlJflnN6uZJU3zWFsW5RllCdaDp8JCLcpaVOhHi8cxnp06IT1fkHavtaKQgUsY3jXzTCxgXm0OGl5Q4ImitRM/LlrPWxJ9xMNOC13D1zq8lwMr1L2SQzNWNBd1b9JuMkwJeQ6QtMXa46CzNCKVtd3rVrO5AOEj53iyVmhqHwcYk9ro+iAQuWvbVK0qnjoaXr+fgg1MotqcNbnBsXmCM5kzBydmR3XIdmZs0CG2aJb6gnsmVBj5rs856Z0mZ+h6TZkn6yEnXBbU0LHUHyeRQWiRGfJMrg2Dr371d0EZ0Syus9283xmW96EstZuQfl0rZf5U3sRFcXtgH06ijt8s1SctRZjZLWZjRli2eW72ZE7TSPM1ZVndHwQjPp9jRXjWk/vv06jRpJX35/ayo9Ws22y2Wjiqj1N3GhYjSlcyukxQvyn+Go9YuYeerc/g6hdvITiaHZhf9Zf6DD3NAUt4j66JYQm5nIojioO6g6M2l9VlEuxxI0XknMYuUGfykWth6N556DHbjOs33RGaWsn9jWdamrU+amY72uj1u65iJcXuRsNuH08CJXF2yZwC/3WkrS9iJfMCjnrQ7bqeXulx7sgH30Fca/owoE621FcxiA5vuRAsNWetw9nbuyfQL+W26ddNcQ/eselaQoT02RATuExGtMRSFj2D0ets6e11LksyNFSvb+BYnt7Bn+QqToaVu+oUNFn7qArBjlMxGQt0ZKJIKbwbrVbI+AH489TKGE9U/DQBxIdZBPx1WQQA4ZSFBvEwTtIIB3XBjljIgg7DAvzP4xWodeXDBepoWBWlO7BYXVEO3kLa3Xf0NYVZNHeuBx4oJal4igbTD6LIdfgnjT8MQk3oFnoEiiHH82O+noMxXiwAsNLiXbpH5tarTDImVmrE8AgCsS1iGKRKLv/ePaROBB4T5UPd8WPpwM6n9ptScKcadNk1V4IWvfzejrm2gVhOgJ5Gy+14daAe8rDt2ybcdLA1ns2hur8ya6gikyb+TZQyK+AHJFYd5myHqnzo3HHQBWwwDZJKjGJLcdyZuLJ5QSfUcyOQMwRMW79fUzEO7X1zv3v97KK3aupuXa9Zq3mn8yytf3mtu+3WKLdiIgyqMBauLHHQWXPJTi2pnG5JeqbmDz/voaFeC7DlyLPFHmxcFtm4cpk4W8WJ9iyb2IaNXgikudrQ/TSN+CgEmVt3zc+AnVQzp/8awJKatIy1mn+bEFv+SPyUWfnsGa5Hi57vV/+f49LtqG0PknxY0A1u/e0jUHzBpmR5hzQc4xVny4sptOGre8G1sMe3p2d9nqu/Myia5bXvSZdywhB5M667BJxXaVAp7bvodkQCNHf28O/7RI7t3SgNfLgvdnd27IViY4VH7DCSlZF3goOSPRrMUYZYiM50SY+kaCGNFYxupvAarEq//oRmH0wO637IcmlBi7T3BEUs3c82LRnUpll7tcTn2lO8z4UXmrJnOLB5Mqu7wC076zcL0r0B6X4NSN9YhLe/XfGXq2cA1HiW2WERI85maZLR91l4VQstrt+0ZouusVFPVzAbtzSfypT9b8sks+T7BZacJoscm5oeQ3Lv/YniYq9vlBcbgnuW8FhDwOx3QX+1kp58zYz0Kbo5yj2JElkRTVL6bmMvZ4m2UKbhz82rvsRMk1IuMGnLkrbCIA9lClWRQ4/vQIiI29HFu+twiwBVXONxi3SMP8as42N0X2xdsoFkK0wLJZ8kbTWOzbbzjf8Bj3+fOkAgAAA=", text: #"""
+        "/messages.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "fafc2baa6807df114b5d", gzipBase64: "H4sIAAAAAAACA61bW28jyXV+n19Ragt29w7V0qzXfqBWw50dybaMuRgarReGLJstdlHsVV843U1RMpeAYSQBAl9ixzYycbxwEth5CJDkIQES5DH5J/MH4p+Qc6lbN5u6LCxghuzqqlOnTp3LV6cOt7fFy1yKTFZVdC5FVIlqUsxz4Vcyj2XZE7W8qntinKSy6olSjmQyreFbnYwuqCEa1UmRV4GI8vjB9raYT6JaFEByFOUiLkRdiKTuQ8dpeq3694SMk5qoRWnaE7FMZS17YprkPeDgwkwTPniQZNOirMVCbMIo6Hs+6Yk8yuTLcY84PSjLAriskh/IY+K0qqNaiqUYl0UmvHB7CssKP6m8XUsKx30ryatGr1ymVavfFNZ4pBaoWHeGmKW3RhVTmR9P4G3sdK6podUziuPnLPee+GSWTY+LnkiLKH5yVlxC02waw1JMj8tEzp9OohwYPXRJYzsTRvFrfkV9PZUV7mc9SSoxShOZ17RybJFZXzzCrXkPe8hLWV6Lr8+SNJ7AhqjOSG0S4VZPZI7/kTxk+aVK+HExqrbn8myLu4ZZ3BOenrrygvCBvKJFjuCxFgfPX37zUOyJE++Pv/vFTz3o+/az3//ff/0Vfvvj7978iD9/9pfq+V/V5z/y59+qfr/4IX/+6g9E4bd/zoR+ot6qXr//FX/+9b/x52/UqDcw7wPR+Ydvf6bm0tTU85t/4M8//LuiSs9v/+Xn/PjTX9Pjm1/z48//jj9/SVTe/ubv1RrffvZLRfbHisnPFPn/8E5h35SwxrOc905mxSfJy7GPexiAopSynpU5i/EEG8WWeHQqPv1UDL+wucCG5XBXLEkBtuBPm3NFT6v0lX09S3LpZzAByIU3qoRNykL1eheak7Hws5B9AWjdxt4eG1iYSZx+A17mUsZHPAKbygGMfz2TVS3jQDWMillefyOJY5kHejH5LE13zcQF6FdZwezPo3oSZtGVv9MTL2bZmSx9IJBJ/PYUySDJnQAFEOBwRU2mvleBEYNYF6C/UVX1hafW4aG3qlMJLfNJIcgyE2wtclDf0UVf+IHYe0zGAToMK61gWbME2F+yygxpzNm12FxYnkrq6vC0FMUYevBSlkNgb7kqevKbWugoXRYnGvEgvEhylrEXZx4SXSP6NULE17OKthCG1a/4Ech4rw5eHHu2YxaVF9BtIaB9//DF10Eyb3/4TyAR7IcPv0V93T94dvjtg6ODfW7hxqODJ86zWJ7wpKSMNA5nATU8zEUkzstiNu0LkCtMmV+jfNCPqM1WGxFaJRgDU0rApIXJFL2LI2K7BAxL0BuGPAZP9sUv6sWT9NSyPDEQw80FrnYpVrYwox3s2L/xcij6duDmgkmHdfGsmMOOR5X0AzC4W7SPdhpawInDCAiBC83j0ihkF2V6Datj/dl+5x3xRNszuF4KxH2RZGjeEC1ncVJg6IXwEMuCg3ePJcx90cGnSX5RobuvoksZine2V9QyqutoNMlA2hX4nYZPYCqoVE4nlNjJqfYQG9QnTGV+Xk9WlNMRUpxcNmTkUPRw3Uwni6a+H5FNLsj+1Jaj49sTEbiTvIYhx/iMakc6Z4wAJXCI4oG+OCQEIZd19XFST3yP5LbtBagxRI/0hVury/OHV1mqqJFtGlqB4oR0+xXAFhmjPAHqZAVM+uV3d8T//o149z3wWglIZ5pGIykuJLjEMzkuSgmtFNohduYFBXuRcFBNk6oOQkWclzC3ZhCF8ySuJ6ygPTFx30xkcj6p9Ss06DkuawJaz140yf1HPeINYFkPuYMvsD8Q+3fVhM7eRI2dIZFAC+CWcR9kPisBfIEgz1GTve+fpVF+4SEoSuExLxD0yNJ6WrCeKMTdRKy2FP/zn2hGCqMB6/gVTEj7V/xDFpLsnJioypGZM0pr/K5pMUJK8nOYNo1+cA39SUJ9WLxaNzidPPbn4h1xgWtFNYR1kLD6Vjrca+L2EssgYMEsjQqsaBBZHGhQ0JAdNrL8QDfLIgUR1uUMMS1ICBgmIeUoUHdtSlh2dcDB7vqpycTbU1PjLVNnso7QDd15+rVqgT3bWhGDkfBELiUGQn8mvF63e9Q9ye7tQNDkYaeuEGe0QcoresdFHOH+e99BsFHyQ1GSVSFyBneinxKUUikiBNYQl6ArudISYyG7VvKKxh1Ch2fRGfBdJ5l0nWEMVpbLudgH+vwSxIh8uO1OmLrWrDXG4YAQLOlroHTfkVHpayrY+By2cdJoYaIG8qBuxBAzsPlVXYItIH4BP8YDmi+Mrihx3UjAcLuWiBW149ljCmDoFJ1BYF1yDAAzxk2fS3kBg9Bmixxt/BpWjTYxy2SZjKAhw1Xb99xZvya9VNv+8URScBtmQ9L4JAesKYag7JdD2FQFOXDXK9TDaFZPQAt8+AfnlUlRgLXPwZrA+44TUAZwkrNa8imHR8DUcMQsxOtZUbfUwszn43TAtIVxG9iCvhg/AVlkxWWUKkRHQI4OwMcFYllSuI8QXyoBjqO0klZpIuvliRqCueOEETe6+jMXJjVfOruihzJ8xO110CTECaathDLQXw5jDqmsEEB/bQdyFEDnDBQzEu+Lr4Ar/erO93d2drDVKHsUdGmaeX3Wfm02+ngiHdzDaQjcOdophAx41ETIhgGXDwgVISFoohMtJiEQwsm4uYtIqg1yFJzMwrMivh6E9DgY4Pq5YTSrajhuA548AVxIjaotpOPXKUJGEIrdRHRm2lu8krUPpAzTBJ4CxjmoBgB0kriJAgOH1BRDAB6fCXClEqBEVCG7O/iMTs7XuL4eTQhlA/8hPT1JU3/b/96n362CD/yT7323+uD0YbB9HgQNaDUvSuSVRpy8e9pkpYcwR70MQZ/llXiouj46VaDPRWAsc4QjRBUBlt4PRORGDsAaBl6UUziJKh+7O+Fvg+kExur4FQkjnM6qiU+rrOAIJ30UCPIZrIk2akoLUPRSMfp08+l9YJ8A0HywueC8k6+HYlBS/Kr9ADk9hNPIQytIKx2EFOt5DxqWi93IDiw+v4TwXVqt5XO5sU1+Hdx4HuE+FG5XsJYhpSgp2OV5GhIpRUxGQB+BNZ9EuXOFMcrJEpggpbp/frYUgRVu7kAPYEFUJtHWhLIOHp7HABTRNP5JGIau9AiwgE3q/bUrCU5PdvhoO/DQUX00nRoDNY7KyZ/uiiGhimEfAT9jN30OFj6zRj6KpqTjRdB5HiuJA5X787OeAit7CtolOsO4x7GjkcPB2EP2l+k4hA7ZPFBMcjIv81w0QsOek2iw3UaceTRb7yQsyHLUeyfJgDle8OhmhHmmSDRLKAhtKG6d3IRyks9RzTaQO6cbxa0OT5rko3QWQ1y2GRIKutbTuKkDjJZOCFoTSp0RKq8JgzQfA5gWvMLJA310OZvVdcGaiAEB9M202HQUIIAtptWRfUJlOcIuaONLyqfCgxf07jcH0LdzsA2kCGXRBKI4Bm3UiWtrI1E1LaazKXaJkygtzhvsSeLPTYajQkqIf2WJEqNDIbP89s1/P9Qca43B7TP6ig9G3pwUPyoKndQb3HWZPHKtLG0KXsuSnzxzHiQOlXI1gj7mAwx0vTtDqNw3b+0B9NDc4PcOXgZ332W8OFk7HygtuIvMHx5RP74BUB5qIA40NqokAGdP3/wwTRl74FwA40dxOKQsCciyRCtRkyqX5BH4ZS3F5tZq7rgOvvi5dR3ePvVrreOY7jVAxwpMsuCmwaJCr8k0z7DCNBPUmqr0wFXY1by2SYu7+W2VvbjPxiGJtSuOqgs1ZaV15YlzH9aSsmb4ztNPk/wmm2GRQSdXXiFe//j6yox5gm8NVk53negzTRPKF7bNHL1ZK5W7PjM4VNu8ueDAB3CMQ6BHOHu5ubCe2NNe2bxjY/JwY02bE1fwlX7cyqTqMlxzPeTkbyFo9Tl29cB6XvcpbL7m8xClbaMzwsd9sfWoJ8qC7hzA9pMRZk26yTddNGad7wJMYLLNBQYyc/TW5yebVes8c95HVzH82LsTVAF19mKPQeYY5RUcFKq1d2udfx0XLy/L5DzJo9Q3XDcOyiZROHz7F/8sLBQ3na1k+gJlqNvl1UiWbMG4x00D0rrlouu2G2unrCcYRyw/XQdkI4pBN0RlXnU+wkmaqhbhKIGlShvrIHXOhnZfPUTnpI+eniIIDE/9m3hyzkcWEC57XchYCwCpoSK27j6oAbNw+LUvlKoevnqp9dTM1KnFbma42QMBWleKaVLMMKP07lYMioS3e5zZcZrw9KDRlMKiA/r2YXHFO98tTIAFJE3rcfwmmGYEfHTw9MmzZwf7dHZcjap928hBidGISUYE2miRIxkTDm0h3w2H7S5OeSTvvM8PQStk2DVQwru/cvGju7kXxNymby75ia/PRg0UzoddxV3bbkxvj9XYlk9QGqRET+Co1O0OaqgpQCzAuw7l15PcOnTXdzOVktI1JCHyu9MS9gRk1hdKpzY2mFhwV3et7+qZcoD3hSVfeCMDLU9HLCN6Vr1dNb+FFuhuayc50Dbg9X0BNF4M3gE+DzHc0nTEkg7xoPWPUOgcKYSKGfBqxdF23v0pdTCBsi6K9Mw5uptjiylOchRIlx0184V4Kv2SwYgwS2Rz/3AiBU2nYx+leDGUefDk4fWoxPfYwiFhluPqe3xwr/DamPPIt5/VK989i58VV4CENn29hMrNEIJ9ZjatZ2sBsqKUVAIUcBdOGHWJEHuyuVcjEGIqZlNKBxYprtjOGei8ISWp99SVGC57v4zo/G8y0G42ETOJ+kDNpJpZw9a1xrpz9EqC11KAsftExKTP29Q6EuArCWU8swEvNnXIZG8VH98YKe2r5DQCAFxwKspcAK1blM78bW8L/2WeXov5RJaygY/szW+iquowwlRyRc8EmdN4VtLFxmwaBo6IqONHucr2bNhNA8NPKn7xPCov0FR1Vh+McqPxDhvRIjfaGmZl5syDJUe3iA4kjM4Dg3wSN5875em9gH11FbKhfZjU2tWXrnbilSSYUhfYAVcqWIe0ejOjN0ipfKZzsE07+1Cmxfz+doZXnmQqwNGqpamNK0azivJwMXzDCBui07qUB6nEp0E4SosKzpGD0Pe+YCq2tK15wSBU4QsPHEgXvAnh2mgkn06SNAb5+GEYEvNB04fQ5AGNgLNqef0KIMcINsMfavonSHwLKO95XOGiBi2902GAvMHSnyUVMB3HvkevPDOJXhsGn0Z27+5TKhJqOnryF7RbWLpEYuaLbHUpbZOKX0tkGq+kFfEmamVqj15voRtO8umstiswhFDZzcNtfDg9YV94GggBR1EOCmrfATCcSQWHeqK7PWCFh9iA1SAERGBCLwg5Y4223lJTZB3dyDepVJSV3+++GE0qx8nY8xoHSDEBo8GsCVnPHKs7wUfNo4oCf/u2rO1jFu0qMqU71iBNVRB1aFax7XVVsZngo55xHB2s28m4D5Pzw5yvGl6rlOHjPdu973ZwvbV4zJ3wIGHrB1COWMTTdseeKpOdg43JNkwAyaLosN4BWCp0TYGWbSdAWN00R4pElTCC8aF4xXsTcOAp93jogD7CYjwGjTwupuJ9sgN2VPgMXn9jZY90xVyjMVTh6LHYse9NrNh1tFUJylXWiPso4X6IoblajXRaF5McBI8C64lpdI72exaNLqBXnaQqYrKIXYFG1XU+smL9ZFWkhF4Q6CR0Owof74v3aDEbDQF3LU8kDx8GIppHqlSLWhmuNMYOlGxB0YpvwwrAW5ylBaJnjxK9nnJYN5gqu5VKK5/Bt1wlz5UHlal04tKEGowD4GtEdUtksMpwlUYSwCBptcTUyK5QVetCoUEu53IDVMtxr0alhguHD3LfxuBrdRXAILEur03VnLprUmzAlD4L+nyis6kgRix+Mcidsm3weQIfp2KJh3cDQ82XQXiyc6pr2YgFPYV2LvolT8cq49Tc9gxPuvJLjOgS3ZdlGajfCtBvDLDSCnRA4nesaYLXu3oO8uT4z4mjsEYVttvnA2z7U4qead2gliOgL0utl7r7bSG3o3i5eUe1MAtWyTYNszZ9PhKC7rouwrj55vtWxKasRkCXMU+5zhOGDnV/NBkn+9fM+vmNmxyuUlF37Ds98dUdVbQL01NOJ1AiUHapSuc1nkhyVcXJJfRotnhtU3F8VS/7VHxC053JUZFhuS04PMQn/gEKnSpuwZQPqlE0pd/EjOAI0H3n27gmssK196iZBoL2BSDoca1OdN265lYROMmuBZdpf4y/1kG0cD3FcDarUwCoFXmiGMA5mKn1TmUJR2lgJJNRTrExCJ0iYcZkdIVPSAvxM+Gd/gq7g8FKoY23eurH/q57xJRedMXgqQ9efWfntpxzkRMr5gpz0SE4GbI9MDbbJUfjVtRDAN1TaZHFyoaQ1NftxupedGieWNKhm9AhAO0DtERE3VhN63sX8hpPGl5PhT69DnNokyF04fQja5hHcDZUNr0vx9EsrXEeXIkf7DqVre5Y8g+2xrmDQMOPq2qpsQW1DR9MtS1wOM98uobn3nvN6ioD/hRjarwbM9wfpXRECxS4Ei5Gi5H+aVS/+UspzDTbmwRzfYOcUFoQmVuabee/zn3ueNu2PiuDUnvtwPmVl9O6y5mArtDAfx1Oil/cL0AtTTnz8pYbN0+flFQhPmxtb32aeWsCCI6PxOzn1I8LsNJb+TpoYXfnOUm6j6juPcKfOE3ra5sqAbgrybsWOVb7UT2VW5m78gsp6PwMOjWgdMZQGst7mmmr0xDVucSyHcC7eeyjBwRDWnMwIbyYtYo4bywUMBCIUseuJ8dnR/AbG9jiBtcWWtPXsDinKTC1VnGjRZzgoNN7G4Oj/HdS3Qf3V0K1+/o6PcnHBSYXDcaJ+KhQyRK2CX91iMA2LyD+8K+sBCXBe1Q69aKvogJXfEKv4IZDQinHcLKemFt1BJXrzwr4VtfsQcPDPfFoZ2c9nl2zDxBO1HyHsFDcDytzMCCahGFJ0sNZeBLXBTlZWC2rMjS/itVf1L1L84eiPg5w7k57Qin7wpYwANvYa9fMeH+nslyvwq0ihnsosPqmRjcFt6qsf1ohXSkhXa0R0udQ+W7xuD8zNMexOwrIapai0JYRxbY0yfAn16BVjrQIdOOYLfzFEcSVjkyiX6pfNVb6s1GqfNW6o0uT9g1fLDndO9xcXIWzCj2r+vFPO69/RTM0k/orF7xUYdvmv+o8U3xOj/SNorhQP5HOiniWYvDRv6PRx/PpuiA0T0rZuvbRR5stHfo6UB3dtQErTVRpz1CMHtccolSqPDDnKBLJFqWS7zRbtxwt2eWD/wd1JLz8E0AAAA==", text: #"""
 // One message as shown (sender, text, files, receipts, ticks, reactions) and
 // what one can do to it: reply, react, edit, recall, delete, pin, ask receipts.
 
 import { $, el, gh, nameOf, showError, sizeText, state } from "./page.js";
 import { showPins } from "./panels.js";
-import { addMessage, updateMessage, viewChannelId } from "./view.js";
+import { pickReaction, react } from "./reactions.js";
+import { openThread } from "./thread.js";
+import { addMessage, jumpTo, loadAbove, updateMessage, viewChannelId } from "./view.js";
 
-export const REACTIONS = { 1: "👍", 2: "❤️", 3: "😂", 4: "🎉" };
+// Reaction types as this client shows them: 1 to 4 as every Guildhall client
+// has, then the picker's (docs/web-client.md, "Reactions").
+export const EMOJI = ["👍", "❤️", "😂", "🎉", "😮", "😢", "🙏", "👀", "🔥", "✅", "❌", "👏", "🤔", "💯", "🚀", "😍",
+                      "😎", "🙌", "👎", "😡", "🥳", "💡", "⭐", "🍕", "☕", "🐛", "📌", "⚠️", "❓", "👋", "🤝", "😴"];
+
+export function emojiOf(type) { return EMOJI[type - 1] || `#${type}`; }
 
 // ---- messages ----
 
@@ -1447,70 +1677,202 @@ export function attachmentsOf(m) {
   }));
 }
 
-export function renderMessage(m) {
+/** "Today", "Yesterday", or the date, for the divider above a day's first message. */
+function dayLabel(time) {
+  const d = new Date(time), today = new Date();
+  const yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1);
+  if (d.toDateString() === today.toDateString()) return "Today";
+  if (d.toDateString() === yesterday.toDateString()) return "Yesterday";
+  return d.toLocaleDateString(undefined, { weekday: "long", year: "numeric", month: "long", day: "numeric" });
+}
+
+/** Whether `m` continues `prev`'s group: the same author (or webhook) within five minutes, the same day, no quote. */
+function continues(prev, m) {
+  if (!prev || prev.removal?.kind || m.replyTo?.messageUid) return false;
+  const a = Number(prev.sentTime || 0), b = Number(m.sentTime || 0);
+  return prev.senderId === m.senderId && (prev.webhook?.webhookId || "") === (m.webhook?.webhookId || "")
+    && b - a < 5 * 60_000 && new Date(a).toDateString() === new Date(b).toDateString();
+}
+
+/** The message's text, with the mentions of its members and of everyone marked. */
+function textOf(m) {
+  const text = m.body?.text ?? (m.body?.custom ? `[${m.body.custom.type}]` : "");
+  const named = new Set((m.mentions || []).map((id) => id.toLowerCase()));
+  const parts = [];
+  let last = 0;
+  for (const match of text.matchAll(/(^|\s)@([^\s@]+)/g)) {
+    const word = match[2].toLowerCase(), at = match.index + match[1].length;
+    const marked = word === "everyone" ? m.mentionAll : named.has(word);
+    if (!marked) continue;
+    parts.push(text.slice(last, at), el("span", { class: "mention", title: match[2] }, word === "everyone" ? "@everyone" : `@${nameOf(match[2])}`));
+    last = at + 1 + match[2].length;
+  }
+  parts.push(text.slice(last));
+  return parts;
+}
+
+function avatarOf(m) {
+  if (m.webhook?.avatar) return el("span", { class: "avatar" }, el("img", { src: m.webhook.avatar, alt: "" }));
+  const picture = state.avatars.get(m.senderId);
+  if (picture) return el("span", { class: "avatar" }, el("img", { src: picture, alt: "" }));
+  return el("span", { class: "avatar", "aria-hidden": "true" }, ([...(m.webhook?.name || nameOf(m.senderId))][0] || "?").toUpperCase());
+}
+
+/** One message; `first`: it starts a group (avatar and name shown). */
+export function renderMessage(m, first = true, inThread = false) {
   const removed = m.removal && m.removal.kind;
-  const text = removed ? (m.removal.kind === "RECALLED" ? "message recalled" : "message deleted")
-    : (m.body?.text ?? (m.body?.custom ? `[${m.body.custom.type}]` : ""));
   const own = m.senderId === state.me;
+  const channel = state.view?.kind === "channel";
+  const editing = state.editing === m.uid && !removed;
+  const mentionsMe = !own && !removed && ((m.mentions || []).includes(state.me) || m.mentionAll);
+  const time = new Date(Number(m.sentTime || 0));
   const actions = removed ? [] : [
     el("button", { type: "button", class: "reply-action", onclick: () => startReply(m) }, "Reply"),
-    ...Object.entries(REACTIONS).slice(0, 2).map(([type, emoji]) => el("button", { type: "button", class: `react-${type}`, onclick: () => react(m, Number(type)) }, emoji)),
-    own ? el("button", { type: "button", class: "edit-action", onclick: () => edit(m) }, "Edit") : null,
-    own ? el("button", { type: "button", class: "recall-action", onclick: () => operate("recallMessage", m) }, "Recall") : null,
-    el("button", { type: "button", class: "delete-action", onclick: () => operate("deleteMessage", m) }, "Delete"),
-    own && state.view?.kind === "channel" && !(m.needReceipt || m.receipt?.requested)
+    el("button", { type: "button", class: "react-action", "aria-label": "add a reaction", "aria-haspopup": "dialog", onclick: (e) => pickReaction(m, e.currentTarget) }, "☺+"),
+    channel && !inThread && !Number(m.threadRoot || 0) ? el("button", { type: "button", class: "thread-action", onclick: () => openThread(m) }, "Thread") : null,
+    own && m.body?.text !== undefined ? el("button", { type: "button", class: "edit-action", onclick: () => startEdit(m) }, "Edit") : null,
+    own ? el("button", { type: "button", class: "recall-action", onclick: () => confirm(`Recall this message? Everyone sees "message recalled" instead.`) && operate("recallMessage", m) }, "Recall") : null,
+    el("button", { type: "button", class: "delete-action", onclick: () => confirm("Delete this message? This cannot be undone.") && operate("deleteMessage", m) }, "Delete"),
+    own && channel && !(m.needReceipt || m.receipt?.requested)
       ? el("button", { type: "button", class: "receipt-action", onclick: () => askReceipts(m) }, "Ask receipts") : null,
-    state.view?.kind === "channel" ? el("button", { type: "button", class: "pin-action", onclick: () => operate("pinMessage", m).then(showPins) }, "Pin") : null,
+    channel ? el("button", { type: "button", class: "pin-action", onclick: () => operate("pinMessage", m).then(showPins) }, "Pin") : null,
   ];
-  return el("div", { class: `message${removed ? " removed" : ""}${own ? " own" : ""}`, dataset: { uid: m.uid, seq: m.seq || "" } },
-    m.replyTo?.messageUid ? el("div", { class: "reply" }, `↪ ${m.replyTo.senderId}: ${m.replyTo.excerpt || ""}`) : null,
-    m.webhook?.webhookId
-      ? el("span", { class: "sender webhook", title: `webhook ${m.webhook.webhookId}` }, m.webhook.name, el("span", { class: "tag" }, "webhook"))
-      : el("span", { class: "sender", title: m.senderId }, nameOf(m.senderId)),
-    el("span", { class: "text" }, text),
-    m.editedTime && !removed ? el("span", { class: "edited" }, "(edited)") : null,
+  const replies = Number(m.threadReplyCount || 0);
+  return el("div", { class: `message${first ? " first" : ""}${removed ? " removed" : ""}${own ? " own" : ""}${mentionsMe ? " mentions-me" : ""}`,
+                     dataset: { uid: m.uid, seq: m.seq || "" }, tabindex: -1, role: "article",
+                     "aria-label": `${m.webhook?.name || nameOf(m.senderId)}, ${time.toLocaleString()}` },
+    m.replyTo?.messageUid ? el("button", { type: "button", class: "reply", title: "show the message this answers",
+                                           onclick: () => showOriginal(m.replyTo.messageUid) },
+      `↪ ${nameOf(m.replyTo.senderId)}: ${m.replyTo.excerpt || ""}`) : null,
+    first ? avatarOf(m) : null,
+    el("div", { class: "head" },
+      m.webhook?.webhookId
+        ? el("span", { class: "sender webhook", title: `webhook ${m.webhook.webhookId}` }, m.webhook.name, el("span", { class: "tag" }, "webhook"))
+        : el("span", { class: "sender", title: m.senderId }, nameOf(m.senderId)),
+      el("time", { class: "time", datetime: time.toISOString(), title: time.toLocaleString() },
+         time.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }))),
+    editing ? editBox(m) : el("span", { class: "text" }, removed ? (m.removal.kind === "RECALLED" ? "message recalled" : "message deleted") : textOf(m)),
+    m.editedTime && !removed && !editing ? el("span", { class: "edited" }, "(edited)") : null,
     removed ? null : attachmentsOf(m),
-    " ",
-    el("span", { class: "time" }, new Date(Number(m.sentTime || 0)).toLocaleTimeString()),
     receiptLine(m),
     ticks(m),
     (m.reactions || []).length ? el("div", { class: "reactions" }, m.reactions.map((r) =>
-      el("button", { type: "button", class: r.mine ? "mine" : "", onclick: () => react(m, r.type) }, `${REACTIONS[r.type] || `#${r.type}`} ${r.count}`))) : null,
-    el("div", { class: "actions" }, actions));
+      el("button", { type: "button", class: `reaction${r.mine ? " mine" : ""}`, dataset: { type: r.type }, "aria-pressed": String(!!r.mine),
+                     "aria-label": `${emojiOf(r.type)} ${r.count}`, onclick: () => react(m, r.type) },
+        `${emojiOf(r.type)} ${r.count}`))) : null,
+    replies && !inThread ? el("button", { type: "button", class: "thread-link", onclick: () => openThread(m) }, `${replies} ${replies === 1 ? "reply" : "replies"}`) : null,
+    el("div", { class: "actions", role: "toolbar", "aria-label": "message actions" }, actions));
 }
 
+/** The view's messages: a divider at each new day, the "new" line at the first unread, groups by author. */
 export function renderMessages() {
   const box = $("messages");
-  const items = state.messages.map(renderMessage);
-  if (state.moreAbove) items.unshift(el("div", { class: "more" }, "scroll up for older messages"));
+  const items = [];
+  if (state.moreAbove) items.push(el("div", { class: "more" }, "scroll up for older messages"));
+  let prev = null, lineDrawn = false;
+  for (const m of state.messages) {
+    const day = new Date(Number(m.sentTime || 0)).toDateString();
+    const newDay = !prev || new Date(Number(prev.sentTime || 0)).toDateString() !== day;
+    if (newDay) items.push(el("div", { class: "day", role: "separator" }, dayLabel(Number(m.sentTime || 0))));
+    // (Only where the message before it is shown: else the first unread lies further up.)
+    const firstUnread = !lineDrawn && isUnreadMark(m) && (prev ? !isUnreadMark(prev) : !state.moreAbove);
+    if (firstUnread) { items.push(el("div", { class: "new-line", id: "new-line", role: "separator" }, "New messages")); lineDrawn = true; }
+    items.push(renderMessage(m, newDay || firstUnread || !continues(prev, m)));
+    prev = m;
+  }
   if (state.moreBelow) items.push(el("div", { class: "more" }, "scroll down for newer messages"));
+  const focused = document.activeElement?.closest?.("#messages .message")?.dataset.uid;
   box.replaceChildren(...items);
   if (state.focus) box.querySelector(`.message[data-uid="${state.focus}"]`)?.classList.add("focus");
+  if (focused && !state.editing) box.querySelector(`.message[data-uid="${focused}"]`)?.focus({ preventScroll: true });
+  const editField = state.editing && box.querySelector(".edit-box input");
+  if (editField) { editField.focus({ preventScroll: true }); editField.setSelectionRange(editField.value.length, editField.value.length); }
   $("jump-present").hidden = !state.moreBelow;
+  showJumpToUnread();
+}
+
+/** Whether `m` is the first message the view had not read when it was opened. */
+function isUnreadMark(m) {
+  const mark = state.firstUnread;
+  if (!mark || m.senderId === state.me) return false;
+  return mark.seq !== undefined ? BigInt(m.seq || 0) >= mark.seq : BigInt(m.sentTime || 0) > mark.time;
+}
+
+/** "Jump to the first unread" shows while the "new" line is not loaded or above the view. */
+export function showJumpToUnread() {
+  const line = $("new-line"), box = $("messages");
+  const above = line ? line.offsetTop < box.scrollTop : !!state.firstUnread && state.firstUnread.unread > 0 && state.moreAbove;
+  $("jump-unread").hidden = !above;
+}
+
+/** Brings the first unread message into view, paging back until it is loaded. */
+export async function jumpToUnread() {
+  for (let i = 0; i < 40 && !$("new-line") && state.moreAbove; i++) await loadAbove();
+  $("new-line")?.scrollIntoView({ block: "start" });
+  showJumpToUnread();
+}
+
+/** Scrolls to the message a reply quotes, loading the stretch around it when it is not shown. */
+async function showOriginal(uid) {
+  let target = document.querySelector(`#messages .message[data-uid="${uid}"]`);
+  if (!target) {
+    try {
+      const original = (await gh.request({ getMessages: { uids: [uid] } })).messages.messages?.[0];
+      if (!original) return;
+      await jumpTo(state.view, original);
+    } catch (err) { showError("view-error", err); return; }
+  }
+  state.focus = uid;
+  renderMessages();
+  target = document.querySelector(`#messages .message[data-uid="${uid}"]`);
+  target?.scrollIntoView({ block: "center" });
+  target?.focus({ preventScroll: true });
 }
 
 export function startReply(m) {
   state.replyTo = m;
   $("replying").hidden = false;
-  $("replying").querySelector("span").textContent = `replying to ${m.senderId}: ${(m.body?.text || "").slice(0, 60)}`;
+  $("replying").querySelector("span").textContent = `replying to ${nameOf(m.senderId)}: ${(m.body?.text || "").slice(0, 60)}`;
   $("text").focus();
 }
 
-export async function react(m, type) {
-  const mine = (m.reactions || []).some((r) => r.type === type && r.mine);
-  try {
-    const r = await gh.request({ [mine ? "removeReaction" : "addReaction"]: { channelId: viewChannelId(), messageUid: m.uid, type } });
-    if (r.message) addMessage(r.message);
-  } catch (err) { showError("view-error", err); }
+// ---- editing in place ----
+
+/** Edits `m` in place: its text becomes a field (Enter saves, Escape cancels). */
+export function startEdit(m) {
+  state.editing = m.uid;
+  state.editDraft = null;
+  renderMessages();
 }
 
-export async function edit(m) {
-  const text = prompt("Edit message", m.body?.text || "");
-  if (text === null || !text.trim()) return;
-  try {
-    const r = await gh.request({ editMessage: { channelId: viewChannelId(), messageUid: m.uid, body: { text } } });
-    if (r.message) addMessage(r.message);
-  } catch (err) { showError("view-error", err); }
+function editBox(m) {
+  // What is typed outlives a redraw (a message arriving meanwhile).
+  const field = el("input", { value: state.editDraft ?? m.body?.text ?? "", "aria-label": "edit the message", maxlength: 4000,
+                              oninput: (e) => { state.editDraft = e.target.value; } });
+  const stop = () => { state.editing = null; state.editDraft = null; renderMessages(); $("text").focus(); };
+  field.addEventListener("keydown", async (e) => {
+    if (e.key === "Escape") { e.preventDefault(); stop(); }
+    if (e.key === "Enter") {
+      e.preventDefault();
+      const text = field.value;
+      if (!text.trim() || text === m.body?.text) return stop();
+      try {
+        const r = await gh.request({ editMessage: { channelId: viewChannelId(), messageUid: m.uid, body: { text } } });
+        state.editing = null;
+        state.editDraft = null;
+        if (r.message) addMessage(r.message); else renderMessages();
+        $("text").focus();
+      } catch (err) { showError("view-error", err); }
+    }
+  });
+  return el("div", { class: "edit-box" }, field, el("span", { class: "edit-hint" }, "Enter to save · Escape to cancel"));
+}
+
+/** Up in an empty message box edits one's last message. */
+export function editLast() {
+  const mine = [...state.messages].reverse().find((m) => m.senderId === state.me && !m.removal?.kind && m.body?.text !== undefined);
+  if (mine) startEdit(mine);
+  return !!mine;
 }
 
 export async function operate(kind, m) {
@@ -1553,7 +1915,7 @@ export function wireMessages() {
 }
 
 """#),
-        "/page.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "8ece7c6ed6ab02890e22", gzipBase64: "H4sIAAAAAAACA3VWXW/bNhR9z6+4M4pOalU5LbaXeO7QBFlXbGkHNMMeMgNRJNpiI5MGSdnOXP33nXsp23E+/GCI5P0899xLDod0WStaFDP1oydfF05VWLngTyjgwIciKFJL5e5oqdWKKlesPE2dnWciUFpjVBm0NdnRcEiFqaLevGgaqlWzUM5jpwh00+qmItWouTLBi6Sv7YqUc9b5nC6KOwq2LWu2Y2yotZlBKYi9ypYt641khUPlaG6rtlGe9HxhXZCY4NGp/Ag/tZZNhOcDvaAxJbpKafx+ZymfqXAegzm9+1Tx8ehQ668PH8+h+PPx6IG5CMqYNkdEc3VCg0GGL68cYAJuBjBdFIskzWj7Q0bx+FNFb97TRpupzaisC4DXQIXF+1WUYIG0g9XWOFVUTxplqwdKf4vsJ6hCEaFyOAWX5mFQrHjvOGqf3dth/dY5YPNVwoZ+2zScJZOgX9HDH8xubrVBtIM+rkG2yzvbx9rR951gNYfMYTAZLRRrdJTEDwBMU+uooJmz7SIV2L0HZ5HY1SR7HAaThCMFp7eSGdmmUqjeVDsf2IR16sONXaKA06LxirNrbFGBdg+3WfRUNXa13Xvam/CZmS2uHHjiVChrSgqgUDh81Tr86FOpBhO4D43Qdcx4ca8qOJyCpP4ZmHuHra7ITuWzt0M7N9/a+QJ9HJgH4W7xHCsfEehq0/pYq9YE3XQT6Du1aO4u7Z4BTeHD5d0CMJ3QMW8slKlk9bgU7GGquUnL2nplpIwcslHrsI37hDYsg7I7O3PY66SbeqP7Iqj5TczkMSo9JlEE88uw0T3zGu1DJj6zXubMIkNQwjTaKFmwU1PM1TNQsYsIDgMlKUAYEMchlhhd3soOEqy0XzSYZryGDRlMfWgcSZx9SFaQgdubxpa3qm/yryo8mBxSbc9z1BoVhf1Rh6E0xOHvcF7IcWSfjG3t6Ll4aMUjkm6NXZkM09irXkFX+XbKTVsjE10UvkyTmHdKG5AhtM7EAZgLWjxGdwLfv/cYjag7emStATnNZ1ZK+lqmMkKZE0mcrGumdH/I1q4mUYT6ySsZjGmd79KD0DrvE2TbI5HWU1SE0T8I1SPUdb6luJyPIgT3pSpcUUHtBFO22B3t88EpzWpEwTzkKrx6JXfo/ibs78t4PwmT+QrE6IJagiBQxxLdiotEz8wbbdKcXg0fwQX3ZzuTScnwi9vySXBVk4RilsFqAHS4m7qM8jwva1y6mOMRxggiI7i7BUtcGUH1FyGbkHzvleTqNqPlhOvy5eYbgskh5zRqKJ7SbX0Y8dscOOLp8I8OdTKwZoBTlRdVdb6E0p+gvjLKsVijS5W8A82XaSyYVEFs0Hg8xrVQhAJIDdKt18IzWInK+5MnVJf0A1RbU6kpmrqily8pbnGh9isZKBwYrHxADhpvDJVwluI6uFbRr3zlnPQuukNASsZii2s+bQr0ayoBlAfeysNwBIoFz0rUciSDVXoJjH2inNzL5/wwSqRfM34lRahfxJ00DxhnIAgwDSgozhH19YsNPvLSVtIZA3lbDboTivvbiwJHWHbXxG8X8c8kPrPzecHzwi+KknmLdyC4UcXpoiv/HE0dlzbheO7NCF7maEsdkuHVvz6bvB6mOSZeAANOrcUwMKkwmV0P3ubv6OJ0e83f3AXuJ0zlJ116/Z+6hPmE5fx9ahsg8bnl8RHPONNjQVsmAv1Cb4/f/ZRuYwRcpqPT69HOQGt04Pa5GvxxiofJ4EL+P54OJizDrb/kzqehGMpIY3XMRysQQjEH34/liBmg4U8M5o0ys1DTG3rLCC1pGIVGpF+/HgnB9hEtJUoUc5kH+5teqyqBFr8RQ51jiIBAy7RDRcX0lZ5011zC/wH+L0xaygsAAA==", text: #"""
+        "/page.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "36c6544a55fe65434470", gzipBase64: "H4sIAAAAAAACA3VX23LbNhB991dsNZmUTBjKybQvVpVO7EnTTHPpNMn0wfVMaBISEVOACoCyXUf/3rMLULJsWQ+2AOwNu2cPVuMxfW4VLau5+tGTbyunGqxc8EcUcOBDFRSplXLXtNLqkhpXXXqaObsoRKC2xqg6aGuKg/GYKtNEvUXVddSqbqmcx04V6LzXXUOqUwtlghdJ39pLUs5Z50t6X11TsH3dsh1jQ6vNHEpB7DW27llvIiscKkcL2/Sd8qQXS+uCxASPTpUH+Kgr2UR4PtAjmlKmm5ymLzeWyrkKr2Mwx9dvGz6e7Gr9+erNayj+fDi5Yy4mZUo3B0QLdUSjUYFvXjmkCXkzSNP7apnlBQ0f3Cgev23o2Uu60WZmC6rbCsnroMLiaRUlWCBfw2pvnKqavUbZ6o7SF5F9C1UoIlQOp+LS3A2KFW8dR+2TWzus3zuH3HySsKHfdx3fkkGQVnT3A7M3F9og2lGKa1Rs7l1sY13T941gs4DMbjAFLRVrrCmLX5BgmllHFc2d7Ze5pN17YBYXOz0r7ofBIOFIgelBsiDbNQrVm2nnA5uwTr06tysUcFZ1XvHtOls1gN3dbRY9Vp29HPb2exM8M7LFlQNOnAp1S1mFLFQO31odfvS5VIMBnEIjdB0jXtyrBg5nAKl/IM3JYa8bsjP5muzQxs23frFEHwfGQbhePoTKewA6vel9rFVvgu7WZ9B3atldf7ZbBHSVD5+vl0jTER3yxlKZRlb3S8EeZpqbtG6tV0bKyCEbdRWGuI/ohmVQdmfnDntr6aZkdFsEtTiPN7mflZSTKAL+Mmx0i7xO+1CIzyLJnFjcEJAwnTZKFuy0WlWheriFY3I4UXCmXRIHxr789a6I/JMiYIeek9+m7t1TyBSzRfo2cjfOWoTFOdcM2W3LwJipFuqBQt6LToQBgEixmdH1hewg/Y32yw5cy+t8T9jCzCiF1A1uzztbX6hEQZ9UuJMUwaJnlrdGRWHWau1C7emW21peN+q8cqlroI1M7rAWZSBHFZ+ZyEaJTVgwcaeQQR8eiO82xH2UgyNY1J4atdK1grqQyong8x6GU6hLZZcd/mnOROIidieq3K/MKV/M3mIPt1X/Dv0qJU9R4SqinIh+08uXLWR0oMvKizzcZqw7gtsRMWr55qrRQbrk4Z7YwxPnip9W1oVVbQhwQCLWeObGUPodgKmkpLEyRwntD2GIQwV/XRh7aQoaKgYF3ZTDuznrjcwIovBxlkWs5nQDqIfemfikloJwfpg3At+/J1xPaH1wz1oHujMfWClL7JDLo8wFyuJbfcWXT4ds7fQsilB6y+UGU7oqN9eD0FWZLsi2JyKtZ+gi7pidUD1CvSoH0pTzSUzBbakGQ09QG8F8a/GqjBwyWE0EdMfuRmrH9iC7z/r6YJstnNK8xR0ZI1zjJ09k5ttObmm+i/OUMC+PbIA21DKEgpap8bqg+/TcPNMmL+nJ+F4x4P5kYzKrubjitt5bOtVloZoXsBpQGMxS64LKsqxbDIno9FikWCKuz2Zqq9ElQaXBjU3IfW8V/PSioNUZV/3j+TcEU0LOgUwz8ZQP1efsX5TIJEbdv3Vos5E1I5wir03zegWldyBD9J1jsQ5Mkb0AsaxS8aQOYoOm0ynGGNQCmRrlg9fKc7IyVaaTPaor+gGqvWnUTHN/P35McYsLtV0Jh3JgsPIKd9CYiVXGtxTXwfWKfuUR6Si5WO8mpOZcDHktZ10FhswlgHrHW70bjqRiyW87ajmRQUA6Ff2wp5zMFK95kM+EDQqe6mOqH8WdvAx4fgGQwDQ+5XNE/fXRDb6UtW2k70byW2C0PqK4PxAWjrBcfyWetcU/g/jELhYVs5Ffgr+AW/xuqZjShLt04x+CqePSZhzPLQbiZYmm1yEbn/7ji7On47zEGxiAgGNrQTUmFySz69Hz8gW9Px7G0vPrwP2EKWKvS6//U59hPmM5fxvaBpn40DM5xTO+6aFkW/iGfqHnhy9+yocYkS6zpuOvk42B3ujA7XM6+uMYg/Tovfx9czw6Yxlu/RV3Po3FUEEaq0M+ugQgFGPw5VSOGAEa/sRg2SkzDy09o+ecoRWNo9CE9NOnEwHYNqKVRIlirspgf9NXqsmgxb9pQluCRACgVb5GRcX0qT5bf+US/g/3l7NFeg4AAA==", text: #"""
 // The page's shared parts: the state every view draws from, the connection,
 // and the small helpers that build elements and show errors. May touch
 // nothing but the document; the other modules import from here.
@@ -1581,8 +1943,15 @@ export const state = {
   pending: [],                // files chosen for the next message: {file, progress}
   sending: false,
   members: null,              // the member pane: {serverId, list, next, memberCount, onlineCount}
+  avatars: new Map(),         // userId -> their avatar's URL, from member lists
+  thread: null,               // the open thread: {root, replies, channelId}
   names: new Map(),           // userId -> the name to show (nickname or display name), from member lists and profiles
   blocked: new Set(),         // the users one blocks
+  home: false,                // the sidebar shows one's conversations (else the current server's channels)
+  muted: new Set(),           // channels muted on this device
+  groupChosen: [],            // the people picked for a new group
+  firstUnread: null,          // the seq of the open channel's first unread message when it was opened (the "new" line)
+  editing: null,              // the uid of the message being edited in place
 };
 
 /// How a user shows: their nickname or display name where known, else their id.
@@ -1592,6 +1961,7 @@ export function learnNames(members) {
   for (const x of members || []) {
     const name = x.nickname || x.displayName;
     if (name) state.names.set(x.userId, name); else state.names.delete(x.userId);
+    if (x.avatar) state.avatars.set(x.userId, x.avatar); else state.avatars.delete(x.userId);
   }
 }
 
@@ -1726,134 +2096,509 @@ export function wirePanels() {
 }
 
 """#),
-        "/style.css": WebClientFile(type: "text/css; charset=utf-8", etag: "5d6230e9d1c01f7a27b9", gzipBase64: "H4sIAAAAAAACA61ZW4/jthV+z69QYxQFFiOtbFkej40+tN1BsUCwG2zSpyBYUBJlcUcSBZGyZ1L0v+fwIomkaM8k6Mtg7T089/Odi9+/C/49kLqoUF3/jQUXnAV5TXDLD0FXI9LeBT1GBcpqfBfwqsc4yGk9NC2Lgnfvv3sX/DfI6HPIyG+kPR3g332B+xC+Ogb/++6XihQFbn8FooIwYPdyCFra4uAvpOloz1HLBVlGixcgaVB/Iu0hiI9BSYX89bZ7fr+OtgF7YRw34UDuAoZaFjLck/IoFKH9IViti02SwKsM5U+nng5tAV+W2zIt98egwuRUCWZxfK6Osx5ljUFH8TcsSI9zTijIVrYJpSqwGvem5urFCXXADDfHANXk1IYENGPwEDyG+2PQoaKQnohS3Cg6S63NbpMlaNa9LEtDWpT1qC1AqHBAeNGqZ7QuDKJVgwUFaAOKHAPaoZxw0C/aC6KIccQFwawJaBFEO6mKCk+PCjIwbYYUBfHD8HnTPc88opy2LTgGC4VsI8oHnKZLShB3F+ivwKXTl+77It6j9YP5vqZsKQYliaBZ1RTyYhmJbwPjpHwJQQ6X+erEIORUhEqGfeJS0r5x5cgYTO7aeBy1F365kIJXhyCRBG/MI5kt0V68mFTg+JkjKKoxzCVqSA2cGtpSBsHE0jG476lIvzFRss3mGDSkDaeEVkyjZlARGgnv7/feoDZIOnHKG8cCk3Us6Ft0BnJt9DoV0qzkhsw7476s6SUEJmjgdHab1rB7DhitSQERL6RVK6hceMTcCOAHnJVrSZFXCNKmXpCUcbku01GxajN6TxuZCCOFZ0MOJcREmA/B0HW4zxHDc72l6e44IY0ITBAHUaJcKRgPNTCuCQPG/KXGCq+OJjZNTpi8VJM3JKeMbJhhfsG4fRU8EoEeystOKm6FofnQM2FOR4l6OSpyqERQFvVW4g1GM1UE73uQ6dLlZZHi3dFGn10sDY0yVJywhPslhsw+0Uov8s/CO+XNsMYlP0zeVwKioRX9xtVsi1J0nxtkDagPlbawVEGGIjrgpuMvbvMR/y/SIyJtTVp8BeGVVlOiJCJR3Jek7QZulpSoIV0wknh1Jvhyo+auoYbNx3CurnnoAIyhE2ZWH1hW4wLkVOyWlenEdCci5hS7QBol1eotwjHR9lqedpQRZVqPa8TJGZuM/MlaJtC4kSUwYrhVzXiZmTqXNOQsdI04ke1yzL/9/sHOzrVuedMDXBAbUP1P/DmsuUD3a8C2AsQDJPl5KXghHJAgtzXocVe/zJWmRCRzyPK8mJucVkCGYJSy2937+7ohIsekMzVLMjGZ+CrXxRrbco/D8yfmoPNm6bHUVFi6ZcHklwJxFIoJYWB///7L4z8+fP+rofEG3Rd4bb9DspLYsubnTEQZuBF65jEYc0b6Tg4LkeztCgA2tmE6WX0SVDH71MgGziVILdLHRMytlgTAd435ApNCQ1/r6STSU+sycexiuy/3ZfbGwXCB8h7BUaMwVTN0s8vu+inOVaWv+Eun5kRrwrma1XbteDJ9lVPYMNjVAV7pb8P7janeZLjSJT0B7xIodXWFeUVJjn21YI0jwF2WvPLAa7SIkQIbk9nWM5ldQ35dfMvBTDGVw48NLOu5DmgvxMoZSzppds9VpBxxB3GO8kr0bE9uyy546UVYxF9PhHSyjyBrciPNyeSY1TR/Es+ew2lcjxX4PE95tdnKr3wN62qDvNKhTFXQUBAK+4/53RncSuVu6yrkPo5KUuNbZetrr1PUN9OKJ+NTwPLVI4V3Cv9u78oaBSARO+i0IvpCG3ZzFNZF40zEb4utRjxHmpyj/5z962lcXqTfsha8gLC9Vfy2nl1PTz1A/VyEuvBnkNCxFd3KbZ9/zsBk3uGXq6t3yloqM86rvl44oomQOuGv+DCdF2Iv00NJ84FBbvNKrpd04GI2hiKbzZvA32OhHpKjoqedbAHmbDsxE8NPgViFDW5ym0R9XoUQi6HmRjg2sX89nZ+ItPZmt73dWeSwN1WEW9OvOfhmFPpfY8UV49K7q3nYvjYLW0+gBJ+WRwyc7q2xOZKh8Rw7dsX6qK52FSroBRppyzCXTo5B6TiL1cq3+jY0XdiBe9WuqKqD4bqci8MH0BDCJlNb/phWyR85H/ib1JVrwCSsSv4vJ4Fp09OMr6eK+8RJHfO570JwCxpfuQ5ItLedPeUSLUu5nEYtWi4+DnmkZuvQWVIWFyQFBDpch0BddbVv569xXZOOEQZgAgmNQ3nxEM5S5kFiqlTKjekluhdWjICjPjkwkcZ/PephS/ndSoSHB2Sxjn788vjT46d/PX79/OmHj58eb5wul08+fvjhcXmrRLG+VS4ffPj89dPnn79++PjTz//58s/FOUUdI/TZFuoG9vzpzu1sjivSnqXT8h7j9gpIyzoVx7hzBZUqaiaI5zxUNTRC4PbWHPjqBWBvdZ+1Kljf6GfCSCwgHSTDnxVAiLrEaLtI7u5B23EMGi2Xp0GbRo1K15Z+q1o1lwZ8PTW6EX1imUKeLQE6jolS+6ttoxMBe2PPmGihGjvZFP9Yw9B6hRSmjrtgdcFZRemT+uygsMQQKOKeT0g8cp2mZXEAKUKqLlVLH4h2IRAhgAEftFK/HfigKoMdgY3OlFhlLoX2ujAPDdFOtyQhY9yhR0kwLOv/sKYIU5OJ09rgY1D4Nuw4uk+dq+Q4a+h3UFcwNSAmX1pZMmaWSGIVTjHW87cF39LhQRe28V62ATdO6ZJuPFq5a81tgHZ4TPb5z00rgQud26K9yS8pw7mpv1oB9gNf8zPuGVavgyTDon1dTWeHd6Q+qnObi63KAJ+f1CuAWkihUP4k5IWMa79surrpFXkq1TdBiiYOh75+q9xrPxf57pnqZBppKZBS6OTvPeZVJ/H032SxRKX7XVpunJu+qUP8yuTljCGww0fojADGzBHe3EQ2voVdDgY0+wZdFRYz8fuf8PMxgD+c5KgeW1UD40qtpOrhCLCsbWWvsZDZ83Ntlmx2a+wz1epHvs44/d5XowzX3iOFbmLp2MR+B9N+SMOMHwAA", text: #"""
-/* Guildhall's web client: plain, readable, three columns. */
+        "/people.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "154bfe627bdc1d8c8acf", gzipBase64: "H4sIAAAAAAACA11V227jNhB991dM81IqVSjvPhSFXScFtiiwQHdR9II+bLc1LY0tbiRSIenIQVb/3uFFl+TJ1HDmcObMmXFRwJ81Qoe6axC0QiiFgqNUFRyeQIkWN+DIocX2gMaCPnqnby1YNI/ewOhWmlVRQCVt14gYZEEQgpLlffjKcjgJcjRYgUihIBydnWwx+N5jR98ep5Xq7JDDL4iVDY93hJMer6TB0oWIk9HnDkqtfB7CSa0sX61k22nj4BlOdQ4NCqM++gxysE44hAGORrdwxYtOnJB/sVfb1YowrBs52IHCHj6IjmVboHTOlO77Cm5u4Tke81BhDuJROGHykYkN/IHOp5jKC4UPq4aMU+07WNNzxfU1/I6CikNyfEoBxOlIMqO6nIY36/UaUJR1Bn2NKlDRCMrUULBUJ5BESWAycQa6qThcFyu8BBKEfVIlHM+q9OykNH4LZbIMnlcA8gjsZ+KFK92T6WZO9Uf4fv0fJZDRa+5s1Ja8F3XMQf7iqA2wyGLoUuCaJ2L4o2jOaFkWnwRwVHM8AcQgQ4iiF5KoqrnBB3J37Bkaad2HyMmGOhrx3lcbsFyqo+ajgRotW+k2kbEBhpDUDD/yugPD03n8ha9f4dPn0X3WC0v3E9KixIsvcbyfKolkXnjSy263SzS0mPk8HLUIt5Nz0hzlFHXHT+im6Myn9Zykt4HRvNCa1yjpjXo2zJgd96IjyAtPw+hr8VgXPs6i/0p+dLq6WkZHRYf4dAzO8/ml+9hfUVUsdcTjZgufWJpdlJZDNzkM4XeglePKmuotruftcPK7qEWh+lrSVF4XwXtYDXF+/goTsg9934+j29faYhg8oG7JyjfAONpF0GtTQS9dDXuHF7fP4UASoz1nrNvCHi8lrZ899f9II3x2yyGaxscvxTQ8HiOHGJUWRmhGEiKZfojCiF1+IIMP4c7IlmXc6V91j+adsDSHpHfqVIms+PenIieKAz1eS988jMOXJBrRjvqs/AhG20KXnddlovz1zHm8mC+vhWXdKLTX0oxISUZsKZRXaeeeXxJvAnp5ucQyQt17jgiIx378TX1gD0Hjsnplu4M1bJJz10jHin/sd0XGrW6RsT6D3S30L2N80JsxSKqyOVdU+YS/tNzBW3K8ebOdOAnZ3dJeziKvvDvbmlaPt5NU0yoZAtH+2pIkGBOkn5CK4AHgBg7xQE8ywWfa/DkxzRtdigbf6bYTBtlh4XWYvcJzqenpxUaSONZJWhlv6Z+JEvSp+QzoeI9Pm6kR5CcO2GwWQz5fVeiEnO/upiti5RPnfJrpz/OzbzP+RUvFrkibtG18hsPqf2SXGbY3CAAA", text: #"""
+// The people one can find by name: the members of one's servers (their
+// display names and nicknames), gathered a server at a time and kept a
+// minute. Feeds the pickers of direct and group conversations.
+
+import { gh, learnNames, state } from "./page.js";
+
+const people = new Map(); // userId -> {userId, name, avatar, servers: Set of server names}
+let gathered = 0;
+
+/** Reads every server's members (up to 1000 each) when the last reading is over a minute old. */
+export async function gatherPeople() {
+  if (Date.now() - gathered < 60_000) return;
+  gathered = Date.now();
+  for (const s of state.servers.values()) {
+    try {
+      const r = await gh.request({ listMembers: { serverId: s.info.serverId, limit: 1000 } });
+      const members = r.members.members || [];
+      learnNames(members);
+      for (const x of members) {
+        if (x.userId === state.me) continue;
+        const p = people.get(x.userId) || { userId: x.userId, servers: new Set() };
+        p.name = x.displayName || x.nickname || p.name || "";
+        p.avatar = x.avatar || p.avatar || "";
+        p.servers.add(s.info.name);
+        people.set(x.userId, p);
+      }
+    } catch { /* a server gone meanwhile */ }
+  }
+}
+
+/** Up to `limit` people whose name or id starts a word with `text`, best first; `except` left out. */
+export function findPeople(text, except = new Set(), limit = 8) {
+  const q = text.trim().toLowerCase().replace(/^@/, "");
+  if (!q) return [];
+  const found = [];
+  for (const p of people.values()) {
+    if (except.has(p.userId)) continue;
+    const name = (p.name || "").toLowerCase(), id = p.userId.toLowerCase();
+    const rank = name.startsWith(q) || id.startsWith(q) ? 0 : name.split(/\s+/).some((w) => w.startsWith(q)) ? 1 : name.includes(q) || id.includes(q) ? 2 : -1;
+    if (rank >= 0) found.push({ rank, p });
+  }
+  found.sort((a, b) => a.rank - b.rank || (a.p.name || a.p.userId).localeCompare(b.p.name || b.p.userId));
+  return found.slice(0, limit).map(({ p }) => ({ key: p.userId, label: p.name || p.userId, detail: p.name ? p.userId : [...p.servers].slice(0, 2).join(", ") }));
+}
+
+"""#),
+        "/picker.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "30c922abc20a2376ea7b", gzipBase64: "H4sIAAAAAAACA41VwY7bOAy95ytYo4uVZz1O59BLgrQYbAvsAnsosDOnYoEoNhNrK0uGJCczSP3vpSi7yaTTQS9GQpFPj4+kOJ/DLfh+t0MflDWglQ/QmxodCOtAbuwec5AQ8CHAVqGuC5CeDJVtN3ZjHxYQHjtldrP5nM51QOdBhQLuO5Cmhg/2YKAlEAiNs/2u4cOPhvyA8O/kBqrGWo+erL6SHUagSkcLuZZw77GGYAmb0Dq0nUYQtXJYBb5gR6gdsTF7ulnGHHzOB8FGpBYN59ViuyGHEu5sXzWEbY1+JE6YkuIIFTznX85mqu2sC3AE1DDA1tkWsnLeyR2W//tsOZvNr65mcAXrUToR9SkSVr4mNH+IQkR8FbD1MQPf2AOI4xd8LEDLDeoCagxS6SEvohbGGlwyaFJExMgTpvJQSa1JjYMKDUNTQFTPoykpbj7DB2a97U3FScsQZNV8UtUXdGIsXkywoMRG4sUoPww5HGcAGsPIeAWf/6NaB/rxhmhFiak1uDJkEjms3hHMyXeZtGtUXaMhS3A9LhP70mO4DcGpTR9QZNIpeU1cSXOsswKyrdQes3zydhgb5jJAUk57rNFXaGppQvQfTsRqJw8nXmSGxMdhp2WFfzZK1w6NKMuSOZet7MQoseIg1CLTivikaABVL2D9+sgwqh6uXx/VsC7AWY0LyGwXNY70mZ5HTS1J+SzgXyJudkLBarUiAam6tQySNFiQYFT+BatW0i8YivEua1rbU6vTuCxA4Kgulp3DPbXwB9zKXgdBOXdUTqFi8il2KJi5Jzkjd6qQ9J74cYtl8Zhv47/5+Cf1Hbx/PvLQ2FNccs1hAabXOs/z5Unb77V+lSTVaHahSQ6/UvhRqFdPwqcb1BbEE/vPIX9ojeKibjIMa4Y9a5ioY2wYNWqdrPFGsvLFnxU1NTd81H3ik8Mz4/mkFR1uHfrmmSmZXouUyV7qHicE+PqVh2gcOO5nMeEmf1nXH2Mz/EOJoaGRzpTp+pjteGP+ku/WVr3/Rd+N7h25Jvok+J1q0fZBsBgF3Lx9k78YT60dOzlC4NlARgnPG4dSflp6Ihd6Z04NgDwlcY6yW+fsIa6TLMZdHtx3Wf59cFlDQd8/fobwHm4gjeF0N1zDTZ7Db/BjK8NUjDRvNDT0BF6w4412yYy22xkrHlx6Dl6E4RV4FjS133nMdHYu1sBfWnh/0XDFJdGgo1fKIO0KWrW86Kxracm409b7ndYgH9P9nuocl1XJQM88PKPdB9v93bZYKxnwk7O0E3nrJo+Bv4kYvyjcL9NAUC8Ps29XrpK1cggAAA==", text: #"""
+// A suggestion list under (or above) a text field, as a combobox: typing
+// filters it, Up and Down move through it, Enter or Tab chooses, Escape
+// closes it. Used to find people (direct and group conversations) and to
+// mention members. Touches only the field and its list.
+
+import { el } from "./page.js";
+
+/**
+ * `suggest(text, field)` answers the items to show ({key, label, detail}), or none;
+ * `choose(item, field)` is called with the one chosen.
+ */
+export function attachPicker(field, list, { suggest, choose }) {
+  let items = [], at = 0;
+  const close = () => { items = []; list.hidden = true; field.setAttribute("aria-expanded", "false"); field.removeAttribute("aria-activedescendant"); };
+  const draw = () => {
+    list.replaceChildren(...items.map((item, i) => el("li", {
+      id: `${list.id}-${i}`, role: "option", "aria-selected": String(i === at), dataset: { key: item.key },
+      onmousedown: (e) => { e.preventDefault(); pick(i); },
+    }, el("span", { class: "label" }, item.label), item.detail ? el("span", { class: "who" }, item.detail) : null)));
+    list.hidden = !items.length;
+    field.setAttribute("aria-expanded", String(!!items.length));
+    if (items.length) field.setAttribute("aria-activedescendant", `${list.id}-${at}`);
+  };
+  const pick = (i) => { const item = items[i]; close(); if (item) choose(item, field); };
+  const refresh = () => { items = suggest(field.value, field) || []; at = 0; draw(); };
+  field.addEventListener("input", refresh);
+  field.addEventListener("focus", refresh);
+  field.addEventListener("blur", () => setTimeout(close, 150));
+  field.addEventListener("keydown", (e) => {
+    if (list.hidden || !items.length) return;
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      at = (at + (e.key === "ArrowDown" ? 1 : items.length - 1)) % items.length;
+      draw();
+    } else if (e.key === "Enter" || e.key === "Tab") {
+      pick(at);
+    } else if (e.key === "Escape") {
+      close();
+    } else {
+      return;
+    }
+    // Handled here: neither the form nor the field's other keys see it.
+    e.preventDefault();
+    e.stopImmediatePropagation();
+  });
+  return { close, refresh };
+}
+
+"""#),
+        "/reactions.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "60a62d93ae1f701def1a", gzipBase64: "H4sIAAAAAAACA41VXW/bNhR996+4FbKOSmS5BfJQOHCCLA2wDg0ypC32YAQwLV1ZbCRSI6k4huv/vktSthW7BfZgQLy8H4eHh8ejETwgz6xQ0ozBlghYq+8CGpE9oQbGYaFFDrV6xpy2tWoXJSyFLX0u11ot4QlXJk6Ay3wwGgHPcyEXbgWWP7nPOc+eQEn83YDuZqWDgagbpS2s4fbu/q9PsIFCqxqidFSjMXyBJv1uoot92kkCWCWwKBMwpVre0mjdq2qo5KCCkNyFXgk8C1zelFxKrD7lvTIXD2WDCi3hs62WXxVMQLZVRdHR6SncNyiNP3BHy3wFMy6zUukZFASD7w4GVsGsnqVwOhrgiwdStDJsueIt2ax2hLkOMawHABnxb7ftJ3DCIn8PwxCJ4gvK6YELpS4YElKNTcUzvClFlWuULE1Tz2ta84Yx3ysBEcPkklhk0by1Vsko8bMB7KrBMeyjWcUNySFgoHXEteDDis+xisYw84cNKjhZ+5zNLIGcW27Qjon50E/AGbyHTeJHKJlVBHUMzINY0wxl8G+PnsUXgUDHiq+igK/bJEGPcewZCCzpHQHpAu0fqpVOcTeVQGkfkLrEPWJKkecoqaLglcF9kyWFuhRVFIT7H5Fb0lZ5GP8TxaK0vY7GripMKywspc5O1nfclkTzCztPIHwLyehGXBkMYUlHItlp39+t6Xcex5vmZXbU1Kom9NT+cwiu4Bwu4R1cwevYuD9rrujiaiLuvBsWQG+TD4f926JefcGKuFJ6J4Y4LVTWGsfeZnAk3lfX5WUjCmBHOu34jjuxuqG/yqGTWt1iX9lXAcJV2oFwj+86z82Be4AqYOY0Rqqj10c2gwaEDUazLKk15UPJXbD/ErlZyWx/pJ3kXKv+MyRSkdCxOt1ONPDjB0wf49SoGhnTXsN0IVQIk8nEd4C3bynkar3+rF51r6un2iUnmIuS+tIdGMvWMPXDriDS6Ex26w8RXXBEBrZbP7p3lW0dbPza0BjZb2eb3wRt1mkr8nAu8rqNxxMujACGvLhnj72oy9xAxm1WAkPt3GlvtyxyU4fovskV3Da905+pZSn07iiG/X+L6wRK0G6f6TV/FsYiyZlF9B+Tq6XzJobBQHrUBgEbajol3/uZyK+rvenFj2S97u12ZamQOb7cFywn7dU0NXW4n/G2QrfqyAuTCI57oWu4dv98D+6RjeF9EpafyRLGMNwuPxLeMXzoVt8a2voAmymmdJbH/Y34lm9IQ2RjWJAYcickAng5gXeOfkwbjY6Nj1jwtnL2toU+ZZR3FlCd7c5ToVzYMobfDiKPuwdOl7Yd7+F4DUe3JuMNRr+aeWDYrkVQ1p63o2urVWvw4OL82Dev7ZlOvI0Q0ZYLUg3ZIddk8HF8NNq7w3/PZPPRuwgAAA==", text: #"""
+// Reactions: the emoji picker (a grid moved through with the arrow keys), and
+// adding and taking back one's reaction.
+
+import { EMOJI } from "./messages.js";
+import { $, el, gh, showError } from "./page.js";
+import { addMessage, viewChannelId } from "./view.js";
+
+let returnTo = null;
+
+/** Opens the picker by `anchor` for a reaction to `m`. */
+export function pickReaction(m, anchor) {
+  const picker = $("emoji-picker");
+  returnTo = anchor;
+  picker.replaceChildren(...EMOJI.map((emoji, i) => el("button", {
+    type: "button", class: "emoji", "aria-label": `react with ${emoji}`, dataset: { type: i + 1 },
+    onclick: () => { closePicker(); react(m, i + 1); },
+  }, emoji)));
+  const r = anchor.getBoundingClientRect();
+  picker.hidden = false;
+  const w = picker.offsetWidth, h = picker.offsetHeight;
+  picker.style.left = `${Math.max(4, Math.min(r.right - w, innerWidth - w - 4))}px`;
+  picker.style.top = `${r.top - h - 4 > 0 ? r.top - h - 4 : Math.min(r.bottom + 4, innerHeight - h - 4)}px`;
+  picker.querySelector("button").focus();
+}
+
+export function closePicker() {
+  if ($("emoji-picker").hidden) return;
+  $("emoji-picker").hidden = true;
+  returnTo?.focus?.();
+}
+
+/** Adds one's reaction of `type`, or takes it back when one has it. */
+export async function react(m, type) {
+  const mine = (m.reactions || []).some((r) => r.type === type && r.mine);
+  try {
+    const r = await gh.request({ [mine ? "removeReaction" : "addReaction"]: { channelId: viewChannelId(), messageUid: m.uid, type } });
+    if (r.message) addMessage(r.message);
+  } catch (err) { showError("view-error", err); }
+}
+
+export function wireReactions() {
+  const picker = $("emoji-picker");
+  picker.addEventListener("keydown", (e) => {
+    const buttons = [...picker.querySelectorAll("button")], at = buttons.indexOf(document.activeElement);
+    const step = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: 8, ArrowUp: -8 }[e.key];
+    if (step !== undefined && at >= 0) { e.preventDefault(); buttons[(at + step + buttons.length) % buttons.length].focus(); }
+    if (e.key === "Escape") { e.preventDefault(); closePicker(); }
+  });
+  document.addEventListener("mousedown", (e) => { if (!picker.hidden && !picker.contains(e.target)) closePicker(); });
+}
+
+"""#),
+        "/style.css": WebClientFile(type: "text/css; charset=utf-8", etag: "446cd8bbfb37bf8fdf76", gzipBase64: "H4sIAAAAAAACA708a4/bNrbf8yu0GQQ7E1iqHpbtmcEuNtsGRYGiXXT34l6gKApKosZqZEkryeOZDfrf9xySokiKsjVJbls0jWny8Lx4Xjz0V2+db49Fme1JWf65c040cdKyoFV/5xCno+0jbZ2WFOUKPxYZTUjr1LmT7klV0bJz6vaV4zhpXcHEjvRFXXUrp99T50C7jjxQpyEVdUiVicFDAgDLous95/viYd+zrzLSfnDyuizrE0LDmd1z19ODc920NAfIblqXdet26Z4e6M29k1CY62w3vtM8OSfAiy1CRBlAgekKoVn2XsH6tD5QJ2vJCaB7ztcA/th2Dmmp80jagiQlBUIoUPXs9PSpR0gNKVqH9M7/fv3uW+fdO6S6b0nXO9fESdr6BOyCufAZsEw/dGxX2KY59hRQ6p8B5I3nvP3q1V1b173zEWC6bvJw51zl6zzOd/fwsTu2OUkpjrF/2BinBsZoSmke4RiSCgNZTkNKcGBPSUZxTrgJk0gZchH9ER7bVAwFWRhFPk49II4wEpM431AcSeqWw8vibEdDBq9+ZCN0TbeUYZYe25bpylWaZzHdcOgkTflgtI4DwsjiQwYquC+Mgs4ggE24C9ncY9UC4jC03sTxllGS1+mxQ4TzTU4TvssBlIbBovGOTcKBKWV70LISNY3vu8kCHM1I9cBoSaJwEzCCa4QW5ttsvcWPJ9IiWrdks/V9vmNZVFTD9N/HumcjcUqyHU5S1fTOYfvev/r91d8ONCuIXZvvmPrfMHUYFUOqRpAgLbpqhIB0SHXVCPIw4FgJ1Qg2wS7INNUIgiAKdlPVoLc0yRmRinKAlDfAa0U5SER2yUZTjmgTkXWsKkeYRUGU6MoBc/xYwpfqsaNkw9VAV4/ABzSJrh55uEt2oaYet4Rs062qHjuSrPPdsI9QkE0SkyA0FWRUBVVBIhLFoa8pyLgxU5BdkN7exoqC5Fm22UTDnkJFxkWDiqxJ7G8EC6bSx/Hf4T8vIdkD9QTZq+EzJ9n5yFcqHPoddOstjCf1E6jCf4oKNIbLBkT0hN//vC+yjFa/wKSs6JqSPN85VQ0m+U/FoanbnlQ9Tkvq7BmmAIceCqAKWJDXKKNg3Tx9FXhrYY/dY7FyOlJ1Lti6AkQnEAKTec0VB20zST88tPWxyoYvkgcY3lPO5MD3H/faxww/S+zykgLm+KebFS1NuQLARsdDde+gluVg++8cThgiT0bO8P24Ot0wwo59j5wsKjDDgDstAeKKmXSw9biSE1pUe6CoX0qROIv4nTgKATiiri6LbKCZjcsJcCqzApUUGHoPniTLmLC8MAYv523oYUQWqQFfhFg0dVH1tB2/u2PHDCU+QYl9w2i+Y+fBfSy6AtwYTK6PPVfM0ECSTYQ1YoJb53lHe0YMAvK6D0UD65u6K7gYSALLwRzcOyXNYaJ7e3uLc/u6YVpzjlMj0TGS+x+3qDL6xDRAbsZRhy05eD4Tv2vduiqfZ3CBAKDfC6ylXuGHqbZAcAOYolpd+w77FzA77Yueul3DrGtVn1rS4K6vuJVUjw5XzgcCMLwd4kbAdFQuLD+AbFHrUFojpWuQboDzLPJiwG8MjVMM8404BYjOnTMgJXAa9Fp8HPRafBTaPnx5PMDBfjZPib6ViiBENRVwA6231N/B9HDfHccKLnxzp25QLqqVEk5YTvSSFqMxfubck5BUUpeZMunqgCqLlIMQQYQglaJ/Rn7HNoEi+u44TEsQcFd0M0I9FJUrtGXNVeuqaeu8KCkaTE29WlpCPPtIJ5MUdprHdGoMFH5dMATSDmCE6rJwkZtqE4Gf6wYN+l+du6rurwU2NzNHo+U89pXzFl44pzYLaJzdlxq9DbcnGhvzuj0Mijr9YjSFn2SPXW2ZRMtAoSSQR3ik70m6h62YEYtQEtzm9KRHVRxpD6SMDPrYEWdKDV4YxBaESLByZEaAHmQNFRwXmhlW/CpMtgRjT3Mm7A2RAB8CwyUHzfU7EpPBlPL1Zd1Nt4FgiIQsdvAKAOZKTqv47zTl9JkhQ80EHyENrLdhDAWfwcYTzAhbjV9nrB+Pr24MJml2YYPEsOPNjOxoXhfG084UtUn8hFb+qqwh6Jla+d+OXV/kzy6meSxgNcy7y/QlYNHMaIDIsa8ZXzhUpswfl/nF0KJZTBDCYoHxuo5g0sq5XT+ebhbHTIq7kngZAZCbk0NRAqRDXdXMZipz2TFR+ZOUdfrhXkaLaBMcrni0bevWPLVS1mh9pfogOhJCKCGwZMOEwAZvLEcMxUeaRnUYBlPUPWGHGfvOKgcfB0ZvmG3mELkFnsoPVywXgTVM4HJhJ2s8MxvOiUGh3GdFpXg9xkUHgSHSxE8o4ft4dl+oJuvZqAaEg0Sz4RXs7onykN1pDl52rQZl/JOh4rH/ZoKjFYHZAzn1w58TsJ+xg/c8NBLEanSAd4g7ZJJkDI/VwXRLrg0jcooncmTwgPv6QIUtHkZZYqexKkJWKVtcXD8b+Ssp0ihJ8X8X/cJ4GiA+f6Pla28mIpTZ02eJcWr9bdneDLrF4eE8ynXyG2i8mxe4IwI2gFWEBZ5/YH4xilHUNO4SCv6CMusnePP69f259CvwFf+w0fDzLUfNx6iT/WeNAUV4pR50UYJQzzsf6c4HnO6Gbw/6eIBP7NzbsiiRaX711vmxkjXclSMqHt2+PnUO4aXUpihLLL/i35F857roO+DUETS96NDTOl3aUlo5LcskMLEVlRQGgzjVEUvArARrkjPWWP5ABVAV2OsOpCyNMGw95OHauZR8LCoW3nB2DgZ3pxncnUULmBV52dGc6oqwMbq9DJlTXnaOv8DpBY8oriTGtSw/UV23kbpMHavFWXCoSh4jRW53Gb+PmOxDQ4YRq49gGMt8BwaEd86xaWibko7e2wMdGRixcMDxIhG8jbsMwYAwW+qOG9uOnBm2bEoBeyxfElcoC8tiQfzM9N9NaH+itLpYOolYZSy2xMTsVEx8Pg9fTEaVxaKSmTJf9b6XtF5Tch0Kk6Qr7smkd7EKW+fjMPVzSx0K1L+CaB7hT5nqSfWKZNzNrOA04gi06BQTwdjMdYNJrsvBu6KGF8oFGruMZDIesRht8VQA/KsbZbIw8dbZ4jtl+h09NP2zWQ3H7/GYeNyizlX8Ii1nkbxTV7KChpqOKBUnNvmV1xTph9mwGe3i8QHcK3db52qvvlrdEbkomkpZ6In8L1u6Fi79ye32JEMN5OEE2hvnyvf96P6M7cAA1NcsCFeMA3katWBtt9A6UzySwJShXiNsuAg0OAekvYJ/RZooz4LG3rJYmQNaASN6mQmyKg1bPrGFLAnrIAXvJzIvi5/xBtrlZVWa/eV13x7p618mqJ6xbKOdMoB7p329OLvWzrEURboHszM9IpNa9eyZMe6eRtFwyEwG50g6a6I8n/kNJjl/vFwZZJXRnBzLXiFEGsXhOEwzfq0erhrDwdvgxMaF4JOAHR4Lm2ZII/g5KOtQaXx19VjQ05kaxlzGrtsWBbFA4IVw3blbjEs1iYlA5c2iOGtzZsMkM7Jgw8OkgV5V87aj5o2lpS/gDEVDSqddLiwJBj/PXmrhp/C1GXl+kTi4Bi86slM/K1m5E4dBCgTxGHJOMC7sE8l7USlVElDJL0EgdzbzwbBXgaDtjvRFVCKIG0uwoRG5lWVie3yt2Z7hplViOJdzLyJZ4IdVS9HtpN0WMOvDuM7+GvESrM3ra4VRiaMA6uVFywp+4lwxVPgkdV1orpP1p+EzvxY+Ff2+qC7Ew5IgjzySnrRnAxFOF0crZO5OGKWQW7gRQ1uFm5X/zpn7//eaki3jNun/tAR1BLPnAe05WhJQV9QoLXBQYXS04obclnuM0/piPtWYHCVFXfA2kevajcT3jNA3o9AjReaRoYRTqCMdf2Sp5Qw+gmGsX6Io2WWzTTX8eX6JSGwenujF0AVFs2LhXUcwica8yNQONIGooir9TUtdzgHp6bhDJ9XzaU9bagExk1DxK7ZD8XQNxqNrH5KVXkl2Qv/NSo2Upv4wMi8Vg9ieGiq2byjguYylixDCxqwbcIcWdMbUpag62iNGgIeyTNu7pQdgWyZZe0ZMPOMpejjQqc7Tljbls+XyzIg2Oae4bCPDzbAesik7/YVB6np59KDetiIulhwH8zXNDH5+aKYyK6VF08/2c02v2KfoqYdEa1aYxvVGgXBiR7GJ9+OFtIjvMVPXMYD9nIEvwayvP3Z/ef3T+3ffvP7lTO+asnqPVQ+MNz7YELpEoX0DlW4ttAhM00LSoRphVE3OXAAo/sHlAQL3aqG9H+CLRdmB1lsWTwMiSc5cZGQjl7trG0+s7ROBtX1CF5PpCUQD0nzhybpgUm+azAKSeht6cyoLmjZH/+UUX2jQ0EIzwppk2fPitbePLuq4UVkez+DgHXhiYmsUkmfjRZ4viN+sDDXmVV3wH78VrqXelxdPNFPV9AtX6nbTSh0W6cK1qNStjR5FJch+aAvADP90ISyFMbDYvN7QYazVUNJf71Y8lr8ZNCAQzNYpnqmszN+ve5NmIc2p2eEPaY71O7MT9uwdwG/Hg62wNZtbaGG6WG2U2F0lQIY5/XPDG7f0hO+Sh9ajC0sTzBU+M6m7+V7V2FKFC851egwAXRH7KPZl3OxqiDnVeMC4b2MnkHl1N93XRUptDmzuWoQFT5xjS9d4B57N2xrHlvYUiZZAjD2XW8F4YgUHq61C43nktJNKBlW8yQtyjRXjp9I4zwtUar08XNsu+ddqSPBSM2ugS45ZUYOjVMcei4zWTMPPIG3C8bDpcpH5X9gly+Sb0bRuCbep8xecs6ReNZCJYicfItedvfoUZ2ZBZ9VUM2SnsbYbL3N/HjsCeT8xjQnPuBOriTjX+GWg3rT1QwtBxnj0Y03Vl7VGv4jSsXh3tpXSfqMmsBpipZeVHYb+c18BZZbSLj6wENVvL2vrhrkAtRwtV2Pil5FuT7P5ZMAbXkhYXNnwkulMrntF/cTnOfYrghcvL2idWNB2zXOiWRnbrvY4Fvvoi7ZNyLtZDn2mr8FoZuAvRO28HVtC5ETeh7lf24LrT0Z8x/s9RACt7fTi5gx1sa1B45y5utCcEcprBNuxney9rAdDX+OJ7u2LvRPqMo8n1+7lio0irM+tYDA+JqBpnREDieMQSg+gogqRgCgurxydBllyH8roWg9tONtDaylBL6qra21kn1Ben72aGYp5DTgLWqWKrfG26sUA/2Qjaa4H+2pHdvltqkH3/vHT+3++/+Hr97/++MP33/3wfvK+Ir+l/N2SZcl333w/WZD5xA9uZxZ88+OvP/z4r1+/+e6f//qfn/5uLk2jSBht9ugcglIgjT8nsR1CTXnYKVTTWV2NxgdRW2WLobYxbMSKG+wLvbahICIBBXZUbZUNbxsbDUHywPNl4FZdyLi7aQPxYKdE9ynsiHXyzK2PvS28x2vxonpkx413ddodN3NuuOhxD9igU3GUS0/uZJQoNVwr7ye+eMot+RJwj2lLQqYNNDItj5SSwJrzSLBAdH4qXOKh/9JU1YCk3WZtNPOyWc91jNpvuAYZDW8B1G5Q/8KNtPTSg6QPJKP21gmLfmQFKeuHC49rrPnAp4hW1aGNokMDHnd3iAbGd6YtAMFuFHzFi6CXP8ow2ipElVZAnbzRWQI21ECwEMyUjcr3WGTH7NmYTOZf+DbWWD/grdQX8J0LadM92JHuWPZKlhH6Q3cnnzBECuCUzXdny7tVLG+tLfAXRTD4AwP2PkR8kWaGfsOvEYhUtKgUSoPhtVaDFw0CjYblGp9IJsDCZL4fXg+pRv1WbKZMYPGi2cgTT+cNl51mRWPp7bMGSzoO+6WaaLMawnRbSKsUpGfu1ueak3TYHv/IbwBHTqidcDZiTjTZ1/UHmyDFV+6xLa22zfIAz3ZZz+/OPQEN2E8eTPQ4SZM2NdtlrGan1ts4TNe2F5nqBfiZzAYLnHvRuTuc2FArLp83SnK91NH5Pq1xLv/JlMXnYIipJgogUJ+28rj6bxFMJo7x+qSn2Jx7occCkxdUdcG88d1f2hYH2wWCCH6M2wPhccYH3yzoxTc275xmX2OlwfZrSU5XFsz9OnlbH+Qzm5X560nj1+yqjz2nGR7kKjXB7Qb0hf+szRX/nSUXH67LZAeStPrhoaSWBy3ChuAvosjmRetjybE/V8llx4tluXz4tYSZd/xGXiuyNbma/2wBW82zAJd5LRgAcWK4RSuS6IQMCgC08wdNykuViRTlj2cIlfSNHm7ltLG/4p3M/127QeCzCER9kiinAimdgoD8RQ1fDI7o8HEe9ilBTrDFICclZXqNv9hyclw2h99sOQ7+YIyniHWgczo+7jR5jcIwGasuSxhj+T0DZNEE8d1u5M2EdQs4Z/ozSfOgvJy4EXkrcaz65OFPoJXnj6924kfKYsEj0R88uVFmvxk0Z7DkLxk4NlsljNoIZnJLY1Nm5Z5Ju5ken+QrPcnbTfBiC2D5baLpc/+WZscUUsdDPRR78TM++X87SKIYLwV0cADwvwOYyIv0TgAA", text: #"""
+/* Guildhall's web client: a server rail, a sidebar of channels or
+   conversations, the message pane and the member list. Light and dark follow
+   the system (prefers-color-scheme); below 760 px wide the rail and sidebar,
+   and the member list, become drawers. Colours are variables, every text
+   pair at WCAG AA contrast (a browser test checks the computed styles). */
+:root {
+  --bg: #f4f5f8; --surface: #ffffff; --sidebar: #eceef3; --rail: #dfe2ea; --header: #262b3a; --header-text: #ffffff;
+  --text: #1d2330; --muted: #5a5f6e; --border: #d5d8e2; --hover: #e4e7ef; --current: #cfd5e6;
+  --accent: #3451a8; --accent-text: #ffffff; --mention: #c62828; --unread: #46557a; --focus: #1f6feb;
+  --mark: #ffe58a; --mark-text: #1d2330; --highlight: #fff6d1; --danger: #b3261e; --ok: #2f7d47; --warn: #9a6700;
+  --line: #c62828; --quote: #c5cad8;
+  color-scheme: light;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #1b1d23; --surface: #23262e; --sidebar: #1f2128; --rail: #16181d; --header: #111318; --header-text: #e9ebf0;
+    --text: #e4e6eb; --muted: #a3a8b6; --border: #363a45; --hover: #2d313b; --current: #3a4050;
+    --accent: #8ea6ff; --accent-text: #10131a; --mention: #f28b82; --unread: #9aa7c7; --focus: #8ab4f8;
+    --mark: #6b5a12; --mark-text: #fff6d1; --highlight: #3a3520; --danger: #f28b82; --ok: #81c995; --warn: #fdd663;
+    --line: #f28b82; --quote: #4a5060;
+    color-scheme: dark;
+  }
+  .badge.mention, .badge.unread { color: #10131a; }
+}
 * { box-sizing: border-box; }
 [hidden] { display: none !important; }
-body { margin: 0; font: 14px/1.4 system-ui, sans-serif; color: #1d2330; background: #f4f5f8; height: 100vh; display: flex; flex-direction: column; }
-header { display: flex; gap: 1em; align-items: center; padding: .5em 1em; background: #262b3a; color: #fff; }
+body { margin: 0; font: 14px/1.4 system-ui, sans-serif; color: var(--text); background: var(--bg); height: 100vh; height: 100dvh; display: flex; flex-direction: column; overflow: hidden; }
+a { color: var(--accent); }
+button, input, select, textarea { font: inherit; color: var(--text); background: var(--surface); border: 1px solid var(--border); border-radius: 4px; padding: .25em .6em; }
+button { cursor: pointer; }
+button:hover { background: var(--hover); }
+:focus-visible { outline: 2px solid var(--focus); outline-offset: 1px; }
+.skip { position: absolute; left: -999px; top: 0; background: var(--surface); padding: .5em; z-index: 100; }
+.skip:focus { left: .5em; }
+.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+
+header { display: flex; gap: .8em; align-items: center; padding: .4em 1em; background: var(--header); color: var(--header-text); flex-wrap: wrap; }
+header button, header select, header input, header summary { color: var(--header-text); background: transparent; border-color: #ffffff55; }
+header select option { color: #1d2330; }
 header .brand { font-weight: bold; }
-header #me { flex: 1; opacity: .8; }
-.state { padding: .1em .6em; border-radius: 1em; font-size: 12px; }
-.state.connected { background: #2f9e55; }
-.state.connecting, .state.reconnecting { background: #d08a19; }
-.state.closed { background: #a33; }
-#login { display: flex; justify-content: center; padding-top: 10vh; }
-#login form { background: #fff; padding: 2em; border-radius: 8px; width: 32em; display: flex; flex-direction: column; gap: .8em; }
+header #me { flex: 1; opacity: .85; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 4em; }
+#profile-box { position: relative; }
+#profile-box summary { cursor: pointer; border: 1px solid #ffffff55; border-radius: 4px; padding: .2em .6em; list-style: none; }
+#profile-box[open] > :not(summary) { position: absolute; right: 0; z-index: 20; background: var(--surface); color: var(--text); padding: .5em; border: 1px solid var(--border); border-radius: 6px; }
+#profile-box form input, #profile-box form button { color: var(--text); background: var(--surface); border-color: var(--border); }
+#profile-box label.attach { top: 3.2em; }
+.state { padding: .1em .6em; border-radius: 1em; font-size: 12px; color: #fff; }
+.state.connected { background: #2b7a47; }
+.state.connecting, .state.reconnecting { background: #8a5a00; }
+.state.closed { background: #a12a2a; }
+.icon-button { font-size: 18px; padding: 0 .4em; line-height: 1.6; }
+#offline-banner { padding: .4em 1em; background: var(--danger); color: #fff; font-weight: 600; text-align: center; }
+@media (prefers-color-scheme: dark) { #offline-banner { color: #10131a; } }
+
+#login { display: flex; justify-content: center; padding-top: 10vh; overflow: auto; }
+#login form { background: var(--surface); padding: 2em; border-radius: 8px; width: min(32em, 94vw); display: flex; flex-direction: column; gap: .8em; }
 #login textarea { font-family: monospace; }
-.error { color: #b22; min-height: 1em; }
-.muted { color: #778; font-size: 12px; }
-main { flex: 1; display: flex; min-height: 0; }
-nav { width: 15em; padding: .5em; overflow-y: auto; border-right: 1px solid #dde; }
-#servers { background: #e9ebf1; }
-#channels { background: #f0f1f5; }
-nav h2 { font-size: 13px; text-transform: uppercase; color: #556; margin: .8em 0 .3em; }
-nav ul { list-style: none; margin: 0; padding: 0; }
-nav li { display: flex; justify-content: space-between; align-items: center; padding: .35em .5em; border-radius: 4px; cursor: pointer; }
-nav li:hover { background: #dfe2ea; }
-nav li.current { background: #cfd5e6; font-weight: 600; }
-.badge { border-radius: 1em; padding: 0 .5em; font-size: 12px; color: #fff; margin-left: .3em; }
-.badge.unread { background: #4a5a7c; }
-.badge.mention { background: #d33; }
+#login label { display: block; margin: .5em 0; }
+.error { color: var(--danger); min-height: 1em; margin: .2em 0; }
+.muted { color: var(--muted); font-size: 12px; }
+
+#app { flex: 1; display: flex; min-height: 0; position: relative; }
+#rail { width: 64px; flex: none; background: var(--rail); display: flex; flex-direction: column; align-items: center; gap: .4em; padding: .6em 0; overflow-y: auto; }
+#server-list { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: .4em; align-items: center; }
+.rail-item, li.server { position: relative; width: 44px; height: 44px; border-radius: 50%; display: flex; align-items: center; justify-content: center; cursor: pointer; background: var(--surface); border: 1px solid var(--border); font-size: 18px; padding: 0; transition: border-radius .15s; }
+li.server:hover, .rail-item:hover, li.server.current, #home-button.current { border-radius: 30%; }
+li.server.current, #home-button.current { outline: 2px solid var(--accent); }
+li.server .server-icon { width: 100%; height: 100%; border-radius: inherit; display: flex; align-items: center; justify-content: center; font-weight: 600; overflow: hidden; }
+li.server .server-icon img { width: 100%; height: 100%; object-fit: cover; }
+li.server .name { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+li.server.unread::before { content: ""; position: absolute; left: -10px; width: 6px; height: 10px; border-radius: 0 4px 4px 0; background: var(--text); }
+.rail-item .badge, li.server .badges { position: absolute; right: -6px; bottom: -4px; display: flex; gap: 1px; }
+/* On the rail, unread shows as the pill at the left (its count is for screen readers); mentions as a number. */
+li.server .badge.unread { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.server-icon.small { font-size: 14px; }
+.server-icon { display: inline-flex; width: 48px; height: 48px; border-radius: 30%; align-items: center; justify-content: center; background: var(--current); font-size: 22px; font-weight: 600; overflow: hidden; }
+.server-icon img { width: 100%; height: 100%; object-fit: cover; }
+
+#sidebar { width: 15em; flex: none; padding: .5em; overflow-y: auto; background: var(--sidebar); border-right: 1px solid var(--border); }
+#sidebar h2 { font-size: 13px; text-transform: uppercase; color: var(--muted); margin: .6em 0 .3em; }
+#sidebar h2#server-name { font-size: 16px; text-transform: none; color: var(--text); }
+#sidebar ul { list-style: none; margin: 0; padding: 0; }
+#sidebar li { display: flex; justify-content: space-between; align-items: center; padding: .35em .5em; border-radius: 4px; cursor: pointer; gap: .3em; }
+#sidebar li:hover { background: var(--hover); }
+#sidebar li.current { background: var(--current); font-weight: 600; }
+#sidebar li.muted-channel .name { color: var(--muted); }
+#sidebar li .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#sidebar > div > button { margin: .3em 0; }
+.badge { border-radius: 1em; padding: 0 .45em; font-size: 11px; color: #fff; margin-left: .2em; font-weight: 600; line-height: 1.5; }
+.badge.unread { background: var(--unread); }
+.badge.mention { background: var(--mention); }
 .badge:empty { display: none; }
 form.inline { display: flex; gap: .3em; margin: .3em 0; }
 form.inline input { flex: 1; min-width: 0; }
+
+.picker { position: relative; }
+.suggestions { position: absolute; left: 0; right: 0; top: 100%; z-index: 30; background: var(--surface); border: 1px solid var(--border); border-radius: 6px; box-shadow: 0 4px 16px #0003; list-style: none; margin: 2px 0 0; padding: .2em; max-height: 14em; overflow-y: auto; }
+.suggestions.above { top: auto; bottom: 100%; margin: 0 0 2px; }
+#sidebar .suggestions li, .suggestions li { padding: .3em .5em; border-radius: 4px; cursor: pointer; display: flex; gap: .5em; justify-content: flex-start; }
+.suggestions li[aria-selected="true"], .suggestions li:hover { background: var(--current); }
+.suggestions .who { color: var(--muted); font-size: 12px; margin-left: auto; }
+.chips { display: flex; flex-wrap: wrap; gap: .3em; margin: .3em 0 !important; }
+#sidebar .chips li { background: var(--current); border-radius: 1em; padding: .05em .3em .05em .6em; cursor: default; }
+.chips button { border: none; background: transparent; padding: 0 .3em; }
+#group-create-form input { width: 100%; margin-bottom: .2em; }
+
 #view { flex: 1; display: flex; flex-direction: column; min-width: 0; padding: 0 1em; }
-#messages { flex: 1; overflow-y: auto; background: #fff; border: 1px solid #dde; border-radius: 6px; padding: .5em; }
-.message { padding: .3em .4em; border-radius: 4px; position: relative; }
-.message:hover { background: #f3f5fa; }
-.message .sender { font-weight: 600; margin-right: .5em; }
-.message .time { color: #889; font-size: 11px; }
-.message .edited { color: #889; font-size: 11px; margin-left: .3em; }
-.message.removed .text { color: #889; font-style: italic; }
-.message .reply { border-left: 3px solid #ccd; padding-left: .4em; color: #667; font-size: 12px; }
-.message .receipt { color: #3b62b3; font-size: 12px; cursor: pointer; margin-left: .5em; }
-.message .ticks { font-size: 12px; margin-left: .5em; color: #889; }
-.message .ticks[data-status="READ"] { color: #2a7de1; }
-.message .actions { display: none; position: absolute; right: .4em; top: .2em; gap: .2em; }
-.message:hover .actions { display: flex; }
-.message .actions button { font-size: 11px; padding: 0 .4em; }
-.reactions { display: flex; gap: .3em; margin-top: .2em; }
-.reactions button { border: 1px solid #ccd; background: #f7f8fb; border-radius: 1em; font-size: 12px; padding: 0 .5em; }
-.reactions button.mine { border-color: #3b62b3; background: #e5ecfa; }
-#typing { min-height: 1.4em; color: #667; font-style: italic; font-size: 12px; }
+#view-header { display: flex; align-items: center; gap: .4em; flex-wrap: wrap; border-bottom: 1px solid var(--border); margin-bottom: .3em; }
+#view-header h2 { flex: 1; font-size: 17px; margin: .5em 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#messages { flex: 1; overflow-y: auto; background: var(--surface); border: 1px solid var(--border); border-radius: 6px; padding: .5em 0; }
+.day { display: flex; align-items: center; gap: .6em; color: var(--muted); font-size: 12px; font-weight: 600; margin: .8em .6em .3em; }
+.day::before, .day::after { content: ""; flex: 1; border-top: 1px solid var(--border); }
+.new-line { display: flex; align-items: center; gap: .6em; color: var(--line); font-size: 11px; font-weight: 700; text-transform: uppercase; margin: .3em .6em; }
+.new-line::before { content: ""; flex: 1; border-top: 1px solid var(--line); }
+.message { padding: .15em .8em .15em 3.8em; position: relative; min-height: 1.6em; }
+.message.first { margin-top: .6em; min-height: 2.6em; }
+.message:hover, .message:focus-within { background: var(--hover); }
+.message .avatar { position: absolute; left: .8em; top: .25em; width: 2.2em; height: 2.2em; border-radius: 50%; background: var(--current); display: flex; align-items: center; justify-content: center; font-weight: 600; overflow: hidden; font-size: 14px; }
+.message .avatar img { width: 100%; height: 100%; object-fit: cover; }
+.message .head { display: flex; align-items: baseline; gap: .5em; }
+.message .sender { font-weight: 600; }
+.message .time { color: var(--muted); font-size: 11px; }
+.message:not(.first) .head { position: absolute; left: .6em; top: .3em; width: 3em; }
+.message:not(.first) .head .sender { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.message:not(.first) .head .time { visibility: hidden; font-size: 10px; }
+.message:not(.first):hover .head .time { visibility: visible; }
+.message .edited { color: var(--muted); font-size: 11px; margin-left: .3em; }
+.message .text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.message .text .mention { background: color-mix(in srgb, var(--accent) 20%, transparent); border-radius: 3px; padding: 0 .15em; font-weight: 600; }
+.message.mentions-me { background: color-mix(in srgb, var(--warn) 12%, transparent); box-shadow: inset 3px 0 var(--warn); }
+.message.removed .text { color: var(--muted); font-style: italic; }
+.message .reply { display: block; border: none; border-left: 3px solid var(--quote); border-radius: 0; background: transparent; padding: 0 .4em; color: var(--muted); font-size: 12px; text-align: left; cursor: pointer; max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.message .receipt { color: var(--accent); font-size: 12px; cursor: pointer; margin-left: .5em; border: none; background: none; padding: 0; }
+.message .ticks { font-size: 12px; margin-left: .5em; color: var(--muted); }
+.message .ticks[data-status="READ"] { color: var(--accent); }
+.message .thread-link { font-size: 12px; border: none; background: none; color: var(--accent); padding: 0; margin-top: .1em; }
+.message .actions { display: none; position: absolute; right: .6em; top: -.8em; gap: .2em; background: var(--surface); border: 1px solid var(--border); border-radius: 6px; padding: .1em; z-index: 5; }
+.message:hover .actions, .message:focus-within .actions { display: flex; }
+.message .actions button { font-size: 11px; padding: 0 .4em; border: none; }
+.message .edit-box { display: flex; gap: .3em; }
+.message .edit-box input { flex: 1; }
+.message .edit-hint { font-size: 11px; color: var(--muted); }
+.reactions { display: flex; flex-wrap: wrap; gap: .3em; margin-top: .2em; }
+.reactions button { border: 1px solid var(--border); background: var(--bg); border-radius: 1em; font-size: 12px; padding: 0 .5em; }
+.reactions button.mine { border-color: var(--accent); background: color-mix(in srgb, var(--accent) 15%, var(--surface)); }
+#emoji-picker { position: fixed; z-index: 50; background: var(--surface); border: 1px solid var(--border); border-radius: 8px; box-shadow: 0 6px 24px #0004; padding: .4em; display: grid; grid-template-columns: repeat(8, 2.2em); gap: .15em; }
+#emoji-picker button { border: none; font-size: 18px; padding: .1em; background: transparent; }
+#emoji-picker button:hover, #emoji-picker button:focus-visible { background: var(--hover); }
+#jumps { display: flex; justify-content: center; gap: .5em; }
+#jumps button { margin-top: .3em; }
+#typing { min-height: 1.4em; color: var(--muted); font-style: italic; font-size: 12px; }
 #composer { display: flex; gap: .5em; margin: .3em 0 1em; align-items: center; }
-#composer #text { flex: 1; padding: .5em; }
-.receipt-choice { font-size: 12px; color: #556; }
-#replying { font-size: 12px; color: #556; }
-aside { width: 14em; padding: .5em; background: #fff; border-left: 1px solid #dde; }
-aside ul { padding-left: 1.2em; }
-.more { text-align: center; color: #889; font-size: 12px; }
+.composer-text { flex: 1; }
+#composer #text { width: 100%; padding: .5em; }
+.receipt-choice { font-size: 12px; color: var(--muted); }
+#replying { font-size: 12px; color: var(--muted); }
+.more { text-align: center; color: var(--muted); font-size: 12px; }
 .attachments { display: flex; flex-wrap: wrap; gap: .5em; margin-top: .3em; }
-.attachments img { display: block; max-width: 320px; max-height: 240px; border-radius: 4px; border: 1px solid #dde; background: #f3f5fa; }
-.attachments audio, .attachments video { max-width: 320px; }
-.attachments a.file { border: 1px solid #ccd; border-radius: 4px; padding: .2em .6em; text-decoration: none; color: #1d2330; background: #f7f8fb; }
+.attachments img { display: block; max-width: min(320px, 100%); height: auto; max-height: 240px; border-radius: 4px; border: 1px solid var(--border); background: var(--bg); }
+.attachments audio, .attachments video { max-width: min(320px, 100%); }
+.attachments a.file { border: 1px solid var(--border); border-radius: 4px; padding: .2em .6em; text-decoration: none; color: var(--text); background: var(--bg); }
 #pending-files { list-style: none; margin: .3em 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: .4em; }
-#pending-files li { border: 1px solid #ccd; border-radius: 4px; padding: .1em .5em; font-size: 12px; background: #fff; display: flex; gap: .4em; align-items: center; }
+#pending-files li { border: 1px solid var(--border); border-radius: 4px; padding: .1em .5em; font-size: 12px; background: var(--surface); display: flex; gap: .4em; align-items: center; }
 #pending-files progress { width: 5em; }
-#composer .attach { cursor: pointer; border: 1px solid #ccd; border-radius: 4px; padding: .3em .6em; background: #fff; position: relative; }
-#composer .attach input { position: absolute; width: 1px; height: 1px; opacity: 0; }
-#composer .attach:focus-within { outline: 2px solid #3b62b3; border-radius: 4px; }
-#view.dropping #messages { outline: 3px dashed #3b62b3; }
-#search-results { width: 20em; overflow-y: auto; }
-#search-list { list-style: none; padding: 0; }
-#search-list li.hit { padding: .4em; border-bottom: 1px solid #eef; cursor: pointer; }
-#search-list li.hit:hover { background: #f3f5fa; }
-#search-list mark { background: #ffe58a; }
-.message.focus { background: #fff6d1; box-shadow: inset 3px 0 #e0b000; }
-#jump-present { align-self: center; margin-top: .3em; }
-#members { width: 13em; padding: .5em; overflow-y: auto; border-left: 1px solid #dde; background: #f0f1f5; }
-#members h3 { font-size: 13px; text-transform: uppercase; color: #556; margin: .3em 0; }
-#member-list { list-style: none; margin: .3em 0; padding: 0; }
-#member-list li { display: flex; flex-wrap: wrap; gap: .4em; align-items: center; padding: .2em .3em; }
-#member-list li.offline .name { color: #889; }
-#member-list .status-text { color: #778; font-size: 11px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.presence { width: .7em; height: .7em; border-radius: 50%; flex: none; background: #99a; }
+.attach { cursor: pointer; border: 1px solid var(--border); border-radius: 4px; padding: .3em .6em; background: var(--surface); position: relative; }
+.attach input { position: absolute; width: 1px; height: 1px; opacity: 0; }
+.attach:focus-within { outline: 2px solid var(--focus); }
+#view.dropping #messages { outline: 3px dashed var(--accent); }
+.message.focus { background: var(--highlight); box-shadow: inset 3px 0 #e0b000; }
+
+aside { width: 15em; flex: none; padding: .5em; background: var(--surface); border-left: 1px solid var(--border); overflow-y: auto; }
+aside h3 { font-size: 13px; text-transform: uppercase; color: var(--muted); margin: .3em 0; }
+aside ul { list-style: none; padding: 0; }
+#members { background: var(--sidebar); }
+#member-list h4 { font-size: 11px; text-transform: uppercase; color: var(--muted); margin: .8em 0 .2em; }
+#member-list ul { list-style: none; margin: 0; padding: 0; }
+#member-list li { display: flex; flex-wrap: wrap; gap: .4em; align-items: center; padding: .2em .3em; border-radius: 4px; }
+#member-list li:hover { background: var(--hover); }
+#member-list li.offline .name { color: var(--muted); }
+#member-list .status-text { color: var(--muted); font-size: 11px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; flex-basis: 100%; padding-left: 2.4em; }
+#member-list img.avatar, #member-list .avatar { width: 24px; height: 24px; border-radius: 50%; object-fit: cover; background: var(--current); display: inline-flex; align-items: center; justify-content: center; font-size: 11px; font-weight: 600; }
+.presence { width: .7em; height: .7em; border-radius: 50%; flex: none; background: #8a8f9c; }
 .presence.PRESENCE_ONLINE { background: #2f9e55; }
 .presence.PRESENCE_IDLE { background: #d0a019; }
 .presence.PRESENCE_DO_NOT_DISTURB { background: #c33; }
-header select { margin-left: .3em; }
-#invite-screen { position: absolute; inset: 15vh 0 auto 0; margin: auto; width: 24em; background: #fff; border: 1px solid #dde; border-radius: 8px; padding: 1.5em; text-align: center; box-shadow: 0 4px 24px #0003; }
-.invite-icon { font-size: 40px; }
-.invite-server { font-size: 20px; font-weight: 600; margin: .3em 0; }
-#invite-made input { width: 100%; font-size: 12px; }
-#pins { width: 18em; overflow-y: auto; }
-#pin-list { list-style: none; padding: 0; }
-#pin-list li.pin { padding: .4em; border-bottom: 1px solid #eef; }
-#pins-open, #webhooks-open { align-self: flex-start; margin-bottom: .3em; }
+.member .moderate { display: flex; flex-basis: 100%; gap: 2px; padding-left: 2.4em; opacity: .7; }
+.member:hover .moderate, .member:focus-within .moderate { opacity: 1; }
+.member .moderate button { font-size: .75em; padding: 0 4px; }
+#moderation-reason { width: 100%; margin: 4px 0; }
 .timed-out { font-size: 12px; }
 
-.member .moderate { display: flex; flex-basis: 100%; gap: 2px; padding-left: 1.2em; opacity: 0.6; }
-.member:hover .moderate, .member:focus-within .moderate { opacity: 1; }
-.member .moderate button { font-size: 0.75em; padding: 0 4px; }
-#moderation-reason { width: 100%; margin: 4px 0; }
-#audit-list { list-style: none; padding: 0; font-size: 0.9em; }
+#invite-screen { position: absolute; inset: 12vh 0 auto 0; margin: auto; width: min(24em, 94vw); background: var(--surface); border: 1px solid var(--border); border-radius: 8px; padding: 1.5em; text-align: center; box-shadow: 0 4px 24px #0003; z-index: 40; }
+.invite-icon { font-size: 40px; display: flex; justify-content: center; }
+.invite-icon img { width: 64px; height: 64px; border-radius: 30%; object-fit: cover; }
+.invite-server { font-size: 20px; font-weight: 600; margin: .3em 0; }
+#invite-made input { width: 100%; font-size: 12px; }
+dialog { background: var(--surface); color: var(--text); border: 1px solid var(--border); border-radius: 8px; width: min(26em, 94vw); }
+dialog::backdrop { background: #0006; }
+dialog form { display: flex; flex-direction: column; gap: .4em; margin-bottom: 1em; }
+dialog label { display: flex; flex-direction: column; gap: .2em; }
+dialog h3 { margin: .3em 0; font-size: 15px; }
+.icon-choice { display: flex; gap: .8em; align-items: center; }
+.icon-choice label { flex: 1; }
+
+#search-results { width: 20em; }
+#search-list li.hit { padding: .4em; border-bottom: 1px solid var(--border); cursor: pointer; }
+#search-list li.hit:hover { background: var(--hover); }
+mark { background: var(--mark); color: var(--mark-text); }
+#pins { width: 18em; }
+#pin-list li.pin { padding: .4em; border-bottom: 1px solid var(--border); }
+#audit-list { font-size: .9em; }
 #audit-list li { margin-bottom: .5em; }
-#audit-list .time { display: block; color: #778; font-size: 11px; }
+#audit-list .time { display: block; color: var(--muted); font-size: 11px; }
 #audit-list .reason { font-style: italic; }
-#group { width: 13em; overflow-y: auto; }
-#group-members { list-style: none; padding: 0; }
 #group-members li { display: flex; gap: .3em; align-items: baseline; margin-bottom: .3em; }
 #group-members .group-remove { margin-left: auto; font-size: 11px; }
-#group-create-form input { width: 100%; box-sizing: border-box; margin-bottom: .2em; }
-#webhooks { width: 18em; overflow-y: auto; }
-#webhook-url { width: 100%; box-sizing: border-box; font-family: monospace; font-size: 11px; }
-.sender.webhook .tag { margin-left: .3em; padding: 0 .3em; border-radius: 3px; background: #5865f2; color: #fff; font-size: 10px; text-transform: uppercase; }
-#member-list img.avatar { width: 20px; height: 20px; border-radius: 50%; object-fit: cover; vertical-align: middle; }
-#offline-banner { padding: .4em 1em; background: #b3261e; color: #fff; font-weight: 600; text-align: center; }
-#login label { display: block; margin: .5em 0; }
+#webhooks { width: 18em; }
+#webhook-url { width: 100%; font-family: monospace; font-size: 11px; }
+.sender.webhook .tag { margin-left: .3em; padding: 0 .3em; border-radius: 3px; background: #4752c4; color: #fff; font-size: 10px; text-transform: uppercase; }
+#thread { width: 22em; display: flex; flex-direction: column; }
+#thread-list { flex: 1; overflow-y: auto; }
+#thread-root { border-bottom: 1px solid var(--border); padding-bottom: .3em; }
+#thread .message { padding-left: .5em; }
+#thread .message .avatar { display: none; }
+#thread .message:not(.first) .head { position: static; width: auto; }
+#scrim { position: fixed; inset: 0; background: #0006; z-index: 25; }
+
+/* A phone: the rail and sidebar slide in from the left, the member list from the right. */
+@media (max-width: 760px) {
+  #drawer-open, #members-toggle { display: inline-block; }
+  header { gap: .4em; padding: .3em .5em; flex-wrap: nowrap; }
+  header button, #profile-box summary { padding: .2em .4em; }
+  header .brand, #presence-label, #notify-enable { display: none; }
+  #rail, #sidebar { position: fixed; top: 0; bottom: 0; z-index: 30; transform: translateX(-110vw); transition: transform .2s; }
+  #rail { left: 0; }
+  #sidebar { left: 64px; width: min(17em, calc(100vw - 64px)); }
+  body.drawer-open #rail, body.drawer-open #sidebar { transform: none; }
+  #members { position: fixed; top: 0; bottom: 0; right: 0; z-index: 30; width: min(17em, 88vw); transform: translateX(110vw); transition: transform .2s; display: block; }
+  body.members-open #members { transform: none; }
+  aside.panel { position: fixed; inset: 0; width: auto; z-index: 35; }
+  #view { padding: 0 .4em; }
+  .message { padding-left: 3.2em; }
+  .message .avatar { left: .4em; }
+  .receipt-choice { display: none; }
+  #composer { gap: .3em; }
+}
+@media (min-width: 761px) {
+  #drawer-open, #members-toggle { display: none !important; }
+}
+@media (prefers-reduced-motion: reduce) { * { transition: none !important; } }
 
 """#),
-        "/view.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "5f5599b885f8f7b1d62f", gzipBase64: "H4sIAAAAAAACA9VabW/bRhL+7l+xZoOGzMm0g+snOapgB24SoHGC2ClwMIwzRa4kxnwLd2nZUPXfb2b2hUuKsp32cMAVaC3ty+zsvDzzzKqHh+xyyVlZ8YLdpXw1ZmXBWbyMioJnrKzV17K447WIZFoWIfscLbhgy1TIsn5gTcWiImFJuSpGe4eH7FuTV4LJkkUs50LA2hG75RzGCr4yQ4KlBauyKIZJ3J1H9a1gNY8SFkkmQaFZKWWZh3t7aV6VtWRrmC0SXn+G/6bFgm3YvC5z5oWHcQkrBK/Db8I7bpe7Op9HORykBLxVVxP2u7PODl7wGgedUzK4rugdUfN5zcXyC495Wkm7+aO5Y7vbXLsn4MWIfT55dzZii+WIiWW5OqvrsoaPMpLc2V7BXrUVLXwA/4B1n+UtWry3x+/pxHlTxDQqo3rB5ae5j0ICuops6oJdrZmgq39IxnRAaL6OzCl2xn5nm+tjtgHVXr1inyCOhFYOXYn6lHOWStG63o/gkKiOlxBDMhiTu4UEDWAkqssG4iGVIxrWeyg+eBKyV4fmKpF4KOL2Qhh1lyVdZ8RyuNEeQzsIqSJ7okwa4vw0vE3hiMlkou5B337+2VnhXM2uskPHIDmdM3+fBP/5J9tXG62LRZlz378P2ORXdh82qRKS46dAKcZYtIpSpdofIFyrPY8yAWGag82/B3jMBv5Vwudl3AimpeBUN9J8Wp7AopwXMvze8Prhgmc8hgz1b36yljdKXiWRjA5A1MR7sSaZG+/6JpiGIq7LLPtQyJL0WrNZVsa3Y+bFIJfXHtvASdrVN5G8GTP05XdMdzIHeNyH3OLkPMh3LmTwiNd6BogWUYq+0oYAYRNWNFnWcWeWdLxp3aE2gx9hheNiTzvOw6l9v/X41uSA50FUO2KdN4c885U28qGi+L7y3r4/OT8/+/3fHy/eeSNmv17+6/OH83fetdnLINXDmoOHhATzimYGJk9nfAw5iMJGaJOaUhes/vX84uvpxdsvH07PQKhKWjFusxf0CwAmNkEYR5A9vk9Bt95QOKj4aWOIUlJF87EdtKExYVfXznBZ81OelSvjjeOtUETHtKM1r7KHy9IZJ6eoSaEwG3FGDVQaxOnQLrBDKJPOL3yPZMKQF4TLNEkojWXdkC40HcE2MTRrodT38LoHHD+DBSmYjHI7QsF4SoO7qgR+Bwu1eVUIAGiZeFTzIgTn9DZMTRg5k21gKXEvtLIylRmHW0l+L6E4Scg8OOHmJ/ZiHS+nYQG1DGGnK2Nz4+oklOfOm3wGuuMuHPlYJvyCw4pEoICj9lycPchheutYkjRlNxf4F1eoimNwmcP1HkAxXLZh4oZB0HpWbMF5clCr6giSqwg8Lc8yTiBlnWbj6+9mlgLVH8mvx7NL1cYN66QTI3hbP8NjfQLiqyBxh91ocIYhJNBBa1ZxpxKrL1abZ9vXJIXOKkOX3LyxLoD5Ki3EAQKzu6DNlX03V/SWFZ8ty/L2r24bymCgOadYeoBL1EAGuVxxmJerEmxSVhnHwrMArlCxZQTMEmIyVEKpYB2grR5RJMk9qtyOXY8Htnf92cMLlGFZA20DggLK+I7QAFLH+1rQrIe5QXfyHEsP3b0LTvtdcHo0W1XudSisogZd6tsZc8PRt+AItRcPbqsvueTSoWRI21dLWBcjIM045C43vK1wZqI5EIeQJOwoOSZzszJKTmblHfdP0wVwEFAiYP9gr4ugv4pKk6+HFXU1Ed4XRYsUrbksT6mp0GMQUH7LZi6JsNxLhlwbroN45xJTLCkF2AVvA7GHfDMYsaaQaQa3xtYlXsKdWt7zCO1xrkC2RYMr2+AMVDxS3eGWVLodqmmrsw1Ayz4zXizkMnCsovBUV/9W3kjraQeNiKtBieyAvXYIQkfRNnQlVIO1U4hqmBuAZUC996p9RFzuNRZvzVcfDAzkcmwUnRrLIuOEZDoC1E5SwD+N5ie/XZ59gbEszVM5ps7KQW+TVRTXrRlcSxmtKQQmzK9bI9igBS9cXQfhPM0gEHw/J8b1Qy3A8Y5cCMOwOzhiMIS6XHe2ONRsf99VESZO7qI0i2YZN6mx3SVsGHFF4Ol1bVJ7F1/CJWrPPC2iLDPOHYwBW0Q2bk4pCvQSG/55CUC9Yr5qBpGagL0hg4BX3IEJAMcVtrNvZVp02gabOV1SZukVqdWPMA2AGGFmIXy5Mp+vFXFGtPL9WhFnJwZIXYoBw+r0Xx0BV0fXEJ2D1K9HEzHwSBoma8BEqEXjH9dNHcAehuwhor/Z7u57WdS294NNcNsETYd74HFnX5eo2Mb/Bt8qbnQzrzpChaRRfKveMVZYF4pSLpH5p0Ij6gOX+CCAePpSQMLb7hF6G0x6WjXCp41nQ6sCfjrTrWDPQlkXDh5Fuh2oOgSC+iZbOHt07YJOVMTLEvFSL5/qDxrt6DqmJMPkhayxW8LhQIFhG22dtcEAbphL/HdhWt2gi8mnZ799+nL2fw3KFT1hbqHzNQispe9HIzYjmbrbMtyF/EZtFpROPThrB3tHInbrCHsK1JU5ZuU9rAU2aJZ64AbNwiY4q99y3vN0sZSgQjt0WVa7ywPrLtwhi87punCwle69kPr0kNl1U07PA9TaTCZtjiBa+nmILY7ejXbLQ93uTE2YcnBemEdVK876839U6froG0lDM51nqwF3KQ5OuPyUu/T3OEuB5+slb9gvR4Po3ye76i18hw5PetsCPBZzSlWAbuD2WMQ1L9PixvRKq8lwgu/6YgUlXjuMaX8JBAsIlEi99uvZRxBd8XTHlIOYS69NliY7LoCv9l30LhXpLM1S+XBBD+wUrKr98rYZ81+jx894WVLiGyu5KdAUux+GUKRWBpNiv8FLabRp9O63RKQU3PzKjvCTxpwmxPkLC0ZvzIRDpjUiDb9Role/gIiBGtCq2mHqJHMHuzIXqrXiQdcIAoxgphwKsvXeNWJWwLGVO8ijdnEpetF55OHU1mUBjf1WFOwGsf0eiO0jZgHDjbIfgDS70c6IqoQD3JAgxWy/N+g6vc3A7xMe1Hf7miJPVtJFlsbcP3h9dDQAso+52HnJI7pbzsFh+jrCftCFmzVVAgbThYjIctgqM2L61HVrK/DHGkuy347gg9kmoEJNJ26OLcvY7eiOojlqSfcOnnWSdcqYCBWcOPxMqN+JbQw97wXQLfZZREB0NUBCanyCFdxH9lMkT8SjEz0kEgPSPBJPn0SSeEpQcpmqB2gXS1AaHinbyV1wgoohnOigHPd+qm0DszM4YhIkj1n3oCcxxhUSDJpfDJt/pLweUzx15eCrjzUUMW8n0B55VnsKcAbJRDczmlT/DrvgbkXMh+AJg6FPdjFrbbXMTclr+YwSDTG06ydGvUH1D0PcJ0mMrnm/63rmD6T6iO7FaRKAQG36NPsGDUYYCZEuCv8ef/AN9KPxSUFtU23f7UyjOXb6RzAbBA/1o9KwGucBL2c+gIL9/xhwSQW5DkEXhN0bmZYKORYO7+CyQftDp9PjHBvGQd43FA1pC3ZjsvNW2TVg1YildtKWaf92SzLkdrybVo0q1o5bPuOZ9T0++INJwS15mTQZfynw6hI2tsbGJmHo9WcFjSVZUYVWh8mGEHpnd+Cj36Fj5QXc2lPqALn3HWzAq3Q3tuz3DfvnkfOkanqyoP+cbJ7ILcns7NERsfVO3d0TWMswDR+gFcbcgY61wStBBxDftjdyYlG1zQNxNqJsDUw1tGR4W3hLjxUO2HOUpuTE/wBooKVBLyQAAA==", text: #"""
+        "/thread.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "14c3aecb7b489a39e84d", gzipBase64: "H4sIAAAAAAACA5VW32/bNhB+919xMYqOShXa3aM1byjWAiuwH0DbPBUFKksniw1FKiTlJEj9v+9IibKUuMD2Yju8u++Od999zGoFn2oEVxvMS2hzhRvIwWjtoEFr8z2mIJwFg60UaEHLEq2DShj6ZDfYOpDigEkKuSoXqxUFVwJlCU6HmAcQitBjBk7ZQqaIZ2t9BzUaSqMo5+Bc1LlSKPliIZpWGwePFKBKNH/1NcERKqMbWPLVUKXl3+wyO7m/SGFfpwH+nTHa0E+Xu2lgS1FPgvKyfJ7gIPCu91usLi/hnxaVha++Q19/srFxO7SixFntcLla4H1Azu2DKqDqVOGEVqAJom8D8zAJPC4ACq2oo0Pw+xK2YQh8PMjIJ1yBDym3vinkksZebuDzl3SCcPQhL9iy918mvBZliYoCq1xa9Na+qUMtiT9x5iGUAyCRCq8cGgpYrpdZOKy0AeYtgk7XGX39Aj/771evkiEuXsX3l5xYfpcLR8PgBm874g57hD26PueG7jAWnIbrXAs6DVfvBB2FCj7i7ab/lRLbGuE28Hq9phkdk4RHAmRDdlEBmzbqNx7R4GK7HaETurzrjMpmRUdabkP5IzZ8/07Nja5TdD5E8LazNeM8/p1My7nowbTBN4dcyHwn0SNexFiJau/qBHaEeBMDY+8Hp89zZ7iC11+4xdve/Rg+n49zQoArh/eOWFDporO99QhF7ooaGBpD4zttC1t61l+h/71MwZszynFcREaPXJ6nnDDZUenTRvl8oRdu2vlTdX4uVJ2/ZV7g77WQJWGz2dozx3vGO9Nh/5kkcxgp7DkYGowbR9XkLWNNAttf56rCmjnyeWhbGC3lJ93SBX9g/APFvnaZ75eXjDdRSkFXQSK8AETeB7kNQjk1Djv+TQsSG+GyqMmF7pSzU0We6sw4lT58vNZ/mYuDly/h767ZoWHNYPvgUxJR14k3zk63tErutFlkvjg12OoGGbsPHb4Pdu/ehLWLMuHmm9MMdH1O4bO0K6S2OGPdE21UnZQ/1D8/3uwc7J0wc9TTgENGAqE34t0BlfuTBo6KmrUspChuaEtYuO+ssicMIvVszkLYbkeqRhj9S8EwQPWNQt4a9O5vsco76eJinx8ncZfWfEbNYe8PueywD+33MEiQN3JnREPFzhTxfLx/C4an4PRSjOJJ1jNqb2mkAxVner+ByfOWwk6XD94e6j+mcCLbZsI0euCINMr58MI8tE5zQ/956Ob6+v1bmoB/E0YFHZ9zZqKUD8b/q3wQYI+LfwG1sTLfLwkAAA==", text: #"""
+// The thread pane: a root message, its replies oldest first (kept live), and
+// a field to reply in the thread. Thread replies show here, not in the channel.
+
+import { renderMessage } from "./messages.js";
+import { $, gh, showError, state } from "./page.js";
+import { addMessage } from "./view.js";
+
+/** Opens `root`'s thread beside the channel. */
+export async function openThread(root) {
+  const channelId = root.channelId;
+  state.thread = { root, replies: [], channelId };
+  $("thread").hidden = false;
+  renderThread();
+  try {
+    let after = "0";
+    for (let i = 0; i < 20; i++) {
+      const page = (await gh.request({ getThread: { channelId, rootUid: root.uid, afterSeq: after, limit: 100 } })).messages;
+      if (state.thread?.root.uid !== root.uid) return;
+      const replies = page.messages || [];
+      state.thread.replies.push(...replies);
+      if (!page.moreAvailable || !replies.length) break;
+      after = replies[replies.length - 1].seq;
+    }
+    renderThread();
+    $("thread-text").focus();
+  } catch (err) { showError("view-error", err); }
+}
+
+export function renderThread() {
+  const t = state.thread;
+  if (!t) return;
+  $("thread-root").replaceChildren(renderMessage(t.root, true, true));
+  $("thread-list").replaceChildren(...t.replies.map((m) => renderMessage(m, true, true)));
+  $("thread-list").scrollTop = $("thread-list").scrollHeight;
+}
+
+/** A message of the open channel: a reply of the open thread joins it; a root counts its replies. */
+export function threadMessage(m) {
+  const t = state.thread;
+  if (t && Number(m.threadRoot || 0) && m.threadRoot === t.root.uid && !t.replies.some((x) => x.uid === m.uid)) {
+    t.replies.push(m);
+    renderThread();
+  }
+}
+
+export function closeThread() {
+  state.thread = null;
+  $("thread").hidden = true;
+}
+
+export function wireThread() {
+  $("thread-close").addEventListener("click", () => closeThread());
+  $("thread-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const t = state.thread, text = $("thread-text").value;
+    if (!t || !text.trim()) return;
+    $("thread-text").value = "";
+    try {
+      const r = await gh.request({ sendMessage: { channelId: t.channelId, body: { text }, threadRoot: t.root.uid, clientId: crypto.randomUUID() } });
+      addMessage(r.message);
+    } catch (err) { showError("view-error", err); }
+  });
+}
+
+"""#),
+        "/view.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "9de9a69705d0263e5b0c", gzipBase64: "H4sIAAAAAAACA91b63PbNhL/nr8CZjMN2Uq0M9e5D1JUjZ26TW6ax8TO3dx4PGeIhCTGfCgEFNnj6n+/3cWDIEXZTnp3H64zrUU8FovdxW8fQA8P2flSsGolSvYlE5sRq0rBkiUvS5GzqtafVflF1JKrrCpj9p4vhGTLTKqqvmXrFeNlytJqUw6eHB6yT+tiJZmqGGeFkBLGDti1ENBWio1tkiwr2SrnCXTi7ILX15LVgqeMK6aAoVmlVFXET55kxaqqFbuD3jIV9Xv4b1Yu2JbN66pgQXyYVDBCijr+JINxM9zn+S0vYKFMvlkrkQ4MpZd6j9J9exNc45mosXHApFA021s4BwnIzqq4+/PqY4lbQRrzWsjlB5GIbKUc0TdGCEB1WW3+5k3xqFtJdRZ4OmDvj387HbDFUk8/reuqhp+KK+FNX8HcrkRyENP5UrOm6K/hxJun2/VMVOcQ/gFVPso0aDDM+uEHsql5VkvF1npjZjusmhtqjM+qtUJDQdsbQauh/Eyy2S3I+/MA2zzyukNlhYjZD4dP5usyoVX1Cm/AhEIkHLG7J4xlc0Zf8XUG9jWZTFhg6Ad6AEPayB+baOHFmk68EErPNONfp9GYxh/qo5JU61KBMTFxwxPFQrTWNJNgzbcs4SvsIQPm6UI8k9GIvowUeC3oM+ew8pVufIn0rnDDMqZ1aqHWNWyLff89e7suZqIO17E3lv3xBzuK2M/siE1BrTBxxE6yxetSwTikfCY+mzHDpsMjELEf2fNyYJga9S4SgU2MWLnOc9z89okVV+LE5atGelLzmo3ozIYSb0PJPRtCDbsdJTEOO4cmPWqH62Qf19vGEgndGvPCg8xmawCYEtUHCkvFlywBbcGgCn5EZGDihg6OszNzeGFyqE3ISMQcCCsXlMK0x+xgb82Axrg8KT8NgwKoD52hxsssTYH1CTswbWNj2vY7MsIdO3YKQqmJRbvQDuxfQIkbBcCnBGhhYuZOWfCxxJ8B8BYglaB/MmDisVJ1NkORBLzO+HAFeCdFGgzYGXSUi5BIRpGnDjoItVjlGbgBRDD0BXAostqAEqhhxUsA7LJSjBcVoD2emUZ/DhpbMJCVBtHDIiJ3QUZ3YMykiDXxD1Vl7G0MVr2jY8VrsOR3c4sklswFnjN0Ba/B8kiB9nPAnCpNT6Pa7SUtgvt+ByYoHfQpwk7Awkw122Ehh0V4nSzBuSoDHFIBB9DCa7DvFMYPqNnCKTpOkfrmyuVtmTQb0g6JtjNghW+3dCj2GG2DnHBke63WjXJNzjSJMIj4QE902pJVIcLwJmKTn9lNvM40kQJ/RRaT+YZnmrW/A3HD9pznEsyhAJl/jiwcaeLzKllLZqhorPE9bEjDUxhUgIXHn9eivj0TuUggdAmvvnOSt0xepFzxIZCaBE/viOY2uLyKprFM6irPAZAq4uuOzfIquYbjkQBdUQds25j4FVdX6M+AW+veUOMhxBoa/SEQElJF92itIwC+4BnqygiC41lF0GipM09b2nTq0JNBjzCiF5eg62Cfr8TOHs0DKc89WuXNISYINTfqdkX2fRG8fHX89u3p7/96c/YboIL7PP/n+9dvfwsu7VwGAQ1APWhIKhCvXM9A5NkMHMEdERugTGryKiD1j2/PPp6cvfzw+uQUiOpDK0fN6QX+0BVsozjhcHrCkIzubms8+bbl0iREh4z2hLvFuf3o3dp0zwEAtKQhLQfojdt1jKQfXD5qh2dgtkaTIs0Uhrta32PiGuKQfyyFiSQCMKaA5RnAyaISUoOGjrwsRiCMEuhuloKQVoPQhkuyM0D88FqsFHRnuQCEwaVvdV8Ut62ITjXxa44fLmRC18lOIDZ2x5QW1HJoGt3pm7CLS6+5qsWJyKuNNXivi9++gfMGAjwFUd4ihu6MsYhgnapuRX9ze1557Vr21Cl1ToFK0A0rk2QQY+3EI4y0EsAbEk1o8v20qtdibLs5TJN9vS5uDwMUyVDgbzBkOtPjx0WvJrfQCUrYcknGym144mBB93uxmpswtVYs94e/Tw2zKlO52Akdrr5jT++S5TQuuQ7V2jS2Vz5PUmvXRnAwC1veVKk4EzAilcZD23Wxd1hA986yRGnKrs7wL47QSYo1fYFmAozhsC2TVxjQBI5sKUQ6rHVyBpRXEJ2X6jQX5Cuc0px9dSAKBPVe1EUmJQbAI/ZtEQJiFBzJMgxrjVEGDdEC/LNjUCS67ySEJmauwYAdY/Gi5iWGdTrI/p799acyYgdA76g0aLgHJf8cnGtP/jWgfj+k691vWQvDGfnUu0fYZ7ccEH5NEoOyu2Mr4SlXfzhuHm1NFgIMhtjihY8SzuCgf5WVcohI7A9okOHARwYv/KEcxZDYiNmyqq6/iow3rQ+/wAOdYPwjKaGdCbUR6Fk2FcioWuUCo58FBKwrtgQnU4J1xpooRU1DlN09jKRFQI7Gk/O4Z3pbvx20RBoudKVpECUDM6FHNNKZDvVSqkN7CjzJ9+29Dc0HbWi+F6sCT0OmrhRGTZOtR7XafPMMnWuAABAXbkJAV5ywwIdFtc0SxiUIxzMBZ1nY5KH0evgcoldddtjjlO1JziueHs+qL8KiDDd1hKg7ipx3aJqb9BQtvktKhwgUW59XJ1TyM21gUGHUSuJLECbDshZsB9Hez47QoUIuT7sB28OkhyoFKssxoAFXnCyF9ILve2JvbwuukqRlgz3g74l1L8EhgPbyHRe/OAN0KVAuyoVa7ibtJj5q6A0Mn67RkrjopciG7LkXQrUYbUxXgS/0S1819PXANKDgK13cRZzu+K6X9jOMBrr0ZBidWsli2gOH6QhQPM0ADw26H/96fvoB2vKsyNSIipgemttTRXbdiMGXlOWaTACcXd0IwRktaOHiMoKwNAdDCLEQAA6tVRjAZOdr8tLxnrMRx3G7ccCgCXm7bE3xgtmDA59l6Dj+wrOcz3Jhj8pu6rpl5Joheaxre9T3RY84RM+ZZyXPc6vsXptwTmbrnzEdsjzD8vy8AuDesFBXKDBQM5XPAggA8EuD9exTlZX7CmZ+iOqCTWKra3EGEP0wCj4u7O/LfZGStglil2zCxrjmr7GIi6NLsNbeQLgTNKMhEjU8vBBtxYY0/vHV1ALwfgjvi6t6Sk6dU9XUnL61nOjPawcyrhp1heX+K1Nh0mUKjaw8udZXAZQrQua4xDwokwZhb4XCKhXi6zMJAOBKGpD4IgjQqAHeDTwaarUjoDV9j/Yo1PXh4V7k24OyfaBodrKDu0eXPgjxMllWta4aaPTTPwz60Xasi4ZOUwzF5kiDY2NtrbFRD27YTfxnYVvvoI3RJ6e/vvtw+n8F0iu6gNxB60sgWKsw5AM2I5omF7WxDemxc4cyaxo7SyKWG4t7COS1eGbVDYzFiroZGoBaTJQ2wV5TcHwlssVSAQtN03m12u8uWHvgHlq0TlulvYWGzvVlSHeKbbUVVDyhVGgyac4MFdKKGFMiMxvlVsQmPZpas8WrAchlVw05p8//kefrojFXNgz1aqs96vLutR5Sl/lO8gzyADPkBfvpqNcbdINhfZO9h4cHte0A/9xW/QDKIfZHp27iNkNuRFcJJlhO8VZebsDlG4Uxoy+6CAdD4czc4lDvPQiv43hPlL0YTLU4F0Z7KoBPV7z/kslsluWZuj2ju24yVp2eBbsR9beFz/+tW+PWnRfmzFiT1ddeDJ8RDMizwtct9epqbQaMeRdfsV9AE58J4PQupzHdlhtrh/9I9QFrk9P7y9XT3RnGfaEnurQn/aSqcsHLVlFRT0EZ4K21EeJUf9UiXSfCg1YHqnjFa7EUk28OS82iyLsB1Row1BFDDtZoAw/cgsMvd82N/c399wvboUlG0Z7rBrT9D3SrfLe/WGccp+Fub+VO76E2vEZtM5FCuS5PFTv10gFzBMaObm/kuS/6vK+yt/UjGXkt0p1zsh/mDzowf4CoDjkBz78C9N1E1yNXFSzgR+HEmMuYe9VmplkH9YD2zN4+ZphZaOoyz8BUh8+Pjnrc0H0q9mqjlCBUc1CY2Y50P0yow9arFARmXDWlF3HDzICZVe8aWYE+7jBoCZsWLEFuIwplaMXt2MVl+xXdYrSgxze47+hRKzmljCgEhRX7C6/f/jCkgRMCk4ueMK3GEr4UIcaLZfqAPUY+hhgEsZcM0wfBI5l23pr48EGhfamazn1QgowhlBijHHWeojWG2WocmFcv7YUexBifSNQrftkv/oHWekL21KZjX9iQoChX8QztnsLkQ4DTG261T8Y6M5clC+HHDEUfPKExdNMBPLUunihsUNBEfJo02NC+lwJmgs64+qLD1D6ZC4smTz3wkxevIHtMLv8WHT03b1t0yq1/UzgrqSrL6WmHZDW+TqEyC7Zrj996qWd4Z7uumw6yh37FjuOi9xP2FJt6MS3IpSkEoGOhkj2EgVj8MZxgpwle4ifty6kH87Pm1c2+AwMAYZWAh2VN8Hzhz7y87yCYnBj3MWE96eY0dqm7OzfITcf0sC0m+zObuINtGBZQvBo2JrTQTvvYjf2dG3XQ+W0Nb3U9Bry1l7aV8N1i+ldoQT+xsQ8LWxsvWrt+N/skEhVzKbNFGd7gk6HI3Pgcl1TjqF3R3VaFRl6xB9QB+24/NPCq7wULwR+5J8I4BF+MAd65lwad+gcmQNi8J9GMmqcyXkFibCXlvfLQD4qxdKJaFw1tAa7WcmnO2I5o/3S9oA9xcG+GNQqW9uzyEXckr/C2jtFzxqJK1zk9Z6xKBRMbYWMG31eq3WS1ICnqQ9pKM2NAvdMvoKPfIVMRJew60OxA5h16pxG30p7YpKYv2F+OvPsQWzCJundB9n7LZYCtOcYidi6Z2nOi1pnpPrG2tVlzzYe2ODQ22LtVSNuT62annYv5XvsbkAOJxp1VtFt9xCKfWuzuebn5IKetNyB9T1RbL/f2Pytl7u27fUs6YAfd16WtMnhz/by14HFuEl0EDXysIBUYBcam53w2Zh/1/0PwC5aY8XrBXSk3lyuvEFdw0Cn8a6wZFpMDTR97gJS+3vSv++g5kHDvz+FM8ERHRo8w82txi/9fA8pUdAxdxPplQkzPtsCRBfRWazirboKoryLK89yEuO1VW28Sj/McCJneILr0NAPzbaKNRZKL4Liuq83HFb7CoJ+/aE4DlBT+BUEFl5ArJPk6BbQRMeymnzP0a0geYipx827etzfHUitupytZjDsMLyOk9YKecXvsDtlzSPHfcLWEHOsmPKIHjNAIKYZj/OGZWRm2e4jMj0QGtzxiQBj2POoS2F7Q1o0sRbzClKJUv4g5X+fKwgRMusDtXOoHZLvNe1+AloIDfCgbJW/bT053jaqpY+lw1J1YjVoE6P8GIQ+vi5YzAAA=", text: #"""
 // The open view: one channel or one conversation. Pages history up and down,
 // jumps to a message, keeps new messages in place, and marks read at the bottom.
 
 import { renderPending } from "./composer.js";
-import { conversationName, renderChannels, renderConversations, renderServers } from "./lists.js";
-import { refreshReceipts, renderMessages } from "./messages.js";
+import { conversationName, isMuted, renderChannels, renderConversations, renderServers, setMuted } from "./lists.js";
+import { jumpToUnread, refreshReceipts, renderMessages, showJumpToUnread } from "./messages.js";
 import { $, PAGE, gh, showError, state } from "./page.js";
+import { closeThread, threadMessage } from "./thread.js";
 
 // ---- a view: one channel or one conversation ----
+
+/** The first unread message of a view about to open: a channel's by seq, a conversation's by time. */
+function unreadMark(view) {
+  if (view.kind === "channel") {
+    const u = state.unread.get(view.channelId);
+    // The count is exact (the display cap is the badge's): the unread are the last `unreadCount` seqs.
+    return u && Number(u.unreadCount || 0) > 0 ? { seq: BigInt(u.lastSeq || 0) - BigInt(u.unreadCount) + 1n, unread: Number(u.unreadCount) } : null;
+  }
+  const c = state.conversations.get(view.conversationId);
+  return c && Number(c.unreadCount || 0) > 0 ? { time: BigInt(c.readTime || 0), unread: Number(c.unreadCount) } : null;
+}
+
+/** The open channel's Mute button (this device's choice). */
+export function renderMute() {
+  const channel = state.view?.kind === "channel" ? state.view.channelId : null;
+  $("mute-channel").hidden = !channel;
+  if (!channel) return;
+  const muted = isMuted(channel);
+  $("mute-channel").textContent = muted ? "Unmute" : "Mute";
+  $("mute-channel").setAttribute("aria-pressed", String(muted));
+}
+
+/** Thread replies show in their thread's pane, not among the channel's messages. */
+function inChannel(m) { return !Number(m.threadRoot || 0); }
 
 export function targetOf(view) { return [{ serverId: view.serverId, channelId: view.channelId }]; }
 
@@ -1876,9 +2621,14 @@ export async function openView(view, again = false, at = null) {
       gh.request({ subscribe: { type, operation: "UNSUBSCRIBE", targets: targetOf(old) } }).catch(() => {});
     }
   }
+  const same = old && (old.kind === "channel" ? old.channelId === view.channelId : old.conversationId === view.conversationId);
+  if (!same) { closeThread(); state.editing = null; }
+  // Where the "new" line goes: the first message not read when the view was opened (kept while it stays open).
+  if (!again || !same) state.firstUnread = unreadMark(view);
   state.view = view;
   state.messages = [];
   state.moreBelow = false;
+  state.mayMentionEveryone = false;
   state.focus = null;
   state.replyTo = null;
   if (!state.sending) { state.pending = []; renderPending(); }
@@ -1892,6 +2642,9 @@ export async function openView(view, again = false, at = null) {
     const slow = Number(ch?.slowModeSeconds || 0);
     $("slow-mode").textContent = slow ? `Slow mode: one message every ${slow} s` : "";
     $("need-receipt").parentElement.hidden = false;
+    gh.request({ getPermissions: { serverId: view.serverId, channelId: view.channelId } }).then((r) => {
+      if (state.view === view) state.mayMentionEveryone = (BigInt(r.permissions.granted || 0) & 64n) !== 0n;
+    }).catch(() => {});
     for (const type of ["CHANNEL_MSG", "CHANNEL_TYPING"]) {
       await gh.request({ subscribe: { type, operation: "SUBSCRIBE", targets: targetOf(view) } });
     }
@@ -1901,6 +2654,7 @@ export async function openView(view, again = false, at = null) {
   }
   $("composer").hidden = false;
   $("pins-open").hidden = view.kind !== "channel";
+  renderMute();
   $("webhooks-open").hidden = view.kind !== "channel";
   $("webhooks").hidden = true;
   // Blocks are between two people: a group has none.
@@ -1931,7 +2685,7 @@ export async function loadBelow() {
   try {
     const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: newest ? newest.seq : "0", direction: "AFTER", limit: PAGE } });
     if (view !== state.view) return;
-    const page = (r.messages.messages || []).filter((m) => !state.messages.some((x) => x.uid === m.uid));
+    const page = (r.messages.messages || []).filter((m) => inChannel(m) && !state.messages.some((x) => x.uid === m.uid));
     state.messages = [...state.messages, ...page];
     state.moreBelow = !!r.messages.moreAvailable;
     renderMessages();
@@ -1965,7 +2719,7 @@ export async function loadAbove(from = null) {
     if (from !== null) state.moreBelow = true;
     const r = await gh.request({ getHistory: { channelId: viewChannelId(), seq: anchor, direction: "BEFORE", limit: PAGE } });
     if (view !== state.view) return;
-    const page = (r.messages.messages || []).filter((m) => !state.messages.some((x) => x.uid === m.uid));
+    const page = (r.messages.messages || []).filter((m) => inChannel(m) && !state.messages.some((x) => x.uid === m.uid));
     state.messages = [...page, ...state.messages].sort((a, b) => Number(BigInt(a.seq || 0) - BigInt(b.seq || 0)));
     state.moreAbove = !!r.messages.moreAvailable;
     const box = $("messages"), before = box.scrollHeight - box.scrollTop;
@@ -1993,8 +2747,11 @@ export async function seen() {
   const newest = state.messages[state.messages.length - 1];
   if (view.kind === "channel") {
     const u = state.unread.get(view.channelId);
-    if (newest && (!u || Number(u.unreadCount || 0) > 0 || BigInt(u.readSeq || 0) < BigInt(newest.seq || 0))) {
-      gh.request({ markRead: { channelId: view.channelId, seq: newest.seq } }).then((r) => {
+    // Thread replies are not in the list, yet they are read with the channel.
+    const seqs = [newest?.seq, state.latestReply?.channelId === view.channelId ? state.latestReply.seq : null].filter(Boolean);
+    const latest = seqs.length ? seqs.reduce((a, b) => (BigInt(a) > BigInt(b) ? a : b)) : null;
+    if (latest && (!u || Number(u.unreadCount || 0) > 0 || BigInt(u.readSeq || 0) < BigInt(latest))) {
+      gh.request({ markRead: { channelId: view.channelId, seq: latest } }).then((r) => {
         if (r.unread) state.unread.set(r.unread.channelId || view.channelId, r.unread);
         renderServers();
         renderChannels();
@@ -2028,6 +2785,20 @@ export function updateMessage(uid, change) {
 }
 
 export function addMessage(m) {
+  if (!inChannel(m)) {
+    // A reply in a thread: the thread shows it, and its root counts it.
+    threadMessage(m);
+    state.latestReply = { channelId: m.channelId, seq: m.seq };
+    // The root as the server has it now counts the replies.
+    if (state.messages.some((x) => x.uid === m.threadRoot)) {
+      gh.request({ getMessages: { uids: [m.threadRoot] } }).then((r) => {
+        const root = r.messages.messages?.[0];
+        if (root) updateMessage(root.uid, (x) => { x.threadReplyCount = root.threadReplyCount; x.threadLastReplyTime = root.threadLastReplyTime; });
+      }).catch(() => {});
+    }
+    seen();
+    return;
+  }
   if (state.messages.some((x) => x.uid === m.uid)) return updateMessage(m.uid, (x) => Object.assign(x, m));
   // An older stretch is shown: the newest come when the view reaches them (or jumps to the present).
   if (state.moreBelow) { if (m.senderId === state.me) openView(state.view); return; }
@@ -2045,8 +2816,28 @@ export function wireView() {
     if ($("messages").scrollTop < 30 && state.moreAbove) loadAbove();
     if (atBottom() && state.moreBelow) loadBelow();
     if (atBottom()) seen();
+    showJumpToUnread();
   });
   $("jump-present").addEventListener("click", () => { if (state.view) openView(state.view, true); });
+  $("jump-unread").addEventListener("click", () => jumpToUnread());
+  $("mute-channel").addEventListener("click", () => {
+    const channel = state.view?.channelId;
+    if (!channel) return;
+    setMuted(channel, !isMuted(channel));
+    renderMute();
+  });
+  // The list is one stop for Tab; Up and Down move between messages, Home and End to the ends,
+  // and Tab then reaches the focused message's actions.
+  $("messages").addEventListener("keydown", (e) => {
+    if (e.target.closest(".edit-box")) return;
+    const all = [...$("messages").querySelectorAll(".message")];
+    if (!all.length || !["ArrowUp", "ArrowDown", "Home", "End"].includes(e.key)) return;
+    const at = all.indexOf(e.target.closest(".message"));
+    const next = { ArrowUp: at < 0 ? all.length - 1 : Math.max(0, at - 1), ArrowDown: at < 0 ? all.length - 1 : Math.min(all.length - 1, at + 1), Home: 0, End: all.length - 1 }[e.key];
+    e.preventDefault();
+    all[next].focus();
+    all[next].scrollIntoView({ block: "nearest" });
+  });
   document.addEventListener("visibilitychange", () => seen());
 }
 
