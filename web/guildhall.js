@@ -1,21 +1,44 @@
-// Guildhall's protocol for browsers: one WebSocket to /ws speaking
-// `guildhall.json` (each message one `Frame` in proto3's JSON mapping:
-// 64-bit numbers are strings, enums are names). It logs in with a token,
-// answers each request's promise, heartbeats, acknowledges events, reports
-// direct messages delivered, drops duplicate inbox items by cursor, and
-// after a dropped connection reconnects and resumes the session (the server
-// replays what was missed) or, when it cannot, logs in afresh and says so.
-// No DOM here: app.js listens to the events this dispatches. Its types, and
-// every request and event name, are in guildhall.d.ts beside it.
-//
-// Events: "state" {state: connecting|connected|reconnecting|closed, reason?},
-// "ready" {login, fresh} (fresh: a new session, so subscriptions are gone),
-// and one per server event body ("message", "unreadChanged", "typing", ...)
-// with detail {body, event}.
+/**
+ * Guildhall's protocol for browsers, as an ES module with no dependencies
+ * (docs/web-client.md, "The JavaScript SDK"). One WebSocket to /ws speaking
+ * `guildhall.json`: each message is one `Frame` of Proto/guildhall.proto in
+ * proto3's JSON mapping (64-bit numbers are strings, enums are their names).
+ *
+ * It logs in with a token, answers each request's promise, heartbeats,
+ * acknowledges events, reports direct messages delivered, drops duplicate
+ * inbox items by cursor, and after a dropped connection reconnects and
+ * resumes the session (the server replays what was missed and keeps the
+ * subscriptions) or, when it cannot, logs in afresh and says so (`fresh`).
+ * No DOM here: the web client's modules listen to the events it dispatches.
+ * Its types, and every request and event name, are in guildhall.d.ts.
+ *
+ * Events (listen with addEventListener; each is a CustomEvent):
+ * - "state": detail {state: "connecting" | "connected" | "reconnecting" | "closed", reason?}
+ * - "ready": detail {login, fresh}: signed in; `fresh` is a new session (subscriptions are gone: make them again)
+ * - one per server event body ("message", "unreadChanged", "typing", "presence", "notification", ...):
+ *   detail {body, event}, `body` the event's body and `event` the whole Event (seq, unread, offline, ...).
+ *
+ * @example
+ * import { GuildhallConnection } from "/guildhall.js";
+ * const gh = new GuildhallConnection({ url: `wss://${location.host}/ws`, token });
+ * gh.addEventListener("message", ({ detail }) => console.log(detail.body.body.text));
+ * gh.addEventListener("ready", async () => {
+ *   await gh.request({ subscribe: { type: "CHANNEL_MSG", operation: "SUBSCRIBE", targets: [{ serverId, channelId }] } });
+ *   await gh.request({ sendMessage: { channelId, body: { text: "hello" } } });
+ * });
+ * gh.connect();
+ */
 
 const TERMINAL = new Set(["REPLACED", "AUTH_FAILED", "LOGGED_OUT"]);
 
+/** A connection to Guildhall that keeps itself signed in. */
 export class GuildhallConnection extends EventTarget {
+  /**
+   * @param {object} options
+   * @param {string} options.url the WebSocket URL, `ws(s)://HOST/ws`
+   * @param {string} options.token a login token (a JWT or a v1 token, minted by the application's backend)
+   * @param {boolean} [options.deliveryReceipts=true] report direct messages delivered as they arrive
+   */
   constructor({ url, token, deliveryReceipts = true }) {
     super();
     this.url = url;
@@ -34,18 +57,25 @@ export class GuildhallConnection extends EventTarget {
     this.stopped = false;
   }
 
+  /** Connects and signs in; "ready" follows, and again after each reconnection. */
   connect() {
     this.stopped = false;
     this.open();
   }
 
-  /** Logs out; the session ends for good. */
+  /** Logs out: the session ends for good (no reconnection); "state" says closed. */
   logout() {
     this.stopped = true;
     this.request({ logout: {} }).catch(() => {});
   }
 
-  /** Sends `body` (e.g. {sendMessage: {...}}); resolves with the result ({message: {...}}), rejects with {code, message}. */
+  /**
+   * Sends one request and waits for its answer.
+   * @param {object} body one field named for the request kind, e.g. `{ sendMessage: { channelId, body: { text } } }`
+   * @param {number} [timeoutMs=15000] how long to wait for the answer
+   * @returns {Promise<object>} the result, one field named for its kind (e.g. `{ message: {...} }`);
+   *   rejected with `{code, message}`: the server's error code (e.g. "NOT_FOUND"), or "UNAVAILABLE" and "TIMEOUT"
+   */
   request(body, timeoutMs = 15000) {
     const id = String(this.nextId++);
     return new Promise((resolve, reject) => {
@@ -62,15 +92,18 @@ export class GuildhallConnection extends EventTarget {
     });
   }
 
+  /** @private */
   send(frame) {
     if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
   }
 
+  /** @private */
   setState(state, reason) {
     this.state = state;
     this.dispatchEvent(new CustomEvent("state", { detail: { state, reason } }));
   }
 
+  /** @private */
   open() {
     this.setState(this.sessionId ? "reconnecting" : "connecting");
     const ws = new WebSocket(this.url, ["guildhall.json"]);
@@ -86,11 +119,13 @@ export class GuildhallConnection extends EventTarget {
     ws.onclose = (c) => this.closed(c);
   }
 
+  /** @private */
   received(frame) {
     if (frame.response) return this.answered(frame.response);
     if (frame.event) return this.eventReceived(frame.event);
   }
 
+  /** @private */
   answered(r) {
     if (r.id === "0" || r.id === undefined) {
       if (r.login) return this.loggedIn(r.login);
@@ -111,6 +146,7 @@ export class GuildhallConnection extends EventTarget {
     }
   }
 
+  /** @private */
   loggedIn(login) {
     const fresh = !login.resumed;
     if (fresh) {
@@ -129,6 +165,7 @@ export class GuildhallConnection extends EventTarget {
     this.dispatchEvent(new CustomEvent("ready", { detail: { login, fresh } }));
   }
 
+  /** @private */
   tick(beatMs) {
     const now = Date.now();
     if (now - this.lastAck >= 1000) this.acknowledge();
@@ -138,6 +175,7 @@ export class GuildhallConnection extends EventTarget {
     }
   }
 
+  /** @private */
   acknowledge() {
     this.lastAck = Date.now();
     if (this.lastSeq <= this.ackedSeq) return;
@@ -147,6 +185,7 @@ export class GuildhallConnection extends EventTarget {
     this.send({ request: { id: String(this.nextId++), ack: { eventSeq: String(this.lastSeq), received } } });
   }
 
+  /** @private */
   eventReceived(e) {
     if (e.seq) this.lastSeq = BigInt(e.seq);
     const { seq, unread, offline, left, morePackages, cursor, ...rest } = e;
@@ -176,6 +215,7 @@ export class GuildhallConnection extends EventTarget {
     this.dispatchEvent(new CustomEvent(kind, { detail: { body, event: e } }));
   }
 
+  /** @private */
   closed(c) {
     clearInterval(this.ticker);
     for (const p of this.pending.values()) {

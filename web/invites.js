@@ -1,6 +1,6 @@
 // Invite links: the join screen a link opens, and making a link to share.
 
-import { loadServers } from "./lists.js";
+import { loadServers, serverIcon } from "./lists.js";
 import { loadMembers } from "./members.js";
 import { $, gh, showError, state } from "./page.js";
 import { openView } from "./view.js";
@@ -15,7 +15,7 @@ export async function showInvite(code) {
   showError("invite-error", null);
   try {
     const c = (await gh.request({ lookUpInvite: { code } })).inviteCode;
-    $("invite-icon").textContent = c.serverIcon || (c.serverName || "?").slice(0, 1).toUpperCase();
+    $("invite-icon").replaceChildren(serverIcon(c));
     $("invite-server").textContent = c.serverName;
     const n = Number(c.memberCount || 0);
     $("invite-details").textContent = `${n} member${n === 1 ? "" : "s"} · lands in # ${c.channelName}`;

@@ -1,7 +1,7 @@
 // The side panels of a channel or server: pins, webhooks and search results.
 
 import { operate } from "./messages.js";
-import { $, el, gh, showError, state } from "./page.js";
+import { $, el, gh, nameOf, showError, state } from "./page.js";
 import { jumpTo } from "./view.js";
 
 export async function showWebhooks() {
@@ -36,7 +36,7 @@ export async function showPins() {
     if (state.view?.channelId !== channelId) return;
     const pins = r.pins.pins || [];
     $("pin-list").replaceChildren(...(pins.length ? pins.map((p) => el("li", { class: "pin", dataset: { uid: p.message.uid } },
-      el("div", { class: "where muted" }, `${p.message.senderId} · pinned by ${p.pinnedBy}`),
+      el("div", { class: "where muted" }, `${nameOf(p.message.senderId)} · pinned by ${nameOf(p.pinnedBy)}`),
       el("div", {}, p.message.body?.text ?? ""),
       el("button", { type: "button", class: "unpin-action", onclick: () => operate("unpinMessage", p.message).then(showPins) }, "Unpin"))) : [el("li", { class: "muted" }, "no pins")]));
   } catch (err) {
@@ -58,7 +58,7 @@ export async function search(words) {
       const go = () => jumpTo({ kind: "channel", serverId: m.serverId, channelId: m.channelId }, m);
       return el("li", { class: "hit", dataset: { uid: m.uid, channel: m.channelId }, tabindex: 0, role: "link",
                         onclick: go, onkeydown: (e) => { if (e.key === "Enter") go(); } },
-        el("div", { class: "where muted" }, `# ${channel?.name || m.channelId} · ${m.senderId} · ${new Date(Number(m.sentTime || 0)).toLocaleString()}`),
+        el("div", { class: "where muted" }, `# ${channel?.name || m.channelId} · ${nameOf(m.senderId)} · ${new Date(Number(m.sentTime || 0)).toLocaleString()}`),
         el("div", { class: "snippet" }, (h.snippet || []).map((part) => (part.match ? el("mark", {}, part.text) : part.text))),
         (m.attachments || []).length ? el("div", { class: "muted" }, m.attachments.map((a) => `📄 ${a.filename}`).join(" ")) : null);
     }) : [el("li", { class: "muted" }, "nothing found")]));

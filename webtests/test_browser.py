@@ -432,6 +432,10 @@ def test_an_invite_link_opens_the_join_screen_and_lands_in_its_channel(server, p
     bob.find_element(By.ID, "invite-join").click()
     wait(bob, "landed in welcome", lambda: text_of(bob, "#view-title") == "# welcome" and not bob.find_element(By.ID, "invite-screen").is_displayed())
     wait(bob, "both in the member list", lambda: member_status(bob, "alice") == "PRESENCE_ONLINE" and member_status(bob, "bob") == "PRESENCE_ONLINE")
+    # From the link to a conversation: bob writes in the channel he landed in, alice hears it.
+    owner.request({"subscribe": {"type": "CHANNEL_MSG", "operation": "SUBSCRIBE", "targets": [{"serverId": server_id, "channelId": welcome}]}})
+    send(bob, "thanks for the invite")
+    assert owner.event("message", where=lambda m: m["senderId"] == "bob")["message"]["body"]["text"] == "thanks for the invite"
 
     # bob makes a link of his own; a stale one shows as invalid.
     bob.find_element(By.ID, "invite-people").click()

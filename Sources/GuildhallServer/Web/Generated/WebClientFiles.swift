@@ -3,7 +3,7 @@
 
 enum WebClientFiles {
     static let files: [String: WebClientFile] = [
-        "/app.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "3100fba8b65fe5b2722b", gzipBase64: "H4sIAAAAAAACA60Z23LbuPXdXwFzPBtySlHpY6VxPWnidjK7uUyc7E7rdWuIhESuKYILgFZUr/695xwAJKhLkm2bB4cED879rumU/a2r6qLkdf1Ms41YsLyuRGNY/OH6xas31yz6qT+LkhnT1aqpmhWrGsabgmnDt/Y1PZtOmWwEYJGbhrVKLqtaeCDT6ZSeTSlYy1cItqkUXM3YRzxS0shc1qzSiGflecp+0c/0nG5J+KPYWhZdLTQrZV2wTclNj5HpUm70DK/XlTYarrJYC/UoFNDOS940osYn2eARN5VsdJKyx0psCJaItKLxsEwqRBbCA/haaA3ULHruX0m2ymhEoHrUuVy3ElgAWMQUb1RlQOSUoWqAFbNt4ZWQrhdAo2fDvpMcKYrscKYoLGLiXVEZVku823KUi64CNsAKRiylfIAnLbjKS4CpmsfKEM8pE49gSnzMzs4q4E8Z9sS6tpa8SNEm4qXjmu3YUsk1i7JpIEg0H26Bnooa+A4ge+whXO9iLyUoNkdRgiuhscNbaM/XxLjlyz6HxAaxwnt5Day+UnxDhke5XoYmt0dvOiMK+3jjfUSJBjS9B4yUf0B/Cuh6/wqpElJrRnvJvQTXBiuHFy3VN86t/F37Nrrc+114+yJlqzIlXV0rJVVK0QYa67Q4qm0MlT0cSPE9edEIzrnVPuQHwQlnCKz82RH4jyV8LQJgQwd7kBh4P0IkWvnxKbjhQhTg0fkn8I/ykE9CGDH5ICt+J0BMLEY+QERXmj2I1rClVAANb4YvMDloDRdujFSgFAgT+Ar3CaAQj1UuIMOIBlEhiQ5jgusHuC0p8RETokA24lrmvPaY5n2alB0RXQnwnwVksOwMGNWGfXz3/fXbf31//Xd2yaIhAIhbFHPZNVaYByHaj3ga0zcy7zZhT2eMjdnPtDCvjVjHPerUCp/MAbZagrh0M2T0C3cYGF+MgZVYy0cxhgfku4BbK6rl9yiTJ3Cw300JhFHG6sQSsnrVeSnWApSK+BAw6yvL5SWoujSm1bOIXbFoo/Fhhg+zCFkYRUzcgAceyVsx5EpVz9j9xZOltZtOL556aqXUZjfd6HunSLZLSLxN1RRyk/WWBg5X5ZyBZ1mXJAfWEgpm7D16oaCcgcdBgjP6GSuUbFtRTAJHB/r5QwLYV2XGi+IaUy+mKtEIFUeUB6KUAceFMLyqgRd2+WdSVq8u4OMijgacEXELZsvymmv9lpMy7wkXu3iyiDJ63d17UCM+G9CQwbbhkoUwPURlajF8g/jXwP9vv7EosiCgiJs+mFADjTQ+pkUBbQdGm8RwVALqLMuhQgPEAkplpbUoMsICosjlsq4aMVlgCVdRkpVVUYAdLtk5cZSBQEA3ZNJ6Rk8sOvEdq0rh2MVwOgnCvvtuIJY4fZOIL5xTGOxbCgn5HYXwqSwWn1vIfQUWokeAKxLMWwhhVAWa4SuOyrEdTwM6h9ZFVyZz+EexN3eHoBHoEqomVMSSQ2h7gL5wOMCJwBdwG6ij0HfMeqn6zmd2xIq57OoiFCYCZ7MkdvDXPh/1UiwF2yNeSudOxzaEMFBi67a3DxBOqW8/7phcsneLX8B6GeAGXenYdyZJcpSsvb9P013yll3IYpt6YamvSbwczllim5S43jY561OTZR07AtAn9HpK6BIpUDr0PnhpP2dYVF4XiBZMtRZgp3E03WNyGQB3LPYHtkLBUXLvrh9Y2qhOuG+8bY/6gL0GZerU1xbYF00uJjVfiPo0FLX7k4X8fAqkoI5sgoX+FIhrkCZGrla1OAUFblYttxPR8MUY6DyO3uK3yibjCIPKJt4EvTT8lkGbjpkD7XWOsVuIJe9qEzkDK/FrB3kXrQg+8xfI7xCPn8AEesaedmDNDIKwiWNlU6qz68LCAStYPW6EiZWzm/b/IyO3d1BfjzSb4E6IGTjMyzi2mPvQGTiCKH+1fq+qR55vj3OD2l5P7OwzWQNneiKbegu6opJBHJ6fq6zwaDIL+wZB3wHkt/LhNcKcdDN26z38jh0yFlSexlYWqx+rHX2V3T6/u8qKSrc131LtCUpE4GV4GYR55HWHSPB1yMv4ljiD4LPGLif2bKUETcIcF7EfDuK+cTqnEE7AZKZTDVVtOOjWWJgwF1vlwRmyLdxYuuHa1SaqZ9R+EnC30LmqWrI4EOAbTqNcP4dYusOxmyOcBHmnwHOMhSVIq087ChWjzoebEoXN1iTl9J8/u4Hp52l8+2LyDz759/PJn+7+kFxMe1EdmiQYvvzZ7R/v9jjbd96hzwRGsWdPHLBv7oNPKSUnmz+Hrg57f9c4+nw2gby/BmMfaXC6xboyWDtE4F4COj5K1q9sRPtaaNVk6y81PbbXdl6UQdlYe1CyuWstnc3p/KAXv6Auazuxc8CEkq+LMN9HBW3qvK+EYdI9lCuvq/wBxQqkOlLcV+VVZrHEAzFfXGzQ9NT2U+ZporaWhaTdIOXa0WG9s27NHMchcDpMLjQqDXMS4dNZoHreaMj/wJv1iVE2dknlfZ+UvUhfSvcO4UH67qX26eLrHuSk/hY/Mmrbt3RWsBZ4ia1Qo/wIaee95QAzZJDVZqdymfNCypxJ5iB8p4Ze2YbJ8UtJbgzoprkQvBC1gNju29SQyrFM8zsSEv4bLzW87naMEi4oWgHGp7D5xJzQ9574eR50jti/PHIIJQix9lTUQPe2Esdtae1E+8hLMCwggmDKaAkHFWfu7O2OfVWJgl7/HGHHySD0AwiRT7RAw2Svgy2o5ZrWdg0VnoIttnZj6T2DMxi0cCsInUbzgKuFoaUf+H5d9IFjV3XgX3ieIqIVVCMovc/ZLmVOUVFvia86pr3wVyIy88R2ff/+f3KJ/8H0fQealxI63m+yfmD80FCnlGEJzFwj1+nZcbrWNQbd/LdCgb+8A+dgbQmuQu6gcAqhXXlViAW6jF8DjFbBHKZf20e7pTi2EmvcW13rnLfC7j41flpnfW9gb2CWQhdM2aIzRjYH8UG7b2gMC5lDb9MYGoDsHgAVjUMPjEJQ6fsOio12rT7KT923Xb3jAYkNOZ7EGLXy+N1+ttxifnthID/Cq4B0oCo+gXkZtESz6Y3B3xJiwhpUcXq3YtsRPRxC2BWRtgqPEjYLRpAI8i94iNreQJ7MDVqUUo9XXgoGuTV8AdOF+HwXJVfZEqR2KtgdnXi+Vugt9PhWeoAmSU7NSt+K318cCOyj6ml4s3wN9dgL6HbvBId3H8QWRrImaNzIViKDD9ZK1pntIuXAO5J9p3NBFewHNrgRuO0396OfD0bL+WHbPN67p+NNdxossse/kaTB8vwuYZs4aMl9r4mz4KcPP9zQjzHvueJrHfdNuvuJJoPK07ekvpEOtps2Z3QGBcO4B61i0mfguXZjWIKgUm0TKD65oBXE/HDlbeuKA81oXsnFDebsuOnqGqpHlB7OD8mJ7pdm8lN9ru04wvRC3FzuL4RX+xtoGtVH2+BDkCHAEWniqNMzEcehwo4S87P/AHbMNC/iHAAA", text: #"""
+        "/app.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "ce8fc39457b67fc103a8", gzipBase64: "H4sIAAAAAAACA60Z23LbuPXdXwFzPBtySlHpY6VxPWnidjK7uUyctNN63RoiIZFriuACoBXVq+/q+37ZnnMAkKAum2zbPDgkeHDud02n7C9dVRclr+tnmm3EguV1JRrD4g/XL169uWbR3/qzKJkxXa2aqlmxqmG8KZg2fGtf07PplMlGABa5aVir5LKqhQcynU7p2ZSCtXyFYJtKwdWMfcQjJY3MZc0qjXhWnqfsB/1Mz+mWhD+KrWXR1UKzUtYF25Tc9BiZLuVGz/B6XWmj4SqLtVCPQgHtvORNI2p8kg0ecVPJRicpe6zEhmCJSCsaD8ukQmQhPICvhdZAzaLn/pVkq4xGBKpHnct1K4EFgEVM8UZVBkROGaoGWDHbFl4J6XoBNHo27DvJkaLIDmeKwiIm3hWVYbXEuy1HuegqYAOsYMRSygd40oKrvASYqnmsDPGcMvEIpsTH7OysAv6UYU+sa2vJixRtIl46rtmOLZVcsyibBoJE8+EW6Kmoge8AsscewvUu9lKCYnMUJbgSGju8hfZ8TYxbvuxzSGwQK7yX18DqK8U3ZHiU62Vocnv0pjOisI833keUaEDTe8BI+Tv0p4Cu96+QKiG1ZrSX3EtwbbByeNFSfePcyt+1b6PLvd+Fty9StipT0tW1UlKlFG2gsU6Lo9rGUNnDgRTfkxeN4Jxb7UN+EJxwhsDKnx2B/1jC1yIANnSwB4mB91eIRCs/PgU3XIgCPDr/BP5RHvJJCCMmH2TF7wSIicXIB4joSrMH0Rq2lAqg4c3wBSYHreHCjZEKlAJhAl/hPgEU4rHKBWQY0SAqJNFhTHD9ALclJT5iQhTIRlzLnNce07xPk7IjoisB/rOADJadAaPasI/vvr1++69vr//OLlk0BABxi2Iuu8YK8yBE+xFPY/pG5t0m7OmMsTH7mRbmtRHruEedWuGTOcBWSxCXboaM/sodBsYXY2Al1vJRjOEB+S7g1opq+T3K5Akc7DdTAmGUsTqxhKxedV6KtQClIj4EzPrKcnkJqi6NafUsYlcs2mh8mOHDLEIWRhETN+CBR/JWDLlS1TN2f/Fkae2m04unnloptdlNN/reKZLtEhJvUzWF3GS9pYHDVTln4FnWJcmBtYSCGXuPXigoZ+BxkOCMfsYKJdtWFJPA0YF+/pAA9lWZ8aK4xtSLqUo0QsUR5YEoZcBxIQyvauCFXf6RlNWrC/i4iKMBZ0TcgtmyvOZav+WkzHvCxS6eLKKMXnf3HtSIzwY0ZLBtuGQhTA9RmVoM3yD+NfD/008siiwIKOKmDybUQCONj2lRQNuB0SYxHJWAOstyqNAAsYBSWWktioywgChyuayrRkwWWMJVlGRlVRRgh0t2ThxlIBDQDZm0ntETi058x6pSOHYxnE6CsG++GYglTt8k4gvnFAb7lkJCfkchfCqLxecWcl+BhegR4IoE8xZCGFWBZviKo3Jsx9OAzqF10ZXJHP5R7M3dIWgEuoSqCRWx5BDaHqAvHA5wIvAF3AbqKPQds16qvvOZHbFiLru6CIWJwNksiR38tc9HvRRLwfaIl9K507ENIQyU2Lrt7QOEU+rbjzsml+zd4gewXga4QVc69p1Jkhwla+/v03SXvGUXstimXljqaxIvh3OW2CYlrrdNzvrUZFnHjgD0Cb2eErpECpQOvQ9e2s8ZFpXXBaIFU60F2GkcTfeYXAbAHYv9ga1QcJTcu+sHljaqE+4bb9ujPmCvQZk69bUF9kWTi0nNF6I+DUXt/mQhP58CKagjm2ChPwXiGqSJkatVLU5BgZtVy+1ENHwxBjqPo7f4rbLJOMKgsok3QS8Nv2XQpmPmQHudY+wWYsm72kTOwEr82EHeRSuCz/wJ8jvE4ycwgZ6xpx1YM4MgbOJY2ZTq7LqwcMAKVo8bYWLl7Kb9/8jI7R3U1yPNJrgTYgYO8zKOLeY+dAaOIMpfrd+r6pHn2+PcoLbXEzv7TNbAmZ7Ipt6CrqhkEIfn5yorPJrMwr5B0HcA+bV8eI0wJ92M3XoPv2OHjAWVp7GVxerHakdfZbfP766yotJtzbdUe4ISEXgZXgZhHnndIRJ8HfIyviXOIPisscuJPVspQSc9yiMhR6xdYeTh0479/B+2F4T3bPb1gXlck/0MEvf92TlligQ8w3SqoeYADro11j9M+dZGcIbaEW763XDtSiCVTepyCbhb6FxVLTkWEOAbThNjP+5YusOxG1ecovJOgYMaC0uQ1mx24ipGDRY3JSoqW5OU039+7+ay76fx7YvJP/jk388nf7j7XXIx7UV1aJJgxvNnt7+/2+NsP0aGdhYYxdEgccB+hgg+pZQDbZoemkccMVx/6tPmBMrLGlzhSB/VLdaVwRIlAi8W0FhSTXhlE4cvuVZNtsxTb2VbeuesGVSntQclm7sO1tmczg9a/gtq5rYTO25MKMe7QPbtWtANz/uCG+b2Q7nyusofUKxAqiM9xKq8yiyWeCDma5iNzZ7afmY+TdSWzJC0m9dc1ztskdatmePUBU6HOYwmsmEcI3w6C1TPGw1lBnizPjFK+i53ve9zfzwkgpNVxSE8qBK91D4rfdmDnNRf40dGbfvO0QrWAi+xFWqUhiG7vbccYCIOkufsVMp0XkgJOskchG8I0SvbMAf/Wi4dA7qhMQQvRC0gtvtuOKRyLNP8hoSE/8a7E6+7HaOEC4pWgPEp7HExJ/QtLn6eBw0qtkmPHEIJQqw9FTXQJK7EcVtaO9Ha8xIMC4ggmDLa9UFhmzt7u2NfvKJgpDhH2HEyCP0AQuQT7ekw2etg2Wq5pu1gQ+WrYIutXYx6z+AM5jlcPkJD0zzgBmOYHAa+Xxd94NiNIPgXnqeIaAXVCCr8c7ZLmVNU1Fvii45pL/yZiMw8sV0/JvyfXOJ/MH3f6OalhPr9VdYPjB8a6pQyLIGZ6xc7PTtO17rGoJv/Vijwl3fgHKwtwVXIHRQOO7SSrwqxQJfx24bRxpnDkG3bdbd7x1Zijeuxa53zVtgVq8ZP66zvDewNzFLogilbdMbI5iA+aMUO/Wchc+htGkNzll03oKJxtoKJCyp90KiFK10f5afu2+HB8YDEhhxPYowmBvxuP1tuMb+9MJAf4VVAOlAVn8BYDlqiEfjG4E8WMWENqji9W7HtJiCcdaCVRNJW4VHCZsGkE0H+BQ9R2xvIk7lBi1Lq8cpLwSC3hi9giBGf76LkKluC1E4Fu6OD1ZcKvYUe30oP0CTJqZHsa/H7iwOBfVQ9DW+WL6EeewHd7p3g8O6D2MLk1wSNG9lKZPDBWsk6s93XHHhHsu90LqiCNcQGFw+3/Q8Eo18pRr8BDEvt8Xo/HS/U02BfPv4pJg129HcJ28RBS+57TRw5P3347oZ+83nPFV/ruG/S3S9BGVSeviX1jXSwRLU5ozMoGMY9aBWTPgPPtYvJEgSVaptA8ckFbTrmh5t1W1ccaEbzSi5uMGfHTVfXUD2i9HB+SE50vzT6n+pzbccRphfi5nJ/77zaX3TTRmC0dD4EGQIckSaOOj0TcRwq7CgxP/sF4QZ4mEkdAAA=", text: #"""
 // Guildhall's web client (README "Web client"): signing in and staying in,
 // one's own profile and status, and the page's wiring. The protocol is
 // guildhall.js's; the other modules hold what the page shows:
@@ -81,6 +81,7 @@ async function ready({ login, fresh }) {
     const name = r.users.users?.[0]?.displayName || "";
     $("profile-name").value = name;
     if (name) state.names.set(state.me, name);
+    $("me").textContent = name ? `${name} · ${login.userId}` : `${login.userId} (${login.deviceId})`;
   }).catch(() => {});
   loadMuted();
   if (!fresh) return; // resumed: the server replayed what was missed and kept the subscriptions
@@ -629,25 +630,48 @@ export declare class GuildhallConnection extends EventTarget {
 }
 
 """#),
-        "/guildhall.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "dfd1cee8e87c0af724f2", gzipBase64: "H4sIAAAAAAACA5VZWXPbRhJ+169osVIxIMOgnGS3yvTSLtlWvNrS4dKRfVC5IhAYkohAAMYAolQ0/3u6ew4MQNJ2XkhiMH13f90zHA7hY5NmyTzKsmcSyqqoi7jIYFpUMKmKpRSVHEGRC/i/mFwV8b2ooS5guJQgSxHdp/lsbziEu5lhEv4li/wOPBHFc1gIKaOZYPq736toIe4gzZWUX1Hc/64uzmERlSWyGRGff//2YpLWkDeLCQqGqBIg6wrfygAErqqlHBlJP4STGrJiJonlMq3nEKFq9yIPiFOUyyWxYD0q8aURslYGLlIpApiLqKonIqqRcxTf58UyE8lMIMGDyGmxEmVR1ZJ4JWkl4tpYIyERWfogKpEEkFRFiQtNmaVxVAtUZVI8QloLVHXyBHFTyaJCCXnCSk1rUaGaRFWKBOIiz5FzWuQoTj9I2oyPskF5UM/RAyiXtnjqoULRxAwVzKInCct5VMMykoCGSZH4QAKXc5GjGhBHeV7UgfVTNEXOcxYhiVgWIfE6L+DDxRk6pRIjwHhgFCFLZS1ySeEmwcov+DNFe1NZRnU8F5KCgItPpZDWStxZPRmfsyim5bAFHEBUpE2YJEQOEyHTBF/UpA4xOWZxIxjIGv06gBV/j6zL8tlX/VMkX63zeDkrJIWmEhGm4ts1p8MAn5InZIOOSPMA2A1r8PgbTYZcLI2jA/QKyGYi4yotKTgq62aYxb7OrYRTusRgqnhoCydF8gTeQCfKIIBBk5Pg9/Mon4mEFtBVqCT+CsPQJ2acuYmoozSDFTEIFLN1uLeHVqEHr48vz07Oj05hzFpeidq7HVwefzo9en/8gXge3Vz/98/fj05O1ePpxcePxx/+vLi5Hnz2X+/tiUfKZIizSMq22t+3uSceMdCJVD6/jqoZFvlqD4DFV01cF5W3gqbKAl1gpgKeLkUs0EcSVcONAtY+EwK6D53joXR6oJwJkRx34aezxtyIlr6d9S3s+0vObs4M3DJQkR84rzja5Lcmc+XqQJ8km6/QSfWV+IIvDl2NECJEsmVdFfiVYDM6b3L0Kgt46SyW6GcMv47kWVR2XFSRbQ8iuSmvi51bEA4FOeSw4wGFJ2OYRpkU9Ga9pwJIMfZMVHZt1m8KVE9JY+rhwQGcEm4UTf26g0ScLdQiZkWRhHAwxN3oaty3SxRlR8cMBgfMKkU2gtUakyeMCVU8ZDJ+gytdVa5Y6h2VCPWXcBYiKODamao2ZIEltUYiAs8ie0AvcW2R4gSnWQ3eatHbTDDxF6Mu713FRYIYpXettWlGW1WddboQqPIZBeHlvw4PD43JqlpTMveKm5bnJMLz5zqMGMGmyjm4n1Qz8jytsFFGmc+7AdIpePvMCHvu16+gf4YMaFec+vvjcduew4tPx+e0cb+tAN9yAy0CPU+mIr7enB/9gdBx9O70eGAtx3VsG2ARdgBrrX5rgnle629lPnmnQg9IUV8rR5lwWnK3EqjURS28NOnw76p4fXJ2TGjWVU+3eGomJNRVce1EyS52xKJ6KDOAFfR8H2gL1l06SjRvZTIB0weIGnOIIX9ttzs5yyRTGnqM+ymUJpI//7wtkuONSPp2G/OjiSlUI1E6fdLsXZk1M/IYE00P7NWkQkv+djFX93RuAh6l5/sG63ehnnUbJoepXkUu6AhhJ7SaKCzpCDa69SD4LTXntn8PAKPrPGrHquxaSo2L1kmeaS4B3A66Uyh3PyueSZfym80BvVzkpDmudrNWiZ+mFX6Oe03E5u1blU44uJF3uKmNnEYXgCUZ9VjggIZ9h12NTWbUwQ/dkRCq4izFDX/gWItE6CVr7oulmAxfDigEVhlSgS3cocuPMDMlsCP7evWATA7VYKP8ZBMCDCf2rzkUoIsX7ONO71MyyqhCXFyESVRHhgcTc4sn0rglVW0fV2zyWWYb5ccLKEyWGFB8o9FY9XjGE0PVbnrdo+bxrEvKS5cdqXqb1clyr1x9qpD6BVY9uo5A2z43eSKmaU7zvNsJKgPornRcwunyJLdvX3coRFUVld8H4G29uR1ryKWXqq7HoFmEOnJ94Hfbwdop1tJUigFdnCvZYMej+6Xfod/WGxySOMNjm+krZchQ7XCztpZhr4cYEzr9fdS3zMK4wMGoV/sW8fUssSbHGFeQPG4jnnrrt97g4NsIddqxBhU+kY1hn9+FCkASN+nwfRu+HVPq7jl1vYl4/L1jHlZa2JVvzZ5KfzpE49pZVM/DRfTovcSRKIBzPsIre0N72D7J8QD8EGVnPMr8esjT0xB+ccNr9ij0q1O0qPJ7E/pRfI8iP2A3CfHk3pmQFYGaQCwrr0ULeu+RLgioOL31Ob9T1mxlbTvYoB2M/B9voeoI2m2h7nG010GtojjDdBIG1dqiIaUKvXnR9dIbHFLZyyY9zE3HN+jYB0jYFb7pJCT77pA02j4LOxcw7Ibvdj9yTjtlWVB17XGHjd1JYocwU0P/GXdLZwsgOVXlkrpVYFoObrlFkNg4z33G2ig97zaeR5g6GbV8Kb585rwklOosWxdIttzfdUgMuWB6OfoPYoB20Q7xnbnD2tbGgL3f7XqdPitCVr0HVu/SGZakful6b0VWB6BuSwIoptMMex9ORWKKE/miqMQn1JUu3wJ7p6agWAGxcJndpzmF4WJCHSC8F0+SULn2bw8/O42HdnVDreGMBvoxzXH1Le1xaBTjcXvT0CuNbtckRv2WSVzMdU44jyQfKUM9pfu7G/N6iw7mlomOEsxGXUUhiG8s7KsBw++1tEbdM2ymFTVq5mDT0ie8bnsNaaKDqSV94Q0+vGGu/hamcoNpAFt5+K7NwyEc9S5g1Y1kKqFBA2moFThu8uUmlFGKmVFUOG0VuF4hCbWhZ/r1rCqaErzlPI3n6hYZMYzSOy1pGPZDJw+0zDFs97i333Uxat5dGBuf42azN+f+0Ug33+riTFhc4f5M3HVeaMX4lLSxRBJaspC8gasjowcOkCb2G7scLNR20nmUNDHn0v59Wy/V/xHMLKLq/oO5M6e92pE3aSJHcMv6NmnyeQPjlYaq4PvJG7d4oje4yRlbWG9v6PzexcXmBV7cF62BiGNIWLS7jf7AAECJ1O3+znXvCESv/9tjjWn+3xmO6D7OM5N3Me2O0kiCgfJ8x4u7R2nYnJ93XhM5f2GgvvWgF7+OEpvdavMIbtuzhsGNvNt2cwud45AzpimYDjbhGcs11rhLv+/UTvB+WsV8Rlj7d/7miQaLInqys26a86x7yHMkHMAvcHDQmZTtnV9Prc51x/eV2/Cxy7Xbc3qX2VbQ9a5bOefeN1Dm6QTEFKRL1+u50F0ZJhGmOyJpjYU9Un8JPUYxXRI2ec2gO3j16vkAoknxIKD9r+qZ+r+IPBdHJV+p6n8kpk2urGLW18jX08xwo9/+BQFkmj5Q8AbVJwhYHp03UUnrr16xBTzWEggc2rPygP8ZMPev2KmI/C3c/bTCH+vnd2ABjE7Q672/AS546FEcHQAA", text: #"""
-// Guildhall's protocol for browsers: one WebSocket to /ws speaking
-// `guildhall.json` (each message one `Frame` in proto3's JSON mapping:
-// 64-bit numbers are strings, enums are names). It logs in with a token,
-// answers each request's promise, heartbeats, acknowledges events, reports
-// direct messages delivered, drops duplicate inbox items by cursor, and
-// after a dropped connection reconnects and resumes the session (the server
-// replays what was missed) or, when it cannot, logs in afresh and says so.
-// No DOM here: app.js listens to the events this dispatches. Its types, and
-// every request and event name, are in guildhall.d.ts beside it.
-//
-// Events: "state" {state: connecting|connected|reconnecting|closed, reason?},
-// "ready" {login, fresh} (fresh: a new session, so subscriptions are gone),
-// and one per server event body ("message", "unreadChanged", "typing", ...)
-// with detail {body, event}.
+        "/guildhall.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "b2854741409a2f25005d", gzipBase64: "H4sIAAAAAAACA5VaW3PbNhZ+z6841nRaMlEop93dmShVsk7ipu76krHs9sHjiSgSkhhTJENQlj2u/vueC0CBlGSnebBNEDjX79zA9J4/fwbP4dMiSeNZmKY/aSjKvMqjPIVJXsK4zJdalboLoYYwg8MhzPN4kSpYJtUMshxiVagsVlmUKE2kvDiPdG+pxi+jNFFZFczjLnQuZgr+CG/DYVQmRQXDj//r+AGcZQr+UuNhHt2oCqoceksNulDhTZJNidhoagULvuo8G/VBhdEM5krrcKog0ZAjidFvZThXI8gn8JmE761PsTKQZESM//4FNfxjeHYK87AokAt4//nXy3FSQbaYj1FRCEsFuirxFSqtcFWWqplKSsiQj/YDpEYEjypI86lG8mKNEFW4URnaKtNLosXClurbQulKLDtPtOrCTIVlNVZhpbtEJ4xusnyZqniq8MwtGg1Zl6rIy0pDnJQqqqzK+KzS5FaVCq0al3mBC4siTaKwUkQqycb5HSSVQrHH9xAtSp2XJFAM4aRSJcpIpwoVQ5RnGVJO8gx5mQfycUx0SqUXyJLUBo2saZcnDyVyJ+nS8F7DchZWsERsoGIaiRKjG6UKPkmE9GKs2edIQftAwixnKkMRIQqzLK+6tQ3DCXKdMQlNtHUO3ojXRmxyOM3h49kJWq9UfZYMUQaCMrSu4FJDmugKGaDbaYuYk9jFiS7CKpopHYjzUMb7QmmxDu4r762v7EpWsce7jACUcI2rOKi0hcGhsPAMY4FCHPPyMa+p8o1gAQEbwoeFrvI5v/b7ROAldHSFDuz00btVmKTwwM996FgnZdMO/F0/qpifarfVr9McndAh8IQYLu9Whjo+xvcOdbR4gjBl2676oJNphr5Lsjdg7C2CZmq5dn7DkWyQKcZeH+PohqNjDuE0TDJfWFJYFogTAxex5TiP78HrGCijmJ1FRqJ9mIXZlOXuoEdIGfyrQEEwq/A2hEkyIYwjb3wOgkAMB7VGRLorbFZdGNHjaO1/RAfzJreOeEVeLmc5ZjL2BCqovnVBBOpiKpmkSaaEl3X0f9VdOC9SCbQ5hSc8rFPnh3U8rdC0+Rw6PTd9dd7QOfQY4ms6gwGbd8tp7wEWZdqH0VLrfq/3A3pLNA9mua5WmCJHXUk0sPKZ5nQWtPHmWhkJGjOtfBi8ZRFQ7wBR4MmLgKwjPyp1V/mPkBUoUTm4zyLwmOCD+CJchgmpFpgoQr4GNGPEyQNHG0L6w+8Hp6eHx19Ohp+QTo4oYe3wzfDy/fDD+dH7Q1yvwnKqKt2HqwcDoiN0S4RIyVR6FMPqGq1s9N/OGqvSidiAmNcnuwwFlgdVRa4zlaZ5h6hZemuzmvjyeKH37Jl47+Lw/OTo9ODY+HCoKu+qc374+fjgw+FHwuvB5cXvX347ODqWx+OzT58OP345u7zoXCOlZ73nz+HAzb+Yq2ogIDAxpUoOTSqt0sk6PgMSQt0x8qI01Hor+lAt1F0Lri/YjuQi6FGtB8JxEWLBhId8/BWPrNAHHNTNl1ID65cBYpJjZl2vL8+Pu4RST/uI09/PhheEzcepCG5D4AxkUOyF8MdfF1gacP32la2h8yTDPEdFjLhisU5NAqBgxoqJKvpNXuMcUR1mK7iy3EytvD9XkcLMpQdVuVDXprTurqzU6yBTzBdliSvMpYc/2fvlIqryUoK0a4VtM0JkECsKOLI8YCAgzhlG+K+aJWLPARFx1sQeA6HqrG8h315ydnPtwC22HDivxOwI20Xq8jVJHsNq4xWirBqqb/hi35WIHBBvWZeGY6hYjcabDGHJDF45i9Q6UhMmgXQSFg0TlaTbrYovi4t85xYEmCKD7DcsIC3OACZhqhW9WT2TCIAPTqfDkaW58JnEhk0vZoOlaQq4opnGyfRy66gNalBIijCe3iWAeYP5LhMNaomOqf/JF1W/0W1xCFMLPs3zGDzstF3m/hvbM0ivJK42IqGXkdwuiQiYDQvajCnHMDNSIgwi6pU8k+BXDYkl7IYsIRV6t2uiRCxyJ2xjaoSD7WmHSzKdnyQqjbnTivkkmcHSxEkAU7YKpgGMvjepSy5vZSLp7zE5VMlcoZ4nevDq3/v7+9cwy5eoO6IQ0zDXESuDSG/IINIWJYLl4bN08b+KGm9XRly9SLGX3aYOGYLUAM+qMa9VwPaCRBVIUyUr1Vdu8KSNHD1EeYxdiDmwGlmMUEHERKjKEhnQHkO8c3p28eW3s8vTjx2/Sym1c3l68CdWooP3x4cd9lDn4ujkkGpRndcsBKSJqu1DsUoWsjiS4pcQhoac1j0nsF+8MGEpduJgNZbyPLROnt6qrtHONg38L5mAt8eEcPb7+28wfwYcj0NOZXuDwbrsBGefD09p4946o/k1NWtAhDNZpd/Uv7u2PPWU4LTTKyP+WgX7vDK/RX2yTokW0Kq6EEN5XkOfZmaj1K0q5SVxg35TROuQpngGfjR3EFNXxJXjpXqxwRbFQ55dDIiW7btGg1XzHAWW92CRQIFEpxGdHKSrenszEWBwYYEkFzGOmMiEZnHrEHKu9e2PP27z7WDDt369jenRsB5IG5FM7g35x6WomLTH+dHOQq1kKBWSf7t11oyI3Dl5BGFnVvNMwiWjSttMZmowYUM9Jptk/4YoVtpWIX7XHu+aw6Bxh2ByqU11rA3p2RajC1ed5h0Kt6A1ez661I+2COiJPCPJcbWJdWE/SUr8OWi1EjXa3wkIF3MZAqi16TvtThfqI/0WiS5Q98HGx1aj38g6pi/BJCcXAH+qUssUUav7cqnGvVfc2dfCkAis4Q5ZvoeYDZwdCG1FERLZl5lV7FRDBCwltq+90kITz9nGjQ5IeGAlw2w6D+KwCi0NPszVn45G66PSEeDKI3CsyW8ELS8ge12gi/GNyerS+3FesqfWm960TvOg3TzKS+cNrmbbI1LW/EpXwjKgSoTZA81L5aB+XmSxmuDsHvuNGlPaUuHKg0tTFR9l9ds3jRNcXv12at/WSq0bYDL7uWSDARgSgfFuu6S4hWblBHRho8mmcxzhWGHHxnuF3zi/reo4RyIcjUpbsYqAi4BDrda1CFrVyarQaET6bc3qAqGw3W3lh7qWSJOEEYCGsaYgflygPHnrr62xAw61zxql36QivkEcwB6/CyTtxC4w8f3aoTsmnN0zzmozT/LvHbOUSFGvPDa3iPx0J4xrJ2E1C+bhnfcK268unHLrKvoG9d3xEc7H5W2YnnDb9Ms+d2o9+Nl1uN0jObNKUKPSb013B9ENsvyI9g2yfNmYruSAdDs1KW+dY+i9R7JgGsZOsU35vWizlXRd95w7Tf/7S7G9hnJLsXur+WQlrkXHDqoBIRR0i8wEHnrzsmm3t9gis90tYOw9/iPn2Cp4sMl802x47MkWrb+9E3e+MLBhnqyi69uvx2OvoaHbxuwGUt0C2jj7ddAMry1pzIk896gbKbZ04ZYrTC0b9wXXGD+F5105I6JW364Zu15jctSOUTTbwt91CRFwULVw/A+8gnrRDvVER1PrtvbKDn8062mjgquAlWmluPfJFAPZvHTtSbP1tvvvVE1wZpjnpfqM0tM9Wbf+qiQpXRK6conxtDuAM56Qgxt1rym7V/7V/rVTwGhX0/kmCdLIMaCesbqiPc4ZITxY3221wqdZfflCu1V6iYq9vw1moeahNzAzgr+7wK+2yGCv2Gm0YTL2onpzYU8aFb9VGhdys7UJNCr4TKEGqk9Zfl2hSBLjTMPpG2/w4S1T9bcQ1RtEu7CVhu/q3OvBQeuuVD6uJRoWqGBfvo3KJzwowqTki4cQB+wZFo+5ouL1k3k9LfNFAd5ylkQz+ZoKcrOVFNR4+4GDA8NzANst7u01TYySNxcG1ua42e7NuOostIu3Kj9Rdabhqk7UDS6MYDyRbSwRh/WxgKyBq30rBzai1vcbu5zsaPSk+ZgksXNy+4a3BfV/lHjmYXnz0V5v015jyMskpk8sLO8iia836oBIKAHfBm+0zidmgwvOqE706zthv3W1snllHLVZm0TEPqRctLvUfkfbIJeJbs/gfDfsg3qya6iHKtsyPNFk0fWfZ3v6fNJs0vEIus7zHbvubtJhszPfebXlfFlCeatOy6MNITYr2uYFQF3CTWLcQOK2rwfQGLScds9+o95I2BjAkcnE9PdIdoL3w0PE08fKH/mbsxKGSXhf98xJxj3zPvej8Bx+BvSh23HX95QtsRqXLU8Lt2Fjl2qzCrU+qNSMLnbdJDrfCbqinoHkSj4d0v+lkToN4xADAHOrfMrk7913YUQXm4uskvvf169fdCAc57eqeXVMkUKWi8LC/aw4WWSiFZO+QLqeIYYbxfGmT0bRzWDCG6RyUKq5c96EBa2/fs0acDNMaWG/nsI7/HXK3hlj7aLj72D0wwP+sXoxgjql0Wy+evZ/BZxLfrAkAAA=", text: #"""
+/**
+ * Guildhall's protocol for browsers, as an ES module with no dependencies
+ * (docs/web-client.md, "The JavaScript SDK"). One WebSocket to /ws speaking
+ * `guildhall.json`: each message is one `Frame` of Proto/guildhall.proto in
+ * proto3's JSON mapping (64-bit numbers are strings, enums are their names).
+ *
+ * It logs in with a token, answers each request's promise, heartbeats,
+ * acknowledges events, reports direct messages delivered, drops duplicate
+ * inbox items by cursor, and after a dropped connection reconnects and
+ * resumes the session (the server replays what was missed and keeps the
+ * subscriptions) or, when it cannot, logs in afresh and says so (`fresh`).
+ * No DOM here: the web client's modules listen to the events it dispatches.
+ * Its types, and every request and event name, are in guildhall.d.ts.
+ *
+ * Events (listen with addEventListener; each is a CustomEvent):
+ * - "state": detail {state: "connecting" | "connected" | "reconnecting" | "closed", reason?}
+ * - "ready": detail {login, fresh}: signed in; `fresh` is a new session (subscriptions are gone: make them again)
+ * - one per server event body ("message", "unreadChanged", "typing", "presence", "notification", ...):
+ *   detail {body, event}, `body` the event's body and `event` the whole Event (seq, unread, offline, ...).
+ *
+ * @example
+ * import { GuildhallConnection } from "/guildhall.js";
+ * const gh = new GuildhallConnection({ url: `wss://${location.host}/ws`, token });
+ * gh.addEventListener("message", ({ detail }) => console.log(detail.body.body.text));
+ * gh.addEventListener("ready", async () => {
+ *   await gh.request({ subscribe: { type: "CHANNEL_MSG", operation: "SUBSCRIBE", targets: [{ serverId, channelId }] } });
+ *   await gh.request({ sendMessage: { channelId, body: { text: "hello" } } });
+ * });
+ * gh.connect();
+ */
 
 const TERMINAL = new Set(["REPLACED", "AUTH_FAILED", "LOGGED_OUT"]);
 
+/** A connection to Guildhall that keeps itself signed in. */
 export class GuildhallConnection extends EventTarget {
+  /**
+   * @param {object} options
+   * @param {string} options.url the WebSocket URL, `ws(s)://HOST/ws`
+   * @param {string} options.token a login token (a JWT or a v1 token, minted by the application's backend)
+   * @param {boolean} [options.deliveryReceipts=true] report direct messages delivered as they arrive
+   */
   constructor({ url, token, deliveryReceipts = true }) {
     super();
     this.url = url;
@@ -666,18 +690,25 @@ export class GuildhallConnection extends EventTarget {
     this.stopped = false;
   }
 
+  /** Connects and signs in; "ready" follows, and again after each reconnection. */
   connect() {
     this.stopped = false;
     this.open();
   }
 
-  /** Logs out; the session ends for good. */
+  /** Logs out: the session ends for good (no reconnection); "state" says closed. */
   logout() {
     this.stopped = true;
     this.request({ logout: {} }).catch(() => {});
   }
 
-  /** Sends `body` (e.g. {sendMessage: {...}}); resolves with the result ({message: {...}}), rejects with {code, message}. */
+  /**
+   * Sends one request and waits for its answer.
+   * @param {object} body one field named for the request kind, e.g. `{ sendMessage: { channelId, body: { text } } }`
+   * @param {number} [timeoutMs=15000] how long to wait for the answer
+   * @returns {Promise<object>} the result, one field named for its kind (e.g. `{ message: {...} }`);
+   *   rejected with `{code, message}`: the server's error code (e.g. "NOT_FOUND"), or "UNAVAILABLE" and "TIMEOUT"
+   */
   request(body, timeoutMs = 15000) {
     const id = String(this.nextId++);
     return new Promise((resolve, reject) => {
@@ -694,15 +725,18 @@ export class GuildhallConnection extends EventTarget {
     });
   }
 
+  /** @private */
   send(frame) {
     if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
   }
 
+  /** @private */
   setState(state, reason) {
     this.state = state;
     this.dispatchEvent(new CustomEvent("state", { detail: { state, reason } }));
   }
 
+  /** @private */
   open() {
     this.setState(this.sessionId ? "reconnecting" : "connecting");
     const ws = new WebSocket(this.url, ["guildhall.json"]);
@@ -718,11 +752,13 @@ export class GuildhallConnection extends EventTarget {
     ws.onclose = (c) => this.closed(c);
   }
 
+  /** @private */
   received(frame) {
     if (frame.response) return this.answered(frame.response);
     if (frame.event) return this.eventReceived(frame.event);
   }
 
+  /** @private */
   answered(r) {
     if (r.id === "0" || r.id === undefined) {
       if (r.login) return this.loggedIn(r.login);
@@ -743,6 +779,7 @@ export class GuildhallConnection extends EventTarget {
     }
   }
 
+  /** @private */
   loggedIn(login) {
     const fresh = !login.resumed;
     if (fresh) {
@@ -761,6 +798,7 @@ export class GuildhallConnection extends EventTarget {
     this.dispatchEvent(new CustomEvent("ready", { detail: { login, fresh } }));
   }
 
+  /** @private */
   tick(beatMs) {
     const now = Date.now();
     if (now - this.lastAck >= 1000) this.acknowledge();
@@ -770,6 +808,7 @@ export class GuildhallConnection extends EventTarget {
     }
   }
 
+  /** @private */
   acknowledge() {
     this.lastAck = Date.now();
     if (this.lastSeq <= this.ackedSeq) return;
@@ -779,6 +818,7 @@ export class GuildhallConnection extends EventTarget {
     this.send({ request: { id: String(this.nextId++), ack: { eventSeq: String(this.lastSeq), received } } });
   }
 
+  /** @private */
   eventReceived(e) {
     if (e.seq) this.lastSeq = BigInt(e.seq);
     const { seq, unread, offline, left, morePackages, cursor, ...rest } = e;
@@ -808,6 +848,7 @@ export class GuildhallConnection extends EventTarget {
     this.dispatchEvent(new CustomEvent(kind, { detail: { body, event: e } }));
   }
 
+  /** @private */
   closed(c) {
     clearInterval(this.ticker);
     for (const p of this.pending.values()) {
@@ -1046,10 +1087,10 @@ export function badgeText(count, cap) {
 </html>
 
 """#),
-        "/invites.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "b141f3191246c27e962c", gzipBase64: "H4sIAAAAAAACA41VTY/bNhC9+1cM1AUqbx0pudpwA3Sbolu0m0OyvTYsNWsxK5EqSa2zcPS7eu8v66No2Vo5+2HAgE2+Gc68eTOT53Sp75RnqpS+dUvyJdNnozQ5aZk1if6CTMPaLUjogmpxq/RmuPCGXCksZ7OZqhtjPe2oMqL4wPaOraOObqypKcnySjnvss8uWT1E/sH13w+RdTyZYM8WtCkXeM1s31lrLH56gcCPdo3Y8MQoxP2n4u0IdYe/ETXLc3qFD6kRBf0Jrs7P6eOEC3MDAsbgJW1L4Ul5qlgUDmREin6DUUbn+Yy/9HEId68l3bRaemV0n0JkPZWm4DntZkQl6DH2PrPcVELyh5BbqtuqWlCS4Jsn9AP4kiK4yBwLK8v5CoZnaRJDehXDTOZZqYoC8a7pRlSOH4JCQmOIt22POPB6QHL4h6dDEP1L3t73oRJJo50nCfNUbAXy35QI/J+WnU9DVc3tdRMzXKIIIUkUoJvPs+j6Ager3tExLgWfiMvzF39htGft4V0i0aCjS1zS16+UDgdXouZwkLyFjauU5PT1gt7A3lw3DdsL4TidT9+Ito++EpyuRvkFeq7aoEW8G0V5YVqY4OHXJ84L9kJV7sT7p7Od7iia4yet12t6Q29RVVpS4pKO/vuXKsjGQVr0HZ3tZCZLoTVXIaDu0/ShaQUPRf4GyGgJcm6BihpM57T+cV/EcUGPSYdIuHikssHrT/cvquyE+RNpDrqLn76VM9laC9Li7AAmxjJooDjCY2ijOTPU+uHlfrSkEz8n2GFKIEPMtgJl2RcA6h+MltNoFrQHje4OJ6BkeKQj9KwsKUU/odWfaLQAWFHX23XBfGL6MjUnyUuVOSCfjCjraxxEm1y9//jXL++vr35OIN9YfFAFE1GpAuiancMIxpnHNBsGZfwVIGQslcIRpqKyXCTIbxmTDrnOutkj8xIbh/fzMrLw0kEE0UFWlwdlBske6/ktzT03pcLUB49Ip+XY24eRbKzaKN3lEZn3bQwPp/1bi4Kf7d/9Q44rlj6q+wkhhZ12IqMubrFfMY2xmkJFalO0FX/vAm3emipsrH7j95tztLAO1G9RqMif23N/DLFh01QhE1EU7+7A4e9YYawxLZN+6CCUOG7G9ZusLCm0RJs972P3/DDpe66b/Q8GnN/T0wgAAA==", text: #"""
+        "/invites.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "eae874af408234d87b58", gzipBase64: "H4sIAAAAAAACA41VTW/cNhC9768YqAYqOY7UXNfYBoiToi5a55CPa8NS4xVjitySXG+MjX5X7/1leRS1u4rWsW3AgJacGc7Me/OmqujS3KrApJW58XMKDdNnqwx56ZgNif6C7IqNPyNhamrFjTLL3UWw5BvhuJzNVLuyLtCWtBX1O3a37ODi+49LaQ11dO1sS1lZaeWDLz/77Px7r7+4/QdeI8s2nUxsT85o2SB2YzdvnLMOn0GgiIPfSix54hRr+Kh4M7K6xc9kNasqeo4/UqN29Ce4Oj2l95O+2Gs0Y2w8p00jAqlAmkXt0ZjUrj/gVNJpNeMvfR7C3xlJ12sjg0JPYgkJgVzamgvazogatMe6u9LxSgvJ72JtuVlrfUZZhv8qo2folxQxROlZONkU53A8ybOU0vOUZlaUjapr5Luga6E9f28UCxqbBLfuLfZ93Vty/IWnYxL9S8Hd9akSAVkfSMI9FxuB+pcNEv93zT7kEVV782GVKpwDhFgkAOiKokyhL3Bw3gc65KUQE3kN5V80SteOTX6gUi6LYuqUbuEW+Eu4sCawCUhKluniSrTDOynhWO/VOpIrl2Vi2YVdw+XrV/rlKHjNQSjtj6J/OtmajpI7PmmxWNALegmYaE6Zzzr6/z/S4IEHV+gnOtnKUjbCGNYxoe7T9KEpJHvU7jGyRmolb2CVSJUXtPh1QGWM0KHomAnXP4AqRn119ySoJp0/4tqOSOmvn81Srh1ADEkYYJNyGdC5rA/mKbWRiOTFfZeDVuSTOEe2u7FHhRCuGrAMAGR7ccLhJMoZDUaju/0JWrJ7pCMMoWwox4Bgdh+YnGhwTl3v10X3ievT2JxlT2XmzvLBjMoe40ja7Ort+79/e/vh6nUG+ibw0Sq4CK1qWLfsPTQVZwHytFO+9BVNyDpqhCfInHJcZ6hvnoqOtc662Q8EEOuEBwFMXXiqsoB0oNXlnpmRsgc87+PcY7ITZRx9RDlrTrO911jr1FKZrkqWVT/GiHA8v62o+dH5HR7yrFmGxO4HiBSX1BGNurSWfoe8YtdERFpbrzX/7GPbgrM6rqB+nfercLSB9q3fAKjUPz/0/pDiiu1Kx0pEXb+5RQ//xE5iA7XMetFBKkluxvhNdpAURmLMHo+xfVxM+pnrZt8AkHruMrAIAAA=", text: #"""
 // Invite links: the join screen a link opens, and making a link to share.
 
-import { loadServers } from "./lists.js";
+import { loadServers, serverIcon } from "./lists.js";
 import { loadMembers } from "./members.js";
 import { $, gh, showError, state } from "./page.js";
 import { openView } from "./view.js";
@@ -1064,7 +1105,7 @@ export async function showInvite(code) {
   showError("invite-error", null);
   try {
     const c = (await gh.request({ lookUpInvite: { code } })).inviteCode;
-    $("invite-icon").textContent = c.serverIcon || (c.serverName || "?").slice(0, 1).toUpperCase();
+    $("invite-icon").replaceChildren(serverIcon(c));
     $("invite-server").textContent = c.serverName;
     const n = Number(c.memberCount || 0);
     $("invite-details").textContent = `${n} member${n === 1 ? "" : "s"} · lands in # ${c.channelName}`;
@@ -1999,11 +2040,11 @@ export function sizeText(bytes) {
 }
 
 """#),
-        "/panels.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "7aac6d9519940f1f59e5", gzipBase64: "H4sIAAAAAAACA7VY3W7bNhS+91OcaAEmdQpTDNiNjczA2gIL0A1Ff7CLooBpibbYSKRGUnEM13d7gz3AHmP3e6I9wg5J/TqK62BILgKRPDx/PN/HQ19ewvuMgeYpg5IKlmuQK6CQZFTgCKQCzdQtU1MoudAxbNgyk/JGAxUpLlGVZKCYrnKjyWTCi1IqAzuQJVPUMNjDSskCAnJZMK3pmmnyWQezTvA8BpbHsM5i0JncvFJKKvw0w80l7jzY+LkqyveyJ3PL2cbLTNidE6J6KxJYVSIxXAqn/7fa/TCC3QSAryB0tojdPSc3HKM6u7qCoE5AEGF0plJihtKJFNo0qblO4Qq6vaSdtpLnYdAkKohIxtOUCRRf0Vwzu27U1tlvdCpcpBvKDSaCKPZ7xbQJd5BzbRqPpxhzZ3oP+2jmFByG0MnYONpRP47Gqj/IK1Ckcbb9gC9f4OMnL9wFc2EdwoAUK3OasBcZz1PFREgICf3+nIm1yWDudZOClmG4ieDqRzzlMMh5ENswcqoxnkYrzqXUUM2MjZGnU9g0fvhIY+cGOBUaq3SgRNCCBSiDm+xnFEMAQX/HsjJG+j1mWzLc0s4cOHKRspwZhgsBVZxe5HSJFTCFhZ9vah/Od97WfhGDFEnOk5tpXWyhi3VXm/enc4bZXnFVhIuXXo/JRnTN4dpo+PD2NRaVLDVspMJqXJNFNDw6++fKZ6xgvKN1yQwqpkXu9f38RjP8n1CDUA6ZUgiNDothYMvqgtlvTIxdRunWkyGmGg/tmUHgow0iDGAKH0fOv6gMS93ZBUJCB5hPkdN04NOJtThixztv7SzOdzggiUS6wwqvV/ZT8PM1R9klHO4XtR+T/WRyeQkX+NdQHhdIkp4Z3TwKPHvmqBSZTzRp/1bXrIniZkCzBJ5dHqGpN7jr6SnK+vZ/6cl6+gTUZF1zzGQ/3L8DRsKpY2zktrVk5EaOi8qHuAhFhjxUWSIqm5IgODykopTfDuksY4pBV9RYbN1+zUTK1HW6h3/+tv4IlsJyC1bEj37aYr2NqEdFnZalTLdzYtidgfkcgiB6JNFVwuaNukILeuTlaau+tEMv9ou3GfTsRwSrWIRNhUYOuh+s8Mko9zV3HOFHzvaJ0P0AEh3WQ2TiVHv3fHF63PfQlVQKnTPv3PysBu1ZK4YGz5wSYhQvwug+YJfyDpVh6N7kRd1RBc5DXBzBaCdsuMmRZl1ZvJDCoCcouHjnVm3wzvZ+8Qhke811BTh8N8HEgDJqOwWnNEYOKDji5fsferivuwtuPIS9srd1k+imh1iu4zjWXOCmXm9hRw7O2eC69XYLNJo1hx23nWxzVj4QTdbMhAVpwopadmpWOnqaDdSvJaryePEtKKbLcvK0I+S4zdYUOhNxx3h2ukeYMRStEV8ZYwyFUY8wVGGZqVV9T7GhS/SN3U3heQxK5pYVci5u2g7p/l9LCmtpGeKGbVO5EcgRzCfbFTcjOA9X9hp6hRWn8BJay9A1EvtO9Uks+Q1WaO3z3LVCtjp6YTjGPN8VQwo93wm2gZeWrn6tiiVT7jCFec+9gucRAkK+lgnN2TuEnViHUY9gx33TgpclM86vMCP10FdrVF8gVBmXB/eFc5a/5k5bQdVNw9h2zeLRkmI3iHr20V9qDE2yAr3WjY22xsfc65I22Osdo86rxb9//fkHJoeSFUddrkmNyGfJRYhtseNoUeV5XW77kzjbZJg9WMlKpF9j7uNIfqrWDDuvn92jBT3VUMi0yhm2XohXgyWP09J1X+4R2eu7Wp7fcMXeuMdv3XN1kaykKjASmqavbjHXrzEwJrDYAl0tCwfIBhYuBYyUilnBl2xFke6alri+STq9XJSVTdEtzSvmQ4mGrJ7kUrNR0w6e1nKNx5Fro7svjKrYrFNur98L26KeoLlrRKODN+2pGnb9fr2gKbvv2cEDovO0tfWoRIy9ug9S0Pjz9aOtn3SnHPCxvns+bLybR+F4+9td0F+5ohPF6ENPPYv7aT9W90iuq61uQnr3NTwkipaDoJG59D8V5XWeEFK0boVSDzyLLz+hu5+JjJTkvpFK5T0bObK0BSKRiq/xqfRd94sEKanJRrw8LKa2LXroUfr4B+4QM4+qwsOHVVeB+8l/PlA523ITAAA=", text: #"""
+        "/panels.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "79507d08b8cd6292ef14", gzipBase64: "H4sIAAAAAAACA7VY3W7bNhS+91OcaAEmdTJdDNiNjczA2gIr0HVFf7CLooBpibbYSKRGUnGM1Hd7gz3AHmP3e6I9wg5J/TqKm2BILgKRPDx/PN/HQ89m8D5joHnKoKSC5RrkBigkGRU4AqlAM3XF1BxKLnQMO7bOpLzUQEWKS1QlGSimq9xoMpnwopTKwA3IkilqGBxgo2QBAZkVTGu6ZZp81sGiEzyPgeUxbLMYBC3Yr5sYdCZ3L5SSCj/NUEmJGo4UfK6K8r3syVxxtvMyE3bthKjeiwQ2lUgMl8Lp/60OI4zgZgLANxA6W8TuXpJLjtGdXVxAUCciiDBKUymxQOlECm2aFL1M4QK6vaSdtpLnYdAkLIhIxtOUCRTf0Fwzu27U3tlvdCpcpDvKDSaEKPZ7xbQJbyDn2jQezzHmzvQBDtHCKTgOoZOxcbSjfhyNVX+gF6BI42z7AV++wMdPXrgLZmodwoAUK3OasGcZz1PFREgICf3+nImtyWDpdZOClmG4i+DiRzztMMh5ENswcqoxnkYrzqXUUM2MjZGnc9g1fvhIY+cGOBUaq3WgxFZPgDK4yX5GMQQQ9HesK2Ok32P2JcMt7cyRI9OU5cwwXAio4nSa0zVWwBxWfr7BAJzfeFuHVQxSJDlPLud1sYUu1pvavD+dM8z2hqsiXD33ekw2omsJL42GD29fYVHJUsNOKqzGLVlFw6Ozf658xgrGO1qXzKBiWgS/vJ3faIH/E2oQ0iFTCqHRYTEMbFlNmf3GxNhllG49GWKq8dCeGQQ+2iDCAObwceT8i8qw1J1dICR0gPkUOU1HPt2zFkfseOetndX5DQ5IIpH2sMLrlcMc/HzNVXYJh4dV7cfkMJnMZjDFv4b6uECy9Azp5lHgyRNHqciAokn7t7pmTxQ3A7ol8GR2gqbe4K7Hpyjr2/+lJ+vpI1CTdc0xk/1w/44YCadOsZHb1pKRGzkuKu/iIhQZ8lBliahsSoLg8JiKUn41pLOMKQZdUWOx+ast7NRoJlKmMOYD/PO39UuwFNZ76In6yZ/2EdbfiDlU3Klby3S/JIZdG1guIQiiBxJfJWweqSu8oEdmnsbqyzz0Yr94m0HPfkSwqkXYVGzkoPzBCt8b9b4GTyP+xFk/EtrvQKbDfojMnGrvni9WzwM9tCWVQufMOze/qEF81oqhwTOnhBjFizC6DeC1vEZlGLo3Oa07rcB5iIsjmO2EDTc50q4ri2dSGPQEBVfv3KoN3tk+rB6AdK+5rgCH9yaYGFBG7efglMbICQVH/Hz/Q48H6m6DGw9pr+xt3Ty66SG26zhONRu4qddr2JGDdza4fr3dAo1mzWHHbYfbnJUPRJMtM2FBmrCilq2alY6uFgP1W4mqPF58S4rpshw97wg6brM1h85E3DGgne4RaAxFa8RXxhhjYdQjjFVYpmpV31Js6Bp9Y9dzeBqDkrllhZyLy7Zjuv3XksJWWoa4ZPtU7gRyBPPJdsXNCM7Dhb2WXmDFKbyUtjJ0jcWhU30v1vwGK7T2eelaI1sdvTAcc7Z8WRxRKi6wHTy3tPW6KtZMeQnznntFTyMEhnwlE5qzdwg/sQ37RDvuoxa8LJlx/oUZqYe+aqP6YqHKuHy4L5yzPLZ02gqqLhvmtmsWl5Ycu0HUs4/+UmNokhXotW5stLU+5l6XvMFe7xh1Xq3+/evPPzA5lGw46nLNa0Q+Sy5CbJcdV4sqz+uyO9yLu02G2YONrET6NQY/jejHatmwI/vZPWbQUw2FTKucYUuGuDVY+jgtXVfmHpe9fqzl+x1X7I17HNe9WBfJRqoCI6Fp+uIKc/0KA2MCiy3Q1bpwwGzg4VLASKmYFXzONhRpr2mV6xul08tFWdkUXdG8Yj6UaMjuSS41GzXtYGot17gcuT66e8Ooii065fYantrW9R6auwY1Onrr3lfDTb+PL2jKbnt29LDoPG1tPSgRY6/xoxQ0/nz9aOun3n0O+FQ/vhw25M1jcbwt7i7qr1zViWL0riegxf28H6t7PNfVVjcjvXsb7hJFy0HQyMz8T0l5nSeEFK1botQDz+LLT+juZyQjJbltpFJ5z0aOLG2BSKTiW3xCfdf9UkFKarIRL4+LqW2P7nqsPvzhO8TMg6rw+MHVVeBh8h+N0CCGkhMAAA==", text: #"""
 // The side panels of a channel or server: pins, webhooks and search results.
 
 import { operate } from "./messages.js";
-import { $, el, gh, showError, state } from "./page.js";
+import { $, el, gh, nameOf, showError, state } from "./page.js";
 import { jumpTo } from "./view.js";
 
 export async function showWebhooks() {
@@ -2038,7 +2079,7 @@ export async function showPins() {
     if (state.view?.channelId !== channelId) return;
     const pins = r.pins.pins || [];
     $("pin-list").replaceChildren(...(pins.length ? pins.map((p) => el("li", { class: "pin", dataset: { uid: p.message.uid } },
-      el("div", { class: "where muted" }, `${p.message.senderId} · pinned by ${p.pinnedBy}`),
+      el("div", { class: "where muted" }, `${nameOf(p.message.senderId)} · pinned by ${nameOf(p.pinnedBy)}`),
       el("div", {}, p.message.body?.text ?? ""),
       el("button", { type: "button", class: "unpin-action", onclick: () => operate("unpinMessage", p.message).then(showPins) }, "Unpin"))) : [el("li", { class: "muted" }, "no pins")]));
   } catch (err) {
@@ -2060,7 +2101,7 @@ export async function search(words) {
       const go = () => jumpTo({ kind: "channel", serverId: m.serverId, channelId: m.channelId }, m);
       return el("li", { class: "hit", dataset: { uid: m.uid, channel: m.channelId }, tabindex: 0, role: "link",
                         onclick: go, onkeydown: (e) => { if (e.key === "Enter") go(); } },
-        el("div", { class: "where muted" }, `# ${channel?.name || m.channelId} · ${m.senderId} · ${new Date(Number(m.sentTime || 0)).toLocaleString()}`),
+        el("div", { class: "where muted" }, `# ${channel?.name || m.channelId} · ${nameOf(m.senderId)} · ${new Date(Number(m.sentTime || 0)).toLocaleString()}`),
         el("div", { class: "snippet" }, (h.snippet || []).map((part) => (part.match ? el("mark", {}, part.text) : part.text))),
         (m.attachments || []).length ? el("div", { class: "muted" }, m.attachments.map((a) => `📄 ${a.filename}`).join(" ")) : null);
     }) : [el("li", { class: "muted" }, "nothing found")]));
@@ -2245,7 +2286,7 @@ export function wireReactions() {
 }
 
 """#),
-        "/style.css": WebClientFile(type: "text/css; charset=utf-8", etag: "446cd8bbfb37bf8fdf76", gzipBase64: "H4sIAAAAAAACA708a4/bNrbf8yu0GQQ7E1iqHpbtmcEuNtsGRYGiXXT34l6gKApKosZqZEkryeOZDfrf9xySokiKsjVJbls0jWny8Lx4Xjz0V2+db49Fme1JWf65c040cdKyoFV/5xCno+0jbZ2WFOUKPxYZTUjr1LmT7klV0bJz6vaV4zhpXcHEjvRFXXUrp99T50C7jjxQpyEVdUiVicFDAgDLous95/viYd+zrzLSfnDyuizrE0LDmd1z19ODc920NAfIblqXdet26Z4e6M29k1CY62w3vtM8OSfAiy1CRBlAgekKoVn2XsH6tD5QJ2vJCaB7ztcA/th2Dmmp80jagiQlBUIoUPXs9PSpR0gNKVqH9M7/fv3uW+fdO6S6b0nXO9fESdr6BOyCufAZsEw/dGxX2KY59hRQ6p8B5I3nvP3q1V1b173zEWC6bvJw51zl6zzOd/fwsTu2OUkpjrF/2BinBsZoSmke4RiSCgNZTkNKcGBPSUZxTrgJk0gZchH9ER7bVAwFWRhFPk49II4wEpM431AcSeqWw8vibEdDBq9+ZCN0TbeUYZYe25bpylWaZzHdcOgkTflgtI4DwsjiQwYquC+Mgs4ggE24C9ncY9UC4jC03sTxllGS1+mxQ4TzTU4TvssBlIbBovGOTcKBKWV70LISNY3vu8kCHM1I9cBoSaJwEzCCa4QW5ttsvcWPJ9IiWrdks/V9vmNZVFTD9N/HumcjcUqyHU5S1fTOYfvev/r91d8ONCuIXZvvmPrfMHUYFUOqRpAgLbpqhIB0SHXVCPIw4FgJ1Qg2wS7INNUIgiAKdlPVoLc0yRmRinKAlDfAa0U5SER2yUZTjmgTkXWsKkeYRUGU6MoBc/xYwpfqsaNkw9VAV4/ABzSJrh55uEt2oaYet4Rs062qHjuSrPPdsI9QkE0SkyA0FWRUBVVBIhLFoa8pyLgxU5BdkN7exoqC5Fm22UTDnkJFxkWDiqxJ7G8EC6bSx/Hf4T8vIdkD9QTZq+EzJ9n5yFcqHPoddOstjCf1E6jCf4oKNIbLBkT0hN//vC+yjFa/wKSs6JqSPN85VQ0m+U/FoanbnlQ9Tkvq7BmmAIceCqAKWJDXKKNg3Tx9FXhrYY/dY7FyOlJ1Lti6AkQnEAKTec0VB20zST88tPWxyoYvkgcY3lPO5MD3H/faxww/S+zykgLm+KebFS1NuQLARsdDde+gluVg++8cThgiT0bO8P24Ot0wwo59j5wsKjDDgDstAeKKmXSw9biSE1pUe6CoX0qROIv4nTgKATiiri6LbKCZjcsJcCqzApUUGHoPniTLmLC8MAYv523oYUQWqQFfhFg0dVH1tB2/u2PHDCU+QYl9w2i+Y+fBfSy6AtwYTK6PPVfM0ECSTYQ1YoJb53lHe0YMAvK6D0UD65u6K7gYSALLwRzcOyXNYaJ7e3uLc/u6YVpzjlMj0TGS+x+3qDL6xDRAbsZRhy05eD4Tv2vduiqfZ3CBAKDfC6ylXuGHqbZAcAOYolpd+w77FzA77Yueul3DrGtVn1rS4K6vuJVUjw5XzgcCMLwd4kbAdFQuLD+AbFHrUFojpWuQboDzLPJiwG8MjVMM8404BYjOnTMgJXAa9Fp8HPRafBTaPnx5PMDBfjZPib6ViiBENRVwA6231N/B9HDfHccKLnxzp25QLqqVEk5YTvSSFqMxfubck5BUUpeZMunqgCqLlIMQQYQglaJ/Rn7HNoEi+u44TEsQcFd0M0I9FJUrtGXNVeuqaeu8KCkaTE29WlpCPPtIJ5MUdprHdGoMFH5dMATSDmCE6rJwkZtqE4Gf6wYN+l+du6rurwU2NzNHo+U89pXzFl44pzYLaJzdlxq9DbcnGhvzuj0Mijr9YjSFn2SPXW2ZRMtAoSSQR3ik70m6h62YEYtQEtzm9KRHVRxpD6SMDPrYEWdKDV4YxBaESLByZEaAHmQNFRwXmhlW/CpMtgRjT3Mm7A2RAB8CwyUHzfU7EpPBlPL1Zd1Nt4FgiIQsdvAKAOZKTqv47zTl9JkhQ80EHyENrLdhDAWfwcYTzAhbjV9nrB+Pr24MJml2YYPEsOPNjOxoXhfG084UtUn8hFb+qqwh6Jla+d+OXV/kzy6meSxgNcy7y/QlYNHMaIDIsa8ZXzhUpswfl/nF0KJZTBDCYoHxuo5g0sq5XT+ebhbHTIq7kngZAZCbk0NRAqRDXdXMZipz2TFR+ZOUdfrhXkaLaBMcrni0bevWPLVS1mh9pfogOhJCKCGwZMOEwAZvLEcMxUeaRnUYBlPUPWGHGfvOKgcfB0ZvmG3mELkFnsoPVywXgTVM4HJhJ2s8MxvOiUGh3GdFpXg9xkUHgSHSxE8o4ft4dl+oJuvZqAaEg0Sz4RXs7onykN1pDl52rQZl/JOh4rH/ZoKjFYHZAzn1w58TsJ+xg/c8NBLEanSAd4g7ZJJkDI/VwXRLrg0jcooncmTwgPv6QIUtHkZZYqexKkJWKVtcXD8b+Ssp0ihJ8X8X/cJ4GiA+f6Pla28mIpTZ02eJcWr9bdneDLrF4eE8ynXyG2i8mxe4IwI2gFWEBZ5/YH4xilHUNO4SCv6CMusnePP69f259CvwFf+w0fDzLUfNx6iT/WeNAUV4pR50UYJQzzsf6c4HnO6Gbw/6eIBP7NzbsiiRaX711vmxkjXclSMqHt2+PnUO4aXUpihLLL/i35F857roO+DUETS96NDTOl3aUlo5LcskMLEVlRQGgzjVEUvArARrkjPWWP5ABVAV2OsOpCyNMGw95OHauZR8LCoW3nB2DgZ3pxncnUULmBV52dGc6oqwMbq9DJlTXnaOv8DpBY8oriTGtSw/UV23kbpMHavFWXCoSh4jRW53Gb+PmOxDQ4YRq49gGMt8BwaEd86xaWibko7e2wMdGRixcMDxIhG8jbsMwYAwW+qOG9uOnBm2bEoBeyxfElcoC8tiQfzM9N9NaH+itLpYOolYZSy2xMTsVEx8Pg9fTEaVxaKSmTJf9b6XtF5Tch0Kk6Qr7smkd7EKW+fjMPVzSx0K1L+CaB7hT5nqSfWKZNzNrOA04gi06BQTwdjMdYNJrsvBu6KGF8oFGruMZDIesRht8VQA/KsbZbIw8dbZ4jtl+h09NP2zWQ3H7/GYeNyizlX8Ii1nkbxTV7KChpqOKBUnNvmV1xTph9mwGe3i8QHcK3db52qvvlrdEbkomkpZ6In8L1u6Fi79ye32JEMN5OEE2hvnyvf96P6M7cAA1NcsCFeMA3katWBtt9A6UzySwJShXiNsuAg0OAekvYJ/RZooz4LG3rJYmQNaASN6mQmyKg1bPrGFLAnrIAXvJzIvi5/xBtrlZVWa/eV13x7p618mqJ6xbKOdMoB7p329OLvWzrEURboHszM9IpNa9eyZMe6eRtFwyEwG50g6a6I8n/kNJjl/vFwZZJXRnBzLXiFEGsXhOEwzfq0erhrDwdvgxMaF4JOAHR4Lm2ZII/g5KOtQaXx19VjQ05kaxlzGrtsWBbFA4IVw3blbjEs1iYlA5c2iOGtzZsMkM7Jgw8OkgV5V87aj5o2lpS/gDEVDSqddLiwJBj/PXmrhp/C1GXl+kTi4Bi86slM/K1m5E4dBCgTxGHJOMC7sE8l7USlVElDJL0EgdzbzwbBXgaDtjvRFVCKIG0uwoRG5lWVie3yt2Z7hplViOJdzLyJZ4IdVS9HtpN0WMOvDuM7+GvESrM3ra4VRiaMA6uVFywp+4lwxVPgkdV1orpP1p+EzvxY+Ff2+qC7Ew5IgjzySnrRnAxFOF0crZO5OGKWQW7gRQ1uFm5X/zpn7//eaki3jNun/tAR1BLPnAe05WhJQV9QoLXBQYXS04obclnuM0/piPtWYHCVFXfA2kevajcT3jNA3o9AjReaRoYRTqCMdf2Sp5Qw+gmGsX6Io2WWzTTX8eX6JSGwenujF0AVFs2LhXUcwica8yNQONIGooir9TUtdzgHp6bhDJ9XzaU9bagExk1DxK7ZD8XQNxqNrH5KVXkl2Qv/NSo2Upv4wMi8Vg9ieGiq2byjguYylixDCxqwbcIcWdMbUpag62iNGgIeyTNu7pQdgWyZZe0ZMPOMpejjQqc7Tljbls+XyzIg2Oae4bCPDzbAesik7/YVB6np59KDetiIulhwH8zXNDH5+aKYyK6VF08/2c02v2KfoqYdEa1aYxvVGgXBiR7GJ9+OFtIjvMVPXMYD9nIEvwayvP3Z/ef3T+3ffvP7lTO+asnqPVQ+MNz7YELpEoX0DlW4ttAhM00LSoRphVE3OXAAo/sHlAQL3aqG9H+CLRdmB1lsWTwMiSc5cZGQjl7trG0+s7ROBtX1CF5PpCUQD0nzhybpgUm+azAKSeht6cyoLmjZH/+UUX2jQ0EIzwppk2fPitbePLuq4UVkez+DgHXhiYmsUkmfjRZ4viN+sDDXmVV3wH78VrqXelxdPNFPV9AtX6nbTSh0W6cK1qNStjR5FJch+aAvADP90ISyFMbDYvN7QYazVUNJf71Y8lr8ZNCAQzNYpnqmszN+ve5NmIc2p2eEPaY71O7MT9uwdwG/Hg62wNZtbaGG6WG2U2F0lQIY5/XPDG7f0hO+Sh9ajC0sTzBU+M6m7+V7V2FKFC851egwAXRH7KPZl3OxqiDnVeMC4b2MnkHl1N93XRUptDmzuWoQFT5xjS9d4B57N2xrHlvYUiZZAjD2XW8F4YgUHq61C43nktJNKBlW8yQtyjRXjp9I4zwtUar08XNsu+ddqSPBSM2ugS45ZUYOjVMcei4zWTMPPIG3C8bDpcpH5X9gly+Sb0bRuCbep8xecs6ReNZCJYicfItedvfoUZ2ZBZ9VUM2SnsbYbL3N/HjsCeT8xjQnPuBOriTjX+GWg3rT1QwtBxnj0Y03Vl7VGv4jSsXh3tpXSfqMmsBpipZeVHYb+c18BZZbSLj6wENVvL2vrhrkAtRwtV2Pil5FuT7P5ZMAbXkhYXNnwkulMrntF/cTnOfYrghcvL2idWNB2zXOiWRnbrvY4Fvvoi7ZNyLtZDn2mr8FoZuAvRO28HVtC5ETeh7lf24LrT0Z8x/s9RACt7fTi5gx1sa1B45y5utCcEcprBNuxney9rAdDX+OJ7u2LvRPqMo8n1+7lio0irM+tYDA+JqBpnREDieMQSg+gogqRgCgurxydBllyH8roWg9tONtDaylBL6qra21kn1Ben72aGYp5DTgLWqWKrfG26sUA/2Qjaa4H+2pHdvltqkH3/vHT+3++/+Hr97/++MP33/3wfvK+Ir+l/N2SZcl333w/WZD5xA9uZxZ88+OvP/z4r1+/+e6f//qfn/5uLk2jSBht9ugcglIgjT8nsR1CTXnYKVTTWV2NxgdRW2WLobYxbMSKG+wLvbahICIBBXZUbZUNbxsbDUHywPNl4FZdyLi7aQPxYKdE9ynsiHXyzK2PvS28x2vxonpkx413ddodN3NuuOhxD9igU3GUS0/uZJQoNVwr7ye+eMot+RJwj2lLQqYNNDItj5SSwJrzSLBAdH4qXOKh/9JU1YCk3WZtNPOyWc91jNpvuAYZDW8B1G5Q/8KNtPTSg6QPJKP21gmLfmQFKeuHC49rrPnAp4hW1aGNokMDHnd3iAbGd6YtAMFuFHzFi6CXP8ow2ipElVZAnbzRWQI21ECwEMyUjcr3WGTH7NmYTOZf+DbWWD/grdQX8J0LadM92JHuWPZKlhH6Q3cnnzBECuCUzXdny7tVLG+tLfAXRTD4AwP2PkR8kWaGfsOvEYhUtKgUSoPhtVaDFw0CjYblGp9IJsDCZL4fXg+pRv1WbKZMYPGi2cgTT+cNl51mRWPp7bMGSzoO+6WaaLMawnRbSKsUpGfu1ueak3TYHv/IbwBHTqidcDZiTjTZ1/UHmyDFV+6xLa22zfIAz3ZZz+/OPQEN2E8eTPQ4SZM2NdtlrGan1ts4TNe2F5nqBfiZzAYLnHvRuTuc2FArLp83SnK91NH5Pq1xLv/JlMXnYIipJgogUJ+28rj6bxFMJo7x+qSn2Jx7occCkxdUdcG88d1f2hYH2wWCCH6M2wPhccYH3yzoxTc275xmX2OlwfZrSU5XFsz9OnlbH+Qzm5X560nj1+yqjz2nGR7kKjXB7Qb0hf+szRX/nSUXH67LZAeStPrhoaSWBy3ChuAvosjmRetjybE/V8llx4tluXz4tYSZd/xGXiuyNbma/2wBW82zAJd5LRgAcWK4RSuS6IQMCgC08wdNykuViRTlj2cIlfSNHm7ltLG/4p3M/127QeCzCER9kiinAimdgoD8RQ1fDI7o8HEe9ilBTrDFICclZXqNv9hyclw2h99sOQ7+YIyniHWgczo+7jR5jcIwGasuSxhj+T0DZNEE8d1u5M2EdQs4Z/ozSfOgvJy4EXkrcaz65OFPoJXnj6924kfKYsEj0R88uVFmvxk0Z7DkLxk4NlsljNoIZnJLY1Nm5Z5Ju5ken+QrPcnbTfBiC2D5baLpc/+WZscUUsdDPRR78TM++X87SKIYLwV0cADwvwOYyIv0TgAA", text: #"""
+        "/style.css": WebClientFile(type: "text/css; charset=utf-8", etag: "e6c06a34c3fb0fe75aba", gzipBase64: "H4sIAAAAAAACA708a4/ctrXf/StUL4zuGiNFj9HM7C5a1E2MIECQFGkv7gWCIKAkakexRlIlzc5ujfz3nkNSFElRM1rbNwniWBry8Lx4XjzUV2+db49Fme1JWf65c040cdKyoFV/5xCno+0jbZ2WFOUKH4uMJqR16txJ96SqaNk5dfvKcZy0rmBgR/qirrqV0++pc6BdRx6o05CKOqTKxMtDAgDLous95/viYd+znzLSfnDyuizrE0LDkd1z19ODc920NAfIblqXdet26Z4e6M29k1AY62w3vtM8OSfAi01CRBlAgekKoVnWXsH8tD5QJ2vJCaB7ztcA/th2Dmmp80jagiQlBUIoUPXs9PSpR0gNKVqH9M7/fv3uW+fdO6S6b0nXO9fESdr6BOyCsfAMWKYfOrYqLNMcewoo9c8A8sZz3n716q6t6975CDBdN3m4c67ydR7nu3t47I5tTlKK79g/7B2nBt7RlNI8wndIKrzIchpSgi/2lGQUx4SbMImUVy6iP8Jji4pXQRZGkY9DD4gjvIlJnG8ovknqlsPL4mxHQwavfmRv6JpuKcMsPbYt05WrNM9iuuHQSZryl9E6Dggji78yUMF14S3oDALYhLuQjT1WLSAOr9abON4ySvI6PXaIcL7JacJXOYDSMFg03rFB+GJK2R60rERN4+tusgDfZqR6YLQkUbgJGME1Qgvzbbbe4uOJtIjWLdlsfZ+vWBYV1TD997Hu2Zs4JdkOB6lqeuewde9f/f7qbweaFcSuzXdM/W+YOoyKIVUjSJAWXTVCQDqkumoEeRhwrIRqBJtgF2SaagRBEAW7qWrQW5rkjEhFOUDKG+C1ohwkIrtkoylHtInIOlaVI8yiIEp05YAxfizhS/XYUbLhaqCrR+ADmkRXjzzcJbtQU49bQrbpVlWPHUnW+W5YRyjIJolJEJoKMqqCqiARieLQ1xRkXJgpyC5Ib29jRUHyLNtsomFNoSLjpEFF1iT2N4IFU+nj+9/hPy8h2QP1BNmr4ZmT7HzkMxUO/Q669RbeJ/UTqMJ/igo0hssGRPSEv/+8L7KMVr/AoKzompI83zlVDSb5T8WhqdueVD0OS+rsGYYAhx4KoApYkNcoo2DdPH0VeGthj91jsXI6UnUu2LoCRCcQApN5zRUHbTNJPzy09bHKhh+SB3i9p5zJge8/7rXHDJ8ldnlJAXP8082KlqZcAWCh46G6d1DLcrD9dw4nDJEnI2f4elydbhhhx75HThYVmGHAnZYAccVMOth6nMkJLao9UNQvpUjsRfxNbIUAHFFXl0U20MzeywGwK7MClRQYeg+eJMuYsLwwBi/nbehhRBapAV+EWDR1UfW0HX+7Y9sMJT5Bif3CaL5j+8F9LLoC3BgMro89V8zQQJINhDligFvneUd7RgwC8roPRQPzm7oruBhIAtPBHNw7Jc1hoHt7e4tj+7phWnOOUyPRMZL7H7eoMvrENEAuxlGHJTl4PhJ/a926Kp9ncIEAoN8LrKVe4cNUWyC4AUxRra59h/0LmJ32RU/drmHWtapPLWlw1VfcSqpbhyvnAwEY3g5xI2A6KhemH0C2qHUorZHSNUg3wHEWeTHgN4bGKYb5RuwCROfOGZASOA16LR4HvRaPQtuHH48H2NjP5i7Rl1IRhKimAm6g9Zb6O5ge7rvjWMGFL+7UDcpFtVLCCcuBXtJiNMb3nHsSkkrqMlMGXR1QZZFyECKIEKRS9M/I79gmUETfHV/TEgTcFd2MUA9F5QptWXPVumraOi9KigZTU6+WlhDPPtLJIIWd5jadGgOFXxcMgbQDGKG6LFzkptpE4Oe6QYP+V+euqvtrgc3NzNZoOY99Zb+FF/apzQIae/elRm/D7YnGxrxuD4OiTn8YTeEn2WNXmybRMlAoCeQRHul7ku5hKWbEIpQEtzk96VEVR9oDKSODPrbFmVKDFwaxBSESrGyZEaAHWUMF24VmhhW/CpMtwdjTHAlrQyTAX4Hhki/N+TsSk8GU8vll3U2XgWCIhCx28AoA5kpOq/jvNOX0mSFDzQQfIQ2st2EMBZ/B3ieYEbYav85YPx5f3RhM0uzCBolh25sZ2dG8LoynnSlqk/gJrfxVWUPQM7Xyvx27vsifXUzzWMBqmHeX6UvAopnRAJFjXzO+cKhMmT8u84uhRbOYIITFAuN1HcGglXO7fjzdLI6ZFHcl8TICIDcnh6IESIe6qpnNVMaybaLyJynr9MO9jBbRJjhc8Wjb1q25a6Ws0fpK9UF0JIRQQmDJhgmBvbyxbDEUH2ka1WEYTFHXhBVm7DurHHwcGL1htplD5BZ4Kj+csVwE1jCBy4XtrHHPbDgnBoVynxWV4vUYFx0EhkgTP6GE7+PefaGarGejGhAOEs1er2B1T5SH7E5z8LJrNSjjT4aKx/6bCY5WBGY35NQPf07AfsYO3vPQSBCr0QHeIe6QSZIxPFYH0y25NryRQzyRI4MH3NcHKmzx8JYldhqrImSVssTF+bORv5IijZIU/3fRL4y7AeLzN1q+9mYiQpk9fZYYp9bflu3NoFscHs6jXCe/gca7eYErImADWEVY4PkH5hejGEVN4y6h4C8os36CN69f359LvwJf8Q8bDT/fstV8jDrZf9YYUIRX6kYXJQh1v/M33fmA093w5UEfD/DE9r0tixKZ5ldvnR8rWcNdOaLi0e3rU+cQXkptirLE8iv+Hcl3rou+A04dQdOLDj2t06UtpZXTskwCE1tRSWEwiFMdsQTMSrAmOWON5Q9UAFWBve5AytIIw9ZDHq7tS8nHomLhDWfnYHB3msHdWbSAWZGXbc2prggbo9vLkDnlZfv4C+xe8IjiSGKcy/IT1XUbqcvUsVqcBYeq5DFS5HaX8fuIyT40ZBix+giGscx3YEB45xybhrYp6ei9PdCRgRELBxwvEsHbuMoQDAizpa64sa3ImWHLphSwx/IlcYUysSwWxM9M/92E9idKq4ulk4hVxmJLTMx2xcTn8/DFZFRZLCqZKeNV73tJ6zUl16EwSbrinEx6F6uwdT4OQz+31KFA/SuI5hH+lKmeVK9Ixt3MCk4jjkCLTjERjM1cN5jkuhy8K2p4oZygsctIJuMRi9EWTwXAf7pRBgsTbx0tflOG39FD0z+b1XD8HbeJxy3qXMUv0nIWyTt1JitoqOmIUnFig195TZF+mA2b0S4eH8C9crd1rvbqq9UdkYuiqZSFnsj/sqVr4dKf3G5PMtRAHk6gvXGufN+P7s/YDgxAfc2CcMU4kKdRC9Z2C60zxSMJDBnqNcKGi0CDc0DaK/hXpIlyL2jsLYuV+UIrYEQvM0FWpWHTJ7aQJWEdpOD9ROZl8TOeQLu8rEqzv7zu2yN9/csE1TOWbbRTBnDvtK8XZ9faPpaiSPdgdqZbZFKrnt0zxtnTKBoOmcngHElnTZTnM7/BJOePhyuDrDKak2PZK4RIozhsh2nGr9XDVWM4eBsc2LgQfBKww2Nh0wxpBD8HZR0qja+uHgt6OlPDmMvYdduiIBYIvBCuO3eKcakmMRGoPFkUe23ObJhkRhZseJg00Ktq3nbUvLG09AWcoWhI6bTDhSXB4OfZSy38FL42I88vEgfX4EVbdupnJSt3YjNIgSAeQ84JxoU9kbwXlVIlAZX8EgRyZzMfDHsVCNruSF9EJYK4sQQbGpFbWSa2x9ea7RlOWiWGczn3IpIFfli1FN1O2mkBsz6M6+yvES/B2ry+VhiVOAqgXl60rOAn9hVDhQ9S54XmPFl/Gp75sfCp6PdFdSEelgR55JH0pD0biHC6OFohc3fCKIXcwo0Y2ircrPx3ztz/v9eUbBm3Sf+nJagjmD0PaM/RkoC6okZpgYMKo6MVN+S23GMc1hfzqcZkKynqgqeJXNduJL5nhL4ZhR4pMo8MJZxCHen4I0stZ/ARDGP9EkXJDpttquHP80tEYvPwRC+GLiiaFQvPOoJJNOZFpnagCUQVVelvWupyDkhPxx06qZ5Pe9pSC4iZhIofsR2Kp2swHl37kKz0SrIT+m9WaqQ09YeReagYxPbUULF9QwHPZSxdhBA2Zt2AO7SgM6YuRdXRHjECPJRp2totPQDbMsnaM2LiGU/Rw4ZOdZ62tCmfLYdnRrTJOcVlGxluhvWQTdnpLwxS18ujB/W0FXGx5DiYr2lm8PNDM5VZKS2afrafa3rEPkVP3SRas8I0rjcKhBM7ik28Hy+kRXyNmbqOAeznDHwJZn39sfvL65/ev/vm9S9neteU2XusemC88cGG0CUK7QuodGuhRWCaFpIO1QijanLmAEDxDy4PELhXC+39AF8syg603rJ4GhBJcuYiIxu53F3beGJtnwis7RO6mExPIBqQ5gtP1gmTetNkFJDU29CbU1nQtDn6L6f4QoOGFpoR1iTLnhevvX10UceNyvJ4BgfvwBMTW6OQ3Bsv8nxB/GZlqDGv6oL/+K1wLfW+vHiimaqmX7hSt5tW6rBIF65FpW5t9CgqQfZDWwBm+KcLYSm8A4vN6w0dxloNJf31bsVj+ZtBAwLBbJ3imcrK/Pm6N2kW0pyaHf6Q5lh/Mzthz54B/HY82Apbs7mFFqaL2UaJ3VUCZBjTPze8cUtP+C55aD26sDTBXOE1k7qb71WNLVW44FynxwDQFbGPYl/Gxa6GmFONB4zzNrYDmVd3031dpNTmwOaORVjwxDm2dI534Nm8rXFsaU+RaAnE2HO5FYwnVnCw2io0nkdOO6lkUMWbvCDXWDF+Ko3zvECl1svDte2Qf62GBC81swa65JgVNThK9d1jkdGaafgZpE04HjZdLjL/C7tkmXwzmtYt4TZ1/oBzltSrBjJR7ORD5LqzR59izyzorJpqhuw01lbjZe7PY0cgzyemMeEZd2I1EecavwzUm7Z+aCHIGLd+rKn6stboF1E6Fu/OtlLaT9QEVkOs9LKyw9B/7iugzFLaxQsWovrtZW3dMBeglqPlbEz8MtLtaTafDHjDDQmLKxtuMp3Jda+on/g8x35F8ODlBa0TC9queU40K2Pb0R7HYh990bYJeTbLoc/0NRjNDPyGqJ23Y0uIHMj7MPdrW3D9yYjveL+HCKC1lV7cnKFOtjVonDNXF5ozQnmMYNu2k7WX9WDoczzRvX2xd0Kd5vHk2r1csVGE9bkVDMbHBDStM2IgsR1C6QFUVCESEMXllaPTIEvuQxld66ENZ3toLSXoRXV1rY3sE8rrs0czQzGvAWdBq1SxNd5WPRjgTzaS5nqwr3Zkl9+mGnTvHz+9/+f7H75+/+uPP3z/3Q/vJ/cr8lvK7y1Zpnz3zfeTCZlP/OB2ZsI3P/76w4//+vWb7/75r//56e/m1DSKhNFml84hKAXS+HUS2ybUlIftQjWd1dVovBC1VZYYahvDQqy4wX7QaxsKIhJQYEfVVtnwtrHRECQ3PJ8GbtWFjLubNhAPdkp0n8KKWCfP3PrY28J7PBYvqke23XhXp91xM+eGkx73gA06FUc59ORORolSw7Vyf+KLp9ySLwH3mLYkZNpAI9PySCkJrDmPBAtE56fCJR76L01VDUjaadZGMy+b9VzHqP2Ea5DRcBdA7Qb1L5xISy89SPpAMmpvnbDoR1aQsn64cLnGmg98imhVHdooOjTgcXeHaGB8Z9oCEOxGwVfcCHr5pQyjrUJUaQXUyR2dJWBDDQQLwUzZqHyPRXbMro3JZP6Fd2ON+QPeSn0B77mQNt2DHemOZa9kGaE/dHfyAUOkAE7ZvHe2vFvFctfaAn9RBIMfGLD3IeKNNDP0G75GIFLRolIoDYbbWg0eNAg0GpZrfCKZAAuT+X64PaQa9VuxmDKAxYtmI088HTccdpoVjaWnzxos6Tjsh2qizWoI020hrVKQnjlbn2tO0mF7/JGfAI6cUDvhbMScaLKv6w82QYqf3GNbWm2b5QKe7bCen517AhqwnzyY6HGSJm1qtsNYzU6tt3GYrm03MtUD8DOZDRY496Jzd9ixoVZcPm+U5Hypo/N9WuNY/smUxftgiKkmCiBQn7byuPq3CCYDx3h90lNsjr3QY4HJC6q6YN547y9ti4PtAEEEP8bpgfA444VvFvTiHZt3TrOvsdJg+1qS05UFc79O3tYHec1mZX49afyZHfWx6zTDhVylJrjdgL7wz9pc8e8suXhxXSY7kKTVDw8ltVxoETYEv4gimxetlyXH/lwllx0PluX04WsJM/f4jbxWZGtyNv9sAZvNswCXeS14AeLEcItWJNEJGRQAaOcXmpSbKhMpyo9nCJX0jR5uZbexv+KZzP9du0HgswhEvZIohwIpnYKA/KKGL16O6PD3POxTgpxgi0FOSsr0Gr/YcnJcNoafbDkOfjDGU8Q60Dl9P640uY3CMBmrLksYY/meAbJogvhuN/JmwroFnDP9maR5UF5O3Ii8lThWffLwE2jl+e2r7HitO3okMrYotNnuY9H8q8OcXoqe48kpNfsO0ZwRlF9HcGz2TxjKEczk5MeGiHJ2pZ12j9f8lT7n7SZ4sVWxfO9o+gmBlmbHFNLRQz0UkPEZPyPwdpBuMR406OAA4H8B1cbnP0hPAAA=", text: #"""
 /* Guildhall's web client: a server rail, a sidebar of channels or
    conversations, the message pane and the member list. Light and dark follow
    the system (prefers-color-scheme); below 760 px wide the rail and sidebar,
@@ -2485,7 +2526,9 @@ mark { background: var(--mark); color: var(--mark-text); }
   body.drawer-open #rail, body.drawer-open #sidebar { transform: none; }
   #members { position: fixed; top: 0; bottom: 0; right: 0; z-index: 30; width: min(17em, 88vw); transform: translateX(110vw); transition: transform .2s; display: block; }
   body.members-open #members { transform: none; }
-  aside.panel { position: fixed; inset: 0; width: auto; z-index: 35; }
+  aside.panel { position: fixed; inset: 0; width: auto !important; z-index: 35; }
+  header button { white-space: nowrap; }
+  header #me { display: none; }
   #view { padding: 0 .4em; }
   .message { padding-left: 3.2em; }
   .message .avatar { left: .4em; }
