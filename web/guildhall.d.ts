@@ -100,7 +100,8 @@ export type RequestName =
   | "getDmPrivacy"
   | "createWebhook"
   | "listWebhooks"
-  | "deleteWebhook";
+  | "deleteWebhook"
+  | "listReactors";
 
 /** A server event's body, by kind: what `addEventListener(kind, …)` hears. */
 export type EventName =

@@ -1,7 +1,6 @@
 // Invite links: the join screen a link opens, and making a link to share.
 
-import { loadServers, serverIcon } from "./lists.js";
-import { loadMembers } from "./members.js";
+import { chooseServer, loadServers, serverIcon } from "./lists.js";
 import { $, gh, showError, state } from "./page.js";
 import { openView } from "./view.js";
 
@@ -24,9 +23,8 @@ export async function showInvite(code) {
       try {
         const landed = (await gh.request({ joinByInvite: { code } })).inviteCode;
         $("invite-screen").hidden = true;
-        state.currentServer = landed.serverId;
         await loadServers();
-        await loadMembers(landed.serverId);
+        chooseServer(landed.serverId);
         await openView({ kind: "channel", serverId: landed.serverId, channelId: landed.channelId });
       } catch (err) { showError("invite-error", err); }
     };

@@ -31,6 +31,8 @@ export async function loadServers() {
     await gh.request({ subscribe: { type: "CHANNEL_UNREAD_COUNT", operation: "SUBSCRIBE", targets: part } });
   }
   if (!state.currentServer && state.servers.size) state.currentServer = state.servers.keys().next().value;
+  // Someone in no server yet starts at their conversations.
+  if (!state.servers.size) state.home = true;
   renderServers();
   renderChannels();
 }

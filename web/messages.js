@@ -3,7 +3,7 @@
 
 import { $, el, gh, nameOf, showError, sizeText, state } from "./page.js";
 import { showPins } from "./panels.js";
-import { pickReaction, react } from "./reactions.js";
+import { pickReaction, react, showReactors } from "./reactions.js";
 import { openThread } from "./thread.js";
 import { addMessage, jumpTo, loadAbove, updateMessage, viewChannelId } from "./view.js";
 
@@ -134,7 +134,8 @@ export function renderMessage(m, first = true, inThread = false) {
     ticks(m),
     (m.reactions || []).length ? el("div", { class: "reactions" }, m.reactions.map((r) =>
       el("button", { type: "button", class: `reaction${r.mine ? " mine" : ""}`, dataset: { type: r.type }, "aria-pressed": String(!!r.mine),
-                     "aria-label": `${emojiOf(r.type)} ${r.count}`, onclick: () => react(m, r.type) },
+                     "aria-label": `${emojiOf(r.type)} ${r.count}`, onclick: () => react(m, r.type),
+                     onmouseenter: (e) => showReactors(m, r.type, r.count, e.currentTarget), onfocus: (e) => showReactors(m, r.type, r.count, e.currentTarget) },
         `${emojiOf(r.type)} ${r.count}`))) : null,
     replies && !inThread ? el("button", { type: "button", class: "thread-link", onclick: () => openThread(m) }, `${replies} ${replies === 1 ? "reply" : "replies"}`) : null,
     el("div", { class: "actions", role: "toolbar", "aria-label": "message actions" }, actions));

@@ -1,8 +1,9 @@
-// Reactions: the emoji picker (a grid moved through with the arrow keys), and
-// adding and taking back one's reaction.
+// Reactions: the emoji picker (a grid moved through with the arrow keys),
+// adding and taking back one's reaction, and who reacted, named in a
+// reaction's tooltip on hover or focus.
 
-import { EMOJI } from "./messages.js";
-import { $, el, gh, showError } from "./page.js";
+import { EMOJI, emojiOf } from "./messages.js";
+import { $, el, gh, nameOf, showError } from "./page.js";
 import { addMessage, viewChannelId } from "./view.js";
 
 let returnTo = null;
@@ -36,6 +37,23 @@ export async function react(m, type) {
     const r = await gh.request({ [mine ? "removeReaction" : "addReaction"]: { channelId: viewChannelId(), messageUid: m.uid, type } });
     if (r.message) addMessage(r.message);
   } catch (err) { showError("view-error", err); }
+}
+
+// What was asked already: "uid:type:count" -> the tooltip (a new count asks again).
+const named = new Map();
+
+/** Names who reacted with `type` (the first 20) in the reaction's tooltip. */
+export async function showReactors(m, type, count, button) {
+  const key = `${m.uid}:${type}:${count}`;
+  if (named.has(key)) { button.title = named.get(key); return; }
+  try {
+    const r = (await gh.request({ listReactors: { channelId: viewChannelId(), messageUid: m.uid, type, limit: 20 } })).reactors;
+    const ids = r.userIds || [], more = Number(r.total || ids.length) - ids.length;
+    const text = `${emojiOf(type)} ${ids.map(nameOf).join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+    named.set(key, text);
+    button.title = text;
+    button.setAttribute("aria-description", text);
+  } catch { /* the count still shows */ }
 }
 
 export function wireReactions() {

@@ -183,6 +183,10 @@ def test_keyboard_only_sending_editing_reacting_and_a_thread(server, people):
     keys(Keys.ARROW_RIGHT, Keys.ENTER)
     wait(alice, "a heart", lambda: "❤️ 1" in (part_of(alice, "typed, not clicked and edited", ".reactions") or ""))
     assert not alice.find_element(By.ID, "emoji-picker").is_displayed()
+    # Who reacted shows on the reaction's hover.
+    reaction = "[...document.querySelectorAll('#messages .message')].find(m => m.querySelector('.text')?.innerText.startsWith('typed')).querySelector('.reaction')"
+    ActionChains(alice).move_to_element(alice.execute_script(f"return {reaction}")).perform()
+    wait(alice, "who reacted", lambda: alice.execute_script(f"return {reaction}.title") == "❤️ alice")
 
     # A thread: its replies in the pane, the root counting them; bob's reply comes live.
     alice.execute_script(f"setTimeout(() => {{ const m = [...document.querySelectorAll('#messages .message')].find(m => m.querySelector('.text').innerText.startsWith('typed')); m.querySelector('.thread-action').click(); }})")
@@ -283,3 +287,34 @@ def test_the_javascript_sdk_alone(server, people):
     assert got["user"] == "alice" and got["fresh"] and int(got["seq"]) >= 1
     assert got["heard"] == "from the SDK"
     assert got["refused"] == "NOT_FOUND"
+
+
+def test_the_page_comes_back_after_the_server_restarts(tmp_path, people):
+    import socket
+    # The same WebSocket port across the restart, as an operator's would be.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = UNLIMITED + [f"ws-listen=127.0.0.1:{port}"]
+    server = Server(tmp_path / "data", settings)
+    try:
+        server_id, general = shared_server(server, "bob", "alice")
+        alice = people()
+        sign_in(alice, server, "alice")
+        click_channel(alice, general)
+        wait(alice, "the composer", lambda: alice.find_element(By.ID, "text").is_displayed())
+        server.stop()
+        wait(alice, "the offline banner", lambda: alice.find_element(By.ID, "offline-banner").is_displayed())
+        server = Server(tmp_path / "data", settings)
+        wait(alice, "connected again", lambda: text_of(alice, "#connection") == "connected", timeout=30)
+        assert not alice.find_element(By.ID, "offline-banner").is_displayed()
+        # Back in the channel it showed, subscribed again: bob's next message arrives live, and hers goes out.
+        bob = JsonPeer(server, "bob")
+        bob.request({"subscribe": {"type": "CHANNEL_MSG", "operation": "SUBSCRIBE", "targets": [{"serverId": server_id, "channelId": general}]}})
+        bob.request({"sendMessage": {"channelId": general, "body": {"text": "welcome back"}}})
+        wait(alice, "bob's message after the restart", lambda: count_messages(alice, "welcome back") == 1)
+        send(alice, "glad to be back")
+        assert bob.event("message", where=lambda m: m["senderId"] == "alice")["message"]["body"]["text"] == "glad to be back"
+        bob.close()
+    finally:
+        server.stop()

@@ -43,6 +43,13 @@ extension GuildhallClient {
         return try await updated(.removeReaction(r))
     }
 
+    /// Who reacted to a message with `type`: the first `limit` (at most 100), earliest first, and how many did.
+    public func reactors(of uid: UInt64, in channel: UInt64, type: UInt32, limit: UInt32 = 20) async throws -> GHReactors {
+        var r = GHListReactors()
+        r.channelID = channel; r.messageUid = uid; r.type = type; r.limit = limit
+        return try await expect(.listReactors(r)) { if case .reactors(let l) = $0 { l } else { nil } }
+    }
+
     /// A page of a thread's replies, oldest first, after `afterSeq`.
     public func thread(_ root: UInt64, in channel: UInt64, afterSeq: UInt64 = 0, limit: UInt32 = 50) async throws -> GHMessagePage {
         var r = GHGetThread()

@@ -65,6 +65,8 @@ public struct RequestIDs: Sendable {
             ("getReceivedStatus", .getReceivedStatus(make(GHGetReceivedStatus()) { $0.messageUids = [i.message] })),
             ("requestReceipt", .requestReceipt(make(GHRequestReceipt()) { $0.messageUid = i.message })),
             ("respondReceipts", .respondReceipts(make(GHRespondReceipts()) { $0.channelID = i.channel; $0.messageUids = [i.message] })),
+            ("listReactors channel", .listReactors(make(GHListReactors()) { $0.channelID = i.channel; $0.messageUid = i.message; $0.type = 1 })),
+            ("listReactors conversation", .listReactors(make(GHListReactors()) { $0.channelID = i.conversation; $0.messageUid = i.directMessage; $0.type = 1 })),
             ("getReceiptReaders", .getReceiptReaders(make(GHGetReceiptReaders()) { $0.messageUid = i.message })),
             ("getReceiptInfo", .getReceiptInfo(make(GHGetReceiptInfo()) { $0.messageUids = [i.message] })),
             ("subscribe server", .subscribe(make(GHSubscribe()) {

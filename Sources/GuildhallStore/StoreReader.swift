@@ -42,6 +42,8 @@ public enum ReadRequest: Sendable, Equatable {
     case fileTotals
     /// A page of a server's audit log, in `audit`; `hasMore` when older entries pass its filters.
     case auditLog(AuditQuery)
+    /// The first `limit` users who reacted to `message` with `type`, earliest first (`users`), and how many did (`count`).
+    case reactors(message: MessageUID, type: UInt32, limit: Int)
 }
 
 public struct ReadResult: Sendable {
@@ -65,6 +67,8 @@ public struct ReadResult: Sendable {
     public var bytes: UInt64 = 0
     /// For `auditLog`, newest first.
     public var audit: [AuditEntry] = []
+    /// For `reactors`.
+    public var users: [UserID] = []
 
     init(ticket: UInt64) { self.ticket = ticket }
 }
@@ -126,7 +130,7 @@ public final class StoreReader: Sendable {
 
 final class ReaderQueries {
     private let before, after, byUID, cursor, inbox, received, directCount, groupCount: Statement
-    private let threadAfter, reactions, timeOfSeq, lastSeq: Statement
+    private let threadAfter, reactions, reactorList, reactorCount, timeOfSeq, lastSeq: Statement
     /// Nil while search is off.
     private let search: SearchReads?
     private let fileBytes, fileByID, unsentFiles, removedFiles, fileTotals: Statement
@@ -144,6 +148,8 @@ final class ReaderQueries {
         removedFiles = try db.prepare("SELECT \(fileColumns) FROM files WHERE removed != 0 ORDER BY id LIMIT ?")
         threadAfter = try db.prepare("SELECT \(cols) FROM messages WHERE thread_root = ? AND seq > ? ORDER BY seq ASC LIMIT ?")
         reactions = try db.prepare("SELECT type, COUNT(*), MAX(user_id = ?) FROM reactions WHERE message_uid = ? GROUP BY type ORDER BY type")
+        reactorList = try db.prepare("SELECT user_id FROM reactions WHERE message_uid = ? AND type = ? ORDER BY time, user_id LIMIT ?")
+        reactorCount = try db.prepare("SELECT COUNT(*) FROM reactions WHERE message_uid = ? AND type = ?")
         timeOfSeq = try db.prepare("SELECT sent_time FROM messages WHERE channel_id = ? AND seq = ?")
         lastSeq = try db.prepare("SELECT MAX(seq) FROM messages WHERE channel_id = ?")
         before = try db.prepare("SELECT \(cols) FROM messages WHERE channel_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?")
@@ -230,6 +236,15 @@ final class ReaderQueries {
             removed.reset()
         case .auditLog(let query):
             (result.audit, result.hasMore) = try audit.run(query)
+        case .reactors(let message, let type, let limit):
+            let list = reactorList.reset()
+            list.bind(1, message); list.bind(2, UInt64(type)); list.bind(3, Int64(limit))
+            while try list.step() { result.users.append(list.text(0)) }
+            list.reset()
+            let count = reactorCount.reset()
+            count.bind(1, message); count.bind(2, UInt64(type))
+            if try count.step() { result.count = count.uint(0) }
+            count.reset()
         case .search(let search):
             guard let reads = self.search else { throw StoreError(code: -1, message: "search is off (search-index)") }
             try reads.run(search, into: &result)

@@ -176,6 +176,10 @@ struct CommandTable {
             ("unreact", spec(["channel", "uid", "type"], "take your quick comment back") { a in
                 try await c.unreact(a.id("uid"), in: a.id("channel"), type: UInt32(clamping: try a.id("type")))
             }),
+            ("reactors", spec(["channel", "uid", "type"], opts: ["limit"], "who reacted with a type, earliest first (limit=N, at most 100)") { a in
+                try await c.reactors(of: a.id("uid"), in: a.id("channel"), type: UInt32(clamping: try a.id("type")),
+                                     limit: UInt32(a.optional("limit") ?? "") ?? 20)
+            }),
             ("thread", spec(["channel", "root"], opts: ["after", "limit"], "page a thread's replies (after=SEQ)") { a in
                 try await c.thread(a.id("root"), in: a.id("channel"), afterSeq: a.optional("after").flatMap(UInt64.init) ?? 0,
                                    limit: UInt32(a.optional("limit") ?? "") ?? 50)

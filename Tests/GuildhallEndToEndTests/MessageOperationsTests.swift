@@ -124,6 +124,33 @@ import Testing
         #expect(!heard.updates.contains { $0.update.actorID == "bob" }, "the actor's own session gets answers, not events")
     }
 
+    @Test func whoReactedIsListedEarliestFirstForThoseWhoMayReact() async throws {
+        let (server, alice, bob, _, c) = try await pair()
+        defer { server.stop() }
+        let m = try await alice.send("lunch?", to: c.channelID)
+        _ = try await alice.react(m.uid, in: c.channelID, type: 3)
+        _ = try await bob.react(m.uid, in: c.channelID, type: 3)
+        _ = try await alice.react(m.uid, in: c.channelID, type: 4)
+        let three = try await alice.reactors(of: m.uid, in: c.channelID, type: 3)
+        #expect(three.userIds == ["alice", "bob"] && three.total == 2, "earliest first (the same millisecond: by id)")
+        let first = try await bob.reactors(of: m.uid, in: c.channelID, type: 3, limit: 1)
+        #expect(first.userIds == ["alice"] && first.total == 2, "a page holds the first, the total counts all")
+        #expect(try await bob.reactors(of: m.uid, in: c.channelID, type: 9).userIds.isEmpty)
+        _ = try await alice.unreact(m.uid, in: c.channelID, type: 3)
+        #expect(try await bob.reactors(of: m.uid, in: c.channelID, type: 3).userIds == ["bob"])
+        await expectError(.badRequest) { _ = try await bob.reactors(of: m.uid, in: c.channelID, type: 0) }
+        await expectError(.limitReached) { _ = try await bob.reactors(of: m.uid, in: c.channelID, type: 3, limit: 101) }
+        // One who may not see the channel is answered as for a message that is not there.
+        let (carol, _) = try await server.client("carol")
+        await expectError(.notFound) { _ = try await carol.reactors(of: m.uid, in: c.channelID, type: 3) }
+        await expectError(.notFound) { _ = try await bob.reactors(of: m.uid + 1000, in: c.channelID, type: 3) }
+        // A direct message's reactors, for the two of the conversation.
+        let dm = try await alice.sendDirect("ok", to: "bob")
+        _ = try await bob.react(dm.uid, in: dm.channelID, type: 1)
+        #expect(try await alice.reactors(of: dm.uid, in: dm.channelID, type: 1).userIds == ["bob"])
+        await expectError(.notFound) { _ = try await carol.reactors(of: dm.uid, in: dm.channelID, type: 1) }
+    }
+
     @Test func quickCommentLimitsExactlyReachedThenOneOver() async throws {
         let (server, alice, bob, _, c) = try await pair {
             $0.reactionTypesPerMessage = 3

@@ -200,6 +200,7 @@ extension GHRequest.OneOf_Body {
         case .deleteMessage(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.delete(r, id: $1, from: $2) }
         case .addReaction(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.addReaction(r, id: $1, from: $2) }
         case .removeReaction(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.removeReaction(r, id: $1, from: $2) }
+        case .listReactors(let r): RequestRule(.announcedChannel(r.channelID), .query) { $0.messageOperations.listReactors(r, id: $1, from: $2) }
         case .sendTyping(let r) where r.conversationID != 0:
             RequestRule(.announcedChannel(r.conversationID), .typing) { $0.typing.sendDirectTyping(r, id: $1, from: $2) }
         case .sendTyping(let r) where !r.peerID.isEmpty: RequestRule(.conversation(r.peerID), .typing) { $0.typing.sendDirectTyping(r, id: $1, from: $2) }

@@ -60,6 +60,32 @@ extension MessageOperations {
         perform(.react(type, add: add), channel, uid, id: id, from: s)
     }
 
+    /// Who reacted with one type: for whoever may react to the message (docs/features.md "Quick comments").
+    func listReactors(_ r: GHListReactors, id: UInt64, from s: HomeSession) {
+        guard (1...65_535).contains(r.type) else { return s.fail(id, .badRequest("reaction type must be 1 to 65535, not \(r.type)")) }
+        let limit = r.limit == 0 ? 20 : Int(r.limit)
+        guard limit <= 100 else { return s.fail(id, Failure(.limitReached, "at most 100 reactors a page, not \(limit)")) }
+        guard directory.channel(r.channelID) != nil || home.userHome.directs[r.channelID] != nil else {
+            return s.fail(id, Self.notFound(r.messageUid))
+        }
+        read(.messages(uids: [r.messageUid])) { found in
+            do throws(Failure) {
+                guard found.error == nil else { throw Failure(.unavailable, "storage is unavailable; retry later") }
+                guard let m = found.messages.first else { throw Self.notFound(r.messageUid) }
+                _ = try self.place(of: m, asked: r.channelID, by: s)
+                self.read(.reactors(message: m.uid, type: r.type, limit: limit)) { result in
+                    guard result.error == nil else { return s.fail(id, Failure(.unavailable, "storage is unavailable; retry later")) }
+                    var reactors = GHReactors()
+                    reactors.userIds = result.users
+                    reactors.total = UInt32(clamping: result.count)
+                    s.respond(id, .reactors(reactors))
+                }
+            } catch {
+                s.fail(id, error)
+            }
+        }
+    }
+
     // MARK: The one path
 
     /// `reason`: for the audit log, when the operation removes another member's channel message.
