@@ -26,7 +26,8 @@ export function renderPending() {
 
 /** Uploads one file for the view (asks for an upload, then PUTs the bytes with progress); its file id. */
 export async function upload(p, view) {
-  const where = view === "avatar" ? { avatar: true } : view.kind === "channel" ? { channelId: view.channelId } : { conversationId: view.conversationId };
+  const where = view === "avatar" ? { avatar: true } : view.serverIcon ? { serverIcon: view.serverIcon }
+    : view.kind === "channel" ? { channelId: view.channelId } : { conversationId: view.conversationId };
   const r = await gh.request({ createUpload: { ...where, filename: p.file.name, contentType: p.file.type || "", size: String(p.file.size) } });
   await new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();

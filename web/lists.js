@@ -3,6 +3,7 @@
 // panel, and the users one blocks. May touch the page state and the connection.
 
 import { badgeText } from "./guildhall.js";
+import { upload } from "./composer.js";
 import { loadMembers } from "./members.js";
 import { renderMessages } from "./messages.js";
 import { $, el, gh, nameOf, showError, state, userList } from "./page.js";
@@ -78,7 +79,7 @@ export function loadMuted() {
 /** A server's icon: its image, its emoji, or its name's initials. */
 export function serverIcon(info) {
   const icon = (info.icon || info.serverIcon || "").trim();
-  if (/^(https?:\/\/|\/)/.test(icon)) return el("span", { class: "server-icon" }, el("img", { src: icon, alt: "" }));
+  if (/^(https?:\/\/|\/|data:image\/)/.test(icon)) return el("span", { class: "server-icon" }, el("img", { src: icon, alt: "" }));
   const name = info.name || info.serverName || "?";
   // As chat apps do: the first letter of each word ("Guild of Tests": "GoT").
   const initials = icon || name.split(/\s+/).filter(Boolean).slice(0, 3).map((w) => [...w][0]).join("");
@@ -265,8 +266,16 @@ export function wireLists() {
   $("home-button").addEventListener("click", () => chooseHome());
   $("add-server").addEventListener("click", () => { showError("add-server-error", null); $("add-server-dialog").showModal(); $("create-server-name").focus(); });
   $("add-server-close").addEventListener("click", () => $("add-server-dialog").close());
-  $("create-server-icon").addEventListener("input", () => {
-    $("create-server-preview").replaceWith(Object.assign(serverIcon({ name: $("create-server-name").value, icon: $("create-server-icon").value }), { id: "create-server-preview" }));
+  const preview = (icon) => $("create-server-preview").replaceWith(Object.assign(serverIcon({ name: $("create-server-name").value, icon }), { id: "create-server-preview" }));
+  $("create-server-icon").addEventListener("input", () => { $("create-server-picture").value = ""; preview($("create-server-icon").value); });
+  $("create-server-picture").addEventListener("change", () => {
+    const file = $("create-server-picture").files[0];
+    if (!file) return;
+    $("create-server-icon").value = "";
+    // Shown as a data: URL (the page's policy loads no blob: pictures).
+    const reader = new FileReader();
+    reader.onload = () => preview(reader.result);
+    reader.readAsDataURL(file);
   });
   $("join-form").addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -286,8 +295,15 @@ export function wireLists() {
     e.preventDefault();
     try {
       const r = await gh.request({ createServer: { name: $("create-server-name").value.trim(), icon: $("create-server-icon").value.trim(), openJoin: true } });
+      // A picture is uploaded as the new server's icon, then named by it.
+      const picture = $("create-server-picture").files[0];
+      if (picture) {
+        const fileId = await upload({ file: picture, progress: 0 }, { serverIcon: r.server.serverId });
+        await gh.request({ updateServer: { serverId: r.server.serverId, iconFileId: fileId } });
+      }
       $("create-server-name").value = "";
       $("create-server-icon").value = "";
+      $("create-server-picture").value = "";
       $("add-server-dialog").close();
       state.currentServer = r.server.serverId;
       await loadServers();

@@ -12,7 +12,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from conftest import UNLIMITED, JsonPeer, Server
-from test_browser import (click_channel, count_messages, create_server, open_home, people, part_of, send, shot, sign_in,  # noqa: F401
+from test_browser import (click_channel, count_messages, create_server, open_home, people, part_of, png, send, shot, sign_in,  # noqa: F401
                           submit, text_of, wait)
 
 
@@ -203,7 +203,7 @@ def test_keyboard_only_sending_editing_reacting_and_a_thread(server, people):
     bob.close()
 
 
-def test_quotes_mentions_the_people_picker_and_a_server_with_an_icon(server, people):
+def test_quotes_mentions_the_people_picker_and_a_server_with_an_icon(server, people, tmp_path):
     server_id, general = shared_server(server, "bob", "alice", "carol")
     bob = JsonPeer(server, "bob")
     bob.request({"setProfile": {"displayName": "Bob Builder"}})
@@ -257,6 +257,16 @@ def test_quotes_mentions_the_people_picker_and_a_server_with_an_icon(server, peo
         "return [...document.querySelectorAll('#server-list li.server')].map(s => s.querySelector('.server-icon').innerText)") == ["SG", "🎲"])
     assert text_of(alice, "#server-name") == "Dice Club"
     shot(alice, "server-icons.png")
+    # A server made with a picture: uploaded as its icon, shown on the rail.
+    picture = tmp_path / "guild.png"
+    picture.write_bytes(png(64, 64))
+    alice.find_element(By.ID, "add-server").click()
+    wait(alice, "the add-server dialog", lambda: alice.find_element(By.ID, "create-server-name").is_displayed())
+    alice.find_element(By.ID, "create-server-picture").send_keys(str(picture))
+    wait(alice, "the preview", lambda: alice.execute_script("const i = document.querySelector('#create-server-preview img'); return !!i && i.naturalWidth == 64"))
+    submit(alice, "create-server-name", "Painters")
+    icon = "const s = [...document.querySelectorAll('#server-list li.server')].find(s => s.querySelector('.name').innerText === 'Painters'); const i = s && s.querySelector('.server-icon img'); return i && i.complete ? i.naturalWidth : 0"
+    wait(alice, "the picture on the rail", lambda: alice.execute_script(icon) == 64)
     bob.close()
 
 

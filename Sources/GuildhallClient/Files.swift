@@ -13,6 +13,8 @@ public enum UploadDestination: Sendable, Equatable {
     case conversationID(UInt64)
     /// One's own avatar (an image), which `setProfile(avatarFileID:)` then names.
     case avatar
+    /// A server's icon (an image; MANAGE_SERVER there), which `updateServer(_:iconFileID:)` then names.
+    case serverIcon(UInt64)
 }
 
 extension GuildhallClient {
@@ -25,6 +27,7 @@ extension GuildhallClient {
         case .conversation(let peer): r.peerID = peer
         case .conversationID(let id): r.conversationID = id
         case .avatar: r.avatar = true
+        case .serverIcon(let id): r.serverIcon = id
         }
         r.filename = filename
         r.size = size

@@ -37,10 +37,12 @@ extension GuildhallClient {
         return try await server(.createServer(r))
     }
 
-    public func updateServer(_ id: UInt64, name: String? = nil, icon: String? = nil, custom: String? = nil, openJoin: Bool? = nil,
-                             allowGuests: Bool? = nil, discoverable: Bool? = nil) async throws -> GHServerInfo {
+    /// `iconFileID`: an image uploaded `to: .serverIcon(id)`; the icon becomes a lasting link to it.
+    public func updateServer(_ id: UInt64, name: String? = nil, icon: String? = nil, iconFileID: UInt64? = nil, custom: String? = nil,
+                             openJoin: Bool? = nil, allowGuests: Bool? = nil, discoverable: Bool? = nil) async throws -> GHServerInfo {
         var r = GHUpdateServer()
         r.serverID = id
+        if let iconFileID { r.iconFileID = iconFileID }
         if let discoverable { r.discoverable = discoverable }
         if let allowGuests { r.allowGuests = allowGuests }
         if let name { r.name = name }

@@ -138,4 +138,36 @@ extension ProfileTests {
         }
         try await waitUntil("the replaced avatar swept", timeout: 15) { try Curl.run([profile.avatar]).status == 404 }
     }
+
+    /// A server's icon uploaded as a picture: MANAGE_SERVER only, an image only, a lasting link; replaced, its file is swept.
+    @Test func anUploadedServerIconIsALastingLinkAndAReplacedOneIsSwept() async throws {
+        let server = try TestServer { $0.wsListen = "127.0.0.1:0" }
+        defer { server.stop() }
+        server.update { $0.filesURL = "http://127.0.0.1:\(server.webSocketPort)" }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (g, _) = try await guild(server, owner: alice, members: [bob])
+        let image = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: UInt8(9), count: 40))
+        await expectError(.badRequest) { _ = try await alice.createUpload("notes.txt", size: 5, contentType: "text/plain", to: .serverIcon(g.serverID)) }
+        await expectError(.forbidden) { _ = try await bob.createUpload("i.png", size: 48, contentType: "image/png", to: .serverIcon(g.serverID)) }
+        let (carol, _) = try await server.client("carol")
+        await expectError(.notFound) { _ = try await carol.createUpload("i.png", size: 48, contentType: "image/png", to: .serverIcon(g.serverID)) }
+        let first = try await alice.upload(image, as: "guild.png", contentType: "image/png", to: .serverIcon(g.serverID))
+        let updated = try await alice.updateServer(g.serverID, iconFileID: first)
+        #expect(updated.icon.hasPrefix("http://127.0.0.1:\(server.webSocketPort)/files/\(first)/guild.png?u=avatar&"), "\(updated.icon)")
+        #expect(try await bob.servers([g.serverID]).first?.icon == updated.icon)
+        #expect(try Curl.run([updated.icon]).body == Array(image))
+        // Only this server's icon upload may be named; an avatar upload or a missing file is refused, and not both fields.
+        let avatar = try await alice.upload(image, as: "me.png", contentType: "image/png", to: .avatar)
+        await expectError(.notFound) { _ = try await alice.updateServer(g.serverID, iconFileID: avatar) }
+        await expectError(.notFound) { _ = try await alice.updateServer(g.serverID, iconFileID: first + 999_999) }
+        await expectError(.badRequest) { _ = try await alice.updateServer(g.serverID, icon: "🎲", iconFileID: first) }
+        // Replaced by an emoji: the picture goes with the next sweep, and its link with it.
+        _ = try await alice.updateServer(g.serverID, icon: "🎲")
+        server.update {
+            $0.fileGraceSeconds = 1
+            $0.fileSweepSeconds = 1
+        }
+        try await waitUntil("the replaced icon swept", timeout: 15) { try Curl.run([updated.icon]).status == 404 }
+    }
 }

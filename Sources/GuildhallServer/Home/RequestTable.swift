@@ -186,6 +186,8 @@ extension GHRequest.OneOf_Body {
             RequestRule(r.serverID != 0 ? .guild(r.serverID) : .announcedChannel(r.conversationID), .query) { $0.searchMessages(r, id: $1, from: $2) }
         // Files (Home/Files): an upload into a channel at its guild's home, into a conversation at the conversation's.
         case .createUpload(let r) where r.avatar: RequestRule(.user, .change) { $0.createUpload(r, id: $1, from: $2) }
+        case .createUpload(let r) where r.serverIcon != 0:
+            RequestRule(.guild(r.serverIcon), .change, needs: .manageServer, at: .server(r.serverIcon)) { $0.createUpload(r, id: $1, from: $2) }
         case .createUpload(let r) where r.conversationID != 0:
             RequestRule(.announcedChannel(r.conversationID), .change) { $0.createUpload(r, id: $1, from: $2) }
         case .createUpload(let r):

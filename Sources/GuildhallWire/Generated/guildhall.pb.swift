@@ -3907,6 +3907,11 @@ public nonisolated struct GHUpdateServer: Sendable {
   /// Clears the value of `discoverable`. Subsequent reads from it will return its default value.
   public mutating func clearDiscoverable() {self._discoverable = nil}
 
+  /// Or the icon as a picture: a file the caller uploaded for this server
+  /// (`CreateUpload{server_icon}`, arrived); the icon becomes a lasting link
+  /// to it on the server's file listener. Not with `icon`.
+  public var iconFileID: UInt64 = 0
+
   /// Why, for the server's audit log: at most 512 characters, optional.
   public var reason: String = String()
 
@@ -4353,6 +4358,10 @@ public nonisolated struct GHCreateUpload: Sendable {
 
   /// Or an avatar for the caller's profile (an image), which `SetProfile` then names.
   public var avatar: Bool = false
+
+  /// Or an icon for this server (an image; MANAGE_SERVER there), which
+  /// `UpdateServer{icon_file_id}` then names.
+  public var serverIcon: UInt64 = 0
 
   /// 1 to 255 bytes of UTF-8 without '/', '\\' or control characters.
   public var filename: String = String()
@@ -11428,7 +11437,7 @@ nonisolated extension GHTransferOwnership: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".UpdateServer"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0\u{3}allow_guests\0\u{1}discoverable\0\u{2}\u{8}reason\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}name\0\u{1}icon\0\u{1}custom\0\u{3}open_join\0\u{3}allow_guests\0\u{1}discoverable\0\u{3}icon_file_id\0\u{2}\u{7}reason\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11443,6 +11452,7 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 5: try { try decoder.decodeSingularBoolField(value: &self._openJoin) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self._allowGuests) }()
       case 7: try { try decoder.decodeSingularBoolField(value: &self._discoverable) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.iconFileID) }()
       case 15: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
@@ -11475,6 +11485,9 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     try { if let v = self._discoverable {
       try visitor.visitSingularBoolField(value: v, fieldNumber: 7)
     } }()
+    if self.iconFileID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.iconFileID, fieldNumber: 8)
+    }
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 15)
     }
@@ -11489,6 +11502,7 @@ nonisolated extension GHUpdateServer: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs._openJoin != rhs._openJoin {return false}
     if lhs._allowGuests != rhs._allowGuests {return false}
     if lhs._discoverable != rhs._discoverable {return false}
+    if lhs.iconFileID != rhs.iconFileID {return false}
     if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -12184,7 +12198,7 @@ nonisolated extension GHSearchMessages: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateUpload"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}peer_id\0\u{1}filename\0\u{3}content_type\0\u{1}size\0\u{1}sha256\0\u{3}conversation_id\0\u{1}avatar\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}channel_id\0\u{3}peer_id\0\u{1}filename\0\u{3}content_type\0\u{1}size\0\u{1}sha256\0\u{3}conversation_id\0\u{1}avatar\0\u{3}server_icon\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -12200,6 +12214,7 @@ nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 6: try { try decoder.decodeSingularStringField(value: &self.sha256) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.conversationID) }()
       case 8: try { try decoder.decodeSingularBoolField(value: &self.avatar) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.serverIcon) }()
       default: break
       }
     }
@@ -12230,6 +12245,9 @@ nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.avatar != false {
       try visitor.visitSingularBoolField(value: self.avatar, fieldNumber: 8)
     }
+    if self.serverIcon != 0 {
+      try visitor.visitSingularUInt64Field(value: self.serverIcon, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -12238,6 +12256,7 @@ nonisolated extension GHCreateUpload: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.peerID != rhs.peerID {return false}
     if lhs.conversationID != rhs.conversationID {return false}
     if lhs.avatar != rhs.avatar {return false}
+    if lhs.serverIcon != rhs.serverIcon {return false}
     if lhs.filename != rhs.filename {return false}
     if lhs.contentType != rhs.contentType {return false}
     if lhs.size != rhs.size {return false}

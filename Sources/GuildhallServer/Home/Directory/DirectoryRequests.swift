@@ -46,22 +46,41 @@ extension DirectoryRequests {
         }
     }
 
-    func updateServer(_ r: GHUpdateServer, id: UInt64, from s: HomeSession) {
-        change(r.serverID, id: id, from: s) { () throws(Failure) in
-            if r.hasAllowGuests { try self.home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
-            let before = self.directory.server(r.serverID)
-            let decision = try self.directory.decide.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: r.hasIcon ? r.icon : nil,
-                                                           custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
-                                                           allowGuests: r.hasAllowGuests ? r.allowGuests : nil,
-                                                           discoverable: r.hasDiscoverable ? r.discoverable : nil)
-            let record = decision.value
-            let audit = try self.audit(.serverUpdated, record.id, by: s, target: "\(record.id)", changes: AuditDiff.server(before, record),
-                                       onlyIfChanged: true, reason: r.reason)
-            return self.effects(decision, also: audit, reply: { .server(self.info(record)) }) {
-                self.home.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
-                self.guestsRecheck(record.id)
+    /// `icon`: the uploaded picture it names, once checked (and claimed) by `Attachments.resolve`.
+    func updateServer(_ r: GHUpdateServer, id: UInt64, from s: HomeSession, icon: FileAttachment? = nil) {
+        if r.iconFileID != 0, icon == nil {
+            guard !r.hasIcon else { return s.fail(id, .badRequest("name icon or icon_file_id, not both")) }
+            return home.attachments.resolve([r.iconFileID], serverID: r.serverID, channelID: 0, id: id, for: s) { found in
+                self.updateServer(r, id: id, from: s, icon: found[0])
             }
         }
+        let claimed = icon.map { [$0.fileID] } ?? []
+        let picture = icon.map { AttachmentLinks(settings).lasting($0) }
+        change(r.serverID, id: id, from: s) { () throws(Failure) in
+            do throws(Failure) { return try self.serverUpdate(r, picture: picture, claimed: claimed, from: s) } catch {
+                self.home.attachments.release(claimed)
+                throw error
+            }
+        }
+    }
+
+    private func serverUpdate(_ r: GHUpdateServer, picture: String?, claimed: [UInt64], from s: HomeSession) throws(Failure) -> Effects {
+        if r.hasAllowGuests { try self.home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
+        let before = self.directory.server(r.serverID)
+        let decision = try self.directory.decide.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: picture ?? (r.hasIcon ? r.icon : nil),
+                                                       custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
+                                                       allowGuests: r.hasAllowGuests ? r.allowGuests : nil,
+                                                       discoverable: r.hasDiscoverable ? r.discoverable : nil)
+        let record = decision.value
+        let audit = try self.audit(.serverUpdated, record.id, by: s, target: "\(record.id)", changes: AuditDiff.server(before, record),
+                                   onlyIfChanged: true, reason: r.reason)
+        var effects = self.effects(decision, also: audit, reply: { .server(self.info(record)) }) {
+            self.home.attachments.release(claimed)
+            self.home.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
+            self.guestsRecheck(record.id)
+        }
+        effects.failed = { self.home.attachments.release(claimed) }
+        return effects
     }
 
     func transferOwnership(_ r: GHTransferOwnership, id: UInt64, from s: HomeSession) {

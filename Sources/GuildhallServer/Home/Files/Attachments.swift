@@ -10,7 +10,7 @@
 //
 // The sweep, every file-sweep-seconds: the rows of this home's uploads that
 // no message carried within file-grace-seconds (avatars its users' profiles
-// do not name), and of removed messages' files, are forgotten in the store first and then deleted (a row outlives
+// do not name, icons their servers' do not), and of removed messages' files, are forgotten in the store first and then deleted (a row outlives
 // its file, never the other way, so a failed removal is found again); the
 // first loop's home also has the store remove bytes no file names. A file a
 // send has claimed is left alone. Loop thread only.
@@ -125,7 +125,8 @@ final class Attachments: HomePart {
         read(.sweepableFiles(unsentBefore: now > graceMs ? now - graceMs : 0, limit: Self.sweepBatch)) { found in
             // Another home's rows (the store is the node's) are its own to sweep.
             let mine = found.files.filter { f in
-                !self.claimed.contains(f.id) && (f.serverID != 0 ? self.directory.server(f.serverID) != nil
+                !self.claimed.contains(f.id) && (f.serverID != 0 && f.channelID == 0 ? self.isUnusedIcon(f)
+                    : f.serverID != 0 ? self.directory.server(f.serverID) != nil
                     : f.channelID != 0 ? self.home.userHome.directs[f.channelID] != nil : self.home.profiles.isUnusedAvatar(f))
             }
             let ticket = self.ask { outcome in
@@ -138,6 +139,12 @@ final class Attachments: HomePart {
             }
             work.sweep(mine.map(\.id), blobGraceSeconds: self.home.index == 0 ? self.settings.fileGraceSeconds : nil, ticket: ticket)
         }
+    }
+
+    /// Whether `file` is an icon upload of a server homed here that its icon no longer (or never) names.
+    private func isUnusedIcon(_ file: FileRecord) -> Bool {
+        guard let server = directory.server(file.serverID) else { return false }
+        return !server.icon.contains("\(DownloadLink.pathPrefix)\(file.id)/")
     }
 
     /// A removed message's files: their links stop working.

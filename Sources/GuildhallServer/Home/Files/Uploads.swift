@@ -1,7 +1,8 @@
 // Asking to upload a file (docs/files.md), at the home of where it will be
 // sent: a channel's guild home (the request table checked SEND_MESSAGES and
 // ATTACH_FILES there) or the conversation's home; an avatar (an image, server
-// and channel 0) at its user's home, where SetProfile names it (Profiles.swift). The home checks the
+// and channel 0) at its user's home, where SetProfile names it (Profiles.swift);
+// a server's icon (an image, channel 0) at its guild home, where UpdateServer names it. The home checks the
 // fields and the user's quota, stores the file's row, and answers with a URL:
 // with the local store, one whose ticket carries the upload's terms, signed,
 // so that the listener receiving the bytes needs no home; with the S3 store,
@@ -16,13 +17,13 @@ extension Home {
         attempt(id, s) { () throws(Failure) in
             guard let storage = attachments.work?.storage else { throw Failure(.unavailable, "this server keeps no files (files-store = off)") }
             let direct = r.conversationID != 0 || !r.peerID.isEmpty
-            guard [r.channelID != 0, direct, r.avatar].filter({ $0 }).count == 1 else {
-                throw Failure.badRequest("name exactly one of channel_id, peer_id, conversation_id and avatar")
+            guard [r.channelID != 0, direct, r.avatar, r.serverIcon != 0].filter({ $0 }).count == 1 else {
+                throw Failure.badRequest("name exactly one of channel_id, peer_id, conversation_id, avatar and server_icon")
             }
             let type = try FileRules.check(filename: r.filename, contentType: r.contentType, size: r.size, sha256: r.sha256.lowercased(),
                                            maxBytes: settings.maxFileBytes)
-            if r.avatar, !FileRules.avatarTypes.contains(type) {
-                throw Failure.badRequest("an avatar is an image: \(FileRules.avatarTypes.sorted().joined(separator: ", "))")
+            if r.avatar || r.serverIcon != 0, !FileRules.avatarTypes.contains(type) {
+                throw Failure.badRequest("\(r.avatar ? "an avatar" : "an icon") is an image: \(FileRules.avatarTypes.sorted().joined(separator: ", "))")
             }
             let now = now()
             var writes: [StoreWrite] = [], opened: DirectConversation?
@@ -30,6 +31,9 @@ extension Home {
                                   size: r.size, sha256: r.sha256.lowercased(), createdAt: now)
             if r.avatar {
                 // The user's own: server and channel 0.
+            } else if r.serverIcon != 0 {
+                // The server's (the request table checked MANAGE_SERVER there): channel 0.
+                file.serverID = r.serverIcon
             } else if !direct {
                 let c = try readableChannel(r.channelID, for: s)
                 (file.serverID, file.channelID) = (c.serverID, c.id)
