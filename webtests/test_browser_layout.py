@@ -62,6 +62,16 @@ return bad;
 """
 
 
+# Every control the page shows has a name a screen reader can say, and the landmarks are there.
+UNNAMED = """
+const named = (e) => (e.getAttribute('aria-label') || e.getAttribute('title') || (e.labels && [...e.labels].some((l) => l.innerText.trim()))
+                      || e.getAttribute('placeholder') || (e.tagName === 'BUTTON' || e.getAttribute('role')) && e.innerText.trim());
+return [...document.querySelectorAll('button, input, select, textarea, [role=button], [role=link], [tabindex="0"]')]
+  .filter((e) => e.checkVisibility() && !named(e)).map((e) => `${e.tagName}#${e.id}.${e.className}`);
+"""
+LANDMARKS = "return ['header', 'nav#rail', 'nav#sidebar', 'main#view', 'aside#members'].filter((s) => !document.querySelector(s))"
+
+
 def test_the_phone_layout_has_drawers_and_both_themes_keep_aa_contrast(server, people):
     server_id, general = shared_server(server, "bob", "alice")
     bob = JsonPeer(server, "bob")
@@ -70,6 +80,8 @@ def test_the_phone_layout_has_drawers_and_both_themes_keep_aa_contrast(server, p
     sign_in(alice, server, "alice")
     click_channel(alice, general)
     wait(alice, "the message", lambda: count_messages(alice, "welcome, @alice") == 1)
+    assert alice.execute_script(UNNAMED) == []
+    assert alice.execute_script(LANDMARKS) == []
     for scheme in ["light", "dark"]:
         theme(alice, scheme)
         wait(alice, f"the {scheme} theme", lambda: alice.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches") == (scheme == "dark"))
