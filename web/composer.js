@@ -75,14 +75,18 @@ export async function send(text) {
 }
 
 
-/** Members to mention for the "@word" before the caret (a channel's only). */
-function suggestMentions(text, field) {
+/** Members to mention for the "@word" before the caret (a channel's only): the list's first, or the server's search. */
+async function suggestMentions(text, field) {
   const typed = text.slice(0, field.selectionStart).match(/(?:^|\s)@([^\s@]*)$/);
-  if (!typed || state.view?.kind !== "channel" || state.members?.serverId !== state.view.serverId) return [];
+  const view = state.view;
+  if (!typed || view?.kind !== "channel") return [];
   const q = typed[1].toLowerCase();
-  const found = state.members.list.filter((x) => x.userId !== state.me)
-    .map((x) => ({ key: x.userId, label: x.nickname || x.displayName || x.userId, detail: x.userId }))
-    .filter((x) => x.label.toLowerCase().startsWith(q) || x.key.toLowerCase().startsWith(q)).slice(0, 8);
+  let members = state.members?.serverId === view.serverId ? state.members.list : [];
+  if (q) {
+    try { members = (await gh.request({ listMembers: { serverId: view.serverId, query: q, limit: 9 } })).members.members || []; } catch { members = []; }
+  }
+  const found = members.filter((x) => x.userId !== state.me)
+    .map((x) => ({ key: x.userId, label: x.nickname || x.displayName || x.userId, detail: x.userId })).slice(0, 8);
   if (state.mayMentionEveryone && "everyone".startsWith(q)) found.push({ key: "everyone", label: "@everyone", detail: "notifies everyone here" });
   return found;
 }

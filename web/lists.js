@@ -7,7 +7,7 @@ import { upload } from "./composer.js";
 import { loadMembers } from "./members.js";
 import { renderMessages } from "./messages.js";
 import { $, el, gh, nameOf, showError, state, userList } from "./page.js";
-import { findPeople, gatherPeople } from "./people.js";
+import { findPeople } from "./people.js";
 import { attachPicker } from "./picker.js";
 import { openView } from "./view.js";
 
@@ -123,7 +123,6 @@ export function chooseServer(serverId) {
 export function chooseHome() {
   state.home = true;
   renderServers();
-  gatherPeople();
 }
 
 export function renderChannels() {
@@ -371,12 +370,11 @@ export function wireLists() {
   $("dm-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("dm-peer").value.trim();
-    if (text) openWith(findPeople(text, new Set(), 1).find((x) => x.label.toLowerCase() === text.toLowerCase())?.key || text);
+    if (text) findPeople(text).then((found) => openWith(found.find((x) => x.label.toLowerCase() === text.toLowerCase())?.key || text));
   });
   attachPicker($("group-create-users"), $("group-suggestions"), {
     suggest: (text) => findPeople(text, new Set(state.groupChosen)),
     choose: (item) => { state.groupChosen.push(item.key); $("group-create-users").value = ""; renderChosen(); $("group-create-users").focus(); },
   });
-  $("group-create-box").addEventListener("toggle", () => gatherPeople());
-  $("dm-peer").addEventListener("focus", () => gatherPeople());
+
 }

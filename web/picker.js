@@ -6,12 +6,12 @@
 import { el } from "./page.js";
 
 /**
- * `suggest(text, field)` answers the items to show ({key, label, detail}), or none;
+ * `suggest(text, field)` answers (or promises) the items to show ({key, label, detail}), or none;
  * `choose(item, field)` is called with the one chosen.
  */
 export function attachPicker(field, list, { suggest, choose }) {
   let items = [], at = 0;
-  const close = () => { items = []; list.hidden = true; field.setAttribute("aria-expanded", "false"); field.removeAttribute("aria-activedescendant"); };
+  const close = () => { items = []; list.hidden = true; list.replaceChildren(); field.setAttribute("aria-expanded", "false"); field.removeAttribute("aria-activedescendant"); };
   const draw = () => {
     list.replaceChildren(...items.map((item, i) => el("li", {
       id: `${list.id}-${i}`, role: "option", "aria-selected": String(i === at), dataset: { key: item.key },
@@ -22,8 +22,18 @@ export function attachPicker(field, list, { suggest, choose }) {
     if (items.length) field.setAttribute("aria-activedescendant", `${list.id}-${at}`);
   };
   const pick = (i) => { const item = items[i]; close(); if (item) choose(item, field); };
-  const refresh = () => { items = suggest(field.value, field) || []; at = 0; draw(); };
-  field.addEventListener("input", refresh);
+  // `suggest` may answer later (a search on the server): an answer for text since changed is dropped,
+  // and typing waits a moment before asking.
+  let timer = null;
+  const refresh = async () => {
+    const text = field.value;
+    const found = await suggest(text, field);
+    if (field.value !== text) return;
+    items = found || [];
+    at = 0;
+    draw();
+  };
+  field.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(refresh, 120); });
   field.addEventListener("focus", refresh);
   field.addEventListener("blur", () => setTimeout(close, 150));
   field.addEventListener("keydown", (e) => {

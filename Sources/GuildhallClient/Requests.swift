@@ -129,10 +129,12 @@ extension GuildhallClient {
 
     /// One page of a server's member list, with the member and online counts; `watch` watches its window
     /// (`GuildhallListener.onMemberListUpdate`, and the presence of the members in it).
+    /// `query`: only members whose shown name has a word starting with it, or whose id does (not watched).
     public func memberPage(of server: UInt64, cursor: String = "", limit: Int = 100, role: UInt64 = 0, onlineOnly: Bool = false,
-                           watch: Bool = false) async throws -> GHMemberList {
+                           watch: Bool = false, query: String = "") async throws -> GHMemberList {
         var r = GHListMembers()
         r.serverID = server
+        r.query = query
         r.cursor = cursor
         r.limit = UInt32(clamping: limit)
         r.roleID = role

@@ -108,6 +108,29 @@ import Testing
         _ = try await waitFor("m01 went offline out of the list") { bobEvents.memberListUpdates.first { $0.member.userID == "m01" && !$0.inWindow } }
     }
 
+    @Test func aSearchFindsMembersByAWordOfTheirNameOrTheirID() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, bob, _, g) = try await setUp(server, count: 3)
+        _ = try await bob.setProfile(displayName: "Robert Builder")
+        _ = try await alice.setNickname("Boss Lady", in: g.serverID)
+        let names = { (q: String) in try await bob.memberPage(of: g.serverID, query: q).members.map(\.userID) }
+        // (The names reach the member records as the profiles' copies: a moment later.)
+        try await waitUntil("the names copied") {
+            let bob = try await names("build"), alice = try await names("boss")
+            return bob == ["bob"] && alice == ["alice"]
+        }
+        #expect(try await names("ROB") == ["bob"], "case-insensitive")
+        #expect(try await names("bo") == ["alice", "bob"], "alice by her nickname's word, bob by his id")
+        #expect(try await names("m0") == ["m00", "m01", "m02"], "by id")
+        #expect(try await names("lady b").isEmpty, "the query starts a word: it is not a word set")
+        #expect(try await bob.memberPage(of: g.serverID, limit: 2, query: "m0").members.map(\.userID) == ["m00", "m01"])
+        await expectError(.badRequest) { _ = try await bob.memberPage(of: g.serverID, watch: true, query: "m") }
+        await expectError(.badRequest) { _ = try await bob.memberPage(of: g.serverID, query: String(repeating: "x", count: 101)) }
+        let (eve, _) = try await server.client("eve")
+        await expectError(.notFound) { _ = try await eve.memberPage(of: g.serverID, query: "bo") }
+    }
+
     @Test func badMemberListRequestsAreRefused() async throws {
         let server = try TestServer()
         defer { server.stop() }

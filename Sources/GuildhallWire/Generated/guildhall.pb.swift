@@ -4102,6 +4102,11 @@ public nonisolated struct GHListMembers: Sendable {
   /// End this session's watch of the server's list (nothing else is asked).
   public var stopWatching: Bool = false
 
+  /// Only members whose shown name (nickname, else display name) has a word
+  /// starting with this, or whose id starts with it; case-insensitive, at
+  /// most 100 characters (400 past it). A search is not watched (400 with `watch`).
+  public var query: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -11805,7 +11810,7 @@ nonisolated extension GHSetMemberRole: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension GHListMembers: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ListMembers"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}cursor\0\u{1}limit\0\u{3}role_id\0\u{3}online_only\0\u{1}watch\0\u{3}stop_watching\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{1}cursor\0\u{1}limit\0\u{3}role_id\0\u{3}online_only\0\u{1}watch\0\u{3}stop_watching\0\u{1}query\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -11820,6 +11825,7 @@ nonisolated extension GHListMembers: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 5: try { try decoder.decodeSingularBoolField(value: &self.onlineOnly) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.watch) }()
       case 7: try { try decoder.decodeSingularBoolField(value: &self.stopWatching) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.query) }()
       default: break
       }
     }
@@ -11847,6 +11853,9 @@ nonisolated extension GHListMembers: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.stopWatching != false {
       try visitor.visitSingularBoolField(value: self.stopWatching, fieldNumber: 7)
     }
+    if !self.query.isEmpty {
+      try visitor.visitSingularStringField(value: self.query, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -11858,6 +11867,7 @@ nonisolated extension GHListMembers: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.onlineOnly != rhs.onlineOnly {return false}
     if lhs.watch != rhs.watch {return false}
     if lhs.stopWatching != rhs.stopWatching {return false}
+    if lhs.query != rhs.query {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

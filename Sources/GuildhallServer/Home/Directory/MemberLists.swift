@@ -1,6 +1,6 @@
 // Member lists (docs/features.md "Member lists"), at the guild's home: pages
-// of a server's members in list order (MemberOrder), filtered by role or to
-// those online, with the member and online counts, and the windows sessions
+// of a server's members in list order (MemberOrder), filtered by role, to
+// those online or by a name search, with the member and online counts, and the windows sessions
 // watch, as Discord's lazy member list does: a session that watched a page
 // is told of joins, leaves and role changes inside it (`MemberListUpdate`)
 // and hears the presence of the members in it.
@@ -90,8 +90,12 @@ extension MemberLists {
                 guard let c = MemberListKey(cursor: r.cursor) else { throw Failure.badRequest("cursor is not one a member list gave") }
                 cursor = c
             }
-            let server = r.serverID, role = r.roleID
-            func holdsRole(_ k: MemberListKey) -> Bool { role == 0 || directory.member(k.user, of: server)?.roles.contains(role) == true }
+            let server = r.serverID, role = r.roleID, query = r.query.lowercased()
+            guard query.count <= 100 else { throw Failure.badRequest("a member search is at most 100 characters") }
+            guard query.isEmpty || !r.watch else { throw Failure.badRequest("a member search is not watched") }
+            func holdsRole(_ k: MemberListKey) -> Bool {
+                (role == 0 || directory.member(k.user, of: server)?.roles.contains(role) == true) && (query.isEmpty || Self.matches(k, query))
+            }
             let (keys, next): ([MemberListKey], MemberListKey?) = if r.onlineOnly {
                 // Only the online ones: sorted on their own, never a walk past the offline.
                 MemberOrder(online(in: server).compactMap { order(of: server).key(of: $0) }).page(after: cursor, limit: limit, where: holdsRole)
@@ -109,6 +113,11 @@ extension MemberLists {
             }
             s.respond(id, .members(list))
         }
+    }
+
+    /// A search's match (`query` lowercased): a word of the shown name, or the id, starts with it.
+    static func matches(_ k: MemberListKey, _ query: String) -> Bool {
+        k.name.hasPrefix(query) || k.user.lowercased().hasPrefix(query) || k.name.split(separator: " ").contains { $0.hasPrefix(query) }
     }
 
     private func unwatch(_ server: ServerID, by key: SessionKey) {

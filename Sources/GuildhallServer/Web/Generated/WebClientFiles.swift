@@ -166,7 +166,7 @@ function wire() {
 wire();
 
 """#),
-        "/composer.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "d879d536ba9f2f13b8fb", gzipBase64: "H4sIAAAAAAACA6VZbW/bOBL+nl8xFYI9qavI6d2Xg3PZpGh30QLtoWgT7AHdLCJbdKytLKoUHceb+nfcD7o/ds8Mqdc4bQ/nTxE5HM5wnnlmyEwm9KvJbV7eTMkuFa1UXac3imb6LqZFXqiaNqnMk9U0U1Sr0lKYWpvOlzFlRlcxVWltVXQwmVBaZqwmN7SuCp1mdcwLMiyP3ZwqCtalIWRq0qUiu61UnRwc5KtKG0v3pLLcvoHGmIxaGFUv36u5yitb044WRq8oSCbezDr5ow5OuqXOrHf5/JMyPelKBkayhzGpIqYbeFEv9eZnY7TBn/mf6kLdYfPaplb1lWC/8XZZ9tafVyd3m6uNk+MDOcLv8XPk2YMDdSf6FutybnNdstpfeEUo6yK6PyDKFxQ+EZMS3iDC2di1KU8wtdCGwrkuaysbkV6QX+jkKxeApFrXy/Be5hAyo29wtvWUjmkXsRoDMWXeOeEQQ7uHlo1kxLLDMPA7HMm2QZQYVRXpXL1Y5kWGJWGSJENTVmkVhgBOHtHpT9BBCEUYFHkQ41TnRcp2NVoD2sUi4oTqKi0HYrxpma4Uy1GV8GfC31FM13R43wQ09FP8He2uG5VV0pwE/YSjOJM9miHZZ5XeTelZTLdpsVbT/oJdRFMq10XRKHNOesBDF89BhFXO1tZqZzgDHna3Iza3BQaujVrpWwWTe07AUApSk6dHRTpTRfC4mDfh+366nBfIiSmFHADYNAxPXWFWhXlMz6KTB8AA1nHSwX/+HUT4neyHwDLPMlXS6UgzQnVjl3R6ekrHgrDJ06d06ahC2EAQzIhmMmKkg2vqT7UMpaVnlZhnS3p3eVGL3GxrOb9yaG6CAzNzMIaoy7OEnk4aMKf1tpx3kHYaGYwurxjSLpk2oCgFD8QKtjhIb1ObmgCRRe7L3yBNs+bsn4oYYm9ulXkNBSLUfT6c30nE/PinHOQoe8yXaVki0rLef7zOvFj7LTves6FQV6fsSSc0GKTdSeuRgTcp0xBYD0n6ea1qC0aYG4UYuSiwVqSr+O4KAONr2k+smLVZ0NeFANnPMKrpyxcKAkeiU/pgDQOmn3cMHUGMs6LEwb4Dbea1CkNETRe3iln/DzW3DphyRs74uyWbz0v+9fbNK2ur994BUUg8n2jgLAyACxhhEhfaZG0KLwI+vmC4GL1BIBAd6/DjUQnAqGKRiGiPVJfMqK22pUozLl1w9eNVJLy8lGNJrH6jN8q8SOFNRE8kmO6gjtwGQSRGYltv+ivR5dfHtEyEY3r++D112XLOKYXK5yxvrXxGvdCram3TWYHJ+z5HnRJEoENlNCG20abF/pTunWLJK3gr2SkUo5HGa3DkKf31+Jh++IF6g/+gvx0zdfoIhkyLLogMLp0BC5103LQYoLIhh03BaSwHNRUOXlhbEOVOgbuBda2yYHcNEPWDXiqu3a29o6398uDxjSG4LjIqteXC7MRVdu2hSj5oZeahLKNNzeQi3IGDp19n/dI5YhtRY+FYn2gcwVBX3buMBU0DP685GHOzraxODNoovbq8fP3SAd9nNiru9kK3Wvz3WbLOM5YajHIaoTJ55pZBrrM90mZS65Y1Ba0bt2Y7yE3Xd61gKiPu49XJOIcqzqFBKYj6i1xv4khhRMg+BoO1vT04CR5h0MibKHkfnM/0LKC8lITnCBDvjJjU6HVnJxBQYM0twBR0Mynqd+iqka4VfyLD0cXqKPGqnXsMI/Ec1Mm60eDY+fJ5UYST8Gz6+5ff6ug8/Pj7b/X51Y/R5Ca6ch3QSvC6+vjsynvZ6PMGQAHHipUnOUr2OkNTGLR27l/U2MFM+UHZ0C0HMi2oJixly9LRU6cpuhrqeqRSMBLeNln0lfIU40yzLYvISaNdaIAct2bGPS//t+7F/UqlMn8zmDKO+fvIuAFgeb5UaPqzuEmNeADSXZvc1OviQ5N4jmgnGV/taNLbMxrfTsKPnRyyrgnpDu0foHP/vcf7MocPtn/I367xXzvu/8d9blHAjoxllBpjmoxq70thwNYcCf+CYFlEyBGNQ4lkaUhiTCOLFEfitnhw6+BdQZ/SGL5VqxnXWtyYPFba1jA432iTBSBsjCgZmqegY7SLDSz/wh1lsY2k+esYeH2DeyMO2KFQyJgbHVVkfU7mdoZZV7K5lnb42IvBkUKJsg/oAG3kkv1hpj+NDifikNzdnEKUs47mzxxpPRm0fa3Eyjl/1vSMTrBb3Y43d0HPic7+z2w7bwlyGXYmncxCr5kzh/slRV7bli7uhC7uEhTeoQW4X0n8HJE5MSD4kwIMG/GY5NLCAyVuG0xE7N5dkuW4YaTbf7YDjXymbJoXnQYu9G6bsUGieegYNxjG1r/iGhB+jpxi2PM1oagL7d/bUHkH063HyM+eJbnr6ShzpMgdZnPHlmPoZNuD6BWZztkAjUcOZNXUTBJ338GwxxD97ZXpldafuHfNa1rpbF0ogJ2bTaMLSRfOB3mw6F182hTYgGK4YURJM90lfu5HwJ2gBDhd2jeAgkJ3hVv3erbKLYxuuk93aUefqVjwpVqk66JtxX0KMRedsmr+C2qlu+3KNnKCkwu3hBWswOE+2XdXlED2Xj66BKmbRqJ7CqHxbtg/CHwH0bZeXf8GaW7ZjvIS3fNexzkvb1TP8e51hossOurU3ChJGFWD86kd6e3vd0MbIivl1YzZQJftNTcmEJu8o2VoUnwEPRvH8nTUfzeSq25uk3ELeegI2XUGQhIPPcpMeqMBtL5PHexFEWKhkgz32wt0m/VCmbPEvdJ1Tcgv7p7Pt409KPBFil9oeGO2gjeG19JonrQF6Cs2Fiq9lYMXG0cK3SNIX+fX1elqjN1vKuyAOkLfk/HZSOxbuPbR+FiCjDDUV9ciqQ9SD+mHnglixq51b4FNL4h7IjqCaqZTk73EZt5mf4nttdJDV/bHdvQ8eeLahAbhwXlAXELczdrVKJCTry4ozyg5Dc/FtK+3bms9hhqtrIuJcc6yJYH2Nia3OARcsOg8R+nYLHN0Kf0n7KbR5CzpPwyH7YHGfLZe7Mg3BryCZ+6bTmE6bhlitgJmTCnMrVq1zcPo/FMmv30NQ9w0Lc20MEVXiVLbvqCGk34zEdP1+eE978l1bUfXHk09LdDplf+4R3lqBytqZT80lr1nmgvdWh//xs4GDq6zawN9WfFtKi1JrSq75X8YyMu9POMh4Mgs24Qi+QaK4U2mN+UYx+6BA5PuXvccXebmsgqkVIx5HmMjAvP/RQjBUfvT8NvZ5cpCQ0H3jxHCS/4o9QZiR94K9v5iy0TiXkeOh7zwQOi0p6R9q3pOmVwGBlcAHK11a260klovZ87/T2mSLOkXYT14WfiOh8ae8LeeG/uiex4d6eHtxrk7ZbN2uKNJ4+xPd9cGZXfwXyPCQaaWGgAA", text: #"""
+        "/composer.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "898115e27c8120050d61", gzipBase64: "H4sIAAAAAAACA6VZ4W7bOBL+n6dghWBX6ipyuvfnzrlsUmx30QLtoWgT7AHdLEJbdKytLKoUHceX+jnuge7F7pshJVGK0/Zw+RWRw5kh55tvhvRkIn4zhS2qm6mwSyVWqmnkjRIzfZeKRVGqRmwkzwurxUyJRlVWxNJaOV+mIje6TkUtG6uSg8lEyConNYUR67rUMm9SWpBjeermVFmSLg0h0whdKWG3tWqyg4NiVWtjxb1QeWFfQ2MqjFoY1SzfqbkqatuInVgYvRJRNvFuNtmfTXTSL3VuvS3mH5UJpGseGMkepkKVqbjBLpql3vxijDb4t/iXulB3MN5YaVWoBPbG5vL8jT+vXu62UBsnRwdyhL/Hz5FmDw7UHetbrKu5LXRFan+lFTGvS8T9gRDFQsRP2KWMDCQ4G7s21QmmFtqIeK6rxrIhoRfCL3TytQtAVq+bZXzPcwiZ0Tc422YqjsUuITUGYsq8dcIxhnYPPRvJsGeHceQtHLHZKMmMqks5Vz8vizLHkjjLsqErK1nHMYBTJOL0J+gQCEUclUWU4lTnpSS/Wq2R2KUs4oSaWlYDMTJayZUiOVFn9JnRd5KKa3F43wY09lP0neyuW5V11p6E+AlHccY22iG2s5J3U/EsFbeyXKtpuGCXiKmo1mXZKnOb9ICHLpqDCKmcra3VznECPPzuRmxhSwxcG7XStwouB5uAoyKSppBHpZypMnpczLvwbX+6mpfIiamIKQDwaRiepsasiotUPEtOHgADWMdJR//5d5Tg72Q/BJZFnqtKnI40I1Q3dilOT0/FMSNs8vSpuHRUwWzACCZEExkR0sE1zceGh2TlWSWl2Uq8vbxoWG62tZRfBTS3wYGbBRiD1RV5Jp5OWjDLZlvNe0g7jQRGl1cEaZdMG1CUwg7YC/I4krfSShMhssh9/h+kadaU/VMWQ+zNrTKvoICF+s+H8zuOmB//WIAc2cZ8KasKkeb1/uNV7sW6b7Z4T45CXSNpJ73QYFDsTrodGexGEg2B9ZCkn9aqsWCEuVGIkYsCaUW68t5dASB8TcPESkmbBX1dMJD9DKFafP4sosiR6FS8t4YAE+YdQYcR47yocLBvQZtFo+IYUdPlrSLW/1PNrQMmn5Fz/m5J7tOSf755/dLa+p3fACsUNJ9p4CyOgAs4YTIX2mxtSi8CPr4guBi9QSAQHevw41EJwKhykbFoQKpLYtRO21LJnEoXtvrhKmFeXvKxZFa/1htlfpbYTSKecDDdQR05A1HCTsKsd/0l6/LrU7HMmGOC/Xibuuo451TEyucsmVY+o37Wq3pt5azE5H3IUacCItChcjER5KOV5f6UDk6xohVkii3F7DTSeA2OPBU/Hh+L774TweDfxV+OiTp9BGOiRRdEApfOgYVeOm1bDFDZkMOm4DSSg5oaB8+szYhyp0DdwLpRebS7BojCoFeKanfn78i0Xx49bhiC6zIXlbZUmJ24yq89VIUPWpV7KPNoWzOpCPfgoOlXeVg6R2zDaiw2FhKNIxjRV/c+Y0HTwM8rCsbcbGurM4M2Sq8uL1+9cMD3mY2Ku73QnRb/fZati5ykBqOURqhMnrl5kOpsQNpEav2ytqD149ZsB7np+q4VXCXEfbg6GedQTTk0KAVJuMj1Jo4URoTsYzBYG9igJHiEQRPvIud9dD7Ts0gUFSc8RUCQZcSkQa87O4GAAmtuAaaon5Go37GrRrpR9IkMRxerk8yrdtsjGPHOQZ2kGw2OnS+fl2U8ic+mf3z+vUnO4w9//N6cX/2QTG6SK9cBrRivqw/PrvwuW33eASigWJHyrEDJXudoCqPOz/2LWj+IKd8rG7vlQKYF1cQVm6wcPfWakquhrkcqBSHhTZtFXyhPKc4035IInzTahRbIaedmGuzyf+te3F+lVO5vBlPCMX0fGTcALM+XCk1/nrapkQ5AuuuSWwRdfGwyzxHdJOGrG80Cm8n4dhJ/6OWQdW1Id2j/AJ37bz3eFwX2YMND/nqN/9Jx/z/bpxYF7EhYRqkxps2o7r4UR+TNEfMvCJZEmBzROFRIlpYkxjSykDgSZ+LBrYOsgj65MXyjVjOqtbgxeax0rWF0vtEmj0DYGFE8NJegY7SLLSy/p46y3CbuYlsWjf2eGkJDN0uvxbVjGG6UNPMlt4ljxl7f4J6JgDjUMnlTY6TKPORwan+IpTn7G26fj70YNl4qVvYeHaNNHDk8ZIanyeEkoPS9VYGvgc4WKiONnjnmezJkPl+YHEs6fZ/IO1oJuhn2KiRTKiIQd9ytUf991natjl/DPjZH1R/IZnTMKP/OMHn7qQUN14zARrwnAWi1D/q0b5/zYfMMUEPeAO+fUqxYFcj/vzGkk86N1gx3aScdiEP7PH7gQO5vz3pNNaSV6TjzjjnzLkP3QVumo243nfDWHJs7Mezio4JvrThcpJsbDVS4chEbk1d3WV7gmiW3/+gGWvlcWVmUvQbeWAepvybtyXof5NZj8xfP5tSd9dRObZexzW+4HCEWidtk+xbAnvayna9BMez9idAgFUB0I9pJQbeEaNgLsf7uavdS64/UYxeNWOl8XSrkGjXFRpec1pSE/LASXNC61NuACqmxRek1/WPD3I+A40Fd2HRlXwM2Cl1gHDXrGfAAp9su2T0uoB9WJPhCLeS67K4MPnWJM09JNf0HtdyF9+0FEo6SGreZFbzA4T7Zd6dNKIjBCw19DngvfLIRY2uwH0W+0+laxL7PhDS1lkdFhS5/78Yp9W9UsPH+FYmaAXT+0twoyx1qg9okupHAvreGdolX8useUY2uuus4Uye/9+VopnwEfdVI+YkrfN/iK3lhszGpHbrC4ToYzu2HO8qNvNEAWrinHvasCLFQWY57+AW64mahzFnmXhP7ZulX9x5Bt6I9KPDFlF6SyDB5QYaxa26IT7pC+QUfSyVv+eDZx5FC91gT6vyyOl2PsftVhT1QR+h7Mj4bjn0H1xCNjyXICEOhug5JIUg9pB/ujBEz3lr/Ztn2rLjPonOpZ1qa/AWMeZ/9ZTto+Ydb2R/b0TOqZ/sW4dF5xOWmGTYCbX2I6bW65blU7LsDdD0JhlqtpIuIcU6ylQDtbUxhcQi4CIrzAuy+WRYoROFTe9sQU5aED9hxd6Apna0XO/INCa2gmfu2Q5mOW5WUvIAbUxEXVq26pmV0/pLIb1+jkrbNVTvNTNFXImm7l954EjYxqbg+P7wnmxkKzE5cezQFWqDTK/9hj3JpBysaZd+3nr0jmovdWh//1s8WDq4D7QJ9WdOtT1ZCrWq7pR82+BcGfm5EwJFZtg1F9hUUYze53lRjHLuHGEy6++dzdMObyzriUjHmeYyNCMz/2hGDo/an4dezy5WFloLuHyOEF/RR6Q3EjrwXtPuLLRGJe8U5HvLCA6HTQEn3pvZc5HxpGVxVcLTWrbnRims9nzn97tM1WGER1oNe9xseRAPhrz2LhqJ7HkfFw1uY2+6U3NrhLskNuz/dXReU3cF/AcLz1Eo+GwAA", text: #"""
 // Writing: the message box, files waiting to be sent (attach, drop, paste)
 // and their uploads, sending, and telling others one types.
 
@@ -244,14 +244,18 @@ export async function send(text) {
 }
 
 
-/** Members to mention for the "@word" before the caret (a channel's only). */
-function suggestMentions(text, field) {
+/** Members to mention for the "@word" before the caret (a channel's only): the list's first, or the server's search. */
+async function suggestMentions(text, field) {
   const typed = text.slice(0, field.selectionStart).match(/(?:^|\s)@([^\s@]*)$/);
-  if (!typed || state.view?.kind !== "channel" || state.members?.serverId !== state.view.serverId) return [];
+  const view = state.view;
+  if (!typed || view?.kind !== "channel") return [];
   const q = typed[1].toLowerCase();
-  const found = state.members.list.filter((x) => x.userId !== state.me)
-    .map((x) => ({ key: x.userId, label: x.nickname || x.displayName || x.userId, detail: x.userId }))
-    .filter((x) => x.label.toLowerCase().startsWith(q) || x.key.toLowerCase().startsWith(q)).slice(0, 8);
+  let members = state.members?.serverId === view.serverId ? state.members.list : [];
+  if (q) {
+    try { members = (await gh.request({ listMembers: { serverId: view.serverId, query: q, limit: 9 } })).members.members || []; } catch { members = []; }
+  }
+  const found = members.filter((x) => x.userId !== state.me)
+    .map((x) => ({ key: x.userId, label: x.nickname || x.displayName || x.userId, detail: x.userId })).slice(0, 8);
   if (state.mayMentionEveryone && "everyone".startsWith(q)) found.push({ key: "everyone", label: "@everyone", detail: "notifies everyone here" });
   return found;
 }
@@ -1144,7 +1148,7 @@ export function wireInvites() {
 }
 
 """#),
-        "/lists.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "5abcb0edfdc74536e4c3", gzipBase64: "H4sIAAAAAAACA81c/XbbtpL/P08Bc31uyYam0rt/RV5XN3XSNnfjpCdOds9dx7emSVhiLZFakrKjqnqOfaB9sZ0PAAT4Icttes72tLVFAoPBYD5+Mxh5NBIfZlLMs6quRJGLGj/Im3osKlneybIS91k9w8dZKVZ5KeNUxHkqFjKvMxh/HadTWYVPRiMRqylfVSKZxXku51Uo0qyUSU1TpmWxWoqkyJFsjLPhPa5XLGXOb7+qkNAyhrkhzcHXqwrZKHIprudFcltF4ixei7pYJcQXDJ9KUdVxLc0UWCSHZWGJ6MmTbLEsylpsmNcP8nMttuKmLBbCi0bTVTZPZ/F8Hv1SecfN2NVyXsBWm4FJAa+Ak9Y4HHUmF9fIYjN4wU9aY0uZp7I8k1UFHLvD+VFr/GEoUA7TWSjyeCHf3YSimhX3r8qyKEPecUjSeQOnZ5FDgbRI3WR5+pMslnOYMY1BRCV/smfRg9a8uK7jZPZTltzK0h5LD1pj8Rj/I5P31rg7+MijnsjPNCyu1nkiblY5nQ6J75wVzQ/E5onAo4PNlOJExPdxVsPuo1L+90pWtb8hNT1bqwljsdmKbXBsJmmNPRFlpH7XP8Vvv4mLSxxKYouaoTkwfBYvfaJzU5TCZ2JZflOI4kYTDdyJ8LP2cYh68DoNQQL4IDTKP25oO2xmKa7L3FgLVrSas8hdPIeN+wFLRs9PhmVzapbeCM0YWHLkcCq01JzlwZhg/STS3JtfWHSaBRBgMwSFkMz0Z5RBMlOUBW4zWq6qmb+DFSMsfGdTMhxun/B/xOlcgvRg98+O4ce/0QpzmU/rGX5+eiK+efbMFdUyBpU7oYHVPEukn4U4kgYeW+NW/SKdyvojuTyUp+ENpIt0owWcrF8H4uRbUTecB/3i1eq0itiJVvqnFi+fPD9stMsSLX5WdMFHMl/A/iqvSXMkCHStmURqa9CIO3kstHMBDzpfE0vkIfVAcCjgJJFqjwCq1XWVlNm1RAHU6yX89E5/fPH27as3P398+/7Vi5c/n777+PaDF6L1l+TUYcj5x+/OT9+//u4VPK/jEsSoZGZkg0ea3Qj/gLedrEpwjjUbtvjLX9rGlv0qtYTcoSetkbdyDfYS5eDk4QfZDy4HAjsvFhJjSJaLvFAaKdagUECgBBHGtQpyToCKXD77GJoBYeCjLnkpdvLGpzWPtG3is+0uf3hqM7CvV3QmWZ5RCc1+azk9v3RftQayarKiJ6ToF4kzhCz4MrB36TJPWwXpH8E/jC0IaOBHIwKzeZYua7avXQTvHy1foQ8w/1DDj4o/JfESfnn+vOVRkxk4ko5TBW1siE8aZ8aq43q7xjs45jklvwfT2RxJQVYBjq6znNWAdO6FWKxqmVpWmc3n2mYz+E9vAwJ8UasnCgo0lLPqDKnwioEWA7i7tytEGb52KadIF/nXvs0IyR6rHsrucJZiMzD+bIbAK2O2paxXZY4QiVYNrU0gha0+cmA6y6ciq+Dc4X+pvAMHTNiwgF+EfyuX6BZB5ZN4fl4XJWw7GAOKdGWWESSclnIt0QlaIgItzhDJsECRFL41GJTQnkGEdVYD2slBOUDS2c36uJEOn0paRE/4uM8+fnj18ud/f/UPkIbX4ENiy0IyRm2b8zEhYKOlxGpDU6NZXFljjsW2zwLqFq2QxcEKieqgPtqE4zR1CIM2S2dAKsF+pD0GTcqSOwac17Vc+Gbvofj7+bu3UVWXcIggL/8iiiKLpmP0e3s7x8/xTnlnNcSujc2zclLnYGnECESPSvoOz9M2z2S83sWlF6B0QRtrADVDVOkAUFO//hrs1GhNlmAEQ0XKFrAIa5xcFL8AcgDlwU+IxXFkntVZDI5DfD0acGWvgRjFcduJ4wrAB8d3+gBc26hIPfK8IALpL1iqePSjf/qzul5Wk/Gn0afRb/BvGtfxmBj9NApGUY3xAEmCm1AKKOe+V0FC5SE+TeZxBcHB44WOcKQntiENyhZTGlOVyZh4hARsDmmgByMCC73i7hFSIcP0u8v9W/XIm3gq8L6gdBAi3XIJXqAYkzneZCXQAq2swX4RvUCWIe6LMhW+9wOaHD78ANupPGDhh+IDCKORoJI8sqGEhZxE1XKe1f7oU/V0FEQ32Rxo+98VxVzGeaDwHwSLf1UB7Z4DGqj1/eXFMwhzvxRZ7oPUjxsn1ye9K0t6hxucr/m5VGhUfCv+KibCE9UCHIcnUIjbq1B4cZnFR7MsTWWO20LIQPLXBPptpWVjpEr87AM6NdaPQ99DIHJ0vaprONUgIm4xMYzqYjqFYZ5CTl5oARf2BBBcOU//aEJsO5Q2cdQFDE2K4lBoIk7SH50Mv+ilUdMBsQF2qIFBWN5k6r5NNYQQryerQ0A4AbNLuZzHiTydgebAHn04lMZftbOpSz7/is7fjvODIQ3jv4NN3CzGSSWUlGHKgYUPEdK2srCTk5M+SMu0LP2bZz3ad7jR66Ce6ZNlTTvcKIiAr/jXRgfRY4CzRzyf9aWGocre2v/U8XUGKvd5jHirBJsCgkrXQg6uhhjaolZ2zdlYWPyy3kN6vJrPh9Yr8gQM9nYsfDomAA1FJVlCHfGDZ84BvaWQycB4yedKHlMiqiNJe69At0oPFdB6KDyM1TJalpA+5fVLeROv5hQbdi6I0WXbyMpy9jwy0G96vS/Kh8zektfuGVxkM666/71WWk/Lfh5fyzlI3gCdibg63OhPW/P8Sh0FkrfH/u1w09ihYxHB9ooUKhg4vR1MKn1s82g09kpr71Y9s7lr2NGGiswEHJ62DiLJUnkdlzoBgRiPVc6Kn1LSW6k0GE457ytcou8jD4mVR3zjuL2+mN9amVxL46mwqAmeir2/SShwBdsdtkcd2MN6YoOrpk7K5GSnNxBdpJUPtpNoNXNvSCfswqdvOcJBHn8ERvweznbkzXah0t8VGxvOLJxVdYoDlPl1998KKWSe7YCEBmGZK2r/W1NFYCXyGoykyr9NNlVNeC6/6IZCDSnS3oXJaoniVpE2D8iNfYNOlVx85bFlvkhTU47nAv5Tu7gfeX3rUoakVsxScbhpuT1l9GpqAgZYyyNlMEeAFRau4uIGFQVwzBRdDkzIM1qf5XcZkOHis0vA8BiXyaxnAQ2LmWK8SrP6e7Dag/64io4eqNEwmw7pn2jR6I/MpmrFL5n16uE11R4XcSqHVrZo7Vgbxa7kPQx8fDxAQj9NbcNAHzjBpqIz6yCggUqHXd2EU91s+wEPz8Sa/yS6BbTAMVbN9ZqyHt0KNKVeHGWvYRPXWVuTY0duFqsH0h3SiUILGHTAJF+W8T07E42n9BWFvxHI4LjhLrSK1LDIXgVqsX0IrKnhu9Ea7xHf0G9HRmADmM1l4zGAbZ7lt95OaIZXRw9BM8jpTjls0jUPOhUAVNdFXKZ8n5fEIBExLSTfKBb0UFVtxHXxOXoI8+ExPQLUBTTBBxc2gx+sAmAq6EjBRG6KZIUJyrEN2XYDs6t/Ae8HYsYHeAD6hPqT6fIIK+s00dP1GeCJhdgL7PbDcUhwZ9muA9Law0LRlPH+OGYjfKh1FZXEXthK8pxVbXBmqi02lvqKCypUCaTaMFXsMBZVXCpYSkRmBMhifUvMMY3KfdmvsheN2WtgUQIL2Jsms0+irPqBLqQpviZ81sI/3EDGysH1tbmcUXn9NkARXv0NlIPvY2EocgdmyPWa7ZUDN8EEgVWOq6roe4+VkKxSIh27tzZf8eZb0vG958+femIZg5eD/HcH9FTlAFMwr4s6nvck8xdWdXF12WT2zFTQrjprdxsogg9Wnh9XN2gTHSgYpGDGqN0Gp/A8OD04M/79W5AP6ibJa8wDtoH4QZdwyQDMJ89SyFRWt3Wx5NpwlhCPtI3YNDrQB9XNoHxZCMeZAS81nzWeqwruduuCgLWKe0kPFr2nxxXpH2mqv9A9E03J12z9Lquy62ye1etzandA2OGpehJKagFxCxXBqS5gCsNKrwHTgdoGBOQDfxGZnE8pewZueAUS8Zv5ONIMfAFerUWxIchzqFFDlbwbpoIOIz6g6EbiHjqBe4haxT3hDPsdGFq5yKoK5UXbnpZxjgV5mybr3P2sAPVYRPfyGjKP24kpUyqjtRjCSVgQtlfSm5kQoTF6B/jFpMtwkOtidYVe8rpI1xCbFhH+MiHgTo4gFjcZgVlTc/zrs2cBXoVOIRtvXXIPJzU914A9SRIEunSxVx2s3wAv7eu9zSNwXbroQDrnZpBxXevhDsjWxWawQijc+WPRvYBkF4xvbGdMAK0NAx8GbBbt3ajNDiAex6VhxNbLc5fjPxHL/WFw9Qj41BN6g3BPgNFgisTFFBD6euo8dALGEJTb2csa1NjLqALb81VKhP6ahNFVDU3cc06XHLwRzG6xKPdDawSIFb1mlimlmjYL80TTWeXEwVGcqCpfq0QKHH3HLNISIdd8AoKlH3mup+GY1dKgXTW3NDwsxB7J8M0oLZQX6Au9ZpVB39GsdYRG0C18dAKJ5WnYbBAAm62h7dH+PQeD2b2F3Fg4VpfIXD/xqQER6xNiEa9BqxbFHUX0BRwR7BdDB0bzOE0hHshS6nDO/YlzGd/JHZBM6adVlkp2OtRJL1hqClc9flZnGsoG2BPZhZJkol2VOfrmUTd8sjDQdeuyzUm3bEOrHBEU65wcY2lnIAuyW8OhFY7bMAc1/E6+mkv8RNG+RQj0q/uII1r/+nB63cV93im2NyjEX53F6xdpGjhz1auBYktPsvCgJ7HpfjF3QlM55OpzG0hYLXPlwzbJKi/LYoHQTiTtmp3y/pN9XZY+ILSpTsn/StmaSaZoJ9umqECzr4ZiYtv90WgsBE+lv1F2TBrORWrq4HsQSiAL+EafA3vP97yBQHGiEnsroz0HW4fcjfI4CGeq4tG4nuNmPyLGzh/uipHoJUil+DIC29O4H89yKK0GMXubqgPM6qCw0FVvr5ie0fQtuQ1gQa/7wW5Ed1xHcC0yGmb1doTppXfCSpfgpA9b7vCIulcVjBjfDzmqNk7p3QV1oKpmEl+WVNQ1bdiKvsTfQcPxtdVXAmnFDHugSBN81Zhu6PNZi3tkBk5q3Z/aE4QlXGxfnuCq2Myi/L42UNUYpbuLd2/fO6WLGaW32GtFOa7Noin2q+b3Tvnawl06jHcGuG3v/oPNgiNBcbxCdhToqcQVmuTVsekhNCk2ybZVMmFHBAk8hupowJI6eIlXatJutTLmvkD/JisX/hXNaLusCSKNrGwa0yqsJZTY04KnD+lidOXkvo2tdixULTrB9BJ//Vix72p7JkEP851jLFvTe3NRFTaO0RacnjH9VnWN8YDdBv077eMDlffoewjqIpZrLpiSk6MLVWMQVvtifazoXuNbBmmiWNVkNp0bQSTXXMJyJDJ3VnRf1xvQWQTKy+KwJpyHImtH9L7Q7QTmvRB+Ky7S5tpREfZ51YH8urfNZheboLjR/Ru697ClwTmc8P73f1QmoM7hXQ7SXc4g/nDJNeWMmX0PLgqqUSwkO7MsZ8nfx5U6tWG/ZVJvOgcD8DBHsBqUOFj7Hi97hBaNUlHAiz+bm9KkzBYDbsieH2DUelHXZQZiBtokYuAR3AblcB5lR4asXot7pR4xW0nwx6K4VY2uiyJdzVXHQA3JeqXxAH0tp09U91kpURBVo6+ORwUzfYXtKThGAjYDf4xaAHz4naoNTmllGJwsNb4APwe2+8MHoTjoZlw0UiXdvU1mD3FmX/1rCojF+Xptn63ZrqSZaRwKIbFjl+xRmsXzYoqHCHPPijSe+zxG2b970a/uh46bPVqkSIv34HOAAZru2+2T2GnEsZsbNdVklzM1qPFQ/wkO0H93/YtMIDuqqmya+1bT0YZcznhwh5QYhdwruQ1CVZQaWFPXVzrEqFu0TxJZvlzV1ol1t5MlEPnsFM3zjrUk/KGFaKx9LENEe86G8HGvfWBlVpzsIocjqotnl1ZvPz6y4/ewdKwN6i8BnBPKizE/oHZd8fH9GwaD6BCwKlGAKq2poabC76aABV6PhWKoCiIb1Ms4JfvGCPk9cPWeHvgmPuOnqMjpu4u6tKoFrd4CzdW8dmfgjxfVS2APmPNpu47VY2usTqC74q5W14sMNYARlq4ncujr9tbR8wYCcZNwLrgFQmBdU/iq1TopUiCGq6NzhSg35a988thjxARxCR9TNSbmK351l6/vmVl2VJ4/Mbuhnhc6LqvL2qp+w8oYXWASIADANv7o04iX/TTyL14c/Vd89Ouzo+eXT4NPo8nhKJhEF99cYgnAH/3zU/r0UHVjIwGsU1EL25jotVbKUkpFYLmJ8Hu+3YPcfrd+TUtzFptKQneB6ho5hQdNByevYb6ER9UekuIAab5McL8wmNnfERQ9IrM0XDzg+/QoXt75vqeRg93Elum+jh2YsicQaGQphvzFn6a9O7+axTw0Mt7DUSt1DNVXEXZ6GjMWtf7vcEZjwkPO6dH3kJQ3oatn+mazTNEloS2hK3G+/hByaQJ5SsX1GgzRNSRN6xFeVAEPftuk57ZTxqReSZA59Df03HjCEBxZMQXvVY3FM4SxG6vxdmy+8mv1MhsR9H63cbVMnaNp1L9Dis/ie+JyrLm1ZbxtTGH4YNtGs1cAEXuG00fZYn8TaGfbjzXdDoEvbMmtXsMvb8qDBqwaTFtfq+5KMewYuOa5x8LbPnbHDOeMB4/jsVm4JeF0oY8Bgp2suKNpJ7TqEfHeXhFyj5eLn8rsLk7WjUzPcOV3sPAYDou/NhwlM4nZiCOqzssTcXBQRqmmGLXI9Qunj0r72fFjROiUGP7kaIMVBORY//EHv70+/c2MBkTvH6qoZO5EKodub6DiuhO4Zbxd1d+vu+grpoQCnhLzl8FlW/8HF2p7uOGdOiM7q5u6qFXL0pWRAerXxWegrToVTBO95UO/SKFc2/SeLRAPLKH7IbgH4o96hr4LvB1qvZdCu3c1HIiN4rV3O1jmD9s66t4Etr1sa0fWleCX3Q5Qs+6dqkduydhS17SRY9euLQsaHmVsoiUAurreWdpQLqqTQ1PGYleY+np8uImQWltM+dx7g2tymYyYmIh/FCtxj9+/hsR3XoAES4gGEjGnF7gp9wOBmrYzqEStjKbPeFW52+Qfwr56aXmNviut32tjgM+/x9uvSv2BCkDc1HWAOTC6SvVnKYAvuvMgX9S5StJ/pGnRfEsWB2LdCL09H6Tumnh8wEZa9qZRxKp1qeXEAUioquWQQ/7/7DJbw/QWXY1o+sl+77njRPsvK/m24EKNx1bTKUgfpeRR0U49GAtVVIBjbP6sEz8LFSCHMVktFzRG6wE9we6uwIF9X8gHtmssLT1waizoGngLhrfWRsLma/p4jxHha9//THx8juimJKqLNwWcw2mMmQ1dCFOxxnkcTKidDXyQKbzw3tvS74MUYeMr22dB23j4PJptdLBIoK6GuufVd6lDf0fJnN/xPiCoc/UzNKepf4eDcJZhUFdH1HWJLrS6X9izlGzwIoMWH56/ffJ/ES/JGaBOAAA=", text: #"""
+        "/lists.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "f0dd8bff52b1dac3ac4d", gzipBase64: "H4sIAAAAAAACA8087XbbtpL/8xQw1+eWbGgqvfsr8rq6qZO2uRsnPXGye+46vjVNwhJridSSlB1V1XPsA+2L7XwAIMAPWW7Tc7anrSVwMBgM5htDjUbiw0yKeVbVlShyUeMXeVOPRSXLO1lW4j6rZziclWKVlzJORZynYiHzOgP46zidyip8MhqJWE35qhLJLM5zOa9CkWalTGqaMi2L1VIkRY5oY5wNz3G9YilzfvpVhYiWMcwNaQ4+XlVIRpFLcT0vktsqEmfxWtTFKiG6AHwqRVXHtTRTYJEcloUloidPssWyKGuxYVo/yM+12IqbslgILxpNV9k8ncXzefRL5R03sKvlvICtNoBJAY+AkhYcQp3JxTWS2AAveKQFW8o8leWZrCqg2AXnoRb8YSiQD9NZKPJ4Id/dhKKaFfevyrIoQ95xSNx5A6dnoUOGtFDdZHn6kyyWc2nD0UALMq7rOJn9lCW3srRhaaAFiwf3H5m8t+Du4CtDPZGfCSyu1nkiblY5nQcx7JxFyw/E5onAwwLyS3Ei4vs4q2G/USn/eyWr2t+QYJ6t1YSx2GzFNjg2k7SMnogyUp/1X/Hbb+LiEkGJUVEDmgPBZ/HSJzw3RSl8RpblN4UobjTSwJ0If2sfQdTA6zQEDuBAaMR93OB2yMxSXJepsRasaDVnkbt4Dhv3A+aMnp8M8+bULL0RmjDQ3cihVGiuOcuD+sD6SaSpNx+YdZoEYGADgkxIZvo78iCZKcwCtxktV9XM30GKYRY+szEZCrdP+D+idC6Be7D7Z8fw599ohbnMp/UMvz89Ed88e+ayahmDyJ0QYDXPEulnIUIS4LEFt+pn6VTWH8nIIT8NbcBdxBst4GT9OhAn34q6oTzoZ68Wp1XEZrPSfzV7+eR5sJEui7X4XeEFq8h0AfmrvCbJkcDQtSYSsa1BIu7ksdDmBGzmfE0kkU3UgGBCwCwi1h4GVKvrKimza4kMqNdL+Oud/vji7dtXb37++Pb9qxcvfz599/HtBy9E7S/JjAPI+cfvzk/fv/7uFYzXcQlsVDwzvMEjzW6Ef8DbTlYlmMOaFVv85S9tZct+lZpDLuhJC/JWrkFfohzMOvwh/cHlgGHnxUKi18hykRdKIsUaBAoQlMDCuFZuzXFJkUtnH0EzQAx01CUvxWbd2LRmSOsmjm132cNTm4B9raIzybKMimn2U8vo+aX7qAXIosmCnpCgXyQOCGnwZWDv0iWetgrcP4J/OJqg0AK/GhaYzTN3WbJ9bSJ4/6j5Kt4A9Q91wFHxtyRewofnz1sWNZmBIekYVZDGBvmkMWYsOq61a6yDo55TsnswndWRBGQVIHSd5SwGJHMvxGJVy9TSymw+1zqbwX96G+DSi1qNKOffYM6qM8TCKwaaDWDu3q4wrvC1STlFvEi/tm2GSTasGpRdcOZiAxh/NiDwyKhtKetVmWNQRKuG1iYQw1YfORCd5VORVXDu8L9U3oEBpmiwgA/Cv5VLNIsg8kk8P6+LErYdjCFudHmWURA4LeVaohG0WARSDMGoLJmhiAqfmqiT4jsTA9ZZDdFODsIBnM5u1scNd/hU0iJ6wsd99vHDq5c///urfwA3vCYiJLKsSMaIbXM+xgVsNJdYbGhqNIsrC+ZYbPs0oG7hCpkdLJAoDuqrjThOUwcxSLN0AFIJ+iNtGFQpi+/ocF7XcuGbvYfi7+fv3kZVXcIhAr/8iyiKLJyO0u9t7Rw7xzvlndXguzY2zcpInYOmESHgPSrpOzRP2zST8noXl16A3AVprCGoGcJKB4CS+vXXoKdGarIEPRgKUraARVji5KL4BSIHEB78htE3QuZZncVgOMTXowFT9hqQkR+3jTiuAHSwf6cvQLUdFakhzwsi4P6CuYpHP/qnP6vrZTUZfxp9Gv0G/6ZxHY+J0E+jYBTV6A8QJZgJJYBy7nsVpFAexqfJPK7AOXi80BFCemIbElC2mBJMVSZjohFSrjkkfh5ABFb0irvHkAoJps8u9W/VkDfxlON9QQkgeLrlEqxAMSZ1vMlKwAVSWYP+YvQCWYa4L8pU+N4PqHI4+AG2U3lAwg/FB2BGw0HFeSRDMQspiarlPKv90afq6SiIbrI54Pa/K4q5jPNAxX/gLP5VObR7dmgg1veXF8/Azf1SZLkPXD9ujFwf964s7h1ucL6m51JFo+Jb8VcxEZ6oFmA4PIFM3F6FwovLLD6aZWkqc9wWhgzEf42gX1daOkaixGMf0KixfBz6HgYiR9eruoZTDSKiFlPBqC6mUwDzVOTkhVbgwpYAnCtn5h+Ni2270saPugFDk6I4GBqPk/R7J0MvWmmUdIjYIHaogUBY3uTmvo01BBevJ6tDwHACZpdyOY8TeToDyYE9+nAojb1qZ1OXfP4Vnb/t5wddGvp/JzZxsxgnlVBchikHVnyIIW0rCzs5OekLaRmXJX/zrEf6Djd6HZQzfbIsaYcbFSLgI/7YyCBaDDD2GM9nfalhqLK39j91fJ2ByH0eY7xVgk4BQiVrITtXgwx1UQu7pmwsLHpZ7iE9Xs3nQ+sVeQIKezsWPh0TBA1FJZlDHfaDZc4hekshkwF4yedKFlNiVEec9l6BbJUeCqA1KDz01TJalpA+5fVLeROv5uQbdi6I3mXb8Moy9gwZ6Ce91hf5Q2pv8Wv3DC6rGVPd/1wLrad5P4+v5Rw4bwKdibg63OhvWzN+pY4C0duwfzvcNHroaESwvSKBCgZObweRSh7bNBqJvdLSu1VjNnUNOVpRkZiA3dPWiUiyVF7HpU5AwMdjXbPiUUp6K5UGwynnfaVKtH1kIbHWiE8cs9fn81srk2lpLBWWMcFSsfU3CQWuYJvDNtSBDdbjG1wxdVImJzu9Ae8irXywnUSrmXuHdMIudfqWIRyk8UcgxO+hbDBvHvSEDR1WVFV1SgGU53V323IgpIxt94PibyknyvpbUzNgkfGaiEiVd5vcqZrwXH7QdXw6gEh7FyYdJYxbhdoMkNH6Bk0oGfTKYz18kaam3M4F+qd28T7y+talfEitmKXicNMyckrF1dQE1K2WR0o9jiAyWLhiihtUGMAMky85MA7OyHiW32WAhkvNLgJDY1wms54FdBDMGONVmtXfg44e9HtRNOuAjcBsPCRtooWj3w+bGhU/ZNKrh9dUe1zEqRxa2cK1Y21ku+L3cJjj4wFSrNNUMkygAyfY1G9mnXhnoK5h1zLhVDfb/vCGZ2KFfxLdQmzAHlXN9ZoiHt0BNIVdhLLXsJHrHK3JqCM3Z9WAdEd0omIDdDGgki/L+J5Nh46e9IWEvxFI4LihLrRK0rDIXuVosX0oNFPgu2Mz3iM+oU9HhmEDEZpLxmPCs3mW33o7AzG8GnooEIMM7pSdJF3qoFGB8Om6iMuU7+uSGDgipoXkG8OCBlWNRlwXn6OHIjw8pkeEcAFN8MGEzeAPiwCoChpSUJGbIllhOnJsB2i7w7CrfwHrB2zGATwAfUL9qXN5hHV0mujpagzQxEzsDeP2i9oQ4c4iXScka4OFoina/fEIjaJBLasoJPbCVkrnrGqHYqa2YkdOX3H5hOp+VAmm+hz6oooLA0uJcRiFX7G+BWafRsW97FfZG3vZa2AJAsvVmyaPT6Ks+oEunMm/JnzWwj/cQH7KzvW1uYpRWfw2QBZe/Q2Eg+9bARSpAzXk6sz2ygkuQQWBVParqsR7j3WPrFIsHbt3NF/x5lvc8b3nz596YhmDlYNsd0egqZJ/Ux6vizqe96TuF1YtcXXZ5PFMVNCuMWtzGyiED9aZH1claCMdKA+koMYo3SZO4XlwenBm/Plb4A/KJvFrzADbQPygC7akAOabZwlkKqvbulhyJThLiEbaRmwaGeiL6lZQtiyE48yAlprPGs9VOXe7NUHAWsW9pIFF7+lx/flHmuovdE9EU+A1W7/Lquw6m2f1+pzaGTDs8FT1CDm1AL+FguDUEjBhYaHXAdOB2gY45AN/EZkMTwl7BmZ4BRzxm/kIaQBfgFVrYWwQ8hxqxFAF7oaooEOID1F0w3EPjcA9eK3inuIM+xkoWrnIqgr5RduelnGO5XcbJ8vc/awA8VhE9/Ia8ozbiSlKKqW1CMJJWP61V9KbmRCiMVoH+GCSYzjIdbG6Qit5XaRr8E2LCD9MKHAnQxCLm4yCWVNh/OuzZwFefE4h925daQ8nNT2Xfj2ZGDi6dLFX1atfAS/ty7zNI+K6dNEJ6Zx7QI7rWoM7QrZubAYrhMKdPxbd60Y2wfjENsYUoLXDwIcDNgv37qjNdiAe+6XhiK2X5i7Ff2Is94eDq0eETz2uNwj3DDCamCJxYwpwfT1VHToBowjK7OylDQr2MqpA93yVEqG9JmZ0RUMj95zTJQNvGLObLcr80BoBxopeM8sUTk1ThRnReFY5UXAUJ6qm1yqIAkXfMYm0RMgVnoDC0o8819PhmNXAoE01NzA8zMQezvA9KC2UF2gLvWaVQdvRrHWEStAtfHQciWVpWG0wADZbQ92j/XtODGb3DnLj4FhdGXP9xKcGQ6xPiEW8BqlaFHfk0RdwRLBfdB3ozeM0BX8gS6ndOfcfzmV8J3eEZEo+rbJUstOgTnqDpaZw1WNndaahdIAtkV0oSSbaVJmjb4a67pOZgaZbl21OumUbWuWIQrHOyXEs7QAyI7s1HFrhuB3moITfyVdzid/I27cQgXx1h9ij9a8Pp9dd3OedYjODivirs3j9Ik0DZ656NFBs6UkWHrQkNt4vZk5oKrtcfW4DCaulrnzYJlnlZZkt4NoJpV2zU9Z/sq/J0geEOtUp8F8pXTPJFO1k2xQVaPbVkE9smz+CxkLwVPobpcck4VySpn69B0MJJAGf6HNg6/meNxAoSlRib2W056DrkLtRHgfuTFU8GtNz3OxHxNjnwz0wEq0EiRRfPWAzGnffWQal1Q5mb1P1e1n9ElZ01dsZpmc0XUpuu1fQa36w99CF6zCuhUaHWb39X3rpnWGli3DSF1vusIi6MxWUGJ8PGap2nNK7C+o3Va0jviypqGvarBV+iZ9BwvGx1UUCacUMO55IEnzVeG7w81mLeyQGTmrdn9pTCEtxsX1Vgqti64qy+1pBVRuU7iXevX3vlK5hlNxiZxXluDaJptivmts75Wsr7tJuvAPgtrX7D7YGjgT58QrJUUFPJa5QJa+OTcegSbGJt62SCRsiSODRVUcDmtSJl3ilJu1WK2PuC/hvsnLhX9GMtsmaYKSRlU0bWoW1hBI7WPD0IV2Mrpzct9HVjoaqRSeYXuLHjxXbrrZlEjSY74SxdE3vzY2qsE2MtuB0iOmnqkeMAXYr9O/Ujw9U3qO3DtS1K9dcMCUnQxeqNiCs9sX6WNG8xrccpIliVZPadG4EEV1z5cqeyNxZ0X1dr0NnFigri2CNOw9F1vbofa7bccx7Rfgtv0iba3tF2OdVJ+TXnWw2udjyxG3t39C9h80NzuGE97//ozIBdQ7vcuDucgb+h0uuKWfMbHtwURCNYiHZmGU5c/4+rtSpDdstk3rTOZgAD3MEqx2JnbXv8bJHqNHIFRV48XdzU5qU2WLADNnzA/RaL+q6zIDNgJtYDDSC2aAczqPsyKDVa3Fn1CNmKw7+WBS3qq11UaSrueoPqCFZr3Q8QK/d9LHqPislMqJq5NWxqKCmr7AZBWEkxGZgj1EKgA6/U7XBKa0Mg5Olxhbg98A2fzgQioNuxkWQKunubSl7iDL7ol9jwFicr9f22ZptSpqZxqBQJHbsoj1Ks3heTPEQYe5ZkcZzn2GU/rsX/ep+6LjZo4WKpHgPOgcIoOm+3SyJfUXsu7ktU012KVNAjYX6TzCA/rvrX2QC2VFVZdPct1qMNmRyxoM7pMQo5M7IbRCqotTAmrq+0kFGvaF9nMjy5aq2Tqy7nSwBz2enaJ53rDnhDy1EsPaxDCHtORuKj3v1Ayuz4mQXOoSoLp5dWp38OGT772HuWBvULf/nFOXFmB9Qc674+P4NB4NoELAqUYAoral9psI3UUADr8dCEVQFkR3Uyzgl/UYP+T1Q9Z4GfOOf8VtU5PRuoi6takarp4BzNa/dGfjnRfUSyAPifNquo/XYCKsT6C67q9X1IkMJ4AhL1xPZ9XU76Wi8CYG4JTgX3AIhsK4pfNVYnRQpIMPV0biCl5vyK50Me4wxQVzC11TBxHzFr+7y9T0z847K8ydmN9TzQsdl9VRb1W9YGb0LTIIIAGIbf/RpxMt+GvkXL47+Kz769dnR88unwafR5HAUTKKLby6xBOCP/vkpfXqoeq8RAdapqGFtTPhaK2UppSKw3ET4Pe/yILXfrV/T0pzFppKiu0B1jZzCQNOvyWuYV+6o2kNcHEDNlwnu64GZ/Uag6GGZJeHiAdunoXh55+1Owwe7ZS3TfR07YsoeR6AjSzFkL/406d35IhbT0PB4D0OtxDFULx7stDQGFqX+73BGY4qHnNOjt46UNaGrZ3pzWaZoklCX0JQ4LzuEXJpAmlJxvQZFdBVJ43qEFVWBBz9t0nPbKGNSrzjIFPobGjeWMARDVkzBelVj8QzD2I3VZjs2L/hancuGBb1vMq6WqXM0jfh3UPFZfE9UjjW1No+3jSoMH2xbafZyIGJPd/ooXexv+exs+7Gq20HwhTW51Wv45VV5UIFVg2nrJeouF8OOgmuaezS8bWN3zHDOePA4HpuFWxxOF/oYwNnJijuadoZWPSze2ypC7vFy8VOZ3cXJuuHpGa78DhYew2HxS8JRMpOYjTis6jw8EQcHZZRqjFELXT9z+rC0x44fw0KnxPAnexusICDF+scd/Pb69JsYTRC9v6uikrnjqRy8vY6K605glvF2Vb9Nd9FXTAkFjBLxl8FlW/4HF2pbuOGdOpCd1U1d1Kpl6crIAPbr4jPgVp0KpmXesqFfpFCudXrPFogHltD9ENwD8UctQ98F3g6x3kug3bsadsRG8Nq7HSzzh20ZdW8C21a2tSPrSvDLbgewWfdO1SO3ZHSpq9pIsavXlgYNQxmdaDGArq53ljaUierk0JSx2BWmvh4fbiKk1hZTPvfe4JpcJiMiJuIfxUrc49vWkPjOC+BgCd5AYszpBW7K/YCjpu0MClEro+lTXlXuNvmHsK9eWlaj70rr9+oYxOff4+1XpX6OAiJu6jrAHBhNpfoRCqCL7jzIFnWukvSPMC2ad2IREOtGaO35IHXXxOMdNuKyN40sVq1LLSMOgYSqWg4Z5P/PJrMFprfoSkTTT/Z7zx0n2r+j5NuMC3U8tppOgfvIJY+KdmpgLFRRAY6x+dkmHgtVQA4wWS0XBKPlgEawuytwwr4vZAPbNZaWHDg1FjQNvIU2/aqD/6ZY5alLPA1FCO/7n+nR54huTKK6eFPAeZzGmOHQxTAVbZzhYEJtbWCLaBnLH7SPoS+2CBuj2T4U2s/DBxOaHxnoBCWBuiPqHlzf7Q79fJI5yON9oqHOHdDQnKYQHir2PNk++T/fSyL0AE4AAA==", text: #"""
 // The lists on the left: servers with their unread and mention badges,
 // a server's channels, direct and group conversations, the open group's
 // panel, and the users one blocks. May touch the page state and the connection.
@@ -1154,7 +1158,7 @@ import { upload } from "./composer.js";
 import { loadMembers } from "./members.js";
 import { renderMessages } from "./messages.js";
 import { $, el, gh, nameOf, showError, state, userList } from "./page.js";
-import { findPeople, gatherPeople } from "./people.js";
+import { findPeople } from "./people.js";
 import { attachPicker } from "./picker.js";
 import { openView } from "./view.js";
 
@@ -1270,7 +1274,6 @@ export function chooseServer(serverId) {
 export function chooseHome() {
   state.home = true;
   renderServers();
-  gatherPeople();
 }
 
 export function renderChannels() {
@@ -1518,14 +1521,13 @@ export function wireLists() {
   $("dm-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("dm-peer").value.trim();
-    if (text) openWith(findPeople(text, new Set(), 1).find((x) => x.label.toLowerCase() === text.toLowerCase())?.key || text);
+    if (text) findPeople(text).then((found) => openWith(found.find((x) => x.label.toLowerCase() === text.toLowerCase())?.key || text));
   });
   attachPicker($("group-create-users"), $("group-suggestions"), {
     suggest: (text) => findPeople(text, new Set(state.groupChosen)),
     choose: (item) => { state.groupChosen.push(item.key); $("group-create-users").value = ""; renderChosen(); $("group-create-users").focus(); },
   });
-  $("group-create-box").addEventListener("toggle", () => gatherPeople());
-  $("dm-peer").addEventListener("focus", () => gatherPeople());
+
 }
 
 """#),
@@ -2157,54 +2159,44 @@ export function wirePanels() {
 }
 
 """#),
-        "/people.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "154bfe627bdc1d8c8acf", gzipBase64: "H4sIAAAAAAACA11V227jNhB991dM81IqVSjvPhSFXScFtiiwQHdR9II+bLc1LY0tbiRSIenIQVb/3uFFl+TJ1HDmcObMmXFRwJ81Qoe6axC0QiiFgqNUFRyeQIkWN+DIocX2gMaCPnqnby1YNI/ewOhWmlVRQCVt14gYZEEQgpLlffjKcjgJcjRYgUihIBydnWwx+N5jR98ep5Xq7JDDL4iVDY93hJMer6TB0oWIk9HnDkqtfB7CSa0sX61k22nj4BlOdQ4NCqM++gxysE44hAGORrdwxYtOnJB/sVfb1YowrBs52IHCHj6IjmVboHTOlO77Cm5u4Tke81BhDuJROGHykYkN/IHOp5jKC4UPq4aMU+07WNNzxfU1/I6CikNyfEoBxOlIMqO6nIY36/UaUJR1Bn2NKlDRCMrUULBUJ5BESWAycQa6qThcFyu8BBKEfVIlHM+q9OykNH4LZbIMnlcA8gjsZ+KFK92T6WZO9Uf4fv0fJZDRa+5s1Ja8F3XMQf7iqA2wyGLoUuCaJ2L4o2jOaFkWnwRwVHM8AcQgQ4iiF5KoqrnBB3J37Bkaad2HyMmGOhrx3lcbsFyqo+ajgRotW+k2kbEBhpDUDD/yugPD03n8ha9f4dPn0X3WC0v3E9KixIsvcbyfKolkXnjSy263SzS0mPk8HLUIt5Nz0hzlFHXHT+im6Myn9Zykt4HRvNCa1yjpjXo2zJgd96IjyAtPw+hr8VgXPs6i/0p+dLq6WkZHRYf4dAzO8/ml+9hfUVUsdcTjZgufWJpdlJZDNzkM4XeglePKmuotruftcPK7qEWh+lrSVF4XwXtYDXF+/goTsg9934+j29faYhg8oG7JyjfAONpF0GtTQS9dDXuHF7fP4UASoz1nrNvCHi8lrZ899f9II3x2yyGaxscvxTQ8HiOHGJUWRmhGEiKZfojCiF1+IIMP4c7IlmXc6V91j+adsDSHpHfqVIms+PenIieKAz1eS988jMOXJBrRjvqs/AhG20KXnddlovz1zHm8mC+vhWXdKLTX0oxISUZsKZRXaeeeXxJvAnp5ucQyQt17jgiIx378TX1gD0Hjsnplu4M1bJJz10jHin/sd0XGrW6RsT6D3S30L2N80JsxSKqyOVdU+YS/tNzBW3K8ebOdOAnZ3dJeziKvvDvbmlaPt5NU0yoZAtH+2pIkGBOkn5CK4AHgBg7xQE8ywWfa/DkxzRtdigbf6bYTBtlh4XWYvcJzqenpxUaSONZJWhlv6Z+JEvSp+QzoeI9Pm6kR5CcO2GwWQz5fVeiEnO/upiti5RPnfJrpz/OzbzP+RUvFrkibtG18hsPqf2SXGbY3CAAA", text: #"""
-// The people one can find by name: the members of one's servers (their
-// display names and nicknames), gathered a server at a time and kept a
-// minute. Feeds the pickers of direct and group conversations.
+        "/people.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "3ca215804936dde44e6c", gzipBase64: "H4sIAAAAAAACA4VUTW/bOBC9+1fM+lIyUOm0p0KGt7sIUrRAuyia7vYQZGFaGltsJIom6diG6//e4YcU99SDYWk+37w3o9kMvjYIBnvTIvQaoZIa1krXsDqClh2WwfrCgUP7hPZlJz26gt6krRqsyQm+wclslgNceO0ctk/ogH1Uzn/CbkX203aH9nguQcK+t5S4DpHgmn6vY6MCejvUUjW18NJ6pTewV76BfSM97CWVPxqseRGT18o6PzR+AVK7fUDQod1gLUKhd4h1hARGVY/BSX1rZbHyFF7DxvY7A1WvQwXpVa+dmExUZ3rr4QSbpoCWRtX/EEAXMXmEM6xt38FUzIzcoPjupvPJZHZ1Be/7PXRSH0OTS9YcDZ0YA+keqU5o3QzBmXyUwZ1HCDMLuJpNCBqNeHf75b/bL3ewgNfXBdz+ffOeHl9d57b/GvA9LFvVKb8cypFQVRPoW3o8+GUBK6RCiTEmkxuI0yhCoHpQJGgRpFB1iuZzWOKhQkO1W1xT3M5HaHiILEl31BWsd7oK9MXd+RwhsNC4gJRLeDXu4Q49I/EiVDK94XCaAKQht2QIKcJb1TEuLJpWVshm//81K2A65XMKVWtgf2w5WPQ7q+H+YT7mD1wv4F4IEaUS2SaeZLtDx/iDcK2imsRi5pQ/FwhqhnS5l4TuM2msHArZtmwo00nDmOOw+JOSgNaDQNJeO89ONNO46yWtTkr5UJfghNLrXgyGAuIllLDNPJRJ0DOcuSABNGM2dIB7WhQrulRy+IcfP2johwLYGEOvnF+OkRYgEf6JEEffmiRlKSAk5XIPQfU4d1ICLtad5ZiY/kuBQ8gavDkvSXMQOxeGhMVika6FgAfMaQtEI90Yw3kATCe+w3kukQcg7GkIsaF9GeNDnROklxIGc5E/UwdRK0cbcwzgQ+hBaLp5nd+m02LYkJIog/PQ04xLYnauYVmtkMbHkATGXYApwGT3eZJ+CXvb0/0S/q3w/cfwfCMdsgt1rNSP5Gcm6seYEc8I+a9JIt6l+0bfAhbrRgZMRvDb2LdwDSW8ir2Hc6HDyMOMFxGHEI5OmTFJn4mIK6BkksPL9LSKnZkcscpBE9H2lWzxpu+MtMhWY8RqVDk3GO4u7nw2xnvKTJzgEekqzEhwK1fYBsNQ8tlVo5fq2fd2dEF5oefY8jUX33ulGa3AlNOZESXnyU+EpwK6+wYAAA==", text: #"""
+// The people one can find by name: one's server-mates, searched on the
+// servers themselves (ListMembers{query}: a word of the shown name, or the
+// id, starting with what was typed), the first servers' answers merged.
+// Feeds the pickers of direct and group conversations.
 
 import { gh, learnNames, state } from "./page.js";
 
-const people = new Map(); // userId -> {userId, name, avatar, servers: Set of server names}
-let gathered = 0;
+/** How many of one's servers a search asks, and how many people each answers with. */
+const SERVERS = 20, EACH = 10;
 
-/** Reads every server's members (up to 1000 each) when the last reading is over a minute old. */
-export async function gatherPeople() {
-  if (Date.now() - gathered < 60_000) return;
-  gathered = Date.now();
-  for (const s of state.servers.values()) {
-    try {
-      const r = await gh.request({ listMembers: { serverId: s.info.serverId, limit: 1000 } });
-      const members = r.members.members || [];
-      learnNames(members);
-      for (const x of members) {
-        if (x.userId === state.me) continue;
-        const p = people.get(x.userId) || { userId: x.userId, servers: new Set() };
-        p.name = x.displayName || x.nickname || p.name || "";
-        p.avatar = x.avatar || p.avatar || "";
-        p.servers.add(s.info.name);
-        people.set(x.userId, p);
-      }
-    } catch { /* a server gone meanwhile */ }
-  }
-}
-
-/** Up to `limit` people whose name or id starts a word with `text`, best first; `except` left out. */
-export function findPeople(text, except = new Set(), limit = 8) {
-  const q = text.trim().toLowerCase().replace(/^@/, "");
+/** Up to `limit` people matching `text`, best first (a match at the start of the name or id first); `except` left out. */
+export async function findPeople(text, except = new Set(), limit = 8) {
+  const q = text.trim().replace(/^@/, "");
   if (!q) return [];
-  const found = [];
-  for (const p of people.values()) {
-    if (except.has(p.userId)) continue;
-    const name = (p.name || "").toLowerCase(), id = p.userId.toLowerCase();
-    const rank = name.startsWith(q) || id.startsWith(q) ? 0 : name.split(/\s+/).some((w) => w.startsWith(q)) ? 1 : name.includes(q) || id.includes(q) ? 2 : -1;
-    if (rank >= 0) found.push({ rank, p });
+  const servers = [...state.servers.values()].slice(0, SERVERS);
+  const pages = await Promise.all(servers.map((s) =>
+    gh.request({ listMembers: { serverId: s.info.serverId, query: q, limit: EACH } }).then((r) => [s, r.members.members || []], () => [s, []])));
+  const people = new Map();
+  for (const [s, members] of pages) {
+    learnNames(members);
+    for (const x of members) {
+      if (x.userId === state.me || except.has(x.userId)) continue;
+      const p = people.get(x.userId) || { userId: x.userId, name: x.displayName || x.nickname || "", servers: [] };
+      p.servers.push(s.info.name);
+      people.set(x.userId, p);
+    }
   }
-  found.sort((a, b) => a.rank - b.rank || (a.p.name || a.p.userId).localeCompare(b.p.name || b.p.userId));
-  return found.slice(0, limit).map(({ p }) => ({ key: p.userId, label: p.name || p.userId, detail: p.name ? p.userId : [...p.servers].slice(0, 2).join(", ") }));
+  const lower = q.toLowerCase();
+  const rank = (p) => ((p.name || "").toLowerCase().startsWith(lower) || p.userId.toLowerCase().startsWith(lower) ? 0 : 1);
+  return [...people.values()]
+    .sort((a, b) => rank(a) - rank(b) || (a.name || a.userId).localeCompare(b.name || b.userId))
+    .slice(0, limit)
+    .map((p) => ({ key: p.userId, label: p.name || p.userId, detail: p.name ? p.userId : p.servers.slice(0, 2).join(", ") }));
 }
 
 """#),
-        "/picker.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "30c922abc20a2376ea7b", gzipBase64: "H4sIAAAAAAACA41VwY7bOAy95ytYo4uVZz1O59BLgrQYbAvsAnsosDOnYoEoNhNrK0uGJCczSP3vpSi7yaTTQS9GQpFPj4+kOJ/DLfh+t0MflDWglQ/QmxodCOtAbuwec5AQ8CHAVqGuC5CeDJVtN3ZjHxYQHjtldrP5nM51QOdBhQLuO5Cmhg/2YKAlEAiNs/2u4cOPhvyA8O/kBqrGWo+erL6SHUagSkcLuZZw77GGYAmb0Dq0nUYQtXJYBb5gR6gdsTF7ulnGHHzOB8FGpBYN59ViuyGHEu5sXzWEbY1+JE6YkuIIFTznX85mqu2sC3AE1DDA1tkWsnLeyR2W//tsOZvNr65mcAXrUToR9SkSVr4mNH+IQkR8FbD1MQPf2AOI4xd8LEDLDeoCagxS6SEvohbGGlwyaFJExMgTpvJQSa1JjYMKDUNTQFTPoykpbj7DB2a97U3FScsQZNV8UtUXdGIsXkywoMRG4sUoPww5HGcAGsPIeAWf/6NaB/rxhmhFiak1uDJkEjms3hHMyXeZtGtUXaMhS3A9LhP70mO4DcGpTR9QZNIpeU1cSXOsswKyrdQes3zydhgb5jJAUk57rNFXaGppQvQfTsRqJw8nXmSGxMdhp2WFfzZK1w6NKMuSOZet7MQoseIg1CLTivikaABVL2D9+sgwqh6uXx/VsC7AWY0LyGwXNY70mZ5HTS1J+SzgXyJudkLBarUiAam6tQySNFiQYFT+BatW0i8YivEua1rbU6vTuCxA4Kgulp3DPbXwB9zKXgdBOXdUTqFi8il2KJi5Jzkjd6qQ9J74cYtl8Zhv47/5+Cf1Hbx/PvLQ2FNccs1hAabXOs/z5Unb77V+lSTVaHahSQ6/UvhRqFdPwqcb1BbEE/vPIX9ojeKibjIMa4Y9a5ioY2wYNWqdrPFGsvLFnxU1NTd81H3ik8Mz4/mkFR1uHfrmmSmZXouUyV7qHicE+PqVh2gcOO5nMeEmf1nXH2Mz/EOJoaGRzpTp+pjteGP+ku/WVr3/Rd+N7h25Jvok+J1q0fZBsBgF3Lx9k78YT60dOzlC4NlARgnPG4dSflp6Ihd6Z04NgDwlcY6yW+fsIa6TLMZdHtx3Wf59cFlDQd8/fobwHm4gjeF0N1zDTZ7Db/BjK8NUjDRvNDT0BF6w4412yYy22xkrHlx6Dl6E4RV4FjS133nMdHYu1sBfWnh/0XDFJdGgo1fKIO0KWrW86Kxracm409b7ndYgH9P9nuocl1XJQM88PKPdB9v93bZYKxnwk7O0E3nrJo+Bv4kYvyjcL9NAUC8Ps29XrpK1cggAAA==", text: #"""
+        "/picker.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "5026ccab251a846de8dc", gzipBase64: "H4sIAAAAAAACA41WTW/jNhC9+1fMCltUShU5KdCLA3cRdBdogR4WaHJaFAgtjS02FCmQVJwg6/++jyM5drLZoBfBHs7nm5lHzud0SWHYbDhE7SwZHSINtmFPufOkVu6OC1IU+T7SWrNpSlIBgtp1K7dy9wuKD722m9l8jnMT2QfSsaTrnpRt6KPbWurghGLr3bBp5fCThR7B/5VaUd06FzhAGmrVc3JUmySBakXXgRuKDr7hrWfXG6a80Z7rKAE28NojG3uHyCrVEAo5iC556thKXR13KyhUdOWGuoVvZ80DcuKxKLHQMUj91Wymu975SI/Ehna09q6jrJr3asPVfyG7mM3mJyczOqGbCbo84VOOvoobeAvbBESCsIexRjWFRNORu5DqCa3bUv54yw8lGbViU1LDUWmzK8qEjHWWLyTEiE+eLA8RdKBaGQNstjq24hoGCcvAtoLdfMb3UsN6sLVAoGJUdftZ17fs86mVqdwSZU5llFMzaFfQ44zIcJwyXtKXf9H5iB9nSCsBjkGRPkGUF7T8HW4Ouhcjkq1uGraQRD/wJPPcG1XzH602jWebFxdjVVXgeBmj16shcp4pr9UpakBnuMlKytbKBM6etD2nsXppoFDrHTccaraNsjHp7w4JN15tD/lCTK/nVFWV1FJ1qs8n6LUYsckzo5HPaE2kmwXdvH8UN7rZnb5/1LubkrwzvKDM9Qn7lL6kF9hgcFHPgv5B4naTa1oulwAWXW9UVMBgASAxFgtBs8Iv2pVTLGc7N2AhsFQLynlCnave8x0G/SOv1WBiQrRHm3Odih9td6VkHgBnyh2dUyEgPxm9LB1LNPlbTH/GeaQPr1tuW3ewG1ULWpAdjCmK4uKA7dMMvBshNWw3sR0V/k/jJ6DePTPfR9Bryp/Jf+zyu9EoX/RNxd2NuD0amIRjGhg9YT1KU0RIJfAXjWGXRUi47/Mp6JW1nUYRtLTnjRvq1MNEF6CBxIq5osDK1y26LXsd2IPbigXU9pprEIQwctC2Tluv7AZUAFJovOt7bsoxjPCg0DNtVaI3BS5OlEgrhg8Gld/isJpWPeoOzpfSwwMEnteeQwu5Cg+2frY8o4akspyQv1Nm4Iuj07XDfZKsUwr0GmEeWnnkgt5hL5JWgQzi4O2kNVHM6PXr18Q1cnDgJpI1zw+tHL2qpvmUtuRvdJwtODDTth/SGOzpqzYA/goguAEJJjDQsj0omKj90YRISee/nqWmFm8FWbt6CAgyGb2puzKDf8rnKKCMF8L9dla8aQ+ySNyQXPBRlxKyx6sI1J4v03OEoc3CO4mZskvv3TZd41mye3lw3WfFExVKC3J8f/mRhw90TiOx7WPTKZ0XBf1E35PDcR/RSdAQLpsX2clL4mVmeFUcZSVUCIJ90408PY6M9gt9bLM/OwZrJ1+s2p/YtXQdt+zB+5ZxK2Ns5IHhfIfr3B9eGz/j+SHHiB/Q5/QsqMTRK1Q+yUN0/V9dx40GS3zGlquNvHamMZfvmJgMsszLfnOxBLvZN+jvopnqCQAA", text: #"""
 // A suggestion list under (or above) a text field, as a combobox: typing
 // filters it, Up and Down move through it, Enter or Tab chooses, Escape
 // closes it. Used to find people (direct and group conversations) and to
@@ -2213,12 +2205,12 @@ export function findPeople(text, except = new Set(), limit = 8) {
 import { el } from "./page.js";
 
 /**
- * `suggest(text, field)` answers the items to show ({key, label, detail}), or none;
+ * `suggest(text, field)` answers (or promises) the items to show ({key, label, detail}), or none;
  * `choose(item, field)` is called with the one chosen.
  */
 export function attachPicker(field, list, { suggest, choose }) {
   let items = [], at = 0;
-  const close = () => { items = []; list.hidden = true; field.setAttribute("aria-expanded", "false"); field.removeAttribute("aria-activedescendant"); };
+  const close = () => { items = []; list.hidden = true; list.replaceChildren(); field.setAttribute("aria-expanded", "false"); field.removeAttribute("aria-activedescendant"); };
   const draw = () => {
     list.replaceChildren(...items.map((item, i) => el("li", {
       id: `${list.id}-${i}`, role: "option", "aria-selected": String(i === at), dataset: { key: item.key },
@@ -2229,8 +2221,18 @@ export function attachPicker(field, list, { suggest, choose }) {
     if (items.length) field.setAttribute("aria-activedescendant", `${list.id}-${at}`);
   };
   const pick = (i) => { const item = items[i]; close(); if (item) choose(item, field); };
-  const refresh = () => { items = suggest(field.value, field) || []; at = 0; draw(); };
-  field.addEventListener("input", refresh);
+  // `suggest` may answer later (a search on the server): an answer for text since changed is dropped,
+  // and typing waits a moment before asking.
+  let timer = null;
+  const refresh = async () => {
+    const text = field.value;
+    const found = await suggest(text, field);
+    if (field.value !== text) return;
+    items = found || [];
+    at = 0;
+    draw();
+  };
+  field.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(refresh, 120); });
   field.addEventListener("focus", refresh);
   field.addEventListener("blur", () => setTimeout(close, 150));
   field.addEventListener("keydown", (e) => {
