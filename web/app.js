@@ -9,6 +9,7 @@
 import { upload, wireComposer } from "./composer.js";
 import { handlers } from "./events.js";
 import { GuildhallConnection } from "./guildhall.js";
+import { wireGroups } from "./groups.js";
 import { showInvite, wireInvites } from "./invites.js";
 import { closeDrawers, loadConversations, loadMuted, loadServers, renderConversations, wireLists } from "./lists.js";
 import { loadMembers, wireMembers } from "./members.js";
@@ -144,7 +145,7 @@ function wire() {
   $("members-toggle").addEventListener("click", () => drawer("members-open", $("members-toggle")));
   $("scrim").addEventListener("click", () => closeDrawers());
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("scrim").hidden) closeDrawers(); });
-  for (const w of [wireLists, wireInvites, wireMembers, wireView, wireMessages, wireReactions, wireThread, wireComposer, wirePanels]) w();
+  for (const w of [wireLists, wireGroups, wireInvites, wireMembers, wireView, wireMessages, wireReactions, wireThread, wireComposer, wirePanels]) w();
   const token = new URLSearchParams(location.search).get("token");
   if (token) {
     // Out of the address bar (and history) once read; kept for this tab.

@@ -216,7 +216,7 @@ def test_keyboard_only_sending_editing_reacting_and_a_thread(server, people):
 
 
 def test_quotes_mentions_the_people_picker_and_a_server_with_an_icon(server, people, tmp_path):
-    server_id, general = shared_server(server, "bob", "alice", "carol")
+    server_id, general = shared_server(server, "bob", "alice", "carol", "dave")
     bob = JsonPeer(server, "bob")
     bob.request({"setProfile": {"displayName": "Bob Builder"}})
     first = bob.request({"sendMessage": {"channelId": general, "body": {"text": "the original"}}})["message"]
@@ -263,6 +263,11 @@ def test_quotes_mentions_the_people_picker_and_a_server_with_an_icon(server, peo
     wait(alice, "two chosen", lambda: len(alice.find_elements(By.CSS_SELECTOR, "#group-create-chosen li")) == 2)
     alice.find_element(By.CSS_SELECTOR, "#group-create-form > button").click()
     wait(alice, "the group open", lambda: text_of(alice, "#view-title") == "Planning (3)")
+    # The group's panel adds someone found by name.
+    alice.find_element(By.ID, "group-add-users").send_keys("dav")
+    wait(alice, "dave suggested", lambda: "dave" in (text_of(alice, "#group-add-suggestions") or ""))
+    alice.find_element(By.ID, "group-add-users").send_keys(Keys.ENTER)
+    wait(alice, "dave in the group", lambda: text_of(alice, "#view-title") == "Planning (4)")
 
     # A server made with an emoji icon shows it on the rail.
     create_server(alice, "Dice Club", icon="🎲")

@@ -3,7 +3,7 @@
 
 enum WebClientFiles {
     static let files: [String: WebClientFile] = [
-        "/app.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "ce8fc39457b67fc103a8", gzipBase64: "H4sIAAAAAAACA60Z23LbuPXdXwFzPBtySlHpY6VxPWnidjK7uUyctNN63RoiIZFriuACoBXVq+/q+37ZnnMAkKAum2zbPDgkeHDud02n7C9dVRclr+tnmm3EguV1JRrD4g/XL169uWbR3/qzKJkxXa2aqlmxqmG8KZg2fGtf07PplMlGABa5aVir5LKqhQcynU7p2ZSCtXyFYJtKwdWMfcQjJY3MZc0qjXhWnqfsB/1Mz+mWhD+KrWXR1UKzUtYF25Tc9BiZLuVGz/B6XWmj4SqLtVCPQgHtvORNI2p8kg0ecVPJRicpe6zEhmCJSCsaD8ukQmQhPICvhdZAzaLn/pVkq4xGBKpHnct1K4EFgEVM8UZVBkROGaoGWDHbFl4J6XoBNHo27DvJkaLIDmeKwiIm3hWVYbXEuy1HuegqYAOsYMRSygd40oKrvASYqnmsDPGcMvEIpsTH7OysAv6UYU+sa2vJixRtIl46rtmOLZVcsyibBoJE8+EW6Kmoge8AsscewvUu9lKCYnMUJbgSGju8hfZ8TYxbvuxzSGwQK7yX18DqK8U3ZHiU62Vocnv0pjOisI833keUaEDTe8BI+Tv0p4Cu96+QKiG1ZrSX3EtwbbByeNFSfePcyt+1b6PLvd+Fty9StipT0tW1UlKlFG2gsU6Lo9rGUNnDgRTfkxeN4Jxb7UN+EJxwhsDKnx2B/1jC1yIANnSwB4mB91eIRCs/PgU3XIgCPDr/BP5RHvJJCCMmH2TF7wSIicXIB4joSrMH0Rq2lAqg4c3wBSYHreHCjZEKlAJhAl/hPgEU4rHKBWQY0SAqJNFhTHD9ALclJT5iQhTIRlzLnNce07xPk7IjoisB/rOADJadAaPasI/vvr1++69vr//OLlk0BABxi2Iuu8YK8yBE+xFPY/pG5t0m7OmMsTH7mRbmtRHruEedWuGTOcBWSxCXboaM/sodBsYXY2Al1vJRjOEB+S7g1opq+T3K5Akc7DdTAmGUsTqxhKxedV6KtQClIj4EzPrKcnkJqi6NafUsYlcs2mh8mOHDLEIWRhETN+CBR/JWDLlS1TN2f/Fkae2m04unnloptdlNN/reKZLtEhJvUzWF3GS9pYHDVTln4FnWJcmBtYSCGXuPXigoZ+BxkOCMfsYKJdtWFJPA0YF+/pAA9lWZ8aK4xtSLqUo0QsUR5YEoZcBxIQyvauCFXf6RlNWrC/i4iKMBZ0TcgtmyvOZav+WkzHvCxS6eLKKMXnf3HtSIzwY0ZLBtuGQhTA9RmVoM3yD+NfD/008siiwIKOKmDybUQCONj2lRQNuB0SYxHJWAOstyqNAAsYBSWWktioywgChyuayrRkwWWMJVlGRlVRRgh0t2ThxlIBDQDZm0ntETi058x6pSOHYxnE6CsG++GYglTt8k4gvnFAb7lkJCfkchfCqLxecWcl+BhegR4IoE8xZCGFWBZviKo3Jsx9OAzqF10ZXJHP5R7M3dIWgEuoSqCRWx5BDaHqAvHA5wIvAF3AbqKPQds16qvvOZHbFiLru6CIWJwNksiR38tc9HvRRLwfaIl9K507ENIQyU2Lrt7QOEU+rbjzsml+zd4gewXga4QVc69p1Jkhwla+/v03SXvGUXstimXljqaxIvh3OW2CYlrrdNzvrUZFnHjgD0Cb2eErpECpQOvQ9e2s8ZFpXXBaIFU60F2GkcTfeYXAbAHYv9ga1QcJTcu+sHljaqE+4bb9ujPmCvQZk69bUF9kWTi0nNF6I+DUXt/mQhP58CKagjm2ChPwXiGqSJkatVLU5BgZtVy+1ENHwxBjqPo7f4rbLJOMKgsok3QS8Nv2XQpmPmQHudY+wWYsm72kTOwEr82EHeRSuCz/wJ8jvE4ycwgZ6xpx1YM4MgbOJY2ZTq7LqwcMAKVo8bYWLl7Kb9/8jI7R3U1yPNJrgTYgYO8zKOLeY+dAaOIMpfrd+r6pHn2+PcoLbXEzv7TNbAmZ7Ipt6CrqhkEIfn5yorPJrMwr5B0HcA+bV8eI0wJ92M3XoPv2OHjAWVp7GVxerHakdfZbfP766yotJtzbdUe4ISEXgZXgZhHnndIRJ8HfIyviXOIPisscuJPVspQSc9yiMhR6xdYeTh0479/B+2F4T3bPb1gXlck/0MEvf92TlligQ8w3SqoeYADro11j9M+dZGcIbaEW763XDtSiCVTepyCbhb6FxVLTkWEOAbThNjP+5YusOxG1ecovJOgYMaC0uQ1mx24ipGDRY3JSoqW5OU039+7+ay76fx7YvJP/jk388nf7j7XXIx7UV1aJJgxvNnt7+/2+NsP0aGdhYYxdEgccB+hgg+pZQDbZoemkccMVx/6tPmBMrLGlzhSB/VLdaVwRIlAi8W0FhSTXhlE4cvuVZNtsxTb2VbeuesGVSntQclm7sO1tmczg9a/gtq5rYTO25MKMe7QPbtWtANz/uCG+b2Q7nyusofUKxAqiM9xKq8yiyWeCDma5iNzZ7afmY+TdSWzJC0m9dc1ztskdatmePUBU6HOYwmsmEcI3w6C1TPGw1lBnizPjFK+i53ve9zfzwkgpNVxSE8qBK91D4rfdmDnNRf40dGbfvO0QrWAi+xFWqUhiG7vbccYCIOkufsVMp0XkgJOskchG8I0SvbMAf/Wi4dA7qhMQQvRC0gtvtuOKRyLNP8hoSE/8a7E6+7HaOEC4pWgPEp7HExJ/QtLn6eBw0qtkmPHEIJQqw9FTXQJK7EcVtaO9Ha8xIMC4ggmDLa9UFhmzt7u2NfvKJgpDhH2HEyCP0AQuQT7ekw2etg2Wq5pu1gQ+WrYIutXYx6z+AM5jlcPkJD0zzgBmOYHAa+Xxd94NiNIPgXnqeIaAXVCCr8c7ZLmVNU1Fvii45pL/yZiMw8sV0/JvyfXOJ/MH3f6OalhPr9VdYPjB8a6pQyLIGZ6xc7PTtO17rGoJv/Vijwl3fgHKwtwVXIHRQOO7SSrwqxQJfx24bRxpnDkG3bdbd7x1Zijeuxa53zVtgVq8ZP66zvDewNzFLogilbdMbI5iA+aMUO/Wchc+htGkNzll03oKJxtoKJCyp90KiFK10f5afu2+HB8YDEhhxPYowmBvxuP1tuMb+9MJAf4VVAOlAVn8BYDlqiEfjG4E8WMWENqji9W7HtJiCcdaCVRNJW4VHCZsGkE0H+BQ9R2xvIk7lBi1Lq8cpLwSC3hi9giBGf76LkKluC1E4Fu6OD1ZcKvYUe30oP0CTJqZHsa/H7iwOBfVQ9DW+WL6EeewHd7p3g8O6D2MLk1wSNG9lKZPDBWsk6s93XHHhHsu90LqiCNcQGFw+3/Q8Eo18pRr8BDEvt8Xo/HS/U02BfPv4pJg129HcJ28RBS+57TRw5P3347oZ+83nPFV/ruG/S3S9BGVSeviX1jXSwRLU5ozMoGMY9aBWTPgPPtYvJEgSVaptA8ckFbTrmh5t1W1ccaEbzSi5uMGfHTVfXUD2i9HB+SE50vzT6n+pzbccRphfi5nJ/77zaX3TTRmC0dD4EGQIckSaOOj0TcRwq7CgxP/sF4QZ4mEkdAAA=", text: #"""
+        "/app.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "0bd951b31ee18edcb2ca", gzipBase64: "H4sIAAAAAAACA60Z23LbuPXdXwFzPBtySlHpY6VxPWni7mR2c5k4aaf1ujVEQiLXFMECoBXVq+/a9/2ynnMAkKAum2zbPDgkeHDud02n7NuuqouS1/UzzTZiwfK6Eo1h8YfrF6/eXLPor/1ZlMyYrlZN1axY1TDeFEwbvrWv6dl0ymQjAIvcNKxVclnVwgOZTqf0bErBWr5CsE2l4GrGPuKRkkbmsmaVRjwrz1P2o36m53RLwh/F1rLoaqFZKeuCbUpueoxMl3KjZ3i9rrTRcJXFWqhHoYB2XvKmETU+yQaPuKlko5OUPVZiQ7BEpBWNh2VSIbIQHsDXQmugZtFz/0qyVUYjAtWjzuW6lcACwCKmeKMqAyKnDFUDrJhtC6+EdL0AGj0b9p3kSFFkhzNFYRET74rKsFri3ZajXHQVsAFWMGIp5QM8acFVXgJM1TxWhnhOmXgEU+JjdnZWAX/KsCfWtbXkRYo2ES8d12zHlkquWZRNA0Gi+XAL9FTUwHcA2WMP4XoXeylBsTmKElwJjR3eQl6+VbJrQ/wrOtiDRMu/JhGtBPY5vDYoILyX1yDUK8U35CKogZehc9ijN50RhX288d6kRAM22QNGyt+j5wV0vSeGVAmpNbi95F6Ca4M/hBct1TfOAf1d+za63HtoePsiZasyJV1dKyVVSnEJGuu0OGoXDKojJnlP/jaCcw64D/lBcMIZAit/dgT+YwlfiwDY0MEeJIboXyBmrfz4FNxwwQzwGCYT+EcZy6crjK18kBW/EyCmICMfIPYrzR5Ea9hSKoCGN8MXmEa0hgs3RipQCgQUfIX7BFCIxyoXkItEg6iQRIfRw/UD3JaUIokJUSAbcS1zXntM8z6hyo6IrgT4zwJyXXYGjGrDPr777vrtP7+7/hu7ZNEQKsQtirnsGivMgxDtRzyN6RuZd5uwpzPGxuxnWpjXRqzjHnVqhU/mAFstQVy6GTL6K3cYGF+MgZVYy0cxhgfku4BbK6rl9yiTJ3Cw30wJhFHG6sQSsnrVeSnWApSK+BAw62vQ5SWoujSm1bOIXbFoo/Fhhg+zCFkYRUzcgAceyXAxZFVVz9j9xZOltZtOL556aqXUZjfd6HunSLZLSLxN1RRyk/WWBg5X5ZyBZ1mXJAfWEkpr7D16oaDwgcdBgjP6GSuUbFtRTAJHB/r5QwLYV2XGi+IakzSmKtEIFUeUB6KUAceFMLyqgRd2+UdSVq8u4OMijgacEXELZsvymmv9lpMy7wkXu3iyiDJ63d17UCM+G9CQwQbjkoUwPURlajF8g/jXwP9PP7EosiCgiJs+mFADjTQ+pkUBDQpGm8RwVAIqMsuhlgPEAopqpbUoMsICosjlsq4aMVlgsVdRkpVVUYAdLtk5cZSBQEA3ZNJ6Rk8sOvEdq0rh2MVwOgnCvvlmIJY4fZOIL5xTGOxwCgn5HYXwqSwWn1vIfQUWokeAKxLMWwhhVAWa4SuOyrG9UQM6hyZHVyZz+EexN3eHoBHoJ6omVMSSQ2h7gL5wOMCJwBdwG6ij0KHMeqn6Hml2xIq57OoiFCYCZ7MkdvDXPh/1UiwF2yNeSudOxzaEMFBi67a3DxBOqW9U7phcsneLH8F6GeAGXenY9zBJcpSsvb9P013yll3IYpt6YakDSrwczllim5S43jY561OTZR07AtAndIVK6BIpUDr0PnhpP2dYVF4XiBZMtRZgp3E03WNyGQB3LPYHtkLBUXLvrh9Y2qhOuG+8bY/6gL0GZerU1xbYF00uJjVfiPo0FA0Gk4X8fAqkoI5sgoX+FIhrkCZGrla1OAUFblYttxPR8MUY6DyO3uK3yibjCIPKJt4EvTT8lkFDj5kD7XWOsVuIJe9qEzkDK/GvDvIuWhF85k+Q3yEeP4EJ9Iw97cCaGQRhE8fKplRn14WFA1awetwIEytnN+3/R0Zu76C+Hmk2wZ0QM3CYl3FsMfehM3AEUf5q/V5VjzzfHucGtb2e2ClpsgbO9EQ29RZ0RSWDODw/V1nh0WQW9g2CvgPIr+XDa4Q56Wbs1nv4HTtkLKg8ja0sVj9WO/oqu31+d5UVlW5rvqXaE5SIwMvwMgjzyOsOkeDrkJfxLXEGwWeNXU7s2UoJOulRHgk5Yu0KIw+fduyXn9leEN6z2dcH5nFN9jNI3Pdn55QpEvAM06mGmgM46NZY/zDlWxvBGWpHuDl5w7UrgVQ2qcsl4G6hc1W15FhAgG84zZb9uGPpDsduXHGKyjsFDmosLEFas9mJqxg1WNyUqKhsTVJO//GDm8t+mMa3LyZ/55N/P5/84e53ycW0F9WhSYIZz5/d/v5uj7P9GBnaWWAUR4PEAfsZIviUUg60aXpoHnHEcP2pT5sTKC9rcIUjfVS3WFcGS5QIvFhAY0k14ZVNHL7kWjXZMk+9lW3pnbNmUJ3WHpRs7jpYZ3M6P2j5L6iZ207suDGhHO8C2bdrQTc87wtumNsP5crrKn9AsQKpjvQQq/Iqs1jigZivYTY2e2r7mfk0UVsyQ9JuXnNd77BvWrdmjlMXOB3mMJrIhnGM8OksUD1vNJQZ4M36xCjpu9z1vs/98ZAITlYVh/CgSvRS+6z0ZQ9yUn+NHxm17TtHK1gLvMRWqFEahuz23nKAiThInrNTKdN5ISXoJHMQviFEr2zDHPxruXQM6IbGELwQtYDY7rvhkMqxTPMbEhL+G+9OvO52jBIuKFoBxqewx8Wc0Le4+HkeNKjYJj1yCCUIsfZU1ECTuBLHbWntRAvSSzAsIIJgymgrCIVt7uztjn3xioKR4hxhx8kg9AMIkU+00cNkr4O1rOWa9ogNla+CLbZ2heo9gzOY53BNCQ1N84AbjGFyGPh+XfSBY3eH4F94niKiFVQjqPDP2S5lTlFRb4kvOqa98GciMvPEdv2Y8H9yif/B9H2jm5cS6vdXWT8wfmioU8qwBGauX+z07Dhd6xqDbv5bocBf3oFzsLYEVyF3UDjs0PK+KsQCXcZvG0a7aQ5Dtm3X3ZYeW4k1rseudc5bYVesGj+ts743sDcwS6ELpmzRGSObg/igZTz0n4XMobdpDM1Zdt2AisbZCiYuqPRBoxaudH2Un7pvhwfHAxIbcjyJMZoY8Lv9bLnF/PbCQH6EVwHpQFV8AmM5aIlG4BuDP27EhDWo4vRuxbabgHDWgVYSSVuFRwmbBZNOBPkXPERtbyBP5gYtSqnHKy8Fg9wavoAhRny+i5KrbAlSOxXsjg5WXyr0Fnp8Kz1AkySnRrKvxe8vDgT2UfU0vFm+hHrsBXS7d4LDuw9iC5NfEzRuZCuRwQdrJevMdl9z4B3JvtO5oArWEBtcPNz2PxCkwW8bo18sRr8HDAvu8ao/HS/X02B3Pv4BJw329XcJ28RBe+77Thw/P334/oZ+KXrPFV/ruG/Y3e9HGVShvj31TXWwULX5ozMoJOYA0DAWAAZebJeUJQgt1TaBQpQL2nrMD7fstsY40Ixml1zcYP6Om66uoZJE6eEskZzohGkNcKrntd1HmGqIm8v9HfRqf+lN24HRAvoQZAh2RJo46vRMxHHAsGPF/Ow/JVXoCH8dAAA=", text: #"""
 // Guildhall's web client (README "Web client"): signing in and staying in,
 // one's own profile and status, and the page's wiring. The protocol is
 // guildhall.js's; the other modules hold what the page shows:
@@ -15,6 +15,7 @@ enum WebClientFiles {
 import { upload, wireComposer } from "./composer.js";
 import { handlers } from "./events.js";
 import { GuildhallConnection } from "./guildhall.js";
+import { wireGroups } from "./groups.js";
 import { showInvite, wireInvites } from "./invites.js";
 import { closeDrawers, loadConversations, loadMuted, loadServers, renderConversations, wireLists } from "./lists.js";
 import { loadMembers, wireMembers } from "./members.js";
@@ -150,7 +151,7 @@ function wire() {
   $("members-toggle").addEventListener("click", () => drawer("members-open", $("members-toggle")));
   $("scrim").addEventListener("click", () => closeDrawers());
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("scrim").hidden) closeDrawers(); });
-  for (const w of [wireLists, wireInvites, wireMembers, wireView, wireMessages, wireReactions, wireThread, wireComposer, wirePanels]) w();
+  for (const w of [wireLists, wireGroups, wireInvites, wireMembers, wireView, wireMessages, wireReactions, wireThread, wireComposer, wirePanels]) w();
   const token = new URLSearchParams(location.search).get("token");
   if (token) {
     // Out of the address bar (and history) once read; kept for this tab.
@@ -455,6 +456,102 @@ export function renderTyping() {
   $("typing").textContent = names.length === 0 ? "" : names.length === 1 ? `${names[0]} is typing…` : `${names.join(", ")} are typing…`;
 }
 setInterval(renderTyping, 1000);
+
+"""#),
+        "/groups.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "dba0df76f7fd819cfca2", gzipBase64: "H4sIAAAAAAACA7VY727bNhD/7qe4CEUnFYqMfbXhGUNWbAXarWiHAUMQoIx0ttVQokZSdgzXz7EH2ovtSEoWJctpO3T5kNjk8f78ePe7Y6ZT+FmKuoJUlFuUiulclGoGBXvIyzWIEmElRQFVnj5gBhWKimMMrMxAbxBEhSWsjYLv1GQ6hYqVyCHMtYICi3tSGIPEkhXmTJaZL4XYoj3PkW3NsgIjLnYlSmCci52KkskkLyohNRwg5ULhHznu4p6Pv1qdpDtDeeP7DkfncZBMea60Sj6qYN6pexYD8hjWmxiMW7+tYlAbsXsppZD0UTNNamuF8jUd9nRVbI0DVau8zN5aQHw5uzCQZFqzdPPWYCh9WbswkDWQmnA9uS19dVKT6YsX8PsAeIf6DDzUIbS3YzEt2L6FnRaLqL0Rewl0KbDboEQHPWZxdzcJvJhO8NH6tarL1MDbIG5zJozgMAFzK4RUCguHXmK8XSaUPhksFgsIsiKAZbPXy7JkjTrszvQ2X2URzKCsOZ+TiWdhYGMNomSTZxmFvoCrdJnkyjpiRPIVhN5SRI7qWpbzk4MOjAWkif30ynnnzBfoW7nWueZItjQ+asotjaW2Bw1qPUEH5PVKyKLnmrXQepWJtC5IRcIIwS2+5Gi+wRVZHygKouh8KdkyXuO4fbq9c+Ohi/TTJzrRpMMbtv8xy6Le2WaLjkqsOEvxZpPzjKyGSZKE7dFXmTKabu+ipGBVGJrKiGDxAxVRGPA8iG2FMkWU0dNLGxnTTKGekYQ5Rfl8jMkBsEcV5WzvsA2WJJqqdIYiV4r2prp7W45rKGqNmVURuMsO2hRyZh0sz587lVfe5dttaPTe11oLp1nvKyTFp5V+oK6maDlgMmfXnN0jD2bwoam1Zwc/kqaYTVXa0x/ixujZjyhTTrwwg9DibKVvNqxcY3ho6thm+BuLs0G3XzczQqq/4kA0O+09RBaldy6AqPHEYRVFlCZHRzTvqdYVMEitedBiwPnzLh5H45Ars2RYwqaUcgeoiRiOLX1CYWpfph2t+GFK/KtGpR27aLm3f9syNiXMdoxsrTdJI3k6MbeCpuhkD4NolH4oOQdyZ8AN1Dj9I00n9ExfZkHKvb7C5cCgR0mjjHhoroqK2OxfIqpBmwxHozjS7yOkTKcbCFFSVR+6TtjoR/OZMtxsz+nEsWtArs9RalB3LoFIiPKkpK5lL5JOUL+DXa43tOzqx6YPe3BNCEStbTYM+sqNVdc0lhNVpRIJkmtna5ywHGhNFhmxjq5iyIeMNUZNPeLpiOoJOhjUvQ1uWPUU54d4WNMHOHdXVSSBYR7D9wR1H425czD452/qEF59/iLEg/JqkG5ZS8FVW6l2Zhlr4rtcOhJRF6Bumgr1l5dbSiozCyGxJ7FufV/kOoib+g3RBeTgSiqJRvwnXLGa67YouhJui9ggScl+mrPCoX2zodre16h5kgGIBe1JG5W5V3MNs7O4/JaaaJkXYdSyIxH7LSWSyeH3RAy3Y0kVA61a5++iO0uk864iLxoif4PgkmAv0p7kmXXavb1rdwcZckH7vXgk3ZaxF7BiXGFf+7chRGjuox1d6TYM8c0s68Vn/ekzJip0zSoITvh+LU9Bc/LCoPZEWn9RQvd7cl1lfuINo71I5/EwR/sTX5OepywbROSNft82HNLmzRfqK0M61dJ5aRuP+3XtVdBlqVNNDACwT5TR6C3XdhTlIeAIJM8Gb5V+EF0nvyJJGn6vaH+VyyIMXhubRK005lgnlvCnqIlNOYdSABeEoASFSKNQYob57g3SZ8ER+rLhXEwicsRnm7HizZCjpgaSdXTZvpw7fnhidPmvNUav/veiQPufAlHTuHO/t4kNH0VeqsHESC9h0wxxThGppg2EqSgKRrBVTFJYNOaYk254oFdLQjb89/NoQsX9BFL1ek2wmvDMnoO9WaQmbMYlmxXdC96uxdCy/+dfq8OsiZZnL6ZmiqCxhe5hZv4rQq/vLhm/KOn/t/q8Nd4kD7j3+5h9oLkv45D3m5aH+jdC3Ot2T8A3Mj5VtdqEbUiUn1/QZs+GrEtnVvSAV3YKa+E5Tv4F5gt4rzgTAAA=", text: #"""
+// Group conversations: making one from picked people, and the open group's
+// panel (its members, rename, add, remove and leave, as its owner allows).
+
+import { closeView, conversationName, renderConversations } from "./lists.js";
+import { $, el, gh, nameOf, showError, state, userList } from "./page.js";
+import { findPeople } from "./people.js";
+import { attachPicker } from "./picker.js";
+import { openView } from "./view.js";
+
+/** The open group's panel: its members (the owner may remove them), rename and add where allowed, and leave. */
+export function renderGroup() {
+  const c = state.view?.kind === "dm" ? state.conversations.get(state.view.conversationId) : null;
+  $("group").hidden = !c?.isGroup;
+  if (!c?.isGroup) return;
+  const owner = c.ownerId === state.me;
+  $("group-title").textContent = c.name;
+  $("group-rename-form").hidden = !owner;
+  if (document.activeElement !== $("group-rename")) $("group-rename").value = c.name;
+  $("group-add-form").hidden = !(owner || c.membersMayAdd);
+  $("group-members").replaceChildren(...(c.memberIds || []).map((user) => el("li", { class: "group-member", dataset: { user } },
+    el("span", { class: "name" }, nameOf(user)), user === c.ownerId ? el("span", { class: "muted" }, " owner") : null,
+    owner && user !== state.me
+      ? el("button", { type: "button", class: "group-remove", "aria-label": `remove ${nameOf(user)} from the group`,
+                       onclick: () => groupChange({ removeGroupMember: { conversationId: c.conversationId, userId: user } }) }, "Remove")
+      : null)));
+}
+
+/** Sends a change to the open group; the group as it is then replaces the one shown. */
+export async function groupChange(request) {
+  try {
+    const r = await gh.request(request);
+    if (r.conversation) state.conversations.set(r.conversation.conversationId, r.conversation);
+    renderConversations();
+    if (state.view?.kind === "dm" && r.conversation?.conversationId === state.view.conversationId) {
+      $("view-title").textContent = conversationName(r.conversation);
+    }
+  } catch (err) { showError("view-error", err); }
+}
+
+/** The people chosen for a new group, each with a button to take them out. */
+function renderChosen() {
+  $("group-create-chosen").replaceChildren(...state.groupChosen.map((user, i) => el("li", { dataset: { user } }, nameOf(user),
+    el("button", { type: "button", "aria-label": `take ${nameOf(user)} out`, onclick: () => { state.groupChosen.splice(i, 1); renderChosen(); } }, "×"))));
+}
+
+/** Hooks the group controls to the page. */
+export function wireGroups() {
+  $("group-create-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const typed = userList($("group-create-users").value);
+      const r = await gh.request({ createGroup: { name: $("group-create-name").value.trim(), userIds: [...new Set([...state.groupChosen, ...typed])] } });
+      $("group-create-name").value = "";
+      $("group-create-users").value = "";
+      state.groupChosen = [];
+      renderChosen();
+      $("group-create-box").open = false;
+      state.conversations.set(r.conversation.conversationId, r.conversation);
+      await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: "" });
+    } catch (err) { showError("view-error", err); }
+  });
+  $("group-rename-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    groupChange({ updateGroup: { conversationId: state.view.conversationId, name: $("group-rename").value.trim() } });
+  });
+  $("group-add-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    groupChange({ addGroupMembers: { conversationId: state.view.conversationId, userIds: userList($("group-add-users").value) } });
+    $("group-add-users").value = "";
+  });
+  $("group-leave").addEventListener("click", async () => {
+    const id = state.view?.conversationId;
+    if (!id || !confirm("Leave this group? You will no longer see it.")) return;
+    try {
+      await gh.request({ leaveGroup: { conversationId: id } });
+      state.conversations.delete(id);
+      closeView();
+      renderConversations();
+    } catch (err) { showError("view-error", err); }
+  });
+  // Someone found by name joins the open group at once; ids typed (comma separated) join with Add.
+  attachPicker($("group-add-users"), $("group-add-suggestions"), {
+    suggest: (text) => findPeople(text, new Set(state.conversations.get(state.view?.conversationId)?.memberIds || [])),
+    choose: (item) => {
+      $("group-add-users").value = "";
+      groupChange({ addGroupMembers: { conversationId: state.view.conversationId, userIds: [item.key] } });
+    },
+  });
+  attachPicker($("group-create-users"), $("group-suggestions"), {
+    suggest: (text) => findPeople(text, new Set(state.groupChosen)),
+    choose: (item) => { state.groupChosen.push(item.key); $("group-create-users").value = ""; renderChosen(); $("group-create-users").focus(); },
+  });
+}
 
 """#),
         "/guildhall.d.ts": WebClientFile(type: "text/plain; charset=utf-8", etag: "521ae9a15a8766a98130", gzipBase64: "H4sIAAAAAAACA5VY227jNhB9z1cM8lJ74cYPLfrg7AW5dZs2iYPEaR+KoqWlsc21RGpJyq6RLtCv6Yf1SzpDUhLleBcoAjjmkJzLmSs9HsNsV6GFhTawrGWRr0RRnHywI3jfrL6yUBntdKYLf2xu9NaisTB4uDq7vL2C419wDlkhUbnj4eRoPAa3Qsi0Upg5qdUIpLOAG9q3IFTulwY/1midPYFznUsMGwZtXTjWpij0ljnds+Rxp5nXBKQKKn1Duv34OL2DUlSVVEsYfPft13PpQNXlnFUUBsE6Q1t2xOyQNgKVVJQGlCjRDk95tQtkQiOHQmuLxQ5WaHAE850/dwJn4Ehl5jMgky+8xTM2YgjZCrO19YZ7njBHsgDEUkhlXTTj5Oho/OoVsYnGk/Zzne8moBXCQmKRj/zt3OPMvOJBWEtCZ4AnyxN4Bosqv0VrxRIntMxWgpAuruly4PZMav7p4BP/DU/g1fgI/6y0cd44eAgs70gOvDkC+AuOC72U6jh8X6Ewbo7CxTW7pMS4ENn6uL2i6+ZMZug8PqLZoImkusr3STkWuEdaogtr27CV1t3u+rQPWqreLak20uEtsotbxTKs3LXfaFih2PSlrWW27t2y6ML6QReYauCJtmfdRUC5Z16fFuzr05hbpNhWaOu9DoUf6Jw2u44QT3SX3ANmKDeYPzrhatudPEiPceP3qsSVlVZ5JO6zqOifyDuzO/q1WuhGj3puMyPn2On12JBudd6QS2HWzK1j9aRMt2YIqOxQVkYC5RGaM/uedU7d1yfNheq5r1b7FF2hutCKg0dw5Um9kJBTV1xKQ1Wq7xBW/xILQtVgqjOb1IdUcET5q4m5REyl9YF4JFt7rgrhlURgiK2EEAIrISyNUC5ZO7HGc5KakMgx92hKaS1pMCVdjMzTEOejiae7s10EZVRv+7hgLveQCqr1aSJnoLIEf4Ol3uAekaTOVr2gECZb7cV9AOepKvTeuX6JcASIXaCZbhURV7JKUKCoR5UluFznLUqBfSgbF7oHUEfsENno9YHDWq+fql7p4Yp1vuuRnCyRCmYvWikB+sjV6gWJVbmXKnHVWU1euNHL1ES9kEVSTZ5sBw3t31Hd47bS2rEkpmjua7uakUWqlf65nXmhszUz7RJvj8JqnjMN81R4wPe90XXVC+6UQuHil/2iG0Im2UjLQnqd7Lss743ciCwpn/ukoAg17RV5K9E5UmwvnF8e86GrSbnTpoNbH39hqIlt3A8K3KgnsF0JB3+QZVe8f8OgUmAOeHME//79z/AP4D5rXzRnfz5tzWUvGpR2ciGztLZlBY0qeeJCkXPDWe7ReiXHpbXX7lR2ocuKLc97Tb9bHewwsWd8TCp0S+RGY9si4Utsv3BGu558ODT50E/V0vudwWPYD4wwNDju4A2NO7/+xBNhMtj89m5Cy0yb/HWY/kZQq7XSW/UWPrU+XAjKmryZsSZ+4Ap+JY9SxaQZLKM89yNZHL6O76az37+fPt1dHg9HQAee7s5+Pru+OTu/uQKapa9vr6ZPM1gYXe4NwTz0YrFIPS656y1E1hp05WU+k/ksdxIn11Nal82415A+9RG5aOWwkyh6KDAiiRzt4yQsyanRUXvbIYw6oDvlPMdLdISW183yerIvkrWkQLNavTukZWqryHcJO/bFjKC64SH0wT8AJlCTH3igzXEjM+RvFn174q+FLAlMn0iMJoCfX194XKjd29Mo4AwUbhseMIhjTOWHAT/3L2kEJ49SgoGAGP48lp8ECQsirSaU5tQ2hTpsmM/dA4alNQIGAuI8GOu8H/XbNA/VIQoN0/wXrGLu2xWpFGQT7viRI50TnqJzsSikovdLgQs3gqw2VpuRf2dxaDL3KAjD7YOSDlnaPg27GJhGLBvDt3Zgh5Px+Ifp42y8tUFObYo0qBsTHLcarxO94opY3hgwGmlo6oKSJedRV3/4BRcsCv8s8m8+CAWnSRoOS3qesdXSxoiCQY4LQaEGztTYAJ6HmW/XTMjvDno8x6zgkKFPaw9hAfT6Il1s8MpMGGpIMavpLWhqbiUDHQCbfAHMYcypXCt6i34+7Q5kEIUuGUl5QX2AHHdKD2JCaLuigscxHu1teX8+gag28NVGzJQGbPvieU/XLUkJsdXUPkU6QFtnuve9fxzv0nIIDbPBcAIbLfNG2g3zpampKc0hez20/vcKrZuoCM/R/fuP/ig/rmONP2UNdLEhFbbSreIPER6wwXNXZJ8pCfntPKLND155f1r06nSLoScNmmRtO9MImpmP4yj8IEH60bBGkza+PoC1z+sXQwPX9wm1afb2MRe/QJ9QR6JoqOndWPoLr5M6/XYIb956KBJEPseZo2D3Rc5Jyf4/nNth5ku8k6p5gPeno/8AjsaCuaISAAA=", text: #"""
@@ -882,7 +979,7 @@ export function badgeText(count, cap) {
 }
 
 """#),
-        "/index.html": WebClientFile(type: "text/html; charset=utf-8", etag: "0e098d03373b7f8cf6ae", gzipBase64: "H4sIAAAAAAACA7Vb247cthm+z1Ow6kUcNNrxjjdBY8wq8AnpBvau4U1S9CrgSNwRvZKoitSMp0WBvEKv2rteNdd9h75JnqCP0J8niaSo2RmjBQzMDvmT/A8f/xPHq18VLBf7lqBS1FX2yUp+oAo3m8uENIkcILjIPkFoVROBUV7ijhNxmfTiLv1tMk40uCaXyZaSXcs6kaCcNYI0QLijhSgvC7KlOUnVl88RbaiguEp5jityeT7ZJmcV62C2JDVxtqrophSowN29XiGoqEj2TU+rosRVtVroATlV0eYedaS6TLjYV4SXhABTZUfuLpOFGjrLOdfb8LyjrUBSC5dJzYq+gkN5lwMlbtuz90C2Wmgi0MdCK2S1ZsVeLQelVJhzOOmetvaMXwvyQSTZLQwhwZAoCaoJ53hD0Jp9WC2wWiq3Ip38E76seyFYY9jQXxJEi8uk6PCOdClrwSD2LApKSS0R7ihOK7xW4pJuSzqOcFNIYzUNqbihkHrsWAWrO0wrxGlB1rgzk+RDC0sIHHeHKw4KKGlRkCb75e//Wi30QYZPDoSWjXUHixLXBHLWJZQCgBEzb0bxqqbajnDSADLU0HDqrcCi54pYbkQqkgufPi8ZAMqXfc/6DnG1NMnMYljOWkFBsVtc9aDZt+9e3b66fvHqx5vr11fXr5LspgGwkNVCkz287urla1h1VVQnrHl58+P1zXc/vry6/e77d8+T7CVDDQMoUy76bn3C2dc/XN1ePVcMNFvK6XrKBWha6cvoeqGUY74UcMdoxY0q2R2tSAp4HPS+4n1d426fvdWTsJcZsJvfsa72lsuBEZZKl2Bt2rS98OjkzU5QW+GclKwC2Bt7gQ5gcI/0/MSc/nSNP1Sk2YBDSb68gGMMMG/xliiKAaqrheRr4FoDzjCJhcB5mSDlLcDZlIxxgjBqaQ7WAO6fbbHAnZFB30cpgr6NWE2mahL4zXPSgmuiNVztRdtsPtd/vW+J/XND78xfO7JufRHN2UpSvbG8Ka7FFsZkDzkJgBO926ekwetquL1WxDUBJ1QViN2BF2okWLSDKGgnL5bxTBztShATnBXlSOA1gg/aKN+1xvn9pmO9vOyv1BFIHUhzrHaLuQjJFbicBk6gbPRc8n4S+AJyF6MNRrqM3d3pC+k4jFmxa1Kvwd2lgm02Uu6H3KOhn3hEf3zOGf7nH3/9ZyCq4UzyUrENk5iwPoxuGgQD7gIdPbTLXxV0q9YZgdO19Nbgj4EjovUEfszu9mLQEALViacQ3KzSms0vP/0MQKHb7BMVSDEdGKKN8YTjxVWj5tqOqqlIsd7bSWWVwYWuynNnoZlT0tEGBDof6NrsLeaCKMQIdg/408Bu28oA5VOuoEQAezWFqF4g4ENSoUfwKSOcRl8rA+WOihKtclaQ7Gu13aWSUw18drZatMPBMtjijmDFpiKVWtyBXS8Cl2MmXUiYId6CEiDjyO+t1eEm2o19R5J5rkGtUU5Ung5m26cclEOKVCofQSjbIz0gbxMzEuqEyLvrIc55v66pcFTtAk+q27EK6TrWDfA33zSQIMWChCwb9DW6xtVCQkWDxoIRjDVgTpM3WM/IpCGaayRx9t1rWrKaDPfRMCn3S6kgtb9p4JMGF/EyGIdYtd0gmXA+Zx8uk8foMVpewL8E6YwzWS5BECJTRv23OkRLBkbvemngFgPEwLdLV9x3HfjGFzL1TBDw/OYCXZTnX+IlWiK5+zl8Lrfnj8eBFP763VdV+gW62KYX7ni6/MFbmC7/lCxkDrTdZKN31FrBxWZ0XOqbddJD1jQxfa+zJ22AtII0QtL21cOWwEWR6mUPGQIoIShaWmOFZ+5g9pvAGS4AKwpODmz8NHOIezoz1WkqaySMdCQZwWQRaYQEPRA3qyuX7qxKD7JrZliD1Bfii/ROS2dJsCMtBhXUPfgiqULlRIcFg8/kBHd5Gc11rLtWFF7mYxaZTMHcaU3mOyU9qP2C1bd/zybzY+qj5mbynhEpRuEaKlFT+AA6BCEKmacgaUtYO6YaKh8F369HQ8AeRGRfUGGqG7PXMzkEcW4T2cca0XBRQzgd09dR+WZa1oFgIgi6rKn2nuCaAimKecvnsFbIckPrL4qA6enBqkju25Cdrc98ezgTEC01rq2x4fbNZbgu/4OOlINRF8dz6eb+ZIFLDW7LoIKijokt0+V7hdResJzVYHVBVDLj3FLYZlQK7NMSucJTxB0FF8CBUQZ7rmN1gEcBxfSuk3YTzF49OHzNVABWq3x+HMCP2R5wwvsNiKxdTjzp86QwSr9pSTPF5HjNwo1tzuuOaaYlXyPPRtLgSgUXcuZqw5mRW+371GAntwyUaX2bGsBKjsYi8BqgqKYnZaAPEG8LDyrHYcRDibdZ5OKo+QhK3HGnTDx//Dg8y+jNO0jHi4HvvKQtn5RqQIFsoRCo9JAQPVeVhSeFDK7a2hbz6NFSgvurz6IFiyzdZFrdWJN8PPg1b6fhP9Ta/w3k7mV7odRnERi5dOGF8GvlCdLXFQM0FgHIn+tRpKw0At3KaxdNc6zj6gHpEXS6UYMwPJVhCKqCGxmNDACuEC+hyBjyKl341FA22JZhHRYKEWGdCODlYUM1KFPlSMUnh8OCz8YPNacr1kjq5a58YZsoJnQhKOewl9kF0WW+ou/HwDmA5A0MnpJTtLThfkrxloZdisM77MgaRLoPdvm9GT1lJ4UgE/nMNgpzk6Q+GsKdOgivIRASWesM94ttQm8xVEfR3d73dev1Rme5lpRp38jMaWD7Wxiz3ew72nGBNMEp2lD76i6uiG5s5o7TDuxPm0EHdAuHtayC9GBOAbxiu7RmBTmY+g/kHWmrvTphaJDqekx9HBBTLUxz3ORhfqfHlKiKKMn+/TcnqXO5MC4IAFgAD6nsQfIwNYIhqTlQWRF1qU4mC2EB7uiAwoNB+WDHVH9Fmp/smfo20y1VrV9TAdV9Jah0eF6V6e01dXPSEl4ygawcqX5iieeaai4ioR+F3xj/+qjoWCtdVqv6V4NWNXOfRe/YxwdgU92fmoIaNERXT0Mwwmu2JQcDsU0tQFDbcJjLPP3iyMMGlBCEtsI+yByKhQ2BQGroIQZifq/af9KFIDPMpwiI98QA71MX4VVE7RikTuqODT0x9fKkW65ORckhqxsjwjSeGrKwhbp09zCTf2A9koFfjxZgCDdIhpWu7Gk7Ndg4FniN1uPWb/X4o5nbQ/WWmdxi6iTbhztMZov3TLY/v2WRxuVDS43bzK6ZQA3bzTQ+DfFJtjX2tOYtKIYQGvTFUj0aSZUcmrh5pwRuv8wzbthgMMtU9eSmWk+yN/jevBCxncyinsS9o3rysJfQ9RvjY4x3EsRZnRFa32GaYvnwZOL3Sr92H2S87PcKlqBp88Pb0C9+GkRq9p4GfXiIiHrNp5Cvw6qnaCT0KrrlRSRSnPzKpzJU820megUaMyv/R49+w+HKCU6kjwXDmB/OrmXxOKv+mdaTqTSmZfRkMqilwVH/sacdKbI5T23qtge884B/6SdisJeeAzH5Dugh3kBu7N3JsG0YpoWrB7Wx7PF6wpdCtPzpYvHLTz8vtAdZvLh5+UrXK8M+yVyn0D8NIqd2c7O6iPq/WJxyXMcJHu24Tn+qXluhSJMfYcteezvrEbFs17svq/OBbnh6DVzhE/9hVs++0V9dYzoljpyDBKlvBD+clw+oaSAXlPh88OcHA6FJQqc/QLAUqCRd7BcIwzxt/Bb93I8RiJhr0o5syRKkU3UxJESYT1ykHkSPrGvAtiMeJKOGTpKNW3qsfXG+DLu/oeZtb8PV9IMv7jXrxibOG/gSAktBaYor072yOT12yvwpxnS3KY4wb+4b3SRy0BV0JzsyC5dI/95dc3yb0SLgHTn0WxSvkRZtJ4a8y5t8EuNyQazrKMeATNc2ReDlwsljXh1mUaL5qAiGGiR7LT9ifbxZkIhSNx6OQ4mmnoGJP/ldqRsWETdkCDvGxFw7wJDoqm6mBaNpVG1Pp42YwbJmq6hZI4W5W9oagVSFGziNttrbn+xYFfreYkrg+K3mdDsbZg4FmBkTK492rIX1G2HcwN6c83LomNhcOU150mu5WvER0tn24bECDu3GuIzh9NiHnEppaGNyDuizNA9FT0s3k0WaaftOOUkkw/k5hylLnDno2btnWfEffNsgXXjLuEDf3t5coz8n5nfDyVOUnJ2dJX/RHUYI4N+/e32GroT8fRsvoahC6m0YKs2nTmLlhWt7eN9VM6/J9nFmFBlOOTqoDvb9CKjJXvexMFN98TjE3Km3tGlIEQMXUJ10gdSuHyGU+e1ER3hfiaPFM6viAvqT9ncTUxEN3SlSmiUfIWenHleOFtCQz0gYzL6TcWi9j8moKU+S0W5+hJBOpTpcX1XHp/Y9WMfOaaPFKY7hvDzoSYZ7yt/k1+E88KR+mQ9iq//R8F+M1hpH4jAAAA==", text: #"""
+        "/index.html": WebClientFile(type: "text/html; charset=utf-8", etag: "96347a0950e83ad9f486", gzipBase64: "H4sIAAAAAAACA7Vb3Y7cthW+91Ow6kUdNNrxTjZBY8wq8B/SDexdw5uk6FXAkbgjeiVRFakZT4sCeYVetXe9aq77Dn2TPEEfoYd/EklRszNGChiYHfLw55zznV+OV78qWC72LUGlqKvs0Up+oAo3m8uENIkcILjIHiG0qonAKC9xx4m4THpxl/4uGScaXJPLZEvJrmWdSFDOGkEaINzRQpSXBdnSnKTqy6eINlRQXKU8xxW5PJ9sk7OKdTBbkpo4W1V0UwpU4O5erxBUVCT7uqdVUeKqWi30gJyqaHOPOlJdJlzsK8JLQuBSZUfuLpOFGjrLOdfb8LyjrUBSCpdJzYq+gkN5lwMlbtuz90C2WmgikMdCC2S1ZsVeLQehVJhzOOmetvaMXwvyQSTZLQwhwZAoCaoJ53hD0Jp9WC2wWiq3Ip38E76seyFYY66hvySIFpdJ0eEd6VLWgkLsWRSEkloi3FGcVnit2CXdlnQc4aaQymoaUnFDIeXYsQpWd5hWiNOCrHFnJsmHFpYQOO4OVxwEUNKiIE328z/+vVrog8w9ORDaa6w7WJS4KpCzLqFkAJSYeTPqrmqq7QgnDSBDDQ2n3goseq6I5UakIrnw6fOSAaB83ves7xBXS5PMLIblrBUUBLvFVQ+Sffvu1e2r6xevfri5fn11/SrJbhoAC1ktNNnD665evoZVV0V1wpqXNz9c33z7w8ur22+/e/c8yV4y1DCAMuWi79YnnH39/dXt1XN1gWZLOV1PbwGSVvIysl4o4ZgvBdgYrbgRJbujFUkBj4PcV7yva9zts7d6EvYyA3bzO9bV3nI5MMJSyRK0TZu2Fx6dtOwEtRXOSckqgL3RF8gABvdIz0/U6U/X+ENFmg04lOSLCzjGAPMWb4miGKC6Wsh7DbfWgDOXxELgvEyQ8hbgbErGOEEYtTQHbcDtn22xwJ3hQdujZEFbI1aTqZqE++Y5acE10RpMe9E2m0/1X+9bYv/c0Dvz146sW59Fc7biVG8sLcXV2MKo7CEnAXCid/uUNHhdDdZrWVwTcEJVgdgdeKFGgkU7iIJ20rCMZ+JoVwKb4KwoRwKvEXzQRvmuNc7vNx3rpbG/UkcgdSDNsdot5iLkrcDlNHACZaPnkvZJ4AvwXYw6GOkydnenDdJxGLNs16Reg7tLBdtsJN8PuUdDP/GI/vicM/zvP//2r4BVczN5l4ptmMSE9WF00yAYcBfo6KFd/qqgW7XOMJyupbcGfww3IlpO4Mfsbi8GCSEQnXgKwc0Krdn8/ONPABS6zR6pQIrpcCHaGE84Gq4aNWY7iqYixXpvJ5VWBhe6Ks+dhWZOcUcbYOh8oGuzt5gLohAj2D3gTwO7bSsDlN9wBSUC2KspRPUCwT0kFXoMnzLCafS1MlDuqCjRKmcFyb5S210qPtXAJ2erRTscLIMt7ghW11SkUoo70OtF4HLMpAsJM8RbEAJkHPm91TpYot3YdySZ5xrUGuVE5emgtn3KQTikSKXwEYSyPdID0pqY4VAnRJ6thzjn/bqmwhG1CzwpbkcrpOtYN8DffNNAghQLErJskNfoGlcLCRUNGgtGUNaAOU3eYD0jk4ZorpHEr++aaclqMtijuaTcL6WC1P6mgU8aXMTLYBxi1XaDZML5nH24TJ6gJ2h5Af8SpDPOZLkERohMGfXf6hDNGSi966WCWwwQA98uXXHfdeAbX8jUM0Fw5zcX6KI8/wIv0RLJ3c/hc7k9fzIOpPDX77+s0s/RxTa9cMfT5ffewnT552Qhc6DtJhu9o5YKLjaj41LfrJMesqaJ6nudPWkFpBWkEZK2rx7WBC6KVC97SBFACUHR0hotPHMHs98GznABWFFwcmDjp5lD3NOZqU5TWSNhpCPJCCaLSMMkyIG4WV25dGdVepBdM3M1SH0hvkjvtHSWBDvSYhBB3YMvkiJUTnRYMPhMTnCXl9Fcx7prReFlPmaRyRSMTWsy3ynpQe0XrLx9O5vMj6mPmpvJe0akGIFrqERV4QPoEIQoZJ6CpC1h7ZhqqHwUfL8eDQF7EJF9QYWpbsxez+QQxLlNZB+rRHOLGsLpmL6OwjfTsg4EFUHQZU219xjXFEhRzGs+h7VClhtaflEETE8PVkVy34bsbH3m68OZgGipcW2VDdY3l+G69x9kpByMMhzPpRv7yQKXGljLIIKijrEt0+V7hdResJzVoHVBVDLjWClsMwoF9mmJXOEJ4o6CC+BwUQZ7rmN1gEcBxfSuk3oTzJoeHL5mKgCrVf59HMCP2R7chPcbYFm7nHjS53FhhH7TkmaKydHMwo1tzuuO6UvLe413NpwGJhUY5Ixpw5kRq/Z9arCTWwbKtL5NDWDljcYi8BqgqKYnZaAPEG8LDyrHYcRDibdZxHDUfAQl7rhTJp4/eRKeZeTmHaTjxXDvvKQtn5RqQIFsoRCI9BATPVeVhceFDK5a2xbz6PFSgvvLT6IFiyzdZFrdWJV8PPj13U7Dfyi1/xvIXWN7ocRnERgxutAg/Fp5gvR1xQCNRQDy53oUKS2NQLf82kXTHOu4ekB6BJ1u1MAMT2UYgqrgRkYjA4ArxEsoMoa8Shc+NZQNtmVYh4VChFknAnh52FANylQ5UvHJ4bDgs/FDzemKNZJ6uStf2CaKCV0IyjnsZXZBdJmv6PsxcA4geQODp+QULW24n1K8pWGX4vAOO7IGlu6DXf5gRk/ZSSHIRD6zjcLcJKmPhnCnDsJrCIRE1jqDfbFN6C2G6ii62/u+br3e6OytJWXaNzJzGq79DYzZbvYd7bhAmuAUaah9dRdXRDc2c8dJB/anzSADuoXDWlZBejAnAF6xXVqzghxM/QfyjrTVXp0wNEh1PaY+DrCpFqY5bvIwv9NjilVFlGT/+buT1Lm3MC4IAFjAHVLZg+RhagRDUnIgsiLqUp1MFsIC2OiAwoNB+WDHVH9F+j7ZM/VtpluqWr+mAqr7SlDp8Lwq09tr6uakJrxkAlk+Uv3EEs811VyEQz8KvzH+9XHRsVa6rFb1rwap6st9ErWxjw/Apro/NQU1aIiunoZghNdsSw4GYptaAKO24TCXefrFkYcNKCEIbYV9kDkUCxsCgdTQQwzE/F61/6QLQWaYTxEQ74kB3qcuwquI2jFIndQdG3pi6uVJt1ydipJDVjdGhGk8NWRhC3Xp7mEm/8h6JAO/Hi1AEW6QDCtd2dN2arBxLPAarXdbv9Xjj2ZuD9VbZnKLqZNsH+4wmS3eM9n+/IZFGpcPLTVuM7tmAjVsN9P4NMQn6dbo06q3oBhCaNAXS/VoJFVyaOLqnRK4/TJPuWGDwSxT1ZOban2WvcH35oWI7WQW9VncO6onD2uErt8YH2O8kyDO6ozQ+g7TFMuHJxO/V/qV+yDjZb9XsARNmx/ehn7x0yBSs/c06MNDRNRrfgP5Oqx6ikZCr6JbXkQixcmvfCpDNd9molcgMbPyF3r0Gw5XTnDCfSwYxvxwdi2Lx1nxz7SeTKUxLaMnk0EtDY76Tz3tSJHNeWpTtz3gnQf8Sz8Rg730HIjJd0AP8QZyY+9Ohm1zYVq4clAbyx6vx3wpRMufLhY///jTQnuQxYubl690vTLsk8x1Cv3TIHJqNzcri6j/i8Upx3Wc4NGO6/Sn6rUVijT5EbbstbezHhHLdr37sjof6Ian18AVfuY/zOrZN/qrq0ynxJFzkCD1jeCH8/IBNQ3kghKfD/78YCA0Sej0BwiWApWki/0CYZinjd+in/sxAhFzTdrxWrIE6VRdDAkR5hMXqQfRY+sasO2IB8mooZNk45be1T4/X4bd31DytrfhSvrBF/eadWMT5w18CYGloDTFlele2ZweO2X+FGO62xRHmDf3tW4SOegKupMdmYVLpH/vrjm+zWgR8I4c+i2K10iLthPDu0tLPtSBn6/nJizJreb6kQeb8C6BqdR/kT6k8lIPF0KxF5BH8d7kZMdfoD8ZqHDWOPQNKoKh9Mpey49Y+3LWNkSp+y3HGYemnrEOf/LbUvdpIt7XEHaMibkuiCHRWpzpPGka1dKg0/7TAGizVdQMD+PXMqQK+8BXttXe/lLJitB3klMCx103s49qs3o2lzkUV2dUrBz5sRrWT6NxBXtzzoOpo2JjFprypB8JqBUfwZ3tmh7L4NBljfMYTo/t1ymXhjbG54A+S/NQ0mDpZpJnM22fZyf5czg/FydkZTcHPWt79ir+O3cbZElvGRfom9uba/SXxPxcOnmKkrOzs+Sv2l1D3vLdu9dn6ErIn/XxEmpJpJ7EocB+6uSTXpZiD++7auYR3b5JjSzDKUfnEoN+PwJqssV/LMzUc0AcYu7UW9o0pIiBC6hOMiC160cwZX4y0hHeV+Jo9syqOIP+pP25yJRFQ3cKl2bJR/DZqTeloxk05DMcBrPvZBxa72M8asqTeLSbH8GkU6AP5qvaF6lN1HTsnPaXnJ4AnJcHrdhwT/lfEepwHu6k/kMCsK3+I8f/APy5mvnZMQAA", text: #"""
 <!doctype html>
 <html lang="en">
 <head>
@@ -1043,7 +1140,8 @@ export function badgeText(count, cap) {
       <h3 id="group-title">Group</h3>
       <form id="group-rename-form" class="inline" hidden><input id="group-rename" aria-label="group name" maxlength="100"><button>Rename</button></form>
       <ul id="group-members"></ul>
-      <form id="group-add-form" class="inline" hidden><input id="group-add-users" placeholder="user ids to add" aria-label="user ids to add"><button>Add</button></form>
+      <form id="group-add-form" class="inline picker" hidden autocomplete="off"><input id="group-add-users" placeholder="add someone by name" aria-label="add someone to the group" role="combobox" aria-autocomplete="list" aria-controls="group-add-suggestions" aria-expanded="false"><button>Add</button>
+        <ul id="group-add-suggestions" class="suggestions" role="listbox" aria-label="people" hidden></ul></form>
       <button type="button" id="group-leave">Leave group</button>
     </aside>
 
@@ -1148,16 +1246,17 @@ export function wireInvites() {
 }
 
 """#),
-        "/lists.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "f0dd8bff52b1dac3ac4d", gzipBase64: "H4sIAAAAAAACA8087XbbtpL/8xQw1+eWbGgqvfsr8rq6qZO2uRsnPXGye+46vjVNwhJridSSlB1V1XPsA+2L7XwAIMAPWW7Tc7anrSVwMBgM5htDjUbiw0yKeVbVlShyUeMXeVOPRSXLO1lW4j6rZziclWKVlzJORZynYiHzOgP46zidyip8MhqJWE35qhLJLM5zOa9CkWalTGqaMi2L1VIkRY5oY5wNz3G9YilzfvpVhYiWMcwNaQ4+XlVIRpFLcT0vktsqEmfxWtTFKiG6AHwqRVXHtTRTYJEcloUloidPssWyKGuxYVo/yM+12IqbslgILxpNV9k8ncXzefRL5R03sKvlvICtNoBJAY+AkhYcQp3JxTWS2AAveKQFW8o8leWZrCqg2AXnoRb8YSiQD9NZKPJ4Id/dhKKaFfevyrIoQ95xSNx5A6dnoUOGtFDdZHn6kyyWc2nD0UALMq7rOJn9lCW3srRhaaAFiwf3H5m8t+Du4CtDPZGfCSyu1nkiblY5nQcx7JxFyw/E5onAwwLyS3Ei4vs4q2G/USn/eyWr2t+QYJ6t1YSx2GzFNjg2k7SMnogyUp/1X/Hbb+LiEkGJUVEDmgPBZ/HSJzw3RSl8RpblN4UobjTSwJ0If2sfQdTA6zQEDuBAaMR93OB2yMxSXJepsRasaDVnkbt4Dhv3A+aMnp8M8+bULL0RmjDQ3cihVGiuOcuD+sD6SaSpNx+YdZoEYGADgkxIZvo78iCZKcwCtxktV9XM30GKYRY+szEZCrdP+D+idC6Be7D7Z8fw599ohbnMp/UMvz89Ed88e+ayahmDyJ0QYDXPEulnIUIS4LEFt+pn6VTWH8nIIT8NbcBdxBst4GT9OhAn34q6oTzoZ68Wp1XEZrPSfzV7+eR5sJEui7X4XeEFq8h0AfmrvCbJkcDQtSYSsa1BIu7ksdDmBGzmfE0kkU3UgGBCwCwi1h4GVKvrKimza4kMqNdL+Oud/vji7dtXb37++Pb9qxcvfz599/HtBy9E7S/JjAPI+cfvzk/fv/7uFYzXcQlsVDwzvMEjzW6Ef8DbTlYlmMOaFVv85S9tZct+lZpDLuhJC/JWrkFfohzMOvwh/cHlgGHnxUKi18hykRdKIsUaBAoQlMDCuFZuzXFJkUtnH0EzQAx01CUvxWbd2LRmSOsmjm132cNTm4B9raIzybKMimn2U8vo+aX7qAXIosmCnpCgXyQOCGnwZWDv0iWetgrcP4J/OJqg0AK/GhaYzTN3WbJ9bSJ4/6j5Kt4A9Q91wFHxtyRewofnz1sWNZmBIekYVZDGBvmkMWYsOq61a6yDo55TsnswndWRBGQVIHSd5SwGJHMvxGJVy9TSymw+1zqbwX96G+DSi1qNKOffYM6qM8TCKwaaDWDu3q4wrvC1STlFvEi/tm2GSTasGpRdcOZiAxh/NiDwyKhtKetVmWNQRKuG1iYQw1YfORCd5VORVXDu8L9U3oEBpmiwgA/Cv5VLNIsg8kk8P6+LErYdjCFudHmWURA4LeVaohG0WARSDMGoLJmhiAqfmqiT4jsTA9ZZDdFODsIBnM5u1scNd/hU0iJ6wsd99vHDq5c///urfwA3vCYiJLKsSMaIbXM+xgVsNJdYbGhqNIsrC+ZYbPs0oG7hCpkdLJAoDuqrjThOUwcxSLN0AFIJ+iNtGFQpi+/ocF7XcuGbvYfi7+fv3kZVXcIhAr/8iyiKLJyO0u9t7Rw7xzvlndXguzY2zcpInYOmESHgPSrpOzRP2zST8noXl16A3AVprCGoGcJKB4CS+vXXoKdGarIEPRgKUraARVji5KL4BSIHEB78htE3QuZZncVgOMTXowFT9hqQkR+3jTiuAHSwf6cvQLUdFakhzwsi4P6CuYpHP/qnP6vrZTUZfxp9Gv0G/6ZxHY+J0E+jYBTV6A8QJZgJJYBy7nsVpFAexqfJPK7AOXi80BFCemIbElC2mBJMVSZjohFSrjkkfh5ABFb0irvHkAoJps8u9W/VkDfxlON9QQkgeLrlEqxAMSZ1vMlKwAVSWYP+YvQCWYa4L8pU+N4PqHI4+AG2U3lAwg/FB2BGw0HFeSRDMQspiarlPKv90afq6SiIbrI54Pa/K4q5jPNAxX/gLP5VObR7dmgg1veXF8/Azf1SZLkPXD9ujFwf964s7h1ucL6m51JFo+Jb8VcxEZ6oFmA4PIFM3F6FwovLLD6aZWkqc9wWhgzEf42gX1daOkaixGMf0KixfBz6HgYiR9eruoZTDSKiFlPBqC6mUwDzVOTkhVbgwpYAnCtn5h+Ni2270saPugFDk6I4GBqPk/R7J0MvWmmUdIjYIHaogUBY3uTmvo01BBevJ6tDwHACZpdyOY8TeToDyYE9+nAojb1qZ1OXfP4Vnb/t5wddGvp/JzZxsxgnlVBchikHVnyIIW0rCzs5OekLaRmXJX/zrEf6Djd6HZQzfbIsaYcbFSLgI/7YyCBaDDD2GM9nfalhqLK39j91fJ2ByH0eY7xVgk4BQiVrITtXgwx1UQu7pmwsLHpZ7iE9Xs3nQ+sVeQIKezsWPh0TBA1FJZlDHfaDZc4hekshkwF4yedKFlNiVEec9l6BbJUeCqA1KDz01TJalpA+5fVLeROv5uQbdi6I3mXb8Moy9gwZ6Ce91hf5Q2pv8Wv3DC6rGVPd/1wLrad5P4+v5Rw4bwKdibg63OhvWzN+pY4C0duwfzvcNHroaESwvSKBCgZObweRSh7bNBqJvdLSu1VjNnUNOVpRkZiA3dPWiUiyVF7HpU5AwMdjXbPiUUp6K5UGwynnfaVKtH1kIbHWiE8cs9fn81srk2lpLBWWMcFSsfU3CQWuYJvDNtSBDdbjG1wxdVImJzu9Ae8irXywnUSrmXuHdMIudfqWIRyk8UcgxO+hbDBvHvSEDR1WVFV1SgGU53V323IgpIxt94PibyknyvpbUzNgkfGaiEiVd5vcqZrwXH7QdXw6gEh7FyYdJYxbhdoMkNH6Bk0oGfTKYz18kaam3M4F+qd28T7y+talfEitmKXicNMyckrF1dQE1K2WR0o9jiAyWLhiihtUGMAMky85MA7OyHiW32WAhkvNLgJDY1wms54FdBDMGONVmtXfg44e9HtRNOuAjcBsPCRtooWj3w+bGhU/ZNKrh9dUe1zEqRxa2cK1Y21ku+L3cJjj4wFSrNNUMkygAyfY1G9mnXhnoK5h1zLhVDfb/vCGZ2KFfxLdQmzAHlXN9ZoiHt0BNIVdhLLXsJHrHK3JqCM3Z9WAdEd0omIDdDGgki/L+J5Nh46e9IWEvxFI4LihLrRK0rDIXuVosX0oNFPgu2Mz3iM+oU9HhmEDEZpLxmPCs3mW33o7AzG8GnooEIMM7pSdJF3qoFGB8Om6iMuU7+uSGDgipoXkG8OCBlWNRlwXn6OHIjw8pkeEcAFN8MGEzeAPiwCoChpSUJGbIllhOnJsB2i7w7CrfwHrB2zGATwAfUL9qXN5hHV0mujpagzQxEzsDeP2i9oQ4c4iXScka4OFoina/fEIjaJBLasoJPbCVkrnrGqHYqa2YkdOX3H5hOp+VAmm+hz6oooLA0uJcRiFX7G+BWafRsW97FfZG3vZa2AJAsvVmyaPT6Ks+oEunMm/JnzWwj/cQH7KzvW1uYpRWfw2QBZe/Q2Eg+9bARSpAzXk6sz2ygkuQQWBVParqsR7j3WPrFIsHbt3NF/x5lvc8b3nz596YhmDlYNsd0egqZJ/Ux6vizqe96TuF1YtcXXZ5PFMVNCuMWtzGyiED9aZH1claCMdKA+koMYo3SZO4XlwenBm/Plb4A/KJvFrzADbQPygC7akAOabZwlkKqvbulhyJThLiEbaRmwaGeiL6lZQtiyE48yAlprPGs9VOXe7NUHAWsW9pIFF7+lx/flHmuovdE9EU+A1W7/Lquw6m2f1+pzaGTDs8FT1CDm1AL+FguDUEjBhYaHXAdOB2gY45AN/EZkMTwl7BmZ4BRzxm/kIaQBfgFVrYWwQ8hxqxFAF7oaooEOID1F0w3EPjcA9eK3inuIM+xkoWrnIqgr5RduelnGO5XcbJ8vc/awA8VhE9/Ia8ozbiSlKKqW1CMJJWP61V9KbmRCiMVoH+GCSYzjIdbG6Qit5XaRr8E2LCD9MKHAnQxCLm4yCWVNh/OuzZwFefE4h925daQ8nNT2Xfj2ZGDi6dLFX1atfAS/ty7zNI+K6dNEJ6Zx7QI7rWoM7QrZubAYrhMKdPxbd60Y2wfjENsYUoLXDwIcDNgv37qjNdiAe+6XhiK2X5i7Ff2Is94eDq0eETz2uNwj3DDCamCJxYwpwfT1VHToBowjK7OylDQr2MqpA93yVEqG9JmZ0RUMj95zTJQNvGLObLcr80BoBxopeM8sUTk1ThRnReFY5UXAUJ6qm1yqIAkXfMYm0RMgVnoDC0o8819PhmNXAoE01NzA8zMQezvA9KC2UF2gLvWaVQdvRrHWEStAtfHQciWVpWG0wADZbQ92j/XtODGb3DnLj4FhdGXP9xKcGQ6xPiEW8BqlaFHfk0RdwRLBfdB3ozeM0BX8gS6ndOfcfzmV8J3eEZEo+rbJUstOgTnqDpaZw1WNndaahdIAtkV0oSSbaVJmjb4a67pOZgaZbl21OumUbWuWIQrHOyXEs7QAyI7s1HFrhuB3moITfyVdzid/I27cQgXx1h9ij9a8Pp9dd3OedYjODivirs3j9Ik0DZ656NFBs6UkWHrQkNt4vZk5oKrtcfW4DCaulrnzYJlnlZZkt4NoJpV2zU9Z/sq/J0geEOtUp8F8pXTPJFO1k2xQVaPbVkE9smz+CxkLwVPobpcck4VySpn69B0MJJAGf6HNg6/meNxAoSlRib2W056DrkLtRHgfuTFU8GtNz3OxHxNjnwz0wEq0EiRRfPWAzGnffWQal1Q5mb1P1e1n9ElZ01dsZpmc0XUpuu1fQa36w99CF6zCuhUaHWb39X3rpnWGli3DSF1vusIi6MxWUGJ8PGap2nNK7C+o3Va0jviypqGvarBV+iZ9BwvGx1UUCacUMO55IEnzVeG7w81mLeyQGTmrdn9pTCEtxsX1Vgqti64qy+1pBVRuU7iXevX3vlK5hlNxiZxXluDaJptivmts75Wsr7tJuvAPgtrX7D7YGjgT58QrJUUFPJa5QJa+OTcegSbGJt62SCRsiSODRVUcDmtSJl3ilJu1WK2PuC/hvsnLhX9GMtsmaYKSRlU0bWoW1hBI7WPD0IV2Mrpzct9HVjoaqRSeYXuLHjxXbrrZlEjSY74SxdE3vzY2qsE2MtuB0iOmnqkeMAXYr9O/Ujw9U3qO3DtS1K9dcMCUnQxeqNiCs9sX6WNG8xrccpIliVZPadG4EEV1z5cqeyNxZ0X1dr0NnFigri2CNOw9F1vbofa7bccx7Rfgtv0iba3tF2OdVJ+TXnWw2udjyxG3t39C9h80NzuGE97//ozIBdQ7vcuDucgb+h0uuKWfMbHtwURCNYiHZmGU5c/4+rtSpDdstk3rTOZgAD3MEqx2JnbXv8bJHqNHIFRV48XdzU5qU2WLADNnzA/RaL+q6zIDNgJtYDDSC2aAczqPsyKDVa3Fn1CNmKw7+WBS3qq11UaSrueoPqCFZr3Q8QK/d9LHqPislMqJq5NWxqKCmr7AZBWEkxGZgj1EKgA6/U7XBKa0Mg5Olxhbg98A2fzgQioNuxkWQKunubSl7iDL7ol9jwFicr9f22ZptSpqZxqBQJHbsoj1Ks3heTPEQYe5ZkcZzn2GU/rsX/ep+6LjZo4WKpHgPOgcIoOm+3SyJfUXsu7ktU012KVNAjYX6TzCA/rvrX2QC2VFVZdPct1qMNmRyxoM7pMQo5M7IbRCqotTAmrq+0kFGvaF9nMjy5aq2Tqy7nSwBz2enaJ53rDnhDy1EsPaxDCHtORuKj3v1Ayuz4mQXOoSoLp5dWp38OGT772HuWBvULf/nFOXFmB9Qc674+P4NB4NoELAqUYAoral9psI3UUADr8dCEVQFkR3Uyzgl/UYP+T1Q9Z4GfOOf8VtU5PRuoi6takarp4BzNa/dGfjnRfUSyAPifNquo/XYCKsT6C67q9X1IkMJ4AhL1xPZ9XU76Wi8CYG4JTgX3AIhsK4pfNVYnRQpIMPV0biCl5vyK50Me4wxQVzC11TBxHzFr+7y9T0z847K8ydmN9TzQsdl9VRb1W9YGb0LTIIIAGIbf/RpxMt+GvkXL47+Kz769dnR88unwafR5HAUTKKLby6xBOCP/vkpfXqoeq8RAdapqGFtTPhaK2UppSKw3ET4Pe/yILXfrV/T0pzFppKiu0B1jZzCQNOvyWuYV+6o2kNcHEDNlwnu64GZ/Uag6GGZJeHiAdunoXh55+1Owwe7ZS3TfR07YsoeR6AjSzFkL/406d35IhbT0PB4D0OtxDFULx7stDQGFqX+73BGY4qHnNOjt46UNaGrZ3pzWaZoklCX0JQ4LzuEXJpAmlJxvQZFdBVJ43qEFVWBBz9t0nPbKGNSrzjIFPobGjeWMARDVkzBelVj8QzD2I3VZjs2L/hancuGBb1vMq6WqXM0jfh3UPFZfE9UjjW1No+3jSoMH2xbafZyIGJPd/ooXexv+exs+7Gq20HwhTW51Wv45VV5UIFVg2nrJeouF8OOgmuaezS8bWN3zHDOePA4HpuFWxxOF/oYwNnJijuadoZWPSze2ypC7vFy8VOZ3cXJuuHpGa78DhYew2HxS8JRMpOYjTis6jw8EQcHZZRqjFELXT9z+rC0x44fw0KnxPAnexusICDF+scd/Pb69JsYTRC9v6uikrnjqRy8vY6K605glvF2Vb9Nd9FXTAkFjBLxl8FlW/4HF2pbuOGdOpCd1U1d1Kpl6crIAPbr4jPgVp0KpmXesqFfpFCudXrPFogHltD9ENwD8UctQ98F3g6x3kug3bsadsRG8Nq7HSzzh20ZdW8C21a2tSPrSvDLbgewWfdO1SO3ZHSpq9pIsavXlgYNQxmdaDGArq53ljaUierk0JSx2BWmvh4fbiKk1hZTPvfe4JpcJiMiJuIfxUrc49vWkPjOC+BgCd5AYszpBW7K/YCjpu0MClEro+lTXlXuNvmHsK9eWlaj70rr9+oYxOff4+1XpX6OAiJu6jrAHBhNpfoRCqCL7jzIFnWukvSPMC2ad2IREOtGaO35IHXXxOMdNuKyN40sVq1LLSMOgYSqWg4Z5P/PJrMFprfoSkTTT/Z7zx0n2r+j5NuMC3U8tppOgfvIJY+KdmpgLFRRAY6x+dkmHgtVQA4wWS0XBKPlgEawuytwwr4vZAPbNZaWHDg1FjQNvIU2/aqD/6ZY5alLPA1FCO/7n+nR54huTKK6eFPAeZzGmOHQxTAVbZzhYEJtbWCLaBnLH7SPoS+2CBuj2T4U2s/DBxOaHxnoBCWBuiPqHlzf7Q79fJI5yON9oqHOHdDQnKYQHir2PNk++T/fSyL0AE4AAA==", text: #"""
+        "/lists.js": WebClientFile(type: "text/javascript; charset=utf-8", etag: "8ccbf8fa739b5526a21a", gzipBase64: "H4sIAAAAAAACA7VbW3fjNpJ+96+AuT4TMi1TzuxTy+N43O5O0rNxd07cnj07bk9MkZCEmBcNSVmtKPrvWxcABClKtueSk8QiWCgUCnX5UACHQ/FpJkWqqroSRS5qfJCTeiQqWT7KshJLVc+wWZVikZcySkSUJyKTea2AfhwlU1kNDoZDEekuX1UinkV5LtNqIBJVyrimLtOyWMxFXOTINsLe8B5f4JiLCscqcomcxmkRP1ShuIpWoi4WMY0v5tFUiqqOaml7AbMc2AOr8OBAZfOirMWaZfokv9RiIyZlkQkvHE4XKk1mUZqGv1beaUO7mKcFTKkhjAt4BcJ06JDqSmZjlLIhzrilQ1vKPJHllawqkLhNzk0d+qOBkOlATGcDkUeZ/DgZiGpWLN+VZVEO9IwbJqiG3gG/J/06U8bn7lgTlSc/yWKetlhSQ4cyqusonv2k4gdZurTU0KEt5jL/q5JLh+4RHpnqQH4hsqha5bGYLHJaMNLoNduYH4j1gcDVrGpRijMRLSNVg0LCUv5jIavaX5OFXq10h5FYb8QmOLWdjLGeiTLUv81f8fvv4vYOSUmTYUOag8BX0dwnPpOiFD4zU/mkEMXEMA3aHeFv7SOJbnifDEAD2DCwdj9qeLfEVAmOy9I4A1Y0WmuQxyiFifsBa8b0j3fr5tIOvRZGMHDisCWpMFprDQ/+BePHoZHe/mDVGRFAgQ0JKiGemWfUQTzTnAVOM5wvqpm/RxSrLHzncrISbg74P5I0laA9mP3JKfz5E42Qynxaz/D51Zn45uSkrap5BCZ3RoRVqmLpqwFSEuGpQ7foV+lU1jcU7VCfVjbQLvINM1hZvw7E2beibiQP+tVrzGkRcvyszF+jXl55bmysy1EtPmu+EB1ZLhB/kddkORIUujJCIrcVWMSjPBUm3kBcTVckEgVNQwgxBuImcu1RQLUYV3GpxhIVUK/m8Ne7/OHiw4d3P/5y8+Hndxdvf7n8ePPhkzdA7y8pngPJ9c2b68uf3795B+11VIIatc6sbnBJ1UT4hzzteFFC+KrZscUf/tB1NvWbNBpqk551KB/kCvwlzCHuwx/yHxwOFHZdZBIyC6hR5IW2SLECgwIGJagwqnV+a+WmsC1nn0AzYAxy1CUPxWHYxrSmyfgmtm32xcNLV4DnRsVWJycyaqW5b52g55ftVx1CNk029JgM/TZukZAH3wXuLNvC01RB+8fwD8MKwhj4aFVgJ8/aZcv2TYjg+aPna+AB7j8wyKPipziaw4/XrzsRNZ5BINkKqmCNDfPzJpix6bSjXRMdWu45pbgH3dkdyUAWAVLXKmczIJu7ENmilonjlSpNjc8q+M9MA3J+UesWjQ4azqq6Qi48YmDUAOHuwwKBh29CyiXyRflNbLNKcml1o9wmZy02hNEXSwKvrNuWsl6UOaImGnXgTAI5bMySg9AqnwpVwbrD/xL5CAGYYGEBP4T/IOcYFsHk4yi9rosSph2MAEC2daYqZDYt5UpiEHRUBFYMqFSWrFBkhW8t/CQAaEFirWpAOzkYB2haTVanjXZ4VZIiPODlvrr59O7tL//z7v9AG14DGUksB8lYs23Wx6aAtdESmw11DWdR5dCcik2fB9QdXgNWBxskmoN+dBlHSdJiDNYsWwSJBP+RLg26lKN3TDjva5n5du4D8Zfrjx/Cqi5hEUFf/m0Yhg7PltM/O9q14hzPlGdWQ+5auzLrIHUNnkaCQPaopN+SedqVmZzXu73zAtQuWGMNoGYXV1oAtNSvvwY/tVajYsxgaEgqg0HY4mRW/ArIAYwHnxCeI2WuahVB4BBfD3eEsvfAjPK4G8RxBJCD8zs9gNQuKtJNnheEoP2MtYpLP/y7P6vreXU++jz8PPwd/k2iOhqRoJ+HwTCsMR8gSwgT2gBl6nvVPMo9xKdxGlWQHDwe6BgpPbEZEJHKpkRTlfGIZIRtWQo7QA8oAge94uwRUqHA9Lst/Qfd5J17OvFe0E4QMt18DlGgGJE7TlQJvMAqa/BfRC+wyxDLokyE732PLoeNn2A6lQcifF98AmU0GtSaRzG0slCSsJqnqvaHn6tXwyCcqBR4+2+KIpVRHmj8B8niv3VCW3JCA7Ne3t2eQJr7tVC5D1o/bYJcn/buHe0drbG/kedOo1HxrfijOBeeqDIIHJ5AJW7uB8KLShUdz1SSyBynhZCB9G8Y9PtKx8fIlLjtEwY1to8j30Mgcjxe1DWsahCStD9Ctg3rYjoFMk8jJ2/gABeOBJBceYt+Y1NsN5U2ebQNGJotSotDk3Hi/uxk5cUojZYOiA2wQw0CwvB28+67XAeQ4k1nvQgIJ6B3KedpFMvLGVgOzNGHRWniVXc3dcfrX9H6u3l+Z0rD/N/CJu1dTGsrobUMXQ4dfIiQtrMLOzs764O0zMuxv1T1WN/R2oyDdmZWli3taK0hAr7in40NYsSAYI94XvVtDQd699b9p47GCkzuywjxVgk+BQy1rQ04uVpm6IvG2I1kI+HIy3YP2+NFmu4ar8hjcNiHkfBpmQA0FJVkDW2pHyJzDugtgZ0M0EteV4qYElEdadp7B7ZVemiATqPwMFfLcF7C9imv38pJtEgpN+wdELPLptGVE+yZMjBveqMv6ofc3tHX/h5cX7Ohuv+9MVrP6D6NxjIFzVugcy7uj9bmaWPb7/VSIHuX9s9H68YPWx4RbO7JoIIdq7dHSG2PXRmtxd4b693oNle6RhzjqChMwOlp00IkKpHjqDQbEMjxWOCsuJU2vZXeBsMq5301S4x9FCGxHolvWmGvL+d3RqbQ0kQqUAfGOY7+dkOBI7jhsEt16JL15Ia2mba2TK3d6QSyi3T2g91NtO75bEgn3Fqo7wTCnTL+AIL4PZLt3DfvzISNHA6qqrZKAbTP255tJ4GQM3bTD5q/45xo6x9szYBNxmsQka7/Nnun6pz78ovtxGcARNI7MPkocdxo1raBgtY3GEIpoFce++FFkti6O1fqX7lV/NDrG5f2Q3pElYijdSfIaRfXXWNwt1oea/c4BmSQtc0UJ6g5QBimXHJoE5y1cZU/KmDDpeY2AytjVMazngEMCGaO0SJR9Xfgo4f9WRTDOnAjMpcPWZvo8OjPw7ZGxS9Z9OrpMfUcsyiRu0Z2eO0ZG9Wu9b0b5vi4gIR1mkqGBTqwgk39ZraFd3bUNdxaJqzqetMPb7gnVvjPwwfABpxRdV+vKeLRGUBT2EUqdwyXudmjNTvqsL1nNYR41IB7KJ3q4xRc8m0ZLTl0GPRkDiT8tUABR410A6ckDYM8qxwtNk9BM02+H5vxHPEN/Tq2CtuB0NpivASepSp/8PYCMTxFegqIwQ7ukpMkHepgUAH4NC6iEtRFKTQCjYhpIfnosKBGXaMR4+JL+BTCw2V6AYQLqIMPIWwGf9gEwFUwkIKLTIp4gduRUxeg7Ydh9/8F0Q/UjA24AGaF+rfO5THW0amjZ6oxIBMrsRfGPQ+1IcO9RbotSNYlG4imaPevIzRCg8ZW0UjcgZ0tXWtUF4rZ2oqLnL7i8gnV/agSTPU5zEUVFwbmEnEYwa+ID4u/0qfPVNxTv8le7OWOgSUILFevm318HKqKT0Ypv8a81sI/WsP+lJPre3sUo3fxmwBVeP9nMA4+kAVSlA7ckKszm/sWuAQXBFE5r+oS7xLrHqrSKh21z2i+4sl3tON7r1+/8sQ8gigHu909QFNv/m15vC7qKO3Zut86tcTFXbOPZ6GCbo3ZhNtAM3yyzvyyKkGX6Y7yQAJujNZtcQr3g9WDNePf34J+0DZJXyMm2ATie1OwJQewT55jkImsHupizpVgFZOMNI3I3migB31tQceyASynAllqXmtcV53c3esLAsYqlpIast7V4/rzD9TVz8zliKbAa6f+qCo1VqmqV9d0+o+ww9PVI9RUBnkLDaFVS8ANCxu9AUyHehqQkA/9LLQ7PG3sCsLwAjTiN/2R0hJeQFTrcGwYch+6qaEL3I1QwZYgPqDoRuMeBoElZK1iSTjDfQeOVmaqqlBfNO1pGeVYfnd5ss0tZwWYRxYu5Rj2GQ/ntiipndYRCDth+dcdyUzmnBiNMDrAD7s5hoVcFYt7jJLjIllBbspC/HFOwJ0CQSQmisCsrTD+8eQkwIPPKey9O0fauzc1PYd+PTsxSHRJ9qyqV78D3rmHeesX4Lok24J0rXNAxnWdxj2QbRubwQgD0e4/EtvHjRyC8Y0bjAmgdWHg04DN4b0ftbkJxOO8tBux9cq8LfF/EMv9y+DqBfCpJ/UGg2cCjAZTxG1MAamvp6pDK2AdQYedZ3mDpr0LK/A9X2+JMF6TMrZNwzD3WqtLAd4qZr9adPihMQLEil7TyxZO7aUK22L4LHKS4DiKdU2vUxAFid6wiDTEgCs8AcHSG+7rGTjmXGAwoZovMDytxB7N8DkoDZQXGAu9ZpSdsaMZ6xidYLvwsZVInEjDboMA2E4NfY/m3+R1iOozPHCmQOPri4HWMvmii1jicNEyWvUjK4ogFJbcShUKgSeH4FlNCc2eQpurXDBBJDwmxLI1Qe+SqmCAKszBNkEMV0Rba9GXD7eqB47ZGy1uEbSvHfpP3swYClJjheJom6vEPZrU/am9sGERDum2g1jZdAE/IfAJd9xr2TJXHqlBPXpkhB7Af6LKzL+nHg38JlfanCPYVmVzC6BCKFfiASKuPmTr8L4FPehouf+Ckx70HLM7/rypME6zn2OOMf4uqDHfS+PcBTFzaxs1ntLTFFoH9OatPqJnAp22eldN2JNtX5ZUc7LXRLUBSvwNLouvnUPujwBUxXwGmIZ3WgknSrZ5DC8gUpFJdiJF5cNMLKNKFzx3+4vNuKRmC18xNDinkKXMikcJ8IWoj9GSMKHpyiY/2wJpXKpsh/m7/QO8t3BR16UCIwTelB1BRjBXCt0eBUXL1ozFB6Iv6K01+APgS32bJSuSRaqPBWrI0ZUpfNDF3D5VLQFnoiKq5mSg5clgHu/wDAppZA47I4/iPcjhb4E17NJBahwjGxvE58B1O2wYiMPtQEuUOtf2niQ/JZlb3zccoM8xV9WeMzXXhJue1pCpsnLaZnucqCgtpriI0PeqSKLUZxpdqm7X93VZ6LSZo8OKrPgZcu4QgLr77h0JPE7knMG3MXTntmSaqEm6/6vqmf9x/CtsR0LwGjXNfedkcU2IYrRzhoTwB3whYhMMNBbdMaaBVVvM6EpInyZUPl/UzoptT0fFEHGtJJjyvFOjCX/XQETrLssupj1rA3kUIG+ff+CGDATYww4pqtuTO+cCHza5eWO3dpwJmpt+14QuIFhGhBdH4ubnHxmEYECAODEvwJRWdGpW4QVU8MDxSGiBqiB0pEcYTP6Ne9XvQKqfqcG3eQGfwiKnbxbMjsooWr8Fnou0bvfAPxfVWxAPhPNpui2vx/sv5uBlW93VYpwptADO7GYbwZh2+wCd2pvUyzeBcsEnHwK3M8LX96niIgFmODoGV4D4U/7Ug2lPQaXjqITHRNNEXNnXJXxTXmbd0a78zM6GjrpouZyrVM6mF0bG7AKdYEcAOdUffh7ysJ+H/u3F8d+i499Ojl/fvQo+D8+PhsF5ePvNHe7f/OHfPyevjvSVK2SA8JTOqUfErzOSwpWi4c6F33OFF6V9s3pPQ9NlcyRFVBHow6JLaGiuafAY9qY9mi9rcQdrriG0vwpQ7ocAokdljoWLJ2KfoeLhWx91WD24J9XKHOfswTI9icAgGrErXvzHrHfv/WuWodHxMwK1NseBvm+4N9JYWrT6v8AajQgPtVaPLhvraEIVZ/qiSSYYktCXMJS07jjS2U1OoiZivAJHbDuS4fWCKKqBB79tvhdxgzLWibQGWUJ/Te02Eg4gkBVTiF6w0zzBPebauV0zst/1OBeWrAp6P2BYzJPW0jTmv8WK1+I7knJkpHV1vGlcYffCdp3mWQlEPDOdvsgX+296bE37pa67xeDf7MmdKwb/flfe6cD6Xknn26ltLQ62HNzI3OPh3Ri7p0drjXcux0t3f46Gk8wsAyQ7WfFB5l5o1aPiZ0dF2Hu8zX4q1WMUrxqdXuHIH2HgESwWfxsUxjOJu5GWqrZenonDwzJMDMeww65fOX1cum2nz1YhBNnvsKhV6U+JIGzSYQMCGazj6Q+IILlRwYRAylYdynxJmzX3mZEQwT/qkRVuKl4v1zrycmsGqHlddu5YIliD3npuW1/fEQJ+k9b+XGirzt1+3UEFz6z4PzGEKf93yMwUm5jVPgv4Z10HO7rfwPqu4gbGqRbTKWgfteTRzks3jIRGhrCMzSe33DbQURVoAN1lRGPsgFqwMh+0fPfpiPisWNgFyh07aAFlTOg8ha78+vbFpFjkSVt4agqR3ve/0KsvIV3zDOvixwLW4zLCNEWlYULerWaA2HgkARCbhrE7lIPNwf8DmHOnnKY+AAA=", text: #"""
 // The lists on the left: servers with their unread and mention badges,
-// a server's channels, direct and group conversations, the open group's
-// panel, and the users one blocks. May touch the page state and the connection.
+// a server's channels, direct and group conversations, and the users one
+// blocks. May touch the page state and the connection.
 
 import { badgeText } from "./guildhall.js";
 import { upload } from "./composer.js";
 import { loadMembers } from "./members.js";
 import { renderMessages } from "./messages.js";
-import { $, el, gh, nameOf, showError, state, userList } from "./page.js";
+import { $, el, gh, nameOf, showError, state } from "./page.js";
+import { renderGroup } from "./groups.js";
 import { findPeople } from "./people.js";
 import { attachPicker } from "./picker.js";
 import { openView } from "./view.js";
@@ -1342,36 +1441,6 @@ export function renderConversations() {
   if (state.view?.kind === "dm") $("block-peer").textContent = state.blocked.has(state.view.peerId) ? "Unblock" : "Block";
 }
 
-/** The open group's panel: its members (the owner may remove them), rename and add where allowed, and leave. */
-export function renderGroup() {
-  const c = state.view?.kind === "dm" ? state.conversations.get(state.view.conversationId) : null;
-  $("group").hidden = !c?.isGroup;
-  if (!c?.isGroup) return;
-  const owner = c.ownerId === state.me;
-  $("group-title").textContent = c.name;
-  $("group-rename-form").hidden = !owner;
-  if (document.activeElement !== $("group-rename")) $("group-rename").value = c.name;
-  $("group-add-form").hidden = !(owner || c.membersMayAdd);
-  $("group-members").replaceChildren(...(c.memberIds || []).map((user) => el("li", { class: "group-member", dataset: { user } },
-    el("span", { class: "name" }, nameOf(user)), user === c.ownerId ? el("span", { class: "muted" }, " owner") : null,
-    owner && user !== state.me
-      ? el("button", { type: "button", class: "group-remove", "aria-label": `remove ${nameOf(user)} from the group`,
-                       onclick: () => groupChange({ removeGroupMember: { conversationId: c.conversationId, userId: user } }) }, "Remove")
-      : null)));
-}
-
-/** Sends a change to the open group; the group as it is then replaces the one shown. */
-export async function groupChange(request) {
-  try {
-    const r = await gh.request(request);
-    if (r.conversation) state.conversations.set(r.conversation.conversationId, r.conversation);
-    renderConversations();
-    if (state.view?.kind === "dm" && r.conversation?.conversationId === state.view.conversationId) {
-      $("view-title").textContent = conversationName(r.conversation);
-    }
-  } catch (err) { showError("view-error", err); }
-}
-
 /** Nothing open (the conversation shown went away). */
 export function closeView() {
   state.view = null;
@@ -1391,12 +1460,6 @@ export async function setBlocked(user, blocks) {
     if (blocks) state.blocked.add(user); else state.blocked.delete(user);
     renderConversations();
   } catch (err) { showError("view-error", err); }
-}
-
-/** The people chosen for a new group, each with a button to take them out. */
-function renderChosen() {
-  $("group-create-chosen").replaceChildren(...state.groupChosen.map((user, i) => el("li", { dataset: { user } }, nameOf(user),
-    el("button", { type: "button", "aria-label": `take ${nameOf(user)} out`, onclick: () => { state.groupChosen.splice(i, 1); renderChosen(); } }, "×"))));
 }
 
 /** On a phone: the drawers close once something in them was chosen. */
@@ -1474,39 +1537,6 @@ export function wireLists() {
       e.target.checked = !!r.dmPrivacy.serverMatesOnly;
     } catch (err) { e.target.checked = !e.target.checked; showError("view-error", err); }
   });
-  $("group-create-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    try {
-      const typed = userList($("group-create-users").value);
-      const r = await gh.request({ createGroup: { name: $("group-create-name").value.trim(), userIds: [...new Set([...state.groupChosen, ...typed])] } });
-      $("group-create-name").value = "";
-      $("group-create-users").value = "";
-      state.groupChosen = [];
-      renderChosen();
-      $("group-create-box").open = false;
-      state.conversations.set(r.conversation.conversationId, r.conversation);
-      await openView({ kind: "dm", conversationId: r.conversation.conversationId, peerId: "" });
-    } catch (err) { showError("view-error", err); }
-  });
-  $("group-rename-form").addEventListener("submit", (e) => {
-    e.preventDefault();
-    groupChange({ updateGroup: { conversationId: state.view.conversationId, name: $("group-rename").value.trim() } });
-  });
-  $("group-add-form").addEventListener("submit", (e) => {
-    e.preventDefault();
-    groupChange({ addGroupMembers: { conversationId: state.view.conversationId, userIds: userList($("group-add-users").value) } });
-    $("group-add-users").value = "";
-  });
-  $("group-leave").addEventListener("click", async () => {
-    const id = state.view?.conversationId;
-    if (!id || !confirm("Leave this group? You will no longer see it.")) return;
-    try {
-      await gh.request({ leaveGroup: { conversationId: id } });
-      state.conversations.delete(id);
-      closeView();
-      renderConversations();
-    } catch (err) { showError("view-error", err); }
-  });
   // Find someone by name (or type their id) and open the conversation with them.
   const openWith = async (peerId) => {
     try {
@@ -1522,10 +1552,6 @@ export function wireLists() {
     e.preventDefault();
     const text = $("dm-peer").value.trim();
     if (text) findPeople(text).then((found) => openWith(found.find((x) => x.label.toLowerCase() === text.toLowerCase())?.key || text));
-  });
-  attachPicker($("group-create-users"), $("group-suggestions"), {
-    suggest: (text) => findPeople(text, new Set(state.groupChosen)),
-    choose: (item) => { state.groupChosen.push(item.key); $("group-create-users").value = ""; renderChosen(); $("group-create-users").focus(); },
   });
 
 }
