@@ -38,7 +38,8 @@ export async function moreMembers() {
 
 export function renderMembers() {
   const m = state.members;
-  $("members").hidden = !m;
+  // A conversation shows no server's members.
+  $("members").hidden = !m || state.view?.kind === "dm";
   if (!m) { $("audit-open").hidden = true; return; }
   // The list's count is the freshest: the header follows it.
   const s = state.servers.get(m.serverId);

@@ -4,6 +4,7 @@
 import { renderPending } from "./composer.js";
 import { conversationName, isMuted, renderChannels, renderConversations, renderServers, setMuted } from "./lists.js";
 import { jumpToUnread, refreshReceipts, renderMessages, showJumpToUnread } from "./messages.js";
+import { renderMembers } from "./members.js";
 import { $, PAGE, gh, showError, state } from "./page.js";
 import { closeThread, threadMessage } from "./thread.js";
 
@@ -59,6 +60,9 @@ export async function openView(view, again = false, at = null) {
   // Where the "new" line goes: the first message not read when the view was opened (kept while it stays open).
   if (!again || !same) state.firstUnread = unreadMark(view);
   state.view = view;
+  // The sidebar follows what is open: a conversation's list at Home, a channel's server otherwise.
+  state.home = view.kind === "dm";
+  renderMembers();
   state.messages = [];
   state.moreBelow = false;
   state.mayMentionEveryone = false;
