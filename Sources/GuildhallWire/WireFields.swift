@@ -9,8 +9,8 @@ public enum WireField {
     public enum Response { public static let id = 1, message = 50 }
     public enum Event {
         public static let seq = 1, unread = 2, cursor = 6, message = 10, messageUpdate = 22
-        /// The field numbers of the event's oneof body (all messages).
-        public static let bodies = 10...22
+        /// The field numbers of the event's oneof body (all messages; a test checks them against Proto/).
+        public static let bodies = 10...24
     }
     public enum UnreadInfo {
         public static let serverID = 1, channelID = 2, unreadCount = 3, maxCount = 4, mentionedCount = 5,

@@ -2,6 +2,7 @@
 // of an answer and a live event are the generated encoder's bytes, and the
 // send reader either agrees with the generated decoder or steps aside.
 
+import Foundation
 import GuildhallCore
 import GuildhallWire
 import Testing
@@ -187,6 +188,18 @@ import Testing
         let group: [UInt8] = [0x1a, 0x0e, 0x08, 0x08, 0x52, 0x00, 0x10, 0x06, 0x68, 0x28, 0x6b, 0x6c, 0x52, 0x00, 0x20, 0x04]
         #expect(group.withUnsafeBytes { MessageWire.messagePlace($0) } == .unreadable)
         #expect(generated(group) != nil)
+        // A message replaced by a later body of the event (a presence, field 23; the fuzzer's finding) is not a message.
+        let replaced: [UInt8] = [0x1a, 0x08, 0x52, 0x00, 0xb8, 0x01, 0x08, 0xba, 0x01, 0x00]
+        #expect(place(replaced) == nil && generated(replaced) == nil)
+        // Every body of the event's oneof (read from Proto/) is one the reader knows replaces a message.
+        let proto = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Proto/guildhall.proto"), encoding: .utf8)
+        let event = proto.components(separatedBy: "message Event {")[1].components(separatedBy: "oneof body {")[1].components(separatedBy: "\n  }")[0]
+        let numbers = event.split(separator: "\n").compactMap { line -> Int? in
+            guard !line.trimmingCharacters(in: .whitespaces).hasPrefix("//"), let eq = line.lastIndex(of: "=") else { return nil }
+            return Int(line[line.index(after: eq)...].trimmingCharacters(in: CharacterSet(charactersIn: " ;")))
+        }
+        #expect(Set(numbers) == Set(WireField.Event.bodies), "the event's bodies in Proto/: \(numbers.sorted())")
         var compared = 0
         // The events of the short records (the 9 000-character text would make each variant slow to decode).
         for g in [good[0], good[1], good[4], good[5]] {
