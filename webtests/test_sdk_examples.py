@@ -4,6 +4,7 @@
 # origin the server lets connect (ws-allowed-origins), in headless chromium.
 import http.server
 import os
+import select
 import shutil
 import subprocess
 import threading
@@ -16,20 +17,9 @@ from selenium.webdriver.common.keys import Keys
 
 from conftest import ROOT, UNLIMITED, JsonPeer, Server
 from test_browser import people, text_of, wait  # noqa: F401
+from test_browser_layout import shared_server
 
 EXAMPLES = os.path.join(ROOT, "docs", "examples")
-
-
-def shared_channel(server, owner, *others):
-    o = JsonPeer(server, owner)
-    server_id = o.request({"createServer": {"name": "Examples", "openJoin": True}})["server"]["serverId"]
-    channel_id = o.request({"createChannel": {"serverId": server_id, "name": "general"}})["channel"]["channelId"]
-    o.close()
-    for user in others:
-        p = JsonPeer(server, user)
-        p.request({"joinServer": {"serverId": server_id}})
-        p.close()
-    return server_id, channel_id
 
 
 def copy_beside_sdk(server, folder, example):
@@ -43,18 +33,21 @@ def test_the_echo_bot_answers_in_its_channel(tmp_path):
     server = Server(tmp_path / "data", UNLIMITED)
     bot = None
     try:
-        server_id, channel_id = shared_channel(server, "alice", "echo-bot")
+        server_id, channel_id = shared_server(server, "alice", "echo-bot")
         folder = tmp_path / "bot"
         folder.mkdir()
         copy_beside_sdk(server, folder, "echo-bot.mjs")
         env = dict(os.environ, GUILDHALL_URL=server.ws_url, GUILDHALL_TOKEN=server.token("echo-bot", "bot"),
                    SERVER_ID=server_id, CHANNEL_ID=channel_id)
         bot = subprocess.Popen(["node", "--experimental-websocket", "echo-bot.mjs"], cwd=folder, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        # Ready once it says so (it subscribes first).
-        deadline = time.time() + 20
-        while "bot: ready as echo-bot" not in (line := bot.stdout.readline()):
-            assert line and time.time() < deadline, "the bot did not start"
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        # Ready once it says so (it subscribes first); each read waits at most until the deadline.
+        deadline, said = time.time() + 20, ""
+        while "bot: ready as echo-bot" not in said:
+            left = deadline - time.time()
+            assert left > 0 and bot.poll() is None, f"the bot did not start: {said!r}"
+            if select.select([bot.stdout], [], [], left)[0]:
+                said += os.read(bot.stdout.fileno(), 4096).decode()
         alice = JsonPeer(server, "alice")
         alice.request({"subscribe": {"type": "CHANNEL_MSG", "operation": "SUBSCRIBE", "targets": [{"serverId": server_id, "channelId": channel_id}]}})
         asked = alice.request({"sendMessage": {"channelId": channel_id, "body": {"text": "!echo hello, bot"}}})["message"]
@@ -84,7 +77,7 @@ def test_the_minimal_page_shows_and_sends_from_another_site(tmp_path, people):
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     server = Server(tmp_path / "data", UNLIMITED + [f"ws-allowed-origins={origin}"])
     try:
-        server_id, channel_id = shared_channel(server, "bob", "alice")
+        server_id, channel_id = shared_server(server, "bob", "alice")
         copy_beside_sdk(server, site, "minimal-page.html")
         bob = JsonPeer(server, "bob")
         bob.request({"subscribe": {"type": "CHANNEL_MSG", "operation": "SUBSCRIBE", "targets": [{"serverId": server_id, "channelId": channel_id}]}})
