@@ -89,6 +89,7 @@ final class ConnectionFleet {
     func run(for seconds: Double, until done: () -> Bool = { false }) -> Bool {
         let deadline = BenchRecord.monotonicNanos() + UInt64(seconds * 1e9)
         var finished = false
+        lastTick = 0  // the rate's credit grows only while the fleet runs, not in the pause before
         withoutActuallyEscaping(done) { done in
             let timer = LoopTimer(loop: loop)
             timer.start(afterMillis: 1, repeatMillis: 10) { [unowned self] in
