@@ -16,7 +16,7 @@
 // table); the decisions check what depends on their content: the role
 // hierarchy, the owner's rules.
 
-public struct Directory: Sendable {
+public final class Directory {
     struct ServerState: Sendable {
         var record: ServerRecord
         var members: [UserID: MemberRecord] = [:]
@@ -51,7 +51,7 @@ public struct Directory: Sendable {
     // MARK: Loading
 
     /// Rebuilds state from stored rows at startup.
-    public mutating func load(servers: [ServerRecord], members: [MemberRecord], invites: [InviteRecord], channels: [ChannelRecord],
+    public func load(servers: [ServerRecord], members: [MemberRecord], invites: [InviteRecord], channels: [ChannelRecord],
                               bans: [BanRecord] = [], roles: [RoleRecord] = [], overrides: [OverrideRecord] = [], codes: [InviteCode] = [],
                               timeouts: [TimeoutRecord] = []) {
         defer {
@@ -79,7 +79,7 @@ public struct Directory: Sendable {
 
     /// Forgets a server and everything in it (its shard moved to another
     /// node, which now holds it); returns its channels.
-    public mutating func forget(_ id: ServerID) -> Set<ChannelID> {
+    public func forget(_ id: ServerID) -> Set<ChannelID> {
         guard let state = servers.removeValue(forKey: id) else { return [] }
         for user in state.members.keys { memberships[user]?.remove(id) }
         for code in state.codes.keys { codeServers.removeValue(forKey: code) }
@@ -155,7 +155,7 @@ public struct Directory: Sendable {
     /// Takes the next seq of a channel for a message sent by `user` at `now`;
     /// sent times never go backwards within a channel.
     /// `user` nil: a webhook's post, which needs the channel only.
-    public mutating func appendMessage(to id: ChannelID, by user: UserID?, now: UInt64) throws(Failure) -> (ChannelRecord, seq: UInt64, time: UInt64) {
+    public func appendMessage(to id: ChannelID, by user: UserID?, now: UInt64) throws(Failure) -> (ChannelRecord, seq: UInt64, time: UInt64) {
         let c: ChannelRecord
         if let user {
             c = try readableChannel(id, by: user)
@@ -169,10 +169,10 @@ public struct Directory: Sendable {
     }
 
     /// A recalled or deleted message stops counting as unread and as a mention.
-    public mutating func messageRemoved(_ id: ChannelID, seq: UInt64) { channels[id]?.removed.insert(seq) }
+    public func messageRemoved(_ id: ChannelID, seq: UInt64) { channels[id]?.removed.insert(seq) }
 
     /// Makes a committed message visible in its channel's tail.
-    public mutating func messageCommitted(_ id: ChannelID, seq: UInt64, time: UInt64) {
+    public func messageCommitted(_ id: ChannelID, seq: UInt64, time: UInt64) {
         guard let c = channels[id] else { return }
         if seq > c.lastSeq { channels[id]!.lastSeq = seq }
         if time > c.lastMessageTime { channels[id]!.lastMessageTime = time }

@@ -22,11 +22,11 @@ public struct DirectoryDecision<Value> {
 
 extension Directory {
     /// Committed changes, in the order they were written.
-    public mutating func apply(_ changes: [DirectoryChange]) {
+    public func apply(_ changes: [DirectoryChange]) {
         for c in changes { apply(c) }
     }
 
-    public mutating func apply(_ change: DirectoryChange) {
+    public func apply(_ change: DirectoryChange) {
         switch change {
         case .serverSaved(let r):
             if servers[r.id] != nil { servers[r.id]!.record = r } else { servers[r.id] = ServerState(record: r) }
@@ -92,7 +92,7 @@ extension Directory {
         }
     }
 
-    private mutating func lift(timeoutOf user: UserID, in server: ServerID) {
+    private func lift(timeoutOf user: UserID, in server: ServerID) {
         timeouts[server]?.removeValue(forKey: user)
         if timeouts[server]?.isEmpty == true { timeouts.removeValue(forKey: server) }
     }
@@ -101,7 +101,7 @@ extension Directory {
 extension Directory {
     /// Applies a decision at once, for a Directory kept without a store (benches, tests); returns its value.
     @discardableResult
-    public mutating func take<V>(_ decision: DirectoryDecision<V>) -> V {
+    public func take<V>(_ decision: DirectoryDecision<V>) -> V {
         apply(decision.changes)
         return decision.value
     }

@@ -76,7 +76,7 @@ public struct UnreadState: Sendable, Equatable {
     public var hasUnread: Bool { unreadCount > 0 }
 }
 
-public struct ReadPositions: Sendable {
+public final class ReadPositions {
     public struct Key: Hashable, Sendable {
         public let user: UserID
         public let channel: ChannelID
@@ -100,14 +100,14 @@ public struct ReadPositions: Sendable {
         positions[Key(user, channel)] ?? ReadPosition()
     }
 
-    public mutating func load(_ user: UserID, _ channel: ChannelID, _ p: ReadPosition) {
+    public func load(_ user: UserID, _ channel: ChannelID, _ p: ReadPosition) {
         positions[Key(user, channel)] = p
     }
 
     /// Moves the read position forward to `seq` (never back); returns whether it moved.
     /// `written`: the store has the row already, so it is not written behind again.
     @discardableResult
-    public mutating func markRead(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64, written: Bool = false) -> Bool {
+    public func markRead(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64, written: Bool = false) -> Bool {
         let key = Key(user, channel)
         let before = positions[key] ?? ReadPosition()
         let p = Self.afterReading(before, upTo: seq, now: now)
@@ -134,7 +134,7 @@ public struct ReadPositions: Sendable {
     }
 
     /// Records activity without moving the read position.
-    public mutating func touch(_ user: UserID, _ channel: ChannelID, now: UInt64) {
+    public func touch(_ user: UserID, _ channel: ChannelID, now: UInt64) {
         let key = Key(user, channel)
         var p = positions[key] ?? ReadPosition()
         p.activity = max(p.activity, now)
@@ -144,7 +144,7 @@ public struct ReadPositions: Sendable {
 
     /// A device of `user` received `channel`'s messages up to `seq`; returns whether that is news.
     @discardableResult
-    public mutating func received(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64) -> Bool {
+    public func received(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64) -> Bool {
         let key = Key(user, channel)
         guard seq > receivedSeq(user, channel) else { return false }
         receivedSeqs[key] = seq
@@ -158,15 +158,15 @@ public struct ReadPositions: Sendable {
         return max(receivedSeqs[key] ?? 0, positions[key]?.readSeq ?? 0)
     }
 
-    public mutating func loadReceived(_ user: UserID, _ channel: ChannelID, _ seq: UInt64) { receivedSeqs[Key(user, channel)] = seq }
+    public func loadReceived(_ user: UserID, _ channel: ChannelID, _ seq: UInt64) { receivedSeqs[Key(user, channel)] = seq }
 
     /// The received seqs changed since the last call, to write in one job.
-    public mutating func takeDirtyReceived() -> [(Key, UInt64)] {
+    public func takeDirtyReceived() -> [(Key, UInt64)] {
         defer { dirtyReceived.removeAll() }
         return dirtyReceived.compactMap { k in receivedSeqs[k].map { (k, $0) } }
     }
 
-    public mutating func addMention(_ user: UserID, _ channel: ChannelID, seq: UInt64, time: UInt64) {
+    public func addMention(_ user: UserID, _ channel: ChannelID, seq: UInt64, time: UInt64) {
         let key = Key(user, channel)
         guard seq > (positions[key]?.readSeq ?? 0) else { return }
         mentions[key, default: []].append((seq, time))
@@ -180,20 +180,20 @@ public struct ReadPositions: Sendable {
     }
 
     /// Takes a replica's copy of `user`'s state in `channel` (never persisted from here).
-    public mutating func replace(_ user: UserID, _ channel: ChannelID, with state: PositionState) {
+    public func replace(_ user: UserID, _ channel: ChannelID, with state: PositionState) {
         let key = Key(user, channel)
         positions[key] = state.position
         mentions[key] = state.mentions.isEmpty ? nil : state.mentions.map { (seq: $0.seq, time: $0.time) }
     }
 
     /// Forgets a user's state in a channel (left the server, channel deleted).
-    public mutating func forget(_ user: UserID, _ channel: ChannelID) {
+    public func forget(_ user: UserID, _ channel: ChannelID) {
         positions.removeValue(forKey: Key(user, channel))
         mentions.removeValue(forKey: Key(user, channel))
     }
 
     /// Forgets every user's state in a deleted channel (rare: a walk over all positions).
-    public mutating func forgetChannel(_ channel: ChannelID) {
+    public func forgetChannel(_ channel: ChannelID) {
         positions = positions.filter { $0.key.channel != channel }
         mentions = mentions.filter { $0.key.channel != channel }
         dirty = dirty.filter { $0.channel != channel }
@@ -214,12 +214,12 @@ public struct ReadPositions: Sendable {
     }
 
     /// The positions changed since the last call, to write in one job.
-    public mutating func takeDirty() -> [(Key, ReadPosition)] {
+    public func takeDirty() -> [(Key, ReadPosition)] {
         defer { dirty.removeAll() }
         return dirty.compactMap { k in positions[k].map { (k, $0) } }
     }
 
-    private mutating func pruneMentions(_ key: Key, through seq: UInt64) {
+    private func pruneMentions(_ key: Key, through seq: UInt64) {
         guard var list = mentions[key] else { return }
         list.removeAll { $0.seq <= seq }
         mentions[key] = list.isEmpty ? nil : list

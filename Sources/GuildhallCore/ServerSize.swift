@@ -30,7 +30,7 @@ extension Directory {
     public func isSmall(_ server: ServerID) -> Bool { servers[server].map { !$0.large } ?? false }
 
     /// Rechecks a server's size after its members changed.
-    mutating func resize(_ server: ServerID) {
+    func resize(_ server: ServerID) {
         guard let s = servers[server] else { return }
         let large = sizeMarks.isLarge(members: s.members.count, wasLarge: s.large)
         if large != s.large { servers[server]!.large = large }

@@ -137,7 +137,7 @@ public struct SessionSubscriptions: Sendable, Equatable {
 
 /// Every session's subscriptions, the per-user tallies the limits count, and
 /// the reverse index fan-out reads.
-public struct SubscriptionBook: Sendable {
+public final class SubscriptionBook {
     public private(set) var sessions: [SessionKey: SessionSubscriptions] = [:]
 
     /// Subscriptions held, by type (SubscriptionKind raw value), over every session: for metrics, once a second.
@@ -167,14 +167,14 @@ public struct SubscriptionBook: Sendable {
     public init() {}
 
     /// The tally changes since the last call, in order.
-    public mutating func takeTallyChanges() -> [TallyChange] {
+    public func takeTallyChanges() -> [TallyChange] {
         guard !tallyChanges.isEmpty else { return [] }
         defer { tallyChanges.removeAll(keepingCapacity: true) }
         return tallyChanges
     }
 
     /// The channel-message subscriptions taken and dropped since the last call, in order.
-    public mutating func takeMessageChanges() -> [MessageInterestChange] {
+    public func takeMessageChanges() -> [MessageInterestChange] {
         guard !messageChanges.isEmpty else { return [] }
         defer { messageChanges.removeAll(keepingCapacity: true) }
         return messageChanges
@@ -185,12 +185,12 @@ public struct SubscriptionBook: Sendable {
         case limitReached(Int)
     }
 
-    public mutating func open(_ session: SessionKey, user: UserID) {
+    public func open(_ session: SessionKey, user: UserID) {
         sessions[session] = SessionSubscriptions(user: user)
     }
 
     /// Drops every subscription of a session.
-    public mutating func close(_ session: SessionKey) {
+    public func close(_ session: SessionKey) {
         guard let s = sessions[session] else { return }
         for (kind, target) in s.all { remove(session, kind, target) }
         sessions.removeValue(forKey: session)
@@ -206,9 +206,12 @@ public struct SubscriptionBook: Sendable {
 
     public func subscriptions(of session: SessionKey) -> SessionSubscriptions? { sessions[session] }
 
+    /// The level at which `session` holds `channel`, if it does (read in place: the fan-out asks per recipient).
+    public func level(of session: SessionKey, in channel: ChannelID) -> ChannelLevel? { sessions[session]?.channels[channel]?.level }
+
     /// Adds a subscription, replacing another channel level of the same
     /// channel in this session. `limit` is the per-user limit for `kind`.
-    public mutating func subscribe(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget, limit: Int) -> Outcome {
+    public func subscribe(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget, limit: Int) -> Outcome {
         guard let s = sessions[session] else { return .ok }
         if s.holds(kind, target) { return .ok }
         let alreadyCounted = (tallies[s.user]?[kind]?[target] ?? 0) > 0
@@ -220,20 +223,20 @@ public struct SubscriptionBook: Sendable {
         return .ok
     }
 
-    public mutating func unsubscribe(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget) {
+    public func unsubscribe(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget) {
         guard let s = sessions[session], s.holds(kind, target) else { return }
         remove(session, kind, target)
     }
 
     /// Drops everything a session holds in `server` (left, kicked, deleted,
     /// or left as a guest); `kinds` limits which.
-    public mutating func drop(_ session: SessionKey, server: ServerID, kinds: Set<SubscriptionKind> = Set(SubscriptionKind.allCases)) {
+    public func drop(_ session: SessionKey, server: ServerID, kinds: Set<SubscriptionKind> = Set(SubscriptionKind.allCases)) {
         guard let s = sessions[session] else { return }
         for (kind, target) in s.all where target.server == server && kinds.contains(kind) { remove(session, kind, target) }
     }
 
     /// Drops a deleted channel from every session.
-    public mutating func dropChannel(_ channel: ChannelID) {
+    public func dropChannel(_ channel: ChannelID) {
         for kind in SubscriptionKind.allCases where kind.targetsChannel {
             for session in holders(kind, SubscriptionTarget(server: 0, channel: channel)) {
                 guard let s = sessions[session] else { continue }
@@ -253,7 +256,7 @@ public struct SubscriptionBook: Sendable {
         kind.targetsChannel ? t : SubscriptionTarget(server: t.server)
     }
 
-    private mutating func add(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget) {
+    private func add(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget) {
         let user = sessions[session]!.user
         switch kind {
         case .channelMessages, .channelUnreadCount, .channelUnreadStatus:
@@ -270,7 +273,7 @@ public struct SubscriptionBook: Sendable {
         if kind == .channelMessages { messageChanges.append(MessageInterestChange(session: session, user: user, target: target, holds: true)) }
     }
 
-    private mutating func remove(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget) {
+    private func remove(_ session: SessionKey, _ kind: SubscriptionKind, _ target: SubscriptionTarget) {
         let user = sessions[session]!.user
         switch kind {
         case .channelMessages, .channelUnreadCount, .channelUnreadStatus:

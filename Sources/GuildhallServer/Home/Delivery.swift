@@ -92,7 +92,7 @@ extension Home {
                 interest.deliver(event)
             }
             for user in record.mentions where directory.canView(user, channel) {
-                for s in registry.sessions(of: user).values where book.subscriptions(of: s.key)?.channels[channel.id]?.level != .messages {
+                for s in registry.sessions(of: user).values where book.level(of: s.key, in: channel.id) != .messages {
                     deliver(s, payload())
                 }
             }

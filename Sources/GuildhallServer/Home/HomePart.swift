@@ -12,7 +12,7 @@ protocol HomePart: AnyObject {
 }
 
 extension HomePart {
-    var settings: Settings { home.settings }
+    var settings: Settings { _read { yield home.settings } }
     var registry: SessionRegistry { home.registry }
     var runner: EffectRunner { home.runner }
     var log: ServerLog { home.log }

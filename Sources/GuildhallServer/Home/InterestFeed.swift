@@ -67,14 +67,17 @@ final class InterestFeed: HomePart {
     /// `user`'s read position or mentions in `channel` moved: each gateway
     /// with a session of the user holding the channel gets the new state.
     func positionMoved(_ user: UserID, _ channel: ChannelID) {
-        guard let server = directory.channel(channel)?.serverID, counts[channel] != nil || memberCounts[server] != nil else { return }
-        let members = registry.onlineMembers(of: server)
-        var told: Set<Int> = []
-        for s in registry.sessions(of: user).values {
+        // Asked on every send for its sender, who mostly holds nothing to tell: that is found first.
+        let sessions = registry.sessions(of: user)
+        guard !sessions.isEmpty, let server = directory.channel(channel)?.serverID else { return }
+        let toMembers = memberCounts[server] != nil
+        guard toMembers || counts[channel] != nil else { return }
+        var told: [Int] = []
+        for s in sessions.values {
+            guard (toMembers && registry.isOnlineMember(s.key, of: server)) || home.book.level(of: s.key, in: channel) == .messages else { continue }
             let loop = home.links.place(ofSession: s.key)
-            guard !told.contains(loop),
-                  members[s.key] != nil || home.book.subscriptions(of: s.key)?.channels[channel]?.level == .messages else { continue }
-            told.insert(loop)
+            guard !told.contains(loop) else { continue }
+            told.append(loop)
             home.links.interest(.position(user: user, channel: channel, server: server, home.positions.state(user, channel)), to: loop,
                                 local: home.gateway)
         }

@@ -41,6 +41,8 @@ final class SessionRegistry {
 
     func onlineMembers(of server: ServerID) -> [UInt64: HomeSession] { onlineByServer[server] ?? [:] }
 
+    func isOnlineMember(_ key: UInt64, of server: ServerID) -> Bool { onlineByServer[server]?[key] != nil }
+
     /// Registers a logged-in session under its user and the user's servers.
     func loggedIn(_ s: HomeSession, servers: Set<ServerID>) {
         byUser[s.user, default: [:]][s.key] = s

@@ -117,26 +117,34 @@ final class EffectRunner {
             case .message(let uid): rows.append(InboxRow(ord: ord, user: item.user, at: now, messageUID: uid))
             }
         }
+        let lastRow = rows.last?.ord
         let finish = { [self] (error: StoreError?) in
             if error != nil {
                 if let session, let id { session.fail(id, Failure(.unavailable, e.failure)) }
                 e.failed?()
                 return
             }
-            let complete = { [self] in
-                e.apply?(ords)
-                if let session, let id, let reply = e.reply { session.respond(id, reply()) }
-                if let last = rows.last { inboxDelivered(upTo: last.ord) }
-                for (item, ord) in zip(e.addressed, ords) where ord != 0 { deliverLive(item, ord: ord) }
-                e.then?()
+            // Nearly always nothing waits: then no second closure is made.
+            if mail.isEmpty && completions.isEmpty {
+                complete(e, ords: ords, lastRow: lastRow, answering: id, to: session)
+            } else {
+                completeInOrder({ self.complete(e, ords: ords, lastRow: lastRow, answering: id, to: session) }, filing: mail)
             }
-            if mail.isEmpty && completions.isEmpty { complete() } else { completeInOrder(complete, filing: mail) }
         }
         if e.writes.isEmpty && rows.isEmpty {
             finish(nil)
         } else {
             commit(rows.isEmpty ? e.writes : e.writes + rows.map { .inbox($0) }, from: session, then: finish)
         }
+    }
+
+    /// Once committed (and filed elsewhere): state, the answer, the addressed items' live copies, then the rest.
+    private func complete(_ e: Effects, ords: [UInt64], lastRow: UInt64?, answering id: UInt64?, to session: HomeSession?) {
+        e.apply?(ords)
+        if let session, let id, let reply = e.reply { session.respond(id, reply()) }
+        if let lastRow { inboxDelivered(upTo: lastRow) }
+        for (item, ord) in zip(e.addressed, ords) where ord != 0 { deliverLive(item, ord: ord) }
+        e.then?()
     }
 
     // MARK: Items filed at other homes

@@ -105,7 +105,7 @@ final class Attachments: HomePart {
     }
 
     /// A send that named `files` was stored or failed: they may be named again (and are refused by their rows if stored).
-    func release(_ ids: [UInt64]) { claimed.subtract(ids) }
+    func release(_ ids: [UInt64]) { if !ids.isEmpty { claimed.subtract(ids) } }
 
     /// A worker's answer to `ticket`.
     func done(_ ticket: UInt64, _ outcome: FileWorkOutcome) {

@@ -77,8 +77,10 @@ extension Home {
                 effects.addressed += receiptPlan.addressed
             }
             let projected = publishers.publishing(s, bytes: content.size, recipients: audienceSize(channel))
+            // The closures take only what they use (the whole request would be copied into each).
+            let attachmentIDs = r.attachmentIDs
             effects.apply = { ords in
-                self.attachments.release(r.attachmentIDs)
+                self.attachments.release(attachmentIDs)
                 self.publishers.fanOutQueued(projected)
                 var mentionOrds: [UserID: UInt64] = [:]
                 for (user, ord) in zip(mentionedInOrder, ords) { mentionOrds[user] = ord }
@@ -87,7 +89,7 @@ extension Home {
             }
             effects.failure = Self.sendFailure
             effects.failed = {
-                self.attachments.release(r.attachmentIDs)
+                self.attachments.release(attachmentIDs)
                 self.publishers.fanOutQueued(projected)
                 _ = self.resendsSettled(record, ok: false)
             }

@@ -84,7 +84,7 @@ extension Reading {
     /// Tells the user's other sessions that a read position moved.
     func readMoved(_ user: UserID, _ channel: ChannelID, except: HomeSession?) {
         for other in registry.sessions(of: user).values where other.key != except?.key {
-            let level = home.book.subscriptions(of: other.key)?.channels[channel]?.level
+            let level = home.book.level(of: other.key, in: channel)
             home.owe(level == .unreadStatus ? .status : .info, channel, to: other)
         }
     }
