@@ -98,6 +98,8 @@ public final class Directory {
 
     public func server(_ id: ServerID) -> ServerRecord? { servers[id]?.record }
     public func channel(_ id: ChannelID) -> ChannelRecord? { channels[id] }
+    /// The channel's server, without copying its record (names, removed seqs).
+    public func serverID(ofChannel id: ChannelID) -> ServerID? { channels[id]?.serverID }
     public func memberCount(_ id: ServerID) -> Int { servers[id]?.members.count ?? 0 }
     public func role(of user: UserID, in server: ServerID) -> Role? { servers[server]?.members[user]?.role }
     public func member(_ user: UserID, of server: ServerID) -> MemberRecord? { servers[server]?.members[user] }

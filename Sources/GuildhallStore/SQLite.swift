@@ -100,7 +100,15 @@ final class Statement {
     func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(stmt, index, value) }
     func bind(_ index: Int32, _ value: UInt64) { sqlite3_bind_int64(stmt, index, Int64(bitPattern: value)) }
     func bind(_ index: Int32, _ value: Bool) { sqlite3_bind_int64(stmt, index, value ? 1 : 0) }
-    func bind(_ index: Int32, _ value: String) { sqlite3_bind_text(stmt, index, value, -1, transient) }
+    /// Binds the string's own UTF-8 bytes (passing a String as a C string made a heap copy per bind, five per message).
+    func bind(_ index: Int32, _ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            // An empty buffer may have no address, and a null pointer would bind NULL, not ''.
+            guard let base = utf8.baseAddress, !utf8.isEmpty else { sqlite3_bind_text(stmt, index, "", 0, transient); return }
+            _ = base.withMemoryRebound(to: CChar.self, capacity: utf8.count) { sqlite3_bind_text(stmt, index, $0, Int32(utf8.count), transient) }
+        }
+    }
     func bind(_ index: Int32, _ value: [UInt8]) {
         _ = value.withUnsafeBytes { sqlite3_bind_blob(stmt, index, $0.baseAddress, Int32($0.count), transient) }
     }

@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func theCreatorBecomesOwnerAndTheOnlyMember() throws {
-        var d = Directory()
+        let d = Directory()
         let decision = try d.decide.createServer(server())
         #expect(d.server(1) == nil, "nothing changes before the decision is applied (committed)")
         d.apply(decision.changes)
@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func anEmptyOrOverlongNameIsRefused() {
-        var d = Directory()
+        let d = Directory()
         var r = server()
         r.name = "  "
         #expect(code { _ = d.take(try d.decide.createServer(r)) } == .badRequest)
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func anyoneMayJoinAnOpenServerOnce() throws {
-        var d = Directory()
+        let d = Directory()
         _ = d.take(try d.decide.createServer(server()))
         _ = d.take(try d.decide.join(1, user: "bob", now: 5))
         #expect(d.role(of: "bob", in: 1) == .member)
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func anInviteOnlyServerNeedsAnInvitation() throws {
-        var d = Directory()
+        let d = Directory()
         _ = d.take(try d.decide.createServer(server(open: false)))
         #expect(code { _ = d.take(try d.decide.join(1, user: "bob", now: 1)) } == .notFound, "a closed server does not show itself")
         _ = d.take(try d.decide.invite("bob", to: 1, by: "alice", now: 2))
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func plainMembersCannotInviteOrManageChannelsUntilTheyAreAdmins() throws {
-        var d = Directory()
+        let d = Directory()
         _ = d.take(try d.decide.createServer(server()))
         _ = d.take(try d.decide.join(1, user: "bob", now: 1))
         #expect(code { try d.require(.invite, of: "bob", at: .server(1)) } == .forbidden)
@@ -72,7 +72,7 @@ import Testing
     }
 
     @Test func aNonMemberSeesNotFoundExactlyAsForAMissingServer() throws {
-        var d = Directory()
+        let d = Directory()
         _ = d.take(try d.decide.createServer(server()))
         _ = d.take(try d.decide.createChannel(channel(), by: "alice"))
         #expect(code { _ = try d.visibleServer(1, to: "eve") } == .notFound)
@@ -82,7 +82,7 @@ import Testing
     }
 
     @Test func theOwnerCannotLeaveButMembersCan() throws {
-        var d = Directory()
+        let d = Directory()
         _ = d.take(try d.decide.createServer(server()))
         _ = d.take(try d.decide.join(1, user: "bob", now: 1))
         #expect(code { _ = d.take(try d.decide.leave(1, user: "alice")) } == .forbidden)
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func adminsKickMembersButNotAdminsOrTheOwner() throws {
-        var d = Directory()
+        let d = Directory()
         _ = d.take(try d.decide.createServer(server()))
         for u in ["bob", "carol", "dave"] { _ = d.take(try d.decide.join(1, user: u, now: 1)) }
         _ = d.take(try d.decide.setRole(.admin, of: "bob", in: 1, by: "alice"))
@@ -106,7 +106,7 @@ import Testing
     }
 
     @Test func onlyTheOwnerChangesRolesAndTheOwnerRoleIsNotAssignable() throws {
-        var d = Directory()
+        let d = Directory()
         _ = d.take(try d.decide.createServer(server()))
         _ = d.take(try d.decide.join(1, user: "bob", now: 1))
         #expect(code { _ = d.take(try d.decide.setRole(.owner, of: "bob", in: 1, by: "alice")) } == .badRequest)
@@ -115,7 +115,7 @@ import Testing
     }
 
     @Test func deletingAServerRemovesItsChannelsAndMemberships() throws {
-        var d = Directory()
+        let d = Directory()
         _ = d.take(try d.decide.createServer(server()))
         _ = d.take(try d.decide.join(1, user: "bob", now: 1))
         _ = d.take(try d.decide.createChannel(channel(), by: "alice"))
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func messagesTakeConsecutiveSeqsAndTimeNeverGoesBack() throws {
-        var d = Directory()
+        let d = Directory()
         _ = d.take(try d.decide.createServer(server()))
         _ = d.take(try d.decide.createChannel(channel(), by: "alice"))
         let a = try d.appendMessage(to: 10, by: "alice", now: 1_000)
@@ -142,7 +142,7 @@ import Testing
     }
 
     @Test func loadingRebuildsMembershipsAndChannels() throws {
-        var d = Directory()
+        let d = Directory()
         d.load(servers: [server()],
                members: [MemberRecord(serverID: 1, userID: "alice", role: .owner, joinedAt: 0),
                          MemberRecord(serverID: 1, userID: "bob", role: .member, joinedAt: 0)],
@@ -155,7 +155,7 @@ import Testing
     }
 
     @Test func nothingChangesUntilADecisionIsApplied() throws {
-        var d = Directory()
+        let d = Directory()
         d.take(try d.decide.createServer(server()))
         let join = try d.decide.join(1, user: "bob", now: 1)
         let channel = try d.decide.createChannel(channel(), by: "alice")
@@ -166,7 +166,7 @@ import Testing
     }
 
     @Test func aSavedChannelKeepsTheTailItsMessagesMovedMeanwhile() throws {
-        var d = Directory()
+        let d = Directory()
         d.take(try d.decide.createServer(server()))
         d.take(try d.decide.createChannel(channel(), by: "alice"))
         let rename = try d.decide.updateChannel(10, by: "alice", name: "renamed", topic: nil, custom: nil)
@@ -178,7 +178,7 @@ import Testing
     }
 
     @Test func aChangeToAServerDeletedMeanwhileDoesNothing() throws {
-        var d = Directory()
+        let d = Directory()
         d.take(try d.decide.createServer(server()))
         let join = try d.decide.join(1, user: "bob", now: 1)
         let channel = try d.decide.createChannel(channel(), by: "alice")
@@ -189,7 +189,7 @@ import Testing
     }
 
     @Test func aServerIsLargeFromTheThresholdAndWithALowMarkSmallAgainOnlyBelowIt() throws {
-        var d = Directory()
+        let d = Directory()
         d.sizeMarks = ServerSizeMarks(threshold: 3, lowMark: 2)
         d.take(try d.decide.createServer(server()))
         #expect(d.isSmall(1))

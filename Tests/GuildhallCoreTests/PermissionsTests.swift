@@ -94,7 +94,7 @@ import Testing
     // MARK: The hierarchy, through the Directory
 
     func guild() throws -> Directory {
-        var d = Directory()
+        let d = Directory()
         _ = d.take(try d.decide.createServer(ServerRecord(id: Self.server, name: "Guild", icon: "", custom: "", owner: "alice", openJoin: true, createdAt: 0)))
         for u in ["bob", "carol", "dave"] { _ = d.take(try d.decide.join(Self.server, user: u, now: 1)) }
         return d
@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func aRoleIsChangedOnlyFromAboveIt() throws {
-        var d = try guild()
+        let d = try guild()
         let mods = d.take(try d.decide.createRole(in: Self.server, by: "alice", name: "mods", position: 5,
                                     permissions: PermissionOverride(allow: [.manageRoles, .kick]), now: 2))
         let juniors = d.take(try d.decide.createRole(in: Self.server, by: "alice", name: "juniors", position: 3, permissions: .inherit, now: 2))
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func deletingARoleTakesItFromItsHoldersAndItsOverridesGo() throws {
-        var d = try guild()
+        let d = try guild()
         let mods = d.take(try d.decide.createRole(in: Self.server, by: "alice", name: "mods", position: 2, permissions: PermissionOverride(allow: .kick), now: 2))
         _ = d.take(try d.decide.grant(mods.id, to: "bob", in: Self.server, by: "alice"))
         let c = d.take(try d.decide.createChannel(ChannelRecord(id: Self.channel, serverID: Self.server, name: "c", topic: "", custom: "", createdAt: 0), by: "alice"))
@@ -146,7 +146,7 @@ import Testing
     }
 
     @Test func aMemberWhoMayNotViewAChannelIsAnsweredAsIfItDidNotExist() throws {
-        var d = try guild()
+        let d = try guild()
         let c = d.take(try d.decide.createChannel(ChannelRecord(id: Self.channel, serverID: Self.server, name: "c", topic: "", custom: "", createdAt: 0), by: "alice"))
         _ = d.take(try d.decide.setOverride(OverrideRecord(serverID: Self.server, channelID: c.id, target: .member("bob"),
                                              permissions: PermissionOverride(deny: .viewChannel)), by: "alice"))

@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func markingReadMovesForwardOnly() {
-        var p = ReadPositions()
+        let p = ReadPositions()
         let forward = p.markRead("bob", 10, upTo: 9_000, now: 1)
         let backward = p.markRead("bob", 10, upTo: 5, now: 2)
         #expect(forward && !backward)
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func mentionsCountAfterTheReadPositionAndWithinTheWindow() {
-        var p = ReadPositions()
+        let p = ReadPositions()
         p.addMention("bob", 10, seq: 5, time: 100)
         p.addMention("bob", 10, seq: 9_990, time: 4_900)
         p.addMention("bob", 10, seq: 9_995, time: 4_950)
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func aDeletedChannelIsForgottenForEveryone() {
-        var p = ReadPositions()
+        let p = ReadPositions()
         p.markRead("bob", 10, upTo: 3, now: 1)
         p.markRead("carol", 10, upTo: 4, now: 1)
         p.markRead("bob", 11, upTo: 5, now: 1)
@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func dirtyPositionsAreTakenOnce() {
-        var p = ReadPositions()
+        let p = ReadPositions()
         p.markRead("bob", 10, upTo: 3, now: 1)
         p.touch("carol", 11, now: 2)
         let first = p.takeDirty(), second = p.takeDirty()
@@ -62,7 +62,7 @@ import Testing
 
     /// A replica's copy of a user's state counts exactly what the positions count.
     @Test func aReplicatedStateCountsTheSameUnreadNumbers() {
-        var positions = ReadPositions()
+        let positions = ReadPositions()
         var c = ChannelRecord(id: 10, serverID: 1, name: "c", topic: "", custom: "", createdAt: 0)
         c.lastSeq = 40
         c.lastMessageTime = 5_000
@@ -73,7 +73,7 @@ import Testing
             let expected = positions.unread("ann", channel: c, now: now, displayCap: 99, mentionWindowMs: 1_000)
             #expect(state.unread(in: c, now: now, displayCap: 99, mentionWindowMs: 1_000) == expected, "at \(now)")
         }
-        var replica = ReadPositions()
+        let replica = ReadPositions()
         replica.replace("ann", 10, with: state)
         #expect(replica.unread("ann", channel: c, now: 4_600, displayCap: 99, mentionWindowMs: 1_000)
             == positions.unread("ann", channel: c, now: 4_600, displayCap: 99, mentionWindowMs: 1_000))
@@ -86,7 +86,7 @@ import Testing
         for seq: UInt64 in [9_995, 50, 10_000, 9_995] { c.removed.insert(seq) }
         #expect(c.removed.seqs == [50, 9_995, 10_000])
         #expect(c.removed.count(after: 9_994) == 2 && c.removed.count(after: 9_995) == 1 && c.removed.count(after: 10_000) == 0)
-        var p = ReadPositions()
+        let p = ReadPositions()
         p.markRead("bob", 10, upTo: 9_990, now: 1)
         p.addMention("bob", 10, seq: 9_995, time: 4_000)
         p.addMention("bob", 10, seq: 9_996, time: 4_000)

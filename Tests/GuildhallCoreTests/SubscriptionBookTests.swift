@@ -8,7 +8,7 @@ import Testing
     func ch(_ c: ChannelID, _ s: ServerID = 1) -> SubscriptionTarget { SubscriptionTarget(server: s, channel: c) }
 
     @Test func theLimitIsReachedExactlyThenOneMoreIsRefused() {
-        var book = SubscriptionBook()
+        let book = SubscriptionBook()
         book.open(1, user: "alice")
         for c in 1...3 { #expect(book.subscribe(1, .channelMessages, ch(ChannelID(c)), limit: 3) == .ok) }
         #expect(book.subscribe(1, .channelMessages, ch(4), limit: 3) == .limitReached(3))
@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func aTargetHeldBySeveralSessionsOfOneUserCountsOnce() {
-        var book = SubscriptionBook()
+        let book = SubscriptionBook()
         book.open(1, user: "alice")
         book.open(2, user: "alice")
         #expect(book.subscribe(1, .channelMessages, ch(1), limit: 1) == .ok)
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func limitsAreSeparatePerUser() {
-        var book = SubscriptionBook()
+        let book = SubscriptionBook()
         book.open(1, user: "alice")
         book.open(2, user: "bob")
         #expect(book.subscribe(1, .channelMessages, ch(1), limit: 1) == .ok)
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func theLastChannelLevelWinsAndTypingStaysIndependent() {
-        var book = SubscriptionBook()
+        let book = SubscriptionBook()
         book.open(1, user: "alice")
         _ = book.subscribe(1, .channelMessages, ch(1), limit: 10)
         _ = book.subscribe(1, .channelTyping, ch(1), limit: 10)
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func droppingAServerRemovesOnlyItsTargets() {
-        var book = SubscriptionBook()
+        let book = SubscriptionBook()
         book.open(1, user: "alice")
         _ = book.subscribe(1, .serverNotifications, SubscriptionTarget(server: 1), limit: 10)
         _ = book.subscribe(1, .channelMessages, ch(10, 1), limit: 10)
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func unsubscribingFreesTheLimit() {
-        var book = SubscriptionBook()
+        let book = SubscriptionBook()
         book.open(1, user: "alice")
         _ = book.subscribe(1, .channelTyping, ch(1), limit: 1)
         book.unsubscribe(1, .channelTyping, ch(1))

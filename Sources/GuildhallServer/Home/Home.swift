@@ -129,6 +129,8 @@ final class Home {
         }
 
         runner.resumeReading = { s in s.resumeReading(.storage) }
+        runner.applyChange = { [unowned self] change, ords in self.apply(change, ords: ords) }
+        runner.dropChange = { [unowned self] change in self.drop(change) }
         runner.attachmentLinks = { [unowned self] in AttachmentLinks(self.settings) }
         runner.committedOnLoop = { [metrics] in metrics.jobsCommittedOnLoop.increment(by: Int64($0)) }
         runner.post = { [links, index] home, mail in links.post(.mail(index, [mail]), to: home) }

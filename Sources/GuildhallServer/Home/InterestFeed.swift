@@ -69,7 +69,7 @@ final class InterestFeed: HomePart {
     func positionMoved(_ user: UserID, _ channel: ChannelID) {
         // Asked on every send for its sender, who mostly holds nothing to tell: that is found first.
         let sessions = registry.sessions(of: user)
-        guard !sessions.isEmpty, let server = directory.channel(channel)?.serverID else { return }
+        guard !sessions.isEmpty, let server = directory.serverID(ofChannel: channel) else { return }
         let toMembers = memberCounts[server] != nil
         guard toMembers || counts[channel] != nil else { return }
         var told: [Int] = []

@@ -25,7 +25,7 @@ extension Home {
     func requirePermission(_ needed: Permission, at scope: PermissionScope, for s: HomeSession) throws(Failure) {
         let server: ServerID? = switch scope {
         case .server(let id): id
-        case .channel(let id): directory.channel(id)?.serverID
+        case .channel(let id): directory.serverID(ofChannel: id)
         }
         if let server, s.guestOf.contains(server) { throw Failure.forbidden("guests are read-only in server \(server)") }
         try directory.require(needed, of: s.user, at: scope)

@@ -31,6 +31,9 @@ final class EffectRunner {
     var onSettled: (() -> Void)?
     /// Drops the storage reason not to read a session (and handles what it sent meanwhile).
     var resumeReading: ((HomeSession) -> Void)?
+    /// Applies a state change once its writes are durable (with the addressed items' ords), or lets it go when they failed.
+    var applyChange: ((StateChange, [UInt64]) -> Void)?
+    var dropChange: ((StateChange) -> Void)?
 
     private var nextTicket: UInt64 = 0
     private var pendingWrites: [UInt64: (StoreError?) -> Void] = [:]
@@ -121,6 +124,7 @@ final class EffectRunner {
         let finish = { [self] (error: StoreError?) in
             if error != nil {
                 if let session, let id { session.fail(id, Failure(.unavailable, e.failure)) }
+                for c in e.changes { dropChange?(c) }
                 e.failed?()
                 return
             }
@@ -140,6 +144,7 @@ final class EffectRunner {
 
     /// Once committed (and filed elsewhere): state, the answer, the addressed items' live copies, then the rest.
     private func complete(_ e: Effects, ords: [UInt64], lastRow: UInt64?, answering id: UInt64?, to session: HomeSession?) {
+        for c in e.changes { applyChange?(c, ords) }
         e.apply?(ords)
         if let session, let id, let reply = e.reply { session.respond(id, reply()) }
         if let lastRow { inboxDelivered(upTo: lastRow) }

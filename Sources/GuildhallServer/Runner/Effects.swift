@@ -29,6 +29,8 @@ struct Effects {
     var failed: (() -> Void)?
     /// The 503's message when the commit fails.
     var failure = "storage is unavailable; the change was not saved, retry later"
+    /// State changes as data, applied by the home once durable (before `apply`), or let go when the commit fails.
+    var changes: [StateChange] = []
 
     init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: (() -> GHResponse.OneOf_Result)? = nil,
          apply: (([UInt64]) -> Void)? = nil, then: (() -> Void)? = nil) {
@@ -124,4 +126,11 @@ enum EventEncoding {
 extension GHEvent.OneOf_Body {
     /// The shared payload of an event: Frame{event{body}} without a seq.
     var sharedPayload: SharedBytes { EventEncoding.shared(self) }
+}
+
+/// A state change a handler returns as a value: the runner hands it to the
+/// home's `apply` once the writes committed, or to its `drop` when they did not.
+enum StateChange {
+    /// A channel message was stored: what its commit settles (MessageRequests.swift).
+    case messageSent(SentMessage)
 }

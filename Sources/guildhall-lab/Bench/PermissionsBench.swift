@@ -51,7 +51,7 @@ struct PermissionsBench: ParsableCommand {
 
     /// Nanoseconds per `Directory.require` of a send, on a directory made the way `populate` writes it.
     static func checkNanos(roles: Int) -> Double {
-        var d = Directory()
+        let d = Directory()
         let now: UInt64 = 1
         let server: ServerID = 1, channel: ChannelID = 2
         if let c = try? d.decide.createServer(ServerRecord(id: server, name: "bench", icon: "", custom: "", owner: "owner", openJoin: true, createdAt: now)) { d.take(c) }

@@ -233,7 +233,7 @@ extension DirectoryRequests {
     }
 
     func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: HomeSession) {
-        change(directory.channel(r.channelID)?.serverID, id: id, from: s) { () throws(Failure) in
+        change(directory.serverID(ofChannel: r.channelID), id: id, from: s) { () throws(Failure) in
             if r.hasGuestVisibility { try self.home.requirePermission(.manageGuests, at: .channel(r.channelID), for: s) }
             let before = self.directory.channel(r.channelID)
             let decision = try self.directory.decide.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
@@ -248,7 +248,7 @@ extension DirectoryRequests {
     }
 
     func deleteChannel(_ r: GHDeleteChannel, id: UInt64, from s: HomeSession) {
-        change(directory.channel(r.channelID)?.serverID, id: id, from: s) { () throws(Failure) in
+        change(directory.serverID(ofChannel: r.channelID), id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.deleteChannel(r.channelID, by: s.user)
             let channel = decision.value.id
             let audit = try self.audit(.channelDeleted, decision.value.serverID, by: s, target: "\(channel)", channel: channel,

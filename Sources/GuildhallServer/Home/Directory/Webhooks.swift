@@ -47,7 +47,7 @@ final class Webhooks: HomePart {
 extension Webhooks {
     func create(_ r: GHCreateWebhook, id: UInt64, from s: HomeSession) {
         let requests = home.directoryRequests!
-        requests.change(directory.channel(r.channelID)?.serverID, id: id, from: s) { [self] () throws(Failure) -> Effects in
+        requests.change(directory.serverID(ofChannel: r.channelID), id: id, from: s) { [self] () throws(Failure) -> Effects in
             let c = try directory.readableChannel(r.channelID, by: s.user)
             try Validation.plainName(r.name, field: "name")
             guard book.webhooks(in: c.id).count < Self.perChannel else {
@@ -76,7 +76,7 @@ extension Webhooks {
 
     func delete(_ r: GHDeleteWebhook, id: UInt64, from s: HomeSession) {
         let requests = home.directoryRequests!
-        requests.change(directory.channel(r.channelID)?.serverID, id: id, from: s) { [self] () throws(Failure) -> Effects in
+        requests.change(directory.serverID(ofChannel: r.channelID), id: id, from: s) { [self] () throws(Failure) -> Effects in
             let c = try directory.readableChannel(r.channelID, by: s.user)
             guard let w = book.byID[r.webhookID], w.channelID == c.id else { throw Failure.notFound("webhook \(r.webhookID) not found") }
             let audit = try requests.audit(.webhookDeleted, c.serverID, by: s, target: String(w.id), channel: c.id,

@@ -5,7 +5,36 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
+/// A channel message handed to the store, as its commit settles it (`StateChange.messageSent`).
+struct SentMessage {
+    let record: MessageRecord
+    /// The send's request id and session, answered once stored.
+    let id: UInt64
+    let sender: HomeSession
+    /// Its projected fan-out, counted against the publisher until it is queued (PublisherPause.swift).
+    let projectedBytes: Int
+    /// The users its mentions are addressed to, in the order of the effects' addressed items.
+    let mentioned: [UserID]
+    let receiptPlan: ReceiptRequestPlan?
+    /// The files it claimed (Attachments.swift).
+    let attachmentIDs: [UInt64]
+}
+
 extension Home {
+    /// Applies a handler's state change once its writes are durable (`EffectRunner`).
+    func apply(_ change: StateChange, ords: [UInt64]) {
+        switch change {
+        case .messageSent(let m): messageSent(m, ords: ords)
+        }
+    }
+
+    /// A state change whose writes failed: what it reserved is let go.
+    func drop(_ change: StateChange) {
+        switch change {
+        case .messageSent(let m): messageNotSent(m)
+        }
+    }
+
     /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
     func sendMessage(_ r: SendRequest, id: UInt64, from s: HomeSession, checkResend: Bool = true) {
         // Files claimed for this send are let go if it is refused before it is carried out.
@@ -77,25 +106,29 @@ extension Home {
                 effects.addressed += receiptPlan.addressed
             }
             let projected = publishers.publishing(s, bytes: content.size, recipients: audienceSize(channel))
-            // The closures take only what they use (the whole request would be copied into each).
-            let attachmentIDs = r.attachmentIDs
-            effects.apply = { ords in
-                self.attachments.release(attachmentIDs)
-                self.publishers.fanOutQueued(projected)
-                var mentionOrds: [UserID: UInt64] = [:]
-                for (user, ord) in zip(mentionedInOrder, ords) { mentionOrds[user] = ord }
-                self.messageCommitted(record, id: id, from: s, mentionOrds: mentionOrds)
-                if let receiptPlan { self.groupReceipts.receipts.addRequest(receiptPlan.request, in: receiptPlan.channel) }
-            }
+            effects.changes = [.messageSent(SentMessage(record: record, id: id, sender: s, projectedBytes: projected, mentioned: mentionedInOrder,
+                                                        receiptPlan: receiptPlan, attachmentIDs: r.attachmentIDs))]
             effects.failure = Self.sendFailure
-            effects.failed = {
-                self.attachments.release(attachmentIDs)
-                self.publishers.fanOutQueued(projected)
-                _ = self.resendsSettled(record, ok: false)
-            }
             runner.carryOut(effects, answering: id, to: s)
             carriedOut = true
         }
+    }
+
+    /// A stored send, settled: what it held reserved goes, then its answer and fan-out.
+    func messageSent(_ m: SentMessage, ords: [UInt64]) {
+        attachments.release(m.attachmentIDs)
+        publishers.fanOutQueued(m.projectedBytes)
+        var mentionOrds: [UserID: UInt64] = [:]
+        for (user, ord) in zip(m.mentioned, ords) { mentionOrds[user] = ord }
+        messageCommitted(m.record, id: m.id, from: m.sender, mentionOrds: mentionOrds)
+        if let plan = m.receiptPlan { groupReceipts.receipts.addRequest(plan.request, in: plan.channel) }
+    }
+
+    /// A send whose commit failed (the runner answered it 503): what it held reserved goes, and its waiting resends are answered too.
+    func messageNotSent(_ m: SentMessage) {
+        attachments.release(m.attachmentIDs)
+        publishers.fanOutQueued(m.projectedBytes)
+        _ = resendsSettled(m.record, ok: false)
     }
 
     /// A resend with a client id seen within the de-duplication window:

@@ -37,7 +37,7 @@ final class Reading: HomePart {
 extension Reading {
     func markRead(_ r: GHMarkRead, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            if s.guestOf.contains(directory.channel(r.channelID)?.serverID ?? 0) {
+            if s.guestOf.contains(directory.serverID(ofChannel: r.channelID) ?? 0) {
                 throw Failure.forbidden("guests have no read positions")
             }
             let c = try directory.readableChannel(r.channelID, by: s.user)
