@@ -2,7 +2,8 @@
 // (docs/architecture.md): the store writes, items addressed to users, the answer, and
 // what happens once the writes are durable. A handler checks and decides;
 // it never commits, answers after a commit, or touches the inbox itself.
-// Pure values plus closures over loop state; loop thread only.
+// Pure values: the state changes as data (`StateChange`, where a kind has
+// been moved to it) and, for the rest, closures over loop state; loop thread only.
 
 import GuildhallCore
 import GuildhallStore
