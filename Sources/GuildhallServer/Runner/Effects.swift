@@ -134,4 +134,6 @@ extension GHEvent.OneOf_Body {
 enum StateChange {
     /// A channel message was stored: what its commit settles (MessageRequests.swift).
     case messageSent(SentMessage)
+    /// A direct or group conversation's message was stored (DirectMessages.swift).
+    case directMessageSent(SentDirectMessage)
 }

@@ -15,6 +15,16 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
+/// A direct message handed to the store, as its commit settles it (`StateChange.directMessageSent`).
+struct SentDirectMessage {
+    let record: MessageRecord
+    /// The send's request id and session, answered once stored.
+    let id: UInt64
+    let sender: HomeSession
+    /// The files it claimed (Attachments.swift).
+    let attachmentIDs: [UInt64]
+}
+
 final class UserHome: HomePart {
     unowned let home: Home
     /// Direct conversations.
@@ -181,15 +191,7 @@ extension UserHome {
                 let own = record.attachments.isEmpty || user == recipients.first ? copy : EventCopy(.message(self.directMessage(record, for: user)))
                 return AddressedItem(user: user, stored: c.isGroup ? .event(own) : .message(record.uid), live: .push(own))
             })
-            effects.apply = { _ in
-                self.home.attachments.release(r.attachments)
-                let waiters = self.home.resendsSettled(record, ok: true)
-                self.home.metrics.messagesDirect.increment()
-                self.directs[record.channelID]?.committed(by: record.sender, seq: record.seq, time: record.sentTime, withheld: record.withheld)
-                let mine = self.directMessage(record, for: record.sender)
-                s.respond(id, .message(mine))
-                for (w, wid) in waiters { w.respond(wid, .message(mine)) }
-            }
+            effects.changes = [.directMessageSent(SentDirectMessage(record: record, id: id, sender: s, attachmentIDs: r.attachments))]
             effects.then = {
                 // The sender's other devices see what it sent (with links of their own when it carries files).
                 let own = record.attachments.isEmpty ? copy : EventCopy(.message(self.directMessage(record, for: record.sender)))
@@ -197,13 +199,26 @@ extension UserHome {
                 self.home.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000)
             }
             effects.failure = Home.sendFailure
-            effects.failed = {
-                self.home.attachments.release(r.attachments)
-                _ = self.home.resendsSettled(record, ok: false)
-            }
             runner.carryOut(effects, answering: id, to: s)
             carriedOut = true
         }
+    }
+
+    /// A stored direct message, settled: its files are let go, the conversation takes it, the sender and its waiting resends are answered.
+    func directMessageSent(_ m: SentDirectMessage) {
+        home.attachments.release(m.attachmentIDs)
+        let waiters = home.resendsSettled(m.record, ok: true)
+        home.metrics.messagesDirect.increment()
+        directs[m.record.channelID]?.committed(by: m.record.sender, seq: m.record.seq, time: m.record.sentTime, withheld: m.record.withheld)
+        let mine = directMessage(m.record, for: m.record.sender)
+        m.sender.respond(m.id, .message(mine))
+        for (w, wid) in waiters { w.respond(wid, .message(mine)) }
+    }
+
+    /// A direct message whose commit failed (the runner answered it 503): its files are let go, its waiting resends answered too.
+    func directMessageNotSent(_ m: SentDirectMessage) {
+        home.attachments.release(m.attachmentIDs)
+        _ = home.resendsSettled(m.record, ok: false)
     }
 
     // MARK: Receipts

@@ -62,7 +62,7 @@ extension HomePart {
             attempt(id, s) { () throws(Failure) in try decide { carryOut($0, {}) } }
             return
         }
-        queue.run(key) { [self] in
+        queue.run(key) {
             let done = { queue.done(key) }
             do throws(Failure) { try decide { carryOut($0, done) } } catch {
                 s.fail(id, error)

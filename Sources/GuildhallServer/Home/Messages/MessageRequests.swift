@@ -21,20 +21,6 @@ struct SentMessage {
 }
 
 extension Home {
-    /// Applies a handler's state change once its writes are durable (`EffectRunner`).
-    func apply(_ change: StateChange, ords: [UInt64]) {
-        switch change {
-        case .messageSent(let m): messageSent(m, ords: ords)
-        }
-    }
-
-    /// A state change whose writes failed: what it reserved is let go.
-    func drop(_ change: StateChange) {
-        switch change {
-        case .messageSent(let m): messageNotSent(m)
-        }
-    }
-
     /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
     func sendMessage(_ r: SendRequest, id: UInt64, from s: HomeSession, checkResend: Bool = true) {
         // Files claimed for this send are let go if it is refused before it is carried out.

@@ -1,0 +1,22 @@
+// Where the state changes handlers return as data (`StateChange`) meet the
+// parts that own the state: the runner calls `apply` once a change's writes
+// are durable, `drop` when their commit failed (docs/architecture.md). One
+// case per change; each part's own function does the work. Loop thread only.
+
+extension Home {
+    /// Applies a handler's state change once its writes are durable (`EffectRunner`).
+    func apply(_ change: StateChange, ords: [UInt64]) {
+        switch change {
+        case .messageSent(let m): messageSent(m, ords: ords)
+        case .directMessageSent(let m): userHome.directMessageSent(m)
+        }
+    }
+
+    /// A state change whose writes failed: what it reserved is let go.
+    func drop(_ change: StateChange) {
+        switch change {
+        case .messageSent(let m): messageNotSent(m)
+        case .directMessageSent(let m): userHome.directMessageNotSent(m)
+        }
+    }
+}
