@@ -140,14 +140,16 @@ import CSQLite
 @Suite struct CommitFailureTests {
     /// Writes a message row into the server's database from outside, at
     /// `seq` of `channel`: the server's own next send there then fails to commit.
-    static func occupy(seq: UInt64, of channel: UInt64, in folder: String) throws {
+    /// `direct`: `channel` is a direct conversation (its messages have server 0, and it has no channel row).
+    static func occupy(seq: UInt64, of channel: UInt64, in folder: String, direct: Bool = false) throws {
         var db: OpaquePointer?
         guard sqlite3_open("\(folder)/guildhall.db", &db) == SQLITE_OK else { throw WaitTimeout(what: "open the database") }
         defer { sqlite3_close(db) }
         sqlite3_busy_timeout(db, 5000)
         let sql = """
             INSERT INTO messages(uid, server_id, channel_id, seq, sender, sent_time, kind, text, custom_type, payload, mentions, mention_all, need_receipt, client_id)
-            SELECT 1, server_id, id, \(seq), 'intruder', 1, 0, 'x', '', NULL, '', 0, 0, '' FROM channels WHERE id = \(channel)
+            \(direct ? "VALUES(1, 0, \(channel), \(seq), 'intruder', 1, 0, 'x', '', NULL, '', 0, 0, '')"
+                      : "SELECT 1, server_id, id, \(seq), 'intruder', 1, 0, 'x', '', NULL, '', 0, 0, '' FROM channels WHERE id = \(channel)")
             """
         guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
             throw WaitTimeout(what: "insert: \(String(cString: sqlite3_errmsg(db)))")
@@ -175,5 +177,26 @@ import CSQLite
         _ = try await waitFor("bob to get the next message") { bobEvents.messages.count == 2 ? true : nil }
         #expect(bobEvents.messages.map(\.uid) == [bobEvents.messages[0].uid, three.uid])
         #expect(!bobEvents.messages.contains { $0.senderID == "alice" && $0.body.text == "two" })
+    }
+
+    /// A direct message's commit settles through `StateChange.directMessageSent`: when it fails,
+    /// the sender gets the 503 and the conversation does not move (its count, its last message).
+    @Test func aDirectMessageWhoseCommitFailsIsAnswered503AndChangesNothing() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (_, bobHeard) = try await server.client("bob")
+        let one = try await alice.sendDirect("one", to: "bob")
+        _ = try await bobHeard.message { $0.uid == one.uid }
+        let conversation = one.channelID
+        let before = try #require(try await alice.conversations().first { $0.conversationID == conversation })
+        try Self.occupy(seq: one.seq + 1, of: conversation, in: server.folder, direct: true)
+        await expectError(.unavailable) { _ = try await alice.sendDirect("two", to: "bob", clientID: "second") }
+        #expect(try await alice.conversations().first { $0.conversationID == conversation } == before)
+        // The resend of the failed one is a new send now (nothing was kept of it), and it reaches bob.
+        let two = try await alice.sendDirect("two", to: "bob", clientID: "second")
+        #expect(two.seq > one.seq && two.uid != one.uid)
+        _ = try await bobHeard.message { $0.uid == two.uid }
+        #expect(!bobHeard.messages.contains { $0.senderID == "intruder" })
     }
 }
