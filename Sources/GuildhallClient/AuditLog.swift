@@ -3,7 +3,7 @@
 
 import GuildhallWire
 
-extension GuildhallClient {
+extension GuildhallClient.Servers {
     /// A page of `server`'s audit log (VIEW_AUDIT_LOG): entries older than
     /// `before` (0: the newest), at most `limit` (0: 50), passing every filter
     /// given. Ask again with `before: page.nextBefore` while it is not 0.
@@ -16,6 +16,6 @@ extension GuildhallClient {
         r.actor = actor
         r.action = action
         r.target = target
-        return try await expect(.getAuditLog(r)) { if case .auditLog(let l) = $0 { l } else { nil } }
+        return try await client.expect(.getAuditLog(r)) { if case .auditLog(let l) = $0 { l } else { nil } }
     }
 }

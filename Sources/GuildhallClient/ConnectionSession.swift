@@ -48,7 +48,7 @@ final class ConnectionSession {
             login.clientVersion = client.options.clientVersion
             frame.request.login = login
         }
-        guard client.send(FrameEncoding.framed(frame), on: socket) else { return .disconnected("cannot send login") }
+        guard client.write(FrameEncoding.framed(frame), on: socket) else { return .disconnected("cannot send login") }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             guard let n = socket.receive(timeoutMs: 100, into: &buffer) else {
@@ -238,7 +238,7 @@ final class ConnectionSession {
             frame.request.markDelivered.messageUids = Array(received[start..<min(start + 100, received.count)])
             bytes += FrameEncoding.framed(frame)
         }
-        _ = client.send(bytes, on: socket)
+        _ = client.write(bytes, on: socket)
     }
 
     /// Acknowledges every event received so far.
@@ -261,7 +261,7 @@ final class ConnectionSession {
             r.seq = upTo
             return r
         }
-        _ = client.send(FrameEncoding.framed(frame), on: socket)
+        _ = client.write(FrameEncoding.framed(frame), on: socket)
     }
 
     /// Heartbeats and request deadlines, about every 100 ms.
@@ -273,7 +273,7 @@ final class ConnectionSession {
             var frame = GHFrame()
             frame.request.id = UInt64.max
             frame.request.heartbeat = GHHeartbeat()
-            _ = client.send(FrameEncoding.framed(frame), on: socket)
+            _ = client.write(FrameEncoding.framed(frame), on: socket)
         }
         let expired = client.state.withLock { s -> [GuildhallClient.Pending] in
             let ids = s.pending.filter { $0.value.deadline <= now }.map(\.key)

@@ -17,7 +17,7 @@ public enum UploadDestination: Sendable, Equatable {
     case serverIcon(UInt64)
 }
 
-extension GuildhallClient {
+extension GuildhallClient.Files {
     /// Asks to upload a file of `size` bytes; the answer's URL takes its bytes once, until it expires.
     public func createUpload(_ filename: String, size: UInt64, contentType: String = "", sha256: String = "",
                              to destination: UploadDestination) async throws -> GHUpload {
@@ -33,7 +33,7 @@ extension GuildhallClient {
         r.size = size
         r.contentType = contentType
         r.sha256 = sha256
-        return try await expect(.createUpload(r)) { if case .upload(let u) = $0 { u } else { nil } }
+        return try await client.expect(.createUpload(r)) { if case .upload(let u) = $0 { u } else { nil } }
     }
 }
 
@@ -41,7 +41,7 @@ extension GuildhallClient {
 import FoundationNetworking
 #endif
 
-extension GuildhallClient {
+extension GuildhallClient.Files {
     /// Uploads the file at `path` for `destination` (asks for an upload, then
     /// PUTs its bytes to the URL with the headers the answer lists); returns
     /// the file id a message then carries (`send(_:to:attachments:)`).
@@ -57,7 +57,7 @@ extension GuildhallClient {
 
     /// Uploads `data` as a file named `filename` for `destination`, as `upload(contentsOf:…)` does; the file id.
     public func upload(_ data: Data, as filename: String, contentType: String = "", to destination: UploadDestination) async throws -> UInt64 {
-        let type = contentType.isEmpty ? Self.mediaType(of: filename) : contentType
+        let type = contentType.isEmpty ? GuildhallClient.mediaType(of: filename) : contentType
         let u = try await createUpload(filename, size: UInt64(data.count), contentType: type, to: destination)
         guard let url = URL(string: u.url) else { throw GuildhallError(code: .internal, message: "the upload URL \(u.url) is not a URL") }
         var request = URLRequest(url: url)
@@ -72,7 +72,9 @@ extension GuildhallClient {
         }
         return u.fileID
     }
+}
 
+extension GuildhallClient {
     /// A media type for a file name's extension (application/octet-stream when unknown).
     static func mediaType(of filename: String) -> String {
         let ext = filename.split(separator: ".").count > 1 ? filename.split(separator: ".").last!.lowercased() : ""

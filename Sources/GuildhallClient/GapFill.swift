@@ -40,7 +40,7 @@ extension GuildhallClient {
         for g in gaps {
             var after = max(g.firstSeq - 1, state.withLock { $0.lastSeen[g.channelID] } ?? 0)
             while after < g.lastSeq {
-                guard let page = try? await history(of: g.channelID, after: after, limit: 100) else { break }
+                guard let page = try? await messages.history(of: g.channelID, after: after, limit: 100) else { break }
                 for m in page.messages where m.seq <= g.lastSeq && noteDelivered(m) {
                     notify {
                         $0.onMessage(m, unread: nil)

@@ -4,7 +4,7 @@
 
 import GuildhallWire
 
-extension GuildhallClient {
+extension GuildhallClient.Directs {
     /// Makes a group of you and `users` (2 to 9 others) with you as its owner.
     public func createGroup(named name: String, with users: [String], membersMayAdd: Bool = false) async throws -> GHConversation {
         var r = GHCreateGroupConversation()
@@ -36,22 +36,22 @@ extension GuildhallClient {
     public func leaveGroup(_ id: UInt64) async throws {
         var r = GHLeaveGroupConversation()
         r.conversationID = id
-        try await expectOK(.leaveGroup(r))
+        try await client.expectOK(.leaveGroup(r))
     }
 
     /// Sends a direct message to a conversation you are in (a group's, or a pair's), by its id.
-    public func sendDirect(_ text: String, inConversation id: UInt64, clientID: String = "", replyTo: UInt64 = 0,
-                           threadRoot: UInt64 = 0, attachments: [UInt64] = []) async throws -> GHChannelMessage {
+    public func send(_ text: String, inConversation id: UInt64, clientID: String = "", replyTo: UInt64 = 0,
+                     threadRoot: UInt64 = 0, attachments: [UInt64] = []) async throws -> GHChannelMessage {
         var r = GHSendDirectMessage()
         r.conversationID = id; r.body.text = text; r.clientID = clientID; r.replyTo = replyTo; r.threadRoot = threadRoot
         r.attachments = attachments
-        return try await sendDirect(r)
+        return try await send(r)
     }
 
     /// Says "typing" in a conversation you are in; its other members hear it.
     public func sendTyping(inConversation id: UInt64) async throws {
         var r = GHSendTyping()
         r.conversationID = id
-        _ = try await call(.sendTyping(r))
+        _ = try await client.call(.sendTyping(r))
     }
 }

@@ -164,7 +164,7 @@ public final class GuildhallClient: Sendable {
             var logout = GHFrame()
             logout.request.id = UInt64.max - 2
             logout.request.logout = GHLogout()
-            _ = send(FrameEncoding.framed(ack) + FrameEncoding.framed(logout), on: socket)
+            _ = write(FrameEncoding.framed(ack) + FrameEncoding.framed(logout), on: socket)
         }
         socket?.shutdown()
         wake.signal()
@@ -284,7 +284,7 @@ public final class GuildhallClient: Sendable {
         for l in state.withLock({ $0.listeners }) { body(l) }
     }
 
-    func send(_ bytes: [UInt8], on socket: ClientSocket) -> Bool {
+    func write(_ bytes: [UInt8], on socket: ClientSocket) -> Bool {
         writeLock.withLock { _ in socket.sendAll(bytes) }
     }
 

@@ -6,9 +6,9 @@
 
 import GuildhallWire
 
-extension GuildhallClient {
+extension GuildhallClient.Messages {
     private func updated(_ body: GHRequest.OneOf_Body) async throws -> GHChannelMessage {
-        try await expect(body) { if case .message(let m) = $0 { m } else { nil } }
+        try await client.expect(body) { if case .message(let m) = $0 { m } else { nil } }
     }
 
     /// `reason`: for the server's audit log, when it is another member's message.
@@ -47,44 +47,48 @@ extension GuildhallClient {
     public func reactors(of uid: UInt64, in channel: UInt64, type: UInt32, limit: UInt32 = 20) async throws -> GHReactors {
         var r = GHListReactors()
         r.channelID = channel; r.messageUid = uid; r.type = type; r.limit = limit
-        return try await expect(.listReactors(r)) { if case .reactors(let l) = $0 { l } else { nil } }
+        return try await client.expect(.listReactors(r)) { if case .reactors(let l) = $0 { l } else { nil } }
     }
 
     /// A page of a thread's replies, oldest first, after `afterSeq`.
     public func thread(_ root: UInt64, in channel: UInt64, afterSeq: UInt64 = 0, limit: UInt32 = 50) async throws -> GHMessagePage {
         var r = GHGetThread()
         r.channelID = channel; r.rootUid = root; r.afterSeq = afterSeq; r.limit = limit
-        return try await expect(.getThread(r)) { if case .messages(let p) = $0 { p } else { nil } }
+        return try await client.expect(.getThread(r)) { if case .messages(let p) = $0 { p } else { nil } }
     }
 
     /// A page of history beside a time (ms): sent before it, or after it when `after`.
     public func history(of channel: UInt64, time: UInt64, after: Bool = false, limit: UInt32 = 50) async throws -> GHMessagePage {
         var r = GHGetHistory()
         r.channelID = channel; r.time = time; r.direction = after ? .after : .before; r.limit = limit
-        return try await expect(.getHistory(r)) { if case .messages(let p) = $0 { p } else { nil } }
+        return try await client.expect(.getHistory(r)) { if case .messages(let p) = $0 { p } else { nil } }
     }
+}
 
+extension GuildhallClient {
     // MARK: Pins
+}
 
+extension GuildhallClient.Messages {
     /// Pins a channel message (PIN_MESSAGES).
     public func pin(_ uid: UInt64, in channel: UInt64) async throws {
         var r = GHPinMessage()
         r.channelID = channel
         r.messageUid = uid
-        try await expectOK(.pinMessage(r))
+        try await client.expectOK(.pinMessage(r))
     }
 
     public func unpin(_ uid: UInt64, in channel: UInt64) async throws {
         var r = GHUnpinMessage()
         r.channelID = channel
         r.messageUid = uid
-        try await expectOK(.unpinMessage(r))
+        try await client.expectOK(.unpinMessage(r))
     }
 
     /// A channel's pins, the last pinned first.
     public func pins(in channel: UInt64) async throws -> [GHPin] {
         var r = GHListPins()
         r.channelID = channel
-        return try await expect(.listPins(r)) { if case .pins(let l) = $0 { l.pins } else { nil } }
+        return try await client.expect(.listPins(r)) { if case .pins(let l) = $0 { l.pins } else { nil } }
     }
 }

@@ -4,14 +4,14 @@
 
 import GuildhallWire
 
-extension GuildhallClient {
+extension GuildhallClient.People {
     /// Chooses how this user shows to others (every session; kept across restarts); returns what others now see.
     @discardableResult
     public func setPresence(_ status: GHPresenceStatus, text: String = "") async throws -> GHPresence {
         var r = GHSetPresence()
         r.status = status
         r.customText = text
-        let result = try await call(.setPresence(r))
+        let result = try await client.call(.setPresence(r))
         guard case .presence(let p) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
         return p
     }
@@ -20,7 +20,7 @@ extension GuildhallClient {
     public func setIdle(_ idle: Bool) async throws {
         var r = GHSetIdle()
         r.idle = idle
-        _ = try await call(.setIdle(r))
+        _ = try await client.call(.setIdle(r))
     }
 
     /// Watches (or stops watching) users' presence (USER_PRESENCE): their state now arrives at once, then each change.
@@ -34,10 +34,10 @@ extension GuildhallClient {
             t.userID = u
             return t
         }
-        let result = try await call(.subscribe(r))
+        let result = try await client.call(.subscribe(r))
         guard case .subscribe(let answer) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
         let ok = answer.results.filter { $0.status == .targetOk }.map(\.target.userID)
-        state.withLock { $0.ledger.watch(operation, ok) }
+        client.state.withLock { $0.ledger.watch(operation, ok) }
         return answer.results
     }
 }

@@ -4,7 +4,7 @@
 
 import GuildhallWire
 
-extension GuildhallClient {
+extension GuildhallClient.People {
     /// Sets what is given ("" clears it); returns the profile as others now see it.
     @discardableResult
     /// `avatarFileID`: an image uploaded `to: .avatar`; the avatar becomes a lasting link to it.
@@ -13,16 +13,18 @@ extension GuildhallClient {
         if let displayName { r.displayName = displayName }
         if let avatar { r.avatar = avatar }
         if let avatarFileID { r.avatarFileID = avatarFileID }
-        return try await expect(.setProfile(r)) { if case .profile(let p) = $0 { p } else { nil } }
+        return try await client.expect(.setProfile(r)) { if case .profile(let p) = $0 { p } else { nil } }
     }
 
     /// Users' profiles in the order asked (at most 100); one who set none has only the id.
-    public func users(_ ids: [String]) async throws -> [GHUserProfile] {
+    public func profiles(_ ids: [String]) async throws -> [GHUserProfile] {
         var r = GHGetUsers()
         r.userIds = ids
-        return try await expect(.getUsers(r)) { if case .users(let l) = $0 { l.users } else { nil } }
+        return try await client.expect(.getUsers(r)) { if case .users(let l) = $0 { l.users } else { nil } }
     }
+}
 
+extension GuildhallClient.Members {
     /// Sets a nickname in `server` ("" clears it): your own, or `user`'s with MANAGE_NICKNAMES.
     @discardableResult
     public func setNickname(_ nickname: String, in server: UInt64, of user: String = "", reason: String = "") async throws -> GHMember {
@@ -31,11 +33,11 @@ extension GuildhallClient {
         r.userID = user
         r.nickname = nickname
         r.reason = reason
-        return try await expect(.setNickname(r)) { if case .member(let m) = $0 { m } else { nil } }
+        return try await client.expect(.setNickname(r)) { if case .member(let m) = $0 { m } else { nil } }
     }
 }
 
-extension GuildhallClient {
+extension GuildhallClient.People {
     /// Registers this device's push token: while you have no session online, mentions and direct
     /// messages reach the operator's push gateway for it (docs/features.md "Push").
     public func registerPushToken(_ token: String, platform: String, previews: Bool = true) async throws {
@@ -43,9 +45,9 @@ extension GuildhallClient {
         r.token = token
         r.platform = platform
         r.previews = previews
-        try await expectOK(.registerPushToken(r))
+        try await client.expectOK(.registerPushToken(r))
     }
 
     /// Forgets this device's push token.
-    public func unregisterPushToken() async throws { try await expectOK(.unregisterPushToken(GHUnregisterPushToken())) }
+    public func unregisterPushToken() async throws { try await client.expectOK(.unregisterPushToken(GHUnregisterPushToken())) }
 }

@@ -17,19 +17,19 @@ extension GHPermissionBits {
     }
 }
 
-extension GuildhallClient {
+extension GuildhallClient.Roles {
     private func role(_ body: GHRequest.OneOf_Body) async throws -> GHRoleInfo {
-        try await expect(body) { if case .role(let r) = $0 { r } else { nil } }
+        try await client.expect(body) { if case .role(let r) = $0 { r } else { nil } }
     }
 
-    public func createRole(in server: UInt64, name: String, position: UInt32, permissions: GHPermissionBits) async throws -> GHRoleInfo {
+    public func create(in server: UInt64, name: String, position: UInt32, permissions: GHPermissionBits) async throws -> GHRoleInfo {
         var r = GHCreateRole()
         r.serverID = server; r.name = name; r.position = position; r.permissions = permissions
         return try await role(.createRole(r))
     }
 
-    public func updateRole(_ id: UInt64, in server: UInt64, name: String? = nil, position: UInt32? = nil,
-                           permissions: GHPermissionBits? = nil) async throws -> GHRoleInfo {
+    public func update(_ id: UInt64, in server: UInt64, name: String? = nil, position: UInt32? = nil,
+                       permissions: GHPermissionBits? = nil) async throws -> GHRoleInfo {
         var r = GHUpdateRole()
         r.serverID = server; r.roleID = id
         if let name { r.name = name }
@@ -38,22 +38,22 @@ extension GuildhallClient {
         return try await role(.updateRole(r))
     }
 
-    public func deleteRole(_ id: UInt64, in server: UInt64) async throws {
+    public func delete(_ id: UInt64, in server: UInt64) async throws {
         var r = GHDeleteRole()
         r.serverID = server; r.roleID = id
-        try await expectOK(.deleteRole(r))
+        try await client.expectOK(.deleteRole(r))
     }
 
-    public func grantRole(_ id: UInt64, to user: String, in server: UInt64) async throws -> GHMember {
+    public func grant(_ id: UInt64, to user: String, in server: UInt64) async throws -> GHMember {
         var r = GHGrantRole()
         r.serverID = server; r.userID = user; r.roleID = id
-        return try await member(.grantRole(r))
+        return try await client.member(.grantRole(r))
     }
 
-    public func takeBackRole(_ id: UInt64, from user: String, in server: UInt64) async throws -> GHMember {
+    public func takeBack(_ id: UInt64, from user: String, in server: UInt64) async throws -> GHMember {
         var r = GHTakeBackRole()
         r.serverID = server; r.userID = user; r.roleID = id
-        return try await member(.takeBackRole(r))
+        return try await client.member(.takeBackRole(r))
     }
 
     /// A channel's override for a role (`role`) or a member (`user`); with
@@ -66,19 +66,19 @@ extension GuildhallClient {
         if let user { o.userID = user }
         var r = GHSetPermissionOverride()
         r.override = o
-        return try await expect(.setPermissionOverride(r)) { if case .override(let o) = $0 { o } else { nil } }
+        return try await client.expect(.setPermissionOverride(r)) { if case .override(let o) = $0 { o } else { nil } }
     }
 
-    public func roles(of server: UInt64) async throws -> GHRoleList {
+    public func list(of server: UInt64) async throws -> GHRoleList {
         var r = GHListRoles()
         r.serverID = server
-        return try await expect(.listRoles(r)) { if case .roles(let l) = $0 { l } else { nil } }
+        return try await client.expect(.listRoles(r)) { if case .roles(let l) = $0 { l } else { nil } }
     }
 
     /// What `user` (the caller when empty) may do on the server, or in `channel`.
     public func permissions(in server: UInt64, channel: UInt64 = 0, of user: String = "") async throws -> GHPermissions {
         var r = GHGetPermissions()
         r.serverID = server; r.channelID = channel; r.userID = user
-        return try await expect(.getPermissions(r)) { if case .permissions(let p) = $0 { p } else { nil } }
+        return try await client.expect(.getPermissions(r)) { if case .permissions(let p) = $0 { p } else { nil } }
     }
 }

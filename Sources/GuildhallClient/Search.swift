@@ -25,7 +25,7 @@ public struct SearchFilters: Sendable, Equatable {
     }
 }
 
-extension GuildhallClient {
+extension GuildhallClient.Messages {
     /// A page of messages matching `query` (words, "phrases", prefix*), newest
     /// first; pass the page's `nextCursor` as `cursor` for the next one.
     public func search(_ query: String, in scope: SearchScope, filters: SearchFilters = SearchFilters(), cursor: UInt64 = 0,
@@ -42,17 +42,17 @@ extension GuildhallClient {
         r.withAttachments = filters.withAttachments
         r.cursor = cursor
         r.limit = limit
-        return try await expect(.searchMessages(r)) { if case .searchResults(let p) = $0 { p } else { nil } }
+        return try await client.expect(.searchMessages(r)) { if case .searchResults(let p) = $0 { p } else { nil } }
     }
 }
 
-extension GuildhallClient {
+extension GuildhallClient.Servers {
     /// A page of the server directory: listed servers whose names hold every word of `query`, most members first.
-    public func searchServers(_ query: String, cursor: UInt64 = 0, limit: UInt32 = 20) async throws -> GHServerDirectory {
+    public func search(_ query: String, cursor: UInt64 = 0, limit: UInt32 = 20) async throws -> GHServerDirectory {
         var r = GHSearchServers()
         r.query = query
         r.cursor = cursor
         r.limit = limit
-        return try await expect(.searchServers(r)) { if case .serverDirectory(let d) = $0 { d } else { nil } }
+        return try await client.expect(.searchServers(r)) { if case .serverDirectory(let d) = $0 { d } else { nil } }
     }
 }

@@ -27,7 +27,7 @@ public struct SubscribeChannelParam: Sendable {
     }
 }
 
-extension GuildhallClient {
+extension GuildhallClient.Subscriptions {
     public func subscribeServer(_ p: SubscribeServerParam) async throws -> [GHTargetResult] {
         try await subscribe(p.subscribeType, p.operationType, p.targets.map { ChannelTarget(serverID: $0, channelID: 0) })
     }
@@ -46,10 +46,10 @@ extension GuildhallClient {
             t.channelID = $0.channelID
             return t
         }
-        let result = try await call(.subscribe(r))
+        let result = try await client.call(.subscribe(r))
         guard case .subscribe(let answer) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
         let ok = answer.results.filter { $0.status == .targetOk }.map { ChannelTarget(serverID: $0.target.serverID, channelID: $0.target.channelID) }
-        state.withLock { $0.ledger.record(type, operation, ok) }
+        client.state.withLock { $0.ledger.record(type, operation, ok) }
         return answer.results
     }
 
@@ -57,10 +57,12 @@ extension GuildhallClient {
     public func setAutoSubscribe(_ on: Bool) async throws {
         var r = GHSetSubscribeMode()
         r.autoSubscribe = on
-        _ = try await call(.setSubscribeMode(r))
-        state.withLock { $0.autoSubscribe = on }
+        _ = try await client.call(.setSubscribeMode(r))
+        client.state.withLock { $0.autoSubscribe = on }
     }
+}
 
+extension GuildhallClient.Messages {
     /// Marks a channel read up to `seq` (0: everything); returns the new unread info.
     /// `time` instead of `seq`: everything sent at or before it (ms) is read.
     public func markRead(_ channel: UInt64, upTo seq: UInt64 = 0, time: UInt64 = 0) async throws -> GHUnreadInfo {
@@ -68,7 +70,7 @@ extension GuildhallClient {
         r.channelID = channel
         r.seq = seq
         r.time = time
-        let result = try await call(.markRead(r))
+        let result = try await client.call(.markRead(r))
         guard case .unread(let info) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
         return info
     }
@@ -77,7 +79,7 @@ extension GuildhallClient {
     public func unread(_ channels: [UInt64]) async throws -> [GHUnreadInfo] {
         var r = GHGetUnread()
         r.channelIds = channels
-        let result = try await call(.getUnread(r))
+        let result = try await client.call(.getUnread(r))
         guard case .unreads(let list) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
         return list.unreads
     }
@@ -86,34 +88,40 @@ extension GuildhallClient {
     public func sendTyping(_ channel: UInt64) async throws {
         var r = GHSendTyping()
         r.channelID = channel
-        _ = try await call(.sendTyping(r))
+        _ = try await client.call(.sendTyping(r))
     }
+}
 
+extension GuildhallClient.Directs {
     /// Says "typing" to the peer of a direct conversation; they hear it as a typing event of the conversation (server 0).
     public func sendTyping(to peer: String) async throws {
         var r = GHSendTyping()
         r.peerID = peer
-        _ = try await call(.sendTyping(r))
+        _ = try await client.call(.sendTyping(r))
     }
+}
 
+extension GuildhallClient.Servers {
     /// Enters a server as a guest; re-entered automatically after a reconnect.
     @discardableResult
     public func enterAsGuest(_ server: UInt64) async throws -> GHServerInfo {
         var r = GHEnterAsGuest()
         r.serverID = server
-        let result = try await call(.enterAsGuest(r))
+        let result = try await client.call(.enterAsGuest(r))
         guard case .server(let info) = result else { throw GuildhallError(code: .internal, message: "unexpected answer \(result)") }
-        state.withLock { _ = $0.ledger.guestServers.insert(server) }
+        client.state.withLock { _ = $0.ledger.guestServers.insert(server) }
         return info
     }
 
     public func leaveAsGuest(_ server: UInt64) async throws {
         var r = GHLeaveAsGuest()
         r.serverID = server
-        _ = try await call(.leaveAsGuest(r))
-        state.withLock { $0.ledger.forgetGuest(server) }
+        _ = try await client.call(.leaveAsGuest(r))
+        client.state.withLock { $0.ledger.forgetGuest(server) }
     }
+}
 
+extension GuildhallClient.Members {
     /// `until`: when the ban ends by itself (ms since 1970; 0: until lifted). `reason`: for the server's audit log.
     public func ban(_ user: String, from server: UInt64, until: UInt64 = 0, reason: String = "") async throws {
         var r = GHBanMember()
@@ -121,7 +129,7 @@ extension GuildhallClient {
         r.userID = user
         r.until = until
         r.reason = reason
-        _ = try await call(.banMember(r))
+        _ = try await client.call(.banMember(r))
     }
 
     /// Times a member out until `until` (ms since 1970; 0 lifts it): they cannot send, react or type meanwhile.
@@ -132,7 +140,7 @@ extension GuildhallClient {
         r.userID = user
         r.until = until
         r.reason = reason
-        return try await expect(.timeoutMember(r)) { if case .member(let m) = $0 { m } else { nil } }
+        return try await client.expect(.timeoutMember(r)) { if case .member(let m) = $0 { m } else { nil } }
     }
 
     public func unban(_ user: String, from server: UInt64, reason: String = "") async throws {
@@ -140,15 +148,17 @@ extension GuildhallClient {
         r.serverID = server
         r.userID = user
         r.reason = reason
-        _ = try await call(.unbanMember(r))
+        _ = try await client.call(.unbanMember(r))
     }
+}
 
+extension GuildhallClient {
     /// After a reconnect: enter guest servers again and repeat every subscription.
     func replayLedger() async {
         let ledger = state.withLock { $0.ledger }
         for request in ledger.requests() + ledger.presenceRequests() {
             if case .subscribe(let r) = request, r.type != .userPresence {
-                _ = try? await subscribe(r.type, .subscribe, r.targets.map { ChannelTarget(serverID: $0.serverID, channelID: $0.channelID) })
+                _ = try? await subscriptions.subscribe(r.type, .subscribe, r.targets.map { ChannelTarget(serverID: $0.serverID, channelID: $0.channelID) })
             } else {
                 _ = try? await call(request)
             }

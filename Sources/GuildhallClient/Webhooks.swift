@@ -3,24 +3,24 @@
 
 import GuildhallWire
 
-extension GuildhallClient {
+extension GuildhallClient.Webhooks {
     /// Makes a webhook for `channel`; the answer is the only one with its secret and URL path.
-    public func createWebhook(in channel: UInt64, name: String, reason: String = "") async throws -> GHWebhook {
+    public func create(in channel: UInt64, name: String, reason: String = "") async throws -> GHWebhook {
         var r = GHCreateWebhook()
         r.channelID = channel; r.name = name; r.reason = reason
-        return try await expect(.createWebhook(r)) { if case .webhook(let w) = $0 { w } else { nil } }
+        return try await client.expect(.createWebhook(r)) { if case .webhook(let w) = $0 { w } else { nil } }
     }
 
     /// The channel's webhooks, oldest first, without their secrets.
-    public func webhooks(in channel: UInt64) async throws -> [GHWebhook] {
+    public func list(in channel: UInt64) async throws -> [GHWebhook] {
         var r = GHListWebhooks()
         r.channelID = channel
-        return try await expect(.listWebhooks(r)) { if case .webhooks(let l) = $0 { l.webhooks } else { nil } }
+        return try await client.expect(.listWebhooks(r)) { if case .webhooks(let l) = $0 { l.webhooks } else { nil } }
     }
 
-    public func deleteWebhook(_ webhook: UInt64, in channel: UInt64, reason: String = "") async throws {
+    public func delete(_ webhook: UInt64, in channel: UInt64, reason: String = "") async throws {
         var r = GHDeleteWebhook()
         r.channelID = channel; r.webhookID = webhook; r.reason = reason
-        try await expectOK(.deleteWebhook(r))
+        try await client.expectOK(.deleteWebhook(r))
     }
 }

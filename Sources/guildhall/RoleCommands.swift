@@ -13,35 +13,35 @@ extension CommandTable {
                              _ spec: @escaping ([String], [String], Bool, String, @escaping (Args) async throws -> (any SwiftProtobuf.Message)?) -> CommandSpec)
         -> [(String, CommandSpec)] {
         [
-            ("roles", spec(["server"], [], false, "list a server's roles and overrides") { a in try await c.roles(of: a.id("server")) }),
+            ("roles", spec(["server"], [], false, "list a server's roles and overrides") { a in try await c.roles.list(of: a.id("server")) }),
             ("create-role", spec(["server", "position", "name"], ["allow", "deny"], true,
                                  "create a role (allow=/deny= permission lists)") { a in
                 guard let position = UInt32(try a.string("position")) else { throw ValidationError("position must be a number") }
-                return try await c.createRole(in: a.id("server"), name: a.string("name"), position: position, permissions: bits(a))
+                return try await c.roles.create(in: a.id("server"), name: a.string("name"), position: position, permissions: bits(a))
             }),
             ("update-role", spec(["server", "role"], ["name", "position", "allow", "deny"], false,
                                  "change a role (give allow= and/or deny= to replace its bits)") { a in
                 let changesBits = a.optional("allow") != nil || a.optional("deny") != nil
-                return try await c.updateRole(a.id("role"), in: a.id("server"), name: a.optional("name"),
-                                              position: a.optional("position").flatMap(UInt32.init), permissions: changesBits ? bits(a) : nil)
+                return try await c.roles.update(a.id("role"), in: a.id("server"), name: a.optional("name"),
+                                                position: a.optional("position").flatMap(UInt32.init), permissions: changesBits ? bits(a) : nil)
             }),
             ("delete-role", spec(["server", "role"], [], false, "delete a role") { a in
-                try await c.deleteRole(a.id("role"), in: a.id("server")); return nil
+                try await c.roles.delete(a.id("role"), in: a.id("server")); return nil
             }),
             ("grant-role", spec(["server", "user", "role"], [], false, "give a member a role") { a in
-                try await c.grantRole(a.id("role"), to: a.string("user"), in: a.id("server"))
+                try await c.roles.grant(a.id("role"), to: a.string("user"), in: a.id("server"))
             }),
             ("take-back-role", spec(["server", "user", "role"], [], false, "take a role back from a member") { a in
-                try await c.takeBackRole(a.id("role"), from: a.string("user"), in: a.id("server"))
+                try await c.roles.takeBack(a.id("role"), from: a.string("user"), in: a.id("server"))
             }),
             ("override", spec(["server"], ["channel", "role", "user", "allow", "deny"], false,
                               "set a channel's override for role= or user=, or (no channel=) a member's on the server") { a in
-                try await c.setOverride(in: a.id("server"), channel: a.optional("channel").flatMap(UInt64.init) ?? 0,
-                                        role: a.optional("role").flatMap(UInt64.init), user: a.optional("user"), bits(a))
+                try await c.roles.setOverride(in: a.id("server"), channel: a.optional("channel").flatMap(UInt64.init) ?? 0,
+                                              role: a.optional("role").flatMap(UInt64.init), user: a.optional("user"), bits(a))
             }),
             ("permissions", spec(["server"], ["channel", "user"], false, "what a member (you by default) may do") { a in
-                try await c.permissions(in: a.id("server"), channel: a.optional("channel").flatMap(UInt64.init) ?? 0,
-                                        of: a.optional("user") ?? "")
+                try await c.roles.permissions(in: a.id("server"), channel: a.optional("channel").flatMap(UInt64.init) ?? 0,
+                                              of: a.optional("user") ?? "")
             }),
         ]
     }

@@ -96,7 +96,7 @@ struct HTTPExchange {
         let (alice, _) = try await server.client("alice")
         let (bob, heard) = try await server.client("bob")
         let (_, c) = try await guild(server, owner: alice, members: [bob])
-        let small = try await alice.send("small server: bob hears it", to: c.channelID)
+        let small = try await alice.messages.send("small server: bob hears it", to: c.channelID)
         _ = try await heard.message { $0.uid == small.uid }
         let port = server.adminPort
         let refused = try HTTPExchange.request("PUT", "/settings", port: port, token: "op-secret",
@@ -110,8 +110,8 @@ struct HTTPExchange {
 
         let applied = try HTTPExchange.request("PUT", "/settings", port: port, token: "op-secret", body: #"{"small-server-threshold": 1}"#)
         #expect(applied.status == 200 && (applied.json["applied"] as? [String]) == ["small-server-threshold"], "\(applied)")
-        let large = try await alice.send("large now: bob is not subscribed", to: c.channelID)
-        let mark = try await alice.send("@bob mark", to: c.channelID, mentions: ["bob"])
+        let large = try await alice.messages.send("large now: bob is not subscribed", to: c.channelID)
+        let mark = try await alice.messages.send("@bob mark", to: c.channelID, mentions: ["bob"])
         _ = try await heard.message { $0.uid == mark.uid }
         #expect(!heard.messages.contains { $0.uid == large.uid })
         let after = try HTTPExchange.request("GET", "/settings", port: port, token: "op-secret").json
@@ -124,20 +124,20 @@ struct HTTPExchange {
         let server = try adminServer()
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
-        let g = try await alice.createServer(name: "Busy")
-        let c = try await alice.createChannel(in: g.serverID, name: "c")
+        let g = try await alice.servers.create(name: "Busy")
+        let c = try await alice.channels.create(in: g.serverID, name: "c")
         let senders = try await withThrowingTaskGroup(of: GuildhallClient.self) { group in
             for n in 0..<10 { group.addTask { try await server.client("s\(n)").0 } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        for s in senders { _ = try await s.joinServer(g.serverID) }
+        for s in senders { _ = try await s.servers.join(g.serverID) }
         let acknowledged = Locked<[UInt64]>([])
         let sending = Task {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for s in senders {
                     group.addTask {
                         for i in 0..<40 {
-                            let m = try await s.send("m\(i)", to: c.channelID)
+                            let m = try await s.messages.send("m\(i)", to: c.channelID)
                             acknowledged.withLock { $0.append(m.uid) }
                         }
                     }
@@ -164,7 +164,7 @@ struct HTTPExchange {
         var found: [UInt64] = []
         var after: UInt64 = 0
         while true {
-            let page = try await reader.history(of: c.channelID, after: after, limit: 100)
+            let page = try await reader.messages.history(of: c.channelID, after: after, limit: 100)
             found += page.messages.map(\.uid)
             guard page.moreAvailable, let tail = page.messages.last else { break }
             after = tail.seq
@@ -186,9 +186,9 @@ struct HTTPExchange {
     @Test func drainClosesSessionsWithAReasonAndStaysUpNotReady() async throws {
         let server = try adminServer()
         let (alice, _) = try await server.client("alice")
-        let g = try await alice.createServer(name: "G")
-        let c = try await alice.createChannel(in: g.serverID, name: "c")
-        let m = try await alice.send("before the drain", to: c.channelID)
+        let g = try await alice.servers.create(name: "G")
+        let c = try await alice.channels.create(in: g.serverID, name: "c")
+        let m = try await alice.messages.send("before the drain", to: c.channelID)
         let bob = try RawConnection(port: server.port)
         #expect(bob.loginAndSync(server.token("bob")) != nil)
         let drained = try HTTPExchange.request("POST", "/drain", port: server.adminPort, token: "op-secret")
@@ -201,7 +201,7 @@ struct HTTPExchange {
         let again = try TestServer({ _ in }, folder: server.folder)
         defer { again.stop() }
         let (reader, _) = try await again.client("alice", device: "after")
-        #expect(try await reader.history(of: c.channelID).messages.map(\.uid) == [m.uid])
+        #expect(try await reader.messages.history(of: c.channelID).messages.map(\.uid) == [m.uid])
     }
 
     /// A metric's value in the text exposition (0 when absent).
@@ -220,7 +220,7 @@ struct HTTPExchange {
             defer { server.stop() }
             let (alice, _) = try await server.client("alice")
             let (_, c) = try await guild(server, owner: alice, members: [])
-            for i in 0..<10 { _ = try await alice.send("quiet \(i)", to: c.channelID) }
+            for i in 0..<10 { _ = try await alice.messages.send("quiet \(i)", to: c.channelID) }
             let e = try HTTPExchange.request("GET", "/metrics", port: server.adminPort, token: "op-secret")
             let onLoop = Self.metric(e.body, "guildhall_jobs_committed_on_loop_total")
             #expect(synchronous == "FULL" ? onLoop == 0 : onLoop > 0, "\(synchronous): \(onLoop) jobs committed on a loop")
@@ -248,11 +248,11 @@ struct HTTPExchange {
         let before = try scrape()
         #expect(before.contains("# HELP guildhall_messages_stored_total") && before.contains("# TYPE guildhall_commit_latency_seconds histogram"))
         var last: UInt64 = 0
-        for i in 0..<10 { last = try await alice.send("m\(i)", to: c.channelID).uid }
+        for i in 0..<10 { last = try await alice.messages.send("m\(i)", to: c.channelID).uid }
         _ = try await heard.message { $0.uid == last }
-        await expectError(.notFound) { _ = try await bob.send("nowhere", to: 42) }
+        await expectError(.notFound) { _ = try await bob.messages.send("nowhere", to: 42) }
         // Asked of every home (no one knows the channel), answered and counted once.
-        await expectError(.notFound) { _ = try await bob.history(of: 43) }
+        await expectError(.notFound) { _ = try await bob.messages.history(of: 43) }
         let after = try scrape()
         let stored = #"guildhall_messages_stored_total{kind="channel"}"#
         #expect(Self.metric(after, stored) - Self.metric(before, stored) == 10)
@@ -278,7 +278,7 @@ struct HTTPExchange {
 
         // A member whose connection stops reading is cut once, as a slow consumer.
         let (carol, _) = try await server.client("carol")
-        _ = try await carol.joinServer(g.serverID)
+        _ = try await carol.servers.join(g.serverID)
         let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
         #expect(slow.loginAndSync(server.token("carol", device: "stalled")) != nil)
         let blob: GHMessageBody = {
@@ -292,7 +292,7 @@ struct HTTPExchange {
         // Bursts of 50 at once: more than the cap queues within one loop turn.
         for _ in 0..<12 {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<50 { group.addTask { _ = try await alice.send(blob, to: c.channelID) } }
+                for _ in 0..<50 { group.addTask { _ = try await alice.messages.send(blob, to: c.channelID) } }
                 try await group.waitForAll()
             }
         }

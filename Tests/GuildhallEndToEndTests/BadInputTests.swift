@@ -11,7 +11,7 @@ import Testing
     /// A healthy client still works after the abuse.
     func stillServes(_ server: TestServer) async throws {
         let (c, _) = try await server.client("healthy", device: UUID().uuidString)
-        let g = try await c.createServer(name: "still here")
+        let g = try await c.servers.create(name: "still here")
         #expect(g.name == "still here")
         c.close()
     }

@@ -60,7 +60,7 @@ import Testing
         let token = server.token("alice", device: "cli")
         let owned = try await waitForJSON(server: server, token: token, lines: [#"{"cmd":"create-server","name":"From CLI"}"#])
         let serverID = try #require(owned.first { $0["cmd"] as? String == "create-server" }?["result"] as? [String: Any])["serverId"] as! String
-        _ = try await bob.joinServer(UInt64(serverID)!)
+        _ = try await bob.servers.join(UInt64(serverID)!)
         let lines = try await waitForJSON(server: server, token: token, lines: [
             #"{"cmd":"create-channel","server":\#(serverID),"name":"cli"}"#,
             #"{"cmd":"nonsense"}"#,
@@ -100,12 +100,12 @@ import Testing
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (g, c) = try await guild(server, owner: alice, members: [])
-        _ = try await alice.send("one", to: c.channelID)
+        _ = try await alice.messages.send("one", to: c.channelID)
         let token = server.token("bob", device: "cli")
         let bob = GuildhallClient(port: server.port, token: server.token("bob"))
         try await bob.connect()
-        _ = try await bob.joinServer(g.serverID)
-        _ = try await alice.send("two", to: c.channelID)
+        _ = try await bob.servers.join(g.serverID)
+        _ = try await alice.messages.send("two", to: c.channelID)
         let lines = try await waitForJSON(server: server, token: token, lines: [
             #"{"cmd":"subscribe","type":"channel_msg","server":"\#(g.serverID)","channels":["\#(c.channelID)"]}"#,
             #"{"cmd":"unread","channels":["\#(c.channelID)"]}"#,
@@ -117,7 +117,7 @@ import Testing
         #expect(results.count == 5, "\(lines)")
         let unread = (lines.first { $0["cmd"] as? String == "unread" }?["result"] as? [String: Any])?["unreads"] as? [[String: Any]]
         #expect(unread?.first?["unreadCount"] as? String == "1")
-        #expect(try await bob.unread([c.channelID]).first?.unreadCount == 0, "the CLI's read reached the server")
+        #expect(try await bob.messages.unread([c.channelID]).first?.unreadCount == 0, "the CLI's read reached the server")
         bob.close()
     }
 
@@ -138,7 +138,7 @@ import Testing
         #expect(lines.filter { $0["ok"] as? Bool == true }.count == 2, "\(lines)")
         let listed = (lines.first { $0["cmd"] as? String == "webhooks" }?["result"] as? [String: Any])?["webhooks"] as? [[String: Any]]
         #expect(listed?.map { $0["webhookId"] as? String } == [id] && listed?.first?["secret"] == nil)
-        #expect(try await alice.webhooks(in: c.channelID).isEmpty)
+        #expect(try await alice.webhooks.list(in: c.channelID).isEmpty)
     }
 
     @Test func theClientMakesChangesAndWritesToAGroupFromTheCommandLine() async throws {
@@ -164,7 +164,7 @@ import Testing
         #expect(privacy["serverMatesOnly"] as? Bool == true)
         #expect(lines.contains { $0["cmd"] as? String == "dm-privacy" && $0["ok"] as? Bool == false })
         _ = try await bobEvents.message { $0.body.text == "from the cli" }
-        let held = try #require(try await bob.conversations().first { $0.isGroup })
+        let held = try #require(try await bob.directs.list().first { $0.isGroup })
         #expect(held.name == "Renamed" && held.ownerID == "bob" && held.memberIds == ["bob", "carol"])
     }
 
@@ -174,7 +174,7 @@ import Testing
         let (alice, aliceEvents) = try await server.client("alice")
         let (bob, _) = try await server.client("bob")
         let (_, c) = try await guild(server, owner: alice, members: [bob])
-        let m = try await alice.send("read me", to: c.channelID, needReceipt: true)
+        let m = try await alice.messages.send("read me", to: c.channelID, needReceipt: true)
         let lines = try await waitForJSON(server: server, token: server.token("bob", device: "cli"), lines: [
             #"{"cmd":"respond-receipts","channel":"\#(c.channelID)","uids":["\#(m.uid)"]}"#,
             #"{"cmd":"receipts","uids":["\#(m.uid)"]}"#,
@@ -186,7 +186,7 @@ import Testing
         #expect(info?["responded"] as? Bool == true)
         let receiptRequest = lines.first { $0["event"] as? String == "receipt_request" }
         #expect(receiptRequest != nil, "the CLI prints the receipt request it synced")
-        #expect(try await alice.receiptInfo([m.uid]).first?.readerCount == 1)
+        #expect(try await alice.receipts.info([m.uid]).first?.readerCount == 1)
         let dm = try await aliceEvents.message { $0.body.text == "psst" }
         #expect(dm.senderID == "bob" && dm.recipientID == "alice")
         let status = try await waitForJSON(server: server, token: server.token("bob", device: "cli"), lines: [
@@ -289,8 +289,8 @@ import Testing
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (g, c) = try await guild(server, owner: alice, members: [])
-        _ = try await alice.send("the 北京 harbour report", to: c.channelID)
-        _ = try await alice.send("nothing to see", to: c.channelID)
+        _ = try await alice.messages.send("the 北京 harbour report", to: c.channelID)
+        _ = try await alice.messages.send("nothing to see", to: c.channelID)
         let lines = try await waitForJSON(server: server, token: server.token("alice", device: "cli"), lines: [
             #"{"cmd":"search","server":"\#(g.serverID)","words":"harb* 北京"}"#,
             #"{"cmd":"search","server":"\#(g.serverID)","words":"\"see nothing\""}"#,
@@ -328,7 +328,7 @@ import Testing
         let (alice, _) = try await server.client("alice")
         let (bob, bobEvents) = try await server.client("bob")
         let (g, c) = try await guild(server, owner: alice, members: [bob])
-        let m = try await alice.send("vote here", to: c.channelID)
+        let m = try await alice.messages.send("vote here", to: c.channelID)
         let lines = try await waitForJSON(server: server, token: server.token("alice", device: "cli"), lines: [
             #"{"cmd":"create-role","server":"\#(g.serverID)","position":"2","name":"mods","allow":"kick,manage_channels"}"#,
             #"{"cmd":"grant-role","server":"\#(g.serverID)","user":"bob","role":"2"}"#,
@@ -342,9 +342,9 @@ import Testing
         let granted = (lines.first { $0["cmd"] as? String == "permissions" }?["result"] as? [String: Any])?["granted"] as? String
         let bits = UInt64(granted ?? "") ?? 0
         #expect(bits & GHPermission.kick.bits != 0 && bits & GHPermission.mention.bits == 0)
-        #expect(try await bob.roles(of: g.serverID).roles.contains { $0.name == "mods" })
+        #expect(try await bob.roles.list(of: g.serverID).roles.contains { $0.name == "mods" })
         _ = try await bobEvents.update(.recalledMessage, of: m.uid)
-        #expect(try await bob.thread(m.uid, in: c.channelID).messages.map(\.body.text) == ["in its thread"])
+        #expect(try await bob.messages.thread(m.uid, in: c.channelID).messages.map(\.body.text) == ["in its thread"])
     }
 
     @Test func theAdminCommandsDriveTheAdminEndpointAndRestoreInstallsABackup() throws {

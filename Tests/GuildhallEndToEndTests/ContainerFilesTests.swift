@@ -166,7 +166,7 @@ import Testing
         defer { node.stop() }
         let (alice, _) = try await node.client("alice")
         let (_, c) = try await guild(node, owner: alice, members: [])
-        _ = try await alice.send("hello", to: c.channelID)
+        _ = try await alice.messages.send("hello", to: c.channelID)
         try await waitUntil("the requests timed at the sweep") {
             try HTTPExchange.request("GET", "/metrics", port: node.adminPort, token: "op-secret").body.contains("kind=\"send_message\"")
         }

@@ -18,8 +18,8 @@ import GuildhallCore
         var server = try await ServerProcess(folder: folder)
         let setup = GuildhallClient(port: server.port, token: TestServer.token("alice", device: "setup"))
         try await setup.connect()
-        let g = try await setup.createServer(name: "Crash")
-        let channel = try await setup.createChannel(in: g.serverID, name: "stream")
+        let g = try await setup.servers.create(name: "Crash")
+        let channel = try await setup.channels.create(in: g.serverID, name: "stream")
         setup.close()
         let acked = Locked<[(uid: UInt64, seq: UInt64)]>([])
         for round in 0..<3 {
@@ -41,7 +41,7 @@ import GuildhallCore
         try await reader.connect()
         var stored: [GHChannelMessage] = []
         while true {
-            let page = try await reader.history(of: channel.channelID, after: stored.last?.seq ?? 0, limit: 100)
+            let page = try await reader.messages.history(of: channel.channelID, after: stored.last?.seq ?? 0, limit: 100)
             stored += page.messages
             if !page.moreAvailable { break }
         }
@@ -51,7 +51,7 @@ import GuildhallCore
         for a in acknowledged { #expect(bySeq[a.uid] == a.seq, "acknowledged \(a.uid) at seq \(a.seq)") }
         #expect(zip(stored, stored.dropFirst()).allSatisfy { $0.seq < $1.seq })
         // The store takes writes again after the crash.
-        let next = try await reader.send("after the crash", to: channel.channelID)
+        let next = try await reader.messages.send("after the crash", to: channel.channelID)
         #expect(next.seq == (stored.last?.seq ?? 0) + 1)
         reader.close()
     }
@@ -63,7 +63,7 @@ import GuildhallCore
         let events = Recorder()
         client.addListener(events)
         try await client.connect()
-        let g = try await client.createServer(name: "Term")
+        let g = try await client.servers.create(name: "Term")
         server.signal(SIGTERM)
         #expect(try await events.closed() == .shuttingDown)
         #expect(server.wait() == 0)
@@ -72,7 +72,7 @@ import GuildhallCore
         defer { again.signal(SIGTERM); _ = again.wait() }
         let back = GuildhallClient(port: again.port, token: TestServer.token("alice"))
         try await back.connect()
-        #expect(try await back.myServers().map(\.serverID) == [g.serverID])
+        #expect(try await back.servers.mine().map(\.serverID) == [g.serverID])
         back.close()
     }
 }
@@ -90,18 +90,18 @@ extension CrashAndSignalTests {
         bob.addListener(bobEvents)
         try await alice.connect()
         try await bob.connect()
-        let g = try await alice.createServer(name: "Hup")
-        _ = try await bob.joinServer(g.serverID)
-        let c = try await alice.createChannel(in: g.serverID, name: "c")
-        let small = try await alice.send("small", to: c.channelID)
+        let g = try await alice.servers.create(name: "Hup")
+        _ = try await bob.servers.join(g.serverID)
+        let c = try await alice.channels.create(in: g.serverID, name: "c")
+        let small = try await alice.messages.send("small", to: c.channelID)
         _ = try await bobEvents.message { $0.uid == small.uid }
         try "small-server-threshold = 2\n".write(toFile: config, atomically: true, encoding: .utf8)
         server.signal(SIGHUP)
         // The signal is handled asynchronously: send until a message stops reaching bob (bounded).
         var applied = false
         for i in 0..<100 where !applied {
-            let m = try await alice.send("probe \(i)", to: c.channelID)
-            let sentinel = try await alice.send("@bob \(i)", to: c.channelID, mentions: ["bob"])
+            let m = try await alice.messages.send("probe \(i)", to: c.channelID)
+            let sentinel = try await alice.messages.send("@bob \(i)", to: c.channelID, mentions: ["bob"])
             _ = try await bobEvents.message { $0.uid == sentinel.uid }
             applied = !bobEvents.messages.contains { $0.uid == m.uid }
         }
@@ -127,7 +127,7 @@ func pipelinedSenders(_ writer: GuildhallClient, to channel: UInt64, tag: String
             while true {
                 do {
                     let id = "\(tag)-w\(worker)-\(i)"
-                    let m = try await writer.send(id, to: channel, clientID: id)
+                    let m = try await writer.messages.send(id, to: channel, clientID: id)
                     acked.withLock { $0.append((m.uid, m.seq)) }
                     i += 1
                 } catch { return }

@@ -65,8 +65,8 @@ import Testing
         let (maker, _) = try await Self.client("alice", on: nodes[1])
         defer { maker.close() }
         // 503 while a shard still moves: the answer says to retry.
-        let g = try await HomeKillTests.retrying { try await maker.createServer(name: "Across") }
-        return (nodes, g, try await HomeKillTests.retrying { try await maker.createChannel(in: g.serverID, name: "general") })
+        let g = try await HomeKillTests.retrying { try await maker.servers.create(name: "Across") }
+        return (nodes, g, try await HomeKillTests.retrying { try await maker.channels.create(in: g.serverID, name: "general") })
     }
 
     @Test func clientsOnTwoNodesChatInAGuildHomedOnAThird() async throws {
@@ -78,38 +78,38 @@ import Testing
         let (alice, aliceHeard) = try await Self.client("alice", on: nodes[0])
         let (bob, bobHeard) = try await Self.client("bob", on: nodes[2])
         defer { alice.close(); bob.close() }
-        _ = try await bob.joinServer(g.serverID)
-        #expect(try await bob.myServers().map(\.serverID) == [g.serverID], "bob's servers, gathered from every node")
+        _ = try await bob.servers.join(g.serverID)
+        #expect(try await bob.servers.mine().map(\.serverID) == [g.serverID], "bob's servers, gathered from every node")
 
         // A message from node 1 reaches bob on node 3 (a small server's online member).
-        let sent = try await alice.send("hello from node 1", to: channel.channelID)
+        let sent = try await alice.messages.send("hello from node 1", to: channel.channelID)
         #expect(sent.seq == 1)
         let got = try await bobHeard.message("alice's message on node 3") { $0.uid == sent.uid }
         #expect(got.body.text == "hello from node 1")
-        #expect(try await bob.unread([channel.channelID]).first?.unreadCount == 1, "unread for bob, asked on node 3")
-        let back = try await bob.send("hi from node 3", to: channel.channelID)
+        #expect(try await bob.messages.unread([channel.channelID]).first?.unreadCount == 1, "unread for bob, asked on node 3")
+        let back = try await bob.messages.send("hi from node 3", to: channel.channelID)
         _ = try await aliceHeard.message("bob's answer on node 1") { $0.uid == back.uid }
 
         // Typing (to its subscribers only) and history across nodes.
         _ = try await bob.sub(.channelTyping, g.serverID, [channel.channelID])
-        try await alice.sendTyping(channel.channelID)
+        try await alice.messages.sendTyping(channel.channelID)
         _ = try await waitFor("bob sees alice typing") { bobHeard.typings.first { $0.typers.contains { $0.userID == "alice" } } }
-        let history = try await bob.history(of: channel.channelID, after: 0)
+        let history = try await bob.messages.history(of: channel.channelID, after: 0)
         #expect(history.messages.map(\.body.text) == ["hello from node 1", "hi from node 3"])
         // Search, answered by the guild's home on node 2.
-        #expect(try await bob.search("node", in: .server(g.serverID)).hits.map(\.message.body.text) == ["hi from node 3", "hello from node 1"])
+        #expect(try await bob.messages.search("node", in: .server(g.serverID)).hits.map(\.message.body.text) == ["hi from node 3", "hello from node 1"])
 
         // A direct message between the two nodes, and a search of it at the conversation's home.
-        let dm = try await alice.sendDirect("psst, the key is under the mat", to: "bob")
+        let dm = try await alice.directs.send("psst, the key is under the mat", to: "bob")
         _ = try await bobHeard.message("the direct message on node 3") { $0.uid == dm.uid }
-        let conversation = try await bob.openConversation(with: "alice").conversationID
-        #expect(try await bob.search("mat", in: .conversation(conversation)).hits.map(\.message.uid) == [dm.uid])
+        let conversation = try await bob.directs.open(with: "alice").conversationID
+        #expect(try await bob.messages.search("mat", in: .conversation(conversation)).hits.map(\.message.uid) == [dm.uid])
         // A block, kept at the conversation's home: bob's message while blocked never reaches alice; after the unblock one does.
-        try await alice.block("bob")
-        #expect(try await alice.blockedUsers() == ["bob"])
-        let withheld = try await bob.sendDirect("let me in", to: "alice")
-        try await alice.unblock("bob")
-        let heard = try await bob.sendDirect("thanks", to: "alice")
+        try await alice.directs.block("bob")
+        #expect(try await alice.directs.blockedUsers() == ["bob"])
+        let withheld = try await bob.directs.send("let me in", to: "alice")
+        try await alice.directs.unblock("bob")
+        let heard = try await bob.directs.send("thanks", to: "alice")
         _ = try await aliceHeard.message("the message after the unblock") { $0.uid == heard.uid }
         #expect(!aliceHeard.messages.contains { $0.uid == withheld.uid })
 
@@ -119,16 +119,16 @@ import Testing
         _ = try await bobHeard.presence(of: "alice") { $0.status == .presenceOnline }
         let (carol, carolHeard) = try await Self.client("carol", on: nodes[1])
         defer { carol.close() }
-        #expect(try await carol.watchPresence(["alice", "bob"]).map(\.status) == [.targetOk, .targetOk])
+        #expect(try await carol.people.watchPresence(["alice", "bob"]).map(\.status) == [.targetOk, .targetOk])
         _ = try await carolHeard.presence(of: "bob") { $0.status == .presenceOnline }
-        try await alice.setPresence(.presenceDoNotDisturb, text: "across")
+        try await alice.people.setPresence(.presenceDoNotDisturb, text: "across")
         _ = try await bobHeard.presence(of: "alice") { $0.status == .presenceDoNotDisturb && $0.customText == "across" }
         _ = try await carolHeard.presence(of: "alice") { $0.status == .presenceDoNotDisturb }
         // A profile, set at alice's home: bob hears it, the guild's home (node 2) copies it onto her member record, carol asks for it.
-        try await alice.setProfile(displayName: "Alice A.")
+        try await alice.people.setProfile(displayName: "Alice A.")
         #expect(try await bobHeard.notification(.userUpdated).user.displayName == "Alice A.")
-        try await waitUntil("the copy on node 2") { try await bob.members(of: g.serverID).first { $0.userID == "alice" }?.displayName == "Alice A." }
-        #expect(try await carol.users(["bob", "alice"]).map(\.displayName) == ["", "Alice A."])
+        try await waitUntil("the copy on node 2") { try await bob.members.list(of: g.serverID).first { $0.userID == "alice" }?.displayName == "Alice A." }
+        #expect(try await carol.people.profiles(["bob", "alice"]).map(\.displayName) == ["", "Alice A."])
         bob.close()
         _ = try await carolHeard.presence(of: "bob") { $0.status == .presenceOffline && $0.lastSeen > 0 }
 
@@ -136,15 +136,15 @@ import Testing
         // neighbour: a code names no home, so every node is asked and the guild's home answers.
         // alice takes direct messages only from server-mates: each node answers its part (her home's choice, the guild's home
         // the shared server), so carol on node 2 is refused until she joins the guild, and then let in.
-        #expect(try await alice.setDirectMessagePrivacy(serverMatesOnly: true))
-        await expectError(.forbidden) { _ = try await carol.sendDirect("hello?", to: "alice") }
-        let code = try await alice.createInviteCode(in: g.serverID, maxUses: 1)
-        #expect(try await carol.lookUpInvite(code.code).serverName == "Across")
-        #expect(try await carol.joinByInvite(code.code).channelID == channel.channelID)
-        let mate = try await carol.sendDirect("hello, fellow member", to: "alice")
+        #expect(try await alice.directs.setDirectMessagePrivacy(serverMatesOnly: true))
+        await expectError(.forbidden) { _ = try await carol.directs.send("hello?", to: "alice") }
+        let code = try await alice.invites.create(in: g.serverID, maxUses: 1)
+        #expect(try await carol.invites.lookUp(code.code).serverName == "Across")
+        #expect(try await carol.invites.join(code.code).channelID == channel.channelID)
+        let mate = try await carol.directs.send("hello, fellow member", to: "alice")
         _ = try await aliceHeard.message("carol's message once a server-mate") { $0.uid == mate.uid }
-        #expect(try await carol.myServers().map(\.serverID) == [g.serverID])
-        await expectError(.notFound) { _ = try await carol.lookUpInvite(code.code) }
+        #expect(try await carol.servers.mine().map(\.serverID) == [g.serverID])
+        await expectError(.notFound) { _ = try await carol.invites.lookUp(code.code) }
     }
 }
 
@@ -165,13 +165,13 @@ extension CrossNodeTests {
         defer { alice.close(); bob.close() }
         try await alice.connect()
         try await bob.connect()
-        _ = try await bob.joinServer(g.serverID)
-        let first = try await alice.send("before the move", to: channel.channelID)
+        _ = try await bob.servers.join(g.serverID)
+        let first = try await alice.messages.send("before the move", to: channel.channelID)
         _ = try await bobHeard.message("the first message") { $0.uid == first.uid }
         // A group conversation made on node 2 (where carol asks), placed there as a guild is.
         let (carol, _) = try await Self.client("carol", on: nodes[1])
-        let group = try await HomeKillTests.retrying { try await carol.createGroup(named: "Movers", with: ["alice", "bob"]) }
-        let hello = try await carol.sendDirect("see you on the other side", inConversation: group.conversationID)
+        let group = try await HomeKillTests.retrying { try await carol.directs.createGroup(named: "Movers", with: ["alice", "bob"]) }
+        let hello = try await carol.directs.send("see you on the other side", inConversation: group.conversationID)
         _ = try await bobHeard.message("carol's group message") { $0.uid == hello.uid }
         carol.close()
 
@@ -184,17 +184,17 @@ extension CrossNodeTests {
         let second = try await ShardLogTests.sendWhenServed(alice, "after the move", to: channel.channelID)
         #expect(second.seq == 2, "the new home went on from the log")
         _ = try await bobHeard.message("the message after the move", timeout: 20) { $0.uid == second.uid }
-        let history = try await bob.history(of: channel.channelID, after: 0)
+        let history = try await bob.messages.history(of: channel.channelID, after: 0)
         #expect(history.messages.map(\.body.text) == ["before the move", "after the move"])
         // The new home's index came with the log it applied.
-        #expect(try await bob.search("move", in: .server(g.serverID)).hits.map(\.message.body.text) == ["after the move", "before the move"])
+        #expect(try await bob.messages.search("move", in: .server(g.serverID)).hits.map(\.message.body.text) == ["after the move", "before the move"])
         // The group moved with its shard: its members, its history, and it goes on.
-        let moved = try await HomeKillTests.retrying { try await alice.sendDirect("made it", inConversation: group.conversationID) }
+        let moved = try await HomeKillTests.retrying { try await alice.directs.send("made it", inConversation: group.conversationID) }
         #expect(moved.seq == 2 && moved.recipientCount == 2)
         _ = try await bobHeard.message("alice's group message after the move", timeout: 20) { $0.uid == moved.uid }
-        let held = try #require(try await bob.conversations().first { $0.conversationID == group.conversationID })
+        let held = try #require(try await bob.directs.list().first { $0.conversationID == group.conversationID })
         #expect(held.memberIds == ["alice", "bob", "carol"] && held.ownerID == "carol" && held.name == "Movers")
-        #expect(try await bob.history(of: group.conversationID).messages.map(\.uid) == [hello.uid, moved.uid])
+        #expect(try await bob.messages.history(of: group.conversationID).messages.map(\.uid) == [hello.uid, moved.uid])
     }
 }
 
@@ -209,33 +209,33 @@ extension CrossNodeTests {
         let (alice, aliceHeard) = try await Self.client("alice", on: nodes[0])
         var (bob, bobHeard) = try await Self.client("bob", on: nodes[2])
         defer { alice.close(); bob.close() }
-        _ = try await bob.joinServer(g.serverID)
+        _ = try await bob.servers.join(g.serverID)
 
         // Receipts: bob answers alice's request; alice hears it on node 1.
-        let asked = try await alice.send("read me", to: channel.channelID, needReceipt: true)
+        let asked = try await alice.messages.send("read me", to: channel.channelID, needReceipt: true)
         _ = try await waitFor("bob asked for a receipt, on node 3") { bobHeard.receiptRequests.contains(asked.uid) ? true : nil }
-        _ = try await bob.respondReceipts(channel: channel.channelID, [asked.uid])
+        _ = try await bob.receipts.respond(channel: channel.channelID, [asked.uid])
         _ = try await waitFor("alice hears bob's receipt, on node 1") { aliceHeard.receiptResponses.first { $0.uid == asked.uid } }
-        #expect(try await alice.receiptInfo([asked.uid]).first?.readerCount == 1)
+        #expect(try await alice.receipts.info([asked.uid]).first?.readerCount == 1)
 
         // Offline sync: bob is away while alice mentions him; he logs in on node 3 again and gets it.
         bob.close()
-        let mention = try await alice.send("@bob you missed this", to: channel.channelID, mentions: ["bob"])
+        let mention = try await alice.messages.send("@bob you missed this", to: channel.channelID, mentions: ["bob"])
         (bob, bobHeard) = try await Self.client("bob", on: nodes[2])
         _ = try await bobHeard.message("the mention, from offline sync") { $0.uid == mention.uid }
 
         // Received status: set on node 3, read back on node 1's side of bob (another device).
-        _ = try await bob.setReceivedStatus([mention.uid], read: true)
+        _ = try await bob.messages.setReceivedStatus([mention.uid], read: true)
         let (bobPhone, _) = try await Self.client("bob", on: nodes[0])
         defer { bobPhone.close() }
-        #expect(try await bobPhone.receivedStatus([mention.uid]).first?.isRead == true)
+        #expect(try await bobPhone.messages.receivedStatus([mention.uid]).first?.isRead == true)
 
         // A guest (carol, not a member) views a server that allows guests, from node 3.
         let (carol, _) = try await Self.client("carol", on: nodes[2])
         defer { carol.close() }
-        let open = try await alice.createServer(name: "Open house", allowGuests: true)
-        _ = try await alice.createChannel(in: open.serverID, name: "lobby")
-        #expect(try await carol.enterAsGuest(open.serverID).serverID == open.serverID)
+        let open = try await alice.servers.create(name: "Open house", allowGuests: true)
+        _ = try await alice.channels.create(in: open.serverID, name: "lobby")
+        #expect(try await carol.servers.enterAsGuest(open.serverID).serverID == open.serverID)
     }
 }
 
@@ -252,11 +252,11 @@ extension CrossNodeTests {
         let (bob, bobHeard) = try await Self.client("bob", on: nodes[0])
         let (carol, carolHeard) = try await Self.client("carol", on: nodes[0])
         defer { alice.close(); bob.close(); carol.close() }
-        _ = try await bob.joinServer(g.serverID)
-        _ = try await carol.joinServer(g.serverID)
+        _ = try await bob.servers.join(g.serverID)
+        _ = try await carol.servers.join(g.serverID)
         let before = nats.delivered()
         var last: UInt64 = 0
-        for i in 1...50 { last = try await alice.send("burst \(i)", to: channel.channelID).uid }
+        for i in 1...50 { last = try await alice.messages.send("burst \(i)", to: channel.channelID).uid }
         _ = try await bobHeard.message("the burst's last message") { $0.uid == last }
         _ = try await carolHeard.message("the burst's last message") { $0.uid == last }
         let after = nats.delivered()
@@ -291,15 +291,15 @@ extension CrossNodeTests {
         let (alice, _) = try await Self.client("alice", on: nodes[0])
         let (bob, bobHeard) = try await Self.client("bob", on: nodes[2])
         defer { alice.close(); bob.close() }
-        _ = try await bob.joinServer(g.serverID)
+        _ = try await bob.servers.join(g.serverID)
 
         let bytes = Array("minutes of the meeting, from node 1".utf8)
-        let u = try await alice.createUpload("minutes.txt", size: UInt64(bytes.count), contentType: "text/plain", to: .channel(channel.channelID))
+        let u = try await alice.files.createUpload("minutes.txt", size: UInt64(bytes.count), contentType: "text/plain", to: .channel(channel.channelID))
         #expect(u.url.hasPrefix("http://127.0.0.1:\(nodes[1].webSocketPort)/files/upload/"), "the guild's home made it: its listener")
         // Any node's listener takes it: the ticket is checked with the secret they share.
         let elsewhere = u.url.replacingOccurrences(of: ":\(nodes[1].webSocketPort)/", with: ":\(nodes[0].webSocketPort)/")
         #expect(try Curl.put(elsewhere, bytes, type: "text/plain").status == 201)
-        let sent = try await HomeKillTests.retrying { try await alice.send("the minutes", to: channel.channelID, attachments: [u.fileID]) }
+        let sent = try await HomeKillTests.retrying { try await alice.messages.send("the minutes", to: channel.channelID, attachments: [u.fileID]) }
         let got = try await bobHeard.message("the file's message on node 3") { $0.uid == sent.uid }
         let link = try #require(got.attachments.first?.url)
         #expect(link.hasPrefix("http://127.0.0.1:\(nodes[2].webSocketPort)/files/\(u.fileID)/minutes.txt?u=bob&"), "node 3's gateway made bob's link")
@@ -307,7 +307,7 @@ extension CrossNodeTests {
 
         // A webhook of the channel (its home on node 2), posted to through node 3's listener and
         // node 1's: each hands the post to the home, and its answer comes back (a wrong secret's too).
-        let hook = try await HomeKillTests.retrying { try await alice.createWebhook(in: channel.channelID, name: "Across") }
+        let hook = try await HomeKillTests.retrying { try await alice.webhooks.create(in: channel.channelID, name: "Across") }
         let posted = try WebhookTests.post(hook.path, port: nodes[2].webSocketPort, body: #"{"content": "posted on node 3"}"#)
         #expect(posted.status == 200, "\(posted.body)")
         let heard = try await bobHeard.message("the webhook's post") { $0.body.text == "posted on node 3" }
@@ -336,14 +336,14 @@ extension CrossNodeTests {
         defer { for n in nodes { n.stop() } }
         _ = try await Self.threeNodesWithAGuildOnTheSecond(nodes)
         let (bob, _) = try await Self.client("bob", on: nodes[2])
-        try await HomeKillTests.retrying { try await bob.registerPushToken("tok-bob", platform: "fcm") }
+        try await HomeKillTests.retrying { try await bob.people.registerPushToken("tok-bob", platform: "fcm") }
         let (alice, aliceHeard) = try await Self.client("alice", on: nodes[0])
         defer { alice.close() }
-        _ = try await alice.watchPresence(["bob"])
+        _ = try await alice.people.watchPresence(["bob"])
         _ = try await aliceHeard.presence(of: "bob") { $0.status == .presenceOnline }
         bob.close()
         _ = try await aliceHeard.presence(of: "bob") { $0.status == .presenceOffline }
-        let dm = try await alice.sendDirect("across the cluster", to: "bob")
+        let dm = try await alice.directs.send("across the cluster", to: "bob")
         let notice = try await waitFor("the notice") { receiver.received.flatMap(\.notices).first { $0["message_uid"] as? String == "\(dm.uid)" } }
         #expect(notice["user_id"] as? String == "bob" && (notice["devices"] as? [[String: Any]])?.first?["token"] as? String == "tok-bob")
     }

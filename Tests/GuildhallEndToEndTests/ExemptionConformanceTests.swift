@@ -18,9 +18,9 @@ import Testing
         let (carol, carolEvents) = try await server.client("carol")
         let (g, c) = try await guild(server, owner: alice, members: [bob, carol])
         try await carol.sub(.channelMsg, g.serverID, [c.channelID])
-        let m = try await alice.send("subscribers only", to: c.channelID)
+        let m = try await alice.messages.send("subscribers only", to: c.channelID)
         _ = try await carolEvents.message { $0.uid == m.uid }
-        let sentinel = try await alice.send("for bob", to: c.channelID, mentions: ["bob"])
+        let sentinel = try await alice.messages.send("for bob", to: c.channelID, mentions: ["bob"])
         _ = try await bobEvents.message { $0.uid == sentinel.uid }
         #expect(!bobEvents.messages.contains { $0.uid == m.uid })
         _ = bob
@@ -32,7 +32,7 @@ import Testing
         let (alice, _) = try await server.client("alice")
         let (bob, bobEvents) = try await server.client("bob")
         let (_, c) = try await guild(server, owner: alice, members: [bob])
-        let m = try await alice.send("@bob look", to: c.channelID, mentions: ["bob"])
+        let m = try await alice.messages.send("@bob look", to: c.channelID, mentions: ["bob"])
         let got = try await bobEvents.message { $0.uid == m.uid }
         #expect(got.mentions == ["bob"])
         let unread = try #require(bobEvents.messageUnread.withLock { $0[m.uid] })
@@ -45,8 +45,8 @@ import Testing
         let (alice, _) = try await server.client("alice")
         let (bob, bobEvents) = try await server.client("bob")
         let (_, c) = try await guild(server, owner: alice, members: [bob])
-        let all = try await alice.send("@everyone", to: c.channelID, mentionAll: true)
-        let sentinel = try await alice.send("@bob", to: c.channelID, mentions: ["bob"])
+        let all = try await alice.messages.send("@everyone", to: c.channelID, mentionAll: true)
+        let sentinel = try await alice.messages.send("@bob", to: c.channelID, mentions: ["bob"])
         _ = try await bobEvents.message { $0.uid == sentinel.uid }
         #expect(!bobEvents.messages.contains { $0.uid == all.uid })
     }
@@ -57,9 +57,9 @@ import Testing
         let (alice, _) = try await server.client("alice")
         let (bob, bobEvents) = try await server.client("bob")
         let (g, c) = try await guild(server, owner: alice, members: [bob])
-        let m = try await alice.send("small server", to: c.channelID)
+        let m = try await alice.messages.send("small server", to: c.channelID)
         _ = try await bobEvents.message { $0.uid == m.uid }
-        _ = try await alice.updateServer(g.serverID, name: "renamed")
+        _ = try await alice.servers.update(g.serverID, name: "renamed")
         _ = try await bobEvents.notification(.serverUpdated)
     }
 
@@ -69,8 +69,8 @@ import Testing
         let (alice, _) = try await server.client("alice")
         let (bob, bobEvents) = try await server.client("bob")
         let (_, c) = try await guild(server, owner: alice, members: [bob])
-        try await alice.sendTyping(c.channelID)
-        let sentinel = try await alice.send("after typing", to: c.channelID)
+        try await alice.messages.sendTyping(c.channelID)
+        let sentinel = try await alice.messages.send("after typing", to: c.channelID)
         _ = try await bobEvents.message { $0.uid == sentinel.uid }
         #expect(bobEvents.typings.isEmpty)
     }
@@ -82,11 +82,11 @@ import Testing
         let (bob, bobEvents) = try await server.client("bob")
         let (carol, carolEvents) = try await server.client("carol")
         let (g, _) = try await guild(server, owner: alice, members: [bob])
-        try await alice.invite("carol", to: g.serverID)
+        try await alice.servers.invite("carol", to: g.serverID)
         #expect(try await carolEvents.notification(.memberInvited).member.userID == "carol")
-        _ = try await alice.setRole(.admin, of: "bob", in: g.serverID)
+        _ = try await alice.members.setRole(.admin, of: "bob", in: g.serverID)
         #expect(try await bobEvents.notification(.memberRoleChanged).member.role == .admin)
-        try await alice.kick("bob", from: g.serverID)
+        try await alice.members.kick("bob", from: g.serverID)
         #expect(try await bobEvents.notification(.memberKicked).member.userID == "bob")
         _ = carol
     }
@@ -98,12 +98,12 @@ import Testing
         let (bob, bobEvents) = try await server.client("bob")
         let (carol, carolEvents) = try await server.client("carol")
         let (g, c) = try await guild(server, owner: alice, members: [bob, carol])
-        _ = try await carol.subscribeServer(SubscribeServerParam(subscribeType: .serverMsg, targets: [g.serverID]))
+        _ = try await carol.subscriptions.subscribeServer(SubscribeServerParam(subscribeType: .serverMsg, targets: [g.serverID]))
         try await bob.sub(.channelUnreadStatus, g.serverID, [c.channelID])
-        _ = try await alice.updateServer(g.serverID, name: "renamed")
+        _ = try await alice.servers.update(g.serverID, name: "renamed")
         _ = try await carolEvents.notification(.serverUpdated)
         // A channel notification reaches the channel's subscribers at any level.
-        _ = try await alice.updateChannel(c.channelID, topic: "t")
+        _ = try await alice.channels.update(c.channelID, topic: "t")
         _ = try await bobEvents.notification(.channelUpdated)
         _ = try await carolEvents.notification(.channelUpdated)
         #expect(!bobEvents.notifications.contains { $0.kind == .serverUpdated })
@@ -117,8 +117,8 @@ import Testing
         let (g, c) = try await guild(server, owner: alice, members: [bob])
         try await bob.sub(.channelMsg, g.serverID, [c.channelID])
         // Small server, subscribed and mentioned: three reasons, one delivery.
-        let m = try await alice.send("@bob", to: c.channelID, mentions: ["bob", "bob"])
-        let sentinel = try await alice.send("next", to: c.channelID)
+        let m = try await alice.messages.send("@bob", to: c.channelID, mentions: ["bob", "bob"])
+        let sentinel = try await alice.messages.send("next", to: c.channelID)
         _ = try await bobEvents.message { $0.uid == sentinel.uid }
         #expect(bobEvents.messages.filter { $0.uid == m.uid }.count == 1)
     }
@@ -130,15 +130,15 @@ import Testing
         let (bob, bobEvents) = try await server.client("bob")
         let (carol, _) = try await server.client("carol")
         let (g, c) = try await guild(server, owner: alice, members: [bob])
-        let small = try await alice.send("two members: small", to: c.channelID)
+        let small = try await alice.messages.send("two members: small", to: c.channelID)
         _ = try await bobEvents.message { $0.uid == small.uid }
-        _ = try await carol.joinServer(g.serverID)
-        let large = try await alice.send("three members: large", to: c.channelID)
-        let mention = try await alice.send("@bob", to: c.channelID, mentions: ["bob"])
+        _ = try await carol.servers.join(g.serverID)
+        let large = try await alice.messages.send("three members: large", to: c.channelID)
+        let mention = try await alice.messages.send("@bob", to: c.channelID, mentions: ["bob"])
         _ = try await bobEvents.message { $0.uid == mention.uid }
         #expect(!bobEvents.messages.contains { $0.uid == large.uid })
-        try await carol.leaveServer(g.serverID)
-        let smallAgain = try await alice.send("two again", to: c.channelID)
+        try await carol.servers.leave(g.serverID)
+        let smallAgain = try await alice.messages.send("two again", to: c.channelID)
         _ = try await bobEvents.message { $0.uid == smallAgain.uid }
     }
 
@@ -155,19 +155,19 @@ import Testing
         let (g, c) = try await guild(server, owner: alice, members: [bob, carol])
         /// Whether bob, who subscribed nothing, receives a message sent now.
         func bobReceives(_ text: String) async throws -> Bool {
-            let m = try await alice.send(text, to: c.channelID)
-            let mention = try await alice.send("@bob", to: c.channelID, mentions: ["bob"])
+            let m = try await alice.messages.send(text, to: c.channelID)
+            let mention = try await alice.messages.send("@bob", to: c.channelID, mentions: ["bob"])
             _ = try await bobEvents.message { $0.uid == mention.uid }
             return bobEvents.messages.contains { $0.uid == m.uid }
         }
         #expect(try await bobReceives("three members, below the threshold: small"))
-        _ = try await dave.joinServer(g.serverID)
+        _ = try await dave.servers.join(g.serverID)
         #expect(try await !bobReceives("four members: large"))
-        try await dave.leaveServer(g.serverID)
+        try await dave.servers.leave(g.serverID)
         #expect(try await !bobReceives("three again, not below the low mark: still large"))
-        try await carol.leaveServer(g.serverID)
+        try await carol.servers.leave(g.serverID)
         #expect(try await bobReceives("two, below the low mark: small again"))
-        _ = try await carol.joinServer(g.serverID)
+        _ = try await carol.servers.join(g.serverID)
         #expect(try await bobReceives("three, grown from small: small until the threshold"))
     }
 
@@ -177,15 +177,15 @@ import Testing
         let (alice, _) = try await server.client("alice")
         let (bob, bobEvents) = try await server.client("bob")
         let (_, c) = try await guild(server, owner: alice, members: [bob])
-        let before = try await alice.send("default threshold: small", to: c.channelID)
+        let before = try await alice.messages.send("default threshold: small", to: c.channelID)
         _ = try await bobEvents.message { $0.uid == before.uid }
         try server.update { try $0.set("small-server-threshold", "2") }
-        let large = try await alice.send("threshold 2: large", to: c.channelID)
-        let mention = try await alice.send("@bob", to: c.channelID, mentions: ["bob"])
+        let large = try await alice.messages.send("threshold 2: large", to: c.channelID)
+        let mention = try await alice.messages.send("@bob", to: c.channelID, mentions: ["bob"])
         _ = try await bobEvents.message { $0.uid == mention.uid }
         #expect(!bobEvents.messages.contains { $0.uid == large.uid })
         try server.update { try $0.set("small-server-threshold", "2000") }
-        let smallAgain = try await alice.send("threshold 2000: small", to: c.channelID)
+        let smallAgain = try await alice.messages.send("threshold 2000: small", to: c.channelID)
         _ = try await bobEvents.message { $0.uid == smallAgain.uid }
     }
 }

@@ -44,89 +44,89 @@ enum FullDisk {
         let (frank, _) = try await server.client("frank")
         let (g, c) = try await guild(server, owner: alice, members: [bob, carol])
         let s = g.serverID
-        let scratch = try await alice.createChannel(in: s, name: "scratch")
-        let mods = try await alice.createRole(in: s, name: "mods", position: 3, permissions: GHPermissionBits(allow: [.sendMessages]))
-        let spare = try await alice.createRole(in: s, name: "spare", position: 2, permissions: GHPermissionBits(allow: [.sendMessages]))
-        _ = try await alice.grantRole(mods.roleID, to: "carol", in: s)
-        try await alice.invite("erin", to: s)
-        try await alice.ban("frank", from: s)
-        let pad = try await alice.createServer(name: "pad")
+        let scratch = try await alice.channels.create(in: s, name: "scratch")
+        let mods = try await alice.roles.create(in: s, name: "mods", position: 3, permissions: GHPermissionBits(allow: [.sendMessages]))
+        let spare = try await alice.roles.create(in: s, name: "spare", position: 2, permissions: GHPermissionBits(allow: [.sendMessages]))
+        _ = try await alice.roles.grant(mods.roleID, to: "carol", in: s)
+        try await alice.servers.invite("erin", to: s)
+        try await alice.members.ban("frank", from: s)
+        let pad = try await alice.servers.create(name: "pad")
 
         FullDisk.fill(server.folder)
-        await expectError(.unavailable) { _ = try await alice.send("full", to: scratch.channelID) }
+        await expectError(.unavailable) { _ = try await alice.messages.send("full", to: scratch.channelID) }
 
-        let servers = try await alice.myServers().map(\.serverID)
-        let channels = try await alice.channels(of: s)
-        let members = try await alice.members(of: s)
-        let roles = try await alice.roles(of: s)
+        let servers = try await alice.servers.mine().map(\.serverID)
+        let channels = try await alice.channels.list(of: s)
+        let members = try await alice.members.list(of: s)
+        let roles = try await alice.roles.list(of: s)
         func unchanged(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-            #expect(try await alice.myServers().map(\.serverID) == servers, "\(what): my servers", sourceLocation: sourceLocation)
-            #expect(try await alice.servers([s]).map(\.name) == ["Guild"], "\(what): the server", sourceLocation: sourceLocation)
-            #expect(try await alice.channels(of: s) == channels, "\(what): channels", sourceLocation: sourceLocation)
-            #expect(try await alice.members(of: s) == members, "\(what): members", sourceLocation: sourceLocation)
-            #expect(try await alice.roles(of: s) == roles, "\(what): roles and overrides", sourceLocation: sourceLocation)
-            #expect(try await bob.channels(of: s) == channels, "\(what): what bob sees", sourceLocation: sourceLocation)
+            #expect(try await alice.servers.mine().map(\.serverID) == servers, "\(what): my servers", sourceLocation: sourceLocation)
+            #expect(try await alice.servers.get([s]).map(\.name) == ["Guild"], "\(what): the server", sourceLocation: sourceLocation)
+            #expect(try await alice.channels.list(of: s) == channels, "\(what): channels", sourceLocation: sourceLocation)
+            #expect(try await alice.members.list(of: s) == members, "\(what): members", sourceLocation: sourceLocation)
+            #expect(try await alice.roles.list(of: s) == roles, "\(what): roles and overrides", sourceLocation: sourceLocation)
+            #expect(try await bob.channels.list(of: s) == channels, "\(what): what bob sees", sourceLocation: sourceLocation)
         }
 
-        await expectError(.unavailable) { _ = try await alice.createServer(name: "Another") }
+        await expectError(.unavailable) { _ = try await alice.servers.create(name: "Another") }
         try await unchanged("create_server")
-        await expectError(.unavailable) { _ = try await alice.updateServer(s, name: "Renamed") }
+        await expectError(.unavailable) { _ = try await alice.servers.update(s, name: "Renamed") }
         try await unchanged("update_server")
-        await expectError(.unavailable) { _ = try await alice.createChannel(in: s, name: "new") }
+        await expectError(.unavailable) { _ = try await alice.channels.create(in: s, name: "new") }
         try await unchanged("create_channel")
-        await expectError(.unavailable) { _ = try await alice.updateChannel(c.channelID, name: "renamed") }
+        await expectError(.unavailable) { _ = try await alice.channels.update(c.channelID, name: "renamed") }
         try await unchanged("update_channel")
-        await expectError(.unavailable) { try await alice.deleteChannel(c.channelID) }
+        await expectError(.unavailable) { try await alice.channels.delete(c.channelID) }
         try await unchanged("delete_channel")
-        await expectError(.unavailable) { try await bob.leaveServer(s) }
+        await expectError(.unavailable) { try await bob.servers.leave(s) }
         try await unchanged("leave_server")
-        await expectError(.unavailable) { try await alice.kick("carol", from: s) }
+        await expectError(.unavailable) { try await alice.members.kick("carol", from: s) }
         try await unchanged("kick_member")
-        await expectError(.unavailable) { _ = try await dave.joinServer(s) }
+        await expectError(.unavailable) { _ = try await dave.servers.join(s) }
         try await unchanged("join_server")
-        #expect(try await dave.myServers().isEmpty)
-        await expectError(.unavailable) { try await alice.invite("dave", to: s) }
+        #expect(try await dave.servers.mine().isEmpty)
+        await expectError(.unavailable) { try await alice.servers.invite("dave", to: s) }
         try await unchanged("invite_member")
-        await expectError(.notFound) { _ = try await dave.acceptInvite(s) }
-        await expectError(.unavailable) { _ = try await erin.acceptInvite(s) }
+        await expectError(.notFound) { _ = try await dave.servers.acceptInvite(s) }
+        await expectError(.unavailable) { _ = try await erin.servers.acceptInvite(s) }
         try await unchanged("accept_invite")
-        await expectError(.unavailable) { try await alice.ban("bob", from: s) }
+        await expectError(.unavailable) { try await alice.members.ban("bob", from: s) }
         try await unchanged("ban_member")
-        await expectError(.unavailable) { try await alice.unban("frank", from: s) }
+        await expectError(.unavailable) { try await alice.members.unban("frank", from: s) }
         try await unchanged("unban_member")
-        await expectError(.forbidden) { _ = try await frank.joinServer(s) }
-        await expectError(.unavailable) { _ = try await alice.setRole(.admin, of: "bob", in: s) }
+        await expectError(.forbidden) { _ = try await frank.servers.join(s) }
+        await expectError(.unavailable) { _ = try await alice.members.setRole(.admin, of: "bob", in: s) }
         try await unchanged("set_member_role")
-        await expectError(.unavailable) { _ = try await alice.createRole(in: s, name: "more", position: 4, permissions: GHPermissionBits()) }
+        await expectError(.unavailable) { _ = try await alice.roles.create(in: s, name: "more", position: 4, permissions: GHPermissionBits()) }
         try await unchanged("create_role")
-        await expectError(.unavailable) { _ = try await alice.updateRole(mods.roleID, in: s, name: "moderators") }
+        await expectError(.unavailable) { _ = try await alice.roles.update(mods.roleID, in: s, name: "moderators") }
         try await unchanged("update_role")
-        await expectError(.unavailable) { try await alice.deleteRole(spare.roleID, in: s) }
+        await expectError(.unavailable) { try await alice.roles.delete(spare.roleID, in: s) }
         try await unchanged("delete_role")
-        await expectError(.unavailable) { _ = try await alice.grantRole(mods.roleID, to: "bob", in: s) }
+        await expectError(.unavailable) { _ = try await alice.roles.grant(mods.roleID, to: "bob", in: s) }
         try await unchanged("grant_role")
-        await expectError(.unavailable) { _ = try await alice.takeBackRole(mods.roleID, from: "carol", in: s) }
+        await expectError(.unavailable) { _ = try await alice.roles.takeBack(mods.roleID, from: "carol", in: s) }
         try await unchanged("take_back_role")
         await expectError(.unavailable) {
-            _ = try await alice.setOverride(in: s, channel: c.channelID, user: "bob", GHPermissionBits(deny: [.viewChannel]))
+            _ = try await alice.roles.setOverride(in: s, channel: c.channelID, user: "bob", GHPermissionBits(deny: [.viewChannel]))
         }
         try await unchanged("set_permission_override")
-        await expectError(.unavailable) { try await alice.deleteServer(s) }
+        await expectError(.unavailable) { try await alice.servers.delete(s) }
         try await unchanged("delete_server")
 
         // Room again: the refused changes are made, none answered 404 as if done already.
         FullDisk.free()
         try await waitUntil("the store writes again", timeout: 20) {
-            (try? await alice.send("back", to: scratch.channelID)) != nil
+            (try? await alice.messages.send("back", to: scratch.channelID)) != nil
         }
-        try await bob.leaveServer(s)
-        try await alice.kick("carol", from: s)
-        _ = try await erin.acceptInvite(s)
-        try await alice.unban("frank", from: s)
-        #expect(try await alice.members(of: s).map(\.userID).sorted() == ["alice", "erin"])
-        try await alice.deleteServer(s)
-        await expectError(.notFound) { _ = try await alice.channels(of: s) }
-        #expect(try await alice.myServers().map(\.serverID) == [pad.serverID])
+        try await bob.servers.leave(s)
+        try await alice.members.kick("carol", from: s)
+        _ = try await erin.servers.acceptInvite(s)
+        try await alice.members.unban("frank", from: s)
+        #expect(try await alice.members.list(of: s).map(\.userID).sorted() == ["alice", "erin"])
+        try await alice.servers.delete(s)
+        await expectError(.notFound) { _ = try await alice.channels.list(of: s) }
+        #expect(try await alice.servers.mine().map(\.serverID) == [pad.serverID])
     }
 
     /// Reading, receipts, received status and direct conversations: each
@@ -147,61 +147,61 @@ enum FullDisk {
         defer { bob.close() }
         let (carol, _) = try await server.client("carol")
         let (_, c) = try await guild(server, owner: alice, members: [bob])
-        let one = try await alice.send("one", to: c.channelID, needReceipt: true)
-        let two = try await alice.send("two", to: c.channelID)
-        let dm = try await alice.sendDirect("hi bob", to: "bob")
+        let one = try await alice.messages.send("one", to: c.channelID, needReceipt: true)
+        let two = try await alice.messages.send("two", to: c.channelID)
+        let dm = try await alice.directs.send("hi bob", to: "bob")
         let conversation = dm.channelID
 
         FullDisk.fill(server.folder)
-        await expectError(.unavailable) { _ = try await alice.send("full", to: c.channelID) }
+        await expectError(.unavailable) { _ = try await alice.messages.send("full", to: c.channelID) }
         func unchanged(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-            #expect(try await bob.unread([c.channelID]).map(\.unreadCount) == [2], "\(what): bob's unread", sourceLocation: sourceLocation)
-            let receipts = try await alice.receiptInfo([one.uid, two.uid])
+            #expect(try await bob.messages.unread([c.channelID]).map(\.unreadCount) == [2], "\(what): bob's unread", sourceLocation: sourceLocation)
+            let receipts = try await alice.receipts.info([one.uid, two.uid])
             #expect(receipts.map(\.requested) == [true, false] && receipts[0].readerCount == 0, "\(what): receipts", sourceLocation: sourceLocation)
-            #expect(try await bob.receivedStatus([one.uid]).map(\.isListened) == [false], "\(what): received status", sourceLocation: sourceLocation)
-            #expect(try await alice.sentStatus([dm.uid]) == [.sent], "\(what): the sent status", sourceLocation: sourceLocation)
-            #expect(try await bob.conversations().map { [$0.conversationID, $0.unreadCount] } == [[conversation, 1]],
+            #expect(try await bob.messages.receivedStatus([one.uid]).map(\.isListened) == [false], "\(what): received status", sourceLocation: sourceLocation)
+            #expect(try await alice.directs.sentStatus([dm.uid]) == [.sent], "\(what): the sent status", sourceLocation: sourceLocation)
+            #expect(try await bob.directs.list().map { [$0.conversationID, $0.unreadCount] } == [[conversation, 1]],
                     "\(what): bob's conversations", sourceLocation: sourceLocation)
-            #expect(try await carol.conversations().isEmpty, "\(what): carol's conversations", sourceLocation: sourceLocation)
+            #expect(try await carol.directs.list().isEmpty, "\(what): carol's conversations", sourceLocation: sourceLocation)
         }
         try await unchanged("before")
-        await expectError(.unavailable) { _ = try await bob.markRead(c.channelID) }
+        await expectError(.unavailable) { _ = try await bob.messages.markRead(c.channelID) }
         try await unchanged("mark_read")
-        await expectError(.unavailable) { _ = try await bob.respondReceipts(channel: c.channelID, [one.uid]) }
+        await expectError(.unavailable) { _ = try await bob.receipts.respond(channel: c.channelID, [one.uid]) }
         try await unchanged("respond_receipts")
-        await expectError(.unavailable) { _ = try await alice.requestReceipt(two.uid) }
+        await expectError(.unavailable) { _ = try await alice.receipts.request(two.uid) }
         try await unchanged("request_receipt")
-        await expectError(.unavailable) { _ = try await bob.setReceivedStatus([one.uid], listened: true) }
+        await expectError(.unavailable) { _ = try await bob.messages.setReceivedStatus([one.uid], listened: true) }
         try await unchanged("set_received_status")
         await expectError(.unavailable) { _ = try await bob.call(.markDelivered(GHMarkDelivered.with { $0.messageUids = [dm.uid] })) }
         try await unchanged("mark_delivered")
-        await expectError(.unavailable) { try await bob.ackMessageRead(dm.uid) }
+        await expectError(.unavailable) { try await bob.directs.ackMessageRead(dm.uid) }
         try await unchanged("ack_message_read")
-        await expectError(.unavailable) { _ = try await bob.sendReadReceipt(conversation: conversation) }
+        await expectError(.unavailable) { _ = try await bob.directs.sendReadReceipt(conversation: conversation) }
         try await unchanged("send_read_receipt")
-        await expectError(.unavailable) { _ = try await bob.ackConversationRead(conversation) }
+        await expectError(.unavailable) { _ = try await bob.directs.ackConversationRead(conversation) }
         try await unchanged("ack_conversation_read")
-        await expectError(.unavailable) { _ = try await bob.openConversation(with: "carol") }
+        await expectError(.unavailable) { _ = try await bob.directs.open(with: "carol") }
         try await unchanged("open_conversation")
-        await expectError(.unavailable) { _ = try await bob.sendDirect("hi carol", to: "carol") }
+        await expectError(.unavailable) { _ = try await bob.directs.send("hi carol", to: "carol") }
         try await unchanged("send_direct_message to a new peer")
 
         // Room again: each is made.
         FullDisk.free()
         try await waitUntil("the store writes again", timeout: 20) {
-            (try? await alice.send("back", to: c.channelID)) != nil
+            (try? await alice.messages.send("back", to: c.channelID)) != nil
         }
         _ = try await bob.call(.markDelivered(GHMarkDelivered.with { $0.messageUids = [dm.uid] }))
-        #expect(try await alice.sentStatus([dm.uid]) == [.delivered])
-        try await bob.ackMessageRead(dm.uid)
-        #expect(try await alice.sentStatus([dm.uid]) == [.read])
-        #expect(try await bob.ackConversationRead(conversation).unreadCount == 0)
-        #expect(try await bob.respondReceipts(channel: c.channelID, [one.uid]).first?.responded == true)
-        #expect(try await alice.requestReceipt(two.uid).requested)
-        #expect(try await alice.receiptInfo([one.uid])[0].readerCount == 1)
-        #expect(try await bob.setReceivedStatus([one.uid], listened: true).map(\.isListened) == [true])
-        #expect(try await bob.markRead(c.channelID).unreadCount == 0)
-        let opened = try await bob.openConversation(with: "carol")
-        #expect(try await carol.conversations().map(\.conversationID) == [opened.conversationID])
+        #expect(try await alice.directs.sentStatus([dm.uid]) == [.delivered])
+        try await bob.directs.ackMessageRead(dm.uid)
+        #expect(try await alice.directs.sentStatus([dm.uid]) == [.read])
+        #expect(try await bob.directs.ackConversationRead(conversation).unreadCount == 0)
+        #expect(try await bob.receipts.respond(channel: c.channelID, [one.uid]).first?.responded == true)
+        #expect(try await alice.receipts.request(two.uid).requested)
+        #expect(try await alice.receipts.info([one.uid])[0].readerCount == 1)
+        #expect(try await bob.messages.setReceivedStatus([one.uid], listened: true).map(\.isListened) == [true])
+        #expect(try await bob.messages.markRead(c.channelID).unreadCount == 0)
+        let opened = try await bob.directs.open(with: "carol")
+        #expect(try await carol.directs.list().map(\.conversationID) == [opened.conversationID])
     }
 }

@@ -32,7 +32,7 @@ import Testing
 
     /// Asks for an upload to `destination` and PUTs `bytes` there; the file id.
     func upload(_ bytes: [UInt8], as name: String, type: String, by client: GuildhallClient, to destination: UploadDestination) async throws -> UInt64 {
-        let u = try await client.createUpload(name, size: UInt64(bytes.count), contentType: type, to: destination)
+        let u = try await client.files.createUpload(name, size: UInt64(bytes.count), contentType: type, to: destination)
         let (status, body) = try Curl.put(u.url, bytes, type: type)
         #expect(status == 201, "\(String(decoding: body, as: UTF8.self))")
         return u.fileID
@@ -55,7 +55,7 @@ import Testing
         let (server, alice, bob, heard, c) = try await setUp()
         defer { server.stop() }
         let id = try await upload(Self.png, as: "harbour at dusk.png", type: "image/png", by: alice, to: .channel(c.channelID))
-        let sent = try await alice.send("", to: c.channelID, attachments: [id])
+        let sent = try await alice.messages.send("", to: c.channelID, attachments: [id])
         #expect(sent.body.text.isEmpty, "a message with files may have no text")
         let mine = try #require(sent.attachments.first)
         #expect(sent.attachments.count == 1 && mine.fileID == id && mine.filename == "harbour at dusk.png" && mine.contentType == "image/png")
@@ -67,9 +67,9 @@ import Testing
         let live = try await waitFor("bob hears it") { heard.messages.first { $0.uid == sent.uid } }
         #expect(live.attachments.map(\.fileID) == [id] && live.attachments[0].width == 640)
         #expect(live.attachments[0].url.contains("?u=bob&"))
-        let history = try await bob.history(of: c.channelID).messages
+        let history = try await bob.messages.history(of: c.channelID).messages
         #expect(history.map { $0.attachments.map(\.fileID) } == [[id]] && history[0].attachments[0].url.contains("?u=bob&"))
-        #expect(try await bob.messages([sent.uid])[0].attachments[0].url == history[0].attachments[0].url, "one reader, one link within a period")
+        #expect(try await bob.messages.get([sent.uid])[0].attachments[0].url == history[0].attachments[0].url, "one reader, one link within a period")
 
         let (status, body, headers) = try download(live.attachments[0].url)
         #expect(status == 200 && body == Self.png)
@@ -95,54 +95,54 @@ import Testing
         defer { server.stop() }
         let text = Array("minutes of the meeting".utf8)
         let id = try await upload(text, as: "minutes.txt", type: "text/plain", by: alice, to: .channel(c.channelID))
-        let sent = try await alice.send("the minutes", to: c.channelID, attachments: [id])
+        let sent = try await alice.messages.send("the minutes", to: c.channelID, attachments: [id])
         let link = try await waitFor("bob hears it") { heard.messages.first { $0.uid == sent.uid } }.attachments[0].url
         let (ok, body, headers) = try download(link)
         #expect(ok == 200 && body == text && headers["content-disposition"] == "attachment", "text is downloaded, never shown in the origin")
         #expect(headers["content-security-policy"]?.contains("sandbox") == true)
         // The quota counts the file until its message goes.
-        await expectError(.limitReached) { _ = try await alice.createUpload("big", size: 1_000_000, to: .channel(c.channelID)) }
+        await expectError(.limitReached) { _ = try await alice.files.createUpload("big", size: 1_000_000, to: .channel(c.channelID)) }
 
-        let recalled = try await alice.recall(sent.uid, in: c.channelID)
+        let recalled = try await alice.messages.recall(sent.uid, in: c.channelID)
         #expect(recalled.attachments.isEmpty)
         _ = try await heard.update(.recalledMessage, of: sent.uid)
         _ = try await waitFor("the link stops working") { try self.download(link).0 == 404 ? true : nil }
-        #expect(try await bob.history(of: c.channelID).messages[0].attachments.isEmpty)
-        _ = try await alice.createUpload("big", size: 1_000_000, to: .channel(c.channelID))
+        #expect(try await bob.messages.history(of: c.channelID).messages[0].attachments.isEmpty)
+        _ = try await alice.files.createUpload("big", size: 1_000_000, to: .channel(c.channelID))
     }
 
     @Test func onlyTheSendersFinishedUploadsForThisPlaceMayBeSentOnce() async throws {
         let (server, alice, bob, _, c) = try await setUp { $0.filesPerMessage = 2 }
         defer { server.stop() }
-        let other = try await alice.createChannel(in: c.serverID, name: "other")
+        let other = try await alice.channels.create(in: c.serverID, name: "other")
         let bytes = Array("hello".utf8)
         let hers = try await upload(bytes, as: "a.txt", type: "text/plain", by: alice, to: .channel(c.channelID))
         let elsewhere = try await upload(bytes, as: "b.txt", type: "text/plain", by: alice, to: .channel(other.channelID))
-        let unfinished = try await alice.createUpload("c.txt", size: 5, to: .channel(c.channelID)).fileID
+        let unfinished = try await alice.files.createUpload("c.txt", size: 5, to: .channel(c.channelID)).fileID
 
         // bob may not send alice's file, nor anyone a file asked for another channel, nor one that names nothing: alike.
         for (client, id) in [(bob, hers), (alice, elsewhere), (alice, hers + 12345)] {
             do {
-                _ = try await client.send("look", to: c.channelID, attachments: [id])
+                _ = try await client.messages.send("look", to: c.channelID, attachments: [id])
                 Issue.record("sent a file that was not theirs to send here")
             } catch let e as GuildhallError {
                 #expect(e.code == .notFound && e.message == "file \(id) not found: attach files you asked to upload here")
             }
         }
-        await expectError(.badRequest) { _ = try await alice.send("look", to: c.channelID, attachments: [unfinished]) }
-        await expectError(.badRequest) { _ = try await alice.send("look", to: c.channelID, attachments: [hers, hers]) }
-        await expectError(.tooLarge) { _ = try await alice.send("look", to: c.channelID, attachments: [1, 2, 3]) }
-        await expectError(.badRequest) { _ = try await alice.send("", to: c.channelID) }
-        #expect(try await bob.history(of: c.channelID).messages.isEmpty, "nothing refused was stored")
+        await expectError(.badRequest) { _ = try await alice.messages.send("look", to: c.channelID, attachments: [unfinished]) }
+        await expectError(.badRequest) { _ = try await alice.messages.send("look", to: c.channelID, attachments: [hers, hers]) }
+        await expectError(.tooLarge) { _ = try await alice.messages.send("look", to: c.channelID, attachments: [1, 2, 3]) }
+        await expectError(.badRequest) { _ = try await alice.messages.send("", to: c.channelID) }
+        #expect(try await bob.messages.history(of: c.channelID).messages.isEmpty, "nothing refused was stored")
 
-        _ = try await alice.send("once", to: c.channelID, attachments: [hers])
-        await expectError(.conflict) { _ = try await alice.send("twice", to: c.channelID, attachments: [hers]) }
+        _ = try await alice.messages.send("once", to: c.channelID, attachments: [hers])
+        await expectError(.conflict) { _ = try await alice.messages.send("twice", to: c.channelID, attachments: [hers]) }
 
         // ATTACH_FILES: denied in the channel, files may not be sent there (text still may).
         let more = try await upload(bytes, as: "d.txt", type: "text/plain", by: bob, to: .channel(c.channelID))
-        _ = try await alice.setOverride(in: c.serverID, channel: c.channelID, role: 0, GHPermissionBits(deny: [.attachFiles]))
-        await expectError(.forbidden) { _ = try await bob.send("mine", to: c.channelID, attachments: [more]) }
-        _ = try await bob.send("text alone", to: c.channelID)
+        _ = try await alice.roles.setOverride(in: c.serverID, channel: c.channelID, role: 0, GHPermissionBits(deny: [.attachFiles]))
+        await expectError(.forbidden) { _ = try await bob.messages.send("mine", to: c.channelID, attachments: [more]) }
+        _ = try await bob.messages.send("text alone", to: c.channelID)
     }
 
     @Test func aDirectMessagesFilesReachThePeerAndTheSendersOtherDevices() async throws {
@@ -153,31 +153,31 @@ import Testing
         let (bob, heard) = try await server.client("bob")
         let bytes = Array("a note for bob".utf8)
         let id = try await upload(bytes, as: "note.txt", type: "text/plain", by: alice, to: .conversation(with: "bob"))
-        let dm = try await alice.sendDirect("see the note", to: "bob", attachments: [id])
+        let dm = try await alice.directs.send("see the note", to: "bob", attachments: [id])
         #expect(dm.attachments.map(\.fileID) == [id] && dm.attachments[0].url.contains("?u=alice&"))
         let received = try await waitFor("bob hears it") { heard.messages.first { $0.uid == dm.uid } }
         #expect(received.attachments[0].url.contains("?u=bob&"))
         #expect(try download(received.attachments[0].url).1 == bytes)
         let other = try await waitFor("alice's laptop hears it") { laptop.messages.first { $0.uid == dm.uid } }
         #expect(other.attachments[0].url.contains("?u=alice&"))
-        #expect(try await bob.history(of: dm.channelID).messages[0].attachments[0].url.contains("?u=bob&"))
+        #expect(try await bob.messages.history(of: dm.channelID).messages[0].attachments[0].url.contains("?u=bob&"))
 
         // An edit keeps the files: the update carries them, with the reader's links.
-        _ = try await alice.edit(dm.uid, in: dm.channelID, text: "see the note!")
+        _ = try await alice.messages.edit(dm.uid, in: dm.channelID, text: "see the note!")
         let edited = try await heard.update(.editedMessage, of: dm.uid).update.message
         #expect(edited.attachments.map(\.fileID) == [id] && edited.attachments[0].url.contains("?u=bob&"))
         // A file asked for this conversation may not go to a channel.
         let (_, c) = try await guild(server, owner: alice, members: [bob])
         let again = try await upload(bytes, as: "note.txt", type: "text/plain", by: alice, to: .conversation(with: "bob"))
-        await expectError(.notFound) { _ = try await alice.send("here", to: c.channelID, attachments: [again]) }
+        await expectError(.notFound) { _ = try await alice.messages.send("here", to: c.channelID, attachments: [again]) }
     }
 
     @Test func anEditedChannelMessageKeepsItsFilesInTheUpdate() async throws {
         let (server, alice, _, heard, c) = try await setUp()
         defer { server.stop() }
         let id = try await upload(Self.png, as: "a.png", type: "image/png", by: alice, to: .channel(c.channelID))
-        let sent = try await alice.send("a picture", to: c.channelID, attachments: [id])
-        let edited = try await alice.edit(sent.uid, in: c.channelID, text: "the picture")
+        let sent = try await alice.messages.send("a picture", to: c.channelID, attachments: [id])
+        let edited = try await alice.messages.edit(sent.uid, in: c.channelID, text: "the picture")
         #expect(edited.attachments.map(\.fileID) == [id] && edited.attachments[0].url.contains("?u=alice&"))
         let update = try await heard.update(.editedMessage, of: sent.uid).update.message
         #expect(update.attachments.map(\.fileID) == [id] && update.attachments[0].url.contains("?u=bob&") && update.attachments[0].height == 480)
@@ -197,11 +197,11 @@ import Testing
         let unsent = try await upload(shared, as: "a.txt", type: "text/plain", by: alice, to: .channel(c.channelID))
         let kept = try await upload(shared, as: "b.txt", type: "text/plain", by: alice, to: .channel(c.channelID))
         let recalled = try await upload(other, as: "c.txt", type: "text/plain", by: alice, to: .channel(c.channelID))
-        let sent = try await alice.send("kept", to: c.channelID, attachments: [kept])
-        let gone = try await alice.send("recalled", to: c.channelID, attachments: [recalled])
-        _ = try await alice.recall(gone.uid, in: c.channelID)
+        let sent = try await alice.messages.send("kept", to: c.channelID, attachments: [kept])
+        let gone = try await alice.messages.send("recalled", to: c.channelID, attachments: [recalled])
+        _ = try await alice.messages.recall(gone.uid, in: c.channelID)
         let link = try await waitFor("bob hears it") { heard.messages.first { $0.uid == sent.uid } }.attachments[0].url
-        await expectError(.limitReached) { _ = try await alice.createUpload("d", size: 100 - UInt64(2 * shared.count) + 1, to: .channel(c.channelID)) }
+        await expectError(.limitReached) { _ = try await alice.files.createUpload("d", size: 100 - UInt64(2 * shared.count) + 1, to: .channel(c.channelID)) }
 
         // Past the grace: the unsent upload and the removed message's file go, rows and all; the sent one stays.
         server.clock.advance(ms: 61_000)
@@ -219,8 +219,8 @@ import Testing
         #expect(try download(link).1 == shared)
         #expect(try metric("guildhall_file_downloaded_bytes_total") == served + Double(shared.count) && metric("guildhall_file_downloads_total") >= 1)
         // Their rows are gone too: the quota counts only the file sent.
-        _ = try await alice.createUpload("d", size: 100 - UInt64(shared.count), to: .channel(c.channelID))
-        await expectError(.notFound) { _ = try await alice.send("late", to: c.channelID, attachments: [unsent]) }
+        _ = try await alice.files.createUpload("d", size: 100 - UInt64(shared.count), to: .channel(c.channelID))
+        await expectError(.notFound) { _ = try await alice.messages.send("late", to: c.channelID, attachments: [unsent]) }
 
         // Bytes no file names go once old enough; the bytes a sent file names stay, though an unsent one named them too.
         let blobs = server.folder + "/files/blobs/"
@@ -239,17 +239,17 @@ import Testing
         let (server, alice, bob, _, c) = try await setUp()
         defer { server.stop() }
         let id = try await upload(Array("q3".utf8), as: "quarterly-budget.xlsx", type: "application/octet-stream", by: alice, to: .channel(c.channelID))
-        let withFile = try await alice.send("the numbers", to: c.channelID, attachments: [id])
-        let plain = try await alice.send("the budget meeting is at noon", to: c.channelID)
+        let withFile = try await alice.messages.send("the numbers", to: c.channelID, attachments: [id])
+        let plain = try await alice.messages.send("the budget meeting is at noon", to: c.channelID)
         let scope = SearchScope.server(c.serverID)
-        #expect(try await bob.search("budget", in: scope).hits.map(\.message.uid) == [plain.uid, withFile.uid], "a file's name is searched as words")
-        #expect(try await bob.search("budget", in: scope, filters: SearchFilters(withAttachments: true)).hits.map(\.message.uid) == [withFile.uid])
-        let hit = try #require(try await bob.search("quarterly", in: scope).hits.first)
+        #expect(try await bob.messages.search("budget", in: scope).hits.map(\.message.uid) == [plain.uid, withFile.uid], "a file's name is searched as words")
+        #expect(try await bob.messages.search("budget", in: scope, filters: SearchFilters(withAttachments: true)).hits.map(\.message.uid) == [withFile.uid])
+        let hit = try #require(try await bob.messages.search("quarterly", in: scope).hits.first)
         #expect(hit.message.attachments.map(\.fileID) == [id] && hit.message.attachments[0].url.contains("?u=bob&"), "a hit shows its files with the reader's links")
         // An edit keeps the file's name searchable; a recall takes everything out.
-        _ = try await alice.edit(withFile.uid, in: c.channelID, text: "the figures")
-        #expect(try await bob.search("xlsx figures", in: scope).hits.map(\.message.uid) == [withFile.uid])
-        _ = try await alice.recall(withFile.uid, in: c.channelID)
-        #expect(try await bob.search("quarterly", in: scope).hits.isEmpty)
+        _ = try await alice.messages.edit(withFile.uid, in: c.channelID, text: "the figures")
+        #expect(try await bob.messages.search("xlsx figures", in: scope).hits.map(\.message.uid) == [withFile.uid])
+        _ = try await alice.messages.recall(withFile.uid, in: c.channelID)
+        #expect(try await bob.messages.search("quarterly", in: scope).hits.isEmpty)
     }
 }

@@ -53,18 +53,18 @@ import Testing
         let (server, s3, alice, heard, c) = try await setUp(weed)
         defer { server.stop() }
         let png = FileMessagesTests.png
-        let u = try await alice.createUpload("chart.png", size: UInt64(png.count), contentType: "image/png", sha256: sha(png), to: .channel(c.channelID))
+        let u = try await alice.files.createUpload("chart.png", size: UInt64(png.count), contentType: "image/png", sha256: sha(png), to: .channel(c.channelID))
         #expect(u.url.hasPrefix("\(weed.endpoint)/guildhall-files/files/\(u.fileID)?"))
         #expect(Set(u.headers.map(\.name)) == ["Content-Length", "Content-Type", "If-None-Match", "x-amz-checksum-sha256"])
         var wrong = png
         wrong[1000] ^= 1
         #expect(try put(u, wrong) == 400, "other bytes than the hash asked for")
         #expect(try s3.head("files/\(u.fileID)").status == 404)
-        await expectError(.badRequest) { _ = try await alice.send("", to: c.channelID, attachments: [u.fileID]) }
+        await expectError(.badRequest) { _ = try await alice.messages.send("", to: c.channelID, attachments: [u.fileID]) }
         #expect(try put(u, png) == 200)
         #expect(try put(u, png) == 412, "the URL works once")
 
-        let sent = try await alice.send("the chart", to: c.channelID, attachments: [u.fileID])
+        let sent = try await alice.messages.send("the chart", to: c.channelID, attachments: [u.fileID])
         #expect(sent.attachments.map(\.width) == [640] && sent.attachments[0].height == 480 && sent.attachments[0].size == UInt64(png.count))
         let link = try await waitFor("bob hears it") { heard.messages.first { $0.uid == sent.uid } }.attachments[0].url
         #expect(link.hasPrefix("http://127.0.0.1:\(server.webSocketPort)/files/\(u.fileID)/chart.png?u=bob&"))
@@ -74,7 +74,7 @@ import Testing
         let (status, body) = try Curl.run(["-L", link])
         #expect(status == 200 && body == png)
 
-        _ = try await alice.recall(sent.uid, in: c.channelID)
+        _ = try await alice.messages.recall(sent.uid, in: c.channelID)
         _ = try await waitFor("the object is deleted") { try s3.head("files/\(u.fileID)").status == 404 ? true : nil }
         #expect(try Curl.run(["-L", link]).status == 404)
     }
@@ -88,12 +88,12 @@ import Testing
         }
         defer { server.stop() }
         let bytes = Array("never sent".utf8)
-        let u = try await alice.createUpload("draft.txt", size: UInt64(bytes.count), contentType: "text/plain", to: .channel(c.channelID))
+        let u = try await alice.files.createUpload("draft.txt", size: UInt64(bytes.count), contentType: "text/plain", to: .channel(c.channelID))
         #expect(try put(u, bytes) == 200)
         #expect(try s3.get("files/\(u.fileID)").body == bytes)
         server.clock.advance(ms: 61_000)
         _ = try await waitFor("the sweep deletes it") { try s3.head("files/\(u.fileID)").status == 404 ? true : nil }
-        await expectError(.notFound) { _ = try await alice.send("late", to: c.channelID, attachments: [u.fileID]) }
+        await expectError(.notFound) { _ = try await alice.messages.send("late", to: c.channelID, attachments: [u.fileID]) }
     }
 
     @Test func aServerWithoutTheBucketsSettingsDoesNotStart() throws {

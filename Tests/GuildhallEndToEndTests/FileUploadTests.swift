@@ -40,7 +40,7 @@ import Testing
         defer { server.stop() }
         let bytes = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let asked = server.clock.now()
-        let upload = try await alice.createUpload("photo of the harbour.bin", size: UInt64(bytes.count), sha256: sha(bytes), to: .channel(c.channelID))
+        let upload = try await alice.files.createUpload("photo of the harbour.bin", size: UInt64(bytes.count), sha256: sha(bytes), to: .channel(c.channelID))
         #expect(upload.url.hasPrefix("http://127.0.0.1:\(server.webSocketPort)/files/upload/"))
         #expect(upload.headers.map { [$0.name, $0.value] } == [["Content-Type", "application/octet-stream"]])
         #expect((asked + 600_000...server.clock.now() + 600_000).contains(upload.expiresAt), "upload-url-seconds (600) from when it was asked")
@@ -57,7 +57,7 @@ import Testing
         let (server, alice, _, _, c) = try await setUp()
         defer { server.stop() }
         let bytes = Array("twelve bytes".utf8)
-        let upload = try await alice.createUpload("a.txt", size: 12, contentType: "text/plain", sha256: sha(bytes), to: .channel(c.channelID))
+        let upload = try await alice.files.createUpload("a.txt", size: 12, contentType: "text/plain", sha256: sha(bytes), to: .channel(c.channelID))
         #expect(try put(upload.url, bytes, type: "image/png").0 == 400, "another type than asked")
         #expect(try put(upload.url, bytes + [1]).0 == 413, "more bytes than asked: refused at the head")
         #expect(try put(upload.url, Array(bytes.prefix(11)), type: "text/plain").0 == 400, "fewer bytes than asked")
@@ -74,7 +74,7 @@ import Testing
         // Nothing was stored, so the URL still takes the right bytes once.
         #expect(try put(upload.url, bytes, type: "text/plain").0 == 201)
 
-        let late = try await alice.createUpload("b.txt", size: 12, contentType: "text/plain", to: .channel(c.channelID))
+        let late = try await alice.files.createUpload("b.txt", size: 12, contentType: "text/plain", to: .channel(c.channelID))
         server.clock.advance(ms: 601_000)
         let (status, answer) = try put(late.url, bytes, type: "text/plain")
         #expect(status == 403 && (answer["error"] as? String ?? "").contains("expired"))
@@ -83,28 +83,28 @@ import Testing
     @Test func theRequestChecksPermissionSizeQuotaAndWhatOneMaySee() async throws {
         let (server, alice, bob, g, c) = try await setUp { $0.maxFileBytes = 1000; $0.fileQuotaBytes = 1500 }
         defer { server.stop() }
-        await expectError(.tooLarge) { _ = try await bob.createUpload("big", size: 1001, to: .channel(c.channelID)) }
-        _ = try await bob.createUpload("one", size: 1000, to: .channel(c.channelID))
-        await expectError(.limitReached) { _ = try await bob.createUpload("two", size: 600, to: .channel(c.channelID)) }
-        _ = try await alice.createUpload("hers", size: 600, to: .channel(c.channelID))
+        await expectError(.tooLarge) { _ = try await bob.files.createUpload("big", size: 1001, to: .channel(c.channelID)) }
+        _ = try await bob.files.createUpload("one", size: 1000, to: .channel(c.channelID))
+        await expectError(.limitReached) { _ = try await bob.files.createUpload("two", size: 600, to: .channel(c.channelID)) }
+        _ = try await alice.files.createUpload("hers", size: 600, to: .channel(c.channelID))
 
         for bad in ["", "a/b", "..", "tab\there", String(repeating: "x", count: 256)] {
-            await expectError(.badRequest) { _ = try await alice.createUpload(bad, size: 1, to: .channel(c.channelID)) }
+            await expectError(.badRequest) { _ = try await alice.files.createUpload(bad, size: 1, to: .channel(c.channelID)) }
         }
-        await expectError(.badRequest) { _ = try await alice.createUpload("x", size: 1, contentType: "not a type", to: .channel(c.channelID)) }
-        await expectError(.badRequest) { _ = try await alice.createUpload("x", size: 0, to: .channel(c.channelID)) }
-        await expectError(.badRequest) { _ = try await alice.createUpload("x", size: 1, sha256: "abc", to: .channel(c.channelID)) }
+        await expectError(.badRequest) { _ = try await alice.files.createUpload("x", size: 1, contentType: "not a type", to: .channel(c.channelID)) }
+        await expectError(.badRequest) { _ = try await alice.files.createUpload("x", size: 0, to: .channel(c.channelID)) }
+        await expectError(.badRequest) { _ = try await alice.files.createUpload("x", size: 1, sha256: "abc", to: .channel(c.channelID)) }
 
         // ATTACH_FILES taken from the everyone role in the channel: 403; a channel one may not see: as one that does not exist.
-        _ = try await alice.setOverride(in: g.serverID, channel: c.channelID, role: 0, GHPermissionBits(deny: [.attachFiles]))
-        await expectError(.forbidden) { _ = try await bob.createUpload("x", size: 1, to: .channel(c.channelID)) }
-        let staff = try await alice.createChannel(in: g.serverID, name: "staff")
-        _ = try await alice.setOverride(in: g.serverID, channel: staff.channelID, role: 0, GHPermissionBits(deny: [.viewChannel]))
-        await expectError(.notFound) { _ = try await bob.createUpload("x", size: 1, to: .channel(staff.channelID)) }
-        await expectError(.notFound) { _ = try await bob.createUpload("x", size: 1, to: .channel(staff.channelID + 99)) }
+        _ = try await alice.roles.setOverride(in: g.serverID, channel: c.channelID, role: 0, GHPermissionBits(deny: [.attachFiles]))
+        await expectError(.forbidden) { _ = try await bob.files.createUpload("x", size: 1, to: .channel(c.channelID)) }
+        let staff = try await alice.channels.create(in: g.serverID, name: "staff")
+        _ = try await alice.roles.setOverride(in: g.serverID, channel: staff.channelID, role: 0, GHPermissionBits(deny: [.viewChannel]))
+        await expectError(.notFound) { _ = try await bob.files.createUpload("x", size: 1, to: .channel(staff.channelID)) }
+        await expectError(.notFound) { _ = try await bob.files.createUpload("x", size: 1, to: .channel(staff.channelID + 99)) }
 
         // A direct conversation takes uploads without a server.
-        let direct = try await alice.createUpload("note.txt", size: 5, contentType: "text/plain", to: .conversation(with: "carol"))
+        let direct = try await alice.files.createUpload("note.txt", size: 5, contentType: "text/plain", to: .conversation(with: "carol"))
         #expect(try put(direct.url, Array("hello".utf8), type: "text/plain").0 == 201)
     }
 
@@ -112,7 +112,7 @@ import Testing
     @Test func aSlowUploadIsCutAtItsDeadline() async throws {
         let (server, alice, _, _, c) = try await setUp { $0.uploadDeadlineSeconds = 1 }
         defer { server.stop() }
-        let upload = try await alice.createUpload("slow.bin", size: 1000, to: .channel(c.channelID))
+        let upload = try await alice.files.createUpload("slow.bin", size: 1000, to: .channel(c.channelID))
         let path = String(upload.url.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" })
         let raw = try RawConnection(port: server.webSocketPort)
         raw.send(Array("PUT \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 1000\r\n\r\n".utf8) + [UInt8](repeating: 1, count: 100))

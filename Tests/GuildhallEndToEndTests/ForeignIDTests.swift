@@ -55,11 +55,11 @@ import Testing
         let (alice, _) = try await server.client("alice")
         let (carol, _) = try await server.client("carol")
         let (eve, _) = try await server.client("eve")
-        let g = try await alice.createServer(name: "Private", openJoin: false)
-        let c = try await alice.createChannel(in: g.serverID, name: "secret")
-        let m = try await alice.send("for members only", to: c.channelID, needReceipt: true)
-        let dm = try await alice.sendDirect("hi carol", to: "carol")
-        let group = try await alice.createGroup(named: "trio", with: ["carol", "dan"])
+        let g = try await alice.servers.create(name: "Private", openJoin: false)
+        let c = try await alice.channels.create(in: g.serverID, name: "secret")
+        let m = try await alice.messages.send("for members only", to: c.channelID, needReceipt: true)
+        let dm = try await alice.directs.send("hi carol", to: "carol")
+        let group = try await alice.directs.createGroup(named: "trio", with: ["carol", "dan"])
         _ = carol
         let real = RequestIDs(server: g.serverID, channel: c.channelID, message: m.uid, conversation: dm.channelID, directMessage: dm.uid,
                               group: group.conversationID)
@@ -76,12 +76,12 @@ import Testing
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (eve, _) = try await server.client("eve")
-        let g = try await alice.createServer(name: "Guild")
-        _ = try await eve.joinServer(g.serverID)
-        let c = try await alice.createChannel(in: g.serverID, name: "staff")
-        let m = try await alice.send("staff only", to: c.channelID, needReceipt: true)
-        _ = try await alice.setOverride(in: g.serverID, channel: c.channelID, role: 0, GHPermissionBits(deny: [.viewChannel]))
-        let other = try await alice.createChannel(in: g.serverID, name: "lobby")
+        let g = try await alice.servers.create(name: "Guild")
+        _ = try await eve.servers.join(g.serverID)
+        let c = try await alice.channels.create(in: g.serverID, name: "staff")
+        let m = try await alice.messages.send("staff only", to: c.channelID, needReceipt: true)
+        _ = try await alice.roles.setOverride(in: g.serverID, channel: c.channelID, role: 0, GHPermissionBits(deny: [.viewChannel]))
+        let other = try await alice.channels.create(in: g.serverID, name: "lobby")
         _ = other
         let real = RequestIDs(server: g.serverID, channel: c.channelID, message: m.uid, conversation: 1, directMessage: 1)
         let fake = RequestIDs(server: g.serverID, channel: c.channelID + 7_777, message: m.uid + 9_999_999, conversation: 1, directMessage: 1)
@@ -98,21 +98,21 @@ import Testing
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (eve, _) = try await server.client("eve")
-        let g = try await alice.createServer(name: "Private", openJoin: false)
-        let c = try await alice.createChannel(in: g.serverID, name: "secret")
-        let m = try await alice.send("for members only", to: c.channelID)
-        let own = try await eve.sendDirect("hi alice", to: "alice")
+        let g = try await alice.servers.create(name: "Private", openJoin: false)
+        let c = try await alice.channels.create(in: g.serverID, name: "secret")
+        let m = try await alice.messages.send("for members only", to: c.channelID)
+        let own = try await eve.directs.send("hi alice", to: "alice")
         for uid in [m.uid, m.uid + 9_999_999] {
             do {
-                _ = try await eve.setReceivedStatus([own.uid, uid], read: true)
+                _ = try await eve.messages.setReceivedStatus([own.uid, uid], read: true)
                 Issue.record("stored flags on message \(uid)")
             } catch let e as GuildhallError {
                 #expect(e.code == .notFound && e.message == "message \(uid) not found")
             }
         }
-        #expect(try await eve.receivedStatus([m.uid, own.uid]).map(\.isRead) == [false, false], "nothing of the refused calls was kept")
-        #expect(try await eve.setReceivedStatus([own.uid], read: true).map(\.isRead) == [true])
-        #expect(try await alice.setReceivedStatus([m.uid], listened: true).map(\.isListened) == [true])
+        #expect(try await eve.messages.receivedStatus([m.uid, own.uid]).map(\.isRead) == [false, false], "nothing of the refused calls was kept")
+        #expect(try await eve.messages.setReceivedStatus([own.uid], read: true).map(\.isRead) == [true])
+        #expect(try await alice.messages.setReceivedStatus([m.uid], listened: true).map(\.isListened) == [true])
     }
 
     /// A receipt response naming one's own message with a message of a
@@ -123,20 +123,20 @@ import Testing
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (eve, _) = try await server.client("eve")
-        let open = try await alice.createServer(name: "Guild")
-        _ = try await eve.joinServer(open.serverID)
-        let lobby = try await alice.createChannel(in: open.serverID, name: "lobby")
-        let staff = try await alice.createChannel(in: open.serverID, name: "staff")
-        _ = try await alice.setOverride(in: open.serverID, channel: staff.channelID, role: 0, GHPermissionBits(deny: [.viewChannel]))
-        let closed = try await alice.createServer(name: "Private", openJoin: false)
-        let secret = try await alice.createChannel(in: closed.serverID, name: "secret")
-        let own = try await alice.send("for everyone", to: lobby.channelID, needReceipt: true)
-        let hidden = try await alice.send("staff only", to: staff.channelID, needReceipt: true)
-        let foreign = try await alice.send("members only", to: secret.channelID, needReceipt: true)
+        let open = try await alice.servers.create(name: "Guild")
+        _ = try await eve.servers.join(open.serverID)
+        let lobby = try await alice.channels.create(in: open.serverID, name: "lobby")
+        let staff = try await alice.channels.create(in: open.serverID, name: "staff")
+        _ = try await alice.roles.setOverride(in: open.serverID, channel: staff.channelID, role: 0, GHPermissionBits(deny: [.viewChannel]))
+        let closed = try await alice.servers.create(name: "Private", openJoin: false)
+        let secret = try await alice.channels.create(in: closed.serverID, name: "secret")
+        let own = try await alice.messages.send("for everyone", to: lobby.channelID, needReceipt: true)
+        let hidden = try await alice.messages.send("staff only", to: staff.channelID, needReceipt: true)
+        let foreign = try await alice.messages.send("members only", to: secret.channelID, needReceipt: true)
         for (uid, made) in [(hidden.uid, hidden.uid + 9_999_999), (foreign.uid, foreign.uid + 9_999_998)] {
             var answers: [String] = []
             for asked in [uid, made] {
-                answers.append(await answer(hiding: asked) { _ = try await eve.respondReceipts(channel: lobby.channelID, [own.uid, asked]) })
+                answers.append(await answer(hiding: asked) { _ = try await eve.receipts.respond(channel: lobby.channelID, [own.uid, asked]) })
             }
             #expect(answers[0] == answers[1], "\(answers)")
             #expect(!answers[0].contains(String(staff.channelID)) && !answers[0].contains(String(secret.channelID)))
@@ -151,14 +151,14 @@ import Testing
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (eve, _) = try await server.client("eve")
-        let g = try await alice.createServer(name: "Private", openJoin: false)
-        let c = try await alice.createChannel(in: g.serverID, name: "secret")
-        let foreign = try await alice.send("members only", to: c.channelID)
-        let dm = try await eve.sendDirect("hi alice", to: "alice")
+        let g = try await alice.servers.create(name: "Private", openJoin: false)
+        let c = try await alice.channels.create(in: g.serverID, name: "secret")
+        let foreign = try await alice.messages.send("members only", to: c.channelID)
+        let dm = try await eve.directs.send("hi alice", to: "alice")
         var answers: Set<String> = []
         for round in 0..<20 {
             for root in [foreign.uid, foreign.uid + 9_999_999 + UInt64(round)] {
-                answers.insert(await answer(hiding: root) { _ = try await eve.thread(root, in: dm.channelID) })
+                answers.insert(await answer(hiding: root) { _ = try await eve.messages.thread(root, in: dm.channelID) })
             }
         }
         #expect(answers == ["\(GHErrorCode.notFound.rawValue) message UID not found"], "\(answers)")
@@ -170,8 +170,8 @@ import Testing
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (eve, _) = try await server.client("eve")
-        let g = try await alice.createServer(name: "Private", openJoin: false)
-        let c = try await alice.createChannel(in: g.serverID, name: "secret")
+        let g = try await alice.servers.create(name: "Private", openJoin: false)
+        let c = try await alice.channels.create(in: g.serverID, name: "secret")
         let real = RequestIDs(server: g.serverID, channel: c.channelID, message: 1, conversation: 1, directMessage: 1)
         let fake = RequestIDs(server: g.serverID ^ 0x5A5A, channel: c.channelID + 7_777, message: 1, conversation: 1, directMessage: 1)
         let guestKinds = { (name: String) in name.hasPrefix("subscribe guest") }

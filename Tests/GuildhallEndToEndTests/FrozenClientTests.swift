@@ -15,10 +15,10 @@ import Testing
         let server = try TestServer { $0.writeStallMs = stallMs }
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
-        let g = try await alice.createServer(name: "Frozen")
-        let channel = try await alice.createChannel(in: g.serverID, name: "news")
+        let g = try await alice.servers.create(name: "Frozen")
+        let channel = try await alice.channels.create(in: g.serverID, name: "news")
         let (carol, carolHeard) = try await server.client("carol")
-        _ = try await carol.joinServer(g.serverID)
+        _ = try await carol.servers.join(g.serverID)
         try await carol.sub(.channelMsg, g.serverID, [channel.channelID])
 
         // bob subscribes, then neither reads nor acknowledges again.
@@ -47,7 +47,7 @@ import Testing
         var sent: [UInt64] = []
         var enough: Date?
         while enough.map({ Date() < $0.addingTimeInterval(1.5) }) ?? true {
-            sent.append(try await alice.send(String(repeating: "n", count: 1000), to: channel.channelID).uid)
+            sent.append(try await alice.messages.send(String(repeating: "n", count: 1000), to: channel.channelID).uid)
             if enough == nil, sent.count >= 100, Date().timeIntervalSince(started) >= Double(stallMs) / 1000 { enough = Date() }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -48,7 +48,7 @@ import Testing
         let daveID = try Self.user("dave", homedOn: nodes[2])
         let (dave, daveHeard) = try await Self.client(daveID, on: nodes[2])
         defer { for c in [alice, bob, carol, dave] { c.close() } }
-        for c in [alice, bob, carol, dave] { _ = try await c.joinServer(g.serverID) }
+        for c in [alice, bob, carol, dave] { _ = try await c.servers.join(g.serverID) }
         #expect(try await bob.sub(.channelMsg, g.serverID, [channel.channelID]) == [.targetOk])
         // Auto mode across nodes: carol's home (node 1) ranks her channels, the guild's home (node 2) applies it.
         let auto = try await waitFor("carol auto-subscribed to the channel") {
@@ -56,7 +56,7 @@ import Testing
         }
         #expect(auto.type == .channelMsg)
 
-        let first = try await alice.send("before the move", to: channel.channelID)
+        let first = try await alice.messages.send("before the move", to: channel.channelID)
         _ = try await bobHeard.message("the first message, by subscription") { $0.uid == first.uid }
         _ = try await carolHeard.message("the first message, by auto mode") { $0.uid == first.uid }
 
@@ -66,7 +66,7 @@ import Testing
         }
         // The first send at the new home may come before the subscriptions do: it is not missed.
         let second = try await ShardLogTests.sendWhenServed(alice, "just after the move", to: channel.channelID)
-        let third = try await alice.send("later", to: channel.channelID)
+        let third = try await alice.messages.send("later", to: channel.channelID)
         for (who, heard) in [("bob", bobHeard), ("carol", carolHeard)] {
             _ = try await heard.message("\(who) hears the third message", timeout: 20) { $0.uid == third.uid }
             #expect(heard.messages.filter { $0.channelID == channel.channelID }.map(\.seq) == [1, 2, 3], "\(who): each message once, in order")
@@ -75,7 +75,7 @@ import Testing
         #expect(second.seq == 2)
         #expect(!daveHeard.messages.contains { $0.channelID == channel.channelID }, "dave never subscribed: a large server sends him nothing")
         // The mention exemption holds across nodes: mentioned, dave receives it without a subscription.
-        let mention = try await alice.send("@dave look", to: channel.channelID, mentions: [daveID])
+        let mention = try await alice.messages.send("@dave look", to: channel.channelID, mentions: [daveID])
         _ = try await daveHeard.message("the mention, on node 3") { $0.uid == mention.uid }
         #expect(daveHeard.messages.filter { $0.channelID == channel.channelID }.map(\.uid) == [mention.uid])
     }
@@ -90,14 +90,14 @@ import Testing
         let (alice, _) = try await Self.client(try Self.user("alice", homedOn: nodes[0]), on: nodes[0])
         let (bob, bobHeard) = try await Self.client(try Self.user("bob", homedOn: nodes[2]), on: nodes[2])
         defer { alice.close(); bob.close() }
-        for c in [alice, bob] { _ = try await c.joinServer(g.serverID) }
-        let before = try await alice.send("before", to: channel.channelID)
+        for c in [alice, bob] { _ = try await c.servers.join(g.serverID) }
+        let before = try await alice.messages.send("before", to: channel.channelID)
         _ = try await bobHeard.message("the first message") { $0.uid == before.uid }
         bob.simulateNetworkDrop()
         var sent: [UInt64] = []
-        for i in 0..<10 { sent.append(try await alice.send("during \(i)", to: channel.channelID).uid) }
+        for i in 0..<10 { sent.append(try await alice.messages.send("during \(i)", to: channel.channelID).uid) }
         _ = try await waitFor("a resume") { bobHeard.resumes.isEmpty ? nil : true }
-        let after = try await alice.send("after", to: channel.channelID)
+        let after = try await alice.messages.send("after", to: channel.channelID)
         _ = try await bobHeard.message("the message after the resume") { $0.uid == after.uid }
         let uids = bobHeard.messages.map(\.uid)
         #expect(uids == [before.uid] + sent + [after.uid], "each message once, in order")
@@ -118,7 +118,7 @@ extension GuildMoveTests {
         defer { for n in nodes { n.stop() } }
         let (alice, _) = try await Self.client(try Self.user("alice", homedOn: nodes[0]), on: nodes[0])
         defer { alice.close() }
-        _ = try await alice.joinServer(g.serverID)
+        _ = try await alice.servers.join(g.serverID)
         let acked = Locked<[String: (uid: UInt64, seq: UInt64)]>([:])
         let failures = Locked<[String]>([])
         let stop = Locked(false)
@@ -129,7 +129,7 @@ extension GuildMoveTests {
                     let text = "w\(w)-\(i)"
                     i += 1
                     do {
-                        let m = try await alice.send(text, to: channel.channelID)
+                        let m = try await alice.messages.send(text, to: channel.channelID)
                         acked.withLock { $0[text] = (m.uid, m.seq) }
                     } catch let e as GuildhallError where e.code == .unavailable {
                         continue

@@ -323,9 +323,9 @@ func expectError(_ code: GHErrorCode, _ body: () async throws -> Void, sourceLoc
 
 /// A server with one channel that `owner` created and `members` joined.
 func guild(_ server: TestServer, owner: GuildhallClient, members: [GuildhallClient]) async throws -> (GHServerInfo, GHChannelInfo) {
-    let s = try await owner.createServer(name: "Guild")
-    for m in members { _ = try await m.joinServer(s.serverID) }
-    let c = try await owner.createChannel(in: s.serverID, name: "general")
+    let s = try await owner.servers.create(name: "Guild")
+    for m in members { _ = try await m.servers.join(s.serverID) }
+    let c = try await owner.channels.create(in: s.serverID, name: "general")
     return (s, c)
 }
 
@@ -333,7 +333,7 @@ extension GuildhallClient {
     /// Subscribes channels of one server; returns the statuses in order.
     @discardableResult
     func sub(_ type: GHSubscriptionType, _ server: UInt64, _ channels: [UInt64], _ op: GHSubscribeOperation = .subscribe) async throws -> [GHTargetStatus] {
-        try await subscribeChannel(SubscribeChannelParam(subscribeType: type, operationType: op,
-                                                         targets: channels.map { ChannelTarget(serverID: server, channelID: $0) })).map(\.status)
+        try await subscriptions.subscribeChannel(SubscribeChannelParam(subscribeType: type, operationType: op,
+                                                                       targets: channels.map { ChannelTarget(serverID: server, channelID: $0) })).map(\.status)
     }
 }

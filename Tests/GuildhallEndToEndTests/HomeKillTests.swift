@@ -104,7 +104,7 @@ import Testing
         }
         // A join whose answer was lost (the cluster moving) and is asked again finds the user a member: joined.
         try await Self.retrying {
-            do { _ = try await client.joinServer(g.serverID) } catch let e as GuildhallError where e.code == .conflict {}
+            do { _ = try await client.servers.join(g.serverID) } catch let e as GuildhallError where e.code == .conflict {}
         }
         return (client, heard)
     }
@@ -166,7 +166,7 @@ import Testing
         _ = try await waitFor("the login's sync on a surviving node", timeout: 20) { heard.syncCompletions >= 1 ? true : nil }
         let friend = try await Self.connected(port: cluster.nodes[2]!.port, token: TestServer.token("friend-of-\(user)"))
         defer { friend.close() }
-        let dm = try await Self.retrying { try await friend.sendDirect("still there?", to: user) }
+        let dm = try await Self.retrying { try await friend.directs.send("still there?", to: user) }
         _ = try await heard.message("the direct message", timeout: 20) { $0.uid == dm.uid }
     }
 
@@ -183,7 +183,7 @@ import Testing
         let heard = Recorder()
         let watcher = try await Self.connected(port: cluster.nodes[2]!.port, token: TestServer.token("watcher"), heard: heard)
         defer { watcher.close() }
-        _ = try await Self.retrying { try await watcher.watchPresence(["vanishing"]) }
+        _ = try await Self.retrying { try await watcher.people.watchPresence(["vanishing"]) }
         _ = try await heard.presence(of: "vanishing", timeout: 20) { $0.status == .presenceOnline }
         cluster.nodes[0]!.signal(SIGKILL)
         _ = cluster.nodes[0]!.wait()
@@ -210,9 +210,9 @@ import Testing
         let steady = try await Self.connected(port: cluster.nodes[0]!.port, token: TestServer.token(user))
         defer { steady.close() }
         let maker = try await Self.connected(port: cluster.nodes[2]!.port, token: TestServer.token("maker"))
-        let g = try await Self.retrying { try await maker.createServer(name: "Kept") }
+        let g = try await Self.retrying { try await maker.servers.create(name: "Kept") }
         maker.close()
-        _ = try await Self.retrying { try await steady.joinServer(g.serverID) }
+        _ = try await Self.retrying { try await steady.servers.join(g.serverID) }
         let shard = ShardPlan.shard(guild: g.serverID, shards: 8)
         #expect(cluster.owner(of: shard) == 2, "a guild is made where it is asked for")
         cluster.nodes[2]!.signal(SIGKILL)
@@ -223,7 +223,7 @@ import Testing
         let asker = try await Self.connected(port: cluster.nodes[1]!.port, token: TestServer.token("maker", device: "again"))
         defer { asker.close() }
         try await waitUntil("the user shows online in the guild's list", timeout: 20) {
-            let page = try await Self.retrying { try await asker.memberPage(of: g.serverID) }
+            let page = try await Self.retrying { try await asker.members.page(of: g.serverID) }
             return page.members.first { $0.userID == user }?.presence.status == .presenceOnline
         }
     }
@@ -239,15 +239,15 @@ import Testing
         try await cluster.startAll()
         let owner = try await Self.connected(port: cluster.nodes[1]!.port, token: TestServer.token("owner"))
         defer { owner.close() }
-        let g = try await Self.retrying { try await owner.createServer(name: "Resumed") }
-        let channel = try await Self.retrying { try await owner.createChannel(in: g.serverID, name: "news") }
+        let g = try await Self.retrying { try await owner.servers.create(name: "Resumed") }
+        let channel = try await Self.retrying { try await owner.channels.create(in: g.serverID, name: "news") }
         let heard = Recorder()
         let reader = try await Self.connected(heard: heard) {
             GuildhallClient(addresses: [("127.0.0.1", cluster.nodes[0]!.port), ("127.0.0.1", cluster.nodes[2]!.port)],
                             options: ClientOptions(token: TestServer.token("reader")))
         }
         defer { reader.close() }
-        try await Self.retrying { do { _ = try await reader.joinServer(g.serverID) } catch let e as GuildhallError where e.code == .conflict {} }
+        try await Self.retrying { do { _ = try await reader.servers.join(g.serverID) } catch let e as GuildhallError where e.code == .conflict {} }
         _ = try await Self.retrying { try await reader.sub(.channelMsg, g.serverID, [channel.channelID]) }
         let first = try await ShardLogTests.sendWhenServed(owner, "before", to: channel.channelID)
         _ = try await heard.message("the first message", timeout: 20) { $0.uid == first.uid }
@@ -295,8 +295,8 @@ import Testing
         try await cluster.startAll()
         let addresses = { cluster.nodes.map { ("127.0.0.1", $0!.port) } }
         let maker = try await Self.connected { GuildhallClient(addresses: addresses(), options: ClientOptions(token: TestServer.token("alice", device: "maker"))) }
-        let g = try await Self.retrying { try await maker.createServer(name: "Killed") }
-        let channel = try await Self.retrying { try await maker.createChannel(in: g.serverID, name: "stream") }
+        let g = try await Self.retrying { try await maker.servers.create(name: "Killed") }
+        let channel = try await Self.retrying { try await maker.channels.create(in: g.serverID, name: "stream") }
         maker.close()
         let shard = ShardPlan.shard(guild: g.serverID, shards: 8)
         let acked = Locked<[(uid: UInt64, seq: UInt64)]>([])
@@ -322,7 +322,7 @@ import Testing
             for w in writers {
                 // A join refused while the cluster moves (503) is asked again: a writer that is no member would be answered 404.
                 try await Self.retrying {
-                    do { _ = try await w.joinServer(g.serverID) } catch let e as GuildhallError where e.code == .conflict {}
+                    do { _ = try await w.servers.join(g.serverID) } catch let e as GuildhallError where e.code == .conflict {}
                 }
                 _ = try await ShardLogTests.sendWhenServed(w, "round \(round) from \(w.addresses[0].port)", to: channel.channelID)
             }

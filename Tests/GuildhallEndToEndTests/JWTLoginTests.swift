@@ -74,7 +74,7 @@ struct TestTokenKeys {
             let client = GuildhallClient(port: server.port, token: try await keys.token(kid, user: "user-\(kid)"))
             let login = try await client.connect()
             #expect(login.userID == "user-\(kid)" && login.deviceID == "phone", "\(kid)")
-            _ = try await client.createServer(name: "signed by \(kid)")
+            _ = try await client.servers.create(name: "signed by \(kid)")
             client.close()
         }
         // Without a device claim the device is "default"; the v1 token still works.
@@ -138,7 +138,7 @@ struct TestTokenKeys {
         try keys.jwks("e2").write(toFile: file, atomically: true, encoding: .utf8)
         server.update { _ in }
         try await waitUntil("the old key refused") { try login(server, try await keys.token("h1", user: "probe")).1?.message.contains("unknown key id") == true }
-        _ = try await early.createServer(name: "still here")
+        _ = try await early.servers.create(name: "still here")
         early.close()
 
         // A keys file that no longer reads keeps the keys in use.

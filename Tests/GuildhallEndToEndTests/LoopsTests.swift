@@ -23,21 +23,21 @@ import Testing
         }
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
-        let s = try await alice.createServer(name: "Many loops")
-        let c = try await alice.createChannel(in: s.serverID, name: "general")
+        let s = try await alice.servers.create(name: "Many loops")
+        let c = try await alice.channels.create(in: s.serverID, name: "general")
         var readers: [(RawConnection, String)] = []
         for i in 0..<16 {
             let raw = try RawConnection(port: server.port)
             guard let login = raw.loginAndSync(server.token("reader\(i)")) else { Issue.record("reader\(i) did not log in"); return }
             readers.append((raw, login.sessionID))
             let (member, _) = try await server.client("reader\(i)", device: "joining")
-            _ = try await member.joinServer(s.serverID)
+            _ = try await member.servers.join(s.serverID)
             member.close()
         }
         let loops = Set(readers.compactMap { Self.loop(ofSession: $0.1) })
         #expect(loops == [0, 1], "16 connections all landed on one loop")
         var sent: [UInt64] = []
-        for i in 0..<30 { sent.append(try await alice.send("m\(i)", to: c.channelID).uid) }
+        for i in 0..<30 { sent.append(try await alice.messages.send("m\(i)", to: c.channelID).uid) }
         for (raw, id) in readers {
             var got: [UInt64] = []
             while got.count < sent.count, let f = raw.nextFrame() {
@@ -68,7 +68,7 @@ import Testing
         var lastSeq = raw.lastEventSeq
         for round in 0..<12 {
             raw.cut()
-            for i in 0..<2 { sent.append(try await alice.send("round \(round) \(i)", to: c.channelID).uid) }
+            for i in 0..<2 { sent.append(try await alice.messages.send("round \(round) \(i)", to: c.channelID).uid) }
             raw = try RawConnection(port: server.port)
             raw.resume(server.token("bob"), sessionID: login.sessionID, lastEventSeq: lastSeq)
             let answer = raw.nextFrame()?.response.login

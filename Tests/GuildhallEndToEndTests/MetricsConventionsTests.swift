@@ -19,8 +19,8 @@ import Testing
         let (alice, _) = try await server.client("alice")
         let (bob, _) = try await server.client("bob")
         let (_, c) = try await guild(server, owner: alice, members: [bob])
-        _ = try await alice.send("hello", to: c.channelID)
-        await expectError(.notFound) { _ = try await bob.send("nowhere", to: 42) }
+        _ = try await alice.messages.send("hello", to: c.channelID)
+        await expectError(.notFound) { _ = try await bob.messages.send("nowhere", to: 42) }
         bob.close()
         // Requests are timed by kind, from the frame read to the answer queued; the loops hand their counts over at their sweep.
         try await waitUntil("the requests timed") {

@@ -15,26 +15,26 @@ import Testing
         let (alice, _) = try await server.client("alice")
         let (bob, bobEvents) = try await server.client("bob")
         let (g, c) = try await guild(server, owner: alice, members: [bob])
-        let first = try await bob.send("first", to: c.channelID)
-        let second = try await bob.send("second", to: c.channelID)
-        let third = try await bob.send("third", to: c.channelID)
-        try await alice.pin(first.uid, in: c.channelID)
+        let first = try await bob.messages.send("first", to: c.channelID)
+        let second = try await bob.messages.send("second", to: c.channelID)
+        let third = try await bob.messages.send("third", to: c.channelID)
+        try await alice.messages.pin(first.uid, in: c.channelID)
         let told = try await bobEvents.notification(.channelPinsChanged)
         #expect(told.messageUid == first.uid && told.pinned && told.channelID == c.channelID && told.actorID == "alice")
         server.clock.advance(ms: 5)
-        try await alice.pin(second.uid, in: c.channelID)
-        let pins = try await bob.pins(in: c.channelID)
+        try await alice.messages.pin(second.uid, in: c.channelID)
+        let pins = try await bob.messages.pins(in: c.channelID)
         #expect(pins.map(\.message.uid) == [second.uid, first.uid] && pins[0].pinnedBy == "alice" && pins[0].message.body.text == "second")
-        await expectError(.conflict) { try await alice.pin(first.uid, in: c.channelID) }
-        await expectError(.limitReached) { try await alice.pin(third.uid, in: c.channelID) }
+        await expectError(.conflict) { try await alice.messages.pin(first.uid, in: c.channelID) }
+        await expectError(.limitReached) { try await alice.messages.pin(third.uid, in: c.channelID) }
         // bob (no PIN_MESSAGES) may not pin or unpin.
-        await expectError(.forbidden) { try await bob.unpin(first.uid, in: c.channelID) }
-        try await alice.unpin(first.uid, in: c.channelID)
-        await expectError(.notFound) { try await alice.unpin(first.uid, in: c.channelID) }
-        try await alice.pin(third.uid, in: c.channelID)
+        await expectError(.forbidden) { try await bob.messages.unpin(first.uid, in: c.channelID) }
+        try await alice.messages.unpin(first.uid, in: c.channelID)
+        await expectError(.notFound) { try await alice.messages.unpin(first.uid, in: c.channelID) }
+        try await alice.messages.pin(third.uid, in: c.channelID)
         try server.restart()
         let (again, _) = try await server.client("bob", device: "after")
-        #expect(try await again.pins(in: c.channelID).map(\.message.uid).sorted() == [second.uid, third.uid])
+        #expect(try await again.messages.pins(in: c.channelID).map(\.message.uid).sorted() == [second.uid, third.uid])
         _ = g
     }
 
@@ -43,15 +43,15 @@ import Testing
         defer { server.stop() }
         let (alice, aliceEvents) = try await server.client("alice")
         let (g, c) = try await guild(server, owner: alice, members: [])
-        let other = try await alice.createChannel(in: g.serverID, name: "other")
-        let m = try await alice.send("pinned then gone", to: c.channelID)
-        try await alice.pin(m.uid, in: c.channelID)
-        _ = try await alice.recall(m.uid, in: c.channelID)
+        let other = try await alice.channels.create(in: g.serverID, name: "other")
+        let m = try await alice.messages.send("pinned then gone", to: c.channelID)
+        try await alice.messages.pin(m.uid, in: c.channelID)
+        _ = try await alice.messages.recall(m.uid, in: c.channelID)
         _ = try await waitFor("the unpin told") { aliceEvents.notifications.first { $0.kind == .channelPinsChanged && !$0.pinned } }
-        #expect(try await alice.pins(in: c.channelID).isEmpty)
-        await expectError(.conflict) { try await alice.pin(m.uid, in: c.channelID) }
-        await expectError(.notFound) { try await alice.pin(m.uid + 1_000_000, in: c.channelID) }
-        let elsewhere = try await alice.send("in other", to: other.channelID)
-        await expectError(.notFound) { try await alice.pin(elsewhere.uid, in: c.channelID) }
+        #expect(try await alice.messages.pins(in: c.channelID).isEmpty)
+        await expectError(.conflict) { try await alice.messages.pin(m.uid, in: c.channelID) }
+        await expectError(.notFound) { try await alice.messages.pin(m.uid + 1_000_000, in: c.channelID) }
+        let elsewhere = try await alice.messages.send("in other", to: other.channelID)
+        await expectError(.notFound) { try await alice.messages.pin(elsewhere.uid, in: c.channelID) }
     }
 }

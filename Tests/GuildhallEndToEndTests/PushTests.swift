@@ -49,13 +49,13 @@ import Testing
         let (phone, _) = try await server.client("bob", device: "phone")
         let (tablet, _) = try await server.client("bob", device: "tablet")
         let (_, c) = try await guild(server, owner: alice, members: [phone])
-        try await phone.registerPushToken("tok-phone", platform: "fcm")
-        try await tablet.registerPushToken("tok-tablet", platform: "apns", previews: false)
-        await expectError(.badRequest) { try await tablet.registerPushToken("", platform: "apns") }
-        await expectError(.badRequest) { try await tablet.registerPushToken(String(repeating: "t", count: 4097), platform: "apns") }
+        try await phone.people.registerPushToken("tok-phone", platform: "fcm")
+        try await tablet.people.registerPushToken("tok-tablet", platform: "apns", previews: false)
+        await expectError(.badRequest) { try await tablet.people.registerPushToken("", platform: "apns") }
+        await expectError(.badRequest) { try await tablet.people.registerPushToken(String(repeating: "t", count: 4097), platform: "apns") }
         try await goOffline([phone, tablet], aliceHeard)
 
-        let dm = try await alice.sendDirect("psst, are you there?", to: "bob")
+        let dm = try await alice.directs.send("psst, are you there?", to: "bob")
         let first = try await notice(receiver, uid: dm.uid)
         #expect(first["user_id"] as? String == "bob" && first["kind"] as? String == "direct" && first["sender_id"] as? String == "alice")
         #expect(first["unread"] as? Int == 1 && first["channel_id"] as? String == "\(dm.channelID)")
@@ -76,7 +76,7 @@ import Testing
         #expect(post.headers["content-type"] == "application/json")
 
         // A mention counts on.
-        let mention = try await alice.send("@bob the deploy is done", to: c.channelID, mentions: ["bob"])
+        let mention = try await alice.messages.send("@bob the deploy is done", to: c.channelID, mentions: ["bob"])
         let second = try await notice(receiver, uid: mention.uid)
         #expect(second["kind"] as? String == "mention" && second["unread"] as? Int == 2 && second["server_id"] as? String != "0")
     }
@@ -89,25 +89,25 @@ import Testing
         let (alice, aliceHeard) = try await server.client("alice")
         let (bob, _) = try await server.client("bob", device: "phone")
         _ = try await guild(server, owner: alice, members: [bob])
-        try await bob.registerPushToken("tok", platform: "fcm")
-        let whileOnline = try await alice.sendDirect("while online", to: "bob")
-        try await bob.setPresence(.presenceDoNotDisturb)
+        try await bob.people.registerPushToken("tok", platform: "fcm")
+        let whileOnline = try await alice.directs.send("while online", to: "bob")
+        try await bob.people.setPresence(.presenceDoNotDisturb)
         try await goOffline([bob], aliceHeard)
-        let whileAway = try await alice.sendDirect("do not disturb", to: "bob")
+        let whileAway = try await alice.directs.send("do not disturb", to: "bob")
         // Back, not disturbing any more, and gone again: the next message is pushed, counted from 1.
         let (again, _) = try await server.client("bob", device: "phone")
-        try await again.setPresence(.presenceOnline)
+        try await again.people.setPresence(.presenceOnline)
         try await goOffline([again], aliceHeard)
-        let after = try await alice.sendDirect("after", to: "bob")
+        let after = try await alice.directs.send("after", to: "bob")
         #expect(try await notice(receiver, uid: after.uid)["unread"] as? Int == 1)
         #expect(!notices(receiver).contains { [whileOnline.uid, whileAway.uid].map(String.init).contains($0["message_uid"] as? String ?? "") })
         // Unregistered: nothing for that device; another device's message is the sign the first was passed over.
         let (phone, _) = try await server.client("bob", device: "phone")
-        try await phone.unregisterPushToken()
+        try await phone.people.unregisterPushToken()
         let (watch, _) = try await server.client("bob", device: "watch")
-        try await watch.registerPushToken("tok-watch", platform: "fcm")
+        try await watch.people.registerPushToken("tok-watch", platform: "fcm")
         try await goOffline([phone, watch], aliceHeard)
-        let last = try await alice.sendDirect("only the watch", to: "bob")
+        let last = try await alice.directs.send("only the watch", to: "bob")
         let devices = try #require(try await notice(receiver, uid: last.uid)["devices"] as? [[String: Any]])
         #expect(devices.map { $0["device_id"] as? String } == ["watch"])
     }
@@ -121,9 +121,9 @@ import Testing
         let (alice, aliceHeard) = try await server.client("alice")
         let (bob, _) = try await server.client("bob")
         _ = try await guild(server, owner: alice, members: [bob])
-        try await bob.registerPushToken("tok", platform: "fcm")
+        try await bob.people.registerPushToken("tok", platform: "fcm")
         try await goOffline([bob], aliceHeard)
-        let dm = try await alice.sendDirect("eventually", to: "bob")
+        let dm = try await alice.directs.send("eventually", to: "bob")
         _ = try await notice(receiver, uid: dm.uid)
         // Three posts of the same batch: the 503, the 429, and the one taken.
         try await waitUntil("the third post") { receiver.received.filter { $0.notices.contains { $0["message_uid"] as? String == "\(dm.uid)" } }.count == 3 }

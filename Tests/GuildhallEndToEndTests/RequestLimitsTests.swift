@@ -49,7 +49,7 @@ import Testing
         let rest = raw.framesUntilClosed()
         #expect(rest.errors.map(\.code) == [.rateLimited, .rateLimited], "refusals 2 and 3 (the first was above)")
         #expect(rest.closeReasons == [.closedRateLimited])
-        #expect(try await alice.history(of: c.channelID).messages.count == 2, "nothing refused was stored")
+        #expect(try await alice.messages.history(of: c.channelID).messages.count == 2, "nothing refused was stored")
     }
 
     /// The login answer tells the limits the session is held to and the server's version.
@@ -70,8 +70,8 @@ import Testing
                 && limits.rateTyping == UInt32(server.settings.rateTyping) && limits.maxMentions == UInt32(server.settings.maxMentions))
         // Held to exactly what it was told: a body at the limit is stored, one byte more is refused.
         let (_, c) = try await guild(server, owner: alice, members: [])
-        _ = try await alice.send(String(repeating: "a", count: Int(limits.maxBodyBytes)), to: c.channelID)
-        await expectError(.tooLarge) { _ = try await alice.send(String(repeating: "a", count: Int(limits.maxBodyBytes) + 1), to: c.channelID) }
+        _ = try await alice.messages.send(String(repeating: "a", count: Int(limits.maxBodyBytes)), to: c.channelID)
+        await expectError(.tooLarge) { _ = try await alice.messages.send(String(repeating: "a", count: Int(limits.maxBodyBytes) + 1), to: c.channelID) }
 
         let raw = try RawConnection(port: server.port)
         var r = GHRequest()

@@ -15,9 +15,9 @@ import CSQLite
         let (bob, bobEvents) = try await server.client("bob")
         let (g, channel) = try await guild(server, owner: alice, members: [bob])
         #expect(g.memberCount == 1)
-        #expect(try await alice.servers([g.serverID]).first?.memberCount == 2)
+        #expect(try await alice.servers.get([g.serverID]).first?.memberCount == 2)
 
-        let sent = try await alice.send("hello bob", to: channel.channelID, mentions: ["bob"])
+        let sent = try await alice.messages.send("hello bob", to: channel.channelID, mentions: ["bob"])
         #expect(sent.seq == 1)
         #expect(sent.senderID == "alice")
         #expect(sent.uid != 0 && sent.sentTime != 0)
@@ -26,11 +26,11 @@ import CSQLite
         #expect(received.body.text == "hello bob")
         #expect(received.mentions == ["bob"])
 
-        let reply = try await bob.send("hi alice", to: channel.channelID)
+        let reply = try await bob.messages.send("hi alice", to: channel.channelID)
         #expect(reply.seq == 2)
-        let page = try await bob.history(of: channel.channelID)
+        let page = try await bob.messages.history(of: channel.channelID)
         #expect(page.messages.map(\.uid) == [sent.uid, reply.uid])
-        #expect(try await alice.messages([reply.uid, sent.uid]).map(\.seq) == [2, 1])
+        #expect(try await alice.messages.get([reply.uid, sent.uid]).map(\.seq) == [2, 1])
         alice.close()
         bob.close()
     }
@@ -41,10 +41,10 @@ import CSQLite
         let (phone, phoneEvents) = try await server.client("alice", device: "phone")
         let (laptop, laptopEvents) = try await server.client("alice", device: "laptop")
         let (_, channel) = try await guild(server, owner: phone, members: [])
-        let sent = try await phone.send("from my phone", to: channel.channelID)
+        let sent = try await phone.messages.send("from my phone", to: channel.channelID)
         _ = try await laptopEvents.message { $0.uid == sent.uid }
         // A later message reaches the phone too, so the phone would have seen the first by now.
-        let later = try await laptop.send("from my laptop", to: channel.channelID)
+        let later = try await laptop.messages.send("from my laptop", to: channel.channelID)
         _ = try await phoneEvents.message { $0.uid == later.uid }
         #expect(!phoneEvents.messages.contains { $0.uid == sent.uid })
     }
@@ -54,16 +54,16 @@ import CSQLite
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (_, channel) = try await guild(server, owner: alice, members: [])
-        for i in 1...120 { _ = try await alice.send("m\(i)", to: channel.channelID) }
-        let newest = try await alice.history(of: channel.channelID, limit: 100)
+        for i in 1...120 { _ = try await alice.messages.send("m\(i)", to: channel.channelID) }
+        let newest = try await alice.messages.history(of: channel.channelID, limit: 100)
         #expect(newest.messages.map(\.seq) == Array(21...120))
         #expect(newest.moreAvailable)
-        let older = try await alice.history(of: channel.channelID, before: 21, limit: 100)
+        let older = try await alice.messages.history(of: channel.channelID, before: 21, limit: 100)
         #expect(older.messages.map(\.seq) == Array(1...20))
         #expect(!older.moreAvailable)
-        let after = try await alice.history(of: channel.channelID, after: 115, limit: 10)
+        let after = try await alice.messages.history(of: channel.channelID, after: 115, limit: 10)
         #expect(after.messages.map(\.seq) == Array(116...120))
-        await expectError(.limitReached) { _ = try await alice.history(of: channel.channelID, limit: 101) }
+        await expectError(.limitReached) { _ = try await alice.messages.history(of: channel.channelID, limit: 101) }
     }
 
     @Test func everythingIsStillThereAfterARestart() async throws {
@@ -72,18 +72,18 @@ import CSQLite
         var (alice, _) = try await server.client("alice")
         let (bob, _) = try await server.client("bob")
         let (g, channel) = try await guild(server, owner: alice, members: [bob])
-        let first = try await alice.send("before restart", to: channel.channelID)
+        let first = try await alice.messages.send("before restart", to: channel.channelID)
         alice.close()
         bob.close()
         try server.restart()
         (alice, _) = try await server.client("alice")
-        #expect(try await alice.myServers().map(\.serverID) == [g.serverID])
-        #expect(try await alice.members(of: g.serverID).map(\.userID) == ["alice", "bob"])
-        let channels = try await alice.channels(of: g.serverID)
+        #expect(try await alice.servers.mine().map(\.serverID) == [g.serverID])
+        #expect(try await alice.members.list(of: g.serverID).map(\.userID) == ["alice", "bob"])
+        let channels = try await alice.channels.list(of: g.serverID)
         #expect(channels.map(\.channelID) == [channel.channelID])
         #expect(channels.first?.lastSeq == 1)
-        #expect(try await alice.history(of: channel.channelID).messages.map(\.uid) == [first.uid])
-        let second = try await alice.send("after restart", to: channel.channelID)
+        #expect(try await alice.messages.history(of: channel.channelID).messages.map(\.uid) == [first.uid])
+        let second = try await alice.messages.send("after restart", to: channel.channelID)
         #expect(second.seq == 2)
         #expect(second.uid > first.uid)
     }
@@ -93,17 +93,17 @@ import CSQLite
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (_, channel) = try await guild(server, owner: alice, members: [])
-        async let a = alice.send("once", to: channel.channelID, clientID: "c-1")
-        async let b = alice.send("once", to: channel.channelID, clientID: "c-1")
+        async let a = alice.messages.send("once", to: channel.channelID, clientID: "c-1")
+        async let b = alice.messages.send("once", to: channel.channelID, clientID: "c-1")
         let (x, y) = try await (a, b)
         #expect(x.uid == y.uid)
-        let again = try await alice.send("once", to: channel.channelID, clientID: "c-1")
+        let again = try await alice.messages.send("once", to: channel.channelID, clientID: "c-1")
         #expect(again.uid == x.uid)
         try server.restart()
         let (fresh, _) = try await server.client("alice", device: "d2")
-        #expect(try await fresh.send("once", to: channel.channelID, clientID: "c-1").uid == x.uid)
-        #expect(try await fresh.history(of: channel.channelID).messages.count == 1)
-        #expect(try await fresh.send("other", to: channel.channelID, clientID: "c-2").seq == 2)
+        #expect(try await fresh.messages.send("once", to: channel.channelID, clientID: "c-1").uid == x.uid)
+        #expect(try await fresh.messages.history(of: channel.channelID).messages.count == 1)
+        #expect(try await fresh.messages.send("other", to: channel.channelID, clientID: "c-2").seq == 2)
     }
 
     @Test func customBodiesKeepTheirTypeAndBytes() async throws {
@@ -114,8 +114,8 @@ import CSQLite
         var body = GHMessageBody()
         body.custom.type = "sticker"
         body.custom.data = Data([0, 1, 2, 250])
-        let sent = try await alice.send(body, to: channel.channelID)
-        let stored = try await alice.messages([sent.uid])
+        let sent = try await alice.messages.send(body, to: channel.channelID)
+        let stored = try await alice.messages.get([sent.uid])
         #expect(stored.first?.body.custom.type == "sticker")
         #expect(stored.first?.body.custom.data == Data([0, 1, 2, 250]))
     }
@@ -125,13 +125,13 @@ import CSQLite
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (_, channel) = try await guild(server, owner: alice, members: [])
-        _ = try await alice.send(String(repeating: "a", count: 10), to: channel.channelID)
-        await expectError(.tooLarge) { _ = try await alice.send(String(repeating: "a", count: 11), to: channel.channelID) }
+        _ = try await alice.messages.send(String(repeating: "a", count: 10), to: channel.channelID)
+        await expectError(.tooLarge) { _ = try await alice.messages.send(String(repeating: "a", count: 11), to: channel.channelID) }
         await expectError(.tooLarge) {
-            _ = try await alice.send("hi", to: channel.channelID, mentions: (0...100).map { "u\($0)" })
+            _ = try await alice.messages.send("hi", to: channel.channelID, mentions: (0...100).map { "u\($0)" })
         }
-        await expectError(.badRequest) { _ = try await alice.send(GHMessageBody(), to: channel.channelID) }
-        #expect(try await alice.history(of: channel.channelID).messages.count == 1)
+        await expectError(.badRequest) { _ = try await alice.messages.send(GHMessageBody(), to: channel.channelID) }
+        #expect(try await alice.messages.history(of: channel.channelID).messages.count == 1)
     }
 }
 
@@ -162,18 +162,18 @@ import CSQLite
         let (alice, _) = try await server.client("alice")
         let (bob, bobEvents) = try await server.client("bob")
         let (_, c) = try await guild(server, owner: alice, members: [bob])
-        _ = try await alice.send("one", to: c.channelID)
+        _ = try await alice.messages.send("one", to: c.channelID)
         _ = try await waitFor("bob to get the first message") { bobEvents.messages.count == 1 ? true : nil }
         try Self.occupy(seq: 2, of: c.channelID, in: server.folder)
         do {
-            _ = try await alice.send("two", to: c.channelID, mentions: ["bob"])
+            _ = try await alice.messages.send("two", to: c.channelID, mentions: ["bob"])
             Issue.record("a send whose commit failed was acknowledged")
         } catch let e as GuildhallError {
             #expect(e.code == .unavailable)
             #expect(e.message == "storage is unavailable; the message was not sent, retry later")
         }
         // The next send works, and bob hears of it, not of the failed one.
-        let three = try await alice.send("three", to: c.channelID)
+        let three = try await alice.messages.send("three", to: c.channelID)
         _ = try await waitFor("bob to get the next message") { bobEvents.messages.count == 2 ? true : nil }
         #expect(bobEvents.messages.map(\.uid) == [bobEvents.messages[0].uid, three.uid])
         #expect(!bobEvents.messages.contains { $0.senderID == "alice" && $0.body.text == "two" })
@@ -186,15 +186,15 @@ import CSQLite
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (_, bobHeard) = try await server.client("bob")
-        let one = try await alice.sendDirect("one", to: "bob")
+        let one = try await alice.directs.send("one", to: "bob")
         _ = try await bobHeard.message { $0.uid == one.uid }
         let conversation = one.channelID
-        let before = try #require(try await alice.conversations().first { $0.conversationID == conversation })
+        let before = try #require(try await alice.directs.list().first { $0.conversationID == conversation })
         try Self.occupy(seq: one.seq + 1, of: conversation, in: server.folder, direct: true)
-        await expectError(.unavailable) { _ = try await alice.sendDirect("two", to: "bob", clientID: "second") }
-        #expect(try await alice.conversations().first { $0.conversationID == conversation } == before)
+        await expectError(.unavailable) { _ = try await alice.directs.send("two", to: "bob", clientID: "second") }
+        #expect(try await alice.directs.list().first { $0.conversationID == conversation } == before)
         // The resend of the failed one is a new send now (nothing was kept of it), and it reaches bob.
-        let two = try await alice.sendDirect("two", to: "bob", clientID: "second")
+        let two = try await alice.directs.send("two", to: "bob", clientID: "second")
         #expect(two.seq > one.seq && two.uid != one.uid)
         _ = try await bobHeard.message { $0.uid == two.uid }
         #expect(!bobHeard.messages.contains { $0.senderID == "intruder" })

@@ -19,14 +19,14 @@ import Testing
         client.addListener(heard)
         defer { client.close() }
         try await client.connect()
-        let onA = try await client.createServer(name: "on a")
-        #expect(try await client.myServers().map(\.serverID) == [onA.serverID], "connected to a, the first reachable")
+        let onA = try await client.servers.create(name: "on a")
+        #expect(try await client.servers.mine().map(\.serverID) == [onA.serverID], "connected to a, the first reachable")
         a.stop()
         try await waitUntil("the client on b") {
             guard heard.connectedCount >= 2 else { return false }
-            return (try? await client.myServers()) == []
+            return (try? await client.servers.mine()) == []
         }
-        _ = try await client.createServer(name: "on b")
-        #expect(try await client.myServers().map(\.name) == ["on b"])
+        _ = try await client.servers.create(name: "on b")
+        #expect(try await client.servers.mine().map(\.name) == ["on b"])
     }
 }

@@ -43,7 +43,7 @@ import Testing
     static func sendWhenServed(_ client: GuildhallClient, _ text: String, to channel: UInt64) async throws -> GHChannelMessage {
         let deadline = Date().addingTimeInterval(20)
         while true {
-            do { return try await client.send(text, to: channel, clientID: text) } catch {
+            do { return try await client.messages.send(text, to: channel, clientID: text) } catch {
                 let retry = (error as? GuildhallError)?.code == .unavailable || error is ClientError
                 if !retry || Date() > deadline { throw error }
                 try await Task.sleep(nanoseconds: 100_000_000)
@@ -54,7 +54,7 @@ import Testing
     static func history(_ client: GuildhallClient, _ channel: UInt64) async throws -> [GHChannelMessage] {
         var stored: [GHChannelMessage] = []
         while true {
-            let page = try await client.history(of: channel, after: stored.last?.seq ?? 0, limit: 100)
+            let page = try await client.messages.history(of: channel, after: stored.last?.seq ?? 0, limit: 100)
             stored += page.messages
             if !page.moreAvailable { return stored }
         }
@@ -72,8 +72,8 @@ import Testing
         defer { for f in folders { try? FileManager.default.removeItem(atPath: f) } }
         var server = try await Self.node(1, nats, folder: folders[0])
         let setup = try await Self.connected("alice", device: "setup", port: server.port)
-        let g = try await setup.createServer(name: "Logged")
-        let channel = try await setup.createChannel(in: g.serverID, name: "stream")
+        let g = try await setup.servers.create(name: "Logged")
+        let channel = try await setup.channels.create(in: g.serverID, name: "stream")
         setup.close()
         let acked = Locked<[(uid: UInt64, seq: UInt64)]>([])
         for round in 0..<3 {
@@ -111,9 +111,9 @@ import Testing
         let old = try await Self.node(1, nats, folder: folders[0])
         defer { if !old.child.hasExited { old.signal(SIGCONT); old.signal(SIGKILL); _ = old.wait() } }
         let alice = try await Self.connected("alice", device: "phone", port: old.port)
-        let g = try await alice.createServer(name: "Fenced")
-        let channel = try await alice.createChannel(in: g.serverID, name: "c")
-        let before = try await alice.send("before", to: channel.channelID)
+        let g = try await alice.servers.create(name: "Fenced")
+        let channel = try await alice.channels.create(in: g.serverID, name: "c")
+        let before = try await alice.messages.send("before", to: channel.channelID)
         #expect(before.seq == 1)
 
         old.signal(SIGSTOP)
@@ -124,12 +124,12 @@ import Testing
         #expect(taken.seq == 2, "the new owner caught up from the log before it served")
 
         // Whether the send reaches the stopped node's socket before or after SIGCONT, its lease is past.
-        let late = Task { try await alice.send("late", to: channel.channelID, clientID: "late") }
+        let late = Task { try await alice.messages.send("late", to: channel.channelID, clientID: "late") }
         old.signal(SIGCONT)
         await #expect(throws: (any Error).self, "the deposed owner does not acknowledge the late send") { _ = try await late.value }
         let stored = try await Self.history(other, channel.channelID)
         #expect(stored.map(\.body.text) == ["before", "on the new owner"])
-        let next = try await other.send("after", to: channel.channelID)
+        let next = try await other.messages.send("after", to: channel.channelID)
         #expect(next.seq == 3)
         alice.close()
         other.close()
@@ -154,8 +154,8 @@ import Testing
         ])
         defer { server.signal(SIGTERM); _ = server.wait() }
         let alice = try await ShardLogTests.connected("alice", device: "phone", port: server.port)
-        let g = try await alice.createServer(name: "Replicated")
-        let channel = try await alice.createChannel(in: g.serverID, name: "c")
+        let g = try await alice.servers.create(name: "Replicated")
+        let channel = try await alice.channels.create(in: g.serverID, name: "c")
         let acked = Locked<[(uid: UInt64, seq: UInt64)]>([])
         let senders = pipelinedSenders(alice, to: channel.channelID, tag: "r3", into: acked)
         _ = try await waitFor("100 acknowledged sends", timeout: 30) { acked.withLock { $0.count } >= 100 ? true : nil }
@@ -211,11 +211,11 @@ import Testing
         defer { alice.close(); bob.close() }
         try await alice.connect()
         try await bob.connect()
-        let g = try await alice.createServer(name: "Failover")
-        let channel = try await alice.createChannel(in: g.serverID, name: "c")
-        _ = try await bob.joinServer(g.serverID)
+        let g = try await alice.servers.create(name: "Failover")
+        let channel = try await alice.channels.create(in: g.serverID, name: "c")
+        _ = try await bob.servers.join(g.serverID)
         var sent: [UInt64] = []
-        for i in 1...5 { sent.append(try await alice.send("before \(i)", to: channel.channelID, mentions: i == 5 ? ["bob"] : []).uid) }
+        for i in 1...5 { sent.append(try await alice.messages.send("before \(i)", to: channel.channelID, mentions: i == 5 ? ["bob"] : []).uid) }
         _ = try await heard.message("the last message before the crash") { $0.uid == sent.last }
 
         a.signal(SIGKILL)

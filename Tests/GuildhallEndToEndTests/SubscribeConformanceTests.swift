@@ -23,20 +23,20 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         let (alice, _) = try await server.client("alice")
         let (bob, _) = try await server.client("bob")
         let (g, c1) = try await guild(server, owner: alice, members: [bob])
-        let c2 = try await alice.createChannel(in: g.serverID, name: "second")
-        let other = try await alice.createServer(name: "Other")
-        let otherChannel = try await alice.createChannel(in: other.serverID, name: "x")
-        let statuses = try await bob.subscribeChannel(SubscribeChannelParam(subscribeType: .channelMsg, targets: [
-            ChannelTarget(serverID: g.serverID, channelID: c1.channelID),
-            ChannelTarget(serverID: other.serverID, channelID: otherChannel.channelID),
-            ChannelTarget(serverID: g.serverID, channelID: 999),
-            ChannelTarget(serverID: g.serverID, channelID: c2.channelID),
+        let c2 = try await alice.channels.create(in: g.serverID, name: "second")
+        let other = try await alice.servers.create(name: "Other")
+        let otherChannel = try await alice.channels.create(in: other.serverID, name: "x")
+        let statuses = try await bob.subscriptions.subscribeChannel(SubscribeChannelParam(subscribeType: .channelMsg, targets: [
+                          ChannelTarget(serverID: g.serverID, channelID: c1.channelID),
+                          ChannelTarget(serverID: other.serverID, channelID: otherChannel.channelID),
+                          ChannelTarget(serverID: g.serverID, channelID: 999),
+                          ChannelTarget(serverID: g.serverID, channelID: c2.channelID),
         ]))
         #expect(statuses.map(\.status) == [.targetOk, .targetNotFound, .targetNotFound, .targetLimitReached])
         #expect(statuses[1].message == "channel \(otherChannel.channelID) not found in server \(other.serverID)")
         #expect(statuses[3].message.contains("limit"))
         #expect(statuses[0].target.channelID == c1.channelID)
-        let servers = try await bob.subscribeServer(SubscribeServerParam(subscribeType: .serverMsg, targets: [g.serverID, other.serverID, 5]))
+        let servers = try await bob.subscriptions.subscribeServer(SubscribeServerParam(subscribeType: .serverMsg, targets: [g.serverID, other.serverID, 5]))
         #expect(servers.map(\.status) == [.targetOk, .targetNotFound, .targetNotFound])
         #expect(servers[1].message == "server \(other.serverID) not found")
     }
@@ -47,10 +47,10 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         let (alice, _) = try await server.client("alice")
         let (phone, _) = try await server.client("bob", device: "phone")
         let (laptop, _) = try await server.client("bob", device: "laptop")
-        let g = try await alice.createServer(name: "G")
-        _ = try await phone.joinServer(g.serverID)
+        let g = try await alice.servers.create(name: "G")
+        _ = try await phone.servers.join(g.serverID)
         var channels: [UInt64] = []
-        for i in 0..<4 { channels.append(try await alice.createChannel(in: g.serverID, name: "c\(i)").channelID) }
+        for i in 0..<4 { channels.append(try await alice.channels.create(in: g.serverID, name: "c\(i)").channelID) }
         #expect(try await phone.sub(.channelMsg, g.serverID, [channels[0], channels[1]]) == [.targetOk, .targetOk])
         #expect(try await laptop.sub(.channelMsg, g.serverID, [channels[2]]) == [.targetOk])
         #expect(try await laptop.sub(.channelMsg, g.serverID, [channels[3]]) == [.targetLimitReached])
@@ -73,10 +73,10 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         for i in 0..<10 {
             // A guild is made on the home of the loop its creator's connection is on: ten connections spread them.
             let (creator, _) = try await server.client("alice", device: "d\(i)")
-            let g = try await creator.createServer(name: "G\(i)")
-            let c = try await creator.createChannel(in: g.serverID, name: "c")
+            let g = try await creator.servers.create(name: "G\(i)")
+            let c = try await creator.channels.create(in: g.serverID, name: "c")
             creator.close()
-            for user in [bob, carol] { _ = try await user.joinServer(g.serverID) }
+            for user in [bob, carol] { _ = try await user.servers.join(g.serverID) }
             targets.append(ChannelTarget(serverID: g.serverID, channelID: c.channelID))
         }
         // One request per server, each on the server's own home.
@@ -84,7 +84,7 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         for t in targets { one += try await bob.sub(.channelMsg, t.serverID, [t.channelID]) }
         #expect(one == Array(repeating: .targetOk, count: 4) + Array(repeating: .targetLimitReached, count: 6))
         // One request across all of them: the first four in order fit.
-        let all = try await carol.subscribeChannel(SubscribeChannelParam(subscribeType: .channelMsg, targets: targets)).map(\.status)
+        let all = try await carol.subscriptions.subscribeChannel(SubscribeChannelParam(subscribeType: .channelMsg, targets: targets)).map(\.status)
         #expect(all == Array(repeating: .targetOk, count: 4) + Array(repeating: .targetLimitReached, count: 6))
         // Holding one again counts once; giving one up frees its place for another home's channel.
         #expect(try await carol.sub(.channelMsg, targets[0].serverID, [targets[0].channelID]) == [.targetOk])
@@ -101,12 +101,12 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         let (g, c) = try await guild(server, owner: alice, members: [bob])
         try await bob.sub(.channelMsg, g.serverID, [c.channelID])
         try await bob.sub(.channelUnreadCount, g.serverID, [c.channelID])
-        let m = try await alice.send("counted, not delivered", to: c.channelID)
+        let m = try await alice.messages.send("counted, not delivered", to: c.channelID)
         let changed = try await waitFor("an unread change") { bobEvents.unreads.first { $0.lastSeq == m.seq } }
         #expect(changed.unreadCount == 1)
         #expect(!bobEvents.messages.contains { $0.uid == m.uid })
         try await bob.sub(.channelMsg, g.serverID, [c.channelID])
-        let next = try await alice.send("delivered again", to: c.channelID)
+        let next = try await alice.messages.send("delivered again", to: c.channelID)
         _ = try await bobEvents.message { $0.uid == next.uid }
     }
 
@@ -119,7 +119,7 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         try await bob.sub(.channelTyping, g.serverID, [c.channelID])
         try await bob.sub(.channelUnreadStatus, g.serverID, [c.channelID])
         try await bob.sub(.channelMsg, g.serverID, [c.channelID])
-        try await alice.sendTyping(c.channelID)
+        try await alice.messages.sendTyping(c.channelID)
         let t = try await waitFor("typing") { bobEvents.typings.first }
         #expect(t.typers.map(\.userID) == ["alice"])
     }
@@ -137,9 +137,9 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
             #expect(e.code == .forbidden)
             #expect(e.message == "manual subscribe is not allowed in auto subscribe mode")
         }
-        await expectError(.forbidden) { _ = try await auto.subscribeServer(SubscribeServerParam(subscribeType: .serverMsg, operationType: .unsubscribe, targets: [g.serverID])) }
+        await expectError(.forbidden) { _ = try await auto.subscriptions.subscribeServer(SubscribeServerParam(subscribeType: .serverMsg, operationType: .unsubscribe, targets: [g.serverID])) }
         #expect(try await auto.sub(.channelTyping, g.serverID, [c.channelID]) == [.targetOk])
-        try await auto.setAutoSubscribe(false)
+        try await auto.subscriptions.setAutoSubscribe(false)
         #expect(try await auto.sub(.channelMsg, g.serverID, [c.channelID]) == [.targetOk])
     }
 
@@ -149,15 +149,15 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         let (alice, _) = try await server.client("alice")
         let (g, c) = try await guild(server, owner: alice, members: [])
         let (bob, bobEvents) = try await server.client("bob", auto: true)
-        _ = try await bob.joinServer(g.serverID)
+        _ = try await bob.servers.join(g.serverID)
         let changed = try await waitFor("auto subscriptions for the joined server") {
             bobEvents.notifications.filter { $0.kind == .subscriptionChanged }.flatMap(\.subscriptions).first { $0.target.channelID == c.channelID }
         }
         #expect(changed.type == .channelMsg)
         #expect(bobEvents.notifications.flatMap(\.subscriptions).contains { $0.type == .serverMsg && $0.target.serverID == g.serverID })
-        let m = try await alice.send("auto delivered", to: c.channelID)
+        let m = try await alice.messages.send("auto delivered", to: c.channelID)
         _ = try await bobEvents.message { $0.uid == m.uid }
-        try await bob.leaveServer(g.serverID)
+        try await bob.servers.leave(g.serverID)
         let dropped = try await waitFor("the channel dropped") {
             bobEvents.notifications.flatMap(\.subscriptions).first { $0.target.channelID == c.channelID && $0.type == .unspecified }
         }
@@ -171,9 +171,9 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         }
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
-        let g = try await alice.createServer(name: "G")
+        let g = try await alice.servers.create(name: "G")
         var channels: [GHChannelInfo] = []
-        for i in 0..<3 { channels.append(try await alice.createChannel(in: g.serverID, name: "c\(i)")) }
+        for i in 0..<3 { channels.append(try await alice.channels.create(in: g.serverID, name: "c\(i)")) }
         let (auto, events) = try await server.client("alice", device: "auto", auto: true)
         let first = try await waitFor("the initial assignment") {
             events.notifications.first { $0.kind == .subscriptionChanged }
@@ -185,7 +185,7 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         #expect(type(first, channels[2]) == .channelMsg)
         #expect(type(first, channels[1]) == .channelUnreadCount)
         #expect(type(first, channels[0]) == .channelUnreadStatus)
-        _ = try await auto.send("activity in c0", to: channels[0].channelID)
+        _ = try await auto.messages.send("activity in c0", to: channels[0].channelID)
         let promoted = try await waitFor("a promotion") {
             events.notifications.filter { $0.kind == .subscriptionChanged }.dropFirst().first
         }
@@ -200,12 +200,12 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         let server = try largeServer { try $0.set("auto-subscribe-max-channels", "3") }
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
-        let g = try await alice.createServer(name: "G")
-        for i in 0..<5 { _ = try await alice.createChannel(in: g.serverID, name: "c\(i)") }
+        let g = try await alice.servers.create(name: "G")
+        for i in 0..<5 { _ = try await alice.channels.create(in: g.serverID, name: "c\(i)") }
         let (_, events) = try await server.client("alice", device: "auto", auto: true)
         let first = try await waitFor("the initial assignment") { events.notifications.first { $0.kind == .subscriptionChanged } }
         #expect(first.autoUncovered == 2 && first.subscriptions.count == 4, "the server and three of five channels")
-        _ = try await alice.createChannel(in: g.serverID, name: "c5")
+        _ = try await alice.channels.create(in: g.serverID, name: "c5")
         let later = try await waitFor("a change saying 3") {
             events.notifications.first { $0.kind == .subscriptionChanged && $0.autoUncovered == 3 }
         }
@@ -226,9 +226,9 @@ func largeServer(_ tweak: @escaping (inout Settings) throws -> Void = { _ in }) 
         let assigned = try await waitFor("assignment") { events.notifications.first { $0.kind == .subscriptionChanged } }
         #expect(!assigned.subscriptions.contains { $0.type == .channelTyping })
         let (carol, _) = try await server.client("carol")
-        _ = try await carol.joinServer(g.serverID)
-        try await carol.sendTyping(c.channelID)
-        let sentinel = try await alice.send("after the typing", to: c.channelID)
+        _ = try await carol.servers.join(g.serverID)
+        try await carol.messages.sendTyping(c.channelID)
+        let sentinel = try await alice.messages.send("after the typing", to: c.channelID)
         _ = try await events.message { $0.uid == sentinel.uid }
         #expect(events.typings.isEmpty)
         _ = auto

@@ -36,7 +36,7 @@ import Testing
         bob.addListener(events)
         try await bob.connect()
         #expect(try await bob.sub(.channelMsg, serverID, [channel]) == [.targetOk])
-        let before = try await alice.send("before", to: channel)
+        let before = try await alice.messages.send("before", to: channel)
         _ = try await events.message { $0.uid == before.uid }
         bob.simulateNetworkDrop()
         return (bob, events, gate)
@@ -52,8 +52,8 @@ import Testing
             sent += try await withThrowingTaskGroup(of: GHChannelMessage.self) { group in
                 for i in start..<min(n, start + 50) {
                     group.addTask {
-                        if blobBytes > 0 { return try await alice.send(blob(blobBytes, byte: UInt8(i % 256)), to: channel) }
-                        return try await alice.send("hey \(i)", to: channel, mentions: user.map { [$0] } ?? [])
+                        if blobBytes > 0 { return try await alice.messages.send(blob(blobBytes, byte: UInt8(i % 256)), to: channel) }
+                        return try await alice.messages.send("hey \(i)", to: channel, mentions: user.map { [$0] } ?? [])
                     }
                 }
                 var out: [GHChannelMessage] = []
@@ -133,7 +133,7 @@ import Testing
             if f.event.offline && f.event.left == 0 { firstPackageEnd = f.event.seq }
         }
         // The first package is not acknowledged yet: a live message must wait.
-        let live = try await alice.send("live while bob syncs", to: channel)
+        let live = try await alice.messages.send("live while bob syncs", to: channel)
         var ping = GHRequest()
         ping.id = 5
         ping.heartbeat = GHHeartbeat()
@@ -172,7 +172,7 @@ import Testing
         raw.login(server.token("bob"))
         #expect(raw.nextFrame()?.response.login.userID == "bob")
         // bob reads the first package and never acknowledges it; live messages pile up behind the sync.
-        for i in 0..<8 { _ = try await alice.send("live \(i)", to: channel) }
+        for i in 0..<8 { _ = try await alice.messages.send("live \(i)", to: channel) }
         let frames = raw.framesUntilClosed(timeout: 10)
         #expect(raw.peerClosed, "the session was not ended")
         let live = frames.filter { f in
@@ -262,7 +262,7 @@ import Testing
         let (alice, _, channel) = try await setUp(server)
         let raw = try RawConnection(port: server.port)
         guard let login = raw.loginAndSync(server.token("bob")) else { Issue.record("login failed"); return }
-        for i in 0..<3 { _ = try await alice.send("m\(i)", to: channel) }
+        for i in 0..<3 { _ = try await alice.messages.send("m\(i)", to: channel) }
         var last: UInt64 = 0
         while last < 4, let f = raw.nextFrame() { last = max(last, f.event.seq) }
         // A heartbeat can carry the acknowledgement: events up to 4 are forgotten.
@@ -301,11 +301,11 @@ import Testing
         var heard = false
         while !heard, let f = raw.nextFrame() { if case .presence? = f.event.body { heard = true } }
         #expect(heard, "alice's presence at login")
-        let before = try await alice.send("seen", to: channel)
+        let before = try await alice.messages.send("seen", to: channel)
         guard let seen = raw.nextFrame(), seen.event.message.uid == before.uid else { Issue.record("first message missing"); return }
         raw.cut()
         var missed: [UInt64] = []
-        for i in 0..<5 { missed.append(try await alice.send("missed \(i)", to: channel).uid) }
+        for i in 0..<5 { missed.append(try await alice.messages.send("missed \(i)", to: channel).uid) }
         let again = try RawConnection(port: server.port)
         again.resume(server.token("bob"), sessionID: login.sessionID, lastEventSeq: seen.event.seq)
         let answer = again.nextFrame()?.response.login
@@ -327,7 +327,7 @@ import Testing
         #expect(replayed.map(\.event.message.uid) == missed)
         #expect(replayed.map(\.event.seq) == Array((seen.event.seq + 1)...(seen.event.seq + 5)))
         // Live again, on the same session.
-        let after = try await alice.send("live", to: channel)
+        let after = try await alice.messages.send("live", to: channel)
         #expect(again.nextFrame()?.event.message.uid == after.uid)
     }
 
@@ -337,16 +337,16 @@ import Testing
         defer { server.stop() }
         let (alice, _, channel) = try await setUp(server)
         let (bob, events) = try await server.client("bob")
-        let serverID = try await alice.myServers()[0].serverID
+        let serverID = try await alice.servers.mine()[0].serverID
         let statuses = try await bob.sub(.channelMsg, serverID, [channel])
         #expect(statuses == [.targetOk])
-        _ = try await alice.send("before", to: channel)
+        _ = try await alice.messages.send("before", to: channel)
         _ = try await events.message { $0.body.text == "before" }
         bob.simulateNetworkDrop()
         var sent: [UInt64] = []
-        for i in 0..<10 { sent.append(try await alice.send("during \(i)", to: channel).uid) }
+        for i in 0..<10 { sent.append(try await alice.messages.send("during \(i)", to: channel).uid) }
         _ = try await waitFor("a resume") { events.resumes.isEmpty ? nil : true }
-        let after = try await alice.send("after", to: channel)
+        let after = try await alice.messages.send("after", to: channel)
         _ = try await events.message { $0.uid == after.uid }
         let uids = events.messages.map(\.uid)
         #expect(uids.filter { sent.contains($0) } == sent, "each missed message once, in order")
@@ -371,13 +371,13 @@ import Testing
         let (bob, events, gate) = try await droppedSubscriber(server, alice, serverID, channel)
         defer { bob.close() }
         var sent: [UInt64] = []
-        for i in 0..<12 { sent.append(try await alice.send("during \(i)", to: channel).uid) }
+        for i in 0..<12 { sent.append(try await alice.messages.send("during \(i)", to: channel).uid) }
         gate.open()
         _ = try await waitFor("bob logged in afresh", timeout: 30) { events.syncCompletions >= 2 ? true : nil }
         // Live again once the SDK has subscribed again.
         var after: GHChannelMessage?
         for _ in 0..<20 where after == nil {
-            let m = try await alice.send("after", to: channel)
+            let m = try await alice.messages.send("after", to: channel)
             if (try? await events.message(timeout: 1) { $0.uid == m.uid }) != nil { after = m }
         }
         #expect(after != nil, "live again")
@@ -403,12 +403,12 @@ import Testing
         try server.restart()
         let (again, _) = try await server.client("alice", device: "after-restart")
         var sent: [UInt64] = []
-        for i in 0..<30 { sent.append(try await again.send("while restarted \(i)", to: channel).uid) }
+        for i in 0..<30 { sent.append(try await again.messages.send("while restarted \(i)", to: channel).uid) }
         gate.open()
         _ = try await waitFor("bob logged in afresh", timeout: 30) { events.syncCompletions >= 2 ? true : nil }
         var after: GHChannelMessage?
         for _ in 0..<20 where after == nil {
-            let m = try await again.send("after", to: channel)
+            let m = try await again.messages.send("after", to: channel)
             if (try? await events.message(timeout: 1) { $0.uid == m.uid }) != nil { after = m }
         }
         #expect(after != nil, "live again")
@@ -450,7 +450,7 @@ import Testing
         defer { server.stop() }
         let (alice, _, channel) = try await setUp(server)
         let (carol, carolEvents) = try await server.client("carol")
-        _ = try await carol.joinServer(try await alice.myServers()[0].serverID)
+        _ = try await carol.servers.join(try await alice.servers.mine()[0].serverID)
         let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
         guard let login = slow.loginAndSync(server.token("bob")) else { Issue.record("login failed"); return }
         // bob stops reading; alice sends more than the kernel buffers and the cap hold.
@@ -502,7 +502,7 @@ func blob(_ count: Int, byte: UInt8) -> GHMessageBody {
         let (carol, _) = try await server.client("carol")
         let (bobJoin, bobJoinEvents) = try await server.client("bob")
         let (g, c) = try await guild(server, owner: alice, members: [bobJoin, carol])
-        let quiet = try await alice.createChannel(in: g.serverID, name: "quiet")
+        let quiet = try await alice.channels.create(in: g.serverID, name: "quiet")
         _ = try await bobJoinEvents.notification(.memberJoined)
         bobJoin.close()
         let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
@@ -526,15 +526,15 @@ func blob(_ count: Int, byte: UInt8) -> GHMessageBody {
         var sent: [GHChannelMessage] = []
         for _ in 0..<8 {
             sent += try await withThrowingTaskGroup(of: GHChannelMessage.self) { group in
-                for _ in 0..<50 { group.addTask { try await alice.send(body, to: c.channelID) } }
+                for _ in 0..<50 { group.addTask { try await alice.messages.send(body, to: c.channelID) } }
                 var out: [GHChannelMessage] = []
                 for try await m in group { out.append(m) }
                 return out
             }
         }
         let sentUIDs = sent.sorted { $0.seq < $1.seq }.map(\.uid)
-        try await carol.sendTyping(c.channelID)
-        for i in 0..<5 { _ = try await carol.send("quiet \(i)", to: quiet.channelID) }
+        try await carol.messages.sendTyping(c.channelID)
+        for i in 0..<5 { _ = try await carol.messages.send("quiet \(i)", to: quiet.channelID) }
         // Now bob reads everything (heartbeats keep him alive while the queue drains).
         var frames: [GHFrame] = []
         var ping = GHRequest()
@@ -576,7 +576,7 @@ extension BackpressureConformanceTests {
         var sent = 0
         for _ in 0..<8 {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<50 { group.addTask { _ = try await alice.send(body, to: c.channelID) } }
+                for _ in 0..<50 { group.addTask { _ = try await alice.messages.send(body, to: c.channelID) } }
                 try await group.waitForAll()
             }
             sent += 50
@@ -603,7 +603,7 @@ extension BackpressureConformanceTests {
         // Enough to fill the kernel's buffers and leave bytes queued, far below the caps.
         for _ in 0..<4 {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<50 { group.addTask { _ = try await alice.send(body, to: c.channelID) } }
+                for _ in 0..<50 { group.addTask { _ = try await alice.messages.send(body, to: c.channelID) } }
                 try await group.waitForAll()
             }
         }
@@ -639,7 +639,7 @@ extension BackpressureConformanceTests {
         let done = Counter()
         let publishing = Task {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<total { group.addTask { _ = try await alice.send(body, to: c.channelID); done.add() } }
+                for _ in 0..<total { group.addTask { _ = try await alice.messages.send(body, to: c.channelID); done.add() } }
                 try await group.waitForAll()
             }
         }
@@ -688,7 +688,7 @@ extension BackpressureConformanceTests {
         let total = 600
         let done = Counter()
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<total { group.addTask { _ = try await alice.send(body, to: c.channelID); done.add() } }
+            for _ in 0..<total { group.addTask { _ = try await alice.messages.send(body, to: c.channelID); done.add() } }
             try await group.waitForAll()
         }
         #expect(done.value == total, "every send answered while bob read nothing")
@@ -730,11 +730,11 @@ extension BackpressureConformanceTests {
         let each = 300
         try await withThrowingTaskGroup(of: Void.self) { group in
             for client in [alice, bob] {
-                for i in 0..<each { group.addTask { _ = try await client.send("m\(i)", to: c.channelID) } }
+                for i in 0..<each { group.addTask { _ = try await client.messages.send("m\(i)", to: c.channelID) } }
             }
             try await group.waitForAll()
         }
-        let page = try await alice.history(of: c.channelID, limit: 100)
+        let page = try await alice.messages.history(of: c.channelID, limit: 100)
         #expect(page.messages.map(\.seq).max() == UInt64(2 * each))
     }
 }

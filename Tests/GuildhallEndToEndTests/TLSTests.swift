@@ -158,7 +158,7 @@ import Testing
             options.tls = ClientTLS(caFile: certs.ca)
             let client = GuildhallClient(host: host, port: server.port, options: options)
             #expect(try await client.connect().userID == "alice-\(host)")
-            _ = try await client.createServer(name: "over TLS")
+            _ = try await client.servers.create(name: "over TLS")
             client.close()
         }
         let (status, out) = try Binary.run(["client", "--server", "localhost:\(server.port)", "--tls", "--ca-file", certs.ca,

@@ -24,12 +24,12 @@ import Testing
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (eve, _) = try await server.client("eve")
-        let g = try await alice.createServer(name: "G", openJoin: false)
-        _ = try await alice.updateServer(g.serverID, allowGuests: true)
-        let c = try await alice.createChannel(in: g.serverID, name: "c")
-        await expectError(.notFound) { try await eve.sendTyping(c.channelID) }
-        try await eve.enterAsGuest(g.serverID)
-        await expectError(.forbidden) { try await eve.sendTyping(c.channelID) }
+        let g = try await alice.servers.create(name: "G", openJoin: false)
+        _ = try await alice.servers.update(g.serverID, allowGuests: true)
+        let c = try await alice.channels.create(in: g.serverID, name: "c")
+        await expectError(.notFound) { try await eve.messages.sendTyping(c.channelID) }
+        try await eve.servers.enterAsGuest(g.serverID)
+        await expectError(.forbidden) { try await eve.messages.sendTyping(c.channelID) }
     }
 
     /// Five channels (in five servers, so on different homes with several
@@ -42,15 +42,15 @@ import Testing
         var channels: [(server: UInt64, channel: UInt64)] = []
         var typers: [GuildhallClient] = []
         for i in 0..<5 {
-            let g = try await alice.createServer(name: "G\(i)")
-            let c = try await alice.createChannel(in: g.serverID, name: "c")
+            let g = try await alice.servers.create(name: "G\(i)")
+            let c = try await alice.channels.create(in: g.serverID, name: "c")
             let (typer, _) = try await server.client("typer\(i)")
-            _ = try await typer.joinServer(g.serverID)
+            _ = try await typer.servers.join(g.serverID)
             channels.append((g.serverID, c.channelID))
             typers.append(typer)
         }
         let (bob, _) = try await server.client("bob")
-        for (s, _) in channels { _ = try await bob.joinServer(s) }
+        for (s, _) in channels { _ = try await bob.servers.join(s) }
         bob.close()
         let raw = try RawConnection(port: server.port)
         #expect(raw.loginAndSync(server.token("bob", device: "raw")) != nil)
@@ -67,7 +67,7 @@ import Testing
             let answer = try #require(raw.nextFrame())
             #expect(answer.response.subscribe.results.first?.status == .targetOk)
         }
-        for (typer, (_, c)) in zip(typers, channels) { try await typer.sendTyping(c) }
+        for (typer, (_, c)) in zip(typers, channels) { try await typer.messages.sendTyping(c) }
         var frames: [(at: Date, event: GHTypingEvent)] = []
         var covered: Set<UInt64> = []
         let deadline = Date().addingTimeInterval(10)
@@ -95,10 +95,10 @@ import Testing
         }
         defer { server.stop() }
         let (alice, _, dave, bobEvents, c) = try await setUp(server)
-        for _ in 0..<5 { try await alice.sendTyping(c.channelID) }
+        for _ in 0..<5 { try await alice.messages.sendTyping(c.channelID) }
         let first = try await waitFor("a typing frame") { bobEvents.typings.first }
         #expect(first.typers.map(\.userID) == ["alice"])
-        try await dave.sendTyping(c.channelID)
+        try await dave.messages.sendTyping(c.channelID)
         let second = try await waitFor("a frame with dave") { bobEvents.typings.first { $0.typers.contains { $0.userID == "dave" } } }
         #expect(second.typers.map(\.userID) == ["alice", "dave"])
         #expect(bobEvents.typings.count == 2, "five typings from alice made one frame")
@@ -110,8 +110,8 @@ import Testing
         let (alice, _, dave, _, c) = try await setUp(server)
         let (aliceLaptop, laptopEvents) = try await server.client("alice", device: "laptop")
         try await aliceLaptop.sub(.channelTyping, c.serverID, [c.channelID])
-        try await alice.sendTyping(c.channelID)
-        try await dave.sendTyping(c.channelID)
+        try await alice.messages.sendTyping(c.channelID)
+        try await dave.messages.sendTyping(c.channelID)
         _ = try await waitFor("dave's typing") { laptopEvents.typings.first { !$0.typers.isEmpty } }
         // Not even a frame with an empty list for alice's own typing.
         #expect(laptopEvents.typings.map { $0.typers.map(\.userID) } == [["dave"]])
@@ -121,10 +121,10 @@ import Testing
         let server = try TestServer()
         defer { server.stop() }
         let (alice, _, dave, bobEvents, c) = try await setUp(server)
-        try await alice.sendTyping(c.channelID)
+        try await alice.messages.sendTyping(c.channelID)
         _ = try await waitFor("alice typing") { bobEvents.typings.first }
         server.clock.advance(ms: 11_000)
-        try await dave.sendTyping(c.channelID)
+        try await dave.messages.sendTyping(c.channelID)
         let later = try await waitFor("dave typing") { bobEvents.typings.first { $0.typers.contains { $0.userID == "dave" } } }
         #expect(later.typers.map(\.userID) == ["dave"], "alice's state expired 10 s after she typed")
     }
@@ -133,9 +133,9 @@ import Testing
         let server = try TestServer()
         defer { server.stop() }
         let (alice, _, _, bobEvents, c) = try await setUp(server)
-        try await alice.sendTyping(c.channelID)
+        try await alice.messages.sendTyping(c.channelID)
         _ = try await waitFor("alice typing") { bobEvents.typings.first { !$0.typers.isEmpty } }
-        _ = try await alice.send("done typing", to: c.channelID)
+        _ = try await alice.messages.send("done typing", to: c.channelID)
         let cleared = try await waitFor("the typer list to empty") { bobEvents.typings.first { $0.typers.isEmpty } }
         #expect(cleared.channelID == c.channelID)
     }
@@ -150,17 +150,17 @@ extension TypingConformanceTests {
         defer { server.stop() }
         let (alice, aliceEvents) = try await server.client("alice")
         let (bob, bobEvents) = try await server.client("bob")
-        let conversation = try await alice.openConversation(with: "bob").conversationID
-        try await alice.sendTyping(to: "bob")
+        let conversation = try await alice.directs.open(with: "bob").conversationID
+        try await alice.directs.sendTyping(to: "bob")
         let heard = try await waitFor("bob hears alice typing") {
             bobEvents.typings.first { $0.channelID == conversation && $0.typers.map(\.userID) == ["alice"] }
         }
         #expect(heard.serverID == 0)
-        _ = try await alice.sendDirect("hi", to: "bob")
+        _ = try await alice.directs.send("hi", to: "bob")
         _ = try await waitFor("the typing ended by the message") { bobEvents.typings.last { $0.channelID == conversation && $0.typers.isEmpty } }
         #expect(!aliceEvents.typings.contains { $0.channelID == conversation }, "the typer's own sessions hear nothing")
         let (eve, _) = try await server.client("eve")
-        await expectError(.notFound) { try await eve.sendTyping(to: "bob") }
-        await expectError(.notFound) { try await bob.sendTyping(to: "bob") }
+        await expectError(.notFound) { try await eve.directs.sendTyping(to: "bob") }
+        await expectError(.notFound) { try await bob.directs.sendTyping(to: "bob") }
     }
 }

@@ -129,8 +129,8 @@ final class WebSocketPeer {
         let server = try Self.server()
         defer { server.stop() }
         let (alice, aliceHeard) = try await server.client("alice")
-        let g = try await alice.createServer(name: "Mixed")
-        let channel = try await alice.createChannel(in: g.serverID, name: "general")
+        let g = try await alice.servers.create(name: "Mixed")
+        let channel = try await alice.channels.create(in: g.serverID, name: "general")
 
         let bob = try WebSocketPeer(port: server.webSocketPort, json: json)
         #expect(bob.handshake().hasPrefix("HTTP/1.1 101 "))
@@ -141,7 +141,7 @@ final class WebSocketPeer {
         bob.send(join)
         while let f = bob.nextFrame(), f.response.id != 2 {}
 
-        let fromTCP = try await alice.send("hello over TCP", to: channel.channelID)
+        let fromTCP = try await alice.messages.send("hello over TCP", to: channel.channelID)
         let event = try #require(bob.nextMessageEvent(), "bob hears alice over WebSocket")
         let heard = event.message
         #expect(heard.uid == fromTCP.uid && heard.body.text == "hello over TCP")

@@ -27,10 +27,10 @@ import Testing
         let (alice, _) = try await server.client("alice")
         let (bob, bobHeard) = try await server.client("bob")
         let (g, c) = try await guild(server, owner: alice, members: [bob])
-        await expectError(.forbidden) { _ = try await bob.createWebhook(in: c.channelID, name: "sneaky") }
-        let hook = try await alice.createWebhook(in: c.channelID, name: "CI", reason: "build notices")
+        await expectError(.forbidden) { _ = try await bob.webhooks.create(in: c.channelID, name: "sneaky") }
+        let hook = try await alice.webhooks.create(in: c.channelID, name: "CI", reason: "build notices")
         #expect(hook.path == "/webhooks/\(c.channelID)/\(hook.webhookID)/\(hook.secret)" && hook.secret.count == 64)
-        let listed = try await alice.webhooks(in: c.channelID)
+        let listed = try await alice.webhooks.list(in: c.channelID)
         #expect(listed.map(\.webhookID) == [hook.webhookID] && listed[0].secret.isEmpty && listed[0].path.isEmpty && listed[0].name == "CI")
 
         // A post is a message of the channel: live to members, in history, with its author.
@@ -47,11 +47,11 @@ import Testing
                                     "http://127.0.0.1:\(port)\(hook.path)"])
         #expect(viaCurl.status == 200, "\(String(decoding: viaCurl.body, as: UTF8.self))")
         _ = try await bobHeard.message { $0.body.text == long }
-        let history = try await bob.history(of: c.channelID).messages
+        let history = try await bob.messages.history(of: c.channelID).messages
         #expect(history.suffix(3).map(\.webhook.name) == ["Builder", "CI", "CI"])
 
         // Bad posts, each with a status and a message that names the problem; nothing is sent.
-        let before = try await bob.history(of: c.channelID).messages.count
+        let before = try await bob.messages.history(of: c.channelID).messages.count
         let wrongSecret = "/webhooks/\(c.channelID)/\(hook.webhookID)/\(String(repeating: "0", count: 64))"
         for (path, body, type, method, status) in [
             (wrongSecret, #"{"content": "x"}"#, "application/json", "POST", 404),
@@ -67,7 +67,7 @@ import Testing
             let answer = try Self.post(path, port: port, body: body, type: type, method: method)
             #expect(answer.status == status && !(answer.json["error"] as? String ?? "").isEmpty, "\(method) \(path) \(body.prefix(40)): \(answer.status) \(answer.body)")
         }
-        #expect(try await bob.history(of: c.channelID).messages.count == before)
+        #expect(try await bob.messages.history(of: c.channelID).messages.count == before)
 
         // Held to the rate of one session (made 1 a second here, live): a burst past it is told to wait.
         server.update { $0.rateMessages = 1 }
@@ -83,10 +83,10 @@ import Testing
         try await waitUntil("the webhook posts after the restart") {
             try Self.post(hook.path, port: server.webSocketPort, body: #"{"content": "after the restart"}"#).status == 200
         }
-        try await again.deleteWebhook(hook.webhookID, in: c.channelID, reason: "retired")
+        try await again.webhooks.delete(hook.webhookID, in: c.channelID, reason: "retired")
         #expect(try Self.post(hook.path, port: server.webSocketPort, body: #"{"content": "x"}"#).status == 404)
-        await expectError(.notFound) { try await again.deleteWebhook(hook.webhookID, in: c.channelID) }
-        let log = try await again.auditLog(of: g.serverID)
+        await expectError(.notFound) { try await again.webhooks.delete(hook.webhookID, in: c.channelID) }
+        let log = try await again.servers.auditLog(of: g.serverID)
         #expect(log.entries.prefix(2).map(\.action) == [.auditWebhookDeleted, .auditWebhookCreated])
         #expect(log.entries.first?.reason == "retired" && log.entries.first?.target == String(hook.webhookID))
     }
@@ -96,12 +96,12 @@ import Testing
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (g, c) = try await guild(server, owner: alice, members: [])
-        for i in 0..<10 { _ = try await alice.createWebhook(in: c.channelID, name: "hook \(i)") }
-        await expectError(.limitReached) { _ = try await alice.createWebhook(in: c.channelID, name: "one too many") }
-        await expectError(.badRequest) { _ = try await alice.createWebhook(in: g.serverID == 0 ? 0 : c.channelID, name: " ") }
-        let doomed = try await alice.createChannel(in: g.serverID, name: "doomed")
-        let hook = try await alice.createWebhook(in: doomed.channelID, name: "gone soon")
-        try await alice.deleteChannel(doomed.channelID)
+        for i in 0..<10 { _ = try await alice.webhooks.create(in: c.channelID, name: "hook \(i)") }
+        await expectError(.limitReached) { _ = try await alice.webhooks.create(in: c.channelID, name: "one too many") }
+        await expectError(.badRequest) { _ = try await alice.webhooks.create(in: g.serverID == 0 ? 0 : c.channelID, name: " ") }
+        let doomed = try await alice.channels.create(in: g.serverID, name: "doomed")
+        let hook = try await alice.webhooks.create(in: doomed.channelID, name: "gone soon")
+        try await alice.channels.delete(doomed.channelID)
         #expect(try Self.post(hook.path, port: server.webSocketPort, body: #"{"content": "x"}"#).status == 404)
         try server.restart()
         #expect(try Self.post(hook.path, port: server.webSocketPort, body: #"{"content": "x"}"#).status == 404)

@@ -50,7 +50,7 @@ struct FilesBench: AsyncParsableCommand {
             for (i, c) in sessions.enumerated() {
                 group.addTask {
                     var ids: [UInt64] = []
-                    for n in stride(from: i, to: files, by: clients) { ids.append(try await c.upload(body, as: "f\(n).bin", to: .channel(BenchTargets.channelID))) }
+                    for n in stride(from: i, to: files, by: clients) { ids.append(try await c.files.upload(body, as: "f\(n).bin", to: .channel(BenchTargets.channelID))) }
                     return (i, ids)
                 }
             }
@@ -62,7 +62,7 @@ struct FilesBench: AsyncParsableCommand {
         var links: [[String]] = []
         for (c, ids) in zip(sessions, uploaded) {
             var mine: [String] = []
-            for id in ids { mine.append(try await c.send("", to: BenchTargets.channelID, attachments: [id]).attachments[0].url) }
+            for id in ids { mine.append(try await c.messages.send("", to: BenchTargets.channelID, attachments: [id]).attachments[0].url) }
             links.append(mine)
         }
         let downCPU = server.cpuSeconds
@@ -179,7 +179,7 @@ final class Uploaders: Sendable {
                         while Date() < next, !u.stopping.load(ordering: .relaxed) { try? await Task.sleep(nanoseconds: 20_000_000) }
                         if u.stopping.load(ordering: .relaxed) { break }
                     }
-                    guard (try? await c.upload(body, as: "u\(i)-\(n).bin", to: .channel(BenchTargets.channelID))) != nil else { break }
+                    guard (try? await c.files.upload(body, as: "u\(i)-\(n).bin", to: .channel(BenchTargets.channelID))) != nil else { break }
                     n += 1
                     tally.count.add(1, ordering: .relaxed)
                 }

@@ -50,11 +50,11 @@ struct MemberListBench: AsyncParsableCommand {
             let page = try await ask()
             return (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6, page)
         }
-        let (first, firstPage) = try await timed { try await owner.memberPage(of: server, limit: limit) }
+        let (first, firstPage) = try await timed { try await owner.members.page(of: server, limit: limit) }
         var walked: [Double] = []
         var cursor = firstPage.nextCursor
         for _ in 0..<pages {
-            let (ms, page) = try await timed { try await owner.memberPage(of: server, cursor: cursor, limit: limit) }
+            let (ms, page) = try await timed { try await owner.members.page(of: server, cursor: cursor, limit: limit) }
             walked.append(ms)
             cursor = page.nextCursor
         }
@@ -62,8 +62,8 @@ struct MemberListBench: AsyncParsableCommand {
         var byRole: [Double] = [], onlineOnly: [Double] = []
         var onlineCount: UInt32 = 0
         for _ in 0..<pages {
-            byRole.append(try await timed { try await owner.memberPage(of: server, limit: limit, role: 2) }.0)
-            let (ms, page) = try await timed { try await owner.memberPage(of: server, limit: limit, onlineOnly: true) }
+            byRole.append(try await timed { try await owner.members.page(of: server, limit: limit, role: 2) }.0)
+            let (ms, page) = try await timed { try await owner.members.page(of: server, limit: limit, onlineOnly: true) }
             onlineOnly.append(ms)
             onlineCount = page.onlineCount
         }

@@ -90,14 +90,14 @@ struct PresenceBench: AsyncParsableCommand {
                             // The timed flipper: one change a second, timed until a member hears it.
                             timer.firstHeard.withLock { $0 = [:] }
                             let at = DispatchTime.now().uptimeNanoseconds
-                            try await c.setIdle(idle)
+                            try await c.people.setIdle(idle)
                             let want: GHPresenceStatus = idle ? .presenceIdle : .presenceOnline
                             while DispatchTime.now().uptimeNanoseconds < at + 3_000_000_000, timer.firstHeard.withLock({ $0[want] }) == nil {
                                 try await Task.sleep(nanoseconds: 1_000_000)
                             }
                             if let heard = timer.firstHeard.withLock({ $0[want] }) { flips.lateness.withLock { $0.append(Double(heard - at) / 1e6) } }
                         } else {
-                            try await c.setIdle(idle)
+                            try await c.people.setIdle(idle)
                         }
                         flips.count.add(1, ordering: .relaxed)
                         idle.toggle()

@@ -105,7 +105,7 @@ struct SearchBench: AsyncParsableCommand {
         var samples: [Double] = [], hits = 0, slowest = (seconds: 0.0, query: "")
         for (n, query) in queries.enumerated() {
             let start = DispatchTime.now().uptimeNanoseconds
-            let page = try await client.search(query, in: .server(BenchTargets.serverID))
+            let page = try await client.messages.search(query, in: .server(BenchTargets.serverID))
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             guard n >= 10 else { continue }
             samples.append(seconds)

@@ -108,8 +108,8 @@ final class FanoutFixture: @unchecked Sendable {
             let c = GuildhallClient(port: handle.port, token: Self.token("m\(i)"))
             c.addListener(counter)
             try await c.connect()
-            let result = try await c.subscribeChannel(SubscribeChannelParam(subscribeType: .channelMsg,
-                                                                           targets: [ChannelTarget(serverID: serverID, channelID: channelID)]))
+            let result = try await c.subscriptions.subscribeChannel(SubscribeChannelParam(subscribeType: .channelMsg,
+                                                                                         targets: [ChannelTarget(serverID: serverID, channelID: channelID)]))
             guard result.first?.status == .targetOk else { throw ValidationError("subscribe failed: \(result)") }
             subs.append(c)
         }
@@ -135,7 +135,7 @@ final class FanoutFixture: @unchecked Sendable {
             var sent = 0
             while sent < messages {
                 let batch = min(window, messages - sent)
-                for _ in 0..<batch { group.addTask { _ = try await self.publisher.send(body, to: self.channel) } }
+                for _ in 0..<batch { group.addTask { _ = try await self.publisher.messages.send(body, to: self.channel) } }
                 for _ in 0..<batch { try await group.next() }
                 sent += batch
             }
