@@ -9,7 +9,7 @@
 // for up to 5 s, then answers 503. The retry travels under a request id of
 // the gateway's (`firstCarriedID` and up): a late answer from the old home to
 // the client's id is dropped, and the retry's answer goes to the client under
-// its own id. Gateway loop only.
+// its own id. Kept by `GatewayRequests` (SubscriptionCarry.swift). Gateway loop only.
 
 import GuildhallCore
 import GuildhallWire
@@ -27,7 +27,7 @@ struct ForwardedSend {
     var retryID: UInt64?
 }
 
-extension Gateway {
+extension GatewayRequests {
     static let orphanedSendMs: UInt64 = 5_000
 
     /// A send for a home on another node (or, `orphaned`, for a shard no node
@@ -58,21 +58,21 @@ extension Gateway {
     }
 
     /// The shards changed hands: their unanswered sends look for the new owner.
-    func orphanSends(ofShards shards: Set<Int>) {
+    func orphanSends(ofShards shards: Set<Int>, _ session: (UInt64) -> Session?) {
         let now = loop.nowMillis
-        for (key, f) in forwardedSends where f.orphanedAt == nil && shards.contains(ShardPlan.shard(guild: f.request.channelID, shards: settings.shards)) {
+        for (key, f) in forwardedSends where f.orphanedAt == nil && shards.contains(ShardPlan.shard(guild: f.request.channelID, shards: self.shards)) {
             forwardedSends[key]?.orphanedAt = now
             forwardedSends[key]?.retryID = nil
         }
-        resendOrphans(now: now)
+        resendOrphans(now: now, session)
     }
 
     /// Each sweep: orphaned sends go to their shard's owner if there is one
     /// now, or are answered 503 once 5 s passed; sends of sessions gone are forgotten.
-    func resendOrphans(now: UInt64) {
+    func resendOrphans(now: UInt64, _ session: (UInt64) -> Session?) {
         guard !forwardedSends.isEmpty else { return }
         for (key, f) in forwardedSends {
-            guard let s = sessions[key.session], s.isLoggedIn else {
+            guard let s = session(key.session), s.isLoggedIn else {
                 forwardedSends.removeValue(forKey: key)
                 continue
             }

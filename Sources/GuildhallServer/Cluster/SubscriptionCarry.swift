@@ -12,9 +12,13 @@
 // The gateway's side of the interest stays as it was meanwhile: the old home
 // hands a guild over without ending it (InterestFeed.handOver).
 // The answers to these requests are the gateway's, not the client's: their
-// ids start at `firstCarriedID`, above any a client uses. Gateway loop only.
+// ids start at `firstCarriedID`, above any a client uses. Kept by
+// `GatewayRequests`, with the sends forwarded to other nodes
+// (ForwardedSends.swift); it touches the sessions it is given, the routes
+// and the gateway's gap record. Gateway loop only.
 
 import GuildhallCore
+import GuildhallLoop
 import GuildhallWire
 import SwiftProtobuf
 
@@ -25,9 +29,34 @@ struct CarriedRequest {
     let since: UInt64
 }
 
-extension Gateway {
+/// What a gateway asks of homes for its sessions and answers itself:
+/// requests carried to guilds' new homes and sends forwarded to other nodes.
+final class GatewayRequests {
     static let firstCarriedID: UInt64 = 1 << 63
     static let carryForMs: UInt64 = 30_000
+
+    let routes: HomeRoutes
+    /// The gateway's half of the interest: its record of the last message delivered per channel (what a new home is asked again for).
+    let interest: GatewayInterest
+    let loop: EventLoop
+    let clock: @Sendable () -> UInt64
+    let shards: Int
+    /// Mints a message UID at a loop time (the loop's home's generator).
+    var mintUID: (UInt64) -> MessageUID = { _ in 0 }
+    /// Requests made again at guilds' new homes, by id, and those to make again next sweep.
+    var carried: [UInt64: CarriedRequest] = [:]
+    var carryAgain: [CarriedRequest] = []
+    var nextCarriedID = GatewayRequests.firstCarriedID
+    /// Sends forwarded to another node and not yet answered (ForwardedSends.swift).
+    var forwardedSends: [ForwardedSend.Key: ForwardedSend] = [:]
+
+    init(routes: HomeRoutes, interest: GatewayInterest, loop: EventLoop, clock: @escaping @Sendable () -> UInt64, shards: Int) {
+        self.routes = routes
+        self.interest = interest
+        self.loop = loop
+        self.clock = clock
+        self.shards = shards
+    }
 
     /// A session's request, noted in its ledger when it changes what the session holds (in a cluster only).
     func noteForCarry(_ body: GHRequest.OneOf_Body, of s: Session) {
@@ -42,9 +71,9 @@ extension Gateway {
 
     /// The guilds of `shards` have new homes: every session here asks them
     /// again for what it held there.
-    func carrySubscriptions(ofShards shards: Set<Int>) {
-        let count = settings.shards
-        for s in sessions.values where s.isLoggedIn && !s.ledger.isEmpty {
+    func carrySubscriptions(ofShards shards: Set<Int>, of sessions: some Sequence<Session>) {
+        let count = self.shards
+        for s in sessions where s.isLoggedIn && !s.ledger.isEmpty {
             for body in s.ledger.requests(for: { shards.contains(ShardPlan.shard(guild: $0, shards: count)) }) {
                 carry(CarriedRequest(session: s.key, body: body, since: loop.nowMillis), for: s)
             }
@@ -86,12 +115,12 @@ extension Gateway {
     var answersNeedSorting: Bool { !carried.isEmpty || !forwardedSends.isEmpty }
 
     /// Each sweep: the carried requests answered 503 are asked again.
-    func carryRefusedAgain() {
+    func carryRefusedAgain(_ session: (UInt64) -> Session?) {
         guard !carryAgain.isEmpty else { return }
         let again = carryAgain
         carryAgain = []
         for c in again {
-            guard let s = sessions[c.session], s.isLoggedIn else { continue }
+            guard let s = session(c.session), s.isLoggedIn else { continue }
             carry(c, for: s)
         }
     }

@@ -168,7 +168,7 @@ extension Gateway {
             if rule.target != .gateway { session.unanswered.read(request.id, body.kindLabel) }
             if rule.target == .gateway, answer(body, id: request.id, on: session) { return }
             if case .sendMessage(let r) = body { return routes.sendMessage(SendRequest(r), id: request.id, from: session, bytes: payload.count) }
-            noteForCarry(body, of: session)
+            requests.noteForCarry(body, of: session)
             routes.route(body, rule: rule, id: request.id, from: session, bytes: payload.count)
         }
     }

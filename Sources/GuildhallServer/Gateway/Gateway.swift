@@ -87,29 +87,22 @@ final class Gateway {
     /// Which loop this gateway is (0 for the home's own).
     let index: Int
     let flushList = FlushList()
-    /// Sessions owed a typing frame that has to wait for its interval (TypingFrames.swift).
-    var typingWaiting: Set<UInt64> = []
-    /// Sessions owed a presence frame that has to wait (PresenceFrames.swift).
-    var presenceWaiting: Set<UInt64> = []
+    /// Typing and presence frames that wait for their intervals (CoalescedFrames.swift).
+    let frames: CoalescedFrames
     /// Retries the typing and presence frames that had to wait for their intervals.
     private var typingTimer: LoopTimer!
     /// How to hand a connection to each gateway by index (a resume that arrived on the wrong loop).
     var peers: [@Sendable (HandOff) -> Void] = []
     /// Bytes of events each home on another loop sent here so far (`carryOut`), for its publisher pauses.
     var appliedBytes: [Int: Int] = [:]
-    /// Requests made again at guilds' new homes, by id, and those to make again next sweep (SubscriptionCarry.swift).
-    var carried: [UInt64: CarriedRequest] = [:]
-    var carryAgain: [CarriedRequest] = []
-    var nextCarriedID = Gateway.firstCarriedID
-    /// Sends forwarded to another node and not yet answered (ForwardedSends.swift), and how UIDs are minted here.
-    var forwardedSends: [ForwardedSend.Key: ForwardedSend] = [:]
+    /// Requests carried to guilds' new homes and sends forwarded to other nodes (SubscriptionCarry.swift, ForwardedSends.swift).
+    let requests: GatewayRequests
     /// Shared events rendered for this loop's JSON WebSocket sessions.
     let jsonEvents = JSONEvents()
     /// Logins whose JWT is being verified off the loop (set by NodeLoop).
     var tokenChecks: TokenChecks?
     /// This loop's sessions' requests timed by kind (RequestDurations.swift).
     var requestDurations = RequestDurations()
-    var mintUID: (UInt64) -> MessageUID = { _ in 0 }
     /// A home on another loop hears of pauses a turn late, so each session
     /// may have only so many requests, and request bytes, waiting for such
     /// homes (and is not read meanwhile). The count is above any pipelining
@@ -142,6 +135,8 @@ final class Gateway {
         self.secret = secret
         self.clock = clock
         self.routes = routes
+        frames = CoalescedFrames(shed: limits.node.metrics.eventsShed)
+        requests = GatewayRequests(routes: routes, interest: interest, loop: loop, clock: clock, shards: settings.shards)
         flushCheck = LoopCheck(loop: loop) { [unowned self] in self.flushAll() }
         sweepTimer = LoopTimer(loop: loop)
         // At least twice a second: deadlines (idle, write stall) are met within half a second of their time.
@@ -150,8 +145,7 @@ final class Gateway {
         typingTimer = LoopTimer(loop: loop)
         let typingEvery = UInt64(max(20, min(250, min(settings.typingFrameIntervalMs, settings.presenceFrameIntervalMs) / 4)))
         typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in
-            self.retryTyping()
-            self.retryPresence()
+            self.frames.retry { self.sessions[$0] }
         }
         webSocketDoor = WebSocketDoor(loop: loop, certificates: limits.node.certificates, trustedProxies: { [unowned self] in self.limits.proxies },
                                       settings: { [unowned self] in self.settings }, files: limits.node.files, metrics: limits.node.metrics, wallClock: clock,
@@ -201,9 +195,9 @@ final class Gateway {
         // healthy ones' p99.9; one per turn, within noise).
         var cuts = 0
         var cutLater: [Session] = []
+        let pacing = FramePacing(settings, now: loop.nowMillis)
         for s in sessions {
-            emitTyping(s)
-            emitPresence(s)
+            frames.emit(s, pacing)
             s.isDirty = false
             // Backpressure (docs/features.md): a session behind on its writes gets
             // no typing, and its unread updates wait, collapsed to the latest.
@@ -255,8 +249,8 @@ final class Gateway {
         let now = loop.nowMillis
         routes.expireGathers(now: now)
         giveUpGapFills(now: now)
-        carryRefusedAgain()
-        resendOrphans(now: now)
+        requests.carryRefusedAgain { self.sessions[$0] }
+        requests.resendOrphans(now: now) { self.sessions[$0] }
         webSocketDoor.endSlowHandshakes(now: now)
         let outbound = loop.outboundBytes
         let busy = Double(loop.busyNanoseconds) / 1e9, subscriptions = homeFigures?() ?? [:]

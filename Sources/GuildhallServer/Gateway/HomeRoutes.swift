@@ -126,10 +126,10 @@ final class HomeRoutes {
     func sendMessage(_ r: SendRequest, id: UInt64, from s: Session, bytes: Int) {
         guard let h = alone ? 0 : place(ofChannel: r.channelID, for: s) else {
             // In a cluster the shard may be between owners: the gateway tries again for a while (ForwardedSends.swift).
-            if cluster.clustered { gateway.forwarding(r, id: id, from: s, orphaned: true) } else { refuseUnserved(id, from: s) }
+            if cluster.clustered { gateway.requests.forwarding(r, id: id, from: s, orphaned: true) } else { refuseUnserved(id, from: s) }
             return
         }
-        send(Place.isRemote(h) ? gateway.forwarding(r, id: id, from: s) : r, id: id, to: h, from: s, bytes: bytes)
+        send(Place.isRemote(h) ? gateway.requests.forwarding(r, id: id, from: s) : r, id: id, to: h, from: s, bytes: bytes)
     }
 
     func send(_ r: SendRequest, id: UInt64, to h: Int, from s: Session, bytes: Int = 0) {

@@ -24,9 +24,9 @@ extension Session: SessionPort {
 
     func answerPart(_ id: UInt64, _ part: GatherPart) { gateway.routes.partArrived(id, part, for: self) }
 
-    func typing(_ entry: GHChannelTypers) { gateway.owe(typing: entry, to: self) }
+    func typing(_ entry: GHChannelTypers) { gateway.frames.owe(typing: entry, to: self) }
 
-    func presence(_ list: [GHPresence]) { gateway.owe(presence: list, to: self) }
+    func presence(_ list: [GHPresence]) { gateway.frames.owe(presence: list, to: self) }
 
     func homePauses(_ reason: ReadPauses) { homePaused(reason, by: gateway.index) }
 
@@ -37,14 +37,14 @@ extension Session: SessionPort {
     /// The client's answer to request `id`, unless the gateway made the request
     /// itself (a subscription carried to a guild's new home: SubscriptionCarry.swift).
     func respond(_ id: UInt64, _ result: GHResponse.OneOf_Result) {
-        if id >= Gateway.firstCarriedID, gateway.isCarried(id) { return gateway.carriedAnswered(self, id, result) }
+        if id >= GatewayRequests.firstCarriedID, gateway.requests.isCarried(id) { return gateway.requests.carriedAnswered(self, id, result) }
         queueAnswer(id, result)
     }
 
     /// An answer already encoded (a Frame payload), unless it answers a
     /// request the gateway made or a send it forwarded (ForwardedSends.swift).
     func respond(encoded payload: [UInt8]) {
-        if gateway.answersNeedSorting, !gateway.isTheClients(payload, for: self) { return }
+        if gateway.requests.answersNeedSorting, !gateway.requests.isTheClients(payload, for: self) { return }
         queueAnswer(encoded: payload)
     }
 

@@ -14,7 +14,8 @@
 // idle; its next such request makes it active again. Either way the
 // gateway tells the user's home as if the session had sent `SetIdle`
 // (SubscriptionCarry.swift: a request the gateway makes for its session).
-// Touches the gateway's sessions only; loop thread only.
+// Frames: touch the sessions given and `CoalescedFrames`' waiting set; idle:
+// the gateway's sessions. Loop thread only.
 
 import GuildhallCore
 import GuildhallWire
@@ -47,7 +48,7 @@ struct PresenceOwed {
     }
 }
 
-extension Gateway {
+extension CoalescedFrames {
     /// Homes' presence for session `s`.
     func owe(presence list: [GHPresence], to s: Session) {
         guard !list.isEmpty else { return }
@@ -57,22 +58,17 @@ extension Gateway {
     }
 
     /// At flush: the session's presence frame if one is due and it can take it now.
-    func emitPresence(_ s: Session) {
+    func emitPresence(_ s: Session, _ pacing: FramePacing) {
         guard !s.presenceOwed.isEmpty else { return }
-        guard s.isLoggedIn, s.detached == nil, (s.connection?.queuedBytes ?? 0) <= settings.outboundShedBytes else { return }
-        if let frame = s.presenceOwed.take(now: loop.nowMillis, intervalMs: UInt64(settings.presenceFrameIntervalMs)) {
+        guard s.isLoggedIn, s.detached == nil, (s.connection?.queuedBytes ?? 0) <= pacing.shedBytes else { return }
+        if let frame = s.presenceOwed.take(now: pacing.now, intervalMs: pacing.presenceIntervalMs) {
             s.push(event: GHEvent.OneOf_Body.presence(frame).sharedPayload)
         }
         if s.presenceOwed.isEmpty { presenceWaiting.remove(s.key) }
     }
+}
 
-    /// The coalescing timer: sessions whose frame had to wait try again.
-    func retryPresence() {
-        for key in presenceWaiting {
-            if let s = sessions[key] { s.markDirty() } else { presenceWaiting.remove(key) }
-        }
-    }
-
+extension Gateway {
     // MARK: Idle sessions
 
     /// A request that is not upkeep: the session is active (again).
@@ -94,6 +90,6 @@ extension Gateway {
     private func tellIdle(_ idle: Bool, for s: Session) {
         var r = GHSetIdle()
         r.idle = idle
-        ask(.setIdle(r), for: s)
+        requests.ask(.setIdle(r), for: s)
     }
 }

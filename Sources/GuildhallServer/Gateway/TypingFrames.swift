@@ -5,7 +5,7 @@
 // (`SessionPort.typing`); the session keeps the latest list per channel, and
 // its next frame carries them all. A session behind on its writes, or
 // without a connection, gets none: typing is shed, never queued. Touches
-// the gateway's sessions only; loop thread only.
+// the sessions it is given and its own waiting set; loop thread only.
 
 import GuildhallCore
 import GuildhallWire
@@ -43,7 +43,7 @@ struct TypingOwed {
     }
 }
 
-extension Gateway {
+extension CoalescedFrames {
     /// A home's new typer list of a channel for session `s`.
     func owe(typing entry: GHChannelTypers, to s: Session) {
         s.typingOwed.offer(entry)
@@ -52,20 +52,13 @@ extension Gateway {
     }
 
     /// At flush: the session's typing frame if one is due; shed if it cannot take it now.
-    func emitTyping(_ s: Session) {
+    func emitTyping(_ s: Session, _ pacing: FramePacing) {
         guard !s.typingOwed.isEmpty else { return }
-        if !s.isLoggedIn || s.detached != nil || (s.connection?.queuedBytes ?? 0) > settings.outboundShedBytes {
-            limits.node.metrics.eventsShed.increment(by: Int64(s.typingOwed.shed()))
-        } else if let frame = s.typingOwed.take(now: loop.nowMillis, intervalMs: UInt64(settings.typingFrameIntervalMs)) {
+        if !s.isLoggedIn || s.detached != nil || (s.connection?.queuedBytes ?? 0) > pacing.shedBytes {
+            shed.increment(by: Int64(s.typingOwed.shed()))
+        } else if let frame = s.typingOwed.take(now: pacing.now, intervalMs: pacing.typingIntervalMs) {
             s.push(event: GHEvent.OneOf_Body.typing(frame).sharedPayload)
         }
         if s.typingOwed.isEmpty { typingWaiting.remove(s.key) }
-    }
-
-    /// The typing timer: sessions whose frame had to wait try again.
-    func retryTyping() {
-        for key in typingWaiting {
-            if let s = sessions[key] { s.markDirty() } else { typingWaiting.remove(key) }
-        }
     }
 }

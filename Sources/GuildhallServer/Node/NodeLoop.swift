@@ -67,7 +67,7 @@ final class NodeLoop {
         home.attachments.work = guards.files.map { FileWork(storage: $0) { ticket, outcome in _ = ownInbox.post(.fileWork(ticket, outcome)) } }
         home.attachments.startSweeping(on: loop)
         home.gateway = gateway
-        gateway.mintUID = { [unowned home] now in home.ids.next(nowMillis: now) }
+        gateway.requests.mintUID = { [unowned home] now in home.ids.next(nowMillis: now) }
         home.runner.onSettled = { [unowned self] in self.commitsSettled() }
         receiver = InboxReceiver(loop: loop, inbox: inboxes[index]) { [unowned self] in self.received($0) }
         do {
@@ -116,8 +116,8 @@ final class NodeLoop {
                 gateway.closeSessions(ofShards: shards)
             case .homesMoved(let shards): gateway.closeSessions(ofShards: shards)
             case .guildsMoved(let shards):
-                gateway.orphanSends(ofShards: shards)
-                gateway.carrySubscriptions(ofShards: shards)
+                gateway.requests.orphanSends(ofShards: shards) { gateway.sessions[$0] }
+                gateway.requests.carrySubscriptions(ofShards: shards, of: gateway.sessions.values)
             case .shutdown: beginShutdown()
             case .adminAnswer(let id, let answer): admin?.answer(id, answer)
             case .stopAccepting: stopAccepting()
