@@ -5,51 +5,53 @@
 // The home reads them from its store (caught up from the shard's log when it
 // took the guild over), sends them as the live fan-out would have, and says
 // when it is done; the gateway then delivers what it held. Only in a
-// cluster: between the loops of one node nothing is lost. Loop thread only.
+// cluster: between the loops of one node nothing is lost. The gateway's half
+// is `GatewayInterest`'s (it keeps the gaps beside the holders it delivers
+// to). Loop thread only.
 
 import GuildhallCore
 import GuildhallLoop
 import GuildhallStore
 import GuildhallWire
 
-extension Gateway {
+extension GatewayInterest {
     /// How long a gap's fetch may take before the gateway delivers what it held without it.
     static let gapFetchMs: UInt64 = 5_000
 
-    /// A channel message from the home at `home`, checked for a gap first; returns how many sessions it went to.
-    func channelEvent(_ e: ChannelEvent, from home: Int) -> Int {
-        guard routes.cluster.clustered else { return deliverCounted(e) }
+    /// A channel message from the home at `home` for `gateway`'s sessions, checked for a gap first; returns how many sessions it went to.
+    func arrived(_ e: ChannelEvent, from home: Int, on gateway: Gateway) -> Int {
+        guard gateway.routes.cluster.clustered else { return deliverCounted(e, on: gateway) }
         if e.replayed {
-            return interest.gaps.replayed(e.channel.id, seq: e.seq) ? deliverCounted(e) : 0
+            return gaps.replayed(e.channel.id, seq: e.seq) ? deliverCounted(e, on: gateway) : 0
         }
-        switch interest.gaps.arrived(e.channel.id, server: e.channel.serverID, seq: e.seq, toMembers: e.toMembers, e, now: loop.nowMillis) {
-        case .deliver: return deliverCounted(e)
+        switch gaps.arrived(e.channel.id, server: e.channel.serverID, seq: e.seq, toMembers: e.toMembers, e, now: gateway.loop.nowMillis) {
+        case .deliver: return deliverCounted(e, on: gateway)
         case .duplicate, .held: return 0
         case .fetch(let after, let before):
-            limits.node.metrics.gapsFetched.increment()
-            log.info("a gap in a channel's messages; fetching it", ["channel": e.channel.id, "after": after, "before": before])
-            routes.replay(e.channel.id, after: after, before: before, from: home)
+            gateway.limits.node.metrics.gapsFetched.increment()
+            gateway.log.info("a gap in a channel's messages; fetching it", ["channel": e.channel.id, "after": after, "before": before])
+            gateway.routes.replay(e.channel.id, after: after, before: before, from: home)
             return 0
         }
     }
 
-    /// The home sent again what this gateway asked for: what waited goes out now.
-    func gapFilled(_ channel: ChannelID, upTo: UInt64) {
-        for e in interest.gaps.filled(channel, upTo: upTo) { _ = deliverCounted(e) }
+    /// The home sent again what `gateway` asked for: what waited goes out now.
+    func gapFilled(_ channel: ChannelID, upTo: UInt64, on gateway: Gateway) {
+        for e in gaps.filled(channel, upTo: upTo) { _ = deliverCounted(e, on: gateway) }
     }
 
     /// Fetches unanswered past their deadline (the home died meanwhile): what waited goes out as it is.
-    func giveUpGapFills(now: UInt64) {
-        guard now > Self.gapFetchMs, interest.gaps.fetching > 0 else { return }
-        for (channel, held) in interest.gaps.overdue(askedBefore: now - Self.gapFetchMs) {
-            log.warn("a gap in a channel's messages was not filled in time", ["channel": channel])
-            for e in held { _ = deliverCounted(e) }
+    func giveUpGapFills(now: UInt64, on gateway: Gateway) {
+        guard now > Self.gapFetchMs, gaps.fetching > 0 else { return }
+        for (channel, held) in gaps.overdue(askedBefore: now - Self.gapFetchMs) {
+            gateway.log.warn("a gap in a channel's messages was not filled in time", ["channel": channel])
+            for e in held { _ = deliverCounted(e, on: gateway) }
         }
     }
 
-    private func deliverCounted(_ e: ChannelEvent) -> Int {
-        let count = interest.deliver(e, on: self)
-        limits.node.metrics.deliveries.increment(by: Int64(count))
+    private func deliverCounted(_ e: ChannelEvent, on gateway: Gateway) -> Int {
+        let count = deliver(e, on: gateway)
+        gateway.limits.node.metrics.deliveries.increment(by: Int64(count))
         return count
     }
 }

@@ -129,7 +129,7 @@ extension Gateway {
         session.liveness.heard(at: loop.nowMillis)
         if !session.isAwaitingLogin, let (id, send) = SendRequest.read(payload) {
             guard withinRate(.message, id: id, on: session) else { return }
-            active(session)
+            requests.active(session)
             session.unanswered.read(id, "send_message")
             routes.sendMessage(send, id: id, from: session, bytes: payload.count)
             return
@@ -164,7 +164,7 @@ extension Gateway {
             session.fail(request.id, Failure(.conflict, "already logged in as \(session.user)"))
         case (false, .loggedIn):
             guard withinRate(rule.rate, id: request.id, on: session) else { return }
-            if rule.rate != .session { active(session) }
+            if rule.rate != .session { requests.active(session) }
             if rule.target != .gateway { session.unanswered.read(request.id, body.kindLabel) }
             if rule.target == .gateway, answer(body, id: request.id, on: session) { return }
             if case .sendMessage(let r) = body { return routes.sendMessage(SendRequest(r), id: request.id, from: session, bytes: payload.count) }

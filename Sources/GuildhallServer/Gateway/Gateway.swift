@@ -7,8 +7,11 @@
 // connections and the loop; nothing of the directory or the store. Loop thread only.
 //
 // Files: this one (state, flushing, liveness, caps, shutdown), Connections.swift
-// (accept to close), Resumption.swift (drop and resume), GatewayInterest.swift
-// (its half of the interest).
+// (accept to close), Resumption.swift (drop and resume). Its parts, each owning
+// its state and given the sessions it acts on: GatewayInterest (its half of
+// the interest, with the gaps a cluster fills: ChannelGapFill.swift),
+// CoalescedFrames (typing and presence frames), GatewayRequests (what it asks
+// of homes for its sessions: carried subscriptions, forwarded sends, idleness).
 
 import GuildhallCore
 import GuildhallLoop
@@ -151,18 +154,15 @@ final class Gateway {
                                       settings: { [unowned self] in self.settings }, files: limits.node.files, metrics: limits.node.metrics, wallClock: clock,
                                       upgraded: { [unowned self] c, encoding, client in _ = self.accepted(c, webSocket: encoding, client: client) },
                                       closing: { [unowned self] c in self.linger(c) },
-                                      deliverWebhook: { [unowned self] d in self.deliverWebhook(d) })
+                                      deliverWebhook: { [unowned self] d in
+                                          // To its channel's home; 404 for a channel no home announced, 503 while none serves it.
+                                          guard let h = self.routes.alone ? 0 : self.routes.placeIfKnown(ofChannel: d.channelID) else {
+                                              return self.routes.cluster.clustered ? 503 : 404
+                                          }
+                                          self.routes.home(h).webhookPost(d, fromGateway: self.index)
+                                          return nil
+                                      })
     }
-
-    /// Hands a webhook post to its channel's home; 404 for a channel no home announced, 503 while none serves it.
-    private func deliverWebhook(_ d: WebhookDelivery) -> Int? {
-        guard let h = routes.alone ? 0 : routes.placeIfKnown(ofChannel: d.channelID) else { return routes.cluster.clustered ? 503 : 404 }
-        routes.home(h).webhookPost(d, fromGateway: index)
-        return nil
-    }
-
-    /// A webhook post's answer came back from its channel's home.
-    func webhookAnswered(token: UInt64, status: Int, body: String) { webSocketDoor.webhooks.answered(token: token, status: status, body: body) }
 
     /// Starts accepting connections on `settings.listen` (on `port` instead
     /// of its port when given); `sharing`: beside other loops' listeners on
@@ -248,7 +248,7 @@ final class Gateway {
     private func sweep() {
         let now = loop.nowMillis
         routes.expireGathers(now: now)
-        giveUpGapFills(now: now)
+        interest.giveUpGapFills(now: now, on: self)
         requests.carryRefusedAgain { self.sessions[$0] }
         requests.resendOrphans(now: now) { self.sessions[$0] }
         webSocketDoor.endSlowHandshakes(now: now)
@@ -257,6 +257,7 @@ final class Gateway {
         let count = sessions.count
         var syncing = 0, detached = 0
         var webSocket = (sessions: 0, syncing: 0, detached: 0)
+        let idleAfter = UInt64(settings.presenceIdleSeconds) * 1_000
         for s in sessions.values {
             let ws = s.decoder.webSocketEncoding != nil
             if ws { webSocket.sessions += 1 }
@@ -276,7 +277,7 @@ final class Gateway {
         }
         for s in Array(sessions.values) {
             if s.detached != nil { continue }
-            checkIdle(s, now: now)
+            requests.checkIdle(s, now: now, afterMs: idleAfter)
             switch s.liveness.verdict(at: now) {
             case .loginTimeout? where s.admissionAsked != nil:
                 // The user's home did not answer the login in time (in a cluster,

@@ -14,8 +14,9 @@
 // idle; its next such request makes it active again. Either way the
 // gateway tells the user's home as if the session had sent `SetIdle`
 // (SubscriptionCarry.swift: a request the gateway makes for its session).
-// Frames: touch the sessions given and `CoalescedFrames`' waiting set; idle:
-// the gateway's sessions. Loop thread only.
+// Frames: `CoalescedFrames`; idle: `GatewayRequests` (requests the gateway
+// makes for its sessions). Both touch only the sessions they are given.
+// Loop thread only.
 
 import GuildhallCore
 import GuildhallWire
@@ -68,8 +69,8 @@ extension CoalescedFrames {
     }
 }
 
-extension Gateway {
-    // MARK: Idle sessions
+extension GatewayRequests {
+    // MARK: Idle sessions (the gateway tells the user's home as if the session had sent SetIdle)
 
     /// A request that is not upkeep: the session is active (again).
     func active(_ s: Session) {
@@ -79,10 +80,9 @@ extension Gateway {
         tellIdle(false, for: s)
     }
 
-    /// At each sweep: is the session idle by the timer now?
-    func checkIdle(_ s: Session, now: UInt64) {
-        let after = UInt64(settings.presenceIdleSeconds) * 1_000
-        guard after > 0, s.isLoggedIn, !s.isIdleByTimer, now >= s.lastActiveAt + after else { return }
+    /// At each sweep: is the session idle by the timer (`afterMs` without a request; 0: never) now?
+    func checkIdle(_ s: Session, now: UInt64, afterMs: UInt64) {
+        guard afterMs > 0, s.isLoggedIn, !s.isIdleByTimer, now >= s.lastActiveAt + afterMs else { return }
         s.isIdleByTimer = true
         tellIdle(true, for: s)
     }
@@ -90,6 +90,6 @@ extension Gateway {
     private func tellIdle(_ idle: Bool, for s: Session) {
         var r = GHSetIdle()
         r.idle = idle
-        requests.ask(.setIdle(r), for: s)
+        ask(.setIdle(r), for: s)
     }
 }

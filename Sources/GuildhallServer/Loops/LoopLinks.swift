@@ -81,18 +81,18 @@ final class LoopLinks {
 
     /// A channel message for gateway `loop`'s `holders` sessions that hold the channel.
     func deliver(_ e: ChannelEvent, to loop: Int, holders: Int, local: Gateway) {
-        if loop == index { _ = local.channelEvent(e, from: index) } else { outbox(loop)?.deliver(e, holders: holders) }
+        if loop == index { _ = local.interest.arrived(e, from: index, on: local) } else { outbox(loop)?.deliver(e, holders: holders) }
     }
 
     /// Tells gateway `loop` that every message it asked for again was sent (ChannelGaps).
     func replayed(_ channel: ChannelID, upTo: UInt64, to loop: Int, local: Gateway) {
-        if loop == index { local.gapFilled(channel, upTo: upTo) } else { outbox(loop)?.replayed(channel, upTo: upTo) }
+        if loop == index { local.interest.gapFilled(channel, upTo: upTo, on: local) } else { outbox(loop)?.replayed(channel, upTo: upTo) }
     }
 
     /// A webhook post's answer, for the door of the gateway at `loop`.
     func webhookAnswered(token: UInt64, status: Int, body: String, to loop: Int, local: Gateway) {
         if loop == index {
-            local.webhookAnswered(token: token, status: status, body: body)
+            local.webSocketDoor.webhooks.answered(token: token, status: status, body: body)
         } else {
             outbox(loop)?.webhookAnswered(token: token, status: status, body: body)
         }

@@ -143,12 +143,12 @@ extension Gateway {
             case .channelEvent(let e):
                 // Counted as the home counted it (its audience here), even when held behind a gap; a replay not at all.
                 let audience = e.replayed ? 0 : interest.audience(of: e)
-                _ = channelEvent(e, from: home)
+                _ = interest.arrived(e, from: home, on: self)
                 appliedBytes[home, default: 0] &+= (e.payload.count + Self.eventOverhead) * audience
             case .replayed(let channel, let upTo):
-                gapFilled(channel, upTo: upTo)
+                interest.gapFilled(channel, upTo: upTo, on: self)
             case .webhookAnswered(let token, let status, let body):
-                webhookAnswered(token: token, status: status, body: body)
+                webSocketDoor.webhooks.answered(token: token, status: status, body: body)
             }
         }
     }
