@@ -156,6 +156,48 @@ import CSQLite
         }
     }
 
+    /// Runs `sql` on the server's database from outside (a trigger that refuses a write stands in for a failing disk).
+    static func execute(_ sql: String, in folder: String) throws {
+        var db: OpaquePointer?
+        guard sqlite3_open("\(folder)/guildhall.db", &db) == SQLITE_OK else { throw WaitTimeout(what: "open the database") }
+        defer { sqlite3_close(db) }
+        sqlite3_busy_timeout(db, 5000)
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw WaitTimeout(what: "\(sql): \(String(cString: sqlite3_errmsg(db)))") }
+    }
+
+    /// A change the home makes by itself (a timed ban ending) goes through the
+    /// runner like a request's: while its commit fails the ban holds in
+    /// memory as on disk, the failure is counted, and once the disk takes
+    /// writes again the next sweep lifts it.
+    @Test func aTimedBanWhoseLiftFailsToCommitHoldsUntilTheDiskIsBack() async throws {
+        let server = try TestServer {
+            $0.adminListen = "127.0.0.1:0"
+            $0.adminToken = "op-secret"
+        }
+        defer { server.stop() }
+        func failures() throws -> Double {
+            let scrape = try HTTPExchange.request("GET", "/metrics", port: server.adminPort, token: "op-secret").body
+            return AdminEndpointTests.metric(scrape, "guildhall_commit_failures_total")
+        }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (g, _) = try await guild(server, owner: alice, members: [bob])
+        try await alice.members.ban("bob", from: g.serverID, until: server.clock.now() + 30_000)
+        #expect(try failures() == 0)
+        try Self.execute("CREATE TRIGGER refuse_ban_lift BEFORE DELETE ON bans BEGIN SELECT RAISE(ABORT, 'refused'); END", in: server.folder)
+        server.clock.advance(ms: 31_000)
+        _ = try await waitFor("the lift's commit to fail") { try failures() >= 1 ? true : nil }
+        await expectError(.forbidden) { _ = try await bob.servers.join(g.serverID) }
+        try Self.execute("DROP TRIGGER refuse_ban_lift", in: server.folder)
+        try await waitUntil("the ban lifted once the disk took writes") {
+            do { _ = try await bob.servers.join(g.serverID); return true } catch let e as GuildhallError where e.code == .forbidden { return false }
+        }
+        // Lifted for good: what is on disk agrees after a restart.
+        try server.restart()
+        let (again, _) = try await server.client("alice", device: "after")
+        #expect(try await again.members.list(of: g.serverID).contains { $0.userID == "bob" })
+    }
+
     @Test func aSendWhoseCommitFailsIsAnswered503AndReachesNobody() async throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -29,6 +29,7 @@ final class NodeMetrics: Sendable {
     let receiptRequests, receiptResponses: Counter
     let eventsShed: Counter
     let jobsCommittedOnLoop: Counter
+    let commitFailures: Counter
     private let sweptUnsent, sweptRemoved, sweptBlobs: Counter
     /// Push (PushGateway.swift): notices the gateway took, posts tried again, notices given up.
     let pushesSent, pushRetries, pushesDropped: Counter
@@ -86,6 +87,8 @@ final class NodeMetrics: Sendable {
         syncPackages = registry.makeCounter(name: "guildhall_sync_packages_total", help: "Offline-sync packages sent.")
         jobsCommittedOnLoop = registry.makeCounter(name: "guildhall_jobs_committed_on_loop_total",
                                                    help: "Write jobs a loop committed itself while the writer was idle (inline-commit-max; never under synchronous=FULL).")
+        commitFailures = registry.makeCounter(name: "guildhall_commit_failures_total",
+                                              help: "Write jobs whose commit failed (disk full, I/O error): each was answered 503 and changed nothing.")
         syncItems = registry.makeCounter(name: "guildhall_sync_items_total", help: "Offline-sync items sent.")
         uploads = registry.makeCounter(name: "guildhall_file_uploads_total", help: "Uploads stored by this node's listeners.")
         uploadedBytes = registry.makeCounter(name: "guildhall_file_uploaded_bytes_total", help: "Bytes of the uploads stored by this node's listeners.")

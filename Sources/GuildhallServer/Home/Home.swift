@@ -133,6 +133,7 @@ final class Home {
         runner.dropChange = { [unowned self] change in self.drop(change) }
         runner.attachmentLinks = { [unowned self] in AttachmentLinks(self.settings) }
         runner.committedOnLoop = { [metrics] in metrics.jobsCommittedOnLoop.increment(by: Int64($0)) }
+        runner.commitFailed = { [metrics] in metrics.commitFailures.increment() }
         runner.post = { [links, index] home, mail in links.post(.mail(index, [mail]), to: home) }
         positionTimer = LoopTimer(loop: loop)
         let flushEvery = UInt64(settings.positionFlushMs)

@@ -9,6 +9,10 @@ extension Home {
         switch change {
         case .messageSent(let m): messageSent(m, ords: ords)
         case .directMessageSent(let m): userHome.directMessageSent(m)
+        case .directory(let changes):
+            directory.apply(changes)
+            memberLists.applied(changes)
+            webhooks.applied(changes)
         }
     }
 
@@ -17,6 +21,7 @@ extension Home {
         switch change {
         case .messageSent(let m): messageNotSent(m)
         case .directMessageSent(let m): userHome.directMessageNotSent(m)
+        case .directory: break  // nothing was reserved: the Directory changes only on commit
         }
     }
 }

@@ -25,6 +25,8 @@ final class EffectRunner {
     var inlineCommitMax: Int
     /// Counts write jobs the loop committed itself (a metric).
     var committedOnLoop: ((Int) -> Void)?
+    /// A job's commit failed (counted for the operator).
+    var commitFailed: (() -> Void)?
     /// While false (shutting down), sessions paused for storage stay paused.
     var resumesReaders = true
     /// Runs after each batch of settled commits (shutdown waits on it).
@@ -285,7 +287,10 @@ final class EffectRunner {
     /// Runs what waited for each committed job.
     func settle(_ outcomes: [WriteOutcome]) {
         for o in outcomes {
-            if let error = o.error { log.error("commit failed", ["ticket": o.ticket, "error": error.description]) }
+            if let error = o.error {
+                log.error("commit failed", ["ticket": o.ticket, "error": error.description])
+                commitFailed?()
+            }
             pendingWrites.removeValue(forKey: o.ticket)?(o.error)
         }
         resumeReadersIfDrained()

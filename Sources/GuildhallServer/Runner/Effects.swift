@@ -136,4 +136,7 @@ enum StateChange {
     case messageSent(SentMessage)
     /// A direct or group conversation's message was stored (DirectMessages.swift).
     case directMessageSent(SentDirectMessage)
+    /// Servers, members, channels, roles or bans changed (DirectoryCommits.swift):
+    /// the Directory takes the changes, then the parts that mirror it.
+    case directory([DirectoryChange])
 }

@@ -1,7 +1,8 @@
 // How a directory request's decision becomes state: its changes are
 // written, and only once they are durable does the Directory take them
-// (`Directory.apply`), then the parts that follow it (sessions, positions,
-// subscriptions), then the answer and the notifications. A commit that fails
+// (`StateChange.directory`: the Directory, then the parts that mirror it),
+// then the parts that follow it (sessions, positions, subscriptions), then
+// the answer and the notifications. A commit that fails
 // answers 503 and changes nothing (docs/architecture.md).
 //
 // Because the Directory changes only on commit, two requests on one server
@@ -92,11 +93,9 @@ extension DirectoryRequests {
     func effects<V>(_ decision: DirectoryDecision<V>, also writes: [StoreWrite] = [], reply: @escaping () -> GHResponse.OneOf_Result,
                     applied: (() -> Void)? = nil, then: (() -> Void)? = nil) -> Effects {
         let changes = decision.changes
-        return Effects(writes: changes.map(StoreWrite.directory) + writes, reply: reply, apply: { [home] _ in
-            home.directory.apply(changes)
-            home.memberLists.applied(changes)
-            home.webhooks.applied(changes)
-            applied?()
-        }, then: then)
+        var e = Effects(writes: changes.map(StoreWrite.directory) + writes, reply: reply, apply: applied.map { applied in { _ in applied() } },
+                        then: then)
+        e.changes = [.directory(changes)]
+        return e
     }
 }

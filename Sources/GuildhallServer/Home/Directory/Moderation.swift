@@ -95,17 +95,24 @@ extension Moderation {
                     return queue.done(b.serverID)
                 }
                 let audit = home.auditTrail.serverEntry(.memberUnbanned, in: b.serverID, target: b.userID)
-                commit([.directory(.banRemoved(b.serverID, b.userID)), audit], from: nil) { [self] error in
+                let lifted = DirectoryChange.banRemoved(b.serverID, b.userID)
+                var e = Effects(writes: [.directory(lifted), audit], then: { [self] in
                     lifting.remove(key)
-                    defer { queue.done(b.serverID) }
-                    guard error == nil else { nextBanEnd = now; return }
-                    home.directory.apply([.banRemoved(b.serverID, b.userID)])
                     log.info("ban ended", ["server": b.serverID, "user": b.userID])
                     home.notify(.memberUnbanned, .server(b.serverID, isPublic: false), actor: b.actor, targeted: [b.userID]) {
                         $0.member.serverID = b.serverID
                         $0.member.userID = b.userID
                     }
+                    queue.done(b.serverID)
+                })
+                e.changes = [.directory([lifted])]
+                // Not stored: the next sweep tries again.
+                e.failed = { [self] in
+                    lifting.remove(key)
+                    nextBanEnd = now
+                    queue.done(b.serverID)
                 }
+                runner.carryOut(e)
             }
         }
     }

@@ -164,13 +164,11 @@ extension Profiles {
         queue.run(server) { [self] in
             // Left, or copied meanwhile: nothing to do.
             guard let m = directory.member(p.user, of: server)?.copying(p) else { return queue.done(server) }
-            commit([.directory(.memberSaved(m))], from: nil) { [self] error in
-                defer { queue.done(server) }
-                // Not stored: the next reminder (the user's next login) tries again.
-                guard error == nil, directory.member(p.user, of: server) != nil else { return }
-                home.directory.apply([.memberSaved(m)])
-                home.memberLists.applied([.memberSaved(m)])
-            }
+            // Not stored: the next reminder (the user's next login) tries again.
+            var e = Effects(writes: [.directory(.memberSaved(m))], then: { queue.done(server) })
+            e.changes = [.directory([.memberSaved(m)])]
+            e.failed = { queue.done(server) }
+            runner.carryOut(e)
         }
     }
 }
