@@ -219,6 +219,13 @@ public final class ReadPositions {
         return dirty.compactMap { k in positions[k].map { (k, $0) } }
     }
 
+    /// Positions taken to write whose commit failed: the next take writes them
+    /// again (as they are then), so memory and disk meet once the disk takes writes.
+    public func unwritten(_ keys: [Key], received: [Key]) {
+        dirty.formUnion(keys)
+        dirtyReceived.formUnion(received)
+    }
+
     private func pruneMentions(_ key: Key, through seq: UInt64) {
         guard var list = mentions[key] else { return }
         list.removeAll { $0.seq <= seq }

@@ -156,6 +156,31 @@ import CSQLite
         }
     }
 
+    /// A server whose metrics the test reads (`commitFailures`).
+    static func watchedServer() throws -> TestServer {
+        try TestServer {
+            $0.adminListen = "127.0.0.1:0"
+            $0.adminToken = "op-secret"
+        }
+    }
+
+    /// `guildhall_commit_failures_total` of a `watchedServer`.
+    static func commitFailures(_ server: TestServer) throws -> Double {
+        let scrape = try HTTPExchange.request("GET", "/metrics", port: server.adminPort, token: "op-secret").body
+        return AdminEndpointTests.metric(scrape, "guildhall_commit_failures_total")
+    }
+
+    /// The integer `sql` selects from the server's database (0 when no row does; nil when it cannot be read).
+    static func integer(_ sql: String, in folder: String) -> Int64? {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2("\(folder)/guildhall.db", &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return nil }
+        defer { sqlite3_close(db) }
+        var st: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &st, nil) == SQLITE_OK else { return nil }
+        defer { sqlite3_finalize(st) }
+        return sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0
+    }
+
     /// Runs `sql` on the server's database from outside (a trigger that refuses a write stands in for a failing disk).
     static func execute(_ sql: String, in folder: String) throws {
         var db: OpaquePointer?
@@ -170,15 +195,9 @@ import CSQLite
     /// memory as on disk, the failure is counted, and once the disk takes
     /// writes again the next sweep lifts it.
     @Test func aTimedBanWhoseLiftFailsToCommitHoldsUntilTheDiskIsBack() async throws {
-        let server = try TestServer {
-            $0.adminListen = "127.0.0.1:0"
-            $0.adminToken = "op-secret"
-        }
+        let server = try Self.watchedServer()
         defer { server.stop() }
-        func failures() throws -> Double {
-            let scrape = try HTTPExchange.request("GET", "/metrics", port: server.adminPort, token: "op-secret").body
-            return AdminEndpointTests.metric(scrape, "guildhall_commit_failures_total")
-        }
+        func failures() throws -> Double { try Self.commitFailures(server) }
         let (alice, _) = try await server.client("alice")
         let (bob, _) = try await server.client("bob")
         let (g, _) = try await guild(server, owner: alice, members: [bob])
@@ -196,6 +215,56 @@ import CSQLite
         try server.restart()
         let (again, _) = try await server.client("alice", device: "after")
         #expect(try await again.members.list(of: g.serverID).contains { $0.userID == "bob" })
+    }
+
+    /// Read positions a sender's own messages moved are written in groups by
+    /// a timer; when that commit fails they are written again with the next
+    /// group, so after a restart the sender has still read its own messages.
+    @Test func readPositionsWhoseWriteFailedAreWrittenAgain() async throws {
+        let server = try Self.watchedServer()
+        defer { server.stop() }
+        func failures() throws -> Double { try Self.commitFailures(server) }
+        let (alice, _) = try await server.client("alice")
+        let (bob, _) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bob])
+        _ = try await bob.messages.send("one", to: c.channelID)
+        try Self.execute("""
+            CREATE TRIGGER refuse_positions BEFORE INSERT ON read_positions BEGIN SELECT RAISE(ABORT, 'refused'); END;
+            CREATE TRIGGER refuse_position_updates BEFORE UPDATE ON read_positions BEGIN SELECT RAISE(ABORT, 'refused'); END
+            """, in: server.folder)
+        // Alice's own message moves her position past bob's: written by the timer, which fails.
+        _ = try await alice.messages.send("two", to: c.channelID)
+        _ = try await waitFor("the positions' commit to fail") { try failures() >= 1 ? true : nil }
+        try Self.execute("DROP TRIGGER refuse_positions; DROP TRIGGER refuse_position_updates", in: server.folder)
+        let position = "SELECT read_seq FROM read_positions WHERE user_id = 'alice' AND channel_id = \(c.channelID)"
+        _ = try await waitFor("the positions written again") { Self.integer(position, in: server.folder) == 2 ? true : nil }
+        try server.restart()
+        let (again, _) = try await server.client("alice", device: "after")
+        #expect(try await again.messages.unread([c.channelID]).first?.unreadCount == 0)
+    }
+
+    /// A device's acknowledged inbox position (its offline-sync cursor) is
+    /// written by a timer; when that commit fails it is owed again and written
+    /// with the next, so a later sync does not send the device what it has.
+    @Test func aCursorWhoseWriteFailedIsWrittenAgain() async throws {
+        let server = try Self.watchedServer()
+        defer { server.stop() }
+        func failures() throws -> Double { try Self.commitFailures(server) }
+        func cursor() -> Int64 { Self.integer("SELECT ord FROM sync_cursors WHERE user_id = 'bob' AND device_id = 'd1'", in: server.folder) ?? -1 }
+        let (alice, _) = try await server.client("alice")
+        let (_, bobHeard) = try await server.client("bob")
+        let before = cursor()
+        try Self.execute("""
+            CREATE TRIGGER refuse_cursors BEFORE INSERT ON sync_cursors BEGIN SELECT RAISE(ABORT, 'refused'); END;
+            CREATE TRIGGER refuse_cursor_updates BEFORE UPDATE ON sync_cursors BEGIN SELECT RAISE(ABORT, 'refused'); END
+            """, in: server.folder)
+        // A direct message is an item of bob's inbox; his SDK acknowledges it within a second.
+        let m = try await alice.directs.send("hello", to: "bob")
+        _ = try await bobHeard.message { $0.uid == m.uid }
+        _ = try await waitFor("the cursor's commit to fail") { try failures() >= 1 ? true : nil }
+        #expect(cursor() == before)
+        try Self.execute("DROP TRIGGER refuse_cursors; DROP TRIGGER refuse_cursor_updates", in: server.folder)
+        _ = try await waitFor("the cursor written again") { cursor() > before ? true : nil }
     }
 
     @Test func aSendWhoseCommitFailsIsAnswered503AndReachesNobody() async throws {

@@ -108,6 +108,11 @@ final class HomeSession {
         return ackedOrd
     }
 
+    /// A cursor write of `ord` failed: unless a later one was written since, the cursor is owed again.
+    func cursorNotWritten(_ ord: UInt64) {
+        if writtenOrd == ord { writtenOrd = 0 }
+    }
+
     func finishSync() {
         sync = nil
         port.finishSync()

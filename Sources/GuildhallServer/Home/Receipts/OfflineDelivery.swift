@@ -195,12 +195,19 @@ extension OfflineDelivery {
         if let w = cursorWrite(of: s) { commit([w], from: nil) { _ in } }
     }
 
-    /// Writes moved cursors (with the position timer).
+    /// Writes moved cursors (with the position timer); when the commit fails, they are owed again.
     func flushCursors() {
         guard !cursorOwed.isEmpty else { return }
-        let writes = cursorOwed.compactMap { registry.all[$0] }.compactMap { cursorWrite(of: $0) }
+        let owed = cursorOwed.compactMap { registry.all[$0] }.compactMap { s in cursorWrite(of: s).map { (s, $0) } }
         cursorOwed.removeAll()
-        if !writes.isEmpty { commit(writes, from: nil) { _ in } }
+        guard !owed.isEmpty else { return }
+        commit(owed.map(\.1), from: nil) { error in
+            guard error != nil else { return }
+            for (s, write) in owed where s.isLoggedIn {
+                if case .syncCursor(_, _, let ord) = write { s.cursorNotWritten(ord) }
+                self.cursorOwed.insert(s.key)
+            }
+        }
     }
 }
 

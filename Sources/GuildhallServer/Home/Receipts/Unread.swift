@@ -134,7 +134,10 @@ extension Reading {
         let writes: [StoreWrite] = moved.map { .readPosition($0.0.user, $0.0.channel, $0.1) }
             + received.map { .receivedSeq($0.0.user, $0.0.channel, $0.1) }
         commit(writes, from: nil) { error in
-            if let error { self.log.error("read positions not saved", ["count": moved.count, "error": error.description]) }
+            guard let error else { return }
+            // Written again with the next flush.
+            self.log.error("read positions not saved; retrying", ["count": moved.count, "error": error.description])
+            self.home.positions.unwritten(moved.map(\.0), received: received.map(\.0))
         }
         // Called from a timer: the loop may block in poll before its check
         // phase, so hand the job over now.
