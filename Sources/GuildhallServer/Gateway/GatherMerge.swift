@@ -73,7 +73,7 @@ enum GatherMerge {
         case .serverDirectory(let cursor, let limit):
             var all: [GHServerInfo] = []
             for case .serverDirectory(let d) in parts { all += d.servers }
-            all.sort(by: Home.directoryOrder)
+            all.sort(by: ServerDirectory.order)
             let start = Int(min(cursor, UInt64(all.count)))
             var page = GHServerDirectory()
             page.servers = Array(all[start..<min(all.count, start + limit)])

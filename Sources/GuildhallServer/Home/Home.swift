@@ -15,6 +15,8 @@ import GuildhallStore
 import GuildhallWire
 
 final class Home {
+    /// A search page's size when the request names none.
+    static let defaultSearchPage = 20
     /// Which loop this home is on.
     let index: Int
     var settings: Settings
@@ -67,6 +69,8 @@ final class Home {
     /// Group read receipts of the loop's channels.
     private(set) var groupReceipts: GroupReceipts!
     private(set) var messageOperations: MessageOperations!
+    /// History, threads, messages by UID and search (MessageReads.swift).
+    private(set) var messageReads: MessageReads!
     private(set) var attachments: Attachments!
     /// Per-user state: direct conversations, received status, offline sync and cursors.
     private(set) var userHome: UserHome!
@@ -115,6 +119,7 @@ final class Home {
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(home: self)
         messageOperations = MessageOperations(home: self)
+        messageReads = MessageReads(home: self)
         attachments = Attachments(home: self)
         userHome = UserHome(home: self)
         subscriptions = Subscriptions(home: self)
@@ -216,7 +221,7 @@ final class Home {
             case .autoChannels(let user, let channels): subscriptions.autoChannels(user, channels, from: other)
             case .autoTouch(let user, let channel, let activity): subscriptions.autoTouch(user, channel, activity: activity)
             case .autoLevels(let user, let changes, let uncovered): subscriptions.applyAutoLevels(user, changes, uncovered: uncovered)
-            case .receivedRange(let user, let range, let except): oweHere(received: range, of: user, except: except)
+            case .receivedRange(let user, let range, let except): reading.oweHere(received: range, of: user, except: except)
             case .subscriptionTallies(let changes): subscriptions.take(changes)
             case .presence(let list): presences.heard(list)
             case .presenceAsked(let users, let session): presences.asked(users, for: session, from: other)

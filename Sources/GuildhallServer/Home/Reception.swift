@@ -362,7 +362,7 @@ final class Reception: HomePart, GatewayHome {
             // Only seqs that exist, in channels the user may view.
             guard let c = directory.channel(channel), directory.canView(user, c) else { continue }
             let upTo = min(seq, c.lastSeq)
-            if home.positions.received(user, channel, upTo: upTo) { home.owe(received: .upTo(upTo, in: channel, read: false), of: user, except: key) }
+            if home.positions.received(user, channel, upTo: upTo) { home.reading.owe(received: .upTo(upTo, in: channel, read: false), of: user, except: key) }
         }
     }
 
@@ -419,7 +419,7 @@ final class Reception: HomePart, GatewayHome {
                 home.metrics.eventsShed.increment(by: Int64(s.pendingUnread.count))
             } else {
                 home.reading.emitUnread(s)
-                home.emitReceived(s)
+                home.reading.emitReceived(s)
             }
         }
     }

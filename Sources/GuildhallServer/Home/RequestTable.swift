@@ -109,7 +109,9 @@ extension GHRequest.OneOf_Body {
         case .getServers(let r): RequestRule(.everyHome, .query, merge: .servers(order: r.serverIds)) { $0.directoryRequests.getServers(r, id: $1, from: $2) }
         case .searchServers(let r):
             RequestRule(.everyHome, .query, merge: .serverDirectory(cursor: r.cursor, limit: r.limit == 0 ? Home.defaultSearchPage : Int(r.limit))) {
-                $0.searchServers(r, id: $1, from: $2)
+                home, id, s in home.attempt(id, s) { () throws(Failure) in
+                    s.respond(id, .serverDirectory(try ServerDirectory.page(r, listed: home.directory.discoverableServers(), info: home.directoryRequests.info)))
+                }
             }
         case .listMyServers: RequestRule(.everyHome, .query, merge: .servers(order: nil)) { $0.directoryRequests.listMyServers(id: $1, from: $2) }
         case .joinServer(let r): RequestRule(.guild(r.serverID), .change) { $0.directoryRequests.joinServer(r, id: $1, from: $2) }
@@ -178,23 +180,23 @@ extension GHRequest.OneOf_Body {
         case .sendMessage(let r):
             RequestRule(.channel(r.channelID), .message, needs: .sendMessages, at: .channel(r.channelID)) { $0.sendMessage(SendRequest(r), id: $1, from: $2) }
         // A conversation's id is not a channel's: every home looks for it.
-        case .getHistory(let r): RequestRule(.announcedChannel(r.channelID), .query) { $0.getHistory(r, id: $1, from: $2) }
-        case .getThread(let r): RequestRule(.announcedChannel(r.channelID), .query) { $0.getThread(r, id: $1, from: $2) }
-        case .getMessages(let r): RequestRule(.everyHome, .query, merge: .messages(order: r.uids)) { $0.getMessages(r, id: $1, from: $2) }
+        case .getHistory(let r): RequestRule(.announcedChannel(r.channelID), .query) { $0.messageReads.getHistory(r, id: $1, from: $2) }
+        case .getThread(let r): RequestRule(.announcedChannel(r.channelID), .query) { $0.messageReads.getThread(r, id: $1, from: $2) }
+        case .getMessages(let r): RequestRule(.everyHome, .query, merge: .messages(order: r.uids)) { $0.messageReads.getMessages(r, id: $1, from: $2) }
         // A server's search at its guild's home; a conversation's wherever it is held (Home/Messages/MessageSearch).
         case .searchMessages(let r):
-            RequestRule(r.serverID != 0 ? .guild(r.serverID) : .announcedChannel(r.conversationID), .query) { $0.searchMessages(r, id: $1, from: $2) }
+            RequestRule(r.serverID != 0 ? .guild(r.serverID) : .announcedChannel(r.conversationID), .query) { $0.messageReads.searchMessages(r, id: $1, from: $2) }
         // Files (Home/Files): an upload into a channel at its guild's home, into a conversation at the conversation's.
-        case .createUpload(let r) where r.avatar: RequestRule(.user, .change) { $0.createUpload(r, id: $1, from: $2) }
+        case .createUpload(let r) where r.avatar: RequestRule(.user, .change) { $0.attachments.createUpload(r, id: $1, from: $2) }
         case .createUpload(let r) where r.serverIcon != 0:
-            RequestRule(.guild(r.serverIcon), .change, needs: .manageServer, at: .server(r.serverIcon)) { $0.createUpload(r, id: $1, from: $2) }
+            RequestRule(.guild(r.serverIcon), .change, needs: .manageServer, at: .server(r.serverIcon)) { $0.attachments.createUpload(r, id: $1, from: $2) }
         case .createUpload(let r) where r.conversationID != 0:
-            RequestRule(.announcedChannel(r.conversationID), .change) { $0.createUpload(r, id: $1, from: $2) }
+            RequestRule(.announcedChannel(r.conversationID), .change) { $0.attachments.createUpload(r, id: $1, from: $2) }
         case .createUpload(let r):
             if r.peerID.isEmpty {
-                RequestRule(.channel(r.channelID), .change, needs: [.sendMessages, .attachFiles], at: .channel(r.channelID)) { $0.createUpload(r, id: $1, from: $2) }
+                RequestRule(.channel(r.channelID), .change, needs: [.sendMessages, .attachFiles], at: .channel(r.channelID)) { $0.attachments.createUpload(r, id: $1, from: $2) }
             } else {
-                RequestRule(.conversation(r.peerID), .change) { $0.createUpload(r, id: $1, from: $2) }
+                RequestRule(.conversation(r.peerID), .change) { $0.attachments.createUpload(r, id: $1, from: $2) }
             }
         // Who may is decided per message (sender, window, RECALL_OTHERS, DELETE_OTHERS): MessageOperations.
         case .recallMessage(let r): RequestRule(.announcedChannel(r.channelID), .message) { $0.messageOperations.recall(r, id: $1, from: $2) }

@@ -254,10 +254,10 @@ extension UserHome {
     /// The ranges a side's receipts set, for the reader's other sessions.
     private func tellOtherDevices(_ d: DecidedSide, of s: HomeSession) {
         if d.after.deliveredSeq > d.before.deliveredSeq {
-            home.owe(received: .upTo(d.after.deliveredSeq, in: d.conversation, read: false), of: s.user, except: s.key)
+            home.reading.owe(received: .upTo(d.after.deliveredSeq, in: d.conversation, read: false), of: s.user, except: s.key)
         }
         if d.after.readTime > d.before.readTime {
-            home.owe(received: .upTo(sentUntil: d.after.readTime, in: d.conversation, read: true), of: s.user, except: s.key)
+            home.reading.owe(received: .upTo(sentUntil: d.after.readTime, in: d.conversation, read: true), of: s.user, except: s.key)
         }
     }
 

@@ -6,16 +6,16 @@
 // fields and the user's quota, stores the file's row, and answers with a URL:
 // with the local store, one whose ticket carries the upload's terms, signed,
 // so that the listener receiving the bytes needs no home; with the S3 store,
-// the bucket's, presigned with the same terms. Loop thread only.
+// the bucket's, presigned with the same terms. Part of `Attachments`. Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension Home {
+extension Attachments {
     func createUpload(_ r: GHCreateUpload, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            guard let storage = attachments.work?.storage else { throw Failure(.unavailable, "this server keeps no files (files-store = off)") }
+            guard let storage = work?.storage else { throw Failure(.unavailable, "this server keeps no files (files-store = off)") }
             let direct = r.conversationID != 0 || !r.peerID.isEmpty
             guard [r.channelID != 0, direct, r.avatar, r.serverIcon != 0].filter({ $0 }).count == 1 else {
                 throw Failure.badRequest("name exactly one of channel_id, peer_id, conversation_id, avatar and server_icon")
@@ -27,7 +27,7 @@ extension Home {
             }
             let now = now()
             var writes: [StoreWrite] = [], opened: DirectConversation?
-            var file = FileRecord(id: ids.next(nowMillis: now), uploader: s.user, serverID: 0, channelID: 0, filename: r.filename, contentType: type,
+            var file = FileRecord(id: home.ids.next(nowMillis: now), uploader: s.user, serverID: 0, channelID: 0, filename: r.filename, contentType: type,
                                   size: r.size, sha256: r.sha256.lowercased(), createdAt: now)
             if r.avatar {
                 // The user's own: server and channel 0.
@@ -35,10 +35,10 @@ extension Home {
                 // The server's (the request table checked MANAGE_SERVER there): channel 0.
                 file.serverID = r.serverIcon
             } else if !direct {
-                let c = try readableChannel(r.channelID, for: s)
+                let c = try home.readableChannel(r.channelID, for: s)
                 (file.serverID, file.channelID) = (c.serverID, c.id)
             } else {
-                let (c, write) = try userHome.conversation(id: r.conversationID, peer: r.peerID, from: s, now: now)
+                let (c, write) = try home.userHome.conversation(id: r.conversationID, peer: r.peerID, from: s, now: now)
                 file.channelID = c.id
                 if let write { writes.append(write); opened = c }
             }
@@ -51,7 +51,7 @@ extension Home {
                 }
                 let upload = self.upload(for: file, to: storage, now: now)
                 self.runner.carryOut(Effects(writes: writes, reply: { .upload(upload) },
-                                             apply: { _ in if let opened { self.userHome.directs[opened.id]?.stored = true } }),
+                                             apply: { _ in if let opened { self.home.userHome.directs[opened.id]?.stored = true } }),
                                      answering: id, to: s)
             }
         }

@@ -1,5 +1,6 @@
-// Channel messages: send (durable before acknowledged and fanned out),
-// history pages and lookups by UID. Loop thread only.
+// Channel messages: send (durable before acknowledged and fanned out), and
+// what a session may see of them (`readableChannel`, `shown`); history pages,
+// threads and lookups by UID are `MessageReads`'. Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
@@ -193,78 +194,9 @@ extension Home {
         return try directory.readableChannel(id, by: s.user)
     }
 
-    func getHistory(_ r: GHGetHistory, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            try readableConversation(r.channelID, for: s)
-            let limit = try pageSize(r.limit)
-            let after = r.direction == .after
-            let request: ReadRequest = r.time != 0
-                ? .historyAtTime(channel: r.channelID, time: r.time, after: after, limit: limit, viewer: s.user)
-                : .history(channel: r.channelID, anchor: r.seq, after: after, limit: limit, viewer: s.user)
-            read(request) { result in self.answer(result, id: id, to: s) }
-        }
-    }
-
-    /// A thread's replies, oldest first.
-    func getThread(_ r: GHGetThread, id: UInt64, from s: HomeSession) {
-        attempt(id, s) { () throws(Failure) in
-            try readableConversation(r.channelID, for: s)
-            let limit = try pageSize(r.limit)
-            read(.messages(uids: [r.rootUid])) { root in
-                guard root.error == nil, let m = root.messages.first, m.channelID == r.channelID else {
-                    return s.fail(id, root.error != nil ? Failure(.unavailable, "storage is unavailable; retry later")
-                                                        : MessageOperations.notFound(r.rootUid))
-                }
-                self.read(.thread(root: m.uid, after: r.afterSeq, limit: limit, viewer: s.user)) { result in self.answer(result, id: id, to: s) }
-            }
-        }
-    }
-
-    /// Throws unless `id` is a channel the session may read or a conversation of its user (404 alike otherwise).
-    private func readableConversation(_ id: UInt64, for s: HomeSession) throws(Failure) {
-        if let c = userHome.directs[id] {
-            // Answered as for any id that names nothing.
-            guard c.includes(s.user) else { throw Failure.notFound("channel \(id) not found") }
-        } else {
-            _ = try readableChannel(id, for: s)
-        }
-    }
-
-    private func pageSize(_ asked: UInt32) throws(Failure) -> Int {
-        let limit = asked == 0 ? Limits.defaultPageSize : Int(asked)
-        guard limit <= Limits.maxPageSize else { throw Failure(.limitReached, "page size \(limit) is over the limit of \(Limits.maxPageSize)") }
-        return limit
-    }
-
-    func getMessages(_ r: GHGetMessages, id: UInt64, from s: HomeSession) {
-        guard r.uids.count <= Limits.maxIdsPerRequest else {
-            s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) UIDs per request"))
-            return
-        }
-        read(.messages(uids: r.uids, viewer: s.user)) { result in self.answer(result, id: id, to: s) }
-    }
-
     /// A message as `user` sees it in an answer: a direct message with its recipient and
     /// sent status, a channel message with the user's receipt state.
     func shown(_ m: MessageRecord, to user: UserID) -> GHChannelMessage {
         m.serverID == 0 ? userHome.directMessage(m, for: user) : withFiles(groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
     }
-
-    /// Answers a read, keeping only messages of channels the user can read now.
-    private func answer(_ result: ReadResult, id: UInt64, to s: HomeSession) {
-        if let error = result.error {
-            log.error("read failed", ["error": error.description])
-            s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
-            return
-        }
-        var page = GHMessagePage()
-        page.messages = result.messages.compactMap { m in
-            if m.serverID == 0 { return userHome.canSeeDirect(m, s.user) ? shown(m, to: s.user) : nil }
-            guard (try? readableChannel(m.channelID, for: s)) != nil else { return nil }
-            return shown(m, to: s.user)
-        }
-        page.moreAvailable = result.hasMore
-        s.respond(id, .messages(page))
-    }
 }
-

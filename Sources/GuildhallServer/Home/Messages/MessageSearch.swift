@@ -4,14 +4,13 @@
 // may read now and the store searches only those, so a hidden channel's
 // matches are never counted, shown or hinted at; a server, channel or
 // conversation the caller may not read is answered as one that does not
-// exist. Loop thread only.
+// exist. Part of `MessageReads`. Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension Home {
-    static let defaultSearchPage = 20
+extension MessageReads {
 
     func searchMessages(_ r: GHSearchMessages, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
@@ -21,7 +20,7 @@ extension Home {
             }
             let channels = try searchableChannels(r, for: s)
             let query = try SearchQuery(r.query)
-            let limit = r.limit == 0 ? Self.defaultSearchPage : Int(r.limit)
+            let limit = r.limit == 0 ? Home.defaultSearchPage : Int(r.limit)
             guard limit <= Limits.maxPageSize else { throw Failure(.limitReached, "page size \(limit) is over the limit of \(Limits.maxPageSize)") }
             var search = MessageSearch(expression: query.expression, channels: channels, limit: limit, viewer: s.user,
                                        deadlineMillis: settings.searchDeadlineMs)
@@ -38,16 +37,16 @@ extension Home {
     /// the server the caller may read (as a member, or a guest), or the conversation.
     private func searchableChannels(_ r: GHSearchMessages, for s: HomeSession) throws(Failure) -> [ChannelID] {
         if r.conversationID != 0 {
-            guard userHome.directs[r.conversationID]?.includes(s.user) == true else { throw Failure.notFound("conversation \(r.conversationID) not found") }
+            guard home.userHome.directs[r.conversationID]?.includes(s.user) == true else { throw Failure.notFound("conversation \(r.conversationID) not found") }
             return [r.conversationID]
         }
         if !s.guestOf.contains(r.serverID) { _ = try directory.visibleServer(r.serverID, to: s.user) }
         if r.channelID != 0 {
-            let c = try readableChannel(r.channelID, for: s)
+            let c = try home.readableChannel(r.channelID, for: s)
             guard c.serverID == r.serverID else { throw Failure.notFound("channel \(r.channelID) not found") }
             return [c.id]
         }
-        return directory.channelIDs(of: r.serverID).filter { (try? readableChannel($0, for: s)) != nil }.sorted()
+        return directory.channelIDs(of: r.serverID).filter { (try? home.readableChannel($0, for: s)) != nil }.sorted()
     }
 
     private func answerSearch(_ result: ReadResult, id: UInt64, to s: HomeSession) {
@@ -64,7 +63,7 @@ extension Home {
             if m.withheld && m.sender != s.user { continue }
             var hit = GHSearchHit()
             // The caller's access was decided when the search began; a message answers as get_messages shows it.
-            hit.message = shown(m, to: s.user)
+            hit.message = home.shown(m, to: s.user)
             hit.snippet = SearchText.snippetParts(snippet).map { part in
                 var p = GHSnippetPart()
                 p.text = part.text

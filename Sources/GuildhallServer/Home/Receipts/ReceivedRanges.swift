@@ -7,7 +7,7 @@
 // user's other sessions there and sent at the end of the turn, one
 // `received_status` event per session carrying the latest range of each
 // kind per channel. A session behind on its writes gets it once it catches
-// up, as unread notices. Loop thread only.
+// up, as unread notices. Part of `Reading`. Loop thread only.
 
 import GuildhallCore
 import GuildhallWire
@@ -18,11 +18,11 @@ struct ReceivedRangeKey: Hashable {
     let read: Bool
 }
 
-extension Home {
+extension Reading {
     /// Owes `user`'s sessions, except the one that moved it, a range of messages that gained flags.
     func owe(received range: GHReceivedRange, of user: UserID, except: UInt64) {
-        let userHome = place(user: user)
-        guard userHome == index else { return links.post(.mail(index, [.receivedRange(user: user, range, except: except)]), to: userHome) }
+        let userHome = home.place(user: user)
+        guard userHome == home.index else { return home.links.post(.mail(home.index, [.receivedRange(user: user, range, except: except)]), to: userHome) }
         oweHere(received: range, of: user, except: except)
     }
 

@@ -6,24 +6,18 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension Home {
-    func unread(_ user: UserID, _ c: ChannelRecord, now: UInt64) -> UnreadState {
-        positions.unread(user, channel: c, now: now, displayCap: UInt64(settings.unreadDisplayCap),
-                         mentionWindowMs: UInt64(settings.mentionWindowSeconds) * 1000)
-    }
-
-    func info(_ u: UnreadState) -> GHUnreadInfo {
-        var i = GHUnreadInfo()
-        i.serverID = u.serverID
-        i.channelID = u.channelID
-        i.unreadCount = u.unreadCount
-        i.maxCount = u.maxCount
-        i.mentionedCount = u.mentionedCount
-        i.ackTimestamp = u.ackTimestamp
-        i.lastMsgTime = u.lastMsgTime
-        i.lastSeq = u.lastSeq
-        i.readSeq = u.readSeq
-        return i
+extension GHUnreadInfo {
+    init(_ u: UnreadState) {
+        self.init()
+        serverID = u.serverID
+        channelID = u.channelID
+        unreadCount = u.unreadCount
+        maxCount = u.maxCount
+        mentionedCount = u.mentionedCount
+        ackTimestamp = u.ackTimestamp
+        lastMsgTime = u.lastMsgTime
+        lastSeq = u.lastSeq
+        readSeq = u.readSeq
     }
 }
 
@@ -35,6 +29,12 @@ final class Reading: HomePart {
 }
 
 extension Reading {
+    /// `user`'s unread state in `c` now, with the display cap and mention window in force.
+    func unread(_ user: UserID, _ c: ChannelRecord, now: UInt64) -> UnreadState {
+        home.positions.unread(user, channel: c, now: now, displayCap: UInt64(settings.unreadDisplayCap),
+                              mentionWindowMs: UInt64(settings.mentionWindowSeconds) * 1000)
+    }
+
     func markRead(_ r: GHMarkRead, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             if s.guestOf.contains(directory.serverID(ofChannel: r.channelID) ?? 0) {
@@ -48,7 +48,7 @@ extension Reading {
                     var bySeq = r
                     bySeq.time = 0
                     bySeq.seq = result.count
-                    if result.count == 0 { return s.respond(id, .unread(self.home.info(self.home.unread(s.user, c, now: self.now())))) }
+                    if result.count == 0 { return s.respond(id, .unread(GHUnreadInfo(self.unread(s.user, c, now: self.now())))) }
                     self.markRead(bySeq, id: id, from: s)
                 }
             }
@@ -67,7 +67,7 @@ extension Reading {
             // The other sessions get unread events instead (`readMoved`).
             let item = AddressedItem(user: s.user, stored: .event(EventCopy(.unreadChanged(moved))), live: .noted)
             runner.carryOut(Effects(writes: [.readPosition(s.user, c.id, position)], addressed: [item],
-                                    reply: { .unread(self.home.info(self.home.unread(s.user, c, now: now))) },
+                                    reply: { .unread(GHUnreadInfo(self.unread(s.user, c, now: now))) },
                                     apply: { _ in
                                         self.home.positions.markRead(s.user, c.id, upTo: seq, now: now, written: true)
                                         self.home.interest.positionMoved(s.user, c.id)
@@ -75,7 +75,7 @@ extension Reading {
                                     },
                                     then: {
                                         self.readMoved(s.user, c.id, except: s)
-                                        if moves { self.home.owe(received: .upTo(position.readSeq, in: c.id, read: true), of: s.user, except: s.key) }
+                                        if moves { self.owe(received: .upTo(position.readSeq, in: c.id, read: true), of: s.user, except: s.key) }
                                     }),
                             answering: id, to: s)
         }
@@ -96,7 +96,7 @@ extension Reading {
         }
         let now = now()
         var list = GHUnreadList()
-        list.unreads = r.channelIds.compactMap { try? directory.readableChannel($0, by: s.user) }.map { home.info(home.unread(s.user, $0, now: now)) }
+        list.unreads = r.channelIds.compactMap { try? directory.readableChannel($0, by: s.user) }.map { GHUnreadInfo(unread(s.user, $0, now: now)) }
         s.respond(id, .unreads(list))
     }
 
@@ -109,10 +109,10 @@ extension Reading {
         let now = now()
         for (channel, notice) in owed.sorted(by: { $0.key < $1.key }) {
             guard let c = directory.channel(channel), directory.canView(s.user, c) else { continue }
-            let u = home.unread(s.user, c, now: now)
+            let u = unread(s.user, c, now: now)
             switch notice {
             case .info:
-                s.push(event: GHEvent.OneOf_Body.unreadChanged(home.info(u)).sharedPayload)
+                s.push(event: GHEvent.OneOf_Body.unreadChanged(GHUnreadInfo(u)).sharedPayload)
             case .status:
                 guard s.sentUnreadStatus[channel] != u.hasUnread else { continue }
                 s.sentUnreadStatus[channel] = u.hasUnread

@@ -58,7 +58,7 @@ extension Subscriptions {
             guard let c = directory.channel(channel), directory.canView(s.user, c) else { continue }
             let t = SubscriptionTarget(server: c.serverID, channel: channel)
             _ = home.book.subscribe(s.key, level.kind, t, limit: .max)
-            if level == .unreadStatus { s.sentUnreadStatus[channel] = home.unread(s.user, c, now: now).hasUnread }
+            if level == .unreadStatus { s.sentUnreadStatus[channel] = home.reading.unread(s.user, c, now: now).hasUnread }
             entries.append(Self.entry(level.kind, t))
         }
         tellSubscriptionChanges(entries, to: [s])
@@ -103,7 +103,7 @@ extension Subscriptions {
             for s in sessions {
                 if let level {
                     _ = home.book.subscribe(s.key, level.kind, t, limit: .max)
-                    if level == .unreadStatus { s.sentUnreadStatus[channel] = home.unread(user, c, now: now).hasUnread }
+                    if level == .unreadStatus { s.sentUnreadStatus[channel] = home.reading.unread(user, c, now: now).hasUnread }
                 } else if let held = home.book.subscriptions(of: s.key)?.channels[channel] {
                     home.book.unsubscribe(s.key, held.level.kind, t)
                 }

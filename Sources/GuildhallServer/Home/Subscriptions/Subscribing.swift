@@ -115,7 +115,7 @@ extension Subscriptions {
     private func subscribed(_ kind: SubscriptionKind, _ t: SubscriptionTarget, session s: HomeSession, now: UInt64) {
         switch kind {
         case .channelUnreadStatus:
-            if let c = directory.channel(t.channel) { s.sentUnreadStatus[c.id] = home.unread(s.user, c, now: now).hasUnread }
+            if let c = directory.channel(t.channel) { s.sentUnreadStatus[c.id] = home.reading.unread(s.user, c, now: now).hasUnread }
         case .channelTyping:
             touchActivity(s.user, t.channel, now: now)
         default:
