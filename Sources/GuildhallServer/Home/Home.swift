@@ -61,6 +61,8 @@ final class Home {
     private(set) var subscriptions: Subscriptions!
     /// Requests on servers, members, channels, guests and bans.
     private(set) var directoryRequests: DirectoryRequests!
+    /// Requests on roles and permission overrides (PermissionRequests.swift).
+    private(set) var permissionRequests: PermissionRequests!
     /// Mark-read, unread queries and events, moved read positions.
     private(set) var reading: Reading!
     var deliveryMarks: UInt64 = 0
@@ -124,6 +126,7 @@ final class Home {
         userHome = UserHome(home: self)
         subscriptions = Subscriptions(home: self)
         directoryRequests = DirectoryRequests(home: self)
+        permissionRequests = PermissionRequests(home: self)
         reading = Reading(home: self)
         // With one home its own tallies are each user's whole count; otherwise users' homes keep it.
         book.recordsTallies = settings.loops > 1 || !settings.cluster.isEmpty

@@ -122,7 +122,7 @@ extension GHRequest.OneOf_Body {
         case .kickMember(let r):
             RequestRule(.guild(r.serverID), .change, needs: .kick, at: .server(r.serverID)) { $0.directoryRequests.kickMember(r, id: $1, from: $2) }
         case .setMemberRole(let r):
-            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.setMemberRole(r, id: $1, from: $2) }
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.permissionRequests.setMemberRole(r, id: $1, from: $2) }
         case .listMembers(let r): RequestRule(.guild(r.serverID), .query) { $0.memberLists.list(r, id: $1, from: $2) }
         case .createChannel(let r):
             RequestRule(.guild(r.serverID), .change, needs: .manageChannels, at: .server(r.serverID)) { $0.directoryRequests.createChannel(r, id: $1, from: $2) }
@@ -158,21 +158,21 @@ extension GHRequest.OneOf_Body {
         case .unbanMember(let r):
             RequestRule(.guild(r.serverID), .change, needs: .ban, at: .server(r.serverID)) { $0.directoryRequests.unbanMember(r, id: $1, from: $2) }
         case .createRole(let r):
-            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.createRole(r, id: $1, from: $2) }
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.permissionRequests.createRole(r, id: $1, from: $2) }
         case .updateRole(let r):
-            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.updateRole(r, id: $1, from: $2) }
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.permissionRequests.updateRole(r, id: $1, from: $2) }
         case .deleteRole(let r):
-            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.deleteRole(r, id: $1, from: $2) }
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.permissionRequests.deleteRole(r, id: $1, from: $2) }
         case .grantRole(let r):
-            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.grantRole(r, id: $1, from: $2) }
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.permissionRequests.grantRole(r, id: $1, from: $2) }
         case .takeBackRole(let r):
-            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.directoryRequests.takeBackRole(r, id: $1, from: $2) }
+            RequestRule(.guild(r.serverID), .change, needs: .manageRoles, at: .server(r.serverID)) { $0.permissionRequests.takeBackRole(r, id: $1, from: $2) }
         case .setPermissionOverride(let r):
             RequestRule(.guild(r.override.serverID), .change, needs: .manageRoles, at: .server(r.override.serverID)) {
-                $0.directoryRequests.setPermissionOverride(r, id: $1, from: $2)
+                $0.permissionRequests.setPermissionOverride(r, id: $1, from: $2)
             }
-        case .listRoles(let r): RequestRule(.guild(r.serverID), .query) { $0.directoryRequests.listRoles(r, id: $1, from: $2) }
-        case .getPermissions(let r): RequestRule(.guild(r.serverID), .query) { $0.directoryRequests.getPermissions(r, id: $1, from: $2) }
+        case .listRoles(let r): RequestRule(.guild(r.serverID), .query) { $0.permissionRequests.listRoles(r, id: $1, from: $2) }
+        case .getPermissions(let r): RequestRule(.guild(r.serverID), .query) { $0.permissionRequests.getPermissions(r, id: $1, from: $2) }
 
         // Channel messages and what happens to them (Home/Messages). A plain
         // send is read from the frame's bytes and goes to the same handler

@@ -2,38 +2,46 @@
 // permissions does once stored: sessions drop the channels their users may
 // no longer view, as the Directory takes the change, before anything else is
 // fanned out. Each change is committed, then answered and broadcast like
-// other server notifications (DirectoryCommits.swift). Loop thread only.
+// other server notifications (DirectoryCommits.swift), in turn with the
+// server's other changes (`DirectoryRequests.change`). Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension DirectoryRequests {
+final class PermissionRequests: HomePart {
+    unowned let home: Home
+    init(home: Home) { self.home = home }
+    /// Where changes to a server queue and become effects.
+    private var requests: DirectoryRequests { home.directoryRequests }
+}
+
+extension PermissionRequests {
     func createRole(_ r: GHCreateRole, id: UInt64, from s: HomeSession) {
-        change(r.serverID, id: id, from: s) { () throws(Failure) in
+        requests.change(r.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.createRole(in: r.serverID, by: s.user, name: r.name, position: r.position,
                                                          permissions: r.permissions.domain, now: self.now())
-            return self.roleChanged(.roleCreated, decision, from: s, audit: try self.audit(
+            return self.roleChanged(.roleCreated, decision, from: s, audit: try self.requests.audit(
                 .roleCreated, r.serverID, by: s, target: "\(decision.value.id)", changes: AuditDiff.role(nil, decision.value), reason: r.reason))
         }
     }
 
     func updateRole(_ r: GHUpdateRole, id: UInt64, from s: HomeSession) {
-        change(r.serverID, id: id, from: s) { () throws(Failure) in
+        requests.change(r.serverID, id: id, from: s) { () throws(Failure) in
             let before = try? self.directory.role(r.roleID, in: r.serverID)
             let decision = try self.directory.decide.updateRole(r.roleID, in: r.serverID, by: s.user, name: r.hasName ? r.name : nil,
                                                          position: r.hasPosition ? r.position : nil,
                                                          permissions: r.hasPermissions ? r.permissions.domain : nil)
-            return self.roleChanged(.roleUpdated, decision, from: s, audit: try self.audit(
+            return self.roleChanged(.roleUpdated, decision, from: s, audit: try self.requests.audit(
                 .roleUpdated, r.serverID, by: s, target: "\(r.roleID)", changes: AuditDiff.role(before, decision.value), onlyIfChanged: true,
                 reason: r.reason))
         }
     }
 
     func deleteRole(_ r: GHDeleteRole, id: UInt64, from s: HomeSession) {
-        change(r.serverID, id: id, from: s) { () throws(Failure) in
+        requests.change(r.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.deleteRole(r.roleID, in: r.serverID, by: s.user)
-            return self.roleChanged(.roleDeleted, decision, from: s, answerOK: true, audit: try self.audit(
+            return self.roleChanged(.roleDeleted, decision, from: s, answerOK: true, audit: try self.requests.audit(
                 .roleDeleted, r.serverID, by: s, target: "\(r.roleID)", changes: AuditDiff.role(decision.value, nil), reason: r.reason))
         }
     }
@@ -42,7 +50,7 @@ extension DirectoryRequests {
     private func roleChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<RoleRecord>, from s: HomeSession,
                              answerOK: Bool = false, audit: [StoreWrite]) -> Effects {
         let role = decision.value
-        return effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) }, applied: {
+        return requests.effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) }, applied: {
             self.home.subscriptions.accessChanged(in: role.serverID)
         }, then: {
             self.home.notify(kind, .server(role.serverID, isPublic: false), actor: s.user) { $0.role = GHRoleInfo(role) }
@@ -50,7 +58,7 @@ extension DirectoryRequests {
     }
 
     func grantRole(_ r: GHGrantRole, id: UInt64, from s: HomeSession) {
-        change(r.serverID, id: id, from: s) { () throws(Failure) in
+        requests.change(r.serverID, id: id, from: s) { () throws(Failure) in
             let before = self.directory.member(r.userID, of: r.serverID)
             return try self.memberRolesChanged(try self.directory.decide.grant(r.roleID, to: r.userID, in: r.serverID, by: s.user), from: s,
                                                before: before, reason: r.reason)
@@ -58,7 +66,7 @@ extension DirectoryRequests {
     }
 
     func takeBackRole(_ r: GHTakeBackRole, id: UInt64, from s: HomeSession) {
-        change(r.serverID, id: id, from: s) { () throws(Failure) in
+        requests.change(r.serverID, id: id, from: s) { () throws(Failure) in
             let before = self.directory.member(r.userID, of: r.serverID)
             return try self.memberRolesChanged(try self.directory.decide.takeBack(r.roleID, from: r.userID, in: r.serverID, by: s.user), from: s,
                                                before: before, reason: r.reason)
@@ -66,7 +74,7 @@ extension DirectoryRequests {
     }
 
     func setMemberRole(_ r: GHSetMemberRole, id: UInt64, from s: HomeSession) {
-        change(r.serverID, id: id, from: s) { () throws(Failure) in
+        requests.change(r.serverID, id: id, from: s) { () throws(Failure) in
             guard let role = r.role.domain else { throw Failure.badRequest("role must be ADMIN or MEMBER") }
             let before = self.directory.member(r.userID, of: r.serverID)
             return try self.memberRolesChanged(try self.directory.decide.setRole(role, of: r.userID, in: r.serverID, by: s.user), from: s,
@@ -81,9 +89,9 @@ extension DirectoryRequests {
         let member = decision.value
         var roles = AuditDiff()
         roles.ids("roles", before?.roles, member.roles)
-        let audit = try self.audit(.memberRolesChanged, member.serverID, by: s, target: member.userID, changes: roles.changes, reason: reason)
+        let audit = try self.requests.audit(.memberRolesChanged, member.serverID, by: s, target: member.userID, changes: roles.changes, reason: reason)
         guard !decision.changes.isEmpty else { return Effects(reply: { .member(GHMember(member)) }) }
-        return effects(decision, also: audit, reply: { .member(GHMember(member)) }, applied: {
+        return requests.effects(decision, also: audit, reply: { .member(GHMember(member)) }, applied: {
             self.home.subscriptions.accessChanged(in: member.serverID, only: member.userID)
         }, then: {
             self.home.notify(.memberRoleChanged, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) {
@@ -93,7 +101,7 @@ extension DirectoryRequests {
     }
 
     func setPermissionOverride(_ r: GHSetPermissionOverride, id: UInt64, from s: HomeSession) {
-        change(r.override.serverID, id: id, from: s) { () throws(Failure) in
+        requests.change(r.override.serverID, id: id, from: s) { () throws(Failure) in
             let asked = try r.override.domain
             let before = self.directory.override(on: asked.channelID, for: asked.target, in: asked.serverID)
             let decision = try self.directory.decide.setOverride(asked, by: s.user)
@@ -105,9 +113,9 @@ extension DirectoryRequests {
             case .role(let id): "\(id)"
             case .member(let user): user
             }
-            let audit = try self.audit(.overrideChanged, o.serverID, by: s, target: target, channel: o.channelID, changes: bits.changes,
-                                       onlyIfChanged: true, reason: r.reason)
-            return self.effects(decision, also: audit, reply: { .override(GHPermissionOverride(o)) }, applied: {
+            let audit = try self.requests.audit(.overrideChanged, o.serverID, by: s, target: target, channel: o.channelID, changes: bits.changes,
+                                                onlyIfChanged: true, reason: r.reason)
+            return self.requests.effects(decision, also: audit, reply: { .override(GHPermissionOverride(o)) }, applied: {
                 if case .member(let user) = o.target {
                     self.home.subscriptions.accessChanged(in: o.serverID, only: user)
                 } else {
