@@ -13,6 +13,15 @@ extension Home {
             directory.apply(changes)
             memberLists.applied(changes)
             webhooks.applied(changes)
+        case .webhookSaved(let w): webhooks.saved(w)
+        case .webhookDeleted(let w): webhooks.deleted(w)
+        case .pinned(let pin): pinboard.pinned(pin)
+        case .unpinned(let channel, let uid): pinboard.unpinned(uid, in: channel)
+        case .pushRegistered(let r): pushNotices.registered(r)
+        case .pushUnregistered(let user, let device): pushNotices.unregistered(user, device)
+        case .blockSet(let blocker, let blocked, let blocks): userHome.directs.setBlock(blocker, blocked, blocks)
+        case .profileSaved(let p): profiles.saved(p)
+        case .conversationStored(let id): userHome.directs[id]?.stored = true
         }
     }
 
@@ -21,7 +30,9 @@ extension Home {
         switch change {
         case .messageSent(let m): messageNotSent(m)
         case .directMessageSent(let m): userHome.directMessageNotSent(m)
-        case .directory: break  // nothing was reserved: the Directory changes only on commit
+        // Nothing was reserved: each of these changes memory only on commit.
+        case .directory, .webhookSaved, .webhookDeleted, .pinned, .unpinned, .pushRegistered, .pushUnregistered, .blockSet, .profileSaved,
+             .conversationStored: break
         }
     }
 }

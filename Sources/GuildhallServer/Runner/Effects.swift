@@ -139,4 +139,19 @@ enum StateChange {
     /// Servers, members, channels, roles or bans changed (DirectoryCommits.swift):
     /// the Directory takes the changes, then the parts that mirror it.
     case directory([DirectoryChange])
+    /// A channel's webhook was made, or deleted (Webhooks.swift).
+    case webhookSaved(WebhookRecord)
+    case webhookDeleted(WebhookRecord)
+    /// A message was pinned in its channel, or unpinned (Pinboard.swift).
+    case pinned(PinRecord)
+    case unpinned(ChannelID, MessageUID)
+    /// A device's push token was registered, or let go (PushNotices.swift).
+    case pushRegistered(PushRegistration)
+    case pushUnregistered(UserID, DeviceID)
+    /// `blocker` blocked `blocked`, or no longer does (Blocking.swift).
+    case blockSet(blocker: UserID, blocked: UserID, blocks: Bool)
+    /// A user's profile changed (Profiles.swift).
+    case profileSaved(UserProfile)
+    /// A direct conversation opened in memory is now stored (DirectMessages.swift).
+    case conversationStored(UInt64)
 }

@@ -22,8 +22,9 @@ extension UserHome {
         if let problem = Validation.userIDProblem(user) { return s.fail(id, .badRequest("user_id: \(problem)")) }
         guard user != s.user else { return s.fail(id, .badRequest("you cannot block yourself")) }
         guard directs.blocks(s.user, user) != blocks else { return s.respond(id, .ok(GHOk())) }
-        runner.carryOut(Effects(writes: [.directBlock(blocker: s.user, blocked: user, blocks: blocks)], reply: { .ok(GHOk()) },
-                                apply: { _ in self.directs.setBlock(s.user, user, blocks) }), answering: id, to: s)
+        var e = Effects(writes: [.directBlock(blocker: s.user, blocked: user, blocks: blocks)], reply: { .ok(GHOk()) })
+        e.changes = [.blockSet(blocker: s.user, blocked: user, blocks: blocks)]
+        runner.carryOut(e, answering: id, to: s)
     }
 
     /// At every home: the users the caller blocks among the pairs held here.

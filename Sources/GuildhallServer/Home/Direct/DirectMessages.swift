@@ -88,9 +88,9 @@ extension UserHome {
     func openConversation(_ r: GHOpenConversation, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let (c, write) = try conversation(with: r.peerID, for: s.user, now: now())
-            runner.carryOut(Effects(writes: [write], reply: { .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user)) },
-                                    apply: { _ in self.directs[c.id]?.stored = true }),
-                            answering: id, to: s)
+            var e = Effects(writes: [write], reply: { .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user)) })
+            e.changes = [.conversationStored(c.id)]
+            runner.carryOut(e, answering: id, to: s)
         }
     }
 

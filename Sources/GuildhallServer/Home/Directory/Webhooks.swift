@@ -31,6 +31,15 @@ final class Webhooks: HomePart {
     func forget(where drop: (WebhookRecord) -> Bool) { book.forget(where: drop) }
 
     /// Directory changes committed: a deleted channel or server takes its webhooks with it (the store deleted their rows with it).
+    /// A webhook made, once stored (`StateChange.webhookSaved`).
+    func saved(_ w: WebhookRecord) { book.save(w) }
+
+    /// A webhook deleted, once stored.
+    func deleted(_ w: WebhookRecord) {
+        book.remove(w.id)
+        budgets[w.id] = nil
+    }
+
     func applied(_ changes: [DirectoryChange]) {
         for change in changes {
             switch change {
@@ -61,7 +70,9 @@ extension Webhooks {
             var shown = GHWebhook(w)
             shown.secret = secret
             shown.path = WebhookRecord.path(channel: c.id, webhook: w.id, secret: secret)
-            return Effects(writes: [.webhookSaved(w)] + audit, reply: { .webhook(shown) }, apply: { _ in self.book.save(w) })
+            var e = Effects(writes: [.webhookSaved(w)] + audit, reply: { .webhook(shown) })
+            e.changes = [.webhookSaved(w)]
+            return e
         }
     }
 
@@ -81,10 +92,9 @@ extension Webhooks {
             guard let w = book.byID[r.webhookID], w.channelID == c.id else { throw Failure.notFound("webhook \(r.webhookID) not found") }
             let audit = try requests.audit(.webhookDeleted, c.serverID, by: s, target: String(w.id), channel: c.id,
                                            changes: [AuditChange(key: "name", before: AuditDiff.json(w.name), after: "")], reason: r.reason)
-            return Effects(writes: [.webhookDeleted(id: w.id, serverID: w.serverID)] + audit, reply: { .ok(GHOk()) }, apply: { _ in
-                self.book.remove(w.id)
-                self.budgets[w.id] = nil
-            })
+            var e = Effects(writes: [.webhookDeleted(id: w.id, serverID: w.serverID)] + audit, reply: { .ok(GHOk()) })
+            e.changes = [.webhookDeleted(w)]
+            return e
         }
     }
 }

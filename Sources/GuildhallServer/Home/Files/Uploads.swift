@@ -50,9 +50,9 @@ extension Attachments {
                     return s.fail(id, Failure(.limitReached, "this upload would take \(s.user)'s files past file-quota-bytes (\(quota) bytes; \(used.count) used)"))
                 }
                 let upload = self.upload(for: file, to: storage, now: now)
-                self.runner.carryOut(Effects(writes: writes, reply: { .upload(upload) },
-                                             apply: { _ in if let opened { self.home.userHome.directs[opened.id]?.stored = true } }),
-                                     answering: id, to: s)
+                var e = Effects(writes: writes, reply: { .upload(upload) })
+                if let opened { e.changes = [.conversationStored(opened.id)] }
+                self.runner.carryOut(e, answering: id, to: s)
             }
         }
     }

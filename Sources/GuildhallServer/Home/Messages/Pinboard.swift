@@ -24,6 +24,12 @@ final class Pinboard: HomePart {
             $0.pinned = pinned
         }
     }
+
+    /// A pin, once stored (`StateChange.pinned`).
+    func pinned(_ pin: PinRecord) { pins.pinned(pin) }
+
+    /// An unpin, once stored.
+    func unpinned(_ uid: MessageUID, in channel: ChannelID) { pins.unpinned(uid, in: channel) }
 }
 
 extension Pinboard {
@@ -47,8 +53,9 @@ extension Pinboard {
                     return settle(nil)
                 }
                 let pin = PinRecord(channelID: c.id, messageUID: m.uid, pinnedBy: s.user, pinnedAt: self.now())
-                settle(Effects(writes: [.pinned(pin), audit], reply: { .ok(GHOk()) }, apply: { _ in self.pins.pinned(pin) },
-                               then: { self.told(m.uid, pinned: true, in: c, by: s.user) }))
+                var e = Effects(writes: [.pinned(pin), audit], reply: { .ok(GHOk()) }, then: { self.told(m.uid, pinned: true, in: c, by: s.user) })
+                e.changes = [.pinned(pin)]
+                settle(e)
             }
         }
     }
@@ -59,9 +66,10 @@ extension Pinboard {
             guard self.pins.isPinned(r.messageUid, in: c.id) else { throw Failure.notFound("message \(r.messageUid) is not pinned in channel \(c.id)") }
             let audit = try self.home.auditTrail.entry(.messageUnpinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
                                                        reason: r.reason)
-            settle(Effects(writes: [.unpinned(c.id, r.messageUid), audit], reply: { .ok(GHOk()) },
-                           apply: { _ in self.pins.unpinned(r.messageUid, in: c.id) },
-                           then: { self.told(r.messageUid, pinned: false, in: c, by: s.user) }))
+            var e = Effects(writes: [.unpinned(c.id, r.messageUid), audit], reply: { .ok(GHOk()) },
+                            then: { self.told(r.messageUid, pinned: false, in: c, by: s.user) })
+            e.changes = [.unpinned(c.id, r.messageUid)]
+            settle(e)
         }
     }
 

@@ -38,6 +38,9 @@ final class Profiles: HomePart {
         file.serverID == 0 && file.channelID == 0 && isHomeOf(file.uploader)
             && !(profiles[file.uploader]?.avatar.contains("\(DownloadLink.pathPrefix)\(file.id)/") ?? false)
     }
+
+    /// A profile, once stored (`StateChange.profileSaved`).
+    func saved(_ p: UserProfile) { profiles[p.user] = p }
 }
 
 // MARK: Requests
@@ -68,12 +71,13 @@ extension Profiles {
             guard p != before else { return s.respond(id, .profile(GHUserProfile(before))) }
             p.updatedAt = now()
             let claimed = avatar.map { [$0.fileID] } ?? []
-            var effects = Effects(writes: [.profile(p)], reply: { .profile(GHUserProfile(p)) }, apply: { _ in self.profiles[p.user] = p },
+            var effects = Effects(writes: [.profile(p)], reply: { .profile(GHUserProfile(p)) },
                                   then: {
                                       self.home.attachments.release(claimed)
                                       self.tell([p], changed: true)
                                   })
             effects.failed = { self.home.attachments.release(claimed) }
+            effects.changes = [.profileSaved(p)]
             runner.carryOut(effects, answering: id, to: s)
             carriedOut = true
         }

@@ -45,16 +45,25 @@ extension PushNotices {
         let registration = PushRegistration(user: s.user, device: s.device, platform: r.platform, token: r.token, previews: r.previews,
                                             updatedAt: now())
         if let problem = registration.problem { return s.fail(id, .badRequest(problem)) }
-        runner.carryOut(Effects(writes: [.pushRegistered(registration)], reply: { .ok(GHOk()) },
-                                apply: { _ in self.devices[s.user, default: [:]][s.device] = registration }), answering: id, to: s)
+        var e = Effects(writes: [.pushRegistered(registration)], reply: { .ok(GHOk()) })
+        e.changes = [.pushRegistered(registration)]
+        runner.carryOut(e, answering: id, to: s)
     }
 
     func unregister(id: UInt64, from s: HomeSession) {
         guard devices[s.user]?[s.device] != nil else { return s.respond(id, .ok(GHOk())) }
-        runner.carryOut(Effects(writes: [.pushUnregistered(s.user, s.device)], reply: { .ok(GHOk()) }, apply: { _ in
-            self.devices[s.user]?[s.device] = nil
-            if self.devices[s.user]?.isEmpty == true { self.devices[s.user] = nil }
-        }), answering: id, to: s)
+        var e = Effects(writes: [.pushUnregistered(s.user, s.device)], reply: { .ok(GHOk()) })
+        e.changes = [.pushUnregistered(s.user, s.device)]
+        runner.carryOut(e, answering: id, to: s)
+    }
+
+    /// A device's token, once stored (`StateChange.pushRegistered`).
+    func registered(_ r: PushRegistration) { devices[r.user, default: [:]][r.device] = r }
+
+    /// A device's token let go, once stored.
+    func unregistered(_ user: UserID, _ device: DeviceID) {
+        devices[user]?[device] = nil
+        if devices[user]?.isEmpty == true { devices[user] = nil }
     }
 }
 
