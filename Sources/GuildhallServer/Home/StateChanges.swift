@@ -22,6 +22,12 @@ extension Home {
         case .blockSet(let blocker, let blocked, let blocks): userHome.directs.setBlock(blocker, blocked, blocks)
         case .profileSaved(let p): profiles.saved(p)
         case .conversationStored(let id): userHome.directs[id]?.stored = true
+        case .directReceipts(let sides): userHome.receiptsTaken(sides)
+        case .presenceChosen(let user, let choice): presences.chosen(user, choice)
+        case .directPrivacySet(let user, let only): directPrivacy.chosen(user, serverMatesOnly: only)
+        case .readMarked(let user, let channel, let seq, let time): reading.marked(user, channel, upTo: seq, now: time)
+        case .receiptRequested(let plan, let uid): groupReceipts.requested(plan, uid: uid)
+        case .receiptsAdvanced(let channel, let advance, let owed): groupReceipts.advanced(advance, in: channel, owed: owed, ords: ords)
         }
     }
 
@@ -31,8 +37,9 @@ extension Home {
         case .messageSent(let m): messageNotSent(m)
         case .directMessageSent(let m): userHome.directMessageNotSent(m)
         // Nothing was reserved: each of these changes memory only on commit.
+        case .receiptRequested(_, let uid): groupReceipts.notRequested(uid)
         case .directory, .webhookSaved, .webhookDeleted, .pinned, .unpinned, .pushRegistered, .pushUnregistered, .blockSet, .profileSaved,
-             .conversationStored: break
+             .conversationStored, .directReceipts, .presenceChosen, .directPrivacySet, .readMarked, .receiptsAdvanced: break
         }
     }
 }

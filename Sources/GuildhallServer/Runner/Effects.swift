@@ -154,4 +154,17 @@ enum StateChange {
     case profileSaved(UserProfile)
     /// A direct conversation opened in memory is now stored (DirectMessages.swift).
     case conversationStored(UInt64)
+    /// A direct conversation's sides took new receipts (DirectMessages.swift).
+    case directReceipts([UserHome.DecidedSide])
+    /// A user chose how they show (Presences.swift).
+    case presenceChosen(UserID, PresenceChoice)
+    /// Whom a user accepts direct messages from (DirectPrivacy.swift).
+    case directPrivacySet(UserID, serverMatesOnly: Bool)
+    /// A session marked a channel read up to `seq` at `time` (Unread.swift).
+    case readMarked(UserID, ChannelID, seq: UInt64, time: UInt64)
+    /// A group receipt was asked for at a message (GroupReceipts.swift); let go when not stored.
+    case receiptRequested(ReceiptRequestPlan, uid: MessageUID)
+    /// A member read up to `advance` in a channel; each requester of a covered
+    /// message is owed its responses, with the inbox ord of its item (GroupReceipts.swift).
+    case receiptsAdvanced(ChannelID, ChannelReceipts.Advance, owed: [(UserID, [GHReceiptResponse])])
 }

@@ -246,9 +246,15 @@ extension UserHome {
             let copy = EventCopy(.receivedStatus(list))
             items.append(AddressedItem(user: s.user, stored: .event(copy), live: .pushExceptOrigin(copy, origin: s.key)))
         }
-        return Effects(writes: rows ?? sides.map { .directSide(conversation: $0.conversation, $0.after) }, addressed: items, reply: result,
-                       apply: { _ in for d in sides { self.directs[d.conversation]?.takeReceipts(d.after, decidedOn: d.before) } },
-                       then: { for d in sides { self.tellOtherDevices(d, of: s) } })
+        var e = Effects(writes: rows ?? sides.map { .directSide(conversation: $0.conversation, $0.after) }, addressed: items, reply: result,
+                        then: { for d in sides { self.tellOtherDevices(d, of: s) } })
+        e.changes = [.directReceipts(sides)]
+        return e
+    }
+
+    /// Receipts, once stored (`StateChange.directReceipts`).
+    func receiptsTaken(_ sides: [DecidedSide]) {
+        for d in sides { directs[d.conversation]?.takeReceipts(d.after, decidedOn: d.before) }
     }
 
     /// The ranges a side's receipts set, for the reader's other sessions.

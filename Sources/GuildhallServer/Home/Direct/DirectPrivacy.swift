@@ -52,6 +52,11 @@ final class DirectPrivacy: HomePart {
 
     func load(_ users: [UserID]) { serverMatesOnly.formUnion(users) }
 
+    /// A choice, once stored (`StateChange.directPrivacySet`).
+    func chosen(_ user: UserID, serverMatesOnly only: Bool) {
+        if only { serverMatesOnly.insert(user) } else { serverMatesOnly.remove(user) }
+    }
+
     /// Forgets the choices of users whose shards moved to another node.
     func forget(where drop: (UserID) -> Bool) { serverMatesOnly = serverMatesOnly.filter { !drop($0) } }
 }
@@ -62,16 +67,15 @@ extension DirectPrivacy {
     func set(_ r: GHSetDirectMessagePrivacy, id: UInt64, from s: HomeSession) {
         let only = r.serverMatesOnly
         guard serverMatesOnly.contains(s.user) != only else { return s.respond(id, .dmPrivacy(Self.answer(only))) }
-        runner.carryOut(Effects(writes: [.directPrivacy(s.user, serverMatesOnly: only)], reply: { .dmPrivacy(Self.answer(only)) },
-                                apply: { _ in
-                                    if only { self.serverMatesOnly.insert(s.user) } else { self.serverMatesOnly.remove(s.user) }
-                                },
+        var e = Effects(writes: [.directPrivacy(s.user, serverMatesOnly: only)], reply: { .dmPrivacy(Self.answer(only)) },
                                 then: {
                                     for place in self.home.gateway.routes.everyPlace where place != self.home.index {
                                         self.home.links.post(.mail(self.home.index, [.directPrivacyChanged(s.user)]), to: place)
                                     }
                                     self.forget(s.user)
-                                }), answering: id, to: s)
+                                })
+        e.changes = [.directPrivacySet(s.user, serverMatesOnly: only)]
+        runner.carryOut(e, answering: id, to: s)
     }
 
     func get(id: UInt64, from s: HomeSession) { s.respond(id, .dmPrivacy(Self.answer(serverMatesOnly.contains(s.user)))) }

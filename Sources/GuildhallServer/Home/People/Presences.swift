@@ -57,11 +57,15 @@ extension Presences {
         let user = s.user
         // Stored before anyone hears of it; the last-seen time stays as it was.
         let write = StoreWrite.presence(user, choice, lastSeen: book.lastSeen[user] ?? 0)
-        runner.carryOut(Effects(writes: [write], reply: { [unowned self] in .presence(GHPresence(book.presence(of: user))) },
-                                apply: { [unowned self] _ in
-                                    book.choose(user, choice)
-                                    settle(user)
-                                }), answering: id, to: s)
+        var e = Effects(writes: [write], reply: { [unowned self] in .presence(GHPresence(book.presence(of: user))) })
+        e.changes = [.presenceChosen(user, choice)]
+        runner.carryOut(e, answering: id, to: s)
+    }
+
+    /// A choice, once stored (`StateChange.presenceChosen`).
+    func chosen(_ user: UserID, _ choice: PresenceChoice) {
+        book.choose(user, choice)
+        settle(user)
     }
 
     func setIdle(_ r: GHSetIdle, id: UInt64, from s: HomeSession) {

@@ -94,15 +94,9 @@ extension GroupReceipts {
                 }
                 let plan = receiptRequestPlan(m)
                 requestsInFlight.insert(m.uid)
-                var effects = Effects(writes: [plan.write], addressed: plan.addressed,
-                                      apply: { _ in
-                                          self.requestsInFlight.remove(m.uid)
-                                          self.receipts.addRequest(plan.request, in: plan.channel)
-                                          self.home.metrics.receiptRequests.increment()
-                                      },
-                                      then: { self.answerReceipts([m.uid], id: id, to: s) })
+                var effects = Effects(writes: [plan.write], addressed: plan.addressed, then: { self.answerReceipts([m.uid], id: id, to: s) })
                 effects.failure = "storage is unavailable; the request was not saved, retry later"
-                effects.failed = { self.requestsInFlight.remove(m.uid) }
+                effects.changes = [.receiptRequested(plan, uid: m.uid)]
                 runner.carryOut(effects, answering: id, to: s)
             }
         }
@@ -180,15 +174,28 @@ extension GroupReceipts {
             list.responses = responses
             return AddressedItem(user: requester, stored: .event(EventCopy(.receiptResponse(list))), live: .elsewhere)
         }
-        var effects = Effects(writes: [.receiptAdvance(channel.id, advance)], addressed: items,
-                              apply: { ords in
-                                  self.receipts.load(advance, in: channel.id)
-                                  self.home.metrics.receiptResponses.increment()
-                                  for ((requester, responses), ord) in zip(owed, ords) { self.owe(responses, to: requester, ord: ord) }
-                              },
-                              then: { self.answerReceipts(asked, id: id, to: s) })
+        var effects = Effects(writes: [.receiptAdvance(channel.id, advance)], addressed: items, then: { self.answerReceipts(asked, id: id, to: s) })
+        effects.changes = [.receiptsAdvanced(channel.id, advance, owed: owed)]
         effects.failure = "storage is unavailable; the response was not saved, retry later"
         return effects
+    }
+
+    /// A receipt request, once stored (`StateChange.receiptRequested`).
+    func requested(_ plan: ReceiptRequestPlan, uid: MessageUID) {
+        requestsInFlight.remove(uid)
+        receipts.addRequest(plan.request, in: plan.channel)
+        home.metrics.receiptRequests.increment()
+    }
+
+    /// A receipt request whose commit failed: the message may be asked again.
+    func notRequested(_ uid: MessageUID) { requestsInFlight.remove(uid) }
+
+    /// A member's responses, once stored (`StateChange.receiptsAdvanced`): the
+    /// readers, then each requester's responses with its item's inbox `ords`.
+    func advanced(_ advance: ChannelReceipts.Advance, in channel: ChannelID, owed: [(UserID, [GHReceiptResponse])], ords: [UInt64]) {
+        receipts.load(advance, in: channel)
+        home.metrics.receiptResponses.increment()
+        for ((requester, responses), ord) in zip(owed, ords) { owe(responses, to: requester, ord: ord) }
     }
 
     /// Queues new readers for the requester's sessions; `sendOwedResponses` merges them once per turn.

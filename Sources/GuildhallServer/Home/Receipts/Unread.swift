@@ -29,6 +29,13 @@ final class Reading: HomePart {
 }
 
 extension Reading {
+    /// A mark-read, once stored (`StateChange.readMarked`): the position, who hears of it, the channel's activity.
+    func marked(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64) {
+        home.positions.markRead(user, channel, upTo: seq, now: now, written: true)
+        home.interest.positionMoved(user, channel)
+        home.subscriptions.touchActivity(user, channel, now: now, alreadyRecorded: true)
+    }
+
     /// `user`'s unread state in `c` now, with the display cap and mention window in force.
     func unread(_ user: UserID, _ c: ChannelRecord, now: UInt64) -> UnreadState {
         home.positions.unread(user, channel: c, now: now, displayCap: UInt64(settings.unreadDisplayCap),
@@ -66,18 +73,14 @@ extension Reading {
             moved.ackTimestamp = position.ackTime
             // The other sessions get unread events instead (`readMoved`).
             let item = AddressedItem(user: s.user, stored: .event(EventCopy(.unreadChanged(moved))), live: .noted)
-            runner.carryOut(Effects(writes: [.readPosition(s.user, c.id, position)], addressed: [item],
-                                    reply: { .unread(GHUnreadInfo(self.unread(s.user, c, now: now))) },
-                                    apply: { _ in
-                                        self.home.positions.markRead(s.user, c.id, upTo: seq, now: now, written: true)
-                                        self.home.interest.positionMoved(s.user, c.id)
-                                        self.home.subscriptions.touchActivity(s.user, c.id, now: now, alreadyRecorded: true)
-                                    },
-                                    then: {
-                                        self.readMoved(s.user, c.id, except: s)
-                                        if moves { self.owe(received: .upTo(position.readSeq, in: c.id, read: true), of: s.user, except: s.key) }
-                                    }),
-                            answering: id, to: s)
+            var e = Effects(writes: [.readPosition(s.user, c.id, position)], addressed: [item],
+                            reply: { .unread(GHUnreadInfo(self.unread(s.user, c, now: now))) },
+                            then: {
+                                self.readMoved(s.user, c.id, except: s)
+                                if moves { self.owe(received: .upTo(position.readSeq, in: c.id, read: true), of: s.user, except: s.key) }
+                            })
+            e.changes = [.readMarked(s.user, c.id, seq: seq, time: now)]
+            runner.carryOut(e, answering: id, to: s)
         }
     }
 
