@@ -267,6 +267,26 @@ import CSQLite
         _ = try await waitFor("the cursor written again") { cursor() > before ? true : nil }
     }
 
+    /// Going offline stores the user's last-seen time; when that commit
+    /// fails it is stored again with the next tick of the home's timer.
+    @Test func aLastSeenTimeWhoseWriteFailedIsWrittenAgain() async throws {
+        let server = try Self.watchedServer()
+        defer { server.stop() }
+        func failures() throws -> Double { try Self.commitFailures(server) }
+        let (bob, _) = try await server.client("bob")
+        let lastSeen = "SELECT last_seen FROM presence WHERE user_id = 'bob'"
+        #expect(Self.integer(lastSeen, in: server.folder) == 0)
+        try Self.execute("""
+            CREATE TRIGGER refuse_presence BEFORE INSERT ON presence BEGIN SELECT RAISE(ABORT, 'refused'); END;
+            CREATE TRIGGER refuse_presence_updates BEFORE UPDATE ON presence BEGIN SELECT RAISE(ABORT, 'refused'); END
+            """, in: server.folder)
+        bob.close()
+        _ = try await waitFor("the last-seen commit to fail") { try failures() >= 1 ? true : nil }
+        #expect(Self.integer(lastSeen, in: server.folder) == 0)
+        try Self.execute("DROP TRIGGER refuse_presence; DROP TRIGGER refuse_presence_updates", in: server.folder)
+        _ = try await waitFor("the last-seen time written again") { (Self.integer(lastSeen, in: server.folder) ?? 0) > 0 ? true : nil }
+    }
+
     @Test func aSendWhoseCommitFailsIsAnswered503AndReachesNobody() async throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -23,6 +23,7 @@ extension Home {
         case .profileSaved(let p): profiles.saved(p)
         case .conversationStored(let id): userHome.directs[id]?.stored = true
         case .directReceipts(let sides): userHome.receiptsTaken(sides)
+        case .groupChanged(let after, let change): userHome.groupChanged(after, change)
         case .presenceChosen(let user, let choice): presences.chosen(user, choice)
         case .directPrivacySet(let user, let only): directPrivacy.chosen(user, serverMatesOnly: only)
         case .readMarked(let user, let channel, let seq, let time): reading.marked(user, channel, upTo: seq, now: time)
@@ -39,7 +40,7 @@ extension Home {
         // Nothing was reserved: each of these changes memory only on commit.
         case .receiptRequested(_, let uid): groupReceipts.notRequested(uid)
         case .directory, .webhookSaved, .webhookDeleted, .pinned, .unpinned, .pushRegistered, .pushUnregistered, .blockSet, .profileSaved,
-             .conversationStored, .directReceipts, .presenceChosen, .directPrivacySet, .readMarked, .receiptsAdvanced: break
+             .conversationStored, .directReceipts, .groupChanged, .presenceChosen, .directPrivacySet, .readMarked, .receiptsAdvanced: break
         }
     }
 }

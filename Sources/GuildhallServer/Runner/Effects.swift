@@ -162,6 +162,8 @@ enum StateChange {
     case directPrivacySet(UserID, serverMatesOnly: Bool)
     /// A session marked a channel read up to `seq` at `time` (Unread.swift).
     case readMarked(UserID, ChannelID, seq: UInt64, time: UInt64)
+    /// A group conversation was made or changed (GroupConversations.swift).
+    case groupChanged(DirectConversation, GroupChange)
     /// A group receipt was asked for at a message (GroupReceipts.swift); let go when not stored.
     case receiptRequested(ReceiptRequestPlan, uid: MessageUID)
     /// A member read up to `advance` in a channel; each requester of a covered

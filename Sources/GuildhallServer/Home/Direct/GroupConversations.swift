@@ -33,7 +33,7 @@ extension UserHome {
                 guard let cid = home.newGuildID(now: now) else { return s.fail(id, Failure(.unavailable, "no id could be placed here now; retry")) }
                 let c = DirectConversation(group: cid, name: r.name, owner: s.user, members: others + [s.user], membersMayAdd: r.membersMayAdd,
                                            createdAt: now)
-                runner.carryOut(groupChange(c, by: s, told: c.members, change: { $0 = c }), answering: id, to: s)
+                runner.carryOut(groupChange(c, by: s, told: c.members, change: .created(c)), answering: id, to: s)
             }
         }
     }
@@ -42,12 +42,9 @@ extension UserHome {
         groupChange(r.conversationID, id: id, from: s) { [self] c throws(Failure) in
             guard c.owner == s.user else { throw Failure.forbidden("only the group's owner renames it or changes who may add members") }
             if r.hasName { try Validation.plainName(r.name, field: "name") }
-            let change = { (g: inout DirectConversation) in
-                if r.hasName { g.name = r.name }
-                if r.hasMembersMayAdd { g.membersMayAdd = r.membersMayAdd }
-            }
+            let change = GroupChange.renamed(r.hasName ? r.name : nil, membersMayAdd: r.hasMembersMayAdd ? r.membersMayAdd : nil)
             var after = c
-            change(&after)
+            change.make(on: &after)
             guard after != c else { return nil }
             return groupChange(after, by: s, told: after.members, change: change)
         }
@@ -76,7 +73,7 @@ extension UserHome {
             guard after.members.count <= most else {
                 throw Failure.badRequest("a group has at most \(most) members; this one has \(c.members.count)")
             }
-            var effects = groupChange(after, by: s, told: after.members, change: { _ = $0.admit(users, now: now) })
+            var effects = groupChange(after, by: s, told: after.members, change: .admitted(users, at: now))
             effects.writes += added.map { .directSide(conversation: c.id, $0) }
             return effects
         }
@@ -89,7 +86,7 @@ extension UserHome {
             guard c.includes(r.userID) else { throw Failure.notFound("\(r.userID) is not in conversation \(c.id)") }
             var after = c
             after.dismiss(r.userID)
-            return groupChange(after, by: s, told: c.members, change: { $0.dismiss(r.userID) })
+            return groupChange(after, by: s, told: c.members, change: .dismissed(r.userID))
         }
     }
 
@@ -97,7 +94,7 @@ extension UserHome {
         groupChange(r.conversationID, id: id, from: s) { [self] c throws(Failure) in
             var after = c
             after.dismiss(s.user)
-            var effects = groupChange(after, by: s, told: c.members, change: { $0.dismiss(s.user) })
+            var effects = groupChange(after, by: s, told: c.members, change: .dismissed(s.user))
             effects.reply = { .ok(GHOk()) }
             return effects
         }
@@ -121,18 +118,21 @@ extension UserHome {
     }
 
     /// Stores the group as `after` is, with a notice to each of `told`; once
-    /// stored, `change` is made on the group as it is then, and the caller
-    /// gets the group.
-    private func groupChange(_ after: DirectConversation, by s: HomeSession, told: [UserID],
-                             change: @escaping (inout DirectConversation) -> Void) -> Effects {
+    /// stored, `change` is made on the group as it is then (its sides may
+    /// have taken receipts meanwhile), and the caller gets the group.
+    private func groupChange(_ after: DirectConversation, by s: HomeSession, told: [UserID], change: GroupChange) -> Effects {
         let items = told.map { user in AddressedItem.event(EventCopy(.notification(notice(after, for: user, by: s.user))), to: user) }
-        return Effects(writes: [.group(GroupRow(after))], addressed: items,
-                       reply: { .conversation(self.conversationInfo(self.directs[after.id] ?? after, for: s.user)) },
-                       apply: { _ in
-                           var now = self.directs[after.id] ?? after
-                           change(&now)
-                           self.directs.add(now)
-                       })
+        var e = Effects(writes: [.group(GroupRow(after))], addressed: items,
+                        reply: { .conversation(self.conversationInfo(self.directs[after.id] ?? after, for: s.user)) })
+        e.changes = [.groupChanged(after, change)]
+        return e
+    }
+
+    /// A group's change, once stored (`StateChange.groupChanged`): made on the group as it is now, or `after` when it is new here.
+    func groupChanged(_ after: DirectConversation, _ change: GroupChange) {
+        var now = directs[after.id] ?? after
+        change.make(on: &now)
+        directs.add(now)
     }
 
     private func notice(_ c: DirectConversation, for user: UserID, by actor: UserID) -> GHSystemNotification {
@@ -156,5 +156,25 @@ extension UserHome {
             if seen.insert(user).inserted { out.append(user) }
         }
         return out
+    }
+}
+
+/// What a group conversation's change does, as data (`StateChange.groupChanged`).
+enum GroupChange {
+    case created(DirectConversation)
+    /// New name and who may add members; nil leaves each as it is.
+    case renamed(String?, membersMayAdd: Bool?)
+    case admitted([UserID], at: UInt64)
+    case dismissed(UserID)
+
+    func make(on g: inout DirectConversation) {
+        switch self {
+        case .created(let c): g = c
+        case .renamed(let name, let mayAdd):
+            if let name { g.name = name }
+            if let mayAdd { g.membersMayAdd = mayAdd }
+        case .admitted(let users, let time): _ = g.admit(users, now: time)
+        case .dismissed(let user): g.dismiss(user)
+        }
     }
 }

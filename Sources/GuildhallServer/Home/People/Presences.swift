@@ -38,6 +38,8 @@ final class Presences: HomePart {
     /// whose next change waits for `presence-frame-interval-ms` to pass.
     private var toldAt: [UserID: UInt64] = [:]
     private var held: Set<UserID> = []
+    /// Users whose last-seen time did not store (the commit failed): stored again with the next tick.
+    private var lastSeenUnsaved: Set<UserID> = []
 
     init(home: Home) { self.home = home }
 
@@ -226,6 +228,11 @@ extension Presences {
 
     /// Each tick of the home's timer: held changes whose interval has passed are told.
     func tellHeld(now: UInt64) {
+        if !lastSeenUnsaved.isEmpty {
+            let again = lastSeenUnsaved
+            lastSeenUnsaved = []
+            for user in again { saveLastSeen(user) }
+        }
         guard !held.isEmpty else { return }
         let interval = UInt64(settings.presenceFrameIntervalMs)
         for user in held where now >= (toldAt[user] ?? 0) + interval {
@@ -237,8 +244,15 @@ extension Presences {
     private func tell(_ user: UserID, now: UInt64) {
         guard let p = book.settle(user, now: self.now()) else { return }
         toldAt[user] = p.isOffline ? nil : now
-        if p.isOffline { commit([.presence(user, book.choice(of: user), lastSeen: p.lastSeen)], from: nil) { _ in } }
+        if p.isOffline { saveLastSeen(user) }
         changes.append(GHPresence(p))
+    }
+
+    /// Stores the user's choice and last-seen time as they are now; tried again next tick when the commit fails.
+    private func saveLastSeen(_ user: UserID) {
+        commit([.presence(user, book.choice(of: user), lastSeen: book.lastSeen[user] ?? 0)], from: nil) { [self] error in
+            if error != nil { lastSeenUnsaved.insert(user) }
+        }
     }
 }
 
