@@ -142,18 +142,11 @@ import CSQLite
     /// `seq` of `channel`: the server's own next send there then fails to commit.
     /// `direct`: `channel` is a direct conversation (its messages have server 0, and it has no channel row).
     static func occupy(seq: UInt64, of channel: UInt64, in folder: String, direct: Bool = false) throws {
-        var db: OpaquePointer?
-        guard sqlite3_open("\(folder)/guildhall.db", &db) == SQLITE_OK else { throw WaitTimeout(what: "open the database") }
-        defer { sqlite3_close(db) }
-        sqlite3_busy_timeout(db, 5000)
-        let sql = """
+        try execute("""
             INSERT INTO messages(uid, server_id, channel_id, seq, sender, sent_time, kind, text, custom_type, payload, mentions, mention_all, need_receipt, client_id)
             \(direct ? "VALUES(1, 0, \(channel), \(seq), 'intruder', 1, 0, 'x', '', NULL, '', 0, 0, '')"
                       : "SELECT 1, server_id, id, \(seq), 'intruder', 1, 0, 'x', '', NULL, '', 0, 0, '' FROM channels WHERE id = \(channel)")
-            """
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
-            throw WaitTimeout(what: "insert: \(String(cString: sqlite3_errmsg(db)))")
-        }
+            """, in: folder)
     }
 
     /// A server whose metrics the test reads (`commitFailures`).
