@@ -14,6 +14,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public init(code: Int32, message: String) { self.code = code; self.message = message }
 }
 
+/// Set once, before the first connection initializes SQLite (the shim says why).
+private let memoryStatisticsSkipped: Void = { _ = guildhall_sqlite_skip_memory_statistics() }()
+
 /// SQLite's "transient" destructor: SQLite copies the bytes before bind returns.
 private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
@@ -24,6 +27,7 @@ final class SQLiteConnection {
     var deadline: Deadline?
 
     init(path: String, readOnly: Bool = false) throws(StoreError) {
+        memoryStatisticsSkipped
         var handle: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
