@@ -21,11 +21,11 @@ public final class SharedBytes: @unchecked Sendable {  // immutable once made: l
 
     public init(_ bytes: [UInt8]) {
         count = bytes.count
-        base = .allocate(byteCount: max(count, 1), alignment: 8)
+        base = RawMemory.take(count)
         bytes.withUnsafeBytes { if count > 0 { base.copyMemory(from: $0.baseAddress!, byteCount: count) } }
     }
 
-    deinit { base.deallocate() }
+    deinit { RawMemory.release(base) }
 }
 
 /// Connections counted together (a node's, for its connection cap), from
@@ -54,7 +54,7 @@ public final class TCPConnection {
         init(connection: TCPConnection, shared: [SharedBytes], scratch: UnsafeMutableRawPointer?, bytes: Int) {
             self.connection = connection; self.shared = shared; self.scratch = scratch; self.bytes = bytes
         }
-        deinit { scratch?.deallocate() }
+        deinit { RawMemory.release(scratch) }
     }
 
     let handle: UnsafeMutablePointer<uv_tcp_t>
@@ -301,7 +301,7 @@ public final class TCPConnection {
         pieces.removeAll(keepingCapacity: keep)
         pendingShared.removeAll(keepingCapacity: keep)
         if scratchCapacity > Self.keptScratch && scratchCount * 4 < scratchCapacity {
-            scratch?.deallocate()
+            RawMemory.release(scratch)
             scratch = nil
             scratchCapacity = 0
         }
@@ -313,10 +313,10 @@ public final class TCPConnection {
         // Small at first: an idle session keeps what its last write needed.
         var capacity = max(512, scratchCapacity * 2)
         while capacity < needed { capacity *= 2 }
-        let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        let grown = RawMemory.take(capacity)
         if let old = scratch {
             grown.copyMemory(from: old, byteCount: scratchCount)
-            old.deallocate()
+            RawMemory.release(old)
         }
         scratch = grown
         scratchCapacity = capacity
@@ -391,7 +391,7 @@ public final class TCPConnection {
             let now = uv_now(handle.pointee.loop)
             if writesInFlight == 0 { tookBytesAt = now } else { lookForProgress(now) }
             let context = WriteContext(connection: self, shared: pendingShared, scratch: scratch, bytes: pendingBytes)
-            let req = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
+            let req = RawMemory.take(one: uv_write_t.self)
             req.pointee.data = Unmanaged.passRetained(context).toOpaque()
             let count = UInt32(pieces.count - first)
             scratch = nil  // the write owns it now
@@ -401,13 +401,13 @@ public final class TCPConnection {
             let rc = uv_write(req, asStream(handle), bufs.baseAddress! + first, count) { req, status in
                 guard let req else { return }
                 let context = Unmanaged<WriteContext>.fromOpaque(req.pointee.data).takeRetainedValue()
-                req.deallocate()
+                RawMemory.release(req)
                 context.connection.writesInFlight -= 1
                 context.connection.writeCompleted(bytes: context.bytes, status: status)
             }
             if rc != 0 {
                 Unmanaged<WriteContext>.fromOpaque(req.pointee.data).release()
-                req.deallocate()
+                RawMemory.release(req)
                 writeCompleted(bytes: context.bytes, status: rc)
             } else {
                 writesInFlight += 1
@@ -488,7 +488,7 @@ public final class TCPConnection {
         onWritten?(queuedBytes)
     }
 
-    deinit { scratch?.deallocate() }
+    deinit { RawMemory.release(scratch) }
 
     /// How long a closed connection waits for its peer's end after the
     /// peer last sent something, and at most in all (see `close`).
