@@ -171,6 +171,22 @@ import Testing
         #expect(try await bobReceives("three, grown from small: small until the threshold"))
     }
 
+    @Test func aServerTurnedSmallAgainCountsUnreadFromPositionsMovedWhileItWasLarge() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bob, bobEvents) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bob])
+        try server.update { try $0.set("small-server-threshold", "2") }
+        _ = try await alice.messages.send("while large", to: c.channelID)
+        for i in 1...3 { _ = try await bob.messages.send("bob \(i)", to: c.channelID) }
+        try server.update { try $0.set("small-server-threshold", "2000") }
+        let m = try await alice.messages.send("small again", to: c.channelID)
+        _ = try await bobEvents.message { $0.uid == m.uid }
+        let unread = try #require(bobEvents.messageUnread.withLock { $0[m.uid] })
+        #expect(unread.readSeq == 4 && unread.unreadCount == 1, "bob read up to his own last message while the server was large")
+    }
+
     @Test func aLiveThresholdChangeAppliesFromTheNextMessage() async throws {
         let server = try TestServer()
         defer { server.stop() }

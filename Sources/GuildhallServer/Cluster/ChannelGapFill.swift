@@ -70,7 +70,9 @@ extension Home {
             if let record = self.directory.channel(channel), result.error == nil {
                 for m in result.messages where m.seq < before {
                     // Not counted toward publisher pauses (holders 0): the gateway does not count it either.
-                    self.links.deliver(self.replayEvent(m, in: record), to: place, holders: 0, local: self.gateway)
+                    let e = self.replayEvent(m, in: record)
+                    if e.toMembers { self.interest.tellMemberStates(of: record.serverID) }
+                    self.links.deliver(e, to: place, holders: 0, local: self.gateway)
                     last = m.seq
                 }
             }

@@ -14,6 +14,11 @@ final class InterestFeed: HomePart {
     private var counts: [ChannelID: [Int: Int]] = [:]
     /// Per server, sessions of online members on each loop (a small server's audience).
     private var memberCounts: [ServerID: [Int: Int]] = [:]
+    /// Large servers whose members' moved positions the gateways were not
+    /// told: only a small server's delivery reads them there, so a send in a
+    /// large one costs no update. Before such a server's next delivery to
+    /// its members (it turned small) they are told all of them again.
+    private var memberStatesUntold: Set<ServerID> = []
 
     init(home: Home) { self.home = home }
 
@@ -26,15 +31,8 @@ final class InterestFeed: HomePart {
             perLoop[loop, default: 0] += c.member ? 1 : -1
             if perLoop[loop]! <= 0 { perLoop.removeValue(forKey: loop) }
             memberCounts[c.server] = perLoop.isEmpty ? nil : perLoop
-            var states: [ChannelID: PositionState]?
-            if c.member {
-                states = [:]
-                for channel in directory.channelIDs(of: c.server) {
-                    let state = home.positions.state(c.user, channel)
-                    if state.position.readSeq != 0 || !state.mentions.isEmpty { states?[channel] = state }
-                }
-            }
-            home.links.interest(.member(key: c.session, user: c.user, server: c.server, states: states), to: loop, local: home.gateway)
+            home.links.interest(.member(key: c.session, user: c.user, server: c.server, states: c.member ? states(of: c.user, in: c.server) : nil),
+                                to: loop, local: home.gateway)
         }
         for c in home.book.takeMessageChanges() {
             let loop = home.links.place(ofSession: c.session)
@@ -57,7 +55,10 @@ final class InterestFeed: HomePart {
         drop()
         _ = registry.takeMemberChanges()
         _ = home.book.takeMessageChanges()
-        for s in servers { memberCounts.removeValue(forKey: s) }
+        for s in servers {
+            memberCounts.removeValue(forKey: s)
+            memberStatesUntold.remove(s)
+        }
         for c in channels { counts.removeValue(forKey: c) }
     }
 
@@ -70,7 +71,11 @@ final class InterestFeed: HomePart {
         // Asked on every send for its sender, who mostly holds nothing to tell: that is found first.
         let sessions = registry.sessions(of: user)
         guard !sessions.isEmpty, let server = directory.serverID(ofChannel: channel) else { return }
-        let toMembers = memberCounts[server] != nil
+        var toMembers = memberCounts[server] != nil
+        if toMembers, !directory.isSmall(server) {
+            memberStatesUntold.insert(server)
+            toMembers = false
+        }
         guard toMembers || counts[channel] != nil else { return }
         var told: [Int] = []
         for s in sessions.values {
@@ -87,7 +92,29 @@ final class InterestFeed: HomePart {
     /// channel's subscription (or, for a small server, are its online members).
     func deliver(_ e: ChannelEvent) {
         guard let perLoop = e.toMembers ? memberCounts[e.channel.serverID] : counts[e.channel.id] else { return }
+        if e.toMembers { tellMemberStates(of: e.channel.serverID) }
         for (loop, n) in perLoop where n > 0 { home.links.deliver(e, to: loop, holders: n, local: home.gateway) }
+    }
+
+    /// Before a delivery to `server`'s online members: if their moved
+    /// positions went untold while it was large, each of their sessions'
+    /// gateways gets their states anew (a `.member` update replaces them).
+    func tellMemberStates(of server: ServerID) {
+        guard memberStatesUntold.remove(server) != nil else { return }
+        for s in registry.onlineMembers(of: server).values {
+            home.links.interest(.member(key: s.key, user: s.user, server: server, states: states(of: s.user, in: server)),
+                                to: home.links.place(ofSession: s.key), local: home.gateway)
+        }
+    }
+
+    /// `user`'s states in `server`'s channels, where not the starting state.
+    private func states(of user: UserID, in server: ServerID) -> [ChannelID: PositionState] {
+        var states: [ChannelID: PositionState] = [:]
+        for channel in directory.channelIDs(of: server) {
+            let state = home.positions.state(user, channel)
+            if state.position.readSeq != 0 || !state.mentions.isEmpty { states[channel] = state }
+        }
+        return states
     }
 
     /// Whether any loop has sessions of `server`'s online members.
