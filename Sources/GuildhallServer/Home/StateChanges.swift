@@ -10,9 +10,11 @@ extension Home {
         case .messageSent(let m): messageSent(m, ords: ords)
         case .directMessageSent(let m): userHome.directMessageSent(m)
         case .directory(let changes):
+            let followOns = DirectoryFollowOn.of(changes, before: directory)
             directory.apply(changes)
             memberLists.applied(changes)
             webhooks.applied(changes)
+            directoryRequests.follow(followOns)
         case .webhookSaved(let w): webhooks.saved(w)
         case .webhookDeleted(let w): webhooks.deleted(w)
         case .pinned(let pin): pinboard.pinned(pin)

@@ -89,12 +89,12 @@ extension DirectoryRequests {
     }
 
     /// The effects of a decision: its changes written with `also`; once
-    /// durable the Directory takes them, then `applied` runs, then the answer, then `then`.
+    /// durable the Directory takes them and the parts that follow it do
+    /// their part (DirectoryFollowOn.swift), then the answer, then `then`.
     func effects<V>(_ decision: DirectoryDecision<V>, also writes: [StoreWrite] = [], reply: @escaping () -> GHResponse.OneOf_Result,
-                    applied: (() -> Void)? = nil, then: (() -> Void)? = nil) -> Effects {
+                    then: (() -> Void)? = nil) -> Effects {
         let changes = decision.changes
-        var e = Effects(writes: changes.map(StoreWrite.directory) + writes, reply: reply, apply: applied.map { applied in { _ in applied() } },
-                        then: then)
+        var e = Effects(writes: changes.map(StoreWrite.directory) + writes, reply: reply, then: then)
         e.changes = [.directory(changes)]
         return e
     }

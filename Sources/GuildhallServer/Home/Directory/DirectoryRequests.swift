@@ -38,9 +38,7 @@ extension DirectoryRequests {
             let record = ServerRecord(id: guild, name: r.name, icon: r.icon, custom: r.custom,
                                       owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests, discoverable: r.discoverable)
             let decision = try home.directory.decide.createServer(record)
-            runner.carryOut(effects(decision, reply: { .server(self.info(record)) }, applied: {
-                self.registry.joined(s.user, server: record.id)
-            }, then: {
+            runner.carryOut(effects(decision, reply: { .server(self.info(record)) }, then: {
                 self.home.subscriptions.memberJoined(s.user, server: record.id)
             }), answering: id, to: s)
         }
@@ -98,17 +96,11 @@ extension DirectoryRequests {
 
     func deleteServer(_ r: GHDeleteServer, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            let channels = self.directory.channelIDs(of: r.serverID)
             let decision = try self.directory.decide.deleteServer(r.serverID, by: s.user)
             let (record, members) = decision.value
-            var guests: [UserID] = []
-            return self.effects(decision, reply: { .ok(GHOk()) }, applied: {
-                guests = self.registry.guests(of: record.id).values.map(\.user)
-                for session in self.registry.guests(of: record.id).values { self.guestLeft(session, server: record.id, notifyMembers: false) }
-                for c in channels { self.home.book.dropChannel(c); self.home.typing.board.dropChannel(c); self.home.positions.forgetChannel(c) }
-                self.registry.serverDeleted(record.id)
-                for m in members { self.home.subscriptions.memberRemoved(m, server: record.id) }
-            }, then: {
+            // Its guests as it is decided (those who come before it is stored are sent away unnotified).
+            let guests = self.registry.guests(of: record.id).values.map(\.user)
+            return self.effects(decision, reply: { .ok(GHOk()) }, then: {
                 self.home.notify(.serverDeleted, .nobody, actor: s.user, targeted: members + guests) { n in
                     n.serverID = record.id
                     n.server = GHServerInfo(record, memberCount: 0)
@@ -155,16 +147,7 @@ extension DirectoryRequests {
         let now = now()
         let read = directory.channelIDs(of: server).compactMap { directory.channel($0) }.map { ($0.id, $0.lastSeq) }
         let positions = read.map { c in StoreWrite.readPosition(s.user, c.0, home.positions.positionAfterReading(s.user, c.0, upTo: c.1, now: now)) }
-        return effects(decision, also: positions, reply: reply ?? { .member(GHMember(member)) }, applied: {
-            self.registry.joined(s.user, server: server)
-            for guest in self.registry.sessions(of: s.user).values where guest.guestOf.contains(server) {
-                self.guestLeft(guest, server: server, notifyMembers: false)
-            }
-            for (channel, seq) in read {
-                self.home.positions.markRead(s.user, channel, upTo: seq, now: now)
-                self.home.interest.positionMoved(s.user, channel)
-            }
-        }, then: {
+        return effects(decision, also: positions, reply: reply ?? { .member(GHMember(member)) }, then: {
             self.home.subscriptions.memberJoined(s.user, server: server)
             self.home.presences.memberJoined(s.user, server: server)
             self.home.profiles.admitted(s.user)
@@ -203,10 +186,7 @@ extension DirectoryRequests {
     /// A member left or was removed: their sessions stop hearing the server once it is stored.
     private func removed(_ decision: DirectoryDecision<MemberRecord>, kind: GHNotificationKind, by s: HomeSession, audit: [StoreWrite]) -> Effects {
         let member = decision.value
-        return effects(decision, also: audit, reply: { .ok(GHOk()) }, applied: {
-            self.registry.left(member.userID, server: member.serverID)
-            self.home.subscriptions.memberRemoved(member.userID, server: member.serverID)
-        }, then: {
+        return effects(decision, also: audit, reply: { .ok(GHOk()) }, then: {
             self.home.notify(kind, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) { $0.member = GHMember(member) }
         })
     }
@@ -225,10 +205,7 @@ extension DirectoryRequests {
             let record = decision.value
             let audit = try self.audit(.channelCreated, r.serverID, by: s, target: "\(record.id)", channel: record.id,
                                        changes: AuditDiff.channel(nil, record), reason: r.reason)
-            return self.channelChanged(.channelCreated, decision, from: s, audit: audit) {
-                // Every gateway learns the channel's guild before anyone hears of the channel.
-                self.home.links.place(record.id, in: record.serverID, local: self.home.gateway.routes)
-            }
+            return self.channelChanged(.channelCreated, decision, from: s, audit: audit)
         }
     }
 
@@ -253,19 +230,14 @@ extension DirectoryRequests {
             let channel = decision.value.id
             let audit = try self.audit(.channelDeleted, decision.value.serverID, by: s, target: "\(channel)", channel: channel,
                                        changes: AuditDiff.channel(decision.value, nil), reason: r.reason)
-            return self.channelChanged(.channelDeleted, decision, from: s, answerOK: true, audit: audit) {
-                self.home.typing.board.dropChannel(channel)
-                self.home.positions.forgetChannel(channel)
-                self.home.groupReceipts.receipts.remove(channel: channel)
-            }
+            return self.channelChanged(.channelDeleted, decision, from: s, answerOK: true, audit: audit)
         }
     }
 
     private func channelChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<ChannelRecord>, from s: HomeSession,
-                                answerOK: Bool = false, audit: [StoreWrite], applied: (() -> Void)? = nil) -> Effects {
+                                answerOK: Bool = false, audit: [StoreWrite]) -> Effects {
         let record = decision.value
-        return effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(self.home.directory.channel(record.id) ?? record)) },
-                       applied: applied) {
+        return effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(self.home.directory.channel(record.id) ?? record)) }) {
             // Subscribers hear of a deleted channel before their subscriptions go.
             self.home.notify(kind, .channel(record, isPublic: true), actor: s.user)
             if kind == .channelDeleted {

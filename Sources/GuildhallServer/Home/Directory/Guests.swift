@@ -52,20 +52,10 @@ extension DirectoryRequests {
     func banMember(_ r: GHBanMember, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.ban(r.userID, from: r.serverID, by: s.user, now: self.now(), until: r.until)
-            let wasMember = decision.value != nil
             var until = AuditDiff()
             until.field("until", nil, r.until == 0 ? nil : r.until)
             let audit = try self.audit(.memberBanned, r.serverID, by: s, target: r.userID, changes: until.changes, reason: r.reason)
-            return self.effects(decision, also: audit, reply: { .ok(GHOk()) }, applied: {
-                self.home.moderation.banEnds(at: r.until)
-                if wasMember {
-                    self.registry.left(r.userID, server: r.serverID)
-                    self.home.subscriptions.memberRemoved(r.userID, server: r.serverID)
-                }
-                for guest in self.registry.sessions(of: r.userID).values where guest.guestOf.contains(r.serverID) {
-                    self.guestLeft(guest, server: r.serverID, notifyMembers: false)
-                }
-            }, then: {
+            return self.effects(decision, also: audit, reply: { .ok(GHOk()) }, then: {
                 self.home.notify(.memberBanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
                     $0.member.serverID = r.serverID
                     $0.member.userID = r.userID

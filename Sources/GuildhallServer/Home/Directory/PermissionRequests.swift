@@ -50,9 +50,7 @@ extension PermissionRequests {
     private func roleChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<RoleRecord>, from s: HomeSession,
                              answerOK: Bool = false, audit: [StoreWrite]) -> Effects {
         let role = decision.value
-        return requests.effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) }, applied: {
-            self.home.subscriptions.accessChanged(in: role.serverID)
-        }, then: {
+        return requests.effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) }, then: {
             self.home.notify(kind, .server(role.serverID, isPublic: false), actor: s.user) { $0.role = GHRoleInfo(role) }
         })
     }
@@ -91,9 +89,7 @@ extension PermissionRequests {
         roles.ids("roles", before?.roles, member.roles)
         let audit = try self.requests.audit(.memberRolesChanged, member.serverID, by: s, target: member.userID, changes: roles.changes, reason: reason)
         guard !decision.changes.isEmpty else { return Effects(reply: { .member(GHMember(member)) }) }
-        return requests.effects(decision, also: audit, reply: { .member(GHMember(member)) }, applied: {
-            self.home.subscriptions.accessChanged(in: member.serverID, only: member.userID)
-        }, then: {
+        return requests.effects(decision, also: audit, reply: { .member(GHMember(member)) }, then: {
             self.home.notify(.memberRoleChanged, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) {
                 $0.member = GHMember(member)
             }
@@ -115,13 +111,7 @@ extension PermissionRequests {
             }
             let audit = try self.requests.audit(.overrideChanged, o.serverID, by: s, target: target, channel: o.channelID, changes: bits.changes,
                                                 onlyIfChanged: true, reason: r.reason)
-            return self.requests.effects(decision, also: audit, reply: { .override(GHPermissionOverride(o)) }, applied: {
-                if case .member(let user) = o.target {
-                    self.home.subscriptions.accessChanged(in: o.serverID, only: user)
-                } else {
-                    self.home.subscriptions.accessChanged(in: o.serverID)
-                }
-            }, then: {
+            return self.requests.effects(decision, also: audit, reply: { .override(GHPermissionOverride(o)) }, then: {
                 let audience: Home.Audience = if let c = self.home.directory.channel(o.channelID) {
                     .channel(c, isPublic: false)
                 } else {
