@@ -9,6 +9,7 @@ extension Home {
         switch change {
         case .messageSent(let m): messageSent(m, ords: ords)
         case .directMessageSent(let m): userHome.directMessageSent(m)
+        case .messageChanged(let c): messageOperations.changed(c, ords: ords)
         case .directory(let changes):
             let followOns = DirectoryFollowOn.of(changes, before: directory)
             directory.apply(changes)
@@ -41,7 +42,7 @@ extension Home {
         case .directMessageSent(let m): userHome.directMessageNotSent(m)
         // Nothing was reserved: each of these changes memory only on commit.
         case .receiptRequested(_, let uid): groupReceipts.notRequested(uid)
-        case .directory, .webhookSaved, .webhookDeleted, .pinned, .unpinned, .pushRegistered, .pushUnregistered, .blockSet, .profileSaved,
+        case .messageChanged, .directory, .webhookSaved, .webhookDeleted, .pinned, .unpinned, .pushRegistered, .pushUnregistered, .blockSet, .profileSaved,
              .conversationStored, .directReceipts, .groupChanged, .presenceChosen, .directPrivacySet, .readMarked, .receiptsAdvanced: break
         }
     }

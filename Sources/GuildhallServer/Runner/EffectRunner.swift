@@ -147,7 +147,6 @@ final class EffectRunner {
     /// Once committed (and filed elsewhere): state, the answer, the addressed items' live copies, then the rest.
     private func complete(_ e: Effects, ords: [UInt64], lastRow: UInt64?, answering id: UInt64?, to session: HomeSession?) {
         for c in e.changes { applyChange?(c, ords) }
-        e.apply?(ords)
         if let session, let id, let reply = e.reply { session.respond(id, reply()) }
         if let lastRow { inboxDelivered(upTo: lastRow) }
         for (item, ord) in zip(e.addressed, ords) where ord != 0 { deliverLive(item, ord: ord) }

@@ -2,8 +2,8 @@
 // (docs/architecture.md): the store writes, items addressed to users, the answer, and
 // what happens once the writes are durable. A handler checks and decides;
 // it never commits, answers after a commit, or touches the inbox itself.
-// Pure values: the state changes as data (`StateChange`, where a kind has
-// been moved to it) and, for the rest, closures over loop state; loop thread only.
+// Values: the state changes as data (`StateChange`); the answer and what is
+// delivered after it are still closures over loop state. Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
@@ -19,26 +19,23 @@ struct Effects {
     /// sessions with its inbox cursor.
     var addressed: [AddressedItem] = []
     /// The answer, built once the commit succeeded (read-your-writes: it
-    /// sees the state `apply` left). Nil when `apply` answers itself.
+    /// sees the state `changes` left). Nil when a change answers itself (a send).
     var reply: (() -> GHResponse.OneOf_Result)?
-    /// State changes once durable, before the answer; gets the inbox ord of
-    /// each addressed item, in order.
-    var apply: (([UInt64]) -> Void)?
     /// Deliveries after the answer and the addressed items' live copies.
     var then: (() -> Void)?
     /// When the commit failed, after the 503 answer: undo what was reserved, tell others who waited.
     var failed: (() -> Void)?
     /// The 503's message when the commit fails.
     var failure = "storage is unavailable; the change was not saved, retry later"
-    /// State changes as data, applied by the home once durable (before `apply`), or let go when the commit fails.
+    /// State changes as data, applied by the home once durable (with the
+    /// inbox ord of each addressed item, in order), or let go when the commit fails.
     var changes: [StateChange] = []
 
     init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: (() -> GHResponse.OneOf_Result)? = nil,
-         apply: (([UInt64]) -> Void)? = nil, then: (() -> Void)? = nil) {
+         then: (() -> Void)? = nil) {
         self.writes = writes
         self.addressed = addressed
         self.reply = reply
-        self.apply = apply
         self.then = then
     }
 }
@@ -60,7 +57,7 @@ struct AddressedItem {
         case pushExceptOrigin(EventCopy, origin: SessionKey)
         /// No event; the sessions note the ord (they learn of it another way, or need not).
         case noted
-        /// Someone else sends it with the ord `apply` is given (a message's
+        /// Someone else sends it with the ord its state change is given (a message's
         /// fan-out, coalesced receipt responses).
         case elsewhere
     }
@@ -136,6 +133,8 @@ enum StateChange {
     case messageSent(SentMessage)
     /// A direct or group conversation's message was stored (DirectMessages.swift).
     case directMessageSent(SentDirectMessage)
+    /// A sent message was recalled, deleted, edited or reacted to (MessageOperations.swift).
+    case messageChanged(ChangedMessage)
     /// Servers, members, channels, roles or bans changed (DirectoryCommits.swift):
     /// the Directory takes the changes, then the parts that mirror it.
     case directory([DirectoryChange])

@@ -215,6 +215,11 @@ extension UserHome {
         for (w, wid) in waiters { w.respond(wid, .message(mine)) }
     }
 
+    /// A stored removal of `sender`'s message sent at `sentTime`: the others' unread counts leave it out.
+    func messageRemoved(from conversation: UInt64, sender: UserID, sentTime: UInt64) {
+        _ = directs[conversation]?.removed(by: sender, sentTime: sentTime)
+    }
+
     /// A direct message whose commit failed (the runner answered it 503): its files are let go, its waiting resends answered too.
     func directMessageNotSent(_ m: SentDirectMessage) {
         home.attachments.release(m.attachmentIDs)

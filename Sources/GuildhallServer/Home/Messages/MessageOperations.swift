@@ -31,6 +31,24 @@ final class MessageOperations: HomePart {
     }
 }
 
+/// A sent message's change, as its commit settles it (`StateChange.messageChanged`).
+struct ChangedMessage {
+    let before: MessageRecord
+    let after: MessageRecord
+    /// What everyone who received the message hears of it.
+    let update: GHMessageUpdate
+    let place: MessageOperations.Place
+    /// Its channel's pin of it goes with its removal.
+    let unpins: Bool
+    /// The users the update is addressed to, in the order of the effects' addressed items.
+    let mentioned: [UserID]
+    /// The request, answered once stored, and the actor's session.
+    let id: UInt64
+    let actor: HomeSession
+
+    var isRemoval: Bool { after.changes.removal != nil }
+}
+
 extension MessageOperations {
     func recall(_ r: GHRecallMessage, id: UInt64, from s: HomeSession) {
         perform(.recall, r.channelID, r.messageUid, reason: r.reason, id: id, from: s)
@@ -270,16 +288,8 @@ extension MessageOperations {
             // A removed message leaves the channel's pins with it.
             let unpins = isRemoval && home.pinboard.pins.isPinned(m.uid, in: c.id)
             if unpins { effects.writes.append(.unpinned(c.id, m.uid)) }
-            effects.apply = { ords in
-                if isRemoval { self.home.directory.messageRemoved(c.id, seq: m.seq) }
-                if unpins { self.home.pinboard.unpinnedWithRemoval(m.uid, in: c) }
-                s.respond(id, .message(self.shown(change.after, at: place, to: s.user)))
-                var cursors: [UserID: UInt64] = [:]
-                for (user, ord) in zip(mentioned, ords) { cursors[user] = ord }
-                if let last = cursors.values.max() { self.runner.inboxDelivered(upTo: last) }
-                let encoded = (try? update.serializedBytes()) ?? []
-                self.home.fanOut(change.after, encoded: encoded, from: s, mentionOrds: cursors, update: true, unreadMoved: isRemoval)
-            }
+            effects.changes = [.messageChanged(ChangedMessage(before: m, after: change.after, update: update, place: place, unpins: unpins,
+                                                              mentioned: mentioned, id: id, actor: s))]
         case .direct(let conversation):
             // Withheld from the peer: only its sender's devices hear of a change.
             if isRemoval, !m.withheld, var c = home.userHome.directs[conversation.id] {
@@ -290,13 +300,8 @@ extension MessageOperations {
                 let own = copyFor(user)
                 return AddressedItem(user: user, stored: .event(own), live: .push(own))
             }
-            effects.apply = { _ in
-                if isRemoval, !m.withheld, var c = self.home.userHome.directs[conversation.id] {
-                    _ = c.removed(by: m.sender, sentTime: m.sentTime)
-                    self.home.userHome.directs[c.id] = c
-                }
-                s.respond(id, .message(self.shown(change.after, at: place, to: s.user)))
-            }
+            effects.changes = [.messageChanged(ChangedMessage(before: m, after: change.after, update: update, place: place, unpins: false,
+                                                              mentioned: [], id: id, actor: s))]
             effects.then = {
                 // The actor's other devices see it too.
                 let own = copyFor(s.user)
@@ -313,6 +318,27 @@ extension MessageOperations {
         }
         effects.failed = done
         runner.carryOut(effects, answering: id, to: s)
+    }
+
+    /// A change is stored: the message's channel or conversation takes it, the
+    /// actor is answered, then a channel's recipients hear of it (a
+    /// conversation's hear through their addressed items).
+    func changed(_ c: ChangedMessage, ords: [UInt64]) {
+        let m = c.before
+        switch c.place {
+        case .channel(let channel):
+            if c.isRemoval { directory.messageRemoved(channel.id, seq: m.seq) }
+            if c.unpins { home.pinboard.unpinnedWithRemoval(m.uid, in: channel) }
+            c.actor.respond(c.id, .message(shown(c.after, at: c.place, to: c.actor.user)))
+            var cursors: [UserID: UInt64] = [:]
+            for (user, ord) in zip(c.mentioned, ords) { cursors[user] = ord }
+            if let last = cursors.values.max() { runner.inboxDelivered(upTo: last) }
+            let encoded = (try? c.update.serializedBytes()) ?? []
+            home.fanOut(c.after, encoded: encoded, from: c.actor, mentionOrds: cursors, update: true, unreadMoved: c.isRemoval)
+        case .direct(let conversation):
+            if c.isRemoval, !m.withheld { home.userHome.messageRemoved(from: conversation.id, sender: m.sender, sentTime: m.sentTime) }
+            c.actor.respond(c.id, .message(shown(c.after, at: c.place, to: c.actor.user)))
+        }
     }
 
     /// The message as `user` sees it in an answer.
