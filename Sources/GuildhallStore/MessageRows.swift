@@ -20,6 +20,14 @@ enum MessageRows {
     static let readColumnCount = 28
 
     /// Whether `m` needs `insertFullSQL`.
+    /// Whether a new message has words for the search index: its text, or its
+    /// files' names (custom content has none the server can read). One without
+    /// is not queued for the index at all.
+    static func hasWords(_ m: MessageRecord) -> Bool {
+        if case .text(let text) = m.content, !text.isEmpty { return true }
+        return !m.attachments.isEmpty
+    }
+
     static func needsFullInsert(_ m: MessageRecord) -> Bool {
         m.reply != nil || m.threadRoot != 0 || !m.attachments.isEmpty || m.withheld || m.webhook != nil
     }

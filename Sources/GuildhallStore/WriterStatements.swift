@@ -150,7 +150,7 @@ final class WriterStatements {
                 attachFile.bind(2, a.fileID)
                 try attachFile.run()
             }
-            try queue(m.uid)
+            if MessageRows.hasWords(m) { try queue(m.uid) }
         case .receivedSeq(let user, let channel, let seq):
             let s = saveReceivedSeq.reset()
             s.bind(1, user); s.bind(2, channel); s.bind(3, seq)

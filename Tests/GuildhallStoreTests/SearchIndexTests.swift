@@ -89,6 +89,27 @@ import Testing
         #expect(try search(store, reports, "harbour", ticket: 8).messages.map(\.uid) == [1_002])
     }
 
+    @Test func aNewMessageWithoutWordsIsNeverQueuedForTheIndexButItsEditIs() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openStore(folder, reports)
+        let custom = MessageRecord(uid: 1_002, serverID: 1, channelID: 10, seq: 2, sender: "alice", sentTime: 5_002,
+                                   content: .custom(type: "card", data: Array("harbour".utf8)), mentions: [], mentionAll: false, needReceipt: false, clientID: "")
+        store.writer.submit(WriteJob(ticket: 1, writes: [.message(message(seq: 1, text: "the harbour at dawn")), .message(custom)]))
+        #expect(reports.waitOutcomes(1).allSatisfy { $0.error == nil })
+        store.writer.submit(WriteJob(ticket: 2, writes: [.messageEdited(1_002, .text("harbour after all"), time: 6_000, channel: 10)]))
+        let outcomes = reports.waitOutcomes(2)
+        #expect(outcomes.count == 2 && outcomes.allSatisfy { $0.error == nil })
+        #expect(try search(store, reports, "harbour", ticket: 3).messages.map(\.uid).sorted() == [1_001, 1_002])
+        _ = store.close()
+        let db = try SQLiteConnection(path: folder + "/guildhall.db")
+        let queued = try db.prepare("SELECT uid FROM search_queue ORDER BY seq", persistent: false)
+        var uids: [UInt64] = []
+        while try queued.step() { uids.append(queued.uint(0)) }
+        // (Applied rows are pruned only every 64 transactions: both are still there.)
+        #expect(uids == [1_001, 1_002], "the text message and the edit, never the custom message as sent")
+    }
+
     @Test func aStatementPastItsDeadlineIsInterrupted() throws {
         let db = try SQLiteConnection(path: ":memory:")
         let endless = try db.prepare("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n", persistent: false)
