@@ -121,28 +121,8 @@ public final class Directory {
     public func channelIDs(of server: ServerID) -> Set<ChannelID> { servers[server]?.channels ?? [] }
     public var channelCount: Int { channels.count }
 
-    /// The server, if `user` is a member; 404 otherwise.
-    public func visibleServer(_ id: ServerID, to user: UserID) throws(Failure) -> ServerRecord {
-        guard let s = servers[id], s.members[user] != nil else { throw Self.serverNotFound(id) }
-        return s.record
-    }
-
-    public func members(of server: ServerID, askedBy user: UserID) throws(Failure) -> [MemberRecord] {
-        _ = try visibleServer(server, to: user)
-        return servers[server]!.members.values.sorted { $0.userID < $1.userID }
-    }
-
-    /// The channels of a server `user` may view.
-    public func channels(of server: ServerID, askedBy user: UserID) throws(Failure) -> [ChannelRecord] {
-        _ = try visibleServer(server, to: user)
-        return servers[server]!.channels.compactMap { channels[$0] }.filter { canView(user, $0) }.sorted { $0.id < $1.id }
-    }
-
-    /// The channel, if `user` is a member of its server who may view it; 404 otherwise.
-    public func readableChannel(_ id: ChannelID, by user: UserID) throws(Failure) -> ChannelRecord {
-        guard let c = channels[id], canView(user, c) else { throw Self.channelNotFound(id) }
-        return c
-    }
+    /// What `user` may see of it, each read answering a request (DirectorySeenBy.swift).
+    public func seen(by user: UserID) -> DirectorySeenBy { DirectorySeenBy(directory: self, user: user) }
 
     // MARK: Guests
 
@@ -160,7 +140,7 @@ public final class Directory {
     public func appendMessage(to id: ChannelID, by user: UserID?, now: UInt64) throws(Failure) -> (ChannelRecord, seq: UInt64, time: UInt64) {
         let c: ChannelRecord
         if let user {
-            c = try readableChannel(id, by: user)
+            c = try seen(by: user).channel(id)
         } else {
             guard let found = channels[id] else { throw Self.channelNotFound(id) }
             c = found

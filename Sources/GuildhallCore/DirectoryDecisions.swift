@@ -22,7 +22,7 @@ public struct DirectoryDecisions {
     public func updateServer(_ id: ServerID, by actor: UserID, name: String?, icon: String?, custom: String?, openJoin: Bool?,
                              allowGuests: Bool? = nil, discoverable: Bool? = nil) throws(Failure) -> DirectoryDecision<ServerRecord>
     {
-        var r = try d.visibleServer(id, to: actor)
+        var r = try d.seen(by: actor).server(id)
         if let name { r.name = name }
         if let icon { r.icon = icon }
         if let custom { r.custom = custom }
@@ -35,7 +35,7 @@ public struct DirectoryDecisions {
 
     /// Deletes the server; returns the members it had, who are told.
     public func deleteServer(_ id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<(ServerRecord, [UserID])> {
-        let s = try d.visibleServer(id, to: actor)
+        let s = try d.seen(by: actor).server(id)
         guard s.owner == actor else { throw Failure.forbidden("only the owner may delete server \(id)") }
         return DirectoryDecision((s, Array(d.servers[id]!.members.keys)), [.serverDeleted(id)])
     }
@@ -43,7 +43,7 @@ public struct DirectoryDecisions {
     /// The owner hands the server to member `user`; the former owner keeps the `admin` role.
     /// Returns the server as it becomes.
     public func transferOwnership(_ id: ServerID, to user: UserID, by actor: UserID) throws(Failure) -> DirectoryDecision<ServerRecord> {
-        var s = try d.visibleServer(id, to: actor)
+        var s = try d.seen(by: actor).server(id)
         guard s.owner == actor else { throw Failure.forbidden("only the owner may transfer server \(id)") }
         guard user != actor else { throw Failure.badRequest("you own server \(id) already") }
         guard var next = d.servers[id]!.members[user], var former = d.servers[id]!.members[actor] else {
@@ -72,7 +72,7 @@ public struct DirectoryDecisions {
     }
 
     public func invite(_ user: UserID, to id: ServerID, by actor: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<InviteRecord> {
-        _ = try d.visibleServer(id, to: actor)
+        _ = try d.seen(by: actor).server(id)
         if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("invitee: \(problem)") }
         if d.servers[id]!.members[user] != nil { throw Failure.conflict("\(user) is already a member of server \(id)") }
         if d.servers[id]!.invites[user] != nil { throw Failure.conflict("\(user) is already invited to server \(id)") }
@@ -91,13 +91,13 @@ public struct DirectoryDecisions {
     }
 
     public func leave(_ id: ServerID, user: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
-        let s = try d.visibleServer(id, to: user)
+        let s = try d.seen(by: user).server(id)
         if s.owner == user { throw Failure.forbidden("the owner cannot leave server \(id); delete it instead") }
         return DirectoryDecision(d.servers[id]!.members[user]!, [.memberRemoved(id, user)])
     }
 
     public func kick(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
-        _ = try d.visibleServer(id, to: actor)
+        _ = try d.seen(by: actor).server(id)
         guard let target = d.servers[id]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(id)") }
         try requireOutranks(actor, target, "remove")
         return DirectoryDecision(target, [.memberRemoved(id, user)])
@@ -106,7 +106,7 @@ public struct DirectoryDecisions {
     /// ADMIN or MEMBER: grants or takes back the `admin` role (SetMemberRole, from before roles had bits).
     public func setRole(_ role: Role, of user: UserID, in id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
         guard role != .owner else { throw Failure.badRequest("the owner role cannot be assigned; choose admin or member") }
-        _ = try d.visibleServer(id, to: actor)
+        _ = try d.seen(by: actor).server(id)
         guard let m = d.servers[id]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(id)") }
         guard !m.isOwner else { throw Failure.forbidden("the owner's role cannot change") }
         return role == .admin ? try grant(.admin, to: user, in: id, by: actor) : try takeBack(.admin, from: user, in: id, by: actor)
@@ -115,7 +115,7 @@ public struct DirectoryDecisions {
     // MARK: Channels
 
     public func createChannel(_ record: ChannelRecord, by actor: UserID) throws(Failure) -> DirectoryDecision<ChannelRecord> {
-        _ = try d.visibleServer(record.serverID, to: actor)
+        _ = try d.seen(by: actor).server(record.serverID)
         try Self.validate(name: record.name, icon: record.topic, custom: record.custom, iconField: "topic")
         return DirectoryDecision(record, [.channelSaved(record)])
     }
@@ -123,7 +123,7 @@ public struct DirectoryDecisions {
     public func updateChannel(_ id: ChannelID, by actor: UserID, name: String?, topic: String?, custom: String?,
                                        guestVisibility: GuestVisibility? = nil, slowModeSeconds: UInt32? = nil) throws(Failure) -> DirectoryDecision<ChannelRecord>
     {
-        var c = try d.readableChannel(id, by: actor)
+        var c = try d.seen(by: actor).channel(id)
         if let name { c.name = name }
         if let topic { c.topic = topic }
         if let custom { c.custom = custom }
@@ -139,7 +139,7 @@ public struct DirectoryDecisions {
     }
 
     public func deleteChannel(_ id: ChannelID, by actor: UserID) throws(Failure) -> DirectoryDecision<ChannelRecord> {
-        let c = try d.readableChannel(id, by: actor)
+        let c = try d.seen(by: actor).channel(id)
         return DirectoryDecision(c, [.channelDeleted(id)])
     }
 
@@ -161,7 +161,7 @@ public struct DirectoryDecisions {
     /// Bans `user`; a member is removed first. Returns the removed membership, if any.
     /// `until`: when the ban ends by itself (0: until lifted).
     public func ban(_ user: UserID, from id: ServerID, by actor: UserID, now: UInt64, until: UInt64 = 0) throws(Failure) -> DirectoryDecision<MemberRecord?> {
-        _ = try d.visibleServer(id, to: actor)
+        _ = try d.seen(by: actor).server(id)
         if let problem = Validation.userIDProblem(user) { throw Failure.badRequest("user: \(problem)") }
         if until != 0 && until <= now { throw Failure.badRequest("until is in the past; 0 bans until lifted") }
         if d.servers[id]!.bans[user] != nil { throw Failure.conflict("\(user) is already banned from server \(id)") }
@@ -176,7 +176,7 @@ public struct DirectoryDecisions {
     }
 
     public func unban(_ user: UserID, from id: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<Void> {
-        _ = try d.visibleServer(id, to: actor)
+        _ = try d.seen(by: actor).server(id)
         guard d.servers[id]!.bans[user] != nil else { throw Failure.notFound("\(user) is not banned from server \(id)") }
         return DirectoryDecision((), [.banRemoved(id, user)])
     }
@@ -185,7 +185,7 @@ public struct DirectoryDecisions {
 
     public func createRole(in server: ServerID, by actor: UserID, name: String, position: UInt32, permissions: PermissionOverride,
                            now: UInt64) throws(Failure) -> DirectoryDecision<RoleRecord> {
-        _ = try d.visibleServer(server, to: actor)
+        _ = try d.seen(by: actor).server(server)
         try Validation.name(name, field: "name")
         guard position >= 1 else { throw Failure.badRequest("position must be 1 or more (0 is the everyone role's)") }
         let bits = try permissions.validated(field: "permissions")
@@ -202,7 +202,7 @@ public struct DirectoryDecisions {
 
     public func updateRole(_ id: RoleID, in server: ServerID, by actor: UserID, name: String?, position: UInt32?,
                            permissions: PermissionOverride?) throws(Failure) -> DirectoryDecision<RoleRecord> {
-        _ = try d.visibleServer(server, to: actor)
+        _ = try d.seen(by: actor).server(server)
         var r = try d.role(id, in: server)
         let a = try requireAbove(r.position, actor, in: server, "change")
         if id == .everyone, name != nil || position != nil {
@@ -227,7 +227,7 @@ public struct DirectoryDecisions {
 
     /// Deletes a role; returns it, and the members who held it are saved without it.
     public func deleteRole(_ id: RoleID, in server: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<RoleRecord> {
-        _ = try d.visibleServer(server, to: actor)
+        _ = try d.seen(by: actor).server(server)
         guard id != .everyone else { throw Failure.badRequest("the everyone role cannot be deleted") }
         let r = try d.role(id, in: server)
         _ = try requireAbove(r.position, actor, in: server, "delete")
@@ -250,7 +250,7 @@ public struct DirectoryDecisions {
 
     fileprivate func changeRoles(_ id: RoleID, of user: UserID, in server: ServerID, by actor: UserID,
                              grant: Bool) throws(Failure) -> DirectoryDecision<MemberRecord> {
-        _ = try d.visibleServer(server, to: actor)
+        _ = try d.seen(by: actor).server(server)
         guard id != .everyone else { throw Failure.badRequest("every member holds the everyone role; it is not granted") }
         let r = try d.role(id, in: server)
         guard var m = d.servers[server]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(server)") }
@@ -265,7 +265,7 @@ public struct DirectoryDecisions {
     /// Sets an override on a channel (for a role or a member) or on the
     /// server (for a member); Inherit on every bit removes it.
     public func setOverride(_ o: OverrideRecord, by actor: UserID) throws(Failure) -> DirectoryDecision<OverrideRecord> {
-        _ = try d.visibleServer(o.serverID, to: actor)
+        _ = try d.seen(by: actor).server(o.serverID)
         if o.channelID != 0 {
             guard let c = d.channels[o.channelID], c.serverID == o.serverID, d.canView(actor, c) else { throw Directory.channelNotFound(o.channelID) }
         }

@@ -91,16 +91,6 @@ extension Directory {
 
     // MARK: Roles
 
-    public func roles(of server: ServerID, askedBy user: UserID) throws(Failure) -> [RoleRecord] {
-        _ = try visibleServer(server, to: user)
-        return servers[server]!.permissions.roles.values.sorted { ($0.position, $0.id) > ($1.position, $1.id) }
-    }
-
-    public func overrides(of server: ServerID, askedBy user: UserID) throws(Failure) -> [OverrideRecord] {
-        _ = try visibleServer(server, to: user)
-        return servers[server]!.permissions.overrides.filter { $0.channelID == 0 || channels[$0.channelID].map { canView(user, $0) } == true }
-    }
-
     /// What `target`'s override on `channel` (0: the server) says now; nil when the server is unknown.
     public func override(on channel: ChannelID, for target: OverrideTarget, in server: ServerID) -> PermissionOverride? {
         servers[server]?.permissions.override(on: channel, for: target)

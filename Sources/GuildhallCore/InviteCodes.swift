@@ -64,16 +64,16 @@ extension DirectoryDecisions {
     /// server's first channel the actor may view).
     public func createInviteCode(_ code: String, server: ServerID, channel: ChannelID, by actor: UserID, now: UInt64,
                                  maxAgeSeconds: UInt64, maxUses: UInt32) throws(Failure) -> DirectoryDecision<InviteCode> {
-        _ = try d.visibleServer(server, to: actor)
+        _ = try d.seen(by: actor).server(server)
         guard maxAgeSeconds <= InviteCode.maxAgeSeconds else { throw Failure.badRequest("max_age_seconds is at most \(InviteCode.maxAgeSeconds) (a year)") }
         let landing: ChannelRecord
         if channel == 0 {
-            guard let first = try d.channels(of: server, askedBy: actor).first else {
+            guard let first = try d.seen(by: actor).channels(of: server).first else {
                 throw Failure.badRequest("server \(server) has no channel to land in; create one first")
             }
             landing = first
         } else {
-            landing = try d.readableChannel(channel, by: actor)
+            landing = try d.seen(by: actor).channel(channel)
             guard landing.serverID == server else { throw Directory.channelNotFound(channel) }
         }
         guard d.inviteCodes(of: server, at: now).count < InviteCode.maxPerServer else {

@@ -55,7 +55,7 @@ extension Directory {
 extension DirectoryDecisions {
     /// Times `user` out in `server` until `until` (0 or past: lifts it); `actor` holds MODERATE_MEMBERS and outranks them.
     public func timeout(_ user: UserID, in server: ServerID, until: UInt64, by actor: UserID, now: UInt64) throws(Failure) -> DirectoryDecision<MemberRecord> {
-        _ = try d.visibleServer(server, to: actor)
+        _ = try d.seen(by: actor).server(server)
         guard let target = d.servers[server]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(server)") }
         try requireOutranks(actor, target, "time out")
         if until > now + ModerationRules.maxTimeoutMs { throw Failure.badRequest("a timeout lasts at most 28 days") }

@@ -55,7 +55,7 @@ extension DirectoryDecisions {
     /// `actor` sets `user`'s nickname in `server` ("" clears it): their own as any member; another's
     /// (the caller checked MANAGE_NICKNAMES) only below the actor's highest role.
     public func setNickname(_ nickname: String, of user: UserID, in server: ServerID, by actor: UserID) throws(Failure) -> DirectoryDecision<MemberRecord> {
-        _ = try d.visibleServer(server, to: actor)
+        _ = try d.seen(by: actor).server(server)
         guard let target = d.servers[server]!.members[user] else { throw Failure.notFound("\(user) is not a member of server \(server)") }
         if let problem = UserProfile.nameProblem(nickname, field: "nickname") { throw Failure.badRequest(problem) }
         if user != actor { try requireOutranks(actor, target, "rename") }

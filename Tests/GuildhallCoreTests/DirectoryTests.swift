@@ -75,9 +75,9 @@ import Testing
         let d = Directory()
         _ = d.take(try d.decide.createServer(server()))
         _ = d.take(try d.decide.createChannel(channel(), by: "alice"))
-        #expect(code { _ = try d.visibleServer(1, to: "eve") } == .notFound)
-        #expect(code { _ = try d.visibleServer(99, to: "eve") } == .notFound)
-        #expect(code { _ = try d.readableChannel(10, by: "eve") } == .notFound)
+        #expect(code { _ = try d.seen(by: "eve").server(1) } == .notFound)
+        #expect(code { _ = try d.seen(by: "eve").server(99) } == .notFound)
+        #expect(code { _ = try d.seen(by: "eve").channel(10) } == .notFound)
         #expect(code { _ = try d.appendMessage(to: 10, by: "eve", now: 1) } == .notFound)
     }
 
@@ -151,7 +151,7 @@ import Testing
         #expect(d.memberCount(1) == 2)
         #expect(d.serverIDs(of: "bob") == [1])
         _ = d.take(try d.decide.acceptInvite(1, user: "carol", now: 1))
-        #expect(try d.channels(of: 1, askedBy: "bob").map(\.id) == [10])
+        #expect(try d.seen(by: "bob").channels(of: 1).map(\.id) == [10])
     }
 
     @Test func nothingChangesUntilADecisionIsApplied() throws {

@@ -155,7 +155,7 @@ import Testing
         do { try d.require(.sendMessages, of: "bob", at: .channel(c.id)) } catch { hidden = error }
         #expect(hidden?.code == .notFound && hidden?.message == "channel \(c.id) not found")
         #expect(missing?.message == "channel 999 not found")
-        #expect(try d.channels(of: Self.server, askedBy: "bob").isEmpty)
-        #expect(try d.channels(of: Self.server, askedBy: "carol").map(\.id) == [c.id])
+        #expect(try d.seen(by: "bob").channels(of: Self.server).isEmpty)
+        #expect(try d.seen(by: "carol").channels(of: Self.server).map(\.id) == [c.id])
     }
 }

@@ -247,7 +247,11 @@ final class Gateway {
 
     private func sweep() {
         let now = loop.nowMillis
-        routes.expireGathers(now: now)
+        for g in routes.gathers.expired(now: now) {
+            guard let s = sessions[g.session], s.isOpen else { continue }
+            answered(s)
+            s.fail(g.id, Failure(.unavailable, "a node did not answer in time; retry"))
+        }
         interest.giveUpGapFills(now: now, on: self)
         requests.carryRefusedAgain { self.sessions[$0] }
         requests.resendOrphans(now: now) { self.sessions[$0] }

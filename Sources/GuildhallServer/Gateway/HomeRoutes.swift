@@ -23,14 +23,8 @@ final class HomeRoutes {
     private var remote: [Int: RemoteHome] = [:]
     /// Each channel's guild, as the homes announced them (for a channel id's home).
     private var channels: [ChannelID: ServerID]
-    /// Requests every home answers, by the id the homes see, until all parts are in.
-    private var gathers: [UInt64: Gather] = [:]
-    /// A home answers a gathered request's part under the gather's id, and
-    /// a session's own requests under the client's id, both on the same
-    /// session: gather ids start at 2^62, far from the ids clients count
-    /// from 1 (and from the SDK's fixed ids near the top), so a part never
-    /// takes a request's answer, nor a request a part's.
-    private var nextGatherID: UInt64 = 1 << 62
+    /// Requests every home answers, until all parts are in (Gathers.swift).
+    var gathers = Gathers()
     unowned var gateway: Gateway!
 
     /// In a cluster, the shards this node serves, where every home is, and the other nodes.
@@ -184,18 +178,12 @@ final class HomeRoutes {
 
     /// A gather waiting for `expecting` parts; returns its id.
     func newGather(_ merge: GatherMerge, expecting: Int, id: UInt64, from s: Session) -> UInt64 {
-        nextGatherID += 1
-        gathers[nextGatherID] = Gather(session: s.key, id: id, merge: merge, expected: expecting, started: gateway.loop.nowMillis)
-        return nextGatherID
+        gathers.start(Gather(session: s.key, id: id, merge: merge, expected: expecting, started: gateway.loop.nowMillis))
     }
 
     /// A home's part of a gathered answer; the last one completes it.
     func partArrived(_ gid: UInt64, _ part: GatherPart, for s: Session) {
-        guard var g = gathers[gid] else { return }
-        g.parts.append(part)
-        guard g.parts.count == g.expected else { gathers[gid] = g; return }
-        gathers.removeValue(forKey: gid)
-        guard s.isOpen, s.key == g.session else { return }
+        guard let g = gathers.arrived(gid, part), s.isOpen, s.key == g.session else { return }
         gateway.answered(s)
         switch g.merge {
         case .readableFirst(let r): setReceivedStatus(r, id: g.id, from: s, readable: g.merge.merged(g.parts))
@@ -241,19 +229,6 @@ final class HomeRoutes {
         home(h).replay(channel, after: seq, before: .max, toGateway: index)
     }
 
-    /// Gathers still short of parts after `timeoutMs` (a node died or left
-    /// meanwhile) are answered UNAVAILABLE: a merge without every home's part would be wrong.
-    func expireGathers(now: UInt64, timeoutMs: UInt64 = 5_000) {
-        for (gid, g) in gathers where now >= g.started + timeoutMs {
-            gathers.removeValue(forKey: gid)
-            guard let s = gateway.sessions[g.session], s.isOpen else { continue }
-            gateway.answered(s)
-            s.fail(g.id, Failure(.unavailable, "a node did not answer in time; retry"))
-        }
-    }
-
-    /// A part arrived for a session that is gone: nobody waits for the answer.
-    func sessionGone(gathering gid: UInt64) { gathers.removeValue(forKey: gid) }
 
     enum Destination {
         case one(Int)
@@ -325,17 +300,5 @@ final class HomeRoutes {
 
     /// A home announced a channel (or that it is gone).
     func place(_ channel: ChannelID, in server: ServerID?) { channels[channel] = server }
-}
-
-/// A request every home answers in part.
-struct Gather {
-    let session: UInt64
-    /// The client's id for the request.
-    let id: UInt64
-    let merge: GatherMerge
-    let expected: Int
-    var parts: [GatherPart] = []
-    /// Loop time it was sent (in a cluster, a node may die before it answers).
-    var started: UInt64 = 0
 }
 

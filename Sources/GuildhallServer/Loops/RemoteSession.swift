@@ -157,7 +157,7 @@ extension Gateway {
         if case .send(let payload, _) = o.command { appliedBytes[home, default: 0] &+= payload.count + Self.eventOverhead }
         guard let s = sessions[o.key] else {
             if case .admitted = o.command { routes.sessionEnded(o.key, ackedOrd: 0) }
-            if case .part(let gid, _) = o.command { routes.sessionGone(gathering: gid) }
+            if case .part(let gid, _) = o.command { routes.gathers.forget(gid) }
             return
         }
         switch o.command {

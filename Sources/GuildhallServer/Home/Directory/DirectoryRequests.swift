@@ -115,7 +115,7 @@ extension DirectoryRequests {
             return
         }
         var list = GHServerList()
-        list.servers = r.serverIds.compactMap { try? home.directory.visibleServer($0, to: s.user) }.map(info)
+        list.servers = r.serverIds.compactMap { try? home.directory.seen(by: s.user).server($0) }.map(info)
         s.respond(id, .servers(list))
     }
 
@@ -252,7 +252,7 @@ extension DirectoryRequests {
     func listChannels(_ r: GHListChannels, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             var list = GHChannelList()
-            list.channels = try home.directory.channels(of: r.serverID, askedBy: s.user).map(GHChannelInfo.init)
+            list.channels = try home.directory.seen(by: s.user).channels(of: r.serverID).map(GHChannelInfo.init)
             s.respond(id, .channels(list))
         }
     }

@@ -61,7 +61,7 @@ extension InviteLinks {
 
     func list(_ r: GHListInviteCodes, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            _ = try directory.visibleServer(r.serverID, to: s.user)
+            _ = try directory.seen(by: s.user).server(r.serverID)
             let all = manages(s.user, r.serverID)
             var l = GHInviteCodeList()
             l.codes = directory.inviteCodes(of: r.serverID, at: now()).filter { all || $0.creator == s.user }.map(info)

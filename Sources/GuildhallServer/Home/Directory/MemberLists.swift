@@ -78,7 +78,7 @@ final class MemberLists: HomePart {
 extension MemberLists {
     func list(_ r: GHListMembers, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            _ = try directory.visibleServer(r.serverID, to: s.user)
+            _ = try directory.seen(by: s.user).server(r.serverID)
             if r.stopWatching {
                 unwatch(r.serverID, by: s.key)
                 return s.respond(id, .ok(GHOk()))

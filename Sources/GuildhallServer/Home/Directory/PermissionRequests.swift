@@ -125,8 +125,8 @@ extension PermissionRequests {
     func listRoles(_ r: GHListRoles, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             var list = GHRoleList()
-            list.roles = try home.directory.roles(of: r.serverID, askedBy: s.user).map(GHRoleInfo.init)
-            list.overrides = try home.directory.overrides(of: r.serverID, askedBy: s.user).map(GHPermissionOverride.init)
+            list.roles = try home.directory.seen(by: s.user).roles(of: r.serverID).map(GHRoleInfo.init)
+            list.overrides = try home.directory.seen(by: s.user).overrides(of: r.serverID).map(GHPermissionOverride.init)
             s.respond(id, .roles(list))
         }
     }
@@ -134,7 +134,7 @@ extension PermissionRequests {
     func getPermissions(_ r: GHGetPermissions, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let user = r.userID.isEmpty ? s.user : r.userID
-            _ = try home.directory.visibleServer(r.serverID, to: s.user)
+            _ = try home.directory.seen(by: s.user).server(r.serverID)
             if r.channelID != 0 {
                 guard let c = home.directory.channel(r.channelID), c.serverID == r.serverID, home.directory.canView(s.user, c) else {
                     throw Failure.notFound("channel \(r.channelID) not found")

@@ -57,7 +57,7 @@ extension Webhooks {
     func create(_ r: GHCreateWebhook, id: UInt64, from s: HomeSession) {
         let requests = home.directoryRequests!
         requests.change(directory.serverID(ofChannel: r.channelID), id: id, from: s) { [self] () throws(Failure) -> Effects in
-            let c = try directory.readableChannel(r.channelID, by: s.user)
+            let c = try directory.seen(by: s.user).channel(r.channelID)
             try Validation.plainName(r.name, field: "name")
             guard book.webhooks(in: c.id).count < Self.perChannel else {
                 throw Failure(.limitReached, "a channel has at most \(Self.perChannel) webhooks; delete one first")
@@ -78,7 +78,7 @@ extension Webhooks {
 
     func list(_ r: GHListWebhooks, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            let c = try directory.readableChannel(r.channelID, by: s.user)
+            let c = try directory.seen(by: s.user).channel(r.channelID)
             var list = GHWebhookList()
             list.webhooks = book.webhooks(in: c.id).map(GHWebhook.init)
             s.respond(id, .webhooks(list))
@@ -88,7 +88,7 @@ extension Webhooks {
     func delete(_ r: GHDeleteWebhook, id: UInt64, from s: HomeSession) {
         let requests = home.directoryRequests!
         requests.change(directory.serverID(ofChannel: r.channelID), id: id, from: s) { [self] () throws(Failure) -> Effects in
-            let c = try directory.readableChannel(r.channelID, by: s.user)
+            let c = try directory.seen(by: s.user).channel(r.channelID)
             guard let w = book.byID[r.webhookID], w.channelID == c.id else { throw Failure.notFound("webhook \(r.webhookID) not found") }
             let audit = try requests.audit(.webhookDeleted, c.serverID, by: s, target: String(w.id), channel: c.id,
                                            changes: [AuditChange(key: "name", before: AuditDiff.json(w.name), after: "")], reason: r.reason)

@@ -191,7 +191,7 @@ extension Home {
     /// The channel, if the session may read it: as a member, or as a guest of its server when guests see it.
     func readableChannel(_ id: ChannelID, for s: HomeSession) throws(Failure) -> ChannelRecord {
         if let c = directory.channel(id), s.guestOf.contains(c.serverID) { return try directory.guestChannel(id) }
-        return try directory.readableChannel(id, by: s.user)
+        return try directory.seen(by: s.user).channel(id)
     }
 
     /// A message as `user` sees it in an answer: a direct message with its recipient and

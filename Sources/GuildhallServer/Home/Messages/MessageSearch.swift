@@ -40,7 +40,7 @@ extension MessageReads {
             guard home.userHome.directs[r.conversationID]?.includes(s.user) == true else { throw Failure.notFound("conversation \(r.conversationID) not found") }
             return [r.conversationID]
         }
-        if !s.guestOf.contains(r.serverID) { _ = try directory.visibleServer(r.serverID, to: s.user) }
+        if !s.guestOf.contains(r.serverID) { _ = try directory.seen(by: s.user).server(r.serverID) }
         if r.channelID != 0 {
             let c = try home.readableChannel(r.channelID, for: s)
             guard c.serverID == r.serverID else { throw Failure.notFound("channel \(r.channelID) not found") }

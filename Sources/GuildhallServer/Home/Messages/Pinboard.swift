@@ -35,7 +35,7 @@ final class Pinboard: HomePart {
 extension Pinboard {
     func pin(_ r: GHPinMessage, id: UInt64, from s: HomeSession) {
         change(r.channelID, in: changesInFlight, id: id, from: s) { settle throws(Failure) in
-            let c = try self.directory.readableChannel(r.channelID, by: s.user)
+            let c = try self.directory.seen(by: s.user).channel(r.channelID)
             if let problem = self.pins.pinProblem(r.messageUid, in: c.id, limit: self.settings.pinsPerChannel) { throw problem }
             let audit = try self.home.auditTrail.entry(.messagePinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
                                                        reason: r.reason)
@@ -62,7 +62,7 @@ extension Pinboard {
 
     func unpin(_ r: GHUnpinMessage, id: UInt64, from s: HomeSession) {
         change(r.channelID, in: changesInFlight, id: id, from: s) { settle throws(Failure) in
-            let c = try self.directory.readableChannel(r.channelID, by: s.user)
+            let c = try self.directory.seen(by: s.user).channel(r.channelID)
             guard self.pins.isPinned(r.messageUid, in: c.id) else { throw Failure.notFound("message \(r.messageUid) is not pinned in channel \(c.id)") }
             let audit = try self.home.auditTrail.entry(.messageUnpinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
                                                        reason: r.reason)
@@ -75,7 +75,7 @@ extension Pinboard {
 
     func list(_ r: GHListPins, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            let c = try directory.readableChannel(r.channelID, by: s.user)
+            let c = try directory.seen(by: s.user).channel(r.channelID)
             let pinned = pins.pins(in: c.id)
             guard !pinned.isEmpty else { return s.respond(id, .pins(GHPinList())) }
             read(.messages(uids: pinned.map(\.messageUID), viewer: s.user)) { found in

@@ -21,7 +21,7 @@ final class ChannelTyping: HomePart {
 extension ChannelTyping {
     func sendTyping(_ r: GHSendTyping, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            let c = try directory.readableChannel(r.channelID, by: s.user)
+            let c = try directory.seen(by: s.user).channel(r.channelID)
             try home.moderation.requireNotTimedOut(s.user, in: c.serverID)
             if board.typed(s.user, in: c.id, now: now()) { typersChanged(c, by: s.user) }
             s.respond(id, .ok(GHOk()))

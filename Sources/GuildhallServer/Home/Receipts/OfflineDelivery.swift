@@ -155,7 +155,7 @@ extension OfflineDelivery {
         e.body = stored.body
         if case .unreadChanged(let old)? = stored.body {
             // A read position moved on another device: send the channel's unread info as it is now.
-            guard let c = try? home.directory.readableChannel(old.channelID, by: user) else { return nil }
+            guard let c = try? home.directory.seen(by: user).channel(old.channelID) else { return nil }
             e.unreadChanged = GHUnreadInfo(home.reading.unread(user, c, now: now))
         }
         return e

@@ -47,7 +47,7 @@ extension Reading {
             if s.guestOf.contains(directory.serverID(ofChannel: r.channelID) ?? 0) {
                 throw Failure.forbidden("guests have no read positions")
             }
-            let c = try directory.readableChannel(r.channelID, by: s.user)
+            let c = try directory.seen(by: s.user).channel(r.channelID)
             if r.time != 0 {
                 // By time: the last seq sent at or before it is read first, then it is a mark by seq.
                 return read(.seqAtTime(channel: c.id, time: r.time)) { result in
@@ -99,7 +99,7 @@ extension Reading {
         }
         let now = now()
         var list = GHUnreadList()
-        list.unreads = r.channelIds.compactMap { try? directory.readableChannel($0, by: s.user) }.map { GHUnreadInfo(unread(s.user, $0, now: now)) }
+        list.unreads = r.channelIds.compactMap { try? directory.seen(by: s.user).channel($0) }.map { GHUnreadInfo(unread(s.user, $0, now: now)) }
         s.respond(id, .unreads(list))
     }
 
