@@ -20,11 +20,12 @@ final class Session {
     // The fields every delivery touches come first, so they share the
     // object's first cache lines (a thousand sessions per fan-out do not fit in cache).
     let key: UInt64
-    /// The current sink, for the per-event path: borrowing through it costs
-    /// no atomic reference count operation (measured: retains and releases
-    /// were close to half of the loop's time on shape A; atomics are slow
-    /// here). `sink` holds it.
-    private unowned(unsafe) var eventSink: (any FrameSink)?
+    /// The current sink, for the per-event path (`sink` holds it): the
+    /// concrete sinks are borrowed without an atomic reference count. A call
+    /// through an existential retains and releases it around the call, even
+    /// `unowned(unsafe)`, and that retain held 11-19% of the loops' samples
+    /// on shapes A and D (docs/performance.md).
+    private var eventSink = EventSink.none
     /// On the flush list already this turn.
     var isDirty = false
     /// The phase, event numbering, replay buffer and inbox cursor (SessionState.swift).
@@ -36,7 +37,7 @@ final class Session {
     private var capSlack = 0
     /// Where its frames go; nil while detached.
     private(set) var sink: (any FrameSink)? {
-        didSet { eventSink = sink }
+        didSet { eventSink = EventSink(sink) }
     }
     private(set) var peer: String
     /// The peer's address without its port: what failed logins count against.
@@ -101,7 +102,7 @@ final class Session {
         self.outboundCap = outboundCap
         self.key = key
         self.sink = sink
-        self.eventSink = sink
+        self.eventSink = EventSink(sink)
         self.peer = peer
         self.liveness = liveness
         self.budget = RequestBudget(classes: RateClass.allCases.count, now: liveness.connectedAt)
@@ -167,8 +168,9 @@ final class Session {
     /// go in a trailer that merges into the payload. During offline sync the
     /// event waits until sync completes.
     func push(event payload: SharedBytes, unread: FrameEncoding.RecipientUnread? = nil, cursor: UInt64 = 0) {
-        let entry = ReplayEntry(payload: payload, unread: unread, cursor: cursor, ord: max(state.queuedOrd, cursor))
-        switch state.push(entry, heldLimit: state.replay.capacity > 0 ? state.replay.capacity : 10_000) {
+        let heldLimit = state.replay.capacity > 0 ? state.replay.capacity : 10_000
+        // Made in place, so the replay ring takes it without a copy (and a retain of its payload).
+        switch state.push(ReplayEntry(payload: payload, unread: unread, cursor: cursor, ord: max(state.queuedOrd, cursor)), heldLimit: heldLimit) {
         case .write(let seq): write(payload, unread: unread, cursor: cursor, seq: seq)
         case .heldOverflow:
             heldOverflow = true
@@ -184,11 +186,26 @@ final class Session {
     }
 
     private func write(_ payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, seq: UInt64, checkCap: Bool = true) {
-        guard let sink = eventSink else { return }
-        sink.sendEvent(payload, seq: seq, unread: unread, cursor: cursor)
+        let queued: Int
+        switch eventSink {
+        case .tcp(let borrowed):
+            queued = borrowed._withUnsafeGuaranteedRef { sink in
+                sink.sendEvent(payload, seq: seq, unread: unread, cursor: cursor)
+                return sink.queuedBytes
+            }
+        case .webSocket(let borrowed):
+            queued = borrowed._withUnsafeGuaranteedRef { sink in
+                sink.sendEvent(payload, seq: seq, unread: unread, cursor: cursor)
+                return sink.queuedBytes
+            }
+        case .other(let sink):
+            sink.sendEvent(payload, seq: seq, unread: unread, cursor: cursor)
+            queued = sink.queuedBytes
+        case .none:
+            return
+        }
         if unackedBytes == 0 { unackedSince = gateway.loop.nowMillis }
         unackedBytes &+= payload.count
-        let queued = sink.queuedBytes
         if checkCap && queued > outboundCap {
             if queued > outboundCap + capSlack { overflowed = true }
         } else {
@@ -384,5 +401,24 @@ struct PausingHomes {
     subscript(reason: ReadPauses) -> UInt64 {
         get { reason == .storage ? storage : outbound }
         set { if reason == .storage { storage = newValue } else { outbound = newValue } }
+    }
+}
+
+/// A session's sink as the per-event path reaches it: the two concrete
+/// sinks unretained (the session's `sink` keeps them alive), any other (a
+/// test's recording sink) as it is.
+private enum EventSink {
+    case none
+    case tcp(Unmanaged<TCPFrameSink>)
+    case webSocket(Unmanaged<WebSocketFrameSink>)
+    case other(any FrameSink)
+
+    init(_ sink: (any FrameSink)?) {
+        switch sink {
+        case nil: self = .none
+        case let tcp as TCPFrameSink: self = .tcp(.passUnretained(tcp))
+        case let webSocket as WebSocketFrameSink: self = .webSocket(.passUnretained(webSocket))
+        case let other?: self = .other(other)
+        }
     }
 }
