@@ -65,7 +65,7 @@ extension Home {
         let limit = Int(min(UInt64(Limits.maxPageSize), before &- after &- 1))
         let everything = before == .max
         guard limit > 0 else { return links.replayed(channel, upTo: everything ? after : before &- 1, to: place, local: gateway) }
-        read(.history(channel: channel, anchor: after, after: true, limit: limit)) { result in
+        runner.read(.history(channel: channel, anchor: after, after: true, limit: limit)) { result in
             var last = after
             if let record = self.directory.channel(channel), result.error == nil {
                 for m in result.messages where m.seq < before {
@@ -89,7 +89,7 @@ extension Home {
                                               lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
         let bytes = (try? GHChannelMessage(m).serializedBytes() as [UInt8]) ?? []
         var e = ChannelEvent(payload: SharedBytes(MessageWire.event(message: bytes, unread: header, field: WireField.Event.message)),
-                             channel: channel, except: 0, toMembers: isSmall(channel.serverID), cursors: [:])
+                             channel: channel, except: 0, toMembers: directory.isSmall(channel.serverID), cursors: [:])
         e.seq = m.seq
         e.replayed = true
         e.files = m.attachments

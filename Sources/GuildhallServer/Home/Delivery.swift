@@ -9,8 +9,6 @@ import GuildhallLoop
 import GuildhallWire
 
 extension Home {
-    func isSmall(_ server: ServerID) -> Bool { directory.isSmall(server) }
-
     func session(_ key: SessionKey) -> HomeSession? { registry.all[key] }
 
     // MARK: Messages
@@ -61,7 +59,7 @@ extension Home {
                    cursor: mentionOrds.isEmpty ? 0 : mentionOrds[s.user] ?? 0)
         }
 
-        if isSmall(channel.serverID) {
+        if directory.isSmall(channel.serverID) {
             // Every online member: one event to each gateway that has some (interest split in two).
             interest.sync()
             if interest.hasMembersOnline(channel.serverID) {
@@ -191,7 +189,7 @@ extension Home {
         case .nobody: nil
         }
         if let server {
-            if isSmall(server) {
+            if directory.isSmall(server) {
                 for s in registry.onlineMembers(of: server).values { deliver(s) }
             }
             deliver(book.holders(.serverNotifications, SubscriptionTarget(server: server)))
@@ -226,7 +224,7 @@ extension Home {
 
     /// Sessions a message in `channel` reaches live at most (subscribers, or online members of a small server).
     func audienceSize(_ channel: ChannelRecord) -> Int {
-        if isSmall(channel.serverID) { return registry.onlineMembers(of: channel.serverID).count }
+        if directory.isSmall(channel.serverID) { return registry.onlineMembers(of: channel.serverID).count }
         return book.holders(.channelMessages, SubscriptionTarget(server: channel.serverID, channel: channel.id)).count
     }
 }

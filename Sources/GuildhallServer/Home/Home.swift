@@ -184,14 +184,6 @@ final class Home {
 
     // MARK: Storage
 
-    /// Commits `writes`; `then` runs on the loop after the commit returned.
-    func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {
-        runner.commit(writes, from: session, then: then)
-    }
-
-    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { runner.read(request, then: then) }
-
-    func submitTurnJobs() { runner.submitTurnJobs() }
 
     // MARK: Sessions and turns
 
@@ -239,8 +231,6 @@ final class Home {
 
     // MARK: Shutdown
 
-    /// Stops reading publishers paused for storage (shutting down).
-    func stopResumingReaders() { runner.resumesReaders = false }
 
     /// Closes the home's timers (the last step of shutdown).
     func closeHandles() {

@@ -19,9 +19,9 @@ extension HomePart {
     /// Borrowed, not copied: parts read it in loops.
     var directory: Directory { _read { yield home.directory } }
     func now() -> UInt64 { home.now() }
-    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { home.read(request, then: then) }
+    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { home.runner.read(request, then: then) }
     func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {
-        home.commit(writes, from: session, then: then)
+        home.runner.commit(writes, from: session, then: then)
     }
     func attempt(_ id: UInt64, _ s: HomeSession, _ body: () throws(Failure) -> Void) { home.attempt(id, s, body) }
 }

@@ -56,7 +56,7 @@ extension NodeLoop {
         guard !shutdown.stoppedAccepting else { return }
         shutdown.stoppedAccepting = true
         gateway.stopAccepting()
-        home.stopResumingReaders()
+        home.runner.resumesReaders = false
         log.info("stopped accepting", ["loop": index, "sessions": home.registry.count, "pending_commits": home.runner.pendingCommits])
         reportOnceCommitted(.quiet(index), "commits still pending at the shutdown deadline; closing without them")
     }

@@ -33,7 +33,7 @@ final class MemberLists: HomePart {
 
     /// Builds the orders of the large servers among `servers` (just loaded).
     func prepare(_ servers: [ServerID]) {
-        for id in servers where !home.isSmall(id) { _ = order(of: id) }
+        for id in servers where !directory.isSmall(id) { _ = order(of: id) }
     }
 
     private func order(of server: ServerID) -> MemberOrder {
@@ -160,7 +160,7 @@ extension MemberLists {
             default: continue
             }
         }
-        for server in rebuild where orders.removeValue(forKey: server) != nil && (windows[server] != nil || !home.isSmall(server)) {
+        for server in rebuild where orders.removeValue(forKey: server) != nil && (windows[server] != nil || !directory.isSmall(server)) {
             _ = order(of: server)
         }
     }

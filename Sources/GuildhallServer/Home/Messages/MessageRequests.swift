@@ -36,7 +36,7 @@ extension Home {
                                              otherwise: { self.sendMessage(r, id: id, from: s, checkResend: false) }) { return }
             if r.retried {
                 // Its guild's earlier home may have stored it before it went: then that is the answer.
-                return read(.messages(uids: [r.uid])) { found in
+                return runner.read(.messages(uids: [r.uid])) { found in
                     if found.error != nil { return s.fail(id, Failure(.unavailable, "storage is unavailable; retry later")) }
                     if let m = found.messages.first, m.sender == s.user, m.channelID == r.channelID {
                         return s.respond(encoded: MessageWire.answer(id: id, message: m.encoded(for: s.user, self)))
@@ -130,7 +130,7 @@ extension Home {
         case .inFlight:
             recentSends.wait(sender: s.user, clientID: clientID, session: s, id: id)
         case .committed(let uid):
-            read(.messages(uids: [uid])) { result in
+            runner.read(.messages(uids: [uid])) { result in
                 if let m = result.messages.first, m.sender == s.user, m.clientID == clientID {
                     s.respond(id, .message(shape(m)))
                 } else if result.error != nil {

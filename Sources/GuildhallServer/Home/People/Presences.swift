@@ -150,7 +150,7 @@ extension Presences {
             settle(s.user)
         }
         var seen: Set<UserID> = [s.user]
-        for server in directory.serverIDs(of: s.user) where home.isSmall(server) {
+        for server in directory.serverIDs(of: s.user) where directory.isSmall(server) {
             for other in registry.onlineMembers(of: server).values where seen.insert(other.user).inserted {
                 if let p = shown[other.user] { first.append(p) }
             }
@@ -201,7 +201,7 @@ extension Presences {
 
     /// A user joined a small server here: its online members and the user's sessions hear each other.
     func memberJoined(_ user: UserID, server: ServerID) {
-        guard home.isSmall(server) else { return }
+        guard directory.isSmall(server) else { return }
         let mine = Array(registry.sessions(of: user).values)
         let others = registry.onlineMembers(of: server).values.filter { $0.user != user }
         if let p = shown[user] { for s in others { s.port.presence([p]) } }
@@ -277,7 +277,7 @@ extension Presences {
     func hearers(of user: UserID) -> [HomeSession] {
         var found: [SessionKey: HomeSession] = [:]
         for key in watchers[user] ?? [] { if let s = registry.all[key] { found[key] = s } }
-        for server in directory.serverIDs(of: user) where home.isSmall(server) {
+        for server in directory.serverIDs(of: user) where directory.isSmall(server) {
             for s in registry.onlineMembers(of: server).values where s.user != user { found[s.key] = s }
         }
         for peer in home.userHome.directs.peers(of: user) {

@@ -133,7 +133,7 @@ extension Reading {
         home.offlineDelivery.flushCursors()
         let moved = home.positions.takeDirty()
         let received = home.positions.takeDirtyReceived()
-        guard !moved.isEmpty || !received.isEmpty else { home.submitTurnJobs(); return }
+        guard !moved.isEmpty || !received.isEmpty else { runner.submitTurnJobs(); return }
         let writes: [StoreWrite] = moved.map { .readPosition($0.0.user, $0.0.channel, $0.1) }
             + received.map { .receivedSeq($0.0.user, $0.0.channel, $0.1) }
         commit(writes, from: nil) { error in
@@ -144,6 +144,6 @@ extension Reading {
         }
         // Called from a timer: the loop may block in poll before its check
         // phase, so hand the job over now.
-        home.submitTurnJobs()
+        runner.submitTurnJobs()
     }
 }
