@@ -101,15 +101,12 @@ public final class Directory {
     /// The channel's server, without copying its record (names, removed seqs).
     public func serverID(ofChannel id: ChannelID) -> ServerID? { channels[id]?.serverID }
     public func memberCount(_ id: ServerID) -> Int { servers[id]?.members.count ?? 0 }
-    public func role(of user: UserID, in server: ServerID) -> Role? { servers[server]?.members[user]?.role }
     public func member(_ user: UserID, of server: ServerID) -> MemberRecord? { servers[server]?.members[user] }
     public func serverIDs(of user: UserID) -> Set<ServerID> { memberships[user] ?? [] }
     public func memberIDs(of server: ServerID) -> Dictionary<UserID, MemberRecord>.Keys? { servers[server]?.members.keys }
     public var serverCount: Int { servers.count }
     /// The servers listed in the directory (ServerDirectory.swift).
     public func discoverableServers() -> [ServerRecord] { servers.values.lazy.map(\.record).filter(\.discoverable) }
-    public func isBanned(_ user: UserID, from server: ServerID) -> Bool { servers[server]?.bans[user] != nil }
-    public func joinedAt(_ user: UserID, in server: ServerID) -> UInt64? { servers[server]?.members[user]?.joinedAt }
 
     /// Whether guests see a channel: the server allows guests and the channel is not hidden from them.
     public func guestVisible(_ channel: ChannelRecord) -> Bool {

@@ -288,8 +288,10 @@ public struct DirectoryDecisions {
     }
     // MARK: Helpers
 
+    private func rank(_ m: MemberRecord) -> UInt64 { m.rank(among: d.servers[m.serverID]?.permissions.roles) }
+
     func requireOutranks(_ actor: UserID, _ target: MemberRecord, _ verb: String) throws(Failure) {
-        guard let a = d.servers[target.serverID]?.members[actor], d.rank(a) > d.rank(target) else {
+        guard let a = d.servers[target.serverID]?.members[actor], rank(a) > rank(target) else {
             throw Failure.forbidden("you may only \(verb) members whose highest role is below yours in server \(target.serverID)")
         }
     }
@@ -297,7 +299,7 @@ public struct DirectoryDecisions {
     /// The actor as a member, ranked above `position`.
     fileprivate func requireAbove(_ position: UInt32, _ actor: UserID, in server: ServerID, _ what: String) throws(Failure) -> MemberRecord {
         let a = d.servers[server]!.members[actor]!
-        guard d.rank(a) > UInt64(position) else {
+        guard rank(a) > UInt64(position) else {
             throw Failure.forbidden("you may only \(what) roles below your highest role in server \(server)")
         }
         return a

@@ -69,25 +69,6 @@ extension Directory {
 
     // MARK: Hierarchy
 
-    /// Where a member stands: the owner above everything, others at their highest role.
-    public func rank(_ m: MemberRecord) -> UInt64 {
-        if m.isOwner { return .max }
-        let roles = servers[m.serverID]?.permissions.roles
-        return UInt64(m.roles.compactMap { roles?[$0]?.position }.max() ?? 0)
-    }
-
-    /// Every member's place in the server's list (MemberOrder), reading the roles once.
-    public func memberListKeys(of server: ServerID) -> [MemberListKey] {
-        guard let state = servers[server] else { return [] }
-        let roles = state.permissions.roles
-        var keys: [MemberListKey] = []
-        keys.reserveCapacity(state.members.count)
-        for m in state.members.values {
-            let rank = m.isOwner ? UInt64.max : UInt64(m.roles.compactMap { roles[$0]?.position }.max() ?? 0)
-            keys.append(MemberListKey(rank: rank, name: m.listName, user: m.userID))
-        }
-        return keys
-    }
 
     // MARK: Roles
 
@@ -101,4 +82,11 @@ extension Directory {
         return r
     }
 
+}
+
+extension MemberRecord {
+    /// Where the member stands among its server's `roles`: the owner above everything, others at their highest role.
+    func rank(among roles: [RoleID: RoleRecord]?) -> UInt64 {
+        isOwner ? .max : UInt64(self.roles.compactMap { roles?[$0]?.position }.max() ?? 0)
+    }
 }

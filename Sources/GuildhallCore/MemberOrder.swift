@@ -44,6 +44,13 @@ public struct MemberListKey: Sendable, Hashable, Comparable {
     }
 }
 
+extension MemberListKey {
+    /// `m`'s place in its server's list, as `directory` ranks it.
+    public init(_ m: MemberRecord, in directory: Directory) {
+        self.init(rank: m.rank(among: directory.servers[m.serverID]?.permissions.roles), name: m.listName, user: m.userID)
+    }
+}
+
 /// One server's members, sorted.
 public struct MemberOrder: Sendable {
     public private(set) var keys: [MemberListKey] = []
@@ -53,6 +60,16 @@ public struct MemberOrder: Sendable {
         keys = members.sorted()
         keyOf.reserveCapacity(keys.count)
         for k in keys { keyOf[k.user] = k }
+    }
+
+    /// Every member of `server` in `directory` at their place, reading the roles once.
+    public init(of server: ServerID, in directory: Directory) {
+        guard let state = directory.servers[server] else {
+            self.init([])
+            return
+        }
+        let roles = state.permissions.roles
+        self.init(state.members.values.map { MemberListKey(rank: $0.rank(among: roles), name: $0.listName, user: $0.userID) })
     }
 
     public var count: Int { keys.count }

@@ -24,7 +24,7 @@ import Testing
         let changes = decision.changes
         #expect(changes.count == 4)
         #expect(changes.contains(.roleSaved(RoleRecord.starting(server: 1, at: 0)[0])))
-        #expect(d.role(of: "alice", in: 1) == .owner)
+        #expect(d.member("alice", of: 1)?.role == .owner)
         #expect(d.memberCount(1) == 1)
         #expect(d.serverIDs(of: "alice") == [1])
     }
@@ -42,7 +42,7 @@ import Testing
         let d = Directory()
         _ = d.take(try d.decide.createServer(server()))
         _ = d.take(try d.decide.join(1, user: "bob", now: 5))
-        #expect(d.role(of: "bob", in: 1) == .member)
+        #expect(d.member("bob", of: 1)?.role == .member)
         #expect(d.memberCount(1) == 2)
         #expect(code { _ = d.take(try d.decide.join(1, user: "bob", now: 6)) } == .conflict)
     }
@@ -55,7 +55,7 @@ import Testing
         let changes = try d.decide.acceptInvite(1, user: "bob", now: 3).changes
         d.apply(changes)
         #expect(changes.contains(.inviteRemoved(1, "bob")))
-        #expect(d.role(of: "bob", in: 1) == .member)
+        #expect(d.member("bob", of: 1)?.role == .member)
         #expect(code { _ = d.take(try d.decide.acceptInvite(1, user: "bob", now: 4)) } == .notFound)
     }
 
@@ -87,7 +87,7 @@ import Testing
         _ = d.take(try d.decide.join(1, user: "bob", now: 1))
         #expect(code { _ = d.take(try d.decide.leave(1, user: "alice")) } == .forbidden)
         _ = d.take(try d.decide.leave(1, user: "bob"))
-        #expect(d.role(of: "bob", in: 1) == nil)
+        #expect(d.member("bob", of: 1)?.role == nil)
         #expect(d.serverIDs(of: "bob").isEmpty)
     }
 
@@ -100,7 +100,7 @@ import Testing
         #expect(code { _ = d.take(try d.decide.kick("carol", from: 1, by: "bob")) } == .forbidden)
         #expect(code { _ = d.take(try d.decide.kick("alice", from: 1, by: "bob")) } == .forbidden)
         _ = d.take(try d.decide.kick("dave", from: 1, by: "bob"))
-        #expect(d.role(of: "dave", in: 1) == nil)
+        #expect(d.member("dave", of: 1)?.role == nil)
         _ = d.take(try d.decide.kick("carol", from: 1, by: "alice"))
         #expect(code { _ = d.take(try d.decide.kick("dave", from: 1, by: "dave")) } == .notFound)
     }

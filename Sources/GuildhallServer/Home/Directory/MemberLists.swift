@@ -29,7 +29,7 @@ final class MemberLists: HomePart {
 
     init(home: Home) { self.home = home }
 
-    private func key(_ m: MemberRecord) -> MemberListKey { MemberListKey(rank: directory.rank(m), name: m.listName, user: m.userID) }
+    private func key(_ m: MemberRecord) -> MemberListKey { MemberListKey(m, in: directory) }
 
     /// Builds the orders of the large servers among `servers` (just loaded).
     func prepare(_ servers: [ServerID]) {
@@ -38,7 +38,7 @@ final class MemberLists: HomePart {
 
     private func order(of server: ServerID) -> MemberOrder {
         if let o = orders[server] { return o }
-        let o = MemberOrder(directory.memberListKeys(of: server))
+        let o = MemberOrder(of: server, in: directory)
         orders[server] = o
         return o
     }

@@ -73,7 +73,7 @@ extension Subscriptions {
     private func reportAutoChannels(_ user: UserID) {
         var channels: [AutoChannel] = []
         for server in directory.serverIDs(of: user) {
-            let joined = directory.joinedAt(user, in: server) ?? 0
+            let joined = directory.member(user, of: server)?.joinedAt ?? 0
             for id in directory.channelIDs(of: server) {
                 guard let c = directory.channel(id), directory.canView(user, c) else { continue }
                 channels.append(AutoChannel(id: id, activity: max(home.positions.position(user, id).activity, joined, c.createdAt)))
