@@ -201,7 +201,7 @@ extension Gateway {
         case .heartbeat(let h):
             if h.lastEventSeq != 0 { acknowledge(h.lastEventSeq, on: s) }
             var pong = GHPong()
-            pong.serverTime = now()
+            pong.serverTime = clock()
             s.respond(id, .pong(pong))
         case .ack(let a):
             acknowledge(a.eventSeq, on: s)
@@ -277,11 +277,11 @@ extension Gateway {
             }
         }
         guard TokenKeys.isJWT(text) else {
-            return settle(Result { () throws(Failure) in try AccessToken.verify(text, secret: secret, nowSeconds: self.now() / 1000) })
+            return settle(Result { () throws(Failure) in try AccessToken.verify(text, secret: secret, nowSeconds: self.clock() / 1000) })
         }
         guard let tokenChecks else { return settle(.failure(Failure(.unauthenticated, "malformed token: v1 tokens only here"))) }
         session.pauseReading(.admission)
-        tokenChecks.check(text, for: session.key, nowSeconds: now() / 1000) { outcome in
+        tokenChecks.check(text, for: session.key, nowSeconds: clock() / 1000) { outcome in
             guard session.isOpen, session.isAwaitingLogin else { return }
             // Not read yet: the admission that follows pauses it again, until the home admits it.
             session.unpause(.admission)
@@ -340,7 +340,7 @@ extension Gateway {
         if wasLoggedIn { log.info("session closed", fields) } else { log.infoRepeated("connection closed before login", fields) }
         let connection = session.close(reason)?.connection
         remove(session)
-        if wasLoggedIn { routes.sessionEnded(session.key, ackedOrd: session.ackedOrd) }
+        if wasLoggedIn { routes.tellEveryHome { $0.sessionEnded(session.key, ackedOrd: session.ackedOrd) } }
         if let c = connection {
             linger(c)
             if abort { c.abort() } else { c.close() }

@@ -179,8 +179,6 @@ final class Gateway {
     /// The port the listener bound.
     var port: Int { listener?.port ?? 0 }
 
-    func now() -> UInt64 { clock() }
-
     // MARK: Flushing and liveness
 
     /// Once per loop turn: this turn's commits, then one write per session with bytes queued.
@@ -229,7 +227,7 @@ final class Gateway {
         let behind = (s.connection?.queuedBytes ?? 0) > settings.outboundShedBytes
         if behind != s.reportedBehind {
             s.reportedBehind = behind
-            routes.sessionBehind(s.key, behind)
+            routes.tellEveryHome { $0.sessionBehind(s.key, behind) }
         }
     }
 

@@ -105,10 +105,8 @@ final class HomeRoutes {
         for (h, part) in byHome { home(h).received(session: s.key, part) }
     }
 
-    func sessionEnded(_ key: UInt64, ackedOrd: UInt64) { for p in everyPlace { home(p).sessionEnded(key, ackedOrd: ackedOrd) } }
-    func sessionDetached(_ key: UInt64, since: UInt64) { for p in everyPlace { home(p).sessionDetached(key, since: since) } }
-    func sessionResumed(_ key: UInt64) { for p in everyPlace { home(p).sessionResumed(key) } }
-    func sessionBehind(_ key: UInt64, _ behind: Bool) { for p in everyPlace { home(p).sessionBehind(key, behind) } }
+    /// Tells every home (a session ended, was detached or resumed, fell behind or caught up).
+    func tellEveryHome(_ tell: (any GatewayHome) -> Void) { for p in everyPlace { tell(home(p)) } }
     func turnEnding() { for h in homes { h.turnEnding() } }
     func turnEnded(_ gateway: Gateway) {
         for h in homes { h.turnEnded(gateway) }

@@ -21,7 +21,7 @@ extension Gateway {
         if let reason, !abort { s.sendClosed(reason, message) }
         log.info("session dropped; it may resume", ["user": s.user, "session": s.sessionID, "reason": reason.map { "\($0)" } ?? message,
                                                    "seq": s.eventSeq])
-        routes.sessionDetached(s.key, since: loop.nowMillis)
+        routes.tellEveryHome { $0.sessionDetached(s.key, since: loop.nowMillis) }
         if let c = s.detach(at: loop.nowMillis, why: reason)?.connection {
             linger(c)
             if abort { c.abort() } else { c.close() }
@@ -109,7 +109,7 @@ extension Gateway {
         old.liveness.loggedIn(at: loop.nowMillis)
         old.outboundCap = settings.outboundHardCapBytes
         bind(connection, to: old)
-        var result = GHLoginResult(user: old.user, device: old.device, sessionID: old.sessionID, settings: settings, now: now())
+        var result = GHLoginResult(user: old.user, device: old.device, sessionID: old.sessionID, settings: settings, now: clock())
         result.resumed = true
         let replayed = old.attach(sink, peer: fresh.peer, replayingAfter: seq) { why in
             if let why { result.previousCloseReason = why }
@@ -119,7 +119,7 @@ extension Gateway {
         resumed.replayed = UInt32(replayed)
         old.send(GHEvent.OneOf_Body.resumed(resumed).sharedPayload)
         old.reportedBehind = false
-        routes.sessionResumed(old.key)
+        routes.tellEveryHome { $0.sessionResumed(old.key) }
         log.info("session resumed", ["user": old.user, "session": old.sessionID, "replayed": replayed, "peer": old.peer])
         drainFrames(old)
     }

@@ -156,7 +156,7 @@ extension Gateway {
     private func carryOut(_ o: SessionOrder, from home: Int) {
         if case .send(let payload, _) = o.command { appliedBytes[home, default: 0] &+= payload.count + Self.eventOverhead }
         guard let s = sessions[o.key] else {
-            if case .admitted = o.command { routes.sessionEnded(o.key, ackedOrd: 0) }
+            if case .admitted = o.command { routes.tellEveryHome { $0.sessionEnded(o.key, ackedOrd: 0) } }
             if case .part(let gid, _) = o.command { routes.gathers.forget(gid) }
             return
         }
