@@ -93,6 +93,8 @@ public final class GuildhallClient: Sendable {
         var lastSeen: [UInt64: UInt64] = [:]
         /// Channels whose missed messages are being fetched, with their live messages waiting (GapFill.swift).
         var filling: [UInt64: [GHEvent]] = [:]
+        /// Channels just filled whose next live message must follow what was handed over (GapFill.swift).
+        var checkingNext: Set<UInt64> = []
     }
 
     let state = Mutex(State())
