@@ -37,7 +37,7 @@ enum FullDisk {
             server.stop()
         }
         let (alice, _) = try await server.client("alice")
-        let (bob, _) = try await server.client("bob")
+        let (bob, bobHears) = try await server.client("bob")
         let (carol, _) = try await server.client("carol")
         let (dave, _) = try await server.client("dave")
         let (erin, _) = try await server.client("erin")
@@ -54,6 +54,7 @@ enum FullDisk {
 
         FullDisk.fill(server.folder)
         await expectError(.unavailable) { _ = try await alice.messages.send("full", to: scratch.channelID) }
+        let heardBefore = bobHears.notifications.count
 
         let servers = try await alice.servers.mine().map(\.serverID)
         let channels = try await alice.channels.list(of: s)
@@ -113,6 +114,8 @@ enum FullDisk {
         try await unchanged("set_permission_override")
         await expectError(.unavailable) { try await alice.servers.delete(s) }
         try await unchanged("delete_server")
+        // Nobody was told of a change that was not made (bob, a member, targeted by several of them).
+        #expect(bobHears.notifications.count == heardBefore)
 
         // Room again: the refused changes are made, none answered 404 as if done already.
         FullDisk.free()

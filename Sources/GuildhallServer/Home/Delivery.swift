@@ -134,47 +134,28 @@ extension Home {
 
     // MARK: Notifications
 
-    /// Who a notification reaches, besides targeted users.
-    enum Audience {
-        /// Server-level: SERVER_MSG subscribers (and GUEST_SERVER ones when public).
-        case server(ServerID, isPublic: Bool)
-        /// Channel-level: the server's audience plus the channel's subscribers
-        /// at any level (and GUEST_CHANNEL ones when public and guest-visible).
-        case channel(ChannelRecord, isPublic: Bool)
-        /// Only the targeted users.
-        case nobody
-    }
+    typealias Audience = Notice.Audience
 
-    /// Sends a system notification to its audience, the small-server
-    /// exemption, and every session of `targeted`; each session once.
-    /// Targeted users' copies go to their inboxes first (offline sync) and
-    /// reach their sessions once committed.
+    /// Sends a system notification now, outside any change of state (a guest
+    /// entering or leaving): through the runner like every notice, so its
+    /// targeted users' copies are kept for offline sync first.
     func notify(_ kind: GHNotificationKind, _ audience: Audience, actor: UserID, targeted: [UserID] = [],
                 fill: (inout GHSystemNotification) -> Void = { _ in }) {
-        var n = GHSystemNotification()
-        n.kind = kind
-        n.actorID = actor
-        n.time = now()
-        switch audience {
-        case .server(let id, _): n.serverID = id
-        case .channel(let c, _):
-            n.serverID = c.serverID
-            n.channelID = c.id
-            n.channel = GHChannelInfo(c)
-        case .nobody: break
-        }
-        fill(&n)
-        let copy = EventCopy(.notification(n))
+        var e = Effects()
+        e.notices = [Notice(kind, audience, actor: actor, targeted: targeted, fill: fill)]
+        runner.carryOut(e)
+    }
+
+    /// Tells a committed notice's audience (`copy` is its event): the
+    /// small-server exemption, its subscribers and guests; each session once,
+    /// and none of the targeted users', whose copies went as addressed items.
+    func tellAudience(_ notice: Notice, _ copy: EventCopy) {
+        guard let server = notice.server else { return }
         let payload = copy.payload
         let mark = nextDeliveryMark()
-        var targets: [UserID] = []
-        var seen = Set<UserID>()
-        for user in targeted where seen.insert(user).inserted {
-            targets.append(user)
-            for s in registry.sessions(of: user).values { s.deliveryMark = mark }
-        }
+        for user in notice.targeted { for s in registry.sessions(of: user).values { s.deliveryMark = mark } }
         // A channel's notice skips members who may not view the channel (guests see it by the guest rules).
-        let restricted: ChannelRecord? = if case .channel(let c, _) = audience, !directory.everyoneViews(c.serverID) { c } else { nil }
+        let restricted: ChannelRecord? = if case .channel(let c, _) = notice.audience, !directory.everyoneViews(c.serverID) { c } else { nil }
         func deliver(_ s: HomeSession) {
             guard s.deliveryMark != mark else { return }
             if let c = restricted, directory.permissions(of: s.user, in: c.serverID) != nil, !directory.canView(s.user, c) { return }
@@ -183,18 +164,11 @@ extension Home {
         }
         func deliver(_ keys: Set<SessionKey>) { for k in keys { if let s = session(k) { deliver(s) } } }
 
-        let server: ServerID? = switch audience {
-        case .server(let id, _): id
-        case .channel(let c, _): c.serverID
-        case .nobody: nil
+        if directory.isSmall(server) {
+            for s in registry.onlineMembers(of: server).values { deliver(s) }
         }
-        if let server {
-            if directory.isSmall(server) {
-                for s in registry.onlineMembers(of: server).values { deliver(s) }
-            }
-            deliver(book.holders(.serverNotifications, SubscriptionTarget(server: server)))
-        }
-        switch audience {
+        deliver(book.holders(.serverNotifications, SubscriptionTarget(server: server)))
+        switch notice.audience {
         case .server(let id, let isPublic):
             if isPublic { deliver(book.holders(.guestServer, SubscriptionTarget(server: id))) }
         case .channel(let c, let isPublic):
@@ -206,14 +180,6 @@ extension Home {
             }
         case .nobody: break
         }
-        guard !targets.isEmpty else { return }
-        var effects = Effects(addressed: targets.map { .event(copy, to: $0) })
-        // The change itself is durable already: the targeted users still hear of it live.
-        effects.failed = {
-            self.log.error("targeted notification not kept for offline sync", ["users": targets.count])
-            for user in targets { for s in self.registry.sessions(of: user).values { s.push(event: payload) } }
-        }
-        runner.carryOut(effects)
     }
 
     /// A notification to exactly these sessions (auto-mode subscription changes).

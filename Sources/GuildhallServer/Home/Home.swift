@@ -139,6 +139,7 @@ final class Home {
         runner.resumeReading = { s in s.resumeReading(.storage) }
         runner.applyChange = { [unowned self] change, ords in self.apply(change, ords: ords) }
         runner.dropChange = { [unowned self] change in self.drop(change) }
+        runner.tellAudience = { [unowned self] notice, copy in self.tellAudience(notice, copy) }
         runner.attachmentLinks = { [unowned self] in AttachmentLinks(self.settings) }
         runner.committedOnLoop = { [metrics] in metrics.jobsCommittedOnLoop.increment(by: Int64($0)) }
         runner.commitFailed = { [metrics] in metrics.commitFailures.increment() }

@@ -36,6 +36,8 @@ final class EffectRunner {
     /// Applies a state change once its writes are durable (with the addressed items' ords), or lets it go when they failed.
     var applyChange: ((StateChange, [UInt64]) -> Void)?
     var dropChange: ((StateChange) -> Void)?
+    /// Tells a committed notice's audience (its targeted users had their addressed copies).
+    var tellAudience: ((Notice, EventCopy) -> Void)?
 
     private var nextTicket: UInt64 = 0
     private var pendingWrites: [UInt64: (StoreError?) -> Void] = [:]
@@ -98,8 +100,12 @@ final class EffectRunner {
 
     /// Carries out a handler's effects; `id` and `session` are the request
     /// being answered (nil for effects no request waits on).
-    func carryOut(_ e: Effects, answering id: UInt64? = nil, to session: HomeSession? = nil) {
+    func carryOut(_ decided: Effects, answering id: UInt64? = nil, to session: HomeSession? = nil) {
         let now = clock()
+        var e = decided
+        // Each notice's event is made once: its targeted users' copies commit with the change.
+        let notices = e.notices.map { ($0, $0.event(at: now)) }
+        for (n, copy) in notices { e.addressed += n.targeted.map { .event(copy, to: $0) } }
         var rows: [InboxRow] = []
         rows.reserveCapacity(e.addressed.count)
         // Per item its ord here, 0 for one filed at the user's home elsewhere.
@@ -132,9 +138,9 @@ final class EffectRunner {
             }
             // Nearly always nothing waits: then no second closure is made.
             if mail.isEmpty && completions.isEmpty {
-                complete(e, ords: ords, lastRow: lastRow, answering: id, to: session)
+                complete(e, notices, ords: ords, lastRow: lastRow, answering: id, to: session)
             } else {
-                completeInOrder({ self.complete(e, ords: ords, lastRow: lastRow, answering: id, to: session) }, filing: mail)
+                completeInOrder({ self.complete(e, notices, ords: ords, lastRow: lastRow, answering: id, to: session) }, filing: mail)
             }
         }
         if e.writes.isEmpty && rows.isEmpty {
@@ -145,11 +151,13 @@ final class EffectRunner {
     }
 
     /// Once committed (and filed elsewhere): state, the answer, the addressed items' live copies, then the rest.
-    private func complete(_ e: Effects, ords: [UInt64], lastRow: UInt64?, answering id: UInt64?, to session: HomeSession?) {
+    private func complete(_ e: Effects, _ notices: [(Notice, EventCopy)], ords: [UInt64], lastRow: UInt64?, answering id: UInt64?,
+                          to session: HomeSession?) {
         for c in e.changes { applyChange?(c, ords) }
         if let session, let id, let reply = e.reply { session.respond(id, reply()) }
         if let lastRow { inboxDelivered(upTo: lastRow) }
         for (item, ord) in zip(e.addressed, ords) where ord != 0 { deliverLive(item, ord: ord) }
+        for (n, copy) in notices { tellAudience?(n, copy) }
         e.then?()
     }
 

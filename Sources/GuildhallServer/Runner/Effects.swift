@@ -2,8 +2,9 @@
 // (docs/architecture.md): the store writes, items addressed to users, the answer, and
 // what happens once the writes are durable. A handler checks and decides;
 // it never commits, answers after a commit, or touches the inbox itself.
-// Values: the state changes as data (`StateChange`); the answer and what is
-// delivered after it are still closures over loop state. Loop thread only.
+// Values: the state changes as data (`StateChange`) and the notifications
+// (`Notice`); the answer and what is delivered after it are still closures
+// over loop state. Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
@@ -30,6 +31,9 @@ struct Effects {
     /// State changes as data, applied by the home once durable (with the
     /// inbox ord of each addressed item, in order), or let go when the commit fails.
     var changes: [StateChange] = []
+    /// System notifications of the change: their targeted users' copies commit
+    /// with it; their audiences hear them after the addressed items, before `then`.
+    var notices: [Notice] = []
 
     init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: (() -> GHResponse.OneOf_Result)? = nil,
          then: (() -> Void)? = nil) {

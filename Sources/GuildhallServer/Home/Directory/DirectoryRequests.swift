@@ -72,9 +72,9 @@ extension DirectoryRequests {
         let record = decision.value
         let audit = try self.audit(.serverUpdated, record.id, by: s, target: "\(record.id)", changes: AuditDiff.server(before, record),
                                    onlyIfChanged: true, reason: r.reason)
-        var effects = self.effects(decision, also: audit, reply: { .server(self.info(record)) }) {
+        let notice = Notice(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
+        var effects = self.effects(decision, also: audit, reply: { .server(self.info(record)) }, notices: [notice]) {
             self.home.attachments.release(claimed)
-            self.home.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
             self.guestsRecheck(record.id)
         }
         effects.failed = { self.home.attachments.release(claimed) }
@@ -88,9 +88,8 @@ extension DirectoryRequests {
             let record = decision.value
             let audit = try self.audit(.ownershipTransferred, record.id, by: s, target: r.userID, changes: AuditDiff.server(before, record),
                                        reason: r.reason)
-            return self.effects(decision, also: audit, reply: { .server(self.info(record)) }) {
-                self.home.notify(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
-            }
+            return self.effects(decision, also: audit, reply: { .server(self.info(record)) },
+                                notices: [Notice(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }])
         }
     }
 
@@ -100,12 +99,12 @@ extension DirectoryRequests {
             let (record, members) = decision.value
             // Its guests as it is decided (those who come before it is stored are sent away unnotified).
             let guests = self.registry.guests(of: record.id).values.map(\.user)
-            return self.effects(decision, reply: { .ok(GHOk()) }, then: {
-                self.home.notify(.serverDeleted, .nobody, actor: s.user, targeted: members + guests) { n in
+            return self.effects(decision, reply: { .ok(GHOk()) }, notices: [
+                Notice(.serverDeleted, .nobody, actor: s.user, targeted: members + guests) { n in
                     n.serverID = record.id
                     n.server = GHServerInfo(record, memberCount: 0)
                 }
-            })
+            ])
         }
     }
 
@@ -147,25 +146,25 @@ extension DirectoryRequests {
         let now = now()
         let read = directory.channelIDs(of: server).compactMap { directory.channel($0) }.map { ($0.id, $0.lastSeq) }
         let positions = read.map { c in StoreWrite.readPosition(s.user, c.0, home.positions.positionAfterReading(s.user, c.0, upTo: c.1, now: now)) }
-        return effects(decision, also: positions, reply: reply ?? { .member(GHMember(member)) }, then: {
+        let notice = Notice(.memberJoined, .server(server, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
+        return effects(decision, also: positions, reply: reply ?? { .member(GHMember(member)) }, notices: [notice]) {
             self.home.subscriptions.memberJoined(s.user, server: server)
             self.home.presences.memberJoined(s.user, server: server)
             self.home.profiles.admitted(s.user)
-            self.home.notify(.memberJoined, .server(server, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
-        })
+        }
     }
 
     func inviteMember(_ r: GHInviteMember, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.invite(r.userID, to: r.serverID, by: s.user, now: self.now())
             let audit = try self.audit(.memberInvited, r.serverID, by: s, target: r.userID, reason: r.reason)
-            return self.effects(decision, also: audit, reply: { .ok(GHOk()) }) {
-                self.home.notify(.memberInvited, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { n in
+            return self.effects(decision, also: audit, reply: { .ok(GHOk()) }, notices: [
+                Notice(.memberInvited, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { n in
                     n.member.serverID = r.serverID
                     n.member.userID = r.userID
                     if let server = self.home.directory.server(r.serverID) { n.server = self.info(server) }
                 }
-            }
+            ])
         }
     }
 
@@ -186,9 +185,8 @@ extension DirectoryRequests {
     /// A member left or was removed: their sessions stop hearing the server once it is stored.
     private func removed(_ decision: DirectoryDecision<MemberRecord>, kind: GHNotificationKind, by s: HomeSession, audit: [StoreWrite]) -> Effects {
         let member = decision.value
-        return effects(decision, also: audit, reply: { .ok(GHOk()) }, then: {
-            self.home.notify(kind, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) { $0.member = GHMember(member) }
-        })
+        return effects(decision, also: audit, reply: { .ok(GHOk()) },
+                       notices: [Notice(kind, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) { $0.member = GHMember(member) }])
     }
 
     // MARK: Channels
@@ -237,9 +235,9 @@ extension DirectoryRequests {
     private func channelChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<ChannelRecord>, from s: HomeSession,
                                 answerOK: Bool = false, audit: [StoreWrite]) -> Effects {
         let record = decision.value
-        return effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(self.home.directory.channel(record.id) ?? record)) }) {
-            // Subscribers hear of a deleted channel before their subscriptions go.
-            self.home.notify(kind, .channel(record, isPublic: true), actor: s.user)
+        return effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(self.home.directory.channel(record.id) ?? record)) },
+                       // Subscribers hear of a deleted channel (notices go before `then`) before their subscriptions go.
+                       notices: [Notice(kind, .channel(record, isPublic: true), actor: s.user)]) {
             if kind == .channelDeleted {
                 self.home.book.dropChannel(record.id)
                 self.home.pinboard.forget(channel: record.id)

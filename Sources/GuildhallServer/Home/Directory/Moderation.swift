@@ -31,11 +31,12 @@ extension Moderation {
             until.field("until", before, r.until > self.now() ? r.until : 0)
             let audit = try self.home.directoryRequests.audit(.memberTimedOut, r.serverID, by: s, target: r.userID, changes: until.changes,
                                                               reason: r.reason)
-            return self.home.directoryRequests.effects(decision, also: audit, reply: { .member(self.member(r.userID, r.serverID)) }, then: {
-                self.home.notify(.memberTimedOut, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
-                    $0.member = self.member(r.userID, r.serverID)
-                }
-            })
+            // The member as the timeout leaves them (the Directory takes it only once stored).
+            var after = self.member(r.userID, r.serverID)
+            after.timeoutUntil = r.until > self.now() ? r.until : 0
+            let notice = Notice(.memberTimedOut, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = after }
+            return self.home.directoryRequests.effects(decision, also: audit, reply: { .member(self.member(r.userID, r.serverID)) },
+                                                       notices: [notice])
         }
     }
 
@@ -99,13 +100,13 @@ extension Moderation {
                 var e = Effects(writes: [.directory(lifted), audit], then: { [self] in
                     lifting.remove(key)
                     log.info("ban ended", ["server": b.serverID, "user": b.userID])
-                    home.notify(.memberUnbanned, .server(b.serverID, isPublic: false), actor: b.actor, targeted: [b.userID]) {
-                        $0.member.serverID = b.serverID
-                        $0.member.userID = b.userID
-                    }
                     queue.done(b.serverID)
                 })
                 e.changes = [.directory([lifted])]
+                e.notices = [Notice(.memberUnbanned, .server(b.serverID, isPublic: false), actor: b.actor, targeted: [b.userID]) {
+                    $0.member.serverID = b.serverID
+                    $0.member.userID = b.userID
+                }]
                 // Not stored: the next sweep tries again.
                 e.failed = { [self] in
                     lifting.remove(key)

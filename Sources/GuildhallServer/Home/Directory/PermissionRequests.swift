@@ -50,9 +50,8 @@ extension PermissionRequests {
     private func roleChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<RoleRecord>, from s: HomeSession,
                              answerOK: Bool = false, audit: [StoreWrite]) -> Effects {
         let role = decision.value
-        return requests.effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) }, then: {
-            self.home.notify(kind, .server(role.serverID, isPublic: false), actor: s.user) { $0.role = GHRoleInfo(role) }
-        })
+        return requests.effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) },
+                                notices: [Notice(kind, .server(role.serverID, isPublic: false), actor: s.user) { $0.role = GHRoleInfo(role) }])
     }
 
     func grantRole(_ r: GHGrantRole, id: UInt64, from s: HomeSession) {
@@ -89,11 +88,11 @@ extension PermissionRequests {
         roles.ids("roles", before?.roles, member.roles)
         let audit = try self.requests.audit(.memberRolesChanged, member.serverID, by: s, target: member.userID, changes: roles.changes, reason: reason)
         guard !decision.changes.isEmpty else { return Effects(reply: { .member(GHMember(member)) }) }
-        return requests.effects(decision, also: audit, reply: { .member(GHMember(member)) }, then: {
-            self.home.notify(.memberRoleChanged, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) {
+        return requests.effects(decision, also: audit, reply: { .member(GHMember(member)) }, notices: [
+            Notice(.memberRoleChanged, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) {
                 $0.member = GHMember(member)
             }
-        })
+        ])
     }
 
     func setPermissionOverride(_ r: GHSetPermissionOverride, id: UInt64, from s: HomeSession) {
@@ -111,14 +110,13 @@ extension PermissionRequests {
             }
             let audit = try self.requests.audit(.overrideChanged, o.serverID, by: s, target: target, channel: o.channelID, changes: bits.changes,
                                                 onlyIfChanged: true, reason: r.reason)
-            return self.requests.effects(decision, also: audit, reply: { .override(GHPermissionOverride(o)) }, then: {
-                let audience: Home.Audience = if let c = self.home.directory.channel(o.channelID) {
-                    .channel(c, isPublic: false)
-                } else {
-                    .server(o.serverID, isPublic: false)
-                }
-                self.home.notify(.overrideChanged, audience, actor: s.user) { $0.override = GHPermissionOverride(o) }
-            })
+            let audience: Notice.Audience = if let c = self.home.directory.channel(o.channelID) {
+                .channel(c, isPublic: false)
+            } else {
+                .server(o.serverID, isPublic: false)
+            }
+            return self.requests.effects(decision, also: audit, reply: { .override(GHPermissionOverride(o)) },
+                                         notices: [Notice(.overrideChanged, audience, actor: s.user) { $0.override = GHPermissionOverride(o) }])
         }
     }
 

@@ -287,7 +287,10 @@ extension MessageOperations {
             effects.addressed = mentioned.map { AddressedItem(user: $0, stored: .event(copyFor($0)), live: .elsewhere) }
             // A removed message leaves the channel's pins with it.
             let unpins = isRemoval && home.pinboard.pins.isPinned(m.uid, in: c.id)
-            if unpins { effects.writes.append(.unpinned(c.id, m.uid)) }
+            if unpins {
+                effects.writes.append(.unpinned(c.id, m.uid))
+                effects.notices.append(home.pinboard.notice(m.uid, pinned: false, in: c, by: ""))
+            }
             effects.changes = [.messageChanged(ChangedMessage(before: m, after: change.after, update: update, place: place, unpins: unpins,
                                                               mentioned: mentioned, id: id, actor: s))]
         case .direct(let conversation):
@@ -328,7 +331,7 @@ extension MessageOperations {
         switch c.place {
         case .channel(let channel):
             if c.isRemoval { directory.messageRemoved(channel.id, seq: m.seq) }
-            if c.unpins { home.pinboard.unpinnedWithRemoval(m.uid, in: channel) }
+            if c.unpins { home.pinboard.unpinned(m.uid, in: channel.id) }
             c.actor.respond(c.id, .message(shown(c.after, at: c.place, to: c.actor.user)))
             var cursors: [UserID: UInt64] = [:]
             for (user, ord) in zip(c.mentioned, ords) { cursors[user] = ord }

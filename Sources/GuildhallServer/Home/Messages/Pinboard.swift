@@ -18,8 +18,9 @@ final class Pinboard: HomePart {
 
     func load(_ stored: [PinRecord]) { pins.load(stored) }
 
-    private func told(_ uid: MessageUID, pinned: Bool, in c: ChannelRecord, by actor: UserID) {
-        home.notify(.channelPinsChanged, .channel(c, isPublic: false), actor: actor) {
+    /// What the channel's members are told of a pin or an unpin.
+    func notice(_ uid: MessageUID, pinned: Bool, in c: ChannelRecord, by actor: UserID) -> Notice {
+        Notice(.channelPinsChanged, .channel(c, isPublic: false), actor: actor) {
             $0.messageUid = uid
             $0.pinned = pinned
         }
@@ -53,8 +54,9 @@ extension Pinboard {
                     return settle(nil)
                 }
                 let pin = PinRecord(channelID: c.id, messageUID: m.uid, pinnedBy: s.user, pinnedAt: self.now())
-                var e = Effects(writes: [.pinned(pin), audit], reply: { .ok(GHOk()) }, then: { self.told(m.uid, pinned: true, in: c, by: s.user) })
+                var e = Effects(writes: [.pinned(pin), audit], reply: { .ok(GHOk()) })
                 e.changes = [.pinned(pin)]
+                e.notices = [self.notice(m.uid, pinned: true, in: c, by: s.user)]
                 settle(e)
             }
         }
@@ -66,9 +68,9 @@ extension Pinboard {
             guard self.pins.isPinned(r.messageUid, in: c.id) else { throw Failure.notFound("message \(r.messageUid) is not pinned in channel \(c.id)") }
             let audit = try self.home.auditTrail.entry(.messageUnpinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
                                                        reason: r.reason)
-            var e = Effects(writes: [.unpinned(c.id, r.messageUid), audit], reply: { .ok(GHOk()) },
-                            then: { self.told(r.messageUid, pinned: false, in: c, by: s.user) })
+            var e = Effects(writes: [.unpinned(c.id, r.messageUid), audit], reply: { .ok(GHOk()) })
             e.changes = [.unpinned(c.id, r.messageUid)]
+            e.notices = [self.notice(r.messageUid, pinned: false, in: c, by: s.user)]
             settle(e)
         }
     }
@@ -95,11 +97,6 @@ extension Pinboard {
         }
     }
 
-    /// A pinned message was removed (its removal stored the unpin).
-    func unpinnedWithRemoval(_ uid: MessageUID, in c: ChannelRecord) {
-        pins.unpinned(uid, in: c.id)
-        told(uid, pinned: false, in: c, by: "")
-    }
 }
 
 extension Pinboard {

@@ -108,9 +108,10 @@ extension Profiles {
             let audit = other ? try requests.audit(.memberNicknameChanged, r.serverID, by: s, target: user, changes: names.changes,
                                                    onlyIfChanged: true, reason: r.reason) : []
             guard !decision.changes.isEmpty else { return Effects(reply: { .member(GHMember(member)) }) }
-            return requests.effects(decision, also: audit, reply: { .member(GHMember(member)) }, then: {
-                self.home.notify(.memberUpdated, .server(r.serverID, isPublic: false), actor: s.user, targeted: [user]) { $0.member = GHMember(member) }
-            })
+            return requests.effects(decision, also: audit, reply: { .member(GHMember(member)) },
+                                    notices: [Notice(.memberUpdated, .server(r.serverID, isPublic: false), actor: s.user, targeted: [user]) {
+                                        $0.member = GHMember(member)
+                                    }])
         }
     }
 }
