@@ -140,6 +140,7 @@ final class Home {
         runner.applyChange = { [unowned self] change, ords in self.apply(change, ords: ords) }
         runner.dropChange = { [unowned self] change in self.drop(change) }
         runner.tellAudience = { [unowned self] notice, copy in self.tellAudience(notice, copy) }
+        runner.read = { [unowned self] what in Answers.read(what, at: self) }
         runner.attachmentLinks = { [unowned self] in AttachmentLinks(self.settings) }
         runner.committedOnLoop = { [metrics] in metrics.jobsCommittedOnLoop.increment(by: Int64($0)) }
         runner.commitFailed = { [metrics] in metrics.commitFailures.increment() }

@@ -36,6 +36,8 @@ final class EffectRunner {
     /// Applies a state change once its writes are durable (with the addressed items' ords), or lets it go when they failed.
     var applyChange: ((StateChange, [UInt64]) -> Void)?
     var dropChange: ((StateChange) -> Void)?
+    /// Reads what an answer names, once its change is applied (Answers.swift).
+    var read: ((AnswerRead) -> GHResponse.OneOf_Result)?
     /// Tells a committed notice's audience (its targeted users had their addressed copies).
     var tellAudience: ((Notice, EventCopy) -> Void)?
 
@@ -154,7 +156,12 @@ final class EffectRunner {
     private func complete(_ e: Effects, _ notices: [(Notice, EventCopy)], ords: [UInt64], lastRow: UInt64?, answering id: UInt64?,
                           to session: HomeSession?) {
         for c in e.changes { applyChange?(c, ords) }
-        if let session, let id, let reply = e.reply { session.respond(id, reply()) }
+        if let session, let id, let reply = e.reply {
+            switch reply {
+            case .result(let result): session.respond(id, result)
+            case .read(let what): if let read { session.respond(id, read(what)) }
+            }
+        }
         if let lastRow { inboxDelivered(upTo: lastRow) }
         for (item, ord) in zip(e.addressed, ords) where ord != 0 { deliverLive(item, ord: ord) }
         for (n, copy) in notices { tellAudience?(n, copy) }

@@ -2,9 +2,9 @@
 // (docs/architecture.md): the store writes, items addressed to users, the answer, and
 // what happens once the writes are durable. A handler checks and decides;
 // it never commits, answers after a commit, or touches the inbox itself.
-// Values: the state changes as data (`StateChange`) and the notifications
-// (`Notice`); the answer and what is delivered after it are still closures
-// over loop state. Loop thread only.
+// Values: the state changes as data (`StateChange`), the notifications
+// (`Notice`) and the answer (`Reply`); what else follows the commit is
+// still a closure over loop state (`then`). Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
@@ -19,9 +19,9 @@ struct Effects {
     /// user's inbox, committed with `writes`, then reaches the user's online
     /// sessions with its inbox cursor.
     var addressed: [AddressedItem] = []
-    /// The answer, built once the commit succeeded (read-your-writes: it
-    /// sees the state `changes` left). Nil when a change answers itself (a send).
-    var reply: (() -> GHResponse.OneOf_Result)?
+    /// The answer, sent once the commit succeeded and `changes` are applied
+    /// (what it reads sees them). Nil when a change answers itself (a send).
+    var reply: Reply?
     /// Deliveries after the answer and the addressed items' live copies.
     var then: (() -> Void)?
     /// When the commit failed, after the 503 answer: undo what was reserved, tell others who waited.
@@ -35,13 +35,41 @@ struct Effects {
     /// with it; their audiences hear them after the addressed items, before `then`.
     var notices: [Notice] = []
 
-    init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: (() -> GHResponse.OneOf_Result)? = nil,
+    init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: Reply? = nil,
          then: (() -> Void)? = nil) {
         self.writes = writes
         self.addressed = addressed
         self.reply = reply
         self.then = then
     }
+}
+
+/// A request's answer as its handler decides it: the result itself, or what
+/// to read once the change is applied (read-your-writes; Answers.swift reads it).
+enum Reply {
+    case result(GHResponse.OneOf_Result)
+    case read(AnswerRead)
+
+    static let ok = Reply.result(.ok(GHOk()))
+}
+
+/// What an answer reads once its change is applied: state the change (or a
+/// change committing beside it) moves, so it is not known when decided.
+enum AnswerRead {
+    /// The server with its member count (a new server's first member is its owner).
+    case server(ServerRecord)
+    /// A member as the wire shows them, with their timeout.
+    case member(UserID, of: ServerID)
+    /// The channel as the directory holds it (its last message moves while the change commits).
+    case channel(ChannelRecord)
+    /// What others see of the user.
+    case presence(UserID)
+    /// The user's unread numbers in the channel.
+    case unread(UserID, ChannelRecord, now: UInt64)
+    /// The conversation as the user sees it.
+    case conversation(DirectConversation, for: UserID)
+    /// An invite code with its server's name and member count.
+    case inviteCode(InviteCode)
 }
 
 /// One item addressed to one user.

@@ -22,7 +22,7 @@ extension UserHome {
         if let problem = Validation.userIDProblem(user) { return s.fail(id, .badRequest("user_id: \(problem)")) }
         guard user != s.user else { return s.fail(id, .badRequest("you cannot block yourself")) }
         guard directs.blocks(s.user, user) != blocks else { return s.respond(id, .ok(GHOk())) }
-        var e = Effects(writes: [.directBlock(blocker: s.user, blocked: user, blocks: blocks)], reply: { .ok(GHOk()) })
+        var e = Effects(writes: [.directBlock(blocker: s.user, blocked: user, blocks: blocks)], reply: .ok)
         e.changes = [.blockSet(blocker: s.user, blocked: user, blocks: blocks)]
         runner.carryOut(e, answering: id, to: s)
     }

@@ -88,7 +88,7 @@ extension UserHome {
     func openConversation(_ r: GHOpenConversation, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let (c, write) = try conversation(with: r.peerID, for: s.user, now: now())
-            var e = Effects(writes: [write], reply: { .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user)) })
+            var e = Effects(writes: [write], reply: .read(.conversation(c, for: s.user)))
             e.changes = [.conversationStored(c.id)]
             runner.carryOut(e, answering: id, to: s)
         }
@@ -241,7 +241,7 @@ extension UserHome {
     /// reader's other sessions of the flags it set (ReceivedRanges.swift).
     /// `rows`: what to store, when not the sides' rows.
     private func receiptEffects(_ receipts: [(GHDirectReceipt, to: UserID)], sides: [DecidedSide], rows: [StoreWrite]? = nil,
-                                from s: HomeSession, result: @escaping () -> GHResponse.OneOf_Result) -> Effects {
+                                from s: HomeSession, reply: Reply) -> Effects {
         var items = receipts.map { d, sender in AddressedItem.event(EventCopy(.directReceipt(d)), to: sender) }
         // A message read one by one: the reader's other devices get it as a status, in their sync too.
         let singly = sides.flatMap { d in d.after.readSingly.keys.filter { d.before.readSingly[$0] == nil } }.sorted()
@@ -251,7 +251,7 @@ extension UserHome {
             let copy = EventCopy(.receivedStatus(list))
             items.append(AddressedItem(user: s.user, stored: .event(copy), live: .pushExceptOrigin(copy, origin: s.key)))
         }
-        var e = Effects(writes: rows ?? sides.map { .directSide(conversation: $0.conversation, $0.after) }, addressed: items, reply: result,
+        var e = Effects(writes: rows ?? sides.map { .directSide(conversation: $0.conversation, $0.after) }, addressed: items, reply: reply,
                         then: { for d in sides { self.tellOtherDevices(d, of: s) } })
         e.changes = [.directReceipts(sides)]
         return e
@@ -333,7 +333,7 @@ extension UserHome {
                     s.respond(id, .ok(GHOk()))
                     return settle(nil)
                 }
-                settle(receiptEffects(receipts, sides: sides, from: s) { .ok(GHOk()) })
+                settle(receiptEffects(receipts, sides: sides, from: s, reply: .ok))
             }
         }
     }
@@ -362,9 +362,8 @@ extension UserHome {
                 }
                 var d = receipt(c, reader: s.user, .read)
                 d.readTime = time
-                settle(receiptEffects(c.others(of: s.user).map { (d, $0) }, sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))], from: s) {
-                    .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user))
-                })
+                settle(receiptEffects(c.others(of: s.user).map { (d, $0) }, sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))], from: s,
+                                      reply: .read(.conversation(c, for: s.user))))
             }
         }
     }
@@ -384,7 +383,7 @@ extension UserHome {
                 d.messageUids = [m.uid]
                 // The side's row keeps no singly read messages: their own rows do.
                 settle(receiptEffects([(d, m.sender)], sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))],
-                                      rows: [.directRead(conversation: c.id, reader: s.user, uid: m.uid, sentTime: m.sentTime)], from: s) { .ok(GHOk()) })
+                                      rows: [.directRead(conversation: c.id, reader: s.user, uid: m.uid, sentTime: m.sentTime)], from: s, reply: .ok))
             }
         }
     }
@@ -400,9 +399,8 @@ extension UserHome {
             var d = receipt(c, reader: s.user, .read)
             d.readTime = c.side(s.user).readTime
             d.conversationRead = true
-            settle(receiptEffects(c.others(of: s.user).map { (d, $0) }, sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))], from: s) {
-                .conversation(self.conversationInfo(self.directs[c.id] ?? c, for: s.user))
-            })
+            settle(receiptEffects(c.others(of: s.user).map { (d, $0) }, sides: [DecidedSide(conversation: c.id, before: before, after: c.side(s.user))], from: s,
+                                  reply: .read(.conversation(c, for: s.user))))
         }
     }
 

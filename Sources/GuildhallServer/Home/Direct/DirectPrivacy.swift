@@ -67,7 +67,7 @@ extension DirectPrivacy {
     func set(_ r: GHSetDirectMessagePrivacy, id: UInt64, from s: HomeSession) {
         let only = r.serverMatesOnly
         guard serverMatesOnly.contains(s.user) != only else { return s.respond(id, .dmPrivacy(Self.answer(only))) }
-        var e = Effects(writes: [.directPrivacy(s.user, serverMatesOnly: only)], reply: { .dmPrivacy(Self.answer(only)) },
+        var e = Effects(writes: [.directPrivacy(s.user, serverMatesOnly: only)], reply: .result(.dmPrivacy(Self.answer(only))),
                                 then: {
                                     for place in self.home.gateway.routes.everyPlace where place != self.home.index {
                                         self.home.links.post(.mail(self.home.index, [.directPrivacyChanged(s.user)]), to: place)

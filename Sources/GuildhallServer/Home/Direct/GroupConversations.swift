@@ -95,7 +95,7 @@ extension UserHome {
             var after = c
             after.dismiss(s.user)
             var effects = groupChange(after, by: s, told: c.members, change: .dismissed(s.user))
-            effects.reply = { .ok(GHOk()) }
+            effects.reply = .ok
             return effects
         }
     }
@@ -123,7 +123,7 @@ extension UserHome {
     private func groupChange(_ after: DirectConversation, by s: HomeSession, told: [UserID], change: GroupChange) -> Effects {
         let items = told.map { user in AddressedItem.event(EventCopy(.notification(notice(after, for: user, by: s.user))), to: user) }
         var e = Effects(writes: [.group(GroupRow(after))], addressed: items,
-                        reply: { .conversation(self.conversationInfo(self.directs[after.id] ?? after, for: s.user)) })
+                        reply: .read(.conversation(after, for: s.user)))
         e.changes = [.groupChanged(after, change)]
         return e
     }

@@ -91,7 +91,7 @@ extension DirectoryRequests {
     /// The effects of a decision: its changes written with `also`; once
     /// durable the Directory takes them and the parts that follow it do
     /// their part (DirectoryFollowOn.swift), then the answer, the notices, then `then`.
-    func effects<V>(_ decision: DirectoryDecision<V>, also writes: [StoreWrite] = [], reply: @escaping () -> GHResponse.OneOf_Result,
+    func effects<V>(_ decision: DirectoryDecision<V>, also writes: [StoreWrite] = [], reply: Reply,
                     notices: [Notice] = [], then: (() -> Void)? = nil) -> Effects {
         let changes = decision.changes
         var e = Effects(writes: changes.map(StoreWrite.directory) + writes, reply: reply, then: then)

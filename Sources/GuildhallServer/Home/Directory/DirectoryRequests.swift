@@ -38,7 +38,7 @@ extension DirectoryRequests {
             let record = ServerRecord(id: guild, name: r.name, icon: r.icon, custom: r.custom,
                                       owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests, discoverable: r.discoverable)
             let decision = try home.directory.decide.createServer(record)
-            runner.carryOut(effects(decision, reply: { .server(self.info(record)) }, then: {
+            runner.carryOut(effects(decision, reply: .read(.server(record)), then: {
                 self.home.subscriptions.memberJoined(s.user, server: record.id)
             }), answering: id, to: s)
         }
@@ -73,7 +73,7 @@ extension DirectoryRequests {
         let audit = try self.audit(.serverUpdated, record.id, by: s, target: "\(record.id)", changes: AuditDiff.server(before, record),
                                    onlyIfChanged: true, reason: r.reason)
         let notice = Notice(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
-        var effects = self.effects(decision, also: audit, reply: { .server(self.info(record)) }, notices: [notice]) {
+        var effects = self.effects(decision, also: audit, reply: .read(.server(record)), notices: [notice]) {
             self.home.attachments.release(claimed)
             self.guestsRecheck(record.id)
         }
@@ -88,7 +88,7 @@ extension DirectoryRequests {
             let record = decision.value
             let audit = try self.audit(.ownershipTransferred, record.id, by: s, target: r.userID, changes: AuditDiff.server(before, record),
                                        reason: r.reason)
-            return self.effects(decision, also: audit, reply: { .server(self.info(record)) },
+            return self.effects(decision, also: audit, reply: .read(.server(record)),
                                 notices: [Notice(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }])
         }
     }
@@ -99,7 +99,7 @@ extension DirectoryRequests {
             let (record, members) = decision.value
             // Its guests as it is decided (those who come before it is stored are sent away unnotified).
             let guests = self.registry.guests(of: record.id).values.map(\.user)
-            return self.effects(decision, reply: { .ok(GHOk()) }, notices: [
+            return self.effects(decision, reply: .ok, notices: [
                 Notice(.serverDeleted, .nobody, actor: s.user, targeted: members + guests) { n in
                     n.serverID = record.id
                     n.server = GHServerInfo(record, memberCount: 0)
@@ -140,14 +140,14 @@ extension DirectoryRequests {
 
     /// A newcomer's effects (a join, an accepted invitation, a join by code): answered with the member, or `reply`.
     func admitted(_ decision: DirectoryDecision<MemberRecord>, server: ServerID, from s: HomeSession,
-                  reply: (() -> GHResponse.OneOf_Result)? = nil) -> Effects {
+                  reply: Reply? = nil) -> Effects {
         let member = decision.value
         // A new member starts with everything already in the server read.
         let now = now()
         let read = directory.channelIDs(of: server).compactMap { directory.channel($0) }.map { ($0.id, $0.lastSeq) }
         let positions = read.map { c in StoreWrite.readPosition(s.user, c.0, home.positions.positionAfterReading(s.user, c.0, upTo: c.1, now: now)) }
         let notice = Notice(.memberJoined, .server(server, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
-        return effects(decision, also: positions, reply: reply ?? { .member(GHMember(member)) }, notices: [notice]) {
+        return effects(decision, also: positions, reply: reply ?? .result(.member(GHMember(member))), notices: [notice]) {
             self.home.subscriptions.memberJoined(s.user, server: server)
             self.home.presences.memberJoined(s.user, server: server)
             self.home.profiles.admitted(s.user)
@@ -158,7 +158,7 @@ extension DirectoryRequests {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.invite(r.userID, to: r.serverID, by: s.user, now: self.now())
             let audit = try self.audit(.memberInvited, r.serverID, by: s, target: r.userID, reason: r.reason)
-            return self.effects(decision, also: audit, reply: { .ok(GHOk()) }, notices: [
+            return self.effects(decision, also: audit, reply: .ok, notices: [
                 Notice(.memberInvited, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { n in
                     n.member.serverID = r.serverID
                     n.member.userID = r.userID
@@ -185,7 +185,7 @@ extension DirectoryRequests {
     /// A member left or was removed: their sessions stop hearing the server once it is stored.
     private func removed(_ decision: DirectoryDecision<MemberRecord>, kind: GHNotificationKind, by s: HomeSession, audit: [StoreWrite]) -> Effects {
         let member = decision.value
-        return effects(decision, also: audit, reply: { .ok(GHOk()) },
+        return effects(decision, also: audit, reply: .ok,
                        notices: [Notice(kind, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) { $0.member = GHMember(member) }])
     }
 
@@ -235,7 +235,7 @@ extension DirectoryRequests {
     private func channelChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<ChannelRecord>, from s: HomeSession,
                                 answerOK: Bool = false, audit: [StoreWrite]) -> Effects {
         let record = decision.value
-        return effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .channel(GHChannelInfo(self.home.directory.channel(record.id) ?? record)) },
+        return effects(decision, also: audit, reply: answerOK ? .ok : .read(.channel(record)),
                        // Subscribers hear of a deleted channel (notices go before `then`) before their subscriptions go.
                        notices: [Notice(kind, .channel(record, isPublic: true), actor: s.user)]) {
             if kind == .channelDeleted {

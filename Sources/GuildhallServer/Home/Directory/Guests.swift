@@ -55,7 +55,7 @@ extension DirectoryRequests {
             var until = AuditDiff()
             until.field("until", nil, r.until == 0 ? nil : r.until)
             let audit = try self.audit(.memberBanned, r.serverID, by: s, target: r.userID, changes: until.changes, reason: r.reason)
-            return self.effects(decision, also: audit, reply: { .ok(GHOk()) }, notices: [
+            return self.effects(decision, also: audit, reply: .ok, notices: [
                 Notice(.memberBanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
                     $0.member.serverID = r.serverID
                     $0.member.userID = r.userID
@@ -68,7 +68,7 @@ extension DirectoryRequests {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             let decision = try self.directory.decide.unban(r.userID, from: r.serverID, by: s.user)
             let audit = try self.audit(.memberUnbanned, r.serverID, by: s, target: r.userID, reason: r.reason)
-            return self.effects(decision, also: audit, reply: { .ok(GHOk()) }, notices: [
+            return self.effects(decision, also: audit, reply: .ok, notices: [
                 Notice(.memberUnbanned, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) {
                     $0.member.serverID = r.serverID
                     $0.member.userID = r.userID

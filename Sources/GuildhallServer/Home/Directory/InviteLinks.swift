@@ -18,7 +18,7 @@ final class InviteLinks: HomePart {
     private var requests: DirectoryRequests { home.directoryRequests }
 
     /// The wire form, with what the code leads to now.
-    private func info(_ c: InviteCode) -> GHInviteCode {
+    func info(_ c: InviteCode) -> GHInviteCode {
         var i = GHInviteCode()
         i.code = c.code
         i.serverID = c.serverID
@@ -55,7 +55,7 @@ extension InviteLinks {
             made.field("expiresAt", nil, code.expiresAt == 0 ? nil : code.expiresAt)
             let audit = try self.requests.audit(.inviteCreated, r.serverID, by: s, target: code.code, channel: code.channelID, changes: made.changes,
                                                 reason: r.reason)
-            return self.requests.effects(decision, also: audit, reply: { .inviteCode(self.info(code)) })
+            return self.requests.effects(decision, also: audit, reply: .read(.inviteCode(code)))
         }
     }
 
@@ -74,7 +74,7 @@ extension InviteLinks {
             let decision = try self.directory.decide.revokeInviteCode(r.code, by: s.user, now: self.now()) { self.manages(s.user, $0) }
             let code = decision.value
             let audit = try self.requests.audit(.inviteRevoked, code.serverID, by: s, target: code.code, channel: code.channelID, reason: r.reason)
-            return self.requests.effects(decision, also: audit, reply: { .ok(GHOk()) })
+            return self.requests.effects(decision, also: audit, reply: .ok)
         }
     }
 
@@ -90,7 +90,7 @@ extension InviteLinks {
             let decision = try self.directory.decide.joinByInviteCode(r.code, user: s.user, now: self.now())
             let (code, member) = decision.value
             return self.requests.admitted(DirectoryDecision(member, decision.changes), server: code.serverID, from: s,
-                                          reply: { .inviteCode(self.info(code)) })
+                                          reply: .read(.inviteCode(code)))
         }
     }
 }

@@ -35,7 +35,7 @@ extension Moderation {
             var after = self.member(r.userID, r.serverID)
             after.timeoutUntil = r.until > self.now() ? r.until : 0
             let notice = Notice(.memberTimedOut, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = after }
-            return self.home.directoryRequests.effects(decision, also: audit, reply: { .member(self.member(r.userID, r.serverID)) },
+            return self.home.directoryRequests.effects(decision, also: audit, reply: .read(.member(r.userID, of: r.serverID)),
                                                        notices: [notice])
         }
     }

@@ -50,7 +50,7 @@ extension PermissionRequests {
     private func roleChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<RoleRecord>, from s: HomeSession,
                              answerOK: Bool = false, audit: [StoreWrite]) -> Effects {
         let role = decision.value
-        return requests.effects(decision, also: audit, reply: { answerOK ? .ok(GHOk()) : .role(GHRoleInfo(role)) },
+        return requests.effects(decision, also: audit, reply: answerOK ? .ok : .result(.role(GHRoleInfo(role))),
                                 notices: [Notice(kind, .server(role.serverID, isPublic: false), actor: s.user) { $0.role = GHRoleInfo(role) }])
     }
 
@@ -87,8 +87,8 @@ extension PermissionRequests {
         var roles = AuditDiff()
         roles.ids("roles", before?.roles, member.roles)
         let audit = try self.requests.audit(.memberRolesChanged, member.serverID, by: s, target: member.userID, changes: roles.changes, reason: reason)
-        guard !decision.changes.isEmpty else { return Effects(reply: { .member(GHMember(member)) }) }
-        return requests.effects(decision, also: audit, reply: { .member(GHMember(member)) }, notices: [
+        guard !decision.changes.isEmpty else { return Effects(reply: .result(.member(GHMember(member)))) }
+        return requests.effects(decision, also: audit, reply: .result(.member(GHMember(member))), notices: [
             Notice(.memberRoleChanged, .server(member.serverID, isPublic: false), actor: s.user, targeted: [member.userID]) {
                 $0.member = GHMember(member)
             }
@@ -115,7 +115,7 @@ extension PermissionRequests {
             } else {
                 .server(o.serverID, isPublic: false)
             }
-            return self.requests.effects(decision, also: audit, reply: { .override(GHPermissionOverride(o)) },
+            return self.requests.effects(decision, also: audit, reply: .result(.override(GHPermissionOverride(o))),
                                          notices: [Notice(.overrideChanged, audience, actor: s.user) { $0.override = GHPermissionOverride(o) }])
         }
     }

@@ -70,7 +70,7 @@ extension Webhooks {
             var shown = GHWebhook(w)
             shown.secret = secret
             shown.path = WebhookRecord.path(channel: c.id, webhook: w.id, secret: secret)
-            var e = Effects(writes: [.webhookSaved(w)] + audit, reply: { .webhook(shown) })
+            var e = Effects(writes: [.webhookSaved(w)] + audit, reply: .result(.webhook(shown)))
             e.changes = [.webhookSaved(w)]
             return e
         }
@@ -92,7 +92,7 @@ extension Webhooks {
             guard let w = book.byID[r.webhookID], w.channelID == c.id else { throw Failure.notFound("webhook \(r.webhookID) not found") }
             let audit = try requests.audit(.webhookDeleted, c.serverID, by: s, target: String(w.id), channel: c.id,
                                            changes: [AuditChange(key: "name", before: AuditDiff.json(w.name), after: "")], reason: r.reason)
-            var e = Effects(writes: [.webhookDeleted(id: w.id, serverID: w.serverID)] + audit, reply: { .ok(GHOk()) })
+            var e = Effects(writes: [.webhookDeleted(id: w.id, serverID: w.serverID)] + audit, reply: .ok)
             e.changes = [.webhookDeleted(w)]
             return e
         }

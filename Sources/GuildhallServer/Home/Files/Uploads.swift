@@ -50,7 +50,7 @@ extension Attachments {
                     return s.fail(id, Failure(.limitReached, "this upload would take \(s.user)'s files past file-quota-bytes (\(quota) bytes; \(used.count) used)"))
                 }
                 let upload = self.upload(for: file, to: storage, now: now)
-                var e = Effects(writes: writes, reply: { .upload(upload) })
+                var e = Effects(writes: writes, reply: .result(.upload(upload)))
                 if let opened { e.changes = [.conversationStored(opened.id)] }
                 self.runner.carryOut(e, answering: id, to: s)
             }

@@ -54,7 +54,7 @@ extension Pinboard {
                     return settle(nil)
                 }
                 let pin = PinRecord(channelID: c.id, messageUID: m.uid, pinnedBy: s.user, pinnedAt: self.now())
-                var e = Effects(writes: [.pinned(pin), audit], reply: { .ok(GHOk()) })
+                var e = Effects(writes: [.pinned(pin), audit], reply: .ok)
                 e.changes = [.pinned(pin)]
                 e.notices = [self.notice(m.uid, pinned: true, in: c, by: s.user)]
                 settle(e)
@@ -68,7 +68,7 @@ extension Pinboard {
             guard self.pins.isPinned(r.messageUid, in: c.id) else { throw Failure.notFound("message \(r.messageUid) is not pinned in channel \(c.id)") }
             let audit = try self.home.auditTrail.entry(.messageUnpinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
                                                        reason: r.reason)
-            var e = Effects(writes: [.unpinned(c.id, r.messageUid), audit], reply: { .ok(GHOk()) })
+            var e = Effects(writes: [.unpinned(c.id, r.messageUid), audit], reply: .ok)
             e.changes = [.unpinned(c.id, r.messageUid)]
             e.notices = [self.notice(r.messageUid, pinned: false, in: c, by: s.user)]
             settle(e)

@@ -59,7 +59,7 @@ extension Presences {
         let user = s.user
         // Stored before anyone hears of it; the last-seen time stays as it was.
         let write = StoreWrite.presence(user, choice, lastSeen: book.lastSeen[user] ?? 0)
-        var e = Effects(writes: [write], reply: { [unowned self] in .presence(GHPresence(book.presence(of: user))) })
+        var e = Effects(writes: [write], reply: .read(.presence(user)))
         e.changes = [.presenceChosen(user, choice)]
         runner.carryOut(e, answering: id, to: s)
     }

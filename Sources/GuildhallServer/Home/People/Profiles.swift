@@ -71,7 +71,7 @@ extension Profiles {
             guard p != before else { return s.respond(id, .profile(GHUserProfile(before))) }
             p.updatedAt = now()
             let claimed = avatar.map { [$0.fileID] } ?? []
-            var effects = Effects(writes: [.profile(p)], reply: { .profile(GHUserProfile(p)) },
+            var effects = Effects(writes: [.profile(p)], reply: .result(.profile(GHUserProfile(p))),
                                   then: {
                                       self.home.attachments.release(claimed)
                                       self.tell([p], changed: true)
@@ -107,8 +107,8 @@ extension Profiles {
             names.field("nickname", before?.nickname, member.nickname)
             let audit = other ? try requests.audit(.memberNicknameChanged, r.serverID, by: s, target: user, changes: names.changes,
                                                    onlyIfChanged: true, reason: r.reason) : []
-            guard !decision.changes.isEmpty else { return Effects(reply: { .member(GHMember(member)) }) }
-            return requests.effects(decision, also: audit, reply: { .member(GHMember(member)) },
+            guard !decision.changes.isEmpty else { return Effects(reply: .result(.member(GHMember(member)))) }
+            return requests.effects(decision, also: audit, reply: .result(.member(GHMember(member))),
                                     notices: [Notice(.memberUpdated, .server(r.serverID, isPublic: false), actor: s.user, targeted: [user]) {
                                         $0.member = GHMember(member)
                                     }])

@@ -45,14 +45,14 @@ extension PushNotices {
         let registration = PushRegistration(user: s.user, device: s.device, platform: r.platform, token: r.token, previews: r.previews,
                                             updatedAt: now())
         if let problem = registration.problem { return s.fail(id, .badRequest(problem)) }
-        var e = Effects(writes: [.pushRegistered(registration)], reply: { .ok(GHOk()) })
+        var e = Effects(writes: [.pushRegistered(registration)], reply: .ok)
         e.changes = [.pushRegistered(registration)]
         runner.carryOut(e, answering: id, to: s)
     }
 
     func unregister(id: UInt64, from s: HomeSession) {
         guard devices[s.user]?[s.device] != nil else { return s.respond(id, .ok(GHOk())) }
-        var e = Effects(writes: [.pushUnregistered(s.user, s.device)], reply: { .ok(GHOk()) })
+        var e = Effects(writes: [.pushUnregistered(s.user, s.device)], reply: .ok)
         e.changes = [.pushUnregistered(s.user, s.device)]
         runner.carryOut(e, answering: id, to: s)
     }

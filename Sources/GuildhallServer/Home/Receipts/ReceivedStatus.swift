@@ -31,7 +31,7 @@ extension UserHome {
         let copy = EventCopy(.receivedStatus(list))
         let item = AddressedItem(user: s.user, stored: .event(copy), live: .pushExceptOrigin(copy, origin: s.key))
         runner.carryOut(Effects(writes: uids.map { .receivedStatus(s.user, $0, flags) }, addressed: [item],
-                                reply: { .receivedStatuses(list) }),
+                                reply: .result(.receivedStatuses(list))),
                         answering: id, to: s)
     }
 

@@ -74,7 +74,7 @@ extension Reading {
             // The other sessions get unread events instead (`readMoved`).
             let item = AddressedItem(user: s.user, stored: .event(EventCopy(.unreadChanged(moved))), live: .noted)
             var e = Effects(writes: [.readPosition(s.user, c.id, position)], addressed: [item],
-                            reply: { .unread(GHUnreadInfo(self.unread(s.user, c, now: now))) },
+                            reply: .read(.unread(s.user, c, now: now)),
                             then: {
                                 self.readMoved(s.user, c.id, except: s)
                                 if moves { self.owe(received: .upTo(position.readSeq, in: c.id, read: true), of: s.user, except: s.key) }
