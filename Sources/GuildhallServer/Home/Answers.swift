@@ -14,6 +14,7 @@ enum Answers {
         case .unread(let user, let channel, let now): .unread(GHUnreadInfo(home.reading.unread(user, channel, now: now)))
         case .conversation(let c, let user): .conversation(home.userHome.conversationInfo(home.userHome.directs[c.id] ?? c, for: user))
         case .inviteCode(let code): .inviteCode(home.inviteLinks.info(code))
+        case .receipts(let uids, let user): home.groupReceipts.receipts(uids, for: user)
         }
     }
 }

@@ -25,11 +25,11 @@ extension Home {
         case .blockSet(let blocker, let blocked, let blocks): userHome.directs.setBlock(blocker, blocked, blocks)
         case .profileSaved(let p): profiles.saved(p)
         case .conversationStored(let id): userHome.directs[id]?.stored = true
-        case .directReceipts(let sides): userHome.receiptsTaken(sides)
+        case .directReceipts(let sides, let reader, let origin): userHome.receiptsTaken(sides, reader: reader, origin: origin)
         case .groupChanged(let after, let change): userHome.groupChanged(after, change)
         case .presenceChosen(let user, let choice): presences.chosen(user, choice)
         case .directPrivacySet(let user, let only): directPrivacy.chosen(user, serverMatesOnly: only)
-        case .readMarked(let user, let channel, let seq, let time): reading.marked(user, channel, upTo: seq, now: time)
+        case .readMarked(let user, let channel, let seq, let time, let origin): reading.marked(user, channel, upTo: seq, now: time, origin: origin)
         case .receiptRequested(let plan, let uid): groupReceipts.requested(plan, uid: uid)
         case .receiptsAdvanced(let channel, let advance, let owed): groupReceipts.advanced(advance, in: channel, owed: owed, ords: ords)
         }

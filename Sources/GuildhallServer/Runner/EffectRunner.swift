@@ -165,6 +165,7 @@ final class EffectRunner {
         if let lastRow { inboxDelivered(upTo: lastRow) }
         for (item, ord) in zip(e.addressed, ords) where ord != 0 { deliverLive(item, ord: ord) }
         for (n, copy) in notices { tellAudience?(n, copy) }
+        for d in e.deliveries { deliver(d) }
         e.then?()
     }
 
@@ -216,6 +217,13 @@ final class EffectRunner {
                 for (item, row) in zip(items, rows) { deliverLive(item, ord: row.ord) }
             }
             post?(home, .filed(token: token))
+        }
+    }
+
+    private func deliver(_ d: Delivery) {
+        switch d.audience {
+        case .otherSessions(let user, let except):
+            for s in registry.sessions(of: user).values where s.key != except { s.push(event: d.event.payload) }
         }
     }
 

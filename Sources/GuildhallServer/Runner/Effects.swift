@@ -34,6 +34,9 @@ struct Effects {
     /// System notifications of the change: their targeted users' copies commit
     /// with it; their audiences hear them after the addressed items, before `then`.
     var notices: [Notice] = []
+    /// Events for sessions that keep no inbox copy of them (the actor's other
+    /// devices), told once durable, after the notices.
+    var deliveries: [Delivery] = []
 
     init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: Reply? = nil,
          then: (() -> Void)? = nil) {
@@ -70,6 +73,24 @@ enum AnswerRead {
     case conversation(DirectConversation, for: UserID)
     /// An invite code with its server's name and member count.
     case inviteCode(InviteCode)
+    /// Group receipt infos of messages as the user sees them (counts other readers' responses committing meanwhile).
+    case receipts([MessageUID], for: UserID)
+}
+
+/// An event for some sessions, told once its change is durable.
+struct Delivery {
+    enum Audience {
+        /// Every session of the user but the one that made the change.
+        case otherSessions(of: UserID, except: SessionKey)
+    }
+
+    let audience: Audience
+    let event: EventCopy
+
+    init(_ audience: Audience, _ event: EventCopy) {
+        self.audience = audience
+        self.event = event
+    }
 }
 
 /// One item addressed to one user.
@@ -185,14 +206,14 @@ enum StateChange {
     case profileSaved(UserProfile)
     /// A direct conversation opened in memory is now stored (DirectMessages.swift).
     case conversationStored(UInt64)
-    /// A direct conversation's sides took new receipts (DirectMessages.swift).
-    case directReceipts([UserHome.DecidedSide])
+    /// A direct conversation's sides took new receipts from `reader` on session `origin` (DirectMessages.swift).
+    case directReceipts([UserHome.DecidedSide], reader: UserID, origin: SessionKey)
     /// A user chose how they show (Presences.swift).
     case presenceChosen(UserID, PresenceChoice)
     /// Whom a user accepts direct messages from (DirectPrivacy.swift).
     case directPrivacySet(UserID, serverMatesOnly: Bool)
-    /// A session marked a channel read up to `seq` at `time` (Unread.swift).
-    case readMarked(UserID, ChannelID, seq: UInt64, time: UInt64)
+    /// A session (`origin`) marked a channel read up to `seq` at `time` (Unread.swift).
+    case readMarked(UserID, ChannelID, seq: UInt64, time: UInt64, origin: SessionKey)
     /// A group conversation was made or changed (GroupConversations.swift).
     case groupChanged(DirectConversation, GroupChange)
     /// A group receipt was asked for at a message (GroupReceipts.swift); let go when not stored.

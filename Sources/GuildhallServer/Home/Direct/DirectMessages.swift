@@ -192,12 +192,10 @@ extension UserHome {
                 return AddressedItem(user: user, stored: c.isGroup ? .event(own) : .message(record.uid), live: .push(own))
             })
             effects.changes = [.directMessageSent(SentDirectMessage(record: record, id: id, sender: s, attachmentIDs: r.attachments))]
-            effects.then = {
-                // The sender's other devices see what it sent (with links of their own when it carries files).
-                let own = record.attachments.isEmpty ? copy : EventCopy(.message(self.directMessage(record, for: record.sender)))
-                for other in self.registry.sessions(of: record.sender).values where other.key != s.key { other.push(event: own.payload) }
-                self.home.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000)
-            }
+            // The sender's other devices see what it sent (with links of their own when it carries files).
+            let own = record.attachments.isEmpty ? copy : EventCopy(.message(directMessage(record, for: record.sender)))
+            effects.deliveries = [Delivery(.otherSessions(of: record.sender, except: s.key), own)]
+            effects.then = { self.home.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000) }
             effects.failure = Home.sendFailure
             runner.carryOut(effects, answering: id, to: s)
             carriedOut = true
@@ -251,24 +249,24 @@ extension UserHome {
             let copy = EventCopy(.receivedStatus(list))
             items.append(AddressedItem(user: s.user, stored: .event(copy), live: .pushExceptOrigin(copy, origin: s.key)))
         }
-        var e = Effects(writes: rows ?? sides.map { .directSide(conversation: $0.conversation, $0.after) }, addressed: items, reply: reply,
-                        then: { for d in sides { self.tellOtherDevices(d, of: s) } })
-        e.changes = [.directReceipts(sides)]
+        var e = Effects(writes: rows ?? sides.map { .directSide(conversation: $0.conversation, $0.after) }, addressed: items, reply: reply)
+        e.changes = [.directReceipts(sides, reader: s.user, origin: s.key)]
         return e
     }
 
     /// Receipts, once stored (`StateChange.directReceipts`).
-    func receiptsTaken(_ sides: [DecidedSide]) {
+    func receiptsTaken(_ sides: [DecidedSide], reader: UserID, origin: SessionKey) {
         for d in sides { directs[d.conversation]?.takeReceipts(d.after, decidedOn: d.before) }
+        for d in sides { tellOtherDevices(d, of: reader, except: origin) }
     }
 
     /// The ranges a side's receipts set, for the reader's other sessions.
-    private func tellOtherDevices(_ d: DecidedSide, of s: HomeSession) {
+    private func tellOtherDevices(_ d: DecidedSide, of reader: UserID, except origin: SessionKey) {
         if d.after.deliveredSeq > d.before.deliveredSeq {
-            home.reading.owe(received: .upTo(d.after.deliveredSeq, in: d.conversation, read: false), of: s.user, except: s.key)
+            home.reading.owe(received: .upTo(d.after.deliveredSeq, in: d.conversation, read: false), of: reader, except: origin)
         }
         if d.after.readTime > d.before.readTime {
-            home.reading.owe(received: .upTo(sentUntil: d.after.readTime, in: d.conversation, read: true), of: s.user, except: s.key)
+            home.reading.owe(received: .upTo(sentUntil: d.after.readTime, in: d.conversation, read: true), of: reader, except: origin)
         }
     }
 

@@ -53,8 +53,14 @@ final class DirectPrivacy: HomePart {
     func load(_ users: [UserID]) { serverMatesOnly.formUnion(users) }
 
     /// A choice, once stored (`StateChange.directPrivacySet`).
+    /// A user's choice, once stored (`StateChange.directPrivacySet`): every
+    /// other home forgets what it kept of it, and so does this one.
     func chosen(_ user: UserID, serverMatesOnly only: Bool) {
         if only { serverMatesOnly.insert(user) } else { serverMatesOnly.remove(user) }
+        for place in home.gateway.routes.everyPlace where place != home.index {
+            home.links.post(.mail(home.index, [.directPrivacyChanged(user)]), to: place)
+        }
+        forget(user)
     }
 
     /// Forgets the choices of users whose shards moved to another node.
@@ -67,13 +73,7 @@ extension DirectPrivacy {
     func set(_ r: GHSetDirectMessagePrivacy, id: UInt64, from s: HomeSession) {
         let only = r.serverMatesOnly
         guard serverMatesOnly.contains(s.user) != only else { return s.respond(id, .dmPrivacy(Self.answer(only))) }
-        var e = Effects(writes: [.directPrivacy(s.user, serverMatesOnly: only)], reply: .result(.dmPrivacy(Self.answer(only))),
-                                then: {
-                                    for place in self.home.gateway.routes.everyPlace where place != self.home.index {
-                                        self.home.links.post(.mail(self.home.index, [.directPrivacyChanged(s.user)]), to: place)
-                                    }
-                                    self.forget(s.user)
-                                })
+        var e = Effects(writes: [.directPrivacy(s.user, serverMatesOnly: only)], reply: .result(.dmPrivacy(Self.answer(only))))
         e.changes = [.directPrivacySet(s.user, serverMatesOnly: only)]
         runner.carryOut(e, answering: id, to: s)
     }

@@ -305,18 +305,13 @@ extension MessageOperations {
             }
             effects.changes = [.messageChanged(ChangedMessage(before: m, after: change.after, update: update, place: place, unpins: false,
                                                               mentioned: [], id: id, actor: s))]
-            effects.then = {
-                // The actor's other devices see it too.
-                let own = copyFor(s.user)
-                for other in self.registry.sessions(of: s.user).values where other.key != s.key { other.push(event: own.payload) }
-            }
+            // The actor's other devices see it too.
+            effects.deliveries = [Delivery(.otherSessions(of: s.user, except: s.key), copyFor(s.user))]
         }
-        let finished = effects.then
         effects.then = {
             counted.increment()
             // A removed message's files: every link made for them stops working once the removal is stored.
             if isRemoval { self.home.attachments.forget(m.attachments) }
-            finished?()
             done()
         }
         effects.failed = done

@@ -170,7 +170,7 @@ extension Home {
             positions.markRead(record.sender, record.channelID, upTo: record.seq, now: now)
             interest.positionMoved(record.sender, record.channelID)
             subscriptions.touchActivity(record.sender, record.channelID, now: now, alreadyRecorded: true)
-            if before + 1 < record.seq { reading.readMoved(record.sender, record.channelID, except: s) }
+            if before + 1 < record.seq { reading.readMoved(record.sender, record.channelID, except: s.key) }
         }
         for user in Set(record.mentions) where user != record.sender {
             positions.addMention(user, record.channelID, seq: record.seq, time: record.sentTime)

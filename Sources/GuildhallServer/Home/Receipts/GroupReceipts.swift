@@ -94,7 +94,7 @@ extension GroupReceipts {
                 }
                 let plan = receiptRequestPlan(m)
                 requestsInFlight.insert(m.uid)
-                var effects = Effects(writes: [plan.write], addressed: plan.addressed, then: { self.answerReceipts([m.uid], id: id, to: s) })
+                var effects = Effects(writes: [plan.write], addressed: plan.addressed, reply: .read(.receipts([m.uid], for: s.user)))
                 effects.failure = "storage is unavailable; the request was not saved, retry later"
                 effects.changes = [.receiptRequested(plan, uid: m.uid)]
                 runner.carryOut(effects, answering: id, to: s)
@@ -174,7 +174,7 @@ extension GroupReceipts {
             list.responses = responses
             return AddressedItem(user: requester, stored: .event(EventCopy(.receiptResponse(list))), live: .elsewhere)
         }
-        var effects = Effects(writes: [.receiptAdvance(channel.id, advance)], addressed: items, then: { self.answerReceipts(asked, id: id, to: s) })
+        var effects = Effects(writes: [.receiptAdvance(channel.id, advance)], addressed: items, reply: .read(.receipts(asked, for: s.user)))
         effects.changes = [.receiptsAdvanced(channel.id, advance, owed: owed)]
         effects.failure = "storage is unavailable; the response was not saved, retry later"
         return effects
@@ -268,9 +268,14 @@ extension GroupReceipts {
     }
 
     private func answerReceipts(_ uids: [MessageUID], id: UInt64, to s: HomeSession) {
+        s.respond(id, receipts(uids, for: s.user))
+    }
+
+    /// The receipt infos of `uids` as `user` sees them: an answer.
+    func receipts(_ uids: [MessageUID], for user: UserID) -> GHResponse.OneOf_Result {
         var list = GHReceiptInfoList()
-        list.receipts = uids.map { receiptInfo($0, for: s.user) }
-        s.respond(id, .receipts(list))
+        list.receipts = uids.map { receiptInfo($0, for: user) }
+        return .receipts(list)
     }
 
     /// A message's receipt info as `user` sees it (requested = false for a

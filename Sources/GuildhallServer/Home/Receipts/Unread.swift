@@ -30,10 +30,16 @@ final class Reading: HomePart {
 
 extension Reading {
     /// A mark-read, once stored (`StateChange.readMarked`): the position, who hears of it, the channel's activity.
-    func marked(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64) {
+    /// A mark-read, once stored (`StateChange.readMarked`): the position
+    /// moves, and the user's other sessions (`origin` marked it) hear of it.
+    func marked(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64, origin: SessionKey) {
+        let before = home.positions.position(user, channel).readSeq
         home.positions.markRead(user, channel, upTo: seq, now: now, written: true)
         home.interest.positionMoved(user, channel)
         home.subscriptions.touchActivity(user, channel, now: now, alreadyRecorded: true)
+        readMoved(user, channel, except: origin)
+        let after = home.positions.position(user, channel).readSeq
+        if after > before { owe(received: .upTo(after, in: channel, read: true), of: user, except: origin) }
     }
 
     /// `user`'s unread state in `c` now, with the display cap and mention window in force.
@@ -64,7 +70,6 @@ extension Reading {
             // Decided now, applied once stored: a mark the store refused moves nothing.
             // The stored row never goes back (a later mark that committed first stays).
             let position = home.positions.positionAfterReading(s.user, c.id, upTo: seq, now: now)
-            let moves = position.readSeq > home.positions.position(s.user, c.id).readSeq
             // The inbox row carries the move to the user's devices that are offline (docs/features.md).
             var moved = GHUnreadInfo()
             moved.serverID = c.serverID
@@ -74,19 +79,15 @@ extension Reading {
             // The other sessions get unread events instead (`readMoved`).
             let item = AddressedItem(user: s.user, stored: .event(EventCopy(.unreadChanged(moved))), live: .noted)
             var e = Effects(writes: [.readPosition(s.user, c.id, position)], addressed: [item],
-                            reply: .read(.unread(s.user, c, now: now)),
-                            then: {
-                                self.readMoved(s.user, c.id, except: s)
-                                if moves { self.owe(received: .upTo(position.readSeq, in: c.id, read: true), of: s.user, except: s.key) }
-                            })
-            e.changes = [.readMarked(s.user, c.id, seq: seq, time: now)]
+                            reply: .read(.unread(s.user, c, now: now)))
+            e.changes = [.readMarked(s.user, c.id, seq: seq, time: now, origin: s.key)]
             runner.carryOut(e, answering: id, to: s)
         }
     }
 
     /// Tells the user's other sessions that a read position moved.
-    func readMoved(_ user: UserID, _ channel: ChannelID, except: HomeSession?) {
-        for other in registry.sessions(of: user).values where other.key != except?.key {
+    func readMoved(_ user: UserID, _ channel: ChannelID, except: SessionKey?) {
+        for other in registry.sessions(of: user).values where other.key != except {
             let level = home.book.level(of: other.key, in: channel)
             home.owe(level == .unreadStatus ? .status : .info, channel, to: other)
         }
