@@ -91,6 +91,11 @@ extension DirectoryRequests {
                     home.positions.markRead(user, channel, upTo: c.lastSeq, now: now)
                     home.interest.positionMoved(user, channel)
                 }
+                // Its auto-mode sessions take the server's subscriptions, it and the online members
+                // see each other's presence (a small server), and its profile is copied onto its record.
+                home.subscriptions.memberJoined(user, server: server)
+                home.presences.memberJoined(user, server: server)
+                home.profiles.admitted(user)
             case .left(let user, let server):
                 registry.left(user, server: server)
                 home.subscriptions.memberRemoved(user, server: server)

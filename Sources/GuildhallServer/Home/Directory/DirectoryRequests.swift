@@ -38,9 +38,7 @@ extension DirectoryRequests {
             let record = ServerRecord(id: guild, name: r.name, icon: r.icon, custom: r.custom,
                                       owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests, discoverable: r.discoverable)
             let decision = try home.directory.decide.createServer(record)
-            runner.carryOut(effects(decision, reply: .read(.server(record)), then: {
-                self.home.subscriptions.memberJoined(s.user, server: record.id)
-            }), answering: id, to: s)
+            runner.carryOut(effects(decision, reply: .read(.server(record))), answering: id, to: s)
         }
     }
 
@@ -147,11 +145,7 @@ extension DirectoryRequests {
         let read = directory.channelIDs(of: server).compactMap { directory.channel($0) }.map { ($0.id, $0.lastSeq) }
         let positions = read.map { c in StoreWrite.readPosition(s.user, c.0, home.positions.positionAfterReading(s.user, c.0, upTo: c.1, now: now)) }
         let notice = Notice(.memberJoined, .server(server, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
-        return effects(decision, also: positions, reply: reply ?? .result(.member(GHMember(member))), notices: [notice]) {
-            self.home.subscriptions.memberJoined(s.user, server: server)
-            self.home.presences.memberJoined(s.user, server: server)
-            self.home.profiles.admitted(s.user)
-        }
+        return effects(decision, also: positions, reply: reply ?? .result(.member(GHMember(member))), notices: [notice])
     }
 
     func inviteMember(_ r: GHInviteMember, id: UInt64, from s: HomeSession) {
