@@ -173,28 +173,6 @@ extension Gateway {
         }
     }
 
-    /// A request went to a home on another loop, which gets only so many at a time from a session.
-    func forwarded(_ s: Session, bytes: Int) {
-        s.requestsInFlight += 1
-        s.requestBytesInFlight += bytes
-        if s.requestsInFlight >= Self.remoteRequestsInFlight || s.requestBytesInFlight >= Self.remoteRequestBytesInFlight {
-            s.pauseReading(.credit)
-        }
-    }
-
-    /// The home answered one of the session's requests. Answers need not
-    /// come in order, so each takes back the average size in flight.
-    func answered(_ s: Session) {
-        guard s.requestsInFlight > 0 else { return }
-        s.requestBytesInFlight -= s.requestBytesInFlight / s.requestsInFlight
-        s.requestsInFlight -= 1
-        if s.requestsInFlight == 0 { s.requestBytesInFlight = 0 }
-        if s.readPauses.contains(.credit) && s.requestsInFlight <= Self.remoteRequestsInFlight / 2
-            && s.requestBytesInFlight <= Self.remoteRequestBytesInFlight / 2 {
-            readingResumed(s, .credit)
-        }
-    }
-
     /// The requests about the session itself, which its gateway answers; false for the rest.
     private func answer(_ body: GHRequest.OneOf_Body, id: UInt64, on s: Session) -> Bool {
         switch body {

@@ -106,13 +106,6 @@ final class Gateway {
     var tokenChecks: TokenChecks?
     /// This loop's sessions' requests timed by kind (RequestDurations.swift).
     var requestDurations = RequestDurations()
-    /// A home on another loop hears of pauses a turn late, so each session
-    /// may have only so many requests, and request bytes, waiting for such
-    /// homes (and is not read meanwhile). The count is above any pipelining
-    /// window a client uses; the bytes bound what a publisher of large
-    /// messages gets in before a pause arrives.
-    static let remoteRequestsInFlight = 4096
-    static let remoteRequestBytesInFlight = 1 << 20
     /// The bytes publishers wait for, the total cap, the peak (OutboundBounds.swift).
     private(set) lazy var outboundBounds = OutboundBounds(gateway: self)
     private var flushCheck: LoopCheck!
@@ -247,7 +240,7 @@ final class Gateway {
         let now = loop.nowMillis
         for g in routes.gathers.expired(now: now) {
             guard let s = sessions[g.session], s.isOpen else { continue }
-            answered(s)
+            s.homeAnswered()
             s.fail(g.id, Failure(.unavailable, "a node did not answer in time; retry"))
         }
         interest.giveUpGapFills(now: now, on: self)

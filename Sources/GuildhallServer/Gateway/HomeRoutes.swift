@@ -125,7 +125,7 @@ final class HomeRoutes {
     }
 
     func send(_ r: SendRequest, id: UInt64, to h: Int, from s: Session, bytes: Int = 0) {
-        if h != index { gateway.forwarded(s, bytes: bytes) }
+        if h != index { s.forwarded(bytes: bytes) }
         home(h).sendMessage(r, id: id, session: s.key)
     }
 
@@ -138,14 +138,14 @@ final class HomeRoutes {
         if case .setReceivedStatus(let r) = body, (1...Limits.maxIdsPerRequest).contains(r.messageUids.count) {
             // Flags are kept only on messages the caller may read: the homes
             // that hold them say which first, as for GetMessages.
-            gateway.forwarded(s, bytes: bytes)
+            s.forwarded(bytes: bytes)
             var get = GHGetMessages()
             get.uids = r.messageUids
             gather(.getMessages(get), id: id, from: s, merge: .readableFirst(r))
             return
         }
         if let r = grantFirst(body) {
-            gateway.forwarded(s, bytes: bytes)
+            s.forwarded(bytes: bytes)
             return checkFirst(r, id: id, from: s)
         }
         // Alone, one home answers what every home would, but through the same
@@ -157,10 +157,10 @@ final class HomeRoutes {
         }
         switch destination(body, rule.target, for: s) {
         case .one(let h):
-            if h != index { gateway.forwarded(s, bytes: bytes) }
+            if h != index { s.forwarded(bytes: bytes) }
             home(h).route(body, id: id, session: s.key, part: false)
         case .every:
-            gateway.forwarded(s, bytes: bytes)
+            s.forwarded(bytes: bytes)
             gather(body, id: id, from: s, merge: rule.merge)
         case .unserved:
             refuseUnserved(id, from: s)
@@ -182,7 +182,7 @@ final class HomeRoutes {
     /// A home's part of a gathered answer; the last one completes it.
     func partArrived(_ gid: UInt64, _ part: GatherPart, for s: Session) {
         guard let g = gathers.arrived(gid, part), s.isOpen, s.key == g.session else { return }
-        gateway.answered(s)
+        s.homeAnswered()
         switch g.merge {
         case .readableFirst(let r): setReceivedStatus(r, id: g.id, from: s, readable: g.merge.merged(g.parts))
         case .tailsFirst(let f): resumeFallback(f, on: s, tails: g.merge.merged(g.parts))
@@ -211,7 +211,7 @@ final class HomeRoutes {
             return s.fail(id, Failure.notFound("message \(missing) not found"))
         }
         guard let h = place(user: s.user) else { return refuseUnserved(id, from: s) }
-        if h != index { gateway.forwarded(s, bytes: 0) }
+        if h != index { s.forwarded(bytes: 0) }
         home(h).route(.setReceivedStatus(r), id: id, session: s.key, part: false)
     }
 

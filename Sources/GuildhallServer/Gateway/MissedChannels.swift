@@ -34,7 +34,7 @@ extension HomeRoutes {
             byPlace[h, default: []].append(channel)
         }
         guard !byPlace.isEmpty else { return gateway.admit(s, f) }
-        gateway.forwarded(s, bytes: 0)
+        s.forwarded(bytes: 0)
         let gid = newGather(.tailsFirst(f), expecting: byPlace.count, id: f.id, from: s)
         for (h, channels) in byPlace { home(h).channelTails(channels, of: f.token.user, gather: gid, session: s.key) }
     }

@@ -83,8 +83,7 @@ final class Session {
     /// The login the user's home was asked to admit (its request id), until it answers.
     var admissionAsked: UInt64?
     /// Requests forwarded to a home on another loop and not yet answered, and their bytes.
-    var requestsInFlight = 0
-    var requestBytesInFlight = 0
+    private var credit = RequestCredit()
     /// What it subscribed to, and requests the gateway made again for it at a guild's new home (SubscriptionCarry.swift).
     var ledger = SubscriptionLedger()
     /// Typer lists waiting for the session's next typing frame (TypingFrames.swift).
@@ -301,6 +300,16 @@ final class Session {
         if readPauses.isEmpty && isOpen { sink?.startReading() }
     }
 
+    /// A request went to a home on another loop: out of credit, the session is not read.
+    func forwarded(bytes: Int) {
+        if credit.forwarded(bytes: bytes) { pauseReading(.credit) }
+    }
+
+    /// A home on another loop answered one of its requests.
+    func homeAnswered() {
+        if credit.answered() && readPauses.contains(.credit) { gateway.readingResumed(self, .credit) }
+    }
+
     func markDirty() {
         if !isDirty {
             isDirty = true
@@ -374,7 +383,7 @@ struct ReadPauses: OptionSet {
 
     /// A login waits for the home's answer: requests after it wait too.
     static let admission = ReadPauses(rawValue: 4)
-    /// Too many requests, or request bytes, wait for a home on another loop (`Gateway.remoteRequestsInFlight`).
+    /// Too many requests, or request bytes, wait for a home on another loop (`RequestCredit`).
     static let credit = ReadPauses(rawValue: 8)
 }
 

@@ -9,8 +9,6 @@ import GuildhallLoop
 import GuildhallWire
 
 extension Home {
-    func session(_ key: SessionKey) -> HomeSession? { registry.all[key] }
-
     // MARK: Messages
 
     /// Fans a committed message out. Member recipients get their own unread
@@ -95,10 +93,10 @@ extension Home {
                 }
             }
             for key in book.holders(.channelUnreadCount, target) where unreadMoved {
-                if let s = session(key), s.deliveryMark != mark, s.user != record.sender { owe(.info, channel.id, to: s) }
+                if let s = registry.all[key], s.deliveryMark != mark, s.user != record.sender { owe(.info, channel.id, to: s) }
             }
             for key in book.holders(.channelUnreadStatus, target) where unreadMoved {
-                if let s = session(key), s.deliveryMark != mark, s.user != record.sender { owe(.status, channel.id, to: s) }
+                if let s = registry.all[key], s.deliveryMark != mark, s.user != record.sender { owe(.status, channel.id, to: s) }
             }
         }
         if directory.guestVisible(channel) {
@@ -106,7 +104,7 @@ extension Home {
             if !guests.isEmpty {
                 let guestPayload = SharedBytes(MessageWire.event(message: message, field: field))
                 for key in guests {
-                    guard let s = session(key), s.deliveryMark != mark else { continue }
+                    guard let s = registry.all[key], s.deliveryMark != mark else { continue }
                     s.deliveryMark = mark
                     s.push(event: own(guestPayload, s))
                 }
@@ -134,18 +132,6 @@ extension Home {
 
     // MARK: Notifications
 
-    typealias Audience = Notice.Audience
-
-    /// Sends a system notification now, outside any change of state (a guest
-    /// entering or leaving): through the runner like every notice, so its
-    /// targeted users' copies are kept for offline sync first.
-    func notify(_ kind: GHNotificationKind, _ audience: Audience, actor: UserID, targeted: [UserID] = [],
-                fill: (inout GHSystemNotification) -> Void = { _ in }) {
-        var e = Effects()
-        e.notices = [Notice(kind, audience, actor: actor, targeted: targeted, fill: fill)]
-        runner.carryOut(e)
-    }
-
     /// Tells a committed notice's audience (`copy` is its event): the
     /// small-server exemption, its subscribers and guests; each session once,
     /// and none of the targeted users', whose copies went as addressed items.
@@ -162,7 +148,7 @@ extension Home {
             s.deliveryMark = mark
             s.push(event: payload)
         }
-        func deliver(_ keys: Set<SessionKey>) { for k in keys { if let s = session(k) { deliver(s) } } }
+        func deliver(_ keys: Set<SessionKey>) { for k in keys { if let s = registry.all[k] { deliver(s) } } }
 
         if directory.isSmall(server) {
             for s in registry.onlineMembers(of: server).values { deliver(s) }
@@ -180,12 +166,6 @@ extension Home {
             }
         case .nobody: break
         }
-    }
-
-    /// A notification to exactly these sessions (auto-mode subscription changes).
-    func notify(_ n: GHSystemNotification, to sessions: [HomeSession]) {
-        let payload = GHEvent.OneOf_Body.notification(n).sharedPayload
-        for s in sessions { s.push(event: payload) }
     }
 
     /// Sessions a message in `channel` reaches live at most (subscribers, or online members of a small server).

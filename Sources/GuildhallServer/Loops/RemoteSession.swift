@@ -164,7 +164,7 @@ extension Gateway {
         case .send(let payload, let ord): s.send(payload, ord: ord)
         case .respond(let payload):
             s.respond(encoded: payload)
-            answered(s)
+            s.homeAnswered()
         case .part(let id, let part): routes.partArrived(id, part, for: s)
         case .typing(let entry): s.typing(entry)
         case .admitted(let user, let device, let sessionID): s.admitted(user: user, device: device, sessionID: sessionID)

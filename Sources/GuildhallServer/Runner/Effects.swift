@@ -93,6 +93,23 @@ struct Delivery {
     }
 }
 
+extension Effects {
+    /// Only a notice: of something that changed no stored state (a guest entering or leaving).
+    static func telling(_ notice: Notice) -> Effects {
+        var e = Effects()
+        e.notices = [notice]
+        return e
+    }
+}
+
+extension Sequence<HomeSession> {
+    /// A notification for exactly these sessions (auto-mode subscription changes, a profile's hearers).
+    func push(_ n: GHSystemNotification) {
+        let payload = GHEvent.OneOf_Body.notification(n).sharedPayload
+        for s in self { s.push(event: payload) }
+    }
+}
+
 /// One item addressed to one user.
 struct AddressedItem {
     /// What the inbox keeps for offline sync.

@@ -12,7 +12,7 @@ extension DirectoryRequests {
             let server = try home.directory.decide.guestEntry(r.serverID, user: s.user)
             if !s.guestOf.contains(server.id) {
                 registry.guestEntered(s, server: server.id)
-                home.notify(.guestEntered, .server(server.id, isPublic: false), actor: s.user) { $0.member.userID = s.user }
+                runner.carryOut(.telling(Notice(.guestEntered, .server(server.id, isPublic: false), actor: s.user) { $0.member.userID = s.user }))
             }
             s.respond(id, .server(info(server)))
         }
@@ -31,7 +31,7 @@ extension DirectoryRequests {
     func guestLeft(_ s: HomeSession, server: ServerID, notifyMembers: Bool = true) {
         home.book.drop(s.key, server: server, kinds: [.guestChannel, .guestServer])
         registry.guestLeft(s, server: server)
-        if notifyMembers { home.notify(.guestLeft, .server(server, isPublic: false), actor: s.user) { $0.member.userID = s.user } }
+        if notifyMembers { runner.carryOut(.telling(Notice(.guestLeft, .server(server, isPublic: false), actor: s.user) { $0.member.userID = s.user })) }
     }
 
     /// Guests of a server lose what they may no longer see.

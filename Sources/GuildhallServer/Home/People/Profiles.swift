@@ -159,7 +159,7 @@ extension Profiles {
             // Those who hear the user's presence, and the user's own sessions (their other devices).
             let hearers = home.presences.hearers(of: p.user)
             let keys = Set(hearers.map(\.key))
-            home.notify(n, to: hearers + registry.sessions(of: p.user).values.filter { !keys.contains($0.key) })
+            (hearers + registry.sessions(of: p.user).values.filter { !keys.contains($0.key) }).push(n)
         }
     }
 

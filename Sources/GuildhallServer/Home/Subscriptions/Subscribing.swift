@@ -138,7 +138,7 @@ extension Subscriptions {
         n.subscriptions = entries
         let user = sessions[0].user
         n.autoUncovered = UInt32(clamping: uncovered ?? autoUncovered[user] ?? 0)
-        home.notify(n, to: sessions)
+        sessions.push(n)
     }
 
     static func entry(_ kind: SubscriptionKind?, _ t: SubscriptionTarget) -> GHSubscriptionEntry {

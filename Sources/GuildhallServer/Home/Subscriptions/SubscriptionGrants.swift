@@ -30,7 +30,7 @@ extension HomeRoutes {
     /// Step 1: the guild homes check the targets.
     func checkFirst(_ r: GHSubscribe, id: UInt64, from s: Session) {
         guard let places = places(of: r, for: s) else {
-            gateway.answered(s)
+            s.homeAnswered()
             return refuseUnserved(id, from: s)
         }
         let gid = newGather(.checksFirst(r), expecting: places.count, id: id, from: s)
@@ -43,7 +43,7 @@ extension HomeRoutes {
         let refused = c.results.map { $0.status == .targetOk ? nil : $0 }
         guard refused.contains(where: { $0 == nil }) else { return answerGathered(s, id, checks) }
         guard let h = place(user: s.user) else { return refuseUnserved(id, from: s) }
-        gateway.forwarded(s, bytes: 0)
+        s.forwarded(bytes: 0)
         let gid = newGather(.grantsFirst(r, refused: refused), expecting: 1, id: id, from: s)
         home(h).grantSubscriptions(Self.asked(r, refused), gather: gid, session: s.key)
     }
@@ -60,7 +60,7 @@ extension HomeRoutes {
             refuseUnserved(id, from: s)
             return releaseFailed(r, refused: refused, answer: nil, for: s)
         }
-        gateway.forwarded(s, bytes: 0)
+        s.forwarded(bytes: 0)
         gather(.subscribe(granted), id: id, from: s, merge: .granted(r, refused: refused), places: places)
     }
 
