@@ -17,22 +17,33 @@ import GuildhallWire
 final class Home {
     /// A search page's size when the request names none.
     static let defaultSearchPage = 20
+    /// What every part shares (HomeServices.swift); the names below forward there.
+    let services: HomeServices
     /// Which loop this home is on.
-    let index: Int
-    var settings: Settings
-    let log: ServerLog
-    let clock: @Sendable () -> UInt64
+    var index: Int { services.index }
+    var settings: Settings {
+        _read { yield services.settings }
+        _modify { yield &services.settings }
+    }
+    var log: ServerLog { services.log }
+    var clock: @Sendable () -> UInt64 { services.clock }
     let loop: EventLoop
     /// The loop's own gateway: its sessions are ports without a message between.
     unowned var gateway: Gateway!
 
-    var directory = Directory()
-    var ids: UIDGenerator
+    var directory: Directory {
+        _read { yield services.directory }
+        _modify { yield &services.directory }
+    }
+    var ids: UIDGenerator {
+        _read { yield services.ids }
+        _modify { yield &services.ids }
+    }
     /// The sessions and the interest index of who is online; shared with the
-    /// gateway, and stored here too: fan-out reads it once per recipient, and
+    /// gateway, and held here too: fan-out reads it once per recipient, and
     /// reaching it through the gateway cost a retain and release each time.
-    let registry = SessionRegistry()
-    let metrics: NodeMetrics
+    let registry: SessionRegistry
+    var metrics: NodeMetrics { services.metrics }
     var recentSends = RecentSends()
     var book = SubscriptionBook()
     var positions = ReadPositions()
@@ -67,7 +78,7 @@ final class Home {
     private(set) var reading: Reading!
     var deliveryMarks: UInt64 = 0
     /// Commits, reads, the inbox and the live copies of addressed items.
-    var runner: EffectRunner!
+    var runner: EffectRunner! { services.runner }
     /// Group read receipts of the loop's channels.
     private(set) var groupReceipts: GroupReceipts!
     private(set) var messageOperations: MessageOperations!
@@ -93,15 +104,11 @@ final class Home {
     /// Builds the home on its loop from its share of the store's snapshot.
     init(index: Int, loop: EventLoop, settings: Settings, log: ServerLog, clock: @escaping @Sendable () -> UInt64,
          store: Store, share snapshot: StoreSnapshot, links: LoopLinks, metrics: NodeMetrics) {
-        self.metrics = metrics
-        self.index = index
+        services = HomeServices(index: index, settings: settings, log: log, clock: clock, metrics: metrics)
+        registry = services.registry
         self.loop = loop
-        self.settings = settings
-        self.log = log
-        self.clock = clock
         self.links = links
         map = HomeMap(settings)
-        self.ids = UIDGenerator(node: UInt64(settings.nodeID), lane: index, lanes: settings.loops)
         typing = ChannelTyping(home: self, settings: settings)
         presences = Presences(home: self)
         memberLists = MemberLists(home: self)
@@ -117,7 +124,7 @@ final class Home {
         reception = Reception(home: self)
         publishers = PublisherPause(home: self)
         interest = InterestFeed(home: self)
-        runner = EffectRunner(store: store, lane: index, map: map, registry: registry, log: log, clock: clock, settings: settings,
+        services.runner = EffectRunner(store: store, lane: index, map: map, registry: registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(home: self)
         messageOperations = MessageOperations(home: self)
@@ -159,7 +166,7 @@ final class Home {
         }
     }
 
-    func now() -> UInt64 { clock() }
+    func now() -> UInt64 { services.clock() }
 
     /// An id for a new guild, placed on this home (a guild is made where it
     /// is asked for); in a cluster, also in a shard this node serves. Nil
@@ -173,16 +180,7 @@ final class Home {
         return nil
     }
 
-    /// An id for a new channel or conversation: in a cluster it hashes to
-    /// the same shard as `shardOf` (the guild's id, or the lower user's
-    /// shard), so any node can tell where a request naming it goes.
-    func newID(now: UInt64, shard: Int?) -> UInt64 {
-        guard let shard, !settings.cluster.isEmpty else { return ids.next(nowMillis: now) }
-        while true {
-            let id = ids.next(nowMillis: now)
-            if ShardPlan.shard(guild: id, shards: settings.shards) == shard { return id }
-        }
-    }
+    func newID(now: UInt64, shard: Int?) -> UInt64 { services.newID(now: now, shard: shard) }
 
     // MARK: Storage
 

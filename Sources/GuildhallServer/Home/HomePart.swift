@@ -1,6 +1,7 @@
 // A part of the loop's home with state of its own (the user home, group
 // receipts, typing, subscriptions): it keeps its state and handlers, and
-// reaches the rest of the home's state and its runner through `home`.
+// reaches what every part shares through `services` (HomeServices.swift)
+// and the few other parts it calls through references it is given.
 // Loop thread only.
 
 import GuildhallCore
@@ -8,20 +9,29 @@ import GuildhallStore
 import GuildhallWire
 
 protocol HomePart: AnyObject {
-    var home: Home { get }
+    var services: HomeServices { get }
 }
 
 extension HomePart {
-    var settings: Settings { _read { yield home.settings } }
-    var registry: SessionRegistry { home.registry }
-    var runner: EffectRunner { home.runner }
-    var log: ServerLog { home.log }
+    var settings: Settings { _read { yield services.settings } }
+    var registry: SessionRegistry { services.registry }
+    var runner: EffectRunner { services.runner }
+    var log: ServerLog { services.log }
     /// Borrowed, not copied: parts read it in loops.
-    var directory: Directory { _read { yield home.directory } }
-    func now() -> UInt64 { home.now() }
-    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { home.runner.read(request, then: then) }
+    var directory: Directory { _read { yield services.directory } }
+    func now() -> UInt64 { services.clock() }
+    func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { services.runner.read(request, then: then) }
     func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {
-        home.runner.commit(writes, from: session, then: then)
+        services.runner.commit(writes, from: session, then: then)
     }
-    func attempt(_ id: UInt64, _ s: HomeSession, _ body: () throws(Failure) -> Void) { home.attempt(id, s, body) }
+}
+
+/// A part that still reaches through the whole home; each is being given
+/// only what it calls instead (docs/architecture.md).
+protocol WholeHomePart: HomePart {
+    var home: Home { get }
+}
+
+extension WholeHomePart {
+    var services: HomeServices { home.services }
 }

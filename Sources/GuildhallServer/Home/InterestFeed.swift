@@ -8,7 +8,7 @@
 
 import GuildhallCore
 
-final class InterestFeed: HomePart {
+final class InterestFeed: WholeHomePart {
     unowned let home: Home
     /// Per channel, sessions holding its message subscription on each loop.
     private var counts: [ChannelID: [Int: Int]] = [:]

@@ -21,7 +21,7 @@
 import GuildhallCore
 import GuildhallLoop
 
-final class PublisherPause: HomePart {
+final class PublisherPause: WholeHomePart {
     unowned let home: Home
     /// Publishers not read until the outbound bytes drain, with when they were paused.
     private var paused: [(session: HomeSession, since: UInt64)] = []

@@ -38,7 +38,7 @@ struct Admission: Sendable {
 
 /// The home's reception: every gateway's `GatewayHome`, on the home's loop
 /// directly, from other loops through `RemoteHome` and the home's inbox.
-final class Reception: HomePart, GatewayHome {
+final class Reception: WholeHomePart, GatewayHome {
     unowned let home: Home
     /// Sessions the home ended whose gateways have not yet confirmed.
     private var ending: [UInt64: EndingSession] = [:]

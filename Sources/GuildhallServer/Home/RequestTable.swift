@@ -109,7 +109,7 @@ extension GHRequest.OneOf_Body {
         case .getServers(let r): RequestRule(.everyHome, .query, merge: .servers(order: r.serverIds)) { $0.directoryRequests.getServers(r, id: $1, from: $2) }
         case .searchServers(let r):
             RequestRule(.everyHome, .query, merge: .serverDirectory(cursor: r.cursor, limit: r.limit == 0 ? Home.defaultSearchPage : Int(r.limit))) {
-                home, id, s in home.attempt(id, s) { () throws(Failure) in
+                home, id, s in attempt(id, s) { () throws(Failure) in
                     s.respond(id, .serverDirectory(try ServerDirectory.page(r, listed: home.directory.discoverableServers(), info: home.directoryRequests.info)))
                 }
             }

@@ -25,7 +25,7 @@ struct SentDirectMessage {
     let attachmentIDs: [UInt64]
 }
 
-final class UserHome: HomePart {
+final class UserHome: WholeHomePart {
     unowned let home: Home
     /// Direct conversations.
     var directs = DirectConversations()

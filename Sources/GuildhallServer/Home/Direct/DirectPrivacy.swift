@@ -19,7 +19,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class DirectPrivacy: HomePart {
+final class DirectPrivacy: WholeHomePart {
     unowned let home: Home
     /// Users homed here who accept direct messages only from server-mates.
     private(set) var serverMatesOnly: Set<UserID> = []

@@ -9,7 +9,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class AuditTrail: HomePart {
+final class AuditTrail: WholeHomePart {
     unowned let home: Home
     /// When the next prune is due (home 0 prunes the node's store).
     private var nextPrune: UInt64 = 0

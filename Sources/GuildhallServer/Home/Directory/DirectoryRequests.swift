@@ -8,15 +8,8 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension Home {
-    /// Runs `body`, answering its Failure as an error.
-    func attempt(_ id: UInt64, _ s: HomeSession, _ body: () throws(Failure) -> Void) {
-        do { try body() } catch { s.fail(id, error) }
-    }
-}
-
 /// The requests on servers, members and channels (and, in Guests.swift, guests and bans).
-final class DirectoryRequests: HomePart {
+final class DirectoryRequests: WholeHomePart {
     unowned let home: Home
     /// Changes to one server are decided one at a time, each on the state the one before committed.
     let changesInFlight = ChangeQueue<ServerID>()
@@ -61,7 +54,7 @@ extension DirectoryRequests {
     }
 
     private func serverUpdate(_ r: GHUpdateServer, picture: String?, claimed: [UInt64], from s: HomeSession) throws(Failure) -> Effects {
-        if r.hasAllowGuests { try self.home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
+        if r.hasAllowGuests { try self.home.services.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
         let before = self.directory.server(r.serverID)
         let decision = try self.directory.decide.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: picture ?? (r.hasIcon ? r.icon : nil),
                                                        custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
@@ -187,7 +180,7 @@ extension DirectoryRequests {
 
     func createChannel(_ r: GHCreateChannel, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            if r.guestVisibility != .followServer { try self.home.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
+            if r.guestVisibility != .followServer { try self.home.services.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
             let now = self.now()
             let decision = try self.directory.decide.createChannel(
                 ChannelRecord(id: self.home.newID(now: now, shard: ShardPlan.shard(guild: r.serverID, shards: self.settings.shards)), serverID: r.serverID,
@@ -203,7 +196,7 @@ extension DirectoryRequests {
 
     func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: HomeSession) {
         change(directory.serverID(ofChannel: r.channelID), id: id, from: s) { () throws(Failure) in
-            if r.hasGuestVisibility { try self.home.requirePermission(.manageGuests, at: .channel(r.channelID), for: s) }
+            if r.hasGuestVisibility { try self.home.services.requirePermission(.manageGuests, at: .channel(r.channelID), for: s) }
             let before = self.directory.channel(r.channelID)
             let decision = try self.directory.decide.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
                                                             topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil,

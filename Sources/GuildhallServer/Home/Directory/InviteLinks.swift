@@ -10,7 +10,7 @@
 import GuildhallCore
 import GuildhallWire
 
-final class InviteLinks: HomePart {
+final class InviteLinks: WholeHomePart {
     unowned let home: Home
 
     init(home: Home) { self.home = home }

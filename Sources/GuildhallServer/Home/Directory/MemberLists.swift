@@ -17,7 +17,7 @@ import GuildhallCore
 import GuildhallLoop
 import GuildhallWire
 
-final class MemberLists: HomePart {
+final class MemberLists: WholeHomePart {
     unowned let home: Home
     private var orders: [ServerID: MemberOrder] = [:]
     /// The windows watched, by server and session, and the servers each session watches.

@@ -10,7 +10,7 @@
 import GuildhallCore
 import GuildhallWire
 
-final class Moderation: HomePart {
+final class Moderation: WholeHomePart {
     unowned let home: Home
     /// Per slow-mode channel, when each member's last message was accepted.
     private var lastSent: [ChannelID: [UserID: UInt64]] = [:]

@@ -9,7 +9,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class PermissionRequests: HomePart {
+final class PermissionRequests: WholeHomePart {
     unowned let home: Home
     init(home: Home) { self.home = home }
     /// Where changes to a server queue and become effects.

@@ -15,7 +15,7 @@ import GuildhallStore
 import GuildhallLoop
 import GuildhallWire
 
-final class Webhooks: HomePart {
+final class Webhooks: WholeHomePart {
     unowned let home: Home
     private(set) var book = WebhookBook()
     /// Each webhook's message budget.

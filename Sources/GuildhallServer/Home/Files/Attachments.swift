@@ -20,7 +20,7 @@ import GuildhallFiles
 import GuildhallLoop
 import GuildhallStore
 
-final class Attachments: HomePart {
+final class Attachments: WholeHomePart {
     unowned let home: Home
     /// The file store's worker (nil: this node keeps no files).
     var work: FileWork?

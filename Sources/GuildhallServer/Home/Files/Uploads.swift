@@ -35,7 +35,7 @@ extension Attachments {
                 // The server's (the request table checked MANAGE_SERVER there): channel 0.
                 file.serverID = r.serverIcon
             } else if !direct {
-                let c = try home.readableChannel(r.channelID, for: s)
+                let c = try home.services.readableChannel(r.channelID, for: s)
                 (file.serverID, file.channelID) = (c.serverID, c.id)
             } else {
                 let (c, write) = try home.userHome.conversation(id: r.conversationID, peer: r.peerID, from: s, now: now)

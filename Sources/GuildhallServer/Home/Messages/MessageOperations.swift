@@ -12,7 +12,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class MessageOperations: HomePart {
+final class MessageOperations: WholeHomePart {
     unowned let home: Home
     /// Per message with an operation under way, the ones that wait for it, in arrival order.
     private var waiting: [MessageUID: [() -> Void]] = [:]

@@ -8,7 +8,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class MessageReads: HomePart {
+final class MessageReads: WholeHomePart {
     unowned let home: Home
     init(home: Home) { self.home = home }
 }
@@ -47,7 +47,7 @@ extension MessageReads {
             // Answered as for any id that names nothing.
             guard c.includes(s.user) else { throw Failure.notFound("channel \(id) not found") }
         } else {
-            _ = try home.readableChannel(id, for: s)
+            _ = try home.services.readableChannel(id, for: s)
         }
     }
 
@@ -75,7 +75,7 @@ extension MessageReads {
         var page = GHMessagePage()
         page.messages = result.messages.compactMap { m in
             if m.serverID == 0 { return home.userHome.canSeeDirect(m, s.user) ? home.shown(m, to: s.user) : nil }
-            guard (try? home.readableChannel(m.channelID, for: s)) != nil else { return nil }
+            guard (try? home.services.readableChannel(m.channelID, for: s)) != nil else { return nil }
             return home.shown(m, to: s.user)
         }
         page.moreAvailable = result.hasMore

@@ -48,7 +48,7 @@ extension Home {
             }
             let now = now()
             if r.webhook == nil {
-                try requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s)
+                try services.requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s)
                 if let c = directory.channel(r.channelID) { try moderation.requireMaySend(s.user, in: c) }
             }
             if r.needReceipt, let c = directory.channel(r.channelID) { try groupReceipts.checkReceiptsAllowed(in: c.serverID, by: s.user) }
@@ -189,10 +189,6 @@ extension Home {
     }
 
     /// The channel, if the session may read it: as a member, or as a guest of its server when guests see it.
-    func readableChannel(_ id: ChannelID, for s: HomeSession) throws(Failure) -> ChannelRecord {
-        if let c = directory.channel(id), s.guestOf.contains(c.serverID) { return try directory.guestChannel(id) }
-        return try directory.seen(by: s.user).channel(id)
-    }
 
     /// A message as `user` sees it in an answer: a direct message with its recipient and
     /// sent status, a channel message with the user's receipt state.

@@ -42,11 +42,11 @@ extension MessageReads {
         }
         if !s.guestOf.contains(r.serverID) { _ = try directory.seen(by: s.user).server(r.serverID) }
         if r.channelID != 0 {
-            let c = try home.readableChannel(r.channelID, for: s)
+            let c = try home.services.readableChannel(r.channelID, for: s)
             guard c.serverID == r.serverID else { throw Failure.notFound("channel \(r.channelID) not found") }
             return [c.id]
         }
-        return directory.channelIDs(of: r.serverID).filter { (try? home.readableChannel($0, for: s)) != nil }.sorted()
+        return directory.channelIDs(of: r.serverID).filter { (try? home.services.readableChannel($0, for: s)) != nil }.sorted()
     }
 
     private func answerSearch(_ result: ReadResult, id: UInt64, to s: HomeSession) {

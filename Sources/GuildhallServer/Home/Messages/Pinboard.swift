@@ -9,7 +9,7 @@
 import GuildhallCore
 import GuildhallWire
 
-final class Pinboard: HomePart {
+final class Pinboard: WholeHomePart {
     unowned let home: Home
     private(set) var pins = ChannelPins()
     private let changesInFlight = ChangeQueue<ChannelID>()

@@ -8,7 +8,7 @@ import GuildhallCore
 import GuildhallWire
 
 /// Who is typing where.
-final class ChannelTyping: HomePart {
+final class ChannelTyping: WholeHomePart {
     unowned let home: Home
     var board: TypingBoard
 

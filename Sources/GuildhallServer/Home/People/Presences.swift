@@ -23,7 +23,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class Presences: HomePart {
+final class Presences: WholeHomePart {
     unowned let home: Home
     /// The users homed here.
     private(set) var book = PresenceBook()

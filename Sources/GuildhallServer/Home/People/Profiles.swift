@@ -20,7 +20,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class Profiles: HomePart {
+final class Profiles: WholeHomePart {
     unowned let home: Home
     /// The profiles of users homed here who set one.
     private(set) var profiles: [UserID: UserProfile] = [:]
@@ -99,7 +99,7 @@ extension Profiles {
         requests.change(r.serverID, id: id, from: s) { () throws(Failure) in
             let user = r.userID.isEmpty ? s.user : r.userID
             let other = user != s.user
-            if other { try self.home.requirePermission(.manageNicknames, at: .server(r.serverID), for: s) }
+            if other { try self.home.services.requirePermission(.manageNicknames, at: .server(r.serverID), for: s) }
             let before = self.directory.member(user, of: r.serverID)
             let decision = try self.directory.decide.setNickname(r.nickname, of: user, in: r.serverID, by: s.user)
             let member = decision.value

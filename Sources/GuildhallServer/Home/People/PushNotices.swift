@@ -13,7 +13,7 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class PushNotices: HomePart {
+final class PushNotices: WholeHomePart {
     unowned let home: Home
     /// The worker that posts to the push gateway; nil while `push-gateway-url` is unset,
     /// and then the runner is not asked to look for users without a session.

@@ -27,7 +27,7 @@ struct ReceiptRequestPlan {
 }
 
 /// Group read receipts of the home's channels: requests, readers, and the responses owed to requesters this turn.
-final class GroupReceipts: HomePart {
+final class GroupReceipts: WholeHomePart {
     unowned let home: Home
     var receipts = ReceiptBook()
     /// Requests being committed.
@@ -75,14 +75,14 @@ extension GroupReceipts {
     /// Only the sender may ask, even again (403; 404 for whoever may not see the message), so the message is read first.
     func requestReceipt(_ r: GHRequestReceipt, id: UInt64, from s: HomeSession) {
         read(.messages(uids: [r.messageUid])) { [self] result in
-            self.attempt(id, s) { () throws(Failure) in
+            attempt(id, s) { () throws(Failure) in
                 guard result.error == nil else { throw Failure(.unavailable, "storage is unavailable; retry later") }
                 guard let m = result.messages.first, m.serverID != 0, let c = directory.channel(m.channelID), directory.canView(s.user, c) else {
                     throw Failure.notFound("message \(r.messageUid) not found")
                 }
                 guard m.sender == s.user else { throw Failure.forbidden("only the sender of message \(m.uid) may ask for read receipts on it") }
                 if m.changes.removal != nil { throw Failure.conflict("message \(m.uid) was removed: it takes no receipt request") }
-                try home.requirePermission(.requestReceipts, at: .channel(c.id), for: s)
+                try home.services.requirePermission(.requestReceipts, at: .channel(c.id), for: s)
                 if receipts.isRequested(m.uid) || requestsInFlight.contains(m.uid) {
                     answerReceipts([m.uid], id: id, to: s)
                     return

@@ -19,7 +19,7 @@ import GuildhallLoop
 import GuildhallStore
 import GuildhallWire
 
-final class OfflineDelivery: HomePart {
+final class OfflineDelivery: WholeHomePart {
     unowned let home: Home
     /// Sessions whose acknowledged sync cursor moved and is not written yet.
     private var cursorOwed: Set<SessionKey> = []

@@ -22,7 +22,7 @@ extension GHUnreadInfo {
 }
 
 /// Reading: mark-read, unread queries, the coalesced unread events, and writing moved read positions.
-final class Reading: HomePart {
+final class Reading: WholeHomePart {
     unowned let home: Home
 
     init(home: Home) { self.home = home }

@@ -6,7 +6,7 @@ import GuildhallWire
 
 /// Subscribe requests and auto-subscribe mode; the subscriptions themselves
 /// are the home's interest index (`Home.book`).
-final class Subscriptions: HomePart {
+final class Subscriptions: WholeHomePart {
     unowned let home: Home
     /// At a user's home: the auto-subscribe ladder over all the user's channels, whatever their homes (AutoSubscribe.swift).
     var ladders: [UserID: AutoUser] = [:]

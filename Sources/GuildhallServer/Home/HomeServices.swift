@@ -1,0 +1,68 @@
+// What every part of a home shares and none owns: the settings, log and
+// clock, the sessions, the runner, the directory, the id generator and the
+// metrics. A part holds this and the few other parts it calls, never the
+// whole home (docs/architecture.md); the home holds it too and forwards its
+// old names here. Loop thread only.
+
+import GuildhallCore
+import GuildhallStore
+
+final class HomeServices {
+    /// Which loop the home is on.
+    let index: Int
+    var settings: Settings
+    let log: ServerLog
+    let clock: @Sendable () -> UInt64
+    /// The sessions and the interest index of who is online (shared with the gateway).
+    let registry = SessionRegistry()
+    let metrics: NodeMetrics
+    var directory = Directory()
+    var ids: UIDGenerator
+    /// Commits, reads, the inbox and the live copies of addressed items (set once the home is built).
+    var runner: EffectRunner!
+
+    init(index: Int, settings: Settings, log: ServerLog, clock: @escaping @Sendable () -> UInt64, metrics: NodeMetrics) {
+        self.index = index
+        self.settings = settings
+        self.log = log
+        self.clock = clock
+        self.metrics = metrics
+        ids = UIDGenerator(node: UInt64(settings.nodeID), lane: index, lanes: settings.loops)
+    }
+
+    func now() -> UInt64 { clock() }
+
+    /// An id for a new channel or conversation: in a cluster it hashes to
+    /// the same shard as `shardOf` (the guild's id, or the lower user's
+    /// shard), so any node can tell where a request naming it goes.
+    func newID(now: UInt64, shard: Int?) -> UInt64 {
+        guard let shard, !settings.cluster.isEmpty else { return ids.next(nowMillis: now) }
+        while true {
+            let id = ids.next(nowMillis: now)
+            if ShardPlan.shard(guild: id, shards: settings.shards) == shard { return id }
+        }
+    }
+
+    /// The one permission check, before any handler: the request table names
+    /// the bits, handlers add the ones their content needs (a send's
+    /// mentions). A guest is never a member: read-only where it may look.
+    func requirePermission(_ needed: Permission, at scope: PermissionScope, for s: HomeSession) throws(Failure) {
+        let server: ServerID? = switch scope {
+        case .server(let id): id
+        case .channel(let id): directory.serverID(ofChannel: id)
+        }
+        if let server, s.guestOf.contains(server) { throw Failure.forbidden("guests are read-only in server \(server)") }
+        try directory.require(needed, of: s.user, at: scope)
+    }
+
+    /// A channel the session may read: its guest view, or as a member sees it.
+    func readableChannel(_ id: ChannelID, for s: HomeSession) throws(Failure) -> ChannelRecord {
+        if let c = directory.channel(id), s.guestOf.contains(c.serverID) { return try directory.guestChannel(id) }
+        return try directory.seen(by: s.user).channel(id)
+    }
+}
+
+/// Runs `body`, answering its Failure as an error.
+func attempt(_ id: UInt64, _ s: HomeSession, _ body: () throws(Failure) -> Void) {
+    do { try body() } catch { s.fail(id, error) }
+}
