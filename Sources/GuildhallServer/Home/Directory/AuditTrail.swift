@@ -9,12 +9,12 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class AuditTrail: WholeHomePart {
-    unowned let home: Home
+final class AuditTrail: HomePart {
+    unowned let services: HomeServices
     /// When the next prune is due (home 0 prunes the node's store).
     private var nextPrune: UInt64 = 0
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices) { self.services = services }
 }
 
 extension AuditTrail {
@@ -34,7 +34,7 @@ extension AuditTrail {
     private func write(_ e: AuditEntry) -> StoreWrite {
         var e = e
         e.time = now()
-        e.id = home.newID(now: e.time, shard: nil)
+        e.id = services.newID(now: e.time, shard: nil)
         return .audited(e)
     }
 
@@ -58,7 +58,7 @@ extension AuditTrail {
     /// Each tick of home 0's timer: once a day, entries past the retention go.
     func pruneIfDue() {
         let now = now()
-        guard home.index == 0, now >= nextPrune else { return }
+        guard services.index == 0, now >= nextPrune else { return }
         nextPrune = now + 86_400_000
         let before = now - min(now, UInt64(settings.auditLogRetentionDays) * 86_400_000)
         commit([.pruneAuditLog(before: before)], from: nil) { _ in }  // a failure is logged by the runner; the next day tries again

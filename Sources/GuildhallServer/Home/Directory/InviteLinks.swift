@@ -10,12 +10,16 @@
 import GuildhallCore
 import GuildhallWire
 
-final class InviteLinks: WholeHomePart {
-    unowned let home: Home
+final class InviteLinks: HomePart {
+    unowned let services: HomeServices
+    /// A join by code is a join (DirectoryRequests.admitted), queued with the server's other changes.
+    private unowned let requests: DirectoryRequests
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, requests: DirectoryRequests) {
+        self.services = services
+        self.requests = requests
+    }
 
-    private var requests: DirectoryRequests { home.directoryRequests }
 
     /// The wire form, with what the code leads to now.
     func info(_ c: InviteCode) -> GHInviteCode {

@@ -17,8 +17,10 @@ import GuildhallCore
 import GuildhallLoop
 import GuildhallWire
 
-final class MemberLists: WholeHomePart {
-    unowned let home: Home
+final class MemberLists: HomePart {
+    unowned let services: HomeServices
+    /// Who is online, as the users' homes told (what a page shows and counts).
+    private unowned let presences: Presences
     private var orders: [ServerID: MemberOrder] = [:]
     /// The windows watched, by server and session, and the servers each session watches.
     private var windows: [ServerID: [SessionKey: MemberWindow]] = [:]
@@ -27,7 +29,10 @@ final class MemberLists: WholeHomePart {
     static let defaultPage = 100
     static let maxPage = 1_000
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, presences: Presences) {
+        self.services = services
+        self.presences = presences
+    }
 
     private func key(_ m: MemberRecord) -> MemberListKey { MemberListKey(m, in: directory) }
 
@@ -44,13 +49,13 @@ final class MemberLists: WholeHomePart {
     }
 
     private func presence(of user: UserID) -> GHPresence {
-        home.presences.shown[user] ?? GHPresence.with { $0.userID = user; $0.status = .presenceOffline }
+        presences.shown[user] ?? GHPresence.with { $0.userID = user; $0.status = .presenceOffline }
     }
 
     /// The server's members who are not offline: the smaller of the users
     /// not offline anywhere and the server's members is walked, never both.
     private func online(in server: ServerID) -> [UserID] {
-        let shown = home.presences.shown
+        let shown = presences.shown
         guard let members = directory.memberIDs(of: server) else { return [] }
         if shown.count < members.count { return shown.keys.filter { directory.member($0, of: server) != nil } }
         return members.filter { shown[$0] != nil }
@@ -58,7 +63,7 @@ final class MemberLists: WholeHomePart {
 
     /// How many of them there are, without listing them.
     private func onlineCount(in server: ServerID) -> Int {
-        let shown = home.presences.shown
+        let shown = presences.shown
         guard let members = directory.memberIDs(of: server) else { return 0 }
         if shown.count < members.count { return shown.keys.reduce(0) { $0 + (directory.member($1, of: server) != nil ? 1 : 0) } }
         return members.reduce(0) { $0 + (shown[$1] != nil ? 1 : 0) }
@@ -174,7 +179,7 @@ extension MemberLists {
         update.kind = kind
         update.member = entry(user, in: server) ?? GHMember.with { $0.serverID = server; $0.userID = user }
         update.memberCount = UInt32(clamping: directory.memberCount(server))
-        let shown = home.presences.shown[user] != nil
+        let shown = presences.shown[user] != nil
         var payload: SharedBytes?
         for (key, w) in watching where only(w) {
             let was = before.map(w.covers) ?? false

@@ -10,8 +10,11 @@
 import GuildhallCore
 import GuildhallWire
 
-final class Moderation: WholeHomePart {
-    unowned let home: Home
+final class Moderation: HomePart {
+    unowned let services: HomeServices
+    /// Timeouts and lifted bans are changes to a server, queued and written as its other changes are.
+    private unowned let requests: DirectoryRequests
+    private unowned let auditTrail: AuditTrail
     /// Per slow-mode channel, when each member's last message was accepted.
     private var lastSent: [ChannelID: [UserID: UInt64]] = [:]
     /// The next time a ban ends (nil: none known), so the sweep looks only then.
@@ -19,23 +22,27 @@ final class Moderation: WholeHomePart {
     /// Bans being lifted now, so the sweep does not ask twice.
     private var lifting: Set<String> = []
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, requests: DirectoryRequests, auditTrail: AuditTrail) {
+        self.services = services
+        self.requests = requests
+        self.auditTrail = auditTrail
+    }
 }
 
 extension Moderation {
     func timeoutMember(_ r: GHTimeoutMember, id: UInt64, from s: HomeSession) {
-        home.directoryRequests.change(r.serverID, id: id, from: s) { () throws(Failure) in
+        requests.change(r.serverID, id: id, from: s) { () throws(Failure) in
             let before = self.directory.timedOut(r.userID, in: r.serverID, at: self.now()) ?? 0
             let decision = try self.directory.decide.timeout(r.userID, in: r.serverID, until: r.until, by: s.user, now: self.now())
             var until = AuditDiff()
             until.field("until", before, r.until > self.now() ? r.until : 0)
-            let audit = try self.home.directoryRequests.audit(.memberTimedOut, r.serverID, by: s, target: r.userID, changes: until.changes,
+            let audit = try self.requests.audit(.memberTimedOut, r.serverID, by: s, target: r.userID, changes: until.changes,
                                                               reason: r.reason)
             // The member as the timeout leaves them (the Directory takes it only once stored).
             var after = self.member(r.userID, r.serverID)
             after.timeoutUntil = r.until > self.now() ? r.until : 0
             let notice = Notice(.memberTimedOut, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { $0.member = after }
-            return self.home.directoryRequests.effects(decision, also: audit, reply: .read(.member(r.userID, of: r.serverID)),
+            return self.requests.effects(decision, also: audit, reply: .read(.member(r.userID, of: r.serverID)),
                                                        notices: [notice])
         }
     }
@@ -86,16 +93,16 @@ extension Moderation {
         guard let next = nextBanEnd, now >= next else { return }
         let (ended, after) = directory.endedBans(at: now)
         nextBanEnd = after
-        let queue = home.directoryRequests.changesInFlight
+        let queue = requests.changesInFlight
         for b in ended where lifting.insert("\(b.serverID) \(b.userID)").inserted {
             let key = "\(b.serverID) \(b.userID)"
             queue.run(b.serverID) { [self] in
                 // Lifted (or made again) meanwhile: nothing to do.
-                guard let still = home.directory.ban(of: b.userID, in: b.serverID), still == b else {
+                guard let still = directory.ban(of: b.userID, in: b.serverID), still == b else {
                     lifting.remove(key)
                     return queue.done(b.serverID)
                 }
-                let audit = home.auditTrail.serverEntry(.memberUnbanned, in: b.serverID, target: b.userID)
+                let audit = auditTrail.serverEntry(.memberUnbanned, in: b.serverID, target: b.userID)
                 let lifted = DirectoryChange.banRemoved(b.serverID, b.userID)
                 var e = Effects(writes: [.directory(lifted), audit], then: { [self] in
                     lifting.remove(key)

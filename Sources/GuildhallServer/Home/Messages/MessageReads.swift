@@ -8,9 +8,18 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class MessageReads: WholeHomePart {
-    unowned let home: Home
-    init(home: Home) { self.home = home }
+final class MessageReads: HomePart {
+    unowned let services: HomeServices
+    /// Direct conversations, and who may see a direct message.
+    unowned let userHome: UserHome
+    /// A message as a user sees it in an answer (Home.shown).
+    let shown: (MessageRecord, UserID) -> GHChannelMessage
+
+    init(services: HomeServices, userHome: UserHome, shown: @escaping (MessageRecord, UserID) -> GHChannelMessage) {
+        self.services = services
+        self.userHome = userHome
+        self.shown = shown
+    }
 }
 
 extension MessageReads {
@@ -43,11 +52,11 @@ extension MessageReads {
 
     /// Throws unless `id` is a channel the session may read or a conversation of its user (404 alike otherwise).
     private func readableConversation(_ id: UInt64, for s: HomeSession) throws(Failure) {
-        if let c = home.userHome.directs[id] {
+        if let c = userHome.directs[id] {
             // Answered as for any id that names nothing.
             guard c.includes(s.user) else { throw Failure.notFound("channel \(id) not found") }
         } else {
-            _ = try home.services.readableChannel(id, for: s)
+            _ = try services.readableChannel(id, for: s)
         }
     }
 
@@ -74,9 +83,9 @@ extension MessageReads {
         }
         var page = GHMessagePage()
         page.messages = result.messages.compactMap { m in
-            if m.serverID == 0 { return home.userHome.canSeeDirect(m, s.user) ? home.shown(m, to: s.user) : nil }
-            guard (try? home.services.readableChannel(m.channelID, for: s)) != nil else { return nil }
-            return home.shown(m, to: s.user)
+            if m.serverID == 0 { return userHome.canSeeDirect(m, s.user) ? shown(m, s.user) : nil }
+            guard (try? services.readableChannel(m.channelID, for: s)) != nil else { return nil }
+            return shown(m, s.user)
         }
         page.moreAvailable = result.hasMore
         s.respond(id, .messages(page))

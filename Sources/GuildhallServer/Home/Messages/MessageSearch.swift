@@ -37,16 +37,16 @@ extension MessageReads {
     /// the server the caller may read (as a member, or a guest), or the conversation.
     private func searchableChannels(_ r: GHSearchMessages, for s: HomeSession) throws(Failure) -> [ChannelID] {
         if r.conversationID != 0 {
-            guard home.userHome.directs[r.conversationID]?.includes(s.user) == true else { throw Failure.notFound("conversation \(r.conversationID) not found") }
+            guard userHome.directs[r.conversationID]?.includes(s.user) == true else { throw Failure.notFound("conversation \(r.conversationID) not found") }
             return [r.conversationID]
         }
         if !s.guestOf.contains(r.serverID) { _ = try directory.seen(by: s.user).server(r.serverID) }
         if r.channelID != 0 {
-            let c = try home.services.readableChannel(r.channelID, for: s)
+            let c = try services.readableChannel(r.channelID, for: s)
             guard c.serverID == r.serverID else { throw Failure.notFound("channel \(r.channelID) not found") }
             return [c.id]
         }
-        return directory.channelIDs(of: r.serverID).filter { (try? home.services.readableChannel($0, for: s)) != nil }.sorted()
+        return directory.channelIDs(of: r.serverID).filter { (try? services.readableChannel($0, for: s)) != nil }.sorted()
     }
 
     private func answerSearch(_ result: ReadResult, id: UInt64, to s: HomeSession) {
@@ -63,7 +63,7 @@ extension MessageReads {
             if m.withheld && m.sender != s.user { continue }
             var hit = GHSearchHit()
             // The caller's access was decided when the search began; a message answers as get_messages shows it.
-            hit.message = home.shown(m, to: s.user)
+            hit.message = shown(m, s.user)
             hit.snippet = SearchText.snippetParts(snippet).map { part in
                 var p = GHSnippetPart()
                 p.text = part.text

@@ -9,12 +9,19 @@
 import GuildhallCore
 import GuildhallWire
 
-final class Pinboard: WholeHomePart {
-    unowned let home: Home
+final class Pinboard: HomePart {
+    unowned let services: HomeServices
+    private unowned let auditTrail: AuditTrail
+    /// A message as a user sees it in an answer (Home.shown).
+    private let shown: (MessageRecord, UserID) -> GHChannelMessage
     private(set) var pins = ChannelPins()
     private let changesInFlight = ChangeQueue<ChannelID>()
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, auditTrail: AuditTrail, shown: @escaping (MessageRecord, UserID) -> GHChannelMessage) {
+        self.services = services
+        self.auditTrail = auditTrail
+        self.shown = shown
+    }
 
     func load(_ stored: [PinRecord]) { pins.load(stored) }
 
@@ -38,7 +45,7 @@ extension Pinboard {
         change(r.channelID, in: changesInFlight, id: id, from: s) { settle throws(Failure) in
             let c = try self.directory.seen(by: s.user).channel(r.channelID)
             if let problem = self.pins.pinProblem(r.messageUid, in: c.id, limit: self.settings.pinsPerChannel) { throw problem }
-            let audit = try self.home.auditTrail.entry(.messagePinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
+            let audit = try self.auditTrail.entry(.messagePinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
                                                        reason: r.reason)
             self.read(.messages(uids: [r.messageUid], viewer: s.user)) { found in
                 guard found.error == nil else {
@@ -66,7 +73,7 @@ extension Pinboard {
         change(r.channelID, in: changesInFlight, id: id, from: s) { settle throws(Failure) in
             let c = try self.directory.seen(by: s.user).channel(r.channelID)
             guard self.pins.isPinned(r.messageUid, in: c.id) else { throw Failure.notFound("message \(r.messageUid) is not pinned in channel \(c.id)") }
-            let audit = try self.home.auditTrail.entry(.messageUnpinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
+            let audit = try self.auditTrail.entry(.messageUnpinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
                                                        reason: r.reason)
             var e = Effects(writes: [.unpinned(c.id, r.messageUid), audit], reply: .ok)
             e.changes = [.unpinned(c.id, r.messageUid)]
@@ -87,7 +94,7 @@ extension Pinboard {
                 list.pins = pinned.compactMap { p in
                     guard let m = byUID[p.messageUID] else { return nil }
                     var pin = GHPin()
-                    pin.message = self.home.shown(m, to: s.user)
+                    pin.message = self.shown(m, s.user)
                     pin.pinnedBy = p.pinnedBy
                     pin.pinnedAt = p.pinnedAt
                     return pin

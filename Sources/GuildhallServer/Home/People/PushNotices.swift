@@ -13,8 +13,11 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class PushNotices: WholeHomePart {
-    unowned let home: Home
+final class PushNotices: HomePart {
+    unowned let services: HomeServices
+    /// Whether a user asked not to be disturbed, and the sender's name a notice shows.
+    private unowned let presences: Presences
+    private unowned let profiles: Profiles
     /// The worker that posts to the push gateway; nil while `push-gateway-url` is unset,
     /// and then the runner is not asked to look for users without a session.
     var gateway: PushGateway? {
@@ -30,7 +33,11 @@ final class PushNotices: WholeHomePart {
     /// Most notices in one post.
     static let batchLimit = 100
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, presences: Presences, profiles: Profiles) {
+        self.services = services
+        self.presences = presences
+        self.profiles = profiles
+    }
 
     func load(_ stored: [PushRegistration]) { for r in stored { devices[r.user, default: [:]][r.device] = r } }
 
@@ -72,7 +79,7 @@ extension PushNotices {
 extension PushNotices {
     /// A mention or direct message was filed for `user` (homed here), who has no session online.
     func reached(_ user: UserID, uid: MessageUID) {
-        guard devices[user] != nil, home.presences.book.choice(of: user).status != .doNotDisturb else { return }
+        guard devices[user] != nil, presences.book.choice(of: user).status != .doNotDisturb else { return }
         let count = (unread[user] ?? 0) + 1
         unread[user] = count
         owed.append((user, uid, count))
@@ -89,7 +96,7 @@ extension PushNotices {
         read(.messages(uids: Array(Set(batch.map(\.uid))))) { [self] found in
             guard found.error == nil else {
                 log.warnRepeated("push notices not read back; they are dropped", ["count": batch.count])
-                home.metrics.pushesDropped.increment(by: Int64(batch.count))
+                services.metrics.pushesDropped.increment(by: Int64(batch.count))
                 return
             }
             var byUID: [MessageUID: MessageRecord] = [:]
@@ -107,5 +114,5 @@ extension PushNotices {
     }
 
     /// How the sender shows, when their home is this one and they chose a name.
-    private func senderName(_ sender: UserID) -> String { home.profiles.profiles[sender]?.displayName ?? "" }
+    private func senderName(_ sender: UserID) -> String { profiles.profiles[sender]?.displayName ?? "" }
 }

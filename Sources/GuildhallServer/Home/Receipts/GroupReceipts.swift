@@ -27,8 +27,8 @@ struct ReceiptRequestPlan {
 }
 
 /// Group read receipts of the home's channels: requests, readers, and the responses owed to requesters this turn.
-final class GroupReceipts: WholeHomePart {
-    unowned let home: Home
+final class GroupReceipts: HomePart {
+    unowned let services: HomeServices
     var receipts = ReceiptBook()
     /// Requests being committed.
     var requestsInFlight: Set<MessageUID> = []
@@ -36,7 +36,7 @@ final class GroupReceipts: WholeHomePart {
     /// A user's responses, one in flight at a time: each decides on the cursor the one before committed.
     let responsesInFlight = ChangeQueue<UserID>()
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices) { self.services = services }
 }
 
 extension GroupReceipts {
@@ -82,7 +82,7 @@ extension GroupReceipts {
                 }
                 guard m.sender == s.user else { throw Failure.forbidden("only the sender of message \(m.uid) may ask for read receipts on it") }
                 if m.changes.removal != nil { throw Failure.conflict("message \(m.uid) was removed: it takes no receipt request") }
-                try home.services.requirePermission(.requestReceipts, at: .channel(c.id), for: s)
+                try services.requirePermission(.requestReceipts, at: .channel(c.id), for: s)
                 if receipts.isRequested(m.uid) || requestsInFlight.contains(m.uid) {
                     answerReceipts([m.uid], id: id, to: s)
                     return
@@ -184,7 +184,7 @@ extension GroupReceipts {
     func requested(_ plan: ReceiptRequestPlan, uid: MessageUID) {
         requestsInFlight.remove(uid)
         receipts.addRequest(plan.request, in: plan.channel)
-        home.metrics.receiptRequests.increment()
+        services.metrics.receiptRequests.increment()
     }
 
     /// A receipt request whose commit failed: the message may be asked again.
@@ -194,7 +194,7 @@ extension GroupReceipts {
     /// readers, then each requester's responses with its item's inbox `ords`.
     func advanced(_ advance: ChannelReceipts.Advance, in channel: ChannelID, owed: [(UserID, [GHReceiptResponse])], ords: [UInt64]) {
         receipts.load(advance, in: channel)
-        home.metrics.receiptResponses.increment()
+        services.metrics.receiptResponses.increment()
         for ((requester, responses), ord) in zip(owed, ords) { owe(responses, to: requester, ord: ord) }
     }
 
