@@ -45,8 +45,14 @@ final class Home {
     let registry: SessionRegistry
     var metrics: NodeMetrics { services.metrics }
     var recentSends = RecentSends()
-    var book = SubscriptionBook()
-    var positions = ReadPositions()
+    var book: SubscriptionBook {
+        _read { yield services.book }
+        _modify { yield &services.book }
+    }
+    var positions: ReadPositions {
+        _read { yield services.positions }
+        _modify { yield &services.positions }
+    }
     /// Typing in the loop's channels.
     private(set) var typing: ChannelTyping!
     /// Presence: of the users homed here, and as heard for the sessions here (Presences.swift).
@@ -133,7 +139,7 @@ final class Home {
         directoryRequests = DirectoryRequests(home: self)
         inviteLinks = InviteLinks(services: services, requests: directoryRequests)
         moderation = Moderation(services: services, requests: directoryRequests, auditTrail: auditTrail)
-        permissionRequests = PermissionRequests(home: self)
+        permissionRequests = PermissionRequests(services: services, requests: directoryRequests)
         reading = Reading(home: self)
         // With one home its own tallies are each user's whole count; otherwise users' homes keep it.
         book.recordsTallies = settings.loops > 1 || !settings.cluster.isEmpty

@@ -19,6 +19,14 @@ extension HomePart {
     var log: ServerLog { services.log }
     /// Borrowed, not copied: parts read it in loops.
     var directory: Directory { _read { yield services.directory } }
+    var book: SubscriptionBook {
+        _read { yield services.book }
+        _modify { yield &services.book }
+    }
+    var positions: ReadPositions {
+        _read { yield services.positions }
+        _modify { yield &services.positions }
+    }
     func now() -> UInt64 { services.clock() }
     func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { services.runner.read(request, then: then) }
     func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {

@@ -17,6 +17,10 @@ final class HomeServices {
     let registry = SessionRegistry()
     let metrics: NodeMetrics
     var directory = Directory()
+    /// Who subscribed to what (SubscriptionBook): read by delivery, typing, unread and permission changes.
+    var book = SubscriptionBook()
+    /// Users' read positions and mentions per channel (what unread numbers are made of).
+    var positions = ReadPositions()
     var ids: UIDGenerator
     /// Commits, reads, the inbox and the live copies of addressed items (set once the home is built).
     var runner: EffectRunner!

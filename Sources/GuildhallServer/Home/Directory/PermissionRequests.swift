@@ -9,11 +9,16 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class PermissionRequests: WholeHomePart {
-    unowned let home: Home
-    init(home: Home) { self.home = home }
+final class PermissionRequests: HomePart {
+    unowned let services: HomeServices
+    /// Role and override changes are changes to a server, queued and written as its other changes are.
+    private unowned let requests: DirectoryRequests
+
+    init(services: HomeServices, requests: DirectoryRequests) {
+        self.services = services
+        self.requests = requests
+    }
     /// Where changes to a server queue and become effects.
-    private var requests: DirectoryRequests { home.directoryRequests }
 }
 
 extension PermissionRequests {
@@ -110,7 +115,7 @@ extension PermissionRequests {
             }
             let audit = try self.requests.audit(.overrideChanged, o.serverID, by: s, target: target, channel: o.channelID, changes: bits.changes,
                                                 onlyIfChanged: true, reason: r.reason)
-            let audience: Notice.Audience = if let c = self.home.directory.channel(o.channelID) {
+            let audience: Notice.Audience = if let c = self.directory.channel(o.channelID) {
                 .channel(c, isPublic: false)
             } else {
                 .server(o.serverID, isPublic: false)
@@ -123,8 +128,8 @@ extension PermissionRequests {
     func listRoles(_ r: GHListRoles, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             var list = GHRoleList()
-            list.roles = try home.directory.seen(by: s.user).roles(of: r.serverID).map(GHRoleInfo.init)
-            list.overrides = try home.directory.seen(by: s.user).overrides(of: r.serverID).map(GHPermissionOverride.init)
+            list.roles = try directory.seen(by: s.user).roles(of: r.serverID).map(GHRoleInfo.init)
+            list.overrides = try directory.seen(by: s.user).overrides(of: r.serverID).map(GHPermissionOverride.init)
             s.respond(id, .roles(list))
         }
     }
@@ -132,13 +137,13 @@ extension PermissionRequests {
     func getPermissions(_ r: GHGetPermissions, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let user = r.userID.isEmpty ? s.user : r.userID
-            _ = try home.directory.seen(by: s.user).server(r.serverID)
+            _ = try directory.seen(by: s.user).server(r.serverID)
             if r.channelID != 0 {
-                guard let c = home.directory.channel(r.channelID), c.serverID == r.serverID, home.directory.canView(s.user, c) else {
+                guard let c = directory.channel(r.channelID), c.serverID == r.serverID, directory.canView(s.user, c) else {
                     throw Failure.notFound("channel \(r.channelID) not found")
                 }
             }
-            guard let granted = home.directory.permissions(of: user, in: r.serverID, channel: r.channelID == 0 ? nil : r.channelID) else {
+            guard let granted = directory.permissions(of: user, in: r.serverID, channel: r.channelID == 0 ? nil : r.channelID) else {
                 throw Failure.notFound("\(user) is not a member of server \(r.serverID)")
             }
             var p = GHPermissions()
@@ -162,11 +167,11 @@ extension Subscriptions {
         var autoUsers: Set<UserID> = []
         for s in sessions {
             if s.autoSubscribe { autoUsers.insert(s.user) }
-            guard let held = home.book.subscriptions(of: s.key) else { continue }
+            guard let held = book.subscriptions(of: s.key) else { continue }
             var lost: [ChannelID: SubscriptionTarget] = [:]
             for (kind, t) in held.all where t.server == server && kind.targetsChannel && Self.memberKinds.contains(kind) {
                 guard let c = directory.channel(t.channel), !directory.canView(s.user, c) else { continue }
-                home.book.unsubscribe(s.key, kind, t)
+                book.unsubscribe(s.key, kind, t)
                 lost[t.channel] = t
             }
             tellSubscriptionChanges(lost.sorted { $0.key < $1.key }.map { Self.entry(nil, $0.value) }, to: [s])
