@@ -115,7 +115,6 @@ final class Home {
         self.loop = loop
         self.links = links
         map = HomeMap(settings)
-        typing = ChannelTyping(home: self, settings: settings)
         presences = Presences(home: self)
         memberLists = MemberLists(services: services, presences: presences)
         auditTrail = AuditTrail(services: services)
@@ -141,6 +140,7 @@ final class Home {
         moderation = Moderation(services: services, requests: directoryRequests, auditTrail: auditTrail)
         permissionRequests = PermissionRequests(services: services, requests: directoryRequests)
         reading = Reading(home: self)
+        typing = ChannelTyping(services: services, moderation: moderation, userHome: userHome, reception: reception)
         // With one home its own tallies are each user's whole count; otherwise users' homes keep it.
         book.recordsTallies = settings.loops > 1 || !settings.cluster.isEmpty
         adopt(snapshot)

@@ -8,12 +8,22 @@ import GuildhallCore
 import GuildhallWire
 
 /// Who is typing where.
-final class ChannelTyping: WholeHomePart {
-    unowned let home: Home
+final class ChannelTyping: HomePart {
+    unowned let services: HomeServices
     var board: TypingBoard
+    /// A timed-out member may not type.
+    private unowned let moderation: Moderation
+    /// Direct conversations, whose members hear each other type.
+    private unowned let userHome: UserHome
+    /// Where a direct peer's state is made ready to serve (Reception.serve).
+    private unowned let reception: Reception
 
-    init(home: Home, settings: Settings) {
-        self.home = home
+    init(services: HomeServices, moderation: Moderation, userHome: UserHome, reception: Reception) {
+        self.services = services
+        self.moderation = moderation
+        self.userHome = userHome
+        self.reception = reception
+        let settings = services.settings
         board = TypingBoard(throttleMs: UInt64(settings.typingThrottleMs), expiryMs: UInt64(settings.typingExpiryMs))
     }
 }
@@ -22,7 +32,7 @@ extension ChannelTyping {
     func sendTyping(_ r: GHSendTyping, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let c = try directory.seen(by: s.user).channel(r.channelID)
-            try home.moderation.requireNotTimedOut(s.user, in: c.serverID)
+            try moderation.requireNotTimedOut(s.user, in: c.serverID)
             if board.typed(s.user, in: c.id, now: now()) { typersChanged(c, by: s.user) }
             s.respond(id, .ok(GHOk()))
         }
@@ -33,7 +43,7 @@ extension ChannelTyping {
     /// id stands for the channel, server 0).
     func sendDirectTyping(_ r: GHSendTyping, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            let directs = home.userHome.directs
+            let directs = userHome.directs
             let found = r.conversationID != 0 ? directs[r.conversationID].flatMap { $0.includes(s.user) ? $0 : nil }
                 : r.peerID != s.user ? directs.between(s.user, r.peerID) : nil
             guard let c = found else {
@@ -50,7 +60,7 @@ extension ChannelTyping {
     func directTypersChanged(_ c: DirectConversation, by typer: UserID) {
         let now = now()
         for member in c.others(of: typer) {
-            home.reception.serve(member)
+            reception.serve(member)
             let entry = typers(in: c.id, server: 0, now: now, for: member)
             for s in registry.sessions(of: member).values where s.detachedSince == nil { s.port.typing(entry) }
         }
@@ -61,7 +71,7 @@ extension ChannelTyping {
     func typersChanged(_ c: ChannelRecord, by typer: UserID) {
         let now = now()
         var lists: [UserID: GHChannelTypers] = [:]
-        for key in home.book.holders(.channelTyping, SubscriptionTarget(server: c.serverID, channel: c.id)) {
+        for key in book.holders(.channelTyping, SubscriptionTarget(server: c.serverID, channel: c.id)) {
             guard let s = registry.all[key], s.user != typer, s.detachedSince == nil else { continue }
             if lists[s.user] == nil { lists[s.user] = typers(in: c.id, server: c.serverID, now: now, for: s.user) }
             s.port.typing(lists[s.user]!)
