@@ -131,8 +131,8 @@ final class Home {
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(services: services)
         messageOperations = MessageOperations(home: self)
-        attachments = Attachments(home: self)
         userHome = UserHome(home: self)
+        attachments = Attachments(services: services, userHome: userHome, profiles: profiles)
         messageReads = MessageReads(services: services, userHome: userHome) { [unowned self] m, user in self.shown(m, to: user) }
         subscriptions = Subscriptions(home: self)
         directoryRequests = DirectoryRequests(home: self)

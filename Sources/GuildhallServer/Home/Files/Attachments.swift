@@ -20,8 +20,11 @@ import GuildhallFiles
 import GuildhallLoop
 import GuildhallStore
 
-final class Attachments: WholeHomePart {
-    unowned let home: Home
+final class Attachments: HomePart {
+    unowned let services: HomeServices
+    /// What the sweep asks before a file goes: whether its conversation or its uploader's profile still holds it.
+    unowned let userHome: UserHome
+    private unowned let profiles: Profiles
     /// The file store's worker (nil: this node keeps no files).
     var work: FileWork?
     /// Files named by a send under way.
@@ -35,7 +38,11 @@ final class Attachments: WholeHomePart {
     /// How many rows one sweep takes at most.
     static let sweepBatch = 500
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, userHome: UserHome, profiles: Profiles) {
+        self.services = services
+        self.userHome = userHome
+        self.profiles = profiles
+    }
 
     /// Starts the sweep's timer (a look each second; a sweep each file-sweep-seconds).
     func startSweeping(on loop: EventLoop) {
@@ -116,9 +123,9 @@ final class Attachments: WholeHomePart {
     func sweep() {
         guard let work else { return }
         sweeping = true
-        if home.index == 0 {
+        if services.index == 0 {
             read(.fileTotals) { totals in
-                if totals.error == nil { self.home.metrics.filesStored(count: totals.count, bytes: totals.bytes) }
+                if totals.error == nil { self.services.metrics.filesStored(count: totals.count, bytes: totals.bytes) }
             }
         }
         let graceMs = UInt64(settings.fileGraceSeconds) * 1000, now = now()
@@ -127,17 +134,17 @@ final class Attachments: WholeHomePart {
             let mine = found.files.filter { f in
                 !self.claimed.contains(f.id) && (f.serverID != 0 && f.channelID == 0 ? self.isUnusedIcon(f)
                     : f.serverID != 0 ? self.directory.server(f.serverID) != nil
-                    : f.channelID != 0 ? self.home.userHome.directs[f.channelID] != nil : self.home.profiles.isUnusedAvatar(f))
+                    : f.channelID != 0 ? self.userHome.directs[f.channelID] != nil : self.profiles.isUnusedAvatar(f))
             }
             let ticket = self.ask { outcome in
                 guard case .removed(let ids, let blobs) = outcome else { return self.sweeping = false }
                 let swept = Set(ids)
                 let rows = mine.filter { swept.contains($0.id) }
                 guard !rows.isEmpty || blobs > 0 else { return self.sweeping = false }
-                self.home.metrics.filesSwept(unsent: rows.filter { !$0.removed }.count, removed: rows.filter(\.removed).count, blobs: blobs)
+                self.services.metrics.filesSwept(unsent: rows.filter { !$0.removed }.count, removed: rows.filter(\.removed).count, blobs: blobs)
                 self.commit(rows.map { .fileSwept($0.id, serverID: $0.serverID, channelID: $0.channelID) }, from: nil) { _ in self.sweeping = false }
             }
-            work.sweep(mine.map(\.id), blobGraceSeconds: self.home.index == 0 ? self.settings.fileGraceSeconds : nil, ticket: ticket)
+            work.sweep(mine.map(\.id), blobGraceSeconds: self.services.index == 0 ? self.settings.fileGraceSeconds : nil, ticket: ticket)
         }
     }
 

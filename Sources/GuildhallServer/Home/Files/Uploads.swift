@@ -27,7 +27,7 @@ extension Attachments {
             }
             let now = now()
             var writes: [StoreWrite] = [], opened: DirectConversation?
-            var file = FileRecord(id: home.ids.next(nowMillis: now), uploader: s.user, serverID: 0, channelID: 0, filename: r.filename, contentType: type,
+            var file = FileRecord(id: services.ids.next(nowMillis: now), uploader: s.user, serverID: 0, channelID: 0, filename: r.filename, contentType: type,
                                   size: r.size, sha256: r.sha256.lowercased(), createdAt: now)
             if r.avatar {
                 // The user's own: server and channel 0.
@@ -35,10 +35,10 @@ extension Attachments {
                 // The server's (the request table checked MANAGE_SERVER there): channel 0.
                 file.serverID = r.serverIcon
             } else if !direct {
-                let c = try home.services.readableChannel(r.channelID, for: s)
+                let c = try services.readableChannel(r.channelID, for: s)
                 (file.serverID, file.channelID) = (c.serverID, c.id)
             } else {
-                let (c, write) = try home.userHome.conversation(id: r.conversationID, peer: r.peerID, from: s, now: now)
+                let (c, write) = try userHome.conversation(id: r.conversationID, peer: r.peerID, from: s, now: now)
                 file.channelID = c.id
                 if let write { writes.append(write); opened = c }
             }
