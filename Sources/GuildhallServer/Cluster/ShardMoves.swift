@@ -9,18 +9,8 @@ import GuildhallCore
 import GuildhallStore
 
 extension Home {
-    /// Where a user's home is: a loop here, or (in a cluster) a loop of the node owning its shard.
-    /// While no node owns it, this node's loop (whose writes for it the log then refuses).
-    func place(user: UserID) -> Int {
-        guard !settings.cluster.isEmpty, gateway != nil else { return map.home(user: user) }
-        return gateway.limits.node.cluster.place(user: user) ?? map.home(user: user)
-    }
-
-    /// Where a guild's home is (in a cluster, also a channel's or conversation's, by id).
-    func place(guild id: ServerID) -> Int {
-        guard !settings.cluster.isEmpty, gateway != nil else { return map.home(guild: id) }
-        return gateway.limits.node.cluster.place(guild: id) ?? map.home(guild: id)
-    }
+    func place(user: UserID) -> Int { services.place(user: user) }
+    func place(guild id: ServerID) -> Int { services.place(guild: id) }
 
     static let notServedHere = Failure(.unavailable, "this node does not serve that now (it is moving); retry")
 

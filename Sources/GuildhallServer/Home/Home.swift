@@ -27,9 +27,12 @@ final class Home {
     }
     var log: ServerLog { services.log }
     var clock: @Sendable () -> UInt64 { services.clock }
-    let loop: EventLoop
+    var loop: EventLoop { services.loop }
     /// The loop's own gateway: its sessions are ports without a message between.
-    unowned var gateway: Gateway!
+    var gateway: Gateway! {
+        get { services.gateway }
+        set { services.gateway = newValue }
+    }
 
     var directory: Directory {
         _read { yield services.directory }
@@ -101,31 +104,28 @@ final class Home {
     /// The home's half of the interest, and the feed of the gateways' halves.
     private(set) var interest: InterestFeed!
     /// The other loops (LoopLinks.swift).
-    let links: LoopLinks
+    var links: LoopLinks { services.links }
     /// Which home owns what.
-    let map: HomeMap
+    var map: HomeMap { services.map }
     /// In a cluster: the generation of each shard's state this home loaded (JobShards).
     var shardGenerations: [Int: UInt64] = [:]
 
     /// Builds the home on its loop from its share of the store's snapshot.
     init(index: Int, loop: EventLoop, settings: Settings, log: ServerLog, clock: @escaping @Sendable () -> UInt64,
          store: Store, share snapshot: StoreSnapshot, links: LoopLinks, metrics: NodeMetrics) {
-        services = HomeServices(index: index, settings: settings, log: log, clock: clock, metrics: metrics)
+        services = HomeServices(index: index, settings: settings, log: log, clock: clock, loop: loop, links: links, metrics: metrics)
         registry = services.registry
-        self.loop = loop
-        self.links = links
-        map = HomeMap(settings)
         presences = Presences(home: self)
         memberLists = MemberLists(services: services, presences: presences)
         auditTrail = AuditTrail(services: services)
         pinboard = Pinboard(services: services, auditTrail: auditTrail) { [unowned self] m, user in self.shown(m, to: user) }
         profiles = Profiles(home: self)
         pushNotices = PushNotices(services: services, presences: presences, profiles: profiles)
-        directPrivacy = DirectPrivacy(home: self)
+        directPrivacy = DirectPrivacy(services: services)
         webhooks = Webhooks(home: self)
         offlineDelivery = OfflineDelivery(home: self)
         reception = Reception(home: self)
-        publishers = PublisherPause(home: self)
+        publishers = PublisherPause(services: services, reception: reception)
         interest = InterestFeed(home: self)
         services.runner = EffectRunner(store: store, lane: index, map: map, registry: registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)

@@ -5,6 +5,7 @@
 // old names here. Loop thread only.
 
 import GuildhallCore
+import GuildhallLoop
 import GuildhallStore
 
 final class HomeServices {
@@ -13,6 +14,12 @@ final class HomeServices {
     var settings: Settings
     let log: ServerLog
     let clock: @Sendable () -> UInt64
+    let loop: EventLoop
+    /// The other loops (LoopLinks.swift), and which home owns what.
+    let links: LoopLinks
+    let map: HomeMap
+    /// The loop's own gateway (set once it is built): its sessions, and in a cluster which node serves what.
+    unowned var gateway: Gateway!
     /// The sessions and the interest index of who is online (shared with the gateway).
     let registry = SessionRegistry()
     let metrics: NodeMetrics
@@ -25,16 +32,33 @@ final class HomeServices {
     /// Commits, reads, the inbox and the live copies of addressed items (set once the home is built).
     var runner: EffectRunner!
 
-    init(index: Int, settings: Settings, log: ServerLog, clock: @escaping @Sendable () -> UInt64, metrics: NodeMetrics) {
+    init(index: Int, settings: Settings, log: ServerLog, clock: @escaping @Sendable () -> UInt64, loop: EventLoop, links: LoopLinks,
+         metrics: NodeMetrics) {
         self.index = index
         self.settings = settings
         self.log = log
         self.clock = clock
+        self.loop = loop
+        self.links = links
+        map = HomeMap(settings)
         self.metrics = metrics
         ids = UIDGenerator(node: UInt64(settings.nodeID), lane: index, lanes: settings.loops)
     }
 
     func now() -> UInt64 { clock() }
+
+    /// Where a user's home is: a loop here, or (in a cluster) a loop of the node owning its shard.
+    /// While no node owns it, this node's loop (whose writes for it the log then refuses).
+    func place(user: UserID) -> Int {
+        guard !settings.cluster.isEmpty, gateway != nil else { return map.home(user: user) }
+        return gateway.limits.node.cluster.place(user: user) ?? map.home(user: user)
+    }
+
+    /// Where a guild's home is (in a cluster, also a channel's or conversation's, by id).
+    func place(guild id: ServerID) -> Int {
+        guard !settings.cluster.isEmpty, gateway != nil else { return map.home(guild: id) }
+        return gateway.limits.node.cluster.place(guild: id) ?? map.home(guild: id)
+    }
 
     /// An id for a new channel or conversation: in a cluster it hashes to
     /// the same shard as `shardOf` (the guild's id, or the lower user's

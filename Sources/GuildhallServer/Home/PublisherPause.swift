@@ -21,8 +21,10 @@
 import GuildhallCore
 import GuildhallLoop
 
-final class PublisherPause: WholeHomePart {
-    unowned let home: Home
+final class PublisherPause: HomePart {
+    unowned let services: HomeServices
+    /// Where a released publisher's held sends go on.
+    private unowned let reception: Reception
     /// Publishers not read until the outbound bytes drain, with when they were paused.
     private var paused: [(session: HomeSession, since: UInt64)] = []
     /// Bytes the fan-out of sends waiting for their commit will queue.
@@ -30,10 +32,13 @@ final class PublisherPause: WholeHomePart {
     /// Looks at the paused publishers while there are any.
     private var lookAgain: LoopTimer?
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, reception: Reception) {
+        self.services = services
+        self.reception = reception
+    }
 
     /// Bytes queued and about to be queued on the sessions of every loop.
-    var outboundPressure: Int { home.gateway.outboundBounds.drainingBytes + home.links.outboundBytes + pendingFanOutBytes }
+    var outboundPressure: Int { services.gateway.outboundBounds.drainingBytes + services.links.outboundBytes + pendingFanOutBytes }
 
     /// A send of `bytes` to `recipients` sessions was accepted by `s`: counts
     /// its fan-out until `fanOutQueued`, and pauses `s` if that is past the bound.
@@ -42,9 +47,9 @@ final class PublisherPause: WholeHomePart {
         pendingFanOutBytes += projected
         if outboundPressure > settings.outboundPauseBytes && !s.readPauses.contains(.outbound) {
             s.pauseReading(.outbound)
-            paused.append((s, home.loop.nowMillis))
+            paused.append((s, services.loop.nowMillis))
             if paused.count == 1 {
-                if lookAgain == nil { lookAgain = LoopTimer(loop: home.loop) }
+                if lookAgain == nil { lookAgain = LoopTimer(loop: services.loop) }
                 lookAgain?.start(afterMillis: 10, repeatMillis: 10) { [unowned self] in self.resumeIfDrained() }
             }
         }
@@ -56,14 +61,14 @@ final class PublisherPause: WholeHomePart {
 
     /// Once per loop turn: read paused publishers again once the queues drained.
     func resumeIfDrained() {
-        guard !paused.isEmpty, outboundPressure <= settings.outboundPauseBytes / 2, !home.gateway.shuttingDown else { return }
-        let waiting = paused, now = home.loop.nowMillis
+        guard !paused.isEmpty, outboundPressure <= settings.outboundPauseBytes / 2, !services.gateway.shuttingDown else { return }
+        let waiting = paused, now = services.loop.nowMillis
         paused.removeAll()
         lookAgain?.stop()
         for (s, since) in waiting where s.isLoggedIn {
-            home.metrics.publisherPauses.record(Double(now &- since) / 1000)
+            services.metrics.publisherPauses.record(Double(now &- since) / 1000)
             s.resumeReading(.outbound)
-            home.reception.releaseHeldSends(s)
+            reception.releaseHeldSends(s)
         }
     }
 

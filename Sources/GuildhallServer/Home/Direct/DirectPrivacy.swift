@@ -19,8 +19,8 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class DirectPrivacy: WholeHomePart {
-    unowned let home: Home
+final class DirectPrivacy: HomePart {
+    unowned let services: HomeServices
     /// Users homed here who accept direct messages only from server-mates.
     private(set) var serverMatesOnly: Set<UserID> = []
     /// Questions asked of every home, by token.
@@ -48,7 +48,7 @@ final class DirectPrivacy: WholeHomePart {
         }
     }
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices) { self.services = services }
 
     func load(_ users: [UserID]) { serverMatesOnly.formUnion(users) }
 
@@ -57,8 +57,8 @@ final class DirectPrivacy: WholeHomePart {
     /// other home forgets what it kept of it, and so does this one.
     func chosen(_ user: UserID, serverMatesOnly only: Bool) {
         if only { serverMatesOnly.insert(user) } else { serverMatesOnly.remove(user) }
-        for place in home.gateway.routes.everyPlace where place != home.index {
-            home.links.post(.mail(home.index, [.directPrivacyChanged(user)]), to: place)
+        for place in services.gateway.routes.everyPlace where place != services.index {
+            services.links.post(.mail(services.index, [.directPrivacyChanged(user)]), to: place)
         }
         forget(user)
     }
@@ -99,28 +99,28 @@ extension DirectPrivacy {
         let now = now()
         let unknown = to.filter { user in kept[Pair(from: from, to: user)].map { now - $0 >= Self.keptMs } ?? true }
         guard !unknown.isEmpty else { return then(nil) }
-        let places = home.gateway.routes.everyPlace
+        let places = services.gateway.routes.everyPlace
         nextToken += 1
         let token = nextToken
         asking[token] = Question(from: from, to: unknown, askedAt: now, waiting: places.count, then: then)
         for place in places {
-            if place == home.index {
+            if place == services.index {
                 heard(token: token, parts(from: from, to: unknown))
             } else {
-                home.links.post(.mail(home.index, [.directCheck(token: token, from: from, to: unknown)]), to: place)
+                services.links.post(.mail(services.index, [.directCheck(token: token, from: from, to: unknown)]), to: place)
             }
         }
     }
 
     /// Another home asks: this home's part for each user.
     func answer(token: UInt64, from: UserID, to: [UserID], asker: Int) {
-        home.links.post(.mail(home.index, [.directChecked(token: token, parts(from: from, to: to))]), to: asker)
+        services.links.post(.mail(services.index, [.directChecked(token: token, parts(from: from, to: to))]), to: asker)
     }
 
     private func parts(from: UserID, to: [UserID]) -> [DirectVerdict] {
         let theirs = Set(directory.serverIDs(of: from))
         return to.map { user in
-            DirectVerdict(user: user, home: home.place(user: user) == home.index, serverMatesOnly: serverMatesOnly.contains(user),
+            DirectVerdict(user: user, home: services.place(user: user) == services.index, serverMatesOnly: serverMatesOnly.contains(user),
                           sharesAServer: directory.serverIDs(of: user).contains { theirs.contains($0) })
         }
     }
