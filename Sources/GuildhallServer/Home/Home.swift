@@ -126,7 +126,7 @@ final class Home {
         offlineDelivery = OfflineDelivery(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(services: services, reception: reception)
-        interest = InterestFeed(home: self)
+        interest = InterestFeed(services: services)
         services.runner = EffectRunner(store: store, lane: index, map: map, registry: registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(services: services)

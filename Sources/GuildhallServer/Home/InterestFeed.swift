@@ -8,8 +8,8 @@
 
 import GuildhallCore
 
-final class InterestFeed: WholeHomePart {
-    unowned let home: Home
+final class InterestFeed: HomePart {
+    unowned let services: HomeServices
     /// Per channel, sessions holding its message subscription on each loop.
     private var counts: [ChannelID: [Int: Int]] = [:]
     /// Per server, sessions of online members on each loop (a small server's audience).
@@ -20,28 +20,28 @@ final class InterestFeed: WholeHomePart {
     /// its members (it turned small) they are told all of them again.
     private var memberStatesUntold: Set<ServerID> = []
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices) { self.services = services }
 
     /// Tells the gateways the subscriptions taken and dropped, and the online
     /// members who came and went, since the last call.
     func sync() {
         for c in registry.takeMemberChanges() {
-            let loop = home.links.place(ofSession: c.session)
+            let loop = services.links.place(ofSession: c.session)
             var perLoop = memberCounts[c.server] ?? [:]
             perLoop[loop, default: 0] += c.member ? 1 : -1
             if perLoop[loop]! <= 0 { perLoop.removeValue(forKey: loop) }
             memberCounts[c.server] = perLoop.isEmpty ? nil : perLoop
-            home.links.interest(.member(key: c.session, user: c.user, server: c.server, states: c.member ? states(of: c.user, in: c.server) : nil),
-                                to: loop, local: home.gateway)
+            services.links.interest(.member(key: c.session, user: c.user, server: c.server, states: c.member ? states(of: c.user, in: c.server) : nil),
+                                to: loop, local: services.gateway)
         }
-        for c in home.book.takeMessageChanges() {
-            let loop = home.links.place(ofSession: c.session)
+        for c in book.takeMessageChanges() {
+            let loop = services.links.place(ofSession: c.session)
             var perLoop = counts[c.target.channel] ?? [:]
             perLoop[loop, default: 0] += c.holds ? 1 : -1
             if perLoop[loop]! <= 0 { perLoop.removeValue(forKey: loop) }
             counts[c.target.channel] = perLoop.isEmpty ? nil : perLoop
-            let state = c.holds ? home.positions.state(c.user, c.target.channel) : nil
-            home.links.interest(.holds(key: c.session, user: c.user, channel: c.target.channel, state: state), to: loop, local: home.gateway)
+            let state = c.holds ? positions.state(c.user, c.target.channel) : nil
+            services.links.interest(.holds(key: c.session, user: c.user, channel: c.target.channel, state: state), to: loop, local: services.gateway)
         }
     }
 
@@ -54,7 +54,7 @@ final class InterestFeed: WholeHomePart {
         sync()
         drop()
         _ = registry.takeMemberChanges()
-        _ = home.book.takeMessageChanges()
+        _ = book.takeMessageChanges()
         for s in servers {
             memberCounts.removeValue(forKey: s)
             memberStatesUntold.remove(s)
@@ -79,12 +79,12 @@ final class InterestFeed: WholeHomePart {
         guard toMembers || counts[channel] != nil else { return }
         var told: [Int] = []
         for s in sessions.values {
-            guard (toMembers && registry.isOnlineMember(s.key, of: server)) || home.book.level(of: s.key, in: channel) == .messages else { continue }
-            let loop = home.links.place(ofSession: s.key)
+            guard (toMembers && registry.isOnlineMember(s.key, of: server)) || book.level(of: s.key, in: channel) == .messages else { continue }
+            let loop = services.links.place(ofSession: s.key)
             guard !told.contains(loop) else { continue }
             told.append(loop)
-            home.links.interest(.position(user: user, channel: channel, server: server, home.positions.state(user, channel)), to: loop,
-                                local: home.gateway)
+            services.links.interest(.position(user: user, channel: channel, server: server, positions.state(user, channel)), to: loop,
+                                local: services.gateway)
         }
     }
 
@@ -93,7 +93,7 @@ final class InterestFeed: WholeHomePart {
     func deliver(_ e: ChannelEvent) {
         guard let perLoop = e.toMembers ? memberCounts[e.channel.serverID] : counts[e.channel.id] else { return }
         if e.toMembers { tellMemberStates(of: e.channel.serverID) }
-        for (loop, n) in perLoop where n > 0 { home.links.deliver(e, to: loop, holders: n, local: home.gateway) }
+        for (loop, n) in perLoop where n > 0 { services.links.deliver(e, to: loop, holders: n, local: services.gateway) }
     }
 
     /// Before a delivery to `server`'s online members: if their moved
@@ -102,8 +102,8 @@ final class InterestFeed: WholeHomePart {
     func tellMemberStates(of server: ServerID) {
         guard memberStatesUntold.remove(server) != nil else { return }
         for s in registry.onlineMembers(of: server).values {
-            home.links.interest(.member(key: s.key, user: s.user, server: server, states: states(of: s.user, in: server)),
-                                to: home.links.place(ofSession: s.key), local: home.gateway)
+            services.links.interest(.member(key: s.key, user: s.user, server: server, states: states(of: s.user, in: server)),
+                                to: services.links.place(ofSession: s.key), local: services.gateway)
         }
     }
 
@@ -111,7 +111,7 @@ final class InterestFeed: WholeHomePart {
     private func states(of user: UserID, in server: ServerID) -> [ChannelID: PositionState] {
         var states: [ChannelID: PositionState] = [:]
         for channel in directory.channelIDs(of: server) {
-            let state = home.positions.state(user, channel)
+            let state = positions.state(user, channel)
             if state.position.readSeq != 0 || !state.mentions.isEmpty { states[channel] = state }
         }
         return states
