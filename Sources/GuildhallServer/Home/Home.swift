@@ -115,7 +115,7 @@ final class Home {
          store: Store, share snapshot: StoreSnapshot, links: LoopLinks, metrics: NodeMetrics) {
         services = HomeServices(index: index, settings: settings, log: log, clock: clock, loop: loop, links: links, metrics: metrics)
         registry = services.registry
-        presences = Presences(home: self)
+        presences = Presences(services: services)
         memberLists = MemberLists(services: services, presences: presences)
         auditTrail = AuditTrail(services: services)
         pinboard = Pinboard(services: services, auditTrail: auditTrail) { [unowned self] m, user in self.shown(m, to: user) }
@@ -141,6 +141,7 @@ final class Home {
         permissionRequests = PermissionRequests(services: services, requests: directoryRequests)
         reading = Reading(home: self)
         typing = ChannelTyping(services: services, moderation: moderation, userHome: userHome, reception: reception)
+        presences.hear(userHome, reception, memberLists)
         // With one home its own tallies are each user's whole count; otherwise users' homes keep it.
         book.recordsTallies = settings.loops > 1 || !settings.cluster.isEmpty
         adopt(snapshot)
@@ -195,9 +196,7 @@ final class Home {
 
     /// The gateway side of session `key`: the session itself on the home's
     /// own loop, else a port that sends commands to its loop.
-    func port(for key: UInt64) -> (any SessionPort)? {
-        links.place(ofSession: key) == index ? gateway.sessions[key] : links.port(for: key)
-    }
+    func port(for key: UInt64) -> (any SessionPort)? { services.port(for: key) }
 
     /// The loop's turn ends (before its gateway flushes): the gateways'
     /// interest changes, the turn's commits, coalesced receipt answers.

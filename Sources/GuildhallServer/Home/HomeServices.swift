@@ -54,6 +54,12 @@ final class HomeServices {
         return gateway.limits.node.cluster.place(user: user) ?? map.home(user: user)
     }
 
+    /// The gateway side of session `key`: the session itself on the home's
+    /// own loop, else a port that sends commands to its loop.
+    func port(for key: UInt64) -> (any SessionPort)? {
+        links.place(ofSession: key) == index ? gateway.sessions[key] : links.port(for: key)
+    }
+
     /// Where a guild's home is (in a cluster, also a channel's or conversation's, by id).
     func place(guild id: ServerID) -> Int {
         guard !settings.cluster.isEmpty, gateway != nil else { return map.home(guild: id) }

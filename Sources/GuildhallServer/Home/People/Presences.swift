@@ -23,8 +23,14 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class Presences: WholeHomePart {
-    unowned let home: Home
+final class Presences: HomePart {
+    unowned let services: HomeServices
+    /// Direct peers hear each other (the user home); a peer's state is made ready
+    /// to serve (Reception.serve); member lists show who is online. Built after
+    /// this part, and handed to it then (`hear`).
+    private unowned var userHome: UserHome!
+    private unowned var reception: Reception!
+    private unowned var memberLists: MemberLists!
     /// The users homed here.
     private(set) var book = PresenceBook()
     /// Users not offline, as their homes told: what sessions here hear at first.
@@ -41,13 +47,20 @@ final class Presences: WholeHomePart {
     /// Users whose last-seen time did not store (the commit failed): stored again with the next tick.
     private var lastSeenUnsaved: Set<UserID> = []
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices) { self.services = services }
+
+    /// The parts built after this one that it tells.
+    func hear(_ userHome: UserHome, _ reception: Reception, _ memberLists: MemberLists) {
+        self.userHome = userHome
+        self.reception = reception
+        self.memberLists = memberLists
+    }
 
     func load(_ stored: [(UserID, PresenceChoice, lastSeen: UInt64)]) {
         for (user, choice, lastSeen) in stored { book.load(user, choice, lastSeen: lastSeen) }
     }
 
-    private func isHomeOf(_ user: UserID) -> Bool { home.place(user: user) == home.index }
+    private func isHomeOf(_ user: UserID) -> Bool { services.place(user: user) == services.index }
 }
 
 // MARK: Requests (at the user's home)
@@ -123,9 +136,9 @@ extension Presences {
     /// Asks the homes of `users` for their presence now, for session `key`.
     private func ask(_ users: [UserID], for key: SessionKey) {
         var byHome: [Int: [UserID]] = [:]
-        for u in users { byHome[home.place(user: u), default: []].append(u) }
+        for u in users { byHome[services.place(user: u), default: []].append(u) }
         for (place, users) in byHome {
-            if place == home.index { asked(users, for: key, from: place) } else { home.links.post(.mail(home.index, [.presenceAsked(users: users, session: key)]), to: place) }
+            if place == services.index { asked(users, for: key, from: place) } else { services.links.post(.mail(services.index, [.presenceAsked(users: users, session: key)]), to: place) }
         }
     }
 
@@ -133,7 +146,7 @@ extension Presences {
     /// here, now (session 0: the home at `place` asks who is online, as `swapOnline`).
     func asked(_ users: [UserID], for key: SessionKey, from place: Int) {
         if key == 0 { return tellOnline(to: place) }
-        home.port(for: key)?.presence(users.map { GHPresence(book.presence(of: $0)) })
+        services.port(for: key)?.presence(users.map { GHPresence(book.presence(of: $0)) })
     }
 }
 
@@ -155,7 +168,7 @@ extension Presences {
                 if let p = shown[other.user] { first.append(p) }
             }
         }
-        for peer in home.userHome.directs.peers(of: s.user) where seen.insert(peer).inserted {
+        for peer in userHome.directs.peers(of: s.user) where seen.insert(peer).inserted {
             if let p = shown[peer] { first.append(p) }
         }
         if !first.isEmpty { s.port.presence(first) }
@@ -176,7 +189,7 @@ extension Presences {
     /// homed here is not offline, and are asked the same of theirs.
     func swapOnline(with places: [Int]) {
         for place in places {
-            home.links.post(.mail(home.index, [.presenceAsked(users: [], session: 0)]), to: place)
+            services.links.post(.mail(services.index, [.presenceAsked(users: [], session: 0)]), to: place)
             tellOnline(to: place)
         }
     }
@@ -184,7 +197,7 @@ extension Presences {
     /// The home at `place` hears who of the users homed here is not offline.
     func tellOnline(to place: Int) {
         let online = book.shownOnline.map(GHPresence.init)
-        if !online.isEmpty { home.links.post(.mail(home.index, [.presence(online)]), to: place) }
+        if !online.isEmpty { services.links.post(.mail(services.index, [.presence(online)]), to: place) }
     }
 
     /// Sessions of `users` ended without their home's word (their gateway's
@@ -218,7 +231,7 @@ extension Presences {
     /// once (a user who leaves or hides is never shown a moment longer) and
     /// stores the last-seen time.
     private func settle(_ user: UserID) {
-        let now = home.loop.nowMillis
+        let now = services.loop.nowMillis
         if let at = toldAt[user], now < at + UInt64(settings.presenceFrameIntervalMs), !book.presence(of: user).isOffline {
             held.insert(user)
             return
@@ -264,8 +277,8 @@ extension Presences {
         guard !changes.isEmpty else { return }
         let list = changes
         changes.removeAll()
-        for place in home.gateway.routes.everyPlace where place != home.index {
-            home.links.post(.mail(home.index, [.presence(list)]), to: place)
+        for place in services.gateway.routes.everyPlace where place != services.index {
+            services.links.post(.mail(services.index, [.presence(list)]), to: place)
         }
         heard(list)
     }
@@ -280,8 +293,8 @@ extension Presences {
         for server in directory.serverIDs(of: user) where directory.isSmall(server) {
             for s in registry.onlineMembers(of: server).values where s.user != user { found[s.key] = s }
         }
-        for peer in home.userHome.directs.peers(of: user) {
-            home.reception.serve(peer)
+        for peer in userHome.directs.peers(of: user) {
+            reception.serve(peer)
             for s in registry.sessions(of: peer).values { found[s.key] = s }
         }
         return Array(found.values)
@@ -295,7 +308,7 @@ extension Presences {
             let user = p.userID
             if p.status == .presenceOffline { shown[user] = nil } else { shown[user] = p }
             for s in hearers(of: user) { owe(s, p) }
-            home.memberLists.presenceChanged(p, owe: owe)
+            memberLists.presenceChanged(p, owe: owe)
         }
         for (key, presences) in owed {
             // Each user once per session, the latest (the same user may be reached several ways).
