@@ -119,7 +119,7 @@ final class Home {
         memberLists = MemberLists(services: services, presences: presences)
         auditTrail = AuditTrail(services: services)
         pinboard = Pinboard(services: services, auditTrail: auditTrail) { [unowned self] m, user in self.shown(m, to: user) }
-        profiles = Profiles(home: self)
+        profiles = Profiles(services: services, presences: presences)
         pushNotices = PushNotices(services: services, presences: presences, profiles: profiles)
         directPrivacy = DirectPrivacy(services: services)
         webhooks = Webhooks(home: self)
@@ -142,6 +142,7 @@ final class Home {
         reading = Reading(home: self)
         typing = ChannelTyping(services: services, moderation: moderation, userHome: userHome, reception: reception)
         presences.hear(userHome, reception, memberLists)
+        profiles.use(attachments, directoryRequests)
         // With one home its own tallies are each user's whole count; otherwise users' homes keep it.
         book.recordsTallies = settings.loops > 1 || !settings.cluster.isEmpty
         adopt(snapshot)

@@ -20,16 +20,32 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class Profiles: WholeHomePart {
-    unowned let home: Home
+final class Profiles: HomePart {
+    unowned let services: HomeServices
+    /// Those who hear a user's presence hear of their profile.
+    private unowned let presences: Presences
+    /// An avatar is an upload, claimed and let go (Attachments); a nickname or a
+    /// copied profile is a change to a server, queued with its other changes.
+    /// Built after this part, and handed to it then (`use`).
+    private unowned var attachments: Attachments!
+    private unowned var requests: DirectoryRequests!
     /// The profiles of users homed here who set one.
     private(set) var profiles: [UserID: UserProfile] = [:]
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, presences: Presences) {
+        self.services = services
+        self.presences = presences
+    }
+
+    /// The parts built after this one that it uses.
+    func use(_ attachments: Attachments, _ requests: DirectoryRequests) {
+        self.attachments = attachments
+        self.requests = requests
+    }
 
     func load(_ stored: [UserProfile]) { for p in stored { profiles[p.user] = p } }
 
-    private func isHomeOf(_ user: UserID) -> Bool { home.place(user: user) == home.index }
+    private func isHomeOf(_ user: UserID) -> Bool { services.place(user: user) == services.index }
 
     private func profile(of user: UserID) -> UserProfile { profiles[user] ?? UserProfile(user: user) }
 
@@ -50,12 +66,12 @@ extension Profiles {
     func setProfile(_ r: GHSetProfile, id: UInt64, from s: HomeSession, avatar: FileAttachment? = nil) {
         if r.hasAvatarFileID, avatar == nil {
             guard !r.hasAvatar else { return s.fail(id, .badRequest("name avatar or avatar_file_id, not both")) }
-            return home.attachments.resolve([r.avatarFileID], serverID: 0, channelID: 0, id: id, for: s) { found in
+            return attachments.resolve([r.avatarFileID], serverID: 0, channelID: 0, id: id, for: s) { found in
                 self.setProfile(r, id: id, from: s, avatar: found[0])
             }
         }
         var carriedOut = false
-        defer { if let avatar, !carriedOut { home.attachments.release([avatar.fileID]) } }
+        defer { if let avatar, !carriedOut { attachments.release([avatar.fileID]) } }
         attempt(id, s) { () throws(Failure) in
             let before = profile(of: s.user)
             var p = before
@@ -73,10 +89,10 @@ extension Profiles {
             let claimed = avatar.map { [$0.fileID] } ?? []
             var effects = Effects(writes: [.profile(p)], reply: .result(.profile(GHUserProfile(p))),
                                   then: {
-                                      self.home.attachments.release(claimed)
+                                      self.attachments.release(claimed)
                                       self.tell([p], changed: true)
                                   })
-            effects.failed = { self.home.attachments.release(claimed) }
+            effects.failed = { self.attachments.release(claimed) }
             effects.changes = [.profileSaved(p)]
             runner.carryOut(effects, answering: id, to: s)
             carriedOut = true
@@ -95,20 +111,19 @@ extension Profiles {
 
     /// At the guild's home: one's own nickname as any member, another's with MANAGE_NICKNAMES (audited).
     func setNickname(_ r: GHSetNickname, id: UInt64, from s: HomeSession) {
-        let requests = home.directoryRequests!
         requests.change(r.serverID, id: id, from: s) { () throws(Failure) in
             let user = r.userID.isEmpty ? s.user : r.userID
             let other = user != s.user
-            if other { try self.home.services.requirePermission(.manageNicknames, at: .server(r.serverID), for: s) }
+            if other { try self.services.requirePermission(.manageNicknames, at: .server(r.serverID), for: s) }
             let before = self.directory.member(user, of: r.serverID)
             let decision = try self.directory.decide.setNickname(r.nickname, of: user, in: r.serverID, by: s.user)
             let member = decision.value
             var names = AuditDiff()
             names.field("nickname", before?.nickname, member.nickname)
-            let audit = other ? try requests.audit(.memberNicknameChanged, r.serverID, by: s, target: user, changes: names.changes,
+            let audit = other ? try self.requests.audit(.memberNicknameChanged, r.serverID, by: s, target: user, changes: names.changes,
                                                    onlyIfChanged: true, reason: r.reason) : []
             guard !decision.changes.isEmpty else { return Effects(reply: .result(.member(GHMember(member)))) }
-            return requests.effects(decision, also: audit, reply: .result(.member(GHMember(member))),
+            return self.requests.effects(decision, also: audit, reply: .result(.member(GHMember(member))),
                                     notices: [Notice(.memberUpdated, .server(r.serverID, isPublic: false), actor: s.user, targeted: [user]) {
                                         $0.member = GHMember(member)
                                     }])
@@ -121,8 +136,8 @@ extension Profiles {
 extension Profiles {
     /// Tells `list` (of users homed here) to every home, this one included.
     private func tell(_ list: [UserProfile], changed: Bool) {
-        for place in home.gateway.routes.everyPlace where place != home.index {
-            home.links.post(.mail(home.index, [.profiles(list, changed: changed)]), to: place)
+        for place in services.gateway.routes.everyPlace where place != services.index {
+            services.links.post(.mail(services.index, [.profiles(list, changed: changed)]), to: place)
         }
         heard(list, changed: changed)
     }
@@ -137,13 +152,13 @@ extension Profiles {
     func asked(_ users: [UserID], from place: Int) {
         let list = users.compactMap { profiles[$0] }
         guard !list.isEmpty else { return }
-        if place == home.index { heard(list, changed: false) } else { home.links.post(.mail(home.index, [.profiles(list, changed: false)]), to: place) }
+        if place == services.index { heard(list, changed: false) } else { services.links.post(.mail(services.index, [.profiles(list, changed: false)]), to: place) }
     }
 
     /// A guild here admitted `user`: their home is asked for their profile, for the new member's copies.
     func admitted(_ user: UserID) {
-        let place = home.place(user: user)
-        if place == home.index { asked([user], from: place) } else { home.links.post(.mail(home.index, [.profilesAsked(users: [user])]), to: place) }
+        let place = services.place(user: user)
+        if place == services.index { asked([user], from: place) } else { services.links.post(.mail(services.index, [.profilesAsked(users: [user])]), to: place) }
     }
 
     /// Users' homes told of profiles: the copies on members here follow, and a change is told to those here who hear the user.
@@ -157,7 +172,7 @@ extension Profiles {
             n.time = now()
             n.user = GHUserProfile(p)
             // Those who hear the user's presence, and the user's own sessions (their other devices).
-            let hearers = home.presences.hearers(of: p.user)
+            let hearers = presences.hearers(of: p.user)
             let keys = Set(hearers.map(\.key))
             (hearers + registry.sessions(of: p.user).values.filter { !keys.contains($0.key) }).push(n)
         }
@@ -165,7 +180,7 @@ extension Profiles {
 
     /// Stores `p`'s copies on the member in `server`, in turn with the server's other changes.
     private func copy(_ p: UserProfile, in server: ServerID) {
-        let queue = home.directoryRequests.changesInFlight
+        let queue = requests.changesInFlight
         queue.run(server) { [self] in
             // Left, or copied meanwhile: nothing to do.
             guard let m = directory.member(p.user, of: server)?.copying(p) else { return queue.done(server) }
