@@ -122,7 +122,6 @@ final class Home {
         profiles = Profiles(services: services, presences: presences)
         pushNotices = PushNotices(services: services, presences: presences, profiles: profiles)
         directPrivacy = DirectPrivacy(services: services)
-        webhooks = Webhooks(home: self)
         offlineDelivery = OfflineDelivery(home: self)
         reception = Reception(home: self)
         publishers = PublisherPause(services: services, reception: reception)
@@ -139,6 +138,9 @@ final class Home {
         inviteLinks = InviteLinks(services: services, requests: directoryRequests)
         moderation = Moderation(services: services, requests: directoryRequests, auditTrail: auditTrail)
         permissionRequests = PermissionRequests(services: services, requests: directoryRequests)
+        webhooks = Webhooks(services: services, requests: directoryRequests, owing: reception.owing) { [unowned self] r, id, s in
+            self.sendMessage(r, id: id, from: s)
+        }
         reading = Reading(home: self)
         typing = ChannelTyping(services: services, moderation: moderation, userHome: userHome, reception: reception)
         presences.hear(userHome, reception, memberLists)

@@ -15,8 +15,14 @@ import GuildhallStore
 import GuildhallLoop
 import GuildhallWire
 
-final class Webhooks: WholeHomePart {
-    unowned let home: Home
+final class Webhooks: HomePart {
+    unowned let services: HomeServices
+    /// Making and deleting a webhook are changes to a server, queued with its other changes.
+    private unowned let requests: DirectoryRequests
+    /// The sessions that owe frames (a post's stand-in session joins them).
+    private let owing: OwingList
+    /// A post is sent as any message (Home.sendMessage).
+    private let send: (SendRequest, UInt64, HomeSession) -> Void
     private(set) var book = WebhookBook()
     /// Each webhook's message budget.
     private var budgets: [UInt64: RequestBudget] = [:]
@@ -24,7 +30,12 @@ final class Webhooks: WholeHomePart {
     /// The most webhooks one channel has.
     static let perChannel = 10
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, requests: DirectoryRequests, owing: OwingList, send: @escaping (SendRequest, UInt64, HomeSession) -> Void) {
+        self.services = services
+        self.requests = requests
+        self.owing = owing
+        self.send = send
+    }
 
     func load(_ list: [WebhookRecord]) { for w in list { book.save(w) } }
 
@@ -55,7 +66,6 @@ final class Webhooks: WholeHomePart {
 
 extension Webhooks {
     func create(_ r: GHCreateWebhook, id: UInt64, from s: HomeSession) {
-        let requests = home.directoryRequests!
         requests.change(directory.serverID(ofChannel: r.channelID), id: id, from: s) { [self] () throws(Failure) -> Effects in
             let c = try directory.seen(by: s.user).channel(r.channelID)
             try Validation.plainName(r.name, field: "name")
@@ -63,7 +73,7 @@ extension Webhooks {
                 throw Failure(.limitReached, "a channel has at most \(Self.perChannel) webhooks; delete one first")
             }
             let secret = WebhookRecord.newSecret()
-            let w = WebhookRecord(id: home.ids.next(nowMillis: now()), serverID: c.serverID, channelID: c.id, name: r.name,
+            let w = WebhookRecord(id: services.ids.next(nowMillis: now()), serverID: c.serverID, channelID: c.id, name: r.name,
                                   secretHash: WebhookRecord.hash(secret), createdBy: s.user, createdAt: now())
             let audit = try requests.audit(.webhookCreated, c.serverID, by: s, target: String(w.id), channel: c.id,
                                            changes: [AuditChange(key: "name", before: "", after: AuditDiff.json(w.name))], reason: r.reason)
@@ -86,7 +96,6 @@ extension Webhooks {
     }
 
     func delete(_ r: GHDeleteWebhook, id: UInt64, from s: HomeSession) {
-        let requests = home.directoryRequests!
         requests.change(directory.serverID(ofChannel: r.channelID), id: id, from: s) { [self] () throws(Failure) -> Effects in
             let c = try directory.seen(by: s.user).channel(r.channelID)
             guard let w = book.byID[r.webhookID], w.channelID == c.id else { throw Failure.notFound("webhook \(r.webhookID) not found") }
@@ -104,9 +113,9 @@ extension Webhooks {
 extension Webhooks {
     /// A post from the door at `door`: sent as the webhook's message, answered there.
     func post(_ d: WebhookDelivery, door: Int) {
-        let answer = { [home] (status: Int, fields: [String: Any]) in
+        let answer = { [services] (status: Int, fields: [String: Any]) in
             let body = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-            home.links.webhookAnswered(token: d.token, status: status, body: body, to: door, local: home.gateway)
+            services.links.webhookAnswered(token: d.token, status: status, body: body, to: door, local: services.gateway)
         }
         guard let w = book.byID[d.webhookID], w.channelID == d.channelID, w.opens(with: d.secret), directory.channel(w.channelID) != nil else {
             return answer(404, ["error": "no such webhook"])
@@ -134,8 +143,8 @@ extension Webhooks {
             }
         }
         // Key 0 is no session's: the message's fan-out leaves nobody out for it.
-        let s = HomeSession(key: 0, port: port, user: author.senderID, device: "webhook", sessionID: "", owing: home.reception.owing, metrics: home.metrics)
-        home.sendMessage(r, id: 1, from: s)
+        let s = HomeSession(key: 0, port: port, user: author.senderID, device: "webhook", sessionID: "", owing: owing, metrics: services.metrics)
+        send(r, 1, s)
     }
 
     /// The HTTP status for an error code (they are HTTP's numbers).
