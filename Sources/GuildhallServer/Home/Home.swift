@@ -133,7 +133,7 @@ final class Home {
         userHome = UserHome(home: self)
         attachments = Attachments(services: services, userHome: userHome, profiles: profiles)
         messageReads = MessageReads(services: services, userHome: userHome) { [unowned self] m, user in self.shown(m, to: user) }
-        subscriptions = Subscriptions(home: self)
+        subscriptions = Subscriptions(services: services) { [unowned self] mail in self.received([mail], from: self.index) }
         directoryRequests = DirectoryRequests(home: self)
         inviteLinks = InviteLinks(services: services, requests: directoryRequests)
         moderation = Moderation(services: services, requests: directoryRequests, auditTrail: auditTrail)

@@ -77,6 +77,12 @@ final class HomeServices {
         }
     }
 
+    /// `user`'s unread state in `c` now, with the display cap and mention window in force.
+    func unread(_ user: UserID, _ c: ChannelRecord, now: UInt64) -> UnreadState {
+        positions.unread(user, channel: c, now: now, displayCap: UInt64(settings.unreadDisplayCap),
+                         mentionWindowMs: UInt64(settings.mentionWindowSeconds) * 1000)
+    }
+
     /// The one permission check, before any handler: the request table names
     /// the bits, handlers add the ones their content needs (a send's
     /// mentions). A guest is never a member: read-only where it may look.

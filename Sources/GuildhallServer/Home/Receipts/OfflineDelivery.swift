@@ -156,7 +156,7 @@ extension OfflineDelivery {
         if case .unreadChanged(let old)? = stored.body {
             // A read position moved on another device: send the channel's unread info as it is now.
             guard let c = try? home.directory.seen(by: user).channel(old.channelID) else { return nil }
-            e.unreadChanged = GHUnreadInfo(home.reading.unread(user, c, now: now))
+            e.unreadChanged = GHUnreadInfo(home.services.unread(user, c, now: now))
         }
         return e
     }

@@ -42,12 +42,6 @@ extension Reading {
         if after > before { owe(received: .upTo(after, in: channel, read: true), of: user, except: origin) }
     }
 
-    /// `user`'s unread state in `c` now, with the display cap and mention window in force.
-    func unread(_ user: UserID, _ c: ChannelRecord, now: UInt64) -> UnreadState {
-        home.positions.unread(user, channel: c, now: now, displayCap: UInt64(settings.unreadDisplayCap),
-                              mentionWindowMs: UInt64(settings.mentionWindowSeconds) * 1000)
-    }
-
     func markRead(_ r: GHMarkRead, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             if s.guestOf.contains(directory.serverID(ofChannel: r.channelID) ?? 0) {
@@ -61,7 +55,7 @@ extension Reading {
                     var bySeq = r
                     bySeq.time = 0
                     bySeq.seq = result.count
-                    if result.count == 0 { return s.respond(id, .unread(GHUnreadInfo(self.unread(s.user, c, now: self.now())))) }
+                    if result.count == 0 { return s.respond(id, .unread(GHUnreadInfo(self.services.unread(s.user, c, now: self.now())))) }
                     self.markRead(bySeq, id: id, from: s)
                 }
             }
@@ -100,7 +94,7 @@ extension Reading {
         }
         let now = now()
         var list = GHUnreadList()
-        list.unreads = r.channelIds.compactMap { try? directory.seen(by: s.user).channel($0) }.map { GHUnreadInfo(unread(s.user, $0, now: now)) }
+        list.unreads = r.channelIds.compactMap { try? directory.seen(by: s.user).channel($0) }.map { GHUnreadInfo(services.unread(s.user, $0, now: now)) }
         s.respond(id, .unreads(list))
     }
 
@@ -113,7 +107,7 @@ extension Reading {
         let now = now()
         for (channel, notice) in owed.sorted(by: { $0.key < $1.key }) {
             guard let c = directory.channel(channel), directory.canView(s.user, c) else { continue }
-            let u = unread(s.user, c, now: now)
+            let u = services.unread(s.user, c, now: now)
             switch notice {
             case .info:
                 s.push(event: GHEvent.OneOf_Body.unreadChanged(GHUnreadInfo(u)).sharedPayload)

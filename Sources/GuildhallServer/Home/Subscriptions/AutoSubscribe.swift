@@ -30,12 +30,12 @@ extension Subscriptions {
     /// Replaces the session's member subscriptions (not typing) with the automatic ones.
     func enableAutoMode(_ s: HomeSession) {
         s.autoSubscribe = true
-        if let held = home.book.subscriptions(of: s.key) {
-            for (kind, target) in held.all where kind != .channelTyping && !kind.isGuestKind { home.book.unsubscribe(s.key, kind, target) }
+        if let held = book.subscriptions(of: s.key) {
+            for (kind, target) in held.all where kind != .channelTyping && !kind.isGuestKind { book.unsubscribe(s.key, kind, target) }
         }
         var entries: [GHSubscriptionEntry] = []
         for server in directory.serverIDs(of: s.user).sorted() {
-            _ = home.book.subscribe(s.key, .serverNotifications, SubscriptionTarget(server: server), limit: .max)
+            _ = book.subscribe(s.key, .serverNotifications, SubscriptionTarget(server: server), limit: .max)
             entries.append(Self.entry(.serverNotifications, SubscriptionTarget(server: server)))
         }
         if autoLevels[s.user] == nil {
@@ -47,7 +47,7 @@ extension Subscriptions {
             s.autoSubscribe = false
             reportAutoChannels(s.user)
             s.autoSubscribe = true
-            if home.place(user: s.user) != home.index {
+            if services.place(user: s.user) != services.index {
                 // Told once, with the levels, when they arrive.
                 autoStarting[s.key] = entries
                 return
@@ -57,8 +57,8 @@ extension Subscriptions {
         for (channel, level) in (autoLevels[s.user] ?? [:]).sorted(by: { $0.key < $1.key }) {
             guard let c = directory.channel(channel), directory.canView(s.user, c) else { continue }
             let t = SubscriptionTarget(server: c.serverID, channel: channel)
-            _ = home.book.subscribe(s.key, level.kind, t, limit: .max)
-            if level == .unreadStatus { s.sentUnreadStatus[channel] = home.reading.unread(s.user, c, now: now).hasUnread }
+            _ = book.subscribe(s.key, level.kind, t, limit: .max)
+            if level == .unreadStatus { s.sentUnreadStatus[channel] = services.unread(s.user, c, now: now).hasUnread }
             entries.append(Self.entry(level.kind, t))
         }
         tellSubscriptionChanges(entries, to: [s])
@@ -76,7 +76,7 @@ extension Subscriptions {
             let joined = directory.member(user, of: server)?.joinedAt ?? 0
             for id in directory.channelIDs(of: server) {
                 guard let c = directory.channel(id), directory.canView(user, c) else { continue }
-                channels.append(AutoChannel(id: id, activity: max(home.positions.position(user, id).activity, joined, c.createdAt)))
+                channels.append(AutoChannel(id: id, activity: max(positions.position(user, id).activity, joined, c.createdAt)))
             }
         }
         send(.autoChannels(user: user, channels), toHomeOf: user)
@@ -84,9 +84,9 @@ extension Subscriptions {
 
     /// Records activity in a channel; in auto mode the user's home moves it up the ladder.
     func touchActivity(_ user: UserID, _ channel: ChannelID, now: UInt64, alreadyRecorded: Bool = false) {
-        if !alreadyRecorded { home.positions.touch(user, channel, now: now) }
+        if !alreadyRecorded { positions.touch(user, channel, now: now) }
         guard autoLevels[user] != nil, directory.channel(channel) != nil else { return }
-        send(.autoTouch(user: user, channel: channel, activity: home.positions.position(user, channel).activity), toHomeOf: user)
+        send(.autoTouch(user: user, channel: channel, activity: positions.position(user, channel).activity), toHomeOf: user)
     }
 
     /// The user's home moved the user's channels here to these levels (nil: no longer covered).
@@ -102,10 +102,10 @@ extension Subscriptions {
             let t = SubscriptionTarget(server: c.serverID, channel: channel)
             for s in sessions {
                 if let level {
-                    _ = home.book.subscribe(s.key, level.kind, t, limit: .max)
-                    if level == .unreadStatus { s.sentUnreadStatus[channel] = home.reading.unread(user, c, now: now).hasUnread }
-                } else if let held = home.book.subscriptions(of: s.key)?.channels[channel] {
-                    home.book.unsubscribe(s.key, held.level.kind, t)
+                    _ = book.subscribe(s.key, level.kind, t, limit: .max)
+                    if level == .unreadStatus { s.sentUnreadStatus[channel] = services.unread(user, c, now: now).hasUnread }
+                } else if let held = book.subscriptions(of: s.key)?.channels[channel] {
+                    book.unsubscribe(s.key, held.level.kind, t)
                 }
             }
             entries.append(level.map { Self.entry($0.kind, t) } ?? Self.entry(nil, t))
@@ -177,9 +177,9 @@ extension Subscriptions {
 
     // MARK: Between homes
 
-    private func send(_ mail: HomeMail, toHomeOf user: UserID) { send(mail, to: home.place(user: user)) }
+    private func send(_ mail: HomeMail, toHomeOf user: UserID) { send(mail, to: services.place(user: user)) }
 
     private func send(_ mail: HomeMail, to other: Int) {
-        if other == home.index { home.received([mail], from: home.index) } else { home.links.post(.mail(home.index, [mail]), to: other) }
+        if other == services.index { mailHere(mail) } else { services.links.post(.mail(services.index, [mail]), to: other) }
     }
 }

@@ -6,8 +6,10 @@ import GuildhallWire
 
 /// Subscribe requests and auto-subscribe mode; the subscriptions themselves
 /// are the home's interest index (`Home.book`).
-final class Subscriptions: WholeHomePart {
-    unowned let home: Home
+final class Subscriptions: HomePart {
+    unowned let services: HomeServices
+    /// Mail for this home itself, handled as mail from another (Home.received).
+    let mailHere: (HomeMail) -> Void
     /// At a user's home: the auto-subscribe ladder over all the user's channels, whatever their homes (AutoSubscribe.swift).
     var ladders: [UserID: AutoUser] = [:]
     /// At a guild's home: the levels the users' homes gave its channels, per user with an auto session here.
@@ -19,7 +21,10 @@ final class Subscriptions: WholeHomePart {
     /// At a user's home: the user's subscriptions on every home, for the limits (SubscriptionGrants.swift).
     var allowance = SubscriptionAllowance()
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, mailHere: @escaping (HomeMail) -> Void) {
+        self.services = services
+        self.mailHere = mailHere
+    }
 }
 
 extension Subscriptions {
@@ -52,13 +57,13 @@ extension Subscriptions {
             var entry = GHTargetResult()
             entry.target = t
             if r.operation == .unsubscribe {
-                home.book.unsubscribe(s.key, kind, target)
+                book.unsubscribe(s.key, kind, target)
             } else if let (status, message) = subscriptionProblem(kind, target, for: s) {
                 entry.status = status
                 entry.message = message
             } else if checkOnly {
                 // Could be taken.
-            } else if case .limitReached(let limit) = home.book.subscribe(s.key, kind, target, limit: settings.subscriptionLimits.limit(kind)) {
+            } else if case .limitReached(let limit) = book.subscribe(s.key, kind, target, limit: settings.subscriptionLimits.limit(kind)) {
                 entry.status = .targetLimitReached
                 entry.message = Self.limitMessage(kind, limit)
             } else {
@@ -115,7 +120,7 @@ extension Subscriptions {
     private func subscribed(_ kind: SubscriptionKind, _ t: SubscriptionTarget, session s: HomeSession, now: UInt64) {
         switch kind {
         case .channelUnreadStatus:
-            if let c = directory.channel(t.channel) { s.sentUnreadStatus[c.id] = home.reading.unread(s.user, c, now: now).hasUnread }
+            if let c = directory.channel(t.channel) { s.sentUnreadStatus[c.id] = services.unread(s.user, c, now: now).hasUnread }
         case .channelTyping:
             touchActivity(s.user, t.channel, now: now)
         default:
@@ -155,7 +160,7 @@ extension Subscriptions {
     func memberJoined(_ user: UserID, server: ServerID) {
         let sessions = autoSessions(user)
         guard !sessions.isEmpty else { return }
-        for s in sessions { _ = home.book.subscribe(s.key, .serverNotifications, SubscriptionTarget(server: server), limit: .max) }
+        for s in sessions { _ = book.subscribe(s.key, .serverNotifications, SubscriptionTarget(server: server), limit: .max) }
         tellSubscriptionChanges([Self.entry(.serverNotifications, SubscriptionTarget(server: server))], to: sessions)
         reassignAuto(user)
     }
@@ -163,7 +168,7 @@ extension Subscriptions {
     /// A user stopped being a member (left, kicked, banned, server deleted).
     func memberRemoved(_ user: UserID, server: ServerID) {
         for s in registry.sessions(of: user).values {
-            home.book.drop(s.key, server: server, kinds: Self.memberKinds)
+            book.drop(s.key, server: server, kinds: Self.memberKinds)
         }
         reassignAuto(user)
     }

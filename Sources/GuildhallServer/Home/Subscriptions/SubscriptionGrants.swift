@@ -103,7 +103,7 @@ extension Subscriptions {
         guard let kind = SubscriptionKind(rawValue: r.type.rawValue) else { return }
         let limit = settings.subscriptionLimits.limit(kind)
         let targets = r.targets.map { SubscriptionTarget(server: $0.serverID, channel: kind.targetsChannel ? $0.channelID : 0) }
-        let granted = allowance.grant(s.user, kind, targets, limit: limit, now: home.loop.nowMillis)
+        let granted = allowance.grant(s.user, kind, targets, limit: limit, now: services.loop.nowMillis)
         var result = GHSubscribeResult()
         result.results = zip(r.targets, granted).map { t, ok in
             var e = GHTargetResult()
@@ -119,12 +119,12 @@ extension Subscriptions {
 
     /// At the end of the turn: the tallies that moved here, to their users' homes.
     func reportTallies() {
-        let changes = home.book.takeTallyChanges()
+        let changes = book.takeTallyChanges()
         guard !changes.isEmpty else { return }
         var byHome: [Int: [TallyChange]] = [:]
-        for c in changes { byHome[home.place(user: c.user), default: []].append(c) }
+        for c in changes { byHome[services.place(user: c.user), default: []].append(c) }
         for (place, list) in byHome {
-            if place == home.index { take(list) } else { home.links.post(.mail(home.index, [.subscriptionTallies(list)]), to: place) }
+            if place == services.index { take(list) } else { services.links.post(.mail(services.index, [.subscriptionTallies(list)]), to: place) }
         }
     }
 
