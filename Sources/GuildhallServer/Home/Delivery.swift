@@ -93,10 +93,10 @@ extension Home {
                 }
             }
             for key in book.holders(.channelUnreadCount, target) where unreadMoved {
-                if let s = registry.all[key], s.deliveryMark != mark, s.user != record.sender { owe(.info, channel.id, to: s) }
+                if let s = registry.all[key], s.deliveryMark != mark, s.user != record.sender { s.owe(.info, channel.id) }
             }
             for key in book.holders(.channelUnreadStatus, target) where unreadMoved {
-                if let s = registry.all[key], s.deliveryMark != mark, s.user != record.sender { owe(.status, channel.id, to: s) }
+                if let s = registry.all[key], s.deliveryMark != mark, s.user != record.sender { s.owe(.status, channel.id) }
             }
         }
         if directory.guestVisible(channel) {
@@ -116,12 +116,6 @@ extension Home {
     func nextDeliveryMark() -> UInt64 {
         deliveryMarks += 1
         return deliveryMarks
-    }
-
-    /// Queues an unread notice for the next flush (coalesced per channel).
-    func owe(_ notice: UnreadNotice, _ channel: ChannelID, to s: HomeSession) {
-        if s.pendingUnread[channel] != .info { s.pendingUnread[channel] = notice }
-        s.markOwing()
     }
 
     static func frame(_ event: GHEvent) -> GHFrame {

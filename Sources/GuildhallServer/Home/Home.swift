@@ -141,7 +141,7 @@ final class Home {
         webhooks = Webhooks(services: services, requests: directoryRequests, owing: reception.owing) { [unowned self] r, id, s in
             self.sendMessage(r, id: id, from: s)
         }
-        reading = Reading(home: self)
+        reading = Reading(services: services, interest: interest, subscriptions: subscriptions, offlineDelivery: offlineDelivery)
         typing = ChannelTyping(services: services, moderation: moderation, userHome: userHome, reception: reception)
         presences.hear(userHome, reception, memberLists)
         profiles.use(attachments, directoryRequests)

@@ -130,6 +130,12 @@ final class HomeSession {
         port.homeResumes(reason)
     }
 
+    /// Queues an unread notice for the next flush (coalesced per channel).
+    func owe(_ notice: UnreadNotice, _ channel: ChannelID) {
+        if pendingUnread[channel] != .info { pendingUnread[channel] = notice }
+        markOwing()
+    }
+
     /// Puts the session on the list of those owed unread notices at the end of the turn.
     func markOwing() {
         if !isOwing {

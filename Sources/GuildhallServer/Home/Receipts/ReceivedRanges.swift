@@ -21,8 +21,8 @@ struct ReceivedRangeKey: Hashable {
 extension Reading {
     /// Owes `user`'s sessions, except the one that moved it, a range of messages that gained flags.
     func owe(received range: GHReceivedRange, of user: UserID, except: UInt64) {
-        let userHome = home.place(user: user)
-        guard userHome == home.index else { return home.links.post(.mail(home.index, [.receivedRange(user: user, range, except: except)]), to: userHome) }
+        let userHome = services.place(user: user)
+        guard userHome == services.index else { return services.links.post(.mail(services.index, [.receivedRange(user: user, range, except: except)]), to: userHome) }
         oweHere(received: range, of: user, except: except)
     }
 

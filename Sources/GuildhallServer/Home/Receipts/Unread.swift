@@ -22,23 +22,32 @@ extension GHUnreadInfo {
 }
 
 /// Reading: mark-read, unread queries, the coalesced unread events, and writing moved read positions.
-final class Reading: WholeHomePart {
-    unowned let home: Home
+final class Reading: HomePart {
+    unowned let services: HomeServices
+    /// A moved position is told to the gateways' halves of the interest; it is a channel's activity for auto-subscribe.
+    private unowned let interest: InterestFeed
+    private unowned let subscriptions: Subscriptions
+    /// Sync cursors are written with the positions.
+    private unowned let offlineDelivery: OfflineDelivery
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, interest: InterestFeed, subscriptions: Subscriptions, offlineDelivery: OfflineDelivery) {
+        self.services = services
+        self.interest = interest
+        self.subscriptions = subscriptions
+        self.offlineDelivery = offlineDelivery
+    }
 }
 
 extension Reading {
-    /// A mark-read, once stored (`StateChange.readMarked`): the position, who hears of it, the channel's activity.
     /// A mark-read, once stored (`StateChange.readMarked`): the position
     /// moves, and the user's other sessions (`origin` marked it) hear of it.
     func marked(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64, origin: SessionKey) {
-        let before = home.positions.position(user, channel).readSeq
-        home.positions.markRead(user, channel, upTo: seq, now: now, written: true)
-        home.interest.positionMoved(user, channel)
-        home.subscriptions.touchActivity(user, channel, now: now, alreadyRecorded: true)
+        let before = positions.position(user, channel).readSeq
+        positions.markRead(user, channel, upTo: seq, now: now, written: true)
+        interest.positionMoved(user, channel)
+        subscriptions.touchActivity(user, channel, now: now, alreadyRecorded: true)
         readMoved(user, channel, except: origin)
-        let after = home.positions.position(user, channel).readSeq
+        let after = positions.position(user, channel).readSeq
         if after > before { owe(received: .upTo(after, in: channel, read: true), of: user, except: origin) }
     }
 
@@ -63,7 +72,7 @@ extension Reading {
             let seq = r.seq == 0 ? c.lastSeq : min(r.seq, c.lastSeq)
             // Decided now, applied once stored: a mark the store refused moves nothing.
             // The stored row never goes back (a later mark that committed first stays).
-            let position = home.positions.positionAfterReading(s.user, c.id, upTo: seq, now: now)
+            let position = positions.positionAfterReading(s.user, c.id, upTo: seq, now: now)
             // The inbox row carries the move to the user's devices that are offline (docs/features.md).
             var moved = GHUnreadInfo()
             moved.serverID = c.serverID
@@ -82,8 +91,8 @@ extension Reading {
     /// Tells the user's other sessions that a read position moved.
     func readMoved(_ user: UserID, _ channel: ChannelID, except: SessionKey?) {
         for other in registry.sessions(of: user).values where other.key != except {
-            let level = home.book.level(of: other.key, in: channel)
-            home.owe(level == .unreadStatus ? .status : .info, channel, to: other)
+            let level = book.level(of: other.key, in: channel)
+            other.owe(level == .unreadStatus ? .status : .info, channel)
         }
     }
 
@@ -125,9 +134,9 @@ extension Reading {
 
     /// Writes read positions moved implicitly (senders), in one job.
     func flushPositions() {
-        home.offlineDelivery.flushCursors()
-        let moved = home.positions.takeDirty()
-        let received = home.positions.takeDirtyReceived()
+        offlineDelivery.flushCursors()
+        let moved = positions.takeDirty()
+        let received = positions.takeDirtyReceived()
         guard !moved.isEmpty || !received.isEmpty else { runner.submitTurnJobs(); return }
         let writes: [StoreWrite] = moved.map { .readPosition($0.0.user, $0.0.channel, $0.1) }
             + received.map { .receivedSeq($0.0.user, $0.0.channel, $0.1) }
@@ -135,7 +144,7 @@ extension Reading {
             guard let error else { return }
             // Written again with the next flush.
             self.log.error("read positions not saved; retrying", ["count": moved.count, "error": error.description])
-            self.home.positions.unwritten(moved.map(\.0), received: received.map(\.0))
+            self.positions.unwritten(moved.map(\.0), received: received.map(\.0))
         }
         // Called from a timer: the loop may block in poll before its check
         // phase, so hand the job over now.
