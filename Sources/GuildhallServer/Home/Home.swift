@@ -122,7 +122,7 @@ final class Home {
         profiles = Profiles(services: services, presences: presences)
         pushNotices = PushNotices(services: services, presences: presences, profiles: profiles)
         directPrivacy = DirectPrivacy(services: services)
-        offlineDelivery = OfflineDelivery(home: self)
+        offlineDelivery = OfflineDelivery(services: services)
         reception = Reception(home: self)
         publishers = PublisherPause(services: services, reception: reception)
         interest = InterestFeed(services: services)
@@ -145,6 +145,7 @@ final class Home {
         typing = ChannelTyping(services: services, moderation: moderation, userHome: userHome, reception: reception)
         presences.hear(userHome, reception, memberLists)
         profiles.use(attachments, directoryRequests)
+        offlineDelivery.show(userHome, groupReceipts)
         // With one home its own tallies are each user's whole count; otherwise users' homes keep it.
         book.recordsTallies = settings.loops > 1 || !settings.cluster.isEmpty
         adopt(snapshot)

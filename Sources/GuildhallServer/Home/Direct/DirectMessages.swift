@@ -104,7 +104,7 @@ extension UserHome {
 
     /// A direct message as `viewer` sees it: with its recipient, and its sent status when the viewer sent it.
     func directMessage(_ m: MessageRecord, for viewer: UserID) -> GHChannelMessage {
-        var g = home.withFiles(GHChannelMessage(m), m, to: viewer)
+        var g = home.services.withFiles(GHChannelMessage(m), m, to: viewer)
         guard let c = directs[m.channelID] else { return g }
         if !c.isGroup { g.recipientID = c.peer(of: m.sender) }
         if m.sender == viewer {

@@ -72,7 +72,7 @@ extension GHLogAttachment {
     }
 }
 
-extension Home {
+extension HomeServices {
     /// `m`'s files as `user` is shown them now.
     func filesShown(_ m: MessageRecord, to user: UserID) -> [GHAttachment] {
         m.attachments.isEmpty ? [] : AttachmentLinks(settings).shown(m.attachments, to: user, now: now())

@@ -274,7 +274,7 @@ extension MessageOperations {
         func copyFor(_ user: UserID) -> EventCopy {
             guard !change.after.attachments.isEmpty else { return copy }
             var own = update
-            own.message.attachments = home.filesShown(change.after, to: user)
+            own.message.attachments = home.services.filesShown(change.after, to: user)
             return EventCopy(.messageUpdate(own))
         }
         let isRemoval = change.after.changes.removal != nil
@@ -342,7 +342,7 @@ extension MessageOperations {
     /// The message as `user` sees it in an answer.
     private func shown(_ m: MessageRecord, at place: Place, to user: UserID) -> GHChannelMessage {
         switch place {
-        case .channel: home.withFiles(home.groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
+        case .channel: home.services.withFiles(home.groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
         case .direct: home.userHome.directMessage(m, for: user)
         }
     }

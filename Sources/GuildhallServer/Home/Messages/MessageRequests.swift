@@ -32,7 +32,7 @@ extension Home {
             try Validation.message(content: content, mentions: r.mentions, clientID: r.clientID, maxBodyBytes: settings.maxBodyBytes,
                                    maxMentions: settings.maxMentions, files: r.attachmentIDs, maxFiles: settings.filesPerMessage)
             // (The closure is only made for sends with a client id: it costs an allocation.)
-            if checkResend, !r.clientID.isEmpty, answeredAsResend(r.clientID, id: id, from: s, as: { self.withFiles(GHChannelMessage($0), $0, to: s.user) },
+            if checkResend, !r.clientID.isEmpty, answeredAsResend(r.clientID, id: id, from: s, as: { self.services.withFiles(GHChannelMessage($0), $0, to: s.user) },
                                              otherwise: { self.sendMessage(r, id: id, from: s, checkResend: false) }) { return }
             if r.retried {
                 // Its guild's earlier home may have stored it before it went: then that is the answer.
@@ -193,6 +193,6 @@ extension Home {
     /// A message as `user` sees it in an answer: a direct message with its recipient and
     /// sent status, a channel message with the user's receipt state.
     func shown(_ m: MessageRecord, to user: UserID) -> GHChannelMessage {
-        m.serverID == 0 ? userHome.directMessage(m, for: user) : withFiles(groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
+        m.serverID == 0 ? userHome.directMessage(m, for: user) : services.withFiles(groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
     }
 }

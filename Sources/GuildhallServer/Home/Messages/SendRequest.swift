@@ -107,6 +107,6 @@ extension MessageRecord {
 
     /// As `encoded`, with its files as `reader` is shown them (an answer).
     func encoded(for reader: UserID, _ home: Home) -> [UInt8] {
-        attachments.isEmpty ? encoded : (try? home.withFiles(GHChannelMessage(self), self, to: reader).serializedBytes()) ?? []
+        attachments.isEmpty ? encoded : (try? home.services.withFiles(GHChannelMessage(self), self, to: reader).serializedBytes()) ?? []
     }
 }

@@ -19,15 +19,25 @@ import GuildhallLoop
 import GuildhallStore
 import GuildhallWire
 
-final class OfflineDelivery: WholeHomePart {
-    unowned let home: Home
+final class OfflineDelivery: HomePart {
+    unowned let services: HomeServices
+    /// How a direct message and a channel message's receipts look to the user
+    /// (built after this part, and handed to it then: `show`).
+    private unowned var userHome: UserHome!
+    private unowned var groupReceipts: GroupReceipts!
     /// Sessions whose acknowledged sync cursor moved and is not written yet.
     private var cursorOwed: Set<SessionKey> = []
     /// Offline packages waiting for other homes to dress their items, by token, with the items each was asked.
     private var dressings: [UInt64: (PackageWaiting, [Int])] = [:]
     private var nextDressing: UInt64 = 0
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices) { self.services = services }
+
+    /// The parts built after this one that show its items.
+    func show(_ userHome: UserHome, _ groupReceipts: GroupReceipts) {
+        self.userHome = userHome
+        self.groupReceipts = groupReceipts
+    }
 }
 
 extension OfflineDelivery {
@@ -66,7 +76,7 @@ extension OfflineDelivery {
         // Items of guilds homed elsewhere are dressed there (HomeMail.swift).
         var elsewhere: [Int: [Int]] = [:]
         for (i, item) in result.inbox.enumerated() {
-            if let h = guildHome(of: item), h != home.index {
+            if let h = guildHome(of: item), h != services.index {
                 elsewhere[h, default: []].append(i)
             } else {
                 package.events[i] = offlineEvent(item, for: s.user, now: now)
@@ -78,22 +88,22 @@ extension OfflineDelivery {
         for (h, indices) in elsewhere.sorted(by: { $0.key < $1.key }) {
             nextDressing += 1
             dressings[nextDressing] = (waiting, indices)
-            home.links.post(.mail(home.index, [.dress(user: s.user, items: indices.map { result.inbox[$0] }, token: nextDressing)]), to: h)
+            services.links.post(.mail(services.index, [.dress(user: s.user, items: indices.map { result.inbox[$0] }, token: nextDressing)]), to: h)
         }
     }
 
     /// The home of the guild an item needs, or nil when the user's home can dress it.
     private func guildHome(of item: InboxItem) -> Int? {
-        if let m = item.message { return m.serverID == 0 ? nil : home.place(guild: m.serverID) }
+        if let m = item.message { return m.serverID == 0 ? nil : services.place(guild: m.serverID) }
         guard let stored = try? GHEvent(serializedBytes: item.event), case .unreadChanged(let u)? = stored.body else { return nil }
-        return home.place(guild: u.serverID)
+        return services.place(guild: u.serverID)
     }
 
     /// Another home asks how offline items of `user` look with its guild state.
     func dress(_ items: [InboxItem], for user: UserID, token: UInt64, from other: Int) {
         let now = now()
         let events = items.map { offlineEvent($0, for: user, now: now) }
-        home.links.post(.mail(home.index, [.dressed(token: token, events: events)]), to: other)
+        services.links.post(.mail(services.index, [.dressed(token: token, events: events)]), to: other)
     }
 
     /// A guild's home dressed some of a package's items.
@@ -124,8 +134,8 @@ extension OfflineDelivery {
             s.send(EventEncoding.shared(e), ord: ord)
         }
         sync.items += events.count
-        home.metrics.syncPackages.increment()
-        home.metrics.syncItems.increment(by: Int64(events.count))
+        services.metrics.syncPackages.increment()
+        services.metrics.syncItems.increment(by: Int64(events.count))
         sync.awaitingAck = true
         s.sync = sync
         s.port.packageSent()
@@ -135,10 +145,10 @@ extension OfflineDelivery {
     private func offlineEvent(_ item: InboxItem, for user: UserID, now: UInt64) -> GHEvent? {
         var e = GHEvent()
         if let m = item.message, m.serverID == 0 {
-            let directs = home.userHome!
+            let directs = userHome!
             if directs.directs[m.channelID] == nil, m.sender != user {
                 // The pair's conversation lives at the other user's home; the item was addressed to this user.
-                e.message = home.withFiles(GHChannelMessage(m), m, to: user)
+                e.message = services.withFiles(GHChannelMessage(m), m, to: user)
                 e.message.recipientID = user
                 return e
             }
@@ -147,16 +157,16 @@ extension OfflineDelivery {
             return e
         }
         if let m = item.message {
-            guard let c = home.directory.channel(m.channelID), home.directory.canView(user, c) else { return nil }
-            e.message = home.withFiles(home.groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
+            guard let c = directory.channel(m.channelID), directory.canView(user, c) else { return nil }
+            e.message = services.withFiles(groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
             return e
         }
         guard let stored = try? GHEvent(serializedBytes: item.event), stored.body != nil else { return nil }
         e.body = stored.body
         if case .unreadChanged(let old)? = stored.body {
             // A read position moved on another device: send the channel's unread info as it is now.
-            guard let c = try? home.directory.seen(by: user).channel(old.channelID) else { return nil }
-            e.unreadChanged = GHUnreadInfo(home.services.unread(user, c, now: now))
+            guard let c = try? directory.seen(by: user).channel(old.channelID) else { return nil }
+            e.unreadChanged = GHUnreadInfo(services.unread(user, c, now: now))
         }
         return e
     }
