@@ -47,7 +47,10 @@ final class Home {
     /// reaching it through the gateway cost a retain and release each time.
     let registry: SessionRegistry
     var metrics: NodeMetrics { services.metrics }
-    var recentSends = RecentSends()
+    var recentSends: RecentSends {
+        _read { yield services.recentSends }
+        _modify { yield &services.recentSends }
+    }
     var book: SubscriptionBook {
         _read { yield services.book }
         _modify { yield &services.book }
@@ -130,7 +133,7 @@ final class Home {
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(services: services)
         messageOperations = MessageOperations(home: self)
-        userHome = UserHome(home: self)
+        userHome = UserHome(services: services)
         attachments = Attachments(services: services, userHome: userHome, profiles: profiles)
         messageReads = MessageReads(services: services, userHome: userHome) { [unowned self] m, user in self.shown(m, to: user) }
         subscriptions = Subscriptions(services: services) { [unowned self] mail in self.received([mail], from: self.index) }
@@ -146,6 +149,7 @@ final class Home {
         presences.hear(userHome, reception, memberLists)
         profiles.use(attachments, directoryRequests)
         offlineDelivery.show(userHome, groupReceipts)
+        userHome.use(attachments, directPrivacy, messageOperations, typing, reading)
         // With one home its own tallies are each user's whole count; otherwise users' homes keep it.
         book.recordsTallies = settings.loops > 1 || !settings.cluster.isEmpty
         adopt(snapshot)
@@ -178,18 +182,6 @@ final class Home {
     }
 
     func now() -> UInt64 { services.clock() }
-
-    /// An id for a new guild, placed on this home (a guild is made where it
-    /// is asked for); in a cluster, also in a shard this node serves. Nil
-    /// when this home serves no shard now.
-    func newGuildID(now: UInt64) -> ServerID? {
-        let served = gateway.limits.node.served
-        for _ in 0..<100_000 {
-            let id = ids.next(nowMillis: now)
-            if map.home(guild: id) == index && served.serves(id: id) { return id }
-        }
-        return nil
-    }
 
     func newID(now: UInt64, shard: Int?) -> UInt64 { services.newID(now: now, shard: shard) }
 

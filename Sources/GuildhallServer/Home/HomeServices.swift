@@ -29,6 +29,8 @@ final class HomeServices {
     /// Users' read positions and mentions per channel (what unread numbers are made of).
     var positions = ReadPositions()
     var ids: UIDGenerator
+    /// Client ids of recent sends, for de-duplication (Resends.swift).
+    var recentSends = RecentSends()
     /// Commits, reads, the inbox and the live copies of addressed items (set once the home is built).
     var runner: EffectRunner!
 
@@ -64,6 +66,18 @@ final class HomeServices {
     func place(guild id: ServerID) -> Int {
         guard !settings.cluster.isEmpty, gateway != nil else { return map.home(guild: id) }
         return gateway.limits.node.cluster.place(guild: id) ?? map.home(guild: id)
+    }
+
+    /// An id for a new guild, placed on this home (a guild is made where it
+    /// is asked for); in a cluster, also in a shard this node serves. Nil
+    /// when this home serves no shard now.
+    func newGuildID(now: UInt64) -> ServerID? {
+        let served = gateway.limits.node.served
+        for _ in 0..<100_000 {
+            let id = ids.next(nowMillis: now)
+            if map.home(guild: id) == index && served.serves(id: id) { return id }
+        }
+        return nil
     }
 
     /// An id for a new channel or conversation: in a cluster it hashes to

@@ -25,8 +25,16 @@ struct SentDirectMessage {
     let attachmentIDs: [UInt64]
 }
 
-final class UserHome: WholeHomePart {
-    unowned let home: Home
+final class UserHome: HomePart {
+    unowned let services: HomeServices
+    /// What a direct send checks and claims (privacy, references, files), who
+    /// hears typing stop, and the reader's other sessions: parts built after
+    /// this one, and handed to it then (`use`).
+    private(set) unowned var attachments: Attachments!
+    private(set) unowned var directPrivacy: DirectPrivacy!
+    private(set) unowned var messageOperations: MessageOperations!
+    private(set) unowned var typing: ChannelTyping!
+    private(set) unowned var reading: Reading!
     /// Direct conversations.
     var directs = DirectConversations()
     /// Each user's receipt changes, one in flight at a time (DirectMessages.swift).
@@ -34,7 +42,17 @@ final class UserHome: WholeHomePart {
     /// Each group's membership changes, one in flight at a time (GroupConversations.swift).
     let groupsInFlight = ChangeQueue<UInt64>()
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices) { self.services = services }
+
+    /// The parts built after this one that it uses.
+    func use(_ attachments: Attachments, _ directPrivacy: DirectPrivacy, _ messageOperations: MessageOperations, _ typing: ChannelTyping,
+             _ reading: Reading) {
+        self.attachments = attachments
+        self.directPrivacy = directPrivacy
+        self.messageOperations = messageOperations
+        self.typing = typing
+        self.reading = reading
+    }
 }
 
 extension UserHome {
@@ -47,7 +65,7 @@ extension UserHome {
         if let problem = Validation.userIDProblem(peer) { throw Failure.badRequest("peer_id: \(problem)") }
         guard peer != user else { throw Failure.badRequest("a direct conversation needs two different users") }
         if let c = directs.between(user, peer) { return (c, Self.row(c)) }
-        var c = DirectConversation(id: home.newID(now: now, shard: ShardPlan.shard(conversationOf: user, peer, shards: settings.shards)),
+        var c = DirectConversation(id: services.newID(now: now, shard: ShardPlan.shard(conversationOf: user, peer, shards: settings.shards)),
                                    users: (user, peer), createdAt: now)
         c.stored = false
         directs.add(c)
@@ -104,7 +122,7 @@ extension UserHome {
 
     /// A direct message as `viewer` sees it: with its recipient, and its sent status when the viewer sent it.
     func directMessage(_ m: MessageRecord, for viewer: UserID) -> GHChannelMessage {
-        var g = home.services.withFiles(GHChannelMessage(m), m, to: viewer)
+        var g = services.withFiles(GHChannelMessage(m), m, to: viewer)
         guard let c = directs[m.channelID] else { return g }
         if !c.isGroup { g.recipientID = c.peer(of: m.sender) }
         if m.sender == viewer {
@@ -139,13 +157,13 @@ extension UserHome {
                            files: [FileAttachment]? = nil, cleared: Bool = false) {
         // Files claimed for this send are let go if it is refused before it is carried out.
         var carriedOut = false
-        defer { if files != nil, !carriedOut { home.attachments.release(r.attachments) } }
+        defer { if files != nil, !carriedOut { attachments.release(r.attachments) } }
         attempt(id, s) { () throws(Failure) in
             // A message with files may have no text.
             let content = !r.attachments.isEmpty && r.body == GHMessageBody() ? .text("") : try r.body.domain()
             try Validation.message(content: content, mentions: [], clientID: r.clientID, maxBodyBytes: settings.maxBodyBytes,
                                    maxMentions: settings.maxMentions, files: r.attachments, maxFiles: settings.filesPerMessage)
-            if checkResend, !r.clientID.isEmpty, home.answeredAsResend(r.clientID, id: id, from: s, as: { self.directMessage($0, for: s.user) },
+            if checkResend, !r.clientID.isEmpty, services.answeredAsResend(r.clientID, id: id, from: s, as: { self.directMessage($0, for: s.user) },
                                              otherwise: { self.sendDirectMessage(r, id: id, from: s, checkResend: false) }) { return }
             let now = now()
             var (c, conversationWrite) = try conversation(id: r.conversationID, peer: r.peerID, from: s, now: now)
@@ -154,34 +172,34 @@ extension UserHome {
             }
             // One who wrote in the pair may always be answered; otherwise the peer may take only server-mates' messages.
             if !c.isGroup, !cleared, c.side(c.peer(of: s.user)).sentCount == 0 {
-                return home.directPrivacy.check(from: s.user, to: [c.peer(of: s.user)]) { failure in
+                return directPrivacy.check(from: s.user, to: [c.peer(of: s.user)]) { failure in
                     if let failure { return s.fail(id, failure) }
                     self.sendDirectMessage(r, id: id, from: s, checkResend: false, cleared: true)
                 }
             }
             if references == nil, r.replyTo != 0 || r.threadRoot != 0 {
-                return home.messageOperations.references(r.replyTo, r.threadRoot, in: c.id, id: id, for: s) { found in
+                return messageOperations.references(r.replyTo, r.threadRoot, in: c.id, id: id, for: s) { found in
                     self.sendDirectMessage(r, id: id, from: s, checkResend: false, references: found, cleared: true)
                 }
             }
             if !r.attachments.isEmpty, files == nil {
                 // Checked and claimed last: nothing after this waits, so the send is stored or refused at once.
-                return home.attachments.resolve(r.attachments, serverID: 0, channelID: c.id, id: id, for: s) { found in
+                return attachments.resolve(r.attachments, serverID: 0, channelID: c.id, id: id, for: s) { found in
                     self.sendDirectMessage(r, id: id, from: s, checkResend: false, references: references, files: found, cleared: true)
                 }
             }
             let (seq, time) = c.append(now: now)
             directs[c.id] = c
             // A message ends its sender's typing, as in a channel.
-            if home.typing.board.stopped(s.user, in: c.id) { home.typing.directTypersChanged(c, by: s.user) }
-            var record = MessageRecord(uid: home.ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
+            if typing.board.stopped(s.user, in: c.id) { typing.directTypersChanged(c, by: s.user) }
+            var record = MessageRecord(uid: services.ids.next(nowMillis: now), serverID: 0, channelID: c.id, seq: seq, sender: s.user, sentTime: time,
                                        content: content, mentions: [], mentionAll: false, needReceipt: false, clientID: r.clientID)
             record.attachments = files ?? []
             record.withheld = !c.isGroup && directs.isWithheld(from: c, sender: s.user)
             var threadWrites: [StoreWrite] = []
             if let references { record.refer(references, writes: &threadWrites) }
             let writes: [StoreWrite] = (conversationWrite.map { [$0] } ?? []) + [.message(record)] + threadWrites
-            if !r.clientID.isEmpty { home.recentSends.sending(sender: s.user, clientID: r.clientID) }
+            if !r.clientID.isEmpty { services.recentSends.sending(sender: s.user, clientID: r.clientID) }
             // Each recipient's copy is addressed to them (one copy for all, unless its files need links of their own):
             // a pair's as the stored message, read back at sync; a group's as the event itself, since the
             // recipient's home, which syncs it, may not hold the group to tell a group's message from a pair's.
@@ -195,7 +213,7 @@ extension UserHome {
             // The sender's other devices see what it sent (with links of their own when it carries files).
             let own = record.attachments.isEmpty ? copy : EventCopy(.message(directMessage(record, for: record.sender)))
             effects.deliveries = [Delivery(.otherSessions(of: record.sender, except: s.key), own)]
-            effects.then = { self.home.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000) }
+            effects.then = { self.services.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000) }
             effects.failure = Home.sendFailure
             runner.carryOut(effects, answering: id, to: s)
             carriedOut = true
@@ -204,9 +222,9 @@ extension UserHome {
 
     /// A stored direct message, settled: its files are let go, the conversation takes it, the sender and its waiting resends are answered.
     func directMessageSent(_ m: SentDirectMessage) {
-        home.attachments.release(m.attachmentIDs)
-        let waiters = home.resendsSettled(m.record, ok: true)
-        home.metrics.messagesDirect.increment()
+        attachments.release(m.attachmentIDs)
+        let waiters = services.resendsSettled(m.record, ok: true)
+        services.metrics.messagesDirect.increment()
         directs[m.record.channelID]?.committed(by: m.record.sender, seq: m.record.seq, time: m.record.sentTime, withheld: m.record.withheld)
         let mine = directMessage(m.record, for: m.record.sender)
         m.sender.respond(m.id, .message(mine))
@@ -220,8 +238,8 @@ extension UserHome {
 
     /// A direct message whose commit failed (the runner answered it 503): its files are let go, its waiting resends answered too.
     func directMessageNotSent(_ m: SentDirectMessage) {
-        home.attachments.release(m.attachmentIDs)
-        _ = home.resendsSettled(m.record, ok: false)
+        attachments.release(m.attachmentIDs)
+        _ = services.resendsSettled(m.record, ok: false)
     }
 
     // MARK: Receipts
@@ -263,10 +281,10 @@ extension UserHome {
     /// The ranges a side's receipts set, for the reader's other sessions.
     private func tellOtherDevices(_ d: DecidedSide, of reader: UserID, except origin: SessionKey) {
         if d.after.deliveredSeq > d.before.deliveredSeq {
-            home.reading.owe(received: .upTo(d.after.deliveredSeq, in: d.conversation, read: false), of: reader, except: origin)
+            reading.owe(received: .upTo(d.after.deliveredSeq, in: d.conversation, read: false), of: reader, except: origin)
         }
         if d.after.readTime > d.before.readTime {
-            home.reading.owe(received: .upTo(sentUntil: d.after.readTime, in: d.conversation, read: true), of: reader, except: origin)
+            reading.owe(received: .upTo(sentUntil: d.after.readTime, in: d.conversation, read: true), of: reader, except: origin)
         }
     }
 

@@ -27,10 +27,10 @@ extension UserHome {
                 throw Failure.badRequest("a group has \(sizes.lowerBound) to \(sizes.upperBound) members: name \(sizes.lowerBound - 1) to \(sizes.upperBound - 1) others")
             }
             // Only server-mates may put someone who asks for that into a group.
-            home.directPrivacy.check(from: s.user, to: others) { [self] failure in
+            directPrivacy.check(from: s.user, to: others) { [self] failure in
                 if let failure { return s.fail(id, failure) }
                 let now = now()
-                guard let cid = home.newGuildID(now: now) else { return s.fail(id, Failure(.unavailable, "no id could be placed here now; retry")) }
+                guard let cid = services.newGuildID(now: now) else { return s.fail(id, Failure(.unavailable, "no id could be placed here now; retry")) }
                 let c = DirectConversation(group: cid, name: r.name, owner: s.user, members: others + [s.user], membersMayAdd: r.membersMayAdd,
                                            createdAt: now)
                 runner.carryOut(groupChange(c, by: s, told: c.members, change: .created(c)), answering: id, to: s)
@@ -55,7 +55,7 @@ extension UserHome {
         if !cleared, directs[r.conversationID]?.includes(s.user) == true, let users = try? Self.users(r.userIds), !users.isEmpty {
             let new = users.filter { directs[r.conversationID]?.includes($0) == false }
             if !new.isEmpty {
-                return home.directPrivacy.check(from: s.user, to: new) { failure in
+                return directPrivacy.check(from: s.user, to: new) { failure in
                     if let failure { return s.fail(id, failure) }
                     self.addGroupMembers(r, id: id, from: s, cleared: true)
                 }

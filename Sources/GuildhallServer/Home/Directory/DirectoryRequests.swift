@@ -25,7 +25,7 @@ extension DirectoryRequests {
     func createServer(_ r: GHCreateServer, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let now = now()
-            guard let guild = home.newGuildID(now: now) else {
+            guard let guild = home.services.newGuildID(now: now) else {
                 throw Failure(.unavailable, "this node serves no shard for a new server now; retry, or connect to another node")
             }
             let record = ServerRecord(id: guild, name: r.name, icon: r.icon, custom: r.custom,

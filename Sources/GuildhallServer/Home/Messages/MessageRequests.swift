@@ -22,6 +22,9 @@ struct SentMessage {
 }
 
 extension Home {
+    /// The 503's message when a send's commit fails (its resends waiting on it get it too).
+    static let sendFailure = "storage is unavailable; the message was not sent, retry later"
+
     /// `checkResend`: false once the client id was found to be new after all (see `answeredAsResend`).
     func sendMessage(_ r: SendRequest, id: UInt64, from s: HomeSession, checkResend: Bool = true) {
         // Files claimed for this send are let go if it is refused before it is carried out.
@@ -32,7 +35,7 @@ extension Home {
             try Validation.message(content: content, mentions: r.mentions, clientID: r.clientID, maxBodyBytes: settings.maxBodyBytes,
                                    maxMentions: settings.maxMentions, files: r.attachmentIDs, maxFiles: settings.filesPerMessage)
             // (The closure is only made for sends with a client id: it costs an allocation.)
-            if checkResend, !r.clientID.isEmpty, answeredAsResend(r.clientID, id: id, from: s, as: { self.services.withFiles(GHChannelMessage($0), $0, to: s.user) },
+            if checkResend, !r.clientID.isEmpty, services.answeredAsResend(r.clientID, id: id, from: s, as: { self.services.withFiles(GHChannelMessage($0), $0, to: s.user) },
                                              otherwise: { self.sendMessage(r, id: id, from: s, checkResend: false) }) { return }
             if r.retried {
                 // Its guild's earlier home may have stored it before it went: then that is the answer.
@@ -115,52 +118,12 @@ extension Home {
     func messageNotSent(_ m: SentMessage) {
         attachments.release(m.attachmentIDs)
         publishers.fanOutQueued(m.projectedBytes)
-        _ = resendsSettled(m.record, ok: false)
+        _ = services.resendsSettled(m.record, ok: false)
     }
 
-    /// A resend with a client id seen within the de-duplication window:
-    /// answers it with the original, read from the store (or waits for the
-    /// original's commit), and returns true. When the stored message is not
-    /// this sender's with this client id (the compact table's hash collided),
-    /// runs `otherwise`: the send is new.
-    func answeredAsResend(_ clientID: String, id: UInt64, from s: HomeSession, as shape: @escaping (MessageRecord) -> GHChannelMessage,
-                          otherwise: @escaping () -> Void) -> Bool {
-        guard !clientID.isEmpty, let original = recentSends.lookup(sender: s.user, clientID: clientID) else { return false }
-        switch original {
-        case .inFlight:
-            recentSends.wait(sender: s.user, clientID: clientID, session: s, id: id)
-        case .committed(let uid):
-            runner.read(.messages(uids: [uid])) { result in
-                if let m = result.messages.first, m.sender == s.user, m.clientID == clientID {
-                    s.respond(id, .message(shape(m)))
-                } else if result.error != nil {
-                    s.fail(id, Failure(.unavailable, "storage is unavailable; retry later"))
-                } else {
-                    otherwise()
-                }
-            }
-        }
-        return true
-    }
-
-    /// Settles a send's commit: the resends that waited for it, or nil when
-    /// it failed (the sender and those resends are answered 503).
-    static let sendFailure = "storage is unavailable; the message was not sent, retry later"
-
-    /// Settles a send's commit for the resends that waited on it: returns
-    /// them when it committed; when it failed answers them as the runner
-    /// answers the sender (503) and returns none.
-    func resendsSettled(_ record: MessageRecord, ok: Bool) -> [(HomeSession, UInt64)] {
-        let waiters = record.clientID.isEmpty ? [] : recentSends.settle(record, committed: ok)
-        guard ok else {
-            for (w, wid) in waiters { w.fail(wid, Failure(.unavailable, Self.sendFailure)) }
-            return []
-        }
-        return waiters
-    }
 
     private func messageCommitted(_ record: MessageRecord, id: UInt64, from s: HomeSession, mentionOrds: [UserID: UInt64]) {
-        let waiters = resendsSettled(record, ok: true)
+        let waiters = services.resendsSettled(record, ok: true)
         metrics.messagesChannel.increment()
         directory.messageCommitted(record.channelID, seq: record.seq, time: record.sentTime)
         let now = now()

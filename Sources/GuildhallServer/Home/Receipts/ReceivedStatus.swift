@@ -40,7 +40,7 @@ extension UserHome {
             s.fail(id, Failure(.limitReached, "at most \(Limits.maxIdsPerRequest) message UIDs per request"))
             return
         }
-        let holdsRows = home.place(user: s.user) == home.index
+        let holdsRows = services.place(user: s.user) == services.index
         read(.messages(uids: r.messageUids)) { messages in
             var derived = Dictionary(messages.messages.map { ($0.uid, self.derivedFlags($0, for: s.user)) }) { a, _ in a }
             guard holdsRows else { return self.answer(r.messageUids, derived, id: id, to: s) }
@@ -63,9 +63,9 @@ extension UserHome {
     /// What reading and delivery say of `m` for `user`, where this home holds its channel or conversation.
     private func derivedFlags(_ m: MessageRecord, for user: UserID) -> ReceivedFlags {
         if m.serverID != 0 {
-            guard let c = home.directory.channel(m.channelID), home.directory.canView(user, c) else { return [] }
-            if home.positions.position(user, c.id).readSeq >= m.seq { return [.read, .retrieved] }
-            return home.positions.receivedSeq(user, c.id) >= m.seq ? [.retrieved] : []
+            guard let c = directory.channel(m.channelID), directory.canView(user, c) else { return [] }
+            if positions.position(user, c.id).readSeq >= m.seq { return [.read, .retrieved] }
+            return positions.receivedSeq(user, c.id) >= m.seq ? [.retrieved] : []
         }
         guard let c = directs[m.channelID], c.includes(user), m.sender != user else { return [] }
         let side = c.side(user)
