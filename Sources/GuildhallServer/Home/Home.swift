@@ -132,7 +132,6 @@ final class Home {
         services.runner = EffectRunner(store: store, lane: index, map: map, registry: registry, log: log, clock: clock, settings: settings,
                               highestInboxOrd: snapshot.highestInboxOrd)
         groupReceipts = GroupReceipts(services: services)
-        messageOperations = MessageOperations(home: self)
         userHome = UserHome(services: services)
         attachments = Attachments(services: services, userHome: userHome, profiles: profiles)
         messageReads = MessageReads(services: services, userHome: userHome) { [unowned self] m, user in self.shown(m, to: user) }
@@ -149,6 +148,10 @@ final class Home {
         presences.hear(userHome, reception, memberLists)
         profiles.use(attachments, directoryRequests)
         offlineDelivery.show(userHome, groupReceipts)
+        messageOperations = MessageOperations(services: services, userHome: userHome, pinboard: pinboard, moderation: moderation,
+                                              groupReceipts: groupReceipts, auditTrail: auditTrail, attachments: attachments) { [unowned self] in
+            self.fanOut($0, encoded: $1, from: $2, mentionOrds: $3, update: true, unreadMoved: $4)
+        }
         userHome.use(attachments, directPrivacy, messageOperations, typing, reading)
         // With one home its own tallies are each user's whole count; otherwise users' homes keep it.
         book.recordsTallies = settings.loops > 1 || !settings.cluster.isEmpty

@@ -12,12 +12,32 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-final class MessageOperations: WholeHomePart {
-    unowned let home: Home
+final class MessageOperations: HomePart {
+    unowned let services: HomeServices
+    private unowned let userHome: UserHome
+    private unowned let pinboard: Pinboard
+    private unowned let moderation: Moderation
+    private unowned let groupReceipts: GroupReceipts
+    private unowned let auditTrail: AuditTrail
+    private unowned let attachments: Attachments
+    /// An update fans out as its message did (Home.fanOut): the record, its
+    /// encoded update, the actor, the mentioned users' inbox cursors, and
+    /// whether unread subscribers hear of it (a removal).
+    private let fanOutUpdate: (MessageRecord, [UInt8], HomeSession, [UserID: UInt64], Bool) -> Void
     /// Per message with an operation under way, the ones that wait for it, in arrival order.
     private var waiting: [MessageUID: [() -> Void]] = [:]
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, userHome: UserHome, pinboard: Pinboard, moderation: Moderation, groupReceipts: GroupReceipts,
+         auditTrail: AuditTrail, attachments: Attachments, fanOutUpdate: @escaping (MessageRecord, [UInt8], HomeSession, [UserID: UInt64], Bool) -> Void) {
+        self.services = services
+        self.userHome = userHome
+        self.pinboard = pinboard
+        self.moderation = moderation
+        self.groupReceipts = groupReceipts
+        self.auditTrail = auditTrail
+        self.attachments = attachments
+        self.fanOutUpdate = fanOutUpdate
+    }
 
     enum Operation {
         case recall, edit(MessageContent), delete
@@ -73,7 +93,7 @@ extension MessageOperations {
     private func react(_ type: UInt32, add: Bool, _ channel: UInt64, _ uid: MessageUID, id: UInt64, from s: HomeSession) {
         guard (1...65_535).contains(type) else { return s.fail(id, .badRequest("reaction type must be 1 to 65535, not \(type)")) }
         if add, let c = directory.channel(channel), directory.canView(s.user, c) {
-            do throws(Failure) { try home.moderation.requireNotTimedOut(s.user, in: c.serverID) } catch { return s.fail(id, error) }
+            do throws(Failure) { try moderation.requireNotTimedOut(s.user, in: c.serverID) } catch { return s.fail(id, error) }
         }
         perform(.react(type, add: add), channel, uid, id: id, from: s)
     }
@@ -83,7 +103,7 @@ extension MessageOperations {
         guard (1...65_535).contains(r.type) else { return s.fail(id, .badRequest("reaction type must be 1 to 65535, not \(r.type)")) }
         let limit = r.limit == 0 ? 20 : Int(r.limit)
         guard limit <= 100 else { return s.fail(id, Failure(.limitReached, "at most 100 reactors a page, not \(limit)")) }
-        guard directory.channel(r.channelID) != nil || home.userHome.directs[r.channelID] != nil else {
+        guard directory.channel(r.channelID) != nil || userHome.directs[r.channelID] != nil else {
             return s.fail(id, Self.notFound(r.messageUid))
         }
         read(.messages(uids: [r.messageUid])) { found in
@@ -109,7 +129,7 @@ extension MessageOperations {
     /// `reason`: for the audit log, when the operation removes another member's channel message.
     private func perform(_ op: Operation, _ channel: UInt64, _ uid: MessageUID, reason: String = "", id: UInt64, from s: HomeSession) {
         // Only the home of the channel (or conversation) acts; the others answer as for a message that is not there.
-        guard directory.channel(channel) != nil || home.userHome.directs[channel] != nil else {
+        guard directory.channel(channel) != nil || userHome.directs[channel] != nil else {
             return s.fail(id, Self.notFound(uid))
         }
         inTurn(uid) { done in
@@ -159,7 +179,7 @@ extension MessageOperations {
     private func place(of m: MessageRecord, asked channel: UInt64, by s: HomeSession) throws(Failure) -> Place {
         guard m.channelID == channel else { throw Self.notFound(m.uid) }
         if m.serverID == 0 {
-            guard let c = home.userHome.directs[channel], c.includes(s.user), !m.withheld || m.sender == s.user else { throw Self.notFound(m.uid) }
+            guard let c = userHome.directs[channel], c.includes(s.user), !m.withheld || m.sender == s.user else { throw Self.notFound(m.uid) }
             return .direct(c)
         }
         guard let c = directory.channel(channel) else { throw Self.notFound(m.uid) }
@@ -237,7 +257,7 @@ extension MessageOperations {
         guard case .channel(let c) = place, m.sender != s.user, change.after.changes.removal != nil else { return [] }
         var sender = AuditDiff()
         sender.field("sender", m.sender, nil)
-        return [try home.auditTrail.entry(change.kind == .recalledMessage ? .messageRecalled : .messageDeleted, in: c.serverID, by: s.user,
+        return [try auditTrail.entry(change.kind == .recalledMessage ? .messageRecalled : .messageDeleted, in: c.serverID, by: s.user,
                                           target: "\(m.uid)", channel: c.id, changes: sender.changes, reason: reason)]
     }
 
@@ -274,28 +294,28 @@ extension MessageOperations {
         func copyFor(_ user: UserID) -> EventCopy {
             guard !change.after.attachments.isEmpty else { return copy }
             var own = update
-            own.message.attachments = home.services.filesShown(change.after, to: user)
+            own.message.attachments = services.filesShown(change.after, to: user)
             return EventCopy(.messageUpdate(own))
         }
         let isRemoval = change.after.changes.removal != nil
         var effects = Effects(writes: [change.write] + audit)
-        let counted = home.metrics.operations
+        let counted = services.metrics.operations
         switch place {
         case .channel(let c):
             // Who the message was addressed to hears of the change in their inbox too (offline sync).
             let mentioned = Array(Set(m.mentions).subtracting([s.user])).filter { directory.canView($0, c) }.sorted()
             effects.addressed = mentioned.map { AddressedItem(user: $0, stored: .event(copyFor($0)), live: .elsewhere) }
             // A removed message leaves the channel's pins with it.
-            let unpins = isRemoval && home.pinboard.pins.isPinned(m.uid, in: c.id)
+            let unpins = isRemoval && pinboard.pins.isPinned(m.uid, in: c.id)
             if unpins {
                 effects.writes.append(.unpinned(c.id, m.uid))
-                effects.notices.append(home.pinboard.notice(m.uid, pinned: false, in: c, by: ""))
+                effects.notices.append(pinboard.notice(m.uid, pinned: false, in: c, by: ""))
             }
             effects.changes = [.messageChanged(ChangedMessage(before: m, after: change.after, update: update, place: place, unpins: unpins,
                                                               mentioned: mentioned, id: id, actor: s))]
         case .direct(let conversation):
             // Withheld from the peer: only its sender's devices hear of a change.
-            if isRemoval, !m.withheld, var c = home.userHome.directs[conversation.id] {
+            if isRemoval, !m.withheld, var c = userHome.directs[conversation.id] {
                 // The others' unread counts leave it out once stored; their sides are stored with the removal.
                 effects.writes += c.removed(by: m.sender, sentTime: m.sentTime).map { .directSide(conversation: c.id, $0) }
             }
@@ -311,7 +331,7 @@ extension MessageOperations {
         effects.then = {
             counted.increment()
             // A removed message's files: every link made for them stops working once the removal is stored.
-            if isRemoval { self.home.attachments.forget(m.attachments) }
+            if isRemoval { self.attachments.forget(m.attachments) }
             done()
         }
         effects.failed = done
@@ -326,15 +346,15 @@ extension MessageOperations {
         switch c.place {
         case .channel(let channel):
             if c.isRemoval { directory.messageRemoved(channel.id, seq: m.seq) }
-            if c.unpins { home.pinboard.unpinned(m.uid, in: channel.id) }
+            if c.unpins { pinboard.unpinned(m.uid, in: channel.id) }
             c.actor.respond(c.id, .message(shown(c.after, at: c.place, to: c.actor.user)))
             var cursors: [UserID: UInt64] = [:]
             for (user, ord) in zip(c.mentioned, ords) { cursors[user] = ord }
             if let last = cursors.values.max() { runner.inboxDelivered(upTo: last) }
             let encoded = (try? c.update.serializedBytes()) ?? []
-            home.fanOut(c.after, encoded: encoded, from: c.actor, mentionOrds: cursors, update: true, unreadMoved: c.isRemoval)
+            fanOutUpdate(c.after, encoded, c.actor, cursors, c.isRemoval)
         case .direct(let conversation):
-            if c.isRemoval, !m.withheld { home.userHome.messageRemoved(from: conversation.id, sender: m.sender, sentTime: m.sentTime) }
+            if c.isRemoval, !m.withheld { userHome.messageRemoved(from: conversation.id, sender: m.sender, sentTime: m.sentTime) }
             c.actor.respond(c.id, .message(shown(c.after, at: c.place, to: c.actor.user)))
         }
     }
@@ -342,8 +362,8 @@ extension MessageOperations {
     /// The message as `user` sees it in an answer.
     private func shown(_ m: MessageRecord, at place: Place, to user: UserID) -> GHChannelMessage {
         switch place {
-        case .channel: home.services.withFiles(home.groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
-        case .direct: home.userHome.directMessage(m, for: user)
+        case .channel: services.withFiles(groupReceipts.withReceipts([GHChannelMessage(m)], for: user)[0], m, to: user)
+        case .direct: userHome.directMessage(m, for: user)
         }
     }
 }
