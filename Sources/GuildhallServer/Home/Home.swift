@@ -136,7 +136,8 @@ final class Home {
         attachments = Attachments(services: services, userHome: userHome, profiles: profiles)
         messageReads = MessageReads(services: services, userHome: userHome) { [unowned self] m, user in self.shown(m, to: user) }
         subscriptions = Subscriptions(services: services) { [unowned self] mail in self.received([mail], from: self.index) }
-        directoryRequests = DirectoryRequests(home: self)
+        directoryRequests = DirectoryRequests(services: services, attachments: attachments, pinboard: pinboard, subscriptions: subscriptions,
+                                              auditTrail: auditTrail)
         inviteLinks = InviteLinks(services: services, requests: directoryRequests)
         moderation = Moderation(services: services, requests: directoryRequests, auditTrail: auditTrail)
         permissionRequests = PermissionRequests(services: services, requests: directoryRequests)

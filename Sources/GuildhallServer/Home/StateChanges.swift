@@ -15,7 +15,7 @@ extension Home {
             directory.apply(changes)
             memberLists.applied(changes)
             webhooks.applied(changes)
-            directoryRequests.follow(followOns)
+            follow(followOns)
         case .webhookSaved(let w): webhooks.saved(w)
         case .webhookDeleted(let w): webhooks.deleted(w)
         case .pinned(let pin): pinboard.pinned(pin)

@@ -84,7 +84,7 @@ extension DirectoryRequests {
     /// The reason is checked either way.
     func audit(_ action: AuditAction, _ server: ServerID, by s: HomeSession, target: String, channel: UInt64 = 0,
                changes: [AuditChange] = [], onlyIfChanged: Bool = false, reason: String) throws(Failure) -> [StoreWrite] {
-        let entry = try home.auditTrail.entry(action, in: server, by: s.user, target: target, channel: channel, changes: changes, reason: reason)
+        let entry = try auditTrail.entry(action, in: server, by: s.user, target: target, channel: channel, changes: changes, reason: reason)
         return onlyIfChanged && changes.isEmpty ? [] : [entry]
     }
 

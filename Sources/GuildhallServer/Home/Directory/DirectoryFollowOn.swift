@@ -7,7 +7,7 @@
 // it is (join, invite, code, kick, ban, leave, role, override, transfer,
 // server or channel deleted), has its sessions, subscriptions and positions
 // follow the same way. `of` reads the changes against the Directory before
-// it takes them (values only); `DirectoryRequests.follow` carries them out.
+// it takes them (values only); `Home.follow` carries them out.
 // Loop thread only.
 
 import GuildhallCore
@@ -74,54 +74,55 @@ enum DirectoryFollowOn: Equatable {
     }
 }
 
-extension DirectoryRequests {
-    /// Carries out the follow-ons of directory changes the Directory just took.
+extension Home {
+    /// Carries out the follow-ons of directory changes the Directory just took: the
+    /// home as a whole, since a directory change reaches most of its parts.
     func follow(_ followOns: [DirectoryFollowOn]) {
         for f in followOns {
             switch f {
             case .joined(let user, let server):
                 registry.joined(user, server: server)
                 for guest in registry.sessions(of: user).values where guest.guestOf.contains(server) {
-                    guestLeft(guest, server: server, notifyMembers: false)
+                    directoryRequests.guestLeft(guest, server: server, notifyMembers: false)
                 }
                 // A new member starts with everything already in the server read (its writes went with the join).
                 let now = now()
                 for channel in directory.channelIDs(of: server) {
                     guard let c = directory.channel(channel) else { continue }
-                    home.positions.markRead(user, channel, upTo: c.lastSeq, now: now)
-                    home.interest.positionMoved(user, channel)
+                    positions.markRead(user, channel, upTo: c.lastSeq, now: now)
+                    interest.positionMoved(user, channel)
                 }
                 // Its auto-mode sessions take the server's subscriptions, it and the online members
                 // see each other's presence (a small server), and its profile is copied onto its record.
-                home.subscriptions.memberJoined(user, server: server)
-                home.presences.memberJoined(user, server: server)
-                home.profiles.admitted(user)
+                subscriptions.memberJoined(user, server: server)
+                presences.memberJoined(user, server: server)
+                profiles.admitted(user)
             case .left(let user, let server):
                 registry.left(user, server: server)
-                home.subscriptions.memberRemoved(user, server: server)
+                subscriptions.memberRemoved(user, server: server)
             case .banned(let user, let server, let until):
-                home.moderation.banEnds(at: until)
+                moderation.banEnds(at: until)
                 for guest in registry.sessions(of: user).values where guest.guestOf.contains(server) {
-                    guestLeft(guest, server: server, notifyMembers: false)
+                    directoryRequests.guestLeft(guest, server: server, notifyMembers: false)
                 }
             case .accessChanged(let server, let user):
-                home.subscriptions.accessChanged(in: server, only: user)
+                subscriptions.accessChanged(in: server, only: user)
             case .serverGone(let server, let channels, let members):
-                for session in registry.guests(of: server).values { guestLeft(session, server: server, notifyMembers: false) }
+                for session in registry.guests(of: server).values { directoryRequests.guestLeft(session, server: server, notifyMembers: false) }
                 for c in channels {
-                    home.book.dropChannel(c)
-                    home.typing.board.dropChannel(c)
-                    home.positions.forgetChannel(c)
+                    book.dropChannel(c)
+                    typing.board.dropChannel(c)
+                    positions.forgetChannel(c)
                 }
                 registry.serverDeleted(server)
-                for m in members { home.subscriptions.memberRemoved(m, server: server) }
+                for m in members { subscriptions.memberRemoved(m, server: server) }
             case .channelCreated(let c):
                 // Every gateway learns the channel's guild before anyone hears of the channel.
-                home.links.place(c.id, in: c.serverID, local: home.gateway.routes)
+                links.place(c.id, in: c.serverID, local: gateway.routes)
             case .channelGone(let channel):
-                home.typing.board.dropChannel(channel)
-                home.positions.forgetChannel(channel)
-                home.groupReceipts.receipts.remove(channel: channel)
+                typing.board.dropChannel(channel)
+                positions.forgetChannel(channel)
+                groupReceipts.receipts.remove(channel: channel)
             }
         }
     }

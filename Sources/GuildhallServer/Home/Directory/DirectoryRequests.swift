@@ -9,12 +9,25 @@ import GuildhallStore
 import GuildhallWire
 
 /// The requests on servers, members and channels (and, in Guests.swift, guests and bans).
-final class DirectoryRequests: WholeHomePart {
-    unowned let home: Home
+final class DirectoryRequests: HomePart {
+    unowned let services: HomeServices
+    /// An icon is an upload, claimed and let go; a deleted channel's pins and
+    /// subscriptions go, and auto-mode sessions follow a server's channels;
+    /// changes made with a permission are audited.
+    private unowned let attachments: Attachments
+    private unowned let pinboard: Pinboard
+    private unowned let subscriptions: Subscriptions
+    unowned let auditTrail: AuditTrail
     /// Changes to one server are decided one at a time, each on the state the one before committed.
     let changesInFlight = ChangeQueue<ServerID>()
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, attachments: Attachments, pinboard: Pinboard, subscriptions: Subscriptions, auditTrail: AuditTrail) {
+        self.services = services
+        self.attachments = attachments
+        self.pinboard = pinboard
+        self.subscriptions = subscriptions
+        self.auditTrail = auditTrail
+    }
 }
 
 extension DirectoryRequests {
@@ -25,12 +38,12 @@ extension DirectoryRequests {
     func createServer(_ r: GHCreateServer, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             let now = now()
-            guard let guild = home.services.newGuildID(now: now) else {
+            guard let guild = services.newGuildID(now: now) else {
                 throw Failure(.unavailable, "this node serves no shard for a new server now; retry, or connect to another node")
             }
             let record = ServerRecord(id: guild, name: r.name, icon: r.icon, custom: r.custom,
                                       owner: s.user, openJoin: r.openJoin, createdAt: now, allowGuests: r.allowGuests, discoverable: r.discoverable)
-            let decision = try home.directory.decide.createServer(record)
+            let decision = try directory.decide.createServer(record)
             runner.carryOut(effects(decision, reply: .read(.server(record))), answering: id, to: s)
         }
     }
@@ -39,7 +52,7 @@ extension DirectoryRequests {
     func updateServer(_ r: GHUpdateServer, id: UInt64, from s: HomeSession, icon: FileAttachment? = nil) {
         if r.iconFileID != 0, icon == nil {
             guard !r.hasIcon else { return s.fail(id, .badRequest("name icon or icon_file_id, not both")) }
-            return home.attachments.resolve([r.iconFileID], serverID: r.serverID, channelID: 0, id: id, for: s) { found in
+            return attachments.resolve([r.iconFileID], serverID: r.serverID, channelID: 0, id: id, for: s) { found in
                 self.updateServer(r, id: id, from: s, icon: found[0])
             }
         }
@@ -47,14 +60,14 @@ extension DirectoryRequests {
         let picture = icon.map { AttachmentLinks(settings).lasting($0) }
         change(r.serverID, id: id, from: s) { () throws(Failure) in
             do throws(Failure) { return try self.serverUpdate(r, picture: picture, claimed: claimed, from: s) } catch {
-                self.home.attachments.release(claimed)
+                self.attachments.release(claimed)
                 throw error
             }
         }
     }
 
     private func serverUpdate(_ r: GHUpdateServer, picture: String?, claimed: [UInt64], from s: HomeSession) throws(Failure) -> Effects {
-        if r.hasAllowGuests { try self.home.services.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
+        if r.hasAllowGuests { try self.services.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
         let before = self.directory.server(r.serverID)
         let decision = try self.directory.decide.updateServer(r.serverID, by: s.user, name: r.hasName ? r.name : nil, icon: picture ?? (r.hasIcon ? r.icon : nil),
                                                        custom: r.hasCustom ? r.custom : nil, openJoin: r.hasOpenJoin ? r.openJoin : nil,
@@ -65,10 +78,10 @@ extension DirectoryRequests {
                                    onlyIfChanged: true, reason: r.reason)
         let notice = Notice(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
         var effects = self.effects(decision, also: audit, reply: .read(.server(record)), notices: [notice]) {
-            self.home.attachments.release(claimed)
+            self.attachments.release(claimed)
             self.guestsRecheck(record.id)
         }
-        effects.failed = { self.home.attachments.release(claimed) }
+        effects.failed = { self.attachments.release(claimed) }
         return effects
     }
 
@@ -105,13 +118,13 @@ extension DirectoryRequests {
             return
         }
         var list = GHServerList()
-        list.servers = r.serverIds.compactMap { try? home.directory.seen(by: s.user).server($0) }.map(info)
+        list.servers = r.serverIds.compactMap { try? directory.seen(by: s.user).server($0) }.map(info)
         s.respond(id, .servers(list))
     }
 
     func listMyServers(id: UInt64, from s: HomeSession) {
         var list = GHServerList()
-        list.servers = home.directory.serverIDs(of: s.user).sorted().compactMap { home.directory.server($0) }.map(info)
+        list.servers = directory.serverIDs(of: s.user).sorted().compactMap { directory.server($0) }.map(info)
         s.respond(id, .servers(list))
     }
 
@@ -136,7 +149,7 @@ extension DirectoryRequests {
         // A new member starts with everything already in the server read.
         let now = now()
         let read = directory.channelIDs(of: server).compactMap { directory.channel($0) }.map { ($0.id, $0.lastSeq) }
-        let positions = read.map { c in StoreWrite.readPosition(s.user, c.0, home.positions.positionAfterReading(s.user, c.0, upTo: c.1, now: now)) }
+        let positions = read.map { c in StoreWrite.readPosition(s.user, c.0, self.positions.positionAfterReading(s.user, c.0, upTo: c.1, now: now)) }
         let notice = Notice(.memberJoined, .server(server, isPublic: false), actor: s.user, targeted: [s.user]) { $0.member = GHMember(member) }
         return effects(decision, also: positions, reply: reply ?? .result(.member(GHMember(member))), notices: [notice])
     }
@@ -149,7 +162,7 @@ extension DirectoryRequests {
                 Notice(.memberInvited, .server(r.serverID, isPublic: false), actor: s.user, targeted: [r.userID]) { n in
                     n.member.serverID = r.serverID
                     n.member.userID = r.userID
-                    if let server = self.home.directory.server(r.serverID) { n.server = self.info(server) }
+                    if let server = self.directory.server(r.serverID) { n.server = self.info(server) }
                 }
             ])
         }
@@ -180,10 +193,10 @@ extension DirectoryRequests {
 
     func createChannel(_ r: GHCreateChannel, id: UInt64, from s: HomeSession) {
         change(r.serverID, id: id, from: s) { () throws(Failure) in
-            if r.guestVisibility != .followServer { try self.home.services.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
+            if r.guestVisibility != .followServer { try self.services.requirePermission(.manageGuests, at: .server(r.serverID), for: s) }
             let now = self.now()
             let decision = try self.directory.decide.createChannel(
-                ChannelRecord(id: self.home.newID(now: now, shard: ShardPlan.shard(guild: r.serverID, shards: self.settings.shards)), serverID: r.serverID,
+                ChannelRecord(id: self.services.newID(now: now, shard: ShardPlan.shard(guild: r.serverID, shards: self.settings.shards)), serverID: r.serverID,
                               name: r.name, topic: r.topic, custom: r.custom, createdAt: now,
                               guestVisibility: GuestVisibility(rawValue: r.guestVisibility.rawValue) ?? .followServer),
                 by: s.user)
@@ -196,7 +209,7 @@ extension DirectoryRequests {
 
     func updateChannel(_ r: GHUpdateChannel, id: UInt64, from s: HomeSession) {
         change(directory.serverID(ofChannel: r.channelID), id: id, from: s) { () throws(Failure) in
-            if r.hasGuestVisibility { try self.home.services.requirePermission(.manageGuests, at: .channel(r.channelID), for: s) }
+            if r.hasGuestVisibility { try self.services.requirePermission(.manageGuests, at: .channel(r.channelID), for: s) }
             let before = self.directory.channel(r.channelID)
             let decision = try self.directory.decide.updateChannel(r.channelID, by: s.user, name: r.hasName ? r.name : nil,
                                                             topic: r.hasTopic ? r.topic : nil, custom: r.hasCustom ? r.custom : nil,
@@ -226,10 +239,10 @@ extension DirectoryRequests {
                        // Subscribers hear of a deleted channel (notices go before `then`) before their subscriptions go.
                        notices: [Notice(kind, .channel(record, isPublic: true), actor: s.user)]) {
             if kind == .channelDeleted {
-                self.home.book.dropChannel(record.id)
-                self.home.pinboard.forget(channel: record.id)
+                self.book.dropChannel(record.id)
+                self.pinboard.forget(channel: record.id)
             }
-            if kind != .channelUpdated { self.home.subscriptions.channelsChanged(in: record.serverID) }
+            if kind != .channelUpdated { self.subscriptions.channelsChanged(in: record.serverID) }
             self.guestsRecheck(record.serverID)
         }
     }
@@ -237,7 +250,7 @@ extension DirectoryRequests {
     func listChannels(_ r: GHListChannels, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
             var list = GHChannelList()
-            list.channels = try home.directory.seen(by: s.user).channels(of: r.serverID).map(GHChannelInfo.init)
+            list.channels = try directory.seen(by: s.user).channels(of: r.serverID).map(GHChannelInfo.init)
             s.respond(id, .channels(list))
         }
     }

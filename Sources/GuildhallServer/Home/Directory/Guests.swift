@@ -9,7 +9,7 @@ import GuildhallWire
 extension DirectoryRequests {
     func enterAsGuest(_ r: GHEnterAsGuest, id: UInt64, from s: HomeSession) {
         attempt(id, s) { () throws(Failure) in
-            let server = try home.directory.decide.guestEntry(r.serverID, user: s.user)
+            let server = try directory.decide.guestEntry(r.serverID, user: s.user)
             if !s.guestOf.contains(server.id) {
                 registry.guestEntered(s, server: server.id)
                 runner.carryOut(.telling(Notice(.guestEntered, .server(server.id, isPublic: false), actor: s.user) { $0.member.userID = s.user }))
@@ -29,22 +29,22 @@ extension DirectoryRequests {
 
     /// Ends a session's guest visit: its guest subscriptions go with it.
     func guestLeft(_ s: HomeSession, server: ServerID, notifyMembers: Bool = true) {
-        home.book.drop(s.key, server: server, kinds: [.guestChannel, .guestServer])
+        book.drop(s.key, server: server, kinds: [.guestChannel, .guestServer])
         registry.guestLeft(s, server: server)
         if notifyMembers { runner.carryOut(.telling(Notice(.guestLeft, .server(server, isPublic: false), actor: s.user) { $0.member.userID = s.user })) }
     }
 
     /// Guests of a server lose what they may no longer see.
     func guestsRecheck(_ server: ServerID) {
-        guard let record = home.directory.server(server) else { return }
+        guard let record = directory.server(server) else { return }
         for s in registry.guests(of: server).values {
             if !record.allowGuests {
                 guestLeft(s, server: server, notifyMembers: false)
                 continue
             }
-            for (channel, _) in home.book.subscriptions(of: s.key)?.guestChannels ?? [:] {
-                if let c = home.directory.channel(channel), home.directory.guestVisible(c) { continue }
-                home.book.unsubscribe(s.key, .guestChannel, SubscriptionTarget(server: server, channel: channel))
+            for (channel, _) in book.subscriptions(of: s.key)?.guestChannels ?? [:] {
+                if let c = directory.channel(channel), directory.guestVisible(c) { continue }
+                book.unsubscribe(s.key, .guestChannel, SubscriptionTarget(server: server, channel: channel))
             }
         }
     }
