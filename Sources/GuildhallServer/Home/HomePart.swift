@@ -34,8 +34,9 @@ extension HomePart {
     }
 }
 
-/// A part that still reaches through the whole home; each is being given
-/// only what it calls instead (docs/architecture.md).
+/// The one part that reaches the whole home: `Reception`, the home's door,
+/// which hands every gateway command to the part or the home's routing that
+/// takes it (docs/architecture.md).
 protocol WholeHomePart: HomePart {
     var home: Home { get }
 }
