@@ -99,6 +99,8 @@ final class Home {
     private(set) var attachments: Attachments!
     /// Per-user state: direct conversations, received status, offline sync and cursors.
     private(set) var userHome: UserHome!
+    /// Received status per message and user (ReceivedStatus.swift).
+    private(set) var receivedStatuses: ReceivedStatuses!
     var positionTimer: LoopTimer!
     /// What gateways tell the home, and sessions' lives (Reception.swift).
     private(set) var reception: Reception!
@@ -134,6 +136,7 @@ final class Home {
         groupReceipts = GroupReceipts(services: services)
         userHome = UserHome(services: services)
         attachments = Attachments(services: services, userHome: userHome, profiles: profiles)
+        receivedStatuses = ReceivedStatuses(services: services, userHome: userHome)
         messageReads = MessageReads(services: services, userHome: userHome) { [unowned self] m, user in self.shown(m, to: user) }
         subscriptions = Subscriptions(services: services) { [unowned self] mail in self.received([mail], from: self.index) }
         directoryRequests = DirectoryRequests(services: services, attachments: attachments, pinboard: pinboard, subscriptions: subscriptions,

@@ -225,8 +225,8 @@ extension GHRequest.OneOf_Body {
         case .getReceiptReaders(let r): RequestRule(.everyHome, .query) { $0.groupReceipts.getReceiptReaders(r, id: $1, from: $2) }
         case .getReceiptInfo(let r): RequestRule(.everyHome, .query, merge: .receipts) { $0.groupReceipts.getReceiptInfo(r, id: $1, from: $2) }
         // Received status: the user's home holds what was set, the homes of the messages what reading and delivery say.
-        case .setReceivedStatus(let r): RequestRule(.user, .change) { $0.userHome.setReceivedStatus(r, id: $1, from: $2) }
-        case .getReceivedStatus(let r): RequestRule(.everyHome, .query, merge: .receivedStatuses) { $0.userHome.getReceivedStatus(r, id: $1, from: $2) }
+        case .setReceivedStatus(let r): RequestRule(.user, .change) { $0.receivedStatuses.setReceivedStatus(r, id: $1, from: $2) }
+        case .getReceivedStatus(let r): RequestRule(.everyHome, .query, merge: .receivedStatuses) { $0.receivedStatuses.getReceivedStatus(r, id: $1, from: $2) }
 
         // Direct conversations (Home/Direct).
         case .openConversation(let r): RequestRule(.conversation(r.peerID), .change) { $0.userHome.openConversation(r, id: $1, from: $2) }

@@ -13,7 +13,19 @@ import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-extension UserHome {
+/// Received status requests, at the user's home (setting) and at every home (asking).
+final class ReceivedStatuses: HomePart {
+    unowned let services: HomeServices
+    /// Direct conversations: a direct message's flags follow from its receipts.
+    private unowned let userHome: UserHome
+
+    init(services: HomeServices, userHome: UserHome) {
+        self.services = services
+        self.userHome = userHome
+    }
+}
+
+extension ReceivedStatuses {
     func setReceivedStatus(_ r: GHSetReceivedStatus, id: UInt64, from s: HomeSession) {
         guard !r.messageUids.isEmpty, r.messageUids.count <= Limits.maxIdsPerRequest else {
             s.fail(id, Failure(.limitReached, "between 1 and \(Limits.maxIdsPerRequest) message UIDs per request"))
@@ -67,7 +79,7 @@ extension UserHome {
             if positions.position(user, c.id).readSeq >= m.seq { return [.read, .retrieved] }
             return positions.receivedSeq(user, c.id) >= m.seq ? [.retrieved] : []
         }
-        guard let c = directs[m.channelID], c.includes(user), m.sender != user else { return [] }
+        guard let c = userHome.directs[m.channelID], c.includes(user), m.sender != user else { return [] }
         let side = c.side(user)
         var flags: ReceivedFlags = []
         if side.deliveredSeq >= m.seq { flags.insert(.retrieved) }
