@@ -104,10 +104,12 @@ final class EffectRunner {
     /// being answered (nil for effects no request waits on).
     func carryOut(_ decided: Effects, answering id: UInt64? = nil, to session: HomeSession? = nil) {
         let now = clock()
-        var e = decided
         // Each notice's event is made once: its targeted users' copies commit with the change.
-        let notices = e.notices.map { ($0, $0.event(at: now)) }
-        for (n, copy) in notices { e.addressed += n.targeted.map { .event(copy, to: $0) } }
+        let notices = decided.notices.map { ($0, $0.event(at: now)) }
+        var withNotices = decided
+        for (n, copy) in notices { withNotices.addressed += n.targeted.map { .event(copy, to: $0) } }
+        // A constant, so the completion below holds a copy, not a box it shares with this function.
+        let e = withNotices
         var rows: [InboxRow] = []
         rows.reserveCapacity(e.addressed.count)
         // Per item its ord here, 0 for one filed at the user's home elsewhere.
