@@ -96,26 +96,29 @@ public final class Directory {
 
     // MARK: Queries
 
-    public func server(_ id: ServerID) -> ServerRecord? { servers[id]?.record }
+    // Reads of one field go through `map`: `servers[id]?.field` copies the
+    // whole entry first (a retain and release of each of its strings and
+    // tables), `servers[id].map { $0.field }` borrows it.
+    public func server(_ id: ServerID) -> ServerRecord? { servers[id].map { $0.record } }
     public func channel(_ id: ChannelID) -> ChannelRecord? { channels[id] }
     /// The channel's server, without copying its record (names, removed seqs).
-    public func serverID(ofChannel id: ChannelID) -> ServerID? { channels[id]?.serverID }
-    public func memberCount(_ id: ServerID) -> Int { servers[id]?.members.count ?? 0 }
-    public func member(_ user: UserID, of server: ServerID) -> MemberRecord? { servers[server]?.members[user] }
+    public func serverID(ofChannel id: ChannelID) -> ServerID? { channels[id].map { $0.serverID } }
+    public func memberCount(_ id: ServerID) -> Int { servers[id].map { $0.members.count } ?? 0 }
+    public func member(_ user: UserID, of server: ServerID) -> MemberRecord? { servers[server].flatMap { $0.members[user] } }
     public func serverIDs(of user: UserID) -> Set<ServerID> { memberships[user] ?? [] }
-    public func memberIDs(of server: ServerID) -> Dictionary<UserID, MemberRecord>.Keys? { servers[server]?.members.keys }
+    public func memberIDs(of server: ServerID) -> Dictionary<UserID, MemberRecord>.Keys? { servers[server].map { $0.members.keys } }
     public var serverCount: Int { servers.count }
     /// The servers listed in the directory (ServerDirectory.swift).
     public func discoverableServers() -> [ServerRecord] { servers.values.lazy.map(\.record).filter(\.discoverable) }
 
     /// Whether guests see a channel: the server allows guests and the channel is not hidden from them.
     public func guestVisible(_ channel: ChannelRecord) -> Bool {
-        guard servers[channel.serverID]?.record.allowGuests == true else { return false }
+        guard servers[channel.serverID].map({ $0.record.allowGuests }) == true else { return false }
         return channel.guestVisibility != .invisible
     }
 
     /// Channels of a server, unsorted, for internal walks.
-    public func channelIDs(of server: ServerID) -> Set<ChannelID> { servers[server]?.channels ?? [] }
+    public func channelIDs(of server: ServerID) -> Set<ChannelID> { servers[server].map { $0.channels } ?? [] }
     public var channelCount: Int { channels.count }
 
     /// What `user` may see of it, each read answering a request (DirectorySeenBy.swift).
@@ -142,9 +145,16 @@ public final class Directory {
             guard let found = channels[id] else { throw Self.channelNotFound(id) }
             c = found
         }
-        let seq = max(nextSeq[id] ?? 0, c.lastSeq) + 1
-        nextSeq[id] = seq
-        return (c, seq, max(now, c.lastMessageTime))
+        let (seq, time) = sequence(c, now: now)
+        return (c, seq, time)
+    }
+
+    /// Takes the next seq of channel `c` (as read just now) for a message
+    /// sent at `now`; sent times never go backwards within a channel.
+    public func sequence(_ c: ChannelRecord, now: UInt64) -> (seq: UInt64, time: UInt64) {
+        let seq = max(nextSeq[c.id] ?? 0, c.lastSeq) + 1
+        nextSeq[c.id] = seq
+        return (seq, max(now, c.lastMessageTime))
     }
 
     /// A recalled or deleted message stops counting as unread and as a mention.
@@ -152,9 +162,8 @@ public final class Directory {
 
     /// Makes a committed message visible in its channel's tail.
     public func messageCommitted(_ id: ChannelID, seq: UInt64, time: UInt64) {
-        guard let c = channels[id] else { return }
-        if seq > c.lastSeq { channels[id]!.lastSeq = seq }
-        if time > c.lastMessageTime { channels[id]!.lastMessageTime = time }
+        // Changed in place (`?.` on a dictionary modifies; binding the record copied it).
+        channels[id]?.advance(to: seq, at: time)
     }
 
     // MARK: Helpers
@@ -163,4 +172,12 @@ public final class Directory {
     static func channelNotFound(_ id: ChannelID) -> Failure { .notFound("channel \(id) not found") }
 
 
+}
+
+extension ChannelRecord {
+    /// A committed message's seq and time: the channel's tail moves forward only.
+    mutating func advance(to seq: UInt64, at time: UInt64) {
+        lastSeq = max(lastSeq, seq)
+        lastMessageTime = max(lastMessageTime, time)
+    }
 }

@@ -15,9 +15,10 @@ extension Directory {
 
     /// What `user` may do on the server, or in `channel`; nil when not a member.
     public func permissions(of user: UserID, in server: ServerID, channel: ChannelID? = nil) -> Permission? {
-        guard let s = servers[server], let m = s.members[user] else { return nil }
-        if m.isOwner { return .all }
-        return s.permissions.resolve(user, holding: m.roles, in: channel)
+        // Borrowed (see Directory's queries): binding the entry with `guard let` copied it.
+        servers[server].flatMap { s in
+            s.members[user].map { m in m.isOwner ? .all : s.permissions.resolve(user, holding: m.roles, in: channel) }
+        }
     }
 
     /// Whether `user` is a member of `channel`'s server who may view it.
@@ -40,7 +41,7 @@ extension Directory {
 
     /// Whether every member views every channel of `server`: then a small
     /// server's messages go to all its online members without asking each.
-    public func everyoneViews(_ server: ServerID) -> Bool { servers[server]?.permissions.viewIsUniform ?? true }
+    public func everyoneViews(_ server: ServerID) -> Bool { servers[server].map { $0.permissions.viewIsUniform } ?? true }
 
     /// Throws unless `user` holds `needed` where `scope` says: 404 (as for
     /// what does not exist) when the user may not see the server or channel,
@@ -52,7 +53,7 @@ extension Directory {
             guard let p = permissions(of: user, in: id) else { throw Self.serverNotFound(id) }
             granted = p
         case .channel(let id):
-            guard let c = channels[id], let p = permissions(of: user, in: c.serverID, channel: id), p.contains(.viewChannel) else {
+            guard let server = serverID(ofChannel: id), let p = permissions(of: user, in: server, channel: id), p.contains(.viewChannel) else {
                 throw Self.channelNotFound(id)
             }
             granted = p

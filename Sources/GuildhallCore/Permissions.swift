@@ -183,10 +183,11 @@ public struct ServerPermissions: Sendable {
 
     /// What a member holding `memberRoles` may do on the server, or in `channel`.
     public func resolve(_ user: UserID, holding memberRoles: [RoleID], in channel: ChannelID? = nil) -> Permission {
-        var p = roles[.everyone]?.permissions.applied(to: []) ?? []
+        // Each role's permissions read through `map`, not by binding (a copy of its record and name) or `?.`.
+        var p = roles[.everyone].map { $0.permissions.applied(to: []) } ?? []
         if !memberRoles.isEmpty {
             var level = PermissionOverride.inherit
-            for id in memberRoles { if let r = roles[id] { level.merge(r.permissions) } }
+            for id in memberRoles { if let r = roles[id].map({ $0.permissions }) { level.merge(r) } }
             p = level.applied(to: p)
         }
         if let own = memberOverrides[user] { p = own.applied(to: p) }

@@ -42,7 +42,8 @@ final class EffectRunner {
     var tellAudience: ((Notice, EventCopy) -> Void)?
 
     private var nextTicket: UInt64 = 0
-    private var pendingWrites: [UInt64: (StoreError?) -> Void] = [:]
+    /// Commits handed to the writer, by ticket: a handler's effects, or what a part waits to run.
+    private var pendingWrites: [UInt64: PendingCommit] = [:]
     /// Jobs of this loop turn, handed to the writer together at the end of
     /// the turn: one wake-up and larger commit groups (docs/architecture.md).
     private var turnJobs: [WriteJob] = []
@@ -106,10 +107,8 @@ final class EffectRunner {
         let now = clock()
         // Each notice's event is made once: its targeted users' copies commit with the change.
         let notices = decided.notices.map { ($0, $0.event(at: now)) }
-        var withNotices = decided
-        for (n, copy) in notices { withNotices.addressed += n.targeted.map { .event(copy, to: $0) } }
-        // A constant, so the completion below holds a copy, not a box it shares with this function.
-        let e = withNotices
+        var e = decided
+        for (n, copy) in notices { e.addressed += n.targeted.map { .event(copy, to: $0) } }
         var rows: [InboxRow] = []
         rows.reserveCapacity(e.addressed.count)
         // Per item its ord here, 0 for one filed at the user's home elsewhere.
@@ -132,43 +131,45 @@ final class EffectRunner {
             case .message(let uid): rows.append(InboxRow(ord: ord, user: item.user, at: now, messageUID: uid))
             }
         }
-        let lastRow = rows.last?.ord
-        let finish = { [self] (error: StoreError?) in
-            if error != nil {
-                if let session, let id { session.fail(id, Failure(.unavailable, e.failure)) }
-                for c in e.changes { dropChange?(c) }
-                e.failed?()
-                return
-            }
-            // Nearly always nothing waits: then no second closure is made.
-            if mail.isEmpty && completions.isEmpty {
-                complete(e, notices, ords: ords, lastRow: lastRow, answering: id, to: session)
-            } else {
-                completeInOrder({ self.complete(e, notices, ords: ords, lastRow: lastRow, answering: id, to: session) }, filing: mail)
-            }
-        }
+        let carried = CarriedEffects(effects: e, notices: notices, ords: ords, lastRow: rows.last?.ord, mail: mail, id: id, session: session)
         if e.writes.isEmpty && rows.isEmpty {
-            finish(nil)
+            committed(carried, error: nil)
         } else {
-            commit(rows.isEmpty ? e.writes : e.writes + rows.map { .inbox($0) }, from: session, then: finish)
+            enqueue(rows.isEmpty ? e.writes : e.writes + rows.map { .inbox($0) }, from: session, .effects(carried))
+        }
+    }
+
+    /// A handler's effects whose commit returned: on failure the 503 and nothing else; on success their completion, in commit order.
+    private func committed(_ c: CarriedEffects, error: StoreError?) {
+        if error != nil {
+            if let session = c.session, let id = c.id { session.fail(id, Failure(.unavailable, c.effects.failure)) }
+            for i in c.effects.changes.indices { dropChange?(c.effects.changes[i]) }
+            c.effects.failed?()
+            return
+        }
+        // Nearly always nothing waits: then no closure is made.
+        if c.mail.isEmpty && completions.isEmpty {
+            complete(c)
+        } else {
+            completeInOrder({ self.complete(c) }, filing: c.mail)
         }
     }
 
     /// Once committed (and filed elsewhere): state, the answer, the addressed items' live copies, then the rest.
-    private func complete(_ e: Effects, _ notices: [(Notice, EventCopy)], ords: [UInt64], lastRow: UInt64?, answering id: UInt64?,
-                          to session: HomeSession?) {
-        for c in e.changes { applyChange?(c, ords) }
-        if let session, let id, let reply = e.reply {
+    private func complete(_ c: CarriedEffects) {
+        // By index: each change is handed on borrowed, not copied out of the array.
+        for i in c.effects.changes.indices { applyChange?(c.effects.changes[i], c.ords) }
+        if let session = c.session, let id = c.id, let reply = c.effects.reply {
             switch reply {
             case .result(let result): session.respond(id, result)
             case .read(let what): if let read { session.respond(id, read(what)) }
             }
         }
-        if let lastRow { inboxDelivered(upTo: lastRow) }
-        for (item, ord) in zip(e.addressed, ords) where ord != 0 { deliverLive(item, ord: ord) }
-        for (n, copy) in notices { tellAudience?(n, copy) }
-        for d in e.deliveries { deliver(d) }
-        e.then?()
+        if let lastRow = c.lastRow { inboxDelivered(upTo: lastRow) }
+        for (item, ord) in zip(c.effects.addressed, c.ords) where ord != 0 { deliverLive(item, ord: ord) }
+        for (n, copy) in c.notices { tellAudience?(n, copy) }
+        for d in c.effects.deliveries { deliver(d) }
+        c.effects.then?()
     }
 
     // MARK: Items filed at other homes
@@ -288,8 +289,13 @@ final class EffectRunner {
     /// Commits `writes`; `then` runs on the loop after the commit returned.
     /// A publisher (`from`) stops being read while too many commits wait.
     func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {
+        enqueue(writes, from: session, .callback(then))
+    }
+
+    /// Adds `writes` to this turn's jobs, with what waits on their commit.
+    private func enqueue(_ writes: [StoreWrite], from session: HomeSession?, _ pending: PendingCommit) {
         let ticket = nextTicketNumber()
-        pendingWrites[ticket] = then
+        pendingWrites[ticket] = pending
         turnJobs.append(WriteJob(ticket: ticket, writes: writes, shards: logShards?(writes)))
         if let session, pendingWrites.count >= storeQueueMax, !session.readPauses.contains(.storage) {
             session.pauseReading(.storage)
@@ -315,7 +321,11 @@ final class EffectRunner {
                 log.error("commit failed", ["ticket": o.ticket, "error": error.description])
                 commitFailed?()
             }
-            pendingWrites.removeValue(forKey: o.ticket)?(o.error)
+            switch pendingWrites.removeValue(forKey: o.ticket) {
+            case .effects(let c): committed(c, error: o.error)
+            case .callback(let then): then(o.error)
+            case nil: break
+            }
         }
         resumeReadersIfDrained()
         onSettled?()
@@ -352,6 +362,37 @@ final class EffectRunner {
             store.writer.submit(jobs)
             return
         }
+    }
+}
+
+/// A commit the runner waits on: a handler's effects (no closure made per
+/// commit: a send's was a tenth of its home loop), or what a part runs then.
+private enum PendingCommit {
+    case effects(CarriedEffects)
+    case callback((StoreError?) -> Void)
+}
+
+/// A handler's effects and what was decided for them before the commit:
+/// each notice's event, each addressed item's ord (0: filed elsewhere), the
+/// items mailed to other homes, and the request answered.
+private final class CarriedEffects {
+    let effects: Effects
+    let notices: [(Notice, EventCopy)]
+    let ords: [UInt64]
+    let lastRow: UInt64?
+    let mail: [Int: [MailedItem]]
+    let id: UInt64?
+    let session: HomeSession?
+
+    init(effects: Effects, notices: [(Notice, EventCopy)], ords: [UInt64], lastRow: UInt64?, mail: [Int: [MailedItem]], id: UInt64?,
+         session: HomeSession?) {
+        self.effects = effects
+        self.notices = notices
+        self.ords = ords
+        self.lastRow = lastRow
+        self.mail = mail
+        self.id = id
+        self.session = session
     }
 }
 

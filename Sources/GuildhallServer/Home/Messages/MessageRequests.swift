@@ -7,7 +7,8 @@ import GuildhallStore
 import GuildhallWire
 
 /// A channel message handed to the store, as its commit settles it (`StateChange.messageSent`).
-struct SentMessage {
+/// A class: the runner hands the state change on by reference, not by copying the record in it.
+final class SentMessage {
     let record: MessageRecord
     /// The send's request id and session, answered once stored.
     let id: UInt64
@@ -19,6 +20,17 @@ struct SentMessage {
     let receiptPlan: ReceiptRequestPlan?
     /// The files it claimed (Attachments.swift).
     let attachmentIDs: [UInt64]
+
+    init(record: MessageRecord, id: UInt64, sender: HomeSession, projectedBytes: Int, mentioned: [UserID], receiptPlan: ReceiptRequestPlan?,
+         attachmentIDs: [UInt64]) {
+        self.record = record
+        self.id = id
+        self.sender = sender
+        self.projectedBytes = projectedBytes
+        self.mentioned = mentioned
+        self.receiptPlan = receiptPlan
+        self.attachmentIDs = attachmentIDs
+    }
 }
 
 extension Home {
@@ -50,11 +62,12 @@ extension Home {
                 }
             }
             let now = now()
-            if r.webhook == nil {
-                try services.requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s)
-                if let c = directory.channel(r.channelID) { try moderation.requireMaySend(s.user, in: c) }
-            }
-            if r.needReceipt, let c = directory.channel(r.channelID) { try groupReceipts.checkReceiptsAllowed(in: c.serverID, by: s.user) }
+            // The permission check answers 404 for a channel the sender may not
+            // view, as for one that does not exist; the channel is read once after it.
+            if r.webhook == nil { try services.requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s) }
+            guard let channel = directory.channel(r.channelID) else { throw Failure.notFound("channel \(r.channelID) not found") }
+            if r.webhook == nil { try moderation.requireMaySend(s.user, in: channel) }
+            if r.needReceipt { try groupReceipts.checkReceiptsAllowed(in: channel.serverID, by: s.user) }
             if r.references == nil, r.replyTo != 0 || r.threadRoot != 0 {
                 // The messages it refers to are read first; then the send goes on as any other.
                 return messageOperations.references(r.replyTo, r.threadRoot, in: r.channelID, id: id, for: s) { found in
@@ -63,15 +76,15 @@ extension Home {
                     self.sendMessage(resolved, id: id, from: s, checkResend: false)
                 }
             }
-            if !r.attachmentIDs.isEmpty, r.files == nil, let c = directory.channel(r.channelID) {
+            if !r.attachmentIDs.isEmpty, r.files == nil {
                 // Checked and claimed last: nothing after this waits, so the send is stored or refused at once.
-                return attachments.resolve(r.attachmentIDs, serverID: c.serverID, channelID: c.id, id: id, for: s) { files in
+                return attachments.resolve(r.attachmentIDs, serverID: channel.serverID, channelID: channel.id, id: id, for: s) { files in
                     var resolved = r
                     resolved.files = files
                     self.sendMessage(resolved, id: id, from: s, checkResend: false)
                 }
             }
-            let (channel, seq, time) = try directory.appendMessage(to: r.channelID, by: r.webhook == nil ? s.user : nil, now: now)
+            let (seq, time) = directory.sequence(channel, now: now)
             if r.webhook == nil { moderation.sent(s.user, in: channel) }
             var record = MessageRecord(uid: r.uid != 0 ? r.uid : ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
                                        sender: s.user, sentTime: time, content: content, mentions: r.mentions,
