@@ -14,18 +14,13 @@ import GuildhallLoop
 import GuildhallStore
 import GuildhallWire
 
-final class Home {
+final class Home: HomePart {
     /// A search page's size when the request names none.
     static let defaultSearchPage = 20
-    /// What every part shares (HomeServices.swift); the names below forward there.
+    /// What every part shares (HomeServices.swift), reached as every part reaches it (HomePart.swift).
     let services: HomeServices
     /// Which loop this home is on.
     var index: Int { services.index }
-    var settings: Settings {
-        _read { yield services.settings }
-        _modify { yield &services.settings }
-    }
-    var log: ServerLog { services.log }
     var clock: @Sendable () -> UInt64 { services.clock }
     var loop: EventLoop { services.loop }
     /// The loop's own gateway: its sessions are ports without a message between.
@@ -34,31 +29,11 @@ final class Home {
         set { services.gateway = newValue }
     }
 
-    var directory: Directory {
-        _read { yield services.directory }
-        _modify { yield &services.directory }
-    }
-    var ids: UIDGenerator {
-        _read { yield services.ids }
-        _modify { yield &services.ids }
-    }
     /// The sessions and the interest index of who is online; shared with the
     /// gateway, and held here too: fan-out reads it once per recipient, and
     /// reaching it through the gateway cost a retain and release each time.
     let registry: SessionRegistry
     var metrics: NodeMetrics { services.metrics }
-    var recentSends: RecentSends {
-        _read { yield services.recentSends }
-        _modify { yield &services.recentSends }
-    }
-    var book: SubscriptionBook {
-        _read { yield services.book }
-        _modify { yield &services.book }
-    }
-    var positions: ReadPositions {
-        _read { yield services.positions }
-        _modify { yield &services.positions }
-    }
     /// Typing in the loop's channels.
     private(set) var typing: ChannelTyping!
     /// Presence: of the users homed here, and as heard for the sessions here (Presences.swift).
@@ -89,8 +64,6 @@ final class Home {
     /// Mark-read, unread queries and events, moved read positions.
     private(set) var reading: Reading!
     var deliveryMarks: UInt64 = 0
-    /// Commits, reads, the inbox and the live copies of addressed items.
-    var runner: EffectRunner! { services.runner }
     /// Group read receipts of the loop's channels.
     private(set) var groupReceipts: GroupReceipts!
     private(set) var messageOperations: MessageOperations!
@@ -249,7 +222,7 @@ final class Home {
 
     /// Applies the live settings of `newer` on this loop.
     func applyLive(_ newer: Settings) {
-        settings = settings.applyingLive(newer).0
+        services.settings = settings.applyingLive(newer).0
         runner.storeQueueMax = settings.storeQueueMax
         runner.inlineCommitMax = settings.loopCommitMax
         typing.board.throttleMs = UInt64(settings.typingThrottleMs)

@@ -27,6 +27,14 @@ extension HomePart {
         _read { yield services.positions }
         _modify { yield &services.positions }
     }
+    var ids: UIDGenerator {
+        _read { yield services.ids }
+        _modify { yield &services.ids }
+    }
+    var recentSends: RecentSends {
+        _read { yield services.recentSends }
+        _modify { yield &services.recentSends }
+    }
     func now() -> UInt64 { services.clock() }
     func read(_ request: ReadRequest, then: @escaping (ReadResult) -> Void) { services.runner.read(request, then: then) }
     func commit(_ writes: [StoreWrite], from session: HomeSession?, then: @escaping (StoreError?) -> Void) {

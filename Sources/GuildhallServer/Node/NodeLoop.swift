@@ -76,7 +76,7 @@ final class NodeLoop {
             if ports.map({ $0.webSocket > 0 }) ?? true { try gateway.webSocketDoor.listen(port: ports?.webSocket, sharing: settings.loops > 1) }
             // Links to files name the port bound when the setting asked for any.
             gateway.settings.webSocketBoundPort = gateway.webSocketDoor.port
-            home.settings.webSocketBoundPort = gateway.webSocketDoor.port
+            home.services.settings.webSocketBoundPort = gateway.webSocketDoor.port
         } catch {
             closeHandles()
             _ = loop.close()
