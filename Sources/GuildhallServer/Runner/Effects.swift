@@ -198,44 +198,47 @@ extension GHEvent.OneOf_Body {
 
 /// A state change a handler returns as a value: the runner hands it to the
 /// home's `apply` once the writes committed, or to its `drop` when they did not.
+/// Cases carrying records are `indirect`: the enum is as large as its
+/// largest inline case, and every change handed on is copied at that size
+/// (a send's, a pointer, had been copied at the size of a profile).
 enum StateChange {
     /// A channel message was stored: what its commit settles (MessageRequests.swift).
     case messageSent(SentMessage)
     /// A direct or group conversation's message was stored (DirectMessages.swift).
-    case directMessageSent(SentDirectMessage)
+    indirect case directMessageSent(SentDirectMessage)
     /// A sent message was recalled, deleted, edited or reacted to (MessageOperations.swift).
-    case messageChanged(ChangedMessage)
+    indirect case messageChanged(ChangedMessage)
     /// Servers, members, channels, roles or bans changed (DirectoryCommits.swift):
     /// the Directory takes the changes, then the parts that mirror it.
     case directory([DirectoryChange])
     /// A channel's webhook was made, or deleted (Webhooks.swift).
-    case webhookSaved(WebhookRecord)
-    case webhookDeleted(WebhookRecord)
+    indirect case webhookSaved(WebhookRecord)
+    indirect case webhookDeleted(WebhookRecord)
     /// A message was pinned in its channel, or unpinned (Pinboard.swift).
-    case pinned(PinRecord)
+    indirect case pinned(PinRecord)
     case unpinned(ChannelID, MessageUID)
     /// A device's push token was registered, or let go (PushNotices.swift).
-    case pushRegistered(PushRegistration)
+    indirect case pushRegistered(PushRegistration)
     case pushUnregistered(UserID, DeviceID)
     /// `blocker` blocked `blocked`, or no longer does (Blocking.swift).
     case blockSet(blocker: UserID, blocked: UserID, blocks: Bool)
     /// A user's profile changed (Profiles.swift).
-    case profileSaved(UserProfile)
+    indirect case profileSaved(UserProfile)
     /// A direct conversation opened in memory is now stored (DirectMessages.swift).
     case conversationStored(UInt64)
     /// A direct conversation's sides took new receipts from `reader` on session `origin` (DirectMessages.swift).
     case directReceipts([UserHome.DecidedSide], reader: UserID, origin: SessionKey)
     /// A user chose how they show (Presences.swift).
-    case presenceChosen(UserID, PresenceChoice)
+    indirect case presenceChosen(UserID, PresenceChoice)
     /// Whom a user accepts direct messages from (DirectPrivacy.swift).
     case directPrivacySet(UserID, serverMatesOnly: Bool)
     /// A session (`origin`) marked a channel read up to `seq` at `time` (Unread.swift).
     case readMarked(UserID, ChannelID, seq: UInt64, time: UInt64, origin: SessionKey)
     /// A group conversation was made or changed (GroupConversations.swift).
-    case groupChanged(DirectConversation, GroupChange)
+    indirect case groupChanged(DirectConversation, GroupChange)
     /// A group receipt was asked for at a message (GroupReceipts.swift); let go when not stored.
-    case receiptRequested(ReceiptRequestPlan, uid: MessageUID)
+    indirect case receiptRequested(ReceiptRequestPlan, uid: MessageUID)
     /// A member read up to `advance` in a channel; each requester of a covered
     /// message is owed its responses, with the inbox ord of its item (GroupReceipts.swift).
-    case receiptsAdvanced(ChannelID, ChannelReceipts.Advance, owed: [(UserID, [GHReceiptResponse])])
+    indirect case receiptsAdvanced(ChannelID, ChannelReceipts.Advance, owed: [(UserID, [GHReceiptResponse])])
 }

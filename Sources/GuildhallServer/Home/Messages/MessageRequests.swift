@@ -96,7 +96,7 @@ extension Home {
             record.webhook = r.webhook
             var threadWrites: [StoreWrite] = []
             if let refs = r.references { record.refer(refs, writes: &threadWrites) }
-            var effects = Effects(writes: [.message(record)] + threadWrites)
+            var effects = Effects(writes: threadWrites.isEmpty ? [.message(record)] : [.message(record)] + threadWrites)
             var mentioned = Set<UserID>()
             for user in r.mentions where user != s.user && directory.canView(user, channel) && mentioned.insert(user).inserted {
                 effects.addressed.append(AddressedItem(user: user, stored: .message(record.uid), live: .elsewhere))
