@@ -27,7 +27,10 @@ public struct TypingBoard: Sendable {
     /// Ends a user's typing (they sent a message); true when they were typing.
     @discardableResult
     public mutating func stopped(_ user: UserID, in channel: ChannelID) -> Bool {
-        channels[channel]?.removeValue(forKey: user) != nil
+        // Looked up first: a send asks this of every sender, nearly always typing nowhere, and a
+        // modifying access would make the table unique (an allocation) even to find nothing.
+        guard let i = channels.index(forKey: channel) else { return false }
+        return channels.values[i].removeValue(forKey: user) != nil
     }
 
     /// Users typing in `channel` at `now`, oldest first, without `excluding`.

@@ -88,9 +88,22 @@ public struct ProtoWriter {
             bytes[lengthAt] = UInt8(length)
             return
         }
-        var prefix = ProtoWriter(capacity: 10)
-        prefix.varint(UInt64(length))
-        bytes.replaceSubrange(lengthAt..<(lengthAt + 1), with: prefix.bytes)
+        // The content moves up by the prefix's extra bytes in place (no second buffer: this ran for every message of 128 bytes or more).
+        var extra = 0
+        var rest = UInt64(length) >> 7
+        while rest != 0 { extra += 1; rest >>= 7 }
+        bytes.append(contentsOf: repeatElement(0, count: extra))
+        bytes.withUnsafeMutableBytes { p in
+            let content = p.baseAddress! + lengthAt + 1
+            (content + extra).copyMemory(from: content, byteCount: length)  // a memmove: the regions overlap
+            var v = UInt64(length), at = lengthAt
+            while v >= 0x80 {
+                p[at] = UInt8(truncatingIfNeeded: v) | 0x80
+                v >>= 7
+                at += 1
+            }
+            p[at] = UInt8(v)
+        }
     }
 }
 
