@@ -213,7 +213,6 @@ extension UserHome {
             // The sender's other devices see what it sent (with links of their own when it carries files).
             let own = record.attachments.isEmpty ? copy : EventCopy(.message(directMessage(record, for: record.sender)))
             effects.deliveries = [Delivery(.otherSessions(of: record.sender, except: s.key), own)]
-            effects.then = { self.services.recentSends.expire(before: self.now() - UInt64(self.settings.dedupWindowSeconds) * 1000) }
             effects.failure = Home.sendFailure
             runner.carryOut(effects, answering: id, to: s)
             carriedOut = true
@@ -229,6 +228,7 @@ extension UserHome {
         let mine = directMessage(m.record, for: m.record.sender)
         m.sender.respond(m.id, .message(mine))
         for (w, wid) in waiters { w.respond(wid, .message(mine)) }
+        services.recentSends.expire(before: now() - UInt64(settings.dedupWindowSeconds) * 1000)
     }
 
     /// A stored removal of `sender`'s message sent at `sentTime`: the others' unread counts leave it out.
