@@ -365,8 +365,8 @@ final class EffectRunner {
     }
 }
 
-/// A commit the runner waits on: a handler's effects (no closure made per
-/// commit: a send's was a tenth of its home loop), or what a part runs then.
+/// A commit the runner waits on: a handler's effects, kept as a value (no
+/// closure made, called and freed per send), or what a part runs then.
 private enum PendingCommit {
     case effects(CarriedEffects)
     case callback((StoreError?) -> Void)
