@@ -134,23 +134,9 @@ public final class Directory {
 
     // MARK: Messages
 
-    /// Takes the next seq of a channel for a message sent by `user` at `now`;
-    /// sent times never go backwards within a channel.
-    /// `user` nil: a webhook's post, which needs the channel only.
-    public func appendMessage(to id: ChannelID, by user: UserID?, now: UInt64) throws(Failure) -> (ChannelRecord, seq: UInt64, time: UInt64) {
-        let c: ChannelRecord
-        if let user {
-            c = try seen(by: user).channel(id)
-        } else {
-            guard let found = channels[id] else { throw Self.channelNotFound(id) }
-            c = found
-        }
-        let (seq, time) = sequence(c, now: now)
-        return (c, seq, time)
-    }
-
     /// Takes the next seq of channel `c` (as read just now) for a message
-    /// sent at `now`; sent times never go backwards within a channel.
+    /// sent at `now`; sent times never go backwards within a channel. Whether
+    /// the sender may send there is the permission check's (`require`), before.
     public func sequence(_ c: ChannelRecord, now: UInt64) -> (seq: UInt64, time: UInt64) {
         let seq = max(nextSeq[c.id] ?? 0, c.lastSeq) + 1
         nextSeq[c.id] = seq

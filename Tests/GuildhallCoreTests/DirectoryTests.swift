@@ -78,7 +78,7 @@ import Testing
         #expect(code { _ = try d.seen(by: "eve").server(1) } == .notFound)
         #expect(code { _ = try d.seen(by: "eve").server(99) } == .notFound)
         #expect(code { _ = try d.seen(by: "eve").channel(10) } == .notFound)
-        #expect(code { _ = try d.appendMessage(to: 10, by: "eve", now: 1) } == .notFound)
+        #expect(code { try d.require(.sendMessages, of: "eve", at: .channel(10)) } == .notFound)
     }
 
     @Test func theOwnerCannotLeaveButMembersCan() throws {
@@ -131,10 +131,10 @@ import Testing
         let d = Directory()
         _ = d.take(try d.decide.createServer(server()))
         _ = d.take(try d.decide.createChannel(channel(), by: "alice"))
-        let a = try d.appendMessage(to: 10, by: "alice", now: 1_000)
+        let a = d.sequence(d.channel(10)!, now: 1_000)
         #expect(d.channel(10)?.lastSeq == 0, "nothing is visible before its commit")
         d.messageCommitted(10, seq: a.seq, time: a.time)
-        let b = try d.appendMessage(to: 10, by: "alice", now: 900)
+        let b = d.sequence(d.channel(10)!, now: 900)
         #expect(a.seq == 1 && b.seq == 2)
         #expect(b.time == 1_000)
         d.messageCommitted(10, seq: b.seq, time: b.time)
@@ -170,7 +170,7 @@ import Testing
         d.take(try d.decide.createServer(server()))
         d.take(try d.decide.createChannel(channel(), by: "alice"))
         let rename = try d.decide.updateChannel(10, by: "alice", name: "renamed", topic: nil, custom: nil)
-        _ = try d.appendMessage(to: 10, by: "alice", now: 50)
+        _ = d.sequence(d.channel(10)!, now: 50)
         d.messageCommitted(10, seq: 1, time: 50)
         d.apply(rename.changes)
         #expect(d.channel(10)?.name == "renamed")
