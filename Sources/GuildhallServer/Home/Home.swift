@@ -112,8 +112,7 @@ final class Home: HomePart {
         receivedStatuses = ReceivedStatuses(services: services, userHome: userHome)
         messageReads = MessageReads(services: services, userHome: userHome) { [unowned self] m, user in self.shown(m, to: user) }
         subscriptions = Subscriptions(services: services) { [unowned self] mail in self.received([mail], from: self.index) }
-        directoryRequests = DirectoryRequests(services: services, attachments: attachments, pinboard: pinboard, subscriptions: subscriptions,
-                                              auditTrail: auditTrail)
+        directoryRequests = DirectoryRequests(services: services, attachments: attachments, auditTrail: auditTrail)
         inviteLinks = InviteLinks(services: services, requests: directoryRequests)
         moderation = Moderation(services: services, requests: directoryRequests, auditTrail: auditTrail)
         permissionRequests = PermissionRequests(services: services, requests: directoryRequests)
@@ -126,7 +125,7 @@ final class Home: HomePart {
         profiles.use(attachments, directoryRequests)
         offlineDelivery.show(userHome, groupReceipts)
         messageOperations = MessageOperations(services: services, userHome: userHome, pinboard: pinboard, moderation: moderation,
-                                              groupReceipts: groupReceipts, auditTrail: auditTrail, attachments: attachments) { [unowned self] in
+                                              groupReceipts: groupReceipts, auditTrail: auditTrail) { [unowned self] in
             self.fanOut($0, encoded: $1, from: $2, mentionOrds: $3, update: true, unreadMoved: $4)
         }
         userHome.use(attachments, directPrivacy, messageOperations, typing, reading)
@@ -141,6 +140,7 @@ final class Home: HomePart {
         runner.resumeReading = { s in s.resumeReading(.storage) }
         runner.applyChange = { [unowned self] change, ords in self.apply(change, ords: ords) }
         runner.dropChange = { [unowned self] change in self.drop(change) }
+        runner.followUp = { [unowned self] f, stored in self.followUp(f, stored: stored) }
         runner.tellAudience = { [unowned self] notice, copy in self.tellAudience(notice, copy) }
         runner.read = { [unowned self] what in Answers.read(what, at: self) }
         runner.attachmentLinks = { [unowned self] in AttachmentLinks(self.settings) }

@@ -36,6 +36,10 @@ final class EffectRunner {
     /// Applies a state change once its writes are durable (with the addressed items' ords), or lets it go when they failed.
     var applyChange: ((StateChange, [UInt64]) -> Void)?
     var dropChange: ((StateChange) -> Void)?
+    /// Carries out a follow-up of a change, stored or not (FollowUps.swift).
+    var followUp: ((FollowUp, _ stored: Bool) -> Void)?
+    /// The changes that take turns; each settles here (ChangeTurns.swift).
+    let turns = ChangeTurns()
     /// Reads what an answer names, once its change is applied (Answers.swift).
     var read: ((AnswerRead) -> GHResponse.OneOf_Result)?
     /// Tells a committed notice's audience (its targeted users had their addressed copies).
@@ -144,7 +148,7 @@ final class EffectRunner {
         if error != nil {
             if let session = c.session, let id = c.id { session.fail(id, Failure(.unavailable, c.effects.failure)) }
             for i in c.effects.changes.indices { dropChange?(c.effects.changes[i]) }
-            c.effects.failed?()
+            settle(c.effects, stored: false)
             return
         }
         // Nearly always nothing waits: then no closure is made.
@@ -169,7 +173,13 @@ final class EffectRunner {
         for (item, ord) in zip(c.effects.addressed, c.ords) where ord != 0 { deliverLive(item, ord: ord) }
         for (n, copy) in c.notices { tellAudience?(n, copy) }
         for d in c.effects.deliveries { deliver(d) }
-        c.effects.then?()
+        settle(c.effects, stored: true)
+    }
+
+    /// The follow-ups of a change that settled, then the next change in its turn.
+    private func settle(_ e: Effects, stored: Bool) {
+        for f in e.followUps { followUp?(f, stored) }
+        if let slot = e.turn { turns.done(slot) }
     }
 
     // MARK: Items filed at other homes

@@ -2,9 +2,9 @@
 // (docs/architecture.md): the store writes, items addressed to users, the answer, and
 // what happens once the writes are durable. A handler checks and decides;
 // it never commits, answers after a commit, or touches the inbox itself.
-// Values: the state changes as data (`StateChange`), the notifications
-// (`Notice`) and the answer (`Reply`); what else follows the commit is
-// still a closure over loop state (`then`). Loop thread only.
+// All of it is data: the state changes (`StateChange`), the notifications
+// (`Notice`), the answer (`Reply`), what follows the commit either way
+// (`FollowUp`) and the turn the change holds (`ChangeSlot`). Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
@@ -22,28 +22,28 @@ struct Effects {
     /// The answer, sent once the commit succeeded and `changes` are applied
     /// (what it reads sees them). Nil when a change answers itself (a send).
     var reply: Reply?
-    /// Deliveries after the answer and the addressed items' live copies.
-    var then: (() -> Void)?
-    /// When the commit failed, after the 503 answer: undo what was reserved, tell others who waited.
-    var failed: (() -> Void)?
+    /// What follows once the answer, the items and the notices are out, or
+    /// once the 503 is: the home carries each out knowing which (FollowUps.swift).
+    var followUps: [FollowUp] = []
+    /// The slot whose turn this change holds: the next change there is decided once this one settled (ChangeTurns.swift).
+    var turn: ChangeSlot?
     /// The 503's message when the commit fails.
     var failure = "storage is unavailable; the change was not saved, retry later"
     /// State changes as data, applied by the home once durable (with the
     /// inbox ord of each addressed item, in order), or let go when the commit fails.
     var changes: [StateChange] = []
     /// System notifications of the change: their targeted users' copies commit
-    /// with it; their audiences hear them after the addressed items, before `then`.
+    /// with it; their audiences hear them after the addressed items, before the follow-ups.
     var notices: [Notice] = []
     /// Events for sessions that keep no inbox copy of them (the actor's other
     /// devices), told once durable, after the notices.
     var deliveries: [Delivery] = []
 
-    init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: Reply? = nil,
-         then: (() -> Void)? = nil) {
+    init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: Reply? = nil, followUps: [FollowUp] = []) {
         self.writes = writes
         self.addressed = addressed
         self.reply = reply
-        self.then = then
+        self.followUps = followUps
     }
 }
 

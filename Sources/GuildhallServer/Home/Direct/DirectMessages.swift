@@ -37,10 +37,6 @@ final class UserHome: HomePart {
     private(set) unowned var reading: Reading!
     /// Direct conversations.
     var directs = DirectConversations()
-    /// Each user's receipt changes, one in flight at a time (DirectMessages.swift).
-    let receiptsInFlight = ChangeQueue<UserID>()
-    /// Each group's membership changes, one in flight at a time (GroupConversations.swift).
-    let groupsInFlight = ChangeQueue<UInt64>()
 
     init(services: HomeServices) { self.services = services }
 
@@ -320,7 +316,7 @@ extension UserHome {
     /// it committed (`change(_:in:)`): only the user's own receipts move its sides.
     private func receiptChange(from s: HomeSession, id: UInt64,
                                _ decide: @escaping (_ settle: @escaping (Effects?) -> Void) throws(Failure) -> Void) {
-        change(s.user, in: receiptsInFlight, id: id, from: s, decide)
+        change(.directReceipts(s.user), id: id, from: s, decide)
     }
 
     func markDelivered(_ r: GHMarkDelivered, id: UInt64, from s: HomeSession) {

@@ -105,7 +105,7 @@ extension UserHome {
     /// A change to a group the caller is in, once the group's changes before it settled; `decide` returns nil for a no-op (answered with the group as it is).
     private func groupChange(_ cid: UInt64, id: UInt64, from s: HomeSession,
                              _ decide: @escaping (DirectConversation) throws(Failure) -> Effects?) {
-        change(directs[cid]?.isGroup == true ? cid : nil, in: groupsInFlight, id: id, from: s) { [self] settle throws(Failure) in
+        change(directs[cid]?.isGroup == true ? .group(cid) : nil, id: id, from: s) { [self] settle throws(Failure) in
             let c = try ownConversation(cid, for: s)
             // A pair's id names no group (and in a cluster or with several loops, goes where no pair is held).
             guard c.isGroup else { throw Failure.notFound("conversation \(cid) not found") }

@@ -5,69 +5,37 @@
 // the answer and the notifications. A commit that fails
 // answers 503 and changes nothing (docs/architecture.md).
 //
-// Because the Directory changes only on commit, two requests on one server
-// decided before the first committed would both check the old state (two
-// joins both admitted, a role given to a member who just left). So changes
-// to one server queue behind each other (`ChangeQueue`); each decides on
-// what the one before left. Other parts queue their changes the same way
-// (a user's receipts). Loop thread only.
+// Because the Directory changes only on commit, the changes to one server
+// take turns (ChangeTurns.swift); each decides on what the one before left.
+// Loop thread only.
 
 import GuildhallCore
 import GuildhallStore
 import GuildhallWire
 
-/// The changes to each of some things (servers, users' receipts), one in flight at a time.
-final class ChangeQueue<Key: Hashable> {
-    /// Per key with a change in flight, the changes waiting for it.
-    private var waiting: [Key: [() -> Void]] = [:]
-
-    /// Runs `body` now if nothing of `key` is in flight, else after what is; `body` calls `done(key)` once settled.
-    func run(_ key: Key, _ body: @escaping () -> Void) {
-        if waiting[key] != nil {
-            waiting[key]!.append(body)
-            return
-        }
-        waiting[key] = []
-        body()
-    }
-
-    /// The change in flight on `key` settled: the next one runs.
-    func done(_ key: Key) {
-        guard var queue = waiting[key] else { return }
-        guard !queue.isEmpty else {
-            waiting.removeValue(forKey: key)
-            return
-        }
-        let next = queue.removeFirst()
-        waiting[key] = queue
-        next()
-    }
-}
-
 extension HomePart {
-    /// Decides and carries out a change to `key` once the changes before it
-    /// settled. `decide` gets `settle` and calls it exactly once: with the
-    /// effects to carry out (nil when it answered itself, a no-op); a
-    /// failure it throws is the answer. `key` is nil when the request names
-    /// nothing that exists (it fails on its own, without waiting).
-    func change<Key: Hashable>(_ key: Key?, in queue: ChangeQueue<Key>, id: UInt64, from s: HomeSession,
-                               _ decide: @escaping (_ settle: @escaping (Effects?) -> Void) throws(Failure) -> Void) {
-        let carryOut = { [self] (effects: Effects?, done: @escaping () -> Void) in
-            guard var effects else { return done() }
-            let then = effects.then, failed = effects.failed
-            effects.then = { then?(); done() }
-            effects.failed = { failed?(); done() }
-            runner.carryOut(effects, answering: id, to: s)
-        }
-        guard let key else {
-            attempt(id, s) { () throws(Failure) in try decide { carryOut($0, {}) } }
+    /// Decides and carries out a change in `slot`'s turn, once the changes
+    /// before it settled. `decide` gets `settle` and calls it exactly once:
+    /// with the effects to carry out (nil when it answered itself, a no-op);
+    /// a failure it throws is the answer. `slot` is nil when the request
+    /// names nothing that exists (it fails on its own, without waiting).
+    func change(_ slot: ChangeSlot?, id: UInt64, from s: HomeSession,
+                _ decide: @escaping (_ settle: @escaping (Effects?) -> Void) throws(Failure) -> Void) {
+        let runner = runner, turns = runner.turns
+        guard let slot else {
+            attempt(id, s) { () throws(Failure) in try decide { if let e = $0 { runner.carryOut(e, answering: id, to: s) } } }
             return
         }
-        queue.run(key) {
-            let done = { queue.done(key) }
-            do throws(Failure) { try decide { carryOut($0, done) } } catch {
+        turns.run(slot) {
+            do throws(Failure) {
+                try decide {
+                    guard var effects = $0 else { return turns.done(slot) }
+                    effects.turn = slot
+                    runner.carryOut(effects, answering: id, to: s)
+                }
+            } catch {
                 s.fail(id, error)
-                done()
+                turns.done(slot)
             }
         }
     }
@@ -76,7 +44,7 @@ extension HomePart {
 extension DirectoryRequests {
     /// A change to `server` (DirectoryRequests' form of `change(_:in:)`): `decide` returns its effects.
     func change(_ server: ServerID?, id: UInt64, from s: HomeSession, _ decide: @escaping () throws(Failure) -> Effects) {
-        change(server, in: changesInFlight, id: id, from: s) { settle throws(Failure) in settle(try decide()) }
+        change(server.map(ChangeSlot.server), id: id, from: s) { settle throws(Failure) in settle(try decide()) }
     }
 
     /// The audit entry of a change made with a permission in `server`
@@ -90,11 +58,11 @@ extension DirectoryRequests {
 
     /// The effects of a decision: its changes written with `also`; once
     /// durable the Directory takes them and the parts that follow it do
-    /// their part (DirectoryFollowOn.swift), then the answer, the notices, then `then`.
+    /// their part (DirectoryFollowOn.swift), then the answer, the notices, then the follow-ups.
     func effects<V>(_ decision: DirectoryDecision<V>, also writes: [StoreWrite] = [], reply: Reply,
-                    notices: [Notice] = [], then: (() -> Void)? = nil) -> Effects {
+                    notices: [Notice] = [], followUps: [FollowUp] = []) -> Effects {
         let changes = decision.changes
-        var e = Effects(writes: changes.map(StoreWrite.directory) + writes, reply: reply, then: then)
+        var e = Effects(writes: changes.map(StoreWrite.directory) + writes, reply: reply, followUps: followUps)
         e.changes = [.directory(changes)]
         e.notices = notices
         return e

@@ -11,21 +11,13 @@ import GuildhallWire
 /// The requests on servers, members and channels (and, in Guests.swift, guests and bans).
 final class DirectoryRequests: HomePart {
     unowned let services: HomeServices
-    /// An icon is an upload, claimed and let go; a deleted channel's pins and
-    /// subscriptions go, and auto-mode sessions follow a server's channels;
-    /// changes made with a permission are audited.
+    /// An icon is an upload, claimed and let go; changes made with a permission are audited.
     private unowned let attachments: Attachments
-    private unowned let pinboard: Pinboard
-    private unowned let subscriptions: Subscriptions
     unowned let auditTrail: AuditTrail
-    /// Changes to one server are decided one at a time, each on the state the one before committed.
-    let changesInFlight = ChangeQueue<ServerID>()
 
-    init(services: HomeServices, attachments: Attachments, pinboard: Pinboard, subscriptions: Subscriptions, auditTrail: AuditTrail) {
+    init(services: HomeServices, attachments: Attachments, auditTrail: AuditTrail) {
         self.services = services
         self.attachments = attachments
-        self.pinboard = pinboard
-        self.subscriptions = subscriptions
         self.auditTrail = auditTrail
     }
 }
@@ -77,12 +69,8 @@ extension DirectoryRequests {
         let audit = try self.audit(.serverUpdated, record.id, by: s, target: "\(record.id)", changes: AuditDiff.server(before, record),
                                    onlyIfChanged: true, reason: r.reason)
         let notice = Notice(.serverUpdated, .server(record.id, isPublic: true), actor: s.user) { $0.server = self.info(record) }
-        var effects = self.effects(decision, also: audit, reply: .read(.server(record)), notices: [notice]) {
-            self.attachments.release(claimed)
-            self.guestsRecheck(record.id)
-        }
-        effects.failed = { self.attachments.release(claimed) }
-        return effects
+        return self.effects(decision, also: audit, reply: .read(.server(record)), notices: [notice],
+                            followUps: [.filesClaimed(claimed), .guestsRecheck(record.id)])
     }
 
     func transferOwnership(_ r: GHTransferOwnership, id: UInt64, from s: HomeSession) {
@@ -235,16 +223,12 @@ extension DirectoryRequests {
     private func channelChanged(_ kind: GHNotificationKind, _ decision: DirectoryDecision<ChannelRecord>, from s: HomeSession,
                                 answerOK: Bool = false, audit: [StoreWrite]) -> Effects {
         let record = decision.value
+        var followUps: [FollowUp] = kind == .channelDeleted ? [.channelGone(record.id)] : []
+        if kind != .channelUpdated { followUps.append(.channelsChanged(record.serverID)) }
+        followUps.append(.guestsRecheck(record.serverID))
+        // Subscribers hear of a deleted channel (notices go before the follow-ups) before their subscriptions go.
         return effects(decision, also: audit, reply: answerOK ? .ok : .read(.channel(record)),
-                       // Subscribers hear of a deleted channel (notices go before `then`) before their subscriptions go.
-                       notices: [Notice(kind, .channel(record, isPublic: true), actor: s.user)]) {
-            if kind == .channelDeleted {
-                self.book.dropChannel(record.id)
-                self.pinboard.forget(channel: record.id)
-            }
-            if kind != .channelUpdated { self.subscriptions.channelsChanged(in: record.serverID) }
-            self.guestsRecheck(record.serverID)
-        }
+                       notices: [Notice(kind, .channel(record, isPublic: true), actor: s.user)], followUps: followUps)
     }
 
     func listChannels(_ r: GHListChannels, id: UInt64, from s: HomeSession) {

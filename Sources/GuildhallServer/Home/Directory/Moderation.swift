@@ -93,37 +93,40 @@ extension Moderation {
         guard let next = nextBanEnd, now >= next else { return }
         let (ended, after) = directory.endedBans(at: now)
         nextBanEnd = after
-        let queue = requests.changesInFlight
-        for b in ended where lifting.insert("\(b.serverID) \(b.userID)").inserted {
-            let key = "\(b.serverID) \(b.userID)"
-            queue.run(b.serverID) { [self] in
+        let turns = runner.turns
+        for b in ended where lifting.insert(Self.key(b)).inserted {
+            let slot = ChangeSlot.server(b.serverID)
+            turns.run(slot) { [self] in
                 // Lifted (or made again) meanwhile: nothing to do.
                 guard let still = directory.ban(of: b.userID, in: b.serverID), still == b else {
-                    lifting.remove(key)
-                    return queue.done(b.serverID)
+                    lifting.remove(Self.key(b))
+                    return turns.done(slot)
                 }
                 let audit = auditTrail.serverEntry(.memberUnbanned, in: b.serverID, target: b.userID)
                 let lifted = DirectoryChange.banRemoved(b.serverID, b.userID)
-                var e = Effects(writes: [.directory(lifted), audit], then: { [self] in
-                    lifting.remove(key)
-                    log.info("ban ended", ["server": b.serverID, "user": b.userID])
-                    queue.done(b.serverID)
-                })
+                var e = Effects(writes: [.directory(lifted), audit], followUps: [.banLifted(b)])
+                e.turn = slot
                 e.changes = [.directory([lifted])]
                 e.notices = [Notice(.memberUnbanned, .server(b.serverID, isPublic: false), actor: b.actor, targeted: [b.userID]) {
                     $0.member.serverID = b.serverID
                     $0.member.userID = b.userID
                 }]
-                // Not stored: the next sweep tries again.
-                e.failed = { [self] in
-                    lifting.remove(key)
-                    nextBanEnd = now
-                    queue.done(b.serverID)
-                }
                 runner.carryOut(e)
             }
         }
     }
+
+    /// The lifting of an ended ban settled; not stored, the next sweep tries again.
+    func lifted(_ b: BanRecord, stored: Bool) {
+        lifting.remove(Self.key(b))
+        if stored {
+            log.info("ban ended", ["server": b.serverID, "user": b.userID])
+        } else {
+            nextBanEnd = now()
+        }
+    }
+
+    private static func key(_ b: BanRecord) -> String { "\(b.serverID) \(b.userID)" }
 
     /// A ban with an end was made: the sweep looks at it when it comes.
     func banEnds(at time: UInt64) {

@@ -19,23 +19,19 @@ final class MessageOperations: HomePart {
     private unowned let moderation: Moderation
     private unowned let groupReceipts: GroupReceipts
     private unowned let auditTrail: AuditTrail
-    private unowned let attachments: Attachments
     /// An update fans out as its message did (Home.fanOut): the record, its
     /// encoded update, the actor, the mentioned users' inbox cursors, and
     /// whether unread subscribers hear of it (a removal).
     private let fanOutUpdate: (MessageRecord, [UInt8], HomeSession, [UserID: UInt64], Bool) -> Void
-    /// Per message with an operation under way, the ones that wait for it, in arrival order.
-    private var waiting: [MessageUID: [() -> Void]] = [:]
 
     init(services: HomeServices, userHome: UserHome, pinboard: Pinboard, moderation: Moderation, groupReceipts: GroupReceipts,
-         auditTrail: AuditTrail, attachments: Attachments, fanOutUpdate: @escaping (MessageRecord, [UInt8], HomeSession, [UserID: UInt64], Bool) -> Void) {
+         auditTrail: AuditTrail, fanOutUpdate: @escaping (MessageRecord, [UInt8], HomeSession, [UserID: UInt64], Bool) -> Void) {
         self.services = services
         self.userHome = userHome
         self.pinboard = pinboard
         self.moderation = moderation
         self.groupReceipts = groupReceipts
         self.auditTrail = auditTrail
-        self.attachments = attachments
         self.fanOutUpdate = fanOutUpdate
     }
 
@@ -132,7 +128,9 @@ extension MessageOperations {
         guard directory.channel(channel) != nil || userHome.directs[channel] != nil else {
             return s.fail(id, Self.notFound(uid))
         }
-        inTurn(uid) { done in
+        // Operations on one message take turns: each decides on the message as the one before left it.
+        let turns = runner.turns, slot = ChangeSlot.message(uid)
+        turns.run(slot) {
             self.read(.messages(uids: [uid], viewer: s.user)) { result in
                 do throws(Failure) {
                     guard result.error == nil else { throw Failure(.unavailable, "storage is unavailable; retry later") }
@@ -140,37 +138,16 @@ extension MessageOperations {
                     let place = try self.place(of: m, asked: channel, by: s)
                     guard let change = try self.decide(op, on: m, at: place, by: s) else {
                         s.respond(id, .message(self.shown(m, at: place, to: s.user)))
-                        return done()
+                        return turns.done(slot)
                     }
                     let audit = try self.audit(change, on: m, at: place, by: s, reason: reason)
-                    self.carryOut(change, on: m, at: place, audit: audit, id: id, from: s, done: done)
+                    self.carryOut(change, on: m, at: place, audit: audit, id: id, from: s, turn: slot)
                 } catch {
                     s.fail(id, error)
-                    done()
+                    turns.done(slot)
                 }
             }
         }
-    }
-
-    /// Runs `body` once every earlier operation on `uid` settled; `body` calls its argument when it has.
-    private func inTurn(_ uid: MessageUID, _ body: @escaping (@escaping () -> Void) -> Void) {
-        let start = { body { self.next(uid) } }
-        if waiting[uid] != nil {
-            waiting[uid]!.append(start)
-        } else {
-            waiting[uid] = []
-            start()
-        }
-    }
-
-    private func next(_ uid: MessageUID) {
-        guard var queue = waiting[uid], !queue.isEmpty else {
-            waiting.removeValue(forKey: uid)
-            return
-        }
-        let start = queue.removeFirst()
-        waiting[uid] = queue
-        start()
     }
 
     static func notFound(_ uid: MessageUID) -> Failure { .notFound("message \(uid) not found") }
@@ -281,7 +258,7 @@ extension MessageOperations {
     // MARK: Carrying it out
 
     private func carryOut(_ change: Change, on m: MessageRecord, at place: Place, audit: [StoreWrite], id: UInt64, from s: HomeSession,
-                          done: @escaping () -> Void) {
+                          turn: ChangeSlot) {
         var update = GHMessageUpdate()
         update.kind = change.kind
         update.message = GHChannelMessage(change.after)
@@ -298,8 +275,9 @@ extension MessageOperations {
             return EventCopy(.messageUpdate(own))
         }
         let isRemoval = change.after.changes.removal != nil
-        var effects = Effects(writes: [change.write] + audit)
-        let counted = services.metrics.operations
+        // A removed message's files: every link made for them stops working once the removal is stored.
+        var effects = Effects(writes: [change.write] + audit, followUps: [.messageOperated(removedFiles: isRemoval ? m.attachments : [])])
+        effects.turn = turn
         switch place {
         case .channel(let c):
             // Who the message was addressed to hears of the change in their inbox too (offline sync).
@@ -328,13 +306,6 @@ extension MessageOperations {
             // The actor's other devices see it too.
             effects.deliveries = [Delivery(.otherSessions(of: s.user, except: s.key), copyFor(s.user))]
         }
-        effects.then = {
-            counted.increment()
-            // A removed message's files: every link made for them stops working once the removal is stored.
-            if isRemoval { self.attachments.forget(m.attachments) }
-            done()
-        }
-        effects.failed = done
         runner.carryOut(effects, answering: id, to: s)
     }
 

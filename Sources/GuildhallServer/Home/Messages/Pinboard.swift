@@ -15,7 +15,6 @@ final class Pinboard: HomePart {
     /// A message as a user sees it in an answer (Home.shown).
     private let shown: (MessageRecord, UserID) -> GHChannelMessage
     private(set) var pins = ChannelPins()
-    private let changesInFlight = ChangeQueue<ChannelID>()
 
     init(services: HomeServices, auditTrail: AuditTrail, shown: @escaping (MessageRecord, UserID) -> GHChannelMessage) {
         self.services = services
@@ -42,7 +41,7 @@ final class Pinboard: HomePart {
 
 extension Pinboard {
     func pin(_ r: GHPinMessage, id: UInt64, from s: HomeSession) {
-        change(r.channelID, in: changesInFlight, id: id, from: s) { settle throws(Failure) in
+        change(.pins(r.channelID), id: id, from: s) { settle throws(Failure) in
             let c = try self.directory.seen(by: s.user).channel(r.channelID)
             if let problem = self.pins.pinProblem(r.messageUid, in: c.id, limit: self.settings.pinsPerChannel) { throw problem }
             let audit = try self.auditTrail.entry(.messagePinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,
@@ -70,7 +69,7 @@ extension Pinboard {
     }
 
     func unpin(_ r: GHUnpinMessage, id: UInt64, from s: HomeSession) {
-        change(r.channelID, in: changesInFlight, id: id, from: s) { settle throws(Failure) in
+        change(.pins(r.channelID), id: id, from: s) { settle throws(Failure) in
             let c = try self.directory.seen(by: s.user).channel(r.channelID)
             guard self.pins.isPinned(r.messageUid, in: c.id) else { throw Failure.notFound("message \(r.messageUid) is not pinned in channel \(c.id)") }
             let audit = try self.auditTrail.entry(.messageUnpinned, in: c.serverID, by: s.user, target: "\(r.messageUid)", channel: c.id,

@@ -88,11 +88,7 @@ extension Profiles {
             p.updatedAt = now()
             let claimed = avatar.map { [$0.fileID] } ?? []
             var effects = Effects(writes: [.profile(p)], reply: .result(.profile(GHUserProfile(p))),
-                                  then: {
-                                      self.attachments.release(claimed)
-                                      self.tell([p], changed: true)
-                                  })
-            effects.failed = { self.attachments.release(claimed) }
+                                  followUps: [.filesClaimed(claimed), .profileChanged(p)])
             effects.changes = [.profileSaved(p)]
             runner.carryOut(effects, answering: id, to: s)
             carriedOut = true
@@ -135,7 +131,7 @@ extension Profiles {
 
 extension Profiles {
     /// Tells `list` (of users homed here) to every home, this one included.
-    private func tell(_ list: [UserProfile], changed: Bool) {
+    func tell(_ list: [UserProfile], changed: Bool) {
         for place in services.gateway.routes.everyPlace where place != services.index {
             services.links.post(.mail(services.index, [.profiles(list, changed: changed)]), to: place)
         }
@@ -180,14 +176,14 @@ extension Profiles {
 
     /// Stores `p`'s copies on the member in `server`, in turn with the server's other changes.
     private func copy(_ p: UserProfile, in server: ServerID) {
-        let queue = requests.changesInFlight
-        queue.run(server) { [self] in
+        let turns = runner.turns, slot = ChangeSlot.server(server)
+        turns.run(slot) { [self] in
             // Left, or copied meanwhile: nothing to do.
-            guard let m = directory.member(p.user, of: server)?.copying(p) else { return queue.done(server) }
+            guard let m = directory.member(p.user, of: server)?.copying(p) else { return turns.done(slot) }
             // Not stored: the next reminder (the user's next login) tries again.
-            var e = Effects(writes: [.directory(.memberSaved(m))], then: { queue.done(server) })
+            var e = Effects(writes: [.directory(.memberSaved(m))])
+            e.turn = slot
             e.changes = [.directory([.memberSaved(m)])]
-            e.failed = { queue.done(server) }
             runner.carryOut(e)
         }
     }

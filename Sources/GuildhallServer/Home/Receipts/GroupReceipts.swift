@@ -33,8 +33,6 @@ final class GroupReceipts: HomePart {
     /// Requests being committed.
     var requestsInFlight: Set<MessageUID> = []
     var owedResponses: [UserID: OwedResponses] = [:]
-    /// A user's responses, one in flight at a time: each decides on the cursor the one before committed.
-    let responsesInFlight = ChangeQueue<UserID>()
 
     init(services: HomeServices) { self.services = services }
 }
@@ -111,7 +109,7 @@ extension GroupReceipts {
             }
             let channel = try respondingChannel(r.channelID, for: s)
             read(.messages(uids: r.messageUids)) { [self] result in
-                change(s.user, in: responsesInFlight, id: id, from: s) { [self] settle throws(Failure) in
+                change(.receiptResponses(s.user), id: id, from: s) { [self] settle throws(Failure) in
                     guard result.error == nil else { throw Failure(.unavailable, "storage is unavailable; retry later") }
                     _ = try respondingChannel(channel.id, for: s)
                     settle(try recordResponse(result.messages, asked: r.messageUids, in: channel, id: id, from: s))
