@@ -14,20 +14,6 @@ extension Home {
 
     static let notServedHere = Failure(.unavailable, "this node does not serve that now (it is moving); retry")
 
-    /// Whether this node serves what a request names now (always, without a cluster).
-    func servesHere(_ target: RequestTarget, for user: UserID) -> Bool {
-        guard !settings.cluster.isEmpty, gateway != nil else { return true }
-        let served = gateway.limits.node.served
-        switch target {
-        case .here, .everyHome: return true
-        case .user, .gateway: return served.serves(user: user)
-        case .guild(let id), .channel(let id), .announcedChannel(let id): return served.serves(id: id)
-        case .channels(let ids): return ids.allSatisfy(served.serves(id:))
-        case .guilds(let ids): return ids.allSatisfy(served.serves(id:))
-        case .conversation(let peer): return served.serves(user: min(user, peer))
-        }
-    }
-
     /// Takes on the guilds, positions, receipts and conversations of `snapshot` (this home's share of it).
     func adopt(_ snapshot: StoreSnapshot) {
         // Taken over again (a broken or refused append): nothing of the shards' earlier state stays.
@@ -93,6 +79,22 @@ extension Home {
                 registry.serverDeleted(id)
                 _ = directory.forget(id)
             }
+        }
+    }
+}
+
+extension HomeServices {
+    /// Whether this node serves what a request names now (always, without a cluster).
+    func servesHere(_ target: RequestTarget, for user: UserID) -> Bool {
+        guard !settings.cluster.isEmpty, gateway != nil else { return true }
+        let served = gateway.limits.node.served
+        switch target {
+        case .here, .everyHome: return true
+        case .user, .gateway: return served.serves(user: user)
+        case .guild(let id), .channel(let id), .announcedChannel(let id): return served.serves(id: id)
+        case .channels(let ids): return ids.allSatisfy(served.serves(id:))
+        case .guilds(let ids): return ids.allSatisfy(served.serves(id:))
+        case .conversation(let peer): return served.serves(user: min(user, peer))
         }
     }
 }

@@ -101,7 +101,8 @@ final class Home: HomePart {
         pushNotices = PushNotices(services: services, presences: presences, profiles: profiles)
         directPrivacy = DirectPrivacy(services: services)
         offlineDelivery = OfflineDelivery(services: services)
-        reception = Reception(home: self)
+        reception = Reception(services: services, presences: presences, memberLists: memberLists, profiles: profiles, pushNotices: pushNotices,
+                              offlineDelivery: offlineDelivery)
         publishers = PublisherPause(services: services, reception: reception)
         interest = InterestFeed(services: services)
         services.runner = EffectRunner(store: store, lane: index, map: map, registry: registry, log: log, clock: clock, settings: settings,
@@ -129,6 +130,11 @@ final class Home: HomePart {
             self.fanOut($0, encoded: $1, from: $2, mentionOrds: $3, update: true, unreadMoved: $4)
         }
         userHome.use(attachments, directPrivacy, messageOperations, typing, reading)
+        reception.use(subscriptions, userHome, reading, publishers, webhooks, hands: HomeHands(
+            route: { [unowned self] in self.route($0, id: $1, from: $2) },
+            send: { [unowned self] in self.sendMessage($0, id: $1, from: $2) },
+            replay: { [unowned self] in self.replay($0, after: $1, before: $2, to: $3) },
+            turnEnding: { [unowned self] in self.turnEnding() }))
         // With one home its own tallies are each user's whole count; otherwise users' homes keep it.
         book.recordsTallies = settings.loops > 1 || !settings.cluster.isEmpty
         adopt(snapshot)

@@ -41,14 +41,3 @@ extension HomePart {
         services.runner.commit(writes, from: session, then: then)
     }
 }
-
-/// The one part that reaches the whole home: `Reception`, the home's door,
-/// which hands every gateway command to the part or the home's routing that
-/// takes it (docs/architecture.md).
-protocol WholeHomePart: HomePart {
-    var home: Home { get }
-}
-
-extension WholeHomePart {
-    var services: HomeServices { home.services }
-}

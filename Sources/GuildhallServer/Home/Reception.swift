@@ -36,10 +36,33 @@ struct Admission: Sendable {
     let peer: String
 }
 
+/// The home's own work its door hands commands to (Home.swift): a request to
+/// its handler, a send to the send path, a replay from the store, the end of the home's turn.
+struct HomeHands {
+    let route: (RequestRule, _ id: UInt64, _ from: HomeSession) -> Void
+    let send: (SendRequest, _ id: UInt64, _ from: HomeSession) -> Void
+    let replay: (ChannelID, _ after: UInt64, _ before: UInt64, _ to: Int) -> Void
+    let turnEnding: () -> Void
+}
+
 /// The home's reception: every gateway's `GatewayHome`, on the home's loop
 /// directly, from other loops through `RemoteHome` and the home's inbox.
-final class Reception: WholeHomePart, GatewayHome {
-    unowned let home: Home
+final class Reception: HomePart, GatewayHome {
+    unowned let services: HomeServices
+    /// The parts a session's life reaches: who it is shown to, its offline
+    /// sync, its subscriptions and read positions, its publisher's pause.
+    private unowned let presences: Presences
+    private unowned let memberLists: MemberLists
+    private unowned let profiles: Profiles
+    private unowned let pushNotices: PushNotices
+    private unowned let offlineDelivery: OfflineDelivery
+    private unowned var subscriptions: Subscriptions!
+    private unowned var userHome: UserHome!
+    private unowned var reading: Reading!
+    private unowned var publishers: PublisherPause!
+    private unowned var webhooks: Webhooks!
+    /// The home's own work the door hands commands to.
+    private var hands: HomeHands!
     /// Sessions the home ended whose gateways have not yet confirmed.
     private var ending: [UInt64: EndingSession] = [:]
     /// Logins whose offline sync waits for such a confirmation.
@@ -53,21 +76,40 @@ final class Reception: WholeHomePart, GatewayHome {
     /// In a cluster: the nodes live at the last look (`forgetSessionsOfGoneNodes`).
     private var liveNodes: Set<Int> = []
 
-    init(home: Home) { self.home = home }
+    init(services: HomeServices, presences: Presences, memberLists: MemberLists, profiles: Profiles, pushNotices: PushNotices,
+         offlineDelivery: OfflineDelivery) {
+        self.services = services
+        self.presences = presences
+        self.memberLists = memberLists
+        self.profiles = profiles
+        self.pushNotices = pushNotices
+        self.offlineDelivery = offlineDelivery
+    }
+
+    /// The parts built after this one, and the home's own work (`HomeHands`).
+    func use(_ subscriptions: Subscriptions, _ userHome: UserHome, _ reading: Reading, _ publishers: PublisherPause, _ webhooks: Webhooks,
+             hands: HomeHands) {
+        self.subscriptions = subscriptions
+        self.userHome = userHome
+        self.reading = reading
+        self.publishers = publishers
+        self.webhooks = webhooks
+        self.hands = hands
+    }
 
     // MARK: Requests
 
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64, part: Bool) {
         let rule = body.rule
         if part {
-            answerPart(id, session: key, holding: rule.target) { s in self.home.route(rule, id: id, from: s) }
+            answerPart(id, session: key, holding: rule.target) { s in self.hands.route(rule, id, s) }
             return
         }
         guard let s = serving(key) else { return unknown(key) }
         // In a cluster a gateway may send a request here a moment before this
         // node serves (or after it stopped serving) what it names: 503, never "not found".
-        if !home.servesHere(rule.target, for: s.user) { return s.fail(id, Home.notServedHere) }
-        home.route(rule, id: id, from: s)
+        if !services.servesHere(rule.target, for: s.user) { return s.fail(id, Home.notServedHere) }
+        hands.route(rule, id, s)
     }
 
     /// This home's part `id` of a gathered answer, by `answer` on the session's home side.
@@ -82,7 +124,7 @@ final class Reception: WholeHomePart, GatewayHome {
         }
         guard let s = serving(key) else {
             // A part must come back even from a home that never knew the session, or the merge would wait.
-            home.port(for: key)?.answerPart(id, GatherPart(result: .error(GHError(Failure.notFound("not found"))), fromHolder: false))
+            services.port(for: key)?.answerPart(id, GatherPart(result: .error(GHError(Failure.notFound("not found"))), fromHolder: false))
             return
         }
         s.partAnswers[id] = holds(target)
@@ -93,7 +135,7 @@ final class Reception: WholeHomePart, GatewayHome {
     /// names, when no gateway knew where it is (GatherPart).
     private func holds(_ target: RequestTarget) -> Bool {
         guard case .announcedChannel(let id) = target else { return false }
-        return directory.channel(id) != nil || home.userHome.directs[id] != nil
+        return directory.channel(id) != nil || userHome.directs[id] != nil
     }
 
     func channelTails(_ channels: [ChannelID], of user: UserID, gather gid: UInt64, session key: UInt64) {
@@ -106,35 +148,35 @@ final class Reception: WholeHomePart, GatewayHome {
             info.lastSeq = c.lastSeq
             return info
         }
-        home.port(for: key)?.answerPart(gid, GatherPart(result: .unreads(list), fromHolder: false))
+        services.port(for: key)?.answerPart(gid, GatherPart(result: .unreads(list), fromHolder: false))
     }
 
     func checkSubscriptions(_ r: GHSubscribe, gather gid: UInt64, session key: UInt64) {
-        answerPart(gid, session: key, holding: .everyHome) { s in self.home.subscriptions.subscribe(r, id: gid, from: s, checkOnly: true) }
+        answerPart(gid, session: key, holding: .everyHome) { s in self.subscriptions.subscribe(r, id: gid, from: s, checkOnly: true) }
     }
 
     func grantSubscriptions(_ r: GHSubscribe, gather gid: UInt64, session key: UInt64) {
         guard let s = serving(key) else {
-            home.port(for: key)?.answerPart(gid, GatherPart(result: .error(GHError(Failure.notFound("not found"))), fromHolder: false))
+            services.port(for: key)?.answerPart(gid, GatherPart(result: .error(GHError(Failure.notFound("not found"))), fromHolder: false))
             return
         }
-        home.subscriptions.grant(r, gather: gid, for: s)
+        subscriptions.grant(r, gather: gid, for: s)
     }
 
     func releaseSubscriptions(user: UserID, kind: SubscriptionKind, _ targets: [SubscriptionTarget]) {
-        home.subscriptions.allowance.release(user, kind, targets)
+        subscriptions.allowance.release(user, kind, targets)
     }
 
     func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) {
         guard let s = serving(key) else { return unknown(key) }
-        if !home.servesHere(.channel(r.channelID), for: s.user) { return s.fail(id, Home.notServedHere) }
+        if !services.servesHere(.channel(r.channelID), for: s.user) { return s.fail(id, Home.notServedHere) }
         // A gateway on another loop hears of a publisher's pause a turn late,
         // with thousands of sends on their way: they wait here, not in the fan-out.
         if s.readPauses.contains(.outbound) {
             heldSends[key, default: []].append((r, id))
             return
         }
-        home.sendMessage(r, id: id, from: s)
+        hands.send(r, id, s)
     }
 
     /// The publisher is read again: the sends that waited go on, in order, until it is paused again.
@@ -142,7 +184,7 @@ final class Reception: WholeHomePart, GatewayHome {
         guard var held = heldSends.removeValue(forKey: s.key)?[...] else { return }
         while let (r, id) = held.first, !s.readPauses.contains(.outbound) {
             held = held.dropFirst()
-            home.sendMessage(r, id: id, from: s)
+            hands.send(r, id, s)
         }
         if !held.isEmpty { heldSends[s.key] = Array(held) }
     }
@@ -152,8 +194,8 @@ final class Reception: WholeHomePart, GatewayHome {
     /// node restarted since the session logged in (the announcement was lost
     /// with it). The session logs in again, and is announced to every node.
     private func unknown(_ key: UInt64) {
-        guard !settings.cluster.isEmpty, Place.isRemote(home.links.place(ofSession: key)) else { return }
-        home.port(for: key)?.end(.draining, "a node of the cluster restarted and does not know this session; reconnect")
+        guard !settings.cluster.isEmpty, Place.isRemote(services.links.place(ofSession: key)) else { return }
+        services.port(for: key)?.end(.draining, "a node of the cluster restarted and does not know this session; reconnect")
     }
 
     private func serving(_ key: UInt64) -> HomeSession? {
@@ -170,15 +212,15 @@ final class Reception: WholeHomePart, GatewayHome {
             s.detachedSince = e.detachedSince
             s.isBehind = e.isBehind
             open(s)
-            if e.autoSubscribe { home.subscriptions.enableAutoMode(s) }
+            if e.autoSubscribe { subscriptions.enableAutoMode(s) }
         }
     }
 
     /// A home side for a listed session (nil once its gateway side is gone).
     private func session(_ e: SessionRoster.Entry) -> HomeSession? {
         let o = e.opened
-        guard let port = home.port(for: o.key) else { return nil }
-        let s = HomeSession(key: o.key, port: port, user: o.user, device: o.device, sessionID: o.sessionID, owing: owing, metrics: home.metrics)
+        guard let port = services.port(for: o.key) else { return nil }
+        let s = HomeSession(key: o.key, port: port, user: o.user, device: o.device, sessionID: o.sessionID, owing: owing, metrics: services.metrics)
         s.autoSubscribe = e.autoSubscribe
         return s
     }
@@ -187,9 +229,9 @@ final class Reception: WholeHomePart, GatewayHome {
     /// Logs a connection in as a new session of the token's user and device,
     /// then runs offline sync.
     func admit(_ a: Admission) {
-        guard let port = home.port(for: a.key) else { return }
+        guard let port = services.port(for: a.key) else { return }
         let token = a.token
-        guard home.servesHere(.user, for: token.user) else {
+        guard services.servesHere(.user, for: token.user) else {
             // In a cluster the user's shard left this node after the gateway sent the login here.
             var frame = GHFrame()
             frame.response.id = a.id
@@ -218,26 +260,26 @@ final class Reception: WholeHomePart, GatewayHome {
         }
         let session = HomeSession(key: a.key, port: port, user: token.user, device: token.device,
                                   sessionID: SessionID.make(node: settings.nodeID, key: a.key), owing: owing,
-                                  metrics: home.metrics)
+                                  metrics: services.metrics)
         // Live events wait until sync is done; items up to the horizon come from the inbox.
         session.sync = OfflineSync(horizon: runner.inboxFanned)
         open(session)
         var result = GHLoginResult(user: token.user, device: token.device, sessionID: session.sessionID, settings: settings, now: now())
         result.resumeFailure = a.resumeFailure
         result.missed = a.missed.gaps
-        result.autoUncovered = UInt32(clamping: home.subscriptions.ladders[a.token.user]?.ladder.uncovered ?? 0)
+        result.autoUncovered = UInt32(clamping: subscriptions.ladders[a.token.user]?.ladder.uncovered ?? 0)
         session.respond(a.id, .login(result))
         // After the answer: admitting lets the gateway read the requests that
         // followed the login, and on this loop it may answer them at once.
         port.admitted(user: token.user, device: token.device, sessionID: session.sessionID)
-        if a.autoSubscribe { home.subscriptions.enableAutoMode(session) }
+        if a.autoSubscribe { subscriptions.enableAutoMode(session) }
         log.info("login", ["user": token.user, "device": token.device, "peer": a.peer, "session": session.sessionID])
         // The device's cursor is read once the session this login replaced has
         // given its last acknowledgements (on another loop they may still be on their way).
         if ending.values.contains(where: { $0.user == token.user && $0.device == token.device }) {
             syncsWaiting.append(session)
         } else {
-            home.offlineDelivery.beginSync(session)
+            offlineDelivery.beginSync(session)
         }
     }
 
@@ -248,24 +290,24 @@ final class Reception: WholeHomePart, GatewayHome {
         roster.list(o)
         // A member of one of this home's guilds gets its fan-out from now on,
         // and a party to a conversation held here the presence of its peer.
-        if !directory.serverIDs(of: o.user).isEmpty || home.userHome.directs.hasConversations(o.user) { serve(o.user) }
+        if !directory.serverIDs(of: o.user).isEmpty || userHome.directs.hasConversations(o.user) { serve(o.user) }
     }
 
     /// The session joins the interest index.
     private func open(_ s: HomeSession) {
         registry.add(s)
         registry.loggedIn(s, servers: directory.serverIDs(of: s.user))
-        home.book.open(s.key, user: s.user)
-        home.presences.opened(s)
-        home.profiles.opened(s)
-        home.pushNotices.opened(s)
+        book.open(s.key, user: s.user)
+        presences.opened(s)
+        profiles.opened(s)
+        pushNotices.opened(s)
     }
 
     /// Ends a session the home decided to end: it leaves the interest index
     /// at once, and its gateway closes it and confirms (`sessionEnded`).
     func end(_ s: HomeSession, _ reason: GHCloseReason?, _ message: String) {
         forget(s)
-        ending[s.key] = EndingSession(user: s.user, device: s.device, since: home.loop.nowMillis)
+        ending[s.key] = EndingSession(user: s.user, device: s.device, since: services.loop.nowMillis)
         s.port.end(reason, message)
     }
 
@@ -302,7 +344,7 @@ final class Reception: WholeHomePart, GatewayHome {
             if self.ending.values.contains(where: { $0.user == s.user && $0.device == s.device }) {
                 self.syncsWaiting.append(s)
             } else {
-                self.home.offlineDelivery.beginSync(s)
+                self.offlineDelivery.beginSync(s)
             }
         }
     }
@@ -313,11 +355,10 @@ final class Reception: WholeHomePart, GatewayHome {
         guard s.isLoggedIn else { return }
         s.ended()
         registry.remove(s, servers: directory.serverIDs(of: s.user))
-        home.book.close(s.key)
-        home.presences.closed(s)
-        home.memberLists.closed(s.key)
-        home.offlineDelivery.saveCursor(of: s)
-        let subscriptions = home.subscriptions!
+        book.close(s.key)
+        presences.closed(s)
+        memberLists.closed(s.key)
+        offlineDelivery.saveCursor(of: s)
         subscriptions.autoStarting.removeValue(forKey: s.key)
         heldSends.removeValue(forKey: s.key)
         if s.autoSubscribe { subscriptions.autoModeEnded(s.user) }
@@ -331,12 +372,12 @@ final class Reception: WholeHomePart, GatewayHome {
     /// as when this node just started, empty), the homes swap who of their users is online. Each tick of the home's timer; the cost is a set comparison
     /// until a node comes or goes.
     func followNodes() {
-        guard !settings.cluster.isEmpty, let gateway = home.gateway else { return }
+        guard !settings.cluster.isEmpty, let gateway = services.gateway else { return }
         let view = gateway.limits.node.cluster.snapshot
         let live = Set(view.loops.keys)
         let gone = liveNodes.subtracting(live), joined = live.subtracting(liveNodes).subtracting([settings.nodeID])
         liveNodes = live
-        for node in joined { home.presences.swapOnline(with: (0..<(view.loops[node] ?? 0)).map { Place.remote(node: node, loop: $0) }) }
+        for node in joined { presences.swapOnline(with: (0..<(view.loops[node] ?? 0)).map { Place.remote(node: node, loop: $0) }) }
         guard !gone.isEmpty else { return }
         var users: Set<UserID> = []
         for (key, s) in registry.all where gone.contains(Place.node(ofSession: key)) {
@@ -347,13 +388,13 @@ final class Reception: WholeHomePart, GatewayHome {
             users.insert(user)
             roster.remove(key)
         }
-        home.presences.mayHaveLeft(users) { self.registry.sessions(of: $0).isEmpty && !self.roster.lists($0) }
+        presences.mayHaveLeft(users) { self.registry.sessions(of: $0).isEmpty && !self.roster.lists($0) }
         log.warn("a node left the cluster; its sessions ended here", ["nodes": gone.sorted().map(String.init).joined(separator: ","), "users": users.count])
     }
 
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {
         guard let s = registry.all[key] else { return }
-        home.offlineDelivery.acknowledged(s, ackedOrd: ackedOrd, packageAcked: packageAcked)
+        offlineDelivery.acknowledged(s, ackedOrd: ackedOrd, packageAcked: packageAcked)
     }
 
     func received(session key: UInt64, _ upTo: [ChannelID: UInt64]) {
@@ -362,7 +403,7 @@ final class Reception: WholeHomePart, GatewayHome {
             // Only seqs that exist, in channels the user may view.
             guard let c = directory.channel(channel), directory.canView(user, c) else { continue }
             let upTo = min(seq, c.lastSeq)
-            if home.positions.received(user, channel, upTo: upTo) { home.reading.owe(received: .upTo(upTo, in: channel, read: false), of: user, except: key) }
+            if positions.received(user, channel, upTo: upTo) { reading.owe(received: .upTo(upTo, in: channel, read: false), of: user, except: key) }
         }
     }
 
@@ -391,7 +432,7 @@ final class Reception: WholeHomePart, GatewayHome {
     // MARK: Turns
 
     func turnEnding() {
-        home.turnEnding()
+        hands.turnEnding()
         sendOwedNotices()
     }
 
@@ -399,12 +440,12 @@ final class Reception: WholeHomePart, GatewayHome {
     /// what they fanned out has drained (the kernel has taken this turn's
     /// bytes or they are counted now), and what this turn has for the other loops goes to them.
     func turnEnded(_ gateway: Gateway) {
-        home.publishers.resumeIfDrained()
+        publishers.resumeIfDrained()
         // Sends read from resumed publishers go to the writer now: this turn's
         // commits are done, and nothing else need wake this loop (their
         // recipients may all be on other loops).
-        home.runner.submitTurnJobs()
-        home.links.postTurn()
+        runner.submitTurnJobs()
+        services.links.postTurn()
     }
 
     /// Coalesced unread notices; a session behind on its writes gets them once it catches up.
@@ -416,23 +457,23 @@ final class Reception: WholeHomePart, GatewayHome {
             guard s.isLoggedIn else { continue }
             if s.isBehind {
                 // Unread notices wait, collapsed to the latest per channel (typing is shed at the gateway).
-                home.metrics.eventsShed.increment(by: Int64(s.pendingUnread.count))
+                services.metrics.eventsShed.increment(by: Int64(s.pendingUnread.count))
             } else {
-                home.reading.emitUnread(s)
-                home.reading.emitReceived(s)
+                reading.emitUnread(s)
+                reading.emitReceived(s)
             }
         }
     }
 
-    func webhookPost(_ d: WebhookDelivery, fromGateway place: Int) { home.webhooks.post(d, door: place) }
+    func webhookPost(_ d: WebhookDelivery, fromGateway place: Int) { webhooks.post(d, door: place) }
 
     func replay(_ channel: ChannelID, after: UInt64, before: UInt64, toGateway place: Int) {
-        home.replay(channel, after: after, before: before, to: place)
+        hands.replay(channel, after, before, place)
     }
 
     /// Carries out what a gateway on another loop told the home.
     func carryOut(_ commands: [HomeCommand], from gatewayIndex: Int) {
-        home.loop.assertOnLoop()
+        services.loop.assertOnLoop()
         for c in commands {
             switch c {
             case .admit(let a): admit(a)
@@ -451,9 +492,9 @@ final class Reception: WholeHomePart, GatewayHome {
             case .detached(let key, let since): sessionDetached(key, since: since)
             case .resumed(let key): sessionResumed(key)
             case .behind(let key, let behind): sessionBehind(key, behind)
-            case .replay(let channel, let after, let before): home.replay(channel, after: after, before: before, to: gatewayIndex)
-            case .webhookPost(let d): home.webhooks.post(d, door: gatewayIndex)
-            case .outbound(let queued, let applied): home.links.reported(queued: queued, applied: applied, from: gatewayIndex)
+            case .replay(let channel, let after, let before): hands.replay(channel, after, before, gatewayIndex)
+            case .webhookPost(let d): webhooks.post(d, door: gatewayIndex)
+            case .outbound(let queued, let applied): services.links.reported(queued: queued, applied: applied, from: gatewayIndex)
             }
         }
     }
