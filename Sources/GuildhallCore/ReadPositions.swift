@@ -109,13 +109,17 @@ public final class ReadPositions {
     @discardableResult
     public func markRead(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64, written: Bool = false) -> Bool {
         let key = Key(user, channel)
-        let before = positions[key] ?? ReadPosition()
-        let p = Self.afterReading(before, upTo: seq, now: now)
-        let moved = p.readSeq > before.readSeq
-        if moved { pruneMentions(key, through: seq) }
-        positions[key] = p
+        // One look-up for the read and the write (each hashes the user's id), and none of mentions when there are none.
+        let moved = Self.read(&positions[key, default: ReadPosition()], upTo: seq, now: now)
+        if moved, !mentions.isEmpty { pruneMentions(key, through: seq) }
         if !written { dirty.insert(key) }
         return moved
+    }
+
+    private static func read(_ p: inout ReadPosition, upTo seq: UInt64, now: UInt64) -> Bool {
+        let before = p.readSeq
+        p = afterReading(p, upTo: seq, now: now)
+        return p.readSeq > before
     }
 
     /// The position `markRead` would leave, without moving it (to write it before it is applied).

@@ -136,7 +136,8 @@ final class WriterStatements {
     }
 
     func apply(_ writes: [StoreWrite]) throws(StoreError) {
-        for write in writes { try apply(write) }
+        // By index: each write is handed on borrowed, not copied out of the array (a copy retains every field of a message).
+        for i in writes.indices { try apply(writes[i]) }
     }
 
     private func apply(_ write: StoreWrite) throws(StoreError) {

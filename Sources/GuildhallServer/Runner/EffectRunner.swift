@@ -47,7 +47,7 @@ final class EffectRunner {
 
     private var nextTicket: UInt64 = 0
     /// Commits handed to the writer, by ticket: a handler's effects, or what a part waits to run.
-    private var pendingWrites: [UInt64: PendingCommit] = [:]
+    private var pendingWrites = TicketWindow<PendingCommit>()
     /// Jobs of this loop turn, handed to the writer together at the end of
     /// the turn: one wake-up and larger commit groups (docs/architecture.md).
     private var turnJobs: [WriteJob] = []
@@ -135,12 +135,14 @@ final class EffectRunner {
             case .message(let uid): rows.append(InboxRow(ord: ord, user: item.user, at: now, messageUID: uid))
             }
         }
-        let carried = CarriedEffects(effects: e, notices: notices, ords: ords, lastRow: rows.last?.ord, mail: mail, id: id, session: session)
-        if e.writes.isEmpty && rows.isEmpty {
-            committed(carried, error: nil)
-        } else {
-            enqueue(rows.isEmpty ? e.writes : e.writes + rows.map { .inbox($0) }, from: session, .effects(carried))
+        guard !e.writes.isEmpty || !rows.isEmpty else {
+            return committed(CarriedEffects(effects: e, notices: notices, ords: ords, lastRow: nil, mail: mail, id: id, session: session), error: nil)
         }
+        let writes = rows.isEmpty ? e.writes : e.writes + rows.map { .inbox($0) }
+        // Only the writer holds the writes from here: it frees them, not the loop (nothing after the commit reads them).
+        e.writes = []
+        enqueue(writes, from: session, .effects(CarriedEffects(effects: e, notices: notices, ords: ords, lastRow: rows.last?.ord, mail: mail, id: id,
+                                                               session: session)))
     }
 
     /// A handler's effects whose commit returned: on failure the 503 and nothing else; on success their completion, in commit order.
@@ -305,7 +307,7 @@ final class EffectRunner {
     /// Adds `writes` to this turn's jobs, with what waits on their commit.
     private func enqueue(_ writes: [StoreWrite], from session: HomeSession?, _ pending: PendingCommit) {
         let ticket = nextTicketNumber()
-        pendingWrites[ticket] = pending
+        pendingWrites.insert(pending, at: ticket >> 8)
         turnJobs.append(WriteJob(ticket: ticket, writes: writes, shards: logShards?(writes)))
         if let session, pendingWrites.count >= storeQueueMax, !session.readPauses.contains(.storage) {
             session.pauseReading(.storage)
@@ -331,7 +333,7 @@ final class EffectRunner {
                 log.error("commit failed", ["ticket": o.ticket, "error": error.description])
                 commitFailed?()
             }
-            switch pendingWrites.removeValue(forKey: o.ticket) {
+            switch pendingWrites.remove(at: o.ticket >> 8) {
             case .effects(let c): committed(c, error: o.error)
             case .callback(let then): then(o.error)
             case nil: break
