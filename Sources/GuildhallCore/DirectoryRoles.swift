@@ -15,10 +15,16 @@ extension Directory {
 
     /// What `user` may do on the server, or in `channel`; nil when not a member.
     public func permissions(of user: UserID, in server: ServerID, channel: ChannelID? = nil) -> Permission? {
-        // Borrowed (see Directory's queries): binding the entry with `guard let` copied it.
-        servers[server].flatMap { s in
-            s.members[user].map { m in m.isOwner ? .all : s.permissions.resolve(user, holding: m.roles, in: channel) }
-        }
+        // Borrowed (see Directory's queries): binding the entry with `guard let`, or a
+        // closure capturing it, copied it whole (a memcpy and a retain of each of its tables).
+        servers[server].flatMap { Self.permissions(of: user, in: $0, channel: channel) }
+    }
+
+    private static func permissions(of user: UserID, in s: ServerState, channel: ChannelID?) -> Permission? {
+        // The member's roles, or nil for the owner; nil outside (each read field by field).
+        guard let roles = s.members[user].map({ $0.isOwner ? nil : $0.roles }) else { return nil }
+        guard let roles else { return .all }
+        return s.permissions.resolve(user, holding: roles, in: channel)
     }
 
     /// Whether `user` is a member of `channel`'s server who may view it.

@@ -107,7 +107,8 @@ final class EffectRunner {
 
     /// Carries out a handler's effects; `id` and `session` are the request
     /// being answered (nil for effects no request waits on).
-    func carryOut(_ decided: Effects, answering id: UInt64? = nil, to session: HomeSession? = nil) {
+    /// Taken as the runner's own (`consuming`): kept without a copy, which retained each of its arrays.
+    func carryOut(_ decided: consuming Effects, answering id: UInt64? = nil, to session: HomeSession? = nil) {
         let now = clock()
         // Each notice's event is made once: its targeted users' copies commit with the change.
         let notices = decided.notices.map { ($0, $0.event(at: now)) }
@@ -136,13 +137,14 @@ final class EffectRunner {
             }
         }
         guard !e.writes.isEmpty || !rows.isEmpty else {
-            return committed(CarriedEffects(effects: e, notices: notices, ords: ords, lastRow: nil, mail: mail, id: id, session: session), error: nil)
+            return committed(CarriedEffects(effects: e, notices: notices, ords: ords, lastRow: nil, mail: mail, id: id, session: session),
+                             error: nil)
         }
         let writes = rows.isEmpty ? e.writes : e.writes + rows.map { .inbox($0) }
         // Only the writer holds the writes from here: it frees them, not the loop (nothing after the commit reads them).
         e.writes = []
-        enqueue(writes, from: session, .effects(CarriedEffects(effects: e, notices: notices, ords: ords, lastRow: rows.last?.ord, mail: mail, id: id,
-                                                               session: session)))
+        enqueue(writes, from: session, .effects(CarriedEffects(effects: e, notices: notices, ords: ords, lastRow: rows.last?.ord, mail: mail,
+                                                               id: id, session: session)))
     }
 
     /// A handler's effects whose commit returned: on failure the 503 and nothing else; on success their completion, in commit order.
