@@ -17,7 +17,9 @@
 // hierarchy, the owner's rules.
 
 public final class Directory {
-    struct ServerState: Sendable {
+    /// A class: a read of one entry (a permission check, a member count) is a
+    /// pointer, where a struct was copied whole, a retain of each of its tables.
+    final class ServerState {
         var record: ServerRecord
         var members: [UserID: MemberRecord] = [:]
         var invites: [UserID: InviteRecord] = [:]
@@ -28,6 +30,8 @@ public final class Directory {
         var permissions = ServerPermissions()
         /// Past the small-server threshold (ServerSize.swift).
         var large = false
+
+        init(record: ServerRecord) { self.record = record }
     }
 
     var servers: [ServerID: ServerState] = [:]
