@@ -496,6 +496,9 @@ func blob(_ count: Int, byte: UInt8) -> GHMessageBody {
             // bob sends nothing while alice's 400 sends fill his queue; on a loaded machine that took
             // over a minute in CI, past the heartbeat deadline, and his session was closed.
             try $0.set("heartbeat-interval-ms", "600000")
+            // Nor is he cut as a slow consumer (no write completing, nothing acknowledged, for
+            // write-stall-ms): on a loaded machine the sends took past its 10 s and he got nothing.
+            try $0.set("write-stall-ms", "600000")
         }
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
