@@ -5,8 +5,8 @@
 // on one node or in a cluster (its writes go to its id's shard). Its
 // messages, receipts and typing are a pair's, per member
 // (DirectMessages.swift); what is here is its membership: made, renamed,
-// members added, removed or gone. Changes to one group run one at a time
-// (`groupsInFlight`); each is stored with its CONVERSATION_UPDATED
+// members added, removed or gone. Changes to one group take turns
+// (`ChangeSlot.group`); each is stored with its CONVERSATION_UPDATED
 // notice to every member, and to one who is no longer one, as items
 // addressed to them (so their offline sync has it). Once stored, the
 // change is made again on the group as it is then (sends may have

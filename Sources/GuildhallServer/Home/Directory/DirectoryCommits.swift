@@ -39,6 +39,17 @@ extension HomePart {
             }
         }
     }
+
+    /// A change the home makes by itself (no request waits on it) in `slot`'s
+    /// turn: `decide` returns its effects, or nil when nothing is left to do.
+    func change(_ slot: ChangeSlot, _ decide: @escaping () -> Effects?) {
+        let runner = runner
+        runner.turns.run(slot) {
+            guard var effects = decide() else { return runner.turns.done(slot) }
+            effects.turn = slot
+            runner.carryOut(effects)
+        }
+    }
 }
 
 extension DirectoryRequests {

@@ -93,25 +93,22 @@ extension Moderation {
         guard let next = nextBanEnd, now >= next else { return }
         let (ended, after) = directory.endedBans(at: now)
         nextBanEnd = after
-        let turns = runner.turns
         for b in ended where lifting.insert(Self.key(b)).inserted {
-            let slot = ChangeSlot.server(b.serverID)
-            turns.run(slot) { [self] in
+            change(.server(b.serverID)) { [self] in
                 // Lifted (or made again) meanwhile: nothing to do.
                 guard let still = directory.ban(of: b.userID, in: b.serverID), still == b else {
                     lifting.remove(Self.key(b))
-                    return turns.done(slot)
+                    return nil
                 }
                 let audit = auditTrail.serverEntry(.memberUnbanned, in: b.serverID, target: b.userID)
                 let lifted = DirectoryChange.banRemoved(b.serverID, b.userID)
                 var e = Effects(writes: [.directory(lifted), audit], followUps: [.banLifted(b)])
-                e.turn = slot
                 e.changes = [.directory([lifted])]
                 e.notices = [Notice(.memberUnbanned, .server(b.serverID, isPublic: false), actor: b.actor, targeted: [b.userID]) {
                     $0.member.serverID = b.serverID
                     $0.member.userID = b.userID
                 }]
-                runner.carryOut(e)
+                return e
             }
         }
     }

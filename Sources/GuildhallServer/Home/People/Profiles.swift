@@ -176,15 +176,13 @@ extension Profiles {
 
     /// Stores `p`'s copies on the member in `server`, in turn with the server's other changes.
     private func copy(_ p: UserProfile, in server: ServerID) {
-        let turns = runner.turns, slot = ChangeSlot.server(server)
-        turns.run(slot) { [self] in
+        change(.server(server)) { [self] in
             // Left, or copied meanwhile: nothing to do.
-            guard let m = directory.member(p.user, of: server)?.copying(p) else { return turns.done(slot) }
+            guard let m = directory.member(p.user, of: server)?.copying(p) else { return nil }
             // Not stored: the next reminder (the user's next login) tries again.
             var e = Effects(writes: [.directory(.memberSaved(m))])
-            e.turn = slot
             e.changes = [.directory([.memberSaved(m)])]
-            runner.carryOut(e)
+            return e
         }
     }
 }
