@@ -30,15 +30,7 @@ import Testing
         join.joinServer.serverID = g.serverID
         bob.send(join)
         while let f = bob.nextFrame(), f.response.id != 2 {}
-        var sub = GHRequest()
-        sub.id = 3
-        sub.subscribe.type = .channelMsg
-        var t = GHSubscriptionTarget()
-        t.serverID = g.serverID
-        t.channelID = channel.channelID
-        sub.subscribe.targets = [t]
-        bob.send(sub)
-        while let f = bob.nextFrame(), f.response.id != 3 {}
+        bob.subscribeToMessages(server: g.serverID, channel: channel.channelID, id: 3)
 
         // Up to 50 messages of 1 KB a second: a few hundred KB in all, which the kernel's buffers take whole.
         // On until the stall time has passed with over 64 KiB unacknowledged (100 messages), and a

@@ -47,6 +47,67 @@ import Testing
         }
     }
 
+    /// A burst of messages reaches each gateway as a run, which goes out
+    /// recipient by recipient (FanoutRun.swift): a notice the home sends
+    /// between two messages of the burst must still come between them, for
+    /// every reader on either loop, in a small server (every online member)
+    /// and a large one (subscribers).
+    @Test(arguments: [true, false]) func aNoticeInABurstOfMessagesComesBetweenThemOnEveryLoop(small: Bool) async throws {
+        let server = try TestServer {
+            $0.loops = 2
+            if !small { try $0.set("small-server-threshold", "2") }
+        }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let s = try await alice.servers.create(name: "Bursts")
+        let c = try await alice.channels.create(in: s.serverID, name: "general")
+        var readers: [(RawConnection, String)] = []
+        for i in 0..<12 {
+            let (member, _) = try await server.client("reader\(i)", device: "joining")
+            _ = try await member.servers.join(s.serverID)
+            member.close()
+            let raw = try RawConnection(port: server.port)
+            guard let login = raw.loginAndSync(server.token("reader\(i)")) else { Issue.record("reader\(i) did not log in"); return }
+            if !small, raw.subscribeToMessages(server: s.serverID, channel: c.channelID, id: 2) != .targetOk {
+                Issue.record("reader\(i) did not subscribe")
+                return
+            }
+            readers.append((raw, login.sessionID))
+        }
+        #expect(Set(readers.compactMap { Self.loop(ofSession: $0.1) }).count == 2 || readers.count < 12, "12 connections all landed on one loop")
+        // One write: 30 sends, the channel renamed, 30 more; the home takes them in order.
+        let writer = try RawConnection(port: server.port)
+        guard writer.loginAndSync(server.token("alice", device: "burst")) != nil else { Issue.record("the writer did not log in"); return }
+        var burst: [UInt8] = []
+        for i in 0..<61 {
+            var r = GHRequest()
+            r.id = 100 + UInt64(i)
+            if i == 30 {
+                r.updateChannel.channelID = c.channelID
+                r.updateChannel.name = "renamed"
+            } else {
+                r.sendMessage.channelID = c.channelID
+                r.sendMessage.body.text = "m\(i)"
+            }
+            var f = GHFrame()
+            f.request = r
+            burst += FrameEncoding.framed(f)
+        }
+        writer.send(burst)
+        let expected = (0..<61).map { $0 == 30 ? "renamed" : "m\($0)" }
+        for (raw, id) in readers {
+            var got: [String] = []
+            while got.count < expected.count, let f = raw.nextFrame() {
+                switch f.event.body {
+                case .message(let m)?: got.append(m.body.text)
+                case .notification(let n)? where n.kind == .channelUpdated: got.append(n.channel.name)
+                default: break
+                }
+            }
+            #expect(got == expected, "session \(id) on loop \(Self.loop(ofSession: id) ?? 99)")
+        }
+    }
+
     /// Twelve drops and resumes of one session: about half land on the
     /// other loop and must be handed over; every one replays exactly what was missed.
     @Test func aResumeThatLandsOnTheOtherLoopTakesTheSessionOverThere() async throws {

@@ -117,6 +117,23 @@ final class RawConnection {
         send(r)
     }
 
+    /// Subscribes to `channel`'s messages as request `id`; the target's status once answered (events before it are passed over).
+    @discardableResult
+    func subscribeToMessages(server: UInt64, channel: UInt64, id: UInt64) -> GHTargetStatus? {
+        var r = GHRequest()
+        r.id = id
+        r.subscribe.type = .channelMsg
+        var t = GHSubscriptionTarget()
+        t.serverID = server
+        t.channelID = channel
+        r.subscribe.targets = [t]
+        send(r)
+        while let f = nextFrame() {
+            if f.response.id == id { return f.response.subscribe.results.first?.status }
+        }
+        return nil
+    }
+
     /// Whether the server cut the connection (reset or hung up), seen without reading what is queued.
     var wasCut: Bool {
         var p = pollfd(fd: fd, events: 0, revents: 0)

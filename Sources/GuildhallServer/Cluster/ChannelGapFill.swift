@@ -18,26 +18,26 @@ extension GatewayInterest {
     /// How long a gap's fetch may take before the gateway delivers what it held without it.
     static let gapFetchMs: UInt64 = 5_000
 
-    /// A channel message from the home at `home` for `gateway`'s sessions, checked for a gap first; returns how many sessions it went to.
-    func arrived(_ e: ChannelEvent, from home: Int, on gateway: Gateway) -> Int {
-        guard gateway.routes.cluster.clustered else { return deliverCounted(e, on: gateway) }
+    /// A channel message from the home at `home` for `gateway`'s sessions, checked for a gap first.
+    func arrived(_ e: ChannelEvent, from home: Int, on gateway: Gateway) {
+        guard gateway.routes.cluster.clustered else { return deliverInRun(e, on: gateway) }
         if e.replayed {
-            return gaps.replayed(e.channel.id, seq: e.seq) ? deliverCounted(e, on: gateway) : 0
+            if gaps.replayed(e.channel.id, seq: e.seq) { deliverInRun(e, on: gateway) }
+            return
         }
         switch gaps.arrived(e.channel.id, server: e.channel.serverID, seq: e.seq, toMembers: e.toMembers, e, now: gateway.loop.nowMillis) {
-        case .deliver: return deliverCounted(e, on: gateway)
-        case .duplicate, .held: return 0
+        case .deliver: deliverInRun(e, on: gateway)
+        case .duplicate, .held: break
         case .fetch(let after, let before):
             gateway.limits.node.metrics.gapsFetched.increment()
             gateway.log.info("a gap in a channel's messages; fetching it", ["channel": e.channel.id, "after": after, "before": before])
             gateway.routes.replay(e.channel.id, after: after, before: before, from: home)
-            return 0
         }
     }
 
     /// The home sent again what `gateway` asked for: what waited goes out now.
     func gapFilled(_ channel: ChannelID, upTo: UInt64, on gateway: Gateway) {
-        for e in gaps.filled(channel, upTo: upTo) { _ = deliverCounted(e, on: gateway) }
+        for e in gaps.filled(channel, upTo: upTo) { deliverInRun(e, on: gateway) }
     }
 
     /// Fetches unanswered past their deadline (the home died meanwhile): what waited goes out as it is.
@@ -45,14 +45,8 @@ extension GatewayInterest {
         guard now > Self.gapFetchMs, gaps.fetching > 0 else { return }
         for (channel, held) in gaps.overdue(askedBefore: now - Self.gapFetchMs) {
             gateway.log.warn("a gap in a channel's messages was not filled in time", ["channel": channel])
-            for e in held { _ = deliverCounted(e, on: gateway) }
+            for e in held { deliverInRun(e, on: gateway) }
         }
-    }
-
-    private func deliverCounted(_ e: ChannelEvent, on gateway: Gateway) -> Int {
-        let count = deliver(e, on: gateway)
-        gateway.limits.node.metrics.deliveries.increment(by: Int64(count))
-        return count
     }
 }
 

@@ -178,6 +178,7 @@ final class Gateway {
     func flushAll() {
         loop.assertOnLoop()
         routes.turnEnding()
+        settleFanout()
         let sessions = flushList.sessions
         flushList.sessions.removeAll(keepingCapacity: true)
         // Cutting a connection cancels its queued writes, thousands for a full
@@ -212,6 +213,9 @@ final class Gateway {
         for s in cutLater { s.markDirty() }
         outboundBounds.turnEnded()
         routes.turnEnded(self)
+        // What the turn's end committed and fanned out (sends read from
+        // resumed publishers) is on its sessions' queues, flushed next turn as before.
+        settleFanout()
     }
 
     /// Tells the home when a logged-in session falls behind on its writes or catches up.
@@ -233,6 +237,7 @@ final class Gateway {
         sessions.removeValue(forKey: s.key)
         pausingHomes.removeValue(forKey: s.key)
         lent[s.key] = nil
+        settleFanout()
         interest.forget(session: s.key)
     }
 

@@ -54,15 +54,17 @@ struct ChannelEvent: Sendable {
 final class GatewayInterest {
     /// Per channel, each holding session with its user's state there (kept
     /// beside the key, so a delivery reads it without a look-up by user id).
-    private var holders: [ChannelID: [UInt64: PositionState]] = [:]
+    private(set) var holders: [ChannelID: [UInt64: PositionState]] = [:]
     /// Per (user, channel), the user's sessions here that hold it (where a moved position goes).
     private var sessionsOf: [ReadPositions.Key: SessionKeys] = [:]
     /// Per server, each session here of an online member with its user's states in the server's channels.
-    private var members: [ServerID: [UInt64: [ChannelID: PositionState]]] = [:]
+    private(set) var members: [ServerID: [UInt64: [ChannelID: PositionState]]] = [:]
     /// Per (user, server), the user's sessions here that are online members of it.
     private var memberSessionsOf: [ReadPositions.Key: SessionKeys] = [:]
     /// Per channel, the last message seq delivered here (in a cluster; ChannelGapFill.swift).
     var gaps = ChannelGaps<ChannelEvent>()
+    /// Messages of one channel waiting to go out recipient by recipient (FanoutRun.swift).
+    var run = FanoutRun()
     /// Per session here, what it holds: forgotten here when it ends, even if
     /// the home that told of it died first (and never says it is gone).
     private var bySession: [UInt64: (user: UserID, channels: Set<ChannelID>, servers: Set<ServerID>)] = [:]

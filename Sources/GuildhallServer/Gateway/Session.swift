@@ -167,6 +167,13 @@ final class Session {
     /// go in a trailer that merges into the payload. During offline sync the
     /// event waits until sync completes.
     func push(event payload: SharedBytes, unread: FrameEncoding.RecipientUnread? = nil, cursor: UInt64 = 0) {
+        gateway.settleFanout()
+        pushInRun(event: payload, unread: unread, cursor: cursor)
+    }
+
+    /// `push` for the gateway's run of channel messages (FanoutRun.swift), which is what would otherwise be settled first.
+    @inline(__always)
+    func pushInRun(event payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64) {
         let heldLimit = state.replay.capacity > 0 ? state.replay.capacity : 10_000
         // Made in place, so the replay ring takes it without a copy (and a retain of its payload).
         switch state.push(ReplayEntry(payload: payload, unread: unread, cursor: cursor, ord: max(state.queuedOrd, cursor)), heldLimit: heldLimit) {
@@ -180,6 +187,7 @@ final class Session {
 
     /// Sends an event now, even during sync: an offline item (with its inbox `ord`), the sync and resume markers.
     func send(_ payload: SharedBytes, ord: UInt64 = 0) {
+        gateway.settleFanout()
         let seq = state.send(ReplayEntry(payload: payload, unread: nil, cursor: 0, ord: ord))
         write(payload, unread: nil, cursor: 0, seq: seq)
     }
@@ -222,6 +230,7 @@ final class Session {
 
     /// Ends offline sync: the held live events go out, in order.
     func finishSync() {
+        gateway.settleFanout()
         for (e, seq) in state.syncCompleted() { write(e.payload, unread: e.unread, cursor: e.cursor, seq: seq) }
     }
 
@@ -256,6 +265,7 @@ final class Session {
     /// resume's answer (given why the old connection was cut), then the
     /// events after `seq` follow. Returns how many were replayed.
     func attach(_ newSink: any FrameSink, peer: String, replayingAfter seq: UInt64, answer: (GHCloseReason?) -> Void) -> Int {
+        gateway.settleFanout()
         sink = newSink
         readPauses = []
         unackedBytes = 0
@@ -274,6 +284,7 @@ final class Session {
     /// Tells the peer why the session ends, outside the event sequence (seq 0):
     /// it is never replayed.
     func sendClosed(_ reason: GHCloseReason, _ message: String) {
+        gateway.settleFanout()
         guard let sink else { return }
         sink.sendClosed(reason, message)
         markDirty()
@@ -281,6 +292,7 @@ final class Session {
 
     /// Ends the session and gives up its sink (if it has one).
     func close(_ reason: GHCloseReason?) -> (any FrameSink)? {
+        gateway.settleFanout()
         let c = sink
         sink = nil
         state.close(reason)

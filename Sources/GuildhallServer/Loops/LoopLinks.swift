@@ -76,12 +76,12 @@ final class LoopLinks {
 
     /// A change to gateway `loop`'s half of the interest: applied at once on this loop, else in order with this turn's events.
     func interest(_ update: InterestUpdate, to loop: Int, local: Gateway) {
-        if loop == index { local.interest.apply(update) } else { outbox(loop)?.interest(update) }
+        if loop == index { local.applyInterest(update) } else { outbox(loop)?.interest(update) }
     }
 
     /// A channel message for gateway `loop`'s `holders` sessions that hold the channel.
     func deliver(_ e: ChannelEvent, to loop: Int, holders: Int, local: Gateway) {
-        if loop == index { _ = local.interest.arrived(e, from: index, on: local) } else { outbox(loop)?.deliver(e, holders: holders) }
+        if loop == index { local.interest.arrived(e, from: index, on: local) } else { outbox(loop)?.deliver(e, holders: holders) }
     }
 
     /// Tells gateway `loop` that every message it asked for again was sent (ChannelGaps).

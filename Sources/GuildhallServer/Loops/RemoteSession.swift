@@ -139,11 +139,11 @@ extension Gateway {
             case .place(let channel, let server):
                 routes.place(channel, in: server)
             case .interest(let update):
-                interest.apply(update)
+                applyInterest(update)
             case .channelEvent(let e):
                 // Counted as the home counted it (its audience here), even when held behind a gap; a replay not at all.
                 let audience = e.replayed ? 0 : interest.audience(of: e)
-                _ = interest.arrived(e, from: home, on: self)
+                interest.arrived(e, from: home, on: self)
                 appliedBytes[home, default: 0] &+= (e.payload.count + Self.eventOverhead) * audience
             case .replayed(let channel, let upTo):
                 interest.gapFilled(channel, upTo: upTo, on: self)

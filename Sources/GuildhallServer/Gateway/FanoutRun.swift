@@ -1,0 +1,110 @@
+// A run of channel messages delivered recipient by recipient (docs/performance.md):
+// consecutive messages of one channel that reach a gateway in one go (a
+// commit's worth from its home) wait here, and go out when anything else
+// is about to reach a session of this gateway, or at the turn's flush. Each
+// recipient then takes the whole run at once: its session, connection and
+// write buffer are fetched once per run instead of once per message, and its
+// frames are written one after another. Message by message, a fan-out to a
+// thousand sessions touched every session's memory anew for each message,
+// and those cache misses were most of a delivery's cost.
+//
+// Nothing overtakes the run: a session's event push or send, an interest
+// update (which may change who holds the channel or a trailer's numbers), a
+// session's end and the turn's flush each deliver it first, so every
+// session gets its events in the order the home sent them, with the same
+// trailers. Gateway loop only.
+
+import GuildhallCore
+import GuildhallLoop
+import GuildhallWire
+
+struct FanoutRun {
+    private(set) var events: [ChannelEvent] = []
+
+    var isEmpty: Bool { events.isEmpty }
+
+    /// Whether `e` may wait in a run: nothing in it differs by recipient
+    /// beyond the trailer (no files with their own links, no members it is hidden from).
+    static func fits(_ e: ChannelEvent) -> Bool { e.files.isEmpty && e.hiddenFrom.isEmpty }
+
+    /// Whether `e` continues this run: the same channel, to the same audience.
+    func continues(with e: ChannelEvent) -> Bool {
+        guard let first = events.first else { return true }
+        return first.channel.id == e.channel.id && first.toMembers == e.toMembers
+    }
+
+    mutating func append(_ e: ChannelEvent) { events.append(e) }
+
+    mutating func take() -> [ChannelEvent] {
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+}
+
+extension Gateway {
+    /// Delivers the waiting run, if any: before anything else reaches a session here.
+    @inline(__always)
+    func settleFanout() {
+        if !interest.run.isEmpty { interest.deliverRun(on: self) }
+    }
+
+    /// A change to the gateway's half of the interest, after the messages sent before it.
+    func applyInterest(_ update: InterestUpdate) {
+        settleFanout()
+        interest.apply(update)
+    }
+}
+
+extension GatewayInterest {
+    /// A message to deliver: joins the run, or delivers what waited and then it.
+    func deliverInRun(_ e: ChannelEvent, on gateway: Gateway) {
+        if !run.continues(with: e) { deliverRun(on: gateway) }
+        guard FanoutRun.fits(e) else {
+            gateway.limits.node.metrics.deliveries.increment(by: Int64(deliver(e, on: gateway)))
+            return
+        }
+        run.append(e)
+    }
+
+    /// Every waiting message to each of its recipients in turn, each recipient's in order.
+    func deliverRun(on gateway: Gateway) {
+        let events = run.take()
+        guard let first = events.first else { return }
+        let now = gateway.clock()
+        let displayCap = UInt64(gateway.settings.unreadDisplayCap), window = UInt64(gateway.settings.mentionWindowSeconds) * 1000
+        var count = 0
+        if first.toMembers {
+            guard let sessions = members[first.channel.serverID] else { return }
+            let start = PositionState(position: ReadPosition(), mentions: [])
+            for (key, states) in sessions {
+                let state = states[first.channel.id] ?? start
+                gateway.lent[key]?._withUnsafeGuaranteedRef { s in
+                    for e in events where e.except != key {
+                        push(e, to: s, state, now: now, displayCap: displayCap, window: window)
+                    }
+                }
+            }
+            count = sessions.count * events.count
+        } else {
+            guard let keys = holders[first.channel.id] else { return }
+            for (key, state) in keys {
+                gateway.lent[key]?._withUnsafeGuaranteedRef { s in
+                    for e in events where e.except != key {
+                        push(e, to: s, state, now: now, displayCap: displayCap, window: window)
+                    }
+                }
+            }
+            count = keys.count * events.count
+        }
+        gateway.limits.node.metrics.deliveries.increment(by: Int64(count))
+    }
+
+    @inline(__always)
+    private func push(_ e: ChannelEvent, to s: Session, _ state: PositionState, now: UInt64, displayCap: UInt64, window: UInt64) {
+        let u = state.unread(in: e.channel, now: now, displayCap: displayCap, mentionWindowMs: window)
+        s.pushInRun(event: e.payload,
+                    unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
+                                                          ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
+                    cursor: e.cursors.isEmpty ? 0 : e.cursors[s.user] ?? 0)
+    }
+}
