@@ -79,8 +79,8 @@ extension GatewayInterest {
             for (key, states) in sessions {
                 let state = states[first.channel.id] ?? start
                 gateway.lent[key]?._withUnsafeGuaranteedRef { s in
-                    for e in events where e.except != key {
-                        push(e, to: s, state, now: now, displayCap: displayCap, window: window)
+                    for i in 0..<events.count where events[i].except != key {
+                        push(events, i, to: s, state, now: now, displayCap: displayCap, window: window)
                     }
                 }
             }
@@ -89,8 +89,8 @@ extension GatewayInterest {
             guard let keys = holders[first.channel.id] else { return }
             for (key, state) in keys {
                 gateway.lent[key]?._withUnsafeGuaranteedRef { s in
-                    for e in events where e.except != key {
-                        push(e, to: s, state, now: now, displayCap: displayCap, window: window)
+                    for i in 0..<events.count where events[i].except != key {
+                        push(events, i, to: s, state, now: now, displayCap: displayCap, window: window)
                     }
                 }
             }
@@ -99,12 +99,16 @@ extension GatewayInterest {
         gateway.limits.node.metrics.deliveries.increment(by: Int64(count))
     }
 
+    /// Message `i` of the run to one recipient. The run is read in place:
+    /// `for e in events` copied each message per recipient (a retain and
+    /// release of every reference it holds, the channel's strings among them).
     @inline(__always)
-    private func push(_ e: ChannelEvent, to s: Session, _ state: PositionState, now: UInt64, displayCap: UInt64, window: UInt64) {
-        let u = state.unread(in: e.channel, now: now, displayCap: displayCap, mentionWindowMs: window)
-        s.pushInRun(event: e.payload,
+    private func push(_ events: [ChannelEvent], _ i: Int, to s: Session, _ state: PositionState, now: UInt64, displayCap: UInt64,
+                      window: UInt64) {
+        let u = state.unread(in: events[i].channel, now: now, displayCap: displayCap, mentionWindowMs: window)
+        s.pushInRun(event: events[i].payload,
                     unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
                                                           ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
-                    cursor: e.cursors.isEmpty ? 0 : e.cursors[s.user] ?? 0)
+                    cursor: events[i].cursors.isEmpty ? 0 : events[i].cursors[s.user] ?? 0)
     }
 }
