@@ -45,52 +45,65 @@ public enum MessageWire {
 
     /// ChannelMessage{...} as answers and live events carry it (receipt: `requested` only).
     public static func channelMessage(_ m: WireMessage) -> [UInt8] {
-        var w = ProtoWriter(capacity: 96 + m.senderID.utf8.count + m.clientID.utf8.count + {
-            switch m.body { case .text(let t): t.utf8.count; case .custom(let t, let d): t.utf8.count + d.count }
-        }())
-        w.uint(F.ChannelMessage.uid, m.uid)
-        w.uint(F.ChannelMessage.serverID, m.serverID)
-        w.uint(F.ChannelMessage.channelID, m.channelID)
-        w.uint(F.ChannelMessage.seq, m.seq)
-        w.string(F.ChannelMessage.senderID, m.senderID)
-        w.uint(F.ChannelMessage.sentTime, m.sentTime)
-        w.message(F.ChannelMessage.body) { body in
-            // Oneof members are written even when empty.
+        typealias S = ProtoSize
+        let custom: Int, body: Int
+        switch m.body {
+        case .text(let t):
+            custom = 0
+            body = S.lengthDelimited(F.MessageBody.text, t.utf8.count)  // a oneof member: written even when empty
+        case .custom(let type, let data):
+            custom = S.nonEmpty(F.CustomBody.type, type.utf8.count) + S.nonEmpty(F.CustomBody.data, data.count)
+            body = S.lengthDelimited(F.MessageBody.custom, custom)
+        }
+        let receipt = m.needReceipt ? S.uint(F.ReceiptInfo.messageUID, m.uid) + S.bool(F.ReceiptInfo.requested, true) : 0
+        var size = S.uint(F.ChannelMessage.uid, m.uid) + S.uint(F.ChannelMessage.serverID, m.serverID)
+            + S.uint(F.ChannelMessage.channelID, m.channelID) + S.uint(F.ChannelMessage.seq, m.seq)
+            + S.nonEmpty(F.ChannelMessage.senderID, m.senderID.utf8.count) + S.uint(F.ChannelMessage.sentTime, m.sentTime)
+            + S.lengthDelimited(F.ChannelMessage.body, body)
+        for mention in m.mentions { size += S.lengthDelimited(F.ChannelMessage.mentions, mention.utf8.count) }
+        size += S.bool(F.ChannelMessage.mentionAll, m.mentionAll) + S.bool(F.ChannelMessage.needReceipt, m.needReceipt)
+            + S.nonEmpty(F.ChannelMessage.clientID, m.clientID.utf8.count)
+            + (m.needReceipt ? S.lengthDelimited(F.ChannelMessage.receipt, receipt) : 0)
+        return .written(size: size) { w in
+            w.uint(F.ChannelMessage.uid, m.uid)
+            w.uint(F.ChannelMessage.serverID, m.serverID)
+            w.uint(F.ChannelMessage.channelID, m.channelID)
+            w.uint(F.ChannelMessage.seq, m.seq)
+            w.string(F.ChannelMessage.senderID, m.senderID)
+            w.uint(F.ChannelMessage.sentTime, m.sentTime)
+            w.header(F.ChannelMessage.body, length: body)
             switch m.body {
             case .text(let t):
                 var t = t
-                t.withUTF8 { body.lengthDelimited(F.MessageBody.text, UnsafeRawBufferPointer($0)) }
+                t.withUTF8 { w.lengthDelimited(F.MessageBody.text, UnsafeRawBufferPointer($0)) }
             case .custom(let type, let data):
-                body.message(F.MessageBody.custom) { custom in
-                    custom.string(F.CustomBody.type, type)
-                    custom.bytesField(F.CustomBody.data, data)
-                }
+                w.header(F.MessageBody.custom, length: custom)
+                w.string(F.CustomBody.type, type)
+                w.bytesField(F.CustomBody.data, data)
+            }
+            for mention in m.mentions {
+                var mention = mention
+                mention.withUTF8 { w.lengthDelimited(F.ChannelMessage.mentions, UnsafeRawBufferPointer($0)) }
+            }
+            w.bool(F.ChannelMessage.mentionAll, m.mentionAll)
+            w.bool(F.ChannelMessage.needReceipt, m.needReceipt)
+            w.string(F.ChannelMessage.clientID, m.clientID)
+            if m.needReceipt {
+                w.header(F.ChannelMessage.receipt, length: receipt)
+                w.uint(F.ReceiptInfo.messageUID, m.uid)
+                w.bool(F.ReceiptInfo.requested, true)
             }
         }
-        for mention in m.mentions {
-            var mention = mention
-            mention.withUTF8 { w.lengthDelimited(F.ChannelMessage.mentions, UnsafeRawBufferPointer($0)) }
-        }
-        w.bool(F.ChannelMessage.mentionAll, m.mentionAll)
-        w.bool(F.ChannelMessage.needReceipt, m.needReceipt)
-        w.string(F.ChannelMessage.clientID, m.clientID)
-        if m.needReceipt {
-            w.message(F.ChannelMessage.receipt) { receipt in
-                receipt.uint(F.ReceiptInfo.messageUID, m.uid)
-                receipt.bool(F.ReceiptInfo.requested, true)
-            }
-        }
-        return w.bytes
     }
 
     /// Frame{response{id, message}}, without framing.
     public static func answer(id: UInt64, message: [UInt8]) -> [UInt8] {
-        var w = ProtoWriter(capacity: message.count + 24)
-        w.message(F.Frame.response) { response in
-            response.uint(F.Response.id, id)
-            response.embedded(F.Response.message, message)
+        let response = ProtoSize.uint(F.Response.id, id) + ProtoSize.lengthDelimited(F.Response.message, message.count)
+        return .written(size: ProtoSize.lengthDelimited(F.Frame.response, response)) { w in
+            w.header(F.Frame.response, length: response)
+            w.uint(F.Response.id, id)
+            message.withUnsafeBytes { w.lengthDelimited(F.Response.message, $0) }
         }
-        return w.bytes
     }
 
     /// The channel's numbers every recipient's unread info starts from.
@@ -106,18 +119,21 @@ public enum MessageWire {
     /// recipient's seq and own unread numbers follow in a trailer (`FrameEncoding.eventTrailer`).
     /// `field`: the event body the bytes are (a message, or a message update).
     public static func event(message: [UInt8], unread u: UnreadHeader, field: Int = WireField.Event.message) -> [UInt8] {
-        var w = ProtoWriter(capacity: message.count + 48)
-        w.message(F.Frame.event) { event in
-            event.message(F.Event.unread) { unread in
-                unread.uint(F.UnreadInfo.serverID, u.serverID)
-                unread.uint(F.UnreadInfo.channelID, u.channelID)
-                unread.uint(F.UnreadInfo.maxCount, u.maxCount)
-                unread.uint(F.UnreadInfo.lastMsgTime, u.lastMessageTime)
-                unread.uint(F.UnreadInfo.lastSeq, u.lastSeq)
-            }
-            event.embedded(field, message)
+        typealias S = ProtoSize
+        let unread = S.uint(F.UnreadInfo.serverID, u.serverID) + S.uint(F.UnreadInfo.channelID, u.channelID)
+            + S.uint(F.UnreadInfo.maxCount, u.maxCount) + S.uint(F.UnreadInfo.lastMsgTime, u.lastMessageTime)
+            + S.uint(F.UnreadInfo.lastSeq, u.lastSeq)
+        let event = S.lengthDelimited(F.Event.unread, unread) + S.lengthDelimited(field, message.count)
+        return .written(size: S.lengthDelimited(F.Frame.event, event)) { w in
+            w.header(F.Frame.event, length: event)
+            w.header(F.Event.unread, length: unread)
+            w.uint(F.UnreadInfo.serverID, u.serverID)
+            w.uint(F.UnreadInfo.channelID, u.channelID)
+            w.uint(F.UnreadInfo.maxCount, u.maxCount)
+            w.uint(F.UnreadInfo.lastMsgTime, u.lastMessageTime)
+            w.uint(F.UnreadInfo.lastSeq, u.lastSeq)
+            message.withUnsafeBytes { w.lengthDelimited(field, $0) }
         }
-        return w.bytes
     }
 
     /// Frame{event{message}}: a message event without unread info (guests have no read positions).
