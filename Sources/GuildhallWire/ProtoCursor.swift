@@ -86,19 +86,9 @@ public struct ProtoCursor {
         raw(content)
     }
 
-    /// A string field (nothing when empty).
-    public mutating func string(_ field: Int, _ value: String) {
-        guard !value.isEmpty else { return }
-        var s = value
-        s.withUTF8 { lengthDelimited(field, UnsafeRawBufferPointer($0)) }
-    }
-
-    /// A bytes field (nothing when empty).
-    public mutating func bytesField(_ field: Int, _ value: [UInt8]) {
-        guard !value.isEmpty else { return }
-        value.withUnsafeBytes { lengthDelimited(field, $0) }
-    }
 }
+
+extension ProtoCursor: ProtoFieldWriting {}
 
 extension Array where Element == UInt8 {
     /// `size` bytes written by `write` through a cursor, which must fill them exactly.

@@ -9,7 +9,29 @@
 // field, a repeated scalar, a wrong wire type) makes it give up, and the
 // caller falls back to the generated decoder, which decides.
 
-public struct ProtoWriter {
+/// Both writers' string and bytes fields, from their length-delimited field.
+public protocol ProtoFieldWriting {
+    mutating func lengthDelimited(_ field: Int, _ content: UnsafeRawBufferPointer)
+}
+
+extension ProtoFieldWriting {
+    /// A string field (nothing when empty).
+    @inline(__always)
+    public mutating func string(_ field: Int, _ value: String) {
+        guard !value.isEmpty else { return }
+        var s = value
+        s.withUTF8 { lengthDelimited(field, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// A bytes field (nothing when empty).
+    @inline(__always)
+    public mutating func bytesField(_ field: Int, _ value: [UInt8]) {
+        guard !value.isEmpty else { return }
+        value.withUnsafeBytes { lengthDelimited(field, $0) }
+    }
+}
+
+public struct ProtoWriter: ProtoFieldWriting {
     public private(set) var bytes: [UInt8] = []
 
     public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
@@ -52,17 +74,6 @@ public struct ProtoWriter {
         guard value else { return }
         tag(field, 0)
         bytes.append(1)
-    }
-
-    public mutating func string(_ field: Int, _ value: String) {
-        guard !value.isEmpty else { return }
-        var s = value
-        s.withUTF8 { lengthDelimited(field, UnsafeRawBufferPointer($0)) }
-    }
-
-    public mutating func bytesField(_ field: Int, _ value: [UInt8]) {
-        guard !value.isEmpty else { return }
-        value.withUnsafeBytes { lengthDelimited(field, $0) }
     }
 
     /// A field whose content is already encoded (an embedded message), written even when empty.
