@@ -148,12 +148,12 @@ public final class Directory {
     }
 
     /// A recalled or deleted message stops counting as unread and as a mention.
-    public func messageRemoved(_ id: ChannelID, seq: UInt64) { channels[id]?.removed.insert(seq) }
+    public func messageRemoved(_ id: ChannelID, seq: UInt64) { channels.change(id) { $0.removed.insert(seq) } }
 
     /// Makes a committed message visible in its channel's tail.
     public func messageCommitted(_ id: ChannelID, seq: UInt64, time: UInt64) {
-        // Changed in place (`?.` on a dictionary modifies; binding the record copied it).
-        channels[id]?.advance(to: seq, at: time)
+        // Changed where it lies (DictionaryChange.swift): binding the record copied it, `?.` ran the modify coroutine.
+        channels.change(id) { $0.advance(to: seq, at: time) }
     }
 
     // MARK: Helpers

@@ -110,7 +110,7 @@ public final class ReadPositions {
     public func markRead(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64, written: Bool = false) -> Bool {
         let key = Key(user, channel)
         // One look-up for the read and the write (each hashes the user's id), and none of mentions when there are none.
-        let moved = Self.read(&positions[key, default: ReadPosition()], upTo: seq, now: now)
+        let moved = positions.change(key, default: ReadPosition()) { Self.read(&$0, upTo: seq, now: now) }
         if moved, !mentions.isEmpty { pruneMentions(key, through: seq) }
         if !written { dirty.insert(key) }
         return moved

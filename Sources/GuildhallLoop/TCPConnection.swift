@@ -25,6 +25,13 @@ public final class SharedBytes: @unchecked Sendable {  // immutable once made: l
         bytes.withUnsafeBytes { if count > 0 { base.copyMemory(from: $0.baseAddress!, byteCount: count) } }
     }
 
+    /// `count` bytes that `write` puts in place, with no array between.
+    public init(count: Int, _ write: (UnsafeMutableRawPointer) -> Void) {
+        self.count = count
+        base = RawMemory.take(count)
+        write(base)
+    }
+
     deinit { RawMemory.release(base) }
 }
 

@@ -119,12 +119,36 @@ public enum MessageWire {
     /// recipient's seq and own unread numbers follow in a trailer (`FrameEncoding.eventTrailer`).
     /// `field`: the event body the bytes are (a message, or a message update).
     public static func event(message: [UInt8], unread u: UnreadHeader, field: Int = WireField.Event.message) -> [UInt8] {
-        typealias S = ProtoSize
-        let unread = S.uint(F.UnreadInfo.serverID, u.serverID) + S.uint(F.UnreadInfo.channelID, u.channelID)
-            + S.uint(F.UnreadInfo.maxCount, u.maxCount) + S.uint(F.UnreadInfo.lastMsgTime, u.lastMessageTime)
-            + S.uint(F.UnreadInfo.lastSeq, u.lastSeq)
-        let event = S.lengthDelimited(F.Event.unread, unread) + S.lengthDelimited(field, message.count)
-        return .written(size: S.lengthDelimited(F.Frame.event, event)) { w in
+        let e = SharedEvent(message: message, unread: u, field: field)
+        return .written(size: e.size) { e.write(&$0) }
+    }
+
+    /// The same frame measured, to be written into memory of its own (a
+    /// fan-out's shared bytes) without an array between.
+    public struct SharedEvent {
+        let message: [UInt8], u: UnreadHeader, field: Int, unread: Int, event: Int
+        /// Its bytes.
+        public let size: Int
+
+        public init(message: [UInt8], unread u: UnreadHeader, field: Int = WireField.Event.message) {
+            typealias S = ProtoSize
+            self.message = message
+            self.u = u
+            self.field = field
+            unread = S.uint(F.UnreadInfo.serverID, u.serverID) + S.uint(F.UnreadInfo.channelID, u.channelID)
+                + S.uint(F.UnreadInfo.maxCount, u.maxCount) + S.uint(F.UnreadInfo.lastMsgTime, u.lastMessageTime)
+                + S.uint(F.UnreadInfo.lastSeq, u.lastSeq)
+            event = S.lengthDelimited(F.Event.unread, unread) + S.lengthDelimited(field, message.count)
+            size = S.lengthDelimited(F.Frame.event, event)
+        }
+
+        /// Writes `size` bytes at `p`.
+        public func write(into p: UnsafeMutableRawPointer) {
+            var w = ProtoCursor(p.assumingMemoryBound(to: UInt8.self))
+            write(&w)
+        }
+
+        func write(_ w: inout ProtoCursor) {
             w.header(F.Frame.event, length: event)
             w.header(F.Event.unread, length: unread)
             w.uint(F.UnreadInfo.serverID, u.serverID)

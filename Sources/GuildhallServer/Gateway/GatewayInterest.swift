@@ -100,8 +100,11 @@ final class GatewayInterest {
             if memberSessionsOf[k]?.isEmpty == true { memberSessionsOf.removeValue(forKey: k) }
             bySession[key]?.servers.remove(server)
         case .position(let user, let channel, let server, let state):
-            sessionsOf[ReadPositions.Key(user, channel)]?.forEach { holders[channel]?[$0] = state }
-            memberSessionsOf[ReadPositions.Key(user, server)]?.forEach { members[server]?[$0]?[channel] = state }
+            // In place (DictionaryChange.swift): a told position is a send's, in a small server.
+            sessionsOf[ReadPositions.Key(user, channel)]?.forEach { key in holders.change(channel) { $0[key] = state } }
+            memberSessionsOf[ReadPositions.Key(user, server)]?.forEach { key in
+                members.change(server) { $0.change(key) { $0[channel] = state } }
+            }
         }
     }
 

@@ -29,7 +29,8 @@ extension Home {
             let header = MessageWire.UnreadHeader(serverID: channel.serverID, channelID: channel.id,
                                                     maxCount: UInt64(settings.unreadDisplayCap),
                                                     lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
-            let bytes = SharedBytes(MessageWire.event(message: message, unread: header, field: field))
+            let event = MessageWire.SharedEvent(message: message, unread: header, field: field)
+            let bytes = SharedBytes(count: event.size) { event.write(into: $0) }
             encoded = bytes
             return bytes
         }
