@@ -4,6 +4,7 @@
 // state is noncopyable, and #expect's expansion would copy it.)
 
 import GuildhallLoop
+import GuildhallWire
 import Testing
 @testable import GuildhallServer
 
@@ -123,5 +124,39 @@ import Testing
         for _ in 0..<2 { _ = s.push(four(), heldLimit: 100) }
         let after = s.replay.count
         #expect(after == 2, "acknowledged bytes no longer count")
+    }
+
+    /// The fan-out's fast path (`numberLive`) numbers, keeps and moves the
+    /// inbox position as `push` does while the session writes, and leaves
+    /// every other phase to `push` (it answers nil and changes nothing).
+    @Test func aRunsFastPathNumbersAndKeepsAsPushDoes() {
+        var pushed = SessionState(replayCapacity: 3), fast = SessionState(replayCapacity: 3)
+        let early = fast.numberLive(SharedBytes([0]), unread: nil, cursor: 0)
+        #expect(early == nil, "before login")
+        pushed.loggedIn()
+        fast.loggedIn()
+        let syncing = fast.numberLive(SharedBytes([0]), unread: nil, cursor: 0)
+        #expect(syncing == nil, "during sync the event is held, which push does")
+        _ = pushed.syncCompleted()
+        _ = fast.syncCompleted()
+        let unread = FrameEncoding.RecipientUnread(unreadCount: 5, mentionedCount: 1, ackTimestamp: 9, readSeq: 2)
+        for (n, cursor) in [(UInt8(1), UInt64(0)), (2, 7), (3, 0), (4, 5), (5, 0)] {
+            guard case .write(let a) = pushed.push(ReplayEntry(payload: SharedBytes([n]), unread: unread, cursor: cursor,
+                                                               ord: max(pushed.queuedOrd, cursor)), heldLimit: 10),
+                  let b = fast.numberLive(SharedBytes([n]), unread: unread, cursor: cursor) else {
+                Issue.record("event \(n) not written"); return
+            }
+            #expect(a == b)
+        }
+        let (queued, seq) = (fast.queuedOrd, fast.eventSeq)
+        let (queuedByPush, seqByPush) = (pushed.queuedOrd, pushed.eventSeq)
+        #expect(queued == queuedByPush && queued == 7 && seq == seqByPush && seq == 5)
+        let kept = fast.replay.events(after: 0).map { [$0.payload.base.load(as: UInt8.self)] + [UInt8($0.ord), UInt8($0.cursor)] }
+        let keptByPush = pushed.replay.events(after: 0).map { [$0.payload.base.load(as: UInt8.self)] + [UInt8($0.ord), UInt8($0.cursor)] }
+        #expect(kept == keptByPush && kept.map { $0[0] } == [3, 4, 5], "the ring holds the newest three, alike")
+        _ = fast.acknowledge(upTo: 5)
+        _ = pushed.acknowledge(upTo: 5)
+        let (acked, ackedByPush) = (fast.ackedOrd, pushed.ackedOrd)
+        #expect(acked == ackedByPush)
     }
 }

@@ -70,6 +70,9 @@ extension GatewayInterest {
     func deliverRun(on gateway: Gateway) {
         let events = run.take()
         guard let first = events.first else { return }
+        // Lent to each delivery without a reference count of their own (`events` holds them):
+        // read out of the array, each payload was retained and released around every push.
+        let payloads = events.map { Unmanaged.passUnretained($0.payload) }
         let now = gateway.clock()
         let displayCap = UInt64(gateway.settings.unreadDisplayCap), window = UInt64(gateway.settings.mentionWindowSeconds) * 1000
         var count = 0
@@ -80,7 +83,7 @@ extension GatewayInterest {
                 let state = states[first.channel.id] ?? start
                 gateway.lent[key]?._withUnsafeGuaranteedRef { s in
                     for i in 0..<events.count where events[i].except != key {
-                        push(events, i, to: s, state, now: now, displayCap: displayCap, window: window)
+                        push(events, payloads, i, to: s, state, now: now, displayCap: displayCap, window: window)
                     }
                 }
             }
@@ -90,7 +93,7 @@ extension GatewayInterest {
             for (key, state) in keys {
                 gateway.lent[key]?._withUnsafeGuaranteedRef { s in
                     for i in 0..<events.count where events[i].except != key {
-                        push(events, i, to: s, state, now: now, displayCap: displayCap, window: window)
+                        push(events, payloads, i, to: s, state, now: now, displayCap: displayCap, window: window)
                     }
                 }
             }
@@ -103,12 +106,15 @@ extension GatewayInterest {
     /// `for e in events` copied each message per recipient (a retain and
     /// release of every reference it holds, the channel's strings among them).
     @inline(__always)
-    private func push(_ events: [ChannelEvent], _ i: Int, to s: Session, _ state: PositionState, now: UInt64, displayCap: UInt64,
-                      window: UInt64) {
+    private func push(_ events: [ChannelEvent], _ payloads: [Unmanaged<SharedBytes>], _ i: Int, to s: Session, _ state: PositionState,
+                      now: UInt64, displayCap: UInt64, window: UInt64) {
         let u = state.unread(in: events[i].channel, now: now, displayCap: displayCap, mentionWindowMs: window)
-        s.pushInRun(event: events[i].payload,
-                    unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
-                                                          ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
-                    cursor: events[i].cursors.isEmpty ? 0 : events[i].cursors[s.user] ?? 0)
+        let cursor = events[i].cursors.isEmpty ? 0 : events[i].cursors[s.user] ?? 0
+        payloads[i]._withUnsafeGuaranteedRef { payload in
+            s.pushInRun(event: payload,
+                        unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
+                                                              ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
+                        cursor: cursor)
+        }
     }
 }

@@ -174,6 +174,7 @@ final class Session {
     /// `push` for the gateway's run of channel messages (FanoutRun.swift), which is what would otherwise be settled first.
     @inline(__always)
     func pushInRun(event payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64) {
+        if let seq = state.numberLive(payload, unread: unread, cursor: cursor) { return write(payload, unread: unread, cursor: cursor, seq: seq) }
         let heldLimit = state.replay.capacity > 0 ? state.replay.capacity : 10_000
         // Made in place, so the replay ring takes it without a copy (and a retain of its payload).
         switch state.push(ReplayEntry(payload: payload, unread: unread, cursor: cursor, ord: max(state.queuedOrd, cursor)), heldLimit: heldLimit) {

@@ -170,6 +170,28 @@ struct SessionState: ~Copyable {
         }
     }
 
+    /// A live event numbered and kept for replay, when the session writes
+    /// its events now; nil when it does not (then `push` decides). The entry
+    /// is made where the ring keeps it, taking its one reference to the
+    /// payload: made by the caller and handed over (`consuming`), it was
+    /// copied on the way, a second retain and release of the shared payload
+    /// per delivery (`objdump` of the fan-out's loop).
+    @inline(__always)
+    mutating func numberLive(_ payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64) -> UInt64? {
+        guard mode == .write else { return nil }
+        let ord = max(queuedOrd, cursor)
+        queuedOrd = ord
+        eventSeq += 1
+        replayBytes &+= payload.count
+        if let gone = replay.append(ReplayEntry(payload: payload, unread: unread, cursor: cursor, ord: ord)) { letGo(gone) }
+        if replayBytes > replayByteCap { dropOverCap() }
+        return eventSeq
+    }
+
+    private mutating func dropOverCap() {
+        while replayBytes > replayByteCap && replay.count > 1, let gone = replay.dropOldest() { letGo(gone) }
+    }
+
     private mutating func hold(_ entry: consuming ReplayEntry, limit: Int) -> Delivery {
         // A client that never acknowledges its sync must not make the server
         // hold live events without bound: past the limit the session ends
@@ -189,7 +211,7 @@ struct SessionState: ~Copyable {
         eventSeq += 1
         replayBytes &+= entry.payload.count
         if let gone = replay.append(entry) { letGo(gone) }
-        while replayBytes > replayByteCap && replay.count > 1, let gone = replay.dropOldest() { letGo(gone) }
+        if replayBytes > replayByteCap { dropOverCap() }
         return eventSeq
     }
 
