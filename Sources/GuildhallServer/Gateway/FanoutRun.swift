@@ -58,8 +58,10 @@ extension Gateway {
 extension GatewayInterest {
     /// A message to deliver: joins the run, or delivers what waited and then it.
     func deliverInRun(_ e: ChannelEvent, on gateway: Gateway) {
-        if !run.continues(with: e) { deliverRun(on: gateway) }
-        guard FanoutRun.fits(e) else {
+        let fits = FanoutRun.fits(e)
+        // One that cannot wait (files, hidden members) goes out at once, after what waited, never before it.
+        if !fits || !run.continues(with: e) { deliverRun(on: gateway) }
+        guard fits else {
             gateway.limits.node.metrics.deliveries.increment(by: Int64(deliver(e, on: gateway)))
             return
         }
