@@ -67,14 +67,26 @@ import Testing
             let answer = try #require(raw.nextFrame())
             #expect(answer.response.subscribe.results.first?.status == .targetOk)
         }
+        // Frames are timed as they arrive, by a thread reading from before the
+        // first typing: read only after the five typings' round trips, a frame
+        // waits in the socket for them, and under load (CI) the next one caught up with it.
+        let arrivals = FrameArrivals()
+        nonisolated(unsafe) let reader = raw
+        let reading = Thread {
+            let deadline = Date().addingTimeInterval(10)
+            var covered: Set<UInt64> = []
+            while covered.count < 5, Date() < deadline, let f = reader.nextFrame(timeout: deadline.timeIntervalSinceNow) {
+                guard case .typing(let e)? = f.event.body else { continue }
+                arrivals.add(Date(), e)
+                covered.formUnion(e.channels.map(\.channelID))
+            }
+            arrivals.finish()
+        }
+        reading.start()
         for (typer, (_, c)) in zip(typers, channels) { try await typer.messages.sendTyping(c) }
-        var frames: [(at: Date, event: GHTypingEvent)] = []
-        var covered: Set<UInt64> = []
-        let deadline = Date().addingTimeInterval(10)
-        while covered.count < 5, Date() < deadline, let f = raw.nextFrame(timeout: deadline.timeIntervalSinceNow) {
-            guard case .typing(let e)? = f.event.body else { continue }
-            frames.append((Date(), e))
-            covered.formUnion(e.channels.map(\.channelID))
+        let frames = try await waitFor("the reader to finish", timeout: 15) { arrivals.finished }
+        let covered = Set(frames.flatMap { $0.event.channels.map(\.channelID) })
+        for (_, e) in frames {
             #expect(e.channelID == e.channels.first?.channelID && e.typers == e.channels.first?.typers,
                     "the single-channel fields repeat the first entry")
         }
@@ -163,4 +175,16 @@ extension TypingConformanceTests {
         await expectError(.notFound) { try await eve.directs.sendTyping(to: "bob") }
         await expectError(.notFound) { try await bob.directs.sendTyping(to: "bob") }
     }
+}
+
+/// Typing frames with their arrival times, kept by a reading thread.
+private final class FrameArrivals: @unchecked Sendable {
+    private let lock = NSLock()
+    private var frames: [(at: Date, event: GHTypingEvent)] = []
+    private var done = false
+
+    func add(_ at: Date, _ e: GHTypingEvent) { lock.withLock { frames.append((at, e)) } }
+    func finish() { lock.withLock { done = true } }
+    /// Every frame once the reader stopped; nil before.
+    var finished: [(at: Date, event: GHTypingEvent)]? { lock.withLock { done ? frames : nil } }
 }
