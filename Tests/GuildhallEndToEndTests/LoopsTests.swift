@@ -51,17 +51,22 @@ import Testing
     /// recipient by recipient (FanoutRun.swift): a notice the home sends
     /// between two messages of the burst must still come between them, for
     /// every reader on either loop, in a small server (every online member)
-    /// and a large one (subscribers).
+    /// and a large one (subscribers). A message with a file, whose links each
+    /// reader gets its own of, keeps its place in the burst too.
     @Test(arguments: [true, false]) func aNoticeInABurstOfMessagesComesBetweenThemOnEveryLoop(small: Bool) async throws {
         let server = try TestServer {
             $0.loops = 2
+            $0.wsListen = "127.0.0.1:0"
             if !small { try $0.set("small-server-threshold", "2") }
         }
         defer { server.stop() }
+        server.update { $0.filesURL = "http://127.0.0.1:\(server.webSocketPort)" }
         let (alice, _) = try await server.client("alice")
         let s = try await alice.servers.create(name: "Bursts")
         let c = try await alice.channels.create(in: s.serverID, name: "general")
-        var readers: [(RawConnection, String)] = []
+        let file = try await FileMessagesTests().upload(Array("the minutes".utf8), as: "minutes.txt", type: "text/plain", by: alice,
+                                                        to: .channel(c.channelID))
+        var readers: [(RawConnection, String, user: String)] = []
         // The kernel spreads connections over the loops by a hash: more readers come until both loops hold some.
         for i in 0..<40 where readers.count < 12 || Set(readers.compactMap { Self.loop(ofSession: $0.1) }).count < 2 {
             let (member, _) = try await server.client("reader\(i)", device: "joining")
@@ -73,10 +78,10 @@ import Testing
                 Issue.record("reader\(i) did not subscribe")
                 return
             }
-            readers.append((raw, login.sessionID))
+            readers.append((raw, login.sessionID, "reader\(i)"))
         }
         #expect(Set(readers.compactMap { Self.loop(ofSession: $0.1) }) == [0, 1], "\(readers.count) connections all landed on one loop")
-        // One write: 30 sends, the channel renamed, 30 more; the home takes them in order.
+        // One write: 30 sends, the channel renamed, 30 more (one with the file); the home takes them in order.
         let writer = try RawConnection(port: server.port)
         guard writer.loginAndSync(server.token("alice", device: "burst")) != nil else { Issue.record("the writer did not log in"); return }
         var burst: [UInt8] = []
@@ -89,18 +94,30 @@ import Testing
             } else {
                 r.sendMessage.channelID = c.channelID
                 r.sendMessage.body.text = "m\(i)"
+                if i == 45 { r.sendMessage.attachments = [file] }
             }
             var f = GHFrame()
             f.request = r
             burst += FrameEncoding.framed(f)
         }
         writer.send(burst)
-        let expected = (0..<61).map { $0 == 30 ? "renamed" : "m\($0)" }
-        for (raw, id) in readers {
+        // The home's order is the messages' seqs: the one with the file waits for
+        // its upload's check, so later sends may overtake it; the notice comes
+        // where the home took it, after m29 (nothing before it waits).
+        var seqs: [String: UInt64] = [:]
+        while seqs.count < 60, let f = writer.nextFrame() {
+            if case .message(let m)? = f.response.result { seqs[m.body.text] = m.seq }
+        }
+        #expect(seqs.count == 60, "the writer's answers")
+        var expected = seqs.sorted { $0.value < $1.value }.map { $0.key == "m45" ? "m45+link" : $0.key }
+        expected.insert("renamed", at: (expected.firstIndex(of: "m29") ?? 0) + 1)
+        for (raw, id, user) in readers {
             var got: [String] = []
             while got.count < expected.count, let f = raw.nextFrame() {
                 switch f.event.body {
-                case .message(let m)?: got.append(m.body.text)
+                case .message(let m)?:
+                    let link = m.attachments.first.map { $0.fileID == file && $0.url.contains("?u=\(user)&") ? "+link" : "+a wrong link" }
+                    got.append(m.body.text + (link ?? ""))
                 case .notification(let n)? where n.kind == .channelUpdated: got.append(n.channel.name)
                 default: break
                 }

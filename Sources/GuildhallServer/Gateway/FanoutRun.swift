@@ -23,10 +23,6 @@ struct FanoutRun {
 
     var isEmpty: Bool { events.isEmpty }
 
-    /// Whether `e` may wait in a run: nothing in it differs by recipient
-    /// beyond the trailer (no files with their own links, no members it is hidden from).
-    static func fits(_ e: ChannelEvent) -> Bool { e.files.isEmpty && e.hiddenFrom.isEmpty }
-
     /// Whether `e` continues this run: the same channel, to the same audience.
     func continues(with e: ChannelEvent) -> Bool {
         guard let first = events.first else { return true }
@@ -56,15 +52,9 @@ extension Gateway {
 }
 
 extension GatewayInterest {
-    /// A message to deliver: joins the run, or delivers what waited and then it.
+    /// A message to deliver: joins the run, or starts the next once what waited is delivered.
     func deliverInRun(_ e: ChannelEvent, on gateway: Gateway) {
-        let fits = FanoutRun.fits(e)
-        // One that cannot wait (files, hidden members) goes out at once, after what waited, never before it.
-        if !fits || !run.continues(with: e) { deliverRun(on: gateway) }
-        guard fits else {
-            gateway.limits.node.metrics.deliveries.increment(by: Int64(deliver(e, on: gateway)))
-            return
-        }
+        if !run.continues(with: e) { deliverRun(on: gateway) }
         run.append(e)
     }
 
@@ -77,6 +67,9 @@ extension GatewayInterest {
         let payloads = events.map { Unmanaged.passUnretained($0.payload) }
         let now = gateway.clock()
         let displayCap = UInt64(gateway.settings.unreadDisplayCap), window = UInt64(gateway.settings.mentionWindowSeconds) * 1000
+        // Rare: files get each reader's own links, and a small server's message skips the members it is hidden from.
+        let links = events.contains { !$0.files.isEmpty } ? AttachmentLinks(gateway.settings) : nil
+        let hides = events.contains { !$0.hiddenFrom.isEmpty }
         var count = 0
         if first.toMembers {
             guard let sessions = members[first.channel.serverID] else { return }
@@ -85,7 +78,8 @@ extension GatewayInterest {
                 let state = states[first.channel.id] ?? start
                 gateway.lent[key]?._withUnsafeGuaranteedRef { s in
                     for i in 0..<events.count where events[i].except != key {
-                        push(events, payloads, i, to: s, state, now: now, displayCap: displayCap, window: window)
+                        if hides, events[i].hiddenFrom.contains(s.user) { continue }
+                        push(events, payloads, i, to: s, state, now: now, displayCap: displayCap, window: window, links: links)
                     }
                 }
             }
@@ -95,7 +89,7 @@ extension GatewayInterest {
             for (key, state) in keys {
                 gateway.lent[key]?._withUnsafeGuaranteedRef { s in
                     for i in 0..<events.count where events[i].except != key {
-                        push(events, payloads, i, to: s, state, now: now, displayCap: displayCap, window: window)
+                        push(events, payloads, i, to: s, state, now: now, displayCap: displayCap, window: window, links: links)
                     }
                 }
             }
@@ -104,19 +98,24 @@ extension GatewayInterest {
         gateway.limits.node.metrics.deliveries.increment(by: Int64(count))
     }
 
-    /// Message `i` of the run to one recipient. The run is read in place:
+    /// Message `i` of the run to one recipient: the shared bytes with its own
+    /// unread numbers (and cursor), and its links to the message's files. The run is read in place:
     /// `for e in events` copied each message per recipient (a retain and
     /// release of every reference it holds, the channel's strings among them).
     @inline(__always)
     private func push(_ events: [ChannelEvent], _ payloads: [Unmanaged<SharedBytes>], _ i: Int, to s: Session, _ state: PositionState,
-                      now: UInt64, displayCap: UInt64, window: UInt64) {
+                      now: UInt64, displayCap: UInt64, window: UInt64, links: AttachmentLinks?) {
         let u = state.unread(in: events[i].channel, now: now, displayCap: displayCap, mentionWindowMs: window)
+        let unread = FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
+                                                   ackTimestamp: u.ackTimestamp, readSeq: u.readSeq)
         let cursor = events[i].cursors.isEmpty ? 0 : events[i].cursors[s.user] ?? 0
         payloads[i]._withUnsafeGuaranteedRef { payload in
-            s.pushInRun(event: payload,
-                        unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
-                                                              ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
-                        cursor: cursor)
+            if let links, !events[i].files.isEmpty {
+                let own = links.payload(payload, adding: events[i].files, inUpdate: events[i].filesInUpdate, for: s.user, now: now)
+                s.pushInRun(event: own, unread: unread, cursor: cursor)
+            } else {
+                s.pushInRun(event: payload, unread: unread, cursor: cursor)
+            }
         }
     }
 }

@@ -146,50 +146,8 @@ struct SessionKeys {
 }
 
 extension GatewayInterest {
-    /// A message for `gateway`'s holders of its channel's subscription (or
-    /// online members of its small server), each with its own trailer; returns how many it went to.
-    @discardableResult
-    func deliver(_ e: ChannelEvent, on gateway: Gateway) -> Int {
-        if e.toMembers { return deliverToMembers(e, on: gateway) }
-        guard let keys = holders[e.channel.id] else { return 0 }
-        let now = gateway.clock()
-        let displayCap = UInt64(gateway.settings.unreadDisplayCap), window = UInt64(gateway.settings.mentionWindowSeconds) * 1000
-        let links = e.files.isEmpty ? nil : AttachmentLinks(gateway.settings)
-        for (key, state) in keys where key != e.except {
-            push(e, to: key, state, on: gateway, now: now, displayCap: displayCap, window: window, links: links)
-        }
-        return keys.count
-    }
-
     /// The sessions here that `e` is for (what the home counted when it sent it).
     func audience(of e: ChannelEvent) -> Int {
         e.toMembers ? members[e.channel.serverID]?.count ?? 0 : holders[e.channel.id]?.count ?? 0
-    }
-
-    /// A message of a small server for the gateway's sessions of its online members.
-    private func deliverToMembers(_ e: ChannelEvent, on gateway: Gateway) -> Int {
-        guard let sessions = members[e.channel.serverID] else { return 0 }
-        let now = gateway.clock()
-        let displayCap = UInt64(gateway.settings.unreadDisplayCap), window = UInt64(gateway.settings.mentionWindowSeconds) * 1000
-        let start = PositionState(position: ReadPosition(), mentions: [])
-        let links = e.files.isEmpty ? nil : AttachmentLinks(gateway.settings)
-        for (key, states) in sessions where key != e.except {
-            if !e.hiddenFrom.isEmpty, let s = gateway.lent[key], e.hiddenFrom.contains(s.takeUnretainedValue().user) { continue }
-            push(e, to: key, states[e.channel.id] ?? start, on: gateway, now: now, displayCap: displayCap, window: window, links: links)
-        }
-        return sessions.count
-    }
-
-    /// One recipient's copy: the shared bytes with its own unread numbers (and cursor), and its links to the message's files.
-    @inline(__always)
-    private func push(_ e: ChannelEvent, to key: UInt64, _ state: PositionState, on gateway: Gateway, now: UInt64, displayCap: UInt64,
-                      window: UInt64, links: AttachmentLinks?) {
-        gateway.lent[key]?._withUnsafeGuaranteedRef { s in
-            let u = state.unread(in: e.channel, now: now, displayCap: displayCap, mentionWindowMs: window)
-            s.push(event: links.map { $0.payload(e.payload, adding: e.files, inUpdate: e.filesInUpdate, for: s.user, now: now) } ?? e.payload,
-                   unread: FrameEncoding.RecipientUnread(unreadCount: u.unreadCount, mentionedCount: u.mentionedCount,
-                                                         ackTimestamp: u.ackTimestamp, readSeq: u.readSeq),
-                   cursor: e.cursors.isEmpty ? 0 : e.cursors[s.user] ?? 0)
-        }
     }
 }
