@@ -18,7 +18,7 @@ import Testing
     final class Cluster {
         let nats: NATSServer
         let folders = (0..<3).map { _ in NSTemporaryDirectory() + "guildhall-kill-\(UUID().uuidString)" }
-        let admins: [Int]
+        private(set) var admins: [Int]
         var nodes: [ServerProcess?] = [nil, nil, nil]
 
         init(_ nats: NATSServer) throws {
@@ -33,8 +33,14 @@ import Testing
         }
 
         func start(_ i: Int) async throws {
-            // Its admin port was free when picked; under load an outgoing connection may hold it a moment.
-            nodes[i] = try await HomeKillTests.retrying(on: { $0 is Child.SpawnError }) { try await self.process(i) }
+            // Its admin port was free when picked; under load another process's outgoing connection may
+            // take it as its own port, and hold it: a start that fails tries another.
+            nodes[i] = try await HomeKillTests.retrying(on: { $0 is Child.SpawnError }) {
+                do { return try await self.process(i) } catch let e as Child.SpawnError {
+                    self.admins[i] = try NATSServer.freePort()
+                    throw e
+                }
+            }
         }
 
         private func process(_ i: Int) async throws -> ServerProcess {

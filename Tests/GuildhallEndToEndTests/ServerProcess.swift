@@ -22,8 +22,9 @@ final class Child: Sendable {
     /// between `pipe` and marking them close-on-exec.
     private static let spawning = Mutex(())
 
-    convenience init(_ path: String, _ arguments: [String], environment: [String: String]) throws {
-        let (pid, input, output) = try Self.spawning.withLock { _ in try Self.spawn(path, arguments, environment) }
+    /// `errors`: a file the child's stderr goes to (appended); /dev/null without one.
+    convenience init(_ path: String, _ arguments: [String], environment: [String: String], errors: String? = nil) throws {
+        let (pid, input, output) = try Self.spawning.withLock { _ in try Self.spawn(path, arguments, environment, errors) }
         self.init(pid: pid, stdinFD: input, stdoutFD: output)
     }
 
@@ -31,7 +32,7 @@ final class Child: Sendable {
         self.pid = pid; self.stdinFD = stdinFD; self.stdoutFD = stdoutFD
     }
 
-    private static func spawn(_ path: String, _ arguments: [String], _ environment: [String: String]) throws -> (pid_t, Int32, Int32) {
+    private static func spawn(_ path: String, _ arguments: [String], _ environment: [String: String], _ errors: String?) throws -> (pid_t, Int32, Int32) {
         // Writing to a child that already ended must fail, not kill the tests.
         signal(SIGPIPE, SIG_IGN)
         var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
@@ -46,7 +47,7 @@ final class Child: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, input[0], 0)
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, errors ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -149,19 +150,28 @@ enum Binary {
 final class ServerProcess: Sendable {
     let child: Child
     let port: Int
+    /// Where its stderr goes, removed with it.
+    private let errors: String
 
     /// Starts `guildhall serve` on `listen` (a free port by default) over `folder` and waits until it listens.
     init(folder: String, listen: String = "127.0.0.1:0", arguments: [String] = []) async throws {
+        // Its stderr (the log) beside its folder: a server that will not start says why in the error.
+        let errors = folder + ".stderr"
+        self.errors = errors
         let child = try Child(Binary.path, ["serve", "--data", folder, "--listen", listen, "--set", "secret=\(testSecret)",
                                             "--set", "log-level=warn", "--set", "loops=\(testLoops)"] + Settings.unlimitedFlags + ["--set", "admin-listen=", "--set", "ws-listen="] + arguments,
-                              environment: ProcessInfo.processInfo.environment)
+                              environment: ProcessInfo.processInfo.environment, errors: errors)
         self.child = child
         _ = fcntl(child.stdoutFD, F_SETFL, fcntl(child.stdoutFD, F_GETFL) | O_NONBLOCK)
         var text = ""
         var buffer = [UInt8](repeating: 0, count: 4096)
         port = try await waitFor("the server to listen", timeout: 30) {
             // One that exited (it could not bind its port, say) will not listen: say so at once.
-            if child.hasExited { throw Child.SpawnError(description: "the server exited (status \(child.wait())) before listening: \(text)") }
+            if child.hasExited {
+                let said = ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "").suffix(800)
+                try? FileManager.default.removeItem(atPath: errors)
+                throw Child.SpawnError(description: "the server exited (status \(child.wait())) before listening: \(text) \(said)")
+            }
             let n = buffer.withUnsafeMutableBytes { read(child.stdoutFD, $0.baseAddress, $0.count) }
             if n > 0 { text += String(decoding: buffer[0..<n], as: UTF8.self) }
             guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }
@@ -179,6 +189,7 @@ final class ServerProcess: Sendable {
             kill(child.pid, SIGKILL)
             _ = child.wait()
         }
+        try? FileManager.default.removeItem(atPath: errors)
     }
 
     func signal(_ sig: Int32) { kill(pid, sig) }
