@@ -6,8 +6,8 @@ SHELL := /bin/bash
 SWIFT := . scripts/swift-env && swift
 # The C libraries' packages (the system-library targets link uv, sqlite3,
 # http_parser, wslay, nats, OpenSSL's ssl and crypto, both from libssl-dev, and
-# curl for the S3 store), and the NATS server the cluster tests start.
-DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev libhttp-parser-dev libwslay-dev libnats-dev libssl-dev libcurl4-openssl-dev nats-server
+# curl for the S3 store, jemalloc as the process's malloc), and the NATS server the cluster tests start.
+DEBIAN_PACKAGES := libuv1-dev libsqlite3-dev libhttp-parser-dev libwslay-dev libnats-dev libssl-dev libcurl4-openssl-dev libjemalloc-dev nats-server
 ARGS ?=
 # The end-to-end suites that start a cluster (see `test`).
 CLUSTER_SUITES := ClusterLeaseTests|CrossNodeTests|GuildMoveTests|HomeKillTests|ShardLogTests|ReplicatedLogTests|NodeFailureTests

@@ -37,6 +37,8 @@ let package = Package(
         .systemLibrary(name: "CNATS", path: "Sources/CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The process's malloc (docs/performance.md, "The allocator").
+        .systemLibrary(name: "CJemalloc", path: "Sources/CJemalloc", pkgConfig: "jemalloc", providers: [.apt(["libjemalloc-dev"])]),
 
         // The version and commit this binary was built from (VERSION, git), stamped before every build.
         .plugin(name: "BuildStamp", capability: .buildTool()),
@@ -55,7 +57,7 @@ let package = Package(
         // Files (docs/files.md): the stores attachments live in, and AWS Signature V4 for S3.
         .target(name: "GuildhallFiles", dependencies: ["CCurl", .product(name: "Crypto", package: "swift-crypto")]),
         // Sessions, dispatch, interest index, fan-out, configuration.
-        .target(name: "GuildhallServer", dependencies: ["GuildhallBuild", "GuildhallTLS", "GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "GuildhallFiles", "CNATS",
+        .target(name: "GuildhallServer", dependencies: ["GuildhallBuild", "GuildhallTLS", "GuildhallCore", "GuildhallWire", "GuildhallLoop", "GuildhallStore", "GuildhallFiles", "CNATS", "CJemalloc",
                                                       .product(name: "Crypto", package: "swift-crypto"),
                                                       .product(name: "JWTKit", package: "jwt-kit"),
                                                       .product(name: "Prometheus", package: "swift-prometheus"),

@@ -259,6 +259,9 @@ struct HTTPExchange {
         #expect(Self.metric(after, "guildhall_deliveries_total") - Self.metric(before, "guildhall_deliveries_total") >= 10)
         #expect(Self.metric(after, #"guildhall_errors_total{code="404"}"#) - Self.metric(before, #"guildhall_errors_total{code="404"}"#) == 2)
         #expect(Self.metric(after, "process_resident_memory_bytes") > 0 && Self.metric(after, "process_open_fds") > 0)
+        // jemalloc is the process's malloc: it saw the server's allocations (glibc's would leave its figures at 0).
+        #expect(Self.metric(after, "guildhall_allocator_allocated_bytes") > 1_000_000)
+        #expect(Self.metric(after, "guildhall_allocator_resident_bytes") > 0)
         #expect(Self.metric(after, "process_start_time_seconds") > 1_700_000_000 && Self.metric(after, "process_cpu_seconds_total") > 0)
         try await waitUntil("the sweep's session count") { Self.metric(try scrape(), "guildhall_sessions") == 2 }
         #expect(Self.metric(after, "guildhall_logins_total") == 2)

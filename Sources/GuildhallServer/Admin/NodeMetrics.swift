@@ -41,6 +41,7 @@ final class NodeMetrics: Sendable {
 
     private let sessions, connections, outboundBytes, outboundPeak, storeQueue: Gauge
     private let process: ProcessMetrics
+    private let allocator: AllocatorMetrics
     /// On a node of a cluster: NATS, shards and log appends.
     let cluster: ClusterMetrics?
     /// Per loop, as of its last sweep: sessions, queued outbound bytes, busy
@@ -151,6 +152,7 @@ final class NodeMetrics: Sendable {
                                           help: "The most bytes queued to sessions, all loops together, at the end of a loop turn (after the total cap) since the start.")
         storeQueue = registry.makeGauge(name: "guildhall_store_queue_depth", help: "Write jobs waiting for the writer.")
         process = ProcessMetrics(registry)
+        allocator = AllocatorMetrics(registry)
         cluster = clustered ? ClusterMetrics(registry) : nil
         // The labelled families exist from the start, each at 0, so a dashboard or an alert sees 0 rather than no data.
         for code in [400, 401, 403, 404, 409, 413, 414, 429, 500, 503] { counter(errors, String(code), Self.errorsFamily) }
@@ -244,6 +246,7 @@ final class NodeMetrics: Sendable {
         connections.set(to: Double(open))
         storeQueue.set(to: Double(storeQueueDepth))
         process.update()
+        allocator.update()
         var out: [UInt8] = []
         registry.emit(into: &out)
         out += Array(RequestDurations.exposition(requestDurations.withLock { $0 }).utf8)
