@@ -47,7 +47,7 @@ import Testing
             try await ServerProcess(folder: folders[i], arguments: [
                 "--set", "cluster=\(nats.url)", "--set", "files-store=off", "--set", "node-id=\(i + 1)", "--set", "cluster-name=k\(nats.port)",
                 "--set", "cluster-replicas=1", "--set", "shards=8", "--set", "lease-ttl-ms=2000", "--set", "lease-renew-ms=100",
-                "--set", "admin-listen=127.0.0.1:\(admins[i])",
+                "--set", "admin-listen=127.0.0.1:\(admins[i])", "--set", "log-level=info",
             ])
         }
 
@@ -84,6 +84,19 @@ import Testing
                 seen = owners
             }
             return seen != nil
+        }
+
+        /// Runs `step`; if it throws, the failure carries what each live node logged.
+        func explaining<T>(_ step: () async throws -> T) async throws -> T {
+            do { return try await step() } catch {
+                Issue.record("\(error); the nodes logged:\n\(logs())")
+                throw error
+            }
+        }
+
+        /// The end of each live node's log.
+        func logs() -> String {
+            nodes.enumerated().compactMap { i, n in n.map { "--- node \(i + 1)\n\($0.logTail())" } }.joined(separator: "\n")
         }
 
         func stop() {
@@ -169,7 +182,7 @@ import Testing
         let heard = Recorder()
         let again = try await Self.connected(port: cluster.nodes[1]!.port, token: TestServer.token(user, device: "phone"), heard: heard)
         defer { again.close() }
-        _ = try await waitFor("the login's sync on a surviving node", timeout: 20) { heard.syncCompletions >= 1 ? true : nil }
+        _ = try await cluster.explaining { try await waitFor("the login's sync on a surviving node", timeout: 20) { heard.syncCompletions >= 1 ? true : nil } }
         let friend = try await Self.connected(port: cluster.nodes[2]!.port, token: TestServer.token("friend-of-\(user)"))
         defer { friend.close() }
         let dm = try await Self.retrying { try await friend.directs.send("still there?", to: user) }
@@ -361,7 +374,7 @@ import Testing
                         default: nil
                         }
                     } }
-                    Issue.record("round \(round): a listener missed \(next.seq); it heard up to \(seqs.suffix(3)), its life: \(life)")
+                    Issue.record("round \(round): a listener missed \(next.seq); it heard up to \(seqs.suffix(3)), its life: \(life); the nodes logged:\n\(cluster.logs())")
                     throw error
                 }
                 let seqs = heard.messages.filter { $0.channelID == channel.channelID }.map(\.seq)

@@ -22,8 +22,8 @@ final class Child: Sendable {
     /// between `pipe` and marking them close-on-exec.
     private static let spawning = Mutex(())
 
-    /// `errors`: a file the child's stderr goes to (appended); /dev/null without one.
-    convenience init(_ path: String, _ arguments: [String], environment: [String: String], errors: String? = nil) throws {
+    /// `errors`: an open file the child's stderr goes to; /dev/null without one.
+    convenience init(_ path: String, _ arguments: [String], environment: [String: String], errors: Int32? = nil) throws {
         let (pid, input, output) = try Self.spawning.withLock { _ in try Self.spawn(path, arguments, environment, errors) }
         self.init(pid: pid, stdinFD: input, stdoutFD: output)
     }
@@ -32,7 +32,7 @@ final class Child: Sendable {
         self.pid = pid; self.stdinFD = stdinFD; self.stdoutFD = stdoutFD
     }
 
-    private static func spawn(_ path: String, _ arguments: [String], _ environment: [String: String], _ errors: String?) throws -> (pid_t, Int32, Int32) {
+    private static func spawn(_ path: String, _ arguments: [String], _ environment: [String: String], _ errors: Int32?) throws -> (pid_t, Int32, Int32) {
         // Writing to a child that already ended must fail, not kill the tests.
         signal(SIGPIPE, SIG_IGN)
         var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
@@ -47,7 +47,7 @@ final class Child: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, input[0], 0)
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, errors ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        if let errors { posix_spawn_file_actions_adddup2(&actions, errors, 2) } else { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -150,17 +150,19 @@ enum Binary {
 final class ServerProcess: Sendable {
     let child: Child
     let port: Int
-    /// Where its stderr goes, removed with it.
-    private let errors: String
+    /// Its stderr: a file already unlinked, so nothing is left behind, read through this descriptor.
+    private let errors: Int32
 
     /// Starts `guildhall serve` on `listen` (a free port by default) over `folder` and waits until it listens.
     init(folder: String, listen: String = "127.0.0.1:0", arguments: [String] = []) async throws {
-        // Its stderr (the log) beside its folder: a server that will not start says why in the error.
-        let errors = folder + ".stderr"
+        // Its stderr (the log) in an unlinked file: a server that will not start says why in the error.
+        let path = folder + ".stderr"
+        let errors = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        unlink(path)
         self.errors = errors
         let child = try Child(Binary.path, ["serve", "--data", folder, "--listen", listen, "--set", "secret=\(testSecret)",
                                             "--set", "log-level=warn", "--set", "loops=\(testLoops)"] + Settings.unlimitedFlags + ["--set", "admin-listen=", "--set", "ws-listen="] + arguments,
-                              environment: ProcessInfo.processInfo.environment, errors: errors)
+                              environment: ProcessInfo.processInfo.environment, errors: errors >= 0 ? errors : nil)
         self.child = child
         _ = fcntl(child.stdoutFD, F_SETFL, fcntl(child.stdoutFD, F_GETFL) | O_NONBLOCK)
         var text = ""
@@ -168,8 +170,8 @@ final class ServerProcess: Sendable {
         port = try await waitFor("the server to listen", timeout: 30) {
             // One that exited (it could not bind its port, say) will not listen: say so at once.
             if child.hasExited {
-                let said = ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "").suffix(800)
-                try? FileManager.default.removeItem(atPath: errors)
+                let said = Self.tail(of: errors, 800)
+                close(errors)
                 throw Child.SpawnError(description: "the server exited (status \(child.wait())) before listening: \(text) \(said)")
             }
             let n = buffer.withUnsafeMutableBytes { read(child.stdoutFD, $0.baseAddress, $0.count) }
@@ -182,6 +184,19 @@ final class ServerProcess: Sendable {
 
     var pid: Int32 { child.pid }
 
+    /// The end of what the server has logged (its stderr), for a failure's message.
+    func logTail(_ bytes: Int = 6000) -> String { Self.tail(of: errors, bytes) }
+
+    private static func tail(of fd: Int32, _ bytes: Int) -> String {
+        guard fd >= 0 else { return "" }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return "" }
+        let start = max(0, Int(info.st_size) - bytes)
+        var buffer = [UInt8](repeating: 0, count: Int(info.st_size) - start)
+        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(start)) }
+        return String(decoding: buffer.prefix(max(0, n)), as: UTF8.self)
+    }
+
     /// A test that ends early (a failed expectation, a thrown error) must not
     /// leave its server running: kill the child it started, by its PID.
     deinit {
@@ -189,7 +204,7 @@ final class ServerProcess: Sendable {
             kill(child.pid, SIGKILL)
             _ = child.wait()
         }
-        try? FileManager.default.removeItem(atPath: errors)
+        if errors >= 0 { close(errors) }
     }
 
     func signal(_ sig: Int32) { kill(pid, sig) }
