@@ -154,8 +154,10 @@ public final class SubscriptionBook {
     }
     /// user -> kind -> target -> number of the user's sessions holding it.
     private var tallies: [UserID: [SubscriptionKind: [SubscriptionTarget: Int]]] = [:]
-    /// kind -> target -> sessions holding it. Channel kinds key by channel only (server 0).
-    private var index: [SubscriptionKind: [SubscriptionTarget: Set<SessionKey>]] = [:]
+    /// kind (by raw value) -> target -> sessions holding it. Channel kinds key by channel only
+    /// (server 0). An array by kind: a fan-out asks it two or three times a message, and a
+    /// dictionary keyed by the kind hashed it with SipHash each time.
+    private var index = [[SubscriptionTarget: Set<SessionKey>]](repeating: [:], count: SubscriptionKind.allCases.count + 1)
     /// Channel-message subscriptions taken (true) or dropped (false) since the
     /// last `takeMessageChanges()`, in order: the interest gateways keep of their sessions.
     private var messageChanges: [MessageInterestChange] = []
@@ -201,7 +203,7 @@ public final class SubscriptionBook {
 
     /// Sessions holding `kind` on `target` (for channel kinds, only the channel counts).
     public func holders(_ kind: SubscriptionKind, _ target: SubscriptionTarget) -> Set<SessionKey> {
-        index[kind]?[Self.indexKey(kind, target)] ?? []
+        index[kind.rawValue][Self.indexKey(kind, target)] ?? []
     }
 
     public func subscriptions(of session: SessionKey) -> SessionSubscriptions? { sessions[session] }
@@ -269,7 +271,7 @@ public final class SubscriptionBook {
         let tk = Self.tallyKey(kind, target)
         tallies[user, default: [:]][kind, default: [:]][tk, default: 0] += 1
         if recordsTallies, tallies[user]![kind]![tk] == 1 { tallyChanges.append(TallyChange(user: user, kind: kind, target: tk, holds: true)) }
-        index[kind, default: [:]][Self.indexKey(kind, target), default: []].insert(session)
+        index[kind.rawValue][Self.indexKey(kind, target), default: []].insert(session)
         if kind == .channelMessages { messageChanges.append(MessageInterestChange(session: session, user: user, target: target, holds: true)) }
     }
 
@@ -295,8 +297,8 @@ public final class SubscriptionBook {
             if tallies[user]!.isEmpty { tallies.removeValue(forKey: user) }
         }
         let ik = Self.indexKey(kind, target)
-        index[kind]?[ik]?.remove(session)
-        if index[kind]?[ik]?.isEmpty == true { index[kind]!.removeValue(forKey: ik) }
+        index[kind.rawValue][ik]?.remove(session)
+        if index[kind.rawValue][ik]?.isEmpty == true { index[kind.rawValue].removeValue(forKey: ik) }
         if kind == .channelMessages { messageChanges.append(MessageInterestChange(session: session, user: user, target: target, holds: false)) }
     }
 }

@@ -173,7 +173,7 @@ final class Reception: HomePart, GatewayHome {
         // A gateway on another loop hears of a publisher's pause a turn late,
         // with thousands of sends on their way: they wait here, not in the fan-out.
         if s.readPauses.contains(.outbound) {
-            heldSends[key, default: []].append((r, id))
+            heldSends.change(key, default: []) { $0.append((r, id)) }
             return
         }
         hands.send(r, id, s)
