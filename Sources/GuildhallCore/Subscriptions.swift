@@ -157,7 +157,7 @@ public final class SubscriptionBook {
     /// kind (by raw value) -> target -> sessions holding it. Channel kinds key by channel only
     /// (server 0). An array by kind: a fan-out asks it two or three times a message, and a
     /// dictionary keyed by the kind hashed it with SipHash each time.
-    private var index = [[SubscriptionTarget: Set<SessionKey>]](repeating: [:], count: SubscriptionKind.allCases.count + 1)
+    private var index = [[SubscriptionTarget: Set<SessionKey>]](repeating: [:], count: (SubscriptionKind.allCases.map(\.rawValue).max() ?? 0) + 1)
     /// Channel-message subscriptions taken (true) or dropped (false) since the
     /// last `takeMessageChanges()`, in order: the interest gateways keep of their sessions.
     private var messageChanges: [MessageInterestChange] = []

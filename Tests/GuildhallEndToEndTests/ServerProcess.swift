@@ -160,25 +160,29 @@ final class ServerProcess: Sendable {
         let errors = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         unlink(path)
         self.errors = errors
-        let child = try Child(Binary.path, ["serve", "--data", folder, "--listen", listen, "--set", "secret=\(testSecret)",
-                                            "--set", "log-level=warn", "--set", "loops=\(testLoops)"] + Settings.unlimitedFlags + ["--set", "admin-listen=", "--set", "ws-listen="] + arguments,
-                              environment: ProcessInfo.processInfo.environment, errors: errors >= 0 ? errors : nil)
-        self.child = child
-        _ = fcntl(child.stdoutFD, F_SETFL, fcntl(child.stdoutFD, F_GETFL) | O_NONBLOCK)
-        var text = ""
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        port = try await waitFor("the server to listen", timeout: 30) {
-            // One that exited (it could not bind its port, say) will not listen: say so at once.
-            if child.hasExited {
-                let said = Self.tail(of: errors, 800)
-                close(errors)
-                throw Child.SpawnError(description: "the server exited (status \(child.wait())) before listening: \(text) \(said)")
+        do {
+            let child = try Child(Binary.path, ["serve", "--data", folder, "--listen", listen, "--set", "secret=\(testSecret)",
+                                                "--set", "log-level=warn", "--set", "loops=\(testLoops)"] + Settings.unlimitedFlags + ["--set", "admin-listen=", "--set", "ws-listen="] + arguments,
+                                  environment: ProcessInfo.processInfo.environment, errors: errors >= 0 ? errors : nil)
+            self.child = child
+            _ = fcntl(child.stdoutFD, F_SETFL, fcntl(child.stdoutFD, F_GETFL) | O_NONBLOCK)
+            var text = ""
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            port = try await waitFor("the server to listen", timeout: 30) {
+                // One that exited (it could not bind its port, say) will not listen: say so at once.
+                if child.hasExited {
+                    throw Child.SpawnError(description: "the server exited (status \(child.wait())) before listening: \(text) \(Self.tail(of: errors, 800))")
+                }
+                let n = buffer.withUnsafeMutableBytes { read(child.stdoutFD, $0.baseAddress, $0.count) }
+                if n > 0 { text += String(decoding: buffer[0..<n], as: UTF8.self) }
+                guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }
+                let digits = text[range.upperBound...].prefix { $0.isNumber }
+                return digits.count < text[range.upperBound...].count ? Int(digits) : nil
             }
-            let n = buffer.withUnsafeMutableBytes { read(child.stdoutFD, $0.baseAddress, $0.count) }
-            if n > 0 { text += String(decoding: buffer[0..<n], as: UTF8.self) }
-            guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }
-            let digits = text[range.upperBound...].prefix { $0.isNumber }
-            return digits.count < text[range.upperBound...].count ? Int(digits) : nil
+        } catch {
+            // A start that failed is not deinitialized: its log goes here.
+            if errors >= 0 { close(errors) }
+            throw error
         }
     }
 

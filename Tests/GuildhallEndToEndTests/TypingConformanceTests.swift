@@ -70,21 +70,22 @@ import Testing
         // Frames are timed as they arrive, by a thread reading from before the
         // first typing: read only after the five typings' round trips, a frame
         // waits in the socket for them, and under load (CI) the next one caught up with it.
-        let arrivals = FrameArrivals()
+        // The frames with their arrival times, and whether the reader stopped.
+        let arrivals = Locked<(frames: [(at: Date, event: GHTypingEvent)], done: Bool)>(([], false))
         nonisolated(unsafe) let reader = raw
         let reading = Thread {
             let deadline = Date().addingTimeInterval(10)
             var covered: Set<UInt64> = []
             while covered.count < 5, Date() < deadline, let f = reader.nextFrame(timeout: deadline.timeIntervalSinceNow) {
                 guard case .typing(let e)? = f.event.body else { continue }
-                arrivals.add(Date(), e)
+                arrivals.withLock { $0.frames.append((Date(), e)) }
                 covered.formUnion(e.channels.map(\.channelID))
             }
-            arrivals.finish()
+            arrivals.withLock { $0.done = true }
         }
         reading.start()
         for (typer, (_, c)) in zip(typers, channels) { try await typer.messages.sendTyping(c) }
-        let frames = try await waitFor("the reader to finish", timeout: 15) { arrivals.finished }
+        let frames = try await waitFor("the reader to finish", timeout: 15) { arrivals.withLock { $0.done ? $0.frames : nil } }
         let covered = Set(frames.flatMap { $0.event.channels.map(\.channelID) })
         for (_, e) in frames {
             #expect(e.channelID == e.channels.first?.channelID && e.typers == e.channels.first?.typers,
@@ -177,14 +178,3 @@ extension TypingConformanceTests {
     }
 }
 
-/// Typing frames with their arrival times, kept by a reading thread.
-private final class FrameArrivals: @unchecked Sendable {
-    private let lock = NSLock()
-    private var frames: [(at: Date, event: GHTypingEvent)] = []
-    private var done = false
-
-    func add(_ at: Date, _ e: GHTypingEvent) { lock.withLock { frames.append((at, e)) } }
-    func finish() { lock.withLock { done = true } }
-    /// Every frame once the reader stopped; nil before.
-    var finished: [(at: Date, event: GHTypingEvent)]? { lock.withLock { done ? frames : nil } }
-}
