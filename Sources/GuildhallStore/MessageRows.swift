@@ -9,6 +9,15 @@ enum MessageRows {
     static let columns = "uid, server_id, channel_id, seq, sender, sent_time, kind, text, custom_type, payload, mentions, mention_all, need_receipt, client_id"
 
     static let insertSQL = "INSERT INTO messages(\(columns)) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    /// Parameters of one row of `insertSQL`.
+    static let plainParameters = 14
+    /// Row counts of the multi-row plain inserts (WriterStatements): a run of
+    /// plain messages goes in the largest that fit, then the smaller ones.
+    static let rowsPerInsert = [16, 8, 4, 2]
+    /// `insertSQL` for `rows` rows in one statement.
+    static func insertSQL(rows: Int) -> String {
+        "INSERT INTO messages(\(columns)) VALUES" + Array(repeating: "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", count: rows).joined(separator: ",")
+    }
     /// A reply, a thread's message or one with files: the plain insert plus
     /// its references and attachments (kept apart so plain sends bind no more).
     static let insertFullSQL =
@@ -32,24 +41,27 @@ enum MessageRows {
         m.reply != nil || m.threadRoot != 0 || !m.attachments.isEmpty || m.withheld || m.webhook != nil
     }
 
-    static func bind(_ m: MessageRecord, to s: Statement) {
-        s.bind(1, m.uid)
-        s.bind(2, m.serverID)
-        s.bind(3, m.channelID)
-        s.bind(4, m.seq)
-        s.bind(5, m.sender)
-        s.bind(6, m.sentTime)
+    /// Binds `m` as row `row` of an insert (a multi-row plain insert's rows
+    /// after the first; a full insert has one).
+    static func bind(_ m: MessageRecord, to s: Statement, row: Int = 0) {
+        let o = Int32(row * plainParameters)
+        s.bind(o + 1, m.uid)
+        s.bind(o + 2, m.serverID)
+        s.bind(o + 3, m.channelID)
+        s.bind(o + 4, m.seq)
+        s.bind(o + 5, m.sender)
+        s.bind(o + 6, m.sentTime)
         switch m.content {
         case .text(let text):
-            s.bind(7, Int64(0)); s.bind(8, text); s.bind(9, ""); s.bind(10, [UInt8]())
+            s.bind(o + 7, Int64(0)); s.bind(o + 8, text); s.bind(o + 9, ""); s.bind(o + 10, [UInt8]())
         case .custom(let type, let data):
-            s.bind(7, Int64(1)); s.bind(8, ""); s.bind(9, type); s.bind(10, data)
+            s.bind(o + 7, Int64(1)); s.bind(o + 8, ""); s.bind(o + 9, type); s.bind(o + 10, data)
         }
-        s.bind(11, m.mentions.joined(separator: "\n"))
-        s.bind(12, m.mentionAll)
-        s.bind(13, m.needReceipt)
-        s.bind(14, m.clientID)
-        guard needsFullInsert(m) else { return }
+        s.bind(o + 11, m.mentions.isEmpty ? "" : m.mentions.joined(separator: "\n"))
+        s.bind(o + 12, m.mentionAll)
+        s.bind(o + 13, m.needReceipt)
+        s.bind(o + 14, m.clientID)
+        guard row == 0, needsFullInsert(m) else { return }
         s.bind(15, m.reply?.uid ?? 0)
         s.bind(16, m.reply?.sender ?? "")
         s.bind(17, m.reply?.excerpt ?? "")

@@ -1,5 +1,13 @@
 // The writer's prepared statements and how each StoreWrite becomes SQL.
 // Writer thread only; called with a transaction open.
+//
+// Plain messages (no reply, thread, files, webhook; most sends) wait and go
+// in multi-row inserts: one statement's step, reset and halt for up to 16
+// rows instead of one each took about a quarter of SQLite's time per row
+// (measured against the same schema from C: 4.3–5.1 → 3.1–3.5 µs a row at
+// 16 rows a commit). They go before any other write, so an edit or a
+// thread's count in the same transaction finds its row, and before COMMIT
+// (`beforeCommit`); a transaction that fails forgets them (`ended`).
 
 import GuildhallCore
 
@@ -18,6 +26,10 @@ final class WriterStatements {
     private let deleteChannelOverrides, deleteMemberOverrides: Statement
     private let saveReceivedSeq, saveLogPosition: Statement
     private let insertFull, attachFile, removeMessageFiles, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
+    /// Multi-row plain inserts by row count (`MessageRows.rowsPerInsert`).
+    private let insertRows: [Int: Statement]
+    /// Plain messages of this transaction not yet inserted.
+    private var waitingMessages: [MessageRecord] = []
     /// Queues a message for the search index (SearchIndex.swift); nil while search is off.
     private let queueForSearch: Statement?
     private let pruneSearchQueue: Statement?
@@ -35,6 +47,9 @@ final class WriterStatements {
         commit = try db.prepare("COMMIT")
         rollback = try db.prepare("ROLLBACK")
         insertMessage = try db.prepare(MessageRows.insertSQL)
+        var insertRows: [Int: Statement] = [:]
+        for rows in MessageRows.rowsPerInsert { insertRows[rows] = try db.prepare(MessageRows.insertSQL(rows: rows)) }
+        self.insertRows = insertRows
         self.indexer = indexer
         queueForSearch = indexer == nil ? nil : try db.prepare("INSERT INTO search_queue(uid) VALUES(?)")
         pruneSearchQueue = indexer == nil ? nil : try db.prepare("DELETE FROM search_queue WHERE seq <= ?")
@@ -137,7 +152,30 @@ final class WriterStatements {
 
     func apply(_ writes: [StoreWrite]) throws(StoreError) {
         // By index: each write is handed on borrowed, not copied out of the array (a copy retains every field of a message).
-        for i in writes.indices { try apply(writes[i]) }
+        for i in writes.indices {
+            if case .message(let m) = writes[i], !MessageRows.needsFullInsert(m) {
+                waitingMessages.append(m)
+                if waitingMessages.count == MessageRows.rowsPerInsert[0] { try insertWaiting() }
+            } else {
+                if !waitingMessages.isEmpty { try insertWaiting() }
+                try apply(writes[i])
+            }
+        }
+    }
+
+    /// Inserts the waiting plain messages, the largest multi-row inserts first, and queues those with words for the index.
+    private func insertWaiting() throws(StoreError) {
+        var next = 0
+        while next < waitingMessages.count {
+            let left = waitingMessages.count - next
+            let rows = MessageRows.rowsPerInsert.first { $0 <= left } ?? 1
+            let s = (insertRows[rows] ?? insertMessage).reset()
+            for row in 0..<rows { MessageRows.bind(waitingMessages[next + row], to: s, row: row) }
+            try s.run()
+            next += rows
+        }
+        for i in waitingMessages.indices where MessageRows.hasWords(waitingMessages[i]) { try queue(waitingMessages[i].uid) }
+        waitingMessages.removeAll(keepingCapacity: true)
     }
 
     private func apply(_ write: StoreWrite) throws(StoreError) {
@@ -404,6 +442,7 @@ final class WriterStatements {
 
     /// Before a transaction commits: now and then, the rows the index has applied go.
     func beforeCommit() throws(StoreError) {
+        if !waitingMessages.isEmpty { try insertWaiting() }
         sincePruned += 1
         guard let prune = pruneSearchQueue, let indexer, sincePruned >= 64 else { return }
         sincePruned = 0
@@ -415,5 +454,6 @@ final class WriterStatements {
     func ended(committed: Bool) {
         if committed && queued { indexer?.wake() }
         queued = false
+        waitingMessages.removeAll(keepingCapacity: true)
     }
 }

@@ -273,4 +273,41 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
         store.reader.submit(ticket: 7, .messages(uids: [m.uid]))
         #expect(reports.waitRead(ticket: 7)?.messages == [m])
     }
+
+    /// Plain messages go in multi-row inserts (16, 8, 4, 2 rows, then one);
+    /// every row lands with its own fields, and a write after them in the
+    /// same transaction (an edit, a thread's count, a reply's full insert)
+    /// finds the rows it changes.
+    @Test func manyPlainMessagesInOneTransactionLandWithTheWritesAfterThem() throws {
+        let reports = Reports()
+        let store = try openStore(temporaryFolder(), reports)
+        defer { store.close() }
+        var expected: [MessageRecord] = []
+        var jobs: [WriteJob] = []
+        for seq in UInt64(1)...39 {
+            var m = message(seq: seq, text: "text \(seq)")
+            if seq % 3 == 0 { m.content = .custom(type: "t\(seq)", data: [UInt8(seq), 0, 255]) }
+            if seq % 4 == 0 { m.mentions = [] }
+            if seq % 5 == 0 { m.mentions = ["bob", "carol"]; m.mentionAll = true; m.needReceipt = true }
+            expected.append(m)
+            var writes: [StoreWrite] = [.message(m)]
+            // Job 20 edits message 18, which waits for its insert with 17, 19 and 20 (16 went already).
+            if seq == 20 { writes.append(.messageEdited(1_018, .text("edited"), time: 9_000, channel: 10)) }
+            jobs.append(WriteJob(ticket: seq, writes: writes))
+        }
+        // A reply in the thread under message 34, which waits for its insert: a full insert and the root's count, between plain ones.
+        var reply = message(seq: 40, text: "reply")
+        reply.threadRoot = 1_034
+        jobs.insert(WriteJob(ticket: 40, writes: [.message(reply), .threadReply(root: 1_034, time: reply.sentTime, channel: 10)]), at: 35)
+        let outcomes = try #require(commitWhenIdle(store, jobs))
+        #expect(outcomes.count == 40 && outcomes.allSatisfy { $0.error == nil })
+        expected[17].content = .text("edited")
+        expected[17].changes.editedTime = 9_000
+        expected[17].changes.editCount = 1
+        expected[33].changes.threadReplies = 1
+        expected[33].changes.threadLastReply = reply.sentTime
+        store.reader.submit(ticket: 1, .messages(uids: expected.map(\.uid) + [reply.uid]))
+        let read = try #require(reports.waitRead(ticket: 1))
+        #expect(read.messages == expected + [reply])
+    }
 }
