@@ -58,11 +58,13 @@ import Testing
         #expect(Set(u.headers.map(\.name)) == ["Content-Length", "Content-Type", "If-None-Match", "x-amz-checksum-sha256"])
         var wrong = png
         wrong[1000] ^= 1
-        #expect(try put(u, wrong) == 400, "other bytes than the hash asked for")
+        let wrongPut = try put(u, wrong)
+        #expect(wrongPut == 400, "other bytes than the hash asked for")
         #expect(try s3.head("files/\(u.fileID)").status == 404)
         await expectError(.badRequest) { _ = try await alice.messages.send("", to: c.channelID, attachments: [u.fileID]) }
-        #expect(try put(u, png) == 200)
-        #expect(try put(u, png) == 412, "the URL works once")
+        let (firstPut, secondPut) = (try put(u, png), try put(u, png))
+        #expect(firstPut == 200)
+        #expect(secondPut == 412, "the URL works once")
 
         let sent = try await alice.messages.send("the chart", to: c.channelID, attachments: [u.fileID])
         #expect(sent.attachments.map(\.width) == [640] && sent.attachments[0].height == 480 && sent.attachments[0].size == UInt64(png.count))

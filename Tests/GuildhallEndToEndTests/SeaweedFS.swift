@@ -79,16 +79,26 @@ final class SeaweedFS: Sendable {
         S3Location(endpoint: endpoint, bucket: bucket, credentials: SigningCredentials(accessKey: accessKey, secretKey: secretKey, region: "us-east-1"))
     }
 
-    /// A client for `bucket`, created (tried again while the store finishes starting).
+    /// A client for `bucket`, created and taking objects (tried again while the store
+    /// finishes starting: under the full suite's load the bucket could exist before any
+    /// volume took writes, and a test's first uploads then failed).
     func bucket(_ name: String) throws -> S3Client {
         let client = try S3Client(location(bucket: name))
-        let deadline = Date().addingTimeInterval(30)
-        while true {
-            let status = (try? client.createBucket().status) ?? 0
-            if status == 200 || status == 409 { return client }
+        let deadline = Date().addingTimeInterval(60)
+        var status = 0
+        while status != 200 && status != 409 {
             guard Date() < deadline else { throw Child.SpawnError(description: "SeaweedFS did not create bucket \(name): last status \(status)") }
-            usleep(200_000)
+            status = (try? client.createBucket().status) ?? 0
+            if status != 200 && status != 409 { usleep(200_000) }
         }
+        status = 0
+        while status != 200 {
+            guard Date() < deadline else { throw Child.SpawnError(description: "SeaweedFS's bucket \(name) took no object: last status \(status)") }
+            status = (try? client.put("readiness-probe", [1, 2, 3], contentType: "application/octet-stream").status) ?? 0
+            if status != 200 { usleep(200_000) }
+        }
+        _ = try? client.delete("readiness-probe")
+        return client
     }
 
     /// SIGTERM, then SIGKILL after 3 s: weed's graceful stop can wait on its own servers for good.
