@@ -5,9 +5,10 @@
 // in multi-row inserts: one statement's step, reset and halt for up to 16
 // rows instead of one each took about a quarter of SQLite's time per row
 // (measured against the same schema from C: 4.3–5.1 → 3.1–3.5 µs a row at
-// 16 rows a commit). They go before any other write, so an edit or a
-// thread's count in the same transaction finds its row, and before COMMIT
-// (`beforeCommit`); a transaction that fails forgets them (`ended`).
+// 16 rows a commit). They go before any other write that may touch a
+// message's row, so an edit or a thread's count in the same transaction
+// finds its row, and before COMMIT (`beforeCommit`); a transaction that
+// fails forgets them (`ended`).
 
 import GuildhallCore
 
@@ -157,9 +158,19 @@ final class WriterStatements {
                 waitingMessages.append(m)
                 if waitingMessages.count == MessageRows.rowsPerInsert[0] { try insertWaiting() }
             } else {
-                if !waitingMessages.isEmpty { try insertWaiting() }
+                if !waitingMessages.isEmpty, Self.mayReadMessages(writes[i]) { try insertWaiting() }
                 try apply(writes[i])
             }
+        }
+    }
+
+    /// Whether a write may read or change a row of `messages`, so the waiting
+    /// inserts go first. A send's inbox items and, in a cluster, every job's
+    /// log position do not: they would otherwise cut every run to one row.
+    private static func mayReadMessages(_ write: StoreWrite) -> Bool {
+        switch write {
+        case .inbox, .logPosition: false
+        default: true
         }
     }
 

@@ -290,7 +290,9 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
             if seq % 4 == 0 { m.mentions = [] }
             if seq % 5 == 0 { m.mentions = ["bob", "carol"]; m.mentionAll = true; m.needReceipt = true }
             expected.append(m)
-            var writes: [StoreWrite] = [.message(m)]
+            // Every job also files an inbox item and a log position, as a mention and a cluster's job do: neither cuts the run.
+            var writes: [StoreWrite] = [.message(m), .inbox(InboxRow(ord: seq, user: "bob", at: 6_000, messageUID: m.uid)),
+                                        .logPosition(shard: 0, seq: seq)]
             // Job 20 edits message 18, which waits for its insert with 17, 19 and 20 (16 went already).
             if seq == 20 { writes.append(.messageEdited(1_018, .text("edited"), time: 9_000, channel: 10)) }
             jobs.append(WriteJob(ticket: seq, writes: writes))
@@ -309,5 +311,9 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
         store.reader.submit(ticket: 1, .messages(uids: expected.map(\.uid) + [reply.uid]))
         let read = try #require(reports.waitRead(ticket: 1))
         #expect(read.messages == expected + [reply])
+        store.reader.submit(ticket: 2, .inbox(user: "bob", device: "d", after: 0, upTo: 100, limit: 100))
+        let inbox = try #require(reports.waitRead(ticket: 2)).inbox
+        #expect(inbox.map(\.ord) == Array(1...39) && inbox.map { $0.message?.uid } == expected.map(\.uid))
+        #expect(try store.logPositions() == [0: 39])
     }
 }
