@@ -8,17 +8,16 @@ import GuildhallCore
 enum MessageRows {
     static let columns = "uid, server_id, channel_id, seq, sender, sent_time, kind, text, custom_type, payload, mentions, mention_all, need_receipt, client_id"
 
-    static let insertSQL = "INSERT INTO messages(\(columns)) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-    /// Parameters of one row of `insertSQL`.
+    /// Parameters of one row of a plain insert (`columns`).
     static let plainParameters = 14
-    /// Row counts of the multi-row plain inserts (WriterStatements): a run of
-    /// plain messages goes in the largest that fit, then the smaller ones.
-    static let rowsPerInsert = [16, 8, 4, 2]
-    /// `insertSQL` for `rows` rows in one statement.
+    /// Row counts of the plain inserts, largest first (WriterStatements): a run
+    /// of plain messages goes in the largest that fit, then the smaller ones.
+    static let rowsPerInsert = [16, 8, 4, 2, 1]
+    /// The plain insert of `rows` rows in one statement.
     static func insertSQL(rows: Int) -> String {
         "INSERT INTO messages(\(columns)) VALUES" + Array(repeating: "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", count: rows).joined(separator: ",")
     }
-    /// A reply, a thread's message or one with files: the plain insert plus
+    /// A reply, a thread's message or one with files: the plain columns plus
     /// its references and attachments (kept apart so plain sends bind no more).
     static let insertFullSQL =
         "INSERT INTO messages(\(columns), reply_to, reply_sender, reply_excerpt, thread_root, attachments, withheld, webhook) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"

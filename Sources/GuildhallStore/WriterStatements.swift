@@ -14,7 +14,7 @@ import GuildhallCore
 
 final class WriterStatements {
     let begin, commit, rollback: Statement
-    private let insertMessage, saveServer, deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels: Statement
+    private let saveServer, deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels: Statement
     private let saveMember, removeMember, saveInvite, removeInvite, saveChannel, deleteChannel: Statement
     private let saveBan, removeBan, deleteServerBans, savePosition, deleteChannelPositions: Statement
     private let insertInbox, saveCursor, saveReceived, pruneInbox, savePresence, savePin, removePin, deleteChannelPins: Statement
@@ -27,8 +27,8 @@ final class WriterStatements {
     private let deleteChannelOverrides, deleteMemberOverrides: Statement
     private let saveReceivedSeq, saveLogPosition: Statement
     private let insertFull, attachFile, removeMessageFiles, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
-    /// Multi-row plain inserts by row count (`MessageRows.rowsPerInsert`).
-    private let insertRows: [Int: Statement]
+    /// The plain inserts, by `MessageRows.rowsPerInsert` (16 rows a statement down to one).
+    private let plainInserts: [(rows: Int, statement: Statement)]
     /// Plain messages of this transaction not yet inserted.
     private var waitingMessages: [MessageRecord] = []
     /// Queues a message for the search index (SearchIndex.swift); nil while search is off.
@@ -47,10 +47,9 @@ final class WriterStatements {
         begin = try db.prepare("BEGIN IMMEDIATE")
         commit = try db.prepare("COMMIT")
         rollback = try db.prepare("ROLLBACK")
-        insertMessage = try db.prepare(MessageRows.insertSQL)
-        var insertRows: [Int: Statement] = [:]
-        for rows in MessageRows.rowsPerInsert { insertRows[rows] = try db.prepare(MessageRows.insertSQL(rows: rows)) }
-        self.insertRows = insertRows
+        var plainInserts: [(rows: Int, statement: Statement)] = []
+        for rows in MessageRows.rowsPerInsert { plainInserts.append((rows, try db.prepare(MessageRows.insertSQL(rows: rows)))) }
+        self.plainInserts = plainInserts
         self.indexer = indexer
         queueForSearch = indexer == nil ? nil : try db.prepare("INSERT INTO search_queue(uid) VALUES(?)")
         pruneSearchQueue = indexer == nil ? nil : try db.prepare("DELETE FROM search_queue WHERE seq <= ?")
@@ -158,7 +157,7 @@ final class WriterStatements {
                 waitingMessages.append(m)
                 if waitingMessages.count == MessageRows.rowsPerInsert[0] { try insertWaiting() }
             } else {
-                if !waitingMessages.isEmpty, Self.mayReadMessages(writes[i]) { try insertWaiting() }
+                if !waitingMessages.isEmpty, Self.touchesMessages(writes[i]) { try insertWaiting() }
                 try apply(writes[i])
             }
         }
@@ -167,7 +166,7 @@ final class WriterStatements {
     /// Whether a write may read or change a row of `messages`, so the waiting
     /// inserts go first. A send's inbox items and, in a cluster, every job's
     /// log position do not: they would otherwise cut every run to one row.
-    private static func mayReadMessages(_ write: StoreWrite) -> Bool {
+    private static func touchesMessages(_ write: StoreWrite) -> Bool {
         switch write {
         case .inbox, .logPosition: false
         default: true
@@ -179,8 +178,9 @@ final class WriterStatements {
         var next = 0
         while next < waitingMessages.count {
             let left = waitingMessages.count - next
-            let rows = MessageRows.rowsPerInsert.first { $0 <= left } ?? 1
-            let s = (insertRows[rows] ?? insertMessage).reset()
+            // The last entry has one row, so one always fits.
+            let (rows, insert) = plainInserts.first { $0.rows <= left }!
+            let s = insert.reset()
             for row in 0..<rows { MessageRows.bind(waitingMessages[next + row], to: s, row: row) }
             try s.run()
             next += rows
@@ -192,7 +192,8 @@ final class WriterStatements {
     private func apply(_ write: StoreWrite) throws(StoreError) {
         switch write {
         case .message(let m):
-            let s = (MessageRows.needsFullInsert(m) ? insertFull : insertMessage).reset()
+            // Plain messages wait for `insertWaiting`; only full ones come here.
+            let s = insertFull.reset()
             MessageRows.bind(m, to: s)
             try s.run()
             for a in m.attachments {
