@@ -446,6 +446,11 @@ import Testing
         let server = try TestServer {
             try $0.set("small-server-threshold", "100")
             try $0.set("outbound-hard-cap-bytes", "65536")
+            // Only the cap may cut anyone here: under the full suite's load alice's 300 sends
+            // took long enough that a session was closed by another rule (CI, "connection
+            // closed by the server"), as in the backpressure test below.
+            try $0.set("heartbeat-interval-ms", "600000")
+            try $0.set("write-stall-ms", "600000")
         }
         defer { server.stop() }
         let (alice, _, channel) = try await setUp(server)
