@@ -17,8 +17,8 @@ import GuildhallWire
 enum SessionCommand: Sendable {
     case send(SharedBytes, ord: UInt64)
     case respond([UInt8])
-    case part(UInt64, GatherPart)
-    case typing(GHChannelTypers)
+    indirect case part(UInt64, GatherPart)
+    indirect case typing(GHChannelTypers)
     case admitted(user: UserID, device: DeviceID, sessionID: String)
     case syncedFrom(UInt64)
     case noteInboxItem(UInt64)
@@ -73,13 +73,13 @@ enum GatewayStep: Sendable {
 
 /// A `GatewayHome` call from a gateway on another loop, as a value.
 enum HomeCommand: Sendable {
-    case admit(Admission)
-    case opened(OpenedSession)
-    case route(GHRequest.OneOf_Body, id: UInt64, key: UInt64, part: Bool)
-    case send(SendRequest, id: UInt64, key: UInt64)
-    case check(GHRequest.OneOf_Body, gather: UInt64, key: UInt64)
+    indirect case admit(Admission)
+    indirect case opened(OpenedSession)
+    indirect case route(GHRequest.OneOf_Body, id: UInt64, key: UInt64, part: Bool)
+    indirect case send(SendRequest, id: UInt64, key: UInt64)
+    indirect case check(GHRequest.OneOf_Body, gather: UInt64, key: UInt64)
     case tails([ChannelID], user: UserID, gather: UInt64, key: UInt64)
-    case grant(GHRequest.OneOf_Body, gather: UInt64, key: UInt64)
+    indirect case grant(GHRequest.OneOf_Body, gather: UInt64, key: UInt64)
     case release(UserID, kind: Int, [SubscriptionTarget])
     case acknowledged(key: UInt64, ackedOrd: UInt64, packageAcked: Bool)
     case ended(UInt64, ackedOrd: UInt64)
@@ -93,7 +93,7 @@ enum HomeCommand: Sendable {
     /// yet taken by the kernel, and the bytes of events it has applied so far.
     case outbound(queued: Int, applied: Int)
     /// A post to a webhook's URL, for its channel's home (WebhookDoor.swift).
-    case webhookPost(WebhookDelivery)
+    indirect case webhookPost(WebhookDelivery)
 }
 
 /// A post to a webhook's URL as its door read it; the answer goes back to the door with `token`.
@@ -125,7 +125,7 @@ enum LoopMessage: Sendable {
     case read([ReadResult])
     /// New settings (SIGHUP or the handle); only live ones apply. The group,
     /// if any, is left once they have, here.
-    case settings(Settings, DispatchGroup?)
+    indirect case settings(Settings, DispatchGroup?)
     /// What a gateway (on the loop the index names) told this loop's home.
     case fromGateway(Int, [HomeCommand])
     /// What a home (on the loop the index names) sends this loop's gateway's sessions.
@@ -134,24 +134,24 @@ enum LoopMessage: Sendable {
     case mail(Int, [HomeMail])
     /// In a cluster: this loop's share of shards the node took over (leave
     /// the group once loaded), and shards another node holds now.
-    case adoptShards(StoreSnapshot, DispatchGroup)
+    indirect case adoptShards(StoreSnapshot, DispatchGroup)
     case dropShards(Set<Int>)
     /// Shards that moved between other nodes: sessions here whose users' homes were there log in again.
     case homesMoved(Set<Int>)
     /// Shards whose guilds have new homes (gained, lost, or moved between others): sessions here subscribe there again.
     case guildsMoved(Set<Int>)
     /// A connection for this loop's gateway (a resume that arrived on another loop).
-    case handOff(HandOff)
+    indirect case handOff(HandOff)
     /// A JWT login's token, verified off the loop for a session of this loop's gateway (TokenChecks.swift).
-    case tokenChecked(UInt64, TokenChecks.Outcome)
+    indirect case tokenChecked(UInt64, TokenChecks.Outcome)
     /// A file worker's report on an upload to this loop's listener (FileDoor.swift).
-    case files(UInt64, FileDoor.Outcome)
+    indirect case files(UInt64, FileDoor.Outcome)
     /// A file worker's report on a download from this loop's listener (FileDownloads.swift).
-    case download(UInt64, FileDownloads.Report)
+    indirect case download(UInt64, FileDownloads.Report)
     /// The file store's answer to a check this loop's home asked for (FileWork.swift).
-    case fileWork(UInt64, FileWorkOutcome)
+    indirect case fileWork(UInt64, FileWorkOutcome)
     /// An admin request's answer, made off the loop (AdminEndpoint.swift); first loop only.
-    case adminAnswer(UInt64, AdminAnswer)
+    indirect case adminAnswer(UInt64, AdminAnswer)
     /// Shutdown, in the order the first loop leads it (NodeShutdown.swift).
     case shutdown
     case stopAccepting
