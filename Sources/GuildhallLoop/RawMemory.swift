@@ -24,6 +24,14 @@ enum RawMemory {
     @inline(__always)
     static func release(_ p: UnsafeMutableRawPointer?) { free(p) }
 
+    /// `p` (nil: nothing yet) with room for `count` bytes, its contents kept: the allocator
+    /// may grow it where it is (large blocks), where taking anew always copied.
+    @inline(__always)
+    static func resize(_ p: UnsafeMutableRawPointer?, to count: Int) -> UnsafeMutableRawPointer {
+        guard let grown = realloc(p, max(count, 1)) else { fatalError("out of memory taking \(count) bytes") }
+        return grown
+    }
+
     @inline(__always)
     static func release<T>(_ p: UnsafeMutablePointer<T>?) { free(p) }
 }

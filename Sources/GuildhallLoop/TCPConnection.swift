@@ -320,12 +320,7 @@ public final class TCPConnection {
         // Small at first: an idle session keeps what its last write needed.
         var capacity = max(512, scratchCapacity * 2)
         while capacity < needed { capacity *= 2 }
-        let grown = RawMemory.take(capacity)
-        if let old = scratch {
-            grown.copyMemory(from: old, byteCount: scratchCount)
-            RawMemory.release(old)
-        }
-        scratch = grown
+        scratch = RawMemory.resize(scratch, to: capacity)
         scratchCapacity = capacity
     }
 

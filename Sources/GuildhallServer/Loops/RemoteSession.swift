@@ -11,6 +11,11 @@ import GuildhallWire
 /// What one other loop's gateway gets from this home turn, in order.
 final class GatewayOutbox {
     private var steps: [GatewayStep] = []
+    /// How many steps the last post held: the next turn's array is made with that room
+    /// (up to a bound) at its first step, instead of growing from empty by doubling.
+    private var lastPosted = 0
+    /// Recipients of the last run: the next run's room, likewise.
+    private var lastRun = 0
     /// The run of one event being gathered: its bytes and recipients so far.
     private var runPayload: SharedBytes?
     private var runRecipients: [EventRecipient] = []
@@ -38,6 +43,7 @@ final class GatewayOutbox {
         if runPayload !== payload {
             closeRun()
             runPayload = payload
+            runRecipients.reserveCapacity(min(lastRun, 4096))
         }
         runRecipients.append(EventRecipient(key: key, unread: unread, cursor: cursor))
     }
@@ -45,38 +51,44 @@ final class GatewayOutbox {
     func add(_ key: UInt64, _ command: SessionCommand) {
         closeRun()
         if case .send(let payload, _) = command { sentBytes &+= payload.count + Gateway.eventOverhead }
-        steps.append(.command(SessionOrder(key: key, command: command)))
+        append(.command(SessionOrder(key: key, command: command)))
     }
 
     func interest(_ update: InterestUpdate) {
         closeRun()
-        steps.append(.interest(update))
+        append(.interest(update))
     }
 
     func deliver(_ e: ChannelEvent, holders: Int) {
         closeRun()
         sentBytes &+= (e.payload.count + Gateway.eventOverhead) * holders
-        steps.append(.channelEvent(e))
+        append(.channelEvent(e))
     }
 
     func place(_ channel: ChannelID, in server: ServerID) {
         closeRun()
-        steps.append(.place(channel, server))
+        append(.place(channel, server))
     }
 
     func replayed(_ channel: ChannelID, upTo: UInt64) {
         closeRun()
-        steps.append(.replayed(channel, upTo: upTo))
+        append(.replayed(channel, upTo: upTo))
     }
 
     func webhookAnswered(token: UInt64, status: Int, body: String) {
         closeRun()
-        steps.append(.webhookAnswered(token: token, status: status, body: body))
+        append(.webhookAnswered(token: token, status: status, body: body))
+    }
+
+    private func append(_ step: GatewayStep) {
+        if steps.capacity == 0 { steps.reserveCapacity(min(lastPosted, 4096)) }
+        steps.append(step)
     }
 
     private func closeRun() {
         guard let payload = runPayload else { return }
-        steps.append(.event(payload, runRecipients))
+        append(.event(payload, runRecipients))
+        lastRun = runRecipients.count
         runPayload = nil
         runRecipients = []
     }
@@ -86,6 +98,7 @@ final class GatewayOutbox {
         closeRun()
         guard !steps.isEmpty else { return }
         sink(.fromHome(from, steps))
+        lastPosted = steps.count
         steps = []
     }
 }

@@ -49,7 +49,9 @@ struct Effects {
 
 /// A request's answer as its handler decides it: the result itself, or what
 /// to read once the change is applied (read-your-writes; Answers.swift reads it).
-enum Reply {
+/// Boxed: either case is some 200 bytes, and every `Effects` (a send's too, which
+/// has no reply) was that much larger to copy.
+indirect enum Reply {
     case result(GHResponse.OneOf_Result)
     case read(AnswerRead)
 
