@@ -121,9 +121,11 @@ final class TestServer: Sendable {
     }
 
     /// A logged-in client with a recorder attached.
-    func client(_ user: String, device: String = "d1", auto: Bool = false) async throws -> (GuildhallClient, Recorder) {
+    func client(_ user: String, device: String = "d1", auto: Bool = false,
+                requestTimeoutMs: Int? = nil) async throws -> (GuildhallClient, Recorder) {
         var options = ClientOptions(token: token(user, device: device))
         options.autoSubscribe = auto
+        if let requestTimeoutMs { options.requestTimeoutMs = requestTimeoutMs }
         let c = GuildhallClient(port: port, options: options)
         let r = Recorder()
         c.addListener(r)
