@@ -28,6 +28,28 @@ public struct MentionMark: Sendable, Codable, Equatable {
     }
 }
 
+/// Where a channel's messages stand: what a recipient's unread numbers need
+/// of the channel, without its name, topic and settings. A live message
+/// carries this much to the gateways (a whole `ChannelRecord` was copied
+/// with each message at every hand-on, its strings' counts included).
+public struct ChannelTip: Sendable, Equatable {
+    public let id: ChannelID
+    public let serverID: ServerID
+    /// Seq and sent time of the newest message.
+    public let lastSeq: UInt64
+    public let lastMessageTime: UInt64
+    /// Seqs recalled or deleted, which unread counts leave out.
+    public let removed: RemovedSeqs
+
+    public init(id: ChannelID, serverID: ServerID, lastSeq: UInt64, lastMessageTime: UInt64, removed: RemovedSeqs = RemovedSeqs()) {
+        self.id = id; self.serverID = serverID; self.lastSeq = lastSeq; self.lastMessageTime = lastMessageTime; self.removed = removed
+    }
+}
+
+extension ChannelRecord {
+    public var tip: ChannelTip { ChannelTip(id: id, serverID: serverID, lastSeq: lastSeq, lastMessageTime: lastMessageTime, removed: removed) }
+}
+
 /// One user's read position and pending mentions in one channel.
 public struct PositionState: Sendable, Codable, Equatable {
     public let position: ReadPosition
@@ -40,14 +62,14 @@ public struct PositionState: Sendable, Codable, Equatable {
 
     /// Messages after `readSeq` that are still there: the removed ones do not count.
     @inline(__always)
-    static func unreadCount(_ channel: ChannelRecord, after readSeq: UInt64) -> UInt64 {
-        guard channel.lastSeq > readSeq else { return 0 }
-        let all = channel.lastSeq - readSeq
-        return channel.removed.isEmpty ? all : all - min(all, channel.removed.count(after: readSeq))
+    static func unreadCount(lastSeq: UInt64, removed: RemovedSeqs, after readSeq: UInt64) -> UInt64 {
+        guard lastSeq > readSeq else { return 0 }
+        let all = lastSeq - readSeq
+        return removed.isEmpty ? all : all - min(all, removed.count(after: readSeq))
     }
 
     /// The user's unread numbers in `channel`, as `ReadPositions.unread` counts them.
-    public func unread(in channel: ChannelRecord, now: UInt64, displayCap: UInt64, mentionWindowMs: UInt64) -> UnreadState {
+    public func unread(in channel: ChannelTip, now: UInt64, displayCap: UInt64, mentionWindowMs: UInt64) -> UnreadState {
         let readSeq = position.readSeq
         var mentioned: UInt64 = 0
         if !mentions.isEmpty {
@@ -55,7 +77,7 @@ public struct PositionState: Sendable, Codable, Equatable {
             for m in mentions where m.seq > readSeq && m.time >= floor && !channel.removed.contains(m.seq) { mentioned += 1 }
         }
         return UnreadState(serverID: channel.serverID, channelID: channel.id,
-                           unreadCount: Self.unreadCount(channel, after: readSeq),
+                           unreadCount: Self.unreadCount(lastSeq: channel.lastSeq, removed: channel.removed, after: readSeq),
                            maxCount: displayCap, mentionedCount: mentioned, ackTimestamp: position.ackTime,
                            lastMsgTime: channel.lastMessageTime, lastSeq: channel.lastSeq, readSeq: readSeq)
     }
@@ -212,7 +234,7 @@ public final class ReadPositions {
             $0 + ($1.seq > p.readSeq && $1.time >= floor && !channel.removed.contains($1.seq) ? 1 : 0)
         } ?? 0
         return UnreadState(serverID: channel.serverID, channelID: channel.id,
-                           unreadCount: PositionState.unreadCount(channel, after: p.readSeq),
+                           unreadCount: PositionState.unreadCount(lastSeq: channel.lastSeq, removed: channel.removed, after: p.readSeq),
                            maxCount: displayCap, mentionedCount: UInt64(mentioned), ackTimestamp: p.ackTime,
                            lastMsgTime: channel.lastMessageTime, lastSeq: channel.lastSeq, readSeq: p.readSeq)
     }

@@ -71,7 +71,7 @@ import Testing
         let state = positions.state("ann", 10)
         for now: UInt64 in [1_000, 4_200, 4_600, 9_000] {
             let expected = positions.unread("ann", channel: c, now: now, displayCap: 99, mentionWindowMs: 1_000)
-            #expect(state.unread(in: c, now: now, displayCap: 99, mentionWindowMs: 1_000) == expected, "at \(now)")
+            #expect(state.unread(in: c.tip, now: now, displayCap: 99, mentionWindowMs: 1_000) == expected, "at \(now)")
         }
         let replica = ReadPositions()
         replica.replace("ann", 10, with: state)
@@ -92,7 +92,7 @@ import Testing
         p.addMention("bob", 10, seq: 9_996, time: 4_000)
         let u = p.unread("bob", channel: c, now: 6_000, displayCap: 99, mentionWindowMs: 1_000_000)
         #expect(u.unreadCount == 8 && u.mentionedCount == 1, "10 after the position, 2 of them removed; one mention left")
-        let viaState = p.state("bob", 10).unread(in: c, now: 6_000, displayCap: 99, mentionWindowMs: 1_000_000)
+        let viaState = p.state("bob", 10).unread(in: c.tip, now: 6_000, displayCap: 99, mentionWindowMs: 1_000_000)
         #expect(viaState.unreadCount == 8 && viaState.mentionedCount == 1)
         p.markRead("bob", 10, upTo: 10_000, now: 2)
         #expect(p.unread("bob", channel: c, now: 6_000, displayCap: 99, mentionWindowMs: 1_000_000).unreadCount == 0)

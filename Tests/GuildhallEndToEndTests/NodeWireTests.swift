@@ -80,7 +80,7 @@ import Testing
             .interest(.member(key: 1, user: "bob", server: 11, states: [12: state])),
             .interest(.member(key: 1, user: "bob", server: 11, states: nil)),
             .interest(.position(user: "bob", channel: 12, server: 11, state)),
-            .channelEvent(ChannelEvent(payload: payload, channel: channel, except: 7, toMembers: true, cursors: ["bob": 3],
+            .channelEvent(ChannelEvent(payload: payload, channel: channel.tip, except: 7, toMembers: true, cursors: ["bob": 3],
                                        hiddenFrom: ["eve"], seq: 9, replayed: true)),
             .replayed(12, upTo: 9),
         ]
@@ -115,7 +115,7 @@ import Testing
         let files = [FileAttachment(fileID: 31, filename: "a.png", contentType: "image/png", size: 9, width: 2, height: 3, sha256: "ab")]
         return [
             .fromGateway(1, [.send(withFiles, id: 30, key: 31)]),
-            .fromHome(1, [.channelEvent(ChannelEvent(payload: payload, channel: channel, except: 0, toMembers: false, cursors: [:], seq: 0,
+            .fromHome(1, [.channelEvent(ChannelEvent(payload: payload, channel: channel.tip, except: 0, toMembers: false, cursors: [:], seq: 0,
                                                      files: files, filesInUpdate: true))]),
             .mail(1, [.presence([.with { $0.userID = "bob"; $0.status = .presenceIdle; $0.customText = "lunch" },
                                  .with { $0.userID = "carol"; $0.status = .presenceOffline; $0.lastSeen = 33 }])]),
@@ -184,6 +184,24 @@ import Testing
             let message = try NodeWire.loopMessage(try GHNodeEnvelope(serializedBytes: bytes))
             #expect(try Self.bytes(NodeWire.envelope(message.withSender(1), toLoop: 0, fromNode: 2)!) == bytes, "sample \(i) reads differently")
             #expect(written[i].1 == bytes, "sample \(i) is written differently than committed")
+        }
+    }
+
+    /// Channel events as nodes wrote them before they carried only the channel's
+    /// tip (the whole channel, name and topic too; Fixtures/node-messages-whole-channel.hex,
+    /// by their sample's number) still read, to what today's writer writes of them.
+    @Test func channelEventsWithTheWholeChannelStillRead() throws {
+        let older = try LogEntriesTests.fixture("node-messages-whole-channel.hex")
+        let committed = Dictionary(uniqueKeysWithValues: try LogEntriesTests.fixture("node-messages.hex"))
+        #expect(!older.isEmpty)
+        for (i, bytes) in older {
+            let message = try NodeWire.loopMessage(try GHNodeEnvelope(serializedBytes: bytes))
+            guard case .fromHome(_, let steps) = message, case .channelEvent(let e) = steps.first else {
+                Issue.record("sample \(i) is not a channel event")
+                continue
+            }
+            #expect(e.channel == Self.channel.tip, "sample \(i)")
+            #expect(try Self.bytes(NodeWire.envelope(message.withSender(1), toLoop: 0, fromNode: 2)!) == committed[i], "sample \(i)")
         }
     }
 

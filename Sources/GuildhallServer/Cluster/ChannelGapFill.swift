@@ -82,14 +82,13 @@ extension Home {
         let header = MessageWire.UnreadHeader(serverID: channel.serverID, channelID: channel.id, maxCount: UInt64(settings.unreadDisplayCap),
                                               lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
         let bytes = (try? GHChannelMessage(m).serializedBytes() as [UInt8]) ?? []
-        var e = ChannelEvent(payload: SharedBytes(MessageWire.event(message: bytes, unread: header, field: WireField.Event.message)),
-                             channel: channel, except: 0, toMembers: directory.isSmall(channel.serverID), cursors: [:])
-        e.seq = m.seq
-        e.replayed = true
-        e.files = m.attachments
-        if e.toMembers, !directory.everyoneViews(channel.serverID) {
-            for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) { e.hiddenFrom.insert(s.user) }
+        let toMembers = directory.isSmall(channel.serverID)
+        var hidden = Set<UserID>()
+        if toMembers, !directory.everyoneViews(channel.serverID) {
+            for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) { hidden.insert(s.user) }
         }
-        return e
+        return ChannelEvent(payload: SharedBytes(MessageWire.event(message: bytes, unread: header, field: WireField.Event.message)),
+                            channel: channel.tip, except: 0, toMembers: toMembers, hiddenFrom: hidden, seq: m.seq, replayed: true,
+                            files: m.attachments)
     }
 }

@@ -151,7 +151,7 @@ extension GHNodeChannelEvent {
     init(_ e: ChannelEvent) {
         self.init()
         payload = e.payload.data
-        channel = GHLogChannel(e.channel)
+        channel = GHLogChannel(tip: e.channel)
         except = e.except
         toMembers = e.toMembers
         cursors = e.cursors
@@ -163,7 +163,24 @@ extension GHNodeChannelEvent {
     }
 
     func value() throws -> ChannelEvent {
-        ChannelEvent(payload: SharedBytes(payload), channel: try channel.value(), except: except, toMembers: toMembers, cursors: cursors,
+        ChannelEvent(payload: SharedBytes(payload), channel: channel.tip, except: except, toMembers: toMembers, cursors: cursors,
                      hiddenFrom: Set(hiddenFrom), seq: seq, replayed: replayed, files: files.map(\.value), filesInUpdate: filesInUpdate)
+    }
+}
+
+extension GHLogChannel {
+    /// What a channel event carries of its channel (the rest of a `Channel`
+    /// stays empty: no reader of a channel event ever read it).
+    init(tip: ChannelTip) {
+        self.init()
+        id = tip.id
+        serverID = tip.serverID
+        lastSeq = tip.lastSeq
+        lastMessageTime = tip.lastMessageTime
+        removedSeqs = tip.removed.seqs
+    }
+
+    var tip: ChannelTip {
+        ChannelTip(id: id, serverID: serverID, lastSeq: lastSeq, lastMessageTime: lastMessageTime, removed: RemovedSeqs(removedSeqs))
     }
 }

@@ -26,29 +26,62 @@ enum InterestUpdate: Sendable {
 }
 
 /// One channel message for every session of a gateway that holds the channel's message subscription.
+/// Kept small (about 80 bytes, two references): it is copied at each hand-on
+/// from the home to a gateway's run, and most messages carry no mention
+/// cursors, hidden members or files, which wait in `extras` when they do.
 struct ChannelEvent: Sendable {
     let payload: SharedBytes
     /// The channel after the message (its last seq and time).
-    let channel: ChannelRecord
+    let channel: ChannelTip
     /// The sender's session, answered instead.
     let except: UInt64
     /// For every online member of the channel's server (a small server), not only its subscribers.
     let toMembers: Bool
-    /// Inbox cursors of mentioned users whose items were filed at this home.
-    let cursors: [UserID: UInt64]
-    /// With `toMembers`: online members who may not view the channel (empty
-    /// unless the server's permissions restrict viewing somewhere).
-    var hiddenFrom: Set<UserID> = []
+    /// Sent again to fill a gateway's gap.
+    var replayed = false
     /// The message's seq: its place in the channel, by which a gateway sees a
     /// gap (ChannelGaps); 0 for a change to an earlier message.
     var seq: UInt64 = 0
-    /// Sent again to fill a gateway's gap.
-    var replayed = false
+    /// What few messages carry; nil when none of it.
+    let extras: ChannelEventExtras?
+
+    init(payload: SharedBytes, channel: ChannelTip, except: UInt64, toMembers: Bool, cursors: [UserID: UInt64] = [:],
+         hiddenFrom: Set<UserID> = [], seq: UInt64 = 0, replayed: Bool = false, files: [FileAttachment] = [], filesInUpdate: Bool = false) {
+        self.payload = payload
+        self.channel = channel
+        self.except = except
+        self.toMembers = toMembers
+        self.seq = seq
+        self.replayed = replayed
+        extras = cursors.isEmpty && hiddenFrom.isEmpty && files.isEmpty && !filesInUpdate
+            ? nil : ChannelEventExtras(cursors: cursors, hiddenFrom: hiddenFrom, files: files, filesInUpdate: filesInUpdate)
+    }
+
+    /// Inbox cursors of mentioned users whose items were filed at this home.
+    var cursors: [UserID: UInt64] { extras?.cursors ?? [:] }
+    /// With `toMembers`: online members who may not view the channel (empty
+    /// unless the server's permissions restrict viewing somewhere).
+    var hiddenFrom: Set<UserID> { extras?.hiddenFrom ?? [] }
     /// The files the message carries, left out of `payload`: each recipient's
     /// copy gets them with its own links (AttachmentLinks), in the message or,
     /// when `filesInUpdate`, in the update's message.
-    var files: [FileAttachment] = []
-    var filesInUpdate = false
+    var files: [FileAttachment] { extras?.files ?? [] }
+    var filesInUpdate: Bool { extras?.filesInUpdate ?? false }
+}
+
+/// A channel event's rarer parts (see `ChannelEvent`). Immutable once made.
+final class ChannelEventExtras: Sendable {
+    let cursors: [UserID: UInt64]
+    let hiddenFrom: Set<UserID>
+    let files: [FileAttachment]
+    let filesInUpdate: Bool
+
+    init(cursors: [UserID: UInt64], hiddenFrom: Set<UserID>, files: [FileAttachment], filesInUpdate: Bool) {
+        self.cursors = cursors
+        self.hiddenFrom = hiddenFrom
+        self.files = files
+        self.filesInUpdate = filesInUpdate
+    }
 }
 
 final class GatewayInterest {

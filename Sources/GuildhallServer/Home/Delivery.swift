@@ -19,7 +19,7 @@ extension Home {
     /// `update`: the bytes are a MessageUpdate about `record` (MessageOperations.swift), for the same recipients;
     /// unread subscribers hear of it only when `unreadMoved`.
     func fanOut(_ record: MessageRecord, encoded message: [UInt8], from sender: HomeSession?, mentionOrds: [UserID: UInt64] = [:],
-                update: Bool = false, unreadMoved: Bool = true) {
+                update: Bool = false, unreadMoved: Bool = true, at time: UInt64? = nil) {
         let field = update ? WireField.Event.messageUpdate : WireField.Event.message
         guard let channel = directory.channel(record.channelID) else { return }
         // Framed once, at the first recipient: a message nobody receives live costs nothing more.
@@ -36,7 +36,7 @@ extension Home {
         }
         let mark = nextDeliveryMark()
         sender?.deliveryMark = mark
-        let now = now()
+        let now = time ?? now()
         // A message's files go to each recipient with its own links (AttachmentLinks).
         let links = record.attachments.isEmpty ? nil : AttachmentLinks(settings)
         func own(_ shared: SharedBytes, _ s: HomeSession) -> SharedBytes {
@@ -62,17 +62,13 @@ extension Home {
             // Every online member: one event to each gateway that has some (interest split in two).
             interest.sync()
             if interest.hasMembersOnline(channel.serverID) {
-                var event = ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: true,
-                                         cursors: mentionOrds.isEmpty ? [:] : mentionOrds.filter { $0.value != 0 })
-                event.seq = update ? 0 : record.seq
-                event.files = record.attachments
-                event.filesInUpdate = update
+                var hidden = Set<UserID>()
                 if !directory.everyoneViews(channel.serverID) {
-                    for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) {
-                        event.hiddenFrom.insert(s.user)
-                    }
+                    for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) { hidden.insert(s.user) }
                 }
-                interest.deliver(event)
+                interest.deliver(ChannelEvent(payload: payload(), channel: channel.tip, except: sender?.key ?? 0, toMembers: true,
+                                              cursors: mentionOrds.isEmpty ? [:] : mentionOrds.filter { $0.value != 0 }, hiddenFrom: hidden,
+                                              seq: update ? 0 : record.seq, files: record.attachments, filesInUpdate: update))
             }
         } else {
             let target = SubscriptionTarget(server: channel.serverID, channel: channel.id)
@@ -82,11 +78,8 @@ extension Home {
             if interest.loops(holding: channel.id) != nil {
                 var cursors = mentionOrds
                 if !cursors.isEmpty { cursors = cursors.filter { $0.value != 0 } }
-                var event = ChannelEvent(payload: payload(), channel: channel, except: sender?.key ?? 0, toMembers: false, cursors: cursors)
-                event.seq = update ? 0 : record.seq
-                event.files = record.attachments
-                event.filesInUpdate = update
-                interest.deliver(event)
+                interest.deliver(ChannelEvent(payload: payload(), channel: channel.tip, except: sender?.key ?? 0, toMembers: false, cursors: cursors,
+                                              seq: update ? 0 : record.seq, files: record.attachments, filesInUpdate: update))
             }
             for user in record.mentions where directory.canView(user, channel) {
                 for s in registry.sessions(of: user).values where book.level(of: s.key, in: channel.id) != .messages {

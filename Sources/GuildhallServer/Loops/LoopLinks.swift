@@ -21,9 +21,6 @@ final class LoopLinks {
     let inboxes: [LoopInbox<LoopMessage>]
     /// Toward each other loop's gateway, by index; none for this loop.
     private var outboxes: [GatewayOutbox?]
-    /// Per loop, as it last reported: bytes queued on its sessions, and bytes of events it had applied.
-    private var queuedByLoop: [Int: Int] = [:]
-    private var appliedByLoop: [Int: Int] = [:]
 
     init(index: Int, inboxes: [LoopInbox<LoopMessage>], node: Int = 0, bus: NodeBus? = nil) {
         self.index = index
@@ -112,19 +109,16 @@ final class LoopLinks {
     // MARK: Publisher pauses
 
     func reported(queued: Int, applied: Int, from place: Int) {
-        queuedByLoop[place] = queued
-        appliedByLoop[place] = applied
+        outbox(place)?.reported(queued: queued, applied: applied)
     }
 
     /// Bytes the other loops hold for this home's sessions: what each last
     /// reported queued, plus the event bytes sent to it since it last reported.
+    /// (Read at every send: kept on the outboxes, not in dictionaries by place.)
     var outboundBytes: Int {
         var bytes = 0
-        for (i, o) in outboxes.enumerated() {
-            guard let o else { continue }
-            bytes += queuedByLoop[i, default: 0] + (o.sentBytes &- appliedByLoop[i, default: 0])
-        }
-        for (place, o) in remoteOutboxes { bytes += queuedByLoop[place, default: 0] + (o.sentBytes &- appliedByLoop[place, default: 0]) }
+        for o in outboxes { if let o { bytes += o.unappliedBytes } }
+        for o in remoteOutboxes.values { bytes += o.unappliedBytes }
         return bytes
     }
 }

@@ -23,7 +23,17 @@ final class GatewayOutbox {
     private let from: Int
     private let sink: @Sendable (LoopMessage) -> Void
     /// Bytes of events sent to that loop so far; what it has not yet reported applied counts toward publisher pauses.
-    var sentBytes = 0
+    private(set) var sentBytes = 0
+    /// What that loop last reported: bytes queued on its sessions, and bytes of events it had applied.
+    private var reportedQueued = 0, reportedApplied = 0
+
+    func reported(queued: Int, applied: Int) {
+        reportedQueued = queued
+        reportedApplied = applied
+    }
+
+    /// Bytes that loop holds for this home's sessions: what it reported queued, plus what was sent since it applied.
+    var unappliedBytes: Int { reportedQueued + (sentBytes &- reportedApplied) }
 
     init(from: Int, to inbox: LoopInbox<LoopMessage>) {
         self.from = from
@@ -140,14 +150,18 @@ extension Gateway {
     /// session that is gone is dropped; an admission for one tells the homes
     /// it ended, so they forget it.
     func carryOut(_ steps: [GatewayStep], from home: Int) {
+        // Summed here and added once: a dictionary update per step was a hash per message.
+        var applied = 0
+        defer { appliedBytes[home, default: 0] &+= applied }
         for step in steps {
             switch step {
             case .event(let payload, let recipients):
-                appliedBytes[home, default: 0] &+= (payload.count + Self.eventOverhead) * recipients.count
+                applied &+= (payload.count + Self.eventOverhead) * recipients.count
                 for r in recipients {
                     lent[r.key]?._withUnsafeGuaranteedRef { $0.push(event: payload, unread: r.unread, cursor: r.cursor) }
                 }
             case .command(let o):
+                if case .send(let payload, _) = o.command { applied &+= payload.count + Self.eventOverhead }
                 carryOut(o, from: home)
             case .place(let channel, let server):
                 routes.place(channel, in: server)
@@ -157,7 +171,7 @@ extension Gateway {
                 // Counted as the home counted it (its audience here), even when held behind a gap; a replay not at all.
                 let audience = e.replayed ? 0 : interest.audience(of: e)
                 interest.arrived(e, from: home, on: self)
-                appliedBytes[home, default: 0] &+= (e.payload.count + Self.eventOverhead) * audience
+                applied &+= (e.payload.count + Self.eventOverhead) * audience
             case .replayed(let channel, let upTo):
                 interest.gapFilled(channel, upTo: upTo, on: self)
             case .webhookAnswered(let token, let status, let body):
@@ -167,7 +181,6 @@ extension Gateway {
     }
 
     private func carryOut(_ o: SessionOrder, from home: Int) {
-        if case .send(let payload, _) = o.command { appliedBytes[home, default: 0] &+= payload.count + Self.eventOverhead }
         guard let s = sessions[o.key] else {
             if case .admitted = o.command { routes.tellEveryHome { $0.sessionEnded(o.key, ackedOrd: 0) } }
             if case .part(let gid, _) = o.command { routes.gathers.forget(gid) }

@@ -109,7 +109,8 @@ final class EffectRunner {
     /// being answered (nil for effects no request waits on).
     /// Taken as the runner's own (`consuming`): kept without a copy, which retained each of its arrays.
     func carryOut(_ decided: consuming Effects, answering id: UInt64? = nil, to session: HomeSession? = nil) {
-        let now = clock()
+        // (A plain send has neither notices nor addressed items: no clock reading for it.)
+        let now = decided.notices.isEmpty && decided.addressed.isEmpty ? 0 : clock()
         // Each notice's event is made once: its targeted users' copies commit with the change.
         let notices = decided.notices.map { ($0, $0.event(at: now)) }
         var e = decided

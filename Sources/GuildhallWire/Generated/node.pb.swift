@@ -1332,6 +1332,8 @@ public nonisolated struct GHNodeChannelEvent: @unchecked Sendable {
     set {_uniqueStorage()._payload = newValue}
   }
 
+  /// Only the channel's id, server_id, last_seq, last_message_time and
+  /// removed_seqs are written and read (older nodes wrote the whole channel).
   public var channel: GHLogChannel {
     get {_storage._channel ?? GHLogChannel()}
     set {_uniqueStorage()._channel = newValue}

@@ -160,7 +160,7 @@ extension Home {
         s.respond(encoded: MessageWire.answer(id: id, message: answer))
         for (w, wid) in waiters { w.respond(encoded: MessageWire.answer(id: wid, message: answer)) }
         if let last = mentionOrds.values.max() { runner.inboxDelivered(upTo: last) }
-        fanOut(record, encoded: message, from: s, mentionOrds: mentionOrds)
+        fanOut(record, encoded: message, from: s, mentionOrds: mentionOrds, at: now)
         recentSends.expire(before: now - UInt64(settings.dedupWindowSeconds) * 1000)
     }
 
