@@ -209,59 +209,24 @@ public struct MessageRecord: Sendable, Codable, Equatable {
     public var mentionAll: Bool
     public var needReceipt: Bool
     public var clientID: String
-    /// What few messages have, boxed; nil when none of it. A send's record is
-    /// copied into its commit job, its follow-up and the writer's rows: inline,
-    /// these parts made it 288 bytes and eight counted references per copy.
-    private var rare: RareMessageParts?
-
     /// The message this one replies to, if any.
-    public var reply: ReplyRef? {
-        get { rare?.parts.reply }
-        set { changeRare { $0.reply = newValue } }
-    }
+    public var reply: ReplyRef?
     /// The thread this one belongs to (its root's UID), or 0.
-    public var threadRoot: MessageUID {
-        get { rare?.parts.threadRoot ?? 0 }
-        set { changeRare { $0.threadRoot = newValue } }
-    }
+    public var threadRoot: MessageUID = 0
     /// What happened to it since (as stored; reactions as one viewer sees them).
-    public var changes: MessageChanges {
-        get { rare?.parts.changes ?? MessageChanges() }
-        set { changeRare { $0.changes = newValue } }
-    }
+    public var changes = MessageChanges()
     /// The files it carries, in the order sent.
-    public var attachments: [FileAttachment] {
-        get { rare?.parts.attachments ?? [] }
-        set { changeRare { $0.attachments = newValue } }
-    }
+    public var attachments: [FileAttachment] = []
     /// A direct message whose recipient blocked its sender: stored for the sender, never shown to the recipient.
-    public var withheld: Bool {
-        get { rare?.parts.withheld ?? false }
-        set { changeRare { $0.withheld = newValue } }
-    }
+    public var withheld = false
     /// Posted through a webhook (Webhooks.swift): who it shows as.
-    public var webhook: WebhookAuthor? {
-        get { rare?.parts.webhook }
-        set { changeRare { $0.webhook = newValue } }
-    }
-
-    /// A new box with the change (boxes are shared between copies, never changed in place).
-    private mutating func changeRare(_ change: (inout RareMessageParts.Parts) -> Void) {
-        var parts = rare?.parts ?? RareMessageParts.Parts()
-        change(&parts)
-        rare = parts == RareMessageParts.Parts() ? nil : RareMessageParts(parts)
-    }
+    public var webhook: WebhookAuthor?
 
     public init(uid: MessageUID, serverID: ServerID, channelID: ChannelID, seq: UInt64, sender: UserID, sentTime: UInt64,
                 content: MessageContent, mentions: [UserID], mentionAll: Bool, needReceipt: Bool, clientID: String) {
         self.uid = uid; self.serverID = serverID; self.channelID = channelID; self.seq = seq
         self.sender = sender; self.sentTime = sentTime; self.content = content; self.mentions = mentions
         self.mentionAll = mentionAll; self.needReceipt = needReceipt; self.clientID = clientID
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case uid, serverID, channelID, seq, sender, sentTime, content, mentions, mentionAll, needReceipt, clientID
-        case reply, threadRoot, changes, attachments, withheld, webhook
     }
 
     /// What later versions added may be missing from JSON written before them (a cluster's older log entries).
@@ -280,46 +245,6 @@ public struct MessageRecord: Sendable, Codable, Equatable {
         withheld = try c.decodeIfPresent(Bool.self, forKey: .withheld) ?? false
         webhook = try c.decodeIfPresent(WebhookAuthor.self, forKey: .webhook)
     }
-
-    /// The same keys as before the rare parts were boxed.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(uid, forKey: .uid)
-        try c.encode(serverID, forKey: .serverID)
-        try c.encode(channelID, forKey: .channelID)
-        try c.encode(seq, forKey: .seq)
-        try c.encode(sender, forKey: .sender)
-        try c.encode(sentTime, forKey: .sentTime)
-        try c.encode(content, forKey: .content)
-        try c.encode(mentions, forKey: .mentions)
-        try c.encode(mentionAll, forKey: .mentionAll)
-        try c.encode(needReceipt, forKey: .needReceipt)
-        try c.encode(clientID, forKey: .clientID)
-        try c.encodeIfPresent(reply, forKey: .reply)
-        try c.encode(threadRoot, forKey: .threadRoot)
-        try c.encode(changes, forKey: .changes)
-        try c.encode(attachments, forKey: .attachments)
-        try c.encode(withheld, forKey: .withheld)
-        try c.encodeIfPresent(webhook, forKey: .webhook)
-    }
-}
-
-/// A message record's rarer parts (see `MessageRecord.rare`). Immutable once made.
-public final class RareMessageParts: Sendable, Equatable {
-    public struct Parts: Sendable, Equatable {
-        var reply: ReplyRef?
-        var threadRoot: MessageUID = 0
-        var changes = MessageChanges()
-        var attachments: [FileAttachment] = []
-        var withheld = false
-        var webhook: WebhookAuthor?
-    }
-
-    let parts: Parts
-
-    init(_ parts: Parts) { self.parts = parts }
-
-    public static func == (a: RareMessageParts, b: RareMessageParts) -> Bool { a.parts == b.parts }
 }
 
 /// One durable change to the directory, in the order it must be written.
