@@ -83,12 +83,9 @@ extension Home {
                                               lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
         let bytes = (try? GHChannelMessage(m).serializedBytes() as [UInt8]) ?? []
         let toMembers = directory.isSmall(channel.serverID)
-        var hidden = Set<UserID>()
-        if toMembers, !directory.everyoneViews(channel.serverID) {
-            for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) { hidden.insert(s.user) }
-        }
         return ChannelEvent(payload: SharedBytes(MessageWire.event(message: bytes, unread: header, field: WireField.Event.message)),
-                            channel: channel.tip, except: 0, toMembers: toMembers, hiddenFrom: hidden, seq: m.seq, replayed: true,
+                            channel: channel.tip, except: 0, toMembers: toMembers, hiddenFrom: toMembers ? onlineMembersHidden(from: channel) : [],
+                            seq: m.seq, replayed: true,
                             files: m.attachments)
     }
 }

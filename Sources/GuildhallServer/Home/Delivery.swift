@@ -62,12 +62,9 @@ extension Home {
             // Every online member: one event to each gateway that has some (interest split in two).
             interest.sync()
             if interest.hasMembersOnline(channel.serverID) {
-                var hidden = Set<UserID>()
-                if !directory.everyoneViews(channel.serverID) {
-                    for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) { hidden.insert(s.user) }
-                }
                 interest.deliver(ChannelEvent(payload: payload(), channel: channel.tip, except: sender?.key ?? 0, toMembers: true,
-                                              cursors: mentionOrds.isEmpty ? [:] : mentionOrds.filter { $0.value != 0 }, hiddenFrom: hidden,
+                                              cursors: mentionOrds.isEmpty ? [:] : mentionOrds.filter { $0.value != 0 },
+                                              hiddenFrom: onlineMembersHidden(from: channel),
                                               seq: update ? 0 : record.seq, files: record.attachments, filesInUpdate: update))
             }
         } else {
@@ -104,6 +101,15 @@ extension Home {
                 }
             }
         }
+    }
+
+    /// The online members of a small server who may not view `channel` (none
+    /// unless its permissions restrict viewing somewhere): its events skip them.
+    func onlineMembersHidden(from channel: ChannelRecord) -> Set<UserID> {
+        guard !directory.everyoneViews(channel.serverID) else { return [] }
+        var hidden = Set<UserID>()
+        for s in registry.onlineMembers(of: channel.serverID).values where !directory.canView(s.user, channel) { hidden.insert(s.user) }
+        return hidden
     }
 
     /// A fresh mark for one fan-out (see `Session.deliveryMark`).
