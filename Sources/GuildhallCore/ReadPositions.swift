@@ -105,11 +105,19 @@ public final class ReadPositions {
         public init(_ user: UserID, _ channel: ChannelID) { self.user = user; self.channel = channel }
     }
 
-    private(set) var positions: [Key: ReadPosition] = [:]
+    /// A position, and whether it changed since the last `takeDirty()`. The
+    /// mark lives in the entry so that a send's own read finds both in one
+    /// look-up: a set of changed keys hashed the user's id a second time.
+    struct Entry {
+        var position: ReadPosition
+        var dirty = false
+    }
+
+    private var entries: [Key: Entry] = [:]
     /// Mentions by id, per (user, channel): (seq, time) in ascending seq.
     private var mentions: [Key: [(seq: UInt64, time: UInt64)]] = [:]
-    /// Positions changed since the last `takeDirty()`, to persist in groups.
-    private var dirty: Set<Key> = []
+    /// The keys whose entries are marked dirty, each once, to persist in groups.
+    private var dirty: [Key] = []
     /// Per (user, channel), the highest seq a device of the user acknowledged
     /// receiving (kept apart from positions: few users have one, and the
     /// fan-out copies positions, not these).
@@ -119,29 +127,50 @@ public final class ReadPositions {
     public init() {}
 
     public func position(_ user: UserID, _ channel: ChannelID) -> ReadPosition {
-        positions[Key(user, channel)] ?? ReadPosition()
+        entries[Key(user, channel)]?.position ?? ReadPosition()
     }
 
+    private func stored(_ key: Key) -> ReadPosition? { entries[key]?.position }
+
     public func load(_ user: UserID, _ channel: ChannelID, _ p: ReadPosition) {
-        positions[Key(user, channel)] = p
+        entries.change(Key(user, channel), default: Entry(position: p)) { $0.position = p }
+    }
+
+    /// Marks an entry dirty; whether it was not (its key is then listed).
+    private static func mark(_ e: inout Entry) -> Bool {
+        defer { e.dirty = true }
+        return !e.dirty
+    }
+
+    /// Marks `key`'s entry dirty, if it is still there; whether it was not.
+    private func markDirty(_ key: Key) -> Bool {
+        var newly = false
+        _ = entries.change(key) { newly = Self.mark(&$0) }
+        return newly
     }
 
     /// Moves the read position forward to `seq` (never back); returns whether it moved.
     /// `written`: the store has the row already, so it is not written behind again.
     @discardableResult
     public func markRead(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64, written: Bool = false) -> Bool {
-        let key = Key(user, channel)
-        // One look-up for the read and the write (each hashes the user's id), and none of mentions when there are none.
-        let moved = positions.change(key, default: ReadPosition()) { Self.read(&$0, upTo: seq, now: now) }
-        if moved, !mentions.isEmpty { pruneMentions(key, through: seq) }
-        if !written { dirty.insert(key) }
-        return moved
+        readUp(user, channel, to: seq, now: now, written: written) < seq
     }
 
-    private static func read(_ p: inout ReadPosition, upTo seq: UInt64, now: UInt64) -> Bool {
-        let before = p.readSeq
-        p = afterReading(p, upTo: seq, now: now)
-        return p.readSeq > before
+    /// `markRead`, returning the seq read before it: a sender's read of its
+    /// own message (every send) takes one look-up for all of it, and none of
+    /// mentions when there are none.
+    public func readUp(_ user: UserID, _ channel: ChannelID, to seq: UInt64, now: UInt64, written: Bool = false) -> UInt64 {
+        let key = Key(user, channel)
+        var newlyDirty = false
+        let before = entries.change(key, default: Entry(position: ReadPosition())) { e in
+            let before = e.position.readSeq
+            e.position = Self.afterReading(e.position, upTo: seq, now: now)
+            if !written { newlyDirty = Self.mark(&e) }
+            return before
+        }
+        if newlyDirty { dirty.append(key) }
+        if before < seq, !mentions.isEmpty { pruneMentions(key, through: seq) }
+        return before
     }
 
     /// The position `markRead` would leave, without moving it (to write it before it is applied).
@@ -162,10 +191,11 @@ public final class ReadPositions {
     /// Records activity without moving the read position.
     public func touch(_ user: UserID, _ channel: ChannelID, now: UInt64) {
         let key = Key(user, channel)
-        var p = positions[key] ?? ReadPosition()
-        p.activity = max(p.activity, now)
-        positions[key] = p
-        dirty.insert(key)
+        let newlyDirty = entries.change(key, default: Entry(position: ReadPosition())) { e in
+            e.position.activity = max(e.position.activity, now)
+            return Self.mark(&e)
+        }
+        if newlyDirty { dirty.append(key) }
     }
 
     /// A device of `user` received `channel`'s messages up to `seq`; returns whether that is news.
@@ -181,7 +211,7 @@ public final class ReadPositions {
     /// The highest seq of `channel` a device of `user` received or read.
     public func receivedSeq(_ user: UserID, _ channel: ChannelID) -> UInt64 {
         let key = Key(user, channel)
-        return max(receivedSeqs[key] ?? 0, positions[key]?.readSeq ?? 0)
+        return max(receivedSeqs[key] ?? 0, stored(key)?.readSeq ?? 0)
     }
 
     public func loadReceived(_ user: UserID, _ channel: ChannelID, _ seq: UInt64) { receivedSeqs[Key(user, channel)] = seq }
@@ -194,7 +224,7 @@ public final class ReadPositions {
 
     public func addMention(_ user: UserID, _ channel: ChannelID, seq: UInt64, time: UInt64) {
         let key = Key(user, channel)
-        guard seq > (positions[key]?.readSeq ?? 0) else { return }
+        guard seq > (stored(key)?.readSeq ?? 0) else { return }
         mentions[key, default: []].append((seq, time))
     }
 
@@ -202,32 +232,32 @@ public final class ReadPositions {
     /// replica (a gateway's, of its sessions' users) to hold the same.
     public func state(_ user: UserID, _ channel: ChannelID) -> PositionState {
         let key = Key(user, channel)
-        return PositionState(position: positions[key] ?? ReadPosition(), mentions: (mentions[key] ?? []).map { MentionMark(seq: $0.seq, time: $0.time) })
+        return PositionState(position: stored(key) ?? ReadPosition(), mentions: (mentions[key] ?? []).map { MentionMark(seq: $0.seq, time: $0.time) })
     }
 
     /// Takes a replica's copy of `user`'s state in `channel` (never persisted from here).
     public func replace(_ user: UserID, _ channel: ChannelID, with state: PositionState) {
         let key = Key(user, channel)
-        positions[key] = state.position
+        entries.change(key, default: Entry(position: state.position)) { $0.position = state.position }
         mentions[key] = state.mentions.isEmpty ? nil : state.mentions.map { (seq: $0.seq, time: $0.time) }
     }
 
     /// Forgets a user's state in a channel (left the server, channel deleted).
     public func forget(_ user: UserID, _ channel: ChannelID) {
-        positions.removeValue(forKey: Key(user, channel))
+        entries.removeValue(forKey: Key(user, channel))
         mentions.removeValue(forKey: Key(user, channel))
     }
 
     /// Forgets every user's state in a deleted channel (rare: a walk over all positions).
     public func forgetChannel(_ channel: ChannelID) {
-        positions = positions.filter { $0.key.channel != channel }
+        entries = entries.filter { $0.key.channel != channel }
         mentions = mentions.filter { $0.key.channel != channel }
-        dirty = dirty.filter { $0.channel != channel }
+        dirty.removeAll { $0.channel == channel }
     }
 
     public func unread(_ user: UserID, channel: ChannelRecord, now: UInt64, displayCap: UInt64, mentionWindowMs: UInt64) -> UnreadState {
         let key = Key(user, channel.id)
-        let p = positions[key] ?? ReadPosition()
+        let p = stored(key) ?? ReadPosition()
         let floor = now > mentionWindowMs ? now - mentionWindowMs : 0
         // Most channels have no pending mentions at all: skip the second lookup then.
         let mentioned = mentions.isEmpty ? 0 : mentions[key]?.reduce(0) {
@@ -241,14 +271,23 @@ public final class ReadPositions {
 
     /// The positions changed since the last call, to write in one job.
     public func takeDirty() -> [(Key, ReadPosition)] {
-        defer { dirty.removeAll() }
-        return dirty.compactMap { k in positions[k].map { (k, $0) } }
+        defer { dirty.removeAll(keepingCapacity: true) }
+        return dirty.compactMap { k in
+            var taken: ReadPosition?
+            // A key listed twice (forgotten and made again in between) is taken once.
+            _ = entries.change(k) { e in
+                guard e.dirty else { return }
+                e.dirty = false
+                taken = e.position
+            }
+            return taken.map { (k, $0) }
+        }
     }
 
     /// Positions taken to write whose commit failed: the next take writes them
     /// again (as they are then), so memory and disk meet once the disk takes writes.
     public func unwritten(_ keys: [Key], received: [Key]) {
-        dirty.formUnion(keys)
+        for k in keys where markDirty(k) { dirty.append(k) }
         dirtyReceived.formUnion(received)
     }
 

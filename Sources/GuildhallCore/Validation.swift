@@ -43,7 +43,7 @@ extension Validation {
                                maxBodyBytes: Int, maxMentions: Int, files: [UInt64] = [], maxFiles: Int = 0) throws(Failure) {
         if case .text(let t) = content, t.isEmpty, files.isEmpty { throw .badRequest("message text must not be empty") }
         if files.count > maxFiles { throw Failure(.tooLarge, "\(files.count) files; the limit is \(maxFiles) (files-per-message)") }
-        if Set(files).count != files.count { throw .badRequest("a message names each file once") }
+        if files.count > 1, Set(files).count != files.count { throw .badRequest("a message names each file once") }
         if case .custom(let type, _) = content {
             if type.isEmpty { throw .badRequest("custom body type must not be empty") }
             if type.utf8.count > Limits.maxCustomTypeLength {

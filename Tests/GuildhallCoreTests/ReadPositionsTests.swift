@@ -60,6 +60,35 @@ import Testing
         #expect(first.count == 2 && second.isEmpty)
     }
 
+    /// Every move between two takes is written once, as it stands at the take; a
+    /// position already written (`written:`) is not taken again for that move.
+    @Test func eachChangedPositionIsTakenOnceAsItStands() {
+        let p = ReadPositions()
+        let before = p.readUp("bob", 10, to: 3, now: 1)
+        p.markRead("bob", 10, upTo: 7, now: 2)
+        p.touch("bob", 10, now: 9)
+        p.markRead("carol", 10, upTo: 4, now: 3, written: true)
+        #expect(before == 0 && p.readUp("bob", 10, to: 5, now: 4) == 7)
+        let taken = p.takeDirty()
+        #expect(taken.count == 1 && taken.first?.1 == ReadPosition(readSeq: 7, ackTime: 2, activity: 9))
+        // Forgotten and made again before the take: one row, the new one.
+        p.markRead("bob", 11, upTo: 2, now: 5)
+        p.forget("bob", 11)
+        p.markRead("bob", 11, upTo: 1, now: 6)
+        #expect(p.takeDirty().map(\.1.readSeq) == [1])
+    }
+
+    /// A take whose commit failed is taken again, with what changed since.
+    @Test func unwrittenPositionsAreTakenAgain() {
+        let p = ReadPositions()
+        p.markRead("bob", 10, upTo: 3, now: 1)
+        let failed = p.takeDirty()
+        p.markRead("bob", 10, upTo: 4, now: 2)
+        p.unwritten(failed.map(\.0), received: [])
+        #expect(p.takeDirty().map(\.1.readSeq) == [4])
+        #expect(p.takeDirty().isEmpty)
+    }
+
     /// A replica's copy of a user's state counts exactly what the positions count.
     @Test func aReplicatedStateCountsTheSameUnreadNumbers() {
         let positions = ReadPositions()

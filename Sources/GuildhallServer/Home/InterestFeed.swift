@@ -19,6 +19,13 @@ final class InterestFeed: HomePart {
     /// large one costs no update. Before such a server's next delivery to
     /// its members (it turned small) they are told all of them again.
     private var memberStatesUntold: Set<ServerID> = []
+    /// Per (user, channel), the user's sessions holding the channel's message
+    /// subscription; per (user, server), the user's sessions that are online
+    /// members of it. Both as the gateways were told: a moved position
+    /// (every send moves its sender's) asks these first, in one look-up
+    /// each, whether any gateway keeps it.
+    private var holdingSessions: [ReadPositions.Key: Int] = [:]
+    private var memberSessions: [ReadPositions.Key: Int] = [:]
 
     init(services: HomeServices) { self.services = services }
 
@@ -31,6 +38,7 @@ final class InterestFeed: HomePart {
             perLoop[loop, default: 0] += c.member ? 1 : -1
             if perLoop[loop]! <= 0 { perLoop.removeValue(forKey: loop) }
             memberCounts[c.server] = perLoop.isEmpty ? nil : perLoop
+            Self.count(&memberSessions, ReadPositions.Key(c.user, c.server), c.member)
             services.links.interest(.member(key: c.session, user: c.user, server: c.server, states: c.member ? states(of: c.user, in: c.server) : nil),
                                 to: loop, local: services.gateway)
         }
@@ -40,9 +48,15 @@ final class InterestFeed: HomePart {
             perLoop[loop, default: 0] += c.holds ? 1 : -1
             if perLoop[loop]! <= 0 { perLoop.removeValue(forKey: loop) }
             counts[c.target.channel] = perLoop.isEmpty ? nil : perLoop
+            Self.count(&holdingSessions, ReadPositions.Key(c.user, c.target.channel), c.holds)
             let state = c.holds ? positions.state(c.user, c.target.channel) : nil
             services.links.interest(.holds(key: c.session, user: c.user, channel: c.target.channel, state: state), to: loop, local: services.gateway)
         }
+    }
+
+    private static func count(_ sessions: inout [ReadPositions.Key: Int], _ key: ReadPositions.Key, _ up: Bool) {
+        let n = (sessions[key] ?? 0) + (up ? 1 : -1)
+        sessions[key] = n > 0 ? n : nil
     }
 
     /// Forgets guilds another node serves now without telling the gateways:
@@ -60,6 +74,8 @@ final class InterestFeed: HomePart {
             memberStatesUntold.remove(s)
         }
         for c in channels { counts.removeValue(forKey: c) }
+        holdingSessions = holdingSessions.filter { !channels.contains($0.key.channel) }
+        memberSessions = memberSessions.filter { !servers.contains($0.key.channel) }
     }
 
     /// Loops with sessions holding `channel`'s message subscription, and how many each.
@@ -67,18 +83,19 @@ final class InterestFeed: HomePart {
 
     /// `user`'s read position or mentions in `channel` moved: each gateway
     /// with a session of the user holding the channel gets the new state.
-    func positionMoved(_ user: UserID, _ channel: ChannelID) {
+    func positionMoved(_ user: UserID, _ channel: ChannelID, in server: ServerID) {
         // Asked on every send for its sender, who mostly holds nothing to tell: that is found first.
-        let sessions = registry.sessions(of: user)
-        guard !sessions.isEmpty, let server = directory.serverID(ofChannel: channel) else { return }
-        var toMembers = memberCounts[server] != nil
-        if toMembers, !directory.isSmall(server) {
-            memberStatesUntold.insert(server)
-            toMembers = false
+        var toMembers = false
+        if memberCounts[server] != nil {
+            if directory.isSmall(server) {
+                toMembers = memberSessions[ReadPositions.Key(user, server)] != nil
+            } else {
+                memberStatesUntold.insert(server)
+            }
         }
-        guard toMembers || counts[channel] != nil else { return }
+        guard toMembers || holdingSessions[ReadPositions.Key(user, channel)] != nil else { return }
         var told: [Int] = []
-        for s in sessions.values {
+        for s in registry.sessions(of: user).values {
             guard (toMembers && registry.isOnlineMember(s.key, of: server)) || book.level(of: s.key, in: channel) == .messages else { continue }
             let loop = services.links.place(ofSession: s.key)
             guard !told.contains(loop) else { continue }

@@ -90,7 +90,7 @@ extension Home {
                 for channel in directory.channelIDs(of: server) {
                     guard let c = directory.channel(channel) else { continue }
                     positions.markRead(user, channel, upTo: c.lastSeq, now: now)
-                    interest.positionMoved(user, channel)
+                    interest.positionMoved(user, channel, in: server)
                 }
                 // Its auto-mode sessions take the server's subscriptions, it and the online members
                 // see each other's presence (a small server), and its profile is copied onto its record.

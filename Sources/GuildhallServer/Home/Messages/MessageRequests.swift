@@ -142,15 +142,15 @@ extension Home {
         let now = now()
         // The sender has read up to its own message (a webhook is no reader); a mention counts for the mentioned.
         if record.webhook == nil {
-            let before = positions.position(record.sender, record.channelID).readSeq
-            positions.markRead(record.sender, record.channelID, upTo: record.seq, now: now)
-            interest.positionMoved(record.sender, record.channelID)
+            let before = positions.readUp(record.sender, record.channelID, to: record.seq, now: now)
+            interest.positionMoved(record.sender, record.channelID, in: record.serverID)
             subscriptions.touchActivity(record.sender, record.channelID, now: now, alreadyRecorded: true)
             if before + 1 < record.seq { reading.readMoved(record.sender, record.channelID, except: s.key) }
         }
-        for user in Set(record.mentions) where user != record.sender {
+        // (Most sends mention nobody: no set made for them.)
+        for user in record.mentions.isEmpty ? [] : Set(record.mentions) where user != record.sender {
             positions.addMention(user, record.channelID, seq: record.seq, time: record.sentTime)
-            interest.positionMoved(user, record.channelID)
+            interest.positionMoved(user, record.channelID, in: record.serverID)
         }
         if typing.board.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typing.typersChanged(c, by: record.sender) }
         // Encoded once for the answer, the waiting resends and the live event

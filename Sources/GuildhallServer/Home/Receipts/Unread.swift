@@ -42,13 +42,11 @@ extension Reading {
     /// A mark-read, once stored (`StateChange.readMarked`): the position
     /// moves, and the user's other sessions (`origin` marked it) hear of it.
     func marked(_ user: UserID, _ channel: ChannelID, upTo seq: UInt64, now: UInt64, origin: SessionKey) {
-        let before = positions.position(user, channel).readSeq
-        positions.markRead(user, channel, upTo: seq, now: now, written: true)
-        interest.positionMoved(user, channel)
+        let before = positions.readUp(user, channel, to: seq, now: now, written: true)
+        if let server = directory.serverID(ofChannel: channel) { interest.positionMoved(user, channel, in: server) }
         subscriptions.touchActivity(user, channel, now: now, alreadyRecorded: true)
         readMoved(user, channel, except: origin)
-        let after = positions.position(user, channel).readSeq
-        if after > before { owe(received: .upTo(after, in: channel, read: true), of: user, except: origin) }
+        if seq > before { owe(received: .upTo(seq, in: channel, read: true), of: user, except: origin) }
     }
 
     func markRead(_ r: GHMarkRead, id: UInt64, from s: HomeSession) {

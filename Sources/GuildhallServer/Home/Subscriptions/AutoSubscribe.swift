@@ -85,7 +85,8 @@ extension Subscriptions {
     /// Records activity in a channel; in auto mode the user's home moves it up the ladder.
     func touchActivity(_ user: UserID, _ channel: ChannelID, now: UInt64, alreadyRecorded: Bool = false) {
         if !alreadyRecorded { positions.touch(user, channel, now: now) }
-        guard autoLevels[user] != nil, directory.channel(channel) != nil else { return }
+        // Every send touches its sender's: no hash of the user's id while nobody here is in auto mode.
+        guard !autoLevels.isEmpty, autoLevels[user] != nil, directory.channel(channel) != nil else { return }
         send(.autoTouch(user: user, channel: channel, activity: positions.position(user, channel).activity), toHomeOf: user)
     }
 
