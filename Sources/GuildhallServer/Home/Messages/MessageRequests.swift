@@ -66,7 +66,7 @@ extension Home {
             // view, as for one that does not exist; the channel is read once after it.
             if r.webhook == nil { try services.requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s) }
             guard let channel = directory.channel(r.channelID) else { throw Failure.notFound("channel \(r.channelID) not found") }
-            if r.webhook == nil { try moderation.requireMaySend(s.user, in: channel) }
+            if r.webhook == nil { try moderation.requireMaySend(s.user, in: channel, at: now) }
             if r.needReceipt { try groupReceipts.checkReceiptsAllowed(in: channel.serverID, by: s.user) }
             if r.references == nil, r.replyTo != 0 || r.threadRoot != 0 {
                 // The messages it refers to are read first; then the send goes on as any other.
