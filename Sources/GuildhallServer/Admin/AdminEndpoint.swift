@@ -197,7 +197,7 @@ final class AdminEndpoint {
         let defaults = Settings()
         for spec in Settings.specs {
             let value = ["secret", "admin-token", "s3-secret-key"].contains(spec.key) ? (spec.get(s).isEmpty ? "" : "(set)") : spec.get(s)
-            table[spec.key] = ["value": value, "default": spec.key == "loops" ? "one per core" : spec.get(defaults), "live": spec.live,
+            table[spec.key] = ["value": value, "default": spec.key == "loops" ? Settings.defaultLoopsText : spec.get(defaults), "live": spec.live,
                                "source": s.sources[spec.key] ?? "default"] as [String: Any]
         }
         return table

@@ -42,8 +42,14 @@ public struct Settings: Sendable, Equatable {
     public var tlsAdmin = "off"
     public var tokenKeysFile = ""
     public var nodeID = 0
-    /// One per core by default (docs/architecture.md).
-    public var loops = max(1, min(64, ProcessInfo.processInfo.activeProcessorCount))
+    public var loops = Settings.defaultLoops
+    /// One per core but one, at least one (docs/architecture.md): under
+    /// load the store's writer and the kernel's socket work take about a core,
+    /// and a loop sharing its core with them lost more than it added: on two
+    /// cores one loop outran two in every shape of the yardstick (docs/performance.md).
+    public static let defaultLoops = max(1, min(64, ProcessInfo.processInfo.activeProcessorCount - 1))
+    /// How the reference and the admin endpoint show that default (it depends on the machine).
+    static let defaultLoopsText = "one per core but one, at least one"
     public var logLevel = "info"
     public var logFormat = "logfmt"
     public var synchronous = "NORMAL"
@@ -248,7 +254,7 @@ extension Settings {
         live(text("token-keys-file", "A file holding token-keys (a JWKS); read at start and again on SIGHUP, so keys rotate without a restart.",
                   \.tokenKeysFile)),
         int("node-id", "This node's id (0-1023), part of every message UID.", \.nodeID, 0...1023),
-        int("loops", "Event loops, each on a thread of its own accepting client connections and homing the guilds and users placed on it by id (default: one per core).",
+        int("loops", "Event loops, each on a thread of its own accepting client connections and homing the guilds and users placed on it by id (default: one per core but one, at least one).",
             \.loops, 1...64),
         choice("log-level", "Least severe log level written: debug, info, warn, error.", \.logLevel, ["debug", "info", "warn", "error"]),
         choice("log-format", "Log lines on stderr: logfmt (time=… level=… msg=… key=value) or json (one object a line).", \.logFormat,

@@ -31,7 +31,7 @@ extension Settings {
 
         """
         for spec in specs {
-            let value = spec.key == "loops" ? "one per core" : spec.get(defaults)
+            let value = spec.key == "loops" ? Settings.defaultLoopsText : spec.get(defaults)
             let shown = value.isEmpty ? "empty" : "`\(value)`"
             out += "| `\(spec.key)` | `\(spec.environmentName)` | \(shown) | \(spec.live ? "live" : "") | \(cell(spec.doc)) |\n"
         }
