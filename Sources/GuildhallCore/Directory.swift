@@ -159,7 +159,7 @@ public final class Directory {
     // MARK: Helpers
 
     static func serverNotFound(_ id: ServerID) -> Failure { .notFound("server \(id) not found") }
-    static func channelNotFound(_ id: ChannelID) -> Failure { .notFound("channel \(id) not found") }
+    public static func channelNotFound(_ id: ChannelID) -> Failure { .notFound("channel \(id) not found") }
 
 
 }

@@ -59,11 +59,24 @@ extension Directory {
             guard let p = permissions(of: user, in: id) else { throw Self.serverNotFound(id) }
             granted = p
         case .channel(let id):
-            guard let server = serverID(ofChannel: id), let p = permissions(of: user, in: server, channel: id), p.contains(.viewChannel) else {
-                throw Self.channelNotFound(id)
-            }
-            granted = p
+            guard let server = serverID(ofChannel: id) else { throw Self.channelNotFound(id) }
+            granted = try viewing(id, in: server, by: user)
         }
+        try Self.require(needed, granted: granted, at: scope)
+    }
+
+    /// `require` at `channel`'s scope, with the record already read (a send reads it first: no second look-up of the channel).
+    public func require(_ needed: Permission, of user: UserID, in channel: ChannelRecord) throws(Failure) {
+        try Self.require(needed, granted: viewing(channel.id, in: channel.serverID, by: user), at: .channel(channel.id))
+    }
+
+    /// What `user` holds in a channel it may view; 404 when it may not.
+    private func viewing(_ channel: ChannelID, in server: ServerID, by user: UserID) throws(Failure) -> Permission {
+        guard let p = permissions(of: user, in: server, channel: channel), p.contains(.viewChannel) else { throw Self.channelNotFound(channel) }
+        return p
+    }
+
+    private static func require(_ needed: Permission, granted: Permission, at scope: PermissionScope) throws(Failure) {
         let missing = needed.subtracting(granted)
         guard missing.isEmpty else {
             let place = switch scope {

@@ -109,6 +109,12 @@ final class HomeServices {
         try directory.require(needed, of: s.user, at: scope)
     }
 
+    /// `requirePermission` in a channel whose record the caller read.
+    func requirePermission(_ needed: Permission, in channel: ChannelRecord, for s: HomeSession) throws(Failure) {
+        if !s.guestOf.isEmpty, s.guestOf.contains(channel.serverID) { throw Failure.forbidden("guests are read-only in server \(channel.serverID)") }
+        try directory.require(needed, of: s.user, in: channel)
+    }
+
     /// A channel the session may read: its guest view, or as a member sees it.
     func readableChannel(_ id: ChannelID, for s: HomeSession) throws(Failure) -> ChannelRecord {
         if let c = directory.channel(id), s.guestOf.contains(c.serverID) { return try directory.guestChannel(id) }

@@ -62,10 +62,10 @@ extension Home {
                 }
             }
             let now = now()
-            // The permission check answers 404 for a channel the sender may not
-            // view, as for one that does not exist; the channel is read once after it.
-            if r.webhook == nil { try services.requirePermission(r.permissionsNeeded, at: .channel(r.channelID), for: s) }
-            guard let channel = directory.channel(r.channelID) else { throw Failure.notFound("channel \(r.channelID) not found") }
+            // Read once, first; the permission check answers 404 for a channel the
+            // sender may not view, as for one that does not exist.
+            guard let channel = directory.channel(r.channelID) else { throw Directory.channelNotFound(r.channelID) }
+            if r.webhook == nil { try services.requirePermission(r.permissionsNeeded, in: channel, for: s) }
             if r.webhook == nil { try moderation.requireMaySend(s.user, in: channel, at: now) }
             if r.needReceipt { try groupReceipts.checkReceiptsAllowed(in: channel.serverID, by: s.user) }
             if r.references == nil, r.replyTo != 0 || r.threadRoot != 0 {
