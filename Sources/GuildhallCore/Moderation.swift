@@ -33,11 +33,9 @@ public enum ModerationRules {
 
 extension Directory {
     /// Until when `user` is timed out in `server` at `now`; nil when not.
-    /// Whether anyone is timed out in any server (a send asks before reading the clock).
-    public var hasTimeouts: Bool { !timeouts.isEmpty }
-
-    public func timedOut(_ user: UserID, in server: ServerID, at now: UInt64) -> UInt64? {
-        guard !timeouts.isEmpty, let until = timeouts[server]?[user], until > now else { return nil }
+    /// `now` is read only for a user with a timeout (every send asks this).
+    public func timedOut(_ user: UserID, in server: ServerID, at now: @autoclosure () -> UInt64) -> UInt64? {
+        guard !timeouts.isEmpty, let until = timeouts[server]?[user], until > now() else { return nil }
         return until
     }
 

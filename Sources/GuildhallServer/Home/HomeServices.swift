@@ -105,14 +105,18 @@ final class HomeServices {
         case .server(let id): id
         case .channel(let id): directory.serverID(ofChannel: id)
         }
-        if let server, s.guestOf.contains(server) { throw Failure.forbidden("guests are read-only in server \(server)") }
+        if let server { try Self.requireNotGuest(s, in: server) }
         try directory.require(needed, of: s.user, at: scope)
     }
 
     /// `requirePermission` in a channel whose record the caller read.
     func requirePermission(_ needed: Permission, in channel: ChannelRecord, for s: HomeSession) throws(Failure) {
-        if !s.guestOf.isEmpty, s.guestOf.contains(channel.serverID) { throw Failure.forbidden("guests are read-only in server \(channel.serverID)") }
+        try Self.requireNotGuest(s, in: channel.serverID)
         try directory.require(needed, of: s.user, in: channel)
+    }
+
+    private static func requireNotGuest(_ s: HomeSession, in server: ServerID) throws(Failure) {
+        if !s.guestOf.isEmpty, s.guestOf.contains(server) { throw Failure.forbidden("guests are read-only in server \(server)") }
     }
 
     /// A channel the session may read: its guest view, or as a member sees it.
