@@ -162,7 +162,7 @@ final class ConnectionSession {
                 if client.holdsForFill(m, e) { return }
                 guard client.noteDelivered(m) else { return }
             }
-            let unread: GHUnreadInfo? = e.hasUnread ? e.unread : nil
+            let unread = e.messageUnread
             client.notify {
                 $0.onMessage(m, unread: unread)
                 $0.onMessage(m, left: Int(e.left), offline: e.offline, hasPackage: e.morePackages)
@@ -187,7 +187,7 @@ final class ConnectionSession {
             }
         case .directReceipt(let d)?: dispatchDirectReceipt(d)
         case .messageUpdate(let u)?:
-            let unread: GHUnreadInfo? = e.hasUnread ? e.unread : nil
+            let unread = e.messageUnread
             client.notify { $0.onMessageUpdated(u, unread: unread) }
         case .presence(let p)?: client.notify { $0.onPresence(p.presences) }
         case .memberList(let u)?: client.notify { $0.onMemberListUpdate(u) }

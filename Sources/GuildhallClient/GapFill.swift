@@ -80,7 +80,7 @@ extension GuildhallClient {
                         await fetch(g.channelID, from: seen + 1, through: e.message.seq - 1)
                     }
                     guard noteDelivered(e.message) else { continue }
-                    let unread: GHUnreadInfo? = e.hasUnread ? e.unread : nil
+                    let unread = e.messageUnread
                     notify {
                         $0.onMessage(e.message, unread: unread)
                         $0.onMessage(e.message, left: Int(e.left), offline: e.offline, hasPackage: e.morePackages)

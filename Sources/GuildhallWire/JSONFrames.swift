@@ -29,9 +29,13 @@ public enum JSONFrames {
     public struct SharedEvent: Sendable {
         /// The event's fields but seq, cursor and unread, without braces ("" if none).
         public let body: [UInt8]
-        /// The shared unread info's fields without braces and without the
-        /// recipient's own numbers; nil when the event has no unread info.
-        let unreadBody: [UInt8]?
+        /// Whether the shared event has unread info of its own (else only a
+        /// recipient's trailer gives it some).
+        let sharesUnread: Bool
+        /// The unread info's fields without braces and without the recipient's
+        /// own numbers, with what a message event leaves to its message filled in
+        /// (`GHEvent.messageUnread`), for wherever the event has unread info.
+        let unreadBody: [UInt8]
         /// The shared unread numbers a recipient's own replace when not zero
         /// (as protobuf's merge does), and the shared cursor.
         let unread: FrameEncoding.RecipientUnread
@@ -42,13 +46,9 @@ public enum JSONFrames {
             cursor = event.cursor
             unread = FrameEncoding.RecipientUnread(unreadCount: event.unread.unreadCount, mentionedCount: event.unread.mentionedCount,
                                                    ackTimestamp: event.unread.ackTimestamp, readSeq: event.unread.readSeq)
-            if event.hasUnread {
-                var u = event.unread
-                u.unreadCount = 0; u.mentionedCount = 0; u.ackTimestamp = 0; u.readSeq = 0
-                unreadBody = Self.fields(of: u)
-            } else {
-                unreadBody = nil
-            }
+            sharesUnread = event.hasUnread
+            event.unread.unreadCount = 0; event.unread.mentionedCount = 0; event.unread.ackTimestamp = 0; event.unread.readSeq = 0
+            unreadBody = event.messageUnread.map { Self.fields(of: $0) } ?? []
             event.clearUnread()
             event.seq = 0
             event.cursor = 0
@@ -62,7 +62,7 @@ public enum JSONFrames {
         }
 
         /// The most bytes `head` writes for this event.
-        public var maxHeadBytes: Int { 256 + (unreadBody?.count ?? 0) }
+        public var maxHeadBytes: Int { 256 + unreadBody.count }
     }
 
     /// Writes one recipient's start of the event's text at `p` (at least
@@ -73,7 +73,7 @@ public enum JSONFrames {
         var w = Writer(p.assumingMemoryBound(to: UInt8.self))
         w.put("{\"event\":{\"seq\":")
         w.number(seq)
-        if shared.unreadBody != nil || unread != nil {
+        if shared.sharesUnread || unread != nil {
             let own = unread
             w.put(",\"unread\":{")
             var first = true
@@ -89,9 +89,9 @@ public enum JSONFrames {
             field("\"mentionedCount\":", own?.mentionedCount, shared.unread.mentionedCount)
             field("\"ackTimestamp\":", own?.ackTimestamp, shared.unread.ackTimestamp)
             field("\"readSeq\":", own?.readSeq, shared.unread.readSeq)
-            if let rest = shared.unreadBody, !rest.isEmpty {
+            if !shared.unreadBody.isEmpty {
                 if !first { w.put(",") }
-                w.put(rest)
+                w.put(shared.unreadBody)
             }
             w.put("}")
         }

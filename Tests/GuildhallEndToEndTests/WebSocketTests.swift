@@ -145,8 +145,10 @@ final class WebSocketPeer {
         let event = try #require(bob.nextMessageEvent(), "bob hears alice over WebSocket")
         let heard = event.message
         #expect(heard.uid == fromTCP.uid && heard.body.text == "hello over TCP")
-        // The recipient's own part (seq, unread numbers) arrives with the shared message in either encoding.
-        #expect(event.seq > 0 && event.unread.channelID == channel.channelID && event.unread.unreadCount == 1, "\(event)")
+        // The recipient's own part (seq, unread numbers) arrives with the shared message in either encoding;
+        // JSON carries the channel in its unread info, binary leaves it to the message.
+        #expect(event.seq > 0 && event.messageUnread?.channelID == channel.channelID && event.unread.unreadCount == 1, "\(event)")
+        #expect(event.unread.channelID == (json ? channel.channelID : 0))
 
         var send = GHRequest()
         send.id = 3

@@ -16,13 +16,16 @@ import Testing
         return Array(head[..<n]) + shared.body + JSONFrames.tail
     }
 
-    /// What a binary session decodes for the same.
+    /// What a binary session reads for the same: the frame it decodes, with
+    /// a message's unread info as the SDK completes it (`messageUnread`).
     static func binaryFrame(_ frame: GHFrame, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64) throws -> GHFrame {
         var bytes = FrameEncoding.payload(frame)
         var trailer = [UInt8](repeating: 0, count: FrameEncoding.maxTrailerBytes)
         let n = trailer.withUnsafeMutableBytes { FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: $0.baseAddress!) }
         bytes += trailer[..<n]
-        return try GHFrame(serializedBytes: bytes)
+        var read = try GHFrame(serializedBytes: bytes)
+        if let whole = read.event.messageUnread { read.event.unread = whole }
+        return read
     }
 
     static var message: GHFrame {

@@ -28,16 +28,31 @@ struct RequestDurations {
     }
 
     typealias Snapshot = [String: Figures]
-    private(set) var byKind: Snapshot = [:]
+    /// Each kind's figures, in the order first seen, and where each kind is.
+    private var figures: [Figures] = []
+    private var kinds: [String] = []
+    private var place: [String: Int] = [:]
+    /// The kind recorded last: a run of one kind (a publisher's sends) is
+    /// counted without hashing its name each time.
+    private var last = -1
+
+    var byKind: Snapshot { Dictionary(uniqueKeysWithValues: zip(kinds, figures)) }
 
     mutating func record(_ kind: String, seconds: Double) {
         let bucket = Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count
-        // One look-up, in place (DictionaryChange.swift): this runs for every answered request.
-        byKind.change(kind, default: Figures()) { f in
-            f.buckets[bucket] += 1
-            f.sum += seconds
-            f.count += 1
+        if last < 0 || kinds[last] != kind {
+            if let i = place[kind] {
+                last = i
+            } else {
+                last = kinds.count
+                place[kind] = last
+                kinds.append(kind)
+                figures.append(Figures())
+            }
         }
+        figures[last].buckets[bucket] += 1
+        figures[last].sum += seconds
+        figures[last].count += 1
     }
 
     /// The loops' snapshots added up, as a histogram family in the text format.
@@ -68,30 +83,45 @@ extension GHRequest.OneOf_Body {
 }
 
 /// A session's requests read and not answered yet: each one's kind and when
-/// it was read. Bounded: past `cap` requests waiting, more go untimed.
+/// it was read, in the order read. Answers mostly come in that order, so
+/// the oldest is looked at first and taken from the front; an answer out of
+/// order is looked for behind it. Bounded: past `cap` requests waiting, more
+/// go untimed.
 struct UnansweredRequests {
     private struct Started {
+        let id: UInt64
         let kind: String
         let at: UInt64
     }
 
-    private var started: [UInt64: Started] = [:]
+    /// Entries before `head` are answered (taken from the front without moving the rest).
+    private var started: [Started] = []
+    private var head = 0
     static let cap = 1024
 
     /// Request `id`, of `kind`, was read now.
     mutating func read(_ id: UInt64, _ kind: String) {
-        guard started.count < Self.cap else { return }
-        started[id] = Started(kind: kind, at: Self.now())
+        guard started.count - head < Self.cap else { return }
+        started.append(Started(id: id, kind: kind, at: Self.now()))
     }
 
     /// Request `id` is answered: its kind and how long it took, if it was timed.
     mutating func answered(_ id: UInt64) -> (kind: String, seconds: Double)? {
-        guard !started.isEmpty, let s = started.removeValue(forKey: id) else { return nil }
+        guard let i = started[head...].firstIndex(where: { $0.id == id }) else { return nil }
+        let s = started[i]
+        if i == head { head += 1 } else { started.remove(at: i) }
+        if head == started.count {
+            started.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64, head * 2 >= started.count {
+            started.removeFirst(head)
+            head = 0
+        }
         return (s.kind, Double(Self.now() &- s.at) / 1e9)
     }
 
     /// Whether an answer could be one of these (saves reading an encoded answer's id).
-    var isEmpty: Bool { started.isEmpty }
+    var isEmpty: Bool { head == started.count }
 
     private static func now() -> UInt64 {
         var ts = timespec()

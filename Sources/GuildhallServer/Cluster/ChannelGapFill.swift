@@ -79,8 +79,8 @@ extension Home {
 
     /// `m` as its live fan-out sent it (to the audience the channel has now).
     private func replayEvent(_ m: MessageRecord, in channel: ChannelRecord) -> ChannelEvent {
-        let header = MessageWire.UnreadHeader(serverID: channel.serverID, channelID: channel.id, maxCount: UInt64(settings.unreadDisplayCap),
-                                              lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
+        let header = MessageWire.UnreadHeader.ofMessage(seq: m.seq, sentTime: m.sentTime, maxCount: UInt64(settings.unreadDisplayCap),
+                                                        lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
         let bytes = (try? GHChannelMessage(m).serializedBytes() as [UInt8]) ?? []
         let toMembers = directory.isSmall(channel.serverID)
         return ChannelEvent(payload: SharedBytes(MessageWire.event(message: bytes, unread: header, field: WireField.Event.message)),

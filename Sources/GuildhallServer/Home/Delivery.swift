@@ -26,9 +26,12 @@ extension Home {
         var encoded: SharedBytes?
         func payload() -> SharedBytes {
             if let encoded { return encoded }
-            let header = MessageWire.UnreadHeader(serverID: channel.serverID, channelID: channel.id,
-                                                    maxCount: UInt64(settings.unreadDisplayCap),
-                                                    lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
+            let maxCount = UInt64(settings.unreadDisplayCap)
+            let header = update
+                ? MessageWire.UnreadHeader(serverID: channel.serverID, channelID: channel.id, maxCount: maxCount,
+                                           lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
+                : .ofMessage(seq: record.seq, sentTime: record.sentTime, maxCount: maxCount,
+                             lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
             let event = MessageWire.SharedEvent(message: message, unread: header, field: field)
             let bytes = SharedBytes(count: event.size) { event.write(into: $0) }
             encoded = bytes

@@ -7233,6 +7233,10 @@ public nonisolated struct GHEvent: @unchecked Sendable {
 
   /// With `message`: the recipient's own unread info for that channel after
   /// the message, so a client never has to fetch it. Absent for guests.
+  /// What the message itself says is left out (zero): `server_id` and
+  /// `channel_id` are the message's, `last_msg_time` its `sent_time` and
+  /// `last_seq` its `seq` (the SDK's `GHEvent.messageUnread` fills them in;
+  /// the JSON encoding has them filled in already).
   public var unread: GHUnreadInfo {
     get {_storage._unread ?? GHUnreadInfo()}
     set {_uniqueStorage()._unread = newValue}

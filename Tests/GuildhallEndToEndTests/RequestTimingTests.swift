@@ -1,0 +1,50 @@
+// The request timing behind guildhall_request_duration_seconds: a session's
+// unanswered requests matched to their answers in any order, and the loop's
+// figures by kind. Socket-free: the types are driven directly.
+
+import Testing
+@testable import GuildhallServer
+
+struct RequestTimingTests {
+    @Test func answersAreMatchedToTheirRequestsInAnyOrder() {
+        var waiting = UnansweredRequests()
+        #expect(waiting.isEmpty)
+        waiting.read(1, "send_message")
+        waiting.read(2, "get_messages")
+        waiting.read(3, "send_message")
+        #expect(!waiting.isEmpty)
+        #expect(waiting.answered(2)?.kind == "get_messages")
+        #expect(waiting.answered(2) == nil, "an answer is timed once")
+        #expect(waiting.answered(9) == nil, "an id never read is not timed")
+        #expect(waiting.answered(1)?.kind == "send_message")
+        #expect(waiting.answered(3)?.kind == "send_message")
+        #expect(waiting.isEmpty)
+        #expect(waiting.answered(3) == nil)
+    }
+
+    @Test func pastTheCapMoreRequestsGoUntimedUntilAnswersMakeRoom() {
+        var waiting = UnansweredRequests()
+        for id in 1...UInt64(UnansweredRequests.cap + 10) { waiting.read(id, "send_message") }
+        #expect(waiting.answered(UInt64(UnansweredRequests.cap) + 1) == nil, "read past the cap: untimed")
+        // Answered from the front, far past the point where the front is compacted.
+        for id in 1...UInt64(UnansweredRequests.cap) { #expect(waiting.answered(id) != nil) }
+        #expect(waiting.isEmpty)
+        waiting.read(5000, "login")
+        #expect(waiting.answered(5000)?.kind == "login")
+    }
+
+    @Test func figuresAreKeptByKind() {
+        var durations = RequestDurations()
+        durations.record("send_message", seconds: 0.0001)
+        durations.record("send_message", seconds: 0.003)
+        durations.record("login", seconds: 2)
+        durations.record("send_message", seconds: 10)
+        let figures = durations.byKind
+        #expect(figures.count == 2)
+        #expect(figures["send_message"]?.count == 3 && figures["login"]?.count == 1)
+        let buckets = figures["send_message"]?.buckets ?? []
+        #expect(buckets.first == 1 && buckets.last == 1, "\(buckets)")
+        #expect(buckets[RequestDurations.bounds.firstIndex(of: 0.005)!] == 1)
+        #expect(figures["login"]?.buckets[RequestDurations.bounds.firstIndex(of: 5)!] == 1)
+    }
+}
