@@ -45,6 +45,14 @@ struct Effects {
         self.reply = reply
         self.followUps = followUps
     }
+
+    /// A change that answers itself (a send): its writes, items and state changes, and its 503's message.
+    init(writes: [StoreWrite], addressed: [AddressedItem], changes: [StateChange], failure: String) {
+        self.writes = writes
+        self.addressed = addressed
+        self.changes = changes
+        self.failure = failure
+    }
 }
 
 /// A request's answer as its handler decides it: the result itself, or what

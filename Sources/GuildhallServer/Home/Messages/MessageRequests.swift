@@ -96,23 +96,24 @@ extension Home {
             record.webhook = r.webhook
             var threadWrites: [StoreWrite] = []
             if let refs = r.references { record.refer(refs, writes: &threadWrites) }
-            var effects = Effects(writes: threadWrites.isEmpty ? [.message(record)] : [.message(record)] + threadWrites)
+            var writes: [StoreWrite] = threadWrites.isEmpty ? [.message(record)] : [.message(record)] + threadWrites
+            var addressed: [AddressedItem] = []
             var mentioned = Set<UserID>()
             for user in r.mentions where user != s.user && directory.canView(user, channel) && mentioned.insert(user).inserted {
-                effects.addressed.append(AddressedItem(user: user, stored: .message(record.uid), live: .elsewhere))
+                addressed.append(AddressedItem(user: user, stored: .message(record.uid), live: .elsewhere))
             }
-            let mentionedInOrder = effects.addressed.map(\.user)
+            let mentionedInOrder = addressed.map(\.user)
             // Asking for receipts at send: the request and its items commit with the message.
             let receiptPlan = r.needReceipt ? groupReceipts.receiptRequestPlan(record) : nil
             if let receiptPlan {
-                effects.writes.append(receiptPlan.write)
-                effects.addressed += receiptPlan.addressed
+                writes.append(receiptPlan.write)
+                addressed += receiptPlan.addressed
             }
             let projected = publishers.publishing(s, bytes: content.size, recipients: audienceSize(channel))
-            effects.changes = [.messageSent(SentMessage(record: record, id: id, sender: s, projectedBytes: projected, mentioned: mentionedInOrder,
-                                                        receiptPlan: receiptPlan, attachmentIDs: r.attachmentIDs))]
-            effects.failure = Self.sendFailure
-            runner.carryOut(effects, answering: id, to: s)
+            let sent = SentMessage(record: record, id: id, sender: s, projectedBytes: projected, mentioned: mentionedInOrder,
+                                   receiptPlan: receiptPlan, attachmentIDs: r.attachmentIDs)
+            // Made in the call: a local `Effects` was copied into the runner (a retain and release of each of its parts).
+            runner.carryOut(Effects(writes: writes, addressed: addressed, changes: [.messageSent(sent)], failure: Self.sendFailure), answering: id, to: s)
             carriedOut = true
         }
     }
