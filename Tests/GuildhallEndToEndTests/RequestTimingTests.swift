@@ -22,6 +22,22 @@ struct RequestTimingTests {
         #expect(waiting.answered(3) == nil)
     }
 
+    @Test func idsAClientDidNotNumberInOrderAreMatchedToo() {
+        var waiting = UnansweredRequests()
+        for (id, kind) in [(5, "a"), (3, "b"), (9, "c"), (3, "d"), (7, "e")] { waiting.read(UInt64(id), kind) }
+        #expect(waiting.answered(9)?.kind == "c")
+        #expect(waiting.answered(3)?.kind == "b", "a repeated id answers the one read first")
+        #expect(waiting.answered(7)?.kind == "e")
+        #expect(waiting.answered(4) == nil)
+        #expect(waiting.answered(3)?.kind == "d")
+        #expect(waiting.answered(5)?.kind == "a")
+        #expect(waiting.isEmpty)
+        // Emptied, rising ids are found by search again, answered in any order.
+        for id in 10...20 { waiting.read(UInt64(id), "k\(id)") }
+        for id in [15, 10, 20, 11, 19, 12, 18, 13, 17, 14, 16] { #expect(waiting.answered(UInt64(id))?.kind == "k\(id)") }
+        #expect(waiting.isEmpty)
+    }
+
     @Test func pastTheCapMoreRequestsGoUntimedUntilAnswersMakeRoom() {
         var waiting = UnansweredRequests()
         for id in 1...UInt64(UnansweredRequests.cap + 10) { waiting.read(id, "send_message") }

@@ -84,9 +84,11 @@ extension GHRequest.OneOf_Body {
 
 /// A session's requests read and not answered yet: each one's kind and when
 /// it was read, in the order read. Answers mostly come in that order, so
-/// the oldest is looked at first and taken from the front; an answer out of
-/// order is looked for behind it. Bounded: past `cap` requests waiting, more
-/// go untimed.
+/// the oldest is looked at first and taken from the front. While the ids
+/// rise in the order read (as clients number their requests) another answer
+/// is looked for by binary search, and one past the newest (a request read
+/// past the cap, untimed) is known at once; otherwise it is looked for in
+/// order. Bounded: past `cap` requests waiting, more go untimed.
 struct UnansweredRequests {
     private struct Started {
         let id: UInt64
@@ -97,27 +99,45 @@ struct UnansweredRequests {
     /// Entries before `head` are answered (taken from the front without moving the rest).
     private var started: [Started] = []
     private var head = 0
+    /// Whether the waiting ids rise in the order read.
+    private var rising = true
     static let cap = 1024
 
     /// Request `id`, of `kind`, was read now.
     mutating func read(_ id: UInt64, _ kind: String) {
         guard started.count - head < Self.cap else { return }
+        if let last = started.last, head < started.count, id <= last.id { rising = false }
         started.append(Started(id: id, kind: kind, at: Self.now()))
     }
 
     /// Request `id` is answered: its kind and how long it took, if it was timed.
     mutating func answered(_ id: UInt64) -> (kind: String, seconds: Double)? {
-        guard let i = started[head...].firstIndex(where: { $0.id == id }) else { return nil }
+        guard head < started.count, let i = place(of: id) else { return nil }
         let s = started[i]
         if i == head { head += 1 } else { started.remove(at: i) }
         if head == started.count {
             started.removeAll(keepingCapacity: true)
             head = 0
+            rising = true
         } else if head >= 64, head * 2 >= started.count {
             started.removeFirst(head)
             head = 0
         }
         return (s.kind, Double(Self.now() &- s.at) / 1e9)
+    }
+
+    /// Where request `id` waits (`head < started.count`).
+    private func place(of id: UInt64) -> Int? {
+        if started[head].id == id { return head }
+        guard rising else { return started[head...].firstIndex { $0.id == id } }
+        guard id > started[head].id, id <= started[started.count - 1].id else { return nil }
+        var low = head + 1, high = started.count - 1
+        while low <= high {
+            let mid = (low + high) / 2
+            if started[mid].id == id { return mid }
+            if started[mid].id < id { low = mid + 1 } else { high = mid - 1 }
+        }
+        return nil
     }
 
     /// Whether an answer could be one of these (saves reading an encoded answer's id).
