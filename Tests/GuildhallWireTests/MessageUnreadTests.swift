@@ -63,10 +63,8 @@ import Testing
         let shared = MessageWire.event(message: try m.serializedBytes(),
                                        unread: .ofMessage(seq: m.seq, sentTime: m.sentTime, maxCount: 99, lastMessageTime: m.sentTime, lastSeq: m.seq))
         let own = FrameEncoding.RecipientUnread(unreadCount: 2, mentionedCount: 0, ackTimestamp: 0, readSeq: 39)
-        let rendering = shared.withUnsafeBytes { JSONFrames.SharedEvent(payload: $0) }
-        var head = [UInt8](repeating: 0, count: rendering.maxHeadBytes)
-        let n = head.withUnsafeMutableBytes { JSONFrames.head(rendering, seq: 9, unread: own, cursor: 0, into: $0.baseAddress!) }
-        let parsed = try GHFrame(jsonUTF8Bytes: Array(head[..<n]) + rendering.body + JSONFrames.tail).event
+        let text = JSONFramesTests.jsonText(try GHFrame(serializedBytes: shared), seq: 9, unread: own, cursor: 0)
+        let parsed = try GHFrame(jsonUTF8Bytes: text).event
         let binary = try Self.received(shared, unread: own)
         #expect(parsed.unread == binary.messageUnread)
         #expect(parsed.unread.serverID == m.serverID && parsed.unread.lastSeq == m.seq && parsed.unread.unreadCount == 2)

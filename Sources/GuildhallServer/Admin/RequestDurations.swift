@@ -106,7 +106,7 @@ struct UnansweredRequests {
     /// Request `id`, of `kind`, was read now.
     mutating func read(_ id: UInt64, _ kind: String) {
         guard started.count - head < Self.cap else { return }
-        if let last = started.last, head < started.count, id <= last.id { rising = false }
+        if let last = started.last, id <= last.id { rising = false }  // (the list is emptied once all are answered)
         started.append(Started(id: id, kind: kind, at: Self.now()))
     }
 

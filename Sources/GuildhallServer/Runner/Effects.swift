@@ -28,7 +28,8 @@ struct Effects {
     /// The slot whose turn this change holds: the next change there is decided once this one settled (ChangeTurns.swift).
     var turn: ChangeSlot?
     /// The 503's message when the commit fails.
-    var failure = "storage is unavailable; the change was not saved, retry later"
+    var failure = Effects.storageFailure
+    static let storageFailure = "storage is unavailable; the change was not saved, retry later"
     /// State changes as data, applied by the home once durable (with the
     /// inbox ord of each addressed item, in order), or let go when the commit fails.
     var changes: [StateChange] = []
@@ -39,17 +40,14 @@ struct Effects {
     /// devices), told once durable, after the notices.
     var deliveries: [Delivery] = []
 
-    init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: Reply? = nil, followUps: [FollowUp] = []) {
+    /// A change that answers itself (a send) gives its state `changes` and its 503's `failure` here:
+    /// made in the call that carries them out, the effects are not copied on the way.
+    init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: Reply? = nil, followUps: [FollowUp] = [],
+         changes: [StateChange] = [], failure: String = Effects.storageFailure) {
         self.writes = writes
         self.addressed = addressed
         self.reply = reply
         self.followUps = followUps
-    }
-
-    /// A change that answers itself (a send): its writes, items and state changes, and its 503's message.
-    init(writes: [StoreWrite], addressed: [AddressedItem], changes: [StateChange], failure: String) {
-        self.writes = writes
-        self.addressed = addressed
         self.changes = changes
         self.failure = failure
     }
