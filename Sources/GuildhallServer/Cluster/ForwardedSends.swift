@@ -83,7 +83,7 @@ extension GatewayRequests {
                 nextCarriedID += 1
                 forwardedSends[key]?.retryID = nextCarriedID
                 forwardedSends[key]?.orphanedAt = nil
-                routes.send(r, id: nextCarriedID, to: place, from: s)
+                routes.send([PendingSend(request: r, id: nextCarriedID)], to: place, from: s)
             } else if now >= orphanedAt + Self.orphanedSendMs {
                 forwardedSends.removeValue(forKey: key)
                 s.fail(key.id, Failure(.unavailable, "no node serves that channel now; retry"))

@@ -109,31 +109,48 @@ extension Gateway {
         guard !session.draining else { return }
         session.draining = true
         defer { session.draining = false }
+        // Plain sends read one after another go to their home together
+        // (SendRun.swift); anything else read, or the run's end, sends them on first.
+        var run = SendRun()
         while session.isOpen && session.detached == nil && session.readPauses.isEmpty {
             let payload: [UInt8]?
             do {
                 payload = try session.decoder.next()
             } catch {
-                guard case .frameTooLarge(let announced, let limit) = error else { return }
+                guard case .frameTooLarge(let announced, let limit) = error else { return send(&run, from: session) }
+                send(&run, from: session)
                 // Before login the close's own (rate-limited) line says it: strangers' floods cost one line per interval.
                 if session.isLoggedIn { log.warnRepeated("frame too large", ["peer": session.peer, "announced": announced, "limit": limit]) }
                 close(session, .frameTooLarge, "frame of \(announced) bytes is over the limit of \(limit)")
                 return
             }
-            guard let payload else { return }
-            handle(payload: payload, on: session)
+            guard let payload else { return send(&run, from: session) }
+            handle(payload: payload, on: session, run: &run)
         }
+        // (Every way the loop ends sent the run on already; this only keeps that true.)
+        send(&run, from: session)
     }
 
-    private func handle(payload: [UInt8], on session: Session) {
+    /// The run's sends to their channel's home, unless the session ended meanwhile.
+    private func send(_ run: inout SendRun, from session: Session) {
+        guard !run.isEmpty else { return }
+        let (sends, bytes) = run.take()
+        if session.isOpen { routes.sendMessages(sends, from: session, bytes: bytes) }
+    }
+
+    private func handle(payload: [UInt8], on session: Session, run: inout SendRun) {
         session.liveness.heard(at: loop.nowMillis)
-        if !session.isAwaitingLogin, let (id, send) = SendRequest.read(payload) {
-            guard withinRate(.message, id: id, on: session) else { return }
+        if !session.isAwaitingLogin, let (id, request) = SendRequest.read(payload) {
+            if !run.takes(request.channelID) { send(&run, from: session) }
+            // A refusal (or the close after too many) comes after the sends read before it.
+            guard withinRate(.message, id: id, on: session, first: { send(&run, from: session) }) else { return }
             requests.active(session)
             session.unanswered.read(id, "send_message")
-            routes.sendMessage(send, id: id, from: session, bytes: payload.count)
+            run.add(request, id: id, bytes: payload.count)
+            if run.isFull { send(&run, from: session) }
             return
         }
+        send(&run, from: session)
         let request: GHRequest
         do {
             let frame = try GHFrame(serializedBytes: payload)
@@ -167,7 +184,9 @@ extension Gateway {
             if rule.rate != .session { requests.active(session) }
             if rule.target != .gateway { session.unanswered.read(request.id, body.kindLabel) }
             if rule.target == .gateway, answer(body, id: request.id, on: session) { return }
-            if case .sendMessage(let r) = body { return routes.sendMessage(SendRequest(r), id: request.id, from: session, bytes: payload.count) }
+            if case .sendMessage(let r) = body {
+                return routes.sendMessages([PendingSend(request: SendRequest(r), id: request.id)], from: session, bytes: payload.count)
+            }
             requests.noteForCarry(body, of: session)
             routes.route(body, rule: rule, id: request.id, from: session, bytes: payload.count)
         }
@@ -281,8 +300,12 @@ extension Gateway {
 
     /// Takes one request of `rate` from the session's budget; false after
     /// answering it 429 or, when refusals keep coming, closing the session.
-    private func withinRate(_ rate: RateClass, id: UInt64, on s: Session) -> Bool {
-        switch s.budget.take(rate.index, rates: limits.rates, maxStrikes: settings.rateStrikes, now: loop.nowMillis) {
+    /// `first`: runs before a refusal is answered (sends read before it go on first).
+    private func withinRate(_ rate: RateClass, id: UInt64, on s: Session, first: () -> Void = {}) -> Bool {
+        let verdict = s.budget.take(rate.index, rates: limits.rates, maxStrikes: settings.rateStrikes, now: loop.nowMillis)
+        if case .allowed = verdict { return true }
+        first()
+        switch verdict {
         case .allowed:
             return true
         case .refused(let ms):

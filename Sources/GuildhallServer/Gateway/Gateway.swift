@@ -40,8 +40,8 @@ protocol GatewayHome: AnyObject {
     /// The newest seq of each of these channels this home holds and `user`
     /// may read, answered as the part `gid` (MissedChannels.swift).
     func channelTails(_ channels: [ChannelID], of user: UserID, gather gid: UInt64, session key: UInt64)
-    /// A send read straight from the frame (the hot path).
-    func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64)
+    /// Sends of one session to one channel, in the order read (SendRun.swift).
+    func sendMessages(_ sends: [PendingSend], session key: UInt64)
     /// The client acknowledged events: its acknowledged inbox position, and whether that finished the offline package in flight.
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool)
     /// The session's device received these channels' messages up to these seqs.

@@ -115,23 +115,27 @@ final class HomeRoutes {
 
     // MARK: Requests
 
-    func sendMessage(_ r: SendRequest, id: UInt64, from s: Session, bytes: Int) {
-        guard let h = alone ? 0 : place(ofChannel: r.channelID, for: s) else {
+    /// Sends of one session to one channel, in the order read (a `SendRun`'s, or one); `bytes`: their frames' size.
+    func sendMessages(_ sends: [PendingSend], from s: Session, bytes: Int) {
+        guard let channel = sends.first?.request.channelID else { return }
+        guard let h = alone ? 0 : place(ofChannel: channel, for: s) else {
             // In a cluster the shard may be between owners: the gateway tries again for a while (ForwardedSends.swift).
-            if cluster.clustered { gateway.requests.forwarding(r, id: id, from: s, orphaned: true) } else { refuseUnserved(id, from: s) }
+            for p in sends {
+                if cluster.clustered { gateway.requests.forwarding(p.request, id: p.id, from: s, orphaned: true) } else { refuseUnserved(p.id, from: s) }
+            }
             return
         }
-        // Not one call with a conditional argument: that copied the request (about 200 bytes, each reference retained) on every send.
         if Place.isRemote(h) {
-            send(gateway.requests.forwarding(r, id: id, from: s), id: id, to: h, from: s, bytes: bytes)
-        } else {
-            send(r, id: id, to: h, from: s, bytes: bytes)
+            // Each forwarded send is kept until answered, under the UID minted for it here.
+            let forwarded = sends.map { PendingSend(request: gateway.requests.forwarding($0.request, id: $0.id, from: s), id: $0.id) }
+            return send(forwarded, to: h, from: s, bytes: bytes)
         }
+        send(sends, to: h, from: s, bytes: bytes)
     }
 
-    func send(_ r: SendRequest, id: UInt64, to h: Int, from s: Session, bytes: Int = 0) {
-        if h != index { s.forwarded(bytes: bytes) }
-        home(h).sendMessage(r, id: id, session: s.key)
+    func send(_ sends: [PendingSend], to h: Int, from s: Session, bytes: Int = 0) {
+        if h != index { s.forwarded(requests: sends.count, bytes: bytes) }
+        home(h).sendMessages(sends, session: s.key)
     }
 
     /// Where a send to `channel` goes now (nil: no node serves it).

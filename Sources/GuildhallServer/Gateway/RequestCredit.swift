@@ -11,9 +11,9 @@ struct RequestCredit {
     private(set) var requests = 0
     private(set) var bytes = 0
 
-    /// A request of `bytes` went to a home on another loop; returns whether the session is now out of credit (stop reading it).
-    mutating func forwarded(bytes size: Int) -> Bool {
-        requests += 1
+    /// Requests of `bytes` in all went to a home on another loop; returns whether the session is now out of credit (stop reading it).
+    mutating func forwarded(requests count: Int = 1, bytes size: Int) -> Bool {
+        requests += count
         bytes += size
         return requests >= Self.maxRequests || bytes >= Self.maxBytes
     }

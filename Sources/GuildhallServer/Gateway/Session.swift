@@ -314,8 +314,8 @@ final class Session {
     }
 
     /// A request went to a home on another loop: out of credit, the session is not read.
-    func forwarded(bytes: Int) {
-        if credit.forwarded(bytes: bytes) { pauseReading(.credit) }
+    func forwarded(requests: Int = 1, bytes: Int) {
+        if credit.forwarded(requests: requests, bytes: bytes) { pauseReading(.credit) }
     }
 
     /// A home on another loop answered one of its requests.

@@ -132,7 +132,7 @@ final class Home: HomePart {
         userHome.use(attachments, directPrivacy, messageOperations, typing, reading)
         reception.use(subscriptions, userHome, reading, publishers, webhooks, hands: HomeHands(
             route: { [unowned self] in self.route($0, id: $1, from: $2) },
-            send: { [unowned self] in self.sendMessage($0, id: $1, from: $2) },
+            send: { [unowned self] in self.sendRun($0, from: $1) },
             replay: { [unowned self] in self.replay($0, after: $1, before: $2, to: $3) },
             turnEnding: { [unowned self] in self.turnEnding() }))
         // With one home its own tallies are each user's whole count; otherwise users' homes keep it.
@@ -143,7 +143,7 @@ final class Home: HomePart {
             runner.userPlace = { [unowned self] in self.place(user: $0) }
         }
 
-        runner.resumeReading = { s in s.resumeReading(.storage) }
+        runner.resumeReading = { [unowned self] s in s.resumeReading(.storage) { self.reception.releaseHeldSends(s) } }
         runner.applyChange = { [unowned self] change, ords in self.apply(change, ords: ords) }
         runner.dropChange = { [unowned self] change in self.drop(change) }
         runner.followUp = { [unowned self] f, stored in self.followUp(f, stored: stored) }

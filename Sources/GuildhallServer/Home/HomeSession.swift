@@ -124,10 +124,13 @@ final class HomeSession {
         port.homePauses(reason)
     }
 
-    func resumeReading(_ reason: ReadPauses) {
+    /// `first` runs before the gateway reads the session again (the home's
+    /// held sends go on: `Reception.releaseHeldSends`), and may pause it again.
+    func resumeReading(_ reason: ReadPauses, first: () -> Void = {}) {
         guard readPauses.contains(reason) else { return }
         readPauses.remove(reason)
-        port.homeResumes(reason)
+        first()
+        if !readPauses.contains(reason) { port.homeResumes(reason) }
     }
 
     /// Queues an unread notice for the next flush (coalesced per channel).

@@ -67,8 +67,7 @@ final class PublisherPause: HomePart {
         lookAgain?.stop()
         for (s, since) in waiting where s.isLoggedIn {
             services.metrics.publisherPauses.record(Double(now &- since) / 1000)
-            s.resumeReading(.outbound)
-            reception.releaseHeldSends(s)
+            s.resumeReading(.outbound) { reception.releaseHeldSends(s) }
         }
     }
 

@@ -40,7 +40,8 @@ struct Admission: Sendable {
 /// its handler, a send to the send path, a replay from the store, the end of the home's turn.
 struct HomeHands {
     let route: (RequestRule, _ id: UInt64, _ from: HomeSession) -> Void
-    let send: (SendRequest, _ id: UInt64, _ from: HomeSession) -> Void
+    /// Returns the sends it did not handle: the session was paused (`Home.sendRun`).
+    let send: (ArraySlice<PendingSend>, _ from: HomeSession) -> ArraySlice<PendingSend>
     let replay: (ChannelID, _ after: UInt64, _ before: UInt64, _ to: Int) -> Void
     let turnEnding: () -> Void
 }
@@ -72,7 +73,7 @@ final class Reception: HomePart, GatewayHome {
     /// Sessions of users homed elsewhere that this home does not serve yet.
     private var roster = SessionRoster()
     /// Sends that arrived while the home had paused their publisher, in order, by session.
-    private var heldSends: [UInt64: [(SendRequest, UInt64)]] = [:]
+    private var heldSends: [UInt64: [PendingSend]] = [:]
     /// In a cluster: the nodes live at the last look (`forgetSessionsOfGoneNodes`).
     private var liveNodes: Set<Int> = []
 
@@ -167,26 +168,29 @@ final class Reception: HomePart, GatewayHome {
         subscriptions.allowance.release(user, kind, targets)
     }
 
-    func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) {
+    func sendMessages(_ sends: [PendingSend], session key: UInt64) {
+        guard let channel = sends.first?.request.channelID else { return }
         guard let s = serving(key) else { return unknown(key) }
-        if !services.servesHere(.channel(r.channelID), for: s.user) { return s.fail(id, Home.notServedHere) }
-        // A gateway on another loop hears of a publisher's pause a turn late,
-        // with thousands of sends on their way: they wait here, not in the fan-out.
-        if s.readPauses.contains(.outbound) {
-            heldSends.change(key, default: []) { $0.append((r, id)) }
+        if !services.servesHere(.channel(channel), for: s.user) {
+            for p in sends { s.fail(p.id, Home.notServedHere) }
             return
         }
-        hands.send(r, id, s)
+        // Sends read while the home pauses their publisher (for its fan-out
+        // or for the store) wait here, in order, not in the fan-out or the
+        // store queue: a gateway on another loop hears of a pause a turn
+        // late, with thousands on their way, and a run read on this loop may
+        // be paused part way (`Home.sendRun`).
+        let rest = s.readPauses.isEmpty ? hands.send(sends[...], s) : sends[...]
+        if !rest.isEmpty { heldSends.change(key, default: []) { $0 += rest } }
     }
 
-    /// The publisher is read again: the sends that waited go on, in order, until it is paused again.
+    /// The publisher is read again: the sends that waited go on, in order,
+    /// until it is paused again. Before its gateway reads it again
+    /// (`HomeSession.resumeReading`), so they keep their place before what it sends next.
     func releaseHeldSends(_ s: HomeSession) {
-        guard var held = heldSends.removeValue(forKey: s.key)?[...] else { return }
-        while let (r, id) = held.first, !s.readPauses.contains(.outbound) {
-            held = held.dropFirst()
-            hands.send(r, id, s)
-        }
-        if !held.isEmpty { heldSends[s.key] = Array(held) }
+        guard s.readPauses.isEmpty, let held = heldSends.removeValue(forKey: s.key) else { return }
+        let rest = hands.send(held[...], s)
+        if !rest.isEmpty { heldSends[s.key] = Array(rest) }
     }
 
     /// The session `key`, served from now on if it was only listed.
@@ -474,12 +478,26 @@ final class Reception: HomePart, GatewayHome {
     /// Carries out what a gateway on another loop told the home.
     func carryOut(_ commands: [HomeCommand], from gatewayIndex: Int) {
         services.loop.assertOnLoop()
+        // Consecutive sends of one session to one channel go on as the run they were read as (SendRun.swift).
+        var run: [PendingSend] = [], runSession: UInt64 = 0
+        func sendRun() {
+            guard !run.isEmpty else { return }
+            sendMessages(run, session: runSession)
+            run.removeAll(keepingCapacity: true)
+        }
         for c in commands {
+            if case .send(let r, let id, let key) = c {
+                if key != runSession || run.first?.request.channelID != r.channelID || run.count >= SendRun.maxSends { sendRun() }
+                runSession = key
+                run.append(PendingSend(request: r, id: id))
+                continue
+            }
+            sendRun()
             switch c {
             case .admit(let a): admit(a)
             case .opened(let o): sessionOpened(o)
             case .route(let body, let id, let key, let part): route(body, id: id, session: key, part: part)
-            case .send(let r, let id, let key): sendMessage(r, id: id, session: key)
+            case .send: break
             case .grant(.subscribe(let r), let gid, let key): grantSubscriptions(r, gather: gid, session: key)
             case .check(.subscribe(let r), let gid, let key): checkSubscriptions(r, gather: gid, session: key)
             case .grant, .check: break
@@ -497,6 +515,7 @@ final class Reception: HomePart, GatewayHome {
             case .outbound(let queued, let applied): services.links.reported(queued: queued, applied: applied, from: gatewayIndex)
             }
         }
+        sendRun()
     }
 }
 

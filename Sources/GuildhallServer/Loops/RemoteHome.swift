@@ -34,7 +34,10 @@ final class RemoteHome: GatewayHome {
     func route(_ body: GHRequest.OneOf_Body, id: UInt64, session key: UInt64, part: Bool) {
         commands.append(.route(body, id: id, key: key, part: part))
     }
-    func sendMessage(_ r: SendRequest, id: UInt64, session key: UInt64) { commands.append(.send(r, id: id, key: key)) }
+    /// One command per send (the home takes consecutive ones as a run again: `Reception.carryOut`).
+    func sendMessages(_ sends: [PendingSend], session key: UInt64) {
+        for p in sends { commands.append(.send(p.request, id: p.id, key: key)) }
+    }
     func channelTails(_ channels: [ChannelID], of user: UserID, gather gid: UInt64, session key: UInt64) {
         commands.append(.tails(channels, user: user, gather: gid, key: key))
     }

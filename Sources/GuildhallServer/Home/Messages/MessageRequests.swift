@@ -84,38 +84,96 @@ extension Home {
                     self.sendMessage(resolved, id: id, from: s, checkResend: false)
                 }
             }
-            let (seq, time) = directory.sequence(channel, now: now)
-            if r.webhook == nil { moderation.sent(s.user, in: channel) }
-            var record = MessageRecord(uid: r.uid != 0 ? r.uid : ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
-                                       sender: s.user, sentTime: time, content: content, mentions: r.mentions,
-                                       mentionAll: r.mentionAll, needReceipt: r.needReceipt, clientID: r.clientID)
-            if !r.clientID.isEmpty { recentSends.sending(sender: s.user, clientID: r.clientID) }
-            // A mention by id is addressed to the member: it goes to their
-            // inbox too (offline sync); live, the fan-out carries its cursor.
-            record.attachments = r.files ?? []
-            record.webhook = r.webhook
-            var threadWrites: [StoreWrite] = []
-            if let refs = r.references { record.refer(refs, writes: &threadWrites) }
-            var writes: [StoreWrite] = threadWrites.isEmpty ? [.message(record)] : [.message(record)] + threadWrites
-            var addressed: [AddressedItem] = []
-            var mentioned = Set<UserID>()
-            for user in r.mentions where user != s.user && directory.canView(user, channel) && mentioned.insert(user).inserted {
-                addressed.append(AddressedItem(user: user, stored: .message(record.uid), live: .elsewhere))
-            }
-            let mentionedInOrder = addressed.map(\.user)
-            // Asking for receipts at send: the request and its items commit with the message.
-            let receiptPlan = r.needReceipt ? groupReceipts.receiptRequestPlan(record) : nil
-            if let receiptPlan {
-                writes.append(receiptPlan.write)
-                addressed += receiptPlan.addressed
-            }
-            let projected = publishers.publishing(s, bytes: content.size, recipients: audienceSize(channel))
-            let sent = SentMessage(record: record, id: id, sender: s, projectedBytes: projected, mentioned: mentionedInOrder,
-                                   receiptPlan: receiptPlan, attachmentIDs: r.attachmentIDs)
-            // Made in the call: a local `Effects` was copied into the runner (a retain and release of each of its parts).
-            runner.carryOut(Effects(writes: writes, addressed: addressed, changes: [.messageSent(sent)], failure: Self.sendFailure), answering: id, to: s)
+            store(r, content, in: channel, audience: audienceSize(channel), id: id, from: s, now: now)
             carriedOut = true
         }
+    }
+
+    /// Sends of one session, in the order read (SendRun.swift). They are
+    /// handled in this one call, so nothing else changes who may send where
+    /// between them: a plain send's channel, permission, timeout and
+    /// audience are looked up once per channel, not once per send. The
+    /// others take `sendMessage`'s whole path. Returns those not handled
+    /// because the session was paused meanwhile (its publisher's fan-out or
+    /// the store queue): the reception holds them until it is read again.
+    func sendRun(_ sends: ArraySlice<PendingSend>, from s: HomeSession) -> ArraySlice<PendingSend> {
+        var rest = sends
+        var cleared: (channel: ChannelRecord, audience: Int)?
+        while let next = rest.first, s.readPauses.isEmpty {
+            rest = rest.dropFirst()
+            let r = next.request
+            guard r.isPlain, let content = r.content else {
+                cleared = nil
+                sendMessage(r, id: next.id, from: s)
+                continue
+            }
+            let now = now()
+            if cleared?.channel.id != r.channelID { cleared = clearance(r.channelID, for: s, at: now) }
+            // Refused: the whole path says why.
+            guard let (channel, audience) = cleared else {
+                sendMessage(r, id: next.id, from: s)
+                continue
+            }
+            do throws(Failure) {
+                try Validation.message(content: content, mentions: [], clientID: "", maxBodyBytes: settings.maxBodyBytes,
+                                       maxMentions: settings.maxMentions, files: [], maxFiles: settings.filesPerMessage)
+            } catch {
+                s.fail(next.id, error)
+                continue
+            }
+            store(r, content, in: channel, audience: audience, id: next.id, from: s, now: now)
+        }
+        return rest
+    }
+
+    /// The channel a plain send of `s` goes to, and its audience's size, if
+    /// the send may go there now and the channel's slow mode does not count
+    /// each send (`Moderation.sent`); nil otherwise.
+    private func clearance(_ id: ChannelID, for s: HomeSession, at now: UInt64) -> (channel: ChannelRecord, audience: Int)? {
+        guard let channel = directory.channel(id), channel.slowModeSeconds == 0 else { return nil }
+        do throws(Failure) {
+            try services.requirePermission(SendRequest.plainNeeds, in: channel, for: s)
+            try moderation.requireMaySend(s.user, in: channel, at: now)
+        } catch {
+            return nil
+        }
+        return (channel, audienceSize(channel))
+    }
+
+    /// A send that passed its checks: sequenced, and handed to the runner to
+    /// store; answered and fanned out once committed (`messageSent`).
+    private func store(_ r: SendRequest, _ content: MessageContent, in channel: ChannelRecord, audience: Int, id: UInt64, from s: HomeSession,
+                       now: UInt64) {
+        let (seq, time) = directory.sequence(channel, now: now)
+        if r.webhook == nil { moderation.sent(s.user, in: channel) }
+        var record = MessageRecord(uid: r.uid != 0 ? r.uid : ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
+                                   sender: s.user, sentTime: time, content: content, mentions: r.mentions,
+                                   mentionAll: r.mentionAll, needReceipt: r.needReceipt, clientID: r.clientID)
+        if !r.clientID.isEmpty { recentSends.sending(sender: s.user, clientID: r.clientID) }
+        // A mention by id is addressed to the member: it goes to their
+        // inbox too (offline sync); live, the fan-out carries its cursor.
+        record.attachments = r.files ?? []
+        record.webhook = r.webhook
+        var threadWrites: [StoreWrite] = []
+        if let refs = r.references { record.refer(refs, writes: &threadWrites) }
+        var writes: [StoreWrite] = threadWrites.isEmpty ? [.message(record)] : [.message(record)] + threadWrites
+        var addressed: [AddressedItem] = []
+        var mentioned = Set<UserID>()
+        for user in r.mentions where user != s.user && directory.canView(user, channel) && mentioned.insert(user).inserted {
+            addressed.append(AddressedItem(user: user, stored: .message(record.uid), live: .elsewhere))
+        }
+        let mentionedInOrder = addressed.map(\.user)
+        // Asking for receipts at send: the request and its items commit with the message.
+        let receiptPlan = r.needReceipt ? groupReceipts.receiptRequestPlan(record) : nil
+        if let receiptPlan {
+            writes.append(receiptPlan.write)
+            addressed += receiptPlan.addressed
+        }
+        let projected = publishers.publishing(s, bytes: content.size, recipients: audience)
+        let sent = SentMessage(record: record, id: id, sender: s, projectedBytes: projected, mentioned: mentionedInOrder,
+                               receiptPlan: receiptPlan, attachmentIDs: r.attachmentIDs)
+        // Made in the call: a local `Effects` was copied into the runner (a retain and release of each of its parts).
+        runner.carryOut(Effects(writes: writes, addressed: addressed, changes: [.messageSent(sent)], failure: Self.sendFailure), answering: id, to: s)
     }
 
     /// A stored send, settled: what it held reserved goes, then its answer and fan-out.

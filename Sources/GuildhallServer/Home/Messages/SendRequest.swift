@@ -36,12 +36,12 @@ struct References {
 }
 
 extension SendRequest {
-    /// The request table's bit for a send (read once: a row is built anew each time).
-    private static let rowNeeds = GHRequest.OneOf_Body.sendMessage(GHSendMessage()).rule.needs
+    /// The request table's bit for a send, all a plain send needs (read once: a row is built anew each time).
+    static let plainNeeds = GHRequest.OneOf_Body.sendMessage(GHSendMessage()).rule.needs
 
     /// The request table's bit for a send, and those its content asks for.
     var permissionsNeeded: Permission {
-        var p = Self.rowNeeds
+        var p = Self.plainNeeds
         if !mentions.isEmpty { p.insert(.mention) }
         if mentionAll { p.insert(.mentionEveryone) }
         if needReceipt { p.insert(.requestReceipts) }
@@ -108,5 +108,21 @@ extension MessageRecord {
     /// As `encoded`, with its files as `reader` is shown them (an answer).
     func encoded(for reader: UserID, _ home: Home) -> [UInt8] {
         attachments.isEmpty ? encoded : (try? home.services.withFiles(GHChannelMessage(self), self, to: reader).serializedBytes()) ?? []
+    }
+}
+
+/// A send and the request id it answers, as a gateway hands a run of them to a home (SendRun.swift).
+struct PendingSend {
+    var request: SendRequest
+    let id: UInt64
+}
+
+extension SendRequest {
+    /// Whether the send needs nothing but the channel's plain send checks:
+    /// no mentions, receipts, files, references, client id or webhook, and
+    /// not a retry. A run of such sends is checked once (`Home.sendRun`).
+    var isPlain: Bool {
+        clientID.isEmpty && mentions.isEmpty && !mentionAll && !needReceipt && replyTo == 0 && threadRoot == 0 && references == nil
+            && attachmentIDs.isEmpty && files == nil && webhook == nil && !retried
     }
 }

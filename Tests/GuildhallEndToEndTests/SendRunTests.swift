@@ -1,0 +1,154 @@
+// Sends a client writes together, read as one run (Gateway/SendRun.swift,
+// `Home.sendRun`): each is answered, refused and stored exactly as if it
+// had come alone. The checks a run makes once hold for every send in it, a
+// change between two runs holds for the next, and a run paused part way
+// (the store queue) keeps its order. Driven over a bare connection, so the
+// frames reach the server in one write.
+
+import Foundation
+import GuildhallClient
+import GuildhallWire
+import Testing
+@testable import GuildhallServer
+
+/// A send request's frame; `text` nil sends an empty body.
+func sendFrame(_ id: UInt64, to channel: UInt64, _ text: String?, clientID: String = "") -> [UInt8] {
+    var r = GHRequest()
+    r.id = id
+    r.sendMessage.channelID = channel
+    if let text { r.sendMessage.body.text = text }
+    r.sendMessage.clientID = clientID
+    var f = GHFrame()
+    f.request = r
+    return FrameEncoding.framed(f)
+}
+
+extension RawConnection {
+    /// The answers to requests `ids`, by id, read until all came or `timeout` passed (events between are passed over).
+    func answers(_ ids: some Sequence<UInt64>, timeout: Double = 10) -> [UInt64: GHResponse] {
+        var waiting = Set(ids), answers: [UInt64: GHResponse] = [:]
+        let deadline = Date().addingTimeInterval(timeout)
+        while !waiting.isEmpty, let f = nextFrame(timeout: max(0, deadline.timeIntervalSinceNow)) {
+            guard case .response(let r)? = f.kind, waiting.remove(r.id) != nil else { continue }
+            answers[r.id] = r
+        }
+        return answers
+    }
+}
+
+/// The stored message an answer holds, if it holds one.
+private func stored(_ r: GHResponse?) -> GHChannelMessage? {
+    if case .message(let m)? = r?.result { m } else { nil }
+}
+
+@Suite struct SendRunTests {
+    @Test func sendsWrittenTogetherAreAnsweredAndStoredAsIfEachCameAlone() async throws {
+        let server = try TestServer { try $0.set("max-body-bytes", "100") }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bobClient, _) = try await server.client("bob")
+        let (g, c) = try await guild(server, owner: alice, members: [bobClient])
+        let other = try await alice.channels.create(in: g.serverID, name: "other")
+        let locked = try await alice.channels.create(in: g.serverID, name: "locked")
+        _ = try await alice.roles.setOverride(in: g.serverID, channel: locked.channelID, user: "bob", GHPermissionBits(deny: [.sendMessages]))
+        let bob = try RawConnection(port: server.port)
+        #expect(bob.loginAndSync(server.token("bob", device: "raw")) != nil)
+
+        // What each request is, by id: plain sends to the channel (a run),
+        // broken by a refused one, one with a client id, an empty one, one
+        // over the size limit, and one to another channel.
+        let plan: [(UInt64, UInt64, String?, String)] = [
+            (10, c.channelID, "a0", ""), (11, c.channelID, "a1", ""), (12, c.channelID, "a2", ""),
+            (13, locked.channelID, "no", ""),
+            (14, c.channelID, "a3", ""), (15, c.channelID, "a4", "k1"), (16, c.channelID, nil, ""),
+            (17, c.channelID, String(repeating: "x", count: 101), ""), (18, c.channelID, "a5", ""),
+            (19, other.channelID, "b0", ""), (20, c.channelID, "a6", ""), (21, c.channelID, "a7", ""),
+        ]
+        bob.send(plan.flatMap { sendFrame($0.0, to: $0.1, $0.2, clientID: $0.3) })
+        let answers = bob.answers(plan.map(\.0))
+        #expect(answers.count == plan.count)
+        #expect(answers[13]?.error.code == .forbidden)
+        #expect(answers[16]?.error.code == .badRequest)
+        #expect(answers[17]?.error.code == .tooLarge)
+        #expect(stored(answers[19])?.channelID == other.channelID)
+        // The channel's messages took seqs in the order they were written.
+        let accepted: [UInt64] = [10, 11, 12, 14, 15, 18, 20, 21]
+        let sent = accepted.compactMap { stored(answers[$0]) }
+        #expect(sent.map(\.body.text) == ["a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"])
+        #expect(sent.map(\.seq) == Array(sent.first!.seq..<sent.first!.seq + 8))
+        #expect(sent[4].clientID == "k1")
+        #expect(try await alice.messages.history(of: c.channelID).messages.map(\.body.text) == sent.map(\.body.text))
+        #expect(try await alice.messages.history(of: locked.channelID).messages.isEmpty)
+    }
+
+    @Test func aTimeoutBetweenTwoRunsRefusesTheWholeSecond() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bobClient, _) = try await server.client("bob")
+        let (g, c) = try await guild(server, owner: alice, members: [bobClient])
+        let bob = try RawConnection(port: server.port)
+        #expect(bob.loginAndSync(server.token("bob", device: "raw")) != nil)
+
+        bob.send((10..<13).flatMap { sendFrame($0, to: c.channelID, "before \($0)") })
+        #expect(bob.answers(10..<13).values.allSatisfy { stored($0) != nil })
+        _ = try await alice.members.timeout("bob", in: g.serverID, until: server.clock.now() + 60_000)
+        bob.send((20..<23).flatMap { sendFrame($0, to: c.channelID, "during \($0)") })
+        let refused = bob.answers(20..<23)
+        #expect(refused.count == 3 && refused.values.allSatisfy { $0.error.code == .forbidden })
+        _ = try await alice.members.timeout("bob", in: g.serverID, until: 0)
+        bob.send((30..<32).flatMap { sendFrame($0, to: c.channelID, "after \($0)") })
+        #expect(bob.answers(30..<32).values.compactMap { stored($0) }.count == 2)
+        #expect(try await alice.messages.history(of: c.channelID).messages.map(\.body.text)
+            == ["before 10", "before 11", "before 12", "after 30", "after 31"])
+    }
+
+    /// With a store queue of two, a run is paused after its second send: the
+    /// rest wait at the home and go on, before anything read later, once the store drains.
+    @Test func runsPausedForTheStoreGoOnInOrder() async throws {
+        let server = try TestServer { try $0.set("store-queue-max", "2") }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bobClient, _) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bobClient])
+        let bob = try RawConnection(port: server.port)
+        #expect(bob.loginAndSync(server.token("bob", device: "raw")) != nil)
+
+        let ids = UInt64(100)..<300
+        bob.send(ids.flatMap { sendFrame($0, to: c.channelID, "m\($0)") })
+        let answers = bob.answers(ids, timeout: 20)
+        let sent = ids.compactMap { stored(answers[$0]) }
+        #expect(sent.count == ids.count)
+        #expect(sent.map(\.body.text) == ids.map { "m\($0)" })
+        #expect(sent.map(\.seq) == Array(sent.first!.seq..<sent.first!.seq + UInt64(ids.count)))
+        let newest = try await alice.messages.history(of: c.channelID, limit: 5).messages
+        #expect(newest.map(\.body.text) == (295..<300).map { "m\($0)" })
+    }
+}
+
+extension FailedCommitTests {
+    @Test func aRunWhoseCommitsFailIsRefusedSendBySendAndStoresNothing() async throws {
+        let server = try fillableServer()
+        defer {
+            FullDisk.free()
+            server.stop()
+        }
+        let (alice, _) = try await server.client("alice")
+        let (bobClient, _) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bobClient])
+        let bob = try RawConnection(port: server.port)
+        #expect(bob.loginAndSync(server.token("bob", device: "raw")) != nil)
+
+        FullDisk.fill(server.folder)
+        bob.send((10..<15).flatMap { sendFrame($0, to: c.channelID, "lost \($0)") })
+        let refused = bob.answers(10..<15)
+        #expect(refused.count == 5 && refused.values.allSatisfy { $0.error.code == .unavailable })
+        FullDisk.free()
+        try await waitUntil("the store writes again", timeout: 20) {
+            (try? await alice.messages.send("back", to: c.channelID)) != nil
+        }
+        bob.send((20..<23).flatMap { sendFrame($0, to: c.channelID, "kept \($0)") })
+        #expect(bob.answers(20..<23).values.compactMap { stored($0) }.count == 3)
+        #expect(try await alice.messages.history(of: c.channelID).messages.map(\.body.text) == ["back", "kept 20", "kept 21", "kept 22"])
+    }
+}
