@@ -2,7 +2,8 @@
 //
 // The loop submits jobs (a ticket plus the rows one operation changes). The
 // writer wakes, takes everything queued, and commits it in transactions of
-// at most `maxBatch` jobs: one fsync serves many sends. If a transaction
+// at most `maxBatch` writes (or one job holding more): one fsync serves many
+// sends, and a job may itself hold a run of them. If a transaction
 // fails, it is rolled back and its jobs are retried one per transaction, so
 // one bad job fails alone and the jobs after it still commit. Each job's
 // outcome goes back through `onCommitted`, in submission order, only after
@@ -225,7 +226,7 @@ public final class StoreWriter: Sendable {
                                      report: ([WriteOutcome]) -> Void) {
         var index = 0
         while index < jobs.count {
-            let end = min(index + maxBatch, jobs.count)
+            let end = batchEnd(jobs, from: index, maxWrites: maxBatch)
             let batch = Array(jobs[index..<end])
             let appended = log.append(batch.map(\.0))
             var kept: [(WriteJob, UInt64)] = []
@@ -247,13 +248,24 @@ public final class StoreWriter: Sendable {
         }
     }
 
+    /// Where the transaction that starts at `index` ends: at the job that
+    /// takes it to `maxWrites` writes, and never before its first job.
+    static func batchEnd(_ jobs: [(WriteJob, UInt64)], from index: Int, maxWrites: Int) -> Int {
+        var end = index, writes = 0
+        while end < jobs.count, end == index || writes + jobs[end].0.writes.count <= maxWrites {
+            writes += jobs[end].0.writes.count
+            end += 1
+        }
+        return end
+    }
+
     /// Commits `jobs` (each with its submission time) in transactions of at
-    /// most `maxBatch`, reporting each transaction's outcomes in order.
+    /// most `maxBatch` writes, reporting each transaction's outcomes in order.
     private static func commitInBatches(_ jobs: [(WriteJob, UInt64)], statements: WriterStatements, maxBatch: Int,
                                         report: ([WriteOutcome]) -> Void) {
         var index = 0
         while index < jobs.count {
-            let end = min(index + maxBatch, jobs.count)
+            let end = batchEnd(jobs, from: index, maxWrites: maxBatch)
             let batch = jobs[index..<end]
             let failed = commit(batch.map(\.0), statements: statements)
             let now = DispatchTime.now().uptimeNanoseconds

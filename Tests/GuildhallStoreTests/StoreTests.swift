@@ -115,6 +115,22 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
         #expect(reports.waitRead(ticket: 1)?.messages.map(\.seq) == [1, 2, 3, 4])
     }
 
+    /// A transaction holds at most `maxBatch` writes, whatever the jobs: a
+    /// job may hold a run of sends. A job larger than that goes alone.
+    @Test func aTransactionEndsAtTheJobThatWouldTakeItPastTheMostWrites() {
+        let sizes = [3, 3, 1, 3, 10, 1, 1]
+        let jobs = sizes.enumerated().map { i, n in
+            (WriteJob(ticket: UInt64(i), writes: (0..<n).map { .message(message(seq: UInt64(i * 100 + $0))) }), UInt64(0))
+        }
+        var ends: [Int] = [], index = 0
+        while index < jobs.count {
+            index = StoreWriter.batchEnd(jobs, from: index, maxWrites: 6)
+            ends.append(index)
+        }
+        #expect(ends == [2, 4, 5, 7])
+        #expect(StoreWriter.batchEnd(jobs, from: 0, maxWrites: 1) == 1)
+    }
+
     /// Waits (with a deadline) for the writer to be idle and commits `jobs` on this thread.
     func commitWhenIdle(_ store: Store, _ jobs: [WriteJob]) -> [WriteOutcome]? {
         let deadline = Date().addingTimeInterval(5)

@@ -19,9 +19,9 @@ final class EffectRunner {
     private let registry: SessionRegistry
     private let log: ServerLog
     private let clock: @Sendable () -> UInt64
-    /// Pending commits past which publishers stop being read (`store-queue-max`, live).
+    /// Writes waiting for their commit past which publishers stop being read (`store-queue-max`, live).
     var storeQueueMax: Int
-    /// A turn with at most this many jobs commits on the loop when the writer is idle (`inline-commit-max`, live).
+    /// A turn with at most this many writes commits on the loop when the writer is idle (`inline-commit-max`, live).
     var inlineCommitMax: Int
     /// Counts write jobs the loop committed itself (a metric).
     var committedOnLoop: ((Int) -> Void)?
@@ -47,7 +47,9 @@ final class EffectRunner {
 
     private var nextTicket: UInt64 = 0
     /// Commits handed to the writer, by ticket: a handler's effects, or what a part waits to run.
-    private var pendingWrites = TicketWindow<PendingCommit>()
+    private var pendingWrites = TicketWindow<(commit: PendingCommit, writes: Int)>()
+    /// The writes of those commits: a job may hold a run of sends (`Home.sendRun`), so the store queue's bound counts these.
+    private var queuedWrites = 0
     /// Jobs of this loop turn, handed to the writer together at the end of
     /// the turn: one wake-up and larger commit groups (docs/architecture.md).
     private var turnJobs: [WriteJob] = []
@@ -310,9 +312,10 @@ final class EffectRunner {
     /// Adds `writes` to this turn's jobs, with what waits on their commit.
     private func enqueue(_ writes: [StoreWrite], from session: HomeSession?, _ pending: PendingCommit) {
         let ticket = nextTicketNumber()
-        pendingWrites.insert(pending, at: ticket >> 8)
+        pendingWrites.insert((pending, writes.count), at: ticket >> 8)
+        queuedWrites += writes.count
         turnJobs.append(WriteJob(ticket: ticket, writes: writes, shards: logShards?(writes)))
-        if let session, pendingWrites.count >= storeQueueMax, !session.readPauses.contains(.storage) {
+        if let session, queuedWrites >= storeQueueMax, !session.readPauses.contains(.storage) {
             session.pauseReading(.storage)
             pausedForStorage.append(session)
         }
@@ -336,10 +339,11 @@ final class EffectRunner {
                 log.error("commit failed", ["ticket": o.ticket, "error": error.description])
                 commitFailed?()
             }
-            switch pendingWrites.remove(at: o.ticket >> 8) {
+            guard let (commit, writes) = pendingWrites.remove(at: o.ticket >> 8) else { continue }
+            queuedWrites -= writes
+            switch commit {
             case .effects(let c): committed(c, error: o.error)
             case .callback(let then): then(o.error)
-            case nil: break
             }
         }
         resumeReadersIfDrained()
@@ -351,7 +355,7 @@ final class EffectRunner {
     }
 
     private func resumeReadersIfDrained() {
-        guard !pausedForStorage.isEmpty, pendingWrites.count < storeQueueMax / 2, resumesReaders else { return }
+        guard !pausedForStorage.isEmpty, queuedWrites < storeQueueMax / 2, resumesReaders else { return }
         // Taken first: a session read again handles the frames it sent
         // meanwhile at once, and may be paused again (and listed again) here.
         let waiting = pausedForStorage
@@ -368,7 +372,7 @@ final class EffectRunner {
         while !turnJobs.isEmpty {
             let jobs = turnJobs
             turnJobs.removeAll(keepingCapacity: true)
-            if inline, jobs.count <= inlineCommitMax, pendingWrites.count == jobs.count,
+            if inline, queuedWrites <= inlineCommitMax, pendingWrites.count == jobs.count,
                let outcomes = store.writer.commitIfIdle(jobs) {
                 committedOnLoop?(jobs.count)
                 settle(outcomes)

@@ -40,16 +40,11 @@ struct Effects {
     /// devices), told once durable, after the notices.
     var deliveries: [Delivery] = []
 
-    /// A change that answers itself (a send) gives its state `changes` and its 503's `failure` here:
-    /// made in the call that carries them out, the effects are not copied on the way.
-    init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: Reply? = nil, followUps: [FollowUp] = [],
-         changes: [StateChange] = [], failure: String = Effects.storageFailure) {
+    init(writes: [StoreWrite] = [], addressed: [AddressedItem] = [], reply: Reply? = nil, followUps: [FollowUp] = []) {
         self.writes = writes
         self.addressed = addressed
         self.reply = reply
         self.followUps = followUps
-        self.changes = changes
-        self.failure = failure
     }
 }
 

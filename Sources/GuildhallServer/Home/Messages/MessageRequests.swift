@@ -84,7 +84,9 @@ extension Home {
                     self.sendMessage(resolved, id: id, from: s, checkResend: false)
                 }
             }
-            store(r, content, in: channel, audience: audienceSize(channel), id: id, from: s, now: now)
+            var effects = Effects()
+            store(r, content, in: channel, audience: audienceSize(channel), id: id, from: s, now: now, into: &effects)
+            runner.carryOut(effects, to: s)
             carriedOut = true
         }
     }
@@ -92,18 +94,23 @@ extension Home {
     /// Sends of one session, in the order read (SendRun.swift). They are
     /// handled in this one call, so nothing else changes who may send where
     /// between them: a plain send's channel, permission, timeout and
-    /// audience are looked up once per channel, not once per send. The
-    /// others take `sendMessage`'s whole path. Returns those not handled
+    /// audience are looked up once per channel, not once per send, and the
+    /// plain sends stored one after another commit as one job. The others
+    /// take `sendMessage`'s whole path. Returns those not handled
     /// because the session was paused meanwhile (its publisher's fan-out or
     /// the store queue): the reception holds them until it is read again.
     func sendRun(_ sends: ArraySlice<PendingSend>, from s: HomeSession) -> ArraySlice<PendingSend> {
         var rest = sends
         var cleared: (channel: ChannelRecord, audience: Int)?
+        // Plain sends stored and not yet carried out; any other send waits
+        // until they are, so that jobs, and fan-outs, keep the order of seqs.
+        var stored = Effects()
         while let next = rest.first, s.readPauses.isEmpty {
             rest = rest.dropFirst()
             let r = next.request
             guard r.isPlain, let content = r.content else {
                 cleared = nil
+                carryOut(&stored, from: s)
                 sendMessage(r, id: next.id, from: s)
                 continue
             }
@@ -111,6 +118,7 @@ extension Home {
             if cleared?.channel.id != r.channelID { cleared = clearance(r.channelID, for: s, at: now) }
             // Refused: the whole path says why.
             guard let (channel, audience) = cleared else {
+                carryOut(&stored, from: s)
                 sendMessage(r, id: next.id, from: s)
                 continue
             }
@@ -121,9 +129,18 @@ extension Home {
                 s.fail(next.id, error)
                 continue
             }
-            store(r, content, in: channel, audience: audience, id: next.id, from: s, now: now)
+            store(r, content, in: channel, audience: audience, id: next.id, from: s, now: now, into: &stored)
         }
+        carryOut(&stored, from: s)
         return rest
+    }
+
+    /// Plain sends stored one after another, as one commit job (a session paused for the store is paused after it).
+    private func carryOut(_ stored: inout Effects, from s: HomeSession) {
+        guard !stored.changes.isEmpty else { return }
+        var sends = Effects()
+        swap(&sends, &stored)
+        runner.carryOut(sends, to: s)
     }
 
     /// The channel a plain send of `s` goes to, and its audience's size, if
@@ -140,10 +157,11 @@ extension Home {
         return (channel, audienceSize(channel))
     }
 
-    /// A send that passed its checks: sequenced, and handed to the runner to
-    /// store; answered and fanned out once committed (`messageSent`).
+    /// A send that passed its checks, sequenced: its writes, addressed items
+    /// and state change join `effects`, for the runner to store. It is
+    /// answered and fanned out once committed (`messageSent`), or answered 503 (`messageNotSent`).
     private func store(_ r: SendRequest, _ content: MessageContent, in channel: ChannelRecord, audience: Int, id: UInt64, from s: HomeSession,
-                       now: UInt64) {
+                       now: UInt64, into effects: inout Effects) {
         let (seq, time) = directory.sequence(channel, now: now)
         if r.webhook == nil { moderation.sent(s.user, in: channel) }
         var record = MessageRecord(uid: r.uid != 0 ? r.uid : ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
@@ -156,24 +174,25 @@ extension Home {
         record.webhook = r.webhook
         var threadWrites: [StoreWrite] = []
         if let refs = r.references { record.refer(refs, writes: &threadWrites) }
-        var writes: [StoreWrite] = threadWrites.isEmpty ? [.message(record)] : [.message(record)] + threadWrites
-        var addressed: [AddressedItem] = []
+        effects.writes.append(.message(record))
+        effects.writes += threadWrites
+        // Its addressed items' ords come to `messageSent` in this order (a plain send has none).
+        let firstItem = effects.addressed.count
         var mentioned = Set<UserID>()
         for user in r.mentions where user != s.user && directory.canView(user, channel) && mentioned.insert(user).inserted {
-            addressed.append(AddressedItem(user: user, stored: .message(record.uid), live: .elsewhere))
+            effects.addressed.append(AddressedItem(user: user, stored: .message(record.uid), live: .elsewhere))
         }
-        let mentionedInOrder = addressed.map(\.user)
+        let mentionedInOrder = effects.addressed[firstItem...].map(\.user)
         // Asking for receipts at send: the request and its items commit with the message.
         let receiptPlan = r.needReceipt ? groupReceipts.receiptRequestPlan(record) : nil
         if let receiptPlan {
-            writes.append(receiptPlan.write)
-            addressed += receiptPlan.addressed
+            effects.writes.append(receiptPlan.write)
+            effects.addressed += receiptPlan.addressed
         }
         let projected = publishers.publishing(s, bytes: content.size, recipients: audience)
         let sent = SentMessage(record: record, id: id, sender: s, projectedBytes: projected, mentioned: mentionedInOrder,
                                receiptPlan: receiptPlan, attachmentIDs: r.attachmentIDs)
-        // Made in the call: a local `Effects` was copied into the runner (a retain and release of each of its parts).
-        runner.carryOut(Effects(writes: writes, addressed: addressed, changes: [.messageSent(sent)], failure: Self.sendFailure), answering: id, to: s)
+        effects.changes.append(.messageSent(sent))
     }
 
     /// A stored send, settled: what it held reserved goes, then its answer and fan-out.
@@ -186,8 +205,9 @@ extension Home {
         if let plan = m.receiptPlan { groupReceipts.receipts.addRequest(plan.request, in: plan.channel) }
     }
 
-    /// A send whose commit failed (the runner answered it 503): what it held reserved goes, and its waiting resends are answered too.
+    /// A send whose commit failed: answered 503, what it held reserved goes, and its waiting resends are answered too.
     func messageNotSent(_ m: SentMessage) {
+        m.sender.fail(m.id, Failure(.unavailable, Self.sendFailure))
         attachments.release(m.attachmentIDs)
         publishers.fanOutQueued(m.projectedBytes)
         _ = services.resendsSettled(m.record, ok: false)
