@@ -124,6 +124,29 @@ private func stored(_ r: GHResponse?) -> GHChannelMessage? {
         let newest = try await alice.messages.history(of: c.channelID, limit: 5).messages
         #expect(newest.map(\.body.text) == (295..<300).map { "m\($0)" })
     }
+
+    /// With a tiny `outbound-pause-bytes`, the first send of a run pauses its
+    /// publisher: the rest wait at the home and go on, in order, as the fan-out drains.
+    @Test func aRunPausedForItsFanOutGoesOnInOrder() async throws {
+        let server = try TestServer { try $0.set("outbound-pause-bytes", "4096") }
+        defer { server.stop() }
+        let (alice, _) = try await server.client("alice")
+        let (bobClient, bobHears) = try await server.client("bob")
+        let (_, c) = try await guild(server, owner: alice, members: [bobClient])
+        let bob = try RawConnection(port: server.port)
+        #expect(bob.loginAndSync(server.token("bob", device: "raw")) != nil)
+
+        let ids = UInt64(100)..<200
+        let text = { (id: UInt64) in "m\(id) " + String(repeating: "x", count: 1500) }
+        bob.send(ids.flatMap { sendFrame($0, to: c.channelID, text($0)) })
+        let answers = bob.answers(ids, timeout: 30)
+        let sent = ids.compactMap { stored(answers[$0]) }
+        #expect(sent.map(\.body.text) == ids.map(text))
+        #expect(sent.map(\.seq) == Array(1...UInt64(ids.count)))
+        // bob's other device hears every one, in order.
+        _ = try await waitFor("bob's other device to hear them all", timeout: 30) { bobHears.messages.count >= ids.count ? true : nil }
+        #expect(bobHears.messages.map(\.seq) == Array(1...UInt64(ids.count)))
+    }
 }
 
 extension FailedCommitTests {

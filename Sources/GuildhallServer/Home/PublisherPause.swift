@@ -37,15 +37,18 @@ final class PublisherPause: HomePart {
         self.reception = reception
     }
 
+    /// Bytes queued on the sessions of every loop (read once for a run of sends: `Home.sendRun`).
+    var queuedBytes: Int { services.gateway.outboundBounds.drainingBytes + services.links.outboundBytes }
     /// Bytes queued and about to be queued on the sessions of every loop.
-    var outboundPressure: Int { services.gateway.outboundBounds.drainingBytes + services.links.outboundBytes + pendingFanOutBytes }
+    var outboundPressure: Int { queuedBytes + pendingFanOutBytes }
 
     /// A send of `bytes` to `recipients` sessions was accepted by `s`: counts
-    /// its fan-out until `fanOutQueued`, and pauses `s` if that is past the bound.
-    func publishing(_ s: HomeSession, bytes: Int, recipients: Int) -> Int {
+    /// its fan-out until `fanOutQueued`, and pauses `s` if that and the
+    /// `queued` bytes are past the bound.
+    func publishing(_ s: HomeSession, bytes: Int, recipients: Int, queued: Int) -> Int {
         let projected = (bytes + 64) * recipients
         pendingFanOutBytes += projected
-        if outboundPressure > settings.outboundPauseBytes && !s.readPauses.contains(.outbound) {
+        if queued + pendingFanOutBytes > settings.outboundPauseBytes && !s.readPauses.contains(.outbound) {
             s.pauseReading(.outbound)
             paused.append((s, services.loop.nowMillis))
             if paused.count == 1 {

@@ -85,7 +85,7 @@ extension Home {
                 }
             }
             var effects = Effects()
-            store(r, content, in: channel, audience: audienceSize(channel), id: id, from: s, now: now, into: &effects)
+            store(r, content, in: channel, audience: audienceSize(channel), queued: publishers.queuedBytes, id: id, from: s, now: now, into: &effects)
             runner.carryOut(effects, to: s)
             carriedOut = true
         }
@@ -100,39 +100,42 @@ extension Home {
     /// because the session was paused meanwhile (its publisher's fan-out or
     /// the store queue): the reception holds them until it is read again.
     func sendRun(_ sends: ArraySlice<PendingSend>, from s: HomeSession) -> ArraySlice<PendingSend> {
-        var rest = sends
         var cleared: (channel: ChannelRecord, audience: Int)?
         // Plain sends stored and not yet carried out; any other send waits
         // until they are, so that jobs, and fan-outs, keep the order of seqs.
         var stored = Effects()
-        while let next = rest.first, s.readPauses.isEmpty {
-            rest = rest.dropFirst()
-            let r = next.request
-            guard r.isPlain, let content = r.content else {
+        // Nothing is written to the loops' sessions while the run is handled.
+        let queued = publishers.queuedBytes
+        // By index: each send is read where it lies, not copied out (about 200 bytes, each reference retained).
+        var i = sends.startIndex
+        while i < sends.endIndex, s.readPauses.isEmpty {
+            defer { i += 1 }
+            let id = sends[i].id
+            guard sends[i].request.isPlain, let content = sends[i].request.content else {
                 cleared = nil
                 carryOut(&stored, from: s)
-                sendMessage(r, id: next.id, from: s)
+                sendMessage(sends[i].request, id: id, from: s)
                 continue
             }
             let now = now()
-            if cleared?.channel.id != r.channelID { cleared = clearance(r.channelID, for: s, at: now) }
+            if cleared?.channel.id != sends[i].request.channelID { cleared = clearance(sends[i].request.channelID, for: s, at: now) }
             // Refused: the whole path says why.
             guard let (channel, audience) = cleared else {
                 carryOut(&stored, from: s)
-                sendMessage(r, id: next.id, from: s)
+                sendMessage(sends[i].request, id: id, from: s)
                 continue
             }
             do throws(Failure) {
                 try Validation.message(content: content, mentions: [], clientID: "", maxBodyBytes: settings.maxBodyBytes,
                                        maxMentions: settings.maxMentions, files: [], maxFiles: settings.filesPerMessage)
             } catch {
-                s.fail(next.id, error)
+                s.fail(id, error)
                 continue
             }
-            store(r, content, in: channel, audience: audience, id: next.id, from: s, now: now, into: &stored)
+            store(sends[i].request, content, in: channel, audience: audience, queued: queued, id: id, from: s, now: now, into: &stored)
         }
         carryOut(&stored, from: s)
-        return rest
+        return sends[i...]
     }
 
     /// Plain sends stored one after another, as one commit job (a session paused for the store is paused after it).
@@ -160,8 +163,9 @@ extension Home {
     /// A send that passed its checks, sequenced: its writes, addressed items
     /// and state change join `effects`, for the runner to store. It is
     /// answered and fanned out once committed (`messageSent`), or answered 503 (`messageNotSent`).
-    private func store(_ r: SendRequest, _ content: MessageContent, in channel: ChannelRecord, audience: Int, id: UInt64, from s: HomeSession,
-                       now: UInt64, into effects: inout Effects) {
+    /// `queued`: the bytes the loops' sessions hold (`PublisherPause.queuedBytes`).
+    private func store(_ r: SendRequest, _ content: MessageContent, in channel: ChannelRecord, audience: Int, queued: Int, id: UInt64,
+                       from s: HomeSession, now: UInt64, into effects: inout Effects) {
         let (seq, time) = directory.sequence(channel, now: now)
         if r.webhook == nil { moderation.sent(s.user, in: channel) }
         var record = MessageRecord(uid: r.uid != 0 ? r.uid : ids.next(nowMillis: now), serverID: channel.serverID, channelID: channel.id, seq: seq,
@@ -189,7 +193,7 @@ extension Home {
             effects.writes.append(receiptPlan.write)
             effects.addressed += receiptPlan.addressed
         }
-        let projected = publishers.publishing(s, bytes: content.size, recipients: audience)
+        let projected = publishers.publishing(s, bytes: content.size, recipients: audience, queued: queued)
         let sent = SentMessage(record: record, id: id, sender: s, projectedBytes: projected, mentioned: mentionedInOrder,
                                receiptPlan: receiptPlan, attachmentIDs: r.attachmentIDs)
         effects.changes.append(.messageSent(sent))
