@@ -41,18 +41,35 @@ private func stored(_ r: GHResponse?) -> GHChannelMessage? {
     if case .message(let m)? = r?.result { m } else { nil }
 }
 
+/// alice's guild with bob as a member, bob's SDK client's recorder (his
+/// other device), and bob logged in on a bare connection (device "raw").
+struct RunSetUp {
+    let alice: GuildhallClient
+    let bobHears: Recorder
+    let guild: GHServerInfo
+    let channel: GHChannelInfo
+    let bob: RawConnection
+
+    init(_ server: TestServer) async throws {
+        (alice, _) = try await server.client("alice")
+        let (bobClient, hears) = try await server.client("bob")
+        bobHears = hears
+        (guild, channel) = try await GuildhallEndToEndTests.guild(server, owner: alice, members: [bobClient])
+        bob = try RawConnection(port: server.port)
+        guard bob.loginAndSync(server.token("bob", device: "raw")) != nil else { throw WaitTimeout(what: "bob's raw login") }
+    }
+}
+
 @Suite struct SendRunTests {
     @Test func sendsWrittenTogetherAreAnsweredAndStoredAsIfEachCameAlone() async throws {
         let server = try TestServer { try $0.set("max-body-bytes", "100") }
         defer { server.stop() }
-        let (alice, _) = try await server.client("alice")
-        let (bobClient, _) = try await server.client("bob")
-        let (g, c) = try await guild(server, owner: alice, members: [bobClient])
+        let setUp = try await RunSetUp(server)
+        let (alice, bob, c) = (setUp.alice, setUp.bob, setUp.channel)
+        let g = setUp.guild
         let other = try await alice.channels.create(in: g.serverID, name: "other")
         let locked = try await alice.channels.create(in: g.serverID, name: "locked")
         _ = try await alice.roles.setOverride(in: g.serverID, channel: locked.channelID, user: "bob", GHPermissionBits(deny: [.sendMessages]))
-        let bob = try RawConnection(port: server.port)
-        #expect(bob.loginAndSync(server.token("bob", device: "raw")) != nil)
 
         // What each request is, by id: plain sends to the channel (a run),
         // broken by a refused one, one with a client id, an empty one, one
@@ -84,11 +101,9 @@ private func stored(_ r: GHResponse?) -> GHChannelMessage? {
     @Test func aTimeoutBetweenTwoRunsRefusesTheWholeSecond() async throws {
         let server = try TestServer()
         defer { server.stop() }
-        let (alice, _) = try await server.client("alice")
-        let (bobClient, _) = try await server.client("bob")
-        let (g, c) = try await guild(server, owner: alice, members: [bobClient])
-        let bob = try RawConnection(port: server.port)
-        #expect(bob.loginAndSync(server.token("bob", device: "raw")) != nil)
+        let setUp = try await RunSetUp(server)
+        let (alice, bob, c) = (setUp.alice, setUp.bob, setUp.channel)
+        let g = setUp.guild
 
         bob.send((10..<13).flatMap { sendFrame($0, to: c.channelID, "before \($0)") })
         #expect(bob.answers(10..<13).values.allSatisfy { stored($0) != nil })
@@ -108,11 +123,8 @@ private func stored(_ r: GHResponse?) -> GHChannelMessage? {
     @Test func runsPausedForTheStoreGoOnInOrder() async throws {
         let server = try TestServer { try $0.set("store-queue-max", "2") }
         defer { server.stop() }
-        let (alice, _) = try await server.client("alice")
-        let (bobClient, _) = try await server.client("bob")
-        let (_, c) = try await guild(server, owner: alice, members: [bobClient])
-        let bob = try RawConnection(port: server.port)
-        #expect(bob.loginAndSync(server.token("bob", device: "raw")) != nil)
+        let setUp = try await RunSetUp(server)
+        let (alice, bob, c) = (setUp.alice, setUp.bob, setUp.channel)
 
         let ids = UInt64(100)..<300
         bob.send(ids.flatMap { sendFrame($0, to: c.channelID, "m\($0)") })
@@ -130,11 +142,8 @@ private func stored(_ r: GHResponse?) -> GHChannelMessage? {
     @Test func aRunPausedForItsFanOutGoesOnInOrder() async throws {
         let server = try TestServer { try $0.set("outbound-pause-bytes", "4096") }
         defer { server.stop() }
-        let (alice, _) = try await server.client("alice")
-        let (bobClient, bobHears) = try await server.client("bob")
-        let (_, c) = try await guild(server, owner: alice, members: [bobClient])
-        let bob = try RawConnection(port: server.port)
-        #expect(bob.loginAndSync(server.token("bob", device: "raw")) != nil)
+        let setUp = try await RunSetUp(server)
+        let (bob, c, bobHears) = (setUp.bob, setUp.channel, setUp.bobHears)
 
         let ids = UInt64(100)..<200
         let text = { (id: UInt64) in "m\(id) " + String(repeating: "x", count: 1500) }
@@ -156,11 +165,8 @@ extension FailedCommitTests {
             FullDisk.free()
             server.stop()
         }
-        let (alice, _) = try await server.client("alice")
-        let (bobClient, _) = try await server.client("bob")
-        let (_, c) = try await guild(server, owner: alice, members: [bobClient])
-        let bob = try RawConnection(port: server.port)
-        #expect(bob.loginAndSync(server.token("bob", device: "raw")) != nil)
+        let setUp = try await RunSetUp(server)
+        let (alice, bob, c) = (setUp.alice, setUp.bob, setUp.channel)
 
         FullDisk.fill(server.folder)
         bob.send((10..<15).flatMap { sendFrame($0, to: c.channelID, "lost \($0)") })
