@@ -108,7 +108,9 @@ final class EffectRunner {
     // MARK: Effects
 
     /// Carries out a handler's effects; `id` and `session` are the request
-    /// being answered (nil for effects no request waits on).
+    /// being answered (nil for effects no request waits on). Sends give only
+    /// `session`, which the store queue may pause: their state changes answer
+    /// each send, stored or not (`Home.messageSent`, `messageNotSent`).
     /// Taken as the runner's own (`consuming`): kept without a copy, which retained each of its arrays.
     func carryOut(_ decided: consuming Effects, answering id: UInt64? = nil, to session: HomeSession? = nil) {
         // (A plain send has neither notices nor addressed items: no clock reading for it.)
