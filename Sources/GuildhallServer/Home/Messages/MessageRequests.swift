@@ -104,8 +104,9 @@ extension Home {
         // Plain sends stored and not yet carried out; any other send waits
         // until they are, so that jobs, and fan-outs, keep the order of seqs.
         var stored = Effects()
-        // Nothing is written to the loops' sessions while the run is handled.
-        let queued = publishers.queuedBytes
+        // Nothing is written to the loops' sessions while the run is handled,
+        // and its sends were read at one instant: read once.
+        let queued = publishers.queuedBytes, now = now()
         // By index: each send is read where it lies, not copied out (about 200 bytes, each reference retained).
         var i = sends.startIndex
         while i < sends.endIndex, s.readPauses.isEmpty {
@@ -117,7 +118,6 @@ extension Home {
                 sendMessage(sends[i].request, id: id, from: s)
                 continue
             }
-            let now = now()
             if cleared?.channel.id != sends[i].request.channelID { cleared = clearance(sends[i].request.channelID, for: s, at: now) }
             // Refused: the whole path says why.
             guard let (channel, audience) = cleared else {
