@@ -445,7 +445,11 @@ import Testing
     @Test func aSlowConsumerIsClosedAtTheCapAndResumesWhileAHealthySessionKeepsReceiving() async throws {
         let server = try TestServer {
             try $0.set("small-server-threshold", "100")
-            try $0.set("outbound-hard-cap-bytes", "65536")
+            // bob reads nothing, and with small kernel buffers his backlog waits in his
+            // queue, past the cap. alice and carol read, but a loaded machine may leave
+            // a burst of 50 answers or events (400 KB) unread for a while: a 64 KiB cap once cut alice.
+            try $0.set("socket-send-buffer-bytes", "16384")
+            try $0.set("outbound-hard-cap-bytes", "1048576")
             // Only the cap may cut anyone here: under the full suite's load alice's 300 sends
             // took long enough that a session was closed by another rule (CI, "connection
             // closed by the server"), as in the backpressure test below.

@@ -314,8 +314,10 @@ final class EffectRunner {
     /// Adds `writes` to this turn's jobs, with what waits on their commit.
     private func enqueue(_ writes: [StoreWrite], from session: HomeSession?, _ pending: PendingCommit) {
         let ticket = nextTicketNumber()
-        pendingWrites.insert((pending, writes.count), at: ticket >> 8)
-        queuedWrites += writes.count
+        // A job with no writes is still a commit (and never one for the loop under synchronous=FULL).
+        let weight = max(1, writes.count)
+        pendingWrites.insert((pending, weight), at: ticket >> 8)
+        queuedWrites += weight
         turnJobs.append(WriteJob(ticket: ticket, writes: writes, shards: logShards?(writes)))
         if let session, queuedWrites >= storeQueueMax, !session.readPauses.contains(.storage) {
             session.pauseReading(.storage)
