@@ -1,9 +1,10 @@
 // Sends a session made one after another to one channel, read from one
 // drain of its frames (Connections.drainFrames): they go to the channel's
 // home together, which decides what depends only on the sender and the
-// channel once for all of them (`Home.sendRun`). A pipelining client writes
-// dozens of sends at a time; each still has its own rate check, validation,
-// sequence, commit and answer. A value, no I/O.
+// channel once for all of them, and commits them as one job (`Home.sendRun`).
+// A pipelining client writes dozens of sends at a time; each still has its
+// own rate check, validation, seq, row and answer (a 503 too, when the job
+// fails). A value, no I/O.
 
 import GuildhallCore
 
