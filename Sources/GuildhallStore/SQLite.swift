@@ -19,6 +19,8 @@ private let memoryStatisticsSkipped: Void = { _ = guildhall_sqlite_skip_memory_s
 
 /// SQLite's "transient" destructor: SQLite copies the bytes before bind returns.
 private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+/// The empty text, bound in place (SQLITE_STATIC): a copy of it took an allocation in every bind.
+private let emptyText: StaticString = ""
 
 final class SQLiteConnection {
     let db: OpaquePointer
@@ -101,6 +103,15 @@ final class Statement {
         return self
     }
 
+    /// Readies the statement to run again keeping its bindings, for a caller
+    /// that binds every parameter each time: each bound value keeps the memory
+    /// it took, which the next bind reuses (clearing them freed it, and the
+    /// next bind allocated it again).
+    func rebind() -> Statement {
+        sqlite3_reset(stmt)
+        return self
+    }
+
     func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(stmt, index, value) }
     func bind(_ index: Int32, _ value: UInt64) { sqlite3_bind_int64(stmt, index, Int64(bitPattern: value)) }
     func bind(_ index: Int32, _ value: Bool) { sqlite3_bind_int64(stmt, index, value ? 1 : 0) }
@@ -109,11 +120,16 @@ final class Statement {
         var value = value
         value.withUTF8 { utf8 in
             // An empty buffer may have no address, and a null pointer would bind NULL, not ''.
-            guard let base = utf8.baseAddress, !utf8.isEmpty else { sqlite3_bind_text(stmt, index, "", 0, transient); return }
+            guard let base = utf8.baseAddress, !utf8.isEmpty else {
+                _ = emptyText.utf8Start.withMemoryRebound(to: CChar.self, capacity: 1) { sqlite3_bind_text(stmt, index, $0, 0, nil) }
+                return
+            }
             _ = base.withMemoryRebound(to: CChar.self, capacity: utf8.count) { sqlite3_bind_text(stmt, index, $0, Int32(utf8.count), transient) }
         }
     }
     func bind(_ index: Int32, _ value: [UInt8]) {
+        // The empty blob as a zero-length blob, not a copy of nothing (an allocation).
+        guard !value.isEmpty else { sqlite3_bind_zeroblob(stmt, index, 0); return }
         _ = value.withUnsafeBytes { sqlite3_bind_blob(stmt, index, $0.baseAddress, Int32($0.count), transient) }
     }
 

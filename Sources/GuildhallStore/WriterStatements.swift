@@ -180,7 +180,8 @@ final class WriterStatements {
             let left = waitingMessages.count - next
             // The last entry has one row, so one always fits.
             let (rows, insert) = plainInserts.first { $0.rows <= left }!
-            let s = insert.reset()
+            // Every parameter of every row is bound anew: the last run's bindings need no clearing.
+            let s = insert.rebind()
             for row in 0..<rows { MessageRows.bind(waitingMessages[next + row], to: s, row: row) }
             try s.run()
             next += rows
