@@ -29,8 +29,9 @@ final class WriterStatements {
     private let insertFull, attachFile, removeMessageFiles, editMessage, removeMessage, countThreadReply, addReaction, removeReaction, removeReactions: Statement
     /// The plain inserts, by `MessageRows.rowsPerInsert` (16 rows a statement down to one).
     private let plainInserts: [(rows: Int, statement: Statement)]
-    /// Plain messages of this transaction not yet inserted.
-    private var waitingMessages: [MessageRecord] = []
+    /// Plain messages of this transaction not yet inserted, where they lie
+    /// in their jobs' writes: a copy of each record retained every field, and freeing it released them again.
+    private var waitingMessages: [(writes: [StoreWrite], index: Int)] = []
     /// Queues a message for the search index (SearchIndex.swift); nil while search is off.
     private let queueForSearch: Statement?
     private let pruneSearchQueue: Statement?
@@ -154,7 +155,7 @@ final class WriterStatements {
         // By index: each write is handed on borrowed, not copied out of the array (a copy retains every field of a message).
         for i in writes.indices {
             if case .message(let m) = writes[i], !MessageRows.needsFullInsert(m) {
-                waitingMessages.append(m)
+                waitingMessages.append((writes, i))
                 if waitingMessages.count == MessageRows.rowsPerInsert[0] { try insertWaiting() }
             } else {
                 if !waitingMessages.isEmpty, Self.touchesMessages(writes[i]) { try insertWaiting() }
@@ -182,12 +183,20 @@ final class WriterStatements {
             let (rows, insert) = plainInserts.first { $0.rows <= left }!
             // Every parameter of every row is bound anew: the last run's bindings need no clearing.
             let s = insert.rebind()
-            for row in 0..<rows { MessageRows.bind(waitingMessages[next + row], to: s, row: row) }
+            for row in 0..<rows { Self.withWaiting(waitingMessages[next + row]) { MessageRows.bind($0, to: s, row: row) } }
             try s.run()
             next += rows
         }
-        for i in waitingMessages.indices where MessageRows.hasWords(waitingMessages[i]) { try queue(waitingMessages[i].uid) }
+        for w in waitingMessages {
+            if let uid = Self.withWaiting(w, { MessageRows.hasWords($0) ? $0.uid : nil }) { try queue(uid) }
+        }
         waitingMessages.removeAll(keepingCapacity: true)
+    }
+
+    /// `body` with a waiting message, read where it lies.
+    private static func withWaiting<R>(_ w: (writes: [StoreWrite], index: Int), _ body: (MessageRecord) -> R) -> R {
+        guard case .message(let m) = w.writes[w.index] else { preconditionFailure("a waiting write is a message") }
+        return body(m)
     }
 
     private func apply(_ write: StoreWrite) throws(StoreError) {
