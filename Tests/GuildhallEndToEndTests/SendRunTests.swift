@@ -36,6 +36,15 @@ extension RawConnection {
     }
 }
 
+extension RawConnection {
+    /// Sends `ids` to `channel` in one write and returns what each stored, in id order (a refusal or a missing answer is left out).
+    func sendInOneWrite(_ ids: Range<UInt64>, to channel: UInt64, _ text: (UInt64) -> String) -> [GHChannelMessage] {
+        send(ids.flatMap { sendFrame($0, to: channel, text($0)) })
+        let answers = answers(ids, timeout: 30)
+        return ids.compactMap { stored(answers[$0]) }
+    }
+}
+
 /// The stored message an answer holds, if it holds one.
 private func stored(_ r: GHResponse?) -> GHChannelMessage? {
     if case .message(let m)? = r?.result { m } else { nil }
@@ -127,12 +136,9 @@ struct RunSetUp {
         let (alice, bob, c) = (setUp.alice, setUp.bob, setUp.channel)
 
         let ids = UInt64(100)..<300
-        bob.send(ids.flatMap { sendFrame($0, to: c.channelID, "m\($0)") })
-        let answers = bob.answers(ids, timeout: 20)
-        let sent = ids.compactMap { stored(answers[$0]) }
-        #expect(sent.count == ids.count)
+        let sent = bob.sendInOneWrite(ids, to: c.channelID) { "m\($0)" }
         #expect(sent.map(\.body.text) == ids.map { "m\($0)" })
-        #expect(sent.map(\.seq) == Array(sent.first!.seq..<sent.first!.seq + UInt64(ids.count)))
+        #expect(sent.map(\.seq) == Array(1...UInt64(ids.count)))
         let newest = try await alice.messages.history(of: c.channelID, limit: 5).messages
         #expect(newest.map(\.body.text) == (295..<300).map { "m\($0)" })
     }
@@ -140,21 +146,26 @@ struct RunSetUp {
     /// With a tiny `outbound-pause-bytes`, the first send of a run pauses its
     /// publisher: the rest wait at the home and go on, in order, as the fan-out drains.
     @Test func aRunPausedForItsFanOutGoesOnInOrder() async throws {
-        let server = try TestServer { try $0.set("outbound-pause-bytes", "4096") }
+        let server = try TestServer {
+            try $0.set("outbound-pause-bytes", "4096")
+            $0.adminListen = "127.0.0.1:0"
+            $0.adminToken = "op-secret"
+        }
         defer { server.stop() }
         let setUp = try await RunSetUp(server)
         let (bob, c, bobHears) = (setUp.bob, setUp.channel, setUp.bobHears)
 
         let ids = UInt64(100)..<200
         let text = { (id: UInt64) in "m\(id) " + String(repeating: "x", count: 1500) }
-        bob.send(ids.flatMap { sendFrame($0, to: c.channelID, text($0)) })
-        let answers = bob.answers(ids, timeout: 30)
-        let sent = ids.compactMap { stored(answers[$0]) }
+        let sent = bob.sendInOneWrite(ids, to: c.channelID, text)
         #expect(sent.map(\.body.text) == ids.map(text))
         #expect(sent.map(\.seq) == Array(1...UInt64(ids.count)))
         // bob's other device hears every one, in order.
         _ = try await waitFor("bob's other device to hear them all", timeout: 30) { bobHears.messages.count >= ids.count ? true : nil }
         #expect(bobHears.messages.map(\.seq) == Array(1...UInt64(ids.count)))
+        // The publisher was paused (and read again) while the run went on.
+        let scrape = try HTTPExchange.request("GET", "/metrics", port: server.adminPort, token: "op-secret").body
+        #expect(AdminEndpointTests.metric(scrape, "guildhall_publisher_pause_seconds_count") >= 1)
     }
 }
 

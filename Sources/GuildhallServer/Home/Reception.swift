@@ -480,19 +480,19 @@ final class Reception: HomePart, GatewayHome {
         services.loop.assertOnLoop()
         // Consecutive sends of one session to one channel go on as the run they were read as (SendRun.swift).
         var run: [PendingSend] = [], runSession: UInt64 = 0
-        func sendRun() {
+        func handOnRun() {
             guard !run.isEmpty else { return }
             sendMessages(run, session: runSession)
             run.removeAll(keepingCapacity: true)
         }
         for c in commands {
             if case .send(let r, let id, let key) = c {
-                if key != runSession || run.first?.request.channelID != r.channelID || run.count >= SendRun.maxSends { sendRun() }
+                if key != runSession || run.first?.request.channelID != r.channelID || run.count >= SendRun.maxSends { handOnRun() }
                 runSession = key
                 run.append(PendingSend(request: r, id: id))
                 continue
             }
-            sendRun()
+            handOnRun()
             switch c {
             case .admit(let a): admit(a)
             case .opened(let o): sessionOpened(o)
@@ -515,7 +515,7 @@ final class Reception: HomePart, GatewayHome {
             case .outbound(let queued, let applied): services.links.reported(queued: queued, applied: applied, from: gatewayIndex)
             }
         }
-        sendRun()
+        handOnRun()
     }
 }
 

@@ -111,16 +111,11 @@ extension Home {
         var i = sends.startIndex
         while i < sends.endIndex, s.readPauses.isEmpty {
             defer { i += 1 }
-            let id = sends[i].id
-            guard sends[i].request.isPlain, let content = sends[i].request.content else {
+            let id = sends[i].id, plain = sends[i].request.isPlain
+            if plain, cleared?.channel.id != sends[i].request.channelID { cleared = clearance(sends[i].request.channelID, for: s, at: now) }
+            // Not plain, or refused (the whole path says why): what was stored goes first.
+            guard plain, let content = sends[i].request.content, let (channel, audience) = cleared else {
                 cleared = nil
-                carryOut(&stored, from: s)
-                sendMessage(sends[i].request, id: id, from: s)
-                continue
-            }
-            if cleared?.channel.id != sends[i].request.channelID { cleared = clearance(sends[i].request.channelID, for: s, at: now) }
-            // Refused: the whole path says why.
-            guard let (channel, audience) = cleared else {
                 carryOut(&stored, from: s)
                 sendMessage(sends[i].request, id: id, from: s)
                 continue
