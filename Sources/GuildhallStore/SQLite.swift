@@ -27,6 +27,8 @@ final class SQLiteConnection {
     /// The deadline SQLite's progress handler reads (SearchReads.swift), held here
     /// for as long as the handler may run: the handler gets only a raw pointer to it.
     var deadline: Deadline?
+    /// How long a call waits for another connection's lock before it fails busy.
+    static let busyMillis: Int32 = 5000
 
     init(path: String, readOnly: Bool = false) throws(StoreError) {
         memoryStatisticsSkipped
@@ -39,7 +41,7 @@ final class SQLiteConnection {
             throw StoreError(code: rc, message: "\(message) (\(path))")
         }
         db = handle
-        sqlite3_busy_timeout(db, 5000)
+        sqlite3_busy_timeout(db, Self.busyMillis)
     }
 
     deinit { sqlite3_close_v2(db) }

@@ -62,6 +62,8 @@ public struct StoreOptions: Sendable {
     public var maxBatch: Int
     /// How often committed WAL frames are copied into the database file.
     public var checkpointMillis: Int
+    /// The WAL's length, in pages, past which a checkpoint starts it over (Checkpointer.swift).
+    public var walRestartPages: Int32 = 2000
     /// Messages with client ids newer than this UID are loaded for de-duplication.
     public var clientIDFloorUID: UInt64
     /// Whether messages' words are indexed for search (SearchIndex.swift).
@@ -94,9 +96,12 @@ public final class Store: Sendable {
             throw StoreError(code: -1, message: "synchronous must be NORMAL or FULL, not \(options.synchronous)")
         }
         path = (options.folder as NSString).appendingPathComponent("guildhall.db")
-        writer = try StoreWriter(path: path, synchronous: sync, maxBatch: options.maxBatch, searchIndex: options.searchIndex, onCommitted: onCommitted)
+        let restart = WALRestart()
+        writer = try StoreWriter(path: path, synchronous: sync, maxBatch: options.maxBatch, searchIndex: options.searchIndex,
+                                 walRestart: restart, onCommitted: onCommitted)
         reader = try StoreReader(path: path, indexer: writer.indexer, onResult: onRead)
-        checkpointer = try Checkpointer(path: path, everyMillis: max(10, options.checkpointMillis))
+        checkpointer = try Checkpointer(path: path, everyMillis: max(10, options.checkpointMillis), restartPages: options.walRestartPages,
+                                        restart: restart)
     }
 
     /// In a cluster: how far this database has applied each shard's log (stream sequences).

@@ -124,7 +124,7 @@ public final class StoreWriter: Sendable {
     /// Opens the write connection (migrating the database) and prepares its
     /// statements on the calling thread, starts the search index's thread
     /// beside it, then starts the writer thread.
-    init(path: String, synchronous: String, maxBatch: Int, searchIndex: Bool,
+    init(path: String, synchronous: String, maxBatch: Int, searchIndex: Bool, walRestart: WALRestart,
          onCommitted: @escaping @Sendable ([WriteOutcome]) -> Void) throws(StoreError) {
         let connection = try WriterConnection.open(path: path, synchronous: synchronous, searchIndex: searchIndex)
         let indexer = searchIndex ? try SearchIndexer(folder: (path as NSString).deletingLastPathComponent, mainPath: path) : nil
@@ -134,7 +134,7 @@ public final class StoreWriter: Sendable {
         let journal = JournalSlot()
         self.journal = journal
         let thread = Thread { [queue, done, seat, busyAtClose, maxBatch = self.maxBatch] in
-            StoreWriter.run(seat, queue: queue, maxBatch: maxBatch, journal: journal, onCommitted: onCommitted)
+            StoreWriter.run(seat, queue: queue, maxBatch: maxBatch, journal: journal, walRestart: walRestart, onCommitted: onCommitted)
             busyAtClose.record(seat.close())
             done.signal()
         }
@@ -204,15 +204,20 @@ public final class StoreWriter: Sendable {
     }
 
     private static func run(_ seat: WriterSeat, queue: JobQueue<(WriteJob, UInt64)>, maxBatch: Int, journal: JournalSlot,
-                            onCommitted: @Sendable ([WriteOutcome]) -> Void) {
+                            walRestart: WALRestart, onCommitted: @Sendable ([WriteOutcome]) -> Void) {
         while true {
             queue.waitForWork()
             let stopping = seat.whenFree { statements in
                 let (jobs, stopping) = queue.take()
+                // Between two transactions (never on a loop's inline commit): a WAL restart asked for.
+                let report = { (outcomes: [WriteOutcome]) in
+                    onCommitted(outcomes)
+                    walRestart.carryOut(on: statements.connection)
+                }
                 if let log = journal.current {
-                    commitLogged(jobs, to: log, statements: statements, maxBatch: maxBatch, report: onCommitted)
+                    commitLogged(jobs, to: log, statements: statements, maxBatch: maxBatch, report: report)
                 } else {
-                    commitInBatches(jobs, statements: statements, maxBatch: maxBatch, report: onCommitted)
+                    commitInBatches(jobs, statements: statements, maxBatch: maxBatch, report: report)
                 }
                 return stopping
             } ?? true

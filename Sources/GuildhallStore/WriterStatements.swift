@@ -14,6 +14,7 @@ import GuildhallCore
 
 final class WriterStatements {
     let begin, commit, rollback: Statement
+    var connection: SQLiteConnection { begin.connection }
     private let saveServer, deleteServer, deleteServerMembers, deleteServerInvites, deleteServerChannels: Statement
     private let saveMember, removeMember, saveInvite, removeInvite, saveChannel, deleteChannel: Statement
     private let saveBan, removeBan, deleteServerBans, savePosition, deleteChannelPositions: Statement

@@ -196,6 +196,40 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
         #expect(size("guildhall.db") >= before + 150_000, "database file \(size("guildhall.db")) bytes, was \(before)")
     }
 
+    /// Under commits that never pause, the checkpoint thread starts the WAL
+    /// over (its header's checkpoint sequence rises) long before SQLite's own
+    /// backstop at 10,000 pages, so the WAL stays short; nothing is lost.
+    /// One message per transaction, all queued at once, each commit flushed
+    /// (FULL): no copy of the WAL finds the writer between commits, at a
+    /// pace like sustained sends'. (No search index here: its reads, like
+    /// any reader's, can hold a restart back for a round.)
+    @Test func aWALThatCommitsKeepGrowingStartsOverFromItsBeginning() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        var options = StoreOptions(folder: folder, synchronous: "FULL", maxBatch: 1, checkpointMillis: 10)
+        options.walRestartPages = 64
+        options.searchIndex = false
+        let store = try Store(options, onCommitted: { o in reports.outcomes.withLock { $0 += o } }, onRead: { _ in })
+        let wal = folder + "/guildhall.db-wal"
+        /// The WAL header's checkpoint sequence (big-endian at byte 12): one more at each restart.
+        func restarts() -> UInt32 {
+            guard let h = FileManager.default.contents(atPath: wal), h.count >= 16 else { return 0 }
+            return h[12..<16].reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        let first = restarts()
+        // Some 2.5 frames a commit: about 30 MB of WAL were it never started over.
+        let count: UInt64 = 3_000
+        let text = String(repeating: "x", count: 2_000)
+        for seq in 1...count { store.writer.submit(WriteJob(ticket: seq, writes: [.message(message(seq: seq, text: text))])) }
+        #expect(reports.waitOutcomes(Int(count), timeout: 60).allSatisfy { $0.error == nil })
+        let walBytes = ((try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? NSNumber)?.intValue ?? 0
+        #expect(restarts() >= first + 3, "the WAL started over \(restarts() - first) times")
+        #expect(walBytes < 10_000_000, "WAL \(walBytes) bytes")
+        store.close()
+        let db = try SQLiteConnection(path: folder + "/guildhall.db", readOnly: true)
+        #expect(try db.scalar("SELECT count(*) FROM messages") == Int64(count))
+    }
+
     /// The leak check's count: a statement stepped and not finished is busy (it holds a read
     /// transaction open); a store that served writes and reads closes with none.
     @Test func busyStatementsAreCountedAndAStoreClosesWithNone() throws {
