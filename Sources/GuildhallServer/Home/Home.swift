@@ -144,7 +144,7 @@ final class Home: HomePart {
         }
 
         runner.resumeReading = { [unowned self] s in s.resumeReading(.storage) { self.reception.releaseHeldSends(s) } }
-        runner.applyChange = { [unowned self] change, ords in self.apply(change, ords: ords) }
+        runner.applyChanges = { [unowned self] changes, ords in self.apply(changes, ords: ords) }
         runner.dropChange = { [unowned self] change in self.drop(change) }
         runner.followUp = { [unowned self] f, stored in self.followUp(f, stored: stored) }
         runner.tellAudience = { [unowned self] notice, copy in self.tellAudience(notice, copy) }

@@ -83,7 +83,9 @@ final class InterestFeed: HomePart {
 
     /// `user`'s read position or mentions in `channel` moved: each gateway
     /// with a session of the user holding the channel gets the new state.
-    func positionMoved(_ user: UserID, _ channel: ChannelID, in server: ServerID) {
+    /// Returns whether any gateway keeps the position (false: nothing was told).
+    @discardableResult
+    func positionMoved(_ user: UserID, _ channel: ChannelID, in server: ServerID) -> Bool {
         // Asked on every send for its sender, who mostly holds nothing to tell: that is found first.
         var toMembers = false
         if memberCounts[server] != nil {
@@ -93,7 +95,7 @@ final class InterestFeed: HomePart {
                 memberStatesUntold.insert(server)
             }
         }
-        guard toMembers || holdingSessions[ReadPositions.Key(user, channel)] != nil else { return }
+        guard toMembers || holdingSessions[ReadPositions.Key(user, channel)] != nil else { return false }
         var told: [Int] = []
         for s in registry.sessions(of: user).values {
             guard (toMembers && registry.isOnlineMember(s.key, of: server)) || book.level(of: s.key, in: channel) == .messages else { continue }
@@ -103,6 +105,7 @@ final class InterestFeed: HomePart {
             services.links.interest(.position(user: user, channel: channel, server: server, positions.state(user, channel)), to: loop,
                                 local: services.gateway)
         }
+        return true
     }
 
     /// Sends a channel message to every gateway whose sessions hold the

@@ -4,7 +4,18 @@
 // case per change; each part's own function does the work. Loop thread only.
 
 extension Home {
-    /// Applies a handler's state change once its writes are durable (`EffectRunner`).
+    /// Applies a handler's state changes once their writes are durable
+    /// (`EffectRunner`), in order; a run's sends together (`messagesSent`).
+    func apply(_ changes: [StateChange], ords: [UInt64]) {
+        if changes.count > 1, case .messageSent = changes[0] {
+            messagesSent(changes, ords: ords)
+            return
+        }
+        // By index: each change is handed on borrowed, not copied out of the array.
+        for i in changes.indices { apply(changes[i], ords: ords) }
+    }
+
+    /// Applies one state change once its writes are durable.
     func apply(_ change: StateChange, ords: [UInt64]) {
         switch change {
         case .messageSent(let m): messageSent(m, ords: ords)

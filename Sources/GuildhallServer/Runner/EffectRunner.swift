@@ -34,7 +34,7 @@ final class EffectRunner {
     /// Drops the storage reason not to read a session (and handles what it sent meanwhile).
     var resumeReading: ((HomeSession) -> Void)?
     /// Applies a state change once its writes are durable (with the addressed items' ords), or lets it go when they failed.
-    var applyChange: ((StateChange, [UInt64]) -> Void)?
+    var applyChanges: (([StateChange], [UInt64]) -> Void)?
     var dropChange: ((StateChange) -> Void)?
     /// Carries out a follow-up of a change, stored or not (FollowUps.swift).
     var followUp: ((FollowUp, _ stored: Bool) -> Void)?
@@ -170,8 +170,7 @@ final class EffectRunner {
 
     /// Once committed (and filed elsewhere): state, the answer, the addressed items' live copies, then the rest.
     private func complete(_ c: CarriedEffects) {
-        // By index: each change is handed on borrowed, not copied out of the array.
-        for i in c.effects.changes.indices { applyChange?(c.effects.changes[i], c.ords) }
+        applyChanges?(c.effects.changes, c.ords)
         if let session = c.session, let id = c.id, let reply = c.effects.reply {
             switch reply {
             case .result(let result): session.respond(id, result)

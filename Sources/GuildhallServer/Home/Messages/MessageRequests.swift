@@ -196,12 +196,39 @@ extension Home {
 
     /// A stored send, settled: what it held reserved goes, then its answer and fan-out.
     func messageSent(_ m: SentMessage, ords: [UInt64]) {
+        settle(m, ords: ords, now: now(), tellPosition: true)
+    }
+
+    /// A run's stored sends (`sendRun` commits them as one job), each settled
+    /// as `messageSent` settles one, with the clock read once and, the
+    /// gateways' interest brought up to date first (nothing in a follow-up
+    /// changes it), whether any gateway keeps the sender's read position
+    /// asked once per sender and channel: a publisher nobody else watches
+    /// mostly tells none.
+    func messagesSent(_ changes: [StateChange], ords: [UInt64]) {
+        let now = now()
+        interest.sync()
+        var tell = true, last: (sender: UserID, channel: ChannelID)?
+        for i in changes.indices {
+            guard case .messageSent(let m) = changes[i] else { apply(changes[i], ords: ords); continue }
+            if last?.sender != m.record.sender || last?.channel != m.record.channelID {
+                tell = true
+                last = (m.record.sender, m.record.channelID)
+            }
+            tell = settle(m, ords: ords, now: now, tellPosition: tell)
+        }
+    }
+
+    /// Whether the sender's position is kept by a gateway, as far as this message asked.
+    @discardableResult
+    private func settle(_ m: SentMessage, ords: [UInt64], now: UInt64, tellPosition: Bool) -> Bool {
         attachments.release(m.attachmentIDs)
         publishers.fanOutQueued(m.projectedBytes)
         var mentionOrds: [UserID: UInt64] = [:]
         for (user, ord) in zip(m.mentioned, ords) { mentionOrds[user] = ord }
-        messageCommitted(m.record, id: m.id, from: m.sender, mentionOrds: mentionOrds)
+        let kept = messageCommitted(m.record, id: m.id, from: m.sender, mentionOrds: mentionOrds, now: now, tellPosition: tellPosition)
         if let plan = m.receiptPlan { groupReceipts.receipts.addRequest(plan.request, in: plan.channel) }
+        return kept
     }
 
     /// A send whose commit failed: answered 503, what it held reserved goes, and its waiting resends are answered too.
@@ -213,15 +240,18 @@ extension Home {
     }
 
 
-    private func messageCommitted(_ record: MessageRecord, id: UInt64, from s: HomeSession, mentionOrds: [UserID: UInt64]) {
+    /// `tellPosition`: false when an earlier message of the run found no gateway keeping the sender's position.
+    /// Returns whether one keeps it, as far as this message asked.
+    private func messageCommitted(_ record: MessageRecord, id: UInt64, from s: HomeSession, mentionOrds: [UserID: UInt64],
+                                  now: UInt64, tellPosition: Bool) -> Bool {
         let waiters = services.resendsSettled(record, ok: true)
         metrics.messagesChannel.increment()
         directory.messageCommitted(record.channelID, seq: record.seq, time: record.sentTime)
-        let now = now()
+        var kept = tellPosition
         // The sender has read up to its own message (a webhook is no reader); a mention counts for the mentioned.
         if record.webhook == nil {
             let before = positions.readUp(record.sender, record.channelID, to: record.seq, now: now)
-            interest.positionMoved(record.sender, record.channelID, in: record.serverID)
+            if tellPosition { kept = interest.positionMoved(record.sender, record.channelID, in: record.serverID) }
             subscriptions.touchActivity(record.sender, record.channelID, now: now, alreadyRecorded: true)
             if before + 1 < record.seq { reading.readMoved(record.sender, record.channelID, except: s.key) }
         }
@@ -240,6 +270,7 @@ extension Home {
         if let last = mentionOrds.values.max() { runner.inboxDelivered(upTo: last) }
         fanOut(record, encoded: message, from: s, mentionOrds: mentionOrds, at: now)
         recentSends.expire(before: now - UInt64(settings.dedupWindowSeconds) * 1000)
+        return kept
     }
 
     /// The channel, if the session may read it: as a member, or as a guest of its server when guests see it.
