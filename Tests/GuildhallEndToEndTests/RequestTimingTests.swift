@@ -9,9 +9,9 @@ struct RequestTimingTests {
     @Test func answersAreMatchedToTheirRequestsInAnyOrder() {
         var waiting = UnansweredRequests()
         #expect(waiting.isEmpty)
-        waiting.read(1, "send_message")
-        waiting.read(2, "get_messages")
-        waiting.read(3, "send_message")
+        waiting.read(1, "send_message", at: UnansweredRequests.now())
+        waiting.read(2, "get_messages", at: UnansweredRequests.now())
+        waiting.read(3, "send_message", at: UnansweredRequests.now())
         #expect(!waiting.isEmpty)
         #expect(waiting.answered(2)?.kind == "get_messages")
         #expect(waiting.answered(2) == nil, "an answer is timed once")
@@ -24,7 +24,7 @@ struct RequestTimingTests {
 
     @Test func idsAClientDidNotNumberInOrderAreMatchedToo() {
         var waiting = UnansweredRequests()
-        for (id, kind) in [(5, "a"), (3, "b"), (9, "c"), (3, "d"), (7, "e")] { waiting.read(UInt64(id), kind) }
+        for (id, kind) in [(5, "a"), (3, "b"), (9, "c"), (3, "d"), (7, "e")] { waiting.read(UInt64(id), kind, at: UnansweredRequests.now()) }
         #expect(waiting.answered(9)?.kind == "c")
         #expect(waiting.answered(3)?.kind == "b", "a repeated id answers the one read first")
         #expect(waiting.answered(7)?.kind == "e")
@@ -33,19 +33,19 @@ struct RequestTimingTests {
         #expect(waiting.answered(5)?.kind == "a")
         #expect(waiting.isEmpty)
         // Emptied, rising ids are found by search again, answered in any order.
-        for id in 10...20 { waiting.read(UInt64(id), "k\(id)") }
+        for id in 10...20 { waiting.read(UInt64(id), "k\(id)", at: UnansweredRequests.now()) }
         for id in [15, 10, 20, 11, 19, 12, 18, 13, 17, 14, 16] { #expect(waiting.answered(UInt64(id))?.kind == "k\(id)") }
         #expect(waiting.isEmpty)
     }
 
     @Test func pastTheCapMoreRequestsGoUntimedUntilAnswersMakeRoom() {
         var waiting = UnansweredRequests()
-        for id in 1...UInt64(UnansweredRequests.cap + 10) { waiting.read(id, "send_message") }
+        for id in 1...UInt64(UnansweredRequests.cap + 10) { waiting.read(id, "send_message", at: UnansweredRequests.now()) }
         #expect(waiting.answered(UInt64(UnansweredRequests.cap) + 1) == nil, "read past the cap: untimed")
         // Answered from the front, far past the point where the front is compacted.
         for id in 1...UInt64(UnansweredRequests.cap) { #expect(waiting.answered(id) != nil) }
         #expect(waiting.isEmpty)
-        waiting.read(5000, "login")
+        waiting.read(5000, "login", at: UnansweredRequests.now())
         #expect(waiting.answered(5000)?.kind == "login")
     }
 

@@ -103,11 +103,11 @@ struct UnansweredRequests {
     private var rising = true
     static let cap = 1024
 
-    /// Request `id`, of `kind`, was read now.
-    mutating func read(_ id: UInt64, _ kind: String) {
+    /// Request `id`, of `kind`, was read at `now` (`UnansweredRequests.now()`).
+    mutating func read(_ id: UInt64, _ kind: String, at now: UInt64) {
         guard started.count - head < Self.cap else { return }
         if let last = started.last, id <= last.id { rising = false }  // (the list is emptied once all are answered)
-        started.append(Started(id: id, kind: kind, at: Self.now()))
+        started.append(Started(id: id, kind: kind, at: now))
     }
 
     /// Request `id` is answered: its kind and how long it took, if it was timed.
@@ -143,7 +143,8 @@ struct UnansweredRequests {
     /// Whether an answer could be one of these (saves reading an encoded answer's id).
     var isEmpty: Bool { head == started.count }
 
-    private static func now() -> UInt64 {
+    /// The monotonic clock in nanoseconds.
+    static func now() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)

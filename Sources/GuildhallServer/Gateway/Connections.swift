@@ -112,6 +112,8 @@ extension Gateway {
         // Plain sends read one after another go to their home together
         // (SendRun.swift); anything else read, or the run's end, sends them on first.
         var run = SendRun()
+        // The frames of one drain came in together: their requests are timed from one clock reading.
+        let readAt = UnansweredRequests.now()
         while session.isOpen && session.detached == nil && session.readPauses.isEmpty {
             let payload: [UInt8]?
             do {
@@ -125,7 +127,7 @@ extension Gateway {
                 return
             }
             guard let payload else { return send(&run, from: session) }
-            handle(payload: payload, on: session, run: &run)
+            handle(payload: payload, on: session, run: &run, readAt: readAt)
         }
         // (Every way the loop ends sent the run on already; this only keeps that true.)
         send(&run, from: session)
@@ -138,14 +140,14 @@ extension Gateway {
         if session.isOpen { routes.sendMessages(sends, from: session, bytes: bytes) }
     }
 
-    private func handle(payload: [UInt8], on session: Session, run: inout SendRun) {
+    private func handle(payload: [UInt8], on session: Session, run: inout SendRun, readAt: UInt64) {
         session.liveness.heard(at: loop.nowMillis)
         if !session.isAwaitingLogin, let (id, request) = SendRequest.read(payload) {
             if !run.takes(request.channelID) { send(&run, from: session) }
             // A refusal (or the close after too many) comes after the sends read before it.
             guard withinRate(.message, id: id, on: session, first: { send(&run, from: session) }) else { return }
             requests.active(session)
-            session.unanswered.read(id, "send_message")
+            session.unanswered.read(id, "send_message", at: readAt)
             run.add(request, id: id, bytes: payload.count)
             if run.isFull { send(&run, from: session) }
             return
@@ -171,7 +173,7 @@ extension Gateway {
         let rule = body.rule
         switch (session.isAwaitingLogin, rule.phase) {
         case (true, .opensSession):
-            session.unanswered.read(request.id, body.kindLabel)
+            session.unanswered.read(request.id, body.kindLabel, at: readAt)
             if case .login(let login) = body { self.login(login, id: request.id, on: session) }
             if case .resume(let resume) = body { self.resume(resume, id: request.id, on: session) }
         case (true, .loggedIn):
@@ -182,7 +184,7 @@ extension Gateway {
         case (false, .loggedIn):
             guard withinRate(rule.rate, id: request.id, on: session) else { return }
             if rule.rate != .session { requests.active(session) }
-            if rule.target != .gateway { session.unanswered.read(request.id, body.kindLabel) }
+            if rule.target != .gateway { session.unanswered.read(request.id, body.kindLabel, at: readAt) }
             if rule.target == .gateway, answer(body, id: request.id, on: session) { return }
             if case .sendMessage(let r) = body {
                 return routes.sendMessages([PendingSend(request: SendRequest(r), id: request.id)], from: session, bytes: payload.count)
