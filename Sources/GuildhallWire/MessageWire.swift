@@ -98,12 +98,24 @@ public enum MessageWire {
 
     /// Frame{response{id, message}}, without framing.
     public static func answer(id: UInt64, message: [UInt8]) -> [UInt8] {
-        let response = ProtoSize.uint(F.Response.id, id) + ProtoSize.lengthDelimited(F.Response.message, message.count)
-        return .written(size: ProtoSize.lengthDelimited(F.Frame.response, response)) { w in
-            w.header(F.Frame.response, length: response)
-            w.uint(F.Response.id, id)
-            message.withUnsafeBytes { w.lengthDelimited(F.Response.message, $0) }
-        }
+        .written(size: answerSize(id: id, messageBytes: message.count)) { writeAnswer(id: id, message: message, into: &$0) }
+    }
+
+    /// The bytes `answer` takes.
+    public static func answerSize(id: UInt64, messageBytes: Int) -> Int {
+        ProtoSize.lengthDelimited(F.Frame.response, responseSize(id: id, messageBytes: messageBytes))
+    }
+
+    /// Writes what `answer` returns, `answerSize` bytes, where the cursor is
+    /// (a connection's write buffer: the send's answer needs no array of its own).
+    public static func writeAnswer(id: UInt64, message: [UInt8], into w: inout ProtoCursor) {
+        w.header(F.Frame.response, length: responseSize(id: id, messageBytes: message.count))
+        w.uint(F.Response.id, id)
+        message.withUnsafeBytes { w.lengthDelimited(F.Response.message, $0) }
+    }
+
+    private static func responseSize(id: UInt64, messageBytes: Int) -> Int {
+        ProtoSize.uint(F.Response.id, id) + ProtoSize.lengthDelimited(F.Response.message, messageBytes)
     }
 
     /// The channel's numbers every recipient's unread info starts from.

@@ -30,6 +30,17 @@ import Testing
         frame.response.id = 77
         frame.response.message = GHChannelMessage(record)
         #expect(MessageWire.answer(id: 77, message: message) == FrameEncoding.payload(frame))
+        // As a connection's write buffer gets it (TCPFrameSink.sendAnswer), for ids of every varint length.
+        for id: UInt64 in [0, 77, 300, 1 << 40, .max] {
+            frame.response.id = id
+            var written = [UInt8](repeating: 0, count: MessageWire.answerSize(id: id, messageBytes: message.count))
+            written.withUnsafeMutableBufferPointer { buffer in
+                var w = ProtoCursor(buffer.baseAddress!)
+                MessageWire.writeAnswer(id: id, message: message, into: &w)
+                #expect(w.at == buffer.baseAddress! + buffer.count)
+            }
+            #expect(written == FrameEncoding.payload(frame))
+        }
     }
 
     @Test(arguments: records)

@@ -21,6 +21,8 @@ protocol FrameSink: AnyObject {
     func send(_ frame: GHFrame)
     /// Queues one frame from its payload (an encoded Frame).
     func send(payload: [UInt8])
+    /// Queues the answer to send `id`: Frame{response{id, message}} (`MessageWire.answer`).
+    func sendAnswer(id: UInt64, message: [UInt8])
     /// Queues bytes already framed by the transport (WebSocket control frames wslay made).
     func send(framed bytes: [UInt8])
     /// Queues one event: the payload every recipient shares (Frame{event{body}})
@@ -41,6 +43,8 @@ enum SharedPayloads {
 }
 
 extension FrameSink {
+    func sendAnswer(id: UInt64, message: [UInt8]) { send(payload: MessageWire.answer(id: id, message: message)) }
+
     static func closedFrame(_ reason: GHCloseReason, _ message: String) -> GHFrame {
         var frame = GHFrame()
         frame.event.closed.reason = reason
@@ -70,6 +74,17 @@ final class TCPFrameSink: FrameSink {
             if n > 0 { (p + 4).copyMemory(from: raw.baseAddress!, byteCount: n) }
             tcp.commitScratch(4 + n, reserved: 4 + n)
         }
+    }
+
+    /// Framed in the write buffer itself: no array made and copied for it.
+    func sendAnswer(id: UInt64, message: [UInt8]) {
+        let n = MessageWire.answerSize(id: id, messageBytes: message.count)
+        guard let p = tcp.reserveScratch(4 + n) else { return }
+        p.storeBytes(of: UInt32(n).bigEndian, as: UInt32.self)
+        var w = ProtoCursor((p + 4).assumingMemoryBound(to: UInt8.self))
+        MessageWire.writeAnswer(id: id, message: message, into: &w)
+        precondition(w.at == (p + 4 + n).assumingMemoryBound(to: UInt8.self), "an answer written other than measured")
+        tcp.commitScratch(4 + n, reserved: 4 + n)
     }
 
     func send(framed bytes: [UInt8]) { tcp.queueFramed(bytes) }

@@ -48,6 +48,13 @@ extension Session: SessionPort {
         queueAnswer(encoded: payload)
     }
 
+    /// A send's answer, framed in the write buffer, unless the gateway sorts
+    /// answers (then as `respond(encoded:)`, which reads the id back).
+    func respond(answering id: UInt64, message: [UInt8]) {
+        if gateway.requests.answersNeedSorting { return respond(encoded: MessageWire.answer(id: id, message: message)) }
+        queueAnswer(to: id, message: message)
+    }
+
     func fail(_ id: UInt64, _ failure: Failure) {
         gateway.limits.node.metrics.answered(failure.code)
         respond(id, .error(GHError(failure)))

@@ -141,6 +141,14 @@ final class Session {
         if !unanswered.isEmpty { timeAnswer(MessageWire.responseID(payload) ?? 0) }
     }
 
+    /// Queues a send's answer, framed in the write buffer (`FrameSink.sendAnswer`).
+    func queueAnswer(to id: UInt64, message: [UInt8]) {
+        guard isOpen, let sink else { return }
+        sink.sendAnswer(id: id, message: message)
+        markDirty()
+        if !unanswered.isEmpty { timeAnswer(id) }
+    }
+
     private func timeAnswer(_ id: UInt64) {
         if let (kind, seconds) = unanswered.answered(id) { gateway.requestDurations.record(kind, seconds: seconds) }
     }

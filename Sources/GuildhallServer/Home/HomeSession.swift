@@ -73,6 +73,8 @@ final class HomeSession {
 
     func respond(encoded payload: [UInt8]) { port.respond(encoded: payload) }
 
+    func respond(answering id: UInt64, message: [UInt8]) { port.respond(answering: id, message: message) }
+
     func fail(_ id: UInt64, _ failure: Failure) {
         // A part of a gathered answer is counted once, as the merged answer, by the gateway that merges it.
         if partAnswers[id] == nil { metrics.answered(failure.code) }

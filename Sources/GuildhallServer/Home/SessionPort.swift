@@ -17,6 +17,8 @@ protocol SessionPort: AnyObject {
     func send(_ payload: SharedBytes, ord: UInt64)
     /// An answer, encoded (a Frame payload).
     func respond(encoded payload: [UInt8])
+    /// The answer to send `id`: its stored message, encoded (`MessageWire.answer` frames it).
+    func respond(answering id: UInt64, message: [UInt8])
     /// This home's part of the answer to a request every home answers (`HomeRoutes` merges them).
     func answerPart(_ id: UInt64, _ part: GatherPart)
     /// The home admitted the login: the session is `user`'s on `device`, and offline sync begins.
@@ -38,4 +40,8 @@ protocol SessionPort: AnyObject {
     func presence(_ list: [GHPresence])
     /// The home ended the session: tell the peer why (when there is a reason) and close.
     func end(_ reason: GHCloseReason?, _ message: String)
+}
+
+extension SessionPort {
+    func respond(answering id: UInt64, message: [UInt8]) { respond(encoded: MessageWire.answer(id: id, message: message)) }
 }

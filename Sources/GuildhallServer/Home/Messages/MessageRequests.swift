@@ -54,7 +54,7 @@ extension Home {
                 return runner.read(.messages(uids: [r.uid])) { found in
                     if found.error != nil { return s.fail(id, Failure(.unavailable, "storage is unavailable; retry later")) }
                     if let m = found.messages.first, m.sender == s.user, m.channelID == r.channelID {
-                        return s.respond(encoded: MessageWire.answer(id: id, message: m.encoded(for: s.user, self)))
+                        return s.respond(answering: id, message: m.encoded(for: s.user, self))
                     }
                     var fresh = r
                     fresh.retried = false
@@ -265,8 +265,8 @@ extension Home {
         // (which carries the files apart, each recipient's links its own).
         let message = record.encoded
         let answer = record.attachments.isEmpty ? message : record.encoded(for: record.sender, self)
-        s.respond(encoded: MessageWire.answer(id: id, message: answer))
-        for (w, wid) in waiters { w.respond(encoded: MessageWire.answer(id: wid, message: answer)) }
+        s.respond(answering: id, message: answer)
+        for (w, wid) in waiters { w.respond(answering: wid, message: answer) }
         if let last = mentionOrds.values.max() { runner.inboxDelivered(upTo: last) }
         fanOut(record, encoded: message, from: s, mentionOrds: mentionOrds, at: now)
         recentSends.expire(before: now - UInt64(settings.dedupWindowSeconds) * 1000)
