@@ -41,25 +41,28 @@ enum MessageRows {
     }
 
     /// Binds `m` as row `row` of an insert (a multi-row plain insert's rows
-    /// after the first; a full insert has one).
-    static func bind(_ m: MessageRecord, to s: Statement, row: Int = 0) {
+    /// after the first; a full insert has one). With an `arena`, its texts
+    /// and bytes are bound in place there (BindArena.swift).
+    static func bind(_ m: MessageRecord, to s: Statement, row: Int = 0, arena: BindArena? = nil) {
+        func text(_ i: Int32, _ value: String) { if let arena { s.bind(i, value, in: arena) } else { s.bind(i, value) } }
         let o = Int32(row * plainParameters)
         s.bind(o + 1, m.uid)
         s.bind(o + 2, m.serverID)
         s.bind(o + 3, m.channelID)
         s.bind(o + 4, m.seq)
-        s.bind(o + 5, m.sender)
+        text(o + 5, m.sender)
         s.bind(o + 6, m.sentTime)
         switch m.content {
-        case .text(let text):
-            s.bind(o + 7, Int64(0)); s.bind(o + 8, text); s.bind(o + 9, ""); s.bind(o + 10, [UInt8]())
+        case .text(let value):
+            s.bind(o + 7, Int64(0)); text(o + 8, value); s.bind(o + 9, ""); s.bind(o + 10, [UInt8]())
         case .custom(let type, let data):
-            s.bind(o + 7, Int64(1)); s.bind(o + 8, ""); s.bind(o + 9, type); s.bind(o + 10, data)
+            s.bind(o + 7, Int64(1)); s.bind(o + 8, ""); text(o + 9, type)
+            if let arena { s.bind(o + 10, data, in: arena) } else { s.bind(o + 10, data) }
         }
-        s.bind(o + 11, m.mentions.isEmpty ? "" : m.mentions.joined(separator: "\n"))
+        text(o + 11, m.mentions.isEmpty ? "" : m.mentions.joined(separator: "\n"))
         s.bind(o + 12, m.mentionAll)
         s.bind(o + 13, m.needReceipt)
-        s.bind(o + 14, m.clientID)
+        text(o + 14, m.clientID)
         guard row == 0, needsFullInsert(m) else { return }
         s.bind(15, m.reply?.uid ?? 0)
         s.bind(16, m.reply?.sender ?? "")

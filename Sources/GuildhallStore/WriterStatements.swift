@@ -33,6 +33,8 @@ final class WriterStatements {
     /// Plain messages of this transaction not yet inserted, where they lie
     /// in their jobs' writes: a copy of each record retained every field, and freeing it released them again.
     private var waitingMessages: [(writes: [StoreWrite], index: Int)] = []
+    /// Where the plain inserts' texts and bytes are bound in place.
+    private let arena = BindArena()
     /// Queues a message for the search index (SearchIndex.swift); nil while search is off.
     private let queueForSearch: Statement?
     private let pruneSearchQueue: Statement?
@@ -184,7 +186,9 @@ final class WriterStatements {
             let (rows, insert) = plainInserts.first { $0.rows <= left }!
             // Every parameter of every row is bound anew: the last run's bindings need no clearing.
             let s = insert.rebind()
-            for row in 0..<rows { Self.withWaiting(waitingMessages[next + row]) { MessageRows.bind($0, to: s, row: row) } }
+            for row in 0..<rows { Self.withWaiting(waitingMessages[next + row]) { MessageRows.bind($0, to: s, row: row, arena: arena) } }
+            // (Stepped, the statement no longer reads what it bound in the arena.)
+            defer { arena.reset() }
             try s.run()
             next += rows
         }

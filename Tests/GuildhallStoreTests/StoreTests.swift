@@ -325,7 +325,8 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
     }
 
     /// Plain messages go in multi-row inserts (16, 8, 4, 2 rows, then one);
-    /// every row lands with its own fields, and a write after them in the
+    /// every row lands with its own fields (their texts and bytes, bound in
+    /// place, whatever their size), and a write after them in the
     /// same transaction (an edit, a thread's count, a reply's full insert)
     /// finds the rows it changes.
     @Test func manyPlainMessagesInOneTransactionLandWithTheWritesAfterThem() throws {
@@ -339,6 +340,9 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
             if seq % 3 == 0 { m.content = .custom(type: "t\(seq)", data: [UInt8(seq), 0, 255]) }
             if seq % 4 == 0 { m.mentions = [] }
             if seq % 5 == 0 { m.mentions = ["bob", "carol"]; m.mentionAll = true; m.needReceipt = true }
+            // Texts and bytes bound in place (BindArena): several to a 64 KiB block, one larger than a block.
+            if seq % 7 == 0 { m.content = .text(String(repeating: "\(seq % 10)", count: 30_000)) }
+            if seq == 11 { m.content = .custom(type: "large", data: (0..<100_000).map { UInt8(truncatingIfNeeded: $0) }) }
             expected.append(m)
             // Every job also files an inbox item and a log position, as a mention and a cluster's job do: neither cuts the run.
             var writes: [StoreWrite] = [.message(m), .inbox(InboxRow(ord: seq, user: "bob", at: 6_000, messageUID: m.uid)),
