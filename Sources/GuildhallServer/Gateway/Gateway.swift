@@ -179,6 +179,10 @@ final class Gateway {
         loop.assertOnLoop()
         routes.turnEnding()
         settleFanout()
+        if !flushList.answered.isEmpty {
+            flushList.sessions += flushList.answered
+            flushList.answered.removeAll(keepingCapacity: true)
+        }
         let sessions = flushList.sessions
         flushList.sessions.removeAll(keepingCapacity: true)
         // Cutting a connection cancels its queued writes, thousands for a full
