@@ -107,6 +107,23 @@ struct RunSetUp {
         #expect(try await alice.messages.history(of: locked.channelID).messages.isEmpty)
     }
 
+    /// The sender's other device hears each message of a run as read (the
+    /// sender's position at that message, nothing unread): a run's follow-ups
+    /// ask once whether a gateway keeps the sender's position, and while one
+    /// does, tell it at every message.
+    @Test func theSendersOtherDeviceHearsEachMessageOfARunAsRead() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let setUp = try await RunSetUp(server)
+        let sent = setUp.bob.sendInOneWrite(40..<50, to: setUp.channel.channelID) { "r\($0)" }
+        #expect(sent.count == 10)
+        for m in sent {
+            _ = try await setUp.bobHears.message { $0.uid == m.uid }
+            let unread = setUp.bobHears.messageUnread.withLock { $0[m.uid] }
+            #expect(unread?.unreadCount == 0 && unread?.readSeq == m.seq, "seq \(m.seq): \(String(describing: unread))")
+        }
+    }
+
     @Test func aTimeoutBetweenTwoRunsRefusesTheWholeSecond() async throws {
         let server = try TestServer()
         defer { server.stop() }
