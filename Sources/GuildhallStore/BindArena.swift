@@ -8,7 +8,8 @@
 //
 // A binding made here points into the arena: the statement must be stepped
 // before `reset()` and bound anew before it runs again (the writer's plain
-// inserts rebind every parameter each time: `Statement.rebind`).
+// inserts rebind every parameter each time, `Statement.rebind`; its full
+// insert clears its bindings first, `Statement.reset`).
 
 import CSQLite
 

@@ -41,10 +41,10 @@ enum MessageRows {
     }
 
     /// Binds `m` as row `row` of an insert (a multi-row plain insert's rows
-    /// after the first; a full insert has one). With an `arena`, its texts
-    /// and bytes are bound in place there (BindArena.swift).
-    static func bind(_ m: MessageRecord, to s: Statement, row: Int = 0, arena: BindArena? = nil) {
-        func text(_ i: Int32, _ value: String) { if let arena { s.bind(i, value, in: arena) } else { s.bind(i, value) } }
+    /// after the first; a full insert has one). Its texts and bytes are
+    /// bound in place in `arena` (BindArena.swift): reset it once the statement ran.
+    static func bind(_ m: MessageRecord, to s: Statement, row: Int = 0, arena: BindArena) {
+        func text(_ i: Int32, _ value: String) { s.bind(i, value, in: arena) }
         let o = Int32(row * plainParameters)
         s.bind(o + 1, m.uid)
         s.bind(o + 2, m.serverID)
@@ -57,7 +57,7 @@ enum MessageRows {
             s.bind(o + 7, Int64(0)); text(o + 8, value); s.bind(o + 9, ""); s.bind(o + 10, [UInt8]())
         case .custom(let type, let data):
             s.bind(o + 7, Int64(1)); s.bind(o + 8, ""); text(o + 9, type)
-            if let arena { s.bind(o + 10, data, in: arena) } else { s.bind(o + 10, data) }
+            s.bind(o + 10, data, in: arena)
         }
         text(o + 11, m.mentions.isEmpty ? "" : m.mentions.joined(separator: "\n"))
         s.bind(o + 12, m.mentionAll)

@@ -63,7 +63,8 @@ public struct StoreOptions: Sendable {
     /// How often committed WAL frames are copied into the database file.
     public var checkpointMillis: Int
     /// The WAL's length, in pages, past which a checkpoint starts it over (Checkpointer.swift).
-    public var walRestartPages: Int32 = 2000
+    public var walRestartPages = Self.defaultWALRestartPages
+    public static let defaultWALRestartPages: Int32 = 2000
     /// Messages with client ids newer than this UID are loaded for de-duplication.
     public var clientIDFloorUID: UInt64
     /// Whether messages' words are indexed for search (SearchIndex.swift).

@@ -33,7 +33,7 @@ final class WriterStatements {
     /// Plain messages of this transaction not yet inserted, where they lie
     /// in their jobs' writes: a copy of each record retained every field, and freeing it released them again.
     private var waitingMessages: [(writes: [StoreWrite], index: Int)] = []
-    /// Where the plain inserts' texts and bytes are bound in place.
+    /// Where the message inserts' texts and bytes are bound in place.
     private let arena = BindArena()
     /// Queues a message for the search index (SearchIndex.swift); nil while search is off.
     private let queueForSearch: Statement?
@@ -209,7 +209,8 @@ final class WriterStatements {
         case .message(let m):
             // Plain messages wait for `insertWaiting`; only full ones come here.
             let s = insertFull.reset()
-            MessageRows.bind(m, to: s)
+            MessageRows.bind(m, to: s, arena: arena)
+            defer { arena.reset() }
             try s.run()
             for a in m.attachments {
                 attachFile.reset().bind(1, m.uid)

@@ -6,6 +6,7 @@
 import Foundation
 import GuildhallCore
 import GuildhallLoop
+import GuildhallStore
 
 public struct Settings: Sendable, Equatable {
     public var listen = "127.0.0.1:7400"
@@ -263,7 +264,7 @@ extension Settings {
         choice("search-index", "Whether messages' words are indexed for search: on or off (searches then answer 503; turned on again, the index is rebuilt at startup).",
                \.searchIndex, ["on", "off"]),
         int("write-batch", "Most operations committed in one transaction.", \.writeBatch, 1...100_000),
-        int("checkpoint-interval-ms", "How often a thread of its own copies committed WAL pages into the database file (no commit waits for it), starting the WAL over once it holds 2,000 pages.",
+        int("checkpoint-interval-ms", "How often a thread of its own copies committed WAL pages into the database file (no commit waits for it), starting the WAL over once it holds \(StoreOptions.defaultWALRestartPages) pages.",
             \.checkpointIntervalMs, 10...60_000),
         live(int("inline-commit-max", "A loop turn with at most this many operations commits them itself when the writer is idle (lower latency); 0: always the writer, as always under synchronous=FULL.",
                  \.inlineCommitMax, 0...512)),
