@@ -21,9 +21,12 @@
 // doubled its storage for good, and across 10 000 sessions sizes that only
 // grow add up (R3's memory crept for an hour; the connections' write scratch,
 // which also only grew, was the larger part). Every `reviewEvery` acknowledgements the storage is cut to
-// the most held before any of them (a power of two, at least 16), so a client
-// acknowledging at a steady pace keeps its size and one back from a burst
-// gives the memory back; sizes change only across a burst, never per cycle.
+// the most held before any of them (a power of two, at least 16) when that
+// is a quarter of it or less, so a client acknowledging at a steady pace
+// keeps its size and one back from a burst gives the memory back. Not cut
+// at half: a client whose holding at acknowledgements wavers across a power
+// of two (shape B at full rate) then shrank and grew again every few reviews,
+// each time moving every event held (1% of the loop).
 
 public struct ReplayRing<Element>: ~Copyable {
     @usableFromInline var slots: UnsafeMutablePointer<Element>
@@ -94,12 +97,12 @@ public struct ReplayRing<Element>: ~Copyable {
         head = 0
     }
 
-    /// Cuts the storage to the most held at the acknowledgements since the last review.
+    /// Cuts the storage to the most held at the acknowledgements since the last review, if that is a quarter of it or less.
     @usableFromInline
     mutating func reviewSize() {
         var needed = 16
         while needed < heldAtAcknowledgements { needed *= 2 }
-        if size > needed { resize(to: needed) }
+        if size >= needed * 4 { resize(to: needed) }
         heldAtAcknowledgements = 0
         acknowledgements = 0
     }

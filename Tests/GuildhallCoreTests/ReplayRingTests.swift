@@ -95,4 +95,23 @@ import Testing
         let idle = ring.storage
         #expect(idle == 16)
     }
+
+    @Test func aClientWhoseHoldingWaversAcrossAPowerOfTwoKeepsItsStorage() {
+        var ring = ReplayRing<Int>(capacity: 10_000)
+        var seq = 0
+        // 600 held at one acknowledgement (storage 1024), then whole reviews of 500 (which 512 would fit).
+        for _ in 0..<600 { seq += 1; ring.append(seq) }
+        ring.acknowledge(upTo: UInt64(seq - 100))
+        var sizes: [Int] = []
+        for _ in 0..<(3 * ReplayRing<Int>.reviewEvery) {
+            for _ in 0..<400 { seq += 1; ring.append(seq) }
+            ring.acknowledge(upTo: UInt64(seq - 100))
+            sizes.append(ring.storage)
+        }
+        #expect(Set(sizes) == [1024], "not cut to 512 only to grow again at the next 600")
+        // Held at a tenth of the storage: cut.
+        for _ in 0..<(2 * ReplayRing<Int>.reviewEvery) { seq += 1; ring.append(seq); ring.acknowledge(upTo: UInt64(seq - 90)) }
+        let cut = ring.storage
+        #expect(cut == 128)
+    }
 }

@@ -1,6 +1,6 @@
 // The room a connection keeps for its writes between flushes: a burst's
-// scratch stays while flushes use it and goes back at the next ordinary
-// one, so 10 000 sessions do not each keep room for their largest burst
+// scratch stays while recent flushes used it and goes back after ordinary
+// ones, so 10 000 sessions do not each keep room for their largest burst
 // (R3's creeping memory). Over a real loopback connection on a libuv loop.
 
 import Glibc
@@ -8,7 +8,7 @@ import GuildhallLoop
 import Testing
 
 struct ConnectionRoomTests {
-    @Test func aBurstsRoomGoesBackAtTheNextOrdinaryFlush() throws {
+    @Test func aBurstsRoomGoesBackAfterOrdinaryFlushes() throws {
         let loop = EventLoop()
         let (c, peer) = try FrameSinkTests.connection(on: loop)
         defer { close(peer) }
@@ -27,10 +27,41 @@ struct ConnectionRoomTests {
         flushWhole()
         let again = c.scratchRoom
         #expect(again == afterBurst, "a second burst reuses the room")
+        // A flush between bursts (an answer) keeps it: the next burst would grow it again, copying what it holds.
         c.enqueue([UInt8](repeating: 3, count: 100))
         flushWhole()
+        let between = c.scratchRoom
+        #expect(between == afterBurst)
+        for _ in 0..<30 {
+            c.enqueue([UInt8](repeating: 4, count: 100))
+            flushWhole()
+        }
         let ordinary = c.scratchRoom
-        #expect(ordinary <= 4096, "an ordinary flush gives the burst's room back")
+        #expect(ordinary <= 4096, "ordinary flushes give the burst's room back")
+        c.close()
+        for _ in 0..<10 { loop.runOnce() }
+        _ = loop.close()
+    }
+
+    @Test func aWriteTheSocketCouldNotTakeWholeLeavesTheNextScratchAsLarge() throws {
+        let loop = EventLoop()
+        let (c, peer) = try FrameSinkTests.connection(on: loop)
+        defer { close(peer) }
+        c.setSendBuffer(bytes: 8192)
+        // A megabyte the peer is not reading: the socket takes some, a queued write the rest (with the scratch).
+        for _ in 0..<2000 { c.enqueue([UInt8](repeating: 1, count: 500)) }
+        c.flush()
+        #expect(c.unwrittenBytes > 0, "the socket could not take a megabyte at once")
+        c.enqueue([UInt8](repeating: 2, count: 100))
+        let next = c.scratchRoom
+        #expect(next >= 1_000_000, "the next scratch starts as large as the one the write took")
+        // The peer reads it all (each read lets the socket take more), then the connection closes.
+        c.flush()
+        var sink = [UInt8](repeating: 0, count: 1 << 16)
+        for _ in 0..<100_000 where c.unwrittenBytes > 0 || c.hasUnflushed {
+            _ = sink.withUnsafeMutableBytes { recv(peer, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            loop.runOnce()
+        }
         c.close()
         for _ in 0..<10 { loop.runOnce() }
         _ = loop.close()

@@ -387,6 +387,39 @@ import Testing
         if let after, let last = uids.firstIndex(of: sent.last!), let live = uids.firstIndex(of: after.uid) { #expect(last < live) }
     }
 
+    /// The answer of a resume too late for the replay buffer names, on the
+    /// wire, exactly the range of the channel's messages it was sent and
+    /// could not replay: those the buffer let go and those it still holds.
+    @Test func aResumeTooLateNamesExactlyTheMessagesItCouldNotReplay() async throws {
+        let server = try TestServer {
+            try $0.set("small-server-threshold", "1")
+            try $0.set("resume-events", "5")
+        }
+        defer { server.stop() }
+        let (alice, serverID, channel) = try await setUp(server)
+        let bob = try RawConnection(port: server.port)
+        let login = try #require(bob.loginAndSync(server.token("bob")))
+        #expect(bob.subscribeToMessages(server: serverID, channel: channel, id: 3) == .targetOk)
+        let from = bob.lastEventSeq
+        var seqs: [UInt64] = []
+        for i in 0..<12 { seqs.append(try await alice.messages.send("unacknowledged \(i)", to: channel).seq) }
+        // bob reads all twelve and acknowledges none, then drops.
+        var heard = 0
+        while heard < 12, let f = bob.nextFrame() { if case .message? = f.event.body { heard += 1 } }
+        #expect(heard == 12)
+        bob.cut()
+        let again = try RawConnection(port: server.port)
+        again.resume(server.token("bob"), sessionID: login.sessionID, lastEventSeq: from)
+        let answer = try #require(again.nextFrame()?.response.login)
+        #expect(!answer.resumed, "seven of the twelve are gone from a buffer of five")
+        var gap = GHChannelGap()
+        gap.serverID = serverID
+        gap.channelID = channel
+        gap.firstSeq = seqs.first!
+        gap.lastSeq = seqs.last!
+        #expect(answer.missed == [gap])
+    }
+
     /// A resume after the server restarted (it holds no session any more):
     /// the client says up to which seq it got each channel, and the login it
     /// falls back to names every channel with newer messages; the SDK fetches

@@ -6,8 +6,10 @@
 // before the client acknowledged them and from what it still holds. A full
 // buffer is not rare under load: the outbound queues publishers may fill
 // (`outbound-pause-bytes`) hold more than a buffer, so every event then lets
-// one go. The payload is scanned by hand (`MessageWire.messagePlace`):
-// decoding it with swift-protobuf took 17% of the server's CPU in shape C.
+// one go. The fan-out says on the payload which message it is
+// (`SharedBytes.channelMessage`); others are scanned by hand
+// (`MessageWire.messagePlace`): decoding them with swift-protobuf took 17%
+// of the server's CPU in shape C.
 
 import GuildhallLoop
 import GuildhallWire
@@ -28,6 +30,8 @@ struct MissedMessages: Sendable, Equatable {
 
     /// Notes the event `payload` (Frame{event{...}}) if it is a channel message.
     mutating func note(_ payload: SharedBytes) {
+        let said = payload.channelMessage
+        if said.server != 0 { return note(server: said.server, channel: said.channel, seq: said.seq) }
         let raw = UnsafeRawBufferPointer(start: payload.base, count: payload.count)
         switch MessageWire.messagePlace(raw) {
         case .place(let server, let channel, let seq) where server != 0: note(server: server, channel: channel, seq: seq)

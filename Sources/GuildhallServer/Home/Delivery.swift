@@ -34,6 +34,7 @@ extension Home {
                              lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
             let event = MessageWire.SharedEvent(message: message, unread: header, field: field)
             let bytes = SharedBytes(count: event.size) { event.write(into: $0) }
+            if !update { bytes.channelMessage = (channel.serverID, channel.id, record.seq) }
             encoded = bytes
             return bytes
         }
