@@ -56,7 +56,7 @@ public struct Settings: Sendable, Equatable {
     public var synchronous = "NORMAL"
     public var searchIndex = "on"
     public var writeBatch = 512
-    public var inlineCommitMax = 4
+    public var inlineCommitMax = 16
     /// Under synchronous=FULL every commit waits on fsync: never on a loop.
     var loopCommitMax: Int { synchronous.uppercased() == "FULL" ? 0 : inlineCommitMax }
     public var checkpointIntervalMs = 200
@@ -266,7 +266,7 @@ extension Settings {
         int("write-batch", "Most operations committed in one transaction.", \.writeBatch, 1...100_000),
         int("checkpoint-interval-ms", "How often a thread of its own copies committed WAL pages into the database file (no commit waits for it), starting the WAL over once it holds \(StoreOptions.defaultWALRestartPages) pages.",
             \.checkpointIntervalMs, 10...60_000),
-        live(int("inline-commit-max", "A loop turn with at most this many operations commits them itself when the writer is idle (lower latency); 0: always the writer, as always under synchronous=FULL.",
+        live(int("inline-commit-max", "A loop turn with at most this many operations commits them itself when the writer is idle, saving the round trip to the writer (a turn of latency while the loop is busy writing); 0: always the writer, as always under synchronous=FULL.",
                  \.inlineCommitMax, 0...512)),
         int("store-queue-max", "Operations waiting for commit before publishers stop being read.", \.storeQueueMax, 1...10_000_000),
         int("max-frame-bytes", "Largest frame a logged-in client may send.", \.maxFrameBytes, 1024...(16 << 20)),
