@@ -20,7 +20,8 @@
 //      committed meanwhile, until a pass finds little (the writer still
 //      running on);
 //   3. asks the writer to checkpoint with RESTART between two of its
-//      transactions (`WALRestart`): only the frames committed since the last
+//      transactions (`WALRestart`), waking it if it idles (a quiet server's
+//      loops commit themselves): only the frames committed since the last
 //      pass are left to copy and flush, and the next write starts the WAL
 //      over from its beginning.
 // Readers holding old frames make step 3 give up after a short wait; the
@@ -96,11 +97,20 @@ final class Checkpointer: Sendable {
 }
 
 /// A WAL restart the checkpoint thread asks for and the writer carries out
-/// between two of its transactions, when no commit is under way.
+/// between two of its transactions, when no commit is under way. The writer
+/// is woken for it: on a quiet server the loops commit themselves while it
+/// idles, and unasked the WAL grew to the backstop, where a loop's own commit
+/// copied and fsynced (a WAL of 41 MB after 3,000 commits made on a loop).
 final class WALRestart: Sendable {
     private let asked = Atomic<Bool>(false)
+    private let wakeWriter: @Sendable () -> Void
 
-    func ask() { asked.store(true, ordering: .releasing) }
+    init(wakeWriter: @escaping @Sendable () -> Void) { self.wakeWriter = wakeWriter }
+
+    func ask() {
+        asked.store(true, ordering: .releasing)
+        wakeWriter()
+    }
 
     /// Writer thread, between transactions: copies what the checkpoint thread
     /// left and starts the WAL over, waiting a few milliseconds at most for readers.

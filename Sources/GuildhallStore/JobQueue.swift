@@ -28,6 +28,9 @@ final class JobQueue<Job: Sendable>: Sendable {
         wake.signal()
     }
 
+    /// Wakes the thread with nothing pushed (it has other work: a WAL restart).
+    func nudge() { wake.signal() }
+
     /// Waits until something was pushed (or stop was asked); `take` then says what.
     func waitForWork() { wake.wait() }
 

@@ -97,12 +97,11 @@ public final class Store: Sendable {
             throw StoreError(code: -1, message: "synchronous must be NORMAL or FULL, not \(options.synchronous)")
         }
         path = (options.folder as NSString).appendingPathComponent("guildhall.db")
-        let restart = WALRestart()
         writer = try StoreWriter(path: path, synchronous: sync, maxBatch: options.maxBatch, searchIndex: options.searchIndex,
-                                 walRestart: restart, onCommitted: onCommitted)
+                                 onCommitted: onCommitted)
         reader = try StoreReader(path: path, indexer: writer.indexer, onResult: onRead)
         checkpointer = try Checkpointer(path: path, everyMillis: max(10, options.checkpointMillis), restartPages: options.walRestartPages,
-                                        restart: restart)
+                                        restart: writer.walRestart)
     }
 
     /// In a cluster: how far this database has applied each shard's log (stream sequences).

@@ -120,11 +120,13 @@ public final class StoreWriter: Sendable {
     private let journal: JournalSlot
     /// The search index's thread (nil while search is off), which the writer feeds.
     let indexer: SearchIndexer?
+    /// WAL restarts the checkpoint thread asks this writer for.
+    let walRestart: WALRestart
 
     /// Opens the write connection (migrating the database) and prepares its
     /// statements on the calling thread, starts the search index's thread
     /// beside it, then starts the writer thread.
-    init(path: String, synchronous: String, maxBatch: Int, searchIndex: Bool, walRestart: WALRestart,
+    init(path: String, synchronous: String, maxBatch: Int, searchIndex: Bool,
          onCommitted: @escaping @Sendable ([WriteOutcome]) -> Void) throws(StoreError) {
         let connection = try WriterConnection.open(path: path, synchronous: synchronous, searchIndex: searchIndex)
         let indexer = searchIndex ? try SearchIndexer(folder: (path as NSString).deletingLastPathComponent, mainPath: path) : nil
@@ -133,6 +135,8 @@ public final class StoreWriter: Sendable {
         self.maxBatch = max(1, maxBatch)
         let journal = JournalSlot()
         self.journal = journal
+        let walRestart = WALRestart(wakeWriter: { [queue] in queue.nudge() })
+        self.walRestart = walRestart
         let thread = Thread { [queue, done, seat, busyAtClose, maxBatch = self.maxBatch] in
             StoreWriter.run(seat, queue: queue, maxBatch: maxBatch, journal: journal, walRestart: walRestart, onCommitted: onCommitted)
             busyAtClose.record(seat.close())
@@ -214,7 +218,10 @@ public final class StoreWriter: Sendable {
                     onCommitted(outcomes)
                     walRestart.carryOut(on: statements.connection)
                 }
-                if let log = journal.current {
+                if jobs.isEmpty {
+                    // Woken for the restart alone: the loops commit themselves while this thread idles.
+                    walRestart.carryOut(on: statements.connection)
+                } else if let log = journal.current {
                     commitLogged(jobs, to: log, statements: statements, maxBatch: maxBatch, report: report)
                 } else {
                     commitInBatches(jobs, statements: statements, maxBatch: maxBatch, report: report)

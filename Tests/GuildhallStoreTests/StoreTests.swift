@@ -204,30 +204,75 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
     /// pace like sustained sends'. (No search index here: its reads, like
     /// any reader's, can hold a restart back for a round.)
     @Test func aWALThatCommitsKeepGrowingStartsOverFromItsBeginning() throws {
+        let w = try WALWatch(synchronous: "FULL", maxBatch: 1)
+        for seq in 1...WALWatch.count { w.store.writer.submit(w.job(seq)) }
+        #expect(w.reports.waitOutcomes(Int(WALWatch.count), timeout: 60).allSatisfy { $0.error == nil })
+        w.expectStartedOver()
+        w.store.close()
+        let db = try SQLiteConnection(path: w.folder + "/guildhall.db", readOnly: true)
+        #expect(try db.scalar("SELECT count(*) FROM messages") == Int64(WALWatch.count))
+    }
+
+    /// A quiet server commits on its loop (`commitIfIdle`) and its writer
+    /// thread may never run: the WAL still starts over once long, the writer
+    /// woken to do it, rather than growing to the backstop where the loop's
+    /// own commit would copy and fsync.
+    @Test func aWALOfCommitsMadeOnTheLoopAloneStartsOverToo() throws {
+        let w = try WALWatch(synchronous: "NORMAL", maxBatch: 512)
+        var inline = 0
+        // Paced as a quiet server's sends are (thousands a second, not as fast as SQLite goes).
+        for seq in 1...WALWatch.count {
+            Thread.sleep(forTimeInterval: 0.000_3)
+            // As a loop does: itself while the writer is idle, else through the writer.
+            if let outcomes = w.store.writer.commitIfIdle([w.job(seq)]) {
+                #expect(outcomes.allSatisfy { $0.error == nil })
+                inline += 1
+            } else {
+                w.store.writer.submit(w.job(seq))
+            }
+        }
+        #expect(w.reports.waitOutcomes(Int(WALWatch.count) - inline, timeout: 60).allSatisfy { $0.error == nil })
+        #expect(inline > Int(WALWatch.count) / 2, "most committed inline: \(inline)")
+        w.expectStartedOver()
+        w.store.close()
+    }
+
+    /// A store whose WAL should start over after 64 pages (no search index:
+    /// its reads, like any reader's, can hold a restart back for a round), and
+    /// what its WAL file says.
+    private struct WALWatch {
+        /// Some 2.5 frames a commit: about 30 MB of WAL were it never started over.
+        static let count: UInt64 = 3_000
         let folder = temporaryFolder()
         let reports = Reports()
-        var options = StoreOptions(folder: folder, synchronous: "FULL", maxBatch: 1, checkpointMillis: 10)
-        options.walRestartPages = 64
-        options.searchIndex = false
-        let store = try Store(options, onCommitted: { o in reports.outcomes.withLock { $0 += o } }, onRead: { _ in })
-        let wal = folder + "/guildhall.db-wal"
+        let store: Store
+        let first: UInt32
+        private let text = String(repeating: "x", count: 2_000)
+
+        init(synchronous: String, maxBatch: Int) throws {
+            var options = StoreOptions(folder: folder, synchronous: synchronous, maxBatch: maxBatch, checkpointMillis: 10)
+            options.walRestartPages = 64
+            options.searchIndex = false
+            let reports = reports
+            store = try Store(options, onCommitted: { o in reports.outcomes.withLock { $0 += o } }, onRead: { _ in })
+            first = Self.restarts(folder + "/guildhall.db-wal")
+        }
+
+        func job(_ seq: UInt64) -> WriteJob { WriteJob(ticket: seq, writes: [.message(message(seq: seq, text: text))]) }
+
         /// The WAL header's checkpoint sequence (big-endian at byte 12): one more at each restart.
-        func restarts() -> UInt32 {
+        static func restarts(_ wal: String) -> UInt32 {
             guard let h = FileManager.default.contents(atPath: wal), h.count >= 16 else { return 0 }
             return h[12..<16].reduce(0) { $0 << 8 | UInt32($1) }
         }
-        let first = restarts()
-        // Some 2.5 frames a commit: about 30 MB of WAL were it never started over.
-        let count: UInt64 = 3_000
-        let text = String(repeating: "x", count: 2_000)
-        for seq in 1...count { store.writer.submit(WriteJob(ticket: seq, writes: [.message(message(seq: seq, text: text))])) }
-        #expect(reports.waitOutcomes(Int(count), timeout: 60).allSatisfy { $0.error == nil })
-        let walBytes = ((try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? NSNumber)?.intValue ?? 0
-        #expect(restarts() >= first + 3, "the WAL started over \(restarts() - first) times")
-        #expect(walBytes < 10_000_000, "WAL \(walBytes) bytes")
-        store.close()
-        let db = try SQLiteConnection(path: folder + "/guildhall.db", readOnly: true)
-        #expect(try db.scalar("SELECT count(*) FROM messages") == Int64(count))
+
+        func expectStartedOver() {
+            let wal = folder + "/guildhall.db-wal"
+            let walBytes = ((try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? NSNumber)?.intValue ?? 0
+            let restarts = Self.restarts(wal)
+            #expect(restarts >= first + 3, "the WAL started over \(restarts - first) times")
+            #expect(walBytes < 10_000_000, "WAL \(walBytes) bytes")
+        }
     }
 
     /// The leak check's count: a statement stepped and not finished is busy (it holds a read
