@@ -28,25 +28,57 @@ final class SeaweedFS: Sendable {
         let identities: [String: Any] = ["identities": [["name": "guildhall", "credentials": [["accessKey": accessKey, "secretKey": secretKey]],
                                                           "actions": ["Admin", "Read", "Write", "List", "Tagging"]]]]
         try JSONSerialization.data(withJSONObject: identities).write(to: URL(fileURLWithPath: folder + "/s3.json"))
+        // A weed that exits before it listens (a port another process took
+        // between our check and its bind, or its own start failing under the
+        // suite's load: once in CI, after 47 s) is started again on other ports.
+        var log = ""
+        for attempt in 0..<3 {
+            switch try Self.launch(in: folder, data: "\(folder)/data\(attempt)") {
+            case .listening(let started, let port):
+                child = started
+                s3Port = port
+                return
+            case .exited(let tail):
+                log = tail
+            }
+        }
+        try? FileManager.default.removeItem(atPath: folder)
+        throw Child.SpawnError(description: "SeaweedFS exited before it listened, three times; its last log ends:\n\(log)")
+    }
+
+    private enum Launch {
+        case listening(Child, s3Port: Int)
+        /// The end of its log.
+        case exited(String)
+    }
+
+    /// Starts weed with its files in `data` (a folder of its own each try).
+    private static func launch(in folder: String, data: String) throws -> Launch {
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
         // Each of its four servers listens on a port and, for gRPC, that port + 10000 (an
         // address given with another gRPC port is not passed on to the volume server, which
         // then never joins); the catalog servers are off.
         let ports = try Self.portPairs(4)
-        s3Port = ports[3]
-        let arguments = ["server", "-dir=\(folder)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false", "-volume.max=3",
+        let arguments = ["server", "-dir=\(data)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false", "-volume.max=3",
                          "-master.port=\(ports[0])", "-volume.port=\(ports[1])", "-filer.port=\(ports[2])", "-s3", "-s3.port=\(ports[3])",
                          "-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.config=\(folder)/s3.json"]
         // Its log goes to a file: nobody reads the child's pipe, which would fill and stop it.
-        child = try Child("/bin/sh", ["-c", "exec \"$0\" \"$@\" >\"\(folder)/weed.log\" 2>&1", Self.binary] + arguments,
-                          environment: ProcessInfo.processInfo.environment)
+        let child = try Child("/bin/sh", ["-c", "exec \"$0\" \"$@\" >\"\(folder)/weed.log\" 2>&1", Self.binary] + arguments,
+                              environment: ProcessInfo.processInfo.environment)
         let deadline = Date().addingTimeInterval(60)
-        while (try? RawConnection(port: s3Port)) == nil {
-            guard Date() < deadline, !child.hasExited else {
-                stop()
-                throw Child.SpawnError(description: "SeaweedFS did not listen within 60 s (its log: \(folder)/weed.log)")
+        while (try? RawConnection(port: ports[3])) == nil {
+            let logTail = { String((try? String(contentsOfFile: folder + "/weed.log", encoding: .utf8))?.suffix(2000) ?? "") }
+            if child.hasExited {
+                _ = child.wait()
+                return .exited(logTail())
+            }
+            guard Date() < deadline else {
+                Self.stop(child)
+                throw Child.SpawnError(description: "SeaweedFS did not listen within 60 s; its log ends:\n\(logTail())")
             }
             usleep(50_000)
         }
+        return .listening(child, s3Port: ports[3])
     }
 
     /// `count` ports p, each free with p + 10000, below the kernel's ephemeral range (so no
@@ -101,13 +133,17 @@ final class SeaweedFS: Sendable {
         return client
     }
 
-    /// SIGTERM, then SIGKILL after 3 s: weed's graceful stop can wait on its own servers for good.
     func stop() {
+        Self.stop(child)
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// SIGTERM, then SIGKILL after 3 s: weed's graceful stop can wait on its own servers for good.
+    private static func stop(_ child: Child) {
         if !child.hasExited { kill(child.pid, SIGTERM) }
         let deadline = Date().addingTimeInterval(3)
         while !child.hasExited && Date() < deadline { usleep(20_000) }
         if !child.hasExited { kill(child.pid, SIGKILL) }
         _ = child.wait()
-        try? FileManager.default.removeItem(atPath: folder)
     }
 }
