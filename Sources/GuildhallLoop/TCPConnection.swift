@@ -19,21 +19,23 @@ public final class SharedBytes: @unchecked Sendable {  // immutable once made: l
     public let base: UnsafeMutableRawPointer
     public let count: Int
     /// For an event of a channel message, the message's server, channel and
-    /// seq, set by its maker before it is shared (server 0: not said). A
-    /// session letting the event go unacknowledged notes them without
-    /// reading the bytes: under load every event lets one go, and reading
-    /// each was 3% of shape B's loop.
-    public var channelMessage: (server: UInt64, channel: UInt64, seq: UInt64) = (0, 0, 0)
+    /// seq, as its maker said (server 0: not said). A session letting the
+    /// event go unacknowledged notes them without reading the bytes: under
+    /// load every event lets one go, and reading each was 3% of shape B's loop.
+    public let channelMessage: (server: UInt64, channel: UInt64, seq: UInt64)
 
     public init(_ bytes: [UInt8]) {
         count = bytes.count
+        channelMessage = (0, 0, 0)
         base = RawMemory.take(count)
         bytes.withUnsafeBytes { if count > 0 { base.copyMemory(from: $0.baseAddress!, byteCount: count) } }
     }
 
     /// `count` bytes that `write` puts in place, with no array between.
-    public init(count: Int, _ write: (UnsafeMutableRawPointer) -> Void) {
+    public init(count: Int, channelMessage: (server: UInt64, channel: UInt64, seq: UInt64) = (0, 0, 0),
+                _ write: (UnsafeMutableRawPointer) -> Void) {
         self.count = count
+        self.channelMessage = channelMessage
         base = RawMemory.take(count)
         write(base)
     }

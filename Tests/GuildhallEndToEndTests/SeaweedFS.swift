@@ -65,9 +65,9 @@ final class SeaweedFS: Sendable {
         // Its log goes to a file: nobody reads the child's pipe, which would fill and stop it.
         let child = try Child("/bin/sh", ["-c", "exec \"$0\" \"$@\" >\"\(folder)/weed.log\" 2>&1", Self.binary] + arguments,
                               environment: ProcessInfo.processInfo.environment)
+        let logTail = { String((try? String(contentsOfFile: folder + "/weed.log", encoding: .utf8))?.suffix(2000) ?? "") }
         let deadline = Date().addingTimeInterval(60)
         while (try? RawConnection(port: ports[3])) == nil {
-            let logTail = { String((try? String(contentsOfFile: folder + "/weed.log", encoding: .utf8))?.suffix(2000) ?? "") }
             if child.hasExited {
                 _ = child.wait()
                 return .exited(logTail())

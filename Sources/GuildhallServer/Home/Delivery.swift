@@ -33,8 +33,9 @@ extension Home {
                 : .ofMessage(seq: record.seq, sentTime: record.sentTime, maxCount: maxCount,
                              lastMessageTime: channel.lastMessageTime, lastSeq: channel.lastSeq)
             let event = MessageWire.SharedEvent(message: message, unread: header, field: field)
-            let bytes = SharedBytes(count: event.size) { event.write(into: $0) }
-            if !update { bytes.channelMessage = (channel.serverID, channel.id, record.seq) }
+            let bytes = SharedBytes(count: event.size, channelMessage: update ? (0, 0, 0) : (channel.serverID, channel.id, record.seq)) {
+                event.write(into: $0)
+            }
             encoded = bytes
             return bytes
         }
