@@ -71,7 +71,7 @@ public struct PresenceBook: Sendable {
     public private(set) var choices: [UserID: PresenceChoice] = [:]
     public private(set) var lastSeen: [UserID: UInt64] = [:]
     /// Each user's sessions, with whether each is idle.
-    private var sessions: [UserID: [SessionKey: Bool]] = [:]
+    private var sessions: [UserID: FewByKey<Bool>] = [:]
     /// What others were last told, for users not offline.
     private var told: [UserID: ShownPresence] = [:]
 
@@ -89,7 +89,7 @@ public struct PresenceBook: Sendable {
 
     public func choice(of user: UserID) -> PresenceChoice { choices[user] ?? PresenceChoice() }
 
-    public mutating func opened(_ user: UserID, session: SessionKey) { sessions[user, default: [:]][session] = false }
+    public mutating func opened(_ user: UserID, session: SessionKey) { sessions[user, default: FewByKey()][session] = false }
 
     public mutating func closed(_ user: UserID, session: SessionKey) {
         sessions[user]?[session] = nil

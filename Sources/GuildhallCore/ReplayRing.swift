@@ -21,12 +21,18 @@
 // doubled its storage for good, and across 10 000 sessions sizes that only
 // grow add up (R3's memory crept for an hour; the connections' write scratch,
 // which also only grew, was the larger part). Every `reviewEvery` acknowledgements the storage is cut to
-// the most held before any of them (a power of two, at least 16) when that
+// the most held before any of them (a power of two, at least `leastStorage`) when that
 // is a quarter of it or less, so a client acknowledging at a steady pace
 // keeps its size and one back from a burst gives the memory back. Not cut
 // at half: a client whose holding at acknowledgements wavers across a power
 // of two (shape B at full rate) then shrank and grew again every few reviews,
 // each time moving every event held (1% of the loop).
+//
+// The storage starts at `leastStorage`, 4 events: an idle session holds
+// the one "sync completed" its login sent until it acknowledges it, and a
+// first size of 16 (768 bytes of 48-byte entries) was a sixth of what an
+// idle session cost (`bench connections`). A fan-out's rings reach
+// thousands anyway; the two extra doublings on the way move a dozen events.
 
 public struct ReplayRing<Element>: ~Copyable {
     @usableFromInline var slots: UnsafeMutablePointer<Element>
@@ -42,6 +48,8 @@ public struct ReplayRing<Element>: ~Copyable {
     public let capacity: Int
     /// Acknowledgements between reviews of the storage's size.
     public static var reviewEvery: Int { 8 }
+    /// The smallest storage: the first, and the least a review cuts to.
+    public static var leastStorage: Int { 4 }
 
     @inlinable
     public init(capacity: Int) {
@@ -84,7 +92,7 @@ public struct ReplayRing<Element>: ~Copyable {
 
     /// Doubles the storage.
     @usableFromInline
-    mutating func grow() { resize(to: max(16, size * 2)) }
+    mutating func grow() { resize(to: max(Self.leastStorage, size * 2)) }
 
     /// Moves the events to storage for `newSize` (a power of two, at least `held`), oldest first at index 0.
     @usableFromInline
@@ -100,7 +108,7 @@ public struct ReplayRing<Element>: ~Copyable {
     /// Cuts the storage to the most held at the acknowledgements since the last review, if that is a quarter of it or less.
     @usableFromInline
     mutating func reviewSize() {
-        var needed = 16
+        var needed = Self.leastStorage
         while needed < heldAtAcknowledgements { needed *= 2 }
         if size >= needed * 4 { resize(to: needed) }
         heldAtAcknowledgements = 0

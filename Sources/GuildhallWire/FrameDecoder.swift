@@ -20,6 +20,8 @@ public struct FrameDecoder: Sendable {
 
     /// Bytes held for a frame not yet complete.
     public var bufferedBytes: Int { buffer.count - start }
+    /// Bytes of storage the buffer keeps.
+    public var storage: Int { buffer.capacity }
 
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         buffer.append(contentsOf: bytes)
@@ -27,6 +29,15 @@ public struct FrameDecoder: Sendable {
 
     public mutating func feed(_ bytes: [UInt8]) {
         buffer.append(contentsOf: bytes)
+    }
+
+    /// Gives back the buffer's storage when it holds no bytes: for a
+    /// connection gone quiet, whose last frames' room would otherwise stay.
+    public mutating func giveBackRoom() {
+        if start == buffer.count && buffer.capacity > 0 {
+            buffer = []
+            start = 0
+        }
     }
 
     /// The next complete payload, nil when more bytes are needed. After an

@@ -93,7 +93,17 @@ import Testing
         // A client that catches up entirely keeps the least.
         for _ in 0..<(2 * ReplayRing<Int>.reviewEvery) { seq += 1; ring.append(seq); ring.acknowledge(upTo: UInt64(seq)) }
         let idle = ring.storage
-        #expect(idle == 16)
+        #expect(idle == ReplayRing<Int>.leastStorage)
+    }
+
+    @Test func anIdleSessionsOneEventTakesTheLeastStorage() {
+        var ring = ReplayRing<Int>(capacity: 10_000)
+        #expect(ring.storage == 0)
+        ring.append(1)
+        #expect(ring.storage == ReplayRing<Int>.leastStorage && ReplayRing<Int>.leastStorage <= 4)
+        for i in 2...5 { ring.append(i) }
+        let (grown, held) = (ring.storage, ring.events(after: 0))
+        #expect(grown == 2 * ReplayRing<Int>.leastStorage && held == [1, 2, 3, 4, 5])
     }
 
     @Test func aClientWhoseHoldingWaversAcrossAPowerOfTwoKeepsItsStorage() {

@@ -43,6 +43,46 @@ struct ConnectionRoomTests {
         _ = loop.close()
     }
 
+    @Test func aConnectionQuietBetweenTwoReviewsGivesItsRoomBack() throws {
+        let loop = EventLoop()
+        let (c, peer) = try FrameSinkTests.connection(on: loop)
+        defer { close(peer) }
+        c.setSendBuffer(bytes: 1 << 20)
+        var sink = [UInt8](repeating: 0, count: 1 << 16)
+        func answer() {
+            c.enqueue([UInt8](repeating: 1, count: 200))  // a login's answer
+            c.flush()
+            while sink.withUnsafeMutableBytes({ recv(peer, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
+        }
+        answer()
+        let kept = c.scratchRoom
+        #expect(kept > 0, "an ordinary flush keeps its room")
+        // Busy: a flush between every two reviews keeps the room.
+        for _ in 0..<3 { c.reviewRoom(); answer() }
+        let busy = c.scratchRoom
+        #expect(busy == kept)
+        c.reviewRoom()  // the review after the last flush: it saw one, so the room stays
+        let once = c.scratchRoom
+        #expect(once == kept)
+        c.reviewRoom()  // nothing flushed since: it goes back
+        let quiet = c.scratchRoom
+        #expect(quiet == 0)
+        // Bytes queued and not yet flushed are never given back.
+        c.enqueue([UInt8](repeating: 2, count: 300))
+        c.reviewRoom(); c.reviewRoom()
+        #expect(c.hasUnflushed && c.scratchRoom >= 300)
+        c.flush()
+        var got = 0
+        for _ in 0..<1000 where got < 300 {
+            let n = sink.withUnsafeMutableBytes { recv(peer, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 { got += n; #expect(sink[0..<n].allSatisfy { $0 == 2 }) } else { loop.runOnce() }
+        }
+        #expect(got == 300, "the queued bytes went out whole")
+        c.close()
+        for _ in 0..<10 { loop.runOnce() }
+        _ = loop.close()
+    }
+
     @Test func aWriteTheSocketCouldNotTakeWholeLeavesTheNextScratchAsLarge() throws {
         let loop = EventLoop()
         let (c, peer) = try FrameSinkTests.connection(on: loop)

@@ -22,6 +22,18 @@ struct RequestTimingTests {
         #expect(waiting.answered(3) == nil)
     }
 
+    @Test func aQuietSessionsListGivesItsRoomBackAndStillTimes() {
+        var waiting = UnansweredRequests()
+        waiting.read(1, "a", at: UnansweredRequests.now())
+        waiting.giveBackRoom()
+        #expect(waiting.answered(1)?.kind == "a", "a waiting request is kept")
+        waiting.giveBackRoom()
+        #expect(waiting.isEmpty)
+        waiting.read(2, "b", at: UnansweredRequests.now())
+        waiting.read(3, "c", at: UnansweredRequests.now())
+        #expect(waiting.answered(3)?.kind == "c" && waiting.answered(2)?.kind == "b")
+    }
+
     @Test func idsAClientDidNotNumberInOrderAreMatchedToo() {
         var waiting = UnansweredRequests()
         for (id, kind) in [(5, "a"), (3, "b"), (9, "c"), (3, "d"), (7, "e")] { waiting.read(UInt64(id), kind, at: UnansweredRequests.now()) }

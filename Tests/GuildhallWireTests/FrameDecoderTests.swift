@@ -29,6 +29,24 @@ import Testing
         #expect(d.bufferedBytes == 0)
     }
 
+    @Test func roomIsGivenBackOnlyWhenNothingIsHeld() throws {
+        var d = FrameDecoder(maxFrameBytes: 2000)
+        let bytes = framed(payloads)
+        // A whole frame and half of the next: the half stays through a give-back.
+        d.feed(Array(bytes[0..<10]))
+        d.giveBackRoom()
+        #expect(try d.next() == payloads[0])
+        d.giveBackRoom()
+        #expect(d.bufferedBytes == 3 && d.storage > 0)
+        d.feed(Array(bytes[10...]))
+        #expect(try drain(&d) == Array(payloads[1...]))
+        #expect(d.storage > 0, "an emptied buffer keeps its room for the next read")
+        d.giveBackRoom()
+        #expect(d.storage == 0)
+        d.feed(framed([[5, 6]]))
+        #expect(try d.next() == [5, 6])
+    }
+
     @Test func dripFeedingOneByteAtATimeYieldsTheSameFrames() throws {
         var d = FrameDecoder(maxFrameBytes: 2000)
         var out: [[UInt8]] = []

@@ -110,6 +110,15 @@ struct UnansweredRequests {
         started.append(Started(id: id, kind: kind, at: now))
     }
 
+    /// Gives back the list's storage when no request waits (a quiet session).
+    mutating func giveBackRoom() {
+        if head == started.count && started.capacity > 0 {
+            started = []
+            head = 0
+            rising = true
+        }
+    }
+
     /// Request `id` is answered: its kind and how long it took, if it was timed.
     mutating func answered(_ id: UInt64) -> (kind: String, seconds: Double)? {
         guard head < started.count, let i = place(of: id) else { return nil }

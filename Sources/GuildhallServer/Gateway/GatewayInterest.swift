@@ -89,25 +89,25 @@ final class GatewayInterest {
     /// beside the key, so a delivery reads it without a look-up by user id).
     private(set) var holders: [ChannelID: [UInt64: PositionState]] = [:]
     /// Per (user, channel), the user's sessions here that hold it (where a moved position goes).
-    private var sessionsOf: [ReadPositions.Key: SessionKeys] = [:]
+    private var sessionsOf: [ReadPositions.Key: FewIDs] = [:]
     /// Per server, each session here of an online member with its user's states in the server's channels.
     private(set) var members: [ServerID: [UInt64: [ChannelID: PositionState]]] = [:]
     /// Per (user, server), the user's sessions here that are online members of it.
-    private var memberSessionsOf: [ReadPositions.Key: SessionKeys] = [:]
+    private var memberSessionsOf: [ReadPositions.Key: FewIDs] = [:]
     /// Per channel, the last message seq delivered here (in a cluster; ChannelGapFill.swift).
     var gaps = ChannelGaps<ChannelEvent>()
     /// Messages of one channel waiting to go out recipient by recipient (FanoutRun.swift).
     var run = FanoutRun()
     /// Per session here, what it holds: forgotten here when it ends, even if
     /// the home that told of it died first (and never says it is gone).
-    private var bySession: [UInt64: (user: UserID, channels: Set<ChannelID>, servers: Set<ServerID>)] = [:]
+    private var bySession: [UInt64: (user: UserID, channels: FewIDs, servers: FewIDs)] = [:]
 
     func apply(_ update: InterestUpdate) {
         switch update {
         case .holds(let key, let user, let channel, let state?):
             guard holders[channel, default: [:]].updateValue(state, forKey: key) == nil else { return }
-            sessionsOf[ReadPositions.Key(user, channel), default: SessionKeys()].insert(key)
-            bySession[key, default: (user, [], [])].channels.insert(channel)
+            sessionsOf[ReadPositions.Key(user, channel), default: FewIDs()].insert(key)
+            bySession[key, default: (user, FewIDs(), FewIDs())].channels.insert(channel)
         case .holds(let key, let user, let channel, nil):
             guard holders[channel]?.removeValue(forKey: key) != nil else { return }
             if holders[channel]?.isEmpty == true {
@@ -120,8 +120,8 @@ final class GatewayInterest {
             bySession[key]?.channels.remove(channel)
         case .member(let key, let user, let server, let states?):
             guard members[server, default: [:]].updateValue(states, forKey: key) == nil else { return }
-            memberSessionsOf[ReadPositions.Key(user, server), default: SessionKeys()].insert(key)
-            bySession[key, default: (user, [], [])].servers.insert(server)
+            memberSessionsOf[ReadPositions.Key(user, server), default: FewIDs()].insert(key)
+            bySession[key, default: (user, FewIDs(), FewIDs())].servers.insert(server)
         case .member(let key, let user, let server, nil):
             guard members[server]?.removeValue(forKey: key) != nil else { return }
             if members[server]?.isEmpty == true {
@@ -144,16 +144,17 @@ final class GatewayInterest {
     /// Session `key` ended here: it holds nothing any more.
     func forget(session key: UInt64) {
         guard let held = bySession.removeValue(forKey: key) else { return }
-        for c in held.channels { apply(.holds(key: key, user: held.user, channel: c, state: nil)) }
-        for s in held.servers { apply(.member(key: key, user: held.user, server: s, states: nil)) }
+        held.channels.forEach { apply(.holds(key: key, user: held.user, channel: $0, state: nil)) }
+        held.servers.forEach { apply(.member(key: key, user: held.user, server: $0, states: nil)) }
     }
 
 
 
 }
 
-/// A user's sessions on one gateway: almost always one, kept without an allocation.
-struct SessionKeys {
+/// Ids (never 0) where there is almost always one, kept without an allocation:
+/// a user's sessions on one gateway, the servers and channels a session holds.
+struct FewIDs {
     private var first: UInt64 = 0
     private var rest: [UInt64] = []
 

@@ -52,6 +52,9 @@ struct InboundFrames: @unchecked Sendable {  // the WebSocket reader moves with 
         return out
     }
 
+    /// Gives back the TCP decoder's storage while it holds nothing (a quiet session).
+    mutating func giveBackRoom() { decoder.giveBackRoom() }
+
     /// The next whole frame's payload, nil when more bytes are needed.
     mutating func next() throws(FrameDecodeError) -> [UInt8]? {
         guard let webSocket else { return try decoder.next() }

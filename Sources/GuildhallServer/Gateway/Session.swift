@@ -110,6 +110,13 @@ final class Session {
         self.gateway = gateway
     }
 
+    /// Gives back the storage of its inbound buffer and its list of unanswered
+    /// requests while they hold nothing (the sweep, for quiet sessions).
+    func giveBackRoom() {
+        decoder.giveBackRoom()
+        unanswered.giveBackRoom()
+    }
+
     var isOpen: Bool { state.isOpen }
     var isAwaitingLogin: Bool { state.isAwaitingLogin }
     /// Logged in, attached or not.

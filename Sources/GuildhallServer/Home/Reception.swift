@@ -247,10 +247,10 @@ final class Reception: HomePart, GatewayHome {
         if let replaced = existing.values.first(where: { $0.device == token.device }) {
             end(replaced, .replaced, "replaced by a new login on device \(token.device)")
         }
-        let others = registry.sessions(of: token.user).values
+        let others = registry.sessions(of: token.user)
         if others.count >= settings.maxSessionsPerUser {
             // A dropped session waiting for its resume yields to a live login.
-            if let oldest = others.compactMap({ s in s.detachedSince.map { (s, $0) } }).min(by: { $0.1 < $1.1 })?.0 {
+            if let oldest = others.values.compactMap({ s in s.detachedSince.map { (s, $0) } }).min(by: { $0.1 < $1.1 })?.0 {
                 end(oldest, nil, "made room for a new login")
             } else {
                 let failure = Failure(.limitReached, "\(token.user) already has \(others.count) sessions online; the limit is \(settings.maxSessionsPerUser)")

@@ -13,7 +13,7 @@ final class SessionRegistry {
     /// without a retain and release per delivery (`all` keeps them alive),
     /// and finds it without hashing the key (`SessionTable`).
     private(set) var lent = SessionTable<Unmanaged<HomeSession>>()
-    private var byUser: [UserID: [UInt64: HomeSession]] = [:]
+    private var byUser: [UserID: FewByKey<HomeSession>] = [:]
     private var onlineByServer: [ServerID: [UInt64: HomeSession]] = [:]
     private var guestsByServer: [ServerID: [UInt64: HomeSession]] = [:]
     /// Online members' sessions that joined or left a server's index since the last
@@ -37,7 +37,7 @@ final class SessionRegistry {
         lent[s.key] = Unmanaged.passUnretained(s)
     }
 
-    func sessions(of user: UserID) -> [UInt64: HomeSession] { byUser[user] ?? [:] }
+    func sessions(of user: UserID) -> FewByKey<HomeSession> { byUser[user] ?? FewByKey() }
 
     func onlineMembers(of server: ServerID) -> [UInt64: HomeSession] { onlineByServer[server] ?? [:] }
 
@@ -45,7 +45,7 @@ final class SessionRegistry {
 
     /// Registers a logged-in session under its user and the user's servers.
     func loggedIn(_ s: HomeSession, servers: Set<ServerID>) {
-        byUser[s.user, default: [:]][s.key] = s
+        byUser[s.user, default: FewByKey()][s.key] = s
         for id in servers {
             onlineByServer[id, default: [:]][s.key] = s
             changed(s, id, member: true)

@@ -249,8 +249,9 @@ final class EffectRunner {
     }
 
     private func deliverLive(_ item: MailedItem, ord: UInt64) {
-        let sessions = registry.sessions(of: item.user).values
-        if let unreached, sessions.isEmpty, case .message(let uid) = item.stored { unreached(item.user, uid) }
+        let reached = registry.sessions(of: item.user)
+        if let unreached, reached.isEmpty, case .message(let uid) = item.stored { unreached(item.user, uid) }
+        let sessions = reached.values
         switch item.live {
         case .push(let payload):
             for s in sessions { s.push(event: payload, cursor: ord) }

@@ -1,0 +1,60 @@
+// Values by session key where there are almost always one or two: a user's
+// sessions at a home, their idle flags. The first entry is kept inline and
+// the rest in an array searched in turn (a user has at most
+// `max-sessions-per-user` sessions). A dictionary per user was an allocation
+// of 96-150 bytes for its one entry, held by every online user
+// (`bench connections`, docs/performance.md). Value semantics; order is not
+// kept. No I/O.
+
+public struct FewByKey<Value>: Sequence {
+    public typealias Element = (key: UInt64, value: Value)
+    private var first: Element?
+    private var rest: [Element] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { first == nil }
+    public var count: Int { first == nil ? 0 : 1 + rest.count }
+
+    public subscript(key: UInt64) -> Value? {
+        get {
+            if let first, first.key == key { return first.value }
+            return rest.first { $0.key == key }?.value
+        }
+        set {
+            if let f = first, f.key == key {
+                if let newValue { first = (key, newValue) } else { first = rest.popLast() }
+            } else if let i = rest.firstIndex(where: { $0.key == key }) {
+                if let newValue {
+                    rest[i].value = newValue
+                } else {
+                    rest.swapAt(i, rest.count - 1)
+                    rest.removeLast()
+                }
+            } else if let newValue {
+                if first == nil { first = (key, newValue) } else { rest.append((key, newValue)) }
+            }
+        }
+    }
+
+    public var keys: LazyMapSequence<FewByKey, UInt64> { lazy.map(\.key) }
+    public var values: LazyMapSequence<FewByKey, Value> { lazy.map(\.value) }
+
+    public struct Iterator: IteratorProtocol {
+        private let few: FewByKey
+        private var index = -1
+
+        init(_ few: FewByKey) { self.few = few }
+
+        public mutating func next() -> Element? {
+            defer { index += 1 }
+            if index < 0 { return few.first }
+            return index < few.rest.count ? few.rest[index] : nil
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(self) }
+    public var underestimatedCount: Int { count }
+}
+
+extension FewByKey: Sendable where Value: Sendable {}
