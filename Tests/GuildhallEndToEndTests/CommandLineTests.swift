@@ -198,7 +198,7 @@ import Testing
 
     @Test func theFanoutBenchmarkRunsAndReportsEverySize() throws {
         let (rc, out) = try Binary.runLab(["bench", "members", "--members", "20,200", "--subscribers", "3", "--messages", "20", "--runs", "1", "--json"])
-        #expect(rc == 0)
+        #expect(rc == 0, "\(out)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         let results = try #require(report["results"] as? [[String: Any]])
         #expect(results.compactMap { $0["members"] as? Int } == [20, 200])
@@ -207,7 +207,7 @@ import Testing
 
     @Test func theLoadGeneratorDeliversEveryMessageInOrderWithNothingLost() throws {
         let (rc, out) = try Binary.runLab(["bench", "fanout", "--subscribers", "5", "--publishers", "2", "--messages", "200", "--json"])
-        #expect(rc == 0)
+        #expect(rc == 0, "\(out)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         let run = try #require((report["runs"] as? [[String: Any]])?.first)
         #expect(run["target"] as? String == "guildhall")
@@ -237,11 +237,16 @@ import Testing
     @Test func theClusterBenchmarkReportsBytesAcrossNATSThatDoNotGrowWithSubscribers() throws {
         func report(_ subscribers: Int) throws -> [String: Any] {
             let arguments = ["bench", "cluster", "--subscribers", "\(subscribers)", "--messages", "100", "--rate", "100", "--json"]
-            var (rc, out) = try Binary.runLab(arguments)
             // Three nodes and NATS on a 2-core machine running the other tests
-            // can miss the bench's deadlines (seen in CI); once more, then it counts.
-            if rc != 0 { (rc, out) = try Binary.runLab(arguments) }
-            #expect(rc == 0, "\(out)")
+            // can miss the bench's deadlines (seen in CI, twice in a row once);
+            // up to three tries, and every failed try's stderr says why.
+            var (rc, out) = try Binary.runLab(arguments)
+            var failures: [String] = []
+            while rc != 0 && failures.count < 2 {
+                failures.append(out)
+                (rc, out) = try Binary.runLab(arguments)
+            }
+            #expect(rc == 0, "\((failures + [out]).joined(separator: "\n=== next try ===\n"))")
             return try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         }
         let small = try report(6), large = try report(30)
@@ -252,7 +257,7 @@ import Testing
 
     @Test func theSyncBenchmarkSyncsEveryItemToAFreshDevice() throws {
         let (rc, out) = try Binary.runLab(["bench", "sync", "--items", "450", "--package-size", "100", "--runs", "2", "--json"])
-        #expect(rc == 0)
+        #expect(rc == 0, "\(out)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         #expect(report["items"] as? Int == 450)
         #expect((report["median_ms"] as? Double ?? 0) > 0)
@@ -260,7 +265,7 @@ import Testing
 
     @Test func theReceiptsBenchmarkCountsReadersAndStoresOneRowPerAdvance() throws {
         let (rc, out) = try Binary.runLab(["bench", "receipts", "--members", "500", "--messages", "300", "--advances", "2", "--queries", "50", "--json"])
-        #expect(rc == 0)
+        #expect(rc == 0, "\(out)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         let rows = try #require(report["rows"] as? Int)
         #expect(rows > 0 && rows <= 1_000, "at most one row per member per advance")
@@ -269,7 +274,7 @@ import Testing
 
     @Test func theStoreAndConnectionsBenchmarksReport() throws {
         let (rc, out) = try Binary.runLab(["bench", "store", "--publishers", "3", "--messages", "50", "--json"])
-        #expect(rc == 0)
+        #expect(rc == 0, "\(out)")
         let store = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
         #expect(store["sends"] as? Int == 150)
         let (rc2, out2) = try Binary.runLab(["bench", "connections", "--sessions", "20", "--json"])

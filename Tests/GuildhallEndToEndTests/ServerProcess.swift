@@ -133,7 +133,22 @@ enum Binary {
     }
 
     /// Runs the lab binary as `run` runs the product.
-    static func runLab(_ arguments: [String]) throws -> (Int32, String) { try run(arguments, binary: labPath) }
+    /// The lab binary to completion: (exit code, stdout), with its stderr after stdout when it failed, so a failure says why.
+    static func runLab(_ arguments: [String]) throws -> (Int32, String) {
+        let path = NSTemporaryDirectory() + "guildhall-lab-\(UUID().uuidString).stderr"
+        let errors = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard errors >= 0 else { throw Child.SpawnError(description: "cannot open \(path)") }
+        unlink(path)
+        defer { close(errors) }
+        let child = try Child(labPath, arguments, environment: ProcessInfo.processInfo.environment, errors: errors)
+        child.closeInput()
+        let out = child.readAll()
+        let rc = child.wait()
+        guard rc != 0 else { return (rc, out) }
+        var text = [UInt8](repeating: 0, count: 1 << 16)
+        let n = pread(errors, &text, text.count, 0)
+        return (rc, out + "\n--- stderr ---\n" + String(decoding: text.prefix(max(n, 0)), as: UTF8.self))
+    }
 
     /// Runs the binary to completion with `input` on stdin; returns (exit code, stdout).
     static func run(_ arguments: [String], input: String = "", environment: [String: String] = [:], binary: String = path) throws -> (Int32, String) {
