@@ -1,5 +1,6 @@
-// Values by session key where there are almost always one or two: a user's
-// sessions at a home, their idle flags. The first entry is kept inline and
+// Values by id where there are almost always one or two: a user's sessions
+// at a home, their idle flags; as `FewIDs` (no values), a user's sessions on
+// a gateway and the servers and channels a session holds there. The first entry is kept inline and
 // the rest in an array searched in turn (a user has at most
 // `max-sessions-per-user` sessions). A dictionary per user was an allocation
 // of 96-150 bytes for its one entry, held by every online user
@@ -58,3 +59,11 @@ public struct FewByKey<Value>: Sequence {
 }
 
 extension FewByKey: Sendable where Value: Sendable {}
+
+/// Ids where there is almost always one, kept without an allocation.
+public typealias FewIDs = FewByKey<Void>
+
+extension FewByKey where Value == Void {
+    public mutating func insert(_ id: UInt64) { self[id] = () }
+    public mutating func remove(_ id: UInt64) { self[id] = nil }
+}

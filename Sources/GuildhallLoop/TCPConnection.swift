@@ -343,16 +343,19 @@ public final class TCPConnection {
     /// nothing since the last call gives back its scratch and its queue's
     /// storage, and its next flush starts small. An idle session kept the
     /// room its login's answers used (512 bytes of scratch, 16 pieces): an
-    /// eighth of an idle session's memory (`bench connections`).
-    public func reviewRoom() {
+    /// eighth of an idle session's memory (`bench connections`). Returns
+    /// whether it was quiet, so the session's own buffers can follow.
+    @discardableResult
+    public func reviewRoom() -> Bool {
         defer { flushedSinceReview = false }
-        guard !flushedSinceReview, pendingBytes == 0, pieces.isEmpty else { return }
+        guard !flushedSinceReview, pendingBytes == 0, pieces.isEmpty else { return false }
         RawMemory.release(scratch)
         scratch = nil
         scratchCapacity = 0
         recentScratch = 0
         pieces = []
         pendingShared = []
+        return true
     }
 
     private func growScratch(to needed: Int) {

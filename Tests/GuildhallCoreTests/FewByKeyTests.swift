@@ -37,4 +37,17 @@ struct FewByKeyTests {
         few[40] = 4
         #expect(Array(few.keys) == [40])
     }
+
+    @Test func idsAreASetOfKeys() {
+        var ids = FewIDs()
+        ids.insert(5)
+        ids.insert(5)
+        ids.insert(9)
+        #expect(ids.count == 2 && Set(ids.keys) == [5, 9])
+        ids.remove(5)
+        ids.remove(7)
+        #expect(Array(ids.keys) == [9])
+        ids.remove(9)
+        #expect(ids.isEmpty)
+    }
 }

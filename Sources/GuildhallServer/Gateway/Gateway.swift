@@ -321,8 +321,7 @@ final class Gateway {
             }
             s.unwrittenSeen = unwritten
             // A session quiet since the last sweep gives back its buffers' room (idle sessions, docs/performance.md).
-            c.reviewRoom()
-            s.giveBackRoom()
+            if c.reviewRoom() { s.giveBackRoom() }
             // Writes complete while the kernel's buffers take the bytes (megabytes
             // on loopback): a frozen client shows as events it does not acknowledge.
             if s.unackedBytes >= Session.ackStallBytes && now >= s.unackedSince + UInt64(settings.writeStallMs) {

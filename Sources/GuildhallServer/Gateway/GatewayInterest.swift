@@ -134,8 +134,8 @@ final class GatewayInterest {
             bySession[key]?.servers.remove(server)
         case .position(let user, let channel, let server, let state):
             // In place (DictionaryChange.swift): a told position is a send's, in a small server.
-            sessionsOf[ReadPositions.Key(user, channel)]?.forEach { key in holders.change(channel) { $0[key] = state } }
-            memberSessionsOf[ReadPositions.Key(user, server)]?.forEach { key in
+            sessionsOf[ReadPositions.Key(user, channel)]?.keys.forEach { key in holders.change(channel) { $0[key] = state } }
+            memberSessionsOf[ReadPositions.Key(user, server)]?.keys.forEach { key in
                 members.change(server) { $0.change(key) { $0[channel] = state } }
             }
         }
@@ -144,39 +144,12 @@ final class GatewayInterest {
     /// Session `key` ended here: it holds nothing any more.
     func forget(session key: UInt64) {
         guard let held = bySession.removeValue(forKey: key) else { return }
-        held.channels.forEach { apply(.holds(key: key, user: held.user, channel: $0, state: nil)) }
-        held.servers.forEach { apply(.member(key: key, user: held.user, server: $0, states: nil)) }
+        held.channels.keys.forEach { apply(.holds(key: key, user: held.user, channel: $0, state: nil)) }
+        held.servers.keys.forEach { apply(.member(key: key, user: held.user, server: $0, states: nil)) }
     }
 
 
 
-}
-
-/// Ids (never 0) where there is almost always one, kept without an allocation:
-/// a user's sessions on one gateway, the servers and channels a session holds.
-struct FewIDs {
-    private var first: UInt64 = 0
-    private var rest: [UInt64] = []
-
-    var isEmpty: Bool { first == 0 }
-
-    mutating func insert(_ key: UInt64) {
-        if first == 0 { first = key } else if key != first, !rest.contains(key) { rest.append(key) }
-    }
-
-    mutating func remove(_ key: UInt64) {
-        if key == first {
-            first = rest.isEmpty ? 0 : rest.removeLast()
-        } else {
-            rest.removeAll { $0 == key }
-        }
-    }
-
-    func forEach(_ body: (UInt64) -> Void) {
-        guard first != 0 else { return }
-        body(first)
-        rest.forEach(body)
-    }
 }
 
 extension GatewayInterest {

@@ -111,7 +111,7 @@ final class Session {
     }
 
     /// Gives back the storage of its inbound buffer and its list of unanswered
-    /// requests while they hold nothing (the sweep, for quiet sessions).
+    /// requests while they hold nothing (the sweep, when its connection was quiet since the last).
     func giveBackRoom() {
         decoder.giveBackRoom()
         unanswered.giveBackRoom()
