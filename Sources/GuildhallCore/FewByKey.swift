@@ -38,8 +38,32 @@ public struct FewByKey<Value>: Sequence {
         }
     }
 
-    public var keys: LazyMapSequence<FewByKey, UInt64> { lazy.map(\.key) }
-    public var values: LazyMapSequence<FewByKey, Value> { lazy.map(\.value) }
+    // Their own sequences, not `lazy.map(\.key)`: a key path into a generic
+    // type is instantiated at run time on every call (`_swift_getKeyPath`),
+    // which was a tenth of the loop at one subscriber (shape F: the sender's
+    // sessions are looked up on every send).
+    public var keys: Keys { Keys(few: self) }
+    public var values: Values { Values(few: self) }
+
+    public struct Keys: Sequence {
+        fileprivate let few: FewByKey
+        public struct Iterator: IteratorProtocol {
+            fileprivate var base: FewByKey.Iterator
+            public mutating func next() -> UInt64? { base.next()?.key }
+        }
+        public func makeIterator() -> Iterator { Iterator(base: few.makeIterator()) }
+        public var underestimatedCount: Int { few.count }
+    }
+
+    public struct Values: Sequence {
+        fileprivate let few: FewByKey
+        public struct Iterator: IteratorProtocol {
+            fileprivate var base: FewByKey.Iterator
+            public mutating func next() -> Value? { base.next()?.value }
+        }
+        public func makeIterator() -> Iterator { Iterator(base: few.makeIterator()) }
+        public var underestimatedCount: Int { few.count }
+    }
 
     public struct Iterator: IteratorProtocol {
         private let few: FewByKey
@@ -59,6 +83,8 @@ public struct FewByKey<Value>: Sequence {
 }
 
 extension FewByKey: Sendable where Value: Sendable {}
+extension FewByKey.Keys: Sendable where Value: Sendable {}
+extension FewByKey.Values: Sendable where Value: Sendable {}
 
 /// Ids where there is almost always one, kept without an allocation.
 public typealias FewIDs = FewByKey<Void>
