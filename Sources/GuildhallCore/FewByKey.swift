@@ -5,19 +5,21 @@
 // `max-sessions-per-user` sessions). A dictionary per user was an allocation
 // of 96-150 bytes for its one entry, held by every online user
 // (`bench connections`, docs/performance.md). Value semantics; order is not
-// kept. No I/O.
+// kept. No I/O. Inlinable, so the server's modules get it specialized: called
+// generically across the module boundary, every use instantiated its type
+// metadata at run time (`swift_getGenericMetadata`, 5% of the loop at shape F).
 
 public struct FewByKey<Value>: Sequence {
     public typealias Element = (key: UInt64, value: Value)
-    private var first: Element?
-    private var rest: [Element] = []
+    @usableFromInline var first: Element?
+    @usableFromInline var rest: [Element] = []
 
-    public init() {}
+    @inlinable public init() {}
 
-    public var isEmpty: Bool { first == nil }
-    public var count: Int { first == nil ? 0 : 1 + rest.count }
+    @inlinable public var isEmpty: Bool { first == nil }
+    @inlinable public var count: Int { first == nil ? 0 : 1 + rest.count }
 
-    public subscript(key: UInt64) -> Value? {
+    @inlinable public subscript(key: UInt64) -> Value? {
         get {
             if let first, first.key == key { return first.value }
             return rest.first { $0.key == key }?.value
@@ -38,58 +40,36 @@ public struct FewByKey<Value>: Sequence {
         }
     }
 
-    // Their own sequences, not `lazy.map(\.key)`: a key path into a generic
+    // Closures, not key paths (`lazy.map(\.key)`): a key path into a generic
     // type is instantiated at run time on every call (`_swift_getKeyPath`),
     // which was a tenth of the loop at one subscriber (shape F: the sender's
     // sessions are looked up on every send).
-    public var keys: Keys { Keys(few: self) }
-    public var values: Values { Values(few: self) }
-
-    public struct Keys: Sequence {
-        fileprivate let few: FewByKey
-        public struct Iterator: IteratorProtocol {
-            fileprivate var base: FewByKey.Iterator
-            public mutating func next() -> UInt64? { base.next()?.key }
-        }
-        public func makeIterator() -> Iterator { Iterator(base: few.makeIterator()) }
-        public var underestimatedCount: Int { few.count }
-    }
-
-    public struct Values: Sequence {
-        fileprivate let few: FewByKey
-        public struct Iterator: IteratorProtocol {
-            fileprivate var base: FewByKey.Iterator
-            public mutating func next() -> Value? { base.next()?.value }
-        }
-        public func makeIterator() -> Iterator { Iterator(base: few.makeIterator()) }
-        public var underestimatedCount: Int { few.count }
-    }
+    @inlinable public var keys: LazyMapSequence<FewByKey, UInt64> { lazy.map { $0.key } }
+    @inlinable public var values: LazyMapSequence<FewByKey, Value> { lazy.map { $0.value } }
 
     public struct Iterator: IteratorProtocol {
-        private let few: FewByKey
-        private var index = -1
+        @usableFromInline let few: FewByKey
+        @usableFromInline var index = -1
 
-        init(_ few: FewByKey) { self.few = few }
+        @inlinable init(_ few: FewByKey) { self.few = few }
 
-        public mutating func next() -> Element? {
+        @inlinable public mutating func next() -> Element? {
             defer { index += 1 }
             if index < 0 { return few.first }
             return index < few.rest.count ? few.rest[index] : nil
         }
     }
 
-    public func makeIterator() -> Iterator { Iterator(self) }
-    public var underestimatedCount: Int { count }
+    @inlinable public func makeIterator() -> Iterator { Iterator(self) }
+    @inlinable public var underestimatedCount: Int { count }
 }
 
 extension FewByKey: Sendable where Value: Sendable {}
-extension FewByKey.Keys: Sendable where Value: Sendable {}
-extension FewByKey.Values: Sendable where Value: Sendable {}
 
 /// Ids where there is almost always one, kept without an allocation.
 public typealias FewIDs = FewByKey<Void>
 
 extension FewByKey where Value == Void {
-    public mutating func insert(_ id: UInt64) { self[id] = () }
-    public mutating func remove(_ id: UInt64) { self[id] = nil }
+    @inlinable public mutating func insert(_ id: UInt64) { self[id] = () }
+    @inlinable public mutating func remove(_ id: UInt64) { self[id] = nil }
 }
