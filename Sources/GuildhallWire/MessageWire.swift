@@ -288,6 +288,54 @@ public enum MessageWire {
         }
     }
 
+    /// The request id and event seq of a payload that is exactly
+    /// Frame{request{id, ack{event_seq}}} (no `received`); nil for anything
+    /// else or unusual, which the generated decoder then reads. A subscriber
+    /// acknowledges every few hundred events, and through the generated
+    /// decoder and encoder the acknowledgement and its answer were 4% of the
+    /// loop at a thousand subscribers (shape A).
+    public static func readAck(_ payload: [UInt8]) -> (id: UInt64, eventSeq: UInt64)? {
+        payload.withUnsafeBytes { buffer in
+            var frame = ProtoReader(buffer)
+            guard let f = frame.field(), f.number == F.Frame.request, f.type == .lengthDelimited,
+                  var request = frame.nested(), frame.isAtEnd else { return nil }
+            var id: UInt64?, seq: UInt64?
+            while !request.isAtEnd {
+                guard let f = request.field() else { return nil }
+                switch (f.number, f.type) {
+                case (F.Request.id, .varint) where id == nil:
+                    guard let v = request.varint() else { return nil }
+                    id = v
+                case (F.Request.ack, .lengthDelimited) where seq == nil:
+                    guard var ack = request.nested() else { return nil }
+                    var value: UInt64 = 0, seen = false
+                    while !ack.isAtEnd {
+                        guard let g = ack.field(), g.number == F.Ack.eventSeq, g.type == .varint, !seen,
+                              let v = ack.varint() else { return nil }
+                        value = v
+                        seen = true
+                    }
+                    seq = value
+                default:
+                    return nil
+                }
+            }
+            guard let seq else { return nil }
+            return (id ?? 0, seq)
+        }
+    }
+
+    /// Frame{response{id, ok{}}}, without framing: the answer to an acknowledgement.
+    public static func okAnswer(id: UInt64) -> [UInt8] {
+        typealias S = ProtoSize
+        let response = S.uint(F.Response.id, id) + S.lengthDelimited(F.Response.ok, 0)
+        return .written(size: S.lengthDelimited(F.Frame.response, response)) { w in
+            w.header(F.Frame.response, length: response)
+            w.uint(F.Response.id, id)
+            w.header(F.Response.ok, length: 0)
+        }
+    }
+
     private static func readSend(_ r: inout ProtoReader) -> PlainSend? {
         var s = PlainSend()
         var seen: UInt8 = 0

@@ -5,8 +5,9 @@
 
 public enum WireField {
     public enum Frame { public static let request = 1, response = 2, event = 3 }
-    public enum Request { public static let id = 1, sendMessage = 50 }
-    public enum Response { public static let id = 1, message = 50 }
+    public enum Request { public static let id = 1, ack = 13, sendMessage = 50 }
+    public enum Response { public static let id = 1, ok = 3, message = 50 }
+    public enum Ack { public static let eventSeq = 1 }
     public enum Event {
         public static let seq = 1, unread = 2, cursor = 6, message = 10, messageUpdate = 22
         /// The field numbers of the event's oneof body (all messages; a test checks them against Proto/).

@@ -10,6 +10,10 @@ import GuildhallLoop
 import GuildhallWire
 import SwiftProtobuf
 
+/// The rate classes of the two requests `handle` reads by hand, from their rows.
+private let sendRate = GHRequest.OneOf_Body.sendMessage(GHSendMessage()).rule.rate
+private let ackRate = GHRequest.OneOf_Body.ack(GHAck()).rule.rate
+
 extension Gateway {
     @discardableResult
     /// `handedOff`: a connection another loop moved here, past its PROXY header and TLS handshake.
@@ -142,10 +146,13 @@ extension Gateway {
 
     private func handle(payload: [UInt8], on session: Session, run: inout SendRun, readAt: UInt64) {
         session.liveness.heard(at: loop.nowMillis)
+        // The two frames a busy session sends most, read by hand (MessageWire),
+        // checked by their own rows of the request table; anything else, or
+        // anything unusual in them, goes through the generated decoder below.
         if !session.isAwaitingLogin, let (id, request) = SendRequest.read(payload) {
             if !run.takes(request.channelID) { send(&run, from: session) }
             // A refusal (or the close after too many) comes after the sends read before it.
-            guard withinRate(.message, id: id, on: session, first: { send(&run, from: session) }) else { return }
+            guard withinRate(sendRate, id: id, on: session, first: { send(&run, from: session) }) else { return }
             requests.active(session)
             session.unanswered.read(id, "send_message", at: readAt)
             run.add(request, id: id, bytes: payload.count)
@@ -153,6 +160,13 @@ extension Gateway {
             return
         }
         send(&run, from: session)
+        if !session.isAwaitingLogin, let (id, seq) = MessageWire.readAck(payload) {
+            guard withinRate(ackRate, id: id, on: session) else { return }
+            if ackRate != .session { requests.active(session) }
+            acknowledge(seq, on: session)
+            session.queueAnswer(encoded: MessageWire.okAnswer(id: id))
+            return
+        }
         let request: GHRequest
         do {
             let frame = try GHFrame(serializedBytes: payload)
