@@ -225,7 +225,7 @@ final class Gateway {
     /// Tells the home when a logged-in session falls behind on its writes or catches up.
     func reportBehind(_ s: Session) {
         guard s.isLoggedIn else { return }
-        let behind = (s.connection?.queuedBytes ?? 0) > settings.outboundShedBytes
+        let behind = s.queuedBytes > settings.outboundShedBytes
         if behind != s.reportedBehind {
             s.reportedBehind = behind
             routes.tellEveryHome { $0.sessionBehind(s.key, behind) }

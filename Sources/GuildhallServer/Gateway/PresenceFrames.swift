@@ -61,7 +61,7 @@ extension CoalescedFrames {
     /// At flush: the session's presence frame if one is due and it can take it now.
     func emitPresence(_ s: Session, _ pacing: FramePacing) {
         guard !s.presenceOwed.isEmpty else { return }
-        guard s.isLoggedIn, s.detached == nil, (s.connection?.queuedBytes ?? 0) <= pacing.shedBytes else { return }
+        guard s.isLoggedIn, s.detached == nil, s.queuedBytes <= pacing.shedBytes else { return }
         if let frame = s.presenceOwed.take(now: pacing.now, intervalMs: pacing.presenceIntervalMs) {
             s.push(event: GHEvent.OneOf_Body.presence(frame).sharedPayload)
         }

@@ -208,6 +208,18 @@ final class Session {
         write(payload, unread: nil, cursor: 0, seq: seq)
     }
 
+    /// Bytes its connection holds unwritten, read as the per-event path reads
+    /// them (the sink borrowed, no protocol call, no retain): the gateway asks
+    /// at every session's flush (`reportBehind`), 2% of shape D's loop through `connection`.
+    var queuedBytes: Int {
+        switch eventSink {
+        case .tcp(let borrowed): borrowed._withUnsafeGuaranteedRef { $0.queuedBytes }
+        case .webSocket(let borrowed): borrowed._withUnsafeGuaranteedRef { $0.queuedBytes }
+        case .other(let sink): sink.queuedBytes
+        case .none: 0
+        }
+    }
+
     private func write(_ payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, seq: UInt64, checkCap: Bool = true) {
         let queued: Int
         switch eventSink {

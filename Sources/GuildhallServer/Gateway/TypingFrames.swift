@@ -54,7 +54,7 @@ extension CoalescedFrames {
     /// At flush: the session's typing frame if one is due; shed if it cannot take it now.
     func emitTyping(_ s: Session, _ pacing: FramePacing) {
         guard !s.typingOwed.isEmpty else { return }
-        if !s.isLoggedIn || s.detached != nil || (s.connection?.queuedBytes ?? 0) > pacing.shedBytes {
+        if !s.isLoggedIn || s.detached != nil || s.queuedBytes > pacing.shedBytes {
             shed.increment(by: Int64(s.typingOwed.shed()))
         } else if let frame = s.typingOwed.take(now: pacing.now, intervalMs: pacing.typingIntervalMs) {
             s.push(event: GHEvent.OneOf_Body.typing(frame).sharedPayload)
