@@ -51,8 +51,10 @@ enum FrameProperties {
 }
 
 enum SendProperties {
-    /// Where the hand-written send decoder answers, swift-protobuf decodes the same frame to the same send.
+    /// Where the hand-written send decoder answers, swift-protobuf decodes the
+    /// same frame to the same send; the same for the acknowledgement reader.
     static func check(_ bytes: [UInt8]) {
+        checkAck(bytes)
         guard let (id, send) = MessageWire.readSend(bytes) else { return }
         guard let frame = try? GHFrame(serializedBytes: bytes), case .request(let r)? = frame.kind, case .sendMessage(let m)? = r.body else {
             preconditionFailure("the hand-written decoder read a send that swift-protobuf does not")
@@ -64,6 +66,14 @@ enum SendProperties {
         case .custom(let type, let data)?: precondition(m.body.custom.type == type && Array(m.body.custom.data) == data, "the two decoders disagree on the custom body")
         case nil: break
         }
+    }
+
+    private static func checkAck(_ bytes: [UInt8]) {
+        guard let (id, seq) = MessageWire.readAck(bytes) else { return }
+        guard let frame = try? GHFrame(serializedBytes: bytes), case .request(let r)? = frame.kind, case .ack(let a)? = r.body else {
+            preconditionFailure("the hand-written reader read an acknowledgement that swift-protobuf does not")
+        }
+        precondition(r.id == id && a.eventSeq == seq && a.received.isEmpty, "the two decoders disagree on the acknowledgement")
     }
 }
 

@@ -65,6 +65,10 @@ struct FuzzSweep {
         f.request.getHistory.channelID = 2
         f.request.getHistory.limit = 50
         frames.append(f)
+        f = GHFrame()
+        f.request.id = 7
+        f.request.ack.eventSeq = 1 << 20
+        frames.append(f)
         return frames.map { FrameEncoding.framed($0) }
     }()
 
@@ -107,7 +111,7 @@ struct FuzzSweep {
             if took > 10_000_000 { slow += 1 }
         }
         print(String(format: "fuzz sweep: %d random and %d mutated inputs, each whole, split and byte by byte through the frame decoder, the send decoder, "
-                     + "the place reader, the PROXY header reader and the WebSocket reader: every property held; %d frames decoded by swift-protobuf, %d refused with an error; slowest input %.2f ms of CPU, %d over 10 ms at first, %d when timed again",
+                     + "the acknowledgement reader, the place reader, the PROXY header reader and the WebSocket reader: every property held; %d frames decoded by swift-protobuf, %d refused with an error; slowest input %.2f ms of CPU, %d over 10 ms at first, %d when timed again",
                      count, count, decoded, refused, Double(slowest) / 1e6, retimed, slow))
         return slow == 0
     }

@@ -7,7 +7,7 @@
 // SwiftPM gives an executable (`guildhall_fuzz_main`; libFuzzer's own main
 // is then not linked) and feeds `LLVMFuzzerTestOneInput`. Each target checks properties, not only "no
 // crash": an input split at any point decodes as it does whole; the
-// hand-written send decoder agrees with swift-protobuf's wherever it answers,
+// hand-written send and acknowledgement readers agree with swift-protobuf's wherever they answer,
 // and the place reader wherever swift-protobuf does;
 // nothing decoded exceeds its limit. A broken property traps, which libFuzzer
 // reports as a finding with the input that caused it.
