@@ -7,7 +7,8 @@
 // (`bench connections`, docs/performance.md). Value semantics; order is not
 // kept. No I/O. Inlinable, so the server's modules get it specialized: called
 // generically across the module boundary, every use instantiated its type
-// metadata at run time (`swift_getGenericMetadata`, 5% of the loop at shape F).
+// metadata at run time (`swift_getGenericMetadata`; with the key paths below,
+// 11% of the loop at shape F).
 
 public struct FewByKey<Value>: Sequence {
     public typealias Element = (key: UInt64, value: Value)

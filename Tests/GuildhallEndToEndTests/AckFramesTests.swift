@@ -1,7 +1,10 @@
 // The hand-written acknowledgement path against the generated protobuf code:
 // the reader agrees with the generated decoder or steps aside, and the
-// answer is the generated encoder's bytes; over the wire, an acknowledgement
-// read by hand is answered and lets the replay buffer go as before.
+// answer is the generated encoder's bytes. Over the wire, a plain
+// acknowledgement (read by hand) and one with received marks (decoded) are
+// answered alike, and one before login is refused as any request is. (That an
+// acknowledgement read by hand moves offline sync on is SyncConformanceTests':
+// its raw client's acknowledgements are plain.)
 
 import Foundation
 import GuildhallWire
@@ -55,6 +58,37 @@ import Testing
         ]
         for bytes in cases { #expect(MessageWire.readAck(bytes) == nil, "\(bytes.prefix(16))") }
         #expect(try GHFrame(serializedBytes: twice.bytes).request.ack.eventSeq == 10)
+    }
+
+    /// The frame answers with `ok` (its accessor reads a default for any other answer).
+    static func isOK(_ f: GHFrame) -> Bool { if case .ok? = f.response.result { true } else { false } }
+
+    @Test func bothWaysOfReadingAnAcknowledgementAnswerItOverTheWire() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let raw = try RawConnection(port: server.port)
+        try #require(raw.loginAndSync(server.token("ann")) != nil)
+        let synced = raw.lastEventSeq
+        #expect(synced > 0, "sync_completed carries an event seq")
+        raw.ack(synced, id: 42)
+        let plain = try #require(raw.nextFrame())
+        #expect(plain.response.id == 42 && Self.isOK(plain), "\(plain)")
+        var withMarks = GHRequest()
+        withMarks.id = 43
+        withMarks.ack.eventSeq = synced
+        var upTo = GHReceivedUpTo()
+        upTo.channelID = 1
+        upTo.seq = 1
+        withMarks.ack.received = [upTo]
+        raw.send(withMarks)
+        let decoded = try #require(raw.nextFrame())
+        #expect(decoded.response.id == 43 && Self.isOK(decoded), "\(decoded)")
+
+        let stranger = try RawConnection(port: server.port)
+        stranger.ack(1, id: 7)
+        let frames = stranger.framesUntilClosed()
+        #expect(frames.errors.map(\.code) == [.unauthenticated])
+        #expect(frames.closeReasons == [.authFailed])
     }
 
     /// Every prefix and single-byte change of a good frame: the reader never

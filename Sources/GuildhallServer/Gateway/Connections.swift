@@ -161,11 +161,10 @@ extension Gateway {
         }
         send(&run, from: session)
         if !session.isAwaitingLogin, let (id, seq) = MessageWire.readAck(payload) {
+            // (Its row's target is the gateway: no home answers it, so it is not timed.)
             guard withinRate(ackRate, id: id, on: session) else { return }
             if ackRate != .session { requests.active(session) }
-            acknowledge(seq, on: session)
-            session.queueAnswer(encoded: MessageWire.okAnswer(id: id))
-            return
+            return acknowledged(seq, id: id, on: session)
         }
         let request: GHRequest
         do {
@@ -217,9 +216,7 @@ extension Gateway {
             pong.serverTime = clock()
             s.respond(id, .pong(pong))
         case .ack(let a):
-            acknowledge(a.eventSeq, on: s)
-            if !a.received.isEmpty { routes.received(a.received.prefix(Limits.maxIdsPerRequest).map { ($0.channelID, $0.seq) }, from: s) }
-            s.respond(id, .ok(GHOk()))
+            acknowledged(a.eventSeq, received: a.received, id: id, on: s)
         case .logout:
             s.respond(id, .ok(GHOk()))
             close(s, .loggedOut, "logged out")
@@ -227,6 +224,15 @@ extension Gateway {
             return false
         }
         return true
+    }
+
+    /// An acknowledgement, read by hand or decoded: the events up to `seq`
+    /// are the client's, the messages it says it received go to their homes,
+    /// and it is answered with bytes written by hand.
+    private func acknowledged(_ seq: UInt64, received: [GHReceivedUpTo] = [], id: UInt64, on s: Session) {
+        acknowledge(seq, on: s)
+        if !received.isEmpty { routes.received(received.prefix(Limits.maxIdsPerRequest).map { ($0.channelID, $0.seq) }, from: s) }
+        s.queueAnswer(encoded: MessageWire.okAnswer(id: id))
     }
 
     /// The client has every event up to `seq`; the home hears when its inbox position moved or an offline package is done.
