@@ -1,7 +1,9 @@
 // `guildhall-lab bench matrix` (what `make bench` runs): the standard shapes of
 // the performance targets, each against Guildhall, redis-server and
 // nats-server in one run (alternating, `--runs` each), printed as one table
-// with the ratio to the target.
+// with the ratio to the target. The targets are docs/performance.md's (the
+// shared yardstick's), less what this matrix cannot run: C's second part,
+// ≥ 1.0× nats-js, needs JetStream, which only the yardstick starts.
 //
 // Scoring rules: a run that failed or has no samples does not score; a
 // target whose reference did not score is "not measured", never met. The
@@ -54,7 +56,7 @@ struct MatrixBench: ParsableCommand {
         rows += try throughput("B: 100 subs, 1 pub, max rate", b, factor: 1.0)
         var c = LoadShape()
         c.subscribers = 10; c.publishers = 10; c.messages = n(20_000)
-        rows += try throughput("C: 10 subs, 10 pubs, max rate", c, factor: 0.6)
+        rows += try throughput("C: 10 subs, 10 pubs, max rate", c, factor: 0.5)
 
         var d = LoadShape()
         d.subscribers = 1000; d.publishers = 1; d.rate = 1000; d.messages = n(5000); d.window = 100_000
@@ -62,7 +64,7 @@ struct MatrixBench: ParsableCommand {
         var f = LoadShape()
         f.subscribers = 1; f.publishers = 1; f.rate = 1000; f.messages = n(5000); f.window = 100_000
         // Through a subscription: a server far above the small-server threshold (10 in the bench).
-        rows.append(try latency("F: 1 sub at 1000 msg/s, through a subscription", f, members: 1000, factor: 1.2, against: Self.peers))
+        rows.append(try latency("F: 1 sub at 1000 msg/s, through a subscription", f, members: 1000, factor: 1.0, against: Self.peers))
 
         rows.append(try idleSessions(n(10_000)))
         rows.append(try store(n(2000)))
@@ -177,6 +179,9 @@ struct MatrixBench: ParsableCommand {
                    target: "≤ 4 KiB", met: ri.failure == nil && perSession <= 4 * 1024, ratio: perSession / 4096)
     }
 
+    /// `bench store --publishers 100`'s target (docs/performance.md).
+    static let storeTarget = 250_000.0
+
     private func store(_ messages: Int) throws -> Row {
         var st = LoadShape()
         st.subscribers = 0; st.publishers = 100; st.messages = messages; st.window = 64
@@ -184,7 +189,8 @@ struct MatrixBench: ParsableCommand {
         let acked = Double(rs.result.published) / max(rs.result.seconds, 1e-9)
         return Row(shape: "store: 100 pipelining publishers", measure: "acked sends/s",
                    ours: rs.result.failure == nil ? String(format: "%.0f", acked) : "failed",
-                   others: "-", target: "≥ 100,000", met: rs.result.failure == nil && acked >= 100_000, ratio: acked / 100_000)
+                   others: "-", target: "≥ 250,000", met: rs.result.failure == nil && acked >= Self.storeTarget,
+                   ratio: acked / Self.storeTarget)
     }
 
     /// The load generator against a sink that only writes: it must not be the bottleneck, and its own CPU shows it.
