@@ -344,8 +344,7 @@ extension CrossNodeTests {
         bob.close()
         _ = try await aliceHeard.presence(of: "bob") { $0.status == .presenceOffline }
         let dm = try await alice.directs.send("across the cluster", to: "bob")
-        // Posted by the user's home's push worker; under the cluster suites' load (seven clusters at once) it took over 10 s once.
-        let notice = try await waitFor("the notice", timeout: 30) { receiver.received.flatMap(\.notices).first { $0["message_uid"] as? String == "\(dm.uid)" } }
+        let notice = try await waitFor("the notice") { receiver.received.flatMap(\.notices).first { $0["message_uid"] as? String == "\(dm.uid)" } }
         #expect(notice["user_id"] as? String == "bob" && (notice["devices"] as? [[String: Any]])?.first?["token"] as? String == "tok-bob")
     }
 }
