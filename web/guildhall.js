@@ -129,7 +129,9 @@ export class GuildhallConnection extends EventTarget {
   answered(r) {
     if (r.id === "0" || r.id === undefined) {
       if (r.login) return this.loggedIn(r.login);
-      if (r.error) {
+      // UNAVAILABLE: no node serves the account for a moment (its home is
+      // moving between nodes); the close that follows is retried with backoff.
+      if (r.error && r.error.code !== "UNAVAILABLE") {
         this.stopped = true;
         this.closeReason = r.error.message;
       }

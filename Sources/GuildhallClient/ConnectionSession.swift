@@ -139,10 +139,12 @@ final class ConnectionSession {
             }
         case .error(let e)?:
             let error = GuildhallError(e)
-            // In a deployment of several nodes, one that cannot serve the user
-            // now (another node holds the user's shard) is a reason to move on,
-            // not to give up: the close that follows sends the client to the next node.
-            if error.code == .unavailable && client.addresses.count > 1 { return }
+            // A node that cannot serve the user now (the user's home is moving
+            // between nodes) is a reason to try again, not to give up: the close
+            // that follows sends the client to the next node, or back to the
+            // same address (a cluster behind one balancer) after the backoff. Only
+            // a first login with nowhere else to go fails `connect()`, whose caller decides.
+            if error.code == .unavailable && (client.addresses.count > 1 || client.state.withLock { $0.logins > 0 }) { return }
             waiters = client.state.withLock { s in
                 s.fatal = error
                 let w = s.connectWaiters

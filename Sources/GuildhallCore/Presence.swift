@@ -132,6 +132,27 @@ public struct PresenceBook: Sendable {
         return shown
     }
 
+    /// Another home saw the user's last session end at `time` (its node left
+    /// the cluster), before this home took the user over: the last-seen time,
+    /// unless the user is online here or was seen later. Returns whether it changed.
+    public mutating func sawLeave(_ user: UserID, at time: UInt64) -> Bool {
+        guard sessions[user] == nil, told[user] == nil, time > lastSeen[user] ?? 0 else { return false }
+        lastSeen[user] = time
+        return true
+    }
+
+    /// What others were last told of `user`, if not offline.
+    public func told(_ user: UserID) -> ShownPresence? { told[user] }
+
     /// Users not offline now, as others were told.
     public var shownOnline: [ShownPresence] { Array(told.values) }
+
+    /// A user taken over from another home (their shard moved here): what that
+    /// home told others, so the next `settle` compares with it. A session of
+    /// theirs that logs in here again then changes nothing others see; none
+    /// logging in makes them offline, with a last-seen time.
+    public mutating func takeOver(_ user: UserID, told shown: ShownPresence) {
+        guard told[user] == nil, !shown.isOffline else { return }
+        told[user] = shown
+    }
 }

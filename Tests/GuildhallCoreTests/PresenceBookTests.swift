@@ -63,4 +63,34 @@ import Testing
         #expect(PresenceChoice(status: .offline).problem != nil && PresenceChoice(text: String(repeating: "x", count: 129)).problem != nil)
         #expect(PresenceChoice(status: .invisible, text: String(repeating: "x", count: 128)).problem == nil)
     }
+    /// A user taken over from another home shows as that home told: a session
+    /// logging in again changes nothing others see; none makes them offline.
+    @Test func aUserTakenOverKeepsWhatOthersWereToldUntilTheirSessionsSayOtherwise() {
+        var b = PresenceBook()
+        let told = ShownPresence(user: "alice", status: .doNotDisturb, text: "focus", lastSeen: 0)
+        b.load("alice", PresenceChoice(status: .doNotDisturb, text: "focus"), lastSeen: 0)
+        b.takeOver("alice", told: told)
+        b.takeOver("bob", told: ShownPresence(user: "bob", status: .online, text: "", lastSeen: 0))
+        b.takeOver("carol", told: ShownPresence(user: "carol", status: .offline, text: "", lastSeen: 5))
+        b.opened("alice", session: 1)
+        let aliceBack = b.settle("alice", now: 10)
+        let bobGone = b.settle("bob", now: 11)
+        #expect(aliceBack == nil && b.told("alice") == told && b.shownOnline == [told])
+        #expect(bobGone == ShownPresence(user: "bob", status: .offline, text: "", lastSeen: 11))
+        #expect(b.told("carol") == nil && b.settle("carol", now: 12) == nil)
+    }
+
+    /// Another home's word that the user's last session ended sets the last-seen
+    /// time only while the user is offline here and it is later than what is known.
+    @Test func aLeaveSeenElsewhereSetsTheLastSeenOnlyOfAnOfflineUser() {
+        var b = PresenceBook()
+        b.load("alice", PresenceChoice(), lastSeen: 20)
+        b.opened("bob", session: 1)
+        let earlier = b.sawLeave("alice", at: 10)
+        let later = b.sawLeave("alice", at: 30)
+        let online = b.sawLeave("bob", at: 40)
+        let never = b.sawLeave("carol", at: 50)
+        #expect(!earlier && later && !online && never)
+        #expect(b.presence(of: "alice").lastSeen == 30 && b.presence(of: "carol").lastSeen == 50 && b.presence(of: "bob").status == .online)
+    }
 }

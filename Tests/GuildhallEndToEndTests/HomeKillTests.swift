@@ -197,27 +197,33 @@ import Testing
 
     /// A user whose only session was on a node that is killed goes offline to
     /// those watching on other nodes, with a last-seen time, though no home of
-    /// theirs ever saw the session end. Here both users' homes are on a
-    /// survivor, which ends the killed node's sessions itself. (Node indexes
-    /// are 0-based; node 0 is killed.)
+    /// theirs ever saw the session end, wherever the two users' homes were.
+    /// (Node indexes are 0-based; node 0 is killed.) Both homes on a survivor:
+    /// it ends the killed node's sessions itself.
     @Test func aUserWhoseNodeWasKilledGoesOfflineToWatchers() async throws {
         try await Self.killedNodesUserGoesOffline(vanishingHome: 2, watcherHome: 2)
     }
 
-    /// A known defect, marked so: when the watched user's home and the
-    /// watcher's both die with the node, the watcher hears the user go offline
-    /// without a last-seen time (the home taking the user over never knew them
-    /// online), or not at all (the watcher's new home asks before the user's is
-    /// served, and does not ask again). This fails once the defect is fixed:
-    /// then the mark goes. With only one of the two homes on the killed node
-    /// it fails at times under load (docs/cluster.md).
-    @Test func aUserWhoseNodeWasKilledGoesOfflineToWatchersWhenBothHomesDieToo() async throws {
-        await withKnownIssue("both homes on the killed node: no offline, or no last-seen time") {
-            try await Self.killedNodesUserGoesOffline(vanishingHome: 0, watcherHome: 0, waitingAtMost: 10)
-        }
+    /// The user's home dies with the node: the node taking it over shows the
+    /// user as their old home did until the grace for logging in again passes
+    /// (Presences.reloginGraceMs), then offline.
+    @Test func aUserWhoseNodeAndHomeWereKilledGoesOfflineToWatchers() async throws {
+        try await Self.killedNodesUserGoesOffline(vanishingHome: 0, watcherHome: 2)
     }
 
-    static func killedNodesUserGoesOffline(vanishingHome: Int, watcherHome: Int, waitingAtMost seconds: Double = 30) async throws {
+    /// The watcher's home dies: the watcher logs in again at its new home,
+    /// which asks the user's home again.
+    @Test func aWatcherWhoseHomeWasKilledHearsTheUserGoOffline() async throws {
+        try await Self.killedNodesUserGoesOffline(vanishingHome: 2, watcherHome: 0)
+    }
+
+    /// Both homes die: the watcher's new home may ask before the user's is
+    /// served; the question waits there, and is answered once it is.
+    @Test func aUserWhoseNodeWasKilledGoesOfflineToWatchersWhenBothHomesDieToo() async throws {
+        try await Self.killedNodesUserGoesOffline(vanishingHome: 0, watcherHome: 0)
+    }
+
+    static func killedNodesUserGoesOffline(vanishingHome: Int, watcherHome: Int) async throws {
         let nats = try NATSServer()
         defer { nats.stop() }
         let cluster = try Cluster(nats)
@@ -239,7 +245,7 @@ import Testing
         _ = cluster.nodes[0]!.wait()
         cluster.nodes[0] = nil
         gone.close()
-        let offline = try await cluster.explaining(homes) { try await heard.presence(of: vanishing, timeout: seconds) { $0.status == .presenceOffline } }
+        let offline = try await cluster.explaining(homes) { try await heard.presence(of: vanishing, timeout: 30) { $0.status == .presenceOffline } }
         #expect(offline.lastSeen > 0, "a last-seen time (\(homes))")
     }
 

@@ -42,6 +42,7 @@ extension Home {
         for m in snapshot.recentClientSends { recentSends.remember(sender: m.sender, clientID: m.clientID, uid: m.uid) }
         // At start the node gave every gateway the placements; later, the gateways hear of the channels taken on.
         guard gateway != nil else { return }
+        presences.tookOver(shards: Set(snapshot.generations.keys))
         for c in snapshot.channels { links.place(c.id, in: c.serverID, local: gateway.routes) }
         // Sessions already here whose users are members of guilds taken on get
         // their fan-out from now on; those in auto mode subscribe to them as on joining.

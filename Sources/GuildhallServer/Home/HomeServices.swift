@@ -56,6 +56,12 @@ final class HomeServices {
         return gateway.limits.node.cluster.place(user: user) ?? map.home(user: user)
     }
 
+    /// Where a user's home is, only as far as the cluster names a node serving it (nil while none does).
+    func servingPlace(user: UserID) -> Int? {
+        guard !settings.cluster.isEmpty, gateway != nil else { return map.home(user: user) }
+        return gateway.routes.place(user: user)
+    }
+
     /// The gateway side of session `key`: the session itself on the home's
     /// own loop, else a port that sends commands to its loop.
     func port(for key: UInt64) -> (any SessionPort)? {

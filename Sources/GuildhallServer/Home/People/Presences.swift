@@ -46,6 +46,23 @@ final class Presences: HomePart {
     private var held: Set<UserID> = []
     /// Users whose last-seen time did not store (the commit failed): stored again with the next tick.
     private var lastSeenUnsaved: Set<UserID> = []
+    /// Users taken over while shown not offline, and the loop time after which
+    /// those with no session here yet are offline (`tookOver`).
+    private var takenOver: [UserID: UInt64] = [:]
+    /// Users `mayHaveLeft` made offline here, with when (wall clock) and until
+    /// when (loop time) it is kept: a home that takes them over soon after has
+    /// that for their last-seen time, as it never saw them online itself.
+    private var leftWithNode: [UserID: (at: UInt64, until: UInt64)] = [:]
+    /// Questions about users this home does not serve (yet), answered once it
+    /// does, or sent on to their home once another node is named for it (`asked`).
+    private var unanswered: [(users: [UserID], key: SessionKey, since: UInt64)] = []
+
+    /// How long a user taken over from another node keeps showing as they were:
+    /// their sessions, closed by the move, log in again meanwhile (the SDK's
+    /// backoff reaches 5 s), and those that do change nothing others see.
+    static let reloginGraceMs: UInt64 = 10_000
+    /// How long a question waits for the users' shard to be served.
+    static let questionWaitMs: UInt64 = 30_000
 
     init(services: HomeServices) { self.services = services }
 
@@ -61,6 +78,24 @@ final class Presences: HomePart {
     }
 
     private func isHomeOf(_ user: UserID) -> Bool { services.place(user: user) == services.index }
+
+    /// Whether this home serves `user` now: its loop's share of a shard this node serves.
+    private func serves(_ user: UserID) -> Bool { services.map.home(user: user) == services.index && services.servesHere(.user, for: user) }
+
+    /// The home took over `shards` from another node (which may have died with
+    /// their users' sessions, and never said they ended): their users others
+    /// were told are not offline show as they were until `reloginGraceMs`
+    /// passes, and then as their sessions here say (offline, with a last-seen
+    /// time, when none logged in again).
+    func tookOver(shards: Set<Int>) {
+        let until = services.loop.nowMillis + Self.reloginGraceMs, count = settings.shards
+        func isTaken(_ user: UserID) -> Bool { services.map.home(user: user) == services.index && shards.contains(ShardPlan.shard(user: user, shards: count)) }
+        for (user, p) in shown where isTaken(user) {
+            book.takeOver(user, told: ShownPresence(user: user, status: PresenceStatus(rawValue: p.status.rawValue) ?? .online, text: p.customText, lastSeen: 0))
+            takenOver[user] = until
+        }
+        for (user, left) in leftWithNode where isTaken(user) && book.sawLeave(user, at: left.at) { saveLastSeen(user) }
+    }
 }
 
 // MARK: Requests (at the user's home)
@@ -144,9 +179,53 @@ extension Presences {
 
     /// Another home asks for its session `key`: the presence of users homed
     /// here, now (session 0: the home at `place` asks who is online, as `swapOnline`).
+    /// In a cluster the asker may name this home before it serves them (the
+    /// shard is being taken over, or no node holds it yet): those wait here
+    /// (`askAgain`), for no answer is better than a wrong one.
     func asked(_ users: [UserID], for key: SessionKey, from place: Int) {
         if key == 0 { return tellOnline(to: place) }
-        services.port(for: key)?.presence(users.map { GHPresence(book.presence(of: $0)) })
+        let served = users.filter(serves)
+        if !served.isEmpty { services.port(for: key)?.presence(served.map(presenceNow)) }
+        if served.count < users.count { unanswered.append((users.filter { !serves($0) }, key, services.loop.nowMillis)) }
+    }
+
+    /// What others see of a user homed here now: while a user taken over is in
+    /// their grace, what their last home told (not yet offline without a last-seen time).
+    private func presenceNow(_ user: UserID) -> GHPresence {
+        let now = book.presence(of: user)
+        if now.isOffline, takenOver[user] != nil, let told = book.told(user) { return GHPresence(told) }
+        return GHPresence(now)
+    }
+
+    /// Each tick: questions that waited are answered for the users served here
+    /// now, sent on for those another node is named for, and dropped after `questionWaitMs`.
+    private func askAgain(now: UInt64) {
+        let waiting = unanswered
+        unanswered = []
+        for q in waiting {
+            var served: [UserID] = [], elsewhere: [Int: [UserID]] = [:], still: [UserID] = []
+            for user in q.users {
+                if serves(user) {
+                    served.append(user)
+                } else if let place = services.servingPlace(user: user), place != services.index {
+                    elsewhere[place, default: []].append(user)
+                } else {
+                    still.append(user)
+                }
+            }
+            if !served.isEmpty { services.port(for: q.key)?.presence(served.map(presenceNow)) }
+            for (place, users) in elsewhere { services.links.post(.mail(services.index, [.presenceAsked(users: users, session: q.key)]), to: place) }
+            if !still.isEmpty, now < q.since + Self.questionWaitMs { unanswered.append((still, q.key, q.since)) }
+        }
+    }
+
+    /// Each tick: users taken over whose grace passed show as their sessions here say.
+    private func settleTakenOver(now: UInt64) {
+        leftWithNode = leftWithNode.filter { now < $0.value.until }
+        for (user, until) in takenOver where now >= until {
+            takenOver[user] = nil
+            settle(user)
+        }
     }
 }
 
@@ -205,10 +284,11 @@ extension Presences {
     /// session anywhere now (`isGone`) are offline to the sessions here, as
     /// of now, whether or not their home lives to say so.
     func mayHaveLeft(_ users: Set<UserID>, isGone: (UserID) -> Bool) {
-        let now = now()
+        let now = now(), until = services.loop.nowMillis + Self.questionWaitMs
         let left = users.filter { shown[$0] != nil && isGone($0) }.map { user in
             GHPresence.with { $0.userID = user; $0.status = .presenceOffline; $0.lastSeen = now }
         }
+        for p in left { leftWithNode[p.userID] = (now, until) }
         if !left.isEmpty { heard(left) }
     }
 
@@ -241,6 +321,8 @@ extension Presences {
 
     /// Each tick of the home's timer: held changes whose interval has passed are told.
     func tellHeld(now: UInt64) {
+        if !unanswered.isEmpty { askAgain(now: now) }
+        if !takenOver.isEmpty || !leftWithNode.isEmpty { settleTakenOver(now: now) }
         if !lastSeenUnsaved.isEmpty {
             let again = lastSeenUnsaved
             lastSeenUnsaved = []
