@@ -72,17 +72,25 @@ public struct PushNotice: Sendable, Codable, Equatable {
 
     /// The notice of message `m` for `user`'s `devices`; `senderName`: how the sender shows ("" for their id).
     public init(_ m: MessageRecord, for user: UserID, devices: [PushRegistration], senderName: String, unread: UInt64) {
+        let text: String = if case .text(let t) = m.content { t } else { "" }
+        self.init(uid: m.uid, serverID: m.serverID, channelID: m.channelID, sender: m.sender, text: text,
+                  for: user, devices: devices, senderName: senderName, unread: unread)
+    }
+
+    /// The notice of a message known by its parts (`text`: "" for custom content).
+    public init(uid: MessageUID, serverID: ServerID, channelID: ChannelID, sender: UserID, text: String,
+                for user: UserID, devices: [PushRegistration], senderName: String, unread: UInt64) {
         self.user = user
-        kind = m.serverID == 0 ? "direct" : "mention"
-        messageUID = String(m.uid)
-        serverID = String(m.serverID)
-        channelID = String(m.channelID)
-        sender = m.sender
-        title = senderName.isEmpty ? m.sender : senderName
+        kind = serverID == 0 ? "direct" : "mention"
+        messageUID = String(uid)
+        self.serverID = String(serverID)
+        self.channelID = String(channelID)
+        self.sender = sender
+        title = senderName.isEmpty ? sender : senderName
         self.unread = unread
-        let text: String = if case .text(let t) = m.content { String(t.prefix(Self.previewCharacters)) } else { "" }
+        let preview = String(text.prefix(Self.previewCharacters))
         self.devices = devices.sorted { $0.device < $1.device }.map {
-            Device(deviceID: $0.device, platform: $0.platform, token: $0.token, preview: $0.previews ? text : "")
+            Device(deviceID: $0.device, platform: $0.platform, token: $0.token, preview: $0.previews ? preview : "")
         }
     }
 }

@@ -5,6 +5,7 @@
 
 import Foundation
 import GuildhallClient
+import GuildhallCore
 import GuildhallWire
 import Testing
 @testable import GuildhallServer
@@ -320,8 +321,11 @@ extension CrossNodeTests {
 extension CrossNodeTests {
     /// Push across nodes (docs/features.md "Push"): a direct message from a
     /// client on node 1 to a user with no session online is filed at that
-    /// user's home, whichever node it is, and that node posts the notice.
-    @Test func aMessageToAnOfflineUserIsPushedFromTheirHomeWhereverItIs() async throws {
+    /// user's home, and that node posts the notice, with the message's
+    /// preview: whether the recipient's home is on the node of the
+    /// conversation's home (which stores the message) or on another (whose
+    /// store lacks it: the message travels with the item).
+    @Test(arguments: [false, true]) func aMessageToAnOfflineUserIsPushedFromTheirHomeWhereverItIs(homesApart: Bool) async throws {
         let nats = try NATSServer()
         defer { nats.stop() }
         let receiver = try PushReceiver()
@@ -335,16 +339,22 @@ extension CrossNodeTests {
         }
         defer { for n in nodes { n.stop() } }
         _ = try await Self.threeNodesWithAGuildOnTheSecond(nodes)
-        let (bob, _) = try await Self.client("bob", on: nodes[2])
+        // The conversation's home is the lower user's ("alice" < "bob…"): alice's.
+        let serving = try nodes.map(Self.serving)
+        func node(of user: String) -> Int? { serving.firstIndex { $0.contains(ShardPlan.shard(user: user, shards: 8)) } }
+        let recipient = try #require((0..<400).lazy.map { "bob\($0)" }.first { (node(of: $0) != node(of: "alice")) == homesApart })
+        let (bob, _) = try await Self.client(recipient, on: nodes[2])
         try await HomeKillTests.retrying { try await bob.people.registerPushToken("tok-bob", platform: "fcm") }
         let (alice, aliceHeard) = try await Self.client("alice", on: nodes[0])
         defer { alice.close() }
-        _ = try await alice.people.watchPresence(["bob"])
-        _ = try await aliceHeard.presence(of: "bob") { $0.status == .presenceOnline }
+        _ = try await alice.people.watchPresence([recipient])
+        _ = try await aliceHeard.presence(of: recipient) { $0.status == .presenceOnline }
         bob.close()
-        _ = try await aliceHeard.presence(of: "bob") { $0.status == .presenceOffline }
-        let dm = try await alice.directs.send("across the cluster", to: "bob")
+        _ = try await aliceHeard.presence(of: recipient) { $0.status == .presenceOffline }
+        let dm = try await alice.directs.send("across the cluster", to: recipient)
         let notice = try await waitFor("the notice") { receiver.received.flatMap(\.notices).first { $0["message_uid"] as? String == "\(dm.uid)" } }
-        #expect(notice["user_id"] as? String == "bob" && (notice["devices"] as? [[String: Any]])?.first?["token"] as? String == "tok-bob")
+        let device = (notice["devices"] as? [[String: Any]])?.first
+        #expect(notice["user_id"] as? String == recipient && notice["kind"] as? String == "direct" && notice["sender_id"] as? String == "alice")
+        #expect(device?["token"] as? String == "tok-bob" && device?["preview"] as? String == "across the cluster")
     }
 }

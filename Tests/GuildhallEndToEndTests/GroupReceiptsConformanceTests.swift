@@ -243,7 +243,7 @@ import Testing
         defer { t.server.stop() }
         let m = try await t.alice.messages.send("remember me", to: t.channel.channelID, needReceipt: true)
         try await t.bob.receipts.respond(channel: t.channel.channelID, [m.uid])
-        try await t.server.restart()
+        try t.server.restart()
         let (alice, _) = try await t.server.client("alice", device: "d2")
         let (carol, _) = try await t.server.client("carol", device: "d2")
         let info = try await alice.receipts.info([m.uid])[0]

@@ -194,7 +194,7 @@ import Testing
         let (alice, _) = try await server.client("alice")
         let (bob, _) = try await server.client("bob")
         let (_, c) = try await guild(server, owner: alice, members: [bob])
-        try await bob.close()
+        bob.close()
         let mention = try await alice.messages.send("@bob look", to: c.channelID, mentions: ["bob"])
         _ = try await alice.messages.recall(mention.uid, in: c.channelID)
         let dm = try await alice.directs.send("psst", to: "bob")

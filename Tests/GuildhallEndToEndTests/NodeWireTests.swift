@@ -130,6 +130,7 @@ import Testing
             .fromGateway(1, [.webhookPost(WebhookDelivery(channelID: 12, webhookID: 43, secret: "s3cret",
                                                           post: WebhookPost(content: "build passed", username: "CI ✓", avatar: nil), token: 44))]),
             .fromHome(1, [.webhookAnswered(token: 44, status: 200, body: #"{"seq":1}"#)]),
+            .mail(1, [.file([MailedItem(user: "bob", stored: .event([1, 2]), live: .push(payload), owesPush: true)], token: 45)]),
         ]
     }
 

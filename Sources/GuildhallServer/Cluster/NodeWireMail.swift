@@ -122,6 +122,7 @@ extension GHNodeMailedItem {
         case .pushExceptOrigin(let payload, let origin): pushExceptOrigin = .with { $0.payload = payload.data; $0.origin = origin }
         case .noted: noted = GHNodeNothing()
         }
+        owesPush = item.owesPush
     }
 
     func value() throws -> MailedItem {
@@ -138,6 +139,6 @@ extension GHNodeMailedItem {
         case .noted: l = .noted
         case nil: throw NodeWireError("a mailed item holds no live form")
         }
-        return MailedItem(user: user, stored: s, live: l)
+        return MailedItem(user: user, stored: s, live: l, owesPush: owesPush)
     }
 }

@@ -68,11 +68,15 @@ struct MailedItem: Sendable {
     let user: UserID
     let stored: Stored
     let live: Live
+    /// A message (mention or direct message) carried as its event: owed a push
+    /// notice like a `.message` item when the user has no session online.
+    let owesPush: Bool
 
-    init(user: UserID, stored: Stored, live: Live) {
+    init(user: UserID, stored: Stored, live: Live, owesPush: Bool = false) {
         self.user = user
         self.stored = stored
         self.live = live
+        self.owesPush = owesPush
     }
 
     /// `message`: for a user homed on another node, whose store does not hold
@@ -80,10 +84,12 @@ struct MailedItem: Sendable {
     /// stored event), as it was when sent (its files' links made then, `links` at `now`).
     init(_ item: AddressedItem, message: MessageRecord? = nil, links: @autoclosure () -> AttachmentLinks? = nil, now: UInt64 = 0) {
         user = item.user
+        var owesPush = false
         switch item.stored {
         case .event(let copy): stored = .event(copy.stored)
         case .message(let uid):
             if let message, message.uid == uid {
+                owesPush = true
                 var e = GHEvent()
                 e.message = GHChannelMessage(message)
                 if !message.attachments.isEmpty, let links = links() {
@@ -95,6 +101,7 @@ struct MailedItem: Sendable {
                 stored = .message(uid)
             }
         }
+        self.owesPush = owesPush
         switch item.live {
         case .push(let copy): live = .push(copy.payload)
         case .pushExceptOrigin(let copy, let origin): live = .pushExceptOrigin(copy.payload, origin: origin)

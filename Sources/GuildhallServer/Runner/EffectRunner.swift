@@ -97,7 +97,7 @@ final class EffectRunner {
 
     /// A mention or direct message was filed for a user (homed here) with no session online (PushNotices.swift);
     /// nil without a push gateway, so nothing is looked up then.
-    var unreached: ((UserID, MessageUID) -> Void)?
+    var unreached: ((UserID, OwedMessage) -> Void)?
 
     /// The links a message's files get in an item mailed to a user homed on another node (set by the home).
     var attachmentLinks: (() -> AttachmentLinks)?
@@ -250,7 +250,14 @@ final class EffectRunner {
 
     private func deliverLive(_ item: MailedItem, ord: UInt64) {
         let reached = registry.sessions(of: item.user)
-        if let unreached, reached.isEmpty, case .message(let uid) = item.stored { unreached(item.user, uid) }
+        if let unreached, reached.isEmpty {
+            switch item.stored {
+            case .message(let uid): unreached(item.user, .stored(uid))
+            case .event(let bytes) where item.owesPush:
+                if let e = try? GHEvent(serializedBytes: bytes), case .message(let m)? = e.body { unreached(item.user, .carried(m)) }
+            case .event: break
+            }
+        }
         let sessions = reached.values
         switch item.live {
         case .push(let payload):
@@ -263,7 +270,7 @@ final class EffectRunner {
     }
 
     private func deliverLive(_ item: AddressedItem, ord: UInt64) {
-        if let unreached, case .message(let uid) = item.stored, registry.sessions(of: item.user).isEmpty { unreached(item.user, uid) }
+        if let unreached, case .message(let uid) = item.stored, registry.sessions(of: item.user).isEmpty { unreached(item.user, .stored(uid)) }
         switch item.live {
         case .push(let copy):
             let payload = copy.payload

@@ -1734,6 +1734,12 @@ public nonisolated struct GHNodeMailedItem: Sendable {
     set {live = .noted(newValue)}
   }
 
+  /// The event is a message the user is owed a push notice for when no
+  /// session of theirs is online (a mention or direct message filed for a
+  /// user homed on another node, whose store lacks it). A node that does not
+  /// know the field files the event all the same.
+  public var owesPush: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Stored: Equatable, Sendable {
@@ -5269,7 +5275,7 @@ nonisolated extension GHNodeFile: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension GHNodeMailedItem: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".MailedItem"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}user\0\u{1}event\0\u{3}message_uid\0\u{1}push\0\u{3}push_except_origin\0\u{1}noted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}user\0\u{1}event\0\u{3}message_uid\0\u{1}push\0\u{3}push_except_origin\0\u{1}noted\0\u{3}owes_push\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5328,6 +5334,7 @@ nonisolated extension GHNodeMailedItem: SwiftProtobuf.Message, SwiftProtobuf._Me
           self.live = .noted(v)
         }
       }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.owesPush) }()
       default: break
       }
     }
@@ -5367,6 +5374,9 @@ nonisolated extension GHNodeMailedItem: SwiftProtobuf.Message, SwiftProtobuf._Me
     }()
     case nil: break
     }
+    if self.owesPush != false {
+      try visitor.visitSingularBoolField(value: self.owesPush, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5374,6 +5384,7 @@ nonisolated extension GHNodeMailedItem: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.user != rhs.user {return false}
     if lhs.stored != rhs.stored {return false}
     if lhs.live != rhs.live {return false}
+    if lhs.owesPush != rhs.owesPush {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

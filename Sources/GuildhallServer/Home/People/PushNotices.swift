@@ -3,8 +3,9 @@
 // a mention or a direct message is filed for a user with no session online
 // (the runner's `unreached`). None is owed to a user who chose
 // DO_NOT_DISTURB or registered no device. Owed notices wait for the home's
-// next tick (`position-flush-ms`), are read back from the store in one go,
-// and leave as one batch for the node's push gateway worker
+// next tick (`position-flush-ms`), are read back from the store in one go
+// (a message filed from another node, which this node's store lacks, comes
+// with its item: `OwedMessage.carried`), and leave as one batch for the node's push gateway worker
 // (PushGateway.swift); the loop never waits for the network. The unread
 // count a notice carries is the user's mentions and direct messages since
 // they were last online, kept in memory. Loop thread only.
@@ -12,6 +13,20 @@
 import GuildhallCore
 import GuildhallStore
 import GuildhallWire
+
+/// The message a push notice is owed for: in this node's store (read back at
+/// the tick), or carried with an item from a home on another node.
+enum OwedMessage {
+    case stored(MessageUID)
+    case carried(GHChannelMessage)
+
+    var uid: MessageUID {
+        switch self {
+        case .stored(let uid): uid
+        case .carried(let m): m.uid
+        }
+    }
+}
 
 final class PushNotices: HomePart {
     unowned let services: HomeServices
@@ -21,14 +36,14 @@ final class PushNotices: HomePart {
     /// The worker that posts to the push gateway; nil while `push-gateway-url` is unset,
     /// and then the runner is not asked to look for users without a session.
     var gateway: PushGateway? {
-        didSet { runner.unreached = gateway == nil ? nil : { [unowned self] user, uid in reached(user, uid: uid) } }
+        didSet { runner.unreached = gateway == nil ? nil : { [unowned self] user, message in reached(user, message) } }
     }
     /// The devices of users homed here that registered.
     private var devices: [UserID: [DeviceID: PushRegistration]] = [:]
     /// Per user homed here, mentions and direct messages since they were last online.
     private var unread: [UserID: UInt64] = [:]
     /// Notices owed since the last tick, in order.
-    private var owed: [(user: UserID, uid: MessageUID, unread: UInt64)] = []
+    private var owed: [(user: UserID, message: OwedMessage, unread: UInt64)] = []
 
     /// Most notices in one post.
     static let batchLimit = 100
@@ -78,11 +93,11 @@ extension PushNotices {
 
 extension PushNotices {
     /// A mention or direct message was filed for `user` (homed here), who has no session online.
-    func reached(_ user: UserID, uid: MessageUID) {
+    func reached(_ user: UserID, _ message: OwedMessage) {
         guard devices[user] != nil, presences.book.choice(of: user).status != .doNotDisturb else { return }
         let count = (unread[user] ?? 0) + 1
         unread[user] = count
-        owed.append((user, uid, count))
+        owed.append((user, message, count))
     }
 
     /// A session opened here: at its user's home, the count starts again.
@@ -93,7 +108,9 @@ extension PushNotices {
         guard let gateway, !owed.isEmpty else { return }
         let batch = owed
         owed.removeAll()
-        read(.messages(uids: Array(Set(batch.map(\.uid))))) { [self] found in
+        var stored: Set<MessageUID> = []
+        for o in batch { if case .stored(let uid) = o.message { stored.insert(uid) } }
+        read(.messages(uids: Array(stored))) { [self] found in
             guard found.error == nil else {
                 log.warnRepeated("push notices not read back; they are dropped", ["count": batch.count])
                 services.metrics.pushesDropped.increment(by: Int64(batch.count))
@@ -102,9 +119,16 @@ extension PushNotices {
             var byUID: [MessageUID: MessageRecord] = [:]
             for m in found.messages { byUID[m.uid] = m }
             let notices = batch.compactMap { o -> PushNotice? in
-                // Removed meanwhile, or the device forgotten: nothing to say.
-                guard let m = byUID[o.uid], m.changes.removal == nil, let mine = devices[o.user], !mine.isEmpty else { return nil }
-                return PushNotice(m, for: o.user, devices: Array(mine.values), senderName: senderName(m.sender), unread: o.unread)
+                // The device forgotten, or a stored message removed meanwhile: nothing to say.
+                guard let mine = devices[o.user], !mine.isEmpty else { return nil }
+                switch o.message {
+                case .stored(let uid):
+                    guard let m = byUID[uid], m.changes.removal == nil else { return nil }
+                    return PushNotice(m, for: o.user, devices: Array(mine.values), senderName: senderName(m.sender), unread: o.unread)
+                case .carried(let m):
+                    return PushNotice(uid: m.uid, serverID: m.serverID, channelID: m.channelID, sender: m.senderID, text: m.body.text,
+                                      for: o.user, devices: Array(mine.values), senderName: senderName(m.senderID), unread: o.unread)
+                }
             }
             let now = now()
             for start in stride(from: 0, to: notices.count, by: Self.batchLimit) {
