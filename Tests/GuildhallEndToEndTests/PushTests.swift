@@ -1,6 +1,6 @@
 // Push (docs/features.md "Push") against a push gateway the test starts
-// (PushReceiver): a mention or direct message to a user with no session
-// online is posted, signed, with each registered device (a preview only
+// (PushReceiver): a mention or direct message (a pair's or a group's) to a
+// user with no session online is posted, signed, with each registered device (a preview only
 // where wanted) and the count since last online; nothing while the user is
 // online or DO_NOT_DISTURB, or for a device that unregistered; a gateway
 // that fails is tried again; bad registrations are refused.
@@ -79,6 +79,13 @@ import Testing
         let mention = try await alice.messages.send("@bob the deploy is done", to: c.channelID, mentions: ["bob"])
         let second = try await notice(receiver, uid: mention.uid)
         #expect(second["kind"] as? String == "mention" && second["unread"] as? Int == 2 && second["server_id"] as? String != "0")
+
+        // So does a group conversation's message (kept in the inbox as its event, not read back by UID).
+        let group = try await alice.directs.createGroup(named: "Deploys", with: ["bob", "carol"])
+        let said = try await alice.directs.send("rollback?", inConversation: group.conversationID)
+        let third = try await notice(receiver, uid: said.uid)
+        #expect(third["kind"] as? String == "direct" && third["unread"] as? Int == 3 && third["channel_id"] as? String == "\(group.conversationID)")
+        #expect((third["devices"] as? [[String: Any]])?.first?["preview"] as? String == "rollback?")
     }
 
     @Test func nothingIsPushedWhileOnlineOrDoNotDisturbOrUnregistered() async throws {

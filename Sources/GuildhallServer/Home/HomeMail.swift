@@ -84,7 +84,7 @@ struct MailedItem: Sendable {
     /// stored event), as it was when sent (its files' links made then, `links` at `now`).
     init(_ item: AddressedItem, message: MessageRecord? = nil, links: @autoclosure () -> AttachmentLinks? = nil, now: UInt64 = 0) {
         user = item.user
-        var owesPush = false
+        var owesPush = item.pushOwed != 0
         switch item.stored {
         case .event(let copy): stored = .event(copy.stored)
         case .message(let uid):

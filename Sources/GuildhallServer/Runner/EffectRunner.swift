@@ -270,7 +270,9 @@ final class EffectRunner {
     }
 
     private func deliverLive(_ item: AddressedItem, ord: UInt64) {
-        if let unreached, case .message(let uid) = item.stored, registry.sessions(of: item.user).isEmpty { unreached(item.user, .stored(uid)) }
+        if let unreached, registry.sessions(of: item.user).isEmpty {
+            if case .message(let uid) = item.stored { unreached(item.user, .stored(uid)) } else if item.pushOwed != 0 { unreached(item.user, .stored(item.pushOwed)) }
+        }
         switch item.live {
         case .push(let copy):
             let payload = copy.payload

@@ -138,6 +138,9 @@ struct AddressedItem {
     let user: UserID
     let stored: Stored
     let live: Live
+    /// A message kept as its event (a group conversation's) that owes the
+    /// user a push notice, as a `.message` item does, when no session of theirs is online; 0: none.
+    var pushOwed: MessageUID = 0
 
     /// An event addressed to `user` that all of the user's sessions get.
     static func event(_ copy: EventCopy, to user: UserID) -> AddressedItem {

@@ -203,7 +203,8 @@ extension UserHome {
             let copy = EventCopy(.message(directMessage(record, for: recipients.first ?? s.user)))
             var effects = Effects(writes: writes, addressed: recipients.map { user in
                 let own = record.attachments.isEmpty || user == recipients.first ? copy : EventCopy(.message(self.directMessage(record, for: user)))
-                return AddressedItem(user: user, stored: c.isGroup ? .event(own) : .message(record.uid), live: .push(own))
+                return AddressedItem(user: user, stored: c.isGroup ? .event(own) : .message(record.uid), live: .push(own),
+                                     pushOwed: c.isGroup ? record.uid : 0)
             })
             effects.changes = [.directMessageSent(SentDirectMessage(record: record, id: id, sender: s, attachmentIDs: r.attachments))]
             // The sender's other devices see what it sent (with links of their own when it carries files).
