@@ -132,6 +132,15 @@ public struct PresenceBook: Sendable {
         return shown
     }
 
+    /// Forgets the users `leaves` picks (their home moved to another node, which
+    /// shows them as told here until their sessions log in again there).
+    public mutating func forget(where leaves: (UserID) -> Bool) {
+        sessions = sessions.filter { !leaves($0.key) }
+        told = told.filter { !leaves($0.key) }
+        choices = choices.filter { !leaves($0.key) }
+        lastSeen = lastSeen.filter { !leaves($0.key) }
+    }
+
     /// Another home saw the user's last session end at `time` (its node left
     /// the cluster), before this home took the user over: the last-seen time,
     /// unless the user is online here or was seen later. Returns whether it changed.

@@ -93,4 +93,17 @@ import Testing
         #expect(!earlier && later && !online && never)
         #expect(b.presence(of: "alice").lastSeen == 30 && b.presence(of: "carol").lastSeen == 50 && b.presence(of: "bob").status == .online)
     }
+    /// Users whose home moved away are forgotten whole: coming back, they start from what is loaded.
+    @Test func forgottenUsersKeepNothing() {
+        var b = PresenceBook()
+        b.opened("alice", session: 1)
+        _ = b.settle("alice", now: 1)
+        b.choose("alice", PresenceChoice(status: .doNotDisturb))
+        b.opened("bob", session: 2)
+        _ = b.settle("bob", now: 1)
+        b.forget { $0 == "alice" }
+        #expect(b.presence(of: "alice") == ShownPresence(user: "alice", status: .offline, text: "", lastSeen: 0))
+        #expect(b.told("alice") == nil && b.settle("alice", now: 2) == nil && b.choice(of: "alice") == PresenceChoice())
+        #expect(b.presence(of: "bob").status == .online && b.told("bob") != nil)
+    }
 }

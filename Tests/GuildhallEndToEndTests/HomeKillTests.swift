@@ -223,6 +223,55 @@ import Testing
         try await Self.killedNodesUserGoesOffline(vanishingHome: 0, watcherHome: 0)
     }
 
+    /// A node joining takes shards over: the users homed there move, their
+    /// sessions log in again at the new home, and no one watching sees them
+    /// go offline meanwhile (the old home tells nothing of users it gave up,
+    /// and forgets their sessions; the new one shows them as told until they
+    /// are back). When that node dies, the homes return, some to the node
+    /// that had them before, and logging out still shows each user offline.
+    @Test func usersWhoseHomesMoveToAJoiningNodeNeverShowOffline() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let cluster = try Cluster(nats)
+        defer { cluster.stop() }
+        for i in 0..<2 { try await cluster.start(i) }
+        try await waitUntil("the shards spread over two nodes", timeout: 30) { cluster.settled() }
+        // One user per shard, logged in on the first two nodes, watched from the first.
+        let movers = (0..<8).map { shard in (0..<400).lazy.map { "mover\($0)" }.first { ShardPlan.shard(user: $0, shards: 8) == shard }! }
+        var clients: [GuildhallClient] = []
+        defer { for c in clients { c.close() } }
+        for (i, user) in movers.enumerated() {
+            clients.append(try await Self.connected(port: cluster.nodes[i % 2]!.port, token: TestServer.token(user)))
+        }
+        let heard = Recorder()
+        let watcher = try await Self.connected(port: cluster.nodes[0]!.port, token: TestServer.token("steady-watcher"), heard: heard)
+        defer { watcher.close() }
+        _ = try await Self.retrying { try await watcher.people.watchPresence(movers) }
+        for user in movers { _ = try await heard.presence(of: user, timeout: 20) { $0.status == .presenceOnline } }
+        let before = heard.presenceFrames.count
+
+        try await cluster.start(2)
+        try await waitUntil("the shards spread over three nodes", timeout: 30) { cluster.settled() }
+        let moved = movers.filter { cluster.owner(of: ShardPlan.shard(user: $0, shards: 8)) == 2 }
+        #expect(!moved.isEmpty, "the joining node took some users' homes over")
+        // Each user, back at their home (wherever it is now), says something the watcher hears after any offline.
+        for client in clients { _ = try await Self.retrying { try await client.people.setPresence(.presenceDoNotDisturb) } }
+        for user in movers { _ = try await cluster.explaining(user) { try await heard.presence(of: user, timeout: 20) { $0.status == .presenceDoNotDisturb } } }
+        let offline = heard.presenceFrames.dropFirst(before).joined().filter { $0.status == .presenceOffline }.map(\.userID)
+        #expect(offline.isEmpty, "shown offline while their homes moved: \(Set(offline).sorted()) (moved: \(moved))")
+
+        // The joining node dies: its homes go back to the first two, some to where they were
+        // (which kept nothing of them meanwhile); once every user is back and logs out, all show offline.
+        cluster.nodes[2]!.signal(SIGKILL)
+        _ = cluster.nodes[2]!.wait()
+        cluster.nodes[2] = nil
+        try await waitUntil("the shards back on two nodes", timeout: 30) { cluster.settled() }
+        for client in clients { _ = try await Self.retrying { try await client.people.setPresence(.presenceOnline) } }
+        for user in movers { _ = try await cluster.explaining(user) { try await heard.presence(of: user, timeout: 30) { $0.status == .presenceOnline } } }
+        for c in clients { c.close() }
+        for user in movers { _ = try await cluster.explaining(user) { try await heard.presence(of: user, timeout: 30) { $0.status == .presenceOffline } } }
+    }
+
     static func killedNodesUserGoesOffline(vanishingHome: Int, watcherHome: Int) async throws {
         let nats = try NATSServer()
         defer { nats.stop() }

@@ -112,7 +112,10 @@ final class NodeLoop {
                 if !shutdown.homeClosed { home.adopt(share) }
                 loaded.leave()
             case .dropShards(let shards):
-                if !shutdown.homeClosed { home.drop(shards: shards) }
+                if !shutdown.homeClosed {
+                    home.drop(shards: shards)
+                    home.presences.gaveUp(shards: shards)
+                }
                 gateway.closeSessions(ofShards: shards)
             case .homesMoved(let shards): gateway.closeSessions(ofShards: shards)
             case .guildsMoved(let shards):

@@ -79,6 +79,20 @@ final class Presences: HomePart {
 
     private func isHomeOf(_ user: UserID) -> Bool { services.place(user: user) == services.index }
 
+    /// The node gave `shards` up to another: their users' sessions end with
+    /// the move and log in again at the new home, which shows them as told
+    /// from here until then (`tookOver`). So nothing more is told of them
+    /// from here: their sessions ending here is not their going offline.
+    func gaveUp(shards: Set<Int>) {
+        let count = settings.shards
+        func leaves(_ user: UserID) -> Bool { shards.contains(ShardPlan.shard(user: user, shards: count)) }
+        book.forget(where: leaves)
+        takenOver = takenOver.filter { !leaves($0.key) }
+        toldAt = toldAt.filter { !leaves($0.key) }
+        held = held.filter { !leaves($0) }
+        lastSeenUnsaved = lastSeenUnsaved.filter { !leaves($0) }
+    }
+
     /// Whether this home serves `user` now: its loop's share of a shard this node serves.
     private func serves(_ user: UserID) -> Bool { services.map.home(user: user) == services.index && services.servesHere(.user, for: user) }
 
