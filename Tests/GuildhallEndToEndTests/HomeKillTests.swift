@@ -152,11 +152,13 @@ import Testing
     }
 
     /// `call`, again while the cluster moves (503) or the client is between nodes.
-    static func retrying<T>(on retryable: (any Error) -> Bool = { _ in false }, _ call: () async throws -> T) async throws -> T {
+    /// `unavailableOnly`: only 503 is asked again (a request left unanswered, a `ClientError`, fails).
+    static func retrying<T>(on retryable: (any Error) -> Bool = { _ in false }, unavailableOnly: Bool = false,
+                            _ call: () async throws -> T) async throws -> T {
         let deadline = Date().addingTimeInterval(20)
         while true {
             do { return try await call() } catch {
-                let retry = (error as? GuildhallError)?.code == .unavailable || error is ClientError || retryable(error)
+                let retry = (error as? GuildhallError)?.code == .unavailable || (!unavailableOnly && error is ClientError) || retryable(error)
                 if !retry || Date() > deadline { throw error }
                 try await Task.sleep(nanoseconds: 100_000_000)
             }
@@ -270,6 +272,34 @@ import Testing
         for user in movers { _ = try await cluster.explaining(user) { try await heard.presence(of: user, timeout: 30) { $0.status == .presenceOnline } } }
         for c in clients { c.close() }
         for user in movers { _ = try await cluster.explaining(user) { try await heard.presence(of: user, timeout: 30) { $0.status == .presenceOffline } } }
+    }
+
+    /// A drained node (POST /drain, as before a rolling upgrade) stays up,
+    /// not ready, until stopped: meanwhile the users homed on it log in on
+    /// the other nodes and are served there.
+    @Test func usersHomedOnADrainedNodeAreServedElsewhere() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let cluster = try Cluster(nats)
+        defer { cluster.stop() }
+        try await cluster.startAll()
+        let user = try #require((0..<400).lazy.map { "drained\($0)" }.first { cluster.owner(of: ShardPlan.shard(user: $0, shards: 8)) == 0 })
+        let heard = Recorder()
+        let client = try await Self.connected(heard: heard) {
+            GuildhallClient(addresses: [("127.0.0.1", cluster.nodes[0]!.port), ("127.0.0.1", cluster.nodes[1]!.port)],
+                            options: ClientOptions(token: TestServer.token(user)))
+        }
+        defer { client.close() }
+        let drained = try HTTPExchange.request("POST", "/drain", port: cluster.admins[0])
+        #expect(drained.status == 200)
+        let friend = try await Self.connected(port: cluster.nodes[2]!.port, token: TestServer.token("friend-of-\(user)"))
+        defer { friend.close() }
+        // Whatever reaches the drained node before the others see it leave is refused at once (503, retry), never left
+        // to time out: only UNAVAILABLE is retried here.
+        let dm = try await cluster.explaining(cluster.homes(of: [user])) {
+            try await Self.retrying(on: { _ in false }, unavailableOnly: true) { try await friend.directs.send("still there?", to: user) }
+        }
+        _ = try await cluster.explaining(cluster.homes(of: [user])) { try await heard.message("the direct message", timeout: 20) { $0.uid == dm.uid } }
     }
 
     static func killedNodesUserGoesOffline(vanishingHome: Int, watcherHome: Int) async throws {

@@ -56,7 +56,8 @@ final class ShardLeases: Sendable {
     let settings: Settings
     private let state = Mutex(State())
     private let stopping = Atomic<Bool>(false)
-    private let done = DispatchSemaphore(value: 0)
+    /// Entered while the rounds' thread runs: every `stop` waits for it.
+    private let running = DispatchGroup()
     private let log: ServerLog
     private let client: LeaseClient
     /// Where every home is, for the loops (ClusterView.swift).
@@ -85,18 +86,22 @@ final class ShardLeases: Sendable {
     func startRounds(_ handover: any ShardHandover) {
         started.store(true, ordering: .relaxed)
         let beats = firstBeats.withLock { $0 }
+        running.enter()
         let thread = Thread { [self, client] in
             self.run(client, beats, handover)
             client.close()
-            self.done.signal()
+            self.running.leave()
         }
         thread.name = "guildhall-leases"
         thread.start()
     }
 
+    /// Leaves the cluster (the shards given back, the heartbeat gone) and
+    /// waits until it has. Called again (a drain left already, then
+    /// shutdown), it only waits for the first.
     func stop() {
-        stopping.store(true, ordering: .relaxed)
-        if started.load(ordering: .relaxed) { done.wait() } else { client.close() }
+        let first = !stopping.exchange(true, ordering: .relaxed)
+        if started.load(ordering: .relaxed) { running.wait() } else if first { client.close() }
     }
 
     /// Whether this node serves `shard` now: it renewed the lease recently enough that no other node can hold it.
@@ -168,10 +173,12 @@ final class ShardLeases: Sendable {
         client.put("node.\(me)", "\(now) \(settings.loops)")
         var loopsOf: [Int: Int] = [:]
         var nodes = state.withLock { $0.nodes }
+        var beating: Set<Int> = []
         var taken: Set<Int> = []
         var owners: [Int: Int] = [:]
         for key in client.keys() {
             if key.hasPrefix("node."), let id = Int(key.dropFirst(5)), let beat = client.get(key)?.value {
+                beating.insert(id)
                 if lastBeats[id] != beat || nodes[id] == nil { nodes[id] = now }
                 lastBeats[id] = beat
                 loopsOf[id] = beat.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 1
@@ -180,8 +187,11 @@ final class ShardLeases: Sendable {
                 owners[s] = owner
             }
         }
-        // A node whose heartbeat has not changed for a TTL is gone (its keys expire with the bucket's TTL too).
-        nodes = nodes.filter { $0.key == me || now < $0.value + UInt64(settings.leaseTTLMs) }
+        // A node whose heartbeat has not changed for a TTL is gone (its keys expire with the bucket's TTL too);
+        // one whose heartbeat key is gone left at once (it deletes the key as it leaves: a drain, a shutdown),
+        // as far as the listing can be trusted: it holds this node's own heartbeat, put just now.
+        let listed = beating.contains(me)
+        nodes = nodes.filter { $0.key == me || (now < $0.value + UInt64(settings.leaseTTLMs) && (!listed || beating.contains($0.key))) }
         nodes[me] = now
         var held = state.withLock { $0.held }
         var lost: [Int] = []

@@ -220,6 +220,36 @@ final class Reception: HomePart, GatewayHome {
         }
     }
 
+    /// A login this home will not take: refused as by a home that does not
+    /// serve the user, so the client tries again (on another node) at once.
+    func refuse(_ a: Admission) {
+        refuse(a.id, session: a.key)
+        services.port(for: a.key)?.end(.draining, "the node that served your account gave it up; reconnect")
+    }
+
+    private func refuse(_ id: UInt64, session key: UInt64) {
+        var frame = GHFrame()
+        frame.response.id = id
+        frame.response.result = .error(GHError(Home.notServedHere))
+        services.port(for: key)?.respond(encoded: FrameEncoding.payload(frame))
+    }
+
+    /// The home closed (its node drained, or is stopping): what other nodes'
+    /// gateways send before they see the node leave is refused at once, as by
+    /// a home that serves none of it (a login, a request, a send: 503, retry; a
+    /// gathered part: nothing held here), instead of left to time out.
+    func refuseAll(_ commands: [HomeCommand]) {
+        for c in commands {
+            switch c {
+            case .admit(let a): refuse(a)
+            case .route(_, let id, let key, true):
+                services.port(for: key)?.answerPart(id, GatherPart(result: .error(GHError(Failure.notFound("not found"))), fromHolder: false))
+            case .route(_, let id, let key, false), .send(_, let id, let key): refuse(id, session: key)
+            default: break
+            }
+        }
+    }
+
     /// A home side for a listed session (nil once its gateway side is gone).
     private func session(_ e: SessionRoster.Entry) -> HomeSession? {
         let o = e.opened
@@ -235,14 +265,8 @@ final class Reception: HomePart, GatewayHome {
     func admit(_ a: Admission) {
         guard let port = services.port(for: a.key) else { return }
         let token = a.token
-        guard services.servesHere(.user, for: token.user) else {
-            // In a cluster the user's shard left this node after the gateway sent the login here.
-            var frame = GHFrame()
-            frame.response.id = a.id
-            frame.response.result = .error(GHError(Home.notServedHere))
-            port.respond(encoded: FrameEncoding.payload(frame))
-            return port.end(.draining, "the node that served your account gave it up; reconnect")
-        }
+        // In a cluster the user's shard left this node after the gateway sent the login here.
+        guard services.servesHere(.user, for: token.user) else { return refuse(a) }
         let existing = registry.sessions(of: token.user)
         if let replaced = existing.values.first(where: { $0.device == token.device }) {
             end(replaced, .replaced, "replaced by a new login on device \(token.device)")

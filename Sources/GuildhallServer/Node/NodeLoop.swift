@@ -26,7 +26,7 @@ final class NodeLoop {
     /// Closes the store once every home is done (first loop only).
     var closeStore: (() -> Void)?
     /// Gives the cluster's shard leases back (first loop, in a cluster).
-    var stopLeases: (() -> Void)?
+    var stopLeases: (@Sendable () -> Void)?
     /// The operator's HTTP endpoint, on the first loop only.
     var admin: AdminEndpoint?
     /// Signals the process watches (first loop only), closed with the loop's handles.
@@ -100,7 +100,11 @@ final class NodeLoop {
                 applyLive(newer)
                 group?.leave()
             case .fromGateway(let from, let commands):
-                if !shutdown.homeClosed { home.reception.carryOut(commands, from: from) }
+                if !shutdown.homeClosed {
+                    home.reception.carryOut(commands, from: from)
+                } else {
+                    home.reception.refuseAll(commands)
+                }
             case .fromHome(let from, let steps): gateway.carryOut(steps, from: from)
             case .mail(let from, let mail): if !shutdown.homeClosed { home.received(mail, from: from) }
             case .handOff(let h): gateway.adopt(h)

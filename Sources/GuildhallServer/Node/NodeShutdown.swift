@@ -10,10 +10,12 @@
 //    committed, tells the first loop;
 // 4. the first loop closes the store, and every loop closes its handles.
 // A drain (POST /drain) takes steps 1 to 3, with sessions told to reconnect
-// elsewhere, and stops there: the process stays up (not ready) until
+// elsewhere, and stops there (in a cluster the node then leaves it, its
+// shards going to the others): the process stays up (not ready) until
 // SIGTERM, which then only closes the store and the loops.
 // Loop thread only.
 
+import Dispatch
 import GuildhallCore
 import GuildhallLoop
 
@@ -142,6 +144,10 @@ extension NodeLoop {
             shutdown.draining = false
             shutdown.drained = true
             log.info("drained")
+            // In a cluster the drained node leaves it now, not at SIGTERM: its shards go to
+            // the other nodes, which serve the users homed here meanwhile. Off the loop, as
+            // the leases' last round may wait on the loops.
+            if let stopLeases { DispatchQueue.global().async { stopLeases() } }
             if let id = shutdown.drainRequest { admin?.answer(id, .json(200, ["drained": true])) }
             if shutdown.stopAfterDrain { finishShutdown() }
             return
