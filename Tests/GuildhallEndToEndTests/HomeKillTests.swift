@@ -20,6 +20,8 @@ import Testing
         let folders = (0..<3).map { _ in NSTemporaryDirectory() + "guildhall-kill-\(UUID().uuidString)" }
         private(set) var admins: [Int]
         var nodes: [ServerProcess?] = [nil, nil, nil]
+        /// Each node's client port once it first listened: a node started again listens there again, as after a restart in production.
+        private var ports: [Int?] = [nil, nil, nil]
 
         init(_ nats: NATSServer) throws {
             self.nats = nats
@@ -38,13 +40,15 @@ import Testing
             nodes[i] = try await HomeKillTests.retrying(on: { $0 is Child.SpawnError }) {
                 do { return try await self.process(i) } catch let e as Child.SpawnError {
                     self.admins[i] = try NATSServer.freePort()
+                    self.ports[i] = nil
                     throw e
                 }
             }
+            ports[i] = nodes[i]?.port
         }
 
         private func process(_ i: Int) async throws -> ServerProcess {
-            try await ServerProcess(folder: folders[i], arguments: [
+            try await ServerProcess(folder: folders[i], listen: "127.0.0.1:\(ports[i] ?? 0)", arguments: [
                 "--set", "cluster=\(nats.url)", "--set", "files-store=off", "--set", "node-id=\(i + 1)", "--set", "cluster-name=k\(nats.port)",
                 "--set", "cluster-replicas=1", "--set", "shards=8", "--set", "lease-ttl-ms=2000", "--set", "lease-renew-ms=100",
                 "--set", "admin-listen=127.0.0.1:\(admins[i])", "--set", "log-level=info",
@@ -300,6 +304,40 @@ import Testing
             try await Self.retrying(on: { _ in false }, unavailableOnly: true) { try await friend.directs.send("still there?", to: user) }
         }
         _ = try await cluster.explaining(cluster.homes(of: [user])) { try await heard.message("the direct message", timeout: 20) { $0.uid == dm.uid } }
+    }
+
+    /// A rolling restart (each node in turn stopped with SIGTERM and started
+    /// again on its folder and port): two clients that know every node's
+    /// address keep talking, a direct message after each step arriving once.
+    @Test func directMessagesFlowThroughARollingRestart() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let cluster = try Cluster(nats)
+        defer { cluster.stop() }
+        try await cluster.startAll()
+        func client(_ user: String, _ heard: Recorder) async throws -> GuildhallClient {
+            try await Self.connected(heard: heard) {
+                GuildhallClient(addresses: (0..<3).map { ("127.0.0.1", cluster.nodes[$0]!.port) }, options: ClientOptions(token: TestServer.token(user)))
+            }
+        }
+        let (aliceHeard, bobHeard) = (Recorder(), Recorder())
+        let alice = try await client("roller-a", aliceHeard), bob = try await client("roller-b", bobHeard)
+        defer { alice.close(); bob.close() }
+        var uids: [UInt64] = []
+        for node in 0..<3 {
+            cluster.nodes[node]!.signal(SIGTERM)
+            _ = cluster.nodes[node]!.wait()
+            cluster.nodes[node] = nil
+            try await cluster.start(node)
+            try await waitUntil("the shards spread again after node \(node + 1) restarted", timeout: 30) { cluster.settled() }
+            let dm = try await cluster.explaining("after node \(node + 1) restarted") {
+                try await Self.retrying { try await alice.directs.send("after \(node + 1)", to: "roller-b") }
+            }
+            uids.append(dm.uid)
+            _ = try await cluster.explaining("after node \(node + 1) restarted") { try await bobHeard.message("the message after \(node + 1)", timeout: 20) { $0.uid == dm.uid } }
+        }
+        let got = bobHeard.messages.map(\.uid).filter(uids.contains)
+        #expect(got.count == uids.count, "each once: \(got)")
     }
 
     static func killedNodesUserGoesOffline(vanishingHome: Int, watcherHome: Int) async throws {
