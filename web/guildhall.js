@@ -114,6 +114,14 @@ export class GuildhallConnection extends EventTarget {
         ? { resume: { token: this.token, sessionId: this.sessionId, lastEventSeq: String(this.lastSeq), clientVersion: "guildhall-web/1" } }
         : { login: { token: this.token, clientVersion: "guildhall-web/1" } };
       ws.send(JSON.stringify({ request: { id: "0", ...first } }));
+      // A login nobody answers (a node that hangs, a proxy holding a dead
+      // backend's connection) is given up like a request, and tried again.
+      clearTimeout(this.loginTimer);
+      this.loginTimer = setTimeout(() => {
+        if (this.ws !== ws || this.login) return;
+        this.closeReason = "the login was not answered in time";
+        ws.close();
+      }, 15000);
     };
     ws.onmessage = (m) => this.received(JSON.parse(m.data));
     ws.onclose = (c) => this.closed(c);
@@ -155,6 +163,7 @@ export class GuildhallConnection extends EventTarget {
       this.lastSeq = 0n;
       this.ackedSeq = 0n;
     }
+    clearTimeout(this.loginTimer);
     this.login = login;
     this.sessionId = login.sessionId;
     this.retries = 0;
@@ -220,6 +229,7 @@ export class GuildhallConnection extends EventTarget {
   /** @private */
   closed(c) {
     clearInterval(this.ticker);
+    clearTimeout(this.loginTimer);
     for (const p of this.pending.values()) {
       clearTimeout(p.timer);
       p.reject({ code: "UNAVAILABLE", message: "connection lost" });

@@ -16,6 +16,7 @@ final class ConnectionSession {
     private var closedBy: (GHCloseReason, String)?
     private let loginID: UInt64 = 0
     private var lastAck = GuildhallClient.nowMillis()
+    private let started = GuildhallClient.nowMillis()
 
     init(client: GuildhallClient, socket: ClientSocket) {
         self.client = client
@@ -70,6 +71,11 @@ final class ConnectionSession {
                 }
             }
             tick()
+            // A login nobody answers (a node that hangs, a balancer holding a dead
+            // backend's connection) is given up like a request, and tried again.
+            if !loggedIn, GuildhallClient.nowMillis() - started >= UInt64(client.options.requestTimeoutMs) {
+                return .disconnected("the login was not answered within \(client.options.requestTimeoutMs) ms")
+            }
         }
     }
 

@@ -9,7 +9,9 @@
 // server can no longer resume it, the client is logged in afresh, offline
 // sync runs, and the SDK subscribes again. It stops for good when the user
 // calls `close()`, when the session was replaced by another login on the
-// same device, or when the login itself is refused.
+// same device, or when the login itself is refused (`UNAVAILABLE` excepted:
+// no node serves the account for a moment). A login left unanswered for
+// `requestTimeoutMs` counts as a drop.
 
 import Foundation
 import GuildhallWire
@@ -20,7 +22,7 @@ public struct ClientOptions: Sendable {
     public var token: @Sendable () -> String
     public var autoSubscribe = false
     public var autoReconnect = true
-    /// How long a request waits for its answer.
+    /// How long a request, or the login, waits for its answer.
     public var requestTimeoutMs = 10_000
     public var connectTimeoutMs: Int32 = 5_000
     public var clientVersion = "guildhall-swift/0.1"

@@ -21,6 +21,12 @@ struct WaitTimeout: Error, CustomStringConvertible {
     var description: String { "timed out waiting for \(what)" }
 }
 
+/// A failure with what explains it.
+struct Explained: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// Polls `check` until it returns a value or `timeout` passes.
 func waitFor<T>(_ what: String, timeout: Double = 10, _ check: () throws -> T?) async throws -> T {
     let deadline = Date().addingTimeInterval(timeout)
@@ -225,6 +231,21 @@ final class Recorder: GuildhallListener {
     }
     func onSessionClosed(_ reason: GHCloseReason, message: String) { events.withLock { $0.append(.closed(reason, message)) } }
     func onConnectionStatus(_ status: ConnectionStatus) { events.withLock { $0.append(.status(status)) } }
+
+    /// Each connection status and session close heard, in order, for a failure's message.
+    var connectionStory: String {
+        events.withLock { list in
+            list.compactMap { e -> String? in
+                switch e {
+                case .status(.connected(let r)): "connected (\(r.resumed ? "resumed" : "logged in"))"
+                case .status(let s): "\(s)"
+                case .closed(let reason, let message): "closed \(reason): \(message)"
+                case .syncCompleted: "synced"
+                default: nil
+                }
+            }.joined(separator: " → ")
+        }
+    }
 
     var messages: [GHChannelMessage] {
         events.withLock { $0.compactMap { if case .message(let m) = $0 { m } else { nil } } }

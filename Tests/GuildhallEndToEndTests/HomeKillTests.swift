@@ -308,7 +308,8 @@ import Testing
 
     /// A rolling restart (each node in turn stopped with SIGTERM and started
     /// again on its folder and port): two clients that know every node's
-    /// address keep talking, a direct message after each step arriving once.
+    /// address keep talking, a direct message after each step arriving once,
+    /// and one that knows a single node's address hears them too.
     @Test func directMessagesFlowThroughARollingRestart() async throws {
         let nats = try NATSServer()
         defer { nats.stop() }
@@ -320,9 +321,11 @@ import Testing
                 GuildhallClient(addresses: (0..<3).map { ("127.0.0.1", cluster.nodes[$0]!.port) }, options: ClientOptions(token: TestServer.token(user)))
             }
         }
-        let (aliceHeard, bobHeard) = (Recorder(), Recorder())
+        let (aliceHeard, bobHeard, carolHeard) = (Recorder(), Recorder(), Recorder())
         let alice = try await client("roller-a", aliceHeard), bob = try await client("roller-b", bobHeard)
-        defer { alice.close(); bob.close() }
+        // One that knows a single address (a balancer in front of the nodes) comes back to it after its restart.
+        let carol = try await Self.connected(port: cluster.nodes[0]!.port, token: TestServer.token("roller-c"), heard: carolHeard)
+        defer { alice.close(); bob.close(); carol.close() }
         var uids: [UInt64] = []
         for node in 0..<3 {
             cluster.nodes[node]!.signal(SIGTERM)
@@ -335,6 +338,14 @@ import Testing
             }
             uids.append(dm.uid)
             _ = try await cluster.explaining("after node \(node + 1) restarted") { try await bobHeard.message("the message after \(node + 1)", timeout: 20) { $0.uid == dm.uid } }
+            let toCarol = try await cluster.explaining("after node \(node + 1) restarted") {
+                try await Self.retrying { try await alice.directs.send("and you, after \(node + 1)", to: "roller-c") }
+            }
+            _ = try await cluster.explaining("after node \(node + 1) restarted") {
+                do { return try await carolHeard.message("carol's message after \(node + 1)", timeout: 20) { $0.uid == toCarol.uid } } catch {
+                    throw Explained("\(error); carol's connection went: \(carolHeard.connectionStory)")
+                }
+            }
         }
         let got = bobHeard.messages.map(\.uid).filter(uids.contains)
         #expect(got.count == uids.count, "each once: \(got)")

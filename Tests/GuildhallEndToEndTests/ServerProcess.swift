@@ -3,6 +3,7 @@
 
 import Foundation
 import Synchronization
+import Testing
 @testable import GuildhallServer
 
 /// A child process started with posix_spawn. Foundation's `Process.run()`
@@ -205,6 +206,14 @@ final class ServerProcess: Sendable {
 
     /// The end of what the server has logged (its stderr), for a failure's message.
     func logTail(_ bytes: Int = 6000) -> String { Self.tail(of: errors, bytes) }
+
+    /// `step`, whose failure is recorded with the end of the server's log.
+    func explaining<T>(_ step: () async throws -> T) async throws -> T {
+        do { return try await step() } catch {
+            Issue.record("\(error); the server logged:\n\(logTail(12000))")
+            throw error
+        }
+    }
 
     private static func tail(of fd: Int32, _ bytes: Int) -> String {
         guard fd >= 0 else { return "" }

@@ -151,43 +151,46 @@ import Testing
         let server = try await ServerProcess(folder: folder, arguments: [
             "--set", "cluster=\(nats.urls)", "--set", "files-store=off", "--set", "node-id=1", "--set", "cluster-name=r3",
             "--set", "cluster-replicas=3", "--set", "shards=8", "--set", "lease-ttl-ms=12000", "--set", "lease-renew-ms=500",
+            "--set", "log-level=info",
         ])
         defer { server.signal(SIGTERM); _ = server.wait() }
-        let alice = try await ShardLogTests.connected("alice", device: "phone", port: server.port)
-        let g = try await alice.servers.create(name: "Replicated")
-        let channel = try await alice.channels.create(in: g.serverID, name: "c")
-        let acked = Locked<[(uid: UInt64, seq: UInt64)]>([])
-        let senders = pipelinedSenders(alice, to: channel.channelID, tag: "r3", into: acked)
-        _ = try await waitFor("100 acknowledged sends", timeout: 30) { acked.withLock { $0.count } >= 100 ? true : nil }
-        let leader = try #require(nats.streamLeader("GH-LOG-r3"))
-        nats.kill9(leader)
-        // Sends in flight through the election are acknowledged late, or refused
-        // (503, or the session closed while the node reloads the shard from its
-        // log); either way the node takes sends again, on this session or a new one.
-        let count = acked.withLock { $0.count }
-        let done = Locked(0)
-        for s in senders { Task { await s.value; done.withLock { $0 += 1 } } }
-        _ = try await waitFor("sends acknowledged through the election, or the senders refused", timeout: 30) {
-            acked.withLock { $0.count } >= count + 100 || done.withLock { $0 } == senders.count ? true : nil
+        try await server.explaining {
+            let alice = try await ShardLogTests.connected("alice", device: "phone", port: server.port)
+            let g = try await alice.servers.create(name: "Replicated")
+            let channel = try await alice.channels.create(in: g.serverID, name: "c")
+            let acked = Locked<[(uid: UInt64, seq: UInt64)]>([])
+            let senders = pipelinedSenders(alice, to: channel.channelID, tag: "r3", into: acked)
+            _ = try await waitFor("100 acknowledged sends", timeout: 30) { acked.withLock { $0.count } >= 100 ? true : nil }
+            let leader = try #require(nats.streamLeader("GH-LOG-r3"))
+            nats.kill9(leader)
+            // Sends in flight through the election are acknowledged late, or refused
+            // (503, or the session closed while the node reloads the shard from its
+            // log); either way the node takes sends again, on this session or a new one.
+            let count = acked.withLock { $0.count }
+            let done = Locked(0)
+            for s in senders { Task { await s.value; done.withLock { $0 += 1 } } }
+            _ = try await waitFor("sends acknowledged through the election, or the senders refused", timeout: 30) {
+                acked.withLock { $0.count } >= count + 100 || done.withLock { $0 } == senders.count ? true : nil
+            }
+            alice.close()
+            for s in senders { await s.value }
+            let again = try await ShardLogTests.connected("alice", device: "again", port: server.port)
+            _ = try await ShardLogTests.sendWhenServed(again, "after the election", to: channel.channelID)
+            let before = acked.withLock { $0.count }
+            let more = pipelinedSenders(again, to: channel.channelID, tag: "r3b", into: acked)
+            _ = try await waitFor("sends acknowledged again after the election", timeout: 30) {
+                acked.withLock { $0.count } >= before + 100 ? true : nil
+            }
+            again.close()
+            for s in more { await s.value }
+            let reader = try await ShardLogTests.connected("alice", device: "reader", port: server.port)
+            let stored = try await ShardLogTests.history(reader, channel.channelID)
+            let bySeq = Dictionary(stored.map { ($0.uid, $0.seq) }, uniquingKeysWith: { a, _ in a })
+            #expect(bySeq.count == stored.count, "no message is stored twice")
+            for a in acked.withLock({ $0 }) { #expect(bySeq[a.uid] == a.seq, "acknowledged \(a.uid) at seq \(a.seq)") }
+            #expect(stored.map(\.seq) == Array(1...UInt64(stored.count)), "seqs without a gap")
+            reader.close()
         }
-        alice.close()
-        for s in senders { await s.value }
-        let again = try await ShardLogTests.connected("alice", device: "again", port: server.port)
-        _ = try await ShardLogTests.sendWhenServed(again, "after the election", to: channel.channelID)
-        let before = acked.withLock { $0.count }
-        let more = pipelinedSenders(again, to: channel.channelID, tag: "r3b", into: acked)
-        _ = try await waitFor("sends acknowledged again after the election", timeout: 30) {
-            acked.withLock { $0.count } >= before + 100 ? true : nil
-        }
-        again.close()
-        for s in more { await s.value }
-        let reader = try await ShardLogTests.connected("alice", device: "reader", port: server.port)
-        let stored = try await ShardLogTests.history(reader, channel.channelID)
-        let bySeq = Dictionary(stored.map { ($0.uid, $0.seq) }, uniquingKeysWith: { a, _ in a })
-        #expect(bySeq.count == stored.count, "no message is stored twice")
-        for a in acked.withLock({ $0 }) { #expect(bySeq[a.uid] == a.seq, "acknowledged \(a.uid) at seq \(a.seq)") }
-        #expect(stored.map(\.seq) == Array(1...UInt64(stored.count)), "seqs without a gap")
-        reader.close()
     }
 }
 
