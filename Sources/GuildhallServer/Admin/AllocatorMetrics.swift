@@ -11,9 +11,9 @@ struct AllocatorMetrics: Sendable {
     private let allocated, resident: Gauge
 
     init(_ registry: PrometheusCollectorRegistry) {
-        allocated = registry.makeGauge(name: "guildhall_allocator_allocated_bytes", help: "Bytes the process has allocated (jemalloc's stats.allocated).")
-        resident = registry.makeGauge(name: "guildhall_allocator_resident_bytes",
-                                      help: "Bytes in pages the allocator keeps resident, allocated or held for reuse (jemalloc's stats.resident).")
+        allocated = registry.gauge(name: "guildhall_allocator_allocated_bytes", help: "Bytes the process has allocated (jemalloc's stats.allocated).")
+        resident = registry.gauge(name: "guildhall_allocator_resident_bytes",
+                                  help: "Bytes in pages the allocator keeps resident, allocated or held for reuse (jemalloc's stats.resident).")
     }
 
     /// Reads the figures now: the statistics are a snapshot jemalloc refreshes when its epoch advances.

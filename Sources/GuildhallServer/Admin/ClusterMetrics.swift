@@ -12,15 +12,15 @@ final class ClusterMetrics: Sendable {
     private let natsConnected, shardsServed, shardsHeld: Gauge
 
     init(_ registry: PrometheusCollectorRegistry) {
-        appendLatency = registry.makeValueHistogram(name: "guildhall_cluster_log_append_seconds",
-                                                    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-                                                    help: "Time to append one shard's entry to its JetStream log, until stored and acknowledged.")
-        appendFailures = registry.makeCounter(name: "guildhall_cluster_log_append_failures_total",
-                                              help: "Log appends that failed (NATS unreachable, the shard moved or taken by another node).")
-        natsConnected = registry.makeGauge(name: "guildhall_cluster_nats_connected", help: "1 while the node's lease connection to NATS is up.")
-        shardsServed = registry.makeGauge(name: "guildhall_cluster_shards_owned", help: "Shards this node holds and serves.")
-        shardsHeld = registry.makeGauge(name: "guildhall_cluster_shards_catching_up",
-                                        help: "Shards this node holds but does not serve yet (catching up from their logs).")
+        appendLatency = registry.valueHistogram(name: "guildhall_cluster_log_append_seconds",
+                                                buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+                                                help: "Time to append one shard's entry to its JetStream log, until stored and acknowledged.")
+        appendFailures = registry.counter(name: "guildhall_cluster_log_append_failures_total",
+                                          help: "Log appends that failed (NATS unreachable, the shard moved or taken by another node).")
+        natsConnected = registry.gauge(name: "guildhall_cluster_nats_connected", help: "1 while the node's lease connection to NATS is up.")
+        shardsServed = registry.gauge(name: "guildhall_cluster_shards_owned", help: "Shards this node holds and serves.")
+        shardsHeld = registry.gauge(name: "guildhall_cluster_shards_catching_up",
+                                    help: "Shards this node holds but does not serve yet (catching up from their logs).")
     }
 
     /// Reads the figures now.

@@ -73,84 +73,84 @@ final class NodeMetrics: Sendable {
         loops = Mutex(Array(repeating: LoopFigures(), count: count))
         let registry = self.registry
         busy = (0..<count).map {
-            registry.makeCounter(name: "guildhall_loop_busy_seconds_total", labels: [("loop", String($0))],
-                                 help: "Seconds each loop spent working (not waiting in poll); its rate is the loop's utilisation.")
+            registry.counter(name: "guildhall_loop_busy_seconds_total", labels: [("loop", String($0))],
+                             help: "Seconds each loop spent working (not waiting in poll); its rate is the loop's utilisation.")
         }
         busyReported = Mutex(Array(repeating: 0, count: count))
         requestDurations = Mutex(Array(repeating: [:], count: count))
         var subs: [Int: Gauge] = [:]
         for kind in SubscriptionKind.allCases {
-            subs[kind.rawValue] = registry.makeGauge(name: "guildhall_subscriptions", labels: [("type", MetricLabel.snake(kind))],
-                                                     help: "Subscriptions held by sessions, by type.")
+            subs[kind.rawValue] = registry.gauge(name: "guildhall_subscriptions", labels: [("type", MetricLabel.snake(kind))],
+                                                 help: "Subscriptions held by sessions, by type.")
         }
         subscriptionGauges = subs
-        walBytes = registry.makeGauge(name: "guildhall_wal_bytes", help: "Size of the database's write-ahead log.")
-        syncPackages = registry.makeCounter(name: "guildhall_sync_packages_total", help: "Offline-sync packages sent.")
-        jobsCommittedOnLoop = registry.makeCounter(name: "guildhall_jobs_committed_on_loop_total",
-                                                   help: "Write jobs a loop committed itself while the writer was idle (inline-commit-max; never under synchronous=FULL).")
-        commitFailures = registry.makeCounter(name: "guildhall_commit_failures_total",
-                                              help: "Write jobs whose commit failed (disk full, I/O error): each was answered 503 and changed nothing.")
-        syncItems = registry.makeCounter(name: "guildhall_sync_items_total", help: "Offline-sync items sent.")
-        uploads = registry.makeCounter(name: "guildhall_file_uploads_total", help: "Uploads stored by this node's listeners.")
-        uploadedBytes = registry.makeCounter(name: "guildhall_file_uploaded_bytes_total", help: "Bytes of the uploads stored by this node's listeners.")
-        downloads = registry.makeCounter(name: "guildhall_file_downloads_total", help: "Downloads this node's listeners began to serve (a range counts once).")
-        downloadedBytes = registry.makeCounter(name: "guildhall_file_downloaded_bytes_total", help: "Bytes of files this node's listeners sent.")
-        storedFiles = registry.makeGauge(name: "guildhall_files_stored", help: "Files messages carry (as of the first loop's last sweep).")
-        storedFileBytes = registry.makeGauge(name: "guildhall_files_stored_bytes", help: "Bytes of the files messages carry (as of the first loop's last sweep).")
+        walBytes = registry.gauge(name: "guildhall_wal_bytes", help: "Size of the database's write-ahead log.")
+        syncPackages = registry.counter(name: "guildhall_sync_packages_total", help: "Offline-sync packages sent.")
+        jobsCommittedOnLoop = registry.counter(name: "guildhall_jobs_committed_on_loop_total",
+                                               help: "Write jobs a loop committed itself while the writer was idle (inline-commit-max; never under synchronous=FULL).")
+        commitFailures = registry.counter(name: "guildhall_commit_failures_total",
+                                          help: "Write jobs whose commit failed (disk full, I/O error): each was answered 503 and changed nothing.")
+        syncItems = registry.counter(name: "guildhall_sync_items_total", help: "Offline-sync items sent.")
+        uploads = registry.counter(name: "guildhall_file_uploads_total", help: "Uploads stored by this node's listeners.")
+        uploadedBytes = registry.counter(name: "guildhall_file_uploaded_bytes_total", help: "Bytes of the uploads stored by this node's listeners.")
+        downloads = registry.counter(name: "guildhall_file_downloads_total", help: "Downloads this node's listeners began to serve (a range counts once).")
+        downloadedBytes = registry.counter(name: "guildhall_file_downloaded_bytes_total", help: "Bytes of files this node's listeners sent.")
+        storedFiles = registry.gauge(name: "guildhall_files_stored", help: "Files messages carry (as of the first loop's last sweep).")
+        storedFileBytes = registry.gauge(name: "guildhall_files_stored_bytes", help: "Bytes of the files messages carry (as of the first loop's last sweep).")
         let swept = "guildhall_files_swept_total"
         let sweptHelp = "Files the sweep removed: uploads no message carried within file-grace-seconds (unsent), removed messages' files (removed), and stored bytes no file named (blob)."
-        sweptUnsent = registry.makeCounter(name: swept, labels: [("what", "unsent")], help: sweptHelp)
-        sweptRemoved = registry.makeCounter(name: swept, labels: [("what", "removed")], help: sweptHelp)
-        sweptBlobs = registry.makeCounter(name: swept, labels: [("what", "blob")], help: sweptHelp)
+        sweptUnsent = registry.counter(name: swept, labels: [("what", "unsent")], help: sweptHelp)
+        sweptRemoved = registry.counter(name: swept, labels: [("what", "removed")], help: sweptHelp)
+        sweptBlobs = registry.counter(name: swept, labels: [("what", "blob")], help: sweptHelp)
         let pushes = "guildhall_push_notices_total"
         let pushHelp = "Push notices, by outcome: taken by the push gateway (sent), or given up after push-deadline-seconds or a refusal (dropped)."
-        pushesSent = registry.makeCounter(name: pushes, labels: [("outcome", "sent")], help: pushHelp)
-        pushesDropped = registry.makeCounter(name: pushes, labels: [("outcome", "dropped")], help: pushHelp)
-        pushRetries = registry.makeCounter(name: "guildhall_push_retries_total", help: "Posts to the push gateway tried again after no answer, 429 or 5xx.")
-        receiptRequests = registry.makeCounter(name: "guildhall_receipt_requests_total", help: "Group read receipts asked for (messages).")
-        receiptResponses = registry.makeCounter(name: "guildhall_receipt_responses_total", help: "Group read receipt responses recorded.")
-        eventsShed = registry.makeCounter(name: "guildhall_events_shed_total",
-                                          help: "Typing frames shed and unread updates collapsed for sessions behind on their writes.")
+        pushesSent = registry.counter(name: pushes, labels: [("outcome", "sent")], help: pushHelp)
+        pushesDropped = registry.counter(name: pushes, labels: [("outcome", "dropped")], help: pushHelp)
+        pushRetries = registry.counter(name: "guildhall_push_retries_total", help: "Posts to the push gateway tried again after no answer, 429 or 5xx.")
+        receiptRequests = registry.counter(name: "guildhall_receipt_requests_total", help: "Group read receipts asked for (messages).")
+        receiptResponses = registry.counter(name: "guildhall_receipt_responses_total", help: "Group read receipt responses recorded.")
+        eventsShed = registry.counter(name: "guildhall_events_shed_total",
+                                      help: "Typing frames shed and unread updates collapsed for sessions behind on their writes.")
         let stored = "guildhall_messages_stored_total"
         let help = "Messages stored, by kind: channel, direct, or an operation on a message (recall, edit, delete, reaction)."
-        messagesChannel = registry.makeCounter(name: stored, labels: [("kind", "channel")], help: help)
-        messagesDirect = registry.makeCounter(name: stored, labels: [("kind", "direct")], help: help)
-        operations = registry.makeCounter(name: stored, labels: [("kind", "operation")], help: help)
-        deliveries = registry.makeCounter(name: "guildhall_deliveries_total", help: "Channel message events queued to sessions.")
-        gapsFetched = registry.makeCounter(name: "guildhall_channel_gaps_fetched_total",
-                                           help: "Gaps in a channel's messages a gateway saw and fetched from the home (a cluster's moved or lost events).")
+        messagesChannel = registry.counter(name: stored, labels: [("kind", "channel")], help: help)
+        messagesDirect = registry.counter(name: stored, labels: [("kind", "direct")], help: help)
+        operations = registry.counter(name: stored, labels: [("kind", "operation")], help: help)
+        deliveries = registry.counter(name: "guildhall_deliveries_total", help: "Channel message events queued to sessions.")
+        gapsFetched = registry.counter(name: "guildhall_channel_gaps_fetched_total",
+                                       help: "Gaps in a channel's messages a gateway saw and fetched from the home (a cluster's moved or lost events).")
         let cuts = "guildhall_slow_consumer_cuts_total", cutHelp = "Connections cut as slow consumers, by cause."
-        slowConsumerHard = registry.makeCounter(name: cuts, labels: [("cause", "hard_cap")], help: cutHelp)
-        slowConsumerSoft = registry.makeCounter(name: cuts, labels: [("cause", "soft_cap")], help: cutHelp)
-        slowConsumerStall = registry.makeCounter(name: cuts, labels: [("cause", "stall")], help: cutHelp)
-        slowConsumerTotal = registry.makeCounter(name: cuts, labels: [("cause", "total_cap")], help: cutHelp)
-        logins = registry.makeCounter(name: "guildhall_logins_total", help: "Sessions logged in (a resume that fell back counts here too).")
-        resumesReplayed = registry.makeCounter(name: "guildhall_resumes_total", labels: [("outcome", "replayed")],
-                                               help: "Resumes: replayed (the session went on) or fell back (logged in afresh, offline sync).")
-        resumesFellBack = registry.makeCounter(name: "guildhall_resumes_total", labels: [("outcome", "fell_back")],
-                                               help: "Resumes: replayed (the session went on) or fell back (logged in afresh, offline sync).")
+        slowConsumerHard = registry.counter(name: cuts, labels: [("cause", "hard_cap")], help: cutHelp)
+        slowConsumerSoft = registry.counter(name: cuts, labels: [("cause", "soft_cap")], help: cutHelp)
+        slowConsumerStall = registry.counter(name: cuts, labels: [("cause", "stall")], help: cutHelp)
+        slowConsumerTotal = registry.counter(name: cuts, labels: [("cause", "total_cap")], help: cutHelp)
+        logins = registry.counter(name: "guildhall_logins_total", help: "Sessions logged in (a resume that fell back counts here too).")
+        resumesReplayed = registry.counter(name: "guildhall_resumes_total", labels: [("outcome", "replayed")],
+                                           help: "Resumes: replayed (the session went on) or fell back (logged in afresh, offline sync).")
+        resumesFellBack = registry.counter(name: "guildhall_resumes_total", labels: [("outcome", "fell_back")],
+                                           help: "Resumes: replayed (the session went on) or fell back (logged in afresh, offline sync).")
         var phaseGauges: [String: Gauge] = [:]
         for phase in ["live", "syncing", "detached"] {
             for transport in ["tcp", "websocket"] {
-                phaseGauges["\(phase)/\(transport)"] = registry.makeGauge(name: "guildhall_sessions_by_phase",
-                                                                          labels: [("phase", phase), ("transport", transport)],
-                                                                          help: "Sessions on the node's gateways by phase and transport.")
+                phaseGauges["\(phase)/\(transport)"] = registry.gauge(name: "guildhall_sessions_by_phase",
+                                                                      labels: [("phase", phase), ("transport", transport)],
+                                                                      help: "Sessions on the node's gateways by phase and transport.")
             }
         }
         phases = phaseGauges
-        commitLatency = registry.makeValueHistogram(name: "guildhall_commit_latency_seconds",
-                                                    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-                                                    help: "Time from a write job's submission to its commit.")
-        commitBatch = registry.makeValueHistogram(name: "guildhall_commit_batch_size", buckets: [1, 2, 4, 8, 16, 64, 256, 1024],
-                                                  help: "Write jobs committed together in one transaction.")
-        publisherPauses = registry.makeValueHistogram(name: "guildhall_publisher_pause_seconds", buckets: [0.001, 0.01, 0.1, 1, 10],
-                                                      help: "How long publishers were not read while the fan-out they wait for drained (outbound-pause-bytes).")
-        sessions = registry.makeGauge(name: "guildhall_sessions", help: "Sessions on the node's gateways (as of each loop's last sweep).")
-        connections = registry.makeGauge(name: "guildhall_connections", help: "Client connections the node holds.")
-        outboundBytes = registry.makeGauge(name: "guildhall_outbound_queued_bytes", help: "Bytes queued to sessions and not yet written.")
-        outboundPeak = registry.makeGauge(name: "guildhall_outbound_queued_bytes_peak",
-                                          help: "The most bytes queued to sessions, all loops together, at the end of a loop turn (after the total cap) since the start.")
-        storeQueue = registry.makeGauge(name: "guildhall_store_queue_depth", help: "Write jobs waiting for the writer.")
+        commitLatency = registry.valueHistogram(name: "guildhall_commit_latency_seconds",
+                                                buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+                                                help: "Time from a write job's submission to its commit.")
+        commitBatch = registry.valueHistogram(name: "guildhall_commit_batch_size", buckets: [1, 2, 4, 8, 16, 64, 256, 1024],
+                                              help: "Write jobs committed together in one transaction.")
+        publisherPauses = registry.valueHistogram(name: "guildhall_publisher_pause_seconds", buckets: [0.001, 0.01, 0.1, 1, 10],
+                                                  help: "How long publishers were not read while the fan-out they wait for drained (outbound-pause-bytes).")
+        sessions = registry.gauge(name: "guildhall_sessions", help: "Sessions on the node's gateways (as of each loop's last sweep).")
+        connections = registry.gauge(name: "guildhall_connections", help: "Client connections the node holds.")
+        outboundBytes = registry.gauge(name: "guildhall_outbound_queued_bytes", help: "Bytes queued to sessions and not yet written.")
+        outboundPeak = registry.gauge(name: "guildhall_outbound_queued_bytes_peak",
+                                      help: "The most bytes queued to sessions, all loops together, at the end of a loop turn (after the total cap) since the start.")
+        storeQueue = registry.gauge(name: "guildhall_store_queue_depth", help: "Write jobs waiting for the writer.")
         process = ProcessMetrics(registry)
         allocator = AllocatorMetrics(registry)
         cluster = clustered ? ClusterMetrics(registry) : nil
@@ -211,7 +211,7 @@ final class NodeMetrics: Sendable {
     private func counter(_ table: borrowing Mutex<[String: Counter]>, _ value: String, _ family: Family) -> Counter {
         table.withLock { counters in
             if let c = counters[value] { return c }
-            let c = registry.makeCounter(name: family.name, labels: [(family.label, value)], help: family.help)
+            let c = registry.counter(name: family.name, labels: [(family.label, value)], help: family.help)
             counters[value] = c
             return c
         }

@@ -15,15 +15,15 @@ final class ProcessMetrics: Sendable {
     private let cpuReported = Mutex(0.0)
 
     init(_ registry: PrometheusCollectorRegistry) {
-        resident = registry.makeGauge(name: "process_resident_memory_bytes", help: "Resident memory size in bytes.")
-        virtual = registry.makeGauge(name: "process_virtual_memory_bytes", help: "Virtual memory size in bytes.")
-        openFDs = registry.makeGauge(name: "process_open_fds", help: "Number of open file descriptors.")
-        maxFDs = registry.makeGauge(name: "process_max_fds", help: "Maximum number of open file descriptors.")
-        cpu = registry.makeCounter(name: "process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.")
-        registry.makeGauge(name: "process_start_time_seconds", help: "Start time of the process since unix epoch in seconds.")
+        resident = registry.gauge(name: "process_resident_memory_bytes", help: "Resident memory size in bytes.")
+        virtual = registry.gauge(name: "process_virtual_memory_bytes", help: "Virtual memory size in bytes.")
+        openFDs = registry.gauge(name: "process_open_fds", help: "Number of open file descriptors.")
+        maxFDs = registry.gauge(name: "process_max_fds", help: "Maximum number of open file descriptors.")
+        cpu = registry.counter(name: "process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.")
+        registry.gauge(name: "process_start_time_seconds", help: "Start time of the process since unix epoch in seconds.")
             .set(to: Self.startTime() ?? Date().timeIntervalSince1970)
-        registry.makeGauge(name: "guildhall_build_info", labels: [("version", BuildInfo.version), ("commit", BuildInfo.commit)],
-                           help: "The version and commit this binary was built from; always 1.").set(to: 1)
+        registry.gauge(name: "guildhall_build_info", labels: [("version", BuildInfo.version), ("commit", BuildInfo.commit)],
+                       help: "The version and commit this binary was built from; always 1.").set(to: 1)
     }
 
     /// Reads the figures now.
