@@ -28,6 +28,16 @@ import Testing
             admins = try (0..<3).map { _ in try NATSServer.freePort() }
         }
 
+        /// Three nodes on a NATS server of their own, started and settled; `stop()` ends them and it.
+        static func started() async throws -> Cluster {
+            let cluster = try Cluster(NATSServer())
+            do { try await cluster.startAll() } catch {
+                cluster.stop()
+                throw error
+            }
+            return cluster
+        }
+
         /// Starts the three nodes and waits until their shards are spread and known to each.
         func startAll() async throws {
             for i in 0..<3 { try await start(i) }
@@ -112,6 +122,7 @@ import Testing
         func stop() {
             for n in nodes { if let n, !n.child.hasExited { n.signal(SIGTERM); _ = n.wait() } }
             for f in folders { try? FileManager.default.removeItem(atPath: f) }
+            nats.stop()
         }
     }
 
@@ -174,11 +185,8 @@ import Testing
     /// does): the login syncs and events flow, though the dead node never
     /// confirms that the replaced session ended.
     @Test func aDeadGatewaysUserLogsInAgainWithTheSameDevice() async throws {
-        let nats = try NATSServer()
-        defer { nats.stop() }
-        let cluster = try Cluster(nats)
+        let cluster = try await Cluster.started()
         defer { cluster.stop() }
-        try await cluster.startAll()
         let user = try #require((0..<400).lazy.map { "gone\($0)" }.first {
             let owner = cluster.owner(of: ShardPlan.shard(user: $0, shards: 8))
             return owner != nil && owner != 0
@@ -236,9 +244,7 @@ import Testing
     /// are back). When that node dies, the homes return, some to the node
     /// that had them before, and logging out still shows each user offline.
     @Test func usersWhoseHomesMoveToAJoiningNodeNeverShowOffline() async throws {
-        let nats = try NATSServer()
-        defer { nats.stop() }
-        let cluster = try Cluster(nats)
+        let cluster = try Cluster(NATSServer())
         defer { cluster.stop() }
         for i in 0..<2 { try await cluster.start(i) }
         try await waitUntil("the shards spread over two nodes", timeout: 30) { cluster.settled() }
@@ -282,11 +288,8 @@ import Testing
     /// not ready, until stopped: meanwhile the users homed on it log in on
     /// the other nodes and are served there.
     @Test func usersHomedOnADrainedNodeAreServedElsewhere() async throws {
-        let nats = try NATSServer()
-        defer { nats.stop() }
-        let cluster = try Cluster(nats)
+        let cluster = try await Cluster.started()
         defer { cluster.stop() }
-        try await cluster.startAll()
         let user = try #require((0..<400).lazy.map { "drained\($0)" }.first { cluster.owner(of: ShardPlan.shard(user: $0, shards: 8)) == 0 })
         let heard = Recorder()
         let client = try await Self.connected(heard: heard) {
@@ -311,11 +314,8 @@ import Testing
     /// address keep talking, a direct message after each step arriving once,
     /// and one that knows a single node's address hears them too.
     @Test func directMessagesFlowThroughARollingRestart() async throws {
-        let nats = try NATSServer()
-        defer { nats.stop() }
-        let cluster = try Cluster(nats)
+        let cluster = try await Cluster.started()
         defer { cluster.stop() }
-        try await cluster.startAll()
         func client(_ user: String, _ heard: Recorder) async throws -> GuildhallClient {
             try await Self.connected(heard: heard) {
                 GuildhallClient(addresses: (0..<3).map { ("127.0.0.1", cluster.nodes[$0]!.port) }, options: ClientOptions(token: TestServer.token(user)))
@@ -352,11 +352,8 @@ import Testing
     }
 
     static func killedNodesUserGoesOffline(vanishingHome: Int, watcherHome: Int) async throws {
-        let nats = try NATSServer()
-        defer { nats.stop() }
-        let cluster = try Cluster(nats)
+        let cluster = try await Cluster.started()
         defer { cluster.stop() }
-        try await cluster.startAll()
         // Users named so that their homes are where the case asks.
         func homed(on node: Int, _ prefix: String) throws -> String {
             try #require((0..<400).lazy.map { "\(prefix)\($0)" }.first { cluster.owner(of: ShardPlan.shard(user: $0, shards: 8)) == node })
@@ -381,11 +378,8 @@ import Testing
     /// others tell it when it rejoins: the member list of a guild homed on it
     /// shows online a member who logged in elsewhere before and has asked it nothing since.
     @Test func aRestartedNodeHearsWhoIsOnline() async throws {
-        let nats = try NATSServer()
-        defer { nats.stop() }
-        let cluster = try Cluster(nats)
+        let cluster = try await Cluster.started()
         defer { cluster.stop() }
-        try await cluster.startAll()
         // A user homed away from node 2, logged in on node 0, joins a guild made on node 2.
         let user = try #require((0..<400).lazy.map { "steady\($0)" }.first {
             let owner = cluster.owner(of: ShardPlan.shard(user: $0, shards: 8))
@@ -416,11 +410,8 @@ import Testing
     /// (its session and replay died with the node): the login it falls back
     /// to names the channel messages sent meanwhile, and the SDK fetches them.
     @Test func aResumeOnAnotherNodeAfterItsNodeDiedNamesWhatWasMissed() async throws {
-        let nats = try NATSServer()
-        defer { nats.stop() }
-        let cluster = try Cluster(nats)
+        let cluster = try await Cluster.started()
         defer { cluster.stop() }
-        try await cluster.startAll()
         let owner = try await Self.connected(port: cluster.nodes[1]!.port, token: TestServer.token("owner"))
         defer { owner.close() }
         let g = try await Self.retrying { try await owner.servers.create(name: "Resumed") }
@@ -451,11 +442,8 @@ import Testing
     /// shard not yet taken over) is answered UNAVAILABLE at the login
     /// deadline, not closed as "no login".
     @Test func aLoginTheHomeDoesNotAnswerIsAnsweredUnavailable() async throws {
-        let nats = try NATSServer()
-        defer { nats.stop() }
-        let cluster = try Cluster(nats)
+        let cluster = try await Cluster.started()
         defer { cluster.stop() }
-        try await cluster.startAll()
         let user = try #require((0..<400).lazy.map { "frozen\($0)" }.first { cluster.owner(of: ShardPlan.shard(user: $0, shards: 8)) == 0 })
         cluster.nodes[0]!.signal(SIGSTOP)
         defer { cluster.nodes[0]!.signal(SIGCONT) }
@@ -472,11 +460,8 @@ import Testing
     }
 
     @Test func everyAcknowledgedSendSurvivesKillMinus9OfItsHomeFiveTimes() async throws {
-        let nats = try NATSServer()
-        defer { nats.stop() }
-        let cluster = try Cluster(nats)
+        let cluster = try await Cluster.started()
         defer { cluster.stop() }
-        try await cluster.startAll()
         let addresses = { cluster.nodes.map { ("127.0.0.1", $0!.port) } }
         let maker = try await Self.connected { GuildhallClient(addresses: addresses(), options: ClientOptions(token: TestServer.token("alice", device: "maker"))) }
         let g = try await Self.retrying { try await maker.servers.create(name: "Killed") }
