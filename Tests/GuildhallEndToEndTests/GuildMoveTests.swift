@@ -162,4 +162,42 @@ extension GuildMoveTests {
         let bySeq = Dictionary(stored.map { ($0.uid, $0.seq) }, uniquingKeysWith: { a, _ in a })
         for (text, a) in acked.withLock({ $0 }) { #expect(bySeq[a.uid] == a.seq, "\(text) acknowledged as \(a.uid) at seq \(a.seq)") }
     }
+
+    /// The member list of a guild whose home moved: its new home shows who is
+    /// online (it asks the members' homes, not its own empty memory), and a
+    /// member going offline or coming online afterwards reaches a watched list.
+    @Test func memberListPresenceFollowsAGuildToItsNewHome() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let (nodes, g, _) = try await CrossNodeTests.threeNodesWithAGuildOnTheSecond(nats)
+        defer { for n in nodes { n.stop() } }
+        let annID = try Self.user("ann", homedOn: nodes[0]), benID = try Self.user("ben", homedOn: nodes[2])
+        let (ann, annHeard) = try await Self.client(annID, on: nodes[0])
+        let (ben, _) = try await Self.client(benID, on: nodes[2])
+        defer { for c in [ann, ben] { c.close() } }
+        for c in [ann, ben] { _ = try await c.servers.join(g.serverID) }
+        func online() async throws -> [String] {
+            try await HomeKillTests.retrying { try await ann.members.page(of: g.serverID, onlineOnly: true) }.members.map(\.userID)
+        }
+        try await waitUntil("ann and ben online in the list") { try await online() == [annID, benID].sorted() }
+
+        nodes[1].stop()
+        try await waitUntil("nodes 1 and 3 serving all 8 shards, known to both", timeout: 20) {
+            try CrossNodeTests.settled([nodes[0], nodes[2]])
+        }
+        try await waitUntil("ann and ben online in the list at the guild's new home", timeout: 20) { try await online() == [annID, benID].sorted() }
+        let page = try await HomeKillTests.retrying { try await ann.members.page(of: g.serverID, onlineOnly: true, watch: true) }
+        #expect(page.onlineCount == 2)
+        ben.close()
+        let gone = try await waitFor("ben went offline out of ann's watched list", timeout: 20) {
+            annHeard.memberListUpdates.first { $0.member.userID == benID && !$0.inWindow }
+        }
+        #expect(gone.onlineCount == 1)
+        let (again, _) = try await Self.client(benID, on: nodes[2])
+        defer { again.close() }
+        let back = try await waitFor("ben came back into ann's watched list", timeout: 20) {
+            annHeard.memberListUpdates.first { $0.member.userID == benID && $0.inWindow }
+        }
+        #expect(back.member.presence.status == .presenceOnline && back.onlineCount == 2)
+    }
 }
