@@ -270,14 +270,8 @@ extension CrossNodeTests {
 }
 
 extension CrossNodeTests {
-    /// Nodes sharing one files folder: a file uploaded through one node's
-    /// listener, sent from another through the guild's home on a third, is
-    /// downloaded from a fourth's by the link a reader there got.
-    @Test func aFileCrossesNodesThroughTheFolderTheyShare() async throws {
-        let nats = try NATSServer()
-        defer { nats.stop() }
-        let shared = NSTemporaryDirectory() + "guildhall-shared-files-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: shared) }
+    /// Three nodes sharing one files folder, each serving files on its WebSocket listener, with a guild homed on the second.
+    static func threeNodesSharingFiles(_ nats: NATSServer, in shared: String) async throws -> ([TestServer], GHServerInfo, GHChannelInfo) {
         let started = try (1...3).map { id in
             try ClusterLeaseTests.node(id, cluster: nats.url, name: "f\(nats.port)") {
                 $0.filesStore = "local"
@@ -287,7 +281,18 @@ extension CrossNodeTests {
             }
         }
         for n in started { n.update { $0.filesURL = "http://127.0.0.1:\(n.webSocketPort)" } }
-        let (nodes, g, channel) = try await Self.threeNodesWithAGuildOnTheSecond(started)
+        return try await threeNodesWithAGuildOnTheSecond(started)
+    }
+
+    /// Nodes sharing one files folder: a file uploaded through one node's
+    /// listener, sent from another through the guild's home on a third, is
+    /// downloaded from a fourth's by the link a reader there got.
+    @Test func aFileCrossesNodesThroughTheFolderTheyShare() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let shared = NSTemporaryDirectory() + "guildhall-shared-files-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        let (nodes, g, channel) = try await Self.threeNodesSharingFiles(nats, in: shared)
         defer { for n in nodes { n.stop() } }
         let (alice, _) = try await Self.client("alice", on: nodes[0])
         let (bob, bobHeard) = try await Self.client("bob", on: nodes[2])
@@ -315,6 +320,49 @@ extension CrossNodeTests {
         #expect(heard.webhook.name == "Across")
         let wrong = hook.path.replacingOccurrences(of: hook.secret, with: String(repeating: "0", count: 64))
         #expect(try WebhookTests.post(wrong, port: nodes[0].webSocketPort, body: #"{"content": "x"}"#).status == 404)
+    }
+}
+
+extension CrossNodeTests {
+    /// Files when the guild's home moves (its node stops): a file sent before
+    /// the move still downloads by the link history gives after it, and an
+    /// upload asked for at the old home (its row in the guild's log) is
+    /// finished through another node's listener and sent through the new home.
+    @Test func filesOutliveTheirGuildsMoveToAnotherNode() async throws {
+        let nats = try NATSServer()
+        defer { nats.stop() }
+        let shared = NSTemporaryDirectory() + "guildhall-moved-files-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        let (nodes, g, channel) = try await Self.threeNodesSharingFiles(nats, in: shared)
+        defer { for n in nodes { n.stop() } }
+        let (alice, _) = try await Self.client("alice", on: nodes[0])
+        let bobID = try GuildMoveTests.user("bob", homedOn: nodes[2])
+        let (bob, bobHeard) = try await Self.client(bobID, on: nodes[2])
+        defer { alice.close(); bob.close() }
+        _ = try await bob.servers.join(g.serverID)
+
+        let before = Array("the agenda, sent before the move".utf8), after = Array("the minutes, sent after it".utf8)
+        let first = try await alice.files.createUpload("agenda.txt", size: UInt64(before.count), contentType: "text/plain", to: .channel(channel.channelID))
+        #expect(try Curl.put(first.url, before, type: "text/plain").status == 201)
+        let sent = try await alice.messages.send("the agenda", to: channel.channelID, attachments: [first.fileID])
+        _ = try await bobHeard.message("the agenda's message") { $0.uid == sent.uid }
+        let second = try await alice.files.createUpload("minutes.txt", size: UInt64(after.count), contentType: "text/plain", to: .channel(channel.channelID))
+        let oldHomesPort = nodes[1].webSocketPort
+
+        nodes[1].stop()
+        try await waitUntil("nodes 1 and 3 serving all 8 shards, known to both", timeout: 20) { try Self.settled([nodes[0], nodes[2]]) }
+        let kept = try await HomeKillTests.retrying { try await bob.messages.history(of: channel.channelID) }.messages
+        let agenda = try #require(kept.first { $0.uid == sent.uid }?.attachments.first, "the agenda's message, with its file, at the new home")
+        #expect(agenda.fileID == first.fileID && agenda.url.contains("?u=\(bobID)&"))
+        #expect(try Curl.run([agenda.url]).body == before)
+
+        let elsewhere = second.url.replacingOccurrences(of: ":\(oldHomesPort)/", with: ":\(nodes[0].webSocketPort)/")
+        #expect(elsewhere != second.url, "the upload was asked for at the old home")
+        #expect(try Curl.put(elsewhere, after, type: "text/plain").status == 201)
+        let minutes = try await HomeKillTests.retrying { try await alice.messages.send("the minutes", to: channel.channelID, attachments: [second.fileID]) }
+        let got = try await bobHeard.message("the minutes' message, from the new home", timeout: 20) { $0.uid == minutes.uid }
+        let link = try #require(got.attachments.first?.url)
+        #expect(try Curl.run([link]).body == after)
     }
 }
 
