@@ -10,6 +10,28 @@ import Testing
 import GuildhallCore
 
 @Suite(.serialized) struct CrashAndSignalTests {
+    /// A server started again hands out no session key of its earlier life:
+    /// in a cluster, other nodes' homes may still hold sessions under those
+    /// keys, and would take a new session for the old one (Place.nextSessionCounter).
+    @Test func aRestartedServerHandsOutNoSessionKeyOfItsEarlierLife() async throws {
+        let folder = NSTemporaryDirectory() + "guildhall-keys-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        func keysOfOneLife() async throws -> [UInt64] {
+            let server = try await ServerProcess(folder: folder)
+            defer { server.signal(SIGTERM); _ = server.wait() }
+            var keys: [UInt64] = []
+            for user in ["kay", "lee", "kay"] {
+                let client = GuildhallClient(port: server.port, token: TestServer.token(user))
+                defer { client.close() }
+                keys.append(try #require(SessionID.key(of: try await client.connect().sessionID)))
+            }
+            return keys
+        }
+        let first = try await keysOfOneLife(), second = try await keysOfOneLife()
+        #expect(Set(first).count == 3 && Set(second).count == 3, "\(first) \(second)")
+        #expect(Set(first).isDisjoint(with: second), "\(first) then \(second)")
+    }
+
     /// Three rounds of: stream sends from 8 pipelining senders, kill -9 at a
     /// random point, restart. Every acknowledged message must be stored exactly
     /// once at its acknowledged seq, and seqs must stay strictly increasing.

@@ -24,12 +24,12 @@ extension Gateway {
         // What a slow client has not taken waits in the session's queue, where the
         // slow-consumer caps see it, not megabytes of it in the kernel's buffers.
         if settings.socketSendBufferBytes > 0 { connection.setSendBuffer(bytes: settings.socketSendBufferBytes) }
-        nextSessionKey += 1
+        sessionCounter = Place.nextSessionCounter(after: sessionCounter, nowMs: systemClock())
         let liveness = SessionLiveness(now: loop.nowMillis, loginDeadlineMs: UInt64(settings.loginDeadlineMs),
                                        idleTimeoutMs: UInt64(settings.idleTimeoutMs), frameDeadlineMs: UInt64(settings.frameDeadlineMs))
         // The key's low byte names this gateway, so a resume on another loop finds the session's.
         let sink: any FrameSink = webSocket.map { WebSocketFrameSink(connection, json: $0 == .json ? jsonEvents : nil) } ?? TCPFrameSink(connection)
-        let session = Session(key: Place.sessionKey(nextSessionKey, node: settings.nodeID, loop: index), sink: sink, peer: client ?? connection.peer, liveness: liveness,
+        let session = Session(key: Place.sessionKey(sessionCounter, node: settings.nodeID, loop: index), sink: sink, peer: client ?? connection.peer, liveness: liveness,
                               maxFrameBytes: Limits.maxFrameBytesBeforeLogin, outboundCap: settings.outboundHardCapBytes,
                               replayCapacity: settings.resumeEvents, replayBytes: settings.resumeBytes, gateway: self)
         if let webSocket {

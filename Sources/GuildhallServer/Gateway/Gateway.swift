@@ -113,7 +113,7 @@ final class Gateway {
     private var listener: TCPListener?
     /// Where browsers come in, with the connections still in their handshake (WebSocketDoor.swift).
     private(set) var webSocketDoor: WebSocketDoor!
-    var nextSessionKey: UInt64 = 0
+    var sessionCounter: UInt64 = 0
     /// No more connections or requests: the server is shutting down.
     private(set) var shuttingDown = false
     /// Connections closing gracefully, until libuv releases them.

@@ -14,6 +14,20 @@ enum Place {
 
     static func isRemote(_ place: Int) -> Bool { place >= 256 }
 
+    /// The counter of the next session key after `last`, at wall-clock time
+    /// `nowMs` (Unix ms): never below 64 per millisecond since 2026. A node
+    /// that restarts must not hand out the keys of its earlier life: other
+    /// nodes' homes may still hold sessions under them (a session whose end
+    /// they were never told of), and would act on a new session, of anyone,
+    /// as on the old one. Counting from the clock keeps keys apart across
+    /// restarts, even of a node whose data folder is new, unless one loop
+    /// took more than 64 connections a millisecond for longer than the
+    /// restart took. 46 bits of counter last until 2060.
+    static func nextSessionCounter(after last: UInt64, nowMs: UInt64) -> UInt64 {
+        let epoch2026: UInt64 = 1_767_225_600_000
+        return max(last + 1, (nowMs > epoch2026 ? nowMs - epoch2026 : 0) << 6)
+    }
+
     /// A session key for gateway `loop` of node `node`.
     static func sessionKey(_ counter: UInt64, node: Int, loop: Int) -> UInt64 { counter << 18 | UInt64(node) << 8 | UInt64(loop) }
 
