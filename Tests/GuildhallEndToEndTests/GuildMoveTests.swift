@@ -81,14 +81,16 @@ import Testing
     }
 
     /// A session on node 3 whose guild is homed on node 2 drops and resumes:
-    /// the events it missed are replayed from its gateway, in order, once.
-    @Test func aSessionResumesOnItsNodeWithTheGuildHomedOnAnother() async throws {
+    /// the events it missed are replayed from its gateway, in order, once;
+    /// whether its user's home is on node 3 too or on node 1 (the session id
+    /// names the gateway's node, where the session waits, not the home's).
+    @Test(arguments: [2, 0]) func aSessionResumesOnItsNodeWithTheGuildHomedOnAnother(bobsHome: Int) async throws {
         let nats = try NATSServer()
         defer { nats.stop() }
         let (nodes, g, channel) = try await CrossNodeTests.threeNodesWithAGuildOnTheSecond(nats)
         defer { for n in nodes { n.stop() } }
         let (alice, _) = try await Self.client(try Self.user("alice", homedOn: nodes[0]), on: nodes[0])
-        let (bob, bobHeard) = try await Self.client(try Self.user("bob", homedOn: nodes[2]), on: nodes[2])
+        let (bob, bobHeard) = try await Self.client(try Self.user("bob", homedOn: nodes[bobsHome]), on: nodes[2])
         defer { alice.close(); bob.close() }
         for c in [alice, bob] { _ = try await c.servers.join(g.serverID) }
         let before = try await alice.messages.send("before", to: channel.channelID)

@@ -21,12 +21,6 @@ struct WaitTimeout: Error, CustomStringConvertible {
     var description: String { "timed out waiting for \(what)" }
 }
 
-/// A failure with what explains it.
-struct Explained: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// Polls `check` until it returns a value or `timeout` passes.
 func waitFor<T>(_ what: String, timeout: Double = 10, _ check: () throws -> T?) async throws -> T {
     let deadline = Date().addingTimeInterval(timeout)

@@ -287,7 +287,7 @@ final class Reception: HomePart, GatewayHome {
             }
         }
         let session = HomeSession(key: a.key, port: port, user: token.user, device: token.device,
-                                  sessionID: SessionID.make(node: settings.nodeID, key: a.key), owing: owing,
+                                  sessionID: SessionID.make(key: a.key), owing: owing,
                                   metrics: services.metrics)
         // Live events wait until sync is done; items up to the horizon come from the inbox.
         session.sync = OfflineSync(horizon: runner.inboxFanned)

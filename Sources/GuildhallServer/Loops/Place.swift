@@ -45,7 +45,10 @@ enum Place {
 /// and the session's key (which names its gateway), so a resume on any loop
 /// of any node finds where the session is.
 enum SessionID {
-    static func make(node: Int, key: UInt64) -> String { "\(node)-\(key)-\(UInt32.random(in: 0...UInt32.max))" }
+    /// The id of the session with `key`. It names the node of the session's
+    /// gateway (the key's), where a dropped session waits for its resume: not
+    /// the node of the user's home, which made the id and may be another.
+    static func make(key: UInt64) -> String { "\(Place.node(ofSession: key))-\(key)-\(UInt32.random(in: 0...UInt32.max))" }
 
     /// The session key an id names.
     static func key(of id: String) -> UInt64? {
