@@ -73,8 +73,8 @@ final class ConnectionSession {
             tick()
             // A login nobody answers (a node that hangs, a balancer holding a dead
             // backend's connection) is given up like a request, and tried again.
-            if !loggedIn, GuildhallClient.nowMillis() - started >= UInt64(client.options.requestTimeoutMs) {
-                return .disconnected("the login was not answered within \(client.options.requestTimeoutMs) ms")
+            if !loggedIn, GuildhallClient.nowMillis() - started >= UInt64(client.options.loginTimeoutMs) {
+                return .disconnected("the login was not answered within \(client.options.loginTimeoutMs) ms")
             }
         }
     }

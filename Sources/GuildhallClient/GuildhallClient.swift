@@ -11,7 +11,7 @@
 // calls `close()`, when the session was replaced by another login on the
 // same device, or when the login itself is refused (`UNAVAILABLE` excepted:
 // no node serves the account for a moment). A login left unanswered for
-// `requestTimeoutMs` counts as a drop.
+// `loginTimeoutMs` counts as a drop.
 
 import Foundation
 import GuildhallWire
@@ -22,8 +22,12 @@ public struct ClientOptions: Sendable {
     public var token: @Sendable () -> String
     public var autoSubscribe = false
     public var autoReconnect = true
-    /// How long a request, or the login, waits for its answer.
+    /// How long a request waits for its answer.
     public var requestTimeoutMs = 10_000
+    /// How long a login or resume waits for its answer before the connection
+    /// is given up and tried again (a node that hangs, a balancer holding a
+    /// dead backend's connection). Generous: a loaded server answers late.
+    public var loginTimeoutMs = 30_000
     public var connectTimeoutMs: Int32 = 5_000
     public var clientVersion = "guildhall-swift/0.1"
     /// Resume a dropped session instead of logging in afresh.

@@ -41,7 +41,7 @@ import Testing
         let silent = try SilentListener()
         defer { silent.stop() }
         var options = ClientOptions(token: TestServer.token("patient"))
-        options.requestTimeoutMs = 300
+        options.loginTimeoutMs = 300
         let client = GuildhallClient(port: silent.port, options: options)
         let heard = Recorder()
         client.addListener(heard)
