@@ -34,13 +34,14 @@ struct Serve: ParsableCommand {
             print(settings.annotatedConfig(), terminator: "")
             return
         }
-        let rc = try ServeMain.run(settings: settings, reload: { try settingsOptions.resolve(listen: listen) }) { port, webSocketPort in
-            let host = settings.listen.split(separator: ":").dropLast().joined(separator: ":")
-            print("guildhall listening on \(host):\(port)")
+        let rc = try ServeMain.run(settings: settings, reload: { try settingsOptions.resolve(listen: listen) }) { port, webSocketPort, adminPort in
+            let host = { (listen: String) in listen.split(separator: ":").dropLast().joined(separator: ":") }
+            print("guildhall listening on \(host(settings.listen)):\(port)")
+            // With admin-listen on port 0 (as tests start it), this line is how a caller learns the port.
+            if adminPort > 0 { print("admin listening on \(host(settings.adminListen)):\(adminPort)") }
             if webSocketPort > 0 {
-                let wsHost = settings.wsListen.split(separator: ":").dropLast().joined(separator: ":")
-                let page = settings.webClient == "on" ? ", web client at http://\(wsHost):\(webSocketPort)/" : ""
-                print("websocket listening on \(wsHost):\(webSocketPort) (upgrade at /ws\(page))")
+                let page = settings.webClient == "on" ? ", web client at http://\(host(settings.wsListen)):\(webSocketPort)/" : ""
+                print("websocket listening on \(host(settings.wsListen)):\(webSocketPort) (upgrade at /ws\(page))")
             }
             fflush(nil)
         }

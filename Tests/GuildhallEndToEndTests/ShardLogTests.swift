@@ -51,10 +51,18 @@ import Testing
         }
     }
 
+    /// The channel's whole history. A page asked while the client is between connections (a node
+    /// that reloads a shard from its log closes the sessions on it) is asked again once it is back.
     static func history(_ client: GuildhallClient, _ channel: UInt64) async throws -> [GHChannelMessage] {
         var stored: [GHChannelMessage] = []
+        let deadline = Date().addingTimeInterval(20)
         while true {
-            let page = try await client.messages.history(of: channel, after: stored.last?.seq ?? 0, limit: 100)
+            let page: GHMessagePage
+            do { page = try await client.messages.history(of: channel, after: stored.last?.seq ?? 0, limit: 100) } catch {
+                if !(error is ClientError) || Date() > deadline { throw error }
+                try await Task.sleep(nanoseconds: 100_000_000)
+                continue
+            }
             stored += page.messages
             if !page.moreAvailable { return stored }
         }

@@ -46,11 +46,11 @@ import Testing
     /// `blob`: custom bodies of that many bytes instead of text (the debug
     /// build validates large text slowly).
     private func send(_ alice: GuildhallClient, _ n: Int, to channel: UInt64, blob blobBytes: Int = 0,
-                      mentioning user: String? = nil) async throws -> [UInt64] {
+                      mentioning user: String? = nil, inFlight: Int = 50) async throws -> [UInt64] {
         var sent: [GHChannelMessage] = []
-        for start in stride(from: 0, to: n, by: 50) {
+        for start in stride(from: 0, to: n, by: inFlight) {
             sent += try await withThrowingTaskGroup(of: GHChannelMessage.self) { group in
-                for i in start..<min(n, start + 50) {
+                for i in start..<min(n, start + inFlight) {
                     group.addTask {
                         if blobBytes > 0 { return try await alice.messages.send(blob(blobBytes, byte: UInt8(i % 256)), to: channel) }
                         return try await alice.messages.send("hey \(i)", to: channel, mentions: user.map { [$0] } ?? [])
@@ -491,14 +491,25 @@ import Testing
         }
         defer { server.stop() }
         let (alice, _, channel) = try await setUp(server)
+        let aliceHeard = Recorder()
+        alice.addListener(aliceHeard)
         let (carol, carolEvents) = try await server.client("carol")
         _ = try await carol.servers.join(try await alice.servers.mine()[0].serverID)
         let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
         guard let login = slow.loginAndSync(server.token("bob")) else { Issue.record("login failed"); return }
-        // bob stops reading; alice sends more than the kernel buffers and the cap hold.
-        let sent = try await send(alice, 300, to: channel, blob: 8_000)
-        // The healthy session got everything.
-        _ = try await waitFor("carol to receive all", timeout: 20) { carolEvents.messages.count >= sent.count ? true : nil }
+        // bob stops reading; alice sends more than the kernel buffers and the cap hold. Ten at a
+        // time, so what alice has yet to read (her answers and her own messages' events, 16 KB a
+        // send) stays far under the cap her session has too, however late her reader runs. A
+        // failure says what alice's and carol's connections went through.
+        let sent: [UInt64]
+        do {
+            sent = try await send(alice, 300, to: channel, blob: 8_000, inFlight: 10)
+            // The healthy session got everything.
+            _ = try await waitFor("carol to receive all", timeout: 20) { carolEvents.messages.count >= sent.count ? true : nil }
+        } catch {
+            Issue.record("\(error); alice: \(aliceHeard.connectionStory); carol: \(carolEvents.connectionStory)")
+            throw error
+        }
         #expect(Set(carolEvents.messages.map(\.uid)) == Set(sent))
         // bob's connection was cut; resuming replays everything after the last event he read.
         let frames = slow.framesUntilClosed(timeout: 10)

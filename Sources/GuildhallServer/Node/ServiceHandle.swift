@@ -107,7 +107,7 @@ public final class ServiceHandle: Sendable {
 public enum ServeMain {
     /// `reload` re-reads the configuration on SIGHUP; its live settings apply at once.
     /// `onListening` gets the client port and the WebSocket port (0: none).
-    public static func run(settings given: Settings, reload: @escaping () throws -> Settings, onListening: (Int, Int) -> Void) throws -> Int32 {
+    public static func run(settings given: Settings, reload: @escaping () throws -> Settings, onListening: (_ port: Int, _ webSocketPort: Int, _ adminPort: Int) -> Void) throws -> Int32 {
         let settings = try given.completed()
         let secret = try ServerSecret.resolve(settings)
         let service = try Node(settings: settings, secret: secret, clock: systemClock)
@@ -115,7 +115,7 @@ public enum ServeMain {
         service.watchSignals(reload: { try reload().completed() })
         service.first.log.info("listening", ["addr": settings.listen, "port": service.port, "node": settings.nodeID,
                                              "admin_port": service.adminPort, "ws_port": service.webSocketPort])
-        onListening(service.port, service.webSocketPort)
+        onListening(service.port, service.webSocketPort, service.adminPort)
         return service.run()
     }
 }

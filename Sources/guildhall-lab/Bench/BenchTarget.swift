@@ -92,7 +92,7 @@ enum BenchTargets {
             var args = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(secret)",
                         "--set", "log-level=warn", "--set", "small-server-threshold=10", "--set", "admin-listen=", "--set", "ws-listen="] + Settings.unlimitedFlags
             for s in extraSettings { args += ["--set", s] }
-            let (process, port) = try launch(serverPath, args, portFrom: "listening on 127.0.0.1:")
+            let (process, port) = try launch(serverPath, args, portFrom: "guildhall listening on 127.0.0.1:")
             return RunningTarget(kind: kind, process: process, port: port, folder: folder,
                                  wire: GuildhallWire(secret: Array(secret.utf8), server: serverID, channel: channelID))
         case .redis:
@@ -186,6 +186,13 @@ enum BenchTargets {
     /// Starts a process and reads the port it prints after `marker`.
     /// `errors`: where its standard error goes (default: this process's).
     static func launch(_ path: String, _ args: [String], portFrom marker: String, errors: FileHandle = .standardError) throws -> (Process, Int) {
+        let (p, ports) = try launch(path, args, portsFrom: [marker], errors: errors)
+        return (p, ports[0])
+    }
+
+    /// Starts a process and reads the port it prints after each of `markers` (each on a line of its
+    /// own, read once the line is complete: a pipe may hand over half a number).
+    static func launch(_ path: String, _ args: [String], portsFrom markers: [String], errors: FileHandle = .standardError) throws -> (Process, [Int]) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = args
@@ -194,20 +201,44 @@ enum BenchTargets {
         p.standardError = errors
         let text = Mutex("")
         let found = DispatchSemaphore(value: 0)
+        @Sendable func ports(_ t: String) -> [Int]? {
+            let lines = t.split(separator: "\n", omittingEmptySubsequences: false).dropLast()  // the last is not complete
+            let ports = markers.compactMap { marker in
+                lines.lazy.compactMap { line in line.range(of: marker).flatMap { r in Int(line[r.upperBound...].prefix(while: \.isNumber)) } }.first
+            }
+            return ports.count == markers.count ? ports : nil
+        }
         out.fileHandleForReading.readabilityHandler = { h in
             let chunk = String(decoding: h.availableData, as: UTF8.self)
-            if text.withLock({ $0 += chunk; return $0.contains(marker) }) { found.signal() }
+            if text.withLock({ $0 += chunk; return ports($0) != nil }) { found.signal() }
             if chunk.isEmpty { h.readabilityHandler = nil }
         }
         try p.run()
-        guard found.wait(timeout: .now() + 60) == .success else {
-            p.terminate()
-            throw BenchError("\(path) did not start listening within 60 s")
+        // Polled, so a process that dies before it listens is told at once, with its status.
+        let deadline = Date().addingTimeInterval(60)
+        while found.wait(timeout: .now() + 0.1) != .success {
+            if !p.isRunning {
+                throw BenchError("\(path) exited with status \(p.terminationStatus) before it listened; it printed: \(text.withLock { $0 })")
+            }
+            if Date() > deadline {
+                let threads = threadStates(p.processIdentifier)
+                p.terminate()
+                throw BenchError("\(path) did not start listening within 60 s; it printed: \(text.withLock { $0 }); its threads: \(threads)")
+            }
         }
         out.fileHandleForReading.readabilityHandler = nil
-        let t = text.withLock { $0 }
-        let after = t[t.range(of: marker)!.upperBound...]
-        return (p, Int(after.prefix { $0.isNumber })!)
+        return (p, ports(text.withLock { $0 })!)
+    }
+
+    /// Each thread of `pid` as name, state and the kernel function it waits in (from /proc):
+    /// where a process that does not start is stuck.
+    static func threadStates(_ pid: Int32) -> String {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.sorted().map { tid in
+            let read = { (file: String) in (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/\(file)", encoding: .utf8)) ?? "?" }
+            let stat = read("stat"), state = stat.lastIndex(of: ")").map { String(stat[stat.index($0, offsetBy: 2)]) } ?? "?"
+            return "\(read("comm").trimmingCharacters(in: .whitespacesAndNewlines)) \(state) \(read("wchan"))"
+        }.joined(separator: ", ")
     }
 
     /// Starts a process and waits until `port` accepts connections.

@@ -84,7 +84,7 @@ final class ClusterRun {
                         "--set", "small-server-threshold=10", "--set", "admin-listen=127.0.0.1:\(admin)", "--set", "ws-listen=", "--set", "loops=1", "--set", "files-store=off"] + Settings.unlimitedFlags
             for s in ["cluster=nats://127.0.0.1:\(natsPort)", "node-id=\(id)", "cluster-name=bench", "cluster-replicas=1", "shards=1",
                       "lease-ttl-ms=3000", "lease-renew-ms=200"] { args += ["--set", s] }
-            let (p, port) = try BenchTargets.launch(BenchTargets.serverPath, args, portFrom: "listening on 127.0.0.1:")
+            let (p, port) = try BenchTargets.launch(BenchTargets.serverPath, args, portFrom: "guildhall listening on 127.0.0.1:")
             processes.append(p)
             ports.append(port)
         }

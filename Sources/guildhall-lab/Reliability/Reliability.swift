@@ -53,6 +53,28 @@ enum ReliabilityProfile: String, Sendable {
 struct CheckOutcome {
     let passed: Bool
     let figures: String
+
+    /// One run of a check whose latency bound is judged apart from the rest.
+    struct Run {
+        let restPassed: Bool
+        let latencyPassed: Bool
+        let figures: String
+        /// The latency figures alone, for the note of a run that missed only them.
+        let latency: String
+    }
+
+    /// `run` again, up to twice, while it misses only its latency bound; the last run decides. A
+    /// defect misses every time; a scheduler's hiccup on two cores shared by the server, the load
+    /// and the probes does not (a lone p99 here has swung from 2 to 385 ms between minutes).
+    static func rerunningLatencyMisses(_ run: () throws -> Run) rethrows -> CheckOutcome {
+        var missed: [String] = []
+        while true {
+            let r = try run()
+            if r.restPassed && !r.latencyPassed && missed.count < 2 { missed.append(r.latency); continue }
+            let note = missed.map { " (a run missed only its latency, \($0); run again)" }.joined()
+            return CheckOutcome(passed: r.restPassed && r.latencyPassed, figures: r.figures + note)
+        }
+    }
 }
 
 struct ReliabilityCheck: Sendable {

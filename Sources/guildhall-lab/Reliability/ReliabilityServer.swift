@@ -85,9 +85,10 @@ final class ReliabilityServer {
     }
 
     private static func start(_ folder: String, _ settings: [String], _ unlimited: Bool, _ fileLimit: Int?, _ logPath: String?) throws -> (Process, Int, Int) {
-        let adminPort = try BenchTargets.freePort()
+        // The admin port too is the kernel's choice, read from what the server prints: a port
+        // picked here could be taken (by a client's ephemeral port) before the server binds it.
         var args = ["serve", "--data", folder, "--listen", "127.0.0.1:0", "--set", "secret=\(Self.secret)", "--set", "log-level=error",
-                    "--set", "admin-listen=127.0.0.1:\(adminPort)", "--set", "ws-listen="]
+                    "--set", "admin-listen=127.0.0.1:0", "--set", "ws-listen="]
         if unlimited { args += Settings.unlimitedFlags }
         for s in settings { args += ["--set", s] }
         let (path, all) = fileLimit.map { ("/usr/bin/prlimit", ["--nofile=\($0):\($0)", BenchTargets.serverPath] + args) } ?? (BenchTargets.serverPath, args)
@@ -96,8 +97,9 @@ final class ReliabilityServer {
             file.seekToEndOfFile()
             errors = file
         }
-        let (process, port) = try BenchTargets.launch(path, all, portFrom: "listening on 127.0.0.1:", errors: errors)
-        return (process, port, adminPort)
+        let (process, ports) = try BenchTargets.launch(path, all, portsFrom: ["guildhall listening on 127.0.0.1:", "admin listening on 127.0.0.1:"],
+                                                       errors: errors)
+        return (process, ports[0], ports[1])
     }
 
     /// kill -9, then the server again on the same folder (new ports).
