@@ -311,7 +311,8 @@ import Testing
 
     /// A rolling restart (each node in turn stopped with SIGTERM and started
     /// again on its folder and port): two clients that know every node's
-    /// address keep talking, a direct message after each step arriving once.
+    /// address keep talking, a direct message after each step arriving once,
+    /// and one that knows a single node's address hears them too.
     @Test func directMessagesFlowThroughARollingRestart() async throws {
         let cluster = try await Cluster.started()
         defer { cluster.stop() }
@@ -320,9 +321,13 @@ import Testing
                 GuildhallClient(addresses: (0..<3).map { ("127.0.0.1", cluster.nodes[$0]!.port) }, options: ClientOptions(token: TestServer.token(user)))
             }
         }
-        let (aliceHeard, bobHeard) = (Recorder(), Recorder())
+        let (aliceHeard, bobHeard, carolHeard) = (Recorder(), Recorder(), Recorder())
         let alice = try await client("roller-a", aliceHeard), bob = try await client("roller-b", bobHeard)
-        defer { alice.close(); bob.close() }
+        // One that knows a single address (a balancer in front of the nodes) comes back to it after
+        // its restart. Its login may be on its way to its home's node as that node stops
+        // (aLoginCaughtInItsHomesMoveEndsUpAtTheNewHome).
+        let carol = try await Self.connected(port: cluster.nodes[0]!.port, token: TestServer.token("roller-c"), heard: carolHeard)
+        defer { alice.close(); bob.close(); carol.close() }
         var uids: [UInt64] = []
         for node in 0..<3 {
             cluster.nodes[node]!.signal(SIGTERM)
@@ -335,6 +340,15 @@ import Testing
             }
             uids.append(dm.uid)
             _ = try await cluster.explaining("after node \(node + 1) restarted") { try await bobHeard.message("the message after \(node + 1)", timeout: 20) { $0.uid == dm.uid } }
+            let toCarol = try await cluster.explaining("after node \(node + 1) restarted") {
+                try await Self.retrying { try await alice.directs.send("and you, after \(node + 1)", to: "roller-c") }
+            }
+            do {
+                _ = try await carolHeard.message("carol's message after \(node + 1)", timeout: 20) { $0.uid == toCarol.uid }
+            } catch {
+                Issue.record("\(error) after node \(node + 1) restarted; carol's connection: \(carolHeard.connectionStory); \(cluster.homes(of: ["roller-c"])); the nodes logged:\n\(cluster.logs())")
+                throw error
+            }
         }
         let got = bobHeard.messages.map(\.uid).filter(uids.contains)
         #expect(got.count == uids.count, "each once: \(got)")
@@ -446,6 +460,45 @@ import Testing
                 "answered: \(frames.map { "\($0)".prefix(80) })")
         #expect(!frames.closeReasons.contains(.loginTimeout))
         #expect(elapsed < 8, "answered in \(elapsed) s, at the 5 s login deadline")
+    }
+
+    /// A login on its way to the user's home when the home moves: its node frozen past its
+    /// lease, another node takes the shard over, and the node thaws, with the login waiting in its
+    /// inbox. However that login is answered (by the thawed node, after it gave the shard up, or
+    /// by no one), the client ends up logged in at the new home and hears what is sent to it there.
+    @Test func aLoginCaughtInItsHomesMoveEndsUpAtTheNewHome() async throws {
+        let cluster = try await Cluster.started()
+        defer { cluster.stop() }
+        let user = try #require((0..<400).lazy.map { "caught\($0)" }.first { cluster.owner(of: ShardPlan.shard(user: $0, shards: 8)) == 0 })
+        let shard = ShardPlan.shard(user: user, shards: 8)
+        let sender = try await Self.connected(port: cluster.nodes[2]!.port, token: TestServer.token("caller"))
+        defer { sender.close() }
+        cluster.nodes[0]!.signal(SIGSTOP)
+        var frozen = true
+        defer { if frozen { cluster.nodes[0]!.signal(SIGCONT) } }
+        let heard = Recorder()
+        let client = GuildhallClient(addresses: [1, 2].map { ("127.0.0.1", cluster.nodes[$0]!.port) }, options: ClientOptions(token: TestServer.token(user)))
+        client.addListener(heard)
+        defer { client.close() }
+        let connecting = Task { try await client.connect() }
+        // Node 2 sent the login to node 1, the home it knew; it learns of the move meanwhile.
+        try await waitUntil("the user's shard taken over, as node 2 sees it", timeout: 20) {
+            guard let json = try? HTTPExchange.request("GET", "/cluster", port: cluster.admins[1]).json else { return false }
+            return ((json["nodes"] as? [[String: Any]]) ?? []).contains {
+                ($0["node"] as? Int).map { $0 != 1 } == true && (($0["shards"] as? [Int]) ?? []).contains(shard)
+            }
+        }
+        cluster.nodes[0]!.signal(SIGCONT)
+        frozen = false
+        do {
+            _ = try await connecting.value
+            try await waitUntil("the user's shard served again", timeout: 20) { cluster.owner(of: shard).map { $0 != 0 } == true }
+            let dm = try await Self.retrying { try await sender.directs.send("after the move", to: user) }
+            _ = try await heard.message("the direct message sent after the move", timeout: 20) { $0.uid == dm.uid }
+        } catch {
+            Issue.record("\(error); \(user)'s connection: \(heard.connectionStory); the nodes logged:\n\(cluster.logs())")
+            throw error
+        }
     }
 
     @Test func everyAcknowledgedSendSurvivesKillMinus9OfItsHomeFiveTimes() async throws {
