@@ -116,7 +116,7 @@ import Testing
 
         /// The end of each live node's log.
         func logs() -> String {
-            nodes.enumerated().compactMap { i, n in n.map { "--- node \(i + 1)\n\($0.logTail())" } }.joined(separator: "\n")
+            nodes.enumerated().compactMap { i, n in n.map { "--- node \(i + 1)\n\($0.logTail(16000))" } }.joined(separator: "\n")
         }
 
         func stop() {

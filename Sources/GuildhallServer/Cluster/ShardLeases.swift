@@ -63,6 +63,10 @@ final class ShardLeases: Sendable {
     /// Where every home is, for the loops (ClusterView.swift).
     private let view: ClusterView?
     private let started = Atomic<Bool>(false)
+    /// This process's life, in its heartbeat (wall-clock ms at its start): a node that restarts
+    /// between two of another's rounds keeps its id and may claim its shards back at once, and
+    /// only this tells the others that the homes they registered sessions with are gone.
+    private let incarnation = UInt64(Date().timeIntervalSince1970 * 1000)
 
     /// Connects; throws when NATS or JetStream is not there.
     init(settings: Settings, log: ServerLog, view: ClusterView? = nil) throws {
@@ -170,15 +174,19 @@ final class ShardLeases: Sendable {
             return
         }
         // The heartbeat carries the node's loop count: other nodes place homes by it.
-        client.put("node.\(me)", "\(now) \(settings.loops)")
+        client.put("node.\(me)", "\(now) \(settings.loops) \(incarnation)")
         var loopsOf: [Int: Int] = [:]
         var nodes = state.withLock { $0.nodes }
         var beating: Set<Int> = []
         var taken: Set<Int> = []
         var owners: [Int: Int] = [:]
+        // Nodes started again since the last round (the heartbeat's third field, its life, changed).
+        var restarted: Set<Int> = []
         for key in client.keys() {
             if key.hasPrefix("node."), let id = Int(key.dropFirst(5)), let beat = client.get(key)?.value {
                 beating.insert(id)
+                let life = { (beat: String) in beat.split(separator: " ").dropFirst(2).first }
+                if let last = lastBeats[id], let was = life(last), let now = life(beat), was != now { restarted.insert(id) }
                 if lastBeats[id] != beat || nodes[id] == nil { nodes[id] = now }
                 lastBeats[id] = beat
                 loopsOf[id] = beat.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 1
@@ -214,6 +222,7 @@ final class ShardLeases: Sendable {
             client.delete("shard.\(shard)")
             held.removeValue(forKey: shard)
         }
+        var given = lost + released, gained: [Int] = []
         // A shard whose log stopped taking writes is taken over again, as if claimed anew.
         let stalled = handover.stalled(among: Array(held.keys))
         if !stalled.isEmpty {
@@ -223,6 +232,7 @@ final class ShardLeases: Sendable {
             for shard in stalled where !back.contains(shard) {
                 client.delete("shard.\(shard)")
                 held.removeValue(forKey: shard)
+                given.append(shard)
             }
         }
         var claimed: [Int: Held] = [:]
@@ -240,14 +250,19 @@ final class ShardLeases: Sendable {
                 client.delete("shard.\(shard)")
                 held.removeValue(forKey: shard)
             }
+            gained = servable.sorted()
+        }
+        if !given.isEmpty || !gained.isEmpty {
+            log.info("shards changed hands", ["taken": gained.description, "given_up": given.sorted().description, "held": held.keys.sorted().description])
         }
         for (shard, _) in held { owners[shard] = me }
         let before = state.withLock { $0.owners }
-        let moved = before.filter { shard, owner in owner != me && owners[shard] != owner }.map(\.key)
+        // A shard whose owner started again moved too, from the old life's homes to the new one's.
+        let moved = before.filter { shard, owner in owner != me && (owners[shard] != owner || restarted.contains(owner)) }.map(\.key)
         // A node that owns shards counts for routing even when its heartbeat is late (a busy round).
         view?.update(owners: owners, loops: loopsOf, live: Set(nodes.keys))
         if !moved.isEmpty { handover.moved(moved.sorted()) }
-        let changed = Set(before.keys).union(owners.keys).filter { before[$0] != owners[$0] }
+        let changed = Set(before.keys).union(owners.keys).filter { before[$0] != owners[$0] || owners[$0].map(restarted.contains) == true }
         if !changed.isEmpty { handover.ownersChanged(changed) }
         let fixedNodes = nodes, fixedHeld = held, error = client.lastError, fixedOwners = owners
         state.withLock {

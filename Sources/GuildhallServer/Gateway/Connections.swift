@@ -266,7 +266,8 @@ extension Gateway {
             return
         }
         session.pauseReading(.admission)
-        session.admissionAsked = (id, token.user)
+        session.admissionAsked = id
+        session.user = token.user
         session.autoSubscribeAtLogin = autoSubscribe
         routes.admit(Admission(key: session.key, token: token, autoSubscribe: autoSubscribe, id: id, resumeFailure: resumeFailure, missed: missed,
                              peer: session.peer))

@@ -286,7 +286,7 @@ final class Gateway {
             case .loginTimeout? where s.admissionAsked != nil:
                 // The user's home did not answer the login in time (in a cluster,
                 // its node died or gave the user's shard up meanwhile): UNAVAILABLE, not a silent close.
-                s.fail(s.admissionAsked!.id, Failure(.unavailable, "the node that serves your account did not answer the login in time; retry"))
+                s.fail(s.admissionAsked!, Failure(.unavailable, "the node that serves your account did not answer the login in time; retry"))
                 close(s, .draining, "no node answered the login; reconnect")
                 continue
             case .loginTimeout?: close(s, .loginTimeout, "no login within \(settings.loginDeadlineMs) ms"); continue
@@ -353,12 +353,16 @@ final class Gateway {
     /// answer it after giving the shard up (as a node that stops does), and the session would then
     /// hang on a home that no longer knows it, hearing nothing, with no later move to end it.
     func closeSessions(ofShards shards: Set<Int>) {
+        var closed = 0, logins = 0
         for s in Array(sessions.values) {
             let asked = s.isAwaitingLogin ? s.admissionAsked : nil
-            guard let user = s.isAwaitingLogin ? asked?.user : s.user, shards.contains(ShardPlan.shard(user: user, shards: settings.shards)) else { continue }
-            if let asked { s.fail(asked.id, Failure(.unavailable, "your account's home moved to another node during the login; retry")) }
+            guard !s.isAwaitingLogin || asked != nil, shards.contains(ShardPlan.shard(user: s.user, shards: settings.shards)) else { continue }
+            if let asked { s.fail(asked, Failure(.unavailable, "your account's home moved to another node during the login; retry")) }
             close(s, .draining, "your account's home moved to another node; reconnect")
+            closed += 1
+            if asked != nil { logins += 1 }
         }
+        log.info("homes moved: their users' sessions closed", ["loop": index, "shards": shards.sorted().description, "sessions": closed, "logins": logins])
     }
 
     /// Tells every session why it ends, flushes, and closes the gateway's handles;

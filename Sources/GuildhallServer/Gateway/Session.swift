@@ -80,8 +80,9 @@ final class Session {
     var reportedBehind = false
     /// Whether its login asked for auto-subscribe mode (the homes that are not its user's hear it when it opens).
     var autoSubscribeAtLogin = false
-    /// The login the user's home was asked to admit (its request id, and the user), until it answers.
-    var admissionAsked: (id: UInt64, user: UserID)?
+    /// The login the user's home was asked to admit (its request id), until it answers. `user`
+    /// is the token's from then on, so that a move of its home can end the login too.
+    var admissionAsked: UInt64?
     /// Requests forwarded to a home on another loop and not yet answered, and their bytes.
     private var credit = RequestCredit()
     /// What it subscribed to, and requests the gateway made again for it at a guild's new home (SubscriptionCarry.swift).
