@@ -237,6 +237,13 @@ import Testing
         try await Self.killedNodesUserGoesOffline(vanishingHome: 0, watcherHome: 0)
     }
 
+    /// The killed node is started again at once (a crash, restarted by its supervisor), faster
+    /// than the others' lease rounds see it leave: its earlier sessions still end at the homes
+    /// that held them, told by the new life its heartbeat names.
+    @Test func aUserWhoseNodeCrashedAndStartedAgainAtOnceGoesOfflineToWatchers() async throws {
+        try await Self.killedNodesUserGoesOffline(vanishingHome: 1, watcherHome: 2, startedAgain: true)
+    }
+
     /// A node joining takes shards over: the users homed there move, their
     /// sessions log in again at the new home, and no one watching sees them
     /// go offline meanwhile (the old home tells nothing of users it gave up,
@@ -354,7 +361,7 @@ import Testing
         #expect(got.count == uids.count, "each once: \(got)")
     }
 
-    static func killedNodesUserGoesOffline(vanishingHome: Int, watcherHome: Int) async throws {
+    static func killedNodesUserGoesOffline(vanishingHome: Int, watcherHome: Int, startedAgain: Bool = false) async throws {
         let cluster = try await Cluster.started()
         defer { cluster.stop() }
         // Users named so that their homes are where the case asks.
@@ -373,6 +380,7 @@ import Testing
         _ = cluster.nodes[0]!.wait()
         cluster.nodes[0] = nil
         gone.close()
+        if startedAgain { try await cluster.start(0) }
         let offline = try await cluster.explaining(homes) { try await heard.presence(of: vanishing, timeout: 30) { $0.status == .presenceOffline } }
         #expect(offline.lastSeen > 0, "a last-seen time (\(homes))")
     }

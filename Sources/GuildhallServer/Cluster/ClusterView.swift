@@ -14,6 +14,9 @@ final class ClusterView: Sendable {
         var owners: [Int: Int] = [:]
         /// Live node -> its loops.
         var loops: [Int: Int] = [:]
+        /// Node -> its process's life (wall-clock ms at its start), as its heartbeat says: a change
+        /// means the node started again, whether or not a round saw it gone.
+        var lives: [Int: UInt64] = [:]
     }
 
     let me: Int
@@ -33,7 +36,7 @@ final class ClusterView: Sendable {
     /// A round's view. A node whose heartbeat could not be read this round
     /// keeps its last known loop count while it is live or owns shards: a
     /// broadcast or a gather that skipped it would be silently incomplete.
-    func update(owners: [Int: Int], loops: [Int: Int], live: Set<Int>) {
+    func update(owners: [Int: Int], loops: [Int: Int], live: Set<Int>, lives: [Int: UInt64] = [:]) {
         state.withLock { s in
             let keep = live.union(owners.values)
             var merged = s.loops.merging(loops) { _, new in new }
@@ -41,6 +44,7 @@ final class ClusterView: Sendable {
             s.owners = owners
             s.loops = merged
             s.loops[me] = localMap.loops
+            s.lives = s.lives.merging(lives) { _, new in new }.filter { keep.contains($0.key) }
         }
     }
 

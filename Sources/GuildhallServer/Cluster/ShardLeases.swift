@@ -181,12 +181,13 @@ final class ShardLeases: Sendable {
         var taken: Set<Int> = []
         var owners: [Int: Int] = [:]
         // Nodes started again since the last round (the heartbeat's third field, its life, changed).
-        var restarted: Set<Int> = []
+        var restarted: Set<Int> = [], lives: [Int: UInt64] = [:]
         for key in client.keys() {
             if key.hasPrefix("node."), let id = Int(key.dropFirst(5)), let beat = client.get(key)?.value {
                 beating.insert(id)
                 let life = { (beat: String) in beat.split(separator: " ").dropFirst(2).first }
                 if let last = lastBeats[id], let was = life(last), let now = life(beat), was != now { restarted.insert(id) }
+                lives[id] = life(beat).flatMap { UInt64($0) }
                 if lastBeats[id] != beat || nodes[id] == nil { nodes[id] = now }
                 lastBeats[id] = beat
                 loopsOf[id] = beat.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 1
@@ -260,7 +261,7 @@ final class ShardLeases: Sendable {
         // A shard whose owner started again moved too, from the old life's homes to the new one's.
         let moved = before.filter { shard, owner in owner != me && (owners[shard] != owner || restarted.contains(owner)) }.map(\.key)
         // A node that owns shards counts for routing even when its heartbeat is late (a busy round).
-        view?.update(owners: owners, loops: loopsOf, live: Set(nodes.keys))
+        view?.update(owners: owners, loops: loopsOf, live: Set(nodes.keys), lives: lives)
         if !moved.isEmpty { handover.moved(moved.sorted()) }
         let changed = Set(before.keys).union(owners.keys).filter { before[$0] != owners[$0] || owners[$0].map(restarted.contains) == true }
         if !changed.isEmpty { handover.ownersChanged(changed) }

@@ -76,6 +76,8 @@ final class Reception: HomePart, GatewayHome {
     private var heldSends: [UInt64: [PendingSend]] = [:]
     /// In a cluster: the nodes live at the last look (`forgetSessionsOfGoneNodes`).
     private var liveNodes: Set<Int> = []
+    /// Each node's life as last seen (`ClusterView.State.lives`).
+    private var nodeLives: [Int: UInt64] = [:]
 
     init(services: HomeServices, presences: Presences, memberLists: MemberLists, profiles: Profiles, pushNotices: PushNotices,
          offlineDelivery: OfflineDelivery) {
@@ -399,25 +401,37 @@ final class Reception: HomePart, GatewayHome {
     /// With a node that joined (or that this one sees for the first time,
     /// as when this node just started, empty), the homes swap who of their users is online. Each tick of the home's timer; the cost is a set comparison
     /// until a node comes or goes.
+    ///
+    /// A node started again faster than a lease round could see it leave (as after a crash with
+    /// an automatic restart) counts as both: the sessions of its earlier lives end here (their
+    /// keys count from before its new life's start), and the homes swap who is online with it.
     func followNodes() {
         guard !settings.cluster.isEmpty, let gateway = services.gateway else { return }
         let view = gateway.limits.node.cluster.snapshot
         let live = Set(view.loops.keys)
-        let gone = liveNodes.subtracting(live), joined = live.subtracting(liveNodes).subtracting([settings.nodeID])
+        let restarted = Set(view.lives.compactMap { node, life in nodeLives[node].map { $0 != life && live.contains(node) ? node : nil } ?? nil })
+        let gone = liveNodes.subtracting(live), joined = live.subtracting(liveNodes).union(restarted).subtracting([settings.nodeID])
         liveNodes = live
+        nodeLives = view.lives
         for node in joined { presences.swapOnline(with: (0..<(view.loops[node] ?? 0)).map { Place.remote(node: node, loop: $0) }) }
-        guard !gone.isEmpty else { return }
+        guard !gone.isEmpty || !restarted.isEmpty else { return }
+        let ended = { (key: UInt64) -> Bool in
+            let node = Place.node(ofSession: key)
+            return gone.contains(node) || (restarted.contains(node) && Place.session(key, before: view.lives[node] ?? 0))
+        }
         var users: Set<UserID> = []
-        for (key, s) in registry.all where gone.contains(Place.node(ofSession: key)) {
+        for (key, s) in registry.all where ended(key) {
             users.insert(s.user)
             sessionEnded(key, ackedOrd: 0)
         }
-        for (key, user) in roster.sessions(where: { gone.contains(Place.node(ofSession: $0)) }) {
+        for (key, user) in roster.sessions(where: ended) {
             users.insert(user)
             roster.remove(key)
         }
         presences.mayHaveLeft(users) { self.registry.sessions(of: $0).isEmpty && !self.roster.lists($0) }
-        log.warn("a node left the cluster; its sessions ended here", ["nodes": gone.sorted().map(String.init).joined(separator: ","), "users": users.count])
+        let nodes = gone.union(restarted).sorted().map(String.init).joined(separator: ",")
+        log.warn(gone.isEmpty ? "a node started again; its earlier sessions ended here" : "a node left the cluster; its sessions ended here",
+                 ["nodes": nodes, "users": users.count])
     }
 
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {

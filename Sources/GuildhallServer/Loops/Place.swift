@@ -28,6 +28,10 @@ enum Place {
         return max(last + 1, (nowMs > epoch2026 ? nowMs - epoch2026 : 0) << 6)
     }
 
+    /// Whether session `key` is older than a node's life that started at `startedAtMs` (wall clock):
+    /// every key a life hands out counts from its own start (`nextSessionCounter`).
+    static func session(_ key: UInt64, before startedAtMs: UInt64) -> Bool { key >> 18 < nextSessionCounter(after: 0, nowMs: startedAtMs) }
+
     /// A session key for gateway `loop` of node `node`.
     static func sessionKey(_ counter: UInt64, node: Int, loop: Int) -> UInt64 { counter << 18 | UInt64(node) << 8 | UInt64(loop) }
 
