@@ -157,6 +157,8 @@ export interface GuildhallConnectionOptions {
   token: string;
   /** Tell senders a direct message reached this device (default true). */
   deliveryReceipts?: boolean;
+  /** How long to wait for the login's answer before giving it up and trying again (default 15000 ms). */
+  loginTimeoutMs?: number;
 }
 
 export declare class GuildhallConnection extends EventTarget {

@@ -38,12 +38,14 @@ export class GuildhallConnection extends EventTarget {
    * @param {string} options.url the WebSocket URL, `ws(s)://HOST/ws`
    * @param {string} options.token a login token (a JWT or a v1 token, minted by the application's backend)
    * @param {boolean} [options.deliveryReceipts=true] report direct messages delivered as they arrive
+   * @param {number} [options.loginTimeoutMs=15000] how long to wait for the login's answer before trying again
    */
-  constructor({ url, token, deliveryReceipts = true }) {
+  constructor({ url, token, deliveryReceipts = true, loginTimeoutMs = 15000 }) {
     super();
     this.url = url;
     this.token = token;
     this.deliveryReceipts = deliveryReceipts;
+    this.loginTimeoutMs = loginTimeoutMs;
     this.state = "closed";
     this.login = null;
     this.sessionId = null;
@@ -121,7 +123,7 @@ export class GuildhallConnection extends EventTarget {
         if (this.ws !== ws || this.login) return;
         this.closeReason = "the login was not answered in time";
         ws.close();
-      }, 15000);
+      }, this.loginTimeoutMs);
     };
     ws.onmessage = (m) => this.received(JSON.parse(m.data));
     ws.onclose = (c) => this.closed(c);
