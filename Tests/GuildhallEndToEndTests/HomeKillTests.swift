@@ -316,6 +316,43 @@ import Testing
         _ = try await cluster.explaining(cluster.homes(of: [user])) { try await heard.message("the direct message", timeout: 20) { $0.uid == dm.uid } }
     }
 
+    /// A drain closes its sessions (DRAINING) and their clients log in again on another node at
+    /// once: a user homed elsewhere shows no flash of offline to those watching meanwhile (their
+    /// home waits a grace before it tells that a user whose session drained is gone).
+    @Test func aDrainShowsItsUsersNoFlashOfOffline() async throws {
+        let cluster = try await Cluster.started()
+        defer { cluster.stop() }
+        func homed(on node: Int, _ prefix: String) throws -> String {
+            try #require((0..<400).lazy.map { "\(prefix)\($0)" }.first { cluster.owner(of: ShardPlan.shard(user: $0, shards: 8)) == node })
+        }
+        let user = try homed(on: 1, "drifting"), watching = try homed(on: 2, "watching")
+        let userHeard = Recorder()
+        // Its reconnection comes a second after the drain (as a client's backoff may), so its old
+        // session's end reaches its home before its new login does.
+        let logins = Locked(0), token = TestServer.token(user)
+        let client = try await Self.connected(heard: userHeard) {
+            GuildhallClient(addresses: [0, 1].map { ("127.0.0.1", cluster.nodes[$0]!.port) }, options: ClientOptions(token: {
+                if logins.withLock({ $0 += 1; return $0 }) > 1 { usleep(1_000_000) }
+                return token
+            }))
+        }
+        defer { client.close() }
+        let heard = Recorder()
+        let watcher = try await Self.connected(port: cluster.nodes[2]!.port, token: TestServer.token(watching), heard: heard)
+        defer { watcher.close() }
+        _ = try await Self.retrying { try await watcher.people.watchPresence([user]) }
+        _ = try await heard.presence(of: user, timeout: 20) { $0.status == .presenceOnline }
+        #expect(try HTTPExchange.request("POST", "/drain", port: cluster.admins[0]).status == 200)
+        try await waitUntil("the user logged in again, on node 2", timeout: 20) { userHeard.connectedCount >= 2 }
+        // Heard after anything the drain made the home tell: the user's own word, once back.
+        _ = try await Self.retrying { try await client.people.setPresence(.presenceOnline, text: "back") }
+        _ = try await cluster.explaining(cluster.homes(of: [user, watching])) {
+            try await heard.presence(of: user, timeout: 20) { $0.customText == "back" }
+        }
+        let told = heard.presenceFrames.joined().filter { $0.userID == user }.map(\.status)
+        #expect(!told.contains(.presenceOffline), "the watcher saw the user go offline and come back: \(told)")
+    }
+
     /// A rolling restart (each node in turn stopped with SIGTERM and started
     /// again on its folder and port): two clients that know every node's
     /// address keep talking, a direct message after each step arriving once,

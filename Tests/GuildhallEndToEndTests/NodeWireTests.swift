@@ -54,7 +54,7 @@ import Testing
             .grant(typing, gather: 14, key: 15),
             .release("alice", kind: 1, [SubscriptionTarget(server: 11, channel: 12)]),
             .acknowledged(key: 16, ackedOrd: 17, packageAcked: true),
-            .ended(18, ackedOrd: 19),
+            .ended(18, ackedOrd: 19, reconnecting: false),
             .received(20, [12: 21]),
             .detached(22, since: 23),
             .resumed(24),
@@ -131,6 +131,7 @@ import Testing
                                                           post: WebhookPost(content: "build passed", username: "CI ✓", avatar: nil), token: 44))]),
             .fromHome(1, [.webhookAnswered(token: 44, status: 200, body: #"{"seq":1}"#)]),
             .mail(1, [.file([MailedItem(user: "bob", stored: .event([1, 2]), live: .push(payload), owesPush: true)], token: 45)]),
+            .fromGateway(1, [.ended(46, ackedOrd: 47, reconnecting: true)]),
         ]
     }
 

@@ -76,7 +76,7 @@ extension GHNodeHomeCommand {
             }
         case .acknowledged(let key, let ackedOrd, let packageAcked):
             acknowledged = .with { $0.key = key; $0.ackedOrd = ackedOrd; $0.packageAcked = packageAcked }
-        case .ended(let key, let ackedOrd): ended = .with { $0.key = key; $0.ackedOrd = ackedOrd }
+        case .ended(let key, let ackedOrd, let reconnecting): ended = .with { $0.key = key; $0.ackedOrd = ackedOrd; $0.reconnecting = reconnecting }
         case .received(let key, let seqs): received = .with { $0.key = key; $0.seqs = seqs }
         case .detached(let key, let since): detached = .with { $0.key = key; $0.since = since }
         case .resumed(let key): resumed = key
@@ -107,7 +107,7 @@ extension GHNodeHomeCommand {
         case .release(let r):
             return .release(r.user, kind: Int(r.kind), r.targets.map { SubscriptionTarget(server: $0.serverID, channel: $0.channelID) })
         case .acknowledged(let a): return .acknowledged(key: a.key, ackedOrd: a.ackedOrd, packageAcked: a.packageAcked)
-        case .ended(let e): return .ended(e.key, ackedOrd: e.ackedOrd)
+        case .ended(let e): return .ended(e.key, ackedOrd: e.ackedOrd, reconnecting: e.reconnecting)
         case .received(let r): return .received(r.key, r.seqs)
         case .detached(let d): return .detached(d.key, since: d.since)
         case .resumed(let key): return .resumed(key)

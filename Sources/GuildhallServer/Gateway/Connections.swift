@@ -364,7 +364,7 @@ extension Gateway {
         if wasLoggedIn { log.info("session closed", fields) } else { log.infoRepeated("connection closed before login", fields) }
         let connection = session.close(reason)?.connection
         remove(session)
-        if wasLoggedIn { routes.tellEveryHome { $0.sessionEnded(session.key, ackedOrd: session.ackedOrd) } }
+        if wasLoggedIn { routes.tellEveryHome { $0.sessionEnded(session.key, ackedOrd: session.ackedOrd, reconnecting: reason == .draining) } }
         if let c = connection {
             linger(c)
             if abort { c.abort() } else { c.close() }

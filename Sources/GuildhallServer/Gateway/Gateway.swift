@@ -47,8 +47,9 @@ protocol GatewayHome: AnyObject {
     /// The session's device received these channels' messages up to these seqs.
     func received(session key: UInt64, _ upTo: [ChannelID: UInt64])
     /// The session ended: forget it everywhere (interest, subscriptions, auto mode) and keep its device's cursor
-    /// (`ackedOrd`: the inbox position its client acknowledged last).
-    func sessionEnded(_ key: UInt64, ackedOrd: UInt64)
+    /// (`ackedOrd`: the inbox position its client acknowledged last). `reconnecting`: it was closed
+    /// DRAINING, and its client logs in again elsewhere at once (its user's presence waits a grace).
+    func sessionEnded(_ key: UInt64, ackedOrd: UInt64, reconnecting: Bool)
     /// The session lost its connection at loop time `since` and may resume.
     func sessionDetached(_ key: UInt64, since: UInt64)
     /// A resume took the session over on a new connection.

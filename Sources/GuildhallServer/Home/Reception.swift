@@ -350,18 +350,18 @@ final class Reception: HomePart, GatewayHome {
     func expireEndings(now: UInt64) {
         for (key, e) in ending where now >= e.since + Self.endingConfirmMs {
             log.warn("an ended session's gateway did not confirm; taken as gone", ["user": e.user, "device": e.device])
-            sessionEnded(key, ackedOrd: 0)
+            sessionEnded(key, ackedOrd: 0, reconnecting: false)
         }
     }
 
     /// A session ended (GatewayHome). One the home ended already is
     /// confirmed: its last acknowledged position is kept, and logins of its
     /// device waiting for that sync now.
-    func sessionEnded(_ key: UInt64, ackedOrd: UInt64) {
+    func sessionEnded(_ key: UInt64, ackedOrd: UInt64, reconnecting: Bool) {
         roster.remove(key)
         if let s = registry.all[key] {
             _ = s.acknowledged(upTo: ackedOrd)
-            forget(s)
+            forget(s, reconnecting: reconnecting)
             return
         }
         guard let e = ending.removeValue(forKey: key) else { return }
@@ -381,12 +381,12 @@ final class Reception: HomePart, GatewayHome {
 
     /// The session leaves the interest index and its subscriptions, its
     /// device's sync cursor is kept, and auto mode ends with the user's last auto session.
-    private func forget(_ s: HomeSession) {
+    private func forget(_ s: HomeSession, reconnecting: Bool = false) {
         guard s.isLoggedIn else { return }
         s.ended()
         registry.remove(s, servers: directory.serverIDs(of: s.user))
         book.close(s.key)
-        presences.closed(s)
+        presences.closed(s, reconnecting: reconnecting)
         memberLists.closed(s.key)
         offlineDelivery.saveCursor(of: s)
         subscriptions.autoStarting.removeValue(forKey: s.key)
@@ -422,7 +422,7 @@ final class Reception: HomePart, GatewayHome {
         var users: Set<UserID> = []
         for (key, s) in registry.all where ended(key) {
             users.insert(s.user)
-            sessionEnded(key, ackedOrd: 0)
+            sessionEnded(key, ackedOrd: 0, reconnecting: false)
         }
         for (key, user) in roster.sessions(where: ended) {
             users.insert(user)
@@ -543,7 +543,7 @@ final class Reception: HomePart, GatewayHome {
             case .release(let user, let kind, let targets):
                 if let kind = SubscriptionKind(rawValue: kind) { releaseSubscriptions(user: user, kind: kind, targets) }
             case .acknowledged(let key, let ord, let packageAcked): acknowledged(session: key, ackedOrd: ord, packageAcked: packageAcked)
-            case .ended(let key, let ackedOrd): sessionEnded(key, ackedOrd: ackedOrd)
+            case .ended(let key, let ackedOrd, let reconnecting): sessionEnded(key, ackedOrd: ackedOrd, reconnecting: reconnecting)
             case .received(let key, let upTo): received(session: key, upTo)
             case .detached(let key, let since): sessionDetached(key, since: since)
             case .resumed(let key): sessionResumed(key)

@@ -85,7 +85,7 @@ enum HomeCommand: Sendable {
     indirect case grant(GHRequest.OneOf_Body, gather: UInt64, key: UInt64)
     case release(UserID, kind: Int, [SubscriptionTarget])
     case acknowledged(key: UInt64, ackedOrd: UInt64, packageAcked: Bool)
-    case ended(UInt64, ackedOrd: UInt64)
+    case ended(UInt64, ackedOrd: UInt64, reconnecting: Bool)
     case received(UInt64, [ChannelID: UInt64])
     case detached(UInt64, since: UInt64)
     case resumed(UInt64)

@@ -53,7 +53,7 @@ final class RemoteHome: GatewayHome {
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {
         commands.append(.acknowledged(key: key, ackedOrd: ackedOrd, packageAcked: packageAcked))
     }
-    func sessionEnded(_ key: UInt64, ackedOrd: UInt64) { commands.append(.ended(key, ackedOrd: ackedOrd)) }
+    func sessionEnded(_ key: UInt64, ackedOrd: UInt64, reconnecting: Bool) { commands.append(.ended(key, ackedOrd: ackedOrd, reconnecting: reconnecting)) }
     func received(session key: UInt64, _ upTo: [ChannelID: UInt64]) { commands.append(.received(key, upTo)) }
     func sessionDetached(_ key: UInt64, since: UInt64) { commands.append(.detached(key, since: since)) }
     func sessionResumed(_ key: UInt64) { commands.append(.resumed(key)) }

@@ -182,7 +182,7 @@ extension Gateway {
 
     private func carryOut(_ o: SessionOrder, from home: Int) {
         guard let s = sessions[o.key] else {
-            if case .admitted = o.command { routes.tellEveryHome { $0.sessionEnded(o.key, ackedOrd: 0) } }
+            if case .admitted = o.command { routes.tellEveryHome { $0.sessionEnded(o.key, ackedOrd: 0, reconnecting: false) } }
             if case .part(let gid, _) = o.command { routes.gathers.forget(gid) }
             return
         }

@@ -689,6 +689,10 @@ public nonisolated struct GHNodeEnded: Sendable {
 
   public var ackedOrd: UInt64 = 0
 
+  /// The gateway closed it with DRAINING (its node drains, or the user's home moved): its
+  /// client reconnects at once, elsewhere, so its user is not shown offline before a grace.
+  public var reconnecting: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3262,7 +3266,7 @@ nonisolated extension GHNodeAcknowledged: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension GHNodeEnded: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Ended"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{3}acked_ord\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{3}acked_ord\0\u{1}reconnecting\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3272,6 +3276,7 @@ nonisolated extension GHNodeEnded: SwiftProtobuf.Message, SwiftProtobuf._Message
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.key) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.ackedOrd) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.reconnecting) }()
       default: break
       }
     }
@@ -3284,12 +3289,16 @@ nonisolated extension GHNodeEnded: SwiftProtobuf.Message, SwiftProtobuf._Message
     if self.ackedOrd != 0 {
       try visitor.visitSingularUInt64Field(value: self.ackedOrd, fieldNumber: 2)
     }
+    if self.reconnecting != false {
+      try visitor.visitSingularBoolField(value: self.reconnecting, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: GHNodeEnded, rhs: GHNodeEnded) -> Bool {
     if lhs.key != rhs.key {return false}
     if lhs.ackedOrd != rhs.ackedOrd {return false}
+    if lhs.reconnecting != rhs.reconnecting {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -268,13 +268,21 @@ extension Presences {
     }
 
     /// A session left the interest index (it ended).
-    func closed(_ s: HomeSession) {
+    /// `reconnecting`: its gateway closed it DRAINING (that node drains, or the user's home moved),
+    /// and its client is logging in again elsewhere: if it was the user's last session, others
+    /// see the user as told until `reloginGraceMs` passes (as for a user taken over), so a drain
+    /// does not flash its users offline and back; offline then, if no session came back.
+    func closed(_ s: HomeSession, reconnecting: Bool = false) {
         for user in watching.removeValue(forKey: s.key) ?? [] {
             watchers[user]?.remove(s.key)
             if watchers[user]?.isEmpty == true { watchers[user] = nil }
         }
         guard isHomeOf(s.user) else { return }
         book.closed(s.user, session: s.key)
+        if reconnecting, book.presence(of: s.user).isOffline, book.told(s.user).map({ !$0.isOffline }) == true {
+            takenOver[s.user] = services.loop.nowMillis + Self.reloginGraceMs
+            return
+        }
         settle(s.user)
     }
 
