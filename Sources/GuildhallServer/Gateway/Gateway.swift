@@ -363,7 +363,9 @@ final class Gateway {
             closed += 1
             if asked != nil { logins += 1 }
         }
-        log.info("homes moved: their users' sessions closed", ["loop": index, "shards": shards.sorted().description, "sessions": closed, "logins": logins])
+        if closed > 0 {
+            log.info("homes moved: their users' sessions closed", ["loop": index, "shards": shards.sorted().description, "sessions": closed, "logins": logins])
+        }
     }
 
     /// Tells every session why it ends, flushes, and closes the gateway's handles;

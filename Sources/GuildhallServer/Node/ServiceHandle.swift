@@ -106,7 +106,7 @@ public final class ServiceHandle: Sendable {
 /// Runs a server on the calling thread until SIGTERM or SIGINT; for `guildhall serve`.
 public enum ServeMain {
     /// `reload` re-reads the configuration on SIGHUP; its live settings apply at once.
-    /// `onListening` gets the client port and the WebSocket port (0: none).
+    /// `onListening` gets the client port, the WebSocket port and the admin port (0: none).
     public static func run(settings given: Settings, reload: @escaping () throws -> Settings, onListening: (_ port: Int, _ webSocketPort: Int, _ adminPort: Int) -> Void) throws -> Int32 {
         let settings = try given.completed()
         let secret = try ServerSecret.resolve(settings)

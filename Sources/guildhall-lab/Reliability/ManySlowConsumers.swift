@@ -48,7 +48,7 @@ enum ManySlowConsumers {
 
         // The publisher: a blocking send at a fixed pace, each answer timed; first in quiet (the
         // consumers logged in, none subscribed yet), then held while they subscribe, then beside them.
-        let phase = Atomic<Int>(Phase.quiet.rawValue)
+        let phase = Atomic<Int>(Phase.quiet.rawValue), parked = Atomic<Bool>(false)
         let timing = Mutex((quiet: LatencyHistogram(), latency: LatencyHistogram(), unanswered: 0))
         let sender = Thread {
             guard let publisher = try? ProbeClient(port: port), publisher.login(token) != nil else {
@@ -63,6 +63,7 @@ enum ManySlowConsumers {
                 let now = Phase(rawValue: phase.load(ordering: .relaxed))!
                 if now == .stop { break }
                 if now == .held {
+                    parked.store(true, ordering: .relaxed)  // no send of its is in flight
                     usleep(1000)
                     start = Date().addingTimeInterval(-Double(n) / Double(rate))  // the pace goes on from here
                     continue
@@ -84,7 +85,9 @@ enum ManySlowConsumers {
         sender.start()
         usleep(UInt32(quietSeconds * 1e6))  // the quiet baseline's length
         phase.store(Phase.held.rawValue, ordering: .relaxed)
-        usleep(50_000)  // a send in flight is answered before the subscriptions start
+        // The subscriptions start once the publisher has no send in flight.
+        let parkBy = Date().addingTimeInterval(10)
+        while !parked.load(ordering: .relaxed) && !sender.isFinished && Date() < parkBy { usleep(1000) }
         for (i, c) in probes.enumerated() {
             for channel in ids.prefix(1 + i % channels) { c.joinAndSubscribe(server: BenchTargets.serverID, channel: channel, join: false) }
         }
