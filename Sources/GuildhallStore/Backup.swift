@@ -56,6 +56,9 @@ extension Store {
         }
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // A journal left without its database would be replayed onto the copy.
+            let journal = folder + "/" + LocalJournal.file
+            if FileManager.default.fileExists(atPath: journal) { try FileManager.default.removeItem(atPath: journal) }
             try FileManager.default.copyItem(atPath: backup, toPath: target)
         } catch {
             throw StoreError(code: 0, message: "cannot copy \(backup) into \(folder): \(error)")

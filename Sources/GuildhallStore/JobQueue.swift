@@ -17,10 +17,11 @@ final class JobQueue<Job: Sendable>: Sendable {
         wake.signal()
     }
 
-    func push(contentsOf jobs: [Job]) {
+    /// With `wake` false the thread takes them at its next wake-up (`nudge`).
+    func push(contentsOf jobs: [Job], wake: Bool = true) {
         guard !jobs.isEmpty else { return }
         state.withLock { $0.jobs.append(contentsOf: jobs) }
-        wake.signal()
+        if wake { self.wake.signal() }
     }
 
     func stop() {
@@ -33,6 +34,9 @@ final class JobQueue<Job: Sendable>: Sendable {
 
     /// Waits until something was pushed (or stop was asked); `take` then says what.
     func waitForWork() { wake.wait() }
+
+    /// As `waitForWork`, for at most `seconds`.
+    func waitForWork(seconds: Double) { _ = wake.wait(timeout: .now() + seconds) }
 
     /// Everything queued now, and whether to stop once it is done.
     func take() -> (jobs: [Job], stopping: Bool) {

@@ -69,6 +69,11 @@ public struct StoreOptions: Sendable {
     public var clientIDFloorUID: UInt64
     /// Whether messages' words are indexed for search (SearchIndex.swift).
     public var searchIndex = true
+    /// The local journal's format (LocalJournal.swift): with it, a journal left
+    /// by a crash is replayed at open. `journalAhead` also answers a loop's
+    /// small commits once journaled (a single node under NORMAL only).
+    public var journalCodec: JournalCodec?
+    public var journalAhead = false
 
     public init(folder: String, synchronous: String = "NORMAL", maxBatch: Int = 512, checkpointMillis: Int = 200, clientIDFloorUID: UInt64 = 0) {
         self.folder = folder; self.synchronous = synchronous; self.maxBatch = maxBatch; self.checkpointMillis = checkpointMillis
@@ -76,11 +81,19 @@ public struct StoreOptions: Sendable {
     }
 }
 
+/// The records of the local journal an open stored in SQLite, and those SQLite refused.
+public struct JournalReplay: Sendable {
+    public let stored: Int
+    public let refused: [StoreError]
+}
+
 public final class Store: Sendable {
     public let writer: StoreWriter
     public let reader: StoreReader
     private let checkpointer: Checkpointer
     public let path: String
+    /// What the open found in the local journal and stored (a crash's last answered writes).
+    public let journalReplay: JournalReplay
 
     /// Opens (creating if needed) the database; outcomes and results are
     /// delivered on the store threads through the two callbacks.
@@ -99,13 +112,42 @@ public final class Store: Sendable {
         path = (options.folder as NSString).appendingPathComponent("guildhall.db")
         writer = try StoreWriter(path: path, synchronous: sync, maxBatch: options.maxBatch, searchIndex: options.searchIndex,
                                  onCommitted: onCommitted)
-        reader = try StoreReader(path: path, indexer: writer.indexer, onResult: onRead)
+        if let codec = options.journalCodec {
+            let journal = try LocalJournal(folder: options.folder)
+            let (held, report) = try Store.replay(journal, codec: codec, into: writer, path: path)
+            journalReplay = report
+            if options.journalAhead && sync == "NORMAL" {
+                writer.ahead.current = JournalAhead(journal, codec: codec, heldUpTo: held)
+            }
+        } else {
+            journalReplay = JournalReplay(stored: 0, refused: [])
+        }
+        reader = try StoreReader(path: path, indexer: writer.indexer, ahead: writer.ahead, onResult: onRead)
         checkpointer = try Checkpointer(path: path, everyMillis: max(10, options.checkpointMillis), restartPages: options.walRestartPages,
                                         restart: writer.walRestart)
     }
 
+    /// Commits the journal's records SQLite lacks, then starts the file over;
+    /// returns the last record SQLite holds, how many it stored and those it refused.
+    private static func replay(_ journal: LocalJournal, codec: JournalCodec, into writer: StoreWriter,
+                               path: String) throws(StoreError) -> (held: UInt64, report: JournalReplay) {
+        let held = try logPositions(path)[LocalJournal.shard] ?? 0
+        var missing: [(seq: UInt64, writes: [StoreWrite])] = []
+        for r in try journal.records() where r.seq > held {
+            do { missing.append((r.seq, try codec.decode(r.payload))) } catch {
+                throw StoreError(code: -1, message: "journal record \(r.seq) cannot be read: \(error)")
+            }
+        }
+        let refused = try writer.replayJournal(missing)
+        let last = missing.last?.seq ?? held
+        try journal.startOver(after: last)
+        return (last, JournalReplay(stored: missing.count - refused.count, refused: refused))
+    }
+
     /// In a cluster: how far this database has applied each shard's log (stream sequences).
-    public func logPositions() throws(StoreError) -> [Int: UInt64] {
+    public func logPositions() throws(StoreError) -> [Int: UInt64] { try Store.logPositions(path) }
+
+    private static func logPositions(_ path: String) throws(StoreError) -> [Int: UInt64] {
         let db = try SQLiteConnection(path: path, readOnly: true)
         let s = try db.prepare("SELECT shard, seq FROM log_positions", persistent: false)
         var out: [Int: UInt64] = [:]
@@ -266,6 +308,7 @@ public final class Store: Sendable {
     @discardableResult
     public func close() -> Int {
         writer.stop()
+        writer.ahead.current?.journal.close()
         reader.stop()
         checkpointer.stop()
         return writer.busyAtClose.value + reader.busyAtClose.value

@@ -74,13 +74,17 @@ public struct ReadResult: Sendable {
 }
 
 public final class StoreReader: Sendable {
-    private let queue = JobQueue<(UInt64, ReadRequest)>()
+    /// Each read with the last journal record appended when it was asked (JournalAhead.swift).
+    private let queue = JobQueue<(UInt64, ReadRequest, UInt64)>()
+    private let ahead: JournalAheadSlot
     private let done = DispatchSemaphore(value: 0)
     /// Statements left busy when the thread ended (a leak; 0 expected).
     let busyAtClose = BusyAtClose()
 
     /// `indexer`: the search index's thread, whose database the connection attaches (nil while search is off).
-    init(path: String, indexer: SearchIndexer?, onResult: @escaping @Sendable ([ReadResult]) -> Void) throws(StoreError) {
+    /// `ahead`: the writer's local journal, whose records a read waits for.
+    init(path: String, indexer: SearchIndexer?, ahead: JournalAheadSlot, onResult: @escaping @Sendable ([ReadResult]) -> Void) throws(StoreError) {
+        self.ahead = ahead
         let db = try SQLiteConnection(path: path, readOnly: true)
         if indexer != nil {
             let index = (path as NSString).deletingLastPathComponent + "/" + SearchIndex.file
@@ -91,7 +95,7 @@ public final class StoreReader: Sendable {
             do {
                 // Closed (at the end of this scope) before `stop()` returns: the last connection folds the WAL away.
                 let db = connection.take()
-                StoreReader.run(db, indexer: indexer, queue: queue, onResult: onResult)
+                StoreReader.run(db, indexer: indexer, queue: queue, ahead: ahead, onResult: onResult)
                 busyAtClose.record(db.busyStatements)
             }
             done.signal()
@@ -100,22 +104,25 @@ public final class StoreReader: Sendable {
         thread.start()
     }
 
-    public func submit(ticket: UInt64, _ request: ReadRequest) { queue.push((ticket, request)) }
+    public func submit(ticket: UInt64, _ request: ReadRequest) { queue.push((ticket, request, ahead.current?.lastAppended ?? 0)) }
 
     public func stop() {
         queue.stop()
         done.wait()
     }
 
-    private static func run(_ db: SQLiteConnection, indexer: SearchIndexer?, queue: JobQueue<(UInt64, ReadRequest)>,
-                            onResult: @Sendable ([ReadResult]) -> Void) {
+    private static func run(_ db: SQLiteConnection, indexer: SearchIndexer?, queue: JobQueue<(UInt64, ReadRequest, UInt64)>,
+                            ahead: JournalAheadSlot, onResult: @Sendable ([ReadResult]) -> Void) {
         let queries: ReaderQueries
         do { queries = try ReaderQueries(db, indexer: indexer) } catch { fatalError("cannot prepare reader statements: \(error)") }
         while true {
             let (jobs, stopping) = queue.takeAll()
-            onResult(jobs.map { ticket, request -> ReadResult in
+            // What was answered as stored before these reads were asked is in SQLite before they run.
+            let caughtUp = jobs.map(\.2).max().map { seq in ahead.current?.waitStored(seq) ?? true } ?? true
+            onResult(jobs.map { ticket, request, _ -> ReadResult in
                 var result = ReadResult(ticket: ticket)
                 do throws(StoreError) {
+                    guard caughtUp else { throw StoreError(code: -1, message: "the journal's records are not yet in SQLite") }
                     try queries.run(request, into: &result)
                 } catch {
                     result = ReadResult(ticket: ticket)

@@ -96,8 +96,11 @@ public struct WriteJob: Sendable {
     public let writes: [StoreWrite]
     /// In a cluster, the shard of each write (Journal.swift); nil otherwise.
     public let shards: JobShards?
-    public init(ticket: UInt64, writes: [StoreWrite], shards: JobShards? = nil) {
-        self.ticket = ticket; self.writes = writes; self.shards = shards
+    /// Its record in the local journal (LocalJournal.swift), 0 when it has none:
+    /// it was answered once appended there, and must reach SQLite whatever fails.
+    public let journalSeq: UInt64
+    public init(ticket: UInt64, writes: [StoreWrite], shards: JobShards? = nil, journalSeq: UInt64 = 0) {
+        self.ticket = ticket; self.writes = writes; self.shards = shards; self.journalSeq = journalSeq
     }
 }
 
@@ -110,11 +113,11 @@ public struct WriteOutcome: Sendable {
 }
 
 public final class StoreWriter: Sendable {
-    private let queue = JobQueue<(WriteJob, UInt64)>()
+    let queue = JobQueue<(WriteJob, UInt64)>()
     /// Jobs waiting for the writer thread (metrics).
     public var queueDepth: Int { queue.count }
     private let done = DispatchSemaphore(value: 0)
-    private let seat: WriterSeat
+    let seat: WriterSeat
     private let maxBatch: Int
     /// The cluster's log, when there is one (set once, before the first job).
     private let journal: JournalSlot
@@ -137,14 +140,18 @@ public final class StoreWriter: Sendable {
         self.journal = journal
         let walRestart = WALRestart(wakeWriter: { [queue] in queue.nudge() })
         self.walRestart = walRestart
-        let thread = Thread { [queue, done, seat, busyAtClose, maxBatch = self.maxBatch] in
-            StoreWriter.run(seat, queue: queue, maxBatch: maxBatch, journal: journal, walRestart: walRestart, onCommitted: onCommitted)
+        let thread = Thread { [queue, done, seat, busyAtClose, ahead, maxBatch = self.maxBatch] in
+            StoreWriter.run(seat, queue: queue, maxBatch: maxBatch, journal: journal, ahead: ahead, walRestart: walRestart,
+                            onCommitted: onCommitted)
             busyAtClose.record(seat.close())
             done.signal()
         }
         thread.name = "guildhall-writer"
         thread.start()
     }
+
+    /// The local journal, once `Store` replayed it (single node only).
+    let ahead = JournalAheadSlot()
 
     /// Commits `jobs` on the calling thread and returns their outcomes, if
     /// the writer is idle with nothing queued; nil otherwise (submit them).
@@ -156,7 +163,8 @@ public final class StoreWriter: Sendable {
             guard queue.isEmpty else { return nil }
             let start = DispatchTime.now().uptimeNanoseconds
             var outcomes: [WriteOutcome] = []
-            StoreWriter.commitInBatches(jobs.map { ($0, start) }, statements: statements, maxBatch: maxBatch) { outcomes += $0 }
+            var held: [(WriteJob, UInt64)] = []  // none: these jobs have no journal record
+            StoreWriter.commitInBatches(jobs.map { ($0, start) }, statements: statements, maxBatch: maxBatch, held: &held) { outcomes += $0 }
             return outcomes
         } ?? nil
     }
@@ -185,7 +193,7 @@ public final class StoreWriter: Sendable {
                 WriteJob(ticket: UInt64(i), writes: e.writes + [.logPosition(shard: e.shard, seq: e.seq)])
             }
             var errors: [StoreError] = []
-            for (ticket, error) in StoreWriter.commit(jobs, statements: statements) {
+            for (ticket, error) in StoreWriter.commit(jobs, statements: statements).failed {
                 errors.append(error)
                 let e = entries[Int(ticket)]
                 if let error = StoreWriter.attempt([WriteJob(ticket: 0, writes: [.logPosition(shard: e.shard, seq: e.seq)])], statements: statements) {
@@ -208,11 +216,16 @@ public final class StoreWriter: Sendable {
     }
 
     private static func run(_ seat: WriterSeat, queue: JobQueue<(WriteJob, UInt64)>, maxBatch: Int, journal: JournalSlot,
-                            walRestart: WALRestart, onCommitted: @Sendable ([WriteOutcome]) -> Void) {
+                            ahead: JournalAheadSlot, walRestart: WALRestart, onCommitted: @Sendable ([WriteOutcome]) -> Void) {
+        // Journaled jobs whose commit failed, with the journaled ones queued after
+        // them: tried again first, before anything newer, every 50 ms while idle.
+        var held: [(WriteJob, UInt64)] = []
         while true {
-            queue.waitForWork()
+            if held.isEmpty { queue.waitForWork() } else { queue.waitForWork(seconds: 0.05) }
             let stopping = seat.whenFree { statements in
-                let (jobs, stopping) = queue.take()
+                let (taken, stopping) = queue.take()
+                let jobs = held + taken
+                held = []
                 // Between two transactions (never on a loop's inline commit): a WAL restart asked for.
                 let report = { (outcomes: [WriteOutcome]) in
                     onCommitted(outcomes)
@@ -224,10 +237,11 @@ public final class StoreWriter: Sendable {
                 } else if let log = journal.current {
                     commitLogged(jobs, to: log, statements: statements, maxBatch: maxBatch, report: report)
                 } else {
-                    commitInBatches(jobs, statements: statements, maxBatch: maxBatch, report: report)
+                    commitInBatches(jobs, statements: statements, maxBatch: maxBatch, ahead: ahead.current, held: &held, report: report)
                 }
                 return stopping
             } ?? true
+            // Jobs still held at the end stay in the journal: the next start replays them.
             if stopping && queue.isEmpty { return }
         }
     }
@@ -251,7 +265,7 @@ public final class StoreWriter: Sendable {
                 case .failure(let error): refused[job.ticket] = error
                 }
             }
-            let failed = refused.merging(commit(kept.map(\.0), statements: statements)) { a, _ in a }
+            let failed = refused.merging(commit(kept.map(\.0), statements: statements).failed) { a, _ in a }
             let now = DispatchTime.now().uptimeNanoseconds
             report(batch.map { job, submitted in
                 WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- submitted) / 1000)
@@ -273,36 +287,60 @@ public final class StoreWriter: Sendable {
 
     /// Commits `jobs` (each with its submission time) in transactions of at
     /// most `maxBatch` writes, reporting each transaction's outcomes in order.
+    /// A journaled job that fails for want of the disk is held with the
+    /// journaled jobs after it (`held`), and the others after it fail: nothing
+    /// may reach SQLite ahead of a record it lacks, or a replay would apply
+    /// that record out of order. One that SQLite refuses as such (a constraint:
+    /// a defect, as its home checked it) could never pass, so it fails alone.
     private static func commitInBatches(_ jobs: [(WriteJob, UInt64)], statements: WriterStatements, maxBatch: Int,
+                                        ahead: JournalAhead? = nil, held: inout [(WriteJob, UInt64)],
                                         report: ([WriteOutcome]) -> Void) {
         var index = 0
         while index < jobs.count {
             let end = batchEnd(jobs, from: index, maxWrites: maxBatch)
             let batch = jobs[index..<end]
-            let failed = commit(batch.map(\.0), statements: statements)
+            let (failed, stuck) = commit(batch.map(\.0), statements: statements)
             let now = DispatchTime.now().uptimeNanoseconds
-            report(batch.map { job, submitted in
-                WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- submitted) / 1000)
+            let settled = stuck.map { index + $0 } ?? end
+            var stored: UInt64 = 0
+            report(jobs[index..<settled].map { job, submitted in
+                // One SQLite refused as such is done with too: no read need wait for it.
+                stored = max(stored, job.journalSeq)
+                return WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- submitted) / 1000)
             })
+            if stored > 0 { ahead?.stored(upTo: stored) }
+            if let stuck {
+                let error = failed[batch[index + stuck].0.ticket] ?? StoreError(code: -1, message: "held")
+                held = jobs[settled...].filter { $0.0.journalSeq > 0 }
+                ahead?.isStuck(true)
+                report(jobs[settled...].filter { $0.0.journalSeq == 0 }.map { job, submitted in
+                    WriteOutcome(ticket: job.ticket, error: error, latencyMicros: (now &- submitted) / 1000)
+                })
+                return
+            }
             index = end
         }
+        ahead?.isStuck(false)
     }
 
     /// Commits `jobs` in one transaction; when that fails, one transaction
-    /// per job. Returns the failed tickets with their errors.
-    private static func commit(_ jobs: [WriteJob], statements: WriterStatements) -> [UInt64: StoreError] {
-        guard !jobs.isEmpty else { return [:] }
-        guard let error = attempt(jobs, statements: statements) else { return [:] }
-        if jobs.count == 1 { return [jobs[0].ticket: error] }
+    /// per job. Returns the failed tickets with their errors, and where a
+    /// journaled job failed (the one-by-one tries stop there).
+    private static func commit(_ jobs: [WriteJob], statements: WriterStatements) -> (failed: [UInt64: StoreError], stuck: Int?) {
+        guard !jobs.isEmpty else { return ([:], nil) }
+        guard let error = attempt(jobs, statements: statements) else { return ([:], nil) }
+        if jobs.count == 1 { return ([jobs[0].ticket: error], jobs[0].journalSeq > 0 && error.mayPassWhenTriedAgain ? 0 : nil) }
         var failed: [UInt64: StoreError] = [:]
-        for job in jobs {
-            if let error = attempt([job], statements: statements) { failed[job.ticket] = error }
+        for (i, job) in jobs.enumerated() {
+            guard let error = attempt([job], statements: statements) else { continue }
+            failed[job.ticket] = error
+            if job.journalSeq > 0 && error.mayPassWhenTriedAgain { return (failed, i) }
         }
-        return failed
+        return (failed, nil)
     }
 
     /// Runs `jobs` in one transaction; returns the error, or nil when it committed.
-    private static func attempt(_ jobs: [WriteJob], statements: WriterStatements) -> StoreError? {
+    static func attempt(_ jobs: [WriteJob], statements: WriterStatements) -> StoreError? {
         do {
             try statements.begin.run()
             for job in jobs { try statements.apply(job.writes) }

@@ -38,11 +38,7 @@ import GuildhallCore
     @Test func everyAcknowledgedMessageSurvivesKillMinus9DuringAStreamOfSends() async throws {
         let folder = NSTemporaryDirectory() + "guildhall-crash-\(UUID().uuidString)"
         var server = try await ServerProcess(folder: folder)
-        let setup = GuildhallClient(port: server.port, token: TestServer.token("alice", device: "setup"))
-        try await setup.connect()
-        let g = try await setup.servers.create(name: "Crash")
-        let channel = try await setup.channels.create(in: g.serverID, name: "stream")
-        setup.close()
+        let channel = try await crashChannel(server)
         let acked = Locked<[(uid: UInt64, seq: UInt64)]>([])
         for round in 0..<3 {
             let writer = GuildhallClient(port: server.port, token: TestServer.token("alice", device: "writer"))
@@ -61,12 +57,7 @@ import GuildhallCore
 
         let reader = GuildhallClient(port: server.port, token: TestServer.token("alice", device: "reader"))
         try await reader.connect()
-        var stored: [GHChannelMessage] = []
-        while true {
-            let page = try await reader.messages.history(of: channel.channelID, after: stored.last?.seq ?? 0, limit: 100)
-            stored += page.messages
-            if !page.moreAvailable { break }
-        }
+        let stored = try await wholeHistory(of: channel.channelID, reader)
         let bySeq = Dictionary(stored.map { ($0.uid, $0.seq) }, uniquingKeysWith: { a, _ in a })
         #expect(bySeq.count == stored.count, "no message is stored twice")
         #expect(Set(stored.map(\.clientID)).count == stored.count, "no client id is stored twice")
@@ -76,6 +67,39 @@ import GuildhallCore
         let next = try await reader.messages.send("after the crash", to: channel.channelID)
         #expect(next.seq == (stored.last?.seq ?? 0) + 1)
         reader.close()
+    }
+
+    /// Lone sends, each waited for, are answered once in the journal (a
+    /// quiet server's path, LocalJournal.swift), and SQLite has them a
+    /// moment later; `kill -9` right after an answer, three times: every
+    /// acknowledged message is stored once at its seq, and history after
+    /// each restart shows them all.
+    @Test func everyAcknowledgedLoneSendSurvivesKillMinus9RightAfterItsAnswer() async throws {
+        let folder = NSTemporaryDirectory() + "guildhall-crash-\(UUID().uuidString)"
+        var server = try await ServerProcess(folder: folder)
+        let channel = try await crashChannel(server)
+        var acked: [(uid: UInt64, seq: UInt64)] = []
+        var replays = 0
+        for round in 0..<3 {
+            let writer = GuildhallClient(port: server.port, token: TestServer.token("alice", device: "writer"))
+            try await writer.connect()
+            for i in 0..<Int.random(in: 20...60) {
+                let m = try await writer.messages.send("r\(round)-\(i)", to: channel.channelID)
+                acked.append((m.uid, m.seq))
+            }
+            server.signal(SIGKILL)
+            #expect(server.wait() != 0)
+            writer.close()
+            server = try await ServerProcess(folder: folder)
+            if server.logTail().contains("journal replayed") { replays += 1 }
+            let reader = GuildhallClient(port: server.port, token: TestServer.token("alice", device: "reader\(round)"))
+            try await reader.connect()
+            let stored = try await wholeHistory(of: channel.channelID, reader)
+            reader.close()
+            #expect(stored.map(\.uid) == acked.map(\.uid) && stored.map(\.seq) == acked.map(\.seq), "round \(round)")
+        }
+        defer { server.signal(SIGTERM); _ = server.wait() }
+        print("lone sends: \(acked.count) acknowledged, \(replays) of 3 restarts replayed journal records")
     }
 
     @Test func sigtermClosesSessionsWithAReasonAndExitsCleanly() async throws {
@@ -141,6 +165,25 @@ extension TestServer {
 
 /// Eight tasks pipelining sends on `writer` until its connection fails;
 /// each acknowledged send's (uid, seq) is added to `acked`.
+/// A guild and channel alice made on `server`, for sends to survive its crashes.
+func crashChannel(_ server: ServerProcess) async throws -> GHChannelInfo {
+    let setup = GuildhallClient(port: server.port, token: TestServer.token("alice", device: "setup"))
+    try await setup.connect()
+    defer { setup.close() }
+    let g = try await setup.servers.create(name: "Crash")
+    return try await setup.channels.create(in: g.serverID, name: "stream")
+}
+
+/// Every message of `channel`, oldest first, page by page.
+func wholeHistory(of channel: UInt64, _ reader: GuildhallClient) async throws -> [GHChannelMessage] {
+    var stored: [GHChannelMessage] = []
+    while true {
+        let page = try await reader.messages.history(of: channel, after: stored.last?.seq ?? 0, limit: 100)
+        stored += page.messages
+        if !page.moreAvailable { return stored }
+    }
+}
+
 func pipelinedSenders(_ writer: GuildhallClient, to channel: UInt64, tag: String,
                       into acked: Locked<[(uid: UInt64, seq: UInt64)]>) -> [Task<Void, Never>] {
     (0..<8).map { worker in

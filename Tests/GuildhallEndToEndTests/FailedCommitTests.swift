@@ -30,6 +30,15 @@ enum FullDisk {
         return try TestServer()
     }
 
+    /// Fills the disk once what was answered is in SQLite, not only in the
+    /// journal (LocalJournal.swift): a history read waits for that. A record
+    /// caught between the two would wait for the disk, and reads go on without
+    /// it meanwhile, which these tests' "as it was" would take for a change.
+    func fill(_ server: TestServer, once reader: GuildhallClient, reads channel: UInt64) async throws {
+        _ = try await reader.messages.history(of: channel, limit: 1)
+        FullDisk.fill(server.folder)
+    }
+
     @Test func everyDirectoryChangeThatCouldNotBeStoredChangesNothing() async throws {
         let server = try fillableServer()
         defer {
@@ -52,7 +61,7 @@ enum FullDisk {
         try await alice.members.ban("frank", from: s)
         let pad = try await alice.servers.create(name: "pad")
 
-        FullDisk.fill(server.folder)
+        try await fill(server, once: alice, reads: c.channelID)
         await expectError(.unavailable) { _ = try await alice.messages.send("full", to: scratch.channelID) }
         let heardBefore = bobHears.notifications.count
 
@@ -155,7 +164,7 @@ enum FullDisk {
         let dm = try await alice.directs.send("hi bob", to: "bob")
         let conversation = dm.channelID
 
-        FullDisk.fill(server.folder)
+        try await fill(server, once: alice, reads: c.channelID)
         await expectError(.unavailable) { _ = try await alice.messages.send("full", to: c.channelID) }
         func unchanged(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
             #expect(try await bob.messages.unread([c.channelID]).map(\.unreadCount) == [2], "\(what): bob's unread", sourceLocation: sourceLocation)

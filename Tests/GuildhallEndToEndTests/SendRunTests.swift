@@ -196,7 +196,7 @@ extension FailedCommitTests {
         let setUp = try await RunSetUp(server)
         let (alice, bob, c) = (setUp.alice, setUp.bob, setUp.channel)
 
-        FullDisk.fill(server.folder)
+        try await fill(server, once: alice, reads: c.channelID)
         bob.send((10..<15).flatMap { sendFrame($0, to: c.channelID, "lost \($0)") })
         let refused = bob.answers(10..<15)
         #expect(refused.count == 5 && refused.values.allSatisfy { $0.error.code == .unavailable })

@@ -6,6 +6,7 @@ import GuildhallClient
 import GuildhallWire
 import Testing
 import CSQLite
+import GuildhallServer
 
 @Suite struct ServerFlowTests {
     @Test func aliceAndBobChatInAServer() async throws {
@@ -136,8 +137,14 @@ import CSQLite
 }
 
 /// The runner's contract (EffectRunner.swift): when a commit fails, the
-/// caller gets a 503 and nothing of the change is visible to anyone.
+/// caller gets a 503 and nothing of the change is visible to anyone. A row or
+/// a trigger put into the database from outside stands in for a failing
+/// commit here, which only SQLite sees: these servers keep the journal off
+/// (`commit-journal`), whose appends come before SQLite. FailedCommitTests
+/// fill the disk itself, which the journal's appends fail on too.
 @Suite struct CommitFailureTests {
+    static func sqliteOnly(_ s: inout Settings) { s.commitJournal = "off" }
+
     /// Writes a message row into the server's database from outside, at
     /// `seq` of `channel`: the server's own next send there then fails to commit.
     /// `direct`: `channel` is a direct conversation (its messages have server 0, and it has no channel row).
@@ -152,6 +159,7 @@ import CSQLite
     /// A server whose metrics the test reads (`commitFailures`).
     static func watchedServer() throws -> TestServer {
         try TestServer {
+            sqliteOnly(&$0)
             $0.adminListen = "127.0.0.1:0"
             $0.adminToken = "op-secret"
         }
@@ -281,7 +289,7 @@ import CSQLite
     }
 
     @Test func aSendWhoseCommitFailsIsAnswered503AndReachesNobody() async throws {
-        let server = try TestServer()
+        let server = try TestServer(Self.sqliteOnly)
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (bob, bobEvents) = try await server.client("bob")
@@ -306,7 +314,7 @@ import CSQLite
     /// A direct message's commit settles through `StateChange.directMessageSent`: when it fails,
     /// the sender gets the 503 and the conversation does not move (its count, its last message).
     @Test func aDirectMessageWhoseCommitFailsIsAnswered503AndChangesNothing() async throws {
-        let server = try TestServer()
+        let server = try TestServer(Self.sqliteOnly)
         defer { server.stop() }
         let (alice, _) = try await server.client("alice")
         let (_, bobHeard) = try await server.client("bob")

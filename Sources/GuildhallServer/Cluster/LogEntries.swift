@@ -31,6 +31,10 @@ enum LogEntries {
         let e = try GHLogEntry(serializedBytes: bytes)
         return LogEntry(node: Int(e.node), epoch: e.epoch, writes: try e.writes.map { try $0.storeWrite() })
     }
+
+    /// A single node's journal records (GuildhallStore's LocalJournal) are entries of this format.
+    static let journalCodec = JournalCodec(encode: { try encode(LogEntry(node: 0, epoch: false, writes: $0)) },
+                                           decode: { try decode($0).writes })
 }
 
 extension GHLogMessage {

@@ -487,6 +487,7 @@ final class Reception: HomePart, GatewayHome {
         // commits are done, and nothing else need wake this loop (their
         // recipients may all be on other loops).
         runner.submitTurnJobs()
+        runner.writesOut()
         services.links.postTurn()
     }
 

@@ -44,9 +44,14 @@ final class Node {
         var options = StoreOptions(folder: settings.data, synchronous: settings.synchronous, maxBatch: settings.writeBatch,
                                    checkpointMillis: settings.checkpointIntervalMs)
         options.searchIndex = settings.searchIndex == "on"
+        options.journalCodec = LogEntries.journalCodec
+        options.journalAhead = settings.cluster.isEmpty && settings.loopCommitMax > 0 && settings.commitJournal == "on"
         store = try Store(options,
                           onCommitted: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .committed($0) } },
                           onRead: { Node.deliver($0, to: inboxes, ticket: \.ticket) { .read($0) } })
+        let replayLog = ServerLog(level: settings.logLevel, format: settings.logFormat)
+        if store.journalReplay.stored > 0 { replayLog.info("journal replayed", ["records": store.journalReplay.stored]) }
+        for e in store.journalReplay.refused { replayLog.error("journal record refused", ["error": e.description]) }
         let metrics = NodeMetrics(loops: settings.loops, clustered: !settings.cluster.isEmpty)
         let served = ServedShards(settings: settings)
         let cluster = ClusterView(settings: settings)

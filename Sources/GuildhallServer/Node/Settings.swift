@@ -57,6 +57,7 @@ public struct Settings: Sendable, Equatable {
     public var searchIndex = "on"
     public var writeBatch = 512
     public var inlineCommitMax = 16
+    public var commitJournal = "on"
     /// Under synchronous=FULL every commit waits on fsync: never on a loop.
     var loopCommitMax: Int { synchronous.uppercased() == "FULL" ? 0 : inlineCommitMax }
     public var checkpointIntervalMs = 200
@@ -268,6 +269,8 @@ extension Settings {
             \.checkpointIntervalMs, 10...60_000),
         live(int("inline-commit-max", "A loop turn with at most this many operations commits them itself when the writer is idle, saving the round trip to the writer (a turn of latency while the loop is busy writing); 0: always the writer, as always under synchronous=FULL.",
                  \.inlineCommitMax, 0...512)),
+        choice("commit-journal", "Under synchronous=NORMAL on a single node: on, such a turn (inline-commit-max) is appended to \(LocalJournal.file) in the data folder and answered at once, as durable as a NORMAL commit (a process crash loses none of it; the next start stores what SQLite lacked), while the writer stores it in SQLite behind it; off, the loop commits it to SQLite itself.",
+               \.commitJournal, ["on", "off"]),
         int("store-queue-max", "Operations waiting for commit before publishers stop being read.", \.storeQueueMax, 1...10_000_000),
         int("max-frame-bytes", "Largest frame a logged-in client may send.", \.maxFrameBytes, 1024...(16 << 20)),
         int("login-deadline-ms", "Time a new connection has to log in.", \.loginDeadlineMs, 100...600_000),

@@ -376,6 +376,16 @@ final class EffectRunner {
         for s in waiting { resumeReading?(s) }
     }
 
+    /// Jobs journaled this turn wait for the writer's wake-up (`writesOut`).
+    private var journaled = false
+
+    /// The loop's writes of this turn are out: the writer may start on what was journaled.
+    func writesOut() {
+        guard journaled else { return }
+        journaled = false
+        store.writer.wakeForJournal()
+    }
+
     /// Hands this turn's jobs to the writer. With `inline`, a few jobs and
     /// nothing else outstanding, they are committed right here when the
     /// writer is idle (no wake-up of the writer and of the loop, the most of
@@ -385,11 +395,18 @@ final class EffectRunner {
         while !turnJobs.isEmpty {
             let jobs = turnJobs
             turnJobs.removeAll(keepingCapacity: true)
-            if inline, queuedWrites <= inlineCommitMax, pendingWrites.count == jobs.count,
-               let outcomes = store.writer.commitIfIdle(jobs) {
-                committedOnLoop?(jobs.count)
-                settle(outcomes)
-                continue
+            if inline, queuedWrites <= inlineCommitMax, pendingWrites.count == jobs.count {
+                if let outcomes = store.writer.journalIfIdle(jobs) {
+                    journaled = true
+                    committedOnLoop?(jobs.count)
+                    settle(outcomes)
+                    continue
+                }
+                if let outcomes = store.writer.commitIfIdle(jobs) {
+                    committedOnLoop?(jobs.count)
+                    settle(outcomes)
+                    continue
+                }
             }
             store.writer.submit(jobs)
             return

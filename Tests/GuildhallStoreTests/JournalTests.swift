@@ -1,0 +1,157 @@
+// The local journal ahead of SQLite (LocalJournal.swift, JournalAhead.swift):
+// a journaled job is answered at once and read back at once, an open stores
+// the records SQLite lacks exactly once, a torn tail is left out, and a job
+// the disk refused waits, with everything after it, until the disk is back
+// (reads going on without it meanwhile).
+
+import CPowerLoss
+import Foundation
+import Testing
+@testable import GuildhallCore
+@testable import GuildhallStore
+
+/// The tests' record format (the server's is its log format, tested with it).
+let testCodec = JournalCodec(encode: { try Array(JSONEncoder().encode($0)) },
+                             decode: { try JSONDecoder().decode([StoreWrite].self, from: Data($0)) })
+
+func openJournaled(_ folder: String, _ reports: Reports) throws -> Store {
+    var options = StoreOptions(folder: folder)
+    options.journalCodec = testCodec
+    options.journalAhead = true
+    return try Store(options, onCommitted: { o in reports.outcomes.withLock { $0 += o } },
+                     onRead: { r in reports.reads.withLock { $0 += r } })
+}
+
+@Suite struct JournalTests {
+    let server = ServerRecord(id: 1, name: "Guild", icon: "", custom: "{}", owner: "alice", openJoin: true, createdAt: 1)
+    let channel = ChannelRecord(id: 10, serverID: 1, name: "general", topic: "", custom: "", createdAt: 2)
+    var guild: [StoreWrite] { [.directory(.serverSaved(server)), .directory(.channelSaved(channel))] }
+
+    func history(_ store: Store, _ reports: Reports, ticket: UInt64) -> ReadResult? {
+        store.reader.submit(ticket: ticket, .history(channel: 10, anchor: 0, after: true, limit: 100))
+        return reports.waitRead(ticket: ticket)
+    }
+
+    /// Journals `jobs` as a loop does, waking the writer as its turn ends.
+    func journal(_ store: Store, _ jobs: [WriteJob]) -> [WriteOutcome]? {
+        defer { store.writer.wakeForJournal() }
+        return store.writer.journalIfIdle(jobs)
+    }
+
+    /// The writer's report on `ticket`, waited for with a deadline.
+    func outcome(_ ticket: UInt64, _ reports: Reports) -> WriteOutcome? {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let o = reports.outcomes.withLock({ $0.first { $0.ticket == ticket } }) { return o }
+            usleep(2_000)
+        }
+        return nil
+    }
+
+    @Test func aJournaledJobIsAnsweredAtOnceAndReadBackAtOnce() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openJournaled(folder, reports)
+        defer { store.close() }
+        for seq in 1...50 {
+            let writes = (seq == 1 ? guild : []) + [.message(message(seq: UInt64(seq)))]
+            let outcomes = try #require(journal(store, [WriteJob(ticket: UInt64(seq), writes: writes)]))
+            #expect(outcomes.map(\.ticket) == [UInt64(seq)] && outcomes[0].error == nil)
+            // Asked right after the answer: the read waits for SQLite to hold it.
+            #expect(history(store, reports, ticket: UInt64(seq))?.messages.map(\.seq) == Array(1...UInt64(seq)))
+        }
+        let size = (try FileManager.default.attributesOfItem(atPath: folder + "/" + LocalJournal.file)[.size] as? Int) ?? 0
+        #expect(size > 50 * LocalJournal.headerBytes)
+    }
+
+    @Test func anOpenStoresWhatSQLiteLacksOnceAndStartsTheJournalOver() throws {
+        let folder = temporaryFolder()
+        try openJournaled(folder, Reports()).close()
+        // What a crash leaves: records appended and answered, not yet in SQLite.
+        do {
+            let journal = try LocalJournal(folder: folder)
+            let jobs: [[StoreWrite]] = [guild] + (1...20).map { [.message(message(seq: UInt64($0)))] }
+            try journal.append(try jobs.map { try testCodec.encode($0) }, held: 0) { #expect($0 == 1) }
+        }
+        let reports = Reports()
+        let store = try openJournaled(folder, reports)
+        #expect(store.journalReplay.stored == 21 && store.journalReplay.refused.isEmpty)
+        #expect(history(store, reports, ticket: 1)?.messages.map(\.seq) == Array(1...20))
+        // The next record follows the replayed ones, and the file holds only it.
+        _ = try #require(journal(store, [WriteJob(ticket: 1, writes: [.message(message(seq: 21))])]))
+        #expect(try LocalJournal(folder: folder).records().map(\.seq) == [22])
+        store.close()
+        // SQLite now holds all of it: nothing is stored twice (a message twice would be refused).
+        let again = try openJournaled(folder, Reports())
+        defer { again.close() }
+        #expect(again.journalReplay.stored == 0 && again.journalReplay.refused.isEmpty)
+        #expect(try again.loadSnapshot(clientIDFloorUID: 0).channels.first?.lastSeq == 21)
+    }
+
+    @Test func aTornOrStaleTailEndsTheRecords() throws {
+        var bytes: [UInt8] = []
+        for seq in 1...3 { LocalJournal.record(seq: UInt64(seq), payload: Array("job \(seq)".utf8), into: &bytes) }
+        let whole = bytes.count
+        LocalJournal.record(seq: 4, payload: Array("job 4".utf8), into: &bytes)
+        #expect(LocalJournal.parse(bytes).map(\.seq) == [1, 2, 3, 4])
+        // Cut anywhere inside the fourth record: the first three stand.
+        for cut in whole..<bytes.count { #expect(LocalJournal.parse(Array(bytes[..<cut])).map(\.seq) == [1, 2, 3]) }
+        // A flipped byte in it, or a record that does not follow the one before.
+        var flipped = bytes
+        flipped[bytes.count - 1] ^= 1
+        #expect(LocalJournal.parse(flipped).map(\.seq) == [1, 2, 3])
+        var stale = Array(bytes[..<whole])
+        LocalJournal.record(seq: 2, payload: Array("old".utf8), into: &stale)
+        #expect(LocalJournal.parse(stale).map(\.seq) == [1, 2, 3])
+        #expect(LocalJournal.parse(Array(bytes[..<whole])).map { String(decoding: $0.payload, as: UTF8.self) } == ["job 1", "job 2", "job 3"])
+    }
+
+    @Test func aJobTheDiskRefusedWaitsWithWhatFollowsUntilTheDiskIsBack() throws {
+        #expect(powerloss_install() == 0)
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openJournaled(folder, reports)
+        defer { store.close() }
+        _ = try #require(journal(store, [WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
+        #expect(history(store, reports, ticket: 1)?.messages.count == 1)
+        // Journaled while the writer cannot start on it, then the disk fills.
+        let journaled = store.writer.seat.whenFree { _ in
+            defer { powerloss_full(folder) }
+            return journal(store, [WriteJob(ticket: 2, writes: [.message(message(seq: 2))])])
+        }
+        #expect(journaled??.first?.error == nil && journaled??.count == 1)
+        var refilled = false
+        defer { if !refilled { powerloss_full(nil) } }
+        // A job after it fails (the disk is full), nothing more is journaled meanwhile.
+        store.writer.submit(WriteJob(ticket: 3, writes: [.message(message(seq: 3))]))
+        #expect(outcome(3, reports)?.error != nil)
+        #expect(journal(store, [WriteJob(ticket: 4, writes: [.message(message(seq: 3))])]) == nil)
+        // Reads meanwhile go on without it (they do not fail for want of the disk).
+        let meanwhile = history(store, reports, ticket: 2)
+        #expect(meanwhile?.error == nil && meanwhile?.messages.map(\.seq) == [1])
+        // Once the disk is back, the held job reaches SQLite first, then the next.
+        powerloss_full(nil)
+        refilled = true
+        store.writer.submit(WriteJob(ticket: 5, writes: [.message(message(seq: 3))]))
+        #expect(outcome(5, reports) != nil && outcome(5, reports)?.error == nil)
+        #expect(history(store, reports, ticket: 3)?.messages.map(\.seq) == [1, 2, 3])
+        #expect(journal(store, [WriteJob(ticket: 6, writes: [.message(message(seq: 4))])]) != nil)
+    }
+
+    @Test func aJournaledJobSQLiteRefusesAsSuchFailsAloneAndTheNextOnesPass() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openJournaled(folder, reports)
+        defer { store.close() }
+        _ = try #require(journal(store, [WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
+        // The same (channel, seq) again: a constraint SQLite will never let pass.
+        _ = try #require(journal(store, [WriteJob(ticket: 2, writes: [.message(message(seq: 1, uid: 9_999))])]))
+        #expect(outcome(2, reports)?.error != nil)
+        // A read asked after it does not wait for it (it would fail, waiting too long).
+        let first = history(store, reports, ticket: 1)
+        #expect(first?.error == nil && first?.messages.map(\.uid) == [1_001])
+        _ = try #require(journal(store, [WriteJob(ticket: 3, writes: [.message(message(seq: 2))])]))
+        #expect(history(store, reports, ticket: 2)?.messages.map(\.seq) == [1, 2])
+        #expect(journal(store, [WriteJob(ticket: 4, writes: [.message(message(seq: 3))])]) != nil)
+    }
+}
