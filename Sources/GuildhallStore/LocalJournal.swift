@@ -13,7 +13,10 @@
 // Record: length (4 bytes, of what follows the checksum), FNV-1a 64 of the
 // sequence and payload (8), sequence (8), payload. Little-endian. A torn or
 // stale tail (a crash inside an append, bytes past a failed one) ends the
-// records read back.
+// records read back. Replay stores only records that follow what SQLite
+// holds: after a power loss took SQLite's unsynced tail (the journal is
+// never synced), records the journal kept past that gap are left out, so
+// what is lost is a tail, never a message before one that survived.
 //
 // Callers: the store's writer (append, under its lock) and `Store` at open.
 
@@ -63,7 +66,7 @@ public final class LocalJournal: Sendable {
     }
 
     /// The records in the file, in order, up to the first that is torn, fails
-    /// its checksum or does not follow the one before it.
+    /// its checksum or does not follow the one before it (sequences are consecutive).
     func records() throws(StoreError) -> [(seq: UInt64, payload: [UInt8])] {
         try state.withLock { s throws(StoreError) in
             guard let f = s.file else { return [] }
@@ -141,7 +144,7 @@ public final class LocalJournal: Sendable {
             guard length >= 8, bytes.count - at - 12 >= length else { break }
             let sum = read(UInt64.self, bytes, at + 4), seq = read(UInt64.self, bytes, at + 12)
             let payload = bytes[(at + headerBytes)..<(at + 12 + length)]
-            guard sum == checksum(seq: seq, payload), seq > last else { break }
+            guard sum == checksum(seq: seq, payload), last == 0 || seq == last + 1 else { break }
             out.append((seq, Array(payload)))
             last = seq
             at += 12 + length

@@ -132,8 +132,15 @@ public final class Store: Sendable {
     private static func replay(_ journal: LocalJournal, codec: JournalCodec, into writer: StoreWriter,
                                path: String) throws(StoreError) -> (held: UInt64, report: JournalReplay) {
         let held = try logPositions(path)[LocalJournal.shard] ?? 0
+        let records = try journal.records().filter { $0.seq > held }
+        if let first = records.first, first.seq != held + 1 {
+            // SQLite lost records before these (a power loss): storing them would leave a hole.
+            try journal.startOver(after: held)
+            let gap = StoreError(code: -1, message: "journal records \(first.seq)...\(records.last!.seq) follow a gap after \(held); not stored")
+            return (held, JournalReplay(stored: 0, refused: [gap]))
+        }
         var missing: [(seq: UInt64, writes: [StoreWrite])] = []
-        for r in try journal.records() where r.seq > held {
+        for r in records {
             do { missing.append((r.seq, try codec.decode(r.payload))) } catch {
                 throw StoreError(code: -1, message: "journal record \(r.seq) cannot be read: \(error)")
             }

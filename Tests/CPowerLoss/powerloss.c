@@ -4,7 +4,7 @@
 // A snapshot copies the file and replays its log backwards over the copy.
 // One mutex covers the logs and the writes themselves, so a snapshot never
 // sees half a write. Files not watched pass straight through, except that
-// files under the "full" folder refuse every write and every growth with
+// files under a "full" folder refuse every write and every growth with
 // SQLITE_FULL, as the default VFS answers ENOSPC, while it is set.
 
 #include "powerloss.h"
@@ -43,13 +43,16 @@ static sqlite3_vfs vfs;
 static sqlite3_io_methods methods;
 static Tracked *files;
 static char *watched;
-static char *full;
+// Folders whose files refuse writes (tests in one process fill their own at once).
+#define FULL_MAX 16
+static char *full[FULL_MAX];
 
 /// Whether the file lies under the full folder now.
 static int refused(File *f) {
     if (!f->name) return 0;
     pthread_mutex_lock(&lock);
-    int r = full && strncmp(f->name, full, strlen(full)) == 0;
+    int r = 0;
+    for (int i = 0; i < FULL_MAX && !r; i++) r = full[i] && strncmp(f->name, full[i], strlen(full[i])) == 0;
     pthread_mutex_unlock(&lock);
     return r;
 }
@@ -220,7 +223,12 @@ long powerloss_snapshot(const char *destination) {
 
 void powerloss_full(const char *folder) {
     pthread_mutex_lock(&lock);
-    free(full);
-    full = folder ? strdup(folder) : NULL;
+    for (int i = 0; i < FULL_MAX; i++) if (!full[i]) { full[i] = strdup(folder); break; }
+    pthread_mutex_unlock(&lock);
+}
+
+void powerloss_room(const char *folder) {
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < FULL_MAX; i++) if (full[i] && strcmp(full[i], folder) == 0) { free(full[i]); full[i] = NULL; }
     pthread_mutex_unlock(&lock);
 }

@@ -20,7 +20,7 @@ import GuildhallWire
 enum FullDisk {
     static func install() { _ = powerloss_install() }
     static func fill(_ folder: String) { powerloss_full(folder) }
-    static func free() { powerloss_full(nil) }
+    static func free(_ folder: String) { powerloss_room(folder) }
 }
 
 @Suite(.serialized) struct FailedCommitTests {
@@ -42,7 +42,7 @@ enum FullDisk {
     @Test func everyDirectoryChangeThatCouldNotBeStoredChangesNothing() async throws {
         let server = try fillableServer()
         defer {
-            FullDisk.free()
+            FullDisk.free(server.folder)
             server.stop()
         }
         let (alice, _) = try await server.client("alice")
@@ -127,7 +127,7 @@ enum FullDisk {
         #expect(bobHears.notifications.count == heardBefore)
 
         // Room again: the refused changes are made, none answered 404 as if done already.
-        FullDisk.free()
+        FullDisk.free(server.folder)
         try await waitUntil("the store writes again", timeout: 20) {
             (try? await alice.messages.send("back", to: scratch.channelID)) != nil
         }
@@ -147,7 +147,7 @@ enum FullDisk {
     @Test func everyReadingAndReceiptChangeThatCouldNotBeStoredChangesNothing() async throws {
         let server = try fillableServer()
         defer {
-            FullDisk.free()
+            FullDisk.free(server.folder)
             server.stop()
         }
         let (alice, _) = try await server.client("alice")
@@ -199,7 +199,7 @@ enum FullDisk {
         try await unchanged("send_direct_message to a new peer")
 
         // Room again: each is made.
-        FullDisk.free()
+        FullDisk.free(server.folder)
         try await waitUntil("the store writes again", timeout: 20) {
             (try? await alice.messages.send("back", to: c.channelID)) != nil
         }

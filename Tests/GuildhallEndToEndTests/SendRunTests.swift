@@ -190,7 +190,7 @@ extension FailedCommitTests {
     @Test func aRunWhoseCommitsFailIsRefusedSendBySendAndStoresNothing() async throws {
         let server = try fillableServer()
         defer {
-            FullDisk.free()
+            FullDisk.free(server.folder)
             server.stop()
         }
         let setUp = try await RunSetUp(server)
@@ -200,7 +200,7 @@ extension FailedCommitTests {
         bob.send((10..<15).flatMap { sendFrame($0, to: c.channelID, "lost \($0)") })
         let refused = bob.answers(10..<15)
         #expect(refused.count == 5 && refused.values.allSatisfy { $0.error.code == .unavailable })
-        FullDisk.free()
+        FullDisk.free(server.folder)
         try await waitUntil("the store writes again", timeout: 20) {
             (try? await alice.messages.send("back", to: c.channelID)) != nil
         }

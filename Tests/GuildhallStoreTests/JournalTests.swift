@@ -88,6 +88,40 @@ func openJournaled(_ folder: String, _ reports: Reports) throws -> Store {
         #expect(try again.loadSnapshot(clientIDFloorUID: 0).channels.first?.lastSeq == 21)
     }
 
+    /// A power loss took SQLite's unsynced tail and the journal kept later
+    /// records: storing them would leave a hole, so they are left out and said.
+    @Test func recordsPastAGapAfterWhatSQLiteHoldsAreNotStored() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        var store = try openJournaled(folder, reports)
+        _ = try #require(journal(store, [WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
+        #expect(history(store, reports, ticket: 1)?.messages.count == 1)
+        store.close()
+        // Records 2 and 3 follow record 1, which SQLite holds: both are stored.
+        do {
+            let journal = try LocalJournal(folder: folder)
+            try journal.startOver(after: 1)
+            try journal.append([try testCodec.encode([.message(message(seq: 2))]), try testCodec.encode([.message(message(seq: 3))])],
+                               held: 0) { #expect($0 == 2) }
+        }
+        store = try openJournaled(folder, Reports())
+        #expect(store.journalReplay.stored == 2)
+        store.close()
+        // Record 6 follows a gap (SQLite holds 3; 4 and 5 are gone): it is not stored.
+        do {
+            let journal = try LocalJournal(folder: folder)
+            try journal.startOver(after: 5)
+            try journal.append([try testCodec.encode([.message(message(seq: 9))])], held: 0) { #expect($0 == 6) }
+        }
+        store = try openJournaled(folder, Reports())
+        defer { store.close() }
+        #expect(store.journalReplay.stored == 0 && store.journalReplay.refused.count == 1)
+        #expect(try store.loadSnapshot(clientIDFloorUID: 0).channels.first?.lastSeq == 3)
+        // And the journal goes on after what SQLite holds.
+        _ = try #require(journal(store, [WriteJob(ticket: 2, writes: [.message(message(seq: 4))])]))
+        #expect(try LocalJournal(folder: folder).records().map(\.seq) == [4])
+    }
+
     @Test func aTornOrStaleTailEndsTheRecords() throws {
         var bytes: [UInt8] = []
         for seq in 1...3 { LocalJournal.record(seq: UInt64(seq), payload: Array("job \(seq)".utf8), into: &bytes) }
@@ -103,6 +137,9 @@ func openJournaled(_ folder: String, _ reports: Reports) throws -> Store {
         var stale = Array(bytes[..<whole])
         LocalJournal.record(seq: 2, payload: Array("old".utf8), into: &stale)
         #expect(LocalJournal.parse(stale).map(\.seq) == [1, 2, 3])
+        var skipping = Array(bytes[..<whole])
+        LocalJournal.record(seq: 5, payload: Array("job 5".utf8), into: &skipping)
+        #expect(LocalJournal.parse(skipping).map(\.seq) == [1, 2, 3])
         #expect(LocalJournal.parse(Array(bytes[..<whole])).map { String(decoding: $0.payload, as: UTF8.self) } == ["job 1", "job 2", "job 3"])
     }
 
@@ -121,7 +158,7 @@ func openJournaled(_ folder: String, _ reports: Reports) throws -> Store {
         }
         #expect(journaled??.first?.error == nil && journaled??.count == 1)
         var refilled = false
-        defer { if !refilled { powerloss_full(nil) } }
+        defer { if !refilled { powerloss_room(folder) } }
         // A job after it fails (the disk is full), nothing more is journaled meanwhile.
         store.writer.submit(WriteJob(ticket: 3, writes: [.message(message(seq: 3))]))
         #expect(outcome(3, reports)?.error != nil)
@@ -130,7 +167,7 @@ func openJournaled(_ folder: String, _ reports: Reports) throws -> Store {
         let meanwhile = history(store, reports, ticket: 2)
         #expect(meanwhile?.error == nil && meanwhile?.messages.map(\.seq) == [1])
         // Once the disk is back, the held job reaches SQLite first, then the next.
-        powerloss_full(nil)
+        powerloss_room(folder)
         refilled = true
         store.writer.submit(WriteJob(ticket: 5, writes: [.message(message(seq: 3))]))
         #expect(outcome(5, reports) != nil && outcome(5, reports)?.error == nil)

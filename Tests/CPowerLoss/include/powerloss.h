@@ -19,7 +19,9 @@ void powerloss_watch(const char *folder);
 long powerloss_snapshot(const char *destination);
 
 /// Files whose paths start with `folder` refuse writes with SQLITE_FULL, as
-/// on a full disk, until called again with NULL (independent of `powerloss_watch`).
+/// on a full disk, until `powerloss_room(folder)` (independent of
+/// `powerloss_watch`; up to 16 folders at once, for tests running together).
 void powerloss_full(const char *folder);
+void powerloss_room(const char *folder);
 
 #endif
