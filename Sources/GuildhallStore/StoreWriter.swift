@@ -9,9 +9,12 @@
 // outcome goes back through `onCommitted`, in submission order, only after
 // its COMMIT returned (docs/architecture.md: durable before acknowledged).
 //
-// When the writer is idle, the loop may commit a few jobs itself
-// (`commitIfIdle`): a lone send then costs no hand-over to this thread and
-// back, two wake-ups that were most of a quiet server's send latency. The
+// A loop's few jobs may instead be appended to the local journal and
+// answered at once (`journalIfIdle`, JournalAhead.swift); this thread commits
+// them behind it. Without a journal, when the writer is idle, the loop may
+// commit a few jobs itself (`commitIfIdle`): a lone send then costs no
+// hand-over to this thread and back, two wake-ups that were most of a quiet
+// server's send latency. The
 // connection sits in a seat that only one thread holds at a time, and the
 // writer takes jobs from its queue only while holding it, so a job committed
 // by the loop can never pass one the writer has taken.
@@ -228,7 +231,7 @@ public final class StoreWriter: Sendable {
                 held = []
                 // Between two transactions (never on a loop's inline commit): a WAL restart asked for.
                 let report = { (outcomes: [WriteOutcome]) in
-                    onCommitted(outcomes)
+                    if !outcomes.isEmpty { onCommitted(outcomes) }
                     walRestart.carryOut(on: statements.connection)
                 }
                 if jobs.isEmpty {
@@ -303,9 +306,12 @@ public final class StoreWriter: Sendable {
             let now = DispatchTime.now().uptimeNanoseconds
             let settled = stuck.map { index + $0 } ?? end
             var stored: UInt64 = 0
-            report(jobs[index..<settled].map { job, submitted in
+            // A journaled job was answered when appended: its outcome goes back only
+            // when SQLite refused it (for the log), so no loop is woken for the rest.
+            report(jobs[index..<settled].compactMap { job, submitted in
                 // One SQLite refused as such is done with too: no read need wait for it.
                 stored = max(stored, job.journalSeq)
+                guard job.journalSeq == 0 || failed[job.ticket] != nil else { return nil }
                 return WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- submitted) / 1000)
             })
             if stored > 0 { ahead?.stored(upTo: stored) }

@@ -188,6 +188,32 @@ import Testing
         #expect(bytes.count < json.count / 2, "\(bytes.count) bytes, against \(json.count) as JSON")
     }
 
+    /// The journal's hand-written entries of plain messages are the generated
+    /// encoder's bytes, for every field a plain message may hold (empty and
+    /// long texts, custom content, empty mentions, a thread root, withheld).
+    @Test func plainMessageEntriesAreTheGeneratedEncodersBytes() throws {
+        var text = Self.message
+        text.reply = nil; text.attachments = []; text.webhook = nil; text.changes = MessageChanges()
+        var variants = [text]
+        for change in [{ (m: inout MessageRecord) in m.content = .text("") },
+                       { $0.content = .text(String(repeating: "é", count: 300)); $0.mentions = ["", "bob"] },
+                       { $0.content = .custom(type: "", data: []); $0.clientID = ""; $0.sender = "" },
+                       { $0.content = .custom(type: "poll", data: Array(repeating: 7, count: 200)); $0.threadRoot = 9; $0.withheld = true },
+                       { $0.uid = 0; $0.serverID = 0; $0.seq = UInt64.max; $0.mentionAll = true; $0.needReceipt = true; $0.mentions = [] }] {
+            var m = text
+            change(&m)
+            variants.append(m)
+        }
+        for writes in variants.map({ [StoreWrite.message($0)] }) + [variants.map { .message($0) }] {
+            let generated = try LogEntries.encode(LogEntry(node: 0, epoch: false, writes: writes))
+            #expect(PlainMessageEntries.entry(writes) == generated)
+            #expect(try LogEntries.journalCodec.decode(generated) == writes)
+        }
+        // Anything else is left to the generated encoder.
+        #expect(PlainMessageEntries.entry([.message(text), .message(Self.message)]) == nil, "a reply")
+        #expect(PlainMessageEntries.entry(Self.everyKind) == nil)
+    }
+
     @Test func anEpochMarkerHoldsNoWrites() throws {
         let back = try LogEntries.decode(try LogEntries.encode(LogEntry(node: 2, epoch: true, writes: [])))
         #expect(back == LogEntry(node: 2, epoch: true, writes: []))

@@ -87,7 +87,7 @@ final class NodeMetrics: Sendable {
         walBytes = registry.gauge(name: "guildhall_wal_bytes", help: "Size of the database's write-ahead log.")
         syncPackages = registry.counter(name: "guildhall_sync_packages_total", help: "Offline-sync packages sent.")
         jobsCommittedOnLoop = registry.counter(name: "guildhall_jobs_committed_on_loop_total",
-                                               help: "Write jobs a loop committed itself while the writer was idle (inline-commit-max; never under synchronous=FULL).")
+                                               help: "Write jobs a loop appended to the local journal, or committed itself while the writer was idle (inline-commit-max, commit-journal; never under synchronous=FULL).")
         commitFailures = registry.counter(name: "guildhall_commit_failures_total",
                                           help: "Write jobs whose commit failed (disk full, I/O error): each was answered 503 and changed nothing.")
         syncItems = registry.counter(name: "guildhall_sync_items_total", help: "Offline-sync items sent.")

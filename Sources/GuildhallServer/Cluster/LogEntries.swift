@@ -33,7 +33,7 @@ enum LogEntries {
     }
 
     /// A single node's journal records (GuildhallStore's LocalJournal) are entries of this format.
-    static let journalCodec = JournalCodec(encode: { try encode(LogEntry(node: 0, epoch: false, writes: $0)) },
+    static let journalCodec = JournalCodec(encode: { try PlainMessageEntries.entry($0) ?? encode(LogEntry(node: 0, epoch: false, writes: $0)) },
                                            decode: { try decode($0).writes })
 }
 

@@ -348,11 +348,15 @@ final class EffectRunner {
     /// Runs what waited for each committed job.
     func settle(_ outcomes: [WriteOutcome]) {
         for o in outcomes {
+            guard let (commit, writes) = pendingWrites.remove(at: o.ticket >> 8) else {
+                // Answered when journaled (JournalAhead.swift): SQLite refused it afterwards, a defect to report.
+                if let error = o.error { log.error("journaled write refused by SQLite", ["ticket": o.ticket, "error": error.description]) }
+                continue
+            }
             if let error = o.error {
                 log.error("commit failed", ["ticket": o.ticket, "error": error.description])
                 commitFailed?()
             }
-            guard let (commit, writes) = pendingWrites.remove(at: o.ticket >> 8) else { continue }
             queuedWrites -= writes
             switch commit {
             case .effects(let c): committed(c, error: o.error)
