@@ -29,7 +29,8 @@ public final class LocalJournal: Sendable {
     public static let shard = -1
     public static let file = "guildhall.journal"
     /// Past this size the file starts over once SQLite holds all of it.
-    static let restartBytes: Int64 = 8 << 20
+    public static let defaultRestartBytes: Int64 = 8 << 20
+    private let restartBytes: Int64
 
     private struct State: ~Copyable {
         var file: UnsafeMutablePointer<sqlite3_file>?
@@ -42,7 +43,8 @@ public final class LocalJournal: Sendable {
     }
     private let state: Mutex<State>
 
-    init(folder: String) throws(StoreError) {
+    init(folder: String, restartBytes: Int64 = LocalJournal.defaultRestartBytes) throws(StoreError) {
+        self.restartBytes = restartBytes
         guard let vfs = sqlite3_vfs_find(nil) else { throw StoreError(code: SQLITE_ERROR, message: "no SQLite VFS") }
         let name = strdup((folder as NSString).appendingPathComponent(Self.file))!
         let file = UnsafeMutableRawPointer.allocate(byteCount: Int(vfs.pointee.szOsFile), alignment: 16)
@@ -99,7 +101,7 @@ public final class LocalJournal: Sendable {
     func append(_ payloads: [[UInt8]], held: UInt64, then: (UInt64) -> Void) throws(StoreError) {
         try state.withLock { s throws(StoreError) in
             guard let f = s.file else { throw StoreError(code: SQLITE_MISUSE, message: "the journal is closed") }
-            if s.end >= Self.restartBytes, held >= s.lastSeq {
+            if s.end >= restartBytes, held >= s.lastSeq {
                 try Self.check(f.pointee.pMethods.pointee.xTruncate(f, 0), "truncate")
                 s.end = 0
             }

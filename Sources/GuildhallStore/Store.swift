@@ -74,6 +74,8 @@ public struct StoreOptions: Sendable {
     /// small commits once journaled (a single node under NORMAL only).
     public var journalCodec: JournalCodec?
     public var journalAhead = false
+    /// The journal's size past which it starts over once SQLite holds all of it.
+    public var journalRestartBytes = LocalJournal.defaultRestartBytes
 
     public init(folder: String, synchronous: String = "NORMAL", maxBatch: Int = 512, checkpointMillis: Int = 200, clientIDFloorUID: UInt64 = 0) {
         self.folder = folder; self.synchronous = synchronous; self.maxBatch = maxBatch; self.checkpointMillis = checkpointMillis
@@ -113,7 +115,7 @@ public final class Store: Sendable {
         writer = try StoreWriter(path: path, synchronous: sync, maxBatch: options.maxBatch, searchIndex: options.searchIndex,
                                  onCommitted: onCommitted)
         if let codec = options.journalCodec {
-            let journal = try LocalJournal(folder: options.folder)
+            let journal = try LocalJournal(folder: options.folder, restartBytes: options.journalRestartBytes)
             let (held, report) = try Store.replay(journal, codec: codec, into: writer, path: path)
             journalReplay = report
             if options.journalAhead && sync == "NORMAL" {

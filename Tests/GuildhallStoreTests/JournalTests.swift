@@ -14,10 +14,11 @@ import Testing
 let testCodec = JournalCodec(encode: { try Array(JSONEncoder().encode($0)) },
                              decode: { try JSONDecoder().decode([StoreWrite].self, from: Data($0)) })
 
-func openJournaled(_ folder: String, _ reports: Reports) throws -> Store {
+func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = LocalJournal.defaultRestartBytes) throws -> Store {
     var options = StoreOptions(folder: folder)
     options.journalCodec = testCodec
     options.journalAhead = true
+    options.journalRestartBytes = restartBytes
     return try Store(options, onCommitted: { o in reports.outcomes.withLock { $0 += o } },
                      onRead: { r in reports.reads.withLock { $0 += r } })
 }
@@ -62,6 +63,27 @@ func openJournaled(_ folder: String, _ reports: Reports) throws -> Store {
         }
         let size = (try FileManager.default.attributesOfItem(atPath: folder + "/" + LocalJournal.file)[.size] as? Int) ?? 0
         #expect(size > 50 * LocalJournal.headerBytes)
+    }
+
+    /// Past its size the file starts over once SQLite holds all of it, and
+    /// what it held is stored once: a reopen finds nothing to store again.
+    @Test func aLongJournalStartsOverOnceSQLiteHoldsIt() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        var store = try openJournaled(folder, reports, restartBytes: 2048)
+        for seq in 1...100 {
+            let writes = (seq == 1 ? guild : []) + [.message(message(seq: UInt64(seq), text: String(repeating: "j", count: 100)))]
+            _ = try #require(journal(store, [WriteJob(ticket: UInt64(seq), writes: writes)]))
+            if seq % 10 == 0 { #expect(history(store, reports, ticket: UInt64(seq))?.messages.count == seq) }
+        }
+        let size = (try FileManager.default.attributesOfItem(atPath: folder + "/" + LocalJournal.file)[.size] as? Int) ?? 0
+        #expect(size < 4096 + 2048, "\(size) bytes after 100 records of about 300")
+        #expect(try LocalJournal(folder: folder).records().first.map { $0.seq > 1 } == true)
+        store.close()
+        store = try openJournaled(folder, Reports())
+        defer { store.close() }
+        #expect(store.journalReplay.stored == 0 && store.journalReplay.refused.isEmpty)
+        #expect(try store.loadSnapshot(clientIDFloorUID: 0).channels.first?.lastSeq == 100)
     }
 
     @Test func anOpenStoresWhatSQLiteLacksOnceAndStartsTheJournalOver() throws {
