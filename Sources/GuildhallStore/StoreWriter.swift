@@ -163,7 +163,8 @@ public final class StoreWriter: Sendable {
     public func commitIfIdle(_ jobs: [WriteJob]) -> [WriteOutcome]? {
         guard journal.current == nil else { return nil }
         return seat.ifFree { statements -> [WriteOutcome]? in
-            guard queue.isEmpty else { return nil }
+            // Nor past a journaled job waiting for the disk (the writer sets and clears that holding the seat).
+            guard queue.isEmpty, ahead.current?.isStuck != true else { return nil }
             let start = DispatchTime.now().uptimeNanoseconds
             var outcomes: [WriteOutcome] = []
             var held: [(WriteJob, UInt64)] = []  // none: these jobs have no journal record

@@ -185,6 +185,8 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
         store.writer.submit(WriteJob(ticket: 3, writes: [.message(message(seq: 3))]))
         #expect(outcome(3, reports)?.error != nil)
         #expect(journal(store, [WriteJob(ticket: 4, writes: [.message(message(seq: 3))])]) == nil)
+        // Nor does a caller's own commit pass it.
+        #expect(store.writer.commitIfIdle([WriteJob(ticket: 4, writes: [.message(message(seq: 3))])]) == nil)
         // Reads meanwhile go on without it (they do not fail for want of the disk).
         let meanwhile = history(store, reports, ticket: 2)
         #expect(meanwhile?.error == nil && meanwhile?.messages.map(\.seq) == [1])
