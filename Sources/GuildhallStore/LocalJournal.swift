@@ -97,13 +97,18 @@ public final class LocalJournal: Sendable {
     /// their jobs there, so the queue's order is the journal's). Nothing is
     /// appended, nor `then` called, when the write fails. Starts the file over
     /// first when it is long and `held` (the last sequence SQLite holds) has
-    /// caught up with it.
+    /// caught up with it; at twice that length with SQLite still behind, it
+    /// refuses (the caller commits the usual way, and SQLite catches up).
     func append(_ payloads: [[UInt8]], held: UInt64, then: (UInt64) -> Void) throws(StoreError) {
         try state.withLock { s throws(StoreError) in
             guard let f = s.file else { throw StoreError(code: SQLITE_MISUSE, message: "the journal is closed") }
-            if s.end >= restartBytes, held >= s.lastSeq {
-                try Self.check(f.pointee.pMethods.pointee.xTruncate(f, 0), "truncate")
-                s.end = 0
+            if s.end >= restartBytes {
+                if held >= s.lastSeq {
+                    try Self.check(f.pointee.pMethods.pointee.xTruncate(f, 0), "truncate")
+                    s.end = 0
+                } else if s.end >= 2 * restartBytes {
+                    throw StoreError(code: SQLITE_FULL, message: "the journal waits for SQLite to catch up")
+                }
             }
             let first = s.lastSeq + 1
             var bytes: [UInt8] = []

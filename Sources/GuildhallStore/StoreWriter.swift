@@ -306,16 +306,15 @@ public final class StoreWriter: Sendable {
             let (failed, stuck) = commit(batch.map(\.0), statements: statements)
             let now = DispatchTime.now().uptimeNanoseconds
             let settled = stuck.map { index + $0 } ?? end
-            var stored: UInt64 = 0
+            // Told first, so whoever hears of these outcomes finds their records stored.
+            // One SQLite refused as such is done with too: no read need wait for it.
+            if let stored = jobs[index..<settled].map(\.0.journalSeq).max(), stored > 0 { ahead?.stored(upTo: stored) }
             // A journaled job was answered when appended: its outcome goes back only
             // when SQLite refused it (for the log), so no loop is woken for the rest.
             report(jobs[index..<settled].compactMap { job, submitted in
-                // One SQLite refused as such is done with too: no read need wait for it.
-                stored = max(stored, job.journalSeq)
                 guard job.journalSeq == 0 || failed[job.ticket] != nil else { return nil }
                 return WriteOutcome(ticket: job.ticket, error: failed[job.ticket], latencyMicros: (now &- submitted) / 1000)
             })
-            if stored > 0 { ahead?.stored(upTo: stored) }
             if let stuck {
                 let error = failed[batch[index + stuck].0.ticket] ?? StoreError(code: -1, message: "held")
                 held = jobs[settled...].filter { $0.0.journalSeq > 0 }

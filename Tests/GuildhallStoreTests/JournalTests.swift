@@ -74,7 +74,8 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
         for seq in 1...100 {
             let writes = (seq == 1 ? guild : []) + [.message(message(seq: UInt64(seq), text: String(repeating: "j", count: 100)))]
             _ = try #require(journal(store, [WriteJob(ticket: UInt64(seq), writes: writes)]))
-            if seq % 10 == 0 { #expect(history(store, reports, ticket: UInt64(seq))?.messages.count == seq) }
+            // A read every third record lets SQLite catch up before the file reaches twice its size.
+            if seq % 3 == 0 { #expect(history(store, reports, ticket: UInt64(seq))?.messages.count == seq) }
         }
         let size = (try FileManager.default.attributesOfItem(atPath: folder + "/" + LocalJournal.file)[.size] as? Int) ?? 0
         #expect(size < 4096 + 2048, "\(size) bytes after 100 records of about 300")
@@ -84,6 +85,33 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
         defer { store.close() }
         #expect(store.journalReplay.stored == 0 && store.journalReplay.refused.isEmpty)
         #expect(try store.loadSnapshot(clientIDFloorUID: 0).channels.first?.lastSeq == 100)
+    }
+
+    /// With SQLite behind it (the writer kept from committing), the journal
+    /// grows to twice its restart size and no further: the next turns commit
+    /// the usual way until SQLite has caught up, then it starts over.
+    @Test func aJournalSQLiteLagsBehindStopsAtTwiceItsSize() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openJournaled(folder, reports, restartBytes: 1024)
+        defer { store.close() }
+        _ = try #require(journal(store, [WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
+        #expect(history(store, reports, ticket: 1)?.messages.count == 1)
+        let refusedAt = store.writer.seat.whenFree { _ -> UInt64? in
+            for seq in UInt64(2)...40 where journal(store, [WriteJob(ticket: seq, writes: [.message(message(seq: seq, text: String(repeating: "j", count: 100)))])]) == nil {
+                return seq
+            }
+            return nil
+        }
+        let refused = try #require(refusedAt ?? nil)
+        let size = (try FileManager.default.attributesOfItem(atPath: folder + "/" + LocalJournal.file)[.size] as? Int) ?? 0
+        #expect(refused > 3 && size >= 2048 && size < 2048 + 1024, "refused at \(refused), \(size) bytes")
+        // The refused one goes the usual way; once SQLite holds everything the journal starts over.
+        store.writer.submit(WriteJob(ticket: refused, writes: [.message(message(seq: refused))]))
+        #expect(outcome(refused, reports)?.error == nil)
+        _ = try #require(journal(store, [WriteJob(ticket: 100, writes: [.message(message(seq: refused + 1))])]))
+        #expect(history(store, reports, ticket: 2)?.messages.count == Int(refused) + 1)
+        #expect(try LocalJournal(folder: folder).records().count == 1)
     }
 
     @Test func anOpenStoresWhatSQLiteLacksOnceAndStartsTheJournalOver() throws {
