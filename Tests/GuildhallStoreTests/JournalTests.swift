@@ -39,14 +39,18 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
         return store.writer.journalIfIdle(jobs)
     }
 
-    /// The writer's report on `ticket`, waited for with a deadline.
-    func outcome(_ ticket: UInt64, _ reports: Reports) -> WriteOutcome? {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let o = reports.outcomes.withLock({ $0.first { $0.ticket == ticket } }) { return o }
-            usleep(2_000)
-        }
-        return nil
+    func outcome(_ ticket: UInt64, _ reports: Reports) -> WriteOutcome? { reports.waitOutcome(ticket: ticket) }
+
+    func journalSize(_ folder: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + LocalJournal.file))?[.size] as? Int) ?? 0
+    }
+
+    /// A journaled store holding the guild and its first message, read back.
+    func startedStore(_ folder: String, _ reports: Reports, restartBytes: Int64 = LocalJournal.defaultRestartBytes) throws -> Store {
+        let store = try openJournaled(folder, reports, restartBytes: restartBytes)
+        _ = try #require(journal(store, [WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
+        #expect(history(store, reports, ticket: 1)?.messages.count == 1)
+        return store
     }
 
     @Test func aJournaledJobIsAnsweredAtOnceAndReadBackAtOnce() throws {
@@ -61,7 +65,7 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
             // Asked right after the answer: the read waits for SQLite to hold it.
             #expect(history(store, reports, ticket: UInt64(seq))?.messages.map(\.seq) == Array(1...UInt64(seq)))
         }
-        let size = (try FileManager.default.attributesOfItem(atPath: folder + "/" + LocalJournal.file)[.size] as? Int) ?? 0
+        let size = journalSize(folder)
         #expect(size > 50 * LocalJournal.headerBytes)
     }
 
@@ -77,7 +81,7 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
             // A read every third record lets SQLite catch up before the file reaches twice its size.
             if seq % 3 == 0 { #expect(history(store, reports, ticket: UInt64(seq))?.messages.count == seq) }
         }
-        let size = (try FileManager.default.attributesOfItem(atPath: folder + "/" + LocalJournal.file)[.size] as? Int) ?? 0
+        let size = journalSize(folder)
         #expect(size < 4096 + 2048, "\(size) bytes after 100 records of about 300")
         #expect(try LocalJournal(folder: folder).records().first.map { $0.seq > 1 } == true)
         store.close()
@@ -93,10 +97,8 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
     @Test func aJournalSQLiteLagsBehindStopsAtTwiceItsSize() throws {
         let folder = temporaryFolder()
         let reports = Reports()
-        let store = try openJournaled(folder, reports, restartBytes: 1024)
+        let store = try startedStore(folder, reports, restartBytes: 1024)
         defer { store.close() }
-        _ = try #require(journal(store, [WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
-        #expect(history(store, reports, ticket: 1)?.messages.count == 1)
         let refusedAt = store.writer.seat.whenFree { _ -> UInt64? in
             for seq in UInt64(2)...40 where journal(store, [WriteJob(ticket: seq, writes: [.message(message(seq: seq, text: String(repeating: "j", count: 100)))])]) == nil {
                 return seq
@@ -104,7 +106,7 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
             return nil
         }
         let refused = try #require(refusedAt ?? nil)
-        let size = (try FileManager.default.attributesOfItem(atPath: folder + "/" + LocalJournal.file)[.size] as? Int) ?? 0
+        let size = journalSize(folder)
         #expect(refused > 3 && size >= 2048 && size < 2048 + 1024, "refused at \(refused), \(size) bytes")
         // The refused one goes the usual way; once SQLite holds everything the journal starts over.
         store.writer.submit(WriteJob(ticket: refused, writes: [.message(message(seq: refused))]))
@@ -143,9 +145,7 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
     @Test func recordsPastAGapAfterWhatSQLiteHoldsAreNotStored() throws {
         let folder = temporaryFolder()
         let reports = Reports()
-        var store = try openJournaled(folder, reports)
-        _ = try #require(journal(store, [WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
-        #expect(history(store, reports, ticket: 1)?.messages.count == 1)
+        var store = try startedStore(folder, reports)
         store.close()
         // Records 2 and 3 follow record 1, which SQLite holds: both are stored.
         do {
@@ -197,10 +197,8 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
         #expect(powerloss_install() == 0)
         let folder = temporaryFolder()
         let reports = Reports()
-        let store = try openJournaled(folder, reports)
+        let store = try startedStore(folder, reports)
         defer { store.close() }
-        _ = try #require(journal(store, [WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
-        #expect(history(store, reports, ticket: 1)?.messages.count == 1)
         // Journaled while the writer cannot start on it, then the disk fills.
         let journaled = store.writer.seat.whenFree { _ in
             defer { powerloss_full(folder) }

@@ -22,10 +22,20 @@ final class Reports: Sendable {
         return outcomes.withLock { $0 }
     }
 
+    /// The writer's report on `ticket`, waited for with a deadline.
+    func waitOutcome(ticket: UInt64, timeout: Double = 10) -> WriteOutcome? {
+        Self.poll(timeout) { outcomes.withLock { $0.first { $0.ticket == ticket } } }
+    }
+
     func waitRead(ticket: UInt64, timeout: Double = 10) -> ReadResult? {
+        Self.poll(timeout) { reads.withLock { $0.first { $0.ticket == ticket } } }
+    }
+
+    /// What `find` finds within `timeout` seconds, asked every 2 ms.
+    private static func poll<T>(_ timeout: Double, _ find: () -> T?) -> T? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if let r = reads.withLock({ $0.first { $0.ticket == ticket } }) { return r }
+            if let found = find() { return found }
             usleep(2_000)
         }
         return nil

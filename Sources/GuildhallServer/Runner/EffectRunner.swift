@@ -400,13 +400,9 @@ final class EffectRunner {
             let jobs = turnJobs
             turnJobs.removeAll(keepingCapacity: true)
             if inline, queuedWrites <= inlineCommitMax, pendingWrites.count == jobs.count {
-                if let outcomes = store.writer.journalIfIdle(jobs) {
-                    journaled = true
-                    committedOnLoop?(jobs.count)
-                    settle(outcomes)
-                    continue
-                }
-                if let outcomes = store.writer.commitIfIdle(jobs) {
+                let journaledNow = store.writer.journalIfIdle(jobs)
+                if let outcomes = journaledNow ?? store.writer.commitIfIdle(jobs) {
+                    journaled = journaled || journaledNow != nil
                     committedOnLoop?(jobs.count)
                     settle(outcomes)
                     continue
