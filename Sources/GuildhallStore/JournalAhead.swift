@@ -27,6 +27,13 @@ final class JournalAhead: Sendable {
     private let held: Atomic<UInt64>
     /// A journaled job's commit failed and waits to be tried again: nothing more is journaled meanwhile.
     private let stuck = Atomic<Bool>(false)
+    /// Reads waiting for SQLite to catch up sleep here, woken as it does or as
+    /// the journal sticks; `waiting` spares the writer the lock when none waits.
+    /// (Ordering: a reader counts itself before it looks at `held`, the writer
+    /// sets `held` before it looks at `waiting`, both sequentially consistent,
+    /// so either the reader sees the new mark or the writer sees the reader.)
+    private let caughtUp = NSCondition()
+    private let waiting = Atomic<Int>(0)
     /// Most jobs the writer may have queued for a turn to still be journaled:
     /// what is answered but not yet in SQLite stays a few turns' worth.
     static let queueMax = 64
@@ -43,8 +50,22 @@ final class JournalAhead: Sendable {
     var lastAppended: UInt64 { appended.load(ordering: .acquiring) }
     var isStuck: Bool { stuck.load(ordering: .relaxed) }
 
-    func stored(upTo seq: UInt64) { held.store(seq, ordering: .releasing) }
-    func isStuck(_ value: Bool) { stuck.store(value, ordering: .relaxed) }
+    func stored(upTo seq: UInt64) {
+        held.store(seq, ordering: .sequentiallyConsistent)
+        wakeReaders()
+    }
+
+    func isStuck(_ value: Bool) {
+        stuck.store(value, ordering: .sequentiallyConsistent)
+        if value { wakeReaders() }
+    }
+
+    private func wakeReaders() {
+        guard waiting.load(ordering: .sequentiallyConsistent) > 0 else { return }
+        caughtUp.lock()
+        caughtUp.broadcast()
+        caughtUp.unlock()
+    }
 
     /// Appends one record per job; each job, with its record's position among
     /// its writes, joins the writer's queue in the same order. Throws when
@@ -70,12 +91,15 @@ final class JournalAhead: Sendable {
     /// order, once the disk takes writes again.
     func waitStored(_ seq: UInt64) -> Bool {
         guard held.load(ordering: .acquiring) < seq else { return true }
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(Self.readWaitSeconds * 1e9)
-        var pause: UInt32 = 20
-        while held.load(ordering: .acquiring) < seq && !isStuck {
-            if DispatchTime.now().uptimeNanoseconds > deadline { return false }
-            usleep(pause)
-            pause = min(pause * 2, 1000)
+        let deadline = Date(timeIntervalSinceNow: Self.readWaitSeconds)
+        waiting.add(1, ordering: .sequentiallyConsistent)
+        defer { waiting.subtract(1, ordering: .sequentiallyConsistent) }
+        caughtUp.lock()
+        defer { caughtUp.unlock() }
+        while held.load(ordering: .sequentiallyConsistent) < seq && !stuck.load(ordering: .sequentiallyConsistent) {
+            if !caughtUp.wait(until: deadline) {
+                return held.load(ordering: .sequentiallyConsistent) >= seq || stuck.load(ordering: .sequentiallyConsistent)
+            }
         }
         return true
     }
