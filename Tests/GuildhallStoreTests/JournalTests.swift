@@ -69,6 +69,26 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
         #expect(size > 50 * LocalJournal.headerBytes)
     }
 
+    /// A read asked while the writer has not yet stored what was answered
+    /// waits, and is answered with it as soon as the writer stores it (it
+    /// is woken then, not after a timeout).
+    @Test func aReadAskedBeforeSQLiteHoldsTheAnswerWaitsForItAndNoLonger() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let store = try openJournaled(folder, reports)
+        defer { store.close() }
+        // Journaled without waking the writer, as a loop's turn before its writes are out.
+        let outcomes = try #require(store.writer.journalIfIdle([WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
+        #expect(outcomes.map { $0.error == nil } == [true])
+        store.reader.submit(ticket: 2, .history(channel: 10, anchor: 0, after: true, limit: 100))
+        #expect(reports.waitRead(ticket: 2, timeout: 0.3) == nil, "answered before SQLite held the record")
+        let woken = Date()
+        store.writer.wakeForJournal()
+        let read = try #require(reports.waitRead(ticket: 2))
+        #expect(read.error == nil && read.messages.map(\.seq) == [1])
+        #expect(Date().timeIntervalSince(woken) < JournalAhead.readWaitSeconds, "woken with the store, not at the wait's end")
+    }
+
     /// Past its size the file starts over once SQLite holds all of it, and
     /// what it held is stored once: a reopen finds nothing to store again.
     @Test func aLongJournalStartsOverOnceSQLiteHoldsIt() throws {
