@@ -2,7 +2,8 @@
 // writes in batches. Loop thread only.
 //
 // Writes are queued as pieces, never sent one by one: `flush()` hands every
-// queued piece to libuv in a single uv_write (writev). Shared pieces
+// queued piece to the socket in one `sendmsg`, and what it does not take to
+// libuv in one uv_write. Shared pieces
 // (`SharedBytes`, one encoding fanned out to many connections) are retained,
 // not copied; small per-connection bytes (length prefixes, trailers,
 // responses) go into a scratch buffer. A flush the socket takes whole costs
@@ -392,9 +393,9 @@ public final class TCPConnection {
         queued(shared.count)
     }
 
-    /// Sends everything queued in one writev. When no earlier write is
+    /// Sends everything queued in one call. When no earlier write is
     /// still in libuv's hands, the bytes go straight to the socket
-    /// (uv_try_write): the usual case, and then the write costs no request,
+    /// (`sendNow`): the usual case, and then the write costs no request,
     /// no context and no completion callback, and the scratch memory stays
     /// for the next turn (measured, shape C: malloc and free were 13% of the
     /// loop, most of it here). What the socket does not take goes the
@@ -465,16 +466,16 @@ public final class TCPConnection {
         }
     }
 
+    /// IOV_MAX, which Glibc does not export to Swift (Linux: 1024).
+    public static let iovMax = 1024
+
     /// What the socket takes of `bufs` now, without waiting (0 when it takes
     /// nothing or fails: the queued write that follows reports the error).
-    /// `sendmsg` rather than libuv's `uv_try_write`, which writes with
+    /// `send`/`sendmsg` rather than libuv's `uv_try_write`, which writes with
     /// `write`/`writev`: those go through the file layer (`vfs_write`, its
     /// position lock and notification hooks) before the socket's own send,
     /// 4-6% of the loop when each turn writes to a thousand subscribers.
     /// At most IOV_MAX pieces go at once; the rest queue, as a partial write's do.
-    /// IOV_MAX, which Glibc does not export to Swift (Linux: 1024).
-    private static let iovMax = 1024
-
     private func sendNow(_ bufs: UnsafeMutablePointer<uv_buf_t>, count: Int) -> Int32 {
         var fd: uv_os_fd_t = -1
         guard uv_fileno(asHandle(handle), &fd) == 0 else { return 0 }
