@@ -39,15 +39,29 @@ final class JournalAhead: Sendable {
     static let queueMax = 64
     /// How long a read waits for SQLite to catch up before it fails.
     static let readWaitSeconds = 5.0
+    /// How long the writer, having stored journaled jobs, waits for more
+    /// before it sleeps (StoreWriter.swift): a quiet server's sends reach
+    /// SQLite a few per transaction, with the writer woken by its own timer
+    /// rather than by the loop once per send. At F (one send a millisecond)
+    /// waking it per send cost the loop a `futex` call and the other core a
+    /// transaction per message (docs/performance.md, the levers table).
+    let gatherSeconds: Double
+    public static let defaultGatherSeconds = 0.004
 
-    init(_ journal: LocalJournal, codec: JournalCodec, heldUpTo seq: UInt64) {
+    /// The writer's queue, which this journal's records join in order.
+    private let queue: JobQueue<(WriteJob, UInt64)>
+
+    init(_ journal: LocalJournal, codec: JournalCodec, heldUpTo seq: UInt64, queue: JobQueue<(WriteJob, UInt64)>, gatherSeconds: Double) {
         self.journal = journal
+        self.queue = queue
+        self.gatherSeconds = gatherSeconds
         self.codec = codec
         appended = Atomic(seq)
         held = Atomic(seq)
     }
 
     var lastAppended: UInt64 { appended.load(ordering: .acquiring) }
+    var lastStored: UInt64 { held.load(ordering: .acquiring) }
     var isStuck: Bool { stuck.load(ordering: .relaxed) }
 
     func stored(upTo seq: UInt64) {
@@ -70,7 +84,7 @@ final class JournalAhead: Sendable {
     /// Appends one record per job; each job, with its record's position among
     /// its writes, joins the writer's queue in the same order. Throws when
     /// the append failed: nothing was queued.
-    func append(_ jobs: [WriteJob], to queue: JobQueue<(WriteJob, UInt64)>) throws {
+    func append(_ jobs: [WriteJob]) throws {
         let payloads = try jobs.map { try codec.encode($0.writes) }
         try journal.append(payloads, held: held.load(ordering: .acquiring)) { first in
             let now = DispatchTime.now().uptimeNanoseconds
@@ -91,6 +105,8 @@ final class JournalAhead: Sendable {
     /// order, once the disk takes writes again.
     func waitStored(_ seq: UInt64) -> Bool {
         guard held.load(ordering: .acquiring) < seq else { return true }
+        // The writer may be gathering (`gatherSeconds`): a read does not wait for that.
+        queue.nudge()
         let deadline = Date(timeIntervalSinceNow: Self.readWaitSeconds)
         waiting.add(1, ordering: .sequentiallyConsistent)
         defer { waiting.subtract(1, ordering: .sequentiallyConsistent) }
@@ -122,13 +138,14 @@ extension StoreWriter {
     /// nil too: the jobs then go the usual way and fail or commit there.
     public func journalIfIdle(_ jobs: [WriteJob]) -> [WriteOutcome]? {
         guard let ahead = ahead.current, !ahead.isStuck, queue.count <= JournalAhead.queueMax else { return nil }
-        do { try ahead.append(jobs, to: queue) } catch { return nil }
+        do { try ahead.append(jobs) } catch { return nil }
         return jobs.map { WriteOutcome(ticket: $0.ticket, error: nil, latencyMicros: 0) }
     }
 
-    /// Starts the writer on the jobs `journalIfIdle` queued (the loop calls
-    /// this once its turn's writes are out).
-    public func wakeForJournal() { queue.nudge() }
+    /// Starts the writer on the jobs `journalIfIdle` queued, if it sleeps
+    /// (the loop calls this once its turn's writes are out); a writer awake
+    /// or gathering takes them at its own next look.
+    public func wakeForJournal() { queue.wakeIfAsleep() }
 
     /// Commits each record SQLite lacks, in order, each with its position;
     /// throws at the first that fails for want of the disk (the journal

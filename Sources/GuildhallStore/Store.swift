@@ -76,6 +76,8 @@ public struct StoreOptions: Sendable {
     public var journalAhead = false
     /// The journal's size past which it starts over once SQLite holds all of it.
     public var journalRestartBytes = LocalJournal.defaultRestartBytes
+    /// How long the writer waits for more journaled jobs once it stored some (`JournalAhead.gatherSeconds`).
+    public var journalGatherSeconds = JournalAhead.defaultGatherSeconds
 
     public init(folder: String, synchronous: String = "NORMAL", maxBatch: Int = 512, checkpointMillis: Int = 200, clientIDFloorUID: UInt64 = 0) {
         self.folder = folder; self.synchronous = synchronous; self.maxBatch = maxBatch; self.checkpointMillis = checkpointMillis
@@ -119,7 +121,8 @@ public final class Store: Sendable {
             let (held, report) = try Store.replay(journal, codec: codec, into: writer, path: path)
             journalReplay = report
             if options.journalAhead && sync == "NORMAL" {
-                writer.ahead.current = JournalAhead(journal, codec: codec, heldUpTo: held)
+                writer.ahead.current = JournalAhead(journal, codec: codec, heldUpTo: held, queue: writer.queue,
+                                                     gatherSeconds: options.journalGatherSeconds)
             }
         } else {
             journalReplay = JournalReplay(stored: 0, refused: [])

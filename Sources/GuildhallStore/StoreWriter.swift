@@ -11,7 +11,8 @@
 //
 // A loop's few jobs may instead be appended to the local journal and
 // answered at once (`journalIfIdle`, JournalAhead.swift); this thread commits
-// them behind it. Without a journal, when the writer is idle, the loop may
+// them behind it, and having stored some, waits a moment for more before it
+// sleeps, so that a quiet server's sends reach SQLite a few at a time. Without a journal, when the writer is idle, the loop may
 // commit a few jobs itself (`commitIfIdle`): a lone send then costs no
 // hand-over to this thread and back, two wake-ups that were most of a quiet
 // server's send latency. The
@@ -224,10 +225,20 @@ public final class StoreWriter: Sendable {
         // Journaled jobs whose commit failed, with the journaled ones queued after
         // them: tried again first, before anything newer, every 50 ms while idle.
         var held: [(WriteJob, UInt64)] = []
+        // Journaled jobs were stored last time: more may come without a
+        // wake-up (`JournalAhead.gatherSeconds`), taken after a short wait.
+        var gathering = false
         while true {
-            if held.isEmpty { queue.waitForWork() } else { queue.waitForWork(seconds: 0.05) }
+            if !held.isEmpty {
+                queue.waitForWork(seconds: 0.05)
+            } else if gathering {
+                if queue.isEmpty { queue.waitForWork(seconds: ahead.current?.gatherSeconds ?? 0) }
+            } else {
+                queue.sleepUntilPushed()
+            }
             let stopping = seat.whenFree { statements in
                 let (taken, stopping) = queue.take()
+                gathering = taken.contains { $0.0.journalSeq != 0 }
                 let jobs = held + taken
                 held = []
                 // Between two transactions (never on a loop's inline commit): a WAL restart asked for.

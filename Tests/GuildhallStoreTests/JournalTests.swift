@@ -14,8 +14,10 @@ import Testing
 let testCodec = JournalCodec(encode: { try Array(JSONEncoder().encode($0)) },
                              decode: { try JSONDecoder().decode([StoreWrite].self, from: Data($0)) })
 
-func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = LocalJournal.defaultRestartBytes) throws -> Store {
+func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = LocalJournal.defaultRestartBytes,
+                   gatherSeconds: Double = JournalAhead.defaultGatherSeconds) throws -> Store {
     var options = StoreOptions(folder: folder)
+    options.journalGatherSeconds = gatherSeconds
     options.journalCodec = testCodec
     options.journalAhead = true
     options.journalRestartBytes = restartBytes
@@ -46,8 +48,9 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
     }
 
     /// A journaled store holding the guild and its first message, read back.
-    func startedStore(_ folder: String, _ reports: Reports, restartBytes: Int64 = LocalJournal.defaultRestartBytes) throws -> Store {
-        let store = try openJournaled(folder, reports, restartBytes: restartBytes)
+    func startedStore(_ folder: String, _ reports: Reports, restartBytes: Int64 = LocalJournal.defaultRestartBytes,
+                      gatherSeconds: Double = JournalAhead.defaultGatherSeconds) throws -> Store {
+        let store = try openJournaled(folder, reports, restartBytes: restartBytes, gatherSeconds: gatherSeconds)
         _ = try #require(journal(store, [WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
         #expect(history(store, reports, ticket: 1)?.messages.count == 1)
         return store
@@ -70,23 +73,61 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
     }
 
     /// A read asked while the writer has not yet stored what was answered
-    /// waits, and is answered with it as soon as the writer stores it (it
-    /// is woken then, not after a timeout).
-    @Test func aReadAskedBeforeSQLiteHoldsTheAnswerWaitsForItAndNoLonger() throws {
+    /// (journaled as a loop's turn does before its writes are out, so the
+    /// writer was not woken) wakes the writer, and is answered with the
+    /// record as soon as the writer stores it, not after the wait's end.
+    @Test func aReadAskedBeforeSQLiteHoldsTheAnswerWakesTheWriterAndWaitsForIt() throws {
         let folder = temporaryFolder()
         let reports = Reports()
         let store = try openJournaled(folder, reports)
         defer { store.close() }
-        // Journaled without waking the writer, as a loop's turn before its writes are out.
         let outcomes = try #require(store.writer.journalIfIdle([WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
         #expect(outcomes.map { $0.error == nil } == [true])
+        let asked = Date()
         store.reader.submit(ticket: 2, .history(channel: 10, anchor: 0, after: true, limit: 100))
-        #expect(reports.waitRead(ticket: 2, timeout: 0.3) == nil, "answered before SQLite held the record")
-        let woken = Date()
-        store.writer.wakeForJournal()
         let read = try #require(reports.waitRead(ticket: 2))
         #expect(read.error == nil && read.messages.map(\.seq) == [1])
-        #expect(Date().timeIntervalSince(woken) < JournalAhead.readWaitSeconds, "woken with the store, not at the wait's end")
+        #expect(Date().timeIntervalSince(asked) < JournalAhead.readWaitSeconds / 2, "woken with the store, not at the wait's end")
+    }
+
+    /// A writer that just stored journaled jobs gathers the next ones
+    /// without being woken for each: they reach SQLite by its own timer.
+    /// Asleep, it is woken by the loop's `wakeForJournal`. (Gathering for
+    /// half a second here, so that a loaded machine still journals the next
+    /// job while it does.)
+    @Test func aWriterGatheringStoresJournaledJobsWithoutAWakeUpEach() throws {
+        let folder = temporaryFolder()
+        let reports = Reports()
+        let gather = 0.5
+        let store = try startedStore(folder, reports, gatherSeconds: gather)
+        defer { store.close() }
+        let ahead = try #require(store.writer.ahead.current)
+        func stored(_ seq: UInt64, within seconds: Double = 5) -> Bool {
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            while ahead.lastStored < seq && Date() < deadline { usleep(500) }
+            return ahead.lastStored >= seq
+        }
+        func asleep() -> Bool {
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while !store.writer.queue.isAsleep && Date() < deadline { usleep(500) }
+            return store.writer.queue.isAsleep
+        }
+        // Asleep (no read about to nudge it): woken by the turn's end, it stores and gathers.
+        #expect(asleep())
+        _ = try #require(journal(store, [WriteJob(ticket: 2, writes: [.message(message(seq: 2))])]))
+        #expect(stored(ahead.lastAppended))
+        // Journaled without a wake-up while it gathers: stored all the same.
+        _ = try #require(store.writer.journalIfIdle([WriteJob(ticket: 3, writes: [.message(message(seq: 3))])]))
+        #expect(stored(ahead.lastAppended))
+        // Once it sleeps again, a job journaled without a wake-up stays out
+        // of SQLite (for twice the gathering wait) until the turn's end wakes it.
+        #expect(asleep())
+        _ = try #require(store.writer.journalIfIdle([WriteJob(ticket: 4, writes: [.message(message(seq: 4))])]))
+        let last = ahead.lastAppended
+        #expect(!stored(last, within: gather * 2), "a sleeping writer woke without being woken")
+        store.writer.wakeForJournal()
+        #expect(stored(last))
+        #expect(history(store, reports, ticket: 5)?.messages.map(\.seq) == [1, 2, 3, 4])
     }
 
     /// Past its size the file starts over once SQLite holds all of it, and
