@@ -64,7 +64,8 @@ final class NodeBus: Sendable {
     private func received(_ msg: OpaquePointer) {
         defer { natsMsg_Destroy(msg) }
         let length = Int(natsMsg_GetDataLength(msg))
-        let bytes = natsMsg_GetData(msg).map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        // Read in place: the message outlives the decode (destroyed on return).
+        let bytes = natsMsg_GetData(msg).map { Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: $0), count: length, deallocator: .none) } ?? Data()
         do {
             let e = try GHNodeEnvelope(serializedBytes: bytes)
             guard Int(e.toLoop) < inboxes.count else { return }
