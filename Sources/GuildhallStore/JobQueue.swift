@@ -32,13 +32,14 @@ final class JobQueue<Job: Sendable>: Sendable {
         if wake { self.wake.signal() }
     }
 
-    /// Wakes the thread if it sleeps until pushed: what was pushed without a wake-up is not left there.
-    func wakeIfAsleep() {
-        let asleep = state.withLock { s in
+    /// Wakes the thread if it sleeps until pushed (what was pushed without a
+    /// wake-up is not left there), or if `limit` jobs or more wait.
+    func wakeIfAsleep(orHolding limit: Int = .max) {
+        let wakes = state.withLock { s in
             defer { s.asleep = false }
-            return s.asleep
+            return s.asleep || s.jobs.count >= limit
         }
-        if asleep { wake.signal() }
+        if wakes { wake.signal() }
     }
 
     func stop() {

@@ -144,8 +144,10 @@ extension StoreWriter {
 
     /// Starts the writer on the jobs `journalIfIdle` queued, if it sleeps
     /// (the loop calls this once its turn's writes are out); a writer awake
-    /// or gathering takes them at its own next look.
-    public func wakeForJournal() { queue.wakeIfAsleep() }
+    /// or gathering takes them at its own next look, unless half of what
+    /// may be journaled ahead waits already (past `queueMax` the loops would
+    /// stop journaling and wait for SQLite's commits instead).
+    public func wakeForJournal() { queue.wakeIfAsleep(orHolding: JournalAhead.queueMax / 2) }
 
     /// Commits each record SQLite lacks, in order, each with its position;
     /// throws at the first that fails for want of the disk (the journal
