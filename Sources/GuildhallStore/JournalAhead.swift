@@ -39,14 +39,17 @@ final class JournalAhead: Sendable {
     static let queueMax = 64
     /// How long a read waits for SQLite to catch up before it fails.
     static let readWaitSeconds = 5.0
-    /// How long the writer, having stored journaled jobs, waits for more
-    /// before it sleeps (StoreWriter.swift): a quiet server's sends reach
-    /// SQLite a few per transaction, with the writer woken by its own timer
-    /// rather than by the loop once per send. At F (one send a millisecond)
-    /// waking it per send cost the loop a `futex` call and the other core a
-    /// transaction per message (docs/performance.md, the levers table).
+    /// The writer, having stored journaled jobs, gathers the next ones
+    /// (StoreWriter.swift): the loop wakes it at a turn's end once
+    /// `gatherJobs` wait, and it takes fewer after `gatherSeconds` by its own
+    /// timer. So a quiet server's sends reach SQLite a few per transaction,
+    /// committed in the pause after a turn's writes, where before the loop woke
+    /// the writer once per send: at F (one send a millisecond) a `futex` call on
+    /// the loop and a transaction per message on the other core
+    /// (docs/performance.md, the levers table).
+    static let gatherJobs = 4
     let gatherSeconds: Double
-    public static let defaultGatherSeconds = 0.004
+    public static let defaultGatherSeconds = 0.02
 
     /// The writer's queue, which this journal's records join in order.
     private let queue: JobQueue<(WriteJob, UInt64)>
@@ -142,12 +145,10 @@ extension StoreWriter {
         return jobs.map { WriteOutcome(ticket: $0.ticket, error: nil, latencyMicros: 0) }
     }
 
-    /// Starts the writer on the jobs `journalIfIdle` queued, if it sleeps
-    /// (the loop calls this once its turn's writes are out); a writer awake
-    /// or gathering takes them at its own next look, unless half of what
-    /// may be journaled ahead waits already (past `queueMax` the loops would
-    /// stop journaling and wait for SQLite's commits instead).
-    public func wakeForJournal() { queue.wakeIfAsleep(orHolding: JournalAhead.queueMax / 2) }
+    /// Starts the writer on the jobs `journalIfIdle` queued (the loop calls
+    /// this once its turn's writes are out), if it sleeps or `gatherJobs`
+    /// wait; a writer gathering takes fewer at its own next look.
+    public func wakeForJournal() { queue.wakeIfAsleep(orHolding: JournalAhead.gatherJobs) }
 
     /// Commits each record SQLite lacks, in order, each with its position;
     /// throws at the first that fails for want of the disk (the journal

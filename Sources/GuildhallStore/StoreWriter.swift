@@ -11,8 +11,9 @@
 //
 // A loop's few jobs may instead be appended to the local journal and
 // answered at once (`journalIfIdle`, JournalAhead.swift); this thread commits
-// them behind it, and having stored some, waits a moment for more before it
-// sleeps, so that a quiet server's sends reach SQLite a few at a time. Without a journal, when the writer is idle, the loop may
+// them behind it, and having stored some, gathers more before it sleeps
+// (`JournalAhead.gatherJobs`), so that a quiet server's sends reach SQLite a
+// few at a time. Without a journal, when the writer is idle, the loop may
 // commit a few jobs itself (`commitIfIdle`): a lone send then costs no
 // hand-over to this thread and back, two wake-ups that were most of a quiet
 // server's send latency. The

@@ -130,10 +130,9 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
         #expect(history(store, reports, ticket: 5)?.messages.map(\.seq) == [1, 2, 3, 4])
     }
 
-    /// A gathering writer is woken all the same once half of what may be
-    /// journaled ahead waits: the loops journal on instead of falling back to
-    /// waiting for SQLite's commits.
-    @Test func aWriterGatheringIsWokenWhenHalfTheJournaledQueueWaits() throws {
+    /// A gathering writer is woken at a turn's end once `gatherJobs` wait:
+    /// a few sends share a transaction, committed right after the turn.
+    @Test func aWriterGatheringIsWokenWhenEnoughJobsWait() throws {
         let folder = temporaryFolder()
         let reports = Reports()
         let store = try openJournaled(folder, reports, gatherSeconds: 30)
@@ -147,14 +146,15 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
         // Woken while asleep, it stores the first job and gathers (30 s here).
         _ = try #require(journal(store, [WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
         #expect(stored(within: 5))
-        // Fewer than half: left to the gathering.
-        let few = (2..<(2 + UInt64(JournalAhead.queueMax / 2) - 1)).map { WriteJob(ticket: $0, writes: [.message(message(seq: $0))]) }
-        _ = try #require(journal(store, few))
+        // Fewer: left to the gathering, turn after turn.
+        for seq in 2..<UInt64(1 + JournalAhead.gatherJobs) {
+            _ = try #require(journal(store, [WriteJob(ticket: seq, writes: [.message(message(seq: seq))])]))
+        }
         #expect(!stored(within: 0.2))
-        // Half: the turn's end wakes it.
-        let next = UInt64(2 + few.count)
+        // Enough: the turn's end wakes it.
+        let next = UInt64(1 + JournalAhead.gatherJobs)
         _ = try #require(journal(store, [WriteJob(ticket: next, writes: [.message(message(seq: next))])]))
-        #expect(stored(within: 5), "woken when half the journaled queue waited, not at the gathering's end")
+        #expect(stored(within: 5), "woken when gatherJobs waited, not at the gathering's end")
     }
 
     /// Past its size the file starts over once SQLite holds all of it, and
