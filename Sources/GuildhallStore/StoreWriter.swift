@@ -226,8 +226,9 @@ public final class StoreWriter: Sendable {
         // Journaled jobs whose commit failed, with the journaled ones queued after
         // them: tried again first, before anything newer, every 50 ms while idle.
         var held: [(WriteJob, UInt64)] = []
-        // Journaled jobs were stored last time: more may come without a
-        // wake-up (`JournalAhead.gatherSeconds`), taken after a short wait.
+        // Journaled jobs were stored last time: the next ones may be pushed
+        // without a wake-up. None waiting, it waits for `JournalAhead.gatherJobs`
+        // of them (the loop wakes it then) or `gatherSeconds`, whichever comes first.
         var gathering = false
         while true {
             if !held.isEmpty {

@@ -43,6 +43,14 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
 
     func outcome(_ ticket: UInt64, _ reports: Reports) -> WriteOutcome? { reports.waitOutcome(ticket: ticket) }
 
+    /// Whether SQLite holds every record journaled so far, within `seconds`.
+    func storedAll(_ ahead: JournalAhead, within seconds: Double = 5) -> Bool {
+        Reports.poll(seconds) { ahead.lastStored >= ahead.lastAppended ? true : nil } ?? false
+    }
+
+    /// Whether the writer went to sleep until pushed, within 5 s.
+    func writerAsleep(_ store: Store) -> Bool { Reports.poll(5) { store.writer.queue.isAsleep ? true : nil } ?? false }
+
     func journalSize(_ folder: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + LocalJournal.file))?[.size] as? Int) ?? 0
     }
@@ -102,31 +110,20 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
         let store = try startedStore(folder, reports, gatherSeconds: gather)
         defer { store.close() }
         let ahead = try #require(store.writer.ahead.current)
-        func stored(_ seq: UInt64, within seconds: Double = 5) -> Bool {
-            let deadline = Date(timeIntervalSinceNow: seconds)
-            while ahead.lastStored < seq && Date() < deadline { usleep(500) }
-            return ahead.lastStored >= seq
-        }
-        func asleep() -> Bool {
-            let deadline = Date(timeIntervalSinceNow: 5)
-            while !store.writer.queue.isAsleep && Date() < deadline { usleep(500) }
-            return store.writer.queue.isAsleep
-        }
         // Asleep (no read about to nudge it): woken by the turn's end, it stores and gathers.
-        #expect(asleep())
+        #expect(writerAsleep(store))
         _ = try #require(journal(store, [WriteJob(ticket: 2, writes: [.message(message(seq: 2))])]))
-        #expect(stored(ahead.lastAppended))
+        #expect(storedAll(ahead))
         // Journaled without a wake-up while it gathers: stored all the same.
         _ = try #require(store.writer.journalIfIdle([WriteJob(ticket: 3, writes: [.message(message(seq: 3))])]))
-        #expect(stored(ahead.lastAppended))
+        #expect(storedAll(ahead))
         // Once it sleeps again, a job journaled without a wake-up stays out
         // of SQLite (for twice the gathering wait) until the turn's end wakes it.
-        #expect(asleep())
+        #expect(writerAsleep(store))
         _ = try #require(store.writer.journalIfIdle([WriteJob(ticket: 4, writes: [.message(message(seq: 4))])]))
-        let last = ahead.lastAppended
-        #expect(!stored(last, within: gather * 2), "a sleeping writer woke without being woken")
+        #expect(!storedAll(ahead, within: gather * 2), "a sleeping writer woke without being woken")
         store.writer.wakeForJournal()
-        #expect(stored(last))
+        #expect(storedAll(ahead))
         #expect(history(store, reports, ticket: 5)?.messages.map(\.seq) == [1, 2, 3, 4])
     }
 
@@ -138,23 +135,18 @@ func openJournaled(_ folder: String, _ reports: Reports, restartBytes: Int64 = L
         let store = try openJournaled(folder, reports, gatherSeconds: 30)
         defer { store.close() }
         let ahead = try #require(store.writer.ahead.current)
-        func stored(within seconds: Double) -> Bool {
-            let deadline = Date(timeIntervalSinceNow: seconds)
-            while ahead.lastStored < ahead.lastAppended && Date() < deadline { usleep(500) }
-            return ahead.lastStored == ahead.lastAppended
-        }
         // Woken while asleep, it stores the first job and gathers (30 s here).
         _ = try #require(journal(store, [WriteJob(ticket: 1, writes: guild + [.message(message(seq: 1))])]))
-        #expect(stored(within: 5))
+        #expect(storedAll(ahead))
         // Fewer: left to the gathering, turn after turn.
         for seq in 2..<UInt64(1 + JournalAhead.gatherJobs) {
             _ = try #require(journal(store, [WriteJob(ticket: seq, writes: [.message(message(seq: seq))])]))
         }
-        #expect(!stored(within: 0.2))
+        #expect(!storedAll(ahead, within: 0.2))
         // Enough: the turn's end wakes it.
         let next = UInt64(1 + JournalAhead.gatherJobs)
         _ = try #require(journal(store, [WriteJob(ticket: next, writes: [.message(message(seq: next))])]))
-        #expect(stored(within: 5), "woken when gatherJobs waited, not at the gathering's end")
+        #expect(storedAll(ahead), "woken when gatherJobs waited, not at the gathering's end")
     }
 
     /// Past its size the file starts over once SQLite holds all of it, and

@@ -32,7 +32,7 @@ final class Reports: Sendable {
     }
 
     /// What `find` finds within `timeout` seconds, asked every 2 ms.
-    private static func poll<T>(_ timeout: Double, _ find: () -> T?) -> T? {
+    static func poll<T>(_ timeout: Double, _ find: () -> T?) -> T? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let found = find() { return found }
