@@ -69,7 +69,7 @@ extension Statement {
     func bind(_ index: Int32, _ value: [UInt8], in arena: BindArena) {
         guard !value.isEmpty else { return bind(index, value) }
         value.withUnsafeBytes { raw in
-            sqlite3_bind_blob(stmt, index, arena.place(raw), Int32(raw.count), nil)
+            _ = sqlite3_bind_blob(stmt, index, arena.place(raw), Int32(raw.count), nil)
         }
     }
 }

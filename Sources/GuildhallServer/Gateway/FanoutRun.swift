@@ -70,6 +70,7 @@ extension GatewayInterest {
         // Rare: files get each reader's own links, and a small server's message skips the members it is hidden from.
         let links = events.contains { !$0.files.isEmpty } ? AttachmentLinks(gateway.settings) : nil
         let hides = events.contains { !$0.hiddenFrom.isEmpty }
+        let flushing = gateway.flushList.recipientPacing
         var count = 0
         if first.toMembers {
             guard let sessions = members[first.channel.serverID] else { return }
@@ -77,10 +78,14 @@ extension GatewayInterest {
             for (key, states) in sessions {
                 let state = states[first.channel.id] ?? start
                 gateway.lent[key]?._withUnsafeGuaranteedRef { s in
+                    var pushed = false
                     for i in 0..<events.count where events[i].except != key {
                         if hides, events[i].hiddenFrom.contains(s.user) { continue }
                         push(events, payloads, i, to: s, state, now: now, displayCap: displayCap, window: window, links: links)
+                        pushed = true
                     }
+                    // Only a recipient: a sender with just its answer queued waits for the others' events.
+                    if pushed, let flushing { gateway.flushRecipient(s, flushing) }
                 }
             }
             count = sessions.count * events.count
@@ -88,9 +93,12 @@ extension GatewayInterest {
             guard let keys = holders[first.channel.id] else { return }
             for (key, state) in keys {
                 gateway.lent[key]?._withUnsafeGuaranteedRef { s in
+                    var pushed = false
                     for i in 0..<events.count where events[i].except != key {
                         push(events, payloads, i, to: s, state, now: now, displayCap: displayCap, window: window, links: links)
+                        pushed = true
                     }
+                    if pushed, let flushing { gateway.flushRecipient(s, flushing) }
                 }
             }
             count = keys.count * events.count

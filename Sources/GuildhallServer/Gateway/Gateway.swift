@@ -179,7 +179,15 @@ final class Gateway {
     func flushAll() {
         loop.assertOnLoop()
         routes.turnEnding()
+        let pacing = FramePacing(settings, now: loop.nowMillis)
+        // The turn's last run goes out recipient by recipient, each written at
+        // once (`flushRecipient`), rather than every recipient's bytes queued
+        // first and all written after: the first recipients' writes no longer
+        // wait for the whole run to be queued, and each write finds its
+        // session's bytes still in cache.
+        flushList.recipientPacing = pacing
         settleFanout()
+        flushList.recipientPacing = nil
         if !flushList.answered.isEmpty {
             flushList.sessions += flushList.answered
             flushList.answered.removeAll(keepingCapacity: true)
@@ -192,8 +200,7 @@ final class Gateway {
         // healthy ones' p99.9; one per turn, within noise).
         var cuts = 0
         var cutLater: [Session] = []
-        let pacing = FramePacing(settings, now: loop.nowMillis)
-        for s in sessions {
+        for s in sessions where s.isDirty {  // not those the run wrote already
             frames.emit(s, pacing)
             s.isDirty = false
             // Backpressure (docs/features.md): a session behind on its writes gets
@@ -221,6 +228,18 @@ final class Gateway {
         // What the turn's end committed and fanned out (sends read from
         // resumed publishers) is on its sessions' queues, flushed next turn as before.
         settleFanout()
+    }
+
+    /// A recipient of the turn's last run, written as soon as it has its
+    /// events (`FlushList.recipientPacing`). One to close or cut is left to
+    /// `flushAll`'s loop, which may end sessions: here the run still iterates them.
+    @inline(__always)
+    func flushRecipient(_ s: Session, _ pacing: FramePacing) {
+        guard s.isDirty, !s.heldOverflow, !s.overflowed else { return }
+        frames.emit(s, pacing)
+        s.isDirty = false
+        reportBehind(s)
+        s.connection?.flush()
     }
 
     /// Tells the home when a logged-in session falls behind on its writes or catches up.

@@ -447,6 +447,9 @@ final class FlushList {
     var sessions: [Session] = []
     /// Sessions that queued only a send's answer (as they did when they became dirty).
     var answered: [Session] = []
+    /// Set while the turn's last fan-out run is delivered (`Gateway.flushAll`): each
+    /// recipient is written as soon as it has its events (`Gateway.flushRecipient`).
+    var recipientPacing: FramePacing?
 }
 
 /// The homes (a bit per loop) that asked not to read a session, per reason a home asks for.
