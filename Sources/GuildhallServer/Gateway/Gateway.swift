@@ -182,9 +182,8 @@ final class Gateway {
         let pacing = FramePacing(settings, now: loop.nowMillis)
         // The turn's last run goes out recipient by recipient, each written at
         // once (`flushRecipient`), rather than every recipient's bytes queued
-        // first and all written after: the first recipients' writes no longer
-        // wait for the whole run to be queued, and each write finds its
-        // session's bytes still in cache.
+        // first and all written after: at D the queueing took a quarter of a
+        // turn, and every write waited for all of it (docs/performance.md).
         flushList.recipientPacing = pacing
         settleFanout()
         flushList.recipientPacing = nil
