@@ -200,11 +200,7 @@ final class Gateway {
         var cuts = 0
         var cutLater: [Session] = []
         for s in sessions where s.isDirty {  // not those the run wrote already
-            frames.emit(s, pacing)
-            s.isDirty = false
-            // Backpressure (docs/features.md): a session behind on its writes gets
-            // no typing, and its unread updates wait, collapsed to the latest.
-            reportBehind(s)
+            endTurn(of: s, pacing)
             if s.heldOverflow {
                 close(s, .slowConsumer, "live events waiting for an unacknowledged offline sync passed the limit", abort: true)
                 continue
@@ -235,10 +231,19 @@ final class Gateway {
     @inline(__always)
     func flushRecipient(_ s: Session, _ pacing: FramePacing) {
         guard s.isDirty, !s.heldOverflow, !s.overflowed else { return }
+        endTurn(of: s, pacing)
+        s.connection?.flush()
+    }
+
+    /// What a dirty session gets before its write, however it is written:
+    /// its typing and presence frames, and word to the homes when it fell
+    /// behind or caught up (backpressure, docs/features.md: a session behind
+    /// on its writes gets no typing, and its unread updates wait, collapsed to the latest).
+    @inline(__always)
+    private func endTurn(of s: Session, _ pacing: FramePacing) {
         frames.emit(s, pacing)
         s.isDirty = false
         reportBehind(s)
-        s.connection?.flush()
     }
 
     /// Tells the home when a logged-in session falls behind on its writes or catches up.
