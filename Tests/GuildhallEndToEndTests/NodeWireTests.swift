@@ -44,8 +44,8 @@ import Testing
         return [
             .admit(Admission(key: 1, token: AccessToken(user: "alice", device: "phone", expiry: 1_800_000_000), autoSubscribe: true, id: 2,
                              resumeFailure: "gone", missed: MissedMessages(ranges: [.init(server: 11, channel: 12, first: 3, last: 5)]),
-                             peer: "127.0.0.1:5")),
-            .opened(OpenedSession(key: 3, user: "alice", device: "phone", sessionID: "s-1", autoSubscribe: false)),
+                             peer: "127.0.0.1:5", gatewayLife: 1_790_000_000_123)),
+            .opened(OpenedSession(key: 3, user: "alice", device: "phone", sessionID: "s-1", autoSubscribe: false, gatewayLife: 1_790_000_000_456)),
             .route(typing, id: 4, key: 5, part: true),
             .send(send, id: 6, key: 7),
             .send(plain, id: 8, key: 9),

@@ -5,6 +5,7 @@
 // home. Without a cluster, every home is a loop of this node. Written by
 // the lease thread, read by the loops.
 
+import Foundation
 import GuildhallCore
 import Synchronization
 
@@ -23,6 +24,9 @@ final class ClusterView: Sendable {
     let shards: Int
     let clustered: Bool
     let localMap: HomeMap
+    /// This node's life (wall-clock ms at its start): its heartbeat's, and its gateways'
+    /// in each login they send a home (Reception.followNodes).
+    let life = UInt64(Date().timeIntervalSince1970 * 1000)
     private let state = Mutex(State())
 
     init(settings: Settings) {

@@ -57,6 +57,7 @@ extension GHNodeHomeCommand {
             admit = .with {
                 $0.key = a.key; $0.user = a.token.user; $0.device = a.token.device; $0.tokenExpiry = a.token.expiry
                 $0.autoSubscribe = a.autoSubscribe; $0.id = a.id; $0.resumeFailure = a.resumeFailure; $0.peer = a.peer
+                $0.gatewayLife = a.gatewayLife
                 $0.missed = a.missed.ranges.map { r in
                     .with { $0.serverID = r.server; $0.channelID = r.channel; $0.first = r.first; $0.last = r.last }
                 }
@@ -97,7 +98,8 @@ extension GHNodeHomeCommand {
         case .admit(let a):
             let missed = MissedMessages(ranges: a.missed.map { .init(server: $0.serverID, channel: $0.channelID, first: $0.first, last: $0.last) })
             return .admit(Admission(key: a.key, token: AccessToken(user: a.user, device: a.device, expiry: a.tokenExpiry),
-                                    autoSubscribe: a.autoSubscribe, id: a.id, resumeFailure: a.resumeFailure, missed: missed, peer: a.peer))
+                                    autoSubscribe: a.autoSubscribe, id: a.id, resumeFailure: a.resumeFailure, missed: missed, peer: a.peer,
+                                    gatewayLife: a.gatewayLife))
         case .opened(let o): return .opened(o.value)
         case .route(let r): return .route(try r.request.requiredBody(), id: r.id, key: r.key, part: r.part)
         case .send(let s): return .send(s.value, id: s.id, key: s.key)
@@ -137,9 +139,12 @@ extension GHNodeOpenedSession {
         device = o.device
         sessionID = o.sessionID
         autoSubscribe = o.autoSubscribe
+        gatewayLife = o.gatewayLife
     }
 
-    var value: OpenedSession { OpenedSession(key: key, user: user, device: device, sessionID: sessionID, autoSubscribe: autoSubscribe) }
+    var value: OpenedSession {
+        OpenedSession(key: key, user: user, device: device, sessionID: sessionID, autoSubscribe: autoSubscribe, gatewayLife: gatewayLife)
+    }
 }
 
 extension GHNodeGathered {

@@ -270,7 +270,7 @@ extension Gateway {
         session.user = token.user
         session.autoSubscribeAtLogin = autoSubscribe
         routes.admit(Admission(key: session.key, token: token, autoSubscribe: autoSubscribe, id: id, resumeFailure: resumeFailure, missed: missed,
-                             peer: session.peer))
+                               peer: session.peer, gatewayLife: limits.node.cluster.life))
     }
 
     /// Runs `then` with the token's identity, at once for a v1 token and once

@@ -86,7 +86,8 @@ final class HomeRoutes {
     func opened(_ s: Session) {
         guard !alone else { return }
         let userHome = place(user: s.user)
-        let o = OpenedSession(key: s.key, user: s.user, device: s.device, sessionID: s.sessionID, autoSubscribe: s.autoSubscribeAtLogin)
+        let o = OpenedSession(key: s.key, user: s.user, device: s.device, sessionID: s.sessionID, autoSubscribe: s.autoSubscribeAtLogin,
+                              gatewayLife: gateway.limits.node.cluster.life)
         for p in everyPlace where p != userHome { home(p).sessionOpened(o) }
     }
 

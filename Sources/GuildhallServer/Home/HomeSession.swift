@@ -28,6 +28,8 @@ final class HomeSession {
     var isBehind = false
     /// Auto-subscribe mode (README "What clients receive").
     var autoSubscribe = false
+    /// Its gateway's node's life (`ClusterView.life`; 0 unknown), for `Reception.followNodes`.
+    var gatewayLife: UInt64 = 0
     /// Servers this session entered as a guest.
     var guestOf: Set<ServerID> = []
     /// Unread notices to send at the end of the turn, coalesced per channel.

@@ -34,6 +34,8 @@ struct Admission: Sendable {
     /// The channel messages such a resume could not replay (`LoginResult.missed`).
     let missed: MissedMessages
     let peer: String
+    /// Its gateway's node's life (`ClusterView.life`; 0 unknown).
+    var gatewayLife: UInt64 = 0
 }
 
 /// The home's own work its door hands commands to (Home.swift): a request to
@@ -74,10 +76,8 @@ final class Reception: HomePart, GatewayHome {
     private var roster = SessionRoster()
     /// Sends that arrived while the home had paused their publisher, in order, by session.
     private var heldSends: [UInt64: [PendingSend]] = [:]
-    /// In a cluster: the nodes live at the last look (`forgetSessionsOfGoneNodes`).
-    private var liveNodes: Set<Int> = []
-    /// Each node's life as last seen (`ClusterView.State.lives`).
-    private var nodeLives: [Int: UInt64] = [:]
+    /// In a cluster: the other nodes as last seen (`followNodes`).
+    private var nodes = NodeWatch()
 
     init(services: HomeServices, presences: Presences, memberLists: MemberLists, profiles: Profiles, pushNotices: PushNotices,
          offlineDelivery: OfflineDelivery) {
@@ -258,6 +258,7 @@ final class Reception: HomePart, GatewayHome {
         guard let port = services.port(for: o.key) else { return nil }
         let s = HomeSession(key: o.key, port: port, user: o.user, device: o.device, sessionID: o.sessionID, owing: owing, metrics: services.metrics)
         s.autoSubscribe = e.autoSubscribe
+        s.gatewayLife = o.gatewayLife
         return s
     }
 
@@ -291,6 +292,7 @@ final class Reception: HomePart, GatewayHome {
         let session = HomeSession(key: a.key, port: port, user: token.user, device: token.device,
                                   sessionID: SessionID.make(key: a.key), owing: owing,
                                   metrics: services.metrics)
+        session.gatewayLife = a.gatewayLife
         // Live events wait until sync is done; items up to the horizon come from the inbox.
         session.sync = OfflineSync(horizon: runner.inboxFanned)
         open(session)
@@ -399,39 +401,32 @@ final class Reception: HomePart, GatewayHome {
     /// ended: they end here now, so nothing is fanned out to them, and their
     /// users are offline unless a session elsewhere remains (Presences.swift).
     /// With a node that joined (or that this one sees for the first time,
-    /// as when this node just started, empty), the homes swap who of their users is online. Each tick of the home's timer; the cost is a set comparison
-    /// until a node comes or goes.
-    ///
-    /// A node started again faster than a lease round could see it leave (as after a crash with
-    /// an automatic restart) counts as both: the sessions of its earlier lives end here (their
-    /// keys count from before its new life's start), and the homes swap who is online with it.
+    /// as when this node just started, empty), or started again, the homes swap who of
+    /// their users is online. Which sessions end: NodeWatch.swift. Each tick of the home's
+    /// timer; the cost is a set comparison until a node comes or goes.
     func followNodes() {
         guard !settings.cluster.isEmpty, let gateway = services.gateway else { return }
         let view = gateway.limits.node.cluster.snapshot
-        let live = Set(view.loops.keys)
-        let restarted = Set(view.lives.compactMap { node, life in nodeLives[node].map { $0 != life && live.contains(node) ? node : nil } ?? nil })
-        let gone = liveNodes.subtracting(live), joined = live.subtracting(liveNodes).union(restarted).subtracting([settings.nodeID])
-        liveNodes = live
-        nodeLives = view.lives
-        for node in joined { presences.swapOnline(with: (0..<(view.loops[node] ?? 0)).map { Place.remote(node: node, loop: $0) }) }
-        guard !gone.isEmpty || !restarted.isEmpty else { return }
-        let ended = { (key: UInt64) -> Bool in
-            let node = Place.node(ofSession: key)
-            return gone.contains(node) || (restarted.contains(node) && Place.session(key, before: view.lives[node] ?? 0))
-        }
+        let change = nodes.look(live: Set(view.loops.keys), lives: view.lives, me: settings.nodeID, now: services.loop.nowMillis,
+                                grace: UInt64(settings.leaseTTLMs))
+        for node in change.joined { presences.swapOnline(with: (0..<(view.loops[node] ?? 0)).map { Place.remote(node: node, loop: $0) }) }
+        guard change.endsAny else { return }
         var users: Set<UserID> = []
-        for (key, s) in registry.all where ended(key) {
+        for (key, s) in registry.all where change.ends(key: key, life: s.gatewayLife) {
             users.insert(s.user)
             sessionEnded(key, ackedOrd: 0, reconnecting: false)
         }
-        for (key, user) in roster.sessions(where: ended) {
+        for (key, user) in roster.sessions(where: change.ends) {
             users.insert(user)
             roster.remove(key)
         }
         presences.mayHaveLeft(users) { self.registry.sessions(of: $0).isEmpty && !self.roster.lists($0) }
-        let nodes = gone.union(restarted).sorted().map(String.init).joined(separator: ",")
-        log.warn(gone.isEmpty ? "a node started again; its earlier sessions ended here" : "a node left the cluster; its sessions ended here",
-                 ["nodes": nodes, "users": users.count])
+        let message = !change.left.isEmpty ? "a node left the cluster; its sessions ended here"
+            : !change.restarted.isEmpty ? "a node started again; its earlier sessions ended here"
+            : users.isEmpty ? nil : "a node that left did not come back; the sessions of its later life ended here"
+        guard let message else { return }
+        log.warn(message, ["nodes": change.left.union(change.restarted).union(change.overdue).sorted().map(String.init).joined(separator: ","),
+                           "users": users.count])
     }
 
     func acknowledged(session key: UInt64, ackedOrd: UInt64, packageAcked: Bool) {

@@ -39,9 +39,9 @@ struct SessionRoster {
         return keys.compactMap { entries.removeValue(forKey: $0) }
     }
 
-    /// The listed sessions whose keys `matches` picks, with their users.
-    func sessions(where matches: (UInt64) -> Bool) -> [(key: UInt64, user: UserID)] {
-        entries.compactMap { key, e in matches(key) ? (key, e.opened.user) : nil }
+    /// The listed sessions that `matches` picks by key and gateway life, with their users.
+    func sessions(where matches: (UInt64, UInt64) -> Bool) -> [(key: UInt64, user: UserID)] {
+        entries.compactMap { key, e in matches(key, e.opened.gatewayLife) ? (key, e.opened.user) : nil }
     }
 
     func lists(_ user: UserID) -> Bool { keysByUser[user] != nil }

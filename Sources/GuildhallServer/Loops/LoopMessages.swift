@@ -41,6 +41,8 @@ struct OpenedSession: Sendable {
     let device: DeviceID
     let sessionID: String
     let autoSubscribe: Bool
+    /// Its gateway's node's life (`ClusterView.life`).
+    let gatewayLife: UInt64
 }
 
 /// One command for one session.

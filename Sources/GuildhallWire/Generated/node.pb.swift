@@ -383,6 +383,10 @@ public nonisolated struct GHNodeAdmission: Sendable {
 
   public var peer: String = String()
 
+  /// The gateway's node's life (wall-clock ms at its start; 0 unknown): a home tells by it
+  /// a session of a node's new life from one of its old, whatever its lease view says yet.
+  public var gatewayLife: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -420,6 +424,8 @@ public nonisolated struct GHNodeOpenedSession: Sendable {
   public var sessionID: String = String()
 
   public var autoSubscribe: Bool = false
+
+  public var gatewayLife: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2620,7 +2626,7 @@ nonisolated extension GHNodeWebhookAnswered: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension GHNodeAdmission: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Admission"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}user\0\u{1}device\0\u{3}token_expiry\0\u{3}auto_subscribe\0\u{1}id\0\u{3}resume_failure\0\u{1}missed\0\u{1}peer\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}user\0\u{1}device\0\u{3}token_expiry\0\u{3}auto_subscribe\0\u{1}id\0\u{3}resume_failure\0\u{1}missed\0\u{1}peer\0\u{3}gateway_life\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2637,6 +2643,7 @@ nonisolated extension GHNodeAdmission: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 7: try { try decoder.decodeSingularStringField(value: &self.resumeFailure) }()
       case 8: try { try decoder.decodeRepeatedMessageField(value: &self.missed) }()
       case 9: try { try decoder.decodeSingularStringField(value: &self.peer) }()
+      case 10: try { try decoder.decodeSingularUInt64Field(value: &self.gatewayLife) }()
       default: break
       }
     }
@@ -2670,6 +2677,9 @@ nonisolated extension GHNodeAdmission: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if !self.peer.isEmpty {
       try visitor.visitSingularStringField(value: self.peer, fieldNumber: 9)
     }
+    if self.gatewayLife != 0 {
+      try visitor.visitSingularUInt64Field(value: self.gatewayLife, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2683,6 +2693,7 @@ nonisolated extension GHNodeAdmission: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.resumeFailure != rhs.resumeFailure {return false}
     if lhs.missed != rhs.missed {return false}
     if lhs.peer != rhs.peer {return false}
+    if lhs.gatewayLife != rhs.gatewayLife {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2735,7 +2746,7 @@ nonisolated extension GHNodeMissedRange: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension GHNodeOpenedSession: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OpenedSession"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}user\0\u{1}device\0\u{3}session_id\0\u{3}auto_subscribe\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}user\0\u{1}device\0\u{3}session_id\0\u{3}auto_subscribe\0\u{3}gateway_life\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2748,6 +2759,7 @@ nonisolated extension GHNodeOpenedSession: SwiftProtobuf.Message, SwiftProtobuf.
       case 3: try { try decoder.decodeSingularStringField(value: &self.device) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.autoSubscribe) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.gatewayLife) }()
       default: break
       }
     }
@@ -2769,6 +2781,9 @@ nonisolated extension GHNodeOpenedSession: SwiftProtobuf.Message, SwiftProtobuf.
     if self.autoSubscribe != false {
       try visitor.visitSingularBoolField(value: self.autoSubscribe, fieldNumber: 5)
     }
+    if self.gatewayLife != 0 {
+      try visitor.visitSingularUInt64Field(value: self.gatewayLife, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2778,6 +2793,7 @@ nonisolated extension GHNodeOpenedSession: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.device != rhs.device {return false}
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.autoSubscribe != rhs.autoSubscribe {return false}
+    if lhs.gatewayLife != rhs.gatewayLife {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
