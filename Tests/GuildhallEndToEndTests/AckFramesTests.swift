@@ -91,6 +91,30 @@ import Testing
         #expect(frames.closeReasons == [.authFailed])
     }
 
+    /// An acknowledgement's answer waits for the session's next write (HeldAnswers.swift),
+    /// yet keeps its place: a heartbeat sent behind it in the same write is answered after it,
+    /// and an acknowledgement alone is answered though nothing else is written.
+    @Test func anAcknowledgementsAnswerKeepsItsPlaceAndComesAlone() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let raw = try RawConnection(port: server.port)
+        try #require(raw.loginAndSync(server.token("ann")) != nil)
+        var ack = GHRequest()
+        ack.id = 50
+        ack.ack.eventSeq = raw.lastEventSeq
+        var heartbeat = GHRequest()
+        heartbeat.id = 51
+        heartbeat.heartbeat = GHHeartbeat()
+        raw.send(FrameEncoding.framed({ var f = GHFrame(); f.request = ack; return f }())
+                 + FrameEncoding.framed({ var f = GHFrame(); f.request = heartbeat; return f }()))
+        let first = try #require(raw.nextFrame()), second = try #require(raw.nextFrame())
+        #expect(first.response.id == 50 && Self.isOK(first), "\(first)")
+        #expect(second.response.id == 51, "\(second)")
+        raw.ack(raw.lastEventSeq, id: 52)
+        let alone = try #require(raw.nextFrame(timeout: 5))
+        #expect(alone.response.id == 52 && Self.isOK(alone), "\(alone)")
+    }
+
     /// Every prefix and single-byte change of a good frame: the reader never
     /// traps, and whatever it accepts the generated decoder reads the same way.
     @Test func theReaderNeverDisagreesWithTheGeneratedDecoder() throws {

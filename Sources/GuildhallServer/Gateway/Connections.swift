@@ -228,11 +228,11 @@ extension Gateway {
 
     /// An acknowledgement, read by hand or decoded: the events up to `seq`
     /// are the client's, the messages it says it received go to their homes,
-    /// and it is answered with bytes written by hand.
+    /// and it is answered with bytes written by hand, with the session's next write (HeldAnswers.swift).
     private func acknowledged(_ seq: UInt64, received: [GHReceivedUpTo] = [], id: UInt64, on s: Session) {
         acknowledge(seq, on: s)
         if !received.isEmpty { routes.received(received.prefix(Limits.maxIdsPerRequest).map { ($0.channelID, $0.seq) }, from: s) }
-        s.queueAnswer(encoded: MessageWire.okAnswer(id: id))
+        s.queueHeldAnswer(encoded: MessageWire.okAnswer(id: id))
     }
 
     /// The client has every event up to `seq`; the home hears when its inbox position moved or an offline package is done.

@@ -111,6 +111,8 @@ final class Gateway {
     private(set) lazy var outboundBounds = OutboundBounds(gateway: self)
     private var flushCheck: LoopCheck!
     private var sweepTimer: LoopTimer!
+    /// Acknowledgements' answers waiting for their sessions' next writes.
+    private(set) var heldAnswers: HeldAnswers!
     private var listener: TCPListener?
     /// Where browsers come in, with the connections still in their handshake (WebSocketDoor.swift).
     private(set) var webSocketDoor: WebSocketDoor!
@@ -135,6 +137,7 @@ final class Gateway {
         frames = CoalescedFrames(shed: limits.node.metrics.eventsShed)
         requests = GatewayRequests(routes: routes, interest: interest, loop: loop, clock: clock, shards: settings.shards)
         flushCheck = LoopCheck(loop: loop) { [unowned self] in self.flushAll() }
+        heldAnswers = HeldAnswers(loop: loop) { [unowned self] in self.flushAll() }
         sweepTimer = LoopTimer(loop: loop)
         // At least twice a second: deadlines (idle, write stall) are met within half a second of their time.
         let sweepEvery = UInt64(max(50, min(500, min(settings.loginDeadlineMs, settings.idleTimeoutMs) / 4)))
@@ -243,6 +246,7 @@ final class Gateway {
     private func endTurn(of s: Session, _ pacing: FramePacing) {
         frames.emit(s, pacing)
         s.isDirty = false
+        s.answerHeld = false
         reportBehind(s)
     }
 
@@ -418,6 +422,7 @@ final class Gateway {
     func closeHandles() {
         flushCheck?.close()
         sweepTimer?.close()
+        heldAnswers?.close()
         typingTimer?.close()
         listener?.close()
         listener = nil

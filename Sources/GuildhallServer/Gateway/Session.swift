@@ -28,6 +28,8 @@ final class Session {
     private var eventSink = EventSink.none
     /// On the flush list already this turn.
     var isDirty = false
+    /// An answer is queued for the session's next write (HeldAnswers.swift).
+    var answerHeld = false
     /// The phase, event numbering, replay buffer and inbox cursor (SessionState.swift).
     private(set) var state: SessionState
     var user: UserID = ""
@@ -147,6 +149,17 @@ final class Session {
         markDirty()
         // An answer to id 0 (the SDK's login) carries no id field: proto3 leaves zero out.
         if !unanswered.isEmpty { timeAnswer(MessageWire.responseID(payload) ?? 0) }
+    }
+
+    /// Queues an answer no client waits on (an `Ack`'s), to leave with the
+    /// session's next write or within `HeldAnswers.holdMillis`.
+    func queueHeldAnswer(encoded payload: [UInt8]) {
+        guard isOpen, let sink else { return }
+        sink.send(payload: payload)
+        if !unanswered.isEmpty { timeAnswer(MessageWire.responseID(payload) ?? 0) }
+        guard !isDirty, !answerHeld else { return }
+        answerHeld = true
+        gateway.heldAnswers.hold(self)
     }
 
     /// Queues a send's answer, framed in the write buffer (`FrameSink.sendAnswer`).
