@@ -141,11 +141,17 @@ final class Gateway {
         sweepTimer = LoopTimer(loop: loop)
         // At least twice a second: deadlines (idle, write stall) are met within half a second of their time.
         let sweepEvery = UInt64(max(50, min(500, min(settings.loginDeadlineMs, settings.idleTimeoutMs) / 4)))
-        sweepTimer.start(afterMillis: sweepEvery, repeatMillis: sweepEvery) { [unowned self] in self.sweep() }
+        // A timer's work is a turn of its own: libuv runs timers before it polls and the flush
+        // check after the poll returns, so what a timer queued would wait for the next I/O or timer.
+        sweepTimer.start(afterMillis: sweepEvery, repeatMillis: sweepEvery) { [unowned self] in
+            self.sweep()
+            self.flushAll()
+        }
         typingTimer = LoopTimer(loop: loop)
         let typingEvery = UInt64(max(20, min(250, min(settings.typingFrameIntervalMs, settings.presenceFrameIntervalMs) / 4)))
         typingTimer.start(afterMillis: typingEvery, repeatMillis: typingEvery) { [unowned self] in
             self.frames.retry { self.sessions[$0] }
+            self.flushAll()
         }
         webSocketDoor = WebSocketDoor(loop: loop, certificates: limits.node.certificates, trustedProxies: { [unowned self] in self.limits.proxies },
                                       settings: { [unowned self] in self.settings }, files: limits.node.files, metrics: limits.node.metrics, wallClock: clock,

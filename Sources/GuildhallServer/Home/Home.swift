@@ -164,6 +164,8 @@ final class Home: HomePart {
             self.pushNotices.flush()
             self.directPrivacy.expire(now: self.now())
             self.reception.expireEndings(now: self.loop.nowMillis)
+            // Its notices and writes leave now, not after the loop's next poll (Gateway's timers say why).
+            self.services.gateway?.flushAll()
         }
     }
 
