@@ -66,14 +66,15 @@ final class ShardLeases: Sendable {
     /// This process's life, in its heartbeat (wall-clock ms at its start): a node that restarts
     /// between two of another's rounds keeps its id and may claim its shards back at once, and
     /// only this tells the others that the homes they registered sessions with are gone.
-    private var incarnation: UInt64 { view?.life ?? ownLife }
-    private let ownLife = UInt64(Date().timeIntervalSince1970 * 1000)
+    /// The view's (`ClusterView.life`, which its gateways' logins name too); a view-less test's own.
+    private let incarnation: UInt64
 
     /// Connects; throws when NATS or JetStream is not there.
     init(settings: Settings, log: ServerLog, view: ClusterView? = nil) throws {
         self.settings = settings
         self.log = log
         self.view = view
+        incarnation = view?.life ?? UInt64(Date().timeIntervalSince1970 * 1000)
         client = try LeaseClient(settings: settings)
     }
 

@@ -232,7 +232,7 @@ extension Gateway {
     private func acknowledged(_ seq: UInt64, received: [GHReceivedUpTo] = [], id: UInt64, on s: Session) {
         acknowledge(seq, on: s)
         if !received.isEmpty { routes.received(received.prefix(Limits.maxIdsPerRequest).map { ($0.channelID, $0.seq) }, from: s) }
-        s.queueHeldAnswer(encoded: MessageWire.okAnswer(id: id))
+        s.queueAnswer(encoded: MessageWire.okAnswer(id: id), held: true)
     }
 
     /// The client has every event up to `seq`; the home hears when its inbox position moved or an offline package is done.

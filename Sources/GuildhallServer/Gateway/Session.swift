@@ -142,24 +142,19 @@ final class Session {
         timeAnswer(id)
     }
 
-    /// Queues an answer already encoded (a Frame payload).
-    func queueAnswer(encoded payload: [UInt8]) {
+    /// Queues an answer already encoded (a Frame payload). `held`: one no client waits on
+    /// (an `Ack`'s), left for the session's next write or `HeldAnswers.holdMillis` (HeldAnswers.swift).
+    func queueAnswer(encoded payload: [UInt8], held: Bool = false) {
         guard isOpen, let sink else { return }
         sink.send(payload: payload)
-        markDirty()
+        if !held {
+            markDirty()
+        } else if !isDirty && !answerHeld {
+            answerHeld = true
+            gateway.heldAnswers.hold(self)
+        }
         // An answer to id 0 (the SDK's login) carries no id field: proto3 leaves zero out.
         if !unanswered.isEmpty { timeAnswer(MessageWire.responseID(payload) ?? 0) }
-    }
-
-    /// Queues an answer no client waits on (an `Ack`'s), to leave with the
-    /// session's next write or within `HeldAnswers.holdMillis`.
-    func queueHeldAnswer(encoded payload: [UInt8]) {
-        guard isOpen, let sink else { return }
-        sink.send(payload: payload)
-        if !unanswered.isEmpty { timeAnswer(MessageWire.responseID(payload) ?? 0) }
-        guard !isDirty, !answerHeld else { return }
-        answerHeld = true
-        gateway.heldAnswers.hold(self)
     }
 
     /// Queues a send's answer, framed in the write buffer (`FrameSink.sendAnswer`).
