@@ -387,13 +387,14 @@ public final class TCPConnection {
         queued(written)
     }
 
-    /// Queues shared bytes without copying them.
-    public func enqueue(shared: SharedBytes) {
+    /// Queues shared bytes, from byte `start` on, without copying them.
+    public func enqueue(shared: SharedBytes, from start: Int = 0) {
         guard !isClosing else { return }
-        pieces.append(.shared(base: shared.base, count: shared.count))
+        let count = shared.count - start
+        pieces.append(.shared(base: shared.base + start, count: count))
         pendingShared.append(shared)
-        pendingBytes += shared.count
-        queued(shared.count)
+        pendingBytes += count
+        queued(count)
     }
 
     /// Sends everything queued in one call. When no earlier write is

@@ -3,7 +3,8 @@
 // what the length-prefixed sink's frames hold (binary), or parses to the same
 // frames (JSON text), for answers and for events small (copied) and large
 // (the shared payload queued by reference), each with its recipient's
-// trailer. Over a real loopback connection on a libuv loop.
+// own fields; and an event's frame is one event part, the shared fields and
+// the recipient's merged. Over a real loopback connection on a libuv loop.
 
 import Foundation
 import Glibc
@@ -51,6 +52,16 @@ struct FrameSinkTests {
         }
     }
 
+    /// A shared message event whose unread part names its channel and cap.
+    static func event(_ text: String) -> SharedBytes {
+        var f = GHFrame()
+        f.event.message.uid = 77
+        f.event.message.body.text = text
+        f.event.unread.channelID = 5
+        f.event.unread.maxCount = 99
+        return SharedBytes(FrameEncoding.payload(f))
+    }
+
     /// The payloads of server WebSocket frames (final, unmasked, binary or text).
     static func webSocketPayloads(_ bytes: [UInt8], opcode: UInt8 = 0x2) -> [[UInt8]] {
         var out: [[UInt8]] = []
@@ -83,18 +94,36 @@ struct FrameSinkTests {
         #expect(Self.webSocketPayloads(try Self.written({ WebSocketFrameSink($0, json: nil) }, write)) == expected)
     }
 
-    @Test func textFramesParseToWhatLengthPrefixedFramesHold() throws {
-        func event(_ text: String) -> SharedBytes {
-            var f = GHFrame()
-            f.event.message.uid = 77
-            f.event.message.body.text = text
-            f.event.unread.channelID = 5
-            return SharedBytes(FrameEncoding.payload(f))
+    @Test func aRecipientsFieldsJoinTheSharedEventInOnePart() throws {
+        let small = Self.event("hi"), large = Self.event(String(repeating: "é", count: 40_000))
+        let unread = FrameEncoding.RecipientUnread(unreadCount: 3, mentionedCount: 1, ackTimestamp: 99, readSeq: 7)
+        for webSocket in [false, true] {
+            let bytes = try Self.written({ webSocket ? WebSocketFrameSink($0, json: nil) as any FrameSink : TCPFrameSink($0) }) { s in
+                s.sendEvent(small, seq: 1, unread: unread, cursor: 0)
+                s.sendEvent(large, seq: 300, unread: nil, cursor: 1 << 40)
+            }
+            var frames = webSocket ? Self.webSocketPayloads(bytes) : []
+            var tcp = FrameDecoder(maxFrameBytes: 1 << 20)
+            tcp.feed(webSocket ? [] : bytes)
+            while let p = try tcp.next() { frames.append(p) }
+            try #require(frames.count == 2)
+            for f in frames {  // Frame{event}: its tag, a length that runs to the end
+                #expect(FrameEncoding.sharedEventFields(f, count: f.count) != nil)
+            }
+            let first = try GHFrame(serializedBytes: frames[0]).event, second = try GHFrame(serializedBytes: frames[1]).event
+            #expect(first.seq == 1 && first.message.body.text == "hi" && first.cursor == 0)
+            #expect(first.unread.channelID == 5 && first.unread.maxCount == 99 && first.unread.unreadCount == 3)
+            #expect(first.unread.mentionedCount == 1 && first.unread.ackTimestamp == 99 && first.unread.readSeq == 7)
+            #expect(second.seq == 300 && second.message.body.text.count == 40_000 && second.cursor == 1 << 40)
+            #expect(second.unread.channelID == 5 && second.unread.unreadCount == 0)
         }
+    }
+
+    @Test func textFramesParseToWhatLengthPrefixedFramesHold() throws {
         var answer = GHFrame()
         answer.response.id = 3
         answer.response.error.message = "no"
-        let small = event("hi"), large = event(String(repeating: "é", count: 40_000))
+        let small = Self.event("hi"), large = Self.event(String(repeating: "é", count: 40_000))
         let unread = FrameEncoding.RecipientUnread(unreadCount: 3, mentionedCount: 1, ackTimestamp: 99, readSeq: 7)
         let write: (any FrameSink) -> Void = { sink in
             sink.send(answer)

@@ -74,7 +74,7 @@ final class NodeMetrics: Sendable {
         let registry = self.registry
         busy = (0..<count).map {
             registry.counter(name: "guildhall_loop_busy_seconds_total", labels: [("loop", String($0))],
-                             help: "Seconds each loop spent working (not waiting in poll); its rate is the loop's utilisation.")
+                             help: "Seconds each loop spent working: its thread's CPU time (it waits in poll otherwise); its rate is the loop's utilisation.")
         }
         busyReported = Mutex(Array(repeating: 0, count: count))
         requestDurations = Mutex(Array(repeating: [:], count: count))

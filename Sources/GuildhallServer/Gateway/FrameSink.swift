@@ -26,8 +26,8 @@ protocol FrameSink: AnyObject {
     /// Queues bytes already framed by the transport (WebSocket control frames wslay made).
     func send(framed bytes: [UInt8])
     /// Queues one event: the payload every recipient shares (Frame{event{body}})
-    /// followed by this recipient's trailer (seq, own unread numbers, inbox
-    /// cursor), which protobuf merges into the event.
+    /// with this recipient's own fields (seq, own unread numbers, inbox
+    /// cursor) in the same event (`RecipientEvent`).
     func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64)
     /// Queues why the session ends (a SessionClosed event outside the event sequence) as the transport closes.
     func sendClosed(_ reason: GHCloseReason, _ message: String)
@@ -40,6 +40,76 @@ protocol FrameSink: AnyObject {
 /// contiguous run instead of three pieces per event, and the kernel walks one iovec.
 enum SharedPayloads {
     static let copiedUpTo = 1024
+}
+
+/// One recipient's frame of a shared event (FrameEncoding): the event's tag
+/// and length, the shared fields, then the recipient's own (seq, unread
+/// numbers, inbox cursor). A payload that is not one event keeps its bytes
+/// whole, and the recipient's fields follow as a second event part.
+struct RecipientEvent {
+    let payload: SharedBytes
+    let seq: UInt64
+    let unread: FrameEncoding.RecipientUnread?
+    let cursor: UInt64
+    /// Where the shared fields start in the payload (0: the payload is kept whole).
+    private let fieldsStart: Int
+    /// Bytes of the event's tag and length written per recipient (0 when the payload is kept whole).
+    private let headerBytes: Int
+    /// Bytes of the recipient's own fields, with their event's tag and length when the payload is kept whole.
+    private let ownBytes: Int
+
+    init(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64) {
+        self.payload = payload
+        self.seq = seq
+        self.unread = unread
+        self.cursor = cursor
+        let own = FrameEncoding.recipientFieldsLength(seq: seq, unread: unread, cursor: cursor)
+        if let start = FrameEncoding.sharedEventFields(payload.base, count: payload.count) {
+            fieldsStart = start
+            headerBytes = FrameEncoding.eventHeaderLength(payload.count - start + own)
+            ownBytes = own
+        } else {
+            fieldsStart = 0
+            headerBytes = 0
+            ownBytes = FrameEncoding.eventHeaderLength(own) + own
+        }
+    }
+
+    /// The frame's payload bytes (the transport's framing not counted).
+    var frameBytes: Int { headerBytes + payload.count - fieldsStart + ownBytes }
+    /// Whether the shared bytes are copied into the frame rather than queued by reference.
+    var copied: Bool { payload.count <= SharedPayloads.copiedUpTo }
+
+    /// Writes the whole frame payload (`frameBytes`) at `p`.
+    func write(into p: UnsafeMutableRawPointer) {
+        var at = p
+        if headerBytes > 0 { at += FrameEncoding.writeEventHeader(payload.count - fieldsStart + ownBytes, into: at) }
+        let shared = payload.count - fieldsStart
+        at.copyMemory(from: payload.base + fieldsStart, byteCount: shared)
+        writeOwn(into: at + shared)
+    }
+
+    /// Queues the frame with the shared bytes by reference: the transport's
+    /// `header` bytes (written by `transport`) and the event's, the shared
+    /// fields, then the recipient's own.
+    func queue(on tcp: TCPConnection, header: Int, _ transport: (UnsafeMutableRawPointer) -> Void) {
+        guard let p = tcp.reserveScratch(header + headerBytes) else { return }
+        transport(p)
+        if headerBytes > 0 { _ = FrameEncoding.writeEventHeader(payload.count - fieldsStart + ownBytes, into: p + header) }
+        tcp.commitScratch(header + headerBytes, reserved: header + headerBytes)
+        tcp.enqueue(shared: payload, from: fieldsStart)
+        guard let q = tcp.reserveScratch(ownBytes) else { return }
+        writeOwn(into: q)
+        tcp.commitScratch(ownBytes, reserved: ownBytes)
+    }
+
+    private func writeOwn(into p: UnsafeMutableRawPointer) {
+        if headerBytes > 0 {
+            _ = FrameEncoding.writeRecipientFields(seq: seq, unread: unread, cursor: cursor, into: p)
+        } else {
+            _ = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: p)
+        }
+    }
 }
 
 extension FrameSink {
@@ -90,25 +160,15 @@ final class TCPFrameSink: FrameSink {
     func send(framed bytes: [UInt8]) { tcp.queueFramed(bytes) }
 
     func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64) {
-        let size = payload.count
-        if size <= SharedPayloads.copiedUpTo {
-            // The trailer is written first, after the payload, and the
-            // header then knows the whole length: one pass over the trailer.
-            let reserved = 4 + size + FrameEncoding.maxTrailerBytes
-            guard let p = tcp.reserveScratch(reserved) else { return }
-            (p + 4).copyMemory(from: payload.base, byteCount: size)
-            let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: p + 4 + size)
-            p.storeBytes(of: UInt32(size + written).bigEndian, as: UInt32.self)
-            tcp.commitScratch(4 + size + written, reserved: reserved)
+        let event = RecipientEvent(payload, seq: seq, unread: unread, cursor: cursor)
+        if event.copied {
+            let n = event.frameBytes
+            guard let p = tcp.reserveScratch(4 + n) else { return }
+            p.storeBytes(of: UInt32(n).bigEndian, as: UInt32.self)
+            event.write(into: p + 4)
+            tcp.commitScratch(4 + n, reserved: 4 + n)
         } else {
-            withUnsafeTemporaryAllocation(byteCount: FrameEncoding.maxTrailerBytes, alignment: 1) { trailer in
-                let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: trailer.baseAddress!)
-                guard let header = tcp.reserveScratch(4) else { return }
-                header.storeBytes(of: UInt32(size + written).bigEndian, as: UInt32.self)
-                tcp.commitScratch(4, reserved: 4)
-                tcp.enqueue(shared: payload)
-                tcp.queueFramed(UnsafeRawBufferPointer(start: trailer.baseAddress, count: written))
-            }
+            event.queue(on: tcp, header: 4) { $0.storeBytes(of: UInt32(event.frameBytes).bigEndian, as: UInt32.self) }
         }
     }
 
@@ -149,26 +209,18 @@ final class WebSocketFrameSink: FrameSink {
         }
     }
 
-    /// The header's size depends on the whole length, so the trailer is made
-    /// first; the shared payload is still queued by reference when large.
+    /// The shared payload is still queued by reference when large.
     func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64) {
         if let json { return json.rendering(payload).write(seq: seq, unread: unread, cursor: cursor, on: tcp) }
-        withUnsafeTemporaryAllocation(byteCount: FrameEncoding.maxTrailerBytes, alignment: 1) { trailer in
-            let written = FrameEncoding.eventTrailer(seq: seq, unread: unread, cursor: cursor, into: trailer.baseAddress!)
-            let size = payload.count, h = WebSocketFrames.headerBytes(length: size + written)
-            let copied = size <= SharedPayloads.copiedUpTo
-            let reserved = h + (copied ? size + written : 0)
-            guard let p = tcp.reserveScratch(reserved) else { return }
-            WebSocketFrames.writeHeader(.binary, length: size + written, at: p)
-            guard copied else {
-                tcp.commitScratch(h, reserved: reserved)
-                tcp.enqueue(shared: payload)
-                tcp.queueFramed(UnsafeRawBufferPointer(start: trailer.baseAddress, count: written))
-                return
-            }
-            (p + h).copyMemory(from: payload.base, byteCount: size)
-            (p + h + size).copyMemory(from: trailer.baseAddress!, byteCount: written)
-            tcp.commitScratch(reserved, reserved: reserved)
+        let event = RecipientEvent(payload, seq: seq, unread: unread, cursor: cursor)
+        let n = event.frameBytes, h = WebSocketFrames.headerBytes(length: n)
+        if event.copied {
+            guard let p = tcp.reserveScratch(h + n) else { return }
+            WebSocketFrames.writeHeader(.binary, length: n, at: p)
+            event.write(into: p + h)
+            tcp.commitScratch(h + n, reserved: h + n)
+        } else {
+            event.queue(on: tcp, header: h) { WebSocketFrames.writeHeader(.binary, length: n, at: $0) }
         }
     }
 
