@@ -139,6 +139,23 @@ public struct ReplayRing<Element>: ~Copyable {
             first += 1
         }
         if held == 0 && seq >= first { first = seq + 1 }
+        // Only when the two places do not overlap (nor wrap): the usual case, and the rest is rare.
+        if head != 0 && held <= Self.movedToFront && head >= held && head + held <= size { moveToFront() }
+    }
+
+    /// Most events an acknowledgement moves back to the front of the storage.
+    public static var movedToFront: Int { 16 }
+
+    /// Moves the events held (a few) to the front of the storage, so that the
+    /// next appends reuse the slots the last ones used. A client acknowledging
+    /// every n events then cycles through about n slots, not through the
+    /// whole storage (the next power of two, up to twice as many): across a
+    /// thousand sessions that is half the memory written per delivery, and
+    /// what fits in the cache (shape D: every append's store missed it).
+    @usableFromInline
+    mutating func moveToFront() {
+        slots.moveInitialize(from: slots + head, count: held)
+        head = 0
     }
 
     /// Whether every event after `seq` is still held, so a resume from `seq` replays without a gap.

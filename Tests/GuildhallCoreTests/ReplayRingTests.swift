@@ -124,4 +124,23 @@ import Testing
         let cut = ring.storage
         #expect(cut == 128)
     }
+
+    @Test func aFewLeftAfterAnAcknowledgementMoveToTheFrontInOrder() {
+        var ring = ReplayRing<String>(capacity: 10_000)
+        var seq = 0
+        // Rounds that leave 0 to 20 held, so the front is reached from every place, wrapped or not.
+        for round in 0..<200 {
+            for _ in 0..<(37 + round % 11) { seq += 1; ring.append("e\(seq)") }
+            let left = round % 21
+            ring.acknowledge(upTo: UInt64(seq - left))
+            let (events, count, first) = (ring.events(after: UInt64(seq - left)), ring.count, ring.firstSeq)
+            #expect(events == (0..<left).map { "e\(seq - left + 1 + $0)" })
+            #expect(count == left && first == UInt64(seq - left + 1))
+        }
+        for _ in 0..<5 { seq += 1; ring.append("e\(seq)") }
+        ring.acknowledge(upTo: UInt64(seq - 3))
+        let (head, events) = (ring.head, ring.events(after: UInt64(seq - 3)))
+        #expect(head == 0, "three left, not wrapped: the next appends reuse the front")
+        #expect(events == ["e\(seq - 2)", "e\(seq - 1)", "e\(seq)"])
+    }
 }
