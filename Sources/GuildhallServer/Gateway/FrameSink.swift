@@ -47,7 +47,9 @@ enum SharedPayloads {
 /// numbers, inbox cursor). A payload that is not one event keeps its bytes
 /// whole, and the recipient's fields follow as a second event part.
 struct RecipientEvent {
-    let payload: SharedBytes
+    /// Not retained: a `RecipientEvent` lives only inside the `sendEvent`
+    /// that was given the payload (a retain and release per delivery otherwise).
+    unowned(unsafe) let payload: SharedBytes
     let seq: UInt64
     let unread: FrameEncoding.RecipientUnread?
     let cursor: UInt64
