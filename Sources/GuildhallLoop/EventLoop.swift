@@ -39,6 +39,7 @@ public final class EventLoop {
     /// blocking, one more system call each loop turn (a turn per message in
     /// shape F, docs/performance.md).
     public var busyNanoseconds: UInt64 {
+        assertOnLoop()  // another thread's clock would be read
         var t = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
         return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)

@@ -61,7 +61,7 @@ public enum FrameEncoding {
     /// Bytes `eventTrailer` writes.
     public static func eventTrailerLength(seq: UInt64, unread: RecipientUnread?, cursor: UInt64 = 0) -> Int {
         let inner = innerLength(seq: seq, unread: unread, cursor: cursor)
-        return 1 + varintLength(UInt64(inner)) + inner
+        return eventHeaderLength(inner) + inner
     }
 
     /// Writes Frame{event{seq, unread{unread_count, mentioned_count, ack_timestamp, read_seq}, cursor}}

@@ -66,6 +66,8 @@ struct RecipientEvent {
         self.unread = unread
         self.cursor = cursor
         let own = FrameEncoding.recipientFieldsLength(seq: seq, unread: unread, cursor: cursor)
+        // Read per recipient rather than kept with the payload: two or three
+        // bytes about to be copied anyway (0.15% of shape D's loop).
         if let start = FrameEncoding.sharedEventFields(payload.base, count: payload.count) {
             fieldsStart = start
             headerBytes = FrameEncoding.eventHeaderLength(payload.count - start + own)
