@@ -224,7 +224,7 @@ final class Gateway {
                 }
                 continue
             }
-            s.connection?.flush()
+            s.flushConnection()
         }
         for s in cutLater { s.markDirty() }
         outboundBounds.turnEnded()
@@ -241,7 +241,7 @@ final class Gateway {
     func flushRecipient(_ s: Session, _ pacing: FramePacing) {
         guard s.isDirty, !s.heldOverflow, !s.overflowed else { return }
         endTurn(of: s, pacing)
-        s.connection?.flush()
+        s.flushConnection()
     }
 
     /// What a dirty session gets before its write, however it is written:
