@@ -164,13 +164,6 @@ final class TCPFrameSink: FrameSink {
     func send(framed bytes: [UInt8]) { tcp.queueFramed(bytes) }
 
     func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64) {
-        Self.sendEvent(payload, seq: seq, unread: unread, cursor: cursor, on: tcp)
-    }
-
-    /// On the connection itself: a session's per-event path reaches the
-    /// connection without this sink's object, a cache miss per recipient at D.
-    @inline(__always)
-    static func sendEvent(_ payload: SharedBytes, seq: UInt64, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, on tcp: TCPConnection) {
         let event = RecipientEvent(payload, seq: seq, unread: unread, cursor: cursor)
         if event.copied {
             let n = event.frameBytes

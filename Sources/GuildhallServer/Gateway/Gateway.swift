@@ -224,7 +224,7 @@ final class Gateway {
                 }
                 continue
             }
-            s.flushConnection()
+            s.connection?.flush()
         }
         for s in cutLater { s.markDirty() }
         outboundBounds.turnEnded()
@@ -241,7 +241,7 @@ final class Gateway {
     func flushRecipient(_ s: Session, _ pacing: FramePacing) {
         guard s.isDirty, !s.heldOverflow, !s.overflowed else { return }
         endTurn(of: s, pacing)
-        s.flushConnection()
+        s.connection?.flush()
     }
 
     /// What a dirty session gets before its write, however it is written:

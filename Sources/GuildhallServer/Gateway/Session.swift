@@ -18,9 +18,7 @@ import GuildhallWire
 
 final class Session {
     // The fields every delivery touches come first, so they share the
-    // object's first cache lines (a thousand sessions per fan-out do not fit
-    // in cache; a class's stored properties are laid out in the order
-    // declared). After `state`, nothing here is read by a delivery.
+    // object's first cache lines (a thousand sessions per fan-out do not fit in cache).
     let key: UInt64
     /// The current sink, for the per-event path (`sink` holds it): the
     /// concrete sinks are borrowed without an atomic reference count. A call
@@ -32,30 +30,13 @@ final class Session {
     var isDirty = false
     /// An answer is queued for the session's next write (HeldAnswers.swift).
     var answerHeld = false
-    /// Closed as a slow consumer at the next flush.
-    var overflowed = false
-    /// Too many live events waited for sync: ended at the next flush.
-    var heldOverflow = false
-    /// The home was told this session is behind on its writes (and not since that it caught up).
-    var reportedBehind = false
+    /// The phase, event numbering, replay buffer and inbox cursor (SessionState.swift).
+    private(set) var state: SessionState
+    var user: UserID = ""
     /// Queued bytes past which the session is closed as a slow consumer.
     var outboundCap: Int
     /// Bytes a resume replayed at once, allowed above the cap until the queue drains.
     private var capSlack = 0
-    /// Bytes of events written since the client last acknowledged progress
-    /// (Ack, or a heartbeat's last_event_seq), and when the first of them was
-    /// written: a frozen client whose kernel still takes the bytes shows here,
-    /// not in the write queue (docs/reliability.md S4).
-    private(set) var unackedBytes = 0
-    private(set) var unackedSince: UInt64 = 0
-    unowned let gateway: Gateway
-    /// Typer lists waiting for the session's next typing frame (TypingFrames.swift).
-    var typingOwed = TypingOwed()
-    /// Presence waiting for the session's next presence frame, and whether it is idle by the timer (PresenceFrames.swift).
-    var presenceOwed = PresenceOwed()
-    /// The phase, event numbering, replay buffer and inbox cursor (SessionState.swift).
-    private(set) var state: SessionState
-    var user: UserID = ""
     /// Where its frames go; nil while detached.
     private(set) var sink: (any FrameSink)? {
         didSet { eventSink = EventSink(sink) }
@@ -78,15 +59,27 @@ final class Session {
     var writesSeen: UInt64 = 0
     var unwrittenSeen = 0
     var stalledSince: UInt64?
+    /// Bytes of events written since the client last acknowledged progress
+    /// (Ack, or a heartbeat's last_event_seq), and when the first of them was
+    /// written: a frozen client whose kernel still takes the bytes shows here,
+    /// not in the write queue (docs/reliability.md S4).
+    private(set) var unackedBytes = 0
+    private(set) var unackedSince: UInt64 = 0
     private var ackedEventSeq: UInt64 = 0
     /// Unacknowledged bytes below this never count as a stall (a quiet client acknowledging seldom).
     static let ackStallBytes = 64 * 1024
+    /// Closed as a slow consumer at the next flush.
+    var overflowed = false
+    /// Too many live events waited for sync: ended at the next flush.
+    var heldOverflow = false
     /// Why the connection is not being read; it is read again when no reason is left.
     private(set) var readPauses: ReadPauses = []
     /// Frames are being handled (`Gateway.drainFrames`): resuming reading must not handle them again inside.
     var draining = false
     /// The seq that ends the offline package in flight; its acknowledgement is reported to the home.
     var awaitingPackageSeq: UInt64 = 0
+    /// The home was told this session is behind on its writes (and not since that it caught up).
+    var reportedBehind = false
     /// Whether its login asked for auto-subscribe mode (the homes that are not its user's hear it when it opens).
     var autoSubscribeAtLogin = false
     /// The login the user's home was asked to admit (its request id), until it answers. `user`
@@ -96,10 +89,15 @@ final class Session {
     private var credit = RequestCredit()
     /// What it subscribed to, and requests the gateway made again for it at a guild's new home (SubscriptionCarry.swift).
     var ledger = SubscriptionLedger()
+    /// Typer lists waiting for the session's next typing frame (TypingFrames.swift).
+    var typingOwed = TypingOwed()
+    /// Presence waiting for the session's next presence frame, and whether it is idle by the timer (PresenceFrames.swift).
+    var presenceOwed = PresenceOwed()
     var lastActiveAt: UInt64 = 0
     var isIdleByTimer = false
     /// Requests read and not answered yet, to time them (RequestDurations.swift).
     var unanswered = UnansweredRequests()
+    unowned let gateway: Gateway
 
     init(key: UInt64, sink: any FrameSink, peer: String, liveness: SessionLiveness, maxFrameBytes: Int, outboundCap: Int,
          replayCapacity: Int, replayBytes: Int = .max, gateway: Gateway) {
@@ -231,26 +229,13 @@ final class Session {
         }
     }
 
-    /// Writes what its connection holds, reached as the per-event path
-    /// reaches it: `connection` is a call through the sink's existential,
-    /// and returns the connection retained.
-    @inline(__always)
-    func flushConnection() {
-        switch eventSink {
-        case .tcp(let borrowed): borrowed._withUnsafeGuaranteedRef { $0.flush() }
-        case .webSocket(let borrowed): borrowed._withUnsafeGuaranteedRef { $0.tcp.flush() }
-        case .other(let sink): sink.connection?.flush()
-        case .none: break
-        }
-    }
-
     private func write(_ payload: SharedBytes, unread: FrameEncoding.RecipientUnread?, cursor: UInt64, seq: UInt64, checkCap: Bool = true) {
         let queued: Int
         switch eventSink {
         case .tcp(let borrowed):
-            queued = borrowed._withUnsafeGuaranteedRef { tcp in
-                TCPFrameSink.sendEvent(payload, seq: seq, unread: unread, cursor: cursor, on: tcp)
-                return tcp.queuedBytes
+            queued = borrowed._withUnsafeGuaranteedRef { sink in
+                sink.sendEvent(payload, seq: seq, unread: unread, cursor: cursor)
+                return sink.queuedBytes
             }
         case .webSocket(let borrowed):
             queued = borrowed._withUnsafeGuaranteedRef { sink in
@@ -488,19 +473,19 @@ struct PausingHomes {
     }
 }
 
-/// A session's sink as the per-event path reaches it: a plain TCP sink's
-/// connection and the WebSocket sink unretained (the session's `sink` keeps
-/// them alive), any other (a test's recording sink) as it is.
+/// A session's sink as the per-event path reaches it: the two concrete
+/// sinks unretained (the session's `sink` keeps them alive), any other (a
+/// test's recording sink) as it is.
 private enum EventSink {
     case none
-    case tcp(Unmanaged<TCPConnection>)
+    case tcp(Unmanaged<TCPFrameSink>)
     case webSocket(Unmanaged<WebSocketFrameSink>)
     case other(any FrameSink)
 
     init(_ sink: (any FrameSink)?) {
         switch sink {
         case nil: self = .none
-        case let tcp as TCPFrameSink: self = .tcp(.passUnretained(tcp.tcp))
+        case let tcp as TCPFrameSink: self = .tcp(.passUnretained(tcp))
         case let webSocket as WebSocketFrameSink: self = .webSocket(.passUnretained(webSocket))
         case let other?: self = .other(other)
         }

@@ -61,13 +61,15 @@ struct SessionState: ~Copyable {
     private(set) var eventSeq: UInt64 = 0
     /// Highest inbox ord queued to this session (see also `ackedOrd`).
     private(set) var queuedOrd: UInt64 = 0
+    /// Events not yet acknowledged, for a resume (docs/protocol.md).
+    private(set) var replay: ReplayRing<ReplayEntry>
+    /// Channel messages the replay buffer let go before the client acknowledged them.
+    private var evicted = MissedMessages()
     /// Payload bytes the replay buffer holds, and the most it may: a client that never
     /// acknowledges keeps at most this much alive beside its queue (docs/reliability.md S1); older
     /// events go as past the count, and a resume names them as missed (`missed(after:)`).
     private var replayBytes = 0
     private let replayByteCap: Int
-    /// Events not yet acknowledged, for a resume (docs/protocol.md).
-    private(set) var replay: ReplayRing<ReplayEntry>
     private(set) var phase = Phase.awaitingLogin {
         didSet {
             switch phase {
@@ -78,8 +80,6 @@ struct SessionState: ~Copyable {
             }
         }
     }
-    /// Channel messages the replay buffer let go before the client acknowledged them.
-    private var evicted = MissedMessages()
     /// Live events waiting for offline sync to complete.
     private(set) var held: [ReplayEntry] = []
     /// Highest inbox ord acknowledged (the device's sync cursor; the home writes it).
