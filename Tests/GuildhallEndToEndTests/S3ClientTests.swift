@@ -26,6 +26,16 @@ import Testing
         #expect(try s3.head("files/x").status == 404)
     }
 
+    /// weed's own Unix sockets in /tmp go with it: the suite starts it dozens of times.
+    @Test func aStoppedStoreLeavesNoSocketsBehind() throws {
+        let weed = try SeaweedFS()
+        _ = try weed.bucket("guildhall")
+        let sockets = weed.sockets
+        #expect(SeaweedFS.present(sockets).count >= 3, "weed made none of \(sockets)")
+        weed.stop()
+        #expect(SeaweedFS.present(sockets).isEmpty)
+    }
+
     @Test func presignedURLsUploadAndDownloadWithoutTheSecret() throws {
         let weed = try SeaweedFS()
         defer { weed.stop() }

@@ -11,6 +11,8 @@ final class SeaweedFS: Sendable {
     let s3Port: Int
     let accessKey = "guildhall-test", secretKey = "guildhall-test-secret"
     private let child: Child
+    /// Its servers' ports (master, volume, filer, S3): its sockets in /tmp are named by them.
+    private let ports: [Int]
 
     static var binary: String {
         if let path = ProcessInfo.processInfo.environment["GUILDHALL_WEED"], !path.isEmpty { return path }
@@ -34,9 +36,10 @@ final class SeaweedFS: Sendable {
         var log = ""
         for attempt in 0..<3 {
             switch try Self.launch(in: folder, data: "\(folder)/data\(attempt)") {
-            case .listening(let started, let port):
+            case .listening(let started, let used):
                 child = started
-                s3Port = port
+                ports = used
+                s3Port = used[3]
                 return
             case .exited(let tail):
                 log = tail
@@ -47,7 +50,7 @@ final class SeaweedFS: Sendable {
     }
 
     private enum Launch {
-        case listening(Child, s3Port: Int)
+        case listening(Child, ports: [Int])
         /// The end of its log.
         case exited(String)
     }
@@ -70,15 +73,17 @@ final class SeaweedFS: Sendable {
         while (try? RawConnection(port: ports[3])) == nil {
             if child.hasExited {
                 _ = child.wait()
+                removeSockets(ports)
                 return .exited(logTail())
             }
             guard Date() < deadline else {
                 Self.stop(child)
+                removeSockets(ports)
                 throw Child.SpawnError(description: "SeaweedFS did not listen within 60 s; its log ends:\n\(logTail())")
             }
             usleep(50_000)
         }
-        return .listening(child, s3Port: ports[3])
+        return .listening(child, ports: ports)
     }
 
     /// `count` ports p, each free with p + 10000, below the kernel's ephemeral range (so no
@@ -135,7 +140,31 @@ final class SeaweedFS: Sendable {
 
     func stop() {
         Self.stop(child)
+        Self.removeSockets(ports)
         try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// The Unix sockets weed makes for its servers' own use, at fixed paths
+    /// in /tmp named by their ports (no flag moves the gRPC ones), which it
+    /// leaves behind when stopped: a suite run had left hundreds.
+    var sockets: [String] { Self.sockets(ports) }
+
+    private static func sockets(_ ports: [Int]) -> [String] {
+        (zip(["master", "volume", "filer", "s3"], ports).map { "seaweedfs-\($0)-grpc-\($1 + 10_000).sock" }
+            + ["seaweedfs-filer-\(ports[2]).sock", "seaweedfs-s3-\(ports[3]).sock"]).map { "/tmp/" + $0 }
+    }
+
+    /// Those of `sockets` that are there and are sockets.
+    static func present(_ paths: [String]) -> [String] {
+        paths.filter { path in
+            var info = stat()
+            return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
+        }
+    }
+
+    /// Removes them, once weed has exited.
+    private static func removeSockets(_ ports: [Int]) {
+        for path in present(sockets(ports)) { unlink(path) }
     }
 
     /// SIGTERM, then SIGKILL after 3 s: weed's graceful stop can wait on its own servers for good.
