@@ -8,7 +8,7 @@ import GuildhallFiles
 
 final class SeaweedFS: Sendable {
     let folder: String
-    let s3Port: Int
+    var s3Port: Int { ports[3] }
     let accessKey = "guildhall-test", secretKey = "guildhall-test-secret"
     private let child: Child
     /// Its servers' ports (master, volume, filer, S3): its sockets in /tmp are named by them.
@@ -39,7 +39,6 @@ final class SeaweedFS: Sendable {
             case .listening(let started, let used):
                 child = started
                 ports = used
-                s3Port = used[3]
                 return
             case .exited(let tail):
                 log = tail
@@ -86,6 +85,9 @@ final class SeaweedFS: Sendable {
         return .listening(child, ports: ports)
     }
 
+    /// Where weed puts a server's gRPC port: its own port plus this.
+    private static let grpcOffset = 10_000
+
     /// `count` ports p, each free with p + 10000, below the kernel's ephemeral range (so no
     /// connection made meanwhile takes one), at random so that stores started together differ.
     private static func portPairs(_ count: Int) throws -> [Int] {
@@ -93,7 +95,8 @@ final class SeaweedFS: Sendable {
         var random = SystemRandomNumberGenerator()
         for _ in 0..<2000 where found.count < count {
             let p = Int.random(in: 12_000...22_000, using: &random)
-            if !found.contains(p), !found.contains(p + 10_000), !found.contains(p - 10_000), canBind(p), canBind(p + 10_000) { found.append(p) }
+            let g = grpcOffset
+            if !found.contains(p), !found.contains(p + g), !found.contains(p - g), canBind(p), canBind(p + g) { found.append(p) }
         }
         guard found.count == count else { throw Child.SpawnError(description: "no \(count) free port pairs for SeaweedFS") }
         return found
@@ -150,7 +153,7 @@ final class SeaweedFS: Sendable {
     var sockets: [String] { Self.sockets(ports) }
 
     private static func sockets(_ ports: [Int]) -> [String] {
-        (zip(["master", "volume", "filer", "s3"], ports).map { "seaweedfs-\($0)-grpc-\($1 + 10_000).sock" }
+        (zip(["master", "volume", "filer", "s3"], ports).map { "seaweedfs-\($0)-grpc-\($1 + grpcOffset).sock" }
             + ["seaweedfs-filer-\(ports[2]).sock", "seaweedfs-s3-\(ports[3]).sock"]).map { "/tmp/" + $0 }
     }
 
