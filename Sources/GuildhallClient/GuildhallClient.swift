@@ -211,10 +211,14 @@ public final class GuildhallClient: Sendable {
 
     private func startThread() {
         let thread = Thread { [self] in
+            // Named where `top -H` and perf show it (Foundation's `Thread.name` does not reach Linux's).
+            #if os(Linux)
+            let fd = open("/proc/thread-self/comm", O_WRONLY)
+            if fd >= 0 { _ = Glibc.write(fd, "gh-client", 9); _ = Glibc.close(fd) }
+            #endif
             self.runConnection()
             self.stopped.signal()
         }
-        thread.name = "guildhall-client"
         thread.start()
     }
 

@@ -30,6 +30,7 @@
 import CSQLite
 import Dispatch
 import Foundation
+import GuildhallCore
 import Synchronization
 
 final class Checkpointer: Sendable {
@@ -42,14 +43,12 @@ final class Checkpointer: Sendable {
         // it; until then a checkpoint is a silent no-op.
         try c.execute("PRAGMA journal_mode=WAL")
         let connection = ConnectionHandOver(c)
-        let thread = Thread { [stopping, done] in
+        NamedThread.start("gh-checkpoint") { [stopping, done] in
             Checkpointer.run(connection.take(), every: everyMillis, until: stopping, restartPages: restartPages, restart: restart)
             // The connection is closed by now: `stop()` returns with the
             // database closed (the last connection to close removes the WAL).
             done.signal()
         }
-        thread.name = "guildhall-checkpoint"
-        thread.start()
     }
 
     private static func run(_ db: SQLiteConnection, every millis: Int, until stopping: DispatchSemaphore, restartPages: Int32,

@@ -11,6 +11,7 @@
 // commit.
 
 import Foundation
+import GuildhallCore
 
 public final class SearchIndexer: @unchecked Sendable {
     // Every field is read and written under `condition` (the unchecked conformance rests on that).
@@ -37,15 +38,13 @@ public final class SearchIndexer: @unchecked Sendable {
         }
         running = true
         let box = IndexHandOver(index)
-        let thread = Thread { [self] in
+        NamedThread.start("gh-search") { [self] in
             // This thread only (0 names the calling thread): it runs when a core would otherwise idle.
             var idle = sched_param()
             _ = sched_setscheduler(0, 5 /* SCHED_IDLE */, &idle)
             run(box.take())
             done.signal()
         }
-        thread.name = "guildhall-search-index"
-        thread.start()
     }
 
     /// The writer committed queue rows.

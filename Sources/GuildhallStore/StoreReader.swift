@@ -91,7 +91,7 @@ public final class StoreReader: Sendable {
             try db.execute("ATTACH DATABASE '\(index.replacingOccurrences(of: "'", with: "''"))' AS idx")
         }
         let connection = ConnectionHandOver(db)
-        let thread = Thread { [queue, done, busyAtClose] in
+        NamedThread.start("gh-reader") { [queue, done, busyAtClose] in
             do {
                 // Closed (at the end of this scope) before `stop()` returns: the last connection folds the WAL away.
                 let db = connection.take()
@@ -100,8 +100,6 @@ public final class StoreReader: Sendable {
             }
             done.signal()
         }
-        thread.name = "guildhall-reader"
-        thread.start()
     }
 
     public func submit(ticket: UInt64, _ request: ReadRequest) { queue.push((ticket, request, ahead.current?.lastAppended ?? 0)) }

@@ -145,14 +145,12 @@ public final class StoreWriter: Sendable {
         self.journal = journal
         let walRestart = WALRestart(wakeWriter: { [queue] in queue.nudge() })
         self.walRestart = walRestart
-        let thread = Thread { [queue, done, seat, busyAtClose, ahead, maxBatch = self.maxBatch] in
+        NamedThread.start("gh-writer") { [queue, done, seat, busyAtClose, ahead, maxBatch = self.maxBatch] in
             StoreWriter.run(seat, queue: queue, maxBatch: maxBatch, journal: journal, ahead: ahead, walRestart: walRestart,
                             onCommitted: onCommitted)
             busyAtClose.record(seat.close())
             done.signal()
         }
-        thread.name = "guildhall-writer"
-        thread.start()
     }
 
     /// The local journal, once `Store` replayed it (single node only).

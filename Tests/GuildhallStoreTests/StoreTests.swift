@@ -48,6 +48,13 @@ func temporaryFolder() -> String {
     return path
 }
 
+/// The names of this process's threads, as the kernel shows them.
+func threadNames() -> Set<String> {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return Set(tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+        .map { $0.trimmingCharacters(in: .newlines) })
+}
+
 func openStore(_ folder: String, _ reports: Reports) throws -> Store {
     try Store(StoreOptions(folder: folder), onCommitted: { o in reports.outcomes.withLock { $0 += o } },
               onRead: { r in reports.reads.withLock { $0 += r } })
@@ -85,6 +92,16 @@ func message(seq: UInt64, channel: ChannelID = 10, uid: UInt64? = nil, text: Str
         #expect(snapshot.recentClientSends.count == 500)
         let first = message(seq: 1)
         #expect(snapshot.recentClientSends.first.map { [String($0.uid), $0.sender, $0.clientID] } == [String(first.uid), first.sender, first.clientID])
+    }
+
+    /// An operator's `top -H` or perf tells the store's threads apart: each
+    /// carries its own name, not that of the thread that started it.
+    @Test func theStoresThreadsCarryTheirNames() throws {
+        let store = try openStore(temporaryFolder(), Reports())
+        defer { store.close() }
+        let wanted: Set<String> = ["gh-writer", "gh-reader", "gh-checkpoint"]
+        let named = Reports.poll(5) { wanted.isSubset(of: threadNames()) ? true : nil }
+        #expect(named == true, "threads: \(threadNames().sorted())")
     }
 
     /// Two marks decided together may commit in either order; the stored position keeps the higher.

@@ -242,7 +242,7 @@ final class AdminEndpoint {
     private func keepThenApply(_ overrides: [String: String], _ newer: Settings, id: UInt64, answer body: [String: Any]) {
         let inboxes = node.inboxes
         let reply = AdminAnswer.json(200, body)
-        Thread.detachNewThread {
+        NamedThread.start("gh-admin") {
             do throws(SettingsError) { try newer.saveAdminOverrides(overrides) } catch {
                 _ = inboxes[0].post(.adminAnswer(id, .error(503, "\(error.description); nothing was changed")))
                 return
@@ -312,7 +312,7 @@ final class AdminEndpoint {
     /// POST /backup: a consistent copy, made off the loop.
     private func backup(id: UInt64) {
         let store = node.store, inbox = node.inboxes[0]
-        Thread.detachNewThread {
+        NamedThread.start("gh-admin") {
             let answer: AdminAnswer
             do throws(StoreError) {
                 let r = try store.backup()

@@ -93,13 +93,11 @@ final class ShardLeases: Sendable {
         started.store(true, ordering: .relaxed)
         let beats = firstBeats.withLock { $0 }
         running.enter()
-        let thread = Thread { [self, client] in
+        NamedThread.start("gh-leases") { [self, client] in
             self.run(client, beats, handover)
             client.close()
             self.running.leave()
         }
-        thread.name = "guildhall-leases"
-        thread.start()
     }
 
     /// Leaves the cluster (the shards given back, the heartbeat gone) and

@@ -279,7 +279,7 @@ final class LoopThread: Sendable {
         let started = DispatchSemaphore(value: 0)
         let failure = Locked<String?>(nil)
         let running = LoopThread()
-        let thread = Thread {
+        NamedThread.start("gh-loop-\(index)") {
             let node: NodeLoop
             do {
                 node = try NodeLoop(index: index, settings: settings, secret: secret, clock: clock, store: store, share: share,
@@ -294,8 +294,6 @@ final class LoopThread: Sendable {
             node.loop.run()
             running.finished(closing: node.loop.close())
         }
-        thread.name = "guildhall-loop-\(index)"
-        thread.start()
         started.wait()
         if let failure = failure.withLock({ $0 }) { throw SettingsError(description: failure) }
         return running

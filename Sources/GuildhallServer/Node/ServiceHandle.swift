@@ -57,7 +57,7 @@ public final class ServiceHandle: Sendable {
         let outcome = Locked<Result<(Int, Int, Int, @Sendable () -> Void, @Sendable (Settings) -> Void), any Error>?>(nil)
         let finished = self.finished
         let result = self.result
-        let thread = Thread {
+        NamedThread.start("gh-loop-0") {
             let service: Node
             do {
                 service = try Node(settings: settings, secret: secret, clock: clock)
@@ -73,8 +73,6 @@ public final class ServiceHandle: Sendable {
             result.withLock { $0 = rc }
             finished.signal()
         }
-        thread.name = "guildhall-loop"
-        thread.start()
         started.wait()
         switch outcome.withLock({ $0 })! {
         case .success(let (port, adminPort, webSocketPort, trigger, settingsTrigger)):

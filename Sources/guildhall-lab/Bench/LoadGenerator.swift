@@ -6,6 +6,7 @@
 // each record, loss (expected minus received) and order per publisher.
 
 import Foundation
+import GuildhallCore
 import GuildhallLoop
 import GuildhallTLS
 import Synchronization
@@ -386,7 +387,7 @@ final class LoadGenerator {
         pacerReceiver = InboxReceiver(loop: loop, inbox: pacerTicks) { [unowned self] _ in self.publishDue() }
         let ticks = pacerTicks, stop = pacerStop, start = startNanos
         let total = shape.messages * shape.publishers, period = 1e9 / Double(shape.rate)
-        let thread = Thread {
+        NamedThread.start("bench-pacer") {
             for k in 1..<max(total, 1) {
                 let at = start + UInt64(Double(k) * period)
                 var ts = timespec(tv_sec: Int(at / 1_000_000_000), tv_nsec: Int(at % 1_000_000_000))
@@ -394,8 +395,6 @@ final class LoadGenerator {
                 if stop.flag.load(ordering: .relaxed) || !ticks.post(true) { return }
             }
         }
-        thread.name = "bench-pacer"
-        thread.start()
     }
 
     private func finish() {
