@@ -95,8 +95,7 @@ final class JournalAhead: Sendable {
             // the loop before its fan-out is written (`StoreWriter.wakeForJournal`).
             queue.push(contentsOf: jobs.enumerated().map { i, job in
                 let seq = first + UInt64(i)
-                return (WriteJob(ticket: job.ticket, writes: job.writes + [.logPosition(shard: LocalJournal.shard, seq: seq)],
-                                 shards: job.shards, journalSeq: seq), now)
+                return (WriteJob(ticket: job.ticket, writes: job.writes, shards: job.shards, journalSeq: seq), now)
             }, wake: false)
             appended.store(first + UInt64(jobs.count) - 1, ordering: .releasing)
         }

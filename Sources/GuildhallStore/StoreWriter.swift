@@ -103,6 +103,7 @@ public struct WriteJob: Sendable {
     public let shards: JobShards?
     /// Its record in the local journal (LocalJournal.swift), 0 when it has none:
     /// it was answered once appended there, and must reach SQLite whatever fails.
+    /// Its commit also moves the journal's log position to it.
     public let journalSeq: UInt64
     public init(ticket: UInt64, writes: [StoreWrite], shards: JobShards? = nil, journalSeq: UInt64 = 0) {
         self.ticket = ticket; self.writes = writes; self.shards = shards; self.journalSeq = journalSeq
@@ -360,7 +361,10 @@ public final class StoreWriter: Sendable {
     static func attempt(_ jobs: [WriteJob], statements: WriterStatements) -> StoreError? {
         do {
             try statements.begin.run()
-            for job in jobs { try statements.apply(job.writes) }
+            for job in jobs {
+                try statements.apply(job.writes)
+                if job.journalSeq > 0 { try statements.journalHeld(upTo: job.journalSeq) }
+            }
             try statements.beforeCommit()
             try statements.commit.run()
             statements.ended(committed: true)

@@ -167,6 +167,13 @@ final class WriterStatements {
         }
     }
 
+    /// A journaled job's record is held in SQLite (`log_positions`, the local
+    /// journal's row): written with its job rather than carried in its writes,
+    /// which a copy with one more write appended cost the loop on every send.
+    func journalHeld(upTo seq: UInt64) throws(StoreError) {
+        try apply(.logPosition(shard: LocalJournal.shard, seq: seq))
+    }
+
     /// Whether a write may read or change a row of `messages`, so the waiting
     /// inserts go first. A send's inbox items and, in a cluster, every job's
     /// log position do not: they would otherwise cut every run to one row.

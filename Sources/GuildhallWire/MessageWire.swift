@@ -45,6 +45,13 @@ public enum MessageWire {
 
     /// ChannelMessage{...} as answers and live events carry it (receipt: `requested` only).
     public static func channelMessage(_ m: WireMessage) -> [UInt8] {
+        var out: [UInt8] = []
+        channelMessage(m, into: &out)
+        return out
+    }
+
+    /// The same, written over `out` (in its storage when it is unshared and large enough).
+    public static func channelMessage(_ m: WireMessage, into out: inout [UInt8]) {
         typealias S = ProtoSize
         let custom: Int, body: Int
         switch m.body {
@@ -64,7 +71,7 @@ public enum MessageWire {
         size += S.bool(F.ChannelMessage.mentionAll, m.mentionAll) + S.bool(F.ChannelMessage.needReceipt, m.needReceipt)
             + S.nonEmpty(F.ChannelMessage.clientID, m.clientID.utf8.count)
             + (m.needReceipt ? S.lengthDelimited(F.ChannelMessage.receipt, receipt) : 0)
-        return .written(size: size) { w in
+        out.rewrite(size: size) { w in
             w.uint(F.ChannelMessage.uid, m.uid)
             w.uint(F.ChannelMessage.serverID, m.serverID)
             w.uint(F.ChannelMessage.channelID, m.channelID)

@@ -102,4 +102,19 @@ extension Array where Element == UInt8 {
             count = size
         }
     }
+
+    /// `self` replaced by `size` bytes written by `write`, in its own storage
+    /// when that is unshared and large enough: a caller that encodes one
+    /// message after another into the same array allocates nothing per message.
+    @inline(__always)
+    mutating func rewrite(size: Int, _ write: (inout ProtoCursor) -> Void) {
+        removeAll(keepingCapacity: true)
+        append(contentsOf: repeatElement(0, count: size))
+        guard size > 0 else { return }
+        withUnsafeMutableBufferPointer { buffer in
+            var cursor = ProtoCursor(buffer.baseAddress!)
+            write(&cursor)
+            precondition(cursor.at == buffer.baseAddress! + size, "an encoder wrote other than it measured")
+        }
+    }
 }

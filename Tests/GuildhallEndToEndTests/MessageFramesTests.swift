@@ -43,6 +43,21 @@ import Testing
         }
     }
 
+    /// A home encodes each send over the last one's bytes (`encode(into:)`):
+    /// every record, after every other, longer or shorter, comes out whole and alone.
+    @Test func aMessageEncodedOverAnotherIsTheGeneratedEncodersBytes() throws {
+        var reused: [UInt8] = []
+        for before in Self.records {
+            for record in Self.records {
+                before.encode(into: &reused)
+                let kept = reused  // shared now: the next encoding must leave this one as it is
+                record.encode(into: &reused)
+                #expect(reused == (try GHChannelMessage(record).serializedBytes()))
+                #expect(kept == (try GHChannelMessage(before).serializedBytes()))
+            }
+        }
+    }
+
     @Test(arguments: records)
     func theLiveEventIsTheGeneratedEncodersBytes(record: MessageRecord) throws {
         let header = MessageWire.UnreadHeader(serverID: record.serverID, channelID: record.channelID, maxCount: 99,

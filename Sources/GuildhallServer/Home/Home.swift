@@ -64,6 +64,8 @@ final class Home: HomePart {
     /// Mark-read, unread queries and events, moved read positions.
     private(set) var reading: Reading!
     var deliveryMarks: UInt64 = 0
+    /// Each committed send's ChannelMessage bytes, encoded over the last's (`MessageRecord.encode(into:)`).
+    var committedMessageBytes: [UInt8] = []
     /// Group read receipts of the loop's channels.
     private(set) var groupReceipts: GroupReceipts!
     private(set) var messageOperations: MessageOperations!

@@ -266,7 +266,8 @@ extension Home {
         if typing.board.stopped(record.sender, in: record.channelID), let c = directory.channel(record.channelID) { typing.typersChanged(c, by: record.sender) }
         // Encoded once for the answer, the waiting resends and the live event
         // (which carries the files apart, each recipient's links its own).
-        let message = record.encoded
+        record.encode(into: &committedMessageBytes)
+        let message = committedMessageBytes
         let answer = record.attachments.isEmpty ? message : record.encoded(for: record.sender, self)
         s.respond(answering: id, message: answer)
         for (w, wid) in waiters { w.respond(answering: wid, message: answer) }
