@@ -42,6 +42,25 @@ import Testing
         #expect(s.synchronous == "FULL" && s.nodeID == 12)
     }
 
+    /// `top -H`, `ps -L` and perf name each thread of `guildhall serve`, its loops
+    /// too, while the process keeps its own name for `pgrep guildhall`.
+    @Test func theServersThreadsCarryTheirNames() async throws {
+        let folder = NSTemporaryDirectory() + "guildhall-names-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = try await ServerProcess(folder: folder, arguments: ["--set", "loops=2"])
+        defer { server.signal(SIGTERM); _ = server.wait() }
+        func name(_ task: String) -> String {
+            ((try? String(contentsOfFile: "/proc/\(server.pid)/task/\(task)/comm", encoding: .utf8)) ?? "")
+                .trimmingCharacters(in: .newlines)
+        }
+        func names() -> Set<String> {
+            Set(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/task")) ?? []).map(name))
+        }
+        let wanted: Set<String> = ["gh-loop-0", "gh-loop-1", "gh-writer", "gh-reader", "gh-checkpoint"]
+        _ = try await waitFor("the threads' names", timeout: 10) { wanted.isSubset(of: names()) ? true : nil }
+        #expect(name(String(server.pid)) == "guildhall")
+    }
+
     @Test func healthSaysWhetherAServerAnswers() throws {
         let server = try TestServer()
         let port = server.port

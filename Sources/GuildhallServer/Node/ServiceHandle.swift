@@ -108,6 +108,9 @@ public enum ServeMain {
     public static func run(settings given: Settings, reload: @escaping () throws -> Settings, onListening: (_ port: Int, _ webSocketPort: Int, _ adminPort: Int) -> Void) throws -> Int32 {
         let settings = try given.completed()
         let secret = try ServerSecret.resolve(settings)
+        // The first loop turns on this thread: a dispatch worker under `guildhall serve`'s async
+        // main, so named like the others; the main thread keeps the process's name (`pgrep guildhall`).
+        if !Thread.isMainThread { NamedThread.nameCurrent("gh-loop-0") }
         let service = try Node(settings: settings, secret: secret, clock: systemClock)
         // A SIGHUP re-reads file, environment and flags, then the files they name and the admin's overrides.
         service.watchSignals(reload: { try reload().completed() })
