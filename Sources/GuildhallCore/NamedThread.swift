@@ -16,7 +16,6 @@ public enum NamedThread {
             nameCurrent(name)
             body()
         }
-        thread.name = name
         thread.start()
     }
 

@@ -157,11 +157,11 @@ extension StoreWriter {
         let result = seat.whenFree { statements -> Result<[StoreError], StoreError> in
             var refused: [StoreError] = []
             for r in records {
-                let position = StoreWrite.logPosition(shard: LocalJournal.shard, seq: r.seq)
-                guard let error = StoreWriter.attempt([WriteJob(ticket: 0, writes: r.writes + [position])], statements: statements) else { continue }
+                // As the writer commits a journaled job: its position written with it (`WriteJob.journalSeq`).
+                guard let error = StoreWriter.attempt([WriteJob(ticket: 0, writes: r.writes, journalSeq: r.seq)], statements: statements) else { continue }
                 guard !error.mayPassWhenTriedAgain else { return .failure(error) }
                 refused.append(StoreError(code: error.code, message: "journal record \(r.seq): \(error.message)"))
-                if let error = StoreWriter.attempt([WriteJob(ticket: 0, writes: [position])], statements: statements) { return .failure(error) }
+                if let error = StoreWriter.attempt([WriteJob(ticket: 0, writes: [], journalSeq: r.seq)], statements: statements) { return .failure(error) }
             }
             return .success(refused)
         } ?? .failure(StoreError(code: -1, message: "the store is closed"))
